@@ -1,0 +1,55 @@
+"""pytest-ragate: RAG quality gates as pytest outcomes.
+
+    import pytest_ragate as ragate
+
+    @ragate.goldset("goldsets/tiron-demo")
+    @ragate.floor(citation_accuracy=0.90)
+    def test_tiron(ragate_question, my_rag):
+        return my_rag.answer(ragate_question.question)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from os import PathLike
+from typing import Any, TypeVar
+
+from pytest_ragate.answer import Answer, Citation, Context
+from pytest_ragate.goldset import Question
+from pytest_ragate.items import RouteSpec
+
+__all__ = ["Answer", "Citation", "Context", "Question", "floor", "goldset"]
+__version__ = "0.1.0"
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _spec(fn: Callable[..., Any]) -> RouteSpec:
+    spec = getattr(fn, "__ragate__", None)
+    if not isinstance(spec, RouteSpec):
+        spec = RouteSpec()
+        fn.__ragate__ = spec  # type: ignore[attr-defined]
+    return spec
+
+
+def goldset(path: str | PathLike[str]) -> Callable[[F], F]:
+    """One item per question of the goldset at PATH (relative to rootdir or this file);
+    the test returns the `Answer`, which the plugin scores."""
+
+    def decorate(fn: F) -> F:
+        _spec(fn).path = str(path)
+        return fn
+
+    return decorate
+
+
+def floor(kind: str | None = None, **floors: float | dict[str, Any]) -> Callable[[F], F]:
+    """Dataset-level floors for this test's goldset, e.g. `floor(citation_accuracy=0.9)` or
+    `floor(kind="unanswerable", abstention_accuracy=1.0)`; they override the goldset's own
+    floors of the same metric and kind. A value may be `{"min": 0.9, "xfail": "why"}`."""
+
+    def decorate(fn: F) -> F:
+        _spec(fn).floors.append({"kind": {kind: dict(floors)}} if kind else dict(floors))
+        return fn
+
+    return decorate

@@ -1,0 +1,80 @@
+"""What a system under test returns: the answer, what it retrieved, and what it cites.
+
+The shapes are the contract (CONTRACT §3); validation is strict because a malformed answer is
+the one thing that fails a question item outright.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Knob = str | int | float | bool | None
+
+
+class Context(BaseModel):
+    """A retrieved passage, in rank order; its turn range is what citations are checked against."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    context_id: str
+    doc_id: str
+    first_turn: Annotated[int, Field(ge=0)]
+    last_turn: Annotated[int, Field(ge=0)]
+    text: str = ""
+    distance: float | None = None
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Context:
+        if self.last_turn < self.first_turn:
+            raise ValueError(
+                f"context {self.context_id!r}: last_turn {self.last_turn} < first_turn "
+                f"{self.first_turn}"
+            )
+        return self
+
+
+class Citation(BaseModel):
+    """Points at a retrieved context by id; the quote is kept for display and never scored."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    context_id: str
+    quote: str | None = None
+
+
+class Answer(BaseModel):
+    """One answer to one question.
+
+    `knobs` records the settings that produced it (chunk budget, top_k, ...), so a results row
+    says what moved its numbers.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = ""
+    abstained: bool = False
+    citations: list[Citation] = Field(default_factory=list)
+    contexts: list[Context] = Field(default_factory=list)
+    knobs: dict[str, Knob] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Answer:
+        seen: set[str] = set()
+        for context in self.contexts:
+            if context.context_id in seen:
+                raise ValueError(f"context_id {context.context_id!r} appears twice in contexts")
+            seen.add(context.context_id)
+        if self.abstained and self.citations:
+            raise ValueError("an abstaining answer carries no citations")
+        return self
+
+    @property
+    def nearest_distance(self) -> float | None:
+        distances = [c.distance for c in self.contexts if c.distance is not None]
+        return min(distances) if distances else None
+
+    @classmethod
+    def abstain(cls, contexts: list[Context] | None = None, **knobs: Knob) -> Answer:
+        return cls(abstained=True, contexts=contexts or [], knobs=knobs)

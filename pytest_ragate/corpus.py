@@ -1,0 +1,200 @@
+"""Corpora as documents of turns, read from the three supported formats.
+
+A turn's index is its 0-based position in the source file and its text is kept byte for byte:
+every expected evidence span and every citation is a position in these files.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from pytest_ragate.files import read_jsonl, read_lines
+from pytest_ragate.problems import GoldsetError, Problem, problems_from_validation
+
+CorpusFormat = Literal["tiron", "qmsum", "segments-jsonl"]
+
+
+@dataclass(frozen=True)
+class Turn:
+    text: str
+    speaker: str | None = None
+    t_start: float | None = None
+    t_end: float | None = None
+
+
+@dataclass(frozen=True)
+class Document:
+    doc_id: str
+    turns: tuple[Turn, ...]
+    source: Path
+
+
+@dataclass
+class Corpus:
+    documents: dict[str, Document]
+    sources: list[Path] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.documents)
+
+    def __contains__(self, doc_id: object) -> bool:
+        return doc_id in self.documents
+
+    def __getitem__(self, doc_id: str) -> Document:
+        return self.documents[doc_id]
+
+    @cached_property
+    def content_hash(self) -> str:
+        """Digest of every source file's bytes, for caches keyed on what was indexed."""
+        digest = hashlib.sha256()
+        for path in sorted(self.sources):
+            digest.update(path.name.encode())
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+        return digest.hexdigest()
+
+
+# --- file formats -------------------------------------------------------------------------
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class _TironSegment(_Strict):
+    t_start: float
+    t_end: float
+    speaker: str
+
+
+class _TironSpeakers(_Strict):
+    meeting_id: str
+    segments: list[_TironSegment]
+
+
+class _QmsumTurn(_Strict):
+    speaker: str
+    content: str
+
+
+class _QmsumMeeting(_Strict):
+    meeting_transcripts: list[_QmsumTurn]
+
+
+class _Segment(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    doc_id: str
+    turn: int
+    text: str
+    speaker: str | None = None
+    t_start: float | None = None
+    t_end: float | None = None
+
+
+def _read_tiron(path: Path) -> tuple[list[Document], list[Problem]]:
+    try:
+        speakers = _TironSpeakers.model_validate_json(path.read_bytes())
+    except ValidationError as error:
+        return [], problems_from_validation(error, path)
+    txt = path.with_name(path.name.removesuffix(".speakers.json") + ".txt")
+    if not txt.is_file():
+        return [], [Problem(path, "segments", f"paired text file {txt.name} not found")]
+    lines = read_lines(txt)
+    if len(lines) != len(speakers.segments):
+        message = (
+            f"{len(speakers.segments)} segments but {txt.name} has {len(lines)} lines; "
+            "they pair line by line"
+        )
+        return [], [Problem(path, "segments", message)]
+    turns = tuple(
+        Turn(text, s.speaker, s.t_start, s.t_end)
+        for text, s in zip(lines, speakers.segments, strict=True)
+    )
+    return [Document(speakers.meeting_id, turns, path)], []
+
+
+def _read_qmsum(path: Path) -> tuple[list[Document], list[Problem]]:
+    try:
+        meeting = _QmsumMeeting.model_validate_json(path.read_bytes())
+    except ValidationError as error:
+        return [], problems_from_validation(error, path)
+    turns = tuple(Turn(t.content, t.speaker) for t in meeting.meeting_transcripts)
+    return [Document(path.stem, turns, path)], []
+
+
+def _read_segments(path: Path) -> tuple[list[Document], list[Problem]]:
+    rows, problems = read_jsonl(path, _Segment)
+    by_doc: dict[str, list[Turn]] = {}
+    for lineno, seg in rows:
+        turns = by_doc.setdefault(seg.doc_id, [])
+        if seg.turn != len(turns):
+            message = (
+                f"expected turn {len(turns)} of {seg.doc_id!r} (turns are 0-based, "
+                f"consecutive, in file order), got {seg.turn}"
+            )
+            problems.append(Problem(path, "turn", message, line=lineno))
+            continue
+        turns.append(Turn(seg.text, seg.speaker, seg.t_start, seg.t_end))
+    docs = [Document(doc_id, tuple(turns), path) for doc_id, turns in by_doc.items()]
+    return docs, problems
+
+
+READERS: dict[str, Callable[[Path], tuple[list[Document], list[Problem]]]] = {
+    "tiron": _read_tiron,
+    "qmsum": _read_qmsum,
+    "segments-jsonl": _read_segments,
+}
+
+
+def expand_globs(base: Path, patterns: Iterable[str], config_path: Path) -> list[Path]:
+    """Every pattern must match at least one file: an empty corpus is an error, not a pass."""
+    paths: list[Path] = []
+    problems: list[Problem] = []
+    for i, pattern in enumerate(patterns):
+        matches = sorted(glob.glob(str(base / pattern), recursive=True))
+        files = [Path(m) for m in matches if Path(m).is_file()]
+        if not files:
+            problems.append(
+                Problem(config_path, f"corpus.paths[{i}]", f"{pattern!r} matches no file")
+            )
+        paths.extend(f for f in files if f not in paths)
+    if problems:
+        raise GoldsetError(problems)
+    return paths
+
+
+def load_corpus(paths: list[Path], fmt: str, config_path: Path) -> Corpus:
+    reader = READERS.get(fmt)
+    if reader is None:
+        known = ", ".join(READERS)
+        raise GoldsetError(
+            [Problem(config_path, "corpus.format", f"unknown format {fmt!r} (known: {known})")]
+        )
+    documents: dict[str, Document] = {}
+    problems: list[Problem] = []
+    for path in paths:
+        try:
+            docs, found = reader(path)
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+            docs, found = [], [Problem(path, "<file>", f"cannot read: {error}")]
+        problems.extend(found)
+        for doc in docs:
+            if doc.doc_id in documents:
+                other = documents[doc.doc_id].source
+                problems.append(
+                    Problem(path, "doc_id", f"document {doc.doc_id!r} also defined in {other}")
+                )
+            else:
+                documents[doc.doc_id] = doc
+    if problems:
+        raise GoldsetError(problems)
+    return Corpus(documents, sources=list(paths))

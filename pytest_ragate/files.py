@@ -1,0 +1,54 @@
+"""Reading line-numbered JSONL into pydantic models, and writing files atomically."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from pytest_ragate.problems import Problem, problems_from_validation
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def read_lines(path: Path) -> list[str]:
+    """Lines split on '\\n' only, so a stray form feed or U+2028 never shifts a position."""
+    text = path.read_text(encoding="utf-8")
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line.removesuffix("\r") for line in lines]
+
+
+def read_jsonl(path: Path, model: type[M]) -> tuple[list[tuple[int, M]], list[Problem]]:
+    """Each non-blank line validated as `model`, kept with its 1-based line number."""
+    rows: list[tuple[int, M]] = []
+    problems: list[Problem] = []
+    for lineno, line in enumerate(read_lines(path), start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append((lineno, model.model_validate_json(line)))
+        except ValidationError as error:
+            if any(e["type"] == "json_invalid" for e in error.errors()):
+                detail = error.errors()[0]["msg"]
+                problems.append(Problem(path, "<json>", f"malformed JSON ({detail})", line=lineno))
+            else:
+                problems.extend(problems_from_validation(error, path, line=lineno))
+    return rows, problems
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write through a temp file in the same directory and rename, so no reader sees half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,115 @@
+"""Floors decided over every question's record: value, interval, n, and who computed it.
+
+A floor with nothing to score fails: an empty gate is not a passing gate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from pytest_ragate.goldset import Floor
+from pytest_ragate.metrics import MECHANICAL, METRICS, QuestionRecord, Tally, tally
+from pytest_ragate.stats import bootstrap_mean, wilson
+
+Outcome = Literal["passed", "failed", "xfailed", "xpassed", "skipped"]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    floor: Floor
+    goldset: str
+    outcome: Outcome
+    message: str
+    tally: Tally | None = None
+    interval: tuple[float, float] | None = None
+    computed_by: str = MECHANICAL
+    errors: int = 0
+    skipped: int = 0
+
+    @property
+    def value(self) -> float | None:
+        return self.tally.value if self.tally else None
+
+
+def interval_of(t: Tally) -> tuple[float, float] | None:
+    if not t.n:
+        return None
+    if METRICS[t.metric].aggregate == "proportion":
+        return wilson(t.k, t.n)
+    return bootstrap_mean(t.values)
+
+
+def fmt_interval(interval: tuple[float, float] | None) -> str:
+    return f"[{interval[0]:.2f}, {interval[1]:.2f}]" if interval else "—"
+
+
+def computed_by(floor: Floor, records: Sequence[QuestionRecord]) -> str:
+    if not floor.judged:
+        return MECHANICAL
+    judges = sorted({r.judge for r in records if r.judge})
+    return ", ".join(judges) or "no judge"
+
+
+def decide(
+    floor: Floor,
+    goldset: str,
+    records: Sequence[QuestionRecord],
+    *,
+    judge: str | None = None,
+    require_judge: bool = False,
+) -> Verdict:
+    """The floor's outcome over the records of its goldset (and kind, when it has one)."""
+    rows = [r for r in records if floor.kind is None or r.kind == floor.kind]
+    errors = sum(r.status == "error" for r in rows)
+    skipped = sum(r.status == "skipped" for r in rows)
+    info = METRICS[floor.metric]
+    if floor.judged and judge is None:
+        reason = (f"{floor.metric} needs a judge: none configured (--ragate-judge); "
+                  "judged floors are skipped")
+        outcome: Outcome = "failed" if require_judge else "skipped"
+        if require_judge:
+            reason += " and --ragate-require-judge is set"
+        return Verdict(floor, goldset, outcome, reason, computed_by="no judge")
+    t = tally(floor.metric, rows)
+    by = computed_by(floor, rows) if floor.judged else MECHANICAL
+    notes = []
+    if errors:
+        notes.append(f"{errors} question{'s' * (errors != 1)} errored, counted as wrong")
+    if skipped:
+        notes.append(f"{skipped} skipped, not counted")
+    if t.failures:
+        notes.append(f"{t.failures} judge failure{'s' * (t.failures != 1)}, not counted")
+    suffix = f" ({'; '.join(notes)})" if notes else ""
+    scope = f"{floor.kind} questions" if floor.kind else "questions"
+    if not t.n:
+        message = (f"nothing scored: {floor.metric} has no {info.unit} among {len(rows)} "
+                   f"{scope} · floor {floor.min:.2f} · computed by {by}{suffix}")
+        return Verdict(floor, goldset, "failed", message, t, None, by, errors, skipped)
+    interval = interval_of(t)
+    value = t.value or 0.0
+    holds = value >= floor.min
+    method = "Wilson" if info.aggregate == "proportion" else "bootstrap"
+    figures = (f"{floor.metric} {value:.2f} {'≥' if holds else '<'} floor {floor.min:.2f} · "
+               f"n={t.n} {info.unit} · 95% CI {fmt_interval(interval)} ({method}) · "
+               f"computed by {by}{suffix}")
+    if floor.xfail:
+        if holds:
+            message = (f"[XPASS(strict)] {floor.xfail}: {figures}. The floor now holds: "
+                       f"remove its xfail (pytest --ragate-promote) to make it a hard gate")
+            return Verdict(floor, goldset, "xpassed", message, t, interval, by, errors, skipped)
+        return Verdict(floor, goldset, "xfailed", f"{floor.xfail}: {figures}", t, interval, by,
+                       errors, skipped)
+    return Verdict(floor, goldset, "passed" if holds else "failed", figures, t, interval, by,
+                   errors, skipped)
+
+
+def kind_counts(metric: str, records: Sequence[QuestionRecord]) -> list[tuple[str, Tally]]:
+    """Per-kind tallies in first-seen order, for `single_meeting 7/20 · unanswerable 5/5`."""
+    kinds = list(dict.fromkeys(r.kind for r in records))
+    return [(kind, tally(metric, [r for r in records if r.kind == kind])) for kind in kinds]
+
+
+def fmt_counts(counts: list[tuple[str, Tally]]) -> str:
+    return " · ".join(f"{kind} {t.k:g}/{t.n}" for kind, t in counts if t.n)

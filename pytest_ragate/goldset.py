@@ -1,0 +1,368 @@
+"""A goldset directory: `ragate.toml`, its questions, expected answers and corpus, validated.
+
+Every rule of CONTRACT §1 "Validation" lives here, once, for collection and `ragate validate`.
+Loading gathers all problems before raising, so one run lists them all.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from pytest_ragate.corpus import Corpus, CorpusFormat, expand_globs, load_corpus
+from pytest_ragate.files import read_jsonl
+from pytest_ragate.metrics import METRICS, Span
+from pytest_ragate.problems import GoldsetError, Problem, problems_from_validation
+
+CONFIG_NAME = "ragate.toml"
+ANSWERABLE_KINDS = frozenset({"single_meeting", "cross_meeting"})
+UNANSWERABLE_KIND = "unanswerable"
+
+# --- file formats -------------------------------------------------------------------------
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class CorpusConfig(_Model):
+    paths: Annotated[list[str], Field(min_length=1)]
+    format: CorpusFormat
+
+
+class QuestionsConfig(_Model):
+    file: str = "questions.jsonl"
+    expected: str = "expected"
+    mix: dict[str, Annotated[int, Field(ge=0)]] | None = None
+
+
+class AnchorsConfig(_Model):
+    file: str = "anchors.jsonl"
+
+
+class GoldsetConfig(_Model):
+    name: str | None = None
+    eval_version: str = "1"
+    question_outcome: Literal["record", "assert"] = "record"
+    corpus: CorpusConfig
+    questions: QuestionsConfig = Field(default_factory=QuestionsConfig)
+    floors: dict[str, Any] = Field(default_factory=dict)
+    anchors: AnchorsConfig | None = None
+
+    @field_validator("eval_version", mode="before")
+    @classmethod
+    def _version_text(cls, value: object) -> object:
+        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+class Question(_Model):
+    """What the system under test is asked: never a gist or evidence."""
+
+    question_id: Annotated[str, Field(min_length=1)]
+    kind: Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9_\-]*$")]
+    question: Annotated[str, Field(min_length=1)]
+    tags: list[str] = Field(default_factory=list)
+    gist: Any = Field(default=None, exclude=True)
+    evidence: Any = Field(default=None, exclude=True)
+
+    @field_validator("gist", "evidence", mode="before")
+    @classmethod
+    def _never_here(cls, value: object) -> object:
+        raise ValueError("the questions file never holds a gist or evidence; "
+                         "put it in the expected answers")
+
+
+class EvidenceSpan(_Model):
+    meeting_id: str = Field(validation_alias=AliasChoices("meeting_id", "doc_id"))
+    first_turn: Annotated[int, Field(ge=0)]
+    last_turn: Annotated[int, Field(ge=0)]
+
+    @model_validator(mode="after")
+    def _ordered(self) -> EvidenceSpan:
+        if self.last_turn < self.first_turn:
+            raise ValueError(f"last_turn {self.last_turn} < first_turn {self.first_turn}")
+        return self
+
+    @property
+    def span(self) -> Span:
+        return Span(self.meeting_id, self.first_turn, self.last_turn)
+
+
+class Expected(_Model):
+    question_id: Annotated[str, Field(min_length=1)]
+    gist: str | None = None
+    evidence: list[EvidenceSpan] = Field(default_factory=list)
+    notes: str | None = None
+
+    @property
+    def spans(self) -> list[Span]:
+        return [e.span for e in self.evidence]
+
+    @property
+    def must_abstain(self) -> bool:
+        return not self.evidence
+
+
+class FloorValue(_Model):
+    min: Annotated[float, Field(ge=0.0, le=1.0)]
+    xfail: Annotated[str, Field(min_length=1)] | None = None
+
+
+_FLOOR = TypeAdapter(Annotated[float, Field(ge=0.0, le=1.0)] | FloorValue)
+
+
+@dataclass(frozen=True)
+class Floor:
+    """A dataset-level gate: `metric` over questions (of `kind`, when set) must reach `min`."""
+
+    metric: str
+    min: float
+    kind: str | None = None
+    xfail: str | None = None
+
+    @property
+    def name(self) -> str:
+        return f"floor[{self.kind}:{self.metric}]" if self.kind else f"floor[{self.metric}]"
+
+    @property
+    def judged(self) -> bool:
+        return METRICS[self.metric].judged
+
+
+def parse_floors(raw: dict[str, Any], path: Path, where: str = "floors") -> list[Floor]:
+    """`{metric: min | {min, xfail}}` plus `kind.<kind>.<metric>`; names checked against METRICS."""
+    floors: list[Floor] = []
+    problems: list[Problem] = []
+
+    def one(metric: str, value: object, kind: str | None, at: str) -> None:
+        if metric not in METRICS:
+            known = ", ".join(METRICS)
+            problems.append(Problem(path, at, f"unknown metric {metric!r} (known: {known})"))
+            return
+        try:
+            parsed = _FLOOR.validate_python(value)
+        except ValidationError as error:
+            problems.extend(problems_from_validation(error, path, prefix=at))
+            return
+        if isinstance(parsed, FloorValue):
+            floors.append(Floor(metric, parsed.min, kind, parsed.xfail))
+        else:
+            floors.append(Floor(metric, float(parsed), kind))
+
+    for key, value in raw.items():
+        if key == "kind":
+            if not isinstance(value, dict):
+                problems.append(Problem(path, f"{where}.kind", "must be a table of kinds"))
+                continue
+            for kind, table in value.items():
+                if not isinstance(table, dict):
+                    problems.append(
+                        Problem(path, f"{where}.kind.{kind}", "must be a table of metric floors")
+                    )
+                    continue
+                for metric, spec in table.items():
+                    one(metric, spec, kind, f"{where}.kind.{kind}.{metric}")
+        else:
+            one(key, value, None, f"{where}.{key}")
+    if problems:
+        raise GoldsetError(problems)
+    return floors
+
+
+# --- the loaded goldset -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Case:
+    """One question with its expected answer (None while the answers are sealed)."""
+
+    goldset: Goldset
+    index: int
+    line: int
+    question: Question
+    expected: Expected | None
+
+
+@dataclass(eq=False)
+class Goldset:
+    name: str
+    root: Path
+    config_path: Path
+    config: GoldsetConfig
+    corpus: Corpus
+    cases: list[Case] = field(default_factory=list)
+    floors: list[Floor] = field(default_factory=list)
+
+    @property
+    def eval_version(self) -> str:
+        return self.config.eval_version
+
+    @property
+    def kinds(self) -> list[str]:
+        return sorted({c.question.kind for c in self.cases})
+
+
+def _read_config(path: Path) -> GoldsetConfig:
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as error:
+        raise GoldsetError([Problem(path, "<toml>", f"malformed TOML ({error})")]) from None
+    try:
+        return GoldsetConfig.model_validate(raw)
+    except ValidationError as error:
+        raise GoldsetError(problems_from_validation(error, path)) from None
+
+
+def _read_expected(path: Path, config_path: Path) -> tuple[list[tuple[Path, int | None, Expected]],
+                                                          list[Problem]]:
+    if path.is_dir():
+        rows: list[tuple[Path, int | None, Expected]] = []
+        problems: list[Problem] = []
+        for file in sorted(path.glob("*.json")):
+            try:
+                expected = Expected.model_validate_json(file.read_bytes())
+            except ValidationError as error:
+                problems.extend(problems_from_validation(error, file))
+                continue
+            if expected.question_id != file.stem:
+                problems.append(Problem(file, "question_id", f"{expected.question_id!r} is "
+                                        f"not the file name's id {file.stem!r}"))
+            rows.append((file, None, expected))
+        return rows, problems
+    if path.is_file() and path.suffix == ".jsonl":
+        lines, problems = read_jsonl(path, Expected)
+        return [(path, lineno, exp) for lineno, exp in lines], problems
+    message = f"{path.name!r} is neither a folder of <question_id>.json nor a .jsonl file"
+    return [], [Problem(config_path, "questions.expected", message)]
+
+
+def _check_answer(case_kind: str, expected: Expected, corpus: Corpus, path: Path,
+                  line: int | None) -> list[Problem]:
+    qid = expected.question_id
+
+    def problem(fld: str, message: str) -> Problem:
+        return Problem(path, fld, message, line=line, question_id=qid)
+
+    found: list[Problem] = []
+    has_gist = bool(expected.gist and expected.gist.strip())
+    if case_kind in ANSWERABLE_KINDS or (case_kind != UNANSWERABLE_KIND and expected.evidence):
+        if not expected.evidence:
+            found.append(problem("evidence", f"a {case_kind} question needs evidence"))
+        if not has_gist:
+            found.append(problem("gist", f"a {case_kind} question needs a gist"))
+    else:
+        if expected.evidence:
+            found.append(problem("evidence", f"a {case_kind} question must have no evidence "
+                                 "(it must abstain exactly when its evidence is empty)"))
+        if has_gist:
+            found.append(problem("gist", f"a {case_kind} question must have no gist"))
+    docs = {e.meeting_id for e in expected.evidence}
+    if case_kind == "cross_meeting" and expected.evidence and len(docs) < 2:
+        found.append(problem("evidence", "a cross_meeting question spans 2+ documents, "
+                             f"this one only {sorted(docs)}"))
+    if case_kind == "single_meeting" and len(docs) > 1:
+        found.append(problem("evidence", f"a single_meeting question spans one document, "
+                             f"this one {sorted(docs)}"))
+    for i, ev in enumerate(expected.evidence):
+        if ev.meeting_id not in corpus:
+            found.append(problem(f"evidence[{i}].meeting_id",
+                                 f"document {ev.meeting_id!r} is not in the corpus"))
+            continue
+        n = len(corpus[ev.meeting_id].turns)
+        if ev.last_turn >= n:
+            found.append(problem(f"evidence[{i}].last_turn", f"turn {ev.last_turn} does not "
+                                 f"exist ({ev.meeting_id} has turns 0..{n - 1})"))
+    return found
+
+
+def load_goldset(path: Path) -> Goldset:
+    """Load and validate a goldset from its directory or its `ragate.toml`."""
+    config_path = path / CONFIG_NAME if path.is_dir() else path
+    if not config_path.is_file():
+        raise GoldsetError([Problem(config_path, "<file>", "no ragate.toml here")])
+    root = config_path.parent
+    config = _read_config(config_path)
+    problems: list[Problem] = []
+    floors: list[Floor] = []
+    try:
+        floors = parse_floors(config.floors, config_path)
+    except GoldsetError as error:
+        problems.extend(error.problems)
+
+    corpus = Corpus({})
+    try:
+        corpus = load_corpus(expand_globs(root, config.corpus.paths, config_path),
+                             config.corpus.format, config_path)
+    except GoldsetError as error:
+        problems.extend(error.problems)
+
+    questions_path = root / config.questions.file
+    questions: list[tuple[int, Question]] = []
+    if questions_path.is_file():
+        questions, found = read_jsonl(questions_path, Question)
+        problems.extend(found)
+    else:
+        problems.append(Problem(config_path, "questions.file", f"{questions_path} not found"))
+
+    expected_rows, found = _read_expected(root / config.questions.expected, config_path)
+    problems.extend(found)
+
+    by_id: dict[str, tuple[int, Question]] = {}
+    for line, q in questions:
+        if q.question_id in by_id:
+            problems.append(Problem(questions_path, "question_id", f"duplicate id (first on line "
+                                    f"{by_id[q.question_id][0]})", line=line,
+                                    question_id=q.question_id))
+        else:
+            by_id[q.question_id] = (line, q)
+
+    answers: dict[str, Expected] = {}
+    for file, line, exp in expected_rows:
+        qid = exp.question_id
+        if qid in answers:
+            problems.append(Problem(file, "question_id", "duplicate expected answer",
+                                    line=line, question_id=qid))
+            continue
+        answers[qid] = exp
+        if qid not in by_id:
+            problems.append(Problem(file, "question_id", f"no question {qid!r} in "
+                                    f"{questions_path.name}", line=line, question_id=qid))
+            continue
+        problems.extend(_check_answer(by_id[qid][1].kind, exp, corpus, file, line))
+
+    for qid, (line, _q) in by_id.items():
+        if qid not in answers:
+            problems.append(Problem(questions_path, "question_id", "has no expected answer",
+                                    line=line, question_id=qid))
+
+    if config.questions.mix is not None:
+        actual = Counter(q.kind for q in by_id.values())
+        for kind in sorted(set(actual) | set(config.questions.mix)):
+            want, got = config.questions.mix.get(kind), actual.get(kind, 0)
+            if want is None:
+                problems.append(Problem(config_path, f"questions.mix.{kind}",
+                                        f"{got} {kind} questions but the mix declares none"))
+            elif want != got:
+                problems.append(Problem(config_path, f"questions.mix.{kind}",
+                                        f"declares {want}, found {got}"))
+
+    if problems:
+        raise GoldsetError(problems)
+    goldset = Goldset(config.name or root.name, root, config_path, config, corpus, [], floors)
+    goldset.cases = [Case(goldset, i, line, q, answers[q.question_id])
+                     for i, (line, q) in enumerate(by_id.values())]
+    return goldset

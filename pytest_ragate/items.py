@@ -1,0 +1,165 @@
+"""Goldsets as pytest items: a `ragate.toml` file route and a decorated-function route.
+
+Question items are `pytest.Function`s so fixtures work in both routes. Floor items are
+collected like any item (so `-k`, `-m`, `--collect-only` and the counts see them) but run
+silently: the controller decides and reports them once every question has run (`session.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_ragate.goldset import Case, Floor, Goldset, load_goldset, parse_floors
+from pytest_ragate.problems import GoldsetError
+
+CASE_KEY = pytest.StashKey[Case]()
+GOLDSETS_KEY = pytest.StashKey[dict[Path, Goldset]]()
+
+
+def cached_goldset(config: pytest.Config, path: Path) -> Goldset:
+    """Each goldset is loaded once per process, whichever route asks for it."""
+    cache = config.stash.setdefault(GOLDSETS_KEY, {})
+    key = path.resolve()
+    if key not in cache:
+        cache[key] = load_goldset(key)
+    return cache[key]
+
+
+def ask(ragate_question: Any, ragate_system: Callable[[str], Any]) -> Any:
+    """The file route's test body: the system under test answers the question's text."""
+    return ragate_system(ragate_question.question)
+
+
+class QuestionItem(pytest.Function):
+    """One question; its answer is scored by the plugin's `pytest_pyfunc_call`."""
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        case = self.stash[CASE_KEY]
+        return case.goldset.config_path, None, f"{case.goldset.name}::{case.question.question_id}"
+
+
+class FloorItem(pytest.Item):
+    def __init__(self, *, goldset: Goldset, floor: Floor, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.goldset = goldset
+        self.floor = floor
+
+    def runtest(self) -> None:
+        """Nothing to do here: the controller decides floors once every question has run."""
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.goldset.config_path, None, f"{self.goldset.name}::{self.floor.name}"
+
+    def to_wire(self) -> dict[str, Any]:
+        """What the controller needs to decide this floor: plain data for the xdist wire."""
+        f, g = self.floor, self.goldset
+        return {"nodeid": self.nodeid, "location": list(self.location), "goldset": g.name,
+                "eval_version": g.eval_version, "metric": f.metric, "min": f.min,
+                "kind": f.kind, "xfail": f.xfail, "keywords": sorted(self.keywords)}
+
+
+def _mark(item: pytest.Item, judged: bool) -> None:
+    item.add_marker("rag_gate")
+    if judged:
+        item.add_marker("slow")
+
+
+def make_questions(parent: pytest.Collector, goldset: Goldset, callobj: Callable[..., Any],
+                   name: Callable[[Case], str], originalname: str | None = None,
+                   ) -> Iterator[pytest.Function]:
+    """One Function per question, sharing one fixture closure (collection of 10k stays fast)."""
+    fixtureinfo = None
+    for case in goldset.cases:
+        item = QuestionItem.from_parent(parent, name=name(case), callobj=callobj,
+                                        originalname=originalname, fixtureinfo=fixtureinfo)
+        fixtureinfo = item._fixtureinfo
+        item.stash[CASE_KEY] = case
+        _mark(item, judged=False)
+        yield item
+
+
+def make_floors(parent: pytest.Collector, goldset: Goldset, floors: Iterable[Floor],
+                prefix: str = "") -> Iterator[FloorItem]:
+    for floor in floors:
+        item = FloorItem.from_parent(parent, name=f"{prefix}{floor.name}", goldset=goldset,
+                                     floor=floor)
+        _mark(item, judged=floor.judged)
+        yield item
+
+
+class GoldsetFile(pytest.File):
+    """`ragate.toml`: its questions, then its floors."""
+
+    def collect(self) -> Iterable[pytest.Item]:
+        try:
+            goldset = cached_goldset(self.config, self.path)
+        except GoldsetError as error:
+            raise self.CollectError(f"invalid goldset {self.path}:\n{error}") from None
+        yield from make_questions(self, goldset, ask, lambda c: c.question.question_id)
+        yield from make_floors(self, goldset, goldset.floors)
+
+
+# --- the decorator route ------------------------------------------------------------------
+
+
+class RouteSpec:
+    """Set on a test function by `@ragate.goldset` / `@ragate.floor`, in either order."""
+
+    def __init__(self) -> None:
+        self.path: str | None = None
+        self.floors: list[dict[str, Any]] = []
+
+
+def route_spec(obj: object) -> RouteSpec | None:
+    spec = getattr(obj, "__ragate__", None)
+    return spec if isinstance(spec, RouteSpec) else None
+
+
+def resolve_goldset_path(config: pytest.Config, module_path: Path, raw: str) -> Path | None:
+    """Relative paths are tried from rootdir first, then from the test module's folder."""
+    path = Path(raw)
+    candidates = [path] if path.is_absolute() else [config.rootpath / path,
+                                                     module_path.parent / path]
+    return next((c for c in candidates if c.exists()), None)
+
+
+def merge_floor_layers(layers: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """Stack `@ragate.floor` layers into one `[floors]`-shaped table."""
+    merged: dict[str, Any] = {}
+    for layer in layers:
+        for key, value in layer.items():
+            if key == "kind":
+                for kind, table in value.items():
+                    merged.setdefault("kind", {}).setdefault(kind, {}).update(table)
+            else:
+                merged[key] = value
+    return merged
+
+
+def collect_function(collector: pytest.Class | pytest.Module, name: str, obj: Any,
+                     spec: RouteSpec) -> list[pytest.Item]:
+    """The decorator route: `test_x[<question_id>]` items plus `test_x::floor[...]` items."""
+    module_path = collector.path
+    if spec.path is None:
+        raise collector.CollectError(f"{name}: @ragate.floor needs @ragate.goldset(PATH) too")
+    path = resolve_goldset_path(collector.config, module_path, spec.path)
+    if path is None:
+        raise collector.CollectError(
+            f"{name}: goldset {spec.path!r} not found under {collector.config.rootpath} "
+            f"or {module_path.parent}")
+    try:
+        goldset = cached_goldset(collector.config, path)
+        overrides = parse_floors(merge_floor_layers(spec.floors), module_path,
+                                 where=f"{name} @ragate.floor")
+    except GoldsetError as error:
+        raise collector.CollectError(f"invalid goldset for {name}:\n{error}") from None
+    by_key = {(f.kind, f.metric): f for f in goldset.floors}
+    by_key.update({(f.kind, f.metric): f for f in overrides})
+    items: list[pytest.Item] = list(make_questions(
+        collector, goldset, obj, lambda c: f"{name}[{c.question.question_id}]", name))
+    items.extend(make_floors(collector, goldset, by_key.values(), prefix=f"{name}::"))
+    return items

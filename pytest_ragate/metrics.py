@@ -1,0 +1,186 @@
+"""Mechanical scores of one answer, and their micro-averaged totals over a set of questions.
+
+Only turn ranges enter a score: a quote, however verbatim, never makes a citation right.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pytest_ragate.answer import Answer, Context, Knob
+
+Aggregate = Literal["proportion", "mean"]
+
+
+@dataclass(frozen=True)
+class MetricInfo:
+    name: str
+    judged: bool
+    aggregate: Aggregate
+    unit: str  # what n counts, for messages: "citations", "questions", "spans"
+
+
+METRICS: dict[str, MetricInfo] = {
+    m.name: m
+    for m in (
+        MetricInfo("citation_accuracy", False, "proportion", "citations"),
+        MetricInfo("abstention_accuracy", False, "proportion", "questions"),
+        MetricInfo("evidence_recall", False, "proportion", "spans"),
+        MetricInfo("faithfulness", True, "mean", "questions"),
+        MetricInfo("context_precision", True, "mean", "questions"),
+        MetricInfo("answer_relevance", True, "mean", "questions"),
+    )
+}
+MECHANICAL = "mechanical"
+
+
+@dataclass(frozen=True)
+class Span:
+    """Turns first..last of one document, both ends inclusive."""
+
+    doc_id: str
+    first_turn: int
+    last_turn: int
+
+    def overlaps(self, other: Span | Context) -> bool:
+        return (
+            self.doc_id == other.doc_id
+            and self.first_turn <= other.last_turn
+            and other.first_turn <= self.last_turn
+        )
+
+
+class QuestionRecord(BaseModel):
+    """One question's outcome: a results row, the JUnit properties, and the floors' input.
+
+    Plain JSON types only: it crosses the xdist wire inside a report.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    goldset: str
+    question_id: str
+    kind: str
+    index: int
+    status: Literal["scored", "error", "skipped"] = "scored"
+    error: str | None = None
+    abstained: bool | None = None
+    must_abstain: bool
+    abstention_correct: bool = False
+    citations: int = 0
+    citations_correct: int = 0
+    uncited: bool = False
+    nearest_distance: float | None = None
+    evidence_spans: int
+    evidence_spans_found: int = 0
+    metrics: dict[str, float | None] = Field(default_factory=dict)
+    judge: str | None = None
+    eval_version: str
+    knobs: dict[str, Knob] = Field(default_factory=dict)
+
+    @property
+    def wrong(self) -> list[str]:
+        """Why this question counts as wrong, for `question_outcome = "assert"`."""
+        reasons = []
+        if self.status == "error":
+            reasons.append(f"error: {self.error}")
+        if not self.abstention_correct:
+            reasons.append("abstained but should answer" if self.abstained else
+                           "answered but should abstain")
+        if self.citations_correct < self.citations:
+            reasons.append(f"{self.citations - self.citations_correct} of {self.citations} "
+                           "citations wrong")
+        if self.uncited and not self.must_abstain:
+            reasons.append("answered without a citation")
+        return reasons
+
+    def junit_properties(self) -> list[tuple[str, str | float]]:
+        """Flat name/value pairs; values are plain str or float as JUnit consumers expect."""
+        props: list[tuple[str, str | float]] = []
+        for key, value in self.model_dump(mode="json", exclude={"metrics", "knobs"}).items():
+            if value is None:
+                continue
+            props.append((key, _plain(value)))
+        for key, value in self.metrics.items():
+            if value is not None:
+                props.append((key, float(value)))
+        for key, value in self.knobs.items():
+            if value is not None:
+                props.append((f"knob.{key}", _plain(value)))
+        return props
+
+
+def _plain(value: object) -> str | float:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return value
+    return str(value)
+
+
+def citation_correct(context_id: str, answer: Answer, evidence: Sequence[Span]) -> bool:
+    """Correct when the cited context was retrieved and overlaps an expected span."""
+    context = next((c for c in answer.contexts if c.context_id == context_id), None)
+    return context is not None and any(span.overlaps(context) for span in evidence)
+
+
+def score_answer(answer: Answer, evidence: Sequence[Span]) -> dict[str, object]:
+    """The mechanical fields of a QuestionRecord for one answer."""
+    must_abstain = not evidence
+    answered = not answer.abstained
+    correct = sum(citation_correct(c.context_id, answer, evidence) for c in answer.citations)
+    found = sum(any(span.overlaps(c) for c in answer.contexts) for span in evidence)
+    n_cit = len(answer.citations) if answered else 0
+    return {
+        "abstained": answer.abstained,
+        "must_abstain": must_abstain,
+        "abstention_correct": answer.abstained == must_abstain,
+        "citations": n_cit,
+        "citations_correct": correct if answered else 0,
+        "uncited": answered and n_cit == 0,
+        "nearest_distance": answer.nearest_distance,
+        "evidence_spans": len(evidence),
+        "evidence_spans_found": found,
+        "metrics": {
+            "citation_accuracy": correct / n_cit if n_cit else None,
+            "abstention_accuracy": 1.0 if answer.abstained == must_abstain else 0.0,
+            "evidence_recall": found / len(evidence) if evidence else None,
+        },
+        "knobs": dict(answer.knobs),
+    }
+
+
+@dataclass(frozen=True)
+class Tally:
+    """A metric over a population: k successes of n for proportions, or a list of values."""
+
+    metric: str
+    k: float
+    n: int
+    values: tuple[float, ...] = ()
+    failures: int = 0  # rows that should count but could not be scored (judge failures)
+
+    @property
+    def value(self) -> float | None:
+        return self.k / self.n if self.n else None
+
+
+def tally(metric: str, records: Iterable[QuestionRecord]) -> Tally:
+    """Micro-averaged over the unit the metric counts; errored questions count as wrong."""
+    rows = [r for r in records if r.status != "skipped"]
+    if metric == "citation_accuracy":
+        return Tally(metric, sum(r.citations_correct for r in rows), sum(r.citations for r in rows))
+    if metric == "abstention_accuracy":
+        return Tally(metric, sum(r.abstention_correct for r in rows), len(rows))
+    if metric == "evidence_recall":
+        return Tally(
+            metric, sum(r.evidence_spans_found for r in rows), sum(r.evidence_spans for r in rows)
+        )
+    # judged metrics: a mean over questions that have a value; missing ones are failures
+    eligible = [r for r in rows if not r.must_abstain]
+    values = tuple(float(v) for r in eligible if (v := r.metrics.get(metric)) is not None)
+    return Tally(metric, sum(values), len(values), values, failures=len(eligible) - len(values))

@@ -1,0 +1,54 @@
+"""Problems found in user input, each pointing at a file, a line or question id, and a field.
+
+Loading collects every problem it can before failing, so one run shows the whole list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+
+@dataclass(frozen=True)
+class Problem:
+    path: Path
+    field: str
+    message: str
+    line: int | None = None
+    question_id: str | None = None
+
+    def __str__(self) -> str:
+        where = str(self.path) if self.line is None else f"{self.path}:{self.line}"
+        who = f" [{self.question_id}]" if self.question_id else ""
+        return f"{where}:{who} {self.field}: {self.message}"
+
+
+class GoldsetError(Exception):
+    """Raised with every problem found; its text is one problem per line."""
+
+    def __init__(self, problems: Iterable[Problem]) -> None:
+        self.problems = list(problems)
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+
+def problems_from_validation(
+    error: ValidationError,
+    path: Path,
+    *,
+    line: int | None = None,
+    question_id: str | None = None,
+    prefix: str = "",
+) -> list[Problem]:
+    """One Problem per pydantic error, the field written as a dotted path."""
+    problems = []
+    for err in error.errors(include_url=False):
+        loc = ".".join(str(part) for part in err["loc"])
+        field = f"{prefix}.{loc}" if prefix and loc else (prefix or loc or "<record>")
+        message = err["msg"]
+        if err["type"] == "extra_forbidden":
+            message = "unknown field"
+        problems.append(Problem(path, field, message, line=line, question_id=question_id))
+    return problems

@@ -1,0 +1,122 @@
+"""What a run leaves behind: the results JSONL, the Markdown report, the terminal table.
+
+All three are rendered on the controller from the same records and verdicts, in goldset and
+question order, so `-n 0` and `-n N` write the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tabulate import tabulate
+
+from pytest_ragate.files import write_atomic
+from pytest_ragate.gates import Verdict, fmt_counts, fmt_interval, kind_counts
+from pytest_ragate.metrics import MECHANICAL, METRICS, QuestionRecord
+
+OUTCOME_WORDS = {"passed": "PASS", "failed": "FAIL", "xfailed": "XFAIL",
+                 "xpassed": "XPASS(strict)", "skipped": "SKIP"}
+
+
+@dataclass
+class GoldsetRun:
+    name: str
+    eval_version: str
+    records: list[QuestionRecord] = field(default_factory=list)
+    verdicts: list[Verdict] = field(default_factory=list)
+
+    @property
+    def metrics(self) -> list[str]:
+        """Mechanical metrics always; judged ones only when some row carries them."""
+        judged = {m for r in self.records for m, v in r.metrics.items() if v is not None}
+        return [m for m, info in METRICS.items() if not info.judged or m in judged]
+
+
+def _num(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}"
+
+
+def results_lines(runs: Sequence[GoldsetRun]) -> str:
+    rows = [r.model_dump(mode="json") for run in runs for r in run.records]
+    return "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in rows)
+
+
+def write_results(path: Path, runs: Sequence[GoldsetRun]) -> None:
+    write_atomic(path, results_lines(runs))
+
+
+def floors_table(runs: Sequence[GoldsetRun], tablefmt: str) -> str:
+    rows = []
+    for run in runs:
+        for v in run.verdicts:
+            rows.append([
+                run.name, v.floor.name.removeprefix("floor[").removesuffix("]"),
+                f"{v.floor.min:.2f}", _num(v.value), fmt_interval(v.interval),
+                v.tally.n if v.tally else 0,
+                fmt_counts(kind_counts(v.floor.metric, run.records)) if v.floor.kind is None
+                else "", v.computed_by, OUTCOME_WORDS[v.outcome],
+            ])
+    headers = ["goldset", "metric", "floor", "value", "95% interval", "n", "by kind",
+               "computed by", "outcome"]
+    return tabulate(rows, headers=headers, tablefmt=tablefmt, disable_numparse=True)
+
+
+def _question_rows(run: GoldsetRun) -> tuple[list[str], list[list[str]]]:
+    metrics = run.metrics
+    headers = ["question", "kind", "status", "abstained", "citations ok", "evidence found",
+               "nearest distance", *[f"{m} ({_by(run, m)})" for m in metrics]]
+    rows = []
+    for r in run.records:
+        rows.append([
+            r.question_id, r.kind, r.status if r.status != "scored" else "",
+            "" if r.abstained is None else ("yes" if r.abstained else "no")
+            + ("" if r.abstention_correct else " ✗"),
+            f"{r.citations_correct}/{r.citations}" + (" (uncited)" if r.uncited else ""),
+            f"{r.evidence_spans_found}/{r.evidence_spans}",
+            _num(r.nearest_distance), *[_num(r.metrics.get(m)) for m in metrics],
+        ])
+    means = []
+    for m in metrics:
+        values = [v for r in run.records if (v := r.metrics.get(m)) is not None]
+        means.append(_num(sum(values) / len(values)) if values else "—")
+    rows.append(["**mean**", "", "", "", "", "", "", *means])
+    return headers, rows
+
+
+def _by(run: GoldsetRun, metric: str) -> str:
+    if not METRICS[metric].judged:
+        return MECHANICAL
+    return ", ".join(sorted({r.judge for r in run.records if r.judge})) or "judge"
+
+
+def markdown(runs: Sequence[GoldsetRun]) -> str:
+    parts = ["# ragate report", ""]
+    for run in runs:
+        parts += [f"## {run.name} (eval_version {run.eval_version})", ""]
+        status = {s: sum(r.status == s for r in run.records) for s in ("scored", "error",
+                                                                         "skipped")}
+        parts += [f"{len(run.records)} questions: {status['scored']} scored, "
+                  f"{status['error']} errored, {status['skipped']} skipped.", ""]
+        if run.verdicts:
+            parts += ["### Floors", "", floors_table([run], "github"), ""]
+        parts += ["### By kind", ""]
+        for metric in run.metrics:
+            counts = fmt_counts(kind_counts(metric, run.records))
+            if counts:
+                parts.append(f"- {metric} ({_by(run, metric)}): {counts}")
+        uncited = [r.question_id for r in run.records if r.uncited]
+        parts.append(f"- answered without a citation: {len(uncited)}"
+                     + (f" ({', '.join(uncited)})" if uncited else ""))
+        headers, rows = _question_rows(run)
+        parts += ["", "### Questions", "", tabulate(rows, headers=headers, tablefmt="github",
+                                                     disable_numparse=True), ""]
+    parts += ["Figures marked *mechanical* are computed from turn ranges alone; judged figures "
+              "name the judge that produced them.", ""]
+    return "\n".join(parts)
+
+
+def write_markdown(path: Path, runs: Sequence[GoldsetRun]) -> None:
+    write_atomic(path, markdown(runs))

@@ -1,0 +1,126 @@
+"""The controller: gathers every question's record, decides the floors, writes the outputs.
+
+It lives only where reports from all workers arrive (the main process, or the xdist
+controller), like pytest's LogXML. Floors are reported as synthetic test reports sent through
+`pytest_runtest_logreport`, so the terminal, JUnit and the exit status treat them as tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_ragate.gates import decide
+from pytest_ragate.goldset import Floor
+from pytest_ragate.metrics import QuestionRecord
+from pytest_ragate.reports import GoldsetRun, floors_table, write_markdown, write_results
+
+WIRE_FLOORS = "ragate_floors"
+RECORD_ATTR = "ragate_record"
+
+
+class Controller:
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.records: dict[str, QuestionRecord] = {}
+        self.floors: dict[str, dict[str, Any]] = {}
+        self.runs: list[GoldsetRun] = []
+
+    def add_floors(self, wire: list[dict[str, Any]]) -> None:
+        for spec in wire:
+            self.floors.setdefault(spec["nodeid"], spec)
+
+    # -- hooks ------------------------------------------------------------------------------
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Every worker's reports pass through here; keep the ragate records they carry."""
+        row = getattr(report, RECORD_ATTR, None)
+        if row is not None:
+            self.records[report.nodeid] = QuestionRecord.model_validate(row)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """An xdist worker finished: take the floors it kept after -k/-m selection."""
+        output = getattr(node, "workeroutput", None) or {}
+        self.add_floors(output.get(WIRE_FLOORS, []))
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
+        result = yield
+        if not self.config.option.collectonly:
+            self.runs = self.decide()
+            self.report_floors()
+            self.write_outputs()
+        return result
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not any(run.verdicts for run in self.runs):
+            return
+        terminalreporter.write_sep("=", "ragate floors")
+        terminalreporter.write_line(floors_table(self.runs, "simple"))
+        for name in ("results", "report"):
+            path = self.config.getoption(f"ragate_{name}")
+            if path:
+                terminalreporter.write_line(f"ragate {name}: {path}")
+
+    # -- work -------------------------------------------------------------------------------
+
+    def decide(self) -> list[GoldsetRun]:
+        runs: dict[str, GoldsetRun] = {}
+        for record in sorted(self.records.values(), key=lambda r: (r.goldset, r.index)):
+            runs.setdefault(record.goldset, GoldsetRun(record.goldset, record.eval_version))
+            runs[record.goldset].records.append(record)
+        require = self.config.getoption("ragate_require_judge")
+        for spec in self.floors.values():
+            run = runs.setdefault(spec["goldset"], GoldsetRun(spec["goldset"],
+                                                              spec["eval_version"]))
+            floor = Floor(spec["metric"], spec["min"], spec["kind"], spec["xfail"])
+            judge = next((r.judge for r in run.records if r.judge), None)
+            verdict = decide(floor, run.name, run.records, judge=judge, require_judge=require)
+            run.verdicts.append(verdict)
+            spec["verdict"] = verdict
+        return [runs[name] for name in sorted(runs)]
+
+    def report_floors(self) -> None:
+        hook = self.config.hook
+        for spec in self.floors.values():
+            verdict = spec["verdict"]
+            nodeid, location = spec["nodeid"], tuple(spec["location"])
+            keywords = dict.fromkeys(spec["keywords"], 1)
+            outcome = {"xfailed": "skipped", "xpassed": "failed"}.get(verdict.outcome,
+                                                                      verdict.outcome)
+            extra: dict[str, Any] = {}
+            if verdict.outcome == "xfailed":
+                extra["wasxfail"] = verdict.floor.xfail
+            longrepr: Any = None
+            if outcome == "failed":
+                longrepr = verdict.message
+            elif outcome == "skipped":
+                longrepr = (str(location[0]), (location[1] or 0) + 1, verdict.message)
+            props = [("floor", verdict.floor.min), ("message", verdict.message),
+                     ("computed_by", verdict.computed_by)]
+            if verdict.value is not None:
+                props.append(("value", float(verdict.value)))
+            if verdict.tally is not None:
+                props.append(("n", float(verdict.tally.n)))
+            hook.pytest_runtest_logstart(nodeid=nodeid, location=location)
+            for when, phase_outcome, repr_ in (("setup", "passed", None),
+                                               ("call", outcome, longrepr),
+                                               ("teardown", "passed", None)):
+                report = pytest.TestReport(
+                    nodeid, location, keywords, phase_outcome, repr_, when,
+                    user_properties=props if when == "teardown" else [],
+                    **(extra if when == "call" else {}))
+                hook.pytest_runtest_logreport(report=report)
+            hook.pytest_runtest_logfinish(nodeid=nodeid, location=location)
+
+    def write_outputs(self) -> None:
+        results = self.config.getoption("ragate_results")
+        if results:
+            write_results(Path(results), self.runs)
+        report = self.config.getoption("ragate_report")
+        if report:
+            write_markdown(Path(report), self.runs)
