@@ -68,14 +68,12 @@ def _mark(item: pytest.Item, judged: bool) -> None:
         item.add_marker("slow")
 
 
-def make_questions(parent: pytest.Collector, goldset: Goldset, callobj: Callable[..., Any],
-                   name: Callable[[Case], str], originalname: str | None = None,
-                   ) -> Iterator[pytest.Function]:
+def make_questions(parent: pytest.Collector, goldset: Goldset) -> Iterator[pytest.Function]:
     """One Function per question, sharing one fixture closure (collection of 10k stays fast)."""
     fixtureinfo = None
     for case in goldset.cases:
-        item = QuestionItem.from_parent(parent, name=name(case), callobj=callobj,
-                                        originalname=originalname, fixtureinfo=fixtureinfo)
+        item = QuestionItem.from_parent(parent, name=case.question.question_id, callobj=ask,
+                                        fixtureinfo=fixtureinfo)
         fixtureinfo = item._fixtureinfo
         item.stash[CASE_KEY] = case
         _mark(item, judged=False)
@@ -99,7 +97,7 @@ class GoldsetFile(pytest.File):
             goldset = cached_goldset(self.config, self.path)
         except GoldsetError as error:
             raise self.CollectError(f"invalid goldset {self.path}:\n{error}") from None
-        yield from make_questions(self, goldset, ask, lambda c: c.question.question_id)
+        yield from make_questions(self, goldset)
         yield from make_floors(self, goldset, goldset.floors)
 
 
@@ -140,26 +138,32 @@ def merge_floor_layers(layers: Iterable[dict[str, Any]]) -> dict[str, Any]:
     return merged
 
 
-def collect_function(collector: pytest.Class | pytest.Module, name: str, obj: Any,
-                     spec: RouteSpec) -> list[pytest.Item]:
-    """The decorator route: `test_x[<question_id>]` items plus `test_x::floor[...]` items."""
-    module_path = collector.path
+def decorated_goldset(config: pytest.Config, module_path: Path, name: str,
+                      spec: RouteSpec) -> tuple[Goldset, list[Floor]]:
+    """The goldset a decorated test names, and its floors with the decorator's on top."""
     if spec.path is None:
-        raise collector.CollectError(f"{name}: @ragate.floor needs @ragate.goldset(PATH) too")
-    path = resolve_goldset_path(collector.config, module_path, spec.path)
+        pytest.fail(f"{name}: @ragate.floor needs @ragate.goldset(PATH) too", pytrace=False)
+    path = resolve_goldset_path(config, module_path, spec.path)
     if path is None:
-        raise collector.CollectError(
-            f"{name}: goldset {spec.path!r} not found under {collector.config.rootpath} "
-            f"or {module_path.parent}")
+        pytest.fail(f"{name}: goldset {spec.path!r} not found under {config.rootpath} "
+                    f"or {module_path.parent}", pytrace=False)
     try:
-        goldset = cached_goldset(collector.config, path)
+        goldset = cached_goldset(config, path)
         overrides = parse_floors(merge_floor_layers(spec.floors), module_path,
                                  where=f"{name} @ragate.floor")
     except GoldsetError as error:
-        raise collector.CollectError(f"invalid goldset for {name}:\n{error}") from None
+        pytest.fail(f"invalid goldset for {name}:\n{error}", pytrace=False)
     by_key = {(f.kind, f.metric): f for f in goldset.floors}
     by_key.update({(f.kind, f.metric): f for f in overrides})
-    items: list[pytest.Item] = list(make_questions(
-        collector, goldset, obj, lambda c: f"{name}[{c.question.question_id}]", name))
-    items.extend(make_floors(collector, goldset, by_key.values(), prefix=f"{name}::"))
-    return items
+    return goldset, list(by_key.values())
+
+
+def adopt_questions(items: Iterable[object]) -> Iterator[pytest.Function]:
+    """The decorator route's parametrized Functions, stashed and marked like file-route ones."""
+    for item in items:
+        if isinstance(item, pytest.Function) and hasattr(item, "callspec"):
+            case = item.callspec.params.get("ragate_question")
+            if isinstance(case, Case):
+                item.stash[CASE_KEY] = case
+                _mark(item, judged=False)
+        yield item  # type: ignore[misc]

@@ -19,7 +19,9 @@ from pytest_ragate.items import (
     CASE_KEY,
     FloorItem,
     GoldsetFile,
-    collect_function,
+    adopt_questions,
+    decorated_goldset,
+    make_floors,
     route_spec,
 )
 from pytest_ragate.metrics import QuestionRecord, score_answer
@@ -65,14 +67,31 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     return None
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_pycollect_makeitem(collector: pytest.Module | pytest.Class, name: str,
-                              obj: object) -> list[pytest.Item] | None:
-    """Functions decorated with `@ragate.goldset` become one item per question plus floors."""
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A function decorated with `@ragate.goldset` runs once per question."""
+    spec = route_spec(metafunc.function)
+    if spec is None:
+        return
+    name = metafunc.function.__name__
+    goldset, _ = decorated_goldset(metafunc.config, metafunc.definition.path, name, spec)
+    if "ragate_question" not in metafunc.fixturenames:
+        pytest.fail(f"{name}: a @ragate.goldset test takes the `ragate_question` fixture",
+                    pytrace=False)
+    metafunc.parametrize("ragate_question", goldset.cases, indirect=True,
+                         ids=[case.question.question_id for case in goldset.cases])
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_pycollect_makeitem(collector: pytest.Module | pytest.Class, name: str, obj: object,
+                              ) -> Generator[None, Any, Any]:
+    """A decorated function's questions get their case and marks; its floors follow them."""
+    result = yield
     spec = route_spec(obj)
-    if spec is None or not collector.funcnamefilter(name):
-        return None
-    return collect_function(collector, name, obj, spec)
+    if spec is None or not isinstance(result, list) or not result:
+        return result
+    goldset, floors = decorated_goldset(collector.config, collector.path, name, spec)
+    return [*adopt_questions(result), *make_floors(collector, goldset, floors,
+                                                   prefix=f"{name}::")]
 
 
 @pytest.hookimpl(wrapper=True)
@@ -165,7 +184,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None],
 @pytest.fixture
 def ragate_question(request: pytest.FixtureRequest) -> Question:
     """The question of the current item (both the file and the decorator route)."""
-    case = request.node.stash.get(CASE_KEY, None)
+    case = getattr(request, "param", None) or request.node.stash.get(CASE_KEY, None)
     if case is None:
         pytest.fail("ragate_question is only available in goldset items", pytrace=False)
     return case.question

@@ -1,0 +1,87 @@
+"""Shared builders: small goldsets written as real files, the way users keep them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+DOCS = {"m1": 12, "m2": 12, "m3": 6}
+
+QUESTIONS = [
+    ("q1", "single_meeting"),
+    ("q2", "single_meeting"),
+    ("q3", "cross_meeting"),
+    ("q4", "unanswerable"),
+]
+EVIDENCE = {
+    "q1": [("m1", 2, 3)],
+    "q2": [("m2", 5, 5)],
+    "q3": [("m1", 0, 0), ("m3", 4, 5)],
+    "q4": [],
+}
+
+BASE_TOML = """\
+name = "mini"
+eval_version = "7"
+
+[corpus]
+paths = ["corpus/*.jsonl"]
+format = "segments-jsonl"
+
+[questions]
+file = "questions.jsonl"
+expected = "expected.jsonl"
+"""
+
+
+def jsonl(rows: Iterable[dict[str, Any]]) -> str:
+    return "".join(json.dumps(row) + "\n" for row in rows)
+
+
+def corpus_rows(docs: dict[str, int] = DOCS) -> list[dict[str, Any]]:
+    return [
+        {"doc_id": doc, "turn": t, "text": f"{doc} turn {t}: the budget is {t} euros",
+         "speaker": "A" if t % 2 else "B"}
+        for doc, n in docs.items() for t in range(n)
+    ]
+
+
+def question_rows(questions: list[tuple[str, str]] = QUESTIONS) -> list[dict[str, Any]]:
+    return [{"question_id": q, "kind": k, "question": f"What about {q}?"} for q, k in questions]
+
+
+def expected_rows(evidence: dict[str, list[tuple[str, int, int]]] = EVIDENCE,
+                  ) -> list[dict[str, Any]]:
+    return [
+        {"question_id": q, "gist": f"gist of {q}" if spans else None,
+         "evidence": [{"meeting_id": d, "first_turn": a, "last_turn": b} for d, a, b in spans]}
+        for q, spans in evidence.items()
+    ]
+
+
+def write_goldset(root: Path, *, toml: str = BASE_TOML, floors: str = "",
+                  questions: list[dict[str, Any]] | None = None,
+                  expected: list[dict[str, Any]] | None = None,
+                  corpus: list[dict[str, Any]] | None = None) -> Path:
+    """A goldset folder under `root`; every part can be replaced to make it wrong."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "corpus").mkdir(exist_ok=True)
+    (root / "ragate.toml").write_text(toml + ("\n" + floors if floors else ""))
+    (root / "corpus" / "meetings.jsonl").write_text(jsonl(corpus_rows() if corpus is None
+                                                          else corpus))
+    (root / "questions.jsonl").write_text(jsonl(question_rows() if questions is None
+                                                else questions))
+    (root / "expected.jsonl").write_text(jsonl(expected_rows() if expected is None
+                                               else expected))
+    return root
+
+
+@pytest.fixture
+def goldset_dir(tmp_path: Path) -> Path:
+    return write_goldset(tmp_path / "gs")

@@ -1,0 +1,240 @@
+"""The plugin end to end through pytester: items, floors, outputs, and xdist identity."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import write_goldset
+
+SYSTEM = '''
+import pytest
+from pytest_ragate import Answer, Citation, Context
+
+PLAN = {  # question id -> (cited context turns, extra retrieved contexts)
+    "q1": [("m1", 2, 3)],          # right
+    "q2": [("m1", 0, 1)],          # wrong turns
+    "q3": [("m1", 0, 0)],          # one of two spans
+}
+
+@pytest.fixture
+def ragate_system():
+    def answer(text):
+        qid = text.split()[-1].rstrip("?")
+        if qid not in PLAN:
+            return Answer.abstain()
+        contexts = [Context(context_id=f"c{i}", doc_id=d, first_turn=a, last_turn=b,
+                            text="...", distance=0.25 + i / 10)
+                    for i, (d, a, b) in enumerate(PLAN[qid])]
+        return Answer(text="an answer", contexts=contexts,
+                      citations=[Citation(context_id=c.context_id) for c in contexts])
+    return answer
+'''
+
+FLOORS = """\
+[floors]
+citation_accuracy = 0.60
+evidence_recall = 0.90
+abstention_accuracy = 1.0
+faithfulness = 0.8
+
+[floors.kind.unanswerable]
+abstention_accuracy = 1.0
+"""
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> pytest.Pytester:
+    write_goldset(pytester.path / "gs", floors=FLOORS)
+    pytester.makeconftest(SYSTEM)
+    return pytester
+
+
+def esc(*lines: str) -> list[str]:
+    """fnmatch patterns with literal brackets (node ids and intervals are full of them)."""
+    table = str.maketrans({"[": "[[]", "]": "[]]"})
+    return [line.translate(table) for line in lines]
+
+
+def junit_cases(path: Path) -> dict[str, dict[str, object]]:
+    """testcase name -> its properties and outcome element, whatever the order."""
+    cases: dict[str, dict[str, object]] = {}
+    for case in ET.parse(path).getroot().iter("testcase"):
+        props = {p.get("name"): p.get("value") for p in case.iter("property")}
+        outcome = next((child.tag for child in case if child.tag in
+                        ("failure", "error", "skipped")), "passed")
+        cases[f"{case.get('classname')}::{case.get('name')}"] = {"props": props,
+                                                                 "outcome": outcome}
+    return cases
+
+
+def test_goldset_items_and_floor_outcomes(project: pytest.Pytester) -> None:
+    result = project.runpytest("-v", "-p", "no:cacheprovider", "gs")
+    result.assert_outcomes(passed=7, failed=1, skipped=1)
+    result.stdout.fnmatch_lines(esc(
+        "gs/ragate.toml::q1 PASSED*",
+        "gs/ragate.toml::q4 PASSED*",
+        "gs/ragate.toml::floor[citation_accuracy] PASSED*",
+        "gs/ragate.toml::floor[evidence_recall] FAILED*",
+        "gs/ragate.toml::floor[abstention_accuracy] PASSED*",
+        "gs/ragate.toml::floor[faithfulness] SKIPPED*",
+        "gs/ragate.toml::floor[unanswerable:abstention_accuracy] PASSED*",
+        "*evidence_recall 0.50 < floor 0.90 · n=4 spans · 95% CI [0.15, 0.85] (Wilson) · "
+        "computed by mechanical*",
+        "*ragate floors*",
+        "*goldset*metric*floor*value*95% interval*n*by kind*computed by*outcome*",
+        "*mini*citation_accuracy*0.60*0.67*[0.21, 0.94]*3*single_meeting 1/2 · "
+        "cross_meeting 1/1*mechanical*PASS*",
+    ))
+    assert result.ret == 1
+
+
+def test_all_items_carry_rag_gate_and_judged_floors_slow(project: pytest.Pytester) -> None:
+    fast = project.runpytest("-p", "no:cacheprovider", "-m", "rag_gate and not slow", "gs")
+    fast.assert_outcomes(passed=7, failed=1, deselected=1)
+    slow = project.runpytest("-p", "no:cacheprovider", "-m", "slow", "gs", "-rs")
+    slow.assert_outcomes(skipped=1, deselected=8)
+    slow.stdout.fnmatch_lines(["SKIPPED [[]1[]] *faithfulness needs a judge: none configured*"])
+
+
+def test_keyword_selection_of_floors(project: pytest.Pytester) -> None:
+    result = project.runpytest("-p", "no:cacheprovider", "-k", "q1 or citation", "gs", "-v")
+    # the floor is decided over the questions that ran: q1's one right citation
+    result.assert_outcomes(passed=2, deselected=7)
+    result.stdout.fnmatch_lines(esc("*floor[citation_accuracy] PASSED*"))
+
+
+def test_collect_only_lists_questions_and_floors(project: pytest.Pytester) -> None:
+    result = project.runpytest("--collect-only", "-q", "-p", "no:cacheprovider", "gs")
+    result.stdout.fnmatch_lines(esc(
+        "gs/ragate.toml::q1", "gs/ragate.toml::q2", "gs/ragate.toml::q3", "gs/ragate.toml::q4",
+        "gs/ragate.toml::floor[citation_accuracy]",
+        "gs/ragate.toml::floor[unanswerable:abstention_accuracy]",
+        "9 tests collected*",
+    ))
+
+
+def test_require_judge_turns_the_skip_into_a_failure(project: pytest.Pytester) -> None:
+    result = project.runpytest("-p", "no:cacheprovider", "--ragate-require-judge", "gs")
+    result.assert_outcomes(passed=7, failed=2)
+    result.stdout.fnmatch_lines(["*faithfulness needs a judge*--ragate-require-judge is set*"])
+
+
+def run_outputs(pytester: pytest.Pytester, tag: str, *args: str,
+                ) -> tuple[int, str, str, dict[str, dict[str, object]]]:
+    results, report, junit = (pytester.path / f"{tag}.{ext}" for ext in ("jsonl", "md", "xml"))
+    run = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "gs", f"--junitxml={junit}", f"--ragate-results={results}",
+        f"--ragate-report={report}", *args)
+    return run.ret, results.read_text(), report.read_text(), junit_cases(junit)
+
+
+def test_xdist_gives_identical_outcomes_figures_and_files(project: pytest.Pytester) -> None:
+    serial = run_outputs(project, "n0", "-n", "0")
+    parallel = run_outputs(project, "n2", "-n", "2")
+    assert serial[0] == parallel[0] == 1  # evidence_recall fails, the rest hold
+    assert serial[1] == parallel[1]       # results JSONL, byte for byte
+    assert serial[2] == parallel[2]       # Markdown report, byte for byte
+    assert serial[3] == parallel[3]       # every testcase's outcome and properties
+    cases = serial[3]
+    assert cases["gs.ragate.toml::floor[evidence_recall]"]["outcome"] == "failure"
+    assert cases["gs.ragate.toml::floor[citation_accuracy]"]["outcome"] == "passed"
+    assert len(serial[1].splitlines()) == 4
+
+
+def test_results_rows_and_junit_properties(project: pytest.Pytester) -> None:
+    ret, results, report, cases = run_outputs(project, "out")
+    assert ret == 1
+    rows = {row["question_id"]: row for row in map(json.loads, results.splitlines())}
+    assert rows["q2"]["citations"] == 1 and rows["q2"]["citations_correct"] == 0
+    assert rows["q3"]["evidence_spans"] == 2 and rows["q3"]["evidence_spans_found"] == 1
+    assert rows["q4"]["abstained"] is True and rows["q4"]["must_abstain"] is True
+    assert rows["q1"]["nearest_distance"] == 0.25
+    assert rows["q1"]["eval_version"] == "7" and rows["q1"]["judge"] is None
+    for key in ("goldset", "kind", "abstention_correct", "metrics", "knobs"):
+        assert key in rows["q1"]
+    props = cases["gs.ragate.toml::q3"]["props"]
+    assert props["evidence_recall"] == "0.5" and props["citations"] == "1"
+    assert props["abstained"] == "false" and props["goldset"] == "mini"
+    floor = cases["gs.ragate.toml::floor[evidence_recall]"]["props"]
+    assert floor["value"] == "0.5" and floor["computed_by"] == "mechanical"
+    mean_row = next(line for line in report.splitlines() if line.startswith("| **mean**"))
+    assert mean_row.split("|")[-4:-1] == [" 0.67                             ",
+                                          " 1.00                               ",
+                                          " 0.50                           "]
+    assert "single_meeting 1/2 · cross_meeting 1/2" in report  # evidence recall by kind
+    assert "citation_accuracy (mechanical)" in report
+
+
+def test_question_outcome_assert_fails_wrong_questions(pytester: pytest.Pytester) -> None:
+    from tests.conftest import BASE_TOML
+
+    write_goldset(pytester.path / "gs", toml='question_outcome = "assert"\n' + BASE_TOML)
+    pytester.makeconftest(SYSTEM)
+    result = pytester.runpytest("-p", "no:cacheprovider", "gs")
+    result.assert_outcomes(passed=3, failed=1)  # q3 cites one of its two spans: not wrong
+    result.stdout.fnmatch_lines(["*q2 is wrong: 1 of 1 citations wrong*"])
+
+
+def test_default_system_says_how_to_define_one(pytester: pytest.Pytester) -> None:
+    write_goldset(pytester.path / "gs", floors="[floors]\nabstention_accuracy = 0.5\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", "gs")
+    result.assert_outcomes(errors=4, failed=1)
+    result.stdout.fnmatch_lines(["*ragate_system is not defined*conftest.py*",
+                                 "*4 questions errored, counted as wrong*"])
+
+
+def test_malformed_answer_fails_the_question(pytester: pytest.Pytester) -> None:
+    write_goldset(pytester.path / "gs")
+    pytester.makeconftest('''
+import pytest
+
+@pytest.fixture
+def ragate_system():
+    return lambda text: {"text": "x", "citations": [{"context_id": "c1"}], "abstained": True}
+''')
+    result = pytester.runpytest("-p", "no:cacheprovider", "gs")
+    result.assert_outcomes(failed=4)
+    result.stdout.fnmatch_lines(["*q1: the system returned a malformed answer (dict)*",
+                                 "*an abstaining answer carries no citations*"])
+
+
+def test_decorator_route_with_user_fixture_and_floor_override(pytester: pytest.Pytester) -> None:
+    write_goldset(pytester.path / "goldsets" / "mini",
+                  floors="[floors]\ncitation_accuracy = 0.99\nabstention_accuracy = 0.5\n")
+    pytester.makeconftest(SYSTEM.replace("def ragate_system", "def my_rag"))
+    pytester.makepyfile(test_rag='''
+import pytest_ragate as ragate
+
+@ragate.goldset("goldsets/mini")
+@ragate.floor(citation_accuracy=0.60)
+@ragate.floor(kind="single_meeting", evidence_recall={"min": 0.9, "xfail": "known miss"})
+def test_mini(ragate_question, my_rag):
+    assert ragate_question.kind in {"single_meeting", "cross_meeting", "unanswerable"}
+    return my_rag(ragate_question.question)
+''')
+    result = pytester.runpytest("-v", "-p", "no:cacheprovider", "test_rag.py")
+    result.stdout.fnmatch_lines(esc(
+        "test_rag.py::test_mini[q1] PASSED*",
+        "test_rag.py::test_mini::floor[citation_accuracy] PASSED*",
+        "test_rag.py::test_mini::floor[abstention_accuracy] PASSED*",
+        "test_rag.py::test_mini::floor[single_meeting:evidence_recall] XFAIL*",
+    ))
+    result.assert_outcomes(passed=6, xfailed=1)
+
+
+def test_decorator_route_missing_goldset_is_a_collection_error(
+        pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_rag='''
+import pytest_ragate as ragate
+
+@ragate.goldset("goldsets/nowhere")
+def test_x(ragate_question):
+    return None
+''')
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["*test_x: goldset 'goldsets/nowhere' not found under*"])
