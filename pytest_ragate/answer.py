@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 Knob = str | int | float | bool | None
 
@@ -25,14 +25,13 @@ class Context(BaseModel):
     text: str = ""
     distance: float | None = None
 
-    @model_validator(mode="after")
-    def _ordered(self) -> Context:
-        if self.last_turn < self.first_turn:
-            raise ValueError(
-                f"context {self.context_id!r}: last_turn {self.last_turn} < first_turn "
-                f"{self.first_turn}"
-            )
-        return self
+    @field_validator("last_turn")
+    @classmethod
+    def _ordered(cls, last: int, info: ValidationInfo) -> int:
+        first = info.data.get("first_turn")
+        if first is not None and last < first:
+            raise ValueError(f"last_turn {last} < first_turn {first}")
+        return last
 
 
 class Citation(BaseModel):

@@ -13,14 +13,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from pytest_ragate.files import read_jsonl, read_lines
-from pytest_ragate.problems import GoldsetError, Problem, problems_from_validation
-
-CorpusFormat = Literal["tiron", "qmsum", "segments-jsonl"]
+from pytest_ragate.problems import Problem, problems_from_validation
 
 
 @dataclass(frozen=True)
@@ -36,12 +33,22 @@ class Document:
     doc_id: str
     turns: tuple[Turn, ...]
     source: Path
+    broken: bool = False
 
 
 @dataclass
 class Corpus:
+    """Documents by id. `complete` is False when some source could not be read, and `broken`
+    names documents that failed to load: checks against them would only repeat the error."""
+
     documents: dict[str, Document]
     sources: list[Path] = field(default_factory=list)
+    broken: set[str] = field(default_factory=set)
+    complete: bool = True
+
+    def knows(self, doc_id: str) -> bool:
+        """Whether a check of `doc_id` against this corpus can be trusted."""
+        return doc_id in self.documents or (self.complete and doc_id not in self.broken)
 
     def __len__(self) -> int:
         return len(self.documents)
@@ -134,7 +141,10 @@ def _read_qmsum(path: Path) -> tuple[list[Document], list[Problem]]:
 def _read_segments(path: Path) -> tuple[list[Document], list[Problem]]:
     rows, problems = read_jsonl(path, _Segment)
     by_doc: dict[str, list[Turn]] = {}
+    broken: set[str] = set()
     for lineno, seg in rows:
+        if seg.doc_id in broken:
+            continue  # its first gap is reported; every later turn would repeat it
         turns = by_doc.setdefault(seg.doc_id, [])
         if seg.turn != len(turns):
             message = (
@@ -142,9 +152,11 @@ def _read_segments(path: Path) -> tuple[list[Document], list[Problem]]:
                 f"consecutive, in file order), got {seg.turn}"
             )
             problems.append(Problem(path, "turn", message, line=lineno))
+            broken.add(seg.doc_id)
             continue
         turns.append(Turn(seg.text, seg.speaker, seg.t_start, seg.t_end))
-    docs = [Document(doc_id, tuple(turns), path) for doc_id, turns in by_doc.items()]
+    docs = [Document(doc_id, tuple(turns), path, broken=doc_id in broken)
+            for doc_id, turns in by_doc.items()]
     return docs, problems
 
 
@@ -155,7 +167,8 @@ READERS: dict[str, Callable[[Path], tuple[list[Document], list[Problem]]]] = {
 }
 
 
-def expand_globs(base: Path, patterns: Iterable[str], config_path: Path) -> list[Path]:
+def expand_globs(base: Path, patterns: Iterable[str], config_path: Path,
+                 ) -> tuple[list[Path], list[Problem]]:
     """Every pattern must match at least one file: an empty corpus is an error, not a pass."""
     paths: list[Path] = []
     problems: list[Problem] = []
@@ -167,34 +180,37 @@ def expand_globs(base: Path, patterns: Iterable[str], config_path: Path) -> list
                 Problem(config_path, f"corpus.paths[{i}]", f"{pattern!r} matches no file")
             )
         paths.extend(f for f in files if f not in paths)
-    if problems:
-        raise GoldsetError(problems)
-    return paths
+    return paths, problems
 
 
-def load_corpus(paths: list[Path], fmt: str, config_path: Path) -> Corpus:
+def load_corpus(base: Path, patterns: list[str], fmt: str, config_path: Path,
+                ) -> tuple[Corpus, list[Problem]]:
+    """The corpus and every problem met reading it; what loaded is kept for later checks."""
+    paths, problems = expand_globs(base, patterns, config_path)
     reader = READERS.get(fmt)
     if reader is None:
         known = ", ".join(READERS)
-        raise GoldsetError(
-            [Problem(config_path, "corpus.format", f"unknown format {fmt!r} (known: {known})")]
-        )
+        problems.append(
+            Problem(config_path, "corpus.format", f"unknown format {fmt!r} (known: {known})"))
+        return Corpus({}, paths, complete=False), problems
     documents: dict[str, Document] = {}
-    problems: list[Problem] = []
+    broken: set[str] = set()
+    complete = not problems
     for path in paths:
         try:
             docs, found = reader(path)
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
             docs, found = [], [Problem(path, "<file>", f"cannot read: {error}")]
         problems.extend(found)
+        complete = complete and not found
         for doc in docs:
-            if doc.doc_id in documents:
+            if doc.broken:
+                broken.add(doc.doc_id)
+            elif doc.doc_id in documents:
                 other = documents[doc.doc_id].source
                 problems.append(
                     Problem(path, "doc_id", f"document {doc.doc_id!r} also defined in {other}")
                 )
             else:
                 documents[doc.doc_id] = doc
-    if problems:
-        raise GoldsetError(problems)
-    return Corpus(documents, sources=list(paths))
+    return Corpus(documents, list(paths), broken, complete), problems

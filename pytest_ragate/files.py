@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -23,8 +24,13 @@ def read_lines(path: Path) -> list[str]:
     return [line.removesuffix("\r") for line in lines]
 
 
-def read_jsonl(path: Path, model: type[M]) -> tuple[list[tuple[int, M]], list[Problem]]:
-    """Each non-blank line validated as `model`, kept with its 1-based line number."""
+def read_jsonl(path: Path, model: type[M], id_field: str | None = None,
+               ) -> tuple[list[tuple[int, M]], list[Problem]]:
+    """Each non-blank line validated as `model`, kept with its 1-based line number.
+
+    A rejected line's problems carry its `id_field` value when it has one, so callers can
+    tell a broken record from a missing one.
+    """
     rows: list[tuple[int, M]] = []
     problems: list[Problem] = []
     for lineno, line in enumerate(read_lines(path), start=1):
@@ -37,8 +43,19 @@ def read_jsonl(path: Path, model: type[M]) -> tuple[list[tuple[int, M]], list[Pr
                 detail = error.errors()[0]["msg"]
                 problems.append(Problem(path, "<json>", f"malformed JSON ({detail})", line=lineno))
             else:
-                problems.extend(problems_from_validation(error, path, line=lineno))
+                problems.extend(problems_from_validation(
+                    error, path, line=lineno, question_id=_raw_id(line, id_field)))
     return rows, problems
+
+
+def _raw_id(line: str, id_field: str | None) -> str | None:
+    if id_field is None:
+        return None
+    try:
+        value = json.loads(line).get(id_field)
+    except (ValueError, AttributeError):
+        return None
+    return value if isinstance(value, str) and value else None
 
 
 def write_atomic(path: Path, text: str) -> None:

@@ -6,6 +6,7 @@ Loading gathers all problems before raising, so one run lists them all.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections import Counter
 from dataclasses import dataclass, field
@@ -19,11 +20,11 @@ from pydantic import (
     Field,
     TypeAdapter,
     ValidationError,
+    ValidationInfo,
     field_validator,
-    model_validator,
 )
 
-from pytest_ragate.corpus import Corpus, CorpusFormat, expand_globs, load_corpus
+from pytest_ragate.corpus import Corpus, load_corpus
 from pytest_ragate.files import read_jsonl
 from pytest_ragate.metrics import METRICS, Span
 from pytest_ragate.problems import GoldsetError, Problem, problems_from_validation
@@ -41,7 +42,7 @@ class _Model(BaseModel):
 
 class CorpusConfig(_Model):
     paths: Annotated[list[str], Field(min_length=1)]
-    format: CorpusFormat
+    format: str  # checked against the known readers by load_corpus, naming the bad value
 
 
 class QuestionsConfig(_Model):
@@ -91,11 +92,13 @@ class EvidenceSpan(_Model):
     first_turn: Annotated[int, Field(ge=0)]
     last_turn: Annotated[int, Field(ge=0)]
 
-    @model_validator(mode="after")
-    def _ordered(self) -> EvidenceSpan:
-        if self.last_turn < self.first_turn:
-            raise ValueError(f"last_turn {self.last_turn} < first_turn {self.first_turn}")
-        return self
+    @field_validator("last_turn")
+    @classmethod
+    def _ordered(cls, last: int, info: ValidationInfo) -> int:
+        first = info.data.get("first_turn")
+        if first is not None and last < first:
+            raise ValueError(f"last_turn {last} < first_turn {first}")
+        return last
 
     @property
     def span(self) -> Span:
@@ -122,7 +125,7 @@ class FloorValue(_Model):
     xfail: Annotated[str, Field(min_length=1)] | None = None
 
 
-_FLOOR = TypeAdapter(Annotated[float, Field(ge=0.0, le=1.0)] | FloorValue)
+_UNIT = TypeAdapter(Annotated[float, Field(ge=0.0, le=1.0)])
 
 
 @dataclass(frozen=True)
@@ -154,14 +157,16 @@ def parse_floors(raw: dict[str, Any], path: Path, where: str = "floors") -> list
             problems.append(Problem(path, at, f"unknown metric {metric!r} (known: {known})"))
             return
         try:
-            parsed = _FLOOR.validate_python(value)
+            if isinstance(value, dict):
+                spec = FloorValue.model_validate(value)
+                floors.append(Floor(metric, spec.min, kind, spec.xfail))
+            elif isinstance(value, int | float) and not isinstance(value, bool):
+                floors.append(Floor(metric, _UNIT.validate_python(value), kind))
+            else:
+                problems.append(Problem(path, at, "must be a number in [0, 1] or "
+                                        "{ min = …, xfail = \"reason\" }"))
         except ValidationError as error:
             problems.extend(problems_from_validation(error, path, prefix=at))
-            return
-        if isinstance(parsed, FloorValue):
-            floors.append(Floor(metric, parsed.min, kind, parsed.xfail))
-        else:
-            floors.append(Floor(metric, float(parsed), kind))
 
     for key, value in raw.items():
         if key == "kind":
@@ -220,23 +225,28 @@ def _read_config(path: Path) -> GoldsetConfig:
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as error:
-        raise GoldsetError([Problem(path, "<toml>", f"malformed TOML ({error})")]) from None
+        where = re.search(r"line (\d+)", str(error))
+        line = int(where.group(1)) if where else None
+        raise GoldsetError([Problem(path, "<toml>", f"malformed TOML ({error})", line=line)],
+                           ) from None
     try:
         return GoldsetConfig.model_validate(raw)
     except ValidationError as error:
         raise GoldsetError(problems_from_validation(error, path)) from None
 
 
-def _read_expected(path: Path, config_path: Path) -> tuple[list[tuple[Path, int | None, Expected]],
-                                                          list[Problem]]:
+ExpectedRow = tuple[Path, int | None, Expected]
+
+
+def _read_expected(path: Path, config_path: Path) -> tuple[list[ExpectedRow], list[Problem]]:
     if path.is_dir():
-        rows: list[tuple[Path, int | None, Expected]] = []
+        rows: list[ExpectedRow] = []
         problems: list[Problem] = []
         for file in sorted(path.glob("*.json")):
             try:
                 expected = Expected.model_validate_json(file.read_bytes())
             except ValidationError as error:
-                problems.extend(problems_from_validation(error, file))
+                problems.extend(problems_from_validation(error, file, question_id=file.stem))
                 continue
             if expected.question_id != file.stem:
                 problems.append(Problem(file, "question_id", f"{expected.question_id!r} is "
@@ -244,14 +254,19 @@ def _read_expected(path: Path, config_path: Path) -> tuple[list[tuple[Path, int 
             rows.append((file, None, expected))
         return rows, problems
     if path.is_file() and path.suffix == ".jsonl":
-        lines, problems = read_jsonl(path, Expected)
+        lines, problems = read_jsonl(path, Expected, id_field="question_id")
         return [(path, lineno, exp) for lineno, exp in lines], problems
     message = f"{path.name!r} is neither a folder of <question_id>.json nor a .jsonl file"
     return [], [Problem(config_path, "questions.expected", message)]
 
 
-def _check_answer(case_kind: str, expected: Expected, corpus: Corpus, path: Path,
+def _a(word: str) -> str:
+    return f"an {word}" if word[:1].lower() in "aeiou" else f"a {word}"
+
+
+def _check_answer(kind: str, expected: Expected, corpus: Corpus, path: Path,
                   line: int | None) -> list[Problem]:
+    """The rules tying one expected answer to its question's kind and to the corpus."""
     qid = expected.question_id
 
     def problem(fld: str, message: str) -> Problem:
@@ -259,25 +274,32 @@ def _check_answer(case_kind: str, expected: Expected, corpus: Corpus, path: Path
 
     found: list[Problem] = []
     has_gist = bool(expected.gist and expected.gist.strip())
-    if case_kind in ANSWERABLE_KINDS or (case_kind != UNANSWERABLE_KIND and expected.evidence):
+    if kind in ANSWERABLE_KINDS:
         if not expected.evidence:
-            found.append(problem("evidence", f"a {case_kind} question needs evidence"))
+            found.append(problem("evidence", f"{_a(kind)} question needs evidence"))
         if not has_gist:
-            found.append(problem("gist", f"a {case_kind} question needs a gist"))
-    else:
+            found.append(problem("gist", f"{_a(kind)} question needs a gist"))
+    elif kind == UNANSWERABLE_KIND:
         if expected.evidence:
-            found.append(problem("evidence", f"a {case_kind} question must have no evidence "
-                                 "(it must abstain exactly when its evidence is empty)"))
+            found.append(problem("evidence", "an unanswerable question has no evidence "
+                                 "(a question must abstain exactly when its evidence is empty)"))
         if has_gist:
-            found.append(problem("gist", f"a {case_kind} question must have no gist"))
-    docs = {e.meeting_id for e in expected.evidence}
-    if case_kind == "cross_meeting" and expected.evidence and len(docs) < 2:
-        found.append(problem("evidence", "a cross_meeting question spans 2+ documents, "
-                             f"this one only {sorted(docs)}"))
-    if case_kind == "single_meeting" and len(docs) > 1:
-        found.append(problem("evidence", f"a single_meeting question spans one document, "
-                             f"this one {sorted(docs)}"))
+            found.append(problem("gist", "an unanswerable question has no gist"))
+    elif expected.evidence and not has_gist:
+        found.append(problem("gist", f"{_a(kind)} question with evidence needs a gist"))
+    elif has_gist and not expected.evidence:
+        found.append(problem("evidence", f"{_a(kind)} question has a gist but no evidence: add "
+                             "evidence, or drop the gist to make it a must-abstain question"))
+    docs = sorted({e.meeting_id for e in expected.evidence})
+    if kind == "cross_meeting" and expected.evidence and len(docs) < 2:
+        found.append(problem("evidence", f"a cross_meeting question spans 2+ documents, this "
+                             f"one only {docs}"))
+    if kind == "single_meeting" and len(docs) > 1:
+        found.append(problem("evidence", f"a single_meeting question spans one document, this "
+                             f"one {docs}"))
     for i, ev in enumerate(expected.evidence):
+        if not corpus.knows(ev.meeting_id):
+            continue  # the corpus problem that hides this document is reported already
         if ev.meeting_id not in corpus:
             found.append(problem(f"evidence[{i}].meeting_id",
                                  f"document {ev.meeting_id!r} is not in the corpus"))
@@ -286,6 +308,19 @@ def _check_answer(case_kind: str, expected: Expected, corpus: Corpus, path: Path
         if ev.last_turn >= n:
             found.append(problem(f"evidence[{i}].last_turn", f"turn {ev.last_turn} does not "
                                  f"exist ({ev.meeting_id} has turns 0..{n - 1})"))
+    return found
+
+
+def _check_mix(mix: dict[str, int], kinds: Counter[str], config_path: Path) -> list[Problem]:
+    found = []
+    for kind in sorted(set(kinds) | set(mix)):
+        want, got = mix.get(kind), kinds.get(kind, 0)
+        if want is None:
+            found.append(Problem(config_path, f"questions.mix.{kind}",
+                                 f"{got} {kind} questions but the mix declares none"))
+        elif want != got:
+            found.append(Problem(config_path, f"questions.mix.{kind}",
+                                 f"declares {want}, found {got}"))
     return found
 
 
@@ -303,23 +338,21 @@ def load_goldset(path: Path) -> Goldset:
     except GoldsetError as error:
         problems.extend(error.problems)
 
-    corpus = Corpus({})
-    try:
-        corpus = load_corpus(expand_globs(root, config.corpus.paths, config_path),
-                             config.corpus.format, config_path)
-    except GoldsetError as error:
-        problems.extend(error.problems)
+    corpus, found = load_corpus(root, config.corpus.paths, config.corpus.format, config_path)
+    problems.extend(found)
 
     questions_path = root / config.questions.file
     questions: list[tuple[int, Question]] = []
     if questions_path.is_file():
-        questions, found = read_jsonl(questions_path, Question)
+        questions, found = read_jsonl(questions_path, Question, id_field="question_id")
         problems.extend(found)
     else:
         problems.append(Problem(config_path, "questions.file", f"{questions_path} not found"))
+    rejected = {p.question_id for p in found if p.question_id}
 
     expected_rows, found = _read_expected(root / config.questions.expected, config_path)
     problems.extend(found)
+    rejected |= {p.question_id for p in found if p.question_id}
 
     by_id: dict[str, tuple[int, Question]] = {}
     for line, q in questions:
@@ -338,27 +371,20 @@ def load_goldset(path: Path) -> Goldset:
                                     line=line, question_id=qid))
             continue
         answers[qid] = exp
-        if qid not in by_id:
+        if qid in by_id:
+            problems.extend(_check_answer(by_id[qid][1].kind, exp, corpus, file, line))
+        elif qid not in rejected:
             problems.append(Problem(file, "question_id", f"no question {qid!r} in "
                                     f"{questions_path.name}", line=line, question_id=qid))
-            continue
-        problems.extend(_check_answer(by_id[qid][1].kind, exp, corpus, file, line))
 
     for qid, (line, _q) in by_id.items():
-        if qid not in answers:
+        if qid not in answers and qid not in rejected:
             problems.append(Problem(questions_path, "question_id", "has no expected answer",
                                     line=line, question_id=qid))
 
     if config.questions.mix is not None:
-        actual = Counter(q.kind for q in by_id.values())
-        for kind in sorted(set(actual) | set(config.questions.mix)):
-            want, got = config.questions.mix.get(kind), actual.get(kind, 0)
-            if want is None:
-                problems.append(Problem(config_path, f"questions.mix.{kind}",
-                                        f"{got} {kind} questions but the mix declares none"))
-            elif want != got:
-                problems.append(Problem(config_path, f"questions.mix.{kind}",
-                                        f"declares {want}, found {got}"))
+        kinds = Counter(q.kind for _line, q in by_id.values())
+        problems.extend(_check_mix(config.questions.mix, kinds, config_path))
 
     if problems:
         raise GoldsetError(problems)

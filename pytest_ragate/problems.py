@@ -34,6 +34,14 @@ class GoldsetError(Exception):
         super().__init__("\n".join(str(p) for p in self.problems))
 
 
+def format_loc(loc: tuple[int | str, ...]) -> str:
+    """('evidence', 0, 'last_turn') -> 'evidence[0].last_turn'."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
 def problems_from_validation(
     error: ValidationError,
     path: Path,
@@ -45,9 +53,9 @@ def problems_from_validation(
     """One Problem per pydantic error, the field written as a dotted path."""
     problems = []
     for err in error.errors(include_url=False):
-        loc = ".".join(str(part) for part in err["loc"])
+        loc = format_loc(err["loc"])
         field = f"{prefix}.{loc}" if prefix and loc else (prefix or loc or "<record>")
-        message = err["msg"]
+        message = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
             message = "unknown field"
         problems.append(Problem(path, field, message, line=line, question_id=question_id))
