@@ -24,6 +24,7 @@ class Context(BaseModel):
     last_turn: Annotated[int, Field(ge=0)]
     text: str = ""
     distance: float | None = None
+    label: str | None = None  # how to show it, e.g. "[ES2004a · A · 01:02–01:40]"
 
     @field_validator("last_turn")
     @classmethod

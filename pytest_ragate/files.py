@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 from typing import TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from pytest_ragate.problems import Problem, problems_from_validation
 
@@ -31,11 +31,16 @@ def read_jsonl(path: Path, model: type[M], id_field: str | None = None,
     A rejected line's problems carry its `id_field` value when it has one, so callers can
     tell a broken record from a missing one.
     """
+    numbered = [(n, line) for n, line in enumerate(read_lines(path), start=1) if line.strip()]
+    try:  # the common case, a valid file, in one validation call
+        models = TypeAdapter(list[model]).validate_json(  # type: ignore[valid-type]
+            "[" + ",".join(line for _, line in numbered) + "]")
+        return [(n, m) for (n, _), m in zip(numbered, models, strict=True)], []
+    except ValidationError:
+        pass  # find every bad line, one by one
     rows: list[tuple[int, M]] = []
     problems: list[Problem] = []
-    for lineno, line in enumerate(read_lines(path), start=1):
-        if not line.strip():
-            continue
+    for lineno, line in numbered:
         try:
             rows.append((lineno, model.model_validate_json(line)))
         except ValidationError as error:

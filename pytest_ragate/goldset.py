@@ -364,18 +364,18 @@ def load_goldset(path: Path) -> Goldset:
             by_id[q.question_id] = (line, q)
 
     answers: dict[str, Expected] = {}
-    for file, line, exp in expected_rows:
+    for file, at, exp in expected_rows:
         qid = exp.question_id
         if qid in answers:
             problems.append(Problem(file, "question_id", "duplicate expected answer",
-                                    line=line, question_id=qid))
+                                    line=at, question_id=qid))
             continue
         answers[qid] = exp
         if qid in by_id:
-            problems.extend(_check_answer(by_id[qid][1].kind, exp, corpus, file, line))
+            problems.extend(_check_answer(by_id[qid][1].kind, exp, corpus, file, at))
         elif qid not in rejected:
             problems.append(Problem(file, "question_id", f"no question {qid!r} in "
-                                    f"{questions_path.name}", line=line, question_id=qid))
+                                    f"{questions_path.name}", line=at, question_id=qid))
 
     for qid, (line, _q) in by_id.items():
         if qid not in answers and qid not in rejected:

@@ -7,6 +7,7 @@ silently: the controller decides and reports them once every question has run (`
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,11 +22,21 @@ GOLDSETS_KEY = pytest.StashKey[dict[Path, Goldset]]()
 
 
 def cached_goldset(config: pytest.Config, path: Path) -> Goldset:
-    """Each goldset is loaded once per process, whichever route asks for it."""
+    """Each goldset is loaded once per process, whichever route asks for it.
+
+    The cyclic garbage collector is paused while it loads: tens of thousands of fresh,
+    long-lived records otherwise trigger collections that find nothing to free.
+    """
     cache = config.stash.setdefault(GOLDSETS_KEY, {})
     key = path.resolve()
     if key not in cache:
-        cache[key] = load_goldset(key)
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            cache[key] = load_goldset(key)
+        finally:
+            if enabled:
+                gc.enable()
     return cache[key]
 
 
@@ -62,10 +73,13 @@ class FloorItem(pytest.Item):
                 "kind": f.kind, "xfail": f.xfail, "keywords": sorted(self.keywords)}
 
 
+RAG_GATE, SLOW = pytest.mark.rag_gate, pytest.mark.slow  # built once: 10k items add them
+
+
 def _mark(item: pytest.Item, judged: bool) -> None:
-    item.add_marker("rag_gate")
+    item.add_marker(RAG_GATE)
     if judged:
-        item.add_marker("slow")
+        item.add_marker(SLOW)
 
 
 def make_questions(parent: pytest.Collector, goldset: Goldset) -> Iterator[pytest.Function]:

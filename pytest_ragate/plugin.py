@@ -25,6 +25,7 @@ from pytest_ragate.items import (
     route_spec,
 )
 from pytest_ragate.metrics import QuestionRecord, score_answer
+from pytest_ragate.pipeline import add_options, pipeline, read_settings
 from pytest_ragate.session import RECORD_ATTR, WIRE_FLOORS, Controller
 
 CONTROLLER_KEY = pytest.StashKey[Controller]()
@@ -40,6 +41,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--ragate-require-judge", dest="ragate_require_judge", action="store_true",
                     default=False, help="fail judged floors when no judge is configured "
                     "instead of skipping them")
+    add_options(group, parser)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -48,6 +50,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "(select with `pytest -m rag_gate`)")
     config.addinivalue_line(
         "markers", "slow: needs a judge model (deselect with `-m 'rag_gate and not slow'`)")
+    read_settings(config)  # a bad knob is a usage error now, not a failure in every item
     if not hasattr(config, "workerinput"):
         controller = Controller(config)
         config.stash[CONTROLLER_KEY] = controller
@@ -199,11 +202,23 @@ def ragate_corpus(request: pytest.FixtureRequest) -> Any:
     return case.goldset.corpus
 
 
+@pytest.fixture(scope="session")
+def ragate_chunker(pytestconfig: pytest.Config) -> Any:
+    """Packs turns into chunks: `.chunk(corpus) -> list[Chunk]` and `.settings` (a dict)."""
+    return pipeline(pytestconfig).chunker()
+
+
 @pytest.fixture
-def ragate_system() -> Callable[[str], Answer]:
-    """The system under test: question text in, `ragate.Answer` out. Override it."""
-    pytest.fail(
-        "ragate_system is not defined: add a fixture to conftest.py that returns a callable "
-        "taking the question text and returning a pytest_ragate.Answer, e.g.\n\n"
-        "    @pytest.fixture\n    def ragate_system(my_rag):\n"
-        "        return my_rag.answer\n", pytrace=False)
+def ragate_retriever(request: pytest.FixtureRequest, ragate_corpus: Any,
+                     ragate_chunker: Any) -> Callable[[str], list[Any]]:
+    """`retriever(query) -> list[Context]` over the goldset's corpus (embedded Chroma)."""
+    return pipeline(request.config).retriever(ragate_corpus, ragate_chunker)
+
+
+@pytest.fixture
+def ragate_system(request: pytest.FixtureRequest,
+                  ragate_retriever: Callable[[str], list[Any]]) -> Callable[[str], Answer]:
+    """The system under test: question text in, `ragate.Answer` out. Override it in
+    conftest.py with your own; the default is an extractive answerer over
+    `ragate_retriever`."""
+    return pipeline(request.config).system(ragate_retriever)  # type: ignore[arg-type]
