@@ -11,10 +11,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from pytest_ragate.corpus import Corpus, Document, Turn
-from pytest_ragate.normalize import normalize
+from pytest_ragate.normalize import fold, normalize
 
 DEFAULT_BUDGET = 400
 _BREAK = re.compile(r"(?<=[.!?])\s+|\s+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
+MIN_SENTENCE_WORDS = 4
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,18 @@ class Chunk:
     @property
     def embed_text(self) -> str:
         return normalize(self.text)
+
+    @property
+    def sentences(self) -> list[str]:
+        """Its sentences in the display rendering, each long enough to say something: what
+        the extractive answerer quotes and the sentence rescue matches."""
+        found = []
+        for turn in self.text.split("\n"):
+            for raw in _SENTENCE_END.split(turn):
+                sentence = normalize(raw)
+                if len(fold(sentence).split()) >= MIN_SENTENCE_WORDS:
+                    found.append(sentence)
+        return found
 
 
 def _clock(seconds: float) -> str:

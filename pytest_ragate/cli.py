@@ -49,3 +49,59 @@ def validate(paths: tuple[Path, ...]) -> None:
                    f"{len(goldset.corpus)} documents, {len(goldset.floors)} floors")
     if failed:
         raise SystemExit(1)
+
+
+@main.command()
+@click.argument("results", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--step", type=click.FloatRange(0.005, 1.0), default=0.05, show_default=True,
+              help="spacing of the max_distance grid shown (the best cut is exact)")
+def calibrate(results: Path, step: float) -> None:
+    """Sweep max_distance (and top_k) over the rows of a `--ragate-results` file.
+
+    Prints, per goldset, the abstention/citation trade-off at each threshold and the best
+    setting, then evidence recall at each k up to the recorded top_k.
+    """
+    from tabulate import tabulate
+
+    from pytest_ragate.calibrate import best, recall_at, replay, sweep
+    from pytest_ragate.files import read_jsonl
+    from pytest_ragate.metrics import QuestionRecord
+
+    rows, problems = read_jsonl(results, QuestionRecord)
+    if problems:
+        raise click.ClickException("\n".join(map(str, problems)))
+    by_goldset: dict[str, list[QuestionRecord]] = {}
+    for _, row in rows:
+        if row.status == "scored":
+            by_goldset.setdefault(row.goldset, []).append(row)
+    if not by_goldset:
+        raise click.ClickException(f"no scored rows in {results}")
+    for name, group in by_goldset.items():
+        chosen = best(sweep(group))
+        grid = sorted({round(i * step, 6) for i in range(int(1.0 / step) + 1)}
+                      | {chosen.max_distance})
+        table = []
+        for s in (replay(group, t) for t in grid):
+            table.append([f"{s.max_distance:.3f}" + (" ← best" if s == chosen else ""),
+                          f"{s.abstention_accuracy:.2f} ({s.abstention_correct}/{s.n})",
+                          "—" if s.citation_accuracy is None else
+                          f"{s.citation_accuracy:.2f} ({s.citations_correct}/{s.citations})",
+                          s.answered, s.unknown])
+        recorded = sorted({str(r.knobs.get("max_distance")) for r in group})
+        click.echo(f"\n{name}: {len(group)} scored rows, recorded max_distance "
+                   f"{', '.join(recorded)}")
+        click.echo(tabulate(table, headers=["max_distance", "abstention accuracy",
+                                            "citation accuracy", "answered", "unknown"],
+                            disable_numparse=True))
+        cited = chosen.citation_accuracy
+        click.echo(f"best: max_distance = {chosen.max_distance:.3f} (abstention accuracy "
+                   f"{chosen.abstention_accuracy:.2f}, citation accuracy "
+                   f"{'—' if cited is None else f'{cited:.2f}'})")
+        if chosen.unknown:
+            click.echo("note: every threshold leaves rows unknown; record with a looser "
+                       "--ragate-max-distance")
+        recall = recall_at(group)
+        if recall:
+            click.echo(tabulate([[k, f"{found / n:.2f} ({found}/{n})" if n else "—"]
+                                 for k, found, n in recall],
+                                headers=["top_k", "evidence recall"], disable_numparse=True))

@@ -5,6 +5,7 @@ Only turn ranges enter a score: a quote, however verbatim, never makes a citatio
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -77,6 +78,7 @@ class QuestionRecord(BaseModel):
     nearest_distance: float | None = None
     evidence_spans: int
     evidence_spans_found: int = 0
+    evidence_ranks: list[int | None] = Field(default_factory=list)  # 1-based, per span
     metrics: dict[str, float | None] = Field(default_factory=dict)
     judge: str | None = None
     eval_version: str
@@ -104,7 +106,7 @@ class QuestionRecord(BaseModel):
         for key, value in self.model_dump(mode="json", exclude={"metrics", "knobs"}).items():
             if value is None:
                 continue
-            props.append((key, _plain(value)))
+            props.append((key, json.dumps(value) if isinstance(value, list) else _plain(value)))
         for key, value in self.metrics.items():
             if value is not None:
                 props.append((key, float(value)))
@@ -133,7 +135,9 @@ def score_answer(answer: Answer, evidence: Sequence[Span]) -> dict[str, object]:
     must_abstain = not evidence
     answered = not answer.abstained
     correct = sum(citation_correct(c.context_id, answer, evidence) for c in answer.citations)
-    found = sum(any(span.overlaps(c) for c in answer.contexts) for span in evidence)
+    ranks = [next((rank for rank, c in enumerate(answer.contexts, 1) if span.overlaps(c)), None)
+             for span in evidence]
+    found = sum(rank is not None for rank in ranks)
     n_cit = len(answer.citations) if answered else 0
     return {
         "abstained": answer.abstained,
@@ -145,6 +149,7 @@ def score_answer(answer: Answer, evidence: Sequence[Span]) -> dict[str, object]:
         "nearest_distance": answer.nearest_distance,
         "evidence_spans": len(evidence),
         "evidence_spans_found": found,
+        "evidence_ranks": ranks,
         "metrics": {
             "citation_accuracy": correct / n_cit if n_cit else None,
             "abstention_accuracy": 1.0 if answer.abstained == must_abstain else 0.0,

