@@ -61,11 +61,13 @@ class Corpus:
 
     @cached_property
     def content_hash(self) -> str:
-        """Digest of every source file's bytes, for caches keyed on what was indexed."""
+        """Digest of what was read (ids, texts, speakers, times), not of file names: caches
+        keyed on it follow the content, whichever files carried it."""
         digest = hashlib.sha256()
-        for path in sorted(self.sources):
-            digest.update(path.name.encode())
-            digest.update(hashlib.sha256(path.read_bytes()).digest())
+        for doc_id in sorted(self.documents):
+            digest.update(json.dumps([doc_id, [[t.text, t.speaker, t.t_start, t.t_end]
+                                               for t in self.documents[doc_id].turns]],
+                                     ensure_ascii=False).encode())
         return digest.hexdigest()
 
 

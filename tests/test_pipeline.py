@@ -1,0 +1,201 @@
+"""The embedded default pipeline with its real parts: MiniLM weights, Chroma, one meeting."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("chromadb")
+pytest.importorskip("sentence_transformers")
+
+from pytest_ragate.answering import ExtractiveAnswerer
+from pytest_ragate.chunking import Chunker
+from pytest_ragate.corpus import Corpus, load_corpus
+from pytest_ragate.normalize import quote_matches
+from pytest_ragate.retrieval import Embedder, Retriever, index_key, open_index
+
+TIRON = Path(__file__).parent.parent / "goldsets" / "corpora" / "tiron"
+MEETING = "tiron-ES2004a"
+ON_TOPIC = ("Which animal did the project manager draw on the whiteboard, and how did she "
+            "describe it?")
+OFF_TOPIC = "What is the boiling point of mercury in kelvin?"
+
+
+def meeting_corpus(folder: Path = TIRON) -> Corpus:
+    corpus, problems = load_corpus(folder, [f"{MEETING}.speakers.json"], "tiron",
+                                   folder / "ragate.toml")
+    assert not problems
+    return corpus
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Embedder:
+    return Embedder()
+
+
+@pytest.fixture(scope="module")
+def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("index")
+
+
+@pytest.fixture(scope="module")
+def retriever(embedder: Embedder, index_dir: Path) -> Retriever:
+    index = open_index(meeting_corpus(), Chunker(400), embedder, cache_dir=index_dir)
+    return Retriever(index, embedder, top_k=5)
+
+
+def test_an_index_built_once_is_reused(retriever: Retriever, embedder: Embedder,
+                                       index_dir: Path) -> None:
+    before = embedder.encoded
+    again = open_index(meeting_corpus(), Chunker(400), embedder, cache_dir=index_dir)
+    assert again.built is False and again.key == retriever.index.key
+    assert embedder.encoded == before  # nothing re-embedded
+    assert len(again.chunks) == again.collection.count()
+
+
+class OtherModel(Embedder):
+    model_id = "sentence-transformers/all-MiniLM-L6-v2@other-revision"
+
+
+@pytest.mark.parametrize("change", ["corpus", "budget", "model"])
+def test_any_change_of_corpus_budget_or_model_rebuilds(change: str, retriever: Retriever,
+                                                       embedder: Embedder, index_dir: Path,
+                                                       tmp_path: Path) -> None:
+    corpus, chunker, model = meeting_corpus(), Chunker(400), embedder
+    if change == "corpus":
+        for path in TIRON.glob(f"{MEETING}.*"):
+            shutil.copy(path, tmp_path / path.name)
+        txt = tmp_path / f"{MEETING}.txt"
+        txt.write_text(txt.read_text().replace("favourite animal", "favourite fish", 1))
+        corpus = meeting_corpus(tmp_path)
+    elif change == "budget":
+        chunker = Chunker(300)
+    else:
+        model = OtherModel()
+    rebuilt = open_index(corpus, chunker, model, cache_dir=index_dir)
+    assert rebuilt.key != retriever.index.key
+    assert rebuilt.built is True
+    assert index_key(corpus, chunker, model.model_id) == rebuilt.key
+
+
+def test_the_answerer_cites_on_topic_with_verbatim_quotes(retriever: Retriever) -> None:
+    answer = ExtractiveAnswerer(retriever, max_distance=0.7, support=0.35)(ON_TOPIC)
+    assert not answer.abstained and answer.citations
+    contexts = {c.context_id: c for c in answer.contexts}
+    for citation in answer.citations:
+        context = contexts[citation.context_id]
+        assert citation.quote and quote_matches(citation.quote, context.text)
+    assert any("animal" in (c.quote or "") for c in answer.citations)
+    assert answer.knobs["top_k"] == 5 and answer.knobs["max_distance"] == 0.7
+    assert answer.nearest_distance is not None and answer.nearest_distance < 0.7
+
+
+def test_the_answerer_abstains_off_topic(retriever: Retriever) -> None:
+    answer = ExtractiveAnswerer(retriever, max_distance=0.7, support=0.35)(OFF_TOPIC)
+    assert answer.abstained and not answer.citations
+    assert answer.nearest_distance is not None and answer.nearest_distance > 0.7
+    assert answer.contexts  # what was retrieved is kept, for evidence recall
+
+
+def test_contexts_carry_turn_ranges_and_labels(retriever: Retriever) -> None:
+    contexts = retriever(ON_TOPIC)
+    assert len(contexts) == 5
+    assert [c.distance for c in contexts] == sorted(c.distance or 0 for c in contexts)
+    first = contexts[0]
+    chunk = retriever.index.chunks[first.context_id]
+    assert (first.doc_id, first.first_turn, first.last_turn) == (
+        chunk.doc_id, chunk.first_turn, chunk.last_turn)
+    assert first.label and first.label.startswith(f"[{MEETING} · ")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`chroma run` on loopback, as a team would run it beside CI."""
+    chroma = Path(sys.executable).parent / "chroma"
+    port = _free_port()
+    data = tmp_path_factory.mktemp("chroma-server")
+    proc = subprocess.Popen([str(chroma), "run", "--path", str(data), "--host", "127.0.0.1",
+                             "--port", str(port)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=1).read()
+                break
+            except OSError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise RuntimeError("chroma run did not come up") from None
+                time.sleep(0.1)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_chroma_server_path(chroma_server: str, retriever: Retriever, embedder: Embedder,
+                            tmp_path: Path) -> None:
+    remote = open_index(meeting_corpus(), Chunker(400), embedder, cache_dir=tmp_path,
+                        url=chroma_server)
+    assert remote.built is True and chroma_server in remote.location
+    again = open_index(meeting_corpus(), Chunker(400), embedder, cache_dir=tmp_path,
+                       url=chroma_server)
+    assert again.built is False  # the server keeps it between runs
+    served = Retriever(again, embedder, top_k=5)
+    assert [c.context_id for c in served(ON_TOPIC)] == [c.context_id for c in
+                                                        retriever(ON_TOPIC)]
+    local = ExtractiveAnswerer(retriever, 0.7, 0.35)(ON_TOPIC)
+    assert ExtractiveAnswerer(served, 0.7, 0.35)(ON_TOPIC).citations == local.citations
+
+
+def test_default_pipeline_end_to_end(pytester: pytest.Pytester) -> None:
+    """The plugin's default fixtures on a one-meeting goldset: a cold run shows progress and
+    builds; a warm run reuses; the knobs land on every row."""
+    gs = pytester.path / "gs"
+    (gs / "corpus").mkdir(parents=True)
+    for path in TIRON.glob(f"{MEETING}.*"):
+        shutil.copy(path, gs / "corpus" / path.name)
+    (gs / "ragate.toml").write_text(
+        '[corpus]\npaths = ["corpus/*.speakers.json"]\nformat = "tiron"\n'
+        '[questions]\nexpected = "expected.jsonl"\n'
+        "[floors]\nabstention_accuracy = 1.0\n")
+    (gs / "questions.jsonl").write_text(
+        json.dumps({"question_id": "animal", "kind": "single_meeting", "question": ON_TOPIC})
+        + "\n" + json.dumps({"question_id": "mercury", "kind": "unanswerable",
+                             "question": OFF_TOPIC}) + "\n")
+    (gs / "expected.jsonl").write_text(
+        json.dumps({"question_id": "animal", "gist": "a tiger", "evidence": [
+            {"meeting_id": MEETING, "first_turn": 20, "last_turn": 34}]}) + "\n"
+        + json.dumps({"question_id": "mercury", "gist": None, "evidence": []}) + "\n")
+    cache = pytester.path / "idx"
+    args = ["-p", "no:cacheprovider", "gs", f"--ragate-index-dir={cache}",
+            "--ragate-results=r.jsonl"]
+    cold = pytester.runpytest_subprocess(*args)
+    cold.assert_outcomes(passed=3)
+    assert "ragate: embedding 1 documents" in cold.stderr.str() + cold.stdout.str()
+    warm = pytester.runpytest_subprocess(*args)
+    warm.assert_outcomes(passed=3)
+    assert "ragate: embedding" not in warm.stderr.str() + warm.stdout.str()
+    lines = (pytester.path / "r.jsonl").read_text().splitlines()
+    rows = {r["question_id"]: r for r in map(json.loads, lines)}
+    assert rows["mercury"]["abstained"] is True and rows["animal"]["abstained"] is False
+    for row in rows.values():
+        assert row["knobs"]["embedding_model"] == "sentence-transformers/all-MiniLM-L6-v2"
+        assert row["knobs"]["chunk_budget"] == 400 and row["knobs"]["top_k"] == 5
+        assert row["nearest_distance"] is not None
