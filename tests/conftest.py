@@ -9,8 +9,6 @@ from typing import Any
 
 import pytest
 
-pytest_plugins = ["pytester"]
-
 DOCS = {"m1": 12, "m2": 12, "m3": 6}
 
 QUESTIONS = [

