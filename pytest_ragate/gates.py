@@ -79,7 +79,7 @@ def decide(
         notes.append(f"{errors} question{'s' * (errors != 1)} errored, counted as wrong")
     if skipped:
         notes.append(f"{skipped} skipped, not counted")
-    if t.failures:
+    if t.failures and floor.metric != "judge_coverage":
         notes.append(f"{t.failures} judge failure{'s' * (t.failures != 1)}, not counted")
     suffix = f" ({'; '.join(notes)})" if notes else ""
     scope = f"{floor.kind} questions" if floor.kind else "questions"
@@ -91,8 +91,10 @@ def decide(
     value = t.value or 0.0
     holds = value >= floor.min
     method = "Wilson" if info.aggregate == "proportion" else "bootstrap"
+    count = (f"over {t.n}/{t.n + t.failures} judged" if info.judged and info.aggregate == "mean"
+             else f"n={t.n} {info.unit}")
     figures = (f"{floor.metric} {value:.2f} {'≥' if holds else '<'} floor {floor.min:.2f} · "
-               f"n={t.n} {info.unit} · 95% CI {fmt_interval(interval)} ({method}) · "
+               f"{count} · 95% CI {fmt_interval(interval)} ({method}) · "
                f"computed by {by}{suffix}")
     if floor.xfail:
         if holds:

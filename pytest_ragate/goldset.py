@@ -146,6 +146,16 @@ class Floor:
         return METRICS[self.metric].judged
 
 
+DEFAULT_JUDGE_COVERAGE = 0.95
+
+
+def with_judge_coverage(floors: list[Floor]) -> list[Floor]:
+    """A goldset with judged floors also gates on how many verdicts the judge delivered."""
+    if any(f.judged for f in floors) and not any(f.metric == "judge_coverage" for f in floors):
+        return [*floors, Floor("judge_coverage", DEFAULT_JUDGE_COVERAGE)]
+    return floors
+
+
 def parse_floors(raw: dict[str, Any], path: Path, where: str = "floors") -> list[Floor]:
     """`{metric: min | {min, xfail}}` plus `kind.<kind>.<metric>`; names checked against METRICS."""
     floors: list[Floor] = []
@@ -388,7 +398,8 @@ def load_goldset(path: Path) -> Goldset:
 
     if problems:
         raise GoldsetError(problems)
-    goldset = Goldset(config.name or root.name, root, config_path, config, corpus, [], floors)
+    goldset = Goldset(config.name or root.name, root, config_path, config, corpus, [],
+                      with_judge_coverage(floors))
     goldset.cases = [Case(goldset, i, line, q, answers[q.question_id])
                      for i, (line, q) in enumerate(by_id.values())]
     return goldset

@@ -14,7 +14,14 @@ from typing import Any
 
 import pytest
 
-from pytest_ragate.goldset import Case, Floor, Goldset, load_goldset, parse_floors
+from pytest_ragate.goldset import (
+    Case,
+    Floor,
+    Goldset,
+    load_goldset,
+    parse_floors,
+    with_judge_coverage,
+)
 from pytest_ragate.problems import GoldsetError
 
 CASE_KEY = pytest.StashKey[Case]()
@@ -169,7 +176,7 @@ def decorated_goldset(config: pytest.Config, module_path: Path, name: str,
         pytest.fail(f"invalid goldset for {name}:\n{error}", pytrace=False)
     by_key = {(f.kind, f.metric): f for f in goldset.floors}
     by_key.update({(f.kind, f.metric): f for f in overrides})
-    return goldset, list(by_key.values())
+    return goldset, with_judge_coverage(list(by_key.values()))
 
 
 def adopt_questions(items: Iterable[object]) -> Iterator[pytest.Function]:

@@ -34,6 +34,7 @@ METRICS: dict[str, MetricInfo] = {
         MetricInfo("faithfulness", True, "mean", "questions"),
         MetricInfo("context_precision", True, "mean", "questions"),
         MetricInfo("answer_relevance", True, "mean", "questions"),
+        MetricInfo("judge_coverage", True, "proportion", "verdicts"),
     )
 }
 MECHANICAL = "mechanical"
@@ -81,8 +82,18 @@ class QuestionRecord(BaseModel):
     evidence_ranks: list[int | None] = Field(default_factory=list)  # 1-based, per span
     metrics: dict[str, float | None] = Field(default_factory=dict)
     judge: str | None = None
+    judge_model: str | None = None
+    judge_failures: dict[str, str] = Field(default_factory=dict)  # metric -> why
+    judge_cached: list[str] = Field(default_factory=list)  # metrics served from the cache
     eval_version: str
     knobs: dict[str, Knob] = Field(default_factory=dict)
+
+    @property
+    def judge_attempted(self) -> list[str]:
+        """Judged metrics this row asked the judge for (verdict or failure)."""
+        judged = [m for m, info in METRICS.items() if info.judged and m != "judge_coverage"]
+        return [m for m in judged if self.metrics.get(m) is not None
+                or m in self.judge_failures]
 
     @property
     def wrong(self) -> list[str]:
@@ -103,7 +114,8 @@ class QuestionRecord(BaseModel):
     def junit_properties(self) -> list[tuple[str, str | float]]:
         """Flat name/value pairs; values are plain str or float as JUnit consumers expect."""
         props: list[tuple[str, str | float]] = []
-        for key, value in self.model_dump(mode="json", exclude={"metrics", "knobs"}).items():
+        skip = {"metrics", "knobs", "judge_failures", "judge_cached"}
+        for key, value in self.model_dump(mode="json", exclude=skip).items():
             if value is None:
                 continue
             props.append((key, json.dumps(value) if isinstance(value, list) else _plain(value)))
@@ -113,6 +125,10 @@ class QuestionRecord(BaseModel):
         for key, value in self.knobs.items():
             if value is not None:
                 props.append((f"knob.{key}", _plain(value)))
+        for metric, why in self.judge_failures.items():
+            props.append((f"judge_failure.{metric}", why))
+        if self.judge_cached:
+            props.append(("judge_cached", ",".join(self.judge_cached)))
         return props
 
 
@@ -185,7 +201,11 @@ def tally(metric: str, records: Iterable[QuestionRecord]) -> Tally:
         return Tally(
             metric, sum(r.evidence_spans_found for r in rows), sum(r.evidence_spans for r in rows)
         )
-    # judged metrics: a mean over questions that have a value; missing ones are failures
-    eligible = [r for r in rows if not r.must_abstain]
-    values = tuple(float(v) for r in eligible if (v := r.metrics.get(metric)) is not None)
-    return Tally(metric, sum(values), len(values), values, failures=len(eligible) - len(values))
+    if metric == "judge_coverage":
+        attempted = sum(len(r.judge_attempted) for r in rows)
+        failed = sum(len(r.judge_failures) for r in rows)
+        return Tally(metric, attempted - failed, attempted, failures=failed)
+    # judged metrics: a mean over the verdicts obtained; failures are counted, not averaged
+    values = tuple(float(v) for r in rows if (v := r.metrics.get(metric)) is not None)
+    failures = sum(metric in r.judge_failures for r in rows)
+    return Tally(metric, sum(values), len(values), values, failures=failures)

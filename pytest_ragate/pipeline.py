@@ -1,7 +1,6 @@
-"""The embedded default pipeline's settings and its per-process objects.
+"""The embedded default pipeline's per-process objects: embedder, indexes, answerer.
 
-Settings come from flags over ini values over defaults, validated once at start-up. The heavy
-parts (torch, chromadb) are imported only when a fixture first asks for them.
+The heavy parts (torch, chromadb) are imported only when a fixture first asks for them.
 """
 
 from __future__ import annotations
@@ -11,13 +10,13 @@ import sys
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from pytest_ragate.chunking import DEFAULT_BUDGET, Chunker
+from pytest_ragate.chunking import Chunker
 from pytest_ragate.corpus import Corpus
+from pytest_ragate.settings import PipelineSettings, read_settings
 
 if TYPE_CHECKING:
     from pytest_ragate.answering import ExtractiveAnswerer
@@ -25,59 +24,12 @@ if TYPE_CHECKING:
 
 PIPELINE_KEY = pytest.StashKey["Pipeline"]()
 
-class Settings(BaseModel):
-    """Each field is a flag `--ragate-<name>` and an ini option `ragate_<name>`.
-
-    max_distance 0.7 and support 0.35 were chosen with `ragate calibrate` on the shipped
-    goldsets: no answerable question of either abstains on distance at 0.7.
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    chunk_budget: Annotated[int, Field(ge=20, description="characters of normalised text per "
-                                       "chunk")] = DEFAULT_BUDGET
-    top_k: Annotated[int, Field(ge=1, le=1000, description="contexts retrieved per "
-                                "question")] = 5
-    max_distance: Annotated[float, Field(ge=0.0, le=2.0, description="abstain when the nearest "
-                                         "context is farther (cosine distance)")] = 0.7
-    support: Annotated[float, Field(ge=-1.0, le=1.0, description="abstain when no retrieved "
-                                    "sentence is this similar to the question")] = 0.35
-    chroma_url: Annotated[str | None, Field(description="a Chroma server (`chroma run`) "
-                                            "instead of the embedded client")] = None
-    index_dir: Annotated[str | None, Field(description="where embedded indexes persist "
-                                           "(default: the pytest cache)")] = None
-
-
-def add_options(group: Any, parser: pytest.Parser) -> None:
-    for name, info in Settings.model_fields.items():
-        text = info.description + ("" if info.default is None else f" (default: {info.default})")
-        kind = {int: int, float: float}.get(info.annotation, str)  # type: ignore[call-overload]
-        group.addoption("--ragate-" + name.replace("_", "-"), dest=f"ragate_{name}",
-                        default=None, metavar=name.upper(), type=kind, help=text)
-        parser.addini(f"ragate_{name}", text, type="string", default=None)
-
-
-def read_settings(config: pytest.Config) -> Settings:
-    values: dict[str, Any] = {}
-    for name in Settings.model_fields:
-        value = config.getoption(f"ragate_{name}")
-        if value is None:
-            value = config.getini(f"ragate_{name}") or None
-        if value is not None:
-            values[name] = value
-    try:
-        return Settings.model_validate(values)
-    except ValidationError as error:
-        lines = [f"  ragate_{e['loc'][0]}: {e['msg']}" for e in error.errors()]
-        raise pytest.UsageError("invalid pytest-ragate settings:\n" + "\n".join(lines)) from None
-
-
 @dataclass
 class Pipeline:
     """One per process: the embedder and the indexes it opened, shared by every item."""
 
     config: pytest.Config
-    settings: Settings
+    settings: PipelineSettings
     _embedder: Embedder | None = None
     indexes: dict[tuple[str, str], ChunkIndex] = field(default_factory=dict)
 
@@ -179,5 +131,5 @@ class _ProgressBar:
 def pipeline(config: pytest.Config) -> Pipeline:
     found = config.stash.get(PIPELINE_KEY, None)
     if found is None:
-        found = config.stash[PIPELINE_KEY] = Pipeline(config, read_settings(config))
+        found = config.stash[PIPELINE_KEY] = Pipeline(config, read_settings(config).pipeline)
     return found

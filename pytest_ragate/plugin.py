@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 from _pytest.runner import runtestprotocol
-from pydantic import ValidationError
 
+from pytest_ragate import judges, questions
 from pytest_ragate.answer import Answer
-from pytest_ragate.goldset import CONFIG_NAME, Case, Question
+from pytest_ragate.goldset import CONFIG_NAME, Question
 from pytest_ragate.items import (
     CASE_KEY,
     FloorItem,
@@ -24,12 +24,11 @@ from pytest_ragate.items import (
     make_floors,
     route_spec,
 )
-from pytest_ragate.metrics import QuestionRecord, score_answer
-from pytest_ragate.pipeline import add_options, pipeline, read_settings
-from pytest_ragate.session import RECORD_ATTR, WIRE_FLOORS, Controller
+from pytest_ragate.pipeline import pipeline
+from pytest_ragate.session import WIRE_FLOORS, Controller
+from pytest_ragate.settings import add_options, read_settings
 
 CONTROLLER_KEY = pytest.StashKey[Controller]()
-RECORD_KEY = pytest.StashKey[QuestionRecord]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -114,47 +113,36 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
-    """Floors run without reporting (keeping the setup/teardown stack in step); the
-    controller reports them at the end of the run."""
-    if not isinstance(item, FloorItem):
-        return None
-    runtestprotocol(item, log=False, nextitem=nextitem)
-    return True
+    """Floors run without reporting (the controller reports them at the end); questions
+    hold their reports while their judge verdicts are pending."""
+    if isinstance(item, FloorItem):
+        runtestprotocol(item, log=False, nextitem=nextitem)
+        return True
+    if CASE_KEY in item.stash:
+        return questions.run_protocol(item, nextitem)
+    return None
 
 
-def _record(case: Case, **fields: Any) -> QuestionRecord:
-    q = case.question
-    expected = case.expected
-    spans = expected.spans if expected else []
-    base: dict[str, Any] = {
-        "goldset": case.goldset.name, "question_id": q.question_id, "kind": q.kind,
-        "index": case.index, "must_abstain": not spans, "evidence_spans": len(spans),
-        "eval_version": case.goldset.eval_version,
-    }
-    base.update(fields)
-    return QuestionRecord.model_validate(base)
+@pytest.hookimpl(wrapper=True, trylast=True)
+def pytest_runtestloop(session: pytest.Session) -> Generator[None, object, object]:
+    """Before the loop ends (and before the controller decides floors), every held question
+    report is released: the judge's last verdicts are waited for here."""
+    try:
+        return (yield)
+    finally:
+        run = session.config.stash.get(questions.RUN_KEY, None)
+        if run is not None:
+            questions.release(run, wait=True)
+            run.close()
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
-    """Call a question's test, score what it returns, and record the scores."""
+    """Call a question's test, score what it returns, and hand it to the judge."""
     case = pyfuncitem.stash.get(CASE_KEY, None)
     if case is None:
         return None
-    args = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
-    result = pyfuncitem.obj(**args)
-    try:
-        answer = result if isinstance(result, Answer) else Answer.model_validate(result)
-    except ValidationError as error:
-        pytest.fail(f"{case.question.question_id}: the system returned a malformed answer "
-                    f"({type(result).__name__}):\n{error}", pytrace=False)
-    assert case.expected is not None
-    record = _record(case, **score_answer(answer, case.expected.spans))
-    pyfuncitem.stash[RECORD_KEY] = record
-    pyfuncitem.user_properties.extend(record.junit_properties())
-    if case.goldset.config.question_outcome == "assert" and record.wrong:
-        pytest.fail(f"{case.question.question_id} is wrong: " + "; ".join(record.wrong),
-                    pytrace=False)
+    questions.ask(pyfuncitem, case)
     return True
 
 
@@ -163,21 +151,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None],
                               ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     """Attach the question's record to its report, so it reaches the controller via xdist."""
     report = yield
-    case = item.stash.get(CASE_KEY, None)
-    if case is None or report.when == "teardown":
-        return report
-    record = item.stash.get(RECORD_KEY, None)
-    if record is None and report.failed:
-        reason = call.excinfo.exconly().splitlines()[0] if call.excinfo else "failed"
-        record = _record(case, status="error", error=reason)
-        item.user_properties.extend(record.junit_properties())
-    elif record is None and report.skipped:
-        reason = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else "skipped"
-        record = _record(case, status="skipped", error=reason)
-    elif report.when != "call":
-        return report
-    if record is not None:
-        setattr(report, RECORD_ATTR, record.model_dump(mode="json"))
+    questions.attach_record(item, call, report)
     return report
 
 
@@ -200,6 +174,21 @@ def ragate_corpus(request: pytest.FixtureRequest) -> Any:
     if case is None:
         pytest.fail("ragate_corpus is only available in goldset items", pytrace=False)
     return case.goldset.corpus
+
+
+@pytest.fixture(scope="session")
+def ragate_judge(pytestconfig: pytest.Config) -> Any:
+    """The judge of faithfulness, context precision and answer relevance, or None (judged
+    floors then skip). Built from --ragate-judge; override it to bring your own."""
+    return judges.from_settings(read_settings(pytestconfig).judge,
+                                lambda: pipeline(pytestconfig).embedder)
+
+
+@pytest.fixture(scope="session")
+def ragate_answerer_model(pytestconfig: pytest.Config) -> str | None:
+    """The model your system answers with (--ragate-answerer-model): a judge on the same
+    weights is flagged in the report."""
+    return read_settings(pytestconfig).judge.answerer_model
 
 
 @pytest.fixture(scope="session")

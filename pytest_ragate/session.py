@@ -16,10 +16,10 @@ import pytest
 from pytest_ragate.gates import decide
 from pytest_ragate.goldset import Floor
 from pytest_ragate.metrics import QuestionRecord
+from pytest_ragate.questions import RECORD_ATTR
 from pytest_ragate.reports import GoldsetRun, floors_table, write_markdown, write_results
 
 WIRE_FLOORS = "ragate_floors"
-RECORD_ATTR = "ragate_record"
 
 
 class Controller:
@@ -47,7 +47,7 @@ class Controller:
         output = getattr(node, "workeroutput", None) or {}
         self.add_floors(output.get(WIRE_FLOORS, []))
 
-    @pytest.hookimpl(wrapper=True)
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
         result = yield
         if not self.config.option.collectonly:

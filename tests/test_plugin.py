@@ -73,7 +73,7 @@ def junit_cases(path: Path) -> dict[str, dict[str, object]]:
 
 def test_goldset_items_and_floor_outcomes(project: pytest.Pytester) -> None:
     result = project.runpytest("-v", "-p", "no:cacheprovider", "gs")
-    result.assert_outcomes(passed=7, failed=1, skipped=1)
+    result.assert_outcomes(passed=7, failed=1, skipped=2)
     result.stdout.fnmatch_lines(esc(
         "gs/ragate.toml::q1 PASSED*",
         "gs/ragate.toml::q4 PASSED*",
@@ -82,6 +82,7 @@ def test_goldset_items_and_floor_outcomes(project: pytest.Pytester) -> None:
         "gs/ragate.toml::floor[abstention_accuracy] PASSED*",
         "gs/ragate.toml::floor[faithfulness] SKIPPED*",
         "gs/ragate.toml::floor[unanswerable:abstention_accuracy] PASSED*",
+        "gs/ragate.toml::floor[judge_coverage] SKIPPED*",
         "*evidence_recall 0.50 < floor 0.90 · n=4 spans · 95% CI [0.15, 0.85] (Wilson) · "
         "computed by mechanical*",
         "*ragate floors*",
@@ -94,16 +95,16 @@ def test_goldset_items_and_floor_outcomes(project: pytest.Pytester) -> None:
 
 def test_all_items_carry_rag_gate_and_judged_floors_slow(project: pytest.Pytester) -> None:
     fast = project.runpytest("-p", "no:cacheprovider", "-m", "rag_gate and not slow", "gs")
-    fast.assert_outcomes(passed=7, failed=1, deselected=1)
+    fast.assert_outcomes(passed=7, failed=1, deselected=2)
     slow = project.runpytest("-p", "no:cacheprovider", "-m", "slow", "gs", "-rs")
-    slow.assert_outcomes(skipped=1, deselected=8)
+    slow.assert_outcomes(skipped=2, deselected=8)
     slow.stdout.fnmatch_lines(["SKIPPED [[]1[]] *faithfulness needs a judge: none configured*"])
 
 
 def test_keyword_selection_of_floors(project: pytest.Pytester) -> None:
     result = project.runpytest("-p", "no:cacheprovider", "-k", "q1 or citation", "gs", "-v")
     # the floor is decided over the questions that ran: q1's one right citation
-    result.assert_outcomes(passed=2, deselected=7)
+    result.assert_outcomes(passed=2, deselected=8)
     result.stdout.fnmatch_lines(esc("*floor[citation_accuracy] PASSED*"))
 
 
@@ -113,13 +114,14 @@ def test_collect_only_lists_questions_and_floors(project: pytest.Pytester) -> No
         "gs/ragate.toml::q1", "gs/ragate.toml::q2", "gs/ragate.toml::q3", "gs/ragate.toml::q4",
         "gs/ragate.toml::floor[citation_accuracy]",
         "gs/ragate.toml::floor[unanswerable:abstention_accuracy]",
-        "9 tests collected*",
+        "gs/ragate.toml::floor[judge_coverage]",
+        "10 tests collected*",
     ))
 
 
 def test_require_judge_turns_the_skip_into_a_failure(project: pytest.Pytester) -> None:
     result = project.runpytest("-p", "no:cacheprovider", "--ragate-require-judge", "gs")
-    result.assert_outcomes(passed=7, failed=2)
+    result.assert_outcomes(passed=7, failed=3)
     result.stdout.fnmatch_lines(["*faithfulness needs a judge*--ragate-require-judge is set*"])
 
 

@@ -1,0 +1,168 @@
+"""One question item's life: ask the system, score the answer, hand it to the judge, report.
+
+With a judge, an item's reports are held until its verdicts arrive, while the next questions
+are already being asked: judge calls overlap across questions (bounded by the runner), and
+each question's JUnit properties still carry its judged scores.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _pytest.runner import runtestprotocol
+from pydantic import ValidationError
+
+from pytest_ragate.answer import Answer
+from pytest_ragate.goldset import Case
+from pytest_ragate.items import CASE_KEY
+from pytest_ragate.judges import JudgeInput
+from pytest_ragate.judging import JudgeRunner, Verdicts, judged_metrics
+from pytest_ragate.metrics import QuestionRecord, score_answer
+from pytest_ragate.settings import read_settings
+
+RECORD_ATTR = "ragate_record"
+RECORD_KEY = pytest.StashKey[QuestionRecord]()
+VERDICTS_KEY = pytest.StashKey["Future[Verdicts]"]()
+RUN_KEY = pytest.StashKey["QuestionRun"]()
+
+
+def base_record(case: Case, **fields: Any) -> QuestionRecord:
+    spans = case.expected.spans if case.expected else []
+    row: dict[str, Any] = {
+        "goldset": case.goldset.name, "question_id": case.question.question_id,
+        "kind": case.question.kind, "index": case.index, "must_abstain": not spans,
+        "evidence_spans": len(spans), "eval_version": case.goldset.eval_version,
+    }
+    row.update(fields)
+    return QuestionRecord.model_validate(row)
+
+
+@dataclass
+class QuestionRun:
+    """Per process: the judge runner (made on first use) and the reports waiting on it."""
+
+    config: pytest.Config
+    runner: JudgeRunner | None = None
+    waiting: deque[tuple[pytest.Item, list[pytest.TestReport]]] = field(default_factory=deque)
+
+    def judge_runner(self) -> JudgeRunner:
+        if self.runner is None:
+            settings = read_settings(self.config).judge
+            cache = getattr(self.config, "cache", None)
+            folder = (Path(cache.mkdir("ragate-judge")) if cache is not None
+                      else self.config.rootpath / ".ragate-judge-cache")
+            self.runner = JudgeRunner(settings.judge_concurrency, folder, settings.cache)
+        return self.runner
+
+    def close(self) -> None:
+        if self.runner is not None:
+            self.runner.close()
+
+
+def question_run(config: pytest.Config) -> QuestionRun:
+    found = config.stash.get(RUN_KEY, None)
+    if found is None:
+        found = config.stash[RUN_KEY] = QuestionRun(config)
+    return found
+
+
+def ask(item: pytest.Function, case: Case) -> None:
+    """The body of every question item: call the test, score, submit to the judge."""
+    args = {name: item.funcargs[name] for name in item._fixtureinfo.argnames}
+    result = item.obj(**args)
+    try:
+        answer = result if isinstance(result, Answer) else Answer.model_validate(result)
+    except ValidationError as error:
+        pytest.fail(f"{case.question.question_id}: the system returned a malformed answer "
+                    f"({type(result).__name__}):\n{error}", pytrace=False)
+    assert case.expected is not None
+    judge = item._request.getfixturevalue("ragate_judge")
+    fields: dict[str, Any] = score_answer(answer, case.expected.spans)
+    if judge is not None:
+        fields["judge"] = judge.judge_id
+        fields["judge_model"] = getattr(judge, "model", None)
+    record = base_record(case, **fields)
+    item.stash[RECORD_KEY] = record
+    item.user_properties.extend(record.junit_properties())
+    if judge is not None and not record.must_abstain and not answer.abstained:
+        judged = JudgeInput(case.question.question_id, case.question.question, answer.text,
+                            tuple(answer.contexts), reference=case.expected.gist)
+        item.stash[VERDICTS_KEY] = question_run(item.config).judge_runner().submit(
+            judge, judged, judged_metrics(judge), case.goldset.eval_version)
+    if case.goldset.config.question_outcome == "assert" and record.wrong:
+        pytest.fail(f"{case.question.question_id} is wrong: " + "; ".join(record.wrong),
+                    pytrace=False)
+
+
+def attach_record(item: pytest.Item, call: pytest.CallInfo[None],
+                  report: pytest.TestReport) -> None:
+    """The record rides on its report, so it reaches the controller through xdist."""
+    case = item.stash.get(CASE_KEY, None)
+    if case is None or report.when == "teardown":
+        return
+    record = item.stash.get(RECORD_KEY, None)
+    if record is None and report.failed:
+        reason = call.excinfo.exconly().splitlines()[0] if call.excinfo else "failed"
+        record = base_record(case, status="error", error=reason)
+        item.user_properties.extend(record.junit_properties())
+    elif record is None and report.skipped:
+        reason = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else "skipped"
+        record = base_record(case, status="skipped", error=reason)
+    elif report.when != "call":
+        return
+    if record is not None:
+        setattr(report, RECORD_ATTR, record.model_dump(mode="json"))
+
+
+def run_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> bool:
+    """Run the item; hold its reports while its verdicts are pending; release what is ready.
+
+    Without a judge nothing is pending and this is pytest's own protocol, report for report.
+    """
+    run = question_run(item.config)
+    item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+    reports = runtestprotocol(item, log=False, nextitem=nextitem)
+    run.waiting.append((item, reports))
+    release(run, wait=False)
+    return True
+
+
+def release(run: QuestionRun, wait: bool) -> None:
+    """Report held items in run order, as their verdicts arrive (all of them when `wait`)."""
+    while run.waiting:
+        item, reports = run.waiting[0]
+        future = item.stash.get(VERDICTS_KEY, None)
+        if future is not None and not future.done() and not wait:
+            return
+        run.waiting.popleft()
+        if future is not None:
+            _merge(item, reports, future.result())
+        hook = item.ihook
+        for report in reports:
+            hook.pytest_runtest_logreport(report=report)
+        hook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+
+
+def _merge(item: pytest.Item, reports: list[pytest.TestReport], verdicts: Verdicts) -> None:
+    record = item.stash[RECORD_KEY]
+    metrics = dict(record.metrics)
+    metrics.update({m: verdicts.values.get(m) for m in (*verdicts.values, *verdicts.failures)})
+    record = record.model_copy(update={"metrics": metrics,
+                                       "judge_failures": dict(verdicts.failures),
+                                       "judge_cached": list(verdicts.cached)})
+    item.stash[RECORD_KEY] = record
+    extra = [(k, v) for k, v in record.junit_properties()
+             if k in verdicts.values or k.startswith("judge_")]
+    for report in reports:
+        if report.when in ("call", "teardown"):
+            report.user_properties = [*report.user_properties, *extra]
+        if report.when == "call":
+            setattr(report, RECORD_ATTR, record.model_dump(mode="json"))
+            if verdicts.replay_misses and report.passed:
+                report.outcome = "failed"
+                report.longrepr = "\n".join(verdicts.failures[m]
+                                            for m in verdicts.replay_misses)

@@ -1,0 +1,107 @@
+"""Every knob of the run: a flag `--ragate-<name>` over an ini option `ragate_<name>` over a
+default, validated once at start-up so a bad value is a usage error, not a failure per item.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import pytest
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from pytest_ragate.chunking import DEFAULT_BUDGET
+
+SETTINGS_KEY = pytest.StashKey["Settings"]()
+
+
+class PipelineSettings(BaseModel):
+    """The embedded default pipeline. max_distance 0.7 and support 0.35 were chosen with
+    `ragate calibrate` on the shipped goldsets: no answerable question of either abstains on
+    distance at 0.7, and off-topic questions sit above 0.8."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    chunk_budget: Annotated[int, Field(ge=20, description="characters of normalised text per "
+                                       "chunk")] = DEFAULT_BUDGET
+    top_k: Annotated[int, Field(ge=1, le=1000, description="contexts retrieved per "
+                                "question")] = 5
+    max_distance: Annotated[float, Field(ge=0.0, le=2.0, description="abstain when the nearest "
+                                         "context is farther (cosine distance)")] = 0.7
+    support: Annotated[float, Field(ge=-1.0, le=1.0, description="abstain when no retrieved "
+                                    "sentence is this similar to the question")] = 0.35
+    chroma_url: Annotated[str | None, Field(description="a Chroma server (`chroma run`) "
+                                            "instead of the embedded client")] = None
+    index_dir: Annotated[str | None, Field(description="where embedded indexes persist "
+                                           "(default: the pytest cache)")] = None
+
+
+class JudgeSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    judge: Annotated[str | None, Field(description="fixture:PATH (exact verdicts from a file) "
+                                       "or ragas:MODEL (RAGAS metrics through an "
+                                       "OpenAI-compatible model)")] = None
+    judge_url: Annotated[str | None, Field(description="base URL of the judge's "
+                                           "OpenAI-compatible API, e.g. "
+                                           "http://127.0.0.1:8000/v1")] = None
+    judge_model: Annotated[str | None, Field(description="the judge model, when --ragate-judge "
+                                             "is just `ragas`")] = None
+    judge_timeout: Annotated[float, Field(gt=0, description="seconds before a judge call "
+                                          "counts as failed")] = 60.0
+    judge_concurrency: Annotated[int, Field(ge=1, le=256, description="judge calls in flight "
+                                            "per process")] = 8
+    cache: Annotated[Literal["on", "off", "replay"], Field(
+        description="judge verdict cache: on, off, or replay (any miss fails: a run that "
+        "spends nothing)")] = "on"
+    answerer_model: Annotated[str | None, Field(description="the model your system answers "
+                                                "with; a judge on the same weights is "
+                                                "flagged")] = None
+
+
+class Settings(BaseModel):
+    pipeline: PipelineSettings
+    judge: JudgeSettings
+
+
+SECTIONS: dict[str, type[BaseModel]] = {"pipeline": PipelineSettings, "judge": JudgeSettings}
+
+
+def add_options(group: Any, parser: pytest.Parser) -> None:
+    for model in SECTIONS.values():
+        for name, info in model.model_fields.items():
+            text = info.description or name
+            if info.default is not None:
+                text += f" (default: {info.default})"
+            kind = {int: int, float: float}.get(info.annotation, str)  # type: ignore[call-overload]
+            group.addoption("--ragate-" + name.replace("_", "-"), dest=f"ragate_{name}",
+                            default=None, metavar=name.upper(), type=kind, help=text)
+            parser.addini(f"ragate_{name}", text, type="string", default=None)
+
+
+def _read(config: pytest.Config, model: type[BaseModel]) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for name in model.model_fields:
+        value = config.getoption(f"ragate_{name}")
+        if value is None:
+            value = config.getini(f"ragate_{name}") or None
+        if value is not None:
+            values[name] = value
+    return values
+
+
+def read_settings(config: pytest.Config) -> Settings:
+    """Validated once per process and kept in the config's stash."""
+    found = config.stash.get(SETTINGS_KEY, None)
+    if found is not None:
+        return found
+    problems: list[str] = []
+    sections: dict[str, BaseModel] = {}
+    for section, model in SECTIONS.items():
+        try:
+            sections[section] = model.model_validate(_read(config, model))
+        except ValidationError as error:
+            problems += [f"  ragate_{e['loc'][0]}: {e['msg']}" for e in error.errors()]
+    if problems:
+        raise pytest.UsageError("invalid pytest-ragate settings:\n" + "\n".join(problems))
+    settings = config.stash[SETTINGS_KEY] = Settings.model_validate(sections)
+    return settings
