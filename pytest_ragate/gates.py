@@ -114,4 +114,8 @@ def kind_counts(metric: str, records: Sequence[QuestionRecord]) -> list[tuple[st
 
 
 def fmt_counts(counts: list[tuple[str, Tally]]) -> str:
-    return " · ".join(f"{kind} {t.k:g}/{t.n}" for kind, t in counts if t.n)
+    """`single_meeting 7/20` for proportions, `single_meeting 0.75 (n=2)` for means."""
+    return " · ".join(
+        f"{kind} {t.k:g}/{t.n}" if METRICS[t.metric].aggregate == "proportion"
+        else f"{kind} {t.value:.2f} (n={t.n})"
+        for kind, t in counts if t.n)

@@ -83,6 +83,7 @@ class QuestionRecord(BaseModel):
     metrics: dict[str, float | None] = Field(default_factory=dict)
     judge: str | None = None
     judge_model: str | None = None
+    answerer_model: str | None = None
     judge_failures: dict[str, str] = Field(default_factory=dict)  # metric -> why
     judge_cached: list[str] = Field(default_factory=list)  # metrics served from the cache
     eval_version: str

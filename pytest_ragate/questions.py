@@ -8,6 +8,8 @@ each question's JUnit properties still carry its judged scores.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,6 +50,8 @@ class QuestionRun:
     config: pytest.Config
     runner: JudgeRunner | None = None
     waiting: deque[tuple[pytest.Item, list[pytest.TestReport]]] = field(default_factory=deque)
+    _worker: Any = None
+    _index: dict[str, int] | None = None
 
     def judge_runner(self) -> JudgeRunner:
         if self.runner is None:
@@ -61,6 +65,31 @@ class QuestionRun:
     def close(self) -> None:
         if self.runner is not None:
             self.runner.close()
+
+    @contextmanager
+    def reporting_for(self, item: pytest.Item) -> Iterator[None]:
+        """An xdist worker checks that each report belongs to the item it is running; a held
+        report is released later, so the worker is told, for that moment, which item it is."""
+        worker = self._xdist_worker()
+        if worker is None:
+            yield
+            return
+        if self._index is None:
+            self._index = {it.nodeid: i for i, it in enumerate(item.session.items)}
+        current = worker.item_index
+        worker.item_index = self._index[item.nodeid]
+        try:
+            yield
+        finally:
+            worker.item_index = current
+
+    def _xdist_worker(self) -> Any:
+        if not hasattr(self.config, "workerinput"):
+            return None
+        if self._worker is None:
+            self._worker = next(p for p in self.config.pluginmanager.get_plugins()
+                                if type(p).__name__ == "WorkerInteractor")
+        return self._worker
 
 
 def question_run(config: pytest.Config) -> QuestionRun:
@@ -82,6 +111,7 @@ def ask(item: pytest.Function, case: Case) -> None:
     assert case.expected is not None
     judge = item._request.getfixturevalue("ragate_judge")
     fields: dict[str, Any] = score_answer(answer, case.expected.spans)
+    fields["answerer_model"] = item._request.getfixturevalue("ragate_answerer_model")
     if judge is not None:
         fields["judge"] = judge.judge_id
         fields["judge_model"] = getattr(judge, "model", None)
@@ -142,8 +172,9 @@ def release(run: QuestionRun, wait: bool) -> None:
         if future is not None:
             _merge(item, reports, future.result())
         hook = item.ihook
-        for report in reports:
-            hook.pytest_runtest_logreport(report=report)
+        with run.reporting_for(item):
+            for report in reports:
+                hook.pytest_runtest_logreport(report=report)
         hook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
 
 

@@ -29,9 +29,28 @@ class GoldsetRun:
     verdicts: list[Verdict] = field(default_factory=list)
 
     @property
+    def judge_lines(self) -> list[str]:
+        """Who judged, how often it failed or was served from the cache, and whether it
+        shares weights with the answerer."""
+        judges = sorted({r.judge for r in self.records if r.judge})
+        if not judges:
+            return []
+        failures = sum(len(r.judge_failures) for r in self.records)
+        attempted = sum(len(r.judge_attempted) for r in self.records)
+        cached = sum(len(r.judge_cached) for r in self.records)
+        lines = [f"judge {', '.join(judges)}: {attempted - failures}/{attempted} verdicts, "
+                 f"judge failures {failures}, cache hits {cached}"]
+        shared = sorted({r.judge_model for r in self.records
+                         if r.judge_model and r.judge_model == r.answerer_model})
+        if shared:
+            lines.append(f"warning: judge and answerer share weights ({', '.join(shared)}): "
+                         "judged figures may favour the answerer")
+        return lines
+
+    @property
     def metrics(self) -> list[str]:
-        """Mechanical metrics always; judged ones only when some row carries them."""
-        judged = {m for r in self.records for m, v in r.metrics.items() if v is not None}
+        """Mechanical metrics always; judged ones only when some row asked for them."""
+        judged = {m for r in self.records for m in r.judge_attempted}
         return [m for m, info in METRICS.items() if not info.judged or m in judged]
 
 
@@ -67,7 +86,7 @@ def floors_table(runs: Sequence[GoldsetRun], tablefmt: str) -> str:
 def _question_rows(run: GoldsetRun) -> tuple[list[str], list[list[str]]]:
     metrics = run.metrics
     headers = ["question", "kind", "status", "abstained", "citations ok", "evidence found",
-               "nearest distance", *[f"{m} ({_by(run, m)})" for m in metrics]]
+               "nearest distance", *[f"{m} ({_by(run, m)})" for m in metrics], "judge"]
     rows = []
     for r in run.records:
         rows.append([
@@ -77,12 +96,14 @@ def _question_rows(run: GoldsetRun) -> tuple[list[str], list[list[str]]]:
             f"{r.citations_correct}/{r.citations}" + (" (uncited)" if r.uncited else ""),
             f"{r.evidence_spans_found}/{r.evidence_spans}",
             _num(r.nearest_distance), *[_num(r.metrics.get(m)) for m in metrics],
+            "; ".join([f"{m} failed ({why})" for m, why in r.judge_failures.items()]
+                      + ([f"cached: {', '.join(r.judge_cached)}"] if r.judge_cached else [])),
         ])
     means = []
     for m in metrics:
         values = [v for r in run.records if (v := r.metrics.get(m)) is not None]
         means.append(_num(sum(values) / len(values)) if values else "—")
-    rows.append(["**mean**", "", "", "", "", "", "", *means])
+    rows.append(["**mean**", "", "", "", "", "", "", *means, ""])
     return headers, rows
 
 
@@ -100,6 +121,9 @@ def markdown(runs: Sequence[GoldsetRun]) -> str:
                                                                          "skipped")}
         parts += [f"{len(run.records)} questions: {status['scored']} scored, "
                   f"{status['error']} errored, {status['skipped']} skipped.", ""]
+        parts += [f"- {line}" for line in run.judge_lines]
+        if run.judge_lines:
+            parts.append("")
         if run.verdicts:
             parts += ["### Floors", "", floors_table([run], "github"), ""]
         parts += ["### By kind", ""]

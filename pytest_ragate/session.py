@@ -61,6 +61,10 @@ class Controller:
             return
         terminalreporter.write_sep("=", "ragate floors")
         terminalreporter.write_line(floors_table(self.runs, "simple"))
+        for run in self.runs:
+            for line in run.judge_lines:
+                terminalreporter.write_line(f"{run.name}: {line}",
+                                            yellow=line.startswith("warning"))
         for name in ("results", "report"):
             path = self.config.getoption(f"ragate_{name}")
             if path:

@@ -1,0 +1,554 @@
+"""The RAGAS judge: RAGAS 0.4.3's own metric code, asking any OpenAI-compatible model.
+
+Imported only for `--ragate-judge ragas:MODEL`, so RAGAS (seconds to import) never loads for a
+run that does not judge with it.
+
+    transport   ChatTransport          one chat-completions request; failures → JudgeFailure
+    bridges     RagateInstructorLLM    ragas.llms.base.InstructorBaseRagasLLM (collections metrics)
+                RagateRagasLLM         ragas.llms.base.BaseRagasLLM (legacy metrics, prompt.adapt)
+                RagateEmbeddings       ragas.embeddings.base.BaseRagasEmbedding over our Embedder
+    judge       RagasJudge             the Judge protocol over ragas.metrics.collections
+
+Where our contract and RAGAS differ (everything else is RAGAS's value, unchanged):
+
+* faithfulness of an answer with no statements is 1.0 (nothing claimed, nothing unsupported);
+  RAGAS returns NaN. It is recognised from the statement step itself (the statement prompt
+  returned an empty list), never by turning a NaN into 1.0.
+* any other NaN, missing or non-numeric value is `JudgeFailure("parse")`, never a score.
+* inputs RAGAS refuses (an empty question or answer, no retrieved contexts, an empty
+  reference) are `JudgeFailure("missing")` before any model call.
+* the model's sampling parameters are the judge's, not RAGAS's: temperature (0 by default),
+  max_tokens and seed are sent on every request and are part of `judge_id` and `params`.
+* nothing is retried: the OpenAI client runs with max_retries=0 and the legacy bridge's
+  RunConfig with one attempt; a failed request is a failure of that verdict.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")  # before ragas: no analytics DNS look-ups
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import asyncio
+import contextvars
+import hashlib
+import inspect
+import json
+import math
+import re
+import ssl
+import threading
+import typing as t
+from collections.abc import AsyncIterator, Coroutine, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import openai
+import ragas
+from langchain_core.outputs import Generation, LLMResult
+from pydantic import BaseModel, ValidationError
+from ragas.embeddings.base import BaseRagasEmbedding
+from ragas.llms.base import BaseRagasLLM, InstructorBaseRagasLLM
+from ragas.metrics.collections import (
+    AnswerRelevancy,
+    ContextPrecisionWithoutReference,
+    ContextPrecisionWithReference,
+    Faithfulness,
+)
+from ragas.prompt.metrics.base_prompt import BasePrompt
+from ragas.run_config import RunConfig
+
+from pytest_ragate.judges import Embeds, JudgeFailure, JudgeInput
+
+if t.TYPE_CHECKING:
+    from langchain_core.callbacks import Callbacks
+    from langchain_core.prompt_values import PromptValue
+
+T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
+
+ANSWER_RELEVANCY_STRICTNESS = 3  # RAGAS's default: questions generated per answer
+JSON_SYSTEM_PROMPT = ("You are an evaluation judge. Reply with exactly one JSON object and "
+                      "nothing else: no prose, no code fences.")
+JSON_SCHEMA_PROMPT = " The object must conform to this JSON schema: {schema}"
+FINISHED = frozenset({"stop", "STOP", "eos", "eos_token", "end_turn", "stop_sequence"})
+
+
+# --- transport ---------------------------------------------------------------------------
+
+
+class _JsonModeRefused(Exception):
+    """HTTP 400 to a request with response_format: retried once without it."""
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    finish_reason: str | None
+
+
+_SSL: ssl.SSLContext | None = None
+_SSL_LOCK = threading.Lock()
+_SESSION: contextvars.ContextVar[openai.AsyncOpenAI | None] = contextvars.ContextVar(
+    "ragate_openai_session", default=None)
+
+
+def _ssl_context() -> ssl.SSLContext:
+    """Built once: building one per client costs ~0.1 s (it loads the CA bundle)."""
+    global _SSL
+    with _SSL_LOCK:
+        if _SSL is None:
+            cafile = None
+            if not (os.environ.get("SSL_CERT_FILE") or os.environ.get("SSL_CERT_DIR")):
+                try:
+                    import certifi
+
+                    cafile = certifi.where()
+                except ImportError:
+                    pass
+            _SSL = ssl.create_default_context(cafile=cafile)
+        return _SSL
+
+
+def _excerpt(text: object, limit: int = 200) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[:limit] + "…"
+
+
+class ChatTransport:
+    """Chat completions against any OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp, OpenAI).
+
+    Deterministic sampling parameters go on every request. `session()` shares one HTTP client
+    (and its connections) across the requests of one verdict; a request outside a session gets
+    a client of its own. Errors become `JudgeFailure`: timeout, http (status or connection), and
+    parse (a body that is not a chat completion, an empty choice, or output cut at max_tokens).
+    """
+
+    def __init__(self, model: str, base_url: str, *, api_key: str | None = None,
+                 timeout: float = 60.0, temperature: float = 0.0, max_tokens: int | None = None,
+                 seed: int | None = None, json_mode: bool = True) -> None:
+        self.model = model
+        self.base_url = base_url
+        self.api_key = api_key or "not-needed"
+        self.timeout = timeout
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.seed = seed
+        self.json_mode = json_mode  # response_format json_object; dropped if the server refuses it
+
+    @property
+    def params(self) -> dict[str, Any]:
+        params: dict[str, Any] = {"temperature": self.temperature}
+        if self.max_tokens is not None:
+            params["max_tokens"] = self.max_tokens
+        if self.seed is not None:
+            params["seed"] = self.seed
+        return params
+
+    def _client(self) -> openai.AsyncOpenAI:
+        return openai.AsyncOpenAI(
+            base_url=self.base_url, api_key=self.api_key, timeout=self.timeout, max_retries=0,
+            http_client=openai.DefaultAsyncHttpxClient(verify=_ssl_context(),
+                                                       timeout=self.timeout))
+
+    @asynccontextmanager
+    async def session(self) -> AsyncIterator[None]:
+        if _SESSION.get() is not None:
+            yield
+            return
+        client = self._client()
+        token = _SESSION.set(client)
+        try:
+            yield
+        finally:
+            _SESSION.reset(token)
+            await client.close()
+
+    async def complete(self, messages: list[dict[str, str]], *, json_object: bool = False,
+                       stop: Sequence[str] | None = None) -> Completion:
+        async with self.session():
+            client = _SESSION.get()
+            assert client is not None
+            if json_object and self.json_mode:
+                try:
+                    return await self._create(client, messages, True, stop)
+                except _JsonModeRefused:
+                    pass  # asked once more without response_format; off only if that works
+                completion = await self._create(client, messages, False, stop)
+                self.json_mode = False
+                return completion
+            return await self._create(client, messages, False, stop)
+
+    async def _create(self, client: openai.AsyncOpenAI, messages: list[dict[str, str]],
+                      use_json: bool, stop: Sequence[str] | None) -> Completion:
+        kwargs: dict[str, Any] = {"model": self.model, "messages": messages, **self.params}
+        if use_json:
+            kwargs["response_format"] = {"type": "json_object"}
+        if stop:
+            kwargs["stop"] = list(stop)
+        where = f"{self.model} at {self.base_url}"
+        try:
+            response = await client.chat.completions.create(**kwargs)
+        except openai.APITimeoutError:
+            raise JudgeFailure("timeout", f"{where}: no answer within {self.timeout:g}s"
+                               ) from None
+        except openai.APIStatusError as error:
+            if use_json and error.status_code == 400:
+                raise _JsonModeRefused from None  # some servers refuse response_format
+            raise JudgeFailure("http", f"{where}: HTTP {error.status_code}: "
+                               f"{_excerpt(error.message)}") from None
+        except openai.APIConnectionError as error:
+            raise JudgeFailure("http", f"{where}: cannot connect: {error}") from None
+        except (openai.APIResponseValidationError, ValueError) as error:
+            raise JudgeFailure("parse", f"{where}: the response is not a chat completion: "
+                               f"{_excerpt(error)}") from None
+        choices = getattr(response, "choices", None)
+        if not choices:
+            raise JudgeFailure("parse", f"{where}: the response has no choices")
+        choice = choices[0]
+        message = getattr(choice, "message", None)
+        content = getattr(message, "content", None)
+        if not isinstance(content, str):
+            raise JudgeFailure("parse", f"{where}: the response has no text content")
+        return Completion(content, getattr(choice, "finish_reason", None))
+
+
+_FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
+_THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
+
+
+def parse_json_reply(text: str, response_model: type[M]) -> M:
+    """The model's JSON as `response_model`: tolerant of code fences, reasoning blocks and a
+    sentence around one JSON object; anything else is `JudgeFailure("parse")`."""
+    body = _FENCE.sub("", _THINK.sub("", text).strip()).strip()
+    if not body.startswith("{"):
+        start, end = body.find("{"), body.rfind("}")
+        if start >= 0 and end > start:
+            body = body[start:end + 1]
+    try:
+        return response_model.model_validate_json(body)
+    except ValidationError as error:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}"
+                             for e in error.errors()[:3])
+        raise JudgeFailure("parse", f"{response_model.__name__} expected: {problems}; got "
+                           f"{_excerpt(text)!r}") from None
+
+
+def _run_sync(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine from sync code, also when called inside a running loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    result: list[T] = []
+    errors: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            result.append(asyncio.run(coro))
+        except BaseException as error:
+            errors.append(error)
+
+    thread = threading.Thread(target=target, name="ragate-sync-judge")
+    thread.start()
+    thread.join()
+    if errors:
+        raise errors[0]
+    return result[0]
+
+
+# --- the bridges -------------------------------------------------------------------------
+
+
+def schema_text(response_model: type[BaseModel]) -> str:
+    """The schema exactly as RAGAS's BasePrompt.to_string writes it into its prompts."""
+    return json.dumps(response_model.model_json_schema())
+
+
+class RagateInstructorLLM(InstructorBaseRagasLLM):
+    """RAGAS's structured-output LLM interface (what `ragas.metrics.collections` require).
+
+    `agenerate(prompt, response_model)` sends RAGAS's prompt as the user message, asks for one
+    JSON object (system message; `response_format: json_object` where the server accepts it;
+    the response model's JSON schema when the prompt does not already carry it) and parses the
+    reply into `response_model`. It does not go through the instructor library: no tool calls,
+    no re-asking — a reply that does not parse is a `JudgeFailure("parse")`.
+    """
+
+    provider = "openai"  # read by RAGAS's multimodal metrics; every endpoint is OpenAI-shaped
+    is_async = True  # read by ragas.prompt.pydantic_prompt before it calls agenerate
+
+    def __init__(self, transport: ChatTransport) -> None:
+        self.transport = transport
+
+    @property
+    def model(self) -> str:
+        return self.transport.model
+
+    @staticmethod
+    def messages(prompt: str, response_model: type[BaseModel]) -> list[dict[str, str]]:
+        system = JSON_SYSTEM_PROMPT
+        schema = schema_text(response_model)
+        if schema not in prompt:
+            system += JSON_SCHEMA_PROMPT.format(schema=schema)
+        return [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
+
+    def generate(self, prompt: str, response_model: type[M]) -> M:
+        return _run_sync(self.agenerate(prompt, response_model))
+
+    async def agenerate(self, prompt: str, response_model: type[M]) -> M:
+        completion = await self.transport.complete(self.messages(prompt, response_model),
+                                                   json_object=True)
+        if completion.finish_reason == "length":
+            raise JudgeFailure("parse", f"{self.model} stopped at max_tokens="
+                               f"{self.transport.max_tokens} before finishing its JSON")
+        return parse_json_reply(completion.text, response_model)
+
+    def __repr__(self) -> str:
+        return f"RagateInstructorLLM(model={self.model!r}, base_url={self.transport.base_url!r})"
+
+
+_ROLES = {"human": "user", "user": "user", "ai": "assistant", "assistant": "assistant",
+          "system": "system"}
+
+
+class RagateRagasLLM(BaseRagasLLM):
+    """RAGAS's text LLM interface (legacy `ragas.metrics._*` metrics, PydanticPrompt, adapt).
+
+    Returns `LLMResult(generations=[[Generation(text, generation_info={"finish_reason"})]*n])`
+    like RAGAS's own wrappers. The judge's temperature replaces the one RAGAS asks for, `n`
+    completions are `n` requests, and `generate()`'s tenacity retry is held to one attempt
+    (`set_run_config` keeps max_retries=1 whatever RunConfig RAGAS passes).
+    """
+
+    def __init__(self, transport: ChatTransport) -> None:
+        super().__init__(run_config=RunConfig(timeout=max(1, math.ceil(transport.timeout)),
+                                              max_retries=1),
+                         multiple_completion_supported=False, cache=None)
+        self.transport = transport
+
+    def set_run_config(self, run_config: RunConfig) -> None:
+        run_config.max_retries = 1
+        self.run_config = run_config
+
+    def get_temperature(self, n: int) -> float:
+        return self.transport.temperature
+
+    @staticmethod
+    def to_messages(prompt: PromptValue) -> list[dict[str, str]]:
+        to_messages = getattr(prompt, "to_messages", None)
+        if to_messages is None:
+            return [{"role": "user", "content": prompt.to_string()}]
+        return [{"role": _ROLES.get(m.type, "user"), "content": str(m.content)}
+                for m in to_messages()]
+
+    def generate_text(self, prompt: PromptValue, n: int = 1, temperature: float = 0.01,
+                      stop: list[str] | None = None, callbacks: Callbacks = None) -> LLMResult:
+        return _run_sync(self.agenerate_text(prompt, n, temperature, stop, callbacks))
+
+    async def agenerate_text(self, prompt: PromptValue, n: int = 1,
+                             temperature: float | None = 0.01, stop: list[str] | None = None,
+                             callbacks: Callbacks = None) -> LLMResult:
+        messages = self.to_messages(prompt)
+        generations: list[Generation] = []
+        async with self.transport.session():
+            for _ in range(max(1, n)):
+                completion = await self.transport.complete(messages, stop=stop)
+                generations.append(Generation(
+                    text=completion.text,
+                    generation_info={"finish_reason": completion.finish_reason}))
+        return LLMResult(generations=[generations],
+                         llm_output={"model_name": self.transport.model})
+
+    def is_finished(self, response: LLMResult) -> bool:
+        reasons = [(g.generation_info or {}).get("finish_reason")
+                   for batch in response.generations for g in batch]
+        return all(r is None or r in FINISHED for r in reasons)
+
+    def __repr__(self) -> str:
+        return f"RagateRagasLLM(model={self.transport.model!r})"
+
+
+class RagateEmbeddings(BaseRagasEmbedding):
+    """RAGAS's modern embeddings interface over our Embedder (all-MiniLM-L6-v2, unit vectors).
+
+    Each text is encoded on its own: in a batch, padding to the longest text moves a MiniLM
+    vector by ~1e-7, so a verdict would depend on which texts happened to share its batch.
+    Vectors are returned as `list[float]` (the interface's type), so RAGAS computes its cosine
+    in float64 from the exact float32 values, as with any RAGAS embeddings provider.
+    """
+
+    def __init__(self, embedder: Embeds) -> None:
+        super().__init__(cache=None)
+        self.embedder = embedder
+
+    @property
+    def model_id(self) -> str:
+        return str(getattr(self.embedder, "model_id", type(self.embedder).__name__))
+
+    def embed_text(self, text: str, **kwargs: Any) -> list[float]:
+        return self.embed_texts([text])[0]
+
+    async def aembed_text(self, text: str, **kwargs: Any) -> list[float]:
+        return self.embed_text(text)
+
+    def embed_texts(self, texts: list[str], **kwargs: Any) -> list[list[float]]:
+        vectors: list[list[float]] = [self.embedder.encode([text])[0].tolist() for text in texts]
+        return vectors
+
+    async def aembed_texts(self, texts: list[str], **kwargs: Any) -> list[list[float]]:
+        return self.embed_texts(texts)
+
+
+# --- the judge ---------------------------------------------------------------------------
+
+
+class _Faithfulness(Faithfulness):
+    """RAGAS's Faithfulness, remembering what its statement step returned."""
+
+    statements: list[str] | None = None
+
+    async def _create_statements(self, question: str, response: str) -> list[str]:
+        statements = await super()._create_statements(question, response)
+        self.statements = list(statements)
+        return statements
+
+
+def _prompt_material(prompt: BasePrompt[Any, Any]) -> dict[str, Any]:
+    try:
+        template = inspect.getsource(type(prompt).to_string)
+    except (OSError, TypeError):
+        template = type(prompt).to_string.__qualname__
+    return {
+        "class": f"{type(prompt).__module__}.{type(prompt).__qualname__}",
+        "instruction": prompt.instruction,
+        "examples": [[i.model_dump(mode="json"), o.model_dump(mode="json")]
+                     for i, o in prompt.examples],
+        "input_schema": prompt.input_model.model_json_schema(),
+        "output_schema": prompt.output_model.model_json_schema(),
+        "language": prompt.language,
+        "template": template,
+    }
+
+
+def _prompts_of(metric: object) -> list[dict[str, Any]]:
+    return [_prompt_material(v) for _, v in sorted(vars(metric).items())
+            if isinstance(v, BasePrompt)]
+
+
+class RagasJudge:
+    """Judged metrics computed by RAGAS 0.4.3's `ragas.metrics.collections` code.
+
+    faithfulness       Faithfulness: statements from the answer, an NLI verdict per statement
+                       against the retrieved contexts joined by newlines; supported / all.
+                       No statements → 1.0 (RAGAS: NaN; see the module docstring).
+    context_precision  ContextPrecisionWithReference when the item carries a reference (the
+                       expected gist), else ContextPrecisionWithoutReference (usefulness
+                       judged against the answer); one verdict per context in rank order,
+                       average precision with RAGAS's 1e-10 guard = judges.context_precision.
+    answer_relevance   AnswerRelevancy(strictness=3): the model writes a question for the answer
+                       3 times (the same prompt each time) with a noncommittal flag; questions
+                       that come back empty are dropped; the score is the mean cosine between
+                       the user's question and the generated ones (our Embedder), times 0 when
+                       every kept generation was flagged noncommittal; none kept → 0.0. This is
+                       judges.answer_relevance over the kept questions, except the noncommittal
+                       rule, which a fixture expresses as an empty generated_questions list
+                       (both give 0.0).
+    """
+
+    metrics = ("faithfulness", "context_precision", "answer_relevance")
+
+    def __init__(self, model: str, base_url: str, *, api_key: str | None = None,
+                 timeout: float = 60.0, embedder: Embeds, temperature: float = 0.0,
+                 max_tokens: int | None = None, seed: int | None = None) -> None:
+        self.transport = ChatTransport(model, base_url, api_key=api_key, timeout=timeout,
+                                       temperature=temperature, max_tokens=max_tokens,
+                                       seed=seed)
+        self.llm = RagateInstructorLLM(self.transport)
+        self.embeddings = RagateEmbeddings(embedder)
+        self.params: dict[str, Any] = dict(self.transport.params)
+        shown = ",".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                         for k, v in self.params.items())
+        self.judge_id = f"ragas:{model}@{shown}"
+        self._hashes: dict[str, str] = {}
+
+    # the metric objects are made per verdict: they are cheap and hold per-call state
+    def _faithfulness(self) -> _Faithfulness:
+        return _Faithfulness(llm=self.llm)
+
+    def _answer_relevancy(self) -> AnswerRelevancy:
+        return AnswerRelevancy(llm=self.llm, embeddings=self.embeddings,
+                               strictness=ANSWER_RELEVANCY_STRICTNESS)
+
+    def prompt_hash(self, metric: str) -> str:
+        """sha256 of everything the model is asked for `metric`: each RAGAS prompt's
+        instruction, examples, input and output schemas and template, our JSON system prompt,
+        the metric classes, the embedder (answer relevance) and RAGAS's version."""
+        if metric not in self._hashes:
+            material: dict[str, Any] = {"ragas": ragas.__version__, "metric": metric,
+                                        "system": [JSON_SYSTEM_PROMPT, JSON_SCHEMA_PROMPT]}
+            if metric == "faithfulness":
+                used: list[object] = [Faithfulness(llm=self.llm)]
+            elif metric == "context_precision":
+                used = [ContextPrecisionWithReference(llm=self.llm),
+                        ContextPrecisionWithoutReference(llm=self.llm)]
+            elif metric == "answer_relevance":
+                used = [self._answer_relevancy()]
+                material["strictness"] = ANSWER_RELEVANCY_STRICTNESS
+                material["embedder"] = self.embeddings.model_id
+            else:
+                raise JudgeFailure("error", f"unknown metric {metric!r}")
+            material["classes"] = [type(m).__qualname__ for m in used]
+            material["prompts"] = [_prompts_of(m) for m in used]
+            digest = json.dumps(material, sort_keys=True, ensure_ascii=False, default=str)
+            self._hashes[metric] = hashlib.sha256(digest.encode()).hexdigest()
+        return self._hashes[metric]
+
+    async def score(self, item: JudgeInput, metric: str) -> float:
+        contexts = [c.text for c in item.contexts]
+        async with self.transport.session():
+            if metric == "faithfulness":
+                self._require(metric, question=item.question, answer=item.answer,
+                              contexts=contexts)
+                faithfulness = self._faithfulness()
+                result = await faithfulness.ascore(user_input=item.question,
+                                                   response=item.answer,
+                                                   retrieved_contexts=contexts)
+                if faithfulness.statements == []:
+                    return 1.0  # our contract: nothing claimed, nothing unsupported
+            elif metric == "context_precision":
+                if item.reference:
+                    self._require(metric, question=item.question, reference=item.reference,
+                                  contexts=contexts)
+                    result = await ContextPrecisionWithReference(llm=self.llm).ascore(
+                        user_input=item.question, reference=item.reference,
+                        retrieved_contexts=contexts)
+                else:
+                    self._require(metric, question=item.question, answer=item.answer,
+                                  contexts=contexts)
+                    result = await ContextPrecisionWithoutReference(llm=self.llm).ascore(
+                        user_input=item.question, response=item.answer,
+                        retrieved_contexts=contexts)
+            elif metric == "answer_relevance":
+                self._require(metric, question=item.question, answer=item.answer)
+                result = await self._answer_relevancy().ascore(user_input=item.question,
+                                                               response=item.answer)
+            else:
+                raise JudgeFailure("error", f"unknown metric {metric!r}")
+        value = getattr(result, "value", None)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise JudgeFailure("parse", f"RAGAS {metric} gave no number: {value!r}")
+        if not math.isfinite(value):
+            raise JudgeFailure("parse", f"RAGAS {metric} came back {value} (the model's "
+                               "verdicts were empty or unusable)")
+        return float(value)
+
+    @staticmethod
+    def _require(metric: str, **inputs: str | list[str]) -> None:
+        """RAGAS refuses these inputs with a ValueError; say which, before asking anything."""
+        empty = [name for name, value in inputs.items() if not value]
+        if empty:
+            raise JudgeFailure("missing", f"RAGAS {metric} needs a non-empty "
+                               f"{' and '.join(empty)}")
