@@ -8,6 +8,7 @@ verdicts from a file) and the RAGAS judge (a model's verdicts) compute the same 
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import os
@@ -94,6 +95,8 @@ def answer_relevance(question: np.ndarray, generated: np.ndarray) -> float:
 
     if len(generated) == 0:
         return 0.0
+    question = np.asarray(question, np.float64)  # RAGAS computes in float64; so do we
+    generated = np.asarray(generated, np.float64)
     q = question / np.linalg.norm(question)
     g = generated / np.linalg.norm(generated, axis=1, keepdims=True)
     return float(np.mean(g @ q))
@@ -158,6 +161,8 @@ class FixtureJudge:
         return self._digest
 
     async def score(self, item: JudgeInput, metric: str) -> float:
+        import numpy as np
+
         verdicts = self.file.answers.get(item.question_id)
         if verdicts is None:
             raise JudgeFailure("missing", f"{self.path.name} has no verdicts for "
@@ -170,7 +175,10 @@ class FixtureJudge:
         if metric == "answer_relevance":
             if not verdicts.generated_questions:
                 return 0.0
-            vectors = self.embedder.encode([item.question, *verdicts.generated_questions])
+            # one text per call, as RAGAS embeds them: batch padding moves vectors by ~1e-7
+            texts = [item.question, *verdicts.generated_questions]
+            vectors = await asyncio.to_thread(  # off the judge loop: other calls keep going
+                lambda: np.vstack([self.embedder.encode([t]) for t in texts]))
             return answer_relevance(vectors[0], vectors[1:])
         raise JudgeFailure("error", f"unknown metric {metric!r}")
 

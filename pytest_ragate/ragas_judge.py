@@ -20,7 +20,9 @@ Where our contract and RAGAS differ (everything else is RAGAS's value, unchanged
 * the model's sampling parameters are the judge's, not RAGAS's: temperature (0 by default),
   max_tokens and seed are sent on every request and are part of `judge_id` and `params`.
 * nothing is retried: the OpenAI client runs with max_retries=0 and the legacy bridge's
-  RunConfig with one attempt; a failed request is a failure of that verdict.
+  RunConfig with one attempt; a failed request is a failure of that verdict. The one
+  exception: an HTTP 400 to a request carrying `response_format` is asked once more without
+  it (servers that do not know JSON mode), and JSON mode stays off if that works.
 """
 
 from __future__ import annotations
@@ -28,7 +30,6 @@ from __future__ import annotations
 import os
 
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")  # before ragas: no analytics DNS look-ups
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import asyncio
 import contextvars
@@ -91,8 +92,8 @@ class Completion:
 
 _SSL: ssl.SSLContext | None = None
 _SSL_LOCK = threading.Lock()
-_SESSION: contextvars.ContextVar[openai.AsyncOpenAI | None] = contextvars.ContextVar(
-    "ragate_openai_session", default=None)
+_SESSION: contextvars.ContextVar[tuple[ChatTransport, openai.AsyncOpenAI] | None] = \
+    contextvars.ContextVar("ragate_openai_session", default=None)
 
 
 def _ssl_context() -> ssl.SSLContext:
@@ -154,23 +155,22 @@ class ChatTransport:
                                                        timeout=self.timeout))
 
     @asynccontextmanager
-    async def session(self) -> AsyncIterator[None]:
-        if _SESSION.get() is not None:
-            yield
+    async def session(self) -> AsyncIterator[openai.AsyncOpenAI]:
+        current = _SESSION.get()
+        if current is not None and current[0] is self:
+            yield current[1]
             return
         client = self._client()
-        token = _SESSION.set(client)
+        token = _SESSION.set((self, client))
         try:
-            yield
+            yield client
         finally:
             _SESSION.reset(token)
             await client.close()
 
     async def complete(self, messages: list[dict[str, str]], *, json_object: bool = False,
                        stop: Sequence[str] | None = None) -> Completion:
-        async with self.session():
-            client = _SESSION.get()
-            assert client is not None
+        async with self.session() as client:
             if json_object and self.json_mode:
                 try:
                     return await self._create(client, messages, True, stop)
@@ -392,14 +392,14 @@ class RagateEmbeddings(BaseRagasEmbedding):
         return self.embed_texts([text])[0]
 
     async def aembed_text(self, text: str, **kwargs: Any) -> list[float]:
-        return self.embed_text(text)
+        return await asyncio.to_thread(self.embed_text, text)  # never block the judge loop
 
     def embed_texts(self, texts: list[str], **kwargs: Any) -> list[list[float]]:
         vectors: list[list[float]] = [self.embedder.encode([text])[0].tolist() for text in texts]
         return vectors
 
     async def aembed_texts(self, texts: list[str], **kwargs: Any) -> list[list[float]]:
-        return self.embed_texts(texts)
+        return await asyncio.to_thread(self.embed_texts, texts)
 
 
 # --- the judge ---------------------------------------------------------------------------
@@ -499,7 +499,7 @@ class RagasJudge:
                 material["strictness"] = ANSWER_RELEVANCY_STRICTNESS
                 material["embedder"] = self.embeddings.model_id
             else:
-                raise JudgeFailure("error", f"unknown metric {metric!r}")
+                used = []  # score() fails it; the cache key must still be computable
             material["classes"] = [type(m).__qualname__ for m in used]
             material["prompts"] = [_prompts_of(m) for m in used]
             digest = json.dumps(material, sort_keys=True, ensure_ascii=False, default=str)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,6 +47,8 @@ class Embedder:
         self.threads = threads  # torch intra-op threads; None leaves torch's default
         self.encoded = 0  # texts embedded by this process: a warm run keeps it at queries only
         self._model: Any = None
+        self._lock = threading.Lock()  # the judge's thread embeds too; tokenizers are not
+        #                                safe to share between threads
 
     @property
     def model(self) -> Any:
@@ -67,6 +70,10 @@ class Embedder:
         Texts are batched by length (and put back in order) so a batch pads to its own
         longest text, not to the longest of the run.
         """
+        with self._lock:
+            return self._encode(texts, progress)
+
+    def _encode(self, texts: Sequence[str], progress: Progress | None) -> np.ndarray:
         dim = self.model.get_embedding_dimension()
         out = np.zeros((len(texts), dim), np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))

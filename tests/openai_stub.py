@@ -5,8 +5,12 @@ exactly what the "model" returns, with which HTTP status and after how long. The
 port 0 on the loopback interface, runs in a daemon thread and stops in the fixture teardown;
 a reply still waiting out its delay is released at once when the stub stops.
 
-Reuse from another test module with `from tests.openai_stub import openai_stub  # noqa: F401`
-(or `pytest_plugins = ["tests.openai_stub"]`), then set `openai_stub.script`.
+Reuse from another test module with
+
+    from tests.openai_stub import openai_stub as openai_stub_fixture
+    openai_stub = openai_stub_fixture  # a module-level fixture, named for the test parameters
+
+(an import named like the parameters trips ruff's F811), then set `openai_stub.script`.
 """
 
 from __future__ import annotations

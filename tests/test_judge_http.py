@@ -1,0 +1,99 @@
+"""The RAGAS judge through a real pytest run, against a loopback OpenAI-compatible server:
+one good answer, a timeout, a 500 and malformed JSON. Every failure is counted; none is
+averaged as zero or dropped from the denominators silently."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tests.conftest import write_goldset
+from tests.openai_stub import OpenAIStub, RowVerdicts, completion, error, ragas_script
+from tests.openai_stub import openai_stub as openai_stub_fixture
+from tests.test_plugin import esc, junit_cases
+
+pytest.importorskip("ragas")
+
+openai_stub = openai_stub_fixture
+
+QUESTIONS = [("a1", "single_meeting"), ("a2", "single_meeting"), ("a3", "single_meeting"),
+             ("a4", "single_meeting"), ("u1", "unanswerable")]
+SYSTEM = '''
+import pytest
+from pytest_ragate import Answer, Citation, Context
+
+@pytest.fixture(scope="session")
+def ragate_system():
+    def answer(text):
+        qid = text.split()[-1].rstrip("?")
+        if qid.startswith("u"):
+            return Answer.abstain()
+        ctx = Context(context_id="c1", doc_id="m1", first_turn=0, last_turn=3,
+                      text=f"context of {qid}: the budget is twelve euros", distance=0.2)
+        return Answer(text=f"answer to {qid}: twelve euros", contexts=[ctx],
+                      citations=[Citation(context_id="c1")])
+    return answer
+'''
+GOOD = RowVerdicts(statements=["The budget is twelve euros."], supported=[True],
+                   relevant=["context of a1: the budget is twelve euros"],
+                   questions=["What about a1?"], reference="gist of a1")
+
+
+def script(request: dict[str, Any]) -> Any:
+    prompt = str(request["messages"][-1]["content"])
+    if "u1" in prompt:
+        return error(400, "an unanswerable question reached the judge")
+    if "a2" in prompt:
+        return completion("{}", delay=5.0)  # past the 0.5 s judge timeout
+    if "a3" in prompt:
+        return error(500, "the model crashed")
+    if "a4" in prompt:
+        return completion("this is not { json")
+    return ragas_script({"answer to a1: twelve euros": GOOD})(request)
+
+
+def test_ragas_judge_over_http_counts_every_failure(pytester: pytest.Pytester,
+                                                   openai_stub: OpenAIStub) -> None:
+    openai_stub.script = script
+    write_goldset(pytester.path / "gs",
+                  floors="[floors]\nfaithfulness = 0.5\ncontext_precision = 0.5\n",
+                  questions=[{"question_id": q, "kind": k, "question": f"What about {q}?"}
+                             for q, k in QUESTIONS],
+                  expected=[{"question_id": q, "gist": None if q == "u1" else f"gist of {q}",
+                             "evidence": [] if q == "u1" else
+                             [{"meeting_id": "m1", "first_turn": 2, "last_turn": 3}]}
+                            for q, _ in QUESTIONS])
+    pytester.makeconftest(SYSTEM)
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "gs", "-rA", "--ragate-results=r.jsonl",
+        "--ragate-judge=ragas:stub-model", f"--ragate-judge-url={openai_stub.url}",
+        "--ragate-judge-timeout=0.5", "--ragate-cache=off", "--ragate-report=report.md",
+        "--junitxml=junit.xml")
+    rows = {r["question_id"]: r for r in
+            map(json.loads, (pytester.path / "r.jsonl").read_text().splitlines())}
+    assert rows["a1"]["metrics"]["faithfulness"] == 1.0
+    assert rows["a1"]["metrics"]["context_precision"] == pytest.approx(1.0, abs=1e-9)
+    assert rows["a1"]["judge_failures"] == {}
+    for qid, kind in (("a2", "timeout"), ("a3", "http"), ("a4", "parse")):
+        failures = rows[qid]["judge_failures"]
+        assert set(failures) == {"faithfulness", "context_precision", "answer_relevance"}
+        assert all(why.startswith(f"{kind}:") for why in failures.values()), failures
+        assert all(rows[qid]["metrics"][m] is None for m in failures)  # not a zero
+    assert rows["u1"]["judge_failures"] == {} and "faithfulness" not in rows["u1"]["metrics"]
+    assert not any("u1" in prompt for prompt in openai_stub.prompts())
+    assert rows["a1"]["judge"].startswith("ragas:stub-model@temperature=0")
+    floor = junit_cases(pytester.path / "junit.xml")["gs.ragate.toml::floor[faithfulness]"]
+    assert floor["outcome"] == "passed"
+    message = str(floor["props"]["message"])  # type: ignore[index]
+    assert message.startswith("faithfulness 1.00 ≥ floor 0.50 · over 1/4 judged · ")
+    assert message.endswith("computed by ragas:stub-model@temperature=0 "
+                            "(3 judge failures, not counted)")
+    result.stdout.fnmatch_lines(esc(
+        "*judge_coverage 0.25 < floor 0.95 · n=12 verdicts*",
+        "PASSED gs/ragate.toml::floor[faithfulness]",
+        "FAILED gs/ragate.toml::floor[judge_coverage] - *",
+    ))
+    assert "judge failures 9" in (pytester.path / "report.md").read_text()
+    assert result.ret == 1
