@@ -15,11 +15,14 @@ Three retrievers, all over the same chunks, `Chunker(400).chunk(corpus)`:
 - dense: the plugin's default, `open_index` + `Retriever` (all-MiniLM-L6-v2 in Chroma, cosine
   distance); the index persists under `--index-dir`, so a second run embeds only the queries;
 - bm25: `bm25s` with its defaults (Lucene variant, k1 = 1.5, b = 0.75) and its English
-  stopwords, no stemming; chunks are tokenised from `fold(Chunk.embed_text)` and queries from
-  `fold(question)`, so both sides get the same normalisation (annotation, case, punctuation and
-  fillers dropped); ties keep corpus order;
-- hybrid: reciprocal rank fusion, score = sum of 1 / (60 + rank) over the two rankings, each
-  cut at depth 100.
+  stopwords (`stopwords="en"`: Lucene's 33 words), no stemming; chunks are tokenised from
+  `fold(Chunk.embed_text)` and queries from `fold(question)`, so both sides get the same
+  normalisation (annotation, case, punctuation and fillers dropped); ties keep corpus order;
+- bm25_en_plus: the same with bm25s's longer English list (`"en_plus"`, NLTK's 179 words, which
+  also drops "what", "did", "about", "we"…): a sensitivity check on the baseline, since
+  meeting talk and questions are full of function words the short list keeps;
+- hybrid: reciprocal rank fusion of dense and bm25 (the "en" one), score = sum of
+  1 / (60 + rank) over the two rankings, each cut at depth 100.
 
 Per-kind recall@5 is reported too (tiron-demo mixes single- and cross-meeting questions).
 For context it also records, per retriever, how many spans have at least one top-5 chunk from
@@ -36,6 +39,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import math
 import os
 import platform
 import sys
@@ -67,8 +71,8 @@ KIND_K = 5
 GATE_TOP_K = 5  # the gate's default top_k, for the prefix check
 DEPTH = 100  # ranking depth read from each retriever, and fed to the fusion
 RRF_K = 60
-STOPWORDS = "en"
-RETRIEVERS = ("dense", "bm25", "hybrid")
+BM25_STOPWORDS = {"bm25": "en", "bm25_en_plus": "en_plus"}
+RETRIEVERS = ("dense", "bm25", "bm25_en_plus", "hybrid")
 DEFAULT_INDEX_DIR = Path("/tmp/ragate-bench-index")
 DEFAULT_JSON = Path(__file__).resolve().parent / "out" / "retrieval_recall.json"
 
@@ -125,7 +129,7 @@ def dense_rankings(goldset: Goldset, chunks: Sequence[Chunk], index_dir: Path,
     for case in _answerable(goldset):
         embedding = retriever.embed_query(case.question.question)
         deep = [position[ctx.context_id] for ctx in retriever.search(embedding, DEPTH)]
-        gate = [position[ctx.context_id] for ctx in retriever(case.question.question)]
+        gate = [position[ctx.context_id] for ctx in retriever.search(embedding, GATE_TOP_K)]
         prefix_mismatches += deep[:GATE_TOP_K] != gate
         rankings[case.question.question_id] = deep
     info = {"index_key": index.key, "index_built_now": index.built,
@@ -135,15 +139,16 @@ def dense_rankings(goldset: Goldset, chunks: Sequence[Chunk], index_dir: Path,
     return rankings, info
 
 
-def bm25_rankings(goldset: Goldset, chunks: Sequence[Chunk]) -> dict[str, Ranking]:
+def bm25_rankings(goldset: Goldset, chunks: Sequence[Chunk],
+                  stopwords: str) -> dict[str, Ranking]:
     """bm25s over the folded chunk texts, queried with folded questions; ties in corpus order."""
-    corpus_tokens = bm25s.tokenize([fold(c.embed_text) for c in chunks], stopwords=STOPWORDS,
+    corpus_tokens = bm25s.tokenize([fold(c.embed_text) for c in chunks], stopwords=stopwords,
                                    return_ids=False, show_progress=False)
     model = bm25s.BM25()  # defaults: method="lucene", k1=1.5, b=0.75
     model.index(corpus_tokens, show_progress=False)
     rankings: dict[str, Ranking] = {}
     for case in _answerable(goldset):
-        tokens = bm25s.tokenize([fold(case.question.question)], stopwords=STOPWORDS,
+        tokens = bm25s.tokenize([fold(case.question.question)], stopwords=stopwords,
                                 return_ids=False, show_progress=False)[0]
         tokens = [t for t in tokens if t]
         scores = (model.get_scores(tokens) if tokens
@@ -187,16 +192,30 @@ def recall_at(ranks: Sequence[int | None], k: int) -> Count:
     return Count(sum(r is not None and r <= k for r in ranks), len(ranks))
 
 
+def paired(base: Sequence[int | None], other: Sequence[int | None], k: int) -> dict[str, Any]:
+    """Spans found within k by one retriever and not the other, with an exact two-sided sign
+    test on those discordant spans (spans of one question are not independent: a rough guide)."""
+    only_base = sum(a is not None and a <= k and not (b is not None and b <= k)
+                    for a, b in zip(base, other, strict=True))
+    only_other = sum(b is not None and b <= k and not (a is not None and a <= k)
+                     for a, b in zip(base, other, strict=True))
+    n, low = only_base + only_other, min(only_base, only_other)
+    p = min(1.0, 2 * sum(math.comb(n, i) for i in range(low + 1)) / 2**n) if n else 1.0
+    return {"only_dense": only_base, "only_other": only_other, "sign_test_p": round(p, 3)}
+
+
 def run_goldset(name: str, index_dir: Path, embedder: Embedder) -> dict[str, Any]:
     goldset = load_goldset(ROOT / "goldsets" / name)
     chunks = Chunker(CHUNK_BUDGET).chunk(goldset.corpus)
     cases = _answerable(goldset)
     dense, dense_info = dense_rankings(goldset, chunks, index_dir, embedder)
     started = time.perf_counter()
-    bm25 = bm25_rankings(goldset, chunks)
+    rankings = {"dense": dense}
+    for variant, stopwords in BM25_STOPWORDS.items():
+        rankings[variant] = bm25_rankings(goldset, chunks, stopwords)
     bm25_s = time.perf_counter() - started
-    rankings = {"dense": dense, "bm25": bm25,
-                "hybrid": {qid: rrf(dense[qid], bm25[qid])[:DEPTH] for qid in dense}}
+    bm25 = rankings["bm25"]
+    rankings["hybrid"] = {qid: rrf(dense[qid], bm25[qid])[:DEPTH] for qid in dense}
 
     per_question: list[dict[str, Any]] = []
     span_ranks: dict[str, list[int | None]] = {r: [] for r in RETRIEVERS}
@@ -226,6 +245,9 @@ def run_goldset(name: str, index_dir: Path, embedder: Embedder) -> dict[str, Any
         "bm25_s": round(bm25_s, 2),
         "recall": {r: {str(k): recall_at(span_ranks[r], k).as_dict() for k in KS}
                    for r in RETRIEVERS},
+        "paired_vs_dense": {r: {str(k): paired(span_ranks["dense"], span_ranks[r], k)
+                                for k in KS}
+                            for r in RETRIEVERS if r != "dense"},
         "right_document_at_5": {r: recall_at(span_doc_ranks[r], KIND_K).as_dict()
                                 for r in RETRIEVERS},
         "per_kind": {kind: {r: {str(k): recall_at(ranks[r], k).as_dict() for k in KS}
@@ -259,6 +281,15 @@ def tables(results: Sequence[dict[str, Any]]) -> str:
         for kind, by_retriever in res["per_kind"].items():
             cells = [_count(by_retriever[r][str(KIND_K)]).cell() for r in RETRIEVERS]
             lines.append(f"| {res['goldset']} | {kind} | " + " | ".join(cells) + " |")
+    lines += ["", "Spans found by only one of dense and the other retriever (dense only / other"
+              " only, exact sign-test p):", "",
+              "| goldset | other | " + " | ".join(f"@{k}" for k in KS) + " |",
+              "|---|---|" + "---:|" * len(KS)]
+    for res in results:
+        for retriever, by_k in res["paired_vs_dense"].items():
+            cells = [f"{by_k[str(k)]['only_dense']} / {by_k[str(k)]['only_other']} "
+                     f"(p={by_k[str(k)]['sign_test_p']:.2f})" for k in KS]
+            lines.append(f"| {res['goldset']} | {retriever} | " + " | ".join(cells) + " |")
     lines += ["", f"Spans with at least one top-{KIND_K} chunk from their own document:", "",
               "| goldset | " + " | ".join(RETRIEVERS) + " |",
               "|---|" + "---:|" * len(RETRIEVERS)]
@@ -298,7 +329,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         dense = res["dense"]
         print(f"\n{res['goldset']}: dense index {'built' if dense['index_built_now'] else 'reused'}"
               f" ({dense['index_open_s']} s), {res['answerable_questions']} dense queries "
-              f"{dense['query_s']} s, bm25 index + queries {res['bm25_s']} s; dense top-"
+              f"{dense['query_s']} s, both bm25 indexes + queries {res['bm25_s']} s; dense top-"
               f"{GATE_TOP_K} differs from the gate's call for {dense['top5_prefix_mismatches']}"
               " question(s)")
 
@@ -311,9 +342,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "versions": {p: _version(p) for p in ("pytest-ragate", "bm25s", "chromadb",
                                                "sentence-transformers", "torch")},
         "settings": {"chunk_budget": CHUNK_BUDGET, "ks": list(KS), "depth": DEPTH,
-                     "rrf_k": RRF_K, "embedding_model": embedder.model_id,
+                     "rrf_k": RRF_K, "hybrid": "rrf(dense, bm25)",
+                     "embedding_model": embedder.model_id,
                      "bm25": {"method": defaults.method, "k1": defaults.k1,
-                              "b": defaults.b, "stopwords": STOPWORDS, "stemmer": None,
+                              "b": defaults.b, "stopwords": BM25_STOPWORDS,
+                              "stemmer": None,
                               "text": "fold(Chunk.embed_text) / fold(question)"},
                      "index_dir": str(args.index_dir)},
         "elapsed_s": round(elapsed, 1),
