@@ -24,6 +24,7 @@ from pydantic import (
     field_validator,
 )
 
+from pytest_ragate.anchors import AnchorEntry, load_anchors
 from pytest_ragate.corpus import Corpus, load_corpus
 from pytest_ragate.files import read_jsonl
 from pytest_ragate.metrics import METRICS, Span
@@ -221,6 +222,7 @@ class Goldset:
     corpus: Corpus
     cases: list[Case] = field(default_factory=list)
     floors: list[Floor] = field(default_factory=list)
+    anchors: list[AnchorEntry] = field(default_factory=list)
 
     @property
     def eval_version(self) -> str:
@@ -396,10 +398,15 @@ def load_goldset(path: Path) -> Goldset:
         kinds = Counter(q.kind for _line, q in by_id.values())
         problems.extend(_check_mix(config.questions.mix, kinds, config_path))
 
+    anchors: list[AnchorEntry] = []
+    if config.anchors is not None:
+        anchors, found = load_anchors(root / config.anchors.file, corpus)
+        problems.extend(found)
+
     if problems:
         raise GoldsetError(problems)
     goldset = Goldset(config.name or root.name, root, config_path, config, corpus, [],
-                      with_judge_coverage(floors))
+                      with_judge_coverage(floors), anchors)
     goldset.cases = [Case(goldset, i, line, q, answers[q.question_id])
                      for i, (line, q) in enumerate(by_id.values())]
     return goldset

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from pytest_ragate.anchors import AnchorEntry
 from pytest_ragate.goldset import (
     Case,
     Floor,
@@ -25,6 +26,8 @@ from pytest_ragate.goldset import (
 from pytest_ragate.problems import GoldsetError
 
 CASE_KEY = pytest.StashKey[Case]()
+GOLDSET_KEY = pytest.StashKey[Goldset]()
+ANCHOR_KEY = pytest.StashKey[AnchorEntry]()
 GOLDSETS_KEY = pytest.StashKey[dict[Path, Goldset]]()
 
 
@@ -75,9 +78,11 @@ class FloorItem(pytest.Item):
     def to_wire(self) -> dict[str, Any]:
         """What the controller needs to decide this floor: plain data for the xdist wire."""
         f, g = self.floor, self.goldset
+        declared = any(x == f for x in g.floors)  # else from a @ragate.floor decorator
         return {"nodeid": self.nodeid, "location": list(self.location), "goldset": g.name,
                 "eval_version": g.eval_version, "metric": f.metric, "min": f.min,
-                "kind": f.kind, "xfail": f.xfail, "keywords": sorted(self.keywords)}
+                "kind": f.kind, "xfail": f.xfail, "keywords": sorted(self.keywords),
+                "config_path": str(g.config_path) if declared else None}
 
 
 RAG_GATE, SLOW = pytest.mark.rag_gate, pytest.mark.slow  # built once: 10k items add them
@@ -97,7 +102,48 @@ def make_questions(parent: pytest.Collector, goldset: Goldset) -> Iterator[pytes
                                         fixtureinfo=fixtureinfo)
         fixtureinfo = item._fixtureinfo
         item.stash[CASE_KEY] = case
+        item.stash[GOLDSET_KEY] = goldset
         _mark(item, judged=False)
+        yield item
+
+
+def check_anchor(ragate_anchor: AnchorEntry, ragate_retriever: Callable[[str], Any],
+                 pytestconfig: pytest.Config) -> None:
+    """An anchor item's body: retrieve for the claim, then hold the pool to the anchor."""
+    from pytest_ragate.anchors import check
+    from pytest_ragate.settings import read_settings
+
+    max_distance = read_settings(pytestconfig).pipeline.max_distance
+    why = check(ragate_anchor.anchor, ragate_retriever(ragate_anchor.anchor.claim), max_distance)
+    if why is not None:
+        pytest.fail(f"anchor {ragate_anchor.anchor.anchor_id}: {why}", pytrace=False)
+
+
+class AnchorItem(pytest.Function):
+    @property
+    def anchor_entry(self) -> AnchorEntry:
+        return self.stash[ANCHOR_KEY]
+
+    @property
+    def goldset_name(self) -> str:
+        return self.stash[GOLDSET_KEY].name
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        entry = self.stash[ANCHOR_KEY]
+        return entry.path, entry.line - 1, f"anchor[{entry.anchor.anchor_id}]"
+
+
+def make_anchors(parent: pytest.Collector, goldset: Goldset) -> Iterator[pytest.Function]:
+    fixtureinfo = None
+    for entry in goldset.anchors:
+        item = AnchorItem.from_parent(parent, name=f"anchor[{entry.anchor.anchor_id}]",
+                                      callobj=check_anchor, fixtureinfo=fixtureinfo)
+        fixtureinfo = item._fixtureinfo
+        item.stash[ANCHOR_KEY] = entry
+        item.stash[GOLDSET_KEY] = goldset
+        _mark(item, judged=False)
+        if entry.anchor.xfail:
+            item.add_marker(pytest.mark.xfail(reason=entry.anchor.xfail, strict=True))
         yield item
 
 
@@ -119,6 +165,7 @@ class GoldsetFile(pytest.File):
         except GoldsetError as error:
             raise self.CollectError(f"invalid goldset {self.path}:\n{error}") from None
         yield from make_questions(self, goldset)
+        yield from make_anchors(self, goldset)
         yield from make_floors(self, goldset, goldset.floors)
 
 
@@ -186,5 +233,6 @@ def adopt_questions(items: Iterable[object]) -> Iterator[pytest.Function]:
             case = item.callspec.params.get("ragate_question")
             if isinstance(case, Case):
                 item.stash[CASE_KEY] = case
+                item.stash[GOLDSET_KEY] = case.goldset
                 _mark(item, judged=False)
         yield item  # type: ignore[misc]

@@ -12,11 +12,13 @@ from typing import Any
 import pytest
 from _pytest.runner import runtestprotocol
 
-from pytest_ragate import judges, questions
+from pytest_ragate import judges, promotion, questions
 from pytest_ragate.answer import Answer
 from pytest_ragate.goldset import CONFIG_NAME, Question
 from pytest_ragate.items import (
+    ANCHOR_KEY,
     CASE_KEY,
+    GOLDSET_KEY,
     FloorItem,
     GoldsetFile,
     adopt_questions,
@@ -25,7 +27,7 @@ from pytest_ragate.items import (
     route_spec,
 )
 from pytest_ragate.pipeline import pipeline
-from pytest_ragate.session import WIRE_FLOORS, Controller
+from pytest_ragate.session import ANCHOR_ATTR, WIRE_FLOORS, Controller
 from pytest_ragate.settings import add_options, read_settings
 
 CONTROLLER_KEY = pytest.StashKey[Controller]()
@@ -37,6 +39,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="write one JSON line per question to PATH")
     group.addoption("--ragate-report", dest="ragate_report", metavar="PATH", default=None,
                     help="write a Markdown report (floors, per-kind counts, questions) to PATH")
+    group.addoption("--ragate-promote", dest="ragate_promote", action="store_true",
+                    default=False, help="remove `xfail` from every anchor and floor that "
+                    "passed in this run (rewriting only their lines) and list them")
     group.addoption("--ragate-require-judge", dest="ragate_require_judge", action="store_true",
                     default=False, help="fail judged floors when no judge is configured "
                     "instead of skipping them")
@@ -152,6 +157,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None],
     """Attach the question's record to its report, so it reaches the controller via xdist."""
     report = yield
     questions.attach_record(item, call, report)
+    anchor = promotion.anchor_row(item, report)
+    if anchor is not None:
+        setattr(report, ANCHOR_ATTR, anchor)
     return report
 
 
@@ -170,10 +178,19 @@ def ragate_question(request: pytest.FixtureRequest) -> Question:
 @pytest.fixture
 def ragate_corpus(request: pytest.FixtureRequest) -> Any:
     """The corpus of the current item's goldset, turn positions as in the source files."""
-    case = request.node.stash.get(CASE_KEY, None)
-    if case is None:
+    goldset = request.node.stash.get(GOLDSET_KEY, None)
+    if goldset is None:
         pytest.fail("ragate_corpus is only available in goldset items", pytrace=False)
-    return case.goldset.corpus
+    return goldset.corpus
+
+
+@pytest.fixture
+def ragate_anchor(request: pytest.FixtureRequest) -> Any:
+    """The anchor of the current `anchor[...]` item."""
+    entry = request.node.stash.get(ANCHOR_KEY, None)
+    if entry is None:
+        pytest.fail("ragate_anchor is only available in anchor items", pytrace=False)
+    return entry
 
 
 @pytest.fixture(scope="session")

@@ -16,10 +16,13 @@ import pytest
 from pytest_ragate.gates import decide
 from pytest_ragate.goldset import Floor
 from pytest_ragate.metrics import QuestionRecord
+from pytest_ragate.promotion import Promotion, promote_anchors, promote_floors
+from pytest_ragate.promotion import summary as promotion_summary
 from pytest_ragate.questions import RECORD_ATTR
 from pytest_ragate.reports import GoldsetRun, floors_table, write_markdown, write_results
 
 WIRE_FLOORS = "ragate_floors"
+ANCHOR_ATTR = "ragate_anchor"
 
 
 class Controller:
@@ -28,6 +31,8 @@ class Controller:
         self.records: dict[str, QuestionRecord] = {}
         self.floors: dict[str, dict[str, Any]] = {}
         self.runs: list[GoldsetRun] = []
+        self.anchors: dict[str, dict[str, Any]] = {}
+        self.promotion_lines: list[str] = []
 
     def add_floors(self, wire: list[dict[str, Any]]) -> None:
         for spec in wire:
@@ -40,6 +45,9 @@ class Controller:
         row = getattr(report, RECORD_ATTR, None)
         if row is not None:
             self.records[report.nodeid] = QuestionRecord.model_validate(row)
+        anchor = getattr(report, ANCHOR_ATTR, None)
+        if anchor is not None:
+            self.anchors[report.nodeid] = anchor
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
@@ -54,9 +62,15 @@ class Controller:
             self.runs = self.decide()
             self.report_floors()
             self.write_outputs()
+            if self.config.getoption("ragate_promote"):
+                self.promotion_lines = self.promote()
         return result
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.promotion_lines:
+            terminalreporter.write_sep("=", "ragate promote")
+            for line in self.promotion_lines:
+                terminalreporter.write_line(line)
         if not any(run.verdicts for run in self.runs):
             return
         terminalreporter.write_sep("=", "ragate floors")
@@ -120,6 +134,33 @@ class Controller:
                     **(extra if when == "call" else {}))
                 hook.pytest_runtest_logreport(report=report)
             hook.pytest_runtest_logfinish(nodeid=nodeid, location=location)
+
+    def promote(self) -> list[str]:
+        """Rewrite the xfail of every anchor and floor that XPASSed in this run."""
+        promoted: list[Promotion] = []
+        by_file: dict[str, list[str]] = {}
+        for row in self.anchors.values():
+            if row["outcome"] == "xpassed":
+                by_file.setdefault(row["path"], []).append(row["anchor_id"])
+        for path, ids in by_file.items():
+            promoted += promote_anchors(Path(path), ids)
+        floors: dict[str, list[tuple[str | None, str]]] = {}
+        by_hand, not_run = [], []
+        for spec in self.floors.values():
+            verdict = spec["verdict"]
+            if not verdict.floor.xfail:
+                continue
+            name = f"{spec['goldset']}::{verdict.floor.name}"
+            if verdict.outcome == "skipped":
+                not_run.append(name)
+            elif verdict.outcome == "xpassed" and spec["config_path"] is None:
+                by_hand.append(spec["nodeid"])
+            elif verdict.outcome == "xpassed":
+                floors.setdefault(spec["config_path"], []).append(
+                    (verdict.floor.kind, verdict.floor.metric))
+        for path, keys in floors.items():
+            promoted += promote_floors(Path(path), keys)
+        return promotion_summary(promoted, not_run, by_hand)
 
     def write_outputs(self) -> None:
         results = self.config.getoption("ragate_results")

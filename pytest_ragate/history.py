@@ -1,0 +1,377 @@
+"""`--ragate-history PATH`: one JSON line per goldset run, appended, never rewritten.
+
+A line is written whole or not at all: under a lock (`PATH.lock`), with a single `os.write`
+on a descriptor opened `O_APPEND`, then `fsync`; a short or interrupted write is truncated
+back before the lock is released. Readers skip, with a warning, any line they cannot parse
+(a partial line left by some other tool or a crash), and a new line never fuses with such a
+line: it starts with a newline when the file does not end with one.
+
+Runs are compared only within one goldset and one `eval_version`: a new `eval_version` means
+the questions or the scoring changed, so its figures are listed as not comparable.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from pytest_ragate.answer import Knob
+from pytest_ragate.metrics import METRICS, QuestionRecord, Tally, tally
+from pytest_ragate.reports import GoldsetRun
+
+FORMAT = 1
+LOCK_TIMEOUT = 60.0  # seconds a writer waits for another one before giving up
+GIT_TIMEOUT = 3.0
+_SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+
+
+class HistoryWarning(UserWarning):
+    """A history line that could not be read (skipped, never fatal)."""
+
+
+class HistoryError(Exception):
+    """The history could not be appended to (lock timeout, disk full, ...). Nothing was
+    written: the file is as it was."""
+
+
+class Figure(BaseModel):
+    """One metric over a population: `value = k / n` (n counts the metric's unit)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    value: float | None
+    k: int | float
+    n: int
+    failures: int = 0  # judge failures: rows that should count but got no verdict
+
+    @classmethod
+    def of(cls, t: Tally) -> Figure:
+        return cls(value=t.value, k=t.k, n=t.n, failures=t.failures)
+
+
+class FloorOutcome(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    min: float
+    outcome: str
+
+
+class HistoryLine(BaseModel):
+    """One goldset run. Unknown fields are ignored so older readers accept newer lines."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    format: int = FORMAT
+    time: datetime  # UTC, serialised as 2025-01-31T12:00:00Z
+    git_sha: str | None = None
+    goldset: str
+    eval_version: str
+    judges: list[str] | None = None
+    knobs: dict[str, Knob | list[Knob]] = Field(default_factory=dict)
+    questions: int = 0
+    errors: int = 0
+    skipped: int = 0
+    metrics: dict[str, Figure] = Field(default_factory=dict)
+    by_kind: dict[str, dict[str, Figure]] = Field(default_factory=dict)
+    floors: dict[str, FloorOutcome] = Field(default_factory=dict)
+
+
+# --- building a line ---------------------------------------------------------------------------
+
+
+def git_sha(rootdir: Path, timeout: float = GIT_TIMEOUT) -> str | None:
+    """`git rev-parse HEAD` in rootdir; None when that is not a git checkout, git is missing,
+    or it takes too long. Never raises."""
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=rootdir, capture_output=True, text=True,
+            timeout=timeout, stdin=subprocess.DEVNULL, check=False,
+            env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return None
+    sha = done.stdout.strip()
+    return sha if done.returncode == 0 and _SHA.fullmatch(sha) else None
+
+
+def run_metrics(records: Sequence[QuestionRecord]) -> list[str]:
+    """Mechanical metrics always; judged ones (and judge_coverage) when a row asked a judge."""
+    attempted = {m for r in records for m in r.judge_attempted}
+    return [m for m, info in METRICS.items()
+            if not info.judged or m in attempted or (m == "judge_coverage" and bool(attempted))]
+
+
+def _knobs(records: Sequence[QuestionRecord]) -> dict[str, Knob | list[Knob]]:
+    """The union of the rows' knobs; a knob that differs between rows keeps every value."""
+    seen: dict[str, list[Knob]] = {}
+    for record in records:
+        for name, value in record.knobs.items():
+            values = seen.setdefault(name, [])
+            if value not in values:
+                values.append(value)
+    return {name: values[0] if len(values) == 1 else values
+            for name, values in sorted(seen.items())}
+
+
+def build_line(run: GoldsetRun, *, git: str | None, time: datetime | None = None,
+               ) -> HistoryLine:
+    records = run.records
+    metrics = run_metrics(records)
+    kinds = list(dict.fromkeys(r.kind for r in records))
+    judges = sorted({r.judge for r in records if r.judge})
+    return HistoryLine(
+        time=(time or datetime.now(UTC)).astimezone(UTC).replace(microsecond=0),
+        git_sha=git,
+        goldset=run.name,
+        eval_version=run.eval_version,
+        judges=judges or None,
+        knobs=_knobs(records),
+        questions=len(records),
+        errors=sum(r.status == "error" for r in records),
+        skipped=sum(r.status == "skipped" for r in records),
+        metrics={m: Figure.of(tally(m, records)) for m in metrics},
+        by_kind={kind: {m: Figure.of(tally(m, [r for r in records if r.kind == kind]))
+                        for m in metrics} for kind in kinds},
+        floors={v.floor.name.removeprefix("floor[").removesuffix("]"):
+                FloorOutcome(min=v.floor.min, outcome=v.outcome) for v in run.verdicts},
+    )
+
+
+# --- reading -----------------------------------------------------------------------------------
+
+
+def scan(path: Path) -> tuple[list[HistoryLine], list[str]]:
+    """Every readable line in file order, and a note for each line skipped. A missing file
+    is an empty history."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return [], []
+    lines: list[HistoryLine] = []
+    problems: list[str] = []
+    chunks = data.split(b"\n")
+    for lineno, chunk in enumerate(chunks, start=1):
+        if not chunk.strip():
+            continue
+        try:
+            lines.append(HistoryLine.model_validate_json(chunk))
+        except ValidationError as error:
+            last = lineno == len(chunks)  # no newline after it: possibly cut short
+            why = error.errors()[0]["msg"]
+            problems.append(f"{path}:{lineno}: skipped an unreadable history line"
+                            f"{' (unterminated)' if last else ''}: {why}")
+    return lines, problems
+
+
+def read_history(path: Path) -> list[HistoryLine]:
+    """Every readable line; each unreadable one is skipped with a HistoryWarning."""
+    lines, problems = scan(path)
+    for problem in problems:
+        warnings.warn(problem, HistoryWarning, stacklevel=2)
+    return lines
+
+
+def _lines(history: Path | Sequence[HistoryLine]) -> Sequence[HistoryLine]:
+    return read_history(history) if isinstance(history, Path) else history
+
+
+def previous(history: Path | Sequence[HistoryLine], goldset: str, eval_version: str,
+             ) -> HistoryLine | None:
+    """The last line of this goldset at this eval_version (a path, or lines already read)."""
+    return next((line for line in reversed(_lines(history))
+                 if line.goldset == goldset and line.eval_version == eval_version), None)
+
+
+def others(history: Path | Sequence[HistoryLine], goldset: str, eval_version: str,
+           ) -> list[HistoryLine]:
+    """Lines of this goldset at any other eval_version, in file order: not comparable."""
+    return [line for line in _lines(history)
+            if line.goldset == goldset and line.eval_version != eval_version]
+
+
+# --- appending ---------------------------------------------------------------------------------
+
+
+def encode(lines: Sequence[HistoryLine]) -> bytes:
+    return b"".join(line.model_dump_json().encode("utf-8") + b"\n" for line in lines)
+
+
+def _append_unlocked(path: Path, data: bytes) -> None:
+    """One write of whole lines at the end of the file; the caller holds the lock."""
+    created = not path.exists()
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            data = b"\n" + data  # never fuse with a line some other writer left unfinished
+        try:
+            written = os.write(fd, data)
+            if written != len(data):
+                raise OSError(f"short write: {written} of {len(data)} bytes")
+            os.fsync(fd)
+        except BaseException:
+            os.ftruncate(fd, size)  # whole lines or nothing, even when interrupted
+            raise
+    finally:
+        os.close(fd)
+    if created:
+        _fsync_dir(path.parent)
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def _locked(path: Path, timeout: float) -> Iterator[None]:
+    """Hold `PATH.lock`; a timeout or an OS error inside becomes a HistoryError."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(f"{path}.lock", timeout=timeout):
+            yield
+    except Timeout as error:
+        raise HistoryError(f"{path}: another writer held {error.lock_file} for "
+                           f"{timeout:g}s; nothing appended") from error
+    except OSError as error:
+        raise HistoryError(f"{path}: could not append ({error}); nothing appended") from error
+
+
+def append(path: Path, lines: HistoryLine | Sequence[HistoryLine],
+           timeout: float = LOCK_TIMEOUT) -> None:
+    """Append whole lines, safe against concurrent writers; earlier bytes are never touched."""
+    batch = [lines] if isinstance(lines, HistoryLine) else list(lines)
+    if batch:
+        with _locked(path, timeout):
+            _append_unlocked(path, encode(batch))
+
+
+@dataclass
+class Recorded:
+    """What `record` did: the lines appended, each goldset's delta lines for the report, and
+    the history lines it had to skip."""
+
+    lines: list[HistoryLine] = field(default_factory=list)
+    deltas: dict[str, list[str]] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+
+def record(path: Path, runs: Sequence[GoldsetRun], rootdir: Path, *,
+           time: datetime | None = None, timeout: float = LOCK_TIMEOUT) -> Recorded:
+    """Build a line per run, compare each with the history as it stood, and append them all,
+    reading and appending under one lock so `previous` is the line just before ours."""
+    sha = git_sha(rootdir)
+    now = time or datetime.now(UTC)
+    result = Recorded(lines=[build_line(run, git=sha, time=now) for run in runs])
+    if result.lines:
+        with _locked(path, timeout):
+            history, result.problems = scan(path)
+            for line in result.lines:
+                result.deltas[line.goldset] = delta_lines(
+                    line, previous(history, line.goldset, line.eval_version),
+                    others(history, line.goldset, line.eval_version))
+            _append_unlocked(path, encode(result.lines))
+    return result
+
+
+# --- deltas for the report ---------------------------------------------------------------------
+
+
+def fmt_time(time: datetime) -> str:
+    return time.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def fmt_sha(sha: str | None) -> str:
+    return f"git {sha[:12]}" if sha else "no git sha"
+
+
+def fmt_delta(delta: float) -> str:
+    if abs(delta) < 0.005:
+        return "±0.00"
+    return f"{delta:+.2f}"
+
+
+def _num(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}"
+
+
+def _metric_line(name: str, now: Figure | None, then: Figure | None) -> str | None:
+    cur = now.value if now else None
+    old = then.value if then else None
+    if cur is None and old is None:
+        return None
+    text = f"{name} {_num(old)} → {_num(cur)}"
+    if cur is not None and old is not None:
+        text += f" ({fmt_delta(cur - old)})"
+    elif old is None:
+        text += " (new)"
+    else:
+        text += " (not measured now)"
+    if now and then and now.n != then.n and cur is not None and old is not None:
+        text += f", n {then.n} → {now.n}"
+    return text
+
+
+def _knob(value: Knob | list[Knob]) -> str:
+    if isinstance(value, list):
+        return "{" + ", ".join(_knob(v) for v in value) + "}"
+    return "—" if value is None else str(value)
+
+
+def delta_lines(current: HistoryLine, previous: HistoryLine | None,
+                others: Sequence[HistoryLine]) -> list[str]:
+    """Plain-text lines for the Markdown report: each metric against the last run of the same
+    eval_version, what changed around it, and the runs of other eval_versions."""
+    lines: list[str] = []
+    if previous is None:
+        lines.append(f"first run of eval_version {current.eval_version} in the history: "
+                     "nothing to compare with")
+    else:
+        lines.append(f"against the previous run of eval_version {current.eval_version}: "
+                     f"{fmt_time(previous.time)}, {fmt_sha(previous.git_sha)}")
+        order = [*METRICS, *sorted((set(current.metrics) | set(previous.metrics)) - set(METRICS))]
+        for name in order:
+            text = _metric_line(name, current.metrics.get(name), previous.metrics.get(name))
+            if text:
+                lines.append(text)
+        if current.questions != previous.questions:
+            lines.append(f"questions {previous.questions} → {current.questions}: another "
+                         "selection, the figures cover different questions")
+        if current.errors != previous.errors:
+            lines.append(f"errors {previous.errors} → {current.errors}")
+        if current.judges != previous.judges:
+            lines.append(f"judge {', '.join(previous.judges or ['none'])} → "
+                         f"{', '.join(current.judges or ['none'])}: judged figures come from "
+                         "another judge")
+        changed = [f"{name} {_knob(previous.knobs.get(name))} → {_knob(current.knobs.get(name))}"
+                   for name in sorted(set(current.knobs) | set(previous.knobs))
+                   if current.knobs.get(name) != previous.knobs.get(name)]
+        if changed:
+            lines.append(f"knobs changed: {', '.join(changed)}")
+    if others:
+        groups: dict[str, list[HistoryLine]] = {}
+        for line in others:
+            groups.setdefault(line.eval_version, []).append(line)
+        latest_first = sorted(groups.items(), key=lambda g: g[1][-1].time, reverse=True)
+        listed = [f"eval_version {version} ({len(runs)} run{'s' * (len(runs) != 1)}, last "
+                  f"{fmt_time(runs[-1].time)}, {fmt_sha(runs[-1].git_sha)})"
+                  for version, runs in latest_first]
+        lines.append(f"not comparable (another eval_version): {'; '.join(listed)}")
+    return lines
