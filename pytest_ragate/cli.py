@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import click
 
 from pytest_ragate.goldset import CONFIG_NAME, load_goldset
 from pytest_ragate.problems import GoldsetError
+
+T = TypeVar("T")
 
 
 def find_goldsets(path: Path) -> list[Path]:
@@ -105,3 +109,63 @@ def calibrate(results: Path, step: float) -> None:
             click.echo(tabulate([[k, f"{found / n:.2f} ({found}/{n})" if n else "—"]
                                  for k, found, n in recall],
                                 headers=["top_k", "evidence recall"], disable_numparse=True))
+
+
+_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
+
+
+def _sealing(action: Callable[[], T]) -> T:
+    from pytest_ragate.sealing import SealError
+
+    try:
+        return action()
+    except SealError as error:
+        raise click.ClickException(str(error)) from None
+    except GoldsetError as error:
+        for problem in error.problems:
+            click.echo(str(problem), err=True)
+        raise SystemExit(1) from None
+
+
+@main.command()
+@click.argument("directory", type=_DIR)
+def seal(directory: Path) -> None:
+    """Encrypt a goldset's expected answers with the passphrase in RAGATE_SEAL_KEY."""
+    from pytest_ragate.sealing import key_from_env, seal_goldset
+
+    report = _sealing(lambda: seal_goldset(directory, key_from_env()))
+    click.echo(f"sealed {report.answers} answers into {report.sealed}; removed "
+               f"{report.removed}")
+    click.echo(f"manifest digest {report.manifest_digest} (pin it: ragate verify --pin)")
+    for other in report.unsealed:
+        click.echo(f"warning: {other} is not sealed; make sure it tells no answer", err=True)
+
+
+@main.command()
+@click.argument("directory", type=_DIR)
+def unseal(directory: Path) -> None:
+    """Restore the expected answers (RAGATE_SEAL_KEY) and remove the sealed file."""
+    from pytest_ragate.sealing import key_from_env, unseal_goldset
+
+    report = _sealing(lambda: unseal_goldset(directory, key_from_env()))
+    click.echo(f"restored {report.answers} answers to {report.restored}; removed "
+               f"{report.removed}")
+    if report.note:
+        click.echo(f"note: {report.note}")
+
+
+@main.command()
+@click.argument("directory", type=_DIR)
+@click.option("--pin", default=None, help="the manifest digest the sealed file must have")
+def verify(directory: Path, pin: str | None) -> None:
+    """Check a sealed goldset without the key; exit 1 if anything was edited."""
+    from pytest_ragate.sealing import read_sealed, sealed_path, verify_goldset
+
+    problems = verify_goldset(directory, pin=pin)
+    for problem in problems:
+        click.echo(str(problem))
+    if problems:
+        raise SystemExit(1)
+    sealed = read_sealed(sealed_path(directory))
+    click.echo(f"ok {sealed_path(directory)}: {len(sealed.answers)} sealed answers, "
+               f"manifest digest {sealed.manifest_digest}")

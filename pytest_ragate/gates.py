@@ -72,6 +72,10 @@ def decide(
         if require_judge:
             reason += " and --ragate-require-judge is set"
         return Verdict(floor, goldset, outcome, reason, computed_by="no judge")
+    if rows and skipped == len(rows):
+        reason = next(r.error for r in rows if r.error) or "every question was skipped"
+        return Verdict(floor, goldset, "skipped", f"{floor.metric}: nothing ran: {reason}",
+                       skipped=skipped)
     t = tally(floor.metric, rows)
     by = computed_by(floor, rows) if floor.judged else MECHANICAL
     notes = []

@@ -6,6 +6,7 @@ Loading gathers all problems before raising, so one run lists them all.
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from collections import Counter
@@ -211,6 +212,13 @@ class Case:
     line: int
     question: Question
     expected: Expected | None
+    sealed_has_evidence: bool | None = None  # what the sealed index says, without the key
+
+    @property
+    def must_abstain(self) -> bool:
+        if self.expected is not None:
+            return self.expected.must_abstain
+        return not self.sealed_has_evidence
 
 
 @dataclass(eq=False)
@@ -270,6 +278,40 @@ def _read_expected(path: Path, config_path: Path) -> tuple[list[ExpectedRow], li
         return [(path, lineno, exp) for lineno, exp in lines], problems
     message = f"{path.name!r} is neither a folder of <question_id>.json nor a .jsonl file"
     return [], [Problem(config_path, "questions.expected", message)]
+
+
+SEALED_FIELD = "<sealed>"
+
+
+def _read_answers(root: Path, config: GoldsetConfig, config_path: Path,
+                  ) -> tuple[list[ExpectedRow], tuple[Path, dict[str, bool]] | None,
+                             list[Problem]]:
+    """Plain expected answers; or sealed ones, opened with RAGATE_SEAL_KEY when it is set,
+    else only their index (question id → has evidence)."""
+    from pytest_ragate import sealing  # it imports this module
+
+    sealed_file = sealing.locate_sealed(root, config.questions.expected)
+    if not sealed_file.is_file():
+        rows, found = _read_expected(root / config.questions.expected, config_path)
+        return rows, None, found
+    key = os.environ.get(sealing.KEY_ENV, "")
+    try:
+        if key:
+            rows, found = sealing.open_sealed(root, key)
+            return rows, None, found
+        return [], (sealed_file, sealing.sealed_index(root)), []
+    except sealing.SealError as error:
+        return [], (sealed_file, {}), [Problem(sealed_file, SEALED_FIELD, error.message)]
+
+
+def _check_sealed(kind: str, has_evidence: bool, path: Path, qid: str) -> list[Problem]:
+    if kind in ANSWERABLE_KINDS and not has_evidence:
+        return [Problem(path, "evidence", f"{_a(kind)} question needs evidence",
+                        question_id=qid)]
+    if kind == UNANSWERABLE_KIND and has_evidence:
+        return [Problem(path, "evidence", "an unanswerable question has no evidence",
+                        question_id=qid)]
+    return []
 
 
 def _a(word: str) -> str:
@@ -362,9 +404,10 @@ def load_goldset(path: Path) -> Goldset:
         problems.append(Problem(config_path, "questions.file", f"{questions_path} not found"))
     rejected = {p.question_id for p in found if p.question_id}
 
-    expected_rows, found = _read_expected(root / config.questions.expected, config_path)
+    expected_rows, sealed, found = _read_answers(root, config, config_path)
     problems.extend(found)
     rejected |= {p.question_id for p in found if p.question_id}
+    unreadable = any(p.field == SEALED_FIELD for p in found)
 
     by_id: dict[str, tuple[int, Question]] = {}
     for line, q in questions:
@@ -375,7 +418,18 @@ def load_goldset(path: Path) -> Goldset:
         else:
             by_id[q.question_id] = (line, q)
 
-    answers: dict[str, Expected] = {}
+    answers: dict[str, Expected | None] = {}
+    has_evidence: dict[str, bool] = {}
+    if sealed is not None:  # no key: ids and whether each must abstain, nothing more
+        sealed_file, index = sealed
+        for qid, evidence in index.items():
+            answers[qid] = None
+            has_evidence[qid] = evidence
+            if qid in by_id:
+                problems.extend(_check_sealed(by_id[qid][1].kind, evidence, sealed_file, qid))
+            elif qid not in rejected:
+                problems.append(Problem(sealed_file, "question_id", f"no question {qid!r} in "
+                                        f"{questions_path.name}", question_id=qid))
     for file, at, exp in expected_rows:
         qid = exp.question_id
         if qid in answers:
@@ -390,7 +444,7 @@ def load_goldset(path: Path) -> Goldset:
                                     f"{questions_path.name}", line=at, question_id=qid))
 
     for qid, (line, _q) in by_id.items():
-        if qid not in answers and qid not in rejected:
+        if qid not in answers and qid not in rejected and not unreadable:
             problems.append(Problem(questions_path, "question_id", "has no expected answer",
                                     line=line, question_id=qid))
 
@@ -407,6 +461,7 @@ def load_goldset(path: Path) -> Goldset:
         raise GoldsetError(problems)
     goldset = Goldset(config.name or root.name, root, config_path, config, corpus, [],
                       with_judge_coverage(floors), anchors)
-    goldset.cases = [Case(goldset, i, line, q, answers[q.question_id])
+    goldset.cases = [Case(goldset, i, line, q, answers[q.question_id],
+                          has_evidence.get(q.question_id))
                      for i, (line, q) in enumerate(by_id.values())]
     return goldset

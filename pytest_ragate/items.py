@@ -59,8 +59,10 @@ class QuestionItem(pytest.Function):
     """One question; its answer is scored by the plugin's `pytest_pyfunc_call`."""
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
+        """Where the question is written: its line in the questions file."""
         case = self.stash[CASE_KEY]
-        return case.goldset.config_path, None, f"{case.goldset.name}::{case.question.question_id}"
+        questions = case.goldset.root / case.goldset.config.questions.file
+        return questions, case.line - 1, f"{case.goldset.name}::{case.question.question_id}"
 
 
 class FloorItem(pytest.Item):
@@ -73,7 +75,7 @@ class FloorItem(pytest.Item):
         """Nothing to do here: the controller decides floors once every question has run."""
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.goldset.config_path, None, f"{self.goldset.name}::{self.floor.name}"
+        return self.goldset.config_path, 0, f"{self.goldset.name}::{self.floor.name}"
 
     def to_wire(self) -> dict[str, Any]:
         """What the controller needs to decide this floor: plain data for the xdist wire."""
@@ -88,10 +90,13 @@ class FloorItem(pytest.Item):
 RAG_GATE, SLOW = pytest.mark.rag_gate, pytest.mark.slow  # built once: 10k items add them
 
 
-def _mark(item: pytest.Item, judged: bool) -> None:
+def _mark(item: pytest.Item, judged: bool, case: Case | None = None) -> None:
     item.add_marker(RAG_GATE)
     if judged:
         item.add_marker(SLOW)
+    if case is not None and case.expected is None:  # skip before any fixture is built
+        item.add_marker(pytest.mark.skip(reason=f"{case.question.question_id}: the expected "
+                                         "answers are sealed; set RAGATE_SEAL_KEY to score"))
 
 
 def make_questions(parent: pytest.Collector, goldset: Goldset) -> Iterator[pytest.Function]:
@@ -103,7 +108,7 @@ def make_questions(parent: pytest.Collector, goldset: Goldset) -> Iterator[pytes
         fixtureinfo = item._fixtureinfo
         item.stash[CASE_KEY] = case
         item.stash[GOLDSET_KEY] = goldset
-        _mark(item, judged=False)
+        _mark(item, judged=False, case=case)
         yield item
 
 
@@ -234,5 +239,5 @@ def adopt_questions(items: Iterable[object]) -> Iterator[pytest.Function]:
             if isinstance(case, Case):
                 item.stash[CASE_KEY] = case
                 item.stash[GOLDSET_KEY] = case.goldset
-                _mark(item, judged=False)
+                _mark(item, judged=False, case=case)
         yield item  # type: ignore[misc]

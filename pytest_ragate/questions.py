@@ -36,7 +36,7 @@ def base_record(case: Case, **fields: Any) -> QuestionRecord:
     spans = case.expected.spans if case.expected else []
     row: dict[str, Any] = {
         "goldset": case.goldset.name, "question_id": case.question.question_id,
-        "kind": case.question.kind, "index": case.index, "must_abstain": not spans,
+        "kind": case.question.kind, "index": case.index, "must_abstain": case.must_abstain,
         "evidence_spans": len(spans), "eval_version": case.goldset.eval_version,
     }
     row.update(fields)
@@ -101,6 +101,7 @@ def question_run(config: pytest.Config) -> QuestionRun:
 
 def ask(item: pytest.Function, case: Case) -> None:
     """The body of every question item: call the test, score, submit to the judge."""
+    assert case.expected is not None  # sealed questions are skipped at collection
     args = {name: item.funcargs[name] for name in item._fixtureinfo.argnames}
     result = item.obj(**args)
     try:
@@ -108,7 +109,6 @@ def ask(item: pytest.Function, case: Case) -> None:
     except ValidationError as error:
         pytest.fail(f"{case.question.question_id}: the system returned a malformed answer "
                     f"({type(result).__name__}):\n{error}", pytrace=False)
-    assert case.expected is not None
     judge = item._request.getfixturevalue("ragate_judge")
     fields: dict[str, Any] = score_answer(answer, case.expected.spans)
     fields["answerer_model"] = item._request.getfixturevalue("ragate_answerer_model")
