@@ -39,6 +39,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="write one JSON line per question to PATH")
     group.addoption("--ragate-report", dest="ragate_report", metavar="PATH", default=None,
                     help="write a Markdown report (floors, per-kind counts, questions) to PATH")
+    group.addoption("--ragate-history", dest="ragate_history", metavar="PATH", default=None,
+                    help="append one JSON line per goldset run to PATH (earlier lines are "
+                    "never rewritten); the report shows the change since the last run of the "
+                    "same eval_version")
     group.addoption("--ragate-promote", dest="ragate_promote", action="store_true",
                     default=False, help="remove `xfail` from every anchor and floor that "
                     "passed in this run (rewriting only their lines) and list them")

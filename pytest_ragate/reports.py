@@ -7,7 +7,7 @@ question order, so `-n 0` and `-n N` write the same bytes.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -113,7 +113,8 @@ def _by(run: GoldsetRun, metric: str) -> str:
     return ", ".join(sorted({r.judge for r in run.records if r.judge})) or "judge"
 
 
-def markdown(runs: Sequence[GoldsetRun]) -> str:
+def markdown(runs: Sequence[GoldsetRun],
+             deltas: Mapping[str, list[str]] | None = None) -> str:
     parts = ["# ragate report", ""]
     for run in runs:
         parts += [f"## {run.name} (eval_version {run.eval_version})", ""]
@@ -121,6 +122,9 @@ def markdown(runs: Sequence[GoldsetRun]) -> str:
                                                                          "skipped")}
         parts += [f"{len(run.records)} questions: {status['scored']} scored, "
                   f"{status['error']} errored, {status['skipped']} skipped.", ""]
+        since = (deltas or {}).get(run.name)
+        if since:
+            parts += ["### Since the last run", "", *[f"- {line}" for line in since], ""]
         parts += [f"- {line}" for line in run.judge_lines]
         if run.judge_lines:
             parts.append("")
@@ -142,5 +146,6 @@ def markdown(runs: Sequence[GoldsetRun]) -> str:
     return "\n".join(parts)
 
 
-def write_markdown(path: Path, runs: Sequence[GoldsetRun]) -> None:
-    write_atomic(path, markdown(runs))
+def write_markdown(path: Path, runs: Sequence[GoldsetRun],
+                   deltas: Mapping[str, list[str]] | None = None) -> None:
+    write_atomic(path, markdown(runs, deltas))

@@ -33,6 +33,8 @@ class Controller:
         self.runs: list[GoldsetRun] = []
         self.anchors: dict[str, dict[str, Any]] = {}
         self.promotion_lines: list[str] = []
+        self.history_deltas: dict[str, list[str]] = {}
+        self.history_notes: list[str] = []
 
     def add_floors(self, wire: list[dict[str, Any]]) -> None:
         for spec in wire:
@@ -61,7 +63,7 @@ class Controller:
         if not self.config.option.collectonly:
             self.runs = self.decide()
             self.report_floors()
-            self.write_outputs()
+            self.write_outputs(session)
             if self.config.getoption("ragate_promote"):
                 self.promotion_lines = self.promote()
         return result
@@ -79,10 +81,12 @@ class Controller:
             for line in run.judge_lines:
                 terminalreporter.write_line(f"{run.name}: {line}",
                                             yellow=line.startswith("warning"))
-        for name in ("results", "report"):
+        for name in ("results", "report", "history"):
             path = self.config.getoption(f"ragate_{name}")
             if path:
                 terminalreporter.write_line(f"ragate {name}: {path}")
+        for note in self.history_notes:
+            terminalreporter.write_line(f"ragate history: {note}", yellow=True)
 
     # -- work -------------------------------------------------------------------------------
 
@@ -162,10 +166,29 @@ class Controller:
             promoted += promote_floors(Path(path), keys)
         return promotion_summary(promoted, not_run, by_hand)
 
-    def write_outputs(self) -> None:
+    def write_outputs(self, session: pytest.Session) -> None:
         results = self.config.getoption("ragate_results")
         if results:
             write_results(Path(results), self.runs)
+        self.record_history(session)
         report = self.config.getoption("ragate_report")
         if report:
-            write_markdown(Path(report), self.runs)
+            write_markdown(Path(report), self.runs, self.history_deltas)
+
+    def record_history(self, session: pytest.Session) -> None:
+        """One appended line per goldset run; a run cut short (-x, --maxfail) stays out."""
+        path = self.config.getoption("ragate_history")
+        runs = [run for run in self.runs if run.records]
+        if not path or not runs:
+            return
+        if session.shouldstop or session.shouldfail:
+            self.history_notes = ["history not written: the run was cut short"]
+            return
+        from pytest_ragate import history
+
+        try:
+            done = history.record(Path(path), runs, self.config.rootpath)
+        except history.HistoryError as error:
+            self.history_notes = [str(error)]
+            return
+        self.history_deltas, self.history_notes = done.deltas, list(done.problems)

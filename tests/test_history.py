@@ -351,3 +351,27 @@ def test_record_compares_with_the_history_before_appending(tmp_path: Path) -> No
         "against the previous run of eval_version 1: 2025-03-01T12:00:00Z, no git sha",
         "citation_accuracy 0.50 → 1.00 (+0.50)"]
     assert [ln.time.hour for ln in history.read_history(path)] == [12, 12, 13]
+
+
+def test_history_through_pytest(pytester: pytest.Pytester) -> None:
+    """Two runs append two lines; the second report compares with the first; a new
+    eval_version is listed as not comparable."""
+    from tests.conftest import BASE_TOML, write_goldset
+    from tests.test_plugin import SYSTEM
+
+    write_goldset(pytester.path / "gs")
+    pytester.makeconftest(SYSTEM)
+    args = ["-p", "no:cacheprovider", "gs", "--ragate-history=h.jsonl", "--ragate-report=r.md"]
+    pytester.runpytest(*args).assert_outcomes(passed=4)
+    first = (pytester.path / "h.jsonl").read_bytes()
+    pytester.runpytest(*args).assert_outcomes(passed=4)
+    second = (pytester.path / "h.jsonl").read_bytes()
+    assert second.startswith(first) and second.count(b"\n") == 2
+    report = (pytester.path / "r.md").read_text()
+    assert "against the previous run of eval_version 7" in report
+    assert "citation_accuracy 0.67 → 0.67 (±0.00)" in report
+    write_goldset(pytester.path / "gs", toml=BASE_TOML.replace('"7"', '"8"'))
+    pytester.runpytest(*args).assert_outcomes(passed=4)
+    report = (pytester.path / "r.md").read_text()
+    assert "first run of eval_version 8 in the history" in report
+    assert "not comparable (another eval_version): eval_version 7 (2 runs" in report
