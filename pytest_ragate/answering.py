@@ -32,7 +32,7 @@ class ExtractiveAnswerer:
 
     def __call__(self, question: str) -> Answer:
         query = self.retriever.embed_query(question)
-        contexts = self.retriever.search(query, self.retriever.top_k)
+        contexts = self.retriever.search(query, self.retriever.top_k, question)
         nearest = min((c.distance for c in contexts if c.distance is not None), default=None)
         if nearest is None or nearest > self.max_distance:
             return Answer(abstained=True, contexts=contexts, knobs=self.knobs)

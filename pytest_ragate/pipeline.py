@@ -20,6 +20,7 @@ from pytest_ragate.settings import PipelineSettings, read_settings
 
 if TYPE_CHECKING:
     from pytest_ragate.answering import ExtractiveAnswerer
+    from pytest_ragate.rescue import SentenceRescue
     from pytest_ragate.retrieval import ChunkIndex, Embedder, Retriever
 
 PIPELINE_KEY = pytest.StashKey["Pipeline"]()
@@ -32,6 +33,7 @@ class Pipeline:
     settings: PipelineSettings
     _embedder: Embedder | None = None
     indexes: dict[tuple[str, str], ChunkIndex] = field(default_factory=dict)
+    rescues: dict[str, SentenceRescue] = field(default_factory=dict)
 
     @property
     def embedder(self) -> Embedder:
@@ -79,8 +81,30 @@ class Pipeline:
     def retriever(self, corpus: Corpus, chunker: Chunker) -> Retriever:
         from pytest_ragate.retrieval import Retriever
 
-        return Retriever(self.index(corpus, chunker), self.embedder, self.settings.top_k,
-                         knobs=dict(chunker.settings))
+        index = self.index(corpus, chunker)
+        knobs: dict[str, Any] = {**chunker.settings, "rescue": self.settings.rescue}
+        rescue = None
+        if self.settings.rescue:
+            rescue = self.rescues.get(index.key)
+            if rescue is None:
+                rescue = self.rescues[index.key] = self._rescue(index)
+            knobs.update(rescue.settings.knobs())
+        return Retriever(index, self.embedder, self.settings.top_k, knobs=knobs, rescue=rescue)
+
+    def _rescue(self, index: ChunkIndex) -> SentenceRescue:
+        from collections import Counter
+
+        from pytest_ragate.rescue import RescueSettings, SentenceRescue
+
+        s = self.settings
+        chunks = list(index.chunks.values())
+        first: dict[str, str] = {}
+        for chunk in chunks:
+            first.setdefault(chunk.doc_id, chunk.chunk_id)
+        return SentenceRescue(
+            RescueSettings(s.rescue_semantic_floor, s.rescue_lexical_overlap, 2, s.rescue_cap,
+                           s.rescue_cap_fraction, s.rescue_front_matter_penalty),
+            index.sentence_collection, dict(Counter(c.doc_id for c in chunks)), first)
 
     def system(self, retriever: Retriever) -> ExtractiveAnswerer:
         from pytest_ragate.answering import ExtractiveAnswerer

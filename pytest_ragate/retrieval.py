@@ -28,6 +28,7 @@ from pytest_ragate.answer import Context
 from pytest_ragate.chunking import Chunk, Chunker
 from pytest_ragate.corpus import Corpus
 from pytest_ragate.normalize import NORMALIZATION_VERSION, normalize
+from pytest_ragate.rescue import SentenceRescue
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 INDEX_FORMAT = "2"  # 2: sentences stored beside chunks
@@ -153,6 +154,16 @@ class ChunkIndex:
         return [(self.chunks[cid], float(dist))
                 for cid, dist in zip(result["ids"][0], result["distances"][0], strict=True)]
 
+    def distances(self, embedding: np.ndarray, chunk_ids: Sequence[str],
+                  ) -> list[tuple[Chunk, float]]:
+        """These chunks with their cosine distance to the query, in the order given."""
+        if not chunk_ids:
+            return []
+        got = self.collection.get(ids=list(chunk_ids), include=["embeddings"])
+        vectors = dict(zip(got["ids"], got["embeddings"], strict=True))
+        return [(self.chunks[cid], 1.0 - float(np.asarray(vectors[cid]) @ embedding))
+                for cid in chunk_ids]
+
     def sentences(self, chunk_ids: Sequence[str]) -> list[Sentence]:
         """The stored sentences of these chunks, in chunk then reading order."""
         missing = [cid for cid in dict.fromkeys(chunk_ids) if cid not in self._sentences]
@@ -276,15 +287,22 @@ class Retriever:
     embedder: Embedder
     top_k: int = 5
     knobs: dict[str, Any] = field(default_factory=dict)
+    rescue: SentenceRescue | None = None
 
     def embed_query(self, query: str) -> np.ndarray:
         return self.embedder.encode([normalize(query)])[0]
 
     def __call__(self, query: str) -> list[Context]:
-        return self.search(self.embed_query(query), self.top_k)
+        return self.search(self.embed_query(query), self.top_k, query)
 
-    def search(self, embedding: np.ndarray, k: int) -> list[Context]:
+    def search(self, embedding: np.ndarray, k: int, query: str = "") -> list[Context]:
+        """The top k by cosine distance, then (with the rescue on) the home chunks of the
+        best-matching sentences, each with its own true distance."""
+        hits = self.index.query(embedding, k)
+        if self.rescue is not None:
+            extra = self.rescue.rescue(query, embedding, [c.chunk_id for c, _ in hits])
+            hits += self.index.distances(embedding, extra)
         return [Context(context_id=c.chunk_id, doc_id=c.doc_id, first_turn=c.first_turn,
                         last_turn=c.last_turn, text=c.text, distance=round(d, 6),
                         label=c.label)
-                for c, d in self.index.query(embedding, k)]
+                for c, d in hits]

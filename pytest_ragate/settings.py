@@ -33,6 +33,22 @@ class PipelineSettings(BaseModel):
                                             "instead of the embedded client")] = None
     index_dir: Annotated[str | None, Field(description="where embedded indexes persist "
                                            "(default: the pytest cache)")] = None
+    rescue: Annotated[bool, Field(description="sentence-level retrieval rescue: add the home "
+                                  "chunks of the best-matching sentences to the pool "
+                                  "(on/off)")] = False
+    rescue_semantic_floor: Annotated[float, Field(ge=-1.0, le=1.0, description="rescue: a "
+                                                  "chunk's best sentence cosine must reach "
+                                                  "this")] = 0.45
+    rescue_lexical_overlap: Annotated[float, Field(gt=0.0, le=1.0, description="rescue: share "
+                                                   "of the query's content words a sentence "
+                                                   "must hold")] = 0.5
+    rescue_cap: Annotated[int, Field(ge=0, le=100, description="rescue: chunks added per "
+                                     "query and document at most")] = 6
+    rescue_cap_fraction: Annotated[float, Field(ge=0.0, le=1.0, description="rescue: at most "
+                                                "this share of a document's chunks")] = 0.30
+    rescue_front_matter_penalty: Annotated[float, Field(ge=0.0, le=1.0, description="rescue: "
+                                                        "subtracted from a document's first "
+                                                        "chunk's scores")] = 0.0
 
 
 class JudgeSettings(BaseModel):
@@ -72,10 +88,20 @@ def add_options(group: Any, parser: pytest.Parser) -> None:
             text = info.description or name
             if info.default is not None:
                 text += f" (default: {info.default})"
-            kind = {int: int, float: float}.get(info.annotation, str)  # type: ignore[call-overload]
+            kind = {int: int, float: float, bool: _on_off}.get(
+                info.annotation, str)  # type: ignore[call-overload]
             group.addoption("--ragate-" + name.replace("_", "-"), dest=f"ragate_{name}",
                             default=None, metavar=name.upper(), type=kind, help=text)
             parser.addini(f"ragate_{name}", text, type="string", default=None)
+
+
+def _on_off(value: str) -> bool:
+    lowered = value.strip().lower()
+    if lowered in {"on", "true", "yes", "1"}:
+        return True
+    if lowered in {"off", "false", "no", "0"}:
+        return False
+    raise ValueError(f"expected on or off, got {value!r}")
 
 
 def _read(config: pytest.Config, model: type[BaseModel]) -> dict[str, Any]:
