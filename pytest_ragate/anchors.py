@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from pytest_ragate.answer import Context
+from pytest_ragate.answer import Context, turns_in_order
 from pytest_ragate.corpus import Corpus
 from pytest_ragate.files import read_jsonl
 from pytest_ragate.metrics import Span
@@ -32,6 +32,8 @@ class AnchorEvidence(BaseModel):
     doc_id: str = Field(validation_alias=AliasChoices("doc_id", "meeting_id"))
     first_turn: Annotated[int, Field(ge=0)]
     last_turn: Annotated[int, Field(ge=0)]
+
+    _ordered = field_validator("last_turn")(turns_in_order)
 
     @property
     def span(self) -> Span:

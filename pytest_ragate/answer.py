@@ -13,6 +13,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 Knob = str | int | float | bool | None
 
 
+def turns_in_order(last: int, info: ValidationInfo) -> int:
+    """A `last_turn` field validator: a turn range never runs backwards."""
+    first = info.data.get("first_turn")
+    if first is not None and last < first:
+        raise ValueError(f"last_turn {last} < first_turn {first}")
+    return last
+
+
 class Context(BaseModel):
     """A retrieved passage, in rank order; its turn range is what citations are checked against."""
 
@@ -26,13 +34,7 @@ class Context(BaseModel):
     distance: float | None = None
     label: str | None = None  # how to show it, e.g. "[ES2004a · A · 01:02–01:40]"
 
-    @field_validator("last_turn")
-    @classmethod
-    def _ordered(cls, last: int, info: ValidationInfo) -> int:
-        first = info.data.get("first_turn")
-        if first is not None and last < first:
-            raise ValueError(f"last_turn {last} < first_turn {first}")
-        return last
+    _ordered = field_validator("last_turn")(turns_in_order)
 
 
 class Citation(BaseModel):

@@ -21,11 +21,11 @@ from pydantic import (
     Field,
     TypeAdapter,
     ValidationError,
-    ValidationInfo,
     field_validator,
 )
 
 from pytest_ragate.anchors import AnchorEntry, load_anchors
+from pytest_ragate.answer import turns_in_order
 from pytest_ragate.corpus import Corpus, load_corpus
 from pytest_ragate.files import read_jsonl
 from pytest_ragate.metrics import METRICS, Span
@@ -94,13 +94,7 @@ class EvidenceSpan(_Model):
     first_turn: Annotated[int, Field(ge=0)]
     last_turn: Annotated[int, Field(ge=0)]
 
-    @field_validator("last_turn")
-    @classmethod
-    def _ordered(cls, last: int, info: ValidationInfo) -> int:
-        first = info.data.get("first_turn")
-        if first is not None and last < first:
-            raise ValueError(f"last_turn {last} < first_turn {first}")
-        return last
+    _ordered = field_validator("last_turn")(turns_in_order)
 
     @property
     def span(self) -> Span:

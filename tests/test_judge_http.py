@@ -46,7 +46,7 @@ def script(request: dict[str, Any]) -> Any:
     if "u1" in prompt:
         return error(400, "an unanswerable question reached the judge")
     if "a2" in prompt:
-        return completion("{}", delay=5.0)  # past the 0.5 s judge timeout
+        return completion("{}", delay=60.0)  # far past the 3 s judge timeout
     if "a3" in prompt:
         return error(500, "the model crashed")
     if "a4" in prompt:
@@ -69,7 +69,7 @@ def test_ragas_judge_over_http_counts_every_failure(pytester: pytest.Pytester,
     result = pytester.runpytest_subprocess(
         "-p", "no:cacheprovider", "gs", "-rA", "--ragate-results=r.jsonl",
         "--ragate-judge=ragas:stub-model", f"--ragate-judge-url={openai_stub.url}",
-        "--ragate-judge-timeout=0.5", "--ragate-cache=off", "--ragate-report=report.md",
+        "--ragate-judge-timeout=3", "--ragate-cache=off", "--ragate-report=report.md",
         "--junitxml=junit.xml")
     rows = {r["question_id"]: r for r in
             map(json.loads, (pytester.path / "r.jsonl").read_text().splitlines())}
