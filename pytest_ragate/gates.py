@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from pytest_ragate.goldset import Floor
 from pytest_ragate.metrics import MECHANICAL, METRICS, QuestionRecord, Tally, tally
@@ -91,12 +91,32 @@ def decide(
         message = (f"nothing scored: {floor.metric} has no {info.unit} among {len(rows)} "
                    f"{scope} · floor {floor.min:.2f} · computed by {by}{suffix}")
         return Verdict(floor, goldset, "failed", message, t, None, by, errors, skipped)
+    return _against_floor(floor, goldset, t, by, suffix, errors, skipped)
+
+
+def decide_anchors(floor: Floor, goldset: str, anchors: Sequence[dict[str, Any]]) -> Verdict:
+    """A population floor over the anchors of one kind: the share whose check held (an
+    XPASS held too). Other kinds, the controls among them, stay out of the population."""
+    rows = [a for a in anchors if a["kind"] == floor.kind]
+    held = sum(a["outcome"] in ("passed", "xpassed") for a in rows)
+    t = Tally(floor.metric, held, len(rows))
+    if not t.n:
+        return Verdict(floor, goldset, "failed", f"nothing scored: no {floor.kind} anchor ran "
+                       f"· floor {floor.min:.2f} · computed by {MECHANICAL}", t)
+    return _against_floor(floor, goldset, t, MECHANICAL, f" ({floor.kind} anchors)", 0, 0)
+
+
+def _against_floor(floor: Floor, goldset: str, t: Tally, by: str, suffix: str, errors: int,
+                   skipped: int) -> Verdict:
+    """Value against floor, with n, the interval and who computed it; strict xfail aware."""
+    info = METRICS[floor.metric]
+    unit = "anchors" if floor.anchors else info.unit
     interval = interval_of(t)
     value = t.value or 0.0
     holds = value >= floor.min
     method = "Wilson" if info.aggregate == "proportion" else "bootstrap"
     count = (f"over {t.n}/{t.n + t.failures} judged" if info.judged and info.aggregate == "mean"
-             else f"n={t.n} {info.unit}")
+             else f"n={t.n} {unit}")
     figures = (f"{floor.metric} {value:.2f} {'≥' if holds else '<'} floor {floor.min:.2f} · "
                f"{count} · 95% CI {fmt_interval(interval)} ({method}) · "
                f"computed by {by}{suffix}")

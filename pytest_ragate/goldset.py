@@ -12,7 +12,7 @@ import tomllib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import (
     AliasChoices,
@@ -24,7 +24,7 @@ from pydantic import (
     field_validator,
 )
 
-from pytest_ragate.anchors import AnchorEntry, load_anchors
+from pytest_ragate.anchors import AnchorEntry, AnchorKind, load_anchors
 from pytest_ragate.answer import turns_in_order
 from pytest_ragate.corpus import Corpus, load_corpus
 from pytest_ragate.files import read_jsonl
@@ -132,9 +132,12 @@ class Floor:
     min: float
     kind: str | None = None
     xfail: str | None = None
+    anchors: bool = False  # over the anchors of `kind` instead of questions
 
     @property
     def name(self) -> str:
+        if self.anchors:
+            return f"floor[anchors:{self.kind}:{self.metric}]"
         return f"floor[{self.kind}:{self.metric}]" if self.kind else f"floor[{self.metric}]"
 
     @property
@@ -143,6 +146,8 @@ class Floor:
 
 
 DEFAULT_JUDGE_COVERAGE = 0.95
+ANCHOR_KINDS = get_args(AnchorKind)
+ANCHOR_METRICS = ("evidence_recall", "hold_rate")
 
 
 def with_judge_coverage(floors: list[Floor]) -> list[Floor]:
@@ -157,7 +162,12 @@ def parse_floors(raw: dict[str, Any], path: Path, where: str = "floors") -> list
     floors: list[Floor] = []
     problems: list[Problem] = []
 
-    def one(metric: str, value: object, kind: str | None, at: str) -> None:
+    def one(metric: str, value: object, kind: str | None, at: str,
+            anchors: bool = False) -> None:
+        if anchors and metric not in ANCHOR_METRICS:
+            problems.append(Problem(path, at, f"an anchor population floor is one of "
+                                    f"{', '.join(ANCHOR_METRICS)}, not {metric!r}"))
+            return
         if metric not in METRICS:
             known = ", ".join(METRICS)
             problems.append(Problem(path, at, f"unknown metric {metric!r} (known: {known})"))
@@ -165,9 +175,9 @@ def parse_floors(raw: dict[str, Any], path: Path, where: str = "floors") -> list
         try:
             if isinstance(value, dict):
                 spec = FloorValue.model_validate(value)
-                floors.append(Floor(metric, spec.min, kind, spec.xfail))
+                floors.append(Floor(metric, spec.min, kind, spec.xfail, anchors))
             elif isinstance(value, int | float) and not isinstance(value, bool):
-                floors.append(Floor(metric, _UNIT.validate_python(value), kind))
+                floors.append(Floor(metric, _UNIT.validate_python(value), kind, None, anchors))
             else:
                 problems.append(Problem(path, at, "must be a number in [0, 1] or "
                                         "{ min = …, xfail = \"reason\" }"))
@@ -175,7 +185,20 @@ def parse_floors(raw: dict[str, Any], path: Path, where: str = "floors") -> list
             problems.extend(problems_from_validation(error, path, prefix=at))
 
     for key, value in raw.items():
-        if key == "kind":
+        if key == "anchors":
+            if not isinstance(value, dict):
+                problems.append(Problem(path, f"{where}.anchors", "must be a table of anchor "
+                                        "kinds"))
+                continue
+            for kind, table in value.items():
+                if kind not in ANCHOR_KINDS or not isinstance(table, dict):
+                    problems.append(Problem(path, f"{where}.anchors.{kind}", "must be a table "
+                                            f"of floors for an anchor kind "
+                                            f"({', '.join(ANCHOR_KINDS)})"))
+                    continue
+                for metric, spec in table.items():
+                    one(metric, spec, kind, f"{where}.anchors.{kind}.{metric}", anchors=True)
+        elif key == "kind":
             if not isinstance(value, dict):
                 problems.append(Problem(path, f"{where}.kind", "must be a table of kinds"))
                 continue

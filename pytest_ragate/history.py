@@ -26,7 +26,7 @@ from filelock import FileLock, Timeout
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pytest_ragate.answer import Knob
-from pytest_ragate.metrics import METRICS, QuestionRecord, Tally, tally
+from pytest_ragate.metrics import METRICS, QUESTION_METRICS, QuestionRecord, Tally, tally
 from pytest_ragate.reports import GoldsetRun
 
 FORMAT = 1
@@ -106,7 +106,7 @@ def git_sha(rootdir: Path, timeout: float = GIT_TIMEOUT) -> str | None:
 def run_metrics(records: Sequence[QuestionRecord]) -> list[str]:
     """Mechanical metrics always; judged ones (and judge_coverage) when a row asked a judge."""
     attempted = {m for r in records for m in r.judge_attempted}
-    return [m for m, info in METRICS.items()
+    return [m for m, info in QUESTION_METRICS.items()
             if not info.judged or m in attempted or (m == "judge_coverage" and bool(attempted))]
 
 

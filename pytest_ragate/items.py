@@ -83,7 +83,8 @@ class FloorItem(pytest.Item):
         declared = any(x == f for x in g.floors)  # else from a @ragate.floor decorator
         return {"nodeid": self.nodeid, "location": list(self.location), "goldset": g.name,
                 "eval_version": g.eval_version, "metric": f.metric, "min": f.min,
-                "kind": f.kind, "xfail": f.xfail, "keywords": sorted(self.keywords),
+                "kind": f.kind, "xfail": f.xfail, "anchors": f.anchors,
+                "keywords": sorted(self.keywords),
                 "config_path": str(g.config_path) if declared else None}
 
 

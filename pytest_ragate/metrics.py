@@ -23,6 +23,7 @@ class MetricInfo:
     judged: bool
     aggregate: Aggregate
     unit: str  # what n counts, for messages: "citations", "questions", "spans"
+    anchors_only: bool = False  # a population floor over anchors, never a question's score
 
 
 METRICS: dict[str, MetricInfo] = {
@@ -35,8 +36,10 @@ METRICS: dict[str, MetricInfo] = {
         MetricInfo("context_precision", True, "mean", "questions"),
         MetricInfo("answer_relevance", True, "mean", "questions"),
         MetricInfo("judge_coverage", True, "proportion", "verdicts"),
+        MetricInfo("hold_rate", False, "proportion", "anchors", anchors_only=True),
     )
 }
+QUESTION_METRICS = {name: m for name, m in METRICS.items() if not m.anchors_only}
 MECHANICAL = "mechanical"
 
 

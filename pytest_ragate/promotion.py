@@ -16,6 +16,7 @@ from typing import Any
 import tomlkit
 
 from pytest_ragate.files import write_atomic
+from pytest_ragate.goldset import Floor
 
 PROMOTE_HINT = "run `pytest --ragate-promote` to make it a hard assertion"
 
@@ -50,19 +51,18 @@ def promote_anchors(path: Path, anchor_ids: Iterable[str]) -> list[Promotion]:
     return done
 
 
-def promote_floors(config_path: Path, floors: Iterable[tuple[str | None, str]]) -> list[Promotion]:
-    """`metric = { min = 0.9, xfail = "…" }` becomes `metric = 0.9` for each (kind, metric)."""
+def promote_floors(config_path: Path, floors: Iterable[Floor]) -> list[Promotion]:
+    """`metric = { min = 0.9, xfail = "…" }` becomes `metric = 0.9` for each floor."""
     doc = tomlkit.parse(config_path.read_text(encoding="utf-8"))
     done: list[Promotion] = []
-    for kind, metric in floors:
+    for floor in floors:
         table: Any = doc.get("floors", {})
-        if kind is not None:
-            table = table.get("kind", {}).get(kind, {})
-        value = table.get(metric)
+        if floor.kind is not None:
+            table = table.get("anchors" if floor.anchors else "kind", {}).get(floor.kind, {})
+        value = table.get(floor.metric)
         if isinstance(value, dict) and "xfail" in value:
-            table[metric] = value["min"]
-            name = f"floor[{kind}:{metric}]" if kind else f"floor[{metric}]"
-            done.append(Promotion(config_path, name))
+            table[floor.metric] = value["min"]
+            done.append(Promotion(config_path, floor.name))
     if done:
         write_atomic(config_path, tomlkit.dumps(doc))
     return done

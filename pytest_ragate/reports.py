@@ -15,7 +15,7 @@ from tabulate import tabulate
 
 from pytest_ragate.files import write_atomic
 from pytest_ragate.gates import Verdict, fmt_counts, fmt_interval, kind_counts
-from pytest_ragate.metrics import MECHANICAL, METRICS, QuestionRecord
+from pytest_ragate.metrics import MECHANICAL, METRICS, QUESTION_METRICS, QuestionRecord
 
 OUTCOME_WORDS = {"passed": "PASS", "failed": "FAIL", "xfailed": "XFAIL",
                  "xpassed": "XPASS(strict)", "skipped": "SKIP"}
@@ -51,7 +51,7 @@ class GoldsetRun:
     def metrics(self) -> list[str]:
         """Mechanical metrics always; judged ones only when some row asked for them."""
         judged = {m for r in self.records for m in r.judge_attempted}
-        return [m for m, info in METRICS.items() if not info.judged or m in judged]
+        return [m for m, info in QUESTION_METRICS.items() if not info.judged or m in judged]
 
 
 def _num(value: float | None) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from pytest_ragate.gates import decide
+from pytest_ragate.gates import decide, decide_anchors
 from pytest_ragate.goldset import Floor
 from pytest_ragate.metrics import QuestionRecord
 from pytest_ragate.promotion import Promotion, promote_anchors, promote_floors
@@ -99,9 +99,15 @@ class Controller:
         for spec in self.floors.values():
             run = runs.setdefault(spec["goldset"], GoldsetRun(spec["goldset"],
                                                               spec["eval_version"]))
-            floor = Floor(spec["metric"], spec["min"], spec["kind"], spec["xfail"])
-            judge = next((r.judge for r in run.records if r.judge), None)
-            verdict = decide(floor, run.name, run.records, judge=judge, require_judge=require)
+            floor = Floor(spec["metric"], spec["min"], spec["kind"], spec["xfail"],
+                          spec["anchors"])
+            if floor.anchors:
+                anchors = [a for a in self.anchors.values() if a["goldset"] == run.name]
+                verdict = decide_anchors(floor, run.name, anchors)
+            else:
+                judge = next((r.judge for r in run.records if r.judge), None)
+                verdict = decide(floor, run.name, run.records, judge=judge,
+                                 require_judge=require)
             run.verdicts.append(verdict)
             spec["verdict"] = verdict
         return [runs[name] for name in sorted(runs)]
@@ -148,7 +154,7 @@ class Controller:
                 by_file.setdefault(row["path"], []).append(row["anchor_id"])
         for path, ids in by_file.items():
             promoted += promote_anchors(Path(path), ids)
-        floors: dict[str, list[tuple[str | None, str]]] = {}
+        floors: dict[str, list[Floor]] = {}
         by_hand, not_run = [], []
         for spec in self.floors.values():
             verdict = spec["verdict"]
@@ -160,8 +166,7 @@ class Controller:
             elif verdict.outcome == "xpassed" and spec["config_path"] is None:
                 by_hand.append(spec["nodeid"])
             elif verdict.outcome == "xpassed":
-                floors.setdefault(spec["config_path"], []).append(
-                    (verdict.floor.kind, verdict.floor.metric))
+                floors.setdefault(spec["config_path"], []).append(verdict.floor)
         for path, keys in floors.items():
             promoted += promote_floors(Path(path), keys)
         return promotion_summary(promoted, not_run, by_hand)

@@ -11,7 +11,7 @@ import pytest
 from pytest_ragate.anchors import Anchor, check
 from pytest_ragate.answer import Context
 from tests.conftest import BASE_TOML, write_goldset
-from tests.test_plugin import SYSTEM, esc
+from tests.test_plugin import SYSTEM, esc, junit_cases
 
 RETRIEVER = '''
 
@@ -51,6 +51,9 @@ evidence_recall = { min = 0.90, xfail = "not yet" }    # stays
 
 [floors.kind.unanswerable]
 abstention_accuracy = 1.0
+
+[floors.anchors.retrieval_miss]   # the controls are not in this population
+evidence_recall = 0.60
 """
 
 
@@ -163,3 +166,24 @@ def test_bad_anchor_is_a_collection_error_naming_line_and_field(
         f"{anchors}:2: [control] <record>: an off_topic_control anchor has no evidence*",
         f"{anchors}:3: [far] evidence.last_turn: turns 3..99 do not exist*",
     ))
+
+
+def test_anchor_population_floor_counts_only_its_kind(anchored: pytest.Pytester) -> None:
+    result = anchored.runpytest("-p", "no:cacheprovider", "gs", "--junitxml=j.xml")
+    floor = junit_cases(anchored.path / "j.xml")[
+        "gs.ragate.toml::floor[anchors:retrieval_miss:evidence_recall]"]
+    assert floor["outcome"] == "passed"
+    # found (held), fixed (held: XPASS), missed (xfail): 2 of 3; probe and control left out
+    assert str(floor["props"]["message"]).startswith(  # type: ignore[index]
+        "evidence_recall 0.67 ≥ floor 0.60 · n=3 anchors · 95% CI [0.21, 0.94] (Wilson)")
+    assert result.ret == 1  # the strict XPASS of `fixed` still fails until promoted
+
+
+def test_anchor_population_floor_is_checked() -> None:
+    from pytest_ragate.goldset import parse_floors
+    from pytest_ragate.problems import GoldsetError
+
+    with pytest.raises(GoldsetError, match="an anchor population floor is one of"):
+        parse_floors({"anchors": {"retrieval_miss": {"faithfulness": 0.9}}}, Path("t"))
+    with pytest.raises(GoldsetError, match=r"floors\.anchors\.weird"):
+        parse_floors({"anchors": {"weird": {"hold_rate": 0.9}}}, Path("t"))
