@@ -410,7 +410,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=DEFAULT_JSON, dest="json_path",
                         help=f"where to write the figures ({DEFAULT_JSON})")
     parser.add_argument("--work", type=Path, default=None,
-                        help="keep indexes' logs and results here instead of a temporary dir")
+                        help="keep the logs, results and snapshot here instead of a temporary dir")
     parser.add_argument("--env-as-is", action="store_true",
                         help="keep PYTHONDONTWRITEBYTECODE if set (dropped by default, as on a "
                         "developer machine)")
