@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from pytest_ragate.corpus import Corpus, Document, Turn
+from pytest_ragate.corpus import Corpus, Document, Turn, clock
 from pytest_ragate.normalize import fold, normalize
 
 DEFAULT_BUDGET = 400
@@ -37,7 +37,7 @@ class Chunk:
         if self.speakers:
             parts.append(", ".join(self.speakers))
         if self.t_start is not None and self.t_end is not None:
-            parts.append(f"{_clock(self.t_start)}–{_clock(self.t_end)}")
+            parts.append(f"{clock(self.t_start)}–{clock(self.t_end)}")
         return f"[{' · '.join(parts)}]"
 
     @property
@@ -55,11 +55,6 @@ class Chunk:
                 if len(fold(sentence).split()) >= MIN_SENTENCE_WORDS:
                     found.append(sentence)
         return found
-
-
-def _clock(seconds: float) -> str:
-    minutes, secs = divmod(int(seconds), 60)
-    return f"{minutes:02d}:{secs:02d}"
 
 
 def _pieces(text: str, budget: int) -> list[str]:

@@ -28,12 +28,36 @@ class Turn:
     t_end: float | None = None
 
 
+def clock(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    return f"{minutes:02d}:{secs:02d}"
+
+
+def span_label(doc_id: str, turns: Iterable[Turn]) -> str:
+    """`[meeting · speaker · mm:ss–mm:ss]` for a run of turns, with what the corpus has: how
+    a chunk, a citation or an expected span is shown to a person."""
+    turns = list(turns)
+    parts = [doc_id]
+    speakers = list(dict.fromkeys(t.speaker for t in turns if t.speaker))
+    if speakers:
+        parts.append(", ".join(speakers))
+    starts = [t.t_start for t in turns if t.t_start is not None]
+    ends = [t.t_end for t in turns if t.t_end is not None]
+    if starts and ends:
+        parts.append(f"{clock(min(starts))}–{clock(max(ends))}")
+    return f"[{' · '.join(parts)}]"
+
+
 @dataclass(frozen=True)
 class Document:
     doc_id: str
     turns: tuple[Turn, ...]
     source: Path
     broken: bool = False
+
+    def label(self, first_turn: int, last_turn: int) -> str:
+        """The span's label; turns past the end are left out (validation reports them)."""
+        return span_label(self.doc_id, self.turns[first_turn:last_turn + 1])
 
 
 @dataclass

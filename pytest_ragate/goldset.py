@@ -248,6 +248,7 @@ class Goldset:
     cases: list[Case] = field(default_factory=list)
     floors: list[Floor] = field(default_factory=list)
     anchors: list[AnchorEntry] = field(default_factory=list)
+    sealed: bool = False  # answers stored sealed: reports never show expected spans
 
     @property
     def eval_version(self) -> str:
@@ -476,8 +477,11 @@ def load_goldset(path: Path) -> Goldset:
 
     if problems:
         raise GoldsetError(problems)
+    from pytest_ragate import sealing
+
     goldset = Goldset(config.name or root.name, root, config_path, config, corpus, [],
-                      with_judge_coverage(floors), anchors)
+                      with_judge_coverage(floors), anchors,
+                      sealing.locate_sealed(root, config.questions.expected).is_file())
     goldset.cases = [Case(goldset, i, line, q, answers[q.question_id],
                           has_evidence.get(q.question_id))
                      for i, (line, q) in enumerate(by_id.values())]

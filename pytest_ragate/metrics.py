@@ -59,6 +59,17 @@ class Span:
         )
 
 
+class Cited(BaseModel):
+    """One citation as a person reads it: where it points and whether it was right."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    context_id: str
+    label: str
+    correct: bool
+    quote: str | None = None
+
+
 class QuestionRecord(BaseModel):
     """One question's outcome: a results row, the JUnit properties, and the floors' input.
 
@@ -84,6 +95,9 @@ class QuestionRecord(BaseModel):
     evidence_spans_found: int = 0
     evidence_ranks: list[int | None] = Field(default_factory=list)  # 1-based, per span
     metrics: dict[str, float | None] = Field(default_factory=dict)
+    answer_text: str | None = None
+    cited: list[Cited] = Field(default_factory=list)
+    expected: list[str] | None = None  # expected span labels; None while answers are sealed
     judge: str | None = None
     judge_model: str | None = None
     answerer_model: str | None = None
@@ -118,7 +132,7 @@ class QuestionRecord(BaseModel):
     def junit_properties(self) -> list[tuple[str, str | float]]:
         """Flat name/value pairs; values are plain str or float as JUnit consumers expect."""
         props: list[tuple[str, str | float]] = []
-        skip = {"metrics", "knobs", "judge_failures", "judge_cached"}
+        skip = {"metrics", "knobs", "judge_failures", "judge_cached", "cited", "expected"}
         for key, value in self.model_dump(mode="json", exclude=skip).items():
             if value is None:
                 continue
@@ -133,6 +147,9 @@ class QuestionRecord(BaseModel):
             props.append((f"judge_failure.{metric}", why))
         if self.judge_cached:
             props.append(("judge_cached", ",".join(self.judge_cached)))
+        if self.cited:
+            props.append(("cited", " ".join(f"{c.label}{'' if c.correct else ' ✗'}"
+                                             for c in self.cited)))
         return props
 
 
@@ -159,7 +176,13 @@ def score_answer(answer: Answer, evidence: Sequence[Span]) -> dict[str, object]:
              for span in evidence]
     found = sum(rank is not None for rank in ranks)
     n_cit = len(answer.citations) if answered else 0
+    by_id = {c.context_id: c for c in answer.contexts}
+    cited = [Cited(context_id=c.context_id, label=_label(by_id.get(c.context_id), c.context_id),
+                   correct=citation_correct(c.context_id, answer, evidence), quote=c.quote)
+             for c in answer.citations]
     return {
+        "answer_text": answer.text,
+        "cited": cited,
         "abstained": answer.abstained,
         "must_abstain": must_abstain,
         "abstention_correct": answer.abstained == must_abstain,
@@ -177,6 +200,13 @@ def score_answer(answer: Answer, evidence: Sequence[Span]) -> dict[str, object]:
         },
         "knobs": dict(answer.knobs),
     }
+
+
+def _label(context: Context | None, context_id: str) -> str:
+    if context is None:
+        return f"[{context_id} · not retrieved]"
+    return context.label or (f"[{context.doc_id} · turns {context.first_turn}–"
+                             f"{context.last_turn}]")
 
 
 @dataclass(frozen=True)

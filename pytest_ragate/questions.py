@@ -23,7 +23,7 @@ from pytest_ragate.goldset import Case
 from pytest_ragate.items import CASE_KEY
 from pytest_ragate.judges import JudgeInput
 from pytest_ragate.judging import JudgeRunner, Verdicts, judged_metrics
-from pytest_ragate.metrics import QuestionRecord, score_answer
+from pytest_ragate.metrics import QuestionRecord, Span, score_answer
 from pytest_ragate.settings import read_settings
 
 RECORD_ATTR = "ragate_record"
@@ -38,9 +38,17 @@ def base_record(case: Case, **fields: Any) -> QuestionRecord:
         "goldset": case.goldset.name, "question_id": case.question.question_id,
         "kind": case.question.kind, "index": case.index, "must_abstain": case.must_abstain,
         "evidence_spans": len(spans), "eval_version": case.goldset.eval_version,
+        "expected": None if case.goldset.sealed else [expected_label(case, s) for s in spans],
     }
     row.update(fields)
     return QuestionRecord.model_validate(row)
+
+
+def expected_label(case: Case, span: Span) -> str:
+    corpus = case.goldset.corpus
+    if span.doc_id in corpus:
+        return corpus[span.doc_id].label(span.first_turn, span.last_turn)
+    return f"[{span.doc_id} · turns {span.first_turn}–{span.last_turn}]"
 
 
 @dataclass
