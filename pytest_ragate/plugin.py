@@ -5,6 +5,7 @@ Nothing heavy is imported here: a project that only collects stays fast.
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="write one JSON line per question to PATH")
     group.addoption("--ragate-report", dest="ragate_report", metavar="PATH", default=None,
                     help="write a Markdown report (floors, per-kind counts, questions) to PATH")
+    group.addoption("--ragate-html", dest="ragate_html", metavar="PATH", default=None,
+                    help="write one self-contained HTML report (floors with intervals, plots, "
+                    "every question's answer and citations) to PATH; needs "
+                    "pytest-ragate[html]")
     group.addoption("--ragate-history", dest="ragate_history", metavar="PATH", default=None,
                     help="append one JSON line per goldset run to PATH (earlier lines are "
                     "never rewritten); the report shows the change since the last run of the "
@@ -59,6 +64,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "slow: needs a judge model (deselect with `-m 'rag_gate and not slow'`)")
     read_settings(config)  # a bad knob is a usage error now, not a failure in every item
+    if config.getoption("ragate_html"):
+        missing = [m for m in ("matplotlib", "jinja2") if importlib.util.find_spec(m) is None]
+        if missing:
+            raise pytest.UsageError(f"--ragate-html needs {' and '.join(missing)}: "
+                                    "pip install 'pytest-ragate[html]'")
     if not hasattr(config, "workerinput"):
         controller = Controller(config)
         config.stash[CONTROLLER_KEY] = controller

@@ -16,6 +16,7 @@ from tabulate import tabulate
 from pytest_ragate.files import write_atomic
 from pytest_ragate.gates import Verdict, fmt_counts, fmt_interval, kind_counts
 from pytest_ragate.metrics import MECHANICAL, METRICS, QUESTION_METRICS, QuestionRecord
+from pytest_ragate.regression import Regression
 
 OUTCOME_WORDS = {"passed": "PASS", "failed": "FAIL", "xfailed": "XFAIL",
                  "xpassed": "XPASS(strict)", "skipped": "SKIP"}
@@ -27,6 +28,7 @@ class GoldsetRun:
     eval_version: str
     records: list[QuestionRecord] = field(default_factory=list)
     verdicts: list[Verdict] = field(default_factory=list)
+    regressions: list[Regression] = field(default_factory=list)  # with --ragate-baseline
 
     @property
     def judge_lines(self) -> list[str]:

@@ -20,6 +20,7 @@ from pytest_ragate.promotion import Promotion, promote_anchors, promote_floors
 from pytest_ragate.promotion import summary as promotion_summary
 from pytest_ragate.questions import RECORD_ATTR
 from pytest_ragate.reports import GoldsetRun, floors_table, write_markdown, write_results
+from pytest_ragate.settings import read_settings
 
 WIRE_FLOORS = "ragate_floors"
 ANCHOR_ATTR = "ragate_anchor"
@@ -81,7 +82,7 @@ class Controller:
             for line in run.judge_lines:
                 terminalreporter.write_line(f"{run.name}: {line}",
                                             yellow=line.startswith("warning"))
-        for name in ("results", "report", "history"):
+        for name in ("results", "report", "html", "history"):
             path = self.config.getoption(f"ragate_{name}")
             if path:
                 terminalreporter.write_line(f"ragate {name}: {path}")
@@ -179,6 +180,14 @@ class Controller:
         report = self.config.getoption("ragate_report")
         if report:
             write_markdown(Path(report), self.runs, self.history_deltas)
+        html = self.config.getoption("ragate_html")
+        if html:
+            from pytest_ragate import history, html_report  # matplotlib: only when asked
+
+            past = self.config.getoption("ragate_history")
+            lines = history.read_history(Path(past)) if past and Path(past).is_file() else []
+            html_report.write_html(Path(html), self.runs, history=lines,
+                                   ci=read_settings(self.config).gate.ci)
 
     def record_history(self, session: pytest.Session) -> None:
         """One appended line per goldset run; a run cut short (-x, --maxfail) stays out."""

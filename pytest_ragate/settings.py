@@ -74,12 +74,34 @@ class JudgeSettings(BaseModel):
                                                 "flagged")] = None
 
 
+class GateSettings(BaseModel):
+    """How sure a gate must be before it passes or calls a regression."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    ci: Annotated[Literal["point", "strict"], Field(
+        description="point: a floor holds when its value reaches it; strict: only when the "
+        "95% interval's lower bound does")] = "point"
+    min_n: Annotated[int, Field(ge=0, description="refuse to gate (fail) a floor or a "
+                                "regression check scored on fewer questions than this; 0 "
+                                "turns it off")] = 0
+    baseline: Annotated[str | None, Field(description="a results file (--ragate-results) or a "
+                                          "history file (--ragate-history, last line of the "
+                                          "same goldset and eval_version; PATH:LINE for "
+                                          "another) to check this run against, question by "
+                                          "question")] = None
+    alpha: Annotated[float, Field(gt=0.0, lt=1.0, description="significance level of the "
+                                  "baseline regression checks")] = 0.05
+
+
 class Settings(BaseModel):
     pipeline: PipelineSettings
     judge: JudgeSettings
+    gate: GateSettings
 
 
-SECTIONS: dict[str, type[BaseModel]] = {"pipeline": PipelineSettings, "judge": JudgeSettings}
+SECTIONS: dict[str, type[BaseModel]] = {"pipeline": PipelineSettings, "judge": JudgeSettings,
+                                        "gate": GateSettings}
 
 
 def add_options(group: Any, parser: pytest.Parser) -> None:
@@ -91,7 +113,8 @@ def add_options(group: Any, parser: pytest.Parser) -> None:
             kind = {int: int, float: float, bool: _on_off}.get(
                 info.annotation, str)  # type: ignore[call-overload]
             group.addoption("--ragate-" + name.replace("_", "-"), dest=f"ragate_{name}",
-                            default=None, metavar=name.upper(), type=kind, help=text)
+                            default=None, metavar=name.upper(), type=kind,
+                            help=text.replace("%", "%%"))  # argparse formats help with %
             parser.addini(f"ragate_{name}", text, type="string", default=None)
 
 
