@@ -1,6 +1,8 @@
 """Floors decided over every question's record: value, interval, n, and who computed it.
 
-A floor with nothing to score fails: an empty gate is not a passing gate.
+A floor with nothing to score fails: an empty gate is not a passing gate. So does one scored
+on fewer questions than `ragate_min_n`. With `ragate_ci = strict` a floor holds only when
+the lower bound of its 95% interval reaches it, not just the point value.
 """
 
 from __future__ import annotations
@@ -14,6 +16,18 @@ from pytest_ragate.metrics import MECHANICAL, METRICS, QuestionRecord, Tally, ta
 from pytest_ragate.stats import bootstrap_mean, wilson
 
 Outcome = Literal["passed", "failed", "xfailed", "xpassed", "skipped"]
+CiMode = Literal["point", "strict"]
+
+
+@dataclass(frozen=True)
+class Strictness:
+    """How sure a floor must be: `ci` and `min_n` from the gate settings."""
+
+    ci: CiMode = "point"
+    min_n: int = 0
+
+
+POINT = Strictness()
 
 
 @dataclass(frozen=True)
@@ -59,6 +73,7 @@ def decide(
     *,
     judge: str | None = None,
     require_judge: bool = False,
+    strictness: Strictness = POINT,
 ) -> Verdict:
     """The floor's outcome over the records of its goldset (and kind, when it has one)."""
     rows = [r for r in records if floor.kind is None or r.kind == floor.kind]
@@ -91,35 +106,49 @@ def decide(
         message = (f"nothing scored: {floor.metric} has no {info.unit} among {len(rows)} "
                    f"{scope} · floor {floor.min:.2f} · computed by {by}{suffix}")
         return Verdict(floor, goldset, "failed", message, t, None, by, errors, skipped)
-    return _against_floor(floor, goldset, t, by, suffix, errors, skipped)
+    return _against_floor(floor, goldset, t, by, suffix, errors, skipped, strictness)
 
 
-def decide_anchors(floor: Floor, goldset: str, anchors: Sequence[dict[str, Any]]) -> Verdict:
+def decide_anchors(floor: Floor, goldset: str, anchors: Sequence[dict[str, Any]],
+                   strictness: Strictness = POINT) -> Verdict:
     """A population floor over the anchors of one kind: the share whose check held (an
     XPASS held too). Other kinds, the controls among them, stay out of the population."""
     rows = [a for a in anchors if a["kind"] == floor.kind]
     held = sum(a["outcome"] in ("passed", "xpassed") for a in rows)
-    t = Tally(floor.metric, held, len(rows))
+    t = Tally(floor.metric, held, len(rows), questions=len(rows))
     if not t.n:
         return Verdict(floor, goldset, "failed", f"nothing scored: no {floor.kind} anchor ran "
                        f"· floor {floor.min:.2f} · computed by {MECHANICAL}", t)
-    return _against_floor(floor, goldset, t, MECHANICAL, f" ({floor.kind} anchors)", 0, 0)
+    return _against_floor(floor, goldset, t, MECHANICAL, f" ({floor.kind} anchors)", 0, 0,
+                          strictness)
 
 
 def _against_floor(floor: Floor, goldset: str, t: Tally, by: str, suffix: str, errors: int,
-                   skipped: int) -> Verdict:
-    """Value against floor, with n, the interval and who computed it; strict xfail aware."""
+                   skipped: int, strictness: Strictness) -> Verdict:
+    """Value (or, when strict, the interval's lower bound) against floor, with n, the
+    interval and who computed it; strict xfail aware."""
     info = METRICS[floor.metric]
     unit = "anchors" if floor.anchors else info.unit
     interval = interval_of(t)
     value = t.value or 0.0
-    holds = value >= floor.min
     method = "Wilson" if info.aggregate == "proportion" else "bootstrap"
     count = (f"over {t.n}/{t.n + t.failures} judged" if info.judged and info.aggregate == "mean"
              else f"n={t.n} {unit}")
-    figures = (f"{floor.metric} {value:.2f} {'≥' if holds else '<'} floor {floor.min:.2f} · "
-               f"{count} · 95% CI {fmt_interval(interval)} ({method}) · "
-               f"computed by {by}{suffix}")
+    tail = f"{count} · 95% CI {fmt_interval(interval)} ({method}) · computed by {by}{suffix}"
+    if strictness.min_n and t.questions < strictness.min_n:
+        who = "anchors" if floor.anchors else "questions"
+        message = (f"refusing to gate: {floor.metric} {value:.2f} was scored on {t.questions} "
+                   f"{who}, fewer than ragate_min_n = {strictness.min_n} (add questions, or "
+                   f"lower ragate_min_n) · floor {floor.min:.2f} · {tail}")
+        return Verdict(floor, goldset, "failed", message, t, interval, by, errors, skipped)
+    if strictness.ci == "strict" and interval is not None:
+        holds = interval[0] >= floor.min
+        figures = (f"{floor.metric} {value:.2f}, 95% lower bound {interval[0]:.2f} "
+                   f"{'≥' if holds else '<'} floor {floor.min:.2f} (ragate_ci = strict) · {tail}")
+    else:
+        holds = value >= floor.min
+        figures = (f"{floor.metric} {value:.2f} {'≥' if holds else '<'} floor "
+                   f"{floor.min:.2f} · {tail}")
     if floor.xfail:
         if holds:
             message = (f"[XPASS(strict)] {floor.xfail}: {figures}. The floor now holds: "

@@ -26,7 +26,14 @@ from filelock import FileLock, Timeout
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pytest_ragate.answer import Knob
-from pytest_ragate.metrics import METRICS, QUESTION_METRICS, QuestionRecord, Tally, tally
+from pytest_ragate.metrics import (
+    METRICS,
+    QUESTION_METRICS,
+    QuestionRecord,
+    QuestionScores,
+    Tally,
+    tally,
+)
 from pytest_ragate.reports import GoldsetRun
 
 FORMAT = 1
@@ -84,6 +91,8 @@ class HistoryLine(BaseModel):
     metrics: dict[str, Figure] = Field(default_factory=dict)
     by_kind: dict[str, dict[str, Figure]] = Field(default_factory=dict)
     floors: dict[str, FloorOutcome] = Field(default_factory=dict)
+    scores: dict[str, QuestionScores] = Field(default_factory=dict)  # by question id: what
+    # a later run is paired with (--ragate-baseline); absent from lines before this field
 
 
 # --- building a line ---------------------------------------------------------------------------
@@ -143,6 +152,7 @@ def build_line(run: GoldsetRun, *, git: str | None, time: datetime | None = None
                         for m in metrics} for kind in kinds},
         floors={v.floor.name.removeprefix("floor[").removesuffix("]"):
                 FloorOutcome(min=v.floor.min, outcome=v.outcome) for v in run.verdicts},
+        scores={r.question_id: r.scores() for r in records},
     )
 
 

@@ -8,6 +8,7 @@ silently: the controller decides and reports them once every question has run (`
 from __future__ import annotations
 
 import gc
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -50,13 +51,46 @@ def cached_goldset(config: pytest.Config, path: Path) -> Goldset:
     return cache[key]
 
 
+# The file route's test body: the system under test answers the question's text. No docstring
+# on purpose: `pytest --collect-only -v` prints the docstring of every item's function, the
+# same sentence 10,000 times; the item's own line (`__repr__` below) says what it asks instead.
 def ask(ragate_question: Any, ragate_system: Callable[[str], Any]) -> Any:
-    """The file route's test body: the system under test answers the question's text."""
     return ragate_system(ragate_question.question)
+
+
+# --- how items read in `pytest --collect-only` ---------------------------------------------
+# pytest prints `repr(node)` for every node of the collected tree (`-q` prints node ids, which
+# stay as they are). The descriptions below are built only when printed: collecting costs the
+# same, and `-k`, `-m`, node ids and xdist never see them.
+
+CLIP = 60  # characters of question, claim or xfail reason text shown at the default verbosity; all with -v
+
+
+def _clip(node: pytest.Node, text: str) -> str:
+    text = " ".join(text.split())
+    if node.config.get_verbosity() >= 1 or len(text) <= CLIP:
+        return text
+    return text[:CLIP - 1].rstrip() + "…"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' * (n != 1)}"
+
+
+def _xfail(node: pytest.Node, reason: str | None) -> str:
+    return f", strict xfail: {_clip(node, reason)}" if reason else ""
 
 
 class QuestionItem(pytest.Function):
     """One question; its answer is scored by the plugin's `pytest_pyfunc_call`."""
+
+    def __repr__(self) -> str:
+        """`<QuestionItem q07 single_meeting: "What did …?">`: the question, never its answer."""
+        case = self.stash.get(CASE_KEY, None)
+        if case is None:
+            return super().__repr__()
+        question = case.question
+        return f'<QuestionItem {self.name} {question.kind}: "{_clip(self, question.question)}">'
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         """Where the question is written: its line in the questions file."""
@@ -70,6 +104,13 @@ class FloorItem(pytest.Item):
         super().__init__(**kwargs)
         self.goldset = goldset
         self.floor = floor
+
+    def __repr__(self) -> str:
+        """`<FloorItem floor[evidence_recall] ≥ 0.90, strict xfail: retrieval misses>`."""
+        f = self.floor
+        over = f" over {f.kind} anchors" if f.anchors else ""
+        judged = ", judged" if f.judged else ""
+        return f"<FloorItem {self.name} ≥ {f.min:.2f}{over}{judged}{_xfail(self, f.xfail)}>"
 
     def runtest(self) -> None:
         """Nothing to do here: the controller decides floors once every question has run."""
@@ -113,9 +154,10 @@ def make_questions(parent: pytest.Collector, goldset: Goldset) -> Iterator[pytes
         yield item
 
 
+# An anchor item's body: retrieve for the claim, then hold the pool to the anchor. (No
+# docstring, for the reason given at `ask`.)
 def check_anchor(ragate_anchor: AnchorEntry, ragate_retriever: Callable[[str], Any],
                  pytestconfig: pytest.Config) -> None:
-    """An anchor item's body: retrieve for the claim, then hold the pool to the anchor."""
     from pytest_ragate.anchors import check
     from pytest_ragate.settings import read_settings
 
@@ -126,6 +168,15 @@ def check_anchor(ragate_anchor: AnchorEntry, ragate_retriever: Callable[[str], A
 
 
 class AnchorItem(pytest.Function):
+    def __repr__(self) -> str:
+        """`<AnchorItem anchor[a1] retrieval_miss: "claim", strict xfail: reason>`."""
+        entry = self.stash.get(ANCHOR_KEY, None)
+        if entry is None:
+            return super().__repr__()
+        anchor = entry.anchor
+        return (f'<AnchorItem {self.name} {anchor.kind}: "{_clip(self, anchor.claim)}"'
+                f"{_xfail(self, anchor.xfail)}>")
+
     @property
     def anchor_entry(self) -> AnchorEntry:
         return self.stash[ANCHOR_KEY]
@@ -165,11 +216,32 @@ def make_floors(parent: pytest.Collector, goldset: Goldset, floors: Iterable[Flo
 class GoldsetFile(pytest.File):
     """`ragate.toml`: its questions, then its floors."""
 
+    goldset: Goldset | None = None  # set once collected
+
+    def __repr__(self) -> str:
+        """`<GoldsetFile ragate.toml: mini, eval_version 7, 4 questions (…), 3 floors>`."""
+        g = self.goldset
+        if g is None:
+            return super().__repr__()
+        kinds = Counter(case.question.kind for case in g.cases)
+        parts = [f"eval_version {g.eval_version}", _plural(len(g.cases), "question")
+                 + (" (" + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())) + ")"
+                    if kinds else "")]
+        if g.anchors:
+            parts.append(_plural(len(g.anchors), "anchor"))
+        parts.append(_plural(len(g.floors), "floor"))
+        if g.sealed:
+            locked = any(case.expected is None for case in g.cases)
+            parts.append("answers sealed" + (" (no RAGATE_SEAL_KEY: scored items skip)"
+                                             if locked else ""))
+        return f"<GoldsetFile {self.name}: {g.name}, {', '.join(parts)}>"
+
     def collect(self) -> Iterable[pytest.Item]:
         try:
             goldset = cached_goldset(self.config, self.path)
         except GoldsetError as error:
             raise self.CollectError(f"invalid goldset {self.path}:\n{error}") from None
+        self.goldset = goldset
         yield from make_questions(self, goldset)
         yield from make_anchors(self, goldset)
         yield from make_floors(self, goldset, goldset.floors)

@@ -70,6 +70,21 @@ class Cited(BaseModel):
     quote: str | None = None
 
 
+class QuestionScores(BaseModel):
+    """What a later run is paired with, question by question (`--ragate-baseline`): kept in
+    every history line, and derived from a results row."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    status: Literal["scored", "error", "skipped"] = "scored"
+    abstention_correct: bool = False
+    citations: int = 0
+    citations_correct: int = 0
+    evidence_found: list[bool] = Field(default_factory=list)  # per expected span, in order
+    verdicts: dict[str, float] = Field(default_factory=dict)  # judged metrics with a verdict
+    judge_failures: list[str] = Field(default_factory=list)
+
+
 class QuestionRecord(BaseModel):
     """One question's outcome: a results row, the JUnit properties, and the floors' input.
 
@@ -112,6 +127,17 @@ class QuestionRecord(BaseModel):
         judged = [m for m, info in METRICS.items() if info.judged and m != "judge_coverage"]
         return [m for m in judged if self.metrics.get(m) is not None
                 or m in self.judge_failures]
+
+    def scores(self) -> QuestionScores:
+        found = [rank is not None for rank in self.evidence_ranks]
+        found += [False] * (self.evidence_spans - len(found))  # an errored question found none
+        return QuestionScores(
+            status=self.status, abstention_correct=self.abstention_correct,
+            citations=self.citations, citations_correct=self.citations_correct,
+            evidence_found=found,
+            verdicts={m: float(v) for m, v in self.metrics.items()
+                      if v is not None and METRICS[m].judged},
+            judge_failures=sorted(self.judge_failures))
 
     @property
     def wrong(self) -> list[str]:
@@ -218,6 +244,7 @@ class Tally:
     n: int
     values: tuple[float, ...] = ()
     failures: int = 0  # rows that should count but could not be scored (judge failures)
+    questions: int = 0  # questions that contributed a unit: what a minimum n counts
 
     @property
     def value(self) -> float | None:
@@ -228,18 +255,22 @@ def tally(metric: str, records: Iterable[QuestionRecord]) -> Tally:
     """Micro-averaged over the unit the metric counts; errored questions count as wrong."""
     rows = [r for r in records if r.status != "skipped"]
     if metric == "citation_accuracy":
-        return Tally(metric, sum(r.citations_correct for r in rows), sum(r.citations for r in rows))
+        return Tally(metric, sum(r.citations_correct for r in rows), sum(r.citations for r in rows),
+                     questions=sum(r.citations > 0 for r in rows))
     if metric == "abstention_accuracy":
-        return Tally(metric, sum(r.abstention_correct for r in rows), len(rows))
+        return Tally(metric, sum(r.abstention_correct for r in rows), len(rows),
+                     questions=len(rows))
     if metric == "evidence_recall":
         return Tally(
-            metric, sum(r.evidence_spans_found for r in rows), sum(r.evidence_spans for r in rows)
-        )
+            metric, sum(r.evidence_spans_found for r in rows), sum(r.evidence_spans for r in rows),
+            questions=sum(r.evidence_spans > 0 for r in rows))
     if metric == "judge_coverage":
         attempted = sum(len(r.judge_attempted) for r in rows)
         failed = sum(len(r.judge_failures) for r in rows)
-        return Tally(metric, attempted - failed, attempted, failures=failed)
+        return Tally(metric, attempted - failed, attempted, failures=failed,
+                     questions=sum(bool(r.judge_attempted) for r in rows))
     # judged metrics: a mean over the verdicts obtained; failures are counted, not averaged
     values = tuple(float(v) for r in rows if (v := r.metrics.get(metric)) is not None)
     failures = sum(metric in r.judge_failures for r in rows)
-    return Tally(metric, sum(values), len(values), values, failures=failures)
+    return Tally(metric, sum(values), len(values), values, failures=failures,
+                 questions=len(values))

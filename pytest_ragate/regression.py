@@ -1,14 +1,34 @@
 """`--ragate-baseline`: did this run get significantly worse than a baseline run?
 
-Filled in below; the shape is what reports render.
+Each metric is compared question by question with the same questions in the baseline (a
+results file, or a history line of the same goldset and eval_version), so the noise of which
+questions happen to be in the set cancels out. Units that are right or wrong (abstention, each
+evidence span, each judge verdict obtained) get the exact McNemar test; ratios and judged
+scores get a paired bootstrap that resamples questions. Only a significant drop fails: a
+smaller change is reported with its p-value and passes.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from pytest_ragate.metrics import METRICS, QuestionRecord, QuestionScores
+from pytest_ragate.stats import mcnemar_exact, paired_bootstrap
+
 RegressionOutcome = Literal["passed", "failed", "skipped"]
+MCNEMAR = "McNemar (exact)"
+BOOTSTRAP = "paired bootstrap"
+BINARY_METRICS = ("abstention_accuracy", "evidence_recall", "judge_coverage")
+
+
+class BaselineError(Exception):
+    """The baseline cannot be read: a usage error, raised before any question runs."""
 
 
 @dataclass(frozen=True)
@@ -17,8 +37,8 @@ class Regression:
 
     goldset: str
     metric: str
-    test: str  # "McNemar (exact)" or "paired bootstrap"
-    pairs: int  # paired units both runs scored
+    test: str  # MCNEMAR or BOOTSTRAP
+    pairs: int  # paired questions both runs scored
     baseline: float | None  # the metric over the paired units, in the baseline run
     current: float | None  # ... and in this run
     p_value: float | None
@@ -30,3 +50,226 @@ class Regression:
         if self.baseline is None or self.current is None:
             return None
         return self.current - self.baseline
+
+
+@dataclass(frozen=True)
+class BaselineRun:
+    """One goldset's per-question scores in the baseline, and where they came from."""
+
+    goldset: str
+    eval_version: str
+    scores: dict[str, QuestionScores]
+    source: str
+
+
+# --- reading a baseline ------------------------------------------------------------------------
+
+
+class _ResultsRow(QuestionRecord):
+    """A results row of this or a later ragate (unknown fields are ignored)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+class _HistoryProbe(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    time: str
+    goldset: str
+
+
+def load_baseline(spec: str) -> list[BaselineRun]:
+    """`PATH` (a results file or a history file) or `PATH:LINE` (one line of a history file).
+
+    From a history file, each goldset's candidates are its lines in file order; `check` takes
+    the last one of the current eval_version."""
+    path, line_no = Path(spec), None
+    if not path.is_file() and ":" in spec:
+        head, _, tail = spec.rpartition(":")
+        if tail.isdigit() and Path(head).is_file():
+            path, line_no = Path(head), int(tail)
+    if not path.is_file():
+        raise BaselineError(f"--ragate-baseline {spec}: no such file")
+    try:
+        raw = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise BaselineError(f"--ragate-baseline {spec}: cannot read it ({error})") from None
+    numbered = [(i, text) for i, text in enumerate(raw, 1) if text.strip()]
+    if line_no is not None:
+        numbered = [(i, text) for i, text in numbered if i == line_no]
+        if not numbered:
+            raise BaselineError(f"--ragate-baseline {spec}: {path} has no line {line_no}")
+    if not numbered:
+        raise BaselineError(f"--ragate-baseline {spec}: the file is empty")
+    first = _json(path, *numbered[0])
+    if "question_id" in first:
+        if line_no is not None:
+            raise BaselineError(f"--ragate-baseline {spec}: :LINE picks a history line; "
+                                f"{path} is a results file (pass it whole)")
+        return _from_results(path, numbered)
+    return _from_history(path, numbered)
+
+
+def _json(path: Path, line: int, text: str) -> dict[str, object]:
+    try:
+        row = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise BaselineError(f"--ragate-baseline: {path}:{line}: not JSON ({error.msg})") from None
+    if not isinstance(row, dict):
+        raise BaselineError(f"--ragate-baseline: {path}:{line}: not a JSON object")
+    return row
+
+
+def _from_results(path: Path, numbered: Sequence[tuple[int, str]]) -> list[BaselineRun]:
+    runs: dict[str, BaselineRun] = {}
+    for line, text in numbered:
+        try:
+            row = _ResultsRow.model_validate_json(text)
+        except ValidationError as error:
+            first = error.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "row"
+            raise BaselineError(f"--ragate-baseline: {path}:{line}: {where}: {first['msg']} "
+                                "(expected a --ragate-results file or a --ragate-history "
+                                "file)") from None
+        run = runs.setdefault(row.goldset, BaselineRun(row.goldset, row.eval_version, {},
+                                                       f"results file {path}"))
+        if row.eval_version != run.eval_version:
+            raise BaselineError(f"--ragate-baseline: {path}:{line}: goldset {row.goldset} "
+                                f"mixes eval_version {run.eval_version} and {row.eval_version}")
+        run.scores[row.question_id] = row.scores()
+    return list(runs.values())
+
+
+def _from_history(path: Path, numbered: Sequence[tuple[int, str]]) -> list[BaselineRun]:
+    from pytest_ragate.history import HistoryLine, fmt_sha, fmt_time
+
+    runs = []
+    for line, text in numbered:
+        try:
+            _HistoryProbe.model_validate_json(text)
+            entry = HistoryLine.model_validate_json(text)
+        except ValidationError:
+            if len(numbered) == 1:
+                raise BaselineError(f"--ragate-baseline: {path}:{line}: neither a results row "
+                                    "nor a history line") from None
+            continue  # a torn history line: the history reader skips it too
+        when = f"{fmt_time(entry.time)}, git {fmt_sha(entry.git_sha)}"
+        runs.append(BaselineRun(entry.goldset, entry.eval_version, dict(entry.scores),
+                                f"history line {path}:{line} ({when})"))
+    if not runs:
+        raise BaselineError(f"--ragate-baseline: {path}: no readable history line")
+    return runs
+
+
+# --- checking ----------------------------------------------------------------------------------
+
+
+def check_run(goldset: str, eval_version: str, metrics: Sequence[str],
+              records: Sequence[QuestionRecord], baseline: Sequence[BaselineRun], *,
+              alpha: float, min_n: int) -> list[Regression]:
+    """One check per metric of this run, against the goldset's last baseline run of the same
+    eval_version."""
+    same = [b for b in baseline if b.goldset == goldset]
+    chosen = next((b for b in reversed(same) if b.eval_version == eval_version), None)
+    if chosen is None or not chosen.scores:
+        if not same:
+            why = f"the baseline has no run of goldset {goldset}"
+        elif chosen is None:
+            versions = ", ".join(sorted({b.eval_version for b in same}))
+            why = (f"the baseline ran eval_version {versions}, this run {eval_version}: "
+                   "not comparable")
+        else:
+            why = f"{chosen.source} has no per-question scores (written by an older ragate)"
+        return [Regression(goldset, m, _test_of(m), 0, None, None, None, "skipped", why)
+                for m in metrics]
+    current = {r.question_id: r.scores() for r in records}
+    return [check(goldset, m, chosen.scores, current, alpha=alpha, min_n=min_n,
+                  source=chosen.source) for m in metrics]
+
+
+def _test_of(metric: str) -> str:
+    return MCNEMAR if metric in BINARY_METRICS else BOOTSTRAP
+
+
+def _units(metric: str, s: QuestionScores) -> dict[str, bool]:
+    """A question's right-or-wrong units of a binary metric, keyed so runs pair up."""
+    if metric == "abstention_accuracy":
+        return {"": s.abstention_correct}
+    if metric == "evidence_recall":
+        return {str(i): found for i, found in enumerate(s.evidence_found)}
+    attempted = sorted({*s.verdicts, *s.judge_failures})
+    return {m: m not in s.judge_failures for m in attempted}
+
+
+def _ratio(metric: str, s: QuestionScores) -> tuple[float, float] | None:
+    if metric == "citation_accuracy":
+        return float(s.citations_correct), float(s.citations)
+    value = s.verdicts.get(metric)
+    return None if value is None else (value, 1.0)
+
+
+def check(goldset: str, metric: str, base: Mapping[str, QuestionScores],
+          current: Mapping[str, QuestionScores], *, alpha: float, min_n: int = 0,
+          source: str = "the baseline") -> Regression:
+    """This run against the baseline on the questions both scored (skipped ones are out;
+    errored ones count as wrong, as in the floors)."""
+    test = _test_of(metric)
+    ids = [q for q in current if q in base
+           and current[q].status != "skipped" and base[q].status != "skipped"]
+    unpaired = len({*base, *current} - set(ids))
+    base_units: list[bool] = []
+    cur_units: list[bool] = []
+    pairs: list[tuple[float, float, float, float]] = []
+    paired_questions = 0
+    for q in ids:
+        if test == MCNEMAR:
+            then, now = _units(metric, base[q]), _units(metric, current[q])
+            keys = [k for k in then if k in now]
+            base_units += [then[k] for k in keys]
+            cur_units += [now[k] for k in keys]
+            paired_questions += bool(keys)
+        else:
+            then_r, now_r = _ratio(metric, base[q]), _ratio(metric, current[q])
+            if then_r is None or now_r is None or not (then_r[1] or now_r[1]):
+                continue
+            pairs.append((*then_r, *now_r))
+            paired_questions += 1
+    aside = f"; {unpaired} questions in only one run or skipped, not paired" if unpaired else ""
+    where = f" · against {source}"
+    if not paired_questions:
+        return Regression(goldset, metric, test, 0, None, None, None, "skipped",
+                          f"{metric}: no question scored in both runs{aside}{where}")
+    if test == MCNEMAR:
+        n = len(base_units)
+        then_v, now_v = sum(base_units) / n, sum(cur_units) / n
+        worse = sum(b and not c for b, c in zip(base_units, cur_units, strict=True))
+        better = sum(c and not b for b, c in zip(base_units, cur_units, strict=True))
+        p = mcnemar_exact(worse, better)
+        detail = (f"{test}: {worse} right→wrong, {better} wrong→right of {n} "
+                  f"{METRICS[metric].unit}")
+    else:
+        base_den, cur_den = sum(r[1] for r in pairs), sum(r[3] for r in pairs)
+        if not base_den or not cur_den:
+            return Regression(goldset, metric, test, paired_questions, None, None, None,
+                              "skipped", f"{metric}: nothing to compare ({metric} has no "
+                              f"{METRICS[metric].unit} in one run){aside}{where}")
+        then_v = sum(r[0] for r in pairs) / base_den
+        now_v = sum(r[2] for r in pairs) / cur_den
+        _, p = paired_bootstrap(pairs)
+        detail = test
+    figures = (f"{metric} {then_v:.2f} → {now_v:.2f} over {paired_questions} paired questions "
+               f"({detail}, p = {p:.3g}")
+    if min_n and paired_questions < min_n:
+        return Regression(goldset, metric, test, paired_questions, then_v, now_v, p, "failed",
+                          f"refusing to gate: {figures}); {paired_questions} paired questions "
+                          f"are fewer than ragate_min_n = {min_n}{aside}{where}")
+    significant = p < alpha
+    if now_v < then_v and significant:
+        return Regression(goldset, metric, test, paired_questions, then_v, now_v, p, "failed",
+                          f"significant drop: {figures} < α {alpha:g}){aside}{where}")
+    word = ("no change" if now_v == then_v else
+            ("significant rise" if significant else "not significant") if now_v > then_v
+            else "drop not significant")
+    relation = "<" if significant else "≥"
+    return Regression(goldset, metric, test, paired_questions, then_v, now_v, p, "passed",
+                      f"{word}: {figures} {relation} α {alpha:g}){aside}{where}")

@@ -85,6 +85,16 @@ def floors_table(runs: Sequence[GoldsetRun], tablefmt: str) -> str:
     return tabulate(rows, headers=headers, tablefmt=tablefmt, disable_numparse=True)
 
 
+def regressions_table(runs: Sequence[GoldsetRun], tablefmt: str) -> str:
+    rows = [[run.name, c.metric, _num(c.baseline), _num(c.current),
+             "—" if c.delta is None else f"{c.delta:+.2f}", c.pairs, c.test,
+             "—" if c.p_value is None else f"{c.p_value:.3g}", OUTCOME_WORDS[c.outcome]]
+            for run in runs for c in run.regressions]
+    headers = ["goldset", "metric", "baseline", "now", "change", "paired questions", "test",
+               "p", "outcome"]
+    return tabulate(rows, headers=headers, tablefmt=tablefmt, disable_numparse=True)
+
+
 def _question_rows(run: GoldsetRun) -> tuple[list[str], list[list[str]]]:
     metrics = run.metrics
     headers = ["question", "kind", "status", "abstained", "citations ok", "evidence found",
@@ -132,6 +142,9 @@ def markdown(runs: Sequence[GoldsetRun],
             parts.append("")
         if run.verdicts:
             parts += ["### Floors", "", floors_table([run], "github"), ""]
+        if run.regressions:
+            parts += ["### Against the baseline", "", regressions_table([run], "github"), "",
+                      *[f"- {c.metric}: {c.message}" for c in run.regressions], ""]
         parts += ["### By kind", ""]
         for metric in run.metrics:
             counts = fmt_counts(kind_counts(metric, run.records))

@@ -1,7 +1,8 @@
 """The controller: gathers every question's record, decides the floors, writes the outputs.
 
 It lives only where reports from all workers arrive (the main process, or the xdist
-controller), like pytest's LogXML. Floors are reported as synthetic test reports sent through
+controller), like pytest's LogXML. Floors, and the regression checks against a baseline
+(`::regression[<metric>]`), are reported as synthetic test reports sent through
 `pytest_runtest_logreport`, so the terminal, JUnit and the exit status treat them as tests.
 """
 
@@ -13,13 +14,26 @@ from typing import Any
 
 import pytest
 
-from pytest_ragate.gates import decide, decide_anchors
+from pytest_ragate.gates import Strictness, decide, decide_anchors
 from pytest_ragate.goldset import Floor
 from pytest_ragate.metrics import QuestionRecord
 from pytest_ragate.promotion import Promotion, promote_anchors, promote_floors
 from pytest_ragate.promotion import summary as promotion_summary
 from pytest_ragate.questions import RECORD_ATTR
-from pytest_ragate.reports import GoldsetRun, floors_table, write_markdown, write_results
+from pytest_ragate.regression import (
+    BaselineError,
+    BaselineRun,
+    Regression,
+    check_run,
+    load_baseline,
+)
+from pytest_ragate.reports import (
+    GoldsetRun,
+    floors_table,
+    regressions_table,
+    write_markdown,
+    write_results,
+)
 from pytest_ragate.settings import read_settings
 
 WIRE_FLOORS = "ragate_floors"
@@ -36,6 +50,14 @@ class Controller:
         self.promotion_lines: list[str] = []
         self.history_deltas: dict[str, list[str]] = {}
         self.history_notes: list[str] = []
+        gate = read_settings(config).gate
+        self.strictness = Strictness(gate.ci, gate.min_n)
+        self.baseline: list[BaselineRun] | None = None
+        if gate.baseline:
+            try:
+                self.baseline = load_baseline(gate.baseline)
+            except BaselineError as error:
+                raise pytest.UsageError(str(error)) from None
 
     def add_floors(self, wire: list[dict[str, Any]]) -> None:
         for spec in wire:
@@ -74,6 +96,9 @@ class Controller:
             terminalreporter.write_sep("=", "ragate promote")
             for line in self.promotion_lines:
                 terminalreporter.write_line(line)
+        if any(run.regressions for run in self.runs):
+            terminalreporter.write_sep("=", "ragate regressions against the baseline")
+            terminalreporter.write_line(regressions_table(self.runs, "simple"))
         if not any(run.verdicts for run in self.runs):
             return
         terminalreporter.write_sep("=", "ragate floors")
@@ -104,47 +129,93 @@ class Controller:
                           spec["anchors"])
             if floor.anchors:
                 anchors = [a for a in self.anchors.values() if a["goldset"] == run.name]
-                verdict = decide_anchors(floor, run.name, anchors)
+                verdict = decide_anchors(floor, run.name, anchors, self.strictness)
             else:
                 judge = next((r.judge for r in run.records if r.judge), None)
                 verdict = decide(floor, run.name, run.records, judge=judge,
-                                 require_judge=require)
+                                 require_judge=require, strictness=self.strictness)
             run.verdicts.append(verdict)
             spec["verdict"] = verdict
+        if self.baseline is not None:
+            self.check_regressions(runs)
         return [runs[name] for name in sorted(runs)]
 
+    def check_regressions(self, runs: dict[str, GoldsetRun]) -> None:
+        from pytest_ragate.history import run_metrics
+
+        assert self.baseline is not None
+        gate = read_settings(self.config).gate
+        for run in runs.values():
+            if run.records:
+                run.regressions = check_run(run.name, run.eval_version,
+                                            run_metrics(run.records), run.records,
+                                            self.baseline, alpha=gate.alpha,
+                                            min_n=gate.min_n)
+
+    def regression_node(self, goldset: str) -> tuple[str, tuple[str, int | None, str]]:
+        """Where a goldset's regression checks sit: beside its floors (`path::` or
+        `path::test_fn::`), else beside its questions."""
+        spec = next((s for s in self.floors.values() if s["goldset"] == goldset), None)
+        if spec is not None:
+            return spec["nodeid"].rpartition("floor[")[0], tuple(spec["location"])
+        nodeid = next(n for n, r in self.records.items() if r.goldset == goldset)
+        if nodeid.endswith("]") and "[" in nodeid.rpartition("::")[2]:
+            base = nodeid[:nodeid.rindex("[")] + "::"  # a @ragate.goldset test: test_fn[qid]
+        else:
+            base = nodeid.rpartition("::")[0] + "::"
+        path = base.partition("::")[0]
+        return base, (path, None, "")
+
     def report_floors(self) -> None:
-        hook = self.config.hook
         for spec in self.floors.values():
             verdict = spec["verdict"]
-            nodeid, location = spec["nodeid"], tuple(spec["location"])
-            keywords = dict.fromkeys(spec["keywords"], 1)
-            outcome = {"xfailed": "skipped", "xpassed": "failed"}.get(verdict.outcome,
-                                                                      verdict.outcome)
-            extra: dict[str, Any] = {}
-            if verdict.outcome == "xfailed":
-                extra["wasxfail"] = verdict.floor.xfail
-            longrepr: Any = None
-            if outcome == "failed":
-                longrepr = verdict.message
-            elif outcome == "skipped":
-                longrepr = (str(location[0]), (location[1] or 0) + 1, verdict.message)
             props = [("floor", verdict.floor.min), ("message", verdict.message),
                      ("computed_by", verdict.computed_by)]
+            if verdict.interval is not None:
+                props += [("ci_low", float(verdict.interval[0])),
+                          ("ci_high", float(verdict.interval[1]))]
             if verdict.value is not None:
                 props.append(("value", float(verdict.value)))
             if verdict.tally is not None:
                 props.append(("n", float(verdict.tally.n)))
-            hook.pytest_runtest_logstart(nodeid=nodeid, location=location)
-            for when, phase_outcome, repr_ in (("setup", "passed", None),
-                                               ("call", outcome, longrepr),
-                                               ("teardown", "passed", None)):
-                report = pytest.TestReport(
-                    nodeid, location, keywords, phase_outcome, repr_, when,
-                    user_properties=props if when == "teardown" else [],
-                    **(extra if when == "call" else {}))
-                hook.pytest_runtest_logreport(report=report)
-            hook.pytest_runtest_logfinish(nodeid=nodeid, location=location)
+            self.send(spec["nodeid"], tuple(spec["location"]), spec["keywords"],
+                      verdict.outcome, verdict.message, props, verdict.floor.xfail)
+        for run in self.runs:
+            for check in run.regressions:
+                self.report_regression(check)
+
+    def report_regression(self, check: Regression) -> None:
+        base, location = self.regression_node(check.goldset)
+        name = f"regression[{check.metric}]"
+        props: list[tuple[str, str | float]] = [("test", check.test), ("message", check.message),
+                                                ("pairs", float(check.pairs))]
+        for key in ("baseline", "current", "p_value"):
+            value = getattr(check, key)
+            if value is not None:
+                props.append((key, float(value)))
+        self.send(base + name, (location[0], location[1], name), ["rag_gate", name],
+                  check.outcome, check.message, props, None)
+
+    def send(self, nodeid: str, location: tuple[Any, ...], keywords: list[str], outcome: str,
+             message: str, props: list[tuple[str, Any]], xfail: str | None) -> None:
+        """One synthetic test case: setup, call and teardown reports, as a worker sends."""
+        hook = self.config.hook
+        phase = {"xfailed": "skipped", "xpassed": "failed"}.get(outcome, outcome)
+        extra: dict[str, Any] = {"wasxfail": xfail} if outcome == "xfailed" else {}
+        longrepr: Any = None
+        if phase == "failed":
+            longrepr = message
+        elif phase == "skipped":
+            longrepr = (str(location[0]), (location[1] or 0) + 1, message)
+        hook.pytest_runtest_logstart(nodeid=nodeid, location=location)
+        for when, phase_outcome, repr_ in (("setup", "passed", None), ("call", phase, longrepr),
+                                           ("teardown", "passed", None)):
+            report = pytest.TestReport(
+                nodeid, location, dict.fromkeys(keywords, 1), phase_outcome, repr_, when,
+                user_properties=props if when == "teardown" else [],
+                **(extra if when == "call" else {}))
+            hook.pytest_runtest_logreport(report=report)
+        hook.pytest_runtest_logfinish(nodeid=nodeid, location=location)
 
     def promote(self) -> list[str]:
         """Rewrite the xfail of every anchor and floor that XPASSed in this run."""
