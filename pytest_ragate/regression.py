@@ -234,7 +234,8 @@ def check(goldset: str, metric: str, base: Mapping[str, QuestionScores],
                 continue
             pairs.append((*then_r, *now_r))
             paired_questions += 1
-    aside = f"; {unpaired} questions in only one run or skipped, not paired" if unpaired else ""
+    aside = (f"; {unpaired} question{'s' * (unpaired != 1)} in only one run or skipped, "
+             "not paired") if unpaired else ""
     where = f" · against {source}"
     if not paired_questions:
         return Regression(goldset, metric, test, 0, None, None, None, "skipped",

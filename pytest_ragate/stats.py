@@ -35,7 +35,8 @@ def bootstrap_mean(values: Sequence[float], resamples: int = BOOTSTRAP_RESAMPLES
     """Percentile bootstrap interval of the mean, seeded by the values themselves."""
     if not values:
         raise ValueError("a bootstrap interval needs at least one value")
-    seed = hashlib.sha256(repr(sorted(values)).encode()).digest()
+    values = sorted(values)  # a canonical order: the same values resample the same way
+    seed = hashlib.sha256(repr(values).encode()).digest()
     rng = random.Random(seed)
     n = len(values)
     means = sorted(sum(rng.choices(values, k=n)) / n for _ in range(resamples))
@@ -81,7 +82,8 @@ def paired_bootstrap(pairs: Sequence[tuple[float, float, float, float]],
     observed = change(pairs)
     if observed is None:
         raise ValueError("a paired bootstrap needs a non-zero denominator in both runs")
-    rng = random.Random(hashlib.sha256(repr(sorted(pairs)).encode()).digest())
+    pairs = sorted(pairs)  # a canonical order: the same pairs resample the same way
+    rng = random.Random(hashlib.sha256(repr(pairs).encode()).digest())
     n = len(pairs)
     changes = [d for _ in range(resamples)
                if (d := change(rng.choices(pairs, k=n))) is not None]
