@@ -12,10 +12,17 @@ export TRANSFORMERS_OFFLINE := 1
 export RAGAS_DO_NOT_TRACK := true
 export ANONYMIZED_TELEMETRY := False
 
-GATE_ARGS ?= -n 2 --junitxml=out/junit.xml --ragate-results=out/results.jsonl --ragate-report=out/report.md
+GATE_ARGS ?= -n 2 --junitxml=out/junit.xml --ragate-results=out/results.jsonl --ragate-report=out/report.md --ragate-html=out/report.html
 
-.PHONY: install gate test lint bench
+.PHONY: install browser gate test lint bench
 install: $(VENV)/.ready
+
+# Debian's Chromium, for the test that opens the HTML report headless (playwright drives it;
+# nothing is downloaded by playwright itself).
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+browser:
+	@command -v chromium >/dev/null 2>&1 || $(SUDO) apt-get install -y -q chromium \
+		|| { $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q chromium; }
 
 $(VENV)/.ready: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,7 +36,8 @@ gate: install
 	mkdir -p out
 	$(BIN)/pytest -m rag_gate goldsets/ $(GATE_ARGS)
 
-test: install
+test: export RAGATE_REQUIRE_BROWSER := 1
+test: install browser
 	$(BIN)/pytest tests/ -n 2
 
 lint: install

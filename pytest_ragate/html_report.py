@@ -54,8 +54,8 @@ RC = {
 }
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)  # the time of a line never written; never shown
 _CI_WORDS = {
-    "point": "point: a floor holds when its value reaches it",
-    "strict": "strict: a floor holds only when the lower bound of its 95% interval reaches it",
+    "point": "a floor holds when its value reaches it",
+    "strict": "a floor holds only when the lower bound of its 95% interval reaches it",
 }
 
 
@@ -99,12 +99,16 @@ def _svg(fig: MplFigure, key: str, label: str) -> Markup:
                     text)
     label = str(Markup.escape(label))
     text = text.replace("<svg ", f'<svg class="plot" role="img" aria-label="{label}" ', 1)
-    return Markup(text.strip())  # noqa: S704 - matplotlib escapes the text it writes
+    return Markup(text.strip())  # matplotlib escapes the text it writes
 
 
-def _figure(width: float = 4.0, height: float = 2.6) -> MplFigure:
-    """A pyplot-free figure: nothing global is created, so nothing leaks between plots."""
-    return MplFigure(figsize=(width, height), layout="constrained")
+def _figure(width: float, height: float, **margins: float) -> MplFigure:
+    """A pyplot-free figure (nothing global is created, nothing leaks between plots) with
+    fixed margins: a layout engine would draw every figure twice."""
+    fig = MplFigure(figsize=(width, height))
+    fig.subplots_adjust(**{"left": 0.12, "right": 0.97, "top": 0.88, "bottom": 0.14,
+                           **margins})
+    return fig
 
 
 # --- plots -------------------------------------------------------------------------------------
@@ -131,7 +135,8 @@ def kind_plot(run: GoldsetRun, metric: str, key: str) -> Plot:
                                      *kind_counts(metric, run.records)]
     floors = [v.floor for v in run.verdicts
               if v.floor.metric == metric and not v.floor.anchors]
-    fig = _figure(4.0, 2.7)
+    tilt = len(bars) > 3 or max(len(kind) for kind, _ in bars) > 14
+    fig = _figure(4.0, 2.8, bottom=0.3 if tilt else 0.14)
     ax = fig.add_subplot()
     for x, (kind, t) in enumerate(bars):
         colour = GREY if kind == "all" else BLUE
@@ -146,20 +151,20 @@ def kind_plot(run: GoldsetRun, metric: str, key: str) -> Plot:
         ax.text(x, min(interval[1] + 0.02, 1.08), _count_label(t), ha="center", va="bottom",
                 fontsize=7.5, color=BLACK)
     kinds = [kind for kind, _ in bars]
+    title = f"{metric} ({_by(run, metric)})"
     for floor in floors:
         if floor.kind is None:
             ax.axhline(floor.min, color=VERMILION, linestyle="--", linewidth=1.2)
-            ax.text(len(bars) - 0.5, floor.min, f"floor {floor.min:.2f}", color=VERMILION,
-                    ha="right", va="bottom", fontsize=7.5)
+            title += f" · floor {floor.min:.2f}"
         elif floor.kind in kinds:
             x = kinds.index(floor.kind)
             ax.hlines(floor.min, x - 0.42, x + 0.42, color=VERMILION, linestyle=":",
                       linewidth=1.6)
-    ax.set_xticks(range(len(bars)), kinds, rotation=20 if len(bars) > 3 else 0,
-                  ha="right" if len(bars) > 3 else "center")
+    ax.set_xticks(range(len(bars)), kinds, rotation=25 if tilt else 0,
+                  ha="right" if tilt else "center", rotation_mode="anchor")
     ax.set_xlim(-0.6, len(bars) - 0.4)
     ax.set_ylim(0, 1.12)
-    ax.set_title(f"{metric} ({_by(run, metric)})", loc="left")
+    ax.set_title(title, loc="left")
     ax.grid(axis="y", linewidth=0.4, alpha=0.5)
     ax.set_axisbelow(True)
     return Plot(key, metric, _svg(fig, key, f"{metric} by question kind"))
@@ -172,9 +177,11 @@ def max_distance_of(records: Sequence[QuestionRecord]) -> tuple[float | None, st
     numbers = [v for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
     if not values:
         return None, "no record carries a max_distance knob: no threshold line"
-    if len(values) > 1 or not numbers:
+    if len(values) > 1:
         shown = ", ".join(str(v) for v in values)
         return None, f"the records carry several max_distance values ({shown}): no threshold line"
+    if not numbers:
+        return None, f"max_distance {values[0]!r} is not a number: no threshold line"
     return float(numbers[0]), None
 
 
@@ -201,24 +208,24 @@ def calibration_plot(run: GoldsetRun, key: str) -> tuple[Plot | None, list[str]]
     if math.isclose(low, high):
         low, high = low - 0.05, high + 0.05
     edges = [low + (high - low) * i / 24 for i in range(25)]
-    fig = _figure(6.4, 2.8)
+    fig = _figure(7.6, 2.8, left=0.07, right=0.68, bottom=0.17)
     ax = fig.add_subplot()
     for data, colour, name, hatch in ((answerable, BLUE, "answerable", None),
                                       (unanswerable, ORANGE, "must abstain", "//")):
         wrong = sum(1 for r in rows if r.must_abstain == (name == "must abstain")
                     and not r.abstention_correct)
-        if data:
-            ax.hist(data, bins=edges, color=colour, alpha=0.55, hatch=hatch, edgecolor=colour,
-                    linewidth=0.8,
-                    label=f"{name} (n={len(data)}, {wrong} "
+        if data:  # translucent fill plus a solid outline: both shapes stay readable
+            ax.hist(data, bins=edges, histtype="stepfilled", color=colour, alpha=0.4,
+                    hatch=hatch, label=f"{name} (n={len(data)}, {wrong} "
                     f"{'abstained' if name == 'answerable' else 'answered'})")
+            ax.hist(data, bins=edges, histtype="step", color=colour, linewidth=1.4)
     if cut is not None:
         ax.axvline(cut, color=BLACK, linestyle="--", linewidth=1.2,
                    label=f"max_distance {cut:g}")
     ax.set_xlabel("nearest retrieved distance (lower is closer)")
     ax.set_ylabel("questions")
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.legend(frameon=False, fontsize=7.5, loc="upper left")
+    ax.legend(frameon=False, fontsize=7.5, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.set_title("calibration: nearest distance by answerability", loc="left")
     if not unanswerable:
         notes.append("no unanswerable question has a distance: the cut is unconstrained from "
@@ -270,7 +277,7 @@ def _trend_plot(run: GoldsetRun, metric: str, lines: list[tuple[HistoryLine, boo
     xs = list(range(1, len(lines) + 1))
     ys = [f.value if (f := line.metrics.get(metric)) and f.value is not None else math.nan
           for line, _ in lines]
-    fig = _figure(4.0, 2.3)
+    fig = _figure(4.0, 2.3, bottom=0.2)
     ax = fig.add_subplot()
     ax.plot(xs, ys, color=BLUE, marker="o", markersize=3.5, linewidth=1.3)
     if not math.isnan(ys[-1]):
@@ -337,9 +344,17 @@ def question_row(run: GoldsetRun, r: QuestionRecord) -> dict[str, Any]:
         "ranks": ranks,
         "nearest": _num(r.nearest_distance, 3),
         "metrics": [_num(r.metrics.get(m)) for m in run.metrics],
-        "judge_failures": sorted(r.judge_failures.items()),
+        "judge_failures": _grouped(r.judge_failures),
         "judge_cached": r.judge_cached,
     }
+
+
+def _grouped(failures: dict[str, str]) -> list[tuple[str, str]]:
+    """`faithfulness, context_precision → timeout`: one line per distinct reason."""
+    by_why: dict[str, list[str]] = {}
+    for metric, why in failures.items():
+        by_why.setdefault(why, []).append(metric)
+    return [(", ".join(metrics), why) for why, metrics in by_why.items()]
 
 
 def regression_row(g: Any) -> dict[str, Any]:
@@ -347,6 +362,12 @@ def regression_row(g: Any) -> dict[str, Any]:
             "current": _num(g.current), "delta": "—" if g.delta is None else f"{g.delta:+.2f}",
             "p": _p(g.p_value), "outcome": g.outcome, "word": OUTCOME_WORDS[g.outcome],
             "message": g.message}
+
+
+def _knob(value: Any) -> str:
+    if isinstance(value, list):
+        return "{" + ", ".join(_knob(v) for v in value) + "}"
+    return "—" if value is None else str(value)
 
 
 def _status(run: GoldsetRun) -> str:
@@ -367,7 +388,9 @@ def run_view(index: int, run: GoldsetRun, history: Sequence[HistoryLine]) -> dic
                 for word in OUTCOME_WORDS.values()}
     calibration, calibration_notes = calibration_plot(run, f"{key}-calibration")
     uncited = [r.question_id for r in run.records if r.uncited]
+    knobs = build_line(run, git=None, time=_EPOCH).knobs
     return {
+        "knobs": [(name, _knob(value)) for name, value in knobs.items()],
         "anchor": key,
         "name": run.name,
         "eval_version": run.eval_version,
