@@ -63,7 +63,7 @@ def ask(ragate_question: Any, ragate_system: Callable[[str], Any]) -> Any:
 # stay as they are). The descriptions below are built only when printed: collecting costs the
 # same, and `-k`, `-m`, node ids and xdist never see them.
 
-CLIP = 60  # characters of question, claim or xfail reason text shown at the default verbosity; all with -v
+CLIP = 60  # characters of a question, claim or xfail reason shown by default; all with -v
 
 
 def _clip(node: pytest.Node, text: str) -> str:
@@ -108,9 +108,8 @@ class FloorItem(pytest.Item):
     def __repr__(self) -> str:
         """`<FloorItem floor[evidence_recall] ≥ 0.90, strict xfail: retrieval misses>`."""
         f = self.floor
-        over = f" over {f.kind} anchors" if f.anchors else ""
         judged = ", judged" if f.judged else ""
-        return f"<FloorItem {self.name} ≥ {f.min:.2f}{over}{judged}{_xfail(self, f.xfail)}>"
+        return f"<FloorItem {self.name} ≥ {f.min:.2f}{judged}{_xfail(self, f.xfail)}>"
 
     def runtest(self) -> None:
         """Nothing to do here: the controller decides floors once every question has run."""

@@ -1,0 +1,198 @@
+"""The CI examples users copy (`examples/*.yml`) and their guide (`docs/ci.md`) stay true.
+
+Both YAML files parse; each runs the gate with the agreed command; every `--ragate-*` flag and
+`ragate_*` ini option they or the guide name is one the plugin really defines; the cache paths
+they keep are where the plugin really writes; and the report is published when the gate fails.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+yaml = pytest.importorskip("yaml")
+
+ROOT = Path(__file__).resolve().parent.parent
+GITHUB = ROOT / "examples" / "github-actions.yml"
+GITLAB = ROOT / "examples" / "gitlab-ci.yml"
+GUIDE = ROOT / "docs" / "ci.md"
+ENV = {"HF_HUB_OFFLINE": "1", "RAGAS_DO_NOT_TRACK": "true", "ANONYMIZED_TELEMETRY": "False"}
+
+FLAG = re.compile(r"--ragate-[a-z0-9]+(?:-[a-z0-9]+)*")
+INI = re.compile(r"\bragate_[a-z0-9]+(?:_[a-z0-9]+)*\b")
+
+
+def load(path: Path) -> dict[str, Any]:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert isinstance(data, dict), path
+    return data
+
+
+def github_steps() -> list[dict[str, Any]]:
+    jobs = load(GITHUB)["jobs"]
+    assert list(jobs) == ["rag-gate"]
+    return jobs["rag-gate"]["steps"]
+
+
+def gitlab_job() -> dict[str, Any]:
+    jobs = {name: job for name, job in load(GITLAB).items()
+            if isinstance(job, dict) and "script" in job}
+    assert list(jobs) == ["rag-gate"]
+    return jobs["rag-gate"]
+
+
+def gate_command(scripts: list[str]) -> list[str]:
+    """The one `pytest -m rag_gate` command among shell scripts, continuations joined."""
+    commands = [line for script in scripts
+                for line in script.replace("\\\n", " ").splitlines()
+                if line.strip().startswith("pytest ") and "rag_gate" in line]
+    assert len(commands) == 1, commands
+    return shlex.split(commands[0])
+
+
+def github_command() -> list[str]:
+    return gate_command([step["run"] for step in github_steps() if "run" in step])
+
+
+def gitlab_command() -> list[str]:
+    job = gitlab_job()
+    return gate_command([*job.get("before_script", []), *job["script"]])
+
+
+def has_option(argv: list[str], name: str, value: str | None = None) -> bool:
+    """`--name value`, `--name=value`, or (value None) the option with any value."""
+    for i, arg in enumerate(argv):
+        if arg == name and (value is None or argv[i + 1:i + 2] == [value]):
+            return True
+        if arg.startswith(name + "=") and value in (None, arg.partition("=")[2]):
+            return True
+    return False
+
+
+_OPTIONS: list[tuple[set[str], set[str]]] = []
+
+
+@pytest.fixture
+def real_options(pytester: pytest.Pytester) -> tuple[set[str], set[str]]:
+    """The plugin's flags and ini names, read from `pytest --help` as a user sees them."""
+    if not _OPTIONS:  # asked once per session
+        result = pytester.runpytest("--help")
+        assert result.ret == 0
+        flags = {m.group(1) for line in result.outlines
+                 if (m := re.match(r"\s+(--ragate-[\w-]+)", line))}
+        inis = {m.group(1) for line in result.outlines
+                if (m := re.match(r"\s+(ragate_\w+) \(", line))}
+        assert {"--ragate-cache", "--ragate-html", "--ragate-baseline"} <= flags
+        assert {"ragate_ci", "ragate_min_n"} <= inis
+        _OPTIONS.append((flags, inis))
+    return _OPTIONS[0]
+
+
+def unknown_names(text: str, flags: set[str], inis: set[str]) -> list[str]:
+    return sorted({*(set(FLAG.findall(text)) - flags), *(set(INI.findall(text)) - inis)})
+
+
+@pytest.mark.parametrize("command", [github_command, gitlab_command],
+                         ids=["github", "gitlab"])
+def test_the_gate_command(command: Any) -> None:
+    argv = command()
+    assert argv[:1] == ["pytest"]
+    assert has_option(argv, "-m", "rag_gate")
+    assert has_option(argv, "-n", "auto")
+    assert has_option(argv, "--junitxml", "out/junit.xml")
+    assert has_option(argv, "--ragate-cache", "replay")
+    assert has_option(argv, "--ragate-html", "out/report.html")
+    assert has_option(argv, "--ragate-results", "out/results.jsonl")
+    assert argv[-1] == "$BASELINE"  # `--ragate-baseline PATH` only when the download worked
+
+
+@pytest.mark.parametrize("path", [GITHUB, GITLAB, GUIDE], ids=lambda p: p.name)
+def test_every_ragate_flag_and_ini_option_exists(path: Path,
+                                                 real_options: tuple[set[str], set[str]],
+                                                 ) -> None:
+    text = path.read_text(encoding="utf-8")
+    flags, inis = real_options
+    assert FLAG.search(text), f"{path.name} names no --ragate-* flag: is the check blind?"
+    assert unknown_names(text, flags, inis) == [], f"{path.name} names options that do not exist"
+
+
+def test_the_option_check_catches_an_invented_flag(real_options: tuple[set[str], set[str]],
+                                                   ) -> None:
+    flags, inis = real_options
+    text = "pytest --ragate-cache replay --ragate-cache-dir x -o ragate_min_n=3 -o ragate_cis=1"
+    assert unknown_names(text, flags, inis) == ["--ragate-cache-dir", "ragate_cis"]
+
+
+def test_cache_paths_are_where_the_plugin_writes(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_where="""
+        from pathlib import Path
+        from pytest_ragate.pipeline import pipeline
+        from pytest_ragate.questions import question_run
+
+        def test_where(pytestconfig):
+            root = pytestconfig.rootpath
+            judge = question_run(pytestconfig).judge_runner().cache
+            print("INDEX", Path(pipeline(pytestconfig).cache_dir()).relative_to(root))
+            print("JUDGE", Path(judge.directory).relative_to(root))
+    """)
+    result = pytester.runpytest("-s", "test_where.py")
+    assert result.ret == 0, result.stdout.str()
+    text = result.stdout.str()
+    index, judge = (re.search(rf"{name} (\S+)", text).group(1)  # type: ignore[union-attr]
+                    for name in ("INDEX", "JUDGE"))
+    steps = github_steps()
+    cached = [step["with"]["path"] for step in steps
+              if str(step.get("uses", "")).startswith("actions/cache/")]
+    assert cached == [index, index]  # restore, then save
+    assert [c["paths"] for c in gitlab_job()["cache"] if "ragate" in c["key"]] == [[index + "/"]]
+    for path in (GITHUB, GITLAB, GUIDE):
+        text = path.read_text(encoding="utf-8")
+        assert f"git add -f {judge}" in text, path.name
+        assert index in text, path.name
+
+
+def test_github_installs_runs_and_publishes_even_when_the_gate_fails() -> None:
+    workflow = load(GITHUB)
+    assert workflow["env"] == {**ENV, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    steps = github_steps()
+    python = next(s for s in steps if str(s.get("uses", "")).startswith("actions/setup-python"))
+    assert python["with"]["python-version"] == "3.11"
+    assert python["with"]["cache"] == "pip"
+    run = "\n".join(s.get("run", "") for s in steps)
+    assert "pip install torch --index-url https://download.pytorch.org/whl/cpu" in run
+    assert "pip install 'pytest-ragate[all]' pytest-xdist" in run
+
+    gate = next(i for i, s in enumerate(steps) if "rag_gate" in s.get("run", ""))
+    after = steps[gate + 1:]
+    uses = {str(s.get("uses", "")).partition("@")[0]: s for s in after}
+    upload = uses["actions/upload-artifact"]
+    junit = uses["mikepenz/action-junit-report"]
+    assert upload["with"]["path"] == "out/"
+    assert junit["with"]["report_paths"] == "out/junit.xml"
+    for step in after:  # nothing after the gate is skipped by its failure
+        assert "always()" in step.get("if", ""), step
+    fetch = next(s for s in steps if "gh run download" in s.get("run", ""))
+    assert fetch["continue-on-error"] is True  # no baseline yet must not fail the job
+    assert f"--name {upload['with']['name']}" in fetch["run"]
+
+
+def test_gitlab_installs_runs_and_publishes_even_when_the_gate_fails() -> None:
+    job = gitlab_job()
+    assert job["image"].startswith("python:3.11")
+    assert {k: job["variables"][k] for k in ENV} == ENV
+    assert job["before_script"] == [
+        "pip install torch --index-url https://download.pytorch.org/whl/cpu",
+        "pip install 'pytest-ragate[all]' pytest-xdist"]
+    assert any(c["paths"] == [".cache/pip/"] for c in job["cache"])
+    assert job["variables"]["PIP_CACHE_DIR"] == "$CI_PROJECT_DIR/.cache/pip"
+    artifacts = job["artifacts"]
+    assert artifacts["when"] == "always"
+    assert artifacts["paths"] == ["out/"]
+    assert artifacts["reports"]["junit"] == "out/junit.xml"
+    assert artifacts["expose_as"]
+    script = "\n".join(job["script"])
+    assert "raw/out/results.jsonl" in script and "|| rm -f baseline/results.jsonl" in script
