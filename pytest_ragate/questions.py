@@ -65,8 +65,12 @@ class QuestionRun:
         if self.runner is None:
             settings = read_settings(self.config).judge
             cache = getattr(self.config, "cache", None)
-            folder = (Path(cache.mkdir("ragate-judge")) if cache is not None
-                      else self.config.rootpath / ".ragate-judge-cache")
+            if settings.judge_cache_dir:
+                folder = self.config.rootpath / settings.judge_cache_dir
+            elif cache is not None:
+                folder = Path(cache.mkdir("ragate-judge"))
+            else:
+                folder = self.config.rootpath / ".ragate-judge-cache"
             self.runner = JudgeRunner(settings.judge_concurrency, folder, settings.cache)
         return self.runner
 

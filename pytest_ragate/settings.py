@@ -69,6 +69,10 @@ class JudgeSettings(BaseModel):
     cache: Annotated[Literal["on", "off", "replay"], Field(
         description="judge verdict cache: on, off, or replay (any miss fails: a run that "
         "spends nothing)")] = "on"
+    judge_cache_dir: Annotated[str | None, Field(description="where the judge verdict cache "
+                                                 "lives (default: the pytest cache); a folder "
+                                                 "you can commit for --ragate-cache replay in "
+                                                 "CI")] = None
     answerer_model: Annotated[str | None, Field(description="the model your system answers "
                                                 "with; a judge on the same weights is "
                                                 "flagged")] = None

@@ -135,11 +135,12 @@ def test_cache_paths_are_where_the_plugin_writes(pytester: pytest.Pytester) -> N
 
         def test_where(pytestconfig):
             root = pytestconfig.rootpath
-            judge = question_run(pytestconfig).judge_runner().cache
+            judge = question_run(pytestconfig).judge_runner().cache  # ragate_judge_cache_dir
             print("INDEX", Path(pipeline(pytestconfig).cache_dir()).relative_to(root))
             print("JUDGE", Path(judge.directory).relative_to(root))
     """)
-    result = pytester.runpytest("-s", "test_where.py")
+    result = pytester.runpytest("-s", "test_where.py",
+                                "--ragate-judge-cache-dir=ragate-verdicts")
     assert result.ret == 0, result.stdout.str()
     text = result.stdout.str()
     index, judge = (re.search(rf"{name} (\S+)", text).group(1)  # type: ignore[union-attr]
@@ -151,7 +152,8 @@ def test_cache_paths_are_where_the_plugin_writes(pytester: pytest.Pytester) -> N
     assert [c["paths"] for c in gitlab_job()["cache"] if "ragate" in c["key"]] == [[index + "/"]]
     for path in (GITHUB, GITLAB, GUIDE):
         text = path.read_text(encoding="utf-8")
-        assert f"git add -f {judge}" in text, path.name
+        assert f"git add {judge}" in text, path.name
+        assert f'ragate_judge_cache_dir = "{judge}"' in text, path.name
         assert index in text, path.name
 
 

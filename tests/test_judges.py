@@ -350,3 +350,21 @@ def ragate_judge():
     result.stdout.fnmatch_lines(["*warning: judge and answerer share weights (llama-3-8b)*"])
     assert "warning: judge and answerer share weights" in (pytester.path / "report.md"
                                                            ).read_text()
+
+
+def test_a_judge_cache_dir_can_be_committed_and_replayed_elsewhere(
+        judged_project: pytest.Pytester) -> None:
+    run_judged(judged_project, "--ragate-judge-cache-dir=ci/verdicts")
+    folder = judged_project.path / "ci" / "verdicts"
+    assert (folder / "cache.db").is_file()
+    assert not (judged_project.path / ".ragate-judge-cache").exists()
+    moved = judged_project.path / "checkout" / "verdicts"  # as if committed and cloned
+    moved.parent.mkdir()
+    folder.rename(moved)
+    _, warm = run_judged(judged_project, "--ragate-cache=replay",
+                         f"--ragate-judge-cache-dir={moved}")
+    assert warm["q1"]["judge_cached"] == ["faithfulness", "context_precision",
+                                          "answer_relevance"]
+    _, cold = run_judged(judged_project, "--ragate-cache=replay",
+                         "--ragate-judge-cache-dir=ci/verdicts")
+    assert cold["q1"]["judge_failures"]["faithfulness"].startswith("no cached")
