@@ -111,6 +111,43 @@ def calibrate(results: Path, step: float) -> None:
                                 headers=["top_k", "evidence recall"], disable_numparse=True))
 
 
+@main.command()
+@click.argument("baseline")
+@click.argument("results", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--alpha", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
+              default=0.05, show_default=True, help="significance level of a drop")
+@click.option("--min-n", type=click.IntRange(0), default=0, show_default=True,
+              help="fail a check resting on fewer paired questions (0: off)")
+def compare(baseline: str, results: Path, alpha: float, min_n: int) -> None:
+    """Check a results file against a baseline, question by question, without rerunning.
+
+    BASELINE is a results file or a history file (`PATH:LINE` for one line), as for
+    `--ragate-baseline`. Prints the same table as the gate and exits 1 on a significant drop.
+    """
+    from pytest_ragate.regression import BaselineError, check_run, load_baseline
+    from pytest_ragate.reports import GoldsetRun, regressions_table
+
+    try:
+        base = load_baseline(baseline)
+        current = load_baseline(str(results))
+    except BaselineError as error:
+        raise click.ClickException(str(error).removeprefix("--ragate-baseline")
+                                   .lstrip(": ")) from None
+    if any(run.source.startswith("history") for run in current):
+        raise click.ClickException(f"{results} is a history file; RESULTS must be a "
+                                   "--ragate-results file")
+    runs = [GoldsetRun(run.goldset, run.eval_version,
+                       regressions=check_run(run.goldset, run.eval_version, run.scores, base,
+                                             alpha=alpha, min_n=min_n))
+            for run in current]
+    click.echo(regressions_table(runs, "simple"))
+    failed = [c for run in runs for c in run.regressions if c.outcome == "failed"]
+    for check in failed:
+        click.echo(f"{check.goldset} {check.metric}: {check.message}")
+    if failed:
+        raise SystemExit(1)
+
+
 _DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 
 

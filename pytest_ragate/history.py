@@ -28,12 +28,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pytest_ragate.answer import Knob
 from pytest_ragate.metrics import (
     METRICS,
-    QUESTION_METRICS,
     QuestionRecord,
     QuestionScores,
     Tally,
     tally,
 )
+from pytest_ragate.regression import scored_metrics
 from pytest_ragate.reports import GoldsetRun
 
 FORMAT = 1
@@ -114,9 +114,7 @@ def git_sha(rootdir: Path, timeout: float = GIT_TIMEOUT) -> str | None:
 
 def run_metrics(records: Sequence[QuestionRecord]) -> list[str]:
     """Mechanical metrics always; judged ones (and judge_coverage) when a row asked a judge."""
-    attempted = {m for r in records for m in r.judge_attempted}
-    return [m for m, info in QUESTION_METRICS.items()
-            if not info.judged or m in attempted or (m == "judge_coverage" and bool(attempted))]
+    return scored_metrics(r.scores() for r in records)
 
 
 def _knobs(records: Sequence[QuestionRecord]) -> dict[str, Knob | list[Knob]]:

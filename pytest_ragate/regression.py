@@ -11,14 +11,14 @@ smaller change is reported with its p-value and passes.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from pytest_ragate.metrics import METRICS, QuestionRecord, QuestionScores
+from pytest_ragate.metrics import METRICS, QUESTION_METRICS, QuestionRecord, QuestionScores
 from pytest_ragate.stats import mcnemar_exact, paired_bootstrap
 
 RegressionOutcome = Literal["passed", "failed", "skipped"]
@@ -164,11 +164,21 @@ def _from_history(path: Path, numbered: Sequence[tuple[int, str]]) -> list[Basel
 # --- checking ----------------------------------------------------------------------------------
 
 
-def check_run(goldset: str, eval_version: str, metrics: Sequence[str],
-              records: Sequence[QuestionRecord], baseline: Sequence[BaselineRun], *,
-              alpha: float, min_n: int) -> list[Regression]:
+def scored_metrics(scores: Iterable[QuestionScores]) -> list[str]:
+    """Mechanical metrics always; a judged one when some question asked the judge for it, and
+    then judge_coverage too."""
+    rows = list(scores)
+    asked = {m for s in rows for m in (*s.verdicts, *s.judge_failures)}
+    return [m for m, info in QUESTION_METRICS.items() if not info.judged or m in asked
+            or (m == "judge_coverage" and bool(asked))]
+
+
+def check_run(goldset: str, eval_version: str, current: Mapping[str, QuestionScores],
+              baseline: Sequence[BaselineRun], *, alpha: float, min_n: int,
+              ) -> list[Regression]:
     """One check per metric of this run, against the goldset's last baseline run of the same
     eval_version."""
+    metrics = scored_metrics(current.values())
     same = [b for b in baseline if b.goldset == goldset]
     chosen = next((b for b in reversed(same) if b.eval_version == eval_version), None)
     if chosen is None or not chosen.scores:
@@ -182,7 +192,6 @@ def check_run(goldset: str, eval_version: str, metrics: Sequence[str],
             why = f"{chosen.source} has no per-question scores (written by an older ragate)"
         return [Regression(goldset, m, _test_of(m), 0, None, None, None, "skipped", why)
                 for m in metrics]
-    current = {r.question_id: r.scores() for r in records}
     return [check(goldset, m, chosen.scores, current, alpha=alpha, min_n=min_n,
                   source=chosen.source) for m in metrics]
 

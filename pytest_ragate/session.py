@@ -141,16 +141,13 @@ class Controller:
         return [runs[name] for name in sorted(runs)]
 
     def check_regressions(self, runs: dict[str, GoldsetRun]) -> None:
-        from pytest_ragate.history import run_metrics
-
         assert self.baseline is not None
         gate = read_settings(self.config).gate
         for run in runs.values():
             if run.records:
-                run.regressions = check_run(run.name, run.eval_version,
-                                            run_metrics(run.records), run.records,
-                                            self.baseline, alpha=gate.alpha,
-                                            min_n=gate.min_n)
+                current = {r.question_id: r.scores() for r in run.records}
+                run.regressions = check_run(run.name, run.eval_version, current,
+                                            self.baseline, alpha=gate.alpha, min_n=gate.min_n)
 
     def regression_node(self, goldset: str) -> tuple[str, tuple[str, int | None, str]]:
         """Where a goldset's regression checks sit: beside its floors (`path::` or

@@ -140,10 +140,13 @@ def test_check_run_needs_the_same_goldset_and_eval_version() -> None:
     from pytest_ragate.regression import BaselineRun
 
     other = BaselineRun("g", "0", {r.question_id: r.scores() for r in rows}, "results file x")
-    skipped = check_run("g", "1", ["abstention_accuracy"], rows, [other], alpha=0.05, min_n=0)
-    assert skipped[0].outcome == "skipped"
+    current = {r.question_id: r.scores() for r in rows}
+    skipped = check_run("g", "1", current, [other], alpha=0.05, min_n=0)
+    assert [c.metric for c in skipped] == ["citation_accuracy", "abstention_accuracy",
+                                           "evidence_recall"]
+    assert {c.outcome for c in skipped} == {"skipped"}
     assert "the baseline ran eval_version 0, this run 1: not comparable" in skipped[0].message
-    missing = check_run("h", "1", ["abstention_accuracy"], rows, [other], alpha=0.05, min_n=0)
+    missing = check_run("h", "1", current, [other], alpha=0.05, min_n=0)
     assert "the baseline has no run of goldset h" in missing[0].message
 
 
@@ -169,11 +172,10 @@ def test_baseline_from_history_lines_picks_the_last_or_the_named_line(tmp_path: 
     second = build_line(GoldsetRun("g", "1", abstention_rows(1, 2)), git=None)
     path.write_text(first.model_dump_json() + "\n" + second.model_dump_json() + "\n")
     runs = load_baseline(str(path))
-    now = abstention_rows(3, 0)
-    [latest] = check_run("g", "1", ["abstention_accuracy"], now, runs, alpha=0.05, min_n=0)
+    now = {r.question_id: r.scores() for r in abstention_rows(3, 0)}
+    [_, latest, _] = check_run("g", "1", now, runs, alpha=0.05, min_n=0)
     assert latest.baseline == pytest.approx(1 / 3) and f"{path}:2" in latest.message
-    [named] = check_run("g", "1", ["abstention_accuracy"], now,
-                        load_baseline(f"{path}:1"), alpha=0.05, min_n=0)
+    [_, named, _] = check_run("g", "1", now, load_baseline(f"{path}:1"), alpha=0.05, min_n=0)
     assert named.baseline == 1.0 and f"{path}:1" in named.message
 
 
@@ -272,3 +274,31 @@ def test_a_bad_baseline_is_a_usage_error_before_anything_runs(pytester: pytest.P
     result = pytester.runpytest("-p", "no:cacheprovider", "gs", "--ragate-baseline=nope.jsonl")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--ragate-baseline nope.jsonl: no such file*"])
+
+
+def test_ragate_compare_checks_two_results_files_without_a_rerun(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from pytest_ragate.cli import main
+
+    def write(name: str, rows: list[QuestionRecord]) -> Path:
+        path = tmp_path / name
+        path.write_text("".join(r.model_dump_json() + "\n" for r in rows))
+        return path
+
+    base = write("base.jsonl", abstention_rows(12, 0))
+    worse = write("worse.jsonl", abstention_rows(0, 12))
+    same = write("same.jsonl", abstention_rows(12, 0))
+    runner = CliRunner()
+    failed = runner.invoke(main, ["compare", str(base), str(worse)])
+    assert failed.exit_code == 1, failed.output
+    assert "g abstention_accuracy: significant drop: abstention_accuracy 1.00 → 0.00" in (
+        failed.output)
+    assert "p = 0.000488 < α 0.05" in failed.output
+    held = runner.invoke(main, ["compare", str(base), str(same)])
+    assert held.exit_code == 0 and "no change" not in held.output  # the table, no failures
+    assert "abstention_accuracy" in held.output and "PASS" in held.output
+    refused = runner.invoke(main, ["compare", "--min-n", "20", str(base), str(same)])
+    assert refused.exit_code == 1 and "fewer than ragate_min_n = 20" in refused.output
+    missing = runner.invoke(main, ["compare", str(tmp_path / "nope.jsonl"), str(same)])
+    assert missing.exit_code == 1 and "no such file" in missing.output
