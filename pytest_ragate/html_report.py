@@ -37,8 +37,9 @@ from pytest_ragate.history import (
     fmt_sha,
     fmt_time,
 )
-from pytest_ragate.metrics import MECHANICAL, METRICS, QuestionRecord, Tally, tally
-from pytest_ragate.reports import OUTCOME_WORDS, GoldsetRun
+from pytest_ragate.metrics import METRICS, QuestionRecord, Tally, tally
+from pytest_ragate.regression import Regression
+from pytest_ragate.reports import OUTCOME_WORDS, GoldsetRun, metric_source
 
 TEMPLATE = "report.html.j2"
 # Okabe-Ito: distinguishable with the common colour-vision deficiencies
@@ -114,12 +115,6 @@ def _figure(width: float, height: float, **margins: float) -> MplFigure:
 # --- plots -------------------------------------------------------------------------------------
 
 
-def _by(run: GoldsetRun, metric: str) -> str:
-    if not METRICS[metric].judged:
-        return MECHANICAL
-    return ", ".join(sorted({r.judge for r in run.records if r.judge})) or "judge"
-
-
 def _count_label(t: Tally) -> str:
     if not t.n:
         return "n=0"
@@ -151,7 +146,7 @@ def kind_plot(run: GoldsetRun, metric: str, key: str) -> Plot:
         ax.text(x, min(interval[1] + 0.02, 1.08), _count_label(t), ha="center", va="bottom",
                 fontsize=7.5, color=BLACK)
     kinds = [kind for kind, _ in bars]
-    title = f"{metric} ({_by(run, metric)})"
+    title = f"{metric} ({metric_source(run, metric)})"
     for floor in floors:
         if floor.kind is None:
             ax.axhline(floor.min, color=VERMILION, linestyle="--", linewidth=1.2)
@@ -357,7 +352,7 @@ def _grouped(failures: dict[str, str]) -> list[tuple[str, str]]:
     return [(", ".join(metrics), why) for why, metrics in by_why.items()]
 
 
-def regression_row(g: Any) -> dict[str, Any]:
+def regression_row(g: Regression) -> dict[str, Any]:
     return {"metric": g.metric, "test": g.test, "pairs": g.pairs, "baseline": _num(g.baseline),
             "current": _num(g.current), "delta": "—" if g.delta is None else f"{g.delta:+.2f}",
             "p": _p(g.p_value), "outcome": g.outcome, "word": OUTCOME_WORDS[g.outcome],
@@ -402,7 +397,7 @@ def run_view(index: int, run: GoldsetRun, history: Sequence[HistoryLine]) -> dic
         "floors": [floor_row(run, v) for v in run.verdicts],
         "regressions": [regression_row(g) for g in run.regressions],
         "judge_lines": run.judge_lines,
-        "by_kind": [(m, _by(run, m), fmt_counts(kind_counts(m, run.records)))
+        "by_kind": [(m, metric_source(run, m), fmt_counts(kind_counts(m, run.records)))
                     for m in run.metrics],
         "uncited": uncited,
         "kind_plots": [kind_plot(run, m, f"{key}-kinds-{m}") for m in run.metrics]
@@ -410,7 +405,7 @@ def run_view(index: int, run: GoldsetRun, history: Sequence[HistoryLine]) -> dic
         "calibration": calibration,
         "calibration_notes": calibration_notes,
         "trend": trend(run, history, f"{key}-trend"),
-        "metrics": [(m, _by(run, m)) for m in run.metrics],
+        "metrics": [(m, metric_source(run, m)) for m in run.metrics],
         "rows": [question_row(run, r) for r in run.records],
     }
 

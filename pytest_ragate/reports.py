@@ -98,7 +98,7 @@ def regressions_table(runs: Sequence[GoldsetRun], tablefmt: str) -> str:
 def _question_rows(run: GoldsetRun) -> tuple[list[str], list[list[str]]]:
     metrics = run.metrics
     headers = ["question", "kind", "status", "abstained", "citations ok", "evidence found",
-               "nearest distance", *[f"{m} ({_by(run, m)})" for m in metrics], "judge"]
+               "nearest distance", *[f"{m} ({metric_source(run, m)})" for m in metrics], "judge"]
     rows = []
     for r in run.records:
         rows.append([
@@ -119,7 +119,8 @@ def _question_rows(run: GoldsetRun) -> tuple[list[str], list[list[str]]]:
     return headers, rows
 
 
-def _by(run: GoldsetRun, metric: str) -> str:
+def metric_source(run: GoldsetRun, metric: str) -> str:
+    """Who computed a metric's figures: `mechanical`, or the judges that gave its verdicts."""
     if not METRICS[metric].judged:
         return MECHANICAL
     return ", ".join(sorted({r.judge for r in run.records if r.judge})) or "judge"
@@ -149,7 +150,7 @@ def markdown(runs: Sequence[GoldsetRun],
         for metric in run.metrics:
             counts = fmt_counts(kind_counts(metric, run.records))
             if counts:
-                parts.append(f"- {metric} ({_by(run, metric)}): {counts}")
+                parts.append(f"- {metric} ({metric_source(run, metric)}): {counts}")
         uncited = [r.question_id for r in run.records if r.uncited]
         parts.append(f"- answered without a citation: {len(uncited)}"
                      + (f" ({', '.join(uncited)})" if uncited else ""))
