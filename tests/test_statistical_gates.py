@@ -302,3 +302,25 @@ def test_ragate_compare_checks_two_results_files_without_a_rerun(tmp_path: Path)
     assert refused.exit_code == 1 and "fewer than ragate_min_n = 20" in refused.output
     missing = runner.invoke(main, ["compare", str(tmp_path / "nope.jsonl"), str(same)])
     assert missing.exit_code == 1 and "no such file" in missing.output
+
+
+def test_ragate_ci_strict_from_the_ini_file(pytester: pytest.Pytester) -> None:
+    from tests.conftest import write_goldset
+
+    questions = [{"question_id": f"u{i:02d}", "kind": "unanswerable",
+                  "question": f"What about u{i:02d}?"} for i in range(12)]
+    expected = [{"question_id": f"u{i:02d}", "evidence": []} for i in range(12)]
+    # 12/12 abstain: value 1.00, Wilson lower bound 12 / (12 + 1.96²) = 0.76
+    write_goldset(pytester.path / "gs", questions=questions, expected=expected,
+                  floors="[floors]\nabstention_accuracy = 0.8\n")
+    pytester.makeconftest(DRIFTING_SYSTEM)
+    point = pytester.runpytest("-p", "no:cacheprovider", "gs")
+    point.assert_outcomes(passed=13)
+    pytester.makeini("[pytest]\nragate_ci = strict\n")
+    strict = pytester.runpytest("-p", "no:cacheprovider", "gs")
+    strict.assert_outcomes(passed=12, failed=1)
+    strict.stdout.fnmatch_lines(["*abstention_accuracy 1.00, 95% lower bound 0.76 < floor 0.80 "
+                                 "(ragate_ci = strict)*"])
+    bad = pytester.runpytest("-p", "no:cacheprovider", "gs", "--ragate-ci=sure")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    bad.stderr.fnmatch_lines(["*ragate_ci: Input should be 'point' or 'strict'*"])
