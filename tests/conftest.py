@@ -38,6 +38,24 @@ expected = "expected.jsonl"
 """
 
 
+# A conftest.py fragment: `--ragate-judge fixture:PATH` with a tiny deterministic embedder
+# (answer relevance needs one), so judged runs need no model.
+FIXTURE_JUDGE_CONFTEST = '''
+import pytest
+
+class Embedder:
+    def encode(self, texts):
+        import numpy as np
+        return np.array([[1.0, float(len(t))] for t in texts])
+
+@pytest.fixture(scope="session")
+def ragate_judge(pytestconfig):
+    from pytest_ragate.judges import from_settings
+    from pytest_ragate.settings import read_settings
+    return from_settings(read_settings(pytestconfig).judge, Embedder)
+'''
+
+
 def jsonl(rows: Iterable[dict[str, Any]]) -> str:
     return "".join(json.dumps(row) + "\n" for row in rows)
 

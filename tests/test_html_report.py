@@ -25,7 +25,7 @@ from pytest_ragate.html_report import max_distance_of, render_html, write_html
 from pytest_ragate.metrics import Cited, QuestionRecord
 from pytest_ragate.regression import Regression
 from pytest_ragate.reports import GoldsetRun
-from tests.conftest import write_goldset
+from tests.conftest import FIXTURE_JUDGE_CONFTEST, write_goldset
 
 T0 = datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC)
 EVIL = '<script>alert("pwned")</script> & <img src=x onerror=alert(1)>'
@@ -239,18 +239,7 @@ def ragate_system():
                       citations=[Citation(context_id=c.context_id, quote="the budget")
                                  for c in contexts])
     return answer
-
-class Embedder:
-    def encode(self, texts):
-        import numpy as np
-        return np.array([[1.0, float(len(t))] for t in texts])
-
-@pytest.fixture(scope="session")
-def ragate_judge(pytestconfig):
-    from pytest_ragate.judges import from_settings
-    from pytest_ragate.settings import read_settings
-    return from_settings(read_settings(pytestconfig).judge, Embedder)
-'''
+''' + FIXTURE_JUDGE_CONFTEST
 
 FLOORS = """\
 [floors]

@@ -21,7 +21,7 @@ from pytest_ragate.judges import (
     faithfulness,
 )
 from pytest_ragate.judging import JudgeRunner, cache_key
-from tests.conftest import write_goldset
+from tests.conftest import FIXTURE_JUDGE_CONFTEST, write_goldset
 from tests.test_plugin import SYSTEM, esc
 
 # --- formulas ---------------------------------------------------------------------------
@@ -248,19 +248,7 @@ VERDICTS = {
 @pytest.fixture
 def judged_project(pytester: pytest.Pytester) -> pytest.Pytester:
     write_goldset(pytester.path / "gs", floors=JUDGED_FLOORS)
-    pytester.makeconftest(SYSTEM + '''
-
-class Embedder:
-    def encode(self, texts):
-        import numpy as np
-        return np.array([[1.0, float(len(t))] for t in texts])
-
-@pytest.fixture(scope="session")
-def ragate_judge(pytestconfig):
-    from pytest_ragate.judges import from_settings
-    from pytest_ragate.settings import read_settings
-    return from_settings(read_settings(pytestconfig).judge, Embedder)
-''')
+    pytester.makeconftest(SYSTEM + FIXTURE_JUDGE_CONFTEST)
     (pytester.path / "judge.json").write_text(json.dumps({"judge_id": "fixture-v1",
                                                          "answers": VERDICTS}))
     return pytester

@@ -12,6 +12,7 @@ from pytest_ragate.gates import Strictness, decide, decide_anchors
 from pytest_ragate.goldset import Floor
 from pytest_ragate.metrics import QuestionRecord, QuestionScores
 from pytest_ragate.regression import BaselineError, check, check_run, load_baseline
+from tests.conftest import write_goldset
 
 
 def abstention_rows(right: int, wrong: int, kind: str = "unanswerable",
@@ -223,16 +224,19 @@ def ragate_system():
 '''
 
 
-def test_baseline_regression_is_a_test_case_with_its_p_value(
-        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
-    from tests.conftest import write_goldset
-
+def unanswerable_project(pytester: pytest.Pytester, floors: str) -> None:
+    """12 must-abstain questions and DRIFTING_SYSTEM: right on all 12, or with the drift
+    switched on, wrong on all 12."""
     questions = [{"question_id": f"u{i:02d}", "kind": "unanswerable",
                   "question": f"What about u{i:02d}?"} for i in range(12)]
     expected = [{"question_id": f"u{i:02d}", "evidence": []} for i in range(12)]
-    write_goldset(pytester.path / "gs", questions=questions, expected=expected,
-                  floors="[floors]\nabstention_accuracy = 0.5\n")
+    write_goldset(pytester.path / "gs", questions=questions, expected=expected, floors=floors)
     pytester.makeconftest(DRIFTING_SYSTEM)
+
+
+def test_baseline_regression_is_a_test_case_with_its_p_value(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    unanswerable_project(pytester, "[floors]\nabstention_accuracy = 0.5\n")
     base = pytester.runpytest("-p", "no:cacheprovider", "gs", "--ragate-results=base.jsonl",
                               "--ragate-history=h.jsonl")
     base.assert_outcomes(passed=13)
@@ -268,8 +272,6 @@ def test_baseline_regression_is_a_test_case_with_its_p_value(
 
 
 def test_a_bad_baseline_is_a_usage_error_before_anything_runs(pytester: pytest.Pytester) -> None:
-    from tests.conftest import write_goldset
-
     write_goldset(pytester.path / "gs")
     result = pytester.runpytest("-p", "no:cacheprovider", "gs", "--ragate-baseline=nope.jsonl")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
@@ -305,15 +307,8 @@ def test_ragate_compare_checks_two_results_files_without_a_rerun(tmp_path: Path)
 
 
 def test_ragate_ci_strict_from_the_ini_file(pytester: pytest.Pytester) -> None:
-    from tests.conftest import write_goldset
-
-    questions = [{"question_id": f"u{i:02d}", "kind": "unanswerable",
-                  "question": f"What about u{i:02d}?"} for i in range(12)]
-    expected = [{"question_id": f"u{i:02d}", "evidence": []} for i in range(12)]
     # 12/12 abstain: value 1.00, Wilson lower bound 12 / (12 + 1.96²) = 0.76
-    write_goldset(pytester.path / "gs", questions=questions, expected=expected,
-                  floors="[floors]\nabstention_accuracy = 0.8\n")
-    pytester.makeconftest(DRIFTING_SYSTEM)
+    unanswerable_project(pytester, "[floors]\nabstention_accuracy = 0.8\n")
     point = pytester.runpytest("-p", "no:cacheprovider", "gs")
     point.assert_outcomes(passed=13)
     pytester.makeini("[pytest]\nragate_ci = strict\n")
