@@ -78,16 +78,18 @@ class _HistoryProbe(BaseModel):
     goldset: str
 
 
-def load_baseline(spec: str) -> list[BaselineRun]:
-    """`PATH` (a results file or a history file) or `PATH:LINE` (one line of a history file).
+def load_baseline(spec: str, root: Path | None = None) -> list[BaselineRun]:
+    """`PATH` (a results file or a history file) or `PATH:LINE` (one line of a history file);
+    a relative PATH not found from here is looked for under `root` (pytest's rootdir, where
+    an ini value is written from).
 
     From a history file, each goldset's candidates are its lines in file order; `check` takes
     the last one of the current eval_version."""
-    path, line_no = Path(spec), None
+    path, line_no = _locate(spec, root), None
     if not path.is_file() and ":" in spec:
         head, _, tail = spec.rpartition(":")
-        if tail.isdigit() and Path(head).is_file():
-            path, line_no = Path(head), int(tail)
+        if tail.isdigit() and _locate(head, root).is_file():
+            path, line_no = _locate(head, root), int(tail)
     if not path.is_file():
         raise BaselineError(f"--ragate-baseline {spec}: no such file")
     try:
@@ -108,6 +110,13 @@ def load_baseline(spec: str) -> list[BaselineRun]:
                                 f"{path} is a results file (pass it whole)")
         return _from_results(path, numbered)
     return _from_history(path, numbered)
+
+
+def _locate(spec: str, root: Path | None) -> Path:
+    path = Path(spec)
+    if root is not None and not path.is_absolute() and not path.exists():
+        return root / path
+    return path
 
 
 def _json(path: Path, line: int, text: str) -> dict[str, object]:

@@ -55,7 +55,7 @@ class Controller:
         self.baseline: list[BaselineRun] | None = None
         if gate.baseline:
             try:
-                self.baseline = load_baseline(gate.baseline)
+                self.baseline = load_baseline(gate.baseline, config.rootpath)
             except BaselineError as error:
                 raise pytest.UsageError(str(error)) from None
 

@@ -319,3 +319,20 @@ def test_ragate_ci_strict_from_the_ini_file(pytester: pytest.Pytester) -> None:
     bad = pytester.runpytest("-p", "no:cacheprovider", "gs", "--ragate-ci=sure")
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
     bad.stderr.fnmatch_lines(["*ragate_ci: Input should be 'point' or 'strict'*"])
+
+
+def test_a_relative_baseline_is_found_from_the_rootdir_too(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch,
+                                                           ) -> None:
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "base.jsonl").write_text(
+        "".join(r.model_dump_json() + "\n" for r in abstention_rows(2, 0)))
+    elsewhere = tmp_path / "sub"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # pytest run from a subfolder; the ini names runs/base.jsonl
+    with pytest.raises(BaselineError, match="no such file"):
+        load_baseline("runs/base.jsonl")
+    [run] = load_baseline("runs/base.jsonl", root=tmp_path)
+    assert sorted(run.scores) == ["q0", "q1"]
+    with pytest.raises(BaselineError, match=":LINE picks a history line"):
+        load_baseline("runs/base.jsonl:1", root=tmp_path)  # found, but a results file
