@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +22,7 @@ from pytest_ragate.settings import PipelineSettings, read_settings
 if TYPE_CHECKING:
     from pytest_ragate.answering import ExtractiveAnswerer
     from pytest_ragate.rescue import SentenceRescue
-    from pytest_ragate.retrieval import ChunkIndex, Embedder, Retriever
+    from pytest_ragate.retrieval import ChunkIndex, Embedder, QueryVectors, Retriever
 
 PIPELINE_KEY = pytest.StashKey["Pipeline"]()
 
@@ -34,6 +35,8 @@ class Pipeline:
     _embedder: Embedder | None = None
     indexes: dict[tuple[str, str], ChunkIndex] = field(default_factory=dict)
     rescues: dict[str, SentenceRescue] = field(default_factory=dict)
+    _queries: QueryVectors | None = None
+    _prefetched: bool = False
 
     @property
     def embedder(self) -> Embedder:
@@ -78,10 +81,24 @@ class Pipeline:
                     progress.close()
         return self.indexes[key]
 
-    def retriever(self, corpus: Corpus, chunker: Chunker) -> Retriever:
+    @property
+    def queries(self) -> QueryVectors:
+        if self._queries is None:
+            from pytest_ragate.retrieval import QueryVectors
+
+            self._queries = QueryVectors(self.cache_dir() / "queries", self.embedder)
+        return self._queries
+
+    def retriever(self, corpus: Corpus, chunker: Chunker, known: Sequence[str] = (),
+                  ) -> Retriever:
+        """`known`: every query the session's items will ask (questions and anchor claims),
+        embedded once, in one batch, instead of one model call per item."""
         from pytest_ragate.retrieval import Retriever
 
         index = self.index(corpus, chunker)
+        if known and not self._prefetched:
+            self._prefetched = True
+            self.queries.prefetch(known)
         knobs: dict[str, Any] = {**chunker.settings, "rescue": self.settings.rescue}
         rescue = None
         if self.settings.rescue:
@@ -89,7 +106,8 @@ class Pipeline:
             if rescue is None:
                 rescue = self.rescues[index.key] = self._rescue(index)
             knobs.update(rescue.settings.knobs())
-        return Retriever(index, self.embedder, self.settings.top_k, knobs=knobs, rescue=rescue)
+        return Retriever(index, self.embedder, self.settings.top_k, knobs=knobs, rescue=rescue,
+                         queries=self.queries)
 
     def _rescue(self, index: ChunkIndex) -> SentenceRescue:
         from collections import Counter

@@ -232,7 +232,17 @@ def ragate_chunker(pytestconfig: pytest.Config) -> Any:
 def ragate_retriever(request: pytest.FixtureRequest, ragate_corpus: Any,
                      ragate_chunker: Any) -> Callable[[str], list[Any]]:
     """`retriever(query) -> list[Context]` over the goldset's corpus (embedded Chroma)."""
-    return pipeline(request.config).retriever(ragate_corpus, ragate_chunker)
+    return pipeline(request.config).retriever(ragate_corpus, ragate_chunker,
+                                              known=known_queries(request.session))
+
+
+def known_queries(session: pytest.Session) -> list[str]:
+    """What the session's goldset items will ask the retriever: the same list in every
+    process (xdist workers collect every item), whatever runs where."""
+    queries = [item.stash[CASE_KEY].question.question for item in session.items
+               if CASE_KEY in item.stash]
+    return queries + [item.stash[ANCHOR_KEY].anchor.claim for item in session.items
+                      if ANCHOR_KEY in item.stash]
 
 
 @pytest.fixture

@@ -3,6 +3,8 @@
 Embedding dominates a cold run, so the collection persists under a key made of everything
 that changes its content (corpus bytes, chunker settings, model, normalisation); a warm run
 embeds nothing. xdist workers share it: one builds under a file lock, the others wait.
+Query vectors persist too (`QueryVectors`), and a goldset's questions are embedded in one
+batch: a warm run of known questions never loads the model at all.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 import chromadb
+import diskcache
 import numpy as np
 from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.config import Settings
@@ -87,6 +90,41 @@ class Embedder:
             if progress:
                 progress(start + len(idx), len(texts))
         return out
+
+
+class QueryVectors:
+    """Query vectors on disk (diskcache: safe across xdist workers), keyed by model,
+    normalisation and the normalised text, stored as float32 bytes.
+
+    A vector depends (in the last float digits) on the batch it was embedded in, so the
+    first one stored is the one every process and every later run uses: `add`, never `set`,
+    then read back. The known queries of a session are embedded as one sorted list, so their
+    vectors do not depend on which process, goldset or item came first.
+    """
+
+    def __init__(self, directory: Path, embedder: Embedder) -> None:
+        self.embedder = embedder
+        self._cache = diskcache.Cache(str(directory))
+        self._prefix = f"{embedder.model_id}|{NORMALIZATION_VERSION}|"
+
+    def prefetch(self, queries: Sequence[str]) -> int:
+        """Embed these queries in one batch unless all are stored; returns how many were
+        missing."""
+        texts = sorted({normalize(q) for q in queries})
+        missing = sum(self._prefix + t not in self._cache for t in texts)
+        if missing:
+            for text, vector in zip(texts, self.embedder.encode(texts), strict=True):
+                self._cache.add(self._prefix + text, vector.astype(np.float32).tobytes())
+        return missing
+
+    def get(self, query: str) -> np.ndarray:
+        key = self._prefix + normalize(query)
+        raw = self._cache.get(key)
+        if raw is None:
+            vector = self.embedder.encode([normalize(query)])[0]
+            self._cache.add(key, vector.astype(np.float32).tobytes())
+            raw = self._cache.get(key)
+        return np.frombuffer(raw, np.float32)
 
 
 @register_embedding_function
@@ -288,8 +326,11 @@ class Retriever:
     top_k: int = 5
     knobs: dict[str, Any] = field(default_factory=dict)
     rescue: SentenceRescue | None = None
+    queries: QueryVectors | None = None  # persisted query vectors; None embeds every time
 
     def embed_query(self, query: str) -> np.ndarray:
+        if self.queries is not None:
+            return self.queries.get(query)
         return self.embedder.encode([normalize(query)])[0]
 
     def __call__(self, query: str) -> list[Context]:

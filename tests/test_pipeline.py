@@ -12,6 +12,7 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 pytest.importorskip("chromadb")
@@ -184,14 +185,25 @@ def test_default_pipeline_end_to_end(pytester: pytest.Pytester) -> None:
             {"meeting_id": MEETING, "first_turn": 20, "last_turn": 34}]}) + "\n"
         + json.dumps({"question_id": "mercury", "gist": None, "evidence": []}) + "\n")
     cache = pytester.path / "idx"
+    pytester.makeconftest('''
+import sys
+
+def pytest_sessionfinish(session):
+    print("MODEL LOADED:", "sentence_transformers" in sys.modules)
+''')
     args = ["-p", "no:cacheprovider", "gs", f"--ragate-index-dir={cache}",
-            "--ragate-results=r.jsonl"]
+            "--ragate-results=r.jsonl", "-s"]
     cold = pytester.runpytest_subprocess(*args)
     cold.assert_outcomes(passed=3)
     assert "ragate: embedding 1 documents" in cold.stderr.str() + cold.stdout.str()
+    cold.stdout.fnmatch_lines(["*MODEL LOADED: True*"])
+    cold_rows = (pytester.path / "r.jsonl").read_text()
     warm = pytester.runpytest_subprocess(*args)
     warm.assert_outcomes(passed=3)
     assert "ragate: embedding" not in warm.stderr.str() + warm.stdout.str()
+    # the questions' vectors were stored by the cold run: the warm one never loads the model
+    warm.stdout.fnmatch_lines(["*MODEL LOADED: False*"])
+    assert (pytester.path / "r.jsonl").read_text() == cold_rows
     lines = (pytester.path / "r.jsonl").read_text().splitlines()
     rows = {r["question_id"]: r for r in map(json.loads, lines)}
     assert rows["mercury"]["abstained"] is True and rows["animal"]["abstained"] is False
@@ -199,3 +211,33 @@ def test_default_pipeline_end_to_end(pytester: pytest.Pytester) -> None:
         assert row["knobs"]["embedding_model"] == "sentence-transformers/all-MiniLM-L6-v2"
         assert row["knobs"]["chunk_budget"] == 400 and row["knobs"]["top_k"] == 5
         assert row["nearest_distance"] is not None
+
+
+class BatchStampingEmbedder:
+    """A vector that records the batch it came from: [text length, batch size]."""
+
+    model_id = "stamp"
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        self.calls.append(list(texts))
+        return np.array([[len(t), len(texts)] for t in texts], np.float32)
+
+
+def test_query_vectors_are_stored_once_and_the_first_one_wins(tmp_path: Path) -> None:
+    from pytest_ragate.retrieval import QueryVectors
+
+    embedder = BatchStampingEmbedder()
+    vectors = QueryVectors(tmp_path / "q", embedder)  # type: ignore[arg-type]
+    assert vectors.prefetch(["Why  so?", "a", "Why so?"]) == 2
+    assert embedder.calls == [["Why so?", "a"]]  # normalised, unique, sorted: one batch
+    assert vectors.prefetch(["a", "Why so?"]) == 0 and len(embedder.calls) == 1
+    assert vectors.get("a").tolist() == [1.0, 2.0]  # from the batch, no model call
+    assert len(embedder.calls) == 1
+    assert vectors.get("new one").tolist() == [7.0, 1.0]  # embedded alone, then stored
+    other = QueryVectors(tmp_path / "q", BatchStampingEmbedder())  # type: ignore[arg-type]
+    assert other.prefetch(["a", "new one", "zz"]) == 1  # one missing: the list is embedded
+    assert other.get("a").tolist() == [1.0, 2.0]  # ... but a stored vector is never replaced
+    assert other.get("zz").tolist() == [2.0, 3.0]
