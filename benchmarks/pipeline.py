@@ -4,7 +4,7 @@ Why: the gate's cost is dominated by embedding (torch) and the vector store (Chr
 plugin's own machinery (pytest start-up, items, fixtures, per-question pydantic records, the
 controller, reports) should add next to nothing on top: goal, a cold gate within 1.05x of a
 bare script doing the same work. And a warm rerun, which finds its index by content hash and
-embeds only the questions, should cost at most a tenth of a cold run: that is what makes the
+its question vectors stored, should cost at most a tenth of a cold run: that is what makes the
 gate cheap enough to run on every commit.
 
 What it runs, each as a subprocess, in ONE run of this script:
