@@ -21,8 +21,8 @@ install: $(VENV)/.ready
 # nothing is downloaded by playwright itself).
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 browser:
-	@command -v chromium >/dev/null 2>&1 || $(SUDO) apt-get install -y -q chromium \
-		|| { $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q chromium; }
+	@command -v chromium >/dev/null 2>&1 || $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium \
+		|| { $(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; }
 
 $(VENV)/.ready: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
