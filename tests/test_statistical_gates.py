@@ -336,3 +336,26 @@ def test_a_relative_baseline_is_found_from_the_rootdir_too(tmp_path: Path,
     assert sorted(run.scores) == ["q0", "q1"]
     with pytest.raises(BaselineError, match=":LINE picks a history line"):
         load_baseline("runs/base.jsonl:1", root=tmp_path)  # found, but a results file
+
+
+@pytest.mark.parametrize("floors", ["[floors]\nabstention_accuracy = 0.5\n", ""])
+def test_decorator_route_regressions_sit_beside_its_floors(pytester: pytest.Pytester,
+                                                          monkeypatch: pytest.MonkeyPatch,
+                                                          floors: str) -> None:
+    """With floors, `test_fn::regression[...]` sits beside `test_fn::floor[...]`; without,
+    it is still named after the test function."""
+    unanswerable_project(pytester, floors)
+    (pytester.path / "gs").rename(pytester.path / "mini")
+    pytester.makepyfile(test_rag='''
+import pytest_ragate as ragate
+
+@ragate.goldset("mini")
+def test_mini(ragate_question, ragate_system):
+    return ragate_system(ragate_question.question)
+''')
+    pytester.runpytest("-p", "no:cacheprovider", "test_rag.py", "--ragate-results=base.jsonl")
+    monkeypatch.setenv("RAGATE_TEST_DRIFT", "1")
+    result = pytester.runpytest("-p", "no:cacheprovider", "-v", "test_rag.py",
+                                "--ragate-baseline=base.jsonl")
+    result.stdout.fnmatch_lines(["test_rag.py::test_mini::regression?abstention_accuracy? "
+                                 "FAILED*"])
