@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from pytest_ragate.corpus import Corpus, Document, Turn, clock
+from pytest_ragate.corpus import Corpus, Document, Turn, format_label
 from pytest_ragate.normalize import fold, normalize
 
 DEFAULT_BUDGET = 400
@@ -33,12 +33,7 @@ class Chunk:
     @property
     def label(self) -> str:
         """`[meeting · speaker · mm:ss–mm:ss]`, with what the corpus has."""
-        parts = [self.doc_id]
-        if self.speakers:
-            parts.append(", ".join(self.speakers))
-        if self.t_start is not None and self.t_end is not None:
-            parts.append(f"{clock(self.t_start)}–{clock(self.t_end)}")
-        return f"[{' · '.join(parts)}]"
+        return format_label(self.doc_id, self.speakers, self.t_start, self.t_end)
 
     @property
     def embed_text(self) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import glob
 import hashlib
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -33,19 +33,26 @@ def clock(seconds: float) -> str:
     return f"{minutes:02d}:{secs:02d}"
 
 
-def span_label(doc_id: str, turns: Iterable[Turn]) -> str:
-    """`[meeting · speaker · mm:ss–mm:ss]` for a run of turns, with what the corpus has: how
-    a chunk, a citation or an expected span is shown to a person."""
-    turns = list(turns)
+def format_label(doc_id: str, speakers: Sequence[str], t_start: float | None,
+          t_end: float | None) -> str:
+    """`[meeting · speaker · mm:ss–mm:ss]`, with what the corpus has: how a chunk, a citation
+    or an expected span is shown to a person."""
     parts = [doc_id]
-    speakers = list(dict.fromkeys(t.speaker for t in turns if t.speaker))
     if speakers:
         parts.append(", ".join(speakers))
+    if t_start is not None and t_end is not None:
+        parts.append(f"{clock(t_start)}–{clock(t_end)}")
+    return f"[{' · '.join(parts)}]"
+
+
+def span_label(doc_id: str, turns: Iterable[Turn]) -> str:
+    """The label of a run of turns: its speakers in order of appearance, first start to
+    last end."""
+    turns = list(turns)
     starts = [t.t_start for t in turns if t.t_start is not None]
     ends = [t.t_end for t in turns if t.t_end is not None]
-    if starts and ends:
-        parts.append(f"{clock(min(starts))}–{clock(max(ends))}")
-    return f"[{' · '.join(parts)}]"
+    return format_label(doc_id, list(dict.fromkeys(t.speaker for t in turns if t.speaker)),
+                 min(starts) if starts else None, max(ends) if ends else None)
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ from pytest_ragate.metrics import (
     tally,
 )
 from pytest_ragate.regression import scored_metrics
-from pytest_ragate.reports import GoldsetRun
+from pytest_ragate.reports import GoldsetRun, fmt_num
 
 FORMAT = 1
 LOCK_TIMEOUT = 60.0  # seconds a writer waits for another one before giving up
@@ -316,16 +316,12 @@ def fmt_delta(delta: float) -> str:
     return f"{delta:+.2f}"
 
 
-def _num(value: float | None) -> str:
-    return "—" if value is None else f"{value:.2f}"
-
-
 def _metric_line(name: str, now: Figure | None, then: Figure | None) -> str | None:
     cur = now.value if now else None
     old = then.value if then else None
     if cur is None and old is None:
         return None
-    text = f"{name} {_num(old)} → {_num(cur)}"
+    text = f"{name} {fmt_num(old)} → {fmt_num(cur)}"
     if cur is not None and old is not None:
         text += f" ({fmt_delta(cur - old)})"
     elif old is None:

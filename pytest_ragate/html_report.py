@@ -39,7 +39,7 @@ from pytest_ragate.history import (
 )
 from pytest_ragate.metrics import METRICS, QuestionRecord, Tally, tally
 from pytest_ragate.regression import Regression
-from pytest_ragate.reports import OUTCOME_WORDS, GoldsetRun, metric_source
+from pytest_ragate.reports import OUTCOME_WORDS, GoldsetRun, fmt_num, metric_source
 
 TEMPLATE = "report.html.j2"
 # Okabe-Ito: distinguishable with the common colour-vision deficiencies
@@ -235,12 +235,14 @@ def _same_run(line: HistoryLine, current: HistoryLine) -> bool:
             == current.model_dump(mode="json", exclude=skip))
 
 
-def trend(run: GoldsetRun, history: Sequence[HistoryLine], key: str) -> Trend:
-    """This goldset's runs at this eval_version, with this run last, and a plot per metric."""
+def trend(run: GoldsetRun, history: Sequence[HistoryLine], key: str,
+          current: HistoryLine | None = None) -> Trend:
+    """This goldset's runs at this eval_version, with this run last, and a plot per metric.
+    `current` is this run's own line, when the caller has built it already."""
     result = Trend()
     if not history:
         return result
-    current = build_line(run, git=None, time=_EPOCH)
+    current = current or build_line(run, git=None, time=_EPOCH)
     same = [line for line in history
             if line.goldset == run.name and line.eval_version == run.eval_version]
     other = [line for line in history
@@ -261,7 +263,7 @@ def trend(run: GoldsetRun, history: Sequence[HistoryLine], key: str) -> Trend:
             "time": fmt_time(line.time) if recorded else "this run (not recorded)",
             "sha": fmt_sha(line.git_sha) if recorded else "—",
             "questions": line.questions,
-            "values": [_num(f.value if (f := line.metrics.get(m)) else None) for m in metrics],
+            "values": [fmt_num(f.value if (f := line.metrics.get(m)) else None) for m in metrics],
         })
     result.plots = [_trend_plot(run, metric, labelled, f"{key}-{metric}") for metric in metrics]
     return result
@@ -292,10 +294,6 @@ def _trend_plot(run: GoldsetRun, metric: str, lines: list[tuple[HistoryLine, boo
 # --- tables ------------------------------------------------------------------------------------
 
 
-def _num(value: float | None, digits: int = 2) -> str:
-    return "—" if value is None else f"{value:.{digits}f}"
-
-
 def _p(value: float | None) -> str:
     if value is None:
         return "—"
@@ -306,7 +304,7 @@ def floor_row(run: GoldsetRun, v: Verdict) -> dict[str, Any]:
     return {
         "metric": v.floor.name.removeprefix("floor[").removesuffix("]"),
         "floor": f"{v.floor.min:.2f}",
-        "value": _num(v.value),
+        "value": fmt_num(v.value),
         "interval": fmt_interval(v.interval),
         "n": v.tally.n if v.tally else 0,
         "by_kind": fmt_counts(kind_counts(v.floor.metric, run.records))
@@ -337,8 +335,8 @@ def question_row(run: GoldsetRun, r: QuestionRecord) -> dict[str, Any]:
         "expected": r.expected,
         "evidence": f"{r.evidence_spans_found}/{r.evidence_spans}",
         "ranks": ranks,
-        "nearest": _num(r.nearest_distance, 3),
-        "metrics": [_num(r.metrics.get(m)) for m in run.metrics],
+        "nearest": fmt_num(r.nearest_distance, 3),
+        "metrics": [fmt_num(r.metrics.get(m)) for m in run.metrics],
         "judge_failures": _grouped(r.judge_failures),
         "judge_cached": r.judge_cached,
     }
@@ -353,8 +351,8 @@ def _grouped(failures: dict[str, str]) -> list[tuple[str, str]]:
 
 
 def regression_row(g: Regression) -> dict[str, Any]:
-    return {"metric": g.metric, "test": g.test, "pairs": g.pairs, "baseline": _num(g.baseline),
-            "current": _num(g.current), "delta": "—" if g.delta is None else f"{g.delta:+.2f}",
+    return {"metric": g.metric, "test": g.test, "pairs": g.pairs, "baseline": fmt_num(g.baseline),
+            "current": fmt_num(g.current), "delta": "—" if g.delta is None else f"{g.delta:+.2f}",
             "p": _p(g.p_value), "outcome": g.outcome, "word": OUTCOME_WORDS[g.outcome],
             "message": g.message}
 
@@ -383,9 +381,9 @@ def run_view(index: int, run: GoldsetRun, history: Sequence[HistoryLine]) -> dic
                 for word in OUTCOME_WORDS.values()}
     calibration, calibration_notes = calibration_plot(run, f"{key}-calibration")
     uncited = [r.question_id for r in run.records if r.uncited]
-    knobs = build_line(run, git=None, time=_EPOCH).knobs
+    line = build_line(run, git=None, time=_EPOCH)  # this run as history sees it
     return {
-        "knobs": [(name, _knob(value)) for name, value in knobs.items()],
+        "knobs": [(name, _knob(value)) for name, value in line.knobs.items()],
         "anchor": key,
         "name": run.name,
         "eval_version": run.eval_version,
@@ -404,7 +402,7 @@ def run_view(index: int, run: GoldsetRun, history: Sequence[HistoryLine]) -> dic
         if run.records else [],
         "calibration": calibration,
         "calibration_notes": calibration_notes,
-        "trend": trend(run, history, f"{key}-trend"),
+        "trend": trend(run, history, f"{key}-trend", line),
         "metrics": [(m, metric_source(run, m)) for m in run.metrics],
         "rows": [question_row(run, r) for r in run.records],
     }

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -89,16 +89,17 @@ class Pipeline:
             self._queries = QueryVectors(self.cache_dir() / "queries", self.embedder)
         return self._queries
 
-    def retriever(self, corpus: Corpus, chunker: Chunker, known: Sequence[str] = (),
-                  ) -> Retriever:
-        """`known`: every query the session's items will ask (questions and anchor claims),
-        embedded once, in one batch, instead of one model call per item."""
+    def retriever(self, corpus: Corpus, chunker: Chunker,
+                  known: Callable[[], Sequence[str]] | None = None) -> Retriever:
+        """`known()`: every query the session's items will ask (questions and anchor claims),
+        asked for once per process and embedded in one batch instead of one model call per
+        item."""
         from pytest_ragate.retrieval import Retriever
 
         index = self.index(corpus, chunker)
-        if known and not self._prefetched:
+        if known is not None and not self._prefetched:
             self._prefetched = True
-            self.queries.prefetch(known)
+            self.queries.prefetch(known())
         knobs: dict[str, Any] = {**chunker.settings, "rescue": self.settings.rescue}
         rescue = None
         if self.settings.rescue:

@@ -233,7 +233,7 @@ def ragate_retriever(request: pytest.FixtureRequest, ragate_corpus: Any,
                      ragate_chunker: Any) -> Callable[[str], list[Any]]:
     """`retriever(query) -> list[Context]` over the goldset's corpus (embedded Chroma)."""
     return pipeline(request.config).retriever(ragate_corpus, ragate_chunker,
-                                              known=known_queries(request.session))
+                                              known=lambda: known_queries(request.session))
 
 
 def known_queries(session: pytest.Session) -> list[str]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ConfigDict, ValidationError
 
 from pytest_ragate.metrics import METRICS, QUESTION_METRICS, QuestionRecord, QuestionScores
 from pytest_ragate.stats import mcnemar_exact, paired_bootstrap
@@ -69,13 +69,6 @@ class _ResultsRow(QuestionRecord):
     """A results row of this or a later ragate (unknown fields are ignored)."""
 
     model_config = ConfigDict(extra="ignore")
-
-
-class _HistoryProbe(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    time: str
-    goldset: str
 
 
 def load_baseline(spec: str, root: Path | None = None) -> list[BaselineRun]:
@@ -155,7 +148,6 @@ def _from_history(path: Path, numbered: Sequence[tuple[int, str]]) -> list[Basel
     runs = []
     for line, text in numbered:
         try:
-            _HistoryProbe.model_validate_json(text)
             entry = HistoryLine.model_validate_json(text)
         except ValidationError:
             if len(numbered) == 1:

@@ -56,8 +56,9 @@ class GoldsetRun:
         return [m for m, info in QUESTION_METRICS.items() if not info.judged or m in judged]
 
 
-def _num(value: float | None) -> str:
-    return "—" if value is None else f"{value:.2f}"
+def fmt_num(value: float | None, digits: int = 2) -> str:
+    """A figure as every report shows it; a missing one is a dash."""
+    return "—" if value is None else f"{value:.{digits}f}"
 
 
 def results_lines(runs: Sequence[GoldsetRun]) -> str:
@@ -75,7 +76,7 @@ def floors_table(runs: Sequence[GoldsetRun], tablefmt: str) -> str:
         for v in run.verdicts:
             rows.append([
                 run.name, v.floor.name.removeprefix("floor[").removesuffix("]"),
-                f"{v.floor.min:.2f}", _num(v.value), fmt_interval(v.interval),
+                f"{v.floor.min:.2f}", fmt_num(v.value), fmt_interval(v.interval),
                 v.tally.n if v.tally else 0,
                 fmt_counts(kind_counts(v.floor.metric, run.records)) if v.floor.kind is None
                 else "", v.computed_by, OUTCOME_WORDS[v.outcome],
@@ -86,7 +87,7 @@ def floors_table(runs: Sequence[GoldsetRun], tablefmt: str) -> str:
 
 
 def regressions_table(runs: Sequence[GoldsetRun], tablefmt: str) -> str:
-    rows = [[run.name, c.metric, _num(c.baseline), _num(c.current),
+    rows = [[run.name, c.metric, fmt_num(c.baseline), fmt_num(c.current),
              "—" if c.delta is None else f"{c.delta:+.2f}", c.pairs, c.test,
              "—" if c.p_value is None else f"{c.p_value:.3g}", OUTCOME_WORDS[c.outcome]]
             for run in runs for c in run.regressions]
@@ -107,14 +108,14 @@ def _question_rows(run: GoldsetRun) -> tuple[list[str], list[list[str]]]:
             + ("" if r.abstention_correct else " ✗"),
             f"{r.citations_correct}/{r.citations}" + (" (uncited)" if r.uncited else ""),
             f"{r.evidence_spans_found}/{r.evidence_spans}",
-            _num(r.nearest_distance), *[_num(r.metrics.get(m)) for m in metrics],
+            fmt_num(r.nearest_distance), *[fmt_num(r.metrics.get(m)) for m in metrics],
             "; ".join([f"{m} failed ({why})" for m, why in r.judge_failures.items()]
                       + ([f"cached: {', '.join(r.judge_cached)}"] if r.judge_cached else [])),
         ])
     means = []
     for m in metrics:
         values = [v for r in run.records if (v := r.metrics.get(m)) is not None]
-        means.append(_num(sum(values) / len(values)) if values else "—")
+        means.append(fmt_num(sum(values) / len(values)) if values else "—")
     rows.append(["**mean**", "", "", "", "", "", "", *means, ""])
     return headers, rows
 
