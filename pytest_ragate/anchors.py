@@ -27,7 +27,7 @@ NEEDS_EVIDENCE = {"retrieval_miss", "true_hallucination", "topical_probe"}
 
 
 class AnchorEvidence(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     doc_id: str = Field(validation_alias=AliasChoices("doc_id", "meeting_id"))
     first_turn: Annotated[int, Field(ge=0)]
@@ -41,7 +41,7 @@ class AnchorEvidence(BaseModel):
 
 
 class Anchor(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     anchor_id: Annotated[str, Field(min_length=1, pattern=r"^[^\[\]\s]+$")]
     kind: AnchorKind

@@ -1,16 +1,51 @@
 """What a system under test returns: the answer, what it retrieved, and what it cites.
 
-The shapes are the contract (CONTRACT §3); validation is strict because a malformed answer is
-the one thing that fails a question item outright.
+Validation is strict (no `True` for a turn, no `"false"` for abstained, no NaN distance)
+because a malformed answer is the one thing that fails a question item outright.
 """
 
 from __future__ import annotations
 
+import math
+import numbers
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictStr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 Knob = str | int | float | bool | None
+
+
+def _integer(value: object) -> object:
+    """An integer (numpy's too), never a bool, a float or a string that looks like one."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"must be an integer, not {type(value).__name__} {value!r}")
+    return int(value)
+
+
+def _finite(value: object) -> object:
+    """A finite number (numpy's too) or None; NaN and infinity are no distance."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"must be a number, not {type(value).__name__} {value!r}")
+    number = float(value)
+    if not math.isfinite(number):
+        raise ValueError(f"must be finite, not {number}")
+    return number
+
+
+TurnIndex = Annotated[int, BeforeValidator(_integer), Field(ge=0)]
+Distance = Annotated[float | None, BeforeValidator(_finite)]
 
 
 def turns_in_order(last: int, info: ValidationInfo) -> int:
@@ -26,13 +61,13 @@ class Context(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    context_id: str
-    doc_id: str
-    first_turn: Annotated[int, Field(ge=0)]
-    last_turn: Annotated[int, Field(ge=0)]
-    text: str = ""
-    distance: float | None = None
-    label: str | None = None  # how to show it, e.g. "[ES2004a · A · 01:02–01:40]"
+    context_id: StrictStr
+    doc_id: StrictStr
+    first_turn: TurnIndex
+    last_turn: TurnIndex
+    text: StrictStr = ""
+    distance: Distance = None
+    label: StrictStr | None = None  # how to show it, e.g. "[ES2004a · A · 01:02–01:40]"
 
     _ordered = field_validator("last_turn")(turns_in_order)
 
@@ -42,8 +77,8 @@ class Citation(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    context_id: str
-    quote: str | None = None
+    context_id: StrictStr
+    quote: StrictStr | None = None
 
 
 class Answer(BaseModel):
@@ -55,8 +90,8 @@ class Answer(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    text: str = ""
-    abstained: bool = False
+    text: StrictStr = ""
+    abstained: StrictBool = False
     citations: list[Citation] = Field(default_factory=list)
     contexts: list[Context] = Field(default_factory=list)
     knobs: dict[str, Knob] = Field(default_factory=dict)

@@ -23,6 +23,8 @@ class Setting:
     answered: int
     unknown: int
     n: int
+    cited_answers: int = 0  # answers with a citation: citation accuracy's votes
+    shares: float = 0.0  # the sum of their shares of right citations
 
     @property
     def abstention_accuracy(self) -> float:
@@ -30,12 +32,14 @@ class Setting:
 
     @property
     def citation_accuracy(self) -> float | None:
-        return self.citations_correct / self.citations if self.citations else None
+        """One vote per answer that cited something, as the floors count it."""
+        return self.shares / self.cited_answers if self.cited_answers else None
 
 
 def replay(rows: Sequence[QuestionRecord], threshold: float) -> Setting:
     """Outcomes had the answerer abstained whenever the nearest context was farther."""
-    abst = cit_ok = cit = answered = unknown = 0
+    abst = cit_ok = cit = answered = unknown = cited_answers = 0
+    shares = 0.0
     for r in rows:
         recorded = r.knobs.get("max_distance")
         far = r.nearest_distance is None or r.nearest_distance > threshold
@@ -53,7 +57,11 @@ def replay(rows: Sequence[QuestionRecord], threshold: float) -> Setting:
             answered += 1
             cit += r.citations
             cit_ok += r.citations_correct
-    return Setting(threshold, abst, cit_ok, cit, answered, unknown, len(rows))
+            if r.citations:
+                cited_answers += 1
+                shares += r.citations_correct / r.citations
+    return Setting(threshold, abst, cit_ok, cit, answered, unknown, len(rows), cited_answers,
+                   shares)
 
 
 def sweep(rows: Sequence[QuestionRecord]) -> list[Setting]:

@@ -89,7 +89,8 @@ def calibrate(results: Path, step: float) -> None:
             table.append([f"{s.max_distance:.3f}" + (" ← best" if s == chosen else ""),
                           f"{s.abstention_accuracy:.2f} ({s.abstention_correct}/{s.n})",
                           "—" if s.citation_accuracy is None else
-                          f"{s.citation_accuracy:.2f} ({s.citations_correct}/{s.citations})",
+                          f"{s.citation_accuracy:.2f} (over {s.cited_answers} answers; "
+                          f"{s.citations_correct}/{s.citations} citations right)",
                           s.answered, s.unknown])
         recorded = sorted({str(r.knobs.get("max_distance")) for r in group})
         click.echo(f"\n{name}: {len(group)} scored rows, recorded max_distance "

@@ -13,10 +13,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from pytest_ragate.files import read_jsonl, read_lines
+from pytest_ragate.files import UnreadableText, read_jsonl, read_lines, read_text
 from pytest_ragate.problems import Problem, problems_from_validation
 
 
@@ -90,6 +91,23 @@ class Corpus:
     def __getitem__(self, doc_id: str) -> Document:
         return self.documents[doc_id]
 
+    def outside(self, contexts: Iterable[Any], shown: int = 5) -> list[str]:
+        """Why contexts do not point into this corpus (an unknown document, turns past its
+        end), at most `shown` of them named: a context the corpus does not hold cannot be
+        scored against evidence spans, and one covering a whole document would find every
+        span in it."""
+        problems = []
+        for c in contexts:
+            doc = self.documents.get(c.doc_id)
+            if doc is None:
+                problems.append(f"{c.context_id}: document {c.doc_id!r} is not in the corpus")
+            elif c.last_turn >= len(doc.turns):
+                problems.append(f"{c.context_id}: turns {c.first_turn}–{c.last_turn} run past "
+                                f"the end of {c.doc_id} (turns 0–{len(doc.turns) - 1})")
+        if len(problems) > shown:
+            problems = [*problems[:shown], f"and {len(problems) - shown} more"]
+        return problems
+
     @cached_property
     def content_hash(self) -> str:
         """Digest of what was read (ids, texts, speakers, times), not of file names: caches
@@ -106,7 +124,7 @@ class Corpus:
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", strict=True)
 
 
 class _TironSegment(_Strict):
@@ -130,7 +148,7 @@ class _QmsumMeeting(_Strict):
 
 
 class _Segment(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     doc_id: str
     turn: int
@@ -142,7 +160,7 @@ class _Segment(BaseModel):
 
 def _read_tiron(path: Path) -> tuple[list[Document], list[Problem]]:
     try:
-        speakers = _TironSpeakers.model_validate_json(path.read_bytes())
+        speakers = _TironSpeakers.model_validate_json(read_text(path))
     except ValidationError as error:
         return [], problems_from_validation(error, path)
     txt = path.with_name(path.name.removesuffix(".speakers.json") + ".txt")
@@ -164,7 +182,7 @@ def _read_tiron(path: Path) -> tuple[list[Document], list[Problem]]:
 
 def _read_qmsum(path: Path) -> tuple[list[Document], list[Problem]]:
     try:
-        meeting = _QmsumMeeting.model_validate_json(path.read_bytes())
+        meeting = _QmsumMeeting.model_validate_json(read_text(path))
     except ValidationError as error:
         return [], problems_from_validation(error, path)
     turns = tuple(Turn(t.content, t.speaker) for t in meeting.meeting_transcripts)
@@ -232,7 +250,9 @@ def load_corpus(base: Path, patterns: list[str], fmt: str, config_path: Path,
     for path in paths:
         try:
             docs, found = reader(path)
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        except UnreadableText as error:
+            docs, found = [], [error.problem]
+        except (OSError, json.JSONDecodeError) as error:
             docs, found = [], [Problem(path, "<file>", f"cannot read: {error}")]
         problems.extend(found)
         complete = complete and not found
@@ -244,6 +264,14 @@ def load_corpus(base: Path, patterns: list[str], fmt: str, config_path: Path,
                 problems.append(
                     Problem(path, "doc_id", f"document {doc.doc_id!r} also defined in {other}")
                 )
+            elif not doc.turns:
+                problems.append(Problem(doc.source, "doc_id", f"document {doc.doc_id!r} has no "
+                                        "turns: an empty document can hold no evidence"))
+                complete = False
             else:
                 documents[doc.doc_id] = doc
+    if paths and not documents and not problems:
+        problems.append(Problem(config_path, "corpus.paths", f"the corpus has no documents "
+                                f"({len(paths)} file{'s' * (len(paths) != 1)} read as {fmt!r}): "
+                                "a goldset over nothing can pass nothing"))
     return Corpus(documents, list(paths), broken, complete), problems

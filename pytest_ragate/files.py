@@ -1,7 +1,9 @@
-"""Reading line-numbered JSONL into pydantic models, and writing files atomically."""
+"""Reading user files as UTF-8 (naming what is wrong when they are not), line-numbered JSONL
+into pydantic models, and writing files atomically."""
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import tempfile
@@ -15,9 +17,54 @@ from pytest_ragate.problems import Problem, problems_from_validation
 M = TypeVar("M", bound=BaseModel)
 
 
+class UnreadableText(Exception):
+    """A user file that is not plain UTF-8; the message says where and what to do."""
+
+    def __init__(self, path: Path, message: str) -> None:
+        super().__init__(f"{path}: {message}")
+        self.path = path
+        self.message = message
+
+    @property
+    def problem(self) -> Problem:
+        return Problem(self.path, "<file>", self.message)
+
+
+def encoding_problem(data: bytes) -> str | None:
+    """Why these bytes are not a UTF-8 text file without a byte-order mark, or None.
+
+    A BOM is refused rather than skipped: JSON and TOML forbid it, and a file saved with one
+    by an editor is best fixed where it was saved."""
+    for bom, name in ((codecs.BOM_UTF8, "UTF-8"), (codecs.BOM_UTF16_LE, "UTF-16"),
+                      (codecs.BOM_UTF16_BE, "UTF-16")):
+        if data.startswith(bom):
+            return (f"starts with a {name} byte-order mark (BOM): save it as UTF-8 without "
+                    "a BOM")
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+        return (f"is not UTF-8: byte 0x{data[error.start]:02x} at line {line}, column "
+                f"{column} (save it as UTF-8)")
+    return None
+
+
+def decode(path: Path, data: bytes) -> str:
+    problem = encoding_problem(data)
+    if problem:
+        raise UnreadableText(path, problem)
+    return data.decode("utf-8")
+
+
+def read_text(path: Path) -> str:
+    """The file's text; UnreadableText when it is not UTF-8 or starts with a BOM."""
+    return decode(path, path.read_bytes())
+
+
 def read_lines(path: Path) -> list[str]:
     """Lines split on '\\n' only, so a stray form feed or U+2028 never shifts a position."""
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path)
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -31,7 +78,11 @@ def read_jsonl(path: Path, model: type[M], id_field: str | None = None,
     A rejected line's problems carry its `id_field` value when it has one, so callers can
     tell a broken record from a missing one.
     """
-    numbered = [(n, line) for n, line in enumerate(read_lines(path), start=1) if line.strip()]
+    try:
+        lines = read_lines(path)
+    except UnreadableText as error:
+        return [], [error.problem]
+    numbered = [(n, line) for n, line in enumerate(lines, start=1) if line.strip()]
     try:  # the common case, a valid file, in one validation call
         models = TypeAdapter(list[model]).validate_json(  # type: ignore[valid-type]
             "[" + ",".join(line for _, line in numbered) + "]")

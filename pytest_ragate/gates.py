@@ -1,5 +1,11 @@
 """Floors decided over every question's record: value, interval, n, and who computed it.
 
+A floor is decided over its whole population, known at collection: every question of its
+goldset (and kind), or every anchor of its kind. A member without a result is a gap, named
+in the floor's message. A floor with gaps never passes: it fails when results went missing
+(an error, a crash, a skip, a question that never ran, a sealed answer without its key) and
+is skipped, with the count, when the user deselected members (-k, -m, --lf).
+
 A floor with nothing to score fails: an empty gate is not a passing gate. So does one scored
 on fewer questions than `ragate_min_n`. With `ragate_ci = strict` a floor holds only when
 the lower bound of its 95% interval reaches it, not just the point value.
@@ -17,17 +23,82 @@ from pytest_ragate.stats import bootstrap_mean, wilson
 
 Outcome = Literal["passed", "failed", "xfailed", "xpassed", "skipped"]
 CiMode = Literal["point", "strict"]
+GapKind = Literal["errored", "crashed", "lost", "never ran", "skipped", "sealed", "deselected"]
+NAMED = 10  # members a message names before it says "and N more"
 
 
 @dataclass(frozen=True)
 class Strictness:
-    """How sure a floor must be: `ci` and `min_n` from the gate settings."""
+    """How sure a floor must be: `ci` and `min_n` from the gate settings; and whether a
+    sealed goldset without its key fails (the default) or skips its floors."""
 
     ci: CiMode = "point"
     min_n: int = 0
+    sealed_without_key: Literal["fail", "skip"] = "fail"
 
 
 POINT = Strictness()
+
+
+@dataclass(frozen=True)
+class Gap:
+    """A member of a floor's population (a question or an anchor) without a result."""
+
+    member: str
+    member_kind: str  # the question's (or anchor's) kind, to match kind floors
+    kind: GapKind
+    why: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.member} {self.kind}" + (f" ({self.why})" if self.why else "")
+
+
+def _named(gaps: Sequence[Gap], detail: bool = True) -> str:
+    """`lost q00, q01 (its worker went down); crashed q07 (…)`: members grouped by what
+    happened to them, at most NAMED named."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for gap in gaps[:NAMED]:
+        groups.setdefault((gap.kind, gap.why if detail else ""), []).append(gap.member)
+    shown = [f"{kind + ' ' if detail else ''}{', '.join(members)}" + (f" ({why})" if why else "")
+             for (kind, why), members in groups.items()]
+    more = len(gaps) - NAMED
+    return "; ".join(shown) + (f"; and {more} more" if more > 0 else "")
+
+
+def incomplete(floor: Floor, gaps: Sequence[Gap], population: int, unit: str,
+               strictness: Strictness, partial: str) -> tuple[Outcome, str] | None:
+    """The outcome of a floor whose population is not whole, or None when it is.
+
+    Missing results fail it: what is missing could be exactly what fails. Deselected members
+    (and sealed ones, when builds without the key skip on purpose) skip it: the user chose
+    not to run them, and a floor decided over a part would pass or fail on that part."""
+    mine = [g for g in gaps if floor.kind is None or g.member_kind == floor.kind]
+    if not mine:
+        return None
+    soft = {"deselected"} | ({"sealed"} if strictness.sealed_without_key == "skip" else set())
+    hard = [g for g in mine if g.kind not in soft]
+    tail = f" · {partial}" if partial else ""
+    if hard:
+        sealed = [g for g in hard if g.kind == "sealed"]
+        if len(sealed) == len(hard):
+            return "failed", (f"sealed: set RAGATE_SEAL_KEY to score {len(sealed)} of "
+                              f"{population} {unit} (their expected answers are sealed; for "
+                              "builds that cannot have the key, ragate_sealed_without_key = "
+                              f"\"skip\" skips this floor instead){tail}")
+        return "failed", (f"not decided: {len(hard)} of {population} {unit} have no result: "
+                          f"{_named(hard)} · a floor passes only when every member of its "
+                          f"population has a result{tail}")
+    deselected = [g for g in mine if g.kind == "deselected"]
+    sealed = [g for g in mine if g.kind == "sealed"]
+    parts = []
+    if deselected:
+        parts.append(f"{len(deselected)} of {population} {unit} deselected (-k, -m or --lf): "
+                     f"{_named(deselected, detail=False)}")
+    if sealed:
+        parts.append(f"{len(sealed)} sealed and no RAGATE_SEAL_KEY "
+                     "(ragate_sealed_without_key = \"skip\")")
+    return "skipped", (f"not decided: {'; '.join(parts)}; a floor is decided over its whole "
+                       "population: run all of it, or deselect the floor too")
 
 
 @dataclass(frozen=True)
@@ -41,6 +112,7 @@ class Verdict:
     computed_by: str = MECHANICAL
     errors: int = 0
     skipped: int = 0
+    gaps: int = 0  # members of the population without a result
 
     @property
     def value(self) -> float | None:
@@ -74,8 +146,13 @@ def decide(
     judge: str | None = None,
     require_judge: bool = False,
     strictness: Strictness = POINT,
+    gaps: Sequence[Gap] = (),
 ) -> Verdict:
-    """The floor's outcome over the records of its goldset (and kind, when it has one)."""
+    """The floor's outcome over the records of its goldset (and kind, when it has one).
+
+    `gaps` are the population's members without a scored result (errored ones among them):
+    the population is the scored records and the gaps. Without gaps the records are the
+    whole population."""
     rows = [r for r in records if floor.kind is None or r.kind == floor.kind]
     errors = sum(r.status == "error" for r in rows)
     skipped = sum(r.status == "skipped" for r in rows)
@@ -87,6 +164,18 @@ def decide(
         if require_judge:
             reason += " and --ragate-require-judge is set"
         return Verdict(floor, goldset, outcome, reason, computed_by="no judge")
+    mine = [g for g in gaps if floor.kind is None or g.member_kind == floor.kind]
+    if mine:
+        scored = [r for r in rows if r.status == "scored"]
+        t = tally(floor.metric, scored)
+        size = len(scored) + len(mine)
+        partial = (f"{floor.metric} {t.value:.2f} over the {len(scored)} with a result"
+                   if t.value is not None else "")
+        found = incomplete(floor, mine, size, "questions", strictness, partial)
+        if found is not None:
+            by = computed_by(floor, rows) if floor.judged else MECHANICAL
+            return Verdict(floor, goldset, found[0], found[1], t, interval_of(t), by, errors,
+                           skipped, gaps=len(mine))
     if rows and skipped == len(rows):
         reason = next(r.error for r in rows if r.error) or "every question was skipped"
         return Verdict(floor, goldset, "skipped", f"{floor.metric}: nothing ran: {reason}",
@@ -110,12 +199,21 @@ def decide(
 
 
 def decide_anchors(floor: Floor, goldset: str, anchors: Sequence[dict[str, Any]],
-                   strictness: Strictness = POINT) -> Verdict:
+                   strictness: Strictness = POINT, gaps: Sequence[Gap] = ()) -> Verdict:
     """A population floor over the anchors of one kind: the share whose check held (an
-    XPASS held too). Other kinds, the controls among them, stay out of the population."""
+    XPASS held too). Other kinds, the controls among them, stay out of the population; an
+    anchor of the kind without a result is a gap."""
     rows = [a for a in anchors if a["kind"] == floor.kind]
     held = sum(a["outcome"] in ("passed", "xpassed") for a in rows)
     t = Tally(floor.metric, held, len(rows), questions=len(rows))
+    mine = [g for g in gaps if g.member_kind == floor.kind]
+    if mine:
+        partial = f"{t.value:.2f} held over the {t.n} that ran" if t.n else ""
+        found = incomplete(floor, mine, len(rows) + len(mine), f"{floor.kind} anchors",
+                           strictness, partial)
+        if found is not None:
+            return Verdict(floor, goldset, found[0], found[1], t, interval_of(t) if t.n
+                           else None, MECHANICAL, gaps=len(mine))
     if not t.n:
         return Verdict(floor, goldset, "failed", f"nothing scored: no {floor.kind} anchor ran "
                        f"· floor {floor.min:.2f} · computed by {MECHANICAL}", t)

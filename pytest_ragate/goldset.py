@@ -27,19 +27,21 @@ from pydantic import (
 from pytest_ragate.anchors import AnchorEntry, AnchorKind, load_anchors
 from pytest_ragate.answer import turns_in_order
 from pytest_ragate.corpus import Corpus, load_corpus
-from pytest_ragate.files import read_jsonl
+from pytest_ragate.files import UnreadableText, read_jsonl, read_text
 from pytest_ragate.metrics import METRICS, Span
 from pytest_ragate.problems import GoldsetError, Problem, problems_from_validation
 
 CONFIG_NAME = "ragate.toml"
 ANSWERABLE_KINDS = frozenset({"single_meeting", "cross_meeting"})
 UNANSWERABLE_KIND = "unanswerable"
+KNOWN_KINDS = ("single_meeting", "cross_meeting", UNANSWERABLE_KIND)
 
 # --- file formats -------------------------------------------------------------------------
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # strict: `first_turn: true` or `"3"` is an error in the file, not a silent 1 or 3
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class CorpusConfig(_Model):
@@ -51,6 +53,7 @@ class QuestionsConfig(_Model):
     file: str = "questions.jsonl"
     expected: str = "expected"
     mix: dict[str, Annotated[int, Field(ge=0)]] | None = None
+    kinds: list[Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9_\-]*$")]] | None = None
 
 
 class AnchorsConfig(_Model):
@@ -237,6 +240,17 @@ class Case:
             return self.expected.must_abstain
         return not self.sealed_has_evidence
 
+    @property
+    def expected_labels(self) -> list[str] | None:
+        """The expected spans as people read them; None while the answers are sealed (a
+        sealed goldset never shows them, even to someone holding the key)."""
+        if self.goldset.sealed:
+            return None
+        corpus = self.goldset.corpus
+        return [corpus[s.doc_id].label(s.first_turn, s.last_turn) if s.doc_id in corpus
+                else f"[{s.doc_id} · turns {s.first_turn}–{s.last_turn}]"
+                for s in (self.expected.spans if self.expected else [])]
+
 
 @dataclass(eq=False)
 class Goldset:
@@ -261,7 +275,9 @@ class Goldset:
 
 def _read_config(path: Path) -> GoldsetConfig:
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = tomllib.loads(read_text(path))
+    except UnreadableText as error:
+        raise GoldsetError([error.problem]) from None
     except tomllib.TOMLDecodeError as error:
         where = re.search(r"line (\d+)", str(error))
         line = int(where.group(1)) if where else None
@@ -282,7 +298,10 @@ def _read_expected(path: Path, config_path: Path) -> tuple[list[ExpectedRow], li
         problems: list[Problem] = []
         for file in sorted(path.glob("*.json")):
             try:
-                expected = Expected.model_validate_json(file.read_bytes())
+                expected = Expected.model_validate_json(read_text(file))
+            except UnreadableText as error:
+                problems.append(error.problem)
+                continue
             except ValidationError as error:
                 problems.extend(problems_from_validation(error, file, question_id=file.stem))
                 continue
@@ -396,6 +415,38 @@ def _check_mix(mix: dict[str, int], kinds: Counter[str], config_path: Path) -> l
     return found
 
 
+def _check_kinds(config: GoldsetConfig, config_path: Path, questions_path: Path,
+                 questions: list[tuple[int, Question]], floors: list[Floor],
+                 rejected: bool) -> list[Problem]:
+    """A kind is known, or declared (`mix` or `kinds`): a typo would otherwise move questions
+    out of their kind's floors unnoticed. A kind floor needs questions of that kind."""
+    declared = set(KNOWN_KINDS) | set(config.questions.mix or {}) | set(config.questions.kinds
+                                                                          or [])
+    found: list[Problem] = []
+    first: dict[str, tuple[int, int]] = {}  # kind -> (first line, count)
+    for line, q in questions:
+        at, count = first.get(q.kind, (line, 0))
+        first[q.kind] = (at, count + 1)
+    for kind, (line, count) in first.items():
+        if kind not in declared:
+            found.append(Problem(questions_path, "kind", f"{kind!r} ({count} question"
+                                 f"{'s' * (count != 1)}) is not a known kind "
+                                 f"({', '.join(KNOWN_KINDS)}) and not declared in "
+                                 "[questions] mix or kinds: declare it, or fix the typo",
+                                 line=line))
+    if not questions and not rejected:
+        found.append(Problem(questions_path, "questions.file", "has no questions: a goldset "
+                             "with nothing to ask can pass nothing"))
+    for f in floors:
+        if f.kind is not None and not f.anchors and f.kind not in first and first \
+                and not rejected:
+            section = f"floors.kind.{f.kind}.{f.metric}"
+            found.append(Problem(config_path, section, f"no question has kind {f.kind!r} "
+                                 f"(kinds here: {', '.join(sorted(first))}): this floor "
+                                 "could never be decided"))
+    return found
+
+
 def load_goldset(path: Path) -> Goldset:
     """Load and validate a goldset from its directory or its `ragate.toml`."""
     config_path = path / CONFIG_NAME if path.is_dir() else path
@@ -421,6 +472,9 @@ def load_goldset(path: Path) -> Goldset:
     else:
         problems.append(Problem(config_path, "questions.file", f"{questions_path} not found"))
     rejected = {p.question_id for p in found if p.question_id}
+    if questions_path.is_file():
+        problems.extend(_check_kinds(config, config_path, questions_path, questions, floors,
+                                     rejected=bool(found)))
 
     expected_rows, sealed, found = _read_answers(root, config, config_path)
     problems.extend(found)

@@ -93,6 +93,14 @@ class HistoryLine(BaseModel):
     floors: dict[str, FloorOutcome] = Field(default_factory=dict)
     scores: dict[str, QuestionScores] = Field(default_factory=dict)  # by question id: what
     # a later run is paired with (--ragate-baseline); absent from lines before this field
+    # since the gate fails closed (absent from older lines):
+    route: str | None = None  # ragate.toml's node id, or a @ragate.goldset test's
+    status: str | None = None  # "passed" or "failed": what the reports' badge said
+    population: int | None = None  # questions collected
+    gaps: dict[str, list[str]] = Field(default_factory=dict)  # gap kind -> question ids
+    system: str | None = None  # what answered, where it came from
+    retriever: str | None = None
+    judge_from: str | None = None
 
 
 # --- building a line ---------------------------------------------------------------------------
@@ -135,6 +143,13 @@ def build_line(run: GoldsetRun, *, git: str | None, time: datetime | None = None
     metrics = run_metrics(records)
     kinds = list(dict.fromkeys(r.kind for r in records))
     judges = sorted({r.judge for r in records if r.judge})
+    gaps: dict[str, list[str]] = {}
+    for gap in run.gaps:
+        gaps.setdefault(gap.kind, []).append(gap.member)
+
+    def joined(values: Sequence[str | None]) -> str | None:
+        return "; ".join(sorted({v for v in values if v})) or None
+
     return HistoryLine(
         time=(time or datetime.now(UTC)).astimezone(UTC).replace(microsecond=0),
         git_sha=git,
@@ -151,6 +166,13 @@ def build_line(run: GoldsetRun, *, git: str | None, time: datetime | None = None
         floors={v.floor.name.removeprefix("floor[").removesuffix("]"):
                 FloorOutcome(min=v.floor.min, outcome=v.outcome) for v in run.verdicts},
         scores={r.question_id: r.scores() for r in records},
+        route=run.route or None,
+        status=run.status,
+        population=run.population,
+        gaps=gaps,
+        system=joined([r.system for r in records]),
+        retriever=joined([r.retriever for r in records]),
+        judge_from=joined([r.judge_from for r in records]),
     )
 
 
@@ -193,10 +215,12 @@ def _lines(history: Path | Sequence[HistoryLine]) -> Sequence[HistoryLine]:
 
 
 def previous(history: Path | Sequence[HistoryLine], goldset: str, eval_version: str,
-             ) -> HistoryLine | None:
-    """The last line of this goldset at this eval_version (a path, or lines already read)."""
+             route: str | None = None) -> HistoryLine | None:
+    """The last line of this goldset at this eval_version (a path, or lines already read),
+    of the same route when both lines know theirs."""
     return next((line for line in reversed(_lines(history))
-                 if line.goldset == goldset and line.eval_version == eval_version), None)
+                 if line.goldset == goldset and line.eval_version == eval_version
+                 and (route is None or line.route is None or line.route == route)), None)
 
 
 def others(history: Path | Sequence[HistoryLine], goldset: str, eval_version: str,
@@ -292,8 +316,8 @@ def record(path: Path, runs: Sequence[GoldsetRun], rootdir: Path, *,
         with _locked(path, timeout):
             history, result.problems = scan(path)
             for line in result.lines:
-                result.deltas[line.goldset] = delta_lines(
-                    line, previous(history, line.goldset, line.eval_version),
+                result.deltas[line.route or line.goldset] = delta_lines(
+                    line, previous(history, line.goldset, line.eval_version, line.route),
                     others(history, line.goldset, line.eval_version))
             _append_unlocked(path, encode(result.lines))
     return result
@@ -360,6 +384,9 @@ def delta_lines(current: HistoryLine, previous: HistoryLine | None,
                          "selection, the figures cover different questions")
         if current.errors != previous.errors:
             lines.append(f"errors {previous.errors} → {current.errors}")
+        if current.system != previous.system and previous.system and current.system:
+            lines.append(f"system {previous.system} → {current.system}: figures of another "
+                         "system")
         if current.judges != previous.judges:
             lines.append(f"judge {', '.join(previous.judges or ['none'])} → "
                          f"{', '.join(current.judges or ['none'])}: judged figures come from "

@@ -244,7 +244,8 @@ def trend(run: GoldsetRun, history: Sequence[HistoryLine], key: str,
         return result
     current = current or build_line(run, git=None, time=_EPOCH)
     same = [line for line in history
-            if line.goldset == run.name and line.eval_version == run.eval_version]
+            if line.goldset == run.name and line.eval_version == run.eval_version
+            and (not run.route or line.route is None or line.route == run.route)]
     other = [line for line in history
              if line.goldset == run.name and line.eval_version != run.eval_version]
     labelled: list[tuple[HistoryLine, bool]] = [(line, True) for line in same]
@@ -363,13 +364,6 @@ def _knob(value: Any) -> str:
     return "—" if value is None else str(value)
 
 
-def _status(run: GoldsetRun) -> str:
-    """FAIL when a floor failed, a strict xfail passed, or a regression was found."""
-    bad = any(v.outcome in ("failed", "xpassed") for v in run.verdicts) or any(
-        g.outcome == "failed" for g in run.regressions)
-    return "failed" if bad else "passed"
-
-
 def _anchor(index: int, name: str) -> str:
     return f"gs{index}-" + re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-")
 
@@ -385,12 +379,15 @@ def run_view(index: int, run: GoldsetRun, history: Sequence[HistoryLine]) -> dic
     return {
         "knobs": [(name, _knob(value)) for name, value in line.knobs.items()],
         "anchor": key,
-        "name": run.name,
+        "name": run.label,
         "eval_version": run.eval_version,
-        "questions": len(run.records),
+        "questions": run.population if run.population is not None else len(run.records),
         "counts": counts,
+        "coverage": run.coverage_line(),
+        "parts": [*run.parts, run.pool_line()],
+        "status_reason": run.status_reason,
         "outcomes": {w: n for w, n in outcomes.items() if n},
-        "status": _status(run),
+        "status": run.status,
         "regressions_failed": sum(g.outcome == "failed" for g in run.regressions),
         "floors": [floor_row(run, v) for v in run.verdicts],
         "regressions": [regression_row(g) for g in run.regressions],
@@ -423,16 +420,18 @@ def _environment() -> jinja2.Environment:
 
 
 def render_html(runs: Sequence[GoldsetRun], *, history: Sequence[HistoryLine] = (),
-                ci: str = "point") -> str:
+                ci: str = "point", run_failed: bool = False) -> str:
     """The whole page as a string: pure, so tests can render without touching a file."""
     with matplotlib.rc_context(RC):
         views = [run_view(i, run, history) for i, run in enumerate(runs, start=1)]
+    overall = "failed" if run_failed or any(v["status"] == "failed" for v in views) else "passed"
     return _environment().get_template(TEMPLATE).render(
         runs=views, ci=ci, ci_words=_CI_WORDS.get(ci, ci), has_history=bool(history),
+        overall=overall,
         plots=sum(len(v["kind_plots"]) + (v["calibration"] is not None)
                   + len(v["trend"].plots) for v in views))
 
 
 def write_html(path: Path, runs: Sequence[GoldsetRun], *, history: Sequence[HistoryLine],
-               ci: str) -> None:
-    write_atomic(path, render_html(runs, history=history, ci=ci))
+               ci: str, run_failed: bool = False) -> None:
+    write_atomic(path, render_html(runs, history=history, ci=ci, run_failed=run_failed))

@@ -25,11 +25,14 @@ from pytest_ragate.goldset import (
     with_judge_coverage,
 )
 from pytest_ragate.problems import GoldsetError
+from pytest_ragate.wire import AnchorMember, Collected, FloorSpec, Member, Population
 
 CASE_KEY = pytest.StashKey[Case]()
 GOLDSET_KEY = pytest.StashKey[Goldset]()
 ANCHOR_KEY = pytest.StashKey[AnchorEntry]()
+ROUTE_KEY = pytest.StashKey[str]()  # the node id of the route that collected an item
 GOLDSETS_KEY = pytest.StashKey[dict[Path, Goldset]]()
+NAMES_KEY = pytest.StashKey[dict[str, tuple[Path, str]]]()
 
 
 def cached_goldset(config: pytest.Config, path: Path) -> Goldset:
@@ -49,6 +52,19 @@ def cached_goldset(config: pytest.Config, path: Path) -> Goldset:
             if enabled:
                 gc.enable()
     return cache[key]
+
+
+def name_clash(config: pytest.Config, goldset: Goldset, where: str) -> str | None:
+    """Two goldset folders with one name would share reports, history lines and baselines:
+    the second one collected is an error naming both. (One folder collected by two routes is
+    two runs, each keyed by its route.)"""
+    names = config.stash.setdefault(NAMES_KEY, {})
+    root, first = names.setdefault(goldset.name, (goldset.root.resolve(), where))
+    if root == goldset.root.resolve():
+        return None
+    return (f"two goldsets are named {goldset.name!r}: {root} (collected by {first}) and "
+            f"{goldset.root} (collected by {where}); results, history and baselines are kept "
+            "by name, so give one of them another `name` in its ragate.toml")
 
 
 # The file route's test body: the system under test answers the question's text. No docstring
@@ -100,10 +116,11 @@ class QuestionItem(pytest.Function):
 
 
 class FloorItem(pytest.Item):
-    def __init__(self, *, goldset: Goldset, floor: Floor, **kwargs: Any) -> None:
+    def __init__(self, *, goldset: Goldset, floor: Floor, route: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.goldset = goldset
         self.floor = floor
+        self.route = route
 
     def __repr__(self) -> str:
         """`<FloorItem floor[evidence_recall] ≥ 0.90, strict xfail: retrieval misses>`."""
@@ -117,15 +134,16 @@ class FloorItem(pytest.Item):
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.goldset.config_path, 0, f"{self.goldset.name}::{self.floor.name}"
 
-    def to_wire(self) -> dict[str, Any]:
-        """What the controller needs to decide this floor: plain data for the xdist wire."""
+    def to_wire(self) -> FloorSpec:
+        """What the controller needs to decide this floor."""
         f, g = self.floor, self.goldset
         declared = any(x == f for x in g.floors)  # else from a @ragate.floor decorator
-        return {"nodeid": self.nodeid, "location": list(self.location), "goldset": g.name,
-                "eval_version": g.eval_version, "metric": f.metric, "min": f.min,
-                "kind": f.kind, "xfail": f.xfail, "anchors": f.anchors,
-                "keywords": sorted(self.keywords),
-                "config_path": str(g.config_path) if declared else None}
+        path, line, text = self.location
+        return FloorSpec(nodeid=self.nodeid, location=(path, line, text), route=self.route,
+                         goldset=g.name, eval_version=g.eval_version, metric=f.metric,
+                         min=f.min, kind=f.kind, xfail=f.xfail, anchors=f.anchors,
+                         keywords=sorted(self.keywords),
+                         config_path=str(g.config_path) if declared else None)
 
 
 RAG_GATE, SLOW = pytest.mark.rag_gate, pytest.mark.slow  # built once: 10k items add them
@@ -149,21 +167,36 @@ def make_questions(parent: pytest.Collector, goldset: Goldset) -> Iterator[pytes
         fixtureinfo = item._fixtureinfo
         item.stash[CASE_KEY] = case
         item.stash[GOLDSET_KEY] = goldset
+        item.stash[ROUTE_KEY] = parent.nodeid
         _mark(item, judged=False, case=case)
         yield item
 
 
 # An anchor item's body: retrieve for the claim, then hold the pool to the anchor. (No
 # docstring, for the reason given at `ask`.)
-def check_anchor(ragate_anchor: AnchorEntry, ragate_retriever: Callable[[str], Any],
+def check_anchor(ragate_anchor: AnchorEntry, request: pytest.FixtureRequest,
                  pytestconfig: pytest.Config) -> None:
     from pytest_ragate.anchors import check
+    from pytest_ragate.answer import Answer
+    from pytest_ragate.provenance import anchor_source
     from pytest_ragate.settings import read_settings
 
+    anchor = ragate_anchor.anchor
+    source, described = anchor_source(request.node)
+    if source == "retriever":
+        pool = request.getfixturevalue("ragate_retriever")(anchor.claim)
+    else:
+        answer = request.getfixturevalue("ragate_system")(anchor.claim)
+        pool = (answer if isinstance(answer, Answer) else Answer.model_validate(answer)).contexts
     max_distance = read_settings(pytestconfig).pipeline.max_distance
-    why = check(ragate_anchor.anchor, ragate_retriever(ragate_anchor.anchor.claim), max_distance)
+    why = check(anchor, pool, max_distance)
     if why is not None:
-        pytest.fail(f"anchor {ragate_anchor.anchor.anchor_id}: {why}", pytrace=False)
+        hint = ("; your ragate_system returned no contexts for the claim: return what it "
+                "retrieved in Answer.contexts, or override `ragate_retriever` (query -> "
+                "list[Context]) to check anchors against your retriever"
+                if source == "system" and not pool else "")
+        pytest.fail(f"anchor {anchor.anchor_id}: {why} (pool: {described}){hint}",
+                    pytrace=False)
 
 
 class AnchorItem(pytest.Function):
@@ -197,17 +230,21 @@ def make_anchors(parent: pytest.Collector, goldset: Goldset) -> Iterator[pytest.
         fixtureinfo = item._fixtureinfo
         item.stash[ANCHOR_KEY] = entry
         item.stash[GOLDSET_KEY] = goldset
+        item.stash[ROUTE_KEY] = parent.nodeid
         _mark(item, judged=False)
         if entry.anchor.xfail:
-            item.add_marker(pytest.mark.xfail(reason=entry.anchor.xfail, strict=True))
+            # only a failed check is the expected failure: an anchor whose retriever raised
+            # is an error, not a known miss
+            item.add_marker(pytest.mark.xfail(reason=entry.anchor.xfail, strict=True,
+                                              raises=pytest.fail.Exception))
         yield item
 
 
 def make_floors(parent: pytest.Collector, goldset: Goldset, floors: Iterable[Floor],
-                prefix: str = "") -> Iterator[FloorItem]:
+                route: str, prefix: str = "") -> Iterator[FloorItem]:
     for floor in floors:
         item = FloorItem.from_parent(parent, name=f"{prefix}{floor.name}", goldset=goldset,
-                                     floor=floor)
+                                     floor=floor, route=route)
         _mark(item, judged=floor.judged)
         yield item
 
@@ -240,10 +277,13 @@ class GoldsetFile(pytest.File):
             goldset = cached_goldset(self.config, self.path)
         except GoldsetError as error:
             raise self.CollectError(f"invalid goldset {self.path}:\n{error}") from None
+        clash = name_clash(self.config, goldset, self.nodeid)
+        if clash:
+            raise self.CollectError(clash)
         self.goldset = goldset
         yield from make_questions(self, goldset)
         yield from make_anchors(self, goldset)
-        yield from make_floors(self, goldset, goldset.floors)
+        yield from make_floors(self, goldset, goldset.floors, route=self.nodeid)
 
 
 # --- the decorator route ------------------------------------------------------------------
@@ -284,8 +324,11 @@ def merge_floor_layers(layers: Iterable[dict[str, Any]]) -> dict[str, Any]:
 
 
 def decorated_goldset(config: pytest.Config, module_path: Path, name: str,
-                      spec: RouteSpec) -> tuple[Goldset, list[Floor]]:
-    """The goldset a decorated test names, and its floors with the decorator's on top."""
+                      spec: RouteSpec, route: str) -> tuple[Goldset, list[Floor]]:
+    """The goldset a decorated test names, and its floors with the decorator's on top.
+
+    Anchors (and their population floors) are the file route's: a `@ragate.goldset` test is
+    the system under test, and anchors check a retriever's pool."""
     if spec.path is None:
         pytest.fail(f"{name}: @ragate.floor needs @ragate.goldset(PATH) too", pytrace=False)
     path = resolve_goldset_path(config, module_path, spec.path)
@@ -298,12 +341,15 @@ def decorated_goldset(config: pytest.Config, module_path: Path, name: str,
                                  where=f"{name} @ragate.floor")
     except GoldsetError as error:
         pytest.fail(f"invalid goldset for {name}:\n{error}", pytrace=False)
-    by_key = {(f.kind, f.metric): f for f in goldset.floors}
-    by_key.update({(f.kind, f.metric): f for f in overrides})
+    clash = name_clash(config, goldset, route)
+    if clash:
+        pytest.fail(clash, pytrace=False)
+    by_key = {(f.kind, f.metric): f for f in goldset.floors if not f.anchors}
+    by_key.update({(f.kind, f.metric): f for f in overrides if not f.anchors})
     return goldset, with_judge_coverage(list(by_key.values()))
 
 
-def adopt_questions(items: Iterable[object]) -> Iterator[pytest.Function]:
+def adopt_questions(items: Iterable[object], route: str) -> Iterator[pytest.Function]:
     """The decorator route's parametrized Functions, stashed and marked like file-route ones."""
     for item in items:
         if isinstance(item, pytest.Function) and hasattr(item, "callspec"):
@@ -311,5 +357,50 @@ def adopt_questions(items: Iterable[object]) -> Iterator[pytest.Function]:
             if isinstance(case, Case):
                 item.stash[CASE_KEY] = case
                 item.stash[GOLDSET_KEY] = case.goldset
+                item.stash[ROUTE_KEY] = route
                 _mark(item, judged=False, case=case)
         yield item  # type: ignore[misc]
+
+
+# --- what the controller is told ------------------------------------------------------------
+
+
+def collected(items: Iterable[pytest.Item]) -> Collected:
+    """The selected floors, and the whole population of every route that has a selected item:
+    each question and anchor of its goldset, with the node id it runs as (None when it was
+    deselected), so the controller can tell a missing result from a deselected one."""
+    floors: list[FloorSpec] = []
+    routes: dict[str, Goldset] = {}
+    file_routes: set[str] = set()  # anchors are collected by the file route only
+    ran: dict[str, dict[str, str]] = {}  # route -> question id or anchor[id] -> node id
+    for item in items:
+        if isinstance(item, FloorItem):
+            route, goldset = item.route, item.goldset
+            floors.append(item.to_wire())
+        elif ROUTE_KEY in item.stash:
+            route, goldset = item.stash[ROUTE_KEY], item.stash[GOLDSET_KEY]
+            case = item.stash.get(CASE_KEY, None)
+            key = case.question.question_id if case else item.name
+            ran.setdefault(route, {})[key] = item.nodeid
+        else:
+            continue
+        routes.setdefault(route, goldset)
+        if isinstance(item.parent, GoldsetFile):
+            file_routes.add(route)
+    populations = []
+    for route, goldset in routes.items():
+        nodeids = ran.get(route, {})
+        decorated = route not in file_routes
+        populations.append(Population(
+            route=route, goldset=goldset.name, eval_version=goldset.eval_version,
+            questions=[Member(question_id=c.question.question_id, kind=c.question.kind,
+                              index=c.index, nodeid=nodeids.get(c.question.question_id),
+                              sealed=c.expected is None, must_abstain=c.must_abstain,
+                              evidence_spans=len(c.expected.spans) if c.expected else 0,
+                              expected=c.expected_labels)
+                       for c in goldset.cases],
+            anchors=[] if decorated else [
+                AnchorMember(anchor_id=e.anchor.anchor_id, kind=e.anchor.kind,
+                             nodeid=nodeids.get(f"anchor[{e.anchor.anchor_id}]"))
+                for e in goldset.anchors]))
+    return Collected(floors=floors, populations=populations)

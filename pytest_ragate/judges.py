@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import importlib.util
 import json
 import os
 from collections.abc import Callable, Sequence
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from pytest_ragate.answer import Context
+from pytest_ragate.files import encoding_problem
 from pytest_ragate.problems import problems_from_validation
 from pytest_ragate.settings import JudgeSettings
 
@@ -27,7 +29,10 @@ if TYPE_CHECKING:
     import numpy as np
 
 JUDGED_METRICS = ("faithfulness", "context_precision", "answer_relevance")
-FailureKind = Literal["timeout", "http", "parse", "missing", "error"]
+# timeout, http, parse: the transport; missing: no verdict to give; error: the judge raised;
+# invalid: a value that is not a score in [0, 1]; empty: a model judge extracted nothing to
+# judge from an answer that has text
+FailureKind = Literal["timeout", "http", "parse", "missing", "error", "invalid", "empty"]
 RAGAS_EPSILON = 1e-10  # RAGAS's denominator guard in average precision, kept for agreement
 
 
@@ -38,6 +43,16 @@ class JudgeFailure(Exception):
         super().__init__(f"{kind}: {message}")
         self.kind = kind
         self.message = message
+
+
+@dataclass(frozen=True)
+class Vacuous:
+    """A verdict with nothing to judge (a fixture that lists no statements: faithfulness 1.0).
+    A judge may return it instead of a float; it is kept as a score and counted apart, so a
+    report shows how much of a figure rests on nothing."""
+
+    value: float
+    why: str
 
 
 @dataclass(frozen=True)
@@ -65,8 +80,9 @@ class Judge(Protocol):
         """A digest of what the judge is asked for `metric`: part of every cache key."""
         ...
 
-    async def score(self, item: JudgeInput, metric: str) -> float:
-        """The metric's value for this answer, or raise JudgeFailure."""
+    async def score(self, item: JudgeInput, metric: str) -> float | Vacuous:
+        """The metric's value for this answer (a finite number in [0, 1]), or raise
+        JudgeFailure."""
         ...
 
 
@@ -108,7 +124,7 @@ def answer_relevance(question: np.ndarray, generated: np.ndarray) -> float:
 class Verdicts(BaseModel):
     """One question's exact verdicts in a fixture judge file."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     statements: list[str] = Field(default_factory=list)
     supported: list[bool] = Field(default_factory=list)
@@ -124,7 +140,7 @@ class Verdicts(BaseModel):
 
 
 class FixtureFile(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     judge_id: str = Field(min_length=1)
     answers: dict[str, Verdicts]
@@ -132,6 +148,38 @@ class FixtureFile(BaseModel):
 
 class Embeds(Protocol):
     def encode(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def read_fixture_file(path: Path) -> FixtureFile:
+    """The fixture judge file, or a usage error naming the file and what is wrong in it."""
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise _usage(f"--ragate-judge fixture:{path}: cannot read the fixture judge file "
+                     f"({error.strerror or error})") from None
+    problem = encoding_problem(data)
+    if problem:
+        raise _usage(f"--ragate-judge fixture:{path}: the file {problem}")
+    try:
+        return FixtureFile.model_validate_json(data)
+    except ValidationError as error:
+        problems = problems_from_validation(error, path)
+        raise _usage(f"--ragate-judge fixture:{path}: invalid fixture judge file:\n"
+                     + "\n".join(map(str, problems))) from None
+
+
+class _Lazy:
+    """An embedder made on first use: a fixture judge whose verdicts need no vectors never
+    loads a model."""
+
+    def __init__(self, make: Callable[[], Embeds]) -> None:
+        self._make = make
+        self._embedder: Embeds | None = None
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        if self._embedder is None:
+            self._embedder = self._make()
+        return self._embedder.encode(texts)
 
 
 @dataclass
@@ -143,14 +191,7 @@ class FixtureJudge:
     file: FixtureFile = field(init=False)
 
     def __post_init__(self) -> None:
-        try:
-            self.file = FixtureFile.model_validate_json(self.path.read_bytes())
-        except OSError as error:
-            raise _usage(f"cannot read the fixture judge file {self.path}: {error}") from None
-        except ValidationError as error:
-            problems = problems_from_validation(error, self.path)
-            raise _usage("invalid fixture judge file:\n" + "\n".join(map(str, problems))
-                         ) from None
+        self.file = read_fixture_file(self.path)
         self._digest = hashlib.sha256(self.path.read_bytes()).hexdigest()[:16]
 
     @property
@@ -168,6 +209,8 @@ class FixtureJudge:
             raise JudgeFailure("missing", f"{self.path.name} has no verdicts for "
                                f"{item.question_id!r}")
         if metric == "faithfulness":
+            if not verdicts.statements:
+                return Vacuous(1.0, "no statements")
             return faithfulness(verdicts.supported)
         if metric == "context_precision":
             listed = set(verdicts.relevant_contexts)
@@ -189,24 +232,52 @@ def _usage(message: str) -> Exception:
     return pytest.UsageError(message)
 
 
-def from_settings(settings: JudgeSettings, embedder: Callable[[], Embeds]) -> Judge | None:
-    """`--ragate-judge fixture:PATH` or `ragas:MODEL` (or `ragas` + --ragate-judge-model)."""
+def judge_spec(settings: JudgeSettings) -> tuple[str, str] | None:
+    """("fixture", PATH) or ("ragas", MODEL) from --ragate-judge, checked: a bad spec is one
+    usage error before anything runs, not a failure in every item."""
     if not settings.judge:
         return None
     kind, _, rest = settings.judge.partition(":")
     if kind == "fixture" and rest:
-        return FixtureJudge(Path(rest), embedder())
+        return kind, rest
     if kind == "ragas" and (rest or settings.judge_model):
         if not settings.judge_url:
             raise _usage("--ragate-judge ragas:… needs --ragate-judge-url (the base URL of an "
                          "OpenAI-compatible API, e.g. http://127.0.0.1:8000/v1)")
-        from pytest_ragate.ragas_judge import RagasJudge
+        return kind, rest or str(settings.judge_model)
+    raise _usage(f"--ragate-judge {settings.judge!r}: expected fixture:PATH or ragas:MODEL "
+                 "(or ragas with --ragate-judge-model)")
 
-        return RagasJudge(rest or str(settings.judge_model), settings.judge_url,
-                          api_key=os.environ.get("RAGATE_JUDGE_API_KEY")
-                          or os.environ.get("OPENAI_API_KEY"),
-                          timeout=settings.judge_timeout, embedder=embedder())
-    raise _usage(f"--ragate-judge {settings.judge!r}: expected fixture:PATH or ragas:MODEL")
+
+def check_settings(settings: JudgeSettings) -> None:
+    """Everything about the configured judge that can be wrong before the first question:
+    the spec, the fixture file (read and validated), the RAGAS extra."""
+    spec = judge_spec(settings)
+    if spec is None:
+        return
+    kind, rest = spec
+    if kind == "fixture":
+        read_fixture_file(Path(rest))
+    elif importlib.util.find_spec("ragas") is None:
+        raise _usage(f"--ragate-judge {settings.judge}: needs RAGAS: pip install "
+                     "'pytest-ragate[ragas]'")
+
+
+def from_settings(settings: JudgeSettings, embedder: Callable[[], Embeds]) -> Judge | None:
+    """`--ragate-judge fixture:PATH` or `ragas:MODEL` (or `ragas` + --ragate-judge-model)."""
+    spec = judge_spec(settings)
+    if spec is None:
+        return None
+    kind, rest = spec
+    if kind == "fixture":
+        return FixtureJudge(Path(rest), _Lazy(embedder))
+    from pytest_ragate.ragas_judge import RagasJudge
+
+    assert settings.judge_url is not None  # judge_spec checked it
+    return RagasJudge(rest, settings.judge_url,
+                      api_key=os.environ.get("RAGATE_JUDGE_API_KEY")
+                      or os.environ.get("OPENAI_API_KEY"),
+                      timeout=settings.judge_timeout, embedder=embedder())
 
 
 def judge_params(judge: Any) -> dict[str, Any]:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import math
+import numbers
 import threading
 from collections.abc import Sequence
 from concurrent.futures import Future
@@ -20,9 +22,10 @@ from typing import Any, Literal
 
 import diskcache
 
-from pytest_ragate.judges import Judge, JudgeFailure, JudgeInput, judge_params
+from pytest_ragate.judges import Judge, JudgeFailure, JudgeInput, Vacuous, judge_params
 
 CacheMode = Literal["on", "off", "replay"]
+ROUNDING = 1e-9  # a cosine of a vector with itself may come out 1 + 2e-16: still a score
 
 
 class ReplayMiss(Exception):
@@ -37,6 +40,22 @@ class Verdicts:
     failures: dict[str, str] = field(default_factory=dict)
     cached: list[str] = field(default_factory=list)
     replay_misses: list[str] = field(default_factory=list)
+    vacuous: list[str] = field(default_factory=list)  # verdicts with nothing to judge
+
+
+def checked_score(metric: str, raw: object) -> tuple[float, bool]:
+    """A judge's answer as (score, vacuous), or JudgeFailure("invalid"): a score is a real,
+    finite number in [0, 1], never a bool or a string that looks like one. A judge that
+    returns 1.5 must not pass a floor of 0.8."""
+    vacuous = isinstance(raw, Vacuous)
+    value = raw.value if isinstance(raw, Vacuous) else raw
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise JudgeFailure("invalid", f"{metric} came back as {type(value).__name__} "
+                           f"{value!r}, not a number")
+    number = float(value)
+    if not math.isfinite(number) or not -ROUNDING <= number <= 1.0 + ROUNDING:
+        raise JudgeFailure("invalid", f"{metric} came back {number!r}, outside [0, 1]")
+    return min(1.0, max(0.0, number)), vacuous
 
 
 def cache_key(eval_version: str, judge: Judge, metric: str, item: JudgeInput) -> str:
@@ -78,18 +97,23 @@ class JudgeRunner:
                 verdicts.failures[metric] = str(failure)
             else:
                 assert value is not None
-                verdicts.values[metric] = value
+                verdicts.values[metric] = value[0]
+                if value[1]:
+                    verdicts.vacuous.append(metric)
             if cached:
                 verdicts.cached.append(metric)
         return verdicts
 
     async def _judge_one(self, judge: Judge, item: JudgeInput, metric: str, eval_version: str,
-                         ) -> tuple[float | None, Exception | None, bool]:
+                         ) -> tuple[tuple[float, bool] | None, Exception | None, bool]:
         key = cache_key(eval_version, judge, metric, item)
         if self.cache is not None:
             hit = self.cache.get(key)
             if hit is not None:
-                return float(hit), None, True
+                try:  # a verdict is checked again on its way out: the folder is a file tree
+                    return checked_score(metric, _stored(hit)), None, True
+                except JudgeFailure as failure:
+                    return None, failure, True
             if self.mode == "replay":
                 return None, ReplayMiss(f"no cached {metric} verdict for {item.question_id} "
                                         f"from {judge.judge_id} (--ragate-cache replay); run "
@@ -97,15 +121,13 @@ class JudgeRunner:
         async with self._slots:
             self.calls += 1
             try:
-                value = float(await judge.score(item, metric))
+                value = checked_score(metric, await judge.score(item, metric))
             except JudgeFailure as failure:
                 return None, failure, False
             except Exception as error:  # a judge bug is still a failure, not a score
                 return None, JudgeFailure("error", f"{type(error).__name__}: {error}"), False
-        if value != value:  # NaN: a verdict that is no verdict
-            return None, JudgeFailure("parse", f"{metric} came back NaN"), False
         if self.cache is not None:
-            self.cache.set(key, value)
+            self.cache.set(key, {"value": value[0], "vacuous": value[1]})
         return value, None, False
 
     def close(self) -> None:
@@ -113,6 +135,15 @@ class JudgeRunner:
         self._thread.join(timeout=5)
         if self.cache is not None:
             self.cache.close()
+
+
+def _stored(hit: object) -> object:
+    """A cached verdict: `{"value", "vacuous"}`, or a bare float from before vacuous
+    verdicts were kept."""
+    if isinstance(hit, dict):
+        value = hit.get("value")
+        return Vacuous(value, "cached") if hit.get("vacuous") else value  # type: ignore[arg-type]
+    return hit
 
 
 def judged_metrics(judge: Any) -> tuple[str, ...]:

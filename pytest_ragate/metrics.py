@@ -1,18 +1,22 @@
-"""Mechanical scores of one answer, and their micro-averaged totals over a set of questions.
+"""Mechanical scores of one answer, and their totals over a set of questions.
 
-Only turn ranges enter a score: a quote, however verbatim, never makes a citation right.
+Only turn ranges enter a score: a quote, however verbatim, never makes a citation right. The
+system under test decides how many citations an answer carries, so citation accuracy gives
+each answer one vote (its share of right citations, each cited context counted once); the
+goldset decides how many evidence spans a question has, so evidence recall is micro over spans.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pytest_ragate.answer import Answer, Context, Knob
+from pytest_ragate.answer import Answer, Citation, Context, Knob
 
 Aggregate = Literal["proportion", "mean"]
 
@@ -26,10 +30,34 @@ class MetricInfo:
     anchors_only: bool = False  # a population floor over anchors, never a question's score
 
 
-METRICS: dict[str, MetricInfo] = {
+_AT_K = re.compile(r"evidence_recall@([1-9][0-9]{0,3})")
+
+
+def recall_depth(name: str) -> int | None:
+    """K of `evidence_recall@K`, else None."""
+    match = _AT_K.fullmatch(name)
+    return int(match.group(1)) if match else None
+
+
+class _Metrics(dict[str, MetricInfo]):
+    """The metrics by name. `evidence_recall@K` (K = 1..9999) is evidence recall over the
+    first K contexts in rank order: recall over an unbounded pool rewards returning
+    everything, recall at a fixed depth does not."""
+
+    def __missing__(self, name: str) -> MetricInfo:
+        if recall_depth(name) is None:
+            raise KeyError(name)
+        return MetricInfo(name, False, "proportion", "spans")
+
+    def __contains__(self, name: object) -> bool:
+        return super().__contains__(name) or (isinstance(name, str)
+                                              and recall_depth(name) is not None)
+
+
+METRICS = _Metrics({
     m.name: m
     for m in (
-        MetricInfo("citation_accuracy", False, "proportion", "citations"),
+        MetricInfo("citation_accuracy", False, "mean", "cited answers"),
         MetricInfo("abstention_accuracy", False, "proportion", "questions"),
         MetricInfo("evidence_recall", False, "proportion", "spans"),
         MetricInfo("faithfulness", True, "mean", "questions"),
@@ -38,7 +66,7 @@ METRICS: dict[str, MetricInfo] = {
         MetricInfo("judge_coverage", True, "proportion", "verdicts"),
         MetricInfo("hold_rate", False, "proportion", "anchors", anchors_only=True),
     )
-}
+})
 QUESTION_METRICS = {name: m for name, m in METRICS.items() if not m.anchors_only}
 MECHANICAL = "mechanical"
 
@@ -78,7 +106,7 @@ class QuestionScores(BaseModel):
 
     status: Literal["scored", "error", "skipped"] = "scored"
     abstention_correct: bool = False
-    citations: int = 0
+    citations: int = 0  # distinct cited contexts
     citations_correct: int = 0
     evidence_found: list[bool] = Field(default_factory=list)  # per expected span, in order
     verdicts: dict[str, float] = Field(default_factory=dict)  # judged metrics with a verdict
@@ -94,6 +122,7 @@ class QuestionRecord(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     goldset: str
+    route: str = ""  # the node id of the route that asked it: ragate.toml, or a decorated test
     question_id: str
     kind: str
     index: int
@@ -102,9 +131,11 @@ class QuestionRecord(BaseModel):
     abstained: bool | None = None
     must_abstain: bool
     abstention_correct: bool = False
-    citations: int = 0
+    citations: int = 0  # distinct cited contexts: citing one context twice counts once
     citations_correct: int = 0
+    duplicate_citations: int = 0  # repeats of an already cited context, left out
     uncited: bool = False
+    contexts: int = 0  # the pool: how many contexts the system returned
     nearest_distance: float | None = None
     evidence_spans: int
     evidence_spans_found: int = 0
@@ -118,6 +149,10 @@ class QuestionRecord(BaseModel):
     answerer_model: str | None = None
     judge_failures: dict[str, str] = Field(default_factory=dict)  # metric -> why
     judge_cached: list[str] = Field(default_factory=list)  # metrics served from the cache
+    judge_vacuous: list[str] = Field(default_factory=list)  # verdicts with nothing to judge
+    system: str | None = None  # what answered, and where it came from (provenance.py)
+    retriever: str | None = None
+    judge_from: str | None = None
     eval_version: str
     knobs: dict[str, Knob] = Field(default_factory=dict)
 
@@ -158,7 +193,8 @@ class QuestionRecord(BaseModel):
     def junit_properties(self) -> list[tuple[str, str | float]]:
         """Flat name/value pairs; values are plain str or float as JUnit consumers expect."""
         props: list[tuple[str, str | float]] = []
-        skip = {"metrics", "knobs", "judge_failures", "judge_cached", "cited", "expected"}
+        skip = {"metrics", "knobs", "judge_failures", "judge_cached", "judge_vacuous", "cited",
+                "expected"}
         for key, value in self.model_dump(mode="json", exclude=skip).items():
             if value is None:
                 continue
@@ -173,6 +209,8 @@ class QuestionRecord(BaseModel):
             props.append((f"judge_failure.{metric}", why))
         if self.judge_cached:
             props.append(("judge_cached", ",".join(self.judge_cached)))
+        if self.judge_vacuous:
+            props.append(("judge_vacuous", ",".join(self.judge_vacuous)))
         if self.cited:
             props.append(("cited", " ".join(f"{c.label}{'' if c.correct else ' ✗'}"
                                              for c in self.cited)))
@@ -194,18 +232,23 @@ def citation_correct(context_id: str, answer: Answer, evidence: Sequence[Span]) 
 
 
 def score_answer(answer: Answer, evidence: Sequence[Span]) -> dict[str, object]:
-    """The mechanical fields of a QuestionRecord for one answer."""
+    """The mechanical fields of a QuestionRecord for one answer. A context cited twice counts
+    once: repeating a right citation must not outvote the wrong ones."""
     must_abstain = not evidence
     answered = not answer.abstained
-    correct = sum(citation_correct(c.context_id, answer, evidence) for c in answer.citations)
+    first: dict[str, Citation] = {}
+    for citation in answer.citations:
+        first.setdefault(citation.context_id, citation)
+    distinct = list(first.values())
+    correct = sum(citation_correct(c.context_id, answer, evidence) for c in distinct)
     ranks = [next((rank for rank, c in enumerate(answer.contexts, 1) if span.overlaps(c)), None)
              for span in evidence]
     found = sum(rank is not None for rank in ranks)
-    n_cit = len(answer.citations) if answered else 0
+    n_cit = len(distinct) if answered else 0
     by_id = {c.context_id: c for c in answer.contexts}
     cited = [Cited(context_id=c.context_id, label=_label(by_id.get(c.context_id), c.context_id),
                    correct=citation_correct(c.context_id, answer, evidence), quote=c.quote)
-             for c in answer.citations]
+             for c in distinct]
     return {
         "answer_text": answer.text,
         "cited": cited,
@@ -214,7 +257,9 @@ def score_answer(answer: Answer, evidence: Sequence[Span]) -> dict[str, object]:
         "abstention_correct": answer.abstained == must_abstain,
         "citations": n_cit,
         "citations_correct": correct if answered else 0,
+        "duplicate_citations": len(answer.citations) - len(distinct),
         "uncited": answered and n_cit == 0,
+        "contexts": len(answer.contexts),
         "nearest_distance": answer.nearest_distance,
         "evidence_spans": len(evidence),
         "evidence_spans_found": found,
@@ -252,11 +297,17 @@ class Tally:
 
 
 def tally(metric: str, records: Iterable[QuestionRecord]) -> Tally:
-    """Micro-averaged over the unit the metric counts; errored questions count as wrong."""
+    """Over the unit the metric counts; errored questions count as wrong."""
     rows = [r for r in records if r.status != "skipped"]
-    if metric == "citation_accuracy":
-        return Tally(metric, sum(r.citations_correct for r in rows), sum(r.citations for r in rows),
-                     questions=sum(r.citations > 0 for r in rows))
+    if metric == "citation_accuracy":  # one vote per answer that cited something
+        shares = tuple(r.citations_correct / r.citations for r in rows if r.citations)
+        return Tally(metric, sum(shares), len(shares), shares, questions=len(shares))
+    depth = recall_depth(metric)
+    if depth is not None:
+        return Tally(metric, sum(rank is not None and rank <= depth
+                                 for r in rows for rank in r.evidence_ranks),
+                     sum(r.evidence_spans for r in rows),
+                     questions=sum(r.evidence_spans > 0 for r in rows))
     if metric == "abstention_accuracy":
         return Tally(metric, sum(r.abstention_correct for r in rows), len(rows),
                      questions=len(rows))

@@ -23,13 +23,16 @@ from pytest_ragate.items import (
     FloorItem,
     GoldsetFile,
     adopt_questions,
+    collected,
     decorated_goldset,
     make_floors,
     route_spec,
 )
+from pytest_ragate.outputs import check_outputs
 from pytest_ragate.pipeline import pipeline
-from pytest_ragate.session import ANCHOR_ATTR, WIRE_FLOORS, Controller
+from pytest_ragate.session import ANCHOR_ATTR, Controller
 from pytest_ragate.settings import add_options, read_settings
+from pytest_ragate.wire import WORKEROUTPUT_KEY
 
 CONTROLLER_KEY = pytest.StashKey[Controller]()
 
@@ -63,13 +66,16 @@ def pytest_configure(config: pytest.Config) -> None:
         "(select with `pytest -m rag_gate`)")
     config.addinivalue_line(
         "markers", "slow: needs a judge model (deselect with `-m 'rag_gate and not slow'`)")
-    read_settings(config)  # a bad knob is a usage error now, not a failure in every item
+    settings = read_settings(config)  # a bad knob is a usage error now, not one per item
     if config.getoption("ragate_html"):
         missing = [m for m in ("matplotlib", "jinja2") if importlib.util.find_spec(m) is None]
         if missing:
             raise pytest.UsageError(f"--ragate-html needs {' and '.join(missing)}: "
                                     "pip install 'pytest-ragate[html]'")
     if not hasattr(config, "workerinput"):
+        judges.check_settings(settings.judge)  # one usage error, not a failure per item
+        spec = judges.judge_spec(settings.judge)
+        check_outputs(config, spec[1] if spec and spec[0] == "fixture" else None)
         controller = Controller(config)
         config.stash[CONTROLLER_KEY] = controller
         config.pluginmanager.register(controller, "ragate-controller")
@@ -94,7 +100,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if spec is None:
         return
     name = metafunc.function.__name__
-    goldset, _ = decorated_goldset(metafunc.config, metafunc.definition.path, name, spec)
+    route = f"{metafunc.definition.parent.nodeid}::{name}"
+    goldset, _ = decorated_goldset(metafunc.config, metafunc.definition.path, name, spec, route)
     if "ragate_question" not in metafunc.fixturenames:
         pytest.fail(f"{name}: a @ragate.goldset test takes the `ragate_question` fixture",
                     pytrace=False)
@@ -110,24 +117,23 @@ def pytest_pycollect_makeitem(collector: pytest.Module | pytest.Class, name: str
     spec = route_spec(obj)
     if spec is None or not isinstance(result, list) or not result:
         return result
-    goldset, floors = decorated_goldset(collector.config, collector.path, name, spec)
-    return [*adopt_questions(result), *make_floors(collector, goldset, floors,
-                                                   prefix=f"{name}::")]
+    route = f"{collector.nodeid}::{name}"
+    goldset, floors = decorated_goldset(collector.config, collector.path, name, spec, route)
+    return [*adopt_questions(result, route), *make_floors(collector, goldset, floors, route,
+                                                          prefix=f"{name}::")]
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
-                                  items: list[pytest.Item]) -> Generator[None, None, None]:
-    """After -k/-m selection, tell the controller which floors it has to decide: a floor
-    decided on one worker would see only that worker's questions."""
-    yield
-    wire = [item.to_wire() for item in items if isinstance(item, FloorItem)]
-    workeroutput = getattr(config, "workeroutput", None)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """After every selection (-k, -m, --lf), tell the controller the floors it has to decide
+    and each goldset's whole population: a floor decided on one worker would see only that
+    worker's questions, and one decided over what happened to arrive could pass on a part."""
+    wire = collected(session.items)
+    workeroutput = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:
-        workeroutput[WIRE_FLOORS] = wire
-    controller = config.stash.get(CONTROLLER_KEY, None)
+        workeroutput[WORKEROUTPUT_KEY] = wire.model_dump(mode="json")
+    controller = session.config.stash.get(CONTROLLER_KEY, None)
     if controller is not None:
-        controller.add_floors(wire)
+        controller.add_collected(wire)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -171,7 +177,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None],
     """Attach the question's record to its report, so it reaches the controller via xdist."""
     report = yield
     questions.attach_record(item, call, report)
-    anchor = promotion.anchor_row(item, report)
+    anchor = promotion.anchor_row(item, call, report)
     if anchor is not None:
         setattr(report, ANCHOR_ATTR, anchor)
     return report

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 import tomlkit
 
 from pytest_ragate.files import write_atomic
@@ -85,19 +86,31 @@ def summary(promoted: list[Promotion], not_run: list[str], by_hand: list[str]) -
     return lines
 
 
-def anchor_row(item: Any, report: Any) -> dict[str, Any] | None:
-    """What the controller needs to know of an anchor's call, plus the promote hint on a
-    strict XPASS."""
+def anchor_row(item: Any, call: Any, report: Any) -> dict[str, Any] | None:
+    """What the controller needs to know of an anchor's outcome, plus the promote hint on a
+    strict XPASS. A check that does not hold is `failed` (or `xfailed`); a check that could
+    not run (its fixture or retriever raised, or it was skipped) carries `error` instead, so
+    it is never counted as a known miss."""
+    from _pytest.skipping import xfailed_key
+
     entry = getattr(item, "anchor_entry", None)
-    if entry is None or report.when != "call":
+    if entry is None or report.when == "teardown" or (report.when == "setup"
+                                                      and report.passed):
         return None
     anchor = entry.anchor
-    outcome = report.outcome
+    outcome, error = report.outcome, None
+    xfailed = item.stash.get(xfailed_key, None)
     if hasattr(report, "wasxfail"):
         outcome = "xfailed" if report.skipped else "xpassed"
-    elif report.failed and str(report.longrepr).startswith("[XPASS(strict)]"):
+    elif (report.when == "call" and report.failed and call.excinfo is None
+          and xfailed is not None and xfailed.strict):
         outcome = "xpassed"
         report.longrepr = f"{report.longrepr}. The anchor holds now: {PROMOTE_HINT}"
+    elif report.failed and (report.when != "call" or not isinstance(
+            call.excinfo.value, pytest.fail.Exception)):
+        error = call.excinfo.exconly().splitlines()[0] if call.excinfo else "error"
+    elif report.skipped:
+        error = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else "skipped"
     return {"goldset": item.goldset_name, "anchor_id": anchor.anchor_id, "kind": anchor.kind,
             "path": str(entry.path), "line": entry.line, "xfail": anchor.xfail,
-            "outcome": outcome}
+            "outcome": outcome, "error": error}

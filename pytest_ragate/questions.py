@@ -20,11 +20,13 @@ from pydantic import ValidationError
 
 from pytest_ragate.answer import Answer
 from pytest_ragate.goldset import Case
-from pytest_ragate.items import CASE_KEY
+from pytest_ragate.items import CASE_KEY, ROUTE_KEY, QuestionItem
 from pytest_ragate.judges import JudgeInput
 from pytest_ragate.judging import JudgeRunner, Verdicts, judged_metrics
-from pytest_ragate.metrics import QuestionRecord, Span, score_answer
+from pytest_ragate.metrics import QuestionRecord, score_answer
+from pytest_ragate.provenance import question_parts
 from pytest_ragate.settings import read_settings
+from pytest_ragate.timeouts import call_with_timeout
 
 RECORD_ATTR = "ragate_record"
 RECORD_KEY = pytest.StashKey[QuestionRecord]()
@@ -32,23 +34,17 @@ VERDICTS_KEY = pytest.StashKey["Future[Verdicts]"]()
 RUN_KEY = pytest.StashKey["QuestionRun"]()
 
 
-def base_record(case: Case, **fields: Any) -> QuestionRecord:
+def base_record(item: pytest.Item, case: Case, **fields: Any) -> QuestionRecord:
     spans = case.expected.spans if case.expected else []
     row: dict[str, Any] = {
-        "goldset": case.goldset.name, "question_id": case.question.question_id,
+        "goldset": case.goldset.name, "route": item.stash[ROUTE_KEY],
+        "question_id": case.question.question_id,
         "kind": case.question.kind, "index": case.index, "must_abstain": case.must_abstain,
         "evidence_spans": len(spans), "eval_version": case.goldset.eval_version,
-        "expected": None if case.goldset.sealed else [expected_label(case, s) for s in spans],
+        "expected": case.expected_labels,
     }
     row.update(fields)
     return QuestionRecord.model_validate(row)
-
-
-def expected_label(case: Case, span: Span) -> str:
-    corpus = case.goldset.corpus
-    if span.doc_id in corpus:
-        return corpus[span.doc_id].label(span.first_turn, span.last_turn)
-    return f"[{span.doc_id} · turns {span.first_turn}–{span.last_turn}]"
 
 
 @dataclass
@@ -114,20 +110,30 @@ def question_run(config: pytest.Config) -> QuestionRun:
 def ask(item: pytest.Function, case: Case) -> None:
     """The body of every question item: call the test, score, submit to the judge."""
     assert case.expected is not None  # sealed questions are skipped at collection
+    qid = case.question.question_id
     args = {name: item.funcargs[name] for name in item._fixtureinfo.argnames}
-    result = item.obj(**args)
+    limit = read_settings(item.config).gate.system_timeout
+    result = call_with_timeout(lambda: item.obj(**args), limit,
+                               f"{qid}: the system did not answer within {limit or 0:g} s "
+                               "(ragate_system_timeout)")
     try:
         answer = result if isinstance(result, Answer) else Answer.model_validate(result)
     except ValidationError as error:
-        pytest.fail(f"{case.question.question_id}: the system returned a malformed answer "
+        pytest.fail(f"{qid}: the system returned a malformed answer "
                     f"({type(result).__name__}):\n{error}", pytrace=False)
+    outside = case.goldset.corpus.outside(answer.contexts)
+    if outside:
+        pytest.fail(f"{qid}: the system returned contexts outside the goldset's corpus: "
+                    + "; ".join(outside), pytrace=False)
     judge = item._request.getfixturevalue("ragate_judge")
     fields: dict[str, Any] = score_answer(answer, case.expected.spans)
     fields["answerer_model"] = item._request.getfixturevalue("ragate_answerer_model")
     if judge is not None:
         fields["judge"] = judge.judge_id
         fields["judge_model"] = getattr(judge, "model", None)
-    record = base_record(case, **fields)
+    fields.update(question_parts(item, judge is not None,
+                                 decorated=not isinstance(item, QuestionItem)).fields())
+    record = base_record(item, case, **fields)
     item.stash[RECORD_KEY] = record
     item.user_properties.extend(record.junit_properties())
     if judge is not None and not record.must_abstain and not answer.abstained:
@@ -149,11 +155,11 @@ def attach_record(item: pytest.Item, call: pytest.CallInfo[None],
     record = item.stash.get(RECORD_KEY, None)
     if record is None and report.failed:
         reason = call.excinfo.exconly().splitlines()[0] if call.excinfo else "failed"
-        record = base_record(case, status="error", error=reason)
+        record = base_record(item, case, status="error", error=reason)
         item.user_properties.extend(record.junit_properties())
     elif record is None and report.skipped:
         reason = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else "skipped"
-        record = base_record(case, status="skipped", error=reason)
+        record = base_record(item, case, status="skipped", error=reason)
     elif report.when != "call":
         return
     if record is not None:
@@ -196,7 +202,8 @@ def _merge(item: pytest.Item, reports: list[pytest.TestReport], verdicts: Verdic
     metrics.update({m: verdicts.values.get(m) for m in (*verdicts.values, *verdicts.failures)})
     record = record.model_copy(update={"metrics": metrics,
                                        "judge_failures": dict(verdicts.failures),
-                                       "judge_cached": list(verdicts.cached)})
+                                       "judge_cached": list(verdicts.cached),
+                                       "judge_vacuous": list(verdicts.vacuous)})
     item.stash[RECORD_KEY] = record
     extra = [(k, v) for k, v in record.junit_properties()
              if k in verdicts.values or k.startswith("judge_")]

@@ -11,9 +11,10 @@ run that does not judge with it.
 
 Where our contract and RAGAS differ (everything else is RAGAS's value, unchanged):
 
-* faithfulness of an answer with no statements is 1.0 (nothing claimed, nothing unsupported);
-  RAGAS returns NaN. It is recognised from the statement step itself (the statement prompt
-  returned an empty list), never by turning a NaN into 1.0.
+* a model that extracts no statements from an answer (every answer judged here has text) is
+  `JudgeFailure("empty")`: RAGAS returns NaN, and scoring it 1.0 would let a judge that finds
+  nothing to check pass every faithfulness floor. It is recognised from the statement step
+  itself (the statement prompt returned an empty list).
 * any other NaN, missing or non-numeric value is `JudgeFailure("parse")`, never a score.
 * inputs RAGAS refuses (an empty question or answer, no retrieved contexts, an empty
   reference) are `JudgeFailure("missing")` before any model call.
@@ -443,7 +444,7 @@ class RagasJudge:
 
     faithfulness       Faithfulness: statements from the answer, an NLI verdict per statement
                        against the retrieved contexts joined by newlines; supported / all.
-                       No statements → 1.0 (RAGAS: NaN; see the module docstring).
+                       No statements from an answer with text → JudgeFailure("empty").
     context_precision  ContextPrecisionWithReference when the item carries a reference (the
                        expected gist), else ContextPrecisionWithoutReference (usefulness
                        judged against the answer); one verdict per context in rank order,
@@ -517,7 +518,8 @@ class RagasJudge:
                                                    response=item.answer,
                                                    retrieved_contexts=contexts)
                 if faithfulness.statements == []:
-                    return 1.0  # our contract: nothing claimed, nothing unsupported
+                    raise JudgeFailure("empty", f"{self.llm.model} extracted no statements "
+                                       "from an answer that has text: nothing was judged")
             elif metric == "context_precision":
                 if item.reference:
                     self._require(metric, question=item.question, reference=item.reference,

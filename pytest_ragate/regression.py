@@ -212,8 +212,8 @@ def _units(metric: str, s: QuestionScores) -> dict[str, bool]:
 
 
 def _ratio(metric: str, s: QuestionScores) -> tuple[float, float] | None:
-    if metric == "citation_accuracy":
-        return float(s.citations_correct), float(s.citations)
+    if metric == "citation_accuracy":  # one vote per answer that cited, as in the floors
+        return (s.citations_correct / s.citations, 1.0) if s.citations else None
     value = s.verdicts.get(metric)
     return None if value is None else (value, 1.0)
 
@@ -247,6 +247,10 @@ def check(goldset: str, metric: str, base: Mapping[str, QuestionScores],
     aside = (f"; {unpaired} question{'s' * (unpaired != 1)} in only one run or skipped, "
              "not paired") if unpaired else ""
     where = f" · against {source}"
+    if not paired_questions and ids and test == BOOTSTRAP:
+        return Regression(goldset, metric, test, 0, None, None, None, "skipped",
+                          f"{metric}: nothing to compare ({metric} has no "
+                          f"{METRICS[metric].unit} in one run){aside}{where}")
     if not paired_questions:
         return Regression(goldset, metric, test, 0, None, None, None, "skipped",
                           f"{metric}: no question scored in both runs{aside}{where}")

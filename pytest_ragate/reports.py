@@ -14,21 +14,99 @@ from pathlib import Path
 from tabulate import tabulate
 
 from pytest_ragate.files import write_atomic
-from pytest_ragate.gates import Verdict, fmt_counts, fmt_interval, kind_counts
-from pytest_ragate.metrics import MECHANICAL, METRICS, QUESTION_METRICS, QuestionRecord
+from pytest_ragate.gates import Gap, Verdict, fmt_counts, fmt_interval, kind_counts
+from pytest_ragate.metrics import (
+    MECHANICAL,
+    METRICS,
+    QUESTION_METRICS,
+    QuestionRecord,
+    recall_depth,
+)
 from pytest_ragate.regression import Regression
 
 OUTCOME_WORDS = {"passed": "PASS", "failed": "FAIL", "xfailed": "XFAIL",
                  "xpassed": "XPASS(strict)", "skipped": "SKIP"}
+GAP_ORDER = ("errored", "crashed", "lost", "never ran", "skipped", "sealed", "deselected")
 
 
 @dataclass
 class GoldsetRun:
+    """One goldset as one route ran it: the controller fills it, every output reads it."""
+
     name: str
     eval_version: str
     records: list[QuestionRecord] = field(default_factory=list)
     verdicts: list[Verdict] = field(default_factory=list)
     regressions: list[Regression] = field(default_factory=list)  # with --ragate-baseline
+    route: str = ""  # ragate.toml's node id, or a @ragate.goldset test's
+    label: str = ""  # the name, or `name (route)` when two routes ran one goldset
+    population: int | None = None  # questions collected; None when unknown (unit tests)
+    gaps: list[Gap] = field(default_factory=list)  # questions without a scored result
+    anchor_gaps: list[Gap] = field(default_factory=list)
+    failed_items: list[str] = field(default_factory=list)  # its items that failed
+    run_failed: bool = False  # the pytest run as a whole exits non-zero
+
+    def __post_init__(self) -> None:
+        self.label = self.label or self.name
+
+    @property
+    def status(self) -> str:
+        """FAIL when a floor failed or a strict xfail passed, a regression was found, a
+        result is missing, or any item of it (or of the run) failed: a report never says
+        PASS for a run that exits non-zero."""
+        bad = (any(v.outcome in ("failed", "xpassed") for v in self.verdicts)
+               or any(g.outcome == "failed" for g in self.regressions)
+               or any(g.kind != "deselected" for g in [*self.gaps, *self.anchor_gaps])
+               or bool(self.failed_items) or self.run_failed)
+        return "failed" if bad else "passed"
+
+    @property
+    def status_reason(self) -> str:
+        """Why the badge says FAIL, in one line; empty when it says PASS."""
+        why = []
+        failed = sum(v.outcome == "failed" for v in self.verdicts)
+        if failed:
+            why.append(f"{failed} floor{'s' * (failed != 1)} failed")
+        if any(v.outcome == "xpassed" for v in self.verdicts):
+            why.append("a strict xfail floor passed")
+        regressions = sum(g.outcome == "failed" for g in self.regressions)
+        if regressions:
+            why.append(f"{regressions} significant regression{'s' * (regressions != 1)}")
+        hard = [g for g in [*self.gaps, *self.anchor_gaps] if g.kind != "deselected"]
+        if hard:
+            why.append(f"{len(hard)} without a result")
+        if self.failed_items:
+            n = len(self.failed_items)
+            why.append(f"{n} item{'s' * (n != 1)} failed")
+        if not why and self.run_failed:
+            why.append("the run failed elsewhere")
+        return ", ".join(why) if self.status == "failed" else ""
+
+    def coverage_line(self) -> str:
+        """`22 questions: 19 scored, 1 errored, 1 crashed, 1 never ran (q09)`."""
+        total = self.population if self.population is not None else len(self.records)
+        scored = sum(r.status == "scored" for r in self.records)
+        parts = [f"{scored} scored"]
+        for kind in GAP_ORDER:
+            named = [g.member for g in self.gaps if g.kind == kind]
+            if named:
+                shown = ", ".join(named[:10]) + (f" and {len(named) - 10} more"
+                                                 if len(named) > 10 else "")
+                parts.append(f"{len(named)} {kind} ({shown})")
+        return f"{total} questions: {', '.join(parts)}"
+
+    @property
+    def parts(self) -> list[str]:
+        """Which system, retriever and judge answered, as the rows record them."""
+        def seen(values: list[str | None]) -> str:
+            found = sorted({v for v in values if v})
+            return "; ".join(found) if found else "—"
+
+        judges = sorted({f"{r.judge} from {r.judge_from or '?'}" for r in self.records
+                         if r.judge})
+        return [f"system: {seen([r.system for r in self.records])}",
+                f"retriever: {seen([r.retriever for r in self.records])}",
+                f"judge: {'; '.join(judges) if judges else 'none'}"]
 
     @property
     def judge_lines(self) -> list[str]:
@@ -40,8 +118,9 @@ class GoldsetRun:
         failures = sum(len(r.judge_failures) for r in self.records)
         attempted = sum(len(r.judge_attempted) for r in self.records)
         cached = sum(len(r.judge_cached) for r in self.records)
+        vacuous = sum(len(r.judge_vacuous) for r in self.records)
         lines = [f"judge {', '.join(judges)}: {attempted - failures}/{attempted} verdicts, "
-                 f"judge failures {failures}, cache hits {cached}"]
+                 f"judge failures {failures}, vacuous {vacuous}, cache hits {cached}"]
         shared = sorted({r.judge_model for r in self.records
                          if r.judge_model and r.judge_model == r.answerer_model})
         if shared:
@@ -51,9 +130,24 @@ class GoldsetRun:
 
     @property
     def metrics(self) -> list[str]:
-        """Mechanical metrics always; judged ones only when some row asked for them."""
+        """Mechanical metrics always; judged ones only when some row asked for them; and the
+        evidence_recall@K a floor names."""
         judged = {m for r in self.records for m in r.judge_attempted}
-        return [m for m, info in QUESTION_METRICS.items() if not info.judged or m in judged]
+        at_k = sorted({v.floor.metric for v in self.verdicts if "@" in v.floor.metric
+                       and not v.floor.anchors})
+        return [m for m, info in QUESTION_METRICS.items()
+                if not info.judged or m in judged] + at_k
+
+    def pool_line(self) -> str:
+        """How many contexts the answers came with: evidence recall over a pool of 50 is not
+        recall over a pool of 5."""
+        sizes = sorted(r.contexts for r in self.records if r.status == "scored")
+        if not sizes:
+            return "contexts per answer: —"
+        middle = sizes[len(sizes) // 2] if len(sizes) % 2 else (
+            sizes[len(sizes) // 2 - 1] + sizes[len(sizes) // 2]) / 2
+        return (f"contexts per answer (the pool evidence recall is measured in): median "
+                f"{middle:g}, min {sizes[0]}, max {sizes[-1]}")
 
 
 def fmt_num(value: float | None, digits: int = 2) -> str:
@@ -75,7 +169,7 @@ def floors_table(runs: Sequence[GoldsetRun], tablefmt: str) -> str:
     for run in runs:
         for v in run.verdicts:
             rows.append([
-                run.name, v.floor.name.removeprefix("floor[").removesuffix("]"),
+                run.label, v.floor.name.removeprefix("floor[").removesuffix("]"),
                 f"{v.floor.min:.2f}", fmt_num(v.value), fmt_interval(v.interval),
                 v.tally.n if v.tally else 0,
                 fmt_counts(kind_counts(v.floor.metric, run.records)) if v.floor.kind is None
@@ -87,7 +181,7 @@ def floors_table(runs: Sequence[GoldsetRun], tablefmt: str) -> str:
 
 
 def regressions_table(runs: Sequence[GoldsetRun], tablefmt: str) -> str:
-    rows = [[run.name, c.metric, fmt_num(c.baseline), fmt_num(c.current),
+    rows = [[run.label, c.metric, fmt_num(c.baseline), fmt_num(c.current),
              "—" if c.delta is None else f"{c.delta:+.2f}", c.pairs, c.test,
              "—" if c.p_value is None else f"{c.p_value:.3g}", OUTCOME_WORDS[c.outcome]]
             for run in runs for c in run.regressions]
@@ -99,25 +193,38 @@ def regressions_table(runs: Sequence[GoldsetRun], tablefmt: str) -> str:
 def _question_rows(run: GoldsetRun) -> tuple[list[str], list[list[str]]]:
     metrics = run.metrics
     headers = ["question", "kind", "status", "abstained", "citations ok", "evidence found",
-               "nearest distance", *[f"{m} ({metric_source(run, m)})" for m in metrics], "judge"]
+               "contexts", "nearest distance",
+               *[f"{m} ({metric_source(run, m)})" for m in metrics], "judge"]
     rows = []
     for r in run.records:
+        repeats = f", {r.duplicate_citations} repeated" if r.duplicate_citations else ""
         rows.append([
             r.question_id, r.kind, r.status if r.status != "scored" else "",
             "" if r.abstained is None else ("yes" if r.abstained else "no")
             + ("" if r.abstention_correct else " ✗"),
-            f"{r.citations_correct}/{r.citations}" + (" (uncited)" if r.uncited else ""),
-            f"{r.evidence_spans_found}/{r.evidence_spans}",
-            fmt_num(r.nearest_distance), *[fmt_num(r.metrics.get(m)) for m in metrics],
+            f"{r.citations_correct}/{r.citations}" + (" (uncited)" if r.uncited else "")
+            + repeats,
+            f"{r.evidence_spans_found}/{r.evidence_spans}", str(r.contexts),
+            fmt_num(r.nearest_distance), *[fmt_num(_value(r, m)) for m in metrics],
             "; ".join([f"{m} failed ({why})" for m, why in r.judge_failures.items()]
                       + ([f"cached: {', '.join(r.judge_cached)}"] if r.judge_cached else [])),
         ])
     means = []
     for m in metrics:
-        values = [v for r in run.records if (v := r.metrics.get(m)) is not None]
+        values = [v for r in run.records if (v := _value(r, m)) is not None]
         means.append(fmt_num(sum(values) / len(values)) if values else "—")
-    rows.append(["**mean**", "", "", "", "", "", "", *means, ""])
+    rows.append(["**mean**", "", "", "", "", "", "", "", *means, ""])
     return headers, rows
+
+
+def _value(record: QuestionRecord, metric: str) -> float | None:
+    """A question's own figure of a metric: stored, or (evidence_recall@K) from its ranks."""
+    depth = recall_depth(metric)
+    if depth is None:
+        return record.metrics.get(metric)
+    if not record.evidence_spans:
+        return None
+    return sum(r is not None and r <= depth for r in record.evidence_ranks) / record.evidence_spans
 
 
 def metric_source(run: GoldsetRun, metric: str) -> str:
@@ -127,16 +234,24 @@ def metric_source(run: GoldsetRun, metric: str) -> str:
     return ", ".join(sorted({r.judge for r in run.records if r.judge})) or "judge"
 
 
+def badge(status: str) -> str:
+    return "**PASS**" if status == "passed" else "**FAIL**"
+
+
 def markdown(runs: Sequence[GoldsetRun],
-             deltas: Mapping[str, list[str]] | None = None) -> str:
-    parts = ["# ragate report", ""]
+             deltas: Mapping[str, list[str]] | None = None, run_failed: bool = False) -> str:
+    overall = "failed" if run_failed or any(run.status == "failed" for run in runs) else "passed"
+    parts = ["# ragate report", "", f"Run: {badge(overall)}"
+             + ("" if overall == "passed" else " (the pytest run exits non-zero)"), ""]
     for run in runs:
-        parts += [f"## {run.name} (eval_version {run.eval_version})", ""]
-        status = {s: sum(r.status == s for r in run.records) for s in ("scored", "error",
-                                                                         "skipped")}
-        parts += [f"{len(run.records)} questions: {status['scored']} scored, "
-                  f"{status['error']} errored, {status['skipped']} skipped.", ""]
-        since = (deltas or {}).get(run.name)
+        reason = run.status_reason
+        parts += [f"## {run.label} (eval_version {run.eval_version}) {badge(run.status)}", ""]
+        if reason:
+            parts += [f"FAIL: {reason}.", ""]
+        parts += [f"{run.coverage_line()}.", ""]
+        parts += [f"- {line}" for line in [*run.parts, run.pool_line()]]
+        parts.append("")
+        since = (deltas or {}).get(run.route or run.name) or (deltas or {}).get(run.name)
         if since:
             parts += ["### Since the last run", "", *[f"- {line}" for line in since], ""]
         parts += [f"- {line}" for line in run.judge_lines]
@@ -164,5 +279,6 @@ def markdown(runs: Sequence[GoldsetRun],
 
 
 def write_markdown(path: Path, runs: Sequence[GoldsetRun],
-                   deltas: Mapping[str, list[str]] | None = None) -> None:
-    write_atomic(path, markdown(runs, deltas))
+                   deltas: Mapping[str, list[str]] | None = None,
+                   run_failed: bool = False) -> None:
+    write_atomic(path, markdown(runs, deltas, run_failed))

@@ -4,6 +4,11 @@ It lives only where reports from all workers arrive (the main process, or the xd
 controller), like pytest's LogXML. Floors, and the regression checks against a baseline
 (`::regression[<metric>]`), are reported as synthetic test reports sent through
 `pytest_runtest_logreport`, so the terminal, JUnit and the exit status treat them as tests.
+
+Before deciding, it reconciles what arrived with what was collected (`wire.Collected`):
+every selected question and anchor either has a result or is a gap (errored, crashed, lost
+with a crashed worker, never ran, skipped, sealed, deselected), and floors are decided over
+that whole population (`gates.incomplete`).
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from pytest_ragate.gates import Strictness, decide, decide_anchors
+from pytest_ragate.gates import Gap, Strictness, decide, decide_anchors
 from pytest_ragate.goldset import Floor
 from pytest_ragate.metrics import QuestionRecord
 from pytest_ragate.promotion import Promotion, promote_anchors, promote_floors
@@ -35,23 +40,36 @@ from pytest_ragate.reports import (
     write_results,
 )
 from pytest_ragate.settings import read_settings
+from pytest_ragate.wire import WORKEROUTPUT_KEY, Collected, FloorSpec, Member, Population
 
-WIRE_FLOORS = "ragate_floors"
 ANCHOR_ATTR = "ragate_anchor"
+
+
+def summary_line(text: object) -> str:
+    """The line of a failure that says what happened (a traceback ends with it)."""
+    lines = str(text).strip().splitlines()
+    return lines[-1].strip() if lines else ""
+
+
+CRASH_PHASE = "???"  # the `when` of the report xdist makes for an item its worker died in
 
 
 class Controller:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
-        self.records: dict[str, QuestionRecord] = {}
-        self.floors: dict[str, dict[str, Any]] = {}
+        self.records: dict[str, QuestionRecord] = {}  # by node id
+        self.anchors: dict[str, dict[str, Any]] = {}  # by node id
+        self.collected: Collected | None = None
+        self.started: dict[str, tuple[str, int | None, str]] = {}  # node id -> location
+        self.finished: set[str] = set()
+        self.failed: dict[str, tuple[str, str]] = {}  # node id -> (phase, why) of a failure
+        self.down: list[str] = []  # xdist workers that went down with an error
         self.runs: list[GoldsetRun] = []
-        self.anchors: dict[str, dict[str, Any]] = {}
         self.promotion_lines: list[str] = []
         self.history_deltas: dict[str, list[str]] = {}
         self.history_notes: list[str] = []
         gate = read_settings(config).gate
-        self.strictness = Strictness(gate.ci, gate.min_n)
+        self.strictness = Strictness(gate.ci, gate.min_n, gate.sealed_without_key)
         self.baseline: list[BaselineRun] | None = None
         if gate.baseline:
             try:
@@ -59,26 +77,47 @@ class Controller:
             except BaselineError as error:
                 raise pytest.UsageError(str(error)) from None
 
-    def add_floors(self, wire: list[dict[str, Any]]) -> None:
-        for spec in wire:
-            self.floors.setdefault(spec["nodeid"], spec)
+    def add_collected(self, collected: Collected) -> None:
+        """Every process collects the same items: the first description is the run's."""
+        if self.collected is None:
+            self.collected = collected
+
+    @property
+    def floors(self) -> list[FloorSpec]:
+        return list(self.collected.floors) if self.collected else []
 
     # -- hooks ------------------------------------------------------------------------------
 
+    def pytest_runtest_logstart(self, nodeid: str, location: tuple[str, int | None, str],
+                                ) -> None:
+        self.started[nodeid] = location
+
+    def pytest_runtest_logfinish(self, nodeid: str) -> None:
+        self.finished.add(nodeid)
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        """Every worker's reports pass through here; keep the ragate records they carry."""
+        """Every worker's reports pass through here; keep the ragate records they carry, and
+        why any report failed (xdist's report of a crashed worker carries no record)."""
         row = getattr(report, RECORD_ATTR, None)
         if row is not None:
             self.records[report.nodeid] = QuestionRecord.model_validate(row)
         anchor = getattr(report, ANCHOR_ATTR, None)
         if anchor is not None:
             self.anchors[report.nodeid] = anchor
+        if report.failed and not hasattr(report, "wasxfail"):
+            self.failed.setdefault(report.nodeid, (report.when or "", summary_line(
+                report.longrepr)))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
-        """An xdist worker finished: take the floors it kept after -k/-m selection."""
+        """An xdist worker finished: take its description of the collection. A worker that
+        crashed sends none; the others (and its replacement) do."""
         output = getattr(node, "workeroutput", None) or {}
-        self.add_floors(output.get(WIRE_FLOORS, []))
+        if WORKEROUTPUT_KEY in output:
+            self.add_collected(Collected.model_validate(output[WORKEROUTPUT_KEY]))
+        if error:
+            gateway = getattr(getattr(node, "gateway", None), "id", "a worker")
+            self.down.append(f"{gateway}: {summary_line(error)}")
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
@@ -86,7 +125,12 @@ class Controller:
         if not self.config.option.collectonly:
             self.runs = self.decide()
             self.report_floors()
-            self.write_outputs(session)
+            failed = bool(session.testsfailed) or bool(session.shouldfail)
+            routes = self._routes()
+            for run in self.runs:
+                run.failed_items = sorted(n for n in self.failed if routes.get(n) == run.route)
+                run.run_failed = failed
+            self.write_outputs(session, failed)
             if self.config.getoption("ragate_promote"):
                 self.promotion_lines = self.promote()
         return result
@@ -99,13 +143,21 @@ class Controller:
         if any(run.regressions for run in self.runs):
             terminalreporter.write_sep("=", "ragate regressions against the baseline")
             terminalreporter.write_line(regressions_table(self.runs, "simple"))
-        if not any(run.verdicts for run in self.runs):
+        if not self.runs:
             return
         terminalreporter.write_sep("=", "ragate floors")
-        terminalreporter.write_line(floors_table(self.runs, "simple"))
+        for run in self.runs:
+            terminalreporter.write_line(f"{run.label}: {' · '.join(run.parts)}")
+            line = f"{run.label}: {run.coverage_line()}"
+            terminalreporter.write_line(line, red=any(g.kind != "deselected"
+                                                      for g in run.gaps))
+        for note in self.down:
+            terminalreporter.write_line(f"ragate: xdist worker down: {note}", red=True)
+        if any(run.verdicts for run in self.runs):
+            terminalreporter.write_line(floors_table(self.runs, "simple"))
         for run in self.runs:
             for line in run.judge_lines:
-                terminalreporter.write_line(f"{run.name}: {line}",
+                terminalreporter.write_line(f"{run.label}: {line}",
                                             yellow=line.startswith("warning"))
         for name in ("results", "report", "html", "history"):
             path = self.config.getoption(f"ragate_{name}")
@@ -114,31 +166,132 @@ class Controller:
         for note in self.history_notes:
             terminalreporter.write_line(f"ragate history: {note}", yellow=True)
 
-    # -- work -------------------------------------------------------------------------------
+    # -- reconciling what arrived with what was collected ------------------------------------
+
+    def _routes(self) -> dict[str, str]:
+        """The route of every question and anchor item that ran (floors are not items of a
+        route here: their outcome is counted apart)."""
+        return {m.nodeid: p.route
+                for p in (self.collected.populations if self.collected else [])
+                for m in [*p.questions, *p.anchors] if m.nodeid is not None}
+
+    def _member_record(self, population: Population, member: Member, why: str,
+                       ) -> QuestionRecord:
+        """An error row for a question whose own report never came (its worker crashed)."""
+        return QuestionRecord(
+            goldset=population.goldset, route=population.route,
+            question_id=member.question_id, kind=member.kind, index=member.index,
+            status="error", error=why, must_abstain=member.must_abstain,
+            evidence_spans=member.evidence_spans, eval_version=population.eval_version,
+            expected=member.expected)
+
+    def _question_gaps(self, population: Population) -> tuple[list[QuestionRecord], list[Gap]]:
+        records: list[QuestionRecord] = []
+        gaps: list[Gap] = []
+        for member in population.questions:
+            qid, kind = member.question_id, member.kind
+            if member.nodeid is None:
+                gaps.append(Gap(qid, kind, "deselected"))
+                continue
+            record = self.records.get(member.nodeid)
+            if record is None and member.nodeid in self.failed:
+                phase, why = self.failed[member.nodeid]
+                record = self._member_record(population, member, why)
+                gaps.append(Gap(qid, kind, "crashed" if phase == CRASH_PHASE else "errored",
+                                why))
+            elif record is None and member.nodeid in self.started:
+                why = ("its worker went down before it reported"
+                       + (f": {'; '.join(self.down)}" if self.down else ""))
+                record = self._member_record(population, member, f"lost: {why}")
+                self.report_lost(member.nodeid, why)
+                gaps.append(Gap(qid, kind, "lost", why))
+            elif record is None:
+                gaps.append(Gap(qid, kind, "never ran"))
+                continue
+            elif record.status == "error":
+                gaps.append(Gap(qid, kind, "errored", record.error or ""))
+            elif record.status == "skipped":
+                gaps.append(Gap(qid, kind, "sealed") if member.sealed
+                            else Gap(qid, kind, "skipped", record.error or ""))
+            records.append(record)
+        records.sort(key=lambda r: r.index)
+        return records, gaps
+
+    def _anchor_gaps(self, population: Population) -> tuple[list[dict[str, Any]], list[Gap]]:
+        rows: list[dict[str, Any]] = []
+        gaps: list[Gap] = []
+        for member in population.anchors:
+            aid, kind = member.anchor_id, member.kind
+            row = self.anchors.get(member.nodeid) if member.nodeid else None
+            if member.nodeid is None:
+                gaps.append(Gap(aid, kind, "deselected"))
+            elif row is not None and row.get("outcome") == "skipped":
+                gaps.append(Gap(aid, kind, "skipped", row.get("error") or ""))
+            elif row is not None and row.get("error"):
+                gaps.append(Gap(aid, kind, "errored", row["error"]))
+            elif row is not None:
+                rows.append(row)
+            elif member.nodeid in self.failed:
+                phase, why = self.failed[member.nodeid]
+                gaps.append(Gap(aid, kind, "crashed" if phase == CRASH_PHASE else "errored",
+                                why))
+            elif member.nodeid in self.started:
+                self.report_lost(member.nodeid, "its worker went down before it reported")
+                gaps.append(Gap(aid, kind, "lost", "its worker went down"))
+            else:
+                gaps.append(Gap(aid, kind, "never ran"))
+        return rows, gaps
+
+    def report_lost(self, nodeid: str, why: str) -> None:
+        """A question that started and never reported fails as a test, as xdist's crashed
+        item does: JUnit and the exit status see it, not only the floors."""
+        if nodeid in self.failed:
+            return
+        location = self.started[nodeid]
+        message = f"no result: {why}"
+        self.send(nodeid, location, ["rag_gate"], "failed", message, [("message", message)],
+                  None)
+
+    # -- deciding ---------------------------------------------------------------------------
 
     def decide(self) -> list[GoldsetRun]:
         runs: dict[str, GoldsetRun] = {}
-        for record in sorted(self.records.values(), key=lambda r: (r.goldset, r.index)):
-            runs.setdefault(record.goldset, GoldsetRun(record.goldset, record.eval_version))
-            runs[record.goldset].records.append(record)
+        anchor_rows: dict[str, tuple[list[dict[str, Any]], list[Gap]]] = {}
+        populations = {p.route: p for p in (self.collected.populations if self.collected
+                                            else [])}
+        for route, population in populations.items():
+            records, gaps = self._question_gaps(population)
+            anchor_rows[route] = self._anchor_gaps(population)
+            runs[route] = GoldsetRun(population.goldset, population.eval_version, records,
+                                     route=route, population=len(population.questions),
+                                     gaps=gaps, anchor_gaps=anchor_rows[route][1])
+        for record in self.records.values():  # rows from a route nobody described
+            if record.route not in runs:
+                runs[record.route] = GoldsetRun(record.goldset, record.eval_version,
+                                                route=record.route)
+            if record.route not in populations:
+                runs[record.route].records.append(record)
         require = self.config.getoption("ragate_require_judge")
-        for spec in self.floors.values():
-            run = runs.setdefault(spec["goldset"], GoldsetRun(spec["goldset"],
-                                                              spec["eval_version"]))
-            floor = Floor(spec["metric"], spec["min"], spec["kind"], spec["xfail"],
-                          spec["anchors"])
+        for spec in self.floors:
+            run = runs[spec.route]
+            floor = spec.floor
             if floor.anchors:
-                anchors = [a for a in self.anchors.values() if a["goldset"] == run.name]
-                verdict = decide_anchors(floor, run.name, anchors, self.strictness)
+                rows, gaps = anchor_rows.get(spec.route, ([], []))
+                verdict = decide_anchors(floor, run.name, rows, self.strictness, gaps)
             else:
                 judge = next((r.judge for r in run.records if r.judge), None)
                 verdict = decide(floor, run.name, run.records, judge=judge,
-                                 require_judge=require, strictness=self.strictness)
+                                 require_judge=require, strictness=self.strictness,
+                                 gaps=run.gaps)
             run.verdicts.append(verdict)
-            spec["verdict"] = verdict
+        names: dict[str, int] = {}
+        for run in runs.values():
+            names[run.name] = names.get(run.name, 0) + 1
+        for run in runs.values():
+            run.label = run.name if names[run.name] == 1 else f"{run.name} ({run.route})"
         if self.baseline is not None:
             self.check_regressions(runs)
-        return [runs[name] for name in sorted(runs)]
+        return [runs[route] for route in sorted(runs, key=lambda r: (runs[r].name, r))]
 
     def check_regressions(self, runs: dict[str, GoldsetRun]) -> None:
         assert self.baseline is not None
@@ -149,25 +302,24 @@ class Controller:
                 run.regressions = check_run(run.name, run.eval_version, current,
                                             self.baseline, alpha=gate.alpha, min_n=gate.min_n)
 
-    def regression_node(self, goldset: str) -> tuple[str, tuple[str, int | None, str]]:
+    # -- reporting --------------------------------------------------------------------------
+
+    def regression_node(self, run: GoldsetRun) -> tuple[str, tuple[str, int | None, str]]:
         """Where a goldset's regression checks sit: beside its floors (`path::` or
         `path::test_fn::`), else beside its questions."""
-        spec = next((s for s in self.floors.values() if s["goldset"] == goldset), None)
+        spec = next((s for s in self.floors if s.route == run.route), None)
         if spec is not None:
-            return spec["nodeid"].rpartition("floor[")[0], tuple(spec["location"])
-        nodeid = next(n for n, r in self.records.items() if r.goldset == goldset)
-        if nodeid.endswith("]") and "[" in nodeid.rpartition("::")[2]:
-            base = nodeid[:nodeid.rindex("[")] + "::"  # a @ragate.goldset test: test_fn[qid]
-        else:
-            base = nodeid.rpartition("::")[0] + "::"
-        path = base.partition("::")[0]
-        return base, (path, None, "")
+            return spec.nodeid.rpartition("floor[")[0], spec.location
+        path = run.route.partition("::")[0]
+        return run.route + "::", (path, None, "")
 
     def report_floors(self) -> None:
-        for spec in self.floors.values():
-            verdict = spec["verdict"]
-            props = [("floor", verdict.floor.min), ("message", verdict.message),
-                     ("computed_by", verdict.computed_by)]
+        verdicts = {(run.route, v.floor): v for run in self.runs for v in run.verdicts}
+        for spec in self.floors:
+            verdict = verdicts[(spec.route, spec.floor)]
+            props: list[tuple[str, str | float]] = [
+                ("floor", verdict.floor.min), ("message", verdict.message),
+                ("computed_by", verdict.computed_by)]
             if verdict.interval is not None:
                 props += [("ci_low", float(verdict.interval[0])),
                           ("ci_high", float(verdict.interval[1]))]
@@ -175,14 +327,16 @@ class Controller:
                 props.append(("value", float(verdict.value)))
             if verdict.tally is not None:
                 props.append(("n", float(verdict.tally.n)))
-            self.send(spec["nodeid"], tuple(spec["location"]), spec["keywords"],
-                      verdict.outcome, verdict.message, props, verdict.floor.xfail)
+            if verdict.gaps:
+                props.append(("without_result", float(verdict.gaps)))
+            self.send(spec.nodeid, spec.location, spec.keywords, verdict.outcome,
+                      verdict.message, props, verdict.floor.xfail)
         for run in self.runs:
             for check in run.regressions:
-                self.report_regression(check)
+                self.report_regression(run, check)
 
-    def report_regression(self, check: Regression) -> None:
-        base, location = self.regression_node(check.goldset)
+    def report_regression(self, run: GoldsetRun, check: Regression) -> None:
+        base, location = self.regression_node(run)
         name = f"regression[{check.metric}]"
         props: list[tuple[str, str | float]] = [("test", check.test), ("message", check.message),
                                                 ("pairs", float(check.pairs))]
@@ -225,29 +379,32 @@ class Controller:
             promoted += promote_anchors(Path(path), ids)
         floors: dict[str, list[Floor]] = {}
         by_hand, not_run = [], []
-        for spec in self.floors.values():
-            verdict = spec["verdict"]
+        verdicts = {(run.route, v.floor): v for run in self.runs for v in run.verdicts}
+        for spec in self.floors:
+            verdict = verdicts[(spec.route, spec.floor)]
             if not verdict.floor.xfail:
                 continue
-            name = f"{spec['goldset']}::{verdict.floor.name}"
+            name = f"{spec.goldset}::{verdict.floor.name}"
             if verdict.outcome == "skipped":
                 not_run.append(name)
-            elif verdict.outcome == "xpassed" and spec["config_path"] is None:
-                by_hand.append(spec["nodeid"])
-            elif verdict.outcome == "xpassed":
-                floors.setdefault(spec["config_path"], []).append(verdict.floor)
+            elif verdict.outcome == "xpassed" and spec.config_path is None:
+                by_hand.append(spec.nodeid)
+            elif verdict.outcome == "xpassed" and spec.config_path is not None:
+                floors.setdefault(spec.config_path, []).append(verdict.floor)
         for path, keys in floors.items():
             promoted += promote_floors(Path(path), keys)
         return promotion_summary(promoted, not_run, by_hand)
 
-    def write_outputs(self, session: pytest.Session) -> None:
+    # -- outputs ----------------------------------------------------------------------------
+
+    def write_outputs(self, session: pytest.Session, failed: bool) -> None:
         results = self.config.getoption("ragate_results")
         if results:
             write_results(Path(results), self.runs)
         self.record_history(session)
         report = self.config.getoption("ragate_report")
         if report:
-            write_markdown(Path(report), self.runs, self.history_deltas)
+            write_markdown(Path(report), self.runs, self.history_deltas, failed)
         html = self.config.getoption("ragate_html")
         if html:
             from pytest_ragate import history, html_report  # matplotlib: only when asked
@@ -255,7 +412,7 @@ class Controller:
             past = self.config.getoption("ragate_history")
             lines = history.read_history(Path(past)) if past and Path(past).is_file() else []
             html_report.write_html(Path(html), self.runs, history=lines,
-                                   ci=read_settings(self.config).gate.ci)
+                                   ci=read_settings(self.config).gate.ci, run_failed=failed)
 
     def record_history(self, session: pytest.Session) -> None:
         """One appended line per goldset run; a run cut short (-x, --maxfail) stays out."""

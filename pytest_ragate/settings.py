@@ -96,6 +96,13 @@ class GateSettings(BaseModel):
                                           "question")] = None
     alpha: Annotated[float, Field(gt=0.0, lt=1.0, description="significance level of the "
                                   "baseline regression checks")] = 0.05
+    sealed_without_key: Annotated[Literal["fail", "skip"], Field(
+        description="a sealed goldset run without RAGATE_SEAL_KEY: fail its floors, or skip "
+        "them (for builds that cannot have the key, such as forks)")] = "fail"
+    system_timeout: Annotated[float | None, Field(gt=0, description="seconds a system may "
+                                                  "take to answer one question before the "
+                                                  "question is an error (default: no "
+                                                  "limit)")] = None
 
 
 class Settings(BaseModel):

@@ -85,8 +85,9 @@ def test_line_holds_every_metric_per_kind_knobs_and_counts() -> None:
     for metric, figure in got.metrics.items():
         t = tally(metric, records)
         assert (figure.value, figure.k, figure.n) == (t.value, t.k, t.n)
+    # one vote per cited answer: q1 1/2 and q2 2/2 → (0.5 + 1.0) / 2
     assert got.metrics["citation_accuracy"].model_dump() == {
-        "value": 0.75, "k": 3, "n": 4, "failures": 0}
+        "value": 0.75, "k": 1.5, "n": 2, "failures": 0}
     assert got.by_kind["unanswerable"]["abstention_accuracy"].value == 0.0
     assert got.by_kind["single_meeting"]["abstention_accuracy"].model_dump() == {
         "value": 2 / 3, "k": 2, "n": 3, "failures": 0}

@@ -114,9 +114,10 @@ def test_sealed_records_show_sealed_and_never_expected_spans() -> None:
 def test_floors_table_shows_value_interval_n_and_outcome() -> None:
     html = render_html([small_run()], history=[], ci="strict")
     table = re.search(r'<table class="floors">(.*?)</table>', html, re.S).group(1)  # type: ignore[union-attr]
+    # citation accuracy is one vote per cited answer: q1 2/2 right, q2 0/1 → 0.50 over 2
     assert re.search(r"<code>citation_accuracy</code></td>\s*<td class=\"num\">0.60</td>\s*"
-                     r"<td class=\"num\">0.67</td>\s*<td class=\"num\">\[0.21, 0.94\]</td>\s*"
-                     r"<td class=\"num\">3</td>", table)
+                     r"<td class=\"num\">0.50</td>\s*<td class=\"num\">\[0.00, 1.00\]</td>\s*"
+                     r"<td class=\"num\">2</td>", table)
     assert '<span class="badge o-passed">PASS</span>' in table
     assert '<span class="badge o-xfailed">XFAIL</span>' in table
     assert "<code>unanswerable:abstention_accuracy</code>" in table
@@ -176,7 +177,7 @@ def test_trend_uses_the_same_eval_version_and_never_doubles_this_run() -> None:
         table = re.search(r'<table class="runs">(.*?)</table>', html, re.S).group(1)  # type: ignore[union-attr]
         assert table.count("<tr>") == 3  # header, the old run, this run: not eval_version 0
         assert "2025-03-01T12:00:00Z" in table
-        assert "citation_accuracy 0.50 → 0.67 (+0.17)" in html
+        assert "citation_accuracy 0.50 → 0.50 (±0.00)" in html
         assert "not comparable (another eval_version): eval_version 0 (1 run" in html
     assert "2025-03-01T13:00:00Z" in recorded and "git abababababab" in recorded
     assert "this run (not recorded)" in unrecorded and "this run (not recorded)" not in recorded
@@ -196,7 +197,7 @@ def test_regressions_table_and_judge_lines() -> None:
     assert cells[:7] == ["<code>citation_accuracy</code>", "McNemar (exact)", "40", "0.80",
                          "0.60", "-0.20", "0.012"]
     assert '<span class="badge o-failed">FAIL</span>' in table
-    assert "judge fixture:v1: 1/2 verdicts, judge failures 1, cache hits 1" in html
+    assert "judge fixture:v1: 1/2 verdicts, judge failures 1, vacuous 0, cache hits 1" in html
     q1 = rows(html)["q1"]
     assert "context_precision</span> → timeout after 60s" in q1 and "cached: faithfulness" in q1
     assert "1 of 4 worse" not in html and "1 of 1 worse" in html  # the summary line

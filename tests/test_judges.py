@@ -16,6 +16,7 @@ from pytest_ragate.judges import (
     FixtureJudge,
     JudgeFailure,
     JudgeInput,
+    Vacuous,
     answer_relevance,
     context_precision,
     faithfulness,
@@ -209,7 +210,7 @@ def test_fixture_judge_scores_exactly(tmp_path: Path) -> None:
     assert run(rain, "context_precision") == pytest.approx(0.5)
     assert run(rain, "answer_relevance") == pytest.approx(0.5)
     empty = JudgeInput("q2", "q?", "…", CONTEXTS)
-    assert run(empty, "faithfulness") == 1.0
+    assert run(empty, "faithfulness") == Vacuous(1.0, "no statements")  # kept, and counted
     assert run(empty, "answer_relevance") == 0.0
     with pytest.raises(JudgeFailure, match="no verdicts for 'q9'"):
         run(JudgeInput("q9", "q?", "a", CONTEXTS), "faithfulness")
@@ -286,7 +287,8 @@ def test_fixture_judge_through_pytest(judged_project: pytest.Pytester) -> None:
         "FAILED gs/ragate.toml::floor[judge_coverage] - *",
     ))
     report = (judged_project.path / "report.md").read_text()
-    assert "judge fixture:fixture-v1: 6/9 verdicts, judge failures 3, cache hits 0" in report
+    assert ("judge fixture:fixture-v1: 6/9 verdicts, judge failures 3, vacuous 0, cache hits 0"
+            in report)
     assert result.ret == 1
 
 

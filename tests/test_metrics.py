@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_ragate import Answer, Citation, Context
-from pytest_ragate.gates import decide, fmt_counts, kind_counts
+from pytest_ragate.gates import Strictness, decide, fmt_counts, kind_counts
 from pytest_ragate.goldset import Floor
 from pytest_ragate.metrics import QuestionRecord, Span, score_answer, tally
 
@@ -77,16 +77,33 @@ def test_overlap_is_inclusive_at_both_ends(first: int, last: int, overlaps: bool
     assert score_answer(answer, EVIDENCE)["citations_correct"] == int(overlaps)
 
 
-def test_citation_accuracy_is_micro_averaged() -> None:
-    """1/1 and 1/4 make 2/5 = 0.40 over citations, not the 0.625 mean of the two ratios."""
+def test_citation_accuracy_gives_each_cited_answer_one_vote() -> None:
+    """1/1 and 1/2 make (1.0 + 0.5) / 2 = 0.75: an answer that cites more does not weigh more."""
     one = record("a", Answer(text="x", contexts=[RIGHT], citations=[Citation(context_id="c1")]),
                  EVIDENCE)
-    wrong = [Citation(context_id="c2")] * 3
-    four = record("b", Answer(text="y", contexts=[RIGHT, WRONG_TURNS],
-                              citations=[Citation(context_id="c1"), *wrong]), EVIDENCE)
-    t = tally("citation_accuracy", [one, four])
-    assert (t.k, t.n) == (2, 5)
-    assert t.value == pytest.approx(0.40)
+    two = record("b", Answer(text="y", contexts=[RIGHT, WRONG_TURNS],
+                             citations=[Citation(context_id="c1"), Citation(context_id="c2")]),
+                 EVIDENCE)
+    t = tally("citation_accuracy", [one, two])
+    assert (t.k, t.n, t.values) == (1.5, 2, (1.0, 0.5))
+    assert t.value == pytest.approx(0.75)
+
+
+def test_repeated_citations_count_once_and_cannot_outvote_the_rest() -> None:
+    """The trick of the issue: one right context cited 50 times beside five wrong answers
+    was 0.91 over 55 citations; it is 1/6 answers now."""
+    loud = record("loud", Answer(text="x", contexts=[RIGHT],
+                                 citations=[Citation(context_id="c1")] * 50), EVIDENCE)
+    wrong = [record(f"w{i}", Answer(text="y", contexts=[WRONG_TURNS],
+                                    citations=[Citation(context_id="c2")]), EVIDENCE)
+             for i in range(5)]
+    assert (loud.citations, loud.citations_correct, loud.duplicate_citations) == (1, 1, 49)
+    assert [c.context_id for c in loud.cited] == ["c1"]
+    t = tally("citation_accuracy", [loud, *wrong])
+    assert (t.n, t.value) == (6, pytest.approx(1 / 6))
+    strict = decide(Floor("citation_accuracy", 0.5), "g", [loud, *wrong],
+                    strictness=Strictness("strict"))
+    assert strict.outcome == "failed"
 
 
 def test_uncited_answer_is_counted_apart() -> None:
@@ -136,20 +153,25 @@ def test_duplicate_context_ids_are_malformed() -> None:
 
 
 def test_floor_message_names_value_floor_n_interval_and_method() -> None:
-    rows = [record(f"q{i}", Answer(text="x", contexts=[RIGHT],
-                                   citations=[Citation(context_id="c1" if i < 7 else "zz")]),
+    rows = [record(f"q{i}", Answer(text="x", contexts=[RIGHT if i < 7 else WRONG_TURNS]),
                    EVIDENCE) for i in range(20)]
-    verdict = decide(Floor("citation_accuracy", 0.9), "g", rows)
+    verdict = decide(Floor("evidence_recall", 0.9), "g", rows)
     assert verdict.outcome == "failed"
-    assert verdict.message == ("citation_accuracy 0.35 < floor 0.90 · n=20 citations · "
+    assert verdict.message == ("evidence_recall 0.35 < floor 0.90 · n=20 spans · "
                                "95% CI [0.18, 0.57] (Wilson) · computed by mechanical")
+    cited = [record(f"q{i}", Answer(text="x", contexts=[RIGHT, WRONG_TURNS], citations=[
+        Citation(context_id="c1" if i < 7 else "c2")]), EVIDENCE) for i in range(20)]
+    verdict = decide(Floor("citation_accuracy", 0.9), "g", cited)
+    assert verdict.message.startswith("citation_accuracy 0.35 < floor 0.90 · n=20 cited answers "
+                                      "· 95% CI [")
+    assert verdict.message.endswith("(bootstrap) · computed by mechanical")
 
 
 def test_floor_with_nothing_scored_fails_and_says_so() -> None:
     rows = [record("q", Answer.abstain(), EVIDENCE)]
     verdict = decide(Floor("citation_accuracy", 0.5), "g", rows)
     assert verdict.outcome == "failed"
-    assert verdict.message.startswith("nothing scored: citation_accuracy has no citations")
+    assert verdict.message.startswith("nothing scored: citation_accuracy has no cited answers")
 
 
 def test_xfail_floor_below_is_xfailed_and_holding_is_strict_xpass() -> None:

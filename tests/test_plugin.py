@@ -87,8 +87,8 @@ def test_goldset_items_and_floor_outcomes(project: pytest.Pytester) -> None:
         "computed by mechanical*",
         "*ragate floors*",
         "*goldset*metric*floor*value*95% interval*n*by kind*computed by*outcome*",
-        "*mini*citation_accuracy*0.60*0.67*[0.21, 0.94]*3*single_meeting 1/2 · "
-        "cross_meeting 1/1*mechanical*PASS*",
+        "*mini*citation_accuracy*0.60*0.67*[0.00, 1.00]*3*single_meeting 0.50 (n=2) · "
+        "cross_meeting 1.00 (n=1)*mechanical*PASS*",
     ))
     assert result.ret == 1
 
@@ -102,10 +102,16 @@ def test_all_items_carry_rag_gate_and_judged_floors_slow(project: pytest.Pyteste
 
 
 def test_keyword_selection_of_floors(project: pytest.Pytester) -> None:
-    result = project.runpytest("-p", "no:cacheprovider", "-k", "q1 or citation", "gs", "-v")
-    # the floor is decided over the questions that ran: q1's one right citation
-    result.assert_outcomes(passed=2, deselected=8)
-    result.stdout.fnmatch_lines(esc("*floor[citation_accuracy] PASSED*"))
+    result = project.runpytest("-p", "no:cacheprovider", "-k", "q1 or citation", "gs", "-v",
+                               "-rs")
+    # a floor is decided over its whole population, never over the part that was selected:
+    # q1's one right citation alone would pass it
+    result.assert_outcomes(passed=1, skipped=1, deselected=8)
+    result.stdout.fnmatch_lines(esc(
+        "*floor[citation_accuracy] SKIPPED*",
+        "*not decided: 3 of 4 questions deselected (-k, -m or --lf): q2, q3, q4; a floor is "
+        "decided over its whole population*"))
+    assert result.ret == 0
 
 
 def test_collect_only_lists_questions_and_floors(project: pytest.Pytester) -> None:
@@ -184,7 +190,7 @@ def test_question_outcome_assert_fails_wrong_questions(pytester: pytest.Pytester
     result.stdout.fnmatch_lines(["*q2 is wrong: 1 of 1 citations wrong*"])
 
 
-def test_system_error_fails_its_question_and_counts_as_wrong(pytester: pytest.Pytester,
+def test_system_error_fails_its_question_and_its_floors(pytester: pytest.Pytester,
                                                            ) -> None:
     write_goldset(pytester.path / "gs", floors="[floors]\nabstention_accuracy = 0.5\n")
     pytester.makeconftest(SYSTEM.replace("    def answer(text):\n", """    def answer(text):
@@ -192,8 +198,11 @@ def test_system_error_fails_its_question_and_counts_as_wrong(pytester: pytest.Py
             raise TimeoutError("the RAG service did not answer")
 """))
     result = pytester.runpytest("-p", "no:cacheprovider", "gs", "--ragate-results=r.jsonl")
-    result.assert_outcomes(passed=4, failed=1)
-    result.stdout.fnmatch_lines(["*TimeoutError: the RAG service did not answer*"])
+    # the floor (3/3 over the rest) is not decided over a population with a hole in it
+    result.assert_outcomes(passed=3, failed=2)
+    result.stdout.fnmatch_lines(["*TimeoutError: the RAG service did not answer*",
+                                 "*not decided: 1 of 4 questions have no result: errored q2 "
+                                 "(TimeoutError: the RAG service did not answer)*"])
     rows = [json.loads(line) for line in (pytester.path / "r.jsonl").read_text().splitlines()]
     q2 = next(r for r in rows if r["question_id"] == "q2")
     assert q2["status"] == "error" and "TimeoutError" in q2["error"]

@@ -30,7 +30,13 @@ from ragas.metrics.collections.faithfulness.util import (
 )
 
 from pytest_ragate.answer import Context
-from pytest_ragate.judges import FixtureJudge, JudgeFailure, JudgeInput, answer_relevance
+from pytest_ragate.judges import (
+    FixtureJudge,
+    JudgeFailure,
+    JudgeInput,
+    Vacuous,
+    answer_relevance,
+)
 from pytest_ragate.ragas_judge import (
     ChatTransport,
     RagasJudge,
@@ -185,7 +191,8 @@ ROWS: list[dict[str, Any]] = [
         "questions": ["Who draws on the whiteboard?", "What does the project manager draw?",
                       "Who draws a cat?"],
     },
-    {   # no statements (1.0 by contract), the relevant context third, a noncommittal answer
+    {   # no statements (vacuous: a failure of a model judge), the relevant context third, a
+        # noncommittal answer
         "question_id": "q3", "question": "When is the next meeting?",
         "answer": "Hmm, hard to say.",
         "contexts": ["q3 turn: the remote", "q3 turn: the colours", "q3 turn: see you Monday"],
@@ -237,6 +244,14 @@ def test_ragas_and_the_fixture_judge_agree_on_the_same_verdicts(
     for row in ROWS:
         for metric in METRICS:
             ours = asyncio.run(fixture_judge.score(judge_input(row), metric))
+            if metric == "faithfulness" and not row["statements"]:
+                # nothing to judge: the fixture declares it (a vacuous 1.0, counted apart);
+                # a model that extracts nothing from an answer with text is a judge failure
+                assert ours == Vacuous(1.0, "no statements")
+                caught = failure(ragas_judge, judge_input(row), metric)
+                assert caught.kind == "empty" and "no statements" in caught.message
+                got[metric].append((1.0, 1.0))
+                continue
             theirs = score(ragas_judge, judge_input(row), metric)
             got[metric].append((ours, theirs))
     for metric, pairs in got.items():

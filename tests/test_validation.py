@@ -204,6 +204,10 @@ def replacing(row: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+# a custom kind is declared (an undeclared one is a typo until shown otherwise)
+DECLARES_PROCEDURAL = BASE_TOML + 'kinds = ["procedural"]\n'
+
+
 @dataclass(frozen=True)
 class AnswerRule:
     """Expected answers breaking one rule, and the one problem that must name it."""
@@ -256,7 +260,7 @@ ANSWER_RULES: dict[str, AnswerRule] = {
 @pytest.mark.parametrize("rule", ANSWER_RULES.values(), ids=ANSWER_RULES.keys())
 def test_answer_rule(tmp_path: Path, rule: AnswerRule) -> None:
     root = write_goldset(tmp_path / "gs", questions=with_questions(list(rule.questions)),
-                         expected=rule.expected)
+                         expected=rule.expected, toml=DECLARES_PROCEDURAL)
     problems = problems_of(root)
     problem = the_problem(problems, root / "expected.jsonl", rule.field)
     assert (problem.line, problem.question_id) == (rule.line, rule.question_id)
@@ -269,7 +273,7 @@ def test_answer_rule(tmp_path: Path, rule: AnswerRule) -> None:
 def test_custom_kind_is_answerable_exactly_when_it_has_evidence(tmp_path: Path,
                                                                 row: dict[str, Any]) -> None:
     root = write_goldset(tmp_path / "gs", questions=with_questions([("q5", "procedural")]),
-                         expected=replacing(row))
+                         expected=replacing(row), toml=DECLARES_PROCEDURAL)
     case = load_goldset(root).cases[4]
     assert (case.question.kind, case.expected is not None) == ("procedural", True)
     assert case.expected is not None and case.expected.must_abstain is (not row["evidence"])

@@ -1,0 +1,61 @@
+"""`ragate_system_timeout`: a system that takes too long to answer is an error on its row.
+
+On the main thread of a POSIX process the call is interrupted with SIGALRM (as pytest-timeout
+does), so the next question does not run beside a stuck one. Elsewhere the call runs in a
+daemon thread that is abandoned when time is up: the row is an error either way.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+class SystemTimeout(BaseException):
+    """Raised in the system's call when its time is up. A BaseException, so a system's own
+    `except Exception` cannot swallow it."""
+
+
+def call_with_timeout(fn: Callable[[], T], seconds: float | None, message: str) -> T:
+    if not seconds:
+        return fn()
+    if hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread():
+        return _with_alarm(fn, seconds, message)
+    return _with_thread(fn, seconds, message)
+
+
+def _with_alarm(fn: Callable[[], T], seconds: float, message: str) -> T:
+    def expire(signum: int, frame: Any) -> None:
+        raise SystemTimeout(message)
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        return fn()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _with_thread(fn: Callable[[], T], seconds: float, message: str) -> T:
+    result: list[T] = []
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            result.append(fn())
+        except BaseException as error:
+            errors.append(error)
+
+    thread = threading.Thread(target=run, name="ragate-system", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        raise SystemTimeout(message)
+    if errors:
+        raise errors[0]
+    return result[0]
