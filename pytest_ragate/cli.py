@@ -128,6 +128,12 @@ def compare(baseline: str, results: Path, alpha: float, min_n: int) -> None:
     from pytest_ragate.regression import BaselineError, check_run, load_baseline
     from pytest_ragate.reports import GoldsetRun, regressions_table
 
+    head, _, tail = baseline.rpartition(":")
+    base_path = Path(head) if tail.isdigit() and not Path(baseline).exists() else Path(baseline)
+    if base_path.is_file() and base_path.samefile(results):
+        raise click.ClickException(f"{baseline} and {results} are the same file: a run "
+                                   "compared with itself can show no change; pass the "
+                                   "results or history file of the earlier run")
     try:
         base = load_baseline(baseline)
         current = load_baseline(str(results))

@@ -472,6 +472,8 @@ def load_goldset(path: Path) -> Goldset:
     else:
         problems.append(Problem(config_path, "questions.file", f"{questions_path} not found"))
     rejected = {p.question_id for p in found if p.question_id}
+    # a questions file that cannot be read at all is one problem, not one per answer
+    unread = any(p.field == "<file>" for p in found) or not questions_path.is_file()
     if questions_path.is_file():
         problems.extend(_check_kinds(config, config_path, questions_path, questions, floors,
                                      rejected=bool(found)))
@@ -499,7 +501,7 @@ def load_goldset(path: Path) -> Goldset:
             has_evidence[qid] = evidence
             if qid in by_id:
                 problems.extend(_check_sealed(by_id[qid][1].kind, evidence, sealed_file, qid))
-            elif qid not in rejected:
+            elif qid not in rejected and not unread:
                 problems.append(Problem(sealed_file, "question_id", f"no question {qid!r} in "
                                         f"{questions_path.name}", question_id=qid))
     for file, at, exp in expected_rows:
@@ -511,7 +513,7 @@ def load_goldset(path: Path) -> Goldset:
         answers[qid] = exp
         if qid in by_id:
             problems.extend(_check_answer(by_id[qid][1].kind, exp, corpus, file, at))
-        elif qid not in rejected:
+        elif qid not in rejected and not unread:
             problems.append(Problem(file, "question_id", f"no question {qid!r} in "
                                     f"{questions_path.name}", line=at, question_id=qid))
 

@@ -149,6 +149,17 @@ class FloorItem(pytest.Item):
 RAG_GATE, SLOW = pytest.mark.rag_gate, pytest.mark.slow  # built once: 10k items add them
 
 
+def _as_reported(item: pytest.Item) -> None:
+    """pytest 9 keys `--lf` by a structured node id parsed from each report's node id string,
+    in which `floor[x]` is a name with params; an item whose id was built from its name alone
+    (`floor[x]` as a plain name) would never match its own last failure. Give the bracketed
+    names of floors and anchors their parsed form (pytest 8 keeps ids as strings)."""
+    if hasattr(item, "_id"):
+        from _pytest.nodeid import coerce_node_id
+
+        item._id = coerce_node_id(item.nodeid)
+
+
 def _mark(item: pytest.Item, judged: bool, case: Case | None = None) -> None:
     item.add_marker(RAG_GATE)
     if judged:
@@ -228,6 +239,7 @@ def make_anchors(parent: pytest.Collector, goldset: Goldset) -> Iterator[pytest.
         item = AnchorItem.from_parent(parent, name=f"anchor[{entry.anchor.anchor_id}]",
                                       callobj=check_anchor, fixtureinfo=fixtureinfo)
         fixtureinfo = item._fixtureinfo
+        _as_reported(item)
         item.stash[ANCHOR_KEY] = entry
         item.stash[GOLDSET_KEY] = goldset
         item.stash[ROUTE_KEY] = parent.nodeid
@@ -245,6 +257,7 @@ def make_floors(parent: pytest.Collector, goldset: Goldset, floors: Iterable[Flo
     for floor in floors:
         item = FloorItem.from_parent(parent, name=f"{prefix}{floor.name}", goldset=goldset,
                                      floor=floor, route=route)
+        _as_reported(item)
         _mark(item, judged=floor.judged)
         yield item
 
@@ -344,6 +357,12 @@ def decorated_goldset(config: pytest.Config, module_path: Path, name: str,
     clash = name_clash(config, goldset, route)
     if clash:
         pytest.fail(clash, pytrace=False)
+    absent = sorted({f.kind for f in overrides if f.kind and f.kind not in goldset.kinds})
+    if absent:
+        pytest.fail(f"{name} @ragate.floor(kind=…): no question of goldset {goldset.name!r} "
+                    f"has kind {', '.join(map(repr, absent))} (kinds: "
+                    f"{', '.join(goldset.kinds)}): such a floor could never be decided",
+                    pytrace=False)
     by_key = {(f.kind, f.metric): f for f in goldset.floors if not f.anchors}
     by_key.update({(f.kind, f.metric): f for f in overrides if not f.anchors})
     return goldset, with_judge_coverage(list(by_key.values()))

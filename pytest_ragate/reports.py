@@ -45,6 +45,7 @@ class GoldsetRun:
     anchor_gaps: list[Gap] = field(default_factory=list)
     failed_items: list[str] = field(default_factory=list)  # its items that failed
     run_failed: bool = False  # the pytest run as a whole exits non-zero
+    soft_gaps: frozenset[str] = frozenset({"deselected"})  # gaps that skip, not fail
 
     def __post_init__(self) -> None:
         self.label = self.label or self.name
@@ -56,7 +57,7 @@ class GoldsetRun:
         PASS for a run that exits non-zero."""
         bad = (any(v.outcome in ("failed", "xpassed") for v in self.verdicts)
                or any(g.outcome == "failed" for g in self.regressions)
-               or any(g.kind != "deselected" for g in [*self.gaps, *self.anchor_gaps])
+               or bool(self.hard_gaps)
                or bool(self.failed_items) or self.run_failed)
         return "failed" if bad else "passed"
 
@@ -72,15 +73,19 @@ class GoldsetRun:
         regressions = sum(g.outcome == "failed" for g in self.regressions)
         if regressions:
             why.append(f"{regressions} significant regression{'s' * (regressions != 1)}")
-        hard = [g for g in [*self.gaps, *self.anchor_gaps] if g.kind != "deselected"]
-        if hard:
-            why.append(f"{len(hard)} without a result")
+        if self.hard_gaps:
+            why.append(f"{len(self.hard_gaps)} without a result")
         if self.failed_items:
             n = len(self.failed_items)
             why.append(f"{n} item{'s' * (n != 1)} failed")
         if not why and self.run_failed:
             why.append("the run failed elsewhere")
         return ", ".join(why) if self.status == "failed" else ""
+
+    @property
+    def hard_gaps(self) -> list[Gap]:
+        """Questions and anchors whose missing result fails the run (not deselected ones)."""
+        return [g for g in [*self.gaps, *self.anchor_gaps] if g.kind not in self.soft_gaps]
 
     def coverage_line(self) -> str:
         """`22 questions: 19 scored, 1 errored, 1 crashed, 1 never ran (q09)`."""

@@ -13,6 +13,7 @@ import hashlib
 import json
 import shutil
 import threading
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -275,21 +276,64 @@ def open_index(corpus: Corpus, chunker: Chunker, embedder: Embedder, *, cache_di
         return _open_local(cache_dir / key, key, chunks, embedder, progress)
 
 
+class IndexUnusable(Exception):
+    """An index folder that could not be built: the message names the folder to delete."""
+
+
+def _reuse(path: Path, key: str, by_id: dict[str, Chunk], ef: RagateEmbeddingFunction,
+           ) -> tuple[ChunkIndex | None, str]:
+    """The stored index when it holds what its key and marker promise (and answers a query),
+    else None and why not: a truncated database or a half-copied cache is rebuilt, not
+    trusted."""
+    client = None
+    try:
+        marker = json.loads((path / COMPLETE).read_text())
+        client = chromadb.PersistentClient(path=str(path), settings=_settings())
+        collection = client.get_collection(COLLECTION, embedding_function=ef)
+        sentences = client.get_collection(SENTENCES, embedding_function=ef)
+        if collection.count() != len(by_id) or sentences.count() != marker.get("sentences"):
+            why = "it holds another number of chunks or sentences than its marker"
+        else:
+            probe = collection.get(limit=1, include=["embeddings"])
+            collection.query(query_embeddings=[list(probe["embeddings"][0])], n_results=1)
+            return ChunkIndex(key, by_id, collection, sentences, False, str(path)), ""
+    except Exception as error:  # sqlite, HNSW and JSON errors alike: the index is unusable
+        why = f"{type(error).__name__}: {error}"
+    if client is not None:
+        client.close()
+    _forget(path)
+    return None, why
+
+
+def _forget(path: Path) -> None:
+    """Chroma keeps one System per persist directory for the life of the process; one that
+    failed to open stays behind broken, and the rebuild would get it back. Drop it."""
+    from chromadb.api.shared_system_client import SharedSystemClient
+
+    for registry in ("_identifier_to_system", "_identifier_to_refcount"):
+        found = getattr(SharedSystemClient, registry, None)
+        if isinstance(found, dict):
+            found.pop(str(path), None)
+
+
 def _open_local(path: Path, key: str, chunks: list[Chunk], embedder: Embedder,
                 progress: Progress | None) -> ChunkIndex:
     ef = RagateEmbeddingFunction(embedder)
     by_id = {c.chunk_id: c for c in chunks}
-    names = (COLLECTION, SENTENCES)
     if (path / COMPLETE).is_file():
-        client = chromadb.PersistentClient(path=str(path), settings=_settings())
-        collection = client.get_collection(names[0], embedding_function=ef)
-        if collection.count() == len(chunks):
-            sentences = client.get_collection(names[1], embedding_function=ef)
-            return ChunkIndex(key, by_id, collection, sentences, False, str(path))
-        client.reset()  # an index that does not hold what its key promises is rebuilt
+        index, why = _reuse(path, key, by_id, ef)
+        if index is not None:
+            return index
+        warnings.warn(f"ragate: the index in {path} is unusable ({why}); rebuilding it",
+                      RuntimeWarning, stacklevel=2)
     shutil.rmtree(path, ignore_errors=True)  # a build that died half-way leaves no marker
-    client = chromadb.PersistentClient(path=str(path), settings=_settings())
-    collection, sentences = _fill(client, names, chunks, embedder, progress, key)
+    try:
+        client = chromadb.PersistentClient(path=str(path), settings=_settings())
+        collection, sentences = _fill(client, (COLLECTION, SENTENCES), chunks, embedder,
+                                      progress, key)
+    except Exception as error:
+        raise IndexUnusable(f"could not build the index in {path} ({type(error).__name__}: "
+                            f"{error}); delete the folder {path} and run again") from error
     (path / COMPLETE).write_text(json.dumps({"key": key, "chunks": len(chunks),
                                              "sentences": sentences.count()}))
     return ChunkIndex(key, by_id, collection, sentences, True, str(path))

@@ -123,6 +123,7 @@ class Controller:
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
         result = yield
         if not self.config.option.collectonly:
+            self.report_undescribed()
             self.runs = self.decide()
             self.report_floors()
             failed = bool(session.testsfailed) or bool(session.shouldfail)
@@ -149,8 +150,7 @@ class Controller:
         for run in self.runs:
             terminalreporter.write_line(f"{run.label}: {' · '.join(run.parts)}")
             line = f"{run.label}: {run.coverage_line()}"
-            terminalreporter.write_line(line, red=any(g.kind != "deselected"
-                                                      for g in run.gaps))
+            terminalreporter.write_line(line, red=bool(run.hard_gaps))
         for note in self.down:
             terminalreporter.write_line(f"ragate: xdist worker down: {note}", red=True)
         if any(run.verdicts for run in self.runs):
@@ -242,6 +242,19 @@ class Controller:
                 gaps.append(Gap(aid, kind, "never ran"))
         return rows, gaps
 
+    def report_undescribed(self) -> None:
+        """Results arrived but no process described its collection (every xdist worker died
+        before finishing): no floor can be decided, and that is a failure, not a pass."""
+        if self.collected is not None or not (self.records or self.anchors):
+            return
+        routes = sorted({r.route for r in self.records.values()})
+        for route in routes or ["ragate"]:
+            message = ("no process returned its collection (its xdist workers went down"
+                       + (f": {'; '.join(self.down)}" if self.down else "")
+                       + "): the floors of this goldset could not be decided")
+            self.send(f"{route}::floors", (route.partition("::")[0], None, "floors"),
+                      ["rag_gate"], "failed", message, [("message", message)], None)
+
     def report_lost(self, nodeid: str, why: str) -> None:
         """A question that started and never reported fails as a test, as xdist's crashed
         item does: JUnit and the exit status see it, not only the floors."""
@@ -259,12 +272,15 @@ class Controller:
         anchor_rows: dict[str, tuple[list[dict[str, Any]], list[Gap]]] = {}
         populations = {p.route: p for p in (self.collected.populations if self.collected
                                             else [])}
+        soft = frozenset({"deselected"} | ({"sealed"} if self.strictness.sealed_without_key
+                                           == "skip" else set()))
         for route, population in populations.items():
             records, gaps = self._question_gaps(population)
             anchor_rows[route] = self._anchor_gaps(population)
             runs[route] = GoldsetRun(population.goldset, population.eval_version, records,
                                      route=route, population=len(population.questions),
-                                     gaps=gaps, anchor_gaps=anchor_rows[route][1])
+                                     gaps=gaps, anchor_gaps=anchor_rows[route][1],
+                                     soft_gaps=soft)
         for record in self.records.values():  # rows from a route nobody described
             if record.route not in runs:
                 runs[record.route] = GoldsetRun(record.goldset, record.eval_version,

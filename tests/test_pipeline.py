@@ -63,6 +63,49 @@ def test_an_index_built_once_is_reused(retriever: Retriever, embedder: Embedder,
     assert len(again.chunks) == again.collection.count()
 
 
+OPEN_INDEX = """
+import sys, warnings
+from pathlib import Path
+from pytest_ragate.chunking import Chunker
+from pytest_ragate.corpus import load_corpus
+from pytest_ragate.retrieval import Embedder, open_index
+folder = Path(sys.argv[1])
+corpus, problems = load_corpus(folder, ["corpus.jsonl"], "segments-jsonl", folder / "x.toml")
+assert not problems, problems
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    index = open_index(corpus, Chunker(400), Embedder(), cache_dir=folder / "index")
+print("built" if index.built else "reused", index.collection.count(), index.location)
+for w in caught:
+    print("warning:", w.message)
+"""
+
+
+def test_a_truncated_index_is_rebuilt_not_trusted(tmp_path: Path) -> None:
+    """A CI cache restored half-way (a truncated Chroma database) is found and rebuilt, in a
+    new process, as it would be met."""
+    turns = [{"doc_id": "d1", "turn": i, "text": f"Turn {i}: the budget is {i} euros. "
+              "We agreed on a red case."} for i in range(12)]
+    (tmp_path / "corpus.jsonl").write_text("".join(json.dumps(t) + "\n" for t in turns))
+
+    def open_once() -> list[str]:
+        done = subprocess.run([sys.executable, "-c", OPEN_INDEX, str(tmp_path)],
+                              capture_output=True, text=True, timeout=300, check=True)
+        return done.stdout.splitlines()
+
+    first = open_once()
+    assert first[0].startswith("built ")
+    location = Path(first[0].split()[2])
+    database = location / "chroma.sqlite3"
+    data = database.read_bytes()
+    database.write_bytes(data[: len(data) // 3])
+    again = open_once()
+    assert again[0] == first[0]  # built again, same count, same folder
+    assert any(line.startswith(f"warning: ragate: the index in {location} is unusable (")
+               and line.endswith("rebuilding it") for line in again), again
+    assert open_once()[0].startswith("reused ")
+
+
 class OtherModel(Embedder):
     model_id = "sentence-transformers/all-MiniLM-L6-v2@other-revision"
 

@@ -1,0 +1,743 @@
+"""An adversary against the gate: systems, judges, inputs and faults that try to turn a run
+green that should not be, each run with and without `-n 2` and held to its exit status and
+message. A green gate means every member of every floor's population has a result; nothing
+here may pass by being skipped (none of these tests skips itself)."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_ragate.sealing import Scrypt, seal_goldset
+from tests.conftest import BASE_TOML, FIXTURE_JUDGE_CONFTEST, jsonl, write_goldset
+from tests.openai_stub import OpenAIStub, completion, error
+from tests.openai_stub import openai_stub as openai_stub_fixture
+from tests.test_plugin import SYSTEM, esc, junit_cases
+
+openai_stub = openai_stub_fixture
+WORKERS = pytest.mark.parametrize("workers", ["0", "2"], ids=["n0", "n2"])
+USAGE, INTERRUPTED = pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERRUPTED
+
+
+def collection_failed(workers: str) -> pytest.ExitCode:
+    """A collection error stops plain pytest (2); under xdist the run reports it and exits 1."""
+    return INTERRUPTED if workers == "0" else pytest.ExitCode.TESTS_FAILED
+
+
+def run(pytester: pytest.Pytester, workers: str, *args: str) -> pytest.RunResult:
+    """-vv: the short summary lines are not cut at the terminal's width."""
+    return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", workers, "-rA",
+                                         "-vv", *args)
+
+
+def expect(result: pytest.RunResult, *patterns: str) -> None:
+    """Each line somewhere in stdout, in any order (brackets are literal)."""
+    for pattern in esc(*patterns):
+        result.stdout.fnmatch_lines([pattern])
+
+
+def rows_of(path: Path) -> dict[str, dict[str, Any]]:
+    return {r["question_id"]: r for r in map(json.loads, path.read_text().splitlines())}
+
+
+def many(n: int, kind: str = "single_meeting") -> tuple[list[dict[str, Any]],
+                                                        list[dict[str, Any]]]:
+    """n answerable questions q00.. whose evidence is m1 turns 2-3."""
+    questions = [{"question_id": f"q{i:02d}", "kind": kind, "question": f"What about q{i:02d}?"}
+                 for i in range(n)]
+    expected = [{"question_id": f"q{i:02d}", "gist": "the budget",
+                 "evidence": [{"doc_id": "m1", "first_turn": 2, "last_turn": 3}]}
+                for i in range(n)]
+    return questions, expected
+
+
+# A system whose behaviour per question id is a line of Python in BEHAVIOUR (default: cite
+# the right context once). `right` and `wrong` are contexts of m1 turns 2-3 and 8-9.
+PLANNED = '''
+import os, signal, time
+import pytest
+from pytest_ragate import Answer, Citation, Context
+
+right = Context(context_id="right", doc_id="m1", first_turn=2, last_turn=3, text="the budget",
+                distance=0.2)
+wrong = Context(context_id="wrong", doc_id="m1", first_turn=8, last_turn=9, text="lunch",
+                distance=0.3)
+
+def cite(*contexts, times=1):
+    return Answer(text="an answer", contexts=list(dict.fromkeys(contexts)),
+                  citations=[Citation(context_id=c.context_id) for c in contexts] * times)
+
+BEHAVIOUR = {behaviour}
+
+@pytest.fixture
+def ragate_system():
+    def answer(text):
+        with open("ran.txt", "a") as log:
+            log.write(text + "\\n")
+        qid = text.split()[-1].rstrip("?")
+        return eval(BEHAVIOUR.get(qid, "cite(right)"))
+    return answer
+'''
+
+
+def planned(behaviour: dict[str, str]) -> str:
+    return PLANNED.format(behaviour=repr(behaviour))
+
+
+# --- 1. a crashed worker --------------------------------------------------------------------
+
+SLOW_JUDGE = '''
+class SlowJudge:
+    """Verdicts that take a while, so questions wait (reports held) while others run."""
+    judge_id = "slow-judge"
+    metrics = ("faithfulness",)
+    def prompt_hash(self, metric):
+        return "v1"
+    async def score(self, item, metric):
+        import asyncio
+        await asyncio.sleep(0.4)
+        return 0.9
+
+@pytest.fixture(scope="session")
+def ragate_judge():
+    return SlowJudge()
+'''
+
+
+@WORKERS
+def test_a_crashed_worker_fails_the_gate_and_names_the_question(
+        pytester: pytest.Pytester, workers: str) -> None:
+    questions, expected = many(22)
+    write_goldset(pytester.path / "gs", questions=questions, expected=expected,
+                  floors="[floors]\nabstention_accuracy = 0.5\nfaithfulness = 0.5\n")
+    pytester.makeconftest(planned({"q07": "os.kill(os.getpid(), signal.SIGKILL)"})
+                          + SLOW_JUDGE)
+    result = run(pytester, workers, "gs", "--ragate-results=r.jsonl", "--junitxml=j.xml",
+                 "--ragate-report=r.md", "--ragate-history=h.jsonl", "--ragate-cache=off")
+    if workers == "0":  # the one process died with the question: nothing can claim a pass
+        assert result.ret not in (0, 1) and not (pytester.path / "r.jsonl").exists()
+        assert not (pytester.path / "j.xml").exists()
+        return
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    expect(result,
+        "*crashed q07 (worker 'gw*' crashed while running 'gs/ragate.toml::q07')*",
+        "FAILED gs/ragate.toml::q07 - *crashed*",
+        "FAILED gs/ragate.toml::floor[abstention_accuracy] - not decided: * of 22 questions "
+        "have no result*",
+    )
+    rows = rows_of(pytester.path / "r.jsonl")
+    assert sorted(rows) == [f"q{i:02d}" for i in range(22)]  # every question has its row
+    assert rows["q07"]["status"] == "error" and "crashed" in rows["q07"]["error"]
+    scored = [q for q, r in rows.items() if r["status"] == "scored"]
+    assert "q21" in scored and len(scored) >= 14  # the rest still ran, on a new worker
+    lost = [q for q, r in rows.items() if r["status"] == "error" and q != "q07"]
+    for qid in lost:  # a held report lost with its worker is a failed test, not a silence
+        result.stdout.fnmatch_lines([f"FAILED gs/ragate.toml::{qid} - no result: *"])
+    cases = junit_cases(pytester.path / "j.xml")
+    assert cases["gs.ragate.toml::floor[abstention_accuracy]"]["outcome"] == "failure"
+    assert cases["gs.ragate.toml::q07"]["outcome"] == "error"  # xdist reports a crash so
+    assert "Run: **FAIL**" in (pytester.path / "r.md").read_text()
+    line = json.loads((pytester.path / "h.jsonl").read_text())
+    assert line["status"] == "failed" and line["gaps"]["crashed"] == ["q07"]
+    assert line["floors"]["abstention_accuracy"]["outcome"] == "failed"
+
+
+# --- 2. sealed answers without the key -------------------------------------------------------
+
+@WORKERS
+def test_a_sealed_goldset_without_its_key_fails_unless_told_to_skip(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, workers: str) -> None:
+    root = write_goldset(pytester.path / "gs", floors="[floors]\nevidence_recall = 0.1\n")
+    pytester.makeconftest(SYSTEM)
+    seal_goldset(root, "s3cret", kdf=Scrypt(log2_n=10, p=1))
+    monkeypatch.delenv("RAGATE_SEAL_KEY", raising=False)
+    result = run(pytester, workers, "gs", "--ragate-report=r.md")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    expect(result,
+        "FAILED gs/ragate.toml::floor[evidence_recall] - sealed: set RAGATE_SEAL_KEY to score "
+        "4 of 4 questions*")
+    assert "Run: **FAIL**" in (pytester.path / "r.md").read_text()
+
+    skipped = run(pytester, workers, "gs", "--ragate-report=r.md",
+                  "-o", "ragate_sealed_without_key=skip")
+    assert skipped.ret == pytest.ExitCode.OK
+    expect(skipped,
+        "SKIPPED * not decided: 4 sealed and no RAGATE_SEAL_KEY "
+        "(ragate_sealed_without_key = \"skip\")*")
+    assert "Run: **PASS**" in (pytester.path / "r.md").read_text()
+
+    monkeypatch.setenv("RAGATE_SEAL_KEY", "s3cret")
+    assert run(pytester, workers, "gs").ret == pytest.ExitCode.OK
+
+
+# --- 3. repeated citations ------------------------------------------------------------------
+
+@WORKERS
+def test_repeating_a_right_citation_cannot_outvote_the_wrong_ones(
+        pytester: pytest.Pytester, workers: str) -> None:
+    questions, expected = many(6)
+    write_goldset(pytester.path / "gs", questions=questions, expected=expected,
+                  floors="[floors]\ncitation_accuracy = 0.5\n")
+    pytester.makeconftest(planned({"q00": "cite(right, times=50)",
+                                   **{f"q0{i}": "cite(wrong)" for i in range(1, 6)}}))
+    result = run(pytester, workers, "gs", "--ragate-ci=strict", "--ragate-results=r.jsonl")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*citation_accuracy 0.17, 95% lower bound 0.00 < floor 0.50 "
+                                 "(ragate_ci = strict) · n=6 cited answers*"])
+    loud = rows_of(pytester.path / "r.jsonl")["q00"]
+    assert (loud["citations"], loud["duplicate_citations"]) == (1, 49)
+
+
+# --- 4. and 5. judges that score out of range, or find nothing to judge ------------------------
+
+ODD_JUDGE = '''
+ODD = {"q00": 1.5, "q01": float("inf"), "q02": -0.5, "q03": "0.7", "q04": True,
+       "q05": float("nan")}
+
+class OddJudge:
+    judge_id = "odd-judge"
+    metrics = ("faithfulness",)
+    def prompt_hash(self, metric):
+        return "v1"
+    async def score(self, item, metric):
+        return ODD[item.question_id]
+
+@pytest.fixture(scope="session")
+def ragate_judge():
+    return OddJudge()
+'''
+
+
+@WORKERS
+def test_a_judge_score_that_is_not_a_number_in_0_1_is_a_judge_failure(
+        pytester: pytest.Pytester, workers: str) -> None:
+    questions, expected = many(6)
+    write_goldset(pytester.path / "gs", questions=questions, expected=expected,
+                  floors="[floors]\nfaithfulness = 0.8\n")
+    pytester.makeconftest(planned({}) + ODD_JUDGE)
+    result = run(pytester, workers, "gs", "--ragate-results=r.jsonl", "--ragate-cache=off")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    expect(result,
+        "FAILED gs/ragate.toml::floor[faithfulness] - nothing scored*",
+        "FAILED gs/ragate.toml::floor[judge_coverage] - judge_coverage 0.00 < floor 0.95*")
+    rows = rows_of(pytester.path / "r.jsonl")
+    assert all(r["metrics"]["faithfulness"] is None for r in rows.values())
+    why = {q: r["judge_failures"]["faithfulness"] for q, r in rows.items()}
+    assert why["q00"] == "invalid: faithfulness came back 1.5, outside [0, 1]"
+    assert why["q01"] == "invalid: faithfulness came back inf, outside [0, 1]"
+    assert why["q03"] == "invalid: faithfulness came back as str '0.7', not a number"
+    assert why["q04"] == "invalid: faithfulness came back as bool True, not a number"
+    assert why["q05"].startswith("invalid:")
+
+
+RAGAS_FAITHFULNESS_ONLY = '''
+class Tiny:
+    def encode(self, texts):
+        import numpy as np
+        return np.array([[1.0, float(len(t))] for t in texts])
+
+@pytest.fixture(scope="session")
+def ragate_judge(pytestconfig):
+    from pytest_ragate.judges import from_settings
+    from pytest_ragate.settings import read_settings
+    judge = from_settings(read_settings(pytestconfig).judge, Tiny)
+    judge.metrics = ("faithfulness",)
+    return judge
+'''
+
+
+@WORKERS
+def test_a_model_judge_that_extracts_no_statements_is_a_judge_failure(
+        pytester: pytest.Pytester, openai_stub: OpenAIStub, workers: str) -> None:
+    def script(request: dict[str, Any]) -> Any:
+        prompt = str(request["messages"][-1]["content"])
+        if '"title": "StatementGeneratorOutput"' in prompt:
+            return completion(json.dumps({"statements": []}))
+        return error(500, "only statements are asked for")
+
+    openai_stub.script = script
+    questions, expected = many(5)
+    write_goldset(pytester.path / "gs", questions=questions, expected=expected,
+                  floors="[floors]\nfaithfulness = 0.8\n")
+    pytester.makeconftest(planned({}) + RAGAS_FAITHFULNESS_ONLY)
+    result = run(pytester, workers, "gs", "--ragate-results=r.jsonl", "--ragate-cache=off",
+                 "--ragate-judge=ragas:stub-model", f"--ragate-judge-url={openai_stub.url}")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    expect(result,
+        "FAILED gs/ragate.toml::floor[faithfulness] - nothing scored*",
+        "FAILED gs/ragate.toml::floor[judge_coverage] - judge_coverage 0.00 < floor 0.95*")
+    for row in rows_of(pytester.path / "r.jsonl").values():
+        assert row["judge_failures"]["faithfulness"].startswith(
+            "empty: stub-model extracted no statements")
+
+
+# --- 6. contexts outside the corpus, and pools that hold everything ------------------------------
+
+@WORKERS
+def test_contexts_outside_the_corpus_are_errors_on_their_rows(
+        pytester: pytest.Pytester, workers: str) -> None:
+    write_goldset(pytester.path / "gs", floors="[floors]\nevidence_recall = 0.5\n")
+    pytester.makeconftest(planned({
+        "q1": "cite(Context(context_id='all', doc_id='m1', first_turn=0, last_turn=10**9))",
+        "q2": "cite(Context(context_id='x', doc_id='mX', first_turn=0, last_turn=1))",
+        "q3": "cite(right)", "q4": "Answer.abstain()"}))
+    result = run(pytester, workers, "gs", "--ragate-results=r.jsonl")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    expect(result,
+        "FAILED gs/ragate.toml::q1 - *all: turns 0–1000000000 run past the end of m1 "
+        "(turns 0–11)*",
+        "FAILED gs/ragate.toml::q2 - *x: document 'mX' is not in the corpus*",
+        "FAILED gs/ragate.toml::floor[evidence_recall] - not decided: 2 of 4 questions have "
+        "no result: errored q1*")
+    rows = rows_of(pytester.path / "r.jsonl")
+    assert rows["q1"]["status"] == rows["q2"]["status"] == "error"
+    assert rows["q1"]["evidence_spans_found"] == 0
+
+
+EVERYTHING = '''
+import pytest
+from pytest_ragate import Answer, Citation, Context
+
+@pytest.fixture
+def ragate_system():
+    """Returns every turn of every document, the evidence last: a pool that 'finds' it all."""
+    def answer(text):
+        first = [("m2", t) for t in range(5)]  # no evidence among the first five
+        turns = first + [(d, t) for d, n in (("m1", 12), ("m2", 12), ("m3", 6))
+                         for t in range(n) if (d, t) not in first]
+        contexts = [Context(context_id=f"{d}:{t}", doc_id=d, first_turn=t, last_turn=t,
+                            distance=0.1) for d, t in turns]
+        if text.endswith("q4?"):
+            return Answer.abstain(contexts)
+        return Answer(text="x", contexts=contexts,
+                      citations=[Citation(context_id=contexts[0].context_id)])
+    return answer
+'''
+
+
+@WORKERS
+def test_evidence_recall_at_k_does_not_reward_returning_everything(
+        pytester: pytest.Pytester, workers: str) -> None:
+    write_goldset(pytester.path / "gs", floors='[floors]\nevidence_recall = 0.9\n'
+                  '"evidence_recall@5" = 0.9\n')
+    pytester.makeconftest(EVERYTHING)
+    result = run(pytester, workers, "gs", "--ragate-results=r.jsonl", "--ragate-report=r.md")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    expect(result,
+        "PASSED gs/ragate.toml::floor[evidence_recall]",
+        "FAILED gs/ragate.toml::floor[evidence_recall@5] - evidence_recall@5 0.00 < floor "
+        "0.90 · n=4 spans*")
+    assert {r["contexts"] for r in rows_of(pytester.path / "r.jsonl").values()} == {30}
+    assert "median 30, min 30, max 30" in (pytester.path / "r.md").read_text()
+
+
+# --- 7. outputs that collide or cannot be written ----------------------------------------------
+
+COLLISIONS = {
+    "results is the junit file": (["--ragate-results=out/a", "--junitxml=out/a"],
+                                  "--junitxml and --ragate-results all write"),
+    "report is the html": (["--ragate-report=a.md", "--ragate-html=a.md"],
+                           "--ragate-report and --ragate-html all write"),
+    "history is the results file": (["--ragate-history=h.jsonl", "--ragate-results=h.jsonl"],
+                                    "--ragate-results and --ragate-history all write"),
+    "the baseline is overwritten": (["--ragate-baseline=base.jsonl",
+                                     "--ragate-results=base.jsonl"],
+                                    "--ragate-baseline base.jsonl is also written by "
+                                    "--ragate-results"),
+    "a directory": (["--ragate-results=adir"], "is a directory"),
+    "under a file": (["--ragate-report=afile/report.md"], "is a file, not a folder"),
+}
+
+
+@WORKERS
+@pytest.mark.parametrize("case", COLLISIONS, ids=list(COLLISIONS))
+def test_outputs_that_collide_or_cannot_be_written_stop_the_run_first(
+        pytester: pytest.Pytester, workers: str, case: str) -> None:
+    write_goldset(pytester.path / "gs")
+    pytester.makeconftest(planned({}))
+    (pytester.path / "adir").mkdir()
+    (pytester.path / "afile").write_text("")
+    (pytester.path / "base.jsonl").write_text(json.dumps({
+        "goldset": "mini", "question_id": "q1", "kind": "single_meeting", "index": 0,
+        "must_abstain": False, "evidence_spans": 1, "eval_version": "7"}) + "\n")
+    args, message = COLLISIONS[case]
+    result = run(pytester, workers, "gs", *args)
+    assert result.ret == USAGE
+    result.stderr.fnmatch_lines([f"*{message}*"])
+    assert not (pytester.path / "ran.txt").exists()  # found before any question was asked
+
+
+# --- 8. one name, two goldsets; one goldset, two routes ----------------------------------------
+
+@WORKERS
+def test_two_goldsets_with_one_name_are_a_collection_error(pytester: pytest.Pytester,
+                                                           workers: str) -> None:
+    write_goldset(pytester.path / "a")
+    write_goldset(pytester.path / "b")
+    pytester.makeconftest(planned({}))
+    result = run(pytester, workers, "a", "b")
+    assert result.ret == collection_failed(workers)
+    result.stdout.fnmatch_lines([f"*two goldsets are named 'mini': {pytester.path / 'a'} "
+                                 f"(collected by a/ragate.toml) and {pytester.path / 'b'} "
+                                 "(collected by b/ragate.toml)*"])
+
+
+@WORKERS
+def test_one_folder_through_two_routes_is_two_runs_never_pooled(
+        pytester: pytest.Pytester, workers: str) -> None:
+    write_goldset(pytester.path / "gs", floors="[floors]\nabstention_accuracy = 0.5\n")
+    pytester.makeconftest(planned({"q4": "Answer.abstain()"}).replace(
+        "def ragate_system", "def my_rag"))
+    pytester.makepyfile(test_rag='''
+import pytest_ragate as ragate
+
+@ragate.goldset("gs")
+def test_mine(ragate_question, my_rag):
+    return my_rag(ragate_question.question)
+''')
+    (pytester.path / "conftest.py").write_text((pytester.path / "conftest.py").read_text() + '''
+@pytest.fixture
+def ragate_system(my_rag):
+    return my_rag
+''')
+    result = run(pytester, workers, "gs", "test_rag.py", "--ragate-history=h.jsonl")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["*mini (gs/ragate.toml)*abstention_accuracy*0.50*1.00*4*",
+                                 "*mini (test_rag.py::test_mine)*abstention_accuracy*0.50*"
+                                 "1.00*4*"])
+    lines = [json.loads(x) for x in (pytester.path / "h.jsonl").read_text().splitlines()]
+    assert sorted(line["route"] for line in lines) == ["gs/ragate.toml",
+                                                      "test_rag.py::test_mine"]
+    assert all(line["questions"] == 4 for line in lines)
+
+
+# --- 9. an empty corpus, no questions ----------------------------------------------------------
+
+@WORKERS
+@pytest.mark.parametrize("empty", ["corpus", "questions"])
+def test_an_empty_corpus_or_question_set_is_a_collection_error(
+        pytester: pytest.Pytester, workers: str, empty: str) -> None:
+    if empty == "corpus":
+        write_goldset(pytester.path / "gs", corpus=[], questions=[], expected=[],
+                      floors="[floors]\nabstention_accuracy = 1.0\n")
+        says = "corpus.paths: the corpus has no documents"
+    else:
+        write_goldset(pytester.path / "gs", questions=[], expected=[],
+                      floors="[floors]\nabstention_accuracy = 1.0\n")
+        says = "questions.file: has no questions"
+    pytester.makeconftest(planned({}))
+    result = run(pytester, workers, "gs")
+    assert result.ret == collection_failed(workers)
+    result.stdout.fnmatch_lines([f"*{says}*"])
+
+
+# --- 10. the built-in parts are never used in place of the user's ------------------------------
+
+ANCHORS = [
+    {"anchor_id": "found", "kind": "retrieval_miss", "claim": "the budget",
+     "evidence": {"doc_id": "m1", "first_turn": 2, "last_turn": 3}, "xfail": "was missed"},
+    {"anchor_id": "missed", "kind": "retrieval_miss", "claim": "the colour",
+     "evidence": {"doc_id": "m2", "first_turn": 5, "last_turn": 6}, "xfail": "still missed"},
+]
+
+
+@WORKERS
+def test_anchors_check_the_pool_of_the_users_own_system(pytester: pytest.Pytester,
+                                                        workers: str) -> None:
+    root = write_goldset(pytester.path / "gs", toml=BASE_TOML + '\n[anchors]\nfile = '
+                         '"anchors.jsonl"\n')
+    (root / "anchors.jsonl").write_text(jsonl(ANCHORS))
+    # the user's system finds the budget (m1 2-3) for every text, never the colour (m2 5-6)
+    pytester.makeconftest(planned({}) + """
+def pytest_sessionfinish(session):
+    import sys
+    heavy = [m for m in ("pytest_ragate.retrieval", "chromadb") if m in sys.modules]
+    with open("modules.txt", "a") as out:
+        out.write(" ".join(heavy or ["clean"]) + "\\n")
+""")
+    result = run(pytester, workers, "gs", "--ragate-report=r.md", "--ragate-history=h.jsonl")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    expect(result,
+        "XFAIL gs/ragate.toml::anchor[missed] - still missed",
+        "FAILED gs/ragate.toml::anchor[found] - [XPASS(strict)] was missed*holds now*",
+        "*mini: system: ragate_system (conftest.py:*) · retriever: inside the system*")
+    assert "system: ragate_system (conftest.py:" in (pytester.path / "r.md").read_text()
+    line = json.loads((pytester.path / "h.jsonl").read_text())
+    assert line["system"].startswith("ragate_system (conftest.py:")
+    # the built-in retriever was never imported, in any process: no model, no index
+    loaded = (pytester.path / "modules.txt").read_text().split()
+    assert loaded and set(loaded) == {"clean"}
+
+
+@WORKERS
+def test_an_anchor_names_the_users_pool_and_how_to_supply_a_retriever(
+        pytester: pytest.Pytester, workers: str) -> None:
+    root = write_goldset(pytester.path / "gs", toml=BASE_TOML + '\n[anchors]\nfile = '
+                         '"anchors.jsonl"\n')
+    (root / "anchors.jsonl").write_text(jsonl([{**ANCHORS[1], "xfail": None}]))
+    pytester.makeconftest(planned({}).replace('"cite(right)"', '"Answer.abstain()"'))
+    result = run(pytester, workers, "gs", "-k", "anchor")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    expect(result,
+        "FAILED gs/ragate.toml::anchor[missed] - *anchor missed: evidence m2 turns 5-6 is not in "
+        "the pool: nothing (pool: the contexts returned by ragate_system (conftest.py:*)); your "
+        "ragate_system returned no contexts for the claim*override `ragate_retriever`*")
+
+
+@WORKERS
+def test_an_anchor_whose_retriever_raises_is_an_error_not_a_known_miss(
+        pytester: pytest.Pytester, workers: str) -> None:
+    root = write_goldset(pytester.path / "gs", toml=BASE_TOML + '\n[anchors]\nfile = '
+                         '"anchors.jsonl"\n\n[floors.anchors.retrieval_miss]\n'
+                         'evidence_recall = { min = 0.9, xfail = "misses" }\n')
+    (root / "anchors.jsonl").write_text(jsonl(ANCHORS))
+    pytester.makeconftest('''
+import pytest
+
+@pytest.fixture
+def ragate_retriever():
+    def retrieve(claim):
+        raise ConnectionError("the vector store is down")
+    return retrieve
+''')
+    result = run(pytester, workers, "gs", "-k", "anchor")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    expect(result,
+        "FAILED gs/ragate.toml::anchor[found] - ConnectionError: the vector store is down",
+        "FAILED gs/ragate.toml::floor[anchors:retrieval_miss:evidence_recall] - not decided: "
+        "2 of 2 retrieval_miss anchors have no result: errored found, missed*")
+
+
+# --- 11. weak spots ---------------------------------------------------------------------------
+
+@WORKERS
+@pytest.mark.parametrize("spec, says", [
+    ("fixtur:judge.json", "--ragate-judge 'fixtur:judge.json': expected fixture:PATH or "
+                          "ragas:MODEL"),
+    ("fixture:missing.json", "--ragate-judge fixture:missing.json: cannot read the fixture "
+                             "judge file (No such file or directory)"),
+    ("fixture:yes.json", "yes.json: answers.q1.supported[0]: Input should be a valid "
+                         "boolean"),
+    ("fixture:bom.json", "bom.json: the file starts with a UTF-8 byte-order mark (BOM)"),
+], ids=["typo", "missing", "yes-for-true", "bom"])
+def test_a_bad_judge_is_one_usage_error_before_anything_runs(
+        pytester: pytest.Pytester, workers: str, spec: str, says: str) -> None:
+    write_goldset(pytester.path / "gs", floors="[floors]\nfaithfulness = 0.5\n")
+    pytester.makeconftest(planned({}))
+    verdicts = {"judge_id": "v", "answers": {"q1": {"statements": ["s"], "supported": ["yes"]}}}
+    (pytester.path / "yes.json").write_text(json.dumps(verdicts))
+    (pytester.path / "bom.json").write_bytes(b"\xef\xbb\xbf" + json.dumps(
+        {"judge_id": "v", "answers": {}}).encode())
+    result = run(pytester, workers, "gs", f"--ragate-judge={spec}")
+    assert result.ret == USAGE
+    result.stderr.fnmatch_lines(esc(f"*{says}*"))
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+    assert not (pytester.path / "ran.txt").exists()
+
+
+LATIN1_QUESTION = b'{"question_id": "q1", "kind": "single_meeting", "question": "Caf\xe9?"}\n'
+LATIN1_TURN = b'{"doc_id": "m1", "turn": 0, "text": "ok"}\n{"doc_id": "m1", "turn": 1, ' \
+    b'"text": "na\xefve"}\n'
+
+
+@WORKERS
+@pytest.mark.parametrize("where, data, says", [
+    ("questions.jsonl", LATIN1_QUESTION,
+     f"questions.jsonl: <file>: is not UTF-8: byte 0xe9 at line 1, column "
+     f"{LATIN1_QUESTION.index(0xE9) + 1} (save it as UTF-8)"),
+    ("expected.jsonl", b"\xef\xbb\xbf" + b'{"question_id": "q1"}\n',
+     "expected.jsonl: <file>: starts with a UTF-8 byte-order mark (BOM): save it as UTF-8 "
+     "without a BOM"),
+    ("ragate.toml", b"\xff\xfe" + BASE_TOML.encode("utf-16-le"),
+     "ragate.toml: <file>: starts with a UTF-16 byte-order mark (BOM)"),
+    ("corpus/meetings.jsonl", LATIN1_TURN,
+     f"meetings.jsonl: <file>: is not UTF-8: byte 0xef at line 2, column "
+     f"{LATIN1_TURN.splitlines()[1].index(0xEF) + 1}"),
+], ids=["latin-1 question", "bom", "utf-16", "latin-1 corpus"])
+def test_a_file_that_is_not_utf8_names_itself_and_what_is_wrong(
+        pytester: pytest.Pytester, workers: str, where: str, data: bytes, says: str) -> None:
+    root = write_goldset(pytester.path / "gs")
+    (root / where).write_bytes(data)
+    pytester.makeconftest(planned({}))
+    result = run(pytester, workers, "gs")
+    assert result.ret == collection_failed(workers)
+    result.stdout.fnmatch_lines([f"*{says}*"])
+
+
+@WORKERS
+@pytest.mark.parametrize("distance", ["float('nan')", "float('inf')", "True"])
+def test_a_distance_that_is_no_number_is_an_error_on_its_row(
+        pytester: pytest.Pytester, workers: str, distance: str) -> None:
+    write_goldset(pytester.path / "gs", floors="[floors]\nabstention_accuracy = 0.5\n")
+    # a plain dict, so the check is ragate's and not the system's own Context(...)
+    pytester.makeconftest(planned({"q1": "{'text': 'x', 'citations': [{'context_id': 'c'}], "
+                                         "'contexts': [{'context_id': 'c', 'doc_id': 'm1', "
+                                         "'first_turn': 2, 'last_turn': 3, 'distance': "
+                                         f"{distance}}}]}}"}))
+    result = run(pytester, workers, "gs", "--ragate-results=r.jsonl")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*q1: the system returned a malformed answer (dict)*",
+                                 "contexts.0.distance"])
+    assert rows_of(pytester.path / "r.jsonl")["q1"]["status"] == "error"
+
+
+@WORKERS
+def test_a_system_past_its_timeout_is_an_error_on_its_row(pytester: pytest.Pytester,
+                                                          workers: str) -> None:
+    write_goldset(pytester.path / "gs", floors="[floors]\nabstention_accuracy = 0.5\n")
+    pytester.makeconftest(planned({"q2": "time.sleep(30)"}))
+    result = run(pytester, workers, "gs", "--ragate-system-timeout=0.5",
+                 "--ragate-results=r.jsonl")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    expect(result,
+        "FAILED gs/ragate.toml::q2 - *q2: the system did not answer within 0.5 s "
+        "(ragate_system_timeout)",
+        "FAILED gs/ragate.toml::floor[abstention_accuracy] - not decided: 1 of 4 questions*")
+    assert rows_of(pytester.path / "r.jsonl")["q2"]["status"] == "error"
+
+
+@WORKERS
+def test_deselected_questions_skip_the_floor_and_say_how_many(pytester: pytest.Pytester,
+                                                              workers: str) -> None:
+    write_goldset(pytester.path / "gs", floors="[floors]\ncitation_accuracy = 0.5\n")
+    pytester.makeconftest(planned({"q2": "cite(wrong)", "q3": "cite(wrong)",
+                                   "q4": "Answer.abstain()"}))
+    result = run(pytester, workers, "gs", "-k", "q1 or floor", "--ragate-report=r.md")
+    assert result.ret == pytest.ExitCode.OK  # a skip: the user chose the part, and is told
+    expect(result,
+        "SKIPPED * not decided: 3 of 4 questions deselected (-k, -m or --lf): q2, q3, q4; a "
+        "floor is decided over its whole population*")
+    assert "4 questions: 1 scored, 3 deselected (q2, q3, q4)" in (pytester.path / "r.md"
+                                                                  ).read_text()
+
+
+def test_last_failed_reruns_skip_a_floor_whose_questions_passed(pytester: pytest.Pytester,
+                                                                ) -> None:
+    write_goldset(pytester.path / "gs", floors="[floors]\ncitation_accuracy = 0.9\n")
+    pytester.makeconftest(planned({"q2": "cite(wrong)", "q4": "Answer.abstain()"}))
+    for workers in ("0", "2"):
+        first = pytester.runpytest_subprocess("gs")  # a skipped floor leaves --lf's list
+        assert first.ret == pytest.ExitCode.TESTS_FAILED
+        again = pytester.runpytest_subprocess("gs", "--lf", "-n", workers, "-rA")
+        assert again.ret == pytest.ExitCode.OK
+        expect(again, "SKIPPED * not decided: 4 of 4 questions deselected*")
+
+
+@WORKERS
+def test_an_errored_question_fails_a_strict_xfail_floor_too(pytester: pytest.Pytester,
+                                                            workers: str) -> None:
+    write_goldset(pytester.path / "gs", floors='[floors]\nevidence_recall = { min = 0.99, '
+                  'xfail = "known misses" }\n')
+    pytester.makeconftest(planned({"q3": "1 / 0", "q4": "Answer.abstain()"}))
+    result = run(pytester, workers, "gs", "--junitxml=j.xml")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    expect(result, "FAILED gs/ragate.toml::floor[evidence_recall] - not "
+                                    "decided: 1 of 4 questions have no result: errored q3 "
+                                    "(ZeroDivisionError: division by zero)*")
+    cases = junit_cases(pytester.path / "j.xml")
+    assert cases["gs.ragate.toml::floor[evidence_recall]"]["outcome"] == "failure"
+
+
+@WORKERS
+def test_every_output_agrees_when_a_question_fails_and_the_floors_hold(
+        pytester: pytest.Pytester, workers: str) -> None:
+    """`question_outcome = "assert"`: a wrong answer fails its item while every floor holds.
+    The exit status is 1, so no report may say PASS."""
+    write_goldset(pytester.path / "gs", toml='question_outcome = "assert"\n' + BASE_TOML,
+                  floors="[floors]\nabstention_accuracy = 0.5\n")
+    pytester.makeconftest(planned({
+        "q2": "cite(wrong)", "q4": "Answer.abstain()",
+        "q3": "cite(Context(context_id='c', doc_id='m1', first_turn=0, last_turn=0))"}))
+    result = run(pytester, workers, "gs", "--junitxml=j.xml", "--ragate-report=r.md",
+                 "--ragate-html=r.html", "--ragate-history=h.jsonl")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    expect(result, "PASSED gs/ragate.toml::floor[abstention_accuracy]",
+                                    "FAILED gs/ragate.toml::q2 - *q2 is wrong*")
+    failures = [c for c in ET.parse(pytester.path / "j.xml").getroot().iter("failure")]
+    assert len(failures) == 1
+    assert "Run: **FAIL**" in (pytester.path / "r.md").read_text()
+    html = (pytester.path / "r.html").read_text()
+    assert '<h1>ragate report <span class="badge o-failed">FAIL</span></h1>' in html
+    assert json.loads((pytester.path / "h.jsonl").read_text())["status"] == "failed"
+
+
+def test_ragate_compare_refuses_to_compare_a_run_with_itself(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from pytest_ragate.cli import main
+
+    results = tmp_path / "r.jsonl"
+    results.write_text(json.dumps({
+        "goldset": "g", "question_id": "q1", "kind": "single_meeting", "index": 0,
+        "must_abstain": False, "evidence_spans": 1, "eval_version": "1"}) + "\n")
+    (tmp_path / "link.jsonl").symlink_to(results)
+    for baseline in (results, tmp_path / "link.jsonl"):
+        refused = CliRunner().invoke(main, ["compare", str(baseline), str(results)])
+        assert refused.exit_code == 1
+        assert "are the same file: a run compared with itself can show no change" in (
+            refused.output)
+
+
+@pytest.mark.parametrize("change, field, says", [
+    (lambda rows: rows[0]["evidence"][0].update(first_turn=True), "evidence[0].first_turn",
+     "Input should be a valid integer"),
+    (lambda rows: rows[0]["evidence"][0].update(last_turn="3"), "evidence[0].last_turn",
+     "Input should be a valid integer"),
+    (lambda rows: rows[0].update(gist=1), "gist", "Input should be a valid string"),
+], ids=["true for a turn", "a string for a turn", "a number for a gist"])
+def test_a_value_of_the_wrong_type_is_rejected_not_coerced(
+        tmp_path: Path, change: Any, field: str, says: str) -> None:
+    from pytest_ragate.goldset import load_goldset
+    from pytest_ragate.problems import GoldsetError
+    from tests.conftest import expected_rows
+
+    rows = expected_rows()
+    change(rows)
+    root = write_goldset(tmp_path / "gs", expected=rows)
+    with pytest.raises(GoldsetError) as caught:
+        load_goldset(root)
+    [problem] = caught.value.problems
+    assert (problem.line, problem.question_id, problem.field) == (1, "q1", field)
+    assert says in problem.message
+
+
+def test_a_kind_typo_and_a_floor_for_an_absent_kind_fail_validate(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from pytest_ragate.cli import main
+    from tests.conftest import question_rows
+
+    typo = write_goldset(tmp_path / "typo", questions=question_rows(
+        [("q1", "singel_meeting"), ("q2", "single_meeting"), ("q3", "cross_meeting"),
+         ("q4", "unanswerable")]))
+    absent = write_goldset(tmp_path / "absent", floors="[floors.kind.multi_doc]\n"
+                           "evidence_recall = 0.5\n")
+    for root, field, says in (
+            (typo, "questions.jsonl:1: kind", "'singel_meeting' (1 question) is not a known "
+             "kind (single_meeting, cross_meeting, unanswerable) and not declared in "
+             "[questions] mix or kinds"),
+            (absent, "ragate.toml: floors.kind.multi_doc.evidence_recall",
+             "no question has kind 'multi_doc'")):
+        result = CliRunner().invoke(main, ["validate", str(root)])
+        assert result.exit_code == 1
+        assert f"{field}: {says}" in result.output, result.output
+
+
+@WORKERS
+def test_vacuous_verdicts_are_kept_and_counted_in_every_report(pytester: pytest.Pytester,
+                                                             workers: str) -> None:
+    write_goldset(pytester.path / "gs", floors="[floors]\nfaithfulness = 0.5\n")
+    pytester.makeconftest(planned({"q4": "Answer.abstain()"}) + FIXTURE_JUDGE_CONFTEST)
+    verdicts = {q: {"statements": [], "supported": []} for q in ("q1", "q2", "q3")}
+    (pytester.path / "judge.json").write_text(json.dumps({"judge_id": "v",
+                                                          "answers": verdicts}))
+    result = run(pytester, workers, "gs", "--ragate-judge=fixture:judge.json",
+                 "--ragate-report=r.md", "--ragate-results=r.jsonl", "--ragate-cache=off")
+    expect(result, "*judge fixture:v: 9/9 verdicts, judge failures 0, vacuous 3, cache hits 0*")
+    assert "vacuous 3" in (pytester.path / "r.md").read_text()
+    assert rows_of(pytester.path / "r.jsonl")["q1"]["judge_vacuous"] == ["faithfulness"]
+    assert result.ret == pytest.ExitCode.OK
