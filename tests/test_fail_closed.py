@@ -6,6 +6,7 @@ here may pass by being skipped (none of these tests skips itself)."""
 from __future__ import annotations
 
 import json
+import textwrap
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -44,15 +45,13 @@ def rows_of(path: Path) -> dict[str, dict[str, Any]]:
     return {r["question_id"]: r for r in map(json.loads, path.read_text().splitlines())}
 
 
-def many(n: int, kind: str = "single_meeting") -> tuple[list[dict[str, Any]],
-                                                        list[dict[str, Any]]]:
-    """n answerable questions q00.. whose evidence is m1 turns 2-3."""
-    questions = [{"question_id": f"q{i:02d}", "kind": kind, "question": f"What about q{i:02d}?"}
-                 for i in range(n)]
-    expected = [{"question_id": f"q{i:02d}", "gist": "the budget",
-                 "evidence": [{"doc_id": "m1", "first_turn": 2, "last_turn": 3}]}
-                for i in range(n)]
-    return questions, expected
+def write_many(root: Path, n: int, floors: str) -> None:
+    """A goldset of n answerable questions q00.. whose evidence is m1 turns 2-3."""
+    write_goldset(root, floors=floors, questions=[
+        {"question_id": f"q{i:02d}", "kind": "single_meeting", "question": f"What about "
+         f"q{i:02d}?"} for i in range(n)], expected=[
+        {"question_id": f"q{i:02d}", "gist": "the budget",
+         "evidence": [{"doc_id": "m1", "first_turn": 2, "last_turn": 3}]} for i in range(n)])
 
 
 # A system whose behaviour per question id is a line of Python in BEHAVIOUR (default: cite
@@ -90,30 +89,39 @@ def planned(behaviour: dict[str, str]) -> str:
 
 # --- 1. a crashed worker --------------------------------------------------------------------
 
-SLOW_JUDGE = '''
-class SlowJudge:
-    """Verdicts that take a while, so questions wait (reports held) while others run."""
-    judge_id = "slow-judge"
+def scripted_judge(score_body: str, preamble: str = "") -> str:
+    """A conftest fragment: a `ragate_judge` asked for faithfulness only, whose `score` runs
+    `score_body` (with `item` and `metric` in scope)."""
+    body = textwrap.indent(textwrap.dedent(score_body).strip(), " " * 8)
+    return f"""
+{preamble}
+class ScriptedJudge:
+    judge_id = "scripted"
     metrics = ("faithfulness",)
     def prompt_hash(self, metric):
         return "v1"
     async def score(self, item, metric):
-        import asyncio
-        await asyncio.sleep(0.4)
-        return 0.9
+{body}
 
 @pytest.fixture(scope="session")
 def ragate_judge():
-    return SlowJudge()
-'''
+    return ScriptedJudge()
+"""
+
+
+# verdicts that take a while, so questions wait (reports held) while others run
+SLOW_JUDGE = scripted_judge("""
+    import asyncio
+    await asyncio.sleep(0.4)
+    return 0.9
+""")
 
 
 @WORKERS
 def test_a_crashed_worker_fails_the_gate_and_names_the_question(
         pytester: pytest.Pytester, workers: str) -> None:
-    questions, expected = many(22)
-    write_goldset(pytester.path / "gs", questions=questions, expected=expected,
-                  floors="[floors]\nabstention_accuracy = 0.5\nfaithfulness = 0.5\n")
+    write_many(pytester.path / "gs", 22,
+               floors="[floors]\nabstention_accuracy = 0.5\nfaithfulness = 0.5\n")
     pytester.makeconftest(planned({"q07": "os.kill(os.getpid(), signal.SIGKILL)"})
                           + SLOW_JUDGE)
     result = run(pytester, workers, "gs", "--ragate-results=r.jsonl", "--junitxml=j.xml",
@@ -179,9 +187,7 @@ def test_a_sealed_goldset_without_its_key_fails_unless_told_to_skip(
 @WORKERS
 def test_repeating_a_right_citation_cannot_outvote_the_wrong_ones(
         pytester: pytest.Pytester, workers: str) -> None:
-    questions, expected = many(6)
-    write_goldset(pytester.path / "gs", questions=questions, expected=expected,
-                  floors="[floors]\ncitation_accuracy = 0.5\n")
+    write_many(pytester.path / "gs", 6, floors="[floors]\ncitation_accuracy = 0.5\n")
     pytester.makeconftest(planned({"q00": "cite(right, times=50)",
                                    **{f"q0{i}": "cite(wrong)" for i in range(1, 6)}}))
     result = run(pytester, workers, "gs", "--ragate-ci=strict", "--ragate-results=r.jsonl")
@@ -194,30 +200,16 @@ def test_repeating_a_right_citation_cannot_outvote_the_wrong_ones(
 
 # --- 4. and 5. judges that score out of range, or find nothing to judge ------------------------
 
-ODD_JUDGE = '''
+ODD_JUDGE = scripted_judge("return ODD[item.question_id]", preamble="""
 ODD = {"q00": 1.5, "q01": float("inf"), "q02": -0.5, "q03": "0.7", "q04": True,
        "q05": float("nan")}
-
-class OddJudge:
-    judge_id = "odd-judge"
-    metrics = ("faithfulness",)
-    def prompt_hash(self, metric):
-        return "v1"
-    async def score(self, item, metric):
-        return ODD[item.question_id]
-
-@pytest.fixture(scope="session")
-def ragate_judge():
-    return OddJudge()
-'''
+""")
 
 
 @WORKERS
 def test_a_judge_score_that_is_not_a_number_in_0_1_is_a_judge_failure(
         pytester: pytest.Pytester, workers: str) -> None:
-    questions, expected = many(6)
-    write_goldset(pytester.path / "gs", questions=questions, expected=expected,
-                  floors="[floors]\nfaithfulness = 0.8\n")
+    write_many(pytester.path / "gs", 6, floors="[floors]\nfaithfulness = 0.8\n")
     pytester.makeconftest(planned({}) + ODD_JUDGE)
     result = run(pytester, workers, "gs", "--ragate-results=r.jsonl", "--ragate-cache=off")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
@@ -234,20 +226,12 @@ def test_a_judge_score_that_is_not_a_number_in_0_1_is_a_judge_failure(
     assert why["q05"].startswith("invalid:")
 
 
-RAGAS_FAITHFULNESS_ONLY = '''
-class Tiny:
-    def encode(self, texts):
-        import numpy as np
-        return np.array([[1.0, float(len(t))] for t in texts])
-
-@pytest.fixture(scope="session")
-def ragate_judge(pytestconfig):
-    from pytest_ragate.judges import from_settings
-    from pytest_ragate.settings import read_settings
-    judge = from_settings(read_settings(pytestconfig).judge, Tiny)
-    judge.metrics = ("faithfulness",)
-    return judge
-'''
+RAGAS_FAITHFULNESS_ONLY = FIXTURE_JUDGE_CONFTEST.replace(
+    "    return from_settings(read_settings(pytestconfig).judge, Embedder)",
+    "    judge = from_settings(read_settings(pytestconfig).judge, Embedder)\n"
+    "    judge.metrics = ('faithfulness',)\n"
+    "    return judge")
+assert "judge.metrics" in RAGAS_FAITHFULNESS_ONLY  # the fragment it edits has not moved
 
 
 @WORKERS
@@ -260,9 +244,7 @@ def test_a_model_judge_that_extracts_no_statements_is_a_judge_failure(
         return error(500, "only statements are asked for")
 
     openai_stub.script = script
-    questions, expected = many(5)
-    write_goldset(pytester.path / "gs", questions=questions, expected=expected,
-                  floors="[floors]\nfaithfulness = 0.8\n")
+    write_many(pytester.path / "gs", 5, floors="[floors]\nfaithfulness = 0.8\n")
     pytester.makeconftest(planned({}) + RAGAS_FAITHFULNESS_ONLY)
     result = run(pytester, workers, "gs", "--ragate-results=r.jsonl", "--ragate-cache=off",
                  "--ragate-judge=ragas:stub-model", f"--ragate-judge-url={openai_stub.url}")

@@ -254,6 +254,11 @@ def pytest_sessionfinish(session):
         assert row["knobs"]["embedding_model"] == "sentence-transformers/all-MiniLM-L6-v2"
         assert row["knobs"]["chunk_budget"] == 400 and row["knobs"]["top_k"] == 5
         assert row["nearest_distance"] is not None
+        # no conftest of the user's defines a system here: the rows and the summary say so
+        assert row["system"] == "built-in extractive answerer"
+        assert row["retriever"] == "built-in Chroma retriever (all-MiniLM-L6-v2)"
+    warm.stdout.fnmatch_lines(["*: system: built-in extractive answerer · retriever: built-in "
+                               "Chroma retriever (all-MiniLM-L6-v2) · judge: none"])
 
 
 class BatchStampingEmbedder:
