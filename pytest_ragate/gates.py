@@ -49,9 +49,6 @@ class Gap:
     kind: GapKind
     why: str = ""
 
-    def __str__(self) -> str:
-        return f"{self.member} {self.kind}" + (f" ({self.why})" if self.why else "")
-
 
 def _named(gaps: Sequence[Gap], detail: bool = True) -> str:
     """`lost q00, q01 (its worker went down); crashed q07 (…)`: members grouped by what

@@ -340,6 +340,7 @@ def question_row(run: GoldsetRun, r: QuestionRecord) -> dict[str, Any]:
         "metrics": [fmt_num(r.metrics.get(m)) for m in run.metrics],
         "judge_failures": _grouped(r.judge_failures),
         "judge_cached": r.judge_cached,
+        "judge_vacuous": r.judge_vacuous,
     }
 
 

@@ -212,6 +212,7 @@ def _question_rows(run: GoldsetRun) -> tuple[list[str], list[list[str]]]:
             f"{r.evidence_spans_found}/{r.evidence_spans}", str(r.contexts),
             fmt_num(r.nearest_distance), *[fmt_num(_value(r, m)) for m in metrics],
             "; ".join([f"{m} failed ({why})" for m, why in r.judge_failures.items()]
+                      + ([f"vacuous: {', '.join(r.judge_vacuous)}"] if r.judge_vacuous else [])
                       + ([f"cached: {', '.join(r.judge_cached)}"] if r.judge_cached else [])),
         ])
     means = []
