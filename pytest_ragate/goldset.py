@@ -11,6 +11,7 @@ import re
 import tomllib
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 
@@ -240,7 +241,7 @@ class Case:
             return self.expected.must_abstain
         return not self.sealed_has_evidence
 
-    @property
+    @cached_property
     def expected_labels(self) -> list[str] | None:
         """The expected spans as people read them; None while the answers are sealed (a
         sealed goldset never shows them, even to someone holding the key)."""

@@ -35,6 +35,7 @@ from pytest_ragate.settings import add_options, read_settings
 from pytest_ragate.wire import WORKEROUTPUT_KEY
 
 CONTROLLER_KEY = pytest.StashKey[Controller]()
+SELECTED_KEY = pytest.StashKey[list[pytest.Item]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -124,16 +125,23 @@ def pytest_pycollect_makeitem(collector: pytest.Module | pytest.Class, name: str
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """After every selection (-k, -m, --lf), tell the controller the floors it has to decide
-    and each goldset's whole population: a floor decided on one worker would see only that
-    worker's questions, and one decided over what happened to arrive could pass on a part."""
-    wire = collected(session.items)
-    workeroutput = getattr(session.config, "workeroutput", None)
-    if workeroutput is not None:
-        workeroutput[WORKEROUTPUT_KEY] = wire.model_dump(mode="json")
+    """After every selection (-k, -m, --lf), keep what was selected: the controller decides
+    floors over each goldset's whole population, and tells a missing result from a deselected
+    one by it. The description itself is built only when the run ends, so collecting (an
+    IDE's --collect-only, `-k other`) costs nothing more."""
+    session.config.stash[SELECTED_KEY] = list(session.items)
     controller = session.config.stash.get(CONTROLLER_KEY, None)
     if controller is not None:
-        controller.add_collected(wire)
+        controller.selected = session.config.stash[SELECTED_KEY]
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """An xdist worker sends the controller its description of the collection with its last
+    message (xdist's own sessionfinish wraps this one and sends `workeroutput` after it)."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    items = session.config.stash.get(SELECTED_KEY, None)
+    if workeroutput is not None and items is not None:
+        workeroutput[WORKEROUTPUT_KEY] = collected(items).model_dump(mode="json")
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -21,6 +21,7 @@ import pytest
 
 from pytest_ragate.gates import Gap, Strictness, decide, decide_anchors
 from pytest_ragate.goldset import Floor
+from pytest_ragate.items import collected
 from pytest_ragate.metrics import QuestionRecord
 from pytest_ragate.promotion import Promotion, promote_anchors, promote_floors
 from pytest_ragate.promotion import summary as promotion_summary
@@ -60,6 +61,7 @@ class Controller:
         self.records: dict[str, QuestionRecord] = {}  # by node id
         self.anchors: dict[str, dict[str, Any]] = {}  # by node id
         self.collected: Collected | None = None
+        self.selected: list[pytest.Item] | None = None  # this process's items, when it collects
         self.started: dict[str, tuple[str, int | None, str]] = {}  # node id -> location
         self.finished: set[str] = set()
         self.failed: dict[str, tuple[str, str]] = {}  # node id -> (phase, why) of a failure
@@ -123,6 +125,8 @@ class Controller:
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
         result = yield
         if not self.config.option.collectonly:
+            if self.selected is not None:
+                self.add_collected(collected(self.selected))
             self.report_undescribed()
             self.runs = self.decide()
             self.report_floors()
