@@ -63,7 +63,6 @@ class Controller:
         self.collected: Collected | None = None
         self.selected: list[pytest.Item] | None = None  # this process's items, when it collects
         self.started: dict[str, tuple[str, int | None, str]] = {}  # node id -> location
-        self.finished: set[str] = set()
         self.failed: dict[str, tuple[str, str]] = {}  # node id -> (phase, why) of a failure
         self.down: list[str] = []  # xdist workers that went down with an error
         self.runs: list[GoldsetRun] = []
@@ -93,9 +92,6 @@ class Controller:
     def pytest_runtest_logstart(self, nodeid: str, location: tuple[str, int | None, str],
                                 ) -> None:
         self.started[nodeid] = location
-
-    def pytest_runtest_logfinish(self, nodeid: str) -> None:
-        self.finished.add(nodeid)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Every worker's reports pass through here; keep the ragate records they carry, and
