@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from pytest_ragate.goldset import Floor
-from pytest_ragate.metrics import MECHANICAL, METRICS, QuestionRecord, Tally, tally
+from pytest_ragate.metrics import MECHANICAL, METRICS, QuestionRecord, Tally, behind, tally
 from pytest_ragate.stats import bootstrap_mean, wilson
 
 Outcome = Literal["passed", "failed", "xfailed", "xpassed", "skipped"]
@@ -192,7 +192,8 @@ def decide(
         message = (f"nothing scored: {floor.metric} has no {info.unit} among {len(rows)} "
                    f"{scope} · floor {floor.min:.2f} · computed by {by}{suffix}")
         return Verdict(floor, goldset, "failed", message, t, None, by, errors, skipped)
-    return _against_floor(floor, goldset, t, by, suffix, errors, skipped, strictness)
+    return _against_floor(floor, goldset, t, by, suffix, errors, skipped, strictness,
+                          behind(floor.metric, rows))
 
 
 def decide_anchors(floor: Floor, goldset: str, anchors: Sequence[dict[str, Any]],
@@ -219,9 +220,10 @@ def decide_anchors(floor: Floor, goldset: str, anchors: Sequence[dict[str, Any]]
 
 
 def _against_floor(floor: Floor, goldset: str, t: Tally, by: str, suffix: str, errors: int,
-                   skipped: int, strictness: Strictness) -> Verdict:
+                   skipped: int, strictness: Strictness, worst: str = "") -> Verdict:
     """Value (or, when strict, the interval's lower bound) against floor, with n, the
-    interval and who computed it; strict xfail aware."""
+    interval and who computed it; strict xfail aware. A failure names `worst`, the
+    questions behind it."""
     info = METRICS[floor.metric]
     unit = "anchors" if floor.anchors else info.unit
     interval = interval_of(t)
@@ -251,6 +253,8 @@ def _against_floor(floor: Floor, goldset: str, t: Tally, by: str, suffix: str, e
             return Verdict(floor, goldset, "xpassed", message, t, interval, by, errors, skipped)
         return Verdict(floor, goldset, "xfailed", f"{floor.xfail}: {figures}", t, interval, by,
                        errors, skipped)
+    if not holds and worst:
+        figures += f" · worst: {worst}"
     return Verdict(floor, goldset, "passed" if holds else "failed", figures, t, interval, by,
                    errors, skipped)
 

@@ -325,3 +325,41 @@ def tally(metric: str, records: Iterable[QuestionRecord]) -> Tally:
     failures = sum(metric in r.judge_failures for r in rows)
     return Tally(metric, sum(values), len(values), values, failures=failures,
                  questions=len(values))
+
+
+NAMED_BEHIND = 5  # questions a failing floor names, worst first
+
+
+def behind(metric: str, records: Sequence[QuestionRecord], limit: int = NAMED_BEHIND) -> str:
+    """The scored questions that pull `metric` down, worst first, as a floor's failure
+    message names them: `q07 0/2 citations right; q12 answered, should abstain`."""
+    found: list[tuple[float, int, str]] = []  # (how good, question order, what went wrong)
+    depth = recall_depth(metric)
+    for r in records:
+        if r.status != "scored":
+            continue  # errors are named as gaps
+        if metric == "citation_accuracy":
+            if r.citations and r.citations_correct < r.citations:
+                found.append((r.citations_correct / r.citations, r.index, f"{r.question_id} "
+                              f"{r.citations_correct}/{r.citations} citations right"))
+        elif metric == "abstention_accuracy":
+            if not r.abstention_correct:
+                found.append((0.0, r.index, f"{r.question_id} " + (
+                    "abstained, should answer" if r.abstained else "answered, should abstain")))
+        elif metric == "evidence_recall" or depth is not None:
+            hit = sum(k is not None and (depth is None or k <= depth) for k in r.evidence_ranks)
+            if hit < r.evidence_spans:
+                where = f" in the first {depth} contexts" if depth else ""
+                found.append((hit / r.evidence_spans, r.index, f"{r.question_id} found "
+                              f"{hit}/{r.evidence_spans} spans{where}"))
+        elif metric == "judge_coverage":
+            if r.judge_failures:
+                kinds = ", ".join(sorted({w.partition(":")[0] for w in r.judge_failures.values()}))
+                found.append((-len(r.judge_failures), r.index, f"{r.question_id} "
+                              f"{len(r.judge_failures)} judge failed ({kinds})"))
+        elif (value := r.metrics.get(metric)) is not None and value < 1.0:
+            found.append((value, r.index, f"{r.question_id} {metric} {value:.2f}"))
+    found.sort()
+    named = [words for _, _, words in found[:limit]]
+    more = len(found) - limit
+    return "; ".join(named) + (f"; and {more} more" if more > 0 else "")

@@ -25,6 +25,7 @@ RegressionOutcome = Literal["passed", "failed", "skipped"]
 MCNEMAR = "McNemar (exact)"
 BOOTSTRAP = "paired bootstrap"
 BINARY_METRICS = ("abstention_accuracy", "evidence_recall", "judge_coverage")
+NAMED_WORSE = 10  # questions a failed check names
 
 
 class BaselineError(Exception):
@@ -231,6 +232,7 @@ def check(goldset: str, metric: str, base: Mapping[str, QuestionScores],
     cur_units: list[bool] = []
     pairs: list[tuple[float, float, float, float]] = []
     paired_questions = 0
+    dropped: list[str] = []  # the questions that got worse, named when the check fails
     for q in ids:
         if test == MCNEMAR:
             then, now = _units(metric, base[q]), _units(metric, current[q])
@@ -238,12 +240,16 @@ def check(goldset: str, metric: str, base: Mapping[str, QuestionScores],
             base_units += [then[k] for k in keys]
             cur_units += [now[k] for k in keys]
             paired_questions += bool(keys)
+            if any(then[k] and not now[k] for k in keys):
+                dropped.append(q)
         else:
             then_r, now_r = _ratio(metric, base[q]), _ratio(metric, current[q])
             if then_r is None or now_r is None or not (then_r[1] or now_r[1]):
                 continue
             pairs.append((*then_r, *now_r))
             paired_questions += 1
+            if then_r[1] and now_r[1] and now_r[0] / now_r[1] < then_r[0] / then_r[1]:
+                dropped.append(q)
     aside = (f"; {unpaired} question{'s' * (unpaired != 1)} in only one run or skipped, "
              "not paired") if unpaired else ""
     where = f" · against {source}"
@@ -280,8 +286,12 @@ def check(goldset: str, metric: str, base: Mapping[str, QuestionScores],
                           f"are fewer than ragate_min_n = {min_n}{aside}{where}")
     significant = p < alpha
     if now_v < then_v and significant:
+        named = ", ".join(dropped[:NAMED_WORSE]) + (f" and {len(dropped) - NAMED_WORSE} more"
+                                                     if len(dropped) > NAMED_WORSE else "")
+        went = "right→wrong" if test == MCNEMAR else "worse"
         return Regression(goldset, metric, test, paired_questions, then_v, now_v, p, "failed",
-                          f"significant drop: {figures} < α {alpha:g}){aside}{where}")
+                          f"significant drop: {figures} < α {alpha:g}){aside}{where}"
+                          + (f" · {went}: {named}" if dropped else ""))
     word = ("no change" if now_v == then_v else
             ("significant rise" if significant else "not significant") if now_v > then_v
             else "drop not significant")

@@ -7,7 +7,7 @@ import pytest
 from pytest_ragate import Answer, Citation, Context
 from pytest_ragate.gates import Strictness, decide, fmt_counts, kind_counts
 from pytest_ragate.goldset import Floor
-from pytest_ragate.metrics import QuestionRecord, Span, score_answer, tally
+from pytest_ragate.metrics import QuestionRecord, Span, behind, score_answer, tally
 
 EVIDENCE = [Span("m1", 10, 14)]
 RIGHT = Context(context_id="c1", doc_id="m1", first_turn=12, last_turn=20,
@@ -158,13 +158,16 @@ def test_floor_message_names_value_floor_n_interval_and_method() -> None:
     verdict = decide(Floor("evidence_recall", 0.9), "g", rows)
     assert verdict.outcome == "failed"
     assert verdict.message == ("evidence_recall 0.35 < floor 0.90 · n=20 spans · "
-                               "95% CI [0.18, 0.57] (Wilson) · computed by mechanical")
+                               "95% CI [0.18, 0.57] (Wilson) · computed by mechanical · worst: "
+                               "q10 found 0/1 spans; q11 found 0/1 spans; q12 found 0/1 spans; "
+                               "q13 found 0/1 spans; q14 found 0/1 spans; and 8 more")
     cited = [record(f"q{i}", Answer(text="x", contexts=[RIGHT, WRONG_TURNS], citations=[
         Citation(context_id="c1" if i < 7 else "c2")]), EVIDENCE) for i in range(20)]
     verdict = decide(Floor("citation_accuracy", 0.9), "g", cited)
     assert verdict.message.startswith("citation_accuracy 0.35 < floor 0.90 · n=20 cited answers "
                                       "· 95% CI [")
-    assert verdict.message.endswith("(bootstrap) · computed by mechanical")
+    assert "(bootstrap) · computed by mechanical · worst: q10 0/1 citations right; " in (
+        verdict.message)
 
 
 def test_floor_with_nothing_scored_fails_and_says_so() -> None:
@@ -202,3 +205,32 @@ def test_errored_question_counts_as_wrong() -> None:
     verdict = decide(Floor("abstention_accuracy", 0.9), "g", [ok, err])
     assert (verdict.tally.k, verdict.tally.n) == (1, 2)  # type: ignore[union-attr]
     assert "1 question errored, counted as wrong" in verdict.message
+
+
+def test_a_failing_floor_names_the_questions_behind_it_worst_first() -> None:
+    two_wrong = record("two", Answer(text="x", contexts=[RIGHT, WRONG_TURNS], citations=[
+        Citation(context_id="c2"), Citation(context_id="c2")]), EVIDENCE)
+    half = record("half", Answer(text="x", contexts=[RIGHT, WRONG_TURNS], citations=[
+        Citation(context_id="c1"), Citation(context_id="c2")]), EVIDENCE)
+    right = record("right", Answer(text="x", contexts=[RIGHT],
+                                   citations=[Citation(context_id="c1")]), EVIDENCE)
+    guessed = record("guess", Answer(text="x", contexts=[RIGHT]), [], "unanswerable")
+    late = record("late", Answer(text="x", contexts=[
+        Context(context_id=f"f{i}", doc_id="m9", first_turn=0, last_turn=0) for i in range(3)]
+        + [RIGHT]), EVIDENCE)
+    rows = [half, two_wrong, right, guessed, late]
+    assert behind("citation_accuracy", rows) == ("two 0/1 citations right; half 1/2 "
+                                                 "citations right")
+    assert behind("abstention_accuracy", rows) == "guess answered, should abstain"
+    # the right context is fourth in late's pool: found, but not in the first three
+    assert behind("evidence_recall@3", rows) == "late found 0/1 spans in the first 3 contexts"
+    assert behind("evidence_recall", rows) == ""  # every span is somewhere in the pool
+    judged = [r.model_copy(update={"metrics": {"faithfulness": v}, "judge_failures": f})
+              for r, v, f in ((half, 0.5, {}), (two_wrong, 0.25, {}), (right, 1.0, {}),
+                              (late, None, {"faithfulness": "timeout: 60 s"}))]
+    assert behind("faithfulness", judged) == "two faithfulness 0.25; half faithfulness 0.50"
+    assert behind("judge_coverage", judged) == "late 1 judge failed (timeout)"
+    many = [record(f"w{i}", Answer(text="x", contexts=[WRONG_TURNS],
+                                   citations=[Citation(context_id="c2")]), EVIDENCE)
+            for i in range(8)]
+    assert behind("citation_accuracy", many).endswith("w4 0/1 citations right; and 3 more")

@@ -253,7 +253,8 @@ def test_baseline_regression_is_a_test_case_with_its_p_value(
         result.stdout.fnmatch_lines([
             "*significant drop: abstention_accuracy 1.00 → 0.00 over 12 paired questions "
             "(McNemar (exact): 12 right→wrong, 0 wrong→right of 12 questions, "
-            "p = 0.000488 < α 0.05) · against results file base.jsonl",
+            "p = 0.000488 < α 0.05) · against results file base.jsonl · right→wrong: u00, u01, "
+            "u02, u03, u04, u05, u06, u07, u08, u09 and 2 more",
             "*ragate regressions against the baseline*",
             "*SKIPPED*citation_accuracy: nothing to compare*",
             "FAILED gs/ragate.toml::regression?abstention_accuracy? - significant drop*",
