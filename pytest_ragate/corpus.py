@@ -35,10 +35,13 @@ def clock(seconds: float) -> str:
 
 
 def format_label(doc_id: str, speakers: Sequence[str], t_start: float | None,
-          t_end: float | None) -> str:
+                 t_end: float | None, turns: tuple[int, int] | None = None) -> str:
     """`[meeting · speaker · mm:ss–mm:ss]`, with what the corpus has: how a chunk, a citation
-    or an expected span is shown to a person."""
+    or an expected span is shown to a person. `turns` adds the range, for expected evidence:
+    `[meeting · turns 20–34 · …]`."""
     parts = [doc_id]
+    if turns is not None:
+        parts.append(f"turns {turns[0]}–{turns[1]}")
     if speakers:
         parts.append(", ".join(speakers))
     if t_start is not None and t_end is not None:
@@ -46,14 +49,15 @@ def format_label(doc_id: str, speakers: Sequence[str], t_start: float | None,
     return f"[{' · '.join(parts)}]"
 
 
-def span_label(doc_id: str, turns: Iterable[Turn]) -> str:
+def span_label(doc_id: str, turns: Iterable[Turn], numbers: tuple[int, int] | None = None,
+               ) -> str:
     """The label of a run of turns: its speakers in order of appearance, first start to
-    last end."""
+    last end (and its turn numbers, when given)."""
     turns = list(turns)
     starts = [t.t_start for t in turns if t.t_start is not None]
     ends = [t.t_end for t in turns if t.t_end is not None]
     return format_label(doc_id, list(dict.fromkeys(t.speaker for t in turns if t.speaker)),
-                 min(starts) if starts else None, max(ends) if ends else None)
+                        min(starts) if starts else None, max(ends) if ends else None, numbers)
 
 
 @dataclass(frozen=True)
@@ -63,9 +67,10 @@ class Document:
     source: Path
     broken: bool = False
 
-    def label(self, first_turn: int, last_turn: int) -> str:
+    def label(self, first_turn: int, last_turn: int, numbered: bool = False) -> str:
         """The span's label; turns past the end are left out (validation reports them)."""
-        return span_label(self.doc_id, self.turns[first_turn:last_turn + 1])
+        return span_label(self.doc_id, self.turns[first_turn:last_turn + 1],
+                          (first_turn, last_turn) if numbered else None)
 
 
 @dataclass

@@ -248,7 +248,8 @@ class Case:
         if self.goldset.sealed:
             return None
         corpus = self.goldset.corpus
-        return [corpus[s.doc_id].label(s.first_turn, s.last_turn) if s.doc_id in corpus
+        return [corpus[s.doc_id].label(s.first_turn, s.last_turn, numbered=True)
+                if s.doc_id in corpus
                 else f"[{s.doc_id} · turns {s.first_turn}–{s.last_turn}]"
                 for s in (self.expected.spans if self.expected else [])]
 

@@ -39,7 +39,14 @@ from pytest_ragate.history import (
 )
 from pytest_ragate.metrics import METRICS, QuestionRecord, Tally, tally
 from pytest_ragate.regression import Regression
-from pytest_ragate.reports import OUTCOME_WORDS, GoldsetRun, fmt_num, metric_source
+from pytest_ragate.reports import (
+    ANCHOR_HEADERS,
+    OUTCOME_WORDS,
+    GoldsetRun,
+    anchor_rows,
+    fmt_num,
+    metric_source,
+)
 
 TEMPLATE = "report.html.j2"
 # Okabe-Ito: distinguishable with the common colour-vision deficiencies
@@ -322,6 +329,7 @@ def question_row(run: GoldsetRun, r: QuestionRecord) -> dict[str, Any]:
     ranks = ", ".join("—" if rank is None else str(rank) for rank in r.evidence_ranks)
     return {
         "id": r.question_id,
+        "question": r.question,
         "kind": r.kind,
         "status": r.status,
         "error": r.error,
@@ -403,6 +411,8 @@ def run_view(index: int, run: GoldsetRun, history: Sequence[HistoryLine]) -> dic
         "trend": trend(run, history, f"{key}-trend", line),
         "metrics": [(m, metric_source(run, m)) for m in run.metrics],
         "rows": [question_row(run, r) for r in run.records],
+        "anchors": anchor_rows(run),
+        "anchor_headers": ANCHOR_HEADERS,
     }
 
 

@@ -412,7 +412,8 @@ def collected(items: Iterable[pytest.Item]) -> Collected:
         decorated = route not in file_routes
         populations.append(Population(
             route=route, goldset=goldset.name, eval_version=goldset.eval_version,
-            questions=[Member(question_id=c.question.question_id, kind=c.question.kind,
+            questions=[Member(question_id=c.question.question_id,
+                              question=c.question.question, kind=c.question.kind,
                               index=c.index, nodeid=nodeids.get(c.question.question_id),
                               sealed=c.expected is None, must_abstain=c.must_abstain,
                               evidence_spans=len(c.expected.spans) if c.expected else 0,

@@ -124,6 +124,7 @@ class QuestionRecord(BaseModel):
     goldset: str
     route: str = ""  # the node id of the route that asked it: ragate.toml, or a decorated test
     question_id: str
+    question: str | None = None  # the question's text, as the system was asked it
     kind: str
     index: int
     status: Literal["scored", "error", "skipped"] = "scored"

@@ -111,6 +111,9 @@ def anchor_row(item: Any, call: Any, report: Any) -> dict[str, Any] | None:
         error = call.excinfo.exconly().splitlines()[0] if call.excinfo else "error"
     elif report.skipped:
         error = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else "skipped"
+    why = None  # what the check said, when it did not hold
+    if call.excinfo is not None and isinstance(call.excinfo.value, pytest.fail.Exception):
+        why = str(call.excinfo.value.msg)
     return {"goldset": item.goldset_name, "anchor_id": anchor.anchor_id, "kind": anchor.kind,
-            "path": str(entry.path), "line": entry.line, "xfail": anchor.xfail,
-            "outcome": outcome, "error": error}
+            "claim": anchor.claim, "path": str(entry.path), "line": entry.line,
+            "xfail": anchor.xfail, "outcome": outcome, "error": error, "why": why}

@@ -38,7 +38,7 @@ def base_record(item: pytest.Item, case: Case, **fields: Any) -> QuestionRecord:
     spans = case.expected.spans if case.expected else []
     row: dict[str, Any] = {
         "goldset": case.goldset.name, "route": item.stash[ROUTE_KEY],
-        "question_id": case.question.question_id,
+        "question_id": case.question.question_id, "question": case.question.question,
         "kind": case.question.kind, "index": case.index, "must_abstain": case.must_abstain,
         "evidence_spans": len(spans), "eval_version": case.goldset.eval_version,
         "expected": case.expected_labels,

@@ -10,6 +10,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from tabulate import tabulate
 
@@ -43,6 +44,7 @@ class GoldsetRun:
     population: int | None = None  # questions collected; None when unknown (unit tests)
     gaps: list[Gap] = field(default_factory=list)  # questions without a scored result
     anchor_gaps: list[Gap] = field(default_factory=list)
+    anchors: list[dict[str, Any]] = field(default_factory=list)  # anchors that ran, in order
     failed_items: list[str] = field(default_factory=list)  # its items that failed
     run_failed: bool = False  # the pytest run as a whole exits non-zero
     soft_gaps: frozenset[str] = frozenset({"deselected"})  # gaps that skip, not fail
@@ -197,18 +199,21 @@ def regressions_table(runs: Sequence[GoldsetRun], tablefmt: str) -> str:
 
 def _question_rows(run: GoldsetRun) -> tuple[list[str], list[list[str]]]:
     metrics = run.metrics
-    headers = ["question", "kind", "status", "abstained", "citations ok", "evidence found",
-               "contexts", "nearest distance",
+    headers = ["question", "text", "kind", "status", "abstained", "citations ok",
+               "expected evidence", "evidence found", "contexts", "nearest distance",
                *[f"{m} ({metric_source(run, m)})" for m in metrics], "judge"]
     rows = []
     for r in run.records:
         repeats = f", {r.duplicate_citations} repeated" if r.duplicate_citations else ""
+        expected = ("sealed" if r.expected is None else " ".join(r.expected)
+                    or "none: must abstain")
         rows.append([
-            r.question_id, r.kind, r.status if r.status != "scored" else "",
+            r.question_id, _cell(r.question or ""), r.kind,
+            r.status if r.status != "scored" else "",
             "" if r.abstained is None else ("yes" if r.abstained else "no")
             + ("" if r.abstention_correct else " ✗"),
             f"{r.citations_correct}/{r.citations}" + (" (uncited)" if r.uncited else "")
-            + repeats,
+            + repeats, _cell(expected),
             f"{r.evidence_spans_found}/{r.evidence_spans}", str(r.contexts),
             fmt_num(r.nearest_distance), *[fmt_num(_value(r, m)) for m in metrics],
             "; ".join([f"{m} failed ({why})" for m, why in r.judge_failures.items()]
@@ -219,8 +224,66 @@ def _question_rows(run: GoldsetRun) -> tuple[list[str], list[list[str]]]:
     for m in metrics:
         values = [v for r in run.records if (v := _value(r, m)) is not None]
         means.append(fmt_num(sum(values) / len(values)) if values else "—")
-    rows.append(["**mean**", "", "", "", "", "", "", "", *means, ""])
+    rows.append(["**mean**", "", "", "", "", "", "", "", "", "", *means, ""])
     return headers, rows
+
+
+ANCHOR_HEADERS = ["anchor", "kind", "outcome", "claim", "strict xfail", "why"]
+ANCHOR_WORDS = {**OUTCOME_WORDS, "error": "ERROR"}
+
+
+def anchor_rows(run: GoldsetRun) -> list[list[str]]:
+    """Each anchor's outcome (and each anchor that has none, with why), for the reports."""
+    rows = [[a["anchor_id"], a["kind"], ANCHOR_WORDS["error" if a.get("error") else a["outcome"]],
+             _cell(a.get("claim") or ""), _cell(a.get("xfail") or ""),
+             _cell(a.get("error") or a.get("why") or "")] for a in run.anchors]
+    ran = {a["anchor_id"] for a in run.anchors}
+    rows += [[g.member, g.member_kind, g.kind.upper(), "", "", _cell(g.why)]
+             for g in run.anchor_gaps if g.member not in ran]
+    return rows
+
+
+def _cell(text: str) -> str:
+    """Text in one Markdown table cell: one line, no column break."""
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def question_text(record: QuestionRecord) -> str:
+    """One question's outcome as a person reads it: what CI systems show from a JUnit test
+    case's `<system-out>` (few show `<properties>`)."""
+    lines = [f"question: {record.question or record.question_id}"]
+    if record.status != "scored":
+        lines.append(f"{record.status}: {record.error or ''}")
+    if record.abstained:
+        lines.append("answer: (abstained)")
+    elif record.abstained is not None:
+        lines.append(f"answer: {record.answer_text or '(no text)'}")
+    for c in record.cited:
+        quote = f' "{c.quote}"' if c.quote else ""
+        lines.append(f"  {'✓' if c.correct else '✗'} {c.label}{quote}")
+    if record.uncited:
+        lines.append("  (no citation)")
+    if record.duplicate_citations:
+        lines.append(f"  ({record.duplicate_citations} repeated citations counted once)")
+    if record.expected is None:
+        lines.append("expected: sealed")
+    elif not record.expected:
+        lines.append("expected: none, must abstain")
+    else:
+        lines += ["expected:", *[f"  {label}" for label in record.expected]]
+    if record.abstained is not None:
+        ranks = ", ".join("—" if k is None else str(k) for k in record.evidence_ranks)
+        lines.append(f"abstention {'right' if record.abstention_correct else 'wrong'} · "
+                     f"citations {record.citations_correct}/{record.citations} right · "
+                     f"evidence {record.evidence_spans_found}/{record.evidence_spans} found"
+                     + (f" (ranks {ranks})" if ranks else "")
+                     + f" in {record.contexts} contexts")
+    judged = [f"{m} {v:.2f}" for m, v in record.metrics.items()
+              if v is not None and METRICS[m].judged]
+    if judged:
+        lines.append(f"judged by {record.judge}: {' · '.join(judged)}")
+    lines += [f"judge failed: {m}: {why}" for m, why in record.judge_failures.items()]
+    return "\n".join(lines) + "\n"
 
 
 def _value(record: QuestionRecord, metric: str) -> float | None:
@@ -279,6 +342,9 @@ def markdown(runs: Sequence[GoldsetRun],
         headers, rows = _question_rows(run)
         parts += ["", "### Questions", "", tabulate(rows, headers=headers, tablefmt="github",
                                                      disable_numparse=True), ""]
+        if run.anchors or run.anchor_gaps:
+            parts += ["### Anchors", "", tabulate(anchor_rows(run), headers=ANCHOR_HEADERS,
+                                                  tablefmt="github", disable_numparse=True), ""]
     parts += ["Figures marked *mechanical* are computed from turn ranges alone; judged figures "
               "name the judge that produced them.", ""]
     return "\n".join(parts)

@@ -13,6 +13,7 @@ that whole population (`gates.incomplete`).
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ from pytest_ragate.regression import (
 from pytest_ragate.reports import (
     GoldsetRun,
     floors_table,
+    question_text,
     regressions_table,
     write_markdown,
     write_results,
@@ -98,7 +100,9 @@ class Controller:
         why any report failed (xdist's report of a crashed worker carries no record)."""
         row = getattr(report, RECORD_ATTR, None)
         if row is not None:
-            self.records[report.nodeid] = QuestionRecord.model_validate(row)
+            record = self.records[report.nodeid] = QuestionRecord.model_validate(row)
+            if report.when == "call":
+                self.junit_text(report, record)
         anchor = getattr(report, ANCHOR_ATTR, None)
         if anchor is not None:
             self.anchors[report.nodeid] = anchor
@@ -180,7 +184,8 @@ class Controller:
         """An error row for a question whose own report never came (its worker crashed)."""
         return QuestionRecord(
             goldset=population.goldset, route=population.route,
-            question_id=member.question_id, kind=member.kind, index=member.index,
+            question_id=member.question_id, question=member.question, kind=member.kind,
+            index=member.index,
             status="error", error=why, must_abstain=member.must_abstain,
             evidence_spans=member.evidence_spans, eval_version=population.eval_version,
             expected=member.expected)
@@ -242,6 +247,17 @@ class Controller:
                 gaps.append(Gap(aid, kind, "never ran"))
         return rows, gaps
 
+    def junit_text(self, report: pytest.TestReport, record: QuestionRecord) -> None:
+        """The question's test case in the JUnit file gets a readable `<system-out>`: CI
+        systems show that, while few show `<properties>`."""
+        from _pytest.junitxml import bin_xml_escape, xml_key
+
+        xml = self.config.stash.get(xml_key, None)
+        if xml is not None:
+            element = ET.Element("system-out")
+            element.text = bin_xml_escape(question_text(record))
+            xml.node_reporter(report).append(element)
+
     def report_undescribed(self) -> None:
         """Results arrived but no process described its collection (every xdist worker died
         before finishing): no floor can be decided, and that is a failure, not a pass."""
@@ -254,6 +270,11 @@ class Controller:
                        + "): the floors of this goldset could not be decided")
             self.send(f"{route}::floors", (route.partition("::")[0], None, "floors"),
                       ["rag_gate"], "failed", message, [("message", message)], None)
+
+    def _anchor_results(self, population: Population) -> list[dict[str, Any]]:
+        """The rows of the anchors that ran (held or not, or errored), in file order."""
+        return [self.anchors[m.nodeid] for m in population.anchors
+                if m.nodeid is not None and m.nodeid in self.anchors]
 
     def report_lost(self, nodeid: str, why: str) -> None:
         """A question that started and never reported fails as a test, as xdist's crashed
@@ -280,6 +301,7 @@ class Controller:
             runs[route] = GoldsetRun(population.goldset, population.eval_version, records,
                                      route=route, population=len(population.questions),
                                      gaps=gaps, anchor_gaps=anchor_rows[route][1],
+                                     anchors=self._anchor_results(population),
                                      soft_gaps=soft)
         for record in self.records.values():  # rows from a route nobody described
             if record.route not in runs:
@@ -342,9 +364,9 @@ class Controller:
             if verdict.value is not None:
                 props.append(("value", float(verdict.value)))
             if verdict.tally is not None:
-                props.append(("n", float(verdict.tally.n)))
+                props.append(("n", str(verdict.tally.n)))  # a count: written as an integer
             if verdict.gaps:
-                props.append(("without_result", float(verdict.gaps)))
+                props.append(("without_result", str(verdict.gaps)))
             self.send(spec.nodeid, spec.location, spec.keywords, verdict.outcome,
                       verdict.message, props, verdict.floor.xfail)
         for run in self.runs:
@@ -355,7 +377,7 @@ class Controller:
         base, location = self.regression_node(run)
         name = f"regression[{check.metric}]"
         props: list[tuple[str, str | float]] = [("test", check.test), ("message", check.message),
-                                                ("pairs", float(check.pairs))]
+                                                ("pairs", str(check.pairs))]
         for key in ("baseline", "current", "p_value"):
             value = getattr(check, key)
             if value is not None:

@@ -45,6 +45,7 @@ class Member(_Wire):
     """One question of a goldset, collected; `nodeid` is None when it was deselected."""
 
     question_id: str
+    question: str
     kind: str
     index: int
     nodeid: str | None

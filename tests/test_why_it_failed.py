@@ -1,0 +1,85 @@
+"""Why did the gate fail? Said where people look: the floor's message, the JUnit test case's
+`<system-out>`, the rows and the reports (with and without `-n 2`)."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import BASE_TOML, jsonl, write_goldset
+from tests.test_anchors import ANCHORS, RETRIEVER
+from tests.test_plugin import FLOORS, SYSTEM, esc
+
+WORKERS = pytest.mark.parametrize("workers", ["0", "2"], ids=["n0", "n2"])
+
+
+def junit_testcases(path: Path) -> dict[str, ET.Element]:
+    return {f"{c.get('classname')}::{c.get('name')}": c
+            for c in ET.parse(path).getroot().iter("testcase")}
+
+
+@WORKERS
+def test_floors_name_their_worst_questions_and_junit_reads_like_a_report(
+        pytester: pytest.Pytester, workers: str) -> None:
+    write_goldset(pytester.path / "gs", floors=FLOORS)
+    pytester.makeconftest(SYSTEM)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", workers, "gs",
+                                           "--junitxml=j.xml", "--ragate-results=r.jsonl",
+                                           "--ragate-report=r.md", "--ragate-html=r.html")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    # evidence recall 2/4: q2 found none of its span, q3 one of its two
+    result.stdout.fnmatch_lines(esc("*evidence_recall 0.50 < floor 0.90 · n=4 spans*· worst: "
+                                    "q2 found 0/1 spans; q3 found 1/2 spans"))
+    cases = junit_testcases(pytester.path / "j.xml")
+    floor = cases["gs.ragate.toml::floor[evidence_recall]"]
+    assert "worst: q2 found 0/1 spans; q3 found 1/2 spans" in floor.find("failure").text
+    props = {p.get("name"): p.get("value") for p in floor.iter("property")}
+    assert props["n"] == "4"  # a count, written as an integer
+    out = cases["gs.ragate.toml::q2"].find("system-out").text
+    assert out.splitlines() == [
+        "question: What about q2?",
+        "answer: an answer",
+        "  ✗ [m1 · turns 0–1]",
+        "expected:",
+        "  [m2 · turns 5–5 · A]",
+        "abstention right · citations 0/1 right · evidence 0/1 found (ranks —) in 1 contexts",
+    ]
+    assert cases["gs.ragate.toml::q4"].find("system-out").text.startswith(
+        "question: What about q4?\nanswer: (abstained)\nexpected: none, must abstain\n")
+    row = {r["question_id"]: r for r in map(json.loads, (pytester.path / "r.jsonl")
+                                            .read_text().splitlines())}["q3"]
+    assert row["question"] == "What about q3?"
+    assert row["expected"] == ["[m1 · turns 0–0 · B]", "[m3 · turns 4–5 · B, A]"]
+    report = (pytester.path / "r.md").read_text()
+    assert "| q3         | What about q3? |" in report
+    assert "[m1 · turns 0–0 · B] [m3 · turns 4–5 · B, A]" in report
+    html = (pytester.path / "r.html").read_text()
+    assert '<div class="small qtext">What about q3?</div>' in html
+
+
+@WORKERS
+def test_anchors_appear_in_the_markdown_and_html_reports(pytester: pytest.Pytester,
+                                                         workers: str) -> None:
+    root = write_goldset(pytester.path / "gs", toml=BASE_TOML + '\n[anchors]\nfile = '
+                         '"anchors.jsonl"\n')
+    (root / "anchors.jsonl").write_text(jsonl(ANCHORS))
+    pytester.makeconftest(SYSTEM + RETRIEVER)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", workers, "gs",
+                                           "--ragate-report=r.md", "--ragate-html=r.html",
+                                           "-k", "anchor or q1 or q2 or q3 or q4")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED  # `fixed` now holds: strict XPASS
+    report = (pytester.path / "r.md").read_text()
+    section = report[report.index("### Anchors"):]
+    table = [[cell.strip() for cell in line.split("|")[1:-1]]
+             for line in section.splitlines() if line.startswith("| ")]
+    assert table[0] == ["anchor", "kind", "outcome", "claim", "strict xfail", "why"]
+    by_id = {row[0]: row for row in table[2:]}
+    assert by_id["missed"][1:5] == ["retrieval_miss", "XFAIL", "the colour is red",
+                                    "still missed"]
+    assert "evidence m1 turns 8-9 is not in the pool" in by_id["missed"][5]
+    assert by_id["fixed"][2] == "XPASS(strict)" and by_id["control"][2] == "PASS"
+    html = (pytester.path / "r.html").read_text()
+    assert '<table class="anchors">' in html and "<code>missed</code>" in html
