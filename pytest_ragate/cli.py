@@ -155,6 +155,48 @@ def compare(baseline: str, results: Path, alpha: float, min_n: int) -> None:
         raise SystemExit(1)
 
 
+@main.command("stamp-verdicts")
+@click.argument("judge_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("results", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+def stamp_verdicts(judge_file: Path, results: Path) -> None:
+    """Record in a fixture judge file which answer each verdict judged.
+
+    For every question of RESULTS (a `--ragate-results` file) with an answer, sets
+    `answer_sha256` on its verdicts in JUDGE_FILE. From then on a changed answer is a judge
+    failure ("stale fixture verdict"), not the old score. Check the answers first: stamping
+    says "these verdicts are right for these answers".
+    """
+    import json
+
+    from pytest_ragate.files import read_jsonl, write_atomic
+    from pytest_ragate.judges import answer_sha256, read_fixture_file
+    from pytest_ragate.metrics import QuestionRecord
+
+    try:
+        fixture = read_fixture_file(judge_file)
+    except Exception as error:  # a usage error from the reader: its message says what
+        raise click.ClickException(str(error)) from None
+    rows, problems = read_jsonl(results, QuestionRecord)
+    if problems:
+        raise click.ClickException("\n".join(map(str, problems)))
+    answers = {r.question_id: r.answer_text for _, r in rows
+               if r.status == "scored" and not r.abstained and r.answer_text is not None}
+    stamped = changed = 0
+    for qid, verdicts in fixture.answers.items():
+        if qid in answers:
+            digest = answer_sha256(answers[qid])
+            changed += verdicts.answer_sha256 not in (None, digest)
+            verdicts.answer_sha256 = digest
+            stamped += 1
+    data = fixture.model_dump(mode="json", exclude_none=True)
+    write_atomic(judge_file, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    unmatched = sorted(set(fixture.answers) - set(answers))
+    click.echo(f"stamped {stamped} verdicts in {judge_file}"
+               + (f" ({changed} had been stamped for another answer)" if changed else ""))
+    if unmatched:
+        click.echo(f"not stamped (no answered row in {results}): {', '.join(unmatched)}")
+
+
 _DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 
 

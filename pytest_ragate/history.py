@@ -1,6 +1,6 @@
 """`--ragate-history PATH`: one JSON line per goldset run, appended, never rewritten.
 
-A line is written whole or not at all: under a lock (`PATH.lock`), with a single `os.write`
+A line is written whole or not at all: under a lock (`lock_path`), with a single `os.write`
 on a descriptor opened `O_APPEND`, then `fsync`; a short or interrupted write is truncated
 back before the lock is released. Readers skip, with a warning, any line they cannot parse
 (a partial line left by some other tool or a crash), and a new line never fuses with such a
@@ -12,9 +12,11 @@ the questions or the scoring changed, so its figures are listed as not comparabl
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import subprocess
+import tempfile
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -272,12 +274,20 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+def lock_path(path: Path) -> Path:
+    """Where the writers of `path` take turns: a file in the system's temp folder named by
+    the history file's resolved path, so nothing is left beside the history (which people
+    commit or publish). Every writer on this machine finds the same lock."""
+    digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:24]
+    return Path(tempfile.gettempdir()) / f"ragate-history-{digest}.lock"
+
+
 @contextmanager
 def _locked(path: Path, timeout: float) -> Iterator[None]:
-    """Hold `PATH.lock`; a timeout or an OS error inside becomes a HistoryError."""
+    """Hold the history's lock; a timeout or an OS error inside becomes a HistoryError."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with FileLock(f"{path}.lock", timeout=timeout):
+        with FileLock(lock_path(path), timeout=timeout):
             yield
     except Timeout as error:
         raise HistoryError(f"{path}: another writer held {error.lock_file} for "

@@ -346,8 +346,10 @@ def decorated_goldset(config: pytest.Config, module_path: Path, name: str,
         pytest.fail(f"{name}: @ragate.floor needs @ragate.goldset(PATH) too", pytrace=False)
     path = resolve_goldset_path(config, module_path, spec.path)
     if path is None:
-        pytest.fail(f"{name}: goldset {spec.path!r} not found under {config.rootpath} "
-                    f"or {module_path.parent}", pytrace=False)
+        searched = " or ".join(str(f) for f in dict.fromkeys([config.rootpath,
+                                                                module_path.parent]))
+        where = "" if Path(spec.path).is_absolute() else f" under {searched}"
+        pytest.fail(f"{name}: goldset {spec.path!r} not found{where}", pytrace=False)
     try:
         goldset = cached_goldset(config, path)
         overrides = parse_floors(merge_floor_layers(spec.floors), module_path,

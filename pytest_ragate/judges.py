@@ -16,7 +16,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -31,8 +31,9 @@ if TYPE_CHECKING:
 JUDGED_METRICS = ("faithfulness", "context_precision", "answer_relevance")
 # timeout, http, parse: the transport; missing: no verdict to give; error: the judge raised;
 # invalid: a value that is not a score in [0, 1]; empty: a model judge extracted nothing to
-# judge from an answer that has text
-FailureKind = Literal["timeout", "http", "parse", "missing", "error", "invalid", "empty"]
+# judge from an answer that has text; stale: a fixture verdict recorded for another answer
+FailureKind = Literal["timeout", "http", "parse", "missing", "error", "invalid", "empty",
+                      "stale"]
 RAGAS_EPSILON = 1e-10  # RAGAS's denominator guard in average precision, kept for agreement
 
 
@@ -130,6 +131,9 @@ class Verdicts(BaseModel):
     supported: list[bool] = Field(default_factory=list)
     relevant_contexts: list[str] = Field(default_factory=list)
     generated_questions: list[str] = Field(default_factory=list)
+    # sha256 of the answer text these verdicts were written for (`ragate stamp-verdicts`):
+    # when the answer changes, the verdicts are stale and say so instead of scoring it
+    answer_sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = None
 
     @model_validator(mode="after")
     def _paired(self) -> Verdicts:
@@ -208,6 +212,11 @@ class FixtureJudge:
         if verdicts is None:
             raise JudgeFailure("missing", f"{self.path.name} has no verdicts for "
                                f"{item.question_id!r}")
+        if verdicts.answer_sha256 and verdicts.answer_sha256 != answer_sha256(item.answer):
+            raise JudgeFailure("stale", f"stale fixture verdict: {self.path.name} judged "
+                               f"another answer to {item.question_id!r} (answer_sha256 "
+                               f"{verdicts.answer_sha256[:12]}…); judge the new one, or "
+                               "run `ragate stamp-verdicts` after checking it")
         if metric == "faithfulness":
             if not verdicts.statements:
                 return Vacuous(1.0, "no statements")
@@ -224,6 +233,11 @@ class FixtureJudge:
                 lambda: np.vstack([self.embedder.encode([t]) for t in texts]))
             return answer_relevance(vectors[0], vectors[1:])
         raise JudgeFailure("error", f"unknown metric {metric!r}")
+
+
+def answer_sha256(text: str) -> str:
+    """What a fixture verdict records of the answer it judged."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _usage(message: str) -> Exception:

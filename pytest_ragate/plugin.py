@@ -20,6 +20,7 @@ from pytest_ragate.items import (
     ANCHOR_KEY,
     CASE_KEY,
     GOLDSET_KEY,
+    ROUTE_KEY,
     FloorItem,
     GoldsetFile,
     adopt_questions,
@@ -133,6 +134,28 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     controller = session.config.stash.get(CONTROLLER_KEY, None)
     if controller is not None:
         controller.selected = session.config.stash[SELECTED_KEY]
+
+
+def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Item],
+                                   ) -> list[str]:
+    """Which goldsets were collected, by which route, with how many items of each sort (the
+    xdist controller collects nothing; its workers do, and the summary names the goldsets)."""
+    counts: dict[str, dict[str, int]] = {}
+    names: dict[str, str] = {}
+    for item in items:
+        if isinstance(item, FloorItem):
+            route, sort, name = item.route, "floor", item.goldset.name
+        elif ROUTE_KEY in item.stash:
+            route, name = item.stash[ROUTE_KEY], item.stash[GOLDSET_KEY].name
+            sort = "question" if CASE_KEY in item.stash else "anchor"
+        else:
+            continue
+        names[route] = name
+        tally = counts.setdefault(route, {"question": 0, "anchor": 0, "floor": 0})
+        tally[sort] += 1
+    return [f"ragate: {names[route]} ({route}): "
+            + ", ".join(f"{n} {sort}{'s' * (n != 1)}" for sort, n in tally.items() if n)
+            for route, tally in counts.items()]
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

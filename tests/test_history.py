@@ -276,9 +276,11 @@ def test_a_held_lock_times_out_without_writing(tmp_path: Path) -> None:
     path = tmp_path / "history.jsonl"
     history.append(path, line(citation_accuracy=(1, 2)))
     before = path.read_bytes()
-    with FileLock(f"{path}.lock"), pytest.raises(HistoryError, match="nothing appended"):
+    with FileLock(history.lock_path(path)), pytest.raises(HistoryError,
+                                                        match="nothing appended"):
         history.append(path, line(when=1), timeout=0.05)
     assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["history.jsonl"]  # no lock beside
 
 
 # --- comparing -------------------------------------------------------------------------------

@@ -83,3 +83,58 @@ def test_anchors_appear_in_the_markdown_and_html_reports(pytester: pytest.Pytest
     assert by_id["fixed"][2] == "XPASS(strict)" and by_id["control"][2] == "PASS"
     html = (pytester.path / "r.html").read_text()
     assert '<table class="anchors">' in html and "<code>missed</code>" in html
+
+
+@WORKERS
+def test_a_fixture_verdict_stamped_for_another_answer_is_stale(pytester: pytest.Pytester,
+                                                               workers: str) -> None:
+    from click.testing import CliRunner
+
+    from pytest_ragate.cli import main
+    from tests.conftest import FIXTURE_JUDGE_CONFTEST
+
+    write_goldset(pytester.path / "gs", floors="[floors]\nfaithfulness = 0.5\n")
+    pytester.makeconftest(SYSTEM + FIXTURE_JUDGE_CONFTEST)
+    judge = pytester.path / "judge.json"
+    judge.write_text(json.dumps({"judge_id": "v", "answers": {
+        q: {"statements": ["s"], "supported": [True]} for q in ("q1", "q2", "q3")}}))
+    args = ["-p", "no:cacheprovider", "-n", workers, "gs", "--ragate-judge=fixture:judge.json",
+            "--ragate-cache=off", "--ragate-results=r.jsonl"]
+    assert pytester.runpytest_subprocess(*args).ret == pytest.ExitCode.OK
+    stamped = CliRunner().invoke(main, ["stamp-verdicts", str(judge),
+                                        str(pytester.path / "r.jsonl")])
+    assert stamped.exit_code == 0 and "stamped 3 verdicts" in stamped.output
+    assert pytester.runpytest_subprocess(*args).ret == pytest.ExitCode.OK  # same answers
+
+    pytester.makeconftest(SYSTEM.replace('text="an answer"', 'text="a new answer" if qid == '
+                                         '"q2" else "an answer"') + FIXTURE_JUDGE_CONFTEST)
+    changed = pytester.runpytest_subprocess(*args)
+    assert changed.ret == pytest.ExitCode.TESTS_FAILED
+    changed.stdout.fnmatch_lines(esc("*judge_coverage 0.67 < floor 0.95*worst: q2 3 judge "
+                                     "failed (stale)"))
+    row = {r["question_id"]: r for r in map(json.loads, (pytester.path / "r.jsonl")
+                                            .read_text().splitlines())}["q2"]
+    assert row["metrics"]["faithfulness"] is None
+    assert row["judge_failures"]["faithfulness"].startswith(
+        "stale: stale fixture verdict: judge.json judged another answer to 'q2'")
+
+
+def test_the_console_says_which_goldsets_it_collected_and_how_many_items(
+        pytester: pytest.Pytester) -> None:
+    write_goldset(pytester.path / "gs", floors=FLOORS)
+    pytester.makeconftest(SYSTEM.replace("def ragate_system", "def my_rag") + '''
+@pytest.fixture
+def ragate_system(my_rag):
+    return my_rag
+''')
+    pytester.makepyfile(test_rag='''
+import pytest_ragate as ragate
+
+@ragate.goldset("gs")
+def test_mine(ragate_question, my_rag):
+    return my_rag(ragate_question.question)
+''')
+    result = pytester.runpytest("-p", "no:cacheprovider", "gs", "test_rag.py", "-k",
+                                "not q4", "--collect-only")
+    result.stdout.fnmatch_lines(["ragate: mini (gs/ragate.toml): 3 questions, 6 floors",
+                                 "ragate: mini (test_rag.py::test_mine): 3 questions, 6 floors"])
