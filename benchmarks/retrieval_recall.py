@@ -176,7 +176,7 @@ def evidence_ranks(spans: Sequence[Span], ranking: Ranking,
                    chunks: Sequence[Chunk]) -> list[int | None]:
     """Per span, the 1-based rank of the first chunk that overlaps it (None beyond DEPTH)."""
     retrieved = [_span(chunks[i]) for i in ranking]
-    return [next((r for r, got in enumerate(retrieved, 1) if span.overlaps(got)), None)
+    return [next((r for r, got in enumerate(retrieved, 1) if span.matches(got)), None)
             for span in spans]
 
 

@@ -110,7 +110,7 @@ def check(anchor: Anchor, contexts: Sequence[Context], max_distance: float) -> s
         return None
     assert anchor.evidence is not None
     span = anchor.evidence.span
-    hits = [c for c in contexts if span.overlaps(c)]
+    hits = [c for c in contexts if span.matches(c)]
     where = f"{span.doc_id} turns {span.first_turn}-{span.last_turn}"
     if anchor.kind == "retrieval_miss":
         return None if hits else f"evidence {where} is not in the pool: {_show(contexts)}"

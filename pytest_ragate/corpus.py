@@ -6,16 +6,18 @@ every expected evidence span and every citation is a position in these files.
 
 from __future__ import annotations
 
+import functools
 import glob
 import hashlib
 import json
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pytest_ragate.files import UnreadableText, read_jsonl, read_lines, read_text
 from pytest_ragate.problems import Problem, problems_from_validation
@@ -82,6 +84,7 @@ class Corpus:
     sources: list[Path] = field(default_factory=list)
     broken: set[str] = field(default_factory=set)
     complete: bool = True
+    unit: str = "turn"  # what a numbered position is called: a transcript's turn, a unit
 
     def knows(self, doc_id: str) -> bool:
         """Whether a check of `doc_id` against this corpus can be trusted."""
@@ -107,8 +110,9 @@ class Corpus:
             if doc is None:
                 problems.append(f"{c.context_id}: document {c.doc_id!r} is not in the corpus")
             elif c.last_turn >= len(doc.turns):
-                problems.append(f"{c.context_id}: turns {c.first_turn}–{c.last_turn} run past "
-                                f"the end of {c.doc_id} (turns 0–{len(doc.turns) - 1})")
+                problems.append(f"{c.context_id}: {self.unit}s {c.first_turn}–{c.last_turn} run "
+                                f"past the end of {c.doc_id} ({self.unit}s 0–"
+                                f"{len(doc.turns) - 1})")
         if len(problems) > shown:
             problems = [*problems[:shown], f"and {len(problems) - shown} more"]
         return problems
@@ -216,11 +220,51 @@ def _read_segments(path: Path) -> tuple[list[Document], list[Problem]]:
     return docs, problems
 
 
-READERS: dict[str, Callable[[Path], tuple[list[Document], list[Problem]]]] = {
+class _DocumentRow(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    doc_id: Annotated[str, Field(min_length=1)]
+    text: str
+
+
+def split_paragraphs(text: str) -> list[str]:
+    """Units separated by blank lines; each unit without its surrounding whitespace."""
+    return [part.strip() for part in re.split(r"\n[ \t\r]*\n", text) if part.strip()]
+
+
+def split_lines(text: str) -> list[str]:
+    """Every non-blank line is a unit."""
+    return [line.rstrip("\r").strip() for line in text.split("\n") if line.strip()]
+
+
+UNITS: dict[str, Callable[[str], list[str]]] = {"paragraph": split_paragraphs,
+                                                "line": split_lines}
+Units = Literal["paragraph", "line"]
+
+
+def _read_document_file(path: Path, units: Units) -> tuple[list[Document], list[Problem]]:
+    """A `.md` or `.txt` file is one document, named by its file name without the suffix."""
+    turns = tuple(Turn(unit) for unit in UNITS[units](read_text(path)))
+    return [Document(path.stem, turns, path)], []
+
+
+def _read_documents_jsonl(path: Path, units: Units) -> tuple[list[Document], list[Problem]]:
+    """One `{"doc_id", "text"}` line per document."""
+    rows, problems = read_jsonl(path, _DocumentRow, id_field="doc_id")
+    return [Document(row.doc_id, tuple(Turn(u) for u in UNITS[units](row.text)), path)
+            for _, row in rows], problems
+
+
+Reader = Callable[[Path], tuple[list[Document], list[Problem]]]
+READERS: dict[str, Reader] = {
     "tiron": _read_tiron,
     "qmsum": _read_qmsum,
     "segments-jsonl": _read_segments,
+    "documents": _read_document_file,  # type: ignore[dict-item]  # take `units` too
+    "documents-jsonl": _read_documents_jsonl,  # type: ignore[dict-item]
 }
+DOCUMENT_FORMATS = frozenset({"documents", "documents-jsonl"})
+FORMATS_DOC = "docs/goldsets.md#corpus-formats"  # where every format's fields are described
 
 
 def expand_globs(base: Path, patterns: Iterable[str], config_path: Path,
@@ -240,15 +284,20 @@ def expand_globs(base: Path, patterns: Iterable[str], config_path: Path,
 
 
 def load_corpus(base: Path, patterns: list[str], fmt: str, config_path: Path,
-                ) -> tuple[Corpus, list[Problem]]:
-    """The corpus and every problem met reading it; what loaded is kept for later checks."""
+                units: Units = "paragraph") -> tuple[Corpus, list[Problem]]:
+    """The corpus and every problem met reading it; what loaded is kept for later checks.
+    `units` splits the documents formats (paragraphs or lines); the transcript formats come
+    in turns."""
     paths, problems = expand_globs(base, patterns, config_path)
     reader = READERS.get(fmt)
     if reader is None:
         known = ", ".join(READERS)
         problems.append(
-            Problem(config_path, "corpus.format", f"unknown format {fmt!r} (known: {known})"))
+            Problem(config_path, "corpus.format", f"unknown format {fmt!r} (known: {known}; "
+                    f"each is described in {FORMATS_DOC})"))
         return Corpus({}, paths, complete=False), problems
+    if fmt in DOCUMENT_FORMATS:
+        reader = functools.partial(reader, units=units)  # type: ignore[call-arg]
     documents: dict[str, Document] = {}
     broken: set[str] = set()
     complete = not problems
@@ -270,8 +319,8 @@ def load_corpus(base: Path, patterns: list[str], fmt: str, config_path: Path,
                     Problem(path, "doc_id", f"document {doc.doc_id!r} also defined in {other}")
                 )
             elif not doc.turns:
-                problems.append(Problem(doc.source, "doc_id", f"document {doc.doc_id!r} has no "
-                                        "turns: an empty document can hold no evidence"))
+                problems.append(Problem(doc.source, "doc_id", f"document {doc.doc_id!r} is "
+                                        "empty: it can hold no evidence"))
                 complete = False
             else:
                 documents[doc.doc_id] = doc
@@ -279,4 +328,5 @@ def load_corpus(base: Path, patterns: list[str], fmt: str, config_path: Path,
         problems.append(Problem(config_path, "corpus.paths", f"the corpus has no documents "
                                 f"({len(paths)} file{'s' * (len(paths) != 1)} read as {fmt!r}): "
                                 "a goldset over nothing can pass nothing"))
-    return Corpus(documents, list(paths), broken, complete), problems
+    unit = "unit" if fmt in DOCUMENT_FORMATS else "turn"
+    return Corpus(documents, list(paths), broken, complete, unit), problems

@@ -22,20 +22,25 @@ from pydantic import (
     Field,
     TypeAdapter,
     ValidationError,
+    ValidationInfo,
     field_validator,
+    model_validator,
 )
 
 from pytest_ragate.anchors import AnchorEntry, AnchorKind, load_anchors
 from pytest_ragate.answer import turns_in_order
-from pytest_ragate.corpus import Corpus, load_corpus
+from pytest_ragate.corpus import Corpus, Units, load_corpus
 from pytest_ragate.files import UnreadableText, read_jsonl, read_text
-from pytest_ragate.metrics import METRICS, Span
+from pytest_ragate.metrics import METRICS, ContextRef, Evidence, Span, WholeDocument
 from pytest_ragate.problems import GoldsetError, Problem, problems_from_validation
 
 CONFIG_NAME = "ragate.toml"
-ANSWERABLE_KINDS = frozenset({"single_meeting", "cross_meeting"})
+# the generic kinds, and the transcript names kept as aliases (same rules, own figures)
+SINGLE_DOC_KINDS = frozenset({"single_doc", "single_meeting"})
+MULTI_DOC_KINDS = frozenset({"multi_doc", "cross_meeting"})
+ANSWERABLE_KINDS = SINGLE_DOC_KINDS | MULTI_DOC_KINDS
 UNANSWERABLE_KIND = "unanswerable"
-KNOWN_KINDS = ("single_meeting", "cross_meeting", UNANSWERABLE_KIND)
+KNOWN_KINDS = ("single_doc", "multi_doc", UNANSWERABLE_KIND, "single_meeting", "cross_meeting")
 
 # --- file formats -------------------------------------------------------------------------
 
@@ -48,6 +53,7 @@ class _Model(BaseModel):
 class CorpusConfig(_Model):
     paths: Annotated[list[str], Field(min_length=1)]
     format: str  # checked against the known readers by load_corpus, naming the bad value
+    units: Units = "paragraph"  # how the documents formats are split into numbered units
 
 
 class QuestionsConfig(_Model):
@@ -93,27 +99,61 @@ class Question(_Model):
                          "put it in the expected answers")
 
 
-class EvidenceSpan(_Model):
-    meeting_id: str = Field(validation_alias=AliasChoices("meeting_id", "doc_id"))
-    first_turn: Annotated[int, Field(ge=0)]
-    last_turn: Annotated[int, Field(ge=0)]
+class EvidenceEntry(_Model):
+    """One piece of expected evidence, in one of three forms, each scored by one rule:
+    `{doc_id, first_turn, last_turn}` (or `first_unit`/`last_unit`): a context overlapping
+    that range of the document; `{doc_id}`: any context from the document;
+    `{context_id}`: that context exactly. `meeting_id` is accepted for `doc_id`."""
 
-    _ordered = field_validator("last_turn")(turns_in_order)
+    doc_id: str | None = Field(default=None,
+                               validation_alias=AliasChoices("doc_id", "meeting_id"))
+    first_turn: Annotated[int, Field(ge=0)] | None = Field(
+        default=None, validation_alias=AliasChoices("first_turn", "first_unit"))
+    last_turn: Annotated[int, Field(ge=0)] | None = Field(
+        default=None, validation_alias=AliasChoices("last_turn", "last_unit"))
+    context_id: Annotated[str, Field(min_length=1)] | None = None
+
+    @model_validator(mode="after")
+    def _one_form(self) -> EvidenceEntry:
+        if self.context_id is not None:
+            if self.doc_id is not None or self.first_turn is not None or \
+                    self.last_turn is not None:
+                raise ValueError("evidence is {context_id} alone, or {doc_id[, first_turn, "
+                                 "last_turn]}: not both")
+            return self
+        if self.doc_id is None:
+            raise ValueError("evidence needs doc_id (with first_turn and last_turn for a span) "
+                             "or context_id")
+        if (self.first_turn is None) != (self.last_turn is None):
+            raise ValueError("a span needs both first_turn and last_turn (or first_unit and "
+                             "last_unit); name the document alone for any of it")
+        return self
+
+    @field_validator("last_turn")
+    @classmethod
+    def _ordered(cls, last: int | None, info: ValidationInfo) -> int | None:
+        return last if last is None else turns_in_order(last, info)
 
     @property
-    def span(self) -> Span:
-        return Span(self.meeting_id, self.first_turn, self.last_turn)
+    def item(self) -> Evidence:
+        if self.context_id is not None:
+            return ContextRef(self.context_id)
+        assert self.doc_id is not None
+        if self.first_turn is None or self.last_turn is None:
+            return WholeDocument(self.doc_id)
+        return Span(self.doc_id, self.first_turn, self.last_turn)
 
 
 class Expected(_Model):
     question_id: Annotated[str, Field(min_length=1)]
     gist: str | None = None
-    evidence: list[EvidenceSpan] = Field(default_factory=list)
+    evidence: list[EvidenceEntry] = Field(default_factory=list)
     notes: str | None = None
 
     @property
-    def spans(self) -> list[Span]:
-        return [e.span for e in self.evidence]
+    def spans(self) -> list[Evidence]:
+        """The expected evidence items (spans, whole documents, context ids), in order."""
+        return [e.item for e in self.evidence]
 
     @property
     def must_abstain(self) -> bool:
@@ -248,10 +288,8 @@ class Case:
         if self.goldset.sealed:
             return None
         corpus = self.goldset.corpus
-        return [corpus[s.doc_id].label(s.first_turn, s.last_turn, numbered=True)
-                if s.doc_id in corpus
-                else f"[{s.doc_id} · turns {s.first_turn}–{s.last_turn}]"
-                for s in (self.expected.spans if self.expected else [])]
+        return [evidence_label(corpus, item)
+                for item in (self.expected.spans if self.expected else [])]
 
 
 @dataclass(eq=False)
@@ -273,6 +311,18 @@ class Goldset:
     @property
     def kinds(self) -> list[str]:
         return sorted({c.question.kind for c in self.cases})
+
+
+def evidence_label(corpus: Corpus, item: Evidence) -> str:
+    """`[ES2004a · turns 20–34 · A, B · 01:02–01:40]`, `[handbook · whole document]` or
+    `[context c12]`: expected evidence as a person reads it."""
+    if isinstance(item, ContextRef):
+        return f"[context {item.context_id}]"
+    if isinstance(item, WholeDocument):
+        return f"[{item.doc_id} · whole document]"
+    if item.doc_id in corpus:
+        return corpus[item.doc_id].label(item.first_turn, item.last_turn, numbered=True)
+    return f"[{item.doc_id} · turns {item.first_turn}–{item.last_turn}]"
 
 
 def _read_config(path: Path) -> GoldsetConfig:
@@ -383,24 +433,26 @@ def _check_answer(kind: str, expected: Expected, corpus: Corpus, path: Path,
     elif has_gist and not expected.evidence:
         found.append(problem("evidence", f"{_a(kind)} question has a gist but no evidence: add "
                              "evidence, or drop the gist to make it a must-abstain question"))
-    docs = sorted({e.meeting_id for e in expected.evidence})
-    if kind == "cross_meeting" and expected.evidence and len(docs) < 2:
-        found.append(problem("evidence", f"a cross_meeting question spans 2+ documents, this "
+    docs = sorted({e.doc_id for e in expected.evidence if e.doc_id is not None})
+    by_id = any(e.context_id is not None for e in expected.evidence)  # documents unknown
+    if kind in MULTI_DOC_KINDS and expected.evidence and len(docs) < 2 and not by_id:
+        found.append(problem("evidence", f"{_a(kind)} question spans 2+ documents, this "
                              f"one only {docs}"))
-    if kind == "single_meeting" and len(docs) > 1:
-        found.append(problem("evidence", f"a single_meeting question spans one document, this "
+    if kind in SINGLE_DOC_KINDS and len(docs) > 1:
+        found.append(problem("evidence", f"{_a(kind)} question spans one document, this "
                              f"one {docs}"))
     for i, ev in enumerate(expected.evidence):
-        if not corpus.knows(ev.meeting_id):
-            continue  # the corpus problem that hides this document is reported already
-        if ev.meeting_id not in corpus:
-            found.append(problem(f"evidence[{i}].meeting_id",
-                                 f"document {ev.meeting_id!r} is not in the corpus"))
+        if ev.doc_id is None or not corpus.knows(ev.doc_id):
+            continue  # a context id, or a document whose corpus problem is reported already
+        if ev.doc_id not in corpus:
+            found.append(problem(f"evidence[{i}].doc_id",
+                                 f"document {ev.doc_id!r} is not in the corpus"))
             continue
-        n = len(corpus[ev.meeting_id].turns)
-        if ev.last_turn >= n:
-            found.append(problem(f"evidence[{i}].last_turn", f"turn {ev.last_turn} does not "
-                                 f"exist ({ev.meeting_id} has turns 0..{n - 1})"))
+        n = len(corpus[ev.doc_id].turns)
+        if ev.last_turn is not None and ev.last_turn >= n:
+            unit = corpus.unit
+            found.append(problem(f"evidence[{i}].last_turn", f"{unit} {ev.last_turn} does not "
+                                 f"exist ({ev.doc_id} has {unit}s 0..{n - 1})"))
     return found
 
 
@@ -463,7 +515,8 @@ def load_goldset(path: Path) -> Goldset:
     except GoldsetError as error:
         problems.extend(error.problems)
 
-    corpus, found = load_corpus(root, config.corpus.paths, config.corpus.format, config_path)
+    corpus, found = load_corpus(root, config.corpus.paths, config.corpus.format, config_path,
+                                config.corpus.units)
     problems.extend(found)
 
     questions_path = root / config.questions.file

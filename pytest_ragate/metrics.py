@@ -73,18 +73,42 @@ MECHANICAL = "mechanical"
 
 @dataclass(frozen=True)
 class Span:
-    """Turns first..last of one document, both ends inclusive."""
+    """Turns (units) first..last of one document, both ends inclusive: found by a context
+    whose range overlaps it in the same document."""
 
     doc_id: str
     first_turn: int
     last_turn: int
 
-    def overlaps(self, other: Span | Context) -> bool:
+    def matches(self, context: Span | Context) -> bool:
         return (
-            self.doc_id == other.doc_id
-            and self.first_turn <= other.last_turn
-            and other.first_turn <= self.last_turn
+            self.doc_id == context.doc_id
+            and self.first_turn <= context.last_turn
+            and context.first_turn <= self.last_turn
         )
+
+
+@dataclass(frozen=True)
+class WholeDocument:
+    """A document as a whole: found by any context from it."""
+
+    doc_id: str
+
+    def matches(self, context: Context) -> bool:
+        return context.doc_id == self.doc_id
+
+
+@dataclass(frozen=True)
+class ContextRef:
+    """One context by id, for ground truth kept as chunk ids: found by that context only."""
+
+    context_id: str
+
+    def matches(self, context: Context) -> bool:
+        return context.context_id == self.context_id
+
+
+Evidence = Span | WholeDocument | ContextRef  # one rule each: overlap, same document, same id
 
 
 class Cited(BaseModel):
@@ -226,13 +250,13 @@ def _plain(value: object) -> str | float:
     return str(value)
 
 
-def citation_correct(context_id: str, answer: Answer, evidence: Sequence[Span]) -> bool:
-    """Correct when the cited context was retrieved and overlaps an expected span."""
+def citation_correct(context_id: str, answer: Answer, evidence: Sequence[Evidence]) -> bool:
+    """Correct when the cited context was retrieved and matches expected evidence."""
     context = next((c for c in answer.contexts if c.context_id == context_id), None)
-    return context is not None and any(span.overlaps(context) for span in evidence)
+    return context is not None and any(item.matches(context) for item in evidence)
 
 
-def score_answer(answer: Answer, evidence: Sequence[Span]) -> dict[str, object]:
+def score_answer(answer: Answer, evidence: Sequence[Evidence]) -> dict[str, object]:
     """The mechanical fields of a QuestionRecord for one answer. A context cited twice counts
     once: repeating a right citation must not outvote the wrong ones."""
     must_abstain = not evidence
@@ -242,8 +266,8 @@ def score_answer(answer: Answer, evidence: Sequence[Span]) -> dict[str, object]:
         first.setdefault(citation.context_id, citation)
     distinct = list(first.values())
     correct = sum(citation_correct(c.context_id, answer, evidence) for c in distinct)
-    ranks = [next((rank for rank, c in enumerate(answer.contexts, 1) if span.overlaps(c)), None)
-             for span in evidence]
+    ranks = [next((rank for rank, c in enumerate(answer.contexts, 1) if item.matches(c)), None)
+             for item in evidence]
     found = sum(rank is not None for rank in ranks)
     n_cit = len(distinct) if answered else 0
     by_id = {c.context_id: c for c in answer.contexts}

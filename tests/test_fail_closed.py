@@ -700,7 +700,8 @@ def test_a_kind_typo_and_a_floor_for_an_absent_kind_fail_validate(tmp_path: Path
                            "evidence_recall = 0.5\n")
     for root, field, says in (
             (typo, "questions.jsonl:1: kind", "'singel_meeting' (1 question) is not a known "
-             "kind (single_meeting, cross_meeting, unanswerable) and not declared in "
+             "kind (single_doc, multi_doc, unanswerable, single_meeting, cross_meeting) and not "
+             "declared in "
              "[questions] mix or kinds"),
             (absent, "ragate.toml: floors.kind.multi_doc.evidence_recall",
              "no question has kind 'multi_doc'")):

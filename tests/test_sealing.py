@@ -102,7 +102,7 @@ def secrets_of(answers: list[Expected]) -> list[bytes]:
                 found += [text.encode(), json.dumps(text).encode()]
         for span in exp.evidence:
             for key in ("meeting_id", "doc_id"):
-                row: dict[str, Any] = {key: span.meeting_id, "first_turn": span.first_turn,
+                row: dict[str, Any] = {key: span.doc_id, "first_turn": span.first_turn,
                                        "last_turn": span.last_turn}
                 found += [json.dumps(row).encode(),
                           json.dumps(row, separators=(",", ":")).encode()]

@@ -253,7 +253,7 @@ ANSWER_RULES: dict[str, AnswerRule] = {
         "evidence[1].last_turn", "turn 6 does not exist (m3 has turns 0..5)"),
     "cited document not in the corpus": AnswerRule(
         replacing(answer("q3", "a gist", [("m1", 0, 0), ("m9", 4, 5)])), 3, "q3",
-        "evidence[1].meeting_id", "'m9' is not in the corpus"),
+        "evidence[1].doc_id", "'m9' is not in the corpus"),
 }
 
 
