@@ -41,7 +41,7 @@ test: install browser
 	$(BIN)/pytest tests/ -n 2
 
 lint: install
-	$(BIN)/ruff check pytest_ragate tests benchmarks scripts
+	$(BIN)/ruff check pytest_ragate tests benchmarks scripts examples
 
 bench: install
 	$(BIN)/python benchmarks/run_all.py
