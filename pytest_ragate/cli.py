@@ -155,6 +155,41 @@ def compare(baseline: str, results: Path, alpha: float, min_n: int) -> None:
         raise SystemExit(1)
 
 
+@main.command()
+@click.argument("goldset", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--corpus", "corpus_glob", required=True,
+              help="the corpus files, a glob relative to here, e.g. 'docs/*.md'")
+@click.option("--format", "fmt", default=None,
+              help="corpus format (default: guessed: documents, documents-jsonl or tiron)")
+@click.option("--units", type=click.Choice(["paragraph", "line"]), default="paragraph",
+              show_default=True, help="how documents are split into numbered units")
+@click.option("--name", default=None, help="the goldset's name (default: the folder's)")
+def init(goldset: Path, corpus_glob: str, fmt: str | None, units: str,
+         name: str | None) -> None:
+    """Scaffold a goldset in GOLDSET over a corpus: ragate.toml with commented floors, empty
+    questions and expected-answers files, a conftest.py stub for ragate_system. What it wrote
+    is validated; exits 1 when the corpus has a problem."""
+    from pytest_ragate.scaffold import InitError
+    from pytest_ragate.scaffold import init as scaffold
+
+    try:
+        done = scaffold(goldset, corpus_glob, fmt, units, name)
+    except InitError as error:
+        raise click.ClickException(str(error)) from None
+    for path in done.written:
+        click.echo(f"wrote {path}")
+    units_total = sum(len(d.turns) for d in done.corpus.documents.values())
+    click.echo(f"corpus: {len(done.corpus)} documents, {units_total} {done.corpus.unit}s")
+    for problem in done.problems:
+        click.echo(str(problem))
+    if done.problems:
+        raise SystemExit(1)
+    click.echo(f"next: add questions to {goldset / 'questions.jsonl'} and their evidence to "
+               f"{goldset / 'expected.jsonl'}, connect your system in "
+               f"{goldset / 'conftest.py'}, then `ragate validate {goldset}` and "
+               f"`pytest {goldset}`")
+
+
 @main.command("stamp-verdicts")
 @click.argument("judge_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.argument("results", type=click.Path(exists=True, dir_okay=False, path_type=Path))

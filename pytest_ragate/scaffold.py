@@ -1,0 +1,132 @@
+"""`ragate init`: a new goldset beside a corpus, ready for its first questions.
+
+It writes `ragate.toml` (the corpus, commented floors), empty questions and expected-answers
+files and a `conftest.py` stub for `ragate_system`, then loads what it wrote with the same
+validation as collection: the only problem left is the one it cannot solve, no questions yet.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_ragate.corpus import READERS, Corpus, load_corpus
+from pytest_ragate.goldset import CONFIG_NAME
+from pytest_ragate.problems import Problem
+
+TOML = """\
+# A goldset: questions about the documents below, their expected evidence, and the floors the
+# system under test must hold. Formats: docs/goldsets.md.
+name = "{name}"
+eval_version = "1"   # bump when the questions or the scoring change: history compares within one
+
+[corpus]
+paths = ["{paths}"]   # globs, relative to this file
+format = "{format}"{units}
+
+[questions]
+file = "questions.jsonl"     # {{"question_id", "kind", "question"}}, one per line
+expected = "expected.jsonl"  # {{"question_id", "gist", "evidence": [...]}}, one per line
+# kinds: single_doc (evidence in one document), multi_doc (2+), unanswerable (no evidence:
+# the system must abstain). Declare any other kind here:
+# kinds = ["procedural"]
+
+# Floors: uncomment once a first run shows where your system stands (see its report), a little
+# under the measured value. A floor is decided over every question of the goldset.
+# [floors]
+# citation_accuracy = 0.8
+# abstention_accuracy = 0.9
+# "evidence_recall@5" = 0.8
+# [floors.kind.unanswerable]
+# abstention_accuracy = {{ min = 1.0, xfail = "a known miss, until the fix lands" }}
+"""
+
+CONFTEST = '''\
+"""The system under test: question text in, `pytest_ragate.Answer` out. Replace the body of
+`answer` with a call to your RAG system; docs/your-system.md shows the adapters for LangChain,
+LlamaIndex and Haystack results."""
+
+import pytest
+
+from pytest_ragate import Answer, Citation, Context
+
+
+@pytest.fixture(scope="session")
+def ragate_system():
+    def answer(question: str) -> Answer:
+        # hits = my_rag.retrieve(question)
+        # contexts = [Context(context_id=h.id, doc_id=h.doc_id, first_turn=h.first_unit,
+        #                     last_turn=h.last_unit, text=h.text, distance=h.distance)
+        #             for h in hits]
+        # reply = my_rag.generate(question, hits)
+        # return Answer(text=reply.text, contexts=contexts,
+        #               citations=[Citation(context_id=c) for c in reply.cited_ids])
+        raise NotImplementedError("connect your RAG system in {conftest}")
+
+    return answer
+'''
+
+
+class InitError(Exception):
+    """Nothing was written: the message says why."""
+
+
+@dataclass(frozen=True)
+class Scaffold:
+    written: list[Path]
+    corpus: Corpus
+    problems: list[Problem]  # left after writing, the empty question set aside
+
+
+def guess_format(files: list[Path]) -> str:
+    if files and all(f.name.endswith(".speakers.json") for f in files):
+        return "tiron"
+    if files and all(f.suffix == ".jsonl" for f in files):
+        return "documents-jsonl"
+    return "documents"
+
+
+def init(goldset: Path, corpus_glob: str, fmt: str | None = None, units: str = "paragraph",
+         name: str | None = None) -> Scaffold:
+    """Write a goldset folder at `goldset` over the files `corpus_glob` matches (absolute, or
+    relative to the current folder)."""
+    if (goldset / CONFIG_NAME).exists():
+        raise InitError(f"{goldset / CONFIG_NAME} exists already: nothing written")
+    pattern = Path(corpus_glob)
+    absolute = pattern if pattern.is_absolute() else Path.cwd() / pattern
+    files = sorted(Path(p) for p in glob.glob(str(absolute), recursive=True)
+                   if Path(p).is_file())
+    if not files:
+        raise InitError(f"{corpus_glob!r} matches no file: nothing written")
+    fmt = fmt or guess_format(files)
+    if fmt not in READERS:
+        raise InitError(f"unknown format {fmt!r} (known: {', '.join(READERS)})")
+    relative = Path(os.path.relpath(str(absolute), str(goldset.resolve())))
+    units_line = f'\nunits = "{units}"     # paragraph or line' if fmt.startswith("documents") \
+        else ""
+    texts = {
+        goldset / CONFIG_NAME: TOML.format(name=name or goldset.resolve().name,
+                                           paths=relative.as_posix(), format=fmt,
+                                           units=units_line),
+        goldset / "questions.jsonl": "",
+        goldset / "expected.jsonl": "",
+    }
+    conftest = goldset / "conftest.py"
+    if not conftest.exists():
+        texts[conftest] = CONFTEST.format(conftest=conftest)
+    goldset.mkdir(parents=True, exist_ok=True)
+    for path, text in texts.items():
+        path.write_text(text, encoding="utf-8")
+    from pytest_ragate.goldset import load_goldset
+    from pytest_ragate.problems import GoldsetError
+
+    corpus, _ = load_corpus(goldset, [relative.as_posix()], fmt, goldset / CONFIG_NAME,
+                            units)  # type: ignore[arg-type]
+    try:
+        load_goldset(goldset)
+        problems: list[Problem] = []
+    except GoldsetError as error:
+        problems = [p for p in error.problems if p.field != "questions.file"]
+    return Scaffold(list(texts), corpus, problems)
