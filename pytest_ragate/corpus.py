@@ -6,6 +6,7 @@ every expected evidence span and every citation is a position in these files.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import glob
 import hashlib
@@ -264,7 +265,7 @@ READERS: dict[str, Reader] = {
     "documents-jsonl": _read_documents_jsonl,  # type: ignore[dict-item]
 }
 DOCUMENT_FORMATS = frozenset({"documents", "documents-jsonl"})
-FORMATS_DOC = "docs/goldsets.md#corpus-formats"  # where every format's fields are described
+FORMATS_DOC = "see docs/goldsets.md#corpus-formats"  # every format's fields, described
 
 
 def expand_globs(base: Path, patterns: Iterable[str], config_path: Path,
@@ -294,7 +295,7 @@ def load_corpus(base: Path, patterns: list[str], fmt: str, config_path: Path,
         known = ", ".join(READERS)
         problems.append(
             Problem(config_path, "corpus.format", f"unknown format {fmt!r} (known: {known}; "
-                    f"each is described in {FORMATS_DOC})"))
+                    f"{FORMATS_DOC})"))
         return Corpus({}, paths, complete=False), problems
     if fmt in DOCUMENT_FORMATS:
         reader = functools.partial(reader, units=units)  # type: ignore[call-arg]
@@ -308,7 +309,8 @@ def load_corpus(base: Path, patterns: list[str], fmt: str, config_path: Path,
             docs, found = [], [error.problem]
         except (OSError, json.JSONDecodeError) as error:
             docs, found = [], [Problem(path, "<file>", f"cannot read: {error}")]
-        problems.extend(found)
+        problems.extend(dataclasses.replace(f, message=f"{f.message} (format {fmt}: "
+                                            f"{FORMATS_DOC})") for f in found)
         complete = complete and not found
         for doc in docs:
             if doc.broken:

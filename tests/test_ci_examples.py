@@ -120,6 +120,23 @@ def test_every_ragate_flag_and_ini_option_exists(path: Path,
     assert unknown_names(text, flags, inis) == [], f"{path.name} names options that do not exist"
 
 
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
+        ROOT / "examples" / "handbook" / "README.md"]
+
+
+@pytest.mark.parametrize("path", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_flag_ini_option_and_fixture_the_docs_name_exists(
+        path: Path, pytester: pytest.Pytester, real_options: tuple[set[str], set[str]],
+        ) -> None:
+    """A page that names `--ragate-x`, `ragate_x` or a `ragate_x` fixture names a real one."""
+    result = pytester.runpytest("--fixtures")
+    fixtures = {m.group(1) for line in result.outlines
+                if (m := re.match(r"(ragate_\w+)(?: \[.*\])? -- ", line))}
+    assert {"ragate_system", "ragate_retriever", "ragate_judge"} <= fixtures
+    flags, inis = real_options
+    assert unknown_names(path.read_text(encoding="utf-8"), flags, inis | fixtures) == []
+
+
 def test_the_option_check_catches_an_invented_flag(real_options: tuple[set[str], set[str]],
                                                    ) -> None:
     flags, inis = real_options
