@@ -38,13 +38,14 @@ def clock(seconds: float) -> str:
 
 
 def format_label(doc_id: str, speakers: Sequence[str], t_start: float | None,
-                 t_end: float | None, turns: tuple[int, int] | None = None) -> str:
+                 t_end: float | None, turns: tuple[int, int] | None = None,
+                 unit: str = "turn") -> str:
     """`[meeting · speaker · mm:ss–mm:ss]`, with what the corpus has: how a chunk, a citation
     or an expected span is shown to a person. `turns` adds the range, for expected evidence:
     `[meeting · turns 20–34 · …]`."""
     parts = [doc_id]
     if turns is not None:
-        parts.append(f"turns {turns[0]}–{turns[1]}")
+        parts.append(f"{unit}s {turns[0]}–{turns[1]}")
     if speakers:
         parts.append(", ".join(speakers))
     if t_start is not None and t_end is not None:
@@ -53,14 +54,15 @@ def format_label(doc_id: str, speakers: Sequence[str], t_start: float | None,
 
 
 def span_label(doc_id: str, turns: Iterable[Turn], numbers: tuple[int, int] | None = None,
-               ) -> str:
+               unit: str = "turn") -> str:
     """The label of a run of turns: its speakers in order of appearance, first start to
     last end (and its turn numbers, when given)."""
     turns = list(turns)
     starts = [t.t_start for t in turns if t.t_start is not None]
     ends = [t.t_end for t in turns if t.t_end is not None]
     return format_label(doc_id, list(dict.fromkeys(t.speaker for t in turns if t.speaker)),
-                        min(starts) if starts else None, max(ends) if ends else None, numbers)
+                        min(starts) if starts else None, max(ends) if ends else None, numbers,
+                        unit)
 
 
 @dataclass(frozen=True)
@@ -70,10 +72,11 @@ class Document:
     source: Path
     broken: bool = False
 
-    def label(self, first_turn: int, last_turn: int, numbered: bool = False) -> str:
+    def label(self, first_turn: int, last_turn: int, numbered: bool = False,
+              unit: str = "turn") -> str:
         """The span's label; turns past the end are left out (validation reports them)."""
         return span_label(self.doc_id, self.turns[first_turn:last_turn + 1],
-                          (first_turn, last_turn) if numbered else None)
+                          (first_turn, last_turn) if numbered else None, unit)
 
 
 @dataclass

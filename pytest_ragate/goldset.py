@@ -321,8 +321,9 @@ def evidence_label(corpus: Corpus, item: Evidence) -> str:
     if isinstance(item, WholeDocument):
         return f"[{item.doc_id} · whole document]"
     if item.doc_id in corpus:
-        return corpus[item.doc_id].label(item.first_turn, item.last_turn, numbered=True)
-    return f"[{item.doc_id} · turns {item.first_turn}–{item.last_turn}]"
+        return corpus[item.doc_id].label(item.first_turn, item.last_turn, numbered=True,
+                                         unit=corpus.unit)
+    return f"[{item.doc_id} · {corpus.unit}s {item.first_turn}–{item.last_turn}]"
 
 
 def _read_config(path: Path) -> GoldsetConfig:

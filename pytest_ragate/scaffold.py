@@ -18,7 +18,7 @@ from pytest_ragate.problems import Problem
 
 TOML = """\
 # A goldset: questions about the documents below, their expected evidence, and the floors the
-# system under test must hold. Formats: docs/goldsets.md.
+# system under test must hold. Every file format: pytest-ragate's docs/goldsets.md.
 name = "{name}"
 eval_version = "1"   # bump when the questions or the scoring change: history compares within one
 
@@ -45,8 +45,9 @@ expected = "expected.jsonl"  # {{"question_id", "gist", "evidence": [...]}}, one
 
 CONFTEST = '''\
 """The system under test: question text in, `pytest_ragate.Answer` out. Replace the body of
-`answer` with a call to your RAG system; docs/your-system.md shows the adapters for LangChain,
-LlamaIndex and Haystack results."""
+`answer` with a call to your RAG system. pytest-ragate's docs/your-system.md describes the
+contract and the adapters for LangChain, LlamaIndex and Haystack results
+(`pytest_ragate.adapters`)."""
 
 import pytest
 

@@ -69,7 +69,7 @@ def test_a_folder_of_documents_and_a_documents_jsonl(tmp_path: Path) -> None:
     assert sorted(corpus.documents) == ["returns", "shipping"]
     assert len(corpus["returns"].turns) == 4 and corpus.unit == "unit"
     labels = [case.expected_labels for case in goldset.cases]
-    assert labels == [["[returns · turns 2–2]"],
+    assert labels == [["[returns · units 2–2]"],
                       ["[returns · whole document]", "[shipping · whole document]"],
                       ["[context returns#3]"], []]
 
