@@ -53,6 +53,25 @@ def _context(metadata: Mapping[str, Any], text: str, native_id: str | None,
                    text=text, distance=distance)
 
 
+Fields = tuple[Mapping[str, Any], str, str | None, float | None]  # metadata, text, id, score
+
+
+def _adapt(results: Iterable[Any], kind: type, expected: str, fields: Any, where: str,
+           keys: dict[str, Any]) -> list[Context]:
+    """One Context per result in rank order; `fields(result)` gives metadata, text, native
+    id and score of a result already known to be a `kind`."""
+    contexts = []
+    for rank, result in enumerate(results, 1):
+        item = result[0] if isinstance(result, tuple) else result
+        if not isinstance(item, kind):
+            raise AdapterError(f"result {rank}: expected {expected}, got "
+                               f"{type(item).__name__}")
+        metadata, text, native_id, score = fields(result)
+        contexts.append(_context(metadata, text, native_id, score, where=f"{where} {rank}",
+                                 **keys))
+    return contexts
+
+
 def from_langchain(results: Iterable[Any], *, doc_id_key: str = "doc_id",
                    first_key: str = "first_unit", last_key: str = "last_unit",
                    id_key: str | None = None, score: ScoreKind = "distance") -> list[Context]:
@@ -60,17 +79,14 @@ def from_langchain(results: Iterable[Any], *, doc_id_key: str = "doc_id",
     (`similarity_search_with_score`), in rank order. The context id is the document's `id`,
     else `metadata[id_key]`, else `doc:first-last`."""
     documents = _library("langchain_core.documents", "langchain")
-    contexts = []
-    for rank, result in enumerate(results, 1):
+
+    def fields(result: Any) -> Fields:
         document, value = result if isinstance(result, tuple) else (result, None)
-        if not isinstance(document, documents.Document):
-            raise AdapterError(f"result {rank}: expected a langchain Document, got "
-                               f"{type(document).__name__}")
-        contexts.append(_context(document.metadata, document.page_content, document.id, value,
-                                 doc_id_key=doc_id_key, first_key=first_key,
-                                 last_key=last_key, id_key=id_key, score_kind=score,
-                                 where=f"LangChain result {rank}"))
-    return contexts
+        return document.metadata, document.page_content, document.id, value
+
+    return _adapt(results, documents.Document, "a langchain Document", fields,
+                  "LangChain result", dict(doc_id_key=doc_id_key, first_key=first_key,
+                                           last_key=last_key, id_key=id_key, score_kind=score))
 
 
 def from_llamaindex(results: Iterable[Any], *, doc_id_key: str = "doc_id",
@@ -80,17 +96,14 @@ def from_llamaindex(results: Iterable[Any], *, doc_id_key: str = "doc_id",
     """LlamaIndex `NodeWithScore`s (a retriever's `retrieve()`), in rank order. The context
     id is the node's `node_id` unless `id_key` names a metadata key."""
     schema = _library("llama_index.core.schema", "llamaindex")
-    contexts = []
-    for rank, result in enumerate(results, 1):
-        if not isinstance(result, schema.NodeWithScore):
-            raise AdapterError(f"result {rank}: expected a llama_index NodeWithScore, got "
-                               f"{type(result).__name__}")
-        node = result.node
-        contexts.append(_context(node.metadata, node.get_content(), node.node_id, result.score,
-                                 doc_id_key=doc_id_key, first_key=first_key,
-                                 last_key=last_key, id_key=id_key, score_kind=score,
-                                 where=f"LlamaIndex node {rank}"))
-    return contexts
+
+    def fields(result: Any) -> Fields:
+        return result.node.metadata, result.node.get_content(), result.node.node_id, \
+            result.score
+
+    return _adapt(results, schema.NodeWithScore, "a llama_index NodeWithScore", fields,
+                  "LlamaIndex node", dict(doc_id_key=doc_id_key, first_key=first_key,
+                                          last_key=last_key, id_key=id_key, score_kind=score))
 
 
 def from_haystack(results: Iterable[Any], *, doc_id_key: str = "doc_id",
@@ -100,13 +113,10 @@ def from_haystack(results: Iterable[Any], *, doc_id_key: str = "doc_id",
     """Haystack `Document`s (a retriever's `documents` output), in rank order. The context id
     is the document's `id` unless `id_key` names a `meta` key."""
     dataclasses = _library("haystack.dataclasses", "haystack")
-    contexts = []
-    for rank, document in enumerate(results, 1):
-        if not isinstance(document, dataclasses.Document):
-            raise AdapterError(f"result {rank}: expected a haystack Document, got "
-                               f"{type(document).__name__}")
-        contexts.append(_context(document.meta, document.content or "", document.id,
-                                 document.score, doc_id_key=doc_id_key, first_key=first_key,
-                                 last_key=last_key, id_key=id_key, score_kind=score,
-                                 where=f"Haystack document {rank}"))
-    return contexts
+
+    def fields(result: Any) -> Fields:
+        return result.meta, result.content or "", result.id, result.score
+
+    return _adapt(results, dataclasses.Document, "a haystack Document", fields,
+                  "Haystack document", dict(doc_id_key=doc_id_key, first_key=first_key,
+                                            last_key=last_key, id_key=id_key, score_kind=score))
