@@ -125,11 +125,15 @@ def compare(baseline: str, results: Path, alpha: float, min_n: int) -> None:
     BASELINE is a results file or a history file (`PATH:LINE` for one line), as for
     `--ragate-baseline`. Prints the same table as the gate and exits 1 on a significant drop.
     """
-    from pytest_ragate.regression import BaselineError, check_run, load_baseline
+    from pytest_ragate.regression import (
+        BaselineError,
+        baseline_location,
+        check_run,
+        load_baseline,
+    )
     from pytest_ragate.reports import GoldsetRun, regressions_table
 
-    head, _, tail = baseline.rpartition(":")
-    base_path = Path(head) if tail.isdigit() and not Path(baseline).exists() else Path(baseline)
+    base_path, _ = baseline_location(baseline)
     if base_path.is_file() and base_path.samefile(results):
         raise click.ClickException(f"{baseline} and {results} are the same file: a run "
                                    "compared with itself can show no change; pass the "
@@ -208,7 +212,7 @@ def stamp_verdicts(judge_file: Path, results: Path) -> None:
     from pytest_ragate.metrics import QuestionRecord
 
     try:
-        fixture = read_fixture_file(judge_file)
+        fixture, _ = read_fixture_file(judge_file)
     except Exception as error:  # a usage error from the reader: its message says what
         raise click.ClickException(str(error)) from None
     rows, problems = read_jsonl(results, QuestionRecord)

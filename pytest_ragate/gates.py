@@ -18,7 +18,14 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from pytest_ragate.goldset import Floor
-from pytest_ragate.metrics import MECHANICAL, METRICS, QuestionRecord, Tally, behind, tally
+from pytest_ragate.metrics import (
+    MECHANICAL,
+    METRICS,
+    QuestionRecord,
+    Tally,
+    behind,
+    tally,
+)
 from pytest_ragate.stats import bootstrap_mean, wilson
 
 Outcome = Literal["passed", "failed", "xfailed", "xpassed", "skipped"]
@@ -58,8 +65,15 @@ def _named(gaps: Sequence[Gap], detail: bool = True) -> str:
         groups.setdefault((gap.kind, gap.why if detail else ""), []).append(gap.member)
     shown = [f"{kind + ' ' if detail else ''}{', '.join(members)}" + (f" ({why})" if why else "")
              for (kind, why), members in groups.items()]
-    more = len(gaps) - NAMED
+    more = len(gaps) - NAMED  # the groups are named whole; the members past NAMED counted
     return "; ".join(shown) + (f"; and {more} more" if more > 0 else "")
+
+
+def soft_gaps(strictness: Strictness) -> frozenset[str]:
+    """Gaps that skip a floor rather than fail it: the user deselected those members, or
+    builds without the seal key skip on purpose."""
+    return frozenset({"deselected"} | ({"sealed"} if strictness.sealed_without_key == "skip"
+                                       else set()))
 
 
 def incomplete(floor: Floor, gaps: Sequence[Gap], population: int, unit: str,
@@ -72,8 +86,7 @@ def incomplete(floor: Floor, gaps: Sequence[Gap], population: int, unit: str,
     mine = [g for g in gaps if floor.kind is None or g.member_kind == floor.kind]
     if not mine:
         return None
-    soft = {"deselected"} | ({"sealed"} if strictness.sealed_without_key == "skip" else set())
-    hard = [g for g in mine if g.kind not in soft]
+    hard = [g for g in mine if g.kind not in soft_gaps(strictness)]
     tail = f" · {partial}" if partial else ""
     if hard:
         sealed = [g for g in hard if g.kind == "sealed"]

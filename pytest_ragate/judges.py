@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from pytest_ragate.answer import Context
-from pytest_ragate.files import encoding_problem
+from pytest_ragate.files import UnreadableText, decode
 from pytest_ragate.problems import problems_from_validation
 from pytest_ragate.settings import JudgeSettings
 
@@ -154,18 +154,18 @@ class Embeds(Protocol):
     def encode(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
-def read_fixture_file(path: Path) -> FixtureFile:
-    """The fixture judge file, or a usage error naming the file and what is wrong in it."""
+def read_fixture_file(path: Path) -> tuple[FixtureFile, bytes]:
+    """The fixture judge file (and its bytes), or a usage error naming the file and what is
+    wrong in it."""
     try:
         data = path.read_bytes()
     except OSError as error:
         raise _usage(f"--ragate-judge fixture:{path}: cannot read the fixture judge file "
                      f"({error.strerror or error})") from None
-    problem = encoding_problem(data)
-    if problem:
-        raise _usage(f"--ragate-judge fixture:{path}: the file {problem}")
     try:
-        return FixtureFile.model_validate_json(data)
+        return FixtureFile.model_validate_json(decode(path, data)), data
+    except UnreadableText as error:
+        raise _usage(f"--ragate-judge fixture:{path}: the file {error.message}") from None
     except ValidationError as error:
         problems = problems_from_validation(error, path)
         raise _usage(f"--ragate-judge fixture:{path}: invalid fixture judge file:\n"
@@ -195,8 +195,8 @@ class FixtureJudge:
     file: FixtureFile = field(init=False)
 
     def __post_init__(self) -> None:
-        self.file = read_fixture_file(self.path)
-        self._digest = hashlib.sha256(self.path.read_bytes()).hexdigest()[:16]
+        self.file, data = read_fixture_file(self.path)
+        self._digest = hashlib.sha256(data).hexdigest()[:16]
 
     @property
     def judge_id(self) -> str:

@@ -321,6 +321,19 @@ class Tally:
         return self.k / self.n if self.n else None
 
 
+def spans_found(record: QuestionRecord, depth: int | None = None) -> int:
+    """The record's expected spans found in its pool (within its first `depth` contexts)."""
+    return sum(rank is not None and (depth is None or rank <= depth)
+               for rank in record.evidence_ranks)
+
+
+def fmt_some(names: Sequence[str], limit: int, sep: str = ", ") -> str:
+    """`a, b and 3 more`, or with `sep="; "` `a; b; and 3 more`: at most `limit` named."""
+    more = len(names) - limit
+    tail = f"{'; ' if sep == '; ' else ' '}and {more} more" if more > 0 else ""
+    return sep.join(names[:limit]) + tail
+
+
 def tally(metric: str, records: Iterable[QuestionRecord]) -> Tally:
     """Over the unit the metric counts; errored questions count as wrong."""
     rows = [r for r in records if r.status != "skipped"]
@@ -329,8 +342,7 @@ def tally(metric: str, records: Iterable[QuestionRecord]) -> Tally:
         return Tally(metric, sum(shares), len(shares), shares, questions=len(shares))
     depth = recall_depth(metric)
     if depth is not None:
-        return Tally(metric, sum(rank is not None and rank <= depth
-                                 for r in rows for rank in r.evidence_ranks),
+        return Tally(metric, sum(spans_found(r, depth) for r in rows),
                      sum(r.evidence_spans for r in rows),
                      questions=sum(r.evidence_spans > 0 for r in rows))
     if metric == "abstention_accuracy":
@@ -372,7 +384,7 @@ def behind(metric: str, records: Sequence[QuestionRecord], limit: int = NAMED_BE
                 found.append((0.0, r.index, f"{r.question_id} " + (
                     "abstained, should answer" if r.abstained else "answered, should abstain")))
         elif metric == "evidence_recall" or depth is not None:
-            hit = sum(k is not None and (depth is None or k <= depth) for k in r.evidence_ranks)
+            hit = spans_found(r, depth)
             if hit < r.evidence_spans:
                 where = f" in the first {depth} contexts" if depth else ""
                 found.append((hit / r.evidence_spans, r.index, f"{r.question_id} found "
@@ -385,6 +397,4 @@ def behind(metric: str, records: Sequence[QuestionRecord], limit: int = NAMED_BE
         elif (value := r.metrics.get(metric)) is not None and value < 1.0:
             found.append((value, r.index, f"{r.question_id} {metric} {value:.2f}"))
     found.sort()
-    named = [words for _, _, words in found[:limit]]
-    more = len(found) - limit
-    return "; ".join(named) + (f"; and {more} more" if more > 0 else "")
+    return fmt_some([words for _, _, words in found], limit, "; ")

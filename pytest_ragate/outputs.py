@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from pytest_ragate.regression import baseline_location
+from pytest_ragate.settings import read_settings
+
 # (option dest, flag) of every file a run writes
 OUTPUTS = (("xmlpath", "--junitxml"), ("ragate_results", "--ragate-results"),
            ("ragate_report", "--ragate-report"), ("ragate_html", "--ragate-html"),
@@ -32,12 +35,9 @@ def check_outputs(config: pytest.Config, judge_file: str | None = None) -> None:
             written.setdefault(_resolved(str(value)), []).append(flag)
     problems = [f"{' and '.join(flags)} all write {path}: give each output its own file"
                 for path, flags in written.items() if len(flags) > 1]
-    baseline = config.getoption("ragate_baseline", None) or config.getini("ragate_baseline")
+    baseline = read_settings(config).gate.baseline
     if baseline:
-        spec = str(baseline)
-        path = Path(spec)
-        if not path.exists() and ":" in spec and spec.rpartition(":")[2].isdigit():
-            path = Path(spec.rpartition(":")[0])
+        path, _ = baseline_location(baseline, config.rootpath)
         flags = [f for f in written.get(_resolved(str(path)), []) if f != "--ragate-history"]
         if flags:
             problems.append(f"--ragate-baseline {baseline} is also written by "

@@ -18,7 +18,13 @@ from typing import Literal
 
 from pydantic import ConfigDict, ValidationError
 
-from pytest_ragate.metrics import METRICS, QUESTION_METRICS, QuestionRecord, QuestionScores
+from pytest_ragate.metrics import (
+    METRICS,
+    QUESTION_METRICS,
+    QuestionRecord,
+    QuestionScores,
+    fmt_some,
+)
 from pytest_ragate.stats import mcnemar_exact, paired_bootstrap
 
 RegressionOutcome = Literal["passed", "failed", "skipped"]
@@ -79,11 +85,7 @@ def load_baseline(spec: str, root: Path | None = None) -> list[BaselineRun]:
 
     From a history file, each goldset's candidates are its lines in file order; `check` takes
     the last one of the current eval_version."""
-    path, line_no = _locate(spec, root), None
-    if not path.is_file() and ":" in spec:
-        head, _, tail = spec.rpartition(":")
-        if tail.isdigit() and _locate(head, root).is_file():
-            path, line_no = _locate(head, root), int(tail)
+    path, line_no = baseline_location(spec, root)
     if not path.is_file():
         raise BaselineError(f"--ragate-baseline {spec}: no such file")
     try:
@@ -104,6 +106,16 @@ def load_baseline(spec: str, root: Path | None = None) -> list[BaselineRun]:
                                 f"{path} is a results file (pass it whole)")
         return _from_results(path, numbered)
     return _from_history(path, numbered)
+
+
+def baseline_location(spec: str, root: Path | None = None) -> tuple[Path, int | None]:
+    """The file a baseline spec names, and its `:LINE` when it has one."""
+    path = _locate(spec, root)
+    if not path.is_file() and ":" in spec:
+        head, _, tail = spec.rpartition(":")
+        if tail.isdigit() and _locate(head, root).is_file():
+            return _locate(head, root), int(tail)
+    return path, None
 
 
 def _locate(spec: str, root: Path | None) -> Path:
@@ -286,8 +298,7 @@ def check(goldset: str, metric: str, base: Mapping[str, QuestionScores],
                           f"are fewer than ragate_min_n = {min_n}{aside}{where}")
     significant = p < alpha
     if now_v < then_v and significant:
-        named = ", ".join(dropped[:NAMED_WORSE]) + (f" and {len(dropped) - NAMED_WORSE} more"
-                                                     if len(dropped) > NAMED_WORSE else "")
+        named = fmt_some(dropped, NAMED_WORSE)
         went = "right→wrong" if test == MCNEMAR else "worse"
         return Regression(goldset, metric, test, paired_questions, then_v, now_v, p, "failed",
                           f"significant drop: {figures} < α {alpha:g}){aside}{where}"

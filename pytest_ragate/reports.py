@@ -10,24 +10,34 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from tabulate import tabulate
 
 from pytest_ragate.files import write_atomic
-from pytest_ragate.gates import Gap, Verdict, fmt_counts, fmt_interval, kind_counts
+from pytest_ragate.gates import (
+    NAMED,
+    Gap,
+    GapKind,
+    Verdict,
+    fmt_counts,
+    fmt_interval,
+    kind_counts,
+)
 from pytest_ragate.metrics import (
     MECHANICAL,
     METRICS,
     QUESTION_METRICS,
     QuestionRecord,
+    fmt_some,
     recall_depth,
+    spans_found,
 )
 from pytest_ragate.regression import Regression
 
 OUTCOME_WORDS = {"passed": "PASS", "failed": "FAIL", "xfailed": "XFAIL",
                  "xpassed": "XPASS(strict)", "skipped": "SKIP"}
-GAP_ORDER = ("errored", "crashed", "lost", "never ran", "skipped", "sealed", "deselected")
+GAP_ORDER = get_args(GapKind)
 
 
 @dataclass
@@ -97,9 +107,7 @@ class GoldsetRun:
         for kind in GAP_ORDER:
             named = [g.member for g in self.gaps if g.kind == kind]
             if named:
-                shown = ", ".join(named[:10]) + (f" and {len(named) - 10} more"
-                                                 if len(named) > 10 else "")
-                parts.append(f"{len(named)} {kind} ({shown})")
+                parts.append(f"{len(named)} {kind} ({fmt_some(named, NAMED)})")
         return f"{total} questions: {', '.join(parts)}"
 
     @property
@@ -293,7 +301,7 @@ def _value(record: QuestionRecord, metric: str) -> float | None:
         return record.metrics.get(metric)
     if not record.evidence_spans:
         return None
-    return sum(r is not None and r <= depth for r in record.evidence_ranks) / record.evidence_spans
+    return spans_found(record, depth) / record.evidence_spans
 
 
 def metric_source(run: GoldsetRun, metric: str) -> str:

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from pytest_ragate.gates import Gap, Strictness, decide, decide_anchors
+from pytest_ragate.gates import Gap, Strictness, decide, decide_anchors, soft_gaps
 from pytest_ragate.goldset import Floor
 from pytest_ragate.items import collected
 from pytest_ragate.metrics import QuestionRecord
@@ -205,10 +205,8 @@ class Controller:
                 gaps.append(Gap(qid, kind, "crashed" if phase == CRASH_PHASE else "errored",
                                 why))
             elif record is None and member.nodeid in self.started:
-                why = ("its worker went down before it reported"
-                       + (f": {'; '.join(self.down)}" if self.down else ""))
+                why = self.report_lost(member.nodeid)
                 record = self._member_record(population, member, f"lost: {why}")
-                self.report_lost(member.nodeid, why)
                 gaps.append(Gap(qid, kind, "lost", why))
             elif record is None:
                 gaps.append(Gap(qid, kind, "never ran"))
@@ -222,8 +220,7 @@ class Controller:
         records.sort(key=lambda r: r.index)
         return records, gaps
 
-    def _anchor_gaps(self, population: Population) -> tuple[list[dict[str, Any]], list[Gap]]:
-        rows: list[dict[str, Any]] = []
+    def _anchor_gaps(self, population: Population) -> list[Gap]:
         gaps: list[Gap] = []
         for member in population.anchors:
             aid, kind = member.anchor_id, member.kind
@@ -235,17 +232,16 @@ class Controller:
             elif row is not None and row.get("error"):
                 gaps.append(Gap(aid, kind, "errored", row["error"]))
             elif row is not None:
-                rows.append(row)
+                continue  # checked: held or not
             elif member.nodeid in self.failed:
                 phase, why = self.failed[member.nodeid]
                 gaps.append(Gap(aid, kind, "crashed" if phase == CRASH_PHASE else "errored",
                                 why))
             elif member.nodeid in self.started:
-                self.report_lost(member.nodeid, "its worker went down before it reported")
-                gaps.append(Gap(aid, kind, "lost", "its worker went down"))
+                gaps.append(Gap(aid, kind, "lost", self.report_lost(member.nodeid)))
             else:
                 gaps.append(Gap(aid, kind, "never ran"))
-        return rows, gaps
+        return gaps
 
     def junit_text(self, report: pytest.TestReport, record: QuestionRecord) -> None:
         """The question's test case in the JUnit file gets a readable `<system-out>`: CI
@@ -276,46 +272,43 @@ class Controller:
         return [self.anchors[m.nodeid] for m in population.anchors
                 if m.nodeid is not None and m.nodeid in self.anchors]
 
-    def report_lost(self, nodeid: str, why: str) -> None:
-        """A question that started and never reported fails as a test, as xdist's crashed
-        item does: JUnit and the exit status see it, not only the floors."""
-        if nodeid in self.failed:
-            return
-        location = self.started[nodeid]
-        message = f"no result: {why}"
-        self.send(nodeid, location, ["rag_gate"], "failed", message, [("message", message)],
-                  None)
+    def report_lost(self, nodeid: str) -> str:
+        """An item that started and never reported fails as a test, as xdist's crashed item
+        does: JUnit and the exit status see it, not only the floors. Returns why."""
+        why = ("its worker went down before it reported"
+               + (f": {'; '.join(self.down)}" if self.down else ""))
+        if nodeid not in self.failed:
+            message = f"no result: {why}"
+            self.send(nodeid, self.started[nodeid], ["rag_gate"], "failed", message,
+                      [("message", message)], None)
+        return why
 
     # -- deciding ---------------------------------------------------------------------------
 
     def decide(self) -> list[GoldsetRun]:
         runs: dict[str, GoldsetRun] = {}
-        anchor_rows: dict[str, tuple[list[dict[str, Any]], list[Gap]]] = {}
         populations = {p.route: p for p in (self.collected.populations if self.collected
                                             else [])}
-        soft = frozenset({"deselected"} | ({"sealed"} if self.strictness.sealed_without_key
-                                           == "skip" else set()))
         for route, population in populations.items():
             records, gaps = self._question_gaps(population)
-            anchor_rows[route] = self._anchor_gaps(population)
             runs[route] = GoldsetRun(population.goldset, population.eval_version, records,
                                      route=route, population=len(population.questions),
-                                     gaps=gaps, anchor_gaps=anchor_rows[route][1],
+                                     gaps=gaps, anchor_gaps=self._anchor_gaps(population),
                                      anchors=self._anchor_results(population),
-                                     soft_gaps=soft)
-        for record in self.records.values():  # rows from a route nobody described
-            if record.route not in runs:
-                runs[record.route] = GoldsetRun(record.goldset, record.eval_version,
-                                                route=record.route)
+                                     soft_gaps=soft_gaps(self.strictness))
+        for record in self.records.values():  # rows of a route nobody described
             if record.route not in populations:
-                runs[record.route].records.append(record)
+                runs.setdefault(record.route, GoldsetRun(record.goldset, record.eval_version,
+                                                         route=record.route)
+                                ).records.append(record)
         require = self.config.getoption("ragate_require_judge")
         for spec in self.floors:
             run = runs[spec.route]
             floor = spec.floor
-            if floor.anchors:
-                rows, gaps = anchor_rows.get(spec.route, ([], []))
-                verdict = decide_anchors(floor, run.name, rows, self.strictness, gaps)
+            if floor.anchors:  # over the anchors that were checked; the others are gaps
+                checked = [a for a in run.anchors if not a.get("error")]
+                verdict = decide_anchors(floor, run.name, checked, self.strictness,
+                                         run.anchor_gaps)
             else:
                 judge = next((r.judge for r in run.records if r.judge), None)
                 verdict = decide(floor, run.name, run.records, judge=judge,

@@ -84,10 +84,15 @@ def expected_rows(evidence: dict[str, list[tuple[str, int, int]]] = EVIDENCE,
 def write_goldset(root: Path, *, toml: str = BASE_TOML, floors: str = "",
                   questions: list[dict[str, Any]] | None = None,
                   expected: list[dict[str, Any]] | None = None,
-                  corpus: list[dict[str, Any]] | None = None) -> Path:
-    """A goldset folder under `root`; every part can be replaced to make it wrong."""
+                  corpus: list[dict[str, Any]] | None = None,
+                  anchors: list[dict[str, Any]] | None = None) -> Path:
+    """A goldset folder under `root`; every part can be replaced to make it wrong. With
+    `anchors`, an anchors.jsonl of them, declared in ragate.toml."""
     root.mkdir(parents=True, exist_ok=True)
     (root / "corpus").mkdir(exist_ok=True)
+    if anchors is not None:
+        toml += '\n[anchors]\nfile = "anchors.jsonl"\n'
+        (root / "anchors.jsonl").write_text(jsonl(anchors))
     (root / "ragate.toml").write_text(toml + ("\n" + floors if floors else ""))
     (root / "corpus" / "meetings.jsonl").write_text(jsonl(corpus_rows() if corpus is None
                                                           else corpus))

@@ -10,7 +10,7 @@ import pytest
 
 from pytest_ragate.anchors import Anchor, check
 from pytest_ragate.answer import Context
-from tests.conftest import BASE_TOML, write_goldset
+from tests.conftest import write_goldset
 from tests.test_plugin import SYSTEM, esc, junit_cases
 
 RETRIEVER = '''
@@ -93,9 +93,7 @@ def test_kinds_demand_their_evidence() -> None:
 
 @pytest.fixture
 def anchored(pytester: pytest.Pytester) -> pytest.Pytester:
-    root = write_goldset(pytester.path / "gs", toml=BASE_TOML + '\n[anchors]\nfile = '
-                         '"anchors.jsonl"\n', floors=FLOORS)
-    (root / "anchors.jsonl").write_text("".join(json.dumps(a) + "\n" for a in ANCHORS))
+    write_goldset(pytester.path / "gs", anchors=ANCHORS, floors=FLOORS)
     pytester.makeconftest(SYSTEM + RETRIEVER)
     return pytester
 
@@ -152,13 +150,11 @@ def test_promote_refuses_what_did_not_run(anchored: pytest.Pytester) -> None:
 
 def test_bad_anchor_is_a_collection_error_naming_line_and_field(
         pytester: pytest.Pytester) -> None:
-    root = write_goldset(pytester.path / "gs", toml=BASE_TOML + '\n[anchors]\nfile = '
-                         '"anchors.jsonl"\n')
     bad = [ANCHORS[0], {**ANCHORS[4], "evidence": {"doc_id": "m1", "first_turn": 0,
                                                     "last_turn": 0}},
            {**ANCHORS[0], "anchor_id": "far", "evidence": {"doc_id": "m1", "first_turn": 3,
                                                             "last_turn": 99}}]
-    (root / "anchors.jsonl").write_text("".join(json.dumps(a) + "\n" for a in bad))
+    root = write_goldset(pytester.path / "gs", anchors=bad)
     result = pytester.runpytest("-p", "no:cacheprovider", "gs")
     assert result.ret == pytest.ExitCode.INTERRUPTED
     anchors = Path(root / "anchors.jsonl")

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from pytest_ragate.sealing import Scrypt, seal_goldset
-from tests.conftest import BASE_TOML, FIXTURE_JUDGE_CONFTEST, jsonl, write_goldset
+from tests.conftest import BASE_TOML, FIXTURE_JUDGE_CONFTEST, write_goldset
 from tests.openai_stub import OpenAIStub, completion, error
 from tests.openai_stub import openai_stub as openai_stub_fixture
 from tests.test_plugin import SYSTEM, esc, junit_cases
@@ -430,9 +430,7 @@ ANCHORS = [
 @WORKERS
 def test_anchors_check_the_pool_of_the_users_own_system(pytester: pytest.Pytester,
                                                         workers: str) -> None:
-    root = write_goldset(pytester.path / "gs", toml=BASE_TOML + '\n[anchors]\nfile = '
-                         '"anchors.jsonl"\n')
-    (root / "anchors.jsonl").write_text(jsonl(ANCHORS))
+    write_goldset(pytester.path / "gs", anchors=ANCHORS)
     # the user's system finds the budget (m1 2-3) for every text, never the colour (m2 5-6)
     pytester.makeconftest(planned({}) + """
 def pytest_sessionfinish(session):
@@ -458,9 +456,7 @@ def pytest_sessionfinish(session):
 @WORKERS
 def test_an_anchor_names_the_users_pool_and_how_to_supply_a_retriever(
         pytester: pytest.Pytester, workers: str) -> None:
-    root = write_goldset(pytester.path / "gs", toml=BASE_TOML + '\n[anchors]\nfile = '
-                         '"anchors.jsonl"\n')
-    (root / "anchors.jsonl").write_text(jsonl([{**ANCHORS[1], "xfail": None}]))
+    write_goldset(pytester.path / "gs", anchors=[{**ANCHORS[1], "xfail": None}])
     pytester.makeconftest(planned({}).replace('"cite(right)"', '"Answer.abstain()"'))
     result = run(pytester, workers, "gs", "-k", "anchor")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
@@ -473,10 +469,8 @@ def test_an_anchor_names_the_users_pool_and_how_to_supply_a_retriever(
 @WORKERS
 def test_an_anchor_whose_retriever_raises_is_an_error_not_a_known_miss(
         pytester: pytest.Pytester, workers: str) -> None:
-    root = write_goldset(pytester.path / "gs", toml=BASE_TOML + '\n[anchors]\nfile = '
-                         '"anchors.jsonl"\n\n[floors.anchors.retrieval_miss]\n'
-                         'evidence_recall = { min = 0.9, xfail = "misses" }\n')
-    (root / "anchors.jsonl").write_text(jsonl(ANCHORS))
+    write_goldset(pytester.path / "gs", anchors=ANCHORS, floors='[floors.anchors.retrieval_miss]'
+                  '\nevidence_recall = { min = 0.9, xfail = "misses" }\n')
     pytester.makeconftest('''
 import pytest
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import BASE_TOML, jsonl, write_goldset
+from tests.conftest import write_goldset
 from tests.test_anchors import ANCHORS, RETRIEVER
 from tests.test_plugin import FLOORS, SYSTEM, esc
 
@@ -63,9 +63,7 @@ def test_floors_name_their_worst_questions_and_junit_reads_like_a_report(
 @WORKERS
 def test_anchors_appear_in_the_markdown_and_html_reports(pytester: pytest.Pytester,
                                                          workers: str) -> None:
-    root = write_goldset(pytester.path / "gs", toml=BASE_TOML + '\n[anchors]\nfile = '
-                         '"anchors.jsonl"\n')
-    (root / "anchors.jsonl").write_text(jsonl(ANCHORS))
+    write_goldset(pytester.path / "gs", anchors=ANCHORS)
     pytester.makeconftest(SYSTEM + RETRIEVER)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", workers, "gs",
                                            "--ragate-report=r.md", "--ragate-html=r.html",
