@@ -340,8 +340,9 @@ def decorated_goldset(config: pytest.Config, module_path: Path, name: str,
                       spec: RouteSpec, route: str) -> tuple[Goldset, list[Floor]]:
     """The goldset a decorated test names, and its floors with the decorator's on top.
 
-    Anchors (and their population floors) are the file route's: a `@ragate.goldset` test is
-    the system under test, and anchors check a retriever's pool."""
+    Anchors are checked by the file route: a `@ragate.goldset` test is the system under test,
+    and anchors check a retriever's pool. The goldset's anchor floors stay listed here, and
+    are skipped with that reason rather than left out unseen."""
     if spec.path is None:
         pytest.fail(f"{name}: @ragate.floor needs @ragate.goldset(PATH) too", pytrace=False)
     path = resolve_goldset_path(config, module_path, spec.path)
@@ -365,7 +366,7 @@ def decorated_goldset(config: pytest.Config, module_path: Path, name: str,
                     f"has kind {', '.join(map(repr, absent))} (kinds: "
                     f"{', '.join(goldset.kinds)}): such a floor could never be decided",
                     pytrace=False)
-    by_key = {(f.kind, f.metric): f for f in goldset.floors if not f.anchors}
+    by_key = {(f.kind, f.metric): f for f in goldset.floors}
     by_key.update({(f.kind, f.metric): f for f in overrides if not f.anchors})
     return goldset, with_judge_coverage(list(by_key.values()))
 
@@ -424,5 +425,5 @@ def collected(items: Iterable[pytest.Item]) -> Collected:
             anchors=[] if decorated else [
                 AnchorMember(anchor_id=e.anchor.anchor_id, kind=e.anchor.kind,
                              nodeid=nodeids.get(f"anchor[{e.anchor.anchor_id}]"))
-                for e in goldset.anchors]))
+                for e in goldset.anchors], checks_anchors=not decorated))
     return Collected(floors=floors, populations=populations)

@@ -20,10 +20,17 @@ from typing import Any
 
 import pytest
 
-from pytest_ragate.gates import Gap, Strictness, decide, decide_anchors, soft_gaps
+from pytest_ragate.gates import (
+    Gap,
+    Strictness,
+    Verdict,
+    decide,
+    decide_anchors,
+    soft_gaps,
+)
 from pytest_ragate.goldset import Floor
 from pytest_ragate.items import collected
-from pytest_ragate.metrics import QuestionRecord
+from pytest_ragate.metrics import MECHANICAL, QuestionRecord
 from pytest_ragate.promotion import Promotion, promote_anchors, promote_floors
 from pytest_ragate.promotion import summary as promotion_summary
 from pytest_ragate.questions import RECORD_ATTR
@@ -46,6 +53,8 @@ from pytest_ragate.settings import read_settings
 from pytest_ragate.wire import WORKEROUTPUT_KEY, Collected, FloorSpec, Member, Population
 
 ANCHOR_ATTR = "ragate_anchor"
+ANCHORS_ELSEWHERE = ("not decided here: anchors are checked where the goldset's ragate.toml is "
+                     "collected (pytest <its folder>), not in a @ragate.goldset test")
 
 
 def summary_line(text: object) -> str:
@@ -305,7 +314,10 @@ class Controller:
         for spec in self.floors:
             run = runs[spec.route]
             floor = spec.floor
-            if floor.anchors:  # over the anchors that were checked; the others are gaps
+            if floor.anchors and not populations[spec.route].checks_anchors:
+                verdict = Verdict(floor, run.name, "skipped", ANCHORS_ELSEWHERE, None, None,
+                                  MECHANICAL)
+            elif floor.anchors:  # over the anchors that were checked; the others are gaps
                 checked = [a for a in run.anchors if not a.get("error")]
                 verdict = decide_anchors(floor, run.name, checked, self.strictness,
                                          run.anchor_gaps)

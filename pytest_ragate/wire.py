@@ -70,6 +70,7 @@ class Population(_Wire):
     eval_version: str
     questions: list[Member]
     anchors: list[AnchorMember]
+    checks_anchors: bool = True  # False for a @ragate.goldset test: anchors are the file route's
 
 
 class Collected(_Wire):

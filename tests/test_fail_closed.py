@@ -719,3 +719,32 @@ def test_vacuous_verdicts_are_kept_and_counted_in_every_report(pytester: pytest.
     assert "vacuous 3" in report and report.count("vacuous: faithfulness") == 3
     assert rows_of(pytester.path / "r.jsonl")["q1"]["judge_vacuous"] == ["faithfulness"]
     assert result.ret == pytest.ExitCode.OK
+
+
+@WORKERS
+def test_a_decorated_test_never_passes_anchor_floors_it_did_not_check(
+        pytester: pytest.Pytester, workers: str) -> None:
+    """Anchors are the file route's. A @ragate.goldset test lists the goldset's anchor floors
+    as skipped, with where they are decided; collected beside it, the file route fails them."""
+    write_goldset(pytester.path / "gs", anchors=ANCHORS,
+                  floors="[floors.anchors.retrieval_miss]\nevidence_recall = 1.0\n")
+    pytester.makeconftest(planned({}).replace("def ragate_system", "def my_rag") + '''
+@pytest.fixture
+def ragate_system(my_rag):
+    return my_rag
+''')
+    pytester.makepyfile(test_rag='''
+import pytest_ragate as ragate
+
+@ragate.goldset("gs")
+def test_mine(ragate_question, my_rag):
+    return my_rag(ragate_question.question)
+''')
+    alone = run(pytester, workers, "test_rag.py")
+    assert alone.ret == pytest.ExitCode.OK
+    expect(alone, "SKIPPED * not decided here: anchors are checked where the goldset's "
+                  "ragate.toml is collected*")
+    both = run(pytester, workers, "test_rag.py", "gs")
+    assert both.ret == pytest.ExitCode.TESTS_FAILED  # `missed` is not in the system's pool
+    expect(both, "FAILED gs/ragate.toml::floor[anchors:retrieval_miss:evidence_recall] - "
+                 "evidence_recall 0.50 < floor 1.00*")
