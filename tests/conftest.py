@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -106,3 +108,22 @@ def write_goldset(root: Path, *, toml: str = BASE_TOML, floors: str = "",
 @pytest.fixture
 def goldset_dir(tmp_path: Path) -> Path:
     return write_goldset(tmp_path / "gs")
+
+
+@pytest.fixture(autouse=True)
+def _keep_results(request: pytest.FixtureRequest, tmp_path: Path) -> Iterable[None]:
+    """With RAGATE_KEEP_RESULTS=DIR, every results file a test leaves in its tmp_path is
+    copied to DIR (tmp paths masked): two snapshots of the suite can then be compared byte
+    for byte, as a refactoring that must not change any result is checked."""
+    yield
+    keep = os.environ.get("RAGATE_KEEP_RESULTS")
+    if not keep:
+        return
+    name = re.sub(r"[^\w.-]+", "_", request.node.nodeid)
+    for found in sorted(tmp_path.rglob("*.jsonl")):
+        if "results" not in found.name:
+            continue
+        text = found.read_text(encoding="utf-8", errors="replace")
+        text = text.replace(str(tmp_path), "<tmp>")
+        rel = re.sub(r"[^\w.-]+", "_", str(found.relative_to(tmp_path)))
+        (Path(keep) / f"{name}__{rel}").write_text(text, encoding="utf-8")
