@@ -114,8 +114,9 @@ def _raw_id(line: str, id_field: str | None) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write through a temp file in the same directory and rename, so no reader sees half."""
+def write_atomic(path: Path, data: str | bytes) -> None:
+    """Write through a temp file in the same directory and rename, so no reader sees half.
+    Text is written as UTF-8."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -123,8 +124,8 @@ def write_atomic(path: Path, text: str) -> None:
         umask = os.umask(0)
         os.umask(umask)
         os.fchmod(fd, 0o666 & ~umask)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data.encode() if isinstance(data, str) else data)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

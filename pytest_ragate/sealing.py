@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from pytest_ragate.files import write_atomic
 from pytest_ragate.goldset import (
     CONFIG_NAME,
     Expected,
@@ -258,11 +259,6 @@ def sealed_path(root: Path) -> Path:
     return locate_sealed(directory, expected)
 
 
-def is_sealed(root: Path) -> bool:
-    """True when the goldset's expected answers are sealed (its sealed file exists)."""
-    return sealed_path(root).is_file()
-
-
 def read_sealed(path: Path) -> SealedFile:
     """Parse a sealed file (no key), or a SealError naming it."""
     try:
@@ -387,7 +383,7 @@ def seal_goldset(root: Path, key: str, *, kdf: Scrypt | None = None,
                        answers=answers, manifest_digest="")
     sealed = draft.model_copy(update={"manifest_digest": manifest_digest(draft)})
 
-    _write_atomic(target, sealed.model_dump_json(indent=1).encode() + b"\n")
+    write_atomic(target, sealed.model_dump_json(indent=1).encode() + b"\n")
     _remove_plaintext(plain)
     return SealReport(target, plain, len(answers), sealed.manifest_digest,
                       _other_files(directory, _config(root), target))
@@ -417,19 +413,6 @@ def _remove_plaintext(path: Path) -> None:
         shutil.rmtree(trash)
     else:
         path.unlink()
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    """Bytes through a temp file and a rename, readable as a normal new file would be."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _umask() -> int:
@@ -602,7 +585,7 @@ def unseal_goldset(root: Path, key: str) -> UnsealReport:
                                 "move it away before unsealing")
         else:
             plain.parent.mkdir(parents=True, exist_ok=True)
-            _write_atomic(plain, data)
+            write_atomic(plain, data)
     else:
         files = {f"{a.question_id}.json": raw for a, raw in zip(sealed.answers, plaintexts,
                                                                   strict=True)}
@@ -629,7 +612,7 @@ def _write_folder(folder: Path, files: dict[str, bytes]) -> None:
     staging = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}.", suffix=".tmp"))
     try:
         for name, data in files.items():
-            _write_atomic(staging / name, data)
+            write_atomic(staging / name, data)
         os.chmod(staging, 0o777 & ~_umask())
         os.replace(staging, folder)
     except BaseException:

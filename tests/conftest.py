@@ -111,19 +111,25 @@ def goldset_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture(autouse=True)
-def _keep_results(request: pytest.FixtureRequest, tmp_path: Path) -> Iterable[None]:
-    """With RAGATE_KEEP_RESULTS=DIR, every results file a test leaves in its tmp_path is
-    copied to DIR (tmp paths masked): two snapshots of the suite can then be compared byte
-    for byte, as a refactoring that must not change any result is checked."""
+def _keep_results(request: pytest.FixtureRequest) -> Iterable[None]:
+    """With RAGATE_KEEP_RESULTS=DIR, the JSON-lines and Markdown files a test leaves in its
+    folders (tmp_path, pytester's) are copied to DIR with those folders masked, so two
+    snapshots of the suite can be compared byte for byte, as a refactoring that must not
+    change any result is checked. Files that carry times (history, JUnit) differ anyway."""
     yield
     keep = os.environ.get("RAGATE_KEEP_RESULTS")
     if not keep:
         return
+    folders = [request.getfixturevalue(name) for name in ("tmp_path",)
+               if name in request.fixturenames]
+    if "pytester" in request.fixturenames:
+        folders.append(request.getfixturevalue("pytester").path)
     name = re.sub(r"[^\w.-]+", "_", request.node.nodeid)
-    for found in sorted(tmp_path.rglob("*.jsonl")):
-        if "results" not in found.name:
-            continue
-        text = found.read_text(encoding="utf-8", errors="replace")
-        text = text.replace(str(tmp_path), "<tmp>")
-        rel = re.sub(r"[^\w.-]+", "_", str(found.relative_to(tmp_path)))
-        (Path(keep) / f"{name}__{rel}").write_text(text, encoding="utf-8")
+    for folder in folders:
+        for found in sorted([*folder.rglob("*.jsonl"), *folder.rglob("*.md")]):
+            if ".pytest_cache" in found.parts or "history" in found.name:
+                continue
+            text = found.read_text(encoding="utf-8", errors="replace")
+            text = text.replace(str(folder), "<tmp>")
+            rel = re.sub(r"[^\w.-]+", "_", str(found.relative_to(folder)))
+            (Path(keep) / f"{name}__{rel}").write_text(text, encoding="utf-8")

@@ -19,13 +19,13 @@ from pytest_ragate.sealing import (
     SealedFile,
     SealError,
     answer_digest,
-    is_sealed,
     key_from_env,
     manifest_digest,
     open_sealed,
     read_sealed,
     seal_goldset,
     sealed_index,
+    sealed_path,
     unseal_goldset,
     verify_goldset,
 )
@@ -135,7 +135,7 @@ def test_seal_then_unseal_restores_every_byte(goldset: Path) -> None:
     assert report.answers == 4 and report.sealed == goldset / SEALED_NAME
     assert report.unsealed == ()
     assert not report.removed.exists()
-    assert is_sealed(goldset)
+    assert sealed_path(goldset).is_file()
     assert set(files_of(goldset)) == {k for k in before if not k.startswith("expected")} | {
         SEALED_NAME}
     assert read_sealed(report.sealed).manifest_digest == report.manifest_digest
@@ -143,7 +143,7 @@ def test_seal_then_unseal_restores_every_byte(goldset: Path) -> None:
     back = unseal_goldset(goldset, KEY)
     assert back.answers == 4 and back.note is None
     assert files_of(goldset) == before
-    assert not is_sealed(goldset)
+    assert not sealed_path(goldset).is_file()
     load_goldset(goldset)  # still a valid goldset
 
 
@@ -379,7 +379,7 @@ def test_unseal_never_overwrites_different_answers(tmp_path: Path) -> None:
     with pytest.raises(SealError, match="differs"):
         unseal_goldset(root, KEY)
     assert (root / "expected.jsonl").read_text() == "{}\n"
-    assert is_sealed(root)
+    assert sealed_path(root).is_file()
 
 
 def test_ragate_toml_may_name_the_sealed_file(tmp_path: Path) -> None:
@@ -387,7 +387,7 @@ def test_ragate_toml_may_name_the_sealed_file(tmp_path: Path) -> None:
     seal(root)
     toml = root / "ragate.toml"
     toml.write_text(toml.read_text().replace('"expected.jsonl"', f'"{SEALED_NAME}"'))
-    assert is_sealed(root) and verify_goldset(root) == []
+    assert sealed_path(root).is_file() and verify_goldset(root) == []
     assert sealed_index(root)["q4"] is False
     report = unseal_goldset(root, KEY)
     assert report.note and "expected.jsonl" in report.note
