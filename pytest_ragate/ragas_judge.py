@@ -5,7 +5,6 @@ run that does not judge with it.
 
     transport   ChatTransport          one chat-completions request; failures → JudgeFailure
     bridges     RagateInstructorLLM    ragas.llms.base.InstructorBaseRagasLLM (collections metrics)
-                RagateRagasLLM         ragas.llms.base.BaseRagasLLM (legacy metrics, prompt.adapt)
                 RagateEmbeddings       ragas.embeddings.base.BaseRagasEmbedding over our Embedder
     judge       RagasJudge             the Judge protocol over ragas.metrics.collections
 
@@ -20,8 +19,8 @@ Where our contract and RAGAS differ (everything else is RAGAS's value, unchanged
   reference) are `JudgeFailure("missing")` before any model call.
 * the model's sampling parameters are the judge's, not RAGAS's: temperature (0 by default),
   max_tokens and seed are sent on every request and are part of `judge_id` and `params`.
-* nothing is retried: the OpenAI client runs with max_retries=0 and the legacy bridge's
-  RunConfig with one attempt; a failed request is a failure of that verdict. The one
+* nothing is retried: the OpenAI client runs with max_retries=0; a failed request is a
+  failure of that verdict. The one
   exception: an HTTP 400 to a request carrying `response_format` is asked once more without
   it (servers that do not know JSON mode), and JSON mode stays off if that works.
 """
@@ -41,7 +40,6 @@ import math
 import re
 import ssl
 import threading
-import typing as t
 from collections.abc import AsyncIterator, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -49,10 +47,9 @@ from typing import Any, TypeVar
 
 import openai
 import ragas
-from langchain_core.outputs import Generation, LLMResult
 from pydantic import BaseModel, ValidationError
 from ragas.embeddings.base import BaseRagasEmbedding
-from ragas.llms.base import BaseRagasLLM, InstructorBaseRagasLLM
+from ragas.llms.base import InstructorBaseRagasLLM
 from ragas.metrics.collections import (
     AnswerRelevancy,
     ContextPrecisionWithoutReference,
@@ -60,13 +57,8 @@ from ragas.metrics.collections import (
     Faithfulness,
 )
 from ragas.prompt.metrics.base_prompt import BasePrompt
-from ragas.run_config import RunConfig
 
 from pytest_ragate.judges import Embeds, JudgeFailure, JudgeInput
-
-if t.TYPE_CHECKING:
-    from langchain_core.callbacks import Callbacks
-    from langchain_core.prompt_values import PromptValue
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
@@ -75,7 +67,6 @@ ANSWER_RELEVANCY_STRICTNESS = 3  # RAGAS's default: questions generated per answ
 JSON_SYSTEM_PROMPT = ("You are an evaluation judge. Reply with exactly one JSON object and "
                       "nothing else: no prose, no code fences.")
 JSON_SCHEMA_PROMPT = " The object must conform to this JSON schema: {schema}"
-FINISHED = frozenset({"stop", "STOP", "eos", "eos_token", "end_turn", "stop_sequence"})
 
 
 # --- transport ---------------------------------------------------------------------------
@@ -309,67 +300,6 @@ class RagateInstructorLLM(InstructorBaseRagasLLM):
 
     def __repr__(self) -> str:
         return f"RagateInstructorLLM(model={self.model!r}, base_url={self.transport.base_url!r})"
-
-
-_ROLES = {"human": "user", "user": "user", "ai": "assistant", "assistant": "assistant",
-          "system": "system"}
-
-
-class RagateRagasLLM(BaseRagasLLM):
-    """RAGAS's text LLM interface (legacy `ragas.metrics._*` metrics, PydanticPrompt, adapt).
-
-    Returns `LLMResult(generations=[[Generation(text, generation_info={"finish_reason"})]*n])`
-    like RAGAS's own wrappers. The judge's temperature replaces the one RAGAS asks for, `n`
-    completions are `n` requests, and `generate()`'s tenacity retry is held to one attempt
-    (`set_run_config` keeps max_retries=1 whatever RunConfig RAGAS passes).
-    """
-
-    def __init__(self, transport: ChatTransport) -> None:
-        super().__init__(run_config=RunConfig(timeout=max(1, math.ceil(transport.timeout)),
-                                              max_retries=1),
-                         multiple_completion_supported=False, cache=None)
-        self.transport = transport
-
-    def set_run_config(self, run_config: RunConfig) -> None:
-        run_config.max_retries = 1
-        self.run_config = run_config
-
-    def get_temperature(self, n: int) -> float:
-        return self.transport.temperature
-
-    @staticmethod
-    def to_messages(prompt: PromptValue) -> list[dict[str, str]]:
-        to_messages = getattr(prompt, "to_messages", None)
-        if to_messages is None:
-            return [{"role": "user", "content": prompt.to_string()}]
-        return [{"role": _ROLES.get(m.type, "user"), "content": str(m.content)}
-                for m in to_messages()]
-
-    def generate_text(self, prompt: PromptValue, n: int = 1, temperature: float = 0.01,
-                      stop: list[str] | None = None, callbacks: Callbacks = None) -> LLMResult:
-        return _run_sync(self.agenerate_text(prompt, n, temperature, stop, callbacks))
-
-    async def agenerate_text(self, prompt: PromptValue, n: int = 1,
-                             temperature: float | None = 0.01, stop: list[str] | None = None,
-                             callbacks: Callbacks = None) -> LLMResult:
-        messages = self.to_messages(prompt)
-        generations: list[Generation] = []
-        async with self.transport.session():
-            for _ in range(max(1, n)):
-                completion = await self.transport.complete(messages, stop=stop)
-                generations.append(Generation(
-                    text=completion.text,
-                    generation_info={"finish_reason": completion.finish_reason}))
-        return LLMResult(generations=[generations],
-                         llm_output={"model_name": self.transport.model})
-
-    def is_finished(self, response: LLMResult) -> bool:
-        reasons = [(g.generation_info or {}).get("finish_reason")
-                   for batch in response.generations for g in batch]
-        return all(r is None or r in FINISHED for r in reasons)
-
-    def __repr__(self) -> str:
-        return f"RagateRagasLLM(model={self.transport.model!r})"
 
 
 class RagateEmbeddings(BaseRagasEmbedding):

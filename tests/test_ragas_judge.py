@@ -8,7 +8,7 @@ import inspect
 import json
 import math
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +20,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 pytest.importorskip("ragas")
 pytest.importorskip("sentence_transformers")
 
-from langchain_core.prompt_values import StringPromptValue
 from ragas.embeddings.base import BaseRagasEmbedding
-from ragas.exceptions import LLMDidNotFinishException
-from ragas.llms.base import BaseRagasLLM, InstructorBaseRagasLLM
+from ragas.llms.base import InstructorBaseRagasLLM
 from ragas.metrics.collections.faithfulness.util import (
     StatementGeneratorOutput,
     StatementGeneratorPrompt,
@@ -42,7 +40,6 @@ from pytest_ragate.ragas_judge import (
     RagasJudge,
     RagateEmbeddings,
     RagateInstructorLLM,
-    RagateRagasLLM,
     parse_json_reply,
 )
 from pytest_ragate.retrieval import Embedder
@@ -140,9 +137,8 @@ def compatible(base: Callable[..., Any], bridge: Callable[..., Any]) -> list[str
 
 @pytest.mark.parametrize(("bridge", "base"), [
     (RagateInstructorLLM, InstructorBaseRagasLLM),
-    (RagateRagasLLM, BaseRagasLLM),
     (RagateEmbeddings, BaseRagasEmbedding),
-], ids=["instructor-llm", "text-llm", "embeddings"])
+], ids=["instructor-llm", "embeddings"])
 def test_each_bridge_has_every_public_method_of_its_ragas_base(bridge: type, base: type) -> None:
     assert issubclass(bridge, base)
     assert not inspect.isabstract(bridge), bridge.__abstractmethods__
@@ -423,40 +419,16 @@ def test_the_schema_is_added_only_when_the_prompt_lacks_it() -> None:
                                                       StatementGeneratorOutput)[0]["content"]
 
 
-@pytest.fixture
-def text_llm(openai_stub: OpenAIStub) -> Iterator[RagateRagasLLM]:
-    yield RagateRagasLLM(ChatTransport("stub-model", openai_stub.url, timeout=TIMEOUT,
-                                       temperature=0.0))
-
-
-def test_the_text_bridge_returns_an_llm_result(text_llm: RagateRagasLLM,
-                                               openai_stub: OpenAIStub) -> None:
-    openai_stub.script = lambda r: completion("plain text")
-    result = asyncio.run(text_llm.generate(StringPromptValue(text="hi"), n=2,
-                                           temperature=0.7))
-    assert [g.text for g in result.generations[0]] == ["plain text", "plain text"]
-    assert text_llm.is_finished(result)
-    assert [r["temperature"] for r in openai_stub.requests] == [0, 0]  # the judge's, not 0.7
-    assert "response_format" not in openai_stub.requests[0]
-    assert text_llm.generate_text(StringPromptValue(text="hi")).generations[0][0].text == \
-        "plain text"
-
-    openai_stub.script = lambda r: completion("cut", finish_reason="length")
-    with pytest.raises(LLMDidNotFinishException):
-        asyncio.run(text_llm.generate(StringPromptValue(text="hi")))
-
-
-def test_ragas_legacy_prompts_run_through_both_bridges(text_llm: RagateRagasLLM,
-                                                       openai_stub: OpenAIStub) -> None:
+def test_ragas_legacy_prompts_run_through_the_instructor_bridge(openai_stub: OpenAIStub,
+                                                                ) -> None:
     from ragas.metrics._faithfulness import StatementGeneratorInput
     from ragas.metrics._faithfulness import StatementGeneratorPrompt as LegacyPrompt
 
     openai_stub.script = lambda r: completion('{"statements": ["It costs 12 euros."]}')
     data = StatementGeneratorInput(question="What does it cost?", answer="12 euros.")
-    instructor_llm = RagateInstructorLLM(text_llm.transport)
-    for llm in (text_llm, instructor_llm):
-        out = asyncio.run(LegacyPrompt().generate(llm=llm, data=data))
-        assert out.statements == ["It costs 12 euros."]
+    llm = RagateInstructorLLM(ChatTransport("stub-model", openai_stub.url, timeout=TIMEOUT))
+    out = asyncio.run(LegacyPrompt().generate(llm=llm, data=data))
+    assert out.statements == ["It costs 12 euros."]
 
 
 def test_the_sync_instructor_call_works_inside_a_running_loop(openai_stub: OpenAIStub) -> None:
