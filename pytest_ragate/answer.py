@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Sequence
 from typing import Annotated
 
 from pydantic import (
@@ -23,6 +24,27 @@ from pydantic import (
 )
 
 Knob = str | int | float | bool | None
+
+
+def clock(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    return f"{minutes:02d}:{secs:02d}"
+
+
+def format_label(doc_id: str, speakers: Sequence[str], t_start: float | None,
+                 t_end: float | None, turns: tuple[int, int] | None = None,
+                 unit: str = "turn") -> str:
+    """`[meeting · speaker · mm:ss–mm:ss]`, with what the corpus has: how a chunk, a citation
+    or an expected span is shown to a person. `turns` adds the range, for expected evidence:
+    `[meeting · turns 20–34 · …]`."""
+    parts = [doc_id]
+    if turns is not None:
+        parts.append(f"{unit}s {turns[0]}–{turns[1]}")
+    if speakers:
+        parts.append(", ".join(speakers))
+    if t_start is not None and t_end is not None:
+        parts.append(f"{clock(t_start)}–{clock(t_end)}")
+    return f"[{' · '.join(parts)}]"
 
 
 def _integer(value: object) -> object:

@@ -10,7 +10,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from pytest_ragate.corpus import Corpus, Document, Turn, format_label
+from pytest_ragate.answer import format_label
+from pytest_ragate.corpus import Corpus, Document, Turn
 from pytest_ragate.normalize import fold, normalize
 
 DEFAULT_BUDGET = 400

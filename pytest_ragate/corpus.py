@@ -12,7 +12,7 @@ import glob
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -20,6 +20,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from pytest_ragate.answer import format_label
 from pytest_ragate.files import UnreadableText, read_jsonl, read_lines, read_text
 from pytest_ragate.problems import Problem, problems_from_validation
 
@@ -30,27 +31,6 @@ class Turn:
     speaker: str | None = None
     t_start: float | None = None
     t_end: float | None = None
-
-
-def clock(seconds: float) -> str:
-    minutes, secs = divmod(int(seconds), 60)
-    return f"{minutes:02d}:{secs:02d}"
-
-
-def format_label(doc_id: str, speakers: Sequence[str], t_start: float | None,
-                 t_end: float | None, turns: tuple[int, int] | None = None,
-                 unit: str = "turn") -> str:
-    """`[meeting · speaker · mm:ss–mm:ss]`, with what the corpus has: how a chunk, a citation
-    or an expected span is shown to a person. `turns` adds the range, for expected evidence:
-    `[meeting · turns 20–34 · …]`."""
-    parts = [doc_id]
-    if turns is not None:
-        parts.append(f"{unit}s {turns[0]}–{turns[1]}")
-    if speakers:
-        parts.append(", ".join(speakers))
-    if t_start is not None and t_end is not None:
-        parts.append(f"{clock(t_start)}–{clock(t_end)}")
-    return f"[{' · '.join(parts)}]"
 
 
 def span_label(doc_id: str, turns: Iterable[Turn], numbers: tuple[int, int] | None = None,

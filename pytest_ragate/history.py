@@ -367,9 +367,10 @@ def _metric_line(name: str, now: Figure | None, then: Figure | None) -> str | No
     return text
 
 
-def _knob(value: Knob | list[Knob]) -> str:
+def fmt_knob(value: Knob | list[Knob]) -> str:
+    """A knob as the report shows it; a knob that differed between rows shows every value."""
     if isinstance(value, list):
-        return "{" + ", ".join(_knob(v) for v in value) + "}"
+        return "{" + ", ".join(fmt_knob(v) for v in value) + "}"
     return "—" if value is None else str(value)
 
 
@@ -401,7 +402,8 @@ def delta_lines(current: HistoryLine, previous: HistoryLine | None,
             lines.append(f"judge {', '.join(previous.judges or ['none'])} → "
                          f"{', '.join(current.judges or ['none'])}: judged figures come from "
                          "another judge")
-        changed = [f"{name} {_knob(previous.knobs.get(name))} → {_knob(current.knobs.get(name))}"
+        changed = [f"{name} {fmt_knob(previous.knobs.get(name))} → "
+                   f"{fmt_knob(current.knobs.get(name))}"
                    for name in sorted(set(current.knobs) | set(previous.knobs))
                    if current.knobs.get(name) != previous.knobs.get(name)]
         if changed:

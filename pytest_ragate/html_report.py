@@ -34,6 +34,7 @@ from pytest_ragate.history import (
     HistoryLine,
     build_line,
     delta_lines,
+    fmt_knob,
     fmt_sha,
     fmt_time,
 )
@@ -367,12 +368,6 @@ def regression_row(g: Regression) -> dict[str, Any]:
             "message": g.message}
 
 
-def _knob(value: Any) -> str:
-    if isinstance(value, list):
-        return "{" + ", ".join(_knob(v) for v in value) + "}"
-    return "—" if value is None else str(value)
-
-
 def _anchor(index: int, name: str) -> str:
     return f"gs{index}-" + re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-")
 
@@ -386,7 +381,7 @@ def run_view(index: int, run: GoldsetRun, history: Sequence[HistoryLine]) -> dic
     uncited = [r.question_id for r in run.records if r.uncited]
     line = build_line(run, git=None, time=_EPOCH)  # this run as history sees it
     return {
-        "knobs": [(name, _knob(value)) for name, value in line.knobs.items()],
+        "knobs": [(name, fmt_knob(value)) for name, value in line.knobs.items()],
         "anchor": key,
         "name": run.label,
         "eval_version": run.eval_version,

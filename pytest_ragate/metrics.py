@@ -16,7 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pytest_ragate.answer import Answer, Citation, Context, Knob
+from pytest_ragate.answer import Answer, Citation, Context, Knob, format_label
 
 Aggregate = Literal["proportion", "mean"]
 
@@ -301,8 +301,8 @@ def score_answer(answer: Answer, evidence: Sequence[Evidence]) -> dict[str, obje
 def _label(context: Context | None, context_id: str) -> str:
     if context is None:
         return f"[{context_id} · not retrieved]"
-    return context.label or (f"[{context.doc_id} · turns {context.first_turn}–"
-                             f"{context.last_turn}]")
+    return context.label or format_label(context.doc_id, [], None, None,
+                                         (context.first_turn, context.last_turn))
 
 
 @dataclass(frozen=True)
