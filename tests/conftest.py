@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -110,21 +110,26 @@ def goldset_dir(tmp_path: Path) -> Path:
     return write_goldset(tmp_path / "gs")
 
 
-@pytest.fixture(autouse=True)
-def _keep_results(request: pytest.FixtureRequest) -> Iterable[None]:
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     """With RAGATE_KEEP_RESULTS=DIR, the JSON-lines and Markdown files a test leaves in its
     folders (tmp_path, pytester's) are copied to DIR with those folders masked, so two
     snapshots of the suite can be compared byte for byte, as a refactoring that must not
     change any result is checked. Files that carry times (history, JUnit) differ anyway."""
-    yield
-    keep = os.environ.get("RAGATE_KEEP_RESULTS")
-    if not keep:
-        return
-    folders = [request.getfixturevalue(name) for name in ("tmp_path",)
-               if name in request.fixturenames]
-    if "pytester" in request.fixturenames:
-        folders.append(request.getfixturevalue("pytester").path)
-    name = re.sub(r"[^\w.-]+", "_", request.node.nodeid)
+    try:
+        return (yield)
+    finally:
+        keep = os.environ.get("RAGATE_KEEP_RESULTS")
+        if keep:
+            _keep_results(item, Path(keep))
+
+
+def _keep_results(item: pytest.Item, keep: Path) -> None:
+    funcargs = getattr(item, "funcargs", {})
+    folders = [funcargs["tmp_path"]] if "tmp_path" in funcargs else []
+    if "pytester" in funcargs:
+        folders.append(funcargs["pytester"].path)
+    name = re.sub(r"[^\w.-]+", "_", item.nodeid)
     for folder in folders:
         for found in sorted([*folder.rglob("*.jsonl"), *folder.rglob("*.md")]):
             if ".pytest_cache" in found.parts or "history" in found.name:
@@ -132,4 +137,4 @@ def _keep_results(request: pytest.FixtureRequest) -> Iterable[None]:
             text = found.read_text(encoding="utf-8", errors="replace")
             text = text.replace(str(folder), "<tmp>")
             rel = re.sub(r"[^\w.-]+", "_", str(found.relative_to(folder)))
-            (Path(keep) / f"{name}__{rel}").write_text(text, encoding="utf-8")
+            (keep / f"{name}__{rel}").write_text(text, encoding="utf-8")
