@@ -15,7 +15,7 @@ from os import PathLike
 from typing import Any, TypeVar
 
 from pytest_ragate.answer import Answer, Citation, Context
-from pytest_ragate.goldset import Question
+from pytest_ragate.goldset_config import Question
 from pytest_ragate.items import RouteSpec
 
 __all__ = ["Answer", "Citation", "Context", "Question", "floor", "goldset"]

@@ -8,7 +8,8 @@ from typing import TypeVar
 
 import click
 
-from pytest_ragate.goldset import CONFIG_NAME, load_goldset
+from pytest_ragate.goldset import load_goldset
+from pytest_ragate.goldset_config import CONFIG_NAME
 from pytest_ragate.problems import GoldsetError
 
 T = TypeVar("T")
@@ -240,7 +241,7 @@ _DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 
 
 def _sealing(action: Callable[[], T]) -> T:
-    from pytest_ragate.sealing import SealError
+    from pytest_ragate.sealed import SealError
 
     try:
         return action()
@@ -256,7 +257,8 @@ def _sealing(action: Callable[[], T]) -> T:
 @click.argument("directory", type=_DIR)
 def seal(directory: Path) -> None:
     """Encrypt a goldset's expected answers with the passphrase in RAGATE_SEAL_KEY."""
-    from pytest_ragate.sealing import key_from_env, seal_goldset
+    from pytest_ragate.sealed import key_from_env
+    from pytest_ragate.sealing import seal_goldset
 
     report = _sealing(lambda: seal_goldset(directory, key_from_env()))
     click.echo(f"sealed {report.answers} answers into {report.sealed}; removed "
@@ -270,7 +272,8 @@ def seal(directory: Path) -> None:
 @click.argument("directory", type=_DIR)
 def unseal(directory: Path) -> None:
     """Restore the expected answers (RAGATE_SEAL_KEY) and remove the sealed file."""
-    from pytest_ragate.sealing import key_from_env, unseal_goldset
+    from pytest_ragate.sealed import key_from_env
+    from pytest_ragate.sealing import unseal_goldset
 
     report = _sealing(lambda: unseal_goldset(directory, key_from_env()))
     click.echo(f"restored {report.answers} answers to {report.restored}; removed "
@@ -284,7 +287,7 @@ def unseal(directory: Path) -> None:
 @click.option("--pin", default=None, help="the manifest digest the sealed file must have")
 def verify(directory: Path, pin: str | None) -> None:
     """Check a sealed goldset without the key; exit 1 if anything was edited."""
-    from pytest_ragate.sealing import read_sealed, sealed_path, verify_goldset
+    from pytest_ragate.sealed import read_sealed, sealed_path, verify_goldset
 
     problems = verify_goldset(directory, pin=pin)
     for problem in problems:

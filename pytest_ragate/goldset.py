@@ -1,164 +1,47 @@
 """A goldset directory: `ragate.toml`, its questions, expected answers and corpus, validated.
 
-Every rule of CONTRACT §1 "Validation" lives here, once, for collection and `ragate validate`.
+Every validation rule (docs/goldsets.md) lives here, once, for collection and `ragate validate`.
 Loading gathers all problems before raising, so one run lists them all.
 """
 
 from __future__ import annotations
 
 import os
-import re
-import tomllib
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, get_args
 
 from pydantic import (
-    AliasChoices,
-    BaseModel,
-    ConfigDict,
     Field,
     TypeAdapter,
     ValidationError,
-    ValidationInfo,
-    field_validator,
-    model_validator,
 )
 
 from pytest_ragate.anchors import AnchorEntry, AnchorKind, load_anchors
-from pytest_ragate.answer import turns_in_order
-from pytest_ragate.corpus import Corpus, Units, load_corpus
-from pytest_ragate.files import UnreadableText, read_jsonl, read_text
-from pytest_ragate.metrics import METRICS, ContextRef, Evidence, Span, WholeDocument
+from pytest_ragate.corpus import Corpus, load_corpus
+from pytest_ragate.files import read_jsonl
+from pytest_ragate.goldset_config import (
+    CONFIG_NAME,
+    Expected,
+    ExpectedRow,
+    GoldsetConfig,
+    Question,
+    _Model,
+    read_config,
+    read_expected,
+)
+from pytest_ragate.metrics import METRICS, ContextRef, Evidence, WholeDocument
 from pytest_ragate.problems import GoldsetError, Problem, problems_from_validation
+from pytest_ragate.sealed import KEY_ENV, SealError, locate_sealed, open_sealed, sealed_index
 
-CONFIG_NAME = "ragate.toml"
 # the generic kinds, and the transcript names kept as aliases (same rules, own figures)
 SINGLE_DOC_KINDS = frozenset({"single_doc", "single_meeting"})
 MULTI_DOC_KINDS = frozenset({"multi_doc", "cross_meeting"})
 ANSWERABLE_KINDS = SINGLE_DOC_KINDS | MULTI_DOC_KINDS
 UNANSWERABLE_KIND = "unanswerable"
 KNOWN_KINDS = ("single_doc", "multi_doc", UNANSWERABLE_KIND, "single_meeting", "cross_meeting")
-
-# --- file formats -------------------------------------------------------------------------
-
-
-class _Model(BaseModel):
-    # strict: `first_turn: true` or `"3"` is an error in the file, not a silent 1 or 3
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-
-class CorpusConfig(_Model):
-    paths: Annotated[list[str], Field(min_length=1)]
-    format: str  # checked against the known readers by load_corpus, naming the bad value
-    units: Units = "paragraph"  # how the documents formats are split into numbered units
-
-
-class QuestionsConfig(_Model):
-    file: str = "questions.jsonl"
-    expected: str = "expected"
-    mix: dict[str, Annotated[int, Field(ge=0)]] | None = None
-    kinds: list[Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9_\-]*$")]] | None = None
-
-
-class AnchorsConfig(_Model):
-    file: str = "anchors.jsonl"
-
-
-class GoldsetConfig(_Model):
-    name: str | None = None
-    eval_version: str = "1"
-    question_outcome: Literal["record", "assert"] = "record"
-    corpus: CorpusConfig
-    questions: QuestionsConfig = Field(default_factory=QuestionsConfig)
-    floors: dict[str, Any] = Field(default_factory=dict)
-    anchors: AnchorsConfig | None = None
-
-    @field_validator("eval_version", mode="before")
-    @classmethod
-    def _version_text(cls, value: object) -> object:
-        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
-
-
-class Question(_Model):
-    """What the system under test is asked: never a gist or evidence."""
-
-    question_id: Annotated[str, Field(min_length=1)]
-    kind: Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9_\-]*$")]
-    question: Annotated[str, Field(min_length=1)]
-    tags: list[str] = Field(default_factory=list)
-    gist: Any = Field(default=None, exclude=True)
-    evidence: Any = Field(default=None, exclude=True)
-
-    @field_validator("gist", "evidence", mode="before")
-    @classmethod
-    def _never_here(cls, value: object) -> object:
-        raise ValueError("the questions file never holds a gist or evidence; "
-                         "put it in the expected answers")
-
-
-class EvidenceEntry(_Model):
-    """One piece of expected evidence, in one of three forms, each scored by one rule:
-    `{doc_id, first_turn, last_turn}` (or `first_unit`/`last_unit`): a context overlapping
-    that range of the document; `{doc_id}`: any context from the document;
-    `{context_id}`: that context exactly. `meeting_id` is accepted for `doc_id`."""
-
-    doc_id: str | None = Field(default=None,
-                               validation_alias=AliasChoices("doc_id", "meeting_id"))
-    first_turn: Annotated[int, Field(ge=0)] | None = Field(
-        default=None, validation_alias=AliasChoices("first_turn", "first_unit"))
-    last_turn: Annotated[int, Field(ge=0)] | None = Field(
-        default=None, validation_alias=AliasChoices("last_turn", "last_unit"))
-    context_id: Annotated[str, Field(min_length=1)] | None = None
-
-    @model_validator(mode="after")
-    def _one_form(self) -> EvidenceEntry:
-        if self.context_id is not None:
-            if self.doc_id is not None or self.first_turn is not None or \
-                    self.last_turn is not None:
-                raise ValueError("evidence is {context_id} alone, or {doc_id[, first_turn, "
-                                 "last_turn]}: not both")
-            return self
-        if self.doc_id is None:
-            raise ValueError("evidence needs doc_id (with first_turn and last_turn for a span) "
-                             "or context_id")
-        if (self.first_turn is None) != (self.last_turn is None):
-            raise ValueError("a span needs both first_turn and last_turn (or first_unit and "
-                             "last_unit); name the document alone for any of it")
-        return self
-
-    @field_validator("last_turn")
-    @classmethod
-    def _ordered(cls, last: int | None, info: ValidationInfo) -> int | None:
-        return last if last is None else turns_in_order(last, info)
-
-    @property
-    def item(self) -> Evidence:
-        if self.context_id is not None:
-            return ContextRef(self.context_id)
-        assert self.doc_id is not None
-        if self.first_turn is None or self.last_turn is None:
-            return WholeDocument(self.doc_id)
-        return Span(self.doc_id, self.first_turn, self.last_turn)
-
-
-class Expected(_Model):
-    question_id: Annotated[str, Field(min_length=1)]
-    gist: str | None = None
-    evidence: list[EvidenceEntry] = Field(default_factory=list)
-    notes: str | None = None
-
-    @property
-    def spans(self) -> list[Evidence]:
-        """The expected evidence items (spans, whole documents, context ids), in order."""
-        return [e.item for e in self.evidence]
-
-    @property
-    def must_abstain(self) -> bool:
-        return not self.evidence
-
 
 class FloorValue(_Model):
     min: Annotated[float, Field(ge=0.0, le=1.0)]
@@ -326,50 +209,6 @@ def evidence_label(corpus: Corpus, item: Evidence) -> str:
     return f"[{item.doc_id} · {corpus.unit}s {item.first_turn}–{item.last_turn}]"
 
 
-def _read_config(path: Path) -> GoldsetConfig:
-    try:
-        raw = tomllib.loads(read_text(path))
-    except UnreadableText as error:
-        raise GoldsetError([error.problem]) from None
-    except tomllib.TOMLDecodeError as error:
-        where = re.search(r"line (\d+)", str(error))
-        line = int(where.group(1)) if where else None
-        raise GoldsetError([Problem(path, "<toml>", f"malformed TOML ({error})", line=line)],
-                           ) from None
-    try:
-        return GoldsetConfig.model_validate(raw)
-    except ValidationError as error:
-        raise GoldsetError(problems_from_validation(error, path)) from None
-
-
-ExpectedRow = tuple[Path, int | None, Expected]
-
-
-def _read_expected(path: Path, config_path: Path) -> tuple[list[ExpectedRow], list[Problem]]:
-    if path.is_dir():
-        rows: list[ExpectedRow] = []
-        problems: list[Problem] = []
-        for file in sorted(path.glob("*.json")):
-            try:
-                expected = Expected.model_validate_json(read_text(file))
-            except UnreadableText as error:
-                problems.append(error.problem)
-                continue
-            except ValidationError as error:
-                problems.extend(problems_from_validation(error, file, question_id=file.stem))
-                continue
-            if expected.question_id != file.stem:
-                problems.append(Problem(file, "question_id", f"{expected.question_id!r} is "
-                                        f"not the file name's id {file.stem!r}"))
-            rows.append((file, None, expected))
-        return rows, problems
-    if path.is_file() and path.suffix == ".jsonl":
-        lines, problems = read_jsonl(path, Expected, id_field="question_id")
-        return [(path, lineno, exp) for lineno, exp in lines], problems
-    message = f"{path.name!r} is neither a folder of <question_id>.json nor a .jsonl file"
-    return [], [Problem(config_path, "questions.expected", message)]
-
-
 SEALED_FIELD = "<sealed>"
 
 
@@ -378,19 +217,17 @@ def _read_answers(root: Path, config: GoldsetConfig, config_path: Path,
                              list[Problem]]:
     """Plain expected answers; or sealed ones, opened with RAGATE_SEAL_KEY when it is set,
     else only their index (question id → has evidence)."""
-    from pytest_ragate import sealing  # it imports this module
-
-    sealed_file = sealing.locate_sealed(root, config.questions.expected)
+    sealed_file = locate_sealed(root, config.questions.expected)
     if not sealed_file.is_file():
-        rows, found = _read_expected(root / config.questions.expected, config_path)
+        rows, found = read_expected(root / config.questions.expected, config_path)
         return rows, None, found
-    key = os.environ.get(sealing.KEY_ENV, "")
+    key = os.environ.get(KEY_ENV, "")
     try:
         if key:
-            rows, found = sealing.open_sealed(root, key)
+            rows, found = open_sealed(root, key)
             return rows, None, found
-        return [], (sealed_file, sealing.sealed_index(root)), []
-    except sealing.SealError as error:
+        return [], (sealed_file, sealed_index(root)), []
+    except SealError as error:
         return [], (sealed_file, {}), [Problem(sealed_file, SEALED_FIELD, error.message)]
 
 
@@ -508,7 +345,7 @@ def load_goldset(path: Path) -> Goldset:
     if not config_path.is_file():
         raise GoldsetError([Problem(config_path, "<file>", "no ragate.toml here")])
     root = config_path.parent
-    config = _read_config(config_path)
+    config = read_config(config_path)
     problems: list[Problem] = []
     floors: list[Floor] = []
     try:
@@ -589,11 +426,9 @@ def load_goldset(path: Path) -> Goldset:
 
     if problems:
         raise GoldsetError(problems)
-    from pytest_ragate import sealing
-
     goldset = Goldset(config.name or root.name, root, config_path, config, corpus, [],
                       with_judge_coverage(floors), anchors,
-                      sealing.locate_sealed(root, config.questions.expected).is_file())
+                      locate_sealed(root, config.questions.expected).is_file())
     goldset.cases = [Case(goldset, i, line, q, answers[q.question_id],
                           has_evidence.get(q.question_id))
                      for i, (line, q) in enumerate(by_id.values())]

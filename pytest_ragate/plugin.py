@@ -15,7 +15,7 @@ from _pytest.runner import runtestprotocol
 
 from pytest_ragate import judges, promotion, questions
 from pytest_ragate.answer import Answer
-from pytest_ragate.goldset import CONFIG_NAME, Question
+from pytest_ragate.goldset_config import CONFIG_NAME, Question
 from pytest_ragate.items import (
     ANCHOR_KEY,
     CASE_KEY,

@@ -8,7 +8,7 @@ run that does not judge with it.
                 RagateEmbeddings       ragas.embeddings.base.BaseRagasEmbedding over our Embedder
     judge       RagasJudge             the Judge protocol over ragas.metrics.collections
 
-Where our contract and RAGAS differ (everything else is RAGAS's value, unchanged):
+Where pytest-ragate and RAGAS differ (everything else is RAGAS's value, unchanged):
 
 * a model that extracts no statements from an answer (every answer judged here has text) is
   `JudgeFailure("empty")`: RAGAS returns NaN, and scoring it 1.0 would let a judge that finds

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_ragate.corpus import READERS, Corpus, load_corpus
-from pytest_ragate.goldset import CONFIG_NAME
+from pytest_ragate.goldset_config import CONFIG_NAME
 from pytest_ragate.problems import Problem
 
 TOML = """\

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from pytest_ragate.sealing import Scrypt, seal_goldset
+from pytest_ragate.sealed import Scrypt
+from pytest_ragate.sealing import seal_goldset
 from tests.conftest import BASE_TOML, FIXTURE_JUDGE_CONFTEST, write_goldset
 from tests.openai_stub import OpenAIStub, completion, error
 from tests.openai_stub import openai_stub as openai_stub_fixture

@@ -1,4 +1,5 @@
-"""Mechanical scoring over hand-built answers: each rule of CONTRACT §3 on a worked case."""
+"""Mechanical scoring over hand-built answers: each rule of README "What is scored" on a
+worked case."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Sealed expected answers (CONTRACT §5): seal, unseal, verify and open, on real goldset files.
+"""Sealed expected answers: seal, unseal, verify and open, on real goldset files.
 
 Every test seals with a cheap scrypt cost (`FAST`); the production default is checked apart.
 """
@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from pytest_ragate.goldset import Expected, _read_expected, load_goldset
+from pytest_ragate.goldset import load_goldset
+from pytest_ragate.goldset_config import Expected, read_expected
 from pytest_ragate.problems import GoldsetError, Problem
-from pytest_ragate.sealing import (
+from pytest_ragate.sealed import (
     SEALED_NAME,
     Scrypt,
     SealedFile,
@@ -23,12 +24,11 @@ from pytest_ragate.sealing import (
     manifest_digest,
     open_sealed,
     read_sealed,
-    seal_goldset,
     sealed_index,
     sealed_path,
-    unseal_goldset,
     verify_goldset,
 )
+from pytest_ragate.sealing import seal_goldset, unseal_goldset
 from tests.conftest import BASE_TOML, EVIDENCE, expected_rows, write_goldset
 
 KEY = "correct horse battery staple"
@@ -88,7 +88,7 @@ def seal(root: Path, key: str = KEY) -> None:
 
 def plaintext_answers(root: Path) -> list[Expected]:
     path = root / ("expected" if (root / "expected").is_dir() else "expected.jsonl")
-    rows, problems = _read_expected(path, root / "ragate.toml")
+    rows, problems = read_expected(path, root / "ragate.toml")
     assert not problems
     return [exp for _file, _line, exp in rows]
 

@@ -1,4 +1,4 @@
-"""Bad goldsets: one test per validation rule of CONTRACT §1 "Validation".
+"""Bad goldsets: one test per validation rule (docs/goldsets.md).
 
 Each rule is checked where the user meets it: `load_goldset` raising `GoldsetError` (every
 problem names a file and a field, plus the line or question id where there is one), and for
