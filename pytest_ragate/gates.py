@@ -18,14 +18,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from pytest_ragate.goldset import Floor
-from pytest_ragate.metrics import (
-    MECHANICAL,
-    METRICS,
-    QuestionRecord,
-    Tally,
-    behind,
-    tally,
-)
+from pytest_ragate.metrics import MECHANICAL, QuestionRecord, Tally, behind, tally
+from pytest_ragate.registry import METRICS
 from pytest_ragate.stats import bootstrap_mean, wilson
 
 Outcome = Literal["passed", "failed", "xfailed", "xpassed", "skipped"]
@@ -197,7 +191,7 @@ def decide(
         notes.append(f"{errors} question{'s' * (errors != 1)} errored, counted as wrong")
     if skipped:
         notes.append(f"{skipped} skipped, not counted")
-    if t.failures and floor.metric != "judge_coverage":
+    if t.failures and info.asked:  # judge_coverage counts its failures as wrong
         notes.append(f"{t.failures} judge failure{'s' * (t.failures != 1)}, not counted")
     suffix = f" ({'; '.join(notes)})" if notes else ""
     scope = f"{floor.kind} questions" if floor.kind else "questions"

@@ -32,8 +32,9 @@ from pytest_ragate.goldset_config import (
     read_config,
     read_expected,
 )
-from pytest_ragate.metrics import METRICS, ContextRef, Evidence, WholeDocument
+from pytest_ragate.metrics import ContextRef, Evidence, WholeDocument
 from pytest_ragate.problems import GoldsetError, Problem, problems_from_validation
+from pytest_ragate.registry import METRICS, anchor_floor_metrics
 from pytest_ragate.sealed import KEY_ENV, SealError, locate_sealed, open_sealed, sealed_index
 
 # the generic kinds, and the transcript names kept as aliases (same rules, own figures)
@@ -74,7 +75,6 @@ class Floor:
 
 DEFAULT_JUDGE_COVERAGE = 0.95
 ANCHOR_KINDS = get_args(AnchorKind)
-ANCHOR_METRICS = ("evidence_recall", "hold_rate")
 
 
 def with_judge_coverage(floors: list[Floor]) -> list[Floor]:
@@ -91,9 +91,9 @@ def parse_floors(raw: dict[str, Any], path: Path, where: str = "floors") -> list
 
     def one(metric: str, value: object, kind: str | None, at: str,
             anchors: bool = False) -> None:
-        if anchors and metric not in ANCHOR_METRICS:
+        if anchors and metric not in anchor_floor_metrics():
             problems.append(Problem(path, at, f"an anchor population floor is one of "
-                                    f"{', '.join(ANCHOR_METRICS)}, not {metric!r}"))
+                                    f"{', '.join(anchor_floor_metrics())}, not {metric!r}"))
             return
         if metric not in METRICS:
             known = ", ".join(METRICS)

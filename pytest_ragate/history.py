@@ -28,13 +28,8 @@ from filelock import FileLock, Timeout
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pytest_ragate.answer import Knob
-from pytest_ragate.metrics import (
-    METRICS,
-    QuestionRecord,
-    QuestionScores,
-    Tally,
-    tally,
-)
+from pytest_ragate.metrics import QuestionRecord, QuestionScores, Tally, tally
+from pytest_ragate.registry import METRICS
 from pytest_ragate.regression import scored_metrics
 from pytest_ragate.reports import GoldsetRun, fmt_num
 
@@ -122,11 +117,6 @@ def git_sha(rootdir: Path, timeout: float = GIT_TIMEOUT) -> str | None:
     return sha if done.returncode == 0 and _SHA.fullmatch(sha) else None
 
 
-def run_metrics(records: Sequence[QuestionRecord]) -> list[str]:
-    """Mechanical metrics always; judged ones (and judge_coverage) when a row asked a judge."""
-    return scored_metrics(r.scores() for r in records)
-
-
 def _knobs(records: Sequence[QuestionRecord]) -> dict[str, Knob | list[Knob]]:
     """The union of the rows' knobs; a knob that differs between rows keeps every value."""
     seen: dict[str, list[Knob]] = {}
@@ -142,7 +132,7 @@ def _knobs(records: Sequence[QuestionRecord]) -> dict[str, Knob | list[Knob]]:
 def build_line(run: GoldsetRun, *, git: str | None, time: datetime | None = None,
                ) -> HistoryLine:
     records = run.records
-    metrics = run_metrics(records)
+    metrics = scored_metrics(r.scores() for r in records)
     kinds = list(dict.fromkeys(r.kind for r in records))
     judges = sorted({r.judge for r in records if r.judge})
     gaps: dict[str, list[str]] = {}

@@ -38,7 +38,8 @@ from pytest_ragate.history import (
     fmt_sha,
     fmt_time,
 )
-from pytest_ragate.metrics import METRICS, QuestionRecord, Tally, tally
+from pytest_ragate.metrics import QuestionRecord, Tally, tally
+from pytest_ragate.registry import METRICS
 from pytest_ragate.regression import Regression
 from pytest_ragate.reports import (
     ANCHOR_HEADERS,

@@ -28,7 +28,6 @@ from pytest_ragate.settings import JudgeSettings
 if TYPE_CHECKING:
     import numpy as np
 
-JUDGED_METRICS = ("faithfulness", "context_precision", "answer_relevance")
 # timeout, http, parse: the transport; missing: no verdict to give; error: the judge raised;
 # invalid: a value that is not a score in [0, 1]; empty: a model judge extracted nothing to
 # judge from an answer that has text; stale: a fixture verdict recorded for another answer

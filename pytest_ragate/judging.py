@@ -23,6 +23,7 @@ from typing import Any, Literal
 import diskcache
 
 from pytest_ragate.judges import Judge, JudgeFailure, JudgeInput, Vacuous, judge_params
+from pytest_ragate.registry import asked_metrics
 
 CacheMode = Literal["on", "off", "replay"]
 ROUNDING = 1e-9  # a cosine of a vector with itself may come out 1 + 2e-16: still a score
@@ -147,6 +148,6 @@ def _stored(hit: object) -> object:
 
 
 def judged_metrics(judge: Any) -> tuple[str, ...]:
-    from pytest_ragate.judges import JUDGED_METRICS
-
-    return tuple(getattr(judge, "metrics", JUDGED_METRICS))
+    """What to ask `judge` for: its own `metrics` when it names them, else every metric the
+    registry has a judge ask for."""
+    return tuple(getattr(judge, "metrics", asked_metrics()))

@@ -4,12 +4,12 @@ Only turn ranges enter a score: a quote, however verbatim, never makes a citatio
 system under test decides how many citations an answer carries, so citation accuracy gives
 each answer one vote (its share of right citations, each cited context counted once); the
 goldset decides how many evidence spans a question has, so evidence recall is micro over spans.
+Each metric's rules (its score, tally, worst questions) are its definition in registry.py.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -17,57 +17,13 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_ragate.answer import Answer, Citation, Context, Knob, format_label
+from pytest_ragate.registry import (
+    METRICS,
+    Tally,
+    asked_metrics,
+    mechanical_scores,
+)
 
-Aggregate = Literal["proportion", "mean"]
-
-
-@dataclass(frozen=True)
-class MetricInfo:
-    name: str
-    judged: bool
-    aggregate: Aggregate
-    unit: str  # what n counts, for messages: "citations", "questions", "spans"
-    anchors_only: bool = False  # a population floor over anchors, never a question's score
-
-
-_AT_K = re.compile(r"evidence_recall@([1-9][0-9]{0,3})")
-
-
-def recall_depth(name: str) -> int | None:
-    """K of `evidence_recall@K`, else None."""
-    match = _AT_K.fullmatch(name)
-    return int(match.group(1)) if match else None
-
-
-class _Metrics(dict[str, MetricInfo]):
-    """The metrics by name. `evidence_recall@K` (K = 1..9999) is evidence recall over the
-    first K contexts in rank order: recall over an unbounded pool rewards returning
-    everything, recall at a fixed depth does not."""
-
-    def __missing__(self, name: str) -> MetricInfo:
-        if recall_depth(name) is None:
-            raise KeyError(name)
-        return MetricInfo(name, False, "proportion", "spans")
-
-    def __contains__(self, name: object) -> bool:
-        return super().__contains__(name) or (isinstance(name, str)
-                                              and recall_depth(name) is not None)
-
-
-METRICS = _Metrics({
-    m.name: m
-    for m in (
-        MetricInfo("citation_accuracy", False, "mean", "cited answers"),
-        MetricInfo("abstention_accuracy", False, "proportion", "questions"),
-        MetricInfo("evidence_recall", False, "proportion", "spans"),
-        MetricInfo("faithfulness", True, "mean", "questions"),
-        MetricInfo("context_precision", True, "mean", "questions"),
-        MetricInfo("answer_relevance", True, "mean", "questions"),
-        MetricInfo("judge_coverage", True, "proportion", "verdicts"),
-        MetricInfo("hold_rate", False, "proportion", "anchors", anchors_only=True),
-    )
-})
-QUESTION_METRICS = {name: m for name, m in METRICS.items() if not m.anchors_only}
 MECHANICAL = "mechanical"
 
 
@@ -184,8 +140,7 @@ class QuestionRecord(BaseModel):
     @property
     def judge_attempted(self) -> list[str]:
         """Judged metrics this row asked the judge for (verdict or failure)."""
-        judged = [m for m, info in METRICS.items() if info.judged and m != "judge_coverage"]
-        return [m for m in judged if self.metrics.get(m) is not None
+        return [m for m in asked_metrics() if self.metrics.get(m) is not None
                 or m in self.judge_failures]
 
     def scores(self) -> QuestionScores:
@@ -270,6 +225,9 @@ def score_answer(answer: Answer, evidence: Sequence[Evidence]) -> dict[str, obje
              for item in evidence]
     found = sum(rank is not None for rank in ranks)
     n_cit = len(distinct) if answered else 0
+    own = QuestionScores(abstention_correct=answer.abstained == must_abstain, citations=n_cit,
+                         citations_correct=correct if answered else 0,
+                         evidence_found=[rank is not None for rank in ranks])
     by_id = {c.context_id: c for c in answer.contexts}
     cited = [Cited(context_id=c.context_id, label=_label(by_id.get(c.context_id), c.context_id),
                    correct=citation_correct(c.context_id, answer, evidence), quote=c.quote)
@@ -289,11 +247,7 @@ def score_answer(answer: Answer, evidence: Sequence[Evidence]) -> dict[str, obje
         "evidence_spans": len(evidence),
         "evidence_spans_found": found,
         "evidence_ranks": ranks,
-        "metrics": {
-            "citation_accuracy": correct / n_cit if n_cit else None,
-            "abstention_accuracy": 1.0 if answer.abstained == must_abstain else 0.0,
-            "evidence_recall": found / len(evidence) if evidence else None,
-        },
+        "metrics": mechanical_scores(own),
         "knobs": dict(answer.knobs),
     }
 
@@ -305,28 +259,6 @@ def _label(context: Context | None, context_id: str) -> str:
                                          (context.first_turn, context.last_turn))
 
 
-@dataclass(frozen=True)
-class Tally:
-    """A metric over a population: k successes of n for proportions, or a list of values."""
-
-    metric: str
-    k: float
-    n: int
-    values: tuple[float, ...] = ()
-    failures: int = 0  # rows that should count but could not be scored (judge failures)
-    questions: int = 0  # questions that contributed a unit: what a minimum n counts
-
-    @property
-    def value(self) -> float | None:
-        return self.k / self.n if self.n else None
-
-
-def spans_found(record: QuestionRecord, depth: int | None = None) -> int:
-    """The record's expected spans found in its pool (within its first `depth` contexts)."""
-    return sum(rank is not None and (depth is None or rank <= depth)
-               for rank in record.evidence_ranks)
-
-
 def fmt_some(names: Sequence[str], limit: int, sep: str = ", ") -> str:
     """`a, b and 3 more`, or with `sep="; "` `a; b; and 3 more`: at most `limit` named."""
     more = len(names) - limit
@@ -335,33 +267,9 @@ def fmt_some(names: Sequence[str], limit: int, sep: str = ", ") -> str:
 
 
 def tally(metric: str, records: Iterable[QuestionRecord]) -> Tally:
-    """Over the unit the metric counts; errored questions count as wrong."""
-    rows = [r for r in records if r.status != "skipped"]
-    if metric == "citation_accuracy":  # one vote per answer that cited something
-        shares = tuple(r.citations_correct / r.citations for r in rows if r.citations)
-        return Tally(metric, sum(shares), len(shares), shares, questions=len(shares))
-    depth = recall_depth(metric)
-    if depth is not None:
-        return Tally(metric, sum(spans_found(r, depth) for r in rows),
-                     sum(r.evidence_spans for r in rows),
-                     questions=sum(r.evidence_spans > 0 for r in rows))
-    if metric == "abstention_accuracy":
-        return Tally(metric, sum(r.abstention_correct for r in rows), len(rows),
-                     questions=len(rows))
-    if metric == "evidence_recall":
-        return Tally(
-            metric, sum(r.evidence_spans_found for r in rows), sum(r.evidence_spans for r in rows),
-            questions=sum(r.evidence_spans > 0 for r in rows))
-    if metric == "judge_coverage":
-        attempted = sum(len(r.judge_attempted) for r in rows)
-        failed = sum(len(r.judge_failures) for r in rows)
-        return Tally(metric, attempted - failed, attempted, failures=failed,
-                     questions=sum(bool(r.judge_attempted) for r in rows))
-    # judged metrics: a mean over the verdicts obtained; failures are counted, not averaged
-    values = tuple(float(v) for r in rows if (v := r.metrics.get(metric)) is not None)
-    failures = sum(metric in r.judge_failures for r in rows)
-    return Tally(metric, sum(values), len(values), values, failures=failures,
-                 questions=len(values))
+    """Over the unit the metric counts (registry.METRICS); errored questions count as wrong,
+    skipped ones not at all."""
+    return METRICS[metric].tally(metric, [r for r in records if r.status != "skipped"])
 
 
 NAMED_BEHIND = 5  # questions a failing floor names, worst first
@@ -370,31 +278,12 @@ NAMED_BEHIND = 5  # questions a failing floor names, worst first
 def behind(metric: str, records: Sequence[QuestionRecord], limit: int = NAMED_BEHIND) -> str:
     """The scored questions that pull `metric` down, worst first, as a floor's failure
     message names them: `q07 0/2 citations right; q12 answered, should abstain`."""
+    worst = METRICS[metric].worst
     found: list[tuple[float, int, str]] = []  # (how good, question order, what went wrong)
-    depth = recall_depth(metric)
     for r in records:
         if r.status != "scored":
             continue  # errors are named as gaps
-        if metric == "citation_accuracy":
-            if r.citations and r.citations_correct < r.citations:
-                found.append((r.citations_correct / r.citations, r.index, f"{r.question_id} "
-                              f"{r.citations_correct}/{r.citations} citations right"))
-        elif metric == "abstention_accuracy":
-            if not r.abstention_correct:
-                found.append((0.0, r.index, f"{r.question_id} " + (
-                    "abstained, should answer" if r.abstained else "answered, should abstain")))
-        elif metric == "evidence_recall" or depth is not None:
-            hit = spans_found(r, depth)
-            if hit < r.evidence_spans:
-                where = f" in the first {depth} contexts" if depth else ""
-                found.append((hit / r.evidence_spans, r.index, f"{r.question_id} found "
-                              f"{hit}/{r.evidence_spans} spans{where}"))
-        elif metric == "judge_coverage":
-            if r.judge_failures:
-                kinds = ", ".join(sorted({w.partition(":")[0] for w in r.judge_failures.values()}))
-                found.append((-len(r.judge_failures), r.index, f"{r.question_id} "
-                              f"{len(r.judge_failures)} judge failed ({kinds})"))
-        elif (value := r.metrics.get(metric)) is not None and value < 1.0:
-            found.append((value, r.index, f"{r.question_id} {metric} {value:.2f}"))
+        if (why := worst(metric, r)) is not None:
+            found.append((why[0], r.index, why[1]))
     found.sort()
     return fmt_some([words for _, _, words in found], limit, "; ")

@@ -4,8 +4,9 @@ Each metric is compared question by question with the same questions in the base
 results file, or a history line of the same goldset and eval_version), so the noise of which
 questions happen to be in the set cancels out. Units that are right or wrong (abstention, each
 evidence span, each judge verdict obtained) get the exact McNemar test; ratios and judged
-scores get a paired bootstrap that resamples questions. Only a significant drop fails: a
-smaller change is reported with its p-value and passes.
+scores get a paired bootstrap that resamples questions (each metric's `units` or `score` in
+registry.py). Only a significant drop fails: a smaller change is reported with its p-value
+and passes.
 """
 
 from __future__ import annotations
@@ -18,19 +19,13 @@ from typing import Literal
 
 from pydantic import ConfigDict, ValidationError
 
-from pytest_ragate.metrics import (
-    METRICS,
-    QUESTION_METRICS,
-    QuestionRecord,
-    QuestionScores,
-    fmt_some,
-)
+from pytest_ragate.metrics import QuestionRecord, QuestionScores, fmt_some
+from pytest_ragate.registry import METRICS, run_metrics
 from pytest_ragate.stats import mcnemar_exact, paired_bootstrap
 
 RegressionOutcome = Literal["passed", "failed", "skipped"]
 MCNEMAR = "McNemar (exact)"
 BOOTSTRAP = "paired bootstrap"
-BINARY_METRICS = ("abstention_accuracy", "evidence_recall", "judge_coverage")
 NAMED_WORSE = 10  # questions a failed check names
 
 
@@ -179,12 +174,9 @@ def _from_history(path: Path, numbered: Sequence[tuple[int, str]]) -> list[Basel
 
 
 def scored_metrics(scores: Iterable[QuestionScores]) -> list[str]:
-    """Mechanical metrics always; a judged one when some question asked the judge for it, and
-    then judge_coverage too."""
-    rows = list(scores)
-    asked = {m for s in rows for m in (*s.verdicts, *s.judge_failures)}
-    return [m for m, info in QUESTION_METRICS.items() if not info.judged or m in asked
-            or (m == "judge_coverage" and bool(asked))]
+    """The run's metrics (registry.run_metrics), from what its questions asked the judge
+    for: a verdict or a failure."""
+    return run_metrics({m for s in scores for m in (*s.verdicts, *s.judge_failures)})
 
 
 def check_run(goldset: str, eval_version: str, current: Mapping[str, QuestionScores],
@@ -211,23 +203,20 @@ def check_run(goldset: str, eval_version: str, current: Mapping[str, QuestionSco
 
 
 def _test_of(metric: str) -> str:
-    return MCNEMAR if metric in BINARY_METRICS else BOOTSTRAP
+    return MCNEMAR if METRICS[metric].regression == "mcnemar" else BOOTSTRAP
 
 
 def _units(metric: str, s: QuestionScores) -> dict[str, bool]:
     """A question's right-or-wrong units of a binary metric, keyed so runs pair up."""
-    if metric == "abstention_accuracy":
-        return {"": s.abstention_correct}
-    if metric == "evidence_recall":
-        return {str(i): found for i, found in enumerate(s.evidence_found)}
-    attempted = sorted({*s.verdicts, *s.judge_failures})
-    return {m: m not in s.judge_failures for m in attempted}
+    units = METRICS[metric].units
+    assert units is not None, f"{metric} has no binary units"
+    return units(metric, s)
 
 
 def _ratio(metric: str, s: QuestionScores) -> tuple[float, float] | None:
-    if metric == "citation_accuracy":  # one vote per answer that cited, as in the floors
-        return (s.citations_correct / s.citations, 1.0) if s.citations else None
-    value = s.verdicts.get(metric)
+    """A question's score as a ratio (score, 1): one vote per question that has one."""
+    score = METRICS[metric].score
+    value = score(metric, s) if score is not None else None
     return None if value is None else (value, 1.0)
 
 

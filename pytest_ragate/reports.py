@@ -24,15 +24,8 @@ from pytest_ragate.gates import (
     fmt_interval,
     kind_counts,
 )
-from pytest_ragate.metrics import (
-    MECHANICAL,
-    METRICS,
-    QUESTION_METRICS,
-    QuestionRecord,
-    fmt_some,
-    recall_depth,
-    spans_found,
-)
+from pytest_ragate.metrics import MECHANICAL, QuestionRecord, fmt_some
+from pytest_ragate.registry import METRICS, run_metrics
 from pytest_ragate.regression import Regression
 
 OUTCOME_WORDS = {"passed": "PASS", "failed": "FAIL", "xfailed": "XFAIL",
@@ -145,13 +138,11 @@ class GoldsetRun:
 
     @property
     def metrics(self) -> list[str]:
-        """Mechanical metrics always; judged ones only when some row asked for them; and the
-        evidence_recall@K a floor names."""
-        judged = {m for r in self.records for m in r.judge_attempted}
-        at_k = sorted({v.floor.metric for v in self.verdicts if "@" in v.floor.metric
-                       and not v.floor.anchors})
-        return [m for m, info in QUESTION_METRICS.items()
-                if not info.judged or m in judged] + at_k
+        """The run's metrics (registry.run_metrics) that a question has a figure of, for the
+        question columns and the by-kind lines; judge_coverage is the judge line's."""
+        asked = {m for r in self.records for m in r.judge_attempted}
+        named = [v.floor.metric for v in self.verdicts if not v.floor.anchors]
+        return [m for m in run_metrics(asked, named) if METRICS[m].value is not None]
 
     def pool_line(self) -> str:
         """How many contexts the answers came with: evidence recall over a pool of 50 is not
@@ -296,12 +287,8 @@ def question_text(record: QuestionRecord) -> str:
 
 def _value(record: QuestionRecord, metric: str) -> float | None:
     """A question's own figure of a metric: stored, or (evidence_recall@K) from its ranks."""
-    depth = recall_depth(metric)
-    if depth is None:
-        return record.metrics.get(metric)
-    if not record.evidence_spans:
-        return None
-    return spans_found(record, depth) / record.evidence_spans
+    value = METRICS[metric].value
+    return None if value is None else value(metric, record)
 
 
 def metric_source(run: GoldsetRun, metric: str) -> str:

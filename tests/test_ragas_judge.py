@@ -42,6 +42,7 @@ from pytest_ragate.ragas_judge import (
     RagateInstructorLLM,
     parse_json_reply,
 )
+from pytest_ragate.registry import asked_metrics
 from pytest_ragate.retrieval import Embedder
 from tests.openai_stub import (
     OpenAIStub,
@@ -266,6 +267,12 @@ def test_ragas_and_the_fixture_judge_agree_on_the_same_verdicts(
     # answer relevance asked RAGAS's strictness (3) times per answer
     asked = [p for p in openai_stub.prompts() if '"title": "AnswerRelevanceOutput"' in p]
     assert len(asked) == 9
+
+
+def test_the_agreement_covers_every_metric_a_judge_is_asked_for() -> None:
+    """The test above runs both judges on METRICS: that must be every metric the registry
+    has a judge ask for, and the RAGAS judge must compute each of them."""
+    assert set(RagasJudge.metrics) == set(asked_metrics()) == set(METRICS)
 
 
 def test_answer_relevance_is_the_mean_cosine_of_the_generated_questions(
