@@ -209,7 +209,8 @@ def stamp_verdicts(judge_file: Path, results: Path) -> None:
     import json
 
     from pytest_ragate.files import read_jsonl, write_atomic
-    from pytest_ragate.judges import answer_sha256, read_fixture_file
+    from pytest_ragate.fixture_judge import read_fixture_file
+    from pytest_ragate.judges import answer_sha256
     from pytest_ragate.metrics import QuestionRecord
 
     try:

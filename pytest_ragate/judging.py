@@ -34,7 +34,7 @@ class ReplayMiss(Exception):
 
 
 @dataclass
-class Verdicts:
+class JudgedScores:
     """One question's judged metrics: values, failures (metric -> why) and cache hits."""
 
     values: dict[str, float] = field(default_factory=dict)
@@ -67,7 +67,7 @@ def cache_key(eval_version: str, judge: Judge, metric: str, item: JudgeInput) ->
 
 
 class JudgeRunner:
-    """One per process. `submit` returns a Future of the question's Verdicts."""
+    """One per process. `submit` returns a Future of the question's JudgedScores."""
 
     def __init__(self, concurrency: int, cache_dir: Path | None, mode: CacheMode) -> None:
         self.mode = mode
@@ -81,13 +81,13 @@ class JudgeRunner:
         self._slots = asyncio.Semaphore(concurrency)
 
     def submit(self, judge: Judge, item: JudgeInput, metrics: Sequence[str],
-               eval_version: str) -> Future[Verdicts]:
+               eval_version: str) -> Future[JudgedScores]:
         return asyncio.run_coroutine_threadsafe(
             self._judge_all(judge, item, list(metrics), eval_version), self._loop)
 
     async def _judge_all(self, judge: Judge, item: JudgeInput, metrics: list[str],
-                         eval_version: str) -> Verdicts:
-        verdicts = Verdicts()
+                         eval_version: str) -> JudgedScores:
+        verdicts = JudgedScores()
         results = await asyncio.gather(*(self._judge_one(judge, item, m, eval_version)
                                           for m in metrics))
         for metric, (value, failure, cached) in zip(metrics, results, strict=True):

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from _pytest.runner import runtestprotocol
 
-from pytest_ragate import judges, promotion, questions
+from pytest_ragate import judge_select, promotion, questions
 from pytest_ragate.answer import Answer
 from pytest_ragate.goldset_config import CONFIG_NAME, Question
 from pytest_ragate.items import (
@@ -75,8 +75,8 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(f"--ragate-html needs {' and '.join(missing)}: "
                                     "pip install 'pytest-ragate[html]'")
     if not hasattr(config, "workerinput"):
-        judges.check_settings(settings.judge)  # one usage error, not a failure per item
-        spec = judges.judge_spec(settings.judge)
+        judge_select.check_settings(settings.judge)  # one usage error, not a failure per item
+        spec = judge_select.judge_spec(settings.judge)
         check_outputs(config, spec[1] if spec and spec[0] == "fixture" else None)
         controller = Controller(config)
         config.stash[CONTROLLER_KEY] = controller
@@ -248,7 +248,7 @@ def ragate_anchor(request: pytest.FixtureRequest) -> Any:
 def ragate_judge(pytestconfig: pytest.Config) -> Any:
     """The judge of faithfulness, context precision and answer relevance, or None (judged
     floors then skip). Built from --ragate-judge; override it to bring your own."""
-    return judges.from_settings(read_settings(pytestconfig).judge,
+    return judge_select.from_settings(read_settings(pytestconfig).judge,
                                 lambda: pipeline(pytestconfig).embedder)
 
 

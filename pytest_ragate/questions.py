@@ -22,7 +22,7 @@ from pytest_ragate.answer import Answer
 from pytest_ragate.goldset import Case
 from pytest_ragate.items import CASE_KEY, ROUTE_KEY, QuestionItem
 from pytest_ragate.judges import JudgeInput
-from pytest_ragate.judging import JudgeRunner, Verdicts, judged_metrics
+from pytest_ragate.judging import JudgedScores, JudgeRunner, judged_metrics
 from pytest_ragate.metrics import QuestionRecord, score_answer
 from pytest_ragate.provenance import question_parts
 from pytest_ragate.settings import read_settings
@@ -30,7 +30,7 @@ from pytest_ragate.timeouts import call_with_timeout
 
 RECORD_ATTR = "ragate_record"
 RECORD_KEY = pytest.StashKey[QuestionRecord]()
-VERDICTS_KEY = pytest.StashKey["Future[Verdicts]"]()
+VERDICTS_KEY = pytest.StashKey["Future[JudgedScores]"]()
 RUN_KEY = pytest.StashKey["QuestionRun"]()
 
 
@@ -196,7 +196,7 @@ def release(run: QuestionRun, wait: bool) -> None:
         hook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
 
 
-def _merge(item: pytest.Item, reports: list[pytest.TestReport], verdicts: Verdicts) -> None:
+def _merge(item: pytest.Item, reports: list[pytest.TestReport], verdicts: JudgedScores) -> None:
     record = item.stash[RECORD_KEY]
     metrics = dict(record.metrics)
     metrics.update({m: verdicts.values.get(m) for m in (*verdicts.values, *verdicts.failures)})

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from pytest_ragate.answer import Context
+from pytest_ragate.fixture_judge import FixtureJudge
 from pytest_ragate.judges import (
-    FixtureJudge,
     JudgeFailure,
     JudgeInput,
     Vacuous,

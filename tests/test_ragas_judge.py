@@ -28,8 +28,8 @@ from ragas.metrics.collections.faithfulness.util import (
 )
 
 from pytest_ragate.answer import Context
+from pytest_ragate.fixture_judge import FixtureJudge
 from pytest_ragate.judges import (
-    FixtureJudge,
     JudgeFailure,
     JudgeInput,
     Vacuous,
