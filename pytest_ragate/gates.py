@@ -15,12 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from pytest_ragate.goldset import Floor
 from pytest_ragate.metrics import MECHANICAL, QuestionRecord, Tally, behind, tally
 from pytest_ragate.registry import METRICS
 from pytest_ragate.stats import bootstrap_mean, wilson
+from pytest_ragate.wire import AnchorOutcome
 
 Outcome = Literal["passed", "failed", "xfailed", "xpassed", "skipped"]
 CiMode = Literal["point", "strict"]
@@ -203,13 +204,13 @@ def decide(
                           behind(floor.metric, rows))
 
 
-def decide_anchors(floor: Floor, goldset: str, anchors: Sequence[dict[str, Any]],
+def decide_anchors(floor: Floor, goldset: str, anchors: Sequence[AnchorOutcome],
                    strictness: Strictness = POINT, gaps: Sequence[Gap] = ()) -> Verdict:
     """A population floor over the anchors of one kind: the share whose check held (an
     XPASS held too). Other kinds, the controls among them, stay out of the population; an
     anchor of the kind without a result is a gap."""
-    rows = [a for a in anchors if a["kind"] == floor.kind]
-    held = sum(a["outcome"] in ("passed", "xpassed") for a in rows)
+    rows = [a for a in anchors if a.kind == floor.kind]
+    held = sum(a.held for a in rows)
     t = Tally(floor.metric, held, len(rows), questions=len(rows))
     mine = [g for g in gaps if g.member_kind == floor.kind]
     if mine:

@@ -297,12 +297,14 @@ def append(path: Path, lines: HistoryLine | Sequence[HistoryLine],
 
 @dataclass
 class Recorded:
-    """What `record` did: the lines appended, each goldset's delta lines for the report, and
-    the history lines it had to skip."""
+    """What `record` did: the lines appended, each goldset's delta lines for the report, the
+    history lines it had to skip, and the history as it stands after the append (the lines
+    read under the lock, then ours), for the HTML report's trends."""
 
     lines: list[HistoryLine] = field(default_factory=list)
     deltas: dict[str, list[str]] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    history: list[HistoryLine] = field(default_factory=list)
 
 
 def record(path: Path, runs: Sequence[GoldsetRun], rootdir: Path, *,
@@ -320,6 +322,7 @@ def record(path: Path, runs: Sequence[GoldsetRun], rootdir: Path, *,
                     line, previous(history, line.goldset, line.eval_version, line.route),
                     others(history, line.goldset, line.eval_version))
             _append_unlocked(path, encode(result.lines))
+            result.history = [*history, *result.lines]
     return result
 
 

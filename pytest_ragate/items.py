@@ -140,8 +140,7 @@ class FloorItem(pytest.Item):
         declared = any(x == f for x in g.floors)  # else from a @ragate.floor decorator
         path, line, text = self.location
         return FloorSpec(nodeid=self.nodeid, location=(path, line, text), route=self.route,
-                         goldset=g.name, eval_version=g.eval_version, metric=f.metric,
-                         min=f.min, kind=f.kind, xfail=f.xfail, anchors=f.anchors,
+                         goldset=g.name, eval_version=g.eval_version, floor=f,
                          keywords=sorted(self.keywords),
                          config_path=str(g.config_path) if declared else None)
 
@@ -191,13 +190,14 @@ def check_anchor(ragate_anchor: AnchorEntry, request: pytest.FixtureRequest,
     from pytest_ragate.answer import Answer
     from pytest_ragate.provenance import anchor_source
     from pytest_ragate.settings import read_settings
+    from pytest_ragate.timeouts import settled
 
     anchor = ragate_anchor.anchor
     source, described = anchor_source(request.node)
     if source == "retriever":
         pool = request.getfixturevalue("ragate_retriever")(anchor.claim)
     else:
-        answer = request.getfixturevalue("ragate_system")(anchor.claim)
+        answer = settled(request.getfixturevalue("ragate_system")(anchor.claim))
         pool = (answer if isinstance(answer, Answer) else Answer.model_validate(answer)).contexts
     max_distance = read_settings(pytestconfig).pipeline.max_distance
     why = check(anchor, pool, max_distance)

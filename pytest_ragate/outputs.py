@@ -14,10 +14,13 @@ import pytest
 from pytest_ragate.regression import baseline_location
 from pytest_ragate.settings import read_settings
 
-# (option dest, flag) of every file a run writes
-OUTPUTS = (("xmlpath", "--junitxml"), ("ragate_results", "--ragate-results"),
-           ("ragate_report", "--ragate-report"), ("ragate_html", "--ragate-html"),
-           ("ragate_history", "--ragate-history"))
+
+def outputs(config: pytest.Config) -> list[tuple[str, str]]:
+    """(flag, path) of every file a run writes: pytest's JUnit file and ragate's own."""
+    junit = config.getoption("xmlpath", None)
+    ours = read_settings(config).run.outputs
+    return ([("--junitxml", str(junit))] if junit else []) + [
+        (f"--ragate-{name}", path) for name, path in ours.items()]
 
 
 def _resolved(value: str) -> Path:
@@ -29,10 +32,8 @@ def check_outputs(config: pytest.Config, judge_file: str | None = None) -> None:
     overwrite (the baseline, unless it is the history being appended to; the fixture judge
     file)."""
     written: dict[Path, list[str]] = {}
-    for dest, flag in OUTPUTS:
-        value = config.getoption(dest, None)
-        if value:
-            written.setdefault(_resolved(str(value)), []).append(flag)
+    for flag, value in outputs(config):
+        written.setdefault(_resolved(value), []).append(flag)
     problems = [f"{' and '.join(flags)} all write {path}: give each output its own file"
                 for path, flags in written.items() if len(flags) > 1]
     baseline = read_settings(config).gate.baseline

@@ -31,9 +31,9 @@ from pytest_ragate.items import (
 )
 from pytest_ragate.outputs import check_outputs
 from pytest_ragate.pipeline import pipeline
-from pytest_ragate.session import ANCHOR_ATTR, Controller
-from pytest_ragate.settings import add_options, read_settings
-from pytest_ragate.wire import WORKEROUTPUT_KEY
+from pytest_ragate.session import Controller
+from pytest_ragate.settings import add_options, add_run_options, read_settings
+from pytest_ragate.wire import ANCHOR_ATTR, WORKEROUTPUT_KEY
 
 CONTROLLER_KEY = pytest.StashKey[Controller]()
 SELECTED_KEY = pytest.StashKey[list[pytest.Item]]()
@@ -41,24 +41,7 @@ SELECTED_KEY = pytest.StashKey[list[pytest.Item]]()
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("ragate", "RAG quality gates (pytest-ragate)")
-    group.addoption("--ragate-results", dest="ragate_results", metavar="PATH", default=None,
-                    help="write one JSON line per question to PATH")
-    group.addoption("--ragate-report", dest="ragate_report", metavar="PATH", default=None,
-                    help="write a Markdown report (floors, per-kind counts, questions) to PATH")
-    group.addoption("--ragate-html", dest="ragate_html", metavar="PATH", default=None,
-                    help="write one self-contained HTML report (floors with intervals, plots, "
-                    "every question's answer and citations) to PATH; needs "
-                    "pytest-ragate[html]")
-    group.addoption("--ragate-history", dest="ragate_history", metavar="PATH", default=None,
-                    help="append one JSON line per goldset run to PATH (earlier lines are "
-                    "never rewritten); the report shows the change since the last run of the "
-                    "same eval_version")
-    group.addoption("--ragate-promote", dest="ragate_promote", action="store_true",
-                    default=False, help="remove `xfail` from every anchor and floor that "
-                    "passed in this run (rewriting only their lines) and list them")
-    group.addoption("--ragate-require-judge", dest="ragate_require_judge", action="store_true",
-                    default=False, help="fail judged floors when no judge is configured "
-                    "instead of skipping them")
+    add_run_options(group)
     add_options(group, parser)
 
 
@@ -69,7 +52,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "slow: needs a judge model (deselect with `-m 'rag_gate and not slow'`)")
     settings = read_settings(config)  # a bad knob is a usage error now, not one per item
-    if config.getoption("ragate_html"):
+    if settings.run.html:
         missing = [m for m in ("matplotlib", "jinja2") if importlib.util.find_spec(m) is None]
         if missing:
             raise pytest.UsageError(f"--ragate-html needs {' and '.join(missing)}: "
@@ -205,12 +188,13 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None],
                               ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-    """Attach the question's record to its report, so it reaches the controller via xdist."""
+    """A question that fails before it is scored still gets its row; an anchor's outcome
+    rides on its report, so it reaches the controller through xdist."""
     report = yield
-    questions.attach_record(item, call, report)
+    questions.record_failure(item, call, report)
     anchor = promotion.anchor_row(item, call, report)
     if anchor is not None:
-        setattr(report, ANCHOR_ATTR, anchor)
+        setattr(report, ANCHOR_ATTR, anchor.model_dump(mode="json"))
     return report
 
 

@@ -11,13 +11,17 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import tomlkit
 
 from pytest_ragate.files import write_atomic
 from pytest_ragate.goldset import Floor
+from pytest_ragate.wire import AnchorOutcome
+
+if TYPE_CHECKING:
+    from pytest_ragate.decision import FloorDecision
 
 PROMOTE_HINT = "run `pytest --ragate-promote` to make it a hard assertion"
 
@@ -86,11 +90,41 @@ def summary(promoted: list[Promotion], not_run: list[str], by_hand: list[str]) -
     return lines
 
 
-def anchor_row(item: Any, call: Any, report: Any) -> dict[str, Any] | None:
-    """What the controller needs to know of an anchor's outcome, plus the promote hint on a
-    strict XPASS. A check that does not hold is `failed` (or `xfailed`); a check that could
-    not run (its fixture or retriever raised, or it was skipped) carries `error` instead, so
-    it is never counted as a known miss."""
+def promote(anchors: Iterable[AnchorOutcome], floors: Iterable[FloorDecision]) -> list[str]:
+    """Rewrite the xfail of every anchor and floor that XPASSed in this run; say what was
+    done, what was not run, and what must be promoted by hand."""
+    promoted: list[Promotion] = []
+    by_file: dict[str, list[str]] = {}
+    for anchor in anchors:
+        if anchor.outcome == "xpassed":
+            by_file.setdefault(anchor.path, []).append(anchor.anchor_id)
+    for path, ids in by_file.items():
+        promoted += promote_anchors(Path(path), ids)
+    by_config: dict[str, list[Floor]] = {}
+    by_hand, not_run = [], []
+    for spec, verdict in ((d.spec, d.verdict) for d in floors):
+        if not spec.floor.xfail:
+            continue
+        name = f"{spec.goldset}::{spec.floor.name}"
+        if verdict.outcome == "skipped":
+            not_run.append(name)
+        elif verdict.outcome == "xpassed" and spec.config_path is None:
+            by_hand.append(spec.nodeid)
+        elif verdict.outcome == "xpassed" and spec.config_path is not None:
+            by_config.setdefault(spec.config_path, []).append(spec.floor)
+    for path, keys in by_config.items():
+        promoted += promote_floors(Path(path), keys)
+    return summary(promoted, not_run, by_hand)
+
+
+def anchor_row(item: Any, call: Any, report: Any) -> AnchorOutcome | None:
+    """What the controller needs to know of an anchor's outcome (None for the reports that
+    say nothing of it), and the promote hint on a strict XPASS.
+
+    The outcome is read from pytest's own xfail state (`xfailed_key`, set by
+    `_pytest.skipping`, as syrupy reads it), not from the text pytest wrote into `longrepr`:
+    a strict xfail that passed is a failed call report with no exception, under an xfail
+    mark that is strict."""
     from _pytest.skipping import xfailed_key
 
     entry = getattr(item, "anchor_entry", None)
@@ -111,9 +145,10 @@ def anchor_row(item: Any, call: Any, report: Any) -> dict[str, Any] | None:
         error = call.excinfo.exconly().splitlines()[0] if call.excinfo else "error"
     elif report.skipped:
         error = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else "skipped"
-    why = None  # what the check said, when it did not hold
+    why = None
     if call.excinfo is not None and isinstance(call.excinfo.value, pytest.fail.Exception):
         why = str(call.excinfo.value.msg)
-    return {"goldset": item.goldset_name, "anchor_id": anchor.anchor_id, "kind": anchor.kind,
-            "claim": anchor.claim, "path": str(entry.path), "line": entry.line,
-            "xfail": anchor.xfail, "outcome": outcome, "error": error, "why": why}
+    return AnchorOutcome(goldset=item.goldset_name, anchor_id=anchor.anchor_id,
+                         kind=anchor.kind, claim=anchor.claim, path=str(entry.path),
+                         line=entry.line, xfail=anchor.xfail, outcome=outcome, error=error,
+                         why=why)

@@ -2,14 +2,17 @@
 
 With a judge, an item's reports are held until its verdicts arrive, while the next questions
 are already being asked: judge calls overlap across questions (bounded by the runner), and
-each question's JUnit properties still carry its judged scores.
+each question's JUnit properties still carry its judged scores. Under xdist a held report is
+logged during a later item's protocol: `xdist_worker.reporting_as` tells the worker whose it is.
+
+A question's record is built once (`ask` scores it; `record_failure` makes the row of a
+question that errored or was skipped before it was scored), updated in one place (`_judged`,
+with its verdicts), and put on the wire once (`_send`, under `wire.RECORD_ATTR`).
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,15 +29,17 @@ from pytest_ragate.judging import JudgedScores, JudgeRunner, judged_metrics
 from pytest_ragate.metrics import QuestionRecord, score_answer
 from pytest_ragate.provenance import question_parts
 from pytest_ragate.settings import read_settings
-from pytest_ragate.timeouts import call_with_timeout
+from pytest_ragate.timeouts import call_with_timeout, settled
+from pytest_ragate.wire import RECORD_ATTR
+from pytest_ragate.xdist_worker import reporting_as
 
-RECORD_ATTR = "ragate_record"
 RECORD_KEY = pytest.StashKey[QuestionRecord]()
 VERDICTS_KEY = pytest.StashKey["Future[JudgedScores]"]()
 RUN_KEY = pytest.StashKey["QuestionRun"]()
 
 
 def base_record(item: pytest.Item, case: Case, **fields: Any) -> QuestionRecord:
+    """The question's row: what the goldset says of it, and `fields` from its outcome."""
     spans = case.expected.spans if case.expected else []
     row: dict[str, Any] = {
         "goldset": case.goldset.name, "route": item.stash[ROUTE_KEY],
@@ -54,8 +59,6 @@ class QuestionRun:
     config: pytest.Config
     runner: JudgeRunner | None = None
     waiting: deque[tuple[pytest.Item, list[pytest.TestReport]]] = field(default_factory=deque)
-    _worker: Any = None
-    _index: dict[str, int] | None = None
 
     def judge_runner(self) -> JudgeRunner:
         if self.runner is None:
@@ -74,31 +77,6 @@ class QuestionRun:
         if self.runner is not None:
             self.runner.close()
 
-    @contextmanager
-    def reporting_for(self, item: pytest.Item) -> Iterator[None]:
-        """An xdist worker checks that each report belongs to the item it is running; a held
-        report is released later, so the worker is told, for that moment, which item it is."""
-        worker = self._xdist_worker()
-        if worker is None:
-            yield
-            return
-        if self._index is None:
-            self._index = {it.nodeid: i for i, it in enumerate(item.session.items)}
-        current = worker.item_index
-        worker.item_index = self._index[item.nodeid]
-        try:
-            yield
-        finally:
-            worker.item_index = current
-
-    def _xdist_worker(self) -> Any:
-        if not hasattr(self.config, "workerinput"):
-            return None
-        if self._worker is None:
-            self._worker = next(p for p in self.config.pluginmanager.get_plugins()
-                                if type(p).__name__ == "WorkerInteractor")
-        return self._worker
-
 
 def question_run(config: pytest.Config) -> QuestionRun:
     found = config.stash.get(RUN_KEY, None)
@@ -113,7 +91,7 @@ def ask(item: pytest.Function, case: Case) -> None:
     qid = case.question.question_id
     args = {name: item.funcargs[name] for name in item._fixtureinfo.argnames}
     limit = read_settings(item.config).gate.system_timeout
-    result = call_with_timeout(lambda: item.obj(**args), limit,
+    result = call_with_timeout(lambda: settled(item.obj(**args)), limit,
                                f"{qid}: the system did not answer within {limit or 0:g} s "
                                "(ragate_system_timeout)")
     try:
@@ -133,9 +111,7 @@ def ask(item: pytest.Function, case: Case) -> None:
         fields["judge_model"] = getattr(judge, "model", None)
     fields.update(question_parts(item, judge is not None,
                                  decorated=not isinstance(item, QuestionItem)).fields())
-    record = base_record(item, case, **fields)
-    item.stash[RECORD_KEY] = record
-    item.user_properties.extend(record.junit_properties())
+    record = _keep(item, base_record(item, case, **fields))
     if judge is not None and not record.must_abstain and not answer.abstained:
         judged = JudgeInput(case.question.question_id, case.question.question, answer.text,
                             tuple(answer.contexts), reference=case.expected.gist)
@@ -146,24 +122,28 @@ def ask(item: pytest.Function, case: Case) -> None:
                     pytrace=False)
 
 
-def attach_record(item: pytest.Item, call: pytest.CallInfo[None],
-                  report: pytest.TestReport) -> None:
-    """The record rides on its report, so it reaches the controller through xdist."""
-    case = item.stash.get(CASE_KEY, None)
-    if case is None or report.when == "teardown":
-        return
-    record = item.stash.get(RECORD_KEY, None)
-    if record is None and report.failed:
-        reason = call.excinfo.exconly().splitlines()[0] if call.excinfo else "failed"
-        record = base_record(item, case, status="error", error=reason)
+def _keep(item: pytest.Item, record: QuestionRecord, junit: bool = True) -> QuestionRecord:
+    """The item's record, built once; its mechanical figures become the JUnit properties of
+    the reports made after this."""
+    item.stash[RECORD_KEY] = record
+    if junit:
         item.user_properties.extend(record.junit_properties())
-    elif record is None and report.skipped:
-        reason = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else "skipped"
-        record = base_record(item, case, status="skipped", error=reason)
-    elif report.when != "call":
+    return record
+
+
+def record_failure(item: pytest.Item, call: pytest.CallInfo[None],
+                   report: pytest.TestReport) -> None:
+    """A question that failed or was skipped before `ask` scored it still gets its row: an
+    error (why it failed) or a skip (why it was skipped)."""
+    case = item.stash.get(CASE_KEY, None)
+    if case is None or report.when == "teardown" or RECORD_KEY in item.stash:
         return
-    if record is not None:
-        setattr(report, RECORD_ATTR, record.model_dump(mode="json"))
+    if report.failed:
+        reason = call.excinfo.exconly().splitlines()[0] if call.excinfo else "failed"
+        _keep(item, base_record(item, case, status="error", error=reason))
+    elif report.skipped:
+        reason = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else "skipped"
+        _keep(item, base_record(item, case, status="skipped", error=reason), junit=False)
 
 
 def run_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> bool:
@@ -188,31 +168,38 @@ def release(run: QuestionRun, wait: bool) -> None:
             return
         run.waiting.popleft()
         if future is not None:
-            _merge(item, reports, future.result())
+            _judged(item, reports, future.result())
+        _send(item, reports)
         hook = item.ihook
-        with run.reporting_for(item):
+        with reporting_as(item):
             for report in reports:
                 hook.pytest_runtest_logreport(report=report)
         hook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
 
 
-def _merge(item: pytest.Item, reports: list[pytest.TestReport], verdicts: JudgedScores) -> None:
+def _send(item: pytest.Item, reports: list[pytest.TestReport]) -> None:
+    """The record rides on the report that closes the question (its call, or the setup that
+    failed or skipped it), so it reaches the controller through xdist."""
+    record = item.stash.get(RECORD_KEY, None)
+    closing = next((r for r in reversed(reports) if r.when != "teardown"), None)
+    if record is not None and closing is not None:
+        setattr(closing, RECORD_ATTR, record.model_dump(mode="json"))
+
+
+def _judged(item: pytest.Item, reports: list[pytest.TestReport], verdicts: JudgedScores) -> None:
+    """The verdicts join the record and the question's JUnit properties; a replay-mode cache
+    miss fails the question's own test case."""
     record = item.stash[RECORD_KEY]
     metrics = dict(record.metrics)
     metrics.update({m: verdicts.values.get(m) for m in (*verdicts.values, *verdicts.failures)})
-    record = record.model_copy(update={"metrics": metrics,
-                                       "judge_failures": dict(verdicts.failures),
-                                       "judge_cached": list(verdicts.cached),
-                                       "judge_vacuous": list(verdicts.vacuous)})
-    item.stash[RECORD_KEY] = record
+    record = item.stash[RECORD_KEY] = record.model_copy(update={
+        "metrics": metrics, "judge_failures": dict(verdicts.failures),
+        "judge_cached": list(verdicts.cached), "judge_vacuous": list(verdicts.vacuous)})
     extra = [(k, v) for k, v in record.junit_properties()
              if k in verdicts.values or k.startswith("judge_")]
     for report in reports:
         if report.when in ("call", "teardown"):
             report.user_properties = [*report.user_properties, *extra]
-        if report.when == "call":
-            setattr(report, RECORD_ATTR, record.model_dump(mode="json"))
-            if verdicts.replay_misses and report.passed:
-                report.outcome = "failed"
-                report.longrepr = "\n".join(verdicts.failures[m]
-                                            for m in verdicts.replay_misses)
+        if report.when == "call" and verdicts.replay_misses and report.passed:
+            report.outcome = "failed"
+            report.longrepr = "\n".join(verdicts.failures[m] for m in verdicts.replay_misses)

@@ -10,7 +10,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, get_args
+from typing import get_args
 
 from tabulate import tabulate
 
@@ -27,6 +27,7 @@ from pytest_ragate.gates import (
 from pytest_ragate.metrics import MECHANICAL, QuestionRecord, fmt_some
 from pytest_ragate.registry import METRICS, run_metrics
 from pytest_ragate.regression import Regression
+from pytest_ragate.wire import AnchorOutcome
 
 OUTCOME_WORDS = {"passed": "PASS", "failed": "FAIL", "xfailed": "XFAIL",
                  "xpassed": "XPASS(strict)", "skipped": "SKIP"}
@@ -47,7 +48,7 @@ class GoldsetRun:
     population: int | None = None  # questions collected; None when unknown (unit tests)
     gaps: list[Gap] = field(default_factory=list)  # questions without a scored result
     anchor_gaps: list[Gap] = field(default_factory=list)
-    anchors: list[dict[str, Any]] = field(default_factory=list)  # anchors that ran, in order
+    anchors: list[AnchorOutcome] = field(default_factory=list)  # anchors that ran, in order
     failed_items: list[str] = field(default_factory=list)  # its items that failed
     run_failed: bool = False  # the pytest run as a whole exits non-zero
     soft_gaps: frozenset[str] = frozenset({"deselected"})  # gaps that skip, not fail
@@ -233,10 +234,10 @@ ANCHOR_WORDS = {**OUTCOME_WORDS, "error": "ERROR"}
 
 def anchor_rows(run: GoldsetRun) -> list[list[str]]:
     """Each anchor's outcome (and each anchor that has none, with why), for the reports."""
-    rows = [[a["anchor_id"], a["kind"], ANCHOR_WORDS["error" if a.get("error") else a["outcome"]],
-             _cell(a.get("claim") or ""), _cell(a.get("xfail") or ""),
-             _cell(a.get("error") or a.get("why") or "")] for a in run.anchors]
-    ran = {a["anchor_id"] for a in run.anchors}
+    rows = [[a.anchor_id, a.kind, ANCHOR_WORDS["error" if a.error else a.outcome],
+             _cell(a.claim or ""), _cell(a.xfail or ""), _cell(a.error or a.why or "")]
+            for a in run.anchors]
+    ran = {a.anchor_id for a in run.anchors}
     rows += [[g.member, g.member_kind, g.kind.upper(), "", "", _cell(g.why)]
              for g in run.anchor_gaps if g.member not in ran]
     return rows

@@ -105,14 +105,58 @@ class GateSettings(BaseModel):
                                                   "limit)")] = None
 
 
+class RunSettings(BaseModel):
+    """What this run writes, and what it does beyond gating: command-line flags only (no ini
+    options), declared by `add_run_options`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    results: str | None = None
+    report: str | None = None
+    html: str | None = None
+    history: str | None = None
+    promote: bool = False
+    require_judge: bool = False
+
+    @property
+    def outputs(self) -> dict[str, str]:
+        """The files asked for, by name (`results`, `report`, `html`, `history`)."""
+        found = {"results": self.results, "report": self.report, "html": self.html,
+                 "history": self.history}
+        return {name: path for name, path in found.items() if path}
+
+
 class Settings(BaseModel):
     pipeline: PipelineSettings
     judge: JudgeSettings
     gate: GateSettings
+    run: RunSettings = RunSettings()
 
 
 SECTIONS: dict[str, type[BaseModel]] = {"pipeline": PipelineSettings, "judge": JudgeSettings,
                                         "gate": GateSettings}
+
+
+def add_run_options(group: Any) -> None:
+    """The flags of `RunSettings`."""
+    group.addoption("--ragate-results", dest="ragate_results", metavar="PATH", default=None,
+                    help="write one JSON line per question to PATH")
+    group.addoption("--ragate-report", dest="ragate_report", metavar="PATH", default=None,
+                    help="write a Markdown report (floors, per-kind counts, questions) to PATH")
+    group.addoption("--ragate-html", dest="ragate_html", metavar="PATH", default=None,
+                    help="write one self-contained HTML report (floors with intervals, plots, "
+                    "every question's answer and citations) to PATH; needs "
+                    "pytest-ragate[html]")
+    group.addoption("--ragate-history", dest="ragate_history", metavar="PATH", default=None,
+                    help="append one JSON line per goldset run to PATH (earlier lines are "
+                    "never rewritten); the report shows the change since the last run of the "
+                    "same eval_version")
+    group.addoption("--ragate-promote", dest="ragate_promote", action="store_true",
+                    default=False, help="remove `xfail` from every anchor and floor that "
+                    "passed in this run (rewriting only their lines) and list them")
+    group.addoption("--ragate-require-judge", dest="ragate_require_judge", action="store_true",
+                    default=False, help="fail judged floors when no judge is configured "
+                    "instead of skipping them")
 
 
 def add_options(group: Any, parser: pytest.Parser) -> None:
@@ -163,5 +207,7 @@ def read_settings(config: pytest.Config) -> Settings:
             problems += [f"  ragate_{e['loc'][0]}: {e['msg']}" for e in error.errors()]
     if problems:
         raise pytest.UsageError("invalid pytest-ragate settings:\n" + "\n".join(problems))
+    sections["run"] = RunSettings.model_validate(
+        {name: config.getoption(f"ragate_{name}") for name in RunSettings.model_fields})
     settings = config.stash[SETTINGS_KEY] = Settings.model_validate(sections)
     return settings

@@ -7,9 +7,11 @@ daemon thread that is abandoned when time is up: the row is an error either way.
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -59,3 +61,15 @@ def _with_thread(fn: Callable[[], T], seconds: float, message: str) -> T:
     if errors:
         raise errors[0]
     return result[0]
+
+
+def settled(value: T | Awaitable[T]) -> T:
+    """What an `async def` system or test answers: its coroutine run to the end, on a loop of
+    its own (a sync one's answer as it is)."""
+    if not inspect.isawaitable(value):
+        return value
+
+    async def wait() -> T:
+        return await value
+
+    return asyncio.run(wait())

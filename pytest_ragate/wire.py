@@ -1,19 +1,29 @@
-"""What the collecting process tells the controller: the floors it kept after selection and
-the whole population of every goldset it collected, as typed models of plain JSON types.
+"""Everything that crosses from a worker to the controller, defined once, as typed models of
+plain JSON types: the collection (`Collected`: the floors kept after selection and the whole
+population of every goldset), and, riding on test reports, each question's record
+(`metrics.QuestionRecord`, under `RECORD_ATTR`) and each anchor's outcome (`AnchorOutcome`,
+under `ANCHOR_ATTR`).
 
-Under xdist each worker collects every item, so any worker's message describes the run; the
-controller takes the first that arrives (`pytest_testnodedown`). Without xdist the one process
-builds it itself. Either way the controller knows, before deciding a floor, every question and
-anchor that floor is decided over, so a result that never arrives is a gap, not a smaller n.
+Under xdist each worker collects every item, so any worker's `Collected` describes the run;
+the controller takes the first that arrives (`pytest_testnodedown`). Without xdist the one
+process builds it itself. Either way the controller knows, before deciding a floor, every
+question and anchor that floor is decided over, so a result that never arrives is a gap, not
+a smaller n.
 """
 
 from __future__ import annotations
+
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from pytest_ragate.goldset import Floor
 
 WORKEROUTPUT_KEY = "ragate_collected"  # the key of `config.workeroutput` that carries it
+RECORD_ATTR = "ragate_record"  # a question's report attribute: its QuestionRecord, as JSON
+ANCHOR_ATTR = "ragate_anchor"  # an anchor's report attribute: its AnchorOutcome, as JSON
+
+AnchorResult = Literal["passed", "failed", "xfailed", "xpassed", "skipped"]
 
 
 class _Wire(BaseModel):
@@ -21,24 +31,17 @@ class _Wire(BaseModel):
 
 
 class FloorSpec(_Wire):
-    """A collected floor: which test case reports it and what it gates."""
+    """A collected floor: which test case reports it and what it gates (its verdict is the
+    controller's, `gates.Verdict`, decided once every result is in)."""
 
     nodeid: str
     location: tuple[str, int | None, str]
     route: str
     goldset: str
     eval_version: str
-    metric: str
-    min: float
-    kind: str | None = None
-    xfail: str | None = None
-    anchors: bool = False
+    floor: Floor
     keywords: list[str]
     config_path: str | None = None  # the ragate.toml that declares it; None: @ragate.floor
-
-    @property
-    def floor(self) -> Floor:
-        return Floor(self.metric, self.min, self.kind, self.xfail, self.anchors)
 
 
 class Member(_Wire):
@@ -76,3 +79,29 @@ class Population(_Wire):
 class Collected(_Wire):
     floors: list[FloorSpec]
     populations: list[Population]
+
+
+class AnchorOutcome(_Wire):
+    """One anchor's check as the controller needs it. A check that did not hold is `failed`
+    (or `xfailed`); one that could not run (its fixture or retriever raised, or it was
+    skipped) carries `error`, so it is never counted as a known miss."""
+
+    goldset: str
+    anchor_id: str
+    kind: str
+    claim: str
+    path: str
+    line: int
+    xfail: str | None = None
+    outcome: AnchorResult
+    error: str | None = None
+    why: str | None = None  # what the check said, when it did not hold
+
+    @property
+    def checked(self) -> bool:
+        """The check ran (held or not): it counts in its kind's population floor."""
+        return not self.error
+
+    @property
+    def held(self) -> bool:
+        return self.outcome in ("passed", "xpassed")

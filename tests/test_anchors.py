@@ -112,11 +112,16 @@ def test_anchor_items_and_strict_xfail(anchored: pytest.Pytester) -> None:
     assert result.ret == 1
 
 
-def test_promote_rewrites_only_what_passed(anchored: pytest.Pytester) -> None:
+WORKERS = pytest.mark.parametrize("workers", ["0", "2"], ids=["n0", "n2"])
+
+
+@WORKERS
+def test_promote_rewrites_only_what_passed(anchored: pytest.Pytester, workers: str) -> None:
     root = anchored.path / "gs"
     anchors_before = (root / "anchors.jsonl").read_text().splitlines()
     toml_before = (root / "ragate.toml").read_text().splitlines()
-    first = anchored.runpytest("-p", "no:cacheprovider", "gs", "--ragate-promote")
+    first = anchored.runpytest_subprocess("-p", "no:cacheprovider", "-n", workers, "gs",
+                                          "--ragate-promote")
     first.stdout.fnmatch_lines(esc(
         "*ragate promote*",
         "ragate: promoted 2 strict xfails to hard assertions:",
@@ -133,17 +138,19 @@ def test_promote_rewrites_only_what_passed(anchored: pytest.Pytester) -> None:
     changed = [(a, b) for a, b in zip(toml_before, toml_after, strict=True) if a != b]
     assert changed == [('citation_accuracy = { min = 0.60, xfail = "known miss" }   # promoted '
                         'when it holds', "citation_accuracy = 0.60   # promoted when it holds")]
-    rerun = anchored.runpytest("-p", "no:cacheprovider", "gs", "-v")
-    rerun.stdout.fnmatch_lines(esc("gs/ragate.toml::anchor[fixed] PASSED*",
-                                   "gs/ragate.toml::floor[citation_accuracy] PASSED*"))
+    rerun = anchored.runpytest_subprocess("-p", "no:cacheprovider", "-n", workers, "gs", "-rA")
+    for line in ("PASSED gs/ragate.toml::anchor[fixed]",
+                 "PASSED gs/ragate.toml::floor[citation_accuracy]"):
+        rerun.stdout.fnmatch_lines(esc(line))
     assert rerun.ret == 0  # the rest still xfail as before, strict
 
 
-def test_promote_refuses_what_did_not_run(anchored: pytest.Pytester) -> None:
+@WORKERS
+def test_promote_refuses_what_did_not_run(anchored: pytest.Pytester, workers: str) -> None:
     root = anchored.path / "gs"
     before = {p.name: p.read_bytes() for p in root.iterdir() if p.is_file()}
-    result = anchored.runpytest("-p", "no:cacheprovider", "gs", "--ragate-promote",
-                                "-k", "found or probe")
+    result = anchored.runpytest_subprocess("-p", "no:cacheprovider", "-n", workers, "gs",
+                                           "--ragate-promote", "-k", "found or probe")
     result.stdout.fnmatch_lines(["ragate: nothing to promote*"])
     assert before == {p.name: p.read_bytes() for p in root.iterdir() if p.is_file()}
 

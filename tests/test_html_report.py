@@ -211,6 +211,24 @@ def test_render_is_deterministic_and_write_html_writes_it(tmp_path: Path) -> Non
     assert render_html([], history=[], ci="point").count("No goldset ran") == 1
 
 
+def test_the_history_handed_over_renders_as_the_history_read_back(tmp_path: Path) -> None:
+    """The writers give the HTML report the history lines `record` read and appended, not the
+    file read again: the page is the same either way."""
+    from pytest_ragate import history
+
+    path = tmp_path / "h.jsonl"
+    runs = [small_run()]
+    history.record(path, runs, tmp_path, time=T0)
+    with path.open("a", encoding="utf-8") as out:
+        out.write('{"a line": "no reader can use"}\n')
+    with pytest.warns(history.HistoryWarning):
+        done = history.record(path, runs, tmp_path, time=T0 + timedelta(hours=1))
+        again = history.read_history(path)
+    assert [ln.time.hour for ln in done.history] == [12, 13] and len(done.problems) == 1
+    assert render_html(runs, history=done.history, ci="point") == \
+        render_html(runs, history=again, ci="point")
+
+
 # --- a real run, opened in a browser ---------------------------------------------------------
 
 SYSTEM = '''

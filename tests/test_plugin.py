@@ -248,6 +248,44 @@ def test_mini(ragate_question, my_rag):
     result.assert_outcomes(passed=6, xfailed=1)
 
 
+@pytest.mark.parametrize("workers", ["0", "2"], ids=["n0", "n2"])
+def test_async_system_and_async_decorated_test(pytester: pytest.Pytester, workers: str) -> None:
+    """An `async def` system (file route) and an `async def` @ragate.goldset test awaiting
+    one are scored like sync ones: same rows, same outcomes."""
+    write_goldset(pytester.path / "gs", floors="[floors]\ncitation_accuracy = 0.60\n")
+    async_system = SYSTEM.replace("    def answer(text):", "    async def answer(text):\n"
+                                  "        await asyncio.sleep(0)").replace(
+        "import pytest\n", "import asyncio\nimport pytest\n", 1)
+    assert "async def answer" in async_system and "await asyncio.sleep(0)" in async_system
+    pytester.makeconftest(async_system)
+    pytester.makepyfile(test_rag='''
+import pytest_ragate as ragate
+
+@ragate.goldset("gs")
+@ragate.floor(citation_accuracy=0.60)
+async def test_mine(ragate_question, ragate_system):
+    return await ragate_system(ragate_question.question)
+''')
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", workers, "-rA",
+                                           "-W", "error::RuntimeWarning", "gs", "test_rag.py",
+                                           "--ragate-results=r.jsonl")
+    for line in ("PASSED gs/ragate.toml::q1", "PASSED test_rag.py::test_mine[q1]"):
+        result.stdout.fnmatch_lines(esc(line))
+    result.assert_outcomes(passed=10)
+    rows = [json.loads(line) for line in (pytester.path / "r.jsonl").read_text().splitlines()]
+    by_route: dict[str, dict[str, dict[str, object]]] = {}
+    for row in rows:
+        by_route.setdefault(row["route"], {})[row["question_id"]] = {
+            k: v for k, v in row.items() if k not in ("route", "system")}
+    assert set(by_route) == {"gs/ragate.toml", "test_rag.py::test_mine"}
+    file_rows, test_rows = by_route["gs/ragate.toml"], by_route["test_rag.py::test_mine"]
+    assert set(file_rows) == set(test_rows) == {"q1", "q2", "q3", "q4"}
+    assert {(q, k) for q in file_rows for k in file_rows[q]
+            if file_rows[q][k] != test_rows[q].get(k)} == set()
+    assert by_route["gs/ragate.toml"]["q1"]["citations_correct"] == 1
+    assert by_route["gs/ragate.toml"]["q4"]["abstained"] is True
+
+
 def test_decorator_route_missing_goldset_is_a_collection_error(
         pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_rag='''

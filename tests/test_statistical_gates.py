@@ -12,6 +12,7 @@ from pytest_ragate.gates import Strictness, decide, decide_anchors
 from pytest_ragate.goldset import Floor
 from pytest_ragate.metrics import QuestionRecord, QuestionScores
 from pytest_ragate.regression import BaselineError, check, check_run, load_baseline
+from pytest_ragate.wire import AnchorOutcome
 from tests.conftest import write_goldset
 
 
@@ -71,7 +72,9 @@ def test_min_n_counts_questions_not_citations() -> None:
 
 
 def test_min_n_applies_to_anchor_populations() -> None:
-    anchors = [{"kind": "retrieval_miss", "outcome": "passed"}] * 3
+    anchors = [AnchorOutcome(goldset="g", anchor_id=f"a{i}", kind="retrieval_miss", claim="c",
+                             path="anchors.jsonl", line=i + 1, outcome="passed")
+               for i in range(3)]
     floor = Floor("hold_rate", 0.5, kind="retrieval_miss", anchors=True)
     assert decide_anchors(floor, "g", anchors).outcome == "passed"
     refused = decide_anchors(floor, "g", anchors, Strictness(min_n=10))

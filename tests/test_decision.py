@@ -1,0 +1,215 @@
+"""The decision step alone: collected populations, arrived results and failures in, runs with
+their gaps and verdicts out, with no pytest run."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from pytest_ragate import decision
+from pytest_ragate.decision import (
+    ANCHORS_ELSEWHERE,
+    CRASH_PHASE,
+    Arrived,
+    Failure,
+    Rules,
+    decide_run,
+)
+from pytest_ragate.gates import Strictness
+from pytest_ragate.goldset import Floor
+from pytest_ragate.metrics import QuestionRecord
+from pytest_ragate.wire import (
+    AnchorMember,
+    AnchorOutcome,
+    Collected,
+    FloorSpec,
+    Member,
+    Population,
+)
+
+ROUTE = "gs/ragate.toml"
+
+
+def member(qid: str, *, kind: str = "single", index: int = 0,
+           selected: bool = True) -> Member:
+    return Member(question_id=qid, question=f"what is {qid}?", kind=kind, index=index,
+                  nodeid=f"{ROUTE}::{qid}" if selected else None, sealed=False,
+                  must_abstain=False, evidence_spans=1, expected=["[d · turns 0–1]"])
+
+
+def spec(floor: Floor, route: str = ROUTE) -> FloorSpec:
+    return FloorSpec(nodeid=f"{route}::{floor.name}", location=("gs/ragate.toml", 0, "x"),
+                     route=route, goldset="mini", eval_version="7", floor=floor,
+                     keywords=["rag_gate"], config_path="gs/ragate.toml")
+
+
+def population(questions: list[Member], anchors: list[AnchorMember] | None = None,
+               checks_anchors: bool = True) -> Population:
+    return Population(route=ROUTE, goldset="mini", eval_version="7", questions=questions,
+                      anchors=anchors or [], checks_anchors=checks_anchors)
+
+
+def scored(m: Member, found: bool = True) -> QuestionRecord:
+    return QuestionRecord(goldset="mini", route=ROUTE, question_id=m.question_id,
+                          question=m.question, kind=m.kind, index=m.index, must_abstain=False,
+                          abstained=False, abstention_correct=True, evidence_spans=1,
+                          evidence_spans_found=int(found), evidence_ranks=[1 if found else None],
+                          metrics={"evidence_recall": float(found)}, eval_version="7")
+
+
+def anchor(anchor_id: str, outcome: str = "passed", error: str | None = None,
+           ) -> AnchorOutcome:
+    return AnchorOutcome(goldset="mini", anchor_id=anchor_id, kind="retrieval_miss",
+                         claim="c", path="gs/anchors.jsonl", line=1, outcome=outcome,
+                         error=error)
+
+
+def node(m: Member | AnchorMember) -> str:
+    assert m.nodeid is not None
+    return m.nodeid
+
+
+RECALL = Floor("evidence_recall", 0.5)
+
+
+def test_every_member_with_a_result_passes_the_floor() -> None:
+    q1, q2 = member("q1"), member("q2", index=1)
+    arrived = Arrived(records={node(q): scored(q) for q in (q1, q2)})
+    done = decide_run(Collected(floors=[spec(RECALL)], populations=[population([q1, q2])]),
+                      arrived)
+    [run] = done.runs
+    assert [r.question_id for r in run.records] == ["q1", "q2"]
+    assert run.gaps == [] and done.lost == [] and run.failed_items == []
+    [floor] = done.floors
+    assert floor.spec.floor == RECALL and floor.verdict.outcome == "passed"
+    assert run.verdicts == [floor.verdict]
+
+
+def test_a_crashed_member_is_a_crashed_gap_with_an_error_row_and_fails_the_floor() -> None:
+    q1, q2 = member("q1"), member("q2", index=1)
+    arrived = Arrived(records={node(q1): scored(q1)},
+                      failed={node(q2): Failure(CRASH_PHASE, "worker 'gw1' crashed")},
+                      started={node(q2): (ROUTE, 1, "q2")})
+    done = decide_run(Collected(floors=[spec(RECALL)], populations=[population([q1, q2])]),
+                      arrived)
+    [run] = done.runs
+    assert [(g.member, g.kind, g.why) for g in run.gaps] == [
+        ("q2", "crashed", "worker 'gw1' crashed")]
+    error = run.records[1]
+    assert (error.question_id, error.status, error.error) == ("q2", "error",
+                                                              "worker 'gw1' crashed")
+    assert done.lost == []  # xdist already reported it failed: nothing more to send
+    assert run.failed_items == [node(q2)]
+    assert done.floors[0].verdict.outcome == "failed"
+    assert done.floors[0].verdict.message.startswith(
+        "not decided: 1 of 2 questions have no result: crashed q2 (worker 'gw1' crashed)")
+
+
+def test_an_errored_report_is_an_errored_gap() -> None:
+    q1 = member("q1")
+    arrived = Arrived(failed={node(q1): Failure("setup", "fixture blew up")})
+    done = decide_run(Collected(floors=[], populations=[population([q1])]), arrived)
+    assert [(g.kind, g.why) for g in done.runs[0].gaps] == [("errored", "fixture blew up")]
+
+
+def test_a_deselected_member_skips_the_floor() -> None:
+    q1, q2 = member("q1"), member("q2", index=1, selected=False)
+    arrived = Arrived(records={node(q1): scored(q1)})
+    done = decide_run(Collected(floors=[spec(RECALL)], populations=[population([q1, q2])]),
+                      arrived)
+    [run] = done.runs
+    assert [(g.member, g.kind) for g in run.gaps] == [("q2", "deselected")]
+    assert run.hard_gaps == []
+    verdict = done.floors[0].verdict
+    assert verdict.outcome == "skipped"
+    assert "1 of 2 questions deselected (-k, -m or --lf): q2" in verdict.message
+
+
+def test_a_member_that_started_and_never_reported_is_lost_and_reported() -> None:
+    q1, q2, q3 = member("q1"), member("q2", index=1), member("q3", index=2)
+    arrived = Arrived(records={node(q1): scored(q1)},
+                      started={node(q2): (ROUTE, 1, "q2")},
+                      down=["gw0: worker crashed"])
+    done = decide_run(Collected(floors=[spec(RECALL)], populations=[population([q1, q2, q3])]),
+                      arrived)
+    [run] = done.runs
+    why = "its worker went down before it reported: gw0: worker crashed"
+    assert done.lost == [node(q2)] and done.lost_why == why
+    assert [(g.member, g.kind, g.why) for g in run.gaps] == [("q2", "lost", why),
+                                                            ("q3", "never ran", "")]
+    assert [r.question_id for r in run.records] == ["q1", "q2"]  # q3 has no row at all
+    assert run.records[1].error == f"lost: {why}"
+    assert run.failed_items == [node(q2)]  # it is sent as a failure
+    assert done.floors[0].verdict.outcome == "failed"
+
+
+def test_anchor_floors_count_only_checked_anchors_and_errors_are_gaps() -> None:
+    members = [AnchorMember(anchor_id=a, kind="retrieval_miss", nodeid=f"{ROUTE}::anchor[{a}]")
+               for a in ("held", "xpass", "miss", "broken")]
+    outcomes = [anchor("held"), anchor("xpass", "xpassed"), anchor("miss", "xfailed"),
+                anchor("broken", "failed", error="ConnectionError: down")]
+    arrived = Arrived(anchors={node(m): o for m, o in zip(members, outcomes, strict=True)})
+    floor = Floor("evidence_recall", 0.6, "retrieval_miss", anchors=True)
+    done = decide_run(Collected(floors=[spec(floor)], populations=[population([], members)]),
+                      arrived)
+    [run] = done.runs
+    assert [a.anchor_id for a in run.anchors] == ["held", "xpass", "miss", "broken"]
+    assert [(g.member, g.kind, g.why) for g in run.anchor_gaps] == [
+        ("broken", "errored", "ConnectionError: down")]
+    verdict = done.floors[0].verdict
+    assert verdict.outcome == "failed"  # a gap never passes
+    assert verdict.tally is not None and (verdict.tally.k, verdict.tally.n) == (2, 3)
+
+
+def test_a_decorated_route_skips_anchor_floors() -> None:
+    q1 = member("q1")
+    floor = Floor("hold_rate", 0.9, "retrieval_miss", anchors=True)
+    done = decide_run(Collected(floors=[spec(floor)],
+                                populations=[population([q1], checks_anchors=False)]),
+                      Arrived(records={node(q1): scored(q1)}))
+    verdict = done.floors[0].verdict
+    assert (verdict.outcome, verdict.message) == ("skipped", ANCHORS_ELSEWHERE)
+
+
+def test_results_without_a_collection_cannot_be_decided() -> None:
+    q1 = member("q1")
+    done = decide_run(None, Arrived(records={node(q1): scored(q1)},
+                                    down=["gw0: boom", "gw1: boom"]))
+    assert done.undescribed == [ROUTE]
+    assert done.undescribed_why == ("no process returned its collection (its xdist workers "
+                                    "went down: gw0: boom; gw1: boom): the floors of this "
+                                    "goldset could not be decided")
+    assert [r.question_id for r in done.runs[0].records] == ["q1"] and done.floors == []
+    assert decide_run(None, Arrived()).undescribed == []  # nothing arrived: nothing to say
+
+
+def test_strictness_and_require_judge_are_the_rules() -> None:
+    q1 = member("q1")
+    judged = Floor("faithfulness", 0.8)
+    collected = Collected(floors=[spec(judged)], populations=[population([q1])])
+    arrived = Arrived(records={node(q1): scored(q1)})
+    assert decide_run(collected, arrived).floors[0].verdict.outcome == "skipped"
+    strict = decide_run(collected, arrived, Rules(require_judge=True))
+    assert strict.floors[0].verdict.outcome == "failed"
+    refused = decide_run(Collected(floors=[spec(RECALL)], populations=[population([q1])]),
+                         arrived, Rules(Strictness(min_n=5)))
+    assert refused.floors[0].verdict.message.startswith("refusing to gate")
+
+
+def test_two_routes_of_one_goldset_are_labelled_by_route() -> None:
+    q1 = member("q1")
+    other = Population(route="test_rag.py::test_mine", goldset="mini", eval_version="7",
+                       questions=[q1.model_copy(update={"nodeid": "test_rag.py::test_mine[q1]"})],
+                       anchors=[], checks_anchors=False)
+    done = decide_run(Collected(floors=[], populations=[population([q1]), other]), Arrived())
+    assert [run.label for run in done.runs] == ["mini (gs/ragate.toml)",
+                                                "mini (test_rag.py::test_mine)"]
+
+
+def test_the_decision_step_imports_no_pytest() -> None:
+    tree = ast.parse(Path(decision.__file__).read_text(encoding="utf-8"))
+    imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
+                for alias in node.names}
+    imported |= {node.module or "" for node in ast.walk(tree)
+                 if isinstance(node, ast.ImportFrom)}
+    assert not {name for name in imported if name.split(".")[0] in ("pytest", "_pytest")}

@@ -1,0 +1,67 @@
+"""The xdist contract `pytest_ragate/xdist_worker.py` relies on, pinned: a worker logs a report
+only for the item it is running, and `reporting_as` lets a held report through.
+
+If xdist drops the check, the first test fails (the adapter can go); if it renames what the
+adapter touches, the second does (the adapter must follow).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+# Holds test_a's reports and logs them during test_b's protocol, as a question with a judge
+# does: with the adapter or without it.
+HOLDING = '''
+import contextlib
+import pytest
+from _pytest.runner import runtestprotocol
+from pytest_ragate.xdist_worker import reporting_as
+
+ADAPTER = {adapter}
+HELD = []
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item, nextitem):
+    item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+    HELD.append((item, runtestprotocol(item, log=False, nextitem=nextitem)))
+    if nextitem is None:  # the worker's last item: log everything held, first item first
+        for held, reports in HELD:
+            with reporting_as(held) if ADAPTER else contextlib.nullcontext():
+                for report in reports:
+                    held.ihook.pytest_runtest_logreport(report=report)
+            held.ihook.pytest_runtest_logfinish(nodeid=held.nodeid, location=held.location)
+    return True
+'''
+TESTS = '''
+def test_a():
+    pass
+
+def test_b():
+    assert 0, "b fails"
+'''
+
+
+def run(pytester: pytest.Pytester, adapter: bool) -> pytest.RunResult:
+    pytester.makeconftest(HOLDING.format(adapter=adapter))
+    pytester.makepyfile(test_held=TESTS)
+    # loadfile: both tests run on one worker, so test_a's reports are held past its protocol
+    return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "--dist",
+                                         "loadfile", "-rA")
+
+
+def test_xdist_refuses_a_report_logged_during_another_items_protocol(
+        pytester: pytest.Pytester) -> None:
+    result = run(pytester, adapter=False)
+    result.stdout.fnmatch_lines(["INTERNALERROR>*assert self.session.items[[]self.item_index[]]"
+                                 ".nodeid == report.nodeid*"])
+    assert "PASSED test_held.py::test_a" not in result.stdout.str()
+    assert "no tests ran" in result.stdout.str()
+
+
+def test_reporting_as_logs_a_held_report_as_its_own_item(pytester: pytest.Pytester) -> None:
+    result = run(pytester, adapter=True)
+    result.stdout.fnmatch_lines(["PASSED test_held.py::test_a",
+                                 "FAILED test_held.py::test_b - AssertionError: b fails*"])
+    result.assert_outcomes(passed=1, failed=1)
+    assert "item_index" not in result.stdout.str()
