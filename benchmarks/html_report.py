@@ -20,7 +20,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from pytest_ragate.metrics import QuestionRecord
-from pytest_ragate.reports import GoldsetRun, markdown
+from pytest_ragate.reports import markdown
+from pytest_ragate.run import GoldsetRun
 
 OUT = Path(__file__).resolve().parent / "out"
 

@@ -126,13 +126,10 @@ def compare(baseline: str, results: Path, alpha: float, min_n: int) -> None:
     BASELINE is a results file or a history file (`PATH:LINE` for one line), as for
     `--ragate-baseline`. Prints the same table as the gate and exits 1 on a significant drop.
     """
-    from pytest_ragate.regression import (
-        BaselineError,
-        baseline_location,
-        check_run,
-        load_baseline,
-    )
-    from pytest_ragate.reports import GoldsetRun, regressions_table
+    from pytest_ragate.baseline import BaselineError, baseline_location, load_baseline
+    from pytest_ragate.regression import check_run
+    from pytest_ragate.reports import regressions_table
+    from pytest_ragate.run import GoldsetRun
 
     base_path, _ = baseline_location(baseline)
     if base_path.is_file() and base_path.samefile(results):

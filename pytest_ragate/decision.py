@@ -27,10 +27,10 @@ from pytest_ragate.gates import (
     decide_anchors,
     soft_gaps,
 )
-from pytest_ragate.metrics import MECHANICAL, QuestionRecord
+from pytest_ragate.metrics import MECHANICAL, AnchorOutcome, QuestionRecord
 from pytest_ragate.regression import BaselineRun, check_run
-from pytest_ragate.reports import GoldsetRun
-from pytest_ragate.wire import AnchorOutcome, Collected, FloorSpec, Member, Population
+from pytest_ragate.run import GoldsetRun
+from pytest_ragate.wire import Collected, FloorSpec, Member, Population
 
 CRASH_PHASE = "???"  # the `when` of the report xdist makes for an item its worker died in
 ANCHORS_ELSEWHERE = ("not decided here: anchors are checked where the goldset's ragate.toml is "

@@ -17,15 +17,35 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from pytest_ragate.goldset import Floor
-from pytest_ragate.metrics import MECHANICAL, QuestionRecord, Tally, behind, tally
+from pytest_ragate.metrics import MECHANICAL, AnchorOutcome, QuestionRecord, Tally, behind, tally
 from pytest_ragate.registry import METRICS
 from pytest_ragate.stats import bootstrap_mean, wilson
-from pytest_ragate.wire import AnchorOutcome
 
 Outcome = Literal["passed", "failed", "xfailed", "xpassed", "skipped"]
 CiMode = Literal["point", "strict"]
 GapKind = Literal["errored", "crashed", "lost", "never ran", "skipped", "sealed", "deselected"]
+@dataclass(frozen=True)
+class Floor:
+    """A dataset-level gate: `metric` over questions (of `kind`, when set) must reach `min`."""
+
+    metric: str
+    min: float
+    kind: str | None = None
+    xfail: str | None = None
+    anchors: bool = False  # over the anchors of `kind` instead of questions
+
+    @property
+    def name(self) -> str:
+        if self.anchors:
+            return f"floor[anchors:{self.kind}:{self.metric}]"
+        return f"floor[{self.kind}:{self.metric}]" if self.kind else f"floor[{self.metric}]"
+
+    @property
+    def judged(self) -> bool:
+        return METRICS[self.metric].judged
+
+
+
 NAMED = 10  # members a message names before it says "and N more"
 
 

@@ -22,6 +22,7 @@ from pydantic import (
 from pytest_ragate.anchors import AnchorEntry, AnchorKind, load_anchors
 from pytest_ragate.corpus import Corpus, load_corpus
 from pytest_ragate.files import read_jsonl
+from pytest_ragate.gates import Floor
 from pytest_ragate.goldset_config import (
     CONFIG_NAME,
     Expected,
@@ -50,27 +51,6 @@ class FloorValue(_Model):
 
 
 _UNIT = TypeAdapter(Annotated[float, Field(ge=0.0, le=1.0)])
-
-
-@dataclass(frozen=True)
-class Floor:
-    """A dataset-level gate: `metric` over questions (of `kind`, when set) must reach `min`."""
-
-    metric: str
-    min: float
-    kind: str | None = None
-    xfail: str | None = None
-    anchors: bool = False  # over the anchors of `kind` instead of questions
-
-    @property
-    def name(self) -> str:
-        if self.anchors:
-            return f"floor[anchors:{self.kind}:{self.metric}]"
-        return f"floor[{self.kind}:{self.metric}]" if self.kind else f"floor[{self.metric}]"
-
-    @property
-    def judged(self) -> bool:
-        return METRICS[self.metric].judged
 
 
 DEFAULT_JUDGE_COVERAGE = 0.95

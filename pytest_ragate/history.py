@@ -28,10 +28,10 @@ from filelock import FileLock, Timeout
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pytest_ragate.answer import Knob
-from pytest_ragate.metrics import QuestionRecord, QuestionScores, Tally, tally
+from pytest_ragate.metrics import QuestionRecord, QuestionScores, Tally, fmt_num, tally
 from pytest_ragate.registry import METRICS
 from pytest_ragate.regression import scored_metrics
-from pytest_ragate.reports import GoldsetRun, fmt_num
+from pytest_ragate.run import GoldsetRun
 
 FORMAT = 1
 LOCK_TIMEOUT = 60.0  # seconds a writer waits for another one before giving up

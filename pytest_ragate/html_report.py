@@ -38,17 +38,16 @@ from pytest_ragate.history import (
     fmt_sha,
     fmt_time,
 )
-from pytest_ragate.metrics import QuestionRecord, Tally, tally
+from pytest_ragate.metrics import QuestionRecord, Tally, fmt_num, tally
 from pytest_ragate.registry import METRICS
 from pytest_ragate.regression import Regression
 from pytest_ragate.reports import (
     ANCHOR_HEADERS,
     OUTCOME_WORDS,
-    GoldsetRun,
     anchor_rows,
-    fmt_num,
     metric_source,
 )
+from pytest_ragate.run import GoldsetRun
 
 TEMPLATE = "report.html.j2"
 # Okabe-Ito: distinguishable with the common colour-vision deficiencies

@@ -14,17 +14,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _pytest.skipping import xfailed_key
 
 from pytest_ragate.anchors import AnchorEntry
+from pytest_ragate.gates import Floor
 from pytest_ragate.goldset import (
     Case,
-    Floor,
     Goldset,
     load_goldset,
     parse_floors,
     with_judge_coverage,
 )
+from pytest_ragate.metrics import AnchorOutcome
 from pytest_ragate.problems import GoldsetError
+from pytest_ragate.promotion import PROMOTE_HINT
 from pytest_ragate.wire import AnchorMember, Collected, FloorSpec, Member, Population
 
 CASE_KEY = pytest.StashKey[Case]()
@@ -208,6 +211,42 @@ def check_anchor(ragate_anchor: AnchorEntry, request: pytest.FixtureRequest,
                 if source == "system" and not pool else "")
         pytest.fail(f"anchor {anchor.anchor_id}: {why} (pool: {described}){hint}",
                     pytrace=False)
+
+
+def anchor_outcome(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport,
+                   ) -> AnchorOutcome | None:
+    """What the controller needs to know of an anchor's outcome (None for the reports that
+    say nothing of it), and the promote hint on a strict XPASS.
+
+    The outcome is read from pytest's own xfail state (`xfailed_key`, set by
+    `_pytest.skipping`, as syrupy reads it), not from the text pytest wrote into `longrepr`:
+    a strict xfail that passed is a failed call report with no exception, under an xfail
+    mark that is strict."""
+    entry = getattr(item, "anchor_entry", None)
+    if entry is None or report.when == "teardown" or (report.when == "setup"
+                                                      and report.passed):
+        return None
+    anchor = entry.anchor
+    outcome, error = report.outcome, None
+    xfailed = item.stash.get(xfailed_key, None)
+    if hasattr(report, "wasxfail"):
+        outcome = "xfailed" if report.skipped else "xpassed"
+    elif (report.when == "call" and report.failed and call.excinfo is None
+          and xfailed is not None and xfailed.strict):
+        outcome = "xpassed"
+        report.longrepr = f"{report.longrepr}. The anchor holds now: {PROMOTE_HINT}"
+    elif report.failed and (report.when != "call" or not isinstance(
+            call.excinfo.value, pytest.fail.Exception)):
+        error = call.excinfo.exconly().splitlines()[0] if call.excinfo else "error"
+    elif report.skipped:
+        error = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else "skipped"
+    why = None
+    if call.excinfo is not None and isinstance(call.excinfo.value, pytest.fail.Exception):
+        why = str(call.excinfo.value.msg)
+    return AnchorOutcome(goldset=item.goldset_name, anchor_id=anchor.anchor_id,
+                         kind=anchor.kind, claim=anchor.claim, path=str(entry.path),
+                         line=entry.line, xfail=anchor.xfail, outcome=outcome, error=error,
+                         why=why)
 
 
 class AnchorItem(pytest.Function):

@@ -78,6 +78,38 @@ class Cited(BaseModel):
     quote: str | None = None
 
 
+AnchorResult = Literal["passed", "failed", "xfailed", "xpassed", "skipped"]
+
+
+class AnchorOutcome(BaseModel):
+    """One anchor's check as the controller needs it. A check that did not hold is `failed`
+    (or `xfailed`); one that could not run (its fixture or retriever raised, or it was
+    skipped) carries `error`, so it is never counted as a known miss. Rides on the anchor's
+    report to the controller (`wire.ANCHOR_ATTR`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    goldset: str
+    anchor_id: str
+    kind: str
+    claim: str
+    path: str
+    line: int
+    xfail: str | None = None
+    outcome: AnchorResult
+    error: str | None = None
+    why: str | None = None  # what the check said, when it did not hold
+
+    @property
+    def checked(self) -> bool:
+        """The check ran (held or not): it counts in its kind's population floor."""
+        return not self.error
+
+    @property
+    def held(self) -> bool:
+        return self.outcome in ("passed", "xpassed")
+
+
 class QuestionScores(BaseModel):
     """What a later run is paired with, question by question (`--ragate-baseline`): kept in
     every history line, and derived from a results row."""
@@ -257,6 +289,11 @@ def _label(context: Context | None, context_id: str) -> str:
         return f"[{context_id} · not retrieved]"
     return context.label or format_label(context.doc_id, [], None, None,
                                          (context.first_turn, context.last_turn))
+
+
+def fmt_num(value: float | None, digits: int = 2) -> str:
+    """A figure as every report shows it; a missing one is a dash."""
+    return "—" if value is None else f"{value:.{digits}f}"
 
 
 def fmt_some(names: Sequence[str], limit: int, sep: str = ", ") -> str:

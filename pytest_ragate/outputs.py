@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ragate.regression import baseline_location
+from pytest_ragate.baseline import baseline_location
 from pytest_ragate.settings import read_settings
 
 

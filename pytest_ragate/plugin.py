@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from _pytest.runner import runtestprotocol
 
-from pytest_ragate import judge_select, promotion, questions
+from pytest_ragate import judge_select, questions
 from pytest_ragate.answer import Answer
 from pytest_ragate.goldset_config import CONFIG_NAME, Question
 from pytest_ragate.items import (
@@ -24,6 +24,7 @@ from pytest_ragate.items import (
     FloorItem,
     GoldsetFile,
     adopt_questions,
+    anchor_outcome,
     collected,
     decorated_goldset,
     make_floors,
@@ -181,7 +182,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     case = pyfuncitem.stash.get(CASE_KEY, None)
     if case is None:
         return None
-    questions.ask(pyfuncitem, case)
+    questions.answer_and_score(pyfuncitem, case)
     return True
 
 
@@ -192,7 +193,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None],
     rides on its report, so it reaches the controller through xdist."""
     report = yield
     questions.record_failure(item, call, report)
-    anchor = promotion.anchor_row(item, call, report)
+    anchor = anchor_outcome(item, call, report)
     if anchor is not None:
         setattr(report, ANCHOR_ATTR, anchor.model_dump(mode="json"))
     return report

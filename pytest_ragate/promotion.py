@@ -11,17 +11,12 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import pytest
 import tomlkit
 
 from pytest_ragate.files import write_atomic
-from pytest_ragate.goldset import Floor
-from pytest_ragate.wire import AnchorOutcome
-
-if TYPE_CHECKING:
-    from pytest_ragate.decision import FloorDecision
+from pytest_ragate.gates import Floor
 
 PROMOTE_HINT = "run `pytest --ragate-promote` to make it a hard assertion"
 
@@ -88,67 +83,3 @@ def summary(promoted: list[Promotion], not_run: list[str], by_hand: list[str]) -
     if not_run:
         lines.append("Not promoted, did not run in this run: " + ", ".join(not_run))
     return lines
-
-
-def promote(anchors: Iterable[AnchorOutcome], floors: Iterable[FloorDecision]) -> list[str]:
-    """Rewrite the xfail of every anchor and floor that XPASSed in this run; say what was
-    done, what was not run, and what must be promoted by hand."""
-    promoted: list[Promotion] = []
-    by_file: dict[str, list[str]] = {}
-    for anchor in anchors:
-        if anchor.outcome == "xpassed":
-            by_file.setdefault(anchor.path, []).append(anchor.anchor_id)
-    for path, ids in by_file.items():
-        promoted += promote_anchors(Path(path), ids)
-    by_config: dict[str, list[Floor]] = {}
-    by_hand, not_run = [], []
-    for spec, verdict in ((d.spec, d.verdict) for d in floors):
-        if not spec.floor.xfail:
-            continue
-        name = f"{spec.goldset}::{spec.floor.name}"
-        if verdict.outcome == "skipped":
-            not_run.append(name)
-        elif verdict.outcome == "xpassed" and spec.config_path is None:
-            by_hand.append(spec.nodeid)
-        elif verdict.outcome == "xpassed" and spec.config_path is not None:
-            by_config.setdefault(spec.config_path, []).append(spec.floor)
-    for path, keys in by_config.items():
-        promoted += promote_floors(Path(path), keys)
-    return summary(promoted, not_run, by_hand)
-
-
-def anchor_row(item: Any, call: Any, report: Any) -> AnchorOutcome | None:
-    """What the controller needs to know of an anchor's outcome (None for the reports that
-    say nothing of it), and the promote hint on a strict XPASS.
-
-    The outcome is read from pytest's own xfail state (`xfailed_key`, set by
-    `_pytest.skipping`, as syrupy reads it), not from the text pytest wrote into `longrepr`:
-    a strict xfail that passed is a failed call report with no exception, under an xfail
-    mark that is strict."""
-    from _pytest.skipping import xfailed_key
-
-    entry = getattr(item, "anchor_entry", None)
-    if entry is None or report.when == "teardown" or (report.when == "setup"
-                                                      and report.passed):
-        return None
-    anchor = entry.anchor
-    outcome, error = report.outcome, None
-    xfailed = item.stash.get(xfailed_key, None)
-    if hasattr(report, "wasxfail"):
-        outcome = "xfailed" if report.skipped else "xpassed"
-    elif (report.when == "call" and report.failed and call.excinfo is None
-          and xfailed is not None and xfailed.strict):
-        outcome = "xpassed"
-        report.longrepr = f"{report.longrepr}. The anchor holds now: {PROMOTE_HINT}"
-    elif report.failed and (report.when != "call" or not isinstance(
-            call.excinfo.value, pytest.fail.Exception)):
-        error = call.excinfo.exconly().splitlines()[0] if call.excinfo else "error"
-    elif report.skipped:
-        error = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else "skipped"
-    why = None
-    if call.excinfo is not None and isinstance(call.excinfo.value, pytest.fail.Exception):
-        why = str(call.excinfo.value.msg)
-    return AnchorOutcome(goldset=item.goldset_name, anchor_id=anchor.anchor_id,
-                         kind=anchor.kind, claim=anchor.claim, path=str(entry.path),
-                         line=entry.line, xfail=anchor.xfail, outcome=outcome, error=error,
-                         why=why)

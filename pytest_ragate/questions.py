@@ -85,7 +85,7 @@ def question_run(config: pytest.Config) -> QuestionRun:
     return found
 
 
-def ask(item: pytest.Function, case: Case) -> None:
+def answer_and_score(item: pytest.Function, case: Case) -> None:
     """The body of every question item: call the test, score, submit to the judge."""
     assert case.expected is not None  # sealed questions are skipped at collection
     qid = case.question.question_id

@@ -1,7 +1,8 @@
 """`--ragate-baseline`: did this run get significantly worse than a baseline run?
 
 Each metric is compared question by question with the same questions in the baseline (a
-results file, or a history line of the same goldset and eval_version), so the noise of which
+results file, or a history line of the same goldset and eval_version, read by
+`baseline.py`), so the noise of which
 questions happen to be in the set cancels out. Units that are right or wrong (abstention, each
 evidence span, each judge verdict obtained) get the exact McNemar test; ratios and judged
 scores get a paired bootstrap that resamples questions (each metric's `units` or `score` in
@@ -11,15 +12,11 @@ and passes.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal
 
-from pydantic import ConfigDict, ValidationError
-
-from pytest_ragate.metrics import QuestionRecord, QuestionScores, fmt_some
+from pytest_ragate.metrics import QuestionScores, fmt_some
 from pytest_ragate.registry import METRICS, run_metrics
 from pytest_ragate.stats import mcnemar_exact, paired_bootstrap
 
@@ -27,10 +24,6 @@ RegressionOutcome = Literal["passed", "failed", "skipped"]
 MCNEMAR = "McNemar (exact)"
 BOOTSTRAP = "paired bootstrap"
 NAMED_WORSE = 10  # questions a failed check names
-
-
-class BaselineError(Exception):
-    """The baseline cannot be read: a usage error, raised before any question runs."""
 
 
 @dataclass(frozen=True)
@@ -62,112 +55,6 @@ class BaselineRun:
     eval_version: str
     scores: dict[str, QuestionScores]
     source: str
-
-
-# --- reading a baseline ------------------------------------------------------------------------
-
-
-class _ResultsRow(QuestionRecord):
-    """A results row of this or a later ragate (unknown fields are ignored)."""
-
-    model_config = ConfigDict(extra="ignore")
-
-
-def load_baseline(spec: str, root: Path | None = None) -> list[BaselineRun]:
-    """`PATH` (a results file or a history file) or `PATH:LINE` (one line of a history file);
-    a relative PATH not found from here is looked for under `root` (pytest's rootdir, where
-    an ini value is written from).
-
-    From a history file, each goldset's candidates are its lines in file order; `check` takes
-    the last one of the current eval_version."""
-    path, line_no = baseline_location(spec, root)
-    if not path.is_file():
-        raise BaselineError(f"--ragate-baseline {spec}: no such file")
-    try:
-        raw = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as error:
-        raise BaselineError(f"--ragate-baseline {spec}: cannot read it ({error})") from None
-    numbered = [(i, text) for i, text in enumerate(raw, 1) if text.strip()]
-    if line_no is not None:
-        numbered = [(i, text) for i, text in numbered if i == line_no]
-        if not numbered:
-            raise BaselineError(f"--ragate-baseline {spec}: {path} has no line {line_no}")
-    if not numbered:
-        raise BaselineError(f"--ragate-baseline {spec}: the file is empty")
-    first = _json(path, *numbered[0])
-    if "question_id" in first:
-        if line_no is not None:
-            raise BaselineError(f"--ragate-baseline {spec}: :LINE picks a history line; "
-                                f"{path} is a results file (pass it whole)")
-        return _from_results(path, numbered)
-    return _from_history(path, numbered)
-
-
-def baseline_location(spec: str, root: Path | None = None) -> tuple[Path, int | None]:
-    """The file a baseline spec names, and its `:LINE` when it has one."""
-    path = _locate(spec, root)
-    if not path.is_file() and ":" in spec:
-        head, _, tail = spec.rpartition(":")
-        if tail.isdigit() and _locate(head, root).is_file():
-            return _locate(head, root), int(tail)
-    return path, None
-
-
-def _locate(spec: str, root: Path | None) -> Path:
-    path = Path(spec)
-    if root is not None and not path.is_absolute() and not path.exists():
-        return root / path
-    return path
-
-
-def _json(path: Path, line: int, text: str) -> dict[str, object]:
-    try:
-        row = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise BaselineError(f"--ragate-baseline: {path}:{line}: not JSON ({error.msg})") from None
-    if not isinstance(row, dict):
-        raise BaselineError(f"--ragate-baseline: {path}:{line}: not a JSON object")
-    return row
-
-
-def _from_results(path: Path, numbered: Sequence[tuple[int, str]]) -> list[BaselineRun]:
-    runs: dict[str, BaselineRun] = {}
-    for line, text in numbered:
-        try:
-            row = _ResultsRow.model_validate_json(text)
-        except ValidationError as error:
-            first = error.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "row"
-            raise BaselineError(f"--ragate-baseline: {path}:{line}: {where}: {first['msg']} "
-                                "(expected a --ragate-results file or a --ragate-history "
-                                "file)") from None
-        run = runs.setdefault(row.goldset, BaselineRun(row.goldset, row.eval_version, {},
-                                                       f"results file {path}"))
-        if row.eval_version != run.eval_version:
-            raise BaselineError(f"--ragate-baseline: {path}:{line}: goldset {row.goldset} "
-                                f"mixes eval_version {run.eval_version} and {row.eval_version}")
-        run.scores[row.question_id] = row.scores()
-    return list(runs.values())
-
-
-def _from_history(path: Path, numbered: Sequence[tuple[int, str]]) -> list[BaselineRun]:
-    from pytest_ragate.history import HistoryLine, fmt_sha, fmt_time
-
-    runs = []
-    for line, text in numbered:
-        try:
-            entry = HistoryLine.model_validate_json(text)
-        except ValidationError:
-            if len(numbered) == 1:
-                raise BaselineError(f"--ragate-baseline: {path}:{line}: neither a results row "
-                                    "nor a history line") from None
-            continue  # a torn history line: the history reader skips it too
-        when = f"{fmt_time(entry.time)}, git {fmt_sha(entry.git_sha)}"
-        runs.append(BaselineRun(entry.goldset, entry.eval_version, dict(entry.scores),
-                                f"history line {path}:{line} ({when})"))
-    if not runs:
-        raise BaselineError(f"--ragate-baseline: {path}: no readable history line")
-    return runs
 
 
 # --- checking ----------------------------------------------------------------------------------

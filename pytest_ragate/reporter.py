@@ -18,7 +18,8 @@ import pytest
 from pytest_ragate.decision import Decision, FloorDecision
 from pytest_ragate.metrics import QuestionRecord
 from pytest_ragate.regression import Regression
-from pytest_ragate.reports import GoldsetRun, floors_table, question_text, regressions_table
+from pytest_ragate.reports import floors_table, question_text, regressions_table
+from pytest_ragate.run import GoldsetRun
 
 Location = tuple[str, int | None, str]
 

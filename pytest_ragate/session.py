@@ -7,25 +7,25 @@ controller), like pytest's LogXML.
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Generator, Iterable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_ragate import reporter
-from pytest_ragate.decision import Arrived, Decision, Failure, Rules, decide_run
-from pytest_ragate.gates import Strictness
+from pytest_ragate.baseline import BaselineError, load_baseline
+from pytest_ragate.decision import Arrived, Decision, Failure, FloorDecision, Rules, decide_run
+from pytest_ragate.gates import Floor, Strictness
 from pytest_ragate.items import collected
-from pytest_ragate.metrics import QuestionRecord
-from pytest_ragate.promotion import promote
-from pytest_ragate.regression import BaselineError, load_baseline
-from pytest_ragate.reports import GoldsetRun
+from pytest_ragate.metrics import AnchorOutcome, QuestionRecord
+from pytest_ragate.promotion import Promotion, promote_anchors, promote_floors, summary
+from pytest_ragate.run import GoldsetRun
 from pytest_ragate.settings import read_settings
 from pytest_ragate.wire import (
     ANCHOR_ATTR,
     RECORD_ATTR,
     WORKEROUTPUT_KEY,
-    AnchorOutcome,
     Collected,
 )
 from pytest_ragate.writers import Written, write_outputs
@@ -120,3 +120,30 @@ class Controller:
                                   promotion=self.promotion,
                                   outputs=self.settings.run.outputs,
                                   history_notes=self.written.notes)
+
+
+def promote(anchors: Iterable[AnchorOutcome], floors: Iterable[FloorDecision]) -> list[str]:
+    """Rewrite the xfail of every anchor and floor that XPASSed in this run; say what was
+    done, what was not run, and what must be promoted by hand."""
+    promoted: list[Promotion] = []
+    by_file: dict[str, list[str]] = {}
+    for anchor in anchors:
+        if anchor.outcome == "xpassed":
+            by_file.setdefault(anchor.path, []).append(anchor.anchor_id)
+    for path, ids in by_file.items():
+        promoted += promote_anchors(Path(path), ids)
+    by_config: dict[str, list[Floor]] = {}
+    by_hand, not_run = [], []
+    for spec, verdict in ((d.spec, d.verdict) for d in floors):
+        if not spec.floor.xfail:
+            continue
+        name = f"{spec.goldset}::{spec.floor.name}"
+        if verdict.outcome == "skipped":
+            not_run.append(name)
+        elif verdict.outcome == "xpassed" and spec.config_path is None:
+            by_hand.append(spec.nodeid)
+        elif verdict.outcome == "xpassed" and spec.config_path is not None:
+            by_config.setdefault(spec.config_path, []).append(spec.floor)
+    for path, keys in by_config.items():
+        promoted += promote_floors(Path(path), keys)
+    return summary(promoted, not_run, by_hand)

@@ -13,17 +13,13 @@ a smaller n.
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, ConfigDict
 
-from pytest_ragate.goldset import Floor
+from pytest_ragate.gates import Floor
 
 WORKEROUTPUT_KEY = "ragate_collected"  # the key of `config.workeroutput` that carries it
 RECORD_ATTR = "ragate_record"  # a question's report attribute: its QuestionRecord, as JSON
 ANCHOR_ATTR = "ragate_anchor"  # an anchor's report attribute: its AnchorOutcome, as JSON
-
-AnchorResult = Literal["passed", "failed", "xfailed", "xpassed", "skipped"]
 
 
 class _Wire(BaseModel):
@@ -79,29 +75,3 @@ class Population(_Wire):
 class Collected(_Wire):
     floors: list[FloorSpec]
     populations: list[Population]
-
-
-class AnchorOutcome(_Wire):
-    """One anchor's check as the controller needs it. A check that did not hold is `failed`
-    (or `xfailed`); one that could not run (its fixture or retriever raised, or it was
-    skipped) carries `error`, so it is never counted as a known miss."""
-
-    goldset: str
-    anchor_id: str
-    kind: str
-    claim: str
-    path: str
-    line: int
-    xfail: str | None = None
-    outcome: AnchorResult
-    error: str | None = None
-    why: str | None = None  # what the check said, when it did not hold
-
-    @property
-    def checked(self) -> bool:
-        """The check ran (held or not): it counts in its kind's population floor."""
-        return not self.error
-
-    @property
-    def held(self) -> bool:
-        return self.outcome in ("passed", "xpassed")

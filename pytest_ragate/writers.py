@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_ragate.reports import GoldsetRun, write_markdown, write_results
+from pytest_ragate.reports import write_markdown, write_results
+from pytest_ragate.run import GoldsetRun
 from pytest_ragate.settings import RunSettings
 
 if TYPE_CHECKING:

@@ -15,12 +15,10 @@ from pytest_ragate.decision import (
     Rules,
     decide_run,
 )
-from pytest_ragate.gates import Strictness
-from pytest_ragate.goldset import Floor
-from pytest_ragate.metrics import QuestionRecord
+from pytest_ragate.gates import Floor, Strictness
+from pytest_ragate.metrics import AnchorOutcome, QuestionRecord
 from pytest_ragate.wire import (
     AnchorMember,
-    AnchorOutcome,
     Collected,
     FloorSpec,
     Member,

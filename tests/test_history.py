@@ -18,11 +18,10 @@ from filelock import FileLock
 
 from pytest_ragate import history
 from pytest_ragate.answer import Knob
-from pytest_ragate.gates import decide
-from pytest_ragate.goldset import Floor
+from pytest_ragate.gates import Floor, decide
 from pytest_ragate.history import Figure, HistoryError, HistoryLine, HistoryWarning
 from pytest_ragate.metrics import QuestionRecord, tally
-from pytest_ragate.reports import GoldsetRun
+from pytest_ragate.run import GoldsetRun
 
 T0 = datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC)
 SHA = "0123456789abcdef0123456789abcdef01234567"

@@ -18,13 +18,12 @@ from typing import Any
 
 import pytest
 
-from pytest_ragate.gates import decide
-from pytest_ragate.goldset import Floor
+from pytest_ragate.gates import Floor, decide
 from pytest_ragate.history import Figure, HistoryLine, build_line
 from pytest_ragate.html_report import max_distance_of, render_html, write_html
 from pytest_ragate.metrics import Cited, QuestionRecord
 from pytest_ragate.regression import Regression
-from pytest_ragate.reports import GoldsetRun
+from pytest_ragate.run import GoldsetRun
 from tests.conftest import FIXTURE_JUDGE_CONFTEST, write_goldset
 
 T0 = datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC)

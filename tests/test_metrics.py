@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_ragate import Answer, Citation, Context
-from pytest_ragate.gates import Strictness, decide, fmt_counts, kind_counts
-from pytest_ragate.goldset import Floor
+from pytest_ragate.gates import Floor, Strictness, decide, fmt_counts, kind_counts
 from pytest_ragate.metrics import QuestionRecord, Span, behind, score_answer, tally
 
 EVIDENCE = [Span("m1", 10, 14)]

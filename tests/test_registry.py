@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from pytest_ragate import Answer, Citation
-from pytest_ragate.gates import decide
-from pytest_ragate.goldset import Floor, parse_floors
+from pytest_ragate.gates import Floor, decide
+from pytest_ragate.goldset import parse_floors
 from pytest_ragate.history import build_line
 from pytest_ragate.judging import judged_metrics
 from pytest_ragate.metrics import QuestionRecord, QuestionScores, behind, score_answer, tally
@@ -31,7 +31,8 @@ from pytest_ragate.registry import (
     verdict_metric,
 )
 from pytest_ragate.regression import MCNEMAR, BaselineRun, check_run, scored_metrics
-from pytest_ragate.reports import GoldsetRun, markdown
+from pytest_ragate.reports import markdown
+from pytest_ragate.run import GoldsetRun
 from tests.test_metrics import EVIDENCE, RIGHT, WRONG_TURNS
 
 # --- a toy mechanical metric: did the answer cite anything at all? ----------------------------

@@ -8,11 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ragate.gates import Strictness, decide, decide_anchors
-from pytest_ragate.goldset import Floor
-from pytest_ragate.metrics import QuestionRecord, QuestionScores
-from pytest_ragate.regression import BaselineError, check, check_run, load_baseline
-from pytest_ragate.wire import AnchorOutcome
+from pytest_ragate.baseline import BaselineError, load_baseline
+from pytest_ragate.gates import Floor, Strictness, decide, decide_anchors
+from pytest_ragate.metrics import AnchorOutcome, QuestionRecord, QuestionScores
+from pytest_ragate.regression import check, check_run
 from tests.conftest import write_goldset
 
 
@@ -169,7 +168,7 @@ def test_baseline_from_a_results_file(tmp_path: Path) -> None:
 
 def test_baseline_from_history_lines_picks_the_last_or_the_named_line(tmp_path: Path) -> None:
     from pytest_ragate.history import build_line
-    from pytest_ragate.reports import GoldsetRun
+    from pytest_ragate.run import GoldsetRun
 
     path = tmp_path / "history.jsonl"
     first = build_line(GoldsetRun("g", "1", abstention_rows(3, 0)), git=None)
