@@ -89,19 +89,21 @@ def add(collection: Any, ids: list[str], vectors: Any, documents: list[str],
 def pipeline_settings(project: Path) -> Any:
     """The pipeline knobs the gate would use here: defaults, overridden by the `ragate_*` ini
     values of `project/pyproject.toml` (the repository's turns the sentence rescue on)."""
+    import dataclasses
     import tomllib
 
-    from pytest_ragate.settings import PipelineSettings
+    from pytest_ragate.settings import PipelineSettings, validated
 
     ini: dict[str, Any] = {}
     if (project / "pyproject.toml").is_file():
         config = tomllib.loads((project / "pyproject.toml").read_text(encoding="utf-8"))
         ini = config.get("tool", {}).get("pytest", {}).get("ini_options", {})
+    knobs = {f.name for f in dataclasses.fields(PipelineSettings)}
     fields = {name.removeprefix("ragate_"): value for name, value in ini.items()
-              if name.removeprefix("ragate_") in PipelineSettings.model_fields}
+              if name.removeprefix("ragate_") in knobs}
     if fields.get("chroma_url"):
         raise SystemExit("ragate_chroma_url is set: this script only runs the embedded client")
-    return PipelineSettings.model_validate(fields)
+    return validated(PipelineSettings, fields)
 
 
 def run_goldset(root: Path, name: str, model: Any, index_dir: Path, knobs: Any,

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pytest_ragate.answer import format_label
 from pytest_ragate.corpus import Corpus, Document, Turn
 from pytest_ragate.normalize import fold, normalize
+from pytest_ragate.settings import DEFAULT_BUDGET
 
-DEFAULT_BUDGET = 400
 _BREAK = re.compile(r"(?<=[.!?])\s+|\s+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
 MIN_SENTENCE_WORDS = 4

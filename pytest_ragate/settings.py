@@ -1,115 +1,103 @@
 """Every knob of the run: a flag `--ragate-<name>` over an ini option `ragate_<name>` over a
 default, validated once at start-up so a bad value is a usage error, not a failure per item.
+
+The knobs are plain frozen dataclasses whose constraints are `annotated_types` markers:
+declaring the options costs no pydantic import, and pydantic validates a section only when
+one of its knobs was given (a section left at its defaults is built as it is declared;
+tests/test_settings.py checks that every default passes its own constraints).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import typing
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 import pytest
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
-from pytest_ragate.chunking import DEFAULT_BUDGET
+from annotated_types import Ge, Gt, Le, Lt
 
 SETTINGS_KEY = pytest.StashKey["Settings"]()
+DEFAULT_BUDGET = 400  # characters of normalised text per chunk (the built-in chunker's)
 
 
-class PipelineSettings(BaseModel):
+def knob(default: Any, help: str) -> Any:
+    """A knob's default and the help text its flag and ini option show."""
+    return dataclasses.field(default=default, metadata={"help": help})
+
+
+@dataclass(frozen=True)
+class PipelineSettings:
     """The embedded default pipeline. max_distance 0.7 and support 0.35 were chosen with
     `ragate calibrate` on the shipped goldsets: no answerable question of either abstains on
     distance at 0.7, and off-topic questions sit above 0.8."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    chunk_budget: Annotated[int, Field(ge=20, description="characters of normalised text per "
-                                       "chunk")] = DEFAULT_BUDGET
-    top_k: Annotated[int, Field(ge=1, le=1000, description="contexts retrieved per "
-                                "question")] = 5
-    max_distance: Annotated[float, Field(ge=0.0, le=2.0, description="abstain when the nearest "
-                                         "context is farther (cosine distance)")] = 0.7
-    support: Annotated[float, Field(ge=-1.0, le=1.0, description="abstain when no retrieved "
-                                    "sentence is this similar to the question")] = 0.35
-    chroma_url: Annotated[str | None, Field(description="a Chroma server (`chroma run`) "
-                                            "instead of the embedded client")] = None
-    index_dir: Annotated[str | None, Field(description="where embedded indexes persist "
-                                           "(default: the pytest cache)")] = None
-    rescue: Annotated[bool, Field(description="sentence-level retrieval rescue: add the home "
-                                  "chunks of the best-matching sentences to the pool "
-                                  "(on/off)")] = False
-    rescue_semantic_floor: Annotated[float, Field(ge=-1.0, le=1.0, description="rescue: a "
-                                                  "chunk's best sentence cosine must reach "
-                                                  "this")] = 0.45
-    rescue_lexical_overlap: Annotated[float, Field(gt=0.0, le=1.0, description="rescue: share "
-                                                   "of the query's content words a sentence "
-                                                   "must hold")] = 0.5
-    rescue_cap: Annotated[int, Field(ge=0, le=100, description="rescue: chunks added per "
-                                     "query and document at most")] = 6
-    rescue_cap_fraction: Annotated[float, Field(ge=0.0, le=1.0, description="rescue: at most "
-                                                "this share of a document's chunks")] = 0.30
-    rescue_front_matter_penalty: Annotated[float, Field(ge=0.0, le=1.0, description="rescue: "
-                                                        "subtracted from a document's first "
-                                                        "chunk's scores")] = 0.0
+    chunk_budget: Annotated[int, Ge(20)] = knob(DEFAULT_BUDGET, "characters of normalised text per "
+        "chunk")
+    top_k: Annotated[int, Ge(1), Le(1000)] = knob(5, "contexts retrieved per question")
+    max_distance: Annotated[float, Ge(0.0), Le(2.0)] = knob(0.7, "abstain when the nearest context "
+        "is farther (cosine distance)")
+    support: Annotated[float, Ge(-1.0), Le(1.0)] = knob(0.35, "abstain when no retrieved sentence "
+        "is this similar to the question")
+    chroma_url: str | None = knob(None, "a Chroma server (`chroma run`) instead of the embedded "
+        "client")
+    index_dir: str | None = knob(None, "where embedded indexes persist (default: the pytest cache)")
+    rescue: bool = knob(False, "sentence-level retrieval rescue: add the home chunks of the "
+        "best-matching sentences to the pool (on/off)")
+    rescue_semantic_floor: Annotated[float, Ge(-1.0), Le(1.0)] = knob(0.45, "rescue: a chunk's "
+        "best sentence cosine must reach this")
+    rescue_lexical_overlap: Annotated[float, Gt(0.0), Le(1.0)] = knob(0.5, "rescue: share of the "
+        "query's content words a sentence must hold")
+    rescue_cap: Annotated[int, Ge(0), Le(100)] = knob(6, "rescue: chunks added per query and "
+        "document at most")
+    rescue_cap_fraction: Annotated[float, Ge(0.0), Le(1.0)] = knob(0.30, "rescue: at most this "
+        "share of a document's chunks")
+    rescue_front_matter_penalty: Annotated[float, Ge(0.0), Le(1.0)] = knob(0.0, "rescue: "
+        "subtracted from a document's first chunk's scores")
 
 
-class JudgeSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    judge: Annotated[str | None, Field(description="fixture:PATH (exact verdicts from a file) "
-                                       "or ragas:MODEL (RAGAS metrics through an "
-                                       "OpenAI-compatible model)")] = None
-    judge_url: Annotated[str | None, Field(description="base URL of the judge's "
-                                           "OpenAI-compatible API, e.g. "
-                                           "http://127.0.0.1:8000/v1")] = None
-    judge_model: Annotated[str | None, Field(description="the judge model, when --ragate-judge "
-                                             "is just `ragas`")] = None
-    judge_timeout: Annotated[float, Field(gt=0, description="seconds before a judge call "
-                                          "counts as failed")] = 60.0
-    judge_concurrency: Annotated[int, Field(ge=1, le=256, description="judge calls in flight "
-                                            "per process")] = 8
-    cache: Annotated[Literal["on", "off", "replay"], Field(
-        description="judge verdict cache: on, off, or replay (any miss fails: a run that "
-        "spends nothing)")] = "on"
-    judge_cache_dir: Annotated[str | None, Field(description="where the judge verdict cache "
-                                                 "lives (default: the pytest cache); a folder "
-                                                 "you can commit for --ragate-cache replay in "
-                                                 "CI")] = None
-    answerer_model: Annotated[str | None, Field(description="the model your system answers "
-                                                "with; a judge on the same weights is "
-                                                "flagged")] = None
+@dataclass(frozen=True)
+class JudgeSettings:
+    judge: str | None = knob(None, "fixture:PATH (exact verdicts from a file) or ragas:MODEL "
+        "(RAGAS metrics through an OpenAI-compatible model)")
+    judge_url: str | None = knob(None, "base URL of the judge's OpenAI-compatible API, e.g. "
+        "http://127.0.0.1:8000/v1")
+    judge_model: str | None = knob(None, "the judge model, when --ragate-judge is just `ragas`")
+    judge_timeout: Annotated[float, Gt(0)] = knob(60.0, "seconds before a judge call counts as "
+        "failed")
+    judge_concurrency: Annotated[int, Ge(1), Le(256)] = knob(8, "judge calls in flight per process")
+    cache: Literal["on", "off", "replay"] = knob("on", "judge verdict cache: on, off, or replay "
+        "(any miss fails: a run that spends nothing)")
+    judge_cache_dir: str | None = knob(None, "where the judge verdict cache lives (default: the "
+        "pytest cache); a folder you can commit for --ragate-cache replay in CI")
+    answerer_model: str | None = knob(None, "the model your system answers with; a judge on the "
+        "same weights is flagged")
 
 
-class GateSettings(BaseModel):
+@dataclass(frozen=True)
+class GateSettings:
     """How sure a gate must be before it passes or calls a regression."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    ci: Annotated[Literal["point", "strict"], Field(
-        description="point: a floor holds when its value reaches it; strict: only when the "
-        "95% interval's lower bound does")] = "point"
-    min_n: Annotated[int, Field(ge=0, description="refuse to gate (fail) a floor or a "
-                                "regression check scored on fewer questions than this; 0 "
-                                "turns it off")] = 0
-    baseline: Annotated[str | None, Field(description="a results file (--ragate-results) or a "
-                                          "history file (--ragate-history, last line of the "
-                                          "same goldset and eval_version; PATH:LINE for "
-                                          "another) to check this run against, question by "
-                                          "question")] = None
-    alpha: Annotated[float, Field(gt=0.0, lt=1.0, description="significance level of the "
-                                  "baseline regression checks")] = 0.05
-    sealed_without_key: Annotated[Literal["fail", "skip"], Field(
-        description="a sealed goldset run without RAGATE_SEAL_KEY: fail its floors, or skip "
-        "them (for builds that cannot have the key, such as forks)")] = "fail"
-    system_timeout: Annotated[float | None, Field(gt=0, description="seconds a system may "
-                                                  "take to answer one question before the "
-                                                  "question is an error (default: no "
-                                                  "limit)")] = None
+    ci: Literal["point", "strict"] = knob("point", "point: a floor holds when its value reaches "
+        "it; strict: only when the 95% interval's lower bound does")
+    min_n: Annotated[int, Ge(0)] = knob(0, "refuse to gate (fail) a floor or a regression check "
+        "scored on fewer questions than this; 0 turns it off")
+    baseline: str | None = knob(None, "a results file (--ragate-results) or a history file "
+        "(--ragate-history, last line of the same goldset and eval_version; PATH:LINE for "
+        "another) to check this run against, question by question")
+    alpha: Annotated[float, Gt(0.0), Lt(1.0)] = knob(0.05, "significance level of the baseline "
+        "regression checks")
+    sealed_without_key: Literal["fail", "skip"] = knob("fail", "a sealed goldset run without "
+        "RAGATE_SEAL_KEY: fail its floors, or skip them (for builds that cannot have the key, "
+        "such as forks)")
+    system_timeout: Annotated[float, Gt(0)] | None = knob(None, "seconds a system may take to "
+        "answer one question before the question is an error (default: no limit)")
 
 
-class RunSettings(BaseModel):
+@dataclass(frozen=True)
+class RunSettings:
     """What this run writes, and what it does beyond gating: command-line flags only (no ini
     options), declared by `add_run_options`."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     results: str | None = None
     report: str | None = None
@@ -126,15 +114,17 @@ class RunSettings(BaseModel):
         return {name: path for name, path in found.items() if path}
 
 
-class Settings(BaseModel):
-    pipeline: PipelineSettings
-    judge: JudgeSettings
-    gate: GateSettings
+@dataclass(frozen=True)
+class Settings:
+    pipeline: PipelineSettings = PipelineSettings()
+    judge: JudgeSettings = JudgeSettings()
+    gate: GateSettings = GateSettings()
     run: RunSettings = RunSettings()
 
 
-SECTIONS: dict[str, type[BaseModel]] = {"pipeline": PipelineSettings, "judge": JudgeSettings,
-                                        "gate": GateSettings}
+Section = PipelineSettings | JudgeSettings | GateSettings
+SECTIONS: dict[str, type[Section]] = {"pipeline": PipelineSettings, "judge": JudgeSettings,
+                                      "gate": GateSettings}
 
 
 def add_run_options(group: Any) -> None:
@@ -161,12 +151,13 @@ def add_run_options(group: Any) -> None:
 
 def add_options(group: Any, parser: pytest.Parser) -> None:
     for model in SECTIONS.values():
-        for name, info in model.model_fields.items():
-            text = info.description or name
-            if info.default is not None:
-                text += f" (default: {info.default})"
-            kind = {int: int, float: float, bool: _on_off}.get(
-                info.annotation, str)  # type: ignore[call-overload]
+        types = typing.get_type_hints(model)  # Annotated stripped: int, float, bool or other
+        for knob_ in dataclasses.fields(model):
+            name = knob_.name
+            text = knob_.metadata["help"]
+            if knob_.default is not None:
+                text += f" (default: {knob_.default})"
+            kind = {int: int, float: float, bool: _on_off}.get(types[name], str)
             group.addoption("--ragate-" + name.replace("_", "-"), dest=f"ragate_{name}",
                             default=None, metavar=name.upper(), type=kind,
                             help=text.replace("%", "%%"))  # argparse formats help with %
@@ -182,15 +173,25 @@ def _on_off(value: str) -> bool:
     raise ValueError(f"expected on or off, got {value!r}")
 
 
-def _read(config: pytest.Config, model: type[BaseModel]) -> dict[str, Any]:
+def given(config: pytest.Config, model: type[Section]) -> dict[str, Any]:
+    """The knobs of a section set by a flag or an ini option (flags win)."""
     values: dict[str, Any] = {}
-    for name in model.model_fields:
-        value = config.getoption(f"ragate_{name}")
+    for knob_ in dataclasses.fields(model):
+        value = config.getoption(f"ragate_{knob_.name}")
         if value is None:
-            value = config.getini(f"ragate_{name}") or None
+            value = config.getini(f"ragate_{knob_.name}") or None
         if value is not None:
-            values[name] = value
+            values[knob_.name] = value
     return values
+
+
+def validated(model: type[Section], values: dict[str, Any]) -> Section:
+    """A section from raw values (strings from an ini file too), or ValidationError."""
+    if not values:
+        return model()
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(model).validate_python(values)
 
 
 def read_settings(config: pytest.Config) -> Settings:
@@ -199,15 +200,18 @@ def read_settings(config: pytest.Config) -> Settings:
     if found is not None:
         return found
     problems: list[str] = []
-    sections: dict[str, BaseModel] = {}
+    sections: dict[str, Any] = {}
     for section, model in SECTIONS.items():
+        values = given(config, model)
         try:
-            sections[section] = model.model_validate(_read(config, model))
-        except ValidationError as error:
+            sections[section] = validated(model, values)
+        except Exception as error:  # pydantic's ValidationError, imported only when needed
+            if not hasattr(error, "errors"):
+                raise
             problems += [f"  ragate_{e['loc'][0]}: {e['msg']}" for e in error.errors()]
     if problems:
         raise pytest.UsageError("invalid pytest-ragate settings:\n" + "\n".join(problems))
-    sections["run"] = RunSettings.model_validate(
-        {name: config.getoption(f"ragate_{name}") for name in RunSettings.model_fields})
-    settings = config.stash[SETTINGS_KEY] = Settings.model_validate(sections)
+    run = RunSettings(**{f.name: config.getoption(f"ragate_{f.name}")
+                         for f in dataclasses.fields(RunSettings)})
+    settings = config.stash[SETTINGS_KEY] = Settings(run=run, **sections)
     return settings
