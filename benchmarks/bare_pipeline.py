@@ -115,12 +115,12 @@ def run_goldset(root: Path, name: str, model: Any, index_dir: Path, knobs: Any,
     from chromadb.config import Settings
 
     from pytest_ragate.answer import Answer, Citation, Context
-    from pytest_ragate.chunking import Chunker
-    from pytest_ragate.goldset import load_goldset
-    from pytest_ragate.metrics import score_answer
-    from pytest_ragate.normalize import normalize, quote_matches
-    from pytest_ragate.rescue import RescueSettings, SentenceRescue
-    from pytest_ragate.retrieval import RagateEmbeddingFunction
+    from pytest_ragate.goldsets.loader import load_goldset
+    from pytest_ragate.pipeline.chunking import Chunker
+    from pytest_ragate.pipeline.normalize import normalize, quote_matches
+    from pytest_ragate.pipeline.rescue import RescueSettings, SentenceRescue
+    from pytest_ragate.pipeline.retrieval import RagateEmbeddingFunction
+    from pytest_ragate.scoring.metrics import score_answer
 
     goldset = load_goldset(root / name)
     chunks = Chunker(knobs.chunk_budget).chunk(goldset.corpus)
@@ -236,7 +236,7 @@ def run_goldset(root: Path, name: str, model: Any, index_dir: Path, knobs: Any,
     # and carries a strict xfail when the anchor declares one
     anchors: dict[str, str] = {}
     for entry in getattr(goldset, "anchors", []):
-        from pytest_ragate.anchors import check
+        from pytest_ragate.goldsets.anchors import check
 
         holds = check(entry.anchor, retrieve(entry.anchor.claim)[1], knobs.max_distance) is None
         anchors[entry.anchor.anchor_id] = (("failed" if holds else "xfailed") if entry.anchor.xfail

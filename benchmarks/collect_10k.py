@@ -223,7 +223,7 @@ def _env(as_is: bool) -> dict[str, str]:
 
 
 def run(out: Path, repeat: int, json_path: Path, env_as_is: bool = False) -> int:
-    from pytest_ragate.goldset import load_goldset
+    from pytest_ragate.goldsets.loader import load_goldset
 
     load_at_start = os.getloadavg()[0]
     goldset_dir, empty_dir = out / "goldset", out / "empty"

@@ -19,9 +19,9 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from pytest_ragate.metrics import QuestionRecord
-from pytest_ragate.reports import markdown
-from pytest_ragate.run import GoldsetRun
+from pytest_ragate.outputs.reports import markdown
+from pytest_ragate.scoring.metrics import QuestionRecord
+from pytest_ragate.scoring.run import GoldsetRun
 
 OUT = Path(__file__).resolve().parent / "out"
 
@@ -51,7 +51,9 @@ def main() -> int:
     gate = float(suite.get("time", "nan"))
 
     start = time.perf_counter()
-    from pytest_ragate import html_report  # imports matplotlib and jinja2: a one-off cost
+    from pytest_ragate.outputs import (
+        html as html_report,  # imports matplotlib and jinja2: a one-off cost
+    )
 
     imports = time.perf_counter() - start
     timings: dict[str, list[float]] = {"html": [], "markdown": []}

@@ -57,11 +57,11 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 import bm25s
 import numpy as np
 
-from pytest_ragate.chunking import Chunk, Chunker
-from pytest_ragate.goldset import Case, Goldset, load_goldset
-from pytest_ragate.metrics import Span
-from pytest_ragate.normalize import fold
-from pytest_ragate.retrieval import Embedder, Retriever, open_index
+from pytest_ragate.goldsets.loader import Case, Goldset, load_goldset
+from pytest_ragate.pipeline.chunking import Chunk, Chunker
+from pytest_ragate.pipeline.normalize import fold
+from pytest_ragate.pipeline.retrieval import Embedder, Retriever, open_index
+from pytest_ragate.scoring.metrics import Span
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDSETS = ("qmsum-val", "tiron-demo")

@@ -15,8 +15,8 @@ from os import PathLike
 from typing import Any, TypeVar
 
 from pytest_ragate.answer import Answer, Citation, Context
-from pytest_ragate.goldset_config import Question
-from pytest_ragate.items import RouteSpec
+from pytest_ragate.collect.items import RouteSpec
+from pytest_ragate.goldsets.config import Question
 
 __all__ = ["Answer", "Citation", "Context", "Question", "floor", "goldset"]
 __version__ = "0.1.0"

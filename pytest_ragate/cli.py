@@ -8,8 +8,8 @@ from typing import TypeVar
 
 import click
 
-from pytest_ragate.goldset import load_goldset
-from pytest_ragate.goldset_config import CONFIG_NAME
+from pytest_ragate.goldsets.config import CONFIG_NAME
+from pytest_ragate.goldsets.loader import load_goldset
 from pytest_ragate.problems import GoldsetError
 
 T = TypeVar("T")
@@ -68,9 +68,9 @@ def calibrate(results: Path, step: float) -> None:
     """
     from tabulate import tabulate
 
-    from pytest_ragate.calibrate import best, recall_at, replay, sweep
     from pytest_ragate.files import read_jsonl
-    from pytest_ragate.metrics import QuestionRecord
+    from pytest_ragate.scoring.calibrate import best, recall_at, replay, sweep
+    from pytest_ragate.scoring.metrics import QuestionRecord
 
     rows, problems = read_jsonl(results, QuestionRecord)
     if problems:
@@ -126,10 +126,10 @@ def compare(baseline: str, results: Path, alpha: float, min_n: int) -> None:
     BASELINE is a results file or a history file (`PATH:LINE` for one line), as for
     `--ragate-baseline`. Prints the same table as the gate and exits 1 on a significant drop.
     """
-    from pytest_ragate.baseline import BaselineError, baseline_location, load_baseline
-    from pytest_ragate.regression import check_run
-    from pytest_ragate.reports import regressions_table
-    from pytest_ragate.run import GoldsetRun
+    from pytest_ragate.outputs.baseline import BaselineError, baseline_location, load_baseline
+    from pytest_ragate.outputs.reports import regressions_table
+    from pytest_ragate.scoring.regression import check_run
+    from pytest_ragate.scoring.run import GoldsetRun
 
     base_path, _ = baseline_location(baseline)
     if base_path.is_file() and base_path.samefile(results):
@@ -206,9 +206,9 @@ def stamp_verdicts(judge_file: Path, results: Path) -> None:
     import json
 
     from pytest_ragate.files import read_jsonl, write_atomic
-    from pytest_ragate.fixture_judge import read_fixture_file
-    from pytest_ragate.judges import answer_sha256
-    from pytest_ragate.metrics import QuestionRecord
+    from pytest_ragate.judges.base import answer_sha256
+    from pytest_ragate.judges.fixture import read_fixture_file
+    from pytest_ragate.scoring.metrics import QuestionRecord
 
     try:
         fixture, _ = read_fixture_file(judge_file)
@@ -239,7 +239,7 @@ _DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 
 
 def _sealing(action: Callable[[], T]) -> T:
-    from pytest_ragate.sealed import SealError
+    from pytest_ragate.goldsets.sealed import SealError
 
     try:
         return action()
@@ -255,8 +255,8 @@ def _sealing(action: Callable[[], T]) -> T:
 @click.argument("directory", type=_DIR)
 def seal(directory: Path) -> None:
     """Encrypt a goldset's expected answers with the passphrase in RAGATE_SEAL_KEY."""
-    from pytest_ragate.sealed import key_from_env
-    from pytest_ragate.sealing import seal_goldset
+    from pytest_ragate.goldsets.sealed import key_from_env
+    from pytest_ragate.goldsets.sealing import seal_goldset
 
     report = _sealing(lambda: seal_goldset(directory, key_from_env()))
     click.echo(f"sealed {report.answers} answers into {report.sealed}; removed "
@@ -270,8 +270,8 @@ def seal(directory: Path) -> None:
 @click.argument("directory", type=_DIR)
 def unseal(directory: Path) -> None:
     """Restore the expected answers (RAGATE_SEAL_KEY) and remove the sealed file."""
-    from pytest_ragate.sealed import key_from_env
-    from pytest_ragate.sealing import unseal_goldset
+    from pytest_ragate.goldsets.sealed import key_from_env
+    from pytest_ragate.goldsets.sealing import unseal_goldset
 
     report = _sealing(lambda: unseal_goldset(directory, key_from_env()))
     click.echo(f"restored {report.answers} answers to {report.restored}; removed "
@@ -285,7 +285,7 @@ def unseal(directory: Path) -> None:
 @click.option("--pin", default=None, help="the manifest digest the sealed file must have")
 def verify(directory: Path, pin: str | None) -> None:
     """Check a sealed goldset without the key; exit 1 if anything was edited."""
-    from pytest_ragate.sealed import read_sealed, sealed_path, verify_goldset
+    from pytest_ragate.goldsets.sealed import read_sealed, sealed_path, verify_goldset
 
     problems = verify_goldset(directory, pin=pin)
     for problem in problems:

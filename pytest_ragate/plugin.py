@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from _pytest.runner import runtestprotocol
 
-from pytest_ragate import judge_select, questions
 from pytest_ragate.answer import Answer
-from pytest_ragate.goldset_config import CONFIG_NAME, Question
-from pytest_ragate.items import (
+from pytest_ragate.collect import questions
+from pytest_ragate.collect.controller import Controller
+from pytest_ragate.collect.items import (
     ANCHOR_KEY,
     CASE_KEY,
     GOLDSET_KEY,
@@ -30,11 +30,12 @@ from pytest_ragate.items import (
     make_floors,
     route_spec,
 )
-from pytest_ragate.outputs import check_outputs
-from pytest_ragate.pipeline import pipeline
-from pytest_ragate.session import Controller
+from pytest_ragate.collect.output_paths import check_outputs
+from pytest_ragate.collect.wire import ANCHOR_ATTR, WORKEROUTPUT_KEY
+from pytest_ragate.goldsets.config import CONFIG_NAME, Question
+from pytest_ragate.judges import select as judge_select
+from pytest_ragate.pipeline.builtin import pipeline
 from pytest_ragate.settings import add_options, add_run_options, read_settings
-from pytest_ragate.wire import ANCHOR_ATTR, WORKEROUTPUT_KEY
 
 CONTROLLER_KEY = pytest.StashKey[Controller]()
 SELECTED_KEY = pytest.StashKey[list[pytest.Item]]()

@@ -12,8 +12,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_ragate.corpus import READERS, Corpus, load_corpus
-from pytest_ragate.goldset_config import CONFIG_NAME
+from pytest_ragate.goldsets.config import CONFIG_NAME
+from pytest_ragate.goldsets.corpus import READERS, Corpus, load_corpus
 from pytest_ragate.problems import Problem
 
 TOML = """\
@@ -120,7 +120,7 @@ def init(goldset: Path, corpus_glob: str, fmt: str | None = None, units: str = "
     goldset.mkdir(parents=True, exist_ok=True)
     for path, text in texts.items():
         path.write_text(text, encoding="utf-8")
-    from pytest_ragate.goldset import load_goldset
+    from pytest_ragate.goldsets.loader import load_goldset
     from pytest_ragate.problems import GoldsetError
 
     corpus, _ = load_corpus(goldset, [relative.as_posix()], fmt, goldset / CONFIG_NAME,

@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 
 from pytest_ragate.files import read_jsonl
-from pytest_ragate.goldset import load_goldset
-from pytest_ragate.metrics import QuestionRecord
+from pytest_ragate.goldsets.loader import load_goldset
+from pytest_ragate.scoring.metrics import QuestionRecord
 
 
 def main() -> int:

@@ -52,7 +52,7 @@ class Embedder:
 
 @pytest.fixture(scope="session")
 def ragate_judge(pytestconfig):
-    from pytest_ragate.judge_select import from_settings
+    from pytest_ragate.judges.select import from_settings
     from pytest_ragate.settings import read_settings
     return from_settings(read_settings(pytestconfig).judge, Embedder)
 '''

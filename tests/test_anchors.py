@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ragate.anchors import Anchor, check
 from pytest_ragate.answer import Context
+from pytest_ragate.goldsets.anchors import Anchor, check
 from tests.conftest import write_goldset
 from tests.test_plugin import SYSTEM, esc, junit_cases
 
@@ -183,7 +183,7 @@ def test_anchor_population_floor_counts_only_its_kind(anchored: pytest.Pytester)
 
 
 def test_anchor_population_floor_is_checked() -> None:
-    from pytest_ragate.goldset import parse_floors
+    from pytest_ragate.goldsets.loader import parse_floors
     from pytest_ragate.problems import GoldsetError
 
     with pytest.raises(GoldsetError, match="an anchor population floor is one of"):

@@ -11,8 +11,8 @@ import json
 
 import pytest
 
-from pytest_ragate.sealed import Scrypt
-from pytest_ragate.sealing import seal_goldset
+from pytest_ragate.goldsets.sealed import Scrypt
+from pytest_ragate.goldsets.sealing import seal_goldset
 from tests.conftest import expected_rows, question_rows, write_goldset
 
 LONG = ("In the kick-off meeting, which budget did the project manager propose for the "

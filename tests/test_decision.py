@@ -6,8 +6,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from pytest_ragate import decision
-from pytest_ragate.decision import (
+from pytest_ragate.collect import decision
+from pytest_ragate.collect.decision import (
     ANCHORS_ELSEWHERE,
     CRASH_PHASE,
     Arrived,
@@ -15,15 +15,15 @@ from pytest_ragate.decision import (
     Rules,
     decide_run,
 )
-from pytest_ragate.gates import Floor, Strictness
-from pytest_ragate.metrics import AnchorOutcome, QuestionRecord
-from pytest_ragate.wire import (
+from pytest_ragate.collect.wire import (
     AnchorMember,
     Collected,
     FloorSpec,
     Member,
     Population,
 )
+from pytest_ragate.scoring.gates import Floor, Strictness
+from pytest_ragate.scoring.metrics import AnchorOutcome, QuestionRecord
 
 ROUTE = "gs/ragate.toml"
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from pytest_ragate import Answer, Citation, Context
-from pytest_ragate.corpus import load_corpus, split_lines, split_paragraphs
-from pytest_ragate.goldset import load_goldset
-from pytest_ragate.metrics import ContextRef, Span, WholeDocument, score_answer
+from pytest_ragate.goldsets.corpus import load_corpus, split_lines, split_paragraphs
+from pytest_ragate.goldsets.loader import load_goldset
 from pytest_ragate.problems import GoldsetError
+from pytest_ragate.scoring.metrics import ContextRef, Span, WholeDocument, score_answer
 from tests.conftest import jsonl
 
 RETURNS = """# Returns

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from pytest_ragate.sealed import Scrypt
-from pytest_ragate.sealing import seal_goldset
+from pytest_ragate.goldsets.sealed import Scrypt
+from pytest_ragate.goldsets.sealing import seal_goldset
 from tests.conftest import BASE_TOML, FIXTURE_JUDGE_CONFTEST, write_goldset
 from tests.openai_stub import OpenAIStub, completion, error
 from tests.openai_stub import openai_stub as openai_stub_fixture
@@ -436,7 +436,7 @@ def test_anchors_check_the_pool_of_the_users_own_system(pytester: pytest.Pyteste
     pytester.makeconftest(planned({}) + """
 def pytest_sessionfinish(session):
     import sys
-    heavy = [m for m in ("pytest_ragate.retrieval", "chromadb") if m in sys.modules]
+    heavy = [m for m in ("pytest_ragate.pipeline.retrieval", "chromadb") if m in sys.modules]
     with open("modules.txt", "a") as out:
         out.write(" ".join(heavy or ["clean"]) + "\\n")
 """)
@@ -668,7 +668,7 @@ def test_ragate_compare_refuses_to_compare_a_run_with_itself(tmp_path: Path) -> 
 ], ids=["true for a turn", "a string for a turn", "a number for a gist"])
 def test_a_value_of_the_wrong_type_is_rejected_not_coerced(
         tmp_path: Path, change: Any, field: str, says: str) -> None:
-    from pytest_ragate.goldset import load_goldset
+    from pytest_ragate.goldsets.loader import load_goldset
     from pytest_ragate.problems import GoldsetError
     from tests.conftest import expected_rows
 

@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 from filelock import FileLock
 
-from pytest_ragate import history
 from pytest_ragate.answer import Knob
-from pytest_ragate.gates import Floor, decide
-from pytest_ragate.history import Figure, HistoryError, HistoryLine, HistoryWarning
-from pytest_ragate.metrics import QuestionRecord, tally
-from pytest_ragate.run import GoldsetRun
+from pytest_ragate.outputs import history
+from pytest_ragate.outputs.history import Figure, HistoryError, HistoryLine, HistoryWarning
+from pytest_ragate.scoring.gates import Floor, decide
+from pytest_ragate.scoring.metrics import QuestionRecord, tally
+from pytest_ragate.scoring.run import GoldsetRun
 
 T0 = datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC)
 SHA = "0123456789abcdef0123456789abcdef01234567"
@@ -181,7 +181,7 @@ KILLED_WRITER = """
 import sys
 from pathlib import Path
 from tests.test_history import line
-from pytest_ragate import history
+from pytest_ragate.outputs import history
 for i in range(100_000):
     history.append(Path(sys.argv[1]), line("killed", str(i), knobs={"pad": "x" * 6000}))
 """

@@ -18,12 +18,12 @@ from typing import Any
 
 import pytest
 
-from pytest_ragate.gates import Floor, decide
-from pytest_ragate.history import Figure, HistoryLine, build_line
-from pytest_ragate.html_report import max_distance_of, render_html, write_html
-from pytest_ragate.metrics import Cited, QuestionRecord
-from pytest_ragate.regression import Regression
-from pytest_ragate.run import GoldsetRun
+from pytest_ragate.outputs.history import Figure, HistoryLine, build_line
+from pytest_ragate.outputs.html import max_distance_of, render_html, write_html
+from pytest_ragate.scoring.gates import Floor, decide
+from pytest_ragate.scoring.metrics import Cited, QuestionRecord
+from pytest_ragate.scoring.regression import Regression
+from pytest_ragate.scoring.run import GoldsetRun
 from tests.conftest import FIXTURE_JUDGE_CONFTEST, write_goldset
 
 T0 = datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC)
@@ -213,7 +213,7 @@ def test_render_is_deterministic_and_write_html_writes_it(tmp_path: Path) -> Non
 def test_the_history_handed_over_renders_as_the_history_read_back(tmp_path: Path) -> None:
     """The writers give the HTML report the history lines `record` read and appended, not the
     file read again: the page is the same either way."""
-    from pytest_ragate import history
+    from pytest_ragate.outputs import history
 
     path = tmp_path / "h.jsonl"
     runs = [small_run()]

@@ -12,8 +12,7 @@ import numpy as np
 import pytest
 
 from pytest_ragate.answer import Context
-from pytest_ragate.fixture_judge import FixtureJudge
-from pytest_ragate.judges import (
+from pytest_ragate.judges.base import (
     JudgeFailure,
     JudgeInput,
     Vacuous,
@@ -21,7 +20,8 @@ from pytest_ragate.judges import (
     context_precision,
     faithfulness,
 )
-from pytest_ragate.judging import JudgeRunner, cache_key
+from pytest_ragate.judges.fixture import FixtureJudge
+from pytest_ragate.judges.runner import JudgeRunner, cache_key
 from tests.conftest import FIXTURE_JUDGE_CONFTEST, write_goldset
 from tests.test_plugin import SYSTEM, esc
 

@@ -18,11 +18,11 @@ import pytest
 pytest.importorskip("chromadb")
 pytest.importorskip("sentence_transformers")
 
-from pytest_ragate.answering import ExtractiveAnswerer
-from pytest_ragate.chunking import Chunker
-from pytest_ragate.corpus import Corpus, load_corpus
-from pytest_ragate.normalize import quote_matches
-from pytest_ragate.retrieval import Embedder, Retriever, index_key, open_index
+from pytest_ragate.goldsets.corpus import Corpus, load_corpus
+from pytest_ragate.pipeline.chunking import Chunker
+from pytest_ragate.pipeline.extractive import ExtractiveAnswerer
+from pytest_ragate.pipeline.normalize import quote_matches
+from pytest_ragate.pipeline.retrieval import Embedder, Retriever, index_key, open_index
 
 TIRON = Path(__file__).parent.parent / "goldsets" / "corpora" / "tiron"
 MEETING = "tiron-ES2004a"
@@ -66,9 +66,9 @@ def test_an_index_built_once_is_reused(retriever: Retriever, embedder: Embedder,
 OPEN_INDEX = """
 import sys, warnings
 from pathlib import Path
-from pytest_ragate.chunking import Chunker
-from pytest_ragate.corpus import load_corpus
-from pytest_ragate.retrieval import Embedder, open_index
+from pytest_ragate.pipeline.chunking import Chunker
+from pytest_ragate.goldsets.corpus import load_corpus
+from pytest_ragate.pipeline.retrieval import Embedder, open_index
 folder = Path(sys.argv[1])
 corpus, problems = load_corpus(folder, ["corpus.jsonl"], "segments-jsonl", folder / "x.toml")
 assert not problems, problems
@@ -275,7 +275,7 @@ class BatchStampingEmbedder:
 
 
 def test_query_vectors_are_stored_once_and_the_first_one_wins(tmp_path: Path) -> None:
-    from pytest_ragate.retrieval import QueryVectors
+    from pytest_ragate.pipeline.retrieval import QueryVectors
 
     embedder = BatchStampingEmbedder()
     vectors = QueryVectors(tmp_path / "q", embedder)  # type: ignore[arg-type]

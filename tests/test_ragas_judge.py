@@ -28,22 +28,22 @@ from ragas.metrics.collections.faithfulness.util import (
 )
 
 from pytest_ragate.answer import Context
-from pytest_ragate.fixture_judge import FixtureJudge
-from pytest_ragate.judges import (
+from pytest_ragate.judges.base import (
     JudgeFailure,
     JudgeInput,
     Vacuous,
     answer_relevance,
 )
-from pytest_ragate.ragas_judge import (
+from pytest_ragate.judges.fixture import FixtureJudge
+from pytest_ragate.judges.ragas import (
     ChatTransport,
     RagasJudge,
     RagateEmbeddings,
     RagateInstructorLLM,
     parse_json_reply,
 )
-from pytest_ragate.registry import asked_metrics
-from pytest_ragate.retrieval import Embedder
+from pytest_ragate.pipeline.retrieval import Embedder
+from pytest_ragate.scoring.registry import asked_metrics
 from tests.openai_stub import (
     OpenAIStub,
     Reply,
@@ -416,7 +416,7 @@ def test_replies_around_one_json_object_parse(text: str) -> None:
 
 
 def test_the_schema_is_added_only_when_the_prompt_lacks_it() -> None:
-    from pytest_ragate.ragas_judge import schema_text
+    from pytest_ragate.judges.ragas import schema_text
 
     schema = schema_text(StatementGeneratorOutput)
     bare = RagateInstructorLLM.messages("list the statements", StatementGeneratorOutput)

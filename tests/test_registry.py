@@ -16,12 +16,19 @@ from pathlib import Path
 import pytest
 
 from pytest_ragate import Answer, Citation
-from pytest_ragate.gates import Floor, decide
-from pytest_ragate.goldset import parse_floors
-from pytest_ragate.history import build_line
-from pytest_ragate.judging import judged_metrics
-from pytest_ragate.metrics import QuestionRecord, QuestionScores, behind, score_answer, tally
-from pytest_ragate.registry import (
+from pytest_ragate.goldsets.loader import parse_floors
+from pytest_ragate.judges.runner import judged_metrics
+from pytest_ragate.outputs.history import build_line
+from pytest_ragate.outputs.reports import markdown
+from pytest_ragate.scoring.gates import Floor, decide
+from pytest_ragate.scoring.metrics import (
+    QuestionRecord,
+    QuestionScores,
+    behind,
+    score_answer,
+    tally,
+)
+from pytest_ragate.scoring.registry import (
     METRICS,
     Metric,
     Tally,
@@ -30,9 +37,8 @@ from pytest_ragate.registry import (
     run_metrics,
     verdict_metric,
 )
-from pytest_ragate.regression import MCNEMAR, BaselineRun, check_run, scored_metrics
-from pytest_ragate.reports import markdown
-from pytest_ragate.run import GoldsetRun
+from pytest_ragate.scoring.regression import MCNEMAR, BaselineRun, check_run, scored_metrics
+from pytest_ragate.scoring.run import GoldsetRun
 from tests.test_metrics import EVIDENCE, RIGHT, WRONG_TURNS
 
 # --- a toy mechanical metric: did the answer cite anything at all? ----------------------------
@@ -180,7 +186,7 @@ def test_history_regression_and_reports_list_a_runs_metrics_by_one_rule() -> Non
 def test_the_registry_imports_nothing_heavy() -> None:
     """The judges, the RAGAS bridge and the CLI read it: it must not pull pytest, numpy,
     pydantic or ragas in."""
-    source = Path(__file__).parents[1] / "pytest_ragate" / "registry.py"
+    source = Path(__file__).parents[1] / "pytest_ragate" / "scoring" / "registry.py"
     code = ("import importlib.util, sys\n"
             f"spec = importlib.util.spec_from_file_location('registry', {str(source)!r})\n"
             "module = importlib.util.module_from_spec(spec)\n"

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ragate.sealed import Scrypt
-from pytest_ragate.sealing import seal_goldset
+from pytest_ragate.goldsets.sealed import Scrypt
+from pytest_ragate.goldsets.sealing import seal_goldset
 from tests.conftest import expected_rows, write_goldset
 from tests.test_plugin import SYSTEM
 

@@ -11,10 +11,9 @@ from typing import Any
 
 import pytest
 
-from pytest_ragate.goldset import load_goldset
-from pytest_ragate.goldset_config import Expected, read_expected
-from pytest_ragate.problems import GoldsetError, Problem
-from pytest_ragate.sealed import (
+from pytest_ragate.goldsets.config import Expected, read_expected
+from pytest_ragate.goldsets.loader import load_goldset
+from pytest_ragate.goldsets.sealed import (
     SEALED_NAME,
     Scrypt,
     SealedFile,
@@ -28,7 +27,8 @@ from pytest_ragate.sealed import (
     sealed_path,
     verify_goldset,
 )
-from pytest_ragate.sealing import seal_goldset, unseal_goldset
+from pytest_ragate.goldsets.sealing import seal_goldset, unseal_goldset
+from pytest_ragate.problems import GoldsetError, Problem
 from tests.conftest import BASE_TOML, EVIDENCE, expected_rows, write_goldset
 
 KEY = "correct horse battery staple"

@@ -7,7 +7,7 @@ import statistics
 
 import pytest
 
-from pytest_ragate.stats import Z95, bootstrap_mean, mcnemar_exact, paired_bootstrap, wilson
+from pytest_ragate.scoring.stats import Z95, bootstrap_mean, mcnemar_exact, paired_bootstrap, wilson
 
 
 def test_wilson_7_of_20_matches_the_closed_form_worked_by_hand() -> None:

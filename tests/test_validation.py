@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 from pytest_ragate.cli import main
-from pytest_ragate.goldset import load_goldset
+from pytest_ragate.goldsets.loader import load_goldset
 from pytest_ragate.problems import GoldsetError, Problem
 from tests.conftest import (
     BASE_TOML,

@@ -1,0 +1,219 @@
+"""Deciding a run: what was collected, what arrived and what failed go in; every goldset run
+with its gaps, floor verdicts and regression checks comes out.
+
+Pure: no pytest, no files, no hooks. The controller (`controller.py`) gathers the inputs from
+pytest's hooks and hands the outcome to the reporter (`reporter.py`) and the writers
+(`outputs/writers.py`), so the rules of a floor decided over its whole population are plain
+values in and plain values out.
+
+Before deciding, what arrived is reconciled with what was collected (`wire.Collected`): every
+selected question and anchor either has a result or is a gap (errored, crashed, lost with a
+crashed worker, never ran, skipped, sealed, deselected), and floors are decided over that
+whole population (`gates.incomplete`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from pytest_ragate.collect.wire import Collected, FloorSpec, Member, Population
+from pytest_ragate.scoring.gates import (
+    POINT,
+    Gap,
+    GapKind,
+    Strictness,
+    Verdict,
+    decide,
+    decide_anchors,
+    soft_gaps,
+)
+from pytest_ragate.scoring.metrics import MECHANICAL, AnchorOutcome, QuestionRecord
+from pytest_ragate.scoring.regression import BaselineRun, check_run
+from pytest_ragate.scoring.run import GoldsetRun
+
+CRASH_PHASE = "???"  # the `when` of the report xdist makes for an item its worker died in
+ANCHORS_ELSEWHERE = ("not decided here: anchors are checked where the goldset's ragate.toml is "
+                     "collected (pytest <its folder>), not in a @ragate.goldset test")
+
+
+@dataclass(frozen=True)
+class Failure:
+    """An item's failed report: its phase (`when`) and the line that says what happened."""
+
+    phase: str
+    why: str
+
+    @property
+    def gap(self) -> GapKind:
+        return "crashed" if self.phase == CRASH_PHASE else "errored"
+
+
+@dataclass
+class Arrived:
+    """What the reports brought, by node id, as the controller gathers it from the hooks."""
+
+    records: dict[str, QuestionRecord] = field(default_factory=dict)
+    anchors: dict[str, AnchorOutcome] = field(default_factory=dict)
+    failed: dict[str, Failure] = field(default_factory=dict)  # the first failure of each
+    started: dict[str, tuple[str, int | None, str]] = field(default_factory=dict)  # location
+    down: list[str] = field(default_factory=list)  # xdist workers that went down, and why
+
+
+@dataclass(frozen=True)
+class Rules:
+    """How the run is decided: the gate settings and, with --ragate-baseline, the baseline."""
+
+    strictness: Strictness = POINT
+    require_judge: bool = False
+    baseline: Sequence[BaselineRun] | None = None
+    alpha: float = 0.05
+
+
+@dataclass(frozen=True)
+class FloorDecision:
+    """A collected floor and its verdict."""
+
+    spec: FloorSpec
+    verdict: Verdict
+
+
+@dataclass
+class Decision:
+    runs: list[GoldsetRun] = field(default_factory=list)  # by goldset name, then route
+    floors: list[FloorDecision] = field(default_factory=list)  # in collection order
+    lost: list[str] = field(default_factory=list)  # started, never reported: each fails
+    lost_why: str = ""
+    undescribed: list[str] = field(default_factory=list)  # routes no process described
+    undescribed_why: str = ""
+
+
+def decide_run(collected: Collected | None, arrived: Arrived, rules: Rules = Rules(),
+               ) -> Decision:
+    """Every goldset run of this session, decided over the populations collected."""
+    decision = Decision(lost_why="its worker went down before it reported" + _down(arrived))
+    if collected is None and (arrived.records or arrived.anchors):
+        # results arrived but no process described its collection (every xdist worker died
+        # before finishing): no floor can be decided, and that is a failure, not a pass
+        decision.undescribed = sorted({r.route for r in arrived.records.values()}) or ["ragate"]
+        decision.undescribed_why = ("no process returned its collection (its xdist workers "
+                                    f"went down{_down(arrived)}): the floors of this goldset "
+                                    "could not be decided")
+    populations = {p.route: p for p in (collected.populations if collected else [])}
+    runs: dict[str, GoldsetRun] = {}
+    for route, population in populations.items():
+        records, gaps = _question_gaps(population, arrived, decision)
+        runs[route] = GoldsetRun(population.goldset, population.eval_version, records,
+                                 route=route, population=len(population.questions), gaps=gaps,
+                                 anchor_gaps=_anchor_gaps(population, arrived, decision),
+                                 anchors=[arrived.anchors[m.nodeid] for m in population.anchors
+                                          if m.nodeid is not None
+                                          and m.nodeid in arrived.anchors],
+                                 soft_gaps=soft_gaps(rules.strictness))
+    for record in arrived.records.values():  # rows of a route nobody described
+        if record.route not in populations:
+            runs.setdefault(record.route, GoldsetRun(record.goldset, record.eval_version,
+                                                     route=record.route)
+                            ).records.append(record)
+    for spec in collected.floors if collected else []:
+        run = runs[spec.route]
+        verdict = _decide_floor(spec, run, populations[spec.route], rules)
+        run.verdicts.append(verdict)
+        decision.floors.append(FloorDecision(spec, verdict))
+    names: dict[str, int] = {}
+    for run in runs.values():
+        names[run.name] = names.get(run.name, 0) + 1
+    failed = {*arrived.failed, *decision.lost}
+    routes = {m.nodeid: p.route for p in populations.values()
+              for m in [*p.questions, *p.anchors] if m.nodeid is not None}
+    for run in runs.values():
+        run.label = run.name if names[run.name] == 1 else f"{run.name} ({run.route})"
+        run.failed_items = sorted(n for n in failed if routes.get(n) == run.route)
+        if rules.baseline is not None and run.records:
+            current = {r.question_id: r.scores() for r in run.records}
+            run.regressions = check_run(run.name, run.eval_version, current, rules.baseline,
+                                        alpha=rules.alpha, min_n=rules.strictness.min_n)
+    decision.runs = [runs[route] for route in sorted(runs, key=lambda r: (runs[r].name, r))]
+    return decision
+
+
+def _down(arrived: Arrived) -> str:
+    return f": {'; '.join(arrived.down)}" if arrived.down else ""
+
+
+def _decide_floor(spec: FloorSpec, run: GoldsetRun, population: Population, rules: Rules,
+                  ) -> Verdict:
+    floor = spec.floor
+    if floor.anchors and not population.checks_anchors:
+        return Verdict(floor, run.name, "skipped", ANCHORS_ELSEWHERE, None, None, MECHANICAL)
+    if floor.anchors:  # over the anchors that were checked; the others are gaps
+        return decide_anchors(floor, run.name, [a for a in run.anchors if a.checked],
+                              rules.strictness, run.anchor_gaps)
+    judge = next((r.judge for r in run.records if r.judge), None)
+    return decide(floor, run.name, run.records, judge=judge, require_judge=rules.require_judge,
+                  strictness=rules.strictness, gaps=run.gaps)
+
+
+def _error_record(population: Population, member: Member, why: str) -> QuestionRecord:
+    """An error row for a question whose own report never came (its worker crashed)."""
+    return QuestionRecord(
+        goldset=population.goldset, route=population.route,
+        question_id=member.question_id, question=member.question, kind=member.kind,
+        index=member.index, status="error", error=why, must_abstain=member.must_abstain,
+        evidence_spans=member.evidence_spans, eval_version=population.eval_version,
+        expected=member.expected)
+
+
+def _question_gaps(population: Population, arrived: Arrived, decision: Decision,
+                   ) -> tuple[list[QuestionRecord], list[Gap]]:
+    records: list[QuestionRecord] = []
+    gaps: list[Gap] = []
+    for member in population.questions:
+        qid, kind, nodeid = member.question_id, member.kind, member.nodeid
+        if nodeid is None:
+            gaps.append(Gap(qid, kind, "deselected"))
+            continue
+        record = arrived.records.get(nodeid)
+        failure = arrived.failed.get(nodeid)
+        if record is None and failure is not None:
+            record = _error_record(population, member, failure.why)
+            gaps.append(Gap(qid, kind, failure.gap, failure.why))
+        elif record is None and nodeid in arrived.started:
+            decision.lost.append(nodeid)
+            record = _error_record(population, member, f"lost: {decision.lost_why}")
+            gaps.append(Gap(qid, kind, "lost", decision.lost_why))
+        elif record is None:
+            gaps.append(Gap(qid, kind, "never ran"))
+            continue
+        elif record.status == "error":
+            gaps.append(Gap(qid, kind, "errored", record.error or ""))
+        elif record.status == "skipped":
+            gaps.append(Gap(qid, kind, "sealed") if member.sealed
+                        else Gap(qid, kind, "skipped", record.error or ""))
+        records.append(record)
+    records.sort(key=lambda r: r.index)
+    return records, gaps
+
+
+def _anchor_gaps(population: Population, arrived: Arrived, decision: Decision) -> list[Gap]:
+    gaps: list[Gap] = []
+    for member in population.anchors:
+        aid, kind, nodeid = member.anchor_id, member.kind, member.nodeid
+        outcome = arrived.anchors.get(nodeid) if nodeid else None
+        if nodeid is None:
+            gaps.append(Gap(aid, kind, "deselected"))
+        elif outcome is not None and outcome.outcome == "skipped":
+            gaps.append(Gap(aid, kind, "skipped", outcome.error or ""))
+        elif outcome is not None and outcome.error:
+            gaps.append(Gap(aid, kind, "errored", outcome.error))
+        elif outcome is not None:
+            continue  # checked: held or not
+        elif nodeid in arrived.failed:
+            failure = arrived.failed[nodeid]
+            gaps.append(Gap(aid, kind, failure.gap, failure.why))
+        elif nodeid in arrived.started:
+            decision.lost.append(nodeid)
+            gaps.append(Gap(aid, kind, "lost", decision.lost_why))
+        else:
+            gaps.append(Gap(aid, kind, "never ran"))
+    return gaps

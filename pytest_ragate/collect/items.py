@@ -1,0 +1,468 @@
+"""Goldsets as pytest items: a `ragate.toml` file route and a decorated-function route.
+
+Question items are `pytest.Function`s so fixtures work in both routes. Floor items are
+collected like any item (so `-k`, `-m`, `--collect-only` and the counts see them) but run
+silently: the controller decides and reports them once every question has run (`controller.py`).
+"""
+
+from __future__ import annotations
+
+import gc
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _pytest.skipping import xfailed_key
+
+from pytest_ragate.collect.wire import AnchorMember, Collected, FloorSpec, Member, Population
+from pytest_ragate.goldsets.anchors import AnchorEntry
+from pytest_ragate.goldsets.loader import (
+    Case,
+    Goldset,
+    load_goldset,
+    parse_floors,
+    with_judge_coverage,
+)
+from pytest_ragate.goldsets.promotion import PROMOTE_HINT
+from pytest_ragate.problems import GoldsetError
+from pytest_ragate.scoring.gates import Floor
+from pytest_ragate.scoring.metrics import AnchorOutcome
+
+CASE_KEY = pytest.StashKey[Case]()
+GOLDSET_KEY = pytest.StashKey[Goldset]()
+ANCHOR_KEY = pytest.StashKey[AnchorEntry]()
+ROUTE_KEY = pytest.StashKey[str]()  # the node id of the route that collected an item
+GOLDSETS_KEY = pytest.StashKey[dict[Path, Goldset]]()
+NAMES_KEY = pytest.StashKey[dict[str, tuple[Path, str]]]()
+
+
+def cached_goldset(config: pytest.Config, path: Path) -> Goldset:
+    """Each goldset is loaded once per process, whichever route asks for it.
+
+    The cyclic garbage collector is paused while it loads: tens of thousands of fresh,
+    long-lived records otherwise trigger collections that find nothing to free.
+    """
+    cache = config.stash.setdefault(GOLDSETS_KEY, {})
+    key = path.resolve()
+    if key not in cache:
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            cache[key] = load_goldset(key)
+        finally:
+            if enabled:
+                gc.enable()
+    return cache[key]
+
+
+def name_clash(config: pytest.Config, goldset: Goldset, where: str) -> str | None:
+    """Two goldset folders with one name would share reports, history lines and baselines:
+    the second one collected is an error naming both. (One folder collected by two routes is
+    two runs, each keyed by its route.)"""
+    names = config.stash.setdefault(NAMES_KEY, {})
+    root, first = names.setdefault(goldset.name, (goldset.root.resolve(), where))
+    if root == goldset.root.resolve():
+        return None
+    return (f"two goldsets are named {goldset.name!r}: {root} (collected by {first}) and "
+            f"{goldset.root} (collected by {where}); results, history and baselines are kept "
+            "by name, so give one of them another `name` in its ragate.toml")
+
+
+# The file route's test body: the system under test answers the question's text. No docstring
+# on purpose: `pytest --collect-only -v` prints the docstring of every item's function, the
+# same sentence 10,000 times; the item's own line (`__repr__` below) says what it asks instead.
+def ask(ragate_question: Any, ragate_system: Callable[[str], Any]) -> Any:
+    return ragate_system(ragate_question.question)
+
+
+# --- how items read in `pytest --collect-only` ---------------------------------------------
+# pytest prints `repr(node)` for every node of the collected tree (`-q` prints node ids, which
+# stay as they are). The descriptions below are built only when printed: collecting costs the
+# same, and `-k`, `-m`, node ids and xdist never see them.
+
+CLIP = 60  # characters of a question, claim or xfail reason shown by default; all with -v
+
+
+def _clip(node: pytest.Node, text: str) -> str:
+    text = " ".join(text.split())
+    if node.config.get_verbosity() >= 1 or len(text) <= CLIP:
+        return text
+    return text[:CLIP - 1].rstrip() + "…"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' * (n != 1)}"
+
+
+def _xfail(node: pytest.Node, reason: str | None) -> str:
+    return f", strict xfail: {_clip(node, reason)}" if reason else ""
+
+
+class QuestionItem(pytest.Function):
+    """One question; its answer is scored by the plugin's `pytest_pyfunc_call`."""
+
+    def __repr__(self) -> str:
+        """`<QuestionItem q07 single_meeting: "What did …?">`: the question, never its answer."""
+        case = self.stash.get(CASE_KEY, None)
+        if case is None:
+            return super().__repr__()
+        question = case.question
+        return f'<QuestionItem {self.name} {question.kind}: "{_clip(self, question.question)}">'
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        """Where the question is written: its line in the questions file."""
+        case = self.stash[CASE_KEY]
+        questions = case.goldset.root / case.goldset.config.questions.file
+        return questions, case.line - 1, f"{case.goldset.name}::{case.question.question_id}"
+
+
+class FloorItem(pytest.Item):
+    def __init__(self, *, goldset: Goldset, floor: Floor, route: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.goldset = goldset
+        self.floor = floor
+        self.route = route
+
+    def __repr__(self) -> str:
+        """`<FloorItem floor[evidence_recall] ≥ 0.90, strict xfail: retrieval misses>`."""
+        f = self.floor
+        judged = ", judged" if f.judged else ""
+        return f"<FloorItem {self.name} ≥ {f.min:.2f}{judged}{_xfail(self, f.xfail)}>"
+
+    def runtest(self) -> None:
+        """Nothing to do here: the controller decides floors once every question has run."""
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.goldset.config_path, 0, f"{self.goldset.name}::{self.floor.name}"
+
+    def to_wire(self) -> FloorSpec:
+        """What the controller needs to decide this floor."""
+        f, g = self.floor, self.goldset
+        declared = any(x == f for x in g.floors)  # else from a @ragate.floor decorator
+        path, line, text = self.location
+        return FloorSpec(nodeid=self.nodeid, location=(path, line, text), route=self.route,
+                         goldset=g.name, eval_version=g.eval_version, floor=f,
+                         keywords=sorted(self.keywords),
+                         config_path=str(g.config_path) if declared else None)
+
+
+RAG_GATE, SLOW = pytest.mark.rag_gate, pytest.mark.slow  # built once: 10k items add them
+
+
+def _as_reported(item: pytest.Item) -> None:
+    """pytest 9 keys `--lf` by a structured node id parsed from each report's node id string,
+    in which `floor[x]` is a name with params; an item whose id was built from its name alone
+    (`floor[x]` as a plain name) would never match its own last failure. Give the bracketed
+    names of floors and anchors their parsed form (pytest 8 keeps ids as strings)."""
+    if hasattr(item, "_id"):
+        from _pytest.nodeid import coerce_node_id
+
+        item._id = coerce_node_id(item.nodeid)
+
+
+def _mark(item: pytest.Item, judged: bool, case: Case | None = None) -> None:
+    item.add_marker(RAG_GATE)
+    if judged:
+        item.add_marker(SLOW)
+    if case is not None and case.expected is None:  # skip before any fixture is built
+        item.add_marker(pytest.mark.skip(reason=f"{case.question.question_id}: the expected "
+                                         "answers are sealed; set RAGATE_SEAL_KEY to score"))
+
+
+def make_questions(parent: pytest.Collector, goldset: Goldset) -> Iterator[pytest.Function]:
+    """One Function per question, sharing one fixture closure (collection of 10k stays fast)."""
+    fixtureinfo = None
+    for case in goldset.cases:
+        item = QuestionItem.from_parent(parent, name=case.question.question_id, callobj=ask,
+                                        fixtureinfo=fixtureinfo)
+        fixtureinfo = item._fixtureinfo
+        item.stash[CASE_KEY] = case
+        item.stash[GOLDSET_KEY] = goldset
+        item.stash[ROUTE_KEY] = parent.nodeid
+        _mark(item, judged=False, case=case)
+        yield item
+
+
+# An anchor item's body: retrieve for the claim, then hold the pool to the anchor. (No
+# docstring, for the reason given at `ask`.)
+def check_anchor(ragate_anchor: AnchorEntry, request: pytest.FixtureRequest,
+                 pytestconfig: pytest.Config) -> None:
+    from pytest_ragate.answer import Answer
+    from pytest_ragate.collect.provenance import anchor_source
+    from pytest_ragate.collect.timeouts import settled
+    from pytest_ragate.goldsets.anchors import check
+    from pytest_ragate.settings import read_settings
+
+    anchor = ragate_anchor.anchor
+    source, described = anchor_source(request.node)
+    if source == "retriever":
+        pool = request.getfixturevalue("ragate_retriever")(anchor.claim)
+    else:
+        answer = settled(request.getfixturevalue("ragate_system")(anchor.claim))
+        pool = (answer if isinstance(answer, Answer) else Answer.model_validate(answer)).contexts
+    max_distance = read_settings(pytestconfig).pipeline.max_distance
+    why = check(anchor, pool, max_distance)
+    if why is not None:
+        hint = ("; your ragate_system returned no contexts for the claim: return what it "
+                "retrieved in Answer.contexts, or override `ragate_retriever` (query -> "
+                "list[Context]) to check anchors against your retriever"
+                if source == "system" and not pool else "")
+        pytest.fail(f"anchor {anchor.anchor_id}: {why} (pool: {described}){hint}",
+                    pytrace=False)
+
+
+def anchor_outcome(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport,
+                   ) -> AnchorOutcome | None:
+    """What the controller needs to know of an anchor's outcome (None for the reports that
+    say nothing of it), and the promote hint on a strict XPASS.
+
+    The outcome is read from pytest's own xfail state (`xfailed_key`, set by
+    `_pytest.skipping`, as syrupy reads it), not from the text pytest wrote into `longrepr`:
+    a strict xfail that passed is a failed call report with no exception, under an xfail
+    mark that is strict."""
+    entry = getattr(item, "anchor_entry", None)
+    if entry is None or report.when == "teardown" or (report.when == "setup"
+                                                      and report.passed):
+        return None
+    anchor = entry.anchor
+    outcome, error = report.outcome, None
+    xfailed = item.stash.get(xfailed_key, None)
+    if hasattr(report, "wasxfail"):
+        outcome = "xfailed" if report.skipped else "xpassed"
+    elif (report.when == "call" and report.failed and call.excinfo is None
+          and xfailed is not None and xfailed.strict):
+        outcome = "xpassed"
+        report.longrepr = f"{report.longrepr}. The anchor holds now: {PROMOTE_HINT}"
+    elif report.failed and (report.when != "call" or not isinstance(
+            call.excinfo.value, pytest.fail.Exception)):
+        error = call.excinfo.exconly().splitlines()[0] if call.excinfo else "error"
+    elif report.skipped:
+        error = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else "skipped"
+    why = None
+    if call.excinfo is not None and isinstance(call.excinfo.value, pytest.fail.Exception):
+        why = str(call.excinfo.value.msg)
+    return AnchorOutcome(goldset=item.goldset_name, anchor_id=anchor.anchor_id,
+                         kind=anchor.kind, claim=anchor.claim, path=str(entry.path),
+                         line=entry.line, xfail=anchor.xfail, outcome=outcome, error=error,
+                         why=why)
+
+
+class AnchorItem(pytest.Function):
+    def __repr__(self) -> str:
+        """`<AnchorItem anchor[a1] retrieval_miss: "claim", strict xfail: reason>`."""
+        entry = self.stash.get(ANCHOR_KEY, None)
+        if entry is None:
+            return super().__repr__()
+        anchor = entry.anchor
+        return (f'<AnchorItem {self.name} {anchor.kind}: "{_clip(self, anchor.claim)}"'
+                f"{_xfail(self, anchor.xfail)}>")
+
+    @property
+    def anchor_entry(self) -> AnchorEntry:
+        return self.stash[ANCHOR_KEY]
+
+    @property
+    def goldset_name(self) -> str:
+        return self.stash[GOLDSET_KEY].name
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        entry = self.stash[ANCHOR_KEY]
+        return entry.path, entry.line - 1, f"anchor[{entry.anchor.anchor_id}]"
+
+
+def make_anchors(parent: pytest.Collector, goldset: Goldset) -> Iterator[pytest.Function]:
+    fixtureinfo = None
+    for entry in goldset.anchors:
+        item = AnchorItem.from_parent(parent, name=f"anchor[{entry.anchor.anchor_id}]",
+                                      callobj=check_anchor, fixtureinfo=fixtureinfo)
+        fixtureinfo = item._fixtureinfo
+        _as_reported(item)
+        item.stash[ANCHOR_KEY] = entry
+        item.stash[GOLDSET_KEY] = goldset
+        item.stash[ROUTE_KEY] = parent.nodeid
+        _mark(item, judged=False)
+        if entry.anchor.xfail:
+            # only a failed check is the expected failure: an anchor whose retriever raised
+            # is an error, not a known miss
+            item.add_marker(pytest.mark.xfail(reason=entry.anchor.xfail, strict=True,
+                                              raises=pytest.fail.Exception))
+        yield item
+
+
+def make_floors(parent: pytest.Collector, goldset: Goldset, floors: Iterable[Floor],
+                route: str, prefix: str = "") -> Iterator[FloorItem]:
+    for floor in floors:
+        item = FloorItem.from_parent(parent, name=f"{prefix}{floor.name}", goldset=goldset,
+                                     floor=floor, route=route)
+        _as_reported(item)
+        _mark(item, judged=floor.judged)
+        yield item
+
+
+class GoldsetFile(pytest.File):
+    """`ragate.toml`: its questions, then its floors."""
+
+    goldset: Goldset | None = None  # set once collected
+
+    def __repr__(self) -> str:
+        """`<GoldsetFile ragate.toml: mini, eval_version 7, 4 questions (…), 3 floors>`."""
+        g = self.goldset
+        if g is None:
+            return super().__repr__()
+        kinds = Counter(case.question.kind for case in g.cases)
+        parts = [f"eval_version {g.eval_version}", _plural(len(g.cases), "question")
+                 + (" (" + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())) + ")"
+                    if kinds else "")]
+        if g.anchors:
+            parts.append(_plural(len(g.anchors), "anchor"))
+        parts.append(_plural(len(g.floors), "floor"))
+        if g.sealed:
+            locked = any(case.expected is None for case in g.cases)
+            parts.append("answers sealed" + (" (no RAGATE_SEAL_KEY: scored items skip)"
+                                             if locked else ""))
+        return f"<GoldsetFile {self.name}: {g.name}, {', '.join(parts)}>"
+
+    def collect(self) -> Iterable[pytest.Item]:
+        try:
+            goldset = cached_goldset(self.config, self.path)
+        except GoldsetError as error:
+            raise self.CollectError(f"invalid goldset {self.path}:\n{error}") from None
+        clash = name_clash(self.config, goldset, self.nodeid)
+        if clash:
+            raise self.CollectError(clash)
+        self.goldset = goldset
+        yield from make_questions(self, goldset)
+        yield from make_anchors(self, goldset)
+        yield from make_floors(self, goldset, goldset.floors, route=self.nodeid)
+
+
+# --- the decorator route ------------------------------------------------------------------
+
+
+class RouteSpec:
+    """Set on a test function by `@ragate.goldset` / `@ragate.floor`, in either order."""
+
+    def __init__(self) -> None:
+        self.path: str | None = None
+        self.floors: list[dict[str, Any]] = []
+
+
+def route_spec(obj: object) -> RouteSpec | None:
+    spec = getattr(obj, "__ragate__", None)
+    return spec if isinstance(spec, RouteSpec) else None
+
+
+def resolve_goldset_path(config: pytest.Config, module_path: Path, raw: str) -> Path | None:
+    """Relative paths are tried from rootdir first, then from the test module's folder."""
+    path = Path(raw)
+    candidates = [path] if path.is_absolute() else [config.rootpath / path,
+                                                     module_path.parent / path]
+    return next((c for c in candidates if c.exists()), None)
+
+
+def merge_floor_layers(layers: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """Stack `@ragate.floor` layers into one `[floors]`-shaped table."""
+    merged: dict[str, Any] = {}
+    for layer in layers:
+        for key, value in layer.items():
+            if key == "kind":
+                for kind, table in value.items():
+                    merged.setdefault("kind", {}).setdefault(kind, {}).update(table)
+            else:
+                merged[key] = value
+    return merged
+
+
+def decorated_goldset(config: pytest.Config, module_path: Path, name: str,
+                      spec: RouteSpec, route: str) -> tuple[Goldset, list[Floor]]:
+    """The goldset a decorated test names, and its floors with the decorator's on top.
+
+    Anchors are checked by the file route: a `@ragate.goldset` test is the system under test,
+    and anchors check a retriever's pool. The goldset's anchor floors stay listed here, and
+    are skipped with that reason rather than left out unseen."""
+    if spec.path is None:
+        pytest.fail(f"{name}: @ragate.floor needs @ragate.goldset(PATH) too", pytrace=False)
+    path = resolve_goldset_path(config, module_path, spec.path)
+    if path is None:
+        searched = " or ".join(str(f) for f in dict.fromkeys([config.rootpath,
+                                                                module_path.parent]))
+        where = "" if Path(spec.path).is_absolute() else f" under {searched}"
+        pytest.fail(f"{name}: goldset {spec.path!r} not found{where}", pytrace=False)
+    try:
+        goldset = cached_goldset(config, path)
+        overrides = parse_floors(merge_floor_layers(spec.floors), module_path,
+                                 where=f"{name} @ragate.floor")
+    except GoldsetError as error:
+        pytest.fail(f"invalid goldset for {name}:\n{error}", pytrace=False)
+    clash = name_clash(config, goldset, route)
+    if clash:
+        pytest.fail(clash, pytrace=False)
+    absent = sorted({f.kind for f in overrides if f.kind and f.kind not in goldset.kinds})
+    if absent:
+        pytest.fail(f"{name} @ragate.floor(kind=…): no question of goldset {goldset.name!r} "
+                    f"has kind {', '.join(map(repr, absent))} (kinds: "
+                    f"{', '.join(goldset.kinds)}): such a floor could never be decided",
+                    pytrace=False)
+    by_key = {(f.kind, f.metric): f for f in goldset.floors}
+    by_key.update({(f.kind, f.metric): f for f in overrides if not f.anchors})
+    return goldset, with_judge_coverage(list(by_key.values()))
+
+
+def adopt_questions(items: Iterable[object], route: str) -> Iterator[pytest.Function]:
+    """The decorator route's parametrized Functions, stashed and marked like file-route ones."""
+    for item in items:
+        if isinstance(item, pytest.Function) and hasattr(item, "callspec"):
+            case = item.callspec.params.get("ragate_question")
+            if isinstance(case, Case):
+                item.stash[CASE_KEY] = case
+                item.stash[GOLDSET_KEY] = case.goldset
+                item.stash[ROUTE_KEY] = route
+                _mark(item, judged=False, case=case)
+        yield item  # type: ignore[misc]
+
+
+# --- what the controller is told ------------------------------------------------------------
+
+
+def collected(items: Iterable[pytest.Item]) -> Collected:
+    """The selected floors, and the whole population of every route that has a selected item:
+    each question and anchor of its goldset, with the node id it runs as (None when it was
+    deselected), so the controller can tell a missing result from a deselected one."""
+    floors: list[FloorSpec] = []
+    routes: dict[str, Goldset] = {}
+    file_routes: set[str] = set()  # anchors are collected by the file route only
+    ran: dict[str, dict[str, str]] = {}  # route -> question id or anchor[id] -> node id
+    for item in items:
+        if isinstance(item, FloorItem):
+            route, goldset = item.route, item.goldset
+            floors.append(item.to_wire())
+        elif ROUTE_KEY in item.stash:
+            route, goldset = item.stash[ROUTE_KEY], item.stash[GOLDSET_KEY]
+            case = item.stash.get(CASE_KEY, None)
+            key = case.question.question_id if case else item.name
+            ran.setdefault(route, {})[key] = item.nodeid
+        else:
+            continue
+        routes.setdefault(route, goldset)
+        if isinstance(item.parent, GoldsetFile):
+            file_routes.add(route)
+    populations = []
+    for route, goldset in routes.items():
+        nodeids = ran.get(route, {})
+        decorated = route not in file_routes
+        populations.append(Population(
+            route=route, goldset=goldset.name, eval_version=goldset.eval_version,
+            questions=[Member(question_id=c.question.question_id,
+                              question=c.question.question, kind=c.question.kind,
+                              index=c.index, nodeid=nodeids.get(c.question.question_id),
+                              sealed=c.expected is None, must_abstain=c.must_abstain,
+                              evidence_spans=len(c.expected.spans) if c.expected else 0,
+                              expected=c.expected_labels)
+                       for c in goldset.cases],
+            anchors=[] if decorated else [
+                AnchorMember(anchor_id=e.anchor.anchor_id, kind=e.anchor.kind,
+                             nodeid=nodeids.get(f"anchor[{e.anchor.anchor_id}]"))
+                for e in goldset.anchors], checks_anchors=not decorated))
+    return Collected(floors=floors, populations=populations)

@@ -1,0 +1,205 @@
+"""One question item's life: ask the system, score the answer, hand it to the judge, report.
+
+With a judge, an item's reports are held until its verdicts arrive, while the next questions
+are already being asked: judge calls overlap across questions (bounded by the runner), and
+each question's JUnit properties still carry its judged scores. Under xdist a held report is
+logged during a later item's protocol: `xdist_worker.reporting_as` tells the worker whose it is.
+
+A question's record is built once (`ask` scores it; `record_failure` makes the row of a
+question that errored or was skipped before it was scored), updated in one place (`_judged`,
+with its verdicts), and put on the wire once (`_send`, under `wire.RECORD_ATTR`).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _pytest.runner import runtestprotocol
+from pydantic import ValidationError
+
+from pytest_ragate.answer import Answer
+from pytest_ragate.collect.items import CASE_KEY, ROUTE_KEY, QuestionItem
+from pytest_ragate.collect.provenance import question_parts
+from pytest_ragate.collect.timeouts import call_with_timeout, settled
+from pytest_ragate.collect.wire import RECORD_ATTR
+from pytest_ragate.collect.xdist_worker import reporting_as
+from pytest_ragate.goldsets.loader import Case
+from pytest_ragate.judges.base import JudgeInput
+from pytest_ragate.judges.runner import JudgedScores, JudgeRunner, judged_metrics
+from pytest_ragate.scoring.metrics import QuestionRecord, score_answer
+from pytest_ragate.settings import read_settings
+
+RECORD_KEY = pytest.StashKey[QuestionRecord]()
+VERDICTS_KEY = pytest.StashKey["Future[JudgedScores]"]()
+RUN_KEY = pytest.StashKey["QuestionRun"]()
+
+
+def base_record(item: pytest.Item, case: Case, **fields: Any) -> QuestionRecord:
+    """The question's row: what the goldset says of it, and `fields` from its outcome."""
+    spans = case.expected.spans if case.expected else []
+    row: dict[str, Any] = {
+        "goldset": case.goldset.name, "route": item.stash[ROUTE_KEY],
+        "question_id": case.question.question_id, "question": case.question.question,
+        "kind": case.question.kind, "index": case.index, "must_abstain": case.must_abstain,
+        "evidence_spans": len(spans), "eval_version": case.goldset.eval_version,
+        "expected": case.expected_labels,
+    }
+    row.update(fields)
+    return QuestionRecord.model_validate(row)
+
+
+@dataclass
+class QuestionRun:
+    """Per process: the judge runner (made on first use) and the reports waiting on it."""
+
+    config: pytest.Config
+    runner: JudgeRunner | None = None
+    waiting: deque[tuple[pytest.Item, list[pytest.TestReport]]] = field(default_factory=deque)
+
+    def judge_runner(self) -> JudgeRunner:
+        if self.runner is None:
+            settings = read_settings(self.config).judge
+            cache = getattr(self.config, "cache", None)
+            if settings.judge_cache_dir:
+                folder = self.config.rootpath / settings.judge_cache_dir
+            elif cache is not None:
+                folder = Path(cache.mkdir("ragate-judge"))
+            else:
+                folder = self.config.rootpath / ".ragate-judge-cache"
+            self.runner = JudgeRunner(settings.judge_concurrency, folder, settings.cache)
+        return self.runner
+
+    def close(self) -> None:
+        if self.runner is not None:
+            self.runner.close()
+
+
+def question_run(config: pytest.Config) -> QuestionRun:
+    found = config.stash.get(RUN_KEY, None)
+    if found is None:
+        found = config.stash[RUN_KEY] = QuestionRun(config)
+    return found
+
+
+def answer_and_score(item: pytest.Function, case: Case) -> None:
+    """The body of every question item: call the test, score, submit to the judge."""
+    assert case.expected is not None  # sealed questions are skipped at collection
+    qid = case.question.question_id
+    args = {name: item.funcargs[name] for name in item._fixtureinfo.argnames}
+    limit = read_settings(item.config).gate.system_timeout
+    result = call_with_timeout(lambda: settled(item.obj(**args)), limit,
+                               f"{qid}: the system did not answer within {limit or 0:g} s "
+                               "(ragate_system_timeout)")
+    try:
+        answer = result if isinstance(result, Answer) else Answer.model_validate(result)
+    except ValidationError as error:
+        pytest.fail(f"{qid}: the system returned a malformed answer "
+                    f"({type(result).__name__}):\n{error}", pytrace=False)
+    outside = case.goldset.corpus.outside(answer.contexts)
+    if outside:
+        pytest.fail(f"{qid}: the system returned contexts outside the goldset's corpus: "
+                    + "; ".join(outside), pytrace=False)
+    judge = item._request.getfixturevalue("ragate_judge")
+    fields: dict[str, Any] = score_answer(answer, case.expected.spans)
+    fields["answerer_model"] = item._request.getfixturevalue("ragate_answerer_model")
+    if judge is not None:
+        fields["judge"] = judge.judge_id
+        fields["judge_model"] = getattr(judge, "model", None)
+    fields.update(question_parts(item, judge is not None,
+                                 decorated=not isinstance(item, QuestionItem)).fields())
+    record = _keep(item, base_record(item, case, **fields))
+    if judge is not None and not record.must_abstain and not answer.abstained:
+        judged = JudgeInput(case.question.question_id, case.question.question, answer.text,
+                            tuple(answer.contexts), reference=case.expected.gist)
+        item.stash[VERDICTS_KEY] = question_run(item.config).judge_runner().submit(
+            judge, judged, judged_metrics(judge), case.goldset.eval_version)
+    if case.goldset.config.question_outcome == "assert" and record.wrong:
+        pytest.fail(f"{case.question.question_id} is wrong: " + "; ".join(record.wrong),
+                    pytrace=False)
+
+
+def _keep(item: pytest.Item, record: QuestionRecord, junit: bool = True) -> QuestionRecord:
+    """The item's record, built once; its mechanical figures become the JUnit properties of
+    the reports made after this."""
+    item.stash[RECORD_KEY] = record
+    if junit:
+        item.user_properties.extend(record.junit_properties())
+    return record
+
+
+def record_failure(item: pytest.Item, call: pytest.CallInfo[None],
+                   report: pytest.TestReport) -> None:
+    """A question that failed or was skipped before `ask` scored it still gets its row: an
+    error (why it failed) or a skip (why it was skipped)."""
+    case = item.stash.get(CASE_KEY, None)
+    if case is None or report.when == "teardown" or RECORD_KEY in item.stash:
+        return
+    if report.failed:
+        reason = call.excinfo.exconly().splitlines()[0] if call.excinfo else "failed"
+        _keep(item, base_record(item, case, status="error", error=reason))
+    elif report.skipped:
+        reason = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else "skipped"
+        _keep(item, base_record(item, case, status="skipped", error=reason), junit=False)
+
+
+def run_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> bool:
+    """Run the item; hold its reports while its verdicts are pending; release what is ready.
+
+    Without a judge nothing is pending and this is pytest's own protocol, report for report.
+    """
+    run = question_run(item.config)
+    item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+    reports = runtestprotocol(item, log=False, nextitem=nextitem)
+    run.waiting.append((item, reports))
+    release(run, wait=False)
+    return True
+
+
+def release(run: QuestionRun, wait: bool) -> None:
+    """Report held items in run order, as their verdicts arrive (all of them when `wait`)."""
+    while run.waiting:
+        item, reports = run.waiting[0]
+        future = item.stash.get(VERDICTS_KEY, None)
+        if future is not None and not future.done() and not wait:
+            return
+        run.waiting.popleft()
+        if future is not None:
+            _judged(item, reports, future.result())
+        _send(item, reports)
+        hook = item.ihook
+        with reporting_as(item):
+            for report in reports:
+                hook.pytest_runtest_logreport(report=report)
+        hook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+
+
+def _send(item: pytest.Item, reports: list[pytest.TestReport]) -> None:
+    """The record rides on the report that closes the question (its call, or the setup that
+    failed or skipped it), so it reaches the controller through xdist."""
+    record = item.stash.get(RECORD_KEY, None)
+    closing = next((r for r in reversed(reports) if r.when != "teardown"), None)
+    if record is not None and closing is not None:
+        setattr(closing, RECORD_ATTR, record.model_dump(mode="json"))
+
+
+def _judged(item: pytest.Item, reports: list[pytest.TestReport], verdicts: JudgedScores) -> None:
+    """The verdicts join the record and the question's JUnit properties; a replay-mode cache
+    miss fails the question's own test case."""
+    record = item.stash[RECORD_KEY]
+    metrics = dict(record.metrics)
+    metrics.update({m: verdicts.values.get(m) for m in (*verdicts.values, *verdicts.failures)})
+    record = item.stash[RECORD_KEY] = record.model_copy(update={
+        "metrics": metrics, "judge_failures": dict(verdicts.failures),
+        "judge_cached": list(verdicts.cached), "judge_vacuous": list(verdicts.vacuous)})
+    extra = [(k, v) for k, v in record.junit_properties()
+             if k in verdicts.values or k.startswith("judge_")]
+    for report in reports:
+        if report.when in ("call", "teardown"):
+            report.user_properties = [*report.user_properties, *extra]
+        if report.when == "call" and verdicts.replay_misses and report.passed:
+            report.outcome = "failed"
+            report.longrepr = "\n".join(verdicts.failures[m] for m in verdicts.replay_misses)

@@ -1,0 +1,150 @@
+"""What the controller tells pytest and the person reading the run.
+
+Floors, regression checks (`::regression[<metric>]`) and items that never reported are sent
+as synthetic test reports through `pytest_runtest_logreport`, setup, call and teardown as a
+worker sends them, so the terminal, JUnit and the exit status treat them as tests. Each
+question's JUnit test case gets a readable `<system-out>`. The terminal summary lists the
+floors, the regressions, the judge, the outputs written and what `--ragate-promote` did.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pytest
+
+from pytest_ragate.collect.decision import Decision, FloorDecision
+from pytest_ragate.outputs.reports import floors_table, question_text, regressions_table
+from pytest_ragate.scoring.metrics import QuestionRecord
+from pytest_ragate.scoring.regression import Regression
+from pytest_ragate.scoring.run import GoldsetRun
+
+Location = tuple[str, int | None, str]
+
+
+def send(config: pytest.Config, nodeid: str, location: Location, keywords: Sequence[str],
+         outcome: str, message: str, props: list[tuple[str, Any]], xfail: str | None) -> None:
+    """One synthetic test case: setup, call and teardown reports, as a worker sends."""
+    hook = config.hook
+    phase = {"xfailed": "skipped", "xpassed": "failed"}.get(outcome, outcome)
+    extra: dict[str, Any] = {"wasxfail": xfail} if outcome == "xfailed" else {}
+    longrepr: Any = None
+    if phase == "failed":
+        longrepr = message
+    elif phase == "skipped":
+        longrepr = (str(location[0]), (location[1] or 0) + 1, message)
+    hook.pytest_runtest_logstart(nodeid=nodeid, location=location)
+    for when, phase_outcome, repr_ in (("setup", "passed", None), ("call", phase, longrepr),
+                                       ("teardown", "passed", None)):
+        report = pytest.TestReport(
+            nodeid, location, dict.fromkeys(keywords, 1), phase_outcome, repr_, when,
+            user_properties=props if when == "teardown" else [],
+            **(extra if when == "call" else {}))
+        hook.pytest_runtest_logreport(report=report)
+    hook.pytest_runtest_logfinish(nodeid=nodeid, location=location)
+
+
+def report_decision(config: pytest.Config, decision: Decision,
+                    started: Mapping[str, Location]) -> None:
+    """Every synthetic test case of a decided run, in this order: goldsets nobody described,
+    items that started and never reported, floors, regression checks."""
+    for route in decision.undescribed:
+        message = decision.undescribed_why
+        send(config, f"{route}::floors", (route.partition("::")[0], None, "floors"),
+             ["rag_gate"], "failed", message, [("message", message)], None)
+    for nodeid in decision.lost:
+        # as xdist's crashed item does: JUnit and the exit status see it, not only the floors
+        message = f"no result: {decision.lost_why}"
+        send(config, nodeid, started[nodeid], ["rag_gate"], "failed", message,
+             [("message", message)], None)
+    for floor in decision.floors:
+        report_floor(config, floor)
+    for run in decision.runs:
+        for check in run.regressions:
+            report_regression(config, run, check, decision.floors)
+
+
+def report_floor(config: pytest.Config, decided: FloorDecision) -> None:
+    spec, verdict = decided.spec, decided.verdict
+    props: list[tuple[str, str | float]] = [
+        ("floor", spec.floor.min), ("message", verdict.message),
+        ("computed_by", verdict.computed_by)]
+    if verdict.interval is not None:
+        props += [("ci_low", float(verdict.interval[0])), ("ci_high", float(verdict.interval[1]))]
+    if verdict.value is not None:
+        props.append(("value", float(verdict.value)))
+    if verdict.tally is not None:
+        props.append(("n", str(verdict.tally.n)))  # a count: written as an integer
+    if verdict.gaps:
+        props.append(("without_result", str(verdict.gaps)))
+    send(config, spec.nodeid, spec.location, spec.keywords, verdict.outcome, verdict.message,
+         props, spec.floor.xfail)
+
+
+def regression_node(run: GoldsetRun, floors: Sequence[FloorDecision]) -> tuple[str, Location]:
+    """Where a goldset's regression checks sit: beside its floors (`path::` or
+    `path::test_fn::`), else beside its questions."""
+    spec = next((d.spec for d in floors if d.spec.route == run.route), None)
+    if spec is not None:
+        return spec.nodeid.rpartition("floor[")[0], spec.location
+    path = run.route.partition("::")[0]
+    return run.route + "::", (path, None, "")
+
+
+def report_regression(config: pytest.Config, run: GoldsetRun, check: Regression,
+                      floors: Sequence[FloorDecision]) -> None:
+    base, location = regression_node(run, floors)
+    name = f"regression[{check.metric}]"
+    props: list[tuple[str, str | float]] = [("test", check.test), ("message", check.message),
+                                            ("pairs", str(check.pairs))]
+    for key in ("baseline", "current", "p_value"):
+        value = getattr(check, key)
+        if value is not None:
+            props.append((key, float(value)))
+    send(config, base + name, (location[0], location[1], name), ["rag_gate", name],
+         check.outcome, check.message, props, None)
+
+
+def junit_text(config: pytest.Config, report: pytest.TestReport,
+               record: QuestionRecord) -> None:
+    """The question's test case in the JUnit file gets a readable `<system-out>`: CI
+    systems show that, while few show `<properties>`."""
+    from _pytest.junitxml import bin_xml_escape, xml_key
+
+    xml = config.stash.get(xml_key, None)
+    if xml is not None:
+        element = ET.Element("system-out")
+        element.text = bin_xml_escape(question_text(record))
+        xml.node_reporter(report).append(element)
+
+
+def terminal_summary(terminalreporter: Any, runs: Sequence[GoldsetRun], *,
+                     down: Sequence[str], promotion: Sequence[str],
+                     outputs: Mapping[str, str], history_notes: Sequence[str]) -> None:
+    write = terminalreporter.write_line
+    if promotion:
+        terminalreporter.write_sep("=", "ragate promote")
+        for line in promotion:
+            write(line)
+    if any(run.regressions for run in runs):
+        terminalreporter.write_sep("=", "ragate regressions against the baseline")
+        write(regressions_table(runs, "simple"))
+    if not runs:
+        return
+    terminalreporter.write_sep("=", "ragate floors")
+    for run in runs:
+        write(f"{run.label}: {' · '.join(run.parts)}")
+        write(f"{run.label}: {run.coverage_line()}", red=bool(run.hard_gaps))
+    for note in down:
+        write(f"ragate: xdist worker down: {note}", red=True)
+    if any(run.verdicts for run in runs):
+        write(floors_table(runs, "simple"))
+    for run in runs:
+        for line in run.judge_lines:
+            write(f"{run.label}: {line}", yellow=line.startswith("warning"))
+    for name, path in outputs.items():
+        write(f"ragate {name}: {path}")
+    for note in history_notes:
+        write(f"ragate history: {note}", yellow=True)

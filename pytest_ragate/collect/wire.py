@@ -1,0 +1,77 @@
+"""Everything that crosses from a worker to the controller, defined once, as typed models of
+plain JSON types: the collection (`Collected`: the floors kept after selection and the whole
+population of every goldset), and, riding on test reports, each question's record
+(`metrics.QuestionRecord`, under `RECORD_ATTR`) and each anchor's outcome (`AnchorOutcome`,
+under `ANCHOR_ATTR`).
+
+Under xdist each worker collects every item, so any worker's `Collected` describes the run;
+the controller takes the first that arrives (`pytest_testnodedown`). Without xdist the one
+process builds it itself. Either way the controller knows, before deciding a floor, every
+question and anchor that floor is decided over, so a result that never arrives is a gap, not
+a smaller n.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from pytest_ragate.scoring.gates import Floor
+
+WORKEROUTPUT_KEY = "ragate_collected"  # the key of `config.workeroutput` that carries it
+RECORD_ATTR = "ragate_record"  # a question's report attribute: its QuestionRecord, as JSON
+ANCHOR_ATTR = "ragate_anchor"  # an anchor's report attribute: its AnchorOutcome, as JSON
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class FloorSpec(_Wire):
+    """A collected floor: which test case reports it and what it gates (its verdict is the
+    controller's, `gates.Verdict`, decided once every result is in)."""
+
+    nodeid: str
+    location: tuple[str, int | None, str]
+    route: str
+    goldset: str
+    eval_version: str
+    floor: Floor
+    keywords: list[str]
+    config_path: str | None = None  # the ragate.toml that declares it; None: @ragate.floor
+
+
+class Member(_Wire):
+    """One question of a goldset, collected; `nodeid` is None when it was deselected."""
+
+    question_id: str
+    question: str
+    kind: str
+    index: int
+    nodeid: str | None
+    sealed: bool  # expected answers sealed and no key: it cannot be scored
+    must_abstain: bool
+    evidence_spans: int
+    expected: list[str] | None = None  # expected span labels, as on its results row
+
+
+class AnchorMember(_Wire):
+    anchor_id: str
+    kind: str
+    nodeid: str | None
+
+
+class Population(_Wire):
+    """Every question (and anchor) of one goldset as one route collected it: the file route
+    (`route` is the ragate.toml node id) or a `@ragate.goldset` test (its node id)."""
+
+    route: str
+    goldset: str
+    eval_version: str
+    questions: list[Member]
+    anchors: list[AnchorMember]
+    checks_anchors: bool = True  # False for a @ragate.goldset test: anchors are the file route's
+
+
+class Collected(_Wire):
+    floors: list[FloorSpec]
+    populations: list[Population]

@@ -1,0 +1,123 @@
+"""Retrieval anchors: claims whose retrieved pool is checked against a known answer.
+
+A `retrieval_miss` pins evidence the retriever should find (often as a strict xfail until a
+fix lands); `true_hallucination` and `topical_probe` pin a passage that must NOT be pulled in
+for a fabricated claim (a probe must still get on-topic context); `off_topic_control` must get
+nothing within the distance floor. Checks read turn ranges only, like every other score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from pytest_ragate.answer import Context, turns_in_order
+from pytest_ragate.files import read_jsonl
+from pytest_ragate.goldsets.corpus import Corpus
+from pytest_ragate.problems import Problem
+from pytest_ragate.scoring.metrics import Span
+
+AnchorKind = Literal["retrieval_miss", "true_hallucination", "topical_probe",
+                     "off_topic_control"]
+NEEDS_EVIDENCE = {"retrieval_miss", "true_hallucination", "topical_probe"}
+
+
+class AnchorEvidence(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    doc_id: str = Field(validation_alias=AliasChoices("doc_id", "meeting_id"))
+    first_turn: Annotated[int, Field(ge=0)]
+    last_turn: Annotated[int, Field(ge=0)]
+
+    _ordered = field_validator("last_turn")(turns_in_order)
+
+    @property
+    def span(self) -> Span:
+        return Span(self.doc_id, self.first_turn, self.last_turn)
+
+
+class Anchor(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    anchor_id: Annotated[str, Field(min_length=1, pattern=r"^[^\[\]\s]+$")]
+    kind: AnchorKind
+    claim: Annotated[str, Field(min_length=1)]
+    evidence: AnchorEvidence | None = None
+    xfail: Annotated[str, Field(min_length=1)] | None = None
+
+    @model_validator(mode="after")
+    def _evidence_by_kind(self) -> Anchor:
+        if self.kind in NEEDS_EVIDENCE and self.evidence is None:
+            raise ValueError(f"a {self.kind} anchor needs evidence")
+        if self.kind == "off_topic_control" and self.evidence is not None:
+            raise ValueError("an off_topic_control anchor has no evidence")
+        return self
+
+
+@dataclass(frozen=True)
+class AnchorEntry:
+    anchor: Anchor
+    path: Path
+    line: int
+
+
+def load_anchors(path: Path, corpus: Corpus) -> tuple[list[AnchorEntry], list[Problem]]:
+    if not path.is_file():
+        return [], [Problem(path, "<file>", "anchors file not found")]
+    rows, problems = read_jsonl(path, Anchor, id_field="anchor_id")
+    entries: list[AnchorEntry] = []
+    seen: dict[str, int] = {}
+    for line, anchor in rows:
+        aid = anchor.anchor_id
+        if aid in seen:
+            problems.append(Problem(path, "anchor_id", f"duplicate id (first on line "
+                                    f"{seen[aid]})", line=line, question_id=aid))
+            continue
+        seen[aid] = line
+        ev = anchor.evidence
+        if ev is not None and corpus.knows(ev.doc_id):
+            if ev.doc_id not in corpus:
+                problems.append(Problem(path, "evidence.doc_id", f"document {ev.doc_id!r} is "
+                                        "not in the corpus", line=line, question_id=aid))
+                continue
+            n = len(corpus[ev.doc_id].turns)
+            if ev.last_turn >= n or ev.last_turn < ev.first_turn:
+                problems.append(Problem(path, "evidence.last_turn", f"turns {ev.first_turn}.."
+                                        f"{ev.last_turn} do not exist ({ev.doc_id} has turns "
+                                        f"0..{n - 1})", line=line, question_id=aid))
+                continue
+        entries.append(AnchorEntry(anchor, path, line))
+    return entries, problems
+
+
+def _show(contexts: Sequence[Context]) -> str:
+    return ", ".join(f"{c.doc_id}:{c.first_turn}-{c.last_turn} ({c.distance:.2f})"
+                     if c.distance is not None else f"{c.doc_id}:{c.first_turn}-{c.last_turn}"
+                     for c in contexts) or "nothing"
+
+
+def check(anchor: Anchor, contexts: Sequence[Context], max_distance: float) -> str | None:
+    """None when the anchor holds, else why not (naming what was retrieved)."""
+    near = [c for c in contexts if c.distance is None or c.distance <= max_distance]
+    if anchor.kind == "off_topic_control":
+        if near:
+            return (f"off-topic control retrieved {len(near)} context(s) within max_distance "
+                    f"{max_distance}: {_show(near)}")
+        return None
+    assert anchor.evidence is not None
+    span = anchor.evidence.span
+    hits = [c for c in contexts if span.matches(c)]
+    where = f"{span.doc_id} turns {span.first_turn}-{span.last_turn}"
+    if anchor.kind == "retrieval_miss":
+        return None if hits else f"evidence {where} is not in the pool: {_show(contexts)}"
+    if hits:
+        return (f"{anchor.kind}: the pool holds the passage that would support the claim "
+                f"({where}): {_show(hits)}")
+    if anchor.kind == "topical_probe" and not near:
+        return (f"topical probe got no on-topic context within max_distance {max_distance}: "
+                f"{_show(contexts)}")
+    return None

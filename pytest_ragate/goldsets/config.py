@@ -1,0 +1,194 @@
+"""The files of a goldset directory as typed models: `ragate.toml`, the questions and the
+expected answers, with the readers that turn each file into models or named problems.
+
+A leaf: loading a goldset (`goldset`) and opening sealed answers (`sealed`) both read these
+files, and neither imports the other's module to do so.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from pytest_ragate.answer import turns_in_order
+from pytest_ragate.files import UnreadableText, read_jsonl, read_text
+from pytest_ragate.goldsets.corpus import Units
+from pytest_ragate.problems import GoldsetError, Problem, problems_from_validation
+from pytest_ragate.scoring.metrics import ContextRef, Evidence, Span, WholeDocument
+
+CONFIG_NAME = "ragate.toml"
+
+
+# --- the files----------------------------------------------------------------------
+
+
+class _Model(BaseModel):
+    # strict: `first_turn: true` or `"3"` is an error in the file, not a silent 1 or 3
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class CorpusConfig(_Model):
+    paths: Annotated[list[str], Field(min_length=1)]
+    format: str  # checked against the known readers by load_corpus, naming the bad value
+    units: Units = "paragraph"  # how the documents formats are split into numbered units
+
+
+class QuestionsConfig(_Model):
+    file: str = "questions.jsonl"
+    expected: str = "expected"
+    mix: dict[str, Annotated[int, Field(ge=0)]] | None = None
+    kinds: list[Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9_\-]*$")]] | None = None
+
+
+class AnchorsConfig(_Model):
+    file: str = "anchors.jsonl"
+
+
+class GoldsetConfig(_Model):
+    name: str | None = None
+    eval_version: str = "1"
+    question_outcome: Literal["record", "assert"] = "record"
+    corpus: CorpusConfig
+    questions: QuestionsConfig = Field(default_factory=QuestionsConfig)
+    floors: dict[str, Any] = Field(default_factory=dict)
+    anchors: AnchorsConfig | None = None
+
+    @field_validator("eval_version", mode="before")
+    @classmethod
+    def _version_text(cls, value: object) -> object:
+        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+class Question(_Model):
+    """What the system under test is asked: never a gist or evidence."""
+
+    question_id: Annotated[str, Field(min_length=1)]
+    kind: Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9_\-]*$")]
+    question: Annotated[str, Field(min_length=1)]
+    tags: list[str] = Field(default_factory=list)
+    gist: Any = Field(default=None, exclude=True)
+    evidence: Any = Field(default=None, exclude=True)
+
+    @field_validator("gist", "evidence", mode="before")
+    @classmethod
+    def _never_here(cls, value: object) -> object:
+        raise ValueError("the questions file never holds a gist or evidence; "
+                         "put it in the expected answers")
+
+
+class EvidenceEntry(_Model):
+    """One piece of expected evidence, in one of three forms, each scored by one rule:
+    `{doc_id, first_turn, last_turn}` (or `first_unit`/`last_unit`): a context overlapping
+    that range of the document; `{doc_id}`: any context from the document;
+    `{context_id}`: that context exactly. `meeting_id` is accepted for `doc_id`."""
+
+    doc_id: str | None = Field(default=None,
+                               validation_alias=AliasChoices("doc_id", "meeting_id"))
+    first_turn: Annotated[int, Field(ge=0)] | None = Field(
+        default=None, validation_alias=AliasChoices("first_turn", "first_unit"))
+    last_turn: Annotated[int, Field(ge=0)] | None = Field(
+        default=None, validation_alias=AliasChoices("last_turn", "last_unit"))
+    context_id: Annotated[str, Field(min_length=1)] | None = None
+
+    @model_validator(mode="after")
+    def _one_form(self) -> EvidenceEntry:
+        if self.context_id is not None:
+            if self.doc_id is not None or self.first_turn is not None or \
+                    self.last_turn is not None:
+                raise ValueError("evidence is {context_id} alone, or {doc_id[, first_turn, "
+                                 "last_turn]}: not both")
+            return self
+        if self.doc_id is None:
+            raise ValueError("evidence needs doc_id (with first_turn and last_turn for a span) "
+                             "or context_id")
+        if (self.first_turn is None) != (self.last_turn is None):
+            raise ValueError("a span needs both first_turn and last_turn (or first_unit and "
+                             "last_unit); name the document alone for any of it")
+        return self
+
+    @field_validator("last_turn")
+    @classmethod
+    def _ordered(cls, last: int | None, info: ValidationInfo) -> int | None:
+        return last if last is None else turns_in_order(last, info)
+
+    @property
+    def item(self) -> Evidence:
+        if self.context_id is not None:
+            return ContextRef(self.context_id)
+        assert self.doc_id is not None
+        if self.first_turn is None or self.last_turn is None:
+            return WholeDocument(self.doc_id)
+        return Span(self.doc_id, self.first_turn, self.last_turn)
+
+
+class Expected(_Model):
+    question_id: Annotated[str, Field(min_length=1)]
+    gist: str | None = None
+    evidence: list[EvidenceEntry] = Field(default_factory=list)
+    notes: str | None = None
+
+    @property
+    def spans(self) -> list[Evidence]:
+        """The expected evidence items (spans, whole documents, context ids), in order."""
+        return [e.item for e in self.evidence]
+
+    @property
+    def must_abstain(self) -> bool:
+        return not self.evidence
+
+
+def read_config(path: Path) -> GoldsetConfig:
+    try:
+        raw = tomllib.loads(read_text(path))
+    except UnreadableText as error:
+        raise GoldsetError([error.problem]) from None
+    except tomllib.TOMLDecodeError as error:
+        where = re.search(r"line (\d+)", str(error))
+        line = int(where.group(1)) if where else None
+        raise GoldsetError([Problem(path, "<toml>", f"malformed TOML ({error})", line=line)],
+                           ) from None
+    try:
+        return GoldsetConfig.model_validate(raw)
+    except ValidationError as error:
+        raise GoldsetError(problems_from_validation(error, path)) from None
+
+
+ExpectedRow = tuple[Path, int | None, Expected]
+
+
+def read_expected(path: Path, config_path: Path) -> tuple[list[ExpectedRow], list[Problem]]:
+    if path.is_dir():
+        rows: list[ExpectedRow] = []
+        problems: list[Problem] = []
+        for file in sorted(path.glob("*.json")):
+            try:
+                expected = Expected.model_validate_json(read_text(file))
+            except UnreadableText as error:
+                problems.append(error.problem)
+                continue
+            except ValidationError as error:
+                problems.extend(problems_from_validation(error, file, question_id=file.stem))
+                continue
+            if expected.question_id != file.stem:
+                problems.append(Problem(file, "question_id", f"{expected.question_id!r} is "
+                                        f"not the file name's id {file.stem!r}"))
+            rows.append((file, None, expected))
+        return rows, problems
+    if path.is_file() and path.suffix == ".jsonl":
+        lines, problems = read_jsonl(path, Expected, id_field="question_id")
+        return [(path, lineno, exp) for lineno, exp in lines], problems
+    message = f"{path.name!r} is neither a folder of <question_id>.json nor a .jsonl file"
+    return [], [Problem(config_path, "questions.expected", message)]

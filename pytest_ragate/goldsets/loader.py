@@ -1,0 +1,421 @@
+"""A goldset directory: `ragate.toml`, its questions, expected answers and corpus, validated.
+
+Every validation rule (docs/goldsets.md) lives here, once, for collection and `ragate validate`.
+Loading gathers all problems before raising, so one run lists them all.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Annotated, Any, get_args
+
+from pydantic import (
+    Field,
+    TypeAdapter,
+    ValidationError,
+)
+
+from pytest_ragate.files import read_jsonl
+from pytest_ragate.goldsets.anchors import AnchorEntry, AnchorKind, load_anchors
+from pytest_ragate.goldsets.config import (
+    CONFIG_NAME,
+    Expected,
+    ExpectedRow,
+    GoldsetConfig,
+    Question,
+    _Model,
+    read_config,
+    read_expected,
+)
+from pytest_ragate.goldsets.corpus import Corpus, load_corpus
+from pytest_ragate.goldsets.sealed import (
+    KEY_ENV,
+    SealError,
+    locate_sealed,
+    open_sealed,
+    sealed_index,
+)
+from pytest_ragate.problems import GoldsetError, Problem, problems_from_validation
+from pytest_ragate.scoring.gates import Floor
+from pytest_ragate.scoring.metrics import ContextRef, Evidence, WholeDocument
+from pytest_ragate.scoring.registry import METRICS, anchor_floor_metrics
+
+# the generic kinds, and the transcript names kept as aliases (same rules, own figures)
+SINGLE_DOC_KINDS = frozenset({"single_doc", "single_meeting"})
+MULTI_DOC_KINDS = frozenset({"multi_doc", "cross_meeting"})
+ANSWERABLE_KINDS = SINGLE_DOC_KINDS | MULTI_DOC_KINDS
+UNANSWERABLE_KIND = "unanswerable"
+KNOWN_KINDS = ("single_doc", "multi_doc", UNANSWERABLE_KIND, "single_meeting", "cross_meeting")
+
+class FloorValue(_Model):
+    min: Annotated[float, Field(ge=0.0, le=1.0)]
+    xfail: Annotated[str, Field(min_length=1)] | None = None
+
+
+_UNIT = TypeAdapter(Annotated[float, Field(ge=0.0, le=1.0)])
+
+
+DEFAULT_JUDGE_COVERAGE = 0.95
+ANCHOR_KINDS = get_args(AnchorKind)
+
+
+def with_judge_coverage(floors: list[Floor]) -> list[Floor]:
+    """A goldset with judged floors also gates on how many verdicts the judge delivered."""
+    if any(f.judged for f in floors) and not any(f.metric == "judge_coverage" for f in floors):
+        return [*floors, Floor("judge_coverage", DEFAULT_JUDGE_COVERAGE)]
+    return floors
+
+
+def parse_floors(raw: dict[str, Any], path: Path, where: str = "floors") -> list[Floor]:
+    """`{metric: min | {min, xfail}}` plus `kind.<kind>.<metric>`; names checked against METRICS."""
+    floors: list[Floor] = []
+    problems: list[Problem] = []
+
+    def one(metric: str, value: object, kind: str | None, at: str,
+            anchors: bool = False) -> None:
+        if anchors and metric not in anchor_floor_metrics():
+            problems.append(Problem(path, at, f"an anchor population floor is one of "
+                                    f"{', '.join(anchor_floor_metrics())}, not {metric!r}"))
+            return
+        if metric not in METRICS:
+            known = ", ".join(METRICS)
+            problems.append(Problem(path, at, f"unknown metric {metric!r} (known: {known})"))
+            return
+        try:
+            if isinstance(value, dict):
+                spec = FloorValue.model_validate(value)
+                floors.append(Floor(metric, spec.min, kind, spec.xfail, anchors))
+            elif isinstance(value, int | float) and not isinstance(value, bool):
+                floors.append(Floor(metric, _UNIT.validate_python(value), kind, None, anchors))
+            else:
+                problems.append(Problem(path, at, "must be a number in [0, 1] or "
+                                        "{ min = …, xfail = \"reason\" }"))
+        except ValidationError as error:
+            problems.extend(problems_from_validation(error, path, prefix=at))
+
+    for key, value in raw.items():
+        if key == "anchors":
+            if not isinstance(value, dict):
+                problems.append(Problem(path, f"{where}.anchors", "must be a table of anchor "
+                                        "kinds"))
+                continue
+            for kind, table in value.items():
+                if kind not in ANCHOR_KINDS or not isinstance(table, dict):
+                    problems.append(Problem(path, f"{where}.anchors.{kind}", "must be a table "
+                                            f"of floors for an anchor kind "
+                                            f"({', '.join(ANCHOR_KINDS)})"))
+                    continue
+                for metric, spec in table.items():
+                    one(metric, spec, kind, f"{where}.anchors.{kind}.{metric}", anchors=True)
+        elif key == "kind":
+            if not isinstance(value, dict):
+                problems.append(Problem(path, f"{where}.kind", "must be a table of kinds"))
+                continue
+            for kind, table in value.items():
+                if not isinstance(table, dict):
+                    problems.append(
+                        Problem(path, f"{where}.kind.{kind}", "must be a table of metric floors")
+                    )
+                    continue
+                for metric, spec in table.items():
+                    one(metric, spec, kind, f"{where}.kind.{kind}.{metric}")
+        else:
+            one(key, value, None, f"{where}.{key}")
+    if problems:
+        raise GoldsetError(problems)
+    return floors
+
+
+# --- the loaded goldset -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Case:
+    """One question with its expected answer (None while the answers are sealed)."""
+
+    goldset: Goldset
+    index: int
+    line: int
+    question: Question
+    expected: Expected | None
+    sealed_has_evidence: bool | None = None  # what the sealed index says, without the key
+
+    @property
+    def must_abstain(self) -> bool:
+        if self.expected is not None:
+            return self.expected.must_abstain
+        return not self.sealed_has_evidence
+
+    @cached_property
+    def expected_labels(self) -> list[str] | None:
+        """The expected spans as people read them; None while the answers are sealed (a
+        sealed goldset never shows them, even to someone holding the key)."""
+        if self.goldset.sealed:
+            return None
+        corpus = self.goldset.corpus
+        return [evidence_label(corpus, item)
+                for item in (self.expected.spans if self.expected else [])]
+
+
+@dataclass(eq=False)
+class Goldset:
+    name: str
+    root: Path
+    config_path: Path
+    config: GoldsetConfig
+    corpus: Corpus
+    cases: list[Case] = field(default_factory=list)
+    floors: list[Floor] = field(default_factory=list)
+    anchors: list[AnchorEntry] = field(default_factory=list)
+    sealed: bool = False  # answers stored sealed: reports never show expected spans
+
+    @property
+    def eval_version(self) -> str:
+        return self.config.eval_version
+
+    @property
+    def kinds(self) -> list[str]:
+        return sorted({c.question.kind for c in self.cases})
+
+
+def evidence_label(corpus: Corpus, item: Evidence) -> str:
+    """`[ES2004a · turns 20–34 · A, B · 01:02–01:40]`, `[handbook · whole document]` or
+    `[context c12]`: expected evidence as a person reads it."""
+    if isinstance(item, ContextRef):
+        return f"[context {item.context_id}]"
+    if isinstance(item, WholeDocument):
+        return f"[{item.doc_id} · whole document]"
+    if item.doc_id in corpus:
+        return corpus[item.doc_id].label(item.first_turn, item.last_turn, numbered=True,
+                                         unit=corpus.unit)
+    return f"[{item.doc_id} · {corpus.unit}s {item.first_turn}–{item.last_turn}]"
+
+
+SEALED_FIELD = "<sealed>"
+
+
+def _read_answers(root: Path, config: GoldsetConfig, config_path: Path,
+                  ) -> tuple[list[ExpectedRow], tuple[Path, dict[str, bool]] | None,
+                             list[Problem]]:
+    """Plain expected answers; or sealed ones, opened with RAGATE_SEAL_KEY when it is set,
+    else only their index (question id → has evidence)."""
+    sealed_file = locate_sealed(root, config.questions.expected)
+    if not sealed_file.is_file():
+        rows, found = read_expected(root / config.questions.expected, config_path)
+        return rows, None, found
+    key = os.environ.get(KEY_ENV, "")
+    try:
+        if key:
+            rows, found = open_sealed(root, key)
+            return rows, None, found
+        return [], (sealed_file, sealed_index(root)), []
+    except SealError as error:
+        return [], (sealed_file, {}), [Problem(sealed_file, SEALED_FIELD, error.message)]
+
+
+def _check_sealed(kind: str, has_evidence: bool, path: Path, qid: str) -> list[Problem]:
+    if kind in ANSWERABLE_KINDS and not has_evidence:
+        return [Problem(path, "evidence", f"{_a(kind)} question needs evidence",
+                        question_id=qid)]
+    if kind == UNANSWERABLE_KIND and has_evidence:
+        return [Problem(path, "evidence", "an unanswerable question has no evidence",
+                        question_id=qid)]
+    return []
+
+
+def _a(word: str) -> str:
+    return f"an {word}" if word[:1].lower() in "aeiou" else f"a {word}"
+
+
+def _check_answer(kind: str, expected: Expected, corpus: Corpus, path: Path,
+                  line: int | None) -> list[Problem]:
+    """The rules tying one expected answer to its question's kind and to the corpus."""
+    qid = expected.question_id
+
+    def problem(fld: str, message: str) -> Problem:
+        return Problem(path, fld, message, line=line, question_id=qid)
+
+    found: list[Problem] = []
+    has_gist = bool(expected.gist and expected.gist.strip())
+    if kind in ANSWERABLE_KINDS:
+        if not expected.evidence:
+            found.append(problem("evidence", f"{_a(kind)} question needs evidence"))
+        if not has_gist:
+            found.append(problem("gist", f"{_a(kind)} question needs a gist"))
+    elif kind == UNANSWERABLE_KIND:
+        if expected.evidence:
+            found.append(problem("evidence", "an unanswerable question has no evidence "
+                                 "(a question must abstain exactly when its evidence is empty)"))
+        if has_gist:
+            found.append(problem("gist", "an unanswerable question has no gist"))
+    elif expected.evidence and not has_gist:
+        found.append(problem("gist", f"{_a(kind)} question with evidence needs a gist"))
+    elif has_gist and not expected.evidence:
+        found.append(problem("evidence", f"{_a(kind)} question has a gist but no evidence: add "
+                             "evidence, or drop the gist to make it a must-abstain question"))
+    docs = sorted({e.doc_id for e in expected.evidence if e.doc_id is not None})
+    by_id = any(e.context_id is not None for e in expected.evidence)  # documents unknown
+    if kind in MULTI_DOC_KINDS and expected.evidence and len(docs) < 2 and not by_id:
+        found.append(problem("evidence", f"{_a(kind)} question spans 2+ documents, this "
+                             f"one only {docs}"))
+    if kind in SINGLE_DOC_KINDS and len(docs) > 1:
+        found.append(problem("evidence", f"{_a(kind)} question spans one document, this "
+                             f"one {docs}"))
+    for i, ev in enumerate(expected.evidence):
+        if ev.doc_id is None or not corpus.knows(ev.doc_id):
+            continue  # a context id, or a document whose corpus problem is reported already
+        if ev.doc_id not in corpus:
+            found.append(problem(f"evidence[{i}].doc_id",
+                                 f"document {ev.doc_id!r} is not in the corpus"))
+            continue
+        n = len(corpus[ev.doc_id].turns)
+        if ev.last_turn is not None and ev.last_turn >= n:
+            unit = corpus.unit
+            found.append(problem(f"evidence[{i}].last_turn", f"{unit} {ev.last_turn} does not "
+                                 f"exist ({ev.doc_id} has {unit}s 0..{n - 1})"))
+    return found
+
+
+def _check_mix(mix: dict[str, int], kinds: Counter[str], config_path: Path) -> list[Problem]:
+    found = []
+    for kind in sorted(set(kinds) | set(mix)):
+        want, got = mix.get(kind), kinds.get(kind, 0)
+        if want is None:
+            found.append(Problem(config_path, f"questions.mix.{kind}",
+                                 f"{got} {kind} questions but the mix declares none"))
+        elif want != got:
+            found.append(Problem(config_path, f"questions.mix.{kind}",
+                                 f"declares {want}, found {got}"))
+    return found
+
+
+def _check_kinds(config: GoldsetConfig, config_path: Path, questions_path: Path,
+                 questions: list[tuple[int, Question]], floors: list[Floor],
+                 rejected: bool) -> list[Problem]:
+    """A kind is known, or declared (`mix` or `kinds`): a typo would otherwise move questions
+    out of their kind's floors unnoticed. A kind floor needs questions of that kind."""
+    declared = set(KNOWN_KINDS) | set(config.questions.mix or {}) | set(config.questions.kinds
+                                                                          or [])
+    found: list[Problem] = []
+    first: dict[str, tuple[int, int]] = {}  # kind -> (first line, count)
+    for line, q in questions:
+        at, count = first.get(q.kind, (line, 0))
+        first[q.kind] = (at, count + 1)
+    for kind, (line, count) in first.items():
+        if kind not in declared:
+            found.append(Problem(questions_path, "kind", f"{kind!r} ({count} question"
+                                 f"{'s' * (count != 1)}) is not a known kind "
+                                 f"({', '.join(KNOWN_KINDS)}) and not declared in "
+                                 "[questions] mix or kinds: declare it, or fix the typo",
+                                 line=line))
+    if not questions and not rejected:
+        found.append(Problem(questions_path, "questions.file", "has no questions: a goldset "
+                             "with nothing to ask can pass nothing"))
+    for f in floors:
+        if f.kind is not None and not f.anchors and f.kind not in first and first \
+                and not rejected:
+            section = f"floors.kind.{f.kind}.{f.metric}"
+            found.append(Problem(config_path, section, f"no question has kind {f.kind!r} "
+                                 f"(kinds here: {', '.join(sorted(first))}): this floor "
+                                 "could never be decided"))
+    return found
+
+
+def load_goldset(path: Path) -> Goldset:
+    """Load and validate a goldset from its directory or its `ragate.toml`."""
+    config_path = path / CONFIG_NAME if path.is_dir() else path
+    if not config_path.is_file():
+        raise GoldsetError([Problem(config_path, "<file>", "no ragate.toml here")])
+    root = config_path.parent
+    config = read_config(config_path)
+    problems: list[Problem] = []
+    floors: list[Floor] = []
+    try:
+        floors = parse_floors(config.floors, config_path)
+    except GoldsetError as error:
+        problems.extend(error.problems)
+
+    corpus, found = load_corpus(root, config.corpus.paths, config.corpus.format, config_path,
+                                config.corpus.units)
+    problems.extend(found)
+
+    questions_path = root / config.questions.file
+    questions: list[tuple[int, Question]] = []
+    if questions_path.is_file():
+        questions, found = read_jsonl(questions_path, Question, id_field="question_id")
+        problems.extend(found)
+    else:
+        problems.append(Problem(config_path, "questions.file", f"{questions_path} not found"))
+    rejected = {p.question_id for p in found if p.question_id}
+    # a questions file that cannot be read at all is one problem, not one per answer
+    unread = any(p.field == "<file>" for p in found) or not questions_path.is_file()
+    if questions_path.is_file():
+        problems.extend(_check_kinds(config, config_path, questions_path, questions, floors,
+                                     rejected=bool(found)))
+
+    expected_rows, sealed, found = _read_answers(root, config, config_path)
+    problems.extend(found)
+    rejected |= {p.question_id for p in found if p.question_id}
+    unreadable = any(p.field == SEALED_FIELD for p in found)
+
+    by_id: dict[str, tuple[int, Question]] = {}
+    for line, q in questions:
+        if q.question_id in by_id:
+            problems.append(Problem(questions_path, "question_id", f"duplicate id (first on line "
+                                    f"{by_id[q.question_id][0]})", line=line,
+                                    question_id=q.question_id))
+        else:
+            by_id[q.question_id] = (line, q)
+
+    answers: dict[str, Expected | None] = {}
+    has_evidence: dict[str, bool] = {}
+    if sealed is not None:  # no key: ids and whether each must abstain, nothing more
+        sealed_file, index = sealed
+        for qid, evidence in index.items():
+            answers[qid] = None
+            has_evidence[qid] = evidence
+            if qid in by_id:
+                problems.extend(_check_sealed(by_id[qid][1].kind, evidence, sealed_file, qid))
+            elif qid not in rejected and not unread:
+                problems.append(Problem(sealed_file, "question_id", f"no question {qid!r} in "
+                                        f"{questions_path.name}", question_id=qid))
+    for file, at, exp in expected_rows:
+        qid = exp.question_id
+        if qid in answers:
+            problems.append(Problem(file, "question_id", "duplicate expected answer",
+                                    line=at, question_id=qid))
+            continue
+        answers[qid] = exp
+        if qid in by_id:
+            problems.extend(_check_answer(by_id[qid][1].kind, exp, corpus, file, at))
+        elif qid not in rejected and not unread:
+            problems.append(Problem(file, "question_id", f"no question {qid!r} in "
+                                    f"{questions_path.name}", line=at, question_id=qid))
+
+    for qid, (line, _q) in by_id.items():
+        if qid not in answers and qid not in rejected and not unreadable:
+            problems.append(Problem(questions_path, "question_id", "has no expected answer",
+                                    line=line, question_id=qid))
+
+    if config.questions.mix is not None:
+        kinds = Counter(q.kind for _line, q in by_id.values())
+        problems.extend(_check_mix(config.questions.mix, kinds, config_path))
+
+    anchors: list[AnchorEntry] = []
+    if config.anchors is not None:
+        anchors, found = load_anchors(root / config.anchors.file, corpus)
+        problems.extend(found)
+
+    if problems:
+        raise GoldsetError(problems)
+    goldset = Goldset(config.name or root.name, root, config_path, config, corpus, [],
+                      with_judge_coverage(floors), anchors,
+                      locate_sealed(root, config.questions.expected).is_file())
+    goldset.cases = [Case(goldset, i, line, q, answers[q.question_id],
+                          has_evidence.get(q.question_id))
+                     for i, (line, q) in enumerate(by_id.values())]
+    return goldset

@@ -1,0 +1,85 @@
+"""`--ragate-promote`: turning strict xfails that now pass into hard assertions.
+
+Only anchors and floors that ran in this run and XPASSed are promoted, and only their own
+lines are rewritten (atomically): every other byte of `anchors.jsonl` and `ragate.toml`,
+comments and formatting included, stays as it was.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+
+from pytest_ragate.files import write_atomic
+from pytest_ragate.scoring.gates import Floor
+
+PROMOTE_HINT = "run `pytest --ragate-promote` to make it a hard assertion"
+
+
+@dataclass(frozen=True)
+class Promotion:
+    path: Path
+    what: str  # "anchor[a1]" or "floor[kind:metric]"
+    line: int | None = None
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else str(self.path)
+        return f"{self.what} ({where})"
+
+
+def promote_anchors(path: Path, anchor_ids: Iterable[str]) -> list[Promotion]:
+    """Drop `xfail` from these anchors' lines, leaving every other line byte for byte."""
+    wanted = set(anchor_ids)
+    text = path.read_text(encoding="utf-8")
+    lines = text.split("\n")
+    done: list[Promotion] = []
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        row: dict[str, Any] = json.loads(line)
+        if row.get("anchor_id") in wanted and "xfail" in row:
+            del row["xfail"]
+            lines[i] = json.dumps(row, ensure_ascii=False)
+            done.append(Promotion(path, f"anchor[{row['anchor_id']}]", i + 1))
+    if done:
+        write_atomic(path, "\n".join(lines))
+    return done
+
+
+def promote_floors(config_path: Path, floors: Iterable[Floor]) -> list[Promotion]:
+    """`metric = { min = 0.9, xfail = "…" }` becomes `metric = 0.9` for each floor."""
+    doc = tomlkit.parse(config_path.read_text(encoding="utf-8"))
+    done: list[Promotion] = []
+    for floor in floors:
+        table: Any = doc.get("floors", {})
+        if floor.kind is not None:
+            table = table.get("anchors" if floor.anchors else "kind", {}).get(floor.kind, {})
+        value = table.get(floor.metric)
+        if isinstance(value, dict) and "xfail" in value:
+            table[floor.metric] = value["min"]
+            done.append(Promotion(config_path, floor.name))
+    if done:
+        write_atomic(config_path, tomlkit.dumps(doc))
+    return done
+
+
+def summary(promoted: list[Promotion], not_run: list[str], by_hand: list[str]) -> list[str]:
+    """syrupy-style: what changed, with plurals, and what to do next."""
+    lines = []
+    if promoted:
+        n = len(promoted)
+        lines.append(f"ragate: promoted {n} strict xfail{'s' * (n != 1)} to hard assertions:")
+        lines += [f"  {p}" for p in promoted]
+        lines.append("Re-run pytest: they now gate like any other item.")
+    else:
+        lines.append("ragate: nothing to promote (no xfail anchor or floor passed in this run)")
+    if by_hand:
+        lines.append("Declared in Python, promote by hand (remove `xfail`): " + ", ".join(by_hand))
+    if not_run:
+        lines.append("Not promoted, did not run in this run: " + ", ".join(not_run))
+    return lines

@@ -1,0 +1,149 @@
+"""The fixture judge: exact verdicts from a file, so judged scores are reproducible.
+
+`ragate stamp-verdicts` records which answer each verdict was written for; a verdict for
+another answer is a `stale` failure, never a score.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from pytest_ragate.files import UnreadableText, decode
+from pytest_ragate.judges.base import (
+    Embeds,
+    JudgeFailure,
+    JudgeInput,
+    Vacuous,
+    answer_relevance,
+    answer_sha256,
+    context_precision,
+    faithfulness,
+)
+from pytest_ragate.problems import problems_from_validation
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+def usage_error(message: str) -> Exception:
+    import pytest
+
+    return pytest.UsageError(message)
+
+
+class FixtureVerdicts(BaseModel):
+    """One question's exact verdicts in a fixture judge file."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    statements: list[str] = Field(default_factory=list)
+    supported: list[bool] = Field(default_factory=list)
+    relevant_contexts: list[str] = Field(default_factory=list)
+    generated_questions: list[str] = Field(default_factory=list)
+    # sha256 of the answer text these verdicts were written for (`ragate stamp-verdicts`):
+    # when the answer changes, the verdicts are stale and say so instead of scoring it
+    answer_sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = None
+
+    @model_validator(mode="after")
+    def _paired(self) -> FixtureVerdicts:
+        if len(self.supported) != len(self.statements):
+            raise ValueError(f"{len(self.statements)} statements but {len(self.supported)} "
+                             "supported flags")
+        return self
+
+
+class FixtureFile(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    judge_id: str = Field(min_length=1)
+    answers: dict[str, FixtureVerdicts]
+
+
+def read_fixture_file(path: Path) -> tuple[FixtureFile, bytes]:
+    """The fixture judge file (and its bytes), or a usage error naming the file and what is
+    wrong in it."""
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise usage_error(f"--ragate-judge fixture:{path}: cannot read the fixture judge file "
+                     f"({error.strerror or error})") from None
+    try:
+        return FixtureFile.model_validate_json(decode(path, data)), data
+    except UnreadableText as error:
+        raise usage_error(f"--ragate-judge fixture:{path}: the file {error.message}") from None
+    except ValidationError as error:
+        problems = problems_from_validation(error, path)
+        raise usage_error(f"--ragate-judge fixture:{path}: invalid fixture judge file:\n"
+                     + "\n".join(map(str, problems))) from None
+
+
+class LazyEmbedder:
+    """An embedder made on first use: a fixture judge whose verdicts need no vectors never
+    loads a model."""
+
+    def __init__(self, make: Callable[[], Embeds]) -> None:
+        self._make = make
+        self._embedder: Embeds | None = None
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        if self._embedder is None:
+            self._embedder = self._make()
+        return self._embedder.encode(texts)
+
+
+@dataclass
+class FixtureJudge:
+    """Verdicts from a file, so judged scores are exact and reproducible."""
+
+    path: Path
+    embedder: Embeds
+    file: FixtureFile = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.file, data = read_fixture_file(self.path)
+        self._digest = hashlib.sha256(data).hexdigest()[:16]
+
+    @property
+    def judge_id(self) -> str:
+        return f"fixture:{self.file.judge_id}"
+
+    def prompt_hash(self, metric: str) -> str:
+        return self._digest
+
+    async def score(self, item: JudgeInput, metric: str) -> float:
+        import numpy as np
+
+        verdicts = self.file.answers.get(item.question_id)
+        if verdicts is None:
+            raise JudgeFailure("missing", f"{self.path.name} has no verdicts for "
+                               f"{item.question_id!r}")
+        if verdicts.answer_sha256 and verdicts.answer_sha256 != answer_sha256(item.answer):
+            raise JudgeFailure("stale", f"stale fixture verdict: {self.path.name} judged "
+                               f"another answer to {item.question_id!r} (answer_sha256 "
+                               f"{verdicts.answer_sha256[:12]}…); judge the new one, or "
+                               "run `ragate stamp-verdicts` after checking it")
+        if metric == "faithfulness":
+            if not verdicts.statements:
+                return Vacuous(1.0, "no statements")
+            return faithfulness(verdicts.supported)
+        if metric == "context_precision":
+            listed = set(verdicts.relevant_contexts)
+            return context_precision([c.context_id in listed for c in item.contexts])
+        if metric == "answer_relevance":
+            if not verdicts.generated_questions:
+                return 0.0
+            # one text per call, as RAGAS embeds them: batch padding moves vectors by ~1e-7
+            texts = [item.question, *verdicts.generated_questions]
+            vectors = await asyncio.to_thread(  # off the judge loop: other calls keep going
+                lambda: np.vstack([self.embedder.encode([t]) for t in texts]))
+            return answer_relevance(vectors[0], vectors[1:])
+        raise JudgeFailure("error", f"unknown metric {metric!r}")
+
+

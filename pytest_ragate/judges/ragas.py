@@ -1,0 +1,486 @@
+"""The RAGAS judge: RAGAS 0.4.3's own metric code, asking any OpenAI-compatible model.
+
+Imported only for `--ragate-judge ragas:MODEL`, so RAGAS (seconds to import) never loads for a
+run that does not judge with it.
+
+    transport   ChatTransport          one chat-completions request; failures → JudgeFailure
+    bridges     RagateInstructorLLM    ragas.llms.base.InstructorBaseRagasLLM (collections metrics)
+                RagateEmbeddings       ragas.embeddings.base.BaseRagasEmbedding over our Embedder
+    judge       RagasJudge             the Judge protocol over ragas.metrics.collections
+
+Where pytest-ragate and RAGAS differ (everything else is RAGAS's value, unchanged):
+
+* a model that extracts no statements from an answer (every answer judged here has text) is
+  `JudgeFailure("empty")`: RAGAS returns NaN, and scoring it 1.0 would let a judge that finds
+  nothing to check pass every faithfulness floor. It is recognised from the statement step
+  itself (the statement prompt returned an empty list).
+* any other NaN, missing or non-numeric value is `JudgeFailure("parse")`, never a score.
+* inputs RAGAS refuses (an empty question or answer, no retrieved contexts, an empty
+  reference) are `JudgeFailure("missing")` before any model call.
+* the model's sampling parameters are the judge's, not RAGAS's: temperature (0 by default),
+  max_tokens and seed are sent on every request and are part of `judge_id` and `params`.
+* nothing is retried: the OpenAI client runs with max_retries=0; a failed request is a
+  failure of that verdict. The one
+  exception: an HTTP 400 to a request carrying `response_format` is asked once more without
+  it (servers that do not know JSON mode), and JSON mode stays off if that works.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")  # before ragas: no analytics DNS look-ups
+
+import asyncio
+import contextvars
+import hashlib
+import inspect
+import json
+import math
+import re
+import ssl
+import threading
+from collections.abc import AsyncIterator, Coroutine, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import openai
+import ragas
+from pydantic import BaseModel, ValidationError
+from ragas.embeddings.base import BaseRagasEmbedding
+from ragas.llms.base import InstructorBaseRagasLLM
+from ragas.metrics.collections import (
+    AnswerRelevancy,
+    ContextPrecisionWithoutReference,
+    ContextPrecisionWithReference,
+    Faithfulness,
+)
+from ragas.prompt.metrics.base_prompt import BasePrompt
+
+from pytest_ragate.judges.base import Embeds, JudgeFailure, JudgeInput
+
+T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
+
+ANSWER_RELEVANCY_STRICTNESS = 3  # RAGAS's default: questions generated per answer
+JSON_SYSTEM_PROMPT = ("You are an evaluation judge. Reply with exactly one JSON object and "
+                      "nothing else: no prose, no code fences.")
+JSON_SCHEMA_PROMPT = " The object must conform to this JSON schema: {schema}"
+
+
+# --- transport ---------------------------------------------------------------------------
+
+
+class _JsonModeRefused(Exception):
+    """HTTP 400 to a request with response_format: retried once without it."""
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    finish_reason: str | None
+
+
+_SSL: ssl.SSLContext | None = None
+_SSL_LOCK = threading.Lock()
+_SESSION: contextvars.ContextVar[tuple[ChatTransport, openai.AsyncOpenAI] | None] = \
+    contextvars.ContextVar("ragate_openai_session", default=None)
+
+
+def _ssl_context() -> ssl.SSLContext:
+    """Built once: building one per client costs ~0.1 s (it loads the CA bundle)."""
+    global _SSL
+    with _SSL_LOCK:
+        if _SSL is None:
+            cafile = None
+            if not (os.environ.get("SSL_CERT_FILE") or os.environ.get("SSL_CERT_DIR")):
+                try:
+                    import certifi
+
+                    cafile = certifi.where()
+                except ImportError:
+                    pass
+            _SSL = ssl.create_default_context(cafile=cafile)
+        return _SSL
+
+
+def _excerpt(text: object, limit: int = 200) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[:limit] + "…"
+
+
+class ChatTransport:
+    """Chat completions against any OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp, OpenAI).
+
+    Deterministic sampling parameters go on every request. `session()` shares one HTTP client
+    (and its connections) across the requests of one verdict; a request outside a session gets
+    a client of its own. Errors become `JudgeFailure`: timeout, http (status or connection), and
+    parse (a body that is not a chat completion, an empty choice, or output cut at max_tokens).
+    """
+
+    def __init__(self, model: str, base_url: str, *, api_key: str | None = None,
+                 timeout: float = 60.0, temperature: float = 0.0, max_tokens: int | None = None,
+                 seed: int | None = None, json_mode: bool = True) -> None:
+        self.model = model
+        self.base_url = base_url
+        self.api_key = api_key or "not-needed"
+        self.timeout = timeout
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.seed = seed
+        self.json_mode = json_mode  # response_format json_object; dropped if the server refuses it
+
+    @property
+    def params(self) -> dict[str, Any]:
+        params: dict[str, Any] = {"temperature": self.temperature}
+        if self.max_tokens is not None:
+            params["max_tokens"] = self.max_tokens
+        if self.seed is not None:
+            params["seed"] = self.seed
+        return params
+
+    def _client(self) -> openai.AsyncOpenAI:
+        return openai.AsyncOpenAI(
+            base_url=self.base_url, api_key=self.api_key, timeout=self.timeout, max_retries=0,
+            http_client=openai.DefaultAsyncHttpxClient(verify=_ssl_context(),
+                                                       timeout=self.timeout))
+
+    @asynccontextmanager
+    async def session(self) -> AsyncIterator[openai.AsyncOpenAI]:
+        current = _SESSION.get()
+        if current is not None and current[0] is self:
+            yield current[1]
+            return
+        client = self._client()
+        token = _SESSION.set((self, client))
+        try:
+            yield client
+        finally:
+            _SESSION.reset(token)
+            await client.close()
+
+    async def complete(self, messages: list[dict[str, str]], *, json_object: bool = False,
+                       stop: Sequence[str] | None = None) -> Completion:
+        async with self.session() as client:
+            if json_object and self.json_mode:
+                try:
+                    return await self._create(client, messages, True, stop)
+                except _JsonModeRefused:
+                    pass  # asked once more without response_format; off only if that works
+                completion = await self._create(client, messages, False, stop)
+                self.json_mode = False
+                return completion
+            return await self._create(client, messages, False, stop)
+
+    async def _create(self, client: openai.AsyncOpenAI, messages: list[dict[str, str]],
+                      use_json: bool, stop: Sequence[str] | None) -> Completion:
+        kwargs: dict[str, Any] = {"model": self.model, "messages": messages, **self.params}
+        if use_json:
+            kwargs["response_format"] = {"type": "json_object"}
+        if stop:
+            kwargs["stop"] = list(stop)
+        where = f"{self.model} at {self.base_url}"
+        try:
+            response = await client.chat.completions.create(**kwargs)
+        except openai.APITimeoutError:
+            raise JudgeFailure("timeout", f"{where}: no answer within {self.timeout:g}s"
+                               ) from None
+        except openai.APIStatusError as error:
+            if use_json and error.status_code == 400:
+                raise _JsonModeRefused from None  # some servers refuse response_format
+            raise JudgeFailure("http", f"{where}: HTTP {error.status_code}: "
+                               f"{_excerpt(error.message)}") from None
+        except openai.APIConnectionError as error:
+            raise JudgeFailure("http", f"{where}: cannot connect: {error}") from None
+        except (openai.APIResponseValidationError, ValueError) as error:
+            raise JudgeFailure("parse", f"{where}: the response is not a chat completion: "
+                               f"{_excerpt(error)}") from None
+        choices = getattr(response, "choices", None)
+        if not choices:
+            raise JudgeFailure("parse", f"{where}: the response has no choices")
+        choice = choices[0]
+        message = getattr(choice, "message", None)
+        content = getattr(message, "content", None)
+        if not isinstance(content, str):
+            raise JudgeFailure("parse", f"{where}: the response has no text content")
+        return Completion(content, getattr(choice, "finish_reason", None))
+
+
+_FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
+_THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
+
+
+def parse_json_reply(text: str, response_model: type[M]) -> M:
+    """The model's JSON as `response_model`: tolerant of code fences, reasoning blocks and a
+    sentence around one JSON object; anything else is `JudgeFailure("parse")`."""
+    body = _FENCE.sub("", _THINK.sub("", text).strip()).strip()
+    if not body.startswith("{"):
+        start, end = body.find("{"), body.rfind("}")
+        if start >= 0 and end > start:
+            body = body[start:end + 1]
+    try:
+        return response_model.model_validate_json(body)
+    except ValidationError as error:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}"
+                             for e in error.errors()[:3])
+        raise JudgeFailure("parse", f"{response_model.__name__} expected: {problems}; got "
+                           f"{_excerpt(text)!r}") from None
+
+
+def _run_sync(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine from sync code, also when called inside a running loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    result: list[T] = []
+    errors: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            result.append(asyncio.run(coro))
+        except BaseException as error:
+            errors.append(error)
+
+    thread = threading.Thread(target=target, name="ragate-sync-judge")
+    thread.start()
+    thread.join()
+    if errors:
+        raise errors[0]
+    return result[0]
+
+
+# --- the bridges -------------------------------------------------------------------------
+
+
+def schema_text(response_model: type[BaseModel]) -> str:
+    """The schema exactly as RAGAS's BasePrompt.to_string writes it into its prompts."""
+    return json.dumps(response_model.model_json_schema())
+
+
+class RagateInstructorLLM(InstructorBaseRagasLLM):
+    """RAGAS's structured-output LLM interface (what `ragas.metrics.collections` require).
+
+    `agenerate(prompt, response_model)` sends RAGAS's prompt as the user message, asks for one
+    JSON object (system message; `response_format: json_object` where the server accepts it;
+    the response model's JSON schema when the prompt does not already carry it) and parses the
+    reply into `response_model`. It does not go through the instructor library: no tool calls,
+    no re-asking — a reply that does not parse is a `JudgeFailure("parse")`.
+    """
+
+    provider = "openai"  # read by RAGAS's multimodal metrics; every endpoint is OpenAI-shaped
+    is_async = True  # read by ragas.prompt.pydantic_prompt before it calls agenerate
+
+    def __init__(self, transport: ChatTransport) -> None:
+        self.transport = transport
+
+    @property
+    def model(self) -> str:
+        return self.transport.model
+
+    @staticmethod
+    def messages(prompt: str, response_model: type[BaseModel]) -> list[dict[str, str]]:
+        system = JSON_SYSTEM_PROMPT
+        schema = schema_text(response_model)
+        if schema not in prompt:
+            system += JSON_SCHEMA_PROMPT.format(schema=schema)
+        return [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
+
+    def generate(self, prompt: str, response_model: type[M]) -> M:
+        return _run_sync(self.agenerate(prompt, response_model))
+
+    async def agenerate(self, prompt: str, response_model: type[M]) -> M:
+        completion = await self.transport.complete(self.messages(prompt, response_model),
+                                                   json_object=True)
+        if completion.finish_reason == "length":
+            raise JudgeFailure("parse", f"{self.model} stopped at max_tokens="
+                               f"{self.transport.max_tokens} before finishing its JSON")
+        return parse_json_reply(completion.text, response_model)
+
+    def __repr__(self) -> str:
+        return f"RagateInstructorLLM(model={self.model!r}, base_url={self.transport.base_url!r})"
+
+
+class RagateEmbeddings(BaseRagasEmbedding):
+    """RAGAS's modern embeddings interface over our Embedder (all-MiniLM-L6-v2, unit vectors).
+
+    Each text is encoded on its own: in a batch, padding to the longest text moves a MiniLM
+    vector by ~1e-7, so a verdict would depend on which texts happened to share its batch.
+    Vectors are returned as `list[float]` (the interface's type), so RAGAS computes its cosine
+    in float64 from the exact float32 values, as with any RAGAS embeddings provider.
+    """
+
+    def __init__(self, embedder: Embeds) -> None:
+        super().__init__(cache=None)
+        self.embedder = embedder
+
+    @property
+    def model_id(self) -> str:
+        return str(getattr(self.embedder, "model_id", type(self.embedder).__name__))
+
+    def embed_text(self, text: str, **kwargs: Any) -> list[float]:
+        return self.embed_texts([text])[0]
+
+    async def aembed_text(self, text: str, **kwargs: Any) -> list[float]:
+        return await asyncio.to_thread(self.embed_text, text)  # never block the judge loop
+
+    def embed_texts(self, texts: list[str], **kwargs: Any) -> list[list[float]]:
+        vectors: list[list[float]] = [self.embedder.encode([text])[0].tolist() for text in texts]
+        return vectors
+
+    async def aembed_texts(self, texts: list[str], **kwargs: Any) -> list[list[float]]:
+        return await asyncio.to_thread(self.embed_texts, texts)
+
+
+# --- the judge ---------------------------------------------------------------------------
+
+
+class _Faithfulness(Faithfulness):
+    """RAGAS's Faithfulness, remembering what its statement step returned."""
+
+    statements: list[str] | None = None
+
+    async def _create_statements(self, question: str, response: str) -> list[str]:
+        statements = await super()._create_statements(question, response)
+        self.statements = list(statements)
+        return statements
+
+
+def _prompt_material(prompt: BasePrompt[Any, Any]) -> dict[str, Any]:
+    try:
+        template = inspect.getsource(type(prompt).to_string)
+    except (OSError, TypeError):
+        template = type(prompt).to_string.__qualname__
+    return {
+        "class": f"{type(prompt).__module__}.{type(prompt).__qualname__}",
+        "instruction": prompt.instruction,
+        "examples": [[i.model_dump(mode="json"), o.model_dump(mode="json")]
+                     for i, o in prompt.examples],
+        "input_schema": prompt.input_model.model_json_schema(),
+        "output_schema": prompt.output_model.model_json_schema(),
+        "language": prompt.language,
+        "template": template,
+    }
+
+
+def _prompts_of(metric: object) -> list[dict[str, Any]]:
+    return [_prompt_material(v) for _, v in sorted(vars(metric).items())
+            if isinstance(v, BasePrompt)]
+
+
+class RagasJudge:
+    """Judged metrics computed by RAGAS 0.4.3's `ragas.metrics.collections` code.
+
+    faithfulness       Faithfulness: statements from the answer, an NLI verdict per statement
+                       against the retrieved contexts joined by newlines; supported / all.
+                       No statements from an answer with text → JudgeFailure("empty").
+    context_precision  ContextPrecisionWithReference when the item carries a reference (the
+                       expected gist), else ContextPrecisionWithoutReference (usefulness
+                       judged against the answer); one verdict per context in rank order,
+                       average precision with RAGAS's 1e-10 guard = judges.context_precision.
+    answer_relevance   AnswerRelevancy(strictness=3): the model writes a question for the answer
+                       3 times (the same prompt each time) with a noncommittal flag; questions
+                       that come back empty are dropped; the score is the mean cosine between
+                       the user's question and the generated ones (our Embedder), times 0 when
+                       every kept generation was flagged noncommittal; none kept → 0.0. This is
+                       judges.answer_relevance over the kept questions, except the noncommittal
+                       rule, which a fixture expresses as an empty generated_questions list
+                       (both give 0.0).
+    """
+
+    metrics = ("faithfulness", "context_precision", "answer_relevance")
+
+    def __init__(self, model: str, base_url: str, *, api_key: str | None = None,
+                 timeout: float = 60.0, embedder: Embeds, temperature: float = 0.0,
+                 max_tokens: int | None = None, seed: int | None = None) -> None:
+        self.transport = ChatTransport(model, base_url, api_key=api_key, timeout=timeout,
+                                       temperature=temperature, max_tokens=max_tokens,
+                                       seed=seed)
+        self.llm = RagateInstructorLLM(self.transport)
+        self.embeddings = RagateEmbeddings(embedder)
+        self.params: dict[str, Any] = dict(self.transport.params)
+        shown = ",".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                         for k, v in self.params.items())
+        self.judge_id = f"ragas:{model}@{shown}"
+        self._hashes: dict[str, str] = {}
+
+    # the metric objects are made per verdict: they are cheap and hold per-call state
+    def _faithfulness(self) -> _Faithfulness:
+        return _Faithfulness(llm=self.llm)
+
+    def _answer_relevancy(self) -> AnswerRelevancy:
+        return AnswerRelevancy(llm=self.llm, embeddings=self.embeddings,
+                               strictness=ANSWER_RELEVANCY_STRICTNESS)
+
+    def prompt_hash(self, metric: str) -> str:
+        """sha256 of everything the model is asked for `metric`: each RAGAS prompt's
+        instruction, examples, input and output schemas and template, our JSON system prompt,
+        the metric classes, the embedder (answer relevance) and RAGAS's version."""
+        if metric not in self._hashes:
+            material: dict[str, Any] = {"ragas": ragas.__version__, "metric": metric,
+                                        "system": [JSON_SYSTEM_PROMPT, JSON_SCHEMA_PROMPT]}
+            if metric == "faithfulness":
+                used: list[object] = [Faithfulness(llm=self.llm)]
+            elif metric == "context_precision":
+                used = [ContextPrecisionWithReference(llm=self.llm),
+                        ContextPrecisionWithoutReference(llm=self.llm)]
+            elif metric == "answer_relevance":
+                used = [self._answer_relevancy()]
+                material["strictness"] = ANSWER_RELEVANCY_STRICTNESS
+                material["embedder"] = self.embeddings.model_id
+            else:
+                used = []  # score() fails it; the cache key must still be computable
+            material["classes"] = [type(m).__qualname__ for m in used]
+            material["prompts"] = [_prompts_of(m) for m in used]
+            digest = json.dumps(material, sort_keys=True, ensure_ascii=False, default=str)
+            self._hashes[metric] = hashlib.sha256(digest.encode()).hexdigest()
+        return self._hashes[metric]
+
+    async def score(self, item: JudgeInput, metric: str) -> float:
+        contexts = [c.text for c in item.contexts]
+        async with self.transport.session():
+            if metric == "faithfulness":
+                self._require(metric, question=item.question, answer=item.answer,
+                              contexts=contexts)
+                faithfulness = self._faithfulness()
+                result = await faithfulness.ascore(user_input=item.question,
+                                                   response=item.answer,
+                                                   retrieved_contexts=contexts)
+                if faithfulness.statements == []:
+                    raise JudgeFailure("empty", f"{self.llm.model} extracted no statements "
+                                       "from an answer that has text: nothing was judged")
+            elif metric == "context_precision":
+                if item.reference:
+                    self._require(metric, question=item.question, reference=item.reference,
+                                  contexts=contexts)
+                    result = await ContextPrecisionWithReference(llm=self.llm).ascore(
+                        user_input=item.question, reference=item.reference,
+                        retrieved_contexts=contexts)
+                else:
+                    self._require(metric, question=item.question, answer=item.answer,
+                                  contexts=contexts)
+                    result = await ContextPrecisionWithoutReference(llm=self.llm).ascore(
+                        user_input=item.question, response=item.answer,
+                        retrieved_contexts=contexts)
+            elif metric == "answer_relevance":
+                self._require(metric, question=item.question, answer=item.answer)
+                result = await self._answer_relevancy().ascore(user_input=item.question,
+                                                               response=item.answer)
+            else:
+                raise JudgeFailure("error", f"unknown metric {metric!r}")
+        value = getattr(result, "value", None)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise JudgeFailure("parse", f"RAGAS {metric} gave no number: {value!r}")
+        if not math.isfinite(value):
+            raise JudgeFailure("parse", f"RAGAS {metric} came back {value} (the model's "
+                               "verdicts were empty or unusable)")
+        return float(value)
+
+    @staticmethod
+    def _require(metric: str, **inputs: str | list[str]) -> None:
+        """RAGAS refuses these inputs with a ValueError; say which, before asking anything."""
+        empty = [name for name, value in inputs.items() if not value]
+        if empty:
+            raise JudgeFailure("missing", f"RAGAS {metric} needs a non-empty "
+                               f"{' and '.join(empty)}")

@@ -1,0 +1,153 @@
+"""Running a judge: bounded concurrency, a content-addressed cache, failures kept as failures.
+
+Judge calls run on one event loop in a background thread per process, so while the judge
+thinks about question i the worker already asks the system question i+1. Verdicts are cached
+on disk (diskcache: safe across xdist workers) under a key of everything that can change
+them: eval_version, judge id and parameters, metric, prompt hash, and the judged inputs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import math
+import numbers
+import threading
+from collections.abc import Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import diskcache
+
+from pytest_ragate.judges.base import Judge, JudgeFailure, JudgeInput, Vacuous, judge_params
+from pytest_ragate.scoring.registry import asked_metrics
+
+CacheMode = Literal["on", "off", "replay"]
+ROUNDING = 1e-9  # a cosine of a vector with itself may come out 1 + 2e-16: still a score
+
+
+class ReplayMiss(Exception):
+    """`--ragate-cache replay` met a verdict it does not hold: the run must spend nothing."""
+
+
+@dataclass
+class JudgedScores:
+    """One question's judged metrics: values, failures (metric -> why) and cache hits."""
+
+    values: dict[str, float] = field(default_factory=dict)
+    failures: dict[str, str] = field(default_factory=dict)
+    cached: list[str] = field(default_factory=list)
+    replay_misses: list[str] = field(default_factory=list)
+    vacuous: list[str] = field(default_factory=list)  # verdicts with nothing to judge
+
+
+def checked_score(metric: str, raw: object) -> tuple[float, bool]:
+    """A judge's answer as (score, vacuous), or JudgeFailure("invalid"): a score is a real,
+    finite number in [0, 1], never a bool or a string that looks like one. A judge that
+    returns 1.5 must not pass a floor of 0.8."""
+    vacuous = isinstance(raw, Vacuous)
+    value = raw.value if isinstance(raw, Vacuous) else raw
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise JudgeFailure("invalid", f"{metric} came back as {type(value).__name__} "
+                           f"{value!r}, not a number")
+    number = float(value)
+    if not math.isfinite(number) or not -ROUNDING <= number <= 1.0 + ROUNDING:
+        raise JudgeFailure("invalid", f"{metric} came back {number!r}, outside [0, 1]")
+    return min(1.0, max(0.0, number)), vacuous
+
+
+def cache_key(eval_version: str, judge: Judge, metric: str, item: JudgeInput) -> str:
+    material = {"eval_version": eval_version, "judge": judge.judge_id,
+                "params": judge_params(judge), "metric": metric,
+                "prompt": judge.prompt_hash(metric), "inputs": item.digest()}
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+
+
+class JudgeRunner:
+    """One per process. `submit` returns a Future of the question's JudgedScores."""
+
+    def __init__(self, concurrency: int, cache_dir: Path | None, mode: CacheMode) -> None:
+        self.mode = mode
+        self.concurrency = concurrency
+        self.cache = diskcache.Cache(str(cache_dir)) if cache_dir and mode != "off" else None
+        self.calls = 0  # judge calls actually made (cache misses), for reports and tests
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="ragate-judge",
+                                        daemon=True)
+        self._thread.start()
+        self._slots = asyncio.Semaphore(concurrency)
+
+    def submit(self, judge: Judge, item: JudgeInput, metrics: Sequence[str],
+               eval_version: str) -> Future[JudgedScores]:
+        return asyncio.run_coroutine_threadsafe(
+            self._judge_all(judge, item, list(metrics), eval_version), self._loop)
+
+    async def _judge_all(self, judge: Judge, item: JudgeInput, metrics: list[str],
+                         eval_version: str) -> JudgedScores:
+        verdicts = JudgedScores()
+        results = await asyncio.gather(*(self._judge_one(judge, item, m, eval_version)
+                                          for m in metrics))
+        for metric, (value, failure, cached) in zip(metrics, results, strict=True):
+            if isinstance(failure, ReplayMiss):
+                verdicts.replay_misses.append(metric)
+                verdicts.failures[metric] = str(failure)
+            elif failure is not None:
+                verdicts.failures[metric] = str(failure)
+            else:
+                assert value is not None
+                verdicts.values[metric] = value[0]
+                if value[1]:
+                    verdicts.vacuous.append(metric)
+            if cached:
+                verdicts.cached.append(metric)
+        return verdicts
+
+    async def _judge_one(self, judge: Judge, item: JudgeInput, metric: str, eval_version: str,
+                         ) -> tuple[tuple[float, bool] | None, Exception | None, bool]:
+        key = cache_key(eval_version, judge, metric, item)
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                try:  # a verdict is checked again on its way out: the folder is a file tree
+                    return checked_score(metric, _stored(hit)), None, True
+                except JudgeFailure as failure:
+                    return None, failure, True
+            if self.mode == "replay":
+                return None, ReplayMiss(f"no cached {metric} verdict for {item.question_id} "
+                                        f"from {judge.judge_id} (--ragate-cache replay); run "
+                                        "once with --ragate-cache on to record it"), False
+        async with self._slots:
+            self.calls += 1
+            try:
+                value = checked_score(metric, await judge.score(item, metric))
+            except JudgeFailure as failure:
+                return None, failure, False
+            except Exception as error:  # a judge bug is still a failure, not a score
+                return None, JudgeFailure("error", f"{type(error).__name__}: {error}"), False
+        if self.cache is not None:
+            self.cache.set(key, {"value": value[0], "vacuous": value[1]})
+        return value, None, False
+
+    def close(self) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=5)
+        if self.cache is not None:
+            self.cache.close()
+
+
+def _stored(hit: object) -> object:
+    """A cached verdict: `{"value", "vacuous"}`, or a bare float from before vacuous
+    verdicts were kept."""
+    if isinstance(hit, dict):
+        value = hit.get("value")
+        return Vacuous(value, "cached") if hit.get("vacuous") else value  # type: ignore[arg-type]
+    return hit
+
+
+def judged_metrics(judge: Any) -> tuple[str, ...]:
+    """What to ask `judge` for: its own `metrics` when it names them, else every metric the
+    registry has a judge ask for."""
+    return tuple(getattr(judge, "metrics", asked_metrics()))

@@ -1,0 +1,64 @@
+"""Which judge a run uses: `--ragate-judge fixture:PATH` or `ragas:MODEL`, checked once
+before anything runs. The RAGAS judge is imported only when asked for (the `[ragas]` extra).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from pytest_ragate.judges.base import Embeds, Judge
+from pytest_ragate.judges.fixture import FixtureJudge, LazyEmbedder, read_fixture_file, usage_error
+from pytest_ragate.settings import JudgeSettings
+
+
+def judge_spec(settings: JudgeSettings) -> tuple[str, str] | None:
+    """("fixture", PATH) or ("ragas", MODEL) from --ragate-judge, checked: a bad spec is one
+    usage error before anything runs, not a failure in every item."""
+    if not settings.judge:
+        return None
+    kind, _, rest = settings.judge.partition(":")
+    if kind == "fixture" and rest:
+        return kind, rest
+    if kind == "ragas" and (rest or settings.judge_model):
+        if not settings.judge_url:
+            raise usage_error("--ragate-judge ragas:… needs --ragate-judge-url (the base URL of an "
+                         "OpenAI-compatible API, e.g. http://127.0.0.1:8000/v1)")
+        return kind, rest or str(settings.judge_model)
+    raise usage_error(f"--ragate-judge {settings.judge!r}: expected fixture:PATH or ragas:MODEL "
+                 "(or ragas with --ragate-judge-model)")
+
+
+def check_settings(settings: JudgeSettings) -> None:
+    """Everything about the configured judge that can be wrong before the first question:
+    the spec, the fixture file (read and validated), the RAGAS extra."""
+    spec = judge_spec(settings)
+    if spec is None:
+        return
+    kind, rest = spec
+    if kind == "fixture":
+        read_fixture_file(Path(rest))
+    elif importlib.util.find_spec("ragas") is None:
+        raise usage_error(f"--ragate-judge {settings.judge}: needs RAGAS: pip install "
+                     "'pytest-ragate[ragas]'")
+
+
+def from_settings(settings: JudgeSettings, embedder: Callable[[], Embeds]) -> Judge | None:
+    """`--ragate-judge fixture:PATH` or `ragas:MODEL` (or `ragas` + --ragate-judge-model)."""
+    spec = judge_spec(settings)
+    if spec is None:
+        return None
+    kind, rest = spec
+    if kind == "fixture":
+        return FixtureJudge(Path(rest), LazyEmbedder(embedder))
+    from pytest_ragate.judges.ragas import RagasJudge
+
+    assert settings.judge_url is not None  # judge_spec checked it
+    return RagasJudge(rest, settings.judge_url,
+                      api_key=os.environ.get("RAGATE_JUDGE_API_KEY")
+                      or os.environ.get("OPENAI_API_KEY"),
+                      timeout=settings.judge_timeout, embedder=embedder())
+
+

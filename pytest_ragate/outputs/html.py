@@ -1,0 +1,443 @@
+"""`--ragate-html PATH`: one self-contained HTML page per run, for people rather than CI.
+
+It shows what the Markdown report shows (floors with intervals, per-kind figures, every
+question) plus the pictures that make a gate arguable: per-kind bars against the floors, the
+nearest-distance calibration picture and the trend over the history of the same
+eval_version. Plots are matplotlib SVG inlined in the page, and a Content-Security-Policy
+forbids every fetch, so the file opens anywhere (a CI artifact, an e-mail) and shows the same.
+
+The output is deterministic: no render time, fixed SVG ids and hash salt, records in goldset
+and question order; so `-n 0` and `-n N` write the same bytes. matplotlib and jinja2 are
+imported here only, and this module only when `--ragate-html` is given.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import matplotlib
+from markupsafe import Markup
+from matplotlib.figure import Figure as MplFigure
+from matplotlib.ticker import MaxNLocator
+
+from pytest_ragate.files import write_atomic
+from pytest_ragate.outputs.history import (
+    HistoryLine,
+    build_line,
+    delta_lines,
+    fmt_knob,
+    fmt_sha,
+    fmt_time,
+)
+from pytest_ragate.outputs.reports import (
+    ANCHOR_HEADERS,
+    OUTCOME_WORDS,
+    anchor_rows,
+    metric_source,
+)
+from pytest_ragate.scoring.gates import Verdict, fmt_counts, fmt_interval, interval_of, kind_counts
+from pytest_ragate.scoring.metrics import QuestionRecord, Tally, fmt_num, tally
+from pytest_ragate.scoring.registry import METRICS
+from pytest_ragate.scoring.regression import Regression
+from pytest_ragate.scoring.run import GoldsetRun
+
+TEMPLATE = "report.html.j2"
+# Okabe-Ito: distinguishable with the common colour-vision deficiencies
+BLUE, ORANGE, VERMILION, GREY, BLACK = "#0072B2", "#E69F00", "#D55E00", "#6b6b6b", "#222222"
+RC = {
+    "svg.hashsalt": "pytest-ragate",  # stable clip-path and marker ids: identical bytes per run
+    "svg.fonttype": "none",  # text stays text: smaller, searchable, uses the viewer's fonts
+    "text.parse_math": False,  # a `$` in a kind name is a dollar sign, not mathtext
+    "font.size": 8.5,
+    "axes.titlesize": 9.5,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+}
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)  # the time of a line never written; never shown
+_CI_WORDS = {
+    "point": "a floor holds when its value reaches it",
+    "strict": "a floor holds only when the lower bound of its 95% interval reaches it",
+}
+
+
+@dataclass(frozen=True)
+class Plot:
+    """One inlined SVG figure; `key` is stable so tests and readers can find it."""
+
+    key: str
+    title: str
+    svg: Markup
+
+
+@dataclass
+class Trend:
+    """The history of one goldset at the run's eval_version, oldest first."""
+
+    points: list[dict[str, Any]] = field(default_factory=list)
+    plots: list[Plot] = field(default_factory=list)
+    deltas: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+# --- SVG ---------------------------------------------------------------------------------------
+
+_PROLOGUE = re.compile(r"\A.*?(?=<svg[\s>])", re.S)
+_METADATA = re.compile(r"\s*<metadata>.*?</metadata>", re.S)
+_ID = re.compile(r'\bid="([^"]+)"')
+_REF = re.compile(r'(url\(#|href="#)([^")]+)')
+
+
+def _svg(fig: MplFigure, key: str, label: str) -> Markup:
+    """The figure as an inline <svg>: no XML prologue or metadata (they name URLs), ids
+    prefixed with `key` so several plots in one page never share an id."""
+    buffer = io.StringIO()
+    fig.savefig(buffer, format="svg", metadata={"Date": None})
+    text = _METADATA.sub("", _PROLOGUE.sub("", buffer.getvalue(), count=1), count=1)
+    prefix = re.sub(r"[^A-Za-z0-9_-]", "-", key) + "-"
+    ids = set(_ID.findall(text))
+    text = _ID.sub(lambda m: f'id="{prefix}{m.group(1)}"', text)
+    text = _REF.sub(lambda m: m.group(1) + (prefix if m.group(2) in ids else "") + m.group(2),
+                    text)
+    label = str(Markup.escape(label))
+    text = text.replace("<svg ", f'<svg class="plot" role="img" aria-label="{label}" ', 1)
+    return Markup(text.strip())  # matplotlib escapes the text it writes
+
+
+def _figure(width: float, height: float, **margins: float) -> MplFigure:
+    """A pyplot-free figure (nothing global is created, nothing leaks between plots) with
+    fixed margins: a layout engine would draw every figure twice."""
+    fig = MplFigure(figsize=(width, height))
+    fig.subplots_adjust(**{"left": 0.12, "right": 0.97, "top": 0.88, "bottom": 0.14,
+                           **margins})
+    return fig
+
+
+# --- plots -------------------------------------------------------------------------------------
+
+
+def _count_label(t: Tally) -> str:
+    if not t.n:
+        return "n=0"
+    if METRICS[t.metric].aggregate == "proportion":
+        return f"{t.k:g}/{t.n}"
+    return f"n={t.n}"
+
+
+def kind_plot(run: GoldsetRun, metric: str, key: str) -> Plot:
+    """All questions, then one bar per kind, with 95% intervals; the floors as red lines (a
+    kind floor only over its kind's bar)."""
+    bars: list[tuple[str, Tally]] = [("all", tally(metric, run.records)),
+                                     *kind_counts(metric, run.records)]
+    floors = [v.floor for v in run.verdicts
+              if v.floor.metric == metric and not v.floor.anchors]
+    tilt = len(bars) > 3 or max(len(kind) for kind, _ in bars) > 14
+    fig = _figure(4.0, 2.8, bottom=0.3 if tilt else 0.14)
+    ax = fig.add_subplot()
+    for x, (kind, t) in enumerate(bars):
+        colour = GREY if kind == "all" else BLUE
+        interval = interval_of(t)
+        if t.value is None or interval is None:
+            ax.text(x, 0.03, "n=0", ha="center", va="bottom", color=GREY)
+            continue
+        low, high = max(0.0, t.value - interval[0]), max(0.0, interval[1] - t.value)
+        ax.bar(x, t.value, width=0.62, color=colour, alpha=0.85)
+        ax.errorbar(x, t.value, yerr=[[low], [high]], fmt="none", ecolor=BLACK, capsize=3,
+                    linewidth=1)
+        ax.text(x, min(interval[1] + 0.02, 1.08), _count_label(t), ha="center", va="bottom",
+                fontsize=7.5, color=BLACK)
+    kinds = [kind for kind, _ in bars]
+    title = f"{metric} ({metric_source(run, metric)})"
+    for floor in floors:
+        if floor.kind is None:
+            ax.axhline(floor.min, color=VERMILION, linestyle="--", linewidth=1.2)
+            title += f" · floor {floor.min:.2f}"
+        elif floor.kind in kinds:
+            x = kinds.index(floor.kind)
+            ax.hlines(floor.min, x - 0.42, x + 0.42, color=VERMILION, linestyle=":",
+                      linewidth=1.6)
+    ax.set_xticks(range(len(bars)), kinds, rotation=25 if tilt else 0,
+                  ha="right" if tilt else "center", rotation_mode="anchor")
+    ax.set_xlim(-0.6, len(bars) - 0.4)
+    ax.set_ylim(0, 1.12)
+    ax.set_title(title, loc="left")
+    ax.grid(axis="y", linewidth=0.4, alpha=0.5)
+    ax.set_axisbelow(True)
+    return Plot(key, metric, _svg(fig, key, f"{metric} by question kind"))
+
+
+def max_distance_of(records: Sequence[QuestionRecord]) -> tuple[float | None, str | None]:
+    """The one max_distance the records were answered with, or why there is no line."""
+    values = sorted({v for r in records if (v := r.knobs.get("max_distance")) is not None},
+                    key=str)
+    numbers = [v for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
+    if not values:
+        return None, "no record carries a max_distance knob: no threshold line"
+    if len(values) > 1:
+        shown = ", ".join(str(v) for v in values)
+        return None, f"the records carry several max_distance values ({shown}): no threshold line"
+    if not numbers:
+        return None, f"max_distance {values[0]!r} is not a number: no threshold line"
+    return float(numbers[0]), None
+
+
+def calibration_plot(run: GoldsetRun, key: str) -> tuple[Plot | None, list[str]]:
+    """Nearest retrieved distance of answerable vs unanswerable questions, and the cut: the
+    picture that says whether max_distance can separate them at all."""
+    rows = [r for r in run.records if r.nearest_distance is not None]
+    notes: list[str] = []
+    missing = len(run.records) - len(rows)
+    if missing:
+        notes.append(f"{missing} question{'s' * (missing != 1)} without a nearest distance "
+                     "(nothing retrieved, no distances, or not run) are not shown")
+    if not rows:
+        return None, notes
+    cut, why = max_distance_of(run.records)
+    if why:
+        notes.append(why)
+    answerable = [r.nearest_distance for r in rows if not r.must_abstain]
+    unanswerable = [r.nearest_distance for r in rows if r.must_abstain]
+    values = [v for v in answerable + unanswerable if v is not None]
+    low, high = min(values), max(values)
+    if cut is not None:
+        low, high = min(low, cut), max(high, cut)
+    if math.isclose(low, high):
+        low, high = low - 0.05, high + 0.05
+    edges = [low + (high - low) * i / 24 for i in range(25)]
+    fig = _figure(7.6, 2.8, left=0.07, right=0.68, bottom=0.17)
+    ax = fig.add_subplot()
+    for data, colour, name, hatch in ((answerable, BLUE, "answerable", None),
+                                      (unanswerable, ORANGE, "must abstain", "//")):
+        wrong = sum(1 for r in rows if r.must_abstain == (name == "must abstain")
+                    and not r.abstention_correct)
+        if data:  # translucent fill plus a solid outline: both shapes stay readable
+            ax.hist(data, bins=edges, histtype="stepfilled", color=colour, alpha=0.4,
+                    hatch=hatch, label=f"{name} (n={len(data)}, {wrong} "
+                    f"{'abstained' if name == 'answerable' else 'answered'})")
+            ax.hist(data, bins=edges, histtype="step", color=colour, linewidth=1.4)
+    if cut is not None:
+        ax.axvline(cut, color=BLACK, linestyle="--", linewidth=1.2,
+                   label=f"max_distance {cut:g}")
+    ax.set_xlabel("nearest retrieved distance (lower is closer)")
+    ax.set_ylabel("questions")
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.legend(frameon=False, fontsize=7.5, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.set_title("calibration: nearest distance by answerability", loc="left")
+    if not unanswerable:
+        notes.append("no unanswerable question has a distance: the cut is unconstrained from "
+                     "above")
+    return Plot(key, "calibration", _svg(fig, key, "nearest distance histogram")), notes
+
+
+def _same_run(line: HistoryLine, current: HistoryLine) -> bool:
+    """Whether `line` is this run's own line (the session appends before writing HTML)."""
+    skip = {"time", "git_sha", "format"}
+    return (line.model_dump(mode="json", exclude=skip)
+            == current.model_dump(mode="json", exclude=skip))
+
+
+def trend(run: GoldsetRun, history: Sequence[HistoryLine], key: str,
+          current: HistoryLine | None = None) -> Trend:
+    """This goldset's runs at this eval_version, with this run last, and a plot per metric.
+    `current` is this run's own line, when the caller has built it already."""
+    result = Trend()
+    if not history:
+        return result
+    current = current or build_line(run, git=None, time=_EPOCH)
+    same = [line for line in history
+            if line.goldset == run.name and line.eval_version == run.eval_version
+            and (not run.route or line.route is None or line.route == run.route)]
+    other = [line for line in history
+             if line.goldset == run.name and line.eval_version != run.eval_version]
+    labelled: list[tuple[HistoryLine, bool]] = [(line, True) for line in same]
+    if same and _same_run(same[-1], current):
+        mine, before = same[-1], same[:-1]
+    else:
+        labelled.append((current, False))
+        mine, before = current, same
+        result.notes.append("this run is not in the history (not recorded): shown last")
+    result.deltas = delta_lines(mine, before[-1] if before else None, other)
+    metrics = [m for m in current.metrics if any(
+        (f := line.metrics.get(m)) is not None and f.value is not None for line, _ in labelled)]
+    for i, (line, recorded) in enumerate(labelled, start=1):
+        result.points.append({
+            "index": i,
+            "time": fmt_time(line.time) if recorded else "this run (not recorded)",
+            "sha": fmt_sha(line.git_sha) if recorded else "—",
+            "questions": line.questions,
+            "values": [fmt_num(f.value if (f := line.metrics.get(m)) else None) for m in metrics],
+        })
+    result.plots = [_trend_plot(run, metric, labelled, f"{key}-{metric}") for metric in metrics]
+    return result
+
+
+def _trend_plot(run: GoldsetRun, metric: str, lines: list[tuple[HistoryLine, bool]],
+                key: str) -> Plot:
+    xs = list(range(1, len(lines) + 1))
+    ys = [f.value if (f := line.metrics.get(metric)) and f.value is not None else math.nan
+          for line, _ in lines]
+    fig = _figure(4.0, 2.3, bottom=0.2)
+    ax = fig.add_subplot()
+    ax.plot(xs, ys, color=BLUE, marker="o", markersize=3.5, linewidth=1.3)
+    if not math.isnan(ys[-1]):
+        ax.plot([xs[-1]], [ys[-1]], marker="o", markersize=7, color=BLUE, fillstyle="none")
+    for v in run.verdicts:
+        if v.floor.metric == metric and v.floor.kind is None and not v.floor.anchors:
+            ax.axhline(v.floor.min, color=VERMILION, linestyle="--", linewidth=1.1)
+    ax.set_xlim(0.5, len(xs) + 0.5)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True, nbins=min(len(xs), 10)))
+    ax.set_ylim(0, 1.05)
+    ax.set_xlabel("run")
+    ax.set_title(metric, loc="left")
+    ax.grid(axis="y", linewidth=0.4, alpha=0.5)
+    return Plot(key, metric, _svg(fig, key, f"{metric} over the runs"))
+
+
+# --- tables ------------------------------------------------------------------------------------
+
+
+def _p(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.2g}" if value < 0.001 else f"{value:.3f}"
+
+
+def floor_row(run: GoldsetRun, v: Verdict) -> dict[str, Any]:
+    return {
+        "metric": v.floor.name.removeprefix("floor[").removesuffix("]"),
+        "floor": f"{v.floor.min:.2f}",
+        "value": fmt_num(v.value),
+        "interval": fmt_interval(v.interval),
+        "n": v.tally.n if v.tally else 0,
+        "by_kind": fmt_counts(kind_counts(v.floor.metric, run.records))
+        if v.floor.kind is None and not v.floor.anchors else "",
+        "computed_by": v.computed_by,
+        "outcome": v.outcome,
+        "word": OUTCOME_WORDS[v.outcome],
+        "message": v.message,
+    }
+
+
+def question_row(run: GoldsetRun, r: QuestionRecord) -> dict[str, Any]:
+    """Everything a reader needs to judge one answer, in display form."""
+    ranks = ", ".join("—" if rank is None else str(rank) for rank in r.evidence_ranks)
+    return {
+        "id": r.question_id,
+        "question": r.question,
+        "kind": r.kind,
+        "status": r.status,
+        "error": r.error,
+        "wrong": r.wrong,
+        "abstained": None if r.abstained is None else r.abstained,
+        "must_abstain": r.must_abstain,
+        "abstention_correct": r.abstention_correct,
+        "answer": r.answer_text,
+        "cited": r.cited,
+        "uncited": r.uncited,
+        "citations": f"{r.citations_correct}/{r.citations}",
+        "expected": r.expected,
+        "evidence": f"{r.evidence_spans_found}/{r.evidence_spans}",
+        "ranks": ranks,
+        "nearest": fmt_num(r.nearest_distance, 3),
+        "metrics": [fmt_num(r.metrics.get(m)) for m in run.metrics],
+        "judge_failures": _grouped(r.judge_failures),
+        "judge_cached": r.judge_cached,
+        "judge_vacuous": r.judge_vacuous,
+    }
+
+
+def _grouped(failures: dict[str, str]) -> list[tuple[str, str]]:
+    """`faithfulness, context_precision → timeout`: one line per distinct reason."""
+    by_why: dict[str, list[str]] = {}
+    for metric, why in failures.items():
+        by_why.setdefault(why, []).append(metric)
+    return [(", ".join(metrics), why) for why, metrics in by_why.items()]
+
+
+def regression_row(g: Regression) -> dict[str, Any]:
+    return {"metric": g.metric, "test": g.test, "pairs": g.pairs, "baseline": fmt_num(g.baseline),
+            "current": fmt_num(g.current), "delta": "—" if g.delta is None else f"{g.delta:+.2f}",
+            "p": _p(g.p_value), "outcome": g.outcome, "word": OUTCOME_WORDS[g.outcome],
+            "message": g.message}
+
+
+def _anchor(index: int, name: str) -> str:
+    return f"gs{index}-" + re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-")
+
+
+def run_view(index: int, run: GoldsetRun, history: Sequence[HistoryLine]) -> dict[str, Any]:
+    key = _anchor(index, run.name)
+    counts = {s: sum(r.status == s for r in run.records) for s in ("scored", "error", "skipped")}
+    outcomes = {word: sum(OUTCOME_WORDS[v.outcome] == word for v in run.verdicts)
+                for word in OUTCOME_WORDS.values()}
+    calibration, calibration_notes = calibration_plot(run, f"{key}-calibration")
+    uncited = [r.question_id for r in run.records if r.uncited]
+    line = build_line(run, git=None, time=_EPOCH)  # this run as history sees it
+    return {
+        "knobs": [(name, fmt_knob(value)) for name, value in line.knobs.items()],
+        "anchor": key,
+        "name": run.label,
+        "eval_version": run.eval_version,
+        "questions": run.population if run.population is not None else len(run.records),
+        "counts": counts,
+        "coverage": run.coverage_line(),
+        "parts": [*run.parts, run.pool_line()],
+        "status_reason": run.status_reason,
+        "outcomes": {w: n for w, n in outcomes.items() if n},
+        "status": run.status,
+        "regressions_failed": sum(g.outcome == "failed" for g in run.regressions),
+        "floors": [floor_row(run, v) for v in run.verdicts],
+        "regressions": [regression_row(g) for g in run.regressions],
+        "judge_lines": run.judge_lines,
+        "by_kind": [(m, metric_source(run, m), fmt_counts(kind_counts(m, run.records)))
+                    for m in run.metrics],
+        "uncited": uncited,
+        "kind_plots": [kind_plot(run, m, f"{key}-kinds-{m}") for m in run.metrics]
+        if run.records else [],
+        "calibration": calibration,
+        "calibration_notes": calibration_notes,
+        "trend": trend(run, history, f"{key}-trend", line),
+        "metrics": [(m, metric_source(run, m)) for m in run.metrics],
+        "rows": [question_row(run, r) for r in run.records],
+        "anchors": anchor_rows(run),
+        "anchor_headers": ANCHOR_HEADERS,
+    }
+
+
+# --- the page ----------------------------------------------------------------------------------
+
+
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("pytest_ragate", "templates"),
+        autoescape=True,  # answers are arbitrary text: every value is escaped unless Markup
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+
+
+def render_html(runs: Sequence[GoldsetRun], *, history: Sequence[HistoryLine] = (),
+                ci: str = "point", run_failed: bool = False) -> str:
+    """The whole page as a string: pure, so tests can render without touching a file."""
+    with matplotlib.rc_context(RC):
+        views = [run_view(i, run, history) for i, run in enumerate(runs, start=1)]
+    overall = "failed" if run_failed or any(v["status"] == "failed" for v in views) else "passed"
+    return _environment().get_template(TEMPLATE).render(
+        runs=views, ci=ci, ci_words=_CI_WORDS.get(ci, ci), has_history=bool(history),
+        overall=overall,
+        plots=sum(len(v["kind_plots"]) + (v["calibration"] is not None)
+                  + len(v["trend"].plots) for v in views))
+
+
+def write_html(path: Path, runs: Sequence[GoldsetRun], *, history: Sequence[HistoryLine],
+               ci: str, run_failed: bool = False) -> None:
+    write_atomic(path, render_html(runs, history=history, ci=ci, run_failed=run_failed))

@@ -1,0 +1,216 @@
+"""What a run leaves behind: the results JSONL, the Markdown report, the terminal table.
+
+All three are rendered on the controller from the same records and verdicts, in goldset and
+question order, so `-n 0` and `-n N` write the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from tabulate import tabulate
+
+from pytest_ragate.files import write_atomic
+from pytest_ragate.scoring.gates import (
+    fmt_counts,
+    fmt_interval,
+    kind_counts,
+)
+from pytest_ragate.scoring.metrics import MECHANICAL, QuestionRecord, fmt_num
+from pytest_ragate.scoring.registry import METRICS
+from pytest_ragate.scoring.run import GoldsetRun
+
+OUTCOME_WORDS = {"passed": "PASS", "failed": "FAIL", "xfailed": "XFAIL",
+                 "xpassed": "XPASS(strict)", "skipped": "SKIP"}
+
+
+def results_lines(runs: Sequence[GoldsetRun]) -> str:
+    rows = [r.model_dump(mode="json") for run in runs for r in run.records]
+    return "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in rows)
+
+
+def write_results(path: Path, runs: Sequence[GoldsetRun]) -> None:
+    write_atomic(path, results_lines(runs))
+
+
+def floors_table(runs: Sequence[GoldsetRun], tablefmt: str) -> str:
+    rows = []
+    for run in runs:
+        for v in run.verdicts:
+            rows.append([
+                run.label, v.floor.name.removeprefix("floor[").removesuffix("]"),
+                f"{v.floor.min:.2f}", fmt_num(v.value), fmt_interval(v.interval),
+                v.tally.n if v.tally else 0,
+                fmt_counts(kind_counts(v.floor.metric, run.records)) if v.floor.kind is None
+                else "", v.computed_by, OUTCOME_WORDS[v.outcome],
+            ])
+    headers = ["goldset", "metric", "floor", "value", "95% interval", "n", "by kind",
+               "computed by", "outcome"]
+    return tabulate(rows, headers=headers, tablefmt=tablefmt, disable_numparse=True)
+
+
+def regressions_table(runs: Sequence[GoldsetRun], tablefmt: str) -> str:
+    rows = [[run.label, c.metric, fmt_num(c.baseline), fmt_num(c.current),
+             "—" if c.delta is None else f"{c.delta:+.2f}", c.pairs, c.test,
+             "—" if c.p_value is None else f"{c.p_value:.3g}", OUTCOME_WORDS[c.outcome]]
+            for run in runs for c in run.regressions]
+    headers = ["goldset", "metric", "baseline", "now", "change", "paired questions", "test",
+               "p", "outcome"]
+    return tabulate(rows, headers=headers, tablefmt=tablefmt, disable_numparse=True)
+
+
+def _question_rows(run: GoldsetRun) -> tuple[list[str], list[list[str]]]:
+    metrics = run.metrics
+    headers = ["question", "text", "kind", "status", "abstained", "citations ok",
+               "expected evidence", "evidence found", "contexts", "nearest distance",
+               *[f"{m} ({metric_source(run, m)})" for m in metrics], "judge"]
+    rows = []
+    for r in run.records:
+        repeats = f", {r.duplicate_citations} repeated" if r.duplicate_citations else ""
+        expected = ("sealed" if r.expected is None else " ".join(r.expected)
+                    or "none: must abstain")
+        rows.append([
+            r.question_id, _cell(r.question or ""), r.kind,
+            r.status if r.status != "scored" else "",
+            "" if r.abstained is None else ("yes" if r.abstained else "no")
+            + ("" if r.abstention_correct else " ✗"),
+            f"{r.citations_correct}/{r.citations}" + (" (uncited)" if r.uncited else "")
+            + repeats, _cell(expected),
+            f"{r.evidence_spans_found}/{r.evidence_spans}", str(r.contexts),
+            fmt_num(r.nearest_distance), *[fmt_num(_value(r, m)) for m in metrics],
+            "; ".join([f"{m} failed ({why})" for m, why in r.judge_failures.items()]
+                      + ([f"vacuous: {', '.join(r.judge_vacuous)}"] if r.judge_vacuous else [])
+                      + ([f"cached: {', '.join(r.judge_cached)}"] if r.judge_cached else [])),
+        ])
+    means = []
+    for m in metrics:
+        values = [v for r in run.records if (v := _value(r, m)) is not None]
+        means.append(fmt_num(sum(values) / len(values)) if values else "—")
+    rows.append(["**mean**", "", "", "", "", "", "", "", "", "", *means, ""])
+    return headers, rows
+
+
+ANCHOR_HEADERS = ["anchor", "kind", "outcome", "claim", "strict xfail", "why"]
+ANCHOR_WORDS = {**OUTCOME_WORDS, "error": "ERROR"}
+
+
+def anchor_rows(run: GoldsetRun) -> list[list[str]]:
+    """Each anchor's outcome (and each anchor that has none, with why), for the reports."""
+    rows = [[a.anchor_id, a.kind, ANCHOR_WORDS["error" if a.error else a.outcome],
+             _cell(a.claim or ""), _cell(a.xfail or ""), _cell(a.error or a.why or "")]
+            for a in run.anchors]
+    ran = {a.anchor_id for a in run.anchors}
+    rows += [[g.member, g.member_kind, g.kind.upper(), "", "", _cell(g.why)]
+             for g in run.anchor_gaps if g.member not in ran]
+    return rows
+
+
+def _cell(text: str) -> str:
+    """Text in one Markdown table cell: one line, no column break."""
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def question_text(record: QuestionRecord) -> str:
+    """One question's outcome as a person reads it: what CI systems show from a JUnit test
+    case's `<system-out>` (few show `<properties>`)."""
+    lines = [f"question: {record.question or record.question_id}"]
+    if record.status != "scored":
+        lines.append(f"{record.status}: {record.error or ''}")
+    if record.abstained:
+        lines.append("answer: (abstained)")
+    elif record.abstained is not None:
+        lines.append(f"answer: {record.answer_text or '(no text)'}")
+    for c in record.cited:
+        quote = f' "{c.quote}"' if c.quote else ""
+        lines.append(f"  {'✓' if c.correct else '✗'} {c.label}{quote}")
+    if record.uncited:
+        lines.append("  (no citation)")
+    if record.duplicate_citations:
+        lines.append(f"  ({record.duplicate_citations} repeated citations counted once)")
+    if record.expected is None:
+        lines.append("expected: sealed")
+    elif not record.expected:
+        lines.append("expected: none, must abstain")
+    else:
+        lines += ["expected:", *[f"  {label}" for label in record.expected]]
+    if record.abstained is not None:
+        ranks = ", ".join("—" if k is None else str(k) for k in record.evidence_ranks)
+        lines.append(f"abstention {'right' if record.abstention_correct else 'wrong'} · "
+                     f"citations {record.citations_correct}/{record.citations} right · "
+                     f"evidence {record.evidence_spans_found}/{record.evidence_spans} found"
+                     + (f" (ranks {ranks})" if ranks else "")
+                     + f" in {record.contexts} contexts")
+    judged = [f"{m} {v:.2f}" for m, v in record.metrics.items()
+              if v is not None and METRICS[m].judged]
+    if judged:
+        lines.append(f"judged by {record.judge}: {' · '.join(judged)}")
+    lines += [f"judge failed: {m}: {why}" for m, why in record.judge_failures.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _value(record: QuestionRecord, metric: str) -> float | None:
+    """A question's own figure of a metric: stored, or (evidence_recall@K) from its ranks."""
+    value = METRICS[metric].value
+    return None if value is None else value(metric, record)
+
+
+def metric_source(run: GoldsetRun, metric: str) -> str:
+    """Who computed a metric's figures: `mechanical`, or the judges that gave its verdicts."""
+    if not METRICS[metric].judged:
+        return MECHANICAL
+    return ", ".join(sorted({r.judge for r in run.records if r.judge})) or "judge"
+
+
+def badge(status: str) -> str:
+    return "**PASS**" if status == "passed" else "**FAIL**"
+
+
+def markdown(runs: Sequence[GoldsetRun],
+             deltas: Mapping[str, list[str]] | None = None, run_failed: bool = False) -> str:
+    overall = "failed" if run_failed or any(run.status == "failed" for run in runs) else "passed"
+    parts = ["# ragate report", "", f"Run: {badge(overall)}"
+             + ("" if overall == "passed" else " (the pytest run exits non-zero)"), ""]
+    for run in runs:
+        reason = run.status_reason
+        parts += [f"## {run.label} (eval_version {run.eval_version}) {badge(run.status)}", ""]
+        if reason:
+            parts += [f"FAIL: {reason}.", ""]
+        parts += [f"{run.coverage_line()}.", ""]
+        parts += [f"- {line}" for line in [*run.parts, run.pool_line()]]
+        parts.append("")
+        since = (deltas or {}).get(run.route or run.name) or (deltas or {}).get(run.name)
+        if since:
+            parts += ["### Since the last run", "", *[f"- {line}" for line in since], ""]
+        parts += [f"- {line}" for line in run.judge_lines]
+        if run.judge_lines:
+            parts.append("")
+        if run.verdicts:
+            parts += ["### Floors", "", floors_table([run], "github"), ""]
+        if run.regressions:
+            parts += ["### Against the baseline", "", regressions_table([run], "github"), "",
+                      *[f"- {c.metric}: {c.message}" for c in run.regressions], ""]
+        parts += ["### By kind", ""]
+        for metric in run.metrics:
+            counts = fmt_counts(kind_counts(metric, run.records))
+            if counts:
+                parts.append(f"- {metric} ({metric_source(run, metric)}): {counts}")
+        uncited = [r.question_id for r in run.records if r.uncited]
+        parts.append(f"- answered without a citation: {len(uncited)}"
+                     + (f" ({', '.join(uncited)})" if uncited else ""))
+        headers, rows = _question_rows(run)
+        parts += ["", "### Questions", "", tabulate(rows, headers=headers, tablefmt="github",
+                                                     disable_numparse=True), ""]
+        if run.anchors or run.anchor_gaps:
+            parts += ["### Anchors", "", tabulate(anchor_rows(run), headers=ANCHOR_HEADERS,
+                                                  tablefmt="github", disable_numparse=True), ""]
+    parts += ["Figures marked *mechanical* are computed from turn ranges alone; judged figures "
+              "name the judge that produced them.", ""]
+    return "\n".join(parts)
+
+
+def write_markdown(path: Path, runs: Sequence[GoldsetRun],
+                   deltas: Mapping[str, list[str]] | None = None,
+                   run_failed: bool = False) -> None:
+    write_atomic(path, markdown(runs, deltas, run_failed))

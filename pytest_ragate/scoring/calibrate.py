@@ -1,0 +1,88 @@
+"""Choosing `max_distance` and `top_k` from recorded rows instead of by guesswork.
+
+A run records each question's nearest distance, outcome and evidence ranks; replaying other
+thresholds over those rows needs no new run. What a row cannot tell (a question that
+abstained on distance would have said what, under a looser threshold?) is counted as
+unknown, never guessed: record with a loose `max_distance` to calibrate the whole range.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pytest_ragate.scoring.metrics import QuestionRecord
+
+
+@dataclass(frozen=True)
+class Setting:
+    max_distance: float
+    abstention_correct: int
+    citations_correct: int
+    citations: int
+    answered: int
+    unknown: int
+    n: int
+    cited_answers: int = 0  # answers with a citation: citation accuracy's votes
+    shares: float = 0.0  # the sum of their shares of right citations
+
+    @property
+    def abstention_accuracy(self) -> float:
+        return self.abstention_correct / self.n if self.n else 0.0
+
+    @property
+    def citation_accuracy(self) -> float | None:
+        """One vote per answer that cited something, as the floors count it."""
+        return self.shares / self.cited_answers if self.cited_answers else None
+
+
+def replay(rows: Sequence[QuestionRecord], threshold: float) -> Setting:
+    """Outcomes had the answerer abstained whenever the nearest context was farther."""
+    abst = cit_ok = cit = answered = unknown = cited_answers = 0
+    shares = 0.0
+    for r in rows:
+        recorded = r.knobs.get("max_distance")
+        far = r.nearest_distance is None or r.nearest_distance > threshold
+        if far:
+            abst += r.must_abstain
+            continue
+        distance_abstained = (r.abstained and isinstance(recorded, int | float)
+                              and r.nearest_distance is not None
+                              and r.nearest_distance > recorded)
+        if distance_abstained:
+            unknown += 1
+            continue
+        abst += r.abstention_correct
+        if not r.abstained:
+            answered += 1
+            cit += r.citations
+            cit_ok += r.citations_correct
+            if r.citations:
+                cited_answers += 1
+                shares += r.citations_correct / r.citations
+    return Setting(threshold, abst, cit_ok, cit, answered, unknown, len(rows), cited_answers,
+                   shares)
+
+
+def sweep(rows: Sequence[QuestionRecord]) -> list[Setting]:
+    """Every threshold that changes an outcome: each recorded distance, plus 'never abstain'."""
+    distances = sorted({r.nearest_distance for r in rows if r.nearest_distance is not None})
+    cuts = [0.0, *distances]
+    return [replay(rows, t) for t in cuts]
+
+
+def best(settings: Sequence[Setting]) -> Setting:
+    """Highest abstention accuracy with no unknowns; then citation accuracy; then the
+    loosest threshold (answering more is better when the rest ties)."""
+    known = [s for s in settings if not s.unknown] or list(settings)
+    return max(known, key=lambda s: (s.abstention_accuracy, s.citation_accuracy or 0.0,
+                                     s.max_distance))
+
+
+def recall_at(rows: Sequence[QuestionRecord]) -> list[tuple[int, int, int]]:
+    """(k, spans found within the first k contexts, spans) for k up to the recorded top_k."""
+    spans = [rank for r in rows for rank in r.evidence_ranks]
+    depth = max((int(k) for r in rows if isinstance(k := r.knobs.get("top_k"), int | float)),
+                default=max((s for s in spans if s is not None), default=0))
+    return [(k, sum(s is not None and s <= k for s in spans), len(spans))
+            for k in range(1, depth + 1)]

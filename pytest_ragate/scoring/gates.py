@@ -1,0 +1,308 @@
+"""Floors decided over every question's record: value, interval, n, and who computed it.
+
+A floor is decided over its whole population, known at collection: every question of its
+goldset (and kind), or every anchor of its kind. A member without a result is a gap, named
+in the floor's message. A floor with gaps never passes: it fails when results went missing
+(an error, a crash, a skip, a question that never ran, a sealed answer without its key) and
+is skipped, with the count, when the user deselected members (-k, -m, --lf).
+
+A floor with nothing to score fails: an empty gate is not a passing gate. So does one scored
+on fewer questions than `ragate_min_n`. With `ragate_ci = strict` a floor holds only when
+the lower bound of its 95% interval reaches it, not just the point value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from pytest_ragate.scoring.metrics import (
+    MECHANICAL,
+    AnchorOutcome,
+    QuestionRecord,
+    Tally,
+    behind,
+    tally,
+)
+from pytest_ragate.scoring.registry import METRICS
+from pytest_ragate.scoring.stats import bootstrap_mean, wilson
+
+Outcome = Literal["passed", "failed", "xfailed", "xpassed", "skipped"]
+CiMode = Literal["point", "strict"]
+GapKind = Literal["errored", "crashed", "lost", "never ran", "skipped", "sealed", "deselected"]
+@dataclass(frozen=True)
+class Floor:
+    """A dataset-level gate: `metric` over questions (of `kind`, when set) must reach `min`."""
+
+    metric: str
+    min: float
+    kind: str | None = None
+    xfail: str | None = None
+    anchors: bool = False  # over the anchors of `kind` instead of questions
+
+    @property
+    def name(self) -> str:
+        if self.anchors:
+            return f"floor[anchors:{self.kind}:{self.metric}]"
+        return f"floor[{self.kind}:{self.metric}]" if self.kind else f"floor[{self.metric}]"
+
+    @property
+    def judged(self) -> bool:
+        return METRICS[self.metric].judged
+
+
+
+NAMED = 10  # members a message names before it says "and N more"
+
+
+@dataclass(frozen=True)
+class Strictness:
+    """How sure a floor must be: `ci` and `min_n` from the gate settings; and whether a
+    sealed goldset without its key fails (the default) or skips its floors."""
+
+    ci: CiMode = "point"
+    min_n: int = 0
+    sealed_without_key: Literal["fail", "skip"] = "fail"
+
+
+POINT = Strictness()
+
+
+@dataclass(frozen=True)
+class Gap:
+    """A member of a floor's population (a question or an anchor) without a result."""
+
+    member: str
+    member_kind: str  # the question's (or anchor's) kind, to match kind floors
+    kind: GapKind
+    why: str = ""
+
+
+def _named(gaps: Sequence[Gap], detail: bool = True) -> str:
+    """`lost q00, q01 (its worker went down); crashed q07 (…)`: members grouped by what
+    happened to them, at most NAMED named."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for gap in gaps[:NAMED]:
+        groups.setdefault((gap.kind, gap.why if detail else ""), []).append(gap.member)
+    shown = [f"{kind + ' ' if detail else ''}{', '.join(members)}" + (f" ({why})" if why else "")
+             for (kind, why), members in groups.items()]
+    more = len(gaps) - NAMED  # the groups are named whole; the members past NAMED counted
+    return "; ".join(shown) + (f"; and {more} more" if more > 0 else "")
+
+
+def soft_gaps(strictness: Strictness) -> frozenset[str]:
+    """Gaps that skip a floor rather than fail it: the user deselected those members, or
+    builds without the seal key skip on purpose."""
+    return frozenset({"deselected"} | ({"sealed"} if strictness.sealed_without_key == "skip"
+                                       else set()))
+
+
+def incomplete(floor: Floor, gaps: Sequence[Gap], population: int, unit: str,
+               strictness: Strictness, partial: str) -> tuple[Outcome, str] | None:
+    """The outcome of a floor whose population is not whole, or None when it is.
+
+    Missing results fail it: what is missing could be exactly what fails. Deselected members
+    (and sealed ones, when builds without the key skip on purpose) skip it: the user chose
+    not to run them, and a floor decided over a part would pass or fail on that part."""
+    mine = [g for g in gaps if floor.kind is None or g.member_kind == floor.kind]
+    if not mine:
+        return None
+    hard = [g for g in mine if g.kind not in soft_gaps(strictness)]
+    tail = f" · {partial}" if partial else ""
+    if hard:
+        sealed = [g for g in hard if g.kind == "sealed"]
+        if len(sealed) == len(hard):
+            return "failed", (f"sealed: set RAGATE_SEAL_KEY to score {len(sealed)} of "
+                              f"{population} {unit} (their expected answers are sealed; for "
+                              "builds that cannot have the key, ragate_sealed_without_key = "
+                              f"\"skip\" skips this floor instead){tail}")
+        return "failed", (f"not decided: {len(hard)} of {population} {unit} have no result: "
+                          f"{_named(hard)} · a floor passes only when every member of its "
+                          f"population has a result{tail}")
+    deselected = [g for g in mine if g.kind == "deselected"]
+    sealed = [g for g in mine if g.kind == "sealed"]
+    parts = []
+    if deselected:
+        parts.append(f"{len(deselected)} of {population} {unit} deselected (-k, -m or --lf): "
+                     f"{_named(deselected, detail=False)}")
+    if sealed:
+        parts.append(f"{len(sealed)} sealed and no RAGATE_SEAL_KEY "
+                     "(ragate_sealed_without_key = \"skip\")")
+    return "skipped", (f"not decided: {'; '.join(parts)}; a floor is decided over its whole "
+                       "population: run all of it, or deselect the floor too")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    floor: Floor
+    goldset: str
+    outcome: Outcome
+    message: str
+    tally: Tally | None = None
+    interval: tuple[float, float] | None = None
+    computed_by: str = MECHANICAL
+    errors: int = 0
+    skipped: int = 0
+    gaps: int = 0  # members of the population without a result
+
+    @property
+    def value(self) -> float | None:
+        return self.tally.value if self.tally else None
+
+
+def interval_of(t: Tally) -> tuple[float, float] | None:
+    if not t.n:
+        return None
+    if METRICS[t.metric].aggregate == "proportion":
+        return wilson(t.k, t.n)
+    return bootstrap_mean(t.values)
+
+
+def fmt_interval(interval: tuple[float, float] | None) -> str:
+    return f"[{interval[0]:.2f}, {interval[1]:.2f}]" if interval else "—"
+
+
+def computed_by(floor: Floor, records: Sequence[QuestionRecord]) -> str:
+    if not floor.judged:
+        return MECHANICAL
+    judges = sorted({r.judge for r in records if r.judge})
+    return ", ".join(judges) or "no judge"
+
+
+def decide(
+    floor: Floor,
+    goldset: str,
+    records: Sequence[QuestionRecord],
+    *,
+    judge: str | None = None,
+    require_judge: bool = False,
+    strictness: Strictness = POINT,
+    gaps: Sequence[Gap] = (),
+) -> Verdict:
+    """The floor's outcome over the records of its goldset (and kind, when it has one).
+
+    `gaps` are the population's members without a scored result (errored ones among them):
+    the population is the scored records and the gaps. Without gaps the records are the
+    whole population."""
+    rows = [r for r in records if floor.kind is None or r.kind == floor.kind]
+    errors = sum(r.status == "error" for r in rows)
+    skipped = sum(r.status == "skipped" for r in rows)
+    info = METRICS[floor.metric]
+    if floor.judged and judge is None:
+        reason = (f"{floor.metric} needs a judge: none configured (--ragate-judge); "
+                  "judged floors are skipped")
+        outcome: Outcome = "failed" if require_judge else "skipped"
+        if require_judge:
+            reason += " and --ragate-require-judge is set"
+        return Verdict(floor, goldset, outcome, reason, computed_by="no judge")
+    mine = [g for g in gaps if floor.kind is None or g.member_kind == floor.kind]
+    if mine:
+        scored = [r for r in rows if r.status == "scored"]
+        t = tally(floor.metric, scored)
+        size = len(scored) + len(mine)
+        partial = (f"{floor.metric} {t.value:.2f} over the {len(scored)} with a result"
+                   if t.value is not None else "")
+        found = incomplete(floor, mine, size, "questions", strictness, partial)
+        if found is not None:
+            by = computed_by(floor, rows) if floor.judged else MECHANICAL
+            return Verdict(floor, goldset, found[0], found[1], t, interval_of(t), by, errors,
+                           skipped, gaps=len(mine))
+    if rows and skipped == len(rows):
+        reason = next(r.error for r in rows if r.error) or "every question was skipped"
+        return Verdict(floor, goldset, "skipped", f"{floor.metric}: nothing ran: {reason}",
+                       skipped=skipped)
+    t = tally(floor.metric, rows)
+    by = computed_by(floor, rows) if floor.judged else MECHANICAL
+    notes = []
+    if errors:
+        notes.append(f"{errors} question{'s' * (errors != 1)} errored, counted as wrong")
+    if skipped:
+        notes.append(f"{skipped} skipped, not counted")
+    if t.failures and info.asked:  # judge_coverage counts its failures as wrong
+        notes.append(f"{t.failures} judge failure{'s' * (t.failures != 1)}, not counted")
+    suffix = f" ({'; '.join(notes)})" if notes else ""
+    scope = f"{floor.kind} questions" if floor.kind else "questions"
+    if not t.n:
+        message = (f"nothing scored: {floor.metric} has no {info.unit} among {len(rows)} "
+                   f"{scope} · floor {floor.min:.2f} · computed by {by}{suffix}")
+        return Verdict(floor, goldset, "failed", message, t, None, by, errors, skipped)
+    return _against_floor(floor, goldset, t, by, suffix, errors, skipped, strictness,
+                          behind(floor.metric, rows))
+
+
+def decide_anchors(floor: Floor, goldset: str, anchors: Sequence[AnchorOutcome],
+                   strictness: Strictness = POINT, gaps: Sequence[Gap] = ()) -> Verdict:
+    """A population floor over the anchors of one kind: the share whose check held (an
+    XPASS held too). Other kinds, the controls among them, stay out of the population; an
+    anchor of the kind without a result is a gap."""
+    rows = [a for a in anchors if a.kind == floor.kind]
+    held = sum(a.held for a in rows)
+    t = Tally(floor.metric, held, len(rows), questions=len(rows))
+    mine = [g for g in gaps if g.member_kind == floor.kind]
+    if mine:
+        partial = f"{t.value:.2f} held over the {t.n} that ran" if t.n else ""
+        found = incomplete(floor, mine, len(rows) + len(mine), f"{floor.kind} anchors",
+                           strictness, partial)
+        if found is not None:
+            return Verdict(floor, goldset, found[0], found[1], t, interval_of(t) if t.n
+                           else None, MECHANICAL, gaps=len(mine))
+    if not t.n:
+        return Verdict(floor, goldset, "failed", f"nothing scored: no {floor.kind} anchor ran "
+                       f"· floor {floor.min:.2f} · computed by {MECHANICAL}", t)
+    return _against_floor(floor, goldset, t, MECHANICAL, f" ({floor.kind} anchors)", 0, 0,
+                          strictness)
+
+
+def _against_floor(floor: Floor, goldset: str, t: Tally, by: str, suffix: str, errors: int,
+                   skipped: int, strictness: Strictness, worst: str = "") -> Verdict:
+    """Value (or, when strict, the interval's lower bound) against floor, with n, the
+    interval and who computed it; strict xfail aware. A failure names `worst`, the
+    questions behind it."""
+    info = METRICS[floor.metric]
+    unit = "anchors" if floor.anchors else info.unit
+    interval = interval_of(t)
+    value = t.value or 0.0
+    method = "Wilson" if info.aggregate == "proportion" else "bootstrap"
+    count = (f"over {t.n}/{t.n + t.failures} judged" if info.judged and info.aggregate == "mean"
+             else f"n={t.n} {unit}")
+    tail = f"{count} · 95% CI {fmt_interval(interval)} ({method}) · computed by {by}{suffix}"
+    if strictness.min_n and t.questions < strictness.min_n:
+        who = "anchors" if floor.anchors else "questions"
+        message = (f"refusing to gate: {floor.metric} {value:.2f} was scored on {t.questions} "
+                   f"{who}, fewer than ragate_min_n = {strictness.min_n} (add questions, or "
+                   f"lower ragate_min_n) · floor {floor.min:.2f} · {tail}")
+        return Verdict(floor, goldset, "failed", message, t, interval, by, errors, skipped)
+    if strictness.ci == "strict" and interval is not None:
+        holds = interval[0] >= floor.min
+        figures = (f"{floor.metric} {value:.2f}, 95% lower bound {interval[0]:.2f} "
+                   f"{'≥' if holds else '<'} floor {floor.min:.2f} (ragate_ci = strict) · {tail}")
+    else:
+        holds = value >= floor.min
+        figures = (f"{floor.metric} {value:.2f} {'≥' if holds else '<'} floor "
+                   f"{floor.min:.2f} · {tail}")
+    if floor.xfail:
+        if holds:
+            message = (f"[XPASS(strict)] {floor.xfail}: {figures}. The floor now holds: "
+                       f"remove its xfail (pytest --ragate-promote) to make it a hard gate")
+            return Verdict(floor, goldset, "xpassed", message, t, interval, by, errors, skipped)
+        return Verdict(floor, goldset, "xfailed", f"{floor.xfail}: {figures}", t, interval, by,
+                       errors, skipped)
+    if not holds and worst:
+        figures += f" · worst: {worst}"
+    return Verdict(floor, goldset, "passed" if holds else "failed", figures, t, interval, by,
+                   errors, skipped)
+
+
+def kind_counts(metric: str, records: Sequence[QuestionRecord]) -> list[tuple[str, Tally]]:
+    """Per-kind tallies in first-seen order, for `single_meeting 7/20 · unanswerable 5/5`."""
+    kinds = list(dict.fromkeys(r.kind for r in records))
+    return [(kind, tally(metric, [r for r in records if r.kind == kind])) for kind in kinds]
+
+
+def fmt_counts(counts: list[tuple[str, Tally]]) -> str:
+    """`single_meeting 7/20` for proportions, `single_meeting 0.75 (n=2)` for means."""
+    return " · ".join(
+        f"{kind} {t.k:g}/{t.n}" if METRICS[t.metric].aggregate == "proportion"
+        else f"{kind} {t.value:.2f} (n={t.n})"
+        for kind, t in counts if t.n)

@@ -1,0 +1,326 @@
+"""Mechanical scores of one answer, and their totals over a set of questions.
+
+Only turn ranges enter a score: a quote, however verbatim, never makes a citation right. The
+system under test decides how many citations an answer carries, so citation accuracy gives
+each answer one vote (its share of right citations, each cited context counted once); the
+goldset decides how many evidence spans a question has, so evidence recall is micro over spans.
+Each metric's rules (its score, tally, worst questions) are its definition in registry.py.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pytest_ragate.answer import Answer, Citation, Context, Knob, format_label
+from pytest_ragate.scoring.registry import (
+    METRICS,
+    Tally,
+    asked_metrics,
+    mechanical_scores,
+)
+
+MECHANICAL = "mechanical"
+
+
+@dataclass(frozen=True)
+class Span:
+    """Turns (units) first..last of one document, both ends inclusive: found by a context
+    whose range overlaps it in the same document."""
+
+    doc_id: str
+    first_turn: int
+    last_turn: int
+
+    def matches(self, context: Span | Context) -> bool:
+        return (
+            self.doc_id == context.doc_id
+            and self.first_turn <= context.last_turn
+            and context.first_turn <= self.last_turn
+        )
+
+
+@dataclass(frozen=True)
+class WholeDocument:
+    """A document as a whole: found by any context from it."""
+
+    doc_id: str
+
+    def matches(self, context: Context) -> bool:
+        return context.doc_id == self.doc_id
+
+
+@dataclass(frozen=True)
+class ContextRef:
+    """One context by id, for ground truth kept as chunk ids: found by that context only."""
+
+    context_id: str
+
+    def matches(self, context: Context) -> bool:
+        return context.context_id == self.context_id
+
+
+Evidence = Span | WholeDocument | ContextRef  # one rule each: overlap, same document, same id
+
+
+class Cited(BaseModel):
+    """One citation as a person reads it: where it points and whether it was right."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    context_id: str
+    label: str
+    correct: bool
+    quote: str | None = None
+
+
+AnchorResult = Literal["passed", "failed", "xfailed", "xpassed", "skipped"]
+
+
+class AnchorOutcome(BaseModel):
+    """One anchor's check as the controller needs it. A check that did not hold is `failed`
+    (or `xfailed`); one that could not run (its fixture or retriever raised, or it was
+    skipped) carries `error`, so it is never counted as a known miss. Rides on the anchor's
+    report to the controller (`wire.ANCHOR_ATTR`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    goldset: str
+    anchor_id: str
+    kind: str
+    claim: str
+    path: str
+    line: int
+    xfail: str | None = None
+    outcome: AnchorResult
+    error: str | None = None
+    why: str | None = None  # what the check said, when it did not hold
+
+    @property
+    def checked(self) -> bool:
+        """The check ran (held or not): it counts in its kind's population floor."""
+        return not self.error
+
+    @property
+    def held(self) -> bool:
+        return self.outcome in ("passed", "xpassed")
+
+
+class QuestionScores(BaseModel):
+    """What a later run is paired with, question by question (`--ragate-baseline`): kept in
+    every history line, and derived from a results row."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    status: Literal["scored", "error", "skipped"] = "scored"
+    abstention_correct: bool = False
+    citations: int = 0  # distinct cited contexts
+    citations_correct: int = 0
+    evidence_found: list[bool] = Field(default_factory=list)  # per expected span, in order
+    verdicts: dict[str, float] = Field(default_factory=dict)  # judged metrics with a verdict
+    judge_failures: list[str] = Field(default_factory=list)
+
+
+class QuestionRecord(BaseModel):
+    """One question's outcome: a results row, the JUnit properties, and the floors' input.
+
+    Plain JSON types only: it crosses the xdist wire inside a report.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    goldset: str
+    route: str = ""  # the node id of the route that asked it: ragate.toml, or a decorated test
+    question_id: str
+    question: str | None = None  # the question's text, as the system was asked it
+    kind: str
+    index: int
+    status: Literal["scored", "error", "skipped"] = "scored"
+    error: str | None = None
+    abstained: bool | None = None
+    must_abstain: bool
+    abstention_correct: bool = False
+    citations: int = 0  # distinct cited contexts: citing one context twice counts once
+    citations_correct: int = 0
+    duplicate_citations: int = 0  # repeats of an already cited context, left out
+    uncited: bool = False
+    contexts: int = 0  # the pool: how many contexts the system returned
+    nearest_distance: float | None = None
+    evidence_spans: int
+    evidence_spans_found: int = 0
+    evidence_ranks: list[int | None] = Field(default_factory=list)  # 1-based, per span
+    metrics: dict[str, float | None] = Field(default_factory=dict)
+    answer_text: str | None = None
+    cited: list[Cited] = Field(default_factory=list)
+    expected: list[str] | None = None  # expected span labels; None while answers are sealed
+    judge: str | None = None
+    judge_model: str | None = None
+    answerer_model: str | None = None
+    judge_failures: dict[str, str] = Field(default_factory=dict)  # metric -> why
+    judge_cached: list[str] = Field(default_factory=list)  # metrics served from the cache
+    judge_vacuous: list[str] = Field(default_factory=list)  # verdicts with nothing to judge
+    system: str | None = None  # what answered, and where it came from (collect/provenance.py)
+    retriever: str | None = None
+    judge_from: str | None = None
+    eval_version: str
+    knobs: dict[str, Knob] = Field(default_factory=dict)
+
+    @property
+    def judge_attempted(self) -> list[str]:
+        """Judged metrics this row asked the judge for (verdict or failure)."""
+        return [m for m in asked_metrics() if self.metrics.get(m) is not None
+                or m in self.judge_failures]
+
+    def scores(self) -> QuestionScores:
+        found = [rank is not None for rank in self.evidence_ranks]
+        found += [False] * (self.evidence_spans - len(found))  # an errored question found none
+        return QuestionScores(
+            status=self.status, abstention_correct=self.abstention_correct,
+            citations=self.citations, citations_correct=self.citations_correct,
+            evidence_found=found,
+            verdicts={m: float(v) for m, v in self.metrics.items()
+                      if v is not None and METRICS[m].judged},
+            judge_failures=sorted(self.judge_failures))
+
+    @property
+    def wrong(self) -> list[str]:
+        """Why this question counts as wrong, for `question_outcome = "assert"`."""
+        reasons = []
+        if self.status == "error":
+            reasons.append(f"error: {self.error}")
+        if not self.abstention_correct:
+            reasons.append("abstained but should answer" if self.abstained else
+                           "answered but should abstain")
+        if self.citations_correct < self.citations:
+            reasons.append(f"{self.citations - self.citations_correct} of {self.citations} "
+                           "citations wrong")
+        if self.uncited and not self.must_abstain:
+            reasons.append("answered without a citation")
+        return reasons
+
+    def junit_properties(self) -> list[tuple[str, str | float]]:
+        """Flat name/value pairs; values are plain str or float as JUnit consumers expect."""
+        props: list[tuple[str, str | float]] = []
+        skip = {"metrics", "knobs", "judge_failures", "judge_cached", "judge_vacuous", "cited",
+                "expected"}
+        for key, value in self.model_dump(mode="json", exclude=skip).items():
+            if value is None:
+                continue
+            props.append((key, json.dumps(value) if isinstance(value, list) else _plain(value)))
+        for key, value in self.metrics.items():
+            if value is not None:
+                props.append((key, float(value)))
+        for key, value in self.knobs.items():
+            if value is not None:
+                props.append((f"knob.{key}", _plain(value)))
+        for metric, why in self.judge_failures.items():
+            props.append((f"judge_failure.{metric}", why))
+        if self.judge_cached:
+            props.append(("judge_cached", ",".join(self.judge_cached)))
+        if self.judge_vacuous:
+            props.append(("judge_vacuous", ",".join(self.judge_vacuous)))
+        if self.cited:
+            props.append(("cited", " ".join(f"{c.label}{'' if c.correct else ' ✗'}"
+                                             for c in self.cited)))
+        return props
+
+
+def _plain(value: object) -> str | float:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return value
+    return str(value)
+
+
+def citation_correct(context_id: str, answer: Answer, evidence: Sequence[Evidence]) -> bool:
+    """Correct when the cited context was retrieved and matches expected evidence."""
+    context = next((c for c in answer.contexts if c.context_id == context_id), None)
+    return context is not None and any(item.matches(context) for item in evidence)
+
+
+def score_answer(answer: Answer, evidence: Sequence[Evidence]) -> dict[str, object]:
+    """The mechanical fields of a QuestionRecord for one answer. A context cited twice counts
+    once: repeating a right citation must not outvote the wrong ones."""
+    must_abstain = not evidence
+    answered = not answer.abstained
+    first: dict[str, Citation] = {}
+    for citation in answer.citations:
+        first.setdefault(citation.context_id, citation)
+    distinct = list(first.values())
+    correct = sum(citation_correct(c.context_id, answer, evidence) for c in distinct)
+    ranks = [next((rank for rank, c in enumerate(answer.contexts, 1) if item.matches(c)), None)
+             for item in evidence]
+    found = sum(rank is not None for rank in ranks)
+    n_cit = len(distinct) if answered else 0
+    own = QuestionScores(abstention_correct=answer.abstained == must_abstain, citations=n_cit,
+                         citations_correct=correct if answered else 0,
+                         evidence_found=[rank is not None for rank in ranks])
+    by_id = {c.context_id: c for c in answer.contexts}
+    cited = [Cited(context_id=c.context_id, label=_label(by_id.get(c.context_id), c.context_id),
+                   correct=citation_correct(c.context_id, answer, evidence), quote=c.quote)
+             for c in distinct]
+    return {
+        "answer_text": answer.text,
+        "cited": cited,
+        "abstained": answer.abstained,
+        "must_abstain": must_abstain,
+        "abstention_correct": answer.abstained == must_abstain,
+        "citations": n_cit,
+        "citations_correct": correct if answered else 0,
+        "duplicate_citations": len(answer.citations) - len(distinct),
+        "uncited": answered and n_cit == 0,
+        "contexts": len(answer.contexts),
+        "nearest_distance": answer.nearest_distance,
+        "evidence_spans": len(evidence),
+        "evidence_spans_found": found,
+        "evidence_ranks": ranks,
+        "metrics": mechanical_scores(own),
+        "knobs": dict(answer.knobs),
+    }
+
+
+def _label(context: Context | None, context_id: str) -> str:
+    if context is None:
+        return f"[{context_id} · not retrieved]"
+    return context.label or format_label(context.doc_id, [], None, None,
+                                         (context.first_turn, context.last_turn))
+
+
+def fmt_num(value: float | None, digits: int = 2) -> str:
+    """A figure as every report shows it; a missing one is a dash."""
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def fmt_some(names: Sequence[str], limit: int, sep: str = ", ") -> str:
+    """`a, b and 3 more`, or with `sep="; "` `a; b; and 3 more`: at most `limit` named."""
+    more = len(names) - limit
+    tail = f"{'; ' if sep == '; ' else ' '}and {more} more" if more > 0 else ""
+    return sep.join(names[:limit]) + tail
+
+
+def tally(metric: str, records: Iterable[QuestionRecord]) -> Tally:
+    """Over the unit the metric counts (registry.METRICS); errored questions count as wrong,
+    skipped ones not at all."""
+    return METRICS[metric].tally(metric, [r for r in records if r.status != "skipped"])
+
+
+NAMED_BEHIND = 5  # questions a failing floor names, worst first
+
+
+def behind(metric: str, records: Sequence[QuestionRecord], limit: int = NAMED_BEHIND) -> str:
+    """The scored questions that pull `metric` down, worst first, as a floor's failure
+    message names them: `q07 0/2 citations right; q12 answered, should abstain`."""
+    worst = METRICS[metric].worst
+    found: list[tuple[float, int, str]] = []  # (how good, question order, what went wrong)
+    for r in records:
+        if r.status != "scored":
+            continue  # errors are named as gaps
+        if (why := worst(metric, r)) is not None:
+            found.append((why[0], r.index, why[1]))
+    found.sort()
+    return fmt_some([words for _, _, words in found], limit, "; ")

@@ -1,0 +1,330 @@
+"""Every metric, defined once: what it counts, who gives it, how a baseline pairs it, how it
+is shown.
+
+A `Metric` carries everything the rest of ragate needs to know about it: the floors read its
+tally and worst questions, the baseline check its regression unit (right-or-wrong units get
+McNemar, per-question scores a paired bootstrap), the judges whether they are asked for it,
+the history and the reports which metrics a run has and what a question's own figure is.
+Adding a metric is adding one entry to `METRICS`.
+
+A leaf module: no pytest, numpy or ragas, and the records it reads are type hints only, so
+anything (the judges, the RAGAS bridge, the CLI) can import it cheaply.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from pytest_ragate.scoring.metrics import QuestionRecord, QuestionScores
+
+Aggregate = Literal["proportion", "mean"]
+# mechanical: computed from turn ranges alone; verdict: a judge's verdict, asked per question;
+# judge: about the judge's verdicts (needs a judge, asks it nothing); anchors: a population
+# floor over anchors, never a question's score
+Source = Literal["mechanical", "verdict", "judge", "anchors"]
+Worst = tuple[float, str]  # (how good, what went wrong): a failing floor names the lowest
+
+
+@dataclass(frozen=True)
+class Tally:
+    """A metric over a population: k successes of n for proportions, or a list of values."""
+
+    metric: str
+    k: float
+    n: int
+    values: tuple[float, ...] = ()
+    failures: int = 0  # rows that should count but could not be scored (judge failures)
+    questions: int = 0  # questions that contributed a unit: what a minimum n counts
+
+    @property
+    def value(self) -> float | None:
+        return self.k / self.n if self.n else None
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One metric. Each callable takes the metric's name first, so one function serves a
+    family (`evidence_recall@K`) and the three verdict metrics alike.
+
+    `tally` counts the non-skipped rows of a population; `score` is a question's own score
+    from its paired scores (stored by the mechanical scorer, and the bootstrap's ratio); a
+    metric with `units` is right-or-wrong per unit and is compared with McNemar instead;
+    `value` is the figure a report shows in a question's row (None: the metric has no
+    per-question column); `worst` says what a scored question did wrong, or None."""
+
+    name: str
+    source: Source
+    aggregate: Aggregate  # proportion: k of n units (Wilson); mean: of values (bootstrap)
+    unit: str  # what n counts, for messages: "cited answers", "questions", "spans", ...
+    tally: Callable[[str, Sequence[QuestionRecord]], Tally]
+    worst: Callable[[str, QuestionRecord], Worst | None]
+    score: Callable[[str, QuestionScores], float | None] | None = None
+    units: Callable[[str, QuestionScores], dict[str, bool]] | None = None
+    value: Callable[[str, QuestionRecord], float | None] | None = None
+    anchor_floor: bool = False  # may be a population floor over anchors too
+
+    @property
+    def judged(self) -> bool:
+        """Needs a judge: without one its floors are skipped, and its figures name it."""
+        return self.source in ("verdict", "judge")
+
+    @property
+    def asked(self) -> bool:
+        """A judge is asked for it, question by question."""
+        return self.source == "verdict"
+
+    @property
+    def anchors_only(self) -> bool:
+        return self.source == "anchors"
+
+    @property
+    def regression(self) -> Literal["mcnemar", "bootstrap"] | None:
+        """How a baseline pairs it: McNemar on binary units, a paired bootstrap on scores,
+        or not at all."""
+        if self.units is not None:
+            return "mcnemar"
+        return "bootstrap" if self.score is not None else None
+
+
+# --- what the metrics read -----------------------------------------------------------------------
+
+_AT_K = re.compile(r"evidence_recall@([1-9][0-9]{0,3})")
+
+
+def recall_depth(name: str) -> int | None:
+    """K of `evidence_recall@K`, else None."""
+    match = _AT_K.fullmatch(name)
+    return int(match.group(1)) if match else None
+
+
+def spans_found(record: QuestionRecord, depth: int | None = None) -> int:
+    """The record's expected spans found in its pool (within its first `depth` contexts)."""
+    return sum(rank is not None and (depth is None or rank <= depth)
+               for rank in record.evidence_ranks)
+
+
+def _stored(name: str, record: QuestionRecord) -> float | None:
+    return record.metrics.get(name)
+
+
+# citation accuracy: one vote per answer that cited something (its share of right citations)
+
+def _citation_tally(name: str, rows: Sequence[QuestionRecord]) -> Tally:
+    shares = tuple(r.citations_correct / r.citations for r in rows if r.citations)
+    return Tally(name, sum(shares), len(shares), shares, questions=len(shares))
+
+
+def _citation_score(name: str, s: QuestionScores) -> float | None:
+    return s.citations_correct / s.citations if s.citations else None
+
+
+def _citation_worst(name: str, r: QuestionRecord) -> Worst | None:
+    if r.citations and r.citations_correct < r.citations:
+        return (r.citations_correct / r.citations,
+                f"{r.question_id} {r.citations_correct}/{r.citations} citations right")
+    return None
+
+
+# abstention accuracy: each question is right or wrong
+
+def _abstention_tally(name: str, rows: Sequence[QuestionRecord]) -> Tally:
+    return Tally(name, sum(r.abstention_correct for r in rows), len(rows), questions=len(rows))
+
+
+def _abstention_score(name: str, s: QuestionScores) -> float | None:
+    return 1.0 if s.abstention_correct else 0.0
+
+
+def _abstention_units(name: str, s: QuestionScores) -> dict[str, bool]:
+    return {"": s.abstention_correct}
+
+
+def _abstention_worst(name: str, r: QuestionRecord) -> Worst | None:
+    if r.abstention_correct:
+        return None
+    return 0.0, f"{r.question_id} " + ("abstained, should answer" if r.abstained
+                                       else "answered, should abstain")
+
+
+# evidence recall: micro over expected spans; `@K` counts only the first K contexts
+
+def _recall_tally(name: str, rows: Sequence[QuestionRecord]) -> Tally:
+    depth = recall_depth(name)
+    found = sum(r.evidence_spans_found if depth is None else spans_found(r, depth)
+                for r in rows)
+    return Tally(name, found, sum(r.evidence_spans for r in rows),
+                 questions=sum(r.evidence_spans > 0 for r in rows))
+
+
+def _recall_score(name: str, s: QuestionScores) -> float | None:
+    return sum(s.evidence_found) / len(s.evidence_found) if s.evidence_found else None
+
+
+def _recall_units(name: str, s: QuestionScores) -> dict[str, bool]:
+    return {str(i): found for i, found in enumerate(s.evidence_found)}
+
+
+def _recall_worst(name: str, r: QuestionRecord) -> Worst | None:
+    depth = recall_depth(name)
+    hit = spans_found(r, depth)
+    if hit >= r.evidence_spans:
+        return None
+    where = f" in the first {depth} contexts" if depth else ""
+    return (hit / r.evidence_spans,
+            f"{r.question_id} found {hit}/{r.evidence_spans} spans{where}")
+
+
+def _recall_at_value(name: str, r: QuestionRecord) -> float | None:
+    """Not stored on the row (K is the floor's): derived from the evidence ranks."""
+    if not r.evidence_spans:
+        return None
+    return spans_found(r, recall_depth(name)) / r.evidence_spans
+
+
+# a judge's verdicts: a mean over the verdicts obtained; failures counted, not averaged
+
+def _verdict_tally(name: str, rows: Sequence[QuestionRecord]) -> Tally:
+    values = tuple(float(v) for r in rows if (v := r.metrics.get(name)) is not None)
+    failures = sum(name in r.judge_failures for r in rows)
+    return Tally(name, sum(values), len(values), values, failures=failures,
+                 questions=len(values))
+
+
+def _verdict_score(name: str, s: QuestionScores) -> float | None:
+    return s.verdicts.get(name)
+
+
+def _verdict_worst(name: str, r: QuestionRecord) -> Worst | None:
+    value = r.metrics.get(name)
+    if value is None or value >= 1.0:
+        return None
+    return value, f"{r.question_id} {name} {value:.2f}"
+
+
+# judge coverage: each verdict asked for is delivered or failed
+
+def _coverage_tally(name: str, rows: Sequence[QuestionRecord]) -> Tally:
+    attempted = sum(len(r.judge_attempted) for r in rows)
+    failed = sum(len(r.judge_failures) for r in rows)
+    return Tally(name, attempted - failed, attempted, failures=failed,
+                 questions=sum(bool(r.judge_attempted) for r in rows))
+
+
+def _coverage_units(name: str, s: QuestionScores) -> dict[str, bool]:
+    return {m: m not in s.judge_failures for m in sorted({*s.verdicts, *s.judge_failures})}
+
+
+def _coverage_worst(name: str, r: QuestionRecord) -> Worst | None:
+    if not r.judge_failures:
+        return None
+    kinds = ", ".join(sorted({w.partition(":")[0] for w in r.judge_failures.values()}))
+    return (-len(r.judge_failures),
+            f"{r.question_id} {len(r.judge_failures)} judge failed ({kinds})")
+
+
+# hold rate: over anchors only (gates.decide_anchors); no question carries a unit of it
+
+def _no_questions(name: str, rows: Sequence[QuestionRecord]) -> Tally:
+    return Tally(name, 0, 0)
+
+
+def _never(name: str, r: QuestionRecord) -> Worst | None:
+    return None
+
+
+def verdict_metric(name: str) -> Metric:
+    """A judged metric: a judge's verdict in [0, 1] per question, averaged over the verdicts
+    obtained, compared with a baseline by paired bootstrap."""
+    return Metric(name, "verdict", "mean", "questions", _verdict_tally, _verdict_worst,
+                  score=_verdict_score, value=_stored)
+
+
+class _Metrics(dict[str, Metric]):
+    """The metrics by name, in report order, and the families named by a pattern: a member
+    (`evidence_recall@5`) is found by name without being listed."""
+
+    def __init__(self, metrics: Iterable[Metric],
+                 families: Iterable[tuple[re.Pattern[str], Metric]]) -> None:
+        super().__init__((m.name, m) for m in metrics)
+        self.families = tuple(families)
+
+    def family(self, name: str) -> Metric | None:
+        """The definition of the family `name` is a member of, under that name; else None."""
+        for pattern, metric in self.families:
+            if pattern.fullmatch(name):
+                return replace(metric, name=name)
+        return None
+
+    def __missing__(self, name: str) -> Metric:
+        member = self.family(name)
+        if member is None:
+            raise KeyError(name)
+        return member
+
+    def __contains__(self, name: object) -> bool:
+        return super().__contains__(name) or (isinstance(name, str)
+                                              and self.family(name) is not None)
+
+
+# `evidence_recall@K` (K = 1..9999) is evidence recall over the first K contexts in rank
+# order: recall over an unbounded pool rewards returning everything, at a fixed depth not.
+# QuestionScores keeps whether each span was found, not its rank: no baseline check.
+EVIDENCE_RECALL_AT_K = Metric("evidence_recall@K", "mechanical", "proportion", "spans",
+                              _recall_tally, _recall_worst, value=_recall_at_value)
+
+METRICS = _Metrics([
+    Metric("citation_accuracy", "mechanical", "mean", "cited answers", _citation_tally,
+           _citation_worst, score=_citation_score, value=_stored),
+    Metric("abstention_accuracy", "mechanical", "proportion", "questions", _abstention_tally,
+           _abstention_worst, score=_abstention_score, units=_abstention_units, value=_stored),
+    Metric("evidence_recall", "mechanical", "proportion", "spans", _recall_tally, _recall_worst,
+           score=_recall_score, units=_recall_units, value=_stored, anchor_floor=True),
+    verdict_metric("faithfulness"),
+    verdict_metric("context_precision"),
+    verdict_metric("answer_relevance"),
+    # its figure is the reports' judge line, not a question column
+    Metric("judge_coverage", "judge", "proportion", "verdicts", _coverage_tally,
+           _coverage_worst, units=_coverage_units),
+    Metric("hold_rate", "anchors", "proportion", "anchors", _no_questions, _never,
+           anchor_floor=True),
+], families=[(_AT_K, EVIDENCE_RECALL_AT_K)])
+
+
+# --- which metrics -------------------------------------------------------------------------------
+
+
+def asked_metrics() -> tuple[str, ...]:
+    """What a judge is asked for, question by question, unless it names its own `metrics`."""
+    return tuple(m.name for m in METRICS.values() if m.asked)
+
+
+def mechanical_scores(scores: QuestionScores) -> dict[str, float | None]:
+    """One answer's mechanical metrics, as its row stores them."""
+    return {m.name: m.score(m.name, scores) for m in METRICS.values()
+            if m.source == "mechanical" and m.score is not None}
+
+
+def anchor_floor_metrics() -> tuple[str, ...]:
+    """The metrics an anchor population floor may name."""
+    return tuple(m.name for m in METRICS.values() if m.anchor_floor)
+
+
+def run_metrics(asked: Collection[str], named: Iterable[str] = ()) -> list[str]:
+    """The metrics a run has, in report order: every mechanical one; a verdict metric when
+    some question asked the judge for it; the metrics about the judge (judge_coverage) when
+    any question asked it for anything; then the family members among `named` (the metrics
+    of the run's floors: evidence_recall@K exists only where a floor names its K)."""
+
+    def has(m: Metric) -> bool:
+        if m.source == "verdict":
+            return m.name in asked
+        if m.source == "judge":
+            return bool(asked)
+        return m.source == "mechanical"
+
+    members = sorted({n for n in named if METRICS.family(n) is not None})
+    return [m.name for m in METRICS.values() if has(m)] + members

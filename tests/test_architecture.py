@@ -1,0 +1,141 @@
+"""The layout docs/architecture.md describes, held: which part may import which, no import
+cycle (imports inside functions count too), pure scoring, and a plugin import that loads
+nothing heavier than pytest."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).parents[1] / "pytest_ragate"
+LEAVES = {"answer", "files", "problems", "settings"}
+# part -> the parts its modules may import (every part may import itself and the leaves)
+ALLOWED = {
+    "leaves": set(),
+    "scoring": set(),
+    "goldsets": {"scoring"},
+    "judges": {"scoring"},
+    "pipeline": {"goldsets"},
+    "outputs": {"scoring"},
+    "collect": {"scoring", "goldsets", "judges", "pipeline", "outputs"},
+    "top": {"scoring", "goldsets", "judges", "pipeline", "outputs", "collect"},
+}
+HEAVY = ("pydantic", "numpy", "torch", "chromadb", "sentence_transformers", "ragas", "openai",
+         "matplotlib", "jinja2", "tabulate", "tomlkit", "diskcache", "cryptography",
+         "filelock", "click", "langchain_core")
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def part_of(module: str) -> str:
+    parts = module.split(".")
+    if len(parts) == 1:
+        return "top"
+    if len(parts) == 2 and parts[1] in LEAVES:
+        return "leaves"
+    return parts[1] if len(parts) > 2 else "top"
+
+
+def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
+    """Every node but those under `if TYPE_CHECKING:` (a type-only import runs nothing)."""
+    skipped = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If)
+               and ast.unparse(block.test) in ("TYPE_CHECKING", "t.TYPE_CHECKING")
+               for stmt in block.body for n in ast.walk(stmt)}
+    return [n for n in ast.walk(tree) if id(n) not in skipped]
+
+
+def imports_of(path: Path) -> set[str]:
+    """Every pytest_ragate module this file imports, at module level or inside a function."""
+    found: set[str] = set()
+    for node in _runtime_nodes(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("pytest_ragate")}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0 \
+                and node.module.startswith("pytest_ragate"):
+            for alias in node.names:
+                sub = f"{node.module}.{alias.name}"
+                found.add(sub if (PACKAGE.parent / sub.replace(".", "/")).with_suffix(".py")
+                          .is_file() else node.module)
+    return found
+
+
+MODULES = {module_name(p): imports_of(p) for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def test_the_package_is_laid_out_in_its_parts() -> None:
+    assert {part_of(m) for m in MODULES} == set(ALLOWED)
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_each_module_imports_only_what_its_part_may(module: str) -> None:
+    part = part_of(module)
+    allowed = ALLOWED[part] | {part, "leaves"}
+    wrong = sorted(i for i in MODULES[module] if part_of(i) not in allowed
+                   and i != "pytest_ragate")
+    assert wrong == [], f"{module} ({part}) may import {sorted(allowed)}"
+
+
+def test_no_import_cycle() -> None:
+    graph = {m: {i for i in deps if i in MODULES and i != m} for m, deps in MODULES.items()}
+    # importing a module from outside its subpackage runs the subpackage's __init__ first
+    for module, deps in graph.items():
+        for dep in list(deps):
+            package = dep.rpartition(".")[0]
+            if package in MODULES and package not in ("pytest_ragate", module) \
+                    and not module.startswith(package + "."):
+                deps.add(package)
+    state: dict[str, int] = {}
+    cycles: list[list[str]] = []
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                cycles.append([*path[path.index(nxt):], nxt])
+            elif nxt not in state:
+                visit(nxt, [*path, nxt])
+        state[node] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+    assert cycles == []
+
+
+PURE = [*sorted(m for m in MODULES if part_of(m) == "scoring"), "pytest_ragate.collect.decision"]
+
+
+@pytest.mark.parametrize("module", PURE)
+def test_scoring_and_deciding_import_no_pytest(module: str) -> None:
+    path = PACKAGE.parent / (module.replace(".", "/") + ".py")
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    names |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert not {n for n in names if n.split(".")[0] in ("pytest", "_pytest")}
+
+
+def loaded_by(code: str) -> list[str]:
+    probe = (f"import sys\n{code}\n"
+             f"print(sorted({{m.split('.')[0] for m in sys.modules}} & {set(HEAVY)!r}))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True).stdout
+    return ast.literal_eval(out.strip().splitlines()[-1])
+
+
+def test_importing_the_plugin_loads_nothing_heavier_than_pytest() -> None:
+    assert loaded_by("import pytest_ragate.plugin") == []
+
+
+def test_a_run_without_goldsets_loads_nothing_heavier_than_pytest(tmp_path: Path) -> None:
+    (tmp_path / "test_plain.py").write_text("def test_one():\n    assert True\n")
+    code = ("import pytest\n"
+            f"assert pytest.main([{str(tmp_path)!r}, '-q', '-p', 'no:cacheprovider', "
+            "'-p', 'no:randomly']) == 0")
+    assert loaded_by(code) == []
