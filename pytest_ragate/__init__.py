@@ -12,16 +12,30 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from os import PathLike
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from pytest_ragate.answer import Answer, Citation, Context
-from pytest_ragate.collect.items import RouteSpec
-from pytest_ragate.goldsets.config import Question
+from pytest_ragate.collect.route import RouteSpec
+
+if TYPE_CHECKING:
+    from pytest_ragate.answer import Answer, Citation, Context
+    from pytest_ragate.goldsets.config import Question
 
 __all__ = ["Answer", "Citation", "Context", "Question", "floor", "goldset"]
 __version__ = "0.1.0"
 
 F = TypeVar("F", bound=Callable[..., Any])
+_LAZY = {"Answer": "pytest_ragate.answer", "Citation": "pytest_ragate.answer",
+         "Context": "pytest_ragate.answer", "Question": "pytest_ragate.goldsets.config"}
+
+
+def __getattr__(name: str) -> Any:
+    """The answer types load pydantic: imported on first use, so that every pytest run
+    (which imports this package through the plugin) stays light."""
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'pytest_ragate' has no attribute {name!r}")
 
 
 def _spec(fn: Callable[..., Any]) -> RouteSpec:

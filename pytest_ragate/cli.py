@@ -8,7 +8,7 @@ from typing import TypeVar
 
 import click
 
-from pytest_ragate.goldsets.config import CONFIG_NAME
+from pytest_ragate.goldsets import CONFIG_NAME
 from pytest_ragate.goldsets.loader import load_goldset
 from pytest_ragate.problems import GoldsetError
 

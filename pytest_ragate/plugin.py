@@ -1,6 +1,11 @@
-"""pytest-ragate's hooks: thin glue between pytest and the goldset/metrics/gates modules.
+"""pytest-ragate's hooks: thin glue between pytest and the parts (collect, goldsets, scoring,
+judges, pipeline, outputs; see docs/architecture.md).
 
-Nothing heavy is imported here: a project that only collects stays fast.
+Every pytest run in an environment that has pytest-ragate installed imports this module,
+goldsets or not. So at module level it imports only pytest and light modules (`settings`,
+`collect.keys`, `route`, `controller`, `output_paths`); each hook imports the part it needs
+once it meets a goldset's file, item or decorated test (tests/test_architecture.py holds
+that a run without goldsets loads nothing heavier than pytest).
 """
 
 from __future__ import annotations
@@ -8,37 +13,33 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Callable, Generator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from _pytest.runner import runtestprotocol
 
-from pytest_ragate.answer import Answer
-from pytest_ragate.collect import questions
 from pytest_ragate.collect.controller import Controller
-from pytest_ragate.collect.items import (
+from pytest_ragate.collect.keys import (
+    ANCHOR_ATTR,
     ANCHOR_KEY,
     CASE_KEY,
+    CONTROLLER_KEY,
+    FLOOR_KEY,
     GOLDSET_KEY,
     ROUTE_KEY,
-    FloorItem,
-    GoldsetFile,
-    adopt_questions,
-    anchor_outcome,
-    collected,
-    decorated_goldset,
-    make_floors,
-    route_spec,
+    RUN_KEY,
+    SELECTED_KEY,
+    WORKEROUTPUT_KEY,
+    is_goldset_item,
 )
 from pytest_ragate.collect.output_paths import check_outputs
-from pytest_ragate.collect.wire import ANCHOR_ATTR, WORKEROUTPUT_KEY
-from pytest_ragate.goldsets.config import CONFIG_NAME, Question
-from pytest_ragate.judges import select as judge_select
-from pytest_ragate.pipeline.builtin import pipeline
+from pytest_ragate.collect.route import route_spec
+from pytest_ragate.goldsets import CONFIG_NAME
 from pytest_ragate.settings import add_options, add_run_options, read_settings
 
-CONTROLLER_KEY = pytest.StashKey[Controller]()
-SELECTED_KEY = pytest.StashKey[list[pytest.Item]]()
+if TYPE_CHECKING:
+    from pytest_ragate.answer import Answer
+    from pytest_ragate.goldsets.config import Question
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -59,13 +60,18 @@ def pytest_configure(config: pytest.Config) -> None:
         if missing:
             raise pytest.UsageError(f"--ragate-html needs {' and '.join(missing)}: "
                                     "pip install 'pytest-ragate[html]'")
-    if not hasattr(config, "workerinput"):
-        judge_select.check_settings(settings.judge)  # one usage error, not a failure per item
-        spec = judge_select.judge_spec(settings.judge)
-        check_outputs(config, spec[1] if spec and spec[0] == "fixture" else None)
-        controller = Controller(config)
-        config.stash[CONTROLLER_KEY] = controller
-        config.pluginmanager.register(controller, "ragate-controller")
+    if hasattr(config, "workerinput"):
+        return
+    fixture_file = None
+    if settings.judge.judge:  # one usage error, not a failure per item
+        from pytest_ragate.judges.select import check_settings, judge_spec
+
+        check_settings(settings.judge)
+        spec = judge_spec(settings.judge)
+        fixture_file = spec[1] if spec and spec[0] == "fixture" else None
+    check_outputs(config, fixture_file)
+    controller = config.stash[CONTROLLER_KEY] = Controller(config)
+    config.pluginmanager.register(controller, "ragate-controller")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -76,9 +82,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    if file_path.name == CONFIG_NAME:
-        return GoldsetFile.from_parent(parent, path=file_path)
-    return None
+    if file_path.name != CONFIG_NAME:
+        return None
+    from pytest_ragate.collect.items import GoldsetFile
+
+    return GoldsetFile.from_parent(parent, path=file_path)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -86,6 +94,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     spec = route_spec(metafunc.function)
     if spec is None:
         return
+    from pytest_ragate.collect.items import decorated_goldset
+
     name = metafunc.function.__name__
     route = f"{metafunc.definition.parent.nodeid}::{name}"
     goldset, _ = decorated_goldset(metafunc.config, metafunc.definition.path, name, spec, route)
@@ -104,6 +114,8 @@ def pytest_pycollect_makeitem(collector: pytest.Module | pytest.Class, name: str
     spec = route_spec(obj)
     if spec is None or not isinstance(result, list) or not result:
         return result
+    from pytest_ragate.collect.items import adopt_questions, decorated_goldset, make_floors
+
     route = f"{collector.nodeid}::{name}"
     goldset, floors = decorated_goldset(collector.config, collector.path, name, spec, route)
     return [*adopt_questions(result, route), *make_floors(collector, goldset, floors, route,
@@ -127,15 +139,11 @@ def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Ite
     xdist controller collects nothing; its workers do, and the summary names the goldsets)."""
     counts: dict[str, dict[str, int]] = {}
     names: dict[str, str] = {}
-    for item in items:
-        if isinstance(item, FloorItem):
-            route, sort, name = item.route, "floor", item.goldset.name
-        elif ROUTE_KEY in item.stash:
-            route, name = item.stash[ROUTE_KEY], item.stash[GOLDSET_KEY].name
-            sort = "question" if CASE_KEY in item.stash else "anchor"
-        else:
-            continue
-        names[route] = name
+    for item in filter(is_goldset_item, items):
+        route = item.stash[ROUTE_KEY]
+        names[route] = item.stash[GOLDSET_KEY].name
+        sort = ("question" if CASE_KEY in item.stash else "anchor" if ANCHOR_KEY in item.stash
+                else "floor")
         tally = counts.setdefault(route, {"question": 0, "anchor": 0, "floor": 0})
         tally[sort] += 1
     return [f"ragate: {names[route]} ({route}): "
@@ -148,7 +156,9 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     message (xdist's own sessionfinish wraps this one and sends `workeroutput` after it)."""
     workeroutput = getattr(session.config, "workeroutput", None)
     items = session.config.stash.get(SELECTED_KEY, None)
-    if workeroutput is not None and items is not None:
+    if workeroutput is not None and items is not None and any(map(is_goldset_item, items)):
+        from pytest_ragate.collect.items import collected
+
         workeroutput[WORKEROUTPUT_KEY] = collected(items).model_dump(mode="json")
 
 
@@ -156,11 +166,13 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
     """Floors run without reporting (the controller reports them at the end); questions
     hold their reports while their judge verdicts are pending."""
-    if isinstance(item, FloorItem):
+    if FLOOR_KEY in item.stash:
         runtestprotocol(item, log=False, nextitem=nextitem)
         return True
     if CASE_KEY in item.stash:
-        return questions.run_protocol(item, nextitem)
+        from pytest_ragate.collect.questions import run_protocol
+
+        return run_protocol(item, nextitem)
     return None
 
 
@@ -171,9 +183,11 @@ def pytest_runtestloop(session: pytest.Session) -> Generator[None, object, objec
     try:
         return (yield)
     finally:
-        run = session.config.stash.get(questions.RUN_KEY, None)
+        run = session.config.stash.get(RUN_KEY, None)
         if run is not None:
-            questions.release(run, wait=True)
+            from pytest_ragate.collect.questions import release
+
+            release(run, wait=True)
             run.close()
 
 
@@ -183,7 +197,9 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     case = pyfuncitem.stash.get(CASE_KEY, None)
     if case is None:
         return None
-    questions.answer_and_score(pyfuncitem, case)
+    from pytest_ragate.collect.questions import answer_and_score
+
+    answer_and_score(pyfuncitem, case)
     return True
 
 
@@ -193,10 +209,16 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None],
     """A question that fails before it is scored still gets its row; an anchor's outcome
     rides on its report, so it reaches the controller through xdist."""
     report = yield
-    questions.record_failure(item, call, report)
-    anchor = anchor_outcome(item, call, report)
-    if anchor is not None:
-        setattr(report, ANCHOR_ATTR, anchor.model_dump(mode="json"))
+    if CASE_KEY in item.stash:
+        from pytest_ragate.collect.questions import record_failure
+
+        record_failure(item, call, report)
+    elif ANCHOR_KEY in item.stash:
+        from pytest_ragate.collect.items import anchor_outcome
+
+        anchor = anchor_outcome(item, call, report)
+        if anchor is not None:
+            setattr(report, ANCHOR_ATTR, anchor.model_dump(mode="json"))
     return report
 
 
@@ -234,8 +256,11 @@ def ragate_anchor(request: pytest.FixtureRequest) -> Any:
 def ragate_judge(pytestconfig: pytest.Config) -> Any:
     """The judge of faithfulness, context precision and answer relevance, or None (judged
     floors then skip). Built from --ragate-judge; override it to bring your own."""
-    return judge_select.from_settings(read_settings(pytestconfig).judge,
-                                lambda: pipeline(pytestconfig).embedder)
+    from pytest_ragate.judges.select import from_settings
+    from pytest_ragate.pipeline.builtin import pipeline
+
+    return from_settings(read_settings(pytestconfig).judge,
+                         lambda: pipeline(pytestconfig).embedder)
 
 
 @pytest.fixture(scope="session")
@@ -248,6 +273,8 @@ def ragate_answerer_model(pytestconfig: pytest.Config) -> str | None:
 @pytest.fixture(scope="session")
 def ragate_chunker(pytestconfig: pytest.Config) -> Any:
     """Packs turns into chunks: `.chunk(corpus) -> list[Chunk]` and `.settings` (a dict)."""
+    from pytest_ragate.pipeline.builtin import pipeline
+
     return pipeline(pytestconfig).chunker()
 
 
@@ -255,6 +282,8 @@ def ragate_chunker(pytestconfig: pytest.Config) -> Any:
 def ragate_retriever(request: pytest.FixtureRequest, ragate_corpus: Any,
                      ragate_chunker: Any) -> Callable[[str], list[Any]]:
     """`retriever(query) -> list[Context]` over the goldset's corpus (embedded Chroma)."""
+    from pytest_ragate.pipeline.builtin import pipeline
+
     return pipeline(request.config).retriever(ragate_corpus, ragate_chunker,
                                               known=lambda: known_queries(request.session))
 
@@ -274,4 +303,6 @@ def ragate_system(request: pytest.FixtureRequest,
     """The system under test: question text in, `ragate.Answer` out. Override it in
     conftest.py with your own; the default is an extractive answerer over
     `ragate_retriever`."""
+    from pytest_ragate.pipeline.builtin import pipeline
+
     return pipeline(request.config).system(ragate_retriever)  # type: ignore[arg-type]

@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_ragate.goldsets.config import CONFIG_NAME
+from pytest_ragate.goldsets import CONFIG_NAME
 from pytest_ragate.goldsets.corpus import READERS, Corpus, load_corpus
 from pytest_ragate.problems import Problem
 

@@ -1,41 +1,34 @@
-"""The controller: holds what pytest's hooks bring, and once the loop ends has the run decided
-(`decision.py`), reported (`reporter.py`), written (`outputs/writers.py`) and promoted.
+"""The controller: gathers what every worker's reports bring, and once the loop ends has the
+run concluded (`concluding.py`: decided, reported, written, promoted).
 
 It lives only where reports from all workers arrive (the main process, or the xdist
-controller), like pytest's LogXML.
+controller), like pytest's LogXML, and is registered in every run: the xdist controller
+collects nothing, so it cannot know in advance whether a run has goldsets. So this module is
+light. It keeps, as plain values, what every run has (which items started, which failed and
+why, which workers went down), and makes the `Conclusion` (the one import of the deciding,
+reporting and writing parts) once a goldset shows up: a record, an anchor outcome, a
+worker's description of its goldsets, a selected goldset item, or a ragate output to write.
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterable
-from pathlib import Path
-from typing import Any
+from collections.abc import Generator
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_ragate.collect import reporter
-from pytest_ragate.collect.decision import (
-    Arrived,
-    Decision,
-    Failure,
-    FloorDecision,
-    Rules,
-    decide_run,
-)
-from pytest_ragate.collect.items import collected
-from pytest_ragate.collect.wire import (
+from pytest_ragate.collect.keys import (
     ANCHOR_ATTR,
     RECORD_ATTR,
     WORKEROUTPUT_KEY,
-    Collected,
+    is_goldset_item,
 )
-from pytest_ragate.goldsets.promotion import Promotion, promote_anchors, promote_floors, summary
-from pytest_ragate.outputs.baseline import BaselineError, load_baseline
-from pytest_ragate.outputs.writers import Written, write_outputs
-from pytest_ragate.scoring.gates import Floor, Strictness
-from pytest_ragate.scoring.metrics import AnchorOutcome, QuestionRecord
-from pytest_ragate.scoring.run import GoldsetRun
 from pytest_ragate.settings import read_settings
+
+if TYPE_CHECKING:
+    from pytest_ragate.collect.concluding import Conclusion
+
+Location = tuple[str, int | None, str]
 
 
 def summary_line(text: object) -> str:
@@ -48,49 +41,36 @@ class Controller:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.settings = settings = read_settings(config)
-        self.arrived = Arrived()
-        self.collected: Collected | None = None
         self.selected: list[pytest.Item] | None = None  # this process's items, when it collects
-        self.decision = Decision()
-        self.promotion: list[str] = []
-        self.written = Written()
-        gate = settings.gate
-        baseline = None
-        if gate.baseline:
-            try:
-                baseline = load_baseline(gate.baseline, config.rootpath)
-            except BaselineError as error:
-                raise pytest.UsageError(str(error)) from None
-        self.rules = Rules(Strictness(gate.ci, gate.min_n, gate.sealed_without_key),
-                           settings.run.require_judge, baseline, gate.alpha)
+        self.started: dict[str, Location] = {}
+        self.failed: dict[str, tuple[str, str]] = {}  # node id -> (phase, why), the first
+        self.down: list[str] = []  # xdist workers that went down, and why
+        self.conclusion: Conclusion | None = None
+        if settings.gate.baseline or settings.run.outputs or settings.run.promote:
+            self.concluding()  # a bad baseline is a usage error before anything runs
 
-    @property
-    def runs(self) -> list[GoldsetRun]:
-        return self.decision.runs
+    def concluding(self) -> Conclusion:
+        if self.conclusion is None:
+            from pytest_ragate.collect.concluding import Conclusion
 
-    def add_collected(self, collected: Collected) -> None:
-        """Every process collects the same items: the first description is the run's."""
-        if self.collected is None:
-            self.collected = collected
+            self.conclusion = Conclusion(self.config, self.settings)
+        return self.conclusion
 
-    def pytest_runtest_logstart(self, nodeid: str, location: tuple[str, int | None, str],
-                                ) -> None:
-        self.arrived.started[nodeid] = location
+    def pytest_runtest_logstart(self, nodeid: str, location: Location) -> None:
+        self.started[nodeid] = location
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Every worker's reports pass through here; keep the ragate records they carry, and
         why any report failed (xdist's report of a crashed worker carries no record)."""
         row = getattr(report, RECORD_ATTR, None)
         if row is not None:
-            record = self.arrived.records[report.nodeid] = QuestionRecord.model_validate(row)
-            if report.when == "call":
-                reporter.junit_text(self.config, report, record)
+            self.concluding().add_record(report, row)
         anchor = getattr(report, ANCHOR_ATTR, None)
         if anchor is not None:
-            self.arrived.anchors[report.nodeid] = AnchorOutcome.model_validate(anchor)
+            self.concluding().add_anchor(report, anchor)
         if report.failed and not hasattr(report, "wasxfail"):
-            self.arrived.failed.setdefault(report.nodeid, Failure(
-                report.when or "", summary_line(report.longrepr)))
+            self.failed.setdefault(report.nodeid, (report.when or "",
+                                                   summary_line(report.longrepr)))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
@@ -98,59 +78,23 @@ class Controller:
         crashed sends none; the others (and its replacement) do."""
         output = getattr(node, "workeroutput", None) or {}
         if WORKEROUTPUT_KEY in output:
-            self.add_collected(Collected.model_validate(output[WORKEROUTPUT_KEY]))
+            self.concluding().add_collected(output[WORKEROUTPUT_KEY])
         if error:
             gateway = getattr(getattr(node, "gateway", None), "id", "a worker")
-            self.arrived.down.append(f"{gateway}: {summary_line(error)}")
+            self.down.append(f"{gateway}: {summary_line(error)}")
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
         result = yield
-        if not self.config.option.collectonly:
-            if self.selected is not None:
-                self.add_collected(collected(self.selected))
-            self.decision = decide_run(self.collected, self.arrived, self.rules)
-            reporter.report_decision(self.config, self.decision, self.arrived.started)
-            failed = bool(session.testsfailed) or bool(session.shouldfail)
-            for run in self.runs:
-                run.run_failed = failed
-            self.written = write_outputs(
-                self.settings.run, self.runs, rootdir=self.config.rootpath,
-                cut_short=bool(session.shouldstop or session.shouldfail), failed=failed,
-                ci=self.settings.gate.ci)
-            if self.settings.run.promote:
-                self.promotion = promote(self.arrived.anchors.values(), self.decision.floors)
+        if self.config.option.collectonly:
+            return result
+        if self.selected is not None and any(map(is_goldset_item, self.selected)):
+            self.concluding()
+        if self.conclusion is not None:
+            self.conclusion.conclude(session, self.selected, self.started, self.failed,
+                                     self.down)
         return result
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        reporter.terminal_summary(terminalreporter, self.runs, down=self.arrived.down,
-                                  promotion=self.promotion,
-                                  outputs=self.settings.run.outputs,
-                                  history_notes=self.written.notes)
-
-
-def promote(anchors: Iterable[AnchorOutcome], floors: Iterable[FloorDecision]) -> list[str]:
-    """Rewrite the xfail of every anchor and floor that XPASSed in this run; say what was
-    done, what was not run, and what must be promoted by hand."""
-    promoted: list[Promotion] = []
-    by_file: dict[str, list[str]] = {}
-    for anchor in anchors:
-        if anchor.outcome == "xpassed":
-            by_file.setdefault(anchor.path, []).append(anchor.anchor_id)
-    for path, ids in by_file.items():
-        promoted += promote_anchors(Path(path), ids)
-    by_config: dict[str, list[Floor]] = {}
-    by_hand, not_run = [], []
-    for spec, verdict in ((d.spec, d.verdict) for d in floors):
-        if not spec.floor.xfail:
-            continue
-        name = f"{spec.goldset}::{spec.floor.name}"
-        if verdict.outcome == "skipped":
-            not_run.append(name)
-        elif verdict.outcome == "xpassed" and spec.config_path is None:
-            by_hand.append(spec.nodeid)
-        elif verdict.outcome == "xpassed" and spec.config_path is not None:
-            by_config.setdefault(spec.config_path, []).append(spec.floor)
-    for path, keys in by_config.items():
-        promoted += promote_floors(Path(path), keys)
-    return summary(promoted, not_run, by_hand)
+        if self.conclusion is not None:
+            self.conclusion.terminal_summary(terminalreporter)

@@ -16,6 +16,14 @@ from typing import Any
 import pytest
 from _pytest.skipping import xfailed_key
 
+from pytest_ragate.collect.keys import (
+    ANCHOR_KEY,
+    CASE_KEY,
+    FLOOR_KEY,
+    GOLDSET_KEY,
+    ROUTE_KEY,
+)
+from pytest_ragate.collect.route import RouteSpec
 from pytest_ragate.collect.wire import AnchorMember, Collected, FloorSpec, Member, Population
 from pytest_ragate.goldsets.anchors import AnchorEntry
 from pytest_ragate.goldsets.loader import (
@@ -30,10 +38,6 @@ from pytest_ragate.problems import GoldsetError
 from pytest_ragate.scoring.gates import Floor
 from pytest_ragate.scoring.metrics import AnchorOutcome
 
-CASE_KEY = pytest.StashKey[Case]()
-GOLDSET_KEY = pytest.StashKey[Goldset]()
-ANCHOR_KEY = pytest.StashKey[AnchorEntry]()
-ROUTE_KEY = pytest.StashKey[str]()  # the node id of the route that collected an item
 GOLDSETS_KEY = pytest.StashKey[dict[Path, Goldset]]()
 NAMES_KEY = pytest.StashKey[dict[str, tuple[Path, str]]]()
 
@@ -297,6 +301,9 @@ def make_floors(parent: pytest.Collector, goldset: Goldset, floors: Iterable[Flo
         item = FloorItem.from_parent(parent, name=f"{prefix}{floor.name}", goldset=goldset,
                                      floor=floor, route=route)
         _as_reported(item)
+        item.stash[FLOOR_KEY] = floor
+        item.stash[GOLDSET_KEY] = goldset
+        item.stash[ROUTE_KEY] = route
         _mark(item, judged=floor.judged)
         yield item
 
@@ -339,19 +346,6 @@ class GoldsetFile(pytest.File):
 
 
 # --- the decorator route ------------------------------------------------------------------
-
-
-class RouteSpec:
-    """Set on a test function by `@ragate.goldset` / `@ragate.floor`, in either order."""
-
-    def __init__(self) -> None:
-        self.path: str | None = None
-        self.floors: list[dict[str, Any]] = []
-
-
-def route_spec(obj: object) -> RouteSpec | None:
-    spec = getattr(obj, "__ragate__", None)
-    return spec if isinstance(spec, RouteSpec) else None
 
 
 def resolve_goldset_path(config: pytest.Config, module_path: Path, raw: str) -> Path | None:

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ragate.outputs.baseline import baseline_location
 from pytest_ragate.settings import read_settings
 
 
@@ -38,6 +37,8 @@ def check_outputs(config: pytest.Config, judge_file: str | None = None) -> None:
                 for path, flags in written.items() if len(flags) > 1]
     baseline = read_settings(config).gate.baseline
     if baseline:
+        from pytest_ragate.outputs.baseline import baseline_location  # reads history lines
+
         path, _ = baseline_location(baseline, config.rootpath)
         flags = [f for f in written.get(_resolved(str(path)), []) if f != "--ragate-history"]
         if flags:

@@ -22,10 +22,10 @@ from _pytest.runner import runtestprotocol
 from pydantic import ValidationError
 
 from pytest_ragate.answer import Answer
-from pytest_ragate.collect.items import CASE_KEY, ROUTE_KEY, QuestionItem
+from pytest_ragate.collect.items import QuestionItem
+from pytest_ragate.collect.keys import CASE_KEY, RECORD_ATTR, ROUTE_KEY, RUN_KEY
 from pytest_ragate.collect.provenance import question_parts
 from pytest_ragate.collect.timeouts import call_with_timeout, settled
-from pytest_ragate.collect.wire import RECORD_ATTR
 from pytest_ragate.collect.xdist_worker import reporting_as
 from pytest_ragate.goldsets.loader import Case
 from pytest_ragate.judges.base import JudgeInput
@@ -35,7 +35,6 @@ from pytest_ragate.settings import read_settings
 
 RECORD_KEY = pytest.StashKey[QuestionRecord]()
 VERDICTS_KEY = pytest.StashKey["Future[JudgedScores]"]()
-RUN_KEY = pytest.StashKey["QuestionRun"]()
 
 
 def base_record(item: pytest.Item, case: Case, **fields: Any) -> QuestionRecord:

@@ -1,8 +1,10 @@
-"""Everything that crosses from a worker to the controller, defined once, as typed models of
-plain JSON types: the collection (`Collected`: the floors kept after selection and the whole
-population of every goldset), and, riding on test reports, each question's record
-(`metrics.QuestionRecord`, under `RECORD_ATTR`) and each anchor's outcome (`AnchorOutcome`,
-under `ANCHOR_ATTR`).
+"""Everything that crosses from a worker to the controller, as typed models of plain JSON
+types: the collection (`Collected`: the floors kept after selection and the whole population
+of every goldset), sent in `workeroutput`, and, riding on test reports, each question's
+record and each anchor's outcome (`scoring.metrics.QuestionRecord` and `AnchorOutcome`: the
+rows of the results too). The names they travel under are `keys.py`'s `WORKEROUTPUT_KEY`,
+`RECORD_ATTR` and `ANCHOR_ATTR`, which the plugin reads on every report without loading this
+module.
 
 Under xdist each worker collects every item, so any worker's `Collected` describes the run;
 the controller takes the first that arrives (`pytest_testnodedown`). Without xdist the one
@@ -16,10 +18,6 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from pytest_ragate.scoring.gates import Floor
-
-WORKEROUTPUT_KEY = "ragate_collected"  # the key of `config.workeroutput` that carries it
-RECORD_ATTR = "ragate_record"  # a question's report attribute: its QuestionRecord, as JSON
-ANCHOR_ATTR = "ragate_anchor"  # an anchor's report attribute: its AnchorOutcome, as JSON
 
 
 class _Wire(BaseModel):

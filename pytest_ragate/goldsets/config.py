@@ -29,9 +29,6 @@ from pytest_ragate.goldsets.corpus import Units
 from pytest_ragate.problems import GoldsetError, Problem, problems_from_validation
 from pytest_ragate.scoring.metrics import ContextRef, Evidence, Span, WholeDocument
 
-CONFIG_NAME = "ragate.toml"
-
-
 # --- the files----------------------------------------------------------------------
 
 

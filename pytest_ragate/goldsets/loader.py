@@ -20,9 +20,9 @@ from pydantic import (
 )
 
 from pytest_ragate.files import read_jsonl
+from pytest_ragate.goldsets import CONFIG_NAME
 from pytest_ragate.goldsets.anchors import AnchorEntry, AnchorKind, load_anchors
 from pytest_ragate.goldsets.config import (
-    CONFIG_NAME,
     Expected,
     ExpectedRow,
     GoldsetConfig,

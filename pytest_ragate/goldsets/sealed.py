@@ -38,8 +38,8 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from pytest_ragate.goldsets import CONFIG_NAME
 from pytest_ragate.goldsets.config import (
-    CONFIG_NAME,
     Expected,
     ExpectedRow,
     GoldsetConfig,

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_ragate.files import write_atomic
+from pytest_ragate.goldsets import CONFIG_NAME
 from pytest_ragate.goldsets.config import (
-    CONFIG_NAME,
     Expected,
     GoldsetConfig,
     read_expected,

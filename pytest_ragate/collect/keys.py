@@ -1,0 +1,36 @@
+"""The names the plugin's hooks and processes share: stash keys, and the report attributes
+and `workeroutput` key the wire's models ride under (`wire.py`).
+
+Light on purpose: every pytest run imports this through the plugin, goldsets or not, so it
+holds names only; the types they carry are spelled as strings.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    pass
+
+# on items: what each goldset item is
+ROUTE_KEY = pytest.StashKey[str]()  # the node id of the route that collected a goldset item
+GOLDSET_KEY = pytest.StashKey["Goldset"]()
+CASE_KEY = pytest.StashKey["Case"]()  # a question item's question
+ANCHOR_KEY = pytest.StashKey["AnchorEntry"]()  # an anchor item's anchor
+FLOOR_KEY = pytest.StashKey["Floor"]()  # a floor item's floor
+
+# on the config
+CONTROLLER_KEY = pytest.StashKey["Controller"]()
+SELECTED_KEY = pytest.StashKey[list[pytest.Item]]()  # the items kept after selection
+RUN_KEY = pytest.StashKey["QuestionRun"]()  # this process's judge runner and held reports
+
+# on test reports, and in xdist's `workeroutput`: what crosses to the controller
+RECORD_ATTR = "ragate_record"  # a question's report: its QuestionRecord, as JSON
+ANCHOR_ATTR = "ragate_anchor"  # an anchor's report: its AnchorOutcome, as JSON
+WORKEROUTPUT_KEY = "ragate_collected"  # a worker's `workeroutput`: its wire.Collected
+
+
+def is_goldset_item(item: pytest.Item) -> bool:
+    return ROUTE_KEY in item.stash
