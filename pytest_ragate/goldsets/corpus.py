@@ -1,4 +1,5 @@
-"""Corpora as documents of turns, read from the three supported formats.
+"""Corpora as documents of numbered units (turns, paragraphs, lines), read from the
+supported formats.
 
 A turn's index is its 0-based position in the source file and its text is kept byte for byte:
 every expected evidence span and every citation is a position in these files.
