@@ -113,6 +113,71 @@ def calibrate(results: Path, step: float) -> None:
                                 headers=["top_k", "evidence recall"], disable_numparse=True))
 
 
+UNIT = click.FloatRange(0.0, 1.0)
+
+
+@main.command()
+@click.option("--floor", "floor_", type=UNIT, help="the floor's min (a proportion floor)")
+@click.option("--expect", type=UNIT, help="the true rate you expect the system to have")
+@click.option("--n", "n", type=click.IntRange(1), help="the units the floor is decided over")
+@click.option("--ci", type=click.Choice(["point", "strict"]), default="point",
+              show_default=True, help="the gate mode (ragate_ci)")
+@click.option("--pairs", type=click.IntRange(1), help="paired units of a regression check")
+@click.option("--discordant", type=click.FloatRange(0.0, 1.0, min_open=True),
+              help="share of the pairs whose outcome differs between the runs")
+@click.option("--alpha", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
+              default=0.05, show_default=True, help="significance level of the check")
+@click.option("--power", "target", type=click.FloatRange(0.0, 1.0, min_open=True,
+                                                         max_open=True),
+              default=0.80, show_default=True, help="the chance to reach")
+def power(floor_: float | None, expect: float | None, n: int | None, ci: str,
+          pairs: int | None, discordant: float | None, alpha: float, target: float) -> None:
+    """How many units a proportion floor needs, and what n units can tell apart.
+
+    \b
+    --floor F --expect E   the fewest units at which the floor passes with --power at rate E
+    --floor F --n N        the true rate at which a floor over N units passes with --power
+    --pairs N --discordant D
+                           the smallest drop a regression check over N pairs detects
+    Units are what the metric counts: questions, spans, anchors. Exact binomial figures
+    under the gate's own rule (point: k/n reaches the floor; strict: its Wilson lower bound).
+    """
+    from pytest_ragate.scoring.power import detectable_drop, passing_rate, questions_needed
+
+    strict, chance = ci == "strict", f"{target:.0%} of the time"
+    if pairs is not None or discordant is not None:
+        if pairs is None or discordant is None:
+            raise click.UsageError("--pairs and --discordant go together")
+        found = detectable_drop(pairs, discordant, alpha=alpha, power=target)
+        if found.drop is None:
+            click.echo(f"no drop: a McNemar check over {pairs} pairs, {discordant:.0%} of them "
+                       f"discordant, never reaches α {alpha:g} {chance}")
+            raise SystemExit(1)
+        click.echo(f"a McNemar check over {pairs} pairs, {discordant:.0%} of them discordant, "
+                   f"detects a drop of {found.drop:.3f} or more {chance} (α {alpha:g})")
+        return
+    if floor_ is None or (expect is None) == (n is None):
+        raise click.UsageError("give --floor with --expect or with --n (or --pairs with "
+                               "--discordant)")
+    if n is not None:
+        rate = passing_rate(n, floor_, strict, target)
+        if rate is None:
+            click.echo(f"never: a floor of {floor_:.2f} ({ci}) cannot pass over {n} units")
+            raise SystemExit(1)
+        click.echo(f"over {n} units a floor of {floor_:.2f} ({ci}) passes {chance} once the "
+                   f"true rate is {rate:.3f}")
+        return
+    assert expect is not None
+    needed = questions_needed(floor_, expect, strict, target)
+    if needed is None:
+        click.echo(f"never: at a true rate of {expect:.2f} a floor of {floor_:.2f} ({ci}) "
+                   f"does not pass {chance}"
+                   + ("" if expect <= floor_ else " with up to 20,000 units"))
+        raise SystemExit(1)
+    click.echo(f"{needed} units: a floor of {floor_:.2f} ({ci}) passes {chance} at a true "
+               f"rate of {expect:.2f} from {needed} units on")
+
+
 @main.command()
 @click.argument("baseline")
 @click.argument("results", type=click.Path(exists=True, dir_okay=False, path_type=Path))
