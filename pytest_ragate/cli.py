@@ -117,6 +117,10 @@ UNIT = click.FloatRange(0.0, 1.0)
 
 
 @main.command()
+@click.argument("goldset", required=False,
+                type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--results", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="with GOLDSET: the run (a --ragate-results file) whose n and values to use")
 @click.option("--floor", "floor_", type=UNIT, help="the floor's min (a proportion floor)")
 @click.option("--expect", type=UNIT, help="the true rate you expect the system to have")
 @click.option("--n", "n", type=click.IntRange(1), help="the units the floor is decided over")
@@ -130,11 +134,15 @@ UNIT = click.FloatRange(0.0, 1.0)
 @click.option("--power", "target", type=click.FloatRange(0.0, 1.0, min_open=True,
                                                          max_open=True),
               default=0.80, show_default=True, help="the chance to reach")
-def power(floor_: float | None, expect: float | None, n: int | None, ci: str,
-          pairs: int | None, discordant: float | None, alpha: float, target: float) -> None:
-    """How many units a proportion floor needs, and what n units can tell apart.
+def power(goldset: Path | None, results: Path | None, floor_: float | None,
+          expect: float | None, n: int | None, ci: str, pairs: int | None,
+          discordant: float | None, alpha: float, target: float) -> None:
+    """How many units a floor needs, and what n units can tell apart.
 
     \b
+    GOLDSET --results R    for each floor of the goldset, over the run in R: its n, the
+                           true value it passes at with --power, and the n it would need
+                           to pass that often at the value R measured
     --floor F --expect E   the fewest units at which the floor passes with --power at rate E
     --floor F --n N        the true rate at which a floor over N units passes with --power
     --pairs N --discordant D
@@ -145,6 +153,11 @@ def power(floor_: float | None, expect: float | None, n: int | None, ci: str,
     from pytest_ragate.scoring.power import detectable_drop, passing_rate, questions_needed
 
     strict, chance = ci == "strict", f"{target:.0%} of the time"
+    if goldset is not None:
+        if results is None:
+            raise click.UsageError("GOLDSET needs --results (a --ragate-results file of it)")
+        _goldset_power(goldset, results, strict, target)
+        return
     if pairs is not None or discordant is not None:
         if pairs is None or discordant is None:
             raise click.UsageError("--pairs and --discordant go together")
@@ -176,6 +189,52 @@ def power(floor_: float | None, expect: float | None, n: int | None, ci: str,
         raise SystemExit(1)
     click.echo(f"{needed} units: a floor of {floor_:.2f} ({ci}) passes {chance} at a true "
                f"rate of {expect:.2f} from {needed} units on")
+
+
+def _goldset_power(root: Path, results: Path, strict: bool, target: float) -> None:
+    """`ragate power GOLDSET --results R`: one row per floor of the goldset."""
+    from tabulate import tabulate
+
+    from pytest_ragate.files import read_jsonl
+    from pytest_ragate.goldsets.loader import load_goldset
+    from pytest_ragate.problems import GoldsetError
+    from pytest_ragate.scoring.gates import Strictness, decide
+    from pytest_ragate.scoring.metrics import QuestionRecord
+    from pytest_ragate.scoring.power import needed_for_mean, questions_needed
+    from pytest_ragate.scoring.registry import METRICS
+
+    try:
+        goldset = load_goldset(root)
+    except GoldsetError as error:
+        raise click.ClickException(str(error)) from None
+    rows, problems = read_jsonl(results, QuestionRecord)
+    if problems:
+        raise click.ClickException("\n".join(map(str, problems)))
+    records = [row for _, row in rows if row.goldset == goldset.name]
+    if not records:
+        raise click.ClickException(f"{results} has no row of goldset {goldset.name!r}")
+    table = []
+    for floor in goldset.floors:
+        if floor.anchors:
+            continue  # anchor floors count anchors, which a results file does not hold
+        verdict = decide(floor, goldset.name, records,
+                         strictness=Strictness("strict" if strict else "point"))
+        t, value = verdict.tally, verdict.value
+        needed: int | None = None
+        if t is not None and value is not None and value > floor.min:
+            needed = (questions_needed(floor.min, value, strict, target)
+                      if METRICS[floor.metric].aggregate == "proportion"
+                      else needed_for_mean(t.values, floor.min, strict, target))
+        table.append([floor.name.removeprefix("floor[").removesuffix("]"), f"{floor.min:.2f}",
+                      "—" if value is None else f"{value:.2f}", t.n if t else 0,
+                      "—" if verdict.passes_at is None else str(verdict.passes_at),
+                      "—" if needed is None else needed])
+    click.echo(f"{goldset.name}: {len(records)} rows of {results} "
+               f"({'strict' if strict else 'point'} mode, {target:.0%} power)")
+    click.echo(tabulate(table, headers=["floor", "min", "value", "n", f"passes {target:.0%} at",
+                                        "n needed at this value"], disable_numparse=True))
+    click.echo("≈: normal approximation with the run's own spread; —: the value does not "
+               "clear the floor (no n will), or nothing was scored")
 
 
 @main.command()

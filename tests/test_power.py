@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -115,3 +116,82 @@ def test_the_command() -> None:
     assert got.exit_code == 0 and "detects a drop of 0.1" in got.output
     got = runner.invoke(main, ["power", "--floor", "0.8"])
     assert got.exit_code == 2 and "give --floor with --expect or with --n" in got.output
+
+
+# --- what every floor and regression check says it can tell apart ------------------------------
+
+
+def test_a_proportion_floor_states_the_rate_it_passes_at_exactly() -> None:
+    from pytest_ragate.scoring.gates import Floor, Strictness, decide
+    from tests.test_statistical_gates import abstention_rows
+
+    rows = abstention_rows(34, 6)  # 40 questions
+    floor = Floor("abstention_accuracy", 0.80)
+    point = decide(floor, "g", rows).passes_at
+    strict = decide(floor, "g", rows, strictness=Strictness("strict")).passes_at
+    assert point is not None and strict is not None
+    assert (point.value, point.approximate) == (passing_rate(40, 0.8, strict=False), False)
+    assert strict.value == passing_rate(40, 0.8, strict=True) and strict.value > point.value
+    assert str(point) == f"{point.value:.2f}"
+
+
+def test_a_mean_floor_states_a_normal_approximation_with_its_spread() -> None:
+    from statistics import NormalDist, stdev
+
+    from pytest_ragate.scoring.power import passes_at
+
+    values = [1.0, 0.5, 1.0, 0.0, 1.0, 1.0, 0.5, 1.0]
+    got = passes_at("mean", len(values), values, 0.6, strict=False)
+    assert got is not None and got.approximate and str(got).startswith("≈")
+    by_hand = 0.6 + NormalDist().inv_cdf(0.8) * stdev(values) / len(values) ** 0.5
+    assert got.value == pytest.approx(by_hand)
+    assert passes_at("mean", 1, [1.0], 0.6, strict=False) is None
+    assert passes_at("mean", 3, [0.7, 0.7, 0.7], 0.6, strict=False) is None  # no spread
+
+
+def test_a_mcnemar_check_states_the_drop_it_detects() -> None:
+    from pytest_ragate.scoring.metrics import QuestionScores
+    from pytest_ragate.scoring.regression import check
+
+    base = {f"q{i}": QuestionScores(abstention_correct=i >= 2) for i in range(40)}
+    now = {f"q{i}": QuestionScores(abstention_correct=not (2 <= i < 12)) for i in range(40)}
+    result = check("g", "abstention_accuracy", base, now, alpha=0.05)
+    assert result.detects == detectable_drop(40, 12 / 40, alpha=0.05).drop
+    assert result.detects is not None and 0 < result.detects < 12 / 40
+
+
+def test_the_tables_show_both() -> None:
+    from pytest_ragate.outputs.reports import floors_table, regressions_table
+    from pytest_ragate.scoring.gates import Floor, decide
+    from pytest_ragate.scoring.run import GoldsetRun
+    from tests.test_statistical_gates import abstention_rows
+
+    rows = abstention_rows(34, 6)
+    run = GoldsetRun("g", "1", rows, verdicts=[decide(Floor("abstention_accuracy", 0.8), "g",
+                                                      rows)])
+    table = floors_table([run], "simple")
+    assert "passes 80% at" in table
+    assert f"{passing_rate(40, 0.8, strict=False):.2f}" in table.splitlines()[2]
+    assert "detects a drop of" in regressions_table([run], "simple")
+
+
+def test_the_command_over_a_goldset_and_its_results(tmp_path: Path) -> None:
+    from tests.conftest import write_goldset
+    from tests.test_statistical_gates import abstention_rows
+
+    root = write_goldset(tmp_path / "gs", floors="[floors]\nabstention_accuracy = 0.5\n"
+                         "citation_accuracy = 0.99\n")
+    results = tmp_path / "r.jsonl"
+    rows = [r.model_copy(update={"goldset": "mini"}) for r in abstention_rows(34, 6)]
+    results.write_text("".join(r.model_dump_json() + "\n" for r in rows))
+    got = CliRunner().invoke(main, ["power", str(root), "--results", str(results)])
+    assert got.exit_code == 0, got.output
+    line = next(x for x in got.output.splitlines() if x.startswith("abstention_accuracy"))
+    assert line.split() == ["abstention_accuracy", "0.50", "0.85", "40",
+                            f"{passing_rate(40, 0.5, strict=False):.2f}",
+                            str(questions_needed(0.5, 0.85, strict=False))]
+    # nothing cited: citation accuracy has no value, so nothing to say
+    line = next(x for x in got.output.splitlines() if x.startswith("citation_accuracy"))
+    assert line.split()[2:] == ["—", "0", "—", "—"]
+    missing = CliRunner().invoke(main, ["power", str(root)])
+    assert missing.exit_code == 2 and "GOLDSET needs --results" in missing.output

@@ -316,6 +316,7 @@ def floor_row(run: GoldsetRun, v: Verdict) -> dict[str, Any]:
         "value": fmt_num(v.value),
         "interval": fmt_interval(v.interval),
         "n": v.tally.n if v.tally else 0,
+        "passes_at": "—" if v.passes_at is None else str(v.passes_at),
         "by_kind": fmt_counts(kind_counts(v.floor.metric, run.records))
         if v.floor.kind is None and not v.floor.anchors else "",
         "computed_by": v.computed_by,
@@ -364,7 +365,8 @@ def _grouped(failures: dict[str, str]) -> list[tuple[str, str]]:
 def regression_row(g: Regression) -> dict[str, Any]:
     return {"metric": g.metric, "test": g.test, "pairs": g.pairs, "baseline": fmt_num(g.baseline),
             "current": fmt_num(g.current), "delta": "—" if g.delta is None else f"{g.delta:+.2f}",
-            "p": _p(g.p_value), "outcome": g.outcome, "word": OUTCOME_WORDS[g.outcome],
+            "p": _p(g.p_value), "detects": "—" if g.detects is None else f"{g.detects:.2f}",
+            "outcome": g.outcome, "word": OUTCOME_WORDS[g.outcome],
             "message": g.message}
 
 

@@ -42,22 +42,23 @@ def floors_table(runs: Sequence[GoldsetRun], tablefmt: str) -> str:
             rows.append([
                 run.label, v.floor.name.removeprefix("floor[").removesuffix("]"),
                 f"{v.floor.min:.2f}", fmt_num(v.value), fmt_interval(v.interval),
-                v.tally.n if v.tally else 0,
+                v.tally.n if v.tally else 0, "—" if v.passes_at is None else str(v.passes_at),
                 fmt_counts(kind_counts(v.floor.metric, run.records)) if v.floor.kind is None
                 else "", v.computed_by, OUTCOME_WORDS[v.outcome],
             ])
-    headers = ["goldset", "metric", "floor", "value", "95% interval", "n", "by kind",
-               "computed by", "outcome"]
+    headers = ["goldset", "metric", "floor", "value", "95% interval", "n", "passes 80% at",
+               "by kind", "computed by", "outcome"]
     return tabulate(rows, headers=headers, tablefmt=tablefmt, disable_numparse=True)
 
 
 def regressions_table(runs: Sequence[GoldsetRun], tablefmt: str) -> str:
     rows = [[run.label, c.metric, fmt_num(c.baseline), fmt_num(c.current),
              "—" if c.delta is None else f"{c.delta:+.2f}", c.pairs, c.test,
-             "—" if c.p_value is None else f"{c.p_value:.3g}", OUTCOME_WORDS[c.outcome]]
+             "—" if c.p_value is None else f"{c.p_value:.3g}",
+             "—" if c.detects is None else f"{c.detects:.2f}", OUTCOME_WORDS[c.outcome]]
             for run in runs for c in run.regressions]
     headers = ["goldset", "metric", "baseline", "now", "change", "paired questions", "test",
-               "p", "outcome"]
+               "p", "detects a drop of", "outcome"]
     return tabulate(rows, headers=headers, tablefmt=tablefmt, disable_numparse=True)
 
 

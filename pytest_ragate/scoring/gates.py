@@ -25,6 +25,7 @@ from pytest_ragate.scoring.metrics import (
     behind,
     tally,
 )
+from pytest_ragate.scoring.power import PassesAt, passes_at
 from pytest_ragate.scoring.registry import METRICS
 from pytest_ragate.scoring.stats import bootstrap_mean, wilson
 
@@ -145,6 +146,7 @@ class Verdict:
     errors: int = 0
     skipped: int = 0
     gaps: int = 0  # members of the population without a result
+    passes_at: PassesAt | None = None  # the true value at which this n passes 80% of the time
 
     @property
     def value(self) -> float | None:
@@ -263,6 +265,7 @@ def _against_floor(floor: Floor, goldset: str, t: Tally, by: str, suffix: str, e
     unit = "anchors" if floor.anchors else info.unit
     interval = interval_of(t)
     value = t.value or 0.0
+    power = passes_at(info.aggregate, t.n, t.values, floor.min, strictness.ci == "strict")
     method = "Wilson" if info.aggregate == "proportion" else "bootstrap"
     count = (f"over {t.n}/{t.n + t.failures} judged" if info.judged and info.aggregate == "mean"
              else f"n={t.n} {unit}")
@@ -272,7 +275,8 @@ def _against_floor(floor: Floor, goldset: str, t: Tally, by: str, suffix: str, e
         message = (f"refusing to gate: {floor.metric} {value:.2f} was scored on {t.questions} "
                    f"{who}, fewer than ragate_min_n = {strictness.min_n} (add questions, or "
                    f"lower ragate_min_n) · floor {floor.min:.2f} · {tail}")
-        return Verdict(floor, goldset, "failed", message, t, interval, by, errors, skipped)
+        return Verdict(floor, goldset, "failed", message, t, interval, by, errors, skipped,
+                       passes_at=power)
     if strictness.ci == "strict" and interval is not None:
         holds = interval[0] >= floor.min
         figures = (f"{floor.metric} {value:.2f}, 95% lower bound {interval[0]:.2f} "
@@ -285,13 +289,14 @@ def _against_floor(floor: Floor, goldset: str, t: Tally, by: str, suffix: str, e
         if holds:
             message = (f"[XPASS(strict)] {floor.xfail}: {figures}. The floor now holds: "
                        f"remove its xfail (pytest --ragate-promote) to make it a hard gate")
-            return Verdict(floor, goldset, "xpassed", message, t, interval, by, errors, skipped)
+            return Verdict(floor, goldset, "xpassed", message, t, interval, by, errors, skipped,
+                           passes_at=power)
         return Verdict(floor, goldset, "xfailed", f"{floor.xfail}: {figures}", t, interval, by,
-                       errors, skipped)
+                       errors, skipped, passes_at=power)
     if not holds and worst:
         figures += f" · worst: {worst}"
     return Verdict(floor, goldset, "passed" if holds else "failed", figures, t, interval, by,
-                   errors, skipped)
+                   errors, skipped, passes_at=power)
 
 
 def kind_counts(metric: str, records: Sequence[QuestionRecord]) -> list[tuple[str, Tally]]:

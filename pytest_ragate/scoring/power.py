@@ -18,9 +18,11 @@ happens to reach it.
 from __future__ import annotations
 
 import math
+import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pytest_ragate.scoring.stats import mcnemar_exact, wilson
+from pytest_ragate.scoring.stats import Z95, mcnemar_exact, wilson
 
 POWER = 0.80
 MAX_QUESTIONS = 20_000  # the largest n `questions_needed` looks at
@@ -128,10 +130,16 @@ def detectable_drop(pairs: int, discordant: float, alpha: float = 0.05,
     m = round(pairs * discordant)
     if m == 0:
         return Detectable(pairs, discordant, None, power)
-    critical = next((w for w in range(m // 2 + 1, m + 1)
-                     if mcnemar_exact(w, m - w) < alpha), None)
-    if critical is None:
+    if mcnemar_exact(m, 0) >= alpha:
         return Detectable(pairs, discordant, None, power)
+    lo, hi = m // 2 + 1, m  # McNemar's p falls as w grows past m/2: bisect for the first w
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if mcnemar_exact(mid, m - mid) < alpha:
+            hi = mid
+        else:
+            lo = mid + 1
+    critical = lo
     share = m / pairs  # the discordance the pairs can have, in whole pairs
 
     def detection(drop: float) -> float:
@@ -147,3 +155,47 @@ def detectable_drop(pairs: int, discordant: float, alpha: float = 0.05,
         else:
             lo = mid
     return Detectable(pairs, discordant, hi, power)
+
+
+@dataclass(frozen=True)
+class PassesAt:
+    """The true value at which a floor over this n passes with chance `power`."""
+
+    value: float
+    approximate: bool  # a mean's figure: normal approximation with the observed spread
+
+    def __str__(self) -> str:
+        return f"{'≈' if self.approximate else ''}{self.value:.2f}"
+
+
+def passes_at(aggregate: str, n: int, values: Sequence[float], floor: float, strict: bool,
+              power: float = POWER) -> PassesAt | None:
+    """What a floor over this n can tell apart. Proportions: exact, from n alone. Means
+    (citation accuracy, judged scores): the normal approximation floor + (z·[strict] +
+    z_power)·sd/√n with the sample's own standard deviation; None with fewer than 2 values
+    or no spread, or when no rate passes."""
+    if aggregate == "proportion":
+        rate = passing_rate(n, floor, strict, power) if n else None
+        return None if rate is None else PassesAt(rate, False)
+    if len(values) < 2:
+        return None
+    spread = statistics.stdev(values)
+    if spread == 0:
+        return None
+    z_power = statistics.NormalDist().inv_cdf(power)
+    value = floor + ((Z95 if strict else 0.0) + z_power) * spread / math.sqrt(len(values))
+    return PassesAt(value, True) if value <= 1.0 else None
+
+
+def needed_for_mean(values: Sequence[float], floor: float, strict: bool,
+                    power: float = POWER) -> int | None:
+    """The n at which a mean floor passes with chance `power` if the true mean and spread
+    are this sample's (normal approximation); None when the mean does not exceed the floor
+    or the sample has no spread."""
+    if len(values) < 2:
+        return None
+    mean, spread = statistics.fmean(values), statistics.stdev(values)
+    if mean <= floor or spread == 0:
+        return None
+    z = (Z95 if strict else 0.0) + statistics.NormalDist().inv_cdf(power)
+    return max(2, math.ceil((z * spread / (mean - floor)) ** 2))

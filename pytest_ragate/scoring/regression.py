@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pytest_ragate.scoring.metrics import QuestionScores, fmt_some
+from pytest_ragate.scoring.power import detectable_drop
 from pytest_ragate.scoring.registry import METRICS, run_metrics
 from pytest_ragate.scoring.stats import mcnemar_exact, paired_bootstrap
 
@@ -39,6 +40,7 @@ class Regression:
     p_value: float | None
     outcome: RegressionOutcome
     message: str
+    detects: float | None = None  # the drop McNemar detects 80% of the time at this discordance
 
     @property
     def delta(self) -> float | None:
@@ -154,6 +156,7 @@ def check(goldset: str, metric: str, base: Mapping[str, QuestionScores],
         worse = sum(b and not c for b, c in zip(base_units, cur_units, strict=True))
         better = sum(c and not b for b, c in zip(base_units, cur_units, strict=True))
         p = mcnemar_exact(worse, better)
+        detects = detectable_drop(n, (worse + better) / n, alpha=alpha).drop if n else None
         detail = (f"{test}: {worse} right→wrong, {better} wrong→right of {n} "
                   f"{METRICS[metric].unit}")
     else:
@@ -165,23 +168,24 @@ def check(goldset: str, metric: str, base: Mapping[str, QuestionScores],
         then_v = sum(r[0] for r in pairs) / base_den
         now_v = sum(r[2] for r in pairs) / cur_den
         _, p = paired_bootstrap(pairs)
+        detects = None
         detail = test
     figures = (f"{metric} {then_v:.2f} → {now_v:.2f} over {paired_questions} paired questions "
                f"({detail}, p = {p:.3g}")
     if min_n and paired_questions < min_n:
         return Regression(goldset, metric, test, paired_questions, then_v, now_v, p, "failed",
                           f"refusing to gate: {figures}); {paired_questions} paired questions "
-                          f"are fewer than ragate_min_n = {min_n}{aside}{where}")
+                          f"are fewer than ragate_min_n = {min_n}{aside}{where}", detects)
     significant = p < alpha
     if now_v < then_v and significant:
         named = fmt_some(dropped, NAMED_WORSE)
         went = "right→wrong" if test == MCNEMAR else "worse"
         return Regression(goldset, metric, test, paired_questions, then_v, now_v, p, "failed",
                           f"significant drop: {figures} < α {alpha:g}){aside}{where}"
-                          + (f" · {went}: {named}" if dropped else ""))
+                          + (f" · {went}: {named}" if dropped else ""), detects)
     word = ("no change" if now_v == then_v else
             ("significant rise" if significant else "not significant") if now_v > then_v
             else "drop not significant")
     relation = "<" if significant else "≥"
     return Regression(goldset, metric, test, paired_questions, then_v, now_v, p, "passed",
-                      f"{word}: {figures} {relation} α {alpha:g}){aside}{where}")
+                      f"{word}: {figures} {relation} α {alpha:g}){aside}{where}", detects)
