@@ -78,10 +78,6 @@ class Metric:
         return self.source == "verdict"
 
     @property
-    def anchors_only(self) -> bool:
-        return self.source == "anchors"
-
-    @property
     def regression(self) -> Literal["mcnemar", "bootstrap"] | None:
         """How a baseline pairs it: McNemar on binary units, a paired bootstrap on scores,
         or not at all."""
