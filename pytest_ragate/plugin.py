@@ -64,10 +64,9 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     fixture_file = None
     if settings.judge.judge:  # one usage error, not a failure per item
-        from pytest_ragate.judges.select import check_settings, judge_spec
+        from pytest_ragate.judges.select import check_settings
 
-        check_settings(settings.judge)
-        spec = judge_spec(settings.judge)
+        spec = check_settings(settings.judge)
         fixture_file = spec[1] if spec and spec[0] == "fixture" else None
     check_outputs(config, fixture_file)
     controller = config.stash[CONTROLLER_KEY] = Controller(config)

@@ -194,6 +194,18 @@ def validated(model: type[Section], values: dict[str, Any]) -> Section:
     return TypeAdapter(model).validate_python(values)
 
 
+def _section(model: type[Section], values: dict[str, Any]) -> tuple[Section | None, list[str]]:
+    """The section, or what is wrong with each knob given for it."""
+    if not values:
+        return model(), []
+    from pydantic import ValidationError
+
+    try:
+        return validated(model, values), []
+    except ValidationError as error:
+        return None, [f"  ragate_{e['loc'][0]}: {e['msg']}" for e in error.errors()]
+
+
 def read_settings(config: pytest.Config) -> Settings:
     """Validated once per process and kept in the config's stash."""
     found = config.stash.get(SETTINGS_KEY, None)
@@ -202,13 +214,8 @@ def read_settings(config: pytest.Config) -> Settings:
     problems: list[str] = []
     sections: dict[str, Any] = {}
     for section, model in SECTIONS.items():
-        values = given(config, model)
-        try:
-            sections[section] = validated(model, values)
-        except Exception as error:  # pydantic's ValidationError, imported only when needed
-            if not hasattr(error, "errors"):
-                raise
-            problems += [f"  ragate_{e['loc'][0]}: {e['msg']}" for e in error.errors()]
+        sections[section], found = _section(model, given(config, model))
+        problems += found
     if problems:
         raise pytest.UsageError("invalid pytest-ragate settings:\n" + "\n".join(problems))
     run = RunSettings(**{f.name: config.getoption(f"ragate_{f.name}")

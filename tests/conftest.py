@@ -58,6 +58,23 @@ def ragate_judge(pytestconfig):
 '''
 
 
+def both_routes(pytester: pytest.Pytester, system_conftest: str) -> None:
+    """The user's system as a `my_rag` fixture that both routes use: `ragate_system` for the
+    goldset's file route, and a `@ragate.goldset("gs")` test, `test_rag.py::test_mine`."""
+    pytester.makeconftest(system_conftest.replace("def ragate_system", "def my_rag") + '''
+@pytest.fixture
+def ragate_system(my_rag):
+    return my_rag
+''')
+    pytester.makepyfile(test_rag='''
+import pytest_ragate as ragate
+
+@ragate.goldset("gs")
+def test_mine(ragate_question, my_rag):
+    return my_rag(ragate_question.question)
+''')
+
+
 def jsonl(rows: Iterable[dict[str, Any]]) -> str:
     return "".join(json.dumps(row) + "\n" for row in rows)
 

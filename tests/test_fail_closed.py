@@ -15,7 +15,7 @@ import pytest
 
 from pytest_ragate.goldsets.sealed import Scrypt
 from pytest_ragate.goldsets.sealing import seal_goldset
-from tests.conftest import BASE_TOML, FIXTURE_JUDGE_CONFTEST, write_goldset
+from tests.conftest import BASE_TOML, FIXTURE_JUDGE_CONFTEST, both_routes, write_goldset
 from tests.openai_stub import OpenAIStub, completion, error
 from tests.openai_stub import openai_stub as openai_stub_fixture
 from tests.test_plugin import SYSTEM, esc, junit_cases
@@ -373,20 +373,7 @@ def test_two_goldsets_with_one_name_are_a_collection_error(pytester: pytest.Pyte
 def test_one_folder_through_two_routes_is_two_runs_never_pooled(
         pytester: pytest.Pytester, workers: str) -> None:
     write_goldset(pytester.path / "gs", floors="[floors]\nabstention_accuracy = 0.5\n")
-    pytester.makeconftest(planned({"q4": "Answer.abstain()"}).replace(
-        "def ragate_system", "def my_rag"))
-    pytester.makepyfile(test_rag='''
-import pytest_ragate as ragate
-
-@ragate.goldset("gs")
-def test_mine(ragate_question, my_rag):
-    return my_rag(ragate_question.question)
-''')
-    (pytester.path / "conftest.py").write_text((pytester.path / "conftest.py").read_text() + '''
-@pytest.fixture
-def ragate_system(my_rag):
-    return my_rag
-''')
+    both_routes(pytester, planned({"q4": "Answer.abstain()"}))
     result = run(pytester, workers, "gs", "test_rag.py", "--ragate-history=h.jsonl")
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(["*mini (gs/ragate.toml)*abstention_accuracy*0.50*1.00*4*",
@@ -729,18 +716,7 @@ def test_a_decorated_test_never_passes_anchor_floors_it_did_not_check(
     as skipped, with where they are decided; collected beside it, the file route fails them."""
     write_goldset(pytester.path / "gs", anchors=ANCHORS,
                   floors="[floors.anchors.retrieval_miss]\nevidence_recall = 1.0\n")
-    pytester.makeconftest(planned({}).replace("def ragate_system", "def my_rag") + '''
-@pytest.fixture
-def ragate_system(my_rag):
-    return my_rag
-''')
-    pytester.makepyfile(test_rag='''
-import pytest_ragate as ragate
-
-@ragate.goldset("gs")
-def test_mine(ragate_question, my_rag):
-    return my_rag(ragate_question.question)
-''')
+    both_routes(pytester, planned({}))
     alone = run(pytester, workers, "test_rag.py")
     assert alone.ret == pytest.ExitCode.OK
     expect(alone, "SKIPPED * not decided here: anchors are checked where the goldset's "

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import write_goldset
+from tests.conftest import both_routes, write_goldset
 from tests.test_anchors import ANCHORS, RETRIEVER
 from tests.test_plugin import FLOORS, SYSTEM, esc
 
@@ -120,18 +120,7 @@ def test_a_fixture_verdict_stamped_for_another_answer_is_stale(pytester: pytest.
 def test_the_console_says_which_goldsets_it_collected_and_how_many_items(
         pytester: pytest.Pytester) -> None:
     write_goldset(pytester.path / "gs", floors=FLOORS)
-    pytester.makeconftest(SYSTEM.replace("def ragate_system", "def my_rag") + '''
-@pytest.fixture
-def ragate_system(my_rag):
-    return my_rag
-''')
-    pytester.makepyfile(test_rag='''
-import pytest_ragate as ragate
-
-@ragate.goldset("gs")
-def test_mine(ragate_question, my_rag):
-    return my_rag(ragate_question.question)
-''')
+    both_routes(pytester, SYSTEM)
     result = pytester.runpytest("-p", "no:cacheprovider", "gs", "test_rag.py", "-k",
                                 "not q4", "--collect-only")
     result.stdout.fnmatch_lines(["ragate: mini (gs/ragate.toml): 3 questions, 6 floors",

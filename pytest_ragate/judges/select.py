@@ -31,18 +31,19 @@ def judge_spec(settings: JudgeSettings) -> tuple[str, str] | None:
                  "(or ragas with --ragate-judge-model)")
 
 
-def check_settings(settings: JudgeSettings) -> None:
+def check_settings(settings: JudgeSettings) -> tuple[str, str] | None:
     """Everything about the configured judge that can be wrong before the first question:
-    the spec, the fixture file (read and validated), the RAGAS extra."""
+    the spec, the fixture file (read and validated), the RAGAS extra. Returns the spec."""
     spec = judge_spec(settings)
     if spec is None:
-        return
+        return None
     kind, rest = spec
     if kind == "fixture":
         read_fixture_file(Path(rest))
     elif importlib.util.find_spec("ragas") is None:
         raise usage_error(f"--ragate-judge {settings.judge}: needs RAGAS: pip install "
-                     "'pytest-ragate[ragas]'")
+                          "'pytest-ragate[ragas]'")
+    return spec
 
 
 def from_settings(settings: JudgeSettings, embedder: Callable[[], Embeds]) -> Judge | None:

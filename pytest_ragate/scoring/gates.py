@@ -27,7 +27,7 @@ from pytest_ragate.scoring.metrics import (
 )
 from pytest_ragate.scoring.power import PassesAt, passes_at
 from pytest_ragate.scoring.registry import METRICS
-from pytest_ragate.scoring.stats import bootstrap_mean, wilson
+from pytest_ragate.scoring.stats import bootstrap_mean, clears, wilson
 
 Outcome = Literal["passed", "failed", "xfailed", "xpassed", "skipped"]
 CiMode = Literal["point", "strict"]
@@ -277,12 +277,11 @@ def _against_floor(floor: Floor, goldset: str, t: Tally, by: str, suffix: str, e
                    f"lower ragate_min_n) · floor {floor.min:.2f} · {tail}")
         return Verdict(floor, goldset, "failed", message, t, interval, by, errors, skipped,
                        passes_at=power)
+    holds = clears(value, interval, floor.min, strictness.ci == "strict")
     if strictness.ci == "strict" and interval is not None:
-        holds = interval[0] >= floor.min
         figures = (f"{floor.metric} {value:.2f}, 95% lower bound {interval[0]:.2f} "
                    f"{'≥' if holds else '<'} floor {floor.min:.2f} (ragate_ci = strict) · {tail}")
     else:
-        holds = value >= floor.min
         figures = (f"{floor.metric} {value:.2f} {'≥' if holds else '<'} floor "
                    f"{floor.min:.2f} · {tail}")
     if floor.xfail:

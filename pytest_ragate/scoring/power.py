@@ -22,7 +22,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pytest_ragate.scoring.stats import Z95, mcnemar_exact, wilson
+from pytest_ragate.scoring.stats import Z95, clears, mcnemar_exact, wilson
 
 POWER = 0.80
 MAX_QUESTIONS = 20_000  # the largest n `questions_needed` looks at
@@ -30,10 +30,8 @@ WINDOW = 200  # how far past its answer `questions_needed` checks that the targe
 
 
 def passes(k: int, n: int, floor: float, strict: bool) -> bool:
-    """The gate's rule for a proportion floor: k of n right."""
-    if n == 0:
-        return False
-    return wilson(k, n)[0] >= floor if strict else k / n >= floor
+    """The gate's rule (`stats.clears`) for a proportion floor with k of n right."""
+    return n > 0 and clears(k / n, wilson(k, n), floor, strict)
 
 
 def smallest_passing(n: int, floor: float, strict: bool) -> int | None:

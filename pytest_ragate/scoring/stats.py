@@ -19,6 +19,13 @@ BOOTSTRAP_RESAMPLES = 2000
 PAIRED_RESAMPLES = 4000
 
 
+def clears(value: float, interval: tuple[float, float] | None, floor: float,
+           strict: bool) -> bool:
+    """The gate's one rule: a figure holds a floor when it reaches it, or, with
+    `ragate_ci = strict`, when its 95% interval's lower bound does."""
+    return interval[0] >= floor if strict and interval is not None else value >= floor
+
+
 def wilson(k: float, n: int, z: float = Z95) -> tuple[float, float]:
     """Wilson score interval for k successes in n trials."""
     if n <= 0:
