@@ -15,9 +15,16 @@ whole population (`gates.incomplete`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pytest_ragate.collect.wire import Collected, FloorSpec, Member, Population
+from pytest_ragate.scoring.agreement import (
+    AGREEMENT,
+    Agreement,
+    agree,
+    decide_agreement,
+    not_calibrated,
+)
 from pytest_ragate.scoring.gates import (
     POINT,
     Gap,
@@ -115,6 +122,8 @@ def decide_run(collected: Collected | None, arrived: Arrived, rules: Rules = Rul
             runs.setdefault(record.route, GoldsetRun(record.goldset, record.eval_version,
                                                      route=record.route)
                             ).records.append(record)
+    for route, population in populations.items():
+        runs[route].agreements = _agreements(population, runs[route])
     for spec in collected.floors if collected else []:
         run = runs[spec.route]
         verdict = _decide_floor(spec, run, populations[spec.route], rules)
@@ -150,8 +159,36 @@ def _decide_floor(spec: FloorSpec, run: GoldsetRun, population: Population, rule
         return decide_anchors(floor, run.name, [a for a in run.anchors if a.checked],
                               rules.strictness, run.anchor_gaps)
     judge = next((r.judge for r in run.records if r.judge), None)
-    return decide(floor, run.name, run.records, judge=judge, require_judge=rules.require_judge,
-                  strictness=rules.strictness, gaps=run.gaps)
+    strictness = rules.strictness
+    if floor.metric == AGREEMENT:
+        return decide_agreement(floor, run.name, run.agreements, judge=judge,
+                                require_judge=rules.require_judge, strictness=strictness,
+                                gaps=run.gaps, labelled=frozenset(
+                                    label.question_id for label in population.labels))
+    labels = None
+    if population.estimate == "ppi" and floor.metric in {x.metric for x in population.labels}:
+        labels = {x.question_id: x.value for x in population.labels if x.metric == floor.metric}
+    verdict = decide(floor, run.name, run.records, judge=judge,
+                     require_judge=rules.require_judge, strictness=strictness, gaps=run.gaps,
+                     labels=labels)
+    if (population.agreement_min is None or not floor.judged or judge is None
+            or verdict.outcome == "skipped"):
+        return verdict
+    why = not_calibrated(run.agreements, population.agreement_min, strictness.ci == "strict")
+    if why is None:
+        return verdict
+    # a judge its labels do not vouch for decides nothing: the floor fails, whatever it says
+    return replace(verdict, outcome="failed", message=f"{why} · {verdict.message}")
+
+
+def _agreements(population: Population, run: GoldsetRun) -> list[Agreement]:
+    """The judge against each labelled metric, when a judge ran; none without one."""
+    if not population.labels or not any(r.judge for r in run.records):
+        return []
+    metrics = list(dict.fromkeys(label.metric for label in population.labels))
+    return [agree(m, {x.question_id: x.value for x in population.labels if x.metric == m},
+                  next(x.binary for x in population.labels if x.metric == m), run.records)
+            for m in metrics]
 
 
 def _error_record(population: Population, member: Member, why: str) -> QuestionRecord:

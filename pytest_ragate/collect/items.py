@@ -24,7 +24,14 @@ from pytest_ragate.collect.keys import (
     ROUTE_KEY,
 )
 from pytest_ragate.collect.route import RouteSpec
-from pytest_ragate.collect.wire import AnchorMember, Collected, FloorSpec, Member, Population
+from pytest_ragate.collect.wire import (
+    AnchorMember,
+    Collected,
+    FloorSpec,
+    LabelSpec,
+    Member,
+    Population,
+)
 from pytest_ragate.goldsets.anchors import AnchorEntry
 from pytest_ragate.goldsets.loader import (
     Case,
@@ -458,5 +465,21 @@ def collected(items: Iterable[pytest.Item]) -> Collected:
             anchors=[] if decorated else [
                 AnchorMember(anchor_id=e.anchor.anchor_id, kind=e.anchor.kind,
                              nodeid=nodeids.get(f"anchor[{e.anchor.anchor_id}]"))
-                for e in goldset.anchors], checks_anchors=not decorated))
+                for e in goldset.anchors], checks_anchors=not decorated,
+            labels=[LabelSpec(question_id=label.question_id, metric=label.metric,
+                              value=label.value, binary=label.binary)
+                    for label in goldset.labels],
+            agreement_min=_agreement_min(goldset, [f.floor for f in floors
+                                                   if f.route == route]),
+            estimate="ppi" if goldset.estimate == "ppi" else "judge"))
     return Collected(floors=floors, populations=populations)
+
+
+def _agreement_min(goldset: Goldset, selected: list[Floor]) -> float | None:
+    """The route's `judge_agreement` floor, selected or not: deselecting that floor does
+    not free the judged floors from it."""
+    for floors in (selected, goldset.floors):
+        found = next((f.min for f in floors if f.metric == "judge_agreement"), None)
+        if found is not None:
+            return found
+    return None

@@ -15,6 +15,8 @@ a smaller n.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict
 
 from pytest_ragate.scoring.gates import Floor
@@ -58,6 +60,15 @@ class AnchorMember(_Wire):
     nodeid: str | None
 
 
+class LabelSpec(_Wire):
+    """One human label of a judged metric (goldsets/labels.py): a verdict 0/1 or a score."""
+
+    question_id: str
+    metric: str
+    value: float
+    binary: bool
+
+
 class Population(_Wire):
     """Every question (and anchor) of one goldset as one route collected it: the file route
     (`route` is the ragate.toml node id) or a `@ragate.goldset` test (its node id)."""
@@ -68,6 +79,9 @@ class Population(_Wire):
     questions: list[Member]
     anchors: list[AnchorMember]
     checks_anchors: bool = True  # False for a @ragate.goldset test: anchors are the file route's
+    labels: list[LabelSpec] = []  # the goldset's human labels ([judge] labels)
+    agreement_min: float | None = None  # judge_agreement: judged floors need it to hold
+    estimate: Literal["judge", "ppi"] = "judge"  # what judged floors are decided on
 
 
 class Collected(_Wire):

@@ -54,6 +54,15 @@ class AnchorsConfig(_Model):
     file: str = "anchors.jsonl"
 
 
+class JudgeConfig(_Model):
+    """`[judge]`: human labels of judged metrics (goldsets/labels.py), and which estimate
+    judged floors are decided on: the judge's own mean, or its prediction-powered correction
+    by the labels (scoring/ppi.py)."""
+
+    labels: Annotated[str, Field(min_length=1)] | None = None
+    estimate: Literal["judge", "ppi"] = "judge"
+
+
 class GoldsetConfig(_Model):
     name: str | None = None
     eval_version: str = "1"
@@ -62,6 +71,7 @@ class GoldsetConfig(_Model):
     questions: QuestionsConfig = Field(default_factory=QuestionsConfig)
     floors: dict[str, Any] = Field(default_factory=dict)
     anchors: AnchorsConfig | None = None
+    judge: JudgeConfig = Field(default_factory=JudgeConfig)
 
     @field_validator("eval_version", mode="before")
     @classmethod

@@ -32,6 +32,7 @@ from pytest_ragate.goldsets.config import (
     read_expected,
 )
 from pytest_ragate.goldsets.corpus import Corpus, load_corpus
+from pytest_ragate.goldsets.labels import Label, read_labels
 from pytest_ragate.goldsets.sealed import (
     KEY_ENV,
     SealError,
@@ -172,6 +173,12 @@ class Goldset:
     floors: list[Floor] = field(default_factory=list)
     anchors: list[AnchorEntry] = field(default_factory=list)
     sealed: bool = False  # answers stored sealed: reports never show expected spans
+    labels: list[Label] = field(default_factory=list)  # human labels of judged metrics
+
+    @property
+    def estimate(self) -> str:
+        """What judged floors are decided on: "judge" (its mean) or "ppi"."""
+        return self.config.judge.estimate
 
     @property
     def eval_version(self) -> str:
@@ -325,6 +332,36 @@ def _check_kinds(config: GoldsetConfig, config_path: Path, questions_path: Path,
     return found
 
 
+AGREEMENT = "judge_agreement"
+
+
+def _check_labelled(config: GoldsetConfig, config_path: Path, floors: list[Floor],
+                    labels: list[Label]) -> list[Problem]:
+    """`judge_agreement` and `[judge] estimate = "ppi"` need labels, for every judged metric
+    a floor gates on: a floor whose judge is held to nothing would pass unchecked."""
+    found: list[Problem] = []
+    agreement = [f for f in floors if f.metric == AGREEMENT]
+    for f in agreement:
+        if f.kind is not None:
+            found.append(Problem(config_path, f"floors.kind.{f.kind}.{AGREEMENT}",
+                                 "judge_agreement is a floor of the whole goldset (over its "
+                                 "labelled questions), not of a kind"))
+    ppi = config.judge.estimate == "ppi"
+    needs = ([f"floors.{AGREEMENT}"] if agreement else []) + (["judge.estimate"] if ppi else [])
+    if not needs:
+        return found
+    if config.judge.labels is None:
+        return [*found, *(Problem(config_path, at, "needs human labels: add [judge] labels = "
+                                  "\"labels.jsonl\" (docs/judges.md)") for at in needs)]
+    labelled = {label.metric for label in labels}
+    for f in floors:
+        if METRICS[f.metric].asked and f.metric not in labelled and not f.anchors:
+            at = f"floors.kind.{f.kind}.{f.metric}" if f.kind else f"floors.{f.metric}"
+            found.append(Problem(config_path, at, f"{' and '.join(needs)} need labels of "
+                                 f"{f.metric} in {config.judge.labels}, which has none"))
+    return found
+
+
 def load_goldset(path: Path) -> Goldset:
     """Load and validate a goldset from its directory or its `ragate.toml`."""
     config_path = path / CONFIG_NAME if path.is_dir() else path
@@ -405,6 +442,14 @@ def load_goldset(path: Path) -> Goldset:
         kinds = Counter(q.kind for _line, q in by_id.values())
         problems.extend(_check_mix(config.questions.mix, kinds, config_path))
 
+    labels: list[Label] = []
+    if config.judge.labels is not None and not unread:
+        labels, found = read_labels(root / config.judge.labels, set(by_id), config_path,
+                                    sealed=locate_sealed(root, config.questions.expected
+                                                         ).is_file())
+        problems.extend(found)
+    problems.extend(_check_labelled(config, config_path, floors, labels))
+
     anchors: list[AnchorEntry] = []
     if config.anchors is not None:
         anchors, found = load_anchors(root / config.anchors.file, corpus)
@@ -414,7 +459,7 @@ def load_goldset(path: Path) -> Goldset:
         raise GoldsetError(problems)
     goldset = Goldset(config.name or root.name, root, config_path, config, corpus, [],
                       with_judge_coverage(floors), anchors,
-                      locate_sealed(root, config.questions.expected).is_file())
+                      locate_sealed(root, config.questions.expected).is_file(), labels)
     goldset.cases = [Case(goldset, i, line, q, answers[q.question_id],
                           has_evidence.get(q.question_id))
                      for i, (line, q) in enumerate(by_id.values())]

@@ -313,7 +313,7 @@ def floor_row(run: GoldsetRun, v: Verdict) -> dict[str, Any]:
     return {
         "metric": v.floor.name.removeprefix("floor[").removesuffix("]"),
         "floor": f"{v.floor.min:.2f}",
-        "value": fmt_num(v.value),
+        "value": v.shown,
         "interval": fmt_interval(v.interval),
         "n": v.tally.n if v.tally else 0,
         "passes_at": "—" if v.passes_at is None else str(v.passes_at),

@@ -41,7 +41,7 @@ def floors_table(runs: Sequence[GoldsetRun], tablefmt: str) -> str:
         for v in run.verdicts:
             rows.append([
                 run.label, v.floor.name.removeprefix("floor[").removesuffix("]"),
-                f"{v.floor.min:.2f}", fmt_num(v.value), fmt_interval(v.interval),
+                f"{v.floor.min:.2f}", v.shown, fmt_interval(v.interval),
                 v.tally.n if v.tally else 0, "—" if v.passes_at is None else str(v.passes_at),
                 fmt_counts(kind_counts(v.floor.metric, run.records)) if v.floor.kind is None
                 else "", v.computed_by, OUTCOME_WORDS[v.outcome],

@@ -13,7 +13,7 @@ the lower bound of its 95% interval reaches it, not just the point value.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -26,6 +26,7 @@ from pytest_ragate.scoring.metrics import (
     tally,
 )
 from pytest_ragate.scoring.power import PassesAt, passes_at
+from pytest_ragate.scoring.ppi import Ppi, ppi_mean
 from pytest_ragate.scoring.registry import METRICS
 from pytest_ragate.scoring.stats import bootstrap_mean, clears, wilson
 
@@ -147,10 +148,21 @@ class Verdict:
     skipped: int = 0
     gaps: int = 0  # members of the population without a result
     passes_at: PassesAt | None = None  # the true value at which this n passes 80% of the time
+    figure: float | None = None  # the figure decided on, when it is not the tally's value
+    estimate: str = ""  # what that figure is: "ppi", or the agreement statistic
 
     @property
     def value(self) -> float | None:
+        if self.figure is not None:
+            return self.figure
         return self.tally.value if self.tally else None
+
+    @property
+    def shown(self) -> str:
+        """The value as a report shows it, with its estimate: `0.62 (ppi)`."""
+        value = self.value
+        text = "—" if value is None else f"{value:.2f}"
+        return f"{text} ({self.estimate})" if self.estimate and value is not None else text
 
 
 def interval_of(t: Tally) -> tuple[float, float] | None:
@@ -181,12 +193,14 @@ def decide(
     require_judge: bool = False,
     strictness: Strictness = POINT,
     gaps: Sequence[Gap] = (),
+    labels: Mapping[str, float] | None = None,
 ) -> Verdict:
     """The floor's outcome over the records of its goldset (and kind, when it has one).
 
     `gaps` are the population's members without a scored result (errored ones among them):
     the population is the scored records and the gaps. Without gaps the records are the
-    whole population."""
+    whole population. With `labels` (question id → the human label of this floor's metric,
+    `[judge] estimate = "ppi"`) the floor is decided on the prediction-powered estimate."""
     rows = [r for r in records if floor.kind is None or r.kind == floor.kind]
     errors = sum(r.status == "error" for r in rows)
     skipped = sum(r.status == "skipped" for r in rows)
@@ -229,8 +243,42 @@ def decide(
         message = (f"nothing scored: {floor.metric} has no {info.unit} among {len(rows)} "
                    f"{scope} · floor {floor.min:.2f} · computed by {by}{suffix}")
         return Verdict(floor, goldset, "failed", message, t, None, by, errors, skipped)
+    ppi = None
+    if labels is not None and info.asked:
+        ppi, why = _ppi(floor.metric, rows, labels)
+        if ppi is None:
+            message = (f"not decided: the ppi estimate ([judge] estimate = \"ppi\") {why} · "
+                       f"{floor.metric} {t.value or 0:.2f} as judged · floor {floor.min:.2f} "
+                       f"· computed by {by}{suffix}")
+            return Verdict(floor, goldset, "failed", message, t, None, by, errors, skipped,
+                           estimate="ppi")
     return _against_floor(floor, goldset, t, by, suffix, errors, skipped, strictness,
-                          behind(floor.metric, rows))
+                          behind(floor.metric, rows), ppi)
+
+
+def _ppi(metric: str, rows: Sequence[QuestionRecord], labels: Mapping[str, float],
+         ) -> tuple[Ppi | None, str]:
+    """The prediction-powered estimate over `rows` (a question's repeats averaged), or None
+    and why not: a labelled question without a verdict is named, never left out (its error
+    is exactly what the correction would have measured)."""
+    values: dict[str, list[float]] = {}
+    missing: list[str] = []
+    for r in rows:
+        value = r.metrics.get(metric)
+        if value is not None and r.status == "scored":
+            values.setdefault(r.question_id, []).append(float(value))
+        elif r.question_id in labels:
+            missing.append(r.question_id)
+    if missing:
+        return None, (f"needs a verdict for every labelled question: none for "
+                      f"{', '.join(sorted(set(missing))[:NAMED])}")
+    judged = {q: sum(v) / len(v) for q, v in values.items()}
+    pairs = [(judged[q], labels[q]) for q in judged if q in labels]
+    found = ppi_mean(list(judged.values()), pairs)
+    if found is None:
+        return None, (f"needs at least 2 labelled and 2 judged questions here, has "
+                      f"{len(pairs)} labelled of {len(judged)} judged")
+    return found, ""
 
 
 def decide_anchors(floor: Floor, goldset: str, anchors: Sequence[AnchorOutcome],
@@ -257,10 +305,12 @@ def decide_anchors(floor: Floor, goldset: str, anchors: Sequence[AnchorOutcome],
 
 
 def _against_floor(floor: Floor, goldset: str, t: Tally, by: str, suffix: str, errors: int,
-                   skipped: int, strictness: Strictness, worst: str = "") -> Verdict:
+                   skipped: int, strictness: Strictness, worst: str = "",
+                   ppi: Ppi | None = None) -> Verdict:
     """Value (or, when strict, the interval's lower bound) against floor, with n, the
     interval and who computed it; strict xfail aware. A failure names `worst`, the
-    questions behind it."""
+    questions behind it. With `ppi` the value and interval are the prediction-powered
+    estimate's (the judge's own mean shown beside it)."""
     info = METRICS[floor.metric]
     unit = "anchors" if floor.anchors else info.unit
     interval = interval_of(t)
@@ -269,6 +319,12 @@ def _against_floor(floor: Floor, goldset: str, t: Tally, by: str, suffix: str, e
     method = "Wilson" if info.aggregate == "proportion" else "bootstrap"
     count = (f"over {t.n}/{t.n + t.failures} judged" if info.judged and info.aggregate == "mean"
              else f"n={t.n} {unit}")
+    figure, estimate = None, ""
+    if ppi is not None:
+        interval, value, figure, estimate, power = ppi.interval, ppi.value, ppi.value, "ppi", None
+        method = "ppi, normal approximation"
+        count += (f", {ppi.n_labelled} labelled · ppi: judge {ppi.judge_mean:.2f} − bias "
+                  f"{ppi.bias:+.2f} on the labelled")
     tail = f"{count} · 95% CI {fmt_interval(interval)} ({method}) · computed by {by}{suffix}"
     if strictness.min_n and t.questions < strictness.min_n:
         who = "anchors" if floor.anchors else "questions"
@@ -276,26 +332,28 @@ def _against_floor(floor: Floor, goldset: str, t: Tally, by: str, suffix: str, e
                    f"{who}, fewer than ragate_min_n = {strictness.min_n} (add questions, or "
                    f"lower ragate_min_n) · floor {floor.min:.2f} · {tail}")
         return Verdict(floor, goldset, "failed", message, t, interval, by, errors, skipped,
-                       passes_at=power)
+                       passes_at=power, figure=figure, estimate=estimate)
     holds = clears(value, interval, floor.min, strictness.ci == "strict")
     if strictness.ci == "strict" and interval is not None:
-        figures = (f"{floor.metric} {value:.2f}, 95% lower bound {interval[0]:.2f} "
+        figures = (f"{floor.metric} {value:.2f}{' (ppi)' * bool(ppi)}, 95% lower bound "
+                   f"{interval[0]:.2f} "
                    f"{'≥' if holds else '<'} floor {floor.min:.2f} (ragate_ci = strict) · {tail}")
     else:
-        figures = (f"{floor.metric} {value:.2f} {'≥' if holds else '<'} floor "
+        figures = (f"{floor.metric} {value:.2f}{' (ppi)' * bool(ppi)} "
+                   f"{'≥' if holds else '<'} floor "
                    f"{floor.min:.2f} · {tail}")
     if floor.xfail:
         if holds:
             message = (f"[XPASS(strict)] {floor.xfail}: {figures}. The floor now holds: "
                        f"remove its xfail (pytest --ragate-promote) to make it a hard gate")
             return Verdict(floor, goldset, "xpassed", message, t, interval, by, errors, skipped,
-                           passes_at=power)
+                           passes_at=power, figure=figure, estimate=estimate)
         return Verdict(floor, goldset, "xfailed", f"{floor.xfail}: {figures}", t, interval, by,
-                       errors, skipped, passes_at=power)
+                       errors, skipped, passes_at=power, figure=figure, estimate=estimate)
     if not holds and worst:
         figures += f" · worst: {worst}"
     return Verdict(floor, goldset, "passed" if holds else "failed", figures, t, interval, by,
-                   errors, skipped, passes_at=power)
+                   errors, skipped, passes_at=power, figure=figure, estimate=estimate)
 
 
 def kind_counts(metric: str, records: Sequence[QuestionRecord]) -> list[tuple[str, Tally]]:

@@ -23,9 +23,10 @@ if TYPE_CHECKING:
 
 Aggregate = Literal["proportion", "mean"]
 # mechanical: computed from turn ranges alone; verdict: a judge's verdict, asked per question;
-# judge: about the judge's verdicts (needs a judge, asks it nothing); anchors: a population
-# floor over anchors, never a question's score
-Source = Literal["mechanical", "verdict", "judge", "anchors"]
+# judge: about the judge's verdicts (needs a judge, asks it nothing); agreement: the judge
+# against a goldset's human labels (scoring/agreement.py; not a figure of the run's
+# questions); anchors: a population floor over anchors, never a question's score
+Source = Literal["mechanical", "verdict", "judge", "agreement", "anchors"]
 Worst = tuple[float, str]  # (how good, what went wrong): a failing floor names the lowest
 
 
@@ -70,7 +71,7 @@ class Metric:
     @property
     def judged(self) -> bool:
         """Needs a judge: without one its floors are skipped, and its figures name it."""
-        return self.source in ("verdict", "judge")
+        return self.source in ("verdict", "judge", "agreement")
 
     @property
     def asked(self) -> bool:
@@ -285,6 +286,9 @@ METRICS = _Metrics([
     # its figure is the reports' judge line, not a question column
     Metric("judge_coverage", "judge", "proportion", "verdicts", _coverage_tally,
            _coverage_worst, units=_coverage_units),
+    # the judge against the goldset's labels: decided by scoring/agreement.py, not a tally
+    Metric("judge_agreement", "agreement", "mean", "labelled questions", _no_questions,
+           _never),
     Metric("hold_rate", "anchors", "proportion", "anchors", _no_questions, _never,
            anchor_floor=True),
 ], families=[(_AT_K, EVIDENCE_RECALL_AT_K)])

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import get_args
 
+from pytest_ragate.scoring.agreement import Agreement
 from pytest_ragate.scoring.gates import NAMED, Gap, GapKind, Verdict
 from pytest_ragate.scoring.metrics import AnchorOutcome, QuestionRecord, fmt_some
 from pytest_ragate.scoring.registry import METRICS, run_metrics
@@ -33,6 +34,7 @@ class GoldsetRun:
     failed_items: list[str] = field(default_factory=list)  # its items that failed
     run_failed: bool = False  # the pytest run as a whole exits non-zero
     soft_gaps: frozenset[str] = frozenset({"deselected"})  # gaps that skip, not fail
+    agreements: list[Agreement] = field(default_factory=list)  # the judge against the labels
 
     def __post_init__(self) -> None:
         self.label = self.label or self.name
@@ -116,6 +118,11 @@ class GoldsetRun:
         if shared:
             lines.append(f"warning: judge and answerer share weights ({', '.join(shared)}): "
                          "judged figures may favour the answerer")
+        lines += [f"judge agreement with the labels, {a.line()}" for a in self.agreements]
+        ppi = sorted({v.floor.metric for v in self.verdicts if v.estimate == "ppi"})
+        if ppi:
+            lines.append(f"judged floors decided on the ppi estimate (judge mean corrected by "
+                         f"the labels): {', '.join(ppi)}")
         return lines
 
     @property

@@ -1,0 +1,124 @@
+"""A goldset's human labels (`[judge] labels = "labels.jsonl"`): what people said about some
+answers, per question and judged metric, that a judge is held to (scoring/agreement.py) and
+that corrects its figures (scoring/ppi.py).
+
+One JSON line per question and metric: `{"question_id": "q03", "metric": "faithfulness",
+"verdict": 1}` or `"score": 0.75`; faithfulness may list its statements, `"statements":
+[{"text": "…", "supported": true}]`, which must say what the verdict or score says. A metric's
+labels are all verdicts (Cohen's kappa) or all scores (Spearman and MAE), so each metric has
+one statistic.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from pytest_ragate.files import read_jsonl
+from pytest_ragate.goldsets.config import _Model
+from pytest_ragate.problems import Problem
+from pytest_ragate.scoring.registry import METRICS, asked_metrics
+
+
+class StatementLabel(_Model):
+    text: Annotated[str, Field(min_length=1)]
+    supported: bool
+
+
+class LabelRow(_Model):
+    """One line of the labels file."""
+
+    question_id: Annotated[str, Field(min_length=1)]
+    metric: str
+    verdict: Literal[0, 1] | None = None
+    score: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
+    statements: Annotated[list[StatementLabel], Field(min_length=1)] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _int_score(cls, data: object) -> object:
+        """`"score": 1` is a score (strict mode would refuse an int for a float)."""
+        if isinstance(data, dict) and type(data.get("score")) is int:
+            return {**data, "score": float(data["score"])}
+        return data
+
+    @model_validator(mode="after")
+    def _one_value(self) -> LabelRow:
+        if (self.verdict is None) == (self.score is None):
+            raise ValueError("a label has a verdict (0 or 1) or a score in [0, 1]: exactly "
+                             "one of them")
+        if self.statements is not None:
+            share = sum(s.supported for s in self.statements) / len(self.statements)
+            if self.score is not None and not math.isclose(share, self.score, abs_tol=1e-9):
+                raise ValueError(f"statements: {share:.2f} of them supported, but the score "
+                                 f"is {self.score:.2f}")
+            if self.verdict is not None and self.verdict != int(share == 1.0):
+                raise ValueError(f"statements: {share:.2f} of them supported, but the verdict "
+                                 f"is {self.verdict} (1 means every statement is supported)")
+        return self
+
+    @property
+    def value(self) -> float:
+        return float(self.verdict) if self.verdict is not None else float(self.score or 0.0)
+
+
+@dataclass(frozen=True)
+class Label:
+    """A human label as the gate reads it: `value` is the verdict (0/1) or the score."""
+
+    question_id: str
+    metric: str
+    value: float
+    binary: bool
+
+
+def read_labels(path: Path, question_ids: set[str], config_path: Path, *,
+                sealed: bool = False) -> tuple[list[Label], list[Problem]]:
+    """The labels, or the problems of each bad line (file, line, question id, field): an
+    unknown question or metric, a metric no judge gives, a duplicate, a metric mixing
+    verdicts and scores, per-statement labels in a sealed goldset."""
+    if not path.is_file():
+        return [], [Problem(config_path, "judge.labels", f"{path} not found")]
+    rows, problems = read_jsonl(path, LabelRow, id_field="question_id")
+    judged = set(asked_metrics())
+    seen: dict[tuple[str, str], int] = {}
+    kinds: dict[str, tuple[bool, int]] = {}  # metric -> (binary, first line)
+    labels: list[Label] = []
+    for line, row in rows:
+        qid, metric = row.question_id, row.metric
+
+        def problem(field: str, message: str, line: int = line, qid: str = qid) -> None:
+            problems.append(Problem(path, field, message, line=line, question_id=qid))
+
+        if qid not in question_ids:
+            problem("question_id", f"no question {qid!r} in this goldset")
+            continue
+        if metric not in judged:
+            known = "unknown metric" if metric not in METRICS else "not a metric a judge gives"
+            problem("metric", f"{known} {metric!r} (labels are for {', '.join(sorted(judged))})")
+            continue
+        if row.statements is not None and metric != "faithfulness":
+            problem("statements", "per-statement labels are for faithfulness only")
+            continue
+        if row.statements is not None and sealed:
+            problem("statements", "a sealed goldset keeps no statement text in plain labels "
+                    "(it would show what a right answer says): give the verdict or score only")
+            continue
+        if (qid, metric) in seen:
+            problem("question_id", f"duplicate label for {metric} (first on line "
+                    f"{seen[qid, metric]})")
+            continue
+        seen[qid, metric] = line
+        binary = row.verdict is not None
+        first = kinds.setdefault(metric, (binary, line))
+        if first[0] != binary:
+            problem("verdict" if binary else "score", f"{metric}'s labels are "
+                    f"{'verdicts' if first[0] else 'scores'} (line {first[1]}): one metric's "
+                    "labels are all verdicts or all scores")
+            continue
+        labels.append(Label(qid, metric, row.value, binary))
+    return labels, problems

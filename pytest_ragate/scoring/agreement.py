@@ -1,0 +1,295 @@
+"""How far a judge agrees with the people who labelled a goldset, and the judged figure
+its labels correct (prediction-powered inference).
+
+A goldset may ship human labels for some questions (`[judge] labels`, docs/judges.md): per
+question and judged metric, a 0/1 verdict or a score in [0, 1]. A run with a judge is held
+to them: binary labels against the judge's score binarised at `BINARY_AT` (Cohen's kappa),
+score labels against its score (Spearman's rank correlation, with the mean absolute error
+beside it). Each statistic comes with a seeded percentile bootstrap over the labelled
+questions and its n, as `stats.bootstrap_mean` does for means.
+
+A labelled question without a verdict (its judge call failed, its answer abstained or
+errored, it never ran) is never left out: it is named, and agreement with it missing is not
+decided, so `judge_agreement` and every judged floor of the goldset fail (fail closed: a
+judge cannot escape its labels by failing on them).
+
+Pure: values in, values out; stdlib only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import random
+import statistics
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from pytest_ragate.scoring.gates import (
+    POINT,
+    Floor,
+    Gap,
+    Strictness,
+    Verdict,
+    fmt_interval,
+    incomplete,
+)
+from pytest_ragate.scoring.metrics import QuestionRecord
+from pytest_ragate.scoring.registry import Tally
+from pytest_ragate.scoring.stats import BOOTSTRAP_RESAMPLES, clears
+
+BINARY_AT = 0.5  # a judge's score at or above this is a 1 against a binary label
+AGREEMENT = "judge_agreement"
+Statistic = Literal["kappa", "Spearman"]
+Pair = tuple[float, float]  # (judge, human)
+
+
+# --- the statistics -------------------------------------------------------------------------
+
+
+def cohen_kappa(pairs: Sequence[tuple[int, int]]) -> float | None:
+    """Cohen's kappa of two raters' 0/1 verdicts: (p_o − p_e) / (1 − p_e), observed agreement
+    against the agreement their marginal rates give by chance. None when p_e = 1 (both gave
+    one class only): chance explains all agreement, so kappa says nothing."""
+    n = len(pairs)
+    if not n:
+        return None
+    observed = sum(a == b for a, b in pairs) / n
+    a1 = sum(a for a, _ in pairs) / n
+    b1 = sum(b for _, b in pairs) / n
+    chance = a1 * b1 + (1 - a1) * (1 - b1)
+    if chance >= 1:
+        return None
+    return (observed - chance) / (1 - chance)
+
+
+def ranks(values: Sequence[float]) -> list[float]:
+    """1-based ranks, ties given the mean of the ranks they span."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    out = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            out[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return out
+
+
+def spearman(pairs: Sequence[Pair]) -> float | None:
+    """Spearman's rank correlation (Pearson's over mid-ranks, so ties are handled). None
+    when either side is constant: no order to agree on."""
+    if len(pairs) < 2:
+        return None
+    rx, ry = ranks([a for a, _ in pairs]), ranks([b for _, b in pairs])
+    mx, my = statistics.fmean(rx), statistics.fmean(ry)
+    sxy = sum((x - mx) * (y - my) for x, y in zip(rx, ry, strict=True))
+    sxx = sum((x - mx) ** 2 for x in rx)
+    syy = sum((y - my) ** 2 for y in ry)
+    if not sxx or not syy:
+        return None
+    return sxy / math.sqrt(sxx * syy)
+
+
+def mae(pairs: Sequence[Pair]) -> float | None:
+    """Mean absolute error between judge and human."""
+    return statistics.fmean(abs(a - b) for a, b in pairs) if pairs else None
+
+
+def bootstrap(pairs: Sequence[Pair], stat: Callable[[Sequence[Pair]], float | None],
+              resamples: int = BOOTSTRAP_RESAMPLES, level: float = 0.95,
+              ) -> tuple[float, float] | None:
+    """Percentile bootstrap of `stat` over labelled questions, seeded by the pairs (a rerun
+    prints the same interval); resamples where the statistic is undefined are left out, and
+    None when most are."""
+    if not pairs:
+        return None
+    pairs = sorted(pairs)
+    rng = random.Random(hashlib.sha256(repr(pairs).encode()).digest())
+    n = len(pairs)
+    found = sorted(v for _ in range(resamples)
+                   if (v := stat(rng.choices(pairs, k=n))) is not None)
+    if len(found) < resamples / 2:
+        return None
+    alpha = (1 - level) / 2
+    return (found[math.floor(alpha * (len(found) - 1))],
+            found[math.ceil((1 - alpha) * (len(found) - 1))])
+
+
+def _kappa_of(pairs: Sequence[Pair]) -> float | None:
+    return cohen_kappa([(int(a >= BINARY_AT), int(b)) for a, b in pairs])
+
+
+# --- what the judge said about the labelled questions ---------------------------------------
+
+
+def judged_values(metric: str, records: Sequence[QuestionRecord],
+                  ) -> tuple[dict[str, float], dict[str, str]]:
+    """The judge's `metric` per question (the mean of its repeats), and why each question
+    without one has none. A question with a verdict in one repeat and none in another is
+    missing: its figure would rest on part of its runs."""
+    values: dict[str, list[float]] = {}
+    missing: dict[str, str] = {}
+    for r in records:
+        qid = r.question_id
+        value = r.metrics.get(metric)
+        if r.status == "error":
+            missing[qid] = f"errored: {r.error or 'no answer'}"
+        elif r.status == "skipped":
+            missing[qid] = f"skipped: {r.error or 'not run'}"
+        elif metric in r.judge_failures:
+            missing[qid] = f"judge failure: {r.judge_failures[metric]}"
+        elif value is None and r.abstained:
+            missing[qid] = "abstained: nothing for the judge to judge"
+        elif value is None:
+            missing[qid] = f"no {metric} verdict"
+        else:
+            values.setdefault(qid, []).append(float(value))
+    return ({q: statistics.fmean(v) for q, v in values.items() if q not in missing}, missing)
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """A judge against the labels of one metric: the statistic, its interval and n, the MAE
+    for score labels, and the labelled questions it has no verdict for."""
+
+    metric: str
+    statistic: Statistic
+    value: float | None
+    interval: tuple[float, float] | None
+    n: int  # labelled questions with a verdict
+    labelled: int  # labelled questions (selected ones: deselected are gaps)
+    mae: float | None = None
+    mae_interval: tuple[float, float] | None = None
+    missing: tuple[tuple[str, str], ...] = ()  # (question id, why it has no verdict)
+
+    def figure(self) -> str:
+        """`kappa 0.41 [0.20, 0.61]`, or `kappa undefined` when it cannot be computed."""
+        if self.value is None:
+            return f"{self.statistic} undefined"
+        return f"{self.statistic} {self.value:.2f} {fmt_interval(self.interval)}"
+
+    def line(self) -> str:
+        """`faithfulness: kappa 0.41 [0.20, 0.61] on 40 labelled questions`, with the MAE
+        for score labels and the questions without a verdict named."""
+        text = f"{self.metric}: {self.figure()}"
+        if self.mae is not None:
+            text += f", MAE {self.mae:.2f} {fmt_interval(self.mae_interval)}"
+        text += f" on {self.n} labelled question{'s' * (self.n != 1)}"
+        if self.missing:
+            named = "; ".join(f"{q} ({why})" for q, why in self.missing[:5])
+            more = len(self.missing) - 5
+            text += (f"; {len(self.missing)} labelled without a verdict: {named}"
+                     + (f"; and {more} more" if more > 0 else ""))
+        elif self.value is None:
+            text += (" (every label and verdict is one class, or one score: label questions "
+                     "the judge should tell apart)")
+        return text
+
+
+def agree(metric: str, labels: Mapping[str, float], binary: bool,
+          records: Sequence[QuestionRecord]) -> Agreement:
+    """The judge's agreement with the human labels of `metric` over the labelled questions
+    among `records` (the ones a run has; deselected ones are the floor's gaps)."""
+    values, why = judged_values(metric, records)
+    present = {r.question_id for r in records}
+    labelled = [q for q in labels if q in present]
+    pairs = [(values[q], labels[q]) for q in labelled if q in values]
+    missing = tuple((q, why[q]) for q in labelled if q not in values)
+    if binary:
+        return Agreement(metric, "kappa", _kappa_of(pairs), bootstrap(pairs, _kappa_of),
+                         len(pairs), len(labelled), missing=missing)
+    return Agreement(metric, "Spearman", spearman(pairs), bootstrap(pairs, spearman),
+                     len(pairs), len(labelled), mae(pairs), bootstrap(pairs, mae),
+                     missing=missing)
+
+
+def calibrated(agreement: Agreement, floor: float, strict: bool) -> bool:
+    """The judge agrees well enough: every labelled question has a verdict and the
+    statistic (its lower bound, when strict) reaches the floor."""
+    return (not agreement.missing and agreement.value is not None and agreement.n > 0
+            and clears(agreement.value, agreement.interval, floor, strict))
+
+
+def not_calibrated(agreements: Sequence[Agreement], floor: float, strict: bool,
+                   ) -> str | None:
+    """Why the judged floors of a goldset cannot pass, or None when every labelled metric's
+    agreement reaches `judge_agreement`: `judge not calibrated: kappa 0.41 [0.20, 0.61] <
+    0.60 on 40 labelled questions (faithfulness)`."""
+    if not agreements:
+        return f"judge not calibrated: no labelled question has a verdict (floor {floor:.2f})"
+    reasons = []
+    for a in agreements:
+        if calibrated(a, floor, strict):
+            continue
+        if a.missing or a.value is None or not a.n:
+            reasons.append(f"judge not calibrated: {a.line()}")
+            continue
+        shown = a.interval[0] if strict and a.interval else a.value
+        what = f"{a.statistic} lower bound" if strict and a.interval else a.statistic
+        reasons.append(f"judge not calibrated: {what} {shown:.2f} ({a.figure()}) < "
+                       f"{floor:.2f} on {a.n} labelled questions ({a.metric})"
+                       if strict and a.interval else
+                       f"judge not calibrated: {a.figure()} < {floor:.2f} on {a.n} labelled "
+                       f"question{'s' * (a.n != 1)} ({a.metric})")
+    return "; ".join(reasons) or None
+
+
+def decide_agreement(floor: Floor, goldset: str, agreements: Sequence[Agreement], *,
+                     judge: str | None, require_judge: bool = False,
+                     strictness: Strictness = POINT, gaps: Sequence[Gap] = (),
+                     labelled: frozenset[str] = frozenset()) -> Verdict:
+    """`floor[judge_agreement]`: the worst labelled metric's statistic against the floor,
+    with its interval and n; a labelled question without a verdict fails it, a deselected
+    one skips it (a floor is decided over its whole population: the labelled questions)."""
+    if judge is None:
+        outcome = "failed" if require_judge else "skipped"
+        return Verdict(floor, goldset, outcome, "judge_agreement needs a judge: none "
+                       "configured (--ragate-judge); judged floors are skipped"
+                       + (" and --ragate-require-judge is set" if require_judge else ""),
+                       computed_by="no judge")
+    strict = strictness.ci == "strict"
+    mine = [g for g in gaps if g.member in labelled]
+    summary = " · ".join(a.line() for a in agreements)
+    if mine:
+        found = incomplete(floor, mine, len(labelled), "labelled questions", strictness,
+                           summary)
+        if found is not None:
+            return Verdict(floor, goldset, found[0], found[1], computed_by=judge,
+                           gaps=len(mine))
+
+    def rank(a: Agreement) -> tuple[int, float]:
+        value = a.interval[0] if strict and a.interval else a.value
+        return (0 if a.missing or value is None else 1, value if value is not None else 0.0)
+
+    if not agreements:
+        return Verdict(floor, goldset, "failed", "nothing scored: no labelled question of a "
+                       f"judged metric ran · floor {floor.min:.2f} · computed by {judge}",
+                       computed_by=judge)
+    worst = min(agreements, key=rank)
+    n = worst.n
+    tally = Tally(AGREEMENT, (worst.value or 0.0) * n, n, questions=n)
+    why = not_calibrated(agreements, floor.min, strict)
+    holds = why is None
+    if worst.value is not None:
+        head = (f"{worst.metric} {worst.statistic} {worst.value:.2f}"
+                + (f", 95% lower bound {worst.interval[0]:.2f}" if strict and worst.interval
+                   else "")
+                + f" {'≥' if holds else '<'} floor {floor.min:.2f}")
+    else:
+        head = f"{worst.metric} {worst.statistic} undefined"
+    message = (f"{head} · 95% CI {fmt_interval(worst.interval)} (bootstrap over labelled "
+               f"questions) · n={n} labelled · computed by {judge} · {summary}")
+    if floor.xfail:
+        outcome = "xpassed" if holds else "xfailed"
+        prefix = (f"[XPASS(strict)] {floor.xfail}: " if holds else f"{floor.xfail}: ")
+        return Verdict(floor, goldset, outcome, prefix + message, tally, worst.interval,
+                       judge, figure=worst.value, estimate=f"{worst.statistic}, {worst.metric}")
+    if not holds:
+        message = f"{why} · {message}"
+    return Verdict(floor, goldset, "passed" if holds else "failed", message, tally,
+                   worst.interval, judge, figure=worst.value,
+                   estimate=f"{worst.statistic}, {worst.metric}")
