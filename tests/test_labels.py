@@ -92,7 +92,7 @@ def test_a_judge_its_labels_vouch_for_passes(pytester: pytest.Pytester, workers:
     supported = {q: [bool(i % 2)] * 2 for i, q in enumerate(ALL_SUPPORTED)}
     project(pytester, "[floors]\nfaithfulness = 0.4\njudge_agreement = 0.6\n", HALF_BAD,
             supported)
-    result = judged(pytester, workers)
+    result = judged(pytester, workers, "--ragate-history=h.jsonl")
     expect(result, "PASSED gs/ragate.toml::floor[faithfulness]",
            "PASSED gs/ragate.toml::floor[judge_agreement]",
            "*judge agreement with the labels, faithfulness: kappa 1.00 * on 12 labelled*")
@@ -100,6 +100,12 @@ def test_a_judge_its_labels_vouch_for_passes(pytester: pytest.Pytester, workers:
     cases = cases_of(pytester)
     props = cases["floor[judge_agreement]"]["props"]
     assert props["value"] == "1.0" and props["n"] == "12"
+    line = json.loads((pytester.path / "h.jsonl").read_text())
+    assert line["agreement"] == {"faithfulness": {"statistic": "kappa", "value": 1.0,
+                                                  "interval": [1.0, 1.0], "n": 12,
+                                                  "missing": []}}
+    assert ("judge agreement with the labels, faithfulness: kappa 1.00 [1.00, 1.00] on 12 "
+            "labelled questions") in (pytester.path / "r.md").read_text()
 
 
 @WORKERS

@@ -70,6 +70,18 @@ class FloorOutcome(BaseModel):
     outcome: str
 
 
+class AgreementFigure(BaseModel):
+    """The judge against a metric's human labels in one run (scoring/agreement.py)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    statistic: str  # kappa or Spearman
+    value: float | None
+    interval: tuple[float, float] | None = None
+    n: int
+    missing: list[str] = Field(default_factory=list)  # labelled, without a verdict
+
+
 class HistoryLine(BaseModel):
     """One goldset run. Unknown fields are ignored so older readers accept newer lines."""
 
@@ -98,6 +110,7 @@ class HistoryLine(BaseModel):
     system: str | None = None  # what answered, where it came from
     retriever: str | None = None
     judge_from: str | None = None
+    agreement: dict[str, AgreementFigure] = Field(default_factory=dict)  # by judged metric
 
 
 # --- building a line ---------------------------------------------------------------------------
@@ -165,6 +178,10 @@ def build_line(run: GoldsetRun, *, git: str | None, time: datetime | None = None
         system=joined([r.system for r in records]),
         retriever=joined([r.retriever for r in records]),
         judge_from=joined([r.judge_from for r in records]),
+        agreement={a.metric: AgreementFigure(statistic=a.statistic, value=a.value,
+                                             interval=a.interval, n=a.n,
+                                             missing=[q for q, _ in a.missing])
+                   for a in run.agreements},
     )
 
 
