@@ -109,6 +109,22 @@ def test_a_judge_its_labels_vouch_for_passes(pytester: pytest.Pytester, workers:
 
 
 @WORKERS
+def test_without_a_judge_labelled_goldsets_skip_judged_floors_as_before(
+        pytester: pytest.Pytester, workers: str) -> None:
+    project(pytester, FLOORS, HALF_BAD, ALL_SUPPORTED)
+    result = run(pytester, workers, "gs", "--ragate-report=r.md")
+    expect(result, "SKIPPED * faithfulness needs a judge: none configured*",
+           "SKIPPED * judge_agreement needs a judge: none configured*")
+    assert result.ret == pytest.ExitCode.OK
+    assert "judge agreement" not in (pytester.path / "r.md").read_text()
+    required = run(pytester, workers, "gs", "--ragate-require-judge")
+    expect(required, "FAILED gs/ragate.toml::floor[judge_agreement] - judge_agreement needs a "
+           "judge: none configured (--ragate-judge); judged floors are skipped and "
+           "--ragate-require-judge is set")
+    assert required.ret == pytest.ExitCode.TESTS_FAILED
+
+
+@WORKERS
 def test_a_judge_that_fails_on_labelled_questions_cannot_escape_agreement(
         pytester: pytest.Pytester, workers: str) -> None:
     # the judge agrees on every question it answers, and has no verdict for q01 and q03,
