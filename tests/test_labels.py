@@ -242,3 +242,24 @@ def test_labels_load_with_their_values(tmp_path: Path) -> None:
         ("q00", "faithfulness", 1.0, True), ("q01", "faithfulness", 1.0, True),
         ("q05", "answer_relevance", 1.0, False)]
     assert goldset.estimate == "judge"
+
+
+def test_the_html_report_shows_agreement_and_the_ppi_estimate() -> None:
+    pytest.importorskip("jinja2")
+    from pytest_ragate.outputs.html import render_html
+    from pytest_ragate.scoring.agreement import agree
+    from pytest_ragate.scoring.gates import Floor, decide
+    from pytest_ragate.scoring.run import GoldsetRun
+    from tests.test_html_report import rec
+
+    records = [rec(f"q{i}", index=i, judge="fixture:sim",
+                   metrics={"faithfulness": 1.0 if i % 2 else 0.75}) for i in range(6)]
+    labels = {f"q{i}": (0.75 if i % 2 else 0.5) for i in range(0, 6, 2)} | {"q1": 0.75}
+    run = GoldsetRun("g", "1", records)
+    run.agreements = [agree("faithfulness", labels, False, records)]
+    run.verdicts = [decide(Floor("faithfulness", 0.8), "g", records, judge="fixture:sim",
+                           labels=labels)]
+    assert run.verdicts[0].estimate == "ppi" and run.verdicts[0].outcome == "failed"
+    html = render_html([run], history=[], ci="point")
+    assert "judge agreement with the labels, faithfulness: Spearman 1.00" in html
+    assert f"{run.verdicts[0].value:.2f} (ppi)" in html
