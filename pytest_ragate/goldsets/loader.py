@@ -443,12 +443,14 @@ def load_goldset(path: Path) -> Goldset:
         problems.extend(_check_mix(config.questions.mix, kinds, config_path))
 
     labels: list[Label] = []
+    found = []
     if config.judge.labels is not None and not unread:
         labels, found = read_labels(root / config.judge.labels, set(by_id), config_path,
                                     sealed=locate_sealed(root, config.questions.expected
                                                          ).is_file())
         problems.extend(found)
-    problems.extend(_check_labelled(config, config_path, floors, labels))
+    if not found:  # a metric whose bad lines were reported is not "without labels" too
+        problems.extend(_check_labelled(config, config_path, floors, labels))
 
     anchors: list[AnchorEntry] = []
     if config.anchors is not None:
