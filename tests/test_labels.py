@@ -159,7 +159,7 @@ def test_a_biased_judge_cannot_pass_on_the_ppi_estimate(pytester: pytest.Pyteste
     result = judged(pytester, workers)
     expect(result, "FAILED gs/ragate.toml::floor[faithfulness] - faithfulness 0.67 (ppi) < "
            "floor 0.80 · over 12/12 judged, 6 labelled · ppi: judge 0.92 − bias +0.25 on "
-           "the labelled · 95% CI * (ppi, normal approximation)*",
+           "the labelled · 95% CI [0.60, 0.74] (ppi, normal approximation)*",
            "*judged floors decided on the ppi estimate*: faithfulness*")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     assert "0.67 (ppi)" in (pytester.path / "r.md").read_text()
