@@ -28,12 +28,12 @@ from filelock import FileLock, Timeout
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pytest_ragate.answer import Knob
-from pytest_ragate.settings import DEFAULT_FLIP_WINDOW
 from pytest_ragate.scoring import flips
 from pytest_ragate.scoring.metrics import QuestionRecord, QuestionScores, Tally, fmt_num, tally
 from pytest_ragate.scoring.registry import METRICS
 from pytest_ragate.scoring.regression import scored_metrics
 from pytest_ragate.scoring.run import GoldsetRun
+from pytest_ragate.settings import DEFAULT_FLIP_WINDOW
 
 FORMAT = 1
 LOCK_TIMEOUT = 60.0  # seconds a writer waits for another one before giving up
