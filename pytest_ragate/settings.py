@@ -94,8 +94,9 @@ class GateSettings:
     system_timeout: Annotated[float, Gt(0)] | None = knob(None, "seconds a system may take to "
         "answer one question before the question is an error (default: no limit)")
     flip_window: Annotated[int, Ge(2), Le(1000)] = knob(DEFAULT_FLIP_WINDOW, "runs over which "
-        "--ragate-history counts each question's, anchor's and floor's changes of outcome, this run included; "
-        "--ragate-promote refuses what changed outcome more than once in them")
+        "--ragate-history counts each question's, anchor's and floor's changes of outcome, "
+        "this run included; --ragate-promote refuses what changed outcome more than once in "
+        "them")
 
 
 @dataclass(frozen=True)
