@@ -345,6 +345,23 @@ def test_the_window_is_honoured(flipping: pytest.Pytester, workers: str) -> None
     assert "xfail" not in (flipping.path / "gs" / "anchors.jsonl").read_text()
 
 
+def test_a_run_cut_short_still_checks_flips_before_promoting(
+        flipping: pytest.Pytester) -> None:
+    """-x keeps the run out of the history (here the floor's XPASS reaches it, reported on
+    the controller); it must not keep its promotion from the check."""
+    run(flipping, "0", {})
+    run(flipping, "0", FLIPPED)
+    toml = flipping.path / "gs" / "ragate.toml"
+    before = toml.read_bytes()
+    result = run(flipping, "0", {"missed": ["agreed"]}, "-x", "--ragate-promote")
+    result.stdout.fnmatch_lines([
+        "mini::floor[[]citation_accuracy] not promoted: flipped 2 of the last 3 runs (held → "
+        "not held → held)*",
+        "*history not written: the run was cut short*"])
+    assert toml.read_bytes() == before
+    assert len((flipping.path / "history.jsonl").read_text().splitlines()) == 2
+
+
 def test_the_window_is_an_ini_option_and_checked(flipping: pytest.Pytester) -> None:
     flipping.makeini("[pytest]\nragate_flip_window = 1\n")
     result = run(flipping, "0", {})
