@@ -146,7 +146,7 @@ def add_run_options(group: Any) -> None:
     group.addoption("--ragate-history", dest="ragate_history", metavar="PATH", default=None,
                     help="append one JSON line per goldset run to PATH (earlier lines are "
                     "never rewritten); the report shows the change since the last run of the "
-                    "same eval_version")
+                    "same eval_version and what flipped outcome across runs")
     group.addoption("--ragate-promote", dest="ragate_promote", action="store_true",
                     default=False, help="remove `xfail` from every anchor and floor that "
                     "passed in this run (rewriting only their lines) and list them")
