@@ -19,6 +19,7 @@ from annotated_types import Ge, Gt, Le, Lt
 
 SETTINGS_KEY = pytest.StashKey["Settings"]()
 DEFAULT_BUDGET = 400  # characters of normalised text per chunk (the built-in chunker's)
+DEFAULT_FLIP_WINDOW = 8  # runs in which flips are counted, the current one included
 
 
 def knob(default: Any, help: str) -> Any:
@@ -92,6 +93,10 @@ class GateSettings:
         "such as forks)")
     system_timeout: Annotated[float, Gt(0)] | None = knob(None, "seconds a system may take to "
         "answer one question before the question is an error (default: no limit)")
+    flip_window: Annotated[int, Ge(2), Le(1000)] = knob(DEFAULT_FLIP_WINDOW, "runs over which "
+        "--ragate-history counts each question's, anchor's and floor's changes of outcome, "
+        "this run included; --ragate-promote refuses what changed outcome more than once in "
+        "them")
 
 
 @dataclass(frozen=True)
@@ -104,6 +109,7 @@ class RunSettings:
     html: str | None = None
     history: str | None = None
     promote: bool = False
+    promote_flipped: bool = False  # implies promote
     require_judge: bool = False
 
     @property
@@ -140,10 +146,14 @@ def add_run_options(group: Any) -> None:
     group.addoption("--ragate-history", dest="ragate_history", metavar="PATH", default=None,
                     help="append one JSON line per goldset run to PATH (earlier lines are "
                     "never rewritten); the report shows the change since the last run of the "
-                    "same eval_version")
+                    "same eval_version and what flipped outcome across runs")
     group.addoption("--ragate-promote", dest="ragate_promote", action="store_true",
                     default=False, help="remove `xfail` from every anchor and floor that "
                     "passed in this run (rewriting only their lines) and list them")
+    group.addoption("--ragate-promote-flipped", dest="ragate_promote_flipped",
+                    action="store_true", default=False, help="--ragate-promote, including "
+                    "anchors and floors that changed outcome more than once within "
+                    "--ragate-flip-window runs of --ragate-history (refused otherwise)")
     group.addoption("--ragate-require-judge", dest="ragate_require_judge", action="store_true",
                     default=False, help="fail judged floors when no judge is configured "
                     "instead of skipping them")
@@ -220,5 +230,7 @@ def read_settings(config: pytest.Config) -> Settings:
         raise pytest.UsageError("invalid pytest-ragate settings:\n" + "\n".join(problems))
     run = RunSettings(**{f.name: config.getoption(f"ragate_{f.name}")
                          for f in dataclasses.fields(RunSettings)})
+    if run.promote_flipped:
+        run = dataclasses.replace(run, promote=True)
     settings = config.stash[SETTINGS_KEY] = Settings(run=run, **sections)
     return settings

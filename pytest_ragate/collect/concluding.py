@@ -6,8 +6,9 @@ and promoted. The controller (`controller.py`) makes one only once a goldset has
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -25,10 +26,14 @@ from pytest_ragate.collect.wire import Collected
 from pytest_ragate.goldsets.promotion import Promotion, promote_anchors, promote_floors, summary
 from pytest_ragate.outputs.baseline import BaselineError, load_baseline
 from pytest_ragate.outputs.writers import Written, write_outputs
+from pytest_ragate.scoring.flips import Flips
 from pytest_ragate.scoring.gates import Floor, Strictness
 from pytest_ragate.scoring.metrics import AnchorOutcome, QuestionRecord
 from pytest_ragate.scoring.run import GoldsetRun
 from pytest_ragate.settings import Settings
+
+if TYPE_CHECKING:
+    from pytest_ragate.outputs.history import FlipReport
 
 Location = tuple[str, int | None, str]
 
@@ -85,24 +90,81 @@ class Conclusion:
         self.written = write_outputs(
             self.settings.run, self.runs, rootdir=self.config.rootpath,
             cut_short=bool(session.shouldstop or session.shouldfail), failed=run_failed,
-            ci=self.settings.gate.ci)
+            ci=self.settings.gate.ci, flip_window=self.settings.gate.flip_window)
         if self.settings.run.promote:
-            self.promotion = promote(self.arrived.anchors.values(), self.decision.floors)
+            check = (FlipCheck.of(self.runs, self.written.flips) if self.settings.run.history
+                     else FlipCheck(history=False))
+            self.promotion = promote(self.arrived.anchors.values(), self.decision.floors,
+                                     check, force=self.settings.run.promote_flipped)
 
     def terminal_summary(self, terminalreporter: Any) -> None:
         reporter.terminal_summary(terminalreporter, self.runs, down=self.arrived.down,
                                   promotion=self.promotion,
                                   outputs=self.settings.run.outputs,
-                                  history_notes=self.written.notes)
+                                  history_notes=self.written.notes,
+                                  flips={run.label: lines for run in self.runs
+                                         if (lines := self.flip_lines(run))})
+
+    def flip_lines(self, run: GoldsetRun) -> list[str]:
+        """The history's flip lines of one run, for the terminal."""
+        report = (self.written.flips or {}).get(run.route or run.name)
+        return report.lines() if report is not None else []
 
 
-def promote(anchors: Iterable[AnchorOutcome], floors: Iterable[FloorDecision]) -> list[str]:
-    """Rewrite the xfail of every anchor and floor that XPASSed in this run; say what was
-    done, what was not run, and what must be promoted by hand."""
+@dataclass(frozen=True)
+class FlipCheck:
+    """What promotion knows of flips: nothing without `--ragate-history`; with it, each
+    goldset's members by (goldset, `anchor[id]` / `floor[name]`), or None when the history
+    could not be read (then nothing is promoted unless forced: fail closed)."""
+
+    history: bool
+    flipped: dict[tuple[str, str], Flips] | None = None
+
+    @classmethod
+    def of(cls, runs: Iterable[GoldsetRun], reports: dict[str, FlipReport] | None) -> FlipCheck:
+        if reports is None:
+            return cls(history=True)
+        found: dict[tuple[str, str], Flips] = {}
+        for run in runs:
+            report = reports.get(run.route or run.name)
+            for member in report.members if report is not None else []:
+                key = (run.name, member.member)
+                if key not in found or member.flips > found[key].flips:
+                    found[key] = member  # two routes of one goldset: the more flips
+        return cls(history=True, flipped=found)
+
+    def refusal(self, goldset: str, member: str) -> str | None:
+        """Why this XPASSing anchor or floor is not promoted, or None."""
+        if not self.history:
+            return None
+        if self.flipped is None:
+            return f"{goldset}::{member} not promoted: its flips could not be checked"
+        found = self.flipped.get((goldset, member))
+        if found is None or not found.unsettled:
+            return None
+        return (f"{goldset}::{member} not promoted: flipped {found.flips} of the last "
+                f"{found.runs} runs ({found.path()})")
+
+
+def promote(anchors: Iterable[AnchorOutcome], floors: Iterable[FloorDecision],
+            flips: FlipCheck, *, force: bool = False) -> list[str]:
+    """Rewrite the xfail of every anchor and floor that XPASSed in this run and has not
+    flipped more than once within the window (unless forced); say what was done, what was
+    refused and why, what was not run, and what must be promoted by hand."""
     promoted: list[Promotion] = []
+    refused: list[str] = []
+    forced: list[str] = []
+
+    def allowed(goldset: str, member: str) -> bool:
+        why = flips.refusal(goldset, member)
+        if why is not None:
+            (forced if force else refused).append(why)
+        return why is None or force
+
     by_file: dict[str, list[str]] = {}
     for anchor in anchors:
-        if anchor.outcome == "xpassed":
+        if anchor.outcome == "xpassed" and allowed(anchor.goldset,
+                                                   f"anchor[{anchor.anchor_id}]"):
             by_file.setdefault(anchor.path, []).append(anchor.anchor_id)
     for path, ids in by_file.items():
         promoted += promote_anchors(Path(path), ids)
@@ -114,10 +176,13 @@ def promote(anchors: Iterable[AnchorOutcome], floors: Iterable[FloorDecision]) -
         name = f"{spec.goldset}::{spec.floor.name}"
         if verdict.outcome == "skipped":
             not_run.append(name)
-        elif verdict.outcome == "xpassed" and spec.config_path is None:
+        elif verdict.outcome != "xpassed" or not allowed(spec.goldset, spec.floor.name):
+            continue
+        elif spec.config_path is None:
             by_hand.append(spec.nodeid)
-        elif verdict.outcome == "xpassed" and spec.config_path is not None:
+        else:
             by_config.setdefault(spec.config_path, []).append(spec.floor)
     for path, keys in by_config.items():
         promoted += promote_floors(Path(path), keys)
-    return summary(promoted, not_run, by_hand)
+    return summary(promoted, not_run, by_hand, refused=refused, forced=forced,
+                   checked=flips.history)

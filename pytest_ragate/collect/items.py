@@ -42,6 +42,7 @@ from pytest_ragate.goldsets.loader import (
 )
 from pytest_ragate.goldsets.promotion import PROMOTE_HINT
 from pytest_ragate.problems import GoldsetError
+from pytest_ragate.scoring.flips import anchor_digest
 from pytest_ragate.scoring.gates import Floor
 from pytest_ragate.scoring.metrics import AnchorOutcome
 
@@ -257,7 +258,9 @@ def anchor_outcome(item: pytest.Item, call: pytest.CallInfo[None], report: pytes
     return AnchorOutcome(goldset=item.goldset_name, anchor_id=anchor.anchor_id,
                          kind=anchor.kind, claim=anchor.claim, path=str(entry.path),
                          line=entry.line, xfail=anchor.xfail, outcome=outcome, error=error,
-                         why=why)
+                         why=why, definition=anchor_digest(
+                             anchor.kind, anchor.claim, anchor.evidence.model_dump()
+                             if anchor.evidence is not None else None))
 
 
 class AnchorItem(pytest.Function):

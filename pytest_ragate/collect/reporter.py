@@ -122,7 +122,9 @@ def junit_text(config: pytest.Config, report: pytest.TestReport,
 
 def terminal_summary(terminalreporter: Any, runs: Sequence[GoldsetRun], *,
                      down: Sequence[str], promotion: Sequence[str],
-                     outputs: Mapping[str, str], history_notes: Sequence[str]) -> None:
+                     outputs: Mapping[str, str], history_notes: Sequence[str],
+                     flips: Mapping[str, Sequence[str]] | None = None) -> None:
+    """`flips` are the history's flip lines by goldset label (`outputs/history.py`)."""
     write = terminalreporter.write_line
     if promotion:
         terminalreporter.write_sep("=", "ragate promote")
@@ -146,5 +148,8 @@ def terminal_summary(terminalreporter: Any, runs: Sequence[GoldsetRun], *,
             write(f"{run.label}: {line}", yellow=line.startswith("warning"))
     for name, path in outputs.items():
         write(f"ragate {name}: {path}")
+    for label, lines in (flips or {}).items():
+        for line in lines:
+            write(f"{label}: {line}", yellow=" flipped " in line)
     for note in history_notes:
         write(f"ragate history: {note}", yellow=True)

@@ -8,7 +8,7 @@ comments and formatting included, stays as it was.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ from pytest_ragate.files import write_atomic
 from pytest_ragate.scoring.gates import Floor
 
 PROMOTE_HINT = "run `pytest --ragate-promote` to make it a hard assertion"
+FORCE_FLAG = "--ragate-promote-flipped"
 
 
 @dataclass(frozen=True)
@@ -68,16 +69,28 @@ def promote_floors(config_path: Path, floors: Iterable[Floor]) -> list[Promotion
     return done
 
 
-def summary(promoted: list[Promotion], not_run: list[str], by_hand: list[str]) -> list[str]:
-    """syrupy-style: what changed, with plurals, and what to do next."""
+def summary(promoted: list[Promotion], not_run: list[str], by_hand: list[str], *,
+            refused: Sequence[str] = (), forced: Sequence[str] = (),
+            checked: bool = True) -> list[str]:
+    """syrupy-style: what changed, with plurals, and what to do next. `refused` and `forced`
+    name what flipped across runs (`scoring/flips.py`); `checked` is False without a
+    history to count flips in."""
     lines = []
     if promoted:
         n = len(promoted)
         lines.append(f"ragate: promoted {n} strict xfail{'s' * (n != 1)} to hard assertions:")
         lines += [f"  {p}" for p in promoted]
         lines.append("Re-run pytest: they now gate like any other item.")
+    elif refused:
+        lines.append("ragate: nothing promoted (each xfail that passed was refused, below)")
     else:
         lines.append("ragate: nothing to promote (no xfail anchor or floor passed in this run)")
+    lines += [f"{why}; pass {FORCE_FLAG} to promote anyway" for why in refused]
+    lines += [f"promoted anyway ({FORCE_FLAG}): {why.replace(' not promoted:', ':')}"
+              for why in forced]
+    if not checked:
+        lines.append("flips across runs not checked: no --ragate-history (pass it to refuse "
+                     "anchors and floors whose outcome flips)")
     if by_hand:
         lines.append("Declared in Python, promote by hand (remove `xfail`): " + ", ".join(by_hand))
     if not_run:

@@ -28,10 +28,12 @@ from filelock import FileLock, Timeout
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pytest_ragate.answer import Knob
+from pytest_ragate.scoring import flips
 from pytest_ragate.scoring.metrics import QuestionRecord, QuestionScores, Tally, fmt_num, tally
 from pytest_ragate.scoring.registry import METRICS
 from pytest_ragate.scoring.regression import scored_metrics
 from pytest_ragate.scoring.run import GoldsetRun
+from pytest_ragate.settings import DEFAULT_FLIP_WINDOW
 
 FORMAT = 1
 LOCK_TIMEOUT = 60.0  # seconds a writer waits for another one before giving up
@@ -80,6 +82,14 @@ class AgreementFigure(BaseModel):
     interval: tuple[float, float] | None = None
     n: int
     missing: list[str] = Field(default_factory=list)  # labelled, without a verdict
+class Observed(BaseModel):
+    """A question's or an anchor's outcome in one run, and the digest of its definition then
+    (`scoring/flips.py`): what flip counting reads."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    outcome: str
+    digest: str
 
 
 class HistoryLine(BaseModel):
@@ -111,6 +121,9 @@ class HistoryLine(BaseModel):
     retriever: str | None = None
     judge_from: str | None = None
     agreement: dict[str, AgreementFigure] = Field(default_factory=dict)  # by judged metric
+    # for flips across runs (absent from lines before them, which flip counting passes over):
+    outcomes: dict[str, Observed] | None = None  # by question id
+    anchors: dict[str, Observed] | None = None  # by anchor id
 
 
 # --- building a line ---------------------------------------------------------------------------
@@ -182,7 +195,21 @@ def build_line(run: GoldsetRun, *, git: str | None, time: datetime | None = None
                                              interval=a.interval, n=a.n,
                                              missing=[q for q, _ in a.missing])
                    for a in run.agreements},
+        outcomes=_question_outcomes(records),
+        anchors={a.anchor_id: Observed(outcome=flips.anchor_outcome(a), digest=a.definition
+                                       or flips.anchor_digest(a.kind, a.claim, None))
+                 for a in run.anchors},
     )
+
+
+def _question_outcomes(records: Sequence[QuestionRecord]) -> dict[str, Observed]:
+    """Each question's outcome, its rows grouped by question id (several when repeated)."""
+    rows: dict[str, list[QuestionRecord]] = {}
+    for record in records:
+        rows.setdefault(record.question_id, []).append(record)
+    return {qid: Observed(outcome=flips.question_outcome(group),
+                          digest=flips.question_digest(group[0]))
+            for qid, group in rows.items()}
 
 
 # --- reading -----------------------------------------------------------------------------------
@@ -314,18 +341,20 @@ def append(path: Path, lines: HistoryLine | Sequence[HistoryLine],
 
 @dataclass
 class Recorded:
-    """What `record` did: the lines appended, each goldset's delta lines for the report, the
-    history lines it had to skip, and the history as it stands after the append (the lines
-    read under the lock, then ours), for the HTML report's trends."""
+    """What `record` did: the lines appended, each goldset's delta lines for the report, its
+    flips across runs, the history lines it had to skip, and the history as it stands after
+    the append (the lines read under the lock, then ours), for the HTML report's trends."""
 
     lines: list[HistoryLine] = field(default_factory=list)
     deltas: dict[str, list[str]] = field(default_factory=dict)
+    flips: dict[str, FlipReport] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     history: list[HistoryLine] = field(default_factory=list)
 
 
 def record(path: Path, runs: Sequence[GoldsetRun], rootdir: Path, *,
-           time: datetime | None = None, timeout: float = LOCK_TIMEOUT) -> Recorded:
+           time: datetime | None = None, timeout: float = LOCK_TIMEOUT,
+           window: int = DEFAULT_FLIP_WINDOW) -> Recorded:
     """Build a line per run, compare each with the history as it stood, and append them all,
     reading and appending under one lock so `previous` is the line just before ours."""
     sha = git_sha(rootdir)
@@ -335,12 +364,96 @@ def record(path: Path, runs: Sequence[GoldsetRun], rootdir: Path, *,
         with _locked(path, timeout):
             history, result.problems = scan(path)
             for line in result.lines:
-                result.deltas[line.route or line.goldset] = delta_lines(
+                key = line.route or line.goldset
+                result.deltas[key] = delta_lines(
                     line, previous(history, line.goldset, line.eval_version, line.route),
                     others(history, line.goldset, line.eval_version))
+                result.flips[key] = flip_report(line, history, window)
             _append_unlocked(path, encode(result.lines))
             result.history = [*history, *result.lines]
     return result
+
+
+def assess(path: Path, runs: Sequence[GoldsetRun], window: int = DEFAULT_FLIP_WINDOW,
+           ) -> dict[str, FlipReport]:
+    """Each run's flips against the history as it stands, appending nothing (a run cut short,
+    or one whose append failed, still has its promotion checked). Raises OSError when the
+    history cannot be read."""
+    history, _ = scan(path)
+    return {line.route or line.goldset: flip_report(line, history, window)
+            for line in (build_line(run, git=None) for run in runs)}
+
+
+# --- flips across runs -------------------------------------------------------------------------
+
+
+def seen_in(line: HistoryLine) -> dict[str, flips.Seen]:
+    """Each member of one line with its outcome and digest: questions by id, `anchor[id]`,
+    `floor[name]`. A run in which no question scored (all errored or skipped) is a crash of
+    the run, so its questions are left out; its anchors and floors stay."""
+    found: dict[str, flips.Seen] = {}
+    outcomes = line.outcomes or {}
+    if any(o.outcome not in (flips.ERROR, flips.SKIPPED) for o in outcomes.values()):
+        found.update({qid: flips.Seen(o.outcome, o.digest) for qid, o in outcomes.items()})
+    found.update({f"anchor[{aid}]": flips.Seen(o.outcome, o.digest)
+                  for aid, o in (line.anchors or {}).items()})
+    found.update({f"floor[{name}]": flips.Seen(flips.floor_outcome(f.outcome),
+                                               flips.digest("floor", name, f.min))
+                  for name, f in line.floors.items()})
+    return found
+
+
+@dataclass
+class FlipReport:
+    """One goldset run's flips over its window: the current run and the runs before it of
+    the same goldset, route and eval_version that recorded outcomes."""
+
+    eval_version: str
+    window: int
+    counted: list[HistoryLine]  # the earlier runs counted, oldest first
+    uncounted: int  # earlier runs of the same eval_version written without outcomes
+    members: list[flips.Flips]
+
+    @property
+    def flipped(self) -> list[flips.Flips]:
+        return [m for m in self.members if m.flips]
+
+    def by_member(self) -> dict[str, flips.Flips]:
+        return {m.member: m for m in self.members}
+
+    def lines(self) -> list[str]:
+        """What the reports say: nothing on a first run; else the span counted, then each
+        member that changed outcome, or one line that none did."""
+        older = (f"; {self.uncounted} older run{'s' * (self.uncounted != 1)} recorded no "
+                 "outcomes and are not counted" if self.uncounted else "")
+        if not self.counted:
+            if not self.uncounted:
+                return []
+            return [f"flips not counted yet: the {self.uncounted} earlier run"
+                    f"{'s' * (self.uncounted != 1)} of eval_version {self.eval_version} "
+                    "recorded no per-question outcomes; counting starts with this run"]
+        runs = len(self.counted) + 1
+        head = (f"flips over the last {runs} runs of eval_version {self.eval_version} "
+                f"(window {self.window}, history since {fmt_time(self.counted[0].time)}"
+                f"{older})")
+        found = self.flipped
+        if not found:
+            return [head, "no question, anchor or floor changed outcome"]
+        return [head, *[str(f) for f in found]]
+
+
+def flip_report(current: HistoryLine, history: Sequence[HistoryLine],
+                window: int = DEFAULT_FLIP_WINDOW) -> FlipReport:
+    """Flips of `current` over the last `window` runs, itself included: earlier lines of the
+    same goldset, eval_version and route (when both know theirs) that recorded outcomes."""
+    same = [line for line in history if line is not current
+            and line.goldset == current.goldset and line.eval_version == current.eval_version
+            and (current.route is None or line.route is None or line.route == current.route)]
+    with_outcomes = [line for line in same if line.outcomes is not None]
+    counted = with_outcomes[max(0, len(with_outcomes) - (window - 1)):] if window > 1 else []
+    members = flips.count_all([seen_in(line) for line in [*counted, current]])
+    return FlipReport(current.eval_version, window, counted, len(same) - len(with_outcomes),
+                      members)
 
 
 # --- deltas for the report ---------------------------------------------------------------------

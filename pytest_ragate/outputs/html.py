@@ -16,7 +16,7 @@ from __future__ import annotations
 import io
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -374,7 +374,8 @@ def _anchor(index: int, name: str) -> str:
     return f"gs{index}-" + re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-")
 
 
-def run_view(index: int, run: GoldsetRun, history: Sequence[HistoryLine]) -> dict[str, Any]:
+def run_view(index: int, run: GoldsetRun, history: Sequence[HistoryLine],
+             flips: Sequence[str] = ()) -> dict[str, Any]:
     key = _anchor(index, run.name)
     counts = {s: sum(r.status == s for r in run.records) for s in ("scored", "error", "skipped")}
     outcomes = {word: sum(OUTCOME_WORDS[v.outcome] == word for v in run.verdicts)
@@ -406,6 +407,7 @@ def run_view(index: int, run: GoldsetRun, history: Sequence[HistoryLine]) -> dic
         "calibration": calibration,
         "calibration_notes": calibration_notes,
         "trend": trend(run, history, f"{key}-trend", line),
+        "flips": list(flips),  # the history's flip lines: the span counted, then each member
         "metrics": [(m, metric_source(run, m)) for m in run.metrics],
         "rows": [question_row(run, r) for r in run.records],
         "anchors": anchor_rows(run),
@@ -428,10 +430,15 @@ def _environment() -> jinja2.Environment:
 
 
 def render_html(runs: Sequence[GoldsetRun], *, history: Sequence[HistoryLine] = (),
-                ci: str = "point", run_failed: bool = False) -> str:
-    """The whole page as a string: pure, so tests can render without touching a file."""
+                ci: str = "point", run_failed: bool = False,
+                flips: Mapping[str, Sequence[str]] | None = None) -> str:
+    """The whole page as a string: pure, so tests can render without touching a file.
+    `flips` are the history's flip lines by route (or goldset name)."""
+    flips = flips or {}
     with matplotlib.rc_context(RC):
-        views = [run_view(i, run, history) for i, run in enumerate(runs, start=1)]
+        views = [run_view(i, run, history, flips.get(run.route or run.name)
+                          or flips.get(run.name) or ())
+                 for i, run in enumerate(runs, start=1)]
     overall = "failed" if run_failed or any(v["status"] == "failed" for v in views) else "passed"
     return _environment().get_template(TEMPLATE).render(
         runs=views, ci=ci, ci_words=_CI_WORDS.get(ci, ci), has_history=bool(history),
@@ -441,5 +448,7 @@ def render_html(runs: Sequence[GoldsetRun], *, history: Sequence[HistoryLine] = 
 
 
 def write_html(path: Path, runs: Sequence[GoldsetRun], *, history: Sequence[HistoryLine],
-               ci: str, run_failed: bool = False) -> None:
-    write_atomic(path, render_html(runs, history=history, ci=ci, run_failed=run_failed))
+               ci: str, run_failed: bool = False,
+               flips: Mapping[str, Sequence[str]] | None = None) -> None:
+    write_atomic(path, render_html(runs, history=history, ci=ci, run_failed=run_failed,
+                                   flips=flips))

@@ -169,7 +169,9 @@ def badge(status: str) -> str:
 
 
 def markdown(runs: Sequence[GoldsetRun],
-             deltas: Mapping[str, list[str]] | None = None, run_failed: bool = False) -> str:
+             deltas: Mapping[str, list[str]] | None = None, run_failed: bool = False,
+             flips: Mapping[str, list[str]] | None = None) -> str:
+    """`deltas` and `flips` are the history's lines by route (or goldset name)."""
     overall = "failed" if run_failed or any(run.status == "failed" for run in runs) else "passed"
     parts = ["# ragate report", "", f"Run: {badge(overall)}"
              + ("" if overall == "passed" else " (the pytest run exits non-zero)"), ""]
@@ -184,6 +186,10 @@ def markdown(runs: Sequence[GoldsetRun],
         since = (deltas or {}).get(run.route or run.name) or (deltas or {}).get(run.name)
         if since:
             parts += ["### Since the last run", "", *[f"- {line}" for line in since], ""]
+        flipped = (flips or {}).get(run.route or run.name) or (flips or {}).get(run.name)
+        if flipped:
+            parts += ["### Flips across runs", "", flipped[0] + (":" if flipped[1:] else "."),
+                      "", *[f"- {line}" for line in flipped[1:]], *[""] * bool(flipped[1:])]
         parts += [f"- {line}" for line in run.judge_lines]
         if run.judge_lines:
             parts.append("")
@@ -213,5 +219,6 @@ def markdown(runs: Sequence[GoldsetRun],
 
 def write_markdown(path: Path, runs: Sequence[GoldsetRun],
                    deltas: Mapping[str, list[str]] | None = None,
-                   run_failed: bool = False) -> None:
-    write_atomic(path, markdown(runs, deltas, run_failed))
+                   run_failed: bool = False,
+                   flips: Mapping[str, list[str]] | None = None) -> None:
+    write_atomic(path, markdown(runs, deltas, run_failed, flips))

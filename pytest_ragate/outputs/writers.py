@@ -15,29 +15,32 @@ from pytest_ragate.scoring.run import GoldsetRun
 from pytest_ragate.settings import RunSettings
 
 if TYPE_CHECKING:
-    from pytest_ragate.outputs.history import HistoryLine
+    from pytest_ragate.outputs.history import FlipReport, HistoryLine
 
 
 @dataclass
 class Written:
-    """What the history said: each goldset's change since its last run (for the reports),
+    """What the history said: each goldset's change since its last run and its flips across
+    runs (for the reports and promotion; `flips` is None when they could not be checked),
     notes for the terminal, and, when this run's lines were appended, the history's lines
     with them (None when nothing was appended)."""
 
     deltas: dict[str, list[str]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     history: list[HistoryLine] | None = None
+    flips: dict[str, FlipReport] | None = None
 
 
 def write_outputs(run: RunSettings, runs: Sequence[GoldsetRun], *, rootdir: Path,
-                  cut_short: bool, failed: bool, ci: str) -> Written:
+                  cut_short: bool, failed: bool, ci: str, flip_window: int) -> Written:
     """Every output asked for; `cut_short` (-x, --maxfail) keeps the run out of the
     history, `failed` (the run exits non-zero) keeps the reports from saying PASS."""
     if run.results:
         write_results(Path(run.results), runs)
-    written = record_history(run.history, runs, rootdir, cut_short)
+    written = record_history(run.history, runs, rootdir, cut_short, flip_window)
+    flip_lines = {key: report.lines() for key, report in (written.flips or {}).items()}
     if run.report:
-        write_markdown(Path(run.report), runs, written.deltas, failed)
+        write_markdown(Path(run.report), runs, written.deltas, failed, flip_lines)
     if run.html:
         from pytest_ragate.outputs import history
         from pytest_ragate.outputs import html as html_report  # matplotlib: only when asked
@@ -46,22 +49,40 @@ def write_outputs(run: RunSettings, runs: Sequence[GoldsetRun], *, rootdir: Path
         if lines is None:  # nothing appended: the history as it stands
             past = Path(run.history) if run.history else None
             lines = history.read_history(past) if past and past.is_file() else []
-        html_report.write_html(Path(run.html), runs, history=lines, ci=ci, run_failed=failed)
+        html_report.write_html(Path(run.html), runs, history=lines, ci=ci, run_failed=failed,
+                               flips=flip_lines)
     return written
 
 
 def record_history(path: str | None, runs: Sequence[GoldsetRun], rootdir: Path,
-                   cut_short: bool) -> Written:
-    """One appended line per goldset run with records; a run cut short stays out."""
+                   cut_short: bool, flip_window: int) -> Written:
+    """One appended line per goldset run with records; a run cut short stays out. Every run
+    with records or anchors has its flips counted, against the history as it stands when
+    nothing was appended (promotion reads them). When the history can be neither appended
+    to nor read, `flips` stays None: not checked."""
     scored = [run for run in runs if run.records]
-    if not path or not scored:
+    checked = [run for run in runs if run.records or run.anchors]
+    if not path or not checked:
         return Written()
-    if cut_short:
-        return Written(notes=["history not written: the run was cut short"])
     from pytest_ragate.outputs import history
 
-    try:
-        done = history.record(Path(path), scored, rootdir)
-    except history.HistoryError as error:
-        return Written(notes=[str(error)])
-    return Written(done.deltas, list(done.problems), done.history)
+    written = Written(flips={})
+    if cut_short and scored:
+        written.notes.append("history not written: the run was cut short")
+    elif scored:
+        try:
+            done = history.record(Path(path), scored, rootdir, window=flip_window)
+        except history.HistoryError as error:
+            written.notes.append(str(error))
+        else:
+            written = Written(done.deltas, list(done.problems), done.history, done.flips)
+            checked = [run for run in checked if not run.records]
+    if checked:
+        try:
+            more = history.assess(Path(path), checked, flip_window)
+        except OSError as error:
+            written.notes.append(f"{path}: could not be read to count flips ({error})")
+            written.flips = None
+        else:
+            written.flips = {**(written.flips or {}), **more}
+    return written

@@ -99,6 +99,7 @@ class AnchorOutcome(BaseModel):
     outcome: AnchorResult
     error: str | None = None
     why: str | None = None  # what the check said, when it did not hold
+    definition: str | None = None  # digest of kind, claim and evidence (scoring/flips.py)
 
     @property
     def checked(self) -> bool:
