@@ -92,6 +92,9 @@ class GateSettings:
         "such as forks)")
     system_timeout: Annotated[float, Gt(0)] | None = knob(None, "seconds a system may take to "
         "answer one question before the question is an error (default: no limit)")
+    repeat: Annotated[int, Ge(1), Le(100)] | None = knob(None, "ask every question this many "
+        "times, each repeat its own item (q07[r2]), overriding every goldset's own `repeat`; "
+        "floors count questions, not answers (default: the goldset's, else 1)")
 
 
 @dataclass(frozen=True)
