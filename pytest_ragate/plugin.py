@@ -139,15 +139,26 @@ def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Ite
     xdist controller collects nothing; its workers do, and the summary names the goldsets)."""
     counts: dict[str, dict[str, int]] = {}
     names: dict[str, str] = {}
+    repeats: dict[str, int] = {}
     for item in filter(is_goldset_item, items):
         route = item.stash[ROUTE_KEY]
         names[route] = item.stash[GOLDSET_KEY].name
-        sort = ("question" if CASE_KEY in item.stash else "anchor" if ANCHOR_KEY in item.stash
+        case = item.stash.get(CASE_KEY, None)
+        if case is not None:
+            repeats[route] = case.repeats
+        sort = ("question" if case is not None else "anchor" if ANCHOR_KEY in item.stash
                 else "floor")
         tally = counts.setdefault(route, {"question": 0, "anchor": 0, "floor": 0})
         tally[sort] += 1
+
+    def counted(route: str, sort: str, n: int) -> str:
+        times = repeats.get(route, 1)
+        if sort == "question" and times > 1:
+            return f"{n} question items ({times} repeats a question)"
+        return f"{n} {sort}{'s' * (n != 1)}"
+
     return [f"ragate: {names[route]} ({route}): "
-            + ", ".join(f"{n} {sort}{'s' * (n != 1)}" for sort, n in tally.items() if n)
+            + ", ".join(counted(route, sort, n) for sort, n in tally.items() if n)
             for route, tally in counts.items()]
 
 

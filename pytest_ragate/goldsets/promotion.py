@@ -64,7 +64,9 @@ def promote_floors(config_path: Path, floors: Iterable[Floor]) -> list[Promotion
         value = table.get(floor.metric)
         if isinstance(value, dict) and "xfail" in value:
             if "max" in value:
-                del value["xfail"]
+                bound = tomlkit.inline_table()
+                bound["max"] = value["max"]
+                table[floor.metric] = bound
             else:
                 table[floor.metric] = value["min"]
             done.append(Promotion(config_path, floor.name))
