@@ -346,12 +346,13 @@ def stamp_verdicts(judge_file: Path, results: Path) -> None:
         raise click.ClickException("\n".join(map(str, problems)))
     answers: dict[str, str] = {}
     for _, r in rows:
-        if r.status == "scored" and not r.abstained and r.answer_text is not None:
-            if answers.setdefault(r.question_id, r.answer_text) != r.answer_text:
-                raise click.ClickException(
-                    f"{results}: question {r.question_id} has different answers in its "
-                    "repeats; a fixture verdict is stamped for one answer: stamp from a run "
-                    "with repeat = 1")
+        if r.status != "scored" or r.abstained or r.answer_text is None:
+            continue
+        if answers.setdefault(r.question_id, r.answer_text) != r.answer_text:
+            raise click.ClickException(
+                f"{results}: question {r.question_id} has different answers in its "
+                "repeats; a fixture verdict is stamped for one answer: stamp from a run "
+                "with repeat = 1")
     stamped = changed = 0
     for qid, verdicts in fixture.answers.items():
         if qid in answers:

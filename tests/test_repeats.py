@@ -63,7 +63,7 @@ def test_the_cluster_bootstrap_resamples_questions() -> None:
     values = [1.0] * 10 + [0.0] * 10
     assert bootstrap_clusters([(10.0, 10.0), (0.0, 10.0)]) == (0.0, 1.0)  # two questions
     low, high = bootstrap_mean(values)  # 20 independent values
-    assert 0.2 < low and high < 0.8
+    assert low > 0.2 and high < 0.8
 
 
 def record(qid: str, repeat: int, right: bool, index: int = 0) -> QuestionRecord:
@@ -236,8 +236,8 @@ def test_a_flaky_system_is_named_and_fails_its_flaky_floor(pytester: pytest.Pyte
            "FAILED gs/ragate.toml::floor[flaky_rate] - flaky_rate 0.40 > floor 0.05 · n=5 "
            "questions asked twice or more × 3 repeats*worst: q01 right 2 of 3; q03 right 2 of 3",
            "FAILED test_rag.py::test_mine::floor[flaky_rate] - flaky_rate 0.40 > floor 0.05*",
-           "*(gs/ragate.toml): flaky: 2 of 5 questions right in some repeats and wrong in others (over 3 "
-           "repeats): q01 right 2 of 3, q03 right 2 of 3",
+           "*(gs/ragate.toml): flaky: 2 of 5 questions right in some repeats and wrong in "
+           "others (over 3 repeats): q01 right 2 of 3, q03 right 2 of 3",
            "*(gs/ragate.toml): 5 questions × 3 repeats = 15 answers: 15 scored*")
     result.stdout.fnmatch_lines(["*flaky_rate*≤ 0.05*0.40*5 questions × 3*FAIL*"])
     written = [r for r in rows(pytester.path / "r.jsonl") if r["route"] == "gs/ragate.toml"]
