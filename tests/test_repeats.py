@@ -368,3 +368,21 @@ def test_replay_replays_each_repeats_own_verdict(pytester: pytest.Pytester,
                     for r in rows(pytester.path / name)}
         assert verdicts == {(q, k): k / 10 for q in ("q00", "q01") for k in (1, 2, 3)}
     assert all(r["judge_cached"] == ["faithfulness"] for r in rows(pytester.path / "b.jsonl"))
+
+
+def test_a_failing_floor_names_the_repeat_behind_it() -> None:
+    rows = [record(f"q{i}", r, r == 1, i) for i in range(2) for r in (1, 2)]
+    verdict = decide(Floor("abstention_accuracy", 0.9), "g", rows)
+    assert verdict.outcome == "failed"
+    assert "worst: q0[r2] abstained, should answer; q1[r2] abstained" in verdict.message
+
+
+def test_a_baseline_with_repeats_pairs_each_questions_first_repeat(tmp_path: Path) -> None:
+    """One pair per question: a results file's later repeats are not pairs of their own."""
+    from pytest_ragate.outputs.baseline import load_baseline
+
+    results = tmp_path / "r.jsonl"
+    results.write_text("".join(record("a", r, r == 1).model_dump_json() + "\n"
+                               for r in (1, 2, 3)))
+    (run_,) = load_baseline(str(results))
+    assert list(run_.scores) == ["a"] and run_.scores["a"].abstention_correct

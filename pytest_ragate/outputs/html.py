@@ -51,7 +51,7 @@ from pytest_ragate.scoring.gates import (
     interval_of,
     kind_counts,
 )
-from pytest_ragate.scoring.metrics import QuestionRecord, Tally, fmt_num, repeat_name, tally
+from pytest_ragate.scoring.metrics import QuestionRecord, Tally, fmt_num, tally
 from pytest_ragate.scoring.registry import METRICS
 from pytest_ragate.scoring.regression import Regression
 from pytest_ragate.scoring.run import GoldsetRun
@@ -337,7 +337,7 @@ def question_row(run: GoldsetRun, r: QuestionRecord) -> dict[str, Any]:
     """Everything a reader needs to judge one answer, in display form."""
     ranks = ", ".join("—" if rank is None else str(rank) for rank in r.evidence_ranks)
     return {
-        "id": repeat_name(r.question_id, r.repeat) if run.repeats > 1 else r.question_id,
+        "id": run.named(r),
         "question": r.question,
         "kind": r.kind,
         "status": r.status,
@@ -387,7 +387,7 @@ def run_view(index: int, run: GoldsetRun, history: Sequence[HistoryLine]) -> dic
     outcomes = {word: sum(OUTCOME_WORDS[v.outcome] == word for v in run.verdicts)
                 for word in OUTCOME_WORDS.values()}
     calibration, calibration_notes = calibration_plot(run, f"{key}-calibration")
-    uncited = [r.question_id for r in run.records if r.uncited]
+    uncited = [run.named(r) for r in run.records if r.uncited]
     line = build_line(run, git=None, time=_EPOCH)  # this run as history sees it
     return {
         "knobs": [(name, fmt_knob(value)) for name, value in line.knobs.items()],

@@ -19,7 +19,7 @@ from pytest_ragate.scoring.gates import (
     fmt_n,
     kind_counts,
 )
-from pytest_ragate.scoring.metrics import MECHANICAL, QuestionRecord, fmt_num, repeat_name
+from pytest_ragate.scoring.metrics import MECHANICAL, QuestionRecord, fmt_num
 from pytest_ragate.scoring.registry import METRICS
 from pytest_ragate.scoring.run import GoldsetRun
 
@@ -74,7 +74,7 @@ def _question_rows(run: GoldsetRun) -> tuple[list[str], list[list[str]]]:
         expected = ("sealed" if r.expected is None else " ".join(r.expected)
                     or "none: must abstain")
         rows.append([
-            repeat_name(r.question_id, r.repeat) if run.repeats > 1 else r.question_id,
+            run.named(r),
             _cell(r.question or ""), r.kind,
             r.status if r.status != "scored" else "",
             "" if r.abstained is None else ("yes" if r.abstained else "no")
@@ -199,7 +199,7 @@ def markdown(runs: Sequence[GoldsetRun],
             counts = fmt_counts(kind_counts(metric, run.records))
             if counts:
                 parts.append(f"- {metric} ({metric_source(run, metric)}): {counts}")
-        uncited = [r.question_id for r in run.records if r.uncited]
+        uncited = [run.named(r) for r in run.records if r.uncited]
         parts.append(f"- answered without a citation: {len(uncited)}"
                      + (f" ({', '.join(uncited)})" if uncited else ""))
         parts += [f"- {line}" for line in run.flaky_lines()]

@@ -353,10 +353,14 @@ def behind(metric: str, records: Sequence[QuestionRecord], limit: int = NAMED_BE
         return fmt_some([words for _, _, words in found], limit, "; ")
     worst = METRICS[metric].worst
     found = []  # (how good, question order, what went wrong)
+    repeated = any(r.repeat > 1 for r in records)  # then rows are named `q07[r2]`
     for r in records:
         if r.status != "scored":
             continue  # errors are named as gaps
         if (why := worst(metric, r)) is not None:
-            found.append((why[0], r.index, why[1]))
+            words = why[1]
+            if repeated and words.startswith(r.question_id):
+                words = repeat_name(r.question_id, r.repeat) + words[len(r.question_id):]
+            found.append((why[0], r.index, words))
     found.sort()
     return fmt_some([words for _, _, words in found], limit, "; ")

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import get_args
 
 from pytest_ragate.scoring.gates import NAMED, Gap, GapKind, Verdict
-from pytest_ragate.scoring.metrics import AnchorOutcome, QuestionRecord, fmt_some
+from pytest_ragate.scoring.metrics import AnchorOutcome, QuestionRecord, fmt_some, repeat_name
 from pytest_ragate.scoring.registry import METRICS, flaky_questions, right_counts, run_metrics
 from pytest_ragate.scoring.regression import Regression
 
@@ -99,6 +99,11 @@ class GoldsetRun:
         head = (f"flaky: {len(flaky)} of {asked} questions right in some repeats and wrong in "
                 f"others (over {self.repeats} repeats)")
         return [head + (f": {fmt_some(flaky, NAMED)}" if flaky else "")]
+
+    def named(self, record: QuestionRecord) -> str:
+        """How a row is named in the reports: `q07`, or `q07[r2]` when questions repeat."""
+        return (repeat_name(record.question_id, record.repeat) if self.repeats > 1
+                else record.question_id)
 
     def pass_rates(self) -> dict[str, tuple[int, int]]:
         """Each question's (repeats right, repeats answered), for the reports."""
