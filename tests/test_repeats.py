@@ -386,3 +386,26 @@ def test_a_baseline_with_repeats_pairs_each_questions_first_repeat(tmp_path: Pat
                                for r in (1, 2, 3)))
     (run_,) = load_baseline(str(results))
     assert list(run_.scores) == ["a"] and run_.scores["a"].abstention_correct
+
+
+def test_ragate_power_says_nothing_wrong_of_repeats_or_an_upper_bound(tmp_path: Path) -> None:
+    """Its "passes at" and "n needed" figures assume independent units from below: over
+    questions with repeats, and for a `max` floor, it prints "—" rather than a wrong figure."""
+    from click.testing import CliRunner
+
+    from pytest_ragate.cli import main
+
+    root = write_goldset(tmp_path / "gs", toml=BASE_TOML.replace(
+        'eval_version = "7"\n', 'eval_version = "7"\nrepeat = 3\n'),
+        floors="[floors]\nabstention_accuracy = 0.5\nflaky_rate = { max = 0.5 }\n")
+    results = tmp_path / "r.jsonl"
+    results.write_text("".join(
+        record(f"q{i}", r, bool(i) or r == 1, i).model_copy(update={"goldset": "mini"})
+        .model_dump_json() + "\n" for i in range(8) for r in (1, 2, 3)))
+    got = CliRunner().invoke(main, ["power", str(root), "--results", str(results)])
+    assert got.exit_code == 0, got.output
+    lines = {x.split()[0]: x.split() for x in got.output.splitlines()[2:]}
+    assert lines["abstention_accuracy"] == ["abstention_accuracy", "0.50", "0.92", "8",
+                                           "questions", "×", "3", "—", "—"]
+    assert lines["flaky_rate"] == ["flaky_rate", "≤", "0.50", "0.12", "8", "questions", "×",
+                                   "3", "—", "—"]
