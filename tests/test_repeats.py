@@ -409,3 +409,17 @@ def test_ragate_power_says_nothing_wrong_of_repeats_or_an_upper_bound(tmp_path: 
                                            "questions", "×", "3", "—", "—"]
     assert lines["flaky_rate"] == ["flaky_rate", "≤", "0.50", "0.12", "8", "questions", "×",
                                    "3", "—", "—"]
+
+
+def test_last_failed_reruns_the_repeat_that_failed(pytester: pytest.Pytester) -> None:
+    """`q01[r2]` is a name with brackets, like `floor[x]`: pytest 9 keys `--lf` by the
+    parsed node id, and a failed repeat must be found again there."""
+    write_repeated(pytester.path / "gs", 3, "[floors]\nabstention_accuracy = 0.1\n")
+    pytester.makeconftest(repeated({"q01": "cite(right) if repeat != 2 else 1 / 0"}))
+    first = pytester.runpytest_subprocess("gs")
+    assert first.ret == pytest.ExitCode.TESTS_FAILED
+    again = pytester.runpytest_subprocess("gs", "--lf", "-rA", "-vv")
+    expect(again, "FAILED gs/ragate.toml::q01[r2] - ZeroDivisionError*")
+    again.assert_outcomes(failed=2)  # the repeat, and its floor: a result is missing
+    expect(again, "FAILED gs/ragate.toml::floor[abstention_accuracy] - not decided: 1 of 9 "
+           "questions have no result: errored q01[r2]*")

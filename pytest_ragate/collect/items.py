@@ -159,7 +159,8 @@ def _as_reported(item: pytest.Item) -> None:
     """pytest 9 keys `--lf` by a structured node id parsed from each report's node id string,
     in which `floor[x]` is a name with params; an item whose id was built from its name alone
     (`floor[x]` as a plain name) would never match its own last failure. Give the bracketed
-    names of floors and anchors their parsed form (pytest 8 keeps ids as strings)."""
+    names of floors, anchors and repeats (`q07[r2]`) their parsed form (pytest 8 keeps ids as
+    strings)."""
     if hasattr(item, "_id"):
         from _pytest.nodeid import coerce_node_id
 
@@ -213,6 +214,8 @@ def make_questions(parent: pytest.Collector, goldset: Goldset) -> Iterator[pytes
         item = QuestionItem.from_parent(parent, name=case.item_name, callobj=ask,
                                         fixtureinfo=fixtureinfo)
         fixtureinfo = item._fixtureinfo
+        if case.repeats > 1:  # `q07[r2]` is a bracketed name, as a floor's is
+            _as_reported(item)
         item.stash[CASE_KEY] = case
         item.stash[GOLDSET_KEY] = goldset
         item.stash[ROUTE_KEY] = parent.nodeid
