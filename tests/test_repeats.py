@@ -91,7 +91,7 @@ def test_strict_repeats_do_not_pass_what_their_questions_cannot() -> None:
                      strictness=Strictness("strict"))
     assert verdict.outcome == "failed"
     assert "95% lower bound 0.72 < floor 0.75" in verdict.message
-    assert "n=30 questions of 10 questions × 3" in verdict.message
+    assert "n=30 answers of 10 questions × 3" in verdict.message
     assert verdict.passes_at is None  # no figure over independent units for clusters
 
 
@@ -280,7 +280,7 @@ def test_repeats_do_not_narrow_a_strict_interval(pytester: pytest.Pytester,
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     expect(result,
            "FAILED gs/ragate.toml::floor[abstention_accuracy] - abstention_accuracy 1.00, "
-           "95% lower bound 0.72 < floor 0.75 (ragate_ci = strict) · n=30 questions of 10 "
+           "95% lower bound 0.72 < floor 0.75 (ragate_ci = strict) · n=30 answers of 10 "
            "questions × 3 · 95% CI [0.72, 1.00] (Wilson, questions as clusters)*")
     once = run(pytester, workers, "gs", "--ragate-ci=strict", "--ragate-repeat=1")
     expect(once, "PASSED gs/ragate.toml::q07",

@@ -302,6 +302,8 @@ def _against_floor(floor: Floor, goldset: str, t: Tally, by: str, suffix: str, e
     method = "Wilson" if info.aggregate == "proportion" else "bootstrap"
     if t.clusters:
         method += ", questions as clusters"
+    if t.clusters and unit == "questions":
+        unit = "answers"  # a question asked 3 times is 3 units of its metric
     count = (f"over {t.n}/{t.n + t.failures} judged" if info.judged and info.aggregate == "mean"
              else f"n={t.n} {unit}")
     if t.clusters:
