@@ -423,3 +423,23 @@ def test_last_failed_reruns_the_repeat_that_failed(pytester: pytest.Pytester) ->
     again.assert_outcomes(failed=2)  # the repeat, and its floor: a result is missing
     expect(again, "FAILED gs/ragate.toml::floor[abstention_accuracy] - not decided: 1 of 9 "
            "questions have no result: errored q01[r2]*")
+
+
+def test_min_n_counts_questions_not_answers() -> None:
+    rows = [record(f"q{i}", r, True, i) for i in range(3) for r in (1, 2, 3)]
+    verdict = decide(Floor("abstention_accuracy", 0.5), "g", rows,
+                     strictness=Strictness(min_n=5))
+    assert verdict.outcome == "failed"
+    assert "was scored on 3 questions, fewer than ragate_min_n = 5" in verdict.message
+
+
+def test_a_baseline_check_with_repeats_pairs_questions_once(pytester: pytest.Pytester) -> None:
+    """Nine answers of three questions are three pairs, not nine, and the check says so."""
+    write_repeated(pytester.path / "gs", 3, "[floors]\nabstention_accuracy = 0.1\n")
+    pytester.makeconftest(repeated({}))
+    assert run(pytester, "0", "gs", "--ragate-results=base.jsonl").ret == pytest.ExitCode.OK
+    result = run(pytester, "0", "gs", "--ragate-baseline=base.jsonl", "--ragate-report=r.md")
+    assert result.ret == pytest.ExitCode.OK
+    report = (pytester.path / "r.md").read_text()
+    assert ("abstention_accuracy 1.00 → 1.00 over 3 paired questions" in report
+            and "repeat 1 of each question paired: repeats are not pairs of their own" in report)
