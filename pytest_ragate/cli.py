@@ -198,7 +198,7 @@ def _goldset_power(root: Path, results: Path, strict: bool, target: float) -> No
     from pytest_ragate.files import read_jsonl
     from pytest_ragate.goldsets.loader import load_goldset
     from pytest_ragate.problems import GoldsetError
-    from pytest_ragate.scoring.gates import Strictness, decide
+    from pytest_ragate.scoring.gates import Strictness, decide, fmt_n
     from pytest_ragate.scoring.metrics import QuestionRecord
     from pytest_ragate.scoring.power import needed_for_mean, questions_needed
     from pytest_ragate.scoring.registry import METRICS
@@ -221,12 +221,15 @@ def _goldset_power(root: Path, results: Path, strict: bool, target: float) -> No
                          strictness=Strictness("strict" if strict else "point"))
         t, value = verdict.tally, verdict.value
         needed: int | None = None
-        if t is not None and value is not None and value > floor.min:
+        # over independent units from below: an upper bound or repeats say "—", not a
+        # figure that would be wrong
+        if (t is not None and value is not None and value > floor.min and not floor.upper
+                and t.repeats == 1):
             needed = (questions_needed(floor.min, value, strict, target)
                       if METRICS[floor.metric].aggregate == "proportion"
                       else needed_for_mean(t.values, floor.min, strict, target))
-        table.append([floor.name.removeprefix("floor[").removesuffix("]"), f"{floor.min:.2f}",
-                      "—" if value is None else f"{value:.2f}", t.n if t else 0,
+        table.append([floor.name.removeprefix("floor[").removesuffix("]"), floor.figure,
+                      "—" if value is None else f"{value:.2f}", fmt_n(t),
                       "—" if verdict.passes_at is None else str(verdict.passes_at),
                       "—" if needed is None else needed])
     click.echo(f"{goldset.name}: {len(records)} rows of {results} "
@@ -341,8 +344,15 @@ def stamp_verdicts(judge_file: Path, results: Path) -> None:
     rows, problems = read_jsonl(results, QuestionRecord)
     if problems:
         raise click.ClickException("\n".join(map(str, problems)))
-    answers = {r.question_id: r.answer_text for _, r in rows
-               if r.status == "scored" and not r.abstained and r.answer_text is not None}
+    answers: dict[str, str] = {}
+    for _, r in rows:
+        if r.status != "scored" or r.abstained or r.answer_text is None:
+            continue
+        if answers.setdefault(r.question_id, r.answer_text) != r.answer_text:
+            raise click.ClickException(
+                f"{results}: question {r.question_id} has different answers in its "
+                "repeats; a fixture verdict is stamped for one answer: stamp from a run "
+                "with repeat = 1")
     stamped = changed = 0
     for qid, verdicts in fixture.answers.items():
         if qid in answers:

@@ -93,7 +93,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     spec = route_spec(metafunc.function)
     if spec is None:
         return
-    from pytest_ragate.collect.items import decorated_goldset
+    from pytest_ragate.collect.items import decorated_goldset, repeated_cases
 
     name = metafunc.function.__name__
     route = f"{metafunc.definition.parent.nodeid}::{name}"
@@ -101,8 +101,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "ragate_question" not in metafunc.fixturenames:
         pytest.fail(f"{name}: a @ragate.goldset test takes the `ragate_question` fixture",
                     pytrace=False)
-    metafunc.parametrize("ragate_question", goldset.cases, indirect=True,
-                         ids=[case.question.question_id for case in goldset.cases])
+    cases = repeated_cases(metafunc.config, goldset)
+    metafunc.parametrize("ragate_question", cases, indirect=True,
+                         ids=[case.item_name for case in cases])
 
 
 @pytest.hookimpl(wrapper=True)
@@ -138,15 +139,26 @@ def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Ite
     xdist controller collects nothing; its workers do, and the summary names the goldsets)."""
     counts: dict[str, dict[str, int]] = {}
     names: dict[str, str] = {}
+    repeats: dict[str, int] = {}
     for item in filter(is_goldset_item, items):
         route = item.stash[ROUTE_KEY]
         names[route] = item.stash[GOLDSET_KEY].name
-        sort = ("question" if CASE_KEY in item.stash else "anchor" if ANCHOR_KEY in item.stash
+        case = item.stash.get(CASE_KEY, None)
+        if case is not None:
+            repeats[route] = case.repeats
+        sort = ("question" if case is not None else "anchor" if ANCHOR_KEY in item.stash
                 else "floor")
         tally = counts.setdefault(route, {"question": 0, "anchor": 0, "floor": 0})
         tally[sort] += 1
+
+    def counted(route: str, sort: str, n: int) -> str:
+        times = repeats.get(route, 1)
+        if sort == "question" and times > 1:
+            return f"{n} question items ({times} repeats a question)"
+        return f"{n} {sort}{'s' * (n != 1)}"
+
     return [f"ragate: {names[route]} ({route}): "
-            + ", ".join(f"{n} {sort}{'s' * (n != 1)}" for sort, n in tally.items() if n)
+            + ", ".join(counted(route, sort, n) for sort, n in tally.items() if n)
             for route, tally in counts.items()]
 
 
@@ -231,6 +243,16 @@ def ragate_question(request: pytest.FixtureRequest) -> Question:
     if case is None:
         pytest.fail("ragate_question is only available in goldset items", pytrace=False)
     return case.question
+
+
+@pytest.fixture
+def ragate_repeat(request: pytest.FixtureRequest) -> int:
+    """Which repeat of its question the current item asks (1-based; 1 when asked once), for
+    a system that seeds its sampling per call, or a test that wants to know."""
+    case = getattr(request, "param", None) or request.node.stash.get(CASE_KEY, None)
+    if case is None:
+        pytest.fail("ragate_repeat is only available in goldset items", pytrace=False)
+    return int(case.repeat)
 
 
 @pytest.fixture

@@ -97,6 +97,9 @@ class GateSettings:
         "--ragate-history counts each question's, anchor's and floor's changes of outcome, "
         "this run included; --ragate-promote refuses what changed outcome more than once in "
         "them")
+    repeat: Annotated[int, Ge(1), Le(100)] | None = knob(None, "ask every question this many "
+        "times, each repeat its own item (q07[r2]), overriding every goldset's own `repeat`; "
+        "floors count questions, not answers (default: the goldset's, else 1)")
 
 
 @dataclass(frozen=True)

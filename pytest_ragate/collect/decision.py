@@ -112,6 +112,7 @@ def decide_run(collected: Collected | None, arrived: Arrived, rules: Rules = Rul
         records, gaps = _question_gaps(population, arrived, decision)
         runs[route] = GoldsetRun(population.goldset, population.eval_version, records,
                                  route=route, population=len(population.questions), gaps=gaps,
+                                 repeats=population.repeats,
                                  anchor_gaps=_anchor_gaps(population, arrived, decision),
                                  anchors=[arrived.anchors[m.nodeid] for m in population.anchors
                                           if m.nodeid is not None
@@ -139,9 +140,15 @@ def decide_run(collected: Collected | None, arrived: Arrived, rules: Rules = Rul
         run.label = run.name if names[run.name] == 1 else f"{run.name} ({run.route})"
         run.failed_items = sorted(n for n in failed if routes.get(n) == run.route)
         if rules.baseline is not None and run.records:
-            current = {r.question_id: r.scores() for r in run.records}
+            # one pair per question: with repeats, its first repeat (the one a history line
+            # and a baseline keep), never its repeats as pairs of their own
+            current = {r.question_id: r.scores() for r in run.records if r.repeat == 1}
             run.regressions = check_run(run.name, run.eval_version, current, rules.baseline,
                                         alpha=rules.alpha, min_n=rules.strictness.min_n)
+            if run.repeats > 1:
+                run.regressions = [replace(g, message=f"{g.message} · repeat 1 of each question "
+                                           "paired: repeats are not pairs of their own")
+                                   for g in run.regressions]
     decision.runs = [runs[route] for route in sorted(runs, key=lambda r: (runs[r].name, r))]
     return decision
 
@@ -194,8 +201,8 @@ def _agreements(population: Population, run: GoldsetRun) -> list[Agreement]:
 def _error_record(population: Population, member: Member, why: str) -> QuestionRecord:
     """An error row for a question whose own report never came (its worker crashed)."""
     return QuestionRecord(
-        goldset=population.goldset, route=population.route,
-        question_id=member.question_id, question=member.question, kind=member.kind,
+        goldset=population.goldset, route=population.route, question_id=member.question_id,
+        repeat=member.repeat, question=member.question, kind=member.kind,
         index=member.index, status="error", error=why, must_abstain=member.must_abstain,
         evidence_spans=member.evidence_spans, eval_version=population.eval_version,
         expected=member.expected)
@@ -206,7 +213,7 @@ def _question_gaps(population: Population, arrived: Arrived, decision: Decision,
     records: list[QuestionRecord] = []
     gaps: list[Gap] = []
     for member in population.questions:
-        qid, kind, nodeid = member.question_id, member.kind, member.nodeid
+        qid, kind, nodeid = member.name or member.question_id, member.kind, member.nodeid
         if nodeid is None:
             gaps.append(Gap(qid, kind, "deselected"))
             continue
@@ -228,7 +235,7 @@ def _question_gaps(population: Population, arrived: Arrived, decision: Decision,
             gaps.append(Gap(qid, kind, "sealed") if member.sealed
                         else Gap(qid, kind, "skipped", record.error or ""))
         records.append(record)
-    records.sort(key=lambda r: r.index)
+    records.sort(key=lambda r: (r.index, r.repeat))
     return records, gaps
 
 

@@ -141,7 +141,7 @@ class FloorItem(pytest.Item):
         """`<FloorItem floor[evidence_recall] ≥ 0.90, strict xfail: retrieval misses>`."""
         f = self.floor
         judged = ", judged" if f.judged else ""
-        return f"<FloorItem {self.name} ≥ {f.min:.2f}{judged}{_xfail(self, f.xfail)}>"
+        return f"<FloorItem {self.name} {f.bound}{judged}{_xfail(self, f.xfail)}>"
 
     def runtest(self) -> None:
         """Nothing to do here: the controller decides floors once every question has run."""
@@ -167,7 +167,8 @@ def _as_reported(item: pytest.Item) -> None:
     """pytest 9 keys `--lf` by a structured node id parsed from each report's node id string,
     in which `floor[x]` is a name with params; an item whose id was built from its name alone
     (`floor[x]` as a plain name) would never match its own last failure. Give the bracketed
-    names of floors and anchors their parsed form (pytest 8 keeps ids as strings)."""
+    names of floors, anchors and repeats (`q07[r2]`) their parsed form (pytest 8 keeps ids as
+    strings)."""
     if hasattr(item, "_id"):
         from _pytest.nodeid import coerce_node_id
 
@@ -183,13 +184,46 @@ def _mark(item: pytest.Item, judged: bool, case: Case | None = None) -> None:
                                          "answers are sealed; set RAGATE_SEAL_KEY to score"))
 
 
+def repeats_of(config: pytest.Config, goldset: Goldset) -> int:
+    """How many times this run asks each question: `--ragate-repeat` / `ragate_repeat`
+    overrides every goldset's own `repeat`."""
+    from pytest_ragate.settings import read_settings
+
+    return read_settings(config).gate.repeat or goldset.config.repeat
+
+
+def repeated_cases(config: pytest.Config, goldset: Goldset) -> list[Case]:
+    """Every question's case, once per repeat (`q07[r1]`..`q07[rN]`; `q07` when once)."""
+    repeats = repeats_of(config, goldset)
+    return [c for case in goldset.cases for c in case.repeated(repeats)]
+
+
+def unmeasurable(floors: Iterable[Floor], repeats: int, where: str) -> str | None:
+    """A floor on a metric over repeats (pass^k, pass@k, flaky_rate) that this run's repeats
+    cannot measure: a collection error naming the file and field, never a vacuous pass."""
+    from pytest_ragate.scoring.registry import needs_repeats
+
+    problems = []
+    for f in floors:
+        need = needs_repeats(f.metric)
+        if need > repeats:
+            field_ = f"floors.{'kind.' + f.kind + '.' if f.kind else ''}{f.metric}"
+            problems.append(f"{where}: {field_}: {f.metric} needs repeat ≥ {need}, and this "
+                            f"run asks each question {repeats} time{'s' * (repeats != 1)} (set "
+                            "`repeat` in ragate.toml, or --ragate-repeat)")
+    return "\n".join(problems) or None
+
+
 def make_questions(parent: pytest.Collector, goldset: Goldset) -> Iterator[pytest.Function]:
-    """One Function per question, sharing one fixture closure (collection of 10k stays fast)."""
+    """One Function per question and repeat, sharing one fixture closure (collection of 10k
+    stays fast)."""
     fixtureinfo = None
-    for case in goldset.cases:
-        item = QuestionItem.from_parent(parent, name=case.question.question_id, callobj=ask,
+    for case in repeated_cases(parent.config, goldset):
+        item = QuestionItem.from_parent(parent, name=case.item_name, callobj=ask,
                                         fixtureinfo=fixtureinfo)
         fixtureinfo = item._fixtureinfo
+        if case.repeats > 1:  # `q07[r2]` is a bracketed name, as a floor's is
+            _as_reported(item)
         item.stash[CASE_KEY] = case
         item.stash[GOLDSET_KEY] = goldset
         item.stash[ROUTE_KEY] = parent.nodeid
@@ -349,6 +383,10 @@ class GoldsetFile(pytest.File):
         clash = name_clash(self.config, goldset, self.nodeid)
         if clash:
             raise self.CollectError(clash)
+        unmeasured = unmeasurable(goldset.floors, repeats_of(self.config, goldset),
+                                  str(goldset.config_path))
+        if unmeasured:
+            raise self.CollectError(f"invalid goldset {self.path}:\n{unmeasured}")
         self.goldset = goldset
         yield from make_questions(self, goldset)
         yield from make_anchors(self, goldset)
@@ -411,7 +449,12 @@ def decorated_goldset(config: pytest.Config, module_path: Path, name: str,
                     pytrace=False)
     by_key = {(f.kind, f.metric): f for f in goldset.floors}
     by_key.update({(f.kind, f.metric): f for f in overrides if not f.anchors})
-    return goldset, with_judge_coverage(list(by_key.values()))
+    floors = with_judge_coverage(list(by_key.values()))
+    unmeasured = unmeasurable(floors, repeats_of(config, goldset), f"{name} (goldset "
+                              f"{goldset.config_path})")
+    if unmeasured:
+        pytest.fail(unmeasured, pytrace=False)
+    return goldset, floors
 
 
 def adopt_questions(items: Iterable[object], route: str) -> Iterator[pytest.Function]:
@@ -438,14 +481,16 @@ def collected(items: Iterable[pytest.Item]) -> Collected:
     routes: dict[str, Goldset] = {}
     file_routes: set[str] = set()  # anchors are collected by the file route only
     ran: dict[str, dict[str, str]] = {}  # route -> question id or anchor[id] -> node id
+    item_config: pytest.Config | None = None
     for item in items:
+        item_config = item.config
         if isinstance(item, FloorItem):
             route, goldset = item.route, item.goldset
             floors.append(item.to_wire())
         elif ROUTE_KEY in item.stash:
             route, goldset = item.stash[ROUTE_KEY], item.stash[GOLDSET_KEY]
             case = item.stash.get(CASE_KEY, None)
-            key = case.question.question_id if case else item.name
+            key = case.item_name if case else item.name
             ran.setdefault(route, {})[key] = item.nodeid
         else:
             continue
@@ -454,17 +499,20 @@ def collected(items: Iterable[pytest.Item]) -> Collected:
             file_routes.add(route)
     populations = []
     for route, goldset in routes.items():
+        assert item_config is not None  # a route is known only from one of the items
         nodeids = ran.get(route, {})
         decorated = route not in file_routes
         populations.append(Population(
             route=route, goldset=goldset.name, eval_version=goldset.eval_version,
-            questions=[Member(question_id=c.question.question_id,
+            repeats=repeats_of(item_config, goldset),
+            questions=[Member(question_id=c.question.question_id, repeat=c.repeat,
+                              name=c.item_name,
                               question=c.question.question, kind=c.question.kind,
-                              index=c.index, nodeid=nodeids.get(c.question.question_id),
+                              index=c.index, nodeid=nodeids.get(c.item_name),
                               sealed=c.expected is None, must_abstain=c.must_abstain,
                               evidence_spans=len(c.expected.spans) if c.expected else 0,
                               expected=c.expected_labels)
-                       for c in goldset.cases],
+                       for c in repeated_cases(item_config, goldset)],
             anchors=[] if decorated else [
                 AnchorMember(anchor_id=e.anchor.anchor_id, kind=e.anchor.kind,
                              nodeid=nodeids.get(f"anchor[{e.anchor.anchor_id}]"))

@@ -42,7 +42,8 @@ def base_record(item: pytest.Item, case: Case, **fields: Any) -> QuestionRecord:
     spans = case.expected.spans if case.expected else []
     row: dict[str, Any] = {
         "goldset": case.goldset.name, "route": item.stash[ROUTE_KEY],
-        "question_id": case.question.question_id, "question": case.question.question,
+        "question_id": case.question.question_id, "repeat": case.repeat,
+        "question": case.question.question,
         "kind": case.question.kind, "index": case.index, "must_abstain": case.must_abstain,
         "evidence_spans": len(spans), "eval_version": case.goldset.eval_version,
         "expected": case.expected_labels,
@@ -113,11 +114,12 @@ def answer_and_score(item: pytest.Function, case: Case) -> None:
     record = _keep(item, base_record(item, case, **fields))
     if judge is not None and not record.must_abstain and not answer.abstained:
         judged = JudgeInput(case.question.question_id, case.question.question, answer.text,
-                            tuple(answer.contexts), reference=case.expected.gist)
+                            tuple(answer.contexts), reference=case.expected.gist,
+                            repeat=case.repeat)
         item.stash[VERDICTS_KEY] = question_run(item.config).judge_runner().submit(
             judge, judged, judged_metrics(judge), case.goldset.eval_version)
     if case.goldset.config.question_outcome == "assert" and record.wrong:
-        pytest.fail(f"{case.question.question_id} is wrong: " + "; ".join(record.wrong),
+        pytest.fail(f"{case.item_name} is wrong: " + "; ".join(record.wrong),
                     pytrace=False)
 
 

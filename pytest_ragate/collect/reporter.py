@@ -69,7 +69,8 @@ def report_decision(config: pytest.Config, decision: Decision,
 def report_floor(config: pytest.Config, decided: FloorDecision) -> None:
     spec, verdict = decided.spec, decided.verdict
     props: list[tuple[str, str | float]] = [
-        ("floor", spec.floor.min), ("message", verdict.message),
+        ("floor", spec.floor.min), *([("floor_bound", "max")] if spec.floor.upper else []),
+        ("message", verdict.message),
         ("computed_by", verdict.computed_by)]
     if verdict.interval is not None:
         props += [("ci_low", float(verdict.interval[0])), ("ci_high", float(verdict.interval[1]))]
@@ -146,6 +147,8 @@ def terminal_summary(terminalreporter: Any, runs: Sequence[GoldsetRun], *,
     for run in runs:
         for line in run.judge_lines:
             write(f"{run.label}: {line}", yellow=line.startswith("warning"))
+        for line in run.flaky_lines():
+            write(f"{run.label}: {line}", yellow=not line.startswith("flaky: 0 "))
     for name, path in outputs.items():
         write(f"ragate {name}: {path}")
     for label, lines in (flips or {}).items():

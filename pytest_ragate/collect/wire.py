@@ -41,9 +41,12 @@ class FloorSpec(_Wire):
 
 
 class Member(_Wire):
-    """One question of a goldset, collected; `nodeid` is None when it was deselected."""
+    """One question of a goldset (one repeat of it, when asked more than once), collected;
+    `nodeid` is None when it was deselected."""
 
     question_id: str
+    repeat: int = 1
+    name: str = ""  # `q07[r2]` with repeats: how a gap names it; the question id when once
     question: str
     kind: str
     index: int
@@ -76,8 +79,9 @@ class Population(_Wire):
     route: str
     goldset: str
     eval_version: str
-    questions: list[Member]
+    questions: list[Member]  # every question once per repeat
     anchors: list[AnchorMember]
+    repeats: int = 1  # how many times each question is asked
     checks_anchors: bool = True  # False for a @ragate.goldset test: anchors are the file route's
     labels: list[LabelSpec] = []  # the goldset's human labels ([judge] labels)
     agreement_min: float | None = None  # judge_agreement: judged floors need it to hold

@@ -67,6 +67,7 @@ class GoldsetConfig(_Model):
     name: str | None = None
     eval_version: str = "1"
     question_outcome: Literal["record", "assert"] = "record"
+    repeat: Annotated[int, Field(ge=1, le=100)] = 1  # answers per question (--ragate-repeat wins)
     corpus: CorpusConfig
     questions: QuestionsConfig = Field(default_factory=QuestionsConfig)
     floors: dict[str, Any] = Field(default_factory=dict)

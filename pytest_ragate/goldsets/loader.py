@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any, get_args
@@ -17,6 +17,7 @@ from pydantic import (
     Field,
     TypeAdapter,
     ValidationError,
+    model_validator,
 )
 
 from pytest_ragate.files import read_jsonl
@@ -42,7 +43,7 @@ from pytest_ragate.goldsets.sealed import (
 )
 from pytest_ragate.problems import GoldsetError, Problem, problems_from_validation
 from pytest_ragate.scoring.gates import Floor
-from pytest_ragate.scoring.metrics import ContextRef, Evidence, WholeDocument
+from pytest_ragate.scoring.metrics import ContextRef, Evidence, WholeDocument, repeat_name
 from pytest_ragate.scoring.registry import METRICS, anchor_floor_metrics
 
 # the generic kinds, and the transcript names kept as aliases (same rules, own figures)
@@ -53,8 +54,18 @@ UNANSWERABLE_KIND = "unanswerable"
 KNOWN_KINDS = ("single_doc", "multi_doc", UNANSWERABLE_KIND, "single_meeting", "cross_meeting")
 
 class FloorValue(_Model):
-    min: Annotated[float, Field(ge=0.0, le=1.0)]
+    """`{min = 0.8}` (the figure must reach it) or `{max = 0.05}` (must not exceed it, as a
+    flaky rate must not): exactly one of them; `xfail` either way."""
+
+    min: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
+    max: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
     xfail: Annotated[str, Field(min_length=1)] | None = None
+
+    @model_validator(mode="after")
+    def _one_bound(self) -> FloorValue:
+        if (self.min is None) == (self.max is None):
+            raise ValueError("a floor is { min = … } or { max = … }: exactly one of them")
+        return self
 
 
 _UNIT = TypeAdapter(Annotated[float, Field(ge=0.0, le=1.0)])
@@ -89,12 +100,19 @@ def parse_floors(raw: dict[str, Any], path: Path, where: str = "floors") -> list
         try:
             if isinstance(value, dict):
                 spec = FloorValue.model_validate(value)
-                floors.append(Floor(metric, spec.min, kind, spec.xfail, anchors))
+                upper = spec.max is not None
+                if upper and metric == AGREEMENT:
+                    problems.append(Problem(path, at, "judge_agreement is a lower bound: "
+                                            "{ min = … }, not { max = … }"))
+                    return
+                bound = spec.max if spec.max is not None else spec.min
+                assert bound is not None
+                floors.append(Floor(metric, bound, kind, spec.xfail, anchors, upper))
             elif isinstance(value, int | float) and not isinstance(value, bool):
                 floors.append(Floor(metric, _UNIT.validate_python(value), kind, None, anchors))
             else:
-                problems.append(Problem(path, at, "must be a number in [0, 1] or "
-                                        "{ min = …, xfail = \"reason\" }"))
+                problems.append(Problem(path, at, "must be a number in [0, 1], "
+                                        "{ min = …, xfail = \"reason\" } or { max = … }"))
         except ValidationError as error:
             problems.extend(problems_from_validation(error, path, prefix=at))
 
@@ -144,6 +162,20 @@ class Case:
     question: Question
     expected: Expected | None
     sealed_has_evidence: bool | None = None  # what the sealed index says, without the key
+    repeat: int = 1  # which of the question's repeats this item asks (1-based)
+    repeats: int = 1  # how many times the question is asked in this run
+
+    @property
+    def item_name(self) -> str:
+        """`q07`, or `q07[r2]` when the question is asked more than once."""
+        qid = self.question.question_id
+        return qid if self.repeats == 1 else repeat_name(qid, self.repeat)
+
+    def repeated(self, repeats: int) -> list[Case]:
+        """This question asked `repeats` times, one case per repeat (itself when once)."""
+        if repeats == 1:
+            return [self]
+        return [replace(self, repeat=r, repeats=repeats) for r in range(1, repeats + 1)]
 
     @property
     def must_abstain(self) -> bool:

@@ -53,7 +53,9 @@ def promote_anchors(path: Path, anchor_ids: Iterable[str]) -> list[Promotion]:
 
 
 def promote_floors(config_path: Path, floors: Iterable[Floor]) -> list[Promotion]:
-    """`metric = { min = 0.9, xfail = "…" }` becomes `metric = 0.9` for each floor."""
+    """`metric = { min = 0.9, xfail = "…" }` becomes `metric = 0.9` for each floor; an
+    upper-bound floor keeps its table without the xfail, `metric = { max = 0.05 }` (a bare
+    number is a lower bound)."""
     doc = tomlkit.parse(config_path.read_text(encoding="utf-8"))
     done: list[Promotion] = []
     for floor in floors:
@@ -62,7 +64,12 @@ def promote_floors(config_path: Path, floors: Iterable[Floor]) -> list[Promotion
             table = table.get("anchors" if floor.anchors else "kind", {}).get(floor.kind, {})
         value = table.get(floor.metric)
         if isinstance(value, dict) and "xfail" in value:
-            table[floor.metric] = value["min"]
+            if "max" in value:
+                bound = tomlkit.inline_table()
+                bound["max"] = value["max"]
+                table[floor.metric] = bound
+            else:
+                table[floor.metric] = value["min"]
             done.append(Promotion(config_path, floor.name))
     if done:
         write_atomic(config_path, tomlkit.dumps(doc))

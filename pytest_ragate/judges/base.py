@@ -55,6 +55,7 @@ class JudgeInput:
     answer: str
     contexts: tuple[Context, ...]
     reference: str | None = None  # the expected gist, when the answers are unsealed
+    repeat: int = 1  # which repeat of the question: repeats are judged afresh (the cache key)
 
     def digest(self) -> str:
         material = [self.question, self.answer, [(c.context_id, c.text) for c in self.contexts],

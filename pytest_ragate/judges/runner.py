@@ -60,9 +60,11 @@ def checked_score(metric: str, raw: object) -> tuple[float, bool]:
 
 
 def cache_key(eval_version: str, judge: Judge, metric: str, item: JudgeInput) -> str:
-    material = {"eval_version": eval_version, "judge": judge.judge_id,
-                "params": judge_params(judge), "metric": metric,
-                "prompt": judge.prompt_hash(metric), "inputs": item.digest()}
+    material: dict[str, object] = {
+        "eval_version": eval_version, "judge": judge.judge_id, "params": judge_params(judge),
+        "metric": metric, "prompt": judge.prompt_hash(metric), "inputs": item.digest()}
+    if item.repeat > 1:  # each repeat its own verdict; a question asked once keeps its key
+        material["repeat"] = item.repeat
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 

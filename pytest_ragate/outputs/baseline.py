@@ -99,7 +99,8 @@ def _from_results(path: Path, numbered: Sequence[tuple[int, str]]) -> list[Basel
         if row.eval_version != run.eval_version:
             raise BaselineError(f"--ragate-baseline: {path}:{line}: goldset {row.goldset} "
                                 f"mixes eval_version {run.eval_version} and {row.eval_version}")
-        run.scores[row.question_id] = row.scores()
+        if row.repeat == 1:  # with repeats, each question's first one: one pair a question
+            run.scores[row.question_id] = row.scores()
     return list(runs.values())
 
 

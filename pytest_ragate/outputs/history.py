@@ -25,7 +25,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from filelock import FileLock, Timeout
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+)
 
 from pytest_ragate.answer import Knob
 from pytest_ragate.scoring import flips
@@ -68,8 +75,16 @@ class Figure(BaseModel):
 class FloorOutcome(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    min: float
+    min: float  # the bound: from below, or from above when `upper`
     outcome: str
+    upper: bool = False  # `{max = …}`; left out of the line when False, as before it existed
+
+    @model_serializer(mode="wrap")
+    def _quiet_upper(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        data = handler(self)
+        if not self.upper:
+            data.pop("upper", None)
+        return data
 
 
 class AgreementFigure(BaseModel):
@@ -124,6 +139,17 @@ class HistoryLine(BaseModel):
     # for flips across runs (absent from lines before them, which flip counting passes over):
     outcomes: dict[str, Observed] | None = None  # by question id
     anchors: dict[str, Observed] | None = None  # by anchor id
+    # times each question was asked; left out when once. With repeats `questions` counts
+    # questions, the metrics every answer, and `scores` holds each question's first repeat
+    # (a baseline pairs one run of a question with one)
+    repeats: int = 1
+
+    @model_serializer(mode="wrap")
+    def _quiet_repeats(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        data = handler(self)
+        if self.repeats == 1:
+            data.pop("repeats", None)
+        return data
 
 
 # --- building a line ---------------------------------------------------------------------------
@@ -175,15 +201,17 @@ def build_line(run: GoldsetRun, *, git: str | None, time: datetime | None = None
         eval_version=run.eval_version,
         judges=judges or None,
         knobs=_knobs(records),
-        questions=len(records),
+        questions=len({r.question_id for r in records}) if run.repeats > 1 else len(records),
         errors=sum(r.status == "error" for r in records),
         skipped=sum(r.status == "skipped" for r in records),
         metrics={m: Figure.of(tally(m, records)) for m in metrics},
         by_kind={kind: {m: Figure.of(tally(m, [r for r in records if r.kind == kind]))
                         for m in metrics} for kind in kinds},
         floors={v.floor.name.removeprefix("floor[").removesuffix("]"):
-                FloorOutcome(min=v.floor.min, outcome=v.outcome) for v in run.verdicts},
-        scores={r.question_id: r.scores() for r in records},
+                FloorOutcome(min=v.floor.min, outcome=v.outcome, upper=v.floor.upper)
+                for v in run.verdicts},
+        scores={r.question_id: r.scores() for r in records if r.repeat == 1},
+        repeats=run.repeats,
         route=run.route or None,
         status=run.status,
         population=run.population,
@@ -398,7 +426,8 @@ def seen_in(line: HistoryLine) -> dict[str, flips.Seen]:
     found.update({f"anchor[{aid}]": flips.Seen(o.outcome, o.digest)
                   for aid, o in (line.anchors or {}).items()})
     found.update({f"floor[{name}]": flips.Seen(flips.floor_outcome(f.outcome),
-                                               flips.digest("floor", name, f.min))
+                                               flips.digest("floor", name, f.min,
+                                                            *["max"] * f.upper))
                   for name, f in line.floors.items()})
     return found
 

@@ -43,7 +43,14 @@ from pytest_ragate.outputs.reports import (
     anchor_rows,
     metric_source,
 )
-from pytest_ragate.scoring.gates import Verdict, fmt_counts, fmt_interval, interval_of, kind_counts
+from pytest_ragate.scoring.gates import (
+    Verdict,
+    fmt_counts,
+    fmt_interval,
+    fmt_n,
+    interval_of,
+    kind_counts,
+)
 from pytest_ragate.scoring.metrics import QuestionRecord, Tally, fmt_num, tally
 from pytest_ragate.scoring.registry import METRICS
 from pytest_ragate.scoring.regression import Regression
@@ -158,7 +165,7 @@ def kind_plot(run: GoldsetRun, metric: str, key: str) -> Plot:
     for floor in floors:
         if floor.kind is None:
             ax.axhline(floor.min, color=VERMILION, linestyle="--", linewidth=1.2)
-            title += f" · floor {floor.min:.2f}"
+            title += f" · floor {floor.figure}"
         elif floor.kind in kinds:
             x = kinds.index(floor.kind)
             ax.hlines(floor.min, x - 0.42, x + 0.42, color=VERMILION, linestyle=":",
@@ -312,10 +319,10 @@ def _p(value: float | None) -> str:
 def floor_row(run: GoldsetRun, v: Verdict) -> dict[str, Any]:
     return {
         "metric": v.floor.name.removeprefix("floor[").removesuffix("]"),
-        "floor": f"{v.floor.min:.2f}",
+        "floor": v.floor.figure,
         "value": v.shown,
         "interval": fmt_interval(v.interval),
-        "n": v.tally.n if v.tally else 0,
+        "n": fmt_n(v.tally),
         "passes_at": "—" if v.passes_at is None else str(v.passes_at),
         "by_kind": fmt_counts(kind_counts(v.floor.metric, run.records))
         if v.floor.kind is None and not v.floor.anchors else "",
@@ -330,7 +337,7 @@ def question_row(run: GoldsetRun, r: QuestionRecord) -> dict[str, Any]:
     """Everything a reader needs to judge one answer, in display form."""
     ranks = ", ".join("—" if rank is None else str(rank) for rank in r.evidence_ranks)
     return {
-        "id": r.question_id,
+        "id": run.named(r),
         "question": r.question,
         "kind": r.kind,
         "status": r.status,
@@ -381,7 +388,7 @@ def run_view(index: int, run: GoldsetRun, history: Sequence[HistoryLine],
     outcomes = {word: sum(OUTCOME_WORDS[v.outcome] == word for v in run.verdicts)
                 for word in OUTCOME_WORDS.values()}
     calibration, calibration_notes = calibration_plot(run, f"{key}-calibration")
-    uncited = [r.question_id for r in run.records if r.uncited]
+    uncited = [run.named(r) for r in run.records if r.uncited]
     line = build_line(run, git=None, time=_EPOCH)  # this run as history sees it
     return {
         "knobs": [(name, fmt_knob(value)) for name, value in line.knobs.items()],
@@ -399,6 +406,7 @@ def run_view(index: int, run: GoldsetRun, history: Sequence[HistoryLine],
         "floors": [floor_row(run, v) for v in run.verdicts],
         "regressions": [regression_row(g) for g in run.regressions],
         "judge_lines": run.judge_lines,
+        "flaky_lines": run.flaky_lines(),
         "by_kind": [(m, metric_source(run, m), fmt_counts(kind_counts(m, run.records)))
                     for m in run.metrics],
         "uncited": uncited,

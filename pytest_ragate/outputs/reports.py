@@ -16,6 +16,7 @@ from pytest_ragate.files import write_atomic
 from pytest_ragate.scoring.gates import (
     fmt_counts,
     fmt_interval,
+    fmt_n,
     kind_counts,
 )
 from pytest_ragate.scoring.metrics import MECHANICAL, QuestionRecord, fmt_num
@@ -41,8 +42,8 @@ def floors_table(runs: Sequence[GoldsetRun], tablefmt: str) -> str:
         for v in run.verdicts:
             rows.append([
                 run.label, v.floor.name.removeprefix("floor[").removesuffix("]"),
-                f"{v.floor.min:.2f}", v.shown, fmt_interval(v.interval),
-                v.tally.n if v.tally else 0, "—" if v.passes_at is None else str(v.passes_at),
+                v.floor.figure, v.shown, fmt_interval(v.interval),
+                fmt_n(v.tally), "—" if v.passes_at is None else str(v.passes_at),
                 fmt_counts(kind_counts(v.floor.metric, run.records)) if v.floor.kind is None
                 else "", v.computed_by, OUTCOME_WORDS[v.outcome],
             ])
@@ -73,7 +74,8 @@ def _question_rows(run: GoldsetRun) -> tuple[list[str], list[list[str]]]:
         expected = ("sealed" if r.expected is None else " ".join(r.expected)
                     or "none: must abstain")
         rows.append([
-            r.question_id, _cell(r.question or ""), r.kind,
+            run.named(r),
+            _cell(r.question or ""), r.kind,
             r.status if r.status != "scored" else "",
             "" if r.abstained is None else ("yes" if r.abstained else "no")
             + ("" if r.abstention_correct else " ✗"),
@@ -203,9 +205,10 @@ def markdown(runs: Sequence[GoldsetRun],
             counts = fmt_counts(kind_counts(metric, run.records))
             if counts:
                 parts.append(f"- {metric} ({metric_source(run, metric)}): {counts}")
-        uncited = [r.question_id for r in run.records if r.uncited]
+        uncited = [run.named(r) for r in run.records if r.uncited]
         parts.append(f"- answered without a citation: {len(uncited)}"
                      + (f" ({', '.join(uncited)})" if uncited else ""))
+        parts += [f"- {line}" for line in run.flaky_lines()]
         headers, rows = _question_rows(run)
         parts += ["", "### Questions", "", tabulate(rows, headers=headers, tablefmt="github",
                                                      disable_numparse=True), ""]

@@ -28,20 +28,39 @@ from pytest_ragate.scoring.metrics import (
 from pytest_ragate.scoring.power import PassesAt, passes_at
 from pytest_ragate.scoring.ppi import Ppi, ppi_mean
 from pytest_ragate.scoring.registry import METRICS
-from pytest_ragate.scoring.stats import bootstrap_mean, clears, wilson
+from pytest_ragate.scoring.stats import (
+    bootstrap_clusters,
+    bootstrap_mean,
+    clears,
+    wilson,
+    wilson_clustered,
+)
 
 Outcome = Literal["passed", "failed", "xfailed", "xpassed", "skipped"]
 CiMode = Literal["point", "strict"]
 GapKind = Literal["errored", "crashed", "lost", "never ran", "skipped", "sealed", "deselected"]
 @dataclass(frozen=True)
 class Floor:
-    """A dataset-level gate: `metric` over questions (of `kind`, when set) must reach `min`."""
+    """A dataset-level gate: `metric` over questions (of `kind`, when set) must reach `min`,
+    or, for an upper-bound floor (`{max = 0.05}`, `upper`), stay at or below it: `min` is
+    then the bound from above."""
 
     metric: str
     min: float
     kind: str | None = None
     xfail: str | None = None
     anchors: bool = False  # over the anchors of `kind` instead of questions
+    upper: bool = False  # `{max = …}`: the figure must not exceed `min`
+
+    @property
+    def bound(self) -> str:
+        """`≥ 0.80`, or `≤ 0.05` for an upper-bound floor: how every report prints it."""
+        return f"{'≤' if self.upper else '≥'} {self.min:.2f}"
+
+    @property
+    def figure(self) -> str:
+        """A table's floor column: `0.80`, or `≤ 0.05` for an upper-bound floor."""
+        return self.bound if self.upper else f"{self.min:.2f}"
 
     @property
     def name(self) -> str:
@@ -166,11 +185,22 @@ class Verdict:
 
 
 def interval_of(t: Tally) -> tuple[float, float] | None:
+    """Wilson for proportions, a bootstrap for means; with repeats (`t.clusters`) over
+    questions as clusters: Wilson at the design-effect n, a cluster bootstrap."""
     if not t.n:
         return None
-    if METRICS[t.metric].aggregate == "proportion":
-        return wilson(t.k, t.n)
-    return bootstrap_mean(t.values)
+    proportion = METRICS[t.metric].aggregate == "proportion"
+    if t.clusters:
+        return (wilson_clustered(t.k, t.n, t.clusters, t.repeats) if proportion
+                else bootstrap_clusters(t.clusters))
+    return wilson(t.k, t.n) if proportion else bootstrap_mean(t.values)
+
+
+def fmt_n(t: Tally | None) -> str:
+    """A table's n: `20`, or with repeats `28 questions × 3` (n counts questions)."""
+    if t is None:
+        return "0"
+    return f"{t.questions} questions × {t.repeats}" if t.repeats > 1 else str(t.n)
 
 
 def fmt_interval(interval: tuple[float, float] | None) -> str:
@@ -241,14 +271,14 @@ def decide(
     scope = f"{floor.kind} questions" if floor.kind else "questions"
     if not t.n:
         message = (f"nothing scored: {floor.metric} has no {info.unit} among {len(rows)} "
-                   f"{scope} · floor {floor.min:.2f} · computed by {by}{suffix}")
+                   f"{scope} · floor {floor.bound} · computed by {by}{suffix}")
         return Verdict(floor, goldset, "failed", message, t, None, by, errors, skipped)
     ppi = None
     if labels is not None and info.asked:
         ppi, why = _ppi(floor.metric, rows, labels)
         if ppi is None:
             message = (f"not decided: the ppi estimate ([judge] estimate = \"ppi\") {why} · "
-                       f"{floor.metric} {t.value or 0:.2f} as judged · floor {floor.min:.2f} "
+                       f"{floor.metric} {t.value or 0:.2f} as judged · floor {floor.bound} "
                        f"· computed by {by}{suffix}")
             return Verdict(floor, goldset, "failed", message, t, None, by, errors, skipped,
                            estimate="ppi")
@@ -299,7 +329,7 @@ def decide_anchors(floor: Floor, goldset: str, anchors: Sequence[AnchorOutcome],
                            else None, MECHANICAL, gaps=len(mine))
     if not t.n:
         return Verdict(floor, goldset, "failed", f"nothing scored: no {floor.kind} anchor ran "
-                       f"· floor {floor.min:.2f} · computed by {MECHANICAL}", t)
+                       f"· floor {floor.bound} · computed by {MECHANICAL}", t)
     return _against_floor(floor, goldset, t, MECHANICAL, f" ({floor.kind} anchors)", 0, 0,
                           strictness)
 
@@ -315,10 +345,21 @@ def _against_floor(floor: Floor, goldset: str, t: Tally, by: str, suffix: str, e
     unit = "anchors" if floor.anchors else info.unit
     interval = interval_of(t)
     value = t.value or 0.0
-    power = passes_at(info.aggregate, t.n, t.values, floor.min, strictness.ci == "strict")
+    # power over n independent units: not what a floor over clusters or a bound from above
+    # can tell apart, so those say nothing rather than a wrong figure
+    power = (None if t.clusters or floor.upper else
+             passes_at(info.aggregate, t.n, t.values, floor.min, strictness.ci == "strict"))
     method = "Wilson" if info.aggregate == "proportion" else "bootstrap"
+    if t.clusters:
+        method += ", questions as clusters"
+    if t.clusters and unit == "questions":
+        unit = "answers"  # a question asked 3 times is 3 units of its metric
     count = (f"over {t.n}/{t.n + t.failures} judged" if info.judged and info.aggregate == "mean"
              else f"n={t.n} {unit}")
+    if t.clusters:
+        count += f" of {t.questions} questions × {t.repeats}"
+    elif t.repeats > 1:
+        count += f" × {t.repeats} repeats"
     figure, estimate = None, ""
     if ppi is not None:
         interval, value, figure, estimate, power = ppi.interval, ppi.value, ppi.value, "ppi", None
@@ -330,18 +371,18 @@ def _against_floor(floor: Floor, goldset: str, t: Tally, by: str, suffix: str, e
         who = "anchors" if floor.anchors else "questions"
         message = (f"refusing to gate: {floor.metric} {value:.2f} was scored on {t.questions} "
                    f"{who}, fewer than ragate_min_n = {strictness.min_n} (add questions, or "
-                   f"lower ragate_min_n) · floor {floor.min:.2f} · {tail}")
+                   f"lower ragate_min_n) · floor {floor.bound} · {tail}")
         return Verdict(floor, goldset, "failed", message, t, interval, by, errors, skipped,
                        passes_at=power, figure=figure, estimate=estimate)
-    holds = clears(value, interval, floor.min, strictness.ci == "strict")
+    holds = clears(value, interval, floor.min, strictness.ci == "strict", floor.upper)
+    sign = ("≤" if holds else ">") if floor.upper else ("≥" if holds else "<")
+    mark = " (ppi)" if ppi else ""
     if strictness.ci == "strict" and interval is not None:
-        figures = (f"{floor.metric} {value:.2f}{' (ppi)' * bool(ppi)}, 95% lower bound "
-                   f"{interval[0]:.2f} "
-                   f"{'≥' if holds else '<'} floor {floor.min:.2f} (ragate_ci = strict) · {tail}")
+        end = f"upper bound {interval[1]:.2f}" if floor.upper else f"lower bound {interval[0]:.2f}"
+        figures = (f"{floor.metric} {value:.2f}{mark}, 95% {end} {sign} floor {floor.min:.2f} "
+                   f"(ragate_ci = strict) · {tail}")
     else:
-        figures = (f"{floor.metric} {value:.2f}{' (ppi)' * bool(ppi)} "
-                   f"{'≥' if holds else '<'} floor "
-                   f"{floor.min:.2f} · {tail}")
+        figures = f"{floor.metric} {value:.2f}{mark} {sign} floor {floor.min:.2f} · {tail}"
     if floor.xfail:
         if holds:
             message = (f"[XPASS(strict)] {floor.xfail}: {figures}. The floor now holds: "

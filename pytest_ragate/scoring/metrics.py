@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from pytest_ragate.answer import Answer, Citation, Context, Knob, format_label
 from pytest_ragate.scoring.registry import (
@@ -22,9 +22,15 @@ from pytest_ragate.scoring.registry import (
     Tally,
     asked_metrics,
     mechanical_scores,
+    repeat_worst,
 )
 
 MECHANICAL = "mechanical"
+
+
+def repeat_name(question_id: str, repeat: int) -> str:
+    """How one repeat of a question is named everywhere: item ids, gaps, reports."""
+    return f"{question_id}[r{repeat}]"
 
 
 @dataclass(frozen=True)
@@ -137,6 +143,7 @@ class QuestionRecord(BaseModel):
     goldset: str
     route: str = ""  # the node id of the route that asked it: ragate.toml, or a decorated test
     question_id: str
+    repeat: int = Field(default=1, ge=1)  # which repeat of the question (goldset `repeat`)
     question: str | None = None  # the question's text, as the system was asked it
     kind: str
     index: int
@@ -169,6 +176,15 @@ class QuestionRecord(BaseModel):
     judge_from: str | None = None
     eval_version: str
     knobs: dict[str, Knob] = Field(default_factory=dict)
+
+    @model_serializer(mode="wrap")
+    def _quiet_repeat(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        """A question asked once has no `repeat` in its row: rows, JUnit properties and the
+        wire stay as they were before repeats existed."""
+        data = handler(self)
+        if self.repeat == 1:
+            data.pop("repeat", None)
+        return data
 
     @property
     def judge_attempted(self) -> list[str]:
@@ -306,8 +322,25 @@ def fmt_some(names: Sequence[str], limit: int, sep: str = ", ") -> str:
 
 def tally(metric: str, records: Iterable[QuestionRecord]) -> Tally:
     """Over the unit the metric counts (registry.METRICS); errored questions count as wrong,
-    skipped ones not at all."""
-    return METRICS[metric].tally(metric, [r for r in records if r.status != "skipped"])
+    skipped ones not at all. With repeats, the tally also keeps each question's share of it
+    (`Tally.clusters`), so its interval treats the question as the unit of sampling."""
+    info = METRICS[metric]
+    rows = [r for r in records if r.status != "skipped"]
+    whole = info.tally(metric, rows)
+    repeats = max((r.repeat for r in rows), default=1)
+    if repeats == 1 or info.source == "repeats":
+        return whole
+    groups: dict[str, list[QuestionRecord]] = {}
+    for r in rows:
+        groups.setdefault(r.question_id, []).append(r)
+    clusters = []
+    for group in groups.values():
+        part = info.tally(metric, group)
+        if part.n:
+            clusters.append((part.k, float(part.n)) if info.aggregate == "proportion"
+                            else (sum(part.values), float(len(part.values))))
+    return replace(whole, clusters=tuple(clusters), questions=len(clusters),
+                   repeats=max(len(g) for g in groups.values()))
 
 
 NAMED_BEHIND = 5  # questions a failing floor names, worst first
@@ -316,12 +349,19 @@ NAMED_BEHIND = 5  # questions a failing floor names, worst first
 def behind(metric: str, records: Sequence[QuestionRecord], limit: int = NAMED_BEHIND) -> str:
     """The scored questions that pull `metric` down, worst first, as a floor's failure
     message names them: `q07 0/2 citations right; q12 answered, should abstain`."""
+    if METRICS[metric].source == "repeats":
+        found = repeat_worst(metric, [r for r in records if r.status != "skipped"])
+        return fmt_some([words for _, _, words in found], limit, "; ")
     worst = METRICS[metric].worst
-    found: list[tuple[float, int, str]] = []  # (how good, question order, what went wrong)
+    found = []  # (how good, question order, what went wrong)
+    repeated = any(r.repeat > 1 for r in records)  # then rows are named `q07[r2]`
     for r in records:
         if r.status != "scored":
             continue  # errors are named as gaps
         if (why := worst(metric, r)) is not None:
-            found.append((why[0], r.index, why[1]))
+            words = why[1]
+            if repeated and words.startswith(r.question_id):
+                words = repeat_name(r.question_id, r.repeat) + words[len(r.question_id):]
+            found.append((why[0], r.index, words))
     found.sort()
     return fmt_some([words for _, _, words in found], limit, "; ")

@@ -13,6 +13,7 @@ anything (the judges, the RAGAS bridge, the CLI) can import it cheaply.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -25,8 +26,9 @@ Aggregate = Literal["proportion", "mean"]
 # mechanical: computed from turn ranges alone; verdict: a judge's verdict, asked per question;
 # judge: about the judge's verdicts (needs a judge, asks it nothing); agreement: the judge
 # against a goldset's human labels (scoring/agreement.py; not a figure of the run's
-# questions); anchors: a population floor over anchors, never a question's score
-Source = Literal["mechanical", "verdict", "judge", "agreement", "anchors"]
+# questions); anchors: a population floor over anchors, never a question's score; repeats:
+# over a question's repeats (goldset `repeat` >= 2), one unit per question
+Source = Literal["mechanical", "verdict", "judge", "agreement", "anchors", "repeats"]
 Worst = tuple[float, str]  # (how good, what went wrong): a failing floor names the lowest
 
 
@@ -40,6 +42,10 @@ class Tally:
     values: tuple[float, ...] = ()
     failures: int = 0  # rows that should count but could not be scored (judge failures)
     questions: int = 0  # questions that contributed a unit: what a minimum n counts
+    # with repeats: each question's (k, n) (proportions) or (sum, count) (means) over all
+    # its repeats, so intervals resample questions, not answers; empty when asked once
+    clusters: tuple[tuple[float, float], ...] = ()
+    repeats: int = 1  # the most repeats any question had
 
     @property
     def value(self) -> float | None:
@@ -233,6 +239,86 @@ def _never(name: str, r: QuestionRecord) -> Worst | None:
     return None
 
 
+# over repeats: a question is right in one repeat when its row has nothing `wrong` (the rule
+# `question_outcome = "assert"` uses); each question is one unit, whatever its repeats
+
+_PASS_K = re.compile(r"pass([\^@])([1-9][0-9]?)")
+
+
+def pass_depth(name: str) -> tuple[str, int] | None:
+    """(`^` or `@`, k) of `pass^k` / `pass@k`, else None."""
+    match = _PASS_K.fullmatch(name)
+    return (match.group(1), int(match.group(2))) if match else None
+
+
+def needs_repeats(name: str) -> int:
+    """The repeats a floor on `name` needs to be measured: k for pass^k and pass@k, 2 for
+    flaky_rate (one answer cannot differ from itself), 1 for every other metric."""
+    depth = pass_depth(name)
+    if depth is not None:
+        return depth[1]
+    return 2 if name == "flaky_rate" else 1
+
+
+def right_counts(rows: Sequence[QuestionRecord]) -> dict[str, tuple[int, int]]:
+    """Each question's (repeats right, repeats answered), in first-seen order; an errored
+    repeat is wrong, a skipped one not counted."""
+    counts: dict[str, tuple[int, int]] = {}
+    for r in rows:
+        if r.status == "skipped":
+            continue
+        right, total = counts.get(r.question_id, (0, 0))
+        counts[r.question_id] = (right + (not r.wrong), total + 1)
+    return counts
+
+
+def pass_k(kind: str, k: int, right: int, total: int) -> float:
+    """Unbiased estimates from `right` of `total` repeats: pass^k = C(c,k)/C(N,k), all k
+    right (tau-bench); pass@k = 1 − C(N−c,k)/C(N,k), at least one of k right (Codex). With
+    fewer repeats than k the estimate does not exist: 0, so a floor cannot pass on it."""
+    if total < k:
+        return 0.0
+    if kind == "^":
+        return math.comb(right, k) / math.comb(total, k)
+    return 1 - math.comb(total - right, k) / math.comb(total, k)
+
+
+def _pass_tally(name: str, rows: Sequence[QuestionRecord]) -> Tally:
+    kind, k = pass_depth(name) or ("^", 1)
+    counts = right_counts(rows)
+    values = tuple(pass_k(kind, k, c, n) for c, n in counts.values())
+    return Tally(name, sum(values), len(values), values, questions=len(values),
+                 repeats=max((n for _, n in counts.values()), default=1))
+
+
+def _flaky_tally(name: str, rows: Sequence[QuestionRecord]) -> Tally:
+    counts = [(c, n) for c, n in right_counts(rows).values() if n >= 2]
+    flaky = sum(0 < c < n for c, n in counts)
+    return Tally(name, flaky, len(counts), questions=len(counts),
+                 repeats=max((n for _, n in counts), default=1))
+
+
+def repeat_worst(name: str, rows: Sequence[QuestionRecord]) -> list[tuple[float, int, str]]:
+    """`q07 right 2 of 3` for each question that pulls a repeat metric the wrong way: a
+    flaky one for flaky_rate, one not right every time for pass^k, never right for pass@k."""
+    first = {}
+    for r in rows:
+        first.setdefault(r.question_id, r.index)
+    found = []
+    for qid, (c, n) in right_counts(rows).items():
+        bad = (0 < c < n if name == "flaky_rate" else
+               c < n if (pass_depth(name) or ("^",))[0] == "^" else c == 0)
+        if bad:
+            found.append((c / n, first[qid], f"{qid} right {c} of {n}"))
+    return sorted(found)
+
+
+def flaky_questions(rows: Sequence[QuestionRecord]) -> list[str]:
+    """`q07 right 2 of 3` for each question whose right/wrong differs between repeats."""
+    return [words for _, _, words in sorted(repeat_worst("flaky_rate", rows),
+                                            key=lambda w: w[1])]
+
+
 def verdict_metric(name: str) -> Metric:
     """A judged metric: a judge's verdict in [0, 1] per question, averaged over the verdicts
     obtained, compared with a baseline by paired bootstrap."""
@@ -273,6 +359,15 @@ class _Metrics(dict[str, Metric]):
 EVIDENCE_RECALL_AT_K = Metric("evidence_recall@K", "mechanical", "proportion", "spans",
                               _recall_tally, _recall_worst, value=_recall_at_value)
 
+# `pass^k` (all k of k repeats right) and `pass@k` (at least one right), k = 1..99, per
+# question from its c right of N repeats, averaged over questions (registry.pass_k)
+PASS_K = Metric("pass^k", "repeats", "mean", "questions", _pass_tally, _never)
+# the share of questions right in some repeats and wrong in others; an upper-bound floor,
+# `flaky_rate = {max = 0.05}`. Like the families, found by name and listed in no run that
+# does not name it: a run of one repeat has no such figure, and no question a score of it
+FLAKY_RATE = Metric("flaky_rate", "repeats", "proportion", "questions asked twice or more",
+                    _flaky_tally, _never)
+
 METRICS = _Metrics([
     Metric("citation_accuracy", "mechanical", "mean", "cited answers", _citation_tally,
            _citation_worst, score=_citation_score, value=_stored),
@@ -291,7 +386,8 @@ METRICS = _Metrics([
            _never),
     Metric("hold_rate", "anchors", "proportion", "anchors", _no_questions, _never,
            anchor_floor=True),
-], families=[(_AT_K, EVIDENCE_RECALL_AT_K)])
+], families=[(_AT_K, EVIDENCE_RECALL_AT_K), (_PASS_K, PASS_K),
+             (re.compile("flaky_rate"), FLAKY_RATE)])
 
 
 # --- which metrics -------------------------------------------------------------------------------

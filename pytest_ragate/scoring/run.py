@@ -9,8 +9,8 @@ from typing import get_args
 
 from pytest_ragate.scoring.agreement import Agreement
 from pytest_ragate.scoring.gates import NAMED, Gap, GapKind, Verdict
-from pytest_ragate.scoring.metrics import AnchorOutcome, QuestionRecord, fmt_some
-from pytest_ragate.scoring.registry import METRICS, run_metrics
+from pytest_ragate.scoring.metrics import AnchorOutcome, QuestionRecord, fmt_some, repeat_name
+from pytest_ragate.scoring.registry import METRICS, flaky_questions, right_counts, run_metrics
 from pytest_ragate.scoring.regression import Regression
 
 GAP_ORDER = get_args(GapKind)
@@ -35,6 +35,7 @@ class GoldsetRun:
     run_failed: bool = False  # the pytest run as a whole exits non-zero
     soft_gaps: frozenset[str] = frozenset({"deselected"})  # gaps that skip, not fail
     agreements: list[Agreement] = field(default_factory=list)  # the judge against the labels
+    repeats: int = 1  # times each question was asked: `population` counts every repeat
 
     def __post_init__(self) -> None:
         self.label = self.label or self.name
@@ -85,7 +86,30 @@ class GoldsetRun:
             named = [g.member for g in self.gaps if g.kind == kind]
             if named:
                 parts.append(f"{len(named)} {kind} ({fmt_some(named, NAMED)})")
+        if self.repeats > 1:
+            return (f"{total // self.repeats} questions × {self.repeats} repeats = {total} "
+                    f"answers: {', '.join(parts)}")
         return f"{total} questions: {', '.join(parts)}"
+
+    def flaky_lines(self) -> list[str]:
+        """With repeats: how many questions came out differently between repeats, and which
+        (`q07 right 2 of 3`); nothing when each question was asked once."""
+        if self.repeats < 2:
+            return []
+        flaky = flaky_questions(self.records)
+        asked = len({r.question_id for r in self.records if r.status != "skipped"})
+        head = (f"flaky: {len(flaky)} of {asked} questions right in some repeats and wrong in "
+                f"others (over {self.repeats} repeats)")
+        return [head + (f": {fmt_some(flaky, NAMED)}" if flaky else "")]
+
+    def named(self, record: QuestionRecord) -> str:
+        """How a row is named in the reports: `q07`, or `q07[r2]` when questions repeat."""
+        return (repeat_name(record.question_id, record.repeat) if self.repeats > 1
+                else record.question_id)
+
+    def pass_rates(self) -> dict[str, tuple[int, int]]:
+        """Each question's (repeats right, repeats answered), for the reports."""
+        return right_counts(self.records)
 
     @property
     def parts(self) -> list[str]:

@@ -1,5 +1,6 @@
-"""95% intervals for gate figures (Wilson for proportions, percentile bootstrap for means)
-and the paired tests of a run against its baseline (exact McNemar, paired bootstrap).
+"""95% intervals for gate figures (Wilson for proportions, percentile bootstrap for means;
+with repeats, the question is the unit of sampling: Wilson at a design-effect n, a cluster
+bootstrap) and the paired tests of a run against its baseline (exact McNemar, paired bootstrap).
 
 All are deterministic (bootstraps are seeded from their input), so a rerun prints the same
 interval and p-value, and `-n 0` / `-n N` agree to the digit.
@@ -20,13 +21,17 @@ PAIRED_RESAMPLES = 4000
 
 
 def clears(value: float, interval: tuple[float, float] | None, floor: float,
-           strict: bool) -> bool:
+           strict: bool, upper: bool = False) -> bool:
     """The gate's one rule: a figure holds a floor when it reaches it, or, with
-    `ragate_ci = strict`, when its 95% interval's lower bound does."""
+    `ragate_ci = strict`, when its 95% interval's lower bound does. An upper-bound floor
+    (`{max = …}`, `upper`) holds when the figure, or strictly the interval's upper bound, is
+    at most the bound."""
+    if upper:
+        return interval[1] <= floor if strict and interval is not None else value <= floor
     return interval[0] >= floor if strict and interval is not None else value >= floor
 
 
-def wilson(k: float, n: int, z: float = Z95) -> tuple[float, float]:
+def wilson(k: float, n: float, z: float = Z95) -> tuple[float, float]:
     """Wilson score interval for k successes in n trials."""
     if n <= 0:
         raise ValueError("a Wilson interval needs n > 0")
@@ -35,6 +40,61 @@ def wilson(k: float, n: int, z: float = Z95) -> tuple[float, float]:
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
     return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def clustered_n(k: float, n: int, clusters: Sequence[tuple[float, float]], repeats: int,
+                ) -> float:
+    """The effective n of a proportion whose units come in clusters (a question's units over
+    all its repeats), for a Wilson interval at that n: n divided by the design effect.
+
+    The design effect is the cluster-robust variance of the ratio estimator Σk/Σn
+    (Σ(k_i − p·n_i)² / n², the linearised variance without a small-sample factor) over the
+    binomial variance p(1−p)/n, but never below `repeats`: repeats of one question are at
+    best as informative as one answer each, so the interval is never narrower than one
+    repeat's at the same rate. At p = 0 or 1 the data say nothing of the spread and the
+    design effect is `repeats`. Why Wilson with an effective n, and not a bootstrap: it keeps
+    Wilson's good coverage near 0 and 1 (a bootstrap of an all-right run is the point [1, 1]),
+    and with one unit per question and one repeat it is Wilson at n, today's interval.
+
+    Worked case (tests/test_repeats.py): two questions over 10 repeats, one always right and
+    one never: p = 10/20, Σ(k_i − p·n_i)² = 5² + 5² = 50, variance 50/400 = 0.125, binomial
+    0.25/20 = 0.0125, design effect 10, effective n 2: the interval of two questions."""
+    if n <= 0:
+        raise ValueError("an effective n needs n > 0")
+    p = k / n
+    deff = float(max(1, repeats))
+    if 0 < p < 1:
+        robust = sum((ki - p * ni) ** 2 for ki, ni in clusters) / (n * n)
+        deff = max(deff, robust / (p * (1 - p) / n))
+    return n / deff
+
+
+def wilson_clustered(k: float, n: int, clusters: Sequence[tuple[float, float]], repeats: int,
+                     z: float = Z95) -> tuple[float, float]:
+    """Wilson's interval at the clusters' effective n (`clustered_n`) and the pooled rate."""
+    n_eff = clustered_n(k, n, clusters, repeats)
+    return wilson(k / n * n_eff, n_eff, z)
+
+
+def bootstrap_clusters(clusters: Sequence[tuple[float, float]],
+                       resamples: int = BOOTSTRAP_RESAMPLES, level: float = 0.95,
+                       ) -> tuple[float, float]:
+    """Percentile cluster bootstrap of a mean over clusters `(sum of values, count)`: whole
+    questions are resampled with all their repeats, so the interval is as wide as the number
+    of questions warrants, however many times each was asked. Seeded by the clusters."""
+    if not clusters:
+        raise ValueError("a bootstrap interval needs at least one cluster")
+    clusters = sorted(clusters)
+    rng = random.Random(hashlib.sha256(repr(clusters).encode()).digest())
+    n = len(clusters)
+    means = []
+    for _ in range(resamples):
+        drawn = rng.choices(clusters, k=n)
+        means.append(sum(c[0] for c in drawn) / sum(c[1] for c in drawn))
+    means.sort()
+    alpha = (1 - level) / 2
+    return (means[math.floor(alpha * (resamples - 1))],
+            means[math.ceil((1 - alpha) * (resamples - 1))])
 
 
 def bootstrap_mean(values: Sequence[float], resamples: int = BOOTSTRAP_RESAMPLES,
