@@ -12,7 +12,7 @@ export TRANSFORMERS_OFFLINE := 1
 export RAGAS_DO_NOT_TRACK := true
 export ANONYMIZED_TELEMETRY := False
 
-GATE_ARGS ?= -n 2 --junitxml=out/junit.xml --ragate-results=out/results.jsonl --ragate-report=out/report.md --ragate-html=out/report.html
+GATE_ARGS ?= -n 2 --junitxml=out/junit.xml --ragate-results=out/results.jsonl --ragate-report=out/report.md --ragate-html=out/report.html --ragate-history=out/history.jsonl
 
 .PHONY: install browser gate test lint bench
 install: $(VENV)/.ready
