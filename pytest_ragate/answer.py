@@ -6,6 +6,7 @@ because a malformed answer is the one thing that fails a question item outright.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import numbers
 from collections.abc import Sequence
@@ -137,3 +138,9 @@ class Answer(BaseModel):
     @classmethod
     def abstain(cls, contexts: list[Context] | None = None, **knobs: Knob) -> Answer:
         return cls(abstained=True, contexts=contexts or [], knobs=knobs)
+
+
+def answer_sha256(text: str) -> str:
+    """Which answer a verdict or a human label was written for: a fixture verdict or a label
+    stamped with another answer's digest is stale, never a score."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

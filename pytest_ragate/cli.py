@@ -332,27 +332,15 @@ def stamp_verdicts(judge_file: Path, results: Path) -> None:
     """
     import json
 
-    from pytest_ragate.files import read_jsonl, write_atomic
-    from pytest_ragate.judges.base import answer_sha256
+    from pytest_ragate.answer import answer_sha256
+    from pytest_ragate.files import write_atomic
     from pytest_ragate.judges.fixture import read_fixture_file
-    from pytest_ragate.scoring.metrics import QuestionRecord
 
     try:
         fixture, _ = read_fixture_file(judge_file)
     except Exception as error:  # a usage error from the reader: its message says what
         raise click.ClickException(str(error)) from None
-    rows, problems = read_jsonl(results, QuestionRecord)
-    if problems:
-        raise click.ClickException("\n".join(map(str, problems)))
-    answers: dict[str, str] = {}
-    for _, r in rows:
-        if r.status != "scored" or r.abstained or r.answer_text is None:
-            continue
-        if answers.setdefault(r.question_id, r.answer_text) != r.answer_text:
-            raise click.ClickException(
-                f"{results}: question {r.question_id} has different answers in its "
-                "repeats; a fixture verdict is stamped for one answer: stamp from a run "
-                "with repeat = 1")
+    answers = _answers(results, "a fixture verdict")
     stamped = changed = 0
     for qid, verdicts in fixture.answers.items():
         if qid in answers:
@@ -368,6 +356,73 @@ def stamp_verdicts(judge_file: Path, results: Path) -> None:
     if unmatched:
         click.echo(f"not stamped (no answered row in {results}): {', '.join(unmatched)}")
 
+
+def _answers(results: Path, what: str) -> dict[str, str]:
+    """Each answered question's answer text in a results file; refused when a question's
+    repeats answered differently, since `what` is stamped for one answer."""
+    from pytest_ragate.files import read_jsonl
+    from pytest_ragate.scoring.metrics import QuestionRecord
+
+    rows, problems = read_jsonl(results, QuestionRecord)
+    if problems:
+        raise click.ClickException("\n".join(map(str, problems)))
+    answers: dict[str, str] = {}
+    for _, r in rows:
+        if r.status != "scored" or r.abstained or r.answer_text is None:
+            continue
+        if answers.setdefault(r.question_id, r.answer_text) != r.answer_text:
+            raise click.ClickException(
+                f"{results}: question {r.question_id} has different answers in its "
+                f"repeats; {what} is stamped for one answer: stamp from a run with repeat = 1")
+    return answers
+
+
+@main.command("stamp-labels")
+@click.argument("labels_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("results", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+def stamp_labels(labels_file: Path, results: Path) -> None:
+    """Record in a human labels file which answer each label judged.
+
+    For every label whose question has an answer in RESULTS (a `--ragate-results` file), sets
+    `answer_sha256`. From then on a changed answer leaves that question labelled without a
+    verdict ("stale label"), which fails judge_agreement and the ppi estimate, instead of
+    holding a judge's word on the new answer to a person's word on the old one. Lines
+    not stamped keep their text. Stamp right after labelling, from the run you labelled.
+    """
+    import json
+
+    from pytest_ragate.answer import answer_sha256
+    from pytest_ragate.files import read_jsonl, read_lines, write_atomic
+    from pytest_ragate.goldsets.labels import LabelRow
+
+    _, problems = read_jsonl(labels_file, LabelRow, id_field="question_id")
+    if problems:
+        raise click.ClickException("\n".join(map(str, problems)))
+    answers = _answers(results, "a label")
+    lines = read_lines(labels_file)
+    stamped = changed = 0
+    unmatched: list[str] = []
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        qid = row["question_id"]
+        if qid not in answers:
+            unmatched.append(f"{qid} ({row['metric']}, line {i + 1})")
+            continue
+        digest = answer_sha256(answers[qid])
+        if row.get("answer_sha256") == digest:
+            continue
+        changed += "answer_sha256" in row
+        row["answer_sha256"] = digest
+        lines[i] = json.dumps(row, ensure_ascii=False)
+        stamped += 1
+    if stamped:
+        write_atomic(labels_file, "\n".join(lines) + "\n")
+    click.echo(f"stamped {stamped} labels in {labels_file}"
+               + (f" ({changed} had been stamped for another answer)" if changed else ""))
+    if unmatched:
+        click.echo(f"not stamped (no answered row in {results}): {', '.join(unmatched)}")
 
 _DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 

@@ -5,6 +5,7 @@ Each run with and without `-n 2`."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -163,6 +164,76 @@ def test_a_biased_judge_cannot_pass_on_the_ppi_estimate(pytester: pytest.Pyteste
            "*judged floors decided on the ppi estimate*: faithfulness*")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     assert "0.67 (ppi)" in (pytester.path / "r.md").read_text()
+
+
+@WORKERS
+def test_a_label_written_for_another_answer_is_stale_not_agreement(
+        pytester: pytest.Pytester, workers: str) -> None:
+    """Labels stamped from the run people read (`ragate stamp-labels`) hold the judge to
+    them; once the system answers differently, the person's word on the old answer is not
+    compared with the judge's on the new one: the label is stale, agreement and the ppi
+    estimate are not decided, and every judged floor fails."""
+    from click.testing import CliRunner
+
+    from pytest_ragate.cli import main
+
+    supported = {q: [bool(i % 2)] * 2 for i, q in enumerate(ALL_SUPPORTED)}
+    floors = "[floors]\nfaithfulness = 0.4\njudge_agreement = 0.6\n"
+    project(pytester, floors, HALF_BAD, supported,
+            judge='[judge]\nlabels = "labels.jsonl"\nestimate = "ppi"\n')
+    first = judged(pytester, workers, "--ragate-results=res.jsonl")
+    assert first.ret == pytest.ExitCode.OK
+    labels = pytester.path / "gs" / "labels.jsonl"
+    stamp = CliRunner().invoke(main, ["stamp-labels", str(labels),
+                                      str(pytester.path / "res.jsonl")])
+    assert stamp.exit_code == 0, stamp.output
+    assert f"stamped {N} labels in {labels}" in stamp.output
+    rows = [json.loads(line) for line in labels.read_text().splitlines()]
+    assert all(len(row["answer_sha256"]) == 64 for row in rows)
+    assert [{k: v for k, v in row.items() if k != "answer_sha256"} for row in rows] == HALF_BAD
+
+    same = judged(pytester, workers)  # the answers the labels were written for: calibrated
+    expect(same, "PASSED gs/ragate.toml::floor[judge_agreement]",
+           "PASSED gs/ragate.toml::floor[faithfulness]")
+    assert same.ret == pytest.ExitCode.OK
+
+    rows[3]["answer_sha256"] = "0" * 64  # q03 was labelled for an answer no longer given
+    labels.write_text(jsonl(rows))
+    stale = judged(pytester, workers)
+    expect(stale, "FAILED gs/ragate.toml::floor[judge_agreement] - judge not calibrated: "
+           "faithfulness: kappa 1.00 * on 11 labelled questions; 1 labelled without a "
+           "verdict: q03 (stale label: written for another answer (answer_sha256 "
+           "000000000000…); label the new one, or `ragate stamp-labels`)*",
+           "FAILED gs/ragate.toml::floor[faithfulness] - judge not calibrated: * · not "
+           "decided: the ppi estimate * needs a verdict for every labelled question: none "
+           "for q03 (stale label: *")
+    assert stale.ret == pytest.ExitCode.TESTS_FAILED
+
+
+def test_stamp_labels_refuses_a_malformed_file_and_names_what_it_could_not_stamp(
+        tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from pytest_ragate.cli import main
+    from tests.test_html_report import rec
+
+    results = tmp_path / "res.jsonl"
+    results.write_text(jsonl([rec("q00", index=0, answer="An answer.").model_dump(
+        mode="json", exclude_none=True)]))
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text('{"question_id": "q00", "metric": "faithfulness", "verdict": 1}\n'
+                      '{"question_id": "q07", "metric": "faithfulness",  "verdict": 0}\n')
+    out = CliRunner().invoke(main, ["stamp-labels", str(labels), str(results)])
+    assert out.exit_code == 0, out.output
+    assert "stamped 1 labels" in out.output
+    assert "not stamped (no answered row in" in out.output and "q07 (faithfulness, line 2)" \
+        in out.output
+    lines = labels.read_text().splitlines()
+    assert lines[1] == '{"question_id": "q07", "metric": "faithfulness",  "verdict": 0}'
+    assert json.loads(lines[0])["answer_sha256"] == hashlib.sha256(b"An answer.").hexdigest()
+    labels.write_text('{"question_id": "q00", "metric": "faithfulness", "verdict": 2}\n')
+    bad = CliRunner().invoke(main, ["stamp-labels", str(labels), str(results)])
+    assert bad.exit_code == 1 and "labels.jsonl:1: [q00] verdict" in bad.output
 
 
 @WORKERS

@@ -172,12 +172,13 @@ def _decide_floor(spec: FloorSpec, run: GoldsetRun, population: Population, rule
                                 require_judge=rules.require_judge, strictness=strictness,
                                 gaps=run.gaps, labelled=frozenset(
                                     label.question_id for label in population.labels))
-    labels = None
+    labels = stamps = None
     if population.estimate == "ppi" and floor.metric in {x.metric for x in population.labels}:
         labels = {x.question_id: x.value for x in population.labels if x.metric == floor.metric}
+        stamps = _stamps(population, floor.metric)
     verdict = decide(floor, run.name, run.records, judge=judge,
                      require_judge=rules.require_judge, strictness=strictness, gaps=run.gaps,
-                     labels=labels)
+                     labels=labels, stamps=stamps)
     if (population.agreement_min is None or not floor.judged or judge is None
             or verdict.outcome == "skipped"):
         return verdict
@@ -194,8 +195,15 @@ def _agreements(population: Population, run: GoldsetRun) -> list[Agreement]:
         return []
     metrics = list(dict.fromkeys(label.metric for label in population.labels))
     return [agree(m, {x.question_id: x.value for x in population.labels if x.metric == m},
-                  next(x.binary for x in population.labels if x.metric == m), run.records)
+                  next(x.binary for x in population.labels if x.metric == m), run.records,
+                  _stamps(population, m))
             for m in metrics]
+
+
+def _stamps(population: Population, metric: str) -> dict[str, str]:
+    """Question id → the answer its `metric` label was written for, where it is stamped."""
+    return {x.question_id: x.answer_sha256 for x in population.labels
+            if x.metric == metric and x.answer_sha256}
 
 
 def _error_record(population: Population, member: Member, why: str) -> QuestionRecord:

@@ -518,7 +518,8 @@ def collected(items: Iterable[pytest.Item]) -> Collected:
                              nodeid=nodeids.get(f"anchor[{e.anchor.anchor_id}]"))
                 for e in goldset.anchors], checks_anchors=not decorated,
             labels=[LabelSpec(question_id=label.question_id, metric=label.metric,
-                              value=label.value, binary=label.binary)
+                              value=label.value, binary=label.binary,
+                              answer_sha256=label.answer_sha256)
                     for label in goldset.labels],
             agreement_min=_agreement_min(goldset, [f.floor for f in floors
                                                    if f.route == route]),

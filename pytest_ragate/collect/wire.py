@@ -70,6 +70,7 @@ class LabelSpec(_Wire):
     metric: str
     value: float
     binary: bool
+    answer_sha256: str | None = None  # the answer it was written for, when stamped
 
 
 class Population(_Wire):

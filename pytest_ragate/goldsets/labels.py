@@ -37,6 +37,9 @@ class LabelRow(_Model):
     verdict: Literal[0, 1] | None = None
     score: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
     statements: Annotated[list[StatementLabel], Field(min_length=1)] | None = None
+    # sha256 of the answer text the person labelled (`ragate stamp-labels`): a label of
+    # another answer is stale, and its question counts as labelled without a verdict
+    answer_sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -74,6 +77,7 @@ class Label:
     metric: str
     value: float
     binary: bool
+    answer_sha256: str | None = None  # the answer it was written for, when stamped
 
 
 def read_labels(path: Path, question_ids: set[str], config_path: Path, *,
@@ -120,5 +124,5 @@ def read_labels(path: Path, question_ids: set[str], config_path: Path, *,
                     f"{'verdicts' if first[0] else 'scores'} (line {first[1]}): one metric's "
                     "labels are all verdicts or all scores")
             continue
-        labels.append(Label(qid, metric, row.value, binary))
+        labels.append(Label(qid, metric, row.value, binary, row.answer_sha256))
     return labels, problems

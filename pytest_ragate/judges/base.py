@@ -116,10 +116,5 @@ def answer_relevance(question: np.ndarray, generated: np.ndarray) -> float:
     return float(np.mean(g @ q))
 
 
-def answer_sha256(text: str) -> str:
-    """What a fixture verdict records of the answer it judged."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def judge_params(judge: Any) -> dict[str, Any]:
     return dict(getattr(judge, "params", {}) or {})

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from pytest_ragate.answer import answer_sha256
 from pytest_ragate.files import UnreadableText, decode
 from pytest_ragate.judges.base import (
     Embeds,
@@ -22,7 +23,6 @@ from pytest_ragate.judges.base import (
     JudgeInput,
     Vacuous,
     answer_relevance,
-    answer_sha256,
     context_precision,
     faithfulness,
 )

@@ -35,6 +35,7 @@ from pytest_ragate.scoring.gates import (
     fmt_interval,
     incomplete,
 )
+from pytest_ragate.scoring.labelled import judged_values
 from pytest_ragate.scoring.metrics import QuestionRecord
 from pytest_ragate.scoring.registry import Tally
 from pytest_ragate.scoring.stats import BOOTSTRAP_RESAMPLES, clears
@@ -123,34 +124,6 @@ def _kappa_of(pairs: Sequence[Pair]) -> float | None:
     return cohen_kappa([(int(a >= BINARY_AT), int(b)) for a, b in pairs])
 
 
-# --- what the judge said about the labelled questions ---------------------------------------
-
-
-def judged_values(metric: str, records: Sequence[QuestionRecord],
-                  ) -> tuple[dict[str, float], dict[str, str]]:
-    """The judge's `metric` per question (the mean of its repeats), and why each question
-    without one has none. A question with a verdict in one repeat and none in another is
-    missing: its figure would rest on part of its runs."""
-    values: dict[str, list[float]] = {}
-    missing: dict[str, str] = {}
-    for r in records:
-        qid = r.question_id
-        value = r.metrics.get(metric)
-        if r.status == "error":
-            missing[qid] = f"errored: {r.error or 'no answer'}"
-        elif r.status == "skipped":
-            missing[qid] = f"skipped: {r.error or 'not run'}"
-        elif metric in r.judge_failures:
-            missing[qid] = f"judge failure: {r.judge_failures[metric]}"
-        elif value is None and r.abstained:
-            missing[qid] = "abstained: nothing for the judge to judge"
-        elif value is None:
-            missing[qid] = f"no {metric} verdict"
-        else:
-            values.setdefault(qid, []).append(float(value))
-    return ({q: statistics.fmean(v) for q, v in values.items() if q not in missing}, missing)
-
-
 @dataclass(frozen=True)
 class Agreement:
     """A judge against the labels of one metric: the statistic, its interval and n, the MAE
@@ -191,10 +164,12 @@ class Agreement:
 
 
 def agree(metric: str, labels: Mapping[str, float], binary: bool,
-          records: Sequence[QuestionRecord]) -> Agreement:
+          records: Sequence[QuestionRecord], stamps: Mapping[str, str] | None = None,
+          ) -> Agreement:
     """The judge's agreement with the human labels of `metric` over the labelled questions
-    among `records` (the ones a run has; deselected ones are the floor's gaps)."""
-    values, why = judged_values(metric, records)
+    among `records` (the ones a run has; deselected ones are the floor's gaps). A label
+    stamped for another answer (`stamps`) leaves its question without a verdict."""
+    values, why = judged_values(metric, records, stamps)
     present = {r.question_id for r in records}
     labelled = [q for q in labels if q in present]
     pairs = [(values[q], labels[q]) for q in labelled if q in values]

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from pytest_ragate.scoring.labelled import judged_values
 from pytest_ragate.scoring.metrics import (
     MECHANICAL,
     AnchorOutcome,
@@ -224,13 +225,15 @@ def decide(
     strictness: Strictness = POINT,
     gaps: Sequence[Gap] = (),
     labels: Mapping[str, float] | None = None,
+    stamps: Mapping[str, str] | None = None,
 ) -> Verdict:
     """The floor's outcome over the records of its goldset (and kind, when it has one).
 
     `gaps` are the population's members without a scored result (errored ones among them):
     the population is the scored records and the gaps. Without gaps the records are the
     whole population. With `labels` (question id → the human label of this floor's metric,
-    `[judge] estimate = "ppi"`) the floor is decided on the prediction-powered estimate."""
+    `[judge] estimate = "ppi"`) the floor is decided on the prediction-powered estimate;
+    `stamps` are the answers those labels were written for (a label of another is stale)."""
     rows = [r for r in records if floor.kind is None or r.kind == floor.kind]
     errors = sum(r.status == "error" for r in rows)
     skipped = sum(r.status == "skipped" for r in rows)
@@ -275,7 +278,7 @@ def decide(
         return Verdict(floor, goldset, "failed", message, t, None, by, errors, skipped)
     ppi = None
     if labels is not None and info.asked:
-        ppi, why = _ppi(floor.metric, rows, labels)
+        ppi, why = _ppi(floor.metric, rows, labels, stamps)
         if ppi is None:
             message = (f"not decided: the ppi estimate ([judge] estimate = \"ppi\") {why} · "
                        f"{floor.metric} {t.value or 0:.2f} as judged · floor {floor.bound} "
@@ -287,22 +290,15 @@ def decide(
 
 
 def _ppi(metric: str, rows: Sequence[QuestionRecord], labels: Mapping[str, float],
-         ) -> tuple[Ppi | None, str]:
+         stamps: Mapping[str, str] | None = None) -> tuple[Ppi | None, str]:
     """The prediction-powered estimate over `rows` (a question's repeats averaged), or None
-    and why not: a labelled question without a verdict is named, never left out (its error
-    is exactly what the correction would have measured)."""
-    values: dict[str, list[float]] = {}
-    missing: list[str] = []
-    for r in rows:
-        value = r.metrics.get(metric)
-        if value is not None and r.status == "scored":
-            values.setdefault(r.question_id, []).append(float(value))
-        elif r.question_id in labels:
-            missing.append(r.question_id)
+    and why not: a labelled question without a verdict (or with a stale label) is named,
+    never left out: its error is exactly what the correction would have measured."""
+    judged, why = judged_values(metric, rows, stamps)
+    missing = sorted(q for q in why if q in labels)
     if missing:
-        return None, (f"needs a verdict for every labelled question: none for "
-                      f"{', '.join(sorted(set(missing))[:NAMED])}")
-    judged = {q: sum(v) / len(v) for q, v in values.items()}
+        named = "; ".join(f"{q} ({why[q]})" for q in missing[:NAMED])
+        return None, f"needs a verdict for every labelled question: none for {named}"
     pairs = [(judged[q], labels[q]) for q in judged if q in labels]
     found = ppi_mean(list(judged.values()), pairs)
     if found is None:
