@@ -379,7 +379,8 @@ def test_older_history_lines_are_read_and_not_counted(flipping: pytest.Pytester,
     for field in ("outcomes", "anchors"):
         del old[field]  # as a line written before flips were kept
     path.write_text(json.dumps(old) + "\n")
-    result = run(flipping, workers, FLIPPED, "-W", "error::UserWarning")
+    result = run(flipping, workers, FLIPPED, "-W",  # not PytestAssertRewriteWarning's kin
+                 "error::pytest_ragate.outputs.history.HistoryWarning")
     assert result.ret == 0
     assert ("flips not counted yet: the 1 earlier run of eval_version 7 recorded no "
             "per-question outcomes; counting starts with this run") in report(flipping)
