@@ -71,7 +71,7 @@ def plugin_share(stderr: str) -> tuple[float, list[str]]:
     seen_pytest = False
     total_us = 0
     modules: list[str] = []
-    for self_us, cumulative_us, indent, name in IMPORTTIME.findall(stderr):
+    for _self_us, cumulative_us, indent, name in IMPORTTIME.findall(stderr):
         if not seen_pytest:
             seen_pytest = not indent and name == "pytest"
             continue
