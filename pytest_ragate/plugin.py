@@ -3,13 +3,14 @@ judges, pipeline, outputs; see docs/architecture.md).
 
 Every pytest run in an environment that has pytest-ragate installed imports this module,
 goldsets or not. So at module level it imports only pytest and light modules (`settings`,
-`collect.keys`, `route`, `controller`, `output_paths`); each hook imports the part it needs
-once it meets a goldset's file, item or decorated test (tests/test_architecture.py holds
+`collect.keys`, `route`, `controller`, `output_paths`, `long_lived`); each hook imports the part
+it needs once it meets a goldset's file, item or decorated test (tests/test_architecture.py holds
 that a run without goldsets loads nothing heavier than pytest).
 """
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 from collections.abc import Callable, Generator
 from pathlib import Path
@@ -32,6 +33,7 @@ from pytest_ragate.collect.keys import (
     WORKEROUTPUT_KEY,
     is_goldset_item,
 )
+from pytest_ragate.collect.long_lived import thaw
 from pytest_ragate.collect.output_paths import check_outputs
 from pytest_ragate.collect.route import route_spec
 from pytest_ragate.goldsets import CONFIG_NAME
@@ -49,6 +51,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # first, so it runs after the clean-up pytest's unraisableexception plugin adds (LIFO)
+    config.add_cleanup(functools.partial(thaw, config))
     config.addinivalue_line(
         "markers", "rag_gate: a pytest-ragate question, anchor or floor "
         "(select with `pytest -m rag_gate`)")
