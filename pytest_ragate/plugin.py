@@ -33,7 +33,7 @@ from pytest_ragate.collect.keys import (
     WORKEROUTPUT_KEY,
     is_goldset_item,
 )
-from pytest_ragate.collect.long_lived import thaw
+from pytest_ragate.collect.long_lived import long_lived, thaw
 from pytest_ragate.collect.output_paths import check_outputs
 from pytest_ragate.collect.route import route_spec
 from pytest_ragate.goldsets import CONFIG_NAME
@@ -113,17 +113,21 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 @pytest.hookimpl(wrapper=True)
 def pytest_pycollect_makeitem(collector: pytest.Module | pytest.Class, name: str, obj: object,
                               ) -> Generator[None, Any, Any]:
-    """A decorated function's questions get their case and marks; its floors follow them."""
-    result = yield
-    spec = route_spec(obj)
-    if spec is None or not isinstance(result, list) or not result:
-        return result
-    from pytest_ragate.collect.items import adopt_questions, decorated_goldset, make_floors
+    """A decorated function's questions get their case and marks; its floors follow them.
+    They are built and kept like a goldset file's items (`collect/long_lived.py`)."""
+    if route_spec(obj) is None:
+        return (yield)
+    with long_lived(collector.config):
+        result = yield
+        spec = route_spec(obj)
+        if spec is None or not isinstance(result, list) or not result:
+            return result
+        from pytest_ragate.collect.items import adopt_questions, decorated_goldset, make_floors
 
-    route = f"{collector.nodeid}::{name}"
-    goldset, floors = decorated_goldset(collector.config, collector.path, name, spec, route)
-    return [*adopt_questions(result, route), *make_floors(collector, goldset, floors, route,
-                                                          prefix=f"{name}::")]
+        route = f"{collector.nodeid}::{name}"
+        goldset, floors = decorated_goldset(collector.config, collector.path, name, spec, route)
+        return [*adopt_questions(result, route),
+                *make_floors(collector, goldset, floors, route, prefix=f"{name}::")]
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -69,3 +69,25 @@ def test_a_goldset_that_fails_to_collect_freezes_nothing(pytester: pytest.Pytest
     seen = probe(pytester)
     assert (seen["frozen"], seen["enabled"]) == (before, True)
     assert gc.get_freeze_count() == before
+
+
+def test_a_decorated_goldsets_items_are_frozen_and_thawed_alike(
+        pytester: pytest.Pytester) -> None:
+    write_goldset(pytester.path / "gs")
+    pytester.makeconftest(PROBE)
+    pytester.makepyfile(test_rag='''
+import pytest_ragate as ragate
+
+@ragate.goldset("gs")
+def test_mine(ragate_question):
+    return None
+''')
+    before = gc.get_freeze_count()
+    result = pytester.runpytest_inprocess("--collect-only", "-q", "-p", "no:cacheprovider",
+                                          "test_rag.py")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["*test_mine?q1?*"])
+    seen = probe(pytester)
+    assert seen["frozen"] > before
+    assert (seen["enabled"], seen["finalized"]) == (True, True)
+    assert gc.get_freeze_count() == before
