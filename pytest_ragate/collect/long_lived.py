@@ -1,5 +1,5 @@
-"""A goldset's items are built with the cyclic garbage collector paused, then frozen out of
-its reach until the session's clean-up.
+"""A goldset's items (a `ragate.toml` file's, or a `@ragate.goldset` test's) are built with the
+cyclic garbage collector paused, then frozen out of its reach until the session's clean-up.
 
 Why: 10,000 question items are some hundreds of thousands of objects that all live to the end
 of the session. While they are built, the collector runs full passes that walk every one of
