@@ -3,13 +3,14 @@ judges, pipeline, outputs; see docs/architecture.md).
 
 Every pytest run in an environment that has pytest-ragate installed imports this module,
 goldsets or not. So at module level it imports only pytest and light modules (`settings`,
-`collect.keys`, `route`, `controller`, `output_paths`); each hook imports the part it needs
-once it meets a goldset's file, item or decorated test (tests/test_architecture.py holds
+`collect.keys`, `route`, `controller`, `output_paths`, `long_lived`); each hook imports the part
+it needs once it meets a goldset's file, item or decorated test (tests/test_architecture.py holds
 that a run without goldsets loads nothing heavier than pytest).
 """
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 from collections.abc import Callable, Generator
 from pathlib import Path
@@ -32,6 +33,7 @@ from pytest_ragate.collect.keys import (
     WORKEROUTPUT_KEY,
     is_goldset_item,
 )
+from pytest_ragate.collect.long_lived import long_lived, thaw
 from pytest_ragate.collect.output_paths import check_outputs
 from pytest_ragate.collect.route import route_spec
 from pytest_ragate.goldsets import CONFIG_NAME
@@ -49,6 +51,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # first, so it runs after the clean-up pytest's unraisableexception plugin adds (LIFO)
+    config.add_cleanup(functools.partial(thaw, config))
     config.addinivalue_line(
         "markers", "rag_gate: a pytest-ragate question, anchor or floor "
         "(select with `pytest -m rag_gate`)")
@@ -109,17 +113,21 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 @pytest.hookimpl(wrapper=True)
 def pytest_pycollect_makeitem(collector: pytest.Module | pytest.Class, name: str, obj: object,
                               ) -> Generator[None, Any, Any]:
-    """A decorated function's questions get their case and marks; its floors follow them."""
-    result = yield
-    spec = route_spec(obj)
-    if spec is None or not isinstance(result, list) or not result:
-        return result
-    from pytest_ragate.collect.items import adopt_questions, decorated_goldset, make_floors
+    """A decorated function's questions get their case and marks; its floors follow them.
+    They are built and kept like a goldset file's items (`collect/long_lived.py`)."""
+    if route_spec(obj) is None:
+        return (yield)
+    with long_lived(collector.config):
+        result = yield
+        spec = route_spec(obj)
+        if spec is None or not isinstance(result, list) or not result:
+            return result
+        from pytest_ragate.collect.items import adopt_questions, decorated_goldset, make_floors
 
-    route = f"{collector.nodeid}::{name}"
-    goldset, floors = decorated_goldset(collector.config, collector.path, name, spec, route)
-    return [*adopt_questions(result, route), *make_floors(collector, goldset, floors, route,
-                                                          prefix=f"{name}::")]
+        route = f"{collector.nodeid}::{name}"
+        goldset, floors = decorated_goldset(collector.config, collector.path, name, spec, route)
+        return [*adopt_questions(result, route),
+                *make_floors(collector, goldset, floors, route, prefix=f"{name}::")]
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -144,3 +144,18 @@ def test_a_run_without_goldsets_loads_nothing_heavier_than_pytest(tmp_path: Path
     code = ("import pytest\n"
             f"assert pytest.main([{str(tmp_path)!r}, '-q', '-p', 'pytest_ragate.plugin']) == 0")
     assert loaded_by(code) == []
+
+
+def test_a_run_without_goldsets_does_not_execute_annotated_types(tmp_path: Path) -> None:
+    # the knobs' constraint markers load only when pydantic validates a knob: annotated_types
+    # and the typing_extensions it imports cost ~15-25 ms of every pytest start-up
+    (tmp_path / "test_plain.py").write_text("def test_one():\n    assert True\n")
+    probe = ("import sys, types, pytest\n"
+             f"assert pytest.main([{str(tmp_path)!r}, '-q', '-p', 'pytest_ragate.plugin']) == 0\n"
+             "at = sys.modules.get('annotated_types')\n"
+             "print(at is None or type(at) is not types.ModuleType, "
+             "'typing_extensions' in sys.modules)")
+    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True, env=env).stdout
+    assert out.strip().splitlines()[-1] == "True False"

@@ -23,6 +23,7 @@ from pytest_ragate.collect.keys import (
     GOLDSET_KEY,
     ROUTE_KEY,
 )
+from pytest_ragate.collect.long_lived import long_lived
 from pytest_ragate.collect.route import RouteSpec
 from pytest_ragate.collect.wire import (
     AnchorMember,
@@ -388,9 +389,10 @@ class GoldsetFile(pytest.File):
         if unmeasured:
             raise self.CollectError(f"invalid goldset {self.path}:\n{unmeasured}")
         self.goldset = goldset
-        yield from make_questions(self, goldset)
-        yield from make_anchors(self, goldset)
-        yield from make_floors(self, goldset, goldset.floors, route=self.nodeid)
+        with long_lived(self.config):  # pytest lists a collector's items in one go
+            yield from make_questions(self, goldset)
+            yield from make_anchors(self, goldset)
+            yield from make_floors(self, goldset, goldset.floors, route=self.nodeid)
 
 
 # --- the decorator route ------------------------------------------------------------------

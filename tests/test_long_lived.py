@@ -1,0 +1,93 @@
+"""A goldset's items are frozen out of the garbage collector's reach while the session lasts,
+and given back at its clean-up; garbage made before is collected first, never frozen."""
+
+from __future__ import annotations
+
+import gc
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import write_goldset
+
+PROBE = """
+import gc, json, pytest
+
+FINALIZED = []
+
+class Cycle:
+    def __init__(self):
+        self.me = self
+    def __del__(self):
+        FINALIZED.append(True)
+
+def pytest_configure(config):
+    cycle = Cycle()
+    gc.collect()  # it survives a full pass: the oldest generation, which passes seldom visit
+    del cycle  # now garbage, freed only by a full pass
+
+def pytest_collection_finish(session):
+    with open("probe.json", "w") as out:
+        json.dump({"frozen": gc.get_freeze_count(), "enabled": gc.isenabled(),
+                   "finalized": bool(FINALIZED)}, out)
+"""
+
+
+def probe(pytester: pytest.Pytester) -> dict[str, object]:
+    return json.loads(Path(pytester.path, "probe.json").read_text())
+
+
+def test_items_are_frozen_while_the_session_lasts_and_thawed_after(
+        pytester: pytest.Pytester) -> None:
+    write_goldset(pytester.path / "gs")
+    pytester.makeconftest(PROBE)
+    before = gc.get_freeze_count()
+    result = pytester.runpytest_inprocess("--collect-only", "-q", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.OK
+    seen = probe(pytester)
+    assert seen["frozen"] > before  # the items are out of the collector's reach
+    assert seen["enabled"] is True  # and the collector runs again
+    assert seen["finalized"] is True  # the garbage made before was collected, not frozen
+    assert gc.get_freeze_count() == before  # the clean-up gave everything back
+
+
+def test_a_run_without_goldsets_freezes_nothing(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(PROBE)
+    pytester.makepyfile("def test_one():\n    pass\n")
+    before = gc.get_freeze_count()
+    pytester.runpytest_inprocess("--collect-only", "-q", "-p", "no:cacheprovider")
+    assert probe(pytester)["frozen"] == before
+
+
+def test_a_goldset_that_fails_to_collect_freezes_nothing(pytester: pytest.Pytester) -> None:
+    write_goldset(pytester.path / "gs", questions=[{"question_id": "q1", "kind": "single_meeting"}])
+    pytester.makeconftest(PROBE)
+    before = gc.get_freeze_count()
+    result = pytester.runpytest_inprocess("--collect-only", "-q", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    seen = probe(pytester)
+    assert (seen["frozen"], seen["enabled"]) == (before, True)
+    assert gc.get_freeze_count() == before
+
+
+def test_a_decorated_goldsets_items_are_frozen_and_thawed_alike(
+        pytester: pytest.Pytester) -> None:
+    write_goldset(pytester.path / "gs")
+    pytester.makeconftest(PROBE)
+    pytester.makepyfile(test_rag='''
+import pytest_ragate as ragate
+
+@ragate.goldset("gs")
+def test_mine(ragate_question):
+    return None
+''')
+    before = gc.get_freeze_count()
+    result = pytester.runpytest_inprocess("--collect-only", "-q", "-p", "no:cacheprovider",
+                                          "test_rag.py")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["*test_mine?q1?*"])
+    seen = probe(pytester)
+    assert seen["frozen"] > before
+    assert (seen["enabled"], seen["finalized"]) == (True, True)
+    assert gc.get_freeze_count() == before
