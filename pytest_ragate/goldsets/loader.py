@@ -42,6 +42,7 @@ from pytest_ragate.goldsets.sealed import (
     sealed_index,
 )
 from pytest_ragate.problems import GoldsetError, Problem, problems_from_validation
+from pytest_ragate.scoring.agreement import AGREEMENT
 from pytest_ragate.scoring.gates import Floor
 from pytest_ragate.scoring.metrics import ContextRef, Evidence, WholeDocument, repeat_name
 from pytest_ragate.scoring.registry import METRICS, anchor_floor_metrics
@@ -364,7 +365,6 @@ def _check_kinds(config: GoldsetConfig, config_path: Path, questions_path: Path,
     return found
 
 
-AGREEMENT = "judge_agreement"
 
 
 def _check_labelled(config: GoldsetConfig, config_path: Path, floors: list[Floor],

@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pytest_ragate.scoring.metrics import AnchorOutcome, QuestionRecord
+from pytest_ragate.scoring.registry import right_counts
 
 RIGHT, WRONG, ERROR, SKIPPED = "right", "wrong", "error", "skipped"
 HELD, NOT_HELD = "held", "not held"
@@ -54,10 +55,10 @@ def question_outcome(rows: Sequence[QuestionRecord]) -> str:
         return SKIPPED
     if all(r.status == "error" for r in asked):
         return ERROR
-    if len(asked) == 1:
-        return WRONG if asked[0].wrong else RIGHT
-    right = sum(not r.wrong for r in asked)
-    return f"{RIGHT} {right} of {len(asked)}"
+    right, total = right_counts(asked)[asked[0].question_id]
+    if total == 1:
+        return RIGHT if right else WRONG
+    return f"{RIGHT} {right} of {total}"
 
 
 def anchor_digest(kind: str, claim: str, evidence: Mapping[str, object] | None) -> str:
