@@ -56,7 +56,9 @@ class Embedder:
     `encoder` is what was asked for (`ragate_encoder`); which one runs is settled on first
     need (`resolved`): ONNX Runtime over a graph exported once into `cache_dir`, or torch,
     asked for or fallen back to, with the reason in `fallback`. A warm run settles it
-    without loading either: the cached graph's presence is enough.
+    without loading either: the cached graph's presence is enough (its key costs one sha256
+    of the weights per process). Without a `cache_dir` (scripts, tests) the graph is cached
+    in the system's temporary folder, under the same key.
     """
 
     model_id = MODEL_ID
