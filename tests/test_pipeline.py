@@ -128,7 +128,7 @@ def test_any_change_of_corpus_budget_or_model_rebuilds(change: str, retriever: R
     rebuilt = open_index(corpus, chunker, model, cache_dir=index_dir)
     assert rebuilt.key != retriever.index.key
     assert rebuilt.built is True
-    assert index_key(corpus, chunker, model.model_id) == rebuilt.key
+    assert index_key(corpus, chunker, model.model_id, model.encoder_id) == rebuilt.key
 
 
 def test_the_answerer_cites_on_topic_with_verbatim_quotes(retriever: Retriever) -> None:
@@ -232,7 +232,9 @@ def test_default_pipeline_end_to_end(pytester: pytest.Pytester) -> None:
 import sys
 
 def pytest_sessionfinish(session):
-    print("MODEL LOADED:", "sentence_transformers" in sys.modules)
+    from pytest_ragate.pipeline.builtin import PIPELINE_KEY
+    found = session.config.stash.get(PIPELINE_KEY, None)
+    print("MODEL LOADED:", found is not None and found.embedder.loaded)
 ''')
     args = ["-p", "no:cacheprovider", "gs", f"--ragate-index-dir={cache}",
             "--ragate-results=r.jsonl", "-s"]
@@ -256,15 +258,16 @@ def pytest_sessionfinish(session):
         assert row["nearest_distance"] is not None
         # no conftest of the user's defines a system here: the rows and the summary say so
         assert row["system"] == "built-in extractive answerer"
-        assert row["retriever"] == "built-in Chroma retriever (all-MiniLM-L6-v2)"
+        assert row["retriever"] == "built-in Chroma retriever (all-MiniLM-L6-v2, onnx)"
     warm.stdout.fnmatch_lines(["*: system: built-in extractive answerer · retriever: built-in "
-                               "Chroma retriever (all-MiniLM-L6-v2) · judge: none"])
+                               "Chroma retriever (all-MiniLM-L6-v2, onnx) · judge: none"])
 
 
 class BatchStampingEmbedder:
     """A vector that records the batch it came from: [text length, batch size]."""
 
     model_id = "stamp"
+    encoder_id = "stamp"
 
     def __init__(self) -> None:
         self.calls: list[list[str]] = []

@@ -19,9 +19,16 @@ from _pytest.pathlib import bestrelpath
 
 BUILTIN_MODULE = "pytest_ragate.plugin"
 BUILTIN_SYSTEM = "built-in extractive answerer"
-BUILTIN_RETRIEVER = "built-in Chroma retriever (all-MiniLM-L6-v2)"
 BUILTIN_JUDGE = "built-in (--ragate-judge)"
 ORIGINS_KEY = pytest.StashKey[dict[tuple[str, str], "Origin | None"]]()
+
+
+def builtin_retriever(config: pytest.Config) -> str:
+    """The built-in retriever with the encoder that embedded for it: torch and ONNX Runtime
+    agree to about 1e-6, and a row says which one gave its distances."""
+    from pytest_ragate.pipeline.builtin import pipeline
+
+    return pipeline(config).retriever_label()
 
 
 @dataclass(frozen=True)
@@ -89,7 +96,8 @@ def question_parts(item: pytest.Item, judged: bool, decorated: bool) -> Parts:
     retriever = "inside the system (no ragate_retriever requested)"
     if "ragate_retriever" in names:
         origin = fixture_origin(item, "ragate_retriever")
-        retriever = BUILTIN_RETRIEVER if origin is None or origin.builtin else str(origin)
+        retriever = (builtin_retriever(item.config) if origin is None or origin.builtin
+                     else str(origin))
     judge_from = None
     if judged:
         origin = fixture_origin(item, "ragate_judge")
@@ -110,4 +118,4 @@ def anchor_source(item: pytest.Item) -> AnchorSource:
     system = fixture_origin(item, "ragate_system")
     if system is not None and not system.builtin:
         return "system", f"the contexts returned by {system}"
-    return "retriever", BUILTIN_RETRIEVER
+    return "retriever", builtin_retriever(item.config)

@@ -43,8 +43,15 @@ class Pipeline:
         if self._embedder is None:
             from pytest_ragate.pipeline.retrieval import Embedder
 
-            self._embedder = Embedder(threads=self._fair_share())
+            self._embedder = Embedder(threads=self._fair_share(),
+                                      encoder=self.settings.encoder,
+                                      cache_dir=self.cache_dir())
         return self._embedder
+
+    def retriever_label(self) -> str:
+        """The built-in retriever as the run's provenance names it, with the encoder that
+        embedded (and, after a fallback, why it is not ONNX Runtime)."""
+        return f"built-in Chroma retriever (all-MiniLM-L6-v2, {self.embedder.label})"
 
     def _fair_share(self) -> int | None:
         """Under xdist, each worker gets its share of the cores: N workers each running
@@ -69,7 +76,8 @@ class Pipeline:
     def index(self, corpus: Corpus, chunker: Chunker) -> ChunkIndex:
         from pytest_ragate.pipeline.retrieval import index_key, open_index
 
-        key = (index_key(corpus, chunker, self.embedder.model_id), self.settings.chroma_url or "")
+        key = (index_key(corpus, chunker, self.embedder.model_id, self.embedder.encoder_id),
+               self.settings.chroma_url or "")
         if key not in self.indexes:
             with self._terminal() as stream:
                 progress = _ProgressBar(stream, f"ragate: embedding {len(corpus)} documents")

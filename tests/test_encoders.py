@@ -1,0 +1,180 @@
+"""The ONNX Runtime encoder against torch on real transcript text; its cache; its fallback."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("chromadb")
+pytest.importorskip("onnxruntime")
+pytest.importorskip("sentence_transformers")
+
+from pytest_ragate.goldsets.corpus import Corpus, load_corpus
+from pytest_ragate.pipeline import encoders
+from pytest_ragate.pipeline.chunking import Chunker
+from pytest_ragate.pipeline.retrieval import Embedder, QueryVectors, index_key
+
+TIRON = Path(__file__).parent.parent / "goldsets" / "corpora" / "tiron"
+MEETING = "tiron-ES2004a"
+
+
+def meeting_corpus(folder: Path = TIRON) -> Corpus:
+    corpus, problems = load_corpus(folder, [f"{MEETING}.speakers.json"], "tiron",
+                                   folder / "ragate.toml")
+    assert not problems
+    return corpus
+
+
+@pytest.fixture(scope="module")
+def graph_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One export for the module's tests."""
+    return tmp_path_factory.mktemp("encoders")
+
+
+def test_onnx_vectors_equal_torch_vectors_on_transcript_chunks(graph_dir: Path) -> None:
+    """Chunks and their sentences of a real meeting, in padded batches of mixed lengths
+    (long chunks are truncated at the model's 256 tokens by both)."""
+    chunks = Chunker(400).chunk(meeting_corpus())[:40]
+    texts = [c.embed_text for c in chunks] + [s for c in chunks[:10] for s in c.sentences]
+    texts.append("word " * 400)  # past max_seq_length: truncated alike
+    onnx = Embedder(encoder="onnx", cache_dir=graph_dir)
+    torch = Embedder(encoder="torch")
+    a, b = onnx.encode(texts), torch.encode(texts)
+    assert onnx.resolved.name == "onnx" and torch.resolved.name == "torch"
+    assert a.shape == b.shape == (len(texts), 384) and a.dtype == np.float32
+    assert float(np.abs(a - b).max()) < 1e-5
+    assert np.allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-5)
+    # and the order of texts, which changes the batches, changes nothing beyond that
+    assert float(np.abs(onnx.encode(texts[::-1])[::-1] - a).max()) < 1e-5
+
+
+def test_the_exported_graph_is_reused_and_keyed(graph_dir: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    path = encoders.model_path()
+    first = encoders.resolve("onnx", graph_dir, path)
+    assert first.graph is not None and first.graph.is_file()
+    assert first.graph.parent.parent == graph_dir / "encoders"  # beside the indexes
+
+    exported: list[Path] = []
+
+    def fake_export(_path: Path, target: Path) -> None:
+        exported.append(target)
+        target.write_bytes(b"graph")
+
+    monkeypatch.setattr(encoders, "export_onnx", fake_export)
+    again = encoders.resolve("onnx", graph_dir, path)
+    assert again == first and exported == []  # cached: nothing exported
+
+    real_version = encoders._version
+    monkeypatch.setattr(encoders, "_version", lambda dist: "9.9" if dist == "onnxruntime"
+                        else real_version(dist))
+    other = encoders.resolve("onnx", graph_dir, path)
+    assert other.name == "onnx" and other.encoder_id != first.encoder_id
+    assert exported == [other.graph]  # another runtime: another graph, exported anew
+
+    assert encoders.resolve("torch", graph_dir, path) == encoders.Resolved("torch", "torch")
+
+
+def test_the_weights_digest_keys_the_graph(tmp_path: Path) -> None:
+    model = tmp_path / "model"
+    shutil.copytree(encoders.model_path(), model, ignore=shutil.ignore_patterns("*.safetensors"))
+    (model / "model.safetensors").write_bytes(b"weights one")
+    before = encoders.export_key(model)
+    (model / "model.safetensors").write_bytes(b"weights two")
+    assert encoders.export_key(model) != before
+
+
+def test_an_index_and_query_vectors_are_keyed_by_encoder(tmp_path: Path) -> None:
+    """Torch and ONNX vectors agree to about 1e-7, not bit for bit: never mixed in one index or
+    one query-vector store."""
+    corpus, chunker = meeting_corpus(), Chunker(400)
+    assert index_key(corpus, chunker, encoder_id="torch") != index_key(
+        corpus, chunker, encoder_id="onnx-abc")
+
+    class Fixed:
+        model_id = "m"
+
+        def __init__(self, encoder_id: str, value: float) -> None:
+            self.encoder_id, self.value = encoder_id, value
+
+        def encode(self, texts: list[str]) -> np.ndarray:
+            return np.full((len(texts), 2), self.value, np.float32)
+
+    QueryVectors(tmp_path, Fixed("torch", 1.0)).prefetch(["q"])  # type: ignore[arg-type]
+    onnx = QueryVectors(tmp_path, Fixed("onnx-abc", 2.0))  # type: ignore[arg-type]
+    assert onnx.prefetch(["q"]) == 1 and onnx.get("q").tolist() == [2.0, 2.0]
+
+
+def test_a_failed_export_falls_back_to_torch_and_says_so(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(_path: Path, _target: Path) -> None:
+        raise RuntimeError("exporter broke")
+
+    monkeypatch.setattr(encoders, "export_onnx", broken)
+    embedder = Embedder(encoder="onnx", cache_dir=tmp_path)
+    with pytest.warns(RuntimeWarning, match="embedding with torch, not ONNX Runtime: the ONNX "
+                      "export failed .RuntimeError: exporter broke."):
+        assert embedder.encoder_id == "torch"
+    assert embedder.label.startswith("torch; ONNX asked for: the ONNX export failed")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert embedder.resolved.name == "torch"  # settled once: warned once
+    assert not list((tmp_path / "encoders").rglob("*.onnx"))
+
+
+def test_an_unloadable_graph_is_an_error_naming_the_folder(tmp_path: Path) -> None:
+    graph = tmp_path / "encoders" / "onnx-x" / "model.onnx"
+    graph.parent.mkdir(parents=True)
+    graph.write_bytes(b"not a graph")
+    with pytest.raises(RuntimeError, match=r"delete the folder .*onnx-x"):
+        encoders.load(encoders.Resolved("onnx", "onnx-x", graph), encoders.model_path(), 1)
+
+
+GOLDSET_TOML = ('[corpus]\npaths = ["corpus/*.speakers.json"]\nformat = "tiron"\n'
+                '[questions]\nexpected = "expected.jsonl"\n[floors]\nabstention_accuracy = 1.0\n')
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["no-xdist", "n2"])
+def test_the_run_says_which_encoder_embedded(pytester: pytest.Pytester, xdist: list[str]) -> None:
+    """A failed export must not pass as ONNX: every row names torch and why, and the run's
+    warnings say so, with and without xdist."""
+    gs = pytester.path / "gs"
+    (gs / "corpus").mkdir(parents=True)
+    for path in TIRON.glob(f"{MEETING}.*"):
+        shutil.copy(path, gs / "corpus" / path.name)
+    (gs / "ragate.toml").write_text(GOLDSET_TOML)
+    questions = [("mercury", "What is the boiling point of mercury in kelvin?"),
+                 ("gold", "What is the melting point of gold in kelvin?")]
+    (gs / "questions.jsonl").write_text("".join(
+        json.dumps({"question_id": q, "kind": "unanswerable", "question": text}) + "\n"
+        for q, text in questions))
+    (gs / "expected.jsonl").write_text("".join(
+        json.dumps({"question_id": q, "gist": None, "evidence": []}) + "\n"
+        for q, _ in questions))
+    pytester.makeconftest('''
+from pytest_ragate.pipeline import encoders
+
+def broken(path, target):
+    raise RuntimeError("exporter broke")
+
+encoders.export_onnx = broken
+''')
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "gs", "-W",
+                                           "default::RuntimeWarning",
+                                           f"--ragate-index-dir={pytester.path / 'idx'}",
+                                           "--ragate-results=r.jsonl", *xdist)
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines(["*RuntimeWarning: ragate: embedding with torch, not ONNX "
+                                 "Runtime: the ONNX export failed (RuntimeError: exporter "
+                                 "broke)*"])
+    rows = [json.loads(line) for line in (pytester.path / "r.jsonl").read_text().splitlines()]
+    assert len(rows) == 2
+    for row in rows:
+        assert row["retriever"] == ("built-in Chroma retriever (all-MiniLM-L6-v2, torch; ONNX "
+                                    "asked for: the ONNX export failed (RuntimeError: "
+                                    "exporter broke))")
