@@ -65,6 +65,7 @@ class Controller:
         row = getattr(report, RECORD_ATTR, None)
         if row is not None:
             self.concluding().add_record(report, row)
+            delattr(report, RECORD_ATTR)  # kept as a QuestionRecord now, not twice
         anchor = getattr(report, ANCHOR_ATTR, None)
         if anchor is not None:
             self.concluding().add_anchor(report, anchor)

@@ -176,6 +176,14 @@ def release(run: QuestionRun, wait: bool) -> None:
             for report in reports:
                 hook.pytest_runtest_logreport(report=report)
         hook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+        # sent (xdist serialises a report inside the hook): the controller keeps its own
+        # copy, and pytest keeps every report to the end of the session
+        for key in (RECORD_KEY, VERDICTS_KEY):
+            if key in item.stash:
+                del item.stash[key]
+        for report in reports:
+            if hasattr(report, RECORD_ATTR):
+                delattr(report, RECORD_ATTR)
 
 
 def _send(item: pytest.Item, reports: list[pytest.TestReport]) -> None:

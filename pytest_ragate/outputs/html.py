@@ -333,8 +333,9 @@ def floor_row(run: GoldsetRun, v: Verdict) -> dict[str, Any]:
     }
 
 
-def question_row(run: GoldsetRun, r: QuestionRecord) -> dict[str, Any]:
-    """Everything a reader needs to judge one answer, in display form."""
+def question_row(run: GoldsetRun, r: QuestionRecord, metrics: Sequence[str]) -> dict[str, Any]:
+    """Everything a reader needs to judge one answer, in display form (`metrics`: the run's,
+    read once by the caller: `run.metrics` walks every row)."""
     ranks = ", ".join("—" if rank is None else str(rank) for rank in r.evidence_ranks)
     return {
         "id": run.named(r),
@@ -354,7 +355,7 @@ def question_row(run: GoldsetRun, r: QuestionRecord) -> dict[str, Any]:
         "evidence": f"{r.evidence_spans_found}/{r.evidence_spans}",
         "ranks": ranks,
         "nearest": fmt_num(r.nearest_distance, 3),
-        "metrics": [fmt_num(r.metrics.get(m)) for m in run.metrics],
+        "metrics": [fmt_num(r.metrics.get(m)) for m in metrics],
         "judge_failures": _grouped(r.judge_failures),
         "judge_cached": r.judge_cached,
         "judge_vacuous": r.judge_vacuous,
@@ -384,6 +385,7 @@ def _anchor(index: int, name: str) -> str:
 def run_view(index: int, run: GoldsetRun, history: Sequence[HistoryLine],
              flips: Sequence[str] = ()) -> dict[str, Any]:
     key = _anchor(index, run.name)
+    metrics = run.metrics
     counts = {s: sum(r.status == s for r in run.records) for s in ("scored", "error", "skipped")}
     outcomes = {word: sum(OUTCOME_WORDS[v.outcome] == word for v in run.verdicts)
                 for word in OUTCOME_WORDS.values()}
@@ -408,16 +410,16 @@ def run_view(index: int, run: GoldsetRun, history: Sequence[HistoryLine],
         "judge_lines": run.judge_lines,
         "flaky_lines": run.flaky_lines(),
         "by_kind": [(m, metric_source(run, m), fmt_counts(kind_counts(m, run.records)))
-                    for m in run.metrics],
+                    for m in metrics],
         "uncited": uncited,
-        "kind_plots": [kind_plot(run, m, f"{key}-kinds-{m}") for m in run.metrics]
+        "kind_plots": [kind_plot(run, m, f"{key}-kinds-{m}") for m in metrics]
         if run.records else [],
         "calibration": calibration,
         "calibration_notes": calibration_notes,
         "trend": trend(run, history, f"{key}-trend", line),
         "flips": list(flips),  # the history's flip lines: the span counted, then each member
-        "metrics": [(m, metric_source(run, m)) for m in run.metrics],
-        "rows": [question_row(run, r) for r in run.records],
+        "metrics": [(m, metric_source(run, m)) for m in metrics],
+        "rows": [question_row(run, r, metrics) for r in run.records],
         "anchors": anchor_rows(run),
         "anchor_headers": ANCHOR_HEADERS,
     }
