@@ -155,3 +155,14 @@ def _keep_results(item: pytest.Item, keep: Path) -> None:
             text = text.replace(str(folder), "<tmp>")
             rel = re.sub(r"[^\w.-]+", "_", str(found.relative_to(folder)))
             (keep / f"{name}__{rel}").write_text(text, encoding="utf-8")
+
+
+@pytest.fixture(autouse=True)
+def _without_langsmith_plugin(request: pytest.FixtureRequest) -> None:
+    """The pytest runs a test starts (subprocesses, xdist workers) skip langsmith's pytest
+    plugin, which the `ragas` extra installs and which costs ~0.7 s of every start-up here
+    (benchmarks/collect_10k.py), as README advises users. pytester clears PYTEST_ADDOPTS when
+    it starts, so it is set after."""
+    if "pytester" in request.fixturenames:
+        request.getfixturevalue("pytester")
+        request.getfixturevalue("monkeypatch").setenv("PYTEST_ADDOPTS", "-p no:langsmith_plugin")

@@ -389,3 +389,23 @@ def test_html_report_end_to_end_in_chromium(html_project: pytest.Pytester) -> No
                           env={**os.environ, "RAGATE_CHROMIUM": str(browser_path)})
     assert done.returncode == 0, done.stderr
     assert png_size(docs)[0] == 1440
+
+
+def test_the_page_reads_the_runs_metrics_a_fixed_number_of_times(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`GoldsetRun.metrics` walks every row: read once per row, a 10,000-question page took
+    minutes (benchmarks/memory_10k.py). The count must not grow with the rows."""
+    reads: list[int] = []
+    metrics = GoldsetRun.metrics
+
+    def counted(run: GoldsetRun) -> list[str]:
+        reads.append(len(run.records))
+        return metrics.fget(run)  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(GoldsetRun, "metrics", property(counted))
+    for size in (3, 60):
+        reads.clear()
+        render_html([make_run([rec(f"q{i}", index=i) for i in range(size)])], history=[],
+                    ci="point")
+        assert reads, "the page no longer reads the run's metrics: update this test"
+        assert len(reads) <= 3, f"{len(reads)} reads of run.metrics for {size} rows"
