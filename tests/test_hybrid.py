@@ -92,10 +92,8 @@ def test_a_bad_retriever_value_is_a_usage_error(pytester: pytest.Pytester) -> No
     result.stderr.fnmatch_lines(["*ragate_retriever: Input should be 'dense' or 'hybrid'*"])
 
 
-@pytest.mark.parametrize("workers", [0, 2])
-def test_the_run_names_the_hybrid_retriever(pytester: pytest.Pytester, workers: int) -> None:
-    """Terminal, rows and Markdown report say which retriever ran, and the rows' knobs carry
-    it, so a dense and a hybrid run are never read as one another."""
+def _one_meeting_goldset(pytester: pytest.Pytester) -> None:
+    """`gs/`: one Tiron meeting, the rare-word question and an off-topic must-abstain one."""
     gs = pytester.path / "gs"
     (gs / "corpus").mkdir(parents=True)
     for path in TIRON.glob(f"{MEETING}.*"):
@@ -112,6 +110,13 @@ def test_the_run_names_the_hybrid_retriever(pytester: pytest.Pytester, workers: 
         json.dumps({"question_id": "rare", "gist": "pooches", "evidence": [
             {"meeting_id": MEETING, "first_turn": 19, "last_turn": 19}]}) + "\n"
         + json.dumps({"question_id": "mercury", "gist": None, "evidence": []}) + "\n")
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_the_run_names_the_hybrid_retriever(pytester: pytest.Pytester, workers: int) -> None:
+    """Terminal, rows and Markdown report say which retriever ran, and the rows' knobs carry
+    it, so a dense and a hybrid run are never read as one another."""
+    _one_meeting_goldset(pytester)
     result = pytester.runpytest_subprocess(
         "-p", "no:cacheprovider", "gs", f"--ragate-index-dir={pytester.path / 'idx'}",
         "--ragate-retriever=hybrid", "--ragate-results=r.jsonl", "--ragate-report=r.md",
@@ -126,3 +131,23 @@ def test_the_run_names_the_hybrid_retriever(pytester: pytest.Pytester, workers: 
         assert row["knobs"]["retriever"] == "hybrid" and row["knobs"]["rrf_k"] == 60
     assert rows["rare"]["evidence_ranks"][0] is not None
     assert label in (pytester.path / "r.md").read_text()
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_a_hybrid_run_without_bm25s_fails_and_never_passes_as_dense(
+        pytester: pytest.Pytester, workers: int) -> None:
+    """Fail closed: asked for hybrid, a process that cannot import bm25s errors every question
+    and fails the floors; it does not quietly answer with the dense retriever."""
+    _one_meeting_goldset(pytester)
+    pytester.makeconftest("import sys\nsys.modules['bm25s'] = None  # import bm25s fails\n")
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "gs", f"--ragate-index-dir={pytester.path / 'idx'}",
+        "--ragate-retriever=hybrid", "--ragate-results=r.jsonl", "-n", str(workers))
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed", 0) == 0 and outcomes.get("errors", 0) + outcomes.get(
+        "failed", 0) >= 3  # two questions and the floor
+    rows = [json.loads(line) for line in (pytester.path / "r.jsonl").read_text().splitlines()]
+    assert {r["question_id"] for r in rows} == {"rare", "mercury"}
+    assert all(r["status"] == "error" for r in rows)
+    assert "bm25s" in result.stdout.str()

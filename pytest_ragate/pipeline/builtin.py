@@ -111,6 +111,8 @@ class Pipeline:
         item."""
         from pytest_ragate.pipeline.retrieval import Retriever
 
+        if self.settings.retriever == "hybrid":  # before embedding: without bm25s, fail fast
+            from pytest_ragate.pipeline.hybrid import DEPTH, RRF_K, Bm25Index
         index = self.index(corpus, chunker)
         if known is not None and not self._prefetched:
             self._prefetched = True
@@ -119,8 +121,6 @@ class Pipeline:
                                  "rescue": self.settings.rescue}
         lexical = None
         if self.settings.retriever == "hybrid":
-            from pytest_ragate.pipeline.hybrid import DEPTH, RRF_K, Bm25Index
-
             lexical = self.lexical.get(index.key)
             if lexical is None:
                 lexical = self.lexical[index.key] = Bm25Index.build(list(index.chunks.values()))
