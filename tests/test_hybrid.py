@@ -115,8 +115,25 @@ def _one_meeting_goldset(pytester: pytest.Pytester) -> None:
 @pytest.mark.parametrize("workers", [0, 2])
 def test_the_run_names_the_hybrid_retriever(pytester: pytest.Pytester, workers: int) -> None:
     """Terminal, rows and Markdown report say which retriever ran, and the rows' knobs carry
-    it, so a dense and a hybrid run are never read as one another."""
+    it, so a dense and a hybrid run are never read as one another. The bm25 index is built
+    once per process and corpus, not per question."""
     _one_meeting_goldset(pytester)
+    pytester.makeconftest('''
+from pytest_ragate.pipeline import hybrid
+
+BUILDS = []
+_build = hybrid.Bm25Index.build.__func__
+
+def _counting(cls, chunks):
+    BUILDS.append(len(chunks))
+    return _build(cls, chunks)
+
+hybrid.Bm25Index.build = classmethod(_counting)
+
+def pytest_sessionfinish(session):
+    if not hasattr(session.config, "workerinput"):
+        print("BM25 BUILDS:", len(BUILDS))
+''')
     result = pytester.runpytest_subprocess(
         "-p", "no:cacheprovider", "gs", f"--ragate-index-dir={pytester.path / 'idx'}",
         "--ragate-retriever=hybrid", "--ragate-results=r.jsonl", "--ragate-report=r.md",
@@ -131,6 +148,8 @@ def test_the_run_names_the_hybrid_retriever(pytester: pytest.Pytester, workers: 
         assert row["knobs"]["retriever"] == "hybrid" and row["knobs"]["rrf_k"] == 60
     assert rows["rare"]["evidence_ranks"][0] is not None
     assert label in (pytester.path / "r.md").read_text()
+    if workers == 0:  # two questions, one corpus: one build
+        result.stdout.fnmatch_lines(["*BM25 BUILDS: 1*"])
 
 
 @pytest.mark.parametrize("workers", [0, 2])
