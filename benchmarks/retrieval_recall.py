@@ -1,4 +1,4 @@
-"""Benchmark: evidence recall@k of the default dense retriever against a BM25 baseline.
+"""Benchmark: evidence recall@k of the default dense retriever against BM25 and the hybrid one.
 
 What it measures: for each shipped goldset (`goldsets/qmsum-val`, `goldsets/tiron-demo`), over
 its answerable questions, the share of expected evidence spans that at least one of the top-k
