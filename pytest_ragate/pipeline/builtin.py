@@ -21,6 +21,7 @@ from pytest_ragate.settings import PipelineSettings, read_settings
 
 if TYPE_CHECKING:
     from pytest_ragate.pipeline.extractive import ExtractiveAnswerer
+    from pytest_ragate.pipeline.hybrid import Bm25Index
     from pytest_ragate.pipeline.rescue import SentenceRescue
     from pytest_ragate.pipeline.retrieval import ChunkIndex, Embedder, QueryVectors, Retriever
 
@@ -35,6 +36,7 @@ class Pipeline:
     _embedder: Embedder | None = None
     indexes: dict[tuple[str, str], ChunkIndex] = field(default_factory=dict)
     rescues: dict[str, SentenceRescue] = field(default_factory=dict)
+    lexical: dict[str, Bm25Index] = field(default_factory=dict)  # per index key, built once
     _queries: QueryVectors | None = None
     _prefetched: bool = False
 
@@ -51,6 +53,11 @@ class Pipeline:
     def retriever_label(self) -> str:
         """The built-in retriever as the run's provenance names it, with the encoder that
         embedded (and, after a fallback, why it is not ONNX Runtime)."""
+        if self.settings.retriever == "hybrid":
+            from pytest_ragate.pipeline.hybrid import RRF_K
+
+            return (f"built-in hybrid retriever (all-MiniLM-L6-v2 ({self.embedder.label}) + "
+                    f"bm25s, RRF k={RRF_K})")
         return f"built-in Chroma retriever (all-MiniLM-L6-v2, {self.embedder.label})"
 
     def _fair_share(self) -> int | None:
@@ -104,11 +111,20 @@ class Pipeline:
         item."""
         from pytest_ragate.pipeline.retrieval import Retriever
 
+        if self.settings.retriever == "hybrid":  # before embedding: without bm25s, fail fast
+            from pytest_ragate.pipeline.hybrid import DEPTH, RRF_K, Bm25Index
         index = self.index(corpus, chunker)
         if known is not None and not self._prefetched:
             self._prefetched = True
             self.queries.prefetch(known())
-        knobs: dict[str, Any] = {**chunker.settings, "rescue": self.settings.rescue}
+        knobs: dict[str, Any] = {**chunker.settings, "retriever": self.settings.retriever,
+                                 "rescue": self.settings.rescue}
+        lexical = None
+        if self.settings.retriever == "hybrid":
+            lexical = self.lexical.get(index.key)
+            if lexical is None:
+                lexical = self.lexical[index.key] = Bm25Index.build(list(index.chunks.values()))
+            knobs.update({"rrf_k": RRF_K, "fusion_depth": DEPTH})
         rescue = None
         if self.settings.rescue:
             rescue = self.rescues.get(index.key)
@@ -116,7 +132,7 @@ class Pipeline:
                 rescue = self.rescues[index.key] = self._rescue(index)
             knobs.update(rescue.settings.knobs())
         return Retriever(index, self.embedder, self.settings.top_k, knobs=knobs, rescue=rescue,
-                         queries=self.queries)
+                         queries=self.queries, lexical=lexical)
 
     def _rescue(self, index: ChunkIndex) -> SentenceRescue:
         from collections import Counter

@@ -17,7 +17,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 import chromadb
@@ -41,6 +41,9 @@ from pytest_ragate.pipeline.encoders import (
 )
 from pytest_ragate.pipeline.normalize import NORMALIZATION_VERSION, normalize
 from pytest_ragate.pipeline.rescue import SentenceRescue
+
+if TYPE_CHECKING:
+    from pytest_ragate.pipeline.hybrid import Bm25Index
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 INDEX_FORMAT = "2"  # 2: sentences stored beside chunks
@@ -403,7 +406,13 @@ def _open_remote(url: str, key: str, chunks: list[Chunk], embedder: Embedder,
 
 @dataclass
 class Retriever:
-    """`retriever(query) -> list[Context]` in rank order; distances are cosine distances."""
+    """`retriever(query) -> list[Context]` in rank order; distances are cosine distances.
+
+    With `lexical` (a bm25 index over the same chunks) the ranking is the hybrid one: the
+    dense and the bm25 rankings, each cut at `depth`, fused by reciprocal rank (`rrf_k`).
+    Every context still carries its own dense cosine distance (computed for a chunk only
+    bm25 found), so `max_distance` means the same thing under both retrievers.
+    """
 
     index: ChunkIndex
     embedder: Embedder
@@ -411,6 +420,9 @@ class Retriever:
     knobs: dict[str, Any] = field(default_factory=dict)
     rescue: SentenceRescue | None = None
     queries: QueryVectors | None = None  # persisted query vectors; None embeds every time
+    lexical: Bm25Index | None = None
+    depth: int = 100
+    rrf_k: int = 60
 
     def embed_query(self, query: str) -> np.ndarray:
         if self.queries is not None:
@@ -421,9 +433,9 @@ class Retriever:
         return self.search(self.embed_query(query), self.top_k, query)
 
     def search(self, embedding: np.ndarray, k: int, query: str = "") -> list[Context]:
-        """The top k by cosine distance, then (with the rescue on) the home chunks of the
-        best-matching sentences, each with its own true distance."""
-        hits = self.index.query(embedding, k)
+        """The top k (dense, or fused with bm25), then (with the rescue on) the home chunks of
+        the best-matching sentences, each with its own true distance."""
+        hits = self.ranked(embedding, k, query)
         if self.rescue is not None:
             extra = self.rescue.rescue(query, embedding, [c.chunk_id for c, _ in hits])
             hits += self.index.distances(embedding, extra)
@@ -431,3 +443,18 @@ class Retriever:
                         last_turn=c.last_turn, text=c.text, distance=round(d, 6),
                         label=c.label)
                 for c, d in hits]
+
+    def ranked(self, embedding: np.ndarray, k: int, query: str) -> list[tuple[Chunk, float]]:
+        """The first k chunks of this retriever's ranking with their dense distances."""
+        if self.lexical is None:
+            return self.index.query(embedding, k)
+        from pytest_ragate.pipeline.hybrid import rrf
+
+        dense = self.index.query(embedding, max(k, self.depth))
+        distance = {c.chunk_id: d for c, d in dense}
+        fused = rrf([[c.chunk_id for c, _ in dense], self.lexical.rank(query, self.depth)],
+                    self.rrf_k)[:k]
+        lexical_only = [cid for cid in fused if cid not in distance]
+        distance.update({c.chunk_id: d
+                         for c, d in self.index.distances(embedding, lexical_only)})
+        return [(self.index.chunks[cid], distance[cid]) for cid in fused]

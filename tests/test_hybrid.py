@@ -1,0 +1,172 @@
+"""The hybrid retriever (`--ragate-retriever hybrid`): dense and bm25s fused by reciprocal rank,
+on one real meeting, and the knob's usage errors and provenance through the plugin."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+pytest.importorskip("chromadb")
+pytest.importorskip("bm25s")
+
+from pytest_ragate.pipeline.chunking import Chunker
+from pytest_ragate.pipeline.extractive import ExtractiveAnswerer
+from pytest_ragate.pipeline.hybrid import Bm25Index, rrf
+from pytest_ragate.pipeline.retrieval import Embedder, Retriever, open_index
+from tests.test_pipeline import MEETING, OFF_TOPIC, ON_TOPIC, TIRON, meeting_corpus
+
+# "pooches" occurs once in the meeting (turn 19); all-MiniLM-L6-v2 does not rank its chunk in
+# the top 5 for this question, bm25 ranks it first among the chunks holding the word
+RARE = "Who mentioned pooches?"
+RARE_HOME = f"{MEETING}#19-19.p0"
+
+
+def test_rrf_order_hand_checked() -> None:
+    """k=60: a = 1/61, b = 1/62, c = 1/63 + 1/61, d = 1/62; b and d tie on score and on best
+    rank (2), and b was seen first."""
+    assert rrf([["a", "b", "c"], ["c", "d"]], k=60) == ["c", "a", "b", "d"]
+    # k=1: a = 1/2 + 1/4 = .75, b = 1/3 + 1/3 = .667, c = 1/4 + 1/2 = .75: a and c tie on
+    # score and best rank (1); a was seen first
+    assert rrf([["a", "b", "c"], ["c", "b", "a"]], k=1) == ["a", "c", "b"]
+    assert rrf([[], []]) == []
+
+
+@pytest.fixture(scope="module")
+def retrievers(tmp_path_factory: pytest.TempPathFactory) -> tuple[Retriever, Retriever]:
+    embedder = Embedder()
+    index = open_index(meeting_corpus(), Chunker(400), embedder,
+                       cache_dir=tmp_path_factory.mktemp("index"))
+    lexical = Bm25Index.build(list(index.chunks.values()))
+    return Retriever(index, embedder, 5), Retriever(index, embedder, 5, lexical=lexical)
+
+
+def test_a_rare_word_only_bm25_finds_is_retrieved_by_hybrid_not_dense(
+        retrievers: tuple[Retriever, Retriever]) -> None:
+    dense, hybrid = retrievers
+    assert RARE_HOME in dense.index.chunks
+    assert RARE_HOME not in [c.context_id for c in dense(RARE)]
+    assert RARE_HOME in [c.context_id for c in hybrid(RARE)]
+    assert hybrid.lexical is not None and hybrid.lexical.rank(RARE)[0] == RARE_HOME
+
+
+def test_every_fused_context_carries_its_dense_distance(
+        retrievers: tuple[Retriever, Retriever]) -> None:
+    """A chunk only bm25 found has no distance from the dense query: it is computed, never
+    left None (an anchor counts a context without a distance as near)."""
+    dense, hybrid = retrievers
+    query = hybrid.embed_query(RARE)
+    got = hybrid(RARE)
+    stored = dense.index.collection.get(ids=[c.context_id for c in got], include=["embeddings"])
+    vectors = dict(zip(stored["ids"], stored["embeddings"], strict=True))
+    for context in got:
+        assert context.distance is not None
+        assert context.distance == pytest.approx(
+            1.0 - float(np.asarray(vectors[context.context_id]) @ query), abs=1e-5)
+
+
+def test_hybrid_still_abstains_off_topic(retrievers: tuple[Retriever, Retriever]) -> None:
+    _, hybrid = retrievers
+    assert ExtractiveAnswerer(hybrid, 0.7, 0.35)(OFF_TOPIC).abstained
+    assert not ExtractiveAnswerer(hybrid, 0.7, 0.35)(ON_TOPIC).abstained
+
+
+def test_a_question_of_stopwords_only_falls_back_to_the_dense_ranking(
+        retrievers: tuple[Retriever, Retriever]) -> None:
+    dense, hybrid = retrievers
+    assert hybrid.lexical is not None and hybrid.lexical.rank("the of and") == []
+    assert ([c.context_id for c in hybrid("the of and")]
+            == [c.context_id for c in dense("the of and")])
+
+
+def test_a_bad_retriever_value_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_x():\n    pass\n")
+    result = pytester.runpytest("--ragate-retriever=sparse", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*ragate_retriever: Input should be 'dense' or 'hybrid'*"])
+    pytester.makeini("[pytest]\nragate_retriever = bm25\n")
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*ragate_retriever: Input should be 'dense' or 'hybrid'*"])
+
+
+def _one_meeting_goldset(pytester: pytest.Pytester) -> None:
+    """`gs/`: one Tiron meeting, the rare-word question and an off-topic must-abstain one."""
+    gs = pytester.path / "gs"
+    (gs / "corpus").mkdir(parents=True)
+    for path in TIRON.glob(f"{MEETING}.*"):
+        shutil.copy(path, gs / "corpus" / path.name)
+    (gs / "ragate.toml").write_text(
+        '[corpus]\npaths = ["corpus/*.speakers.json"]\nformat = "tiron"\n'
+        '[questions]\nexpected = "expected.jsonl"\n'
+        "[floors]\nabstention_accuracy = 1.0\n")
+    (gs / "questions.jsonl").write_text(
+        json.dumps({"question_id": "rare", "kind": "single_meeting", "question": RARE}) + "\n"
+        + json.dumps({"question_id": "mercury", "kind": "unanswerable", "question": OFF_TOPIC})
+        + "\n")
+    (gs / "expected.jsonl").write_text(
+        json.dumps({"question_id": "rare", "gist": "pooches", "evidence": [
+            {"meeting_id": MEETING, "first_turn": 19, "last_turn": 19}]}) + "\n"
+        + json.dumps({"question_id": "mercury", "gist": None, "evidence": []}) + "\n")
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_the_run_names_the_hybrid_retriever(pytester: pytest.Pytester, workers: int) -> None:
+    """Terminal, rows and Markdown report say which retriever ran, and the rows' knobs carry
+    it, so a dense and a hybrid run are never read as one another. The bm25 index is built
+    once per process and corpus, not per question."""
+    _one_meeting_goldset(pytester)
+    pytester.makeconftest('''
+from pytest_ragate.pipeline import hybrid
+
+BUILDS = []
+_build = hybrid.Bm25Index.build.__func__
+
+def _counting(cls, chunks):
+    BUILDS.append(len(chunks))
+    return _build(cls, chunks)
+
+hybrid.Bm25Index.build = classmethod(_counting)
+
+def pytest_sessionfinish(session):
+    if not hasattr(session.config, "workerinput"):
+        print("BM25 BUILDS:", len(BUILDS))
+''')
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "gs", f"--ragate-index-dir={pytester.path / 'idx'}",
+        "--ragate-retriever=hybrid", "--ragate-results=r.jsonl", "--ragate-report=r.md",
+        "-n", str(workers))
+    label = "built-in hybrid retriever (all-MiniLM-L6-v2 (onnx) + bm25s, RRF k=60)"
+    result.stdout.fnmatch_lines([f"*retriever: {label}*"])
+    rows = {r["question_id"]: r for r in
+            map(json.loads, (pytester.path / "r.jsonl").read_text().splitlines())}
+    assert set(rows) == {"rare", "mercury"}
+    for row in rows.values():
+        assert row["retriever"] == label
+        assert row["knobs"]["retriever"] == "hybrid" and row["knobs"]["rrf_k"] == 60
+    assert rows["rare"]["evidence_ranks"][0] is not None
+    assert label in (pytester.path / "r.md").read_text()
+    if workers == 0:  # two questions, one corpus: one build
+        result.stdout.fnmatch_lines(["*BM25 BUILDS: 1*"])
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_a_hybrid_run_without_bm25s_fails_and_never_passes_as_dense(
+        pytester: pytest.Pytester, workers: int) -> None:
+    """Fail closed: asked for hybrid, a process that cannot import bm25s errors every question
+    and fails the floors; it does not quietly answer with the dense retriever."""
+    _one_meeting_goldset(pytester)
+    pytester.makeconftest("import sys\nsys.modules['bm25s'] = None  # import bm25s fails\n")
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "gs", f"--ragate-index-dir={pytester.path / 'idx'}",
+        "--ragate-retriever=hybrid", "--ragate-results=r.jsonl", "-n", str(workers))
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed", 0) == 0 and outcomes.get("errors", 0) + outcomes.get(
+        "failed", 0) >= 3  # two questions and the floor
+    rows = [json.loads(line) for line in (pytester.path / "r.jsonl").read_text().splitlines()]
+    assert {r["question_id"] for r in rows} == {"rare", "mercury"}
+    assert all(r["status"] == "error" for r in rows)
+    assert "bm25s" in result.stdout.str()
