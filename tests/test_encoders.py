@@ -178,3 +178,45 @@ encoders.export_onnx = broken
         assert row["retriever"] == ("built-in Chroma retriever (all-MiniLM-L6-v2, torch; ONNX "
                                     "asked for: the ONNX export failed (RuntimeError: "
                                     "exporter broke))")
+
+
+def test_the_one_process_building_an_index_embeds_on_every_core(
+        graph_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker kept to its share of the cores (threads=1 under -n 2) builds on all of them,
+    holding the build lock that keeps every other process from building at once; its queries
+    go back to its share. Without this a cold -n 2 run left a core idle while it built."""
+    from filelock import FileLock, Timeout
+
+    from pytest_ragate.pipeline import retrieval
+
+    monkeypatch.setattr(retrieval.os, "cpu_count", lambda: 4)
+    loads: list[int | None] = []
+    real_load = retrieval.load
+
+    def load(resolved: encoders.Resolved, path: Path, threads: int | None) -> encoders.Backend:
+        loads.append(threads)
+        return real_load(resolved, path, threads)
+
+    monkeypatch.setattr(retrieval, "load", load)
+    embedder = Embedder(threads=1, encoder="onnx", cache_dir=graph_dir)
+    used: list[tuple[int | None, bool]] = []
+    encode_batch = encoders.OnnxBackend.encode_batch
+
+    def spy(backend: encoders.OnnxBackend, texts: list[str]) -> np.ndarray:
+        held = FileLock(str(tmp_path / "idx" / retrieval.BUILD_LOCK))
+        try:  # another process (this test, here) cannot take the build lock meanwhile
+            with held.acquire(timeout=0):
+                locked = False
+        except Timeout:
+            locked = True
+        used.append((backend.session.get_session_options().intra_op_num_threads, locked))
+        return encode_batch(backend, texts)
+
+    monkeypatch.setattr(encoders.OnnxBackend, "encode_batch", spy)
+    corpus = meeting_corpus()
+    index = retrieval.open_index(corpus, Chunker(400), embedder, cache_dir=tmp_path / "idx")
+    assert index.built and loads == [4]
+    assert used and all(threads == 4 and locked for threads, locked in used)
+    used.clear()
+    embedder.encode(["what did they decide about the remote?"])
+    assert loads == [4, 1] and used == [(1, False)]

@@ -84,12 +84,13 @@ class TorchBackend:
         import torch
         from sentence_transformers import SentenceTransformer
 
-        if threads:
-            torch.set_num_threads(threads)
+        self.torch, self.threads = torch, threads
         self.model = SentenceTransformer(str(path), device="cpu")
         self.dimension = int(self.model.get_embedding_dimension())
 
     def encode_batch(self, texts: list[str]) -> np.ndarray:
+        if self.threads:  # torch's thread count is the process's: set it for each batch
+            self.torch.set_num_threads(self.threads)
         return self.model.encode(texts, batch_size=len(texts), normalize_embeddings=True,
                                  convert_to_numpy=True, show_progress_bar=False)
 

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import threading
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -50,6 +52,7 @@ INDEX_FORMAT = "2"  # 2: sentences stored beside chunks
 COLLECTION = "chunks"
 SENTENCES = "sentences"
 COMPLETE = "COMPLETE.json"
+BUILD_LOCK = "build.lock"  # in the index folder: held by the one process building an index
 Progress = Callable[[int, int], None]  # (done, total)
 
 
@@ -75,6 +78,8 @@ class Embedder:
         self.encoded = 0  # texts embedded by this process: a warm run keeps it at queries only
         self._resolved: Resolved | None = None
         self._backend: Backend | None = None
+        self._wide: Backend | None = None  # every core: while this process builds an index
+        self._widened = False
         self._lock = threading.Lock()  # the judge's thread embeds too; tokenizers are not
         #                                safe to share between threads
 
@@ -120,8 +125,30 @@ class Embedder:
         with self._lock:
             return self._encode(texts, progress)
 
+    @contextmanager
+    def wide(self) -> Iterator[None]:
+        """Embed on every core while this process holds the index build lock.
+
+        Under xdist each worker embeds on its fair share of the cores (`threads`), but only
+        one process builds at a time (`BUILD_LOCK`): the others wait for it, or answer from
+        indexes already built. A builder kept to its share would leave the other cores idle
+        for most of a cold run."""
+        cores = os.cpu_count() or 1
+        if not self.threads or self.threads >= cores:
+            yield
+            return
+        with self._lock:
+            if self._wide is None:
+                self._wide = load(self.resolved, model_path(), cores)
+            self._widened = True
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._widened = False
+
     def _encode(self, texts: Sequence[str], progress: Progress | None) -> np.ndarray:
-        backend = self.backend
+        backend = self._wide if self._widened and self._wide is not None else self.backend
         out = np.zeros((len(texts), backend.dimension), np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         for start in range(0, len(order), self.batch_size):
@@ -273,8 +300,15 @@ def _add(collection: Any, ids: list[str], vectors: np.ndarray, documents: list[s
 
 
 def _fill(client: Any, names: tuple[str, str], chunks: list[Chunk], embedder: Embedder,
-          progress: Progress | None, key: str) -> tuple[Any, Any]:
-    """Embed every chunk and every sentence once; one progress bar over both."""
+          progress: Progress | None, key: str, cache_dir: Path) -> tuple[Any, Any]:
+    """Embed every chunk and every sentence once; one progress bar over both. One process
+    builds at a time, on every core (`Embedder.wide`)."""
+    with FileLock(str(cache_dir / BUILD_LOCK)), embedder.wide():
+        return _fill_now(client, names, chunks, embedder, progress, key)
+
+
+def _fill_now(client: Any, names: tuple[str, str], chunks: list[Chunk], embedder: Embedder,
+              progress: Progress | None, key: str) -> tuple[Any, Any]:
     sentences = [(c, i, text) for c in chunks for i, text in enumerate(c.sentences)]
     total = len(chunks) + len(sentences)
 
@@ -315,7 +349,7 @@ def open_index(corpus: Corpus, chunker: Chunker, embedder: Embedder, *, cache_di
     cache_dir.mkdir(parents=True, exist_ok=True)
     with FileLock(str(cache_dir / f"{key}.lock")):
         if url:
-            return _open_remote(url, key, chunks, embedder, progress)
+            return _open_remote(url, key, chunks, embedder, progress, cache_dir)
         return _open_local(cache_dir / key, key, chunks, embedder, progress)
 
 
@@ -373,7 +407,7 @@ def _open_local(path: Path, key: str, chunks: list[Chunk], embedder: Embedder,
     try:
         client = chromadb.PersistentClient(path=str(path), settings=_settings())
         collection, sentences = _fill(client, (COLLECTION, SENTENCES), chunks, embedder,
-                                      progress, key)
+                                      progress, key, path.parent)
     except Exception as error:
         raise IndexUnusable(f"could not build the index in {path} ({type(error).__name__}: "
                             f"{error}); delete the folder {path} and run again") from error
@@ -383,7 +417,7 @@ def _open_local(path: Path, key: str, chunks: list[Chunk], embedder: Embedder,
 
 
 def _open_remote(url: str, key: str, chunks: list[Chunk], embedder: Embedder,
-                 progress: Progress | None) -> ChunkIndex:
+                 progress: Progress | None, cache_dir: Path) -> ChunkIndex:
     parsed = urlparse(url)
     client = chromadb.HttpClient(host=parsed.hostname or "127.0.0.1", port=parsed.port or 8000,
                                  ssl=parsed.scheme == "https", settings=_settings())
@@ -399,7 +433,7 @@ def _open_remote(url: str, key: str, chunks: list[Chunk], embedder: Embedder,
     for name in names:
         if name in existing:
             client.delete_collection(name)
-    collection, sentences = _fill(client, names, chunks, embedder, progress, key)
+    collection, sentences = _fill(client, names, chunks, embedder, progress, key, cache_dir)
     collection.modify(metadata={"ragate_key": key, "complete": True})
     return ChunkIndex(key, by_id, collection, sentences, True, f"{url} {names[0]}")
 
