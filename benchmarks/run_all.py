@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = ["import_time.py", "collect_10k.py", "retrieval_recall.py", "judge_concurrency.py",
-              "pipeline.py", "html_report.py"]
+BENCHMARKS = ["import_time.py", "collect_10k.py", "memory_10k.py", "retrieval_recall.py",
+              "judge_concurrency.py", "pipeline.py", "cold_gate.py", "html_report.py"]
 
 
 def main() -> int:
