@@ -46,6 +46,10 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import openai
+
+# the client imports openai.resources on first `.chat` otherwise: ~1 s under load, inside
+# the first verdict, stalling the requests of the others
+import openai.resources.chat
 import ragas
 from pydantic import BaseModel, ValidationError
 from ragas.embeddings.base import BaseRagasEmbedding
@@ -56,9 +60,13 @@ from ragas.metrics.collections import (
     ContextPrecisionWithReference,
     Faithfulness,
 )
+from ragas.metrics.collections.answer_relevancy.util import (
+    AnswerRelevanceInput,
+    AnswerRelevanceOutput,
+)
 from ragas.prompt.metrics.base_prompt import BasePrompt
 
-from pytest_ragate.judges.base import Embeds, JudgeFailure, JudgeInput
+from pytest_ragate.judges.base import REQUESTS_AT_ONCE, Embeds, JudgeFailure, JudgeInput
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
@@ -347,6 +355,63 @@ class _Faithfulness(Faithfulness):
         return statements
 
 
+class _Replayed(InstructorBaseRagasLLM):
+    """Hands RAGAS's AnswerRelevancy the replies already fetched for its prompt, in order.
+
+    Only the exact prompt they were fetched for is replayed; anything else goes to the model.
+    """
+
+    def __init__(self, llm: InstructorBaseRagasLLM, prompt: str,
+                 replies: list[AnswerRelevanceOutput]) -> None:
+        self.llm = llm
+        self.prompt = prompt
+        self.replies = list(replies)
+
+    def generate(self, prompt: str, response_model: type[M]) -> M:
+        return _run_sync(self.agenerate(prompt, response_model))
+
+    async def agenerate(self, prompt: str, response_model: type[M]) -> M:
+        if prompt == self.prompt and response_model is AnswerRelevanceOutput and self.replies:
+            return self.replies.pop(0)  # type: ignore[return-value]
+        return await self.llm.agenerate(prompt, response_model)
+
+
+class _AnswerRelevancy(AnswerRelevancy):
+    """RAGAS's AnswerRelevancy with its `strictness` question generations sent at once.
+
+    RAGAS 0.4.3 awaits the same prompt `strictness` times one after another (0.6 s a row at
+    200 ms a request). Here the generations are fetched concurrently first, then RAGAS's own
+    `ascore` runs unchanged over them (dropping empty questions, the noncommittal rule, the
+    embeddings and the cosine), each of its `agenerate` calls answered by the next fetched
+    reply. The prompt is RAGAS's own, built the way `ascore` builds it, so the model is asked
+    exactly what it was asked before. A failed generation fails the verdict as the first
+    failure in order would have sequentially; the others are waited for, not left running.
+    """
+
+    async def ascore(self, user_input: str, response: str) -> Any:
+        if not user_input or not response:
+            return await super().ascore(user_input, response)  # RAGAS's own ValueError
+        prompt = self.prompt.to_string(AnswerRelevanceInput(response=response))
+        # at most as many at once as the runner holds slots for (all of them outside it)
+        lane = asyncio.Semaphore(max(1, REQUESTS_AT_ONCE.get() or self.strictness))
+
+        async def generation() -> AnswerRelevanceOutput:
+            async with lane:
+                return await self.llm.agenerate(prompt, AnswerRelevanceOutput)
+
+        outcomes = await asyncio.gather(*(generation() for _ in range(self.strictness)),
+                                        return_exceptions=True)
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                raise outcome
+        llm = self.llm
+        self.llm = _Replayed(llm, prompt, list(outcomes))  # type: ignore[arg-type]
+        try:
+            return await super().ascore(user_input, response)
+        finally:
+            self.llm = llm
+
+
 def _prompt_material(prompt: BasePrompt[Any, Any]) -> dict[str, Any]:
     try:
         template = inspect.getsource(type(prompt).to_string)
@@ -380,7 +445,8 @@ class RagasJudge:
                        judged against the answer); one verdict per context in rank order,
                        average precision with RAGAS's 1e-10 guard = judges.context_precision.
     answer_relevance   AnswerRelevancy(strictness=3): the model writes a question for the answer
-                       3 times (the same prompt each time) with a noncommittal flag; questions
+                       3 times (the same prompt each time, the 3 requests sent at once; see
+                       _AnswerRelevancy) with a noncommittal flag; questions
                        that come back empty are dropped; the score is the mean cosine between
                        the user's question and the generated ones (our Embedder), times 0 when
                        every kept generation was flagged noncommittal; none kept → 0.0. This is
@@ -409,9 +475,21 @@ class RagasJudge:
     def _faithfulness(self) -> _Faithfulness:
         return _Faithfulness(llm=self.llm)
 
-    def _answer_relevancy(self) -> AnswerRelevancy:
-        return AnswerRelevancy(llm=self.llm, embeddings=self.embeddings,
-                               strictness=ANSWER_RELEVANCY_STRICTNESS)
+    def _answer_relevancy(self) -> _AnswerRelevancy:
+        return _AnswerRelevancy(llm=self.llm, embeddings=self.embeddings,
+                                strictness=ANSWER_RELEVANCY_STRICTNESS)
+
+    def requests_at_once(self, metric: str) -> int:
+        """Model requests one verdict of `metric` may have in flight together: the runner
+        holds that many of its `judge_concurrency` slots for the verdict, so the bound stays
+        a bound on requests. Answer relevance sends its generations at once; the other
+        metrics send one request at a time (RAGAS awaits each in turn)."""
+        return ANSWER_RELEVANCY_STRICTNESS if metric == "answer_relevance" else 1
+
+    def warm(self) -> None:
+        """Load the embedding model now, before judging starts: loaded lazily, it would load
+        inside the first answer-relevance verdict and stall the requests in flight."""
+        self.embeddings.embed_text("warm")
 
     def prompt_hash(self, metric: str) -> str:
         """sha256 of everything the model is asked for `metric`: each RAGAS prompt's
@@ -425,8 +503,9 @@ class RagasJudge:
             elif metric == "context_precision":
                 used = [ContextPrecisionWithReference(llm=self.llm),
                         ContextPrecisionWithoutReference(llm=self.llm)]
-            elif metric == "answer_relevance":
-                used = [self._answer_relevancy()]
+            elif metric == "answer_relevance":  # RAGAS's class: the prompts are its own
+                used = [AnswerRelevancy(llm=self.llm, embeddings=self.embeddings,
+                                        strictness=ANSWER_RELEVANCY_STRICTNESS)]
                 material["strictness"] = ANSWER_RELEVANCY_STRICTNESS
                 material["embedder"] = self.embeddings.model_id
             else:
