@@ -55,6 +55,7 @@ class InFlight:
         self.most = 0
         self.ar_now: dict[str, int] = {}
         self.ar_most: dict[str, int] = {}
+        self.ar_n: dict[str, list[int]] = {}  # the `n` of each answer-relevance request
 
     def __call__(self, request: dict[str, Any]) -> Reply:
         prompt = str(request["messages"][-1]["content"])
@@ -63,6 +64,7 @@ class InFlight:
             self.now += 1
             self.most = max(self.most, self.now)
             if answer is not None:
+                self.ar_n.setdefault(answer, []).append(int(request.get("n") or 1))
                 self.ar_now[answer] = self.ar_now.get(answer, 0) + 1
                 self.ar_most[answer] = max(self.ar_most.get(answer, 0), self.ar_now[answer])
         try:
@@ -101,12 +103,16 @@ def judge(stub: OpenAIStub, embedder: Embedder) -> RagasJudge:
     return RagasJudge("stub-model", stub.url, api_key=None, timeout=10.0, embedder=embedder)
 
 
+@pytest.mark.parametrize("honor_n", [True, False], ids=["server-honours-n", "server-ignores-n"])
 def test_every_row_is_scored_from_its_own_three_questions(openai_stub: OpenAIStub,
-                                                          embedder: Embedder,
-                                                          tmp_path: Path) -> None:
+                                                          embedder: Embedder, tmp_path: Path,
+                                                          honor_n: bool) -> None:
+    """RAGAS #2324: under concurrency, `ragas.evaluate(llm=ChatOpenAI(...))` sent some
+    answer-relevance requests with the `n` another metric had just set on the shared client,
+    and scored those rows from one question. Here every row gets its 3 questions."""
     rows = [row(i) for i in range(30)]
     verdicts = {v_item.answer: verdicts for v_item, verdicts in rows}
-    recorder = InFlight(ragas_script(verdicts), delay=0.05)
+    recorder = InFlight(ragas_script(verdicts, honor_n=honor_n), delay=0.05)
     openai_stub.script = recorder
     runner = JudgeRunner(16, tmp_path, "off")
     shared = judge(openai_stub, embedder)  # one judge for the run, as a session has
@@ -119,30 +125,43 @@ def test_every_row_is_scored_from_its_own_three_questions(openai_stub: OpenAIStu
     for (item, verdicts), scores in zip(rows, results, strict=True):
         assert scores.failures == {}, item.question_id
         assert verdicts._asked == 3, f"{item.question_id}: {verdicts._asked} generations"
+        if honor_n:  # one request per row, and it asked for all 3
+            assert recorder.ar_n[item.answer] == [3], item.question_id
+        else:  # a request for each question the server did not give
+            assert len(recorder.ar_n[item.answer]) == 3, item.question_id
         expected = mean_cosine(embedder, item.question, list(verdicts.questions))
         one = mean_cosine(embedder, item.question, list(verdicts.questions[:1]))
         assert abs(expected - one) > 1e-3  # a row scored from one question would show
         assert scores.values["answer_relevance"] == pytest.approx(expected, abs=1e-9, rel=0)
         assert scores.values["faithfulness"] == 1.0
         assert scores.values["context_precision"] == pytest.approx(1.0)
+    assert shared.transport.n_choices is honor_n
 
 
-def test_the_three_generations_overlap_in_time(openai_stub: OpenAIStub,
-                                               embedder: Embedder, tmp_path: Path) -> None:
-    item, verdicts = row(0)
-    recorder = InFlight(ragas_script({item.answer: verdicts}), delay=0.3)
+@pytest.mark.parametrize("honor_n", [True, False], ids=["server-honours-n", "server-ignores-n"])
+def test_the_three_generations_overlap_in_time(openai_stub: OpenAIStub, embedder: Embedder,
+                                               tmp_path: Path, honor_n: bool) -> None:
+    """The second row's generations (the first taught the judge what the server does with
+    `n`) take one request time, not three."""
+    (first, first_verdicts), (second, verdicts) = row(0), row(1)
+    recorder = InFlight(ragas_script({first.answer: first_verdicts, second.answer: verdicts},
+                                     honor_n=honor_n), delay=0.3)
     openai_stub.script = recorder
     runner = JudgeRunner(16, tmp_path, "off")
-    start = time.perf_counter()
+    shared = judge(openai_stub, embedder)
     try:
-        scores = runner.submit(judge(openai_stub, embedder), item, ["answer_relevance"],
-                               "1").result(60)
+        assert runner.submit(shared, first, ["answer_relevance"], "1").result(60).failures == {}
+        start = time.perf_counter()
+        scores = runner.submit(shared, second, ["answer_relevance"], "1").result(60)
+        elapsed = time.perf_counter() - start
     finally:
         runner.close()
-    elapsed = time.perf_counter() - start
     assert scores.failures == {} and verdicts._asked == 3
-    assert recorder.ar_most[item.answer] == 3  # one after another would never exceed 1
-    assert elapsed < 3 * 0.3  # sequential generations cannot finish before 0.9 s
+    if honor_n:
+        assert recorder.ar_n[second.answer] == [3]
+    else:
+        assert recorder.ar_most[second.answer] == 3  # one after another never exceeds 1
+    assert elapsed < 2 * 0.3  # sequential generations cannot finish before 0.9 s
 
 
 @pytest.mark.parametrize("concurrency", [1, 2])
