@@ -137,9 +137,11 @@ class JudgeRunner:
                 return None, ReplayMiss(f"no cached {metric} verdict for {item.question_id} "
                                         f"from {judge.judge_id} (--ragate-cache replay); run "
                                         "once with --ragate-cache on to record it"), False
-        slots = self._slots_for(judge, metric)
         async with self._entry:  # one verdict gathers its slots at a time: no two half-served
-            for _ in range(slots):  # verdicts can wait on each other (no deadlock), in order
+            # verdicts can wait on each other (no deadlock), in order. Asked here, not before
+            # queueing: what a judge needs can change while it waits (it learns the server)
+            slots = self._slots_for(judge, metric)
+            for _ in range(slots):
                 await self._slots.acquire()
         token = REQUESTS_AT_ONCE.set(slots)  # this task's context: the judge sends ≤ slots
         try:
