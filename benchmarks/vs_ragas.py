@@ -113,7 +113,8 @@ class Scripted:
         with self.lock:
             self.stats: dict[str, dict[str, Any]] = defaultdict(lambda: {
                 "requests": 0, "generations": 0, "ar_requests": defaultdict(int),
-                "ar_questions": defaultdict(int), "ar_n": defaultdict(int), "unknown": 0})
+                "ar_questions": defaultdict(int), "ar_n": defaultdict(int), "unknown": 0,
+                "intervals": []})
 
     def snapshot(self) -> dict[str, Any]:
         with self.lock:
@@ -182,8 +183,12 @@ def serve(rows_path: Path, latency: float, honor_n: bool, port_file: Path) -> No
                 self._send(200, {})
                 return
             request = json.loads(raw)
+            start = time.monotonic()
             contents = scripted.answer(request)
             time.sleep(latency)
+            with scripted.lock:
+                scripted.stats[str(request.get("model"))]["intervals"].append(
+                    (start, time.monotonic()))
             if contents is None:
                 self._send(400, {"error": {"message": "unknown prompt", "type": "bench"}})
                 return
@@ -352,12 +357,23 @@ def http(url: str, body: bytes | None = None) -> dict[str, Any]:
 def counted(base: str, model: str) -> dict[str, Any]:
     stats = http(base + "/stats").get(model, {})
     questions = stats.get("ar_questions", {})
+    intervals = sorted(stats.get("intervals", []))
+    events = sorted([(a, 1) for a, _ in intervals] + [(b, -1) for _, b in intervals])
+    now = most = 0
+    for _, step in events:
+        now += step
+        most = max(most, now)
+    span = (max(b for _, b in intervals) - intervals[0][0]) if intervals else 0.0
     return {"requests": stats.get("requests", 0), "generations": stats.get("generations", 0),
             "answer_relevance_requests": sum(stats.get("ar_requests", {}).values()),
             "answer_relevance_n": stats.get("ar_n", {}),
             "rows_fewer_than_3_questions": sorted(q for q, c in questions.items()
                                                   if c < STRICTNESS),
-            "unknown_prompts": stats.get("unknown", 0)}
+            "unknown_prompts": stats.get("unknown", 0),
+            # first request to last answer, the most requests in flight, and the mean in
+            # flight over that span (busy time / span): how well the tool kept the server busy
+            "judging_span_s": span, "most_in_flight": most,
+            "mean_in_flight": sum(b - a for a, b in intervals) / span if span else 0.0}
 
 
 def agreement(rows: list[dict[str, Any]], ours: dict, theirs: dict) -> dict[str, Any]:
@@ -433,9 +449,13 @@ def main() -> None:
                                                    last_scores["ragas"])
                     runs.append(entry)
                     print(f"round {round_} {name:>10}: ragate {entry['ragate']['wall_s']:.2f} s"
-                          f" ({entry['ragate']['requests']} requests), ragas "
+                          f" ({entry['ragate']['requests']} requests, judging "
+                          f"{entry['ragate']['judging_span_s']:.1f} s at "
+                          f"{entry['ragate']['mean_in_flight']:.1f} in flight), ragas "
                           f"{entry['ragas']['wall_s']:.2f} s ({entry['ragas']['requests']} "
-                          f"requests, {len(entry['ragas']['rows_fewer_than_3_questions'])} "
+                          f"requests, judging {entry['ragas']['judging_span_s']:.1f} s at "
+                          f"{entry['ragas']['mean_in_flight']:.1f} in flight, "
+                          f"{len(entry['ragas']['rows_fewer_than_3_questions'])} "
                           f"rows < 3 questions): {entry['ratio']:.2f}x", flush=True)
                 # warm: ragate's cache filled by a cold run with the cache on, then read
                 shutil_rmtree(root / "judge-cache")
