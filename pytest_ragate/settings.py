@@ -102,8 +102,8 @@ class JudgeSettings:
     judge_model: str | None = knob(None, "the judge model, when --ragate-judge is just `ragas`")
     judge_timeout: Annotated[float, at.Gt(0)] = knob(60.0, "seconds before a judge call counts as "
         "failed")
-    judge_concurrency: Annotated[int, at.Ge(1), at.Le(256)] = knob(8, "judge calls in flight per "
-        "process")
+    judge_concurrency: Annotated[int, at.Ge(1), at.Le(256)] = knob(16, "judge model requests "
+        "in flight per process")
     cache: Literal["on", "off", "replay"] = knob("on", "judge verdict cache: on, off, or replay "
         "(any miss fails: a run that spends nothing)")
     judge_cache_dir: str | None = knob(None, "where the judge verdict cache lives (default: the "

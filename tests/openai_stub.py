@@ -48,6 +48,16 @@ def completion(content: str | None, *, model: str = "stub-model",
     }, delay)
 
 
+def completions(contents: Sequence[str], *, model: str = "stub-model",
+                delay: float = 0.0) -> Reply:
+    """A chat.completion with one choice per content (what a server honouring `n` sends)."""
+    reply = completion(None, model=model, delay=delay)
+    reply.body["choices"] = [{"index": i, "finish_reason": "stop",
+                              "message": {"role": "assistant", "content": content}}
+                             for i, content in enumerate(contents)]
+    return reply
+
+
 def error(status: int, message: str = "scripted failure", delay: float = 0.0) -> Reply:
     """An OpenAI-style error body with this status."""
     return Reply(status, {"error": {"message": message, "type": "stub_error", "code": status}},
@@ -177,10 +187,12 @@ def prompt_input(prompt: str) -> dict[str, Any]:
     return data
 
 
-def ragas_script(rows: Mapping[str, RowVerdicts]) -> Script:
+def ragas_script(rows: Mapping[str, RowVerdicts], honor_n: bool = False) -> Script:
     """A script answering RAGAS 0.4.3's collections prompts from verdicts keyed by answer text.
 
     The prompt kind is read from the output schema's title that every RAGAS prompt embeds.
+    A request's `n` is ignored (one choice, as many servers do) unless `honor_n`: then an
+    AnswerRelevancy request gets `n` choices, the row's next `n` questions.
     """
     lock = threading.Lock()
     by_statement = {s: ok for row in rows.values()
@@ -202,12 +214,14 @@ def ragas_script(rows: Mapping[str, RowVerdicts]) -> Script:
             return completion(json.dumps({"reason": "scripted", "verdict": int(useful)}))
         if '"title": "AnswerRelevanceOutput"' in prompt:
             row = rows[data["response"]]
+            asked = int(request.get("n") or 1) if honor_n else 1
             with lock:
-                question = row.questions[row._asked % len(row.questions)] if row.questions \
-                    else ""
-                row._asked += 1
-            return completion(json.dumps({"question": question,
-                                          "noncommittal": row.noncommittal}))
+                questions = [row.questions[(row._asked + k) % len(row.questions)]
+                             if row.questions else "" for k in range(asked)]
+                row._asked += asked
+            return completions([json.dumps({"question": question,
+                                            "noncommittal": row.noncommittal})
+                                for question in questions])
         return error(400, "the script does not know this prompt")
 
     return script

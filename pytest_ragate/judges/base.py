@@ -8,6 +8,7 @@ verdicts from a file) and the RAGAS judge (a model's verdicts) compute the same 
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import json
 from collections.abc import Sequence
@@ -63,8 +64,19 @@ class JudgeInput:
         return hashlib.sha256(json.dumps(material, ensure_ascii=False).encode()).hexdigest()
 
 
+REQUESTS_AT_ONCE: contextvars.ContextVar[int | None] = contextvars.ContextVar(
+    "ragate_requests_at_once", default=None)
+"""Inside `Judge.score` called by the runner: how many model requests the verdict may have in
+flight together (the runner's slots it holds). A judge that sends several requests at once
+(`requests_at_once`) keeps to it; None outside the runner."""
+
+
 class Judge(Protocol):
-    """Anything that scores judged metrics; `judge_id` names the model and its parameters."""
+    """Anything that scores judged metrics; `judge_id` names the model and its parameters.
+
+    Optional: `requests_at_once(metric) -> int`, the model requests one verdict may send
+    together (1 when absent); the runner holds that many concurrency slots for the verdict.
+    """
 
     judge_id: str
 

@@ -46,6 +46,10 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import openai
+
+# the client imports openai.resources on first `.chat` otherwise: ~1 s under load, inside
+# the first verdict, stalling the requests of the others
+import openai.resources.chat
 import ragas
 from pydantic import BaseModel, ValidationError
 from ragas.embeddings.base import BaseRagasEmbedding
@@ -56,9 +60,13 @@ from ragas.metrics.collections import (
     ContextPrecisionWithReference,
     Faithfulness,
 )
+from ragas.metrics.collections.answer_relevancy.util import (
+    AnswerRelevanceInput,
+    AnswerRelevanceOutput,
+)
 from ragas.prompt.metrics.base_prompt import BasePrompt
 
-from pytest_ragate.judges.base import Embeds, JudgeFailure, JudgeInput
+from pytest_ragate.judges.base import REQUESTS_AT_ONCE, Embeds, JudgeFailure, JudgeInput
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
@@ -130,6 +138,8 @@ class ChatTransport:
         self.max_tokens = max_tokens
         self.seed = seed
         self.json_mode = json_mode  # response_format json_object; dropped if the server refuses it
+        # whether the server answers `n` > 1 with n choices: None until one request tells
+        self.n_choices: bool | None = None
 
     @property
     def params(self) -> dict[str, Any]:
@@ -162,20 +172,31 @@ class ChatTransport:
 
     async def complete(self, messages: list[dict[str, str]], *, json_object: bool = False,
                        stop: Sequence[str] | None = None) -> Completion:
+        return (await self.complete_choices(messages, 1, json_object=json_object,
+                                            stop=stop))[0]
+
+    async def complete_choices(self, messages: list[dict[str, str]], n: int, *,
+                               json_object: bool = False, stop: Sequence[str] | None = None,
+                               ) -> list[Completion]:
+        """One request asking for `n` choices (`n` is sent only when above 1): what came back,
+        which may be fewer than `n` from a server that ignores `n`."""
         async with self.session() as client:
             if json_object and self.json_mode:
                 try:
-                    return await self._create(client, messages, True, stop)
+                    return await self._create(client, messages, True, stop, n)
                 except _JsonModeRefused:
                     pass  # asked once more without response_format; off only if that works
-                completion = await self._create(client, messages, False, stop)
+                completions = await self._create(client, messages, False, stop, n)
                 self.json_mode = False
-                return completion
-            return await self._create(client, messages, False, stop)
+                return completions
+            return await self._create(client, messages, False, stop, n)
 
     async def _create(self, client: openai.AsyncOpenAI, messages: list[dict[str, str]],
-                      use_json: bool, stop: Sequence[str] | None) -> Completion:
+                      use_json: bool, stop: Sequence[str] | None, n: int = 1,
+                      ) -> list[Completion]:
         kwargs: dict[str, Any] = {"model": self.model, "messages": messages, **self.params}
+        if n > 1:
+            kwargs["n"] = n
         if use_json:
             kwargs["response_format"] = {"type": "json_object"}
         if stop:
@@ -199,12 +220,14 @@ class ChatTransport:
         choices = getattr(response, "choices", None)
         if not choices:
             raise JudgeFailure("parse", f"{where}: the response has no choices")
-        choice = choices[0]
-        message = getattr(choice, "message", None)
-        content = getattr(message, "content", None)
-        if not isinstance(content, str):
-            raise JudgeFailure("parse", f"{where}: the response has no text content")
-        return Completion(content, getattr(choice, "finish_reason", None))
+        completions = []
+        for choice in choices[:n]:
+            message = getattr(choice, "message", None)
+            content = getattr(message, "content", None)
+            if not isinstance(content, str):
+                raise JudgeFailure("parse", f"{where}: the response has no text content")
+            completions.append(Completion(content, getattr(choice, "finish_reason", None)))
+        return completions
 
 
 _FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
@@ -291,12 +314,21 @@ class RagateInstructorLLM(InstructorBaseRagasLLM):
         return _run_sync(self.agenerate(prompt, response_model))
 
     async def agenerate(self, prompt: str, response_model: type[M]) -> M:
-        completion = await self.transport.complete(self.messages(prompt, response_model),
-                                                   json_object=True)
-        if completion.finish_reason == "length":
-            raise JudgeFailure("parse", f"{self.model} stopped at max_tokens="
-                               f"{self.transport.max_tokens} before finishing its JSON")
-        return parse_json_reply(completion.text, response_model)
+        return (await self.agenerate_choices(prompt, response_model, 1))[0]
+
+    async def agenerate_choices(self, prompt: str, response_model: type[M], n: int,
+                                ) -> list[M]:
+        """Up to `n` replies to `prompt` from one request (fewer when the server ignores
+        `n`), each parsed into `response_model`."""
+        completions = await self.transport.complete_choices(
+            self.messages(prompt, response_model), n, json_object=True)
+        replies = []
+        for completion in completions:
+            if completion.finish_reason == "length":
+                raise JudgeFailure("parse", f"{self.model} stopped at max_tokens="
+                                   f"{self.transport.max_tokens} before finishing its JSON")
+            replies.append(parse_json_reply(completion.text, response_model))
+        return replies
 
     def __repr__(self) -> str:
         return f"RagateInstructorLLM(model={self.model!r}, base_url={self.transport.base_url!r})"
@@ -347,6 +379,86 @@ class _Faithfulness(Faithfulness):
         return statements
 
 
+class _Replayed(InstructorBaseRagasLLM):
+    """Hands RAGAS's AnswerRelevancy the replies already fetched for its prompt, in order.
+
+    Only the exact prompt they were fetched for is replayed; anything else goes to the model.
+    """
+
+    def __init__(self, llm: InstructorBaseRagasLLM, prompt: str,
+                 replies: list[AnswerRelevanceOutput]) -> None:
+        self.llm = llm
+        self.prompt = prompt
+        self.replies = list(replies)
+
+    def generate(self, prompt: str, response_model: type[M]) -> M:
+        return _run_sync(self.agenerate(prompt, response_model))
+
+    async def agenerate(self, prompt: str, response_model: type[M]) -> M:
+        if prompt == self.prompt and response_model is AnswerRelevanceOutput and self.replies:
+            return self.replies.pop(0)  # type: ignore[return-value]
+        return await self.llm.agenerate(prompt, response_model)
+
+
+class _AnswerRelevancy(AnswerRelevancy):
+    """RAGAS's AnswerRelevancy with its `strictness` question generations fetched at once.
+
+    RAGAS 0.4.3 awaits the same prompt `strictness` times one after another (0.6 s a row at
+    200 ms a request). Here the generations are fetched first: one request with
+    `n = strictness` while the server is not known to ignore `n` (as `ragas.evaluate()` asks
+    a LangChain model, but with `n` on this request, not on a shared client: RAGAS #2324),
+    and whatever a server that ignores `n` did not return as single requests sent
+    concurrently (at most as many at once as the runner holds slots for). Then RAGAS's own
+    `ascore` runs unchanged over them (dropping empty questions, the noncommittal rule, the
+    embeddings and the cosine), each of its `agenerate` calls answered by the next fetched
+    reply. The prompt is RAGAS's own, built the way `ascore` builds it, so the model is asked
+    what it was asked before. A failed generation fails the verdict as the first failure in
+    order would have sequentially; the others are waited for, not left running.
+    """
+
+    llm: RagateInstructorLLM
+
+    async def ascore(self, user_input: str, response: str) -> Any:
+        if not user_input or not response:
+            return await super().ascore(user_input, response)  # RAGAS's own ValueError
+        prompt = self.prompt.to_string(AnswerRelevanceInput(response=response))
+        replies = await self._generations(prompt)
+        llm = self.llm
+        self.llm = _Replayed(llm, prompt, replies)  # type: ignore[assignment]
+        try:
+            return await super().ascore(user_input, response)
+        finally:
+            self.llm = llm
+
+    async def _generations(self, prompt: str) -> list[AnswerRelevanceOutput]:
+        transport = self.llm.transport
+        replies: list[AnswerRelevanceOutput] = []
+        if transport.n_choices is not False and self.strictness > 1:
+            try:
+                replies = await self.llm.agenerate_choices(prompt, AnswerRelevanceOutput,
+                                                           self.strictness)
+            except JudgeFailure as failure:
+                if failure.kind != "http" or "HTTP 400" not in failure.message:
+                    raise
+                transport.n_choices = False  # a server refusing `n`: asked singly from now on
+            else:
+                transport.n_choices = len(replies) >= self.strictness
+        missing = self.strictness - len(replies)
+        lane = asyncio.Semaphore(max(1, REQUESTS_AT_ONCE.get() or self.strictness))
+
+        async def generation() -> AnswerRelevanceOutput:
+            async with lane:
+                return await self.llm.agenerate(prompt, AnswerRelevanceOutput)
+
+        outcomes = await asyncio.gather(*(generation() for _ in range(missing)),
+                                        return_exceptions=True)
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                raise outcome
+            replies.append(outcome)
+        return replies[:self.strictness]
+
+
 def _prompt_material(prompt: BasePrompt[Any, Any]) -> dict[str, Any]:
     try:
         template = inspect.getsource(type(prompt).to_string)
@@ -380,7 +492,8 @@ class RagasJudge:
                        judged against the answer); one verdict per context in rank order,
                        average precision with RAGAS's 1e-10 guard = judges.context_precision.
     answer_relevance   AnswerRelevancy(strictness=3): the model writes a question for the answer
-                       3 times (the same prompt each time) with a noncommittal flag; questions
+                       3 times (the same prompt each time; one request with n=3, or 3 sent
+                       at once: _AnswerRelevancy) with a noncommittal flag; questions
                        that come back empty are dropped; the score is the mean cosine between
                        the user's question and the generated ones (our Embedder), times 0 when
                        every kept generation was flagged noncommittal; none kept → 0.0. This is
@@ -409,9 +522,25 @@ class RagasJudge:
     def _faithfulness(self) -> _Faithfulness:
         return _Faithfulness(llm=self.llm)
 
-    def _answer_relevancy(self) -> AnswerRelevancy:
-        return AnswerRelevancy(llm=self.llm, embeddings=self.embeddings,
-                               strictness=ANSWER_RELEVANCY_STRICTNESS)
+    def _answer_relevancy(self) -> _AnswerRelevancy:
+        return _AnswerRelevancy(llm=self.llm, embeddings=self.embeddings,
+                                strictness=ANSWER_RELEVANCY_STRICTNESS)
+
+    def requests_at_once(self, metric: str) -> int:
+        """Model requests one verdict of `metric` may have in flight together: the runner
+        holds that many of its `judge_concurrency` slots for the verdict, so the bound stays
+        a bound on requests. Answer relevance asks for its generations in one request with
+        `n` once the server is known to answer it (1 slot), else sends them as concurrent
+        single requests (3 slots); the other metrics send one request at a time (RAGAS
+        awaits each in turn)."""
+        if metric == "answer_relevance" and self.transport.n_choices is not True:
+            return ANSWER_RELEVANCY_STRICTNESS
+        return 1
+
+    def warm(self) -> None:
+        """Load the embedding model now, before judging starts: loaded lazily, it would load
+        inside the first answer-relevance verdict and stall the requests in flight."""
+        self.embeddings.embed_text("warm")
 
     def prompt_hash(self, metric: str) -> str:
         """sha256 of everything the model is asked for `metric`: each RAGAS prompt's
@@ -425,8 +554,9 @@ class RagasJudge:
             elif metric == "context_precision":
                 used = [ContextPrecisionWithReference(llm=self.llm),
                         ContextPrecisionWithoutReference(llm=self.llm)]
-            elif metric == "answer_relevance":
-                used = [self._answer_relevancy()]
+            elif metric == "answer_relevance":  # RAGAS's class: the prompts are its own
+                used = [AnswerRelevancy(llm=self.llm, embeddings=self.embeddings,
+                                        strictness=ANSWER_RELEVANCY_STRICTNESS)]
                 material["strictness"] = ANSWER_RELEVANCY_STRICTNESS
                 material["embedder"] = self.embeddings.model_id
             else:

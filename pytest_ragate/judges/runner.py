@@ -22,7 +22,14 @@ from typing import Any, Literal
 
 import diskcache
 
-from pytest_ragate.judges.base import Judge, JudgeFailure, JudgeInput, Vacuous, judge_params
+from pytest_ragate.judges.base import (
+    REQUESTS_AT_ONCE,
+    Judge,
+    JudgeFailure,
+    JudgeInput,
+    Vacuous,
+    judge_params,
+)
 from pytest_ragate.scoring.registry import asked_metrics
 
 CacheMode = Literal["on", "off", "replay"]
@@ -80,7 +87,16 @@ class JudgeRunner:
         self._thread = threading.Thread(target=self._loop.run_forever, name="ragate-judge",
                                         daemon=True)
         self._thread.start()
+        # `concurrency` bounds model requests in flight: a verdict holds one slot per request
+        # it may send at once (`judge.requests_at_once(metric)`, 1 when a judge does not say;
+        # RAGAS's answer relevance sends its 3 question generations together and holds 3)
         self._slots = asyncio.Semaphore(concurrency)
+        self._entry = asyncio.Lock()
+
+    def _slots_for(self, judge: Judge, metric: str) -> int:
+        at_once = getattr(judge, "requests_at_once", None)
+        wanted = at_once(metric) if callable(at_once) else 1
+        return max(1, min(self.concurrency, int(wanted)))
 
     def submit(self, judge: Judge, item: JudgeInput, metrics: Sequence[str],
                eval_version: str) -> Future[JudgedScores]:
@@ -121,7 +137,14 @@ class JudgeRunner:
                 return None, ReplayMiss(f"no cached {metric} verdict for {item.question_id} "
                                         f"from {judge.judge_id} (--ragate-cache replay); run "
                                         "once with --ragate-cache on to record it"), False
-        async with self._slots:
+        async with self._entry:  # one verdict gathers its slots at a time: no two half-served
+            # verdicts can wait on each other (no deadlock), in order. Asked here, not before
+            # queueing: what a judge needs can change while it waits (it learns the server)
+            slots = self._slots_for(judge, metric)
+            for _ in range(slots):
+                await self._slots.acquire()
+        token = REQUESTS_AT_ONCE.set(slots)  # this task's context: the judge sends ≤ slots
+        try:
             self.calls += 1
             try:
                 value = checked_score(metric, await judge.score(item, metric))
@@ -129,6 +152,10 @@ class JudgeRunner:
                 return None, failure, False
             except Exception as error:  # a judge bug is still a failure, not a score
                 return None, JudgeFailure("error", f"{type(error).__name__}: {error}"), False
+        finally:
+            REQUESTS_AT_ONCE.reset(token)
+            for _ in range(slots):
+                self._slots.release()
         if self.cache is not None:
             self.cache.set(key, {"value": value[0], "vacuous": value[1]})
         return value, None, False

@@ -57,9 +57,12 @@ def from_settings(settings: JudgeSettings, embedder: Callable[[], Embeds]) -> Ju
     from pytest_ragate.judges.ragas import RagasJudge
 
     assert settings.judge_url is not None  # judge_spec checked it
-    return RagasJudge(rest, settings.judge_url,
-                      api_key=os.environ.get("RAGATE_JUDGE_API_KEY")
-                      or os.environ.get("OPENAI_API_KEY"),
-                      timeout=settings.judge_timeout, embedder=embedder())
+    judge = RagasJudge(rest, settings.judge_url,
+                       api_key=os.environ.get("RAGATE_JUDGE_API_KEY")
+                       or os.environ.get("OPENAI_API_KEY"),
+                       timeout=settings.judge_timeout, embedder=embedder())
+    if "answer_relevance" in judge.metrics and settings.cache != "replay":
+        judge.warm()  # replay embeds nothing: every verdict comes from the cache or fails
+    return judge
 
 
