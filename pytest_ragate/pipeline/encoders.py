@@ -1,7 +1,8 @@
 """The two ways to run all-MiniLM-L6-v2: ONNX Runtime (the default) and sentence-transformers on
 torch (the fallback), each giving unit-length float32 vectors for one batch of texts.
 
-ONNX Runtime embeds the same weights about twice as fast on CPU, with vectors equal to torch's
+ONNX Runtime embeds the same weights at the machine's floor for the model (1.09x torch's texts/s
+on 2 cores, benchmarks/README.md), with vectors equal to torch's
 within about 1e-6. The ONNX graph is exported once from the packaged weights with
 `torch.onnx.export` and cached beside the indexes under a key made of the weights' digest, the
 exporter's and the runtime's versions: a new model file or a new onnxruntime never reuses an
