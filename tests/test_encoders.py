@@ -14,20 +14,10 @@ pytest.importorskip("chromadb")
 pytest.importorskip("onnxruntime")
 pytest.importorskip("sentence_transformers")
 
-from pytest_ragate.goldsets.corpus import Corpus, load_corpus
 from pytest_ragate.pipeline import encoders
 from pytest_ragate.pipeline.chunking import Chunker
 from pytest_ragate.pipeline.retrieval import Embedder, QueryVectors, index_key
-
-TIRON = Path(__file__).parent.parent / "goldsets" / "corpora" / "tiron"
-MEETING = "tiron-ES2004a"
-
-
-def meeting_corpus(folder: Path = TIRON) -> Corpus:
-    corpus, problems = load_corpus(folder, [f"{MEETING}.speakers.json"], "tiron",
-                                   folder / "ragate.toml")
-    assert not problems
-    return corpus
+from tests.test_pipeline import MEETING, TIRON, meeting_corpus
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,6 @@ on one real meeting, and the knob's usage errors and provenance through the plug
 from __future__ import annotations
 
 import json
-import shutil
 
 import numpy as np
 import pytest
@@ -16,7 +15,13 @@ from pytest_ragate.pipeline.chunking import Chunker
 from pytest_ragate.pipeline.extractive import ExtractiveAnswerer
 from pytest_ragate.pipeline.hybrid import Bm25Index, rrf
 from pytest_ragate.pipeline.retrieval import Embedder, Retriever, open_index
-from tests.test_pipeline import MEETING, OFF_TOPIC, ON_TOPIC, TIRON, meeting_corpus
+from tests.test_pipeline import (
+    MEETING,
+    OFF_TOPIC,
+    ON_TOPIC,
+    meeting_corpus,
+    one_meeting_goldset,
+)
 
 # "pooches" occurs once in the meeting (turn 19); all-MiniLM-L6-v2 does not rank its chunk in
 # the top 5 for this question, bm25 ranks it first among the chunks holding the word
@@ -94,22 +99,7 @@ def test_a_bad_retriever_value_is_a_usage_error(pytester: pytest.Pytester) -> No
 
 def _one_meeting_goldset(pytester: pytest.Pytester) -> None:
     """`gs/`: one Tiron meeting, the rare-word question and an off-topic must-abstain one."""
-    gs = pytester.path / "gs"
-    (gs / "corpus").mkdir(parents=True)
-    for path in TIRON.glob(f"{MEETING}.*"):
-        shutil.copy(path, gs / "corpus" / path.name)
-    (gs / "ragate.toml").write_text(
-        '[corpus]\npaths = ["corpus/*.speakers.json"]\nformat = "tiron"\n'
-        '[questions]\nexpected = "expected.jsonl"\n'
-        "[floors]\nabstention_accuracy = 1.0\n")
-    (gs / "questions.jsonl").write_text(
-        json.dumps({"question_id": "rare", "kind": "single_meeting", "question": RARE}) + "\n"
-        + json.dumps({"question_id": "mercury", "kind": "unanswerable", "question": OFF_TOPIC})
-        + "\n")
-    (gs / "expected.jsonl").write_text(
-        json.dumps({"question_id": "rare", "gist": "pooches", "evidence": [
-            {"meeting_id": MEETING, "first_turn": 19, "last_turn": 19}]}) + "\n"
-        + json.dumps({"question_id": "mercury", "gist": None, "evidence": []}) + "\n")
+    one_meeting_goldset(pytester.path / "gs", "rare", RARE, "pooches", (19, 19))
 
 
 @pytest.mark.parametrize("workers", [0, 2])

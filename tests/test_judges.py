@@ -4,6 +4,7 @@ and the fixture judge through a real pytest run."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from pathlib import Path
@@ -358,3 +359,39 @@ def test_a_judge_cache_dir_can_be_committed_and_replayed_elsewhere(
     _, cold = run_judged(judged_project, "--ragate-cache=replay",
                          "--ragate-judge-cache-dir=ci/verdicts")
     assert cold["q1"]["judge_failures"]["faithfulness"].startswith("no cached")
+
+
+def test_a_verdict_cancelled_while_gathering_its_slots_gives_them_back(tmp_path: Path) -> None:
+    """A verdict that needs 3 request slots takes them one by one; cancelled half-way (a run
+    torn down), it must not keep the ones it took, or later verdicts wait forever."""
+    class ThreeAtOnce:
+        judge_id = "three@1"
+
+        def prompt_hash(self, metric: str) -> str:
+            return "p"
+
+        def requests_at_once(self, metric: str) -> int:
+            return 3
+
+        async def score(self, item: JudgeInput, metric: str) -> float:
+            return 1.0
+
+    runner = JudgeRunner(3, tmp_path, "off")
+
+    async def scenario() -> tuple[bool, int]:
+        await runner._slots.acquire()  # one slot busy: the verdict takes 2 and waits
+        task = asyncio.ensure_future(runner._judge_one(ThreeAtOnce(), item("q1"),
+                                                       "faithfulness", "1"))
+        await asyncio.sleep(0.05)
+        waiting = not task.done()
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        runner._slots.release()
+        return waiting, runner._slots._value
+
+    try:
+        waiting, free = asyncio.run_coroutine_threadsafe(scenario(), runner._loop).result(10)
+    finally:
+        runner.close()
+    assert waiting and free == 3

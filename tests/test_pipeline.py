@@ -208,10 +208,10 @@ def test_chroma_server_path(chroma_server: str, retriever: Retriever, embedder: 
     assert ExtractiveAnswerer(served, 0.7, 0.35)(ON_TOPIC).citations == local.citations
 
 
-def test_default_pipeline_end_to_end(pytester: pytest.Pytester) -> None:
-    """The plugin's default fixtures on a one-meeting goldset: a cold run shows progress and
-    builds; a warm run reuses; the knobs land on every row."""
-    gs = pytester.path / "gs"
+def one_meeting_goldset(gs: Path, qid: str, question: str, gist: str,
+                        turns: tuple[int, int]) -> Path:
+    """`gs/`: one Tiron meeting, one answerable question with its evidence turns, and the
+    off-topic must-abstain one."""
     (gs / "corpus").mkdir(parents=True)
     for path in TIRON.glob(f"{MEETING}.*"):
         shutil.copy(path, gs / "corpus" / path.name)
@@ -220,13 +220,20 @@ def test_default_pipeline_end_to_end(pytester: pytest.Pytester) -> None:
         '[questions]\nexpected = "expected.jsonl"\n'
         "[floors]\nabstention_accuracy = 1.0\n")
     (gs / "questions.jsonl").write_text(
-        json.dumps({"question_id": "animal", "kind": "single_meeting", "question": ON_TOPIC})
-        + "\n" + json.dumps({"question_id": "mercury", "kind": "unanswerable",
-                             "question": OFF_TOPIC}) + "\n")
+        json.dumps({"question_id": qid, "kind": "single_meeting", "question": question}) + "\n"
+        + json.dumps({"question_id": "mercury", "kind": "unanswerable", "question": OFF_TOPIC})
+        + "\n")
     (gs / "expected.jsonl").write_text(
-        json.dumps({"question_id": "animal", "gist": "a tiger", "evidence": [
-            {"meeting_id": MEETING, "first_turn": 20, "last_turn": 34}]}) + "\n"
+        json.dumps({"question_id": qid, "gist": gist, "evidence": [
+            {"meeting_id": MEETING, "first_turn": turns[0], "last_turn": turns[1]}]}) + "\n"
         + json.dumps({"question_id": "mercury", "gist": None, "evidence": []}) + "\n")
+    return gs
+
+
+def test_default_pipeline_end_to_end(pytester: pytest.Pytester) -> None:
+    """The plugin's default fixtures on a one-meeting goldset: a cold run shows progress and
+    builds; a warm run reuses; the knobs land on every row."""
+    one_meeting_goldset(pytester.path / "gs", "animal", ON_TOPIC, "a tiger", (20, 34))
     cache = pytester.path / "idx"
     pytester.makeconftest('''
 import sys

@@ -140,9 +140,15 @@ class JudgeRunner:
         async with self._entry:  # one verdict gathers its slots at a time: no two half-served
             # verdicts can wait on each other (no deadlock), in order. Asked here, not before
             # queueing: what a judge needs can change while it waits (it learns the server)
-            slots = self._slots_for(judge, metric)
-            for _ in range(slots):
-                await self._slots.acquire()
+            slots, taken = self._slots_for(judge, metric), 0
+            try:
+                while taken < slots:
+                    await self._slots.acquire()
+                    taken += 1
+            except BaseException:  # cancelled half-way: give back what was taken
+                for _ in range(taken):
+                    self._slots.release()
+                raise
         token = REQUESTS_AT_ONCE.set(slots)  # this task's context: the judge sends ≤ slots
         try:
             self.calls += 1
