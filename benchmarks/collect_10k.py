@@ -16,7 +16,7 @@ What it does:
        time: interpreter and pytest start-up (with every installed plugin) plus collection;
    (c) the same subprocess on an empty directory: the start-up baseline;
    (d) (b) and (c) again with `-p no:langsmith_plugin`, the configuration README recommends:
-       langsmith's pytest plugin (installed with the `ragas` extra) costs ~0.7 s of every
+       langsmith's pytest plugin (installed with the `ragas` extra) costs ~0.9 s of every
        start-up here and serves no ragate run.
    (b), (c) and (d) alternate, so a busy spell on a shared machine hits all alike. Net
    collection is (b) - (c), run by run. The subprocesses' CPU time and pytest's own
@@ -62,7 +62,7 @@ SEED = 20240607
 DEFAULT_JSON = Path(__file__).resolve().parent / "out" / "collect_10k.json"
 
 # langsmith (a dependency of ragas, via langchain-core) registers a pytest plugin that costs
-# ~0.7 s of every start-up here; the README recommends blocking it where it is not used
+# ~0.9 s of every start-up here; the README recommends blocking it where it is not used
 TRIM = ("-p", "no:langsmith_plugin")
 
 SPEAKERS = ["Project Manager", "Marketing", "Industrial Designer", "User Interface"]

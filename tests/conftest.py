@@ -160,7 +160,7 @@ def _keep_results(item: pytest.Item, keep: Path) -> None:
 @pytest.fixture(autouse=True)
 def _without_langsmith_plugin(request: pytest.FixtureRequest) -> None:
     """The pytest runs a test starts (subprocesses, xdist workers) skip langsmith's pytest
-    plugin, which the `ragas` extra installs and which costs ~0.7 s of every start-up here
+    plugin, which the `ragas` extra installs and which costs ~0.9 s of every start-up here
     (benchmarks/collect_10k.py), as README advises users. pytester clears PYTEST_ADDOPTS when
     it starts, so it is set after."""
     if "pytester" in request.fixturenames:
