@@ -67,6 +67,12 @@ def gate(tree: Path, work: Path, name: str, round_: int) -> tuple[Run, Path]:
     return run, results
 
 
+def _ratio(runs: list[Run], measure: str, round_: int) -> float:
+    """after / before of one measure, within one round."""
+    side = {r.config: getattr(r, measure) for r in runs if r.round == round_}
+    return side["after"] / side["before"]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--before", default=BEFORE)
@@ -105,12 +111,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)
 
-    ratios = [next(a.wall_s for a in runs if a.config == "after" and a.round == r)
-              / next(b.wall_s for b in runs if b.config == "before" and b.round == r)
-              for r in range(1, args.rounds + 1)]
-    cpu = [next(a.cpu_s for a in runs if a.config == "after" and a.round == r)
-           / next(b.cpu_s for b in runs if b.config == "before" and b.round == r)
-           for r in range(1, args.rounds + 1)]
+    ratios = [_ratio(runs, "wall_s", r) for r in range(1, args.rounds + 1)]
+    cpu = [_ratio(runs, "cpu_s", r) for r in range(1, args.rounds + 1)]
     ratio = statistics.median(ratios)
     verdict = "PASS" if ratio <= GOAL else "FAIL"
     figures: dict[str, Any] = {

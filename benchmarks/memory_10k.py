@@ -119,7 +119,7 @@ def measure(root: Path, workers: int) -> dict[str, Any]:
     sampler.done.set()
     sampler.join()
     wall = time.perf_counter() - start
-    tests = int(ET.parse(out / "junit.xml").getroot().iter("testsuite").__next__().get("tests"))
+    tests = int(next(ET.parse(out / "junit.xml").getroot().iter("testsuite")).get("tests"))
     want = sum(MIX.values()) + FLOORS
     if tests != want or proc.returncode not in (0, 1):
         sys.stdout.write(stdout[-3000:])

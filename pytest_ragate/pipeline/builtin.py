@@ -109,10 +109,11 @@ class Pipeline:
         """`known()`: every query the session's items will ask (questions and anchor claims),
         asked for once per process and embedded in one batch instead of one model call per
         item."""
+        from pytest_ragate.pipeline.hybrid import FUSION_DEPTH, RRF_K, Bm25Index
         from pytest_ragate.pipeline.retrieval import Retriever
 
         if self.settings.retriever == "hybrid":  # before embedding: without bm25s, fail fast
-            from pytest_ragate.pipeline.hybrid import DEPTH, RRF_K, Bm25Index
+            import bm25s  # noqa: F401
         index = self.index(corpus, chunker)
         if known is not None and not self._prefetched:
             self._prefetched = True
@@ -124,7 +125,7 @@ class Pipeline:
             lexical = self.lexical.get(index.key)
             if lexical is None:
                 lexical = self.lexical[index.key] = Bm25Index.build(list(index.chunks.values()))
-            knobs.update({"rrf_k": RRF_K, "fusion_depth": DEPTH})
+            knobs.update({"rrf_k": RRF_K, "fusion_depth": FUSION_DEPTH})
         rescue = None
         if self.settings.rescue:
             rescue = self.rescues.get(index.key)

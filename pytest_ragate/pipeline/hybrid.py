@@ -17,15 +17,14 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-import bm25s
 import numpy as np
 
 from pytest_ragate.pipeline.chunking import Chunk
 from pytest_ragate.pipeline.normalize import fold
 
-RRF_K = 60  # the constant of Cormack et al. (2009), as in the benchmark
-DEPTH = 100  # each ranking is cut here before fusion
 STOPWORDS = "en"  # bm25s's short English list (Lucene's 33 words)
+RRF_K = 60  # the constant of Cormack et al. (2009), as in the benchmark
+FUSION_DEPTH = 100  # each ranking is cut here before fusion
 H = TypeVar("H", bound=Hashable)
 
 
@@ -54,15 +53,19 @@ class Bm25Index:
 
     @classmethod
     def build(cls, chunks: Sequence[Chunk]) -> Bm25Index:
+        import bm25s  # the [embed] extra's; the retriever module imports this one always
+
         tokens = bm25s.tokenize([fold(c.embed_text) for c in chunks], stopwords=STOPWORDS,
                                 return_ids=False, show_progress=False)
         model = bm25s.BM25()
         model.index(tokens, show_progress=False)
         return cls([c.chunk_id for c in chunks], model)
 
-    def rank(self, query: str, depth: int = DEPTH) -> list[str]:
+    def rank(self, query: str, depth: int = FUSION_DEPTH) -> list[str]:
         """Chunk ids by bm25 score, best first, ties in corpus order; chunks scoring zero are
         left out (they share no term with the query)."""
+        import bm25s
+
         tokens = bm25s.tokenize([fold(query)], stopwords=STOPWORDS, return_ids=False,
                                 show_progress=False)[0]
         tokens = [t for t in tokens if t]

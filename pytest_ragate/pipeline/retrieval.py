@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlparse
 
 import chromadb
@@ -41,11 +41,9 @@ from pytest_ragate.pipeline.encoders import (
     model_path,
     resolve,
 )
+from pytest_ragate.pipeline.hybrid import FUSION_DEPTH, RRF_K, Bm25Index, rrf
 from pytest_ragate.pipeline.normalize import NORMALIZATION_VERSION, normalize
 from pytest_ragate.pipeline.rescue import SentenceRescue
-
-if TYPE_CHECKING:
-    from pytest_ragate.pipeline.hybrid import Bm25Index
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 INDEX_FORMAT = "2"  # 2: sentences stored beside chunks
@@ -455,8 +453,8 @@ class Retriever:
     rescue: SentenceRescue | None = None
     queries: QueryVectors | None = None  # persisted query vectors; None embeds every time
     lexical: Bm25Index | None = None
-    depth: int = 100
-    rrf_k: int = 60
+    depth: int = FUSION_DEPTH
+    rrf_k: int = RRF_K
 
     def embed_query(self, query: str) -> np.ndarray:
         if self.queries is not None:
@@ -482,8 +480,6 @@ class Retriever:
         """The first k chunks of this retriever's ranking with their dense distances."""
         if self.lexical is None:
             return self.index.query(embedding, k)
-        from pytest_ragate.pipeline.hybrid import rrf
-
         dense = self.index.query(embedding, max(k, self.depth))
         distance = {c.chunk_id: d for c, d in dense}
         fused = rrf([[c.chunk_id for c, _ in dense], self.lexical.rank(query, self.depth)],
