@@ -68,11 +68,11 @@ def calibrate(results: Path, step: float) -> None:
     """
     from tabulate import tabulate
 
-    from pytest_ragate.files import read_jsonl
+    from pytest_ragate.outputs.results import read_rows
     from pytest_ragate.scoring.calibrate import best, recall_at, replay, sweep
     from pytest_ragate.scoring.metrics import QuestionRecord
 
-    rows, problems = read_jsonl(results, QuestionRecord)
+    rows, problems = read_rows(results)
     if problems:
         raise click.ClickException("\n".join(map(str, problems)))
     by_goldset: dict[str, list[QuestionRecord]] = {}
@@ -195,11 +195,10 @@ def _goldset_power(root: Path, results: Path, strict: bool, target: float) -> No
     """`ragate power GOLDSET --results R`: one row per floor of the goldset."""
     from tabulate import tabulate
 
-    from pytest_ragate.files import read_jsonl
     from pytest_ragate.goldsets.loader import load_goldset
+    from pytest_ragate.outputs.results import read_rows
     from pytest_ragate.problems import GoldsetError
     from pytest_ragate.scoring.gates import Strictness, decide, fmt_n
-    from pytest_ragate.scoring.metrics import QuestionRecord
     from pytest_ragate.scoring.power import needed_for_mean, questions_needed
     from pytest_ragate.scoring.registry import METRICS
 
@@ -207,7 +206,7 @@ def _goldset_power(root: Path, results: Path, strict: bool, target: float) -> No
         goldset = load_goldset(root)
     except GoldsetError as error:
         raise click.ClickException(str(error)) from None
-    rows, problems = read_jsonl(results, QuestionRecord)
+    rows, problems = read_rows(results)
     if problems:
         raise click.ClickException("\n".join(map(str, problems)))
     records = [row for _, row in rows if row.goldset == goldset.name]
@@ -360,10 +359,9 @@ def stamp_verdicts(judge_file: Path, results: Path) -> None:
 def _answers(results: Path, what: str) -> dict[str, str]:
     """Each answered question's answer text in a results file; refused when a question's
     repeats answered differently, since `what` is stamped for one answer."""
-    from pytest_ragate.files import read_jsonl
-    from pytest_ragate.scoring.metrics import QuestionRecord
+    from pytest_ragate.outputs.results import read_rows
 
-    rows, problems = read_jsonl(results, QuestionRecord)
+    rows, problems = read_rows(results)
     if problems:
         raise click.ClickException("\n".join(map(str, problems)))
     answers: dict[str, str] = {}
@@ -484,3 +482,30 @@ def verify(directory: Path, pin: str | None) -> None:
     sealed = read_sealed(sealed_path(directory))
     click.echo(f"ok {sealed_path(directory)}: {len(sealed.answers)} sealed answers, "
                f"manifest digest {sealed.manifest_digest}")
+
+
+@main.command(context_settings={"ignore_unknown_options": True,
+                                "allow_interspersed_args": False})
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def decide(args: tuple[str, ...]) -> None:
+    """Decide the floors over saved results: RESULTS... [-- PYTEST_ARGS...].
+
+    RESULTS are each shard's --ragate-results file (or one run's), folders of them or globs.
+    PYTEST_ARGS select the goldsets as the shards did (paths, -m, -k) and name the outputs
+    (--junitxml, --ragate-report, --ragate-html, --ragate-history, --ragate-baseline, ...).
+    Runs `pytest --ragate-decide RESULTS... PYTEST_ARGS` in one process and exits with its
+    status: 0 when every floor holds, 1 when one fails or the files are refused.
+    """
+    import importlib.util
+
+    import pytest
+
+    cut = args.index("--") if "--" in args else len(args)
+    results, rest = args[:cut], args[cut + 1:]
+    if not results:
+        raise click.UsageError("give the results files to decide (each shard's "
+                               "--ragate-results)")
+    flags = [f"--ragate-decide={path}" for path in results]
+    # one process, whatever addopts say; an explicit -n in PYTEST_ARGS is refused
+    serial = ["-n", "0"] if importlib.util.find_spec("xdist") else []
+    raise SystemExit(int(pytest.main([*flags, *serial, *rest])))

@@ -37,7 +37,7 @@ from pytest_ragate.collect.long_lived import long_lived, thaw
 from pytest_ragate.collect.output_paths import check_outputs
 from pytest_ragate.collect.route import route_spec
 from pytest_ragate.goldsets import CONFIG_NAME
-from pytest_ragate.settings import add_options, add_run_options, read_settings
+from pytest_ragate.settings import Settings, add_options, add_run_options, read_settings
 
 if TYPE_CHECKING:
     from pytest_ragate.answer import Answer
@@ -64,8 +64,14 @@ def pytest_configure(config: pytest.Config) -> None:
         if missing:
             raise pytest.UsageError(f"--ragate-html needs {' and '.join(missing)}: "
                                     "pip install 'pytest-ragate[html]'")
+    if settings.run.shard or settings.run.decide:
+        _check_shard_or_decide(config, settings)
     if hasattr(config, "workerinput"):
         return
+    if settings.run.decide:
+        from pytest_ragate.collect.deciding import DECIDE_KEY, load
+
+        config.stash[DECIDE_KEY] = load(config, settings)
     fixture_file = None
     if settings.judge.judge:  # one usage error, not a failure per item
         from pytest_ragate.judges.select import check_settings
@@ -75,6 +81,36 @@ def pytest_configure(config: pytest.Config) -> None:
     check_outputs(config, fixture_file)
     controller = config.stash[CONTROLLER_KEY] = Controller(config)
     config.pluginmanager.register(controller, "ragate-controller")
+
+
+def _check_shard_or_decide(config: pytest.Config, settings: Settings) -> None:
+    """A shard decides nothing and keeps its results for `ragate decide`; a decision runs
+    nothing and in one process: flags that say otherwise are usage errors."""
+    run = settings.run
+    if run.shard and run.decide:
+        raise pytest.UsageError("--ragate-shard runs a slice and --ragate-decide decides the "
+                                "slices' results: one or the other")
+    if run.shard:
+        from pytest_ragate.outputs.results import Shard
+
+        try:
+            Shard.parse(run.shard)
+        except ValueError as error:
+            raise pytest.UsageError(f"--ragate-shard {error}") from None
+        if not run.results:
+            raise pytest.UsageError("--ragate-shard needs --ragate-results PATH: a shard's "
+                                    "results are what `ragate decide` decides")
+        decided = {"--ragate-report": run.report, "--ragate-html": run.html,
+                   "--ragate-history": run.history, "--ragate-baseline": settings.gate.baseline,
+                   "--ragate-promote": run.promote}
+        given = [flag for flag, value in decided.items() if value]
+        if given:
+            raise pytest.UsageError(f"--ragate-shard decides no floor, so {', '.join(given)} "
+                                    "belong to `ragate decide`, which decides every shard "
+                                    "together")
+    if run.decide and config.getoption("numprocesses", None):
+        raise pytest.UsageError("--ragate-decide asks no system and runs in one process: "
+                                "drop -n")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -128,6 +164,23 @@ def pytest_pycollect_makeitem(collector: pytest.Module | pytest.Class, name: str
         goldset, floors = decorated_goldset(collector.config, collector.path, name, spec, route)
         return [*adopt_questions(result, route),
                 *make_floors(collector, goldset, floors, route, prefix=f"{name}::")]
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
+                                   items: list[pytest.Item]) -> None:
+    """After `-k` and `-m`: a shard keeps its slice (`collect/sharding.py`); a decision
+    keeps the floors and replays the rest from the results files (`collect/deciding.py`)."""
+    run = read_settings(config).run
+    if run.shard:
+        from pytest_ragate.collect.sharding import select
+        from pytest_ragate.outputs.results import Shard
+
+        select(config, items, Shard.parse(run.shard))
+    elif run.decide and not hasattr(config, "workerinput"):
+        from pytest_ragate.collect.deciding import prepare
+
+        prepare(session, items)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -151,6 +151,8 @@ class RunSettings:
     promote: bool = False
     promote_flipped: bool = False  # implies promote
     require_judge: bool = False
+    shard: str | None = None  # `i/N`: run one slice and decide nothing (collect/sharding.py)
+    decide: tuple[str, ...] = ()  # results files to decide instead of running (deciding.py)
 
     @property
     def outputs(self) -> dict[str, str]:
@@ -197,6 +199,15 @@ def add_run_options(group: Any) -> None:
     group.addoption("--ragate-require-judge", dest="ragate_require_judge", action="store_true",
                     default=False, help="fail judged floors when no judge is configured "
                     "instead of skipping them")
+    group.addoption("--ragate-shard", dest="ragate_shard", metavar="I/N", default=None,
+                    help="run shard I of N (e.g. 2/3): a stable split of every goldset's "
+                    "questions and anchors, balanced per goldset; decides no floor, writes "
+                    "--ragate-results for `ragate decide`")
+    group.addoption("--ragate-decide", dest="ragate_decide", metavar="RESULTS",
+                    action="append", default=None,
+                    help="decide the floors over saved results files (each shard's "
+                    "--ragate-results; a folder or a glob for many; repeatable) instead of "
+                    "asking the system: what `ragate decide` runs")
 
 
 def add_options(group: Any, parser: pytest.Parser) -> None:
@@ -284,5 +295,6 @@ def read_settings(config: pytest.Config) -> Settings:
                          for f in dataclasses.fields(RunSettings)})
     if run.promote_flipped:
         run = dataclasses.replace(run, promote=True)
+    run = dataclasses.replace(run, decide=tuple(run.decide or ()))
     settings = config.stash[SETTINGS_KEY] = Settings(run=run, **sections)
     return settings

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_ragate.collect import reporter
+from pytest_ragate.collect.deciding import Deciding, replay, saved
 from pytest_ragate.collect.decision import (
     Arrived,
     Decision,
@@ -25,6 +26,7 @@ from pytest_ragate.collect.items import collected
 from pytest_ragate.collect.wire import Collected
 from pytest_ragate.goldsets.promotion import Promotion, promote_anchors, promote_floors, summary
 from pytest_ragate.outputs.baseline import BaselineError, load_baseline
+from pytest_ragate.outputs.results import Shard
 from pytest_ragate.outputs.writers import Written, write_outputs
 from pytest_ragate.scoring.flips import Flips
 from pytest_ragate.scoring.gates import Floor, Strictness
@@ -56,6 +58,7 @@ class Conclusion:
                 raise pytest.UsageError(str(error)) from None
         self.rules = Rules(Strictness(gate.ci, gate.min_n, gate.sealed_without_key),
                            settings.run.require_judge, baseline, gate.alpha)
+        self.shard = Shard.parse(settings.run.shard) if settings.run.shard else None
 
     @property
     def runs(self) -> list[GoldsetRun]:
@@ -82,15 +85,27 @@ class Conclusion:
         self.arrived.started = started
         self.arrived.failed = {nodeid: Failure(*f) for nodeid, f in failed.items()}
         self.arrived.down = down
+        self._decide(session)
+
+    def conclude_saved(self, session: pytest.Session, deciding: Deciding) -> None:
+        """`ragate decide`: the saved items reported as they were, then decided as a run."""
+        replay(self.config, deciding)
+        self.collected, self.arrived = deciding.collected, deciding.arrived
+        self._decide(session, row_knobs=deciding.row_knobs)
+
+    def _decide(self, session: pytest.Session, row_knobs: dict[str, Any] | None = None,
+                ) -> None:
         self.decision = decide_run(self.collected, self.arrived, self.rules)
-        reporter.report_decision(self.config, self.decision, started)
+        reporter.report_decision(self.config, self.decision, self.arrived.started)
         run_failed = bool(session.testsfailed) or bool(session.shouldfail)
         for run in self.runs:
             run.run_failed = run_failed
+        keep = saved(self.settings, self.collected, self.arrived, self.decision.lost,
+                     shard=self.shard, row_knobs=row_knobs)
         self.written = write_outputs(
             self.settings.run, self.runs, rootdir=self.config.rootpath,
             cut_short=bool(session.shouldstop or session.shouldfail), failed=run_failed,
-            ci=self.settings.gate.ci, flip_window=self.settings.gate.flip_window)
+            ci=self.settings.gate.ci, flip_window=self.settings.gate.flip_window, saved=keep)
         if self.settings.run.promote:
             check = (FlipCheck.of(self.runs, self.written.flips) if self.settings.run.history
                      else FlipCheck(history=False))
@@ -98,6 +113,10 @@ class Conclusion:
                                      check, force=self.settings.run.promote_flipped)
 
     def terminal_summary(self, terminalreporter: Any) -> None:
+        if self.shard is not None:
+            reporter.shard_summary(terminalreporter, self.shard, self.runs,
+                                   outputs=self.settings.run.outputs, down=self.arrived.down)
+            return
         reporter.terminal_summary(terminalreporter, self.runs, down=self.arrived.down,
                                   promotion=self.promotion,
                                   outputs=self.settings.run.outputs,

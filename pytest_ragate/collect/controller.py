@@ -89,6 +89,13 @@ class Controller:
         result = yield
         if self.config.option.collectonly:
             return result
+        if self.settings.run.decide:  # `ragate decide`: saved results, not this session's
+            from pytest_ragate.collect.deciding import DECIDE_KEY
+
+            deciding = self.config.stash[DECIDE_KEY]
+            if not deciding.problems:
+                self.concluding().conclude_saved(session, deciding)
+            return result
         if self.selected is not None and any(map(is_goldset_item, self.selected)):
             self.concluding()
         if self.conclusion is not None:
@@ -99,3 +106,8 @@ class Controller:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.conclusion is not None:
             self.conclusion.terminal_summary(terminalreporter)
+        if self.settings.run.decide:
+            from pytest_ragate.collect.deciding import DECIDE_KEY
+
+            for note in self.config.stash[DECIDE_KEY].notes:
+                terminalreporter.write_line(f"ragate decide: {note}", yellow=True)

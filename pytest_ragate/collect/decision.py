@@ -213,7 +213,7 @@ def _error_record(population: Population, member: Member, why: str) -> QuestionR
         repeat=member.repeat, question=member.question, kind=member.kind,
         index=member.index, status="error", error=why, must_abstain=member.must_abstain,
         evidence_spans=member.evidence_spans, eval_version=population.eval_version,
-        expected=member.expected)
+        goldset_sha256=population.sha256, expected=member.expected)
 
 
 def _question_gaps(population: Population, arrived: Arrived, decision: Decision,

@@ -506,7 +506,7 @@ def collected(items: Iterable[pytest.Item]) -> Collected:
         decorated = route not in file_routes
         populations.append(Population(
             route=route, goldset=goldset.name, eval_version=goldset.eval_version,
-            repeats=repeats_of(item_config, goldset),
+            sha256=goldset.content_sha256, repeats=repeats_of(item_config, goldset),
             questions=[Member(question_id=c.question.question_id, repeat=c.repeat,
                               name=c.item_name,
                               question=c.question.question, kind=c.question.kind,

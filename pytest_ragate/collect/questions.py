@@ -46,6 +46,7 @@ def base_record(item: pytest.Item, case: Case, **fields: Any) -> QuestionRecord:
         "question": case.question.question,
         "kind": case.question.kind, "index": case.index, "must_abstain": case.must_abstain,
         "evidence_spans": len(spans), "eval_version": case.goldset.eval_version,
+        "goldset_sha256": case.goldset.content_sha256,
         "expected": case.expected_labels,
     }
     row.update(fields)

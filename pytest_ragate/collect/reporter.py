@@ -25,23 +25,31 @@ Location = tuple[str, int | None, str]
 
 
 def send(config: pytest.Config, nodeid: str, location: Location, keywords: Sequence[str],
-         outcome: str, message: str, props: list[tuple[str, Any]], xfail: str | None) -> None:
-    """One synthetic test case: setup, call and teardown reports, as a worker sends."""
+         outcome: str, message: str, props: list[tuple[str, Any]], xfail: str | None, *,
+         phase: str = "call", text: QuestionRecord | None = None) -> None:
+    """One synthetic test case: setup, call and teardown reports, as a worker sends. An
+    outcome in `phase` "setup" is the setup's (an error, or a skip: no call report follows);
+    `text`, a question's record, becomes the case's readable `<system-out>` in JUnit."""
     hook = config.hook
-    phase = {"xfailed": "skipped", "xpassed": "failed"}.get(outcome, outcome)
+    result = {"xfailed": "skipped", "xpassed": "failed"}.get(outcome, outcome)
     extra: dict[str, Any] = {"wasxfail": xfail} if outcome == "xfailed" else {}
     longrepr: Any = None
-    if phase == "failed":
+    if result == "failed":
         longrepr = message
-    elif phase == "skipped":
+    elif result == "skipped":
         longrepr = (str(location[0]), (location[1] or 0) + 1, message)
+    if phase == "setup":
+        phases = [("setup", result, longrepr, extra)]
+    else:
+        phases = [("setup", "passed", None, {}), ("call", result, longrepr, extra)]
+    phases.append(("teardown", "passed", None, {}))
     hook.pytest_runtest_logstart(nodeid=nodeid, location=location)
-    for when, phase_outcome, repr_ in (("setup", "passed", None), ("call", phase, longrepr),
-                                       ("teardown", "passed", None)):
+    for when, phase_outcome, repr_, more in phases:
         report = pytest.TestReport(
             nodeid, location, dict.fromkeys(keywords, 1), phase_outcome, repr_, when,
-            user_properties=props if when == "teardown" else [],
-            **(extra if when == "call" else {}))
+            user_properties=props if when == "teardown" else [], **more)
+        if text is not None and when == phases[-2][0]:
+            junit_text(config, report, text)
         hook.pytest_runtest_logreport(report=report)
     hook.pytest_runtest_logfinish(nodeid=nodeid, location=location)
 
@@ -156,3 +164,23 @@ def terminal_summary(terminalreporter: Any, runs: Sequence[GoldsetRun], *,
             write(f"{label}: {line}", yellow=" flipped " in line)
     for note in history_notes:
         write(f"ragate history: {note}", yellow=True)
+
+
+def shard_summary(terminalreporter: Any, shard: Any, runs: Sequence[GoldsetRun], *,
+                  outputs: Mapping[str, str], down: Sequence[str]) -> None:
+    """A shard decides nothing: say what it ran, and where its results wait for `ragate
+    decide`."""
+    write = terminalreporter.write_line
+    terminalreporter.write_sep("=", f"ragate shard {shard}")
+    for run in runs:
+        errors = [r for r in run.records if r.status == "error"]
+        anchors = f", {len(run.anchors)} anchor{'s' * (len(run.anchors) != 1)}"
+        write(f"{run.label}: {len(run.records)} of {run.population} question items here"
+              + (anchors if run.anchors else "")
+              + (f", {len(errors)} errored" if errors else ""), red=bool(errors))
+    for note in down:
+        write(f"ragate: xdist worker down: {note}", red=True)
+    write(f"floors: not decided in a shard; run `ragate decide` over every shard's results "
+          f"({shard.count} files)")
+    for name, path in outputs.items():
+        write(f"ragate {name}: {path}")

@@ -80,6 +80,7 @@ class Population(_Wire):
     route: str
     goldset: str
     eval_version: str
+    sha256: str | None = None  # the goldset's content digest (`Goldset.content_sha256`)
     questions: list[Member]  # every question once per repeat
     anchors: list[AnchorMember]
     repeats: int = 1  # how many times each question is asked

@@ -6,6 +6,8 @@ Loading gathers all problems before raising, so one run lists them all.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -43,6 +45,7 @@ from pytest_ragate.goldsets.sealed import (
 )
 from pytest_ragate.problems import GoldsetError, Problem, problems_from_validation
 from pytest_ragate.scoring.agreement import AGREEMENT
+from pytest_ragate.scoring.flips import anchor_digest
 from pytest_ragate.scoring.gates import Floor
 from pytest_ragate.scoring.metrics import ContextRef, Evidence, WholeDocument, repeat_name
 from pytest_ragate.scoring.registry import METRICS, anchor_floor_metrics
@@ -220,6 +223,36 @@ class Goldset:
     @property
     def kinds(self) -> list[str]:
         return sorted({c.question.kind for c in self.cases})
+
+    @cached_property
+    def content_sha256(self) -> str:
+        """What the goldset asks and expects, as a digest on every results row: shards run on
+        other machines are decided together only when it matches (`ragate decide`). Floors
+        and xfail reasons are left out, so re-deciding after a floor changes (or an anchor is
+        promoted) stays possible; sealed answers count by their sealed file, so a run with
+        the key and one without agree."""
+        digest = hashlib.sha256()
+
+        def add(*parts: object) -> None:
+            digest.update(json.dumps(parts, ensure_ascii=False, sort_keys=True,
+                                     default=str).encode() + b"\n")
+
+        add("config", self.config.model_dump(mode="json", exclude={"floors"}))
+        add("corpus", self.corpus.content_hash)
+        if self.sealed:
+            add("sealed", hashlib.sha256(locate_sealed(
+                self.root, self.config.questions.expected).read_bytes()).hexdigest())
+        for case in self.cases:
+            add("question", case.question.model_dump(mode="json"),
+                None if self.sealed or case.expected is None
+                else case.expected.model_dump(mode="json"))
+        for entry in self.anchors:
+            a = entry.anchor
+            add("anchor", a.anchor_id, anchor_digest(
+                a.kind, a.claim, a.evidence.model_dump() if a.evidence is not None else None))
+        for label in self.labels:
+            add("label", label.question_id, label.metric, label.value, label.answer_sha256)
+        return digest.hexdigest()
 
 
 def evidence_label(corpus: Corpus, item: Evidence) -> str:

@@ -12,6 +12,7 @@ from pathlib import Path
 from pydantic import ConfigDict, ValidationError
 
 from pytest_ragate.outputs.history import HistoryLine, fmt_sha, fmt_time
+from pytest_ragate.outputs.results import HEADER_KEY, read_results
 from pytest_ragate.scoring.metrics import QuestionRecord
 from pytest_ragate.scoring.regression import BaselineRun
 
@@ -48,11 +49,11 @@ def load_baseline(spec: str, root: Path | None = None) -> list[BaselineRun]:
     if not numbered:
         raise BaselineError(f"--ragate-baseline {spec}: the file is empty")
     first = _json(path, *numbered[0])
-    if "question_id" in first:
+    if "question_id" in first or HEADER_KEY in first:
         if line_no is not None:
             raise BaselineError(f"--ragate-baseline {spec}: :LINE picks a history line; "
                                 f"{path} is a results file (pass it whole)")
-        return _from_results(path, numbered)
+        return _from_results(path)
     return _from_history(path, numbered)
 
 
@@ -83,17 +84,14 @@ def _json(path: Path, line: int, text: str) -> dict[str, object]:
     return row
 
 
-def _from_results(path: Path, numbered: Sequence[tuple[int, str]]) -> list[BaselineRun]:
+def _from_results(path: Path) -> list[BaselineRun]:
+    found = read_results(path, _ResultsRow)
+    if found.problems:
+        first = found.problems[0]
+        raise BaselineError(f"--ragate-baseline: {first} (expected a --ragate-results file or "
+                            "a --ragate-history file)")
     runs: dict[str, BaselineRun] = {}
-    for line, text in numbered:
-        try:
-            row = _ResultsRow.model_validate_json(text)
-        except ValidationError as error:
-            first = error.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "row"
-            raise BaselineError(f"--ragate-baseline: {path}:{line}: {where}: {first['msg']} "
-                                "(expected a --ragate-results file or a --ragate-history "
-                                "file)") from None
+    for line, row in found.rows:
         run = runs.setdefault(row.goldset, BaselineRun(row.goldset, row.eval_version, {},
                                                        f"results file {path}"))
         if row.eval_version != run.eval_version:

@@ -6,7 +6,6 @@ question order, so `-n 0` and `-n N` write the same bytes.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -25,15 +24,6 @@ from pytest_ragate.scoring.run import GoldsetRun
 
 OUTCOME_WORDS = {"passed": "PASS", "failed": "FAIL", "xfailed": "XFAIL",
                  "xpassed": "XPASS(strict)", "skipped": "SKIP"}
-
-
-def results_lines(runs: Sequence[GoldsetRun]) -> str:
-    rows = [r.model_dump(mode="json") for run in runs for r in run.records]
-    return "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in rows)
-
-
-def write_results(path: Path, runs: Sequence[GoldsetRun]) -> None:
-    write_atomic(path, results_lines(runs))
 
 
 def floors_table(runs: Sequence[GoldsetRun], tablefmt: str) -> str:

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_ragate.outputs.reports import write_markdown, write_results
+from pytest_ragate.outputs.reports import write_markdown
+from pytest_ragate.outputs.results import Header, SavedAnchor, SavedItem, write_results
 from pytest_ragate.scoring.run import GoldsetRun
 from pytest_ragate.settings import RunSettings
 
@@ -31,12 +32,25 @@ class Written:
     flips: dict[str, FlipReport] | None = None
 
 
+@dataclass(frozen=True)
+class Saved:
+    """What the results file keeps beside the rows, so the run can be decided again."""
+
+    header: Header
+    anchors: Sequence[SavedAnchor] = ()
+    items: Sequence[SavedItem] = ()
+
+
 def write_outputs(run: RunSettings, runs: Sequence[GoldsetRun], *, rootdir: Path,
-                  cut_short: bool, failed: bool, ci: str, flip_window: int) -> Written:
+                  cut_short: bool, failed: bool, ci: str, flip_window: int,
+                  saved: Saved | None = None) -> Written:
     """Every output asked for; `cut_short` (-x, --maxfail) keeps the run out of the
     history, `failed` (the run exits non-zero) keeps the reports from saying PASS."""
     if run.results:
-        write_results(Path(run.results), runs)
+        if saved is None:
+            write_results(Path(run.results), runs)
+        else:
+            write_results(Path(run.results), runs, saved.header, saved.anchors, saved.items)
     written = record_history(run.history, runs, rootdir, cut_short, flip_window)
     flip_lines = {key: report.lines() for key, report in (written.flips or {}).items()}
     if run.report:

@@ -14,7 +14,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+)
 
 from pytest_ragate.answer import Answer, Citation, Context, Knob, format_label
 from pytest_ragate.scoring.registry import (
@@ -175,7 +182,16 @@ class QuestionRecord(BaseModel):
     retriever: str | None = None
     judge_from: str | None = None
     eval_version: str
+    goldset_sha256: str | None = None  # what the goldset asked and expected (`ragate decide`)
     knobs: dict[str, Knob] = Field(default_factory=dict)
+
+    @field_validator("judge_failures")
+    @classmethod
+    def _in_metric_order(cls, value: dict[str, str]) -> dict[str, str]:
+        """As the judge runner lists them, so a row read back from a results file (written
+        with sorted keys) reports as the run's own record did."""
+        order = {m: i for i, m in enumerate(METRICS)}
+        return dict(sorted(value.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))
 
     @model_serializer(mode="wrap")
     def _quiet_repeat(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
@@ -223,7 +239,7 @@ class QuestionRecord(BaseModel):
         """Flat name/value pairs; values are plain str or float as JUnit consumers expect."""
         props: list[tuple[str, str | float]] = []
         skip = {"metrics", "knobs", "judge_failures", "judge_cached", "judge_vacuous", "cited",
-                "expected"}
+                "expected", "goldset_sha256"}
         for key, value in self.model_dump(mode="json", exclude=skip).items():
             if value is None:
                 continue

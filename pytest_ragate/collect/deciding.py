@@ -1,0 +1,472 @@
+"""`ragate decide RESULTS...` (`pytest --ragate-decide`): decide saved results, asking nothing.
+
+The shards of a sharded gate (`collect/sharding.py`), or one run saved with `--ragate-results`,
+left their rows, anchor outcomes and failed items in results files (`outputs/results.py`). This
+session collects the goldsets as a run would (floors as ragate.toml says now), holds the
+files to what it collected, and then, instead of running question and anchor items, reports
+each one as its shard reported it and decides every floor, anchor floor, kind floor,
+regression check and judge_coverage through the same `decision.decide_run` a single run
+uses, writing the same outputs with the same exit status.
+
+It refuses, as one failed test case naming every problem, rather than decide a population
+it cannot vouch for: a shard missing or given twice, shards of different ragate versions,
+settings, judges, systems, eval_versions or goldset contents, a goldset that changed since
+(floors excepted), a selected question or anchor with no result, or one with two.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import glob
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_ragate.collect.decision import Arrived, Failure
+from pytest_ragate.collect.keys import ANCHOR_KEY, CASE_KEY, FLOOR_KEY, ROUTE_KEY
+from pytest_ragate.collect.reporter import Location, send
+from pytest_ragate.collect.sharding import population_shards
+from pytest_ragate.collect.wire import Collected, Population
+from pytest_ragate.outputs.results import (
+    FORMAT,
+    GoldsetStamp,
+    Header,
+    ResultsFile,
+    SavedAnchor,
+    SavedItem,
+    Shard,
+    read_results,
+)
+from pytest_ragate.outputs.writers import Saved
+from pytest_ragate.scoring.metrics import QuestionRecord
+from pytest_ragate.settings import SETTINGS_KEY, Settings
+
+DECIDE_KEY = pytest.StashKey["Deciding"]()
+NAMED = 5  # members named in one refusal line before "and N more"
+
+# knobs that say where or how fast, not what a row holds: shards on other runners may differ
+WHERE_KNOBS = frozenset({"chroma_url", "index_dir", "judge_url", "judge_concurrency",
+                         "judge_cache_dir"})
+ROW_GATE_KNOBS = ("repeat", "system_timeout")
+DECISION_KNOBS = ("ci", "min_n", "alpha", "sealed_without_key", "baseline", "flip_window")
+
+
+def row_settings(settings: Settings) -> dict[str, Any]:
+    """The knobs that shape a row: every shard of one gate must have run with the same."""
+    found: dict[str, Any] = {}
+    for section in (settings.pipeline, settings.judge):
+        found.update({k: v for k, v in dataclasses.asdict(section).items()
+                      if k not in WHERE_KNOBS})
+    found.update({k: getattr(settings.gate, k) for k in ROW_GATE_KNOBS})
+    return found
+
+
+def decision_settings(settings: Settings) -> dict[str, Any]:
+    return {**{k: getattr(settings.gate, k) for k in DECISION_KNOBS},
+            "require_judge": settings.run.require_judge}
+
+
+def ragate_version() -> str:
+    from pytest_ragate import __version__
+
+    return __version__
+
+
+# --- what a run saves --------------------------------------------------------------------
+
+
+def saved(settings: Settings, collected: Collected | None, arrived: Arrived,
+          lost: Iterable[str], *, shard: Shard | None = None,
+          row_knobs: dict[str, Any] | None = None) -> Saved:
+    """The header, anchor outcomes and failed or lost items a results file keeps beside its
+    rows (`row_knobs`: the settings the rows were made with, when not this process's)."""
+    members: dict[str, tuple[str, str]] = {}  # node id -> (route, name)
+    stamps = []
+    for population in collected.populations if collected else []:
+        names = [(m.nodeid, m.name or m.question_id) for m in population.questions]
+        names += [(a.nodeid, f"anchor[{a.anchor_id}]") for a in population.anchors]
+        mine = population_shards(population, shard.count) if shard else None
+        deselected = []
+        for nodeid, name in names:
+            if nodeid is not None:
+                members[nodeid] = (population.route, name)
+            elif mine is None or mine[name] == shard.index:  # type: ignore[union-attr]
+                deselected.append(name)
+        stamps.append(GoldsetStamp(route=population.route, goldset=population.goldset,
+                                   eval_version=population.eval_version,
+                                   sha256=population.sha256, deselected=deselected))
+    header = Header(format=FORMAT, ragate_version=ragate_version(), shard=shard,
+                    settings=row_knobs if row_knobs is not None else row_settings(settings),
+                    gate=decision_settings(settings), goldsets=stamps,
+                    workers_down=list(arrived.down))
+    anchors = [SavedAnchor(nodeid=nodeid, route=members[nodeid][0], outcome=outcome)
+               for nodeid, outcome in arrived.anchors.items() if nodeid in members]
+    items = [SavedItem(nodeid=nodeid, route=members[nodeid][0], name=members[nodeid][1],
+                       phase=failure.phase, why=failure.why,
+                       row=nodeid in arrived.records or nodeid in arrived.anchors)
+             for nodeid, failure in arrived.failed.items() if nodeid in members]
+    items += [SavedItem(nodeid=nodeid, route=members[nodeid][0], name=members[nodeid][1],
+                        lost=True, row=False) for nodeid in lost if nodeid in members]
+    return Saved(header, anchors, items)
+
+
+# --- reading the files -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Replay:
+    """One question or anchor item, reported as its shard reported it."""
+
+    nodeid: str
+    location: Location
+    keywords: list[str]
+    outcome: str
+    message: str = ""
+    xfail: str | None = None
+    phase: str = "call"
+    record: QuestionRecord | None = None
+
+
+@dataclass
+class Deciding:
+    files: list[ResultsFile]
+    problems: list[str] = field(default_factory=list)  # why it refuses
+    notes: list[str] = field(default_factory=list)  # said in the terminal summary
+    collected: Collected | None = None
+    arrived: Arrived = field(default_factory=Arrived)
+    replay: list[Replay] = field(default_factory=list)
+
+    @property
+    def headers(self) -> list[Header]:
+        return [f.header for f in self.files if f.header is not None]
+
+    @property
+    def row_knobs(self) -> dict[str, Any]:
+        return self.headers[0].settings if self.headers else {}
+
+
+def expand(specs: Sequence[str], root: Path) -> list[Path]:
+    """Files, folders (their `*.jsonl`) and globs, each found from here or from the rootdir;
+    one that names nothing is a usage error."""
+    paths: list[Path] = []
+    for spec in specs:
+        found: list[Path] = []
+        for base in (Path.cwd(), root):
+            path = base / spec
+            if glob.has_magic(spec):
+                found = [Path(p) for p in sorted(glob.glob(str(path)))]
+            elif path.is_dir():
+                found = sorted(path.glob("*.jsonl"))
+            elif path.is_file():
+                found = [path]
+            if found:
+                break
+        if not found:
+            raise pytest.UsageError(f"--ragate-decide {spec}: no results file there")
+        paths += [p for p in found if p not in paths]
+    return paths
+
+
+def load(config: pytest.Config, settings: Settings) -> Deciding:
+    """Read every results file and hold them to each other; adopt the shards' `repeat`."""
+    files = [read_results(p) for p in expand(settings.run.decide, config.rootpath)]
+    deciding = Deciding(files)
+    for found in files:
+        deciding.problems += [str(p) for p in found.problems]
+        if found.header is None and not found.problems:
+            deciding.problems.append(f"{found.path}: no header line: not a results file "
+                                     "written by this ragate (--ragate-results), or cut short")
+    deciding.problems += check_files(files)
+    repeat = next((h.settings.get("repeat") for h in deciding.headers), None)
+    own = settings.gate.repeat
+    if own is not None and repeat != own:
+        deciding.problems.append(f"--ragate-repeat {own} here, but the results were asked "
+                                 f"with repeat {repeat or 'as each goldset says'}")
+    elif own is None and repeat is not None:
+        gate = dataclasses.replace(settings.gate, repeat=repeat)
+        config.stash[SETTINGS_KEY] = dataclasses.replace(settings, gate=gate)
+    for header in deciding.headers[:1]:
+        mine = decision_settings(settings)
+        differ = [f"{k}={mine[k]!r} (the run had {header.gate[k]!r})" for k in mine
+                  if k in header.gate and header.gate[k] != mine[k]]
+        if differ:
+            deciding.notes.append("decided with " + ", ".join(differ))
+    return deciding
+
+
+def _where(found: ResultsFile) -> str:
+    return f"{found.path} ({found.header.where})" if found.header else str(found.path)
+
+
+def check_files(files: Sequence[ResultsFile]) -> list[str]:
+    """What makes these files not one run's results: shards missing, doubled or mixed, and
+    anything that differs between them that would make their rows not comparable."""
+    read = [f for f in files if f.header is not None]
+    if not read:
+        return [] if not files or any(f.problems for f in files) else ["no results file"]
+    problems: list[str] = []
+    sharded = [f for f in read if f.header.shard is not None]  # type: ignore[union-attr]
+    whole = [f for f in read if f.header.shard is None]  # type: ignore[union-attr]
+    if whole and (sharded or len(whole) > 1):
+        problems.append("these are not the shards of one run: "
+                        + ", ".join(map(_where, read)) + " (decide one run's files at a time: "
+                        "either its one results file, or each of its --ragate-shard files)")
+    elif sharded:
+        counts = sorted({f.header.shard.count for f in sharded})  # type: ignore[union-attr]
+        if len(counts) > 1:
+            problems.append("shards of different splits: " + ", ".join(map(_where, sharded)))
+        else:
+            count = counts[0]
+            by_index: dict[int, list[ResultsFile]] = defaultdict(list)
+            for f in sharded:
+                by_index[f.header.shard.index].append(f)  # type: ignore[union-attr]
+            for index, found in sorted(by_index.items()):
+                if len(found) > 1:
+                    problems.append(f"shard {index}/{count} given twice: "
+                                    + " and ".join(str(f.path) for f in found))
+            missing = [f"{i}/{count}" for i in range(1, count + 1) if i not in by_index]
+            if missing:
+                problems.append(f"shard{'s' * (len(missing) > 1)} {', '.join(missing)} "
+                                f"missing: given {', '.join(map(_where, sharded))}")
+    problems += _differ(read, "ragate version", lambda h: h.ragate_version)
+    knobs = sorted({k for f in read for k in f.header.settings})  # type: ignore[union-attr]
+    for knob in knobs:
+        problems += _differ(read, f"ragate_{knob}", lambda h, k=knob: h.settings.get(k))
+    stamps: dict[str, list[tuple[ResultsFile, GoldsetStamp]]] = defaultdict(list)
+    for f in read:
+        for stamp in f.header.goldsets:  # type: ignore[union-attr]
+            stamps[stamp.route].append((f, stamp))
+    for route, found in stamps.items():
+        name = found[0][1].goldset
+        for what, value in (("eval_version", lambda s: s.eval_version),
+                            ("goldset content (questions, expected answers, corpus, anchors, "
+                             "labels)", lambda s: (s.sha256 or "")[:12])):
+            seen = {value(s) for _, s in found}
+            if len(seen) > 1:
+                problems.append(f"goldset {name} ({route}): {what} differs between shards: "
+                                + ", ".join(f"{value(s)} in {_where(f)}" for f, s in found))
+    for what, part in (("judge", lambda r: _join(r.judge, r.judge_model)),
+                       ("system", lambda r: r.system), ("retriever", lambda r: r.retriever)):
+        problems += _differ_rows(read, what, part)
+    return problems
+
+
+def _join(*parts: str | None) -> str | None:
+    kept = [p for p in parts if p]
+    return " ".join(kept) or None
+
+
+def _differ(files: Sequence[ResultsFile], what: str, value: Any) -> list[str]:
+    seen = {repr(value(f.header)) for f in files}
+    if len(seen) < 2:
+        return []
+    return [f"the shards ran with different {what}: "
+            + ", ".join(f"{value(f.header)!r} in {_where(f)}" for f in files)]
+
+
+def _differ_rows(files: Sequence[ResultsFile], what: str, part: Any) -> list[str]:
+    """A judge, system or retriever that answered in one shard's rows and not another's."""
+    seen = {f.path: sorted({v for _, r in f.rows if (v := part(r))}) for f in files}
+    distinct = {tuple(v) for v in seen.values() if v}
+    if len(distinct) < 2:
+        return []
+    return [f"the shards' rows name different {what}s: "
+            + "; ".join(f"{' | '.join(v) or 'none'} in {_where(f)}" for f in files
+                        for v in [seen[f.path]])]
+
+
+def _named(names: Sequence[str]) -> str:
+    shown = ", ".join(names[:NAMED])
+    return shown + (f" and {len(names) - NAMED} more" if len(names) > NAMED else "")
+
+
+# --- holding the files to what this session collected ------------------------------------
+
+
+def prepare(session: pytest.Session, items: list[pytest.Item]) -> None:
+    """At the end of collection: the files held to the collection, and the items to run
+    cut down to the floors (each question and anchor is replayed from its row instead)."""
+    from pytest_ragate.collect.items import collected
+
+    config = session.config
+    deciding: Deciding = config.stash[DECIDE_KEY]
+    ragate = [i for i in items if ROUTE_KEY in i.stash]
+    others = [i for i in items if ROUTE_KEY not in i.stash]
+    deciding.collected = collected(ragate) if ragate else None
+    if deciding.collected is None or not deciding.collected.populations:
+        deciding.problems.append("this session collected no goldset: give ragate decide the "
+                                 "paths (and -m, -k) the shards were run with")
+    if not deciding.problems:
+        _hold(deciding, {i.nodeid: i for i in ragate})
+    if others:
+        config.hook.pytest_deselected(items=others)
+    if deciding.problems:
+        items[:] = [Refusal.from_parent(session, name="ragate-decide",
+                                        problems=deciding.problems)]
+    else:
+        items[:] = [i for i in ragate if FLOOR_KEY in i.stash]
+
+
+def _hold(deciding: Deciding, by_nodeid: dict[str, pytest.Item]) -> None:
+    assert deciding.collected is not None
+    files = [f for f in deciding.files if f.header is not None]
+    count = next((f.header.shard.count for f in files  # type: ignore[union-attr]
+                  if f.header.shard), None)  # type: ignore[union-attr]
+    stamps = {s.route: (f, s) for f in files for s in f.header.goldsets}  # type: ignore[union-attr]
+    rows: dict[tuple[str, str, int], list[tuple[ResultsFile, QuestionRecord]]] = (
+        defaultdict(list))
+    for f in files:
+        for _, row in f.rows:
+            rows[(row.route, row.question_id, row.repeat)].append((f, row))
+    anchors = {(a.route, f"anchor[{a.outcome.anchor_id}]"): a for f in files for a in f.anchors}
+    saved = {(i.route, i.name): i for f in files for i in f.items}
+    problems = deciding.problems
+    routes = {p.route for p in deciding.collected.populations}
+    for route in sorted({key[0] for key in rows} | set(stamps)):
+        if route not in routes:
+            name = stamps[route][1].goldset if route in stamps else route
+            problems.append(f"goldset {name} ({route}) has results, but this session did not "
+                            "collect it: give ragate decide the paths the shards ran")
+    for population in deciding.collected.populations:
+        problems += _stamp_problems(population, stamps.get(population.route),
+                                    [r for key, found in rows.items()
+                                     if key[0] == population.route for _, r in found])
+    if problems:
+        return
+    for population in deciding.collected.populations:
+        shards = population_shards(population, count) if count else {}
+        missing: dict[str, list[str]] = defaultdict(list)
+        doubled: list[str] = []
+        names: list[tuple[str | None, str, tuple[str, str, int] | None]] = [
+            (m.nodeid, m.name or m.question_id, (population.route, m.question_id, m.repeat))
+            for m in population.questions]
+        names += [(a.nodeid, f"anchor[{a.anchor_id}]", None) for a in population.anchors]
+        for nodeid, name, row_key in names:
+            if nodeid is None:
+                continue  # deselected here: a gap, as in a run
+            key = (population.route, name)
+            is_anchor = row_key is None
+            found: list[Any] = (([anchors[key]] if key in anchors else []) if row_key is None
+                                else rows.get(row_key, []))
+            item = saved.get(key)
+            if len(found) > 1:
+                doubled.append(f"{name} ({' and '.join(_where(f) for f, _ in found)})")
+            elif not found and (item is None or (item.row and not is_anchor)):
+                owed = f"shard {shards[name]}/{count}" if count else "the run"
+                missing[owed].append(name + _why_missing(stamps.get(population.route), name))
+            else:
+                _arrive(deciding, by_nodeid[nodeid], found[0] if found else None, item)
+        for owed, names_ in sorted(missing.items()):
+            problems.append(f"goldset {population.goldset}: {_named(names_)} "
+                            f"ha{'ve' if len(names_) > 1 else 's'} no result in {owed}")
+        if doubled:
+            problems.append(f"goldset {population.goldset}: {_named(doubled)} "
+                            f"ha{'ve' if len(doubled) > 1 else 's'} more than one row")
+    for f in files:
+        deciding.arrived.down += f.header.workers_down  # type: ignore[union-attr]
+
+
+def _why_missing(stamp: tuple[ResultsFile, GoldsetStamp] | None, name: str) -> str:
+    if stamp is not None and name in stamp[1].deselected:
+        return " (deselected there by -k/-m)"
+    return ""
+
+
+def _stamp_problems(population: Population, stamp: tuple[ResultsFile, GoldsetStamp] | None,
+                    rows: Sequence[QuestionRecord]) -> list[str]:
+    name = population.goldset
+    if stamp is None:
+        return [f"goldset {name} ({population.route}): no results file ran it"]
+    found, s = stamp
+    problems = []
+    if s.eval_version != population.eval_version:
+        problems.append(f"goldset {name}: eval_version {population.eval_version} here, "
+                        f"{s.eval_version} in {_where(found)}: a new eval_version needs a "
+                        "new run")
+    elif s.sha256 != population.sha256 or any(r.goldset_sha256 != population.sha256
+                                              for r in rows):
+        problems.append(f"goldset {name} changed since {_where(found)} ran it (content "
+                        f"digest {(s.sha256 or 'none')[:12]} there, "
+                        f"{(population.sha256 or 'none')[:12]} here): its questions, expected "
+                        "answers, corpus, anchors or labels differ; only floors may change "
+                        "between a run and its decision")
+    return problems
+
+
+def _arrive(deciding: Deciding, item: pytest.Item, found: Any, saved: SavedItem | None,
+            ) -> None:
+    """One selected item's result, as decide_run takes it, and how it is replayed."""
+    arrived = deciding.arrived
+    nodeid = item.nodeid
+    keywords = sorted(item.keywords)
+    if saved is not None and saved.lost:
+        arrived.started[nodeid] = item.location  # decide_run reports it lost, as the run did
+        return
+    if saved is not None:
+        arrived.failed[nodeid] = Failure(saved.phase, saved.why)
+    if ANCHOR_KEY in item.stash:
+        outcome = found.outcome if found is not None else None
+        if outcome is not None:
+            arrived.anchors[nodeid] = outcome
+        if saved is not None:
+            replay = Replay(nodeid, item.location, keywords, "failed", saved.why,
+                            phase=saved.phase)
+        else:
+            assert outcome is not None
+            message = outcome.why or outcome.error or ""
+            replay = Replay(nodeid, item.location, keywords, outcome.outcome, message,
+                            xfail=outcome.xfail)
+        deciding.replay.append(replay)
+        return
+    assert CASE_KEY in item.stash
+    record: QuestionRecord | None = found[1] if found is not None else None
+    if record is not None and (saved is None or saved.row):
+        arrived.records[nodeid] = record
+    if saved is not None:
+        replay = Replay(nodeid, item.location, keywords, "failed", saved.why, phase=saved.phase,
+                        record=arrived.records.get(nodeid))
+    elif record is not None and record.status == "skipped":
+        replay = Replay(nodeid, item.location, keywords, "skipped", record.error or "skipped",
+                        phase="setup")
+    else:
+        replay = Replay(nodeid, item.location, keywords, "passed", record=record)
+    deciding.replay.append(replay)
+
+
+def replay(config: pytest.Config, deciding: Deciding) -> None:
+    """Each question and anchor item reported as its shard reported it: the terminal, JUnit
+    and the exit status see them as a run's."""
+    for r in deciding.replay:
+        props = r.record.junit_properties() if r.record is not None else []
+        send(config, r.nodeid, r.location, r.keywords, r.outcome, r.message, props, r.xfail,
+             phase=r.phase, text=r.record)
+
+
+class Refusal(pytest.Item):
+    """What `ragate decide` does instead of deciding a population it cannot vouch for."""
+
+    def __init__(self, *, problems: Sequence[str], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.problems = list(problems)
+        self.add_marker(pytest.mark.rag_gate)
+
+    def runtest(self) -> None:
+        raise RefusedError(self.problems)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
+                     style: Any = None) -> str:
+        if isinstance(excinfo.value, RefusedError):
+            return ("ragate decide refused to decide: no floor was decided and nothing was "
+                    "written\n" + "\n".join(f"  - {p}" for p in self.problems))
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, "ragate decide"
+
+
+class RefusedError(Exception):
+    pass
