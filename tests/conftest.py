@@ -75,6 +75,14 @@ def test_mine(ragate_question, my_rag):
 ''')
 
 
+def results_rows(source: Path | str) -> list[dict[str, Any]]:
+    """The question rows of a results file (or its text): every line with a question id (the
+    header, anchor and item lines that `ragate decide` reads are left out)."""
+    text = source.read_text(encoding="utf-8") if isinstance(source, Path) else source
+    return [row for line in text.splitlines()
+            if line.strip() and "question_id" in (row := json.loads(line))]
+
+
 def jsonl(rows: Iterable[dict[str, Any]]) -> str:
     return "".join(json.dumps(row) + "\n" for row in rows)
 

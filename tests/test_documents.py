@@ -4,7 +4,6 @@ scored by its own rule; the generic kinds single_doc and multi_doc."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ from pytest_ragate.goldsets.corpus import load_corpus, split_lines, split_paragr
 from pytest_ragate.goldsets.loader import load_goldset
 from pytest_ragate.problems import GoldsetError
 from pytest_ragate.scoring.metrics import ContextRef, Span, WholeDocument, score_answer
-from tests.conftest import jsonl
+from tests.conftest import jsonl, results_rows
 
 RETURNS = """# Returns
 
@@ -171,7 +170,6 @@ def test_a_handbook_goldset_gates_end_to_end(pytester: pytest.Pytester, workers:
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", workers, "gs",
                                            "--ragate-results=r.jsonl", "-rA")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
-    rows = {r["question_id"]: r for r in map(json.loads, (pytester.path / "r.jsonl")
-                                            .read_text().splitlines())}
+    rows = {r["question_id"]: r for r in results_rows(pytester.path / "r.jsonl")}
     assert rows["both"]["evidence_ranks"] == [1, 2] and rows["chunk"]["evidence_ranks"] == [1]
     assert rows["both"]["kind"] == "multi_doc"

@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.conftest import results_rows
+
 pytest.importorskip("chromadb")
 pytest.importorskip("onnxruntime")
 pytest.importorskip("sentence_transformers")
@@ -162,7 +164,7 @@ encoders.export_onnx = broken
     result.stdout.fnmatch_lines(["*RuntimeWarning: ragate: embedding with torch, not ONNX "
                                  "Runtime: the ONNX export failed (RuntimeError: exporter "
                                  "broke)*"])
-    rows = [json.loads(line) for line in (pytester.path / "r.jsonl").read_text().splitlines()]
+    rows = results_rows(pytester.path / "r.jsonl")
     assert len(rows) == 2
     for row in rows:
         assert row["retriever"] == ("built-in Chroma retriever (all-MiniLM-L6-v2, torch; ONNX "

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import results_rows
 
 pytest.importorskip("langchain_core")
 pytest.importorskip("sentence_transformers")
@@ -30,5 +31,5 @@ def test_the_handbook_example_gates_its_own_system(tmp_path: Path, workers: str)
         "goldset/ragate.toml::floor[evidence_recall@3]") for line in lines), out
     assert any(line.startswith("XFAIL ") and "goldset/ragate.toml::floor[unanswerable:"
                "abstention_accuracy]" in line for line in lines), out
-    rows = [json.loads(line) for line in results.read_text().splitlines()]
+    rows = results_rows(results)
     assert len(rows) == 12 and {r["status"] for r in rows} == {"scored"}

@@ -15,7 +15,13 @@ import pytest
 
 from pytest_ragate.goldsets.sealed import Scrypt
 from pytest_ragate.goldsets.sealing import seal_goldset
-from tests.conftest import BASE_TOML, FIXTURE_JUDGE_CONFTEST, both_routes, write_goldset
+from tests.conftest import (
+    BASE_TOML,
+    FIXTURE_JUDGE_CONFTEST,
+    both_routes,
+    results_rows,
+    write_goldset,
+)
 from tests.openai_stub import OpenAIStub, completion, error
 from tests.openai_stub import openai_stub as openai_stub_fixture
 from tests.test_plugin import SYSTEM, esc, junit_cases
@@ -43,7 +49,7 @@ def expect(result: pytest.RunResult, *patterns: str) -> None:
 
 
 def rows_of(path: Path) -> dict[str, dict[str, Any]]:
-    return {r["question_id"]: r for r in map(json.loads, path.read_text().splitlines())}
+    return {r["question_id"]: r for r in results_rows(path)}
 
 
 def write_many(root: Path, n: int, floors: str) -> None:

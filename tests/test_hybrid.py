@@ -3,10 +3,10 @@ on one real meeting, and the knob's usage errors and provenance through the plug
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
+
+from tests.conftest import results_rows
 
 pytest.importorskip("chromadb")
 pytest.importorskip("bm25s")
@@ -131,7 +131,7 @@ def pytest_sessionfinish(session):
     label = "built-in hybrid retriever (all-MiniLM-L6-v2 (onnx) + bm25s, RRF k=60)"
     result.stdout.fnmatch_lines([f"*retriever: {label}*"])
     rows = {r["question_id"]: r for r in
-            map(json.loads, (pytester.path / "r.jsonl").read_text().splitlines())}
+            results_rows(pytester.path / "r.jsonl")}
     assert set(rows) == {"rare", "mercury"}
     for row in rows.values():
         assert row["retriever"] == label
@@ -156,7 +156,7 @@ def test_a_hybrid_run_without_bm25s_fails_and_never_passes_as_dense(
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed", 0) == 0 and outcomes.get("errors", 0) + outcomes.get(
         "failed", 0) >= 3  # two questions and the floor
-    rows = [json.loads(line) for line in (pytester.path / "r.jsonl").read_text().splitlines()]
+    rows = results_rows(pytester.path / "r.jsonl")
     assert {r["question_id"] for r in rows} == {"rare", "mercury"}
     assert all(r["status"] == "error" for r in rows)
     assert "bm25s" in result.stdout.str()

@@ -4,12 +4,11 @@ averaged as zero or dropped from the denominators silently."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
 
-from tests.conftest import write_goldset
+from tests.conftest import results_rows, write_goldset
 from tests.openai_stub import OpenAIStub, RowVerdicts, completion, error, ragas_script
 from tests.openai_stub import openai_stub as openai_stub_fixture
 from tests.test_plugin import esc, junit_cases
@@ -72,7 +71,7 @@ def test_ragas_judge_over_http_counts_every_failure(pytester: pytest.Pytester,
         "--ragate-judge-timeout=3", "--ragate-cache=off", "--ragate-report=report.md",
         "--junitxml=junit.xml")
     rows = {r["question_id"]: r for r in
-            map(json.loads, (pytester.path / "r.jsonl").read_text().splitlines())}
+            results_rows(pytester.path / "r.jsonl")}
     assert rows["a1"]["metrics"]["faithfulness"] == 1.0
     assert rows["a1"]["metrics"]["context_precision"] == pytest.approx(1.0, abs=1e-9)
     assert rows["a1"]["judge_failures"] == {}

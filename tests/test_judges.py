@@ -23,7 +23,7 @@ from pytest_ragate.judges.base import (
 )
 from pytest_ragate.judges.fixture import FixtureJudge
 from pytest_ragate.judges.runner import JudgeRunner, cache_key
-from tests.conftest import FIXTURE_JUDGE_CONFTEST, write_goldset
+from tests.conftest import FIXTURE_JUDGE_CONFTEST, results_rows, write_goldset
 from tests.test_plugin import SYSTEM, esc
 
 # --- formulas ---------------------------------------------------------------------------
@@ -262,7 +262,7 @@ def run_judged(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult,
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "gs", "-rA",
                                            "--ragate-judge=fixture:judge.json",
                                            f"--ragate-results={results}", *args)
-    rows = {r["question_id"]: r for r in map(json.loads, results.read_text().splitlines())}
+    rows = {r["question_id"]: r for r in results_rows(results)}
     return result, rows
 
 

@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.conftest import results_rows
+
 pytest.importorskip("chromadb")
 pytest.importorskip("sentence_transformers")
 
@@ -256,8 +258,7 @@ def pytest_sessionfinish(session):
     # the questions' vectors were stored by the cold run: the warm one never loads the model
     warm.stdout.fnmatch_lines(["*MODEL LOADED: False*"])
     assert (pytester.path / "r.jsonl").read_text() == cold_rows
-    lines = (pytester.path / "r.jsonl").read_text().splitlines()
-    rows = {r["question_id"]: r for r in map(json.loads, lines)}
+    rows = {r["question_id"]: r for r in results_rows(pytester.path / "r.jsonl")}
     assert rows["mercury"]["abstained"] is True and rows["animal"]["abstained"] is False
     for row in rows.values():
         assert row["knobs"]["embedding_model"] == "sentence-transformers/all-MiniLM-L6-v2"

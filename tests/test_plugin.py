@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import write_goldset
+from tests.conftest import results_rows, write_goldset
 
 SYSTEM = '''
 import pytest
@@ -150,13 +149,13 @@ def test_xdist_gives_identical_outcomes_figures_and_files(project: pytest.Pytest
     cases = serial[3]
     assert cases["gs.ragate.toml::floor[evidence_recall]"]["outcome"] == "failure"
     assert cases["gs.ragate.toml::floor[citation_accuracy]"]["outcome"] == "passed"
-    assert len(serial[1].splitlines()) == 4
+    assert len(results_rows(serial[1])) == 4
 
 
 def test_results_rows_and_junit_properties(project: pytest.Pytester) -> None:
     ret, results, report, cases = run_outputs(project, "out")
     assert ret == 1
-    rows = {row["question_id"]: row for row in map(json.loads, results.splitlines())}
+    rows = {row["question_id"]: row for row in results_rows(results)}
     assert rows["q2"]["citations"] == 1 and rows["q2"]["citations_correct"] == 0
     assert rows["q3"]["evidence_spans"] == 2 and rows["q3"]["evidence_spans_found"] == 1
     assert rows["q4"]["abstained"] is True and rows["q4"]["must_abstain"] is True
@@ -203,7 +202,7 @@ def test_system_error_fails_its_question_and_its_floors(pytester: pytest.Pyteste
     result.stdout.fnmatch_lines(["*TimeoutError: the RAG service did not answer*",
                                  "*not decided: 1 of 4 questions have no result: errored q2 "
                                  "(TimeoutError: the RAG service did not answer)*"])
-    rows = [json.loads(line) for line in (pytester.path / "r.jsonl").read_text().splitlines()]
+    rows = results_rows(pytester.path / "r.jsonl")
     q2 = next(r for r in rows if r["question_id"] == "q2")
     assert q2["status"] == "error" and "TimeoutError" in q2["error"]
     assert q2["abstention_correct"] is False
@@ -272,7 +271,7 @@ async def test_mine(ragate_question, ragate_system):
     for line in ("PASSED gs/ragate.toml::q1", "PASSED test_rag.py::test_mine[q1]"):
         result.stdout.fnmatch_lines(esc(line))
     result.assert_outcomes(passed=10)
-    rows = [json.loads(line) for line in (pytester.path / "r.jsonl").read_text().splitlines()]
+    rows = results_rows(pytester.path / "r.jsonl")
     by_route: dict[str, dict[str, dict[str, object]]] = {}
     for row in rows:
         by_route.setdefault(row["route"], {})[row["question_id"]] = {

@@ -30,7 +30,7 @@ from pytest_ragate.scoring.stats import (
     wilson,
     wilson_clustered,
 )
-from tests.conftest import BASE_TOML, both_routes, write_goldset
+from tests.conftest import BASE_TOML, both_routes, results_rows, write_goldset
 from tests.test_fail_closed import WORKERS, collection_failed, expect, run
 from tests.test_plugin import junit_cases
 
@@ -215,7 +215,7 @@ def write_repeated(root: Path, n: int, floors: str, repeat: int | None = 3) -> N
 
 
 def rows(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines()]
+    return results_rows(path)
 
 
 @WORKERS

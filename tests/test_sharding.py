@@ -23,8 +23,7 @@ from typing import Any
 import pytest
 
 from pytest_ragate.collect.sharding import deal
-from pytest_ragate.outputs.results import Shard, read_results
-from tests.conftest import BASE_TOML, FIXTURE_JUDGE_CONFTEST, jsonl, write_goldset
+from tests.conftest import BASE_TOML, FIXTURE_JUDGE_CONFTEST, write_goldset
 
 N_QUESTIONS = 300
 KINDS = ["single_meeting"] * 4 + ["cross_meeting", "unanswerable"]  # by i % 6
@@ -231,3 +230,254 @@ def test_shard_flags_are_checked_before_anything_runs(project: Path) -> None:
         result = run(project, "gs", *args)
         assert result.returncode == 4, (args, result.stdout, result.stderr)
         assert message in result.stderr, (args, result.stderr)
+
+
+# --- three shards decided = one run ------------------------------------------------------
+
+CACHE_OFF = "--ragate-cache=off"  # every run asks the judge: rows say nothing of a cache
+
+
+@pytest.fixture(scope="module")
+def sharded(project: Path) -> Path:
+    """One `-n 2` run in one/, three shards (the first under `-n 2`) in shards/, decided in
+    decided/."""
+    single = run(project, "gs", "-n", "2", CACHE_OFF, "--junitxml=one/junit.xml",
+                 "--ragate-results=one/results.jsonl", "--ragate-report=one/report.md")
+    (project / "one" / "exit").write_text(str(single.returncode))
+    for i in (1, 2, 3):
+        shard = run(project, "gs", CACHE_OFF, f"--ragate-shard={i}/3",
+                    f"--ragate-results=shards/{i}.jsonl", f"--junitxml=shards/junit-{i}.xml",
+                    *(["-n", "2"] if i == 1 else []))
+        assert shard.returncode == 0, shard.stdout + shard.stderr
+        assert f"ragate shard {i}/3" in shard.stdout
+    return project
+
+
+def decide(root: Path, results: list[str], *args: str, out: str = "decided",
+           ) -> subprocess.CompletedProcess[str]:
+    return run(root, "decide", *results, "--", "gs", f"--junitxml={out}/junit.xml",
+               f"--ragate-results={out}/results.jsonl", f"--ragate-report={out}/report.md",
+               *args)
+
+
+SHARDS = ["shards/1.jsonl", "shards/2.jsonl", "shards/3.jsonl"]
+
+
+def copy_of(sharded: Path, name: str) -> Path:
+    """The project with its single run and its shards, and nothing decided yet."""
+    return shutil.copytree(sharded, sharded.parent / name, ignore=lambda folder, names: [
+        n for n in names if folder == str(sharded) and n not in KEPT])
+
+
+KEPT = {"gs", "conftest.py", "judge.json", "pytest.ini", "one", "shards"}
+
+
+def test_three_shards_decided_are_one_run(sharded: Path) -> None:
+    root = sharded
+    decided = decide(root, SHARDS)
+    single_exit = int((root / "one" / "exit").read_text())
+    assert single_exit == 1  # judge_coverage 0.94 < 0.95: the run fails, and so must this
+    assert decided.returncode == single_exit, decided.stdout + decided.stderr
+    one, dec = root / "one", root / "decided"
+    assert rows_of(dec / "results.jsonl") == rows_of(one / "results.jsonl")
+    assert len(rows_of(dec / "results.jsonl")) == N_QUESTIONS
+    assert (dec / "report.md").read_text() == (one / "report.md").read_text()
+    floors = floors_of(dec / "junit.xml")
+    assert floors == floors_of(one / "junit.xml")
+    assert len(floors) == 8  # 7 declared and judge_coverage, each its own test case
+    assert floors["gs.ragate.toml::floor[judge_coverage]"][0] == "failed"
+    # every question and anchor is a test case again, with the run's outcomes
+    assert outcomes_of(dec / "junit.xml") == outcomes_of(one / "junit.xml")
+    # each shard ran a third of each population, and no shard decided a floor
+    for i in (1, 2, 3):
+        shard = root / "shards" / f"junit-{i}.xml"
+        assert not floors_of(shard)
+        assert sum(outcomes_of(shard).values()) in (110, 111)  # 100 questions, 10-11 anchors
+
+
+def test_a_saved_run_is_decided_again_after_its_floors_change(sharded: Path) -> None:
+    """Re-thresholding without asking the system again: the floors are ragate.toml's now."""
+    root = copy_of(sharded, "rethreshold")
+    toml = root / "gs" / "ragate.toml"
+    toml.write_text(toml.read_text().replace("context_precision = 0.50",
+                                             "context_precision = 0.50\n"
+                                             "judge_coverage = 0.90"))
+    again = decide(root, ["one/results.jsonl"], out="again")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert floors_of(root / "again" / "junit.xml")[
+        "gs.ragate.toml::floor[judge_coverage]"][0] == "passed"
+    assert rows_of(root / "again" / "results.jsonl") == rows_of(root / "one" / "results.jsonl")
+    # and the shards' files decide to the same under the new floors
+    assert decide(root, SHARDS, out="again-shards").returncode == 0
+    toml.write_text(toml.read_text().replace("citation_accuracy = 0.70",
+                                             "citation_accuracy = 0.85"))
+    stricter = decide(root, SHARDS, out="stricter")
+    assert stricter.returncode == 1
+    assert "citation_accuracy 0.80 < floor 0.85" in stricter.stdout
+
+
+# --- refusals: a decision the files cannot vouch for is no decision -----------------------
+
+
+
+
+def lines_of(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def write_lines(path: Path, lines: list[dict[str, Any]]) -> None:
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+
+def refused(result: subprocess.CompletedProcess[str], root: Path, out: str = "decided",
+            ) -> str:
+    """The refusal's text, once its outcome is checked everywhere: exit 1, one failed test
+    case in JUnit, and no report or results written."""
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "ragate decide refused to decide" in result.stdout
+    junit = ET.parse(root / out / "junit.xml").getroot()
+    cases = list(junit.iter("testcase"))
+    assert [(c.get("name"), c.find("failure") is not None) for c in cases] == [
+        ("ragate-decide", True)]
+    assert not (root / out / "report.md").exists()
+    assert not (root / out / "results.jsonl").exists()
+    return result.stdout
+
+
+def test_a_missing_shard_is_refused(sharded: Path) -> None:
+    root = copy_of(sharded, "missing")
+    text = refused(decide(root, SHARDS[:2]), root)
+    assert "shard 3/3 missing: given shards/1.jsonl (shard 1/3), shards/2.jsonl (shard 2/3)" \
+        in text
+
+
+def test_a_shard_given_twice_is_refused(sharded: Path) -> None:
+    """Shard 2's file under shard 3's name: every question once too few and some twice."""
+    root = copy_of(sharded, "twice")
+    shutil.copy(root / "shards" / "2.jsonl", root / "shards" / "3.jsonl")
+    text = refused(decide(root, ["shards/"]), root)
+    assert "shard 2/3 given twice: shards/2.jsonl and shards/3.jsonl" in text.replace(
+        str(root) + "/", "")
+    assert "shard 3/3 missing" in text
+
+
+def test_one_run_and_shards_are_not_one_run(sharded: Path) -> None:
+    root = copy_of(sharded, "mixed")
+    text = refused(decide(root, ["one/results.jsonl", *SHARDS]), root)
+    assert "these are not the shards of one run" in text
+
+
+def test_shards_of_other_settings_judges_or_goldsets_are_refused(sharded: Path) -> None:
+    """Shard 3 run again: with another top_k, with another judge, after a question changed."""
+    root = copy_of(sharded, "differ")
+    other = run(root, "gs", CACHE_OFF, "--ragate-shard=3/3", "--ragate-top-k=3",
+                "--ragate-results=other/topk.jsonl")
+    assert other.returncode == 0, other.stdout + other.stderr
+    text = refused(decide(root, [*SHARDS[:2], "other/topk.jsonl"]), root)
+    assert "the shards ran with different ragate_top_k: 5 in shards/1.jsonl (shard 1/3)" in text
+
+    judge = json.loads((root / "judge.json").read_text())
+    (root / "judge2.json").write_text(json.dumps({**judge, "judge_id": "fixture-v2"}))
+    other = run(root, "gs", CACHE_OFF, "--ragate-shard=3/3", "--ragate-judge=fixture:judge2.json",
+                "--ragate-results=other/judge.jsonl")
+    assert other.returncode == 0, other.stdout + other.stderr
+    text = refused(decide(root, [*SHARDS[:2], "other/judge.jsonl"]), root)
+    assert "different ragate_judge: 'fixture:judge.json'" in text
+    assert ("the shards' rows name different judges: fixture:fixture-v1 in shards/1.jsonl "
+            "(shard 1/3)") in text
+    assert "fixture:fixture-v2 in other/judge.jsonl (shard 3/3)" in text
+
+    questions_file = root / "gs" / "questions.jsonl"
+    original = questions_file.read_text()
+    questions_file.write_text(original.replace("about q004?", "about q004 today?"))
+    other = run(root, "gs", CACHE_OFF, "--ragate-shard=3/3", "--ragate-results=other/gs.jsonl")
+    assert other.returncode == 0
+    questions_file.write_text(original)
+    text = refused(decide(root, [*SHARDS[:2], "other/gs.jsonl"]), root)
+    assert re.search(r"goldset mini \(gs/ragate.toml\): goldset content \(questions, expected "
+                     r"answers, corpus, anchors, labels\) differs between shards: \w{12} in "
+                     r"shards/1.jsonl", text)
+
+
+def test_other_eval_versions_or_a_goldset_changed_since_are_refused(sharded: Path) -> None:
+    root = copy_of(sharded, "changed")
+    toml = root / "gs" / "ragate.toml"
+    toml.write_text(toml.read_text().replace('eval_version = "7"', 'eval_version = "8"'))
+    other = run(root, "gs", CACHE_OFF, "--ragate-shard=3/3", "--ragate-results=other/v8.jsonl")
+    assert other.returncode == 0
+    text = refused(decide(root, [*SHARDS[:2], "other/v8.jsonl"]), root)
+    assert "eval_version differs between shards: 7 in shards/1.jsonl (shard 1/3)" in text
+    text = refused(decide(root, SHARDS), root)  # all three at 7, the goldset at 8 now
+    assert "goldset mini: eval_version 8 here, 7 in shards/1.jsonl (shard 1/3)" in text
+
+    toml.write_text(toml.read_text().replace('eval_version = "8"', 'eval_version = "7"'))
+    expected_file = root / "gs" / "expected.jsonl"
+    expected_file.write_text(expected_file.read_text().replace('"last_turn": 3', '"last_turn": 4',
+                                                               1))
+    text = refused(decide(root, SHARDS), root)
+    assert "goldset mini changed since shards/1.jsonl (shard 1/3) ran it" in text
+    assert "only floors may change between a run and its decision" in text
+
+
+def test_a_question_or_anchor_without_a_row_is_refused(sharded: Path) -> None:
+    """A row or anchor line dropped from a shard's file (by hand, or a shard cut short)."""
+    root = copy_of(sharded, "dropped")
+    path = root / "shards" / "2.jsonl"
+    lines = lines_of(path)
+    rows = [line for line in lines if "question_id" in line]
+    gone = {rows[0]["question_id"], rows[5]["question_id"]}
+    anchor = next(line for line in lines if "ragate_anchor" in line)
+    kept = [line for line in lines
+            if line.get("question_id") not in gone and line is not anchor]
+    write_lines(path, kept)
+    text = refused(decide(root, SHARDS), root)
+    names = ", ".join(sorted(gone))
+    anchor_id = anchor["ragate_anchor"]["outcome"]["anchor_id"]
+    assert f"goldset mini: {names}, anchor[{anchor_id}] have no result in shard 2/3" in text
+
+
+def test_a_row_twice_is_refused(sharded: Path) -> None:
+    """A question answered in two shards: one of its answers would be chosen silently."""
+    root = copy_of(sharded, "doubled")
+    row = next(line for line in lines_of(root / "shards" / "1.jsonl") if "question_id" in line)
+    path = root / "shards" / "2.jsonl"
+    write_lines(path, [*lines_of(path), row])
+    text = refused(decide(root, SHARDS), root)
+    assert (f"goldset mini: {row['question_id']} (shards/1.jsonl (shard 1/3) and "
+            "shards/2.jsonl (shard 2/3)) has more than one row") in text
+
+
+def test_a_question_a_shard_deselected_is_refused_and_named(sharded: Path) -> None:
+    root = copy_of(sharded, "deselected")
+    shard_of = deal("gs/ragate.toml", [f"q{i:03d}" for i in range(N_QUESTIONS)],
+                    [f"anchor[{r['anchor_id']}]" for r in anchors()], 3)
+    qid = next(q for q, s in sorted(shard_of.items()) if s == 2 and q.startswith("q"))
+    other = run(root, "gs", CACHE_OFF, "--ragate-shard=2/3", "-k", f"not {qid}",
+                "--ragate-results=shards/2.jsonl")
+    assert other.returncode == 0
+    text = refused(decide(root, SHARDS), root)
+    assert f"goldset mini: {qid} (deselected there by -k/-m) has no result in shard 2/3" in text
+    # deselected in the decision too: a deselected question, as in a run (the floors skip)
+    same = decide(root, SHARDS, "-k", f"not {qid}", out="both")
+    assert "refused" not in same.stdout
+    assert same.returncode == 0, same.stdout  # judge_coverage is skipped with the rest
+
+
+def test_not_a_results_file_is_refused_by_line(sharded: Path) -> None:
+    root = copy_of(sharded, "garbage")
+    rows_only = root / "old.jsonl"
+    write_lines(rows_only, rows_of(root / "one" / "results.jsonl"))
+    text = refused(decide(root, ["old.jsonl"]), root)
+    assert "old.jsonl: no header line: not a results file written by this ragate" in text
+    path = root / "shards" / "3.jsonl"
+    lines = path.read_text().splitlines()
+    lines[4] = lines[4].replace('"citations": ', '"citations": "many", "x": ', 1)
+    path.write_text("\n".join(lines) + "\n")
+    text = refused(decide(root, SHARDS), root)
+    assert "shards/3.jsonl:5: [" in text and "citations: Input should be a valid integer" in text
+
+
+def test_decide_runs_in_one_process(sharded: Path) -> None:
+    result = decide(sharded, SHARDS, "-n", "2", out="parallel")
+    assert result.returncode == 4
+    assert "--ragate-decide asks no system and runs in one process: drop -n" in result.stderr

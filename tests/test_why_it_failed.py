@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import both_routes, write_goldset
+from tests.conftest import both_routes, results_rows, write_goldset
 from tests.test_anchors import ANCHORS, RETRIEVER
 from tests.test_plugin import FLOORS, SYSTEM, esc
 
@@ -49,8 +49,7 @@ def test_floors_name_their_worst_questions_and_junit_reads_like_a_report(
     ]
     assert cases["gs.ragate.toml::q4"].find("system-out").text.startswith(
         "question: What about q4?\nanswer: (abstained)\nexpected: none, must abstain\n")
-    row = {r["question_id"]: r for r in map(json.loads, (pytester.path / "r.jsonl")
-                                            .read_text().splitlines())}["q3"]
+    row = {r["question_id"]: r for r in results_rows(pytester.path / "r.jsonl")}["q3"]
     assert row["question"] == "What about q3?"
     assert row["expected"] == ["[m1 · turns 0–0 · B]", "[m3 · turns 4–5 · B, A]"]
     report = (pytester.path / "r.md").read_text()
@@ -110,8 +109,7 @@ def test_a_fixture_verdict_stamped_for_another_answer_is_stale(pytester: pytest.
     assert changed.ret == pytest.ExitCode.TESTS_FAILED
     changed.stdout.fnmatch_lines(esc("*judge_coverage 0.67 < floor 0.95*worst: q2 3 judge "
                                      "failed (stale)"))
-    row = {r["question_id"]: r for r in map(json.loads, (pytester.path / "r.jsonl")
-                                            .read_text().splitlines())}["q2"]
+    row = {r["question_id"]: r for r in results_rows(pytester.path / "r.jsonl")}["q2"]
     assert row["metrics"]["faithfulness"] is None
     assert row["judge_failures"]["faithfulness"].startswith(
         "stale: stale fixture verdict: judge.json judged another answer to 'q2'")

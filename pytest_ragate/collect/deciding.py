@@ -49,8 +49,9 @@ DECIDE_KEY = pytest.StashKey["Deciding"]()
 NAMED = 5  # members named in one refusal line before "and N more"
 
 # knobs that say where or how fast, not what a row holds: shards on other runners may differ
+# (and `cache`: a verdict is the same whether it was asked for or replayed from the cache)
 WHERE_KNOBS = frozenset({"chroma_url", "index_dir", "judge_url", "judge_concurrency",
-                         "judge_cache_dir"})
+                         "judge_cache_dir", "cache"})
 ROW_GATE_KNOBS = ("repeat", "system_timeout")
 DECISION_KNOBS = ("ci", "min_n", "alpha", "sealed_without_key", "baseline", "flip_window")
 
@@ -155,8 +156,8 @@ def expand(specs: Sequence[str], root: Path) -> list[Path]:
     paths: list[Path] = []
     for spec in specs:
         found: list[Path] = []
-        for base in (Path.cwd(), root):
-            path = base / spec
+        for base in (None, root):  # as given (shown so), then from the rootdir
+            path = Path(spec) if base is None else base / spec
             if glob.has_magic(spec):
                 found = [Path(p) for p in sorted(glob.glob(str(path)))]
             elif path.is_dir():
@@ -302,6 +303,11 @@ def prepare(session: pytest.Session, items: list[pytest.Item]) -> None:
                                  "paths (and -m, -k) the shards were run with")
     if not deciding.problems:
         _hold(deciding, {i.nodeid: i for i in ragate})
+        rows = sum(len(f.rows) for f in deciding.files)
+        deciding.notes.insert(0, f"decided from {len(deciding.files)} results file"
+                              f"{'s' * (len(deciding.files) != 1)} ("
+                              + ", ".join(_where(f) for f in deciding.files)
+                              + f"): {rows} rows; no system or judge was asked")
     if others:
         config.hook.pytest_deselected(items=others)
     if deciding.problems:
@@ -316,7 +322,10 @@ def _hold(deciding: Deciding, by_nodeid: dict[str, pytest.Item]) -> None:
     files = [f for f in deciding.files if f.header is not None]
     count = next((f.header.shard.count for f in files  # type: ignore[union-attr]
                   if f.header.shard), None)  # type: ignore[union-attr]
-    stamps = {s.route: (f, s) for f in files for s in f.header.goldsets}  # type: ignore[union-attr]
+    stamps: dict[str, tuple[ResultsFile, GoldsetStamp]] = {}
+    for f in files:
+        for stamp in f.header.goldsets:  # type: ignore[union-attr]
+            stamps.setdefault(stamp.route, (f, stamp))
     rows: dict[tuple[str, str, int], list[tuple[ResultsFile, QuestionRecord]]] = (
         defaultdict(list))
     for f in files:
@@ -357,7 +366,9 @@ def _hold(deciding: Deciding, by_nodeid: dict[str, pytest.Item]) -> None:
                 doubled.append(f"{name} ({' and '.join(_where(f) for f, _ in found)})")
             elif not found and (item is None or (item.row and not is_anchor)):
                 owed = f"shard {shards[name]}/{count}" if count else "the run"
-                missing[owed].append(name + _why_missing(stamps.get(population.route), name))
+                owner = next((f for f in files if f.header.shard is None  # type: ignore[union-attr]
+                              or f.header.shard.index == shards.get(name)), None)  # type: ignore[union-attr]
+                missing[owed].append(name + _why_missing(owner, population.route, name))
             else:
                 _arrive(deciding, by_nodeid[nodeid], found[0] if found else None, item)
         for owed, names_ in sorted(missing.items()):
@@ -370,8 +381,10 @@ def _hold(deciding: Deciding, by_nodeid: dict[str, pytest.Item]) -> None:
         deciding.arrived.down += f.header.workers_down  # type: ignore[union-attr]
 
 
-def _why_missing(stamp: tuple[ResultsFile, GoldsetStamp] | None, name: str) -> str:
-    if stamp is not None and name in stamp[1].deselected:
+def _why_missing(owner: ResultsFile | None, route: str, name: str) -> str:
+    """Why the file that owed a result has none, when it says."""
+    stamps = owner.header.goldsets if owner is not None and owner.header else []
+    if any(s.route == route and name in s.deselected for s in stamps):
         return " (deselected there by -k/-m)"
     return ""
 
@@ -410,7 +423,9 @@ def _arrive(deciding: Deciding, item: pytest.Item, found: Any, saved: SavedItem 
         arrived.failed[nodeid] = Failure(saved.phase, saved.why)
     if ANCHOR_KEY in item.stash:
         outcome = found.outcome if found is not None else None
-        if outcome is not None:
+        if outcome is not None:  # where the anchor is written here: promotion rewrites it
+            entry = item.stash[ANCHOR_KEY]
+            outcome = outcome.model_copy(update={"path": str(entry.path), "line": entry.line})
             arrived.anchors[nodeid] = outcome
         if saved is not None:
             replay = Replay(nodeid, item.location, keywords, "failed", saved.why,
