@@ -72,6 +72,9 @@ def pytest_configure(config: pytest.Config) -> None:
         from pytest_ragate.collect.deciding import DECIDE_KEY, load
 
         config.stash[DECIDE_KEY] = load(config, settings)
+    if settings.run.shard and settings.run.results:
+        # a shard cut short (-x, a crash) leaves no file rather than an earlier run's
+        Path(settings.run.results).unlink(missing_ok=True)
     fixture_file = None
     if settings.judge.judge:  # one usage error, not a failure per item
         from pytest_ragate.judges.select import check_settings

@@ -45,8 +45,14 @@ hold_rate = 0.50
 
 SYSTEM = '''
 import hashlib
+import os
 import pytest
 from pytest_ragate import Answer, Citation, Context
+
+# the faults a test asks for: RAGATE_TEST_RAISE=q007,q150 raise; RAGATE_TEST_CRASH=q150 kills
+# the process (an xdist worker, or a whole shard) as it answers
+RAISE = set(filter(None, os.environ.get("RAGATE_TEST_RAISE", "").split(",")))
+CRASH = os.environ.get("RAGATE_TEST_CRASH")
 
 RIGHT = {"m1": (2, 3), "m3": (4, 5)}
 
@@ -61,6 +67,10 @@ def behaviour(qid):
 def ragate_system():
     def answer(text):
         qid = text.split()[-1].rstrip("?")
+        if qid in RAISE:
+            raise TimeoutError("the RAG service did not answer")
+        if qid == CRASH:
+            os._exit(3)
         b, kind = behaviour(qid), int(qid[1:]) % 6
         if kind == 5:  # unanswerable: abstains, but 2 in 10 answer anyway
             if b < 8:
@@ -147,14 +157,15 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_project(tmp_path_factory.mktemp("sharded"))
 
 
-def run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """pytest, or `ragate decide` (args starting with "decide"), in its own process."""
+def run(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """pytest, or `ragate decide` (args starting with "decide"), in its own process; `env`
+    adds variables (the faults SYSTEM reads)."""
     if args[:1] == ("decide",):
         argv = [sys.executable, "-c", "from pytest_ragate.cli import main; main()", *args]
     else:
         argv = [sys.executable, "-m", "pytest", *args]
     return subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=600,
-                          env=_env())
+                          env={**_env(), **env})
 
 
 def _env() -> dict[str, str]:
@@ -481,3 +492,91 @@ def test_decide_runs_in_one_process(sharded: Path) -> None:
     result = decide(sharded, SHARDS, "-n", "2", out="parallel")
     assert result.returncode == 4
     assert "--ragate-decide asks no system and runs in one process: drop -n" in result.stderr
+
+
+
+# --- adversaries: a fault in a shard never passes the decided gate ------------------------
+
+
+@pytest.mark.parametrize("workers", ["0", "2"], ids=["n0", "n2"])
+def test_a_system_that_raises_in_one_shard_fails_that_shard_and_the_gate(
+        sharded: Path, workers: str) -> None:
+    """q007 and q150 raise: the shards that asked them exit 1 (their own items failed), the
+    other passes; the decision fails their floors as the one run does, word for word."""
+    root = copy_of(sharded, f"raising-{workers}")
+    fault = {"RAGATE_TEST_RAISE": "q007,q150"}
+    single = run(root, "gs", "-n", "2", CACHE_OFF, "--junitxml=faulty/junit.xml",
+                 "--ragate-report=faulty/report.md", "--ragate-results=faulty/results.jsonl",
+                 **fault)
+    assert single.returncode == 1
+    owners = deal("gs/ragate.toml", [f"q{i:03d}" for i in range(N_QUESTIONS)],
+                  [f"anchor[{a['anchor_id']}]" for a in anchors()], 3)
+    for i in (1, 2, 3):
+        shard = run(root, "gs", "-n", workers, CACHE_OFF, f"--ragate-shard={i}/3",
+                    f"--ragate-results=shards/{i}.jsonl", **fault)
+        assert shard.returncode == (1 if i in (owners["q007"], owners["q150"]) else 0), (
+            i, shard.stdout)
+    decided = decide(root, SHARDS)
+    assert decided.returncode == 1
+    assert floors_of(root / "decided" / "junit.xml") == floors_of(root / "faulty" / "junit.xml")
+    assert (root / "decided" / "report.md").read_text() == (
+        root / "faulty" / "report.md").read_text()
+    assert rows_of(root / "decided" / "results.jsonl") == rows_of(
+        root / "faulty" / "results.jsonl")
+    assert ("not decided: 2 of 300 questions have no result: errored q007, q150 "
+            "(TimeoutError: the RAG service did not answer)") in decided.stdout
+    failed = [c.get("name") for c in ET.parse(root / "decided" / "junit.xml").getroot().iter(
+        "testcase") if c.find("failure") is not None]
+    assert {"q007", "q150"} <= set(failed)
+
+
+def test_a_worker_that_dies_in_a_shard_is_a_gap_after_the_decision(sharded: Path) -> None:
+    """Under `-n 2` a worker of shard k dies answering a question: the shard exits 1 and
+    saves which items it lost; decided, they are gaps that fail every floor over them."""
+    root = copy_of(sharded, "crashing")
+    owners = deal("gs/ragate.toml", [f"q{i:03d}" for i in range(N_QUESTIONS)],
+                  [f"anchor[{a['anchor_id']}]" for a in anchors()], 3)
+    k = owners["q150"]
+    shard = run(root, "gs", "-n", "2", CACHE_OFF, f"--ragate-shard={k}/3",
+                f"--ragate-results=shards/{k}.jsonl", RAGATE_TEST_CRASH="q150")
+    assert shard.returncode == 1
+    items = [json.loads(line)["ragate_item"] for line in
+             (root / "shards" / f"{k}.jsonl").read_text().splitlines() if "ragate_item" in line]
+    assert any(i["name"] == "q150" and not i["row"] for i in items), items
+    decided = decide(root, SHARDS)
+    assert decided.returncode == 1, decided.stdout
+    assert "refused" not in decided.stdout
+    assert re.search(r"worker 'gw\d' crashed while running 'gs/ragate.toml::q150'",
+                     decided.stdout)
+    assert "its worker went down before it reported" in decided.stdout
+    outcomes = {name: outcome for name, (outcome, _) in
+                floors_of(root / "decided" / "junit.xml").items()}
+    assert outcomes["gs.ragate.toml::floor[citation_accuracy]"] == "failed"
+    assert outcomes["gs.ragate.toml::floor[evidence_recall]"] == "failed"  # xfail or not
+
+
+def test_a_shard_killed_before_it_wrote_is_a_missing_shard(sharded: Path) -> None:
+    """Without -n the crash takes the whole shard: no results file, so no decision."""
+    root = copy_of(sharded, "killed")
+    (root / "shards" / "2.jsonl").unlink()
+    owners = deal("gs/ragate.toml", [f"q{i:03d}" for i in range(N_QUESTIONS)], [], 3)
+    qid = next(q for q, s in sorted(owners.items()) if s == 2)
+    shard = run(root, "gs", CACHE_OFF, "--ragate-shard=2/3", "--ragate-results=shards/2.jsonl",
+                RAGATE_TEST_CRASH=qid)
+    assert shard.returncode != 0 and not (root / "shards" / "2.jsonl").exists()
+    text = refused(decide(root, ["shards/"]), root)
+    assert "shard 2/3 missing" in text
+
+
+def test_a_shard_cut_short_by_maxfail_is_refused(sharded: Path) -> None:
+    """`-x` stops a shard at its first failure: it writes nothing, and removes the results
+    file an earlier run left, so the decision cannot take that one for it."""
+    root = copy_of(sharded, "cut")
+    owners = deal("gs/ragate.toml", [f"q{i:03d}" for i in range(N_QUESTIONS)], [], 3)
+    first = [q for q, s in sorted(owners.items()) if s == 1][:3]
+    shard = run(root, "gs", CACHE_OFF, "-x", "--ragate-shard=1/3",
+                "--ragate-results=shards/1.jsonl", RAGATE_TEST_RAISE=",".join(first))
+    assert shard.returncode == 1
+    assert not (root / "shards" / "1.jsonl").exists()  # not the earlier run's file either
+    text = refused(decide(root, SHARDS[1:]), root)
+    assert "shard 1/3 missing" in text
