@@ -253,7 +253,8 @@ def sharded(project: Path) -> Path:
     """One `-n 2` run in one/, three shards (the first under `-n 2`) in shards/, decided in
     decided/."""
     single = run(project, "gs", "-n", "2", CACHE_OFF, "--junitxml=one/junit.xml",
-                 "--ragate-results=one/results.jsonl", "--ragate-report=one/report.md")
+                 "--ragate-results=one/results.jsonl", "--ragate-report=one/report.md",
+                 "--ragate-history=one/history.jsonl")
     (project / "one" / "exit").write_text(str(single.returncode))
     for i in (1, 2, 3):
         shard = run(project, "gs", CACHE_OFF, f"--ragate-shard={i}/3",
@@ -285,7 +286,7 @@ KEPT = {"gs", "conftest.py", "judge.json", "pytest.ini", "one", "shards"}
 
 def test_three_shards_decided_are_one_run(sharded: Path) -> None:
     root = sharded
-    decided = decide(root, SHARDS)
+    decided = decide(root, SHARDS, "--ragate-history=decided/history.jsonl")
     single_exit = int((root / "one" / "exit").read_text())
     assert single_exit == 1  # judge_coverage 0.94 < 0.95: the run fails, and so must this
     assert decided.returncode == single_exit, decided.stdout + decided.stderr
@@ -297,6 +298,11 @@ def test_three_shards_decided_are_one_run(sharded: Path) -> None:
     assert floors == floors_of(one / "junit.xml")
     assert len(floors) == 8  # 7 declared and judge_coverage, each its own test case
     assert floors["gs.ragate.toml::floor[judge_coverage]"][0] == "failed"
+    # the history line too, but for when and where it was written
+    lines = [{k: v for k, v in json.loads(line).items() if k not in ("time", "git_sha")}
+             for path in (one, dec) for line in (path / "history.jsonl").read_text().splitlines()]
+    assert len(lines) == 2 and lines[0] == lines[1]
+    assert lines[1]["status"] == "failed" and lines[1]["questions"] == N_QUESTIONS
     # every question and anchor is a test case again, with the run's outcomes
     assert outcomes_of(dec / "junit.xml") == outcomes_of(one / "junit.xml")
     # each shard ran a third of each population, and no shard decided a floor
@@ -318,8 +324,13 @@ def test_a_saved_run_is_decided_again_after_its_floors_change(sharded: Path) -> 
     assert floors_of(root / "again" / "junit.xml")[
         "gs.ragate.toml::floor[judge_coverage]"][0] == "passed"
     assert rows_of(root / "again" / "results.jsonl") == rows_of(root / "one" / "results.jsonl")
-    # and the shards' files decide to the same under the new floors
-    assert decide(root, SHARDS, out="again-shards").returncode == 0
+    # and the shards' files decide to the same under the new floors, checked against the run
+    # itself as a baseline: nothing regressed, pair by pair
+    against = decide(root, SHARDS, "--ragate-baseline=one/results.jsonl", out="again-shards")
+    assert against.returncode == 0, against.stdout
+    checks = {n: o for n, (o, _) in floors_of(root / "again-shards" / "junit.xml").items()
+              if "regression[" in n}
+    assert checks and set(checks.values()) == {"passed"}
     toml.write_text(toml.read_text().replace("citation_accuracy = 0.70",
                                              "citation_accuracy = 0.85"))
     stricter = decide(root, SHARDS, out="stricter")
