@@ -174,3 +174,22 @@ def _without_langsmith_plugin(request: pytest.FixtureRequest) -> None:
     if "pytester" in request.fixturenames:
         request.getfixturevalue("pytester")
         request.getfixturevalue("monkeypatch").setenv("PYTEST_ADDOPTS", "-p no:langsmith_plugin")
+
+
+_OPTIONS: list[tuple[set[str], set[str]]] = []
+
+
+@pytest.fixture
+def real_options(pytester: pytest.Pytester) -> tuple[set[str], set[str]]:
+    """The plugin's flags and ini names, read from `pytest --help` as a user sees them."""
+    if not _OPTIONS:  # asked once per session
+        result = pytester.runpytest("--help")
+        assert result.ret == 0
+        flags = {m.group(1) for line in result.outlines
+                 if (m := re.match(r"\s+(--ragate-[\w-]+)", line))}
+        inis = {m.group(1) for line in result.outlines
+                if (m := re.match(r"\s+(ragate_\w+) \(", line))}
+        assert {"--ragate-cache", "--ragate-html", "--ragate-baseline"} <= flags
+        assert {"ragate_ci", "ragate_min_n"} <= inis
+        _OPTIONS.append((flags, inis))
+    return _OPTIONS[0]

@@ -73,25 +73,6 @@ def has_option(argv: list[str], name: str, value: str | None = None) -> bool:
     return False
 
 
-_OPTIONS: list[tuple[set[str], set[str]]] = []
-
-
-@pytest.fixture
-def real_options(pytester: pytest.Pytester) -> tuple[set[str], set[str]]:
-    """The plugin's flags and ini names, read from `pytest --help` as a user sees them."""
-    if not _OPTIONS:  # asked once per session
-        result = pytester.runpytest("--help")
-        assert result.ret == 0
-        flags = {m.group(1) for line in result.outlines
-                 if (m := re.match(r"\s+(--ragate-[\w-]+)", line))}
-        inis = {m.group(1) for line in result.outlines
-                if (m := re.match(r"\s+(ragate_\w+) \(", line))}
-        assert {"--ragate-cache", "--ragate-html", "--ragate-baseline"} <= flags
-        assert {"ragate_ci", "ragate_min_n"} <= inis
-        _OPTIONS.append((flags, inis))
-    return _OPTIONS[0]
-
-
 def unknown_names(text: str, flags: set[str], inis: set[str]) -> list[str]:
     return sorted({*(set(FLAG.findall(text)) - flags), *(set(INI.findall(text)) - inis)})
 

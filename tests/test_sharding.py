@@ -405,8 +405,8 @@ def test_shards_of_other_settings_judges_or_goldsets_are_refused(sharded: Path) 
     assert other.returncode == 0, other.stdout + other.stderr
     text = refused(decide(root, [*SHARDS[:2], "other/judge.jsonl"]), root)
     assert "different ragate_judge: 'fixture:judge.json'" in text
-    assert ("the shards' rows name different judges: fixture:fixture-v1 in shards/1.jsonl "
-            "(shard 1/3)") in text
+    assert ("the shards' rows of gs/ragate.toml name different judges: fixture:fixture-v1 in "
+            "shards/1.jsonl (shard 1/3)") in text
     assert "fixture:fixture-v2 in other/judge.jsonl (shard 3/3)" in text
 
     questions_file = root / "gs" / "questions.jsonl"
@@ -591,3 +591,45 @@ def test_a_shard_cut_short_by_maxfail_is_refused(sharded: Path) -> None:
     assert not (root / "shards" / "1.jsonl").exists()  # not the earlier run's file either
     text = refused(decide(root, SHARDS[1:]), root)
     assert "shard 1/3 missing" in text
+
+
+def test_two_routes_of_a_tiny_goldset_over_more_shards_than_some_have_items(
+        tmp_path: Path) -> None:
+    """4 questions through the file route and a @ragate.goldset test, over 3 shards: a shard
+    may hold none of a route's questions; decided, both routes read as in one run, the
+    decorator's floor included."""
+    from tests.test_plugin import FLOORS as SMALL_FLOORS
+    from tests.test_plugin import SYSTEM as SMALL_SYSTEM
+
+    write_goldset(tmp_path / "gs", floors=SMALL_FLOORS)
+    (tmp_path / "conftest.py").write_text(
+        SMALL_SYSTEM.replace("def ragate_system", "def my_rag")
+        + "\n@pytest.fixture\ndef ragate_system(my_rag):\n    return my_rag\n")
+    (tmp_path / "test_rag.py").write_text(
+        "import pytest_ragate as ragate\n\n"
+        "@ragate.goldset(\"gs\")\n@ragate.floor(citation_accuracy=0.30)\n"
+        "def test_mine(ragate_question, my_rag):\n"
+        "    return my_rag(ragate_question.question)\n")
+    (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = -p no:cacheprovider "
+                                         "-p no:langsmith_plugin\n")
+    paths = ("gs", "test_rag.py")
+    single = run(tmp_path, *paths, "-n", "2", "--junitxml=one/junit.xml",
+                 "--ragate-results=one/results.jsonl", "--ragate-report=one/report.md")
+    for i in (1, 2, 3):
+        shard = run(tmp_path, *paths, f"--ragate-shard={i}/3",
+                    f"--ragate-results=shards/{i}.jsonl", *(["-n", "2"] if i == 2 else []))
+        assert shard.returncode == 0, shard.stdout
+    decided = run(tmp_path, "decide", "shards/", "--", *paths, "--junitxml=dec/junit.xml",
+                  "--ragate-results=dec/results.jsonl", "--ragate-report=dec/report.md")
+    assert decided.returncode == single.returncode == 1, decided.stdout
+    assert rows_of(tmp_path / "dec" / "results.jsonl") == rows_of(
+        tmp_path / "one" / "results.jsonl")
+    assert {r["route"] for r in rows_of(tmp_path / "dec" / "results.jsonl")} == {
+        "gs/ragate.toml", "test_rag.py::test_mine"}
+    assert (tmp_path / "dec" / "report.md").read_text() == (
+        tmp_path / "one" / "report.md").read_text()
+    floors = floors_of(tmp_path / "dec" / "junit.xml")
+    assert floors == floors_of(tmp_path / "one" / "junit.xml")
+    mine = [props for name, (_, props) in floors.items()
+             if "test_mine" in name and name.endswith("floor[citation_accuracy]")]
+    assert [props["floor"] for props in mine] == ["0.3"], list(floors)

@@ -270,14 +270,24 @@ def _differ(files: Sequence[ResultsFile], what: str, value: Any) -> list[str]:
 
 
 def _differ_rows(files: Sequence[ResultsFile], what: str, part: Any) -> list[str]:
-    """A judge, system or retriever that answered in one shard's rows and not another's."""
-    seen = {f.path: sorted({v for _, r in f.rows if (v := part(r))}) for f in files}
-    distinct = {tuple(v) for v in seen.values() if v}
-    if len(distinct) < 2:
-        return []
-    return [f"the shards' rows name different {what}s: "
-            + "; ".join(f"{' | '.join(v) or 'none'} in {_where(f)}" for f in files
-                        for v in [seen[f.path]])]
+    """A judge, system or retriever that answered one goldset route's rows in one shard and
+    not in another (a shard with no row of that route has nothing to compare)."""
+    seen: dict[str, dict[Path, list[str]]] = defaultdict(dict)
+    for f in files:
+        by_route: dict[str, set[str]] = defaultdict(set)
+        for _, row in f.rows:
+            value = part(row)
+            if value:
+                by_route[row.route].add(value)
+        for route, values in by_route.items():
+            seen[route][f.path] = sorted(values)
+    problems = []
+    for route, by_file in seen.items():
+        if len({tuple(v) for v in by_file.values()}) > 1:
+            problems.append(f"the shards' rows of {route} name different {what}s: "
+                            + "; ".join(f"{' | '.join(by_file[f.path])} in {_where(f)}"
+                                        for f in files if f.path in by_file))
+    return problems
 
 
 def _named(names: Sequence[str]) -> str:
