@@ -633,3 +633,63 @@ def test_two_routes_of_a_tiny_goldset_over_more_shards_than_some_have_items(
     mine = [props for name, (_, props) in floors.items()
              if "test_mine" in name and name.endswith("floor[citation_accuracy]")]
     assert [props["floor"] for props in mine] == ["0.3"], list(floors)
+
+
+def test_decided_with_the_repeats_the_shards_asked(sharded: Path) -> None:
+    """Shards asked each question twice (`--ragate-repeat 2`): the decision takes their
+    repeat without being told, decides over questions × 2 as the run does, and refuses
+    another repeat count."""
+    root = copy_of(sharded, "repeats")
+    single = run(root, "gs", "-n", "2", CACHE_OFF, "--ragate-repeat=2",
+                 "--junitxml=twice/junit.xml", "--ragate-results=twice/results.jsonl",
+                 "--ragate-report=twice/report.md")
+    for i in (1, 2, 3):
+        shard = run(root, "gs", CACHE_OFF, "--ragate-repeat=2", f"--ragate-shard={i}/3",
+                    f"--ragate-results=shards/{i}.jsonl")
+        assert shard.returncode == 0, shard.stdout
+    decided = decide(root, SHARDS)
+    assert decided.returncode == single.returncode
+    rows = rows_of(root / "decided" / "results.jsonl")
+    assert len(rows) == 2 * N_QUESTIONS and rows == rows_of(root / "twice" / "results.jsonl")
+    assert (root / "decided" / "report.md").read_text() == (
+        root / "twice" / "report.md").read_text()
+    assert floors_of(root / "decided" / "junit.xml") == floors_of(root / "twice" / "junit.xml")
+    text = refused(decide(root, SHARDS, "--ragate-repeat=3", out="thrice"), root, out="thrice")
+    assert "--ragate-repeat 3 here, but the results were asked with repeat 2" in text
+
+
+def test_a_replay_miss_in_a_shard_fails_that_shard_and_the_gate(sharded: Path) -> None:
+    """`--ragate-cache replay` with an empty cache: every judged question fails in its own
+    shard, and the decision fails the judged floors over the judge failures."""
+    root = copy_of(sharded, "replay")
+    for i in (1, 2, 3):
+        shard = run(root, "gs", "--ragate-cache=replay", "--ragate-judge-cache-dir=empty",
+                    f"--ragate-shard={i}/3", f"--ragate-results=shards/{i}.jsonl")
+        assert shard.returncode == 1, shard.stdout
+        assert "no cached faithfulness verdict" in shard.stdout
+    decided = decide(root, SHARDS)
+    assert decided.returncode == 1
+    assert re.search(r"judge_coverage 0\.00 < floor 0\.95", decided.stdout)
+    failed = {c.get("name") for c in ET.parse(root / "decided" / "junit.xml").getroot().iter(
+        "testcase") if c.find("failure") is not None}
+    assert "q001" in failed and "floor[faithfulness]" in failed
+
+
+def test_decide_promotes_what_held_in_the_shards(sharded: Path) -> None:
+    """The colour anchors start to hold in every shard (strict XPASS: each shard fails on
+    its own anchors); `ragate decide --ragate-promote` removes their xfail from anchors.jsonl
+    here, where the decision runs."""
+    root = copy_of(sharded, "promote")
+    conftest = root / "conftest.py"
+    conftest.write_text(conftest.read_text().replace('"colour": [("m2", 0, 1)]',
+                                                     '"colour": [("m1", 8, 9)]'))
+    for i in (1, 2, 3):
+        shard = run(root, "gs", CACHE_OFF, f"--ragate-shard={i}/3",
+                    f"--ragate-results=shards/{i}.jsonl")
+        assert shard.returncode == 1 and "XPASS" in shard.stdout, shard.stdout
+    anchors_file = root / "gs" / "anchors.jsonl"
+    assert anchors_file.read_text().count('"xfail"') == 10
+    decided = decide(root, SHARDS, "--ragate-promote")
+    assert decided.returncode == 1  # the XPASSes fail this run, as they fail a whole one
+    assert anchors_file.read_text().count('"xfail"') == 0
+    assert "ragate: promoted 10 strict xfails to hard assertions:" in decided.stdout
