@@ -20,7 +20,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from pytest_ragate.outputs.reports import markdown
-from pytest_ragate.scoring.metrics import QuestionRecord
+from pytest_ragate.outputs.results import read_rows
 from pytest_ragate.scoring.run import GoldsetRun
 
 OUT = Path(__file__).resolve().parent / "out"
@@ -41,8 +41,11 @@ def main() -> int:
             print("the gate wrote no results", file=sys.stderr)
             return 2
     runs: dict[str, GoldsetRun] = {}
-    for line in args.results.read_text().splitlines():
-        record = QuestionRecord.model_validate_json(line)
+    rows, problems = read_rows(args.results)
+    if problems:
+        print("\n".join(map(str, problems)), file=sys.stderr)
+        return 2
+    for _, record in rows:
         runs.setdefault(record.goldset, GoldsetRun(record.goldset, record.eval_version)
                         ).records.append(record)
     suite = ET.parse(args.junit).getroot()

@@ -145,7 +145,7 @@ def gate_figures(results: Path, log: Path, anchor_keys: Sequence[str]) -> Figure
     outcomes: dict[str, dict[str, Any]] = {}
     for line in results.read_text(encoding="utf-8").splitlines():
         row = json.loads(line)
-        if row["status"] == "skipped":
+        if "question_id" not in row or row["status"] == "skipped":  # rows only
             continue
         t = totals.setdefault(row["goldset"], dict.fromkeys(FIGURES, 0))
         t["questions"] += 1

@@ -325,6 +325,8 @@ def run_ragate(root: Path, url: str, concurrency: int | None, cache: str) -> tup
     scores: dict[str, dict[str, float | None]] = {}
     for line in results.read_text().splitlines():
         record = json.loads(line)
+        if "question_id" not in record:  # the header, anchor and item lines
+            continue
         metrics = record.get("metrics") or {}
         scores[record["question_id"]] = {m: metrics.get(m) for m in METRICS}
     return wall, scores
