@@ -693,3 +693,29 @@ def test_decide_promotes_what_held_in_the_shards(sharded: Path) -> None:
     assert decided.returncode == 1  # the XPASSes fail this run, as they fail a whole one
     assert anchors_file.read_text().count('"xfail"') == 0
     assert "ragate: promoted 10 strict xfails to hard assertions:" in decided.stdout
+
+
+def test_a_sealed_goldset_is_decided_without_its_key(sharded: Path) -> None:
+    """The shards hold RAGATE_SEAL_KEY and score; the decision, which asks nothing, runs
+    without it and decides as a keyed run does: the goldset's digest counts the sealed file,
+    not the answers it opens to."""
+    from pytest_ragate.goldsets.sealing import seal_goldset
+    from tests.test_sealing import FAST, KEY
+
+    root = copy_of(sharded, "sealed")
+    seal_goldset(root / "gs", KEY, kdf=FAST)
+    assert not (root / "gs" / "expected.jsonl").exists()
+    keyed = {"RAGATE_SEAL_KEY": KEY}
+    single = run(root, "gs", "-n", "2", CACHE_OFF, "--junitxml=one/junit.xml",
+                 "--ragate-results=one/results.jsonl", "--ragate-report=one/report.md", **keyed)
+    for i in (1, 2, 3):
+        shard = run(root, "gs", CACHE_OFF, f"--ragate-shard={i}/3",
+                    f"--ragate-results=shards/{i}.jsonl", **keyed)
+        assert shard.returncode == 0, shard.stdout
+    decided = decide(root, SHARDS)  # no key in this process
+    assert "refused" not in decided.stdout, decided.stdout
+    assert decided.returncode == single.returncode == 1
+    assert rows_of(root / "decided" / "results.jsonl") == rows_of(root / "one" / "results.jsonl")
+    assert all(row["expected"] is None for row in rows_of(root / "decided" / "results.jsonl"))
+    assert (root / "decided" / "report.md").read_text() == (root / "one" / "report.md").read_text()
+    assert floors_of(root / "decided" / "junit.xml") == floors_of(root / "one" / "junit.xml")
