@@ -35,6 +35,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from pytest_ragate.outputs.results import read_rows
+
 HERE = Path(__file__).resolve().parent
 KINDS = ["single_meeting", "single_meeting", "unanswerable"]
 
@@ -140,10 +142,6 @@ def sharded(root: Path, count: int) -> tuple[float, float]:
     return shards_done - start, end - shards_done
 
 
-def rows(path: Path) -> list[dict[str, object]]:
-    return [r for line in path.read_text().splitlines() if "question_id" in (r := json.loads(line))]
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--questions", type=int, default=300)
@@ -158,7 +156,8 @@ def main() -> int:
         for _ in range(args.rounds):
             one = whole(root)
             shards, decide = sharded(root, args.shards)
-            if rows(root / "decided.jsonl") != rows(root / "one.jsonl"):
+            if ([r for _, r in read_rows(root / "decided.jsonl")[0]]
+                    != [r for _, r in read_rows(root / "one.jsonl")[0]]):
                 raise SystemExit("the decided rows differ from the whole run's")
             results.append({"whole_s": round(one, 2), "shards_s": round(shards, 2),
                             "decide_s": round(decide, 2),

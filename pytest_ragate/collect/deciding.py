@@ -208,7 +208,7 @@ def check_files(files: Sequence[ResultsFile]) -> list[str]:
     anything that differs between them that would make their rows not comparable."""
     read = [f for f in files if f.header is not None]
     if not read:
-        return [] if not files or any(f.problems for f in files) else ["no results file"]
+        return []  # each file's own problem says why (`load`)
     problems: list[str] = []
     sharded = [f for f in read if f.header.shard is not None]  # type: ignore[union-attr]
     whole = [f for f in read if f.header.shard is None]  # type: ignore[union-attr]

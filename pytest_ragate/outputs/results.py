@@ -26,7 +26,6 @@ from pytest_ragate.scoring.metrics import AnchorOutcome, QuestionRecord
 from pytest_ragate.scoring.run import GoldsetRun
 
 FORMAT = 1
-HEADER_KEY, ANCHOR_KEY, ITEM_KEY = "ragate_results", "ragate_anchor", "ragate_item"
 
 
 class _Line(BaseModel):
@@ -117,6 +116,12 @@ class _ItemLine(_Line):
     ragate_item: SavedItem
 
 
+# a line's kind is its one key (a question row has none of them)
+_KINDS: dict[str, type[_Line]] = {next(iter(m.model_fields)): m
+                                  for m in (_HeaderLine, _AnchorLine, _ItemLine)}
+HEADER_KEY = "ragate_results"
+
+
 def _dump(model: BaseModel) -> str:
     return json.dumps(model.model_dump(mode="json"), ensure_ascii=False, sort_keys=True) + "\n"
 
@@ -145,10 +150,6 @@ class ResultsFile:
     anchors: list[SavedAnchor] = field(default_factory=list)
     items: list[SavedItem] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
-
-
-_KINDS: dict[str, type[BaseModel]] = {HEADER_KEY: _HeaderLine, ANCHOR_KEY: _AnchorLine,
-                                      ITEM_KEY: _ItemLine}
 
 
 def read_results(path: Path, row_model: type[QuestionRecord] = QuestionRecord) -> ResultsFile:
