@@ -71,7 +71,8 @@ class QuestionRun:
                 folder = Path(cache.mkdir("ragate-judge"))
             else:
                 folder = self.config.rootpath / ".ragate-judge-cache"
-            self.runner = JudgeRunner(settings.judge_concurrency, folder, settings.cache)
+            self.runner = JudgeRunner(settings.judge_concurrency, folder, settings.cache,
+                                     timeout=settings.judge_timeout)
         return self.runner
 
     def close(self) -> None:

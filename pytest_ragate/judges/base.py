@@ -20,9 +20,11 @@ from pytest_ragate.answer import Context
 if TYPE_CHECKING:
     import numpy as np
 
-# timeout, http, parse: the transport; missing: no verdict to give; error: the judge raised;
-# invalid: a value that is not a score in [0, 1]; empty: a model judge extracted nothing to
-# judge from an answer that has text; stale: a fixture verdict recorded for another answer
+# timeout: no verdict within --ragate-judge-timeout (a request, or the whole verdict);
+# http, parse: the transport; missing: no verdict to give; error: the judge raised;
+# invalid: a value outside its schema (a score not in [0, 1], a model's verdict not 0 or 1,
+# a statement list that is not one); empty: a model judge extracted nothing to judge from an
+# answer that has text; stale: a fixture verdict recorded for another answer
 FailureKind = Literal["timeout", "http", "parse", "missing", "error", "invalid", "empty",
                       "stale"]
 RAGAS_EPSILON = 1e-10  # RAGAS's denominator guard in average precision, kept for agreement
@@ -35,6 +37,27 @@ class JudgeFailure(Exception):
         super().__init__(f"{kind}: {message}")
         self.kind = kind
         self.message = message
+
+
+# --- the messages of the failures the runner and the RAGAS judge find ----------------------
+
+
+def shown(value: object, limit: int = 80) -> str:
+    """A value as a failure message quotes it: its repr, cut at `limit` characters."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def invalid(what: str, got: str, expected: str) -> JudgeFailure:
+    """A verdict outside its schema: `what` came back `got`, `expected` (what the metric
+    defines). Never a score."""
+    return JudgeFailure("invalid", f"{what} came back {got}, {expected}")
+
+
+def timed_out(what: str, seconds: float) -> JudgeFailure:
+    """A judge call that did not return within --ragate-judge-timeout."""
+    return JudgeFailure("timeout", f"{what} did not return within {seconds:g} s "
+                        "(--ragate-judge-timeout)")
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,11 @@ Where pytest-ragate and RAGAS differ (everything else is RAGAS's value, unchange
   `JudgeFailure("empty")`: RAGAS returns NaN, and scoring it 1.0 would let a judge that finds
   nothing to check pass every faithfulness floor. It is recognised from the statement step
   itself (the statement prompt returned an empty list).
+* every field a model returns is held to the values the metric defines before RAGAS computes
+  anything (`VERDICT_SHAPES`): an NLI or context-precision verdict and a noncommittal flag are
+  the integer 0 or 1 (RAGAS counts any truthy verdict as supported: -1, 2, "1", true), a
+  statement list is a list of non-empty strings, and the NLI step judges each statement it was
+  sent exactly once. Anything else is `JudgeFailure("invalid")` naming the field and value.
 * any other NaN, missing or non-numeric value is `JudgeFailure("parse")`, never a score.
 * inputs RAGAS refuses (an empty question or answer, no retrieved contexts, an empty
   reference) are `JudgeFailure("missing")` before any model call.
@@ -43,7 +48,7 @@ import threading
 from collections.abc import AsyncIterator, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import openai
 
@@ -51,7 +56,8 @@ import openai
 # the first verdict, stalling the requests of the others
 import openai.resources.chat
 import ragas
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, PlainValidator, ValidationError
+from pydantic_core import PydanticCustomError
 from ragas.embeddings.base import BaseRagasEmbedding
 from ragas.llms.base import InstructorBaseRagasLLM
 from ragas.metrics.collections import (
@@ -64,9 +70,21 @@ from ragas.metrics.collections.answer_relevancy.util import (
     AnswerRelevanceInput,
     AnswerRelevanceOutput,
 )
+from ragas.metrics.collections.context_precision.util import ContextPrecisionOutput
+from ragas.metrics.collections.faithfulness.util import (
+    NLIStatementOutput,
+    StatementGeneratorOutput,
+)
 from ragas.prompt.metrics.base_prompt import BasePrompt
 
-from pytest_ragate.judges.base import REQUESTS_AT_ONCE, Embeds, JudgeFailure, JudgeInput
+from pytest_ragate.judges.base import (
+    REQUESTS_AT_ONCE,
+    Embeds,
+    JudgeFailure,
+    JudgeInput,
+    invalid,
+    shown,
+)
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
@@ -234,21 +252,102 @@ _FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
 
 
+# --- what a model's verdicts may be ----------------------------------------------------------
+# RAGAS's reply models are lax (`verdict: int` takes -1, 2, "1" and true, and its formulas count
+# any truthy verdict as a 1): each is held to the exact values its metric defines first.
+
+
+def _zero_or_one(value: object) -> int:
+    if type(value) is int and value in (0, 1):
+        return value
+    raise PydanticCustomError("zero_or_one", "not 0 or 1")
+
+
+def _words(value: object) -> str:
+    if isinstance(value, str) and value.strip():
+        return value
+    raise PydanticCustomError("words", "not a non-empty string")
+
+
+ZeroOrOne = Annotated[int, PlainValidator(_zero_or_one)]
+Words = Annotated[str, PlainValidator(_words)]
+
+
+class _Shape(BaseModel):
+    model_config = ConfigDict(strict=True)  # fields RAGAS does not read are left alone
+
+
+class _Statements(_Shape):
+    statements: list[Words]
+
+
+class _NLIVerdict(_Shape):
+    statement: Words
+    reason: str
+    verdict: ZeroOrOne
+
+
+class _NLIVerdicts(_Shape):
+    statements: list[_NLIVerdict]
+
+
+class _UsefulVerdict(_Shape):
+    reason: str
+    verdict: ZeroOrOne
+
+
+class _GeneratedQuestion(_Shape):
+    question: str  # RAGAS drops an empty question: with all three dropped, the score is 0.0
+    noncommittal: ZeroOrOne
+
+
+VERDICT_SHAPES: dict[type[BaseModel], type[BaseModel]] = {
+    StatementGeneratorOutput: _Statements,
+    NLIStatementOutput: _NLIVerdicts,
+    ContextPrecisionOutput: _UsefulVerdict,
+    AnswerRelevanceOutput: _GeneratedQuestion,
+}
+
+
+def _field(loc: tuple[int | str, ...]) -> str:
+    return "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc)
+
+
+def _held_to_shape(body: str, response_model: type[BaseModel]) -> None:
+    """JudgeFailure("invalid") naming the first field outside what the metric defines."""
+    shape = VERDICT_SHAPES.get(response_model)
+    if shape is None:
+        return
+    try:
+        shape.model_validate_json(body)
+    except ValidationError as error:
+        first, more = error.errors()[0], len(error.errors()) - 1
+        expected = first["msg"] if first["type"] in ("zero_or_one", "words") else \
+            f"not what RAGAS defines ({first['msg']})"
+        raise invalid(f"{response_model.__name__}{_field(first['loc'])}",
+                      shown(first["input"]),
+                      expected + (f" (and {more} more)" if more else "")) from None
+
+
 def parse_json_reply(text: str, response_model: type[M]) -> M:
     """The model's JSON as `response_model`: tolerant of code fences, reasoning blocks and a
-    sentence around one JSON object; anything else is `JudgeFailure("parse")`."""
+    sentence around one JSON object; anything else is `JudgeFailure("parse")`, and a reply
+    that parses but has a value outside what its metric defines is `JudgeFailure("invalid")`.
+    """
     body = _FENCE.sub("", _THINK.sub("", text).strip()).strip()
     if not body.startswith("{"):
         start, end = body.find("{"), body.rfind("}")
         if start >= 0 and end > start:
             body = body[start:end + 1]
     try:
-        return response_model.model_validate_json(body)
+        reply = response_model.model_validate_json(body)
     except ValidationError as error:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}"
                              for e in error.errors()[:3])
         raise JudgeFailure("parse", f"{response_model.__name__} expected: {problems}; got "
                            f"{_excerpt(text)!r}") from None
+    _held_to_shape(body, response_model)
+    return reply
 
 
 def _run_sync(coro: Coroutine[Any, Any, T]) -> T:
@@ -369,7 +468,8 @@ class RagateEmbeddings(BaseRagasEmbedding):
 
 
 class _Faithfulness(Faithfulness):
-    """RAGAS's Faithfulness, remembering what its statement step returned."""
+    """RAGAS's Faithfulness, remembering what its statement step returned, and holding its
+    NLI step to one verdict per statement sent."""
 
     statements: list[str] | None = None
 
@@ -377,6 +477,32 @@ class _Faithfulness(Faithfulness):
         statements = await super()._create_statements(question, response)
         self.statements = list(statements)
         return statements
+
+    async def _create_verdicts(self, statements: list[str], context: str,
+                               ) -> NLIStatementOutput:
+        verdicts = await super()._create_verdicts(statements, context)
+        each_once(statements, [v.statement for v in verdicts.statements])
+        return verdicts
+
+
+def _folded(text: str) -> str:
+    return " ".join("".join(c if c.isalnum() else " " for c in text.casefold()).split())
+
+
+def each_once(sent: list[str], judged: list[str]) -> None:
+    """The NLI step must judge each statement it was sent exactly once (compared without
+    case, punctuation or spacing): RAGAS divides by the verdicts it got, so a model that
+    judges 1 of 3 statements, or one supported statement three times, would score 1.0."""
+    if judged and len(judged) != len(sent):  # none at all: RAGAS's NaN, a parse failure
+        raise invalid("NLIStatementOutput.statements",
+                      f"with {len(judged)} verdict{'' if len(judged) == 1 else 's'}",
+                      f"not one per statement sent ({len(sent)})")
+    left = [_folded(s) for s in sent]
+    for i, statement in enumerate(judged):
+        if _folded(statement) not in left:
+            raise invalid(f"NLIStatementOutput.statements[{i}].statement", shown(statement),
+                          "not one of the statements sent (or sent once and judged twice)")
+        left.remove(_folded(statement))
 
 
 class _Replayed(InstructorBaseRagasLLM):

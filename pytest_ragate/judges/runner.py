@@ -1,9 +1,13 @@
-"""Running a judge: bounded concurrency, a content-addressed cache, failures kept as failures.
+"""Running a judge: bounded concurrency, bounded time, a content-addressed cache, failures
+kept as failures.
 
-Judge calls run on one event loop in a background thread per process, so while the judge
-thinks about question i the worker already asks the system question i+1. Verdicts are cached
-on disk (diskcache: safe across xdist workers) under a key of everything that can change
-them: eval_version, judge id and parameters, metric, prompt hash, and the judged inputs.
+The runner's event loop runs in a background thread per process, so while the judge thinks
+about question i the worker already asks the system question i+1. Every call into the judge
+(`prompt_hash`, `requests_at_once`, `score`) runs on a lane of its own (`lanes.py`) and is
+waited for at most `--ragate-judge-timeout`: a verdict that does not come in time is a
+`timeout` failure, whoever computes it. Verdicts are cached on disk (diskcache: safe across
+xdist workers) under a key of everything that can change them: eval_version, judge id and
+parameters, metric, prompt hash, and the judged inputs.
 """
 
 from __future__ import annotations
@@ -14,11 +18,11 @@ import json
 import math
 import numbers
 import threading
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import diskcache
 
@@ -28,11 +32,16 @@ from pytest_ragate.judges.base import (
     JudgeFailure,
     JudgeInput,
     Vacuous,
+    invalid,
     judge_params,
+    shown,
 )
+from pytest_ragate.judges.lanes import Lanes
 from pytest_ragate.scoring.registry import asked_metrics
+from pytest_ragate.settings import JudgeSettings
 
 CacheMode = Literal["on", "off", "replay"]
+T = TypeVar("T")
 ROUNDING = 1e-9  # a cosine of a vector with itself may come out 1 + 2e-16: still a score
 
 
@@ -53,17 +62,26 @@ class JudgedScores:
 
 def checked_score(metric: str, raw: object) -> tuple[float, bool]:
     """A judge's answer as (score, vacuous), or JudgeFailure("invalid"): a score is a real,
-    finite number in [0, 1], never a bool or a string that looks like one. A judge that
-    returns 1.5 must not pass a floor of 0.8."""
+    finite number in [0, 1], never a bool or a string that looks like one, and a `Vacuous`
+    says why in words. A judge that returns 1.5 must not pass a floor of 0.8."""
     vacuous = isinstance(raw, Vacuous)
     value = raw.value if isinstance(raw, Vacuous) else raw
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise JudgeFailure("invalid", f"{metric} came back as {type(value).__name__} "
-                           f"{value!r}, not a number")
+        raise invalid(metric, f"as {type(value).__name__} {shown(value)}", "not a number")
     number = float(value)
     if not math.isfinite(number) or not -ROUNDING <= number <= 1.0 + ROUNDING:
-        raise JudgeFailure("invalid", f"{metric} came back {number!r}, outside [0, 1]")
+        raise invalid(metric, shown(number), "outside [0, 1]")
+    if isinstance(raw, Vacuous) and not (isinstance(raw.why, str) and raw.why.strip()):
+        raise invalid(f"{metric} (vacuous)", f"with why={shown(raw.why)}",
+                      "not a reason in words")
     return min(1.0, max(0.0, number)), vacuous
+
+
+def as_failure(error: Exception) -> JudgeFailure:
+    """What a judge raised, as the failure of its verdict: a judge bug is not a score."""
+    if isinstance(error, JudgeFailure):
+        return error
+    return JudgeFailure("error", f"{type(error).__name__}: {error}")
 
 
 def cache_key(eval_version: str, judge: Judge, metric: str, item: JudgeInput) -> str:
@@ -78,9 +96,11 @@ def cache_key(eval_version: str, judge: Judge, metric: str, item: JudgeInput) ->
 class JudgeRunner:
     """One per process. `submit` returns a Future of the question's JudgedScores."""
 
-    def __init__(self, concurrency: int, cache_dir: Path | None, mode: CacheMode) -> None:
+    def __init__(self, concurrency: int, cache_dir: Path | None, mode: CacheMode,
+                 timeout: float = JudgeSettings.judge_timeout) -> None:
         self.mode = mode
         self.concurrency = concurrency
+        self.timeout = timeout
         self.cache = diskcache.Cache(str(cache_dir)) if cache_dir and mode != "off" else None
         self.calls = 0  # judge calls actually made (cache misses), for reports and tests
         self._loop = asyncio.new_event_loop()
@@ -92,11 +112,23 @@ class JudgeRunner:
         # RAGAS's answer relevance sends its 3 question generations together and holds 3)
         self._slots = asyncio.Semaphore(concurrency)
         self._entry = asyncio.Lock()
+        self._lanes = Lanes(concurrency, timeout)
 
-    def _slots_for(self, judge: Judge, metric: str) -> int:
+    async def _bounded(self, what: str, make: Callable[[], Awaitable[T]]) -> T:
+        return await self._lanes.call(f"the judge's {what}", make)
+
+    async def _slots_for(self, judge: Judge, metric: str) -> int:
         at_once = getattr(judge, "requests_at_once", None)
-        wanted = at_once(metric) if callable(at_once) else 1
-        return max(1, min(self.concurrency, int(wanted)))
+        if not callable(at_once):
+            return 1
+
+        async def ask() -> object:
+            return at_once(metric)
+
+        wanted = await self._bounded(f"requests_at_once({metric!r})", ask)
+        if isinstance(wanted, bool) or not isinstance(wanted, int):
+            raise invalid(f"requests_at_once({metric!r})", shown(wanted), "not an int")
+        return max(1, min(self.concurrency, wanted))
 
     def submit(self, judge: Judge, item: JudgeInput, metrics: Sequence[str],
                eval_version: str) -> Future[JudgedScores]:
@@ -125,7 +157,15 @@ class JudgeRunner:
 
     async def _judge_one(self, judge: Judge, item: JudgeInput, metric: str, eval_version: str,
                          ) -> tuple[tuple[float, bool] | None, Exception | None, bool]:
-        key = cache_key(eval_version, judge, metric, item)
+        """(score and vacuous, or None; the failure, or None; from the cache): whatever the
+        judge does, this returns."""
+        async def key_of() -> str:
+            return cache_key(eval_version, judge, metric, item)
+
+        try:
+            key = await self._bounded(f"prompt_hash({metric!r})", key_of)
+        except Exception as error:
+            return None, as_failure(error), False
         if self.cache is not None:
             hit = self.cache.get(key)
             if hit is not None:
@@ -137,10 +177,21 @@ class JudgeRunner:
                 return None, ReplayMiss(f"no cached {metric} verdict for {item.question_id} "
                                         f"from {judge.judge_id} (--ragate-cache replay); run "
                                         "once with --ragate-cache on to record it"), False
+        try:
+            value = await self._verdict(judge, item, metric)
+        except Exception as error:
+            return None, as_failure(error), False
+        if self.cache is not None:
+            self.cache.set(key, {"value": value[0], "vacuous": value[1]})
+        return value, None, False
+
+    async def _verdict(self, judge: Judge, item: JudgeInput, metric: str,
+                       ) -> tuple[float, bool]:
+        """One call of `judge.score`, holding its request slots, bounded and checked."""
         async with self._entry:  # one verdict gathers its slots at a time: no two half-served
             # verdicts can wait on each other (no deadlock), in order. Asked here, not before
             # queueing: what a judge needs can change while it waits (it learns the server)
-            slots, taken = self._slots_for(judge, metric), 0
+            slots, taken = await self._slots_for(judge, metric), 0
             try:
                 while taken < slots:
                     await self._slots.acquire()
@@ -149,26 +200,22 @@ class JudgeRunner:
                 for _ in range(taken):
                     self._slots.release()
                 raise
-        token = REQUESTS_AT_ONCE.set(slots)  # this task's context: the judge sends ≤ slots
+
+        async def scored() -> object:
+            REQUESTS_AT_ONCE.set(slots)  # the lane task's context: the judge sends ≤ slots
+            return await judge.score(item, metric)
+
         try:
             self.calls += 1
-            try:
-                value = checked_score(metric, await judge.score(item, metric))
-            except JudgeFailure as failure:
-                return None, failure, False
-            except Exception as error:  # a judge bug is still a failure, not a score
-                return None, JudgeFailure("error", f"{type(error).__name__}: {error}"), False
+            return checked_score(metric, await self._bounded(f"{metric} verdict", scored))
         finally:
-            REQUESTS_AT_ONCE.reset(token)
             for _ in range(slots):
                 self._slots.release()
-        if self.cache is not None:
-            self.cache.set(key, {"value": value[0], "vacuous": value[1]})
-        return value, None, False
 
     def close(self) -> None:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=5)
+        self._lanes.close()
         if self.cache is not None:
             self.cache.close()
 
