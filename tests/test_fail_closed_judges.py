@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import textwrap
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -218,79 +219,123 @@ def test_a_verdict_that_only_looks_like_a_1_is_invalid(openai_stub: OpenAIStub,
     assert why == f"invalid: ContextPrecisionOutput.verdict came back {verdict!r}, not 0 or 1"
 
 
+def test_a_verdict_cached_under_other_rules_is_asked_again(monkeypatch: pytest.MonkeyPatch,
+                                                          ) -> None:
+    """The checks are part of every RAGAS prompt hash (the cache key): a verdict scored from
+    a -1 before they existed is not replayed as a score."""
+    from pytest_ragate.judges import ragas
+
+    def hashes() -> dict[str, str]:
+        judge = RagasJudge("m", "http://127.0.0.1:9/v1", timeout=1.0, embedder=Unit())
+        return {m: judge.prompt_hash(m) for m in RagasJudge.metrics}
+
+    before = hashes()
+    monkeypatch.setattr(ragas, "each_once", lambda sent, judged: None)
+    after = hashes()
+    assert all(after[m] != before[m] for m in RagasJudge.metrics)
+
+
 # --- a judge of your own: what it returns, and how long it takes -----------------------------
 
-# A judge asked for two metrics. Its `prompt_hash` never returns for context precision (a sync
-# call); its faithfulness verdict awaits forever (q00), blocks its thread and loop (q01), waits
-# on a worker thread that never ends (q02), raises a KeyboardInterrupt (q03) or a
-# CancelledError (q04), says vacuous without a reason (q05), and is 0.9 for q06.
-HANGING_JUDGE = '''
+def own_judge(prompt_hash: str, score: str) -> str:
+    """A conftest fragment: a `ragate_judge` of your own, asked for faithfulness and context
+    precision, whose methods run these bodies (`metric`, `item`, `qid` in scope)."""
+    indent = " " * 8
+    return f'''
 import asyncio, time
 from pytest_ragate.judges import Vacuous
 
-class HangingJudge:
-    judge_id = "hanging"
+class OwnJudge:
+    judge_id = "own"
     metrics = ("faithfulness", "context_precision")
 
     def prompt_hash(self, metric):
-        if metric == "context_precision":
-            time.sleep(3600)
+{textwrap.indent(textwrap.dedent(prompt_hash).strip(), indent)}
         return "v1"
 
     async def score(self, item, metric):
         qid = item.question_id
-        if qid == "q00":
-            await asyncio.Event().wait()
-        if qid == "q01":
-            time.sleep(3600)
-        if qid == "q02":
-            await asyncio.to_thread(time.sleep, 3600)
-        if qid == "q03":
-            raise KeyboardInterrupt
-        if qid == "q04":
-            raise asyncio.CancelledError
-        if qid == "q05":
-            return Vacuous(1.0, "")
-        return 0.9
+{textwrap.indent(textwrap.dedent(score).strip(), indent)}
 
 @pytest.fixture(scope="session")
 def ragate_judge():
-    return HangingJudge()
+    return OwnJudge()
 '''
+
+
+# faithfulness awaits forever (q00), waits on a worker thread that never ends (q01), raises
+# a KeyboardInterrupt (q02) or a CancelledError (q03), says vacuous without a reason (q04),
+# is 0.9 (q05); context precision is 0.9
+STUCK = own_judge("pass", """
+    if metric == "faithfulness" and qid == "q00":
+        await asyncio.Event().wait()
+    if metric == "faithfulness" and qid == "q01":
+        await asyncio.to_thread(time.sleep, 3600)
+    if metric == "faithfulness" and qid == "q02":
+        raise KeyboardInterrupt
+    if metric == "faithfulness" and qid == "q03":
+        raise asyncio.CancelledError
+    if metric == "faithfulness" and qid == "q04":
+        return Vacuous(1.0, "")
+    return 0.9
+""")
+# every call blocks its thread: prompt_hash for context precision, score always
+BLOCKING = own_judge("""
+    if metric == "context_precision":
+        time.sleep(3600)
+""", """
+    time.sleep(3600)
+    return 0.9
+""")
 TIMEOUT = "2"
 LATE = f"did not return within {TIMEOUT} s (--ragate-judge-timeout)"
+
+
+def run_own(pytester: pytest.Pytester, workers: str, n: int, judge: str) -> pytest.RunResult:
+    write_many(pytester.path / "gs", n, floors="[floors]\nfaithfulness = 0.8\n"
+                                               "context_precision = 0.8\n")
+    pytester.makeconftest(SYSTEM + judge)
+    return pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-n", workers, "-rA", "-vv", "gs", "--ragate-cache=off",
+        "--ragate-results=r.jsonl", "--junitxml=j.xml", f"--ragate-judge-timeout={TIMEOUT}",
+        timeout=240)  # the safety net: on the code before, these runs never end
 
 
 @WORKERS
 def test_a_judge_that_never_returns_is_bounded_and_the_run_ends(
         pytester: pytest.Pytester, workers: str) -> None:
-    write_many(pytester.path / "gs", 7, floors="[floors]\nfaithfulness = 0.8\n"
-                                               "context_precision = 0.5\n")
-    pytester.makeconftest(SYSTEM + HANGING_JUDGE)
-    result = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "-n", workers, "-rA", "-vv", "gs", "--ragate-cache=off",
-        "--ragate-results=r.jsonl", "--junitxml=j.xml", f"--ragate-judge-timeout={TIMEOUT}",
-        timeout=240)  # the safety net: today the run never ends
+    result = run_own(pytester, workers, 6, STUCK)
     rows = rows_of(pytester.path / "r.jsonl")
-    faithfulness = {q: r["judge_failures"].get("faithfulness") for q, r in rows.items()}
-    assert faithfulness == {
+    assert {q: r["judge_failures"].get("faithfulness") for q, r in rows.items()} == {
         "q00": f"timeout: the judge's faithfulness verdict {LATE}",
         "q01": f"timeout: the judge's faithfulness verdict {LATE}",
-        "q02": f"timeout: the judge's faithfulness verdict {LATE}",
-        "q03": "error: the judge's faithfulness verdict raised KeyboardInterrupt",
-        "q04": "error: the judge's faithfulness verdict raised CancelledError",
-        "q05": "invalid: faithfulness (vacuous) came back with why='', not a reason in words",
-        "q06": None,
+        "q02": "error: the judge's faithfulness verdict raised KeyboardInterrupt",
+        "q03": "error: the judge's faithfulness verdict raised CancelledError",
+        "q04": "invalid: faithfulness (vacuous) came back with why='', not a reason in words",
+        "q05": None,
     }
-    assert rows["q06"]["metrics"]["faithfulness"] == 0.9
-    assert {r["judge_failures"]["context_precision"] for r in rows.values()} == {
-        f"timeout: the judge's prompt_hash('context_precision') {LATE}"}
+    assert rows["q05"]["metrics"]["faithfulness"] == 0.9
+    assert all(r["metrics"]["context_precision"] == 0.9 for r in rows.values())
     assert result.ret == FAILED
-    expect(result,
-           "FAILED gs/ragate.toml::floor[context_precision] - nothing scored*",
-           "FAILED gs/ragate.toml::floor[judge_coverage] - judge_coverage 0.07 < floor 0.95*")
+    expect(result, "PASSED gs/ragate.toml::floor[context_precision]",
+           "FAILED gs/ragate.toml::floor[judge_coverage] - judge_coverage 0.58 < floor 0.95*")
     cases = junit_cases(pytester.path / "j.xml")
     assert cases["gs.ragate.toml::floor[judge_coverage]"]["outcome"] == "failure"
+
+
+@WORKERS
+def test_a_judge_that_blocks_its_thread_is_bounded_and_the_run_ends(
+        pytester: pytest.Pytester, workers: str) -> None:
+    result = run_own(pytester, workers, 3, BLOCKING)
+    rows = rows_of(pytester.path / "r.jsonl")
+    why = [w for r in rows.values() for w in r["judge_failures"].values()]
+    assert len(why) == 6  # 3 questions, 2 metrics: every verdict a failure, none a score
+    # the verdict, or a prompt_hash call queued on the lane behind a blocked one
+    assert all(w.startswith("timeout: the judge's ") and w.endswith(LATE) for w in why), why
+    assert f"timeout: the judge's prompt_hash('context_precision') {LATE}" in why
+    assert result.ret == FAILED
+    expect(result, "FAILED gs/ragate.toml::floor[faithfulness] - nothing scored*",
+           "FAILED gs/ragate.toml::floor[judge_coverage] - judge_coverage 0.00 < floor 0.95*")
 
 
 # --- the runner alone -------------------------------------------------------------------------

@@ -199,12 +199,14 @@ def test_the_same_prompts_and_score_as_ragas_own_class(openai_stub: OpenAIStub,
 
 @pytest.mark.skipif(ragas.__version__ != "0.4.3", reason="the hash recorded is RAGAS 0.4.3's")
 def test_the_answer_relevance_cache_key_is_unchanged(embedder: Embedder) -> None:
-    """The prompt hash from before generations went concurrent: a cache from then still
-    hits (it is computed from RAGAS's own AnswerRelevancy, whose prompts are unchanged)."""
+    """The prompt hash is computed from RAGAS's own AnswerRelevancy, whose prompts are
+    unchanged by fetching the generations concurrently. It changed once since, on purpose:
+    with the checks every reply passes (a noncommittal flag of -1 refused), so verdicts
+    cached under the lax rules are asked again (tests/test_fail_closed_judges.py)."""
     judge_ = RagasJudge("m", "http://127.0.0.1:9/v1", api_key=None, timeout=1.0,
                         embedder=embedder)
     assert judge_.prompt_hash("answer_relevance") == (
-        "4bf1ea996202b5bc9b876282f366f31c60a1cdf7c8ea471811c3b3315daaf842")
+        "01f6b926c20d96c134833c89b5570dbbdfc0f2ad71bde37c39729c4216a41c1b")
 
 
 @pytest.mark.parametrize(("cache", "loaded"), [("on", True), ("off", True),

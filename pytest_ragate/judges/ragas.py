@@ -585,6 +585,15 @@ class _AnswerRelevancy(AnswerRelevancy):
         return replies[:self.strictness]
 
 
+def _verdict_rules() -> str:
+    """The source of the checks every reply passes before RAGAS scores it: part of every
+    prompt hash, so a verdict cached under other rules (before a -1 was refused) is asked
+    again rather than replayed."""
+    checks: list[Any] = [_zero_or_one, _words, *VERDICT_SHAPES.values(), _held_to_shape,
+                         _folded, each_once]
+    return "".join(inspect.getsource(check) for check in checks)
+
+
 def _prompt_material(prompt: BasePrompt[Any, Any]) -> dict[str, Any]:
     try:
         template = inspect.getsource(type(prompt).to_string)
@@ -643,6 +652,7 @@ class RagasJudge:
                          for k, v in self.params.items())
         self.judge_id = f"ragas:{model}@{shown}"
         self._hashes: dict[str, str] = {}
+        self._hashing = threading.Lock()  # inspect.getsource parses with ast: one at a time
 
     # the metric objects are made per verdict: they are cheap and hold per-call state
     def _faithfulness(self) -> _Faithfulness:
@@ -671,27 +681,33 @@ class RagasJudge:
     def prompt_hash(self, metric: str) -> str:
         """sha256 of everything the model is asked for `metric`: each RAGAS prompt's
         instruction, examples, input and output schemas and template, our JSON system prompt,
-        the metric classes, the embedder (answer relevance) and RAGAS's version."""
-        if metric not in self._hashes:
-            material: dict[str, Any] = {"ragas": ragas.__version__, "metric": metric,
-                                        "system": [JSON_SYSTEM_PROMPT, JSON_SCHEMA_PROMPT]}
-            if metric == "faithfulness":
-                used: list[object] = [Faithfulness(llm=self.llm)]
-            elif metric == "context_precision":
-                used = [ContextPrecisionWithReference(llm=self.llm),
-                        ContextPrecisionWithoutReference(llm=self.llm)]
-            elif metric == "answer_relevance":  # RAGAS's class: the prompts are its own
-                used = [AnswerRelevancy(llm=self.llm, embeddings=self.embeddings,
-                                        strictness=ANSWER_RELEVANCY_STRICTNESS)]
-                material["strictness"] = ANSWER_RELEVANCY_STRICTNESS
-                material["embedder"] = self.embeddings.model_id
-            else:
-                used = []  # score() fails it; the cache key must still be computable
-            material["classes"] = [type(m).__qualname__ for m in used]
-            material["prompts"] = [_prompts_of(m) for m in used]
-            digest = json.dumps(material, sort_keys=True, ensure_ascii=False, default=str)
-            self._hashes[metric] = hashlib.sha256(digest.encode()).hexdigest()
-        return self._hashes[metric]
+        the checks its replies pass (`_verdict_rules`), the metric classes, the embedder
+        (answer relevance) and RAGAS's version."""
+        with self._hashing:
+            if metric not in self._hashes:
+                self._hashes[metric] = self._prompt_hash(metric)
+            return self._hashes[metric]
+
+    def _prompt_hash(self, metric: str) -> str:
+        material: dict[str, Any] = {"ragas": ragas.__version__, "metric": metric,
+                                    "system": [JSON_SYSTEM_PROMPT, JSON_SCHEMA_PROMPT],
+                                    "rules": _verdict_rules()}
+        if metric == "faithfulness":
+            used: list[object] = [Faithfulness(llm=self.llm)]
+        elif metric == "context_precision":
+            used = [ContextPrecisionWithReference(llm=self.llm),
+                    ContextPrecisionWithoutReference(llm=self.llm)]
+        elif metric == "answer_relevance":  # RAGAS's class: the prompts are its own
+            used = [AnswerRelevancy(llm=self.llm, embeddings=self.embeddings,
+                                    strictness=ANSWER_RELEVANCY_STRICTNESS)]
+            material["strictness"] = ANSWER_RELEVANCY_STRICTNESS
+            material["embedder"] = self.embeddings.model_id
+        else:
+            used = []  # score() fails it; the cache key must still be computable
+        material["classes"] = [type(m).__qualname__ for m in used]
+        material["prompts"] = [_prompts_of(m) for m in used]
+        digest = json.dumps(material, sort_keys=True, ensure_ascii=False, default=str)
+        return hashlib.sha256(digest.encode()).hexdigest()
 
     async def score(self, item: JudgeInput, metric: str) -> float:
         contexts = [c.text for c in item.contexts]

@@ -3,8 +3,8 @@ kept as failures.
 
 The runner's event loop runs in a background thread per process, so while the judge thinks
 about question i the worker already asks the system question i+1. Every call into the judge
-(`prompt_hash`, `requests_at_once`, `score`) runs on a lane of its own (`lanes.py`) and is
-waited for at most `--ragate-judge-timeout`: a verdict that does not come in time is a
+(`prompt_hash`, `requests_at_once`, `score`) runs on a lane, a thread of its own (`lanes.py`),
+and is waited for at most `--ragate-judge-timeout`: a verdict that does not come in time is a
 `timeout` failure, whoever computes it. Verdicts are cached on disk (diskcache: safe across
 xdist workers) under a key of everything that can change them: eval_version, judge id and
 parameters, metric, prompt hash, and the judged inputs.
@@ -112,7 +112,7 @@ class JudgeRunner:
         # RAGAS's answer relevance sends its 3 question generations together and holds 3)
         self._slots = asyncio.Semaphore(concurrency)
         self._entry = asyncio.Lock()
-        self._lanes = Lanes(concurrency, timeout)
+        self._lanes = Lanes(timeout)
 
     async def _bounded(self, what: str, make: Callable[[], Awaitable[T]]) -> T:
         return await self._lanes.call(f"the judge's {what}", make)
