@@ -122,13 +122,11 @@ class JudgeRunner:
         if not callable(at_once):
             return 1
 
-        async def ask() -> object:
+        async def ask() -> Any:
             return at_once(metric)
 
         wanted = await self._bounded(f"requests_at_once({metric!r})", ask)
-        if isinstance(wanted, bool) or not isinstance(wanted, int):
-            raise invalid(f"requests_at_once({metric!r})", shown(wanted), "not an int")
-        return max(1, min(self.concurrency, wanted))
+        return max(1, min(self.concurrency, int(wanted)))
 
     def submit(self, judge: Judge, item: JudgeInput, metrics: Sequence[str],
                eval_version: str) -> Future[JudgedScores]:
