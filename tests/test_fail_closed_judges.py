@@ -348,14 +348,14 @@ class Sleepy:
         return "p"
 
     async def score(self, item: JudgeInput, metric: str) -> float:
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0.1)
         return 0.5
 
 
 def test_a_slow_queue_is_not_a_timeout(tmp_path: Path) -> None:
     """The bound is on each verdict, not on the time it waits for a request slot: 12 verdicts
-    of 0.05 s through one slot take 0.6 s and none times out at 0.3 s."""
-    runner = JudgeRunner(1, None, "off", timeout=0.3)
+    of 0.1 s through one slot take 1.2 s and none times out at 1 s."""
+    runner = JudgeRunner(1, None, "off", timeout=1.0)
     items = [JudgeInput(f"q{i}", "q?", "a", ()) for i in range(6)]
     try:
         futures = [runner.submit(Sleepy(), item, ("faithfulness", "context_precision"), "1")
