@@ -54,6 +54,20 @@ def invalid(what: str, got: str, expected: str) -> JudgeFailure:
     return JudgeFailure("invalid", f"{what} came back {got}, {expected}")
 
 
+def as_failure(error: Exception) -> JudgeFailure:
+    """What a judge raised, as the failure of its verdict: a judge bug is not a score."""
+    if isinstance(error, JudgeFailure):
+        return error
+    return JudgeFailure("error", f"{type(error).__name__}: {error}")
+
+
+def interrupted(what: str, error: BaseException | None) -> JudgeFailure:
+    """A judge call that raised a BaseException (None: it was cancelled): its verdict's
+    failure, never the runner's."""
+    name = "CancelledError" if error is None else type(error).__name__
+    return JudgeFailure("error", f"{what} raised {name}")
+
+
 def timed_out(what: str, seconds: float) -> JudgeFailure:
     """A judge call that did not return within --ragate-judge-timeout."""
     return JudgeFailure("timeout", f"{what} did not return within {seconds:g} s "

@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from pytest_ragate.judges.base import JudgeFailure, timed_out
+from pytest_ragate.judges.base import interrupted, timed_out
 
 T = TypeVar("T")
 
@@ -122,8 +122,7 @@ class Lanes:
             raise timed_out(what, self.timeout)
         error = None if done.cancelled() else done.exception()
         if done.cancelled() or not isinstance(error, Exception | None):
-            name = "CancelledError" if error is None else type(error).__name__
-            raise JudgeFailure("error", f"{what} raised {name}")
+            raise interrupted(what, error)
         return done.result()
 
     def close(self) -> None:

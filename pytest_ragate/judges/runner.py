@@ -32,6 +32,7 @@ from pytest_ragate.judges.base import (
     JudgeFailure,
     JudgeInput,
     Vacuous,
+    as_failure,
     invalid,
     judge_params,
     shown,
@@ -75,13 +76,6 @@ def checked_score(metric: str, raw: object) -> tuple[float, bool]:
         raise invalid(f"{metric} (vacuous)", f"with why={shown(raw.why)}",
                       "not a reason in words")
     return min(1.0, max(0.0, number)), vacuous
-
-
-def as_failure(error: Exception) -> JudgeFailure:
-    """What a judge raised, as the failure of its verdict: a judge bug is not a score."""
-    if isinstance(error, JudgeFailure):
-        return error
-    return JudgeFailure("error", f"{type(error).__name__}: {error}")
 
 
 def cache_key(eval_version: str, judge: Judge, metric: str, item: JudgeInput) -> str:
