@@ -67,6 +67,7 @@ from ragas.metrics.collections.answer_relevancy.util import (
 from ragas.prompt.metrics.base_prompt import BasePrompt
 
 from pytest_ragate.judges.base import REQUESTS_AT_ONCE, Embeds, JudgeFailure, JudgeInput
+from pytest_ragate.redaction import redact_url_credentials
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
@@ -201,7 +202,7 @@ class ChatTransport:
             kwargs["response_format"] = {"type": "json_object"}
         if stop:
             kwargs["stop"] = list(stop)
-        where = f"{self.model} at {self.base_url}"
+        where = f"{self.model} at {redact_url_credentials(self.base_url)}"
         try:
             response = await client.chat.completions.create(**kwargs)
         except openai.APITimeoutError:
@@ -331,7 +332,8 @@ class RagateInstructorLLM(InstructorBaseRagasLLM):
         return replies
 
     def __repr__(self) -> str:
-        return f"RagateInstructorLLM(model={self.model!r}, base_url={self.transport.base_url!r})"
+        url = redact_url_credentials(self.transport.base_url)
+        return f"RagateInstructorLLM(model={self.model!r}, base_url={url!r})"
 
 
 class RagateEmbeddings(BaseRagasEmbedding):
