@@ -27,9 +27,8 @@ from __future__ import annotations
 
 import os
 import re
+from bisect import bisect_left
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from functools import cached_property
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 SEALED = "[sealed]"
@@ -54,22 +53,27 @@ _RULES = (
     (re.compile(r"(\bAuthorization\s*:\s*)(?:(?:Bearer|Basic|Token|Digest)\s+)?[^\s'\",;)]+",
                 re.I), rf"\1{MASK}"),
 )
-_WORD = re.compile(r"(?:(?<=\\[nrt])|(?<!\\))\w+")  # "\n" in an escaped text separates words
+_WORD = re.compile(r"\w+")
+_ESCAPE = re.compile(r"\\[nrt]")  # "\n" in an escaped text separates words as a newline does
+
+
+def _apply(rules: tuple[tuple[re.Pattern[str], str], ...], text: str) -> str:
+    if not any(mark in text for mark in ("=", ":", "Bearer")):  # most texts: none applies
+        return text
+    for pattern, replacement in rules:
+        text = pattern.sub(replacement, text)
+    return text
 
 
 def redact_url_credentials(text: str) -> str:
     """`text` with the userinfo and credential query parameters of every URL in it masked:
     what a URL may show (a judge's address in a message), and what a cache key may hold."""
-    for pattern, replacement in _URL_RULES:
-        text = pattern.sub(replacement, text)
-    return text
+    return _apply(_URL_RULES, text)
 
 
 def redact_credentials(text: str) -> str:
     """`text` with URL userinfo, credential parameters and tokens masked (the rules alone)."""
-    for pattern, replacement in _RULES:
-        text = pattern.sub(replacement, text)
-    return text
+    return _apply(_RULES, text)
 
 
 def url_credentials(url: str) -> list[str]:
@@ -96,36 +100,36 @@ def known_credentials(env: Mapping[str, str] | None = None,
 
 
 def _words(text: str) -> tuple[str, ...]:
-    return tuple(word.casefold() for word in _WORD.findall(text))
+    return tuple(word.casefold() for word in _WORD.findall(_ESCAPE.sub("  ", text)))
 
 
-@dataclass(frozen=True)
 class Redactor:
-    """Masks credentials and sealed texts in a text (see the module's docstring)."""
+    """Masks credentials and sealed texts in a text (see the module's docstring).
 
-    sealed: tuple[str, ...] = ()
-    known: tuple[str, ...] = ()
-    _index: dict[str, list[tuple[str, ...]]] = field(default_factory=dict, init=False,
-                                                      repr=False, compare=False)
+    Sealed texts are found by their words, indexed by their first two (one, for a one-word
+    text), so a text is searched in one pass whatever the number of sealed answers; before a
+    cut, by their first word (and its start, for the last word alone).
+    """
 
-    def __post_init__(self) -> None:
-        for text in self.sealed:
-            words = _words(text)
-            if words:
-                self._index.setdefault(words[0], []).append(words)
-
-    @cached_property
-    def _known(self) -> re.Pattern[str] | None:
-        if not self.known:
-            return None
+    def __init__(self, sealed: Iterable[str] = (), known: Iterable[str] = ()) -> None:
+        self.sealed = tuple(dict.fromkeys(sealed))
+        self.known = tuple(dict.fromkeys(known))
+        self._heads: dict[tuple[str, ...], list[tuple[str, ...]]] = {}
+        self._firsts: dict[str, list[tuple[str, ...]]] = {}
+        for words in filter(None, map(_words, self.sealed)):
+            self._heads.setdefault(words[:2], []).append(words)
+            self._firsts.setdefault(words[0], []).append(words)
+        self._sorted_firsts = sorted(self._firsts)
+        self._longest = max((len(w) for found in self._heads.values() for w in found),
+                            default=0)
         ordered = sorted(self.known, key=len, reverse=True)
-        return re.compile("|".join(re.escape(value) for value in ordered))
+        self._known = re.compile("|".join(map(re.escape, ordered))) if ordered else None
 
     def __call__(self, text: str) -> str:
         if self._known is not None:
             text = self._known.sub(MASK, text)
         text = redact_credentials(text)
-        return self._without_sealed(text) if self._index else text
+        return self._without_sealed(text) if self._heads else text
 
     def _without_sealed(self, text: str) -> str:
         """Each run of words that spells a sealed text; before a cut ("…"), also a run that
@@ -135,34 +139,34 @@ class Redactor:
                         for k, piece in enumerate(pieces))
 
     def _piece(self, text: str, cut: bool) -> str:
-        spans = [(m.start(), m.end()) for m in _WORD.finditer(text)]
-        words = [text[a:b].casefold() for a, b in spans]
+        found = list(_WORD.finditer(_ESCAPE.sub("  ", text) if "\\" in text else text))
+        words = tuple(m.group().casefold() for m in found)
         hits: list[tuple[int, int]] = []
         i = 0
         while i < len(words):
-            n = self._match(words, i, cut)
+            n = self._whole(words, i) if words[i] in self._firsts else 0
+            if not n and cut and len(words) - i <= self._longest:
+                n = self._cut_start(words, i)
             if n:
-                hits.append((spans[i][0], spans[i + n - 1][1]))
+                hits.append((found[i].start(), found[i + n - 1].end()))
             i += n or 1
         for start, end in reversed(hits):
             text = text[:start] + SEALED + text[end:]
         return text
 
-    def _match(self, words: list[str], i: int, cut: bool) -> int:
-        """How many words from `i` on spell a sealed text (or its start, up to a cut)."""
-        best = 0
+    def _whole(self, words: tuple[str, ...], i: int) -> int:
+        """The length of the longest sealed text spelt by the words from `i` on, or 0."""
+        found = [*self._heads.get(words[i:i + 2], ()), *self._heads.get(words[i:i + 1], ())]
+        return max((len(s) for s in found if words[i:i + len(s)] == s), default=0)
+
+    def _cut_start(self, words: tuple[str, ...], i: int) -> int:
+        """The words from `i` to the cut, when they start a sealed text (the last of them
+        possibly cut inside; alone, at least 3 letters of it), else 0."""
         left = len(words) - i
-        for sealed in self._index.get(words[i], ()):
-            n = len(sealed)
-            if tuple(words[i:i + n]) == sealed:
-                best = max(best, n)
-            elif cut and left < n and tuple(words[i:-1]) == sealed[:left - 1] \
-                    and sealed[left - 1].startswith(words[-1]):
-                best = max(best, left)
-        if cut and not best and left == 1 and len(words[i]) >= 3:  # cut inside its first word
-            best = int(any(s[0].startswith(words[i]) for found in self._index.values()
-                           for s in found))
-        return best
-
-
-NO_SECRETS = Redactor()
+        if left == 1:
+            at = bisect_left(self._sorted_firsts, words[i])
+            return int(len(words[i]) >= 3 and at < len(self._sorted_firsts)
+                       and self._sorted_firsts[at].startswith(words[i]))
+        found = self._heads.get(words[i:i + 2], ()) if left > 2 else self._firsts.get(words[i], ())
+        return left if any(len(s) >= left and words[i:-1] == s[:left - 1]
+                           and s[left - 1].startswith(words[-1]) for s in found) else 0

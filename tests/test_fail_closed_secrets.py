@@ -13,8 +13,20 @@ import pytest
 from click.testing import CliRunner
 
 from pytest_ragate.cli import main
-from pytest_ragate.goldsets.sealed import Scrypt
+from pytest_ragate.goldsets.sealed import (
+    Scrypt,
+    aesgcm,
+    answer_digest,
+    associated_data,
+    b64,
+    manifest_digest,
+    pad,
+    read_sealed,
+)
 from pytest_ragate.goldsets.sealing import seal_goldset
+from pytest_ragate.judges.base import JudgeInput
+from pytest_ragate.judges.runner import cache_key
+from pytest_ragate.redaction import Redactor, known_credentials
 from tests.conftest import FIXTURE_JUDGE_CONFTEST, corpus_rows, results_rows, write_goldset
 from tests.openai_stub import (
     OpenAIStub,
@@ -223,3 +235,86 @@ def test_a_collection_error_of_a_sealed_goldset_does_not_quote_its_evidence(
     for text in (result.stdout.str(), validated.output):
         assert re.search(r"expected\.sealed\.json: \[q2\] evidence: .*sealed", text), text
         assert not re.search(r"m2|turns? 5\b|\[.m\d.\]", text), text
+
+
+# --- the redactor itself --------------------------------------------------------------------
+
+
+SEALED_TEXTS = (GISTS["q3"], "twelve")
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("got 'Marvin signs both budget memos personally'", "got '[sealed]'"),
+    ("MARVIN\n  signs BOTH budget-memos, personally!", "[sealed]!"),  # case, spaces, signs
+    ('{"answer": "Marvin\\nsigns both budget memos personally"}', '{"answer": "[sealed]"}'),
+    ("xxx Marvin signs bo…'", "xxx [sealed]…'"),  # an excerpt cut inside the gist
+    ("xxx Marv…", "xxx [sealed]…"),
+    ("Marvin signs, then leaves", "Marvin signs, then leaves"),  # not the whole text, no cut
+    ("twelve euros, q12, twelveth", "[sealed] euros, q12, twelveth"),  # whole words only
+])
+def test_sealed_texts_are_found_by_their_words(text: str, kept: str) -> None:
+    assert Redactor(SEALED_TEXTS)(text) == kept
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("at http://alice:S3CRET-pw@host:8000/v1?api_key=S3CRET-q&x=1: HTTP 500",
+     "at http://***@host:8000/v1?api_key=***&x=1: HTTP 500"),
+    ("token=abc; password = hunter2, 'client_secret': 'zz'",
+     "token=***; password = ***, 'client_secret': '***'"),
+    ("Authorization: Basic YWxpY2U6czNjcmV0 sent", "Authorization: *** sent"),
+    ("header Bearer sk-live-123456 refused", "header Bearer *** refused"),
+    ("key sk-S3CRET-key echoed", "key *** echoed"),  # known to the process
+    ("ragas:m@temperature=0,max_tokens=256,seed=7", "ragas:m@temperature=0,max_tokens=256,seed=7"),
+    ("the Bearer of bad news; cache key is 12", "the Bearer of bad news; cache key is 12"),
+])
+def test_credentials_are_masked_and_nothing_else(text: str, kept: str) -> None:
+    known = known_credentials({"RAGATE_JUDGE_API_KEY": "sk-S3CRET-key", "OPENAI_API_KEY": "x"},
+                              ["http://alice:S3CRET-pw@host/v1?api_key=S3CRET-q"])
+    assert known == ("sk-S3CRET-key", "S3CRET-pw", "S3CRET-q")  # "x" is too short to search
+    assert Redactor(known=known)(text) == kept
+
+
+def test_the_cache_key_ignores_the_values_of_a_urls_credentials_only() -> None:
+    class Judge:
+        def __init__(self, url: str) -> None:
+            self.judge_id, self.params = f"mine@{url}", {"url": url}
+
+        def prompt_hash(self, metric: str) -> str:
+            return "p"
+
+    item = JudgeInput("q1", "What?", "It is.", ())
+    keys = {url: cache_key("1", Judge(url), "faithfulness", item) for url in (
+        "https://alice:pw1@h/v1?api_key=k1", "https://bob:pw2@h/v1?api_key=k2",
+        "https://h/v1?api_key=k3", "https://other/v1?api_key=k1")}
+    alike, no_user, other = (keys[url] for url in list(keys)[1:])
+    assert keys["https://alice:pw1@h/v1?api_key=k1"] == alike  # only the values changed
+    assert len({alike, no_user, other}) == 3  # a URL without a user, another host
+
+
+def test_a_sealed_answer_that_does_not_validate_is_named_not_quoted(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sealing validates every answer, so this takes a sealed file written by hand (or by a
+    version of ragate with other rules): q2's span re-sealed running backwards, turn 7 to 5."""
+    root = write_goldset(tmp_path / "gs")
+    seal_goldset(root, KEY, kdf=Scrypt(log2_n=10, p=1))
+    path = root / "expected.sealed.json"
+    sealed = read_sealed(path)
+    cipher = aesgcm(sealed.kdf.derive(KEY)[:32])
+    plain = b'{"question_id": "q2", "gist": "g", "evidence": [{"doc_id": "m2", ' \
+            b'"first_turn": 7, "last_turn": 5}]}\n'
+    nonce = b64(b"\x00" * 12)
+    aad = associated_data(sealed.layout, 1, len(sealed.answers), "q2", True)
+    ciphertext = b64(cipher.encrypt(b"\x00" * 12, pad(plain), aad))
+    answers = list(sealed.answers)
+    answers[1] = answers[1].model_copy(update={
+        "nonce": nonce, "ciphertext": ciphertext,
+        "digest": answer_digest("q2", True, nonce, ciphertext)})
+    draft = sealed.model_copy(update={"answers": answers})
+    path.write_text(draft.model_copy(update={"manifest_digest": manifest_digest(draft)})
+                    .model_dump_json())
+    monkeypatch.setenv("RAGATE_SEAL_KEY", KEY)
+    validated = CliRunner().invoke(main, ["validate", str(root)])
+    assert validated.exit_code == 1
+    assert "[q2] evidence[0].last_turn: does not validate (not shown: it is sealed)" \
+        in validated.output
+    assert not re.search(r"turn [57]|m2", validated.output), validated.output
