@@ -209,6 +209,61 @@ def test_the_verdict_cache_holds_no_credential_and_outlives_its_rotation(
     assert len(openai_stub.requests) == asked
 
 
+# A judge of the user's own whose id names its endpoint, credentials and all, and a system
+# that fails naming the service it could not reach: provenance lines and error messages.
+OWN_PARTS = '''
+import pytest
+from pytest_ragate import Answer, Citation, Context
+from pytest_ragate.judges import JudgeFailure
+
+JUDGE_URL = "https://bob:S3CRET-j@judge.example/v1?api_key=S3CRET-k"
+
+@pytest.fixture(scope="session")
+def ragate_system():
+    def answer(text):
+        qid = text.split()[-1].rstrip("?")
+        if qid == "q3":
+            raise ConnectionError("cannot reach http://svc:S3CRET-s@chroma.local:8000/"
+                                  "?token=S3CRET-t")
+        if qid == "q4":
+            return Answer.abstain()
+        ctx = Context(context_id="c1", doc_id="m1", first_turn=2, last_turn=3, text="...",
+                      distance=0.2)
+        return Answer(text="an answer", contexts=[ctx], citations=[Citation(context_id="c1")])
+    return answer
+
+class OwnJudge:
+    judge_id = f"own@{JUDGE_URL}"
+    metrics = ("faithfulness",)
+    def prompt_hash(self, metric):
+        return "v1"
+    async def score(self, item, metric):
+        if item.question_id == "q2":
+            raise JudgeFailure("http", f"{JUDGE_URL}: HTTP 503")
+        return 0.9
+
+@pytest.fixture(scope="session")
+def ragate_judge():
+    return OwnJudge()
+'''
+
+
+@WORKERS
+def test_an_own_judges_id_and_a_systems_error_show_no_credential(
+        pytester: pytest.Pytester, workers: str) -> None:
+    write_goldset(pytester.path / "gs", floors="[floors]\nfaithfulness = 0.5\n")
+    pytester.makeconftest(OWN_PARTS)
+    result = run(pytester, workers)
+    rows = {r["question_id"]: r for r in results_rows(pytester.path / "r.jsonl")}
+    assert rows["q1"]["judge"] == "own@https://***@judge.example/v1?api_key=***"
+    assert rows["q2"]["judge_failures"]["faithfulness"] == (
+        "http: https://***@judge.example/v1?api_key=***: HTTP 503")
+    assert rows["q3"]["error"] == ("ConnectionError: cannot reach http://***@chroma.local:8000/"
+                                   "?token=***")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED  # q3 errored
+    assert leaks(every_output(pytester, result), ["S3CRET", "bob:", "svc:"]) == []
+
+
 # --- 3. a collection error after the corpus changed under a sealed goldset ------------------
 
 
