@@ -14,7 +14,8 @@ error message, an answer) may carry either, so every such text is passed through
 - the user and password of a URL (`scheme://user:password@host`) → `scheme://***@host`;
 - the value of a credential-looking parameter (`api_key`, `token`, `password`, `secret`,
   `signature`, … as `?name=value`, `name=value` or `"name": "value"`) → `***`;
-- a `Bearer` token, and what follows `Authorization:` → `***`;
+- a `Bearer` token, what follows `Authorization:`, and an OpenAI-style key (`sk-` and 16 or
+  more letters, digits, `-` or `_`) → `***`;
 - a credential value known to the process (RAGATE_JUDGE_API_KEY, OPENAI_API_KEY,
   RAGATE_SEAL_KEY, and the password and credential parameters of a configured URL) → `***`
   wherever it appears; values shorter than `MIN_KNOWN` characters are left to the rules above
@@ -52,13 +53,14 @@ _RULES = (
     (re.compile(r"(\bBearer\s+)(?=[\w.~+/=-]*[\d._~+/=-])[\w.~+/=-]{8,}"), rf"\1{MASK}"),
     (re.compile(r"(\bAuthorization\s*:\s*)(?:(?:Bearer|Basic|Token|Digest)\s+)?[^\s'\",;)]+",
                 re.I), rf"\1{MASK}"),
+    (re.compile(r"\bsk-[\w-]{16,}"), MASK),  # an OpenAI-style key, named or not
 )
 _WORD = re.compile(r"\w+")
 _ESCAPE = re.compile(r"\\[nrt]")  # "\n" in an escaped text separates words as a newline does
 
 
 def _apply(rules: tuple[tuple[re.Pattern[str], str], ...], text: str) -> str:
-    if not any(mark in text for mark in ("=", ":", "Bearer")):  # most texts: none applies
+    if not any(mark in text for mark in ("=", ":", "Bearer", "sk-")):  # most texts: no rule
         return text
     for pattern, replacement in rules:
         text = pattern.sub(replacement, text)

@@ -319,6 +319,7 @@ def test_sealed_texts_are_found_by_their_words(text: str, kept: str) -> None:
     ("Authorization: Basic YWxpY2U6czNjcmV0 sent", "Authorization: *** sent"),
     ("header Bearer sk-live-123456 refused", "header Bearer *** refused"),
     ("key sk-S3CRET-key echoed", "key *** echoed"),  # known to the process
+    ("a key sk-proj-Abc123def456ghi789 shown", "a key *** shown"),  # shaped like one
     ("ragas:m@temperature=0,max_tokens=256,seed=7", "ragas:m@temperature=0,max_tokens=256,seed=7"),
     ("the Bearer of bad news; cache key is 12", "the Bearer of bad news; cache key is 12"),
 ])
