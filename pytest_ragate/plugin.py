@@ -282,7 +282,8 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None],
                               ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     """A question that fails before it is scored still gets its row; an anchor's outcome
-    rides on its report, so it reaches the controller through xdist."""
+    rides on its report, so it reaches the controller through xdist; what either report
+    shows is redacted."""
     report = yield
     if CASE_KEY in item.stash:
         from pytest_ragate.collect.questions import record_failure
@@ -294,6 +295,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None],
         anchor = anchor_outcome(item, call, report)
         if anchor is not None:
             setattr(report, ANCHOR_ATTR, anchor.model_dump(mode="json"))
+    if CASE_KEY in item.stash or ANCHOR_KEY in item.stash:
+        from pytest_ragate.collect.redacting import redact_report
+
+        redact_report(item, report)  # no sealed text or credential in what it shows
     return report
 
 

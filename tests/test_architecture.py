@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).parents[1] / "pytest_ragate"
-LEAVES = {"answer", "files", "problems", "settings"}
+LEAVES = {"answer", "files", "problems", "redaction", "settings"}
 # part -> the parts its modules may import (every part may import itself and the leaves)
 ALLOWED = {
     "leaves": set(),

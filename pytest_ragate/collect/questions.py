@@ -25,6 +25,7 @@ from pytest_ragate.answer import Answer
 from pytest_ragate.collect.items import QuestionItem
 from pytest_ragate.collect.keys import CASE_KEY, RECORD_ATTR, ROUTE_KEY, RUN_KEY
 from pytest_ragate.collect.provenance import question_parts
+from pytest_ragate.collect.redacting import redacted_record, redactor
 from pytest_ragate.collect.timeouts import call_with_timeout, settled
 from pytest_ragate.collect.xdist_worker import reporting_as
 from pytest_ragate.goldsets.loader import Case
@@ -72,7 +73,8 @@ class QuestionRun:
             else:
                 folder = self.config.rootpath / ".ragate-judge-cache"
             self.runner = JudgeRunner(settings.judge_concurrency, folder, settings.cache,
-                                     timeout=settings.judge_timeout)
+                                      timeout=settings.judge_timeout,
+                                      redact=redactor(self.config))
         return self.runner
 
     def close(self) -> None:
@@ -126,9 +128,9 @@ def answer_and_score(item: pytest.Function, case: Case) -> None:
 
 
 def _keep(item: pytest.Item, record: QuestionRecord, junit: bool = True) -> QuestionRecord:
-    """The item's record, built once; its mechanical figures become the JUnit properties of
-    the reports made after this."""
-    item.stash[RECORD_KEY] = record
+    """The item's record, built once and redacted (collect/redacting.py); its mechanical
+    figures become the JUnit properties of the reports made after this."""
+    record = item.stash[RECORD_KEY] = redacted_record(item.config, record)
     if junit:
         item.user_properties.extend(record.junit_properties())
     return record
@@ -203,9 +205,9 @@ def _judged(item: pytest.Item, reports: list[pytest.TestReport], verdicts: Judge
     record = item.stash[RECORD_KEY]
     metrics = dict(record.metrics)
     metrics.update({m: verdicts.values.get(m) for m in (*verdicts.values, *verdicts.failures)})
-    record = item.stash[RECORD_KEY] = record.model_copy(update={
+    record = item.stash[RECORD_KEY] = redacted_record(item.config, record.model_copy(update={
         "metrics": metrics, "judge_failures": dict(verdicts.failures),
-        "judge_cached": list(verdicts.cached), "judge_vacuous": list(verdicts.vacuous)})
+        "judge_cached": list(verdicts.cached), "judge_vacuous": list(verdicts.vacuous)}))
     extra = [(k, v) for k, v in record.junit_properties()
              if k in verdicts.values or k.startswith("judge_")]
     for report in reports:

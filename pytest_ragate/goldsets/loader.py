@@ -211,6 +211,16 @@ class Goldset:
     sealed: bool = False  # answers stored sealed: reports never show expected spans
     labels: list[Label] = field(default_factory=list)  # human labels of judged metrics
 
+    @cached_property
+    def sealed_texts(self) -> tuple[str, ...]:
+        """The gists and notes of a sealed goldset opened with its key: what no output may
+        show (redaction.py masks them in every text kept from a judge or a system)."""
+        if not self.sealed:
+            return ()
+        found = (text for case in self.cases if case.expected is not None
+                 for text in (case.expected.gist, case.expected.notes))
+        return tuple(dict.fromkeys(text for text in found if text and text.strip()))
+
     @property
     def estimate(self) -> str:
         """What judged floors are decided on: "judge" (its mean) or "ppi"."""
@@ -357,6 +367,22 @@ def _check_answer(kind: str, expected: Expected, corpus: Corpus, path: Path,
     return found
 
 
+SEALED_EVIDENCE = ("the sealed evidence does not fit the goldset any more (the corpus or the "
+                   "question's kind changed since sealing); not shown, as it is sealed: unseal "
+                   "with the key (`ragate unseal`), fix it and seal again")
+
+
+def _sealed_answer_problems(found: list[Problem]) -> list[Problem]:
+    """A sealed answer's problems, its evidence unquoted: one line per question for all that
+    is wrong with its evidence (documents and turns are as sealed as the gist)."""
+    kept = [p for p in found if not p.field.startswith("evidence")]
+    evidence = next((p for p in found if p.field.startswith("evidence")), None)
+    if evidence is not None:
+        kept.append(Problem(evidence.path, "evidence", SEALED_EVIDENCE,
+                            question_id=evidence.question_id))
+    return kept
+
+
 def _check_mix(mix: dict[str, int], kinds: Counter[str], config_path: Path) -> list[Problem]:
     found = []
     for kind in sorted(set(kinds) | set(mix)):
@@ -464,6 +490,7 @@ def load_goldset(path: Path) -> Goldset:
                                      rejected=bool(found)))
 
     expected_rows, sealed, found = _read_answers(root, config, config_path)
+    opened = sealed is None and locate_sealed(root, config.questions.expected).is_file()
     problems.extend(found)
     rejected |= {p.question_id for p in found if p.question_id}
     unreadable = any(p.field == SEALED_FIELD for p in found)
@@ -497,7 +524,8 @@ def load_goldset(path: Path) -> Goldset:
             continue
         answers[qid] = exp
         if qid in by_id:
-            problems.extend(_check_answer(by_id[qid][1].kind, exp, corpus, file, at))
+            found = _check_answer(by_id[qid][1].kind, exp, corpus, file, at)
+            problems.extend(_sealed_answer_problems(found) if opened else found)
         elif qid not in rejected and not unread:
             problems.append(Problem(file, "question_id", f"no question {qid!r} in "
                                     f"{questions_path.name}", line=at, question_id=qid))

@@ -85,6 +85,7 @@ from pytest_ragate.judges.base import (
     invalid,
     shown,
 )
+from pytest_ragate.redaction import redact_url_credentials
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
@@ -219,7 +220,7 @@ class ChatTransport:
             kwargs["response_format"] = {"type": "json_object"}
         if stop:
             kwargs["stop"] = list(stop)
-        where = f"{self.model} at {self.base_url}"
+        where = f"{self.model} at {redact_url_credentials(self.base_url)}"
         try:
             response = await client.chat.completions.create(**kwargs)
         except openai.APITimeoutError:
@@ -430,7 +431,8 @@ class RagateInstructorLLM(InstructorBaseRagasLLM):
         return replies
 
     def __repr__(self) -> str:
-        return f"RagateInstructorLLM(model={self.model!r}, base_url={self.transport.base_url!r})"
+        url = redact_url_credentials(self.transport.base_url)
+        return f"RagateInstructorLLM(model={self.model!r}, base_url={url!r})"
 
 
 class RagateEmbeddings(BaseRagasEmbedding):

@@ -38,6 +38,7 @@ from pytest_ragate.judges.base import (
     shown,
 )
 from pytest_ragate.judges.lanes import Lanes
+from pytest_ragate.redaction import redact_credentials, redact_url_credentials
 from pytest_ragate.scoring.registry import asked_metrics
 from pytest_ragate.settings import JudgeSettings
 
@@ -84,15 +85,19 @@ def cache_key(eval_version: str, judge: Judge, metric: str, item: JudgeInput) ->
         "metric": metric, "prompt": judge.prompt_hash(metric), "inputs": item.digest()}
     if item.repeat > 1:  # each repeat its own verdict; a question asked once keeps its key
         material["repeat"] = item.repeat
-    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+    # a URL's credential is not part of what decides a verdict: rotating it keeps the cache
+    keyed = redact_url_credentials(json.dumps(material, sort_keys=True))
+    return hashlib.sha256(keyed.encode()).hexdigest()
 
 
 class JudgeRunner:
     """One per process. `submit` returns a Future of the question's JudgedScores."""
 
     def __init__(self, concurrency: int, cache_dir: Path | None, mode: CacheMode,
-                 timeout: float = JudgeSettings.judge_timeout) -> None:
+                 timeout: float = JudgeSettings.judge_timeout,
+                 redact: Callable[[str], str] = redact_credentials) -> None:
         self.mode = mode
+        self.redact = redact  # a failure's text is kept redacted (redaction.py)
         self.concurrency = concurrency
         self.timeout = timeout
         self.cache = diskcache.Cache(str(cache_dir)) if cache_dir and mode != "off" else None
@@ -135,9 +140,9 @@ class JudgeRunner:
         for metric, (value, failure, cached) in zip(metrics, results, strict=True):
             if isinstance(failure, ReplayMiss):
                 verdicts.replay_misses.append(metric)
-                verdicts.failures[metric] = str(failure)
+                verdicts.failures[metric] = self.redact(str(failure))
             elif failure is not None:
-                verdicts.failures[metric] = str(failure)
+                verdicts.failures[metric] = self.redact(str(failure))
             else:
                 assert value is not None
                 verdicts.values[metric] = value[0]

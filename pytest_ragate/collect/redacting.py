@@ -1,0 +1,82 @@
+"""Where a run keeps texts from a judge or a system, they pass through this process's
+`Redactor` (`redaction.py` says what it masks and with what): a question's row (hence its JUnit
+properties, the results file, the reports and the history), an anchor's outcome, and the
+failure text and captured output of a goldset item's reports (the terminal, JUnit, and the
+`why` a results file keeps of a failed item).
+
+Each process redacts what it makes, so under xdist the workers, which open the sealed
+answers, redact before anything crosses to the controller.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import pytest
+from pydantic import BaseModel
+
+from pytest_ragate.collect.items import GOLDSETS_KEY
+from pytest_ragate.collect.keys import ANCHOR_ATTR
+from pytest_ragate.redaction import Redactor, known_credentials
+from pytest_ragate.settings import read_settings
+
+M = TypeVar("M", bound=BaseModel)
+REDACTOR_KEY = pytest.StashKey[tuple[int, Redactor]]()
+# what a row or an anchor says of the goldset itself: names and ids, never a judge's or a
+# system's words (a short gist must not blank out a question id that spells it)
+RECORD_AS_IS = frozenset({"goldset", "route", "question_id", "repeat", "question", "kind",
+                          "index", "eval_version", "goldset_sha256", "expected"})
+ANCHOR_AS_IS = frozenset({"goldset", "anchor_id", "kind", "claim", "path", "definition"})
+
+
+def redactor(config: pytest.Config) -> Redactor:
+    """This process's redactor: the sealed texts of every goldset it loaded, the credentials
+    of its environment and its configured URLs. Made again when another goldset loads."""
+    goldsets = config.stash.get(GOLDSETS_KEY, {})
+    held = config.stash.get(REDACTOR_KEY, None)
+    if held is None or held[0] != len(goldsets):
+        settings = read_settings(config)
+        sealed = tuple(text for goldset in goldsets.values() for text in goldset.sealed_texts)
+        known = known_credentials(urls=(settings.judge.judge_url, settings.pipeline.chroma_url))
+        held = config.stash[REDACTOR_KEY] = (len(goldsets), Redactor(sealed, known))
+    return held[1]
+
+
+def _scrub(value: Any, redact: Redactor) -> Any:
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, list):
+        return [_scrub(v, redact) for v in value]
+    if isinstance(value, dict):
+        return {k: _scrub(v, redact) for k, v in value.items()}
+    return value
+
+
+def scrubbed(data: dict[str, Any], redact: Redactor, as_is: frozenset[str]) -> dict[str, Any]:
+    """`data` (a model as JSON) with every text but the fields `as_is` redacted."""
+    return {k: v if k in as_is else _scrub(v, redact) for k, v in data.items()}
+
+
+def redacted_record(config: pytest.Config, record: M) -> M:
+    """A question's row as it may be kept: the same object when there was nothing to mask."""
+    data = record.model_dump(mode="json")
+    clean = scrubbed(data, redactor(config), RECORD_AS_IS)
+    return record if clean == data else type(record).model_validate(clean)
+
+
+def redact_report(item: pytest.Item, report: pytest.TestReport) -> None:
+    """A goldset item's report as it may be shown and sent: its failure or skip text, its
+    captured output, and the anchor outcome it carries."""
+    redact = redactor(item.config)
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:  # a skip: (path, line, reason)
+        report.longrepr = (longrepr[0], longrepr[1], redact(str(longrepr[2])))
+    elif longrepr is not None:
+        text = str(longrepr)
+        clean = redact(text)
+        if clean != text:
+            report.longrepr = clean
+    report.sections = [(title, redact(body)) for title, body in report.sections]
+    anchor = getattr(report, ANCHOR_ATTR, None)
+    if anchor is not None:
+        setattr(report, ANCHOR_ATTR, scrubbed(anchor, redact, ANCHOR_AS_IS))

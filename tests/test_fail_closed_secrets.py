@@ -1,0 +1,376 @@
+"""An adversary after the secrets a run holds: sealed answers and credentials never reach an
+output. Each run writes every output there is (terminal, JUnit, results, Markdown, HTML,
+history) and each is searched for the secret, with and without `-n 2`."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from pytest_ragate.cli import main
+from pytest_ragate.goldsets.sealed import (
+    Scrypt,
+    aesgcm,
+    answer_digest,
+    associated_data,
+    b64,
+    manifest_digest,
+    pad,
+    read_sealed,
+)
+from pytest_ragate.goldsets.sealing import seal_goldset
+from pytest_ragate.judges.base import JudgeInput
+from pytest_ragate.judges.runner import cache_key
+from pytest_ragate.redaction import Redactor, known_credentials
+from tests.conftest import FIXTURE_JUDGE_CONFTEST, corpus_rows, results_rows, write_goldset
+from tests.openai_stub import (
+    OpenAIStub,
+    Reply,
+    completion,
+    error,
+    prompt_input,
+    ragas_script,
+)
+from tests.openai_stub import openai_stub as openai_stub_fixture
+from tests.test_judge_http import GOOD
+from tests.test_judge_http import SYSTEM as TWELVE
+from tests.test_plugin import SYSTEM
+
+pytest.importorskip("ragas")
+
+openai_stub = openai_stub_fixture
+WORKERS = pytest.mark.parametrize("workers", ["0", "2"], ids=["n0", "n2"])
+KEY = "s3cret passphrase"
+OUTPUTS = {"junit.xml": "--junitxml", "r.jsonl": "--ragate-results", "r.md": "--ragate-report",
+           "r.html": "--ragate-html", "h.jsonl": "--ragate-history"}
+GISTS = {  # what the sealed answers say: nothing a system or a judge prompt holds by itself
+    "q1": "Zorblax treasury keeps forty quatloos",
+    "q2": "the Vogon audit closes on Thursday",
+    "q3": "Marvin signs both budget memos personally",
+}
+NOTES = "sealed note: the answer key came from the Magrathea minutes"
+JUDGED = "[floors]\nevidence_recall = 0.1\ncontext_precision = 0.5\nfaithfulness = 0.5\n"
+
+
+def every_output(pytester: pytest.Pytester, result: pytest.RunResult) -> dict[str, str]:
+    """The terminal and every file the run was asked to write, by name."""
+    texts = {"stdout": result.stdout.str(), "stderr": result.stderr.str()}
+    for name in OUTPUTS:
+        texts[name] = (pytester.path / name).read_text(encoding="utf-8")
+    return texts
+
+
+def flat(text: str) -> str:
+    """As an echo may return it: any case, any whitespace (HTML and JSON escape nothing
+    in these secrets)."""
+    return " ".join(text.casefold().split())
+
+
+def leaks(texts: dict[str, str], secrets: list[str]) -> list[tuple[str, str]]:
+    return [(name, secret) for name, text in texts.items() for secret in secrets
+            if flat(secret) in flat(text)]
+
+
+def run(pytester: pytest.Pytester, workers: str, *args: str) -> pytest.RunResult:
+    outputs = [f"{flag}={name}" for name, flag in OUTPUTS.items()]
+    return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", workers, "-rA",
+                                         "-vv", "gs", *outputs, *args)
+
+
+# --- 1. a judge that echoes the sealed gist it was given as a reference ----------------------
+
+
+def sealed_goldset(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+                   floors: str = JUDGED) -> Path:
+    expected = [{"question_id": q, "gist": GISTS.get(q), "notes": NOTES,
+                 "evidence": [{"meeting_id": d, "first_turn": a, "last_turn": b}
+                              for d, a, b in spans]}
+                for q, spans in {"q1": [("m1", 2, 3)], "q2": [("m2", 5, 5)],
+                                 "q3": [("m1", 0, 0), ("m3", 4, 5)], "q4": []}.items()]
+    root = write_goldset(pytester.path / "gs", floors=floors, expected=expected)
+    seal_goldset(root, KEY, kdf=Scrypt(log2_n=10, p=1))
+    monkeypatch.setenv("RAGATE_SEAL_KEY", KEY)
+    return root
+
+
+def echo(request: dict[str, Any]) -> Reply:
+    """A model that answers in prose, repeating what it was given: q1 as it was, q2 in upper
+    case across lines, q3 so long that the judge's excerpt cuts the reference in half."""
+    data = prompt_input(str(request["messages"][-1]["content"]))
+    said = " ".join(str(value) for value in reversed(data.values()))  # the reference first
+    qid = next((q for q in GISTS if f"about {q}?" in json.dumps(data)), None)
+    if qid == "q2":
+        said = "\n   ".join(said.upper().split())
+    elif qid == "q3":
+        said = "x" * (190 - len(GISTS["q3"]) // 2) + " " + said
+    return completion(f"I will not reply in JSON. {said}")
+
+
+@WORKERS
+def test_a_judge_echoing_a_sealed_gist_leaves_it_in_no_output(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, openai_stub: OpenAIStub,
+        workers: str) -> None:
+    sealed_goldset(pytester, monkeypatch)
+    pytester.makeconftest(SYSTEM + FIXTURE_JUDGE_CONFTEST)
+    openai_stub.script = echo
+    result = run(pytester, workers, "--ragate-judge=ragas:stub-model",
+                 f"--ragate-judge-url={openai_stub.url}", "--ragate-cache=off")
+    reference = [p for p in openai_stub.prompts() if '"title": "ContextPrecisionOutput"' in p]
+    assert any(GISTS["q1"] in p for p in reference)  # the judge was given the gist, as it may
+    rows = {r["question_id"]: r for r in results_rows(pytester.path / "r.jsonl")}
+    for qid in GISTS:
+        why = rows[qid]["judge_failures"]["context_precision"]
+        assert why.startswith("parse: ") and "[sealed]" in why, why
+    assert result.ret == pytest.ExitCode.TESTS_FAILED  # judge_coverage: nothing was judged
+    halves = [gist[: len(gist) // 2 + 4] for gist in GISTS.values()]
+    assert leaks(every_output(pytester, result), [*GISTS.values(), *halves, NOTES]) == []
+
+
+# --- 2. credentials in the judge's URL and key ---------------------------------------------
+
+
+PASSWORD, QUERY_KEY, API_KEY = "S3CRET-pw", "S3CRET-q", "sk-S3CRET-key"
+
+
+def with_credentials(url: str, password: str = PASSWORD) -> str:
+    """The stub's URL with a user and password, and a key as a query parameter."""
+    return url.replace("http://", f"http://alice:{password}@") + f"?api_key={QUERY_KEY}"
+
+
+def refusing(request: dict[str, Any]) -> Reply:
+    """A server that refuses q2 naming the key it was sent (as some proxies do), fails q3,
+    and answers q1 with prose (a parse failure whose excerpt is the reply)."""
+    data = json.dumps(prompt_input(str(request["messages"][-1]["content"])))
+    if "q2" in data:
+        return error(401, f"Incorrect API key provided: {API_KEY} (Authorization: Bearer "
+                          f"{API_KEY})")
+    if "q3" in data:
+        return error(500, f"upstream http://alice:{PASSWORD}@10.0.0.9/v1?token={QUERY_KEY} "
+                          "is down")
+    return completion(f"no JSON today; my key is {API_KEY}")
+
+
+@WORKERS
+def test_credentials_of_the_judge_reach_no_output(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, openai_stub: OpenAIStub,
+        workers: str) -> None:
+    write_goldset(pytester.path / "gs", floors=JUDGED)
+    pytester.makeconftest(SYSTEM + FIXTURE_JUDGE_CONFTEST)
+    openai_stub.script = refusing
+    monkeypatch.setenv("RAGATE_JUDGE_API_KEY", API_KEY)
+    result = run(pytester, workers, "--ragate-judge=ragas:stub-model",
+                 f"--ragate-judge-url={with_credentials(openai_stub.url)}", "--ragate-cache=off")
+    rows = {r["question_id"]: r for r in results_rows(pytester.path / "r.jsonl")}
+    assert set(rows["q2"]["judge_failures"]) == {"faithfulness", "context_precision",
+                                                 "answer_relevance"}
+    http = rows["q2"]["judge_failures"]["faithfulness"]
+    assert http.startswith("http: stub-model at http://***@127.0.0.1:") and "HTTP 401" in http
+    assert "api_key=***" in http and "Authorization: ***" in http, http
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    secrets = ["S3CRET", "alice"]
+    assert leaks(every_output(pytester, result), secrets) == []
+
+
+def test_the_verdict_cache_holds_no_credential_and_outlives_its_rotation(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+        openai_stub: OpenAIStub) -> None:
+    """The cache key is made of what decides a verdict (model, parameters, prompt, inputs),
+    not of where the model is served or with which credential: rotating a password must not
+    spend the cache, and the cache folder must not hold the password."""
+    answers = {"answer to a1: twelve euros": GOOD}
+    write_goldset(pytester.path / "gs", floors="[floors]\nfaithfulness = 0.5\n",
+                  questions=[{"question_id": "a1", "kind": "single_meeting",
+                              "question": "What about a1?"}],
+                  expected=[{"question_id": "a1", "gist": "gist of a1", "evidence": [
+                      {"meeting_id": "m1", "first_turn": 2, "last_turn": 3}]}])
+    pytester.makeconftest(TWELVE + FIXTURE_JUDGE_CONFTEST)
+    openai_stub.script = ragas_script(answers)
+    monkeypatch.setenv("RAGATE_JUDGE_API_KEY", API_KEY)
+    first = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "gs", "--ragate-judge=ragas:stub-model",
+        f"--ragate-judge-url={with_credentials(openai_stub.url)}",
+        "--ragate-judge-cache-dir=verdicts")
+    assert first.ret == pytest.ExitCode.OK
+    stored = b"".join(p.read_bytes() for p in (pytester.path / "verdicts").rglob("*")
+                      if p.is_file())
+    assert stored and b"S3CRET" not in stored and b"alice" not in stored
+    asked = len(openai_stub.requests)
+    monkeypatch.setenv("RAGATE_JUDGE_API_KEY", "sk-rotated-key")
+    again = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "gs", "--ragate-judge=ragas:stub-model",
+        f"--ragate-judge-url={with_credentials(openai_stub.url, 'rotated-pw')}",
+        "--ragate-judge-cache-dir=verdicts", "--ragate-cache=replay")
+    assert again.ret == pytest.ExitCode.OK
+    assert len(openai_stub.requests) == asked
+
+
+# A judge of the user's own whose id names its endpoint, credentials and all, and a system
+# that fails naming the service it could not reach: provenance lines and error messages.
+OWN_PARTS = '''
+import pytest
+from pytest_ragate import Answer, Citation, Context
+from pytest_ragate.judges import JudgeFailure
+
+JUDGE_URL = "https://bob:S3CRET-j@judge.example/v1?api_key=S3CRET-k"
+
+@pytest.fixture(scope="session")
+def ragate_system():
+    def answer(text):
+        qid = text.split()[-1].rstrip("?")
+        if qid == "q3":
+            raise ConnectionError("cannot reach http://svc:S3CRET-s@chroma.local:8000/"
+                                  "?token=S3CRET-t")
+        if qid == "q4":
+            return Answer.abstain()
+        ctx = Context(context_id="c1", doc_id="m1", first_turn=2, last_turn=3, text="...",
+                      distance=0.2)
+        return Answer(text="an answer", contexts=[ctx], citations=[Citation(context_id="c1")])
+    return answer
+
+class OwnJudge:
+    judge_id = f"own@{JUDGE_URL}"
+    metrics = ("faithfulness",)
+    def prompt_hash(self, metric):
+        return "v1"
+    async def score(self, item, metric):
+        if item.question_id == "q2":
+            raise JudgeFailure("http", f"{JUDGE_URL}: HTTP 503")
+        return 0.9
+
+@pytest.fixture(scope="session")
+def ragate_judge():
+    return OwnJudge()
+'''
+
+
+@WORKERS
+def test_an_own_judges_id_and_a_systems_error_show_no_credential(
+        pytester: pytest.Pytester, workers: str) -> None:
+    write_goldset(pytester.path / "gs", floors="[floors]\nfaithfulness = 0.5\n")
+    pytester.makeconftest(OWN_PARTS)
+    result = run(pytester, workers)
+    rows = {r["question_id"]: r for r in results_rows(pytester.path / "r.jsonl")}
+    assert rows["q1"]["judge"] == "own@https://***@judge.example/v1?api_key=***"
+    assert rows["q2"]["judge_failures"]["faithfulness"] == (
+        "http: https://***@judge.example/v1?api_key=***: HTTP 503")
+    assert rows["q3"]["error"] == ("ConnectionError: cannot reach http://***@chroma.local:8000/"
+                                   "?token=***")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED  # q3 errored
+    assert leaks(every_output(pytester, result), ["S3CRET", "bob:", "svc:"]) == []
+
+
+# --- 3. a collection error after the corpus changed under a sealed goldset ------------------
+
+
+SHRUNK = [row for row in corpus_rows() if not (row["doc_id"] == "m2" and row["turn"] > 2)]
+
+
+@pytest.mark.parametrize("change", ["corpus", "kind"])
+def test_a_collection_error_of_a_sealed_goldset_does_not_quote_its_evidence(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, change: str) -> None:
+    """q2's sealed evidence is m2 turn 5: the corpus loses it, or the (public) questions file
+    makes q2 a cross-meeting question, which its one-meeting evidence cannot be."""
+    root = sealed_goldset(pytester, monkeypatch, floors="[floors]\nevidence_recall = 0.1\n")
+    if change == "corpus":
+        (root / "corpus" / "meetings.jsonl").write_text(
+            "".join(json.dumps(row) + "\n" for row in SHRUNK))
+    else:
+        questions = (root / "questions.jsonl").read_text().replace(
+            '"q2", "kind": "single_meeting"', '"q2", "kind": "cross_meeting"')
+        (root / "questions.jsonl").write_text(questions)
+    pytester.makeconftest(SYSTEM)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "gs")
+    validated = CliRunner().invoke(main, ["validate", str(root)])
+    assert result.ret == pytest.ExitCode.INTERRUPTED and validated.exit_code == 1
+    for text in (result.stdout.str(), validated.output):
+        assert re.search(r"expected\.sealed\.json: \[q2\] evidence: .*sealed", text), text
+        assert not re.search(r"m2|turns? 5\b|\[.m\d.\]", text), text
+
+
+# --- the redactor itself --------------------------------------------------------------------
+
+
+SEALED_TEXTS = (GISTS["q3"], "twelve")
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("got 'Marvin signs both budget memos personally'", "got '[sealed]'"),
+    ("MARVIN\n  signs BOTH budget-memos, personally!", "[sealed]!"),  # case, spaces, signs
+    ('{"answer": "Marvin\\nsigns both budget memos personally"}', '{"answer": "[sealed]"}'),
+    ("xxx Marvin signs bo…'", "xxx [sealed]…'"),  # an excerpt cut inside the gist
+    ("xxx Marv…", "xxx [sealed]…"),
+    ("Marvin signs, then leaves", "Marvin signs, then leaves"),  # not the whole text, no cut
+    ("twelve euros, q12, twelveth", "[sealed] euros, q12, twelveth"),  # whole words only
+])
+def test_sealed_texts_are_found_by_their_words(text: str, kept: str) -> None:
+    assert Redactor(SEALED_TEXTS)(text) == kept
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("at http://alice:S3CRET-pw@host:8000/v1?api_key=S3CRET-q&x=1: HTTP 500",
+     "at http://***@host:8000/v1?api_key=***&x=1: HTTP 500"),
+    ("token=abc; password = hunter2, 'client_secret': 'zz'",
+     "token=***; password = ***, 'client_secret': '***'"),
+    ("Authorization: Basic YWxpY2U6czNjcmV0 sent", "Authorization: *** sent"),
+    ("header Bearer sk-live-123456 refused", "header Bearer *** refused"),
+    ("key sk-S3CRET-key echoed", "key *** echoed"),  # known to the process
+    ("a key sk-proj-Abc123def456ghi789 shown", "a key *** shown"),  # shaped like one
+    ("ragas:m@temperature=0,max_tokens=256,seed=7", "ragas:m@temperature=0,max_tokens=256,seed=7"),
+    ("the Bearer of bad news; cache key is 12", "the Bearer of bad news; cache key is 12"),
+])
+def test_credentials_are_masked_and_nothing_else(text: str, kept: str) -> None:
+    known = known_credentials({"RAGATE_JUDGE_API_KEY": "sk-S3CRET-key", "OPENAI_API_KEY": "x"},
+                              ["http://alice:S3CRET-pw@host/v1?api_key=S3CRET-q"])
+    assert known == ("sk-S3CRET-key", "S3CRET-pw", "S3CRET-q")  # "x" is too short to search
+    assert Redactor(known=known)(text) == kept
+
+
+def test_the_cache_key_ignores_the_values_of_a_urls_credentials_only() -> None:
+    class Judge:
+        def __init__(self, url: str) -> None:
+            self.judge_id, self.params = f"mine@{url}", {"url": url}
+
+        def prompt_hash(self, metric: str) -> str:
+            return "p"
+
+    item = JudgeInput("q1", "What?", "It is.", ())
+    keys = {url: cache_key("1", Judge(url), "faithfulness", item) for url in (
+        "https://alice:pw1@h/v1?api_key=k1", "https://bob:pw2@h/v1?api_key=k2",
+        "https://h/v1?api_key=k3", "https://other/v1?api_key=k1")}
+    alike, no_user, other = (keys[url] for url in list(keys)[1:])
+    assert keys["https://alice:pw1@h/v1?api_key=k1"] == alike  # only the values changed
+    assert len({alike, no_user, other}) == 3  # a URL without a user, another host
+
+
+def test_a_sealed_answer_that_does_not_validate_is_named_not_quoted(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sealing validates every answer, so this takes a sealed file written by hand (or by a
+    version of ragate with other rules): q2's span re-sealed running backwards, turn 7 to 5."""
+    root = write_goldset(tmp_path / "gs")
+    seal_goldset(root, KEY, kdf=Scrypt(log2_n=10, p=1))
+    path = root / "expected.sealed.json"
+    sealed = read_sealed(path)
+    cipher = aesgcm(sealed.kdf.derive(KEY)[:32])
+    plain = b'{"question_id": "q2", "gist": "g", "evidence": [{"doc_id": "m2", ' \
+            b'"first_turn": 7, "last_turn": 5}]}\n'
+    nonce = b64(b"\x00" * 12)
+    aad = associated_data(sealed.layout, 1, len(sealed.answers), "q2", True)
+    ciphertext = b64(cipher.encrypt(b"\x00" * 12, pad(plain), aad))
+    answers = list(sealed.answers)
+    answers[1] = answers[1].model_copy(update={
+        "nonce": nonce, "ciphertext": ciphertext,
+        "digest": answer_digest("q2", True, nonce, ciphertext)})
+    draft = sealed.model_copy(update={"answers": answers})
+    path.write_text(draft.model_copy(update={"manifest_digest": manifest_digest(draft)})
+                    .model_dump_json())
+    monkeypatch.setenv("RAGATE_SEAL_KEY", KEY)
+    validated = CliRunner().invoke(main, ["validate", str(root)])
+    assert validated.exit_code == 1
+    assert "[q2] evidence[0].last_turn: does not validate (not shown: it is sealed)" \
+        in validated.output
+    assert not re.search(r"turn [57]|m2", validated.output), validated.output
