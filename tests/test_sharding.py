@@ -459,8 +459,9 @@ def test_a_row_twice_is_refused(sharded: Path) -> None:
     root = copy_of(sharded, "doubled")
     row = next(line for line in lines_of(root / "shards" / "1.jsonl") if "question_id" in line)
     path = root / "shards" / "2.jsonl"
-    write_lines(path, [*lines_of(path), row])
-    assert "1 line after the trailer" in refused(decide(root, SHARDS), root)
+    lines = lines_of(path)
+    write_lines(path, [*lines[:-1], row, lines[-1]])  # before its trailer
+    assert "ragate_trailer: the trailer counts" in refused(decide(root, SHARDS), root)
     reseal(path)  # a file that says it is whole and still holds the row twice
     text = refused(decide(root, SHARDS), root)
     assert (f"goldset mini: {row['question_id']} (shards/1.jsonl (shard 1/3) and "
