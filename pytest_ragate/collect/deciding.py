@@ -146,7 +146,8 @@ def _other_tests(collected: Collected | None, arrived: Arrived,
 
 @dataclass(frozen=True)
 class Replay:
-    """One question or anchor item, reported as its shard reported it."""
+    """One question or anchor item, or another test that failed, reported as its shard
+    reported it."""
 
     nodeid: str
     location: Location
@@ -508,10 +509,9 @@ def _take_tests(deciding: Deciding, files: Sequence[ResultsFile]) -> None:
     """The shards' other tests that failed: failed in the decision too, and kept in its
     results file."""
     for test in {t.nodeid: t for f in files for t in f.tests}.values():
-        location = (test.location[0], test.location[1], test.location[2])
         deciding.arrived.failed[test.nodeid] = Failure(test.phase, test.why)
-        deciding.arrived.started[test.nodeid] = location
-        deciding.replay.append(Replay(test.nodeid, location, [], "failed", test.why,
+        deciding.arrived.started[test.nodeid] = test.location
+        deciding.replay.append(Replay(test.nodeid, test.location, [], "failed", test.why,
                                       phase="setup" if test.phase == "setup" else "call"))
 
 

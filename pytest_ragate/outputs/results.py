@@ -305,8 +305,8 @@ def _keep(found: ResultsFile, number: int, line: BaseModel | None) -> None:
 
 
 def _vouch(found: ResultsFile, body: str, line: int, after: int) -> list[Problem]:
-    """What the trailer (on `line`, `after` lines before the end) does not vouch for, once
-    per cause: no trailer, lines after it, lines before it other than those it counted and
+    """What the trailer (on `line`, followed by `after` lines) does not vouch for, once per
+    cause: no trailer, lines after it, lines before it other than those it counted and
     digested, or a run that stopped early."""
     path, trailer = found.path, found.trailer
     if trailer is None:
