@@ -335,6 +335,23 @@ def test_a_row_that_disagrees_with_the_goldset_is_refused(shards: Path, edit: st
     assert text.count(f"{rel}:{number}: [{qid}]") == 1  # once per cause
 
 
+def test_an_anchor_line_that_disagrees_with_the_goldset_is_refused(shards: Path) -> None:
+    """An anchor moved to another kind leaves its kind's anchor floor: refused, by id."""
+    root = copy(shards, "anchor-kind")
+    path = root / "shards" / "1.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    number = next(n for n, line in enumerate(lines) if "ragate_anchor" in line)
+    line = json.loads(lines[number])
+    anchor_id = line["ragate_anchor"]["outcome"]["anchor_id"]
+    line["ragate_anchor"]["outcome"]["kind"] = "off_topic_control"
+    lines[number] = json.dumps(line) + "\n"
+    path.write_text("".join(lines))
+    reseal(path)
+    text = refusal(decide(root), root)
+    assert (f"shards/1.jsonl: [anchor[{anchor_id}]] ragate_anchor.outcome.kind: "
+            "'off_topic_control' in this line, but the goldset says 'retrieval_miss'") in text
+
+
 # --- a shard's ordinary tests, and its system's knobs -------------------------------------
 
 

@@ -13,8 +13,8 @@ it cannot vouch for: a file its trailer does not vouch for (cut short, edited, a
 or written by a run that stopped early), a shard missing or given twice, shards of different
 ragate versions, settings, judges, systems, knobs, eval_versions or goldset contents, a
 goldset that changed since (floors excepted), a row that says other than the goldset of its
-question's kind, abstention or evidence, a selected question or anchor with no result, or
-one with two.
+question's kind, abstention or evidence (or an anchor line of its anchor's kind or claim), a
+selected question or anchor with no result, or one with two.
 
 What the goldset knows it takes from the goldset; what the rows say of answers it takes
 from the rows: a question's item fails when its row says it errored or, under
@@ -387,7 +387,7 @@ class _Lines:
     files: list[ResultsFile]
     count: int | None  # the shards' N, or None for one run's file
     rows: dict[tuple[str, str, int], list[Row]]  # (route, question id, repeat)
-    anchors: dict[tuple[str, str], SavedAnchor]  # (route, `anchor[id]`)
+    anchors: dict[tuple[str, str], tuple[ResultsFile, SavedAnchor]]  # (route, `anchor[id]`)
     items: dict[tuple[str, str], SavedItem]  # (route, item name)
 
     @classmethod
@@ -399,7 +399,7 @@ class _Lines:
             for number, row in f.rows:
                 rows[(row.route, row.question_id, row.repeat)].append((f, number, row))
         return cls(files, count, rows,
-                   {(a.route, f"anchor[{a.outcome.anchor_id}]"): a
+                   {(a.route, f"anchor[{a.outcome.anchor_id}]"): (f, a)
                     for f in files for a in f.anchors},
                    {(i.route, i.name): i for f in files for i in f.items})
 
@@ -457,7 +457,8 @@ def _take(deciding: Deciding, population: Population, lines: _Lines,
             owner = next((f for f in lines.files if f.header.shard is None  # type: ignore[union-attr]
                           or f.header.shard.index == shards.get(name)), None)  # type: ignore[union-attr]
             missing[owed].append(name + _why_missing(owner, population.route, name))
-        elif found and member is not None and (wrong := _row_problems(found[0], member)):
+        elif found and (wrong := _row_problems(found[0], member) if member is not None
+                        else _anchor_problems(*found[0], by_nodeid[nodeid])):
             deciding.problems += wrong
         else:
             _arrive(deciding, by_nodeid[nodeid], found[0] if found else None, item)
@@ -491,6 +492,19 @@ def _row_problems(found: Row, member: Member) -> list[str]:
     return [str(Problem(f.path, name, f"{why}; a results file is decided as its run wrote it: "
                         "run the shard again rather than edit it", line=line, question_id=qid))
             for name, why in differ]
+
+
+def _anchor_problems(found: ResultsFile, saved: SavedAnchor, item: pytest.Item) -> list[str]:
+    """Where an anchor's line says other than the goldset of its kind or claim (its kind
+    floors are decided over the kinds)."""
+    anchor = item.stash[ANCHOR_KEY].anchor
+    return [str(Problem(found.path, f"ragate_anchor.outcome.{name}", f"{value!r} in this "
+                        f"line, but the goldset says {said!r}; a results file is decided as "
+                        "its run wrote it: run the shard again rather than edit it",
+                        question_id=f"anchor[{anchor.anchor_id}]"))
+            for name, value, said in (("kind", saved.outcome.kind, anchor.kind),
+                                      ("claim", saved.outcome.claim, anchor.claim))
+            if value != said]
 
 
 def _inconsistent(row: QuestionRecord) -> list[tuple[str, str]]:
@@ -556,10 +570,11 @@ def _arrive(deciding: Deciding, item: pytest.Item, found: Any, saved: SavedItem 
         _arrive_question(deciding, item, found[2] if found is not None else None, saved)
 
 
-def _arrive_anchor(deciding: Deciding, item: pytest.Item, found: SavedAnchor | None,
-                   saved: SavedItem | None) -> None:
+def _arrive_anchor(deciding: Deciding, item: pytest.Item,
+                   found: tuple[ResultsFile, SavedAnchor] | None, saved: SavedItem | None,
+                   ) -> None:
     nodeid, keywords = item.nodeid, sorted(item.keywords)
-    outcome = found.outcome if found is not None else None
+    outcome = found[1].outcome if found is not None else None
     if outcome is not None:  # where the anchor is written here: promotion rewrites it
         entry = item.stash[ANCHOR_KEY]
         outcome = outcome.model_copy(update={"path": str(entry.path), "line": entry.line})
