@@ -325,6 +325,17 @@ def test_a_saved_run_is_decided_again_after_its_floors_change(sharded: Path) -> 
 
 
 
+def reseal(path: Path) -> None:
+    """The file written again as its writer would write what it holds now, so that its
+    trailer vouches for it: what decide checks behind the trailer is reached."""
+    from pytest_ragate.outputs.results import read_results, write_results
+    from pytest_ragate.scoring.run import GoldsetRun
+
+    found = read_results(path)
+    write_results(path, [GoldsetRun("mini", "7", [row for _, row in found.rows])],
+                  found.header, found.anchors, [*found.items, *found.tests])
+
+
 def lines_of(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
@@ -435,6 +446,9 @@ def test_a_question_or_anchor_without_a_row_is_refused(sharded: Path) -> None:
             if line.get("question_id") not in gone and line is not anchor]
     write_lines(path, kept)
     text = refused(decide(root, SHARDS), root)
+    assert "ragate_trailer: the trailer counts" in text  # the file's own trailer, first
+    reseal(path)  # a file that says it is whole and still lacks them
+    text = refused(decide(root, SHARDS), root)
     names = ", ".join(sorted(gone))
     anchor_id = anchor["ragate_anchor"]["outcome"]["anchor_id"]
     assert f"goldset mini: {names}, anchor[{anchor_id}] have no result in shard 2/3" in text
@@ -445,7 +459,10 @@ def test_a_row_twice_is_refused(sharded: Path) -> None:
     root = copy_of(sharded, "doubled")
     row = next(line for line in lines_of(root / "shards" / "1.jsonl") if "question_id" in line)
     path = root / "shards" / "2.jsonl"
-    write_lines(path, [*lines_of(path), row])
+    lines = lines_of(path)
+    write_lines(path, [*lines[:-1], row, lines[-1]])  # before its trailer
+    assert "ragate_trailer: the trailer counts" in refused(decide(root, SHARDS), root)
+    reseal(path)  # a file that says it is whole and still holds the row twice
     text = refused(decide(root, SHARDS), root)
     assert (f"goldset mini: {row['question_id']} (shards/1.jsonl (shard 1/3) and "
             "shards/2.jsonl (shard 2/3)) has more than one row") in text

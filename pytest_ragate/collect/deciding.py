@@ -9,20 +9,30 @@ regression check and judge_coverage through the same `decision.decide_run` a sin
 uses, writing the same outputs with the same exit status.
 
 It refuses, as one failed test case naming every problem, rather than decide a population
-it cannot vouch for: a shard missing or given twice, shards of different ragate versions,
-settings, judges, systems, eval_versions or goldset contents, a goldset that changed since
-(floors excepted), a selected question or anchor with no result, or one with two.
+it cannot vouch for: a file its trailer does not vouch for (cut short, edited, appended to,
+or written by a run that stopped early), a shard missing or given twice, shards of different
+ragate versions, settings, judges, systems, knobs, eval_versions or goldset contents, a
+goldset that changed since (floors excepted), a row that says other than the goldset of its
+question's kind, abstention or evidence (or an anchor line of its anchor's kind or claim), a
+selected question or anchor with no result, or one with two.
+
+What the goldset knows it takes from the goldset; what the rows say of answers it takes
+from the rows: a question's item fails when its row says it errored or, under
+`question_outcome = "assert"`, that it was wrong (`items.wrong_answer`, the run's own rule),
+whether or not its shard's failure line survived. A shard's other tests that failed are
+failed tests of the decision too.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import glob
+import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -30,7 +40,7 @@ from pytest_ragate.collect.decision import Arrived, Failure
 from pytest_ragate.collect.keys import ANCHOR_KEY, CASE_KEY, FLOOR_KEY, ROUTE_KEY
 from pytest_ragate.collect.reporter import Location, send
 from pytest_ragate.collect.sharding import population_shards
-from pytest_ragate.collect.wire import Collected, Population
+from pytest_ragate.collect.wire import Collected, Member, Population
 from pytest_ragate.outputs.results import (
     FORMAT,
     GoldsetStamp,
@@ -38,12 +48,17 @@ from pytest_ragate.outputs.results import (
     ResultsFile,
     SavedAnchor,
     SavedItem,
+    SavedTest,
     Shard,
     read_results,
 )
 from pytest_ragate.outputs.writers import Saved
+from pytest_ragate.problems import Problem
 from pytest_ragate.scoring.metrics import QuestionRecord
 from pytest_ragate.settings import SETTINGS_KEY, Settings
+
+if TYPE_CHECKING:
+    from pytest_ragate.goldsets.loader import Case
 
 DECIDE_KEY = pytest.StashKey["Deciding"]()
 NAMED = 5  # members named in one refusal line before "and N more"
@@ -112,7 +127,18 @@ def saved(settings: Settings, collected: Collected | None, arrived: Arrived,
              for nodeid, failure in arrived.failed.items() if nodeid in members]
     items += [SavedItem(nodeid=nodeid, route=members[nodeid][0], name=members[nodeid][1],
                         lost=True, row=False) for nodeid in lost if nodeid in members]
-    return Saved(header, anchors, items)
+    return Saved(header, anchors, [*items, *_other_tests(collected, arrived, members)])
+
+
+def _other_tests(collected: Collected | None, arrived: Arrived,
+                 members: dict[str, tuple[str, str]]) -> list[SavedTest]:
+    """The run's tests that are no goldset's and failed: a decision fails with them."""
+    floors = {f.nodeid for f in collected.floors} if collected else set()
+    return [SavedTest(nodeid=nodeid, location=arrived.started.get(
+                          nodeid, (nodeid.partition("::")[0], None, nodeid)),
+                      phase=failure.phase, why=failure.why)
+            for nodeid, failure in arrived.failed.items()
+            if nodeid not in members and nodeid not in floors]
 
 
 # --- reading the files -------------------------------------------------------------------
@@ -120,7 +146,8 @@ def saved(settings: Settings, collected: Collected | None, arrived: Arrived,
 
 @dataclass(frozen=True)
 class Replay:
-    """One question or anchor item, reported as its shard reported it."""
+    """One question or anchor item, or another test that failed, reported as its shard
+    reported it."""
 
     nodeid: str
     location: Location
@@ -177,10 +204,7 @@ def load(config: pytest.Config, settings: Settings) -> Deciding:
     files = [read_results(p) for p in expand(settings.run.decide, config.rootpath)]
     deciding = Deciding(files)
     for found in files:
-        deciding.problems += [str(p) for p in found.problems]
-        if found.header is None and not found.problems:
-            deciding.problems.append(f"{found.path}: no header line: not a results file "
-                                     "written by this ragate (--ragate-results), or cut short")
+        deciding.problems += _file_problems(found)
     deciding.problems += check_files(files)
     repeat = next((h.settings.get("repeat") for h in deciding.headers), None)
     own = settings.gate.repeat
@@ -197,6 +221,17 @@ def load(config: pytest.Config, settings: Settings) -> Deciding:
         if differ:
             deciding.notes.append("decided with " + ", ".join(differ))
     return deciding
+
+
+def _file_problems(found: ResultsFile) -> list[str]:
+    """Why one file cannot be decided, once per cause: its bad lines, else no header, else
+    what its trailer does not vouch for."""
+    if found.problems:
+        return [str(p) for p in found.problems]
+    if found.header is None:
+        return [f"{found.path}: no header line: not a results file written by this ragate "
+                "(--ragate-results), or cut short"]
+    return [str(p) for p in found.unvouched]
 
 
 def _where(found: ResultsFile) -> str:
@@ -250,10 +285,21 @@ def check_files(files: Sequence[ResultsFile]) -> list[str]:
             if len(seen) > 1:
                 problems.append(f"goldset {name} ({route}): {what} differs between shards: "
                                 + ", ".join(f"{value(s)} in {_where(f)}" for f, s in found))
-    for what, part in (("judge", lambda r: _join(r.judge, r.judge_model)),
-                       ("system", lambda r: r.system), ("retriever", lambda r: r.retriever)):
+    for what, part in (("judges", lambda r: _join(r.judge, r.judge_model)),
+                       ("systems", lambda r: r.system), ("retrievers", lambda r: r.retriever)):
         problems += _differ_rows(read, what, part)
+    for knob in sorted({k for f in read for _, r in f.rows for k in r.knobs}):
+        problems += _differ_rows(read, f"values of the knob {knob} (Answer.knobs)",
+                                 lambda r, k=knob: _knob(r, k))
     return problems
+
+
+def _knob(row: QuestionRecord, name: str) -> str | None:
+    """A scored row's `Answer.knobs[name]` as its system reported it (`-` when it reported
+    none); None for a row with no answer."""
+    if row.status != "scored":
+        return None
+    return json.dumps(row.knobs[name]) if name in row.knobs else "-"
 
 
 def _join(*parts: str | None) -> str | None:
@@ -270,8 +316,9 @@ def _differ(files: Sequence[ResultsFile], what: str, value: Any) -> list[str]:
 
 
 def _differ_rows(files: Sequence[ResultsFile], what: str, part: Any) -> list[str]:
-    """A judge, system or retriever that answered one goldset route's rows in one shard and
-    not in another (a shard with no row of that route has nothing to compare)."""
+    """A judge, system, retriever or knob value that answered one goldset route's rows in
+    one shard and not in another (a shard with no row of that route has nothing to
+    compare)."""
     seen: dict[str, dict[Path, list[str]]] = defaultdict(dict)
     for f in files:
         by_route: dict[str, set[str]] = defaultdict(set)
@@ -284,7 +331,7 @@ def _differ_rows(files: Sequence[ResultsFile], what: str, part: Any) -> list[str
     problems = []
     for route, by_file in seen.items():
         if len({tuple(v) for v in by_file.values()}) > 1:
-            problems.append(f"the shards' rows of {route} name different {what}s: "
+            problems.append(f"the shards' rows of {route} name different {what}: "
                             + "; ".join(f"{' | '.join(by_file[f.path])} in {_where(f)}"
                                         for f in files if f.path in by_file))
     return problems
@@ -313,6 +360,9 @@ def prepare(session: pytest.Session, items: list[pytest.Item]) -> None:
                                  "paths (and -m, -k) the shards were run with")
     if not deciding.problems:
         _hold(deciding, {i.nodeid: i for i in ragate})
+    if deciding.problems:
+        deciding.notes.clear()  # nothing was decided: no note may say how it was
+    else:
         rows = sum(len(f.rows) for f in deciding.files)
         deciding.notes.insert(0, f"decided from {len(deciding.files)} results file"
                               f"{'s' * (len(deciding.files) != 1)} ("
@@ -327,68 +377,156 @@ def prepare(session: pytest.Session, items: list[pytest.Item]) -> None:
         items[:] = [i for i in ragate if FLOOR_KEY in i.stash]
 
 
+Row = tuple[ResultsFile, int, QuestionRecord]  # a row, its file and its line
+
+
+@dataclass
+class _Lines:
+    """Every file's lines, by what they are a result of."""
+
+    files: list[ResultsFile]
+    count: int | None  # the shards' N, or None for one run's file
+    rows: dict[tuple[str, str, int], list[Row]]  # (route, question id, repeat)
+    anchors: dict[tuple[str, str], tuple[ResultsFile, SavedAnchor]]  # (route, `anchor[id]`)
+    items: dict[tuple[str, str], SavedItem]  # (route, item name)
+
+    @classmethod
+    def of(cls, files: list[ResultsFile]) -> _Lines:
+        count = next((f.header.shard.count for f in files  # type: ignore[union-attr]
+                      if f.header.shard), None)  # type: ignore[union-attr]
+        rows: dict[tuple[str, str, int], list[Row]] = defaultdict(list)
+        for f in files:
+            for number, row in f.rows:
+                rows[(row.route, row.question_id, row.repeat)].append((f, number, row))
+        return cls(files, count, rows,
+                   {(a.route, f"anchor[{a.outcome.anchor_id}]"): (f, a)
+                    for f in files for a in f.anchors},
+                   {(i.route, i.name): i for f in files for i in f.items})
+
+
 def _hold(deciding: Deciding, by_nodeid: dict[str, pytest.Item]) -> None:
     assert deciding.collected is not None
-    files = [f for f in deciding.files if f.header is not None]
-    count = next((f.header.shard.count for f in files  # type: ignore[union-attr]
-                  if f.header.shard), None)  # type: ignore[union-attr]
+    lines = _Lines.of([f for f in deciding.files if f.header is not None])
     stamps: dict[str, tuple[ResultsFile, GoldsetStamp]] = {}
-    for f in files:
+    for f in lines.files:
         for stamp in f.header.goldsets:  # type: ignore[union-attr]
             stamps.setdefault(stamp.route, (f, stamp))
-    rows: dict[tuple[str, str, int], list[tuple[ResultsFile, QuestionRecord]]] = (
-        defaultdict(list))
-    for f in files:
-        for _, row in f.rows:
-            rows[(row.route, row.question_id, row.repeat)].append((f, row))
-    anchors = {(a.route, f"anchor[{a.outcome.anchor_id}]"): a for f in files for a in f.anchors}
-    saved = {(i.route, i.name): i for f in files for i in f.items}
     problems = deciding.problems
     routes = {p.route for p in deciding.collected.populations}
-    for route in sorted({key[0] for key in rows} | set(stamps)):
+    for route in sorted({key[0] for key in lines.rows} | set(stamps)):
         if route not in routes:
             name = stamps[route][1].goldset if route in stamps else route
             problems.append(f"goldset {name} ({route}) has results, but this session did not "
                             "collect it: give ragate decide the paths the shards ran")
     for population in deciding.collected.populations:
         problems += _stamp_problems(population, stamps.get(population.route),
-                                    [r for key, found in rows.items()
-                                     if key[0] == population.route for _, r in found])
+                                    [r for key, found in lines.rows.items()
+                                     if key[0] == population.route for *_, r in found])
     if problems:
         return
     for population in deciding.collected.populations:
-        shards = population_shards(population, count) if count else {}
-        missing: dict[str, list[str]] = defaultdict(list)
-        doubled: list[str] = []
-        names: list[tuple[str | None, str, tuple[str, str, int] | None]] = [
-            (m.nodeid, m.name or m.question_id, (population.route, m.question_id, m.repeat))
-            for m in population.questions]
-        names += [(a.nodeid, f"anchor[{a.anchor_id}]", None) for a in population.anchors]
-        for nodeid, name, row_key in names:
-            if nodeid is None:
-                continue  # deselected here: a gap, as in a run
-            key = (population.route, name)
-            is_anchor = row_key is None
-            found: list[Any] = (([anchors[key]] if key in anchors else []) if row_key is None
-                                else rows.get(row_key, []))
-            item = saved.get(key)
-            if len(found) > 1:
-                doubled.append(f"{name} ({' and '.join(_where(f) for f, _ in found)})")
-            elif not found and (item is None or (item.row and not is_anchor)):
-                owed = f"shard {shards[name]}/{count}" if count else "the run"
-                owner = next((f for f in files if f.header.shard is None  # type: ignore[union-attr]
-                              or f.header.shard.index == shards.get(name)), None)  # type: ignore[union-attr]
-                missing[owed].append(name + _why_missing(owner, population.route, name))
-            else:
-                _arrive(deciding, by_nodeid[nodeid], found[0] if found else None, item)
-        for owed, names_ in sorted(missing.items()):
-            problems.append(f"goldset {population.goldset}: {_named(names_)} "
-                            f"ha{'ve' if len(names_) > 1 else 's'} no result in {owed}")
-        if doubled:
-            problems.append(f"goldset {population.goldset}: {_named(doubled)} "
-                            f"ha{'ve' if len(doubled) > 1 else 's'} more than one row")
-    for f in files:
+        _take(deciding, population, lines, by_nodeid)
+    for f in lines.files:
         deciding.arrived.down += f.header.workers_down  # type: ignore[union-attr]
+    _take_tests(deciding, lines.files)
+
+
+def _take(deciding: Deciding, population: Population, lines: _Lines,
+          by_nodeid: dict[str, pytest.Item]) -> None:
+    """Each selected question and anchor of one population: its result, or why it has none
+    or more than one, or why its row cannot be taken."""
+    count = lines.count
+    shards = population_shards(population, count) if count else {}
+    missing: dict[str, list[str]] = defaultdict(list)
+    doubled: list[str] = []
+    members: list[tuple[str | None, str, Member | None]] = [
+        (m.nodeid, m.name or m.question_id, m) for m in population.questions]
+    members += [(a.nodeid, f"anchor[{a.anchor_id}]", None) for a in population.anchors]
+    for nodeid, name, member in members:
+        if nodeid is None:
+            continue  # deselected here: a gap, as in a run
+        key = (population.route, name)
+        found: list[Any] = ([lines.anchors[key]] if key in lines.anchors else []
+                            ) if member is None else lines.rows.get(
+                                (population.route, member.question_id, member.repeat), [])
+        item = lines.items.get(key)
+        if len(found) > 1:
+            doubled.append(f"{name} ({' and '.join(_where(f) for f, *_ in found)})")
+        elif not found and (item is None or (item.row and member is not None)):
+            owed = f"shard {shards[name]}/{count}" if count else "the run"
+            owner = next((f for f in lines.files if f.header.shard is None  # type: ignore[union-attr]
+                          or f.header.shard.index == shards.get(name)), None)  # type: ignore[union-attr]
+            missing[owed].append(name + _why_missing(owner, population.route, name))
+        elif found and (wrong := _row_problems(found[0], member) if member is not None
+                        else _anchor_problems(*found[0], by_nodeid[nodeid])):
+            deciding.problems += wrong
+        else:
+            _arrive(deciding, by_nodeid[nodeid], found[0] if found else None, item)
+    for owed, names in sorted(missing.items()):
+        deciding.problems.append(f"goldset {population.goldset}: {_named(names)} "
+                                 f"ha{'ve' if len(names) > 1 else 's'} no result in {owed}")
+    if doubled:
+        deciding.problems.append(f"goldset {population.goldset}: {_named(doubled)} "
+                                 f"ha{'ve' if len(doubled) > 1 else 's'} more than one row")
+
+
+def _row_problems(found: Row, member: Member) -> list[str]:
+    """Where a row says other than the goldset of its question (its kind, whether it must
+    abstain, its evidence spans and their labels), else where the row's abstention and
+    evidence figures disagree with each other: once per cause, naming file, line, question
+    and field."""
+    f, line, row = found
+    said = {"kind": member.kind, "must_abstain": member.must_abstain,
+            "expected": member.expected}
+    if not member.sealed:  # sealed without the key: only whether it has evidence is known
+        said["evidence_spans"] = member.evidence_spans
+    differ = [(name, f"{getattr(row, name)!r} in this row, but the goldset says {value!r}")
+              for name, value in said.items() if getattr(row, name) != value]
+    if member.sealed and (row.evidence_spans == 0) != member.must_abstain:
+        says = "must abstain" if member.must_abstain else "has evidence"
+        differ.append(("evidence_spans", f"{row.evidence_spans} in this row, but the goldset "
+                       f"says the question {says}"))
+    if not differ and row.status == "scored":
+        differ = _inconsistent(row)
+    qid = member.name or member.question_id
+    return [str(Problem(f.path, name, f"{why}; a results file is decided as its run wrote it: "
+                        "run the shard again rather than edit it", line=line, question_id=qid))
+            for name, why in differ]
+
+
+def _anchor_problems(found: ResultsFile, saved: SavedAnchor, item: pytest.Item) -> list[str]:
+    """Where an anchor's line says other than the goldset of its kind or claim (its kind
+    floors are decided over the kinds)."""
+    anchor = item.stash[ANCHOR_KEY].anchor
+    return [str(Problem(found.path, f"ragate_anchor.outcome.{name}", f"{value!r} in this "
+                        f"line, but the goldset says {said!r}; a results file is decided as "
+                        "its run wrote it: run the shard again rather than edit it",
+                        question_id=f"anchor[{anchor.anchor_id}]"))
+            for name, value, said in (("kind", saved.outcome.kind, anchor.kind),
+                                      ("claim", saved.outcome.claim, anchor.claim))
+            if value != said]
+
+
+def _inconsistent(row: QuestionRecord) -> list[tuple[str, str]]:
+    """A scored row's abstention and evidence figures that its own answer contradicts."""
+    found = sum(rank is not None for rank in row.evidence_ranks)
+    checks = [("abstention_correct", row.abstention_correct,
+               row.abstained == row.must_abstain, "abstained and must_abstain"),
+              ("evidence_spans_found", row.evidence_spans_found, found, "evidence_ranks"),
+              ("evidence_ranks", len(row.evidence_ranks), row.evidence_spans,
+               "evidence_spans (one rank per span)")]
+    return [(name, f"{value!r} in this row, but its {source} make it {expected!r}")
+            for name, value, expected, source in checks if value != expected]
+
+
+def _take_tests(deciding: Deciding, files: Sequence[ResultsFile]) -> None:
+    """The shards' other tests that failed: failed in the decision too, and kept in its
+    results file."""
+    for test in {t.nodeid: t for f in files for t in f.tests}.values():
+        deciding.arrived.failed[test.nodeid] = Failure(test.phase, test.why)
+        deciding.arrived.started[test.nodeid] = test.location
+        deciding.replay.append(Replay(test.nodeid, test.location, [], "failed", test.why,
+                                      phase="setup" if test.phase == "setup" else "call"))
 
 
 def _why_missing(owner: ResultsFile | None, route: str, name: str) -> str:
@@ -423,43 +561,66 @@ def _stamp_problems(population: Population, stamp: tuple[ResultsFile, GoldsetSta
 def _arrive(deciding: Deciding, item: pytest.Item, found: Any, saved: SavedItem | None,
             ) -> None:
     """One selected item's result, as decide_run takes it, and how it is replayed."""
-    arrived = deciding.arrived
-    nodeid = item.nodeid
-    keywords = sorted(item.keywords)
     if saved is not None and saved.lost:
-        arrived.started[nodeid] = item.location  # decide_run reports it lost, as the run did
+        deciding.arrived.started[item.nodeid] = item.location  # reported lost, as in the run
         return
-    if saved is not None:
-        arrived.failed[nodeid] = Failure(saved.phase, saved.why)
     if ANCHOR_KEY in item.stash:
-        outcome = found.outcome if found is not None else None
-        if outcome is not None:  # where the anchor is written here: promotion rewrites it
-            entry = item.stash[ANCHOR_KEY]
-            outcome = outcome.model_copy(update={"path": str(entry.path), "line": entry.line})
-            arrived.anchors[nodeid] = outcome
-        if saved is not None:
-            replay = Replay(nodeid, item.location, keywords, "failed", saved.why,
-                            phase=saved.phase)
-        else:
-            assert outcome is not None
-            message = outcome.why or outcome.error or ""
-            replay = Replay(nodeid, item.location, keywords, outcome.outcome, message,
-                            xfail=outcome.xfail)
-        deciding.replay.append(replay)
-        return
-    assert CASE_KEY in item.stash
-    record: QuestionRecord | None = found[1] if found is not None else None
+        _arrive_anchor(deciding, item, found, saved)
+    else:
+        _arrive_question(deciding, item, found[2] if found is not None else None, saved)
+
+
+def _arrive_anchor(deciding: Deciding, item: pytest.Item,
+                   found: tuple[ResultsFile, SavedAnchor] | None, saved: SavedItem | None,
+                   ) -> None:
+    nodeid, keywords = item.nodeid, sorted(item.keywords)
+    outcome = found[1].outcome if found is not None else None
+    if outcome is not None:  # where the anchor is written here: promotion rewrites it
+        entry = item.stash[ANCHOR_KEY]
+        outcome = outcome.model_copy(update={"path": str(entry.path), "line": entry.line})
+        deciding.arrived.anchors[nodeid] = outcome
+    if saved is not None:
+        deciding.arrived.failed[nodeid] = Failure(saved.phase, saved.why)
+        replay = Replay(nodeid, item.location, keywords, "failed", saved.why, phase=saved.phase)
+    else:
+        assert outcome is not None
+        message = outcome.why or outcome.error or ""
+        replay = Replay(nodeid, item.location, keywords, outcome.outcome, message,
+                        xfail=outcome.xfail)
+    deciding.replay.append(replay)
+
+
+def _arrive_question(deciding: Deciding, item: pytest.Item, record: QuestionRecord | None,
+                     saved: SavedItem | None) -> None:
+    """A question's row, and its failure: its shard's failure line, else the one its row
+    says (an error, or a wrong answer under `question_outcome = "assert"`)."""
+    arrived, nodeid, keywords = deciding.arrived, item.nodeid, sorted(item.keywords)
     if record is not None and (saved is None or saved.row):
         arrived.records[nodeid] = record
-    if saved is not None:
-        replay = Replay(nodeid, item.location, keywords, "failed", saved.why, phase=saved.phase,
-                        record=arrived.records.get(nodeid))
+    failure = Failure(saved.phase, saved.why) if saved is not None else None
+    if failure is None and record is not None:
+        why = _row_failure(item.stash[CASE_KEY], record)
+        failure = Failure("call", why) if why is not None else None
+    if failure is not None:
+        arrived.failed[nodeid] = failure
+        replay = Replay(nodeid, item.location, keywords, "failed", failure.why,
+                        phase=failure.phase, record=arrived.records.get(nodeid))
     elif record is not None and record.status == "skipped":
         replay = Replay(nodeid, item.location, keywords, "skipped", record.error or "skipped",
                         phase="setup")
     else:
         replay = Replay(nodeid, item.location, keywords, "passed", record=record)
     deciding.replay.append(replay)
+
+
+def _row_failure(case: Case, record: QuestionRecord) -> str | None:
+    """Why the run failed a question's item, as its row says: it errored, or it was wrong
+    under `question_outcome = "assert"` (the run's own rule, `items.wrong_answer`)."""
+    from pytest_ragate.collect.items import wrong_answer
+
+    if record.status == "error":
+        return record.error or "error"
+    return wrong_answer(case, record)
 
 
 def replay(config: pytest.Config, deciding: Deciding) -> None:

@@ -45,7 +45,7 @@ from pytest_ragate.goldsets.promotion import PROMOTE_HINT
 from pytest_ragate.problems import GoldsetError
 from pytest_ragate.scoring.flips import anchor_digest
 from pytest_ragate.scoring.gates import Floor
-from pytest_ragate.scoring.metrics import AnchorOutcome
+from pytest_ragate.scoring.metrics import AnchorOutcome, QuestionRecord
 
 GOLDSETS_KEY = pytest.StashKey[dict[Path, Goldset]]()
 NAMES_KEY = pytest.StashKey[dict[str, tuple[Path, str]]]()
@@ -183,6 +183,14 @@ def _mark(item: pytest.Item, judged: bool, case: Case | None = None) -> None:
     if case is not None and case.expected is None:  # skip before any fixture is built
         item.add_marker(pytest.mark.skip(reason=f"{case.question.question_id}: the expected "
                                          "answers are sealed; set RAGATE_SEAL_KEY to score"))
+
+
+def wrong_answer(case: Case, record: QuestionRecord) -> str | None:
+    """Why a question's item fails under `question_outcome = "assert"`, or None: one rule,
+    for the run that scores the question and for `ragate decide`, which replays its row."""
+    if case.goldset.config.question_outcome != "assert" or not record.wrong:
+        return None
+    return f"{case.item_name} is wrong: " + "; ".join(record.wrong)
 
 
 def repeats_of(config: pytest.Config, goldset: Goldset) -> int:

@@ -22,7 +22,7 @@ from _pytest.runner import runtestprotocol
 from pydantic import ValidationError
 
 from pytest_ragate.answer import Answer
-from pytest_ragate.collect.items import QuestionItem
+from pytest_ragate.collect.items import QuestionItem, wrong_answer
 from pytest_ragate.collect.keys import CASE_KEY, RECORD_ATTR, ROUTE_KEY, RUN_KEY
 from pytest_ragate.collect.provenance import question_parts
 from pytest_ragate.collect.redacting import redacted_record, redactor
@@ -122,9 +122,9 @@ def answer_and_score(item: pytest.Function, case: Case) -> None:
                             repeat=case.repeat)
         item.stash[VERDICTS_KEY] = question_run(item.config).judge_runner().submit(
             judge, judged, judged_metrics(judge), case.goldset.eval_version)
-    if case.goldset.config.question_outcome == "assert" and record.wrong:
-        pytest.fail(f"{case.item_name} is wrong: " + "; ".join(record.wrong),
-                    pytrace=False)
+    wrong = wrong_answer(case, record)
+    if wrong is not None:
+        pytest.fail(wrong, pytrace=False)
 
 
 def _keep(item: pytest.Item, record: QuestionRecord, junit: bool = True) -> QuestionRecord:

@@ -4,14 +4,20 @@ One JSON object per line. The first line (`{"ragate_results": …}`) says which 
 file: ragate's version, the shard (`--ragate-shard i/N`, or none), the settings that shape a
 row, and each goldset it ran with its content digest. Then one row per question asked (the
 `QuestionRecord`, unchanged: every line with a `question_id` is a row), then each anchor's
-outcome (`{"ragate_anchor": …}`) and each item that failed or was lost
-(`{"ragate_item": …}`). `ragate decide` (collect/deciding.py) reads these back and decides
-the floors as the run itself would have; `ragate calibrate`, `compare` and the baseline read
-the rows alone (`read_rows`), so a file written before the header existed still reads.
+outcome (`{"ragate_anchor": …}`), each goldset item that failed or was lost
+(`{"ragate_item": …}`) and each other test of the run that failed (`{"ragate_test": …}`).
+The last line, the trailer (`{"ragate_trailer": …}`), vouches for the file's completeness:
+it counts the rows, anchor, item and test lines and holds the sha256 of the exact bytes of
+every line before it, and says when the run that wrote it stopped early (`incomplete`).
+`ragate decide` (collect/deciding.py) reads these back, refuses a file its trailer does not
+vouch for (`ResultsFile.unvouched`), and decides the floors as the run itself would have;
+`ragate calibrate`, `compare` and the baseline read the rows alone (`read_rows`), so a file
+written before the header or the trailer existed still reads.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -20,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from pytest_ragate.files import UnreadableText, read_lines, write_atomic
+from pytest_ragate.files import UnreadableText, read_text, write_atomic
 from pytest_ragate.problems import Problem, problems_from_validation
 from pytest_ragate.scoring.metrics import AnchorOutcome, QuestionRecord
 from pytest_ragate.scoring.run import GoldsetRun
@@ -104,6 +110,35 @@ class SavedItem(_Line):
     row: bool = True
 
 
+class SavedTest(_Line):
+    """A test of the run that is no goldset's (an ordinary test) and failed, or errored in
+    its setup or teardown (`phase`): a decision fails with it, as the run did."""
+
+    nodeid: str
+    location: tuple[str, int | None, str]
+    phase: str
+    why: str
+
+
+class Trailer(_Line):
+    """The file's last line: how many rows, anchor, item and test lines come before it, the
+    sha256 of the exact bytes of every line before it, and why the run that wrote the file
+    stopped early (None: it ran to its end)."""
+
+    rows: int = Field(ge=0)
+    anchors: int = Field(ge=0)
+    items: int = Field(ge=0)
+    tests: int = Field(ge=0)
+    sha256: str
+    incomplete: str | None = None
+
+    def counted(self) -> str:
+        """`300 rows, 10 anchor lines, 1 item line, 0 test lines`."""
+        return ", ".join(f"{n} {what}{'' if n == 1 else 's'}" for n, what in (
+            (self.rows, "row"), (self.anchors, "anchor line"), (self.items, "item line"),
+            (self.tests, "test line")))
+
+
 class _HeaderLine(_Line):
     ragate_results: Header
 
@@ -116,93 +151,187 @@ class _ItemLine(_Line):
     ragate_item: SavedItem
 
 
+class _TestLine(_Line):
+    ragate_test: SavedTest
+
+
+class _TrailerLine(_Line):
+    ragate_trailer: Trailer
+
+
 # a line's kind is its one key (a question row has none of them)
-_KINDS: dict[str, type[_Line]] = {next(iter(m.model_fields)): m
-                                  for m in (_HeaderLine, _AnchorLine, _ItemLine)}
+_KINDS: dict[str, type[_Line]] = {
+    next(iter(m.model_fields)): m
+    for m in (_HeaderLine, _AnchorLine, _ItemLine, _TestLine, _TrailerLine)}
 HEADER_KEY = "ragate_results"
+TRAILER_KEY = "ragate_trailer"
 
 
 def _dump(model: BaseModel) -> str:
     return json.dumps(model.model_dump(mode="json"), ensure_ascii=False, sort_keys=True) + "\n"
 
 
+def _digest(body: str) -> str:
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
 def results_lines(runs: Sequence[GoldsetRun], header: Header | None = None,
-                  anchors: Iterable[SavedAnchor] = (), items: Iterable[SavedItem] = ()) -> str:
-    """The header, every run's rows in goldset and question order, then anchors and items."""
+                  anchors: Iterable[SavedAnchor] = (),
+                  items: Iterable[SavedItem | SavedTest] = (), *,
+                  incomplete: str | None = None) -> str:
+    """The header, every run's rows in goldset and question order, then anchors, goldset
+    items and other tests, and the trailer that vouches for them (`incomplete`: why the run
+    stopped early, when it did)."""
     rows = [r.model_dump(mode="json") for run in runs for r in run.records]
-    return (("" if header is None else _dump(_HeaderLine(ragate_results=header)))
+    anchors, items = list(anchors), list(items)
+    tests = [i for i in items if isinstance(i, SavedTest)]
+    goldset_items = [i for i in items if isinstance(i, SavedItem)]
+    body = (("" if header is None else _dump(_HeaderLine(ragate_results=header)))
             + "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n"
                       for row in rows)
             + "".join(_dump(_AnchorLine(ragate_anchor=a)) for a in anchors)
-            + "".join(_dump(_ItemLine(ragate_item=i)) for i in items))
+            + "".join(_dump(_ItemLine(ragate_item=i)) for i in goldset_items)
+            + "".join(_dump(_TestLine(ragate_test=t)) for t in tests))
+    trailer = Trailer(rows=len(rows), anchors=len(anchors), items=len(goldset_items),
+                      tests=len(tests), sha256=_digest(body), incomplete=incomplete)
+    return body + _dump(_TrailerLine(ragate_trailer=trailer))
 
 
 def write_results(path: Path, runs: Sequence[GoldsetRun], header: Header | None = None,
-                  anchors: Iterable[SavedAnchor] = (), items: Iterable[SavedItem] = ()) -> None:
-    write_atomic(path, results_lines(runs, header, anchors, items))
+                  anchors: Iterable[SavedAnchor] = (),
+                  items: Iterable[SavedItem | SavedTest] = (), *,
+                  incomplete: str | None = None) -> None:
+    write_atomic(path, results_lines(runs, header, anchors, items, incomplete=incomplete))
 
 
 @dataclass
 class ResultsFile:
+    """A results file as read: its lines by kind, `problems` (bad lines: no reader takes
+    the file), and `unvouched`: what the trailer does not vouch for (a file cut short,
+    edited, reordered, appended to, or written by a run that stopped early). Readers of
+    rows alone take such a file; `ragate decide` does not."""
+
     path: Path
     header: Header | None = None
     rows: list[tuple[int, QuestionRecord]] = field(default_factory=list)
     anchors: list[SavedAnchor] = field(default_factory=list)
     items: list[SavedItem] = field(default_factory=list)
+    tests: list[SavedTest] = field(default_factory=list)
+    trailer: Trailer | None = None
     problems: list[Problem] = field(default_factory=list)
+    unvouched: list[Problem] = field(default_factory=list)
+
+
+def _lines(text: str) -> list[str]:
+    """Each line with its own line end, split on '\\n' only (as `files.read_lines`), so the
+    trailer's digest is over the exact text before it."""
+    parts = text.split("\n")
+    return [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 
 
 def read_results(path: Path, row_model: type[QuestionRecord] = QuestionRecord) -> ResultsFile:
     """Every line, each validated by its kind; a bad line is a problem naming file, line,
-    question id and field, and the rest is still read."""
+    question id and field, and the rest is still read. The trailer is held to the lines
+    before it."""
     found = ResultsFile(path)
     try:
-        lines = read_lines(path)
+        text = read_text(path)
     except UnreadableText as error:
         found.problems.append(error.problem)
         return found
     except OSError as error:
         found.problems.append(Problem(path, "<file>", f"cannot be read ({error.strerror})"))
         return found
-    for number, text in enumerate(lines, start=1):
-        if not text.strip():
-            continue
-        try:
-            raw = json.loads(text)
-        except json.JSONDecodeError as error:
-            found.problems.append(Problem(path, "<json>", f"malformed JSON ({error.msg})",
-                                          line=number))
-            continue
-        if not isinstance(raw, dict):
-            found.problems.append(Problem(path, "<json>", "not a JSON object", line=number))
-            continue
-        kind = next((k for k in _KINDS if k in raw), None)
-        model = _KINDS[kind] if kind else row_model
-        try:
-            line = model.model_validate(raw)
-        except ValidationError as error:
-            qid = raw.get("question_id") if kind is None else None
-            found.problems.extend(problems_from_validation(
-                error, path, line=number, question_id=qid if isinstance(qid, str) else None))
-            continue
-        if isinstance(line, _HeaderLine):
-            if found.header is not None or found.rows:
-                found.problems.append(Problem(path, HEADER_KEY, "a second header, or a header "
-                                              "after rows: is this two files joined?",
-                                              line=number))
-            else:
-                found.header = line.ragate_results
-        elif isinstance(line, _AnchorLine):
-            found.anchors.append(line.ragate_anchor)
-        elif isinstance(line, _ItemLine):
-            found.items.append(line.ragate_item)
-        else:
-            found.rows.append((number, line))  # type: ignore[arg-type]
+    lines = _lines(text)
+    at = 0  # the trailer's line
+    for number, raw in enumerate(lines, start=1):
+        line = _read_line(found, number, raw.removesuffix("\n").removesuffix("\r"), row_model)
+        if isinstance(line, _TrailerLine) and found.trailer is None:
+            found.trailer, at = line.ragate_trailer, number
+        elif found.trailer is None:
+            _keep(found, number, line)
     if found.header is not None and found.header.format != FORMAT:
         found.problems.append(Problem(path, f"{HEADER_KEY}.format", f"format "
                                       f"{found.header.format} is not this ragate's ({FORMAT})",
                                       line=1))
+    if not found.problems:
+        found.unvouched = _vouch(found, "".join(lines[:at - 1]), at, len(lines) - at)
     return found
+
+
+def _read_line(found: ResultsFile, number: int, text: str, row_model: type[QuestionRecord],
+               ) -> BaseModel | None:
+    """One line as its model, or None (blank, or a problem kept in `found`)."""
+    path = found.path
+    if not text.strip():
+        return None
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as error:
+        found.problems.append(Problem(path, "<json>", f"malformed JSON ({error.msg})",
+                                      line=number))
+        return None
+    if not isinstance(raw, dict):
+        found.problems.append(Problem(path, "<json>", "not a JSON object", line=number))
+        return None
+    kind = next((k for k in _KINDS if k in raw), None)
+    model = _KINDS[kind] if kind else row_model
+    try:
+        return model.model_validate(raw)
+    except ValidationError as error:
+        qid = raw.get("question_id") if kind is None else None
+        found.problems.extend(problems_from_validation(
+            error, path, line=number, question_id=qid if isinstance(qid, str) else None))
+        return None
+
+
+def _keep(found: ResultsFile, number: int, line: BaseModel | None) -> None:
+    """A line before the trailer, kept by its kind."""
+    if isinstance(line, _HeaderLine):
+        if found.header is not None or found.rows:
+            found.problems.append(Problem(found.path, HEADER_KEY, "a second header, or a "
+                                          "header after rows: is this two files joined?",
+                                          line=number))
+        else:
+            found.header = line.ragate_results
+    elif isinstance(line, _AnchorLine):
+        found.anchors.append(line.ragate_anchor)
+    elif isinstance(line, _ItemLine):
+        found.items.append(line.ragate_item)
+    elif isinstance(line, _TestLine):
+        found.tests.append(line.ragate_test)
+    elif isinstance(line, QuestionRecord):
+        found.rows.append((number, line))
+
+
+def _vouch(found: ResultsFile, body: str, line: int, after: int) -> list[Problem]:
+    """What the trailer (on `line`, followed by `after` lines) does not vouch for, once per
+    cause: no trailer, lines after it, lines before it other than those it counted and
+    digested, or a run that stopped early."""
+    path, trailer = found.path, found.trailer
+    if trailer is None:
+        return [Problem(path, TRAILER_KEY, "no trailer line, which ends every results file "
+                        "this ragate writes: the file was cut short (an upload or copy that "
+                        "stopped at a line end) or an older ragate wrote it; decide the "
+                        "whole file, as its run wrote it")]
+    if after:
+        return [Problem(path, TRAILER_KEY, f"{after} line{'s' * (after > 1)} after the "
+                        "trailer: lines were appended, or files joined", line=line + 1)]
+    have = Trailer(rows=len(found.rows), anchors=len(found.anchors), items=len(found.items),
+                   tests=len(found.tests), sha256=_digest(body))
+    if have.counted() != trailer.counted():
+        return [Problem(path, TRAILER_KEY, f"the trailer counts {trailer.counted()}; the "
+                        f"lines before it are {have.counted()}: lines were lost or added",
+                        line=line)]
+    if have.sha256 != trailer.sha256:
+        return [Problem(path, f"{TRAILER_KEY}.sha256", "the lines before the trailer are not "
+                        "those it was written after (their sha256 differs): a line was "
+                        "edited, reordered or replaced", line=line)]
+    if trailer.incomplete is not None:
+        return [Problem(path, f"{TRAILER_KEY}.incomplete", "the run that wrote it stopped "
+                        f"early ({trailer.incomplete}): its results are not a whole run's",
+                        line=line)]
+    return []
 
 
 def read_rows(path: Path, row_model: type[QuestionRecord] = QuestionRecord,

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_ragate.outputs.reports import write_markdown
-from pytest_ragate.outputs.results import Header, SavedAnchor, SavedItem, write_results
+from pytest_ragate.outputs.results import Header, SavedAnchor, SavedItem, SavedTest, write_results
 from pytest_ragate.scoring.run import GoldsetRun
 from pytest_ragate.settings import RunSettings
 
@@ -38,7 +38,7 @@ class Saved:
 
     header: Header
     anchors: Sequence[SavedAnchor] = ()
-    items: Sequence[SavedItem] = ()
+    items: Sequence[SavedItem | SavedTest] = ()  # goldset items, then other failed tests
 
 
 def write_outputs(run: RunSettings, runs: Sequence[GoldsetRun], *, rootdir: Path,
