@@ -69,12 +69,15 @@ class WholeDocument:
 
 @dataclass(frozen=True)
 class ContextRef:
-    """One context by id, for ground truth kept as chunk ids: found by that context only."""
+    """One context by id, for ground truth kept as chunk ids: found by that context only, and
+    only from its document (an id is the system's name for a chunk, not a unique key: a chunk
+    of another document that happens to carry the same name is not it)."""
 
     context_id: str
+    doc_id: str
 
     def matches(self, context: Context) -> bool:
-        return context.context_id == self.context_id
+        return context.context_id == self.context_id and context.doc_id == self.doc_id
 
 
 Evidence = Span | WholeDocument | ContextRef  # one rule each: overlap, same document, same id
