@@ -6,6 +6,7 @@ without `-n 2` where workers are involved, and held to its exit status and messa
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -318,3 +319,41 @@ def test_a_context_is_held_only_to_its_own_documents_evidence(
     scored = score_answer(answer, [Span("m1", 2, 3), *elsewhere])
     assert (scored["citations_correct"], scored["evidence_ranks"][0]) == (2, 3)
     assert len(calls) == 2 * 500  # the pool and the citations, each against m1's one span
+
+
+# --- 4. the built-in answerer's max_distance reads the built-in retriever's distances ---------
+
+@WORKERS
+def test_the_built_in_system_over_a_retriever_of_your_own_says_to_override_it_too(
+        pytester: pytest.Pytester, workers: str) -> None:
+    """It abstains on cosine distances and quotes sentences only the built-in index has."""
+    write_many(pytester.path / "gs", 2, floors="[floors]\nabstention_accuracy = 0.5\n")
+    pytester.makeconftest('''
+import pytest
+from pytest_ragate import Context
+
+@pytest.fixture
+def ragate_retriever():
+    def retrieve(query):
+        return [Context(context_id="c", doc_id="m1", first_turn=2, last_turn=3)]
+    return retrieve
+''')
+    result = run(pytester, workers, "gs", "--ragate-results=r.jsonl")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    rows = rows_of(pytester.path / "r.jsonl")
+    assert {r["status"] for r in rows.values()} == {"error"}
+    expect(result, "*the built-in ragate_system answers over the built-in retriever only*"
+           "override ragate_system too when you override ragate_retriever*")
+
+
+def test_the_built_in_answerer_refuses_a_context_without_a_distance() -> None:
+    """A context without one counted as within max_distance (`distance or 0.0`)."""
+    from pytest_ragate.pipeline.extractive import ExtractiveAnswerer
+
+    pool = [Context(context_id="near", doc_id="m1", first_turn=0, last_turn=0, distance=0.3),
+            Context(context_id="unknown", doc_id="m1", first_turn=1, last_turn=1)]
+    retriever = SimpleNamespace(embed_query=lambda q: None, top_k=2, knobs={},
+                                search=lambda query, k, text: pool,
+                                embedder=SimpleNamespace(model_id="m"))
+    with pytest.raises(ValueError, match="needs every context's distance; without one: unknown"):
+        ExtractiveAnswerer(retriever, max_distance=0.7, support=0.35)("q")  # type: ignore[arg-type]

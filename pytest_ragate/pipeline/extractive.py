@@ -36,9 +36,9 @@ class ExtractiveAnswerer:
         pool = Answer(abstained=True, contexts=contexts, knobs=self.knobs)
         if any(c.distance is None for c in contexts):
             raise ValueError(f"the built-in answerer abstains past max_distance "
-                             f"{self.max_distance} and needs every context's distance; "
-                             f"{', '.join(c.context_id for c in contexts if c.distance is None)}"
-                             " carry none")
+                             f"{self.max_distance} and needs every context's distance; without "
+                             "one: " + ", ".join(c.context_id for c in contexts
+                                                 if c.distance is None))
         nearest = pool.nearest_distance
         if nearest is None or nearest > self.max_distance:
             return pool
