@@ -21,7 +21,7 @@ import numbers
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, get_args
 
-from pytest_ragate.answer import Context
+from pytest_ragate.answer import ROUNDING, Context
 
 ScoreKind = Literal["distance", "similarity", "none"]
 SCORE_KINDS = ("score='distance' (lower is closer: Chroma, FAISS), 'similarity' (higher is "
@@ -73,10 +73,10 @@ def _distance(score: object, kind: ScoreKind | None, where: str) -> float | None
     if kind is None:
         raise AdapterError(f"{where} carries a score ({value:g}) and nothing says what it is: "
                            f"pass {SCORE_KINDS}")
-    if kind == "distance" and value < 0:
+    if kind == "distance" and value < -ROUNDING:
         raise AdapterError(f"{where}: score {value:g} is no distance (a distance is 0 or more, "
                            f"lower is closer); pass {SCORE_KINDS}")
-    if kind == "similarity" and not -1.0 <= value <= 1.0:
+    if kind == "similarity" and not -1.0 - ROUNDING <= value <= 1.0 + ROUNDING:
         raise AdapterError(f"{where}: score {value:g} is no similarity (a cosine runs from -1 "
                            "to 1; a BM25 or dot-product score has no such scale and no "
                            f"distance in it); pass {SCORE_KINDS}")

@@ -55,10 +55,14 @@ def _integer(value: object) -> object:
     return int(value)
 
 
+ROUNDING = 1e-6  # a distance this little below 0 is float32 rounding of 0 (1 - a dot product)
+
+
 def _distance(value: object) -> object:
     """A finite number of 0 or more (numpy's too), or None for a retriever that gives none.
     NaN and infinity are no distance; a negative number is a score turned upside down (a BM25
-    score or a dot product read as a similarity), and would pass every `max_distance`."""
+    score or a dot product read as a similarity), and would pass every `max_distance`. A
+    cosine distance of a text to itself may come back a hair below 0: that is 0."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
@@ -66,6 +70,8 @@ def _distance(value: object) -> object:
     number = float(value)
     if not math.isfinite(number):
         raise ValueError(f"must be finite, not {number}")
+    if -ROUNDING <= number < 0:
+        return 0.0
     if number < 0:
         raise ValueError(f"must be 0 or more (lower is closer), not {number:g}: a score where "
                          "higher is better is no distance; leave distance None when your "

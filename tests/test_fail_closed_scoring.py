@@ -357,3 +357,17 @@ def test_the_built_in_answerer_refuses_a_context_without_a_distance() -> None:
                                 embedder=SimpleNamespace(model_id="m"))
     with pytest.raises(ValueError, match="needs every context's distance; without one: unknown"):
         ExtractiveAnswerer(retriever, max_distance=0.7, support=0.35)("q")  # type: ignore[arg-type]
+
+
+def test_float_rounding_of_a_zero_distance_is_zero_and_no_more() -> None:
+    """A cosine distance of a text to itself (1 - a float32 dot product) may be -1e-7."""
+    def distance(value: float) -> float | None:
+        return Context(context_id="c", doc_id="m", first_turn=0, last_turn=0,
+                       distance=value).distance
+
+    assert distance(-2.4e-7) == 0.0 and distance(0.0) == 0.0 and distance(0.3) == 0.3
+    with pytest.raises(ValueError, match="must be 0 or more"):
+        distance(-1e-4)
+    doc = LangchainDocument(page_content="x", metadata=META, id="r#2")
+    assert from_langchain([(doc, -2.4e-7)], score="distance")[0].distance == 0.0
+    assert from_langchain([(doc, 1.0000002)], score="similarity")[0].distance == 0.0
