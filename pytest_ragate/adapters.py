@@ -5,20 +5,28 @@ metadata keys, so the keys are arguments; a missing one is an error that names i
 the chunk does have. Each adapter needs its library (`pip install 'pytest-ragate[langchain]'`,
 `[llamaindex]`, `[haystack]`), imported only when the adapter is called.
 
-Scores: a vector store's "score" is a distance for some (Chroma, FAISS through LangChain) and a
-similarity for others (LlamaIndex, Haystack). `score` says which; a similarity s becomes the
-distance 1 - s, which is the cosine distance when s is a cosine similarity.
+Scores: what a retriever calls its score is a distance for some (Chroma, FAISS through
+LangChain), a similarity for others (LlamaIndex and Haystack embedding retrievers) and a rank
+score with no scale for lexical ones (BM25). Nothing in a result says which, so nothing is
+guessed: results that carry a score need `score=` to say what it is ("distance",
+"similarity", or "none" to keep no distance), and results without scores need nothing. A
+similarity s (a cosine, from -1 to 1) becomes the distance 1 - s; a score that cannot be what
+`score=` says (a negative distance, a similarity past 1) is refused by name.
 """
 
 from __future__ import annotations
 
 import importlib
+import numbers
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
-from pytest_ragate.answer import Context
+from pytest_ragate.answer import ROUNDING, Context
 
-ScoreKind = Literal["distance", "similarity"]
+ScoreKind = Literal["distance", "similarity", "none"]
+SCORE_KINDS = ("score='distance' (lower is closer: Chroma, FAISS), 'similarity' (higher is "
+               "closer: a cosine from -1 to 1, kept as the distance 1 - s) or 'none' (a "
+               "rank-only retriever such as BM25: no distance)")
 
 
 class AdapterError(ValueError):
@@ -35,7 +43,7 @@ def _library(module: str, extra: str) -> Any:
 
 def _context(metadata: Mapping[str, Any], text: str, native_id: str | None,
              score: float | None, *, doc_id_key: str, first_key: str, last_key: str,
-             id_key: str | None, score_kind: ScoreKind, where: str) -> Context:
+             id_key: str | None, score_kind: ScoreKind | None, where: str) -> Context:
     missing = [k for k in (doc_id_key, first_key, last_key) if k not in metadata]
     if id_key is not None and id_key not in metadata:
         missing.append(id_key)
@@ -46,11 +54,33 @@ def _context(metadata: Mapping[str, Any], text: str, native_id: str | None,
     doc_id, first, last = metadata[doc_id_key], metadata[first_key], metadata[last_key]
     context_id = str(metadata[id_key]) if id_key is not None else (
         native_id or f"{doc_id}:{first}-{last}")
-    distance = None
-    if score is not None:
-        distance = float(score) if score_kind == "distance" else 1.0 - float(score)
     return Context(context_id=context_id, doc_id=str(doc_id), first_turn=first, last_turn=last,
-                   text=text, distance=distance)
+                   text=text, distance=_distance(score, score_kind, where))
+
+
+def _distance(score: object, kind: ScoreKind | None, where: str) -> float | None:
+    """The distance a result's score stands for, as `kind` says; never a guess."""
+    if kind == "none":
+        return None
+    if score is None:
+        if kind is None:
+            return None
+        raise AdapterError(f"{where} carries no score, and score={kind!r} says it has one: "
+                           "pass score='none' for results without scores")
+    if isinstance(score, bool) or not isinstance(score, numbers.Real):
+        raise AdapterError(f"{where}: its score {score!r} is not a number")
+    value = float(score)
+    if kind is None:
+        raise AdapterError(f"{where} carries a score ({value:g}) and nothing says what it is: "
+                           f"pass {SCORE_KINDS}")
+    if kind == "distance" and value < -ROUNDING:
+        raise AdapterError(f"{where}: score {value:g} is no distance (a distance is 0 or more, "
+                           f"lower is closer); pass {SCORE_KINDS}")
+    if kind == "similarity" and not -1.0 - ROUNDING <= value <= 1.0 + ROUNDING:
+        raise AdapterError(f"{where}: score {value:g} is no similarity (a cosine runs from -1 "
+                           "to 1; a BM25 or dot-product score has no such scale and no "
+                           f"distance in it); pass {SCORE_KINDS}")
+    return value if kind == "distance" else 1.0 - value
 
 
 Fields = tuple[Mapping[str, Any], str, str | None, float | None]  # metadata, text, id, score
@@ -60,6 +90,8 @@ def _adapt(results: Iterable[Any], kind: type, expected: str, fields: Any, where
            keys: dict[str, Any]) -> list[Context]:
     """One Context per result in rank order; `fields(result)` gives metadata, text, native
     id and score of a result already known to be a `kind`."""
+    if keys["score_kind"] not in (None, *get_args(ScoreKind)):
+        raise AdapterError(f"score={keys['score_kind']!r} is none of {SCORE_KINDS}")
     contexts = []
     for rank, result in enumerate(results, 1):
         item = result[0] if isinstance(result, tuple) else result
@@ -74,10 +106,12 @@ def _adapt(results: Iterable[Any], kind: type, expected: str, fields: Any, where
 
 def from_langchain(results: Iterable[Any], *, doc_id_key: str = "doc_id",
                    first_key: str = "first_unit", last_key: str = "last_unit",
-                   id_key: str | None = None, score: ScoreKind = "distance") -> list[Context]:
+                   id_key: str | None = None, score: ScoreKind | None = None,
+                   ) -> list[Context]:
     """LangChain `Document`s (`similarity_search`) or `(Document, score)` pairs
-    (`similarity_search_with_score`), in rank order. The context id is the document's `id`,
-    else `metadata[id_key]`, else `doc:first-last`."""
+    (`similarity_search_with_score`: a distance for Chroma and FAISS, a similarity for
+    `InMemoryVectorStore` and `..._with_relevance_scores`; say which), in rank order. The
+    context id is the document's `id`, else `metadata[id_key]`, else `doc:first-last`."""
     documents = _library("langchain_core.documents", "langchain")
 
     def fields(result: Any) -> Fields:
@@ -91,10 +125,11 @@ def from_langchain(results: Iterable[Any], *, doc_id_key: str = "doc_id",
 
 def from_llamaindex(results: Iterable[Any], *, doc_id_key: str = "doc_id",
                     first_key: str = "first_unit", last_key: str = "last_unit",
-                    id_key: str | None = None, score: ScoreKind = "similarity",
+                    id_key: str | None = None, score: ScoreKind | None = None,
                     ) -> list[Context]:
-    """LlamaIndex `NodeWithScore`s (a retriever's `retrieve()`), in rank order. The context
-    id is the node's `node_id` unless `id_key` names a metadata key."""
+    """LlamaIndex `NodeWithScore`s (a retriever's `retrieve()`: a similarity for a vector
+    index, a rank score for BM25; say which), in rank order. The context id is the node's
+    `node_id` unless `id_key` names a metadata key."""
     schema = _library("llama_index.core.schema", "llamaindex")
 
     def fields(result: Any) -> Fields:
@@ -108,10 +143,11 @@ def from_llamaindex(results: Iterable[Any], *, doc_id_key: str = "doc_id",
 
 def from_haystack(results: Iterable[Any], *, doc_id_key: str = "doc_id",
                   first_key: str = "first_unit", last_key: str = "last_unit",
-                  id_key: str | None = None, score: ScoreKind = "similarity",
+                  id_key: str | None = None, score: ScoreKind | None = None,
                   ) -> list[Context]:
-    """Haystack `Document`s (a retriever's `documents` output), in rank order. The context id
-    is the document's `id` unless `id_key` names a `meta` key."""
+    """Haystack `Document`s (a retriever's `documents` output: a similarity for an embedding
+    retriever, a BM25 score for `InMemoryBM25Retriever`; say which), in rank order. The
+    context id is the document's `id` unless `id_key` names a `meta` key."""
     dataclasses = _library("haystack.dataclasses", "haystack")
 
     def fields(result: Any) -> Fields:

@@ -1,7 +1,7 @@
 """What a system under test returns: the answer, what it retrieved, and what it cites.
 
-Validation is strict (no `True` for a turn, no `"false"` for abstained, no NaN distance)
-because a malformed answer is the one thing that fails a question item outright.
+Validation is strict (no `True` for a turn, no `"false"` for abstained, no NaN or negative
+distance) because a malformed answer is the one thing that fails a question item outright.
 """
 
 from __future__ import annotations
@@ -55,8 +55,14 @@ def _integer(value: object) -> object:
     return int(value)
 
 
-def _finite(value: object) -> object:
-    """A finite number (numpy's too) or None; NaN and infinity are no distance."""
+ROUNDING = 1e-6  # a distance this little below 0 is float32 rounding of 0 (1 - a dot product)
+
+
+def _distance(value: object) -> object:
+    """A finite number of 0 or more (numpy's too), or None for a retriever that gives none.
+    NaN and infinity are no distance; a negative number is a score turned upside down (a BM25
+    score or a dot product read as a similarity), and would pass every `max_distance`. A
+    cosine distance of a text to itself may come back a hair below 0: that is 0."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
@@ -64,11 +70,17 @@ def _finite(value: object) -> object:
     number = float(value)
     if not math.isfinite(number):
         raise ValueError(f"must be finite, not {number}")
+    if -ROUNDING <= number < 0:
+        return 0.0
+    if number < 0:
+        raise ValueError(f"must be 0 or more (lower is closer), not {number:g}: a score where "
+                         "higher is better is no distance; leave distance None when your "
+                         "retriever only ranks (BM25)")
     return number
 
 
 TurnIndex = Annotated[int, BeforeValidator(_integer), Field(ge=0)]
-Distance = Annotated[float | None, BeforeValidator(_finite)]
+Distance = Annotated[float | None, BeforeValidator(_distance)]
 
 
 def turns_in_order(last: int, info: ValidationInfo) -> int:
@@ -132,8 +144,12 @@ class Answer(BaseModel):
 
     @property
     def nearest_distance(self) -> float | None:
-        distances = [c.distance for c in self.contexts if c.distance is not None]
-        return min(distances) if distances else None
+        """None when nothing was retrieved, or when a context carries no distance (a
+        rank-only retriever's): the one without might be the nearest."""
+        distances = [c.distance for c in self.contexts]
+        if not distances or None in distances:
+            return None
+        return min(d for d in distances if d is not None)
 
     @classmethod
     def abstain(cls, contexts: list[Context] | None = None, **knobs: Knob) -> Answer:

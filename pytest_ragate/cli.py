@@ -69,7 +69,7 @@ def calibrate(results: Path, step: float) -> None:
     from tabulate import tabulate
 
     from pytest_ragate.outputs.results import read_rows
-    from pytest_ragate.scoring.calibrate import best, recall_at, replay, sweep
+    from pytest_ragate.scoring.calibrate import best, distances_missing, recall_at, replay, sweep
     from pytest_ragate.scoring.metrics import QuestionRecord
 
     rows, problems = read_rows(results)
@@ -81,6 +81,10 @@ def calibrate(results: Path, step: float) -> None:
             by_goldset.setdefault(row.goldset, []).append(row)
     if not by_goldset:
         raise click.ClickException(f"no scored rows in {results}")
+    refused = [why for name, group in by_goldset.items()
+               if (why := distances_missing(name, group)) is not None]
+    if refused:
+        raise click.ClickException("\n".join(refused))
     for name, group in by_goldset.items():
         chosen = best(sweep(group))
         grid = sorted({round(i * step, 6) for i in range(int(1.0 / step) + 1)}

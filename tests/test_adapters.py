@@ -15,7 +15,7 @@ META = {"doc_id": "returns", "first_unit": 2, "last_unit": 3, "source": "returns
 
 def test_langchain_documents_and_scored_pairs() -> None:
     doc = LangchainDocument(page_content="Refunds take five days.", metadata=META, id="r#2")
-    plain, scored = from_langchain([doc]), from_langchain([(doc, 0.25)])
+    plain, scored = from_langchain([doc]), from_langchain([(doc, 0.25)], score="distance")
     assert (plain[0].context_id, plain[0].doc_id, plain[0].first_turn, plain[0].last_turn,
             plain[0].text, plain[0].distance) == ("r#2", "returns", 2, 3,
                                                   "Refunds take five days.", None)
@@ -27,7 +27,7 @@ def test_langchain_documents_and_scored_pairs() -> None:
 
 def test_llamaindex_nodes_with_scores() -> None:
     node = TextNode(text="Refunds take five days.", id_="node-7", metadata=META)
-    [context] = from_llamaindex([NodeWithScore(node=node, score=0.9)])
+    [context] = from_llamaindex([NodeWithScore(node=node, score=0.9)], score="similarity")
     assert (context.context_id, context.doc_id, context.first_turn, context.last_turn) == (
         "node-7", "returns", 2, 3)
     assert context.distance == pytest.approx(0.1)  # a similarity, turned into a distance
@@ -36,10 +36,10 @@ def test_llamaindex_nodes_with_scores() -> None:
 
 def test_haystack_documents() -> None:
     doc = HaystackDocument(content="Refunds take five days.", meta=META, score=0.8, id="h1")
-    [context] = from_haystack([doc])
+    [context] = from_haystack([doc], score="similarity")
     assert (context.context_id, context.doc_id, context.first_turn, context.distance) == (
         "h1", "returns", 2, pytest.approx(0.2))
-    [by_key] = from_haystack([doc], id_key="source")
+    [by_key] = from_haystack([doc], id_key="source", score="similarity")
     assert by_key.context_id == "returns.md"
 
 

@@ -47,7 +47,7 @@ def handbook(root: Path, toml_extra: str = "", expected: list[dict] | None = Non
         {"question_id": "both", "gist": "30 days, two days",
          "evidence": [{"doc_id": "returns"}, {"doc_id": "shipping"}]},
         {"question_id": "chunk", "gist": "not when opened",
-         "evidence": [{"context_id": "returns#3"}]},
+         "evidence": [{"context_id": "returns#3", "doc_id": "returns"}]},
         {"question_id": "warranty", "gist": None, "evidence": []}]
     (root / "questions.jsonl").write_text(jsonl(questions))
     (root / "expected.jsonl").write_text(jsonl(expected))
@@ -91,14 +91,15 @@ def test_each_form_of_evidence_is_scored_by_its_own_rule() -> None:
     assert span["evidence_ranks"] == [3] and span["citations_correct"] == 0  # overlap only
     document = score_answer(answer, [WholeDocument("returns")])
     assert document["evidence_ranks"] == [2] and document["citations_correct"] == 1
-    by_id = score_answer(answer, [ContextRef("returns#3")])
+    by_id = score_answer(answer, [ContextRef("returns#3", "returns")])
     assert by_id["evidence_ranks"] == [2] and by_id["citations_correct"] == 1
     # a context id matches exactly: the same text under another id is not it
-    assert score_answer(answer, [ContextRef("returns#2")])["citations_correct"] == 0
+    assert score_answer(answer, [ContextRef("returns#2", "returns")])["citations_correct"] == 0
 
 
 @pytest.mark.parametrize("evidence, field, says", [
-    ({"doc_id": "returns", "context_id": "c1"}, "evidence[0]", "not both"),
+    ({"doc_id": "returns", "context_id": "c1", "first_unit": 1, "last_unit": 1}, "evidence[0]",
+     "not both"),
     ({"doc_id": "returns", "first_unit": 1}, "evidence[0]", "needs both first_turn and "
      "last_turn"),
     ({"first_unit": 1, "last_unit": 2}, "evidence[0]", "needs doc_id"),
@@ -112,7 +113,8 @@ def test_malformed_evidence_names_its_field(tmp_path: Path, evidence: dict, fiel
         {"question_id": "refund", "gist": "g", "evidence": [evidence]},
         {"question_id": "both", "gist": "g", "evidence": [{"doc_id": "returns"},
                                                           {"doc_id": "shipping"}]},
-        {"question_id": "chunk", "gist": "g", "evidence": [{"context_id": "returns#3"}]},
+        {"question_id": "chunk", "gist": "g",
+         "evidence": [{"context_id": "returns#3", "doc_id": "returns"}]},
         {"question_id": "warranty", "gist": None, "evidence": []}])
     with pytest.raises(GoldsetError) as caught:
         load_goldset(root)
@@ -126,7 +128,8 @@ def test_multi_doc_needs_two_documents_and_single_doc_one(tmp_path: Path) -> Non
         {"question_id": "refund", "gist": "g", "evidence": [{"doc_id": "returns"},
                                                             {"doc_id": "shipping"}]},
         {"question_id": "both", "gist": "g", "evidence": [{"doc_id": "returns"}]},
-        {"question_id": "chunk", "gist": "g", "evidence": [{"context_id": "returns#3"}]},
+        {"question_id": "chunk", "gist": "g",
+         "evidence": [{"context_id": "returns#3", "doc_id": "returns"}]},
         {"question_id": "warranty", "gist": None, "evidence": []}])
     with pytest.raises(GoldsetError) as caught:
         load_goldset(root)

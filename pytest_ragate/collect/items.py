@@ -11,7 +11,7 @@ import gc
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from _pytest.skipping import xfailed_key
@@ -33,7 +33,7 @@ from pytest_ragate.collect.wire import (
     Member,
     Population,
 )
-from pytest_ragate.goldsets.anchors import AnchorEntry
+from pytest_ragate.goldsets.anchors import AnchorEntry, NoDistance
 from pytest_ragate.goldsets.loader import (
     Case,
     Goldset,
@@ -46,6 +46,9 @@ from pytest_ragate.problems import GoldsetError
 from pytest_ragate.scoring.flips import anchor_digest
 from pytest_ragate.scoring.gates import Floor
 from pytest_ragate.scoring.metrics import AnchorOutcome, QuestionRecord
+
+if TYPE_CHECKING:
+    from _pytest._code.code import TerminalRepr
 
 GOLDSETS_KEY = pytest.StashKey[dict[Path, Goldset]]()
 NAMES_KEY = pytest.StashKey[dict[str, tuple[Path, str]]]()
@@ -258,7 +261,10 @@ def check_anchor(ragate_anchor: AnchorEntry, request: pytest.FixtureRequest,
         answer = settled(request.getfixturevalue("ragate_system")(anchor.claim))
         pool = (answer if isinstance(answer, Answer) else Answer.model_validate(answer)).contexts
     max_distance = read_settings(pytestconfig).pipeline.max_distance
-    why = check(anchor, pool, max_distance)
+    try:
+        why = check(anchor, pool, max_distance)
+    except NoDistance as error:
+        raise NoDistance(f"anchor {anchor.anchor_id}: {error} (pool: {described})") from None
     if why is not None:
         hint = ("; your ragate_system returned no contexts for the claim: return what it "
                 "retrieved in Answer.contexts, or override `ragate_retriever` (query -> "
@@ -323,6 +329,13 @@ class AnchorItem(pytest.Function):
     @property
     def goldset_name(self) -> str:
         return self.stash[GOLDSET_KEY].name
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
+                     ) -> str | TerminalRepr:
+        """An anchor that cannot be checked says why, without the plugin's traceback."""
+        if isinstance(excinfo.value, NoDistance):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         entry = self.stash[ANCHOR_KEY]

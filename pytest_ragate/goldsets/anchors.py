@@ -3,7 +3,9 @@
 A `retrieval_miss` pins evidence the retriever should find (often as a strict xfail until a
 fix lands); `true_hallucination` and `topical_probe` pin a passage that must NOT be pulled in
 for a fabricated claim (a probe must still get on-topic context); `off_topic_control` must get
-nothing within the distance floor. Checks read turn ranges only, like every other score.
+nothing within the distance floor. Checks read turn ranges only, like every other score; the
+two that read distances (a control's, a probe's on-topic context) are errors over a pool that
+carries none.
 """
 
 from __future__ import annotations
@@ -100,10 +102,31 @@ def _show(contexts: Sequence[Context]) -> str:
                      for c in contexts) or "nothing"
 
 
+class NoDistance(Exception):
+    """An anchor held to `max_distance` over a pool whose contexts carry no distance: it
+    cannot be checked, so it is an error (even under its xfail), never a held or a missed
+    check."""
+
+
+def _near(anchor: Anchor, contexts: Sequence[Context], max_distance: float) -> list[Context]:
+    """The contexts within `max_distance`; NoDistance when some carry none (a rank-only
+    retriever's), whose nearness nobody knows."""
+    unknown = [c for c in contexts if c.distance is None]
+    if unknown:
+        article = "an" if anchor.kind[0] in "aeiou" else "a"
+        raise NoDistance(f"{article} {anchor.kind} anchor is held to max_distance {max_distance}, "
+                         f"and {len(unknown)} of the {len(contexts)} contexts in its pool carry no "
+                         f"distance ({_show(unknown[:3])}{', …' if len(unknown) > 3 else ''}):"
+                         " return distances from the retriever (a rank-only one such as BM25 "
+                         "has none), or drop the anchor")
+    return [c for c in contexts if c.distance is not None and c.distance <= max_distance]
+
+
 def check(anchor: Anchor, contexts: Sequence[Context], max_distance: float) -> str | None:
-    """None when the anchor holds, else why not (naming what was retrieved)."""
-    near = [c for c in contexts if c.distance is None or c.distance <= max_distance]
+    """None when the anchor holds, else why not (naming what was retrieved); NoDistance when
+    it reads distances the pool does not carry."""
     if anchor.kind == "off_topic_control":
+        near = _near(anchor, contexts, max_distance)
         if near:
             return (f"off-topic control retrieved {len(near)} context(s) within max_distance "
                     f"{max_distance}: {_show(near)}")
@@ -117,7 +140,7 @@ def check(anchor: Anchor, contexts: Sequence[Context], max_distance: float) -> s
     if hits:
         return (f"{anchor.kind}: the pool holds the passage that would support the claim "
                 f"({where}): {_show(hits)}")
-    if anchor.kind == "topical_probe" and not near:
+    if anchor.kind == "topical_probe" and not _near(anchor, contexts, max_distance):
         return (f"topical probe got no on-topic context within max_distance {max_distance}: "
                 f"{_show(contexts)}")
     return None

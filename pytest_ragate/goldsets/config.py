@@ -101,7 +101,8 @@ class EvidenceEntry(_Model):
     """One piece of expected evidence, in one of three forms, each scored by one rule:
     `{doc_id, first_turn, last_turn}` (or `first_unit`/`last_unit`): a context overlapping
     that range of the document; `{doc_id}`: any context from the document;
-    `{context_id}`: that context exactly. `meeting_id` is accepted for `doc_id`."""
+    `{context_id, doc_id}`: that context of that document exactly. `meeting_id` is accepted
+    for `doc_id`."""
 
     doc_id: str | None = Field(default=None,
                                validation_alias=AliasChoices("doc_id", "meeting_id"))
@@ -114,10 +115,14 @@ class EvidenceEntry(_Model):
     @model_validator(mode="after")
     def _one_form(self) -> EvidenceEntry:
         if self.context_id is not None:
-            if self.doc_id is not None or self.first_turn is not None or \
-                    self.last_turn is not None:
-                raise ValueError("evidence is {context_id} alone, or {doc_id[, first_turn, "
+            if self.first_turn is not None or self.last_turn is not None:
+                raise ValueError("evidence is {context_id, doc_id}, or {doc_id[, first_turn, "
                                  "last_turn]}: not both")
+            if self.doc_id is None:
+                raise ValueError(f"context_id {self.context_id!r} needs the doc_id of its "
+                                 "document too, as {\"context_id\": \"" + self.context_id
+                                 + "\", \"doc_id\": \"<its document>\"}: a context of "
+                                 "another document with the same id must not count")
             return self
         if self.doc_id is None:
             raise ValueError("evidence needs doc_id (with first_turn and last_turn for a span) "
@@ -134,9 +139,9 @@ class EvidenceEntry(_Model):
 
     @property
     def item(self) -> Evidence:
-        if self.context_id is not None:
-            return ContextRef(self.context_id)
         assert self.doc_id is not None
+        if self.context_id is not None:
+            return ContextRef(self.context_id, self.doc_id)
         if self.first_turn is None or self.last_turn is None:
             return WholeDocument(self.doc_id)
         return Span(self.doc_id, self.first_turn, self.last_turn)

@@ -345,8 +345,7 @@ def _check_answer(kind: str, expected: Expected, corpus: Corpus, path: Path,
         found.append(problem("evidence", f"{_a(kind)} question has a gist but no evidence: add "
                              "evidence, or drop the gist to make it a must-abstain question"))
     docs = sorted({e.doc_id for e in expected.evidence if e.doc_id is not None})
-    by_id = any(e.context_id is not None for e in expected.evidence)  # documents unknown
-    if kind in MULTI_DOC_KINDS and expected.evidence and len(docs) < 2 and not by_id:
+    if kind in MULTI_DOC_KINDS and expected.evidence and len(docs) < 2:
         found.append(problem("evidence", f"{_a(kind)} question spans 2+ documents, this "
                              f"one only {docs}"))
     if kind in SINGLE_DOC_KINDS and len(docs) > 1:
@@ -354,7 +353,7 @@ def _check_answer(kind: str, expected: Expected, corpus: Corpus, path: Path,
                              f"one {docs}"))
     for i, ev in enumerate(expected.evidence):
         if ev.doc_id is None or not corpus.knows(ev.doc_id):
-            continue  # a context id, or a document whose corpus problem is reported already
+            continue  # a document whose corpus problem is reported already
         if ev.doc_id not in corpus:
             found.append(problem(f"evidence[{i}].doc_id",
                                  f"document {ev.doc_id!r} is not in the corpus"))

@@ -151,8 +151,16 @@ class Pipeline:
             index.sentence_collection, dict(Counter(c.doc_id for c in chunks)), first)
 
     def system(self, retriever: Retriever) -> ExtractiveAnswerer:
+        """The built-in answerer over the built-in retriever: it reads that retriever's
+        sentence vectors and cosine distances, which a retriever of your own does not have."""
         from pytest_ragate.pipeline.extractive import ExtractiveAnswerer
+        from pytest_ragate.pipeline.retrieval import Retriever
 
+        if not isinstance(retriever, Retriever):
+            raise TypeError("the built-in ragate_system answers over the built-in retriever "
+                            "only (it abstains on its cosine distances and quotes its "
+                            "sentences): override ragate_system too when you override "
+                            f"ragate_retriever (got {type(retriever).__name__})")
         return ExtractiveAnswerer(retriever, self.settings.max_distance, self.settings.support)
 
     def _terminal(self) -> AbstractContextManager[Any]:

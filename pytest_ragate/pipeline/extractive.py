@@ -33,10 +33,17 @@ class ExtractiveAnswerer:
     def __call__(self, question: str) -> Answer:
         query = self.retriever.embed_query(question)
         contexts = self.retriever.search(query, self.retriever.top_k, question)
-        nearest = min((c.distance for c in contexts if c.distance is not None), default=None)
+        pool = Answer(abstained=True, contexts=contexts, knobs=self.knobs)
+        if any(c.distance is None for c in contexts):
+            raise ValueError(f"the built-in answerer abstains past max_distance "
+                             f"{self.max_distance} and needs every context's distance; without "
+                             "one: " + ", ".join(c.context_id for c in contexts
+                                                 if c.distance is None))
+        nearest = pool.nearest_distance
         if nearest is None or nearest > self.max_distance:
-            return Answer(abstained=True, contexts=contexts, knobs=self.knobs)
-        near = {c.context_id: c for c in contexts if (c.distance or 0.0) <= self.max_distance}
+            return pool
+        near = {c.context_id: c for c in contexts
+                if c.distance is not None and c.distance <= self.max_distance}
         candidates = self.retriever.index.sentences(list(near))
         if not candidates:
             return Answer(abstained=True, contexts=contexts, knobs=self.knobs)

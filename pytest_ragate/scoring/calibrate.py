@@ -3,7 +3,8 @@
 A run records each question's nearest distance, outcome and evidence ranks; replaying other
 thresholds over those rows needs no new run. What a row cannot tell (a question that
 abstained on distance would have said what, under a looser threshold?) is counted as
-unknown, never guessed: record with a loose `max_distance` to calibrate the whole range.
+unknown, never guessed: record with a loose `max_distance` to calibrate the whole range. So is
+a row whose contexts carry no distance (a rank-only retriever's): nothing says how near it was.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pytest_ragate.scoring.metrics import QuestionRecord
+from pytest_ragate.scoring.metrics import QuestionRecord, fmt_some
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,9 @@ def replay(rows: Sequence[QuestionRecord], threshold: float) -> Setting:
     abst = cit_ok = cit = answered = unknown = cited_answers = 0
     shares = 0.0
     for r in rows:
+        if without_distance(r):
+            unknown += 1
+            continue
         recorded = r.knobs.get("max_distance")
         far = r.nearest_distance is None or r.nearest_distance > threshold
         if far:
@@ -62,6 +66,21 @@ def replay(rows: Sequence[QuestionRecord], threshold: float) -> Setting:
                 shares += r.citations_correct / r.citations
     return Setting(threshold, abst, cit_ok, cit, answered, unknown, len(rows), cited_answers,
                    shares)
+
+
+def without_distance(row: QuestionRecord) -> bool:
+    """The row retrieved contexts and has no nearest distance: some carried none."""
+    return row.contexts > 0 and row.nearest_distance is None
+
+
+def distances_missing(goldset: str, rows: Sequence[QuestionRecord]) -> str | None:
+    """Why `max_distance` cannot be replayed over these rows, or None when it can."""
+    missing = [r.question_id for r in rows if without_distance(r)]
+    if not missing:
+        return None
+    return (f"{goldset}: max_distance cannot be replayed: {len(missing)} of {len(rows)} scored "
+            f"rows retrieved contexts without a distance ({fmt_some(missing, 5)}); calibrating "
+            "needs every context's distance (a rank-only retriever such as BM25 has none)")
 
 
 def sweep(rows: Sequence[QuestionRecord]) -> list[Setting]:

@@ -69,12 +69,15 @@ class WholeDocument:
 
 @dataclass(frozen=True)
 class ContextRef:
-    """One context by id, for ground truth kept as chunk ids: found by that context only."""
+    """One context by id, for ground truth kept as chunk ids: found by that context only, and
+    only from its document (an id is the system's name for a chunk, not a unique key: a chunk
+    of another document that happens to carry the same name is not it)."""
 
     context_id: str
+    doc_id: str
 
     def matches(self, context: Context) -> bool:
-        return context.context_id == self.context_id
+        return context.context_id == self.context_id and context.doc_id == self.doc_id
 
 
 Evidence = Span | WholeDocument | ContextRef  # one rule each: overlap, same document, same id
@@ -270,33 +273,54 @@ def _plain(value: object) -> str | float:
     return str(value)
 
 
-def citation_correct(context_id: str, answer: Answer, evidence: Sequence[Evidence]) -> bool:
-    """Correct when the cited context was retrieved and matches expected evidence."""
-    context = next((c for c in answer.contexts if c.context_id == context_id), None)
-    return context is not None and any(item.matches(context) for item in evidence)
+class EvidenceIndex:
+    """The expected evidence by document: a context is held only to its own document's
+    evidence, so scoring an answer costs its contexts plus its citations (times the evidence
+    of one document), never contexts times citations."""
+
+    def __init__(self, evidence: Sequence[Evidence]) -> None:
+        self.count = len(evidence)
+        self._by_doc: dict[str, list[tuple[int, Evidence]]] = {}
+        for i, item in enumerate(evidence):
+            self._by_doc.setdefault(item.doc_id, []).append((i, item))
+
+    def found_by(self, context: Context) -> list[int]:
+        """The positions of the evidence this context finds."""
+        return [i for i, item in self._by_doc.get(context.doc_id, ()) if item.matches(context)]
+
+    def ranks(self, contexts: Sequence[Context]) -> list[int | None]:
+        """Per evidence item, the 1-based rank of the first context that finds it."""
+        ranks: list[int | None] = [None] * self.count
+        for rank, context in enumerate(contexts, 1):
+            for i in self.found_by(context):
+                if ranks[i] is None:
+                    ranks[i] = rank
+        return ranks
 
 
 def score_answer(answer: Answer, evidence: Sequence[Evidence]) -> dict[str, object]:
     """The mechanical fields of a QuestionRecord for one answer. A context cited twice counts
-    once: repeating a right citation must not outvote the wrong ones."""
+    once: repeating a right citation must not outvote the wrong ones. A citation is right when
+    the context it cites was retrieved and finds some expected evidence."""
     must_abstain = not evidence
     answered = not answer.abstained
     first: dict[str, Citation] = {}
     for citation in answer.citations:
         first.setdefault(citation.context_id, citation)
     distinct = list(first.values())
-    correct = sum(citation_correct(c.context_id, answer, evidence) for c in distinct)
-    ranks = [next((rank for rank, c in enumerate(answer.contexts, 1) if item.matches(c)), None)
-             for item in evidence]
+    index = EvidenceIndex(evidence)
+    by_id = {c.context_id: c for c in answer.contexts}
+    right = [(ctx := by_id.get(c.context_id)) is not None and bool(index.found_by(ctx))
+             for c in distinct]
+    correct = sum(right)
+    ranks = index.ranks(answer.contexts)
     found = sum(rank is not None for rank in ranks)
     n_cit = len(distinct) if answered else 0
     own = QuestionScores(abstention_correct=answer.abstained == must_abstain, citations=n_cit,
                          citations_correct=correct if answered else 0,
                          evidence_found=[rank is not None for rank in ranks])
-    by_id = {c.context_id: c for c in answer.contexts}
     cited = [Cited(context_id=c.context_id, label=_label(by_id.get(c.context_id), c.context_id),
-                   correct=citation_correct(c.context_id, answer, evidence), quote=c.quote)
-             for c in distinct]
+                   correct=ok, quote=c.quote) for c, ok in zip(distinct, right, strict=True)]
     return {
         "answer_text": answer.text,
         "cited": cited,
