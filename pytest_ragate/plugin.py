@@ -27,6 +27,7 @@ from pytest_ragate.collect.keys import (
     CONTROLLER_KEY,
     FLOOR_KEY,
     GOLDSET_KEY,
+    NO_SYSTEM_ATTR,
     ROUTE_KEY,
     RUN_KEY,
     SELECTED_KEY,
@@ -251,6 +252,17 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     return None
 
 
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A question or anchor that only the built-in pipeline would answer, where the goldset
+    did not opt in to it, is an error before any fixture is built (the built-in retriever
+    would embed the corpus first). After pytest's skip marks (tryfirst): a sealed question
+    without the key still skips."""
+    if CASE_KEY in item.stash or ANCHOR_KEY in item.stash:
+        from pytest_ragate.collect.provenance import check_system
+
+        check_system(item)
+
+
 @pytest.hookimpl(wrapper=True, trylast=True)
 def pytest_runtestloop(session: pytest.Session) -> Generator[None, object, object]:
     """Before the loop ends (and before the controller decides floors), every held question
@@ -284,6 +296,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None],
     """A question that fails before it is scored still gets its row; an anchor's outcome
     rides on its report, so it reaches the controller through xdist."""
     report = yield
+    if call.excinfo is not None and is_goldset_item(item):
+        _missing_system(item, call, report)
     if CASE_KEY in item.stash:
         from pytest_ragate.collect.questions import record_failure
 
@@ -295,6 +309,17 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None],
         if anchor is not None:
             setattr(report, ANCHOR_ATTR, anchor.model_dump(mode="json"))
     return report
+
+
+def _missing_system(item: pytest.Item, call: pytest.CallInfo[None],
+                    report: pytest.TestReport) -> None:
+    """An item without a system reads as its one line (as `pytest.fail(pytrace=False)` does),
+    and tells the controller which goldset it belongs to, for the run's one summary line."""
+    from pytest_ragate.collect.provenance import MissingSystem
+
+    if call.excinfo is not None and call.excinfo.errisinstance(MissingSystem):
+        report.longrepr = call.excinfo.getrepr(style="value")
+        setattr(report, NO_SYSTEM_ATTR, item.nodeid.partition("::")[0])
 
 
 # --- fixtures ---------------------------------------------------------------------------------

@@ -151,6 +151,7 @@ class RunSettings:
     promote: bool = False
     promote_flipped: bool = False  # implies promote
     require_judge: bool = False
+    builtin_system: bool = False  # the built-in pipeline answers goldsets that define no system
     shard: str | None = None  # `i/N`: run one slice and decide nothing (collect/sharding.py)
     decide: tuple[str, ...] = ()  # results files to decide instead of running (deciding.py)
 
@@ -199,6 +200,12 @@ def add_run_options(group: Any) -> None:
     group.addoption("--ragate-require-judge", dest="ragate_require_judge", action="store_true",
                     default=False, help="fail judged floors when no judge is configured "
                     "instead of skipping them")
+    group.addoption("--ragate-builtin-system", dest="ragate_builtin_system",
+                    action="store_true", default=False, help="let the built-in pipeline "
+                    "(MiniLM in Chroma, extractive answers) answer every goldset item with no "
+                    "ragate_system of your own in scope; without it only goldsets whose "
+                    "ragate.toml says `system = \"builtin\"` use it, and any other such item "
+                    "is an error")
     group.addoption("--ragate-shard", dest="ragate_shard", metavar="I/N", default=None,
                     help="run shard I of N (e.g. 2/3): a stable split of every goldset's "
                     "questions and anchors, balanced per goldset; decides no floor, writes "

@@ -19,6 +19,7 @@ import pytest
 
 from pytest_ragate.collect.keys import (
     ANCHOR_ATTR,
+    NO_SYSTEM_ATTR,
     RECORD_ATTR,
     WORKEROUTPUT_KEY,
     is_goldset_item,
@@ -45,6 +46,7 @@ class Controller:
         self.started: dict[str, Location] = {}
         self.failed: dict[str, tuple[str, str]] = {}  # node id -> (phase, why), the first
         self.down: list[str] = []  # xdist workers that went down, and why
+        self.no_system: dict[str, int] = {}  # goldset file -> items that had no system
         self.conclusion: Conclusion | None = None
         if settings.gate.baseline or settings.run.outputs or settings.run.promote:
             self.concluding()  # a bad baseline is a usage error before anything runs
@@ -69,6 +71,9 @@ class Controller:
         anchor = getattr(report, ANCHOR_ATTR, None)
         if anchor is not None:
             self.concluding().add_anchor(report, anchor)
+        route = getattr(report, NO_SYSTEM_ATTR, None)
+        if route is not None:
+            self.no_system[route] = self.no_system.get(route, 0) + 1
         if report.failed and not hasattr(report, "wasxfail"):
             self.failed.setdefault(report.nodeid, (report.when or "",
                                                    summary_line(report.longrepr)))
@@ -104,6 +109,10 @@ class Controller:
         return result
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.no_system:
+            from pytest_ragate.collect.provenance import missing_summary
+
+            terminalreporter.write_line(missing_summary(self.no_system), red=True, bold=True)
         if self.conclusion is not None:
             self.conclusion.terminal_summary(terminalreporter)
         if self.settings.run.decide:
