@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from _pytest.runner import runtestprotocol
 
 from pytest_ragate.collect.controller import Controller
 from pytest_ragate.collect.keys import (
@@ -27,6 +26,7 @@ from pytest_ragate.collect.keys import (
     CONTROLLER_KEY,
     FLOOR_KEY,
     GOLDSET_KEY,
+    LAST_RUN_KEY,
     NO_SYSTEM_ATTR,
     ROUTE_KEY,
     RUN_KEY,
@@ -240,11 +240,15 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
-    """Floors run without reporting (the controller reports them at the end); questions
-    hold their reports while their judge verdicts are pending."""
+    """Floors run without reporting (the controller reports them at the end; a teardown that
+    fails in one is the last item's, `run_floor`); questions hold their reports while their
+    judge verdicts are pending."""
     if FLOOR_KEY in item.stash:
-        runtestprotocol(item, log=False, nextitem=nextitem)
+        from pytest_ragate.collect.items import run_floor
+
+        run_floor(item, nextitem)
         return True
+    item.config.stash[LAST_RUN_KEY] = item  # a floor's failed teardown is blamed on it
     if CASE_KEY in item.stash:
         from pytest_ragate.collect.questions import run_protocol
 

@@ -25,6 +25,7 @@ FLOOR_KEY = pytest.StashKey["Floor"]()  # a floor item's floor
 CONTROLLER_KEY = pytest.StashKey["Controller"]()
 SELECTED_KEY = pytest.StashKey[list[pytest.Item]]()  # the items kept after selection
 RUN_KEY = pytest.StashKey["QuestionRun"]()  # this process's judge runner and held reports
+LAST_RUN_KEY = pytest.StashKey[pytest.Item]()  # the last item this process ran, floors aside
 
 # on test reports, and in xdist's `workeroutput`: what crosses to the controller
 RECORD_ATTR = "ragate_record"  # a question's report: its QuestionRecord, as JSON
