@@ -268,8 +268,9 @@ def test_a_question_named_like_a_floor_or_anchor_is_a_collection_error(
         pytester: pytest.Pytester, workers: str, kind: str) -> None:
     """Today's duplicate node ids made `decide` stop with an INTERNALERROR."""
     qid = RESERVED[kind]
-    _with_id(pytester.path / "gs", qid, toml=BUILTIN_TOML, floors=LOW_FLOOR,
+    _with_id(pytester.path / "gs", qid, floors=LOW_FLOOR,
              anchors=ANCHORS if kind == "anchor" else None)
+    pytester.makeconftest(planned({}))
     result = run(pytester, workers, "gs")
     assert result.ret in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.TESTS_FAILED)
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
