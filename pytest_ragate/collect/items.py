@@ -174,17 +174,15 @@ def run_floor(item: pytest.Item, nextitem: pytest.Item | None) -> None:
     failed teardown on the last test (an xdist worker that dies there: `Controller`)."""
     reports = runtestprotocol(item, log=False, nextitem=nextitem)
     last = item.config.stash.get(LAST_RUN_KEY, None)
-    for report in reports:
-        if not report.failed:
-            continue
-        if report.when == "teardown" and last is not None:
+    for report in (r for r in reports if r.failed):
+        owner = last if report.when == "teardown" and last is not None else item
+        if owner is not item:
             report = pytest.TestReport(
-                last.nodeid, last.location, dict.fromkeys(last.keywords, 1), "failed",
+                owner.nodeid, owner.location, dict.fromkeys(owner.keywords, 1), "failed",
                 report.longrepr, "teardown", sections=report.sections,
                 duration=report.duration)
-            item = last
-        with reporting_as(item):
-            item.ihook.pytest_runtest_logreport(report=report)
+        with reporting_as(owner):
+            owner.ihook.pytest_runtest_logreport(report=report)
 
 
 RAG_GATE, SLOW = pytest.mark.rag_gate, pytest.mark.slow  # built once: 10k items add them
