@@ -300,7 +300,7 @@ def init(goldset: Path, corpus_glob: str, fmt: str | None, units: str,
          name: str | None) -> None:
     """Scaffold a goldset in GOLDSET over a corpus: ragate.toml with commented floors, empty
     questions and expected-answers files, a conftest.py stub for ragate_system. What it wrote
-    is validated; exits 1 when the corpus has a problem."""
+    is validated; when the corpus has a problem it writes nothing and exits 1."""
     from pytest_ragate.scaffold import InitError
     from pytest_ragate.scaffold import init as scaffold
 
@@ -315,6 +315,8 @@ def init(goldset: Path, corpus_glob: str, fmt: str | None, units: str,
     for problem in done.problems:
         click.echo(str(problem))
     if done.problems:
+        click.echo(f"nothing written to {goldset}: fix the corpus, then run `ragate init` "
+                   "again")
         raise SystemExit(1)
     click.echo(f"next: add questions to {goldset / 'questions.jsonl'} and their evidence to "
                f"{goldset / 'expected.jsonl'}, connect your system in "

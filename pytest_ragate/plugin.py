@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from _pytest.runner import runtestprotocol
 
 from pytest_ragate.collect.controller import Controller
 from pytest_ragate.collect.keys import (
@@ -27,6 +26,8 @@ from pytest_ragate.collect.keys import (
     CONTROLLER_KEY,
     FLOOR_KEY,
     GOLDSET_KEY,
+    LAST_RUN_KEY,
+    NO_SYSTEM_ATTR,
     ROUTE_KEY,
     RUN_KEY,
     SELECTED_KEY,
@@ -239,16 +240,31 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
-    """Floors run without reporting (the controller reports them at the end); questions
-    hold their reports while their judge verdicts are pending."""
+    """Floors run without reporting (the controller reports them at the end; a teardown that
+    fails in one is the last item's, `run_floor`); questions hold their reports while their
+    judge verdicts are pending."""
     if FLOOR_KEY in item.stash:
-        runtestprotocol(item, log=False, nextitem=nextitem)
+        from pytest_ragate.collect.items import run_floor
+
+        run_floor(item, nextitem)
         return True
+    item.config.stash[LAST_RUN_KEY] = item  # a floor's failed teardown is blamed on it
     if CASE_KEY in item.stash:
         from pytest_ragate.collect.questions import run_protocol
 
         return run_protocol(item, nextitem)
     return None
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A question or anchor that only the built-in pipeline would answer, where the goldset
+    did not opt in to it, is an error before any fixture is built (the built-in retriever
+    would embed the corpus first). After pytest's skip marks (tryfirst): a sealed question
+    without the key still skips."""
+    if CASE_KEY in item.stash or ANCHOR_KEY in item.stash:
+        from pytest_ragate.collect.provenance import check_system
+
+        check_system(item)
 
 
 @pytest.hookimpl(wrapper=True, trylast=True)
@@ -285,6 +301,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None],
     rides on its report, so it reaches the controller through xdist; what either report
     shows is redacted."""
     report = yield
+    if call.excinfo is not None and is_goldset_item(item):
+        _missing_system(item, call, report)
     if CASE_KEY in item.stash:
         from pytest_ragate.collect.questions import record_failure
 
@@ -300,6 +318,17 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None],
 
         redact_report(item, report)  # no sealed text or credential in what it shows
     return report
+
+
+def _missing_system(item: pytest.Item, call: pytest.CallInfo[None],
+                    report: pytest.TestReport) -> None:
+    """An item without a system reads as its one line (as `pytest.fail(pytrace=False)` does),
+    and tells the controller which goldset it belongs to, for the run's one summary line."""
+    from pytest_ragate.collect.provenance import MissingSystem
+
+    if call.excinfo is not None and call.excinfo.errisinstance(MissingSystem):
+        report.longrepr = call.excinfo.getrepr(style="value")
+        setattr(report, NO_SYSTEM_ATTR, item.nodeid.partition("::")[0])
 
 
 # --- fixtures ---------------------------------------------------------------------------------

@@ -3,6 +3,9 @@
 It writes `ragate.toml` (the corpus, commented floors), empty questions and expected-answers
 files and a `conftest.py` stub for `ragate_system`, then loads what it wrote with the same
 validation as collection: the only problem left is the one it cannot solve, no questions yet.
+It writes nothing unless it succeeds: a corpus it cannot read is reported before anything is
+written, and what a failed load finds takes back what was written, so a retry after the fix
+is not refused as "exists already".
 """
 
 from __future__ import annotations
@@ -76,9 +79,9 @@ class InitError(Exception):
 
 @dataclass(frozen=True)
 class Scaffold:
-    written: list[Path]
+    written: list[Path]  # empty when there are problems: nothing was written
     corpus: Corpus
-    problems: list[Problem]  # left after writing, the empty question set aside
+    problems: list[Problem]  # the empty question set aside
 
 
 def guess_format(files: list[Path]) -> str:
@@ -117,17 +120,35 @@ def init(goldset: Path, corpus_glob: str, fmt: str | None = None, units: str = "
     conftest = goldset / "conftest.py"
     if not conftest.exists():
         texts[conftest] = CONFTEST.format(conftest=conftest)
-    goldset.mkdir(parents=True, exist_ok=True)
-    for path, text in texts.items():
-        path.write_text(text, encoding="utf-8")
+    corpus, problems = load_corpus(Path.cwd(), [str(absolute)], fmt, goldset / CONFIG_NAME,
+                                   units)  # type: ignore[arg-type]
+    if problems:
+        return Scaffold([], corpus, problems)
+    problems = _write_checked(goldset, texts)
+    return Scaffold([] if problems else list(texts), corpus, problems)
+
+
+def _write_checked(goldset: Path, texts: dict[Path, str]) -> list[Problem]:
+    """Write the files and load them as collection does; on a problem (the empty questions
+    aside), remove what was written, the folder too when it was made here."""
+    from pytest_ragate.files import write_atomic
     from pytest_ragate.goldsets.loader import load_goldset
     from pytest_ragate.problems import GoldsetError
 
-    corpus, _ = load_corpus(goldset, [relative.as_posix()], fmt, goldset / CONFIG_NAME,
-                            units)  # type: ignore[arg-type]
+    made = not goldset.exists()
+    written: list[Path] = []
+    problems: list[Problem] = []
     try:
+        for path, text in texts.items():
+            write_atomic(path, text)
+            written.append(path)
         load_goldset(goldset)
-        problems: list[Problem] = []
     except GoldsetError as error:
         problems = [p for p in error.problems if p.field != "questions.file"]
-    return Scaffold(list(texts), corpus, problems)
+    finally:
+        if problems or len(written) < len(texts):
+            for path in written:
+                path.unlink(missing_ok=True)
+            if made and goldset.is_dir() and not any(goldset.iterdir()):
+                goldset.rmdir()
+    return problems

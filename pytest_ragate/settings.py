@@ -31,6 +31,11 @@ if TYPE_CHECKING:
 SETTINGS_KEY = pytest.StashKey["Settings"]()
 DEFAULT_BUDGET = 400  # characters of normalised text per chunk (the built-in chunker's)
 DEFAULT_FLIP_WINDOW = 8  # runs in which flips are counted, the current one included
+# A hung system ends as an error naming its question, well inside CI job limits (GitLab's
+# default is 60 minutes), while a slow local system keeps ample room: a 7B model on a laptop
+# CPU writes a 500-token answer in about two minutes. Five times the judge's 60 s per call
+# (which the system's answer does not include: verdicts are asked for after it).
+DEFAULT_SYSTEM_TIMEOUT = 300.0
 
 
 def _lazy_module(name: str) -> ModuleType:
@@ -128,8 +133,9 @@ class GateSettings:
     sealed_without_key: Literal["fail", "skip"] = knob("fail", "a sealed goldset run without "
         "RAGATE_SEAL_KEY: fail its floors, or skip them (for builds that cannot have the key, "
         "such as forks)")
-    system_timeout: Annotated[float, at.Gt(0)] | None = knob(None, "seconds a system may take to "
-        "answer one question before the question is an error (default: no limit)")
+    system_timeout: Annotated[float, at.Ge(0)] = knob(DEFAULT_SYSTEM_TIMEOUT, "seconds a system "
+        "may take to answer one question (or an anchor's claim) before the item is an error; 0 "
+        "for no limit")
     flip_window: Annotated[int, at.Ge(2), at.Le(1000)] = knob(DEFAULT_FLIP_WINDOW, "runs over "
         "which --ragate-history counts each question's, anchor's and floor's changes of outcome, "
         "this run included; --ragate-promote refuses what changed outcome more than once in "
@@ -151,6 +157,7 @@ class RunSettings:
     promote: bool = False
     promote_flipped: bool = False  # implies promote
     require_judge: bool = False
+    builtin_system: bool = False  # the built-in pipeline answers goldsets that define no system
     shard: str | None = None  # `i/N`: run one slice and decide nothing (collect/sharding.py)
     decide: tuple[str, ...] = ()  # results files to decide instead of running (deciding.py)
 
@@ -199,6 +206,12 @@ def add_run_options(group: Any) -> None:
     group.addoption("--ragate-require-judge", dest="ragate_require_judge", action="store_true",
                     default=False, help="fail judged floors when no judge is configured "
                     "instead of skipping them")
+    group.addoption("--ragate-builtin-system", dest="ragate_builtin_system",
+                    action="store_true", default=False, help="let the built-in pipeline "
+                    "(MiniLM in Chroma, extractive answers) answer every goldset item with no "
+                    "ragate_system of your own in scope; without it only goldsets whose "
+                    "ragate.toml says `system = \"builtin\"` use it, and any other such item "
+                    "is an error")
     group.addoption("--ragate-shard", dest="ragate_shard", metavar="I/N", default=None,
                     help="run shard I of N (e.g. 2/3): a stable split of every goldset's "
                     "questions and anchors, balanced per goldset; decides no floor, writes "

@@ -159,7 +159,8 @@ encoders.export_onnx = broken
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "gs", "-W",
                                            "default::RuntimeWarning",
                                            f"--ragate-index-dir={pytester.path / 'idx'}",
-                                           "--ragate-results=r.jsonl", *xdist)
+                                           "--ragate-results=r.jsonl",
+                                           "--ragate-builtin-system", *xdist)
     result.assert_outcomes(passed=3)
     result.stdout.fnmatch_lines(["*RuntimeWarning: ragate: embedding with torch, not ONNX "
                                  "Runtime: the ONNX export failed (RuntimeError: exporter "

@@ -127,7 +127,7 @@ def pytest_sessionfinish(session):
     result = pytester.runpytest_subprocess(
         "-p", "no:cacheprovider", "gs", f"--ragate-index-dir={pytester.path / 'idx'}",
         "--ragate-retriever=hybrid", "--ragate-results=r.jsonl", "--ragate-report=r.md",
-        "-n", str(workers))
+        "--ragate-builtin-system", "-n", str(workers))
     label = "built-in hybrid retriever (all-MiniLM-L6-v2 (onnx) + bm25s, RRF k=60)"
     result.stdout.fnmatch_lines([f"*retriever: {label}*"])
     rows = {r["question_id"]: r for r in

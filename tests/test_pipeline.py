@@ -246,7 +246,7 @@ def pytest_sessionfinish(session):
     print("MODEL LOADED:", found is not None and found.embedder.loaded)
 ''')
     args = ["-p", "no:cacheprovider", "gs", f"--ragate-index-dir={cache}",
-            "--ragate-results=r.jsonl", "-s"]
+            "--ragate-results=r.jsonl", "--ragate-builtin-system", "-s"]
     cold = pytester.runpytest_subprocess(*args)
     cold.assert_outcomes(passed=3)
     assert "ragate: embedding 1 documents" in cold.stderr.str() + cold.stdout.str()

@@ -19,6 +19,7 @@ import pytest
 
 from pytest_ragate.collect.keys import (
     ANCHOR_ATTR,
+    NO_SYSTEM_ATTR,
     RECORD_ATTR,
     WORKEROUTPUT_KEY,
     is_goldset_item,
@@ -37,6 +38,11 @@ def summary_line(text: object) -> str:
     return lines[-1].strip() if lines else ""
 
 
+def _worker_id(report: pytest.TestReport) -> str | None:
+    """The xdist worker a report came from (`gw0`), None in a run without xdist."""
+    return getattr(getattr(getattr(report, "node", None), "gateway", None), "id", None)
+
+
 class Controller:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
@@ -45,6 +51,8 @@ class Controller:
         self.started: dict[str, Location] = {}
         self.failed: dict[str, tuple[str, str]] = {}  # node id -> (phase, why), the first
         self.down: list[str] = []  # xdist workers that went down, and why
+        self.no_system: dict[str, int] = {}  # goldset file -> items that had no system
+        self.last_on: dict[str, str] = {}  # xdist worker -> the last item it reported
         self.conclusion: Conclusion | None = None
         if settings.gate.baseline or settings.run.outputs or settings.run.promote:
             self.concluding()  # a bad baseline is a usage error before anything runs
@@ -69,9 +77,36 @@ class Controller:
         anchor = getattr(report, ANCHOR_ATTR, None)
         if anchor is not None:
             self.concluding().add_anchor(report, anchor)
+        worker = _worker_id(report)
+        if worker is not None:
+            self.last_on[worker] = report.nodeid
+        route = getattr(report, NO_SYSTEM_ATTR, None)
+        if route is not None:
+            self.no_system[route] = self.no_system.get(route, 0) + 1
         if report.failed and not hasattr(report, "wasxfail"):
             self.failed.setdefault(report.nodeid, (report.when or "",
                                                    summary_line(report.longrepr)))
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport,
+                               sched: Any) -> None:
+        """A worker that died while running a floor died tearing down what earlier items set
+        up (a floor does nothing, and logs no start: `items.run_floor`). The crash is the
+        last item's that worker reported, at its teardown, or the worker's when none did:
+        never the floor's, which the controller decides and reports once."""
+        if crashitem in self.started:
+            return
+        worker = _worker_id(report) or "a worker"
+        last = self.last_on.get(worker)
+        report.when = "teardown"
+        if last is None:
+            report.nodeid = report.location[0]
+            report.longrepr = (f"worker {worker!r} crashed while tearing down, before any item "
+                               "it ran reported")
+            return
+        report.nodeid, report.location = last, self.started.get(last, report.location)
+        report.longrepr = (f"worker {worker!r} crashed while tearing down after {last!r} (its "
+                           "session or module fixtures, or a plugin's clean-up)")
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
@@ -104,6 +139,10 @@ class Controller:
         return result
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.no_system:
+            from pytest_ragate.collect.provenance import missing_summary
+
+            terminalreporter.write_line(missing_summary(self.no_system), red=True, bold=True)
         if self.conclusion is not None:
             self.conclusion.terminal_summary(terminalreporter)
         if self.settings.run.decide:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from _pytest.runner import runtestprotocol
 from _pytest.skipping import xfailed_key
 
 from pytest_ragate.collect.keys import (
@@ -21,6 +22,7 @@ from pytest_ragate.collect.keys import (
     CASE_KEY,
     FLOOR_KEY,
     GOLDSET_KEY,
+    LAST_RUN_KEY,
     ROUTE_KEY,
 )
 from pytest_ragate.collect.long_lived import long_lived
@@ -33,6 +35,7 @@ from pytest_ragate.collect.wire import (
     Member,
     Population,
 )
+from pytest_ragate.collect.xdist_worker import reporting_as
 from pytest_ragate.goldsets.anchors import AnchorEntry, NoDistance
 from pytest_ragate.goldsets.loader import (
     Case,
@@ -164,6 +167,27 @@ class FloorItem(pytest.Item):
                          config_path=str(g.config_path) if declared else None)
 
 
+def run_floor(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """A floor's protocol, unreported: the controller decides and reports it at the end.
+
+    Floors are collected last, so the teardown of what earlier items set up (session and
+    module fixtures: the system, its clean-up) often runs in a floor's. A failure there is
+    not the floor's, and must not vanish with its unlogged reports: it is reported as a
+    teardown error of the last item this process ran, as pytest reports a session fixture's
+    failed teardown on the last test (an xdist worker that dies there: `Controller`)."""
+    reports = runtestprotocol(item, log=False, nextitem=nextitem)
+    last = item.config.stash.get(LAST_RUN_KEY, None)
+    for report in (r for r in reports if r.failed):
+        owner = last if report.when == "teardown" and last is not None else item
+        if owner is not item:
+            report = pytest.TestReport(
+                owner.nodeid, owner.location, dict.fromkeys(owner.keywords, 1), "failed",
+                report.longrepr, "teardown", sections=report.sections,
+                duration=report.duration)
+        with reporting_as(owner):
+            owner.ihook.pytest_runtest_logreport(report=report)
+
+
 RAG_GATE, SLOW = pytest.mark.rag_gate, pytest.mark.slow  # built once: 10k items add them
 
 
@@ -249,20 +273,22 @@ def check_anchor(ragate_anchor: AnchorEntry, request: pytest.FixtureRequest,
                  pytestconfig: pytest.Config) -> None:
     from pytest_ragate.answer import Answer
     from pytest_ragate.collect.provenance import anchor_source
-    from pytest_ragate.collect.timeouts import settled
+    from pytest_ragate.collect.timeouts import answer_within
     from pytest_ragate.goldsets.anchors import check
     from pytest_ragate.settings import read_settings
 
     anchor = ragate_anchor.anchor
     source, described = anchor_source(request.node)
+    settings = read_settings(pytestconfig)
+    asked = request.getfixturevalue(f"ragate_{source}")
+    found = answer_within(lambda: asked(anchor.claim), settings.gate.system_timeout,
+                          f"anchor {anchor.anchor_id}", source)
     if source == "retriever":
-        pool = request.getfixturevalue("ragate_retriever")(anchor.claim)
+        pool = found
     else:
-        answer = settled(request.getfixturevalue("ragate_system")(anchor.claim))
-        pool = (answer if isinstance(answer, Answer) else Answer.model_validate(answer)).contexts
-    max_distance = read_settings(pytestconfig).pipeline.max_distance
+        pool = (found if isinstance(found, Answer) else Answer.model_validate(found)).contexts
     try:
-        why = check(anchor, pool, max_distance)
+        why = check(anchor, pool, settings.pipeline.max_distance)
     except NoDistance as error:
         raise NoDistance(f"anchor {anchor.anchor_id}: {error} (pool: {described})") from None
     if why is not None:

@@ -25,10 +25,13 @@ FLOOR_KEY = pytest.StashKey["Floor"]()  # a floor item's floor
 CONTROLLER_KEY = pytest.StashKey["Controller"]()
 SELECTED_KEY = pytest.StashKey[list[pytest.Item]]()  # the items kept after selection
 RUN_KEY = pytest.StashKey["QuestionRun"]()  # this process's judge runner and held reports
+LAST_RUN_KEY = pytest.StashKey[pytest.Item]()  # the last item this process ran, floors aside
 
 # on test reports, and in xdist's `workeroutput`: what crosses to the controller
 RECORD_ATTR = "ragate_record"  # a question's report: its QuestionRecord, as JSON
 ANCHOR_ATTR = "ragate_anchor"  # an anchor's report: its AnchorOutcome, as JSON
+NO_SYSTEM_ATTR = "ragate_no_system"  # a goldset item's setup report, when no system of the
+# user's was in scope (`provenance.MissingSystem`): the file its goldset was collected from
 WORKEROUTPUT_KEY = "ragate_collected"  # a worker's `workeroutput`: its wire.Collected
 
 

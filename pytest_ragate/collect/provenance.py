@@ -1,21 +1,29 @@
 """Which system, retriever and judge answered a goldset, and where each came from.
 
 A user's `conftest.py` that pytest does not pick up (another rootdir, a folder outside the
-conftest's reach) silently leaves the built-in fixtures in place. Naming the origin of each
-part on every row, in the reports and in the history makes that visible; anchors use it to
-check the pool of the user's own system rather than of a built-in retriever they never asked
-for.
+conftest's reach), or whose fixture is misspelled, would leave the built-in pipeline in place
+of their system. So the built-in pipeline answers only a goldset that opts in (`system =
+"builtin"` in its ragate.toml) or a run given `--ragate-builtin-system`; any other item it
+would answer is an error before anything is built (`check_system`), naming a fixture with a
+close name when a conftest in scope defines one. Naming the origin of each part on every row,
+in the reports and in the history keeps the rest visible; anchors use it to check the pool of
+the user's own system rather than of a built-in retriever they never asked for.
 """
 
 from __future__ import annotations
 
+import difflib
 import inspect
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from _pytest.pathlib import bestrelpath
+
+from pytest_ragate.collect.keys import ANCHOR_KEY, GOLDSET_KEY
+from pytest_ragate.settings import read_settings
 
 BUILTIN_MODULE = "pytest_ragate.plugin"
 BUILTIN_SYSTEM = "built-in extractive answerer"
@@ -119,3 +127,84 @@ def anchor_source(item: pytest.Item) -> AnchorSource:
     if system is not None and not system.builtin:
         return "system", f"the contexts returned by {system}"
     return "retriever", builtin_retriever(item.config)
+
+
+# --- the built-in pipeline only where asked for ----------------------------------------------
+
+SYSTEM = "ragate_system"
+ASKED = '`system = "builtin"` in the goldset\'s ragate.toml, or --ragate-builtin-system'
+
+
+class MissingSystem(Exception):
+    """A goldset item that only the built-in pipeline could answer, where nobody asked for
+    it. Not a `pytest.fail` exception: a strict-xfail anchor (`raises=pytest.fail.Exception`)
+    must not take it for its known miss."""
+
+    __module__ = "builtins"  # shown as `MissingSystem: …`, as pytest shows `Failed: …`
+
+
+def builtin_allowed(item: pytest.Item) -> bool:
+    """The goldset opts in (`system = "builtin"`), or the run does (--ragate-builtin-system)."""
+    goldset = item.stash.get(GOLDSET_KEY, None)
+    return read_settings(item.config).run.builtin_system or (
+        goldset is not None and goldset.config.system == "builtin")
+
+
+def _builtin_answers(item: pytest.Item) -> bool:
+    """Whether the built-in pipeline would stand in for the user's system on this item: a
+    question that asks the built-in `ragate_system`, or an anchor that would check the
+    built-in retriever's pool (`anchor_source`). A system of the user's that asks for
+    `ragate_retriever` chose it, and keeps it."""
+    if ANCHOR_KEY in item.stash:
+        retriever = fixture_origin(item, "ragate_retriever")
+        system = fixture_origin(item, SYSTEM)
+        return all(o is None or o.builtin for o in (retriever, system))
+    if SYSTEM not in getattr(item, "fixturenames", ()):
+        return False  # a @ragate.goldset test that is the system itself
+    origin = fixture_origin(item, SYSTEM)
+    return origin is None or origin.builtin
+
+
+def check_system(item: pytest.Item) -> None:
+    """Before a goldset item's fixtures are built: MissingSystem when only the built-in
+    pipeline would answer it and nobody asked for that."""
+    if _builtin_answers(item) and not builtin_allowed(item):
+        raise MissingSystem(missing_system(item))
+
+
+def missing_system(item: pytest.Item) -> str:
+    """`q07: no ragate_system in scope …`, with a near name a conftest in scope defines."""
+    hint = "; ".join(f"{o.where} defines {o.name}" for o in near_names(item, SYSTEM))
+    return (f"{item.name}: no {SYSTEM} in scope"
+            + (f" (did you mean {SYSTEM}? {hint})" if hint else "")
+            + f"; the built-in pipeline answers only where asked for: {ASKED}")
+
+
+def near_names(item: pytest.Item, name: str) -> list[Origin]:
+    """The fixtures the conftests in scope of `item` (or its test module) define whose names
+    are close to `name` (a typo's distance: difflib ratio 0.75, so `ragate_sytem` and
+    `rag_system` are, `my_system` is not), with where each is defined."""
+    close = difflib.get_close_matches(name, defined_fixtures(item) - {name}, n=3, cutoff=0.75)
+    found = (fixture_origin(item, n) for n in close)
+    return [o for o in found if o is not None and not o.builtin]
+
+
+def defined_fixtures(item: pytest.Item) -> set[str]:
+    """The fixture names defined by the conftest.py files above `item` and by its module."""
+    from _pytest.fixtures import getfixturemarker
+
+    modules = [p for p in item.config.pluginmanager.get_plugins()
+               if Path(getattr(p, "__file__", None) or "/").name == "conftest.py"
+               and Path(p.__file__).parent in item.path.parents]
+    if getattr(item, "module", None) is not None:
+        modules.append(item.module)  # type: ignore[attr-defined]
+    return {getattr(obj, "name", None) or attr for module in modules
+            for attr, obj in vars(module).items() if getfixturemarker(obj) is not None}
+
+
+def missing_summary(items: Mapping[str, int]) -> str:
+    """The run's one line about the items that had no system, by goldset file (route)."""
+    counts = ", ".join(f"{n} item{'s' * (n != 1)} of {route}" for route, n in items.items())
+    return (f"ragate: no {SYSTEM} in scope for {counts}, which errored. Define your "
+            f"system as a `{SYSTEM}` fixture in a conftest.py over the goldset "
+            f"(docs/your-system.md), or opt in to the built-in pipeline: {ASKED}")

@@ -26,7 +26,7 @@ from pytest_ragate.collect.items import QuestionItem, wrong_answer
 from pytest_ragate.collect.keys import CASE_KEY, RECORD_ATTR, ROUTE_KEY, RUN_KEY
 from pytest_ragate.collect.provenance import question_parts
 from pytest_ragate.collect.redacting import redacted_record, redactor
-from pytest_ragate.collect.timeouts import call_with_timeout, settled
+from pytest_ragate.collect.timeouts import answer_within
 from pytest_ragate.collect.xdist_worker import reporting_as
 from pytest_ragate.goldsets.loader import Case
 from pytest_ragate.judges.base import JudgeInput
@@ -94,10 +94,8 @@ def answer_and_score(item: pytest.Function, case: Case) -> None:
     assert case.expected is not None  # sealed questions are skipped at collection
     qid = case.question.question_id
     args = {name: item.funcargs[name] for name in item._fixtureinfo.argnames}
-    limit = read_settings(item.config).gate.system_timeout
-    result = call_with_timeout(lambda: settled(item.obj(**args)), limit,
-                               f"{qid}: the system did not answer within {limit or 0:g} s "
-                               "(ragate_system_timeout)")
+    result = answer_within(lambda: item.obj(**args),
+                           read_settings(item.config).gate.system_timeout, qid)
     try:
         answer = result if isinstance(result, Answer) else Answer.model_validate(result)
     except ValidationError as error:

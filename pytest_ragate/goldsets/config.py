@@ -68,6 +68,9 @@ class GoldsetConfig(_Model):
     eval_version: str = "1"
     question_outcome: Literal["record", "assert"] = "record"
     repeat: Annotated[int, Field(ge=1, le=100)] = 1  # answers per question (--ragate-repeat wins)
+    # "builtin": items with no `ragate_system` of the user's in scope are answered by the
+    # built-in pipeline; unset, such an item is an error (--ragate-builtin-system allows it)
+    system: Literal["builtin"] | None = None
     corpus: CorpusConfig
     questions: QuestionsConfig = Field(default_factory=QuestionsConfig)
     floors: dict[str, Any] = Field(default_factory=dict)
@@ -80,6 +83,34 @@ class GoldsetConfig(_Model):
         return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
 
+# The names the plugin gives the items beside a goldset's questions, and the separator of
+# node ids: a question id of one of these forms would share a node id with another item
+# (`floor[…]`: scoring/gates.py `Floor.name`; `anchor[…]`: collect/items.py; `regression[…]`
+# and `floors`: collect/reporter.py; `q07[r2]`: scoring/metrics.py `repeat_name`).
+SHARED = "the question's item would share its node id"
+RESERVED_IDS = (
+    (re.compile(r"(floor|anchor|regression)\[.*\]", re.S), "is the name of a{0} {1} item: "
+     + SHARED),
+    (re.compile(r".*\[r\d+\]", re.S), "is the name of a repeat (q07[r2] is q07's second "
+     "answer): " + SHARED),
+    (re.compile(r"floors"), "is the name of a goldset's floors item: " + SHARED),
+    (re.compile(r".*::.*", re.S), "holds '::', which separates the parts of a node id: the "
+     "question's item would read as another node's"),
+)
+
+
+def unreserved(question_id: str) -> str:
+    """A question id is its item's name: never the name of another item."""
+    for pattern, what in RESERVED_IDS:
+        found = pattern.fullmatch(question_id)
+        if found:
+            kind = found.group(1) if found.groups() else ""
+            raise ValueError(f"{question_id!r} "
+                             + what.format("n" * kind.startswith("a"), kind)
+                             + "; rename the question")
+    return question_id
+
+
 class Question(_Model):
     """What the system under test is asked: never a gist or evidence."""
 
@@ -89,6 +120,11 @@ class Question(_Model):
     tags: list[str] = Field(default_factory=list)
     gist: Any = Field(default=None, exclude=True)
     evidence: Any = Field(default=None, exclude=True)
+
+    @field_validator("question_id")
+    @classmethod
+    def _unreserved(cls, value: str) -> str:
+        return unreserved(value)
 
     @field_validator("gist", "evidence", mode="before")
     @classmethod
