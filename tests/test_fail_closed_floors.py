@@ -336,3 +336,23 @@ def test_a_verdict_of_true_in_a_labels_file_is_refused(pytester: pytest.Pytester
            "*labels.jsonl:2: [q01] verdict: *a verdict is 0 or 1, not 1.0*")
     assert "labels.jsonl:3" not in result.stdout.str()
     assert "passed" not in result.parseoutcomes()
+
+
+@WORKERS
+@pytest.mark.parametrize("ci", ["point", "strict"])
+def test_two_labels_cannot_vouch_for_a_judge(pytester: pytest.Pytester, workers: str,
+                                             ci: str) -> None:
+    """`judge_agreement` over 2 labels the judge agrees with: kappa 1.00 with no interval
+    (most resamples of 2 pairs are one class) passed, even under ragate_ci = strict."""
+    write_labelled(pytester.path / "gs", "[floors]\njudge_agreement = 0.6\n",
+                   [{"question_id": "q00", "metric": "faithfulness", "verdict": 1},
+                    {"question_id": "q01", "metric": "faithfulness", "verdict": 0}])
+    pytester.makeconftest(planned({}) + FIXTURE_JUDGE_CONFTEST)
+    judge_file(pytester.path / "judge.json", {**ALL_SUPPORTED, "q01": [False, False]})
+    result = run(pytester, workers, "gs", "--ragate-judge=fixture:judge.json",
+                 f"--ragate-ci={ci}", *OUTPUTS)
+    floor = "gs/ragate.toml::floor[judge_agreement]"
+    expect(result, f"FAILED {floor} - judge not calibrated: faithfulness: kappa 1.00 — on 2 "
+           "labelled questions: fewer than 10 labelled questions with a verdict, too few to "
+           "bound the agreement*")
+    outputs_agree(pytester, result, floor, "failed")
