@@ -143,6 +143,12 @@ class Answer(BaseModel):
         return self
 
     @property
+    def empty(self) -> bool:
+        """Nothing said, retrieved or cited, and no abstention: not an answer. A question its
+        system returns this for errors (`collect/questions.py`); to decline, abstain."""
+        return not (self.text.strip() or self.contexts or self.citations or self.abstained)
+
+    @property
     def nearest_distance(self) -> float | None:
         """None when nothing was retrieved, or when a context carries no distance (a
         rank-only retriever's): the one without might be the nearest."""

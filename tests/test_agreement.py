@@ -66,15 +66,18 @@ def test_bootstrap_is_seeded_by_its_pairs_and_brackets_the_statistic() -> None:
 
 
 def test_ppi_hand_worked() -> None:
-    # judge over 4 questions: mean 0.75, sample variance 1/12; on the 2 labelled it is
-    # 0.25 too high both times: θ = 0.75 − 0.25 = 0.50, half-width z·√(1/12 / 4 + 0/2)
-    found = ppi_mean([1.0, 1.0, 0.5, 0.5], [(1.0, 0.75), (0.5, 0.25)])
-    assert found is not None
-    assert found.value == pytest.approx(0.50)
-    assert found.bias == pytest.approx(0.25)
-    half = Z95 * math.sqrt(1 / 12 / 4)
-    assert found.interval == pytest.approx((0.50 - half, 0.50 + half))
-    assert ppi_mean([1.0, 0.5], [(1.0, 1.0)]) is None  # one labelled pair: no variance
+    # judge over 12 questions, six 1.0 and six 0.5: mean 0.75, sample variance 0.75/11; on
+    # the 10 labelled (ppi.MIN_LABELS) it is 0.25 too high five times and right five times:
+    # bias 0.125, sample variance 10·0.125²/9; θ = 0.75 − 0.125 = 0.625
+    judge = [1.0, 0.5] * 6
+    pairs = [(1.0, 0.75), (0.5, 0.5)] * 5
+    found = ppi_mean(judge, pairs)
+    assert found is not None and found.bounded == ()
+    assert found.value == pytest.approx(0.625)
+    assert found.bias == pytest.approx(0.125)
+    half = Z95 * math.sqrt(0.75 / 11 / 12 + 10 * 0.125 ** 2 / 9 / 10)
+    assert found.interval == pytest.approx((0.625 - half, 0.625 + half))
+    assert ppi_mean(judge, pairs[:9]) is None  # 9 labelled pairs: too few
 
 
 def simulated(bias: float, seed: int = 7, n_all: int = 400, n_labelled: int = 60,

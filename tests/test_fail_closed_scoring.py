@@ -326,7 +326,8 @@ def test_a_context_is_held_only_to_its_own_documents_evidence(
 @WORKERS
 def test_the_built_in_system_over_a_retriever_of_your_own_says_to_override_it_too(
         pytester: pytest.Pytester, workers: str) -> None:
-    """It abstains on cosine distances and quotes sentences only the built-in index has."""
+    """It abstains on cosine distances and quotes sentences only the built-in index has (the
+    built-in system is asked for: without it, no ragate_system is in scope at all)."""
     write_many(pytester.path / "gs", 2, floors="[floors]\nabstention_accuracy = 0.5\n")
     pytester.makeconftest('''
 import pytest
@@ -338,7 +339,7 @@ def ragate_retriever():
         return [Context(context_id="c", doc_id="m1", first_turn=2, last_turn=3)]
     return retrieve
 ''')
-    result = run(pytester, workers, "gs", "--ragate-results=r.jsonl")
+    result = run(pytester, workers, "gs", "--ragate-results=r.jsonl", "--ragate-builtin-system")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     rows = rows_of(pytester.path / "r.jsonl")
     assert {r["status"] for r in rows.values()} == {"error"}

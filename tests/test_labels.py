@@ -146,11 +146,12 @@ def test_a_judge_that_fails_on_labelled_questions_cannot_escape_agreement(
 @WORKERS
 def test_a_biased_judge_cannot_pass_on_the_ppi_estimate(pytester: pytest.Pytester,
                                                         workers: str) -> None:
-    # the judge finds 3 or 4 of 4 statements supported; people, one fewer every time
+    # the judge finds 3 or 4 of 4 statements supported; people, on the 10 they labelled
+    # (ppi.MIN_LABELS), one fewer, or two fewer on q01, q05 and q09
     shares = [4 if i % 3 else 3 for i in range(N)]
     supported = {f"q{i:02d}": [True] * k + [False] * (4 - k) for i, k in enumerate(shares)}
     labels = [{"question_id": f"q{i:02d}", "metric": "faithfulness",
-               "score": (shares[i] - 1) / 4} for i in range(0, N, 2)]
+               "score": (shares[i] - (2 if i % 4 == 1 else 1)) / 4} for i in range(10)]
     floors = "[floors]\nfaithfulness = 0.8\n"
     project(pytester, floors, labels, supported)
     plain = judged(pytester, workers)
@@ -158,12 +159,12 @@ def test_a_biased_judge_cannot_pass_on_the_ppi_estimate(pytester: pytest.Pyteste
     project(pytester, floors, labels, supported,
             judge='[judge]\nlabels = "labels.jsonl"\nestimate = "ppi"\n')
     result = judged(pytester, workers)
-    expect(result, "FAILED gs/ragate.toml::floor[faithfulness] - faithfulness 0.67 (ppi) < "
-           "floor 0.80 · over 12/12 judged, 6 labelled · ppi: judge 0.92 − bias +0.25 on "
-           "the labelled · 95% CI [0.60, 0.74] (ppi, normal approximation)*",
+    expect(result, "FAILED gs/ragate.toml::floor[faithfulness] - faithfulness 0.59 (ppi) < "
+           "floor 0.80 · over 12/12 judged, 10 labelled · ppi: judge 0.92 − bias +0.33 on "
+           "the labelled · 95% CI [0.49, 0.69] (ppi, normal approximation)*",
            "*judged floors decided on the ppi estimate*: faithfulness*")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    assert "0.67 (ppi)" in (pytester.path / "r.md").read_text()
+    assert "0.59 (ppi)" in (pytester.path / "r.md").read_text()
 
 
 @WORKERS
@@ -324,8 +325,8 @@ def test_the_html_report_shows_agreement_and_the_ppi_estimate() -> None:
     from tests.test_html_report import rec
 
     records = [rec(f"q{i}", index=i, judge="fixture:sim",
-                   metrics={"faithfulness": 1.0 if i % 2 else 0.75}) for i in range(6)]
-    labels = {f"q{i}": (0.75 if i % 2 else 0.5) for i in range(0, 6, 2)} | {"q1": 0.75}
+                   metrics={"faithfulness": 1.0 if i % 2 else 0.75}) for i in range(12)]
+    labels = {f"q{i}": (0.75 if i % 2 else 0.5) for i in range(10)}  # ppi.MIN_LABELS
     run = GoldsetRun("g", "1", records)
     run.agreements = [agree("faithfulness", labels, False, records)]
     run.verdicts = [decide(Floor("faithfulness", 0.8), "g", records, judge="fixture:sim",

@@ -354,7 +354,7 @@ def prepare(session: pytest.Session, items: list[pytest.Item]) -> None:
     deciding: Deciding = config.stash[DECIDE_KEY]
     ragate = [i for i in items if ROUTE_KEY in i.stash]
     others = [i for i in items if ROUTE_KEY not in i.stash]
-    deciding.collected = collected(ragate) if ragate else None
+    deciding.collected = _judged_as_saved(collected(ragate), deciding) if ragate else None
     if deciding.collected is None or not deciding.collected.populations:
         deciding.problems.append("this session collected no goldset: give ragate decide the "
                                  "paths (and -m, -k) the shards were run with")
@@ -402,6 +402,14 @@ class _Lines:
                    {(a.route, f"anchor[{a.outcome.anchor_id}]"): (f, a)
                     for f in files for a in f.anchors},
                    {(i.route, i.name): i for f in files for i in f.items})
+
+
+def _judged_as_saved(found: Collected, deciding: Deciding) -> Collected:
+    """The judge the shards were run with (`--ragate-judge`, from their header), not this
+    session's: a judged floor no question reached is decided over its gaps, not skipped."""
+    judge = deciding.row_knobs.get("judge")
+    return found.model_copy(update={"populations": [
+        p.model_copy(update={"judge": judge}) for p in found.populations]})
 
 
 def _hold(deciding: Deciding, by_nodeid: dict[str, pytest.Item]) -> None:

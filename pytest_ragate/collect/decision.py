@@ -125,6 +125,7 @@ def decide_run(collected: Collected | None, arrived: Arrived, rules: Rules = Rul
                             ).records.append(record)
     for route, population in populations.items():
         runs[route].agreements = _agreements(population, runs[route])
+        runs[route].judge = _judge(runs[route], population)
     for spec in collected.floors if collected else []:
         run = runs[spec.route]
         verdict = _decide_floor(spec, run, populations[spec.route], rules)
@@ -165,7 +166,7 @@ def _decide_floor(spec: FloorSpec, run: GoldsetRun, population: Population, rule
     if floor.anchors:  # over the anchors that were checked; the others are gaps
         return decide_anchors(floor, run.name, [a for a in run.anchors if a.checked],
                               rules.strictness, run.anchor_gaps)
-    judge = next((r.judge for r in run.records if r.judge), None)
+    judge = run.judge
     strictness = rules.strictness
     if floor.metric == AGREEMENT:
         return decide_agreement(floor, run.name, run.agreements, judge=judge,
@@ -187,6 +188,21 @@ def _decide_floor(spec: FloorSpec, run: GoldsetRun, population: Population, rule
         return verdict
     # a judge its labels do not vouch for decides nothing: the floor fails, whatever it says
     return replace(verdict, outcome="failed", message=f"{why} · {verdict.message}")
+
+
+def _judge(run: GoldsetRun, population: Population) -> str | None:
+    """Who judges this route's floors: the judge its rows name; else the one --ragate-judge
+    configures, though no question reached it (sealed, skipped, errored: its judged floors
+    are then decided over those gaps, never skipped for want of a judge); else the user's own
+    `ragate_judge` fixture when no question asked it what it gives. None only when no judge
+    is configured: no --ragate-judge, and a question that asked the fixture got none."""
+    named = next((r.judge for r in run.records if r.judge), None)
+    if named or population.judge:
+        return named or population.judge
+    asked = any(r.status == "scored" for r in run.records)
+    if population.judge_fixture is None or asked:
+        return None
+    return f"ragate_judge ({population.judge_fixture})"
 
 
 def _agreements(population: Population, run: GoldsetRun) -> list[Agreement]:

@@ -530,6 +530,7 @@ def collected(items: Iterable[pytest.Item]) -> Collected:
     routes: dict[str, Goldset] = {}
     file_routes: set[str] = set()  # anchors are collected by the file route only
     ran: dict[str, dict[str, str]] = {}  # route -> question id or anchor[id] -> node id
+    judge_fixtures: dict[str, str | None] = {}  # route -> its own ragate_judge, when a user's
     item_config: pytest.Config | None = None
     for item in items:
         item_config = item.config
@@ -544,6 +545,8 @@ def collected(items: Iterable[pytest.Item]) -> Collected:
         else:
             continue
         routes.setdefault(route, goldset)
+        if route not in judge_fixtures:
+            judge_fixtures[route] = _judge_fixture(item)
         if isinstance(item.parent, GoldsetFile):
             file_routes.add(route)
     populations = []
@@ -572,8 +575,25 @@ def collected(items: Iterable[pytest.Item]) -> Collected:
                     for label in goldset.labels],
             agreement_min=_agreement_min(goldset, [f.floor for f in floors
                                                    if f.route == route]),
-            estimate="ppi" if goldset.estimate == "ppi" else "judge"))
+            estimate="ppi" if goldset.estimate == "ppi" else "judge",
+            judge=_configured_judge(item_config), judge_fixture=judge_fixtures[route]))
     return Collected(floors=floors, populations=populations)
+
+
+def _configured_judge(config: pytest.Config) -> str | None:
+    """The judge `--ragate-judge` configures (`fixture:PATH`, `ragas:MODEL`), or None."""
+    from pytest_ragate.settings import read_settings
+
+    return read_settings(config).judge.judge
+
+
+def _judge_fixture(item: pytest.Item) -> str | None:
+    """Where the user's own `ragate_judge` for this item is defined (`conftest.py:12`), or
+    None when it is the built-in one, which gives a judge only with --ragate-judge."""
+    from pytest_ragate.collect.provenance import fixture_origin
+
+    origin = fixture_origin(item, "ragate_judge")
+    return None if origin is None or origin.builtin else origin.where
 
 
 def _agreement_min(goldset: Goldset, selected: list[Floor]) -> float | None:

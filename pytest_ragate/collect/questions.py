@@ -101,6 +101,10 @@ def answer_and_score(item: pytest.Function, case: Case) -> None:
     except ValidationError as error:
         pytest.fail(f"{qid}: the system returned a malformed answer "
                     f"({type(result).__name__}):\n{error}", pytrace=False)
+    if answer.empty:
+        pytest.fail(f"{qid}: the system returned an empty answer: no text, contexts or "
+                    "citations, and not abstained (to decline, return Answer.abstain())",
+                    pytrace=False)
     outside = case.goldset.corpus.outside(answer.contexts)
     if outside:
         pytest.fail(f"{qid}: the system returned contexts outside the goldset's corpus: "

@@ -88,6 +88,11 @@ class Population(_Wire):
     labels: list[LabelSpec] = []  # the goldset's human labels ([judge] labels)
     agreement_min: float | None = None  # judge_agreement: judged floors need it to hold
     estimate: Literal["judge", "ppi"] = "judge"  # what judged floors are decided on
+    # the judge configured for the run (`--ragate-judge`), whether or not a question reached
+    # it; and where the route's own `ragate_judge` fixture is defined, when a user overrides
+    # it (what that gives is known only from a question that asked it)
+    judge: str | None = None
+    judge_fixture: str | None = None
 
 
 class Collected(_Wire):

@@ -11,17 +11,26 @@ one statistic.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import BeforeValidator, Field, model_validator
 
 from pytest_ragate.files import read_jsonl
 from pytest_ragate.goldsets.config import _Model
 from pytest_ragate.problems import Problem
 from pytest_ragate.scoring.registry import METRICS, asked_metrics
+
+
+def _zero_or_one(value: object) -> object:
+    """A verdict is the number 0 or 1 (or absent): `true`, `1.0` or `"1"` are refused, not
+    read as 1 (a strict reading: `true` may mean something else, `1.0` is a score)."""
+    if value is not None and (type(value) is not int or value not in (0, 1)):
+        raise ValueError(f"a verdict is 0 or 1, not {json.dumps(value)}")
+    return value
 
 
 class StatementLabel(_Model):
@@ -34,7 +43,7 @@ class LabelRow(_Model):
 
     question_id: Annotated[str, Field(min_length=1)]
     metric: str
-    verdict: Literal[0, 1] | None = None
+    verdict: Annotated[Literal[0, 1] | None, BeforeValidator(_zero_or_one)] = None
     score: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
     statements: Annotated[list[StatementLabel], Field(min_length=1)] | None = None
     # sha256 of the answer text the person labelled (`ragate stamp-labels`): a label of

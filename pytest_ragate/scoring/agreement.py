@@ -37,6 +37,7 @@ from pytest_ragate.scoring.gates import (
 )
 from pytest_ragate.scoring.labelled import judged_values
 from pytest_ragate.scoring.metrics import QuestionRecord
+from pytest_ragate.scoring.ppi import MIN_LABELS
 from pytest_ragate.scoring.registry import Tally
 from pytest_ragate.scoring.stats import BOOTSTRAP_RESAMPLES, clears
 
@@ -183,10 +184,25 @@ def agree(metric: str, labels: Mapping[str, float], binary: bool,
 
 
 def calibrated(agreement: Agreement, floor: float, strict: bool) -> bool:
-    """The judge agrees well enough: every labelled question has a verdict and the
-    statistic (its lower bound, when strict) reaches the floor."""
-    return (not agreement.missing and agreement.value is not None and agreement.n > 0
+    """The judge agrees well enough: every labelled question has a verdict, there are at
+    least MIN_LABELS of them (a bootstrap over fewer resamples too few distinct sets to show
+    how far the statistic could move: 35 from 4 questions), and the statistic (when strict,
+    the lower bound of an interval it has) reaches the floor."""
+    return (not agreement.missing and agreement.value is not None
+            and agreement.n >= MIN_LABELS and (agreement.interval is not None or not strict)
             and clears(agreement.value, agreement.interval, floor, strict))
+
+
+def _too_thin(a: Agreement, strict: bool) -> str | None:
+    """Why labels that are all there cannot vouch for a judge: too few, or, when strict, no
+    interval (most resamples leave the statistic undefined)."""
+    if a.n < MIN_LABELS:
+        return (f"judge not calibrated: {a.line()}: fewer than {MIN_LABELS} labelled "
+                "questions with a verdict, too few to bound the agreement")
+    if strict and a.interval is None:
+        return (f"judge not calibrated: {a.line()}: no interval (most resamples of the "
+                "labelled questions leave it undefined), so ragate_ci = strict cannot hold")
+    return None
 
 
 def not_calibrated(agreements: Sequence[Agreement], floor: float, strict: bool,
@@ -202,6 +218,10 @@ def not_calibrated(agreements: Sequence[Agreement], floor: float, strict: bool,
             continue
         if a.missing or a.value is None or not a.n:
             reasons.append(f"judge not calibrated: {a.line()}")
+            continue
+        thin = _too_thin(a, strict)
+        if thin is not None:
+            reasons.append(thin)
             continue
         shown = a.interval[0] if strict and a.interval else a.value
         what = f"{a.statistic} lower bound" if strict and a.interval else a.statistic

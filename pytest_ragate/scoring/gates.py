@@ -27,7 +27,7 @@ from pytest_ragate.scoring.metrics import (
     tally,
 )
 from pytest_ragate.scoring.power import PassesAt, passes_at
-from pytest_ragate.scoring.ppi import Ppi, ppi_mean
+from pytest_ragate.scoring.ppi import MIN_LABELS, Ppi, ppi_mean
 from pytest_ragate.scoring.registry import METRICS
 from pytest_ragate.scoring.stats import (
     bootstrap_clusters,
@@ -208,11 +208,13 @@ def fmt_interval(interval: tuple[float, float] | None) -> str:
     return f"[{interval[0]:.2f}, {interval[1]:.2f}]" if interval else "—"
 
 
-def computed_by(floor: Floor, records: Sequence[QuestionRecord]) -> str:
+def computed_by(floor: Floor, records: Sequence[QuestionRecord], judge: str | None = None,
+                ) -> str:
+    """`mechanical`, the judges the records name, else the judge configured (`judge`)."""
     if not floor.judged:
         return MECHANICAL
     judges = sorted({r.judge for r in records if r.judge})
-    return ", ".join(judges) or "no judge"
+    return ", ".join(judges) or judge or "no judge"
 
 
 def decide(
@@ -254,7 +256,7 @@ def decide(
                    if t.value is not None else "")
         found = incomplete(floor, mine, size, "questions", strictness, partial)
         if found is not None:
-            by = computed_by(floor, rows) if floor.judged else MECHANICAL
+            by = computed_by(floor, rows, judge)
             return Verdict(floor, goldset, found[0], found[1], t, interval_of(t), by, errors,
                            skipped, gaps=len(mine))
     if rows and skipped == len(rows):
@@ -262,7 +264,7 @@ def decide(
         return Verdict(floor, goldset, "skipped", f"{floor.metric}: nothing ran: {reason}",
                        skipped=skipped)
     t = tally(floor.metric, rows)
-    by = computed_by(floor, rows) if floor.judged else MECHANICAL
+    by = computed_by(floor, rows, judge)
     notes = []
     if errors:
         notes.append(f"{errors} question{'s' * (errors != 1)} errored, counted as wrong")
@@ -273,7 +275,8 @@ def decide(
     suffix = f" ({'; '.join(notes)})" if notes else ""
     scope = f"{floor.kind} questions" if floor.kind else "questions"
     if not t.n:
-        message = (f"nothing scored: {floor.metric} has no {info.unit} among {len(rows)} "
+        unit = f"judged {info.unit}" if info.asked else info.unit
+        message = (f"nothing scored: {floor.metric} has no {unit} among {len(rows)} "
                    f"{scope} · floor {floor.bound} · computed by {by}{suffix}")
         return Verdict(floor, goldset, "failed", message, t, None, by, errors, skipped)
     ppi = None
@@ -302,8 +305,10 @@ def _ppi(metric: str, rows: Sequence[QuestionRecord], labels: Mapping[str, float
     pairs = [(judged[q], labels[q]) for q in judged if q in labels]
     found = ppi_mean(list(judged.values()), pairs)
     if found is None:
-        return None, (f"needs at least 2 labelled and 2 judged questions here, has "
-                      f"{len(pairs)} labelled of {len(judged)} judged")
+        return None, (f"needs at least {MIN_LABELS} labelled questions with a verdict here, "
+                      f"has {len(pairs)} labelled of {len(judged)} judged (its interval's "
+                      f"variance is estimated from the labels: below {MIN_LABELS} a 95% "
+                      "interval would cover the truth less than 92% of the time)")
     return found, ""
 
 
@@ -361,7 +366,7 @@ def _against_floor(floor: Floor, goldset: str, t: Tally, by: str, suffix: str, e
         interval, value, figure, estimate, power = ppi.interval, ppi.value, ppi.value, "ppi", None
         method = "ppi, normal approximation"
         count += (f", {ppi.n_labelled} labelled · ppi: judge {ppi.judge_mean:.2f} − bias "
-                  f"{ppi.bias:+.2f} on the labelled")
+                  f"{ppi.bias:+.2f} on the labelled" + _no_spread(ppi))
     tail = f"{count} · 95% CI {fmt_interval(interval)} ({method}) · computed by {by}{suffix}"
     if strictness.min_n and t.questions < strictness.min_n:
         who = "anchors" if floor.anchors else "questions"
@@ -391,6 +396,16 @@ def _against_floor(floor: Floor, goldset: str, t: Tally, by: str, suffix: str, e
         figures += f" · worst: {worst}"
     return Verdict(floor, goldset, "passed" if holds else "failed", figures, t, interval, by,
                    errors, skipped, passes_at=power, figure=figure, estimate=estimate)
+
+
+def _no_spread(ppi: Ppi) -> str:
+    """What a ppi interval says of a variance that came out 0 (`ppi.spread`)."""
+    if not ppi.bounded:
+        return ""
+    which = {"judged": f"the {ppi.n_all} judge scores", "labelled": f"the {ppi.n_labelled} "
+             "labelled errors (judge − human)"}
+    return (f" · no spread in {' nor in '.join(which[b] for b in ppi.bounded)}: variance "
+            "bounded by the rule of three (95%), not taken as 0")
 
 
 def kind_counts(metric: str, records: Sequence[QuestionRecord]) -> list[tuple[str, Tally]]:

@@ -36,6 +36,7 @@ class GoldsetRun:
     soft_gaps: frozenset[str] = frozenset({"deselected"})  # gaps that skip, not fail
     agreements: list[Agreement] = field(default_factory=list)  # the judge against the labels
     repeats: int = 1  # times each question was asked: `population` counts every repeat
+    judge: str | None = None  # who decides its judged floors, though no question reached it
 
     def __post_init__(self) -> None:
         self.label = self.label or self.name
@@ -120,9 +121,11 @@ class GoldsetRun:
 
         judges = sorted({f"{r.judge} from {r.judge_from or '?'}" for r in self.records
                          if r.judge})
+        judge = ("; ".join(judges) if judges else
+                 f"{self.judge}, reached by no question" if self.judge else "none")
         return [f"system: {seen([r.system for r in self.records])}",
                 f"retriever: {seen([r.retriever for r in self.records])}",
-                f"judge: {'; '.join(judges) if judges else 'none'}"]
+                f"judge: {judge}"]
 
     @property
     def judge_lines(self) -> list[str]:

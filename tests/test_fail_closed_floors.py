@@ -1,0 +1,358 @@
+"""Floors, answers and labels that must not pass (issue 22, "Fail closed, round 2"): a judged
+floor whose configured judge reached no question, an empty answer, and human labels too few
+or too uniform to support an interval. Each case is run through pytest (and, where workers
+are involved, under `-n 0` and `-n 2`), and every output is held to the exit status."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from pytest_ragate.goldsets.sealed import Scrypt
+from pytest_ragate.goldsets.sealing import seal_goldset
+from pytest_ragate.scoring.ppi import MIN_LABELS, ppi_mean, spread
+from pytest_ragate.scoring.stats import Z95
+from tests.conftest import (
+    FIXTURE_JUDGE_CONFTEST,
+    both_routes,
+    jsonl,
+    results_rows,
+    write_goldset,
+)
+from tests.test_fail_closed import (
+    WORKERS,
+    collection_failed,
+    expect,
+    planned,
+    run,
+    scripted_judge,
+)
+from tests.test_labels import ALL_SUPPORTED, judge_file, write_labelled
+from tests.test_plugin import junit_cases
+
+OUTPUTS = ("--junitxml=j.xml", "--ragate-report=r.md", "--ragate-html=r.html",
+           "--ragate-history=h.jsonl", "--ragate-cache=off")
+FLOOR = "gs/ragate.toml::floor[faithfulness]"
+
+
+def verdicts(path: Path, questions: tuple[str, ...] = ("q1", "q2", "q3")) -> None:
+    """A fixture judge's file: every statement of these questions supported."""
+    answers = {q: {"statements": ["s"], "supported": [True]} for q in questions}
+    path.write_text(json.dumps({"judge_id": "v", "answers": answers}))
+
+
+def outputs_agree(pytester: pytest.Pytester, result: pytest.RunResult, floor: str,
+                  outcome: str, *, history: bool = True) -> None:
+    """The exit status, the floor's JUnit case, the Markdown and HTML badges and the history
+    line all say the same thing: FAIL (exit 1) or PASS (exit 0, the floor skipped). A run in
+    which no question ran appends no history line (`history=False`)."""
+    failed = outcome == "failed"
+    assert result.ret == (pytest.ExitCode.TESTS_FAILED if failed else pytest.ExitCode.OK)
+    junit = {"failed": "failure", "skipped": "skipped"}[outcome]
+    cases = junit_cases(pytester.path / "j.xml")
+    assert cases[floor.replace("gs/ragate.toml", "gs.ragate.toml")]["outcome"] == junit
+    word = "FAIL" if failed else "PASS"
+    assert f"Run: **{word}**" in (pytester.path / "r.md").read_text()
+    html = (pytester.path / "r.html").read_text()
+    assert f'<h1>ragate report <span class="badge o-{outcome if failed else "passed"}">' \
+           f"{word}</span></h1>" in html
+    if not history:
+        assert not (pytester.path / "h.jsonl").exists()
+        return
+    line = json.loads((pytester.path / "h.jsonl").read_text().splitlines()[-1])
+    assert line["status"] == ("failed" if failed else "passed")
+    name = floor.rpartition("floor[")[2].rstrip("]")
+    assert line["floors"][name]["outcome"] == outcome
+
+
+# --- a judged floor whose configured judge reached no question ---------------------------
+
+JUDGED = "[floors]\nfaithfulness = 0.9\n"
+
+
+@pytest.fixture(params=["builtin", "conftest"])
+def judge_fixture(request: pytest.FixtureRequest) -> str:
+    """The judge as `--ragate-judge` builds it (the built-in `ragate_judge`), or a user's
+    own `ragate_judge` fixture that reads the same flag (FIXTURE_JUDGE_CONFTEST)."""
+    return "" if request.param == "builtin" else FIXTURE_JUDGE_CONFTEST
+
+
+@WORKERS
+def test_a_sealed_goldset_without_its_key_fails_its_judged_floor(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, workers: str,
+        judge_fixture: str) -> None:
+    root = write_goldset(pytester.path / "gs", floors=JUDGED)
+    pytester.makeconftest(planned({"q4": "Answer.abstain()"}) + judge_fixture)
+    verdicts(pytester.path / "judge.json")
+    seal_goldset(root, "s3cret", kdf=Scrypt(log2_n=10, p=1))
+    monkeypatch.delenv("RAGATE_SEAL_KEY", raising=False)
+    result = run(pytester, workers, "gs", "--ragate-judge=fixture:judge.json", *OUTPUTS)
+    expect(result, f"FAILED {FLOOR} - sealed: set RAGATE_SEAL_KEY to score 4 of 4 "
+           "questions*")
+    assert "none configured" not in result.stdout.str()
+    outputs_agree(pytester, result, FLOOR, "failed")
+
+
+@WORKERS
+def test_a_judged_floor_fails_when_every_question_skips(
+        pytester: pytest.Pytester, workers: str, judge_fixture: str) -> None:
+    write_goldset(pytester.path / "gs", floors=JUDGED)
+    pytester.makeconftest(planned({q: "pytest.skip('no index today')"
+                                   for q in ("q1", "q2", "q3", "q4")}) + judge_fixture)
+    verdicts(pytester.path / "judge.json")
+    result = run(pytester, workers, "gs", "--ragate-judge=fixture:judge.json", *OUTPUTS)
+    expect(result, f"FAILED {FLOOR} - not decided: 4 of 4 questions have no result: "
+           "skipped q1, q2, q3, q4 (Skipped: no index today)*",
+           "mini: system: — · retriever: — · judge: fixture:judge.json, reached by no "
+           "question",
+           "mini *faithfulness *0.90 *—*fixture:judge.json *FAIL")
+    assert "none configured" not in result.stdout.str()
+    outputs_agree(pytester, result, FLOOR, "failed")
+
+
+@WORKERS
+def test_a_judged_floor_fails_when_every_question_errors(
+        pytester: pytest.Pytester, workers: str) -> None:
+    write_goldset(pytester.path / "gs", floors=JUDGED)
+    pytester.makeconftest(planned({q: "1 / 0" for q in ("q1", "q2", "q3", "q4")})
+                          + FIXTURE_JUDGE_CONFTEST)
+    verdicts(pytester.path / "judge.json")
+    result = run(pytester, workers, "gs", "--ragate-judge=fixture:judge.json", *OUTPUTS)
+    expect(result, f"FAILED {FLOOR} - not decided: 4 of 4 questions have no result: "
+           "errored q1, q2, q3, q4 (ZeroDivisionError: division by zero)*")
+    assert "none configured" not in result.stdout.str()
+    outputs_agree(pytester, result, FLOOR, "failed")
+
+
+@WORKERS
+def test_a_judged_floor_fails_when_every_verdict_is_a_judge_failure(
+        pytester: pytest.Pytester, workers: str) -> None:
+    write_goldset(pytester.path / "gs", floors=JUDGED)
+    pytester.makeconftest(planned({"q4": "Answer.abstain()"}) + FIXTURE_JUDGE_CONFTEST)
+    verdicts(pytester.path / "judge.json", questions=())  # no verdict for anyone
+    result = run(pytester, workers, "gs", "--ragate-judge=fixture:judge.json", *OUTPUTS)
+    expect(result, f"FAILED {FLOOR} - nothing scored: faithfulness has no judged questions "
+           "among 4 questions*(3 judge failures, not counted)*")
+    outputs_agree(pytester, result, FLOOR, "failed")
+
+
+@WORKERS
+def test_a_judged_floor_whose_questions_are_deselected_skips_and_says_so(
+        pytester: pytest.Pytester, workers: str) -> None:
+    """-k that keeps the floor and none of its questions: the user chose not to run them, a
+    skip by the project's rules (docs/reading-a-failure.md), and said as such, not as a
+    missing judge."""
+    write_goldset(pytester.path / "gs", floors=JUDGED)
+    pytester.makeconftest(planned({}) + FIXTURE_JUDGE_CONFTEST)
+    verdicts(pytester.path / "judge.json")
+    result = run(pytester, workers, "gs", "-k", "floor", "--ragate-judge=fixture:judge.json",
+                 *OUTPUTS)
+    expect(result, "SKIPPED * not decided: 4 of 4 questions deselected (-k, -m or --lf): "
+           "q1, q2, q3, q4*")
+    assert "none configured" not in result.stdout.str()
+    outputs_agree(pytester, result, FLOOR, "skipped", history=False)
+
+
+@WORKERS
+def test_without_a_judge_a_judged_floor_still_says_none_is_configured(
+        pytester: pytest.Pytester, workers: str) -> None:
+    """The one case that says so: no --ragate-judge, and the questions that ran had none."""
+    write_goldset(pytester.path / "gs", floors=JUDGED)
+    pytester.makeconftest(planned({"q4": "Answer.abstain()"}) + FIXTURE_JUDGE_CONFTEST)
+    result = run(pytester, workers, "gs", *OUTPUTS)
+    expect(result, "SKIPPED * faithfulness needs a judge: none configured (--ragate-judge)*")
+    outputs_agree(pytester, result, FLOOR, "skipped")
+
+
+@WORKERS
+def test_a_users_own_judge_that_no_question_reached_is_not_taken_for_none(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, workers: str) -> None:
+    """A `ragate_judge` of the user's own, and no --ragate-judge: what it gives is known only
+    from a question that asked it. With every question sealed none did, so its judged floor
+    is decided over the gaps (and fails), never skipped as if no judge were configured."""
+    root = write_goldset(pytester.path / "gs", floors=JUDGED)
+    pytester.makeconftest(planned({}) + scripted_judge("return 1.0"))
+    seal_goldset(root, "s3cret", kdf=Scrypt(log2_n=10, p=1))
+    monkeypatch.delenv("RAGATE_SEAL_KEY", raising=False)
+    result = run(pytester, workers, "gs", *OUTPUTS)
+    expect(result, f"FAILED {FLOOR} - sealed: set RAGATE_SEAL_KEY to score 4 of 4 "
+           "questions*",
+           "mini: system: — · retriever: — · judge: ragate_judge (conftest.py:*), reached by "
+           "no question")
+    assert "none configured" not in result.stdout.str()
+    outputs_agree(pytester, result, FLOOR, "failed")
+
+
+@WORKERS
+def test_judge_agreement_fails_when_no_labelled_question_reached_the_judge(
+        pytester: pytest.Pytester, workers: str) -> None:
+    write_goldset(pytester.path / "gs", floors='[judge]\nlabels = "labels.jsonl"\n\n'
+                  "[floors]\njudge_agreement = 0.6\n")
+    (pytester.path / "gs" / "labels.jsonl").write_text(jsonl(
+        {"question_id": q, "metric": "faithfulness", "verdict": 1} for q in ("q1", "q2")))
+    pytester.makeconftest(planned({q: "pytest.skip('no index today')"
+                                   for q in ("q1", "q2", "q3", "q4")}) + FIXTURE_JUDGE_CONFTEST)
+    verdicts(pytester.path / "judge.json")
+    result = run(pytester, workers, "gs", "--ragate-judge=fixture:judge.json", *OUTPUTS)
+    floor = "gs/ragate.toml::floor[judge_agreement]"
+    expect(result, f"FAILED {floor} - not decided: 2 of 2 labelled questions have no result: "
+           "skipped q1, q2*")
+    assert "none configured" not in result.stdout.str()
+    outputs_agree(pytester, result, floor, "failed")
+
+
+@WORKERS
+def test_ragate_decide_holds_a_judged_floor_to_the_judge_the_shards_ran_with(
+        pytester: pytest.Pytester, workers: str) -> None:
+    """Shards run with --ragate-judge, every question skipped; `ragate decide` without the
+    flag decides with the shards' judge (their header says it), so the floor fails. (The
+    built-in `ragate_judge`: a user's own would fail it anyway, as no question asked it.)"""
+    write_goldset(pytester.path / "gs", floors=JUDGED)
+    pytester.makeconftest(planned({q: "pytest.skip('no index today')"
+                                   for q in ("q1", "q2", "q3", "q4")}))
+    verdicts(pytester.path / "judge.json")
+    for i in (1, 2):
+        shard = run(pytester, workers, "gs", "--ragate-judge=fixture:judge.json",
+                    f"--ragate-shard={i}/2", f"--ragate-results=shards/{i}.jsonl")
+        assert shard.ret == pytest.ExitCode.OK
+    result = run(pytester, "0", "gs", "--ragate-decide=shards", *OUTPUTS)
+    expect(result, f"FAILED {FLOOR} - not decided: 4 of 4 questions have no result: "
+           "skipped q1, q2, q3, q4 (Skipped: no index today)*",
+           "mini: system: — · retriever: — · judge: fixture:judge.json, reached by no "
+           "question")
+    outputs_agree(pytester, result, FLOOR, "failed")
+
+
+# --- an empty answer is not an answer ------------------------------------------------------
+
+EMPTY = {"q1": "Answer()", "q2": "{}", "q3": "Answer(text='  ', knobs={'top_k': 3})"}
+
+
+@WORKERS
+@pytest.mark.parametrize("route", ["file", "decorated"])
+def test_an_empty_answer_is_an_error_on_its_question(pytester: pytest.Pytester, workers: str,
+                                                     route: str) -> None:
+    """No text, no contexts, no citations, not abstained: counted as answered it would pass
+    abstention_accuracy (an answerable question answered) and, judged, be vacuously
+    faithful. It is an error on its question, and the floor over it is not decided."""
+    write_goldset(pytester.path / "gs", floors="[floors]\nabstention_accuracy = 0.5\n")
+    system = planned({**EMPTY, "q4": "Answer.abstain()"})
+    both_routes(pytester, system)
+    where = "gs/ragate.toml" if route == "file" else "test_rag.py::test_mine"
+    result = run(pytester, workers, where.partition("::")[0], "--ragate-report=r.md",
+                 "--ragate-results=r.jsonl")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    for qid in EMPTY:
+        expect(result, f"FAILED {where}*{qid}* - Failed: {qid}: the system returned an empty "
+               "answer: no text, contexts or citations, and not abstained (to decline, "
+               "return Answer.abstain())")
+    expect(result, "FAILED *floor[abstention_accuracy] - not decided: 3 of 4 questions have "
+           "no result: errored q1 (Failed: q1: the system returned an empty answer*")
+    rows = {r["question_id"]: r for r in results_rows(pytester.path / "r.jsonl")}
+    assert [rows[q]["status"] for q in ("q1", "q2", "q3", "q4")] == ["error"] * 3 + ["scored"]
+    assert "Run: **FAIL**" in (pytester.path / "r.md").read_text()
+
+
+# --- labels that cannot support an interval --------------------------------------------------
+
+def test_ppi_needs_min_labels_and_never_reports_a_point_interval() -> None:
+    """2 labels that agree with a constant judge made the interval [1.00, 1.00]: too few
+    labels now make no estimate, and a spread of 0 is bounded by the rule of three."""
+    assert ppi_mean([1.0] * 4, [(1.0, 1.0)] * 2) is None
+    assert ppi_mean([1.0] * 40, [(1.0, 1.0)] * (MIN_LABELS - 1)) is None
+    found = ppi_mean([1.0] * 12, [(1.0, 1.0)] * 12)
+    assert found is not None and found.bounded == ("judged", "labelled")
+    # both spreads 0: each variance is at most p·1² with p = 1 − 0.05^(1/12) (no other value
+    # among 12, at 95%), so the half-width is 1.96·√(2p/12)
+    p = 1 - 0.05 ** (1 / 12)
+    half = Z95 * math.sqrt(2 * p / 12)
+    assert found.interval == pytest.approx((1 - half, 1 + half))
+    assert half > 0.35
+    spread_judge_only = ppi_mean([1.0] * 12, [(1.0, 1.0), (1.0, 0.5)] * 6)
+    assert spread_judge_only is not None and spread_judge_only.bounded == ("judged",)
+
+
+def test_a_spread_of_zero_is_bounded_by_the_farthest_value_and_popoviciu() -> None:
+    p = 1 - 0.05 ** (1 / 10)
+    assert spread([0.25] * 10, 0.0, 1.0) == pytest.approx((p * 0.75 ** 2, True))
+    # a judge 1 below people every time: others lie up to 2 away, p·2² > Popoviciu's 2²/4
+    assert spread([-1.0] * 2, -1.0, 1.0) == pytest.approx((1.0, True))
+    assert spread([0.0, 1.0], 0.0, 1.0) == (0.5, False)  # a real spread is the sample's
+
+
+def labelled_project(pytester: pytest.Pytester, labelled: int, floor: float = 0.8) -> None:
+    """12 questions, every answer judged fully faithful (a constant judge); the first
+    `labelled` of them labelled faithful by people: perfect agreement, no spread at all."""
+    write_labelled(pytester.path / "gs", f"[floors]\nfaithfulness = {floor}\n",
+                   [{"question_id": f"q{i:02d}", "metric": "faithfulness", "verdict": 1}
+                    for i in range(labelled)],
+                   judge='[judge]\nlabels = "labels.jsonl"\nestimate = "ppi"\n')
+    pytester.makeconftest(planned({}) + FIXTURE_JUDGE_CONFTEST)
+    judge_file(pytester.path / "judge.json", ALL_SUPPORTED)
+
+
+@WORKERS
+def test_two_labels_agreeing_with_a_constant_judge_do_not_pass_a_strict_ppi_floor(
+        pytester: pytest.Pytester, workers: str) -> None:
+    labelled_project(pytester, labelled=2)
+    result = run(pytester, workers, "gs", "--ragate-judge=fixture:judge.json",
+                 "--ragate-ci=strict", *OUTPUTS)
+    expect(result, f"FAILED {FLOOR} - not decided: the ppi estimate ([judge] estimate = "
+           "\"ppi\") needs at least 10 labelled questions with a verdict here, has 2 labelled "
+           "of 12 judged*")
+    assert "[1.00, 1.00]" not in result.stdout.str()
+    outputs_agree(pytester, result, FLOOR, "failed")
+
+
+@WORKERS
+def test_labels_without_spread_widen_the_ppi_interval_and_say_so(
+        pytester: pytest.Pytester, workers: str) -> None:
+    labelled_project(pytester, labelled=12)
+    result = run(pytester, workers, "gs", "--ragate-judge=fixture:judge.json",
+                 "--ragate-ci=strict", *OUTPUTS)
+    expect(result, f"FAILED {FLOOR} - faithfulness 1.00 (ppi), 95% lower bound 0.62 < floor "
+           "0.80 (ragate_ci = strict) · over 12/12 judged, 12 labelled · ppi: judge 1.00 − "
+           "bias +0.00 on the labelled · no spread in the 12 judge scores nor in the 12 "
+           "labelled errors (judge − human): variance bounded by the rule of three (95%), not "
+           "taken as 0 · 95% CI [0.62, 1.38] (ppi, normal approximation)*")
+    outputs_agree(pytester, result, FLOOR, "failed")
+
+
+@WORKERS
+def test_a_verdict_of_true_in_a_labels_file_is_refused(pytester: pytest.Pytester,
+                                                       workers: str) -> None:
+    write_labelled(pytester.path / "gs", "[floors]\nfaithfulness = 0.8\n",
+                   '{"question_id": "q00", "metric": "faithfulness", "verdict": true}\n'
+                   '{"question_id": "q01", "metric": "faithfulness", "verdict": 1.0}\n'
+                   '{"question_id": "q02", "metric": "faithfulness", "verdict": 1}\n')
+    pytester.makeconftest(planned({}) + FIXTURE_JUDGE_CONFTEST)
+    judge_file(pytester.path / "judge.json", ALL_SUPPORTED)
+    result = run(pytester, workers, "gs", "--ragate-judge=fixture:judge.json")
+    assert result.ret == collection_failed(workers)
+    expect(result, "*labels.jsonl:1: [q00] verdict: *a verdict is 0 or 1, not true*",
+           "*labels.jsonl:2: [q01] verdict: *a verdict is 0 or 1, not 1.0*")
+    assert "labels.jsonl:3" not in result.stdout.str()
+    assert "passed" not in result.parseoutcomes()
+
+
+@WORKERS
+@pytest.mark.parametrize("ci", ["point", "strict"])
+def test_two_labels_cannot_vouch_for_a_judge(pytester: pytest.Pytester, workers: str,
+                                             ci: str) -> None:
+    """`judge_agreement` over 2 labels the judge agrees with: kappa 1.00 with no interval
+    (most resamples of 2 pairs are one class) passed, even under ragate_ci = strict."""
+    write_labelled(pytester.path / "gs", "[floors]\njudge_agreement = 0.6\n",
+                   [{"question_id": "q00", "metric": "faithfulness", "verdict": 1},
+                    {"question_id": "q01", "metric": "faithfulness", "verdict": 0}])
+    pytester.makeconftest(planned({}) + FIXTURE_JUDGE_CONFTEST)
+    judge_file(pytester.path / "judge.json", {**ALL_SUPPORTED, "q01": [False, False]})
+    result = run(pytester, workers, "gs", "--ragate-judge=fixture:judge.json",
+                 f"--ragate-ci={ci}", *OUTPUTS)
+    floor = "gs/ragate.toml::floor[judge_agreement]"
+    expect(result, f"FAILED {floor} - judge not calibrated: faithfulness: kappa 1.00 — on 2 "
+           "labelled questions: fewer than 10 labelled questions with a verdict, too few to "
+           "bound the agreement*")
+    outputs_agree(pytester, result, floor, "failed")
