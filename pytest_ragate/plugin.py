@@ -34,7 +34,7 @@ from pytest_ragate.collect.keys import (
     is_goldset_item,
 )
 from pytest_ragate.collect.long_lived import long_lived, thaw
-from pytest_ragate.collect.output_paths import check_outputs
+from pytest_ragate.collect.output_paths import check_collected, check_outputs
 from pytest_ragate.collect.route import route_spec
 from pytest_ragate.goldsets import CONFIG_NAME
 from pytest_ragate.settings import Settings, add_options, add_run_options, read_settings
@@ -72,9 +72,6 @@ def pytest_configure(config: pytest.Config) -> None:
         from pytest_ragate.collect.deciding import DECIDE_KEY, load
 
         config.stash[DECIDE_KEY] = load(config, settings)
-    if settings.run.shard and settings.run.results:
-        # a shard cut short (-x, a crash) leaves no file rather than an earlier run's
-        Path(settings.run.results).unlink(missing_ok=True)
     fixture_file = None
     if settings.judge.judge:  # one usage error, not a failure per item
         from pytest_ragate.judges.select import check_settings
@@ -189,12 +186,17 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 def pytest_collection_finish(session: pytest.Session) -> None:
     """After every selection (-k, -m, --lf), keep what was selected: the controller decides
     floors over each goldset's whole population, and tells a missing result from a deselected
-    one by it. The description itself is built only when the run ends, so collecting (an
-    IDE's --collect-only, `-k other`) costs nothing more."""
+    one by it. No output may be a file of a goldset collected here (a usage error); only
+    then are the outputs an earlier run left cleared. The description itself is built only
+    when the run ends, so collecting (an IDE's --collect-only, `-k other`) costs nothing
+    more."""
     session.config.stash[SELECTED_KEY] = list(session.items)
     controller = session.config.stash.get(CONTROLLER_KEY, None)
     if controller is not None:
         controller.selected = session.config.stash[SELECTED_KEY]
+        controller.collection_done(session)  # outputs held to the goldsets, then cleared
+    elif hasattr(session.config, "workerinput"):
+        check_collected(session.config)  # the xdist controller clears once a worker is done
 
 
 def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Item],

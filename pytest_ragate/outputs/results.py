@@ -78,6 +78,7 @@ class Header(_Line):
     gate: dict[str, Any] = {}  # the knobs that decide: a later decision may use others
     goldsets: list[GoldsetStamp] = []
     workers_down: list[str] = []
+    incomplete: str | None = None  # why the run stopped early: not a whole run's results
 
     @property
     def where(self) -> str:
@@ -122,15 +123,17 @@ _KINDS: dict[str, type[_Line]] = {next(iter(m.model_fields)): m
 HEADER_KEY = "ragate_results"
 
 
-def _dump(model: BaseModel) -> str:
-    return json.dumps(model.model_dump(mode="json"), ensure_ascii=False, sort_keys=True) + "\n"
+def _dump(model: BaseModel, exclude: Any = None) -> str:
+    return json.dumps(model.model_dump(mode="json", exclude=exclude), ensure_ascii=False,
+                      sort_keys=True) + "\n"
 
 
 def results_lines(runs: Sequence[GoldsetRun], header: Header | None = None,
                   anchors: Iterable[SavedAnchor] = (), items: Iterable[SavedItem] = ()) -> str:
     """The header, every run's rows in goldset and question order, then anchors and items."""
     rows = [r.model_dump(mode="json") for run in runs for r in run.records]
-    return (("" if header is None else _dump(_HeaderLine(ragate_results=header)))
+    quiet = {HEADER_KEY: {"incomplete"}} if header and header.incomplete is None else None
+    return (("" if header is None else _dump(_HeaderLine(ragate_results=header), quiet))
             + "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n"
                       for row in rows)
             + "".join(_dump(_AnchorLine(ragate_anchor=a)) for a in anchors)
@@ -138,7 +141,13 @@ def results_lines(runs: Sequence[GoldsetRun], header: Header | None = None,
 
 
 def write_results(path: Path, runs: Sequence[GoldsetRun], header: Header | None = None,
-                  anchors: Iterable[SavedAnchor] = (), items: Iterable[SavedItem] = ()) -> None:
+                  anchors: Iterable[SavedAnchor] = (), items: Iterable[SavedItem] = (), *,
+                  incomplete: str | None = None) -> None:
+    """`incomplete`: why the run stopped early, kept in the header (a file without a
+    header gets one that says only that)."""
+    if incomplete is not None:
+        header = (header or Header(format=FORMAT, ragate_version="", settings={})).model_copy(
+            update={"incomplete": incomplete})
     write_atomic(path, results_lines(runs, header, anchors, items))
 
 
