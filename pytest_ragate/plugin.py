@@ -170,7 +170,13 @@ def pytest_pycollect_makeitem(collector: pytest.Module | pytest.Class, name: str
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
                                    items: list[pytest.Item]) -> None:
     """After `-k` and `-m`: a shard keeps its slice (`collect/sharding.py`); a decision
-    keeps the floors and replays the rest from the results files (`collect/deciding.py`)."""
+    keeps the floors and replays the rest from the results files (`collect/deciding.py`).
+    First, no output may be a file of a goldset collected here (a usage error): before an
+    xdist worker says it has collected, so its controller clears no output before that."""
+    check_collected(config, items)
+    controller = config.stash.get(CONTROLLER_KEY, None)
+    if controller is not None:
+        controller.held = True
     run = read_settings(config).run
     if run.shard:
         from pytest_ragate.collect.sharding import select
@@ -186,17 +192,14 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 def pytest_collection_finish(session: pytest.Session) -> None:
     """After every selection (-k, -m, --lf), keep what was selected: the controller decides
     floors over each goldset's whole population, and tells a missing result from a deselected
-    one by it. No output may be a file of a goldset collected here (a usage error); only
-    then are the outputs an earlier run left cleared. The description itself is built only
-    when the run ends, so collecting (an IDE's --collect-only, `-k other`) costs nothing
-    more."""
+    one by it, and clears the outputs an earlier run left. The description itself is built
+    only when the run ends, so collecting (an IDE's --collect-only, `-k other`) costs
+    nothing more."""
     session.config.stash[SELECTED_KEY] = list(session.items)
     controller = session.config.stash.get(CONTROLLER_KEY, None)
     if controller is not None:
         controller.selected = session.config.stash[SELECTED_KEY]
-        controller.collection_done(session)  # outputs held to the goldsets, then cleared
-    elif hasattr(session.config, "workerinput"):
-        check_collected(session.config)  # the xdist controller clears once a worker is done
+        controller.collection_done(session)  # clears the outputs an earlier run left
 
 
 def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Item],

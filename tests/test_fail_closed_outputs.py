@@ -191,8 +191,9 @@ def test_mine(ragate_question, ragate_system):
 '''
 
 
+@WORKERS
 def test_a_decorated_goldset_outside_the_paths_given_is_held_once_collected(
-        pytester: pytest.Pytester) -> None:
+        pytester: pytest.Pytester, workers: str) -> None:
     """The decorator's folder is not under `tests`: its files are known only once the test
     module is collected, and are checked before anything is removed or written."""
     root = write_goldset(pytester.path / "goldsets" / "gs", floors=FLOORS)
@@ -201,7 +202,7 @@ def test_a_decorated_goldset_outside_the_paths_given_is_held_once_collected(
     (pytester.path / "tests" / "test_rag.py").write_text(DECORATED)
     before = (root / "expected.jsonl").read_bytes()
     for flag in ("--ragate-results", "--junitxml"):
-        result = run(pytester, "0", "tests", f"{flag}=goldsets/gs/expected.jsonl")
+        result = run(pytester, workers, "tests", f"{flag}=goldsets/gs/expected.jsonl")
         assert result.ret == USAGE
         result.stderr.fnmatch_lines([f"*the expected answers of goldset *goldsets/gs/ragate.toml "
                                      f"is also written by {flag} *"])

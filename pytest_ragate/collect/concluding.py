@@ -52,6 +52,7 @@ class Conclusion:
         self.written = Written()
         self.incomplete: str | None = None  # why the run stopped early, when it did
         self.unwritten: str | None = None  # why no output was written, when none was
+        self.concluded = False
         gate = settings.gate
         baseline = None
         if gate.baseline:
@@ -102,7 +103,7 @@ class Conclusion:
 
     def _decide(self, session: pytest.Session, row_knobs: dict[str, Any] | None = None, *,
                 incomplete: str | None = None, write: bool = True) -> None:
-        self.incomplete = incomplete
+        self.incomplete, self.concluded = incomplete, True
         self.decision = decide_run(self.collected, self.arrived, self.rules)
         reporter.report_decision(self.config, self.decision, self.arrived.started)
         if incomplete is not None:
@@ -131,6 +132,8 @@ class Conclusion:
                                      check, force=self.settings.run.promote_flipped)
 
     def terminal_summary(self, terminalreporter: Any) -> None:
+        if not self.concluded:
+            return  # stopped before its loop (a usage error, --collect-only)
         outputs = reporter.Outputs(self.settings.run.outputs, incomplete=self.incomplete,
                                    unwritten=self.unwritten)
         if self.shard is not None:

@@ -27,7 +27,7 @@ from pytest_ragate.collect.keys import (
     WORKEROUTPUT_KEY,
     is_goldset_item,
 )
-from pytest_ragate.collect.output_paths import check_collected, clear_outputs
+from pytest_ragate.collect.output_paths import clear_outputs, refused
 from pytest_ragate.settings import read_settings
 
 if TYPE_CHECKING:
@@ -68,7 +68,8 @@ class Controller:
         self.failed: dict[str, tuple[str, str]] = {}  # node id -> (phase, why), the first
         self.down: list[str] = []  # xdist workers that went down, and why
         self.conclusion: Conclusion | None = None
-        self.cleared = False  # the outputs were checked against the goldsets and cleared
+        self.held = False  # this process's collection held the outputs to its goldsets
+        self.cleared = False  # the outputs an earlier run left were cleared
         if settings.gate.baseline or settings.run.outputs or settings.run.promote:
             self.concluding()  # a bad baseline is a usage error before anything runs
 
@@ -108,21 +109,24 @@ class Controller:
             self.down.append(f"{gateway}: {summary_line(error)}")
 
     def collection_done(self, session: pytest.Session) -> None:
-        """This process collected (no xdist): hold the outputs to every goldset it loaded,
-        then clear what an earlier run left at them. pytest's JUnit file too, in a run that
-        has goldsets or ragate outputs."""
-        if self.config.option.collectonly:
+        """This process collected (no xdist), and held the outputs to every goldset it
+        loaded (`plugin.pytest_collection_modifyitems`): clear what an earlier run left at
+        them. pytest's JUnit file too, in a run that has goldsets or ragate outputs."""
+        if self.config.option.collectonly or not self.held:
             return
-        check_collected(self.config)
         junit = bool(self.settings.run.outputs) or any(map(is_goldset_item, session.items))
         clear_outputs(self.config, junit=junit)
         self.cleared = True
 
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            refused(self.config, report)  # an xdist worker refused the outputs
+
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
-        """Under xdist, a worker that finished collecting has held the outputs to the
-        goldsets it loaded (a worker refuses with a usage error, and never gets here)."""
-        if not self.cleared:
+        """Under xdist, a worker that collected items has held the outputs to the goldsets
+        it loaded (one that refused them with a usage error says it collected none)."""
+        if ids and not self.cleared:
             clear_outputs(self.config, junit=bool(self.settings.run.outputs))
             self.cleared = True
 
@@ -133,7 +137,7 @@ class Controller:
         try:
             result = yield
         except BaseException as stop:
-            if not self.config.option.collectonly:
+            if not self.config.option.collectonly and not isinstance(stop, pytest.UsageError):
                 self.conclude(session, stopped_early(session, stop))
             raise
         if not self.config.option.collectonly:

@@ -31,6 +31,8 @@ import pytest
 from pytest_ragate.goldsets import CONFIG_NAME
 from pytest_ragate.settings import read_settings
 
+REFUSED_ATTR = "ragate_refused"  # on an xdist worker's collect report: outputs refused
+
 
 @dataclass(frozen=True)
 class Input:
@@ -79,20 +81,37 @@ def check_outputs(config: pytest.Config, judge_file: str | None = None) -> None:
     _refuse(problems)
 
 
-def check_collected(config: pytest.Config) -> None:
+def check_collected(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Once collected: a usage error for an output on a file of any goldset this process
-    loaded, by either route. pytest's JUnit file is then not written either (it is written
-    at the session's end, after a usage error too)."""
-    items = sys.modules.get("pytest_ragate.collect.items")  # not loaded: no goldset was
+    loaded, by either route. Then pytest's JUnit file is not written (it is written at the
+    session's end, after a usage error too), and `items` is emptied: pytest still calls
+    `pytest_collection_finish`, and an xdist worker then tells its controller, which clears
+    the outputs only when a worker collected something."""
+    loader = sys.modules.get("pytest_ragate.collect.items")  # not loaded: no goldset was
     written = _written(config)
-    goldsets = config.stash.get(items.GOLDSETS_KEY, {}) if items else {}
+    goldsets = config.stash.get(loader.GOLDSETS_KEY, {}) if loader else {}
     if not written or not goldsets:
         return
     problems = overwritten(written, [i for g in goldsets.values()
                                      for i in goldset_inputs(g.config_path)])
-    if problems:
-        _no_junit(config)
+    if not problems:
+        return
+    _no_junit(config)
+    items.clear()
+    if hasattr(config, "workerinput"):  # xdist shows a worker's usage error nowhere
+        report = pytest.CollectReport("", "failed", _message(problems), [])
+        setattr(report, REFUSED_ATTR, True)  # the controller raises it (`refused`)
+        config.hook.pytest_collectreport(report=report)
+        return
     _refuse(problems)
+
+
+def refused(config: pytest.Config, report: pytest.CollectReport) -> None:
+    """On the xdist controller: a worker's refusal (`check_collected`) is this run's usage
+    error, and pytest's JUnit file is not written."""
+    if getattr(report, REFUSED_ATTR, False):
+        _no_junit(config)
+        raise pytest.UsageError(str(report.longrepr))
 
 
 def _through(path: Path) -> bool:
@@ -102,10 +121,13 @@ def _through(path: Path) -> bool:
     return special_file(path) in WRITTEN_THROUGH
 
 
+def _message(problems: list[str]) -> str:
+    return "pytest-ragate outputs:\n" + "\n".join(f"  {p}" for p in dict.fromkeys(problems))
+
+
 def _refuse(problems: list[str]) -> None:
     if problems:
-        raise pytest.UsageError("pytest-ragate outputs:\n" + "\n".join(
-            f"  {p}" for p in dict.fromkeys(problems)))
+        raise pytest.UsageError(_message(problems))
 
 
 def _no_junit(config: pytest.Config) -> None:
