@@ -93,7 +93,7 @@ def test_a_run_that_stops_early_marks_every_output_incomplete(
     assert '<h1>ragate report <span class="badge o-failed">FAIL</span></h1>' in html
     assert 'data-run-status="incomplete"' in html
     assert str(results_header(pytester)["incomplete"])
-    assert junit_properties(pytester)["ragate_incomplete"].startswith("INCOMPLETE:")
+    assert junit_properties(pytester)["ragate-incomplete"].startswith("INCOMPLETE:")
     assert len(read(pytester, "h.jsonl").splitlines()) == 1  # the stopped run is not history
     again = decided(pytester)
     assert again.ret != pytest.ExitCode.OK  # the partial results are not a pass either
@@ -336,3 +336,21 @@ def test_dev_null_as_an_output_stays_the_device(pytester: pytest.Pytester,
     result = run(pytester, "0", "gs", "--ragate-report=/dev/null", "--junitxml=/dev/null")
     assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
     assert result.ret == pytest.ExitCode.OK  # a device written through may take two outputs
+
+
+def test_every_file_a_goldset_reads_is_an_input(tmp_path: Path) -> None:
+    """What the checks hold outputs to, for a goldset with anchors and labels: its toml,
+    questions, expected and sealed answers, anchors, labels and corpus globs."""
+    from pytest_ragate.collect.output_paths import goldset_inputs, overwritten
+    from tests.conftest import BASE_TOML
+
+    root = write_goldset(tmp_path / "gs", toml=BASE_TOML + '\n[judge]\nlabels = "labels.jsonl"\n',
+                         anchors=ANCHORS)
+    inputs = goldset_inputs(root / "ragate.toml")
+    named = {i.what.split(" of goldset")[0] for i in inputs}
+    assert named == {"the ragate.toml", "the questions", "the expected answers",
+                     "the sealed answers", "the anchors", "the labels",
+                     "the corpus glob 'corpus/*.jsonl'"}
+    outputs = {(root / name).resolve(): ["--ragate-report"] for name in
+               ("labels.jsonl", "expected.sealed.json", "corpus/other.jsonl", "report.md")}
+    assert len(overwritten(outputs, inputs)) == 3  # all but report.md

@@ -124,9 +124,10 @@ class Controller:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
-        """Under xdist, a worker that collected items has held the outputs to the goldsets
-        it loaded (one that refused them with a usage error says it collected none)."""
-        if ids and not self.cleared:
+        """Under xdist, a worker that finished collecting has held the outputs to the
+        goldsets it loaded: one that refused them sent its refusal first, and the usage
+        error it raised here (`pytest_collectreport`) has ended the run."""
+        if not self.cleared:
             clear_outputs(self.config, junit=bool(self.settings.run.outputs))
             self.cleared = True
 

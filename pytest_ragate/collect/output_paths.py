@@ -84,9 +84,10 @@ def check_outputs(config: pytest.Config, judge_file: str | None = None) -> None:
 def check_collected(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Once collected: a usage error for an output on a file of any goldset this process
     loaded, by either route. Then pytest's JUnit file is not written (it is written at the
-    session's end, after a usage error too), and `items` is emptied: pytest still calls
-    `pytest_collection_finish`, and an xdist worker then tells its controller, which clears
-    the outputs only when a worker collected something."""
+    session's end, after a usage error too) and `items` is emptied (pytest still calls
+    `pytest_collection_finish`). An xdist worker sends the refusal to its controller as a
+    marked collect report, before it says it has collected: the controller raises it
+    (`refused`) before it would clear any output."""
     loader = sys.modules.get("pytest_ragate.collect.items")  # not loaded: no goldset was
     written = _written(config)
     goldsets = config.stash.get(loader.GOLDSETS_KEY, {}) if loader else {}

@@ -136,13 +136,13 @@ def junit_text(config: pytest.Config, report: pytest.TestReport,
 
 
 def junit_incomplete(config: pytest.Config, why: str) -> None:
-    """A run that stopped early says so in its JUnit file too: a `ragate_incomplete`
+    """A run that stopped early says so in its JUnit file too: a `ragate-incomplete`
     property of the test suite (the floors' cases are there, failed by what never ran)."""
     from _pytest.junitxml import xml_key
 
     xml = config.stash.get(xml_key, None)
     if xml is not None:
-        xml.add_global_property("ragate_incomplete", incomplete_notice(why))
+        xml.add_global_property("ragate-incomplete", incomplete_notice(why))
 
 
 @dataclass(frozen=True)
