@@ -51,11 +51,9 @@ def stopped_early(session: pytest.Session, stop: BaseException | None = None) ->
         return None if not asked else asked if isinstance(asked, str) else "stopped"
     if isinstance(stop, pytest.exit.Exception):
         return f"pytest.exit: {stop.msg}"
-    if isinstance(stop, (session.Failed, session.Interrupted)) or (
-            isinstance(stop, KeyboardInterrupt) and str(stop)):
-        return str(stop) or type(stop).__name__  # -x, --maxfail; xdist's Interrupted
-    if isinstance(stop, KeyboardInterrupt):
-        return "interrupted (KeyboardInterrupt)"
+    if isinstance(stop, (session.Failed, session.Interrupted, KeyboardInterrupt)):
+        # -x and --maxfail say "stopping after 1 failures", as xdist's Interrupted does
+        return str(stop) or "interrupted (KeyboardInterrupt)"
     return f"{type(stop).__name__}: {summary_line(stop)}"
 
 
@@ -127,7 +125,7 @@ class Controller:
         """Under xdist, a worker that finished collecting has held the outputs to the
         goldsets it loaded: one that refused them sent its refusal first, and the usage
         error it raised here (`pytest_collectreport`) has ended the run."""
-        if not self.cleared:
+        if not self.cleared and not self.config.option.collectonly:
             clear_outputs(self.config, junit=bool(self.settings.run.outputs))
             self.cleared = True
 
