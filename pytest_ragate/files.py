@@ -1,11 +1,12 @@
 """Reading user files as UTF-8 (naming what is wrong when they are not), line-numbered JSONL
-into pydantic models, and writing files atomically."""
+into pydantic models, and writing files atomically (never over a device or a pipe)."""
 
 from __future__ import annotations
 
 import codecs
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import TypeVar
@@ -114,9 +115,38 @@ def _raw_id(line: str, id_field: str | None) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def special_file(path: Path) -> str | None:
+    """What `path` is when it exists and is not a regular file (a folder, a device, a pipe, a
+    socket), following links; None for a regular file or nothing at all."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    for test, kind in ((stat.S_ISREG, None), (stat.S_ISDIR, "a directory"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISFIFO, "a named pipe"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return kind
+    return "not a regular file"
+
+
+WRITTEN_THROUGH = ("a character device", "a named pipe")  # /dev/null, /dev/stdout, >(cmd)
+
+
 def write_atomic(path: Path, data: str | bytes) -> None:
     """Write through a temp file in the same directory and rename, so no reader sees half.
-    Text is written as UTF-8."""
+    Text is written as UTF-8. A link's target is replaced, not the link; a character device
+    or a pipe (`/dev/null`, `/dev/stdout`) is written through, never renamed over; any other
+    path that is not a regular file is refused (OSError)."""
+    payload = data.encode() if isinstance(data, str) else data
+    kind = special_file(path)
+    if kind in WRITTEN_THROUGH:
+        with open(path, "wb") as handle:
+            handle.write(payload)
+        return
+    if kind is not None:
+        raise OSError(f"{path} is {kind}, not a file to write")
+    path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -125,8 +155,18 @@ def write_atomic(path: Path, data: str | bytes) -> None:
         os.umask(umask)
         os.fchmod(fd, 0o666 & ~umask)
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data.encode() if isinstance(data, str) else data)
+            handle.write(payload)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def remove_regular(path: Path) -> bool:
+    """Remove the regular file `path` names (a link's target, not the link), as a run does
+    with the outputs it will write; anything else (a device, a pipe, a folder) is left
+    alone. True when a file was removed."""
+    if special_file(path) is not None or not path.exists():
+        return False
+    Path(os.path.realpath(path)).unlink(missing_ok=True)
+    return True

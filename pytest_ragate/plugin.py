@@ -35,7 +35,7 @@ from pytest_ragate.collect.keys import (
     is_goldset_item,
 )
 from pytest_ragate.collect.long_lived import long_lived, thaw
-from pytest_ragate.collect.output_paths import check_outputs
+from pytest_ragate.collect.output_paths import check_collected, check_outputs
 from pytest_ragate.collect.route import route_spec
 from pytest_ragate.goldsets import CONFIG_NAME
 from pytest_ragate.settings import Settings, add_options, add_run_options, read_settings
@@ -73,9 +73,6 @@ def pytest_configure(config: pytest.Config) -> None:
         from pytest_ragate.collect.deciding import DECIDE_KEY, load
 
         config.stash[DECIDE_KEY] = load(config, settings)
-    if settings.run.shard and settings.run.results:
-        # a shard cut short (-x, a crash) leaves no file rather than an earlier run's
-        Path(settings.run.results).unlink(missing_ok=True)
     fixture_file = None
     if settings.judge.judge:  # one usage error, not a failure per item
         from pytest_ragate.judges.select import check_settings
@@ -174,7 +171,13 @@ def pytest_pycollect_makeitem(collector: pytest.Module | pytest.Class, name: str
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
                                    items: list[pytest.Item]) -> None:
     """After `-k` and `-m`: a shard keeps its slice (`collect/sharding.py`); a decision
-    keeps the floors and replays the rest from the results files (`collect/deciding.py`)."""
+    keeps the floors and replays the rest from the results files (`collect/deciding.py`).
+    First, no output may be a file of a goldset collected here (a usage error): before an
+    xdist worker says it has collected, so its controller clears no output before that."""
+    check_collected(config, items)
+    controller = config.stash.get(CONTROLLER_KEY, None)
+    if controller is not None:
+        controller.held = True
     run = read_settings(config).run
     if run.shard:
         from pytest_ragate.collect.sharding import select
@@ -190,12 +193,14 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 def pytest_collection_finish(session: pytest.Session) -> None:
     """After every selection (-k, -m, --lf), keep what was selected: the controller decides
     floors over each goldset's whole population, and tells a missing result from a deselected
-    one by it. The description itself is built only when the run ends, so collecting (an
-    IDE's --collect-only, `-k other`) costs nothing more."""
+    one by it, and clears the outputs an earlier run left. The description itself is built
+    only when the run ends, so collecting (an IDE's --collect-only, `-k other`) costs
+    nothing more."""
     session.config.stash[SELECTED_KEY] = list(session.items)
     controller = session.config.stash.get(CONTROLLER_KEY, None)
     if controller is not None:
         controller.selected = session.config.stash[SELECTED_KEY]
+        controller.collection_done(session)  # clears the outputs an earlier run left
 
 
 def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Item],

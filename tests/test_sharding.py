@@ -582,17 +582,18 @@ def test_a_shard_killed_before_it_wrote_is_a_missing_shard(sharded: Path) -> Non
 
 
 def test_a_shard_cut_short_by_maxfail_is_refused(sharded: Path) -> None:
-    """`-x` stops a shard at its first failure: it writes nothing, and removes the results
-    file an earlier run left, so the decision cannot take that one for it."""
+    """`-x` stops a shard at its first failure: the results file an earlier run left is
+    removed when it starts, and its own is written marked incomplete, so the decision
+    cannot take either for a whole shard."""
     root = copy_of(sharded, "cut")
     owners = deal("gs/ragate.toml", [f"q{i:03d}" for i in range(N_QUESTIONS)], [], 3)
     first = [q for q, s in sorted(owners.items()) if s == 1][:3]
     shard = run(root, "gs", CACHE_OFF, "-x", "--ragate-shard=1/3",
                 "--ragate-results=shards/1.jsonl", RAGATE_TEST_RAISE=",".join(first))
     assert shard.returncode == 1
-    assert not (root / "shards" / "1.jsonl").exists()  # not the earlier run's file either
-    text = refused(decide(root, SHARDS[1:]), root)
-    assert "shard 1/3 missing" in text
+    trailer = json.loads((root / "shards" / "1.jsonl").read_text().splitlines()[-1])
+    assert trailer["ragate_trailer"]["incomplete"] == "stopping after 1 failures"
+    assert "stopped early (stopping after 1 failures)" in refused(decide(root, SHARDS), root)
 
 
 def test_two_routes_of_a_tiny_goldset_over_more_shards_than_some_have_items(

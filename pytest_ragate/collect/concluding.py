@@ -26,6 +26,7 @@ from pytest_ragate.collect.items import collected
 from pytest_ragate.collect.wire import Collected
 from pytest_ragate.goldsets.promotion import Promotion, promote_anchors, promote_floors, summary
 from pytest_ragate.outputs.baseline import BaselineError, load_baseline
+from pytest_ragate.outputs.reports import incomplete_notice
 from pytest_ragate.outputs.results import Shard
 from pytest_ragate.outputs.writers import Written, write_outputs
 from pytest_ragate.scoring.flips import Flips
@@ -49,6 +50,9 @@ class Conclusion:
         self.decision = Decision()
         self.promotion: list[str] = []
         self.written = Written()
+        self.incomplete: str | None = None  # why the run stopped early, when it did
+        self.unwritten: str | None = None  # why no output was written, when none was
+        self.concluded = False
         gate = settings.gate
         baseline = None
         if gate.baseline:
@@ -79,47 +83,65 @@ class Conclusion:
 
     def conclude(self, session: pytest.Session, selected: list[pytest.Item] | None,
                  started: dict[str, Location], failed: dict[str, tuple[str, str]],
-                 down: list[str]) -> None:
+                 down: list[str], *, incomplete: str | None = None, write: bool = True,
+                 ) -> None:
+        """`incomplete`: why the loop stopped early; `write`: whether the outputs were held
+        to every goldset's files and cleared (never written otherwise)."""
         if selected is not None:
             self.add_collected(collected(selected))
         self.arrived.started = started
         self.arrived.failed = {nodeid: Failure(*f) for nodeid, f in failed.items()}
         self.arrived.down = down
-        self._decide(session)
+        self._decide(session, incomplete=incomplete, write=write)
 
-    def conclude_saved(self, session: pytest.Session, deciding: Deciding) -> None:
+    def conclude_saved(self, session: pytest.Session, deciding: Deciding, *,
+                       incomplete: str | None = None) -> None:
         """`ragate decide`: the saved items reported as they were, then decided as a run."""
         replay(self.config, deciding)
         self.collected, self.arrived = deciding.collected, deciding.arrived
-        self._decide(session, row_knobs=deciding.row_knobs)
+        self._decide(session, row_knobs=deciding.row_knobs, incomplete=incomplete)
 
-    def _decide(self, session: pytest.Session, row_knobs: dict[str, Any] | None = None,
-                ) -> None:
+    def _decide(self, session: pytest.Session, row_knobs: dict[str, Any] | None = None, *,
+                incomplete: str | None = None, write: bool = True) -> None:
+        self.incomplete, self.concluded = incomplete, True
         self.decision = decide_run(self.collected, self.arrived, self.rules)
         reporter.report_decision(self.config, self.decision, self.arrived.started)
-        run_failed = bool(session.testsfailed) or bool(session.shouldfail)
+        if incomplete is not None:
+            reporter.junit_incomplete(self.config, incomplete)
+        run_failed = (bool(session.testsfailed) or bool(session.shouldfail)
+                      or incomplete is not None)
         for run in self.runs:
             run.run_failed = run_failed
+        if not write:
+            self.unwritten = ("no process finished collecting, so they could not be held to "
+                              "the goldsets' files")
+            return
         keep = saved(self.settings, self.collected, self.arrived, self.decision.lost,
                      shard=self.shard, row_knobs=row_knobs)
         self.written = write_outputs(
             self.settings.run, self.runs, rootdir=self.config.rootpath,
-            cut_short=bool(session.shouldstop or session.shouldfail), failed=run_failed,
-            ci=self.settings.gate.ci, flip_window=self.settings.gate.flip_window, saved=keep)
-        if self.settings.run.promote:
+            cut_short=incomplete is not None or bool(session.shouldstop or session.shouldfail),
+            failed=run_failed, ci=self.settings.gate.ci,
+            flip_window=self.settings.gate.flip_window, saved=keep, incomplete=incomplete)
+        if self.settings.run.promote and incomplete is not None:
+            self.promotion = [f"ragate: nothing promoted: {incomplete_notice(incomplete)}"]
+        elif self.settings.run.promote:
             check = (FlipCheck.of(self.runs, self.written.flips) if self.settings.run.history
                      else FlipCheck(history=False))
             self.promotion = promote(self.arrived.anchors.values(), self.decision.floors,
                                      check, force=self.settings.run.promote_flipped)
 
     def terminal_summary(self, terminalreporter: Any) -> None:
+        if not self.concluded:
+            return  # stopped before its loop (a usage error, --collect-only)
+        outputs = reporter.Outputs(self.settings.run.outputs, incomplete=self.incomplete,
+                                   unwritten=self.unwritten)
         if self.shard is not None:
             reporter.shard_summary(terminalreporter, self.shard, self.runs,
-                                   outputs=self.settings.run.outputs, down=self.arrived.down)
+                                   outputs=outputs, down=self.arrived.down)
             return
         reporter.terminal_summary(terminalreporter, self.runs, down=self.arrived.down,
-                                  promotion=self.promotion,
-                                  outputs=self.settings.run.outputs,
+                                  promotion=self.promotion, outputs=outputs,
                                   history_notes=self.written.notes,
                                   flips={run.label: lines for run in self.runs
                                          if (lines := self.flip_lines(run))})

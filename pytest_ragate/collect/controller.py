@@ -8,6 +8,10 @@ light. It keeps, as plain values, what every run has (which items started, which
 why, which workers went down), and makes the `Conclusion` (the one import of the deciding,
 reporting and writing parts) once a goldset shows up: a record, an anchor outcome, a
 worker's description of its goldsets, a selected goldset item, or a ragate output to write.
+
+It also says how the run ended: the outputs an earlier run left are cleared once collection
+has held them to the goldsets' files (`output_paths.py`), and a run whose loop stopped early
+is still concluded, its outputs marked INCOMPLETE, before the stop goes on to pytest.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from pytest_ragate.collect.keys import (
     WORKEROUTPUT_KEY,
     is_goldset_item,
 )
+from pytest_ragate.collect.output_paths import clear_outputs, refused
 from pytest_ragate.settings import read_settings
 
 if TYPE_CHECKING:
@@ -43,6 +48,21 @@ def _worker_id(report: pytest.TestReport) -> str | None:
     return getattr(getattr(getattr(report, "node", None), "gateway", None), "id", None)
 
 
+def stopped_early(session: pytest.Session, stop: BaseException | None = None) -> str | None:
+    """Why the run stopped before every selected item had run, or None: what ended the loop
+    (pytest's -x and --maxfail, xdist's stop, an interrupt, `pytest.exit`, an error), else a
+    stop pytest asked for that nothing raised yet."""
+    if stop is None:
+        asked = session.shouldfail or session.shouldstop
+        return None if not asked else asked if isinstance(asked, str) else "stopped"
+    if isinstance(stop, pytest.exit.Exception):
+        return f"pytest.exit: {stop.msg}"
+    if isinstance(stop, (session.Failed, session.Interrupted, KeyboardInterrupt)):
+        # -x and --maxfail say "stopping after 1 failures", as xdist's Interrupted does
+        return str(stop) or "interrupted (KeyboardInterrupt)"
+    return f"{type(stop).__name__}: {summary_line(stop)}"
+
+
 class Controller:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
@@ -54,6 +74,8 @@ class Controller:
         self.no_system: dict[str, int] = {}  # goldset file -> items that had no system
         self.last_on: dict[str, str] = {}  # xdist worker -> the last item it reported
         self.conclusion: Conclusion | None = None
+        self.held = False  # this process's collection held the outputs to its goldsets
+        self.cleared = False  # the outputs an earlier run left were cleared
         if settings.gate.baseline or settings.run.outputs or settings.run.promote:
             self.concluding()  # a bad baseline is a usage error before anything runs
 
@@ -119,24 +141,56 @@ class Controller:
             gateway = getattr(getattr(node, "gateway", None), "id", "a worker")
             self.down.append(f"{gateway}: {summary_line(error)}")
 
+    def collection_done(self, session: pytest.Session) -> None:
+        """This process collected (no xdist), and held the outputs to every goldset it
+        loaded (`plugin.pytest_collection_modifyitems`): clear what an earlier run left at
+        them. pytest's JUnit file too, in a run that has goldsets or ragate outputs."""
+        if self.config.option.collectonly or not self.held:
+            return
+        junit = bool(self.settings.run.outputs) or any(map(is_goldset_item, session.items))
+        clear_outputs(self.config, junit=junit)
+        self.cleared = True
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            refused(self.config, report)  # an xdist worker refused the outputs
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        """Under xdist, a worker that finished collecting has held the outputs to the
+        goldsets it loaded: one that refused them sent its refusal first, and the usage
+        error it raised here (`pytest_collectreport`) has ended the run."""
+        if not self.cleared and not self.config.option.collectonly:
+            clear_outputs(self.config, junit=bool(self.settings.run.outputs))
+            self.cleared = True
+
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
-        result = yield
-        if self.config.option.collectonly:
-            return result
+        """After the loop, or when it stops early (-x, --maxfail, an interrupt, pytest.exit):
+        the run is concluded, and one that stopped early is written marked INCOMPLETE."""
+        try:
+            result = yield
+        except BaseException as stop:
+            if not self.config.option.collectonly and not isinstance(stop, pytest.UsageError):
+                self.conclude(session, stopped_early(session, stop))
+            raise
+        if not self.config.option.collectonly:
+            self.conclude(session, stopped_early(session))
+        return result
+
+    def conclude(self, session: pytest.Session, incomplete: str | None) -> None:
         if self.settings.run.decide:  # `ragate decide`: saved results, not this session's
             from pytest_ragate.collect.deciding import DECIDE_KEY
 
             deciding = self.config.stash[DECIDE_KEY]
             if not deciding.problems:
-                self.concluding().conclude_saved(session, deciding)
-            return result
+                self.concluding().conclude_saved(session, deciding, incomplete=incomplete)
+            return
         if self.selected is not None and any(map(is_goldset_item, self.selected)):
             self.concluding()
         if self.conclusion is not None:
             self.conclusion.conclude(session, self.selected, self.started, self.failed,
-                                     self.down)
-        return result
+                                     self.down, incomplete=incomplete, write=self.cleared)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.no_system:

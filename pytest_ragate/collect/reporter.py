@@ -11,12 +11,18 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
 from pytest_ragate.collect.decision import Decision, FloorDecision
-from pytest_ragate.outputs.reports import floors_table, question_text, regressions_table
+from pytest_ragate.outputs.reports import (
+    floors_table,
+    incomplete_notice,
+    question_text,
+    regressions_table,
+)
 from pytest_ragate.scoring.metrics import QuestionRecord
 from pytest_ragate.scoring.regression import Regression
 from pytest_ragate.scoring.run import GoldsetRun
@@ -129,9 +135,42 @@ def junit_text(config: pytest.Config, report: pytest.TestReport,
         xml.node_reporter(report).append(element)
 
 
+def junit_incomplete(config: pytest.Config, why: str) -> None:
+    """A run that stopped early says so in its JUnit file too: a `ragate-incomplete`
+    property of the test suite (the floors' cases are there, failed by what never ran)."""
+    from _pytest.junitxml import xml_key
+
+    xml = config.stash.get(xml_key, None)
+    if xml is not None:
+        xml.add_global_property("ragate-incomplete", incomplete_notice(why))
+
+
+@dataclass(frozen=True)
+class Outputs:
+    """The outputs asked for by name, and how the run left them: `incomplete` (why the run
+    stopped early: written marked INCOMPLETE, the history not appended), `unwritten` (why
+    none was written)."""
+
+    paths: Mapping[str, str]
+    incomplete: str | None = None
+    unwritten: str | None = None
+
+    def lines(self) -> list[tuple[str, bool]]:
+        """Each output's terminal line, and whether it is said in red."""
+        if self.unwritten:
+            return [(f"ragate {name}: {path} not written: {self.unwritten}", True)
+                    for name, path in self.paths.items()]
+        if self.incomplete is None:
+            return [(f"ragate {name}: {path}", False) for name, path in self.paths.items()]
+        found = [(f"ragate {name}: {path} " + ("not appended to" if name == "history"
+                                              else "written marked INCOMPLETE"), True)
+                 for name, path in self.paths.items()]
+        return [(f"ragate: {incomplete_notice(self.incomplete)}", True), *found]
+
+
 def terminal_summary(terminalreporter: Any, runs: Sequence[GoldsetRun], *,
                      down: Sequence[str], promotion: Sequence[str],
-                     outputs: Mapping[str, str], history_notes: Sequence[str],
+                     outputs: Outputs, history_notes: Sequence[str],
                      flips: Mapping[str, Sequence[str]] | None = None) -> None:
     """`flips` are the history's flip lines by goldset label (`outputs/history.py`)."""
     write = terminalreporter.write_line
@@ -143,6 +182,8 @@ def terminal_summary(terminalreporter: Any, runs: Sequence[GoldsetRun], *,
         terminalreporter.write_sep("=", "ragate regressions against the baseline")
         write(regressions_table(runs, "simple"))
     if not runs:
+        for line, red in outputs.lines():
+            write(line, red=red)
         return
     terminalreporter.write_sep("=", "ragate floors")
     for run in runs:
@@ -157,8 +198,8 @@ def terminal_summary(terminalreporter: Any, runs: Sequence[GoldsetRun], *,
             write(f"{run.label}: {line}", yellow=line.startswith("warning"))
         for line in run.flaky_lines():
             write(f"{run.label}: {line}", yellow=not line.startswith("flaky: 0 "))
-    for name, path in outputs.items():
-        write(f"ragate {name}: {path}")
+    for line, red in outputs.lines():
+        write(line, red=red)
     for label, lines in (flips or {}).items():
         for line in lines:
             write(f"{label}: {line}", yellow=" flipped " in line)
@@ -167,7 +208,7 @@ def terminal_summary(terminalreporter: Any, runs: Sequence[GoldsetRun], *,
 
 
 def shard_summary(terminalreporter: Any, shard: Any, runs: Sequence[GoldsetRun], *,
-                  outputs: Mapping[str, str], down: Sequence[str]) -> None:
+                  outputs: Outputs, down: Sequence[str]) -> None:
     """A shard decides nothing: say what it ran, and where its results wait for `ragate
     decide`."""
     write = terminalreporter.write_line
@@ -182,5 +223,5 @@ def shard_summary(terminalreporter: Any, shard: Any, runs: Sequence[GoldsetRun],
         write(f"ragate: xdist worker down: {note}", red=True)
     write(f"floors: not decided in a shard; run `ragate decide` over every shard's results "
           f"({shard.count} files)")
-    for name, path in outputs.items():
-        write(f"ragate {name}: {path}")
+    for line, red in outputs.lines():
+        write(line, red=red)

@@ -41,6 +41,7 @@ from pytest_ragate.outputs.reports import (
     ANCHOR_HEADERS,
     OUTCOME_WORDS,
     anchor_rows,
+    incomplete_notice,
     metric_source,
 )
 from pytest_ragate.scoring.gates import (
@@ -441,24 +442,29 @@ def _environment() -> jinja2.Environment:
 
 def render_html(runs: Sequence[GoldsetRun], *, history: Sequence[HistoryLine] = (),
                 ci: str = "point", run_failed: bool = False,
-                flips: Mapping[str, Sequence[str]] | None = None) -> str:
+                flips: Mapping[str, Sequence[str]] | None = None,
+                incomplete: str | None = None) -> str:
     """The whole page as a string: pure, so tests can render without touching a file.
-    `flips` are the history's flip lines by route (or goldset name)."""
+    `flips` are the history's flip lines by route (or goldset name); `incomplete`, why the
+    run stopped early."""
     flips = flips or {}
     with matplotlib.rc_context(RC):
         views = [run_view(i, run, history, flips.get(run.route or run.name)
                           or flips.get(run.name) or ())
                  for i, run in enumerate(runs, start=1)]
-    overall = "failed" if run_failed or any(v["status"] == "failed" for v in views) else "passed"
+    overall = ("failed" if run_failed or incomplete is not None
+               or any(v["status"] == "failed" for v in views) else "passed")
     return _environment().get_template(TEMPLATE).render(
         runs=views, ci=ci, ci_words=_CI_WORDS.get(ci, ci), has_history=bool(history),
         overall=overall,
+        incomplete=None if incomplete is None else incomplete_notice(incomplete),
         plots=sum(len(v["kind_plots"]) + (v["calibration"] is not None)
                   + len(v["trend"].plots) for v in views))
 
 
 def write_html(path: Path, runs: Sequence[GoldsetRun], *, history: Sequence[HistoryLine],
                ci: str, run_failed: bool = False,
-               flips: Mapping[str, Sequence[str]] | None = None) -> None:
+               flips: Mapping[str, Sequence[str]] | None = None,
+               incomplete: str | None = None) -> None:
     write_atomic(path, render_html(runs, history=history, ci=ci, run_failed=run_failed,
-                                   flips=flips))
+                                   flips=flips, incomplete=incomplete))

@@ -160,13 +160,25 @@ def badge(status: str) -> str:
     return "**PASS**" if status == "passed" else "**FAIL**"
 
 
+def incomplete_notice(why: str) -> str:
+    """What every output of a run that stopped early says (the reports, JUnit, the
+    terminal): it is not the whole run."""
+    return (f"INCOMPLETE: the run stopped early ({why}); what is here is partial, and "
+            "items that never ran count as missing")
+
+
 def markdown(runs: Sequence[GoldsetRun],
              deltas: Mapping[str, list[str]] | None = None, run_failed: bool = False,
-             flips: Mapping[str, list[str]] | None = None) -> str:
-    """`deltas` and `flips` are the history's lines by route (or goldset name)."""
-    overall = "failed" if run_failed or any(run.status == "failed" for run in runs) else "passed"
+             flips: Mapping[str, list[str]] | None = None, *,
+             incomplete: str | None = None) -> str:
+    """`deltas` and `flips` are the history's lines by route (or goldset name);
+    `incomplete`, why the run stopped early."""
+    overall = ("failed" if run_failed or incomplete is not None
+               or any(run.status == "failed" for run in runs) else "passed")
     parts = ["# ragate report", "", f"Run: {badge(overall)}"
              + ("" if overall == "passed" else " (the pytest run exits non-zero)"), ""]
+    if incomplete is not None:
+        parts += [f"**{incomplete_notice(incomplete)}.**", ""]
     for run in runs:
         reason = run.status_reason
         parts += [f"## {run.label} (eval_version {run.eval_version}) {badge(run.status)}", ""]
@@ -213,5 +225,6 @@ def markdown(runs: Sequence[GoldsetRun],
 def write_markdown(path: Path, runs: Sequence[GoldsetRun],
                    deltas: Mapping[str, list[str]] | None = None,
                    run_failed: bool = False,
-                   flips: Mapping[str, list[str]] | None = None) -> None:
-    write_atomic(path, markdown(runs, deltas, run_failed, flips))
+                   flips: Mapping[str, list[str]] | None = None, *,
+                   incomplete: str | None = None) -> None:
+    write_atomic(path, markdown(runs, deltas, run_failed, flips, incomplete=incomplete))

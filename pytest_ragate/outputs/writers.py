@@ -43,18 +43,22 @@ class Saved:
 
 def write_outputs(run: RunSettings, runs: Sequence[GoldsetRun], *, rootdir: Path,
                   cut_short: bool, failed: bool, ci: str, flip_window: int,
-                  saved: Saved | None = None) -> Written:
+                  saved: Saved | None = None, incomplete: str | None = None) -> Written:
     """Every output asked for; `cut_short` (-x, --maxfail) keeps the run out of the
-    history, `failed` (the run exits non-zero) keeps the reports from saying PASS."""
+    history, `failed` (the run exits non-zero) keeps the reports from saying PASS, and
+    `incomplete` (why the run stopped early) marks every file written INCOMPLETE."""
     if run.results:
         if saved is None:
-            write_results(Path(run.results), runs)
+            write_results(Path(run.results), runs, incomplete=incomplete)
         else:
-            write_results(Path(run.results), runs, saved.header, saved.anchors, saved.items)
-    written = record_history(run.history, runs, rootdir, cut_short, flip_window)
+            write_results(Path(run.results), runs, saved.header, saved.anchors, saved.items,
+                          incomplete=incomplete)
+    written = record_history(run.history, runs, rootdir, cut_short, flip_window,
+                             incomplete=incomplete)
     flip_lines = {key: report.lines() for key, report in (written.flips or {}).items()}
     if run.report:
-        write_markdown(Path(run.report), runs, written.deltas, failed, flip_lines)
+        write_markdown(Path(run.report), runs, written.deltas, failed, flip_lines,
+                       incomplete=incomplete)
     if run.html:
         from pytest_ragate.outputs import history
         from pytest_ragate.outputs import html as html_report  # matplotlib: only when asked
@@ -64,12 +68,13 @@ def write_outputs(run: RunSettings, runs: Sequence[GoldsetRun], *, rootdir: Path
             past = Path(run.history) if run.history else None
             lines = history.read_history(past) if past and past.is_file() else []
         html_report.write_html(Path(run.html), runs, history=lines, ci=ci, run_failed=failed,
-                               flips=flip_lines)
+                               flips=flip_lines, incomplete=incomplete)
     return written
 
 
 def record_history(path: str | None, runs: Sequence[GoldsetRun], rootdir: Path,
-                   cut_short: bool, flip_window: int) -> Written:
+                   cut_short: bool, flip_window: int, *,
+                   incomplete: str | None = None) -> Written:
     """One appended line per goldset run with records; a run cut short stays out. Every run
     with records or anchors has its flips counted, against the history as it stands when
     nothing was appended (promotion reads them). When the history can be neither appended
@@ -82,7 +87,8 @@ def record_history(path: str | None, runs: Sequence[GoldsetRun], rootdir: Path,
 
     written = Written(flips={})
     if cut_short and scored:
-        written.notes.append("history not written: the run was cut short")
+        written.notes.append("history not written: the run was cut short"
+                             + (f" ({incomplete})" if incomplete else ""))
     elif scored:
         try:
             done = history.record(Path(path), scored, rootdir, window=flip_window)
