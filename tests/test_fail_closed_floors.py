@@ -356,3 +356,27 @@ def test_two_labels_cannot_vouch_for_a_judge(pytester: pytest.Pytester, workers:
            "labelled questions: fewer than 10 labelled questions with a verdict, too few to "
            "bound the agreement*")
     outputs_agree(pytester, result, floor, "failed")
+
+
+@WORKERS
+def test_a_judge_agreeing_with_every_label_gets_no_point_interval(
+        pytester: pytest.Pytester, workers: str) -> None:
+    """12 labels, half of them 0, every one matched by the judge: every bootstrap resample
+    gives kappa 1.00, and [1.00, 1.00] passed a strict `judge_agreement = 0.6`. No
+    disagreement among 12 bounds its rate below 1 − 0.05^(1/12) only, so kappa's lower bound
+    is (0.05^(1/12) − 0.5) / 0.5 = 0.56 with these marginals: strict fails, point holds."""
+    labels = [{"question_id": f"q{i:02d}", "metric": "faithfulness", "verdict": i % 2}
+              for i in range(12)]
+    write_labelled(pytester.path / "gs", "[floors]\njudge_agreement = 0.6\n", labels)
+    pytester.makeconftest(planned({}) + FIXTURE_JUDGE_CONFTEST)
+    judge_file(pytester.path / "judge.json",
+               {f"q{i:02d}": [bool(i % 2), bool(i % 2)] for i in range(12)})
+    floor = "gs/ragate.toml::floor[judge_agreement]"
+    strict = run(pytester, workers, "gs", "--ragate-judge=fixture:judge.json",
+                 "--ragate-ci=strict", *OUTPUTS)
+    expect(strict, f"FAILED {floor} - judge not calibrated: kappa lower bound 0.56 "
+           "(kappa 1.00 [0.56, 1.00]) < 0.60 on 12 labelled questions (faithfulness)*")
+    outputs_agree(pytester, strict, floor, "failed")
+    point = run(pytester, workers, "gs", "--ragate-judge=fixture:judge.json",
+                "--ragate-ci=point")
+    assert point.ret == pytest.ExitCode.OK, point.stdout.str()[-2000:]
