@@ -29,6 +29,7 @@ from tests.test_fail_closed import (
     planned,
     run,
     scripted_judge,
+    write_many,
 )
 from tests.test_labels import ALL_SUPPORTED, judge_file, write_labelled
 from tests.test_plugin import junit_cases
@@ -380,3 +381,22 @@ def test_a_judge_agreeing_with_every_label_gets_no_point_interval(
     point = run(pytester, workers, "gs", "--ragate-judge=fixture:judge.json",
                 "--ragate-ci=point")
     assert point.ret == pytest.ExitCode.OK, point.stdout.str()[-2000:]
+
+
+@WORKERS
+@pytest.mark.parametrize("floors", ["", JUDGED], ids=["no-floor", "judged-floor-no-judge"])
+def test_a_skipped_question_no_floor_covers_still_fails_the_run(
+        pytester: pytest.Pytester, workers: str, floors: str) -> None:
+    """The reports and history said FAIL for a question without a result while the run
+    exited 0, because no floor decided over it (none at all, or a judged floor skipped for
+    want of a judge): the exit status agrees now."""
+    write_many(pytester.path / "gs", 4, floors=floors)
+    pytester.makeconftest(planned({"q01": 'pytest.skip("not today")'}))
+    result = run(pytester, workers, "gs", *OUTPUTS)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()[-2000:]
+    expect(result, "mini: 4 questions: 3 scored, 1 skipped (q01)",
+           "mini: the run fails: no floor covers the questions or anchors without a result, "
+           "and a missing result is never a pass")
+    assert "Run: **FAIL**" in (pytester.path / "r.md").read_text()
+    line = json.loads((pytester.path / "h.jsonl").read_text().splitlines()[-1])
+    assert line["status"] == "failed"
