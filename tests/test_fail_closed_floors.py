@@ -29,6 +29,7 @@ from tests.test_fail_closed import (
     planned,
     run,
     scripted_judge,
+    write_many,
 )
 from tests.test_labels import ALL_SUPPORTED, judge_file, write_labelled
 from tests.test_plugin import junit_cases
@@ -356,3 +357,46 @@ def test_two_labels_cannot_vouch_for_a_judge(pytester: pytest.Pytester, workers:
            "labelled questions: fewer than 10 labelled questions with a verdict, too few to "
            "bound the agreement*")
     outputs_agree(pytester, result, floor, "failed")
+
+
+@WORKERS
+def test_a_judge_agreeing_with_every_label_gets_no_point_interval(
+        pytester: pytest.Pytester, workers: str) -> None:
+    """12 labels, half of them 0, every one matched by the judge: every bootstrap resample
+    gives kappa 1.00, and [1.00, 1.00] passed a strict `judge_agreement = 0.6`. No
+    disagreement among 12 bounds its rate below 1 − 0.05^(1/12) only, so kappa's lower bound
+    is (0.05^(1/12) − 0.5) / 0.5 = 0.56 with these marginals: strict fails, point holds."""
+    labels = [{"question_id": f"q{i:02d}", "metric": "faithfulness", "verdict": i % 2}
+              for i in range(12)]
+    write_labelled(pytester.path / "gs", "[floors]\njudge_agreement = 0.6\n", labels)
+    pytester.makeconftest(planned({}) + FIXTURE_JUDGE_CONFTEST)
+    judge_file(pytester.path / "judge.json",
+               {f"q{i:02d}": [bool(i % 2), bool(i % 2)] for i in range(12)})
+    floor = "gs/ragate.toml::floor[judge_agreement]"
+    strict = run(pytester, workers, "gs", "--ragate-judge=fixture:judge.json",
+                 "--ragate-ci=strict", *OUTPUTS)
+    expect(strict, f"FAILED {floor} - judge not calibrated: kappa lower bound 0.56 "
+           "(kappa 1.00 [0.56, 1.00]) < 0.60 on 12 labelled questions (faithfulness)*")
+    outputs_agree(pytester, strict, floor, "failed")
+    point = run(pytester, workers, "gs", "--ragate-judge=fixture:judge.json",
+                "--ragate-ci=point")
+    assert point.ret == pytest.ExitCode.OK, point.stdout.str()[-2000:]
+
+
+@WORKERS
+@pytest.mark.parametrize("floors", ["", JUDGED], ids=["no-floor", "judged-floor-no-judge"])
+def test_a_skipped_question_no_floor_covers_still_fails_the_run(
+        pytester: pytest.Pytester, workers: str, floors: str) -> None:
+    """The reports and history said FAIL for a question without a result while the run
+    exited 0, because no floor decided over it (none at all, or a judged floor skipped for
+    want of a judge): the exit status agrees now."""
+    write_many(pytester.path / "gs", 4, floors=floors)
+    pytester.makeconftest(planned({"q01": 'pytest.skip("not today")'}))
+    result = run(pytester, workers, "gs", *OUTPUTS)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()[-2000:]
+    expect(result, "mini: 4 questions: 3 scored, 1 skipped (q01)",
+           "mini: the run fails: no floor covers the questions or anchors without a result, "
+           "and a missing result is never a pass")
+    assert "Run: **FAIL**" in (pytester.path / "r.md").read_text()
+    line = json.loads((pytester.path / "h.jsonl").read_text().splitlines()[-1])
+    assert line["status"] == "failed"

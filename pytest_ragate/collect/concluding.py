@@ -52,6 +52,7 @@ class Conclusion:
         self.written = Written()
         self.incomplete: str | None = None  # why the run stopped early, when it did
         self.unwritten: str | None = None  # why no output was written, when none was
+        self.gaps_fail: list[str] = []  # goldsets whose missing results alone fail the run
         self.concluded = False
         gate = settings.gate
         baseline = None
@@ -108,6 +109,7 @@ class Conclusion:
         reporter.report_decision(self.config, self.decision, self.arrived.started)
         if incomplete is not None:
             reporter.junit_incomplete(self.config, incomplete)
+        self._fail_on_gaps(session)
         run_failed = (bool(session.testsfailed) or bool(session.shouldfail)
                       or incomplete is not None)
         for run in self.runs:
@@ -131,6 +133,16 @@ class Conclusion:
             self.promotion = promote(self.arrived.anchors.values(), self.decision.floors,
                                      check, force=self.settings.run.promote_flipped)
 
+    def _fail_on_gaps(self, session: pytest.Session) -> None:
+        """A question or anchor without a result (skipped, sealed without its key, ...) that
+        no floor covers still fails the run: the reports and history say FAIL for it, and
+        the exit status agrees (a shard decides nothing: its decision counts the gap)."""
+        if self.shard is not None or session.testsfailed:
+            return
+        self.gaps_fail = [run.label for run in self.runs if run.hard_gaps]
+        if self.gaps_fail:
+            session.testsfailed += 1
+
     def terminal_summary(self, terminalreporter: Any) -> None:
         if not self.concluded:
             return  # stopped before its loop (a usage error, --collect-only)
@@ -142,7 +154,7 @@ class Conclusion:
             return
         reporter.terminal_summary(terminalreporter, self.runs, down=self.arrived.down,
                                   promotion=self.promotion, outputs=outputs,
-                                  history_notes=self.written.notes,
+                                  history_notes=self.written.notes, gaps_fail=self.gaps_fail,
                                   flips={run.label: lines for run in self.runs
                                          if (lines := self.flip_lines(run))})
 

@@ -171,8 +171,10 @@ class Outputs:
 def terminal_summary(terminalreporter: Any, runs: Sequence[GoldsetRun], *,
                      down: Sequence[str], promotion: Sequence[str],
                      outputs: Outputs, history_notes: Sequence[str],
-                     flips: Mapping[str, Sequence[str]] | None = None) -> None:
-    """`flips` are the history's flip lines by goldset label (`outputs/history.py`)."""
+                     flips: Mapping[str, Sequence[str]] | None = None,
+                     gaps_fail: Sequence[str] = ()) -> None:
+    """`flips` are the history's flip lines by goldset label (`outputs/history.py`);
+    `gaps_fail` the goldsets whose missing results alone fail the run."""
     write = terminalreporter.write_line
     if promotion:
         terminalreporter.write_sep("=", "ragate promote")
@@ -189,6 +191,9 @@ def terminal_summary(terminalreporter: Any, runs: Sequence[GoldsetRun], *,
     for run in runs:
         write(f"{run.label}: {' · '.join(run.parts)}")
         write(f"{run.label}: {run.coverage_line()}", red=bool(run.hard_gaps))
+        if run.label in gaps_fail:
+            write(f"{run.label}: the run fails: no floor covers the questions or anchors "
+                  "without a result, and a missing result is never a pass", red=True)
     for note in down:
         write(f"ragate: xdist worker down: {note}", red=True)
     if any(run.verdicts for run in runs):

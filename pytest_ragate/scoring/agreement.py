@@ -6,7 +6,13 @@ question and judged metric, a 0/1 verdict or a score in [0, 1]. A run with a jud
 to them: binary labels against the judge's score binarised at `BINARY_AT` (Cohen's kappa),
 score labels against its score (Spearman's rank correlation, with the mean absolute error
 beside it). Each statistic comes with a seeded percentile bootstrap over the labelled
-questions and its n, as `stats.bootstrap_mean` does for means.
+questions and its n, as `stats.bootstrap_mean` does for means. Where every resample gives
+the same value (a judge that agrees with every label), the percentile bootstrap cannot show
+how far the statistic could move, so it is never reported as a point interval: kappa's lower
+bound is then computed with the agreement rate bounded by the rule of three (no disagreement
+among n says only that its rate is below 1 − 0.05^(1/n) at 95%: Hanley and Lippman-Hand
+1983), and a Spearman correlation has no interval (under `ragate_ci = strict` it cannot
+pass).
 
 A labelled question without a verdict (its judge call failed, its answer abstained or
 errored, it never ran) is never left out: it is named, and agreement with it missing is not
@@ -37,7 +43,7 @@ from pytest_ragate.scoring.gates import (
 )
 from pytest_ragate.scoring.labelled import judged_values
 from pytest_ragate.scoring.metrics import QuestionRecord
-from pytest_ragate.scoring.ppi import MIN_LABELS
+from pytest_ragate.scoring.ppi import MIN_LABELS, NO_SPREAD
 from pytest_ragate.scoring.registry import Tally
 from pytest_ragate.scoring.stats import BOOTSTRAP_RESAMPLES, clears
 
@@ -125,6 +131,30 @@ def _kappa_of(pairs: Sequence[Pair]) -> float | None:
     return cohen_kappa([(int(a >= BINARY_AT), int(b)) for a, b in pairs])
 
 
+def _kappa_bounded(pairs: Sequence[Pair]) -> float | None:
+    """Kappa with the observed agreement replaced by its rule-of-three lower bound
+    (0.05^(1/n) when all n agree) and the chance agreement of the observed marginals."""
+    binary = [(int(a >= BINARY_AT), int(b)) for a, b in pairs]
+    n = len(binary)
+    judge_ones, human_ones = sum(a for a, _ in binary) / n, sum(b for _, b in binary) / n
+    chance = judge_ones * human_ones + (1 - judge_ones) * (1 - human_ones)
+    if chance >= 1:
+        return None
+    return (NO_SPREAD ** (1 / n) - chance) / (1 - chance)
+
+
+def _not_a_point(pairs: Sequence[Pair], value: float | None,
+                 interval: tuple[float, float] | None, binary: bool,
+                 ) -> tuple[float, float] | None:
+    """A bootstrap interval of zero width (every resample the same value) says nothing of
+    how far the statistic could move: kappa's gets a rule-of-three lower bound, any other
+    none."""
+    if interval is None or interval[0] < interval[1] or value is None:
+        return interval
+    low = _kappa_bounded(pairs) if binary else None
+    return None if low is None else (min(low, value), value)
+
+
 @dataclass(frozen=True)
 class Agreement:
     """A judge against the labels of one metric: the statistic, its interval and n, the MAE
@@ -176,9 +206,13 @@ def agree(metric: str, labels: Mapping[str, float], binary: bool,
     pairs = [(values[q], labels[q]) for q in labelled if q in values]
     missing = tuple((q, why[q]) for q in labelled if q not in values)
     if binary:
-        return Agreement(metric, "kappa", _kappa_of(pairs), bootstrap(pairs, _kappa_of),
+        kappa = _kappa_of(pairs)
+        return Agreement(metric, "kappa", kappa,
+                         _not_a_point(pairs, kappa, bootstrap(pairs, _kappa_of), binary),
                          len(pairs), len(labelled), missing=missing)
-    return Agreement(metric, "Spearman", spearman(pairs), bootstrap(pairs, spearman),
+    rho = spearman(pairs)
+    return Agreement(metric, "Spearman", rho,
+                     _not_a_point(pairs, rho, bootstrap(pairs, spearman), binary),
                      len(pairs), len(labelled), mae(pairs), bootstrap(pairs, mae),
                      missing=missing)
 
@@ -201,7 +235,8 @@ def _too_thin(a: Agreement, strict: bool) -> str | None:
                 "questions with a verdict, too few to bound the agreement")
     if strict and a.interval is None:
         return (f"judge not calibrated: {a.line()}: no interval (most resamples of the "
-                "labelled questions leave it undefined), so ragate_ci = strict cannot hold")
+                "labelled questions leave it undefined, or every one gives the same value), "
+                "so ragate_ci = strict cannot hold")
     return None
 
 
