@@ -1,28 +1,44 @@
-"""The example project runs end to end, as a user would run it, with and without xdist."""
+"""The example projects run end to end, as a user would run them, with and without xdist."""
 
 from __future__ import annotations
 
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from pytest_ragate.cli import main
 from tests.conftest import results_rows
 
-pytest.importorskip("langchain_core")
-pytest.importorskip("sentence_transformers")
+EXAMPLES = Path(__file__).parent.parent / "examples"
+HANDBOOK = EXAMPLES / "handbook"
+RUNBOOKS = EXAMPLES / "runbooks"
 
-HANDBOOK = Path(__file__).parent.parent / "examples" / "handbook"
+
+def run_example(project: Path, results: Path, workers: str) -> subprocess.CompletedProcess[str]:
+    """`pytest PROJECT -n WORKERS`, its results written to `results`."""
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", str(project), "-p", "no:cacheprovider", "-n",
+         workers, f"--ragate-results={results}", "-rA"],
+        capture_output=True, text=True, timeout=600, check=False)
+
+
+def outcome(out: str, word: str, floor: str) -> bool:
+    """Whether the short summary says `WORD …/goldset/ragate.toml::floor[FLOOR]`."""
+    return any(line.startswith(f"{word} ") and f"goldset/ragate.toml::floor[{floor}]" in line
+               for line in out.splitlines())
 
 
 @pytest.mark.parametrize("workers", ["0", "2"])
 def test_the_handbook_example_gates_its_own_system(tmp_path: Path, workers: str) -> None:
+    pytest.importorskip("langchain_core")
+    pytest.importorskip("sentence_transformers")
     results = tmp_path / "r.jsonl"
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", str(HANDBOOK), "-p", "no:cacheprovider", "-n",
-         workers, f"--ragate-results={results}", "-rA"],
-        capture_output=True, text=True, timeout=600, check=False)
+    done = run_example(HANDBOOK, results, workers)
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
     assert "handbook: system: ragate_system (conftest.py:" in out
@@ -33,3 +49,54 @@ def test_the_handbook_example_gates_its_own_system(tmp_path: Path, workers: str)
                "abstention_accuracy]" in line for line in lines), out
     rows = results_rows(results)
     assert len(rows) == 12 and {r["status"] for r in rows} == {"scored"}
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_the_runbooks_example_gates_a_rank_only_system(tmp_path: Path, workers: str) -> None:
+    """Haystack's BM25 retriever, no distances: the floors it meets pass, every row names the
+    conftest's system and retriever, and `ragate calibrate` says it needs distances."""
+    pytest.importorskip("haystack")
+    results = tmp_path / "r.jsonl"
+    done = run_example(RUNBOOKS, results, workers)
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    assert re.search(r"runbooks: system: ragate_system \(conftest\.py:\d+\) · retriever: "
+                     r"ragate_retriever \(conftest\.py:\d+\) · judge: none", out), out
+    for floor in ("citation_accuracy", "abstention_accuracy", "evidence_recall@3"):
+        assert outcome(out, "PASSED", floor), out
+    assert outcome(out, "XFAIL", "unanswerable:abstention_accuracy"), out
+    rows = results_rows(results)
+    assert len(rows) == 19 and {r["status"] for r in rows} == {"scored"}
+    assert all(re.fullmatch(r"ragate_system \(conftest\.py:\d+\)", r["system"]) and
+               re.fullmatch(r"ragate_retriever \(conftest\.py:\d+\)", r["retriever"])
+               for r in rows), rows
+    assert {r["nearest_distance"] for r in rows} == {None}
+    refused = CliRunner().invoke(main, ["calibrate", str(results)])
+    assert refused.exit_code == 1 and "max_distance cannot be replayed: 19 of 19 scored rows " \
+        "retrieved contexts without a distance" in refused.output, refused.output
+
+
+BREAKAGES = {
+    # what is appended to the example's conftest.py: its later definition wins
+    "retriever returns nothing": (
+        "\n\n@pytest.fixture(scope='session')\ndef ragate_retriever():\n"
+        "    return lambda question: []\n",
+        ["citation_accuracy", "abstention_accuracy", "evidence_recall@3"]),
+    "never abstains": ("\nMIN_SHARED = 0\n", ["abstention_accuracy"]),
+}
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+@pytest.mark.parametrize("breakage", BREAKAGES)
+def test_a_broken_runbooks_system_fails_its_gate(tmp_path: Path, workers: str,
+                                                 breakage: str) -> None:
+    pytest.importorskip("haystack")
+    project = tmp_path / "runbooks"
+    shutil.copytree(RUNBOOKS, project)
+    patch, failing = BREAKAGES[breakage]
+    with (project / "conftest.py").open("a", encoding="utf-8") as conftest:
+        conftest.write(patch)
+    done = run_example(project, tmp_path / "r.jsonl", workers)
+    assert done.returncode == 1, done.stdout + done.stderr
+    for floor in failing:
+        assert outcome(done.stdout, "FAILED", floor), done.stdout
