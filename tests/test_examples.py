@@ -76,8 +76,18 @@ def test_the_runbooks_example_gates_a_rank_only_system(tmp_path: Path, workers: 
         "retrieved contexts without a distance" in refused.output, refused.output
 
 
+def patched_runbooks(tmp_path: Path, appends: dict[str, str]) -> Path:
+    """A copy of the runbooks example with text appended to some of its files (a later
+    definition in conftest.py wins)."""
+    project = tmp_path / "runbooks"
+    shutil.copytree(RUNBOOKS, project)
+    for name, text in appends.items():
+        with (project / name).open("a", encoding="utf-8") as file:
+            file.write(text)
+    return project
+
+
 BREAKAGES = {
-    # what is appended to the example's conftest.py: its later definition wins
     "retriever returns nothing": (
         "\n\n@pytest.fixture(scope='session')\ndef ragate_retriever():\n"
         "    return lambda question: []\n",
@@ -91,12 +101,28 @@ BREAKAGES = {
 def test_a_broken_runbooks_system_fails_its_gate(tmp_path: Path, workers: str,
                                                  breakage: str) -> None:
     pytest.importorskip("haystack")
-    project = tmp_path / "runbooks"
-    shutil.copytree(RUNBOOKS, project)
     patch, failing = BREAKAGES[breakage]
-    with (project / "conftest.py").open("a", encoding="utf-8") as conftest:
-        conftest.write(patch)
+    project = patched_runbooks(tmp_path, {"conftest.py": patch})
     done = run_example(project, tmp_path / "r.jsonl", workers)
     assert done.returncode == 1, done.stdout + done.stderr
     for floor in failing:
         assert outcome(done.stdout, "FAILED", floor), done.stdout
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_an_off_topic_anchor_over_bm25_says_it_needs_distances(tmp_path: Path,
+                                                                workers: str) -> None:
+    """The example leaves off-topic anchors out: added, one fails naming the contexts that
+    carry no distance, never holds."""
+    pytest.importorskip("haystack")
+    project = patched_runbooks(tmp_path, {
+        "goldset/ragate.toml": '\n[anchors]\nfile = "anchors.jsonl"\n',
+        "goldset/anchors.jsonl": '{"anchor_id": "coffee", "kind": "off_topic_control", "claim":'
+                                 ' "How do I descale the coffee machine in the office '
+                                 'kitchen?", "evidence": null}\n'})
+    done = run_example(project, tmp_path / "r.jsonl", workers)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert any(line.startswith("FAILED ") and "goldset/ragate.toml::anchor[coffee]" in line
+               for line in done.stdout.splitlines()), done.stdout
+    assert ("anchor coffee: an off_topic_control anchor is held to max_distance 0.7, and 3 of "
+            "the 3 contexts in its pool carry no distance") in done.stdout, done.stdout
