@@ -22,7 +22,7 @@ from pytest_ragate.goldsets.corpus import split_paragraphs
 DOCS = Path(__file__).parent / "docs"
 TOP_K = 3
 MIN_SHARED = 2  # a paragraph is quoted only if it shares this many content words with the question
-STEM = 5  # words compared on their first letters: "renews", "renewed", "renewal" are one word
+STEM = 5  # words compared on their first 5 letters: "renews", "renewed", "renewal" are one word
 STOPWORDS = frozenset((
     "a", "an", "and", "are", "can", "day", "days", "do", "does", "for", "from", "get", "how",
     "i", "if", "in", "is", "it", "many", "much", "my", "of", "on", "or", "the", "to", "we",
@@ -68,6 +68,9 @@ def ragate_retriever(runbook_store: InMemoryDocumentStore) -> Callable[[str], li
 
 @pytest.fixture(scope="session")
 def ragate_system(ragate_retriever: Callable[[str], list[Context]]) -> Callable[[str], Answer]:
+    """Quote the best sentence of each retrieved paragraph that shares `MIN_SHARED` content
+    words with the question, citing it; abstain when none does."""
+
     def answer(question: str) -> Answer:
         contexts = ragate_retriever(question)
         words = content_words(question)
