@@ -12,6 +12,7 @@ from pytest_ragate.cli import main
 from tests.conftest import write_goldset
 from tests.test_fail_closed import WORKERS, rows_of, run
 from tests.test_plugin import junit_cases
+from tests.test_sharding import run as own_process
 
 # A system whose abstention is a score cut of its own (0.5). The goldset (tests/conftest.py):
 # q1 and q2 answerable (m1 2-3, m2 5), q3 cross-meeting (m1 0, m3 4-5), q4 unanswerable.
@@ -45,8 +46,8 @@ def ragate_system():
 
 
 def record(pytester: pytest.Pytester, workers: str, system: str = SCORE_CUT_SYSTEM,
-           *args: str) -> pytest.RunResult:
-    write_goldset(pytester.path / "gs")
+           *args: str, floors: str = "") -> pytest.RunResult:
+    write_goldset(pytester.path / "gs", floors=floors)
     pytester.makeconftest(system)
     return run(pytester, workers, "gs", "--ragate-results=r.jsonl", *args)
 
@@ -184,3 +185,19 @@ def test_calibrate_options_are_checked(pytester: pytest.Pytester, args: list[str
     record(pytester, "0")
     out = calibrate(pytester, *args)
     assert out.exit_code == 2 and says in out.output, out.output
+
+
+def test_shards_decided_keep_the_confidence_for_calibrate(pytester: pytest.Pytester) -> None:
+    """`ragate decide` reads shard rows carrying a confidence and writes them on: the sweep
+    over the decided run is the sweep over one run."""
+    record(pytester, "2", SCORE_CUT_SYSTEM, "--ragate-shard=1/2", "--ragate-results=s1.jsonl",
+           floors="[floors]\nabstention_accuracy = 0.5\n")
+    run(pytester, "0", "gs", "--ragate-shard=2/2", "--ragate-results=s2.jsonl")
+    decided = own_process(pytester.path, "decide", "s1.jsonl", "s2.jsonl", "--", "gs", "-p",
+                          "no:cacheprovider", "--ragate-results=r.jsonl")
+    assert decided.returncode == 0, decided.stdout + decided.stderr
+    rows = rows_of(pytester.path / "r.jsonl")
+    assert {q: r["confidence"] for q, r in rows.items()} == {
+        "q1": 0.9, "q2": 0.6, "q3": 0.3, "q4": 0.55}
+    out = calibrate(pytester, "--on", "confidence", "--floor", "abstention_accuracy=0.7")
+    assert "best: confidence cut = 0.6 " in out.output and "margin +0.05" in out.output
