@@ -201,3 +201,20 @@ def test_shards_decided_keep_the_confidence_for_calibrate(pytester: pytest.Pytes
         "q1": 0.9, "q2": 0.6, "q3": 0.3, "q4": 0.55}
     out = calibrate(pytester, "--on", "confidence", "--floor", "abstention_accuracy=0.7")
     assert "best: confidence cut = 0.6 " in out.output and "margin +0.05" in out.output
+
+
+@pytest.mark.parametrize("bad", ["NaN", '"0.9"', "true"])
+def test_a_results_row_whose_confidence_is_no_number_is_refused(pytester: pytest.Pytester,
+                                                                bad: str) -> None:
+    """A results file edited by hand (or written by another tool) is held to the same rule
+    as the answer: refused naming the line and field, never swept."""
+    record(pytester, "0")
+    path = pytester.path / "r.jsonl"
+    path.write_text("".join(line.replace('"confidence": 0.6', f'"confidence": {bad}')
+                            for line in path.read_text().splitlines(keepends=True)
+                            if '"question_id"' in line))
+    out = calibrate(pytester, "--on", "confidence", "--floor", "abstention_accuracy=0.7")
+    assert out.exit_code == 1 and "best:" not in out.output
+    line = next(i for i, text in enumerate(path.read_text().splitlines(), 1)
+                if '"question_id": "q2"' in text)
+    assert f"r.jsonl:{line}: [q2] confidence: must be " in out.output, out.output

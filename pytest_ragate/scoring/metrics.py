@@ -23,7 +23,7 @@ from pydantic import (
     model_serializer,
 )
 
-from pytest_ragate.answer import Answer, Citation, Context, Knob, format_label
+from pytest_ragate.answer import Answer, Citation, Confidence, Context, Knob, format_label
 from pytest_ragate.scoring.registry import (
     METRICS,
     Tally,
@@ -168,7 +168,7 @@ class QuestionRecord(BaseModel):
     uncited: bool = False
     contexts: int = 0  # the pool: how many contexts the system returned
     nearest_distance: float | None = None
-    confidence: float | None = None  # what the system's own abstention rule was decided on
+    confidence: Confidence = None  # what the system's own abstention rule was decided on
     evidence_spans: int
     evidence_spans_found: int = 0
     evidence_ranks: list[int | None] = Field(default_factory=list)  # 1-based, per span
