@@ -71,6 +71,8 @@ def _floor_option(_ctx: click.Context, _param: click.Parameter,
         if metric not in CONFIDENCE_FLOORS:
             raise click.BadParameter(f"{value!r}: METRIC is one of "
                                      f"{', '.join(CONFIDENCE_FLOORS)} (METRIC=MIN)")
+        if metric in floors:
+            raise click.BadParameter(f"{value!r}: {metric} is given twice")
         try:
             floors[metric] = UNIT.convert(low, None, None)
         except click.BadParameter:

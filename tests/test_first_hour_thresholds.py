@@ -178,6 +178,8 @@ def test_rows_without_confidence_refuse_the_sweep_by_name(pytester: pytest.Pytes
      "'evidence_recall=0.5': METRIC is one of abstention_accuracy, citation_accuracy"),
     (["--on", "confidence", "--floor", "abstention_accuracy=1.5"],
      "'abstention_accuracy=1.5': MIN is a number from 0 to 1"),
+    (["--on", "confidence", "--floor", "citation_accuracy=0.5", "--floor",
+      "citation_accuracy=0.9"], "'citation_accuracy=0.9': citation_accuracy is given twice"),
     (["--floor", "abstention_accuracy=0.5"], "--floor goes with --on confidence"),
 ])
 def test_calibrate_options_are_checked(pytester: pytest.Pytester, args: list[str],
