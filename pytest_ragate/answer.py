@@ -79,8 +79,23 @@ def _distance(value: object) -> object:
     return number
 
 
+def _confidence(value: object) -> object:
+    """A finite number (numpy's too) of any sign, or None: the number the system's own
+    abstention rule was decided on (a reranker score, an overlap, a probability). Never a
+    bool or a string that looks like a number; NaN and infinity rank nothing."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"must be a number, not {type(value).__name__} {value!r}")
+    number = float(value)
+    if not math.isfinite(number):
+        raise ValueError(f"must be finite, not {number}")
+    return number
+
+
 TurnIndex = Annotated[int, BeforeValidator(_integer), Field(ge=0)]
 Distance = Annotated[float | None, BeforeValidator(_distance)]
+Confidence = Annotated[float | None, BeforeValidator(_confidence)]
 
 
 def turns_in_order(last: int, info: ValidationInfo) -> int:
@@ -120,7 +135,9 @@ class Answer(BaseModel):
     """One answer to one question.
 
     `knobs` records the settings that produced it (chunk budget, top_k, ...), so a results row
-    says what moved its numbers.
+    says what moved its numbers. `confidence` is the number the system's abstention decision
+    was made on, higher meaning surer that answering is right (a reranker's top score, say):
+    recorded on the row, so `ragate calibrate --on confidence` can replay other cuts.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -130,6 +147,7 @@ class Answer(BaseModel):
     citations: list[Citation] = Field(default_factory=list)
     contexts: list[Context] = Field(default_factory=list)
     knobs: dict[str, Knob] = Field(default_factory=dict)
+    confidence: Confidence = None
 
     @model_validator(mode="after")
     def _consistent(self) -> Answer:
@@ -158,8 +176,9 @@ class Answer(BaseModel):
         return min(d for d in distances if d is not None)
 
     @classmethod
-    def abstain(cls, contexts: list[Context] | None = None, **knobs: Knob) -> Answer:
-        return cls(abstained=True, contexts=contexts or [], knobs=knobs)
+    def abstain(cls, contexts: list[Context] | None = None, *, confidence: float | None = None,
+                **knobs: Knob) -> Answer:
+        return cls(abstained=True, contexts=contexts or [], knobs=knobs, confidence=confidence)
 
 
 def answer_sha256(text: str) -> str:

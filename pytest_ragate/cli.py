@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import click
 
 from pytest_ragate.goldsets import CONFIG_NAME
 from pytest_ragate.goldsets.loader import load_goldset
 from pytest_ragate.problems import GoldsetError
+
+if TYPE_CHECKING:
+    from pytest_ragate.scoring.calibrate import Cut
+    from pytest_ragate.scoring.metrics import QuestionRecord
 
 T = TypeVar("T")
 
@@ -56,21 +60,61 @@ def validate(paths: tuple[Path, ...]) -> None:
         raise SystemExit(1)
 
 
+def _floor_option(_ctx: click.Context, _param: click.Parameter,
+                  values: tuple[str, ...]) -> dict[str, float]:
+    """`--floor METRIC=MIN`, each a floor a confidence cut is chosen for."""
+    from pytest_ragate.scoring.calibrate import CONFIDENCE_FLOORS
+
+    floors: dict[str, float] = {}
+    for value in values:
+        metric, _, low = value.partition("=")
+        if metric not in CONFIDENCE_FLOORS:
+            raise click.BadParameter(f"{value!r}: METRIC is one of "
+                                     f"{', '.join(CONFIDENCE_FLOORS)} (METRIC=MIN)")
+        if metric in floors:
+            raise click.BadParameter(f"{value!r}: {metric} is given twice")
+        try:
+            floors[metric] = UNIT.convert(low, None, None)
+        except click.BadParameter:
+            raise click.BadParameter(f"{value!r}: MIN is a number from 0 to 1 "
+                                     "(METRIC=MIN)") from None
+    return floors
+
+
 @main.command()
 @click.argument("results", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--step", type=click.FloatRange(0.005, 1.0), default=0.05, show_default=True,
               help="spacing of the max_distance grid shown (the best cut is exact)")
-def calibrate(results: Path, step: float) -> None:
-    """Sweep max_distance (and top_k) over the rows of a `--ragate-results` file.
+@click.option("--on", "on", type=click.Choice(["max_distance", "confidence"]),
+              default="max_distance", show_default=True,
+              help="the threshold to sweep: the built-in max_distance, or a cut on the "
+                   "confidence your answers carry (Answer(confidence=...))")
+@click.option("--floor", "floors", multiple=True, callback=_floor_option,
+              metavar="METRIC=MIN", help="with --on confidence: a floor to choose the cut "
+              "for (abstention_accuracy or citation_accuracy); repeat for several")
+def calibrate(results: Path, step: float, on: str, floors: dict[str, float]) -> None:
+    """Sweep max_distance (and top_k), or a confidence cut, over a `--ragate-results` file.
 
     Prints, per goldset, the abstention/citation trade-off at each threshold and the best
-    setting, then evidence recall at each k up to the recorded top_k.
+    setting, then evidence recall at each k up to the recorded top_k. `--on confidence
+    --floor METRIC=MIN` replays "abstain when confidence < cut" instead, and picks the cut
+    with the largest margin over the floors.
     """
-    from tabulate import tabulate
+    if on == "confidence" and not floors:
+        raise click.UsageError("--on confidence needs --floor METRIC=MIN (abstention_accuracy "
+                               "or citation_accuracy): the cut is chosen for a floor")
+    if on == "max_distance" and floors:
+        raise click.UsageError("--floor goes with --on confidence")
+    by_goldset = _scored_rows(results)
+    if on == "confidence":
+        _calibrate_confidence(by_goldset, floors)
+    else:
+        _calibrate_distance(by_goldset, step)
 
+
+def _scored_rows(results: Path) -> dict[str, list[QuestionRecord]]:
+    """The scored rows of a results file by goldset, or an error saying why there are none."""
     from pytest_ragate.outputs.results import read_rows
-    from pytest_ragate.scoring.calibrate import best, distances_missing, recall_at, replay, sweep
-    from pytest_ragate.scoring.metrics import QuestionRecord
 
     rows, problems = read_rows(results)
     if problems:
@@ -81,6 +125,14 @@ def calibrate(results: Path, step: float) -> None:
             by_goldset.setdefault(row.goldset, []).append(row)
     if not by_goldset:
         raise click.ClickException(f"no scored rows in {results}")
+    return by_goldset
+
+
+def _calibrate_distance(by_goldset: dict[str, list[QuestionRecord]], step: float) -> None:
+    from tabulate import tabulate
+
+    from pytest_ragate.scoring.calibrate import best, distances_missing, recall_at, replay, sweep
+
     refused = [why for name, group in by_goldset.items()
                if (why := distances_missing(name, group)) is not None]
     if refused:
@@ -115,6 +167,68 @@ def calibrate(results: Path, step: float) -> None:
             click.echo(tabulate([[k, f"{found / n:.2f} ({found}/{n})" if n else "—"]
                                  for k, found, n in recall],
                                 headers=["top_k", "evidence recall"], disable_numparse=True))
+
+
+REPLAYABLE = ("replayed: abstain when confidence < cut. A higher cut turns a recorded answer "
+              "into an abstention; no cut turns a recorded abstention into an answer (its "
+              "text does not exist), so an abstained row at or above a cut is unknown there, "
+              "and a cut with unknown rows is never chosen")
+
+
+def _calibrate_confidence(by_goldset: dict[str, list[QuestionRecord]],
+                          floors: dict[str, float]) -> None:
+    from tabulate import tabulate
+
+    from pytest_ragate.scoring.calibrate import best_cut, confidences_missing, sweep_confidence
+
+    refused = [why for name, group in by_goldset.items()
+               if (why := confidences_missing(name, group)) is not None]
+    if refused:
+        raise click.ClickException("\n".join(refused))
+    wanted = ", ".join(f"{m} >= {low:.2f}" for m, low in floors.items())
+    unreached = []
+    for name, group in by_goldset.items():
+        cuts = sweep_confidence(group)
+        chosen = best_cut(cuts, floors)
+        top = max(r.confidence for r in group if r.confidence is not None)
+        table = [[_cut_label(c, top) + (" ← best" if c == chosen else ""),
+                  _share(c.abstention_accuracy, c.abstention_correct, c.known),
+                  _cited(c), c.answered, c.unknown, _margin(c.margin(floors))] for c in cuts]
+        click.echo(f"\n{name}: {len(group)} scored rows, floors {wanted}\n{REPLAYABLE}")
+        click.echo(tabulate(table, headers=["confidence cut", "abstention accuracy",
+                                            "citation accuracy", "answered", "unknown",
+                                            "margin"], disable_numparse=True))
+        if chosen is None:
+            unreached.append(name)
+            click.echo(f"no cut: none gives {wanted} a known value")
+            continue
+        margin = chosen.margin(floors)
+        click.echo(f"best: confidence cut = {_cut_label(chosen, top)} (abstention accuracy "
+                   f"{_share(chosen.abstention_accuracy, chosen.abstention_correct, chosen.known)}"
+                   f", citation accuracy {_cited(chosen)}), margin {_margin(margin)}"
+                   + ("" if margin is not None and margin >= 0 else
+                      ": no cut reaches every floor"))
+    if unreached:
+        raise SystemExit(1)
+
+
+def _cut_label(cut: Cut, top: float) -> str:
+    return f"> {top:.4g} (abstain always)" if cut.above_all else f"{cut.cut:.4g}"
+
+
+def _share(value: float | None, k: int, n: int) -> str:
+    return "—" if value is None else f"{value:.2f} ({k}/{n})"
+
+
+def _cited(cut: Cut) -> str:
+    if cut.citation_accuracy is None:
+        return "—"
+    return (f"{cut.citation_accuracy:.2f} (over {cut.cited_answers} answers; "
+            f"{cut.citations_correct}/{cut.citations} citations right)")
+
+
+def _margin(margin: float | None) -> str:
+    return "—" if margin is None else f"{margin:+.2f}"
 
 
 UNIT = click.FloatRange(0.0, 1.0)

@@ -5,11 +5,18 @@ thresholds over those rows needs no new run. What a row cannot tell (a question 
 abstained on distance would have said what, under a looser threshold?) is counted as
 unknown, never guessed: record with a loose `max_distance` to calibrate the whole range. So is
 a row whose contexts carry no distance (a rank-only retriever's): nothing says how near it was.
+
+A system with its own abstention rule records the number it decided on (`Answer.confidence`,
+higher is surer); `sweep_confidence` replays "abstain when confidence < cut". Only one way is
+replayable: a higher cut turns a recorded answer into an abstention, but no cut turns a
+recorded abstention into an answer (its text does not exist), so an abstained row at or
+above a cut is unknown there.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pytest_ragate.scoring.metrics import QuestionRecord, fmt_some
@@ -105,3 +112,104 @@ def recall_at(rows: Sequence[QuestionRecord]) -> list[tuple[int, int, int]]:
                 default=max((s for s in spans if s is not None), default=0))
     return [(k, sum(s is not None and s <= k for s in spans), len(spans))
             for k in range(1, depth + 1)]
+
+
+CONFIDENCE_FLOORS = ("abstention_accuracy", "citation_accuracy")  # what a replay recomputes
+
+
+@dataclass(frozen=True, kw_only=True)
+class Cut:
+    """The figures had the system abstained whenever its confidence was below `cut`.
+    `above_all`: the cut lies above every recorded confidence (everything abstains)."""
+
+    cut: float
+    above_all: bool = False
+    abstention_correct: int
+    known: int  # rows whose outcome at this cut is recorded, not guessed
+    unknown: int  # abstained at a confidence >= cut: what they would have said is not recorded
+    answered: int
+    citations_correct: int
+    citations: int
+    cited_answers: int  # answers with a citation: citation accuracy's votes
+    shares: float  # the sum of their shares of right citations
+
+    @property
+    def n(self) -> int:
+        return self.known + self.unknown
+
+    @property
+    def abstention_accuracy(self) -> float | None:
+        return self.abstention_correct / self.known if self.known else None
+
+    @property
+    def citation_accuracy(self) -> float | None:
+        """One vote per answer that cited something, as the floors count it."""
+        return self.shares / self.cited_answers if self.cited_answers else None
+
+    def value(self, metric: str) -> float | None:
+        return self.abstention_accuracy if metric == "abstention_accuracy" else \
+            self.citation_accuracy
+
+    def margin(self, floors: Mapping[str, float]) -> float | None:
+        """The smallest `value - min` over the floors; None when a figure is unknown (a row
+        unknown, or no answer cited anything) so such a cut is never chosen."""
+        values = [self.value(metric) for metric in floors]
+        if self.unknown or any(v is None for v in values):
+            return None
+        return min(v - floors[m] for m, v in zip(floors, values, strict=True)
+                   if v is not None)
+
+
+def replay_confidence(rows: Sequence[QuestionRecord], cut: float,
+                      above_all: bool = False) -> Cut:
+    """Outcomes had the system abstained whenever its confidence was below `cut`."""
+    abst = known = unknown = answered = cit_ok = cit = cited_answers = 0
+    shares = 0.0
+    for r in rows:
+        low = r.confidence is not None and r.confidence < cut
+        if r.confidence is None or (r.abstained and not low):
+            unknown += 1
+            continue
+        known += 1
+        if r.abstained or low:
+            abst += r.must_abstain
+            continue
+        abst += r.abstention_correct
+        answered += 1
+        cit += r.citations
+        cit_ok += r.citations_correct
+        if r.citations:
+            cited_answers += 1
+            shares += r.citations_correct / r.citations
+    return Cut(cut=cut, above_all=above_all, abstention_correct=abst, known=known,
+               unknown=unknown, answered=answered, citations_correct=cit_ok, citations=cit,
+               cited_answers=cited_answers, shares=shares)
+
+
+def confidences_missing(goldset: str, rows: Sequence[QuestionRecord]) -> str | None:
+    """Why a confidence cut cannot be replayed over these rows, or None when it can."""
+    missing = [r.question_id for r in rows if r.confidence is None]
+    if not missing:
+        return None
+    return (f"{goldset}: a confidence cut cannot be replayed: {len(missing)} of {len(rows)} "
+            f"scored rows carry no confidence ({fmt_some(missing, 5)}); return "
+            "Answer(confidence=...) on every answer and abstention")
+
+
+def sweep_confidence(rows: Sequence[QuestionRecord]) -> list[Cut]:
+    """Every cut that changes an outcome: each recorded confidence (the lowest abstains
+    nothing by the cut), then one above them all (everything abstains)."""
+    values = sorted({r.confidence for r in rows if r.confidence is not None})
+    cuts = [replay_confidence(rows, v) for v in values]
+    if values:
+        cuts.append(replay_confidence(rows, math.nextafter(values[-1], math.inf), True))
+    return cuts
+
+
+def best_cut(cuts: Sequence[Cut], floors: Mapping[str, float]) -> Cut | None:
+    """The cut with the largest smallest margin over `floors`; on a tie the lowest cut
+    (answering more is better when the rest ties). None when no cut's figures are all known."""
+    scored = [(margin, c) for c in cuts if (margin := c.margin(floors)) is not None]
+    if not scored:
+        return None
+    return max(scored, key=lambda mc: (mc[0], -mc[1].cut))[1]

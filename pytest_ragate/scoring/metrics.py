@@ -23,7 +23,7 @@ from pydantic import (
     model_serializer,
 )
 
-from pytest_ragate.answer import Answer, Citation, Context, Knob, format_label
+from pytest_ragate.answer import Answer, Citation, Confidence, Context, Knob, format_label
 from pytest_ragate.scoring.registry import (
     METRICS,
     Tally,
@@ -168,6 +168,7 @@ class QuestionRecord(BaseModel):
     uncited: bool = False
     contexts: int = 0  # the pool: how many contexts the system returned
     nearest_distance: float | None = None
+    confidence: Confidence = None  # what the system's own abstention rule was decided on
     evidence_spans: int
     evidence_spans_found: int = 0
     evidence_ranks: list[int | None] = Field(default_factory=list)  # 1-based, per span
@@ -198,11 +199,14 @@ class QuestionRecord(BaseModel):
 
     @model_serializer(mode="wrap")
     def _quiet_repeat(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
-        """A question asked once has no `repeat` in its row: rows, JUnit properties and the
-        wire stay as they were before repeats existed."""
+        """A question asked once has no `repeat` in its row, and an answer without a
+        confidence no `confidence`: rows, JUnit properties and the wire stay as they were
+        before either existed."""
         data = handler(self)
         if self.repeat == 1:
             data.pop("repeat", None)
+        if self.confidence is None:
+            data.pop("confidence", None)
         return data
 
     @property
@@ -333,6 +337,7 @@ def score_answer(answer: Answer, evidence: Sequence[Evidence]) -> dict[str, obje
         "uncited": answered and n_cit == 0,
         "contexts": len(answer.contexts),
         "nearest_distance": answer.nearest_distance,
+        "confidence": answer.confidence,
         "evidence_spans": len(evidence),
         "evidence_spans_found": found,
         "evidence_ranks": ranks,

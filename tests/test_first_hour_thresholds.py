@@ -1,0 +1,222 @@
+"""Thresholds the user owns: an answer carries the number its abstention was decided on
+(`Answer(confidence=...)`), the row keeps it, and `ragate calibrate --on confidence` sweeps a
+cut on it. Each case runs a real pytest session (under -n 0 and -n 2) writing results, then
+the `ragate` CLI on them."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner, Result
+
+from pytest_ragate.cli import main
+from tests.conftest import write_goldset
+from tests.test_fail_closed import WORKERS, rows_of, run
+from tests.test_plugin import junit_cases
+from tests.test_sharding import run as own_process
+
+# A system whose abstention is a score cut of its own (0.5). The goldset (tests/conftest.py):
+# q1 and q2 answerable (m1 2-3, m2 5), q3 cross-meeting (m1 0, m3 4-5), q4 unanswerable.
+#   q1 0.90 answers, cites m1 2-3 (right)     q2 0.60 answers, cites m1 2-3 (wrong)
+#   q3 0.30 abstains (should answer)          q4 0.55 answers (should abstain), cites m1 0
+SCORE_CUT_SYSTEM = '''
+import pytest
+from pytest_ragate import Answer, Citation, Context
+
+CUT = 0.5
+PLAN = {"q1": (0.90, "m1", 2), "q2": (0.60, "m1", 2), "q3": (0.30, "m1", 0),
+        "q4": (0.55, "m1", 0)}
+LEAVE_OUT = set()
+
+
+@pytest.fixture
+def ragate_system():
+    def answer(question):
+        qid = question.split()[-1].rstrip("?")
+        confidence, doc, first = PLAN[qid]
+        if qid in LEAVE_OUT:
+            confidence = None
+        contexts = [Context(context_id="c", doc_id=doc, first_turn=first,
+                            last_turn=first + 1)]
+        if confidence is not None and confidence < CUT:
+            return Answer.abstain(contexts, confidence=confidence)
+        return Answer(text="an answer", contexts=contexts, confidence=confidence,
+                      citations=[Citation(context_id="c")])
+    return answer
+'''
+
+
+def record(pytester: pytest.Pytester, workers: str, system: str = SCORE_CUT_SYSTEM,
+           *args: str, floors: str = "") -> pytest.RunResult:
+    write_goldset(pytester.path / "gs", floors=floors)
+    pytester.makeconftest(system)
+    return run(pytester, workers, "gs", "--ragate-results=r.jsonl", *args)
+
+
+def calibrate(pytester: pytest.Pytester, *args: str) -> Result:
+    return CliRunner().invoke(main, ["calibrate", str(pytester.path / "r.jsonl"), *args])
+
+
+def table(out: Result) -> dict[str, list[str]]:
+    """The sweep's rows by cut: abstention, citation accuracy, answered, unknown, margin."""
+    rows = {}
+    for line in out.output.splitlines():
+        cells = [c.strip() for c in line.split("  ") if c.strip()]
+        if cells and cells[0].replace(" ← best", "")[:1] in "0123456789>":
+            rows[cells[0]] = cells[1:]
+    return rows
+
+
+# --- Answer(confidence=...) is kept on the row ------------------------------------------------
+
+
+@WORKERS
+def test_the_row_and_junit_keep_the_confidence(pytester: pytest.Pytester,
+                                               workers: str) -> None:
+    record(pytester, workers, SCORE_CUT_SYSTEM, "--junitxml=j.xml")
+    rows = rows_of(pytester.path / "r.jsonl")
+    assert {q: (r["confidence"], r["abstained"]) for q, r in rows.items()} == {
+        "q1": (0.9, False), "q2": (0.6, False), "q3": (0.3, True), "q4": (0.55, False)}
+    props = junit_cases(pytester.path / "j.xml")["gs.ragate.toml::q3"]["props"]
+    assert props["confidence"] == "0.3"
+
+
+def test_a_row_without_confidence_has_no_key(pytester: pytest.Pytester) -> None:
+    """Rows of systems that return none stay byte for byte as before the field existed."""
+    record(pytester, "0", SCORE_CUT_SYSTEM.replace("LEAVE_OUT = set()", "LEAVE_OUT = {'q1'}"))
+    rows = rows_of(pytester.path / "r.jsonl")
+    assert "confidence" not in rows["q1"] and rows["q2"]["confidence"] == 0.6
+
+
+@pytest.mark.parametrize("bad, why", [
+    ('float("nan")', "must be finite, not nan"),
+    ('"0.9"', "must be a number, not str '0.9'"),
+    ("True", "must be a number, not bool True"),
+])
+def test_a_confidence_that_is_no_number_errors_its_question(pytester: pytest.Pytester,
+                                                            bad: str, why: str) -> None:
+    system = SCORE_CUT_SYSTEM.replace("confidence, doc, first = PLAN[qid]",
+                                      f"confidence, doc, first = PLAN[qid]\n"
+                                      f"        if qid == 'q2':\n"
+                                      f"            return {{'text': 'x', 'confidence': {bad}}}")
+    result = record(pytester, "0", system)
+    rows = rows_of(pytester.path / "r.jsonl")
+    assert rows["q2"]["status"] == "error" and rows["q1"]["status"] == "scored"
+    assert "q2: the system returned a malformed answer (dict)" in rows["q2"]["error"]
+    result.stdout.fnmatch_lines(["FAILED gs/ragate.toml::q2 - Failed: q2: the system returned "
+                                 "a malformed answer (dict):", "1 validation error for Answer",
+                                 "confidence", f"  Value error, {why}*"])
+
+
+# --- ragate calibrate --on confidence ----------------------------------------------------------
+
+
+@WORKERS
+def test_calibrate_sweeps_the_cut_and_picks_the_floors_margin(pytester: pytest.Pytester,
+                                                              workers: str) -> None:
+    record(pytester, workers)
+    out = calibrate(pytester, "--on", "confidence", "--floor", "abstention_accuracy=0.7")
+    assert out.exit_code == 0, out.output
+    assert "mini: 4 scored rows, floors abstention_accuracy >= 0.70" in out.output
+    assert "no cut turns a recorded abstention into an answer (its text does not exist)" \
+        in out.output
+    assert table(out) == {
+        # q3 abstained at 0.3: at a cut of 0.3 it would answer, and what it would say is not
+        # recorded: unknown, and that cut is never chosen
+        "0.3": ["0.67 (2/3)", "0.33 (over 3 answers; 1/3 citations right)", "3", "1", "—"],
+        "0.55": ["0.50 (2/4)", "0.33 (over 3 answers; 1/3 citations right)", "3", "0",
+                 "-0.20"],
+        "0.6 ← best": ["0.75 (3/4)", "0.50 (over 2 answers; 1/2 citations right)", "2", "0",
+                       "+0.05"],
+        "0.9": ["0.50 (2/4)", "1.00 (over 1 answers; 1/1 citations right)", "1", "0",
+                "-0.20"],
+        "> 0.9 (abstain always)": ["0.25 (1/4)", "—", "0", "0", "-0.45"],
+    }
+    assert ("best: confidence cut = 0.6 (abstention accuracy 0.75 (3/4), citation accuracy "
+            "0.50 (over 2 answers; 1/2 citations right)), margin +0.05") in out.output
+
+
+def test_the_cut_follows_the_chosen_floor(pytester: pytest.Pytester) -> None:
+    """A citation floor wants q2's and q4's wrong citations gone (cut 0.9); with both
+    floors, the cut whose smallest margin is largest, the lowest of a tie (answering more)."""
+    record(pytester, "0")
+    cited = calibrate(pytester, "--on", "confidence", "--floor", "citation_accuracy=0.8")
+    assert "best: confidence cut = 0.9 " in cited.output and "margin +0.20" in cited.output
+    both = calibrate(pytester, "--on", "confidence", "--floor", "abstention_accuracy=0.8",
+                     "--floor", "citation_accuracy=0.8")
+    assert table(both)["0.55"][-1] == "-0.47" and table(both)["0.9"][-1] == "-0.30"
+    assert table(both)["0.6 ← best"][-1] == "-0.30"
+    assert "margin -0.30: no cut reaches every floor" in both.output
+
+
+def test_no_cut_with_every_figure_known_fails(pytester: pytest.Pytester) -> None:
+    """A citation floor over answers that cite nothing has no value at any cut: exit 1,
+    never a cut chosen on a missing figure."""
+    record(pytester, "0", SCORE_CUT_SYSTEM.replace('citations=[Citation(context_id="c")]',
+                                                   "citations=[]"))
+    out = calibrate(pytester, "--on", "confidence", "--floor", "citation_accuracy=0.5")
+    assert out.exit_code == 1
+    assert "no cut: none gives citation_accuracy >= 0.50 a known value" in out.output
+    assert "best:" not in out.output
+
+
+@WORKERS
+def test_rows_without_confidence_refuse_the_sweep_by_name(pytester: pytest.Pytester,
+                                                          workers: str) -> None:
+    record(pytester, workers, SCORE_CUT_SYSTEM.replace("LEAVE_OUT = set()",
+                                                       "LEAVE_OUT = {'q2', 'q4'}"))
+    out = calibrate(pytester, "--on", "confidence", "--floor", "abstention_accuracy=0.7")
+    assert out.exit_code == 1
+    assert out.output.count("cannot be replayed") == 1
+    assert ("mini: a confidence cut cannot be replayed: 2 of 4 scored rows carry no "
+            "confidence (q2, q4); return Answer(confidence=...) on every answer and "
+            "abstention") in out.output
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--on", "confidence"], "--on confidence needs --floor METRIC=MIN"),
+    (["--on", "confidence", "--floor", "evidence_recall=0.5"],
+     "'evidence_recall=0.5': METRIC is one of abstention_accuracy, citation_accuracy"),
+    (["--on", "confidence", "--floor", "abstention_accuracy=1.5"],
+     "'abstention_accuracy=1.5': MIN is a number from 0 to 1"),
+    (["--on", "confidence", "--floor", "citation_accuracy=0.5", "--floor",
+      "citation_accuracy=0.9"], "'citation_accuracy=0.9': citation_accuracy is given twice"),
+    (["--floor", "abstention_accuracy=0.5"], "--floor goes with --on confidence"),
+])
+def test_calibrate_options_are_checked(pytester: pytest.Pytester, args: list[str],
+                                       says: str) -> None:
+    record(pytester, "0")
+    out = calibrate(pytester, *args)
+    assert out.exit_code == 2 and says in out.output, out.output
+
+
+def test_shards_decided_keep_the_confidence_for_calibrate(pytester: pytest.Pytester) -> None:
+    """`ragate decide` reads shard rows carrying a confidence and writes them on: the sweep
+    over the decided run is the sweep over one run."""
+    record(pytester, "2", SCORE_CUT_SYSTEM, "--ragate-shard=1/2", "--ragate-results=s1.jsonl",
+           floors="[floors]\nabstention_accuracy = 0.5\n")
+    run(pytester, "0", "gs", "--ragate-shard=2/2", "--ragate-results=s2.jsonl")
+    decided = own_process(pytester.path, "decide", "s1.jsonl", "s2.jsonl", "--", "gs", "-p",
+                          "no:cacheprovider", "--ragate-results=r.jsonl")
+    assert decided.returncode == 0, decided.stdout + decided.stderr
+    rows = rows_of(pytester.path / "r.jsonl")
+    assert {q: r["confidence"] for q, r in rows.items()} == {
+        "q1": 0.9, "q2": 0.6, "q3": 0.3, "q4": 0.55}
+    out = calibrate(pytester, "--on", "confidence", "--floor", "abstention_accuracy=0.7")
+    assert "best: confidence cut = 0.6 " in out.output and "margin +0.05" in out.output
+
+
+@pytest.mark.parametrize("bad", ["NaN", '"0.9"', "true"])
+def test_a_results_row_whose_confidence_is_no_number_is_refused(pytester: pytest.Pytester,
+                                                                bad: str) -> None:
+    """A results file edited by hand (or written by another tool) is held to the same rule
+    as the answer: refused naming the line and field, never swept."""
+    record(pytester, "0")
+    path = pytester.path / "r.jsonl"
+    path.write_text("".join(line.replace('"confidence": 0.6', f'"confidence": {bad}')
+                            for line in path.read_text().splitlines(keepends=True)
+                            if '"question_id"' in line))
+    out = calibrate(pytester, "--on", "confidence", "--floor", "abstention_accuracy=0.7")
+    assert out.exit_code == 1 and "best:" not in out.output
+    line = next(i for i, text in enumerate(path.read_text().splitlines(), 1)
+                if '"question_id": "q2"' in text)
+    assert f"r.jsonl:{line}: [q2] confidence: must be " in out.output, out.output
