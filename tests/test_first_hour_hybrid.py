@@ -59,3 +59,20 @@ def test_dense_stays_a_choice(pytester: pytest.Pytester, workers: int, how: str)
         assert row["retriever"] == DENSE
         assert row["knobs"]["retriever"] == "dense" and "rrf_k" not in row["knobs"]
     assert rows["rare"]["evidence_ranks"][0] is None
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_the_default_without_bm25s_fails_and_says_how_to_fix_it(pytester: pytest.Pytester,
+                                                               workers: int) -> None:
+    """Fail closed: a default run in a process that cannot import bm25s errors every question
+    and fails the floor, never answering with the dense retriever; the error names the
+    package, the extra that installs it, and the dense choice."""
+    pytester.makeconftest("import sys\nsys.modules['bm25s'] = None  # import bm25s fails\n")
+    result = _run(pytester, workers)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed", 0) == 0
+    assert all(r["status"] == "error" for r in _rows(pytester).values())
+    assert ("the built-in hybrid retriever (the default) needs bm25s: pip install "
+            "'pytest-ragate[embed]', or choose the dense one with --ragate-retriever dense "
+            "(ini ragate_retriever = dense)") in result.stdout.str()
