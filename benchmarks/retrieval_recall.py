@@ -1,4 +1,4 @@
-"""Benchmark: evidence recall@k of the default dense retriever against BM25 and the hybrid one.
+"""Benchmark: evidence recall@k of the built-in retrievers (hybrid, the default; dense) and BM25.
 
 What it measures: for each shipped goldset (`goldsets/qmsum-val`, `goldsets/tiron-demo`), over
 its answerable questions, the share of expected evidence spans that at least one of the top-k
@@ -11,9 +11,10 @@ retrieved), and a dense retriever's figure means little on its own. A lexical ba
 very same chunks says whether all-MiniLM-L6-v2 earns its cost on these transcripts, and a
 reciprocal-rank fusion of the two says whether they fail on different questions.
 
-Three retrievers, all over the same chunks, `Chunker(400).chunk(corpus)`:
-- dense: the plugin's default, `open_index` + `Retriever` (all-MiniLM-L6-v2 in Chroma, cosine
-  distance); the index persists under `--index-dir`, so a second run embeds only the queries;
+Four retrievers, all over the same chunks, `Chunker(400).chunk(corpus)`:
+- dense: the plugin's `--ragate-retriever dense` (its default until 2026-12-01), `open_index` +
+  `Retriever` (all-MiniLM-L6-v2 in Chroma, cosine distance); the index persists under
+  `--index-dir`, so a second run embeds only the queries;
 - bm25: `bm25s` with its defaults (Lucene variant, k1 = 1.5, b = 0.75) and its English
   stopwords (`stopwords="en"`: Lucene's 33 words), no stemming; chunks are tokenised from
   `fold(Chunk.embed_text)` and queries from `fold(question)`, so both sides get the same
@@ -21,15 +22,18 @@ Three retrievers, all over the same chunks, `Chunker(400).chunk(corpus)`:
 - bm25_en_plus: the same with bm25s's longer English list (`"en_plus"`, NLTK's 179 words, which
   also drops "what", "did", "about", "we"…): a sensitivity check on the baseline, since
   meeting talk and questions are full of function words the short list keeps;
-- hybrid: the plugin's own hybrid retriever (`--ragate-retriever hybrid`: `Retriever` with a
-  `pipeline.hybrid.Bm25Index`), reciprocal rank fusion of dense and bm25 (the "en" one, chunks
-  scoring zero left out), score = sum of 1 / (60 + rank) over the two rankings, each cut at
-  depth 100; the benchmark calls it, it has no copy of its own.
+- hybrid: the plugin's default retriever since 2026-12-01 (`--ragate-retriever hybrid`:
+  `Retriever` with a `pipeline.hybrid.Bm25Index`), reciprocal rank fusion of dense and bm25
+  (the "en" one, chunks scoring zero left out), score = sum of 1 / (60 + rank) over the two
+  rankings, each cut at depth 100; the benchmark calls it, it has no copy of its own.
 
 Per-kind recall@5 is reported too (tiron-demo mixes single- and cross-meeting questions).
 For context it also records, per retriever, how many spans have at least one top-5 chunk from
 the span's own document (a "right meeting" rate), and checks that the dense ranking read at
 depth 100 starts with exactly what the gate's `Retriever(top_k=5)` call returns.
+
+The machine's load average (1, 5 and 15 minutes) is recorded before and after the run, since
+the timings mean little without it on a shared machine.
 
 Run from the repository root: `.venv/bin/python benchmarks/retrieval_recall.py
 [--index-dir DIR] [--json PATH]`; figures are printed and written to
@@ -321,6 +325,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     embedder = Embedder()
+    load_before = os.getloadavg()
     started = time.perf_counter()
     results = []
     for name in GOLDSETS:
@@ -328,6 +333,8 @@ def main(argv: Sequence[str] | None = None) -> int:
               "(a cold one is embedded first) …", file=sys.stderr, flush=True)
         results.append(run_goldset(name, args.index_dir, embedder))
     elapsed = time.perf_counter() - started
+    load = {"before": [round(x, 2) for x in load_before],
+            "after": [round(x, 2) for x in os.getloadavg()]}
 
     report = tables(results)
     print(report)
@@ -341,12 +348,14 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"{dense['top5_prefix_mismatches']} (dense) and "
               f"{dense['hybrid_top5_prefix_mismatches']} (hybrid) question(s)")
 
+    print(f"load average (1, 5, 15 min) before {load['before']}, after {load['after']} "
+          f"on {os.cpu_count()} cpus; {elapsed:.1f} s in all")
     defaults = bm25s.BM25()
     out = {
         "benchmark": "retrieval_recall",
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "machine": {"platform": platform.platform(), "python": platform.python_version(),
-                    "cpus": os.cpu_count()},
+                    "cpus": os.cpu_count(), "load_average": load},
         "versions": {p: _version(p) for p in ("pytest-ragate", "bm25s", "chromadb",
                                                "sentence-transformers", "torch")},
         "settings": {"chunk_budget": CHUNK_BUDGET, "ks": list(KS), "depth": DEPTH,

@@ -78,7 +78,7 @@ class PipelineSettings:
     encoder: Literal["onnx", "torch"] = knob("onnx", "what embeds: onnx (ONNX Runtime over a "
         "graph exported once from the packaged weights, cached beside the indexes) or torch "
         "(sentence-transformers); a failed export falls back to torch and the run says so")
-    retriever: Literal["dense", "hybrid"] = knob("dense", "the built-in retriever: dense "
+    retriever: Literal["dense", "hybrid"] = knob("hybrid", "the built-in retriever: dense "
         "(all-MiniLM-L6-v2 in Chroma) or hybrid (dense and bm25s over the same chunks, fused by "
         "reciprocal rank, k=60); contexts keep their dense cosine distance either way")
     chroma_url: str | None = knob(None, "a Chroma server (`chroma run`) instead of the embedded "

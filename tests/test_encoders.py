@@ -168,9 +168,9 @@ encoders.export_onnx = broken
     rows = results_rows(pytester.path / "r.jsonl")
     assert len(rows) == 2
     for row in rows:
-        assert row["retriever"] == ("built-in Chroma retriever (all-MiniLM-L6-v2, torch; ONNX "
+        assert row["retriever"] == ("built-in hybrid retriever (all-MiniLM-L6-v2 (torch; ONNX "
                                     "asked for: the ONNX export failed (RuntimeError: "
-                                    "exporter broke))")
+                                    "exporter broke)) + bm25s, RRF k=60)")
 
 
 def test_the_one_process_building_an_index_embeds_on_every_core(

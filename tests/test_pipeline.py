@@ -266,9 +266,13 @@ def pytest_sessionfinish(session):
         assert row["nearest_distance"] is not None
         # no conftest of the user's defines a system here: the rows and the summary say so
         assert row["system"] == "built-in extractive answerer"
-        assert row["retriever"] == "built-in Chroma retriever (all-MiniLM-L6-v2, onnx)"
+        # hybrid is the default retriever (dense is `--ragate-retriever dense`)
+        assert row["retriever"] == ("built-in hybrid retriever (all-MiniLM-L6-v2 (onnx) + "
+                                    "bm25s, RRF k=60)")
+        assert row["knobs"]["retriever"] == "hybrid"
     warm.stdout.fnmatch_lines(["*: system: built-in extractive answerer · retriever: built-in "
-                               "Chroma retriever (all-MiniLM-L6-v2, onnx) · judge: none"])
+                               "hybrid retriever (all-MiniLM-L6-v2 (onnx) + bm25s, RRF k=60) · "
+                               "judge: none"])
 
 
 class BatchStampingEmbedder:

@@ -27,6 +27,17 @@ if TYPE_CHECKING:
 
 PIPELINE_KEY = pytest.StashKey["Pipeline"]()
 
+def _require_bm25s() -> None:
+    """The hybrid retriever (the default) needs bm25s; without it every question errors, it
+    never falls back to the dense retriever."""
+    try:
+        import bm25s  # noqa: F401
+    except ImportError as error:
+        raise ImportError("the built-in hybrid retriever (the default) needs bm25s: pip install "
+                          "'pytest-ragate[embed]', or choose the dense one with "
+                          "--ragate-retriever dense (ini ragate_retriever = dense)") from error
+
+
 @dataclass
 class Pipeline:
     """One per process: the embedder and the indexes it opened, shared by every item."""
@@ -113,7 +124,7 @@ class Pipeline:
         from pytest_ragate.pipeline.retrieval import Retriever
 
         if self.settings.retriever == "hybrid":  # before embedding: without bm25s, fail fast
-            import bm25s  # noqa: F401
+            _require_bm25s()
         index = self.index(corpus, chunker)
         if known is not None and not self._prefetched:
             self._prefetched = True

@@ -1,0 +1,78 @@
+"""The built-in retriever is hybrid by default (issue 23); dense stays a choice, by flag or ini
+option, and a hybrid run never passes as a dense one."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import results_rows
+
+pytest.importorskip("chromadb")
+pytest.importorskip("bm25s")
+
+from tests.test_hybrid import _one_meeting_goldset
+
+HYBRID = "built-in hybrid retriever (all-MiniLM-L6-v2 (onnx) + bm25s, RRF k=60)"
+DENSE = "built-in Chroma retriever (all-MiniLM-L6-v2, onnx)"
+
+
+def _run(pytester: pytest.Pytester, workers: int, *extra: str) -> pytest.RunResult:
+    """The one-meeting goldset (a rare-word question only bm25 ranks, and an off-topic one) run
+    with the built-in pipeline and no retriever flag unless `extra` gives one."""
+    _one_meeting_goldset(pytester)
+    return pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "gs", f"--ragate-index-dir={pytester.path / 'idx'}",
+        "--ragate-results=r.jsonl", "--ragate-builtin-system", "-n", str(workers), *extra)
+
+
+def _rows(pytester: pytest.Pytester) -> dict[str, dict]:
+    return {r["question_id"]: r for r in results_rows(pytester.path / "r.jsonl")}
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_without_a_flag_the_built_in_retriever_is_hybrid(pytester: pytest.Pytester,
+                                                         workers: int) -> None:
+    """No `--ragate-retriever`, no ini option: the run, every row and its knobs say hybrid, and
+    the evidence only bm25 finds (the chunk with "pooches") is retrieved."""
+    result = _run(pytester, workers)
+    result.stdout.fnmatch_lines([f"*retriever: {HYBRID}*"])
+    rows = _rows(pytester)
+    assert set(rows) == {"rare", "mercury"}
+    for row in rows.values():
+        assert row["retriever"] == HYBRID
+        assert row["knobs"]["retriever"] == "hybrid" and row["knobs"]["rrf_k"] == 60
+    assert rows["rare"]["evidence_ranks"][0] is not None
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+@pytest.mark.parametrize("how", ["flag", "ini"])
+def test_dense_stays_a_choice(pytester: pytest.Pytester, workers: int, how: str) -> None:
+    """`--ragate-retriever dense` or `ragate_retriever = dense`: the dense ranking alone, named
+    as such on every row, without the fusion's knobs; it misses the rare-word evidence."""
+    if how == "ini":
+        pytester.makeini("[pytest]\nragate_retriever = dense\n")
+    result = _run(pytester, workers, *(["--ragate-retriever=dense"] if how == "flag" else []))
+    result.stdout.fnmatch_lines([f"*retriever: {DENSE}*"])
+    rows = _rows(pytester)
+    assert set(rows) == {"rare", "mercury"}
+    for row in rows.values():
+        assert row["retriever"] == DENSE
+        assert row["knobs"]["retriever"] == "dense" and "rrf_k" not in row["knobs"]
+    assert rows["rare"]["evidence_ranks"][0] is None
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_the_default_without_bm25s_fails_and_says_how_to_fix_it(pytester: pytest.Pytester,
+                                                               workers: int) -> None:
+    """Fail closed: a default run in a process that cannot import bm25s errors every question
+    and fails the floor, never answering with the dense retriever; the error names the
+    package, the extra that installs it, and the dense choice."""
+    pytester.makeconftest("import sys\nsys.modules['bm25s'] = None  # import bm25s fails\n")
+    result = _run(pytester, workers)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed", 0) == 0
+    assert all(r["status"] == "error" for r in _rows(pytester).values())
+    assert ("the built-in hybrid retriever (the default) needs bm25s: pip install "
+            "'pytest-ragate[embed]', or choose the dense one with --ragate-retriever dense "
+            "(ini ragate_retriever = dense)") in result.stdout.str()
