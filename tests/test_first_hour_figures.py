@@ -1,0 +1,64 @@
+"""The first hour: a run without floors shows its figures and the floors they suggest
+(`ragate suggest` says the same from a saved run), and the Markdown report says why a floor
+failed, as the HTML report and the terminal do (with and without `-n 2`)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import write_goldset
+from tests.test_plugin import SYSTEM, esc
+
+WORKERS = pytest.mark.parametrize("workers", ["0", "2"], ids=["n0", "n2"])
+RUN = ("-p", "no:cacheprovider", "gs", "--ragate-results=r.jsonl")
+# SYSTEM answers q1 right, q2 with the wrong turns, q3 with one of its two spans, abstains
+# from q4: abstention 4/4, evidence recall 2/4 spans, citations 2 of 3 answers right
+FIGURES = [
+    "*citation_accuracy*0.67*[0.00, 1.00]*3*single_meeting 0.50 (n=2) · cross_meeting "
+    "1.00 (n=1)*mechanical*0.00",
+    "*abstention_accuracy*1.00*[0.51, 1.00]*4*single_meeting 2/2 · cross_meeting 1/1 · "
+    "unanswerable 1/1*mechanical*0.50",
+    "*evidence_recall*0.50*[0.15, 0.85]*4*single_meeting 1/2 · cross_meeting 1/2*mechanical"
+    "*0.15",
+]
+BLOCK = [
+    "[floors]",
+    "# each suggested floor is the 95% interval's lower bound (the interval its floor is "
+    "decided on) rounded down to 0.05: today's figures clear it, with ragate_ci = strict "
+    "too, and a rerun clears it while its figure stays within today's interval",
+    "# citation_accuracy = 0.00  (its interval reaches 0 over n=3 cited answers: too few to "
+    "gate on)",
+    "abstention_accuracy = 0.50",
+    "evidence_recall = 0.15",
+]
+
+
+def block_of(lines: list[str]) -> list[str]:
+    start = lines.index("[floors]")
+    return lines[start:start + len(BLOCK)]
+
+
+@WORKERS
+def test_a_run_without_floors_prints_its_figures_and_suggested_floors(
+        pytester: pytest.Pytester, workers: str) -> None:
+    write_goldset(pytester.path / "gs")
+    pytester.makeconftest(SYSTEM)
+    result = pytester.runpytest_subprocess(*RUN, "-n", workers)
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(esc(
+        "*= ragate floors =*", "mini: 4 questions: 4 scored",
+        "goldset*metric*value*95% interval*n*by kind*computed by*suggested floor",
+        *FIGURES, "mini: no floors yet; suggested, to paste into its ragate.toml:"))
+    assert block_of(result.stdout.lines) == BLOCK
+
+
+@WORKERS
+def test_the_suggested_floors_pasted_into_ragate_toml_hold_even_when_strict(
+        pytester: pytest.Pytester, workers: str) -> None:
+    write_goldset(pytester.path / "gs", floors="\n".join(BLOCK) + "\n")
+    pytester.makeconftest(SYSTEM)
+    result = pytester.runpytest_subprocess(*RUN, "-n", workers, "-o", "ragate_ci=strict")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(esc("*abstention_accuracy*0.50*1.00*[0.51, 1.00]*PASS",
+                                    "*evidence_recall*0.15*0.50*[0.15, 0.85]*PASS"))
+    assert "[floors]" not in result.stdout.lines  # a goldset with floors is not told again
