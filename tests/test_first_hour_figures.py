@@ -62,3 +62,49 @@ def test_the_suggested_floors_pasted_into_ragate_toml_hold_even_when_strict(
     result.stdout.fnmatch_lines(esc("*abstention_accuracy*0.50*1.00*[0.51, 1.00]*PASS",
                                     "*evidence_recall*0.15*0.50*[0.15, 0.85]*PASS"))
     assert "[floors]" not in result.stdout.lines  # a goldset with floors is not told again
+
+
+def suggest(*paths: object) -> tuple[int, list[str]]:
+    from click.testing import CliRunner
+
+    from pytest_ragate.cli import main
+
+    out = CliRunner().invoke(main, ["suggest", *map(str, paths)])
+    return out.exit_code, out.output.splitlines()
+
+
+@WORKERS
+def test_ragate_suggest_prints_the_same_figures_and_block_from_a_saved_run(
+        pytester: pytest.Pytester, workers: str) -> None:
+    write_goldset(pytester.path / "gs")
+    pytester.makeconftest(SYSTEM)
+    run = pytester.runpytest_subprocess(*RUN, "-n", workers)
+    assert run.ret == pytest.ExitCode.OK
+    code, lines = suggest(pytester.path / "r.jsonl")
+    assert code == 0, lines
+    pytest.LineMatcher(lines).fnmatch_lines(esc(
+        "goldset*metric*value*95% interval*n*by kind*computed by*suggested floor", *FIGURES,
+        "mini: no floors yet; suggested, to paste into its ragate.toml:"))
+    assert block_of(lines) == BLOCK == block_of(run.stdout.lines)
+
+
+def test_ragate_suggest_refuses_a_file_it_cannot_read_or_that_is_not_whole(
+        pytester: pytest.Pytester) -> None:
+    write_goldset(pytester.path / "gs")
+    pytester.makeconftest(SYSTEM)
+    assert pytester.runpytest_subprocess(*RUN).ret == pytest.ExitCode.OK
+    saved = pytester.path / "r.jsonl"
+    lines = saved.read_text().splitlines(keepends=True)
+    bad = pytester.path / "bad.jsonl"
+    bad.write_text(lines[0] + "{not json\n" + "".join(lines[1:]))
+    code, out = suggest(bad)
+    assert code == 1
+    assert any(f"{bad}:2" in line and "malformed JSON" in line for line in out), out
+    cut = pytester.path / "cut.jsonl"
+    cut.write_text("".join(lines[:-1]))  # no trailer: a file cut short
+    code, out = suggest(cut)
+    assert code == 1
+    assert any(str(cut) in line and "no trailer line" in line for line in out), out
+    code, out = suggest(saved, saved)  # the same run twice would count each question twice
+    assert code == 1
+    assert any("has this question already at" in line for line in out), out
