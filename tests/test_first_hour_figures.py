@@ -108,3 +108,26 @@ def test_ragate_suggest_refuses_a_file_it_cannot_read_or_that_is_not_whole(
     code, out = suggest(saved, saved)  # the same run twice would count each question twice
     assert code == 1
     assert any("has this question already at" in line for line in out), out
+
+
+WORST = ("floor[evidence_recall]: worst: q2 found 0/1 spans; q3 found 1/2 spans",
+         "floor[citation_accuracy]: worst: q2 0/1 citations right")
+
+
+@WORKERS
+def test_the_markdown_report_lists_the_failing_floors_worst_questions_as_html_and_terminal(
+        pytester: pytest.Pytester, workers: str) -> None:
+    write_goldset(pytester.path / "gs", floors="[floors]\ncitation_accuracy = 0.9\n"
+                  "evidence_recall = 0.9\nabstention_accuracy = 0.5\n")
+    pytester.makeconftest(SYSTEM)
+    result = pytester.runpytest_subprocess(*RUN, "-n", workers, "--ragate-report=r.md",
+                                           "--ragate-html=r.html")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    markdown = (pytester.path / "r.md").read_text()
+    html = (pytester.path / "r.html").read_text()
+    assert "Why the failing floors failed:" in markdown
+    for line in WORST:
+        assert f"- {line}\n" in markdown
+        assert f"<li>{line}</li>" in html
+        assert f"mini: {line}" in result.stdout.lines  # in the ragate floors summary
+    assert "floor[abstention_accuracy]: worst" not in markdown  # it held: nothing to explain

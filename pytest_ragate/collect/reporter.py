@@ -25,6 +25,7 @@ from pytest_ragate.outputs.reports import (
     regressions_table,
     run_figures,
     suggestion_lines,
+    worst_lines,
 )
 from pytest_ragate.scoring.metrics import QuestionRecord
 from pytest_ragate.scoring.regression import Regression
@@ -201,6 +202,9 @@ def terminal_summary(terminalreporter: Any, runs: Sequence[GoldsetRun], *,
         write(f"ragate: xdist worker down: {note}", red=True)
     if any(run.verdicts for run in runs):
         write(floors_table(runs, "simple"))
+    for run in runs:
+        for line in worst_lines(run):
+            write(f"{run.label}: {line}", red=True)
     figures_before_floors(write, runs)
     for run in runs:
         for line in run.judge_lines:

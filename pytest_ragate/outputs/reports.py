@@ -44,6 +44,12 @@ def floors_table(runs: Sequence[GoldsetRun], tablefmt: str) -> str:
     return tabulate(rows, headers=headers, tablefmt=tablefmt, disable_numparse=True)
 
 
+def worst_lines(run: GoldsetRun) -> list[str]:
+    """Each failing floor's worst questions, as the terminal, the Markdown and the HTML
+    report list them: `floor[evidence_recall]: worst: q2 found 0/1 spans; …`."""
+    return [f"{v.floor.name}: worst: {v.worst}" for v in run.verdicts if v.worst]
+
+
 def figures_table(found: Sequence[tuple[GoldsetRun, list[Figure]]], tablefmt: str) -> str:
     """Each run's figures (`run_figures`): value, interval, n, kinds, suggested floor."""
     rows = [[run.label, f.metric, fmt_num(f.tally.value), fmt_interval(f.interval),
@@ -243,6 +249,10 @@ def markdown(runs: Sequence[GoldsetRun],
             parts.append("")
         if run.verdicts:
             parts += ["### Floors", "", floors_table([run], "github"), ""]
+            worst = worst_lines(run)
+            if worst:
+                parts += ["Why the failing floors failed:", "",
+                          *[f"- {_cell(line)}" for line in worst], ""]
         if run.regressions:
             parts += ["### Against the baseline", "", regressions_table([run], "github"), "",
                       *[f"- {c.metric}: {c.message}" for c in run.regressions], ""]
