@@ -26,8 +26,8 @@ BLOCK = [
     "# each suggested floor is the 95% interval's lower bound (the interval its floor is "
     "decided on) rounded down to 0.05: today's figures clear it, with ragate_ci = strict "
     "too, and a rerun clears it while its figure stays within today's interval",
-    "# citation_accuracy = 0.00  (its interval reaches 0 over n=3 cited answers: too few to "
-    "gate on)",
+    "# citation_accuracy = 0.00  (its 95% lower bound is 0 over n=3 cited answers: a floor "
+    "there gates nothing)",
     "abstention_accuracy = 0.50",
     "evidence_recall = 0.15",
 ]
@@ -50,6 +50,7 @@ def test_a_run_without_floors_prints_its_figures_and_suggested_floors(
         "goldset*metric*value*95% interval*n*by kind*computed by*suggested floor",
         *FIGURES, "mini: no floors yet; suggested, to paste into its ragate.toml:"))
     assert block_of(result.stdout.lines) == BLOCK
+    assert not any("faithfulness" in line for line in result.stdout.lines)  # no judge ran
 
 
 @WORKERS
@@ -131,3 +132,33 @@ def test_the_markdown_report_lists_the_failing_floors_worst_questions_as_html_an
         assert f"<li>{line}</li>" in html
         assert f"mini: {line}" in result.stdout.lines  # in the ragate floors summary
     assert "floor[abstention_accuracy]: worst" not in markdown  # it held: nothing to explain
+
+
+@WORKERS
+def test_judged_figures_appear_when_a_judge_ran_and_the_markdown_has_the_block(
+        pytester: pytest.Pytester, workers: str) -> None:
+    import json
+
+    from tests.conftest import FIXTURE_JUDGE_CONFTEST
+
+    write_goldset(pytester.path / "gs")
+    pytester.makeconftest(SYSTEM + FIXTURE_JUDGE_CONFTEST)
+    (pytester.path / "judge.json").write_text(json.dumps({"judge_id": "v", "answers": {
+        q: {"statements": ["s"], "supported": [q != "q2"]} for q in ("q1", "q2", "q3")}}))
+    result = pytester.runpytest_subprocess(*RUN, "-n", workers, "--ragate-report=r.md",
+                                           "--ragate-judge=fixture:judge.json",
+                                           "--ragate-cache=off")
+    assert result.ret == pytest.ExitCode.OK
+    # q2's one statement unsupported: faithfulness 2 of 3 judged answers
+    judged = esc("*faithfulness*0.67*[0.00, 1.00]*3*single_meeting 0.50 (n=2) · cross_meeting "
+                 "1.00 (n=1)*fixture:v*0.00",
+                 "*judge_coverage*1.00*[0.70, 1.00]*9*fixture:v*0.70")
+    result.stdout.fnmatch_lines(judged)
+    block = block_of(result.stdout.lines)[:len(BLOCK)]
+    assert block == BLOCK
+    assert "judge_coverage = 0.70" in result.stdout.lines
+    markdown = (pytester.path / "r.md").read_text()
+    assert "### Figures (no floors yet)" in markdown
+    pytest.LineMatcher(markdown.splitlines()).fnmatch_lines(
+        [f"|*{pattern.strip('*')}*|" for pattern in judged])
+    assert "```toml\n" + "\n".join(BLOCK) in markdown

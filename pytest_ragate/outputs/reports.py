@@ -74,8 +74,8 @@ def floors_block(found: Sequence[Figure]) -> list[str]:
         if f.suggested > 0:
             lines.append(f"{key} = {f.suggested:.2f}")
         else:
-            lines.append(f"# {key} = 0.00  (its interval reaches 0 over n={fmt_n(f.tally)} "
-                         f"{METRICS[f.metric].unit}: too few to gate on)")
+            lines.append(f"# {key} = 0.00  (its 95% lower bound is 0 over n={fmt_n(f.tally)} "
+                         f"{METRICS[f.metric].unit}: a floor there gates nothing)")
     return lines
 
 
@@ -247,6 +247,8 @@ def markdown(runs: Sequence[GoldsetRun],
         parts += [f"- {line}" for line in run.judge_lines]
         if run.judge_lines:
             parts.append("")
+        if not run.verdicts:
+            parts += _figures_section(run)
         if run.verdicts:
             parts += ["### Floors", "", floors_table([run], "github"), ""]
             worst = worst_lines(run)
@@ -274,6 +276,16 @@ def markdown(runs: Sequence[GoldsetRun],
     parts += ["Figures marked *mechanical* are computed from turn ranges alone; judged figures "
               "name the judge that produced them.", ""]
     return "\n".join(parts)
+
+
+def _figures_section(run: GoldsetRun) -> list[str]:
+    """A goldset without floors: its figures and the `[floors]` block they suggest."""
+    found = run_figures([run])
+    if not found or not any(f.suggested is not None for f in found[0][1]):
+        return []
+    return ["### Figures (no floors yet)", "", figures_table(found, "github"), "",
+            "Suggested floors, to paste into its ragate.toml:", "", "```toml",
+            *floors_block(found[0][1]), "```", ""]
 
 
 def write_markdown(path: Path, runs: Sequence[GoldsetRun],
