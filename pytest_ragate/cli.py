@@ -402,6 +402,57 @@ def compare(baseline: str, results: Path, alpha: float, min_n: int) -> None:
 
 
 @main.command()
+@click.argument("results", nargs=-1, required=True,
+                type=click.Path(exists=True, dir_okay=False, path_type=Path))
+def suggest(results: tuple[Path, ...]) -> None:
+    """Print each goldset's figures and the `[floors]` they suggest, from saved runs.
+
+    RESULTS are --ragate-results files (one run's, or each shard's). Prints what a run
+    without floors prints: every metric its questions can score, with n, the 95% interval
+    and kind counts, then a `[floors]` block to paste into the goldset's ragate.toml.
+    """
+    from pytest_ragate.outputs.reports import figures_table, run_figures, suggestion_lines
+    from pytest_ragate.scoring.run import GoldsetRun
+
+    by_goldset: dict[str, GoldsetRun] = {}
+    for record in _saved_rows(results):
+        run = by_goldset.setdefault(record.goldset, GoldsetRun(record.goldset,
+                                                               record.eval_version))
+        run.records.append(record)
+    found = run_figures(list(by_goldset.values()))
+    click.echo(figures_table(found, "simple"))
+    for run, figs in found:
+        for line in suggestion_lines(run.label, figs):
+            click.echo(line)
+
+
+def _saved_rows(paths: tuple[Path, ...]) -> list[QuestionRecord]:
+    """The question rows of whole, vouched-for results files; a file that cannot be read, or
+    that its trailer does not vouch for, is refused by name, as is a question twice."""
+    from pytest_ragate.outputs.results import read_results
+
+    rows: list[QuestionRecord] = []
+    seen: dict[tuple[str, str, int], str] = {}
+    for path in paths:
+        found = read_results(path)
+        refused = found.problems or found.unvouched
+        if refused:
+            raise click.ClickException("\n".join(str(p) for p in refused))
+        for line, record in found.rows:
+            key = (record.goldset, record.question_id, record.repeat)
+            where = f"{path}:{line}"
+            if key in seen:
+                raise click.ClickException(
+                    f"{where}: [{record.question_id}] question_id: goldset {record.goldset} "
+                    f"has this question already at {seen[key]}: give each run's results once")
+            seen[key] = where
+            rows.append(record)
+    if not rows:
+        raise click.ClickException(f"no question rows in {', '.join(map(str, paths))}")
+    return rows
+
+
+@main.command()
 @click.argument("goldset", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--corpus", "corpus_glob", required=True,
               help="the corpus files, a glob relative to here, e.g. 'docs/*.md'")

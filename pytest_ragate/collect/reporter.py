@@ -18,10 +18,14 @@ import pytest
 
 from pytest_ragate.collect.decision import Decision, FloorDecision
 from pytest_ragate.outputs.reports import (
+    figures_table,
     floors_table,
     incomplete_notice,
     question_text,
     regressions_table,
+    run_figures,
+    suggestion_lines,
+    worst_lines,
 )
 from pytest_ragate.scoring.metrics import QuestionRecord
 from pytest_ragate.scoring.regression import Regression
@@ -199,6 +203,10 @@ def terminal_summary(terminalreporter: Any, runs: Sequence[GoldsetRun], *,
     if any(run.verdicts for run in runs):
         write(floors_table(runs, "simple"))
     for run in runs:
+        for line in worst_lines(run):
+            write(f"{run.label}: {line}", red=True)
+    figures_before_floors(write, runs)
+    for run in runs:
         for line in run.judge_lines:
             write(f"{run.label}: {line}", yellow=line.startswith("warning"))
         for line in run.flaky_lines():
@@ -210,6 +218,18 @@ def terminal_summary(terminalreporter: Any, runs: Sequence[GoldsetRun], *,
             write(f"{label}: {line}", yellow=" flipped " in line)
     for note in history_notes:
         write(f"ragate history: {note}", yellow=True)
+
+
+def figures_before_floors(write: Any, runs: Sequence[GoldsetRun]) -> None:
+    """A goldset without floors shows every figure it can score, and the floors they
+    suggest, ready to paste."""
+    found = run_figures(runs)
+    if not found:
+        return
+    write(figures_table(found, "simple"))
+    for run, figs in found:
+        for line in suggestion_lines(run.label, figs):
+            write(line)
 
 
 def shard_summary(terminalreporter: Any, shard: Any, runs: Sequence[GoldsetRun], *,

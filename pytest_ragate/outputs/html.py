@@ -43,6 +43,7 @@ from pytest_ragate.outputs.reports import (
     anchor_rows,
     incomplete_notice,
     metric_source,
+    worst_lines,
 )
 from pytest_ragate.scoring.gates import (
     Verdict,
@@ -407,6 +408,7 @@ def run_view(index: int, run: GoldsetRun, history: Sequence[HistoryLine],
         "status": run.status,
         "regressions_failed": sum(g.outcome == "failed" for g in run.regressions),
         "floors": [floor_row(run, v) for v in run.verdicts],
+        "worst": worst_lines(run),
         "regressions": [regression_row(g) for g in run.regressions],
         "judge_lines": run.judge_lines,
         "flaky_lines": run.flaky_lines(),

@@ -6,6 +6,7 @@ question order, so `-n 0` and `-n N` write the same bytes.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from pytest_ragate.scoring.gates import (
 from pytest_ragate.scoring.metrics import MECHANICAL, QuestionRecord, fmt_num
 from pytest_ragate.scoring.registry import METRICS
 from pytest_ragate.scoring.run import GoldsetRun
+from pytest_ragate.scoring.suggest import RULE, Figure, figures
 
 OUTCOME_WORDS = {"passed": "PASS", "failed": "FAIL", "xfailed": "XFAIL",
                  "xpassed": "XPASS(strict)", "skipped": "SKIP"}
@@ -40,6 +42,54 @@ def floors_table(runs: Sequence[GoldsetRun], tablefmt: str) -> str:
     headers = ["goldset", "metric", "floor", "value", "95% interval", "n", "passes 80% at",
                "by kind", "computed by", "outcome"]
     return tabulate(rows, headers=headers, tablefmt=tablefmt, disable_numparse=True)
+
+
+def worst_lines(run: GoldsetRun) -> list[str]:
+    """Each failing floor's worst questions, as the terminal, the Markdown and the HTML
+    report list them: `floor[evidence_recall]: worst: q2 found 0/1 spans; …`."""
+    return [f"{v.floor.name}: worst: {v.worst}" for v in run.verdicts if v.worst]
+
+
+def figures_table(found: Sequence[tuple[GoldsetRun, list[Figure]]], tablefmt: str) -> str:
+    """Each run's figures (`run_figures`): value, interval, n, kinds, suggested floor."""
+    rows = [[run.label, f.metric, fmt_num(f.tally.value), fmt_interval(f.interval),
+             fmt_n(f.tally), fmt_counts(f.by_kind), metric_source(run, f.metric),
+             fmt_num(f.suggested)] for run, figs in found for f in figs]
+    headers = ["goldset", "metric", "value", "95% interval", "n", "by kind", "computed by",
+               "suggested floor"]
+    return tabulate(rows, headers=headers, tablefmt=tablefmt, disable_numparse=True)
+
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def floors_block(found: Sequence[Figure]) -> list[str]:
+    """The `[floors]` table of a goldset's suggestions, ready to paste into its ragate.toml,
+    the rule a comment in it. A suggestion of 0 gates nothing: it stays commented out."""
+    lines = ["[floors]", f"# {RULE}"]
+    for f in found:
+        if f.suggested is None:
+            continue
+        key = f.metric if _BARE_KEY.fullmatch(f.metric) else f'"{f.metric}"'
+        if f.suggested > 0:
+            lines.append(f"{key} = {f.suggested:.2f}")
+        else:
+            lines.append(f"# {key} = 0.00  (its 95% lower bound is 0 over n={fmt_n(f.tally)} "
+                         f"{METRICS[f.metric].unit}: a floor there gates nothing)")
+    return lines
+
+
+def suggestion_lines(label: str, found: Sequence[Figure]) -> list[str]:
+    """What a goldset without floors is told: its suggested floors (or why none)."""
+    if not any(f.suggested is not None for f in found):
+        return [f"{label}: nothing scored, no floor to suggest"]
+    return [f"{label}: no floors yet; suggested, to paste into its ragate.toml:",
+            *floors_block(found)]
+
+
+def run_figures(runs: Sequence[GoldsetRun]) -> list[tuple[GoldsetRun, list[Figure]]]:
+    """The figures of each run that has no floors yet."""
+    return [(run, figures(run.records)) for run in runs if not run.verdicts]
 
 
 def regressions_table(runs: Sequence[GoldsetRun], tablefmt: str) -> str:
@@ -197,8 +247,14 @@ def markdown(runs: Sequence[GoldsetRun],
         parts += [f"- {line}" for line in run.judge_lines]
         if run.judge_lines:
             parts.append("")
+        if not run.verdicts:
+            parts += _figures_section(run)
         if run.verdicts:
             parts += ["### Floors", "", floors_table([run], "github"), ""]
+            worst = worst_lines(run)
+            if worst:
+                parts += ["Why the failing floors failed:", "",
+                          *[f"- {_cell(line)}" for line in worst], ""]
         if run.regressions:
             parts += ["### Against the baseline", "", regressions_table([run], "github"), "",
                       *[f"- {c.metric}: {c.message}" for c in run.regressions], ""]
@@ -220,6 +276,16 @@ def markdown(runs: Sequence[GoldsetRun],
     parts += ["Figures marked *mechanical* are computed from turn ranges alone; judged figures "
               "name the judge that produced them.", ""]
     return "\n".join(parts)
+
+
+def _figures_section(run: GoldsetRun) -> list[str]:
+    """A goldset without floors: its figures and the `[floors]` block they suggest."""
+    found = run_figures([run])
+    if not found or not any(f.suggested is not None for f in found[0][1]):
+        return []
+    return ["### Figures (no floors yet)", "", figures_table(found, "github"), "",
+            "Suggested floors, to paste into its ragate.toml:", "", "```toml",
+            *floors_block(found[0][1]), "```", ""]
 
 
 def write_markdown(path: Path, runs: Sequence[GoldsetRun],

@@ -170,6 +170,7 @@ class Verdict:
     passes_at: PassesAt | None = None  # the true value at which this n passes 80% of the time
     figure: float | None = None  # the figure decided on, when it is not the tally's value
     estimate: str = ""  # what that figure is: "ppi", or the agreement statistic
+    worst: str = ""  # a failing floor's questions behind it, worst first (metrics.behind)
 
     @property
     def value(self) -> float | None:
@@ -392,10 +393,12 @@ def _against_floor(floor: Floor, goldset: str, t: Tally, by: str, suffix: str, e
                            passes_at=power, figure=figure, estimate=estimate)
         return Verdict(floor, goldset, "xfailed", f"{floor.xfail}: {figures}", t, interval, by,
                        errors, skipped, passes_at=power, figure=figure, estimate=estimate)
-    if not holds and worst:
+    worst = "" if holds else worst
+    if worst:
         figures += f" · worst: {worst}"
     return Verdict(floor, goldset, "passed" if holds else "failed", figures, t, interval, by,
-                   errors, skipped, passes_at=power, figure=figure, estimate=estimate)
+                   errors, skipped, passes_at=power, figure=figure, estimate=estimate,
+                   worst=worst)
 
 
 def _no_spread(ppi: Ppi) -> str:
