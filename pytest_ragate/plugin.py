@@ -309,8 +309,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None],
     if call.excinfo is not None and is_goldset_item(item):
         _missing_system(item, call, report)
     if CASE_KEY in item.stash:
-        from pytest_ragate.collect.questions import record_failure
+        from pytest_ragate.collect.questions import one_line, record_failure
 
+        one_line(call, report)
         record_failure(item, call, report)
     elif ANCHOR_KEY in item.stash:
         from pytest_ragate.collect.items import anchor_outcome

@@ -103,7 +103,7 @@ def test_each_form_of_evidence_is_scored_by_its_own_rule() -> None:
     ({"doc_id": "returns", "first_unit": 1}, "evidence[0]", "needs both first_turn and "
      "last_turn"),
     ({"first_unit": 1, "last_unit": 2}, "evidence[0]", "needs doc_id"),
-    ({"doc_id": "returns", "first_unit": 2, "last_unit": 9}, "evidence[0].last_turn",
+    ({"doc_id": "returns", "first_unit": 2, "last_unit": 9}, "evidence[0].last_unit",
      "unit 9 does not exist (returns has units 0..3)"),
     ({"doc_id": "faq"}, "evidence[0].doc_id", "document 'faq' is not in the corpus"),
 ], ids=["both forms", "half a span", "no document", "past the end", "unknown document"])

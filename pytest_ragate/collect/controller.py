@@ -23,6 +23,7 @@ import pytest
 
 from pytest_ragate.collect.keys import (
     ANCHOR_ATTR,
+    MALFORMED_ATTR,
     NO_SYSTEM_ATTR,
     RECORD_ATTR,
     WORKEROUTPUT_KEY,
@@ -72,6 +73,8 @@ class Controller:
         self.failed: dict[str, tuple[str, str]] = {}  # node id -> (phase, why), the first
         self.down: list[str] = []  # xdist workers that went down, and why
         self.no_system: dict[str, int] = {}  # goldset file -> items that had no system
+        self.malformed: dict[str, int] = {}  # what the system returned -> questions
+        self.goldset_ran = False  # a worker described goldsets, or a goldset report arrived
         self.last_on: dict[str, str] = {}  # xdist worker -> the last item it reported
         self.conclusion: Conclusion | None = None
         self.held = False  # this process's collection held the outputs to its goldsets
@@ -93,6 +96,8 @@ class Controller:
         """Every worker's reports pass through here; keep the ragate records they carry, and
         why any report failed (xdist's report of a crashed worker carries no record)."""
         row = getattr(report, RECORD_ATTR, None)
+        if row is not None or getattr(report, ANCHOR_ATTR, None) is not None:
+            self.goldset_ran = True
         if row is not None:
             self.concluding().add_record(report, row)
             delattr(report, RECORD_ATTR)  # kept as a QuestionRecord now, not twice
@@ -105,6 +110,9 @@ class Controller:
         route = getattr(report, NO_SYSTEM_ATTR, None)
         if route is not None:
             self.no_system[route] = self.no_system.get(route, 0) + 1
+        returned = getattr(report, MALFORMED_ATTR, None)
+        if returned is not None:
+            self.malformed[returned] = self.malformed.get(returned, 0) + 1
         if report.failed and not hasattr(report, "wasxfail"):
             self.failed.setdefault(report.nodeid, (report.when or "",
                                                    summary_line(report.longrepr)))
@@ -136,6 +144,7 @@ class Controller:
         crashed sends none; the others (and its replacement) do."""
         output = getattr(node, "workeroutput", None) or {}
         if WORKEROUTPUT_KEY in output:
+            self.goldset_ran = True
             self.concluding().add_collected(output[WORKEROUTPUT_KEY])
         if error:
             gateway = getattr(getattr(node, "gateway", None), "id", "a worker")
@@ -197,6 +206,10 @@ class Controller:
             from pytest_ragate.collect.provenance import missing_summary
 
             terminalreporter.write_line(missing_summary(self.no_system), red=True, bold=True)
+        if self.malformed:
+            from pytest_ragate.collect.questions import malformed_summary
+
+            terminalreporter.write_line(malformed_summary(self.malformed), red=True, bold=True)
         if self.conclusion is not None:
             self.conclusion.terminal_summary(terminalreporter)
         if self.settings.run.decide:
@@ -204,3 +217,18 @@ class Controller:
 
             for note in self.config.stash[DECIDE_KEY].notes:
                 terminalreporter.write_line(f"ragate decide: {note}", yellow=True)
+        elif not self._goldset_selected() and not self.config.option.collectonly:
+            self._nothing_ran(terminalreporter)
+
+    def _goldset_selected(self) -> bool:
+        """This run selected a ragate item: here (no xdist), or on a worker."""
+        return self.goldset_ran or any(map(is_goldset_item, self.selected or []))
+
+    def _nothing_ran(self, terminalreporter: Any) -> None:
+        """No ragate item was selected: where the rootdir's goldsets are, and how to run
+        them (a bounded search, only now; the exit status is pytest's own)."""
+        from pytest_ragate.collect.nothing_ran import find_goldsets, nothing_ran_hint
+
+        found = find_goldsets(self.config.rootpath)
+        if found:
+            terminalreporter.write_line(nothing_ran_hint(found), yellow=True, bold=True)

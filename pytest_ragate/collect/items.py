@@ -288,7 +288,8 @@ def check_anchor(ragate_anchor: AnchorEntry, request: pytest.FixtureRequest,
     else:
         pool = (found if isinstance(found, Answer) else Answer.model_validate(found)).contexts
     try:
-        why = check(anchor, pool, settings.pipeline.max_distance)
+        why = check(anchor, pool, settings.pipeline.max_distance,
+                    unit=request.node.stash[GOLDSET_KEY].corpus.unit)
     except NoDistance as error:
         raise NoDistance(f"anchor {anchor.anchor_id}: {error} (pool: {described})") from None
     if why is not None:

@@ -32,6 +32,8 @@ RECORD_ATTR = "ragate_record"  # a question's report: its QuestionRecord, as JSO
 ANCHOR_ATTR = "ragate_anchor"  # an anchor's report: its AnchorOutcome, as JSON
 NO_SYSTEM_ATTR = "ragate_no_system"  # a goldset item's setup report, when no system of the
 # user's was in scope (`provenance.MissingSystem`): the file its goldset was collected from
+MALFORMED_ATTR = "ragate_malformed"  # a question's call report, when the system returned no
+# ragate.Answer (`questions.MalformedAnswer`): what it returned (`str`, `a dict with wrong fields`)
 WORKEROUTPUT_KEY = "ragate_collected"  # a worker's `workeroutput`: its wire.Collected
 
 

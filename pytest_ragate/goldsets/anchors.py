@@ -32,8 +32,10 @@ class AnchorEvidence(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     doc_id: str = Field(validation_alias=AliasChoices("doc_id", "meeting_id"))
-    first_turn: Annotated[int, Field(ge=0)]
-    last_turn: Annotated[int, Field(ge=0)]
+    first_turn: Annotated[int, Field(ge=0, validation_alias=AliasChoices("first_turn",
+                                                                         "first_unit"))]
+    last_turn: Annotated[int, Field(ge=0, validation_alias=AliasChoices("last_turn",
+                                                                        "last_unit"))]
 
     _ordered = field_validator("last_turn")(turns_in_order)
 
@@ -86,11 +88,12 @@ def load_anchors(path: Path, corpus: Corpus) -> tuple[list[AnchorEntry], list[Pr
                 problems.append(Problem(path, "evidence.doc_id", f"document {ev.doc_id!r} is "
                                         "not in the corpus", line=line, question_id=aid))
                 continue
-            n = len(corpus[ev.doc_id].turns)
+            n, unit = len(corpus[ev.doc_id].turns), corpus.unit
             if ev.last_turn >= n or ev.last_turn < ev.first_turn:
-                problems.append(Problem(path, "evidence.last_turn", f"turns {ev.first_turn}.."
-                                        f"{ev.last_turn} do not exist ({ev.doc_id} has turns "
-                                        f"0..{n - 1})", line=line, question_id=aid))
+                problems.append(Problem(path, f"evidence.last_{unit}", f"{unit}s "
+                                        f"{ev.first_turn}..{ev.last_turn} do not exist "
+                                        f"({ev.doc_id} has {unit}s 0..{n - 1})", line=line,
+                                        question_id=aid))
                 continue
         entries.append(AnchorEntry(anchor, path, line))
     return entries, problems
@@ -122,9 +125,11 @@ def _near(anchor: Anchor, contexts: Sequence[Context], max_distance: float) -> l
     return [c for c in contexts if c.distance is not None and c.distance <= max_distance]
 
 
-def check(anchor: Anchor, contexts: Sequence[Context], max_distance: float) -> str | None:
-    """None when the anchor holds, else why not (naming what was retrieved); NoDistance when
-    it reads distances the pool does not carry."""
+def check(anchor: Anchor, contexts: Sequence[Context], max_distance: float, *,
+          unit: str = "turn") -> str | None:
+    """None when the anchor holds, else why not (naming what was retrieved, its positions
+    called by the corpus's `unit`); NoDistance when it reads distances the pool does not
+    carry."""
     if anchor.kind == "off_topic_control":
         near = _near(anchor, contexts, max_distance)
         if near:
@@ -134,7 +139,7 @@ def check(anchor: Anchor, contexts: Sequence[Context], max_distance: float) -> s
     assert anchor.evidence is not None
     span = anchor.evidence.span
     hits = [c for c in contexts if span.matches(c)]
-    where = f"{span.doc_id} turns {span.first_turn}-{span.last_turn}"
+    where = f"{span.doc_id} {unit}s {span.first_turn}-{span.last_turn}"
     if anchor.kind == "retrieval_miss":
         return None if hits else f"evidence {where} is not in the pool: {_show(contexts)}"
     if hits:

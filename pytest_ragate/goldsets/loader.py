@@ -362,7 +362,7 @@ def _check_answer(kind: str, expected: Expected, corpus: Corpus, path: Path,
         n = len(corpus[ev.doc_id].turns)
         if ev.last_turn is not None and ev.last_turn >= n:
             unit = corpus.unit
-            found.append(problem(f"evidence[{i}].last_turn", f"{unit} {ev.last_turn} does not "
+            found.append(problem(f"evidence[{i}].last_{unit}", f"{unit} {ev.last_turn} does not "
                                  f"exist ({ev.doc_id} has {unit}s 0..{n - 1})"))
     return found
 

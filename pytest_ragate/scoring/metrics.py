@@ -302,8 +302,10 @@ class EvidenceIndex:
         return ranks
 
 
-def score_answer(answer: Answer, evidence: Sequence[Evidence]) -> dict[str, object]:
-    """The mechanical fields of a QuestionRecord for one answer. A context cited twice counts
+def score_answer(answer: Answer, evidence: Sequence[Evidence], *,
+                 unit: str = "turn") -> dict[str, object]:
+    """The mechanical fields of a QuestionRecord for one answer (its cited contexts shown with
+    the corpus's `unit`, the word its expected evidence is shown with). A context cited twice counts
     once: repeating a right citation must not outvote the wrong ones. A citation is right when
     the context it cites was retrieved and finds some expected evidence."""
     must_abstain = not evidence
@@ -323,7 +325,8 @@ def score_answer(answer: Answer, evidence: Sequence[Evidence]) -> dict[str, obje
     own = QuestionScores(abstention_correct=answer.abstained == must_abstain, citations=n_cit,
                          citations_correct=correct if answered else 0,
                          evidence_found=[rank is not None for rank in ranks])
-    cited = [Cited(context_id=c.context_id, label=_label(by_id.get(c.context_id), c.context_id),
+    cited = [Cited(context_id=c.context_id,
+                   label=_label(by_id.get(c.context_id), c.context_id, unit),
                    correct=ok, quote=c.quote) for c, ok in zip(distinct, right, strict=True)]
     return {
         "answer_text": answer.text,
@@ -346,11 +349,11 @@ def score_answer(answer: Answer, evidence: Sequence[Evidence]) -> dict[str, obje
     }
 
 
-def _label(context: Context | None, context_id: str) -> str:
+def _label(context: Context | None, context_id: str, unit: str) -> str:
     if context is None:
         return f"[{context_id} · not retrieved]"
     return context.label or format_label(context.doc_id, [], None, None,
-                                         (context.first_turn, context.last_turn))
+                                         (context.first_turn, context.last_turn), unit=unit)
 
 
 def fmt_num(value: float | None, digits: int = 2) -> str:
