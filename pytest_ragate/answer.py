@@ -58,11 +58,11 @@ def _integer(value: object) -> object:
 ROUNDING = 1e-6  # a distance this little below 0 is float32 rounding of 0 (1 - a dot product)
 
 
-def _distance(value: object) -> object:
-    """A finite number of 0 or more (numpy's too), or None for a retriever that gives none.
-    NaN and infinity are no distance; a negative number is a score turned upside down (a BM25
-    score or a dot product read as a similarity), and would pass every `max_distance`. A
-    cosine distance of a text to itself may come back a hair below 0: that is 0."""
+def _finite(value: object) -> object:
+    """A finite number (numpy's too) of any sign, or None: a confidence (the number the
+    system's own abstention rule was decided on: a reranker score, an overlap, a
+    probability), and what a distance is before its sign is checked. Never a bool or a
+    string that looks like a number; NaN and infinity rank nothing."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
@@ -70,6 +70,18 @@ def _distance(value: object) -> object:
     number = float(value)
     if not math.isfinite(number):
         raise ValueError(f"must be finite, not {number}")
+    return number
+
+
+def _distance(value: object) -> object:
+    """A finite number of 0 or more (numpy's too), or None for a retriever that gives none.
+    NaN and infinity are no distance; a negative number is a score turned upside down (a BM25
+    score or a dot product read as a similarity), and would pass every `max_distance`. A
+    cosine distance of a text to itself may come back a hair below 0: that is 0."""
+    number = _finite(value)
+    if number is None:
+        return None
+    assert isinstance(number, float)
     if -ROUNDING <= number < 0:
         return 0.0
     if number < 0:
@@ -79,23 +91,9 @@ def _distance(value: object) -> object:
     return number
 
 
-def _confidence(value: object) -> object:
-    """A finite number (numpy's too) of any sign, or None: the number the system's own
-    abstention rule was decided on (a reranker score, an overlap, a probability). Never a
-    bool or a string that looks like a number; NaN and infinity rank nothing."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"must be a number, not {type(value).__name__} {value!r}")
-    number = float(value)
-    if not math.isfinite(number):
-        raise ValueError(f"must be finite, not {number}")
-    return number
-
-
 TurnIndex = Annotated[int, BeforeValidator(_integer), Field(ge=0)]
 Distance = Annotated[float | None, BeforeValidator(_distance)]
-Confidence = Annotated[float | None, BeforeValidator(_confidence)]
+Confidence = Annotated[float | None, BeforeValidator(_finite)]
 
 
 def turns_in_order(last: int, info: ValidationInfo) -> int:
