@@ -121,7 +121,7 @@ def run_goldset(root: Path, name: str, model: Any, index_dir: Path, knobs: Any,
     from pytest_ragate.pipeline.normalize import normalize, quote_matches
     from pytest_ragate.pipeline.rescue import RescueSettings, SentenceRescue
     from pytest_ragate.pipeline.retrieval import RagateEmbeddingFunction
-    from pytest_ragate.scoring.metrics import score_answer
+    from pytest_ragate.scoring.records import score_answer
 
     goldset = load_goldset(root / name)
     chunks = Chunker(knobs.chunk_budget).chunk(goldset.corpus)

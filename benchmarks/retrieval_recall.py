@@ -68,7 +68,7 @@ from pytest_ragate.pipeline.chunking import Chunk, Chunker
 from pytest_ragate.pipeline.hybrid import RRF_K, Bm25Index
 from pytest_ragate.pipeline.normalize import fold
 from pytest_ragate.pipeline.retrieval import Embedder, Retriever, open_index
-from pytest_ragate.scoring.metrics import Span
+from pytest_ragate.scoring.records import Span
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDSETS = ("qmsum-val", "tiron-demo")

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from pytest_ragate.answer import Answer, Citation, Context
 from pytest_ragate.outputs.results import read_rows
-from pytest_ragate.scoring.metrics import Span, score_answer
+from pytest_ragate.scoring.records import Span, score_answer
 
 HERE = Path(__file__).resolve().parent
 SPANS = ((2, 3), (7, 7))  # expected evidence in m1: units 2, 3 and 7 are right

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from os import PathLike
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from pytest_ragate.collect.route import RouteSpec
+from pytest_ragate.items.route import RouteSpec
 
 if TYPE_CHECKING:
     from pytest_ragate.answer import Answer, Citation, Context

@@ -161,7 +161,7 @@ class Answer(BaseModel):
     @property
     def empty(self) -> bool:
         """Nothing said, retrieved or cited, and no abstention: not an answer. A question its
-        system returns this for errors (`collect/questions.py`); to decline, abstain."""
+        system returns this for errors (`items/questions.py`); to decline, abstain."""
         return not (self.text.strip() or self.contexts or self.citations or self.abstained)
 
     @property

@@ -14,7 +14,7 @@ from pytest_ragate.problems import GoldsetError
 
 if TYPE_CHECKING:
     from pytest_ragate.scoring.calibrate import Cut
-    from pytest_ragate.scoring.metrics import QuestionRecord
+    from pytest_ragate.scoring.records import QuestionRecord
 
 T = TypeVar("T")
 

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_ragate.collect.controller import Controller
-from pytest_ragate.collect.keys import (
+from pytest_ragate.goldsets import CONFIG_NAME
+from pytest_ragate.items.keys import (
     ANCHOR_ATTR,
     ANCHOR_KEY,
     CASE_KEY,
@@ -34,10 +34,10 @@ from pytest_ragate.collect.keys import (
     WORKEROUTPUT_KEY,
     is_goldset_item,
 )
-from pytest_ragate.collect.long_lived import long_lived, thaw
-from pytest_ragate.collect.output_paths import check_collected, check_outputs
-from pytest_ragate.collect.route import route_spec
-from pytest_ragate.goldsets import CONFIG_NAME
+from pytest_ragate.items.long_lived import long_lived, thaw
+from pytest_ragate.items.route import route_spec
+from pytest_ragate.modes.controller import Controller
+from pytest_ragate.modes.output_paths import check_collected, check_outputs
 from pytest_ragate.settings import Settings, add_options, add_run_options, read_settings
 
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if hasattr(config, "workerinput"):
         return
     if settings.run.decide:
-        from pytest_ragate.collect.deciding import DECIDE_KEY, load
+        from pytest_ragate.modes.decide_saved import DECIDE_KEY, load
 
         config.stash[DECIDE_KEY] = load(config, settings)
     fixture_file = None
@@ -124,7 +124,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     if file_path.name != CONFIG_NAME:
         return None
-    from pytest_ragate.collect.items import GoldsetFile
+    from pytest_ragate.items.collection import GoldsetFile
 
     return GoldsetFile.from_parent(parent, path=file_path)
 
@@ -134,7 +134,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     spec = route_spec(metafunc.function)
     if spec is None:
         return
-    from pytest_ragate.collect.items import decorated_goldset, repeated_cases
+    from pytest_ragate.items.collection import decorated_goldset, repeated_cases
 
     name = metafunc.function.__name__
     route = f"{metafunc.definition.parent.nodeid}::{name}"
@@ -151,7 +151,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def pytest_pycollect_makeitem(collector: pytest.Module | pytest.Class, name: str, obj: object,
                               ) -> Generator[None, Any, Any]:
     """A decorated function's questions get their case and marks; its floors follow them.
-    They are built and kept like a goldset file's items (`collect/long_lived.py`)."""
+    They are built and kept like a goldset file's items (`items/long_lived.py`)."""
     if route_spec(obj) is None:
         return (yield)
     with long_lived(collector.config):
@@ -159,7 +159,7 @@ def pytest_pycollect_makeitem(collector: pytest.Module | pytest.Class, name: str
         spec = route_spec(obj)
         if spec is None or not isinstance(result, list) or not result:
             return result
-        from pytest_ragate.collect.items import adopt_questions, decorated_goldset, make_floors
+        from pytest_ragate.items.collection import adopt_questions, decorated_goldset, make_floors
 
         route = f"{collector.nodeid}::{name}"
         goldset, floors = decorated_goldset(collector.config, collector.path, name, spec, route)
@@ -170,8 +170,8 @@ def pytest_pycollect_makeitem(collector: pytest.Module | pytest.Class, name: str
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
                                    items: list[pytest.Item]) -> None:
-    """After `-k` and `-m`: a shard keeps its slice (`collect/sharding.py`); a decision
-    keeps the floors and replays the rest from the results files (`collect/deciding.py`).
+    """After `-k` and `-m`: a shard keeps its slice (`modes/shard.py`); a decision
+    keeps the floors and replays the rest from the results files (`modes/decide_saved.py`).
     First, no output may be a file of a goldset collected here (a usage error): before an
     xdist worker says it has collected, so its controller clears no output before that."""
     check_collected(config, items)
@@ -180,12 +180,12 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         controller.held = True
     run = read_settings(config).run
     if run.shard:
-        from pytest_ragate.collect.sharding import select
+        from pytest_ragate.modes.shard import select
         from pytest_ragate.outputs.results import Shard
 
         select(config, items, Shard.parse(run.shard))
     elif run.decide and not hasattr(config, "workerinput"):
-        from pytest_ragate.collect.deciding import prepare
+        from pytest_ragate.modes.decide_saved import prepare
 
         prepare(session, items)
 
@@ -238,7 +238,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     workeroutput = getattr(session.config, "workeroutput", None)
     items = session.config.stash.get(SELECTED_KEY, None)
     if workeroutput is not None and items is not None and any(map(is_goldset_item, items)):
-        from pytest_ragate.collect.items import collected
+        from pytest_ragate.items.collection import collected
 
         workeroutput[WORKEROUTPUT_KEY] = collected(items).model_dump(mode="json")
 
@@ -249,13 +249,13 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     fails in one is the last item's, `run_floor`); questions hold their reports while their
     judge verdicts are pending."""
     if FLOOR_KEY in item.stash:
-        from pytest_ragate.collect.items import run_floor
+        from pytest_ragate.items.collection import run_floor
 
         run_floor(item, nextitem)
         return True
     item.config.stash[LAST_RUN_KEY] = item  # a floor's failed teardown is blamed on it
     if CASE_KEY in item.stash:
-        from pytest_ragate.collect.questions import run_protocol
+        from pytest_ragate.items.questions import run_protocol
 
         return run_protocol(item, nextitem)
     return None
@@ -267,7 +267,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     would embed the corpus first). After pytest's skip marks (tryfirst): a sealed question
     without the key still skips."""
     if CASE_KEY in item.stash or ANCHOR_KEY in item.stash:
-        from pytest_ragate.collect.provenance import check_system
+        from pytest_ragate.items.provenance import check_system
 
         check_system(item)
 
@@ -281,7 +281,7 @@ def pytest_runtestloop(session: pytest.Session) -> Generator[None, object, objec
     finally:
         run = session.config.stash.get(RUN_KEY, None)
         if run is not None:
-            from pytest_ragate.collect.questions import release
+            from pytest_ragate.items.questions import release
 
             release(run, wait=True)
             run.close()
@@ -293,7 +293,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     case = pyfuncitem.stash.get(CASE_KEY, None)
     if case is None:
         return None
-    from pytest_ragate.collect.questions import answer_and_score
+    from pytest_ragate.items.questions import answer_and_score
 
     answer_and_score(pyfuncitem, case)
     return True
@@ -309,18 +309,18 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None],
     if call.excinfo is not None and is_goldset_item(item):
         _missing_system(item, call, report)
     if CASE_KEY in item.stash:
-        from pytest_ragate.collect.questions import one_line, record_failure
+        from pytest_ragate.items.questions import one_line, record_failure
 
         one_line(call, report)
         record_failure(item, call, report)
     elif ANCHOR_KEY in item.stash:
-        from pytest_ragate.collect.items import anchor_outcome
+        from pytest_ragate.items.collection import anchor_outcome
 
         anchor = anchor_outcome(item, call, report)
         if anchor is not None:
             setattr(report, ANCHOR_ATTR, anchor.model_dump(mode="json"))
     if CASE_KEY in item.stash or ANCHOR_KEY in item.stash:
-        from pytest_ragate.collect.redacting import redact_report
+        from pytest_ragate.items.redacting import redact_report
 
         redact_report(item, report)  # no sealed text or credential in what it shows
     return report
@@ -330,7 +330,7 @@ def _missing_system(item: pytest.Item, call: pytest.CallInfo[None],
                     report: pytest.TestReport) -> None:
     """An item without a system reads as its one line (as `pytest.fail(pytrace=False)` does),
     and tells the controller which goldset it belongs to, for the run's one summary line."""
-    from pytest_ragate.collect.provenance import MissingSystem
+    from pytest_ragate.items.provenance import MissingSystem
 
     if call.excinfo is not None and call.excinfo.errisinstance(MissingSystem):
         report.longrepr = call.excinfo.getrepr(style="value")

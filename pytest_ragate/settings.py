@@ -158,7 +158,7 @@ class RunSettings:
     promote_flipped: bool = False  # implies promote
     require_judge: bool = False
     builtin_system: bool = False  # the built-in pipeline answers goldsets that define no system
-    shard: str | None = None  # `i/N`: run one slice and decide nothing (collect/sharding.py)
+    shard: str | None = None  # `i/N`: run one slice and decide nothing (modes/shard.py)
     decide: tuple[str, ...] = ()  # results files to decide instead of running (deciding.py)
 
     @property

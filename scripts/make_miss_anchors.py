@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pytest_ragate.files import read_jsonl
 from pytest_ragate.goldsets.loader import load_goldset
-from pytest_ragate.scoring.metrics import QuestionRecord
+from pytest_ragate.scoring.records import QuestionRecord
 
 
 def main() -> int:

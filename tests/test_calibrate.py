@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from pytest_ragate.cli import main
 from pytest_ragate.scoring.calibrate import best, recall_at, replay, sweep
-from pytest_ragate.scoring.metrics import QuestionRecord
+from pytest_ragate.scoring.records import QuestionRecord
 
 
 def row(qid: str, distance: float, must_abstain: bool, *, abstained: bool = False,

@@ -129,7 +129,7 @@ def test_cache_paths_are_where_the_plugin_writes(pytester: pytest.Pytester) -> N
     pytester.makepyfile(test_where="""
         from pathlib import Path
         from pytest_ragate.pipeline.builtin import pipeline
-        from pytest_ragate.collect.questions import question_run
+        from pytest_ragate.items.questions import question_run
 
         def test_where(pytestconfig):
             root = pytestconfig.rootpath

@@ -6,8 +6,15 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from pytest_ragate.collect import decision
-from pytest_ragate.collect.decision import (
+from pytest_ragate.decision import run_decision as decision
+from pytest_ragate.decision.population import (
+    AnchorMember,
+    Collected,
+    FloorSpec,
+    Member,
+    Population,
+)
+from pytest_ragate.decision.run_decision import (
     ANCHORS_ELSEWHERE,
     CRASH_PHASE,
     Arrived,
@@ -15,15 +22,8 @@ from pytest_ragate.collect.decision import (
     Rules,
     decide_run,
 )
-from pytest_ragate.collect.wire import (
-    AnchorMember,
-    Collected,
-    FloorSpec,
-    Member,
-    Population,
-)
 from pytest_ragate.scoring.gates import Floor, Strictness
-from pytest_ragate.scoring.metrics import AnchorOutcome, QuestionRecord
+from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord
 
 ROUTE = "gs/ragate.toml"
 

@@ -12,7 +12,7 @@ from pytest_ragate import Answer, Citation, Context
 from pytest_ragate.goldsets.corpus import load_corpus, split_lines, split_paragraphs
 from pytest_ragate.goldsets.loader import load_goldset
 from pytest_ragate.problems import GoldsetError
-from pytest_ragate.scoring.metrics import ContextRef, Span, WholeDocument, score_answer
+from pytest_ragate.scoring.records import ContextRef, Span, WholeDocument, score_answer
 from tests.conftest import jsonl, results_rows
 
 RETURNS = """# Returns

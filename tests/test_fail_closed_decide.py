@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from pytest_ragate.collect.sharding import deal
+from pytest_ragate.modes.shard import deal
 from pytest_ragate.outputs.results import (
     Header,
     SavedItem,
@@ -33,7 +33,7 @@ from pytest_ragate.outputs.results import (
     results_lines,
     write_results,
 )
-from pytest_ragate.scoring.metrics import QuestionRecord
+from pytest_ragate.scoring.records import QuestionRecord
 from pytest_ragate.scoring.run import GoldsetRun
 from tests.conftest import BASE_TOML, write_goldset
 from tests.test_plugin import junit_cases

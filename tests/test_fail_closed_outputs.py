@@ -341,7 +341,7 @@ def test_dev_null_as_an_output_stays_the_device(pytester: pytest.Pytester,
 def test_every_file_a_goldset_reads_is_an_input(tmp_path: Path) -> None:
     """What the checks hold outputs to, for a goldset with anchors and labels: its toml,
     questions, expected and sealed answers, anchors, labels and corpus globs."""
-    from pytest_ragate.collect.output_paths import goldset_inputs, overwritten
+    from pytest_ragate.modes.output_paths import goldset_inputs, overwritten
     from tests.conftest import BASE_TOML
 
     root = write_goldset(tmp_path / "gs", toml=BASE_TOML + '\n[judge]\nlabels = "labels.jsonl"\n',

@@ -21,7 +21,7 @@ from pytest_ragate.adapters import AdapterError, from_haystack, from_langchain, 
 from pytest_ragate.answer import Answer, Citation, Context
 from pytest_ragate.cli import main
 from pytest_ragate.scoring.calibrate import distances_missing, replay, sweep
-from pytest_ragate.scoring.metrics import (
+from pytest_ragate.scoring.records import (
     ContextRef,
     Evidence,
     QuestionRecord,

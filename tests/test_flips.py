@@ -14,7 +14,7 @@ from pytest_ragate.outputs import history
 from pytest_ragate.outputs.history import FloorOutcome, HistoryLine, Observed
 from pytest_ragate.scoring import flips
 from pytest_ragate.scoring.flips import Flips, Seen, count_all, count_flips
-from pytest_ragate.scoring.metrics import AnchorOutcome, QuestionRecord
+from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord
 from tests.conftest import question_rows, write_goldset
 
 # --- the pure counting -------------------------------------------------------------------------
@@ -399,7 +399,7 @@ def test_without_a_history_promotion_says_flips_were_not_checked(
 
 
 def test_a_history_that_cannot_be_read_promotes_nothing() -> None:
-    from pytest_ragate.collect.concluding import FlipCheck
+    from pytest_ragate.modes.conclusion import FlipCheck
 
     unknown = FlipCheck(history=True, flipped=None)
     assert unknown.refusal("gs", "anchor[a]") == ("gs::anchor[a] not promoted: its flips "

@@ -20,7 +20,7 @@ from pytest_ragate.answer import Knob
 from pytest_ragate.outputs import history
 from pytest_ragate.outputs.history import Figure, HistoryError, HistoryLine, HistoryWarning
 from pytest_ragate.scoring.gates import Floor, decide
-from pytest_ragate.scoring.metrics import QuestionRecord, tally
+from pytest_ragate.scoring.records import QuestionRecord, tally
 from pytest_ragate.scoring.run import GoldsetRun
 
 T0 = datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC)

@@ -21,7 +21,7 @@ import pytest
 from pytest_ragate.outputs.history import Figure, HistoryLine, build_line
 from pytest_ragate.outputs.html import max_distance_of, render_html, write_html
 from pytest_ragate.scoring.gates import Floor, decide
-from pytest_ragate.scoring.metrics import Cited, QuestionRecord
+from pytest_ragate.scoring.records import Cited, QuestionRecord
 from pytest_ragate.scoring.regression import Regression
 from pytest_ragate.scoring.run import GoldsetRun
 from tests.conftest import FIXTURE_JUDGE_CONFTEST, write_goldset

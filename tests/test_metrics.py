@@ -7,7 +7,7 @@ import pytest
 
 from pytest_ragate import Answer, Citation, Context
 from pytest_ragate.scoring.gates import Floor, Strictness, decide, fmt_counts, kind_counts
-from pytest_ragate.scoring.metrics import QuestionRecord, Span, behind, score_answer, tally
+from pytest_ragate.scoring.records import QuestionRecord, Span, behind, score_answer, tally
 
 EVIDENCE = [Span("m1", 10, 14)]
 RIGHT = Context(context_id="c1", doc_id="m1", first_turn=12, last_turn=20,

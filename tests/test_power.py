@@ -150,7 +150,7 @@ def test_a_mean_floor_states_a_normal_approximation_with_its_spread() -> None:
 
 
 def test_a_mcnemar_check_states_the_drop_it_detects() -> None:
-    from pytest_ragate.scoring.metrics import QuestionScores
+    from pytest_ragate.scoring.records import QuestionScores
     from pytest_ragate.scoring.regression import check
 
     base = {f"q{i}": QuestionScores(abstention_correct=i >= 2) for i in range(40)}

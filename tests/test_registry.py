@@ -21,7 +21,7 @@ from pytest_ragate.judges.runner import judged_metrics
 from pytest_ragate.outputs.history import build_line
 from pytest_ragate.outputs.reports import markdown
 from pytest_ragate.scoring.gates import Floor, decide
-from pytest_ragate.scoring.metrics import (
+from pytest_ragate.scoring.records import (
     QuestionRecord,
     QuestionScores,
     behind,

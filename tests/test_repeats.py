@@ -20,7 +20,7 @@ from pytest_ragate.judges.base import JudgeInput
 from pytest_ragate.judges.runner import cache_key
 from pytest_ragate.problems import GoldsetError
 from pytest_ragate.scoring.gates import Floor, Strictness, decide, interval_of
-from pytest_ragate.scoring.metrics import QuestionRecord, tally
+from pytest_ragate.scoring.records import QuestionRecord, tally
 from pytest_ragate.scoring.registry import METRICS, needs_repeats, pass_k
 from pytest_ragate.scoring.stats import (
     bootstrap_clusters,

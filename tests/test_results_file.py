@@ -18,7 +18,7 @@ from pytest_ragate.outputs.results import (
     read_rows,
     write_results,
 )
-from pytest_ragate.scoring.metrics import AnchorOutcome, QuestionRecord
+from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord
 from pytest_ragate.scoring.run import GoldsetRun
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from pytest_ragate.collect.sharding import deal
+from pytest_ragate.modes.shard import deal
 from tests.conftest import BASE_TOML, FIXTURE_JUDGE_CONFTEST, results_rows, write_goldset
 from tests.test_plugin import junit_cases
 

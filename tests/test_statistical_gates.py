@@ -10,7 +10,7 @@ import pytest
 
 from pytest_ragate.outputs.baseline import BaselineError, load_baseline
 from pytest_ragate.scoring.gates import Floor, Strictness, decide, decide_anchors
-from pytest_ragate.scoring.metrics import AnchorOutcome, QuestionRecord, QuestionScores
+from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord, QuestionScores
 from pytest_ragate.scoring.regression import check, check_run
 from tests.conftest import write_goldset
 

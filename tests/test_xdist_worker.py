@@ -1,4 +1,4 @@
-"""The xdist contract `pytest_ragate/collect/xdist_worker.py` relies on, pinned: a worker
+"""The xdist contract `pytest_ragate/items/xdist_worker.py` relies on, pinned: a worker
 logs a report only for the item it is running, and `reporting_as` lets a held report through.
 
 If xdist drops the check, the first test fails (the adapter can go); if it renames what the
@@ -15,7 +15,7 @@ HOLDING = '''
 import contextlib
 import pytest
 from _pytest.runner import runtestprotocol
-from pytest_ragate.collect.xdist_worker import reporting_as
+from pytest_ragate.items.xdist_worker import reporting_as
 
 ADAPTER = {adapter}
 HELD = []

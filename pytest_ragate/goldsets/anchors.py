@@ -21,7 +21,7 @@ from pytest_ragate.answer import Context, turns_in_order
 from pytest_ragate.files import read_jsonl
 from pytest_ragate.goldsets.corpus import Corpus
 from pytest_ragate.problems import Problem
-from pytest_ragate.scoring.metrics import Span
+from pytest_ragate.scoring.records import Span
 
 AnchorKind = Literal["retrieval_miss", "true_hallucination", "topical_probe",
                      "off_topic_control"]

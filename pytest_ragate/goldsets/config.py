@@ -27,7 +27,7 @@ from pytest_ragate.answer import turns_in_order
 from pytest_ragate.files import UnreadableText, read_jsonl, read_text
 from pytest_ragate.goldsets.corpus import Units
 from pytest_ragate.problems import GoldsetError, Problem, problems_from_validation
-from pytest_ragate.scoring.metrics import ContextRef, Evidence, Span, WholeDocument
+from pytest_ragate.scoring.records import ContextRef, Evidence, Span, WholeDocument
 
 # --- the files----------------------------------------------------------------------
 
@@ -85,8 +85,8 @@ class GoldsetConfig(_Model):
 
 # The names the plugin gives the items beside a goldset's questions, and the separator of
 # node ids: a question id of one of these forms would share a node id with another item
-# (`floor[…]`: scoring/gates.py `Floor.name`; `anchor[…]`: collect/items.py; `regression[…]`
-# and `floors`: collect/reporter.py; `q07[r2]`: scoring/metrics.py `repeat_name`).
+# (`floor[…]`: scoring/gates.py `Floor.name`; `anchor[…]`: items/collection.py; `regression[…]`
+# and `floors`: modes/reporting.py; `q07[r2]`: scoring/records.py `repeat_name`).
 SHARED = "the question's item would share its node id"
 RESERVED_IDS = (
     (re.compile(r"(floor|anchor|regression)\[.*\]", re.S), "is the name of a{0} {1} item: "

@@ -47,7 +47,7 @@ from pytest_ragate.problems import GoldsetError, Problem, problems_from_validati
 from pytest_ragate.scoring.agreement import AGREEMENT
 from pytest_ragate.scoring.flips import anchor_digest
 from pytest_ragate.scoring.gates import Floor
-from pytest_ragate.scoring.metrics import ContextRef, Evidence, WholeDocument, repeat_name
+from pytest_ragate.scoring.records import ContextRef, Evidence, WholeDocument, repeat_name
 from pytest_ragate.scoring.registry import METRICS, anchor_floor_metrics
 
 # the generic kinds, and the transcript names kept as aliases (same rules, own figures)

@@ -13,7 +13,7 @@ from pydantic import ConfigDict, ValidationError
 
 from pytest_ragate.outputs.history import HistoryLine, fmt_sha, fmt_time
 from pytest_ragate.outputs.results import HEADER_KEY, read_results
-from pytest_ragate.scoring.metrics import QuestionRecord
+from pytest_ragate.scoring.records import QuestionRecord
 from pytest_ragate.scoring.regression import BaselineRun
 
 

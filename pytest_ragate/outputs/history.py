@@ -36,7 +36,7 @@ from pydantic import (
 
 from pytest_ragate.answer import Knob
 from pytest_ragate.scoring import flips
-from pytest_ragate.scoring.metrics import QuestionRecord, QuestionScores, Tally, fmt_num, tally
+from pytest_ragate.scoring.records import QuestionRecord, QuestionScores, Tally, fmt_num, tally
 from pytest_ragate.scoring.registry import METRICS
 from pytest_ragate.scoring.regression import scored_metrics
 from pytest_ragate.scoring.run import GoldsetRun

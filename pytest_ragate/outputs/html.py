@@ -53,7 +53,7 @@ from pytest_ragate.scoring.gates import (
     interval_of,
     kind_counts,
 )
-from pytest_ragate.scoring.metrics import QuestionRecord, Tally, fmt_num, tally
+from pytest_ragate.scoring.records import QuestionRecord, Tally, fmt_num, tally
 from pytest_ragate.scoring.registry import METRICS
 from pytest_ragate.scoring.regression import Regression
 from pytest_ragate.scoring.run import GoldsetRun

@@ -19,7 +19,7 @@ from pytest_ragate.scoring.gates import (
     fmt_n,
     kind_counts,
 )
-from pytest_ragate.scoring.metrics import MECHANICAL, QuestionRecord, fmt_num
+from pytest_ragate.scoring.records import MECHANICAL, QuestionRecord, fmt_num
 from pytest_ragate.scoring.registry import METRICS
 from pytest_ragate.scoring.run import GoldsetRun
 from pytest_ragate.scoring.suggest import RULE, Figure, figures

@@ -9,7 +9,7 @@ outcome (`{"ragate_anchor": …}`), each goldset item that failed or was lost
 The last line, the trailer (`{"ragate_trailer": …}`), vouches for the file's completeness:
 it counts the rows, anchor, item and test lines and holds the sha256 of the exact bytes of
 every line before it, and says when the run that wrote it stopped early (`incomplete`).
-`ragate decide` (collect/deciding.py) reads these back, refuses a file its trailer does not
+`ragate decide` (modes/decide_saved.py) reads these back, refuses a file its trailer does not
 vouch for (`ResultsFile.unvouched`), and decides the floors as the run itself would have;
 `ragate calibrate`, `compare` and the baseline read the rows alone (`read_rows`), so a file
 written before the header or the trailer existed still reads.
@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from pytest_ragate.files import UnreadableText, read_text, write_atomic
 from pytest_ragate.problems import Problem, problems_from_validation
-from pytest_ragate.scoring.metrics import AnchorOutcome, QuestionRecord
+from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord
 from pytest_ragate.scoring.run import GoldsetRun
 
 FORMAT = 1

@@ -42,8 +42,8 @@ from pytest_ragate.scoring.gates import (
     incomplete,
 )
 from pytest_ragate.scoring.labelled import judged_values
-from pytest_ragate.scoring.metrics import QuestionRecord
 from pytest_ragate.scoring.ppi import MIN_LABELS, NO_SPREAD
+from pytest_ragate.scoring.records import QuestionRecord
 from pytest_ragate.scoring.registry import Tally
 from pytest_ragate.scoring.stats import BOOTSTRAP_RESAMPLES, clears
 

@@ -19,7 +19,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from pytest_ragate.scoring.metrics import QuestionRecord, fmt_some
+from pytest_ragate.scoring.records import QuestionRecord, fmt_some
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from pytest_ragate.scoring.metrics import AnchorOutcome, QuestionRecord
+from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord
 from pytest_ragate.scoring.registry import right_counts
 
 RIGHT, WRONG, ERROR, SKIPPED = "right", "wrong", "error", "skipped"

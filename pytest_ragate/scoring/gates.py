@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pytest_ragate.scoring.labelled import judged_values
-from pytest_ragate.scoring.metrics import (
+from pytest_ragate.scoring.power import PassesAt, passes_at
+from pytest_ragate.scoring.ppi import MIN_LABELS, Ppi, ppi_mean
+from pytest_ragate.scoring.records import (
     MECHANICAL,
     AnchorOutcome,
     QuestionRecord,
@@ -26,8 +28,6 @@ from pytest_ragate.scoring.metrics import (
     behind,
     tally,
 )
-from pytest_ragate.scoring.power import PassesAt, passes_at
-from pytest_ragate.scoring.ppi import MIN_LABELS, Ppi, ppi_mean
 from pytest_ragate.scoring.registry import METRICS
 from pytest_ragate.scoring.stats import (
     bootstrap_clusters,

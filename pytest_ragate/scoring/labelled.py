@@ -14,7 +14,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 
 from pytest_ragate.answer import answer_sha256
-from pytest_ragate.scoring.metrics import QuestionRecord
+from pytest_ragate.scoring.records import QuestionRecord
 
 
 def judged_values(metric: str, records: Sequence[QuestionRecord],

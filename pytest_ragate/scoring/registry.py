@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
-    from pytest_ragate.scoring.metrics import QuestionRecord, QuestionScores
+    from pytest_ragate.scoring.records import QuestionRecord, QuestionScores
 
 Aggregate = Literal["proportion", "mean"]
 # mechanical: computed from turn ranges alone; verdict: a judge's verdict, asked per question;

@@ -16,8 +16,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from pytest_ragate.scoring.metrics import QuestionScores, fmt_some
 from pytest_ragate.scoring.power import detectable_drop
+from pytest_ragate.scoring.records import QuestionScores, fmt_some
 from pytest_ragate.scoring.registry import METRICS, run_metrics
 from pytest_ragate.scoring.stats import mcnemar_exact, paired_bootstrap
 

@@ -9,7 +9,7 @@ from typing import get_args
 
 from pytest_ragate.scoring.agreement import Agreement
 from pytest_ragate.scoring.gates import NAMED, Gap, GapKind, Verdict
-from pytest_ragate.scoring.metrics import AnchorOutcome, QuestionRecord, fmt_some, repeat_name
+from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord, fmt_some, repeat_name
 from pytest_ragate.scoring.registry import METRICS, flaky_questions, right_counts, run_metrics
 from pytest_ragate.scoring.regression import Regression
 

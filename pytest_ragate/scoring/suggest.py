@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pytest_ragate.scoring.gates import interval_of, kind_counts
-from pytest_ragate.scoring.metrics import QuestionRecord, Tally, tally
+from pytest_ragate.scoring.records import QuestionRecord, Tally, tally
 from pytest_ragate.scoring.registry import METRICS, run_metrics
 
 STEP = 0.05  # suggested floors sit on this grid, rounded down

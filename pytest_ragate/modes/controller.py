@@ -1,5 +1,5 @@
 """The controller: gathers what every worker's reports bring, and once the loop ends has the
-run concluded (`concluding.py`: decided, reported, written, promoted).
+run concluded (`conclusion.py`: decided, reported, written, promoted).
 
 It lives only where reports from all workers arrive (the main process, or the xdist
 controller), like pytest's LogXML, and is registered in every run: the xdist controller
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_ragate.collect.keys import (
+from pytest_ragate.items.keys import (
     ANCHOR_ATTR,
     MALFORMED_ATTR,
     NO_SYSTEM_ATTR,
@@ -29,11 +29,11 @@ from pytest_ragate.collect.keys import (
     WORKEROUTPUT_KEY,
     is_goldset_item,
 )
-from pytest_ragate.collect.output_paths import clear_outputs, refused
+from pytest_ragate.modes.output_paths import clear_outputs, refused
 from pytest_ragate.settings import read_settings
 
 if TYPE_CHECKING:
-    from pytest_ragate.collect.concluding import Conclusion
+    from pytest_ragate.modes.conclusion import Conclusion
 
 Location = tuple[str, int | None, str]
 
@@ -84,7 +84,7 @@ class Controller:
 
     def concluding(self) -> Conclusion:
         if self.conclusion is None:
-            from pytest_ragate.collect.concluding import Conclusion
+            from pytest_ragate.modes.conclusion import Conclusion
 
             self.conclusion = Conclusion(self.config, self.settings)
         return self.conclusion
@@ -189,7 +189,7 @@ class Controller:
 
     def conclude(self, session: pytest.Session, incomplete: str | None) -> None:
         if self.settings.run.decide:  # `ragate decide`: saved results, not this session's
-            from pytest_ragate.collect.deciding import DECIDE_KEY
+            from pytest_ragate.modes.decide_saved import DECIDE_KEY
 
             deciding = self.config.stash[DECIDE_KEY]
             if not deciding.problems:
@@ -203,17 +203,17 @@ class Controller:
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.no_system:
-            from pytest_ragate.collect.provenance import missing_summary
+            from pytest_ragate.items.provenance import missing_summary
 
             terminalreporter.write_line(missing_summary(self.no_system), red=True, bold=True)
         if self.malformed:
-            from pytest_ragate.collect.questions import malformed_summary
+            from pytest_ragate.items.questions import malformed_summary
 
             terminalreporter.write_line(malformed_summary(self.malformed), red=True, bold=True)
         if self.conclusion is not None:
             self.conclusion.terminal_summary(terminalreporter)
         if self.settings.run.decide:
-            from pytest_ragate.collect.deciding import DECIDE_KEY
+            from pytest_ragate.modes.decide_saved import DECIDE_KEY
 
             for note in self.config.stash[DECIDE_KEY].notes:
                 terminalreporter.write_line(f"ragate decide: {note}", yellow=True)
@@ -227,7 +227,7 @@ class Controller:
     def _nothing_ran(self, terminalreporter: Any) -> None:
         """No ragate item was selected: where the rootdir's goldsets are, and how to run
         them (a bounded search, only now; the exit status is pytest's own)."""
-        from pytest_ragate.collect.nothing_ran import find_goldsets, nothing_ran_hint
+        from pytest_ragate.modes.nothing_ran import find_goldsets, nothing_ran_hint
 
         found = find_goldsets(self.config.rootpath)
         if found:

@@ -88,7 +88,7 @@ def check_collected(config: pytest.Config, items: list[pytest.Item]) -> None:
     `pytest_collection_finish`). An xdist worker sends the refusal to its controller as a
     marked collect report, before it says it has collected: the controller raises it
     (`refused`) before it would clear any output."""
-    loader = sys.modules.get("pytest_ragate.collect.items")  # not loaded: no goldset was
+    loader = sys.modules.get("pytest_ragate.items.collection")  # not loaded: no goldset was
     written = _written(config)
     goldsets = config.stash.get(loader.GOLDSETS_KEY, {}) if loader else {}
     if not written or not goldsets:
@@ -177,7 +177,7 @@ def given_inputs(config: pytest.Config, judge_file: str | None) -> list[Input]:
     if judge_file:
         found.append(Input(Path(judge_file), f"the fixture judge file {judge_file}"))
     if settings.run.decide:
-        from pytest_ragate.collect.deciding import expand
+        from pytest_ragate.modes.decide_saved import expand
 
         try:
             decided = expand(settings.run.decide, config.rootpath)

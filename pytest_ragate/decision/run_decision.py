@@ -2,7 +2,7 @@
 with its gaps, floor verdicts and regression checks comes out.
 
 Pure: no pytest, no files, no hooks. The controller (`controller.py`) gathers the inputs from
-pytest's hooks and hands the outcome to the reporter (`reporter.py`) and the writers
+pytest's hooks and hands the outcome to the reporter (`reporting.py`) and the writers
 (`outputs/writers.py`), so the rules of a floor decided over its whole population are plain
 values in and plain values out.
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from pytest_ragate.collect.wire import Collected, FloorSpec, Member, Population
+from pytest_ragate.decision.population import Collected, FloorSpec, Member, Population
 from pytest_ragate.scoring.agreement import (
     AGREEMENT,
     Agreement,
@@ -35,7 +35,7 @@ from pytest_ragate.scoring.gates import (
     decide_anchors,
     soft_gaps,
 )
-from pytest_ragate.scoring.metrics import MECHANICAL, AnchorOutcome, QuestionRecord
+from pytest_ragate.scoring.records import MECHANICAL, AnchorOutcome, QuestionRecord
 from pytest_ragate.scoring.regression import BaselineRun, check_run
 from pytest_ragate.scoring.run import GoldsetRun
 

@@ -59,7 +59,7 @@ def _worker(item: pytest.Item) -> _Worker | None:
         if interactor is None:
             raise RuntimeError(f"pytest-ragate: no xdist {INTERACTOR} with an item_index "
                                "among this worker's plugins: this pytest-xdist changed the "
-                               "contract pytest_ragate/collect/xdist_worker.py relies on")
+                               "contract pytest_ragate/items/xdist_worker.py relies on")
         index = {it.nodeid: i for i, it in enumerate(item.session.items)}
         found = config.stash[WORKER_KEY] = _Worker(interactor, index)
     return found

@@ -182,7 +182,7 @@ class QuestionRecord(BaseModel):
     judge_failures: dict[str, str] = Field(default_factory=dict)  # metric -> why
     judge_cached: list[str] = Field(default_factory=list)  # metrics served from the cache
     judge_vacuous: list[str] = Field(default_factory=list)  # verdicts with nothing to judge
-    system: str | None = None  # what answered, and where it came from (collect/provenance.py)
+    system: str | None = None  # what answered, and where it came from (items/provenance.py)
     retriever: str | None = None
     judge_from: str | None = None
     eval_version: str

@@ -1,5 +1,5 @@
 """The names the plugin's hooks and processes share: stash keys, and the report attributes
-and `workeroutput` key the wire's models ride under (`wire.py`).
+and `workeroutput` key the wire's models ride under (`population.py`).
 
 Light on purpose: every pytest run imports this through the plugin, goldsets or not, so it
 holds names only; the types they carry are spelled as strings.

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from _pytest.pathlib import bestrelpath
 
-from pytest_ragate.collect.keys import ANCHOR_KEY, GOLDSET_KEY
+from pytest_ragate.items.keys import ANCHOR_KEY, GOLDSET_KEY
 from pytest_ragate.settings import read_settings
 
 BUILTIN_MODULE = "pytest_ragate.plugin"

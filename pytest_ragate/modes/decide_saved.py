@@ -1,6 +1,6 @@
 """`ragate decide RESULTS...` (`pytest --ragate-decide`): decide saved results, asking nothing.
 
-The shards of a sharded gate (`collect/sharding.py`), or one run saved with `--ragate-results`,
+The shards of a sharded gate (`modes/shard.py`), or one run saved with `--ragate-results`,
 left their rows, anchor outcomes and failed items in results files (`outputs/results.py`). This
 session collects the goldsets as a run would (floors as ragate.toml says now), holds the
 files to what it collected, and then, instead of running question and anchor items, reports
@@ -36,11 +36,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_ragate.collect.decision import Arrived, Failure
-from pytest_ragate.collect.keys import ANCHOR_KEY, CASE_KEY, FLOOR_KEY, ROUTE_KEY
-from pytest_ragate.collect.reporter import Location, send
-from pytest_ragate.collect.sharding import population_shards
-from pytest_ragate.collect.wire import Collected, Member, Population
+from pytest_ragate.decision.population import Collected, Member, Population
+from pytest_ragate.decision.run_decision import Arrived, Failure
+from pytest_ragate.items.keys import ANCHOR_KEY, CASE_KEY, FLOOR_KEY, ROUTE_KEY
+from pytest_ragate.modes.reporting import Location, send
+from pytest_ragate.modes.shard import population_shards
 from pytest_ragate.outputs.results import (
     FORMAT,
     GoldsetStamp,
@@ -54,7 +54,7 @@ from pytest_ragate.outputs.results import (
 )
 from pytest_ragate.outputs.writers import Saved
 from pytest_ragate.problems import Problem
-from pytest_ragate.scoring.metrics import QuestionRecord
+from pytest_ragate.scoring.records import QuestionRecord
 from pytest_ragate.settings import SETTINGS_KEY, Settings
 
 if TYPE_CHECKING:
@@ -348,7 +348,7 @@ def _named(names: Sequence[str]) -> str:
 def prepare(session: pytest.Session, items: list[pytest.Item]) -> None:
     """At the end of collection: the files held to the collection, and the items to run
     cut down to the floors (each question and anchor is replayed from its row instead)."""
-    from pytest_ragate.collect.items import collected
+    from pytest_ragate.items.collection import collected
 
     config = session.config
     deciding: Deciding = config.stash[DECIDE_KEY]
@@ -624,7 +624,7 @@ def _arrive_question(deciding: Deciding, item: pytest.Item, record: QuestionReco
 def _row_failure(case: Case, record: QuestionRecord) -> str | None:
     """Why the run failed a question's item, as its row says: it errored, or it was wrong
     under `question_outcome = "assert"` (the run's own rule, `items.wrong_answer`)."""
-    from pytest_ragate.collect.items import wrong_answer
+    from pytest_ragate.items.collection import wrong_answer
 
     if record.status == "error":
         return record.error or "error"

@@ -17,17 +17,7 @@ import pytest
 from _pytest.runner import runtestprotocol
 from _pytest.skipping import xfailed_key
 
-from pytest_ragate.collect.keys import (
-    ANCHOR_KEY,
-    CASE_KEY,
-    FLOOR_KEY,
-    GOLDSET_KEY,
-    LAST_RUN_KEY,
-    ROUTE_KEY,
-)
-from pytest_ragate.collect.long_lived import long_lived
-from pytest_ragate.collect.route import RouteSpec
-from pytest_ragate.collect.wire import (
+from pytest_ragate.decision.population import (
     AnchorMember,
     Collected,
     FloorSpec,
@@ -35,7 +25,6 @@ from pytest_ragate.collect.wire import (
     Member,
     Population,
 )
-from pytest_ragate.collect.xdist_worker import reporting_as
 from pytest_ragate.goldsets.anchors import AnchorEntry, NoDistance
 from pytest_ragate.goldsets.loader import (
     Case,
@@ -45,10 +34,21 @@ from pytest_ragate.goldsets.loader import (
     with_judge_coverage,
 )
 from pytest_ragate.goldsets.promotion import PROMOTE_HINT
+from pytest_ragate.items.keys import (
+    ANCHOR_KEY,
+    CASE_KEY,
+    FLOOR_KEY,
+    GOLDSET_KEY,
+    LAST_RUN_KEY,
+    ROUTE_KEY,
+)
+from pytest_ragate.items.long_lived import long_lived
+from pytest_ragate.items.route import RouteSpec
+from pytest_ragate.items.xdist_worker import reporting_as
 from pytest_ragate.problems import GoldsetError
 from pytest_ragate.scoring.flips import anchor_digest
 from pytest_ragate.scoring.gates import Floor
-from pytest_ragate.scoring.metrics import AnchorOutcome, QuestionRecord
+from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord
 
 if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr
@@ -272,9 +272,9 @@ def make_questions(parent: pytest.Collector, goldset: Goldset) -> Iterator[pytes
 def check_anchor(ragate_anchor: AnchorEntry, request: pytest.FixtureRequest,
                  pytestconfig: pytest.Config) -> None:
     from pytest_ragate.answer import Answer
-    from pytest_ragate.collect.provenance import anchor_source
-    from pytest_ragate.collect.timeouts import answer_within
     from pytest_ragate.goldsets.anchors import check
+    from pytest_ragate.items.provenance import anchor_source
+    from pytest_ragate.items.timeouts import answer_within
     from pytest_ragate.settings import read_settings
 
     anchor = ragate_anchor.anchor
@@ -591,7 +591,7 @@ def _configured_judge(config: pytest.Config) -> str | None:
 def _judge_fixture(item: pytest.Item) -> str | None:
     """Where the user's own `ragate_judge` for this item is defined (`conftest.py:12`), or
     None when it is the built-in one, which gives a judge only with --ragate-judge."""
-    from pytest_ragate.collect.provenance import fixture_origin
+    from pytest_ragate.items.provenance import fixture_origin
 
     origin = fixture_origin(item, "ragate_judge")
     return None if origin is None or origin.builtin else origin.where

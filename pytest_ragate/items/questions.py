@@ -23,16 +23,16 @@ from _pytest.runner import runtestprotocol
 from pydantic import ValidationError
 
 from pytest_ragate.answer import Answer
-from pytest_ragate.collect.items import QuestionItem, wrong_answer
-from pytest_ragate.collect.keys import CASE_KEY, MALFORMED_ATTR, RECORD_ATTR, ROUTE_KEY, RUN_KEY
-from pytest_ragate.collect.provenance import question_parts
-from pytest_ragate.collect.redacting import redacted_record, redactor
-from pytest_ragate.collect.timeouts import answer_within
-from pytest_ragate.collect.xdist_worker import reporting_as
 from pytest_ragate.goldsets.loader import Case
+from pytest_ragate.items.collection import QuestionItem, wrong_answer
+from pytest_ragate.items.keys import CASE_KEY, MALFORMED_ATTR, RECORD_ATTR, ROUTE_KEY, RUN_KEY
+from pytest_ragate.items.provenance import question_parts
+from pytest_ragate.items.redacting import redacted_record, redactor
+from pytest_ragate.items.timeouts import answer_within
+from pytest_ragate.items.xdist_worker import reporting_as
 from pytest_ragate.judges.base import JudgeInput
 from pytest_ragate.judges.runner import JudgedScores, JudgeRunner, judged_metrics
-from pytest_ragate.scoring.metrics import QuestionRecord, score_answer
+from pytest_ragate.scoring.records import QuestionRecord, score_answer
 from pytest_ragate.settings import read_settings
 
 RECORD_KEY = pytest.StashKey[QuestionRecord]()
@@ -182,7 +182,7 @@ def one_line(call: pytest.CallInfo[None], report: pytest.TestReport) -> None:
 
 
 def _keep(item: pytest.Item, record: QuestionRecord, junit: bool = True) -> QuestionRecord:
-    """The item's record, built once and redacted (collect/redacting.py); its mechanical
+    """The item's record, built once and redacted (items/redacting.py); its mechanical
     figures become the JUnit properties of the reports made after this."""
     record = item.stash[RECORD_KEY] = redacted_record(item.config, record)
     if junit:

@@ -15,8 +15,8 @@ from typing import Any, TypeVar
 import pytest
 from pydantic import BaseModel
 
-from pytest_ragate.collect.items import GOLDSETS_KEY
-from pytest_ragate.collect.keys import ANCHOR_ATTR
+from pytest_ragate.items.collection import GOLDSETS_KEY
+from pytest_ragate.items.keys import ANCHOR_ATTR
 from pytest_ragate.redaction import Redactor, known_credentials
 from pytest_ragate.settings import read_settings
 

@@ -1,5 +1,5 @@
 """Concluding a run that has goldsets: the reports' records and anchor outcomes validated,
-the run decided (`decision.py`), reported (`reporter.py`), written (`outputs/writers.py`)
+the run decided (`run_decision.py`), reported (`reporting.py`), written (`outputs/writers.py`)
 and promoted. The controller (`controller.py`) makes one only once a goldset has shown up.
 """
 
@@ -12,9 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_ragate.collect import reporter
-from pytest_ragate.collect.deciding import Deciding, replay, saved
-from pytest_ragate.collect.decision import (
+from pytest_ragate.decision.population import Collected
+from pytest_ragate.decision.run_decision import (
     Arrived,
     Decision,
     Failure,
@@ -22,16 +21,17 @@ from pytest_ragate.collect.decision import (
     Rules,
     decide_run,
 )
-from pytest_ragate.collect.items import collected
-from pytest_ragate.collect.wire import Collected
 from pytest_ragate.goldsets.promotion import Promotion, promote_anchors, promote_floors, summary
+from pytest_ragate.items.collection import collected
+from pytest_ragate.modes import reporting as reporter
+from pytest_ragate.modes.decide_saved import Deciding, replay, saved
 from pytest_ragate.outputs.baseline import BaselineError, load_baseline
 from pytest_ragate.outputs.reports import incomplete_notice
 from pytest_ragate.outputs.results import Shard
 from pytest_ragate.outputs.writers import Written, write_outputs
 from pytest_ragate.scoring.flips import Flips
 from pytest_ragate.scoring.gates import Floor, Strictness
-from pytest_ragate.scoring.metrics import AnchorOutcome, QuestionRecord
+from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord
 from pytest_ragate.scoring.run import GoldsetRun
 from pytest_ragate.settings import Settings
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from pytest_ragate.collect.decision import Decision, FloorDecision
+from pytest_ragate.decision.run_decision import Decision, FloorDecision
 from pytest_ragate.outputs.reports import (
     figures_table,
     floors_table,
@@ -27,7 +27,7 @@ from pytest_ragate.outputs.reports import (
     suggestion_lines,
     worst_lines,
 )
-from pytest_ragate.scoring.metrics import QuestionRecord
+from pytest_ragate.scoring.records import QuestionRecord
 from pytest_ragate.scoring.regression import Regression
 from pytest_ragate.scoring.run import GoldsetRun
 

@@ -7,7 +7,7 @@ anchors are dealt the same way after them. So each shard gets the same share of 
 only on the route, the question's name and N: not on collection order, on `-k`/`-m`, on the
 machine or on the other goldsets of the run. `ragate decide` deals the same way to say which
 shard owed a missing row. Other tests of the run are dealt the same way among themselves;
-floors run in no shard (`collect/deciding.py` decides them over every shard's results).
+floors run in no shard (`modes/decide_saved.py` decides them over every shard's results).
 
 Why not pytest-split or pytest-shard: pytest-split balances recorded durations over the
 selected items (a `.test_durations` file to keep current, and groups that move when `-k`
@@ -25,8 +25,8 @@ from collections.abc import Sequence
 
 import pytest
 
-from pytest_ragate.collect.keys import ANCHOR_KEY, CASE_KEY, FLOOR_KEY, GOLDSET_KEY, ROUTE_KEY
-from pytest_ragate.collect.wire import Population
+from pytest_ragate.decision.population import Population
+from pytest_ragate.items.keys import ANCHOR_KEY, CASE_KEY, FLOOR_KEY, GOLDSET_KEY, ROUTE_KEY
 from pytest_ragate.outputs.results import Shard
 
 
@@ -62,7 +62,7 @@ def item_name(item: pytest.Item) -> str:
 def select(config: pytest.Config, items: list[pytest.Item], shard: Shard) -> None:
     """Keep this shard's items (in collection order); the rest, floors included, are
     deselected, as pytest's `-k` deselects."""
-    from pytest_ragate.collect.items import GoldsetFile, repeated_cases
+    from pytest_ragate.items.collection import GoldsetFile, repeated_cases
 
     plans: dict[str, dict[str, int]] = {}
     others = deal("", sorted(i.nodeid for i in items if ROUTE_KEY not in i.stash), (),
