@@ -101,16 +101,19 @@ def probes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]
     return found
 
 
-@pytest.mark.parametrize(("run", "registered"), [
-    ("gate", {"main": [GATE]}),
-    ("gate-n2", {"main": [GATE], "gw0": [WORKER], "gw1": [WORKER]}),
-    ("shard1", {"main": [SHARD]}),
-    ("shard2-n2", {"main": [SHARD], "gw0": [SHARD_WORKER], "gw1": [SHARD_WORKER]}),
-    ("decide", {"main": [DECIDE]}),
-])
-def test_each_mode_registers_its_one_object(probes: dict[str, dict[str, Any]], run: str,
-                                            registered: dict[str, list[str]]) -> None:
-    assert {who: probe["plugins"] for who, probe in probes[run].items()} == registered
+REGISTERED = {  # by run: each process's ragate objects, nothing of the other modes
+    "gate": {"main": [GATE]},
+    "gate-n2": {"main": [GATE], "gw0": [WORKER], "gw1": [WORKER]},
+    "shard1": {"main": [SHARD]},
+    "shard2-n2": {"main": [SHARD], "gw0": [SHARD_WORKER], "gw1": [SHARD_WORKER]},
+    "decide": {"main": [DECIDE]},
+}
+
+
+@pytest.mark.parametrize("run", list(REGISTERED))
+def test_each_mode_registers_its_one_object(probes: dict[str, dict[str, Any]],
+                                            run: str) -> None:
+    assert {who: probe["plugins"] for who, probe in probes[run].items()} == REGISTERED[run]
 
 
 @pytest.mark.parametrize("run", ["gate", "gate-n2", "shard1", "shard2-n2"])
