@@ -1,11 +1,16 @@
-"""pytest-ragate's hooks: thin glue between pytest and the parts (collect, goldsets, scoring,
-judges, pipeline, outputs; see docs/architecture.md).
+"""pytest-ragate's hooks: thin glue between pytest and the parts (items, modes, goldsets,
+scoring, judges, pipeline, outputs; see docs/architecture.md).
+
+It keeps the hooks that are the same in every mode. What differs between a gate, a shard and
+a decision over saved files is on the one object `pytest_configure` registers for the run's
+mode (`modes/choosing.py`).
 
 Every pytest run in an environment that has pytest-ragate installed imports this module,
 goldsets or not. So at module level it imports only pytest and light modules (`settings`,
-`collect.keys`, `route`, `controller`, `output_paths`, `long_lived`); each hook imports the part
-it needs once it meets a goldset's file, item or decorated test (tests/test_architecture.py holds
-that a run without goldsets loads nothing heavier than pytest).
+`items.keys`, `route`, `modes.choosing` with the gate and worker modes, `output_paths`,
+`long_lived`); each hook imports the part it needs once it meets a goldset's file, item or
+decorated test (tests/test_architecture.py holds that a run without goldsets loads nothing
+heavier than pytest).
 """
 
 from __future__ import annotations
@@ -23,22 +28,19 @@ from pytest_ragate.items.keys import (
     ANCHOR_ATTR,
     ANCHOR_KEY,
     CASE_KEY,
-    CONTROLLER_KEY,
     FLOOR_KEY,
     GOLDSET_KEY,
     LAST_RUN_KEY,
     NO_SYSTEM_ATTR,
     ROUTE_KEY,
     RUN_KEY,
-    SELECTED_KEY,
-    WORKEROUTPUT_KEY,
     is_goldset_item,
 )
 from pytest_ragate.items.long_lived import long_lived, thaw
 from pytest_ragate.items.route import route_spec
-from pytest_ragate.modes.controller import Controller
-from pytest_ragate.modes.output_paths import check_collected, check_outputs
-from pytest_ragate.settings import Settings, add_options, add_run_options, read_settings
+from pytest_ragate.modes.choosing import start, stop
+from pytest_ragate.modes.output_paths import check_collected
+from pytest_ragate.settings import add_options, add_run_options, read_settings
 
 if TYPE_CHECKING:
     from pytest_ragate.answer import Answer
@@ -65,60 +67,11 @@ def pytest_configure(config: pytest.Config) -> None:
         if missing:
             raise pytest.UsageError(f"--ragate-html needs {' and '.join(missing)}: "
                                     "pip install 'pytest-ragate[html]'")
-    if settings.run.shard or settings.run.decide:
-        _check_shard_or_decide(config, settings)
-    if hasattr(config, "workerinput"):
-        return
-    if settings.run.decide:
-        from pytest_ragate.modes.decide_saved import DECIDE_KEY, load
-
-        config.stash[DECIDE_KEY] = load(config, settings)
-    fixture_file = None
-    if settings.judge.judge:  # one usage error, not a failure per item
-        from pytest_ragate.judges.select import check_settings
-
-        spec = check_settings(settings.judge)
-        fixture_file = spec[1] if spec and spec[0] == "fixture" else None
-    check_outputs(config, fixture_file)
-    controller = config.stash[CONTROLLER_KEY] = Controller(config)
-    config.pluginmanager.register(controller, "ragate-controller")
-
-
-def _check_shard_or_decide(config: pytest.Config, settings: Settings) -> None:
-    """A shard decides nothing and keeps its results for `ragate decide`; a decision runs
-    nothing and in one process: flags that say otherwise are usage errors."""
-    run = settings.run
-    if run.shard and run.decide:
-        raise pytest.UsageError("--ragate-shard runs a slice and --ragate-decide decides the "
-                                "slices' results: one or the other")
-    if run.shard:
-        from pytest_ragate.outputs.results import Shard
-
-        try:
-            Shard.parse(run.shard)
-        except ValueError as error:
-            raise pytest.UsageError(f"--ragate-shard {error}") from None
-        if not run.results:
-            raise pytest.UsageError("--ragate-shard needs --ragate-results PATH: a shard's "
-                                    "results are what `ragate decide` decides")
-        decided = {"--ragate-report": run.report, "--ragate-html": run.html,
-                   "--ragate-history": run.history, "--ragate-baseline": settings.gate.baseline,
-                   "--ragate-promote": run.promote}
-        given = [flag for flag, value in decided.items() if value]
-        if given:
-            raise pytest.UsageError(f"--ragate-shard decides no floor, so {', '.join(given)} "
-                                    "belong to `ragate decide`, which decides every shard "
-                                    "together")
-    if run.decide and config.getoption("numprocesses", None):
-        raise pytest.UsageError("--ragate-decide asks no system and runs in one process: "
-                                "drop -n")
+    start(config, settings)  # the run's mode: one object registered (`modes/choosing.py`)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    controller = config.stash.get(CONTROLLER_KEY, None)
-    if controller is not None:
-        del config.stash[CONTROLLER_KEY]
-        config.pluginmanager.unregister(controller)
+    stop(config)
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -168,39 +121,13 @@ def pytest_pycollect_makeitem(collector: pytest.Module | pytest.Class, name: str
 
 
 @pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
-                                   items: list[pytest.Item]) -> None:
-    """After `-k` and `-m`: a shard keeps its slice (`modes/shard.py`); a decision
-    keeps the floors and replays the rest from the results files (`modes/decide_saved.py`).
-    First, no output may be a file of a goldset collected here (a usage error): before an
-    xdist worker says it has collected, so its controller clears no output before that."""
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """After `-k` and `-m`, no output may be a file of a goldset collected here (a usage
+    error): before an xdist worker says it has collected, so its controller clears no
+    output before that, and before the mode's own selection (registered later, its
+    `trylast` hook runs after this one: a shard keeps its slice, `modes/shard.py`; a
+    decision keeps the floors, `modes/decide_saved.py`)."""
     check_collected(config, items)
-    controller = config.stash.get(CONTROLLER_KEY, None)
-    if controller is not None:
-        controller.held = True
-    run = read_settings(config).run
-    if run.shard:
-        from pytest_ragate.modes.shard import select
-        from pytest_ragate.outputs.results import Shard
-
-        select(config, items, Shard.parse(run.shard))
-    elif run.decide and not hasattr(config, "workerinput"):
-        from pytest_ragate.modes.decide_saved import prepare
-
-        prepare(session, items)
-
-
-def pytest_collection_finish(session: pytest.Session) -> None:
-    """After every selection (-k, -m, --lf), keep what was selected: the controller decides
-    floors over each goldset's whole population, and tells a missing result from a deselected
-    one by it, and clears the outputs an earlier run left. The description itself is built
-    only when the run ends, so collecting (an IDE's --collect-only, `-k other`) costs
-    nothing more."""
-    session.config.stash[SELECTED_KEY] = list(session.items)
-    controller = session.config.stash.get(CONTROLLER_KEY, None)
-    if controller is not None:
-        controller.selected = session.config.stash[SELECTED_KEY]
-        controller.collection_done(session)  # clears the outputs an earlier run left
 
 
 def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Item],
@@ -230,17 +157,6 @@ def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Ite
     return [f"ragate: {names[route]} ({route}): "
             + ", ".join(counted(route, sort, n) for sort, n in tally.items() if n)
             for route, tally in counts.items()]
-
-
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    """An xdist worker sends the controller its description of the collection with its last
-    message (xdist's own sessionfinish wraps this one and sends `workeroutput` after it)."""
-    workeroutput = getattr(session.config, "workeroutput", None)
-    items = session.config.stash.get(SELECTED_KEY, None)
-    if workeroutput is not None and items is not None and any(map(is_goldset_item, items)):
-        from pytest_ragate.items.collection import collected
-
-        workeroutput[WORKEROUTPUT_KEY] = collected(items).model_dump(mode="json")
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -159,7 +159,7 @@ class RunSettings:
     require_judge: bool = False
     builtin_system: bool = False  # the built-in pipeline answers goldsets that define no system
     shard: str | None = None  # `i/N`: run one slice and decide nothing (modes/shard.py)
-    decide: tuple[str, ...] = ()  # results files to decide instead of running (deciding.py)
+    decide: tuple[str, ...] = ()  # results files decided instead of running (decide_saved.py)
 
     @property
     def outputs(self) -> dict[str, str]:

@@ -184,3 +184,17 @@ def test_a_run_without_goldsets_does_not_execute_annotated_types(tmp_path: Path)
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          check=True, env=env).stdout
     assert out.strip().splitlines()[-1] == "True False"
+
+
+DECIDE_ONLY = {"pytest_ragate.modes.decide_saved", "pytest_ragate.modes.decide_files",
+               "pytest_ragate.modes.decide_holding"}
+
+
+def test_only_the_decide_mode_imports_its_modules() -> None:
+    """`ragate decide`'s modules are imported by each other, by the choice of the mode, and
+    by the check of its inputs (`output_paths`, with --ragate-decide): a gate or a shard
+    loads none of them (tests/test_modes.py runs each mode)."""
+    allowed = DECIDE_ONLY | {"pytest_ragate.modes.choosing", "pytest_ragate.modes.output_paths"}
+    wrong = {m: sorted(deps & DECIDE_ONLY) for m, deps in MODULES.items()
+             if deps & DECIDE_ONLY and m not in allowed}
+    assert wrong == {}

@@ -16,7 +16,6 @@ from pytest_ragate.decision.population import (
 )
 from pytest_ragate.decision.run_decision import (
     ANCHORS_ELSEWHERE,
-    CRASH_PHASE,
     Arrived,
     Failure,
     Rules,
@@ -86,7 +85,8 @@ def test_every_member_with_a_result_passes_the_floor() -> None:
 def test_a_crashed_member_is_a_crashed_gap_with_an_error_row_and_fails_the_floor() -> None:
     q1, q2 = member("q1"), member("q2", index=1)
     arrived = Arrived(records={node(q1): scored(q1)},
-                      failed={node(q2): Failure(CRASH_PHASE, "worker 'gw1' crashed")},
+                      failed={node(q2): Failure(phase="???", why="worker 'gw1' crashed",
+                                                crashed=True)},
                       started={node(q2): (ROUTE, 1, "q2")})
     done = decide_run(Collected(floors=[spec(RECALL)], populations=[population([q1, q2])]),
                       arrived)

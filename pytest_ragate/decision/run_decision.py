@@ -39,21 +39,22 @@ from pytest_ragate.scoring.records import MECHANICAL, AnchorOutcome, QuestionRec
 from pytest_ragate.scoring.regression import BaselineRun, check_run
 from pytest_ragate.scoring.run import GoldsetRun
 
-CRASH_PHASE = "???"  # the `when` of the report xdist makes for an item its worker died in
 ANCHORS_ELSEWHERE = ("not decided here: anchors are checked where the goldset's ragate.toml is "
                      "collected (pytest <its folder>), not in a @ragate.goldset test")
 
 
 @dataclass(frozen=True)
 class Failure:
-    """An item's failed report: its phase (`when`) and the line that says what happened."""
+    """An item's failed report: its phase (`when`), the line that says what happened, and
+    whether its worker died running it (xdist's `pytest_handlecrashitem` says so)."""
 
     phase: str
     why: str
+    crashed: bool = False
 
     @property
     def gap(self) -> GapKind:
-        return "crashed" if self.phase == CRASH_PHASE else "errored"
+        return "crashed" if self.crashed else "errored"
 
 
 @dataclass

@@ -22,8 +22,6 @@ ANCHOR_KEY = pytest.StashKey["AnchorEntry"]()  # an anchor item's anchor
 FLOOR_KEY = pytest.StashKey["Floor"]()  # a floor item's floor
 
 # on the config
-CONTROLLER_KEY = pytest.StashKey["Controller"]()
-SELECTED_KEY = pytest.StashKey[list[pytest.Item]]()  # the items kept after selection
 RUN_KEY = pytest.StashKey["QuestionRun"]()  # this process's judge runner and held reports
 LAST_RUN_KEY = pytest.StashKey[pytest.Item]()  # the last item this process ran, floors aside
 

@@ -1,6 +1,7 @@
 """Concluding a run that has goldsets: the reports' records and anchor outcomes validated,
 the run decided (`run_decision.py`), reported (`reporting.py`), written (`outputs/writers.py`)
-and promoted. The controller (`controller.py`) makes one only once a goldset has shown up.
+and promoted. The mode's controller (`controller.py`) makes one only once a goldset has shown
+up, and says which steps its mode takes (`gate.py`, `shard.py`, `decide_saved.py`).
 """
 
 from __future__ import annotations
@@ -24,11 +25,11 @@ from pytest_ragate.decision.run_decision import (
 from pytest_ragate.goldsets.promotion import Promotion, promote_anchors, promote_floors, summary
 from pytest_ragate.items.collection import collected
 from pytest_ragate.modes import reporting as reporter
-from pytest_ragate.modes.decide_saved import Deciding, replay, saved
+from pytest_ragate.modes.saved_lines import saved_lines
 from pytest_ragate.outputs.baseline import BaselineError, load_baseline
 from pytest_ragate.outputs.reports import incomplete_notice
 from pytest_ragate.outputs.results import Shard
-from pytest_ragate.outputs.writers import Written, write_outputs
+from pytest_ragate.outputs.writers import Saved, Written, write_outputs
 from pytest_ragate.scoring.flips import Flips
 from pytest_ragate.scoring.gates import Floor, Strictness
 from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord
@@ -61,9 +62,10 @@ class Conclusion:
                 baseline = load_baseline(gate.baseline, config.rootpath)
             except BaselineError as error:
                 raise pytest.UsageError(str(error)) from None
-        self.rules = Rules(Strictness(gate.ci, gate.min_n, gate.sealed_without_key),
-                           settings.run.require_judge, baseline, gate.alpha)
-        self.shard = Shard.parse(settings.run.shard) if settings.run.shard else None
+        self.rules = Rules(strictness=Strictness(ci=gate.ci, min_n=gate.min_n,
+                                                 sealed_without_key=gate.sealed_without_key),
+                           require_judge=settings.run.require_judge, baseline=baseline,
+                           alpha=gate.alpha)
 
     @property
     def runs(self) -> list[GoldsetRun]:
@@ -82,49 +84,62 @@ class Conclusion:
         if self.collected is None:
             self.collected = Collected.model_validate(description)
 
-    def conclude(self, session: pytest.Session, selected: list[pytest.Item] | None,
-                 started: dict[str, Location], failed: dict[str, tuple[str, str]],
-                 down: list[str], *, incomplete: str | None = None, write: bool = True,
-                 ) -> None:
-        """`incomplete`: why the loop stopped early; `write`: whether the outputs were held
-        to every goldset's files and cleared (never written otherwise)."""
+    def gather(self, *, selected: list[pytest.Item] | None, started: dict[str, Location],
+               failed: dict[str, tuple[str, str]], crashed: set[str], down: list[str],
+               ) -> None:
+        """What the controller gathered from this run's reports: the items this process
+        selected (when it collected), which started, which failed (phase, why), which
+        crashed with their worker, and which workers went down."""
         if selected is not None:
             self.add_collected(collected(selected))
         self.arrived.started = started
-        self.arrived.failed = {nodeid: Failure(*f) for nodeid, f in failed.items()}
+        self.arrived.failed = {nodeid: Failure(phase=phase, why=why, crashed=nodeid in crashed)
+                               for nodeid, (phase, why) in failed.items()}
         self.arrived.down = down
-        self._decide(session, incomplete=incomplete, write=write)
 
-    def conclude_saved(self, session: pytest.Session, deciding: Deciding, *,
-                       incomplete: str | None = None) -> None:
-        """`ragate decide`: the saved items reported as they were, then decided as a run."""
-        replay(self.config, deciding)
-        self.collected, self.arrived = deciding.collected, deciding.arrived
-        self._decide(session, row_knobs=deciding.row_knobs, incomplete=incomplete)
-
-    def _decide(self, session: pytest.Session, row_knobs: dict[str, Any] | None = None, *,
-                incomplete: str | None = None, write: bool = True) -> None:
+    def decide(self, session: pytest.Session, *, incomplete: str | None = None) -> None:
+        """The run decided over what was collected and what arrived, and every synthetic
+        test case reported (`incomplete`: why the loop stopped early)."""
         self.incomplete, self.concluded = incomplete, True
         self.decision = decide_run(self.collected, self.arrived, self.rules)
         reporter.report_decision(self.config, self.decision, self.arrived.started)
         if incomplete is not None:
             reporter.junit_incomplete(self.config, incomplete)
-        self._fail_on_gaps(session)
+
+    def fail_on_gaps(self, session: pytest.Session) -> None:
+        """A question or anchor without a result (skipped, sealed without its key, ...) that
+        no floor covers still fails the run: the reports and history say FAIL for it, and
+        the exit status agrees (a gate and a decision ask it; a shard decides nothing: its
+        decision counts the gap)."""
+        if session.testsfailed:
+            return
+        self.gaps_fail = [run.label for run in self.runs if run.hard_gaps]
+        if self.gaps_fail:
+            session.testsfailed += 1
+
+    def saved(self, *, shard: Shard | None = None, row_knobs: dict[str, Any] | None = None,
+              ) -> Saved:
+        """What the results file keeps beside the decided rows (`saved_lines.py`)."""
+        return saved_lines(self.settings, self.collected, self.arrived, self.decision.lost,
+                           shard=shard, row_knobs=row_knobs)
+
+    def write(self, session: pytest.Session, saved: Saved | None) -> None:
+        """Every output asked for, then promotion; `saved` None: the outputs were never held
+        to the goldsets' files (no process finished collecting), so none is written."""
         run_failed = (bool(session.testsfailed) or bool(session.shouldfail)
-                      or incomplete is not None)
+                      or self.incomplete is not None)
         for run in self.runs:
             run.run_failed = run_failed
-        if not write:
+        if saved is None:
             self.unwritten = ("no process finished collecting, so they could not be held to "
                               "the goldsets' files")
             return
-        keep = saved(self.settings, self.collected, self.arrived, self.decision.lost,
-                     shard=self.shard, row_knobs=row_knobs)
+        incomplete = self.incomplete
         self.written = write_outputs(
             self.settings.run, self.runs, rootdir=self.config.rootpath,
             cut_short=incomplete is not None or bool(session.shouldstop or session.shouldfail),
             failed=run_failed, ci=self.settings.gate.ci,
-            flip_window=self.settings.gate.flip_window, saved=keep, incomplete=incomplete)
+            flip_window=self.settings.gate.flip_window, saved=saved, incomplete=incomplete)
         if self.settings.run.promote and incomplete is not None:
             self.promotion = [f"ragate: nothing promoted: {incomplete_notice(incomplete)}"]
         elif self.settings.run.promote:
@@ -133,27 +148,16 @@ class Conclusion:
             self.promotion = promote(self.arrived.anchors.values(), self.decision.floors,
                                      check, force=self.settings.run.promote_flipped)
 
-    def _fail_on_gaps(self, session: pytest.Session) -> None:
-        """A question or anchor without a result (skipped, sealed without its key, ...) that
-        no floor covers still fails the run: the reports and history say FAIL for it, and
-        the exit status agrees (a shard decides nothing: its decision counts the gap)."""
-        if self.shard is not None or session.testsfailed:
-            return
-        self.gaps_fail = [run.label for run in self.runs if run.hard_gaps]
-        if self.gaps_fail:
-            session.testsfailed += 1
+    def outputs(self) -> reporter.Outputs:
+        """The outputs asked for, and how this run left them."""
+        return reporter.Outputs(self.settings.run.outputs, incomplete=self.incomplete,
+                                unwritten=self.unwritten)
 
     def terminal_summary(self, terminalreporter: Any) -> None:
         if not self.concluded:
             return  # stopped before its loop (a usage error, --collect-only)
-        outputs = reporter.Outputs(self.settings.run.outputs, incomplete=self.incomplete,
-                                   unwritten=self.unwritten)
-        if self.shard is not None:
-            reporter.shard_summary(terminalreporter, self.shard, self.runs,
-                                   outputs=outputs, down=self.arrived.down)
-            return
         reporter.terminal_summary(terminalreporter, self.runs, down=self.arrived.down,
-                                  promotion=self.promotion, outputs=outputs,
+                                  promotion=self.promotion, outputs=self.outputs(),
                                   history_notes=self.written.notes, gaps_fail=self.gaps_fail,
                                   flips={run.label: lines for run in self.runs
                                          if (lines := self.flip_lines(run))})

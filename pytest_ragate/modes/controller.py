@@ -1,23 +1,26 @@
-"""The controller: gathers what every worker's reports bring, and once the loop ends has the
-run concluded (`conclusion.py`: decided, reported, written, promoted).
+"""What every mode that concludes a run shares (the gate, `gate.py`; a shard, `shard.py`; a
+decision over saved files, `decide_saved.py`): the base class of the one object
+`choosing.py` registers for the run.
 
 It lives only where reports from all workers arrive (the main process, or the xdist
-controller), like pytest's LogXML, and is registered in every run: the xdist controller
-collects nothing, so it cannot know in advance whether a run has goldsets. So this module is
-light. It keeps, as plain values, what every run has (which items started, which failed and
-why, which workers went down), and makes the `Conclusion` (the one import of the deciding,
-reporting and writing parts) once a goldset shows up: a record, an anchor outcome, a
-worker's description of its goldsets, a selected goldset item, or a ragate output to write.
+controller), like pytest's LogXML: the xdist controller collects nothing, so it cannot know
+in advance whether a run has goldsets. So this module is light. It keeps, as plain values,
+what every run has (which items started, which failed and why, which crashed, which workers
+went down), and makes the `Conclusion` (the one import of the deciding, reporting and
+writing parts) once a goldset shows up: a record, an anchor outcome, a worker's description
+of its goldsets, a selected goldset item, or a ragate output to write.
 
 It also says how the run ended: the outputs an earlier run left are cleared once collection
 has held them to the goldsets' files (`output_paths.py`), and a run whose loop stopped early
-is still concluded, its outputs marked INCOMPLETE, before the stop goes on to pytest.
+is still concluded (each mode's `conclude`), its outputs marked INCOMPLETE, before the stop
+goes on to pytest.
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Generator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import pytest
 
@@ -29,8 +32,8 @@ from pytest_ragate.items.keys import (
     WORKEROUTPUT_KEY,
     is_goldset_item,
 )
-from pytest_ragate.modes.output_paths import clear_outputs, refused
-from pytest_ragate.settings import read_settings
+from pytest_ragate.modes.output_paths import check_outputs, clear_outputs, refused
+from pytest_ragate.settings import Settings, read_settings
 
 if TYPE_CHECKING:
     from pytest_ragate.modes.conclusion import Conclusion
@@ -64,13 +67,21 @@ def stopped_early(session: pytest.Session, stop: BaseException | None = None) ->
     return f"{type(stop).__name__}: {summary_line(stop)}"
 
 
-class Controller:
+class Controller(ABC):
+    """The base of the modes that conclude a run (`choosing.py` registers one): gathers
+    what the reports bring, clears stale outputs, and has the run concluded (`conclude`)
+    when its loop ends or stops early."""
+
+    name: ClassVar[str]  # the name it is registered under
+
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.settings = settings = read_settings(config)
+        check_before_running(config, settings)
         self.selected: list[pytest.Item] | None = None  # this process's items, when it collects
         self.started: dict[str, Location] = {}
         self.failed: dict[str, tuple[str, str]] = {}  # node id -> (phase, why), the first
+        self.crashed: set[str] = set()  # node ids whose xdist worker died running them
         self.down: list[str] = []  # xdist workers that went down, and why
         self.no_system: dict[str, int] = {}  # goldset file -> items that had no system
         self.malformed: dict[str, int] = {}  # what the system returned -> questions
@@ -87,6 +98,24 @@ class Controller:
             from pytest_ragate.modes.conclusion import Conclusion
 
             self.conclusion = Conclusion(self.config, self.settings)
+        return self.conclusion
+
+    @abstractmethod
+    def conclude(self, session: pytest.Session, incomplete: str | None) -> None:
+        """Decide, report and write the run (`incomplete`: why its loop stopped early)."""
+
+    @abstractmethod
+    def summary(self, terminalreporter: Any) -> None:
+        """The mode's own lines at the end of the terminal summary."""
+
+    def gathered(self) -> Conclusion | None:
+        """The conclusion, given what this run's reports brought; None when no goldset
+        showed up."""
+        if self.selected is not None and any(map(is_goldset_item, self.selected)):
+            self.concluding()
+        if self.conclusion is not None:
+            self.conclusion.gather(selected=self.selected, started=self.started,
+                                   failed=self.failed, crashed=self.crashed, down=self.down)
         return self.conclusion
 
     def pytest_runtest_logstart(self, nodeid: str, location: Location) -> None:
@@ -120,11 +149,14 @@ class Controller:
     @pytest.hookimpl(optionalhook=True)
     def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport,
                                sched: Any) -> None:
-        """A worker that died while running a floor died tearing down what earlier items set
-        up (a floor does nothing, and logs no start: `items.run_floor`). The crash is the
-        last item's that worker reported, at its teardown, or the worker's when none did:
-        never the floor's, which the controller decides and reports once."""
+        """xdist reports the item a worker died running as failed, right after this hook:
+        the item is recorded as crashed here. A worker that died while running a floor died
+        tearing down what earlier items set up (a floor does nothing, and logs no start:
+        `items.run_floor`). The crash is the last item's that worker reported, at its
+        teardown, or the worker's when none did: never the floor's, which the controller
+        decides and reports once."""
         if crashitem in self.started:
+            self.crashed.add(crashitem)
             return
         worker = _worker_id(report) or "a worker"
         last = self.last_on.get(worker)
@@ -150,10 +182,25 @@ class Controller:
             gateway = getattr(getattr(node, "gateway", None), "id", "a worker")
             self.down.append(f"{gateway}: {summary_line(error)}")
 
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
+                                      items: list[pytest.Item]) -> None:
+        """After `plugin.pytest_collection_modifyitems` held the outputs to every goldset
+        this process loaded (a usage error otherwise)."""
+        self.held = True
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """After every selection (-k, -m, --lf), keep what was selected: a run decides
+        floors over each goldset's whole population, and tells a missing result from a
+        deselected one by it. The description itself is built only when the run ends, so
+        collecting (an IDE's --collect-only, `-k other`) costs nothing more."""
+        self.selected = list(session.items)
+        self.collection_done(session)  # clears the outputs an earlier run left
+
     def collection_done(self, session: pytest.Session) -> None:
         """This process collected (no xdist), and held the outputs to every goldset it
-        loaded (`plugin.pytest_collection_modifyitems`): clear what an earlier run left at
-        them. pytest's JUnit file too, in a run that has goldsets or ragate outputs."""
+        loaded (`pytest_collection_modifyitems`): clear what an earlier run left at them.
+        pytest's JUnit file too, in a run that has goldsets or ragate outputs."""
         if self.config.option.collectonly or not self.held:
             return
         junit = bool(self.settings.run.outputs) or any(map(is_goldset_item, session.items))
@@ -187,20 +234,6 @@ class Controller:
             self.conclude(session, stopped_early(session))
         return result
 
-    def conclude(self, session: pytest.Session, incomplete: str | None) -> None:
-        if self.settings.run.decide:  # `ragate decide`: saved results, not this session's
-            from pytest_ragate.modes.decide_saved import DECIDE_KEY
-
-            deciding = self.config.stash[DECIDE_KEY]
-            if not deciding.problems:
-                self.concluding().conclude_saved(session, deciding, incomplete=incomplete)
-            return
-        if self.selected is not None and any(map(is_goldset_item, self.selected)):
-            self.concluding()
-        if self.conclusion is not None:
-            self.conclusion.conclude(session, self.selected, self.started, self.failed,
-                                     self.down, incomplete=incomplete, write=self.cleared)
-
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.no_system:
             from pytest_ragate.items.provenance import missing_summary
@@ -210,25 +243,30 @@ class Controller:
             from pytest_ragate.items.questions import malformed_summary
 
             terminalreporter.write_line(malformed_summary(self.malformed), red=True, bold=True)
-        if self.conclusion is not None:
-            self.conclusion.terminal_summary(terminalreporter)
-        if self.settings.run.decide:
-            from pytest_ragate.modes.decide_saved import DECIDE_KEY
+        self.summary(terminalreporter)
 
-            for note in self.config.stash[DECIDE_KEY].notes:
-                terminalreporter.write_line(f"ragate decide: {note}", yellow=True)
-        elif not self._goldset_selected() and not self.config.option.collectonly:
-            self._nothing_ran(terminalreporter)
-
-    def _goldset_selected(self) -> bool:
-        """This run selected a ragate item: here (no xdist), or on a worker."""
-        return self.goldset_ran or any(map(is_goldset_item, self.selected or []))
-
-    def _nothing_ran(self, terminalreporter: Any) -> None:
-        """No ragate item was selected: where the rootdir's goldsets are, and how to run
-        them (a bounded search, only now; the exit status is pytest's own)."""
+    def hint_nothing_ran(self, terminalreporter: Any) -> None:
+        """No ragate item was selected, here (no xdist) or on a worker: where the rootdir's
+        goldsets are, and how to run them (a bounded search, only now; the exit status is
+        pytest's own)."""
+        if self.config.option.collectonly or self.goldset_ran or any(
+                map(is_goldset_item, self.selected or [])):
+            return
         from pytest_ragate.modes.nothing_ran import find_goldsets, nothing_ran_hint
 
         found = find_goldsets(self.config.rootpath)
         if found:
             terminalreporter.write_line(nothing_ran_hint(found), yellow=True, bold=True)
+
+
+def check_before_running(config: pytest.Config, settings: Settings) -> None:
+    """Usage errors of a run that concludes, before anything runs: a judge that cannot be
+    built (one error, not a failure per item), and outputs that collide, cannot be written
+    or would overwrite an input (`output_paths.py`)."""
+    fixture_file = None
+    if settings.judge.judge:
+        from pytest_ragate.judges.select import check_settings
+
+        spec = check_settings(settings.judge)
+        fixture_file = spec[1] if spec and spec[0] == "fixture" else None
+    check_outputs(config, fixture_file)

@@ -177,7 +177,7 @@ def given_inputs(config: pytest.Config, judge_file: str | None) -> list[Input]:
     if judge_file:
         found.append(Input(Path(judge_file), f"the fixture judge file {judge_file}"))
     if settings.run.decide:
-        from pytest_ragate.modes.decide_saved import expand
+        from pytest_ragate.modes.decide_files import expand
 
         try:
             decided = expand(settings.run.decide, config.rootpath)

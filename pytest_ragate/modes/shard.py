@@ -1,5 +1,8 @@
 """`--ragate-shard i/N`: run one slice of the gate on one CI runner, and decide nothing.
 
+This module deals the items and keeps a shard's slice (`select`); the mode's objects, which
+select at collection, are in `shard_mode.py`.
+
 Every goldset's question items (each repeat its own) are ordered by a digest of their route
 and name and dealt round-robin over the N shards, from a start its route's digest picks; its
 anchors are dealt the same way after them. So each shard gets the same share of every goldset
