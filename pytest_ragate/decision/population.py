@@ -105,6 +105,10 @@ class Asked(Protocol):
     def expected_labels(self) -> list[str] | None: ...
 
 
+def _name_of(case: Asked) -> str:
+    return question_name(case.question.question_id, case.repeat, case.repeats)
+
+
 class AskedAnchor(Protocol):
     """One anchor of a goldset (goldsets/anchors.py's Anchor)."""
 
@@ -155,8 +159,7 @@ class Member(_Wire):
     def asked(cls, case: Asked, nodeid: str | None) -> Member:
         """A goldset's question (one repeat of it), run as `nodeid`."""
         q, expected = case.question, case.expected
-        return cls(question_id=q.question_id, repeat=case.repeat,
-                   name=question_name(q.question_id, case.repeat, case.repeats),
+        return cls(question_id=q.question_id, repeat=case.repeat, name=_name_of(case),
                    question=q.question, kind=q.kind, index=case.index, nodeid=nodeid,
                    sealed=expected is None, must_abstain=case.must_abstain,
                    evidence_spans=len(expected.spans) if expected is not None else 0,
@@ -226,8 +229,7 @@ class Population(_Wire):
         goldset's human labels (goldsets/labels.py's Label, read by field name)."""
         return cls(
             route=route, **stamp(goldset), repeats=repeats,
-            questions=[Member.asked(c, nodeids.get(question_name(
-                c.question.question_id, c.repeat, c.repeats))) for c in cases],
+            questions=[Member.asked(c, nodeids.get(_name_of(c))) for c in cases],
             anchors=[AnchorMember(anchor_id=a.anchor_id, kind=a.kind,
                                   nodeid=nodeids.get(anchor_name(a.anchor_id)))
                      for a in anchors or ()],
