@@ -1,25 +1,124 @@
-"""Everything that crosses from a worker to the controller, as typed models of plain JSON
-types: the collection (`Collected`: the floors kept after selection and the whole population
-of every goldset), sent in `workeroutput`, and, riding on test reports, each question's
-record and each anchor's outcome (`scoring.metrics.QuestionRecord` and `AnchorOutcome`: the
-rows of the results too). The names they travel under are `keys.py`'s `WORKEROUTPUT_KEY`,
-`RECORD_ATTR` and `ANCHOR_ATTR`, which the plugin reads on every report without loading this
-module.
+"""The population of a run: every question and anchor of each goldset a route collected, and
+the one owner of what identifies them. Other modules ask it rather than rebuild it:
+
+- **names**: how an item is named within its route (`question_name`: `q07`, `q07[r2]` with
+  repeats; `anchor_name`: `anchor[a1]`), in item ids, gaps, results files, history lines and
+  promotions;
+- **the deal**: which shard asks each item (`deal`, `population_shards`), for the shard's
+  selection (`modes/shard.py`), the results header's `deselected` and `ragate decide`'s
+  "no result in shard i/N";
+- **the base row**: what the goldset says of a question on its results row (`question_row`),
+  for the row of a question that was scored and the error row of one that crashed.
+
+The population itself is a set of typed models of plain JSON types (`Collected`: the floors
+kept after selection and the whole population of every goldset), sent from an xdist worker
+in `workeroutput`; each question's record and each anchor's outcome ride on test reports
+(`scoring.records.QuestionRecord` and `AnchorOutcome`: the rows of the results too). The names
+they travel under are `items/keys.py`'s `WORKEROUTPUT_KEY`, `RECORD_ATTR` and `ANCHOR_ATTR`,
+which the plugin reads on every report without loading this module.
 
 Under xdist each worker collects every item, so any worker's `Collected` describes the run;
 the controller takes the first that arrives (`pytest_testnodedown`). Without xdist the one
 process builds it itself. Either way the controller knows, before deciding a floor, every
 question and anchor that floor is decided over, so a result that never arrives is a gap, not
 a smaller n.
+
+Pure, as the rest of `decision/`: no pytest, and no goldsets either (they import this module
+for names): what it needs of a goldset's question is spelled out as a protocol (`Asked`).
 """
 
 from __future__ import annotations
 
-from typing import Literal
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
 from pytest_ragate.scoring.gates import Floor
+from pytest_ragate.scoring.records import QuestionRecord, repeat_name
+
+# --- names -----------------------------------------------------------------------------------
+
+
+def question_name(question_id: str, repeat: int, repeats: int) -> str:
+    """How a question's item is named within its route: `q07`, or `q07[r2]` (the format of
+    `scoring.records.repeat_name`) when the run asks it more than once."""
+    return question_id if repeats == 1 else repeat_name(question_id, repeat)
+
+
+def anchor_name(anchor_id: str) -> str:
+    """How an anchor's item is named within its route, and its member in a history line."""
+    return f"anchor[{anchor_id}]"
+
+
+# --- what the population needs of a goldset (goldsets/loader.py's Case and Goldset) ---------
+
+
+class AskedGoldset(Protocol):
+    """The goldset of a question, as its population and its row name it."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def eval_version(self) -> str: ...
+    @property
+    def content_sha256(self) -> str: ...
+
+
+class AskedQuestion(Protocol):
+    """What the system is asked (goldsets/config.py's Question)."""
+
+    @property
+    def question_id(self) -> str: ...
+    @property
+    def question(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+
+
+class Spans(Protocol):
+    """A question's expected answer: only how many evidence spans it has is read here."""
+
+    @property
+    def spans(self) -> Sequence[object]: ...
+
+
+class Asked(Protocol):
+    """One question of a goldset, once per repeat (goldsets/loader.py's Case)."""
+
+    @property
+    def goldset(self) -> AskedGoldset: ...
+    @property
+    def question(self) -> AskedQuestion: ...
+    @property
+    def index(self) -> int: ...
+    @property
+    def repeat(self) -> int: ...
+    @property
+    def repeats(self) -> int: ...
+    @property
+    def expected(self) -> Spans | None: ...  # None while the answers are sealed
+    @property
+    def must_abstain(self) -> bool: ...
+    @property
+    def expected_labels(self) -> list[str] | None: ...
+
+
+def _name_of(case: Asked) -> str:
+    return question_name(case.question.question_id, case.repeat, case.repeats)
+
+
+class AskedAnchor(Protocol):
+    """One anchor of a goldset (goldsets/anchors.py's Anchor)."""
+
+    @property
+    def anchor_id(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+
+
+# --- the models --------------------------------------------------------------------------------
 
 
 class _Wire(BaseModel):
@@ -56,11 +155,35 @@ class Member(_Wire):
     evidence_spans: int
     expected: list[str] | None = None  # expected span labels, as on its results row
 
+    @classmethod
+    def asked(cls, case: Asked, nodeid: str | None) -> Member:
+        """A goldset's question (one repeat of it), run as `nodeid`."""
+        q, expected = case.question, case.expected
+        return cls(question_id=q.question_id, repeat=case.repeat, name=_name_of(case),
+                   question=q.question, kind=q.kind, index=case.index, nodeid=nodeid,
+                   sealed=expected is None, must_abstain=case.must_abstain,
+                   evidence_spans=len(expected.spans) if expected is not None else 0,
+                   expected=case.expected_labels)
+
+    @property
+    def item_name(self) -> str:
+        """How its item is named within the route (`question_name`)."""
+        return self.name or self.question_id
+
+
+# How a member was collected, not what its question is: every other field of a Member is a
+# field of its results row (`question_row`), so a field added to both reaches every row.
+NOT_ON_THE_ROW = frozenset({"name", "nodeid", "sealed"})
+
 
 class AnchorMember(_Wire):
     anchor_id: str
     kind: str
     nodeid: str | None
+
+    @property
+    def item_name(self) -> str:
+        return anchor_name(self.anchor_id)
 
 
 class LabelSpec(_Wire):
@@ -94,7 +217,99 @@ class Population(_Wire):
     judge: str | None = None
     judge_fixture: str | None = None
 
+    @classmethod
+    def of(cls, route: str, goldset: AskedGoldset, cases: Iterable[Asked],
+           anchors: Iterable[AskedAnchor] | None, nodeids: Mapping[str, str], *,
+           labels: Iterable[object] = (), repeats: int = 1,
+           agreement_min: float | None = None, estimate: Literal["judge", "ppi"] = "judge",
+           judge: str | None = None, judge_fixture: str | None = None) -> Population:
+        """One route's population: each case (once per repeat) and anchor (None: a
+        `@ragate.goldset` test, whose anchors are the file route's) with the node id it runs
+        as, found by its item name in `nodeids` (absent: deselected); `labels` are the
+        goldset's human labels (goldsets/labels.py's Label, read by field name)."""
+        return cls(
+            route=route, **stamp(goldset), repeats=repeats,
+            questions=[Member.asked(c, nodeids.get(_name_of(c))) for c in cases],
+            anchors=[AnchorMember(anchor_id=a.anchor_id, kind=a.kind,
+                                  nodeid=nodeids.get(anchor_name(a.anchor_id)))
+                     for a in anchors or ()],
+            checks_anchors=anchors is not None,
+            labels=[LabelSpec.model_validate(label, from_attributes=True) for label in labels],
+            agreement_min=agreement_min, estimate=estimate, judge=judge,
+            judge_fixture=judge_fixture)
+
+    def row(self, member: Member, **outcome: Any) -> QuestionRecord:
+        """The results row of one of its questions: `question_row`, stamped by this
+        population."""
+        return question_row(member, route=self.route, goldset=self.goldset,
+                            eval_version=self.eval_version, sha256=self.sha256, **outcome)
+
 
 class Collected(_Wire):
     floors: list[FloorSpec]
     populations: list[Population]
+
+
+# --- the base row ------------------------------------------------------------------------------
+
+
+def stamp(goldset: AskedGoldset) -> dict[str, Any]:
+    """The goldset as a population names it: its name, eval_version and content digest."""
+    return {"goldset": goldset.name, "eval_version": goldset.eval_version,
+            "sha256": goldset.content_sha256}
+
+
+def question_row(member: Member, *, route: str, goldset: str, eval_version: str,
+                 sha256: str | None, **outcome: Any) -> QuestionRecord:
+    """A question's results row: what the goldset says of it (its member's fields, but how it
+    was collected), stamped with its route and goldset, and `outcome` (its scores, or why it
+    has none). One function for the row of a question scored (`asked_row`) and the error row
+    of one whose report never came (`Population.row`)."""
+    return QuestionRecord.model_validate({
+        **member.model_dump(exclude=NOT_ON_THE_ROW), "goldset": goldset, "route": route,
+        "eval_version": eval_version, "goldset_sha256": sha256, **outcome})
+
+
+def asked_row(case: Asked, route: str, nodeid: str | None, **outcome: Any) -> QuestionRecord:
+    """The row of a question its item asked: `question_row` of its member."""
+    return question_row(Member.asked(case, nodeid), route=route, **stamp(case.goldset),
+                        **outcome)
+
+
+# --- the deal ----------------------------------------------------------------------------------
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.sha256(text.encode()).digest()
+
+
+def deal(route: str, questions: Sequence[str], anchors: Sequence[str], count: int,
+         ) -> dict[str, int]:
+    """Each item name's shard (1-based): questions, then anchors, each ordered by digest and
+    dealt round-robin on from where the route's digest starts. Balanced (shards differ by at
+    most one question and one anchor) and stable: a name's shard depends on the route, the
+    names and `count`, not on their order, on `-k`/`-m` or on the other goldsets of the run
+    (why this and not pytest-split or pytest-shard: `modes/shard.py`)."""
+    start = int.from_bytes(_digest(route)[:8], "big") % count
+    shards: dict[str, int] = {}
+    for names in (questions, anchors):
+        for name in sorted(names, key=lambda n: _digest(f"{route}\0{n}")):
+            shards[name] = start % count + 1
+            start += 1
+    return shards
+
+
+def population_shards(population: Population, count: int) -> dict[str, int]:
+    """The shard of each question item and anchor of a collected population, by item name:
+    the one deal that a shard selects its items by, its results header lists what it did not
+    run by, and `ragate decide` names the shard that owed a missing row by."""
+    return deal(population.route, [m.item_name for m in population.questions],
+                [a.item_name for a in population.anchors], count)
+
+
+def node_shards(population: Population, count: int) -> dict[str, int]:
+    """The shard of each of a population's items that was collected, by node id (the
+    shard's selection)."""
+    shards = population_shards(population, count)
+    return {m.nodeid: shards[m.item_name] for m in (*population.questions, *population.anchors)
+            if m.nodeid is not None}

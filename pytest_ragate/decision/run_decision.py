@@ -6,7 +6,7 @@ pytest's hooks and hands the outcome to the reporter (`reporting.py`) and the wr
 (`outputs/writers.py`), so the rules of a floor decided over its whole population are plain
 values in and plain values out.
 
-Before deciding, what arrived is reconciled with what was collected (`wire.Collected`): every
+Before deciding, what arrived is reconciled with what was collected (`population.Collected`): every
 selected question and anchor either has a result or is a gap (errored, crashed, lost with a
 crashed worker, never ran, skipped, sealed, deselected), and floors are decided over that
 whole population (`gates.incomplete`).
@@ -225,12 +225,7 @@ def _stamps(population: Population, metric: str) -> dict[str, str]:
 
 def _error_record(population: Population, member: Member, why: str) -> QuestionRecord:
     """An error row for a question whose own report never came (its worker crashed)."""
-    return QuestionRecord(
-        goldset=population.goldset, route=population.route, question_id=member.question_id,
-        repeat=member.repeat, question=member.question, kind=member.kind,
-        index=member.index, status="error", error=why, must_abstain=member.must_abstain,
-        evidence_spans=member.evidence_spans, eval_version=population.eval_version,
-        goldset_sha256=population.sha256, expected=member.expected)
+    return population.row(member, status="error", error=why)
 
 
 def _question_gaps(population: Population, arrived: Arrived, decision: Decision,
@@ -238,7 +233,7 @@ def _question_gaps(population: Population, arrived: Arrived, decision: Decision,
     records: list[QuestionRecord] = []
     gaps: list[Gap] = []
     for member in population.questions:
-        qid, kind, nodeid = member.name or member.question_id, member.kind, member.nodeid
+        qid, kind, nodeid = member.item_name, member.kind, member.nodeid
         if nodeid is None:
             gaps.append(Gap(qid, kind, "deselected"))
             continue

@@ -22,6 +22,7 @@ from pydantic import (
     model_validator,
 )
 
+from pytest_ragate.decision.population import question_name
 from pytest_ragate.files import read_jsonl
 from pytest_ragate.goldsets import CONFIG_NAME
 from pytest_ragate.goldsets.anchors import AnchorEntry, AnchorKind, load_anchors
@@ -47,7 +48,7 @@ from pytest_ragate.problems import GoldsetError, Problem, problems_from_validati
 from pytest_ragate.scoring.agreement import AGREEMENT
 from pytest_ragate.scoring.flips import anchor_digest
 from pytest_ragate.scoring.gates import Floor
-from pytest_ragate.scoring.records import ContextRef, Evidence, WholeDocument, repeat_name
+from pytest_ragate.scoring.records import ContextRef, Evidence, WholeDocument
 from pytest_ragate.scoring.registry import METRICS, anchor_floor_metrics
 
 # the generic kinds, and the transcript names kept as aliases (same rules, own figures)
@@ -172,8 +173,7 @@ class Case:
     @property
     def item_name(self) -> str:
         """`q07`, or `q07[r2]` when the question is asked more than once."""
-        qid = self.question.question_id
-        return qid if self.repeats == 1 else repeat_name(qid, self.repeat)
+        return question_name(self.question.question_id, self.repeat, self.repeats)
 
     def repeated(self, repeats: int) -> list[Case]:
         """This question asked `repeats` times, one case per repeat (itself when once)."""

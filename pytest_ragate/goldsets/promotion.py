@@ -15,6 +15,7 @@ from typing import Any
 
 import tomlkit
 
+from pytest_ragate.decision.population import anchor_name
 from pytest_ragate.files import write_atomic
 from pytest_ragate.scoring.gates import Floor
 
@@ -46,7 +47,7 @@ def promote_anchors(path: Path, anchor_ids: Iterable[str]) -> list[Promotion]:
         if row.get("anchor_id") in wanted and "xfail" in row:
             del row["xfail"]
             lines[i] = json.dumps(row, ensure_ascii=False)
-            done.append(Promotion(path, f"anchor[{row['anchor_id']}]", i + 1))
+            done.append(Promotion(path, anchor_name(row["anchor_id"]), i + 1))
     if done:
         write_atomic(path, "\n".join(lines))
     return done

@@ -17,14 +17,7 @@ import pytest
 from _pytest.runner import runtestprotocol
 from _pytest.skipping import xfailed_key
 
-from pytest_ragate.decision.population import (
-    AnchorMember,
-    Collected,
-    FloorSpec,
-    LabelSpec,
-    Member,
-    Population,
-)
+from pytest_ragate.decision.population import Collected, FloorSpec, Population, anchor_name
 from pytest_ragate.goldsets.anchors import AnchorEntry, NoDistance
 from pytest_ragate.goldsets.loader import (
     Case,
@@ -366,13 +359,13 @@ class AnchorItem(pytest.Function):
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         entry = self.stash[ANCHOR_KEY]
-        return entry.path, entry.line - 1, f"anchor[{entry.anchor.anchor_id}]"
+        return entry.path, entry.line - 1, anchor_name(entry.anchor.anchor_id)
 
 
 def make_anchors(parent: pytest.Collector, goldset: Goldset) -> Iterator[pytest.Function]:
     fixtureinfo = None
     for entry in goldset.anchors:
-        item = AnchorItem.from_parent(parent, name=f"anchor[{entry.anchor.anchor_id}]",
+        item = AnchorItem.from_parent(parent, name=anchor_name(entry.anchor.anchor_id),
                                       callobj=check_anchor, fixtureinfo=fixtureinfo)
         fixtureinfo = item._fixtureinfo
         _as_reported(item)
@@ -530,7 +523,7 @@ def collected(items: Iterable[pytest.Item]) -> Collected:
     floors: list[FloorSpec] = []
     routes: dict[str, Goldset] = {}
     file_routes: set[str] = set()  # anchors are collected by the file route only
-    ran: dict[str, dict[str, str]] = {}  # route -> question id or anchor[id] -> node id
+    ran: dict[str, dict[str, str]] = {}  # route -> item name (q07[r2], anchor[a1]) -> node id
     judge_fixtures: dict[str, str | None] = {}  # route -> its own ragate_judge, when a user's
     item_config: pytest.Config | None = None
     for item in items:
@@ -553,27 +546,10 @@ def collected(items: Iterable[pytest.Item]) -> Collected:
     populations = []
     for route, goldset in routes.items():
         assert item_config is not None  # a route is known only from one of the items
-        nodeids = ran.get(route, {})
-        decorated = route not in file_routes
-        populations.append(Population(
-            route=route, goldset=goldset.name, eval_version=goldset.eval_version,
-            sha256=goldset.content_sha256, repeats=repeats_of(item_config, goldset),
-            questions=[Member(question_id=c.question.question_id, repeat=c.repeat,
-                              name=c.item_name,
-                              question=c.question.question, kind=c.question.kind,
-                              index=c.index, nodeid=nodeids.get(c.item_name),
-                              sealed=c.expected is None, must_abstain=c.must_abstain,
-                              evidence_spans=len(c.expected.spans) if c.expected else 0,
-                              expected=c.expected_labels)
-                       for c in repeated_cases(item_config, goldset)],
-            anchors=[] if decorated else [
-                AnchorMember(anchor_id=e.anchor.anchor_id, kind=e.anchor.kind,
-                             nodeid=nodeids.get(f"anchor[{e.anchor.anchor_id}]"))
-                for e in goldset.anchors], checks_anchors=not decorated,
-            labels=[LabelSpec(question_id=label.question_id, metric=label.metric,
-                              value=label.value, binary=label.binary,
-                              answer_sha256=label.answer_sha256)
-                    for label in goldset.labels],
+        anchors = [e.anchor for e in goldset.anchors] if route in file_routes else None
+        populations.append(Population.of(
+            route, goldset, repeated_cases(item_config, goldset), anchors, ran.get(route, {}),
+            labels=goldset.labels, repeats=repeats_of(item_config, goldset),
             agreement_min=_agreement_min(goldset, [f.floor for f in floors
                                                    if f.route == route]),
             estimate="ppi" if goldset.estimate == "ppi" else "judge",

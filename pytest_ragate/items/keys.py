@@ -32,7 +32,7 @@ NO_SYSTEM_ATTR = "ragate_no_system"  # a goldset item's setup report, when no sy
 # user's was in scope (`provenance.MissingSystem`): the file its goldset was collected from
 MALFORMED_ATTR = "ragate_malformed"  # a question's call report, when the system returned no
 # ragate.Answer (`questions.MalformedAnswer`): what it returned (`str`, `a dict with wrong fields`)
-WORKEROUTPUT_KEY = "ragate_collected"  # a worker's `workeroutput`: its wire.Collected
+WORKEROUTPUT_KEY = "ragate_collected"  # a worker's `workeroutput`: its population.Collected
 
 
 def is_goldset_item(item: pytest.Item) -> bool:

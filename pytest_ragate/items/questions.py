@@ -7,7 +7,7 @@ logged during a later item's protocol: `xdist_worker.reporting_as` tells the wor
 
 A question's record is built once (`ask` scores it; `record_failure` makes the row of a
 question that errored or was skipped before it was scored), updated in one place (`_judged`,
-with its verdicts), and put on the wire once (`_send`, under `wire.RECORD_ATTR`).
+with its verdicts), and put on the wire once (`_send`, under `keys.RECORD_ATTR`).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from _pytest.runner import runtestprotocol
 from pydantic import ValidationError
 
 from pytest_ragate.answer import Answer
+from pytest_ragate.decision.population import asked_row
 from pytest_ragate.goldsets.loader import Case
 from pytest_ragate.items.collection import QuestionItem, wrong_answer
 from pytest_ragate.items.keys import CASE_KEY, MALFORMED_ATTR, RECORD_ATTR, ROUTE_KEY, RUN_KEY
@@ -40,19 +41,9 @@ VERDICTS_KEY = pytest.StashKey["Future[JudgedScores]"]()
 
 
 def base_record(item: pytest.Item, case: Case, **fields: Any) -> QuestionRecord:
-    """The question's row: what the goldset says of it, and `fields` from its outcome."""
-    spans = case.expected.spans if case.expected else []
-    row: dict[str, Any] = {
-        "goldset": case.goldset.name, "route": item.stash[ROUTE_KEY],
-        "question_id": case.question.question_id, "repeat": case.repeat,
-        "question": case.question.question,
-        "kind": case.question.kind, "index": case.index, "must_abstain": case.must_abstain,
-        "evidence_spans": len(spans), "eval_version": case.goldset.eval_version,
-        "goldset_sha256": case.goldset.content_sha256,
-        "expected": case.expected_labels,
-    }
-    row.update(fields)
-    return QuestionRecord.model_validate(row)
+    """The question's row: what the goldset says of it (the population's base row, as a
+    crashed question's error row has it), and `fields` from its outcome."""
+    return asked_row(case, item.stash[ROUTE_KEY], item.nodeid, **fields)
 
 
 @dataclass

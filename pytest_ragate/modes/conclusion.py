@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_ragate.decision.population import Collected
+from pytest_ragate.decision.population import Collected, anchor_name
 from pytest_ragate.decision.run_decision import (
     Arrived,
     Decision,
@@ -221,7 +221,7 @@ def promote(anchors: Iterable[AnchorOutcome], floors: Iterable[FloorDecision],
     by_file: dict[str, list[str]] = {}
     for anchor in anchors:
         if anchor.outcome == "xpassed" and allowed(anchor.goldset,
-                                                   f"anchor[{anchor.anchor_id}]"):
+                                                   anchor_name(anchor.anchor_id)):
             by_file.setdefault(anchor.path, []).append(anchor.anchor_id)
     for path, ids in by_file.items():
         promoted += promote_anchors(Path(path), ids)

@@ -19,13 +19,18 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_ragate.decision.population import Collected, Member, Population
+from pytest_ragate.decision.population import (
+    Collected,
+    Member,
+    Population,
+    anchor_name,
+    population_shards,
+)
 from pytest_ragate.decision.run_decision import Arrived, Failure
 from pytest_ragate.items.keys import ANCHOR_KEY, CASE_KEY
 from pytest_ragate.modes.decide_files import named, where
 from pytest_ragate.modes.reporting import Location
 from pytest_ragate.modes.saved_lines import saved_failure
-from pytest_ragate.modes.shard import population_shards
 from pytest_ragate.outputs.results import GoldsetStamp, ResultsFile, SavedAnchor, SavedItem
 from pytest_ragate.problems import Problem
 from pytest_ragate.scoring.records import QuestionRecord
@@ -81,7 +86,7 @@ class _Lines:
             for number, row in f.rows:
                 rows[(row.route, row.question_id, row.repeat)].append((f, number, row))
         return cls(files, count, rows,
-                   {(a.route, f"anchor[{a.outcome.anchor_id}]"): (f, a)
+                   {(a.route, anchor_name(a.outcome.anchor_id)): (f, a)
                     for f in files for a in f.anchors},
                    {(i.route, i.name): i for f in files for i in f.items})
 
@@ -134,8 +139,8 @@ def _take(held: Held, population: Population, lines: _Lines,
     missing: dict[str, list[str]] = defaultdict(list)
     doubled: list[str] = []
     members: list[tuple[str | None, str, Member | None]] = [
-        (m.nodeid, m.name or m.question_id, m) for m in population.questions]
-    members += [(a.nodeid, f"anchor[{a.anchor_id}]", None) for a in population.anchors]
+        (m.nodeid, m.item_name, m) for m in population.questions]
+    members += [(a.nodeid, a.item_name, None) for a in population.anchors]
     for nodeid, name, member in members:
         if nodeid is None:
             continue  # deselected here: a gap, as in a run
@@ -182,7 +187,7 @@ def _row_problems(found: Row, member: Member) -> list[str]:
                        f"says the question {says}"))
     if not differ and row.status == "scored":
         differ = _inconsistent(row)
-    qid = member.name or member.question_id
+    qid = member.item_name
     return [str(Problem(f.path, name, f"{why}; a results file is decided as its run wrote it: "
                         "run the shard again rather than edit it", line=line, question_id=qid))
             for name, why in differ]
@@ -195,7 +200,7 @@ def _anchor_problems(found: ResultsFile, saved: SavedAnchor, item: pytest.Item) 
     return [str(Problem(found.path, f"ragate_anchor.outcome.{name}", f"{value!r} in this "
                         f"line, but the goldset says {said!r}; a results file is decided as "
                         "its run wrote it: run the shard again rather than edit it",
-                        question_id=f"anchor[{anchor.anchor_id}]"))
+                        question_id=anchor_name(anchor.anchor_id)))
             for name, value, said in (("kind", saved.outcome.kind, anchor.kind),
                                       ("claim", saved.outcome.claim, anchor.claim))
             if value != said]

@@ -14,9 +14,8 @@ import dataclasses
 from collections.abc import Iterable
 from typing import Any
 
-from pytest_ragate.decision.population import Collected
+from pytest_ragate.decision.population import Collected, population_shards
 from pytest_ragate.decision.run_decision import Arrived, Failure
-from pytest_ragate.modes.shard import population_shards
 from pytest_ragate.outputs.results import (
     FORMAT,
     GoldsetStamp,
@@ -80,8 +79,8 @@ def saved_lines(settings: Settings, collected: Collected | None, arrived: Arrive
     members: dict[str, tuple[str, str]] = {}  # node id -> (route, name)
     stamps = []
     for population in collected.populations if collected else []:
-        names = [(m.nodeid, m.name or m.question_id) for m in population.questions]
-        names += [(a.nodeid, f"anchor[{a.anchor_id}]") for a in population.anchors]
+        names = [(m.nodeid, m.item_name) for m in population.questions]
+        names += [(a.nodeid, a.item_name) for a in population.anchors]
         mine = population_shards(population, shard.count) if shard else None
         deselected = []
         for nodeid, name in names:

@@ -35,6 +35,7 @@ from pydantic import (
 )
 
 from pytest_ragate.answer import Knob
+from pytest_ragate.decision.population import anchor_name
 from pytest_ragate.scoring import flips
 from pytest_ragate.scoring.records import QuestionRecord, QuestionScores, Tally, fmt_num, tally
 from pytest_ragate.scoring.registry import METRICS
@@ -423,7 +424,7 @@ def seen_in(line: HistoryLine) -> dict[str, flips.Seen]:
     outcomes = line.outcomes or {}
     if any(o.outcome not in (flips.ERROR, flips.SKIPPED) for o in outcomes.values()):
         found.update({qid: flips.Seen(o.outcome, o.digest) for qid, o in outcomes.items()})
-    found.update({f"anchor[{aid}]": flips.Seen(o.outcome, o.digest)
+    found.update({anchor_name(aid): flips.Seen(o.outcome, o.digest)
                   for aid, o in (line.anchors or {}).items()})
     found.update({f"floor[{name}]": flips.Seen(flips.floor_outcome(f.outcome),
                                                flips.digest("floor", name, f.min,

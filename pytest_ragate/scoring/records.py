@@ -101,7 +101,7 @@ class AnchorOutcome(BaseModel):
     """One anchor's check as the controller needs it. A check that did not hold is `failed`
     (or `xfailed`); one that could not run (its fixture or retriever raised, or it was
     skipped) carries `error`, so it is never counted as a known miss. Rides on the anchor's
-    report to the controller (`wire.ANCHOR_ATTR`)."""
+    report to the controller (`keys.ANCHOR_ATTR`)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
