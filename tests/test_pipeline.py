@@ -41,11 +41,6 @@ def meeting_corpus(folder: Path = TIRON) -> Corpus:
 
 
 @pytest.fixture(scope="module")
-def embedder() -> Embedder:
-    return Embedder()
-
-
-@pytest.fixture(scope="module")
 def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("index")
 
