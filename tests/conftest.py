@@ -275,3 +275,68 @@ def real_options(pytester: pytest.Pytester) -> tuple[set[str], set[str]]:
         assert {"ragate_ci", "ragate_min_n"} <= inis
         _OPTIONS.append((flags, inis))
     return _OPTIONS[0]
+
+
+# --- the fast tier ---------------------------------------------------------------------------
+# `make test-fast` runs the tests that are not `heavy` (-m "not heavy"), for every edit;
+# `make test` runs them all, as CI does. A test is heavy when it runs pytest inside itself
+# (it uses `pytester`), loads the real embedding model (it uses `embedder`), or is marked
+# `@pytest.mark.heavy` for another reason: it starts a process, builds an index, or computes
+# for seconds. The rule is held on every run: a test that is not heavy and starts a process
+# errors at teardown, naming the command (git, which a history line asks for its commit, is let
+# through: it takes milliseconds). The goldsets' own `slow` marker, a judged item, is another
+# thing: this one is the suite's.
+
+HEAVY_FIXTURES = frozenset({"pytester", "embedder"})
+QUICK_PROGRAMS = frozenset({"git"})
+_STARTED = pytest.StashKey[list[str]]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "heavy: left out of `make test-fast` (-m 'not heavy'): the test starts a "
+        "process, runs pytest, loads the embedding model or computes for seconds; set by "
+        "tests/conftest.py on every test that uses pytester or embedder")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Marked before `-m` deselects (tryfirst: ahead of pytest's own mark plugin)."""
+    for item in items:
+        if HEAVY_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.heavy)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[bool]:
+    """Every process a fast test starts (setup, call, teardown) is written down."""
+    if item.get_closest_marker("heavy"):
+        return (yield)
+    started = item.stash[_STARTED] = []
+    original = subprocess.Popen.__init__
+
+    def noted(self: subprocess.Popen[Any], args: Any, *more: Any, **options: Any) -> None:
+        single = isinstance(args, str | bytes | os.PathLike)
+        command = os.fsdecode(args) if single else " ".join(map(os.fsdecode, args))
+        if Path(command.split(" ", 1)[0]).name not in QUICK_PROGRAMS:
+            started.append(command)
+        original(self, args, *more, **options)
+
+    subprocess.Popen.__init__ = noted  # type: ignore[method-assign]
+    try:
+        return (yield)
+    finally:
+        subprocess.Popen.__init__ = original  # type: ignore[method-assign]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
+    """A fast test that started a process errors here, after its own teardown."""
+    result = yield
+    started = item.stash.get(_STARTED, [])
+    if started:
+        first = started[0].splitlines()[0][:80]
+        pytest.fail(f"{item.nodeid} is in the fast tier but started {len(started)} "
+                    f"process{'es' * (len(started) != 1)} (`{first}`...): mark it "
+                    "`@pytest.mark.heavy` (tests/conftest.py, the fast tier)", pytrace=False)
+    return result

@@ -38,6 +38,8 @@ from pytest_ragate.scoring.run import GoldsetRun
 from tests.conftest import BASE_TOML, junit_cases, run_command, write_goldset
 from tests.test_sharding import refused, reseal
 
+pytestmark = pytest.mark.heavy  # shards and decisions run as processes of their own
+
 N = 12
 WRONG = "q04"
 

@@ -290,6 +290,7 @@ def passes_to_score(citations: int, evidence: list[Evidence]) -> int:
     return contexts.passes
 
 
+@pytest.mark.heavy  # scores pools of 1000 contexts
 def test_scoring_passes_over_the_contexts_a_fixed_number_of_times() -> None:
     """Each citation found its context by a scan of the pool (and again for its label), and
     each piece of evidence scanned it too: 8 answers of 20,000 took minutes."""

@@ -78,6 +78,7 @@ for w in caught:
 """
 
 
+@pytest.mark.heavy  # builds an index in processes of its own
 def test_a_truncated_index_is_rebuilt_not_trusted(tmp_path: Path) -> None:
     """A CI cache restored half-way (a truncated Chroma database) is found and rebuilt, in a
     new process, as it would be met."""

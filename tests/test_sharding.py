@@ -31,6 +31,8 @@ from tests.conftest import (
     write_goldset,
 )
 
+pytestmark = pytest.mark.heavy  # shards and decisions run as processes of their own
+
 N_QUESTIONS = 300
 KINDS = ["single_meeting"] * 4 + ["cross_meeting", "unanswerable"]  # by i % 6
 
