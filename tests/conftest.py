@@ -144,6 +144,10 @@ def write_goldset(root: Path, *, toml: str = BASE_TOML, floors: str = "",
 
 WORKERS = pytest.mark.parametrize("workers", ["0", "2"], ids=["n0", "n2"])
 """A test run twice: in one process (`-n 0`) and under xdist (`-n 2`), which must agree."""
+WORKERS_SHARED = pytest.mark.parametrize("workers", ["0", "2"], ids=["n0", "n2"],
+                                         scope="module")
+"""WORKERS for cases that share one run per worker count: a module-scoped fixture may ask
+for `workers` and run it once for all of them (the ids are WORKERS' own)."""
 
 
 def run_pytester(pytester: pytest.Pytester, workers: str, *args: str) -> pytest.RunResult:

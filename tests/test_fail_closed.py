@@ -19,11 +19,13 @@ from tests.conftest import (
     BASE_TOML,
     FIXTURE_JUDGE_CONFTEST,
     WORKERS,
+    WORKERS_SHARED,
     both_routes,
     esc,
     expect,
     junit_cases,
     rows_of,
+    run_command,
     run_pytester,
     write_goldset,
 )
@@ -527,21 +529,40 @@ def test_a_file_that_is_not_utf8_names_itself_and_what_is_wrong(
     result.stdout.fnmatch_lines([f"*{says}*"])
 
 
-@WORKERS
-@pytest.mark.parametrize("distance", ["float('nan')", "float('inf')", "True"])
+# q1, q2 and q3 each return a context whose distance is no number: one run holds the three
+BAD_DISTANCES = {"float('nan')": "q1", "float('inf')": "q2", "True": "q3"}
+
+
+@pytest.fixture(scope="module")
+def bad_distances(workers: str, tmp_path_factory: pytest.TempPathFactory,
+                  ) -> tuple[pytest.LineMatcher, int, dict[str, dict[str, Any]]]:
+    """The run the cases below share (one per worker count): what it printed, its exit
+    status and its rows. The contexts are plain dicts, so the check is ragate's and not the
+    system's own Context(...)."""
+    root = tmp_path_factory.mktemp(f"distances-n{workers}")
+    write_goldset(root / "gs", floors="[floors]\nabstention_accuracy = 0.5\n")
+    (root / "conftest.py").write_text(planned({
+        qid: "{'text': 'x', 'citations': [{'context_id': 'c'}], 'contexts': [{'context_id': "
+             f"'c', 'doc_id': 'm1', 'first_turn': 2, 'last_turn': 3, 'distance': {distance}}}]}}"
+        for distance, qid in BAD_DISTANCES.items()}))
+    done = run_command(root, "-p", "no:cacheprovider", "-p", "no:langsmith_plugin", "-n",
+                       workers, "-rA", "-vv", "gs", "--ragate-results=r.jsonl")
+    return (pytest.LineMatcher(done.stdout.splitlines()), done.returncode,
+            rows_of(root / "r.jsonl"))
+
+
+@pytest.mark.heavy  # its shared run is a process of its own, not pytester's
+@WORKERS_SHARED
+@pytest.mark.parametrize("distance", list(BAD_DISTANCES))
 def test_a_distance_that_is_no_number_is_an_error_on_its_row(
-        pytester: pytest.Pytester, workers: str, distance: str) -> None:
-    write_goldset(pytester.path / "gs", floors="[floors]\nabstention_accuracy = 0.5\n")
-    # a plain dict, so the check is ragate's and not the system's own Context(...)
-    pytester.makeconftest(planned({"q1": "{'text': 'x', 'citations': [{'context_id': 'c'}], "
-                                         "'contexts': [{'context_id': 'c', 'doc_id': 'm1', "
-                                         "'first_turn': 2, 'last_turn': 3, 'distance': "
-                                         f"{distance}}}]}}"}))
-    result = run_pytester(pytester, workers, "gs", "--ragate-results=r.jsonl")
-    assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.fnmatch_lines(["*q1: the system returned a malformed answer (dict): "
-                                 "contexts.0.distance: *"])
-    assert rows_of(pytester.path / "r.jsonl")["q1"]["status"] == "error"
+        bad_distances: tuple[pytest.LineMatcher, int, dict[str, dict[str, Any]]],
+        workers: str, distance: str) -> None:
+    stdout, ret, rows = bad_distances
+    qid = BAD_DISTANCES[distance]
+    assert ret == pytest.ExitCode.TESTS_FAILED
+    stdout.fnmatch_lines([f"*{qid}: the system returned a malformed answer (dict): "
+                          "contexts.0.distance: *"])
+    assert rows[qid]["status"] == "error"
 
 
 @WORKERS
