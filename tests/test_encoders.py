@@ -46,6 +46,7 @@ def test_onnx_vectors_equal_torch_vectors_on_transcript_chunks(graph_dir: Path) 
     assert float(np.abs(onnx.encode(texts[::-1])[::-1] - a).max()) < 1e-5
 
 
+@pytest.mark.heavy  # exports the model's graph when it comes first
 def test_the_exported_graph_is_reused_and_keyed(graph_dir: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     path = encoders.model_path()
