@@ -1,6 +1,9 @@
-# Two entry points, each doing all set-up on a fresh machine:
-#   make gate   - the main job: the gate over the shipped goldsets, offline, embedded defaults
-#   make test   - the test suite
+# Entry points, each doing all set-up on a fresh machine:
+#   make gate       - the main job: the gate over the shipped goldsets, offline, embedded defaults
+#   make test       - the whole test suite (what CI runs, through .ci/run)
+#   make test-fast  - the fast tier, for every edit: the tests not marked `heavy`, i.e. none that
+#                     runs pytest or another process, loads the embedding model or computes for
+#                     seconds (tests/conftest.py sets the marker and holds the rule)
 # torch is installed first and pinned: 2.13.0 is a CPU build this machine has locally; a bare
 # `torch` requirement would pull a multi-GB CUDA build.
 
@@ -14,7 +17,7 @@ export ANONYMIZED_TELEMETRY := False
 
 GATE_ARGS ?= -n 2 --junitxml=out/junit.xml --ragate-results=out/results.jsonl --ragate-report=out/report.md --ragate-html=out/report.html --ragate-history=out/history.jsonl
 
-.PHONY: install browser gate test lint bench
+.PHONY: install browser gate test test-fast lint bench
 install: $(VENV)/.ready
 
 # Debian's Chromium, for the test that opens the HTML report headless (playwright drives it;
@@ -39,6 +42,9 @@ gate: install
 test: export RAGATE_REQUIRE_BROWSER := 1
 test: install browser
 	$(BIN)/pytest tests/ -n 2
+
+test-fast: install
+	$(BIN)/pytest tests/ -n 2 -m "not heavy"
 
 lint: install
 	$(BIN)/ruff check pytest_ragate tests benchmarks scripts examples

@@ -1,15 +1,25 @@
-"""Shared builders: small goldsets written as real files, the way users keep them."""
+"""What the tests share: small goldsets written as real files, the way users keep them; the
+ways a test runs pytest (`run_pytester`, `run_command`) and reads what it said; the fixtures
+several modules use (`embedder`, `openai_stub`)."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from tests.openai_stub import openai_stub as openai_stub_fixture
+
+if TYPE_CHECKING:
+    from pytest_ragate.pipeline.retrieval import Embedder
 
 DOCS = {"m1": 12, "m2": 12, "m3": 6}
 
@@ -130,9 +140,85 @@ def write_goldset(root: Path, *, toml: str = BASE_TOML, floors: str = "",
     return root
 
 
-@pytest.fixture
-def goldset_dir(tmp_path: Path) -> Path:
-    return write_goldset(tmp_path / "gs")
+# --- running pytest from a test, and reading what it said ------------------------------------
+
+WORKERS = pytest.mark.parametrize("workers", ["0", "2"], ids=["n0", "n2"])
+"""A test run twice: in one process (`-n 0`) and under xdist (`-n 2`), which must agree."""
+WORKERS_SHARED = pytest.mark.parametrize("workers", ["0", "2"], ids=["n0", "n2"],
+                                         scope="module")
+"""WORKERS for cases that share one run per worker count: a module-scoped fixture may ask
+for `workers` and run it once for all of them (the ids are WORKERS' own)."""
+
+
+def run_pytester(pytester: pytest.Pytester, workers: str, *args: str) -> pytest.RunResult:
+    """pytest over the pytester folder, in a process of its own, with `-n workers`; -rA lists
+    every outcome and -vv keeps the short summary lines whole (not cut at the terminal's
+    width)."""
+    return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", workers, "-rA",
+                                         "-vv", *args)
+
+
+def run_command(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """pytest, or `ragate decide` (args starting with "decide"), as a command line in a
+    process of its own under `root`, with no pytester around it; `env` adds variables (the
+    faults a project's system reads)."""
+    if args[:1] == ("decide",):
+        argv = [sys.executable, "-c", "from pytest_ragate.cli import main; main()", *args]
+    else:
+        argv = [sys.executable, "-m", "pytest", *args]
+    return subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=600,
+                          env={**_command_env(), **env})
+
+
+def _command_env() -> dict[str, str]:
+    """This process's environment less pytest's own variables (a test's PYTEST_CURRENT_TEST,
+    PYTEST_ADDOPTS, xdist's), offline, with a fixed hash seed."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    env.update(HF_HUB_OFFLINE="1", RAGAS_DO_NOT_TRACK="true", PYTHONHASHSEED="0")
+    return env
+
+
+def esc(*lines: str) -> list[str]:
+    """fnmatch patterns with literal brackets (node ids and intervals are full of them)."""
+    table = str.maketrans({"[": "[[]", "]": "[]]"})
+    return [line.translate(table) for line in lines]
+
+
+def expect(result: pytest.RunResult, *patterns: str) -> None:
+    """Each line somewhere in stdout, in any order (brackets are literal)."""
+    for pattern in esc(*patterns):
+        result.stdout.fnmatch_lines([pattern])
+
+
+def junit_cases(path: Path) -> dict[str, dict[str, object]]:
+    """testcase name -> its properties and outcome element, whatever the order."""
+    cases: dict[str, dict[str, object]] = {}
+    for case in ET.parse(path).getroot().iter("testcase"):
+        props = {p.get("name"): p.get("value") for p in case.iter("property")}
+        outcome = next((child.tag for child in case if child.tag in
+                        ("failure", "error", "skipped")), "passed")
+        cases[f"{case.get('classname')}::{case.get('name')}"] = {"props": props,
+                                                                 "outcome": outcome}
+    return cases
+
+
+def rows_of(path: Path) -> dict[str, dict[str, Any]]:
+    """A results file's question rows by question id."""
+    return {r["question_id"]: r for r in results_rows(path)}
+
+
+# --- fixtures several modules use ------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def embedder() -> Embedder:
+    """The real embedder (all-MiniLM-L6-v2), loaded once per process."""
+    from pytest_ragate.pipeline.retrieval import Embedder
+
+    return Embedder()
+
+
+openai_stub = openai_stub_fixture  # tests/openai_stub.py's fixture, for every test module
 
 
 @pytest.hookimpl(wrapper=True)
@@ -193,3 +279,68 @@ def real_options(pytester: pytest.Pytester) -> tuple[set[str], set[str]]:
         assert {"ragate_ci", "ragate_min_n"} <= inis
         _OPTIONS.append((flags, inis))
     return _OPTIONS[0]
+
+
+# --- the fast tier ---------------------------------------------------------------------------
+# `make test-fast` runs the tests that are not `heavy` (-m "not heavy"), for every edit;
+# `make test` runs them all, as CI does. A test is heavy when it runs pytest inside itself
+# (it uses `pytester`), loads the real embedding model (it uses `embedder`), or is marked
+# `@pytest.mark.heavy` for another reason: it starts a process, builds an index, or computes
+# for seconds. The rule is held on every run: a test that is not heavy and starts a process
+# errors at teardown, naming the command (git, which a history line asks for its commit, is let
+# through: it takes milliseconds). The goldsets' own `slow` marker, a judged item, is another
+# thing: this one is the suite's.
+
+HEAVY_FIXTURES = frozenset({"pytester", "embedder"})
+QUICK_PROGRAMS = frozenset({"git"})
+_STARTED = pytest.StashKey[list[str]]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "heavy: left out of `make test-fast` (-m 'not heavy'): the test starts a "
+        "process, runs pytest, loads the embedding model or computes for seconds; set by "
+        "tests/conftest.py on every test that uses pytester or embedder")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Marked before `-m` deselects (tryfirst: ahead of pytest's own mark plugin)."""
+    for item in items:
+        if HEAVY_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.heavy)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[bool]:
+    """Every process a fast test starts (setup, call, teardown) is written down."""
+    if item.get_closest_marker("heavy"):
+        return (yield)
+    started = item.stash[_STARTED] = []
+    original = subprocess.Popen.__init__
+
+    def noted(self: subprocess.Popen[Any], args: Any, *more: Any, **options: Any) -> None:
+        single = isinstance(args, str | bytes | os.PathLike)
+        command = os.fsdecode(args) if single else " ".join(map(os.fsdecode, args))
+        if Path(command.split(" ", 1)[0]).name not in QUICK_PROGRAMS:
+            started.append(command)
+        original(self, args, *more, **options)
+
+    subprocess.Popen.__init__ = noted  # type: ignore[method-assign]
+    try:
+        return (yield)
+    finally:
+        subprocess.Popen.__init__ = original  # type: ignore[method-assign]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
+    """A fast test that started a process errors here, after its own teardown."""
+    result = yield
+    started = item.stash.get(_STARTED, [])
+    if started:
+        first = started[0].splitlines()[0][:80]
+        pytest.fail(f"{item.nodeid} is in the fast tier but started {len(started)} "
+                    f"process{'es' * (len(started) != 1)} (`{first}`...): mark it "
+                    "`@pytest.mark.heavy` (tests/conftest.py, the fast tier)", pytrace=False)
+    return result

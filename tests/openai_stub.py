@@ -5,12 +5,8 @@ exactly what the "model" returns, with which HTTP status and after how long. The
 port 0 on the loopback interface, runs in a daemon thread and stops in the fixture teardown;
 a reply still waiting out its delay is released at once when the stub stops.
 
-Reuse from another test module with
-
-    from tests.openai_stub import openai_stub as openai_stub_fixture
-    openai_stub = openai_stub_fixture  # a module-level fixture, named for the test parameters
-
-(an import named like the parameters trips ruff's F811), then set `openai_stub.script`.
+Its fixture `openai_stub` is offered to every test module by tests/conftest.py: take it as a
+parameter, then set `openai_stub.script`.
 """
 
 from __future__ import annotations

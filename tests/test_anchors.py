@@ -10,8 +10,8 @@ import pytest
 
 from pytest_ragate.answer import Context
 from pytest_ragate.goldsets.anchors import Anchor, check
-from tests.conftest import write_goldset
-from tests.test_plugin import SYSTEM, esc, junit_cases
+from tests.conftest import WORKERS, esc, junit_cases, write_goldset
+from tests.test_plugin import SYSTEM
 
 RETRIEVER = '''
 
@@ -112,7 +112,6 @@ def test_anchor_items_and_strict_xfail(anchored: pytest.Pytester) -> None:
     assert result.ret == 1
 
 
-WORKERS = pytest.mark.parametrize("workers", ["0", "2"], ids=["n0", "n2"])
 
 
 @WORKERS

@@ -160,10 +160,12 @@ def test_only_the_pipeline_imports_the_embed_extra(module: str) -> None:
     assert part_of(module) == "pipeline" or not heavy, f"{module} imports {heavy}"
 
 
+@pytest.mark.heavy  # a fresh interpreter
 def test_importing_the_plugin_loads_nothing_heavier_than_pytest() -> None:
     assert loaded_by("import pytest_ragate.plugin") == []
 
 
+@pytest.mark.heavy  # a fresh interpreter
 def test_a_run_without_goldsets_loads_nothing_heavier_than_pytest(tmp_path: Path) -> None:
     (tmp_path / "test_plain.py").write_text("def test_one():\n    assert True\n")
     code = ("import pytest\n"
@@ -171,6 +173,7 @@ def test_a_run_without_goldsets_loads_nothing_heavier_than_pytest(tmp_path: Path
     assert loaded_by(code) == []
 
 
+@pytest.mark.heavy  # a fresh interpreter
 def test_a_run_without_goldsets_does_not_execute_annotated_types(tmp_path: Path) -> None:
     # the knobs' constraint markers load only when pydantic validates a knob: annotated_types
     # and the typing_extensions it imports cost ~15-25 ms of every pytest start-up

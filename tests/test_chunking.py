@@ -49,7 +49,8 @@ def test_chunks_carry_speakers_and_times_and_render_a_label() -> None:
     assert chunk.label == "[m · S0, S1 · 00:00–00:19]"
 
 
-@pytest.mark.parametrize("goldset", ["tiron-demo", "qmsum-val"])
+@pytest.mark.parametrize("goldset", [  # qmsum-val is large: seconds to chunk
+    "tiron-demo", pytest.param("qmsum-val", marks=pytest.mark.heavy)])
 @pytest.mark.parametrize("budget", [120, 400])
 def test_real_corpora_chunk_into_a_partition_of_their_turns(goldset: str, budget: int) -> None:
     corpus = load_goldset(GOLDSETS / goldset).corpus

@@ -309,6 +309,7 @@ def shell_words(command: str, root: Path) -> list[str]:
                  1, id="github-a-floor-fails"),
     pytest.param(gitlab, FLOORS, 0, id="gitlab-the-floors-hold"),
 ])
+@pytest.mark.heavy  # runs the example's commands
 def test_the_example_commands_decide_as_one_run(read: Callable[[], Sharded], floors: str,
                                                 status: int, tmp_path: Path) -> None:
     example = read()
@@ -346,6 +347,7 @@ def test_the_example_commands_decide_as_one_run(read: Callable[[], Sharded], flo
         for name, (outcome, props) in expected.items()}
 
 
+@pytest.mark.heavy  # runs the example's commands
 def test_the_run_check_sees_a_missing_shard(tmp_path: Path) -> None:
     """The decision above is not vacuous: without one shard's file, decide refuses."""
     example = github()

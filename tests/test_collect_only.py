@@ -13,7 +13,7 @@ import pytest
 
 from pytest_ragate.goldsets.sealed import Scrypt
 from pytest_ragate.goldsets.sealing import seal_goldset
-from tests.conftest import expected_rows, question_rows, write_goldset
+from tests.conftest import esc, expected_rows, question_rows, write_goldset
 
 LONG = ("In the kick-off meeting, which budget did the project manager propose for the "
         "remote control, and who objected to it first?")
@@ -34,12 +34,6 @@ ANCHORS = [
     {"anchor_id": "a2", "kind": "off_topic_control", "claim": "Who won the 1998 World Cup?",
      "evidence": None, "xfail": "the embedder finds football in budgets"},
 ]
-
-
-def esc(*lines: str) -> list[str]:
-    """fnmatch patterns with literal brackets (node ids are full of them)."""
-    table = str.maketrans({"[": "[[]", "]": "[]]"})
-    return [line.translate(table) for line in lines]
 
 
 def questions() -> list[dict[str, str]]:

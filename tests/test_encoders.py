@@ -28,6 +28,7 @@ def graph_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("encoders")
 
 
+@pytest.mark.heavy  # loads and exports the model
 def test_onnx_vectors_equal_torch_vectors_on_transcript_chunks(graph_dir: Path) -> None:
     """Chunks and their sentences of a real meeting, in padded batches of mixed lengths
     (long chunks are truncated at the model's 256 tokens by both)."""
@@ -45,6 +46,7 @@ def test_onnx_vectors_equal_torch_vectors_on_transcript_chunks(graph_dir: Path) 
     assert float(np.abs(onnx.encode(texts[::-1])[::-1] - a).max()) < 1e-5
 
 
+@pytest.mark.heavy  # exports the model's graph when it comes first
 def test_the_exported_graph_is_reused_and_keyed(graph_dir: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     path = encoders.model_path()
@@ -173,6 +175,7 @@ encoders.export_onnx = broken
                                     "exporter broke)) + bm25s, RRF k=60)")
 
 
+@pytest.mark.heavy  # builds an index with the model
 def test_the_one_process_building_an_index_embeds_on_every_core(
         graph_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker kept to its share of the cores (threads=1 under -n 2) builds on all of them,

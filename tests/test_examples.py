@@ -14,6 +14,8 @@ from click.testing import CliRunner
 from pytest_ragate.cli import main
 from tests.conftest import results_rows
 
+pytestmark = pytest.mark.heavy  # each test runs an example project's gate in a process of its own
+
 EXAMPLES = Path(__file__).parent.parent / "examples"
 HANDBOOK = EXAMPLES / "handbook"
 RUNBOOKS = EXAMPLES / "runbooks"

@@ -18,38 +18,26 @@ from pytest_ragate.goldsets.sealing import seal_goldset
 from tests.conftest import (
     BASE_TOML,
     FIXTURE_JUDGE_CONFTEST,
+    WORKERS,
+    WORKERS_SHARED,
     both_routes,
-    results_rows,
+    esc,
+    expect,
+    junit_cases,
+    rows_of,
+    run_command,
+    run_pytester,
     write_goldset,
 )
 from tests.openai_stub import OpenAIStub, completion, error
-from tests.openai_stub import openai_stub as openai_stub_fixture
-from tests.test_plugin import SYSTEM, esc, junit_cases
+from tests.test_plugin import SYSTEM
 
-openai_stub = openai_stub_fixture
-WORKERS = pytest.mark.parametrize("workers", ["0", "2"], ids=["n0", "n2"])
 USAGE, INTERRUPTED = pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERRUPTED
 
 
 def collection_failed(workers: str) -> pytest.ExitCode:
     """A collection error stops plain pytest (2); under xdist the run reports it and exits 1."""
     return INTERRUPTED if workers == "0" else pytest.ExitCode.TESTS_FAILED
-
-
-def run(pytester: pytest.Pytester, workers: str, *args: str) -> pytest.RunResult:
-    """-vv: the short summary lines are not cut at the terminal's width."""
-    return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", workers, "-rA",
-                                         "-vv", *args)
-
-
-def expect(result: pytest.RunResult, *patterns: str) -> None:
-    """Each line somewhere in stdout, in any order (brackets are literal)."""
-    for pattern in esc(*patterns):
-        result.stdout.fnmatch_lines([pattern])
-
-
-def rows_of(path: Path) -> dict[str, dict[str, Any]]:
-    return {r["question_id"]: r for r in results_rows(path)}
 
 
 def write_many(root: Path, n: int, floors: str) -> None:
@@ -131,8 +119,8 @@ def test_a_crashed_worker_fails_the_gate_and_names_the_question(
                floors="[floors]\nabstention_accuracy = 0.5\nfaithfulness = 0.5\n")
     pytester.makeconftest(planned({"q07": "os.kill(os.getpid(), signal.SIGKILL)"})
                           + SLOW_JUDGE)
-    result = run(pytester, workers, "gs", "--ragate-results=r.jsonl", "--junitxml=j.xml",
-                 "--ragate-report=r.md", "--ragate-history=h.jsonl", "--ragate-cache=off")
+    result = run_pytester(pytester, workers, "gs", "--ragate-results=r.jsonl", "--junitxml=j.xml",
+                          "--ragate-report=r.md", "--ragate-history=h.jsonl", "--ragate-cache=off")
     if workers == "0":  # the one process died with the question: nothing can claim a pass
         assert result.ret not in (0, 1) and not (pytester.path / "r.jsonl").exists()
         assert not (pytester.path / "j.xml").exists()
@@ -170,15 +158,15 @@ def test_a_sealed_goldset_without_its_key_fails_unless_told_to_skip(
     pytester.makeconftest(SYSTEM)
     seal_goldset(root, "s3cret", kdf=Scrypt(log2_n=10, p=1))
     monkeypatch.delenv("RAGATE_SEAL_KEY", raising=False)
-    result = run(pytester, workers, "gs", "--ragate-report=r.md")
+    result = run_pytester(pytester, workers, "gs", "--ragate-report=r.md")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     expect(result,
         "FAILED gs/ragate.toml::floor[evidence_recall] - sealed: set RAGATE_SEAL_KEY to score "
         "4 of 4 questions*")
     assert "Run: **FAIL**" in (pytester.path / "r.md").read_text()
 
-    skipped = run(pytester, workers, "gs", "--ragate-report=r.md",
-                  "-o", "ragate_sealed_without_key=skip")
+    skipped = run_pytester(pytester, workers, "gs", "--ragate-report=r.md",
+                           "-o", "ragate_sealed_without_key=skip")
     assert skipped.ret == pytest.ExitCode.OK
     expect(skipped,
         "SKIPPED * not decided: 4 sealed and no RAGATE_SEAL_KEY "
@@ -186,7 +174,7 @@ def test_a_sealed_goldset_without_its_key_fails_unless_told_to_skip(
     assert "Run: **PASS**" in (pytester.path / "r.md").read_text()
 
     monkeypatch.setenv("RAGATE_SEAL_KEY", "s3cret")
-    assert run(pytester, workers, "gs").ret == pytest.ExitCode.OK
+    assert run_pytester(pytester, workers, "gs").ret == pytest.ExitCode.OK
 
 
 # --- 3. repeated citations ------------------------------------------------------------------
@@ -197,7 +185,7 @@ def test_repeating_a_right_citation_cannot_outvote_the_wrong_ones(
     write_many(pytester.path / "gs", 6, floors="[floors]\ncitation_accuracy = 0.5\n")
     pytester.makeconftest(planned({"q00": "cite(right, times=50)",
                                    **{f"q0{i}": "cite(wrong)" for i in range(1, 6)}}))
-    result = run(pytester, workers, "gs", "--ragate-ci=strict", "--ragate-results=r.jsonl")
+    result = run_pytester(pytester, workers, "gs", "--ragate-ci=strict", "--ragate-results=r.jsonl")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["*citation_accuracy 0.17, 95% lower bound 0.00 < floor 0.50 "
                                  "(ragate_ci = strict) · n=6 cited answers*"])
@@ -218,7 +206,7 @@ def test_a_judge_score_that_is_not_a_number_in_0_1_is_a_judge_failure(
         pytester: pytest.Pytester, workers: str) -> None:
     write_many(pytester.path / "gs", 6, floors="[floors]\nfaithfulness = 0.8\n")
     pytester.makeconftest(planned({}) + ODD_JUDGE)
-    result = run(pytester, workers, "gs", "--ragate-results=r.jsonl", "--ragate-cache=off")
+    result = run_pytester(pytester, workers, "gs", "--ragate-results=r.jsonl", "--ragate-cache=off")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     expect(result,
         "FAILED gs/ragate.toml::floor[faithfulness] - nothing scored*",
@@ -253,8 +241,9 @@ def test_a_model_judge_that_extracts_no_statements_is_a_judge_failure(
     openai_stub.script = script
     write_many(pytester.path / "gs", 5, floors="[floors]\nfaithfulness = 0.8\n")
     pytester.makeconftest(planned({}) + RAGAS_FAITHFULNESS_ONLY)
-    result = run(pytester, workers, "gs", "--ragate-results=r.jsonl", "--ragate-cache=off",
-                 "--ragate-judge=ragas:stub-model", f"--ragate-judge-url={openai_stub.url}")
+    result = run_pytester(pytester, workers, "gs", "--ragate-results=r.jsonl", "--ragate-cache=off",
+                          "--ragate-judge=ragas:stub-model",
+                          f"--ragate-judge-url={openai_stub.url}")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     expect(result,
         "FAILED gs/ragate.toml::floor[faithfulness] - nothing scored*",
@@ -274,7 +263,7 @@ def test_contexts_outside_the_corpus_are_errors_on_their_rows(
         "q1": "cite(Context(context_id='all', doc_id='m1', first_turn=0, last_turn=10**9))",
         "q2": "cite(Context(context_id='x', doc_id='mX', first_turn=0, last_turn=1))",
         "q3": "cite(right)", "q4": "Answer.abstain()"}))
-    result = run(pytester, workers, "gs", "--ragate-results=r.jsonl")
+    result = run_pytester(pytester, workers, "gs", "--ragate-results=r.jsonl")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     expect(result,
         "FAILED gs/ragate.toml::q1 - *all: turns 0–1000000000 run past the end of m1 "
@@ -314,7 +303,8 @@ def test_evidence_recall_at_k_does_not_reward_returning_everything(
     write_goldset(pytester.path / "gs", floors='[floors]\nevidence_recall = 0.9\n'
                   '"evidence_recall@5" = 0.9\n')
     pytester.makeconftest(EVERYTHING)
-    result = run(pytester, workers, "gs", "--ragate-results=r.jsonl", "--ragate-report=r.md")
+    result = run_pytester(pytester, workers, "gs", "--ragate-results=r.jsonl",
+                          "--ragate-report=r.md")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     expect(result,
         "PASSED gs/ragate.toml::floor[evidence_recall]",
@@ -354,7 +344,7 @@ def test_outputs_that_collide_or_cannot_be_written_stop_the_run_first(
         "goldset": "mini", "question_id": "q1", "kind": "single_meeting", "index": 0,
         "must_abstain": False, "evidence_spans": 1, "eval_version": "7"}) + "\n")
     args, message = COLLISIONS[case]
-    result = run(pytester, workers, "gs", *args)
+    result = run_pytester(pytester, workers, "gs", *args)
     assert result.ret == USAGE
     result.stderr.fnmatch_lines([f"*{message}*"])
     assert not (pytester.path / "ran.txt").exists()  # found before any question was asked
@@ -368,7 +358,7 @@ def test_two_goldsets_with_one_name_are_a_collection_error(pytester: pytest.Pyte
     write_goldset(pytester.path / "a")
     write_goldset(pytester.path / "b")
     pytester.makeconftest(planned({}))
-    result = run(pytester, workers, "a", "b")
+    result = run_pytester(pytester, workers, "a", "b")
     assert result.ret == collection_failed(workers)
     result.stdout.fnmatch_lines([f"*two goldsets are named 'mini': {pytester.path / 'a'} "
                                  f"(collected by a/ragate.toml) and {pytester.path / 'b'} "
@@ -380,7 +370,7 @@ def test_one_folder_through_two_routes_is_two_runs_never_pooled(
         pytester: pytest.Pytester, workers: str) -> None:
     write_goldset(pytester.path / "gs", floors="[floors]\nabstention_accuracy = 0.5\n")
     both_routes(pytester, planned({"q4": "Answer.abstain()"}))
-    result = run(pytester, workers, "gs", "test_rag.py", "--ragate-history=h.jsonl")
+    result = run_pytester(pytester, workers, "gs", "test_rag.py", "--ragate-history=h.jsonl")
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(["*mini (gs/ragate.toml)*abstention_accuracy*0.50*1.00*4*",
                                  "*mini (test_rag.py::test_mine)*abstention_accuracy*0.50*"
@@ -406,7 +396,7 @@ def test_an_empty_corpus_or_question_set_is_a_collection_error(
                       floors="[floors]\nabstention_accuracy = 1.0\n")
         says = "questions.file: has no questions"
     pytester.makeconftest(planned({}))
-    result = run(pytester, workers, "gs")
+    result = run_pytester(pytester, workers, "gs")
     assert result.ret == collection_failed(workers)
     result.stdout.fnmatch_lines([f"*{says}*"])
 
@@ -433,7 +423,8 @@ def pytest_sessionfinish(session):
     with open("modules.txt", "a") as out:
         out.write(" ".join(heavy or ["clean"]) + "\\n")
 """)
-    result = run(pytester, workers, "gs", "--ragate-report=r.md", "--ragate-history=h.jsonl")
+    result = run_pytester(pytester, workers, "gs", "--ragate-report=r.md",
+                          "--ragate-history=h.jsonl")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     expect(result,
         "XFAIL gs/ragate.toml::anchor[missed] - still missed",
@@ -452,7 +443,7 @@ def test_an_anchor_names_the_users_pool_and_how_to_supply_a_retriever(
         pytester: pytest.Pytester, workers: str) -> None:
     write_goldset(pytester.path / "gs", anchors=[{**ANCHORS[1], "xfail": None}])
     pytester.makeconftest(planned({}).replace('"cite(right)"', '"Answer.abstain()"'))
-    result = run(pytester, workers, "gs", "-k", "anchor")
+    result = run_pytester(pytester, workers, "gs", "-k", "anchor")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     expect(result,
         "FAILED gs/ragate.toml::anchor[missed] - *anchor missed: evidence m2 turns 5-6 is not in "
@@ -474,7 +465,7 @@ def ragate_retriever():
         raise ConnectionError("the vector store is down")
     return retrieve
 ''')
-    result = run(pytester, workers, "gs", "-k", "anchor")
+    result = run_pytester(pytester, workers, "gs", "-k", "anchor")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     expect(result,
         "FAILED gs/ragate.toml::anchor[found] - ConnectionError: the vector store is down",
@@ -502,7 +493,7 @@ def test_a_bad_judge_is_one_usage_error_before_anything_runs(
     (pytester.path / "yes.json").write_text(json.dumps(verdicts))
     (pytester.path / "bom.json").write_bytes(b"\xef\xbb\xbf" + json.dumps(
         {"judge_id": "v", "answers": {}}).encode())
-    result = run(pytester, workers, "gs", f"--ragate-judge={spec}")
+    result = run_pytester(pytester, workers, "gs", f"--ragate-judge={spec}")
     assert result.ret == USAGE
     result.stderr.fnmatch_lines(esc(f"*{says}*"))
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
@@ -533,26 +524,45 @@ def test_a_file_that_is_not_utf8_names_itself_and_what_is_wrong(
     root = write_goldset(pytester.path / "gs")
     (root / where).write_bytes(data)
     pytester.makeconftest(planned({}))
-    result = run(pytester, workers, "gs")
+    result = run_pytester(pytester, workers, "gs")
     assert result.ret == collection_failed(workers)
     result.stdout.fnmatch_lines([f"*{says}*"])
 
 
-@WORKERS
-@pytest.mark.parametrize("distance", ["float('nan')", "float('inf')", "True"])
+# q1, q2 and q3 each return a context whose distance is no number: one run holds the three
+BAD_DISTANCES = {"float('nan')": "q1", "float('inf')": "q2", "True": "q3"}
+
+
+@pytest.fixture(scope="module")
+def bad_distances(workers: str, tmp_path_factory: pytest.TempPathFactory,
+                  ) -> tuple[pytest.LineMatcher, int, dict[str, dict[str, Any]]]:
+    """The run the cases below share (one per worker count): what it printed, its exit
+    status and its rows. The contexts are plain dicts, so the check is ragate's and not the
+    system's own Context(...)."""
+    root = tmp_path_factory.mktemp(f"distances-n{workers}")
+    write_goldset(root / "gs", floors="[floors]\nabstention_accuracy = 0.5\n")
+    (root / "conftest.py").write_text(planned({
+        qid: "{'text': 'x', 'citations': [{'context_id': 'c'}], 'contexts': [{'context_id': "
+             f"'c', 'doc_id': 'm1', 'first_turn': 2, 'last_turn': 3, 'distance': {distance}}}]}}"
+        for distance, qid in BAD_DISTANCES.items()}))
+    done = run_command(root, "-p", "no:cacheprovider", "-p", "no:langsmith_plugin", "-n",
+                       workers, "-rA", "-vv", "gs", "--ragate-results=r.jsonl")
+    return (pytest.LineMatcher(done.stdout.splitlines()), done.returncode,
+            rows_of(root / "r.jsonl"))
+
+
+@pytest.mark.heavy  # its shared run is a process of its own, not pytester's
+@WORKERS_SHARED
+@pytest.mark.parametrize("distance", list(BAD_DISTANCES))
 def test_a_distance_that_is_no_number_is_an_error_on_its_row(
-        pytester: pytest.Pytester, workers: str, distance: str) -> None:
-    write_goldset(pytester.path / "gs", floors="[floors]\nabstention_accuracy = 0.5\n")
-    # a plain dict, so the check is ragate's and not the system's own Context(...)
-    pytester.makeconftest(planned({"q1": "{'text': 'x', 'citations': [{'context_id': 'c'}], "
-                                         "'contexts': [{'context_id': 'c', 'doc_id': 'm1', "
-                                         "'first_turn': 2, 'last_turn': 3, 'distance': "
-                                         f"{distance}}}]}}"}))
-    result = run(pytester, workers, "gs", "--ragate-results=r.jsonl")
-    assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.fnmatch_lines(["*q1: the system returned a malformed answer (dict): "
-                                 "contexts.0.distance: *"])
-    assert rows_of(pytester.path / "r.jsonl")["q1"]["status"] == "error"
+        bad_distances: tuple[pytest.LineMatcher, int, dict[str, dict[str, Any]]],
+        workers: str, distance: str) -> None:
+    stdout, ret, rows = bad_distances
+    qid = BAD_DISTANCES[distance]
+    assert ret == pytest.ExitCode.TESTS_FAILED
+    stdout.fnmatch_lines([f"*{qid}: the system returned a malformed answer (dict): "
+                          "contexts.0.distance: *"])
+    assert rows[qid]["status"] == "error"
 
 
 @WORKERS
@@ -560,8 +570,8 @@ def test_a_system_past_its_timeout_is_an_error_on_its_row(pytester: pytest.Pytes
                                                           workers: str) -> None:
     write_goldset(pytester.path / "gs", floors="[floors]\nabstention_accuracy = 0.5\n")
     pytester.makeconftest(planned({"q2": "time.sleep(30)"}))
-    result = run(pytester, workers, "gs", "--ragate-system-timeout=0.5",
-                 "--ragate-results=r.jsonl")
+    result = run_pytester(pytester, workers, "gs", "--ragate-system-timeout=0.5",
+                          "--ragate-results=r.jsonl")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     expect(result,
         "FAILED gs/ragate.toml::q2 - *q2: the system did not answer within 0.5 s "
@@ -576,7 +586,7 @@ def test_deselected_questions_skip_the_floor_and_say_how_many(pytester: pytest.P
     write_goldset(pytester.path / "gs", floors="[floors]\ncitation_accuracy = 0.5\n")
     pytester.makeconftest(planned({"q2": "cite(wrong)", "q3": "cite(wrong)",
                                    "q4": "Answer.abstain()"}))
-    result = run(pytester, workers, "gs", "-k", "q1 or floor", "--ragate-report=r.md")
+    result = run_pytester(pytester, workers, "gs", "-k", "q1 or floor", "--ragate-report=r.md")
     assert result.ret == pytest.ExitCode.OK  # a skip: the user chose the part, and is told
     expect(result,
         "SKIPPED * not decided: 3 of 4 questions deselected (-k, -m or --lf): q2, q3, q4; a "
@@ -603,7 +613,7 @@ def test_an_errored_question_fails_a_strict_xfail_floor_too(pytester: pytest.Pyt
     write_goldset(pytester.path / "gs", floors='[floors]\nevidence_recall = { min = 0.99, '
                   'xfail = "known misses" }\n')
     pytester.makeconftest(planned({"q3": "1 / 0", "q4": "Answer.abstain()"}))
-    result = run(pytester, workers, "gs", "--junitxml=j.xml")
+    result = run_pytester(pytester, workers, "gs", "--junitxml=j.xml")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     expect(result, "FAILED gs/ragate.toml::floor[evidence_recall] - not "
                                     "decided: 1 of 4 questions have no result: errored q3 "
@@ -622,8 +632,8 @@ def test_every_output_agrees_when_a_question_fails_and_the_floors_hold(
     pytester.makeconftest(planned({
         "q2": "cite(wrong)", "q4": "Answer.abstain()",
         "q3": "cite(Context(context_id='c', doc_id='m1', first_turn=0, last_turn=0))"}))
-    result = run(pytester, workers, "gs", "--junitxml=j.xml", "--ragate-report=r.md",
-                 "--ragate-html=r.html", "--ragate-history=h.jsonl")
+    result = run_pytester(pytester, workers, "gs", "--junitxml=j.xml", "--ragate-report=r.md",
+                          "--ragate-html=r.html", "--ragate-history=h.jsonl")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     expect(result, "PASSED gs/ragate.toml::floor[abstention_accuracy]",
                                     "FAILED gs/ragate.toml::q2 - *q2 is wrong*")
@@ -706,8 +716,8 @@ def test_vacuous_verdicts_are_kept_and_counted_in_every_report(pytester: pytest.
     verdicts = {q: {"statements": [], "supported": []} for q in ("q1", "q2", "q3")}
     (pytester.path / "judge.json").write_text(json.dumps({"judge_id": "v",
                                                           "answers": verdicts}))
-    result = run(pytester, workers, "gs", "--ragate-judge=fixture:judge.json",
-                 "--ragate-report=r.md", "--ragate-results=r.jsonl", "--ragate-cache=off")
+    result = run_pytester(pytester, workers, "gs", "--ragate-judge=fixture:judge.json",
+                          "--ragate-report=r.md", "--ragate-results=r.jsonl", "--ragate-cache=off")
     expect(result, "*judge fixture:v: 9/9 verdicts, judge failures 0, vacuous 3, cache hits 0*")
     report = (pytester.path / "r.md").read_text()
     assert "vacuous 3" in report and report.count("vacuous: faithfulness") == 3
@@ -723,11 +733,11 @@ def test_a_decorated_test_never_passes_anchor_floors_it_did_not_check(
     write_goldset(pytester.path / "gs", anchors=ANCHORS,
                   floors="[floors.anchors.retrieval_miss]\nevidence_recall = 1.0\n")
     both_routes(pytester, planned({}))
-    alone = run(pytester, workers, "test_rag.py")
+    alone = run_pytester(pytester, workers, "test_rag.py")
     assert alone.ret == pytest.ExitCode.OK
     expect(alone, "SKIPPED * not decided here: anchors are checked where the goldset's "
                   "ragate.toml is collected*")
-    both = run(pytester, workers, "test_rag.py", "gs")
+    both = run_pytester(pytester, workers, "test_rag.py", "gs")
     assert both.ret == pytest.ExitCode.TESTS_FAILED  # `missed` is not in the system's pool
     expect(both, "FAILED gs/ragate.toml::floor[anchors:retrieval_miss:evidence_recall] - "
                  "evidence_recall 0.50 < floor 1.00*")

@@ -35,9 +35,10 @@ from pytest_ragate.outputs.results import (
 )
 from pytest_ragate.scoring.records import QuestionRecord
 from pytest_ragate.scoring.run import GoldsetRun
-from tests.conftest import BASE_TOML, write_goldset
-from tests.test_plugin import junit_cases
-from tests.test_sharding import refused, reseal, run
+from tests.conftest import BASE_TOML, junit_cases, run_command, write_goldset
+from tests.test_sharding import refused, reseal
+
+pytestmark = pytest.mark.heavy  # shards and decisions run as processes of their own
 
 N = 12
 WRONG = "q04"
@@ -123,8 +124,8 @@ def make_project(root: Path) -> Path:
 
 def shard(root: Path, i: int, workers: str, *args: str, **env: str,
           ) -> subprocess.CompletedProcess[str]:
-    return run(root, ".", "-n", workers, f"--ragate-shard={i}/2",
-               f"--ragate-results=shards/{i}.jsonl", *args, **env)
+    return run_command(root, ".", "-n", workers, f"--ragate-shard={i}/2",
+                       f"--ragate-results=shards/{i}.jsonl", *args, **env)
 
 
 SHARDS = ["shards/1.jsonl", "shards/2.jsonl"]
@@ -132,9 +133,9 @@ SHARDS = ["shards/1.jsonl", "shards/2.jsonl"]
 
 def decide(root: Path, *args: str, files: tuple[str, ...] = tuple(SHARDS), out: str = "decided",
            ) -> subprocess.CompletedProcess[str]:
-    return run(root, "decide", *files, "--", ".", f"--junitxml={out}/junit.xml",
-               f"--ragate-results={out}/results.jsonl", f"--ragate-report={out}/report.md",
-               *args)
+    return run_command(root, "decide", *files, "--", ".", f"--junitxml={out}/junit.xml",
+                       f"--ragate-results={out}/results.jsonl", f"--ragate-report={out}/report.md",
+                       *args)
 
 
 def failures(text: str) -> str:
@@ -156,8 +157,8 @@ def refusal(result: subprocess.CompletedProcess[str], root: Path, out: str = "de
 def shards(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Two shards under `-n 0` or `-n 2`, and the run they split, in one process."""
     root = make_project(tmp_path_factory.mktemp(f"decide-n{request.param}"))
-    one = run(root, ".", "-n", "2", "--ragate-results=one/results.jsonl",
-              "--junitxml=one/junit.xml")
+    one = run_command(root, ".", "-n", "2", "--ragate-results=one/results.jsonl",
+                      "--junitxml=one/junit.xml")
     assert one.returncode == 1 and f"{WRONG} is wrong" in one.stdout, one.stdout
     (root / "workers").write_text(request.param)
     for i in (1, 2):
@@ -288,7 +289,7 @@ def test_a_file_marked_incomplete_is_refused_with_its_reason(shards: Path) -> No
 def test_a_results_file_without_a_trailer_is_refused_once(tmp_path: Path) -> None:
     """Rows alone (an old file, or cut before its header) say "no header", not that too."""
     root = make_project(tmp_path)
-    one = run(root, ".", "--ragate-results=one/results.jsonl")
+    one = run_command(root, ".", "--ragate-results=one/results.jsonl")
     assert one.returncode == 1
     text = (root / "one" / "results.jsonl").read_text()
     (root / "rows.jsonl").write_text("".join(line for line in text.splitlines(keepends=True)

@@ -17,22 +17,17 @@ from pytest_ragate.scoring.ppi import MIN_LABELS, ppi_mean, spread
 from pytest_ragate.scoring.stats import Z95
 from tests.conftest import (
     FIXTURE_JUDGE_CONFTEST,
+    WORKERS,
     both_routes,
+    expect,
     jsonl,
+    junit_cases,
     results_rows,
+    run_pytester,
     write_goldset,
 )
-from tests.test_fail_closed import (
-    WORKERS,
-    collection_failed,
-    expect,
-    planned,
-    run,
-    scripted_judge,
-    write_many,
-)
+from tests.test_fail_closed import collection_failed, planned, scripted_judge, write_many
 from tests.test_labels import ALL_SUPPORTED, judge_file, write_labelled
-from tests.test_plugin import junit_cases
 
 OUTPUTS = ("--junitxml=j.xml", "--ragate-report=r.md", "--ragate-html=r.html",
            "--ragate-history=h.jsonl", "--ragate-cache=off")
@@ -90,7 +85,7 @@ def test_a_sealed_goldset_without_its_key_fails_its_judged_floor(
     verdicts(pytester.path / "judge.json")
     seal_goldset(root, "s3cret", kdf=Scrypt(log2_n=10, p=1))
     monkeypatch.delenv("RAGATE_SEAL_KEY", raising=False)
-    result = run(pytester, workers, "gs", "--ragate-judge=fixture:judge.json", *OUTPUTS)
+    result = run_pytester(pytester, workers, "gs", "--ragate-judge=fixture:judge.json", *OUTPUTS)
     expect(result, f"FAILED {FLOOR} - sealed: set RAGATE_SEAL_KEY to score 4 of 4 "
            "questions*")
     assert "none configured" not in result.stdout.str()
@@ -104,7 +99,7 @@ def test_a_judged_floor_fails_when_every_question_skips(
     pytester.makeconftest(planned({q: "pytest.skip('no index today')"
                                    for q in ("q1", "q2", "q3", "q4")}) + judge_fixture)
     verdicts(pytester.path / "judge.json")
-    result = run(pytester, workers, "gs", "--ragate-judge=fixture:judge.json", *OUTPUTS)
+    result = run_pytester(pytester, workers, "gs", "--ragate-judge=fixture:judge.json", *OUTPUTS)
     expect(result, f"FAILED {FLOOR} - not decided: 4 of 4 questions have no result: "
            "skipped q1, q2, q3, q4 (Skipped: no index today)*",
            "mini: system: — · retriever: — · judge: fixture:judge.json, reached by no "
@@ -121,7 +116,7 @@ def test_a_judged_floor_fails_when_every_question_errors(
     pytester.makeconftest(planned({q: "1 / 0" for q in ("q1", "q2", "q3", "q4")})
                           + FIXTURE_JUDGE_CONFTEST)
     verdicts(pytester.path / "judge.json")
-    result = run(pytester, workers, "gs", "--ragate-judge=fixture:judge.json", *OUTPUTS)
+    result = run_pytester(pytester, workers, "gs", "--ragate-judge=fixture:judge.json", *OUTPUTS)
     expect(result, f"FAILED {FLOOR} - not decided: 4 of 4 questions have no result: "
            "errored q1, q2, q3, q4 (ZeroDivisionError: division by zero)*")
     assert "none configured" not in result.stdout.str()
@@ -134,7 +129,7 @@ def test_a_judged_floor_fails_when_every_verdict_is_a_judge_failure(
     write_goldset(pytester.path / "gs", floors=JUDGED)
     pytester.makeconftest(planned({"q4": "Answer.abstain()"}) + FIXTURE_JUDGE_CONFTEST)
     verdicts(pytester.path / "judge.json", questions=())  # no verdict for anyone
-    result = run(pytester, workers, "gs", "--ragate-judge=fixture:judge.json", *OUTPUTS)
+    result = run_pytester(pytester, workers, "gs", "--ragate-judge=fixture:judge.json", *OUTPUTS)
     expect(result, f"FAILED {FLOOR} - nothing scored: faithfulness has no judged questions "
            "among 4 questions*(3 judge failures, not counted)*")
     outputs_agree(pytester, result, FLOOR, "failed")
@@ -149,8 +144,8 @@ def test_a_judged_floor_whose_questions_are_deselected_skips_and_says_so(
     write_goldset(pytester.path / "gs", floors=JUDGED)
     pytester.makeconftest(planned({}) + FIXTURE_JUDGE_CONFTEST)
     verdicts(pytester.path / "judge.json")
-    result = run(pytester, workers, "gs", "-k", "floor", "--ragate-judge=fixture:judge.json",
-                 *OUTPUTS)
+    result = run_pytester(pytester, workers, "gs", "-k", "floor",
+                          "--ragate-judge=fixture:judge.json", *OUTPUTS)
     expect(result, "SKIPPED * not decided: 4 of 4 questions deselected (-k, -m or --lf): "
            "q1, q2, q3, q4*")
     assert "none configured" not in result.stdout.str()
@@ -163,7 +158,7 @@ def test_without_a_judge_a_judged_floor_still_says_none_is_configured(
     """The one case that says so: no --ragate-judge, and the questions that ran had none."""
     write_goldset(pytester.path / "gs", floors=JUDGED)
     pytester.makeconftest(planned({"q4": "Answer.abstain()"}) + FIXTURE_JUDGE_CONFTEST)
-    result = run(pytester, workers, "gs", *OUTPUTS)
+    result = run_pytester(pytester, workers, "gs", *OUTPUTS)
     expect(result, "SKIPPED * faithfulness needs a judge: none configured (--ragate-judge)*")
     outputs_agree(pytester, result, FLOOR, "skipped")
 
@@ -178,7 +173,7 @@ def test_a_users_own_judge_that_no_question_reached_is_not_taken_for_none(
     pytester.makeconftest(planned({}) + scripted_judge("return 1.0"))
     seal_goldset(root, "s3cret", kdf=Scrypt(log2_n=10, p=1))
     monkeypatch.delenv("RAGATE_SEAL_KEY", raising=False)
-    result = run(pytester, workers, "gs", *OUTPUTS)
+    result = run_pytester(pytester, workers, "gs", *OUTPUTS)
     expect(result, f"FAILED {FLOOR} - sealed: set RAGATE_SEAL_KEY to score 4 of 4 "
            "questions*",
            "mini: system: — · retriever: — · judge: ragate_judge (conftest.py:*), reached by "
@@ -197,7 +192,7 @@ def test_judge_agreement_fails_when_no_labelled_question_reached_the_judge(
     pytester.makeconftest(planned({q: "pytest.skip('no index today')"
                                    for q in ("q1", "q2", "q3", "q4")}) + FIXTURE_JUDGE_CONFTEST)
     verdicts(pytester.path / "judge.json")
-    result = run(pytester, workers, "gs", "--ragate-judge=fixture:judge.json", *OUTPUTS)
+    result = run_pytester(pytester, workers, "gs", "--ragate-judge=fixture:judge.json", *OUTPUTS)
     floor = "gs/ragate.toml::floor[judge_agreement]"
     expect(result, f"FAILED {floor} - not decided: 2 of 2 labelled questions have no result: "
            "skipped q1, q2*")
@@ -216,10 +211,10 @@ def test_ragate_decide_holds_a_judged_floor_to_the_judge_the_shards_ran_with(
                                    for q in ("q1", "q2", "q3", "q4")}))
     verdicts(pytester.path / "judge.json")
     for i in (1, 2):
-        shard = run(pytester, workers, "gs", "--ragate-judge=fixture:judge.json",
-                    f"--ragate-shard={i}/2", f"--ragate-results=shards/{i}.jsonl")
+        shard = run_pytester(pytester, workers, "gs", "--ragate-judge=fixture:judge.json",
+                             f"--ragate-shard={i}/2", f"--ragate-results=shards/{i}.jsonl")
         assert shard.ret == pytest.ExitCode.OK
-    result = run(pytester, "0", "gs", "--ragate-decide=shards", *OUTPUTS)
+    result = run_pytester(pytester, "0", "gs", "--ragate-decide=shards", *OUTPUTS)
     expect(result, f"FAILED {FLOOR} - not decided: 4 of 4 questions have no result: "
            "skipped q1, q2, q3, q4 (Skipped: no index today)*",
            "mini: system: — · retriever: — · judge: fixture:judge.json, reached by no "
@@ -243,8 +238,8 @@ def test_an_empty_answer_is_an_error_on_its_question(pytester: pytest.Pytester, 
     system = planned({**EMPTY, "q4": "Answer.abstain()"})
     both_routes(pytester, system)
     where = "gs/ragate.toml" if route == "file" else "test_rag.py::test_mine"
-    result = run(pytester, workers, where.partition("::")[0], "--ragate-report=r.md",
-                 "--ragate-results=r.jsonl")
+    result = run_pytester(pytester, workers, where.partition("::")[0], "--ragate-report=r.md",
+                          "--ragate-results=r.jsonl")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     for qid in EMPTY:
         expect(result, f"FAILED {where}*{qid}* - Failed: {qid}: the system returned an empty "
@@ -299,8 +294,8 @@ def labelled_project(pytester: pytest.Pytester, labelled: int, floor: float = 0.
 def test_two_labels_agreeing_with_a_constant_judge_do_not_pass_a_strict_ppi_floor(
         pytester: pytest.Pytester, workers: str) -> None:
     labelled_project(pytester, labelled=2)
-    result = run(pytester, workers, "gs", "--ragate-judge=fixture:judge.json",
-                 "--ragate-ci=strict", *OUTPUTS)
+    result = run_pytester(pytester, workers, "gs", "--ragate-judge=fixture:judge.json",
+                          "--ragate-ci=strict", *OUTPUTS)
     expect(result, f"FAILED {FLOOR} - not decided: the ppi estimate ([judge] estimate = "
            "\"ppi\") needs at least 10 labelled questions with a verdict here, has 2 labelled "
            "of 12 judged*")
@@ -312,8 +307,8 @@ def test_two_labels_agreeing_with_a_constant_judge_do_not_pass_a_strict_ppi_floo
 def test_labels_without_spread_widen_the_ppi_interval_and_say_so(
         pytester: pytest.Pytester, workers: str) -> None:
     labelled_project(pytester, labelled=12)
-    result = run(pytester, workers, "gs", "--ragate-judge=fixture:judge.json",
-                 "--ragate-ci=strict", *OUTPUTS)
+    result = run_pytester(pytester, workers, "gs", "--ragate-judge=fixture:judge.json",
+                          "--ragate-ci=strict", *OUTPUTS)
     expect(result, f"FAILED {FLOOR} - faithfulness 1.00 (ppi), 95% lower bound 0.62 < floor "
            "0.80 (ragate_ci = strict) · over 12/12 judged, 12 labelled · ppi: judge 1.00 − "
            "bias +0.00 on the labelled · no spread in the 12 judge scores nor in the 12 "
@@ -331,7 +326,7 @@ def test_a_verdict_of_true_in_a_labels_file_is_refused(pytester: pytest.Pytester
                    '{"question_id": "q02", "metric": "faithfulness", "verdict": 1}\n')
     pytester.makeconftest(planned({}) + FIXTURE_JUDGE_CONFTEST)
     judge_file(pytester.path / "judge.json", ALL_SUPPORTED)
-    result = run(pytester, workers, "gs", "--ragate-judge=fixture:judge.json")
+    result = run_pytester(pytester, workers, "gs", "--ragate-judge=fixture:judge.json")
     assert result.ret == collection_failed(workers)
     expect(result, "*labels.jsonl:1: [q00] verdict: *a verdict is 0 or 1, not true*",
            "*labels.jsonl:2: [q01] verdict: *a verdict is 0 or 1, not 1.0*")
@@ -350,8 +345,8 @@ def test_two_labels_cannot_vouch_for_a_judge(pytester: pytest.Pytester, workers:
                     {"question_id": "q01", "metric": "faithfulness", "verdict": 0}])
     pytester.makeconftest(planned({}) + FIXTURE_JUDGE_CONFTEST)
     judge_file(pytester.path / "judge.json", {**ALL_SUPPORTED, "q01": [False, False]})
-    result = run(pytester, workers, "gs", "--ragate-judge=fixture:judge.json",
-                 f"--ragate-ci={ci}", *OUTPUTS)
+    result = run_pytester(pytester, workers, "gs", "--ragate-judge=fixture:judge.json",
+                          f"--ragate-ci={ci}", *OUTPUTS)
     floor = "gs/ragate.toml::floor[judge_agreement]"
     expect(result, f"FAILED {floor} - judge not calibrated: faithfulness: kappa 1.00 — on 2 "
            "labelled questions: fewer than 10 labelled questions with a verdict, too few to "
@@ -373,13 +368,13 @@ def test_a_judge_agreeing_with_every_label_gets_no_point_interval(
     judge_file(pytester.path / "judge.json",
                {f"q{i:02d}": [bool(i % 2), bool(i % 2)] for i in range(12)})
     floor = "gs/ragate.toml::floor[judge_agreement]"
-    strict = run(pytester, workers, "gs", "--ragate-judge=fixture:judge.json",
-                 "--ragate-ci=strict", *OUTPUTS)
+    strict = run_pytester(pytester, workers, "gs", "--ragate-judge=fixture:judge.json",
+                          "--ragate-ci=strict", *OUTPUTS)
     expect(strict, f"FAILED {floor} - judge not calibrated: kappa lower bound 0.56 "
            "(kappa 1.00 [0.56, 1.00]) < 0.60 on 12 labelled questions (faithfulness)*")
     outputs_agree(pytester, strict, floor, "failed")
-    point = run(pytester, workers, "gs", "--ragate-judge=fixture:judge.json",
-                "--ragate-ci=point")
+    point = run_pytester(pytester, workers, "gs", "--ragate-judge=fixture:judge.json",
+                         "--ragate-ci=point")
     assert point.ret == pytest.ExitCode.OK, point.stdout.str()[-2000:]
 
 
@@ -392,7 +387,7 @@ def test_a_skipped_question_no_floor_covers_still_fails_the_run(
     want of a judge): the exit status agrees now."""
     write_many(pytester.path / "gs", 4, floors=floors)
     pytester.makeconftest(planned({"q01": 'pytest.skip("not today")'}))
-    result = run(pytester, workers, "gs", *OUTPUTS)
+    result = run_pytester(pytester, workers, "gs", *OUTPUTS)
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()[-2000:]
     expect(result, "mini: 4 questions: 3 scored, 1 skipped (q01)",
            "mini: the run fails: no floor covers the questions or anchors without a result, "

@@ -26,13 +26,17 @@ from pytest_ragate.answer import Context
 from pytest_ragate.judges.base import JudgeInput, Vacuous
 from pytest_ragate.judges.ragas import RagasJudge
 from pytest_ragate.judges.runner import JudgeRunner
-from tests.conftest import FIXTURE_JUDGE_CONFTEST
+from tests.conftest import (
+    FIXTURE_JUDGE_CONFTEST,
+    WORKERS,
+    expect,
+    junit_cases,
+    rows_of,
+    run_pytester,
+)
 from tests.openai_stub import OpenAIStub, Reply, completion, error, prompt_input
-from tests.openai_stub import openai_stub as openai_stub_fixture
-from tests.test_fail_closed import WORKERS, expect, rows_of, run, write_many
-from tests.test_plugin import junit_cases
+from tests.test_fail_closed import write_many
 
-openai_stub = openai_stub_fixture
 FAILED = pytest.ExitCode.TESTS_FAILED
 
 # --- a model judge's replies outside their schema ------------------------------------------
@@ -150,10 +154,10 @@ def test_a_model_verdict_outside_its_schema_is_a_judge_failure_never_a_score(
     openai_stub.script = FaultyModel()
     write_many(pytester.path / "gs", 10, floors=JUDGED_FLOORS)
     pytester.makeconftest(SYSTEM + FIXTURE_JUDGE_CONFTEST)
-    result = run(pytester, workers, "gs", "--ragate-results=r.jsonl", "--ragate-cache=off",
-                 "--junitxml=j.xml", "--ragate-report=r.md", "--ragate-history=h.jsonl",
-                 "--ragate-judge=ragas:stub-model", f"--ragate-judge-url={openai_stub.url}",
-                 "--ragate-judge-timeout=30")
+    result = run_pytester(pytester, workers, "gs", "--ragate-results=r.jsonl", "--ragate-cache=off",
+                          "--junitxml=j.xml", "--ragate-report=r.md", "--ragate-history=h.jsonl",
+                          "--ragate-judge=ragas:stub-model",
+                          f"--ragate-judge-url={openai_stub.url}", "--ragate-judge-timeout=30")
     rows = rows_of(pytester.path / "r.jsonl")
     got = {qid: (metric, rows[qid]["judge_failures"].get(metric))
            for qid, (metric, _) in WHY.items()}

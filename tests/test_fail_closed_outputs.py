@@ -22,8 +22,8 @@ import pytest
 from pytest_ragate.files import remove_regular, write_atomic
 from pytest_ragate.goldsets.sealed import Scrypt
 from pytest_ragate.goldsets.sealing import seal_goldset
-from tests.conftest import write_goldset
-from tests.test_fail_closed import ANCHORS, USAGE, WORKERS, planned, run, write_many
+from tests.conftest import WORKERS, run_pytester, write_goldset
+from tests.test_fail_closed import ANCHORS, USAGE, planned, write_many
 
 FLOORS = "[floors]\ncitation_accuracy = 0.5\n"
 OUTPUTS = ("--ragate-results=out/r.jsonl", "--ragate-report=out/r.md",
@@ -38,7 +38,7 @@ def passing_first(pytester: pytest.Pytester, workers: str) -> None:
     """A run that passes and leaves every output saying so."""
     write_many(pytester.path / "gs", 10, floors=FLOORS)
     pytester.makeconftest(planned({}))
-    result = run(pytester, workers, "gs", *OUTPUTS)
+    result = run_pytester(pytester, workers, "gs", *OUTPUTS)
     assert result.ret == pytest.ExitCode.OK
     assert "Run: **PASS**" in read(pytester, "r.md")
     assert len(read(pytester, "h.jsonl").splitlines()) == 1
@@ -80,7 +80,7 @@ def test_a_run_that_stops_early_marks_every_output_incomplete(
     passing_first(pytester, workers)
     flags, behaviour = STOPS[stop]
     pytester.makeconftest(planned({"q03": behaviour}))
-    result = run(pytester, workers, "gs", *OUTPUTS, *flags)
+    result = run_pytester(pytester, workers, "gs", *OUTPUTS, *flags)
     assert result.ret in (pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.INTERRUPTED)
     result.stdout.fnmatch_lines(["ragate: INCOMPLETE: the run stopped early (*",
                                  "ragate report: out/r.md written marked INCOMPLETE",
@@ -107,7 +107,7 @@ def test_a_process_killed_mid_run_leaves_no_earlier_pass(pytester: pytest.Pytest
     failed by the question whose worker died."""
     passing_first(pytester, workers)
     pytester.makeconftest(planned({"q03": "os._exit(3)"}))
-    result = run(pytester, workers, "gs", *OUTPUTS)
+    result = run_pytester(pytester, workers, "gs", *OUTPUTS)
     assert result.ret != pytest.ExitCode.OK
     if workers == "0":
         for name in ("r.jsonl", "r.md", "r.html", "j.xml"):
@@ -125,11 +125,12 @@ def test_a_shard_stopped_by_x_leaves_an_incomplete_results_file(
         pytester: pytest.Pytester) -> None:
     write_many(pytester.path / "gs", 10, floors=FLOORS)
     pytester.makeconftest(planned({}))
-    assert run(pytester, "0", "gs", "--ragate-shard=1/2",
-               "--ragate-results=out/r.jsonl").ret == pytest.ExitCode.OK
+    assert run_pytester(pytester, "0", "gs", "--ragate-shard=1/2",
+                        "--ragate-results=out/r.jsonl").ret == pytest.ExitCode.OK
     assert results_trailer(pytester)["incomplete"] is None
     pytester.makeconftest(planned({f"q{i:02d}": "1 / 0" for i in range(10)}))
-    result = run(pytester, "0", "gs", "-x", "--ragate-shard=1/2", "--ragate-results=out/r.jsonl")
+    result = run_pytester(pytester, "0", "gs", "-x", "--ragate-shard=1/2",
+                          "--ragate-results=out/r.jsonl")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     assert results_trailer(pytester)["incomplete"] == "stopping after 1 failures"
 
@@ -156,7 +157,7 @@ def test_an_output_on_a_goldset_file_is_a_usage_error_and_destroys_nothing(
     pytester.makeconftest(planned({}))
     before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
     flag, path = INPUTS[case]
-    result = run(pytester, workers, "gs", f"{flag}={path}")
+    result = run_pytester(pytester, workers, "gs", f"{flag}={path}")
     assert result.ret == USAGE
     result.stderr.fnmatch_lines([f"*of goldset *gs/ragate.toml is also written by {flag} (*): "
                                  "an output never overwrites an input"])
@@ -173,8 +174,8 @@ def test_links_to_a_goldset_file_are_refused_too(pytester: pytest.Pytester,
     (pytester.path / "soft.md").symlink_to(root / "expected.jsonl")
     os.link(root / "questions.jsonl", pytester.path / "hard.jsonl")
     before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
-    result = run(pytester, workers, "gs", "--ragate-report=soft.md",
-                 "--ragate-history=hard.jsonl")
+    result = run_pytester(pytester, workers, "gs", "--ragate-report=soft.md",
+                          "--ragate-history=hard.jsonl")
     assert result.ret == USAGE
     for line in ("*the expected answers of goldset * --ragate-report *",
                  "*the questions of goldset * --ragate-history *"):
@@ -202,7 +203,7 @@ def test_a_decorated_goldset_outside_the_paths_given_is_held_once_collected(
     (pytester.path / "tests" / "test_rag.py").write_text(DECORATED)
     before = (root / "expected.jsonl").read_bytes()
     for flag in ("--ragate-results", "--junitxml"):
-        result = run(pytester, workers, "tests", f"{flag}=goldsets/gs/expected.jsonl")
+        result = run_pytester(pytester, workers, "tests", f"{flag}=goldsets/gs/expected.jsonl")
         assert result.ret == USAGE
         result.stderr.fnmatch_lines([f"*the expected answers of goldset *goldsets/gs/ragate.toml "
                                      f"is also written by {flag} *"])
@@ -216,8 +217,8 @@ def test_a_shard_never_deletes_a_goldset_file_it_is_told_to_write(
     write_many(root, 4, FLOORS)
     pytester.makeconftest(planned({}))
     before = (root / "expected.jsonl").read_bytes()
-    result = run(pytester, "0", "gs", "--ragate-shard=1/2",
-                 "--ragate-results=gs/expected.jsonl")
+    result = run_pytester(pytester, "0", "gs", "--ragate-shard=1/2",
+                          "--ragate-results=gs/expected.jsonl")
     assert result.ret == USAGE
     assert (root / "expected.jsonl").read_bytes() == before
 
@@ -227,8 +228,8 @@ def test_ragate_decide_never_writes_over_the_results_it_decides(
     write_many(pytester.path / "gs", 4, FLOORS)
     pytester.makeconftest(planned({}))
     for index in (1, 2):
-        assert run(pytester, "0", "gs", f"--ragate-shard={index}/2",
-                   f"--ragate-results=shards/{index}.jsonl").ret == pytest.ExitCode.OK
+        assert run_pytester(pytester, "0", "gs", f"--ragate-shard={index}/2",
+                            f"--ragate-results=shards/{index}.jsonl").ret == pytest.ExitCode.OK
     before = (pytester.path / "shards" / "1.jsonl").read_bytes()
     for output in ("--ragate-results", "--ragate-report"):
         result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "gs",
@@ -296,7 +297,7 @@ def test_a_report_to_a_named_pipe_is_written_through_it(
     path, got = fifo
     write_many(pytester.path / "gs", 4, FLOORS)
     pytester.makeconftest(planned({}))
-    result = run(pytester, workers, "gs", f"--ragate-report={path}")
+    result = run_pytester(pytester, workers, "gs", f"--ragate-report={path}")
     assert result.ret == pytest.ExitCode.OK
     assert stat.S_ISFIFO(os.stat(path).st_mode)
     assert any(b"# ragate report" in chunk for chunk in got)
@@ -310,8 +311,8 @@ def test_a_socket_or_a_pipe_as_the_history_is_a_usage_error(
     os.mkfifo(pytester.path / "pipe")
     with socket.socket(socket.AF_UNIX) as sock:
         sock.bind(str(pytester.path / "sock"))
-        result = run(pytester, workers, "gs", "--ragate-results=sock",
-                     "--ragate-history=pipe")
+        result = run_pytester(pytester, workers, "gs", "--ragate-results=sock",
+                              "--ragate-history=pipe")
     assert result.ret == USAGE
     result.stderr.fnmatch_lines(["*--ragate-results *sock: is a socket: give a regular file*",
                                  "*--ragate-history *pipe: is a named pipe: give a regular file "
@@ -333,7 +334,7 @@ def test_dev_null_as_an_output_stays_the_device(pytester: pytest.Pytester,
     assert stat.S_ISFIFO(os.stat(probe).st_mode), "write_atomic renames over a device"
     write_many(pytester.path / "gs", 4, FLOORS)
     pytester.makeconftest(planned({}))
-    result = run(pytester, "0", "gs", "--ragate-report=/dev/null", "--junitxml=/dev/null")
+    result = run_pytester(pytester, "0", "gs", "--ragate-report=/dev/null", "--junitxml=/dev/null")
     assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
     assert result.ret == pytest.ExitCode.OK  # a device written through may take two outputs
 

@@ -29,10 +29,9 @@ from pytest_ragate.scoring.records import (
     WholeDocument,
     score_answer,
 )
-from tests.conftest import write_goldset
+from tests.conftest import WORKERS, expect, junit_cases, rows_of, run_pytester, write_goldset
 from tests.test_adapters import META
-from tests.test_fail_closed import WORKERS, expect, planned, rows_of, run, write_many
-from tests.test_plugin import junit_cases
+from tests.test_fail_closed import planned, write_many
 
 # --- 1. evidence by context id is found only in its document ---------------------------------
 
@@ -56,7 +55,7 @@ def test_a_context_named_like_the_evidence_but_from_another_document_is_not_it(
         pytester: pytest.Pytester, workers: str) -> None:
     chunk_goldset(pytester.path / "gs", {"context_id": "m1#2", "doc_id": "m1"})
     pytester.makeconftest(planned({"q1": f"cite({OWN})", "q2": f"cite({IMPOSTOR})"}))
-    result = run(pytester, workers, "gs", "--ragate-results=r.jsonl", "--junitxml=j.xml")
+    result = run_pytester(pytester, workers, "gs", "--ragate-results=r.jsonl", "--junitxml=j.xml")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     rows = rows_of(pytester.path / "r.jsonl")
     assert (rows["q1"]["citations_correct"], rows["q1"]["evidence_spans_found"]) == (1, 1)
@@ -74,7 +73,7 @@ def test_evidence_by_context_id_alone_is_refused_naming_question_and_field(
     impostor made this gate green."""
     chunk_goldset(pytester.path / "gs", {"context_id": "m1#2"})
     pytester.makeconftest(planned({"q1": f"cite({OWN})", "q2": f"cite({IMPOSTOR})"}))
-    result = run(pytester, workers, "gs", "--ragate-results=r.jsonl")
+    result = run_pytester(pytester, workers, "gs", "--ragate-results=r.jsonl")
     assert result.ret != pytest.ExitCode.OK
     expect(result, "*expected.jsonl:1*q1*evidence[0]*context_id 'm1#2' needs the doc_id "
            "of its document too*", "*expected.jsonl:2*q2*evidence[0]*")
@@ -93,8 +92,8 @@ def test_a_negative_distance_is_a_malformed_answer_naming_its_field(
                    "'context_id': 'c', 'doc_id': 'm1', 'first_turn': 2, 'last_turn': 3, "
                    "'distance': -18.4}]}")
     pytester.makeconftest(planned({"q00": upside_down}))
-    result = run(pytester, workers, "gs", "--ragate-results=r.jsonl", "--junitxml=j.xml",
-                 "--ragate-report=r.md")
+    result = run_pytester(pytester, workers, "gs", "--ragate-results=r.jsonl", "--junitxml=j.xml",
+                          "--ragate-report=r.md")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     error = rows_of(pytester.path / "r.jsonl")["q00"]["error"]
     assert "malformed answer" in error
@@ -173,7 +172,7 @@ def test_bm25_scores_given_no_kind_are_refused_by_the_adapter(
     nobody could see ("within max_distance 0.7: m1:2-2 (-0.73)")."""
     bm25_goldset(pytester.path / "gs")
     pytester.makeconftest(BM25_SYSTEM.format(score=None))
-    result = run(pytester, workers, "gs", "--ragate-results=r.jsonl")
+    result = run_pytester(pytester, workers, "gs", "--ragate-results=r.jsonl")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     rows = rows_of(pytester.path / "r.jsonl")
     assert {q: r["status"] for q, r in rows.items()} == {"refund": "error", "express": "error"}
@@ -187,7 +186,7 @@ def test_a_rank_only_retriever_scores_questions_and_says_the_control_needs_dista
         pytester: pytest.Pytester, workers: str) -> None:
     bm25_goldset(pytester.path / "gs")
     pytester.makeconftest(BM25_SYSTEM.format(score="none"))
-    result = run(pytester, workers, "gs", "--ragate-results=r.jsonl", "--junitxml=j.xml")
+    result = run_pytester(pytester, workers, "gs", "--ragate-results=r.jsonl", "--junitxml=j.xml")
     assert result.ret == pytest.ExitCode.TESTS_FAILED  # the control cannot be checked
     rows = rows_of(pytester.path / "r.jsonl")
     assert all(r["status"] == "scored" and r["citations_correct"] == 1
@@ -291,6 +290,7 @@ def passes_to_score(citations: int, evidence: list[Evidence]) -> int:
     return contexts.passes
 
 
+@pytest.mark.heavy  # scores pools of 1000 contexts
 def test_scoring_passes_over_the_contexts_a_fixed_number_of_times() -> None:
     """Each citation found its context by a scan of the pool (and again for its label), and
     each piece of evidence scanned it too: 8 answers of 20,000 took minutes."""
@@ -339,7 +339,8 @@ def ragate_retriever():
         return [Context(context_id="c", doc_id="m1", first_turn=2, last_turn=3)]
     return retrieve
 ''')
-    result = run(pytester, workers, "gs", "--ragate-results=r.jsonl", "--ragate-builtin-system")
+    result = run_pytester(pytester, workers, "gs", "--ragate-results=r.jsonl",
+                          "--ragate-builtin-system")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     rows = rows_of(pytester.path / "r.jsonl")
     assert {r["status"] for r in rows.values()} == {"error"}

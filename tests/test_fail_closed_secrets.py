@@ -27,7 +27,14 @@ from pytest_ragate.goldsets.sealing import seal_goldset
 from pytest_ragate.judges.base import JudgeInput
 from pytest_ragate.judges.runner import cache_key
 from pytest_ragate.redaction import Redactor, known_credentials
-from tests.conftest import FIXTURE_JUDGE_CONFTEST, corpus_rows, results_rows, write_goldset
+from tests.conftest import (
+    FIXTURE_JUDGE_CONFTEST,
+    WORKERS,
+    corpus_rows,
+    results_rows,
+    run_pytester,
+    write_goldset,
+)
 from tests.openai_stub import (
     OpenAIStub,
     Reply,
@@ -36,15 +43,12 @@ from tests.openai_stub import (
     prompt_input,
     ragas_script,
 )
-from tests.openai_stub import openai_stub as openai_stub_fixture
 from tests.test_judge_http import GOOD
 from tests.test_judge_http import SYSTEM as TWELVE
 from tests.test_plugin import SYSTEM
 
 pytest.importorskip("ragas")
 
-openai_stub = openai_stub_fixture
-WORKERS = pytest.mark.parametrize("workers", ["0", "2"], ids=["n0", "n2"])
 KEY = "s3cret passphrase"
 OUTPUTS = {"junit.xml": "--junitxml", "r.jsonl": "--ragate-results", "r.md": "--ragate-report",
            "r.html": "--ragate-html", "h.jsonl": "--ragate-history"}
@@ -76,10 +80,10 @@ def leaks(texts: dict[str, str], secrets: list[str]) -> list[tuple[str, str]]:
             if flat(secret) in flat(text)]
 
 
-def run(pytester: pytest.Pytester, workers: str, *args: str) -> pytest.RunResult:
+def run_every_output(pytester: pytest.Pytester, workers: str, *args: str) -> pytest.RunResult:
+    """The goldset `gs` run with every output asked for (OUTPUTS)."""
     outputs = [f"{flag}={name}" for name, flag in OUTPUTS.items()]
-    return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", workers, "-rA",
-                                         "-vv", "gs", *outputs, *args)
+    return run_pytester(pytester, workers, "gs", *outputs, *args)
 
 
 # --- 1. a judge that echoes the sealed gist it was given as a reference ----------------------
@@ -118,8 +122,8 @@ def test_a_judge_echoing_a_sealed_gist_leaves_it_in_no_output(
     sealed_goldset(pytester, monkeypatch)
     pytester.makeconftest(SYSTEM + FIXTURE_JUDGE_CONFTEST)
     openai_stub.script = echo
-    result = run(pytester, workers, "--ragate-judge=ragas:stub-model",
-                 f"--ragate-judge-url={openai_stub.url}", "--ragate-cache=off")
+    result = run_every_output(pytester, workers, "--ragate-judge=ragas:stub-model",
+                              f"--ragate-judge-url={openai_stub.url}", "--ragate-cache=off")
     reference = [p for p in openai_stub.prompts() if '"title": "ContextPrecisionOutput"' in p]
     assert any(GISTS["q1"] in p for p in reference)  # the judge was given the gist, as it may
     rows = {r["question_id"]: r for r in results_rows(pytester.path / "r.jsonl")}
@@ -163,8 +167,9 @@ def test_credentials_of_the_judge_reach_no_output(
     pytester.makeconftest(SYSTEM + FIXTURE_JUDGE_CONFTEST)
     openai_stub.script = refusing
     monkeypatch.setenv("RAGATE_JUDGE_API_KEY", API_KEY)
-    result = run(pytester, workers, "--ragate-judge=ragas:stub-model",
-                 f"--ragate-judge-url={with_credentials(openai_stub.url)}", "--ragate-cache=off")
+    result = run_every_output(pytester, workers, "--ragate-judge=ragas:stub-model",
+                              f"--ragate-judge-url={with_credentials(openai_stub.url)}",
+                              "--ragate-cache=off")
     rows = {r["question_id"]: r for r in results_rows(pytester.path / "r.jsonl")}
     assert set(rows["q2"]["judge_failures"]) == {"faithfulness", "context_precision",
                                                  "answer_relevance"}
@@ -253,7 +258,7 @@ def test_an_own_judges_id_and_a_systems_error_show_no_credential(
         pytester: pytest.Pytester, workers: str) -> None:
     write_goldset(pytester.path / "gs", floors="[floors]\nfaithfulness = 0.5\n")
     pytester.makeconftest(OWN_PARTS)
-    result = run(pytester, workers)
+    result = run_every_output(pytester, workers)
     rows = {r["question_id"]: r for r in results_rows(pytester.path / "r.jsonl")}
     assert rows["q1"]["judge"] == "own@https://***@judge.example/v1?api_key=***"
     assert rows["q2"]["judge_failures"]["faithfulness"] == (

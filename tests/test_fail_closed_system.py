@@ -23,12 +23,16 @@ from tests.conftest import (
     BASE_TOML,
     EVIDENCE,
     QUESTIONS,
+    WORKERS,
+    expect,
     expected_rows,
+    junit_cases,
     question_rows,
+    rows_of,
+    run_pytester,
     write_goldset,
 )
-from tests.test_fail_closed import WORKERS, expect, planned, rows_of, run
-from tests.test_plugin import junit_cases
+from tests.test_fail_closed import planned
 
 BUILTIN_TOML = BASE_TOML.replace("[corpus]", 'system = "builtin"\n\n[corpus]')
 LOW_FLOOR = "[floors]\nabstention_accuracy = 0.0\n"  # the built-in pipeline passes it
@@ -72,8 +76,8 @@ def test_a_misspelled_system_fixture_is_an_error_that_names_it(pytester: pytest.
                                                                 workers: str) -> None:
     write_goldset(pytester.path / "gs", floors=LOW_FLOOR)
     pytester.makeconftest(MISSPELLED)
-    result = run(pytester, workers, "gs", "--junitxml=j.xml", "--ragate-results=r.jsonl",
-                 "--ragate-report=r.md", "--ragate-history=h.jsonl")
+    result = run_pytester(pytester, workers, "gs", "--junitxml=j.xml", "--ragate-results=r.jsonl",
+                          "--ragate-report=r.md", "--ragate-history=h.jsonl")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     expect(result, *(no_system_line(q, "conftest.py:5 defines ragate_sytem")
                      for q in ("q1", "q2", "q3", "q4")),
@@ -110,7 +114,7 @@ import pytest_ragate as ragate
 def test_mine(ragate_question, ragate_system):
     return ragate_system(ragate_question.question)
 ''')
-    result = run(pytester, workers, "gs", "test_rag.py", "--junitxml=j.xml")
+    result = run_pytester(pytester, workers, "gs", "test_rag.py", "--junitxml=j.xml")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     expect(result, no_system_line("q1"), no_system_line("anchor[a1]"),
            "ERROR test_rag.py::test_mine[q1] - MissingSystem: test_mine[q1]: no ragate_system "
@@ -128,7 +132,7 @@ def test_the_built_in_pipeline_answers_where_asked_for(pytester: pytest.Pytester
     write_goldset(pytester.path / "gs", floors=LOW_FLOOR,
                   toml=BUILTIN_TOML if how == "toml" else BASE_TOML)
     flag = ("--ragate-builtin-system",) if how == "flag" else ()
-    result = run(pytester, workers, "gs", "--ragate-results=r.jsonl", *flag)
+    result = run_pytester(pytester, workers, "gs", "--ragate-results=r.jsonl", *flag)
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     expect(result, "mini: system: built-in extractive answerer · retriever: built-in *")
     assert {r["status"] for r in rows_of(pytester.path / "r.jsonl").values()} == {"scored"}
@@ -147,7 +151,7 @@ def ragate_system(ragate_retriever):
     return lambda question: Answer(text="", contexts=ragate_retriever(question), citations=[],
                                    abstained=True)
 ''')
-    result = run(pytester, "0", "gs", "--ragate-results=r.jsonl")
+    result = run_pytester(pytester, "0", "gs", "--ragate-results=r.jsonl")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     expect(result, "mini: system: ragate_system (conftest.py:4) · retriever: built-in *",
            "PASSED gs/ragate.toml::anchor[a1]")
@@ -184,7 +188,7 @@ def test_the_system_timeout_is_on_by_default(pytester: pytest.Pytester) -> None:
         in " ".join(help_text.split())
     write_goldset(pytester.path / "gs", floors=LOW_FLOOR)
     pytester.makeconftest(planned({}))
-    run(pytester, "0", "gs", "--ragate-results=r.jsonl")
+    run_pytester(pytester, "0", "gs", "--ragate-results=r.jsonl")
     header = json.loads((pytester.path / "r.jsonl").read_text().splitlines()[0])
     assert header["ragate_results"]["settings"]["system_timeout"] == 300.0  # what bounded it
 
@@ -194,7 +198,7 @@ def test_an_anchor_whose_system_hangs_is_an_error_past_the_timeout(
         pytester: pytest.Pytester, workers: str) -> None:
     write_goldset(pytester.path / "gs", floors=LOW_FLOOR, anchors=ANCHORS)
     pytester.makeconftest(planned({"euros": "time.sleep(4) or cite(right)"}))
-    result = run(pytester, workers, "gs", "--ragate-system-timeout=0.5")
+    result = run_pytester(pytester, workers, "gs", "--ragate-system-timeout=0.5")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     expect(result, "FAILED gs/ragate.toml::anchor[a1] - *SystemTimeout: anchor a1: the system "
            "did not answer within 0.5 s (ragate_system_timeout)")
@@ -271,7 +275,7 @@ def test_a_question_named_like_a_floor_or_anchor_is_a_collection_error(
     _with_id(pytester.path / "gs", qid, floors=LOW_FLOOR,
              anchors=ANCHORS if kind == "anchor" else None)
     pytester.makeconftest(planned({}))
-    result = run(pytester, workers, "gs")
+    result = run_pytester(pytester, workers, "gs")
     assert result.ret in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.TESTS_FAILED)
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
     article = "an" if kind == "anchor" else "a"
@@ -332,7 +336,7 @@ def test_a_worker_dying_at_teardown_is_not_blamed_on_a_floor(
         pytester: pytest.Pytester) -> None:
     write_goldset(pytester.path / "gs", floors=LOW_FLOOR)
     pytester.makeconftest(DYING.format(teardown="os._exit(3)"))
-    result = run(pytester, "2", "gs", *n("2"), "--junitxml=j.xml")
+    result = run_pytester(pytester, "2", "gs", *n("2"), "--junitxml=j.xml")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     expect(result, "ERROR gs/ragate.toml::q* - worker 'gw*' crashed while tearing down after "
            "'gs/ragate.toml::q*' (its session or module fixtures, or a plugin's clean-up)")
@@ -352,7 +356,7 @@ def test_a_teardown_that_fails_after_the_last_question_fails_the_run(
     """Its floor was the last item, whose reports are not logged: the failure vanished."""
     write_goldset(pytester.path / "gs", floors=LOW_FLOOR)
     pytester.makeconftest(DYING.format(teardown="raise RuntimeError('teardown broke')"))
-    result = run(pytester, workers, "gs", *n(workers), "--junitxml=j.xml")
+    result = run_pytester(pytester, workers, "gs", *n(workers), "--junitxml=j.xml")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     expect(result, "ERROR gs/ragate.toml::q4 - RuntimeError: teardown broke",
            "PASSED gs/ragate.toml::floor[abstention_accuracy]")

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import write_goldset
-from tests.test_plugin import SYSTEM, esc
+from tests.conftest import WORKERS, esc, write_goldset
+from tests.test_plugin import SYSTEM
 
-WORKERS = pytest.mark.parametrize("workers", ["0", "2"], ids=["n0", "n2"])
 RUN = ("-p", "no:cacheprovider", "gs", "--ragate-results=r.jsonl")
 # SYSTEM answers q1 right, q2 with the wrong turns, q3 with one of its two spans, abstains
 # from q4: abstention 4/4, evidence recall 2/4 spans, citations 2 of 3 answers right

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import jsonl, write_goldset
+from tests.conftest import WORKERS, expect, jsonl, rows_of, run_pytester, write_goldset
 from tests.test_documents import handbook
-from tests.test_fail_closed import WORKERS, expect, planned, rows_of, run
+from tests.test_fail_closed import planned
 
 FLOOR = "[floors]\nabstention_accuracy = 0.5\n"
 HINT = "ragate: no goldset ran: this run selected no ragate item"
@@ -40,13 +40,13 @@ def hints(result: pytest.RunResult) -> list[str]:
 def test_a_marker_run_that_selects_nothing_says_where_the_goldsets_are(
         pytester: pytest.Pytester, workers: str) -> None:
     outside_testpaths(pytester)
-    result = run(pytester, workers, "-m", "rag_gate")
+    result = run_pytester(pytester, workers, "-m", "rag_gate")
     assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED  # pytest's own 5 stays 5
     assert hints(result) == [
         f"{HINT}, and the rootdir has goldsets at goldsets/ragate.toml. Run them with "
         "`pytest goldsets/ -m rag_gate`, or add their folders to `testpaths`"]
     # the command it gives runs the goldset
-    ran = run(pytester, workers, "goldsets/", "-m", "rag_gate")
+    ran = run_pytester(pytester, workers, "goldsets/", "-m", "rag_gate")
     assert ran.ret == pytest.ExitCode.OK
     ran.assert_outcomes(passed=5)
     assert hints(ran) == []
@@ -56,7 +56,7 @@ def test_a_marker_run_that_selects_nothing_says_where_the_goldsets_are(
 def test_a_green_plain_run_stays_green_and_says_the_gate_did_not_run(
         pytester: pytest.Pytester, workers: str) -> None:
     outside_testpaths(pytester)
-    result = run(pytester, workers)
+    result = run_pytester(pytester, workers)
     assert result.ret == pytest.ExitCode.OK
     result.assert_outcomes(passed=1)
     assert len(hints(result)) == 1 and "`pytest goldsets/ -m rag_gate`" in hints(result)[0]
@@ -69,11 +69,11 @@ def test_no_hint_without_goldsets_or_when_a_goldset_ran(pytester: pytest.Pyteste
     # hidden folders, virtual environments and node_modules are not searched
     for hidden in (".venv/lib/pkg", "node_modules/pkg", ".tox/py/gs", "venv/gs"):
         write_goldset(pytester.path / hidden)
-    result = run(pytester, workers)
+    result = run_pytester(pytester, workers)
     assert result.ret == pytest.ExitCode.OK and hints(result) == []
     write_goldset(pytester.path / "gs", floors=FLOOR)
     pytester.makeconftest(planned({}))
-    ran = run(pytester, workers)  # the goldset under the rootdir is collected and runs
+    ran = run_pytester(pytester, workers)  # the goldset under the rootdir is collected and runs
     assert ran.ret == pytest.ExitCode.OK and hints(ran) == []
     ran.assert_outcomes(passed=6)
 
@@ -85,7 +85,7 @@ def test_the_search_is_bounded_and_names_the_first_few(pytester: pytest.Pytester
     for name in ("a", "b", "c", "d/deeper"):
         write_goldset(pytester.path / "sets" / name)
     write_goldset(pytester.path)  # one at the rootdir itself, found first
-    result = run(pytester, "0")
+    result = run_pytester(pytester, "0")
     assert hints(result) == [
         f"{HINT}, and the rootdir has goldsets at ragate.toml, sets/a/ragate.toml, "
         "sets/b/ragate.toml (the first 3 found). Run them with `pytest ragate.toml sets/a/ "
@@ -103,7 +103,7 @@ def test_a_malformed_answer_is_one_line_per_question_and_one_for_the_run(
         pytester: pytest.Pytester, workers: str) -> None:
     write_goldset(pytester.path / "gs", floors=FLOOR)
     pytester.makeconftest(planned(MALFORMED))
-    result = run(pytester, workers, "gs", "--ragate-results=r.jsonl")
+    result = run_pytester(pytester, workers, "gs", "--ragate-results=r.jsonl")
     assert result.ret == pytest.ExitCode.TESTS_FAILED  # the floor fails: nothing scored
     expect(result,
            "FAILED gs/ragate.toml::q1 - MalformedAnswer: q1: the system returned str "
@@ -143,7 +143,7 @@ def test_a_system_returning_str_everywhere_gets_one_summary_line(
         pytester: pytest.Pytester, workers: str) -> None:
     write_goldset(pytester.path / "gs", floors=FLOOR)
     pytester.makeconftest(planned({q: "'Paris'" for q in ("q1", "q2", "q3", "q4")}))
-    result = run(pytester, workers, "gs")
+    result = run_pytester(pytester, workers, "gs")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     assert [line for line in result.outlines if line.startswith("ragate: 4 questions")] == [
         "ragate: 4 questions: the system returned str, expected ragate.Answer (or a dict of "
@@ -178,7 +178,7 @@ def test_a_documents_goldset_says_units_in_its_system_out_and_anchors(
         {"anchor_id": "a1", "kind": "retrieval_miss", "claim": "refunds take five days",
          "evidence": {"doc_id": "returns", "first_unit": 2, "last_unit": 2}}]))
     pytester.makeconftest(DOC_SYSTEM)
-    result = run(pytester, workers, "gs", "--junitxml=j.xml")
+    result = run_pytester(pytester, workers, "gs", "--junitxml=j.xml")
     out = system_out(pytester.path / "j.xml")["refund"]
     assert "✗ [returns · units 3–3]" in out and "  [returns · units 2–2]" in out
     assert not re.search(r"\bturns?\b", out)
@@ -206,7 +206,7 @@ def test_an_evidence_error_names_the_goldsets_own_field(pytester: pytest.Pyteste
             {"anchor_id": "a1", "kind": "retrieval_miss", "claim": "c",
              "evidence": {"doc_id": "returns", "first_unit": 2, "last_unit": 9}}]))
     pytester.makeconftest(DOC_SYSTEM)
-    result = run(pytester, "0", "gs")
+    result = run_pytester(pytester, "0", "gs")
     out = result.stdout.str()
     assert "last_unit" in out and "last_turn" not in out and not re.search(r"\bturns?\b", out)
     assert "units 0..3" in out

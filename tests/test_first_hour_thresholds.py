@@ -9,10 +9,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from pytest_ragate.cli import main
-from tests.conftest import write_goldset
-from tests.test_fail_closed import WORKERS, rows_of, run
-from tests.test_plugin import junit_cases
-from tests.test_sharding import run as own_process
+from tests.conftest import WORKERS, junit_cases, rows_of, run_command, run_pytester, write_goldset
 
 # A system whose abstention is a score cut of its own (0.5). The goldset (tests/conftest.py):
 # q1 and q2 answerable (m1 2-3, m2 5), q3 cross-meeting (m1 0, m3 4-5), q4 unanswerable.
@@ -49,7 +46,7 @@ def record(pytester: pytest.Pytester, workers: str, system: str = SCORE_CUT_SYST
            *args: str, floors: str = "") -> pytest.RunResult:
     write_goldset(pytester.path / "gs", floors=floors)
     pytester.makeconftest(system)
-    return run(pytester, workers, "gs", "--ragate-results=r.jsonl", *args)
+    return run_pytester(pytester, workers, "gs", "--ragate-results=r.jsonl", *args)
 
 
 def calibrate(pytester: pytest.Pytester, *args: str) -> Result:
@@ -194,8 +191,8 @@ def test_shards_decided_keep_the_confidence_for_calibrate(pytester: pytest.Pytes
     over the decided run is the sweep over one run."""
     record(pytester, "2", SCORE_CUT_SYSTEM, "--ragate-shard=1/2", "--ragate-results=s1.jsonl",
            floors="[floors]\nabstention_accuracy = 0.5\n")
-    run(pytester, "0", "gs", "--ragate-shard=2/2", "--ragate-results=s2.jsonl")
-    decided = own_process(pytester.path, "decide", "s1.jsonl", "s2.jsonl", "--", "gs", "-p",
+    run_pytester(pytester, "0", "gs", "--ragate-shard=2/2", "--ragate-results=s2.jsonl")
+    decided = run_command(pytester.path, "decide", "s1.jsonl", "s2.jsonl", "--", "gs", "-p",
                           "no:cacheprovider", "--ragate-results=r.jsonl")
     assert decided.returncode == 0, decided.stdout + decided.stderr
     rows = rows_of(pytester.path / "r.jsonl")

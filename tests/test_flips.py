@@ -15,7 +15,7 @@ from pytest_ragate.outputs.history import FloorOutcome, HistoryLine, Observed
 from pytest_ragate.scoring import flips
 from pytest_ragate.scoring.flips import Flips, Seen, count_all, count_flips
 from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord
-from tests.conftest import question_rows, write_goldset
+from tests.conftest import WORKERS, question_rows, write_goldset
 
 # --- the pure counting -------------------------------------------------------------------------
 
@@ -252,7 +252,6 @@ FLOORS = """\
 citation_accuracy = { min = 0.90, xfail = "known miss" }
 """
 FLIPPED = {"wrong": ["q1"], "missed": ["agreed"]}  # q1 wrong, the anchor and floor miss
-WORKERS = pytest.mark.parametrize("workers", ["0", "2"], ids=["n0", "n2"])
 
 
 @pytest.fixture
@@ -262,8 +261,8 @@ def flipping(pytester: pytest.Pytester) -> pytest.Pytester:
     return pytester
 
 
-def run(pytester: pytest.Pytester, workers: str, state: dict[str, list[str]],
-        *args: str, subprocess: bool = False) -> pytest.RunResult:
+def run_flipping(pytester: pytest.Pytester, workers: str, state: dict[str, list[str]],
+                 *args: str, subprocess: bool = False) -> pytest.RunResult:
     """One run appended to the history; in a subprocess when it draws (numpy loads once per
     process)."""
     (pytester.path / "state.json").write_text(json.dumps(state))
@@ -282,13 +281,13 @@ def test_flips_are_reported_and_block_promotion_until_forced(flipping: pytest.Py
     anchors = flipping.path / "gs" / "anchors.jsonl"
     toml = flipping.path / "gs" / "ragate.toml"
     before = (anchors.read_bytes(), toml.read_bytes())
-    assert run(flipping, workers, {}).ret == 1  # strict XPASS of the anchor and the floor
+    assert run_flipping(flipping, workers, {}).ret == 1  # strict XPASS of the anchor and the floor
     assert "Flips across runs" not in report(flipping)  # a first run says nothing
-    assert run(flipping, workers, FLIPPED).ret == 0
+    assert run_flipping(flipping, workers, FLIPPED).ret == 0
     assert "q1 flipped 1 of the last 2 runs (right → wrong)" in report(flipping)
 
-    third = run(flipping, workers, {}, "--ragate-promote", "--ragate-html", "r.html",
-                subprocess=True)
+    third = run_flipping(flipping, workers, {}, "--ragate-promote", "--ragate-html", "r.html",
+                         subprocess=True)
     third.stdout.fnmatch_lines([
         "*ragate promote*",
         "ragate: nothing promoted (each xfail that passed was refused, below)",
@@ -311,7 +310,7 @@ def test_flips_are_reported_and_block_promotion_until_forced(flipping: pytest.Py
     html = (flipping.path / "r.html").read_text()
     assert "q1 flipped 2 of the last 3 runs (right → wrong → right)" in html
 
-    forced = run(flipping, workers, {}, "--ragate-promote-flipped")
+    forced = run_flipping(flipping, workers, {}, "--ragate-promote-flipped")
     forced.stdout.fnmatch_lines([
         "ragate: promoted 2 strict xfails to hard assertions:",
         "promoted anyway (--ragate-promote-flipped): mini::anchor[[]fixed]: flipped 2 of the "
@@ -324,12 +323,12 @@ def test_flips_are_reported_and_block_promotion_until_forced(flipping: pytest.Py
 @WORKERS
 def test_a_question_whose_text_changed_is_not_called_flipped(flipping: pytest.Pytester,
                                                              workers: str) -> None:
-    run(flipping, workers, {})
+    run_flipping(flipping, workers, {})
     rows = question_rows()
     rows[0]["question"] = "And now, what about q1?"  # same id, another question
     (flipping.path / "gs" / "questions.jsonl").write_text(
         "".join(json.dumps(row) + "\n" for row in rows))
-    run(flipping, workers, {"wrong": ["q1", "q2"]})
+    run_flipping(flipping, workers, {"wrong": ["q1", "q2"]})
     text = report(flipping)
     assert "- q2 flipped 1 of the last 2 runs (right → wrong)" in text
     assert "q1 flipped" not in text
@@ -337,9 +336,9 @@ def test_a_question_whose_text_changed_is_not_called_flipped(flipping: pytest.Py
 
 @WORKERS
 def test_the_window_is_honoured(flipping: pytest.Pytester, workers: str) -> None:
-    run(flipping, workers, {})
-    run(flipping, workers, FLIPPED)
-    result = run(flipping, workers, {}, "--ragate-promote", "--ragate-flip-window", "2")
+    run_flipping(flipping, workers, {})
+    run_flipping(flipping, workers, FLIPPED)
+    result = run_flipping(flipping, workers, {}, "--ragate-promote", "--ragate-flip-window", "2")
     result.stdout.fnmatch_lines(["ragate: promoted 2 strict xfails to hard assertions:"])
     assert "- anchor[fixed] flipped 1 of the last 2 runs (not held → held)" in report(flipping)
     assert "xfail" not in (flipping.path / "gs" / "anchors.jsonl").read_text()
@@ -349,11 +348,11 @@ def test_a_run_cut_short_still_checks_flips_before_promoting(
         flipping: pytest.Pytester) -> None:
     """-x keeps the run out of the history (here the floor's XPASS reaches it, reported on
     the controller); it must not keep its promotion from the check."""
-    run(flipping, "0", {})
-    run(flipping, "0", FLIPPED)
+    run_flipping(flipping, "0", {})
+    run_flipping(flipping, "0", FLIPPED)
     toml = flipping.path / "gs" / "ragate.toml"
     before = toml.read_bytes()
-    result = run(flipping, "0", {"missed": ["agreed"]}, "-x", "--ragate-promote")
+    result = run_flipping(flipping, "0", {"missed": ["agreed"]}, "-x", "--ragate-promote")
     result.stdout.fnmatch_lines([
         "mini::floor[[]citation_accuracy] not promoted: flipped 2 of the last 3 runs (held → "
         "not held → held)*",
@@ -364,7 +363,7 @@ def test_a_run_cut_short_still_checks_flips_before_promoting(
 
 def test_the_window_is_an_ini_option_and_checked(flipping: pytest.Pytester) -> None:
     flipping.makeini("[pytest]\nragate_flip_window = 1\n")
-    result = run(flipping, "0", {})
+    result = run_flipping(flipping, "0", {})
     result.stderr.fnmatch_lines(["*ragate_flip_window: Input should be greater than or equal "
                                  "to 2*"])
     assert result.ret == pytest.ExitCode.USAGE_ERROR
@@ -373,18 +372,18 @@ def test_the_window_is_an_ini_option_and_checked(flipping: pytest.Pytester) -> N
 @WORKERS
 def test_older_history_lines_are_read_and_not_counted(flipping: pytest.Pytester,
                                                       workers: str) -> None:
-    run(flipping, workers, {})
+    run_flipping(flipping, workers, {})
     path = flipping.path / "history.jsonl"
     old = json.loads(path.read_text())
     for field in ("outcomes", "anchors"):
         del old[field]  # as a line written before flips were kept
     path.write_text(json.dumps(old) + "\n")
-    result = run(flipping, workers, FLIPPED, "-W",  # not PytestAssertRewriteWarning's kin
-                 "error::pytest_ragate.outputs.history.HistoryWarning")
+    result = run_flipping(flipping, workers, FLIPPED, "-W",  # not PytestAssertRewriteWarning's kin
+                          "error::pytest_ragate.outputs.history.HistoryWarning")
     assert result.ret == 0
     assert ("flips not counted yet: the 1 earlier run of eval_version 7 recorded no "
             "per-question outcomes; counting starts with this run") in report(flipping)
-    run(flipping, workers, {})
+    run_flipping(flipping, workers, {})
     assert "- q1 flipped 1 of the last 2 runs (wrong → right)" in report(flipping)
 
 

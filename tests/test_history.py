@@ -153,6 +153,7 @@ def _writer(path: str, who: int, count: int, start: Any) -> None:
         history.append(Path(path), line(f"w{who}", str(i), knobs={"pad": "x" * 3000}))
 
 
+@pytest.mark.heavy  # writers racing for seconds
 def test_two_concurrent_writers_never_interleave(tmp_path: Path) -> None:
     path = tmp_path / "history.jsonl"
     ctx = multiprocessing.get_context("spawn")
@@ -187,6 +188,7 @@ for i in range(100_000):
 """
 
 
+@pytest.mark.heavy  # a writer in a process of its own
 def test_a_writer_killed_mid_run_breaks_no_reader(tmp_path: Path) -> None:
     path = tmp_path / "history.jsonl"
     history.append(path, line(when=0, citation_accuracy=(1, 2)))

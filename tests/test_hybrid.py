@@ -40,8 +40,8 @@ def test_rrf_order_hand_checked() -> None:
 
 
 @pytest.fixture(scope="module")
-def retrievers(tmp_path_factory: pytest.TempPathFactory) -> tuple[Retriever, Retriever]:
-    embedder = Embedder()
+def retrievers(embedder: Embedder, tmp_path_factory: pytest.TempPathFactory,
+               ) -> tuple[Retriever, Retriever]:
     index = open_index(meeting_corpus(), Chunker(400), embedder,
                        cache_dir=tmp_path_factory.mktemp("index"))
     lexical = Bm25Index.build(list(index.chunks.values()))

@@ -8,14 +8,11 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import results_rows, write_goldset
+from tests.conftest import esc, junit_cases, results_rows, write_goldset
 from tests.openai_stub import OpenAIStub, RowVerdicts, completion, error, ragas_script
-from tests.openai_stub import openai_stub as openai_stub_fixture
-from tests.test_plugin import esc, junit_cases
 
 pytest.importorskip("ragas")
 
-openai_stub = openai_stub_fixture
 
 QUESTIONS = [("a1", "single_meeting"), ("a2", "single_meeting"), ("a3", "single_meeting"),
              ("a4", "single_meeting"), ("u1", "unanswerable")]

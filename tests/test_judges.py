@@ -23,8 +23,8 @@ from pytest_ragate.judges.base import (
 )
 from pytest_ragate.judges.fixture import FixtureJudge
 from pytest_ragate.judges.runner import JudgeRunner, cache_key
-from tests.conftest import FIXTURE_JUDGE_CONFTEST, results_rows, write_goldset
-from tests.test_plugin import SYSTEM, esc
+from tests.conftest import FIXTURE_JUDGE_CONFTEST, esc, results_rows, write_goldset
+from tests.test_plugin import SYSTEM
 
 # --- formulas ---------------------------------------------------------------------------
 

@@ -14,9 +14,16 @@ import pytest
 
 from pytest_ragate.goldsets.loader import load_goldset
 from pytest_ragate.problems import GoldsetError
-from tests.conftest import FIXTURE_JUDGE_CONFTEST, jsonl, write_goldset
-from tests.test_fail_closed import WORKERS, collection_failed, expect, planned, run
-from tests.test_plugin import junit_cases
+from tests.conftest import (
+    FIXTURE_JUDGE_CONFTEST,
+    WORKERS,
+    expect,
+    jsonl,
+    junit_cases,
+    run_pytester,
+    write_goldset,
+)
+from tests.test_fail_closed import collection_failed, planned
 
 N = 12  # questions q00..q11, every one answered with the right citation
 
@@ -54,8 +61,8 @@ def cases_of(pytester: pytest.Pytester) -> dict[str, dict[str, Any]]:
 
 
 def judged(pytester: pytest.Pytester, workers: str, *args: str) -> pytest.RunResult:
-    return run(pytester, workers, "gs", "--ragate-judge=fixture:judge.json",
-               "--ragate-cache=off", "--junitxml=j.xml", "--ragate-report=r.md", *args)
+    return run_pytester(pytester, workers, "gs", "--ragate-judge=fixture:judge.json",
+                        "--ragate-cache=off", "--junitxml=j.xml", "--ragate-report=r.md", *args)
 
 
 ALL_SUPPORTED = {f"q{i:02d}": [True, True] for i in range(N)}
@@ -116,12 +123,12 @@ def test_a_judge_its_labels_vouch_for_passes(pytester: pytest.Pytester, workers:
 def test_without_a_judge_labelled_goldsets_skip_judged_floors_as_before(
         pytester: pytest.Pytester, workers: str) -> None:
     project(pytester, FLOORS, HALF_BAD, ALL_SUPPORTED)
-    result = run(pytester, workers, "gs", "--ragate-report=r.md")
+    result = run_pytester(pytester, workers, "gs", "--ragate-report=r.md")
     expect(result, "SKIPPED * faithfulness needs a judge: none configured*",
            "SKIPPED * judge_agreement needs a judge: none configured*")
     assert result.ret == pytest.ExitCode.OK
     assert "judge agreement" not in (pytester.path / "r.md").read_text()
-    required = run(pytester, workers, "gs", "--ragate-require-judge")
+    required = run_pytester(pytester, workers, "gs", "--ragate-require-judge")
     expect(required, "FAILED gs/ragate.toml::floor[judge_agreement] - judge_agreement needs a "
            "judge: none configured (--ragate-judge); judged floors are skipped and "
            "--ragate-require-judge is set")

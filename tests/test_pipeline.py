@@ -41,11 +41,6 @@ def meeting_corpus(folder: Path = TIRON) -> Corpus:
 
 
 @pytest.fixture(scope="module")
-def embedder() -> Embedder:
-    return Embedder()
-
-
-@pytest.fixture(scope="module")
 def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("index")
 
@@ -83,6 +78,7 @@ for w in caught:
 """
 
 
+@pytest.mark.heavy  # builds an index in processes of its own
 def test_a_truncated_index_is_rebuilt_not_trusted(tmp_path: Path) -> None:
     """A CI cache restored half-way (a truncated Chroma database) is found and rebuilt, in a
     new process, as it would be met."""

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
-from pathlib import Path
-
 import pytest
 
-from tests.conftest import results_rows, write_goldset
+from tests.conftest import esc, junit_cases, results_rows, write_goldset
 
 SYSTEM = '''
 import pytest
@@ -50,24 +47,6 @@ def project(pytester: pytest.Pytester) -> pytest.Pytester:
     write_goldset(pytester.path / "gs", floors=FLOORS)
     pytester.makeconftest(SYSTEM)
     return pytester
-
-
-def esc(*lines: str) -> list[str]:
-    """fnmatch patterns with literal brackets (node ids and intervals are full of them)."""
-    table = str.maketrans({"[": "[[]", "]": "[]]"})
-    return [line.translate(table) for line in lines]
-
-
-def junit_cases(path: Path) -> dict[str, dict[str, object]]:
-    """testcase name -> its properties and outcome element, whatever the order."""
-    cases: dict[str, dict[str, object]] = {}
-    for case in ET.parse(path).getroot().iter("testcase"):
-        props = {p.get("name"): p.get("value") for p in case.iter("property")}
-        outcome = next((child.tag for child in case if child.tag in
-                        ("failure", "error", "skipped")), "passed")
-        cases[f"{case.get('classname')}::{case.get('name')}"] = {"props": props,
-                                                                 "outcome": outcome}
-    return cases
 
 
 def test_goldset_items_and_floor_outcomes(project: pytest.Pytester) -> None:

@@ -30,17 +30,9 @@ from pytest_ragate.judges.select import from_settings
 from pytest_ragate.pipeline.retrieval import Embedder
 from pytest_ragate.settings import JudgeSettings
 from tests.openai_stub import OpenAIStub, Reply, RowVerdicts, Script, prompt_input, ragas_script
-from tests.openai_stub import openai_stub as openai_stub_fixture
-
-openai_stub = openai_stub_fixture
 
 METRICS = ("faithfulness", "context_precision", "answer_relevance")
 AR_TITLE = '"title": "AnswerRelevanceOutput"'
-
-
-@pytest.fixture(scope="module")
-def embedder() -> Embedder:
-    return Embedder()
 
 
 class InFlight:

@@ -53,17 +53,9 @@ from tests.openai_stub import (
     prompt_input,
     ragas_script,
 )
-from tests.openai_stub import openai_stub as openai_stub_fixture
-
-openai_stub = openai_stub_fixture  # the stub's fixture, reused the way other modules can
 
 METRICS = ("faithfulness", "context_precision", "answer_relevance")
 TIMEOUT = 2.0  # generous: a loaded CI machine must not turn a good reply into a timeout
-
-
-@pytest.fixture(scope="module")
-def embedder() -> Embedder:
-    return Embedder()
 
 
 def make_judge(stub: OpenAIStub, embedder: Any, **kwargs: Any) -> RagasJudge:

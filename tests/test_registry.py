@@ -185,6 +185,7 @@ def test_history_regression_and_reports_list_a_runs_metrics_by_one_rule() -> Non
     assert list(build_line(unjudged, git=None).metrics) == listed[:3] == unjudged.metrics
 
 
+@pytest.mark.heavy  # a fresh interpreter
 def test_the_registry_imports_nothing_heavy() -> None:
     """The judges, the RAGAS bridge and the CLI read it: it must not pull pytest, numpy,
     pydantic or ragas in."""

@@ -30,9 +30,17 @@ from pytest_ragate.scoring.stats import (
     wilson,
     wilson_clustered,
 )
-from tests.conftest import BASE_TOML, both_routes, results_rows, write_goldset
-from tests.test_fail_closed import WORKERS, collection_failed, expect, run
-from tests.test_plugin import junit_cases
+from tests.conftest import (
+    BASE_TOML,
+    WORKERS,
+    both_routes,
+    expect,
+    junit_cases,
+    results_rows,
+    run_pytester,
+    write_goldset,
+)
+from tests.test_fail_closed import collection_failed
 
 # --- the interval treats the question as the unit ---------------------------------------------
 
@@ -227,8 +235,8 @@ def test_a_flaky_system_is_named_and_fails_its_flaky_floor(pytester: pytest.Pyte
                    "flaky_rate = { max = 0.05 }\n")
     both_routes(pytester, repeated({q: "cite(right) if repeat % 2 else cite(wrong)"
                                     for q in ("q01", "q03")}))
-    result = run(pytester, workers, "--ragate-results=r.jsonl", "--ragate-report=r.md",
-                 "--junitxml=j.xml", "--ragate-history=h.jsonl", "--ragate-html=r.html")
+    result = run_pytester(pytester, workers, "--ragate-results=r.jsonl", "--ragate-report=r.md",
+                          "--junitxml=j.xml", "--ragate-history=h.jsonl", "--ragate-html=r.html")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     expect(result,
            "PASSED gs/ragate.toml::q01[r2]",
@@ -264,7 +272,7 @@ def test_right_on_the_first_repeat_only_does_not_pass_pass_k(pytester: pytest.Py
     write_repeated(pytester.path / "gs", 4, '[floors]\n"pass^3" = 0.5\n')
     pytester.makeconftest(repeated({f"q0{i}": "cite(right) if repeat == 1 else cite(wrong)"
                                     for i in range(4)}))
-    result = run(pytester, workers, "gs")
+    result = run_pytester(pytester, workers, "gs")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     expect(result, "FAILED gs/ragate.toml::floor[pass^3] - pass^3 0.00 < floor 0.50*")
 
@@ -276,13 +284,13 @@ def test_repeats_do_not_narrow_a_strict_interval(pytester: pytest.Pytester,
     answers would pass (Wilson lower bound 0.89), ten questions do not (0.72)."""
     write_repeated(pytester.path / "gs", 10, "[floors]\nabstention_accuracy = 0.75\n")
     pytester.makeconftest(repeated({}))
-    result = run(pytester, workers, "gs", "--ragate-ci=strict")
+    result = run_pytester(pytester, workers, "gs", "--ragate-ci=strict")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     expect(result,
            "FAILED gs/ragate.toml::floor[abstention_accuracy] - abstention_accuracy 1.00, "
            "95% lower bound 0.72 < floor 0.75 (ragate_ci = strict) · n=30 answers of 10 "
            "questions × 3 · 95% CI [0.72, 1.00] (Wilson, questions as clusters)*")
-    once = run(pytester, workers, "gs", "--ragate-ci=strict", "--ragate-repeat=1")
+    once = run_pytester(pytester, workers, "gs", "--ragate-ci=strict", "--ragate-repeat=1")
     expect(once, "PASSED gs/ragate.toml::q07",
            "FAILED gs/ragate.toml::floor[abstention_accuracy] - abstention_accuracy 1.00, "
            "95% lower bound 0.72 < floor 0.75 (ragate_ci = strict) · n=10 questions · 95% CI "
@@ -294,7 +302,7 @@ def test_a_missing_repeat_fails_the_floor_by_name(pytester: pytest.Pytester,
                                                   workers: str) -> None:
     write_repeated(pytester.path / "gs", 3, "[floors]\nabstention_accuracy = 0.1\n")
     pytester.makeconftest(repeated({"q01": "cite(right) if repeat != 2 else 1 / 0"}))
-    result = run(pytester, workers, "gs", "--ragate-results=r.jsonl")
+    result = run_pytester(pytester, workers, "gs", "--ragate-results=r.jsonl")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     expect(result, "FAILED gs/ragate.toml::floor[abstention_accuracy] - not decided: 1 of 9 "
            "questions have no result: errored q01[r2]*")
@@ -307,7 +315,7 @@ def test_deselecting_one_repeat_skips_the_floor(pytester: pytest.Pytester,
                                                 workers: str) -> None:
     write_repeated(pytester.path / "gs", 3, "[floors]\nabstention_accuracy = 0.1\n")
     pytester.makeconftest(repeated({}))
-    result = run(pytester, workers, "gs", "-k", "not q01[r2]")
+    result = run_pytester(pytester, workers, "gs", "-k", "not q01[r2]")
     assert result.ret == pytest.ExitCode.OK
     expect(result, "SKIPPED * not decided: 1 of 9 questions deselected (-k, -m or --lf): "
            "q01[r2]*")
@@ -319,16 +327,16 @@ def test_a_floor_over_more_repeats_than_asked_is_a_collection_error(
     write_repeated(pytester.path / "gs", 3, '[floors]\n"pass^3" = 0.5\n'
                    "flaky_rate = { max = 0.05 }\n", repeat=None)
     pytester.makeconftest(repeated({}))
-    result = run(pytester, workers, "gs")
+    result = run_pytester(pytester, workers, "gs")
     assert result.ret == collection_failed(workers)
     expect(result, "*ragate.toml: floors.pass^3: pass^3 needs repeat ≥ 3, and this run asks "
            "each question 1 time*",
            "*ragate.toml: floors.flaky_rate: flaky_rate needs repeat ≥ 2*")
-    two = run(pytester, workers, "gs", "--ragate-repeat=2")
+    two = run_pytester(pytester, workers, "gs", "--ragate-repeat=2")
     assert two.ret == collection_failed(workers)
     expect(two, "*floors.pass^3: pass^3 needs repeat ≥ 3, and this run asks each question 2 "
            "times*")
-    assert run(pytester, workers, "gs", "--ragate-repeat=3").ret == pytest.ExitCode.OK
+    assert run_pytester(pytester, workers, "gs", "--ragate-repeat=3").ret == pytest.ExitCode.OK
 
 
 JUDGE_BY_REPEAT = '''
@@ -357,11 +365,12 @@ def test_replay_replays_each_repeats_own_verdict(pytester: pytest.Pytester,
                                                  workers: str) -> None:
     write_repeated(pytester.path / "gs", 2, "[floors]\nfaithfulness = 0.1\n")
     pytester.makeconftest(repeated({}) + JUDGE_BY_REPEAT)
-    first = run(pytester, workers, "gs", "--ragate-judge-cache-dir=jc", "--ragate-results=a.jsonl")
+    first = run_pytester(pytester, workers, "gs", "--ragate-judge-cache-dir=jc",
+                         "--ragate-results=a.jsonl")
     assert first.ret == pytest.ExitCode.OK
     monkeypatch.setenv("RAGATE_TEST_JUDGE_DOWN", "1")
-    again = run(pytester, workers, "gs", "--ragate-judge-cache-dir=jc", "--ragate-cache=replay",
-                "--ragate-results=b.jsonl")
+    again = run_pytester(pytester, workers, "gs", "--ragate-judge-cache-dir=jc",
+                         "--ragate-cache=replay", "--ragate-results=b.jsonl")
     assert again.ret == pytest.ExitCode.OK
     for name in ("a.jsonl", "b.jsonl"):
         verdicts = {(r["question_id"], r.get("repeat", 1)): r["metrics"]["faithfulness"]
@@ -437,8 +446,10 @@ def test_a_baseline_check_with_repeats_pairs_questions_once(pytester: pytest.Pyt
     """Nine answers of three questions are three pairs, not nine, and the check says so."""
     write_repeated(pytester.path / "gs", 3, "[floors]\nabstention_accuracy = 0.1\n")
     pytester.makeconftest(repeated({}))
-    assert run(pytester, "0", "gs", "--ragate-results=base.jsonl").ret == pytest.ExitCode.OK
-    result = run(pytester, "0", "gs", "--ragate-baseline=base.jsonl", "--ragate-report=r.md")
+    assert run_pytester(pytester, "0", "gs",
+                        "--ragate-results=base.jsonl").ret == pytest.ExitCode.OK
+    result = run_pytester(pytester, "0", "gs", "--ragate-baseline=base.jsonl",
+                          "--ragate-report=r.md")
     assert result.ret == pytest.ExitCode.OK
     report = (pytester.path / "r.md").read_text()
     assert ("abstention_accuracy 1.00 → 1.00 over 3 paired questions" in report

@@ -14,7 +14,6 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from collections import Counter
 from pathlib import Path
@@ -23,8 +22,16 @@ from typing import Any
 import pytest
 
 from pytest_ragate.modes.shard import deal
-from tests.conftest import BASE_TOML, FIXTURE_JUDGE_CONFTEST, results_rows, write_goldset
-from tests.test_plugin import junit_cases
+from tests.conftest import (
+    BASE_TOML,
+    FIXTURE_JUDGE_CONFTEST,
+    junit_cases,
+    results_rows,
+    run_command,
+    write_goldset,
+)
+
+pytestmark = pytest.mark.heavy  # shards and decisions run as processes of their own
 
 N_QUESTIONS = 300
 KINDS = ["single_meeting"] * 4 + ["cross_meeting", "unanswerable"]  # by i % 6
@@ -158,25 +165,6 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_project(tmp_path_factory.mktemp("sharded"))
 
 
-def run(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    """pytest, or `ragate decide` (args starting with "decide"), in its own process; `env`
-    adds variables (the faults SYSTEM reads)."""
-    if args[:1] == ("decide",):
-        argv = [sys.executable, "-c", "from pytest_ragate.cli import main; main()", *args]
-    else:
-        argv = [sys.executable, "-m", "pytest", *args]
-    return subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=600,
-                          env={**_env(), **env})
-
-
-def _env() -> dict[str, str]:
-    import os
-
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
-    env.update(HF_HUB_OFFLINE="1", RAGAS_DO_NOT_TRACK="true", PYTHONHASHSEED="0")
-    return env
-
-
 OUTCOME = {"failure": "failed", "error": "error", "skipped": "skipped", "passed": "passed"}
 
 
@@ -219,7 +207,7 @@ def test_shard_flags_are_checked_before_anything_runs(project: Path) -> None:
              "--ragate-report belong to `ragate decide`"),
             (["--ragate-shard=1/3", "--ragate-results=r.jsonl", "--ragate-decide=r.jsonl"],
              "one or the other")]:
-        result = run(project, "gs", *args)
+        result = run_command(project, "gs", *args)
         assert result.returncode == 4, (args, result.stdout, result.stderr)
         assert message in result.stderr, (args, result.stderr)
 
@@ -233,14 +221,14 @@ CACHE_OFF = "--ragate-cache=off"  # every run asks the judge: rows say nothing o
 def sharded(project: Path) -> Path:
     """One `-n 2` run in one/, three shards (the first under `-n 2`) in shards/, decided in
     decided/."""
-    single = run(project, "gs", "-n", "2", CACHE_OFF, "--junitxml=one/junit.xml",
-                 "--ragate-results=one/results.jsonl", "--ragate-report=one/report.md",
-                 "--ragate-history=one/history.jsonl")
+    single = run_command(project, "gs", "-n", "2", CACHE_OFF, "--junitxml=one/junit.xml",
+                         "--ragate-results=one/results.jsonl", "--ragate-report=one/report.md",
+                         "--ragate-history=one/history.jsonl")
     (project / "one" / "exit").write_text(str(single.returncode))
     for i in (1, 2, 3):
-        shard = run(project, "gs", CACHE_OFF, f"--ragate-shard={i}/3",
-                    f"--ragate-results=shards/{i}.jsonl", f"--junitxml=shards/junit-{i}.xml",
-                    *(["-n", "2"] if i == 1 else []))
+        shard = run_command(project, "gs", CACHE_OFF, f"--ragate-shard={i}/3",
+                            f"--ragate-results=shards/{i}.jsonl",
+                            f"--junitxml=shards/junit-{i}.xml", *(["-n", "2"] if i == 1 else []))
         assert shard.returncode == 0, shard.stdout + shard.stderr
         assert f"ragate shard {i}/3" in shard.stdout
     return project
@@ -248,9 +236,9 @@ def sharded(project: Path) -> Path:
 
 def decide(root: Path, results: list[str], *args: str, out: str = "decided",
            ) -> subprocess.CompletedProcess[str]:
-    return run(root, "decide", *results, "--", "gs", f"--junitxml={out}/junit.xml",
-               f"--ragate-results={out}/results.jsonl", f"--ragate-report={out}/report.md",
-               *args)
+    return run_command(root, "decide", *results, "--", "gs", f"--junitxml={out}/junit.xml",
+                       f"--ragate-results={out}/results.jsonl", f"--ragate-report={out}/report.md",
+                       *args)
 
 
 SHARDS = ["shards/1.jsonl", "shards/2.jsonl", "shards/3.jsonl"]
@@ -385,16 +373,16 @@ def test_one_run_and_shards_are_not_one_run(sharded: Path) -> None:
 def test_shards_of_other_settings_judges_or_goldsets_are_refused(sharded: Path) -> None:
     """Shard 3 run again: with another top_k, with another judge, after a question changed."""
     root = copy_of(sharded, "differ")
-    other = run(root, "gs", CACHE_OFF, "--ragate-shard=3/3", "--ragate-top-k=3",
-                "--ragate-results=other/topk.jsonl")
+    other = run_command(root, "gs", CACHE_OFF, "--ragate-shard=3/3", "--ragate-top-k=3",
+                        "--ragate-results=other/topk.jsonl")
     assert other.returncode == 0, other.stdout + other.stderr
     text = refused(decide(root, [*SHARDS[:2], "other/topk.jsonl"]), root)
     assert "the shards ran with different ragate_top_k: 5 in shards/1.jsonl (shard 1/3)" in text
 
     judge = json.loads((root / "judge.json").read_text())
     (root / "judge2.json").write_text(json.dumps({**judge, "judge_id": "fixture-v2"}))
-    other = run(root, "gs", CACHE_OFF, "--ragate-shard=3/3", "--ragate-judge=fixture:judge2.json",
-                "--ragate-results=other/judge.jsonl")
+    other = run_command(root, "gs", CACHE_OFF, "--ragate-shard=3/3",
+                        "--ragate-judge=fixture:judge2.json", "--ragate-results=other/judge.jsonl")
     assert other.returncode == 0, other.stdout + other.stderr
     text = refused(decide(root, [*SHARDS[:2], "other/judge.jsonl"]), root)
     assert "different ragate_judge: 'fixture:judge.json'" in text
@@ -405,7 +393,8 @@ def test_shards_of_other_settings_judges_or_goldsets_are_refused(sharded: Path) 
     questions_file = root / "gs" / "questions.jsonl"
     original = questions_file.read_text()
     questions_file.write_text(original.replace("about q004?", "about q004 today?"))
-    other = run(root, "gs", CACHE_OFF, "--ragate-shard=3/3", "--ragate-results=other/gs.jsonl")
+    other = run_command(root, "gs", CACHE_OFF, "--ragate-shard=3/3",
+                        "--ragate-results=other/gs.jsonl")
     assert other.returncode == 0
     questions_file.write_text(original)
     text = refused(decide(root, [*SHARDS[:2], "other/gs.jsonl"]), root)
@@ -418,7 +407,8 @@ def test_other_eval_versions_or_a_goldset_changed_since_are_refused(sharded: Pat
     root = copy_of(sharded, "changed")
     toml = root / "gs" / "ragate.toml"
     toml.write_text(toml.read_text().replace('eval_version = "7"', 'eval_version = "8"'))
-    other = run(root, "gs", CACHE_OFF, "--ragate-shard=3/3", "--ragate-results=other/v8.jsonl")
+    other = run_command(root, "gs", CACHE_OFF, "--ragate-shard=3/3",
+                        "--ragate-results=other/v8.jsonl")
     assert other.returncode == 0
     text = refused(decide(root, [*SHARDS[:2], "other/v8.jsonl"]), root)
     assert "eval_version differs between shards: 7 in shards/1.jsonl (shard 1/3)" in text
@@ -476,8 +466,8 @@ def test_a_question_a_shard_deselected_is_refused_and_named(sharded: Path, worke
     shard_of = deal("gs/ragate.toml", [f"q{i:03d}" for i in range(N_QUESTIONS)],
                     [f"anchor[{r['anchor_id']}]" for r in anchors()], 3)
     qid = next(q for q, s in sorted(shard_of.items()) if s == 2 and q.startswith("q"))
-    other = run(root, "gs", "-n", workers, CACHE_OFF, "--ragate-shard=2/3", "-k", f"not {qid}",
-                "--ragate-results=shards/2.jsonl")
+    other = run_command(root, "gs", "-n", workers, CACHE_OFF, "--ragate-shard=2/3", "-k",
+                        f"not {qid}", "--ragate-results=shards/2.jsonl")
     assert other.returncode == 0
     text = refused(decide(root, SHARDS), root)
     assert f"goldset mini: {qid} (deselected there by -k/-m) has no result in shard 2/3" in text
@@ -518,15 +508,15 @@ def test_a_system_that_raises_in_one_shard_fails_that_shard_and_the_gate(
     other passes; the decision fails their floors as the one run does, word for word."""
     root = copy_of(sharded, f"raising-{workers}")
     fault = {"RAGATE_TEST_RAISE": "q007,q150"}
-    single = run(root, "gs", "-n", "2", CACHE_OFF, "--junitxml=faulty/junit.xml",
-                 "--ragate-report=faulty/report.md", "--ragate-results=faulty/results.jsonl",
-                 **fault)
+    single = run_command(root, "gs", "-n", "2", CACHE_OFF, "--junitxml=faulty/junit.xml",
+                         "--ragate-report=faulty/report.md",
+                         "--ragate-results=faulty/results.jsonl", **fault)
     assert single.returncode == 1
     owners = deal("gs/ragate.toml", [f"q{i:03d}" for i in range(N_QUESTIONS)],
                   [f"anchor[{a['anchor_id']}]" for a in anchors()], 3)
     for i in (1, 2, 3):
-        shard = run(root, "gs", "-n", workers, CACHE_OFF, f"--ragate-shard={i}/3",
-                    f"--ragate-results=shards/{i}.jsonl", **fault)
+        shard = run_command(root, "gs", "-n", workers, CACHE_OFF, f"--ragate-shard={i}/3",
+                            f"--ragate-results=shards/{i}.jsonl", **fault)
         assert shard.returncode == (1 if i in (owners["q007"], owners["q150"]) else 0), (
             i, shard.stdout)
     decided = decide(root, SHARDS)
@@ -550,8 +540,8 @@ def test_a_worker_that_dies_in_a_shard_is_a_gap_after_the_decision(sharded: Path
     owners = deal("gs/ragate.toml", [f"q{i:03d}" for i in range(N_QUESTIONS)],
                   [f"anchor[{a['anchor_id']}]" for a in anchors()], 3)
     k = owners["q150"]
-    shard = run(root, "gs", "-n", "2", CACHE_OFF, f"--ragate-shard={k}/3",
-                f"--ragate-results=shards/{k}.jsonl", RAGATE_TEST_CRASH="q150")
+    shard = run_command(root, "gs", "-n", "2", CACHE_OFF, f"--ragate-shard={k}/3",
+                        f"--ragate-results=shards/{k}.jsonl", RAGATE_TEST_CRASH="q150")
     assert shard.returncode == 1
     items = [json.loads(line)["ragate_item"] for line in
              (root / "shards" / f"{k}.jsonl").read_text().splitlines() if "ragate_item" in line]
@@ -574,8 +564,8 @@ def test_a_shard_killed_before_it_wrote_is_a_missing_shard(sharded: Path) -> Non
     (root / "shards" / "2.jsonl").unlink()
     owners = deal("gs/ragate.toml", [f"q{i:03d}" for i in range(N_QUESTIONS)], [], 3)
     qid = next(q for q, s in sorted(owners.items()) if s == 2)
-    shard = run(root, "gs", CACHE_OFF, "--ragate-shard=2/3", "--ragate-results=shards/2.jsonl",
-                RAGATE_TEST_CRASH=qid)
+    shard = run_command(root, "gs", CACHE_OFF, "--ragate-shard=2/3",
+                        "--ragate-results=shards/2.jsonl", RAGATE_TEST_CRASH=qid)
     assert shard.returncode != 0 and not (root / "shards" / "2.jsonl").exists()
     text = refused(decide(root, ["shards/"]), root)
     assert "shard 2/3 missing" in text
@@ -588,8 +578,8 @@ def test_a_shard_cut_short_by_maxfail_is_refused(sharded: Path) -> None:
     root = copy_of(sharded, "cut")
     owners = deal("gs/ragate.toml", [f"q{i:03d}" for i in range(N_QUESTIONS)], [], 3)
     first = [q for q, s in sorted(owners.items()) if s == 1][:3]
-    shard = run(root, "gs", CACHE_OFF, "-x", "--ragate-shard=1/3",
-                "--ragate-results=shards/1.jsonl", RAGATE_TEST_RAISE=",".join(first))
+    shard = run_command(root, "gs", CACHE_OFF, "-x", "--ragate-shard=1/3",
+                        "--ragate-results=shards/1.jsonl", RAGATE_TEST_RAISE=",".join(first))
     assert shard.returncode == 1
     trailer = json.loads((root / "shards" / "1.jsonl").read_text().splitlines()[-1])
     assert trailer["ragate_trailer"]["incomplete"] == "stopping after 1 failures"
@@ -616,14 +606,14 @@ def test_two_routes_of_a_tiny_goldset_over_more_shards_than_some_have_items(
     (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = -p no:cacheprovider "
                                          "-p no:langsmith_plugin\n")
     paths = ("gs", "test_rag.py")
-    single = run(tmp_path, *paths, "-n", "2", "--junitxml=one/junit.xml",
-                 "--ragate-results=one/results.jsonl", "--ragate-report=one/report.md")
+    single = run_command(tmp_path, *paths, "-n", "2", "--junitxml=one/junit.xml",
+                         "--ragate-results=one/results.jsonl", "--ragate-report=one/report.md")
     for i in (1, 2, 3):
-        shard = run(tmp_path, *paths, f"--ragate-shard={i}/3",
-                    f"--ragate-results=shards/{i}.jsonl", *(["-n", "2"] if i == 2 else []))
+        shard = run_command(tmp_path, *paths, f"--ragate-shard={i}/3",
+                            f"--ragate-results=shards/{i}.jsonl", *(["-n", "2"] if i == 2 else []))
         assert shard.returncode == 0, shard.stdout
-    decided = run(tmp_path, "decide", "shards/", "--", *paths, "--junitxml=dec/junit.xml",
-                  "--ragate-results=dec/results.jsonl", "--ragate-report=dec/report.md")
+    decided = run_command(tmp_path, "decide", "shards/", "--", *paths, "--junitxml=dec/junit.xml",
+                          "--ragate-results=dec/results.jsonl", "--ragate-report=dec/report.md")
     assert decided.returncode == single.returncode == 1, decided.stdout
     assert results_rows(tmp_path / "dec" / "results.jsonl") == results_rows(
         tmp_path / "one" / "results.jsonl")
@@ -643,12 +633,12 @@ def test_decided_with_the_repeats_the_shards_asked(sharded: Path) -> None:
     repeat without being told, decides over questions × 2 as the run does, and refuses
     another repeat count."""
     root = copy_of(sharded, "repeats")
-    single = run(root, "gs", "-n", "2", CACHE_OFF, "--ragate-repeat=2",
-                 "--junitxml=twice/junit.xml", "--ragate-results=twice/results.jsonl",
-                 "--ragate-report=twice/report.md")
+    single = run_command(root, "gs", "-n", "2", CACHE_OFF, "--ragate-repeat=2",
+                         "--junitxml=twice/junit.xml", "--ragate-results=twice/results.jsonl",
+                         "--ragate-report=twice/report.md")
     for i in (1, 2, 3):
-        shard = run(root, "gs", CACHE_OFF, "--ragate-repeat=2", f"--ragate-shard={i}/3",
-                    f"--ragate-results=shards/{i}.jsonl")
+        shard = run_command(root, "gs", CACHE_OFF, "--ragate-repeat=2", f"--ragate-shard={i}/3",
+                            f"--ragate-results=shards/{i}.jsonl")
         assert shard.returncode == 0, shard.stdout
     decided = decide(root, SHARDS)
     assert decided.returncode == single.returncode
@@ -666,8 +656,8 @@ def test_a_replay_miss_in_a_shard_fails_that_shard_and_the_gate(sharded: Path) -
     shard, and the decision fails the judged floors over the judge failures."""
     root = copy_of(sharded, "replay")
     for i in (1, 2, 3):
-        shard = run(root, "gs", "--ragate-cache=replay", "--ragate-judge-cache-dir=empty",
-                    f"--ragate-shard={i}/3", f"--ragate-results=shards/{i}.jsonl")
+        shard = run_command(root, "gs", "--ragate-cache=replay", "--ragate-judge-cache-dir=empty",
+                            f"--ragate-shard={i}/3", f"--ragate-results=shards/{i}.jsonl")
         assert shard.returncode == 1, shard.stdout
         assert "no cached faithfulness verdict" in shard.stdout
     decided = decide(root, SHARDS)
@@ -687,8 +677,8 @@ def test_decide_promotes_what_held_in_the_shards(sharded: Path) -> None:
     conftest.write_text(conftest.read_text().replace('"colour": [("m2", 0, 1)]',
                                                      '"colour": [("m1", 8, 9)]'))
     for i in (1, 2, 3):
-        shard = run(root, "gs", CACHE_OFF, f"--ragate-shard={i}/3",
-                    f"--ragate-results=shards/{i}.jsonl")
+        shard = run_command(root, "gs", CACHE_OFF, f"--ragate-shard={i}/3",
+                            f"--ragate-results=shards/{i}.jsonl")
         assert shard.returncode == 1 and "XPASS" in shard.stdout, shard.stdout
     anchors_file = root / "gs" / "anchors.jsonl"
     assert anchors_file.read_text().count('"xfail"') == 10
@@ -709,11 +699,12 @@ def test_a_sealed_goldset_is_decided_without_its_key(sharded: Path) -> None:
     seal_goldset(root / "gs", KEY, kdf=FAST)
     assert not (root / "gs" / "expected.jsonl").exists()
     keyed = {"RAGATE_SEAL_KEY": KEY}
-    single = run(root, "gs", "-n", "2", CACHE_OFF, "--junitxml=one/junit.xml",
-                 "--ragate-results=one/results.jsonl", "--ragate-report=one/report.md", **keyed)
+    single = run_command(root, "gs", "-n", "2", CACHE_OFF, "--junitxml=one/junit.xml",
+                         "--ragate-results=one/results.jsonl", "--ragate-report=one/report.md",
+                         **keyed)
     for i in (1, 2, 3):
-        shard = run(root, "gs", CACHE_OFF, f"--ragate-shard={i}/3",
-                    f"--ragate-results=shards/{i}.jsonl", **keyed)
+        shard = run_command(root, "gs", CACHE_OFF, f"--ragate-shard={i}/3",
+                            f"--ragate-results=shards/{i}.jsonl", **keyed)
         assert shard.returncode == 0, shard.stdout
     decided = decide(root, SHARDS)  # no key in this process
     assert "refused" not in decided.stdout, decided.stdout

@@ -670,6 +670,7 @@ def test_ragate_validate_reports_every_goldset_under_a_folder(tmp_path: Path) ->
     assert lines[1].startswith(f"{bad / 'expected.jsonl'}:3: [q3] evidence[1].last_turn: ")
 
 
+@pytest.mark.heavy  # runs the installed `ragate` command
 def test_ragate_command_exits_nonzero(tmp_path: Path) -> None:
     root = independent_errors(tmp_path / "gs")
     ragate = Path(sys.executable).with_name("ragate")

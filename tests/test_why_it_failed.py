@@ -9,11 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import both_routes, results_rows, write_goldset
+from tests.conftest import WORKERS, both_routes, esc, results_rows, write_goldset
 from tests.test_anchors import ANCHORS, RETRIEVER
-from tests.test_plugin import FLOORS, SYSTEM, esc
-
-WORKERS = pytest.mark.parametrize("workers", ["0", "2"], ids=["n0", "n2"])
+from tests.test_plugin import FLOORS, SYSTEM
 
 
 def junit_testcases(path: Path) -> dict[str, ET.Element]:

@@ -42,7 +42,7 @@ def test_b():
 '''
 
 
-def run(pytester: pytest.Pytester, adapter: bool) -> pytest.RunResult:
+def run_holding(pytester: pytest.Pytester, adapter: bool) -> pytest.RunResult:
     pytester.makeconftest(HOLDING.format(adapter=adapter))
     pytester.makepyfile(test_held=TESTS)
     # loadfile: both tests run on one worker, so test_a's reports are held past its protocol
@@ -52,7 +52,7 @@ def run(pytester: pytest.Pytester, adapter: bool) -> pytest.RunResult:
 
 def test_xdist_refuses_a_report_logged_during_another_items_protocol(
         pytester: pytest.Pytester) -> None:
-    result = run(pytester, adapter=False)
+    result = run_holding(pytester, adapter=False)
     result.stdout.fnmatch_lines(["INTERNALERROR>*assert self.session.items[[]self.item_index[]]"
                                  ".nodeid == report.nodeid*"])
     assert "PASSED test_held.py::test_a" not in result.stdout.str()
@@ -60,7 +60,7 @@ def test_xdist_refuses_a_report_logged_during_another_items_protocol(
 
 
 def test_reporting_as_logs_a_held_report_as_its_own_item(pytester: pytest.Pytester) -> None:
-    result = run(pytester, adapter=True)
+    result = run_holding(pytester, adapter=True)
     result.stdout.fnmatch_lines(["PASSED test_held.py::test_a",
                                  "FAILED test_held.py::test_b - AssertionError: b fails*"])
     result.assert_outcomes(passed=1, failed=1)

@@ -66,7 +66,6 @@ class Corpus:
     names documents that failed to load: checks against them would only repeat the error."""
 
     documents: dict[str, Document]
-    sources: list[Path] = field(default_factory=list)
     broken: set[str] = field(default_factory=set)
     complete: bool = True
     unit: str = "turn"  # what a numbered position is called: a transcript's turn, a unit
@@ -280,7 +279,7 @@ def load_corpus(base: Path, patterns: list[str], fmt: str, config_path: Path,
         problems.append(
             Problem(config_path, "corpus.format", f"unknown format {fmt!r} (known: {known}; "
                     f"{FORMATS_DOC})"))
-        return Corpus({}, paths, complete=False), problems
+        return Corpus({}, complete=False), problems
     if fmt in DOCUMENT_FORMATS:
         reader = functools.partial(reader, units=units)  # type: ignore[call-arg]
     documents: dict[str, Document] = {}
@@ -315,4 +314,4 @@ def load_corpus(base: Path, patterns: list[str], fmt: str, config_path: Path,
                                 f"({len(paths)} file{'s' * (len(paths) != 1)} read as {fmt!r}): "
                                 "a goldset over nothing can pass nothing"))
     unit = "unit" if fmt in DOCUMENT_FORMATS else "turn"
-    return Corpus(documents, list(paths), broken, complete, unit), problems
+    return Corpus(documents, broken=broken, complete=complete, unit=unit), problems

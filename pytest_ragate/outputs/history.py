@@ -448,9 +448,6 @@ class FlipReport:
     def flipped(self) -> list[flips.Flips]:
         return [m for m in self.members if m.flips]
 
-    def by_member(self) -> dict[str, flips.Flips]:
-        return {m.member: m for m in self.members}
-
     def lines(self) -> list[str]:
         """What the reports say: nothing on a first run; else the span counted, then each
         member that changed outcome, or one line that none did."""

@@ -10,7 +10,7 @@ from typing import get_args
 from pytest_ragate.scoring.agreement import Agreement
 from pytest_ragate.scoring.gates import NAMED, Gap, GapKind, Verdict
 from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord, fmt_some, repeat_name
-from pytest_ragate.scoring.registry import METRICS, flaky_questions, right_counts, run_metrics
+from pytest_ragate.scoring.registry import METRICS, flaky_questions, run_metrics
 from pytest_ragate.scoring.regression import Regression
 
 GAP_ORDER = get_args(GapKind)
@@ -107,10 +107,6 @@ class GoldsetRun:
         """How a row is named in the reports: `q07`, or `q07[r2]` when questions repeat."""
         return (repeat_name(record.question_id, record.repeat) if self.repeats > 1
                 else record.question_id)
-
-    def pass_rates(self) -> dict[str, tuple[int, int]]:
-        """Each question's (repeats right, repeats answered), for the reports."""
-        return right_counts(self.records)
 
     @property
     def parts(self) -> list[str]:

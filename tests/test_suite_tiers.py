@@ -1,0 +1,64 @@
+"""The suite's two tiers, as tests/conftest.py draws them: `make test-fast` runs what is not
+heavy; a test that runs pytest or loads the model is heavy by what it uses, and a test outside
+the heavy tier that starts a process errors, so the fast tier stays fast as tests are added."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+SUITE_CONFTEST = Path(__file__).parent / "conftest.py"
+
+TIERS = '''
+import subprocess, sys
+import pytest
+
+def test_plain():
+    pass
+
+def test_runs_pytest(pytester):
+    pass
+
+def test_loads_the_model(embedder):
+    pass
+
+def test_starts_python():
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+
+@pytest.mark.heavy
+def test_marked_and_starts_python():
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+
+def test_asks_git_for_its_commit():
+    subprocess.run(["git", "--version"], capture_output=True)
+'''
+
+
+@pytest.fixture
+def tiered(pytester: pytest.Pytester) -> pytest.Pytester:
+    """The suite's own conftest over a module of one test of each kind."""
+    pytester.makeconftest(SUITE_CONFTEST.read_text(encoding="utf-8"))
+    pytester.makepyfile(test_tiers=TIERS)
+    return pytester
+
+
+def test_the_fast_tier_leaves_out_what_runs_pytest_or_loads_the_model(
+        tiered: pytest.Pytester) -> None:
+    result = tiered.runpytest("-p", "no:cacheprovider", "-m", "not heavy", "-q",
+                              "--collect-only")
+    assert sorted(line for line in result.outlines if "::" in line) == [
+        "test_tiers.py::test_asks_git_for_its_commit", "test_tiers.py::test_plain",
+        "test_tiers.py::test_starts_python"]
+    result.stdout.fnmatch_lines(["3/6 tests collected (3 deselected)*"])
+
+
+def test_a_fast_test_that_starts_a_process_errors_and_names_it(tiered: pytest.Pytester,
+                                                               ) -> None:
+    result = tiered.runpytest("-p", "no:cacheprovider", "-rE", "-k",
+                              "plain or starts_python or git")
+    result.assert_outcomes(passed=4, errors=1, deselected=2)
+    result.stdout.fnmatch_lines([
+        "ERROR test_tiers.py::test_starts_python - Failed: test_tiers.py::test_starts_python "
+        "is in the fast tier but started 1 process (`*python* -c pass`...): mark it "
+        "`@pytest.mark.heavy` (tests/conftest.py, the fast tier)"])
