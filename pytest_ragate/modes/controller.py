@@ -29,6 +29,7 @@ from pytest_ragate.items.keys import (
     WORKEROUTPUT_KEY,
     is_goldset_item,
 )
+from pytest_ragate.items.reasons import failure_line, summary_line
 from pytest_ragate.modes.output_paths import clear_outputs, refused
 from pytest_ragate.settings import read_settings
 
@@ -36,12 +37,6 @@ if TYPE_CHECKING:
     from pytest_ragate.modes.conclusion import Conclusion
 
 Location = tuple[str, int | None, str]
-
-
-def summary_line(text: object) -> str:
-    """The line of a failure that says what happened (a traceback ends with it)."""
-    lines = str(text).strip().splitlines()
-    return lines[-1].strip() if lines else ""
 
 
 def _worker_id(report: pytest.TestReport) -> str | None:
@@ -115,7 +110,7 @@ class Controller:
             self.malformed[returned] = self.malformed.get(returned, 0) + 1
         if report.failed and not hasattr(report, "wasxfail"):
             self.failed.setdefault(report.nodeid, (report.when or "",
-                                                   summary_line(report.longrepr)))
+                                                   failure_line(report)))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport,
