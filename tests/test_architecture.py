@@ -201,3 +201,37 @@ def test_only_the_decide_mode_imports_its_modules() -> None:
     wrong = {m: sorted(deps & DECIDE_ONLY) for m, deps in MODULES.items()
              if deps & DECIDE_ONLY and m not in allowed}
     assert wrong == {}
+
+
+PYTEST_FENCE = "pytest_ragate.items.pytest_internals"
+PYTEST_PRIVATE = {"_id", "_nodeid", "_fixtureinfo", "_request", "_fixturemanager", "_store"}
+
+
+def pytest_private_uses(path: Path) -> set[str]:
+    """What a file takes from pytest's private API: `_pytest` imports (type-only ones too)
+    and pytest's underscored node and session attributes, by attribute or by name
+    (`getattr(item, "_id")`)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.split(".")[0] == "_pytest"}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "_pytest":
+            found.add(node.module or "")
+        elif isinstance(node, ast.Attribute) and node.attr in PYTEST_PRIVATE:
+            found.add(f".{node.attr}")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and (
+                node.value in PYTEST_PRIVATE or node.value.split(".")[0] == "_pytest"):
+            found.add(repr(node.value))
+    return found
+
+
+def test_only_the_fence_touches_pytests_private_api() -> None:
+    """items/pytest_internals.py imports each private pytest name once, guarded, with why
+    ragate needs it and a test pinning it (tests/test_pytest_internals.py); every other
+    module asks it, so a pytest release that changes one is met in one place."""
+    outside = {module: sorted(uses) for module, path in PATHS.items()
+               if module != PYTEST_FENCE and (uses := pytest_private_uses(path))}
+    assert outside == {}, "only items/pytest_internals.py touches pytest's private API"
+    # and the check sees what the fence itself takes, by import, attribute and name
+    assert {"_pytest.runner", "._id", "'_fixtureinfo'"} <= pytest_private_uses(
+        PATHS[PYTEST_FENCE])

@@ -14,8 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from _pytest.runner import runtestprotocol
-from _pytest.skipping import xfailed_key
 
 from pytest_ragate.decision.population import Collected, FloorSpec, Population, anchor_name
 from pytest_ragate.goldsets.anchors import AnchorEntry, NoDistance
@@ -36,6 +34,8 @@ from pytest_ragate.items.keys import (
     ROUTE_KEY,
 )
 from pytest_ragate.items.long_lived import long_lived
+from pytest_ragate.items.pytest_internals import as_reported, run_unlogged, shared_closure
+from pytest_ragate.items.reasons import failure_line
 from pytest_ragate.items.route import RouteSpec
 from pytest_ragate.items.xdist_worker import reporting_as
 from pytest_ragate.problems import GoldsetError
@@ -44,7 +44,7 @@ from pytest_ragate.scoring.gates import Floor
 from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord
 
 if TYPE_CHECKING:
-    from _pytest._code.code import TerminalRepr
+    from pytest_ragate.items.pytest_internals import TerminalRepr
 
 GOLDSETS_KEY = pytest.StashKey[dict[Path, Goldset]]()
 NAMES_KEY = pytest.StashKey[dict[str, tuple[Path, str]]]()
@@ -168,7 +168,7 @@ def run_floor(item: pytest.Item, nextitem: pytest.Item | None) -> None:
     not the floor's, and must not vanish with its unlogged reports: it is reported as a
     teardown error of the last item this process ran, as pytest reports a session fixture's
     failed teardown on the last test (an xdist worker that dies there: `Controller`)."""
-    reports = runtestprotocol(item, log=False, nextitem=nextitem)
+    reports = run_unlogged(item, nextitem)
     last = item.config.stash.get(LAST_RUN_KEY, None)
     for report in (r for r in reports if r.failed):
         owner = last if report.when == "teardown" and last is not None else item
@@ -184,16 +184,19 @@ def run_floor(item: pytest.Item, nextitem: pytest.Item | None) -> None:
 RAG_GATE, SLOW = pytest.mark.rag_gate, pytest.mark.slow  # built once: 10k items add them
 
 
-def _as_reported(item: pytest.Item) -> None:
-    """pytest 9 keys `--lf` by a structured node id parsed from each report's node id string,
-    in which `floor[x]` is a name with params; an item whose id was built from its name alone
-    (`floor[x]` as a plain name) would never match its own last failure. Give the bracketed
-    names of floors, anchors and repeats (`q07[r2]`) their parsed form (pytest 8 keeps ids as
-    strings)."""
-    if hasattr(item, "_id"):
-        from _pytest.nodeid import coerce_node_id
+def requests_itself(item: pytest.Function) -> None:
+    """A question item's own `request` joins its fixture closure, so once it is set up
+    `item.funcargs["request"]` is the item's request, through which the question asks for
+    `ragate_judge` and `ragate_answerer_model` when its answer is in (`answer_and_score`).
 
-        item._id = coerce_node_id(item.nodeid)
+    Neither route's test function requests those fixtures (`ask` does not, and a
+    `@ragate.goldset` test need not), and they are asked for after the answer on purpose:
+    in the closure they would be built at setup, before the system answers, and a judge
+    that cannot be built would become each question's setup error. `request` is pytest's
+    own, built for every item: adding it sets nothing up. Items of one route share one
+    closure (`shared_closure`), so the name is added once."""
+    if "request" not in item.fixturenames:
+        item.fixturenames.append("request")
 
 
 def _mark(item: pytest.Item, judged: bool, case: Case | None = None) -> None:
@@ -250,9 +253,10 @@ def make_questions(parent: pytest.Collector, goldset: Goldset) -> Iterator[pytes
     for case in repeated_cases(parent.config, goldset):
         item = QuestionItem.from_parent(parent, name=case.item_name, callobj=ask,
                                         fixtureinfo=fixtureinfo)
-        fixtureinfo = item._fixtureinfo
+        fixtureinfo = shared_closure(item)
+        requests_itself(item)
         if case.repeats > 1:  # `q07[r2]` is a bracketed name, as a floor's is
-            _as_reported(item)
+            as_reported(item)
         item.stash[CASE_KEY] = case
         item.stash[GOLDSET_KEY] = goldset
         item.stash[ROUTE_KEY] = parent.nodeid
@@ -299,28 +303,25 @@ def anchor_outcome(item: pytest.Item, call: pytest.CallInfo[None], report: pytes
     """What the controller needs to know of an anchor's outcome (None for the reports that
     say nothing of it), and the promote hint on a strict XPASS.
 
-    The outcome is read from pytest's own xfail state (`xfailed_key`, set by
-    `_pytest.skipping`, as syrupy reads it), not from the text pytest wrote into `longrepr`:
-    a strict xfail that passed is a failed call report with no exception, under an xfail
-    mark that is strict."""
+    The outcome is read from the anchor and the report, not from the text pytest wrote into
+    `longrepr`: an anchor with an `xfail` reason is marked a strict xfail (`make_anchors`),
+    so a failed call report with no exception, of an anchor that has one, is its strict
+    XPASS. Why an anchor errored or was skipped is `reasons.failure_line`."""
     entry = getattr(item, "anchor_entry", None)
     if entry is None or report.when == "teardown" or (report.when == "setup"
                                                       and report.passed):
         return None
     anchor = entry.anchor
     outcome, error = report.outcome, None
-    xfailed = item.stash.get(xfailed_key, None)
     if hasattr(report, "wasxfail"):
         outcome = "xfailed" if report.skipped else "xpassed"
     elif (report.when == "call" and report.failed and call.excinfo is None
-          and xfailed is not None and xfailed.strict):
+          and anchor.xfail):
         outcome = "xpassed"
         report.longrepr = f"{report.longrepr}. The anchor holds now: {PROMOTE_HINT}"
-    elif report.failed and (report.when != "call" or not isinstance(
-            call.excinfo.value, pytest.fail.Exception)):
-        error = call.excinfo.exconly().splitlines()[0] if call.excinfo else "error"
-    elif report.skipped:
-        error = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else "skipped"
+    elif report.skipped or (report.failed and (report.when != "call" or not isinstance(
+            getattr(call.excinfo, "value", None), pytest.fail.Exception))):
+        error = failure_line(report, call.excinfo)
     why = None
     if call.excinfo is not None and isinstance(call.excinfo.value, pytest.fail.Exception):
         why = str(call.excinfo.value.msg)
@@ -367,8 +368,8 @@ def make_anchors(parent: pytest.Collector, goldset: Goldset) -> Iterator[pytest.
     for entry in goldset.anchors:
         item = AnchorItem.from_parent(parent, name=anchor_name(entry.anchor.anchor_id),
                                       callobj=check_anchor, fixtureinfo=fixtureinfo)
-        fixtureinfo = item._fixtureinfo
-        _as_reported(item)
+        fixtureinfo = shared_closure(item)
+        as_reported(item)
         item.stash[ANCHOR_KEY] = entry
         item.stash[GOLDSET_KEY] = goldset
         item.stash[ROUTE_KEY] = parent.nodeid
@@ -386,7 +387,7 @@ def make_floors(parent: pytest.Collector, goldset: Goldset, floors: Iterable[Flo
     for floor in floors:
         item = FloorItem.from_parent(parent, name=f"{prefix}{floor.name}", goldset=goldset,
                                      floor=floor, route=route)
-        _as_reported(item)
+        as_reported(item)
         item.stash[FLOOR_KEY] = floor
         item.stash[GOLDSET_KEY] = goldset
         item.stash[ROUTE_KEY] = route
@@ -510,6 +511,7 @@ def adopt_questions(items: Iterable[object], route: str) -> Iterator[pytest.Func
                 item.stash[GOLDSET_KEY] = case.goldset
                 item.stash[ROUTE_KEY] = route
                 _mark(item, judged=False, case=case)
+                requests_itself(item)
         yield item  # type: ignore[misc]
 
 

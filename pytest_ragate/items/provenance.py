@@ -14,15 +14,16 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from _pytest.pathlib import bestrelpath
 
 from pytest_ragate.items.keys import ANCHOR_KEY, GOLDSET_KEY
+from pytest_ragate.items.pytest_internals import fixture_definitions, is_fixture
 from pytest_ragate.settings import read_settings
 
 BUILTIN_MODULE = "pytest_ragate.plugin"
@@ -62,7 +63,7 @@ def fixture_origin(item: pytest.Item, name: str) -> Origin | None:
 
 
 def _origin(item: pytest.Item, name: str) -> Origin | None:
-    defs = item.session._fixturemanager.getfixturedefs(name, item)
+    defs = fixture_definitions(item, name)
     if not defs:
         return None
     func: Any = defs[-1].func
@@ -74,8 +75,20 @@ def _origin(item: pytest.Item, name: str) -> Origin | None:
         line = inspect.getsourcelines(func)[1]
     except (OSError, TypeError):
         return Origin(name, str(getattr(func, "__module__", "?")), False)
-    where = bestrelpath(item.config.rootpath, Path(source)) if source else "?"
+    where = relative_to(item.config.rootpath, source) if source else "?"
     return Origin(name, f"{where}:{line}", False)
+
+
+def relative_to(root: Path, source: str) -> str:
+    """`source` as seen from `root` (`conftest.py`, `../shared/conftest.py`), as pytest
+    shows paths: an absolute path relative to root, whether under it or not; a relative
+    path, or one on another drive, as it is."""
+    if os.path.isabs(source):
+        try:
+            return os.path.relpath(source, root)
+        except ValueError:  # another drive (Windows)
+            pass
+    return str(Path(source))
 
 
 @dataclass(frozen=True)
@@ -191,15 +204,13 @@ def near_names(item: pytest.Item, name: str) -> list[Origin]:
 
 def defined_fixtures(item: pytest.Item) -> set[str]:
     """The fixture names defined by the conftest.py files above `item` and by its module."""
-    from _pytest.fixtures import getfixturemarker
-
     modules = [p for p in item.config.pluginmanager.get_plugins()
                if Path(getattr(p, "__file__", None) or "/").name == "conftest.py"
                and Path(p.__file__).parent in item.path.parents]
     if getattr(item, "module", None) is not None:
         modules.append(item.module)  # type: ignore[attr-defined]
     return {getattr(obj, "name", None) or attr for module in modules
-            for attr, obj in vars(module).items() if getfixturemarker(obj) is not None}
+            for attr, obj in vars(module).items() if is_fixture(obj)}
 
 
 def missing_summary(items: Mapping[str, int]) -> str:

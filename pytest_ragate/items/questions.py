@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _pytest.runner import runtestprotocol
 from pydantic import ValidationError
 
 from pytest_ragate.answer import Answer
@@ -28,6 +27,8 @@ from pytest_ragate.goldsets.loader import Case
 from pytest_ragate.items.collection import QuestionItem, wrong_answer
 from pytest_ragate.items.keys import CASE_KEY, MALFORMED_ATTR, RECORD_ATTR, ROUTE_KEY, RUN_KEY
 from pytest_ragate.items.provenance import question_parts
+from pytest_ragate.items.pytest_internals import function_arguments, run_unlogged
+from pytest_ragate.items.reasons import failure_line
 from pytest_ragate.items.redacting import redacted_record, redactor
 from pytest_ragate.items.timeouts import answer_within
 from pytest_ragate.items.xdist_worker import reporting_as
@@ -85,7 +86,7 @@ def answer_and_score(item: pytest.Function, case: Case) -> None:
     """The body of every question item: call the test, score, submit to the judge."""
     assert case.expected is not None  # sealed questions are skipped at collection
     qid = case.question.question_id
-    args = {name: item.funcargs[name] for name in item._fixtureinfo.argnames}
+    args = {name: item.funcargs[name] for name in function_arguments(item)}
     result = answer_within(lambda: item.obj(**args),
                            read_settings(item.config).gate.system_timeout, qid)
     try:
@@ -101,10 +102,11 @@ def answer_and_score(item: pytest.Function, case: Case) -> None:
     if outside:
         pytest.fail(f"{qid}: the system returned contexts outside the goldset's corpus: "
                     + "; ".join(outside), pytrace=False)
-    judge = item._request.getfixturevalue("ragate_judge")
+    request = item.funcargs["request"]  # the item's own (`collection.requests_itself`)
+    judge = request.getfixturevalue("ragate_judge")
     fields: dict[str, Any] = score_answer(answer, case.expected.spans,
                                           unit=case.goldset.corpus.unit)
-    fields["answerer_model"] = item._request.getfixturevalue("ragate_answerer_model")
+    fields["answerer_model"] = request.getfixturevalue("ragate_answerer_model")
     if judge is not None:
         fields["judge"] = judge.judge_id
         fields["judge_model"] = getattr(judge, "model", None)
@@ -184,15 +186,15 @@ def _keep(item: pytest.Item, record: QuestionRecord, junit: bool = True) -> Ques
 def record_failure(item: pytest.Item, call: pytest.CallInfo[None],
                    report: pytest.TestReport) -> None:
     """A question that failed or was skipped before `ask` scored it still gets its row: an
-    error (why it failed) or a skip (why it was skipped)."""
+    error or a skip, with the line that says why (`reasons.failure_line`)."""
     case = item.stash.get(CASE_KEY, None)
     if case is None or report.when == "teardown" or RECORD_KEY in item.stash:
         return
     if report.failed:
-        reason = call.excinfo.exconly().splitlines()[0] if call.excinfo else "failed"
+        reason = failure_line(report, call.excinfo)
         _keep(item, base_record(item, case, status="error", error=reason))
     elif report.skipped:
-        reason = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else "skipped"
+        reason = failure_line(report, call.excinfo)
         _keep(item, base_record(item, case, status="skipped", error=reason), junit=False)
 
 
@@ -203,7 +205,7 @@ def run_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> bool:
     """
     run = question_run(item.config)
     item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
-    reports = runtestprotocol(item, log=False, nextitem=nextitem)
+    reports = run_unlogged(item, nextitem)
     run.waiting.append((item, reports))
     release(run, wait=False)
     return True

@@ -32,6 +32,7 @@ from pytest_ragate.items.keys import (
     WORKEROUTPUT_KEY,
     is_goldset_item,
 )
+from pytest_ragate.items.reasons import failure_line, summary_line
 from pytest_ragate.modes.output_paths import check_outputs, clear_outputs, refused
 from pytest_ragate.settings import Settings, read_settings
 
@@ -39,12 +40,6 @@ if TYPE_CHECKING:
     from pytest_ragate.modes.conclusion import Conclusion
 
 Location = tuple[str, int | None, str]
-
-
-def summary_line(text: object) -> str:
-    """The line of a failure that says what happened (a traceback ends with it)."""
-    lines = str(text).strip().splitlines()
-    return lines[-1].strip() if lines else ""
 
 
 def _worker_id(report: pytest.TestReport) -> str | None:
@@ -144,7 +139,7 @@ class Controller(ABC):
             self.malformed[returned] = self.malformed.get(returned, 0) + 1
         if report.failed and not hasattr(report, "wasxfail"):
             self.failed.setdefault(report.nodeid, (report.when or "",
-                                                   summary_line(report.longrepr)))
+                                                   failure_line(report)))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport,

@@ -132,7 +132,7 @@ def _refuse(problems: list[str]) -> None:
 
 
 def _no_junit(config: pytest.Config) -> None:
-    from _pytest.junitxml import xml_key
+    from pytest_ragate.items.pytest_internals import xml_key
 
     xml = config.stash.get(xml_key, None)
     if xml is not None:

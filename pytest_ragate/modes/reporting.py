@@ -130,7 +130,7 @@ def junit_text(config: pytest.Config, report: pytest.TestReport,
                record: QuestionRecord) -> None:
     """The question's test case in the JUnit file gets a readable `<system-out>`: CI
     systems show that, while few show `<properties>`."""
-    from _pytest.junitxml import bin_xml_escape, xml_key
+    from pytest_ragate.items.pytest_internals import bin_xml_escape, xml_key
 
     xml = config.stash.get(xml_key, None)
     if xml is not None:
@@ -142,7 +142,7 @@ def junit_text(config: pytest.Config, report: pytest.TestReport,
 def junit_incomplete(config: pytest.Config, why: str) -> None:
     """A run that stopped early says so in its JUnit file too: a `ragate-incomplete`
     property of the test suite (the floors' cases are there, failed by what never ran)."""
-    from _pytest.junitxml import xml_key
+    from pytest_ragate.items.pytest_internals import xml_key
 
     xml = config.stash.get(xml_key, None)
     if xml is not None:

@@ -1,0 +1,161 @@
+"""The one place pytest-ragate touches pytest's private API: `_pytest` imports and underscored
+attributes of pytest's objects. Every other module asks the functions here, the way
+`xdist_worker.py` fences xdist (tests/test_architecture.py holds both fences).
+
+What has no public route, and what ragate needs it for:
+- `run_unlogged` (`_pytest.runner.runtestprotocol(log=False)`): an item's setup, call and
+  teardown whose reports are logged later or never: a question's are held while its judge
+  verdicts are pending (`questions.run_protocol`), a floor's are reported by the controller
+  once every question has run (`collection.run_floor`). The public hook logs as it runs.
+- `shared_closure` (`item._fixtureinfo`): the fixture closure pytest computed for one item of
+  a goldset, handed to the next through `Function.from_parent(fixtureinfo=...)`, so 10,000
+  items do not compute the same closure 10,000 times. Without it each item computes its own.
+- `function_arguments` (`item._fixtureinfo.argnames`): the arguments a question's test function
+  takes (the closure, `item.fixturenames`, also holds autouse fixtures and what fixtures
+  request), to call it as pytest would, keeping what it returns: the answer.
+- `fixture_definitions` (`session._fixturemanager.getfixturedefs`): which definition of
+  `ragate_system`, `ragate_retriever` or `ragate_judge` applies to an item, to name the
+  user's system on every row and to refuse the built-in one where nobody asked for it.
+- `is_fixture` (`_pytest.fixtures.getfixturemarker`): whether a conftest's attribute is a
+  fixture, to suggest a near name for a misspelt `ragate_system`.
+- `as_reported` (`item._id`, `_pytest.nodeid.coerce_node_id`, pytest 9): `--lf` keys last
+  failures by structured node ids; a bracketed item name (`floor[x]`) must be parsed as a
+  report's node id is, or the item would never match its own last failure.
+- `xml_key`, `bin_xml_escape` (`_pytest.junitxml`): pytest's JUnit writer, to give each
+  question's test case a readable `<system-out>` and a stopped run a suite property, and
+  to keep pytest from writing its JUnit file for a run ragate refused.
+
+Each name is imported here once, guarded. When a pytest release drops one, what needs it
+raises `PytestChanged`, naming the pytest version and what ragate needed; where doing without
+is safe there is a fallback instead: without `xml_key` (imported with a fallback, as
+Hypothesis's plugin does) ragate finds no JUnit writer, and leaves pytest's JUnit file as
+pytest writes it; without `bin_xml_escape`, the same escape is done here; without
+`_fixtureinfo`, each item computes its own closure; without `getfixturemarker`, no near name
+is suggested. tests/test_pytest_internals.py pins each contract against the installed pytest.
+
+Where a public route exists ragate takes it instead: a question asks for its judge through
+its own `request` (`collection.requests_itself`), where a fixture is defined is
+`os.path.relpath` (`provenance.relative_to`), and an anchor's strict XPASS is told by the
+anchor's own xfail (`collection.anchor_outcome`), not by `_pytest.skipping.xfailed_key`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from _pytest._code.code import TerminalRepr as TerminalRepr  # a type only: re-exported
+
+try:
+    from _pytest.runner import runtestprotocol as _runtestprotocol
+except ImportError:  # pragma: no cover - only a pytest without it gets here
+    _runtestprotocol = None  # type: ignore[assignment]
+try:
+    from _pytest.fixtures import getfixturemarker as _getfixturemarker
+except ImportError:  # pragma: no cover
+    _getfixturemarker = None  # type: ignore[assignment]
+try:
+    from _pytest.nodeid import coerce_node_id as _coerce_node_id  # pytest 9
+except ImportError:
+    _coerce_node_id = None  # type: ignore[assignment]
+try:
+    from _pytest.junitxml import xml_key
+except ImportError:  # pragma: no cover
+    xml_key = pytest.StashKey[Any]()  # set by nobody: no JUnit writer is found
+try:
+    from _pytest.junitxml import bin_xml_escape
+except ImportError:  # pragma: no cover
+    bin_xml_escape = None  # type: ignore[assignment]
+
+
+class PytestChanged(RuntimeError):
+    """This pytest no longer has a private name ragate relies on (pytest_internals.py)."""
+
+
+def _changed(what: str, needed_for: str) -> PytestChanged:
+    return PytestChanged(
+        f"pytest-ragate needs {what} from pytest's private API, to {needed_for}; pytest "
+        f"{pytest.__version__} has none. This pytest changed a contract "
+        "pytest_ragate/items/pytest_internals.py relies on: please report it, and use a "
+        "pytest release that pytest-ragate supports meanwhile")
+
+
+def run_unlogged(item: pytest.Item, nextitem: pytest.Item | None) -> list[pytest.TestReport]:
+    """The item's setup, call and teardown, run as pytest runs them; their reports are
+    returned, not logged."""
+    if _runtestprotocol is None:
+        raise _changed("_pytest.runner.runtestprotocol", "run an item and log its reports "
+                       "later (a question's judge verdicts, a floor's decision)")
+    return _runtestprotocol(item, log=False, nextitem=nextitem)
+
+
+def shared_closure(item: pytest.Function) -> Any | None:
+    """The fixture closure pytest computed for `item`, for `from_parent(fixtureinfo=...)` of
+    the next item of its kind; None (each item computes its own) if this pytest has none."""
+    return getattr(item, "_fixtureinfo", None)
+
+
+def function_arguments(item: pytest.Function) -> tuple[str, ...]:
+    """The names of the arguments `item`'s test function takes, as pytest calls it."""
+    info = getattr(item, "_fixtureinfo", None)
+    argnames = getattr(info, "argnames", None)
+    if argnames is None:
+        raise _changed("Function._fixtureinfo.argnames", "call a question's test with the "
+                       "arguments it takes and keep the answer it returns")
+    return tuple(argnames)
+
+
+def fixture_definitions(item: pytest.Item, name: str) -> Sequence[Any]:
+    """The definitions of fixture `name` visible to `item`, the one that applies last."""
+    manager = getattr(item.session, "_fixturemanager", None)
+    lookup: Callable[[str, pytest.Item], Sequence[Any] | None] | None = getattr(
+        manager, "getfixturedefs", None)
+    if lookup is None:
+        raise _changed("Session._fixturemanager.getfixturedefs", f"tell which {name} "
+                       "fixture applies to a goldset item (the user's or the built-in one)")
+    return lookup(name, item) or ()
+
+
+def is_fixture(obj: object) -> bool:
+    """Whether `obj`, an attribute of a conftest or test module, is a fixture definition;
+    False for everything if this pytest cannot tell (then no near name is suggested)."""
+    return _getfixturemarker is not None and _getfixturemarker(obj) is not None
+
+
+def as_reported(item: pytest.Item) -> None:
+    """pytest 9 keys `--lf` by a structured node id parsed from each report's node id
+    string, in which `floor[x]` is a name with params; an item whose id was built from its
+    name alone (`floor[x]` as a plain name) would never match its own last failure. Give the
+    bracketed names of floors, anchors and repeats (`q07[r2]`) their parsed form (pytest 8
+    keeps node ids as strings: nothing to do)."""
+    if not hasattr(item, "_id"):
+        if hasattr(item, "_nodeid"):
+            return  # pytest 8
+        raise _changed("Node._id or Node._nodeid", "give floors, anchors and repeated "
+                       "questions the node ids --lf matches their last failures by")
+    if _coerce_node_id is None:
+        raise _changed("_pytest.nodeid.coerce_node_id", "give floors, anchors and repeated "
+                       "questions the node ids --lf matches their last failures by")
+    item._id = _coerce_node_id(item.nodeid)
+
+
+# `bin_xml_escape`'s own rule, for a pytest that moved it: characters XML 1.0 does not allow
+# (and DEL) shown as `#xNN`.
+_ILLEGAL_XML = re.compile("[^\u0009\u000a\u000d\u0020-\u007e\u0080-\ud7ff\ue000-\ufffd"
+                          "\U00010000-\U0010ffff]")
+
+
+def _xml_escape(text: object) -> str:
+    def shown(found: re.Match[str]) -> str:
+        code = ord(found.group())
+        return f"#x{code:02X}" if code <= 0xFF else f"#x{code:04X}"
+
+    return _ILLEGAL_XML.sub(shown, str(text))
+
+
+if bin_xml_escape is None:  # pragma: no cover
+    bin_xml_escape = _xml_escape
