@@ -628,31 +628,41 @@ def load_goldset(path: Path) -> Goldset:
     if not config_path.is_file():
         raise GoldsetError([Problem(config_path, "<file>", "no ragate.toml here")])
     root, config = config_path.parent, read_config(config_path)
-    try:
-        floors, problems = parse_floors(config.floors, config_path), []
-    except GoldsetError as error:
-        floors, problems = [], error.problems
+    floors, problems = _floors(config, config_path)
     corpus, unread_corpus = load_corpus(root, config.corpus.paths, config.corpus.format,
                                         config_path, config.corpus.units)
     listed = _read_questions(root, config, config_path, floors)
     answers = _read_answers(root, config, config_path)
     by_id, duplicates = _by_id(listed)
-    matched = _match_answers(by_id, answers, corpus, listed)
+    matching = _match_answers(by_id, answers, corpus, listed)
     mix = (_check_mix(config.questions.mix, Counter(q.kind for _, q in by_id.values()),
                       config_path) if config.questions.mix is not None else [])
     labels, unlabelled = _read_labels(root, config, config_path, floors, set(by_id), listed)
     anchors, unanchored = (load_anchors(root / config.anchors.file, corpus)
                            if config.anchors is not None else ([], []))
     problems = [*problems, *unread_corpus, *listed.problems, *answers.problems, *duplicates,
-                *matched.problems, *mix, *unlabelled, *unanchored]
+                *matching.problems, *mix, *unlabelled, *unanchored]
     if problems:
         raise GoldsetError(problems)
     goldset = Goldset(name=config.name or root.name, root=root, config_path=config_path,
                       config=config, corpus=corpus, floors=with_judge_coverage(floors),
                       anchors=anchors, labels=labels,
                       sealed=locate_sealed(root, config.questions.expected).is_file())
-    goldset.cases = [Case(goldset=goldset, index=i, line=line, question=q,
-                          expected=matched.answers[q.question_id],
-                          sealed_has_evidence=matched.has_evidence.get(q.question_id))
-                     for i, (line, q) in enumerate(by_id.values())]
+    goldset.cases = _cases(goldset, by_id, matching)
     return goldset
+
+
+def _floors(config: GoldsetConfig, config_path: Path) -> tuple[list[Floor], list[Problem]]:
+    try:
+        return parse_floors(config.floors, config_path), []
+    except GoldsetError as error:
+        return [], error.problems
+
+
+def _cases(goldset: Goldset, by_id: dict[str, tuple[int, Question]], matching: _Matching,
+           ) -> list[Case]:
+    """Each question with its expected answer, in the questions file's order."""
+    return [Case(goldset=goldset, index=i, line=line, question=q,
+                 expected=matching.answers[q.question_id],
+                 sealed_has_evidence=matching.has_evidence.get(q.question_id))
+            for i, (line, q) in enumerate(by_id.values())]

@@ -113,6 +113,8 @@ class Gap:
 
 @dataclass(frozen=True, kw_only=True)
 class Verdict:
+    """A floor decided: its outcome and message, and the figures every output shows."""
+
     floor: Floor
     goldset: str
     outcome: Outcome
