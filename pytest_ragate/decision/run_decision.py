@@ -9,7 +9,7 @@ values in and plain values out.
 Before deciding, what arrived is reconciled with what was collected (`wire.Collected`): every
 selected question and anchor either has a result or is a gap (errored, crashed, lost with a
 crashed worker, never ran, skipped, sealed, deselected), and floors are decided over that
-whole population (`gates.incomplete`).
+whole population (`gates.missing_of`).
 """
 
 from __future__ import annotations
