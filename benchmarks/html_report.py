@@ -46,7 +46,8 @@ def main() -> int:
         print("\n".join(map(str, problems)), file=sys.stderr)
         return 2
     for _, record in rows:
-        runs.setdefault(record.goldset, GoldsetRun(record.goldset, record.eval_version)
+        runs.setdefault(record.goldset, GoldsetRun(name=record.goldset,
+                                                   eval_version=record.eval_version)
                         ).records.append(record)
     suite = ET.parse(args.junit).getroot()
     suite = suite if suite.tag == "testsuite" else suite.find("testsuite")

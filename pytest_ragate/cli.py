@@ -335,7 +335,7 @@ def _goldset_power(root: Path, results: Path, strict: bool, target: float) -> No
         if floor.anchors:
             continue  # anchor floors count anchors, which a results file does not hold
         verdict = decide(floor, goldset.name, records,
-                         strictness=Strictness("strict" if strict else "point"))
+                         strictness=Strictness(ci="strict" if strict else "point"))
         t, value = verdict.tally, verdict.value
         needed: int | None = None
         # over independent units from below: an upper bound or repeats say "—", not a
@@ -389,7 +389,7 @@ def compare(baseline: str, results: Path, alpha: float, min_n: int) -> None:
     if any(run.source.startswith("history") for run in current):
         raise click.ClickException(f"{results} is a history file; RESULTS must be a "
                                    "--ragate-results file")
-    runs = [GoldsetRun(run.goldset, run.eval_version,
+    runs = [GoldsetRun(name=run.goldset, eval_version=run.eval_version,
                        regressions=check_run(run.goldset, run.eval_version, run.scores, base,
                                              alpha=alpha, min_n=min_n))
             for run in current]
@@ -416,8 +416,8 @@ def suggest(results: tuple[Path, ...]) -> None:
 
     by_goldset: dict[str, GoldsetRun] = {}
     for record in _saved_rows(results):
-        run = by_goldset.setdefault(record.goldset, GoldsetRun(record.goldset,
-                                                               record.eval_version))
+        run = by_goldset.setdefault(record.goldset, GoldsetRun(
+            name=record.goldset, eval_version=record.eval_version))
         run.records.append(record)
     found = run_figures(list(by_goldset.values()))
     click.echo(figures_table(found, "simple"))

@@ -112,13 +112,15 @@ def test_an_unbiased_judge_ppi_agrees_with_the_plain_mean() -> None:
 
 
 def test_not_calibrated_names_statistic_interval_floor_and_n() -> None:
-    low = Agreement("faithfulness", "kappa", 0.41, (0.20, 0.61), 40, 40)
+    low = Agreement(metric="faithfulness", statistic="kappa", value=0.41, interval=(0.20, 0.61),
+                    n=40, labelled=40)
     assert not_calibrated([low], 0.60, strict=False) == (
         "judge not calibrated: kappa 0.41 [0.20, 0.61] < 0.60 on 40 labelled questions "
         "(faithfulness)")
-    good = Agreement("faithfulness", "kappa", 0.70, (0.55, 0.85), 40, 40)
+    good = Agreement(metric="faithfulness", statistic="kappa", value=0.70, interval=(0.55, 0.85),
+                     n=40, labelled=40)
     assert not_calibrated([good], 0.60, strict=False) is None
     assert "lower bound 0.55" in (not_calibrated([good], 0.60, strict=True) or "")
-    gap = Agreement("faithfulness", "kappa", 0.90, (0.8, 1.0), 39, 40,
-                    missing=(("q03", "judge failure: timeout: 30s"),))
+    gap = Agreement(metric="faithfulness", statistic="kappa", value=0.90, interval=(0.8, 1.0),
+                    n=39, labelled=40, missing=(("q03", "judge failure: timeout: 30s"),))
     assert "q03 (judge failure: timeout: 30s)" in (not_calibrated([gap], 0.6, False) or "")

@@ -105,7 +105,7 @@ def test_a_crashed_member_is_a_crashed_gap_with_an_error_row_and_fails_the_floor
 
 def test_an_errored_report_is_an_errored_gap() -> None:
     q1 = member("q1")
-    arrived = Arrived(failed={node(q1): Failure("setup", "fixture blew up")})
+    arrived = Arrived(failed={node(q1): Failure(phase="setup", why="fixture blew up")})
     done = decide_run(Collected(floors=[], populations=[population([q1])]), arrived)
     assert [(g.kind, g.why) for g in done.runs[0].gaps] == [("errored", "fixture blew up")]
 
@@ -147,7 +147,7 @@ def test_anchor_floors_count_only_checked_anchors_and_errors_are_gaps() -> None:
     outcomes = [anchor("held"), anchor("xpass", "xpassed"), anchor("miss", "xfailed"),
                 anchor("broken", "failed", error="ConnectionError: down")]
     arrived = Arrived(anchors={node(m): o for m, o in zip(members, outcomes, strict=True)})
-    floor = Floor("evidence_recall", 0.6, "retrieval_miss", anchors=True)
+    floor = Floor("evidence_recall", 0.6, kind="retrieval_miss", anchors=True)
     done = decide_run(Collected(floors=[spec(floor)], populations=[population([], members)]),
                       arrived)
     [run] = done.runs
@@ -161,7 +161,7 @@ def test_anchor_floors_count_only_checked_anchors_and_errors_are_gaps() -> None:
 
 def test_a_decorated_route_skips_anchor_floors() -> None:
     q1 = member("q1")
-    floor = Floor("hold_rate", 0.9, "retrieval_miss", anchors=True)
+    floor = Floor("hold_rate", 0.9, kind="retrieval_miss", anchors=True)
     done = decide_run(Collected(floors=[spec(floor)],
                                 populations=[population([q1], checks_anchors=False)]),
                       Arrived(records={node(q1): scored(q1)}))
@@ -190,7 +190,7 @@ def test_strictness_and_require_judge_are_the_rules() -> None:
     strict = decide_run(collected, arrived, Rules(require_judge=True))
     assert strict.floors[0].verdict.outcome == "failed"
     refused = decide_run(Collected(floors=[spec(RECALL)], populations=[population([q1])]),
-                         arrived, Rules(Strictness(min_n=5)))
+                         arrived, Rules(strictness=Strictness(min_n=5)))
     assert refused.floors[0].verdict.message.startswith("refusing to gate")
 
 

@@ -277,7 +277,8 @@ def test_a_file_marked_incomplete_is_refused_with_its_reason(shards: Path) -> No
     root = copy(shards, "incomplete")
     path = root / "shards" / "1.jsonl"
     found = read_results(path)
-    write_results(path, [GoldsetRun("mini", "7", [r for _, r in found.rows])], found.header,
+    write_results(path, [GoldsetRun(name="mini", eval_version="7",
+                                    records=[r for _, r in found.rows])], found.header,
                   found.anchors, [*found.items, *found.tests],
                   incomplete="stopped after 1 failure (-x)")
     text = refusal(decide(root), root)
@@ -414,7 +415,8 @@ def test_the_trailer_counts_and_digests_what_precedes_it(tmp_path: Path) -> None
                        phase="call", why="q1 is wrong"),
              SavedTest(nodeid="t.py::test_x", location=("t.py", 3, "test_x"), phase="setup",
                        why="boom")]
-    write_results(path, [GoldsetRun("mini", "7", [_record("q1"), _record("q2")])], HEADER,
+    write_results(path, [GoldsetRun(name="mini", eval_version="7",
+                                    records=[_record("q1"), _record("q2")])], HEADER,
                   items=items)
     found = read_results(path)
     assert found.problems == [] and found.unvouched == []
@@ -422,7 +424,8 @@ def test_the_trailer_counts_and_digests_what_precedes_it(tmp_path: Path) -> None
         "2 rows, 0 anchor lines, 1 item line, 1 test line")
     assert found.items == items[:1] and found.tests == items[1:]
     assert path.read_text() == results_lines(
-        [GoldsetRun("mini", "7", [_record("q1"), _record("q2")])], HEADER, items=items)
+        [GoldsetRun(name="mini", eval_version="7", records=[_record("q1"), _record("q2")])],
+        HEADER, items=items)
 
 
 def test_readers_of_rows_alone_still_read_a_cut_file(tmp_path: Path) -> None:
@@ -433,7 +436,8 @@ def test_readers_of_rows_alone_still_read_a_cut_file(tmp_path: Path) -> None:
     from pytest_ragate.cli import main
 
     path = tmp_path / "r.jsonl"
-    write_results(path, [GoldsetRun("mini", "7", [_record("q1"), _record("q2")])], HEADER)
+    write_results(path, [GoldsetRun(name="mini", eval_version="7",
+                                    records=[_record("q1"), _record("q2")])], HEADER)
     whole = read_rows(path)
     cut = tmp_path / "cut.jsonl"
     cut.write_text("".join(path.read_text().splitlines(keepends=True)[:-1]))
@@ -458,7 +462,8 @@ def test_a_run_that_stopped_early_says_so_in_its_trailer(tmp_path: Path) -> None
 
 def test_a_second_trailer_or_a_blank_line_after_it_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
-    write_results(path, [GoldsetRun("mini", "7", [_record("q1")])], HEADER)
+    write_results(path, [GoldsetRun(name="mini", eval_version="7", records=[_record("q1")])],
+                  HEADER)
     text = path.read_text()
     for extra in (text.splitlines(keepends=True)[-1], "\n"):
         path.write_text(text + extra)

@@ -238,7 +238,7 @@ def test_an_alarm_set_outside_still_fires(outer: float, fires: str) -> None:
 
 RESERVED = {
     "floor": Floor("abstention_accuracy", 0.0).name,
-    "kind floor": Floor("abstention_accuracy", 0.0, "unanswerable").name,
+    "kind floor": Floor("abstention_accuracy", 0.0, kind="unanswerable").name,
     "anchor": "anchor[a1]",
     "repeat": repeat_name("q1", 2),
     "regression": "regression[citation_accuracy]",

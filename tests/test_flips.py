@@ -21,7 +21,7 @@ from tests.conftest import WORKERS, question_rows, write_goldset
 
 
 def series(*outcomes: str, digest: str = "d") -> list[Seen | None]:
-    return [None if o == "-" else Seen(o, digest) for o in outcomes]
+    return [None if o == "-" else Seen(outcome=o, digest=digest) for o in outcomes]
 
 
 def test_changes_between_consecutive_runs_are_counted_and_worded() -> None:
@@ -58,27 +58,28 @@ def test_a_member_absent_or_skipped_now_is_not_counted() -> None:
 
 
 def test_a_changed_definition_restarts_the_count() -> None:
-    runs = [Seen("right", "old"), Seen("wrong", "old"), Seen("wrong", "new"),
-            Seen("right", "new")]
+    runs = [Seen(outcome="right", digest="old"), Seen(outcome="wrong", digest="old"),
+            Seen(outcome="wrong", digest="new"), Seen(outcome="right", digest="new")]
     found = count_flips("q1", runs)
     assert found is not None
     assert (found.outcomes, found.restarted) == (("wrong", "right"), True)
     assert str(found) == ("q1 flipped 1 of the last 2 runs (wrong → right; counted since its "
                           "definition changed)")
-    assert count_flips("q1", [Seen("right", "old"), Seen("wrong", "new")]) == Flips(
-        "q1", ("wrong",), restarted=True)
+    assert count_flips("q1", [Seen(outcome="right", digest="old"),
+                              Seen(outcome="wrong", digest="new")]) == Flips(
+        member="q1", outcomes=("wrong",), restarted=True)
 
 
 def test_unsettled_means_more_than_the_one_change_a_fix_makes() -> None:
-    assert not Flips("a", ("not held", "not held", "held")).unsettled
-    assert Flips("a", ("held", "not held", "held")).unsettled
-    assert Flips("a", ("held", "error", "held")).unsettled
-    assert not Flips("a", ("held",)).unsettled
+    assert not Flips(member="a", outcomes=("not held", "not held", "held")).unsettled
+    assert Flips(member="a", outcomes=("held", "not held", "held")).unsettled
+    assert Flips(member="a", outcomes=("held", "error", "held")).unsettled
+    assert not Flips(member="a", outcomes=("held",)).unsettled
 
 
 def test_count_all_keeps_the_current_runs_members_in_order() -> None:
-    runs = [{"q1": Seen("right", "d"), "gone": Seen("right", "d")},
-            {"q2": Seen("wrong", "d"), "q1": Seen("wrong", "d")}]
+    runs = [{"q1": Seen(outcome="right", digest="d"), "gone": Seen(outcome="right", digest="d")},
+            {"q2": Seen(outcome="wrong", digest="d"), "q1": Seen(outcome="wrong", digest="d")}]
     assert [(f.member, f.flips) for f in count_all(runs)] == [("q2", 0), ("q1", 1)]
     assert count_all([]) == []
 
@@ -405,5 +406,5 @@ def test_a_history_that_cannot_be_read_promotes_nothing() -> None:
                                                   "could not be checked")
     assert FlipCheck(history=False).refusal("gs", "anchor[a]") is None
     steady = FlipCheck(history=True, flipped={("gs", "anchor[a]"): Flips(
-        "anchor[a]", ("not held", "held"))})
+        member="anchor[a]", outcomes=("not held", "held"))})
     assert steady.refusal("gs", "anchor[a]") is None

@@ -73,7 +73,7 @@ def test_line_holds_every_metric_per_kind_knobs_and_counts() -> None:
         rec("q3", "unanswerable", cited=(0, 0), spans=(0, 0), abstention_correct=False),
         rec("q4", status="error", cited=(0, 0), abstention_correct=False),
     ]
-    run = GoldsetRun("g", "1", records)
+    run = GoldsetRun(name="g", eval_version="1", records=records)
     run.verdicts.append(decide(Floor("citation_accuracy", 0.9), "g", records))
     got = history.build_line(run, git=SHA, time=T0)
 
@@ -99,7 +99,8 @@ def test_line_holds_every_metric_per_kind_knobs_and_counts() -> None:
 def test_judged_metrics_and_judge_ids_appear_only_with_a_judge() -> None:
     records = [rec("q1", judge="fixture-v1", faithfulness=1.0),
                rec("q2", judge="fixture-v1", faithfulness=0.5)]
-    got = history.build_line(GoldsetRun("g", "1", records), git=None, time=T0)
+    got = history.build_line(GoldsetRun(name="g", eval_version="1", records=records), git=None,
+                             time=T0)
     assert got.judges == ["fixture-v1"] and got.git_sha is None
     assert got.metrics["faithfulness"].model_dump() == {"value": 0.75, "k": 1.5, "n": 2,
                                                        "failures": 0}
@@ -341,15 +342,16 @@ def test_delta_lines_first_run_and_drops() -> None:
 
 def test_record_compares_with_the_history_before_appending(tmp_path: Path) -> None:
     path = tmp_path / "history.jsonl"
-    first = [GoldsetRun("g", "1", [rec("q1", cited=(1, 2))]),
-             GoldsetRun("h", "1", [rec("q1")])]
+    first = [GoldsetRun(name="g", eval_version="1", records=[rec("q1", cited=(1, 2))]),
+             GoldsetRun(name="h", eval_version="1", records=[rec("q1")])]
     done = history.record(path, first, tmp_path, time=T0)
     assert [ln.goldset for ln in done.lines] == ["g", "h"] and done.problems == []
     assert done.lines[0].git_sha is None  # tmp_path is no git checkout
     assert done.deltas["g"] == [
         "first run of eval_version 1 in the history: nothing to compare with"]
 
-    again = history.record(path, [GoldsetRun("g", "1", [rec("q1", cited=(2, 2))])], tmp_path,
+    again = history.record(path, [GoldsetRun(name="g", eval_version="1",
+                                             records=[rec("q1", cited=(2, 2))])], tmp_path,
                            time=T0.replace(hour=13))
     assert again.deltas["g"][:2] == [
         "against the previous run of eval_version 1: 2025-03-01T12:00:00Z, no git sha",

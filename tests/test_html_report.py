@@ -54,7 +54,7 @@ def rec(qid: str, kind: str = "single_meeting", *, index: int = 0, must_abstain:
 
 def make_run(records: list[QuestionRecord], floors: list[Floor] | None = None,
              regressions: list[Regression] | None = None) -> GoldsetRun:
-    run = GoldsetRun("g", "1", records, regressions=regressions or [])
+    run = GoldsetRun(name="g", eval_version="1", records=records, regressions=regressions or [])
     run.verdicts = [decide(f, "g", records) for f in floors or []]
     return run
 
@@ -65,7 +65,7 @@ def small_run() -> GoldsetRun:
          rec("q2", index=1, correct=0, found=0, expected=["[ES2004a · 02:00–02:10]"]),
          rec("q3", "unanswerable", index=2, must_abstain=True, abstained=True, cited=0,
              correct=0, spans=0, found=0, distance=0.8, expected=[], answer=None)],
-        [Floor("citation_accuracy", 0.6), Floor("abstention_accuracy", 1.0, "unanswerable"),
+        [Floor("citation_accuracy", 0.6), Floor("abstention_accuracy", 1.0, kind="unanswerable"),
          Floor("evidence_recall", 0.9, xfail="retrieval misses")])
 
 
@@ -184,8 +184,9 @@ def test_trend_uses_the_same_eval_version_and_never_doubles_this_run() -> None:
 
 def test_regressions_table_and_judge_lines() -> None:
     run = small_run()
-    run.regressions = [Regression("g", "citation_accuracy", "McNemar (exact)", 40, 0.8, 0.6,
-                                  0.0123, "failed", "citation_accuracy got worse")]
+    run.regressions = [Regression(goldset="g", metric="citation_accuracy", test="McNemar (exact)",
+                                  pairs=40, baseline=0.8, current=0.6, p_value=0.0123,
+                                  outcome="failed", message="citation_accuracy got worse")]
     run.records[0] = run.records[0].model_copy(update={
         "judge": "fixture:v1", "metrics": {**run.records[0].metrics, "faithfulness": 0.5},
         "judge_failures": {"context_precision": "timeout after 60s"},

@@ -337,7 +337,7 @@ def test_the_html_report_shows_agreement_and_the_ppi_estimate() -> None:
     records = [rec(f"q{i}", index=i, judge="fixture:sim",
                    metrics={"faithfulness": 1.0 if i % 2 else 0.75}) for i in range(12)]
     labels = {f"q{i}": (0.75 if i % 2 else 0.5) for i in range(10)}  # ppi.MIN_LABELS
-    run = GoldsetRun("g", "1", records)
+    run = GoldsetRun(name="g", eval_version="1", records=records)
     run.agreements = [agree("faithfulness", labels, False, records)]
     run.verdicts = [decide(Floor("faithfulness", 0.8), "g", records, judge="fixture:sim",
                            labels=labels)]

@@ -102,7 +102,7 @@ def test_repeated_citations_count_once_and_cannot_outvote_the_rest() -> None:
     t = tally("citation_accuracy", [loud, *wrong])
     assert (t.n, t.value) == (6, pytest.approx(1 / 6))
     strict = decide(Floor("citation_accuracy", 0.5), "g", [loud, *wrong],
-                    strictness=Strictness("strict"))
+                    strictness=Strictness(ci="strict"))
     assert strict.outcome == "failed"
 
 

@@ -128,7 +128,7 @@ def test_a_proportion_floor_states_the_rate_it_passes_at_exactly() -> None:
     rows = abstention_rows(34, 6)  # 40 questions
     floor = Floor("abstention_accuracy", 0.80)
     point = decide(floor, "g", rows).passes_at
-    strict = decide(floor, "g", rows, strictness=Strictness("strict")).passes_at
+    strict = decide(floor, "g", rows, strictness=Strictness(ci="strict")).passes_at
     assert point is not None and strict is not None
     assert (point.value, point.approximate) == (passing_rate(40, 0.8, strict=False), False)
     assert strict.value == passing_rate(40, 0.8, strict=True) and strict.value > point.value
@@ -167,8 +167,8 @@ def test_the_tables_show_both() -> None:
     from tests.test_statistical_gates import abstention_rows
 
     rows = abstention_rows(34, 6)
-    run = GoldsetRun("g", "1", rows, verdicts=[decide(Floor("abstention_accuracy", 0.8), "g",
-                                                      rows)])
+    run = GoldsetRun(name="g", eval_version="1", records=rows,
+                     verdicts=[decide(Floor("abstention_accuracy", 0.8), "g", rows)])
     table = floors_table([run], "simple")
     assert "passes 80% at" in table
     assert f"{passing_rate(40, 0.8, strict=False):.2f}" in table.splitlines()[2]

@@ -46,7 +46,7 @@ from tests.test_metrics import EVIDENCE, RIGHT, WRONG_TURNS
 
 def _cites_tally(name: str, rows: Sequence[QuestionRecord]) -> Tally:
     answered = [r for r in rows if r.abstained is False]
-    return Tally(name, sum(r.citations > 0 for r in answered), len(answered),
+    return Tally(metric=name, k=sum(r.citations > 0 for r in answered), n=len(answered),
                  questions=len(answered))
 
 
@@ -75,7 +75,8 @@ def test_a_registered_mechanical_metric_reaches_every_consumer(
 
     # the scorer stores it, the floors tally it, name its worst question and its unit
     assert records[1].metrics["cites_something"] == 0.0
-    assert tally("cites_something", records) == Tally("cites_something", 2, 3, questions=3)
+    assert tally("cites_something", records) == Tally(metric="cites_something", k=2,
+                                                         n=3, questions=3)
     assert behind("cites_something", records) == "q2 cites nothing"
     verdict = decide(Floor("cites_something", 0.9), "g", records)
     assert verdict.outcome == "failed"
@@ -89,13 +90,14 @@ def test_a_registered_mechanical_metric_reaches_every_consumer(
     # the baseline pairs its binary units with McNemar
     then = {r.question_id: r.scores() for r in records}
     now = dict(then, q1=records[1].scores())
-    checks = {c.metric: c for c in check_run("g", "1", now, [BaselineRun("g", "1", then, "b")],
+    checks = {c.metric: c for c in check_run("g", "1", now, [BaselineRun(
+        goldset="g", eval_version="1", scores=then, source="b")],
                                              alpha=0.05, min_n=0)}
     assert checks["cites_something"].test == MCNEMAR
     assert "1 right→wrong, 0 wrong→right of 3 answers" in checks["cites_something"].message
 
     # the history keeps its figure, the report its column and its by-kind line
-    run = GoldsetRun("g", "1", records)
+    run = GoldsetRun(name="g", eval_version="1", records=records)
     line = build_line(run, git=None)
     assert line.metrics["cites_something"].k == 2 and line.metrics["cites_something"].n == 3
     assert "cites_something" in line.by_kind["single_meeting"]
@@ -174,14 +176,14 @@ def test_history_regression_and_reports_list_a_runs_metrics_by_one_rule() -> Non
     records = [answered("q1", 1, True).model_copy(update={
         "judge": "j", "metrics": {**answered("q1", 1, True).metrics, "faithfulness": 0.5}}),
         answered("q2", 2, False)]
-    run = GoldsetRun("g", "1", records)
+    run = GoldsetRun(name="g", eval_version="1", records=records)
     run.verdicts.append(decide(Floor("evidence_recall@3", 0.1), "g", records))
     listed = ["citation_accuracy", "abstention_accuracy", "evidence_recall", "faithfulness",
               "judge_coverage"]
     assert list(build_line(run, git=None).metrics) == listed
     assert scored_metrics(r.scores() for r in records) == listed
     assert run.metrics == [m for m in listed if m != "judge_coverage"] + ["evidence_recall@3"]
-    unjudged = GoldsetRun("g", "1", [answered("q2", 2, False)])
+    unjudged = GoldsetRun(name="g", eval_version="1", records=[answered("q2", 2, False)])
     assert list(build_line(unjudged, git=None).metrics) == listed[:3] == unjudged.metrics
 
 

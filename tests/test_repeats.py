@@ -96,7 +96,7 @@ def test_strict_repeats_do_not_pass_what_their_questions_cannot() -> None:
     rows = [record(f"q{i}", r, True, i) for i in range(10) for r in (1, 2, 3)]
     assert wilson(30, 30)[0] >= 0.75
     verdict = decide(Floor("abstention_accuracy", 0.75), "g", rows,
-                     strictness=Strictness("strict"))
+                     strictness=Strictness(ci="strict"))
     assert verdict.outcome == "failed"
     assert "95% lower bound 0.72 < floor 0.75" in verdict.message
     assert "n=30 answers of 10 questions × 3" in verdict.message

@@ -40,7 +40,7 @@ ITEM = SavedItem(nodeid="gs/ragate.toml::q2", route="gs/ragate.toml", name="q2",
 
 
 def test_every_line_round_trips(tmp_path: Path) -> None:
-    run = GoldsetRun("mini", "7", [record("q1", 0), record("q2", 1)])
+    run = GoldsetRun(name="mini", eval_version="7", records=[record("q1", 0), record("q2", 1)])
     path = tmp_path / "r.jsonl"
     write_results(path, [run], HEADER, [ANCHOR], [ITEM])
     found = read_results(path)
@@ -63,7 +63,8 @@ def test_a_file_of_rows_alone_still_reads(tmp_path: Path) -> None:
 
 def test_bad_lines_are_named_and_the_rest_is_read(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
-    write_results(path, [GoldsetRun("mini", "7", [record("q1", 0), record("q2", 1)])], HEADER)
+    write_results(path, [GoldsetRun(name="mini", eval_version="7",
+                                    records=[record("q1", 0), record("q2", 1)])], HEADER)
     lines = path.read_text().splitlines()[:-1]  # the trailer: these lines are not its
     header = json.loads(lines[0])
     lines[1] = lines[1].replace('"index": 0', '"index": "first"')

@@ -320,7 +320,8 @@ def reseal(path: Path) -> None:
     from pytest_ragate.scoring.run import GoldsetRun
 
     found = read_results(path)
-    write_results(path, [GoldsetRun("mini", "7", [row for _, row in found.rows])],
+    write_results(path, [GoldsetRun(name="mini", eval_version="7",
+                                    records=[row for _, row in found.rows])],
                   found.header, found.anchors, [*found.items, *found.tests])
 
 

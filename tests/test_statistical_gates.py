@@ -32,21 +32,21 @@ def test_strict_ci_passes_only_when_the_lower_bound_clears_the_floor() -> None:
     floor = Floor("abstention_accuracy", 0.30)
     point = decide(floor, "g", rows)
     assert point.outcome == "passed"
-    strict = decide(floor, "g", rows, strictness=Strictness("strict"))
+    strict = decide(floor, "g", rows, strictness=Strictness(ci="strict"))
     assert strict.outcome == "failed"
     assert ("abstention_accuracy 0.35, 95% lower bound 0.18 < floor 0.30 (ragate_ci = strict)"
             in strict.message)
     assert "95% CI [0.18, 0.57] (Wilson)" in strict.message
     # a floor under the lower bound holds in both modes
     assert decide(Floor("abstention_accuracy", 0.18), "g", rows,
-                  strictness=Strictness("strict")).outcome == "passed"
+                  strictness=Strictness(ci="strict")).outcome == "passed"
 
 
 def test_strict_ci_xfail_floor_xpasses_only_on_the_lower_bound() -> None:
     rows = abstention_rows(19, 1)  # 0.95, Wilson lower bound 0.764
     floor = Floor("abstention_accuracy", 0.80, xfail="known gap")
     assert decide(floor, "g", rows).outcome == "xpassed"
-    assert decide(floor, "g", rows, strictness=Strictness("strict")).outcome == "xfailed"
+    assert decide(floor, "g", rows, strictness=Strictness(ci="strict")).outcome == "xfailed"
 
 
 def test_min_n_refuses_to_gate_on_too_few_questions() -> None:
@@ -142,7 +142,8 @@ def test_check_run_needs_the_same_goldset_and_eval_version() -> None:
     rows = abstention_rows(3, 0)
     from pytest_ragate.scoring.regression import BaselineRun
 
-    other = BaselineRun("g", "0", {r.question_id: r.scores() for r in rows}, "results file x")
+    other = BaselineRun(goldset="g", eval_version="0",
+                        scores={r.question_id: r.scores() for r in rows}, source="results file x")
     current = {r.question_id: r.scores() for r in rows}
     skipped = check_run("g", "1", current, [other], alpha=0.05, min_n=0)
     assert [c.metric for c in skipped] == ["citation_accuracy", "abstention_accuracy",
@@ -171,8 +172,10 @@ def test_baseline_from_history_lines_picks_the_last_or_the_named_line(tmp_path: 
     from pytest_ragate.scoring.run import GoldsetRun
 
     path = tmp_path / "history.jsonl"
-    first = build_line(GoldsetRun("g", "1", abstention_rows(3, 0)), git=None)
-    second = build_line(GoldsetRun("g", "1", abstention_rows(1, 2)), git=None)
+    first = build_line(GoldsetRun(name="g", eval_version="1", records=abstention_rows(3, 0)),
+                       git=None)
+    second = build_line(GoldsetRun(name="g", eval_version="1", records=abstention_rows(1, 2)),
+                        git=None)
     path.write_text(first.model_dump_json() + "\n" + second.model_dump_json() + "\n")
     runs = load_baseline(str(path))
     now = {r.question_id: r.scores() for r in abstention_rows(3, 0)}

@@ -9,7 +9,7 @@ values in and plain values out.
 Before deciding, what arrived is reconciled with what was collected (`population.Collected`): every
 selected question and anchor either has a result or is a gap (errored, crashed, lost with a
 crashed worker, never ran, skipped, sealed, deselected), and floors are decided over that
-whole population (`gates.incomplete`).
+whole population (`gates.missing_of`).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ ANCHORS_ELSEWHERE = ("not decided here: anchors are checked where the goldset's 
                      "collected (pytest <its folder>), not in a @ragate.goldset test")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Failure:
     """An item's failed report: its phase (`when`), the line that says what happened, and
     whether its worker died running it (xdist's `pytest_handlecrashitem` says so)."""
@@ -57,7 +57,7 @@ class Failure:
         return "crashed" if self.crashed else "errored"
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Arrived:
     """What the reports brought, by node id, as the controller gathers it from the hooks."""
 
@@ -68,7 +68,7 @@ class Arrived:
     down: list[str] = field(default_factory=list)  # xdist workers that went down, and why
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Rules:
     """How the run is decided: the gate settings and, with --ragate-baseline, the baseline."""
 
@@ -78,7 +78,7 @@ class Rules:
     alpha: float = 0.05
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FloorDecision:
     """A collected floor and its verdict."""
 
@@ -86,7 +86,7 @@ class FloorDecision:
     verdict: Verdict
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Decision:
     runs: list[GoldsetRun] = field(default_factory=list)  # by goldset name, then route
     floors: list[FloorDecision] = field(default_factory=list)  # in collection order
@@ -111,7 +111,8 @@ def decide_run(collected: Collected | None, arrived: Arrived, rules: Rules = Rul
     runs: dict[str, GoldsetRun] = {}
     for route, population in populations.items():
         records, gaps = _question_gaps(population, arrived, decision)
-        runs[route] = GoldsetRun(population.goldset, population.eval_version, records,
+        runs[route] = GoldsetRun(name=population.goldset,
+                                 eval_version=population.eval_version, records=records,
                                  route=route, population=len(population.questions), gaps=gaps,
                                  repeats=population.repeats,
                                  anchor_gaps=_anchor_gaps(population, arrived, decision),
@@ -121,7 +122,8 @@ def decide_run(collected: Collected | None, arrived: Arrived, rules: Rules = Rul
                                  soft_gaps=soft_gaps(rules.strictness))
     for record in arrived.records.values():  # rows of a route nobody described
         if record.route not in populations:
-            runs.setdefault(record.route, GoldsetRun(record.goldset, record.eval_version,
+            runs.setdefault(record.route, GoldsetRun(name=record.goldset,
+                                                     eval_version=record.eval_version,
                                                      route=record.route)
                             ).records.append(record)
     for route, population in populations.items():
@@ -131,7 +133,7 @@ def decide_run(collected: Collected | None, arrived: Arrived, rules: Rules = Rul
         run = runs[spec.route]
         verdict = _decide_floor(spec, run, populations[spec.route], rules)
         run.verdicts.append(verdict)
-        decision.floors.append(FloorDecision(spec, verdict))
+        decision.floors.append(FloorDecision(spec=spec, verdict=verdict))
     names: dict[str, int] = {}
     for run in runs.values():
         names[run.name] = names.get(run.name, 0) + 1
@@ -163,10 +165,11 @@ def _decide_floor(spec: FloorSpec, run: GoldsetRun, population: Population, rule
                   ) -> Verdict:
     floor = spec.floor
     if floor.anchors and not population.checks_anchors:
-        return Verdict(floor, run.name, "skipped", ANCHORS_ELSEWHERE, None, None, MECHANICAL)
+        return Verdict(floor=floor, goldset=run.name, outcome="skipped",
+                       message=ANCHORS_ELSEWHERE, computed_by=MECHANICAL)
     if floor.anchors:  # over the anchors that were checked; the others are gaps
         return decide_anchors(floor, run.name, [a for a in run.anchors if a.checked],
-                              rules.strictness, run.anchor_gaps)
+                              strictness=rules.strictness, gaps=run.anchor_gaps)
     judge = run.judge
     strictness = rules.strictness
     if floor.metric == AGREEMENT:
@@ -235,25 +238,27 @@ def _question_gaps(population: Population, arrived: Arrived, decision: Decision,
     for member in population.questions:
         qid, kind, nodeid = member.item_name, member.kind, member.nodeid
         if nodeid is None:
-            gaps.append(Gap(qid, kind, "deselected"))
+            gaps.append(Gap(member=qid, member_kind=kind, kind="deselected"))
             continue
         record = arrived.records.get(nodeid)
         failure = arrived.failed.get(nodeid)
         if record is None and failure is not None:
             record = _error_record(population, member, failure.why)
-            gaps.append(Gap(qid, kind, failure.gap, failure.why))
+            gaps.append(Gap(member=qid, member_kind=kind, kind=failure.gap, why=failure.why))
         elif record is None and nodeid in arrived.started:
             decision.lost.append(nodeid)
             record = _error_record(population, member, f"lost: {decision.lost_why}")
-            gaps.append(Gap(qid, kind, "lost", decision.lost_why))
+            gaps.append(Gap(member=qid, member_kind=kind, kind="lost", why=decision.lost_why))
         elif record is None:
-            gaps.append(Gap(qid, kind, "never ran"))
+            gaps.append(Gap(member=qid, member_kind=kind, kind="never ran"))
             continue
         elif record.status == "error":
-            gaps.append(Gap(qid, kind, "errored", record.error or ""))
+            gaps.append(Gap(member=qid, member_kind=kind, kind="errored",
+                            why=record.error or ""))
         elif record.status == "skipped":
-            gaps.append(Gap(qid, kind, "sealed") if member.sealed
-                        else Gap(qid, kind, "skipped", record.error or ""))
+            gaps.append(Gap(member=qid, member_kind=kind, kind="sealed") if member.sealed
+                        else Gap(member=qid, member_kind=kind, kind="skipped",
+                                 why=record.error or ""))
         records.append(record)
     records.sort(key=lambda r: (r.index, r.repeat))
     return records, gaps
@@ -265,19 +270,20 @@ def _anchor_gaps(population: Population, arrived: Arrived, decision: Decision) -
         aid, kind, nodeid = member.anchor_id, member.kind, member.nodeid
         outcome = arrived.anchors.get(nodeid) if nodeid else None
         if nodeid is None:
-            gaps.append(Gap(aid, kind, "deselected"))
+            gaps.append(Gap(member=aid, member_kind=kind, kind="deselected"))
         elif outcome is not None and outcome.outcome == "skipped":
-            gaps.append(Gap(aid, kind, "skipped", outcome.error or ""))
+            gaps.append(Gap(member=aid, member_kind=kind, kind="skipped",
+                            why=outcome.error or ""))
         elif outcome is not None and outcome.error:
-            gaps.append(Gap(aid, kind, "errored", outcome.error))
+            gaps.append(Gap(member=aid, member_kind=kind, kind="errored", why=outcome.error))
         elif outcome is not None:
             continue  # checked: held or not
         elif nodeid in arrived.failed:
             failure = arrived.failed[nodeid]
-            gaps.append(Gap(aid, kind, failure.gap, failure.why))
+            gaps.append(Gap(member=aid, member_kind=kind, kind=failure.gap, why=failure.why))
         elif nodeid in arrived.started:
             decision.lost.append(nodeid)
-            gaps.append(Gap(aid, kind, "lost", decision.lost_why))
+            gaps.append(Gap(member=aid, member_kind=kind, kind="lost", why=decision.lost_why))
         else:
-            gaps.append(Gap(aid, kind, "never ran"))
+            gaps.append(Gap(member=aid, member_kind=kind, kind="never ran"))
     return gaps

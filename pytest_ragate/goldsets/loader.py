@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -87,71 +88,88 @@ def with_judge_coverage(floors: list[Floor]) -> list[Floor]:
     return floors
 
 
+@dataclass(frozen=True, kw_only=True)
+class _FloorEntry:
+    """One floor as `[floors]` writes it: `metric = value` at `at`, of a kind or an anchor
+    kind, before it is checked."""
+
+    metric: str
+    value: object
+    at: str
+    kind: str | None = None
+    anchors: bool = False
+
+
 def parse_floors(raw: dict[str, Any], path: Path, where: str = "floors") -> list[Floor]:
     """`{metric: min | {min, xfail}}` plus `kind.<kind>.<metric>`; names checked against METRICS."""
     floors: list[Floor] = []
     problems: list[Problem] = []
-
-    def one(metric: str, value: object, kind: str | None, at: str,
-            anchors: bool = False) -> None:
-        if anchors and metric not in anchor_floor_metrics():
-            problems.append(Problem(path, at, f"an anchor population floor is one of "
-                                    f"{', '.join(anchor_floor_metrics())}, not {metric!r}"))
-            return
-        if metric not in METRICS:
-            known = ", ".join(METRICS)
-            problems.append(Problem(path, at, f"unknown metric {metric!r} (known: {known})"))
-            return
-        try:
-            if isinstance(value, dict):
-                spec = FloorValue.model_validate(value)
-                upper = spec.max is not None
-                if upper and metric == AGREEMENT:
-                    problems.append(Problem(path, at, "judge_agreement is a lower bound: "
-                                            "{ min = … }, not { max = … }"))
-                    return
-                bound = spec.max if spec.max is not None else spec.min
-                assert bound is not None
-                floors.append(Floor(metric, bound, kind, spec.xfail, anchors, upper))
-            elif isinstance(value, int | float) and not isinstance(value, bool):
-                floors.append(Floor(metric, _UNIT.validate_python(value), kind, None, anchors))
-            else:
-                problems.append(Problem(path, at, "must be a number in [0, 1], "
-                                        "{ min = …, xfail = \"reason\" } or { max = … }"))
-        except ValidationError as error:
-            problems.extend(problems_from_validation(error, path, prefix=at))
-
-    for key, value in raw.items():
-        if key == "anchors":
-            if not isinstance(value, dict):
-                problems.append(Problem(path, f"{where}.anchors", "must be a table of anchor "
-                                        "kinds"))
-                continue
-            for kind, table in value.items():
-                if kind not in ANCHOR_KINDS or not isinstance(table, dict):
-                    problems.append(Problem(path, f"{where}.anchors.{kind}", "must be a table "
-                                            f"of floors for an anchor kind "
-                                            f"({', '.join(ANCHOR_KINDS)})"))
-                    continue
-                for metric, spec in table.items():
-                    one(metric, spec, kind, f"{where}.anchors.{kind}.{metric}", anchors=True)
-        elif key == "kind":
-            if not isinstance(value, dict):
-                problems.append(Problem(path, f"{where}.kind", "must be a table of kinds"))
-                continue
-            for kind, table in value.items():
-                if not isinstance(table, dict):
-                    problems.append(
-                        Problem(path, f"{where}.kind.{kind}", "must be a table of metric floors")
-                    )
-                    continue
-                for metric, spec in table.items():
-                    one(metric, spec, kind, f"{where}.kind.{kind}.{metric}")
+    for entry in _floor_entries(raw, path, where):
+        if isinstance(entry, Problem):
+            problems.append(entry)
+        elif isinstance(found := _floor(entry, path), Floor):
+            floors.append(found)
         else:
-            one(key, value, None, f"{where}.{key}")
+            problems.extend(found)
     if problems:
         raise GoldsetError(problems)
     return floors
+
+
+def _floor_entries(raw: dict[str, Any], path: Path, where: str,
+                   ) -> Iterator[_FloorEntry | Problem]:
+    """Every floor the table declares, in order, and a problem where a sub-table is not one."""
+    for key, value in raw.items():
+        if key not in ("anchors", "kind"):
+            yield _FloorEntry(metric=key, value=value, at=f"{where}.{key}")
+        elif not isinstance(value, dict):
+            yield Problem(path, f"{where}.{key}", "must be a table of anchor kinds"
+                          if key == "anchors" else "must be a table of kinds")
+        else:
+            for kind, table in value.items():
+                yield from _kind_entries(key == "anchors", kind, table, path, f"{where}.{key}")
+
+
+def _kind_entries(anchors: bool, kind: str, table: object, path: Path, where: str,
+                  ) -> Iterator[_FloorEntry | Problem]:
+    """The floors of one kind (`kind.<kind>`), or of one anchor kind (`anchors.<kind>`)."""
+    if anchors and (kind not in ANCHOR_KINDS or not isinstance(table, dict)):
+        yield Problem(path, f"{where}.{kind}", "must be a table of floors for an anchor kind "
+                      f"({', '.join(ANCHOR_KINDS)})")
+    elif not isinstance(table, dict):
+        yield Problem(path, f"{where}.{kind}", "must be a table of metric floors")
+    else:
+        for metric, value in table.items():
+            yield _FloorEntry(metric=metric, value=value, at=f"{where}.{kind}.{metric}",
+                              kind=kind, anchors=anchors)
+
+
+def _floor(entry: _FloorEntry, path: Path) -> Floor | list[Problem]:
+    """One floor checked: a metric that exists (and may gate anchors, for an anchor floor),
+    and a value that is a number in [0, 1] or one bound with its xfail."""
+    at, metric, value = entry.at, entry.metric, entry.value
+    if entry.anchors and metric not in anchor_floor_metrics():
+        return [Problem(path, at, f"an anchor population floor is one of "
+                        f"{', '.join(anchor_floor_metrics())}, not {metric!r}")]
+    if metric not in METRICS:
+        return [Problem(path, at, f"unknown metric {metric!r} (known: {', '.join(METRICS)})")]
+    try:
+        if isinstance(value, dict):
+            spec = FloorValue.model_validate(value)
+            if spec.max is not None and metric == AGREEMENT:
+                return [Problem(path, at, "judge_agreement is a lower bound: { min = … }, not "
+                                "{ max = … }")]
+            bound = spec.max if spec.max is not None else spec.min
+            assert bound is not None
+            return Floor(metric, bound, kind=entry.kind, xfail=spec.xfail,
+                         anchors=entry.anchors, upper=spec.max is not None)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return Floor(metric, _UNIT.validate_python(value), kind=entry.kind,
+                         anchors=entry.anchors)
+    except ValidationError as error:
+        return problems_from_validation(error, path, prefix=at)
+    return [Problem(path, at, "must be a number in [0, 1], { min = …, xfail = \"reason\" } or "
+                    "{ max = … }")]
 
 
 # --- the loaded goldset -------------------------------------------------------------------
@@ -286,23 +304,42 @@ def evidence_label(corpus: Corpus, item: Evidence) -> str:
 SEALED_FIELD = "<sealed>"
 
 
-def _read_answers(root: Path, config: GoldsetConfig, config_path: Path,
-                  ) -> tuple[list[ExpectedRow], tuple[Path, dict[str, bool]] | None,
-                             list[Problem]]:
+@dataclass(frozen=True, kw_only=True)
+class _Answers:
+    """The expected answers read: plain rows, or sealed ones opened with the key; without
+    the key, only the sealed file's index (question id → has evidence)."""
+
+    rows: list[ExpectedRow]
+    index: tuple[Path, dict[str, bool]] | None = None
+    opened: bool = False  # sealed and opened: their problems never quote the evidence
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def rejected(self) -> set[str]:
+        return {p.question_id for p in self.problems if p.question_id}
+
+    @property
+    def unreadable(self) -> bool:
+        """The sealed file could not be read: its answers are unknown, not missing."""
+        return any(p.field == SEALED_FIELD for p in self.problems)
+
+
+def _read_answers(root: Path, config: GoldsetConfig, config_path: Path) -> _Answers:
     """Plain expected answers; or sealed ones, opened with RAGATE_SEAL_KEY when it is set,
     else only their index (question id → has evidence)."""
     sealed_file = locate_sealed(root, config.questions.expected)
     if not sealed_file.is_file():
         rows, found = read_expected(root / config.questions.expected, config_path)
-        return rows, None, found
+        return _Answers(rows=rows, problems=found)
     key = os.environ.get(KEY_ENV, "")
     try:
         if key:
             rows, found = open_sealed(root, key)
-            return rows, None, found
-        return [], (sealed_file, sealed_index(root)), []
+            return _Answers(rows=rows, opened=True, problems=found)
+        return _Answers(rows=[], index=(sealed_file, sealed_index(root)))
     except SealError as error:
-        return [], (sealed_file, {}), [Problem(sealed_file, SEALED_FIELD, error.message)]
+        return _Answers(rows=[], index=(sealed_file, {}),
+                        problems=[Problem(sealed_file, SEALED_FIELD, error.message)])
 
 
 def _check_sealed(kind: str, has_evidence: bool, path: Path, qid: str) -> list[Problem]:
@@ -322,48 +359,54 @@ def _a(word: str) -> str:
 def _check_answer(kind: str, expected: Expected, corpus: Corpus, path: Path,
                   line: int | None) -> list[Problem]:
     """The rules tying one expected answer to its question's kind and to the corpus."""
-    qid = expected.question_id
+    return [Problem(path, fld, message, line=line, question_id=expected.question_id)
+            for fld, message in [*_kind_rules(kind, expected), *_corpus_rules(expected, corpus)]]
 
-    def problem(fld: str, message: str) -> Problem:
-        return Problem(path, fld, message, line=line, question_id=qid)
 
-    found: list[Problem] = []
+def _kind_rules(kind: str, expected: Expected) -> list[tuple[str, str]]:
+    """(field, message) for each rule of its kind the answer breaks: evidence and a gist
+    exactly when it is answerable, and how many documents its evidence spans."""
+    found: list[tuple[str, str]] = []
     has_gist = bool(expected.gist and expected.gist.strip())
     if kind in ANSWERABLE_KINDS:
         if not expected.evidence:
-            found.append(problem("evidence", f"{_a(kind)} question needs evidence"))
+            found.append(("evidence", f"{_a(kind)} question needs evidence"))
         if not has_gist:
-            found.append(problem("gist", f"{_a(kind)} question needs a gist"))
+            found.append(("gist", f"{_a(kind)} question needs a gist"))
     elif kind == UNANSWERABLE_KIND:
         if expected.evidence:
-            found.append(problem("evidence", "an unanswerable question has no evidence "
-                                 "(a question must abstain exactly when its evidence is empty)"))
+            found.append(("evidence", "an unanswerable question has no evidence (a question "
+                          "must abstain exactly when its evidence is empty)"))
         if has_gist:
-            found.append(problem("gist", "an unanswerable question has no gist"))
+            found.append(("gist", "an unanswerable question has no gist"))
     elif expected.evidence and not has_gist:
-        found.append(problem("gist", f"{_a(kind)} question with evidence needs a gist"))
+        found.append(("gist", f"{_a(kind)} question with evidence needs a gist"))
     elif has_gist and not expected.evidence:
-        found.append(problem("evidence", f"{_a(kind)} question has a gist but no evidence: add "
-                             "evidence, or drop the gist to make it a must-abstain question"))
+        found.append(("evidence", f"{_a(kind)} question has a gist but no evidence: add "
+                      "evidence, or drop the gist to make it a must-abstain question"))
     docs = sorted({e.doc_id for e in expected.evidence if e.doc_id is not None})
     if kind in MULTI_DOC_KINDS and expected.evidence and len(docs) < 2:
-        found.append(problem("evidence", f"{_a(kind)} question spans 2+ documents, this "
-                             f"one only {docs}"))
+        found.append(("evidence", f"{_a(kind)} question spans 2+ documents, this one only "
+                      f"{docs}"))
     if kind in SINGLE_DOC_KINDS and len(docs) > 1:
-        found.append(problem("evidence", f"{_a(kind)} question spans one document, this "
-                             f"one {docs}"))
+        found.append(("evidence", f"{_a(kind)} question spans one document, this one {docs}"))
+    return found
+
+
+def _corpus_rules(expected: Expected, corpus: Corpus) -> list[tuple[str, str]]:
+    """(field, message) for each piece of evidence the corpus does not have."""
+    found: list[tuple[str, str]] = []
     for i, ev in enumerate(expected.evidence):
         if ev.doc_id is None or not corpus.knows(ev.doc_id):
             continue  # a document whose corpus problem is reported already
         if ev.doc_id not in corpus:
-            found.append(problem(f"evidence[{i}].doc_id",
-                                 f"document {ev.doc_id!r} is not in the corpus"))
+            found.append((f"evidence[{i}].doc_id", f"document {ev.doc_id!r} is not in the corpus"))
             continue
         n = len(corpus[ev.doc_id].turns)
         if ev.last_turn is not None and ev.last_turn >= n:
             unit = corpus.unit
-            found.append(problem(f"evidence[{i}].last_{unit}", f"{unit} {ev.last_turn} does not "
-                                 f"exist ({ev.doc_id} has {unit}s 0..{n - 1})"))
+            found.append((f"evidence[{i}].last_{unit}", f"{unit} {ev.last_turn} does not exist "
+                          f"({ev.doc_id} has {unit}s 0..{n - 1})"))
     return found
 
 
@@ -457,109 +500,169 @@ def _check_labelled(config: GoldsetConfig, config_path: Path, floors: list[Floor
     return found
 
 
-def load_goldset(path: Path) -> Goldset:
-    """Load and validate a goldset from its directory or its `ragate.toml`."""
-    config_path = path / CONFIG_NAME if path.is_dir() else path
-    if not config_path.is_file():
-        raise GoldsetError([Problem(config_path, "<file>", "no ragate.toml here")])
-    root = config_path.parent
-    config = read_config(config_path)
-    problems: list[Problem] = []
-    floors: list[Floor] = []
-    try:
-        floors = parse_floors(config.floors, config_path)
-    except GoldsetError as error:
-        problems.extend(error.problems)
+@dataclass(frozen=True, kw_only=True)
+class _Listed:
+    """The questions file read: its questions in file order (duplicates too), the ids whose
+    lines were rejected, and whether it could be read at all."""
 
-    corpus, found = load_corpus(root, config.corpus.paths, config.corpus.format, config_path,
-                                config.corpus.units)
-    problems.extend(found)
+    path: Path
+    questions: list[tuple[int, Question]]
+    rejected: set[str]
+    unread: bool  # no file, or one that cannot be read: one problem, not one per answer
+    problems: list[Problem]
 
-    questions_path = root / config.questions.file
-    questions: list[tuple[int, Question]] = []
-    if questions_path.is_file():
-        questions, found = read_jsonl(questions_path, Question, id_field="question_id")
-        problems.extend(found)
-    else:
-        problems.append(Problem(config_path, "questions.file", f"{questions_path} not found"))
-    rejected = {p.question_id for p in found if p.question_id}
-    # a questions file that cannot be read at all is one problem, not one per answer
-    unread = any(p.field == "<file>" for p in found) or not questions_path.is_file()
-    if questions_path.is_file():
-        problems.extend(_check_kinds(config, config_path, questions_path, questions, floors,
-                                     rejected=bool(found)))
 
-    expected_rows, sealed, found = _read_answers(root, config, config_path)
-    opened = sealed is None and locate_sealed(root, config.questions.expected).is_file()
-    problems.extend(found)
-    rejected |= {p.question_id for p in found if p.question_id}
-    unreadable = any(p.field == SEALED_FIELD for p in found)
+def _read_questions(root: Path, config: GoldsetConfig, config_path: Path,
+                    floors: list[Floor]) -> _Listed:
+    """The questions, and the problems of their lines and of their kinds."""
+    path = root / config.questions.file
+    if not path.is_file():
+        return _Listed(path=path, questions=[], rejected=set(), unread=True,
+                       problems=[Problem(config_path, "questions.file", f"{path} not found")])
+    questions, found = read_jsonl(path, Question, id_field="question_id")
+    kinds = _check_kinds(config, config_path, path, questions, floors, rejected=bool(found))
+    return _Listed(path=path, questions=questions,
+                   rejected={p.question_id for p in found if p.question_id},
+                   unread=any(p.field == "<file>" for p in found), problems=[*found, *kinds])
 
+
+def _by_id(listed: _Listed) -> tuple[dict[str, tuple[int, Question]], list[Problem]]:
+    """Each question by its id (the first of a duplicated id), and a problem per duplicate."""
     by_id: dict[str, tuple[int, Question]] = {}
-    for line, q in questions:
+    problems: list[Problem] = []
+    for line, q in listed.questions:
         if q.question_id in by_id:
-            problems.append(Problem(questions_path, "question_id", f"duplicate id (first on line "
+            problems.append(Problem(listed.path, "question_id", f"duplicate id (first on line "
                                     f"{by_id[q.question_id][0]})", line=line,
                                     question_id=q.question_id))
         else:
             by_id[q.question_id] = (line, q)
+    return by_id, problems
 
-    answers: dict[str, Expected | None] = {}
-    has_evidence: dict[str, bool] = {}
-    if sealed is not None:  # no key: ids and whether each must abstain, nothing more
-        sealed_file, index = sealed
+
+@dataclass(kw_only=True)
+class _Matching:
+    """Expected answers matched to their questions, one source after the other: the answer
+    of each question (None while sealed), whether each sealed one has evidence, and what did
+    not match. An answer without a question is named unless its line was rejected or the
+    questions file could not be read: that problem is reported already."""
+
+    by_id: dict[str, tuple[int, Question]]
+    listed: _Listed
+    rejected: set[str]  # ids whose question or answer line was rejected
+    answers: dict[str, Expected | None] = field(default_factory=dict)
+    has_evidence: dict[str, bool] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+
+    def orphan(self, file: Path, qid: str, line: int | None = None) -> None:
+        if qid not in self.rejected and not self.listed.unread:
+            self.problems.append(Problem(file, "question_id", f"no question {qid!r} in "
+                                         f"{self.listed.path.name}", line=line, question_id=qid))
+
+    def sealed(self, sealed_file: Path, index: dict[str, bool]) -> None:
+        """No key: ids and whether each must abstain, nothing more."""
         for qid, evidence in index.items():
-            answers[qid] = None
-            has_evidence[qid] = evidence
-            if qid in by_id:
-                problems.extend(_check_sealed(by_id[qid][1].kind, evidence, sealed_file, qid))
-            elif qid not in rejected and not unread:
-                problems.append(Problem(sealed_file, "question_id", f"no question {qid!r} in "
-                                        f"{questions_path.name}", question_id=qid))
-    for file, at, exp in expected_rows:
-        qid = exp.question_id
-        if qid in answers:
-            problems.append(Problem(file, "question_id", "duplicate expected answer",
-                                    line=at, question_id=qid))
-            continue
-        answers[qid] = exp
-        if qid in by_id:
-            found = _check_answer(by_id[qid][1].kind, exp, corpus, file, at)
-            problems.extend(_sealed_answer_problems(found) if opened else found)
-        elif qid not in rejected and not unread:
-            problems.append(Problem(file, "question_id", f"no question {qid!r} in "
-                                    f"{questions_path.name}", line=at, question_id=qid))
+            self.answers[qid] = None
+            self.has_evidence[qid] = evidence
+            if qid in self.by_id:
+                self.problems.extend(_check_sealed(self.by_id[qid][1].kind, evidence,
+                                                   sealed_file, qid))
+            else:
+                self.orphan(sealed_file, qid)
 
-    for qid, (line, _q) in by_id.items():
-        if qid not in answers and qid not in rejected and not unreadable:
-            problems.append(Problem(questions_path, "question_id", "has no expected answer",
-                                    line=line, question_id=qid))
+    def rows(self, rows: list[ExpectedRow], corpus: Corpus, opened: bool) -> None:
+        """Each answer against its question's kind and the corpus; an opened sealed one's
+        problems never quote its evidence."""
+        for file, at, exp in rows:
+            qid = exp.question_id
+            if qid in self.answers:
+                self.problems.append(Problem(file, "question_id", "duplicate expected answer",
+                                             line=at, question_id=qid))
+                continue
+            self.answers[qid] = exp
+            if qid in self.by_id:
+                found = _check_answer(self.by_id[qid][1].kind, exp, corpus, file, at)
+                self.problems.extend(_sealed_answer_problems(found) if opened else found)
+            else:
+                self.orphan(file, qid, at)
 
-    if config.questions.mix is not None:
-        kinds = Counter(q.kind for _line, q in by_id.values())
-        problems.extend(_check_mix(config.questions.mix, kinds, config_path))
+    def unanswered(self, unreadable: bool) -> None:
+        """Questions without an answer (unknown, not missing, when the sealed file is
+        unreadable)."""
+        self.problems.extend(
+            Problem(self.listed.path, "question_id", "has no expected answer", line=line,
+                    question_id=qid)
+            for qid, (line, _q) in self.by_id.items()
+            if qid not in self.answers and qid not in self.rejected and not unreadable)
 
+
+def _match_answers(by_id: dict[str, tuple[int, Question]], answers: _Answers, corpus: Corpus,
+                   listed: _Listed) -> _Matching:
+    matching = _Matching(by_id=by_id, listed=listed,
+                         rejected=listed.rejected | answers.rejected)
+    if answers.index is not None:
+        matching.sealed(*answers.index)
+    matching.rows(answers.rows, corpus, opened=answers.opened)
+    matching.unanswered(unreadable=answers.unreadable)
+    return matching
+
+
+def _read_labels(root: Path, config: GoldsetConfig, config_path: Path, floors: list[Floor],
+                 question_ids: set[str], listed: _Listed) -> tuple[list[Label], list[Problem]]:
+    """The human labels, and the problems of their lines; when those have none, the floors
+    that need labels and have none (a metric whose bad lines were reported is not
+    "without labels" too)."""
     labels: list[Label] = []
-    found = []
-    if config.judge.labels is not None and not unread:
-        labels, found = read_labels(root / config.judge.labels, set(by_id), config_path,
+    found: list[Problem] = []
+    if config.judge.labels is not None and not listed.unread:
+        labels, found = read_labels(root / config.judge.labels, question_ids, config_path,
                                     sealed=locate_sealed(root, config.questions.expected
                                                          ).is_file())
-        problems.extend(found)
-    if not found:  # a metric whose bad lines were reported is not "without labels" too
-        problems.extend(_check_labelled(config, config_path, floors, labels))
+    return labels, found or _check_labelled(config, config_path, floors, labels)
 
-    anchors: list[AnchorEntry] = []
-    if config.anchors is not None:
-        anchors, found = load_anchors(root / config.anchors.file, corpus)
-        problems.extend(found)
 
+def load_goldset(path: Path) -> Goldset:
+    """Load and validate a goldset from its directory or its `ragate.toml`: each step reads
+    one part and gathers its problems, and one GoldsetError lists them all, in this order."""
+    config_path = path / CONFIG_NAME if path.is_dir() else path
+    if not config_path.is_file():
+        raise GoldsetError([Problem(config_path, "<file>", "no ragate.toml here")])
+    root, config = config_path.parent, read_config(config_path)
+    floors, problems = _floors(config, config_path)
+    corpus, unread_corpus = load_corpus(root, config.corpus.paths, config.corpus.format,
+                                        config_path, config.corpus.units)
+    listed = _read_questions(root, config, config_path, floors)
+    answers = _read_answers(root, config, config_path)
+    by_id, duplicates = _by_id(listed)
+    matching = _match_answers(by_id, answers, corpus, listed)
+    mix = (_check_mix(config.questions.mix, Counter(q.kind for _, q in by_id.values()),
+                      config_path) if config.questions.mix is not None else [])
+    labels, unlabelled = _read_labels(root, config, config_path, floors, set(by_id), listed)
+    anchors, unanchored = (load_anchors(root / config.anchors.file, corpus)
+                           if config.anchors is not None else ([], []))
+    problems = [*problems, *unread_corpus, *listed.problems, *answers.problems, *duplicates,
+                *matching.problems, *mix, *unlabelled, *unanchored]
     if problems:
         raise GoldsetError(problems)
-    goldset = Goldset(config.name or root.name, root, config_path, config, corpus, [],
-                      with_judge_coverage(floors), anchors,
-                      locate_sealed(root, config.questions.expected).is_file(), labels)
-    goldset.cases = [Case(goldset, i, line, q, answers[q.question_id],
-                          has_evidence.get(q.question_id))
-                     for i, (line, q) in enumerate(by_id.values())]
+    goldset = Goldset(name=config.name or root.name, root=root, config_path=config_path,
+                      config=config, corpus=corpus, floors=with_judge_coverage(floors),
+                      anchors=anchors, labels=labels,
+                      sealed=locate_sealed(root, config.questions.expected).is_file())
+    goldset.cases = _cases(goldset, by_id, matching)
     return goldset
+
+
+def _floors(config: GoldsetConfig, config_path: Path) -> tuple[list[Floor], list[Problem]]:
+    try:
+        return parse_floors(config.floors, config_path), []
+    except GoldsetError as error:
+        return [], error.problems
+
+
+def _cases(goldset: Goldset, by_id: dict[str, tuple[int, Question]], matching: _Matching,
+           ) -> list[Case]:
+    """Each question with its expected answer, in the questions file's order."""
+    return [Case(goldset=goldset, index=i, line=line, question=q,
+                 expected=matching.answers[q.question_id],
+                 sealed_has_evidence=matching.has_evidence.get(q.question_id))
+            for i, (line, q) in enumerate(by_id.values())]

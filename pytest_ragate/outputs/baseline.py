@@ -92,8 +92,10 @@ def _from_results(path: Path) -> list[BaselineRun]:
                             "a --ragate-history file)")
     runs: dict[str, BaselineRun] = {}
     for line, row in found.rows:
-        run = runs.setdefault(row.goldset, BaselineRun(row.goldset, row.eval_version, {},
-                                                       f"results file {path}"))
+        run = runs.setdefault(row.goldset, BaselineRun(goldset=row.goldset,
+                                                       eval_version=row.eval_version,
+                                                       scores={},
+                                                       source=f"results file {path}"))
         if row.eval_version != run.eval_version:
             raise BaselineError(f"--ragate-baseline: {path}:{line}: goldset {row.goldset} "
                                 f"mixes eval_version {run.eval_version} and {row.eval_version}")
@@ -113,8 +115,9 @@ def _from_history(path: Path, numbered: Sequence[tuple[int, str]]) -> list[Basel
                                     "nor a history line") from None
             continue  # a torn history line: the history reader skips it too
         when = f"{fmt_time(entry.time)}, git {fmt_sha(entry.git_sha)}"
-        runs.append(BaselineRun(entry.goldset, entry.eval_version, dict(entry.scores),
-                                f"history line {path}:{line} ({when})"))
+        runs.append(BaselineRun(goldset=entry.goldset, eval_version=entry.eval_version,
+                                scores=dict(entry.scores),
+                                source=f"history line {path}:{line} ({when})"))
     if not runs:
         raise BaselineError(f"--ragate-baseline: {path}: no readable history line")
     return runs

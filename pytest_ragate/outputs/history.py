@@ -423,12 +423,13 @@ def seen_in(line: HistoryLine) -> dict[str, flips.Seen]:
     found: dict[str, flips.Seen] = {}
     outcomes = line.outcomes or {}
     if any(o.outcome not in (flips.ERROR, flips.SKIPPED) for o in outcomes.values()):
-        found.update({qid: flips.Seen(o.outcome, o.digest) for qid, o in outcomes.items()})
-    found.update({anchor_name(aid): flips.Seen(o.outcome, o.digest)
+        found.update({qid: flips.Seen(outcome=o.outcome, digest=o.digest)
+                      for qid, o in outcomes.items()})
+    found.update({anchor_name(aid): flips.Seen(outcome=o.outcome, digest=o.digest)
                   for aid, o in (line.anchors or {}).items()})
-    found.update({f"floor[{name}]": flips.Seen(flips.floor_outcome(f.outcome),
-                                               flips.digest("floor", name, f.min,
-                                                            *["max"] * f.upper))
+    found.update({f"floor[{name}]": flips.Seen(outcome=flips.floor_outcome(f.outcome),
+                                               digest=flips.digest("floor", name, f.min,
+                                                                   *["max"] * f.upper))
                   for name, f in line.floors.items()})
     return found
 

@@ -48,11 +48,11 @@ from pytest_ragate.outputs.reports import (
 from pytest_ragate.scoring.gates import (
     Verdict,
     fmt_counts,
-    fmt_interval,
     fmt_n,
     interval_of,
     kind_counts,
 )
+from pytest_ragate.scoring.messages import fmt_interval
 from pytest_ragate.scoring.records import QuestionRecord, Tally, fmt_num, tally
 from pytest_ragate.scoring.registry import METRICS
 from pytest_ragate.scoring.regression import Regression

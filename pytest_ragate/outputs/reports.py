@@ -15,10 +15,10 @@ from tabulate import tabulate
 from pytest_ragate.files import write_atomic
 from pytest_ragate.scoring.gates import (
     fmt_counts,
-    fmt_interval,
     fmt_n,
     kind_counts,
 )
+from pytest_ragate.scoring.messages import fmt_interval
 from pytest_ragate.scoring.records import MECHANICAL, QuestionRecord, fmt_num
 from pytest_ragate.scoring.registry import METRICS
 from pytest_ragate.scoring.run import GoldsetRun

@@ -32,14 +32,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from pytest_ragate.scoring import messages
 from pytest_ragate.scoring.gates import (
     POINT,
     Floor,
     Gap,
     Strictness,
     Verdict,
-    fmt_interval,
-    incomplete,
+    missing_of,
+    outcome_of,
+    without_judge,
 )
 from pytest_ragate.scoring.labelled import judged_values
 from pytest_ragate.scoring.ppi import MIN_LABELS, NO_SPREAD
@@ -155,10 +157,11 @@ def _not_a_point(pairs: Sequence[Pair], value: float | None,
     return None if low is None else (min(low, value), value)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Agreement:
     """A judge against the labels of one metric: the statistic, its interval and n, the MAE
-    for score labels, and the labelled questions it has no verdict for."""
+    for score labels, and the labelled questions it has no verdict for (its line:
+    `messages.agreement_line`)."""
 
     metric: str
     statistic: Statistic
@@ -169,29 +172,6 @@ class Agreement:
     mae: float | None = None
     mae_interval: tuple[float, float] | None = None
     missing: tuple[tuple[str, str], ...] = ()  # (question id, why it has no verdict)
-
-    def figure(self) -> str:
-        """`kappa 0.41 [0.20, 0.61]`, or `kappa undefined` when it cannot be computed."""
-        if self.value is None:
-            return f"{self.statistic} undefined"
-        return f"{self.statistic} {self.value:.2f} {fmt_interval(self.interval)}"
-
-    def line(self) -> str:
-        """`faithfulness: kappa 0.41 [0.20, 0.61] on 40 labelled questions`, with the MAE
-        for score labels and the questions without a verdict named."""
-        text = f"{self.metric}: {self.figure()}"
-        if self.mae is not None:
-            text += f", MAE {self.mae:.2f} {fmt_interval(self.mae_interval)}"
-        text += f" on {self.n} labelled question{'s' * (self.n != 1)}"
-        if self.missing:
-            named = "; ".join(f"{q} ({why})" for q, why in self.missing[:5])
-            more = len(self.missing) - 5
-            text += (f"; {len(self.missing)} labelled without a verdict: {named}"
-                     + (f"; and {more} more" if more > 0 else ""))
-        elif self.value is None:
-            text += (" (every label and verdict is one class, or one score: label questions "
-                     "the judge should tell apart)")
-        return text
 
 
 def agree(metric: str, labels: Mapping[str, float], binary: bool,
@@ -207,14 +187,20 @@ def agree(metric: str, labels: Mapping[str, float], binary: bool,
     missing = tuple((q, why[q]) for q in labelled if q not in values)
     if binary:
         kappa = _kappa_of(pairs)
-        return Agreement(metric, "kappa", kappa,
-                         _not_a_point(pairs, kappa, bootstrap(pairs, _kappa_of), binary),
-                         len(pairs), len(labelled), missing=missing)
+        return Agreement(metric=metric, statistic="kappa", value=kappa,
+                         interval=_not_a_point(pairs, kappa, bootstrap(pairs, _kappa_of),
+                                               binary),
+                         n=len(pairs), labelled=len(labelled), missing=missing)
     rho = spearman(pairs)
-    return Agreement(metric, "Spearman", rho,
-                     _not_a_point(pairs, rho, bootstrap(pairs, spearman), binary),
-                     len(pairs), len(labelled), mae(pairs), bootstrap(pairs, mae),
-                     missing=missing)
+    return Agreement(metric=metric, statistic="Spearman", value=rho,
+                     interval=_not_a_point(pairs, rho, bootstrap(pairs, spearman), binary),
+                     n=len(pairs), labelled=len(labelled), mae=mae(pairs),
+                     mae_interval=bootstrap(pairs, mae), missing=missing)
+
+
+# --- the rule: does a judge's agreement vouch for it ----------------------------------------
+
+Shortfall = Literal["unverdicted", "too few", "no interval", "below"]
 
 
 def calibrated(agreement: Agreement, floor: float, strict: bool) -> bool:
@@ -227,17 +213,19 @@ def calibrated(agreement: Agreement, floor: float, strict: bool) -> bool:
             and clears(agreement.value, agreement.interval, floor, strict))
 
 
-def _too_thin(a: Agreement, strict: bool) -> str | None:
-    """Why labels that are all there cannot vouch for a judge: too few, or, when strict, no
-    interval (most resamples leave the statistic undefined)."""
+def shortfall(a: Agreement, floor: float, strict: bool) -> Shortfall | None:
+    """Why one labelled metric's agreement does not vouch for the judge, or None when it
+    does: a labelled question without a verdict (or no statistic at all), too few labels to
+    bound it, no interval under `ragate_ci = strict`, or a statistic below the floor."""
+    if calibrated(a, floor, strict):
+        return None
+    if a.missing or a.value is None or not a.n:
+        return "unverdicted"
     if a.n < MIN_LABELS:
-        return (f"judge not calibrated: {a.line()}: fewer than {MIN_LABELS} labelled "
-                "questions with a verdict, too few to bound the agreement")
+        return "too few"
     if strict and a.interval is None:
-        return (f"judge not calibrated: {a.line()}: no interval (most resamples of the "
-                "labelled questions leave it undefined, or every one gives the same value), "
-                "so ragate_ci = strict cannot hold")
-    return None
+        return "no interval"
+    return "below"
 
 
 def not_calibrated(agreements: Sequence[Agreement], floor: float, strict: bool,
@@ -246,26 +234,17 @@ def not_calibrated(agreements: Sequence[Agreement], floor: float, strict: bool,
     agreement reaches `judge_agreement`: `judge not calibrated: kappa 0.41 [0.20, 0.61] <
     0.60 on 40 labelled questions (faithfulness)`."""
     if not agreements:
-        return f"judge not calibrated: no labelled question has a verdict (floor {floor:.2f})"
-    reasons = []
-    for a in agreements:
-        if calibrated(a, floor, strict):
-            continue
-        if a.missing or a.value is None or not a.n:
-            reasons.append(f"judge not calibrated: {a.line()}")
-            continue
-        thin = _too_thin(a, strict)
-        if thin is not None:
-            reasons.append(thin)
-            continue
-        shown = a.interval[0] if strict and a.interval else a.value
-        what = f"{a.statistic} lower bound" if strict and a.interval else a.statistic
-        reasons.append(f"judge not calibrated: {what} {shown:.2f} ({a.figure()}) < "
-                       f"{floor:.2f} on {a.n} labelled questions ({a.metric})"
-                       if strict and a.interval else
-                       f"judge not calibrated: {a.figure()} < {floor:.2f} on {a.n} labelled "
-                       f"question{'s' * (a.n != 1)} ({a.metric})")
+        return messages.no_labelled_verdict(floor)
+    reasons = [messages.not_calibrated(a, why, floor, strict) for a in agreements
+               if (why := shortfall(a, floor, strict)) is not None]
     return "; ".join(reasons) or None
+
+
+def _rank(a: Agreement, strict: bool) -> tuple[int, float]:
+    """The worst agreement first: one without a statistic, then the lowest (strictly, the
+    lowest interval bound)."""
+    value = a.interval[0] if strict and a.interval else a.value
+    return (0 if a.missing or value is None else 1, value if value is not None else 0.0)
 
 
 def decide_agreement(floor: Floor, goldset: str, agreements: Sequence[Agreement], *,
@@ -276,50 +255,24 @@ def decide_agreement(floor: Floor, goldset: str, agreements: Sequence[Agreement]
     with its interval and n; a labelled question without a verdict fails it, a deselected
     one skips it (a floor is decided over its whole population: the labelled questions)."""
     if judge is None:
-        outcome = "failed" if require_judge else "skipped"
-        return Verdict(floor, goldset, outcome, "judge_agreement needs a judge: none "
-                       "configured (--ragate-judge); judged floors are skipped"
-                       + (" and --ragate-require-judge is set" if require_judge else ""),
-                       computed_by="no judge")
-    strict = strictness.ci == "strict"
-    mine = [g for g in gaps if g.member in labelled]
-    summary = " · ".join(a.line() for a in agreements)
-    if mine:
-        found = incomplete(floor, mine, len(labelled), "labelled questions", strictness,
-                           summary)
-        if found is not None:
-            return Verdict(floor, goldset, found[0], found[1], computed_by=judge,
-                           gaps=len(mine))
-
-    def rank(a: Agreement) -> tuple[int, float]:
-        value = a.interval[0] if strict and a.interval else a.value
-        return (0 if a.missing or value is None else 1, value if value is not None else 0.0)
-
+        return without_judge(floor, goldset, require_judge)
+    missing = missing_of([g for g in gaps if g.member in labelled], len(labelled),
+                         "labelled questions", strictness)
+    if missing is not None:
+        return Verdict(floor=floor, goldset=goldset, outcome=missing.outcome,
+                       message=messages.incomplete(missing, messages.agreement_lines(agreements)),
+                       computed_by=judge, gaps=missing.count)
     if not agreements:
-        return Verdict(floor, goldset, "failed", "nothing scored: no labelled question of a "
-                       f"judged metric ran · floor {floor.min:.2f} · computed by {judge}",
-                       computed_by=judge)
-    worst = min(agreements, key=rank)
-    n = worst.n
-    tally = Tally(AGREEMENT, (worst.value or 0.0) * n, n, questions=n)
-    why = not_calibrated(agreements, floor.min, strict)
-    holds = why is None
-    if worst.value is not None:
-        head = (f"{worst.metric} {worst.statistic} {worst.value:.2f}"
-                + (f", 95% lower bound {worst.interval[0]:.2f}" if strict and worst.interval
-                   else "")
-                + f" {'≥' if holds else '<'} floor {floor.min:.2f}")
-    else:
-        head = f"{worst.metric} {worst.statistic} undefined"
-    message = (f"{head} · 95% CI {fmt_interval(worst.interval)} (bootstrap over labelled "
-               f"questions) · n={n} labelled · computed by {judge} · {summary}")
-    if floor.xfail:
-        outcome = "xpassed" if holds else "xfailed"
-        prefix = (f"[XPASS(strict)] {floor.xfail}: " if holds else f"{floor.xfail}: ")
-        return Verdict(floor, goldset, outcome, prefix + message, tally, worst.interval,
-                       judge, figure=worst.value, estimate=f"{worst.statistic}, {worst.metric}")
-    if not holds:
-        message = f"{why} · {message}"
-    return Verdict(floor, goldset, "passed" if holds else "failed", message, tally,
-                   worst.interval, judge, figure=worst.value,
+        return Verdict(floor=floor, goldset=goldset, outcome="failed",
+                       message=messages.nothing_labelled(floor, judge), computed_by=judge)
+    worst = min(agreements, key=lambda a: _rank(a, strictness.strict))
+    why = not_calibrated(agreements, floor.min, strictness.strict)
+    message = messages.agreement_against_floor(floor, worst, agreements, holds=why is None,
+                                               strict=strictness.strict, judge=judge, why=why)
+    return Verdict(floor=floor, goldset=goldset,
+                   outcome=outcome_of(floor, "holds" if why is None else "misses"),
+                   message=message,
+                   tally=Tally(metric=AGREEMENT, k=(worst.value or 0.0) * worst.n, n=worst.n,
+                               questions=worst.n),
+                   interval=worst.interval, computed_by=judge, figure=worst.value,
                    estimate=f"{worst.statistic}, {worst.metric}")

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pytest_ragate.scoring.records import QuestionRecord, fmt_some
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Setting:
     max_distance: float
     abstention_correct: int
@@ -71,8 +71,9 @@ def replay(rows: Sequence[QuestionRecord], threshold: float) -> Setting:
             if r.citations:
                 cited_answers += 1
                 shares += r.citations_correct / r.citations
-    return Setting(threshold, abst, cit_ok, cit, answered, unknown, len(rows), cited_answers,
-                   shares)
+    return Setting(max_distance=threshold, abstention_correct=abst, citations_correct=cit_ok,
+                   citations=cit, answered=answered, unknown=unknown, n=len(rows),
+                   cited_answers=cited_answers, shares=shares)
 
 
 def without_distance(row: QuestionRecord) -> bool:

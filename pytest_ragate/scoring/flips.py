@@ -83,7 +83,7 @@ def floor_outcome(outcome: str) -> str:
     return NOT_HELD if outcome in ("failed", "xfailed") else SKIPPED
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Seen:
     """One member in one run: its outcome, and the digest of its definition then."""
 
@@ -91,7 +91,7 @@ class Seen:
     digest: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Flips:
     """One member's outcomes over the window, oldest first, the current run last."""
 
@@ -145,7 +145,7 @@ def count_flips(member: str, series: Sequence[Seen | None]) -> Flips | None:
             restarted = True
             break
         kept.append(seen.outcome)
-    return Flips(member, tuple(reversed(kept)), restarted)
+    return Flips(member=member, outcomes=tuple(reversed(kept)), restarted=restarted)
 
 
 def count_all(runs: Sequence[Mapping[str, Seen]]) -> list[Flips]:

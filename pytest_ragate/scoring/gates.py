@@ -9,17 +9,23 @@ is skipped, with the count, when the user deselected members (-k, -m, --lf).
 A floor with nothing to score fails: an empty gate is not a passing gate. So does one scored
 on fewer questions than `ragate_min_n`. With `ragate_ci = strict` a floor holds only when
 the lower bound of its 95% interval reaches it, not just the point value.
+
+Deciding a floor takes three steps, each in one place: its figures (`figures_of`: the tally,
+the value decided on, its interval and power), the gate rule (`missing_of` for a population
+that is not whole, `call_of` and `outcome_of` for figures against the floor) and the message
+(scoring/messages.py, which writes every sentence a verdict says).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Literal
 
+from pytest_ragate.scoring import messages
 from pytest_ragate.scoring.labelled import judged_values
 from pytest_ragate.scoring.power import PassesAt, passes_at
-from pytest_ragate.scoring.ppi import MIN_LABELS, Ppi, ppi_mean
+from pytest_ragate.scoring.ppi import Ppi, ppi_mean
 from pytest_ragate.scoring.records import (
     MECHANICAL,
     AnchorOutcome,
@@ -40,6 +46,8 @@ from pytest_ragate.scoring.stats import (
 Outcome = Literal["passed", "failed", "xfailed", "xpassed", "skipped"]
 CiMode = Literal["point", "strict"]
 GapKind = Literal["errored", "crashed", "lost", "never ran", "skipped", "sealed", "deselected"]
+
+
 @dataclass(frozen=True)
 class Floor:
     """A dataset-level gate: `metric` over questions (of `kind`, when set) must reach `min`,
@@ -48,6 +56,7 @@ class Floor:
 
     metric: str
     min: float
+    _: KW_ONLY  # what else a floor says, by name: `Floor("recall", 0.8, kind="single_doc")`
     kind: str | None = None
     xfail: str | None = None
     anchors: bool = False  # over the anchors of `kind` instead of questions
@@ -74,11 +83,7 @@ class Floor:
         return METRICS[self.metric].judged
 
 
-
-NAMED = 10  # members a message names before it says "and N more"
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Strictness:
     """How sure a floor must be: `ci` and `min_n` from the gate settings; and whether a
     sealed goldset without its key fails (the default) or skips its floors."""
@@ -87,11 +92,16 @@ class Strictness:
     min_n: int = 0
     sealed_without_key: Literal["fail", "skip"] = "fail"
 
+    @property
+    def strict(self) -> bool:
+        """`ragate_ci = strict`: a floor holds only when its 95% interval's bound clears it."""
+        return self.ci == "strict"
+
 
 POINT = Strictness()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Gap:
     """A member of a floor's population (a question or an anchor) without a result."""
 
@@ -101,62 +111,10 @@ class Gap:
     why: str = ""
 
 
-def _named(gaps: Sequence[Gap], detail: bool = True) -> str:
-    """`lost q00, q01 (its worker went down); crashed q07 (…)`: members grouped by what
-    happened to them, at most NAMED named."""
-    groups: dict[tuple[str, str], list[str]] = {}
-    for gap in gaps[:NAMED]:
-        groups.setdefault((gap.kind, gap.why if detail else ""), []).append(gap.member)
-    shown = [f"{kind + ' ' if detail else ''}{', '.join(members)}" + (f" ({why})" if why else "")
-             for (kind, why), members in groups.items()]
-    more = len(gaps) - NAMED  # the groups are named whole; the members past NAMED counted
-    return "; ".join(shown) + (f"; and {more} more" if more > 0 else "")
-
-
-def soft_gaps(strictness: Strictness) -> frozenset[str]:
-    """Gaps that skip a floor rather than fail it: the user deselected those members, or
-    builds without the seal key skip on purpose."""
-    return frozenset({"deselected"} | ({"sealed"} if strictness.sealed_without_key == "skip"
-                                       else set()))
-
-
-def incomplete(floor: Floor, gaps: Sequence[Gap], population: int, unit: str,
-               strictness: Strictness, partial: str) -> tuple[Outcome, str] | None:
-    """The outcome of a floor whose population is not whole, or None when it is.
-
-    Missing results fail it: what is missing could be exactly what fails. Deselected members
-    (and sealed ones, when builds without the key skip on purpose) skip it: the user chose
-    not to run them, and a floor decided over a part would pass or fail on that part."""
-    mine = [g for g in gaps if floor.kind is None or g.member_kind == floor.kind]
-    if not mine:
-        return None
-    hard = [g for g in mine if g.kind not in soft_gaps(strictness)]
-    tail = f" · {partial}" if partial else ""
-    if hard:
-        sealed = [g for g in hard if g.kind == "sealed"]
-        if len(sealed) == len(hard):
-            return "failed", (f"sealed: set RAGATE_SEAL_KEY to score {len(sealed)} of "
-                              f"{population} {unit} (their expected answers are sealed; for "
-                              "builds that cannot have the key, ragate_sealed_without_key = "
-                              f"\"skip\" skips this floor instead){tail}")
-        return "failed", (f"not decided: {len(hard)} of {population} {unit} have no result: "
-                          f"{_named(hard)} · a floor passes only when every member of its "
-                          f"population has a result{tail}")
-    deselected = [g for g in mine if g.kind == "deselected"]
-    sealed = [g for g in mine if g.kind == "sealed"]
-    parts = []
-    if deselected:
-        parts.append(f"{len(deselected)} of {population} {unit} deselected (-k, -m or --lf): "
-                     f"{_named(deselected, detail=False)}")
-    if sealed:
-        parts.append(f"{len(sealed)} sealed and no RAGATE_SEAL_KEY "
-                     "(ragate_sealed_without_key = \"skip\")")
-    return "skipped", (f"not decided: {'; '.join(parts)}; a floor is decided over its whole "
-                       "population: run all of it, or deselect the floor too")
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Verdict:
+    """A floor decided: its outcome and message, and the figures every output shows."""
+
     floor: Floor
     goldset: str
     outcome: Outcome
@@ -186,6 +144,42 @@ class Verdict:
         return f"{text} ({self.estimate})" if self.estimate and value is not None else text
 
 
+# --- the statistics: a floor's figures, computed once -----------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class Figures:
+    """What a floor is decided on (`figures_of`): the tally, the value (the tally's own, or
+    the prediction-powered estimate), its 95% interval, and the true value at which a floor
+    over this n passes 80% of the time."""
+
+    tally: Tally
+    value: float
+    interval: tuple[float, float] | None
+    passes_at: PassesAt | None = None
+    ppi: Ppi | None = None
+
+    @property
+    def figure(self) -> float | None:
+        """The figure a verdict records when it is not the tally's value."""
+        return self.ppi.value if self.ppi is not None else None
+
+    @property
+    def estimate(self) -> str:
+        return "ppi" if self.ppi is not None else ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Counted:
+    """Who computed a floor's figure, and the rows it counts as wrong (errors) or leaves
+    out (skipped questions, judge failures): what a verdict carries beside its figures."""
+
+    computed_by: str = MECHANICAL
+    errors: int = 0
+    skipped: int = 0
+    failures: int = 0  # judge failures of a metric the judge is asked for
+
+
 def interval_of(t: Tally) -> tuple[float, float] | None:
     """Wilson for proportions, a bootstrap for means; with repeats (`t.clusters`) over
     questions as clusters: Wilson at the design-effect n, a cluster bootstrap."""
@@ -198,15 +192,25 @@ def interval_of(t: Tally) -> tuple[float, float] | None:
     return wilson(t.k, t.n) if proportion else bootstrap_mean(t.values)
 
 
+def figures_of(floor: Floor, t: Tally, strictness: Strictness, ppi: Ppi | None = None,
+               ) -> Figures:
+    """The tally's value and interval, or with `ppi` the estimate's, and the power of a
+    floor over this n."""
+    if ppi is not None:
+        return Figures(tally=t, value=ppi.value, interval=ppi.interval, ppi=ppi)
+    # power over n independent units: not what a floor over clusters or a bound from above
+    # can tell apart, so those say nothing rather than a wrong figure
+    power = (None if t.clusters or floor.upper else
+             passes_at(METRICS[floor.metric].aggregate, t.n, t.values, floor.min,
+                       strictness.strict))
+    return Figures(tally=t, value=t.value or 0.0, interval=interval_of(t), passes_at=power)
+
+
 def fmt_n(t: Tally | None) -> str:
     """A table's n: `20`, or with repeats `28 questions × 3` (n counts questions)."""
     if t is None:
         return "0"
     return f"{t.questions} questions × {t.repeats}" if t.repeats > 1 else str(t.n)
-
-
-def fmt_interval(interval: tuple[float, float] | None) -> str:
-    return f"[{interval[0]:.2f}, {interval[1]:.2f}]" if interval else "—"
 
 
 def computed_by(floor: Floor, records: Sequence[QuestionRecord], judge: str | None = None,
@@ -216,6 +220,95 @@ def computed_by(floor: Floor, records: Sequence[QuestionRecord], judge: str | No
         return MECHANICAL
     judges = sorted({r.judge for r in records if r.judge})
     return ", ".join(judges) or judge or "no judge"
+
+
+def counted_of(floor: Floor, rows: Sequence[QuestionRecord], judge: str | None, t: Tally,
+               ) -> Counted:
+    return Counted(computed_by=computed_by(floor, rows, judge),
+                   errors=sum(r.status == "error" for r in rows),
+                   skipped=sum(r.status == "skipped" for r in rows),
+                   failures=t.failures if METRICS[floor.metric].asked else 0)
+
+
+# --- the gate rule ----------------------------------------------------------------------------
+
+
+Call = Literal["refused", "holds", "misses"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Missing:
+    """The members of a floor's population without a result (`missing_of`), split by what
+    they do to it: `hard` ones fail it, `soft` ones (`soft_gaps`) skip it."""
+
+    hard: tuple[Gap, ...]
+    soft: tuple[Gap, ...]
+    population: int  # the population's size, the members with a result among it
+    unit: str  # what it counts: "questions", "retrieval_miss anchors", "labelled questions"
+
+    @property
+    def outcome(self) -> Outcome:
+        return "failed" if self.hard else "skipped"
+
+    @property
+    def count(self) -> int:
+        return len(self.hard) + len(self.soft)
+
+
+def soft_gaps(strictness: Strictness) -> frozenset[str]:
+    """Gaps that skip a floor rather than fail it: the user deselected those members, or
+    builds without the seal key skip on purpose."""
+    return frozenset({"deselected"} | ({"sealed"} if strictness.sealed_without_key == "skip"
+                                       else set()))
+
+
+def of_kind(floor: Floor, gaps: Sequence[Gap]) -> list[Gap]:
+    """The gaps in the floor's population: all of them, or those of its kind."""
+    return [g for g in gaps if floor.kind is None or g.member_kind == floor.kind]
+
+
+def missing_of(gaps: Sequence[Gap], population: int, unit: str, strictness: Strictness,
+               ) -> Missing | None:
+    """A floor whose population is not whole is not decided, or None when it is whole.
+
+    Missing results fail it: what is missing could be exactly what fails. Deselected members
+    (and sealed ones, when builds without the key skip on purpose) skip it: the user chose
+    not to run them, and a floor decided over a part would pass or fail on that part."""
+    if not gaps:
+        return None
+    soft = soft_gaps(strictness)
+    return Missing(hard=tuple(g for g in gaps if g.kind not in soft),
+                   soft=tuple(g for g in gaps if g.kind in soft),
+                   population=population, unit=unit)
+
+
+def call_of(floor: Floor, figures: Figures, strictness: Strictness) -> Call:
+    """The gate's rule over a whole population's figures: refused when scored on fewer
+    questions than `ragate_min_n`; else it holds when its value (strictly, its interval's
+    bound) clears the floor (`stats.clears`)."""
+    if strictness.min_n and figures.tally.questions < strictness.min_n:
+        return "refused"
+    held = clears(figures.value, figures.interval, floor.min, strictness.strict, floor.upper)
+    return "holds" if held else "misses"
+
+
+def outcome_of(floor: Floor, call: Call) -> Outcome:
+    """A floor that holds passes and one that does not fails; a strict xfail floor is
+    xfailed while it does not hold and xpassed (a failure: remove its xfail) once it does."""
+    if floor.xfail and call != "refused":
+        return "xpassed" if call == "holds" else "xfailed"
+    return "passed" if call == "holds" else "failed"
+
+
+# --- deciding a floor: the figures, the rule, the message ---------------------------------------
+
+
+def without_judge(floor: Floor, goldset: str, require_judge: bool) -> Verdict:
+    """A judged floor of a run without a judge: skipped, or failed when one is required."""
+    return Verdict(floor=floor, goldset=goldset,
+                   outcome="failed" if require_judge else "skipped",
+                   message=messages.needs_judge(floor.metric, require_judge),
+                   computed_by="no judge")
 
 
 def decide(
@@ -237,60 +330,47 @@ def decide(
     whole population. With `labels` (question id → the human label of this floor's metric,
     `[judge] estimate = "ppi"`) the floor is decided on the prediction-powered estimate;
     `stamps` are the answers those labels were written for (a label of another is stale)."""
-    rows = [r for r in records if floor.kind is None or r.kind == floor.kind]
-    errors = sum(r.status == "error" for r in rows)
-    skipped = sum(r.status == "skipped" for r in rows)
-    info = METRICS[floor.metric]
     if floor.judged and judge is None:
-        reason = (f"{floor.metric} needs a judge: none configured (--ragate-judge); "
-                  "judged floors are skipped")
-        outcome: Outcome = "failed" if require_judge else "skipped"
-        if require_judge:
-            reason += " and --ragate-require-judge is set"
-        return Verdict(floor, goldset, outcome, reason, computed_by="no judge")
-    mine = [g for g in gaps if floor.kind is None or g.member_kind == floor.kind]
-    if mine:
-        scored = [r for r in rows if r.status == "scored"]
-        t = tally(floor.metric, scored)
-        size = len(scored) + len(mine)
-        partial = (f"{floor.metric} {t.value:.2f} over the {len(scored)} with a result"
-                   if t.value is not None else "")
-        found = incomplete(floor, mine, size, "questions", strictness, partial)
-        if found is not None:
-            by = computed_by(floor, rows, judge)
-            return Verdict(floor, goldset, found[0], found[1], t, interval_of(t), by, errors,
-                           skipped, gaps=len(mine))
-    if rows and skipped == len(rows):
-        reason = next(r.error for r in rows if r.error) or "every question was skipped"
-        return Verdict(floor, goldset, "skipped", f"{floor.metric}: nothing ran: {reason}",
-                       skipped=skipped)
+        return without_judge(floor, goldset, require_judge)
+    rows = [r for r in records if floor.kind is None or r.kind == floor.kind]
+    if mine := of_kind(floor, gaps):
+        return _not_whole(floor, goldset, rows, mine, judge, strictness)
+    if rows and all(r.status == "skipped" for r in rows):
+        return Verdict(floor=floor, goldset=goldset, outcome="skipped",
+                       message=messages.nothing_ran(floor.metric, [r.error for r in rows]),
+                       skipped=len(rows))
     t = tally(floor.metric, rows)
-    by = computed_by(floor, rows, judge)
-    notes = []
-    if errors:
-        notes.append(f"{errors} question{'s' * (errors != 1)} errored, counted as wrong")
-    if skipped:
-        notes.append(f"{skipped} skipped, not counted")
-    if t.failures and info.asked:  # judge_coverage counts its failures as wrong
-        notes.append(f"{t.failures} judge failure{'s' * (t.failures != 1)}, not counted")
-    suffix = f" ({'; '.join(notes)})" if notes else ""
-    scope = f"{floor.kind} questions" if floor.kind else "questions"
+    counted = counted_of(floor, rows, judge, t)
     if not t.n:
-        unit = f"judged {info.unit}" if info.asked else info.unit
-        message = (f"nothing scored: {floor.metric} has no {unit} among {len(rows)} "
-                   f"{scope} · floor {floor.bound} · computed by {by}{suffix}")
-        return Verdict(floor, goldset, "failed", message, t, None, by, errors, skipped)
+        return Verdict(floor=floor, goldset=goldset, outcome="failed",
+                       message=messages.nothing_scored(floor, len(rows), counted), tally=t,
+                       computed_by=counted.computed_by, errors=counted.errors,
+                       skipped=counted.skipped)
     ppi = None
-    if labels is not None and info.asked:
+    if labels is not None and METRICS[floor.metric].asked:
         ppi, why = _ppi(floor.metric, rows, labels, stamps)
         if ppi is None:
-            message = (f"not decided: the ppi estimate ([judge] estimate = \"ppi\") {why} · "
-                       f"{floor.metric} {t.value or 0:.2f} as judged · floor {floor.bound} "
-                       f"· computed by {by}{suffix}")
-            return Verdict(floor, goldset, "failed", message, t, None, by, errors, skipped,
-                           estimate="ppi")
-    return _against_floor(floor, goldset, t, by, suffix, errors, skipped, strictness,
-                          behind(floor.metric, rows), ppi)
+            return Verdict(floor=floor, goldset=goldset, outcome="failed",
+                           message=messages.no_ppi(floor, why, t, counted), tally=t,
+                           computed_by=counted.computed_by, errors=counted.errors,
+                           skipped=counted.skipped, estimate="ppi")
+    return against_floor(floor, goldset, figures_of(floor, t, strictness, ppi), strictness,
+                         counted, worst=behind(floor.metric, rows))
+
+
+def _not_whole(floor: Floor, goldset: str, rows: Sequence[QuestionRecord], mine: Sequence[Gap],
+               judge: str | None, strictness: Strictness) -> Verdict:
+    """A question floor with gaps: not decided, with its figure over the questions that
+    have a result."""
+    scored = [r for r in rows if r.status == "scored"]
+    t = tally(floor.metric, scored)
+    counted = counted_of(floor, rows, judge, t)
+    missing = missing_of(mine, len(scored) + len(mine), "questions", strictness)
+    assert missing is not None
+    return Verdict(floor=floor, goldset=goldset, outcome=missing.outcome,
+                   message=messages.incomplete(missing, messages.partial(floor, t, len(scored))),
+                   tally=t, interval=interval_of(t), computed_by=counted.computed_by,
+                   errors=counted.errors, skipped=counted.skipped, gaps=missing.count)
 
 
 def _ppi(metric: str, rows: Sequence[QuestionRecord], labels: Mapping[str, float],
@@ -301,15 +381,11 @@ def _ppi(metric: str, rows: Sequence[QuestionRecord], labels: Mapping[str, float
     judged, why = judged_values(metric, rows, stamps)
     missing = sorted(q for q in why if q in labels)
     if missing:
-        named = "; ".join(f"{q} ({why[q]})" for q in missing[:NAMED])
-        return None, f"needs a verdict for every labelled question: none for {named}"
+        return None, messages.ppi_unverdicted(missing, why)
     pairs = [(judged[q], labels[q]) for q in judged if q in labels]
     found = ppi_mean(list(judged.values()), pairs)
     if found is None:
-        return None, (f"needs at least {MIN_LABELS} labelled questions with a verdict here, "
-                      f"has {len(pairs)} labelled of {len(judged)} judged (its interval's "
-                      f"variance is estimated from the labels: below {MIN_LABELS} a 95% "
-                      "interval would cover the truth less than 92% of the time)")
+        return None, messages.ppi_too_few(len(pairs), len(judged))
     return found, ""
 
 
@@ -319,96 +395,37 @@ def decide_anchors(floor: Floor, goldset: str, anchors: Sequence[AnchorOutcome],
     XPASS held too). Other kinds, the controls among them, stay out of the population; an
     anchor of the kind without a result is a gap."""
     rows = [a for a in anchors if a.kind == floor.kind]
-    held = sum(a.held for a in rows)
-    t = Tally(floor.metric, held, len(rows), questions=len(rows))
-    mine = [g for g in gaps if g.member_kind == floor.kind]
-    if mine:
-        partial = f"{t.value:.2f} held over the {t.n} that ran" if t.n else ""
-        found = incomplete(floor, mine, len(rows) + len(mine), f"{floor.kind} anchors",
-                           strictness, partial)
-        if found is not None:
-            return Verdict(floor, goldset, found[0], found[1], t, interval_of(t) if t.n
-                           else None, MECHANICAL, gaps=len(mine))
+    t = Tally(metric=floor.metric, k=sum(a.held for a in rows), n=len(rows),
+              questions=len(rows))
+    mine = of_kind(floor, gaps)
+    missing = missing_of(mine, len(rows) + len(mine), f"{floor.kind} anchors", strictness)
+    if missing is not None:
+        return Verdict(floor=floor, goldset=goldset, outcome=missing.outcome,
+                       message=messages.incomplete(missing, messages.partial(floor, t, t.n)),
+                       tally=t, interval=interval_of(t), gaps=missing.count)
     if not t.n:
-        return Verdict(floor, goldset, "failed", f"nothing scored: no {floor.kind} anchor ran "
-                       f"· floor {floor.bound} · computed by {MECHANICAL}", t)
-    return _against_floor(floor, goldset, t, MECHANICAL, f" ({floor.kind} anchors)", 0, 0,
-                          strictness)
+        return Verdict(floor=floor, goldset=goldset, outcome="failed",
+                       message=messages.nothing_scored(floor, 0, Counted()), tally=t)
+    return against_floor(floor, goldset, figures_of(floor, t, strictness), strictness,
+                         Counted())
 
 
-def _against_floor(floor: Floor, goldset: str, t: Tally, by: str, suffix: str, errors: int,
-                   skipped: int, strictness: Strictness, worst: str = "",
-                   ppi: Ppi | None = None) -> Verdict:
-    """Value (or, when strict, the interval's lower bound) against floor, with n, the
-    interval and who computed it; strict xfail aware. A failure names `worst`, the
-    questions behind it. With `ppi` the value and interval are the prediction-powered
-    estimate's (the judge's own mean shown beside it)."""
-    info = METRICS[floor.metric]
-    unit = "anchors" if floor.anchors else info.unit
-    interval = interval_of(t)
-    value = t.value or 0.0
-    # power over n independent units: not what a floor over clusters or a bound from above
-    # can tell apart, so those say nothing rather than a wrong figure
-    power = (None if t.clusters or floor.upper else
-             passes_at(info.aggregate, t.n, t.values, floor.min, strictness.ci == "strict"))
-    method = "Wilson" if info.aggregate == "proportion" else "bootstrap"
-    if t.clusters:
-        method += ", questions as clusters"
-    if t.clusters and unit == "questions":
-        unit = "answers"  # a question asked 3 times is 3 units of its metric
-    count = (f"over {t.n}/{t.n + t.failures} judged" if info.judged and info.aggregate == "mean"
-             else f"n={t.n} {unit}")
-    if t.clusters:
-        count += f" of {t.questions} questions × {t.repeats}"
-    elif t.repeats > 1:
-        count += f" × {t.repeats} repeats"
-    figure, estimate = None, ""
-    if ppi is not None:
-        interval, value, figure, estimate, power = ppi.interval, ppi.value, ppi.value, "ppi", None
-        method = "ppi, normal approximation"
-        count += (f", {ppi.n_labelled} labelled · ppi: judge {ppi.judge_mean:.2f} − bias "
-                  f"{ppi.bias:+.2f} on the labelled" + _no_spread(ppi))
-    tail = f"{count} · 95% CI {fmt_interval(interval)} ({method}) · computed by {by}{suffix}"
-    if strictness.min_n and t.questions < strictness.min_n:
-        who = "anchors" if floor.anchors else "questions"
-        message = (f"refusing to gate: {floor.metric} {value:.2f} was scored on {t.questions} "
-                   f"{who}, fewer than ragate_min_n = {strictness.min_n} (add questions, or "
-                   f"lower ragate_min_n) · floor {floor.bound} · {tail}")
-        return Verdict(floor, goldset, "failed", message, t, interval, by, errors, skipped,
-                       passes_at=power, figure=figure, estimate=estimate)
-    holds = clears(value, interval, floor.min, strictness.ci == "strict", floor.upper)
-    sign = ("≤" if holds else ">") if floor.upper else ("≥" if holds else "<")
-    mark = " (ppi)" if ppi else ""
-    if strictness.ci == "strict" and interval is not None:
-        end = f"upper bound {interval[1]:.2f}" if floor.upper else f"lower bound {interval[0]:.2f}"
-        figures = (f"{floor.metric} {value:.2f}{mark}, 95% {end} {sign} floor {floor.min:.2f} "
-                   f"(ragate_ci = strict) · {tail}")
-    else:
-        figures = f"{floor.metric} {value:.2f}{mark} {sign} floor {floor.min:.2f} · {tail}"
-    if floor.xfail:
-        if holds:
-            message = (f"[XPASS(strict)] {floor.xfail}: {figures}. The floor now holds: "
-                       f"remove its xfail (pytest --ragate-promote) to make it a hard gate")
-            return Verdict(floor, goldset, "xpassed", message, t, interval, by, errors, skipped,
-                           passes_at=power, figure=figure, estimate=estimate)
-        return Verdict(floor, goldset, "xfailed", f"{floor.xfail}: {figures}", t, interval, by,
-                       errors, skipped, passes_at=power, figure=figure, estimate=estimate)
-    worst = "" if holds else worst
-    if worst:
-        figures += f" · worst: {worst}"
-    return Verdict(floor, goldset, "passed" if holds else "failed", figures, t, interval, by,
-                   errors, skipped, passes_at=power, figure=figure, estimate=estimate,
-                   worst=worst)
-
-
-def _no_spread(ppi: Ppi) -> str:
-    """What a ppi interval says of a variance that came out 0 (`ppi.spread`)."""
-    if not ppi.bounded:
-        return ""
-    which = {"judged": f"the {ppi.n_all} judge scores", "labelled": f"the {ppi.n_labelled} "
-             "labelled errors (judge − human)"}
-    return (f" · no spread in {' nor in '.join(which[b] for b in ppi.bounded)}: variance "
-            "bounded by the rule of three (95%), not taken as 0")
+def against_floor(floor: Floor, goldset: str, figures: Figures, strictness: Strictness,
+                  counted: Counted, worst: str = "") -> Verdict:
+    """Figures over a whole population against the floor: the rule's outcome, and a message
+    with n, the interval and who computed it; a failure names `worst`, the questions behind
+    it. With ppi the value and interval are the prediction-powered estimate's (the judge's
+    own mean shown beside it)."""
+    call = call_of(floor, figures, strictness)
+    outcome = outcome_of(floor, call)
+    worst = worst if outcome == "failed" and call == "misses" else ""
+    message = messages.against_floor(floor, figures, call, min_n=strictness.min_n,
+                                     strict=strictness.strict, counted=counted, worst=worst)
+    return Verdict(floor=floor, goldset=goldset, outcome=outcome, message=message,
+                   tally=figures.tally, interval=figures.interval,
+                   computed_by=counted.computed_by, errors=counted.errors,
+                   skipped=counted.skipped, passes_at=figures.passes_at, figure=figures.figure,
+                   estimate=figures.estimate, worst=worst)
 
 
 def kind_counts(metric: str, records: Sequence[QuestionRecord]) -> list[tuple[str, Tally]]:

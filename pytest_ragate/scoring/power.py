@@ -109,7 +109,7 @@ def questions_needed(floor: float, expect: float, strict: bool, power: float = P
     return None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Detectable:
     """The smallest drop a McNemar check over `pairs` paired units would call significant
     with chance `power`, given that a share `discordant` of the pairs changes outcome."""
@@ -126,10 +126,9 @@ def detectable_drop(pairs: int, discordant: float, alpha: float = 0.05,
     q = 1/2 + δ / (2·discordant) went right→wrong. The check detects it when the
     right→wrong count w makes McNemar's p < alpha with w > m − w."""
     m = round(pairs * discordant)
-    if m == 0:
-        return Detectable(pairs, discordant, None, power)
-    if mcnemar_exact(m, 0) >= alpha:
-        return Detectable(pairs, discordant, None, power)
+    undetectable = Detectable(pairs=pairs, discordant=discordant, drop=None, power=power)
+    if m == 0 or mcnemar_exact(m, 0) >= alpha:
+        return undetectable
     lo, hi = m // 2 + 1, m  # McNemar's p falls as w grows past m/2: bisect for the first w
     while lo < hi:
         mid = (lo + hi) // 2
@@ -144,7 +143,7 @@ def detectable_drop(pairs: int, discordant: float, alpha: float = 0.05,
         return binomial_tail(critical, m, 0.5 + drop / (2 * share))
 
     if detection(share) < power:
-        return Detectable(pairs, discordant, None, power)
+        return undetectable
     lo, hi = 0.0, share
     for _ in range(60):
         mid = (lo + hi) / 2
@@ -152,10 +151,10 @@ def detectable_drop(pairs: int, discordant: float, alpha: float = 0.05,
             hi = mid
         else:
             lo = mid
-    return Detectable(pairs, discordant, hi, power)
+    return Detectable(pairs=pairs, discordant=discordant, drop=hi, power=power)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PassesAt:
     """The true value at which a floor over this n passes with chance `power`."""
 
@@ -174,7 +173,7 @@ def passes_at(aggregate: str, n: int, values: Sequence[float], floor: float, str
     or no spread, or when no rate passes."""
     if aggregate == "proportion":
         rate = passing_rate(n, floor, strict, power) if n else None
-        return None if rate is None else PassesAt(rate, False)
+        return None if rate is None else PassesAt(value=rate, approximate=False)
     if len(values) < 2:
         return None
     spread = statistics.stdev(values)
@@ -182,7 +181,7 @@ def passes_at(aggregate: str, n: int, values: Sequence[float], floor: float, str
         return None
     z_power = statistics.NormalDist().inv_cdf(power)
     value = floor + ((Z95 if strict else 0.0) + z_power) * spread / math.sqrt(len(values))
-    return PassesAt(value, True) if value <= 1.0 else None
+    return PassesAt(value=value, approximate=True) if value <= 1.0 else None
 
 
 def needed_for_mean(values: Sequence[float], floor: float, strict: bool,

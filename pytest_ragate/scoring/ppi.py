@@ -27,7 +27,7 @@ MIN_LABELS = 10
 NO_SPREAD = 0.05  # a zero spread is bounded at the 95% level (the rule of three), not taken as 0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Ppi:
     """A judged mean corrected by the labels: θ̂ = mean of the judge over all N questions −
     mean of (judge − human) over the n labelled, with its 95% interval. `bounded` names the
@@ -82,5 +82,5 @@ def ppi_mean(judged: Sequence[float], pairs: Sequence[Pair], z: float = Z95) -> 
     half = z * math.sqrt(judge_var / len(judged) + error_var / len(errors))
     bounded = tuple(name for name, was in (("judged", judge_bounded),
                                            ("labelled", error_bounded)) if was)
-    return Ppi(value, (value - half, value + half), judge_mean, bias, len(judged), len(pairs),
-               bounded)
+    return Ppi(value=value, interval=(value - half, value + half), judge_mean=judge_mean,
+               bias=bias, n_all=len(judged), n_labelled=len(pairs), bounded=bounded)

@@ -32,7 +32,7 @@ Source = Literal["mechanical", "verdict", "judge", "agreement", "anchors", "repe
 Worst = tuple[float, str]  # (how good, what went wrong): a failing floor names the lowest
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Tally:
     """A metric over a population: k successes of n for proportions, or a list of values."""
 
@@ -118,7 +118,7 @@ def _stored(name: str, record: QuestionRecord) -> float | None:
 
 def _citation_tally(name: str, rows: Sequence[QuestionRecord]) -> Tally:
     shares = tuple(r.citations_correct / r.citations for r in rows if r.citations)
-    return Tally(name, sum(shares), len(shares), shares, questions=len(shares))
+    return Tally(metric=name, k=sum(shares), n=len(shares), values=shares, questions=len(shares))
 
 
 def _citation_score(name: str, s: QuestionScores) -> float | None:
@@ -135,7 +135,8 @@ def _citation_worst(name: str, r: QuestionRecord) -> Worst | None:
 # abstention accuracy: each question is right or wrong
 
 def _abstention_tally(name: str, rows: Sequence[QuestionRecord]) -> Tally:
-    return Tally(name, sum(r.abstention_correct for r in rows), len(rows), questions=len(rows))
+    return Tally(metric=name, k=sum(r.abstention_correct for r in rows), n=len(rows),
+                 questions=len(rows))
 
 
 def _abstention_score(name: str, s: QuestionScores) -> float | None:
@@ -159,7 +160,7 @@ def _recall_tally(name: str, rows: Sequence[QuestionRecord]) -> Tally:
     depth = recall_depth(name)
     found = sum(r.evidence_spans_found if depth is None else spans_found(r, depth)
                 for r in rows)
-    return Tally(name, found, sum(r.evidence_spans for r in rows),
+    return Tally(metric=name, k=found, n=sum(r.evidence_spans for r in rows),
                  questions=sum(r.evidence_spans > 0 for r in rows))
 
 
@@ -193,7 +194,7 @@ def _recall_at_value(name: str, r: QuestionRecord) -> float | None:
 def _verdict_tally(name: str, rows: Sequence[QuestionRecord]) -> Tally:
     values = tuple(float(v) for r in rows if (v := r.metrics.get(name)) is not None)
     failures = sum(name in r.judge_failures for r in rows)
-    return Tally(name, sum(values), len(values), values, failures=failures,
+    return Tally(metric=name, k=sum(values), n=len(values), values=values, failures=failures,
                  questions=len(values))
 
 
@@ -213,7 +214,7 @@ def _verdict_worst(name: str, r: QuestionRecord) -> Worst | None:
 def _coverage_tally(name: str, rows: Sequence[QuestionRecord]) -> Tally:
     attempted = sum(len(r.judge_attempted) for r in rows)
     failed = sum(len(r.judge_failures) for r in rows)
-    return Tally(name, attempted - failed, attempted, failures=failed,
+    return Tally(metric=name, k=attempted - failed, n=attempted, failures=failed,
                  questions=sum(bool(r.judge_attempted) for r in rows))
 
 
@@ -232,7 +233,7 @@ def _coverage_worst(name: str, r: QuestionRecord) -> Worst | None:
 # hold rate: over anchors only (gates.decide_anchors); no question carries a unit of it
 
 def _no_questions(name: str, rows: Sequence[QuestionRecord]) -> Tally:
-    return Tally(name, 0, 0)
+    return Tally(metric=name, k=0, n=0)
 
 
 def _never(name: str, r: QuestionRecord) -> Worst | None:
@@ -287,14 +288,14 @@ def _pass_tally(name: str, rows: Sequence[QuestionRecord]) -> Tally:
     kind, k = pass_depth(name) or ("^", 1)
     counts = right_counts(rows)
     values = tuple(pass_k(kind, k, c, n) for c, n in counts.values())
-    return Tally(name, sum(values), len(values), values, questions=len(values),
+    return Tally(metric=name, k=sum(values), n=len(values), values=values, questions=len(values),
                  repeats=max((n for _, n in counts.values()), default=1))
 
 
 def _flaky_tally(name: str, rows: Sequence[QuestionRecord]) -> Tally:
     counts = [(c, n) for c, n in right_counts(rows).values() if n >= 2]
     flaky = sum(0 < c < n for c, n in counts)
-    return Tally(name, flaky, len(counts), questions=len(counts),
+    return Tally(metric=name, k=flaky, n=len(counts), questions=len(counts),
                  repeats=max((n for _, n in counts), default=1))
 
 

@@ -16,30 +16,31 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from pytest_ragate.scoring import messages
 from pytest_ragate.scoring.power import detectable_drop
-from pytest_ragate.scoring.records import QuestionScores, fmt_some
+from pytest_ragate.scoring.records import QuestionScores
 from pytest_ragate.scoring.registry import METRICS, run_metrics
-from pytest_ragate.scoring.stats import mcnemar_exact, paired_bootstrap
+from pytest_ragate.scoring.stats import BOOTSTRAP, MCNEMAR, mcnemar_exact, paired_bootstrap
 
 RegressionOutcome = Literal["passed", "failed", "skipped"]
-MCNEMAR = "McNemar (exact)"
-BOOTSTRAP = "paired bootstrap"
-NAMED_WORSE = 10  # questions a failed check names
+RegressionCall = Literal["refused", "dropped", "held"]
+NotCompared = Literal["no units", "no pairs"]
+Ratios = tuple[float, float, float, float]  # baseline numerator, denominator; current's
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Regression:
     """One metric of one goldset, paired question by question with the baseline."""
 
     goldset: str
     metric: str
     test: str  # MCNEMAR or BOOTSTRAP
-    pairs: int  # paired questions both runs scored
-    baseline: float | None  # the metric over the paired units, in the baseline run
-    current: float | None  # ... and in this run
-    p_value: float | None
     outcome: RegressionOutcome
     message: str
+    pairs: int = 0  # paired questions both runs scored
+    baseline: float | None = None  # the metric over the paired units, in the baseline run
+    current: float | None = None  # ... and in this run
+    p_value: float | None = None
     detects: float | None = None  # the drop McNemar detects 80% of the time at this discordance
 
     @property
@@ -49,7 +50,7 @@ class Regression:
         return self.current - self.baseline
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BaselineRun:
     """One goldset's per-question scores in the baseline, and where they came from."""
 
@@ -57,6 +58,37 @@ class BaselineRun:
     eval_version: str
     scores: dict[str, QuestionScores]
     source: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Paired:
+    """One metric's questions paired across the two runs (`pair`): the right-or-wrong
+    units both scored (McNemar) or each question's ratio in both (bootstrap), and the
+    questions that got worse, named when the check fails."""
+
+    questions: int  # paired questions with something to compare
+    compared: int  # questions in both runs and skipped in neither
+    unpaired: int  # questions in one run only, or skipped in one
+    then_units: tuple[bool, ...] = ()
+    now_units: tuple[bool, ...] = ()
+    ratios: tuple[Ratios, ...] = ()
+    dropped: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Compared:
+    """The paired test's figures: the metric over the paired units in both runs, the
+    p-value and whether it is below α; for McNemar its discordant units and the drop it
+    detects 80% of the time."""
+
+    then: float
+    now: float
+    p_value: float
+    significant: bool
+    worse: int = 0  # McNemar: units right in the baseline, wrong now
+    better: int = 0
+    units: int = 0  # McNemar: the paired units
+    detects: float | None = None
 
 
 # --- checking ----------------------------------------------------------------------------------
@@ -77,16 +109,9 @@ def check_run(goldset: str, eval_version: str, current: Mapping[str, QuestionSco
     same = [b for b in baseline if b.goldset == goldset]
     chosen = next((b for b in reversed(same) if b.eval_version == eval_version), None)
     if chosen is None or not chosen.scores:
-        if not same:
-            why = f"the baseline has no run of goldset {goldset}"
-        elif chosen is None:
-            versions = ", ".join(sorted({b.eval_version for b in same}))
-            why = (f"the baseline ran eval_version {versions}, this run {eval_version}: "
-                   "not comparable")
-        else:
-            why = f"{chosen.source} has no per-question scores (written by an older ragate)"
-        return [Regression(goldset, m, _test_of(m), 0, None, None, None, "skipped", why)
-                for m in metrics]
+        why = messages.no_baseline(goldset, eval_version, same, chosen)
+        return [Regression(goldset=goldset, metric=m, test=_test_of(m), outcome="skipped",
+                           message=why) for m in metrics]
     return [check(goldset, m, chosen.scores, current, alpha=alpha, min_n=min_n,
                   source=chosen.source) for m in metrics]
 
@@ -109,83 +134,104 @@ def _ratio(metric: str, s: QuestionScores) -> tuple[float, float] | None:
     return None if value is None else (value, 1.0)
 
 
+def pair(metric: str, base: Mapping[str, QuestionScores],
+         current: Mapping[str, QuestionScores]) -> Paired:
+    """The questions both runs scored (skipped ones are out; errored ones count as wrong,
+    as in the floors), paired unit by unit for McNemar, ratio by ratio for a bootstrap."""
+    ids = [q for q in current if q in base
+           and current[q].status != "skipped" and base[q].status != "skipped"]
+    unpaired = len({*base, *current} - set(ids))
+    if _test_of(metric) == MCNEMAR:
+        return _pair_units(metric, ids, base, current, unpaired)
+    return _pair_ratios(metric, ids, base, current, unpaired)
+
+
+def _pair_units(metric: str, ids: Sequence[str], base: Mapping[str, QuestionScores],
+                current: Mapping[str, QuestionScores], unpaired: int) -> Paired:
+    then_units: list[bool] = []
+    now_units: list[bool] = []
+    questions = 0
+    dropped: list[str] = []
+    for q in ids:
+        then, now = _units(metric, base[q]), _units(metric, current[q])
+        keys = [k for k in then if k in now]
+        then_units += [then[k] for k in keys]
+        now_units += [now[k] for k in keys]
+        questions += bool(keys)
+        if any(then[k] and not now[k] for k in keys):
+            dropped.append(q)
+    return Paired(questions=questions, compared=len(ids), unpaired=unpaired,
+                  then_units=tuple(then_units), now_units=tuple(now_units),
+                  dropped=tuple(dropped))
+
+
+def _pair_ratios(metric: str, ids: Sequence[str], base: Mapping[str, QuestionScores],
+                 current: Mapping[str, QuestionScores], unpaired: int) -> Paired:
+    ratios: list[Ratios] = []
+    dropped: list[str] = []
+    for q in ids:
+        then, now = _ratio(metric, base[q]), _ratio(metric, current[q])
+        if then is None or now is None or not (then[1] or now[1]):
+            continue
+        ratios.append((*then, *now))
+        if then[1] and now[1] and now[0] / now[1] < then[0] / then[1]:
+            dropped.append(q)
+    return Paired(questions=len(ratios), compared=len(ids), unpaired=unpaired,
+                  ratios=tuple(ratios), dropped=tuple(dropped))
+
+
+def _mcnemar(paired: Paired, alpha: float) -> Compared:
+    """McNemar's exact test over the discordant units, and the drop it detects."""
+    then, now = paired.then_units, paired.now_units
+    n = len(then)
+    worse = sum(b and not c for b, c in zip(then, now, strict=True))
+    better = sum(c and not b for b, c in zip(then, now, strict=True))
+    p = mcnemar_exact(worse, better)
+    return Compared(then=sum(then) / n, now=sum(now) / n, p_value=p, significant=p < alpha,
+                    worse=worse, better=better, units=n,
+                    detects=detectable_drop(n, (worse + better) / n, alpha=alpha).drop)
+
+
+def _bootstrap(paired: Paired, alpha: float) -> Compared | None:
+    """The paired bootstrap over the questions' ratios; None when one run has no unit."""
+    base_den = sum(r[1] for r in paired.ratios)
+    cur_den = sum(r[3] for r in paired.ratios)
+    if not base_den or not cur_den:
+        return None
+    _, p = paired_bootstrap(paired.ratios)
+    return Compared(then=sum(r[0] for r in paired.ratios) / base_den,
+                    now=sum(r[2] for r in paired.ratios) / cur_den, p_value=p,
+                    significant=p < alpha)
+
+
+def call_of(compared: Compared, pairs: int, *, min_n: int) -> RegressionCall:
+    """The check's rule: refused on fewer paired questions than `ragate_min_n`; a drop fails
+    only when it is significant; any other change passes, with its p-value."""
+    if min_n and pairs < min_n:
+        return "refused"
+    return "dropped" if compared.now < compared.then and compared.significant else "held"
+
+
 def check(goldset: str, metric: str, base: Mapping[str, QuestionScores],
           current: Mapping[str, QuestionScores], *, alpha: float, min_n: int = 0,
           source: str = "the baseline") -> Regression:
     """This run against the baseline on the questions both scored (skipped ones are out;
     errored ones count as wrong, as in the floors)."""
     test = _test_of(metric)
-    ids = [q for q in current if q in base
-           and current[q].status != "skipped" and base[q].status != "skipped"]
-    unpaired = len({*base, *current} - set(ids))
-    base_units: list[bool] = []
-    cur_units: list[bool] = []
-    pairs: list[tuple[float, float, float, float]] = []
-    paired_questions = 0
-    dropped: list[str] = []  # the questions that got worse, named when the check fails
-    for q in ids:
-        if test == MCNEMAR:
-            then, now = _units(metric, base[q]), _units(metric, current[q])
-            keys = [k for k in then if k in now]
-            base_units += [then[k] for k in keys]
-            cur_units += [now[k] for k in keys]
-            paired_questions += bool(keys)
-            if any(then[k] and not now[k] for k in keys):
-                dropped.append(q)
-        else:
-            then_r, now_r = _ratio(metric, base[q]), _ratio(metric, current[q])
-            if then_r is None or now_r is None or not (then_r[1] or now_r[1]):
-                continue
-            pairs.append((*then_r, *now_r))
-            paired_questions += 1
-            if then_r[1] and now_r[1] and now_r[0] / now_r[1] < then_r[0] / then_r[1]:
-                dropped.append(q)
-    aside = (f"; {unpaired} question{'s' * (unpaired != 1)} in only one run or skipped, "
-             "not paired") if unpaired else ""
-    where = f" · against {source}"
-    if not paired_questions and ids and test == BOOTSTRAP:
-        return Regression(goldset, metric, test, 0, None, None, None, "skipped",
-                          f"{metric}: nothing to compare ({metric} has no "
-                          f"{METRICS[metric].unit} in one run){aside}{where}")
-    if not paired_questions:
-        return Regression(goldset, metric, test, 0, None, None, None, "skipped",
-                          f"{metric}: no question scored in both runs{aside}{where}")
-    if test == MCNEMAR:
-        n = len(base_units)
-        then_v, now_v = sum(base_units) / n, sum(cur_units) / n
-        worse = sum(b and not c for b, c in zip(base_units, cur_units, strict=True))
-        better = sum(c and not b for b, c in zip(base_units, cur_units, strict=True))
-        p = mcnemar_exact(worse, better)
-        detects = detectable_drop(n, (worse + better) / n, alpha=alpha).drop if n else None
-        detail = (f"{test}: {worse} right→wrong, {better} wrong→right of {n} "
-                  f"{METRICS[metric].unit}")
-    else:
-        base_den, cur_den = sum(r[1] for r in pairs), sum(r[3] for r in pairs)
-        if not base_den or not cur_den:
-            return Regression(goldset, metric, test, paired_questions, None, None, None,
-                              "skipped", f"{metric}: nothing to compare ({metric} has no "
-                              f"{METRICS[metric].unit} in one run){aside}{where}")
-        then_v = sum(r[0] for r in pairs) / base_den
-        now_v = sum(r[2] for r in pairs) / cur_den
-        _, p = paired_bootstrap(pairs)
-        detects = None
-        detail = test
-    figures = (f"{metric} {then_v:.2f} → {now_v:.2f} over {paired_questions} paired questions "
-               f"({detail}, p = {p:.3g}")
-    if min_n and paired_questions < min_n:
-        return Regression(goldset, metric, test, paired_questions, then_v, now_v, p, "failed",
-                          f"refusing to gate: {figures}); {paired_questions} paired questions "
-                          f"are fewer than ragate_min_n = {min_n}{aside}{where}", detects)
-    significant = p < alpha
-    if now_v < then_v and significant:
-        named = fmt_some(dropped, NAMED_WORSE)
-        went = "right→wrong" if test == MCNEMAR else "worse"
-        return Regression(goldset, metric, test, paired_questions, then_v, now_v, p, "failed",
-                          f"significant drop: {figures} < α {alpha:g}){aside}{where}"
-                          + (f" · {went}: {named}" if dropped else ""), detects)
-    word = ("no change" if now_v == then_v else
-            ("significant rise" if significant else "not significant") if now_v > then_v
-            else "drop not significant")
-    relation = "<" if significant else "≥"
-    return Regression(goldset, metric, test, paired_questions, then_v, now_v, p, "passed",
-                      f"{word}: {figures} {relation} α {alpha:g}){aside}{where}", detects)
+    paired = pair(metric, base, current)
+    if not paired.questions:
+        why: NotCompared = "no units" if paired.compared and test == BOOTSTRAP else "no pairs"
+        return Regression(goldset=goldset, metric=metric, test=test, outcome="skipped",
+                          message=messages.not_compared(metric, why, paired, source))
+    compared = _mcnemar(paired, alpha) if test == MCNEMAR else _bootstrap(paired, alpha)
+    if compared is None:
+        return Regression(goldset=goldset, metric=metric, test=test, outcome="skipped",
+                          message=messages.not_compared(metric, "no units", paired, source),
+                          pairs=paired.questions)
+    call = call_of(compared, paired.questions, min_n=min_n)
+    return Regression(goldset=goldset, metric=metric, test=test,
+                      outcome="passed" if call == "held" else "failed",
+                      message=messages.regression(metric, test, paired, compared, call,
+                                                  alpha=alpha, min_n=min_n, source=source),
+                      pairs=paired.questions, baseline=compared.then, current=compared.now,
+                      p_value=compared.p_value, detects=compared.detects)

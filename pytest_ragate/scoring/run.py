@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from typing import get_args
 
 from pytest_ragate.scoring.agreement import Agreement
-from pytest_ragate.scoring.gates import NAMED, Gap, GapKind, Verdict
+from pytest_ragate.scoring.gates import Gap, GapKind, Verdict
+from pytest_ragate.scoring.messages import NAMED, agreement_line
 from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord, fmt_some, repeat_name
 from pytest_ragate.scoring.registry import METRICS, flaky_questions, run_metrics
 from pytest_ragate.scoring.regression import Regression
@@ -16,7 +17,7 @@ from pytest_ragate.scoring.regression import Regression
 GAP_ORDER = get_args(GapKind)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class GoldsetRun:
     """One goldset as one route ran it: the controller fills it, every output reads it."""
 
@@ -141,7 +142,7 @@ class GoldsetRun:
         if shared:
             lines.append(f"warning: judge and answerer share weights ({', '.join(shared)}): "
                          "judged figures may favour the answerer")
-        lines += [f"judge agreement with the labels, {a.line()}" for a in self.agreements]
+        lines += [f"judge agreement with the labels, {agreement_line(a)}" for a in self.agreements]
         ppi = sorted({v.floor.metric for v in self.verdicts if v.estimate == "ppi"})
         if ppi:
             lines.append(f"judged floors decided on the ppi estimate (judge mean corrected by "

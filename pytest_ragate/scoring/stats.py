@@ -18,6 +18,8 @@ from fractions import Fraction
 Z95 = statistics.NormalDist().inv_cdf(0.975)
 BOOTSTRAP_RESAMPLES = 2000
 PAIRED_RESAMPLES = 4000
+MCNEMAR = "McNemar (exact)"  # the paired tests' names, as a baseline check reports them
+BOOTSTRAP = "paired bootstrap"
 
 
 def clears(value: float, interval: tuple[float, float] | None, floor: float,

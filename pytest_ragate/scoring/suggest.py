@@ -23,7 +23,7 @@ RULE = ("each suggested floor is the 95% interval's lower bound (the interval it
         "strict too, and a rerun clears it while its figure stays within today's interval")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Figure:
     """One metric over a goldset's questions, and the floor its interval suggests."""
 

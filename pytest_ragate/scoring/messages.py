@@ -1,0 +1,371 @@
+"""Every sentence a floor's verdict and a baseline check say, written here and only here.
+
+The decision computes figures (`gates.figures_of`, `agreement.agree`, `regression.pair`) and
+applies the rule (`gates.call_of`, `gates.missing_of`, `agreement.shortfall`,
+`regression.call_of`); these functions turn what it found into the message a test case, the
+terminal, the reports and the results file show. A message's wording changes here, in one
+edit, and a decision function never formats text of its own.
+
+Pure: values in, text out. The result types are imported for their names only: the modules
+that define them import this one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from pytest_ragate.scoring.ppi import MIN_LABELS, Ppi
+from pytest_ragate.scoring.records import fmt_some
+from pytest_ragate.scoring.registry import METRICS, Tally
+from pytest_ragate.scoring.stats import MCNEMAR
+
+if TYPE_CHECKING:
+    from pytest_ragate.scoring.agreement import Agreement, Shortfall
+    from pytest_ragate.scoring.gates import Call, Counted, Figures, Floor, Gap, Missing
+    from pytest_ragate.scoring.regression import (
+        BaselineRun,
+        Compared,
+        NotCompared,
+        Paired,
+        RegressionCall,
+    )
+
+NAMED = 10  # members a message names before it says "and N more"
+NAMED_WORSE = 10  # questions a failed baseline check names
+NAMED_MISSING = 5  # labelled questions without a verdict an agreement line names
+
+
+def fmt_interval(interval: tuple[float, float] | None) -> str:
+    return f"[{interval[0]:.2f}, {interval[1]:.2f}]" if interval else "—"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' * (n != 1)}"
+
+
+# --- a floor without its figure -------------------------------------------------------------
+
+
+def needs_judge(metric: str, require_judge: bool) -> str:
+    """A judged floor of a run with no judge configured."""
+    return (f"{metric} needs a judge: none configured (--ragate-judge); judged floors are "
+            "skipped" + (" and --ragate-require-judge is set" if require_judge else ""))
+
+
+def named(gaps: Sequence[Gap], detail: bool = True) -> str:
+    """`lost q00, q01 (its worker went down); crashed q07 (…)`: members grouped by what
+    happened to them, at most NAMED named."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for gap in gaps[:NAMED]:
+        groups.setdefault((gap.kind, gap.why if detail else ""), []).append(gap.member)
+    shown = [f"{kind + ' ' if detail else ''}{', '.join(members)}" + (f" ({why})" if why else "")
+             for (kind, why), members in groups.items()]
+    more = len(gaps) - NAMED  # the groups are named whole; the members past NAMED counted
+    return "; ".join(shown) + (f"; and {more} more" if more > 0 else "")
+
+
+def incomplete(missing: Missing, partial: str) -> str:
+    """Why a floor whose population is not whole is not decided (`gates.missing_of`), with
+    `partial`, the figure over the members that have a result, when it has one."""
+    tail = f" · {partial}" if partial else ""
+    hard, population, unit = missing.hard, missing.population, missing.unit
+    if hard and all(g.kind == "sealed" for g in hard):
+        return (f"sealed: set RAGATE_SEAL_KEY to score {len(hard)} of {population} {unit} "
+                "(their expected answers are sealed; for builds that cannot have the key, "
+                f"ragate_sealed_without_key = \"skip\" skips this floor instead){tail}")
+    if hard:
+        return (f"not decided: {len(hard)} of {population} {unit} have no result: "
+                f"{named(hard)} · a floor passes only when every member of its population "
+                f"has a result{tail}")
+    deselected = [g for g in missing.soft if g.kind == "deselected"]
+    sealed = [g for g in missing.soft if g.kind == "sealed"]
+    parts = []
+    if deselected:
+        parts.append(f"{len(deselected)} of {population} {unit} deselected (-k, -m or --lf): "
+                     f"{named(deselected, detail=False)}")
+    if sealed:
+        parts.append(f"{len(sealed)} sealed and no RAGATE_SEAL_KEY "
+                     "(ragate_sealed_without_key = \"skip\")")
+    return (f"not decided: {'; '.join(parts)}; a floor is decided over its whole population: "
+            "run all of it, or deselect the floor too")
+
+
+def partial(floor: Floor, t: Tally, over: int) -> str:
+    """A floor's figure over the `over` members with a result, beside why it is not decided:
+    `evidence_recall 0.62 over the 18 with a result`; empty when there is none."""
+    if floor.anchors:
+        return f"{t.value:.2f} held over the {t.n} that ran" if t.n else ""
+    return f"{floor.metric} {t.value:.2f} over the {over} with a result" if t.value is not None \
+        else ""
+
+
+def nothing_ran(metric: str, errors: Sequence[str | None]) -> str:
+    """Every question of the floor was skipped: the first reason given, else that."""
+    reason = next((e for e in errors if e), None) or "every question was skipped"
+    return f"{metric}: nothing ran: {reason}"
+
+
+def aside(floor: Floor, counted: Counted) -> str:
+    """` (2 questions errored, counted as wrong; 1 skipped, not counted)` after a floor's
+    figures: the rows its figure counts as wrong or leaves out; an anchor floor's kind."""
+    if floor.anchors:
+        return f" ({floor.kind} anchors)"
+    notes = []
+    if counted.errors:
+        notes.append(f"{_plural(counted.errors, 'question')} errored, counted as wrong")
+    if counted.skipped:
+        notes.append(f"{counted.skipped} skipped, not counted")
+    if counted.failures:  # judge_coverage counts its failures as wrong: never here
+        notes.append(f"{_plural(counted.failures, 'judge failure')}, not counted")
+    return f" ({'; '.join(notes)})" if notes else ""
+
+
+def nothing_scored(floor: Floor, rows: int, counted: Counted) -> str:
+    """A floor whose population ran and gave its metric nothing to count."""
+    by = counted.computed_by
+    if floor.anchors:
+        return (f"nothing scored: no {floor.kind} anchor ran · floor {floor.bound} · computed "
+                f"by {by}")
+    info = METRICS[floor.metric]
+    unit = f"judged {info.unit}" if info.asked else info.unit
+    scope = f"{floor.kind} questions" if floor.kind else "questions"
+    return (f"nothing scored: {floor.metric} has no {unit} among {rows} {scope} · floor "
+            f"{floor.bound} · computed by {by}{aside(floor, counted)}")
+
+
+# --- the prediction-powered estimate --------------------------------------------------------
+
+
+def ppi_unverdicted(missing: Sequence[str], why: Mapping[str, str]) -> str:
+    """Labelled questions the judge gave no verdict (`why` says what happened to each)."""
+    shown = "; ".join(f"{q} ({why[q]})" for q in missing[:NAMED])
+    return f"needs a verdict for every labelled question: none for {shown}"
+
+
+def ppi_too_few(labelled: int, judged: int) -> str:
+    return (f"needs at least {MIN_LABELS} labelled questions with a verdict here, has "
+            f"{labelled} labelled of {judged} judged (its interval's variance is estimated "
+            f"from the labels: below {MIN_LABELS} a 95% interval would cover the truth less "
+            "than 92% of the time)")
+
+
+def no_ppi(floor: Floor, why: str, t: Tally, counted: Counted) -> str:
+    """A ppi floor (`[judge] estimate = "ppi"`) its labels cannot correct: `why` not."""
+    return (f"not decided: the ppi estimate ([judge] estimate = \"ppi\") {why} · "
+            f"{floor.metric} {t.value or 0:.2f} as judged · floor {floor.bound} · computed by "
+            f"{counted.computed_by}{aside(floor, counted)}")
+
+
+def _no_spread(ppi: Ppi) -> str:
+    """What a ppi interval says of a variance that came out 0 (`ppi.spread`)."""
+    if not ppi.bounded:
+        return ""
+    which = {"judged": f"the {ppi.n_all} judge scores", "labelled": f"the {ppi.n_labelled} "
+             "labelled errors (judge − human)"}
+    return (f" · no spread in {' nor in '.join(which[b] for b in ppi.bounded)}: variance "
+            "bounded by the rule of three (95%), not taken as 0")
+
+
+# --- a floor's figures against it -----------------------------------------------------------
+
+
+def _count(floor: Floor, figures: Figures) -> str:
+    """`n=20 questions`, `over 18/20 judged`, `n=84 answers of 28 questions × 3`: what the
+    figure is over; with ppi, the labels that corrected it."""
+    t, info = figures.tally, METRICS[floor.metric]
+    unit = "anchors" if floor.anchors else info.unit
+    if t.clusters and unit == "questions":
+        unit = "answers"  # a question asked 3 times is 3 units of its metric
+    count = (f"over {t.n}/{t.n + t.failures} judged" if info.judged and info.aggregate == "mean"
+             else f"n={t.n} {unit}")
+    if t.clusters:
+        count += f" of {t.questions} questions × {t.repeats}"
+    elif t.repeats > 1:
+        count += f" × {t.repeats} repeats"
+    if figures.ppi is not None:
+        ppi = figures.ppi
+        count += (f", {ppi.n_labelled} labelled · ppi: judge {ppi.judge_mean:.2f} − bias "
+                  f"{ppi.bias:+.2f} on the labelled" + _no_spread(ppi))
+    return count
+
+
+def _method(floor: Floor, figures: Figures) -> str:
+    """How the interval was computed: `Wilson`, `bootstrap, questions as clusters`, `ppi, …`."""
+    if figures.ppi is not None:
+        return "ppi, normal approximation"
+    method = "Wilson" if METRICS[floor.metric].aggregate == "proportion" else "bootstrap"
+    return method + (", questions as clusters" if figures.tally.clusters else "")
+
+
+def _against(floor: Floor, figures: Figures, holds: bool, strict: bool, tail: str) -> str:
+    """`citation_accuracy 0.62 < floor 0.80 · …`, or strictly its interval's bound."""
+    sign = ("≤" if holds else ">") if floor.upper else ("≥" if holds else "<")
+    value = f"{floor.metric} {figures.value:.2f}{' (ppi)' if figures.ppi is not None else ''}"
+    interval = figures.interval
+    if strict and interval is not None:
+        end = f"upper bound {interval[1]:.2f}" if floor.upper else f"lower bound {interval[0]:.2f}"
+        return (f"{value}, 95% {end} {sign} floor {floor.min:.2f} (ragate_ci = strict) · "
+                f"{tail}")
+    return f"{value} {sign} floor {floor.min:.2f} · {tail}"
+
+
+def against_floor(floor: Floor, figures: Figures, call: Call, *, min_n: int, strict: bool,
+                  counted: Counted, worst: str = "") -> str:
+    """A decided floor's message: its figures against the floor with n, the interval and
+    who computed them; a refusal under `ragate_min_n`; a strict xfail's reason; `worst`,
+    the questions behind a failure."""
+    tail = (f"{_count(floor, figures)} · 95% CI {fmt_interval(figures.interval)} "
+            f"({_method(floor, figures)}) · computed by {counted.computed_by}"
+            f"{aside(floor, counted)}")
+    if call == "refused":
+        who = "anchors" if floor.anchors else "questions"
+        return (f"refusing to gate: {floor.metric} {figures.value:.2f} was scored on "
+                f"{figures.tally.questions} {who}, fewer than ragate_min_n = {min_n} (add "
+                f"questions, or lower ragate_min_n) · floor {floor.bound} · {tail}")
+    text = _against(floor, figures, call == "holds", strict, tail)
+    if floor.xfail and call == "holds":
+        return (f"[XPASS(strict)] {floor.xfail}: {text}. The floor now holds: remove its "
+                "xfail (pytest --ragate-promote) to make it a hard gate")
+    if floor.xfail:
+        return f"{floor.xfail}: {text}"
+    return text + (f" · worst: {worst}" if worst else "")
+
+
+# --- the judge against the labels -----------------------------------------------------------
+
+
+def agreement_figure(a: Agreement) -> str:
+    """`kappa 0.41 [0.20, 0.61]`, or `kappa undefined` when it cannot be computed."""
+    if a.value is None:
+        return f"{a.statistic} undefined"
+    return f"{a.statistic} {a.value:.2f} {fmt_interval(a.interval)}"
+
+
+def agreement_line(a: Agreement) -> str:
+    """`faithfulness: kappa 0.41 [0.20, 0.61] on 40 labelled questions`, with the MAE for
+    score labels and the questions without a verdict named."""
+    text = f"{a.metric}: {agreement_figure(a)}"
+    if a.mae is not None:
+        text += f", MAE {a.mae:.2f} {fmt_interval(a.mae_interval)}"
+    text += f" on {_plural(a.n, 'labelled question')}"
+    if a.missing:
+        shown = "; ".join(f"{q} ({why})" for q, why in a.missing[:NAMED_MISSING])
+        more = len(a.missing) - NAMED_MISSING
+        text += (f"; {len(a.missing)} labelled without a verdict: {shown}"
+                 + (f"; and {more} more" if more > 0 else ""))
+    elif a.value is None:
+        text += (" (every label and verdict is one class, or one score: label questions "
+                 "the judge should tell apart)")
+    return text
+
+
+def agreement_lines(agreements: Sequence[Agreement]) -> str:
+    return " · ".join(agreement_line(a) for a in agreements)
+
+
+def nothing_labelled(floor: Floor, judge: str) -> str:
+    """`floor[judge_agreement]` with no labelled question of a judged metric run."""
+    return ("nothing scored: no labelled question of a judged metric ran · floor "
+            f"{floor.min:.2f} · computed by {judge}")
+
+
+def no_labelled_verdict(floor: float) -> str:
+    return f"judge not calibrated: no labelled question has a verdict (floor {floor:.2f})"
+
+
+def not_calibrated(a: Agreement, shortfall: Shortfall, floor: float, strict: bool) -> str:
+    """Why one labelled metric's agreement does not vouch for the judge
+    (`agreement.shortfall`): `judge not calibrated: kappa 0.41 [0.20, 0.61] < 0.60 on 40
+    labelled questions (faithfulness)`."""
+    if shortfall == "unverdicted":
+        return f"judge not calibrated: {agreement_line(a)}"
+    if shortfall == "too few":
+        return (f"judge not calibrated: {agreement_line(a)}: fewer than {MIN_LABELS} labelled "
+                "questions with a verdict, too few to bound the agreement")
+    if shortfall == "no interval":
+        return (f"judge not calibrated: {agreement_line(a)}: no interval (most resamples of "
+                "the labelled questions leave it undefined, or every one gives the same "
+                "value), so ragate_ci = strict cannot hold")
+    if strict and a.interval:
+        return (f"judge not calibrated: {a.statistic} lower bound {a.interval[0]:.2f} "
+                f"({agreement_figure(a)}) < {floor:.2f} on {a.n} labelled questions "
+                f"({a.metric})")
+    return (f"judge not calibrated: {agreement_figure(a)} < {floor:.2f} on "
+            f"{_plural(a.n, 'labelled question')} ({a.metric})")
+
+
+def agreement_against_floor(floor: Floor, worst: Agreement, agreements: Sequence[Agreement],
+                            *, holds: bool, strict: bool, judge: str, why: str | None) -> str:
+    """`floor[judge_agreement]`'s message: the worst labelled metric's statistic against the
+    floor, its interval and n, every metric's line; why the judge is not calibrated first."""
+    if worst.value is not None:
+        head = (f"{worst.metric} {worst.statistic} {worst.value:.2f}"
+                + (f", 95% lower bound {worst.interval[0]:.2f}" if strict and worst.interval
+                   else "")
+                + f" {'≥' if holds else '<'} floor {floor.min:.2f}")
+    else:
+        head = f"{worst.metric} {worst.statistic} undefined"
+    message = (f"{head} · 95% CI {fmt_interval(worst.interval)} (bootstrap over labelled "
+               f"questions) · n={worst.n} labelled · computed by {judge} · "
+               f"{agreement_lines(agreements)}")
+    if floor.xfail:
+        return (f"[XPASS(strict)] {floor.xfail}: " if holds else f"{floor.xfail}: ") + message
+    return message if holds or why is None else f"{why} · {message}"
+
+
+# --- a run against its baseline -------------------------------------------------------------
+
+
+def no_baseline(goldset: str, eval_version: str, same: Sequence[BaselineRun],
+                chosen: BaselineRun | None) -> str:
+    """Why a goldset's metrics are not checked against the baseline: it has no run of the
+    goldset, none of this eval_version, or one without per-question scores."""
+    if not same:
+        return f"the baseline has no run of goldset {goldset}"
+    if chosen is None:
+        versions = ", ".join(sorted({b.eval_version for b in same}))
+        return (f"the baseline ran eval_version {versions}, this run {eval_version}: "
+                "not comparable")
+    return f"{chosen.source} has no per-question scores (written by an older ragate)"
+
+
+def _paired_tail(unpaired: int, source: str) -> str:
+    aside = (f"; {_plural(unpaired, 'question')} in only one run or skipped, not paired"
+             if unpaired else "")
+    return f"{aside} · against {source}"
+
+
+def not_compared(metric: str, why: NotCompared, paired: Paired, source: str) -> str:
+    """A check with nothing to test (`regression.check`): no question scored in both runs,
+    or the metric has no unit in one of them."""
+    tail = _paired_tail(paired.unpaired, source)
+    if why == "no units":
+        return (f"{metric}: nothing to compare ({metric} has no {METRICS[metric].unit} in one "
+                f"run){tail}")
+    return f"{metric}: no question scored in both runs{tail}"
+
+
+def regression(metric: str, test: str, paired: Paired, compared: Compared,
+               call: RegressionCall, *, alpha: float, min_n: int, source: str) -> str:
+    """A decided check: the metric then and now over the paired questions, the test and its
+    p-value against α; a refusal under `ragate_min_n`; a drop names who got worse."""
+    c = compared
+    detail = (f"{test}: {c.worse} right→wrong, {c.better} wrong→right of {c.units} "
+              f"{METRICS[metric].unit}" if test == MCNEMAR else test)
+    figures = (f"{metric} {c.then:.2f} → {c.now:.2f} over {paired.questions} paired questions "
+               f"({detail}, p = {c.p_value:.3g}")
+    tail = _paired_tail(paired.unpaired, source)
+    if call == "refused":
+        return (f"refusing to gate: {figures}); {paired.questions} paired questions are fewer "
+                f"than ragate_min_n = {min_n}{tail}")
+    if call == "dropped":
+        went = "right→wrong" if test == MCNEMAR else "worse"
+        return (f"significant drop: {figures} < α {alpha:g}){tail}"
+                + (f" · {went}: {fmt_some(paired.dropped, NAMED_WORSE)}" if paired.dropped
+                   else ""))
+    word = ("no change" if c.now == c.then else
+            ("significant rise" if c.significant else "not significant") if c.now > c.then
+            else "drop not significant")
+    return f"{word}: {figures} {'<' if c.significant else '≥'} α {alpha:g}){tail}"
+
