@@ -110,12 +110,14 @@ REGISTERED = {  # by run: each process's ragate objects, nothing of the other mo
 }
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("run", list(REGISTERED))
 def test_each_mode_registers_its_one_object(probes: dict[str, dict[str, Any]],
                                             run: str) -> None:
     assert {who: probe["plugins"] for who, probe in probes[run].items()} == REGISTERED[run]
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("run", ["gate", "gate-n2", "shard1", "shard2-n2"])
 def test_a_gate_or_a_shard_imports_no_decide_only_module(probes: dict[str, dict[str, Any]],
                                                         run: str) -> None:
@@ -125,6 +127,7 @@ def test_a_gate_or_a_shard_imports_no_decide_only_module(probes: dict[str, dict[
         assert [m for m in probe["modules"] if m in DECIDE_ONLY] == [], who
 
 
+@pytest.mark.heavy
 def test_ragate_decide_imports_the_decide_mode(probes: dict[str, dict[str, Any]]) -> None:
     assert set(DECIDE_ONLY) <= set(probes["decide"]["main"]["modules"])
 
