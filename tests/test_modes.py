@@ -66,10 +66,10 @@ RUNS = {  # each run's arguments, after the project's path (decide: after `ragat
     "decide": ["shards/1.jsonl", "shards/2.jsonl", "--", ".", "--ragate-results=decided.jsonl"],
 }
 GATE = "ragate-gate=pytest_ragate.modes.gate.Gate"
-SHARD = "ragate-shard=pytest_ragate.modes.shard_mode.ShardRun"
+SHARD = "ragate-shard=pytest_ragate.modes.shard.ShardRun"
 DECIDE = "ragate-decide=pytest_ragate.modes.decide_saved.DecideSaved"
 WORKER = "ragate-worker=pytest_ragate.modes.worker.Worker"
-SHARD_WORKER = "ragate-shard-worker=pytest_ragate.modes.shard_mode.ShardWorker"
+SHARD_WORKER = "ragate-shard-worker=pytest_ragate.modes.shard.ShardWorker"
 
 
 def _run(root: Path, probe: Path, args: list[str], *, decide: bool,

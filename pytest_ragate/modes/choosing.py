@@ -3,11 +3,11 @@ for it (as pytest-cov's `engine.py` picks `Central`, `DistMaster` or `DistWorker
 pytest's `stepwise.py` registers its plugin only when its option is on):
 
 - a gate (`gate.Gate`): one process, or the xdist controller; it decides floors;
-- a shard (`--ragate-shard i/N`, `shard_mode.ShardRun`): runs a slice, decides nothing, saves a
+- a shard (`--ragate-shard i/N`, `shard.ShardRun`): runs a slice, decides nothing, saves a
   results file for `ragate decide`;
 - a decision over saved files (`--ragate-decide`, `ragate decide`,
   `decide_saved.DecideSaved`): runs the floors alone, replays the rest from the files;
-- on an xdist worker of a gate or a shard, `worker.Worker` or `shard_mode.ShardWorker`: it
+- on an xdist worker of a gate or a shard, `worker.Worker` or `shard.ShardWorker`: it
   describes its collection to the controller (a shard's keeps its slice too).
 
 The object is kept in `config.stash[MODE_KEY]` and unregistered at `pytest_unconfigure`.
@@ -51,7 +51,7 @@ def choose(config: pytest.Config, settings: Settings) -> Controller | Worker:
     if hasattr(config, "workerinput"):  # an xdist worker: its controller concludes
         if shard is None:
             return Worker(config)
-        from pytest_ragate.modes.shard_mode import ShardWorker
+        from pytest_ragate.modes.shard import ShardWorker
 
         return ShardWorker(config, shard)
     if settings.run.decide:
@@ -60,7 +60,7 @@ def choose(config: pytest.Config, settings: Settings) -> Controller | Worker:
         return DecideSaved(config)
     if shard is None:
         return Gate(config)
-    from pytest_ragate.modes.shard_mode import ShardRun
+    from pytest_ragate.modes.shard import ShardRun
 
     return ShardRun(config, shard)
 

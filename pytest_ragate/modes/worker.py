@@ -1,7 +1,7 @@
 """An xdist worker of a gate or a shard: it runs items and reports them, and decides
 nothing. What it adds is its description of the collection, sent to the controller with its
 last message (the controller decides floors over it, `controller.py`). A shard's worker also
-keeps only its shard's items (`shard_mode.ShardWorker`).
+keeps only its shard's items (`shard.ShardWorker`).
 
 Light on purpose: every worker registers one, goldsets or not.
 """

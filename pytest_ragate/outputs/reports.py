@@ -1,6 +1,7 @@
-"""What a run leaves behind: the results JSONL, the Markdown report, the terminal table.
+"""The Markdown report and the terminal tables (floors, figures, regressions, the failing
+floors' worst questions).
 
-All three are rendered on the controller from the same records and verdicts, in goldset and
+Both are rendered on the controller from the same records and verdicts, in goldset and
 question order, so `-n 0` and `-n N` write the same bytes.
 """
 

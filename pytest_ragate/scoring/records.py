@@ -1,4 +1,5 @@
-"""Mechanical scores of one answer, and their totals over a set of questions.
+"""A run's rows (a question's `QuestionRecord`, an anchor's `AnchorOutcome`), the mechanical
+scores of one answer that fill a question's row, and their totals over a set of questions.
 
 Only turn ranges enter a score: a quote, however verbatim, never makes a citation right. The
 system under test decides how many citations an answer carries, so citation accuracy gives
