@@ -235,3 +235,42 @@ def test_only_the_fence_touches_pytests_private_api() -> None:
     # and the check sees what the fence itself takes, by import, attribute and name
     assert {"_pytest.runner", "._id", "'_fixtureinfo'"} <= pytest_private_uses(
         PATHS[PYTEST_FENCE])
+
+
+DOC = PACKAGE.parent / "docs" / "architecture.md"
+SECTIONS = {"leaves": "Shared leaves", "top": "Entry points"}
+
+
+def doc_section(part: str) -> str:
+    """The text under docs/architecture.md's heading of one part (`## \\`scoring/\\`` ...)."""
+    heading = SECTIONS.get(part, f"`{part}/`")
+    sections = DOC.read_text(encoding="utf-8").split("\n## ")
+    found = [s for s in sections if s.splitlines()[0].find(heading) >= 0]
+    assert found, f"docs/architecture.md has no section for {part}"
+    return found[0]
+
+
+@pytest.mark.parametrize("module", sorted(PATHS))
+def test_each_module_says_what_it_holds_and_the_architecture_page_names_it(module: str) -> None:
+    """The layout `scripts/layout.py` prints is each module's docstring, and
+    docs/architecture.md names every module in its part's section: a module added, moved or
+    renamed without its page fails here."""
+    path = PATHS[module]
+    assert ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))), \
+        f"{module} has no docstring saying what it holds"
+    if path.name == "__init__.py" and part_of(module) != "top":
+        return  # a part's package: its docstring, and the section itself, say what it holds
+    assert f"`{path.name}`" in doc_section(part_of(module)), \
+        f"docs/architecture.md does not name {path.name} under {part_of(module)}"
+
+
+# besides items/ and modes/ (the pytest glue) and the entry points, the modules that use pytest
+PYTEST_USERS = {"pytest_ragate.settings", "pytest_ragate.judges.fixture",
+                "pytest_ragate.pipeline.builtin"}
+
+
+@pytest.mark.parametrize("module", sorted(PATHS))
+def test_pytest_is_used_where_the_architecture_page_says(module: str) -> None:
+    roots = third_party_roots(PATHS[module]) & {"pytest", "_pytest"}
+    glue = part_of(module) in ("items", "modes", "top") or module in PYTEST_USERS
+    assert glue or not roots, f"{module} imports pytest: docs/architecture.md says who does"
