@@ -194,10 +194,9 @@ DECIDE_ONLY = {"pytest_ragate.modes.decide_saved", "pytest_ragate.modes.decide_f
 
 
 def test_only_the_decide_mode_imports_its_modules() -> None:
-    """`ragate decide`'s modules are imported by each other, by the choice of the mode, and
-    by the check of its inputs (`output_paths`, with --ragate-decide): a gate or a shard
-    loads none of them (tests/test_modes.py runs each mode)."""
-    allowed = DECIDE_ONLY | {"pytest_ragate.modes.choosing", "pytest_ragate.modes.output_paths"}
+    """`ragate decide`'s modules are imported by each other and by the choice of the mode:
+    a gate or a shard loads none of them (tests/test_modes.py runs each mode)."""
+    allowed = DECIDE_ONLY | {"pytest_ragate.modes.choosing"}
     wrong = {m: sorted(deps & DECIDE_ONLY) for m, deps in MODULES.items()
              if deps & DECIDE_ONLY and m not in allowed}
     assert wrong == {}

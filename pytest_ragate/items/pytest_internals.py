@@ -1,6 +1,6 @@
 """The one place pytest-ragate touches pytest's private API: `_pytest` imports and underscored
 attributes of pytest's objects. Every other module asks the functions here, the way
-`xdist_worker.py` fences xdist (tests/test_architecture.py holds both fences).
+`xdist_worker.py` fences xdist; tests/test_architecture.py holds the fence.
 
 What has no public route, and what ragate needs it for:
 - `run_unlogged` (`_pytest.runner.runtestprotocol(log=False)`): an item's setup, call and
@@ -50,6 +50,20 @@ import pytest
 if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr as TerminalRepr  # a type only: re-exported
 
+# `bin_xml_escape`'s own rule, for a pytest that moved it: characters XML 1.0 does not allow
+# (and DEL) shown as `#xNN`.
+_ILLEGAL_XML = re.compile("[^\u0009\u000a\u000d\u0020-\u007e\u0080-\ud7ff\ue000-\ufffd"
+                          "\U00010000-\U0010ffff]")
+
+
+def _xml_escape(text: object) -> str:
+    def shown(found: re.Match[str]) -> str:
+        code = ord(found.group())
+        return f"#x{code:02X}" if code <= 0xFF else f"#x{code:04X}"
+
+    return _ILLEGAL_XML.sub(shown, str(text))
+
+
 try:
     from _pytest.runner import runtestprotocol as _runtestprotocol
 except ImportError:  # pragma: no cover - only a pytest without it gets here
@@ -69,7 +83,7 @@ except ImportError:  # pragma: no cover
 try:
     from _pytest.junitxml import bin_xml_escape
 except ImportError:  # pragma: no cover
-    bin_xml_escape = None  # type: ignore[assignment]
+    bin_xml_escape = _xml_escape
 
 
 class PytestChanged(RuntimeError):
@@ -141,21 +155,3 @@ def as_reported(item: pytest.Item) -> None:
         raise _changed("_pytest.nodeid.coerce_node_id", "give floors, anchors and repeated "
                        "questions the node ids --lf matches their last failures by")
     item._id = _coerce_node_id(item.nodeid)
-
-
-# `bin_xml_escape`'s own rule, for a pytest that moved it: characters XML 1.0 does not allow
-# (and DEL) shown as `#xNN`.
-_ILLEGAL_XML = re.compile("[^\u0009\u000a\u000d\u0020-\u007e\u0080-\ud7ff\ue000-\ufffd"
-                          "\U00010000-\U0010ffff]")
-
-
-def _xml_escape(text: object) -> str:
-    def shown(found: re.Match[str]) -> str:
-        code = ord(found.group())
-        return f"#x{code:02X}" if code <= 0xFF else f"#x{code:04X}"
-
-    return _ILLEGAL_XML.sub(shown, str(text))
-
-
-if bin_xml_escape is None:  # pragma: no cover
-    bin_xml_escape = _xml_escape

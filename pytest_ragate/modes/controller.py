@@ -19,7 +19,8 @@ goes on to pytest.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import pytest
@@ -72,7 +73,7 @@ class Controller(ABC):
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.settings = settings = read_settings(config)
-        check_before_running(config, settings)
+        check_before_running(config, settings, decided=self.decided())
         self.selected: list[pytest.Item] | None = None  # this process's items, when it collects
         self.started: dict[str, Location] = {}
         self.failed: dict[str, tuple[str, str]] = {}  # node id -> (phase, why), the first
@@ -94,6 +95,11 @@ class Controller(ABC):
 
             self.conclusion = Conclusion(self.config, self.settings)
         return self.conclusion
+
+    def decided(self) -> list[Path]:
+        """The results files this run decides instead of running (`ragate decide`): no
+        output may overwrite one."""
+        return []
 
     @abstractmethod
     def conclude(self, session: pytest.Session, incomplete: str | None) -> None:
@@ -254,14 +260,15 @@ class Controller(ABC):
             terminalreporter.write_line(nothing_ran_hint(found), yellow=True, bold=True)
 
 
-def check_before_running(config: pytest.Config, settings: Settings) -> None:
+def check_before_running(config: pytest.Config, settings: Settings, *,
+                         decided: Sequence[Path] = ()) -> None:
     """Usage errors of a run that concludes, before anything runs: a judge that cannot be
     built (one error, not a failure per item), and outputs that collide, cannot be written
-    or would overwrite an input (`output_paths.py`)."""
+    or would overwrite an input (`output_paths.py`; `decided`: the results files it reads)."""
     fixture_file = None
     if settings.judge.judge:
         from pytest_ragate.judges.select import check_settings
 
         spec = check_settings(settings.judge)
         fixture_file = spec[1] if spec and spec[0] == "fixture" else None
-    check_outputs(config, fixture_file)
+    check_outputs(config, fixture_file, decided)

@@ -4,8 +4,8 @@ Each selected question and anchor takes its result from the files: its row (or a
 line), and its shard's failure line, when it failed. A file's goldset stamp must match the
 goldset collected here (its eval_version and content digest; floors may change), a row must
 say what the goldset says of its question (kind, abstention, evidence) and agree with
-itself, and each item must have exactly one result in the file that owed it (the deal of
-`modes/shard.py` says which shard). What the files say is gathered as a run's reports would
+itself, and each item must have exactly one result in the file that owed it (the shards'
+deal says which). What the files say is gathered as a run's reports would
 be (`Arrived`), with how each item is replayed (`Replay`); what does not hold is a problem,
 and then nothing is taken. Decide-only: a gate or a shard never imports it.
 """

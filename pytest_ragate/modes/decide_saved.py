@@ -63,6 +63,9 @@ class DecideSaved(Controller):
         self._hold_settings(config, settings)
         super().__init__(config)  # with the shards' `repeat`, when adopted
 
+    def decided(self) -> list[Path]:
+        return [f.path for f in self.files]
+
     @property
     def headers(self) -> list[Header]:
         return [f.header for f in self.files if f.header is not None]

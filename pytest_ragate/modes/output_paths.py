@@ -22,7 +22,7 @@ import fnmatch
 import os
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,16 +64,17 @@ def _written(config: pytest.Config) -> dict[Path, list[str]]:
     return written
 
 
-def check_outputs(config: pytest.Config, judge_file: str | None = None) -> None:
+def check_outputs(config: pytest.Config, judge_file: str | None = None,
+                  decided: Sequence[Path] = ()) -> None:
     """A usage error for colliding or unwritable outputs, or an output on an input: the
     baseline (unless it is the history being appended to), the fixture judge file, the
-    results files `ragate decide` reads, and the files of every goldset under the paths
-    given."""
+    results files `ragate decide` reads (`decided`), and the files of every goldset under
+    the paths given."""
     written = _written(config)
     problems = [f"{' and '.join(flags)} all write {path}: give each output its own file"
                 for path, flags in written.items() if len(flags) > 1 and not _through(path)]
     if written:
-        problems += overwritten(written, given_inputs(config, judge_file))
+        problems += overwritten(written, given_inputs(config, judge_file, decided))
     for path, flags in written.items():
         why = unwritable(path, flags[0])
         if why:
@@ -163,7 +164,8 @@ def _is(output: Path, found: Input) -> bool:
         return False
 
 
-def given_inputs(config: pytest.Config, judge_file: str | None) -> list[Input]:
+def given_inputs(config: pytest.Config, judge_file: str | None,
+                 decided: Sequence[Path] = ()) -> list[Input]:
     """What this run reads that is known before collection."""
     settings = read_settings(config)
     found: list[Input] = []
@@ -176,14 +178,7 @@ def given_inputs(config: pytest.Config, judge_file: str | None) -> list[Input]:
                            writable_by=frozenset({"--ragate-history"})))
     if judge_file:
         found.append(Input(Path(judge_file), f"the fixture judge file {judge_file}"))
-    if settings.run.decide:
-        from pytest_ragate.modes.decide_files import expand
-
-        try:
-            decided = expand(settings.run.decide, config.rootpath)
-        except pytest.UsageError:
-            decided = []  # said by `ragate decide` itself
-        found += [Input(p, f"--ragate-decide {p}") for p in decided]
+    found += [Input(p, f"--ragate-decide {p}") for p in decided]
     for config_path in goldset_configs(config):
         found += goldset_inputs(config_path)
     return found
