@@ -94,6 +94,8 @@ def _distance(value: object) -> object:
 TurnIndex = Annotated[int, BeforeValidator(_integer), Field(ge=0)]
 Distance = Annotated[float | None, BeforeValidator(_distance)]
 Confidence = Annotated[float | None, BeforeValidator(_finite)]
+Tokens = Annotated[int, BeforeValidator(_integer), Field(ge=0)]
+Cost = Annotated[float | None, BeforeValidator(_finite), Field(ge=0)]
 
 
 def turns_in_order(last: int, info: ValidationInfo) -> int:
@@ -129,6 +131,17 @@ class Citation(BaseModel):
     quote: StrictStr | None = None
 
 
+class Usage(BaseModel):
+    """What one answer cost the system, as its model's API reported it: tokens in and out,
+    and the cost in US dollars when the system knows it (None: not reported, never 0)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    prompt_tokens: Tokens = 0
+    completion_tokens: Tokens = 0
+    cost: Cost = None
+
+
 class Answer(BaseModel):
     """One answer to one question.
 
@@ -146,6 +159,7 @@ class Answer(BaseModel):
     contexts: list[Context] = Field(default_factory=list)
     knobs: dict[str, Knob] = Field(default_factory=dict)
     confidence: Confidence = None
+    usage: Usage | None = None  # what answering cost, when the system reports it
 
     @model_validator(mode="after")
     def _consistent(self) -> Answer:

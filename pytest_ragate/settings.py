@@ -115,6 +115,10 @@ class JudgeSettings:
         "pytest cache); a folder you can commit for --ragate-cache replay in CI")
     answerer_model: str | None = knob(None, "the model your system answers with; a judge on the "
         "same weights is flagged")
+    judge_price_in: Annotated[float, at.Ge(0.0)] | None = knob(None, "the judge's price in US "
+        "dollars per million prompt tokens, for `ragate plan` and the reports' cost")
+    judge_price_out: Annotated[float, at.Ge(0.0)] | None = knob(None, "the judge's price in US "
+        "dollars per million completion tokens")
 
 
 @dataclass(frozen=True)
@@ -143,6 +147,14 @@ class GateSettings:
     repeat: Annotated[int, at.Ge(1), at.Le(100)] | None = knob(None, "ask every question this many "
         "times, each repeat its own item (q07[r2]), overriding every goldset's own `repeat`; "
         "floors count questions, not answers (default: the goldset's, else 1)")
+    sequential: bool = knob(False, "ask each goldset's questions in a seeded random order and "
+        "stop asking once a confidence sequence has decided every floor (docs/sequential.md); "
+        "a release gate should ask everything")
+    sequential_seed: Annotated[int, at.Ge(0)] | None = knob(None, "the order's seed (default: "
+        "a fresh one per run, printed and recorded in the results header)")
+    sequential_alpha: Annotated[float, at.Gt(0.0), at.Le(0.2)] = knob(0.05, "the chance, per "
+        "goldset, that stopping early decides a floor otherwise than asking every question "
+        "would; split evenly across the goldset's floors")
 
 
 @dataclass(frozen=True)
