@@ -147,9 +147,11 @@ class GateSettings:
     repeat: Annotated[int, at.Ge(1), at.Le(100)] | None = knob(None, "ask every question this many "
         "times, each repeat its own item (q07[r2]), overriding every goldset's own `repeat`; "
         "floors count questions, not answers (default: the goldset's, else 1)")
-    sequential: bool = knob(False, "ask each goldset's questions in a seeded random order and "
-        "stop asking once a confidence sequence has decided every floor (docs/sequential.md); "
-        "a release gate should ask everything")
+    sequential: bool | None = knob(None, "on: ask each goldset's questions in a seeded random "
+        "order and stop asking once a confidence sequence has decided every floor "
+        "(docs/sequential.md); off: ask every question, whatever a goldset's ragate.toml says; "
+        "unset: the goldsets whose ragate.toml says `sequential = true`. A release gate should "
+        "ask everything")
     sequential_seed: Annotated[int, at.Ge(0)] | None = knob(None, "the order's seed (default: "
         "a fresh one per run, printed and recorded in the results header)")
     sequential_alpha: Annotated[float, at.Gt(0.0), at.Le(0.2)] = knob(0.05, "the chance, per "

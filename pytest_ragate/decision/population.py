@@ -196,6 +196,15 @@ class LabelSpec(_Wire):
     answer_sha256: str | None = None  # the answer it was written for, when stamped
 
 
+class SequentialPlan(_Wire):
+    """How a sequential route is asked (`decision/sequential.py`): the seed of its order and
+    the chance, for the whole goldset, that stopping early decides a floor otherwise than
+    asking every question would."""
+
+    seed: int
+    alpha: float
+
+
 class Population(_Wire):
     """Every question (and anchor) of one goldset as one route collected it: the file route
     (`route` is the ragate.toml node id) or a `@ragate.goldset` test (its node id)."""
@@ -216,13 +225,15 @@ class Population(_Wire):
     # it (what that gives is known only from a question that asked it)
     judge: str | None = None
     judge_fixture: str | None = None
+    sequential: SequentialPlan | None = None  # asked in a seeded order, stopped once decided
 
     @classmethod
     def of(cls, route: str, goldset: AskedGoldset, cases: Iterable[Asked],
            anchors: Iterable[AskedAnchor] | None, nodeids: Mapping[str, str], *,
            labels: Iterable[object] = (), repeats: int = 1,
            agreement_min: float | None = None, estimate: Literal["judge", "ppi"] = "judge",
-           judge: str | None = None, judge_fixture: str | None = None) -> Population:
+           judge: str | None = None, judge_fixture: str | None = None,
+           sequential: SequentialPlan | None = None) -> Population:
         """One route's population: each case (once per repeat) and anchor (None: a
         `@ragate.goldset` test, whose anchors are the file route's) with the node id it runs
         as, found by its item name in `nodeids` (absent: deselected); `labels` are the
@@ -236,7 +247,7 @@ class Population(_Wire):
             checks_anchors=anchors is not None,
             labels=[LabelSpec.model_validate(label, from_attributes=True) for label in labels],
             agreement_min=agreement_min, estimate=estimate, judge=judge,
-            judge_fixture=judge_fixture)
+            judge_fixture=judge_fixture, sequential=sequential)
 
     def row(self, member: Member, **outcome: Any) -> QuestionRecord:
         """The results row of one of its questions: `question_row`, stamped by this

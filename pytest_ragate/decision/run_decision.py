@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from pytest_ragate.decision.population import Collected, FloorSpec, Member, Population
+from pytest_ragate.decision.sequential import Stopping, outcome, stopped_verdict
 from pytest_ragate.scoring.agreement import (
     AGREEMENT,
     Agreement,
@@ -31,10 +32,13 @@ from pytest_ragate.scoring.gates import (
     GapKind,
     Strictness,
     Verdict,
+    computed_by,
     decide,
     decide_anchors,
+    of_kind,
     soft_gaps,
 )
+from pytest_ragate.scoring.messages import says_not_needed
 from pytest_ragate.scoring.records import MECHANICAL, AnchorOutcome, QuestionRecord
 from pytest_ragate.scoring.regression import BaselineRun, check_run
 from pytest_ragate.scoring.run import GoldsetRun
@@ -109,8 +113,13 @@ def decide_run(collected: Collected | None, arrived: Arrived, rules: Rules = Rul
                                     "could not be decided")
     populations = {p.route: p for p in (collected.populations if collected else [])}
     runs: dict[str, GoldsetRun] = {}
+    stoppings: dict[str, Stopping] = {}
     for route, population in populations.items():
-        records, gaps = _question_gaps(population, arrived, decision)
+        stopping = _replayed(population, collected, arrived, rules)
+        if stopping is not None:
+            stoppings[route] = stopping
+        records, gaps = _question_gaps(population, arrived, decision,
+                                       stopping.not_needed if stopping else frozenset())
         runs[route] = GoldsetRun(name=population.goldset,
                                  eval_version=population.eval_version, records=records,
                                  route=route, population=len(population.questions), gaps=gaps,
@@ -119,7 +128,9 @@ def decide_run(collected: Collected | None, arrived: Arrived, rules: Rules = Rul
                                  anchors=[arrived.anchors[m.nodeid] for m in population.anchors
                                           if m.nodeid is not None
                                           and m.nodeid in arrived.anchors],
-                                 soft_gaps=soft_gaps(rules.strictness))
+                                 soft_gaps=soft_gaps(rules.strictness),
+                                 sequential=(outcome(stopping, population.sequential)
+                                             if stopping and population.sequential else None))
     for record in arrived.records.values():  # rows of a route nobody described
         if record.route not in populations:
             runs.setdefault(record.route, GoldsetRun(name=record.goldset,
@@ -131,7 +142,8 @@ def decide_run(collected: Collected | None, arrived: Arrived, rules: Rules = Rul
         runs[route].judge = _judge(runs[route], population)
     for spec in collected.floors if collected else []:
         run = runs[spec.route]
-        verdict = _decide_floor(spec, run, populations[spec.route], rules)
+        verdict = _decide_floor(spec, run, populations[spec.route], rules,
+                                stoppings.get(spec.route))
         run.verdicts.append(verdict)
         decision.floors.append(FloorDecision(spec=spec, verdict=verdict))
     names: dict[str, int] = {}
@@ -161,9 +173,34 @@ def _down(arrived: Arrived) -> str:
     return f": {'; '.join(arrived.down)}" if arrived.down else ""
 
 
+def _replayed(population: Population, collected: Collected | None, arrived: Arrived,
+              rules: Rules) -> Stopping | None:
+    """A sequential route's floor tests, fed its rows (a question whose report never came
+    but failed, as its error row) as the live run fed them; None when not sequential."""
+    floors = [f.floor for f in (collected.floors if collected else [])
+              if f.route == population.route]
+    stopping = Stopping.of(population, floors, min_n=rules.strictness.min_n)
+    if stopping is None:
+        return None
+    rows: dict[str, QuestionRecord] = {}
+    for member in population.questions:
+        record = arrived.records.get(member.nodeid) if member.nodeid else None
+        failure = arrived.failed.get(member.nodeid) if member.nodeid else None
+        if record is None and failure is not None:
+            record = _error_record(population, member, failure.why)
+        if record is not None:
+            rows[member.item_name] = record
+    return stopping.replay(rows)
+
+
 def _decide_floor(spec: FloorSpec, run: GoldsetRun, population: Population, rules: Rules,
-                  ) -> Verdict:
+                  stopping: Stopping | None = None) -> Verdict:
     floor = spec.floor
+    if (stopping is not None and stopping.stopped and floor.name in stopping.tracks
+            and not [g for g in of_kind(floor, run.gaps) if g.kind not in run.soft_gaps]):
+        rows = {r.question_id: r for r in run.records}
+        return stopped_verdict(floor, run.name, stopping, rows,
+                               computed_by(floor, run.records, run.judge))
     if floor.anchors and not population.checks_anchors:
         return Verdict(floor=floor, goldset=run.name, outcome="skipped",
                        message=ANCHORS_ELSEWHERE, computed_by=MECHANICAL)
@@ -232,6 +269,7 @@ def _error_record(population: Population, member: Member, why: str) -> QuestionR
 
 
 def _question_gaps(population: Population, arrived: Arrived, decision: Decision,
+                   not_needed: frozenset[str] = frozenset(),
                    ) -> tuple[list[QuestionRecord], list[Gap]]:
     records: list[QuestionRecord] = []
     gaps: list[Gap] = []
@@ -255,6 +293,9 @@ def _question_gaps(population: Population, arrived: Arrived, decision: Decision,
         elif record.status == "error":
             gaps.append(Gap(member=qid, member_kind=kind, kind="errored",
                             why=record.error or ""))
+        elif record.status == "skipped" and qid in not_needed and says_not_needed(
+                record.error):
+            pass  # its goldset was decided before it: not asked, and not missing
         elif record.status == "skipped":
             gaps.append(Gap(member=qid, member_kind=kind, kind="sealed") if member.sealed
                         else Gap(member=qid, member_kind=kind, kind="skipped",

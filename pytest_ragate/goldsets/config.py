@@ -68,6 +68,7 @@ class GoldsetConfig(_Model):
     eval_version: str = "1"
     question_outcome: Literal["record", "assert"] = "record"
     repeat: Annotated[int, Field(ge=1, le=100)] = 1  # answers per question (--ragate-repeat wins)
+    sequential: bool = False  # stop asking once every floor is decided (--ragate-sequential wins)
     # "builtin": items with no `ragate_system` of the user's in scope are answered by the
     # built-in pipeline; unset, such an item is an error (--ragate-builtin-system allows it)
     system: Literal["builtin"] | None = None

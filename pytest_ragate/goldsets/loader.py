@@ -257,7 +257,8 @@ class Goldset:
         """What the goldset asks and expects, as a digest on every results row: shards run on
         other machines are decided together only when it matches (`ragate decide`). Floors
         and xfail reasons are left out, so re-deciding after a floor changes (or an anchor is
-        promoted) stays possible, and so is `system` (who answers is not what is asked);
+        promoted) stays possible, and so are `system` (who answers is not what is asked) and
+        `sequential` (nor is the order it is asked in);
         sealed answers count by their sealed file, so a run with
         the key and one without agree."""
         digest = hashlib.sha256()
@@ -266,7 +267,8 @@ class Goldset:
             digest.update(json.dumps(parts, ensure_ascii=False, sort_keys=True,
                                      default=str).encode() + b"\n")
 
-        add("config", self.config.model_dump(mode="json", exclude={"floors", "system"}))
+        add("config", self.config.model_dump(mode="json", exclude={"floors", "system",
+                                                          "sequential"}))
         add("corpus", self.corpus.content_hash)
         if self.sealed:
             add("sealed", hashlib.sha256(locate_sealed(

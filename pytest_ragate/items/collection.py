@@ -37,6 +37,7 @@ from pytest_ragate.items.long_lived import long_lived
 from pytest_ragate.items.pytest_internals import as_reported, run_unlogged, shared_closure
 from pytest_ragate.items.reasons import failure_line
 from pytest_ragate.items.route import RouteSpec
+from pytest_ragate.items.sequential import plan_of
 from pytest_ragate.items.xdist_worker import reporting_as
 from pytest_ragate.problems import GoldsetError
 from pytest_ragate.scoring.flips import anchor_digest
@@ -555,7 +556,8 @@ def collected(items: Iterable[pytest.Item]) -> Collected:
             agreement_min=_agreement_min(goldset, [f.floor for f in floors
                                                    if f.route == route]),
             estimate="ppi" if goldset.estimate == "ppi" else "judge",
-            judge=_configured_judge(item_config), judge_fixture=judge_fixtures[route]))
+            judge=_configured_judge(item_config), judge_fixture=judge_fixtures[route],
+            sequential=plan_of(item_config, goldset)))
     return Collected(floors=floors, populations=populations)
 
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_ragate.modes.gate import Gate
+from pytest_ragate.modes.sequential import start_asking
 from pytest_ragate.modes.worker import Worker
 from pytest_ragate.settings import Settings
 
@@ -36,6 +37,7 @@ def start(config: pytest.Config, settings: Settings) -> None:
     """Choose the run's mode and register its object (usage errors first)."""
     mode = config.stash[MODE_KEY] = choose(config, settings)
     config.pluginmanager.register(mode, mode.name)
+    start_asking(config, settings)  # sequential asking, unless it is off
 
 
 def stop(config: pytest.Config) -> None:

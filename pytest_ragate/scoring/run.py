@@ -9,10 +9,16 @@ from typing import get_args
 
 from pytest_ragate.scoring.agreement import Agreement
 from pytest_ragate.scoring.gates import Gap, GapKind, Verdict
-from pytest_ragate.scoring.messages import NAMED, agreement_line
+from pytest_ragate.scoring.messages import (
+    NAMED,
+    agreement_line,
+    says_not_needed,
+    sequential_part,
+)
 from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord, fmt_some, repeat_name
 from pytest_ragate.scoring.registry import METRICS, flaky_questions, run_metrics
 from pytest_ragate.scoring.regression import Regression
+from pytest_ragate.scoring.stopping import SequentialOutcome
 
 GAP_ORDER = get_args(GapKind)
 
@@ -38,6 +44,7 @@ class GoldsetRun:
     agreements: list[Agreement] = field(default_factory=list)  # the judge against the labels
     repeats: int = 1  # times each question was asked: `population` counts every repeat
     judge: str | None = None  # who decides its judged floors, though no question reached it
+    sequential: SequentialOutcome | None = None  # how a sequential goldset was asked
 
     def __post_init__(self) -> None:
         self.label = self.label or self.name
@@ -88,6 +95,12 @@ class GoldsetRun:
             named = [g.member for g in self.gaps if g.kind == kind]
             if named:
                 parts.append(f"{len(named)} {kind} ({fmt_some(named, NAMED)})")
+        if self.sequential is not None:
+            s = self.sequential
+            skipped = sum(r.status == "skipped" and says_not_needed(r.error)
+                          for r in self.records)
+            parts.append(sequential_part(skipped=skipped, asked=s.asked, seed=s.seed,
+                                         alpha=s.alpha, stopped=s.stopped, why=s.why))
         if self.repeats > 1:
             return (f"{total // self.repeats} questions × {self.repeats} repeats = {total} "
                     f"answers: {', '.join(parts)}")

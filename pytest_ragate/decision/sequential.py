@@ -1,0 +1,168 @@
+"""A sequential goldset (`--ragate-sequential`): the order its questions are asked in, and
+whether its floors were all decided before the last of them (`Stopping`).
+
+The order is a seeded shuffle of the question names (`asking_order`): the same seed, route
+and questions give the same order on every process and every run, whatever the collection
+order, and an order no system can know in advance when the seed is fresh. Its questions are
+fed to each floor's test (`scoring/stopping.py`) strictly in that order: a result that
+arrives early (a fast answer on another xdist worker) waits for the ones before it, so which
+answers the tests see never depends on how long answering took.
+
+`Stopping` is both the controller's live state (fed as reports arrive; once it stops, the
+rest of the goldset is not asked, `modes/sequential.py`) and the run decision's replay of the
+same rows (`run_decision.py`): one rule, so the decision holds exactly what the live run did.
+A question that errored, was skipped or never came halts the feeding: the goldset is then
+asked to the end and decided as without the option (an error is a failure, never a skip).
+
+Pure: no pytest, no files.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import KW_ONLY, dataclass, field
+
+from pytest_ragate.decision.population import Population, SequentialPlan
+from pytest_ragate.scoring import messages
+from pytest_ragate.scoring.gates import Floor, Verdict, outcome_of
+from pytest_ragate.scoring.records import QuestionRecord
+from pytest_ragate.scoring.registry import METRICS
+from pytest_ragate.scoring.stopping import (
+    FloorTrack,
+    SequentialOutcome,
+    ratio_interval,
+    sequential_metric,
+    unit_bound,
+)
+
+
+def asking_order(seed: int, route: str, names: Sequence[str]) -> list[str]:
+    """The question names of one route in the order a sequential run asks them."""
+    order = sorted(names)
+    random.Random(f"{seed}\0{route}").shuffle(order)
+    return order
+
+
+@dataclass(kw_only=True)
+class Stopping:
+    """A sequential goldset's floor tests, fed in its asking order."""
+
+    order: list[str]  # the question names, in asking order
+    tracks: dict[str, FloorTrack]  # the floors over questions, by floor name
+    kinds: dict[str, str | None]  # floor name -> the kind it is over (None: all questions)
+    min_n: int = 0  # `ragate_min_n`: never stop before this many questions
+    _: KW_ONLY
+    member_kind: dict[str, str] = field(default_factory=dict)  # question name -> its kind
+    fed: int = 0  # how many of `order` were fed
+    stopped_at: int | None = None  # every floor decided after this many
+    halted: str | None = None  # why feeding ended before every floor was decided
+    waiting: dict[str, QuestionRecord] = field(default_factory=dict)  # arrived early
+
+    @classmethod
+    def of(cls, population: Population, floors: Sequence[Floor], *, min_n: int = 0,
+           ) -> Stopping | None:
+        """The goldset's tests, when its run is sequential (None otherwise); its error
+        budget is split evenly over its floors over questions."""
+        plan = population.sequential
+        if plan is None:
+            return None
+        names = [m.item_name for m in population.questions]
+        kinds = {m.item_name: m.kind for m in population.questions}
+        over = [f for f in floors if not f.anchors]
+        stopping = cls(order=asking_order(plan.seed, population.route, names), tracks={},
+                       kinds={f.name: f.kind for f in over}, min_n=min_n, member_kind=kinds)
+        unfit = [f.metric for f in over if not sequential_metric(f.metric)]
+        if not over or unfit:
+            stopping.halted = messages.not_sequential(unfit)
+            return stopping
+        spans = max((m.evidence_spans for m in population.questions), default=1)
+        for f in over:
+            size = sum(f.kind is None or k == f.kind for k in kinds.values())
+            stopping.tracks[f.name] = FloorTrack.of(
+                metric=f.metric, minimum=f.min, upper=f.upper, population=max(size, 1),
+                bound=unit_bound(f.metric, spans), alpha=plan.alpha / len(over))
+        return stopping
+
+    @property
+    def population(self) -> int:
+        return len(self.order)
+
+    @property
+    def stopped(self) -> bool:
+        """Every floor was decided before the goldset's last question."""
+        return self.stopped_at is not None and self.stopped_at < self.population
+
+    @property
+    def not_needed(self) -> frozenset[str]:
+        """The questions a stopped goldset did not need."""
+        return frozenset(self.order[self.stopped_at:]) if self.stopped else frozenset()
+
+    def offer(self, name: str, record: QuestionRecord) -> None:
+        """A question's row, as it arrives: fed once every question before it was."""
+        if self.stopped_at is None and self.halted is None and name not in self.waiting:
+            self.waiting[name] = record
+            self._advance()
+
+    def replay(self, rows: Mapping[str, QuestionRecord]) -> Stopping:
+        """Every row of a finished run (by question name), fed as the live run fed them."""
+        for name in self.order:
+            if name in rows:
+                self.offer(name, rows[name])
+        if self.stopped_at is None and self.halted is None and self.fed < self.population:
+            self.halted = messages.never_came(self.order[self.fed])
+        return self
+
+    def _advance(self) -> None:
+        while self.fed < self.population and self.order[self.fed] in self.waiting:
+            name = self.order[self.fed]
+            record = self.waiting.pop(name)
+            if record.status != "scored":
+                self.halted = messages.halted_on(name, record.status)
+                self.waiting.clear()
+                return
+            for floor, track in self.tracks.items():
+                if self.kinds[floor] in (None, self.member_kind[name]):
+                    track.feed(record)
+            self.fed += 1
+            if self.fed >= self.min_n and all(t.call is not None for t in self.tracks.values()):
+                self.stopped_at = self.fed
+                self.waiting.clear()
+                return
+
+
+def outcome(stopping: Stopping, plan: SequentialPlan) -> SequentialOutcome:
+    """What the outputs say of how the goldset was asked."""
+    stopped = stopping.stopped
+    return SequentialOutcome(seed=plan.seed, alpha=plan.alpha,
+                             asked=stopping.stopped_at if stopped else stopping.population,
+                             of=stopping.population, stopped=stopped,
+                             why=None if stopped else stopping.halted or _undecided(stopping))
+
+
+def _undecided(stopping: Stopping) -> str:
+    open_ = [name for name, t in stopping.tracks.items() if t.call is None]
+    stuck = next((t.stuck for t in stopping.tracks.values() if t.stuck), None)
+    if stuck:
+        return messages.stuck(stuck)
+    return messages.undecided(open_)
+
+
+def stopped_verdict(floor: Floor, goldset: str, stopping: Stopping,
+                    rows: Mapping[str, QuestionRecord], computed_by: str) -> Verdict:
+    """A floor of a goldset that stopped: decided by its test, its figures over the
+    questions asked before the stop."""
+    track = stopping.tracks[floor.name]
+    call = track.call
+    assert call is not None and stopping.stopped_at is not None
+    asked = [rows[n] for n in stopping.order[:stopping.stopped_at]
+             if floor.kind is None or rows[n].kind == floor.kind]
+    t = METRICS[floor.metric].tally(floor.metric, asked)
+    interval = ratio_interval(track, track.shares)
+    text = messages.stopped_against(floor, track.value, interval, call == "holds",
+                                    asked=stopping.stopped_at, of=stopping.population,
+                                    units=track.units, alpha=track.test.alpha)
+    if floor.xfail:
+        text = f"{floor.xfail}: {text}"
+    return Verdict(floor=floor, goldset=goldset, outcome=outcome_of(floor, call), message=text,
+                   tally=t, interval=interval, computed_by=computed_by)

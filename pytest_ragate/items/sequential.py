@@ -1,0 +1,141 @@
+"""A sequential run (`--ragate-sequential`, or `sequential = true` in a goldset's ragate.toml)
+in one process: which goldsets are asked sequentially and with what seed and error budget
+(`Asking`, the same on every process of the run), their question items put in the asking
+order (`decision/sequential.asking_order`), and, before each question, whether its goldset
+was already decided (then it is skipped, "not needed", and the system and the judge are not
+asked).
+
+The controller (`modes/sequential.py`) decides when a goldset stops, and posts the stop on a
+board: a folder every process of the run reads (an xdist worker's `workerinput` names it).
+Each process that collected posts its collection there too, so the controller, which under
+xdist collects nothing, knows each sequential goldset's questions and floors from its first
+result on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_ragate.items.keys import CASE_KEY, GOLDSET_KEY, ROUTE_KEY
+
+if TYPE_CHECKING:  # loaded when a sequential goldset shows up: every pytest run imports this
+    from pytest_ragate.decision.population import Collected, SequentialPlan
+    from pytest_ragate.goldsets.loader import Goldset
+
+ASKING_KEY = pytest.StashKey["Asking"]()
+WORKERINPUT_KEY = "ragate_asking"  # an xdist worker's `workerinput`: the run's Asking
+
+
+@dataclass(frozen=True, kw_only=True)
+class Stop:
+    """A goldset decided early: after how many of its questions."""
+
+    asked: int
+    of: int
+
+
+def _digest(route: str) -> str:
+    return hashlib.sha256(route.encode()).hexdigest()[:24]
+
+
+def _write(path: Path, text: str) -> None:
+    from pytest_ragate.files import write_atomic
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, text)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Asking:
+    """What every process of a run shares about sequential asking."""
+
+    every: bool | None  # `ragate_sequential`: on, off, or None (each goldset says)
+    seed: int
+    alpha: float
+    board: Path  # the folder of posted stops and collections (made on first post)
+
+    def plan(self, goldset: Goldset) -> SequentialPlan | None:
+        """The goldset's plan when it is asked sequentially, else None."""
+        on = goldset.config.sequential if self.every is None else self.every
+        if not on:
+            return None
+        from pytest_ragate.decision.population import SequentialPlan
+
+        return SequentialPlan(seed=self.seed, alpha=self.alpha)
+
+    def workerinput(self) -> dict[str, Any]:
+        return {"every": self.every, "seed": self.seed, "alpha": self.alpha,
+                "board": str(self.board)}
+
+    def post(self, route: str, stop: Stop) -> None:
+        _write(self.board / f"stop-{_digest(route)}.json", json.dumps(asdict(stop)))
+
+    def stop_of(self, route: str) -> Stop | None:
+        try:
+            text = (self.board / f"stop-{_digest(route)}.json").read_text()
+        except FileNotFoundError:
+            return None
+        return Stop(**json.loads(text))
+
+    def post_collected(self, collected: Collected) -> None:
+        _write(self.board / "collected.json", collected.model_dump_json())
+
+    def read_collected(self) -> Collected | None:
+        from pytest_ragate.decision.population import Collected
+
+        try:
+            return Collected.model_validate_json((self.board / "collected.json").read_bytes())
+        except FileNotFoundError:
+            return None
+
+    def clear(self) -> None:
+        shutil.rmtree(self.board, ignore_errors=True)
+
+
+def asking(config: pytest.Config) -> Asking | None:
+    return config.stash.get(ASKING_KEY, None)
+
+
+def plan_of(config: pytest.Config, goldset: Goldset) -> SequentialPlan | None:
+    """The goldset's sequential plan in this run, or None."""
+    found = asking(config)
+    return found.plan(goldset) if found is not None else None
+
+
+def put_in_order(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Each sequential goldset's question items in its asking order, in the places its
+    question items held (anchors, floors and other tests stay where they were)."""
+    found = asking(config)
+    if found is None:
+        return
+    places: dict[str, list[int]] = {}
+    for i, item in enumerate(items):
+        if CASE_KEY in item.stash and found.plan(item.stash[GOLDSET_KEY]) is not None:
+            places.setdefault(item.stash[ROUTE_KEY], []).append(i)
+    for route, where in places.items():
+        from pytest_ragate.decision.sequential import asking_order
+
+        by_name = {items[i].stash[CASE_KEY].item_name: items[i] for i in where}
+        order = asking_order(found.seed, route, list(by_name))
+        for i, name in zip(where, order, strict=True):
+            items[i] = by_name[name]
+
+
+def skip_if_decided(item: pytest.Item) -> None:
+    """A question of a goldset already decided is not asked: skipped, with how many of its
+    questions decided it (the run decision checks the skip, `run_decision.py`)."""
+    found = asking(item.config)
+    if found is None or CASE_KEY not in item.stash:
+        return
+    stop = found.stop_of(item.stash[ROUTE_KEY])
+    if stop is not None:
+        from pytest_ragate.scoring import messages
+
+        pytest.skip(messages.not_needed(stop.asked, stop.of))

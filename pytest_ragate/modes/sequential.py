@@ -1,0 +1,188 @@
+"""Sequential asking across a run's processes (`--ragate-sequential`; docs/sequential.md):
+registered on every process unless the option is off, like pytest's `stepwise.py`.
+
+- `AskInOrder`, on every process that runs items: puts each sequential goldset's questions in
+  its asking order, posts its collection on the board, and skips a question whose goldset
+  was decided (`items/sequential.py`).
+- `StopWhenDecided`, where the reports arrive (the one process, or the xdist controller):
+  feeds each sequential goldset's results to its floors' tests in asking order
+  (`decision/sequential.Stopping`) and posts the stop once every floor is decided. The run
+  decision replays the same rows through the same rule, so what it decides is what stopped.
+
+A sequential run refuses what it is not defined for yet: shards (`ragate decide` would
+decide each slice's prefix apart), a baseline (a paired test over the questions both runs
+asked is another rule), repeats, `ragate_ci = strict` (the full run's rule is then an
+interval, not the goldset's value), and, per goldset, human labels decided with `ppi` or
+`judge_agreement`, and `question_outcome = "assert"` (each question is its own test).
+"""
+
+from __future__ import annotations
+
+import secrets
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import pytest
+
+from pytest_ragate.items.keys import CASE_KEY, GOLDSET_KEY, RECORD_ATTR, is_goldset_item
+from pytest_ragate.items.sequential import (
+    ASKING_KEY,
+    WORKERINPUT_KEY,
+    Asking,
+    Stop,
+    put_in_order,
+    skip_if_decided,
+)
+from pytest_ragate.settings import Settings
+
+if TYPE_CHECKING:
+    from pytest_ragate.decision.sequential import Stopping
+    from pytest_ragate.goldsets.loader import Goldset
+
+
+def start_asking(config: pytest.Config, settings: Settings) -> None:
+    """Register sequential asking unless `ragate_sequential` is off; refuse it (when on) in
+    a run it is not defined for."""
+    gate = settings.gate
+    if gate.sequential is False:
+        return
+    if gate.sequential:
+        from pytest_ragate.scoring import messages
+
+        refused = messages.sequential_refused_by(
+            shard=bool(settings.run.shard), decide=bool(settings.run.decide),
+            baseline=bool(gate.baseline), repeat=(gate.repeat or 1) > 1,
+            strict=gate.ci == "strict")
+        if refused:
+            raise pytest.UsageError(refused)
+    found = config.stash[ASKING_KEY] = _asking(config, settings)
+    config.pluginmanager.register(AskInOrder(found), AskInOrder.name)
+    if not hasattr(config, "workerinput"):
+        config.pluginmanager.register(StopWhenDecided(config, found), StopWhenDecided.name)
+
+
+def _asking(config: pytest.Config, settings: Settings) -> Asking:
+    given = getattr(config, "workerinput", {}).get(WORKERINPUT_KEY)
+    if given is not None:  # an xdist worker: its controller's
+        return Asking(every=given["every"], seed=given["seed"], alpha=given["alpha"],
+                      board=Path(given["board"]))
+    gate = settings.gate
+    seed = gate.sequential_seed if gate.sequential_seed is not None else secrets.randbits(32)
+    board = Path(tempfile.gettempdir()) / f"ragate-sequential-{secrets.token_hex(8)}"
+    return Asking(every=gate.sequential, seed=seed, alpha=gate.sequential_alpha, board=board)
+
+
+def check_goldset(goldset: Goldset, config: pytest.Config, repeats: int) -> None:
+    """A sequential goldset whose own settings it is not defined for: one usage error naming
+    its ragate.toml, before anything is asked."""
+    from pytest_ragate.scoring import messages
+    from pytest_ragate.settings import read_settings
+
+    settings = read_settings(config)
+    why = messages.sequential_refused_by(
+        shard=bool(settings.run.shard), decide=bool(settings.run.decide),
+        baseline=bool(settings.gate.baseline), repeat=repeats > 1,
+        strict=settings.gate.ci == "strict", ppi=goldset.estimate == "ppi",
+        agreement=any(f.metric == "judge_agreement" for f in goldset.floors),
+        asserted=goldset.config.question_outcome == "assert")
+    if why:
+        raise pytest.UsageError(f"{goldset.config_path}: sequential = true: {why}")
+
+
+class AskInOrder:
+    """On every process that runs items: the asking order, the posted collection, the skip."""
+
+    name: ClassVar[str] = "ragate-ask-in-order"
+
+    def __init__(self, asking: Asking) -> None:
+        self.asking = asking
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
+                                      items: list[pytest.Item]) -> None:
+        from pytest_ragate.items.collection import repeats_of
+
+        seen: set[str] = set()
+        for item in items:
+            goldset = item.stash.get(GOLDSET_KEY, None) if CASE_KEY in item.stash else None
+            if goldset is not None and goldset.name not in seen:
+                seen.add(goldset.name)
+                if self.asking.plan(goldset) is not None:
+                    check_goldset(goldset, config, repeats_of(config, goldset))
+        put_in_order(config, items)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """The collection, posted for the controller (an xdist controller collects none)."""
+        if session.config.option.collectonly:
+            return
+        goldset_items = [i for i in session.items if is_goldset_item(i)]
+        if not any(self.asking.plan(i.stash[GOLDSET_KEY]) is not None
+                   for i in goldset_items if CASE_KEY in i.stash):
+            return
+        from pytest_ragate.items.collection import collected
+
+        self.asking.post_collected(collected(goldset_items))
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        skip_if_decided(item)
+
+
+class StopWhenDecided:
+    """Where reports arrive: each sequential goldset's tests, fed as its results come."""
+
+    name: ClassVar[str] = "ragate-stop-when-decided"
+
+    def __init__(self, config: pytest.Config, asking: Asking) -> None:
+        self.config = config
+        self.asking = asking
+        self.stoppings: dict[str, Stopping | None] = {}  # route -> its tests (None: not ours)
+
+    def pytest_report_header(self, config: pytest.Config) -> str | None:
+        if self.asking.every is None:
+            return None  # said where a goldset asks sequentially: its summary line
+        from pytest_ragate.scoring import messages
+
+        return messages.sequential_header(self.asking.seed, self.asking.every)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput[WORKERINPUT_KEY] = self.asking.workerinput()
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Before the controller keeps the row (and takes it off the report)."""
+        row = getattr(report, RECORD_ATTR, None)
+        if row is None:
+            return
+        route = row.get("route", "")
+        stopping = self._stopping(route)
+        if stopping is None or stopping.stopped_at is not None or stopping.halted:
+            return
+        from pytest_ragate.scoring.records import QuestionRecord
+
+        record = QuestionRecord.model_validate(row)
+        stopping.offer(record.question_id, record)
+        if stopping.stopped:
+            self.asking.post(route, Stop(asked=stopping.stopped_at or 0,
+                                         of=stopping.population))
+
+    def _stopping(self, route: str) -> Stopping | None:
+        if route not in self.stoppings:
+            collected = self.asking.read_collected()
+            if collected is None:
+                return None  # not posted (yet): nothing stops, every question is asked
+            from pytest_ragate.decision.sequential import Stopping
+            from pytest_ragate.settings import read_settings
+
+            min_n = read_settings(self.config).gate.min_n
+            for population in collected.populations:
+                floors = [f.floor for f in collected.floors if f.route == population.route]
+                self.stoppings[population.route] = Stopping.of(population, floors,
+                                                               min_n=min_n)
+            self.stoppings.setdefault(route, None)
+        return self.stoppings[route]
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        self.asking.clear()

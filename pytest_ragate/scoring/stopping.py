@@ -1,0 +1,142 @@
+"""One floor decided before every question is asked (`--ragate-sequential`): each answer's
+share of the floor's figure, fed to an anytime-valid test (`confidence_sequence.MeanTest`).
+
+A floor's figure is a ratio over its population, C / U: the units right (or the sum of
+per-question values) over the units counted (questions, expected spans, cited answers,
+verdicts asked). Question i brings c_i of n_i units, 0 <= c_i <= n_i <= M, where M, the most
+units one question can bring, is known before anything is asked (`unit_bound`). With the
+floor f,
+
+    y_i = (c_i - f * n_i + f * M) / M  lies in [0, 1],  and  mean(y) - f = (C - f * U) / (M N),
+
+so "the figure reaches f" is exactly "the mean of y over the goldset reaches f": one test of
+a finite population's mean at f, whatever the metric (a question with no unit of it, n_i = 0,
+brings y = f and moves nothing). The test's guarantee carries over unchanged: the chance that
+it ever proves the wrong side is at most its alpha (Waudby-Smith & Ramdas; see
+`confidence_sequence.py`). A question that cannot be counted (a judge failure of the floor's
+metric, more units than M) stops the floor's test: it is then decided over every question,
+as without `--ragate-sequential`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pytest_ragate.scoring.confidence_sequence import MeanTest
+from pytest_ragate.scoring.records import QuestionRecord
+from pytest_ragate.scoring.registry import METRICS, asked_metrics
+
+Call = Literal["holds", "misses"]
+
+
+def unit_bound(metric: str, most_spans: int) -> int:
+    """The most units one question can bring to `metric`'s figure: one value for a mean,
+    one question for abstention, its expected spans (at most `most_spans`) for recall, one
+    verdict per judged metric for judge coverage."""
+    definition = METRICS[metric]
+    if definition.aggregate == "mean":
+        return 1
+    if metric == "judge_coverage":
+        return len(asked_metrics())
+    if definition.unit == "spans":
+        return max(most_spans, 1)
+    return 1
+
+
+def share(metric: str, record: QuestionRecord) -> tuple[float, int] | None:
+    """(c_i, n_i): what one scored question brings to `metric`'s figure; None when it cannot
+    be counted (a judge failure of the metric)."""
+    tally = METRICS[metric].tally(metric, [record])
+    if tally.failures and metric != "judge_coverage":
+        return None
+    return float(tally.k), tally.n
+
+
+def sequential_metric(metric: str) -> bool:
+    """A floor over questions whose figure is a ratio of per-question shares: every metric
+    but those over anchors, repeats or human labels."""
+    return METRICS[metric].source in ("mechanical", "verdict", "judge")
+
+
+@dataclass(kw_only=True)
+class FloorTrack:
+    """One floor's test, fed one scored question at a time in the order they were asked."""
+
+    minimum: float  # the floor's bound (`Floor.min`), from below or, when `upper`, above
+    upper: bool
+    metric: str
+    bound: int  # `unit_bound`
+    test: MeanTest
+    right: float = 0.0  # C and U over what was fed: the figure at the stop
+    units: int = 0
+    shares: list[tuple[float, int]] = field(default_factory=list)  # (c_i, n_i), as fed
+    stuck: str | None = None  # why it can no longer be fed
+
+    @classmethod
+    def of(cls, *, metric: str, minimum: float, upper: bool, population: int, bound: int,
+           alpha: float) -> FloorTrack:
+        test = MeanTest(population=population, null=min(max(minimum, 0.0), 1.0), alpha=alpha)
+        return cls(minimum=minimum, upper=upper, metric=metric, bound=bound, test=test)
+
+    def feed(self, record: QuestionRecord) -> None:
+        """Count one scored question; one that cannot be counted stops the test."""
+        if self.stuck is not None:
+            return
+        counted = share(self.metric, record)
+        if counted is None:
+            self.stuck = f"{record.question_id}: no verdict of {self.metric}"
+            return
+        c, n = counted
+        if n > self.bound or not 0 <= c <= n:
+            self.stuck = f"{record.question_id}: {n} units of {self.metric}, more than {self.bound}"
+            return
+        f = self.test.null
+        self.right, self.units = self.right + c, self.units + n
+        self.shares.append((c, n))
+        self.test.observe((c - f * n + f * self.bound) / self.bound)
+
+    @property
+    def call(self) -> Call | None:
+        """`holds` or `misses` once the test has proved a side (and not stuck before it)."""
+        side = self.test.decided
+        if side is None:
+            return None
+        above = side == "above"
+        return "misses" if above == self.upper else "holds"
+
+    @property
+    def value(self) -> float | None:
+        return self.right / self.units if self.units else None
+
+
+def ratio_interval(track: FloorTrack, shares: list[tuple[float, int]], *, steps: int = 100,
+                   ) -> tuple[float, float] | None:
+    """The floor's figure's confidence sequence at the stop: every value m whose own test,
+    fed the same answers, proves neither side (a grid of `steps` + 1 values)."""
+    if not shares:
+        return None
+    kept = []
+    for i in range(steps + 1):
+        m = i / steps
+        test = MeanTest(population=track.test.population, null=m, alpha=track.test.alpha)
+        for c, n in shares:
+            test.observe((c - m * n + m * track.bound) / track.bound)
+        if test.decided is None:
+            kept.append(m)
+    if not kept:
+        value = track.value
+        return (value, value) if value is not None else None
+    return min(kept), max(kept)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SequentialOutcome:
+    """How a sequential goldset was asked: what every output says of it."""
+
+    seed: int
+    alpha: float
+    asked: int  # questions fed to the floors' tests (all of them, when it did not stop)
+    of: int
+    stopped: bool  # every floor decided before the last question
+    why: str | None = None  # why it asked every question, when it did
