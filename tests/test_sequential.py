@@ -1,0 +1,248 @@
+"""`--ragate-sequential`: a goldset asked in a seeded order stops once every floor is decided,
+and no way of stopping passes a floor that asking everything would fail: a system right only
+on the questions asked first, one that errors, one slow exactly where it is wrong, a skip
+forged with the "not needed" reason. Each run with and without `-n 2`."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_ragate.decision.population import Collected, Population, SequentialPlan
+from pytest_ragate.decision.run_decision import Arrived, decide_run
+from pytest_ragate.decision.sequential import Stopping, asking_order
+from pytest_ragate.scoring.gates import Floor
+from pytest_ragate.scoring.messages import not_needed
+from pytest_ragate.scoring.records import QuestionRecord
+from tests.conftest import WORKERS, junit_cases, rows_of, run_pytester
+from tests.test_decision import member, node, population, scored, spec
+from tests.test_fail_closed import planned, write_many
+
+N = 200
+FLOOR = "[floors]\ncitation_accuracy = 0.85\n"
+FLOOR_CASE = "gs.ragate.toml::floor[citation_accuracy]"
+SEQUENTIAL = ("--ragate-sequential", "on", "--ragate-sequential-seed", "7")
+
+
+def asked(pytester: pytest.Pytester) -> list[str]:
+    """The questions the system was asked, in the order it was asked them."""
+    path = pytester.path / "ran.txt"
+    lines = path.read_text().splitlines() if path.exists() else []
+    return [line.split()[-1].rstrip("?") for line in lines]
+
+
+def goldset(pytester: pytest.Pytester, behaviour: dict[str, str], floors: str = FLOOR,
+            toml_extra: str = "") -> None:
+    write_many(pytester.path / "gs", N, floors)
+    if toml_extra:
+        toml = pytester.path / "gs" / "ragate.toml"
+        toml.write_text(toml_extra + "\n" + toml.read_text())
+    pytester.makeconftest(planned(behaviour))
+
+
+def every_20th_wrong() -> dict[str, str]:
+    """95% of the questions cited right: clears a floor of 0.85 by far."""
+    return {f"q{i:02d}": "cite(wrong)" for i in range(N) if i % 20 == 0}
+
+
+@pytest.mark.heavy
+@WORKERS
+def test_a_goldset_that_clears_its_floor_stops_asking(pytester: pytest.Pytester,
+                                                      workers: str) -> None:
+    goldset(pytester, every_20th_wrong())
+    result = run_pytester(pytester, workers, "gs", *SEQUENTIAL, "--ragate-results=out.jsonl",
+                          "--junitxml=junit.xml")
+    assert result.ret == 0, result.stdout.str()
+    ran = asked(pytester)
+    assert 0 < len(ran) < N
+    rows = rows_of(pytester.path / "out.jsonl")
+    skipped = [q for q, row in rows.items() if row["status"] == "skipped"]
+    assert len(skipped) + len(ran) == N and not set(skipped) & set(ran)
+    assert all(rows[q]["error"].startswith("Skipped: not needed: every floor decided after")
+               for q in skipped)
+    floor = junit_cases(pytester.path / "junit.xml")[FLOOR_CASE]
+    assert floor["outcome"] == "passed"
+    message = str(floor["props"]["message"])
+    assert "by a confidence sequence" in message and "not asked" in message
+    result.stdout.re_match_lines([r".*not needed \(sequential, seed 7: every floor decided "
+                                  r"after \d+; chance of a decision other than asking all "
+                                  r"≤ 0.05\).*"])
+    assert "ragate: sequential: questions asked in a random order, seed 7" in result.stdout.str()
+
+
+@pytest.mark.heavy
+@WORKERS
+def test_a_system_right_only_on_the_first_questions_fails(pytester: pytest.Pytester,
+                                                         workers: str) -> None:
+    """Right on the first 60 questions in collection order, wrong on the 140 after: the
+    seeded order does not ask the first ones first, and the floor fails."""
+    goldset(pytester, {f"q{i:02d}": "cite(wrong)" for i in range(60, N)})
+    result = run_pytester(pytester, workers, "gs", *SEQUENTIAL, "--junitxml=junit.xml")
+    assert result.ret == 1
+    assert junit_cases(pytester.path / "junit.xml")[FLOOR_CASE]["outcome"] \
+        == "failure"
+    assert asked(pytester)[:60] != [f"q{i:02d}" for i in range(60)]
+
+
+@pytest.mark.heavy
+@WORKERS
+def test_an_errored_question_asks_every_question_and_fails(pytester: pytest.Pytester,
+                                                          workers: str) -> None:
+    """An error is a failure, never a skip: from the errored question on, nothing stops,
+    and the floor fails over its gap."""
+    first = asking_order(7, "gs/ragate.toml", [f"q{i:02d}" for i in range(N)])[2]
+    behaviour = every_20th_wrong() | {first: "1/0"}
+    goldset(pytester, behaviour)
+    result = run_pytester(pytester, workers, "gs", *SEQUENTIAL, "--junitxml=junit.xml")
+    assert result.ret == 1
+    assert len(asked(pytester)) == N
+    result.stdout.re_match_lines([rf".*every question asked \(sequential, seed 7: {first} "
+                                  r"errored: from there every question was asked.*"])
+    cases = junit_cases(pytester.path / "junit.xml")
+    assert cases[FLOOR_CASE]["outcome"] == "failure"
+
+
+@pytest.mark.heavy
+def test_the_order_is_the_seeds_and_arrival_does_not_change_the_decision(
+        pytester: pytest.Pytester) -> None:
+    """The same seed asks in the same order; a system slow exactly where it is wrong (so
+    its right answers arrive first under xdist) stops after the same questions at -n 0 and
+    -n 2: results are fed in asking order, not in arrival order."""
+    slow_wrong = {q: "(time.sleep(0.05), cite(wrong))[1]" for q in every_20th_wrong()}
+    goldset(pytester, slow_wrong)
+    stops = []
+    for workers in ("0", "2", "0"):
+        (pytester.path / "ran.txt").unlink(missing_ok=True)
+        result = run_pytester(pytester, workers, "gs", *SEQUENTIAL, "--junitxml=junit.xml")
+        assert result.ret == 0, result.stdout.str()
+        message = junit_cases(pytester.path / "junit.xml")[FLOOR_CASE][
+            "props"]["message"]
+        stops.append(str(message).split("decided after ")[1].split(" of")[0])
+        if workers == "0":
+            order = asked(pytester)
+            assert order == asking_order(7, "gs/ragate.toml",
+                                         [f"q{i:02d}" for i in range(N)])[:len(order)]
+    assert stops[0] == stops[1] == stops[2]
+
+
+@pytest.mark.heavy
+@WORKERS
+def test_a_goldset_opts_in_and_the_run_can_overrule_it(pytester: pytest.Pytester,
+                                                      workers: str) -> None:
+    goldset(pytester, every_20th_wrong(), toml_extra="sequential = true")
+    result = run_pytester(pytester, workers, "gs", "--ragate-sequential-seed", "3")
+    assert result.ret == 0, result.stdout.str()
+    assert len(asked(pytester)) < N
+    (pytester.path / "ran.txt").unlink()
+    result = run_pytester(pytester, workers, "gs", "--ragate-sequential", "off")
+    assert result.ret == 0
+    assert len(asked(pytester)) == N
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize(("args", "toml_extra", "says"), [
+    (("--ragate-shard", "1/2", "--ragate-results", "s.jsonl"), "", "--ragate-shard"),
+    (("--ragate-repeat", "2"), "", "repeats"),
+    (("--ragate-ci", "strict"), "", "ragate_ci = strict"),
+    ((), "sequential = true\nrepeat = 2", "gs/ragate.toml: sequential = true: "),
+    ((), 'sequential = true\nquestion_outcome = "assert"', "question_outcome"),
+], ids=["shard", "repeat-flag", "strict", "repeat-toml", "assert"])
+def test_what_sequential_is_not_defined_for_is_refused(pytester: pytest.Pytester,
+                                                      args: tuple[str, ...], toml_extra: str,
+                                                      says: str) -> None:
+    goldset(pytester, {}, toml_extra=toml_extra)
+    flags = ("--ragate-sequential", "on") if not toml_extra else ()
+    result = run_pytester(pytester, "0", "gs", *flags, *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
+    assert says in result.stderr.str() + result.stdout.str()
+    assert not asked(pytester)
+
+
+# --- the run decision, pure: what it accepts as "not needed" -------------------------------
+
+PLAN = SequentialPlan(seed=5, alpha=0.05)
+RECALL = Floor("evidence_recall", 0.5)
+
+
+def sequential_population(n: int, seed: int = 5) -> tuple[Population, dict[str, QuestionRecord]]:
+    """A sequential goldset of n questions, each found its evidence: decided early."""
+    members = [member(f"q{i:03d}", index=i) for i in range(n)]
+    pop = population(members).model_copy(
+        update={"sequential": SequentialPlan(seed=seed, alpha=0.05)})
+    return pop, {m.item_name: scored(m) for m in members}
+
+
+def skipped_after(pop: Population, rows: dict[str, QuestionRecord], *, forge_first: bool,
+                  ) -> tuple[Arrived, list[str]]:
+    """Each row as it arrived: the questions after the stop skipped as not needed, and with
+    `forge_first` the first question of the order too (which was needed)."""
+    order = asking_order(PLAN.seed, pop.route, list(rows))
+    stopping = Stopping.of(pop, [RECALL])
+    assert stopping is not None
+    stop = stopping.replay(rows).stopped_at
+    assert stop is not None and stop < len(rows)
+    arrived = Arrived()
+    for m in pop.questions:
+        row, position = rows[m.item_name], order.index(m.item_name)
+        if position >= stop or (forge_first and position == 0):
+            row = row.model_copy(update={"status": "skipped",
+                                         "error": "Skipped: " + not_needed(stop, len(rows))})
+        arrived.records[node(m)] = row
+    return arrived, order
+
+
+def test_the_decision_accepts_only_skips_after_the_stop() -> None:
+    pop, rows = sequential_population(60)
+    collected = Collected(floors=[spec(RECALL)], populations=[pop])
+    arrived, _ = skipped_after(pop, rows, forge_first=False)
+    run = decide_run(collected, arrived).runs[0]
+    assert not run.gaps and run.verdicts[0].outcome == "passed", run.verdicts[0].message
+    assert run.sequential is not None and run.sequential.stopped
+    assert "decided after" in run.verdicts[0].message
+    arrived, order = skipped_after(pop, rows, forge_first=True)
+    run = decide_run(collected, arrived).runs[0]
+    # the forged skip halts the replay before any stop: every skip is then a gap
+    assert run.verdicts[0].outcome == "failed"
+    assert order[0] in {g.member for g in run.gaps}
+    assert {g.kind for g in run.gaps} == {"skipped"}
+    assert run.sequential is not None and not run.sequential.stopped
+
+
+def test_results_arriving_out_of_order_stop_where_in_order_ones_do() -> None:
+    pop, rows = sequential_population(80, seed=9)
+    in_order, shuffled = Stopping.of(pop, [RECALL]), Stopping.of(pop, [RECALL])
+    assert in_order is not None and shuffled is not None
+    in_order.replay(rows)
+    for name in sorted(rows, reverse=True):
+        shuffled.offer(name, rows[name])
+    assert in_order.stopped_at == shuffled.stopped_at
+    assert in_order.stopped_at is not None
+
+
+def test_an_error_before_the_stop_halts_and_a_missing_row_never_stops() -> None:
+    pop, rows = sequential_population(80)
+    order = asking_order(PLAN.seed, pop.route, list(rows))
+    errored = dict(rows)
+    errored[order[1]] = rows[order[1]].model_copy(update={"status": "error", "error": "boom"})
+    stopping = Stopping.of(pop, [RECALL])
+    assert stopping is not None
+    stopping.replay(errored)
+    assert not stopping.stopped and stopping.halted and order[1] in stopping.halted
+    missing = {name: row for name, row in rows.items() if name != order[0]}
+    stopping = Stopping.of(pop, [RECALL])
+    assert stopping is not None
+    assert not stopping.replay(missing).stopped
+
+
+def test_a_floor_over_labels_or_no_floor_over_questions_asks_everything() -> None:
+    pop, rows = sequential_population(30)
+    for floors in ([Floor("judge_agreement", 0.5)], [Floor("hold_rate", 0.5, anchors=True)]):
+        stopping = Stopping.of(pop, floors)
+        assert stopping is not None
+        assert not stopping.replay(rows).stopped and stopping.halted
+
+
+def test_the_order_depends_on_the_seed_not_on_the_collection_order() -> None:
+    names = [f"q{i:03d}" for i in range(50)]
+    assert asking_order(1, "r", names) == asking_order(1, "r", list(reversed(names)))
+    assert asking_order(1, "r", names) != asking_order(2, "r", names)
+    assert asking_order(1, "r", names) != names
