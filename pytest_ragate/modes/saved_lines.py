@@ -29,9 +29,10 @@ from pytest_ragate.outputs.writers import Saved
 from pytest_ragate.settings import Settings
 
 # knobs that say where or how fast, not what a row holds: shards on other runners may differ
-# (and `cache`: a verdict is the same whether it was asked for or replayed from the cache)
+# (and `cache`: a verdict is the same whether it was asked for or replayed from the cache;
+# the judge's price: what a verdict costs, not what it says)
 WHERE_KNOBS = frozenset({"chroma_url", "index_dir", "judge_url", "judge_concurrency",
-                         "judge_cache_dir", "cache"})
+                         "judge_cache_dir", "cache", "judge_price_in", "judge_price_out"})
 ROW_GATE_KNOBS = ("repeat", "system_timeout")
 DECISION_KNOBS = ("ci", "min_n", "alpha", "sealed_without_key", "baseline", "flip_window")
 # the phase a results file gives an item whose worker died running it: the `when` of the
@@ -90,7 +91,9 @@ def saved_lines(settings: Settings, collected: Collected | None, arrived: Arrive
                 deselected.append(name)
         stamps.append(GoldsetStamp(route=population.route, goldset=population.goldset,
                                    eval_version=population.eval_version,
-                                   sha256=population.sha256, deselected=deselected))
+                                   sha256=population.sha256, deselected=deselected,
+                                   sequential=(population.sequential.model_dump()
+                                               if population.sequential else None)))
     header = Header(format=FORMAT, ragate_version=ragate_version(), shard=shard,
                     settings=row_knobs if row_knobs is not None else row_settings(settings),
                     gate=decision_settings(settings), goldsets=stamps,

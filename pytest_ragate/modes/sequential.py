@@ -101,14 +101,14 @@ class AskInOrder:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
                                       items: list[pytest.Item]) -> None:
-        from pytest_ragate.items.collection import repeats_of
-
         seen: set[str] = set()
         for item in items:
             goldset = item.stash.get(GOLDSET_KEY, None) if CASE_KEY in item.stash else None
             if goldset is not None and goldset.name not in seen:
                 seen.add(goldset.name)
                 if self.asking.plan(goldset) is not None:
+                    from pytest_ragate.items.collection import repeats_of
+
                     check_goldset(goldset, config, repeats_of(config, goldset))
         put_in_order(config, items)
 

@@ -24,7 +24,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
 
 from pytest_ragate.files import UnreadableText, read_text, write_atomic
 from pytest_ragate.problems import Problem, problems_from_validation
@@ -74,6 +82,16 @@ class GoldsetStamp(_Line):
     eval_version: str
     sha256: str | None
     deselected: list[str] = []  # its items this run deselected (-k, -m): names, not shards'
+    # a sequential goldset's order seed and error budget (`decision/sequential.py`); a
+    # goldset asked in collection order has none in its stamp
+    sequential: dict[str, int | float] | None = None
+
+    @model_serializer(mode="wrap")
+    def _quiet_sequential(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        data = handler(self)
+        if self.sequential is None:
+            data.pop("sequential", None)
+        return data
 
 
 class Header(_Line):
