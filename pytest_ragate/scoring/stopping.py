@@ -25,20 +25,23 @@ from typing import Literal
 
 from pytest_ragate.scoring.confidence_sequence import MeanTest
 from pytest_ragate.scoring.records import QuestionRecord
-from pytest_ragate.scoring.registry import METRICS, asked_metrics
+from pytest_ragate.scoring.registry import METRICS
 
 Call = Literal["holds", "misses"]
 
 
-def unit_bound(metric: str, most_spans: int) -> int:
+def unit_bound(metric: str, most_spans: int) -> int | None:
     """The most units one question can bring to `metric`'s figure: one value for a mean,
-    one question for abstention, its expected spans (at most `most_spans`) for recall, one
-    verdict per judged metric for judge coverage."""
+    one question for abstention, its expected spans (at most `most_spans`) for recall. For
+    judge coverage, None: the verdicts the judge is asked for per question, the same for
+    every judged question of a run (`judge.metrics`), so the first judged question sets it
+    (a question before it brings no unit, y = f whatever the bound); a later question asked
+    for more stops the test."""
     definition = METRICS[metric]
     if definition.aggregate == "mean":
         return 1
     if metric == "judge_coverage":
-        return len(asked_metrics())
+        return None
     if definition.unit == "spans":
         return max(most_spans, 1)
     return 1
@@ -66,7 +69,7 @@ class FloorTrack:
     minimum: float  # the floor's bound (`Floor.min`), from below or, when `upper`, above
     upper: bool
     metric: str
-    bound: int  # `unit_bound`
+    bound: int | None  # `unit_bound`: None until the first question with a unit sets it
     test: MeanTest
     right: float = 0.0  # C and U over what was fed: the figure at the stop
     units: int = 0
@@ -74,8 +77,8 @@ class FloorTrack:
     stuck: str | None = None  # why it can no longer be fed
 
     @classmethod
-    def of(cls, *, metric: str, minimum: float, upper: bool, population: int, bound: int,
-           alpha: float) -> FloorTrack:
+    def of(cls, *, metric: str, minimum: float, upper: bool, population: int,
+           bound: int | None, alpha: float) -> FloorTrack:
         test = MeanTest(population=population, null=min(max(minimum, 0.0), 1.0), alpha=alpha)
         return cls(minimum=minimum, upper=upper, metric=metric, bound=bound, test=test)
 
@@ -88,13 +91,16 @@ class FloorTrack:
             self.stuck = f"{record.question_id}: no verdict of {self.metric}"
             return
         c, n = counted
-        if n > self.bound or not 0 <= c <= n:
-            self.stuck = f"{record.question_id}: {n} units of {self.metric}, more than {self.bound}"
+        if self.bound is None and n:
+            self.bound = n
+        bound = self.bound or 1
+        if n > bound or not 0 <= c <= n:
+            self.stuck = f"{record.question_id}: {n} units of {self.metric}, more than {bound}"
             return
         f = self.test.null
         self.right, self.units = self.right + c, self.units + n
         self.shares.append((c, n))
-        self.test.observe((c - f * n + f * self.bound) / self.bound)
+        self.test.observe((c - f * n + f * bound) / bound)
 
     @property
     def call(self) -> Call | None:
@@ -120,8 +126,9 @@ def ratio_interval(track: FloorTrack, shares: list[tuple[float, int]], *, steps:
     for i in range(steps + 1):
         m = i / steps
         test = MeanTest(population=track.test.population, null=m, alpha=track.test.alpha)
+        bound = track.bound or 1
         for c, n in shares:
-            test.observe((c - m * n + m * track.bound) / track.bound)
+            test.observe((c - m * n + m * bound) / bound)
         if test.decided is None:
             kept.append(m)
     if not kept:
