@@ -135,7 +135,8 @@ def _check_values(ys: np.ndarray) -> None:
     bad = ~np.isfinite(ys) | (ys < 0.0) | (ys > 1.0)
     if bad.any():
         where = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise ValueError(f"every value must be in [0, 1]; value {ys[where]!r} at {where}")
+        raise ValueError(f"every value must be in [0, 1]; got {float(ys[where])!r} at index "
+                         f"{where if len(where) > 1 else where[0]}")
 
 
 @dataclass(kw_only=True)
