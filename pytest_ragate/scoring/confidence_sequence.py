@@ -13,20 +13,24 @@ mu_t = (N*m - S_{t-1}) / (N - t + 1):
 
 with bets that depend only on the values already seen. Each is a nonnegative supermartingale
 under its null, so by Ville's inequality it ever reaches 1/alpha with probability at most
-alpha. **Error guarantee: however often the test looks, the chance that it ever decides
-against the truth (proves "above" when the mean is at most m, or "below" when it is at least
-m) is at most alpha for each side, and since only one side can be wrong for a given
-population, at most alpha in all.** A floor that passes when the mean reaches it (mean >= m)
-therefore disagrees with the full run with probability at most alpha, at the floor too.
+alpha. **Error guarantee: however often the test looks, the chance that it ever proves "above"
+when the mean is at most m is at most alpha, and so is the chance that it ever proves "below"
+when the mean is at least m; a floor passes when the mean reaches it (mean >= m), so for any
+population only one of the two can contradict the full run's decision, and a decision
+disagrees with the full run with probability at most alpha, at the floor too.**
 
 Besides the two capitals, what is certain decides at once: once the values seen already put
 the mean above m whatever the rest are (S_t / N > m), or below it even if the rest are all 1
-((S_t + N - t) / N < m), the null is impossible (mu leaves [0, 1]; the capital is infinite).
-So a population observed to its last value is decided exactly, unless its mean equals m.
-**A mean at exactly the null** (within TIE, float noise) is proved neither way by these
-certain facts; the capitals may still cross, each with probability at most alpha, so "above"
-(mean >= m holds: the full decision) or "below" (the only disagreement, at most alpha). A run
-that ends undecided is decided by the full run's own rule, as without sequential stopping.
+((S_t + N - t) / N < m), the null is impossible (the next centre leaves [0, 1]: the capital
+would be infinite). So a population observed to its last value is decided exactly, unless its
+mean equals m. **A mean at exactly the null** (within TIE: float noise) is proved neither way
+by these certain facts; the capitals may still cross, each with probability at most alpha:
+"above" agrees with the full decision (mean >= m passes), "below" is the one disagreement. A
+run that ends undecided is decided by the full run's own rule, as without sequential stopping.
+
+The guarantee needs the order to be uniformly random and chosen without looking at the values
+(a seeded shuffle); an order that depends on them (collection order, easy questions first)
+voids it.
 
 The bet (our choice; any predictable bet in range keeps the guarantee): with estimates of the
 mean q and variance v from the values seen plus PRIOR_WEIGHT pseudo-values at the null (mean
