@@ -1,0 +1,167 @@
+"""Benchmark: how many questions sequential stopping asks, and how often it decides against
+the full run, by simulation of the shipped rule.
+
+Why: `--ragate-sequential` stops asking once every floor is decided by an anytime-valid
+confidence sequence (pytest_ragate/scoring/confidence_sequence.py). What it buys is the share
+of questions not asked; what it may cost is a decision that the full run would not have made,
+which the rule bounds by alpha. Both are measured here on the rule itself (`stopping_times`,
+imported from the package, not re-implemented).
+
+What it does, per cell (goldset size N, true value p), with `--runs` (10,000) seeded runs:
+1. builds one fixed population of N values: binary, exactly round(p*N) ones (a proportion
+   floor such as abstention accuracy), or, for the continuous table (N = 300), N draws from a
+   Beta distribution of mean p (concentration KAPPA) shifted (and clipped to [0, 1]) so that
+   their mean is p (a judged mean such as faithfulness);
+2. shuffles it per run (a question order) and runs the rule at the floor 0.85, alpha 0.05;
+3. counts the questions asked (N for a run that ends undecided: the full run then decides it
+   exactly, as ragate does, so such a run never disagrees), and compares each decision with
+   the full-information one (the population's mean >= the floor passes; a mean within the
+   rule's TIE of the floor counts as at the floor, and so passes).
+
+Per cell it prints the median and 90th percentile of questions asked, the mean share asked,
+and the disagreement rate (with alpha beside it). `--quick` runs 1,000 runs per cell;
+`--alpha` sets the error rate each floor spends (0.05; a goldset of k floors splits its budget).
+
+Run: `.venv/bin/python benchmarks/sequential.py`; figures are printed and written to
+`benchmarks/out/sequential.json`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from pytest_ragate.scoring.confidence_sequence import TIE, stopping_times
+
+HERE = Path(__file__).resolve().parent
+FLOOR = 0.85
+ALPHA = 0.05
+SIZES = (100, 300, 2000)
+VALUES = (0.60, 0.70, 0.75, 0.80, 0.825, 0.84, 0.85, 0.86, 0.875, 0.90, 0.95, 0.98, 1.00)
+CONTINUOUS_SIZE = 300
+KAPPA = 10.0  # the Beta population's concentration (a + b)
+GOALS = {0.98: 45, 0.95: 75, 0.60: 25}  # at N = 300: the most questions asked, median
+PEER = {0.98: 54, 0.95: 89, 0.60: 31, 0.85: "undecided"}  # retrieval-eval-gate 0.2.1
+CHUNK_CELLS = 4_000_000  # values per chunk of runs (runs x N), to bound memory
+
+
+def binary_population(size: int, value: float) -> np.ndarray:
+    ones = round(value * size)
+    return np.concatenate([np.ones(ones), np.zeros(size - ones)])
+
+
+def beta_population(size: int, value: float, rng: np.random.Generator) -> np.ndarray:
+    """N Beta draws of mean `value`, shifted so their mean is `value` (bisection on the
+    shift, the shifted values clipped to [0, 1])."""
+    if value >= 1.0:
+        return np.ones(size)
+    draws = rng.beta(value * KAPPA, (1.0 - value) * KAPPA, size)
+    low, high = -1.0, 1.0
+    for _ in range(200):
+        mid = (low + high) / 2
+        if np.clip(draws + mid, 0.0, 1.0).mean() < value:
+            low = mid
+        else:
+            high = mid
+    return np.clip(draws + high, 0.0, 1.0)
+
+
+def simulate(population: np.ndarray, runs: int, seed: int, alpha: float = ALPHA,
+             ) -> dict[str, float]:
+    """One cell: `runs` shuffles of the population, each run through the rule."""
+    size = population.size
+    mean = float(population.mean())
+    full = 1 if mean >= FLOOR - TIE else -1  # the full run's decision
+    rng = np.random.default_rng(seed)
+    chunk = max(1, CHUNK_CELLS // size)
+    asked = np.empty(runs, dtype=np.int64)
+    disagree = 0
+    decided = 0
+    for start in range(0, runs, chunk):
+        count = min(chunk, runs - start)
+        orders = rng.permuted(np.broadcast_to(population, (count, size)), axis=1)
+        at, decision = stopping_times(orders, population=size, null=FLOOR, alpha=alpha)
+        asked[start:start + count] = np.where(decision == 0, size, at)
+        disagree += int(((decision != 0) & (decision != full)).sum())
+        decided += int((decision != 0).sum())
+    return {"population_mean": mean, "full_decision": "pass" if full > 0 else "fail",
+            "median_asked": float(np.median(asked)),
+            "p90_asked": float(np.percentile(asked, 90)),
+            "mean_share_asked": float(asked.mean() / size),
+            "decided_early": decided / runs, "disagreement": disagree / runs}
+
+
+def table(title: str, rows: list[dict], alpha: float = ALPHA) -> str:
+    lines = [title, f"{'N':>5} {'true':>6} {'mean':>7} {'full':>4} {'median':>7} {'p90':>6} "
+                    f"{'share':>6} {'disagree':>9} {'alpha':>6}"]
+    for row in rows:
+        lines.append(f"{row['size']:>5} {row['value']:>6.3f} {row['population_mean']:>7.4f} "
+                     f"{row['full_decision']:>4} {row['median_asked']:>7.0f} "
+                     f"{row['p90_asked']:>6.0f} {row['mean_share_asked']:>6.1%} "
+                     f"{row['disagreement']:>9.4f} {alpha:>6.3g}")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=10_000, help="seeded runs per cell")
+    parser.add_argument("--quick", action="store_true", help="1,000 runs per cell")
+    parser.add_argument("--alpha", type=float, default=ALPHA,
+                        help="the error rate a floor may spend (0.05; a goldset with k floors "
+                             "splits its budget, e.g. 0.05 / 3)")
+    parser.add_argument("--json", type=Path, default=HERE / "out" / "sequential.json")
+    args = parser.parse_args()
+    runs = 1000 if args.quick else args.runs
+    alpha = args.alpha
+    started = time.perf_counter()
+    binary, continuous = [], []
+    for i, size in enumerate(SIZES):
+        for j, value in enumerate(VALUES):
+            cell = simulate(binary_population(size, value), runs, 1000 * i + j, alpha)
+            binary.append({"size": size, "value": value, **cell})
+            print(table("", [binary[-1]], alpha).splitlines()[-1], flush=True)
+    shapes = np.random.default_rng(25)
+    for j, value in enumerate(VALUES):
+        population = beta_population(CONTINUOUS_SIZE, value, shapes)
+        cell = simulate(population, runs, 9000 + j, alpha)
+        continuous.append({"size": CONTINUOUS_SIZE, "value": value, **cell})
+    seconds = time.perf_counter() - started
+    print()
+    print(table(f"binary values (exactly round(p*N) ones), floor {FLOOR}, alpha {alpha:g}, "
+                f"{runs} runs per cell", binary, alpha))
+    print()
+    print(table(f"continuous values (Beta, concentration {KAPPA:g}, mean shifted to p), "
+                f"N = {CONTINUOUS_SIZE}", continuous, alpha))
+    goals = []
+    for value, most in GOALS.items():
+        row = next(r for r in binary if r["size"] == 300 and r["value"] == value)
+        met = row["median_asked"] <= most
+        goals.append({"value": value, "goal": most, "median_asked": row["median_asked"],
+                      "peer": PEER[value], "met": met})
+    worst = max(binary + continuous, key=lambda r: r["disagreement"])
+    print()
+    for goal in goals:
+        print(f"goal at {goal['value']:.2f} (N=300): median asked {goal['median_asked']:.0f} "
+              f"<= {goal['goal']} (peer {goal['peer']}): {'MET' if goal['met'] else 'MISSED'}")
+    within = all(r["disagreement"] <= alpha for r in binary + continuous)
+    print(f"disagreement <= alpha ({alpha:g}) in every cell: {'MET' if within else 'MISSED'} "
+          f"(worst {worst['disagreement']:.4f} at N={worst['size']}, p={worst['value']})")
+    print(f"{seconds:.0f} s")
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps({
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "runs_per_cell": runs, "floor": FLOOR, "alpha": alpha, "kappa": KAPPA,
+        "seconds": round(seconds, 1), "binary": binary, "continuous": continuous,
+        "goals": goals, "every_cell_within_alpha": within}, indent=2) + "\n")
+    print(f"wrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
