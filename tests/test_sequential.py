@@ -157,6 +157,73 @@ def test_what_sequential_is_not_defined_for_is_refused(pytester: pytest.Pytester
     assert not asked(pytester)
 
 
+LOGGING_JUDGE = """
+import asyncio
+
+class LoggingJudge:
+    judge_id = "logging"
+    metrics = ("faithfulness",)
+
+    def prompt_hash(self, metric):
+        return "v1"
+
+    async def score(self, item, metric):
+        with open("judge.log", "a") as log:
+            log.write(item.question_id + "\\n")
+        await asyncio.sleep(0.01)
+        if item.question_id == {failing!r}:
+            raise RuntimeError("the judge's model said nothing")
+        return 1.0
+
+@pytest.fixture(scope="session")
+def ragate_judge():
+    return LoggingJudge()
+"""
+JUDGED = FLOOR + "faithfulness = 0.80\n"
+
+
+def judged(pytester: pytest.Pytester, failing: str = "") -> None:
+    goldset(pytester, every_20th_wrong(), floors=JUDGED)
+    conftest = pytester.path / "conftest.py"
+    conftest.write_text(conftest.read_text() + LOGGING_JUDGE.format(failing=failing))
+
+
+def judge_asked(pytester: pytest.Pytester) -> list[str]:
+    path = pytester.path / "judge.log"
+    return path.read_text().splitlines() if path.exists() else []
+
+
+@pytest.mark.heavy
+@WORKERS
+def test_a_judged_goldset_stops_and_the_judge_is_asked_only_what_was_asked(
+        pytester: pytest.Pytester, workers: str) -> None:
+    judged(pytester)
+    result = run_pytester(pytester, workers, "gs", *SEQUENTIAL, "--ragate-cache", "off",
+                          "--junitxml=junit.xml")
+    assert result.ret == 0, result.stdout.str()
+    ran, verdicts = asked(pytester), judge_asked(pytester)
+    assert 0 < len(ran) < N and sorted(verdicts) == sorted(ran)
+    cases = junit_cases(pytester.path / "junit.xml")
+    for floor in ("faithfulness", "judge_coverage", "citation_accuracy"):
+        case = cases[f"gs.ragate.toml::floor[{floor}]"]
+        assert case["outcome"] == "passed"
+        assert "decided after" in str(case["props"]["message"])
+
+
+@pytest.mark.heavy
+@WORKERS
+def test_a_judge_failure_on_a_floors_metric_asks_every_question(pytester: pytest.Pytester,
+                                                               workers: str) -> None:
+    """A question without its verdict cannot be counted: the floor's test stops there, and
+    the goldset is asked to the end and decided over every question."""
+    failing = asking_order(7, "gs/ragate.toml", [f"q{i:02d}" for i in range(N)])[1]
+    judged(pytester, failing=failing)
+    result = run_pytester(pytester, workers, "gs", *SEQUENTIAL, "--ragate-cache", "off")
+    assert len(asked(pytester)) == N
+    result.stdout.re_match_lines([rf".*every question asked \(sequential, seed 7: {failing}: "
+                                  r"no verdict of faithfulness.*"])
+
+
 # --- the run decision, pure: what it accepts as "not needed" -------------------------------
 
 PLAN = SequentialPlan(seed=5, alpha=0.05)

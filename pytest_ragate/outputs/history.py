@@ -144,12 +144,17 @@ class HistoryLine(BaseModel):
     # questions, the metrics every answer, and `scores` holds each question's first repeat
     # (a baseline pairs one run of a question with one)
     repeats: int = 1
+    # a sequential run (`--ragate-sequential`): its seed and budget, how many questions it
+    # asked of how many, and whether it stopped early; left out of every other line
+    sequential: dict[str, int | float | bool] | None = None
 
     @model_serializer(mode="wrap")
     def _quiet_repeats(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
         data = handler(self)
         if self.repeats == 1:
             data.pop("repeats", None)
+        if self.sequential is None:
+            data.pop("sequential", None)
         return data
 
 
@@ -213,6 +218,10 @@ def build_line(run: GoldsetRun, *, git: str | None, time: datetime | None = None
                 for v in run.verdicts},
         scores={r.question_id: r.scores() for r in records if r.repeat == 1},
         repeats=run.repeats,
+        sequential=None if run.sequential is None else {
+            "seed": run.sequential.seed, "alpha": run.sequential.alpha,
+            "asked": run.sequential.asked, "of": run.sequential.of,
+            "stopped": run.sequential.stopped},
         route=run.route or None,
         status=run.status,
         population=run.population,
