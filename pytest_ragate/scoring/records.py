@@ -24,7 +24,16 @@ from pydantic import (
     model_serializer,
 )
 
-from pytest_ragate.answer import Answer, Citation, Confidence, Context, Knob, format_label
+from pytest_ragate.answer import (
+    Answer,
+    Citation,
+    Confidence,
+    Context,
+    Knob,
+    Tokens,
+    Usage,
+    format_label,
+)
 from pytest_ragate.scoring.registry import (
     METRICS,
     Tally,
@@ -143,6 +152,27 @@ class QuestionScores(BaseModel):
     judge_failures: list[str] = Field(default_factory=list)
 
 
+class JudgeTokens(BaseModel):
+    """The tokens the judge's API reported for one question's requests; `unreported` counts
+    the requests whose response carried no usage (their tokens are unknown, not 0)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    prompt: Tokens = 0
+    completion: Tokens = 0
+    unreported: Tokens = 0
+
+    @model_serializer(mode="wrap")
+    def _quiet(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        data = handler(self)
+        if not self.unreported:
+            data.pop("unreported", None)
+        return data
+
+
+BILL_FIELDS = ("latency_s", "usage", "judge_requests", "judge_tokens", "judge_cost")
+
+
 class QuestionRecord(BaseModel):
     """One question's outcome: a results row, the JUnit properties, and the floors' input.
 
@@ -189,6 +219,15 @@ class QuestionRecord(BaseModel):
     eval_version: str
     goldset_sha256: str | None = None  # what the goldset asked and expected (`ragate decide`)
     knobs: dict[str, Knob] = Field(default_factory=dict)
+    # the bill: seconds the system took to answer, measured by ragate around its call (None:
+    # no answer: an error, a skip, a timeout); what the system reported it spent; the judge
+    # requests made for this question (a cached verdict makes none), the tokens the API
+    # reported for them, and their cost in US dollars where the judge's price is set
+    latency_s: float | None = Field(default=None, ge=0.0)
+    usage: Usage | None = None
+    judge_requests: int = Field(default=0, ge=0)
+    judge_tokens: JudgeTokens | None = None
+    judge_cost: float | None = Field(default=None, ge=0.0)
 
     @field_validator("judge_failures")
     @classmethod
@@ -200,14 +239,17 @@ class QuestionRecord(BaseModel):
 
     @model_serializer(mode="wrap")
     def _quiet_repeat(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
-        """A question asked once has no `repeat` in its row, and an answer without a
-        confidence no `confidence`: rows, JUnit properties and the wire stay as they were
-        before either existed."""
+        """A question asked once has no `repeat` in its row, an answer without a confidence
+        no `confidence`, and a row without a bill figure (None, 0) not that field: rows,
+        JUnit properties and the wire stay as they were before any existed."""
         data = handler(self)
         if self.repeat == 1:
             data.pop("repeat", None)
         if self.confidence is None:
             data.pop("confidence", None)
+        for name in BILL_FIELDS:  # nothing measured: the row as it was before the bill
+            if not getattr(self, name):
+                data.pop(name, None)
         return data
 
     @property
@@ -247,7 +289,7 @@ class QuestionRecord(BaseModel):
         """Flat name/value pairs; values are plain str or float as JUnit consumers expect."""
         props: list[tuple[str, str | float]] = []
         skip = {"metrics", "knobs", "judge_failures", "judge_cached", "judge_vacuous", "cited",
-                "expected", "goldset_sha256"}
+                "expected", "goldset_sha256", "usage", "judge_tokens"}
         for key, value in self.model_dump(mode="json", exclude=skip).items():
             if value is None:
                 continue
@@ -264,6 +306,12 @@ class QuestionRecord(BaseModel):
             props.append(("judge_cached", ",".join(self.judge_cached)))
         if self.judge_vacuous:
             props.append(("judge_vacuous", ",".join(self.judge_vacuous)))
+        if self.usage is not None:
+            props.extend((f"usage.{k}", _plain(v))
+                         for k, v in self.usage.model_dump().items() if v is not None)
+        if self.judge_tokens is not None:
+            props.extend((f"judge_tokens.{k}", _plain(v))
+                         for k, v in self.judge_tokens.model_dump().items())
         if self.cited:
             props.append(("cited", " ".join(f"{c.label}{'' if c.correct else ' ✗'}"
                                              for c in self.cited)))
@@ -377,8 +425,8 @@ def tally(metric: str, records: Iterable[QuestionRecord]) -> Tally:
     rows = [r for r in records if r.status != "skipped"]
     whole = info.tally(metric, rows)
     repeats = max((r.repeat for r in rows), default=1)
-    if repeats == 1 or info.source == "repeats":
-        return whole
+    if repeats == 1 or info.source == "repeats" or info.aggregate == "quantile":
+        return whole  # a quantile's tally already takes one unit per question
     groups: dict[str, list[QuestionRecord]] = {}
     for r in rows:
         groups.setdefault(r.question_id, []).append(r)
