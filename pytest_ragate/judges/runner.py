@@ -197,7 +197,7 @@ class JudgeRunner:
         return verdicts
 
     async def _judge_one(self, judge: Judge, item: JudgeInput, metric: str, eval_version: str,
-                         meter: JudgeMeter,
+                         meter: JudgeMeter | None = None,
                          ) -> tuple[tuple[float, bool] | None, Exception | None, bool]:
         """(score and vacuous, or None; the failure, or None; from the cache): whatever the
         judge does, this returns."""
@@ -227,8 +227,8 @@ class JudgeRunner:
             self.cache.set(key, {"value": value[0], "vacuous": value[1]})
         return value, None, False
 
-    async def _verdict(self, judge: Judge, item: JudgeInput, metric: str, meter: JudgeMeter,
-                       ) -> tuple[float, bool]:
+    async def _verdict(self, judge: Judge, item: JudgeInput, metric: str,
+                       meter: JudgeMeter | None = None) -> tuple[float, bool]:
         """One call of `judge.score`, holding its request slots, bounded and checked."""
         async with self._entry:  # one verdict gathers its slots at a time: no two half-served
             # verdicts can wait on each other (no deadlock), in order. Asked here, not before

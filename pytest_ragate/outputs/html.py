@@ -41,8 +41,12 @@ from pytest_ragate.outputs.reports import (
     ANCHOR_HEADERS,
     OUTCOME_WORDS,
     anchor_rows,
+    bill_cells,
+    billed_columns,
     incomplete_notice,
     metric_source,
+    question_bill,
+    run_bill_line,
     worst_lines,
 )
 from pytest_ragate.scoring.gates import (
@@ -335,9 +339,11 @@ def floor_row(run: GoldsetRun, v: Verdict) -> dict[str, Any]:
     }
 
 
-def question_row(run: GoldsetRun, r: QuestionRecord, metrics: Sequence[str]) -> dict[str, Any]:
+def question_row(run: GoldsetRun, r: QuestionRecord, metrics: Sequence[str],
+                 billed: tuple[bool, bool] = (False, False)) -> dict[str, Any]:
     """Everything a reader needs to judge one answer, in display form (`metrics`: the run's,
-    read once by the caller: `run.metrics` walks every row)."""
+    read once by the caller: `run.metrics` walks every row; `billed`: whether the table has
+    a latency and a cost column)."""
     ranks = ", ".join("—" if rank is None else str(rank) for rank in r.evidence_ranks)
     return {
         "id": run.named(r),
@@ -361,6 +367,8 @@ def question_row(run: GoldsetRun, r: QuestionRecord, metrics: Sequence[str]) -> 
         "judge_failures": _grouped(r.judge_failures),
         "judge_cached": r.judge_cached,
         "judge_vacuous": r.judge_vacuous,
+        "bill": bill_cells(r, *billed),
+        "bill_line": question_bill(r) if r.latency_s is not None or r.judge_requests else "",
     }
 
 
@@ -394,6 +402,7 @@ def run_view(index: int, run: GoldsetRun, history: Sequence[HistoryLine],
     calibration, calibration_notes = calibration_plot(run, f"{key}-calibration")
     uncited = [run.named(r) for r in run.records if r.uncited]
     line = build_line(run, git=None, time=_EPOCH)  # this run as history sees it
+    billed = billed_columns(run)
     return {
         "knobs": [(name, fmt_knob(value)) for name, value in line.knobs.items()],
         "anchor": key,
@@ -411,6 +420,8 @@ def run_view(index: int, run: GoldsetRun, history: Sequence[HistoryLine],
         "worst": worst_lines(run),
         "regressions": [regression_row(g) for g in run.regressions],
         "judge_lines": run.judge_lines,
+        "bill_line": run_bill_line(run),
+        "bill_headers": [*(["latency (s)"] * billed[0]), *(["cost"] * billed[1])],
         "flaky_lines": run.flaky_lines(),
         "by_kind": [(m, metric_source(run, m), fmt_counts(kind_counts(m, run.records)))
                     for m in metrics],
@@ -422,7 +433,7 @@ def run_view(index: int, run: GoldsetRun, history: Sequence[HistoryLine],
         "trend": trend(run, history, f"{key}-trend", line),
         "flips": list(flips),  # the history's flip lines: the span counted, then each member
         "metrics": [(m, metric_source(run, m)) for m in metrics],
-        "rows": [question_row(run, r, metrics) for r in run.records],
+        "rows": [question_row(run, r, metrics, billed) for r in run.records],
         "anchors": anchor_rows(run),
         "anchor_headers": ANCHOR_HEADERS,
     }

@@ -38,9 +38,11 @@ from pytest_ragate.scoring.registry import (
     METRICS,
     Tally,
     asked_metrics,
+    cost_of,
     mechanical_scores,
     repeat_worst,
 )
+from pytest_ragate.scoring.stats import point_quantile
 
 MECHANICAL = "mechanical"
 
@@ -248,7 +250,8 @@ class QuestionRecord(BaseModel):
         if self.confidence is None:
             data.pop("confidence", None)
         for name in BILL_FIELDS:  # nothing measured: the row as it was before the bill
-            if not getattr(self, name):
+            if getattr(self, name) is None or (name == "judge_requests"
+                                               and not self.judge_requests):
                 data.pop(name, None)
         return data
 
@@ -324,6 +327,63 @@ def _plain(value: object) -> str | float:
     if isinstance(value, float):
         return value
     return str(value)
+
+
+class Bill(BaseModel):
+    """What a run of one goldset cost, over its rows (`bill_of`): the reports' bill line and
+    the history's `bill`. Latency is over the answers the system gave in this run; the
+    system's cost is known only when every answer reported one (`cost_missing` counts those
+    that did not); the judge's cost only where its price is set. None: not known."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    answers: int = 0  # system calls that answered (a latency measured)
+    latency_p50_s: float | None = None
+    latency_p95_s: float | None = None
+    latency_total_s: float | None = None
+    system_prompt_tokens: int = 0
+    system_completion_tokens: int = 0
+    system_cost: float | None = None
+    cost_missing: int = 0  # answers without a reported cost
+    judge_requests: int = 0
+    judge_prompt_tokens: int = 0
+    judge_completion_tokens: int = 0
+    judge_cached: int = 0  # verdicts served from the cache: no request, no cost
+    judge_cost: float | None = None
+    total_cost: float | None = None  # every answer's `cost_of` summed, when all are known
+
+    @model_serializer(mode="wrap")
+    def _quiet(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        return {k: v for k, v in handler(self).items() if v is not None}
+
+
+def bill_of(records: Sequence[QuestionRecord]) -> Bill:
+    """The run's totals of its rows' bill fields (scoring/registry.py `cost_of` for one)."""
+    latencies = [r.latency_s for r in records if r.latency_s is not None]
+    used = [r.usage for r in records if r.usage is not None]
+    answered = [r for r in records if r.latency_s is not None or r.usage is not None]
+    missing = sum(r.usage is None or r.usage.cost is None for r in answered)
+    costs = [cost_of(r) for r in answered]
+    judge_costs = [r.judge_cost for r in records if r.judge_cost is not None]
+    priced = any(r.judge_cost is not None for r in records)
+    tokens = [r.judge_tokens for r in records if r.judge_tokens is not None]
+    return Bill(
+        answers=len(latencies),
+        latency_p50_s=point_quantile(latencies, 0.5) if latencies else None,
+        latency_p95_s=point_quantile(latencies, 0.95) if latencies else None,
+        latency_total_s=sum(latencies) if latencies else None,
+        system_prompt_tokens=sum(u.prompt_tokens for u in used),
+        system_completion_tokens=sum(u.completion_tokens for u in used),
+        system_cost=(sum(u.cost for u in used if u.cost is not None)
+                     if answered and not missing else None),
+        cost_missing=missing,
+        judge_requests=sum(r.judge_requests for r in records),
+        judge_prompt_tokens=sum(t.prompt for t in tokens),
+        judge_completion_tokens=sum(t.completion for t in tokens),
+        judge_cached=sum(len(r.judge_cached) for r in records),
+        judge_cost=sum(judge_costs) if priced else None,
+        total_cost=(sum(c for c in costs if c is not None)
+                    if costs and None not in costs else None))
 
 
 class EvidenceIndex:

@@ -407,10 +407,6 @@ def _cost_measured(name: str, r: QuestionRecord) -> bool:
     return cost_of(r) is not None
 
 
-def _cost_value(name: str, r: QuestionRecord) -> float | None:
-    return cost_of(r)
-
-
 def figure_digits(metric: str) -> int:
     """Decimals a metric's figures and floors are shown with: 4 for dollars, else 2."""
     return 4 if metric == "cost_per_question" else 2
@@ -476,10 +472,12 @@ FLAKY_RATE = Metric("flaky_rate", "repeats", "proportion", "questions asked twic
 # the bill (upper-bound floors only, `{max = …}`): `latency_pQ_s` (Q = 1..99; e.g.
 # latency_p95_s), seconds, decided on the quantile's 95% upper bound; `cost_per_question`,
 # US dollars, a mean. Listed only in a run that names them, like the families
+# (no `value`: a question's latency and cost are the reports' own bill columns, not a
+# metric column per floor)
 LATENCY_P = Metric("latency_pQ_s", "bill", "quantile", "answered questions", _latency_tally,
-                   _latency_worst, value=lambda name, r: r.latency_s, measured=_latency_measured)
+                   _latency_worst, measured=_latency_measured)
 COST_PER_QUESTION = Metric("cost_per_question", "bill", "mean", "answered questions",
-                           _cost_tally, _cost_worst, value=_cost_value, measured=_cost_measured)
+                           _cost_tally, _cost_worst, measured=_cost_measured)
 
 METRICS = _Metrics([
     Metric("citation_accuracy", "mechanical", "mean", "cited answers", _citation_tally,
