@@ -219,8 +219,11 @@ class Answer(BaseModel):
 
     @classmethod
     def abstain(cls, contexts: list[Context] | None = None, *, confidence: float | None = None,
-                **knobs: Knob) -> Answer:
-        return cls(abstained=True, contexts=contexts or [], knobs=knobs, confidence=confidence)
+                usage: Usage | object | None = None, **knobs: Knob) -> Answer:
+        """A declined answer; `usage`, what deciding to decline cost (a client's usage
+        object or a `Usage`), as for any answer."""
+        return cls.model_validate({"abstained": True, "contexts": contexts or [],
+                                   "knobs": knobs, "confidence": confidence, "usage": usage})
 
 
 def answer_sha256(text: str) -> str:

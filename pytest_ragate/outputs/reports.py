@@ -123,18 +123,26 @@ def bill_line(bill: Bill) -> str:
     if bill.latency_p50_s is not None and bill.latency_p95_s is not None:
         parts[0] += (f", latency p50 {bill.latency_p50_s:.2f} s, p95 "
                      f"{bill.latency_p95_s:.2f} s, total {bill.latency_total_s or 0:.2f} s")
-    system = f"system {bill.system_prompt_tokens}+{bill.system_completion_tokens} tokens"
-    if bill.system_cost is not None:
-        system += f", {fmt_dollars(bill.system_cost)}"
-    elif bill.cost_missing:
-        system += f", cost not reported for {bill.cost_missing}"
-    judge = (f"judge {bill.judge_requests} request{'s' * (bill.judge_requests != 1)}, "
-             f"{bill.judge_prompt_tokens}+{bill.judge_completion_tokens} tokens, "
-             f"{bill.judge_cached} cached verdict{'s' * (bill.judge_cached != 1)} (no request)")
-    if bill.judge_cost is not None:
-        judge += f", {fmt_dollars(bill.judge_cost)}"
-    total = f" · total {fmt_dollars(bill.total_cost)}" if bill.total_cost is not None else ""
-    return f"bill: {parts[0]} · {system} · {judge}{total}"
+    if bill.usage_reported:
+        system = f"system {bill.system_prompt_tokens}+{bill.system_completion_tokens} tokens"
+        if bill.system_cost is not None:
+            system += f", {fmt_dollars(bill.system_cost)}"
+        elif bill.cost_missing:
+            system += f", cost not reported for {bill.cost_missing}"
+        parts.append(system)
+    else:
+        parts.append("system usage not reported (Answer.usage)")
+    if bill.judge_requests or bill.judge_cached:
+        judge = (f"judge {bill.judge_requests} request{'s' * (bill.judge_requests != 1)}, "
+                 f"{bill.judge_prompt_tokens}+{bill.judge_completion_tokens} tokens, "
+                 f"{bill.judge_cached} cached verdict{'s' * (bill.judge_cached != 1)} "
+                 "(no request)")
+        if bill.judge_cost is not None:
+            judge += f", {fmt_dollars(bill.judge_cost)}"
+        parts.append(judge)
+    if bill.total_cost is not None:
+        parts.append(f"total {fmt_dollars(bill.total_cost)}")
+    return "bill: " + " · ".join(parts)
 
 
 def run_bill_line(run: GoldsetRun) -> str | None:

@@ -341,6 +341,7 @@ class Bill(BaseModel):
     latency_p50_s: float | None = None
     latency_p95_s: float | None = None
     latency_total_s: float | None = None
+    usage_reported: int = 0  # answers that carried the system's usage
     system_prompt_tokens: int = 0
     system_completion_tokens: int = 0
     system_cost: float | None = None
@@ -372,6 +373,7 @@ def bill_of(records: Sequence[QuestionRecord]) -> Bill:
         latency_p50_s=point_quantile(latencies, 0.5) if latencies else None,
         latency_p95_s=point_quantile(latencies, 0.95) if latencies else None,
         latency_total_s=sum(latencies) if latencies else None,
+        usage_reported=len(used),
         system_prompt_tokens=sum(u.prompt_tokens for u in used),
         system_completion_tokens=sum(u.completion_tokens for u in used),
         system_cost=(sum(u.cost for u in used if u.cost is not None)
