@@ -68,7 +68,7 @@ def test_a_latency_floor_passes_a_fast_system_and_fails_a_slow_tail(
     sixty(pytester.path / "gs", "[floors]\nlatency_p95_s = { max = 0.5 }\n")
     pytester.makeconftest(SLOW_SYSTEM.format(slow=set(slow), slow_s=0.8))
     result = run_pytester(pytester, workers, "gs", *OUTPUTS)
-    rows = rows_of(pytester.path / "r.jsonl")
+    rows = rows_of(pytester.path / "r.jsonl", timed=True)
     assert all(0.01 <= r["latency_s"] < (1.5 if q in slow else 0.5) for q, r in rows.items())
     assert all(rows[q]["latency_s"] >= 0.8 for q in slow)
     floor = junit_cases(pytester.path / "junit.xml")["gs.ragate.toml::floor[latency_p95_s]"]
@@ -258,7 +258,8 @@ def test_an_old_results_file_without_the_bill_still_decides(tmp_path: Path) -> N
                         "--junitxml=fresh.xml")
     assert fresh.returncode == 0, fresh.stdout + fresh.stderr
     as_before_the_bill(root / "r.jsonl")
-    assert not any(set(BILL_FIELDS) & set(r) for r in results_rows(root / "r.jsonl"))
+    assert not any(set(BILL_FIELDS) & set(r) for r in results_rows(root / "r.jsonl",
+                                                                     timed=True))
     old = run_command(root, "decide", "r.jsonl", "--", "gs", "-p", "no:cacheprovider",
                       "--junitxml=old.xml")
     cases = junit_cases(root / "old.xml")

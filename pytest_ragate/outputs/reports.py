@@ -2,7 +2,8 @@
 floors' worst questions).
 
 Both are rendered on the controller from the same records and verdicts, in goldset and
-question order, so `-n 0` and `-n N` write the same bytes.
+question order, so `-n 0` and `-n N` write the same bytes, but for what the clock measured:
+the latencies (the bill line's and the `latency (s)` column's), which no two runs share.
 """
 
 from __future__ import annotations
@@ -194,10 +195,9 @@ def _question_rows(run: GoldsetRun) -> tuple[list[str], list[list[str]]]:
     for m in metrics:
         values = [v for r in run.records if (v := _value(r, m)) is not None]
         means.append(fmt_num(sum(values) / len(values)) if values else "—")
-    bill = bill_of(run.records)
-    totals = ([fmt_num(bill.latency_total_s)] * latency) + ([fmt_dollars(bill.total_cost)] * cost)
-    rows.append(["**mean**", "", "", "", "", "", "", "", "", "", *means,
-                 *(["**total** " + t for t in totals]), ""])
+    total = fmt_dollars(bill_of(run.records).total_cost)  # latency's totals: the bill line
+    rows.append(["**mean**", "", "", "", "", "", "", "", "", "", *means, *([""] * latency),
+                 *([f"**total** {total}"] * cost), ""])
     return headers, rows
 
 
