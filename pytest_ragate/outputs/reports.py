@@ -273,7 +273,7 @@ def question_bill(record: QuestionRecord) -> str:
                      + (f", {tokens.prompt}+{tokens.completion} tokens" if tokens else "")
                      + (f", {fmt_dollars(record.judge_cost)}"
                         if record.judge_cost is not None else "")
-                     + (f", cached: {', '.join(record.judge_cached)}"
+                     + (f", {len(record.judge_cached)} from the cache"
                         if record.judge_cached else ""))
     return " · ".join(parts)
 
