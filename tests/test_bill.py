@@ -91,6 +91,7 @@ def test_a_latency_floor_passes_on_its_upper_bound() -> None:
     assert verdict.message.startswith("latency_p95_s 0.10 s, 95% upper bound 0.10 ≤ floor "
                                       "2.00 (a quantile is decided on its bound)")
     assert LATENCY.bound == "≤ 2.00"
+    assert verdict.message.endswith("computed by ragate's clock")
 
 
 def test_a_point_p95_under_the_max_whose_bound_is_over_it_fails() -> None:
@@ -155,6 +156,7 @@ def test_cost_per_question_is_the_mean_of_reported_costs() -> None:
     assert verdict.outcome == "passed"
     assert verdict.message.startswith("cost_per_question $0.0020 ≤ floor 0.0100")
     assert COST.bound == "≤ 0.0100"
+    assert verdict.message.endswith("computed by reported usage")
     assert decide(COST, "g", rows(10, cost=0.02)).outcome == "failed"
 
 

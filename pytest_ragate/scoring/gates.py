@@ -227,7 +227,10 @@ def fmt_n(t: Tally | None) -> str:
 
 def computed_by(floor: Floor, records: Sequence[QuestionRecord], judge: str | None = None,
                 ) -> str:
-    """`mechanical`, the judges the records name, else the judge configured (`judge`)."""
+    """`mechanical`, the judges the records name, else the judge configured (`judge`); for
+    the bill, who measured it: ragate's clock (latency), the usage the APIs reported (cost)."""
+    if METRICS[floor.metric].source == "bill":
+        return "ragate's clock" if METRICS[floor.metric].decided_on_bound else "reported usage"
     if not floor.judged:
         return MECHANICAL
     judges = sorted({r.judge for r in records if r.judge})
