@@ -58,7 +58,7 @@ from pytest_ragate.scoring.gates import (
 )
 from pytest_ragate.scoring.messages import fmt_interval
 from pytest_ragate.scoring.records import QuestionRecord, Tally, fmt_num, tally
-from pytest_ragate.scoring.registry import METRICS
+from pytest_ragate.scoring.registry import METRICS, figure_digits
 from pytest_ragate.scoring.regression import Regression
 from pytest_ragate.scoring.run import GoldsetRun
 
@@ -327,7 +327,7 @@ def floor_row(run: GoldsetRun, v: Verdict) -> dict[str, Any]:
         "metric": v.floor.name.removeprefix("floor[").removesuffix("]"),
         "floor": v.floor.figure,
         "value": v.shown,
-        "interval": fmt_interval(v.interval),
+        "interval": fmt_interval(v.interval, figure_digits(v.floor.metric)),
         "n": fmt_n(v.tally),
         "passes_at": "—" if v.passes_at is None else str(v.passes_at),
         "by_kind": fmt_counts(kind_counts(v.floor.metric, run.records))

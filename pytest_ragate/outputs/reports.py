@@ -28,7 +28,7 @@ from pytest_ragate.scoring.records import (
     bill_of,
     fmt_num,
 )
-from pytest_ragate.scoring.registry import METRICS, cost_of
+from pytest_ragate.scoring.registry import METRICS, cost_of, figure_digits
 from pytest_ragate.scoring.run import GoldsetRun
 from pytest_ragate.scoring.suggest import RULE, Figure, figures
 
@@ -42,7 +42,8 @@ def floors_table(runs: Sequence[GoldsetRun], tablefmt: str) -> str:
         for v in run.verdicts:
             rows.append([
                 run.label, v.floor.name.removeprefix("floor[").removesuffix("]"),
-                v.floor.figure, v.shown, fmt_interval(v.interval),
+                v.floor.figure, v.shown,
+                fmt_interval(v.interval, figure_digits(v.floor.metric)),
                 fmt_n(v.tally), "—" if v.passes_at is None else str(v.passes_at),
                 fmt_counts(kind_counts(v.floor.metric, run.records)) if v.floor.kind is None
                 else "", v.computed_by, OUTCOME_WORDS[v.outcome],

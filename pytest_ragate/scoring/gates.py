@@ -150,7 +150,7 @@ class Verdict:
     def shown(self) -> str:
         """The value as a report shows it, with its estimate: `0.62 (ppi)`."""
         value = self.value
-        text = "—" if value is None else f"{value:.2f}"
+        text = "—" if value is None else f"{value:.{figure_digits(self.floor.metric)}f}"
         return f"{text} ({self.estimate})" if self.estimate and value is not None else text
 
 
@@ -485,5 +485,5 @@ def fmt_counts(counts: list[tuple[str, Tally]]) -> str:
     """`single_meeting 7/20` for proportions, `single_meeting 0.75 (n=2)` for means."""
     return " · ".join(
         f"{kind} {t.k:g}/{t.n}" if METRICS[t.metric].aggregate == "proportion"
-        else f"{kind} {t.value:.2f} (n={t.n})"
+        else f"{kind} {t.value:.{figure_digits(t.metric)}f} (n={t.n})"
         for kind, t in counts if t.n)
