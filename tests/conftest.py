@@ -101,11 +101,12 @@ def results_rows(source: Path | str, *, timed: bool = False) -> list[dict[str, A
     return rows
 
 
-_CLOCK = [(re.compile(r'("latency_s": )[0-9.e+-]+'), r'\1"…"'),  # a results row
-          # a results file's trailer: the digest of its bytes, latencies included
+# a results row's latency, a history line's bill; a results file's trailer, the digest of
+# its bytes (latencies included); the reports' bill lines; the HTML's latency column
+_CLOCK = [(re.compile(r'("latency_(?:s|p50_s|p95_s|total_s)": ?)[0-9.e+-]+'), r'\1"…"'),
           (re.compile(r'("ragate_trailer".*"sha256": ")[0-9a-f]{64}'), r"\1…"),
           (re.compile(r"\b(latency p50|latency|p95|total) [0-9]+\.[0-9]+ s\b"), r"\1 … s"),
-          (re.compile(r'(<td class="num latency">)[^<]*'), r"\1…")]  # the HTML's column
+          (re.compile(r'(<td class="num latency">)[^<]*'), r"\1…")]
 
 
 def untimed(text: str) -> str:

@@ -269,7 +269,7 @@ def test_three_shards_decided_are_one_run(sharded: Path) -> None:
     assert len(floors) == 8  # 7 declared and judge_coverage, each its own test case
     assert floors["gs.ragate.toml::floor[judge_coverage]"][0] == "failed"
     # the history line too, but for when and where it was written
-    lines = [{k: v for k, v in json.loads(line).items() if k not in ("time", "git_sha")}
+    lines = [{k: v for k, v in json.loads(untimed(line)).items() if k not in ("time", "git_sha")}
              for path in (one, dec) for line in (path / "history.jsonl").read_text().splitlines()]
     assert len(lines) == 2 and lines[0] == lines[1]
     assert lines[1]["status"] == "failed" and lines[1]["questions"] == N_QUESTIONS
