@@ -1,13 +1,15 @@
 """The bill, fast tier: the quantile's distribution-free bound (pinned against a binomial
 worked by hand), the latency and cost floors' rules (decided on the bound, fail closed on a
-figure that is missing, the population rule), the rows and totals that carry the bill, and
-the judge runner's request and token count (a cached verdict makes no request)."""
+figure that is missing, the population rule), the rows, totals and history lines that carry
+the bill, and the judge runner's request and token count (a cached verdict makes none)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import random
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +18,12 @@ import pytest
 from pytest_ragate.goldsets.loader import parse_floors
 from pytest_ragate.judges.base import METER, JudgeInput
 from pytest_ragate.judges.runner import JudgeRunner
+from pytest_ragate.outputs.history import HistoryLine, build_line
 from pytest_ragate.problems import GoldsetError
 from pytest_ragate.scoring.gates import Floor, Gap, Strictness, decide
 from pytest_ragate.scoring.records import QuestionRecord, bill_of
 from pytest_ragate.scoring.registry import METRICS, cost_of
+from pytest_ragate.scoring.run import GoldsetRun
 from pytest_ragate.scoring.stats import (
     lower_rank,
     point_quantile,
@@ -304,3 +308,21 @@ def test_an_unpriced_judge_has_no_cost_and_unreported_usage_is_counted(
         assert bill.row_fields()["judge_tokens"].unreported == 2
     finally:
         runner.close()
+
+
+# --- the history line ----------------------------------------------------------------------
+
+
+def test_the_history_line_keeps_the_bill_and_a_line_without_it_still_reads() -> None:
+    when = datetime(2026, 12, 1, tzinfo=UTC)
+    billed = build_line(GoldsetRun(name="g", eval_version="1", records=rows(3, cost=0.001)),
+                        git=None, time=when)
+    assert billed.bill is not None and billed.bill.answers == 3
+    assert billed.bill.total_cost == pytest.approx(0.003)
+    text = billed.model_dump_json()
+    assert '"bill":{"answers":3,' in text and HistoryLine.model_validate_json(text) == billed
+    old = [row(f"q{i}", latency=None, usage=False) for i in range(3)]  # measured nothing
+    quiet = build_line(GoldsetRun(name="g", eval_version="1", records=old), git=None, time=when)
+    assert quiet.bill is None and '"bill"' not in quiet.model_dump_json()
+    before = json.loads(quiet.model_dump_json())  # a line written before the bill existed
+    assert HistoryLine.model_validate(before).bill is None
