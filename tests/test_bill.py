@@ -17,6 +17,7 @@ import pytest
 
 from pytest_ragate.goldsets.loader import parse_floors
 from pytest_ragate.judges.base import METER, JudgeInput
+from pytest_ragate.judges.fixture import FixtureJudge
 from pytest_ragate.judges.runner import JudgeRunner
 from pytest_ragate.outputs.history import HistoryLine, build_line
 from pytest_ragate.problems import GoldsetError
@@ -31,6 +32,7 @@ from pytest_ragate.scoring.stats import (
     quantile_needs,
     upper_rank,
 )
+from tests.test_judges import CONTEXTS, TwoDimEmbedder, fixture_file
 
 LATENCY = Floor("latency_p95_s", 2.0, upper=True)
 COST = Floor("cost_per_question", 0.01, upper=True)
@@ -326,3 +328,16 @@ def test_the_history_line_keeps_the_bill_and_a_line_without_it_still_reads() -> 
     assert quiet.bill is None and '"bill"' not in quiet.model_dump_json()
     before = json.loads(quiet.model_dump_json())  # a line written before the bill existed
     assert HistoryLine.model_validate(before).bill is None
+
+
+def test_the_fixture_judge_makes_no_request(tmp_path: Path) -> None:
+    runner = JudgeRunner(4, None, "off", prices=(2.0, 10.0))
+    try:
+        judge = FixtureJudge(fixture_file(tmp_path), TwoDimEmbedder())
+        verdicts = runner.submit(judge, JudgeInput("q1", "does it rain?", "yes", CONTEXTS),
+                                 ("faithfulness", "context_precision"), "1").result(timeout=30)
+        assert verdicts.values and not verdicts.failures
+        assert (verdicts.bill.requests, verdicts.bill.prompt_tokens, verdicts.bill.cost) == (
+            0, 0, 0.0)
+    finally:
+        runner.close()
