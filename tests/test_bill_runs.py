@@ -77,6 +77,8 @@ def test_a_latency_floor_passes_a_fast_system_and_fails_a_slow_tail(
         assert result.ret == 1 and floor["outcome"] == "failure"
         assert re.match(r"latency_p95_s 0\.\d\d s, 95% upper bound 0\.8\d > ", message), message
         assert "> floor 0.50 (a quantile is decided on its bound)" in message
+        named = message.partition(" · worst: ")[2].split("; ")
+        assert sorted(words.split()[0] for words in named) == sorted(slow), message
     else:
         assert result.ret == 0 and floor["outcome"] == "passed", result.stdout.str()
         assert "≤ floor 0.50 (a quantile is decided on its bound)" in message

@@ -379,7 +379,12 @@ def decide(
                            computed_by=counted.computed_by, errors=counted.errors,
                            skipped=counted.skipped, estimate="ppi")
     return against_floor(floor, goldset, figures_of(floor, t, strictness, ppi), strictness,
-                         counted, worst=behind(floor.metric, rows))
+                         counted, worst=behind(floor.metric, rows, over=_over(floor)))
+
+
+def _over(floor: Floor) -> float | None:
+    """A bill floor's bound: its failure names only the answers over it."""
+    return floor.min if METRICS[floor.metric].source == "bill" else None
 
 
 def _unmeasured(floor: Floor, rows: Sequence[QuestionRecord], goldset: str, t: Tally,

@@ -38,6 +38,7 @@ from pytest_ragate.scoring.registry import (
     METRICS,
     Tally,
     asked_metrics,
+    bill_figure,
     cost_of,
     mechanical_scores,
     repeat_worst,
@@ -505,9 +506,13 @@ def tally(metric: str, records: Iterable[QuestionRecord]) -> Tally:
 NAMED_BEHIND = 5  # questions a failing floor names, worst first
 
 
-def behind(metric: str, records: Sequence[QuestionRecord], limit: int = NAMED_BEHIND) -> str:
+def behind(metric: str, records: Sequence[QuestionRecord], limit: int = NAMED_BEHIND, *,
+           over: float | None = None) -> str:
     """The scored questions that pull `metric` down, worst first, as a floor's failure
-    message names them: `q07 0/2 citations right; q12 answered, should abstain`."""
+    message names them: `q07 0/2 citations right; q12 answered, should abstain`; for a bill
+    floor (`over`, its bound), only those whose own latency or cost is over it."""
+    if over is not None:
+        records = [r for r in records if (v := bill_figure(metric, r)) is not None and v > over]
     if METRICS[metric].source == "repeats":
         found = repeat_worst(metric, [r for r in records if r.status != "skipped"])
         return fmt_some([words for _, _, words in found], limit, "; ")

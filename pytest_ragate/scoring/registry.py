@@ -370,6 +370,11 @@ def _latency_tally(name: str, rows: Sequence[QuestionRecord]) -> Tally:
                  questions=len(values))
 
 
+def bill_figure(name: str, r: QuestionRecord) -> float | None:
+    """A row's own figure of a bill metric: its latency, or its cost (`cost_of`)."""
+    return r.latency_s if _LATENCY_P.fullmatch(name) else cost_of(r)
+
+
 def _latency_worst(name: str, r: QuestionRecord) -> Worst | None:
     if r.latency_s is None:
         return None
