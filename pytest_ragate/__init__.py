@@ -17,15 +17,16 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pytest_ragate.items.route import RouteSpec
 
 if TYPE_CHECKING:
-    from pytest_ragate.answer import Answer, Citation, Context
+    from pytest_ragate.answer import Answer, Citation, Context, Usage
     from pytest_ragate.goldsets.config import Question
 
-__all__ = ["Answer", "Citation", "Context", "Question", "floor", "goldset"]
+__all__ = ["Answer", "Citation", "Context", "Question", "Usage", "floor", "goldset"]
 __version__ = "0.1.0"
 
 F = TypeVar("F", bound=Callable[..., Any])
 _LAZY = {"Answer": "pytest_ragate.answer", "Citation": "pytest_ragate.answer",
-         "Context": "pytest_ragate.answer", "Question": "pytest_ragate.goldsets.config"}
+         "Context": "pytest_ragate.answer", "Usage": "pytest_ragate.answer",
+         "Question": "pytest_ragate.goldsets.config"}
 
 
 def __getattr__(name: str) -> Any:

@@ -94,8 +94,16 @@ def _distance(value: object) -> object:
 TurnIndex = Annotated[int, BeforeValidator(_integer), Field(ge=0)]
 Distance = Annotated[float | None, BeforeValidator(_distance)]
 Confidence = Annotated[float | None, BeforeValidator(_finite)]
+def _cost(value: object) -> object:
+    """A finite number of 0 or more (US dollars), or None: not reported (never 0)."""
+    number = _finite(value)
+    if isinstance(number, float) and number < 0:
+        raise ValueError(f"must be 0 or more, not {number:g}")
+    return number
+
+
 Tokens = Annotated[int, BeforeValidator(_integer), Field(ge=0)]
-Cost = Annotated[float | None, BeforeValidator(_finite), Field(ge=0)]
+Cost = Annotated[float | None, BeforeValidator(_cost)]
 
 
 def turns_in_order(last: int, info: ValidationInfo) -> int:
@@ -140,6 +148,28 @@ class Usage(BaseModel):
     prompt_tokens: Tokens = 0
     completion_tokens: Tokens = 0
     cost: Cost = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_a_client(cls, value: object) -> object:
+        """An API client's own usage object as it comes (OpenAI's and LiteLLM's
+        `response.usage`: prompt_tokens, completion_tokens; Anthropic's: input_tokens,
+        output_tokens): its two counts. A dict is held to the fields above."""
+        if value is None or isinstance(value, dict | Usage):
+            return value
+        for tokens_in, tokens_out in (("prompt_tokens", "completion_tokens"),
+                                      ("input_tokens", "output_tokens")):
+            if hasattr(value, tokens_in) and hasattr(value, tokens_out):
+                return {"prompt_tokens": getattr(value, tokens_in) or 0,
+                        "completion_tokens": getattr(value, tokens_out) or 0}
+        return value
+
+    @classmethod
+    def of(cls, usage: object, *, cost: float | None = None) -> Usage:
+        """`Usage.of(response.usage, cost=…)`: a client's usage object (see above) with the
+        cost your system computes from its price, when it knows it."""
+        counts = cls.model_validate(usage).model_dump(exclude={"cost"})
+        return cls.model_validate({**counts, "cost": cost})
 
 
 class Answer(BaseModel):
@@ -189,8 +219,11 @@ class Answer(BaseModel):
 
     @classmethod
     def abstain(cls, contexts: list[Context] | None = None, *, confidence: float | None = None,
-                **knobs: Knob) -> Answer:
-        return cls(abstained=True, contexts=contexts or [], knobs=knobs, confidence=confidence)
+                usage: Usage | object | None = None, **knobs: Knob) -> Answer:
+        """A declined answer; `usage`, what deciding to decline cost (a client's usage
+        object or a `Usage`), as for any answer."""
+        return cls.model_validate({"abstained": True, "contexts": contexts or [],
+                                   "knobs": knobs, "confidence": confidence, "usage": usage})
 
 
 def answer_sha256(text: str) -> str:

@@ -85,12 +85,48 @@ def test_mine(ragate_question, my_rag):
 ''')
 
 
-def results_rows(source: Path | str) -> list[dict[str, Any]]:
+TIMED = "latency_s"  # what the clock measured: no two runs share it (the bill)
+
+
+def results_rows(source: Path | str, *, timed: bool = False) -> list[dict[str, Any]]:
     """The question rows of a results file (or its text): every line with a question id (the
-    header, anchor and item lines that `ragate decide` reads are left out)."""
+    header, anchor and item lines that `ragate decide` reads are left out); without their
+    latency unless `timed`, so the rows of two runs compare."""
     text = source.read_text(encoding="utf-8") if isinstance(source, Path) else source
-    return [row for line in text.splitlines()
+    rows = [row for line in text.splitlines()
             if line.strip() and "question_id" in (row := json.loads(line))]
+    if not timed:
+        for row in rows:
+            row.pop(TIMED, None)
+    return rows
+
+
+# a results row's latency, a history line's bill; a results file's trailer, the digest of
+# its bytes (latencies included); the reports' bill lines; the HTML's latency column
+_CLOCK = [(re.compile(r'("latency_(?:s|p50_s|p95_s|total_s)": ?)[0-9.e+-]+'), r'\1"…"'),
+          (re.compile(r'("ragate_trailer".*"sha256": ")[0-9a-f]{64}'), r"\1…"),
+          (re.compile(r"\b(latency p50|latency|p95|total) [0-9]+\.[0-9]+ s\b"), r"\1 … s"),
+          (re.compile(r'(<td class="num latency">)[^<]*'), r"\1…")]
+
+
+def untimed(text: str) -> str:
+    """An output (results, Markdown, HTML) with what the clock measured masked: the bill's
+    latencies (and a results file's digest of them), and the Markdown's `latency (s)` column
+    blanked. Two runs' outputs compare; a results file's rows still parse."""
+    for pattern, mask in _CLOCK:
+        text = pattern.sub(mask, text)
+    lines, column = [], None
+    for line in text.splitlines(keepends=True):
+        cells = line.split("|")
+        if line.startswith("|") and any(c.strip() == "latency (s)" for c in cells):
+            column = next(i for i, c in enumerate(cells) if c.strip() == "latency (s)")
+        elif column is not None and line.startswith("|") and len(cells) > column:
+            cells[column] = " " * len(cells[column])
+            line = "|".join(cells)
+        elif not line.startswith("|"):
+            column = None
+        lines.append(line)
+    return "".join(lines)
 
 
 def jsonl(rows: Iterable[dict[str, Any]]) -> str:
@@ -190,11 +226,13 @@ def expect(result: pytest.RunResult, *patterns: str) -> None:
         result.stdout.fnmatch_lines([pattern])
 
 
-def junit_cases(path: Path) -> dict[str, dict[str, object]]:
-    """testcase name -> its properties and outcome element, whatever the order."""
+def junit_cases(path: Path, *, timed: bool = False) -> dict[str, dict[str, object]]:
+    """testcase name -> its properties and outcome element, whatever the order (a question's
+    latency left out unless `timed`)."""
     cases: dict[str, dict[str, object]] = {}
     for case in ET.parse(path).getroot().iter("testcase"):
-        props = {p.get("name"): p.get("value") for p in case.iter("property")}
+        props = {p.get("name"): p.get("value") for p in case.iter("property")
+                 if timed or p.get("name") != TIMED}
         outcome = next((child.tag for child in case if child.tag in
                         ("failure", "error", "skipped")), "passed")
         cases[f"{case.get('classname')}::{case.get('name')}"] = {"props": props,
@@ -202,9 +240,9 @@ def junit_cases(path: Path) -> dict[str, dict[str, object]]:
     return cases
 
 
-def rows_of(path: Path) -> dict[str, dict[str, Any]]:
-    """A results file's question rows by question id."""
-    return {r["question_id"]: r for r in results_rows(path)}
+def rows_of(path: Path, *, timed: bool = False) -> dict[str, dict[str, Any]]:
+    """A results file's question rows by question id (`results_rows`)."""
+    return {r["question_id"]: r for r in results_rows(path, timed=timed)}
 
 
 # --- fixtures several modules use ------------------------------------------------------------

@@ -5,6 +5,10 @@ exactly what the "model" returns, with which HTTP status and after how long. The
 port 0 on the loopback interface, runs in a daemon thread and stops in the fixture teardown;
 a reply still waiting out its delay is released at once when the stub stops.
 
+A completion's `usage` is counted by the server from what it saw, as a real API's would be:
+prompt tokens are the words of the request's messages, completion tokens the words of the
+choices it returns (`AUTO_USAGE`; a script may set its own `usage`, or drop it).
+
 Its fixture `openai_stub` is offered to every test module by tests/conftest.py: take it as a
 parameter, then set `openai_stub.script`.
 """
@@ -31,6 +35,20 @@ class Reply:
 
 
 Script = Callable[[dict[str, Any]], Reply]
+AUTO_USAGE = "counted by the stub"  # a body's usage placeholder: filled in per request
+
+
+def words(text: object) -> int:
+    return len(str(text).split()) if text else 0
+
+
+def counted_usage(request: dict[str, Any], body: dict[str, Any]) -> dict[str, int]:
+    """Tokens as the stub counts them: words in the request's messages and in the choices."""
+    prompt = sum(words(m.get("content")) for m in request.get("messages", []))
+    completion = sum(words((c.get("message") or {}).get("content"))
+                     for c in body.get("choices") or [])
+    return {"prompt_tokens": prompt, "completion_tokens": completion,
+            "total_tokens": prompt + completion}
 
 
 def completion(content: str | None, *, model: str = "stub-model",
@@ -40,7 +58,7 @@ def completion(content: str | None, *, model: str = "stub-model",
         "id": "chatcmpl-stub", "object": "chat.completion", "created": 0, "model": model,
         "choices": [{"index": 0, "finish_reason": finish_reason,
                      "message": {"role": "assistant", "content": content}}],
-        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        "usage": AUTO_USAGE,
     }, delay)
 
 
@@ -113,7 +131,11 @@ class OpenAIStub:
         with self._lock:
             self.requests.append(request)
             self.paths.append(path)
-        return self.script(request)
+        reply = self.script(request)
+        if isinstance(reply.body, dict) and reply.body.get("usage") == AUTO_USAGE:
+            body = {**reply.body, "usage": counted_usage(request, reply.body)}
+            reply = Reply(reply.status, body, reply.delay)
+        return reply
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         stub = self

@@ -24,7 +24,7 @@ from pytest_ragate.scoring.gates import Floor, decide
 from pytest_ragate.scoring.records import Cited, QuestionRecord
 from pytest_ragate.scoring.regression import Regression
 from pytest_ragate.scoring.run import GoldsetRun
-from tests.conftest import FIXTURE_JUDGE_CONFTEST, write_goldset
+from tests.conftest import FIXTURE_JUDGE_CONFTEST, untimed, write_goldset
 
 T0 = datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC)
 EVIL = '<script>alert("pwned")</script> & <img src=x onerror=alert(1)>'
@@ -339,8 +339,8 @@ def test_html_report_end_to_end_in_chromium(html_project: pytest.Pytester) -> No
     serial = html_project.runpytest(*nocache, "-n", "0", "--ragate-html=n0.html")
     parallel = html_project.runpytest_subprocess(*nocache, "-n", "2", "--ragate-html=n2.html")
     assert serial.ret == parallel.ret == 1
-    assert (html_project.path / "n0.html").read_bytes() == \
-        (html_project.path / "n2.html").read_bytes()
+    assert untimed((html_project.path / "n0.html").read_text(encoding="utf-8")) == \
+        untimed((html_project.path / "n2.html").read_text(encoding="utf-8"))
 
     from playwright.sync_api import Route, sync_playwright
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import esc, junit_cases, results_rows, write_goldset
+from tests.conftest import esc, junit_cases, results_rows, untimed, write_goldset
 
 SYSTEM = '''
 import pytest
@@ -115,7 +115,7 @@ def run_outputs(pytester: pytest.Pytester, tag: str, *args: str,
     run = pytester.runpytest_subprocess(
         "-p", "no:cacheprovider", "gs", f"--junitxml={junit}", f"--ragate-results={results}",
         f"--ragate-report={report}", *args)
-    return run.ret, results.read_text(), report.read_text(), junit_cases(junit)
+    return run.ret, untimed(results.read_text()), untimed(report.read_text()), junit_cases(junit)
 
 
 def test_xdist_gives_identical_outcomes_figures_and_files(project: pytest.Pytester) -> None:

@@ -28,6 +28,7 @@ from tests.conftest import (
     junit_cases,
     results_rows,
     run_command,
+    untimed,
     write_goldset,
 )
 
@@ -262,13 +263,13 @@ def test_three_shards_decided_are_one_run(sharded: Path) -> None:
     one, dec = root / "one", root / "decided"
     assert results_rows(dec / "results.jsonl") == results_rows(one / "results.jsonl")
     assert len(results_rows(dec / "results.jsonl")) == N_QUESTIONS
-    assert (dec / "report.md").read_text() == (one / "report.md").read_text()
+    assert untimed((dec / "report.md").read_text()) == untimed((one / "report.md").read_text())
     floors = floors_of(dec / "junit.xml")
     assert floors == floors_of(one / "junit.xml")
     assert len(floors) == 8  # 7 declared and judge_coverage, each its own test case
     assert floors["gs.ragate.toml::floor[judge_coverage]"][0] == "failed"
     # the history line too, but for when and where it was written
-    lines = [{k: v for k, v in json.loads(line).items() if k not in ("time", "git_sha")}
+    lines = [{k: v for k, v in json.loads(untimed(line)).items() if k not in ("time", "git_sha")}
              for path in (one, dec) for line in (path / "history.jsonl").read_text().splitlines()]
     assert len(lines) == 2 and lines[0] == lines[1]
     assert lines[1]["status"] == "failed" and lines[1]["questions"] == N_QUESTIONS
@@ -523,8 +524,8 @@ def test_a_system_that_raises_in_one_shard_fails_that_shard_and_the_gate(
     decided = decide(root, SHARDS)
     assert decided.returncode == 1
     assert floors_of(root / "decided" / "junit.xml") == floors_of(root / "faulty" / "junit.xml")
-    assert (root / "decided" / "report.md").read_text() == (
-        root / "faulty" / "report.md").read_text()
+    assert untimed((root / "decided" / "report.md").read_text()) == untimed((
+        root / "faulty" / "report.md").read_text())
     assert results_rows(root / "decided" / "results.jsonl") == results_rows(
         root / "faulty" / "results.jsonl")
     assert ("not decided: 2 of 300 questions have no result: errored q007, q150 "
@@ -620,8 +621,8 @@ def test_two_routes_of_a_tiny_goldset_over_more_shards_than_some_have_items(
         tmp_path / "one" / "results.jsonl")
     assert {r["route"] for r in results_rows(tmp_path / "dec" / "results.jsonl")} == {
         "gs/ragate.toml", "test_rag.py::test_mine"}
-    assert (tmp_path / "dec" / "report.md").read_text() == (
-        tmp_path / "one" / "report.md").read_text()
+    assert untimed((tmp_path / "dec" / "report.md").read_text()) == untimed((
+        tmp_path / "one" / "report.md").read_text())
     floors = floors_of(tmp_path / "dec" / "junit.xml")
     assert floors == floors_of(tmp_path / "one" / "junit.xml")
     mine = [props for name, (_, props) in floors.items()
@@ -645,8 +646,8 @@ def test_decided_with_the_repeats_the_shards_asked(sharded: Path) -> None:
     assert decided.returncode == single.returncode
     rows = results_rows(root / "decided" / "results.jsonl")
     assert len(rows) == 2 * N_QUESTIONS and rows == results_rows(root / "twice" / "results.jsonl")
-    assert (root / "decided" / "report.md").read_text() == (
-        root / "twice" / "report.md").read_text()
+    assert untimed((root / "decided" / "report.md").read_text()) == untimed((
+        root / "twice" / "report.md").read_text())
     assert floors_of(root / "decided" / "junit.xml") == floors_of(root / "twice" / "junit.xml")
     text = refused(decide(root, SHARDS, "--ragate-repeat=3", out="thrice"), root, out="thrice")
     assert "--ragate-repeat 3 here, but the results were asked with repeat 2" in text
@@ -713,5 +714,6 @@ def test_a_sealed_goldset_is_decided_without_its_key(sharded: Path) -> None:
     assert results_rows(root / "decided" / "results.jsonl") == results_rows(
         root / "one" / "results.jsonl")
     assert all(row["expected"] is None for row in results_rows(root / "decided" / "results.jsonl"))
-    assert (root / "decided" / "report.md").read_text() == (root / "one" / "report.md").read_text()
+    assert untimed((root / "decided" / "report.md").read_text()) == untimed(
+        (root / "one" / "report.md").read_text())
     assert floors_of(root / "decided" / "junit.xml") == floors_of(root / "one" / "junit.xml")

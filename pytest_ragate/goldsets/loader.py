@@ -64,7 +64,8 @@ class FloorValue(_Model):
     flaky rate must not): exactly one of them; `xfail` either way."""
 
     min: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
-    max: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
+    # a share's bound is in [0, 1] (`_floor` checks it); a bill's (seconds, dollars) is not
+    max: Annotated[float, Field(ge=0.0, allow_inf_nan=False)] | None = None
     xfail: Annotated[str, Field(min_length=1)] | None = None
 
     @model_validator(mode="after")
@@ -159,11 +160,19 @@ def _floor(entry: _FloorEntry, path: Path) -> Floor | list[Problem]:
             if spec.max is not None and metric == AGREEMENT:
                 return [Problem(path, at, "judge_agreement is a lower bound: { min = … }, not "
                                 "{ max = … }")]
+            if not METRICS[metric].share and spec.max is None:
+                return [Problem(path, at, f"{metric} is an upper bound: {{ max = … }}")]
+            if METRICS[metric].share and spec.max is not None and spec.max > 1.0:
+                return [Problem(path, at, f"{metric} is a share: {{ max = … }} in [0, 1], "
+                                f"not {spec.max:g}")]
             bound = spec.max if spec.max is not None else spec.min
             assert bound is not None
             return Floor(metric, bound, kind=entry.kind, xfail=spec.xfail,
                          anchors=entry.anchors, upper=spec.max is not None)
         if isinstance(value, int | float) and not isinstance(value, bool):
+            if not METRICS[metric].share:
+                return [Problem(path, at, f"{metric} is an upper bound: {{ max = {value} }}, "
+                                "not a bare number (a floor to reach)")]
             return Floor(metric, _UNIT.validate_python(value), kind=entry.kind,
                          anchors=entry.anchors)
     except ValidationError as error:

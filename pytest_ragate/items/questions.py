@@ -13,6 +13,7 @@ with its verdicts), and put on the wire once (`_send`, under `keys.RECORD_ATTR`)
 from __future__ import annotations
 
 import reprlib
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,7 +68,9 @@ class QuestionRun:
                 folder = self.config.rootpath / ".ragate-judge-cache"
             self.runner = JudgeRunner(settings.judge_concurrency, folder, settings.cache,
                                       timeout=settings.judge_timeout,
-                                      redact=redactor(self.config))
+                                      redact=redactor(self.config),
+                                      prices=(settings.judge_price_in,
+                                              settings.judge_price_out))
         return self.runner
 
     def close(self) -> None:
@@ -87,8 +90,10 @@ def answer_and_score(item: pytest.Function, case: Case) -> None:
     assert case.expected is not None  # sealed questions are skipped at collection
     qid = case.question.question_id
     args = {name: item.funcargs[name] for name in function_arguments(item)}
+    started = time.perf_counter()  # the bill's latency: the system's call, and only it
     result = answer_within(lambda: item.obj(**args),
                            read_settings(item.config).gate.system_timeout, qid)
+    latency = time.perf_counter() - started
     try:
         answer = result if isinstance(result, Answer) else Answer.model_validate(result)
     except ValidationError as error:
@@ -107,6 +112,7 @@ def answer_and_score(item: pytest.Function, case: Case) -> None:
     fields: dict[str, Any] = score_answer(answer, case.expected.spans,
                                           unit=case.goldset.corpus.unit)
     fields["answerer_model"] = request.getfixturevalue("ragate_answerer_model")
+    fields.update(latency_s=latency, usage=answer.usage)
     if judge is not None:
         fields["judge"] = judge.judge_id
         fields["judge_model"] = getattr(judge, "model", None)
@@ -254,7 +260,8 @@ def _judged(item: pytest.Item, reports: list[pytest.TestReport], verdicts: Judge
     metrics.update({m: verdicts.values.get(m) for m in (*verdicts.values, *verdicts.failures)})
     record = item.stash[RECORD_KEY] = redacted_record(item.config, record.model_copy(update={
         "metrics": metrics, "judge_failures": dict(verdicts.failures),
-        "judge_cached": list(verdicts.cached), "judge_vacuous": list(verdicts.vacuous)}))
+        "judge_cached": list(verdicts.cached), "judge_vacuous": list(verdicts.vacuous),
+        **verdicts.bill.row_fields()}))
     extra = [(k, v) for k, v in record.junit_properties()
              if k in verdicts.values or k.startswith("judge_")]
     for report in reports:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextvars
 import hashlib
 import json
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -106,6 +107,42 @@ REQUESTS_AT_ONCE: contextvars.ContextVar[int | None] = contextvars.ContextVar(
 """Inside `Judge.score` called by the runner: how many model requests the verdict may have in
 flight together (the runner's slots it holds). A judge that sends several requests at once
 (`requests_at_once`) keeps to it; None outside the runner."""
+
+
+class JudgeMeter:
+    """The model requests one question's verdicts made and the tokens the API reported for
+    them. A judge that sends requests counts each (`sent`) and what its response reported
+    (`reported`); the runner sets one per question (`METER`) and reads it once the verdicts
+    are in. Thread-safe: a question's metrics are judged on several lanes at once."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.requests = 0
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self.unreported = 0  # answered requests whose response carried no usage
+
+    def sent(self) -> None:
+        with self._lock:
+            self.requests += 1
+
+    def reported(self, usage: object) -> None:
+        """A response's `usage` (prompt_tokens, completion_tokens), or None when it had none."""
+        prompt = getattr(usage, "prompt_tokens", None)
+        completion = getattr(usage, "completion_tokens", None)
+        with self._lock:
+            if not isinstance(prompt, int) or not isinstance(completion, int):
+                self.unreported += 1
+                return
+            self.prompt_tokens += max(0, prompt)
+            self.completion_tokens += max(0, completion)
+
+
+METER: contextvars.ContextVar[JudgeMeter | None] = contextvars.ContextVar(
+    "ragate_judge_meter", default=None)
+"""Inside `Judge.score` called by the runner: the question's meter, where a judge that asks a
+model counts its requests and their tokens (the RAGAS judge's transport does); None outside
+the runner. A judge that asks nothing (the fixture judge) leaves it at 0."""
 
 
 class Judge(Protocol):

@@ -1,7 +1,8 @@
 """The fixture judge: exact verdicts from a file, so judged scores are reproducible.
 
 `ragate stamp-verdicts` records which answer each verdict was written for; a verdict for
-another answer is a `stale` failure, never a score.
+another answer is a `stale` failure, never a score. It asks no model: it counts nothing on
+the question's meter (`base.METER`), so its rows record no judge request, token or cost.
 """
 
 from __future__ import annotations

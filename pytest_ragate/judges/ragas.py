@@ -24,6 +24,8 @@ Where pytest-ragate and RAGAS differ (everything else is RAGAS's value, unchange
   reference) are `JudgeFailure("missing")` before any model call.
 * the model's sampling parameters are the judge's, not RAGAS's: temperature (0 by default),
   max_tokens and seed are sent on every request and are part of `judge_id` and `params`.
+* every request is counted on the question's meter (`base.METER`) with the tokens its
+  response's `usage` reports: the row's judge_requests and judge_tokens.
 * nothing is retried: the OpenAI client runs with max_retries=0; a failed request is a
   failure of that verdict. The one
   exception: an HTTP 400 to a request carrying `response_format` is asked once more without
@@ -78,6 +80,7 @@ from ragas.metrics.collections.faithfulness.util import (
 from ragas.prompt.metrics.base_prompt import BasePrompt
 
 from pytest_ragate.judges.base import (
+    METER,
     REQUESTS_AT_ONCE,
     Embeds,
     JudgeFailure,
@@ -221,6 +224,9 @@ class ChatTransport:
         if stop:
             kwargs["stop"] = list(stop)
         where = f"{self.model} at {redact_url_credentials(self.base_url)}"
+        meter = METER.get()  # the question's bill: every request sent, the tokens reported
+        if meter is not None:
+            meter.sent()
         try:
             response = await client.chat.completions.create(**kwargs)
         except openai.APITimeoutError:
@@ -236,6 +242,8 @@ class ChatTransport:
         except (openai.APIResponseValidationError, ValueError) as error:
             raise JudgeFailure("parse", f"{where}: the response is not a chat completion: "
                                f"{_excerpt(error)}") from None
+        if meter is not None:
+            meter.reported(getattr(response, "usage", None))
         choices = getattr(response, "choices", None)
         if not choices:
             raise JudgeFailure("parse", f"{where}: the response has no choices")

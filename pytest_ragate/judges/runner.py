@@ -8,6 +8,10 @@ and is waited for at most `--ragate-judge-timeout`: a verdict that does not come
 `timeout` failure, whoever computes it. Verdicts are cached on disk (diskcache: safe across
 xdist workers) under a key of everything that can change them: eval_version, judge id and
 parameters, metric, prompt hash, and the judged inputs.
+
+Each question's verdicts carry their bill (`JudgeBill`): the model requests made for it and the
+tokens the API reported (a cached verdict makes none), priced where the judge's price per
+million tokens is set (`judge_price_in`, `judge_price_out`; an unset one counts 0).
 """
 
 from __future__ import annotations
@@ -27,10 +31,12 @@ from typing import Any, Literal, TypeVar
 import diskcache
 
 from pytest_ragate.judges.base import (
+    METER,
     REQUESTS_AT_ONCE,
     Judge,
     JudgeFailure,
     JudgeInput,
+    JudgeMeter,
     Vacuous,
     as_failure,
     invalid,
@@ -39,6 +45,7 @@ from pytest_ragate.judges.base import (
 )
 from pytest_ragate.judges.lanes import Lanes
 from pytest_ragate.redaction import redact_credentials, redact_url_credentials
+from pytest_ragate.scoring.records import JudgeTokens
 from pytest_ragate.scoring.registry import asked_metrics
 from pytest_ragate.settings import JudgeSettings
 
@@ -51,6 +58,39 @@ class ReplayMiss(Exception):
     """`--ragate-cache replay` met a verdict it does not hold: the run must spend nothing."""
 
 
+Prices = tuple[float | None, float | None]  # US dollars per million prompt, completion tokens
+PER_MILLION = 1_000_000
+
+
+@dataclass(frozen=True, kw_only=True)
+class JudgeBill:
+    """What judging one question cost: requests, the tokens reported, and the dollars where
+    the judge is priced (None: no price set)."""
+
+    requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    unreported: int = 0  # requests whose response reported no tokens
+    cost: float | None = None
+
+    @classmethod
+    def of(cls, meter: JudgeMeter, prices: Prices) -> JudgeBill:
+        priced = prices[0] is not None or prices[1] is not None
+        cost = ((meter.prompt_tokens * (prices[0] or 0.0)
+                 + meter.completion_tokens * (prices[1] or 0.0)) / PER_MILLION
+                if priced else None)
+        return cls(requests=meter.requests, prompt_tokens=meter.prompt_tokens,
+                   completion_tokens=meter.completion_tokens, unreported=meter.unreported,
+                   cost=cost)
+
+    def row_fields(self) -> dict[str, Any]:
+        """The question row's judge_requests, judge_tokens and judge_cost."""
+        tokens = (JudgeTokens(prompt=self.prompt_tokens, completion=self.completion_tokens,
+                              unreported=self.unreported) if self.requests else None)
+        return {"judge_requests": self.requests, "judge_tokens": tokens,
+                "judge_cost": self.cost}
+
+
 @dataclass
 class JudgedScores:
     """One question's judged metrics: values, failures (metric -> why) and cache hits."""
@@ -60,6 +100,7 @@ class JudgedScores:
     cached: list[str] = field(default_factory=list)
     replay_misses: list[str] = field(default_factory=list)
     vacuous: list[str] = field(default_factory=list)  # verdicts with nothing to judge
+    bill: JudgeBill = field(default_factory=JudgeBill)
 
 
 def checked_score(metric: str, raw: object) -> tuple[float, bool]:
@@ -95,8 +136,10 @@ class JudgeRunner:
 
     def __init__(self, concurrency: int, cache_dir: Path | None, mode: CacheMode,
                  timeout: float = JudgeSettings.judge_timeout,
-                 redact: Callable[[str], str] = redact_credentials) -> None:
+                 redact: Callable[[str], str] = redact_credentials,
+                 prices: Prices = (None, None)) -> None:
         self.mode = mode
+        self.prices = prices
         self.redact = redact  # a failure's text is kept redacted (redaction.py)
         self.concurrency = concurrency
         self.timeout = timeout
@@ -134,9 +177,10 @@ class JudgeRunner:
 
     async def _judge_all(self, judge: Judge, item: JudgeInput, metrics: list[str],
                          eval_version: str) -> JudgedScores:
-        verdicts = JudgedScores()
-        results = await asyncio.gather(*(self._judge_one(judge, item, m, eval_version)
+        meter = JudgeMeter()
+        results = await asyncio.gather(*(self._judge_one(judge, item, m, eval_version, meter)
                                           for m in metrics))
+        verdicts = JudgedScores(bill=JudgeBill.of(meter, self.prices))
         for metric, (value, failure, cached) in zip(metrics, results, strict=True):
             if isinstance(failure, ReplayMiss):
                 verdicts.replay_misses.append(metric)
@@ -153,6 +197,7 @@ class JudgeRunner:
         return verdicts
 
     async def _judge_one(self, judge: Judge, item: JudgeInput, metric: str, eval_version: str,
+                         meter: JudgeMeter | None = None,
                          ) -> tuple[tuple[float, bool] | None, Exception | None, bool]:
         """(score and vacuous, or None; the failure, or None; from the cache): whatever the
         judge does, this returns."""
@@ -175,7 +220,7 @@ class JudgeRunner:
                                         f"from {judge.judge_id} (--ragate-cache replay); run "
                                         "once with --ragate-cache on to record it"), False
         try:
-            value = await self._verdict(judge, item, metric)
+            value = await self._verdict(judge, item, metric, meter)
         except Exception as error:
             return None, as_failure(error), False
         if self.cache is not None:
@@ -183,7 +228,7 @@ class JudgeRunner:
         return value, None, False
 
     async def _verdict(self, judge: Judge, item: JudgeInput, metric: str,
-                       ) -> tuple[float, bool]:
+                       meter: JudgeMeter | None = None) -> tuple[float, bool]:
         """One call of `judge.score`, holding its request slots, bounded and checked."""
         async with self._entry:  # one verdict gathers its slots at a time: no two half-served
             # verdicts can wait on each other (no deadlock), in order. Asked here, not before
@@ -200,6 +245,7 @@ class JudgeRunner:
 
         async def scored() -> object:
             REQUESTS_AT_ONCE.set(slots)  # the lane task's context: the judge sends ≤ slots
+            METER.set(meter)  # and counts its requests on the question's meter
             return await judge.score(item, metric)
 
         try:

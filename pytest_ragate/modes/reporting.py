@@ -23,6 +23,7 @@ from pytest_ragate.outputs.reports import (
     incomplete_notice,
     question_text,
     regressions_table,
+    run_bill_line,
     run_figures,
     suggestion_lines,
     worst_lines,
@@ -209,6 +210,8 @@ def terminal_summary(terminalreporter: Any, runs: Sequence[GoldsetRun], *,
     for run in runs:
         for line in run.judge_lines:
             write(f"{run.label}: {line}", yellow=line.startswith("warning"))
+        if billed := run_bill_line(run):
+            write(f"{run.label}: {billed}")
         for line in run.flaky_lines():
             write(f"{run.label}: {line}", yellow=not line.startswith("flaky: 0 "))
     for line, red in outputs.lines():

@@ -37,7 +37,15 @@ from pydantic import (
 from pytest_ragate.answer import Knob
 from pytest_ragate.decision.population import anchor_name
 from pytest_ragate.scoring import flips
-from pytest_ragate.scoring.records import QuestionRecord, QuestionScores, Tally, fmt_num, tally
+from pytest_ragate.scoring.records import (
+    Bill,
+    QuestionRecord,
+    QuestionScores,
+    Tally,
+    bill_of,
+    fmt_num,
+    tally,
+)
 from pytest_ragate.scoring.registry import METRICS
 from pytest_ragate.scoring.regression import scored_metrics
 from pytest_ragate.scoring.run import GoldsetRun
@@ -147,6 +155,9 @@ class HistoryLine(BaseModel):
     # a sequential run (`--ragate-sequential`): its seed and budget, how many questions it
     # asked of how many, and whether it stopped early; left out of every other line
     sequential: dict[str, int | float | bool] | None = None
+    # the run's bill totals (latency p50/p95, tokens, requests, cost); absent from lines of
+    # runs that measured nothing, and from lines before it existed
+    bill: Bill | None = None
 
     @model_serializer(mode="wrap")
     def _quiet_repeats(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
@@ -155,6 +166,8 @@ class HistoryLine(BaseModel):
             data.pop("repeats", None)
         if self.sequential is None:
             data.pop("sequential", None)
+        if self.bill is None:
+            data.pop("bill", None)
         return data
 
 
@@ -222,6 +235,7 @@ def build_line(run: GoldsetRun, *, git: str | None, time: datetime | None = None
             "seed": run.sequential.seed, "alpha": run.sequential.alpha,
             "asked": run.sequential.asked, "of": run.sequential.of,
             "stopped": run.sequential.stopped},
+        bill=_bill(records),
         route=run.route or None,
         status=run.status,
         population=run.population,
@@ -238,6 +252,12 @@ def build_line(run: GoldsetRun, *, git: str | None, time: datetime | None = None
                                        or flips.anchor_digest(a.kind, a.claim, None))
                  for a in run.anchors},
     )
+
+
+def _bill(records: Sequence[QuestionRecord]) -> Bill | None:
+    """The run's bill, or None when its rows measured nothing (the line as before)."""
+    bill = bill_of(records)
+    return bill if bill.answers or bill.judge_requests or bill.judge_cached else None
 
 
 def _question_outcomes(records: Sequence[QuestionRecord]) -> dict[str, Observed]:

@@ -41,8 +41,12 @@ from pytest_ragate.outputs.reports import (
     ANCHOR_HEADERS,
     OUTCOME_WORDS,
     anchor_rows,
+    bill_cells,
+    billed_columns,
     incomplete_notice,
     metric_source,
+    question_bill,
+    run_bill_line,
     worst_lines,
 )
 from pytest_ragate.scoring.gates import (
@@ -54,7 +58,7 @@ from pytest_ragate.scoring.gates import (
 )
 from pytest_ragate.scoring.messages import fmt_interval
 from pytest_ragate.scoring.records import QuestionRecord, Tally, fmt_num, tally
-from pytest_ragate.scoring.registry import METRICS
+from pytest_ragate.scoring.registry import METRICS, figure_digits
 from pytest_ragate.scoring.regression import Regression
 from pytest_ragate.scoring.run import GoldsetRun
 
@@ -323,7 +327,7 @@ def floor_row(run: GoldsetRun, v: Verdict) -> dict[str, Any]:
         "metric": v.floor.name.removeprefix("floor[").removesuffix("]"),
         "floor": v.floor.figure,
         "value": v.shown,
-        "interval": fmt_interval(v.interval),
+        "interval": fmt_interval(v.interval, figure_digits(v.floor.metric)),
         "n": fmt_n(v.tally),
         "passes_at": "—" if v.passes_at is None else str(v.passes_at),
         "by_kind": fmt_counts(kind_counts(v.floor.metric, run.records))
@@ -335,9 +339,11 @@ def floor_row(run: GoldsetRun, v: Verdict) -> dict[str, Any]:
     }
 
 
-def question_row(run: GoldsetRun, r: QuestionRecord, metrics: Sequence[str]) -> dict[str, Any]:
+def question_row(run: GoldsetRun, r: QuestionRecord, metrics: Sequence[str],
+                 billed: tuple[bool, bool] = (False, False)) -> dict[str, Any]:
     """Everything a reader needs to judge one answer, in display form (`metrics`: the run's,
-    read once by the caller: `run.metrics` walks every row)."""
+    read once by the caller: `run.metrics` walks every row; `billed`: whether the table has
+    a latency and a cost column)."""
     ranks = ", ".join("—" if rank is None else str(rank) for rank in r.evidence_ranks)
     return {
         "id": run.named(r),
@@ -361,6 +367,8 @@ def question_row(run: GoldsetRun, r: QuestionRecord, metrics: Sequence[str]) -> 
         "judge_failures": _grouped(r.judge_failures),
         "judge_cached": r.judge_cached,
         "judge_vacuous": r.judge_vacuous,
+        "bill": bill_cells(r, *billed),
+        "bill_line": question_bill(r) if r.latency_s is not None or r.judge_requests else "",
     }
 
 
@@ -394,6 +402,7 @@ def run_view(index: int, run: GoldsetRun, history: Sequence[HistoryLine],
     calibration, calibration_notes = calibration_plot(run, f"{key}-calibration")
     uncited = [run.named(r) for r in run.records if r.uncited]
     line = build_line(run, git=None, time=_EPOCH)  # this run as history sees it
+    billed = billed_columns(run)
     return {
         "knobs": [(name, fmt_knob(value)) for name, value in line.knobs.items()],
         "anchor": key,
@@ -411,6 +420,8 @@ def run_view(index: int, run: GoldsetRun, history: Sequence[HistoryLine],
         "worst": worst_lines(run),
         "regressions": [regression_row(g) for g in run.regressions],
         "judge_lines": run.judge_lines,
+        "bill_line": run_bill_line(run),
+        "bill_headers": [*(["latency (s)"] * billed[0]), *(["cost"] * billed[1])],
         "flaky_lines": run.flaky_lines(),
         "by_kind": [(m, metric_source(run, m), fmt_counts(kind_counts(m, run.records)))
                     for m in metrics],
@@ -422,7 +433,7 @@ def run_view(index: int, run: GoldsetRun, history: Sequence[HistoryLine],
         "trend": trend(run, history, f"{key}-trend", line),
         "flips": list(flips),  # the history's flip lines: the span counted, then each member
         "metrics": [(m, metric_source(run, m)) for m in metrics],
-        "rows": [question_row(run, r, metrics) for r in run.records],
+        "rows": [question_row(run, r, metrics, billed) for r in run.records],
         "anchors": anchor_rows(run),
         "anchor_headers": ANCHOR_HEADERS,
     }

@@ -2,7 +2,8 @@
 floors' worst questions).
 
 Both are rendered on the controller from the same records and verdicts, in goldset and
-question order, so `-n 0` and `-n N` write the same bytes.
+question order, so `-n 0` and `-n N` write the same bytes, but for what the clock measured:
+the latencies (the bill line's and the `latency (s)` column's), which no two runs share.
 """
 
 from __future__ import annotations
@@ -20,8 +21,14 @@ from pytest_ragate.scoring.gates import (
     kind_counts,
 )
 from pytest_ragate.scoring.messages import fmt_interval
-from pytest_ragate.scoring.records import MECHANICAL, QuestionRecord, fmt_num
-from pytest_ragate.scoring.registry import METRICS
+from pytest_ragate.scoring.records import (
+    MECHANICAL,
+    Bill,
+    QuestionRecord,
+    bill_of,
+    fmt_num,
+)
+from pytest_ragate.scoring.registry import METRICS, cost_of, figure_digits
 from pytest_ragate.scoring.run import GoldsetRun
 from pytest_ragate.scoring.suggest import RULE, Figure, figures
 
@@ -35,7 +42,8 @@ def floors_table(runs: Sequence[GoldsetRun], tablefmt: str) -> str:
         for v in run.verdicts:
             rows.append([
                 run.label, v.floor.name.removeprefix("floor[").removesuffix("]"),
-                v.floor.figure, v.shown, fmt_interval(v.interval),
+                v.floor.figure, v.shown,
+                fmt_interval(v.interval, figure_digits(v.floor.metric)),
                 fmt_n(v.tally), "—" if v.passes_at is None else str(v.passes_at),
                 fmt_counts(kind_counts(v.floor.metric, run.records)) if v.floor.kind is None
                 else "", v.computed_by, OUTCOME_WORDS[v.outcome],
@@ -104,11 +112,66 @@ def regressions_table(runs: Sequence[GoldsetRun], tablefmt: str) -> str:
     return tabulate(rows, headers=headers, tablefmt=tablefmt, disable_numparse=True)
 
 
+def fmt_dollars(value: float | None) -> str:
+    return "—" if value is None else f"${value:.4f}"
+
+
+def bill_line(bill: Bill) -> str:
+    """The run's bill in one line, as every report says it: `bill: 40 answers, latency p50
+    0.05 s, p95 0.31 s, total 3.20 s · system 1200+300 tokens, $0.0400 · judge 120
+    requests, 36000+2400 tokens, 12 cached verdicts (no request), $0.0123 · total $0.0523`
+    (tokens prompt+completion; a cost only where it is known)."""
+    parts = [f"{bill.answers} answer{'s' * (bill.answers != 1)}"]
+    if bill.latency_p50_s is not None and bill.latency_p95_s is not None:
+        parts[0] += (f", latency p50 {bill.latency_p50_s:.2f} s, p95 "
+                     f"{bill.latency_p95_s:.2f} s, total {bill.latency_total_s or 0:.2f} s")
+    if bill.usage_reported:
+        system = f"system {bill.system_prompt_tokens}+{bill.system_completion_tokens} tokens"
+        if bill.system_cost is not None:
+            system += f", {fmt_dollars(bill.system_cost)}"
+        elif bill.cost_missing:
+            system += f", cost not reported for {bill.cost_missing}"
+        parts.append(system)
+    else:
+        parts.append("system usage not reported (Answer.usage)")
+    if bill.judge_requests or bill.judge_cached:
+        judge = (f"judge {bill.judge_requests} request{'s' * (bill.judge_requests != 1)}, "
+                 f"{bill.judge_prompt_tokens}+{bill.judge_completion_tokens} tokens, "
+                 f"{bill.judge_cached} cached verdict{'s' * (bill.judge_cached != 1)} "
+                 "(no request)")
+        if bill.judge_cost is not None:
+            judge += f", {fmt_dollars(bill.judge_cost)}"
+        parts.append(judge)
+    if bill.total_cost is not None:
+        parts.append(f"total {fmt_dollars(bill.total_cost)}")
+    return "bill: " + " · ".join(parts)
+
+
+def run_bill_line(run: GoldsetRun) -> str | None:
+    """The run's bill line, or None for rows that measured nothing (an old results file)."""
+    bill = bill_of(run.records)
+    return bill_line(bill) if bill.answers or bill.judge_requests or bill.judge_cached \
+        else None
+
+
+def billed_columns(run: GoldsetRun) -> tuple[bool, bool]:
+    """Whether the question tables show a latency column, and a cost column."""
+    return (any(r.latency_s is not None for r in run.records),
+            any(cost_of(r) is not None for r in run.records))
+
+
+def bill_cells(r: QuestionRecord, latency: bool, cost: bool) -> list[str]:
+    """A question's latency and cost cells, for the columns `billed_columns` shows."""
+    return ([fmt_num(r.latency_s)] * latency) + ([fmt_dollars(cost_of(r))] * cost)
+
+
 def _question_rows(run: GoldsetRun) -> tuple[list[str], list[list[str]]]:
     metrics = run.metrics
+    latency, cost = billed_columns(run)
     headers = ["question", "text", "kind", "status", "abstained", "citations ok",
                "expected evidence", "evidence found", "contexts", "nearest distance",
-               *[f"{m} ({metric_source(run, m)})" for m in metrics], "judge"]
+               *[f"{m} ({metric_source(run, m)})" for m in metrics],
+               *(["latency (s)"] * latency), *(["cost"] * cost), "judge"]
     rows = []
     for r in run.records:
         repeats = f", {r.duplicate_citations} repeated" if r.duplicate_citations else ""
@@ -124,6 +187,7 @@ def _question_rows(run: GoldsetRun) -> tuple[list[str], list[list[str]]]:
             + repeats, _cell(expected),
             f"{r.evidence_spans_found}/{r.evidence_spans}", str(r.contexts),
             fmt_num(r.nearest_distance), *[fmt_num(_value(r, m)) for m in metrics],
+            *bill_cells(r, latency, cost),
             "; ".join([f"{m} failed ({why})" for m, why in r.judge_failures.items()]
                       + ([f"vacuous: {', '.join(r.judge_vacuous)}"] if r.judge_vacuous else [])
                       + ([f"cached: {', '.join(r.judge_cached)}"] if r.judge_cached else [])),
@@ -132,7 +196,9 @@ def _question_rows(run: GoldsetRun) -> tuple[list[str], list[list[str]]]:
     for m in metrics:
         values = [v for r in run.records if (v := _value(r, m)) is not None]
         means.append(fmt_num(sum(values) / len(values)) if values else "—")
-    rows.append(["**mean**", "", "", "", "", "", "", "", "", "", *means, ""])
+    total = fmt_dollars(bill_of(run.records).total_cost)  # latency's totals: the bill line
+    rows.append(["**mean**", "", "", "", "", "", "", "", "", "", *means, *([""] * latency),
+                 *([f"**total** {total}"] * cost), ""])
     return headers, rows
 
 
@@ -191,7 +257,26 @@ def question_text(record: QuestionRecord) -> str:
     if judged:
         lines.append(f"judged by {record.judge}: {' · '.join(judged)}")
     lines += [f"judge failed: {m}: {why}" for m, why in record.judge_failures.items()]
+    if record.latency_s is not None or record.judge_requests or record.judge_cached:
+        lines.append(question_bill(record))
     return "\n".join(lines) + "\n"
+
+
+def question_bill(record: QuestionRecord) -> str:
+    """`latency 0.31 s · system 120+30 tokens, $0.0010 · judge 4 requests, 900+80 tokens`."""
+    parts = [f"latency {fmt_num(record.latency_s)} s"]
+    if record.usage is not None:
+        parts.append(f"system {record.usage.prompt_tokens}+{record.usage.completion_tokens} "
+                     f"tokens, {fmt_dollars(record.usage.cost)}")
+    if record.judge_requests or record.judge_cached:
+        tokens = record.judge_tokens
+        parts.append(f"judge {record.judge_requests} requests"
+                     + (f", {tokens.prompt}+{tokens.completion} tokens" if tokens else "")
+                     + (f", {fmt_dollars(record.judge_cost)}"
+                        if record.judge_cost is not None else "")
+                     + (f", {len(record.judge_cached)} from the cache"
+                        if record.judge_cached else ""))
+    return " · ".join(parts)
 
 
 def _value(record: QuestionRecord, metric: str) -> float | None:
@@ -245,8 +330,9 @@ def markdown(runs: Sequence[GoldsetRun],
         if flipped:
             parts += ["### Flips across runs", "", flipped[0] + (":" if flipped[1:] else "."),
                       "", *[f"- {line}" for line in flipped[1:]], *[""] * bool(flipped[1:])]
-        parts += [f"- {line}" for line in run.judge_lines]
-        if run.judge_lines:
+        billed = run_bill_line(run)
+        parts += [f"- {line}" for line in [*run.judge_lines, *([billed] if billed else [])]]
+        if run.judge_lines or billed:
             parts.append("")
         if not run.verdicts:
             parts += _figures_section(run)

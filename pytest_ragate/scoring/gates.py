@@ -10,6 +10,13 @@ A floor with nothing to score fails: an empty gate is not a passing gate. So doe
 on fewer questions than `ragate_min_n`. With `ragate_ci = strict` a floor holds only when
 the lower bound of its 95% interval reaches it, not just the point value.
 
+The bill's floors (`latency_p95_s`, `cost_per_question`: upper bounds) are decided over the
+answers the system gave in this run: a question without one is a gap like any other, and a
+scored row that carries no figure (an answer without a reported cost; a row from a results
+file written before latency was measured) fails the floor, named, rather than shrink its n.
+A latency quantile is always decided on its distribution-free 95% upper bound
+(stats.quantile_bounds), never on the point value, and fails when n is too small to have one.
+
 Deciding a floor takes three steps, each in one place: its figures (`figures_of`: the tally,
 the value decided on, its interval and power), the gate rule (`missing_of` for a population
 that is not whole, `call_of` and `outcome_of` for figures against the floor) and the message
@@ -32,13 +39,16 @@ from pytest_ragate.scoring.records import (
     QuestionRecord,
     Tally,
     behind,
+    repeat_name,
     tally,
 )
-from pytest_ragate.scoring.registry import METRICS
+from pytest_ragate.scoring.registry import METRICS, figure_digits, latency_quantile
 from pytest_ragate.scoring.stats import (
     bootstrap_clusters,
     bootstrap_mean,
     clears,
+    quantile_bounds,
+    quantile_needs,
     wilson,
     wilson_clustered,
 )
@@ -65,7 +75,7 @@ class Floor:
     @property
     def bound(self) -> str:
         """`≥ 0.80`, or `≤ 0.05` for an upper-bound floor: how every report prints it."""
-        return f"{'≤' if self.upper else '≥'} {self.min:.2f}"
+        return f"{'≤' if self.upper else '≥'} {self.min:.{figure_digits(self.metric)}f}"
 
     @property
     def figure(self) -> str:
@@ -140,7 +150,7 @@ class Verdict:
     def shown(self) -> str:
         """The value as a report shows it, with its estimate: `0.62 (ppi)`."""
         value = self.value
-        text = "—" if value is None else f"{value:.2f}"
+        text = "—" if value is None else f"{value:.{figure_digits(self.floor.metric)}f}"
         return f"{text} ({self.estimate})" if self.estimate and value is not None else text
 
 
@@ -185,6 +195,8 @@ def interval_of(t: Tally) -> tuple[float, float] | None:
     questions as clusters: Wilson at the design-effect n, a cluster bootstrap."""
     if not t.n:
         return None
+    if METRICS[t.metric].aggregate == "quantile":
+        return quantile_bounds(t.values, latency_quantile(t.metric))
     proportion = METRICS[t.metric].aggregate == "proportion"
     if t.clusters:
         return (wilson_clustered(t.k, t.n, t.clusters, t.repeats) if proportion
@@ -215,7 +227,10 @@ def fmt_n(t: Tally | None) -> str:
 
 def computed_by(floor: Floor, records: Sequence[QuestionRecord], judge: str | None = None,
                 ) -> str:
-    """`mechanical`, the judges the records name, else the judge configured (`judge`)."""
+    """`mechanical`, the judges the records name, else the judge configured (`judge`); for
+    the bill, who measured it: ragate's clock (latency), the usage the APIs reported (cost)."""
+    if METRICS[floor.metric].source == "bill":
+        return "ragate's clock" if METRICS[floor.metric].decided_on_bound else "reported usage"
     if not floor.judged:
         return MECHANICAL
     judges = sorted({r.judge for r in records if r.judge})
@@ -288,8 +303,15 @@ def call_of(floor: Floor, figures: Figures, strictness: Strictness) -> Call:
     bound) clears the floor (`stats.clears`)."""
     if strictness.min_n and figures.tally.questions < strictness.min_n:
         return "refused"
-    held = clears(figures.value, figures.interval, floor.min, strictness.strict, floor.upper)
+    held = clears(figures.value, figures.interval, floor.min, strict_for(floor, strictness),
+                  floor.upper)
     return "holds" if held else "misses"
+
+
+def strict_for(floor: Floor, strictness: Strictness) -> bool:
+    """Whether the floor is decided on its interval's bound: with `ragate_ci = strict`, and
+    always for a quantile (its point value says nothing of the tail it bounds)."""
+    return strictness.strict or METRICS[floor.metric].decided_on_bound
 
 
 def outcome_of(floor: Floor, call: Call) -> Outcome:
@@ -341,6 +363,8 @@ def decide(
                        skipped=len(rows))
     t = tally(floor.metric, rows)
     counted = counted_of(floor, rows, judge, t)
+    if unbilled := _unmeasured(floor, rows, goldset, t, counted):
+        return unbilled
     if not t.n:
         return Verdict(floor=floor, goldset=goldset, outcome="failed",
                        message=messages.nothing_scored(floor, len(rows), counted), tally=t,
@@ -355,7 +379,34 @@ def decide(
                            computed_by=counted.computed_by, errors=counted.errors,
                            skipped=counted.skipped, estimate="ppi")
     return against_floor(floor, goldset, figures_of(floor, t, strictness, ppi), strictness,
-                         counted, worst=behind(floor.metric, rows))
+                         counted, worst=behind(floor.metric, rows, over=_over(floor)))
+
+
+def _over(floor: Floor) -> float | None:
+    """A bill floor's bound: its failure names only the answers over it."""
+    return floor.min if METRICS[floor.metric].source == "bill" else None
+
+
+def _unmeasured(floor: Floor, rows: Sequence[QuestionRecord], goldset: str, t: Tally,
+                counted: Counted) -> Verdict | None:
+    """A bill floor fails when a scored row carries no figure of it (named), or when a
+    quantile's n is too small for its 95% upper bound; else None."""
+    measured = METRICS[floor.metric].measured
+    if measured is None:
+        return None
+    missing = [r for r in rows if r.status == "scored" and not measured(floor.metric, r)]
+    if missing:
+        names = [repeat_name(r.question_id, r.repeat) if r.repeat > 1 else r.question_id
+                 for r in missing]
+        message = messages.unmeasured(floor, names, len(rows), counted)
+    elif t.n and METRICS[floor.metric].decided_on_bound and interval_of(t) is None:
+        needs = quantile_needs(latency_quantile(floor.metric))
+        message = messages.too_few_for_bound(floor, t, needs, counted)
+    else:
+        return None
+    return Verdict(floor=floor, goldset=goldset, outcome=outcome_of(floor, "misses"),
+                   message=message, tally=t, computed_by=counted.computed_by,
+                   errors=counted.errors, skipped=counted.skipped)
 
 
 def _not_whole(floor: Floor, goldset: str, rows: Sequence[QuestionRecord], mine: Sequence[Gap],
@@ -420,7 +471,8 @@ def against_floor(floor: Floor, goldset: str, figures: Figures, strictness: Stri
     outcome = outcome_of(floor, call)
     worst = worst if outcome == "failed" and call == "misses" else ""
     message = messages.against_floor(floor, figures, call, min_n=strictness.min_n,
-                                     strict=strictness.strict, counted=counted, worst=worst)
+                                     strict=strict_for(floor, strictness), counted=counted,
+                                     worst=worst)
     return Verdict(floor=floor, goldset=goldset, outcome=outcome, message=message,
                    tally=figures.tally, interval=figures.interval,
                    computed_by=counted.computed_by, errors=counted.errors,
@@ -438,5 +490,5 @@ def fmt_counts(counts: list[tuple[str, Tally]]) -> str:
     """`single_meeting 7/20` for proportions, `single_meeting 0.75 (n=2)` for means."""
     return " · ".join(
         f"{kind} {t.k:g}/{t.n}" if METRICS[t.metric].aggregate == "proportion"
-        else f"{kind} {t.value:.2f} (n={t.n})"
+        else f"{kind} {t.value:.{figure_digits(t.metric)}f} (n={t.n})"
         for kind, t in counts if t.n)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from pytest_ragate.scoring.ppi import MIN_LABELS, Ppi
 from pytest_ragate.scoring.records import fmt_some
-from pytest_ragate.scoring.registry import METRICS, Tally
+from pytest_ragate.scoring.registry import METRICS, Tally, figure_digits, fmt_figure
 from pytest_ragate.scoring.stats import MCNEMAR
 
 if TYPE_CHECKING:
@@ -36,8 +36,8 @@ NAMED_WORSE = 10  # questions a failed baseline check names
 NAMED_MISSING = 5  # labelled questions without a verdict an agreement line names
 
 
-def fmt_interval(interval: tuple[float, float] | None) -> str:
-    return f"[{interval[0]:.2f}, {interval[1]:.2f}]" if interval else "—"
+def fmt_interval(interval: tuple[float, float] | None, digits: int = 2) -> str:
+    return f"[{interval[0]:.{digits}f}, {interval[1]:.{digits}f}]" if interval else "—"
 
 
 def _plural(n: int, word: str) -> str:
@@ -96,8 +96,8 @@ def partial(floor: Floor, t: Tally, over: int) -> str:
     `evidence_recall 0.62 over the 18 with a result`; empty when there is none."""
     if floor.anchors:
         return f"{t.value:.2f} held over the {t.n} that ran" if t.n else ""
-    return f"{floor.metric} {t.value:.2f} over the {over} with a result" if t.value is not None \
-        else ""
+    return (f"{floor.metric} {fmt_figure(floor.metric, t.value)} over the {over} with a result"
+            if t.value is not None else "")
 
 
 def nothing_ran(metric: str, errors: Sequence[str | None]) -> str:
@@ -132,6 +132,30 @@ def nothing_scored(floor: Floor, rows: int, counted: Counted) -> str:
     scope = f"{floor.kind} questions" if floor.kind else "questions"
     return (f"nothing scored: {floor.metric} has no {unit} among {rows} {scope} · floor "
             f"{floor.bound} · computed by {by}{aside(floor, counted)}")
+
+
+# --- the bill ------------------------------------------------------------------------------
+
+
+def unmeasured(floor: Floor, names: Sequence[str], rows: int, counted: Counted) -> str:
+    """A bill floor with scored questions that carry no figure of it: named, and why that
+    fails rather than shrinks n."""
+    what = ("reported no cost (Answer.usage.cost; or the judge is priced and its API "
+            "reported no tokens)" if floor.metric == "cost_per_question"
+            else "have no measured latency (a row from before ragate measured it)")
+    return (f"not decided: {len(names)} of {rows} answered questions {what}: "
+            f"{fmt_some(list(names), NAMED)} · a bill floor counts every answer, an unknown "
+            f"figure never passes it · floor {floor.bound} · computed by "
+            f"{counted.computed_by}{aside(floor, counted)}")
+
+
+def too_few_for_bound(floor: Floor, t: Tally, needs: int, counted: Counted) -> str:
+    """A quantile floor over too few answers for a 95% upper bound of it."""
+    point = "—" if t.value is None else fmt_figure(floor.metric, t.value)
+    return (f"not decided: {floor.metric} {point} (point) over n={t.n} answered questions, "
+            f"too few for a 95% upper bound of the quantile (order statistics, Conover): "
+            f"it needs at least {needs} · floor {floor.bound} · computed by "
+            f"{counted.computed_by}{aside(floor, counted)}")
 
 
 # --- the prediction-powered estimate --------------------------------------------------------
@@ -194,6 +218,8 @@ def _method(floor: Floor, figures: Figures) -> str:
     """How the interval was computed: `Wilson`, `bootstrap, questions as clusters`, `ppi, …`."""
     if figures.ppi is not None:
         return "ppi, normal approximation"
+    if METRICS[floor.metric].aggregate == "quantile":
+        return "order statistics, one-sided bounds"
     method = "Wilson" if METRICS[floor.metric].aggregate == "proportion" else "bootstrap"
     return method + (", questions as clusters" if figures.tally.clusters else "")
 
@@ -201,13 +227,17 @@ def _method(floor: Floor, figures: Figures) -> str:
 def _against(floor: Floor, figures: Figures, holds: bool, strict: bool, tail: str) -> str:
     """`citation_accuracy 0.62 < floor 0.80 · …`, or strictly its interval's bound."""
     sign = ("≤" if holds else ">") if floor.upper else ("≥" if holds else "<")
-    value = f"{floor.metric} {figures.value:.2f}{' (ppi)' if figures.ppi is not None else ''}"
-    interval = figures.interval
+    shown = fmt_figure(floor.metric, figures.value)
+    value = f"{floor.metric} {shown}{' (ppi)' if figures.ppi is not None else ''}"
+    interval, digits = figures.interval, figure_digits(floor.metric)
+    bound = f"{floor.min:.{digits}f}"
     if strict and interval is not None:
-        end = f"upper bound {interval[1]:.2f}" if floor.upper else f"lower bound {interval[0]:.2f}"
-        return (f"{value}, 95% {end} {sign} floor {floor.min:.2f} (ragate_ci = strict) · "
-                f"{tail}")
-    return f"{value} {sign} floor {floor.min:.2f} · {tail}"
+        end = (f"upper bound {interval[1]:.{digits}f}" if floor.upper
+               else f"lower bound {interval[0]:.{digits}f}")
+        why = ("a quantile is decided on its bound" if METRICS[floor.metric].decided_on_bound
+               else "ragate_ci = strict")
+        return f"{value}, 95% {end} {sign} floor {bound} ({why}) · {tail}"
+    return f"{value} {sign} floor {bound} · {tail}"
 
 
 def against_floor(floor: Floor, figures: Figures, call: Call, *, min_n: int, strict: bool,
@@ -215,12 +245,15 @@ def against_floor(floor: Floor, figures: Figures, call: Call, *, min_n: int, str
     """A decided floor's message: its figures against the floor with n, the interval and
     who computed them; a refusal under `ragate_min_n`; a strict xfail's reason; `worst`,
     the questions behind a failure."""
-    tail = (f"{_count(floor, figures)} · 95% CI {fmt_interval(figures.interval)} "
+    ci = "95% bounds" if METRICS[floor.metric].decided_on_bound else "95% CI"
+    tail = (f"{_count(floor, figures)} · {ci} "
+            f"{fmt_interval(figures.interval, figure_digits(floor.metric))} "
             f"({_method(floor, figures)}) · computed by {counted.computed_by}"
             f"{aside(floor, counted)}")
     if call == "refused":
         who = "anchors" if floor.anchors else "questions"
-        return (f"refusing to gate: {floor.metric} {figures.value:.2f} was scored on "
+        return (f"refusing to gate: {floor.metric} {fmt_figure(floor.metric, figures.value)} "
+                f"was scored on "
                 f"{figures.tally.questions} {who}, fewer than ragate_min_n = {min_n} (add "
                 f"questions, or lower ragate_min_n) · floor {floor.bound} · {tail}")
     text = _against(floor, figures, call == "holds", strict, tail)

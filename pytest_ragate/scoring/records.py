@@ -24,14 +24,26 @@ from pydantic import (
     model_serializer,
 )
 
-from pytest_ragate.answer import Answer, Citation, Confidence, Context, Knob, format_label
+from pytest_ragate.answer import (
+    Answer,
+    Citation,
+    Confidence,
+    Context,
+    Knob,
+    Tokens,
+    Usage,
+    format_label,
+)
 from pytest_ragate.scoring.registry import (
     METRICS,
     Tally,
     asked_metrics,
+    bill_figure,
+    cost_of,
     mechanical_scores,
     repeat_worst,
 )
+from pytest_ragate.scoring.stats import point_quantile
 
 MECHANICAL = "mechanical"
 
@@ -143,6 +155,27 @@ class QuestionScores(BaseModel):
     judge_failures: list[str] = Field(default_factory=list)
 
 
+class JudgeTokens(BaseModel):
+    """The tokens the judge's API reported for one question's requests; `unreported` counts
+    the requests whose response carried no usage (their tokens are unknown, not 0)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    prompt: Tokens = 0
+    completion: Tokens = 0
+    unreported: Tokens = 0
+
+    @model_serializer(mode="wrap")
+    def _quiet(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        data = handler(self)
+        if not self.unreported:
+            data.pop("unreported", None)
+        return data
+
+
+BILL_FIELDS = ("latency_s", "usage", "judge_requests", "judge_tokens", "judge_cost")
+
+
 class QuestionRecord(BaseModel):
     """One question's outcome: a results row, the JUnit properties, and the floors' input.
 
@@ -189,6 +222,15 @@ class QuestionRecord(BaseModel):
     eval_version: str
     goldset_sha256: str | None = None  # what the goldset asked and expected (`ragate decide`)
     knobs: dict[str, Knob] = Field(default_factory=dict)
+    # the bill: seconds the system took to answer, measured by ragate around its call (None:
+    # no answer: an error, a skip, a timeout); what the system reported it spent; the judge
+    # requests made for this question (a cached verdict makes none), the tokens the API
+    # reported for them, and their cost in US dollars where the judge's price is set
+    latency_s: float | None = Field(default=None, ge=0.0)
+    usage: Usage | None = None
+    judge_requests: int = Field(default=0, ge=0)
+    judge_tokens: JudgeTokens | None = None
+    judge_cost: float | None = Field(default=None, ge=0.0)
 
     @field_validator("judge_failures")
     @classmethod
@@ -200,14 +242,18 @@ class QuestionRecord(BaseModel):
 
     @model_serializer(mode="wrap")
     def _quiet_repeat(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
-        """A question asked once has no `repeat` in its row, and an answer without a
-        confidence no `confidence`: rows, JUnit properties and the wire stay as they were
-        before either existed."""
+        """A question asked once has no `repeat` in its row, an answer without a confidence
+        no `confidence`, and a row without a bill figure (None, 0) not that field: rows,
+        JUnit properties and the wire stay as they were before any existed."""
         data = handler(self)
         if self.repeat == 1:
             data.pop("repeat", None)
         if self.confidence is None:
             data.pop("confidence", None)
+        for name in BILL_FIELDS:  # nothing measured: the row as it was before the bill
+            if getattr(self, name) is None or (name == "judge_requests"
+                                               and not self.judge_requests):
+                data.pop(name, None)
         return data
 
     @property
@@ -247,7 +293,7 @@ class QuestionRecord(BaseModel):
         """Flat name/value pairs; values are plain str or float as JUnit consumers expect."""
         props: list[tuple[str, str | float]] = []
         skip = {"metrics", "knobs", "judge_failures", "judge_cached", "judge_vacuous", "cited",
-                "expected", "goldset_sha256"}
+                "expected", "goldset_sha256", "usage", "judge_tokens"}
         for key, value in self.model_dump(mode="json", exclude=skip).items():
             if value is None:
                 continue
@@ -264,6 +310,12 @@ class QuestionRecord(BaseModel):
             props.append(("judge_cached", ",".join(self.judge_cached)))
         if self.judge_vacuous:
             props.append(("judge_vacuous", ",".join(self.judge_vacuous)))
+        if self.usage is not None:
+            props.extend((f"usage.{k}", _plain(v))
+                         for k, v in self.usage.model_dump().items() if v is not None)
+        if self.judge_tokens is not None:
+            props.extend((f"judge_tokens.{k}", _plain(v))
+                         for k, v in self.judge_tokens.model_dump().items())
         if self.cited:
             props.append(("cited", " ".join(f"{c.label}{'' if c.correct else ' ✗'}"
                                              for c in self.cited)))
@@ -276,6 +328,65 @@ def _plain(value: object) -> str | float:
     if isinstance(value, float):
         return value
     return str(value)
+
+
+class Bill(BaseModel):
+    """What a run of one goldset cost, over its rows (`bill_of`): the reports' bill line and
+    the history's `bill`. Latency is over the answers the system gave in this run; the
+    system's cost is known only when every answer reported one (`cost_missing` counts those
+    that did not); the judge's cost only where its price is set. None: not known."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    answers: int = 0  # system calls that answered (a latency measured)
+    latency_p50_s: float | None = None
+    latency_p95_s: float | None = None
+    latency_total_s: float | None = None
+    usage_reported: int = 0  # answers that carried the system's usage
+    system_prompt_tokens: int = 0
+    system_completion_tokens: int = 0
+    system_cost: float | None = None
+    cost_missing: int = 0  # answers without a reported cost
+    judge_requests: int = 0
+    judge_prompt_tokens: int = 0
+    judge_completion_tokens: int = 0
+    judge_cached: int = 0  # verdicts served from the cache: no request, no cost
+    judge_cost: float | None = None
+    total_cost: float | None = None  # every answer's `cost_of` summed, when all are known
+
+    @model_serializer(mode="wrap")
+    def _quiet(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        return {k: v for k, v in handler(self).items() if v is not None}
+
+
+def bill_of(records: Sequence[QuestionRecord]) -> Bill:
+    """The run's totals of its rows' bill fields (scoring/registry.py `cost_of` for one)."""
+    latencies = [r.latency_s for r in records if r.latency_s is not None]
+    used = [r.usage for r in records if r.usage is not None]
+    answered = [r for r in records if r.latency_s is not None or r.usage is not None]
+    missing = sum(r.usage is None or r.usage.cost is None for r in answered)
+    costs = [cost_of(r) for r in answered]
+    judge_costs = [r.judge_cost for r in records if r.judge_cost is not None]
+    priced = any(r.judge_cost is not None for r in records)
+    tokens = [r.judge_tokens for r in records if r.judge_tokens is not None]
+    return Bill(
+        answers=len(latencies),
+        latency_p50_s=point_quantile(latencies, 0.5) if latencies else None,
+        latency_p95_s=point_quantile(latencies, 0.95) if latencies else None,
+        latency_total_s=sum(latencies) if latencies else None,
+        usage_reported=len(used),
+        system_prompt_tokens=sum(u.prompt_tokens for u in used),
+        system_completion_tokens=sum(u.completion_tokens for u in used),
+        system_cost=(sum(u.cost for u in used if u.cost is not None)
+                     if answered and not missing else None),
+        cost_missing=missing,
+        judge_requests=sum(r.judge_requests for r in records),
+        judge_prompt_tokens=sum(t.prompt for t in tokens),
+        judge_completion_tokens=sum(t.completion for t in tokens),
+        judge_cached=sum(len(r.judge_cached) for r in records),
+        judge_cost=sum(judge_costs) if priced else None,
+        total_cost=(sum(c for c in costs if c is not None)
+                    if costs and None not in costs else None))
 
 
 class EvidenceIndex:
@@ -377,8 +488,8 @@ def tally(metric: str, records: Iterable[QuestionRecord]) -> Tally:
     rows = [r for r in records if r.status != "skipped"]
     whole = info.tally(metric, rows)
     repeats = max((r.repeat for r in rows), default=1)
-    if repeats == 1 or info.source == "repeats":
-        return whole
+    if repeats == 1 or info.source == "repeats" or info.aggregate == "quantile":
+        return whole  # a quantile's tally already takes one unit per question
     groups: dict[str, list[QuestionRecord]] = {}
     for r in rows:
         groups.setdefault(r.question_id, []).append(r)
@@ -395,9 +506,13 @@ def tally(metric: str, records: Iterable[QuestionRecord]) -> Tally:
 NAMED_BEHIND = 5  # questions a failing floor names, worst first
 
 
-def behind(metric: str, records: Sequence[QuestionRecord], limit: int = NAMED_BEHIND) -> str:
+def behind(metric: str, records: Sequence[QuestionRecord], limit: int = NAMED_BEHIND, *,
+           over: float | None = None) -> str:
     """The scored questions that pull `metric` down, worst first, as a floor's failure
-    message names them: `q07 0/2 citations right; q12 answered, should abstain`."""
+    message names them: `q07 0/2 citations right; q12 answered, should abstain`; for a bill
+    floor (`over`, its bound), only those whose own latency or cost is over it."""
+    if over is not None:
+        records = [r for r in records if (v := bill_figure(metric, r)) is not None and v > over]
     if METRICS[metric].source == "repeats":
         found = repeat_worst(metric, [r for r in records if r.status != "skipped"])
         return fmt_some([words for _, _, words in found], limit, "; ")

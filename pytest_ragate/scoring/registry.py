@@ -7,8 +7,9 @@ McNemar, per-question scores a paired bootstrap), the judges whether they are as
 the history and the reports which metrics a run has and what a question's own figure is.
 Adding a metric is adding one entry to `METRICS`.
 
-A leaf module: no pytest, numpy or ragas, and the records it reads are type hints only, so
-anything (the judges, the RAGAS bridge, the CLI) can import it cheaply.
+A leaf module: no pytest, numpy or ragas (it imports only stats.py, plain Python), and the
+records it reads are type hints only, so anything (the judges, the RAGAS bridge, the CLI) can
+import it cheaply.
 """
 
 from __future__ import annotations
@@ -19,16 +20,21 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
+from pytest_ragate.scoring.stats import point_quantile
+
 if TYPE_CHECKING:
     from pytest_ragate.scoring.records import QuestionRecord, QuestionScores
 
-Aggregate = Literal["proportion", "mean"]
+# proportion: k of n units (Wilson); mean: of values (bootstrap); quantile: a percentile of
+# values, decided on its distribution-free upper bound (stats.quantile_bounds)
+Aggregate = Literal["proportion", "mean", "quantile"]
 # mechanical: computed from turn ranges alone; verdict: a judge's verdict, asked per question;
 # judge: about the judge's verdicts (needs a judge, asks it nothing); agreement: the judge
 # against a goldset's human labels (scoring/agreement.py; not a figure of the run's
 # questions); anchors: a population floor over anchors, never a question's score; repeats:
-# over a question's repeats (goldset `repeat` >= 2), one unit per question
-Source = Literal["mechanical", "verdict", "judge", "agreement", "anchors", "repeats"]
+# over a question's repeats (goldset `repeat` >= 2), one unit per question; bill: what
+# answering cost, measured by ragate (latency) or reported (tokens, dollars), never a score
+Source = Literal["mechanical", "verdict", "judge", "agreement", "anchors", "repeats", "bill"]
 Worst = tuple[float, str]  # (how good, what went wrong): a failing floor names the lowest
 
 
@@ -73,6 +79,19 @@ class Metric:
     units: Callable[[str, QuestionScores], dict[str, bool]] | None = None
     value: Callable[[str, QuestionRecord], float | None] | None = None
     anchor_floor: bool = False  # may be a population floor over anchors too
+    # a bill metric: whether a scored row carries its figure (a row without it fails the
+    # floor, named: an unmeasured question never makes a bill look smaller)
+    measured: Callable[[str, QuestionRecord], bool] | None = None
+
+    @property
+    def share(self) -> bool:
+        """Its figures are shares in [0, 1] (every metric but the bill's: seconds, dollars)."""
+        return self.source != "bill"
+
+    @property
+    def decided_on_bound(self) -> bool:
+        """Decided on its 95% upper bound whatever `ragate_ci` says (a quantile)."""
+        return self.aggregate == "quantile"
 
     @property
     def judged(self) -> bool:
@@ -320,6 +339,93 @@ def flaky_questions(rows: Sequence[QuestionRecord]) -> list[str]:
                                             key=lambda w: w[1])]
 
 
+# the bill: latency measured by ragate around the system's call (`latency_s`), and what a
+# question cost (`cost_of`). With repeats a question's slowest answer is its one unit: the
+# 95th percentile of that bounds the 95th percentile of any one answer from above, and the
+# questions, unlike one question's answers, are independent draws
+
+_LATENCY_P = re.compile(r"latency_p([1-9][0-9]?)_s")
+
+
+def latency_quantile(name: str) -> float:
+    """q of `latency_pQ_s` (0.95 for latency_p95_s)."""
+    match = _LATENCY_P.fullmatch(name)
+    return int(match.group(1)) / 100 if match else 0.95
+
+
+def _latencies(rows: Sequence[QuestionRecord]) -> list[float]:
+    """Per question, its slowest measured answer, in first-seen order."""
+    slowest: dict[str, float] = {}
+    for r in rows:
+        if r.status == "scored" and r.latency_s is not None:
+            slowest[r.question_id] = max(r.latency_s, slowest.get(r.question_id, 0.0))
+    return list(slowest.values())
+
+
+def _latency_tally(name: str, rows: Sequence[QuestionRecord]) -> Tally:
+    """k is the point quantile times n, so `Tally.value` is the point quantile."""
+    values = tuple(_latencies(rows))
+    point = point_quantile(values, latency_quantile(name)) if values else 0.0
+    return Tally(metric=name, k=point * len(values), n=len(values), values=values,
+                 questions=len(values))
+
+
+def bill_figure(name: str, r: QuestionRecord) -> float | None:
+    """A row's own figure of a bill metric: its latency, or its cost (`cost_of`)."""
+    return r.latency_s if _LATENCY_P.fullmatch(name) else cost_of(r)
+
+
+def _latency_worst(name: str, r: QuestionRecord) -> Worst | None:
+    if r.latency_s is None:
+        return None
+    return -r.latency_s, f"{r.question_id} {r.latency_s:.2f} s"
+
+
+def _latency_measured(name: str, r: QuestionRecord) -> bool:
+    return r.latency_s is not None
+
+
+def cost_of(r: QuestionRecord) -> float | None:
+    """What answering and judging one question cost in US dollars: the system's reported
+    cost plus the judge's where its price is set (`judge_cost`, 0 for cached verdicts);
+    None when the system reported no cost, or the judge is priced and some request of it
+    reported no tokens: an unknown cost is not a small one."""
+    if r.usage is None or r.usage.cost is None:
+        return None
+    if r.judge_cost is not None and r.judge_tokens is not None and r.judge_tokens.unreported:
+        return None
+    return r.usage.cost + (r.judge_cost or 0.0)
+
+
+def _cost_tally(name: str, rows: Sequence[QuestionRecord]) -> Tally:
+    values = tuple(c for r in rows if r.status == "scored" and (c := cost_of(r)) is not None)
+    return Tally(metric=name, k=sum(values), n=len(values), values=values,
+                 questions=len(values))
+
+
+def _cost_worst(name: str, r: QuestionRecord) -> Worst | None:
+    cost = cost_of(r)
+    return None if cost is None else (-cost, f"{r.question_id} ${cost:.4f}")
+
+
+def _cost_measured(name: str, r: QuestionRecord) -> bool:
+    return cost_of(r) is not None
+
+
+def figure_digits(metric: str) -> int:
+    """Decimals a metric's figures and floors are shown with: 4 for dollars, else 2."""
+    return 4 if metric == "cost_per_question" else 2
+
+
+def fmt_figure(metric: str, value: float) -> str:
+    """A metric's figure as messages show it: `0.62`; `1.84 s`; `$0.0042`."""
+    if _LATENCY_P.fullmatch(metric):
+        return f"{value:.2f} s"
+    if metric == "cost_per_question":
+        return f"${value:.4f}"
+    return f"{value:.2f}"
+
+
 def verdict_metric(name: str) -> Metric:
     """A judged metric: a judge's verdict in [0, 1] per question, averaged over the verdicts
     obtained, compared with a baseline by paired bootstrap."""
@@ -368,6 +474,15 @@ PASS_K = Metric("pass^k", "repeats", "mean", "questions", _pass_tally, _never)
 # does not name it: a run of one repeat has no such figure, and no question a score of it
 FLAKY_RATE = Metric("flaky_rate", "repeats", "proportion", "questions asked twice or more",
                     _flaky_tally, _never)
+# the bill (upper-bound floors only, `{max = …}`): `latency_pQ_s` (Q = 1..99; e.g.
+# latency_p95_s), seconds, decided on the quantile's 95% upper bound; `cost_per_question`,
+# US dollars, a mean. Listed only in a run that names them, like the families
+# (no `value`: a question's latency and cost are the reports' own bill columns, not a
+# metric column per floor)
+LATENCY_P = Metric("latency_pQ_s", "bill", "quantile", "answered questions", _latency_tally,
+                   _latency_worst, measured=_latency_measured)
+COST_PER_QUESTION = Metric("cost_per_question", "bill", "mean", "answered questions",
+                           _cost_tally, _cost_worst, measured=_cost_measured)
 
 METRICS = _Metrics([
     Metric("citation_accuracy", "mechanical", "mean", "cited answers", _citation_tally,
@@ -388,7 +503,8 @@ METRICS = _Metrics([
     Metric("hold_rate", "anchors", "proportion", "anchors", _no_questions, _never,
            anchor_floor=True),
 ], families=[(_AT_K, EVIDENCE_RECALL_AT_K), (_PASS_K, PASS_K),
-             (re.compile("flaky_rate"), FLAKY_RATE)])
+             (re.compile("flaky_rate"), FLAKY_RATE), (_LATENCY_P, LATENCY_P),
+             (re.compile("cost_per_question"), COST_PER_QUESTION)])
 
 
 # --- which metrics -------------------------------------------------------------------------------

@@ -1,6 +1,16 @@
 """95% intervals for gate figures (Wilson for proportions, percentile bootstrap for means;
 with repeats, the question is the unit of sampling: Wilson at a design-effect n, a cluster
-bootstrap) and the paired tests of a run against its baseline (exact McNemar, paired bootstrap).
+bootstrap), distribution-free bounds of a quantile (order statistics: a latency floor's 95th
+percentile) and the paired tests of a run against its baseline (exact McNemar, paired bootstrap).
+
+A quantile's one-sided 95% upper bound is the order statistic X_(r) with the smallest r such
+that P(Binomial(n, q) <= r - 1) >= 0.95: X_(r) falls below the true q-quantile only when r or
+more of the n observations do, which has probability at most 5% (Conover, "Practical
+Nonparametric Statistics", 3rd ed. 1999, section 3.2, confidence interval for a quantile). It
+needs no assumption on the distribution beyond independent draws; when even the largest of
+the n falls short (q^n > 5%: fewer than 59 answers for the 95th percentile) there is no bound,
+and a floor on it cannot pass (`quantile_needs`). Its error rate: a bound below the true
+quantile at most 5% of the time, whatever the latencies' distribution.
 
 All are deterministic (bootstraps are seeded from their input), so a rerun prints the same
 interval and p-value, and `-n 0` / `-n N` agree to the digit.
@@ -113,6 +123,58 @@ def bootstrap_mean(values: Sequence[float], resamples: int = BOOTSTRAP_RESAMPLES
     lo = means[math.floor(alpha * (resamples - 1))]
     hi = means[math.ceil((1 - alpha) * (resamples - 1))]
     return lo, hi
+
+
+QUANTILE_LEVEL = 0.95  # the one-sided confidence of a quantile's bounds
+
+
+def _binom_cdf(k: int, n: int, q: float) -> float:
+    """P(Binomial(n, q) <= k), summed exactly term by term (n is a goldset's size)."""
+    return math.fsum(math.comb(n, i) * q**i * (1 - q) ** (n - i) for i in range(k + 1))
+
+
+def point_quantile(values: Sequence[float], q: float) -> float:
+    """The nearest-rank q-quantile: X_(ceil(q·n)), the smallest value at least q of the
+    values are at or below."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
+
+
+def upper_rank(n: int, q: float, level: float = QUANTILE_LEVEL) -> int | None:
+    """The smallest r with P(Binomial(n, q) <= r - 1) >= level: X_(r) is a one-sided `level`
+    upper bound of the q-quantile; None when even r = n is not (n too small)."""
+    for r in range(max(1, math.ceil(q * n)), n + 1):
+        if _binom_cdf(r - 1, n, q) >= level:
+            return r
+    return None
+
+
+def lower_rank(n: int, q: float, level: float = QUANTILE_LEVEL) -> int | None:
+    """The largest r with P(Binomial(n, q) >= r) >= level: X_(r) is a one-sided `level`
+    lower bound of the q-quantile; None when even r = 1 is not."""
+    for r in range(min(n, math.ceil(q * n)), 0, -1):
+        if 1 - _binom_cdf(r - 1, n, q) >= level:
+            return r
+    return None
+
+
+def quantile_needs(q: float, level: float = QUANTILE_LEVEL) -> int:
+    """The fewest observations whose largest is a `level` upper bound of the q-quantile:
+    the smallest n with 1 - q^n >= level (59 for the 95th percentile at 95%)."""
+    return math.ceil(math.log(1 - level) / math.log(q)) if q > 0 else 1
+
+
+def quantile_bounds(values: Sequence[float], q: float, level: float = QUANTILE_LEVEL,
+                    ) -> tuple[float, float] | None:
+    """One-sided `level` lower and upper bounds of the q-quantile (Conover's order
+    statistics), or None when the n values are too few for an upper bound."""
+    ordered = sorted(values)
+    n = len(ordered)
+    high = upper_rank(n, q, level) if n else None
+    if high is None:
+        return None
+    low = lower_rank(n, q, level)
+    return (ordered[low - 1] if low is not None else 0.0), ordered[high - 1]
 
 
 def mcnemar_exact(worse: int, better: int) -> float:
