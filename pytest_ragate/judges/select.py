@@ -1,5 +1,6 @@
 """Which judge a run uses: `--ragate-judge fixture:PATH` or `ragas:MODEL`, checked once
-before anything runs. The RAGAS judge is imported only when asked for (the `[ragas]` extra).
+before anything runs. RAGAS (the `[ragas]` extra) is looked for, not imported: the judge
+(`ragas_deferred.py`) imports it at the first verdict the cache does not hold.
 """
 
 from __future__ import annotations
@@ -54,15 +55,14 @@ def from_settings(settings: JudgeSettings, embedder: Callable[[], Embeds]) -> Ju
     kind, rest = spec
     if kind == "fixture":
         return FixtureJudge(Path(rest), LazyEmbedder(embedder))
-    from pytest_ragate.judges.ragas import RagasJudge
+    from pytest_ragate.judges.ragas_deferred import DeferredRagasJudge
 
     assert settings.judge_url is not None  # judge_spec checked it
-    judge = RagasJudge(rest, settings.judge_url,
-                       api_key=os.environ.get("RAGATE_JUDGE_API_KEY")
-                       or os.environ.get("OPENAI_API_KEY"),
-                       timeout=settings.judge_timeout, embedder=embedder())
-    if "answer_relevance" in judge.metrics and settings.cache != "replay":
-        judge.warm()  # replay embeds nothing: every verdict comes from the cache or fails
-    return judge
+    # replay embeds nothing: every verdict comes from the cache or fails
+    return DeferredRagasJudge(rest, settings.judge_url,
+                              api_key=os.environ.get("RAGATE_JUDGE_API_KEY")
+                              or os.environ.get("OPENAI_API_KEY"),
+                              timeout=settings.judge_timeout, embedder=embedder(),
+                              warm=settings.cache != "replay")
 
 
