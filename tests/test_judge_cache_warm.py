@@ -17,6 +17,8 @@ from pytest_ragate.judges.base import JudgeInput
 from pytest_ragate.judges.cache_index import MEMO_PREFIX
 from pytest_ragate.judges.ragas_deferred import DeferredRagasJudge
 from pytest_ragate.judges.runner import JudgeRunner
+from pytest_ragate.judges.select import from_settings
+from pytest_ragate.settings import JudgeSettings
 from tests.conftest import WORKERS, results_rows, run_pytester, write_goldset
 from tests.openai_stub import OpenAIStub, RowVerdicts, ragas_script
 
@@ -118,8 +120,11 @@ class Unit:
 
 
 def deferred() -> DeferredRagasJudge:
-    return DeferredRagasJudge("m", "http://127.0.0.1:9/v1", timeout=1.0, embedder=Unit(),
-                              warm=False)
+    settings = JudgeSettings(judge="ragas:m", judge_url="http://127.0.0.1:9/v1",
+                             judge_timeout=1.0, cache="replay")  # replay: no warming
+    judge = from_settings(settings, Unit)
+    assert isinstance(judge, DeferredRagasJudge)
+    return judge
 
 
 ITEM = JudgeInput("q1", "What?", "An answer.", (), reference="gist")

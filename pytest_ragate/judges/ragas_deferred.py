@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 RAGAS_METRICS = ("faithfulness", "context_precision", "answer_relevance")
 ANSWER_RELEVANCY_STRICTNESS = 3  # RAGAS's default: questions generated per answer
-RAGAS_MODULE = "pytest_ragate.judges.ragas"
+RAGAS_MODULE = "pytest_ragate.judges.ragas"  # read, not imported
 
 
 def sampling_params(temperature: float = 0.0, max_tokens: int | None = None,
@@ -93,16 +93,14 @@ class DeferredRagasJudge:
 
     metrics = RAGAS_METRICS
 
-    def __init__(self, model: str, base_url: str, *, api_key: str | None = None,
-                 timeout: float = 60.0, embedder: Embeds, warm: bool = True,
-                 temperature: float = 0.0, max_tokens: int | None = None,
-                 seed: int | None = None) -> None:
-        self._build: Callable[[], RagasJudge] = lambda: _ragas_judge(
-            model, base_url, api_key=api_key, timeout=timeout, embedder=embedder,
-            temperature=temperature, max_tokens=max_tokens, seed=seed)
+    def __init__(self, model: str, *, build: Callable[[], RagasJudge], embedder: Embeds,
+                 warm: bool = True, params: dict[str, Any] | None = None) -> None:
+        """`build` makes the `RagasJudge` (`select.py`) with these `params` (sampling) and
+        this `embedder`: what its id and prompt versions are computed from here."""
+        self._build = build
         self.embedder = embedder
         self.warm_on_build = warm
-        self.params = sampling_params(temperature, max_tokens, seed)
+        self.params = dict(sampling_params() if params is None else params)
         self.judge_id = ragas_judge_id(model, self.params)
         self._judge: RagasJudge | None = None
         self._building = threading.Lock()
@@ -116,6 +114,9 @@ class DeferredRagasJudge:
         with self._building:
             if self._judge is None:
                 judge = self._build()
+                if judge.judge_id != self.judge_id:  # its verdicts would be keyed wrongly
+                    raise RuntimeError(f"the RAGAS judge built is {judge.judge_id}, "
+                                       f"not {self.judge_id}")
                 if self.warm_on_build and "answer_relevance" in judge.metrics:
                     judge.warm()  # before the first verdict embeds: see RagasJudge.warm
                 self._judge = judge
@@ -142,9 +143,3 @@ class DeferredRagasJudge:
     async def score(self, item: JudgeInput, metric: str) -> float:
         judge = await asyncio.to_thread(self.judge)  # seconds of import off the judge's loop
         return await judge.score(item, metric)
-
-
-def _ragas_judge(model: str, base_url: str, **kwargs: Any) -> RagasJudge:
-    from pytest_ragate.judges.ragas import RagasJudge
-
-    return RagasJudge(model, base_url, **kwargs)

@@ -9,10 +9,14 @@ import importlib.util
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pytest_ragate.judges.base import Embeds, Judge
 from pytest_ragate.judges.fixture import FixtureJudge, LazyEmbedder, read_fixture_file, usage_error
 from pytest_ragate.settings import JudgeSettings
+
+if TYPE_CHECKING:
+    from pytest_ragate.judges.ragas import RagasJudge
 
 
 def judge_spec(settings: JudgeSettings) -> tuple[str, str] | None:
@@ -57,12 +61,19 @@ def from_settings(settings: JudgeSettings, embedder: Callable[[], Embeds]) -> Ju
         return FixtureJudge(Path(rest), LazyEmbedder(embedder))
     from pytest_ragate.judges.ragas_deferred import DeferredRagasJudge
 
-    assert settings.judge_url is not None  # judge_spec checked it
+    url = settings.judge_url
+    assert url is not None  # judge_spec checked it
+    api_key = os.environ.get("RAGATE_JUDGE_API_KEY") or os.environ.get("OPENAI_API_KEY")
+    embeds = embedder()
+
+    def build() -> RagasJudge:
+        from pytest_ragate.judges.ragas import RagasJudge
+
+        return RagasJudge(rest, url, api_key=api_key, timeout=settings.judge_timeout,
+                          embedder=embeds)
+
     # replay embeds nothing: every verdict comes from the cache or fails
-    return DeferredRagasJudge(rest, settings.judge_url,
-                              api_key=os.environ.get("RAGATE_JUDGE_API_KEY")
-                              or os.environ.get("OPENAI_API_KEY"),
-                              timeout=settings.judge_timeout, embedder=embedder(),
+    return DeferredRagasJudge(rest, build=build, embedder=embeds,
                               warm=settings.cache != "replay")
 
 
