@@ -19,16 +19,17 @@ if TYPE_CHECKING:
     from pytest_ragate.judges.ragas import RagasJudge
 
 
-def judge_spec(settings: JudgeSettings) -> tuple[str, str] | None:
+def judge_spec(settings: JudgeSettings, need_url: bool = True) -> tuple[str, str] | None:
     """("fixture", PATH) or ("ragas", MODEL) from --ragate-judge, checked: a bad spec is one
-    usage error before anything runs, not a failure in every item."""
+    usage error before anything runs, not a failure in every item. `ragate plan` asks
+    nothing, so it needs no URL."""
     if not settings.judge:
         return None
     kind, _, rest = settings.judge.partition(":")
     if kind == "fixture" and rest:
         return kind, rest
     if kind == "ragas" and (rest or settings.judge_model):
-        if not settings.judge_url:
+        if need_url and not settings.judge_url:
             raise usage_error("--ragate-judge ragas:… needs --ragate-judge-url (the base URL of an "
                          "OpenAI-compatible API, e.g. http://127.0.0.1:8000/v1)")
         return kind, rest or str(settings.judge_model)
