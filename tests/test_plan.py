@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -86,7 +87,13 @@ def test_a_warm_cache_plans_no_judge_request_for_unchanged_answers(
     assert stale["total"]["indexed"] == 0
 
 
-def test_a_cold_cache_plans_every_request_and_its_cost(tmp_path: Path) -> None:
+def test_a_cold_cache_plans_every_request_and_its_cost(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"the plan opened a connection: {args}")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)  # no network, whatever asks
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
     project(tmp_path)
     found = plan_json(tmp_path, str(tmp_path / "gs"), "--contexts", "4", "--repeat", "2",
                       "--price-in", "1.5", "--price-out", "6")

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import statistics
 from collections.abc import Callable, Iterator, Sequence
@@ -175,6 +176,7 @@ class Prompts:
     """RAGAS's prompts rendered as `ragas.py` sends them, counted."""
 
     def __init__(self, count: Callable[[str], int]) -> None:
+        os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")  # before ragas: no analytics
         from ragas.metrics.collections.answer_relevancy.util import (
             AnswerRelevanceInput,
             AnswerRelevanceOutput,
