@@ -24,8 +24,9 @@ ragas got fewer than 3 generated questions (RAGAS issue #2324). JSON: benchmarks
     .venv/bin/python benchmarks/vs_ragas.py [--rounds 3] [--latency 0.2] [--rows 100]
                                             [--warm-only]
 
-A warm ragate run records which of ragas, openai, instructor and langchain-core it imported
-(none, since the prompt hashes are memoised in the judge cache folder).
+A warm ragate run records which of ragas, openai, instructor, langchain-core and chromadb it
+imported (none: the prompt hashes are memoised in the judge cache folder, and the embedder is
+made only when RAGAS is).
 """
 
 from __future__ import annotations
@@ -285,7 +286,7 @@ def pytest_sessionfinish(session):
     """Whether this run imported RAGAS (a warm one must not)."""
     Path(__file__).with_name("imported.json").write_text(json.dumps(
         {name: name in sys.modules for name in ("ragas", "openai", "instructor",
-                                                "langchain_core")}))
+                                                "langchain_core", "chromadb")}))
 '''
 
 

@@ -1,7 +1,8 @@
-"""A run whose every verdict is cached never imports RAGAS (nor openai, instructor or
-langchain): its keys come from the prompt-hash memo in the judge cache folder, kept under the
-versions of ragas and pydantic; the first miss imports RAGAS and asks. A memo entry from
-another version is never used, and replay still fails on a miss."""
+"""A run whose every verdict is cached never imports RAGAS (nor openai, instructor,
+langchain, or Chroma for the embedder it would use): its keys come from the prompt-hash memo
+in the judge cache folder, kept under the versions of ragas and pydantic; the first miss
+imports RAGAS and asks. A memo entry from another version is never used, and replay still
+fails on a miss."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ import json, os, sys
 import pytest
 from pytest_ragate import Answer, Citation, Context
 
-HEAVY = ("ragas", "openai", "instructor", "langchain", "langchain_core")
+HEAVY = ("ragas", "openai", "instructor", "langchain", "langchain_core", "chromadb")
 
 def pytest_sessionfinish(session):
     """Each process (the controller and every xdist worker) says what it imported."""

@@ -23,7 +23,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from pytest_ragate.judges.base import Embeds, JudgeInput
+from pytest_ragate.judges.base import JudgeInput
 
 if TYPE_CHECKING:
     from pytest_ragate.judges.ragas import RagasJudge
@@ -93,12 +93,13 @@ class DeferredRagasJudge:
 
     metrics = RAGAS_METRICS
 
-    def __init__(self, model: str, *, build: Callable[[], RagasJudge], embedder: Embeds,
+    def __init__(self, model: str, *, build: Callable[[], RagasJudge], embedder_id: str,
                  warm: bool = True, params: dict[str, Any] | None = None) -> None:
         """`build` makes the `RagasJudge` (`select.py`) with these `params` (sampling) and
-        this `embedder`: what its id and prompt versions are computed from here."""
+        an embedder named `embedder_id`: what its id and prompt versions are computed from
+        here."""
         self._build = build
-        self.embedder = embedder
+        self.embedder_id = embedder_id
         self.warm_on_build = warm
         self.params = dict(sampling_params() if params is None else params)
         self.judge_id = ragas_judge_id(model, self.params)
@@ -114,9 +115,10 @@ class DeferredRagasJudge:
         with self._building:
             if self._judge is None:
                 judge = self._build()
-                if judge.judge_id != self.judge_id:  # its verdicts would be keyed wrongly
-                    raise RuntimeError(f"the RAGAS judge built is {judge.judge_id}, "
-                                       f"not {self.judge_id}")
+                built = (judge.judge_id, judge.embeddings.model_id)
+                if built != (self.judge_id, self.embedder_id):  # its keys would be wrong
+                    raise RuntimeError(f"the RAGAS judge built is {built}, not "
+                                       f"{(self.judge_id, self.embedder_id)}")
                 if self.warm_on_build and "answer_relevance" in judge.metrics:
                     judge.warm()  # before the first verdict embeds: see RagasJudge.warm
                 self._judge = judge
@@ -128,7 +130,7 @@ class DeferredRagasJudge:
         self.judge()
 
     def prompt_version(self, metric: str) -> str:
-        return prompt_version(metric, embedder_id(self.embedder))
+        return prompt_version(metric, self.embedder_id)
 
     def prompt_hash(self, metric: str) -> str:
         return self.judge().prompt_hash(metric)

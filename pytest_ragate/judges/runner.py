@@ -42,7 +42,6 @@ from pytest_ragate.judges.base import (
 )
 from pytest_ragate.judges.cache_index import IndexEntry, index_key, memo_key, read_entry, stamp
 from pytest_ragate.judges.lanes import Lanes
-from pytest_ragate.judges.ragas_deferred import embedder_id
 from pytest_ragate.redaction import redact_credentials, redact_url_credentials
 from pytest_ragate.scoring.registry import asked_metrics
 from pytest_ragate.settings import JudgeSettings
@@ -237,14 +236,13 @@ class JudgeRunner:
         version = getattr(judge, "prompt_version", None)
         if self.cache is None or not keys or not callable(version):
             return
-        embedder = getattr(judge, "embedder", None)
         entry = IndexEntry(
             keys=dict(sorted(keys.items())),
             stamp=stamp(eval_version=eval_version, judge_id=judge.judge_id,
                         params=judge_params(judge),
                         prompt_versions={m: str(version(m)) for m in keys},
                         question=item.question, reference=item.reference, repeat=item.repeat),
-            embedder=embedder_id(embedder) if embedder is not None else "",
+            embedder=str(getattr(judge, "embedder_id", "")),
             answer=self.redact(item.answer), contexts=[self.redact(c.text) for c in item.contexts])
         where = index_key(goldset, item.question_id, item.repeat, judge.judge_id)
         if read_entry(self.cache.get(where)) != entry:

@@ -52,8 +52,12 @@ def check_settings(settings: JudgeSettings) -> tuple[str, str] | None:
     return spec
 
 
-def from_settings(settings: JudgeSettings, embedder: Callable[[], Embeds]) -> Judge | None:
-    """`--ragate-judge fixture:PATH` or `ragas:MODEL` (or `ragas` + --ragate-judge-model)."""
+def from_settings(settings: JudgeSettings, embedder: Callable[[], Embeds],
+                  embedder_id: str | None = None) -> Judge | None:
+    """`--ragate-judge fixture:PATH` or `ragas:MODEL` (or `ragas` + --ragate-judge-model).
+    With `embedder_id` (what `embedder()` will make), the embedder is made only when RAGAS
+    is built: a run whose verdicts are all cached never makes it (the built-in one imports
+    Chroma)."""
     spec = judge_spec(settings)
     if spec is None:
         return None
@@ -61,20 +65,22 @@ def from_settings(settings: JudgeSettings, embedder: Callable[[], Embeds]) -> Ju
     if kind == "fixture":
         return FixtureJudge(Path(rest), LazyEmbedder(embedder))
     from pytest_ragate.judges.ragas_deferred import DeferredRagasJudge
+    from pytest_ragate.judges.ragas_deferred import embedder_id as ragas_embedder_id
 
     url = settings.judge_url
     assert url is not None  # judge_spec checked it
     api_key = os.environ.get("RAGATE_JUDGE_API_KEY") or os.environ.get("OPENAI_API_KEY")
-    embeds = embedder()
+    made = [] if embedder_id is not None else [embedder()]
 
     def build() -> RagasJudge:
         from pytest_ragate.judges.ragas import RagasJudge
 
         return RagasJudge(rest, url, api_key=api_key, timeout=settings.judge_timeout,
-                          embedder=embeds)
+                          embedder=made[0] if made else embedder())
 
     # replay embeds nothing: every verdict comes from the cache or fails
-    return DeferredRagasJudge(rest, build=build, embedder=embeds,
+    return DeferredRagasJudge(rest, build=build,
+                              embedder_id=embedder_id or ragas_embedder_id(made[0]),
                               warm=settings.cache != "replay")
 
 
