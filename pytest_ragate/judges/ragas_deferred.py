@@ -15,6 +15,7 @@ memo entry, so a hash computed under another RAGAS, pydantic or ragate is never 
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -51,6 +52,7 @@ def ragas_judge_id(model: str, params: dict[str, Any]) -> str:
     return f"ragas:{model}@{shown}"
 
 
+@functools.cache  # read once per process: ~1 ms a read, and a key needs it per verdict
 def installed_version(distribution: str) -> str:
     """A distribution's version from its metadata (no import); "" when it is not installed."""
     try:
@@ -59,6 +61,7 @@ def installed_version(distribution: str) -> str:
         return ""
 
 
+@functools.cache
 def _module_digest() -> str:
     """sha256 of `ragas.py`'s bytes, read without importing it (its checks and system prompt
     are part of every prompt hash)."""
