@@ -119,6 +119,7 @@ class JudgeRunner:
         # RAGAS's answer relevance sends its 3 question generations together and holds 3)
         self._slots = asyncio.Semaphore(concurrency)
         self._entry = asyncio.Lock()
+        self._preparing: dict[int, tuple[Judge, asyncio.Future[None]]] = {}
         self._lanes = Lanes(timeout)
 
     async def _bounded(self, what: str, make: Callable[[], Awaitable[T]]) -> T:
@@ -219,15 +220,20 @@ class JudgeRunner:
             self.cache.set(where, computed)
         return computed
 
-    @staticmethod
-    async def _prepared(judge: Judge) -> None:
+    async def _prepared(self, judge: Judge) -> None:
         """A judge that builds itself when first needed (`prepare()`: the RAGAS judge imports
-        RAGAS and loads its embedder) does so before its first hash or verdict, in a thread:
-        building is not a verdict and is not held to a verdict's time limit, as it was not
-        when the judge was built before the first question."""
+        RAGAS and loads its embedder) does so once, before its first hash or verdict, in a
+        thread: building is not a verdict and is not held to a verdict's time limit, as it
+        was not when the judge was built before the first question. A failed build fails
+        every verdict that needs it."""
         prepare = getattr(judge, "prepare", None)
-        if callable(prepare):
-            await asyncio.to_thread(prepare)
+        if not callable(prepare):
+            return
+        held = self._preparing.get(id(judge))
+        if held is None:  # the judge is held too, so its id cannot be reused
+            held = self._preparing[id(judge)] = (judge, asyncio.ensure_future(
+                asyncio.to_thread(prepare)))
+        await asyncio.shield(held[1])
 
     def _index(self, goldset: str, judge: Judge, item: JudgeInput, eval_version: str,
                keys: dict[str, str]) -> None:
