@@ -121,8 +121,11 @@ def test_a_fixture_judge_and_no_judge_plan_no_request(tmp_path: Path) -> None:
     none = plan_json(tmp_path, "gs")
     assert none["judge"] == "none" and none["total"]["system_calls"] == len(IDS)
     assert none["total"]["changed"]["requests"] == 0
+    assert none["total"]["judged_answers"] == 0
     fixture = plan_json(tmp_path, "gs", "--judge", "fixture:verdicts.jsonl")
+    assert fixture["total"]["judged_answers"] == len(IDS)
     assert fixture["total"]["changed"]["requests"] == 0
+    assert fixture["total"]["changed"]["prompt_tokens"] == 0
 
 
 @pytest.mark.parametrize("spec", ["gpt-4o", "ragas", "fixture:", "openai:gpt-4o"])

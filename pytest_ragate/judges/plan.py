@@ -289,9 +289,11 @@ def plan(questions: Sequence[PlannedQuestion], judge: PlanJudge, cache_dir: Path
                 changed=Figures(), unchanged=Figures()))
             row.system_calls += 1
             row.questions += question.repeat == 1
-            if not question.judged or prompts is None:
+            if not question.judged or judge.kind == "none":
                 continue
             row.judged_answers += 1
+            if prompts is None:  # the fixture judge: verdicts from its file, no requests
+                continue
             entry, valid = _entry(cache, question, judge)
             row.indexed += valid
             _judged(row, question, entry, cache if valid else None, prompts, contexts)
