@@ -179,3 +179,21 @@ def test_a_memo_entry_of_another_version_is_never_used(tmp_path: Path, distribut
             "faithfulness") != stale
     finally:
         runner.close()
+
+
+def test_replay_still_fails_on_a_miss_and_builds_nothing(tmp_path: Path) -> None:
+    """With the hashes memoised but no verdict cached, replay fails every verdict as a miss
+    without building RAGAS: it spends nothing, as before."""
+    filling = JudgeRunner(2, tmp_path, "on")
+    try:
+        keys(filling, deferred())  # memo filled, no verdict stored
+    finally:
+        filling.close()
+    runner = JudgeRunner(2, tmp_path, "replay")
+    judge = deferred()
+    try:
+        verdicts = runner.submit(judge, ITEM, judge.metrics, "1").result(timeout=60)
+        assert sorted(verdicts.replay_misses) == sorted(judge.metrics)
+        assert verdicts.values == {} and not judge.built and runner.calls == 0
+    finally:
+        runner.close()
