@@ -3,14 +3,17 @@ kept as failures.
 
 The runner's event loop runs in a background thread per process, so while the judge thinks
 about question i the worker already asks the system question i+1. Every call into the judge
-(`prompt_hash`, `requests_at_once`, `score`) runs on a lane, a thread of its own (`lanes.py`),
-and is waited for at most `--ragate-judge-timeout`: a verdict that does not come in time is a
-`timeout` failure, whoever computes it. Verdicts are cached on disk (diskcache: safe across
-xdist workers) under a key of everything that can change them: eval_version, judge id and
-parameters, metric, prompt hash, and the judged inputs. Beside them the folder holds a memo of
-prompt hashes (a judge that offers `prompt_version(metric)`, cheap text its hash is computed
-from, has its hash computed once per version: a run whose every verdict is cached never builds
-the RAGAS judge) and an index of each question's last keys (`ragate plan`); `cache_index.py`.
+(`prompt_version`, `prompt_hash`, `requests_at_once`, `score`) runs on a lane, a thread of its
+own (`lanes.py`), and is waited for at most `--ragate-judge-timeout`: a verdict that does not
+come in time is a `timeout` failure, whoever computes it. A judge's `prepare()` (building
+itself: the RAGAS judge imports RAGAS) runs once, in a thread, before the first hash or
+verdict that needs it, and is not a verdict: no verdict's time limit counts it. Verdicts are
+cached on disk (diskcache: safe across xdist workers) under a key of everything that can
+change them: eval_version, judge id and parameters, metric, prompt hash, and the judged
+inputs. Beside them the folder holds a memo of prompt hashes (a judge that offers
+`prompt_version(metric)`, cheap text its hash is computed from, has its hash computed once
+per version: a run whose every verdict is cached never builds the RAGAS judge) and an index
+of each question's last keys (`ragate plan`); `cache_index.py`.
 """
 
 from __future__ import annotations
@@ -208,7 +211,7 @@ class JudgeRunner:
 
             where = memo_key(await self._bounded(f"prompt_version({metric!r})", versioned))
             hit = self.cache.get(where)
-            if isinstance(hit, str) and len(hit) == 64:  # the folder is a file tree: checked
+            if isinstance(hit, str) and hit:  # the folder is a file tree: checked
                 return hit
         await self._prepared(judge)
 
