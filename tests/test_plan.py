@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from pytest_ragate.cli import main
+from pytest_ragate.judges.plan import token_counter
 from tests.conftest import run_pytester
 from tests.openai_stub import OpenAIStub, ragas_script
 from tests.test_judge_cache_warm import IDS, SYSTEM, goldset, verdicts
@@ -85,6 +86,12 @@ def test_a_warm_cache_plans_no_judge_request_for_unchanged_answers(
     stale = plan_json(root, str(root / "gs"))  # every key changes with the eval_version
     assert stale["total"]["unchanged"]["requests"] == REQUESTS_PER_ANSWER * len(IDS)
     assert stale["total"]["indexed"] == 0
+    # the last answers and contexts still stand in for the next: the prompts estimated are
+    # the prompts the run sent, but for the NLI step's statements (the model's, not guessed)
+    count, _ = token_counter("stub-model")
+    sent = sum(sum(count(m["content"]) + 3 for m in r["messages"]) + 3
+               for r in openai_stub.requests)
+    assert stale["total"]["unchanged"]["prompt_tokens"] == pytest.approx(sent, rel=0.02)
 
 
 def test_a_cold_cache_plans_every_request_and_its_cost(tmp_path: Path,
