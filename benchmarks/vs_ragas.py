@@ -22,6 +22,11 @@ faithfulness and context precision, within 1e-9 for answer relevance) and the ro
 ragas got fewer than 3 generated questions (RAGAS issue #2324). JSON: benchmarks/out/vs_ragas.json.
 
     .venv/bin/python benchmarks/vs_ragas.py [--rounds 3] [--latency 0.2] [--rows 100]
+                                            [--warm-only]
+
+A warm ragate run records which of ragas, openai, instructor, langchain-core and chromadb it
+imported (none: the prompt hashes are memoised in the judge cache folder, and the embedder is
+made only when RAGAS is).
 """
 
 from __future__ import annotations
@@ -256,6 +261,7 @@ def ragas_worker(rows_path: Path, url: str, workers: int | None, out: Path) -> N
 
 CONFTEST = '''
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -274,6 +280,13 @@ def ragate_system():
         return Answer(text=row["answer"], contexts=contexts,
                       citations=[Citation(context_id="c0")])
     return answer
+
+
+def pytest_sessionfinish(session):
+    """Whether this run imported RAGAS (a warm one must not)."""
+    Path(__file__).with_name("imported.json").write_text(json.dumps(
+        {name: name in sys.modules for name in ("ragas", "openai", "instructor",
+                                                "langchain_core", "chromadb")}))
 '''
 
 
@@ -322,7 +335,7 @@ def run_ragate(root: Path, url: str, concurrency: int | None, cache: str) -> tup
     wall = time.perf_counter() - start
     if not results.exists():
         sys.exit(f"ragate wrote no results:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
-    scores: dict[str, dict[str, float | None]] = {}
+    scores: dict[str, Any] = {"imported": json.loads((root / "imported.json").read_text())}
     for line in results.read_text().splitlines():
         record = json.loads(line)
         if "question_id" not in record:  # the header, anchor and item lines
@@ -405,10 +418,13 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--rows", type=int, default=100)
     parser.add_argument("--server-ignores-n", action="store_true")
+    parser.add_argument("--warm-only", action="store_true",
+                        help="only the warm configuration (each round still fills the cache "
+                        "with one cold run first)")
     parser.add_argument("--json", type=Path, default=OUT / "vs_ragas.json")
     args = parser.parse_args()
     rows = make_rows(args.rows)
-    configurations: list[tuple[str, int | None, int | None]] = [
+    configurations: list[tuple[str, int | None, int | None]] = [] if args.warm_only else [
         ("matched 8", 8, 8), ("matched 16", 16, 16), ("defaults", None, None)]
     runs: list[dict[str, Any]] = []
     last_scores: dict[str, dict] = {}
@@ -469,7 +485,8 @@ def main() -> None:
                     http(base + "/reset", b"")
                     if tool == "ragate":
                         wall, scores = run_ragate(root, url, None, "on")
-                        entry["ragate"] = {"wall_s": wall, **counted(base, RAGATE_MODEL)}
+                        entry["ragate"] = {"wall_s": wall, **counted(base, RAGATE_MODEL),
+                                           "imported": scores["imported"]}
                     else:
                         wall, scores = run_ragas(root, url, None)
                         entry["ragas"] = {"wall_s": wall, **counted(base, RAGAS_MODEL)}
@@ -478,7 +495,8 @@ def main() -> None:
                 entry["agreement"] = agreement(rows, last_scores["ragate"], last_scores["ragas"])
                 runs.append(entry)
                 print(f"round {round_} {'warm':>10}: ragate {entry['ragate']['wall_s']:.2f} s "
-                      f"({entry['ragate']['requests']} requests), ragas "
+                      f"({entry['ragate']['requests']} requests, imported "
+                      f"{[k for k, v in entry['ragate']['imported'].items() if v]}), ragas "
                       f"{entry['ragas']['wall_s']:.2f} s: {entry['ratio']:.2f}x", flush=True)
         finally:
             server.terminate()
@@ -517,8 +535,8 @@ def report(args: argparse.Namespace, runs: list[dict[str, Any]]) -> None:
     print(tabulate(table, headers=["configuration", "ratios", "median", "goal", "",
                                    "ragate s", "ragas s", "ragate req", "ragas req",
                                    "ragas rows <3 q"], floatfmt=".2f"))
-    cold = [r for r in runs if not r["configuration"].startswith("warm")]
-    print("agreement (last cold run):",
+    cold = [r for r in runs if not r["configuration"].startswith("warm")] or runs
+    print("agreement (last run):",
           json.dumps({m: {k: v for k, v in a.items() if k != "rows"}
                       for m, a in cold[-1]["agreement"].items()}))
     args.json.parent.mkdir(parents=True, exist_ok=True)

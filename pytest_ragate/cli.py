@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -13,6 +13,7 @@ from pytest_ragate.goldsets.loader import load_goldset
 from pytest_ragate.problems import GoldsetError
 
 if TYPE_CHECKING:
+    from pytest_ragate.judges.plan import Plan, PlanJudge, PlannedQuestion
     from pytest_ragate.scoring.calibrate import Cut
     from pytest_ragate.scoring.records import QuestionRecord
 
@@ -680,3 +681,164 @@ def decide(args: tuple[str, ...]) -> None:
     # one process, whatever addopts say; an explicit -n in PYTEST_ARGS is refused
     serial = ["-n", "0"] if importlib.util.find_spec("xdist") else []
     raise SystemExit(int(pytest.main([*flags, *serial, *rest])))
+
+
+# --- ragate plan -------------------------------------------------------------------------
+
+INI_FILES = (("pytest.ini", "pytest"), ("pyproject.toml", "tool.pytest.ini_options"),
+             ("tox.ini", "pytest"), ("setup.cfg", "tool:pytest"))
+
+
+def _ini_options(start: Path) -> tuple[Path, dict[str, str]]:
+    """(rootdir, options) from the first pytest ini file in `start` or above it, as pytest
+    finds it (a pyproject.toml, tox.ini or setup.cfg counts only with a pytest section);
+    (`start`, {}) when there is none."""
+    import tomllib
+
+    import iniconfig
+
+    for folder in (start, *start.parents):
+        for name, section in INI_FILES:
+            path = folder / name
+            if not path.is_file():
+                continue
+            if name == "pyproject.toml":
+                table: Any = tomllib.loads(path.read_text(encoding="utf-8"))
+                for part in section.split("."):
+                    table = table.get(part, {}) if isinstance(table, dict) else {}
+                if table or name == "pytest.ini":
+                    return folder, {k: str(v) for k, v in table.items()}
+                continue
+            parsed = iniconfig.IniConfig(str(path))
+            if section in parsed:
+                return folder, dict(parsed[section].items())
+            if name == "pytest.ini":
+                return folder, {}
+    return start, {}
+
+
+def _price(value: str | None, where: str) -> float | None:
+    if value is None:
+        return None
+    try:
+        price = float(value)
+    except ValueError:
+        price = -1.0
+    if not price >= 0.0:
+        raise click.ClickException(f"{where} = {value!r}: a price is a number ≥ 0 (US dollars "
+                                   "per million tokens)")
+    return price
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True,
+                type=click.Path(exists=True, path_type=Path))
+@click.option("--judge", "judge", default=None,
+              help="fixture:PATH or ragas:MODEL (default: ragate_judge in the ini file)")
+@click.option("--repeat", type=click.IntRange(1, 100), default=None,
+              help="answers per question (default: ragate_repeat, else each goldset's own)")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="the judge cache folder (default: ragate_judge_cache_dir, else the "
+              "project's .pytest_cache/d/ragate-judge)")
+@click.option("--contexts", type=click.IntRange(1, 1000), default=5, show_default=True,
+              help="retrieved contexts assumed per answer where the cache does not hold the "
+              "last one")
+@click.option("--price-in", type=click.FloatRange(0.0), default=None,
+              help="the judge's US dollars per million prompt tokens "
+              "(default: ragate_judge_price_in)")
+@click.option("--price-out", type=click.FloatRange(0.0), default=None,
+              help="the judge's US dollars per million completion tokens "
+              "(default: ragate_judge_price_out)")
+@click.option("--json", "as_json", is_flag=True, help="the plan as JSON, for machines")
+def plan(paths: tuple[Path, ...], judge: str | None, repeat: int | None,
+         cache_dir: Path | None, contexts: int, price_in: float | None,
+         price_out: float | None, as_json: bool) -> None:
+    """How many system calls and judge requests a run over GOLDSETS would make, given the
+    judge cache, their tokens and (with the judge's prices) cost. Asks nothing."""
+    from pytest_ragate.judges.plan import plan as make_plan
+
+    rootdir, ini = _ini_options(Path.cwd())
+    planned_judge = _plan_judge(judge or ini.get("ragate_judge"), ini.get("ragate_judge_model"))
+    if cache_dir is None:
+        named = ini.get("ragate_judge_cache_dir")
+        cache_dir = rootdir / named if named else rootdir / ".pytest_cache" / "d" / "ragate-judge"
+    if repeat is None and ini.get("ragate_repeat"):
+        repeat = click.IntRange(1, 100).convert(ini["ragate_repeat"], None, None)
+    questions = _planned_questions(paths, repeat)
+    made = make_plan(questions, planned_judge, cache_dir, contexts=contexts,
+                     price_in=price_in if price_in is not None else
+                     _price(ini.get("ragate_judge_price_in"), "ragate_judge_price_in"),
+                     price_out=price_out if price_out is not None else
+                     _price(ini.get("ragate_judge_price_out"), "ragate_judge_price_out"))
+    click.echo(made.as_json() if as_json else _plan_text(made))
+
+
+def _plan_judge(spec: str | None, model: str | None) -> PlanJudge:
+    from pytest_ragate.judges.plan import PlanJudge
+    from pytest_ragate.judges.ragas_deferred import ragas_judge_id, sampling_params
+    from pytest_ragate.judges.select import judge_spec
+    from pytest_ragate.settings import JudgeSettings
+
+    try:
+        checked = judge_spec(JudgeSettings(judge=spec, judge_model=model), need_url=False)
+    except Exception as error:  # pytest's UsageError: the same one line pytest would print
+        raise click.ClickException(str(error).replace("--ragate-judge ", "--judge ")) from None
+    if checked is None:
+        return PlanJudge(kind="none")
+    kind, rest = checked
+    if kind == "fixture":
+        return PlanJudge(kind="fixture", judge_id=f"fixture:{rest}")
+    params = sampling_params()
+    return PlanJudge(kind="ragas", judge_id=ragas_judge_id(rest, params), params=params,
+                     model=rest)
+
+
+def _planned_questions(paths: tuple[Path, ...], repeat: int | None) -> list[PlannedQuestion]:
+    from pytest_ragate.judges.plan import PlannedQuestion
+
+    configs = [c for p in paths for c in find_goldsets(p)]
+    if not configs:
+        raise click.ClickException(f"no {CONFIG_NAME} under {', '.join(map(str, paths))}")
+    questions: list[PlannedQuestion] = []
+    for config in configs:
+        try:
+            goldset = load_goldset(config)
+        except GoldsetError as error:
+            raise click.ClickException(f"{config}: not a valid goldset ("
+                                       f"{len(error.problems)} problems; the first: "
+                                       f"{error.problems[0]}); `ragate validate` lists "
+                                       "them all") from None
+        for case in goldset.cases:
+            if case.expected is None:  # sealed without the key: the run skips it too
+                continue
+            for asked in case.repeated(repeat or goldset.config.repeat):
+                questions.append(PlannedQuestion(
+                    goldset=goldset.name, eval_version=goldset.eval_version,
+                    question_id=asked.question.question_id, question=asked.question.question,
+                    reference=case.expected.gist, repeat=asked.repeat,
+                    judged=not case.must_abstain))
+    return questions
+
+
+def _money(value: float | None) -> str:
+    return "—" if value is None else f"${value:,.4f}"
+
+
+def _plan_text(made: Plan) -> str:
+    from tabulate import tabulate
+
+    rows = []
+    for row in [*made.goldsets, made.total] if len(made.goldsets) > 1 else made.goldsets:
+        for label, figures in (("all misses", row.changed),
+                               ("unchanged answers", row.unchanged)):
+            rows.append([row.goldset, row.questions, row.system_calls, row.judged_answers,
+                         label, figures.requests, f"{figures.cached}/{figures.verdicts}",
+                         figures.prompt_tokens, figures.completion_tokens,
+                         _money(figures.cost_usd)])
+    table = tabulate(rows, headers=["goldset", "questions", "system calls", "judged",
+                                    "figure", "judge requests", "cached verdicts",
+                                    "prompt tokens", "completion tokens", "cost"])
+    lines = [f"ragate plan: judge {made.judge}; cache {made.cache_dir}; tokens by "
+             f"{made.tokens_counted_with}; nothing was asked", table,
+             *(f"- {note}" for note in made.notes)]
+    return "\n".join(lines)

@@ -298,10 +298,11 @@ def ragate_judge(pytestconfig: pytest.Config) -> Any:
     """The judge of faithfulness, context precision and answer relevance, or None (judged
     floors then skip). Built from --ragate-judge; override it to bring your own."""
     from pytest_ragate.judges.select import from_settings
+    from pytest_ragate.pipeline import MODEL_ID
     from pytest_ragate.pipeline.builtin import pipeline
 
     return from_settings(read_settings(pytestconfig).judge,
-                         lambda: pipeline(pytestconfig).embedder)
+                         lambda: pipeline(pytestconfig).embedder, embedder_id=MODEL_ID)
 
 
 @pytest.fixture(scope="session")

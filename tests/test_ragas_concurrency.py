@@ -25,6 +25,7 @@ from ragas.metrics.collections import AnswerRelevancy
 from pytest_ragate.answer import Context
 from pytest_ragate.judges.base import JudgeInput
 from pytest_ragate.judges.ragas import RagasJudge
+from pytest_ragate.judges.ragas_deferred import DeferredRagasJudge
 from pytest_ragate.judges.runner import JudgeRunner
 from pytest_ragate.judges.select import from_settings
 from pytest_ragate.pipeline.retrieval import Embedder
@@ -203,10 +204,14 @@ def test_the_answer_relevance_cache_key_is_unchanged(embedder: Embedder) -> None
 
 @pytest.mark.parametrize(("cache", "loaded"), [("on", True), ("off", True),
                                                ("replay", False)])
-def test_the_embedding_model_loads_when_the_judge_is_built(cache: str, loaded: bool) -> None:
+def test_the_embedding_model_loads_when_ragas_is_first_needed(cache: str, loaded: bool,
+                                                              ) -> None:
+    """Not when the judge is configured (a run whose verdicts are all cached needs neither
+    RAGAS nor the model), but as RAGAS is built for the first verdict or hash not cached."""
     fresh = Embedder()
     settings = JudgeSettings(judge="ragas:m", judge_url="http://127.0.0.1:9/v1",
                              cache=cache)  # type: ignore[arg-type]
     built = from_settings(settings, lambda: fresh)
-    assert isinstance(built, RagasJudge)
+    assert isinstance(built, DeferredRagasJudge) and not fresh.loaded
+    assert isinstance(built.judge(), RagasJudge)
     assert fresh.loaded is loaded

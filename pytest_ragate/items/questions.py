@@ -124,7 +124,7 @@ def answer_and_score(item: pytest.Function, case: Case) -> None:
                             tuple(answer.contexts), reference=case.expected.gist,
                             repeat=case.repeat)
         item.stash[VERDICTS_KEY] = question_run(item.config).judge_runner().submit(
-            judge, judged, judged_metrics(judge), case.goldset.eval_version)
+            judge, judged, judged_metrics(judge), case.goldset.eval_version, case.goldset.name)
     wrong = wrong_answer(case, record)
     if wrong is not None:
         pytest.fail(wrong, pytrace=False)

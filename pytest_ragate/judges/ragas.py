@@ -1,7 +1,8 @@
 """The RAGAS judge: RAGAS 0.4.3's own metric code, asking any OpenAI-compatible model.
 
-Imported only for `--ragate-judge ragas:MODEL`, so RAGAS (seconds to import) never loads for a
-run that does not judge with it.
+Imported only when a `--ragate-judge ragas:MODEL` run needs a verdict its cache does not hold
+(`ragas_deferred.py`), so RAGAS (seconds to import) never loads for a run that does not judge
+with it, nor for one whose every verdict is cached.
 
     transport   ChatTransport          one chat-completions request; failures → JudgeFailure
     bridges     RagateInstructorLLM    ragas.llms.base.InstructorBaseRagasLLM (collections metrics)
@@ -88,12 +89,17 @@ from pytest_ragate.judges.base import (
     invalid,
     shown,
 )
+from pytest_ragate.judges.ragas_deferred import (
+    ANSWER_RELEVANCY_STRICTNESS,
+    RAGAS_METRICS,
+    ragas_judge_id,
+    sampling_params,
+)
 from pytest_ragate.redaction import redact_url_credentials
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
 
-ANSWER_RELEVANCY_STRICTNESS = 3  # RAGAS's default: questions generated per answer
 JSON_SYSTEM_PROMPT = ("You are an evaluation judge. Reply with exactly one JSON object and "
                       "nothing else: no prose, no code fences.")
 JSON_SCHEMA_PROMPT = " The object must conform to this JSON schema: {schema}"
@@ -165,12 +171,7 @@ class ChatTransport:
 
     @property
     def params(self) -> dict[str, Any]:
-        params: dict[str, Any] = {"temperature": self.temperature}
-        if self.max_tokens is not None:
-            params["max_tokens"] = self.max_tokens
-        if self.seed is not None:
-            params["seed"] = self.seed
-        return params
+        return sampling_params(self.temperature, self.max_tokens, self.seed)
 
     def _client(self) -> openai.AsyncOpenAI:
         return openai.AsyncOpenAI(
@@ -647,7 +648,7 @@ class RagasJudge:
                        (both give 0.0).
     """
 
-    metrics = ("faithfulness", "context_precision", "answer_relevance")
+    metrics = RAGAS_METRICS
 
     def __init__(self, model: str, base_url: str, *, api_key: str | None = None,
                  timeout: float = 60.0, embedder: Embeds, temperature: float = 0.0,
@@ -658,9 +659,7 @@ class RagasJudge:
         self.llm = RagateInstructorLLM(self.transport)
         self.embeddings = RagateEmbeddings(embedder)
         self.params: dict[str, Any] = dict(self.transport.params)
-        shown = ",".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
-                         for k, v in self.params.items())
-        self.judge_id = f"ragas:{model}@{shown}"
+        self.judge_id = ragas_judge_id(model, self.params)
         self._hashes: dict[str, str] = {}
         self._hashing = threading.Lock()  # inspect.getsource parses with ast: one at a time
 

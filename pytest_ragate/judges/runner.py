@@ -3,11 +3,17 @@ kept as failures.
 
 The runner's event loop runs in a background thread per process, so while the judge thinks
 about question i the worker already asks the system question i+1. Every call into the judge
-(`prompt_hash`, `requests_at_once`, `score`) runs on a lane, a thread of its own (`lanes.py`),
-and is waited for at most `--ragate-judge-timeout`: a verdict that does not come in time is a
-`timeout` failure, whoever computes it. Verdicts are cached on disk (diskcache: safe across
-xdist workers) under a key of everything that can change them: eval_version, judge id and
-parameters, metric, prompt hash, and the judged inputs.
+(`prompt_version`, `prompt_hash`, `requests_at_once`, `score`) runs on a lane, a thread of its
+own (`lanes.py`), and is waited for at most `--ragate-judge-timeout`: a verdict that does not
+come in time is a `timeout` failure, whoever computes it. A judge's `prepare()` (building
+itself: the RAGAS judge imports RAGAS) runs once, in a thread, before the first hash or
+verdict that needs it, and is not a verdict: no verdict's time limit counts it. Verdicts are
+cached on disk (diskcache: safe across xdist workers) under a key of everything that can
+change them: eval_version, judge id and parameters, metric, prompt hash, and the judged
+inputs. Beside them the folder holds a memo of prompt hashes (a judge that offers
+`prompt_version(metric)`, cheap text its hash is computed from, has its hash computed once
+per version: a run whose every verdict is cached never builds the RAGAS judge) and an index
+of each question's last keys (`ragate plan`); `cache_index.py`.
 
 Each question's verdicts carry their bill (`JudgeBill`): the model requests made for it and the
 tokens the API reported (a cached verdict makes none), priced where the judge's price per
@@ -43,6 +49,7 @@ from pytest_ragate.judges.base import (
     judge_params,
     shown,
 )
+from pytest_ragate.judges.cache_index import IndexEntry, index_key, memo_key, read_entry, stamp
 from pytest_ragate.judges.lanes import Lanes
 from pytest_ragate.redaction import redact_credentials, redact_url_credentials
 from pytest_ragate.scoring.records import JudgeTokens
@@ -120,10 +127,14 @@ def checked_score(metric: str, raw: object) -> tuple[float, bool]:
     return min(1.0, max(0.0, number)), vacuous
 
 
-def cache_key(eval_version: str, judge: Judge, metric: str, item: JudgeInput) -> str:
+def cache_key(eval_version: str, judge: Judge, metric: str, item: JudgeInput,
+              prompt: str | None = None) -> str:
+    """The verdict's key; `prompt` is `judge.prompt_hash(metric)` when the caller has it
+    (`JudgeRunner` keeps it in its memo)."""
     material: dict[str, object] = {
         "eval_version": eval_version, "judge": judge.judge_id, "params": judge_params(judge),
-        "metric": metric, "prompt": judge.prompt_hash(metric), "inputs": item.digest()}
+        "metric": metric, "prompt": judge.prompt_hash(metric) if prompt is None else prompt,
+        "inputs": item.digest()}
     if item.repeat > 1:  # each repeat its own verdict; a question asked once keeps its key
         material["repeat"] = item.repeat
     # a URL's credential is not part of what decides a verdict: rotating it keeps the cache
@@ -154,6 +165,7 @@ class JudgeRunner:
         # RAGAS's answer relevance sends its 3 question generations together and holds 3)
         self._slots = asyncio.Semaphore(concurrency)
         self._entry = asyncio.Lock()
+        self._preparing: dict[int, tuple[Judge, asyncio.Future[None]]] = {}
         self._lanes = Lanes(timeout)
 
     async def _bounded(self, what: str, make: Callable[[], Awaitable[T]]) -> T:
@@ -171,16 +183,21 @@ class JudgeRunner:
         return max(1, min(self.concurrency, int(wanted)))
 
     def submit(self, judge: Judge, item: JudgeInput, metrics: Sequence[str],
-               eval_version: str) -> Future[JudgedScores]:
+               eval_version: str, goldset: str | None = None) -> Future[JudgedScores]:
+        """The question's verdicts; with `goldset`, its keys go into the cache's index."""
         return asyncio.run_coroutine_threadsafe(
-            self._judge_all(judge, item, list(metrics), eval_version), self._loop)
+            self._judge_all(judge, item, list(metrics), eval_version, goldset), self._loop)
 
     async def _judge_all(self, judge: Judge, item: JudgeInput, metrics: list[str],
-                         eval_version: str) -> JudgedScores:
+                         eval_version: str, goldset: str | None = None) -> JudgedScores:
         meter = JudgeMeter()
-        results = await asyncio.gather(*(self._judge_one(judge, item, m, eval_version, meter)
+        keys: dict[str, str] = {}
+        results = await asyncio.gather(*(self._judge_one(judge, item, m, eval_version, meter,
+                                                         keys)
                                           for m in metrics))
         verdicts = JudgedScores(bill=JudgeBill.of(meter, self.prices))
+        if goldset is not None:
+            self._index(goldset, judge, item, eval_version, keys)
         for metric, (value, failure, cached) in zip(metrics, results, strict=True):
             if isinstance(failure, ReplayMiss):
                 verdicts.replay_misses.append(metric)
@@ -197,17 +214,17 @@ class JudgeRunner:
         return verdicts
 
     async def _judge_one(self, judge: Judge, item: JudgeInput, metric: str, eval_version: str,
-                         meter: JudgeMeter | None = None,
+                         meter: JudgeMeter | None = None, keys: dict[str, str] | None = None,
                          ) -> tuple[tuple[float, bool] | None, Exception | None, bool]:
         """(score and vacuous, or None; the failure, or None; from the cache): whatever the
-        judge does, this returns."""
-        async def key_of() -> str:
-            return cache_key(eval_version, judge, metric, item)
-
+        judge does, this returns. The verdict's key goes into `keys`."""
         try:
-            key = await self._bounded(f"prompt_hash({metric!r})", key_of)
+            key = cache_key(eval_version, judge, metric, item,
+                            prompt=await self._prompt_hash(judge, metric))
         except Exception as error:
             return None, as_failure(error), False
+        if keys is not None:
+            keys[metric] = key
         if self.cache is not None:
             hit = self.cache.get(key)
             if hit is not None:
@@ -220,12 +237,70 @@ class JudgeRunner:
                                         f"from {judge.judge_id} (--ragate-cache replay); run "
                                         "once with --ragate-cache on to record it"), False
         try:
+            await self._prepared(judge)
             value = await self._verdict(judge, item, metric, meter)
         except Exception as error:
             return None, as_failure(error), False
         if self.cache is not None:
             self.cache.set(key, {"value": value[0], "vacuous": value[1]})
         return value, None, False
+
+    async def _prompt_hash(self, judge: Judge, metric: str) -> str:
+        """`judge.prompt_hash(metric)`, from the memo when the judge says what its hash is
+        computed from (`prompt_version`): a memo entry is used only under that exact text."""
+        where = None
+        version = getattr(judge, "prompt_version", None)
+        if self.cache is not None and callable(version):
+            async def versioned() -> str:
+                return str(version(metric))
+
+            where = memo_key(await self._bounded(f"prompt_version({metric!r})", versioned))
+            hit = self.cache.get(where)
+            if isinstance(hit, str) and hit:  # the folder is a file tree: checked
+                return hit
+        await self._prepared(judge)
+
+        async def hashed() -> str:
+            return judge.prompt_hash(metric)
+
+        computed = await self._bounded(f"prompt_hash({metric!r})", hashed)
+        if where is not None:
+            self.cache.set(where, computed)
+        return computed
+
+    async def _prepared(self, judge: Judge) -> None:
+        """A judge that builds itself when first needed (`prepare()`: the RAGAS judge imports
+        RAGAS and loads its embedder) does so once, before its first hash or verdict, in a
+        thread: building is not a verdict and is not held to a verdict's time limit, as it
+        was not when the judge was built before the first question. A failed build fails
+        every verdict that needs it."""
+        prepare = getattr(judge, "prepare", None)
+        if not callable(prepare):
+            return
+        held = self._preparing.get(id(judge))
+        if held is None:  # the judge is held too, so its id cannot be reused
+            held = self._preparing[id(judge)] = (judge, asyncio.ensure_future(
+                asyncio.to_thread(prepare)))
+        await asyncio.shield(held[1])
+
+    def _index(self, goldset: str, judge: Judge, item: JudgeInput, eval_version: str,
+               keys: dict[str, str]) -> None:
+        """The question's last keys, for `ragate plan`; rewritten only when they changed.
+        Only for a judge with prompt versions (the plan's stamp is computed from them)."""
+        version = getattr(judge, "prompt_version", None)
+        if self.cache is None or not keys or not callable(version):
+            return
+        entry = IndexEntry(
+            keys=dict(sorted(keys.items())),
+            stamp=stamp(eval_version=eval_version, judge_id=judge.judge_id,
+                        params=judge_params(judge),
+                        prompt_versions={m: str(version(m)) for m in keys},
+                        question=item.question, reference=item.reference, repeat=item.repeat),
+            embedder=str(getattr(judge, "embedder_id", "")),
+            answer=self.redact(item.answer), contexts=[self.redact(c.text) for c in item.contexts])
+        where = index_key(goldset, item.question_id, item.repeat, judge.judge_id)
+        if read_entry(self.cache.get(where)) != entry:
+            self.cache.set(where, entry.model_dump())
 
     async def _verdict(self, judge: Judge, item: JudgeInput, metric: str,
                        meter: JudgeMeter | None = None) -> tuple[float, bool]:

@@ -32,6 +32,7 @@ from filelock import FileLock
 
 from pytest_ragate.answer import Context
 from pytest_ragate.goldsets.corpus import Corpus
+from pytest_ragate.pipeline import MODEL_ID
 from pytest_ragate.pipeline.chunking import Chunk, Chunker
 from pytest_ragate.pipeline.encoders import (
     Backend,
@@ -45,7 +46,6 @@ from pytest_ragate.pipeline.hybrid import FUSION_DEPTH, RRF_K, Bm25Index, rrf
 from pytest_ragate.pipeline.normalize import NORMALIZATION_VERSION, normalize
 from pytest_ragate.pipeline.rescue import SentenceRescue
 
-MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 INDEX_FORMAT = "2"  # 2: sentences stored beside chunks
 COLLECTION = "chunks"
 SENTENCES = "sentences"
