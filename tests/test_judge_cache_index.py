@@ -1,6 +1,6 @@
 """What the judge cache folder keeps beside the verdicts for `ragate plan`: each question's
-last keys, redacted texts only, a hash memo that asks a judge once per prompt version, and
-a token count that never downloads."""
+last keys and the lengths of its last answer and contexts (never their texts), a hash memo
+that asks a judge once per prompt version, and a token count that never downloads."""
 
 from __future__ import annotations
 
@@ -45,8 +45,8 @@ ITEM = JudgeInput("q1", "What is the code?", "The code is secret-42.",
                            text="the code: secret-42", distance=0.1),), reference="a code")
 
 
-def test_the_index_keeps_each_question_s_last_keys_and_redacted_texts(tmp_path: Path) -> None:
-    runner = JudgeRunner(2, tmp_path, "on", redact=lambda text: text.replace("secret-42", "•"))
+def test_the_index_keeps_each_question_s_last_keys_and_only_lengths(tmp_path: Path) -> None:
+    runner = JudgeRunner(2, tmp_path, "on")
     judge = VersionedJudge()
     try:
         first = runner.submit(judge, ITEM, judge.metrics, "7", "gs").result(timeout=30)
@@ -58,8 +58,10 @@ def test_the_index_keeps_each_question_s_last_keys_and_redacted_texts(tmp_path: 
         entry = read_entry(runner.cache.get(index_key("gs", "q1", 1, "mine@1")))
         assert entry is not None
         assert entry.keys == {"faithfulness": cache_key("7", judge, "faithfulness", ITEM)}
-        assert entry.answer == "The code is •." and entry.contexts == ["the code: •"]
-        assert "secret-42" not in repr(runner.cache.get(index_key("gs", "q1", 1, "mine@1")))
+        assert entry.sentences == [len("The code is secret-42.")]
+        assert entry.contexts == [len("the code: secret-42")]
+        stored = repr(runner.cache.get(index_key("gs", "q1", 1, "mine@1")))
+        assert "secret-42" not in stored and "code" not in stored
     finally:
         runner.close()
 
@@ -81,7 +83,9 @@ def test_a_judge_without_prompt_versions_is_not_indexed(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("raw", [None, "text", {"keys": {}}, {"keys": 1, "stamp": "s",
-                                                              "answer": "", "contexts": []}])
+                                                              "sentences": [], "contexts": []},
+                                 {"keys": {}, "stamp": "s", "answer": "the text",
+                                  "contexts": ["a context"]}])
 def test_an_index_entry_that_is_not_one_counts_as_missing(raw: object) -> None:
     assert read_entry(raw) is None
 

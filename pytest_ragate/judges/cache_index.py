@@ -10,14 +10,17 @@ these two under keys that no sha256 can equal (a prefix and JSON):
   keys without importing RAGAS. Another version is another key: never served.
 * the index, `index/[goldset, question, repeat, judge]`: the key of each metric's verdict the
   last time that question was judged, a stamp of everything else the keys were computed
-  from, and the (redacted) answer and contexts, so `ragate plan` can say which verdicts an
-  unchanged system would find in the cache and estimate the tokens of the others.
+  from, and the lengths of the answer's sentences and of the contexts, so `ragate plan` can
+  say which verdicts an unchanged system would find in the cache and estimate the tokens of
+  the others. Lengths, never texts: the folder is often committed for `--ragate-cache
+  replay`, and what a system answered or retrieved is the user's own.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -56,8 +59,8 @@ class IndexEntry(BaseModel):
     keys: dict[str, str]  # metric -> the verdict's cache key
     stamp: str
     embedder: str = ""  # the embedder answer relevance's prompt version names
-    answer: str  # redacted: only for estimating tokens
-    contexts: list[str]  # redacted, in rank order
+    sentences: list[int]  # the answer's sentences' lengths (characters): for estimating tokens
+    contexts: list[int]  # the contexts' lengths (characters), in rank order
 
 
 def read_entry(raw: object) -> IndexEntry | None:
@@ -69,3 +72,15 @@ def read_entry(raw: object) -> IndexEntry | None:
         return IndexEntry.model_validate(raw)
     except ValidationError:
         return None
+
+
+def sentences(text: str) -> list[str]:
+    """The NLI step's statements, estimated as the answer's sentences."""
+    found = [s.strip() for s in re.split(r"(?<=[.!?])\s+", text) if s.strip()]
+    return found or [text]
+
+
+def stand_in(lengths: list[int]) -> str:
+    """A text of these sentences' lengths: what the plan renders a prompt with in place of
+    an answer the index keeps only the shape of."""
+    return " ".join("x" * max(n - 1, 0) + "." for n in lengths)

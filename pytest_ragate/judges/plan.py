@@ -32,7 +32,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 import statistics
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -40,7 +39,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_ragate.judges.cache_index import IndexEntry, index_key, read_entry, stamp
+from pytest_ragate.judges.cache_index import (
+    IndexEntry,
+    index_key,
+    read_entry,
+    sentences,
+    stamp,
+    stand_in,
+)
 from pytest_ragate.judges.ragas_deferred import (
     ANSWER_RELEVANCY_STRICTNESS,
     RAGAS_METRICS,
@@ -238,12 +244,6 @@ class Prompts:
         return []
 
 
-def sentences(text: str) -> list[str]:
-    """The NLI step's statements, estimated as the answer's sentences."""
-    found = [s.strip() for s in re.split(r"(?<=[.!?])\s+", text) if s.strip()]
-    return found or [text]
-
-
 # --- the plan ----------------------------------------------------------------------------
 
 
@@ -323,7 +323,7 @@ def _judged(row: GoldsetPlan, question: PlannedQuestion, entry: IndexEntry | Non
     """One judged answer's verdicts into both figures; `cache` is None when the entry's
     keys are stale."""
     if entry is not None:
-        answer, texts = entry.answer, list(entry.contexts)
+        answer, texts = stand_in(entry.sentences), ["x" * n for n in entry.contexts]
     else:
         answer = question.reference or question.question
         texts = ["x" * STAND_IN_CONTEXT_CHARS] * contexts

@@ -49,7 +49,14 @@ from pytest_ragate.judges.base import (
     judge_params,
     shown,
 )
-from pytest_ragate.judges.cache_index import IndexEntry, index_key, memo_key, read_entry, stamp
+from pytest_ragate.judges.cache_index import (
+    IndexEntry,
+    index_key,
+    memo_key,
+    read_entry,
+    sentences,
+    stamp,
+)
 from pytest_ragate.judges.lanes import Lanes
 from pytest_ragate.redaction import redact_credentials, redact_url_credentials
 from pytest_ragate.scoring.records import JudgeTokens
@@ -297,7 +304,8 @@ class JudgeRunner:
                         prompt_versions={m: str(version(m)) for m in keys},
                         question=item.question, reference=item.reference, repeat=item.repeat),
             embedder=str(getattr(judge, "embedder_id", "")),
-            answer=self.redact(item.answer), contexts=[self.redact(c.text) for c in item.contexts])
+            sentences=[len(x) for x in sentences(item.answer)],
+            contexts=[len(c.text) for c in item.contexts])
         where = index_key(goldset, item.question_id, item.repeat, judge.judge_id)
         if read_entry(self.cache.get(where)) != entry:
             self.cache.set(where, entry.model_dump())
