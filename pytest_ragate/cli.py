@@ -765,11 +765,16 @@ def plan(paths: tuple[Path, ...], judge: str | None, repeat: int | None,
     if repeat is None and ini.get("ragate_repeat"):
         repeat = click.IntRange(1, 100).convert(ini["ragate_repeat"], None, None)
     questions = _planned_questions(paths, repeat)
+    if price_in is None:
+        price_in = _price(ini.get("ragate_judge_price_in"), "ragate_judge_price_in")
+    if price_out is None:
+        price_out = _price(ini.get("ragate_judge_price_out"), "ragate_judge_price_out")
+    if (price_in is None) != (price_out is None):
+        raise click.ClickException("the judge's prices go together: --price-in and "
+                                   "--price-out (or ragate_judge_price_in and _out), 0 for a "
+                                   "side that is free")
     made = make_plan(questions, planned_judge, cache_dir, contexts=contexts,
-                     price_in=price_in if price_in is not None else
-                     _price(ini.get("ragate_judge_price_in"), "ragate_judge_price_in"),
-                     price_out=price_out if price_out is not None else
-                     _price(ini.get("ragate_judge_price_out"), "ragate_judge_price_out"))
+                     price_in=price_in, price_out=price_out)
     click.echo(made.as_json() if as_json else _plan_text(made))
 
 

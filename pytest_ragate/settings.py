@@ -316,6 +316,10 @@ def read_settings(config: pytest.Config) -> Settings:
     for section, model in SECTIONS.items():
         sections[section], found = _section(model, given(config, model))
         problems += found
+    judge = sections.get("judge")
+    if judge is not None and (judge.judge_price_in is None) != (judge.judge_price_out is None):
+        problems.append("  ragate_judge_price_in and ragate_judge_price_out go together: a "
+                        "judge's cost needs both (0 for a side that is free)")
     if problems:
         raise pytest.UsageError("invalid pytest-ragate settings:\n" + "\n".join(problems))
     run = RunSettings(**{f.name: config.getoption(f"ragate_{f.name}")

@@ -157,3 +157,9 @@ def test_a_bad_goldset_path_is_one_error(tmp_path: Path) -> None:
     broken = planned(tmp_path, "gs")
     assert broken.exit_code == 1 and len(broken.output.strip().splitlines()) == 1
     assert "not a valid goldset" in broken.output and "questions.jsonl" in broken.output
+
+
+def test_one_price_without_the_other_is_refused(tmp_path: Path) -> None:
+    project(tmp_path)
+    done = planned(tmp_path, "gs", "--price-in", "1.5")
+    assert done.exit_code == 1 and "prices go together" in done.output

@@ -53,3 +53,14 @@ def test_read(pytestconfig):
     result = pytester.runpytest("conftest.py", "--ragate-top-k=9", "-p", "no:cacheprovider",
                                 "-o", "python_files=conftest.py")
     result.assert_outcomes(passed=1)
+
+
+def test_one_judge_price_without_the_other_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    """A cost priced on one side only would read as the whole cost, understated."""
+    pytester.makepyfile("def test_x():\n    pass\n")
+    result = pytester.runpytest("--ragate-judge-price-in=0.15", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*ragate_judge_price_in and ragate_judge_price_out go "
+                                 "together*"])
+    assert pytester.runpytest("--ragate-judge-price-in=0.15", "--ragate-judge-price-out=0",
+                              "-p", "no:cacheprovider").ret == 0
