@@ -51,7 +51,8 @@ class Stopping:
     order: list[str]  # the question names, in asking order
     tracks: dict[str, FloorTrack]  # the floors over questions, by floor name
     kinds: dict[str, str | None]  # floor name -> the kind it is over (None: all questions)
-    min_n: int = 0  # `ragate_min_n`: never stop before this many questions
+    min_n: int = 0  # `ragate_min_n`: no floor is decided early on fewer questions with a unit
+    # of its metric (of its kind) than this, as the full run's rule counts them
     _: KW_ONLY
     member_kind: dict[str, str] = field(default_factory=dict)  # question name -> its kind
     fed: int = 0  # how many of `order` were fed
@@ -125,7 +126,8 @@ class Stopping:
                 if self.kinds[floor] in (None, self.member_kind[name]):
                     track.feed(record)
             self.fed += 1
-            if self.fed >= self.min_n and all(t.call is not None for t in self.tracks.values()):
+            if all(t.call is not None and t.questions >= self.min_n
+                   for t in self.tracks.values()):
                 self.stopped_at = self.fed
                 self.waiting.clear()
                 return

@@ -1,0 +1,103 @@
+"""Adversary tests of `--ragate-sequential`: each tries to make a sequential gate pass a floor
+that asking every question fails, or make its outputs disagree with what ran. A test that
+holds guards a rule; each must fail if the rule breaks."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_ragate.decision.population import Collected, Member, Population, SequentialPlan
+from pytest_ragate.decision.run_decision import Arrived, Rules, decide_run
+from pytest_ragate.decision.sequential import Stopping
+from pytest_ragate.scoring.gates import Floor, Strictness
+from pytest_ragate.scoring.messages import not_needed
+from pytest_ragate.scoring.records import QuestionRecord
+from tests.conftest import WORKERS, junit_cases, run_pytester
+from tests.test_decision import member, node, population, scored, spec
+from tests.test_fail_closed import planned, write_many
+
+SEQUENTIAL = ("--ragate-sequential", "on", "--ragate-sequential-seed", "7")
+
+
+def floor_case(metric: str) -> str:
+    return f"gs.ragate.toml::floor[{metric}]"
+
+
+def asked(pytester: pytest.Pytester) -> list[str]:
+    """The questions the system was asked, in the order it was asked them."""
+    path = pytester.path / "ran.txt"
+    lines = path.read_text().splitlines() if path.exists() else []
+    return [line.split()[-1].rstrip("?") for line in lines]
+
+
+def goldset(pytester: pytest.Pytester, n: int, floors: str, behaviour: dict[str, str],
+            ) -> None:
+    write_many(pytester.path / "gs", n, floors)
+    pytester.makeconftest(planned(behaviour))
+
+
+def outcomes(pytester: pytest.Pytester) -> dict[str, object]:
+    return {name: case["outcome"]
+            for name, case in junit_cases(pytester.path / "junit.xml").items()}
+
+
+# --- the pure decision: a live stop replayed, each skipped question "not needed" -----------
+
+
+def decided(members: list[Member], rows: dict[str, QuestionRecord], floors: list[Floor],
+            rules: Rules, *, sequential: bool) -> dict[str, str]:
+    """Each floor's outcome when the run asked every question (`sequential` False) or
+    stopped where the same rule stops (the questions after it skipped as not needed)."""
+    pop: Population = population(members)
+    skip: frozenset[str] = frozenset()
+    if sequential:
+        pop = pop.model_copy(update={"sequential": SequentialPlan(seed=5, alpha=0.05)})
+        stopping = Stopping.of(pop, floors, min_n=rules.strictness.min_n)
+        assert stopping is not None
+        skip = stopping.replay(rows).not_needed
+        reason = "Skipped: " + not_needed(stopping.stopped_at or 0, len(rows))
+    arrived = Arrived()
+    for m in members:
+        row = rows[m.item_name]
+        if m.item_name in skip:
+            row = row.model_copy(update={"status": "skipped", "error": reason})
+        arrived.records[node(m)] = row
+    done = decide_run(Collected(floors=[spec(f) for f in floors], populations=[pop]),
+                      arrived, rules)
+    return {v.floor.name: v.outcome for v in done.runs[0].verdicts}
+
+
+def test_min_n_refuses_a_kind_floor_the_stop_would_pass() -> None:
+    """A kind of 10 questions under `ragate_min_n = 30`: asking everything refuses its floor
+    (fails), so stopping after 30 questions of the goldset must not pass it on the 6 of
+    that kind it saw."""
+    members = [member(f"q{i:03d}", index=i, kind="rare" if i < 10 else "single")
+               for i in range(200)]
+    rows = {m.item_name: scored(m) for m in members}
+    floors = [Floor("evidence_recall", 0.5), Floor("evidence_recall", 0.5, kind="rare")]
+    rules = Rules(strictness=Strictness(min_n=30))
+    full = decided(members, rows, floors, rules, sequential=False)
+    assert full == {"floor[evidence_recall]": "passed",
+                    "floor[rare:evidence_recall]": "failed"}
+    assert decided(members, rows, floors, rules, sequential=True) == full
+
+
+# --- end to end ------------------------------------------------------------------------------
+
+UNCITED = "Answer(text='an answer', contexts=[right])"
+
+
+@pytest.mark.heavy
+@WORKERS
+def test_min_n_counts_the_floors_units_not_the_questions_asked(pytester: pytest.Pytester,
+                                                               workers: str) -> None:
+    """citation_accuracy counts cited answers: 29 of 60 questions cite, fewer than
+    `ragate_min_n = 30`, so the full run refuses (fails) the floor; a stop after 30 or
+    more questions, on fewer than 30 cited answers, must not pass it."""
+    goldset(pytester, 60, "[floors]\ncitation_accuracy = 0.3\n",
+            {f"q{i:02d}": UNCITED for i in range(29, 60)})
+    result = run_pytester(pytester, workers, "gs", *SEQUENTIAL, "-o", "ragate_min_n=30",
+                          "--junitxml=junit.xml")
+    assert result.ret == 1, result.stdout.str()
+    assert outcomes(pytester)[floor_case("citation_accuracy")] == "failure"
+    assert "fewer than ragate_min_n = 30" in result.stdout.str()
