@@ -12,7 +12,7 @@ from pytest_ragate.decision.sequential import Stopping
 from pytest_ragate.scoring.gates import Floor, Strictness
 from pytest_ragate.scoring.messages import not_needed
 from pytest_ragate.scoring.records import QuestionRecord
-from tests.conftest import WORKERS, junit_cases, run_pytester
+from tests.conftest import WORKERS, junit_cases, run_command, run_pytester
 from tests.test_decision import member, node, population, scored, spec
 from tests.test_fail_closed import planned, write_many
 
@@ -101,3 +101,37 @@ def test_min_n_counts_the_floors_units_not_the_questions_asked(pytester: pytest.
     assert result.ret == 1, result.stdout.str()
     assert outcomes(pytester)[floor_case("citation_accuracy")] == "failure"
     assert "fewer than ragate_min_n = 30" in result.stdout.str()
+
+
+def every_20th_wrong(n: int) -> dict[str, str]:
+    """95% of the questions cited right: clears a floor of 0.85 by far, and stops early."""
+    return {f"q{i:02d}": "cite(wrong)" for i in range(n) if i % 20 == 0}
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("opted", ["flag", "toml"])
+def test_ragate_decide_of_a_sequential_results_file_decides_as_the_run(
+        pytester: pytest.Pytester, opted: str) -> None:
+    """`ragate decide` of one sequential run's results file replays its rows through the
+    rule that stopped it (seed and budget from the file): the same verdict, not 'missing'
+    for every question the run did not need, nor a refusal of the goldset's own opt-in."""
+    goldset(pytester, 200, "[floors]\ncitation_accuracy = 0.85\n", every_20th_wrong(200))
+    flags: tuple[str, ...] = SEQUENTIAL
+    if opted == "toml":
+        toml = pytester.path / "gs" / "ragate.toml"
+        toml.write_text("sequential = true\n" + toml.read_text())
+        flags = ("--ragate-sequential-seed", "7")
+    result = run_pytester(pytester, "0", "gs", *flags, "--ragate-results=out.jsonl",
+                          "--junitxml=junit.xml")
+    assert result.ret == 0, result.stdout.str()
+    ran = len(asked(pytester))
+    assert ran < 200
+    message = str(junit_cases(pytester.path / "junit.xml")[floor_case("citation_accuracy")][
+        "props"]["message"])
+    decided = run_command(pytester.path, "decide", "out.jsonl", "--", "gs", "-p",
+                          "no:cacheprovider", "--junitxml=dec.xml")
+    assert decided.returncode == 0, decided.stdout[-3000:] + decided.stderr[-2000:]
+    case = junit_cases(pytester.path / "dec.xml")[floor_case("citation_accuracy")]
+    assert case["outcome"] == "passed" and case["props"]["message"] == message
+    assert f"decided after {ran} of 200" in message
+    assert len(asked(pytester)) == ran  # decide asked no one

@@ -23,6 +23,7 @@ from pytest_ragate.decision.population import (
     Collected,
     Member,
     Population,
+    SequentialPlan,
     anchor_name,
     population_shards,
 )
@@ -97,6 +98,17 @@ def judged_as_saved(found: Collected, row_knobs: dict[str, Any]) -> Collected:
     judge = row_knobs.get("judge")
     return found.model_copy(update={"populations": [
         p.model_copy(update={"judge": judge}) for p in found.populations]})
+
+
+def asked_as_saved(found: Collected, files: Sequence[ResultsFile]) -> Collected:
+    """Each route asked in the order its run asked it: a sequential run's plan (its seed and
+    error budget, from the file's goldset stamp), so its questions skipped as not needed are
+    replayed through the rule that skipped them, not taken for missing results."""
+    plans = {stamp.route: SequentialPlan.model_validate(stamp.sequential)
+             for f in files if f.header is not None
+             for stamp in f.header.goldsets if stamp.sequential is not None}
+    return found.model_copy(update={"populations": [
+        p.model_copy(update={"sequential": plans.get(p.route)}) for p in found.populations]})
 
 
 def hold(files: Sequence[ResultsFile], collected: Collected,
