@@ -17,6 +17,7 @@ from tests.test_decision import member, node, population, scored, spec
 from tests.test_fail_closed import planned, write_many
 
 SEQUENTIAL = ("--ragate-sequential", "on", "--ragate-sequential-seed", "7")
+GATE = Rules()
 
 
 def floor_case(metric: str) -> str:
@@ -45,13 +46,13 @@ def outcomes(pytester: pytest.Pytester) -> dict[str, object]:
 
 
 def decided(members: list[Member], rows: dict[str, QuestionRecord], floors: list[Floor],
-            rules: Rules, *, sequential: bool) -> dict[str, str]:
+            rules: Rules = GATE, *, sequential: bool, seed: int = 5) -> dict[str, str]:
     """Each floor's outcome when the run asked every question (`sequential` False) or
     stopped where the same rule stops (the questions after it skipped as not needed)."""
     pop: Population = population(members)
     skip: frozenset[str] = frozenset()
     if sequential:
-        pop = pop.model_copy(update={"sequential": SequentialPlan(seed=5, alpha=0.05)})
+        pop = pop.model_copy(update={"sequential": SequentialPlan(seed=seed, alpha=0.05)})
         stopping = Stopping.of(pop, floors, min_n=rules.strictness.min_n)
         assert stopping is not None
         skip = stopping.replay(rows).not_needed
@@ -80,6 +81,81 @@ def test_min_n_refuses_a_kind_floor_the_stop_would_pass() -> None:
     assert full == {"floor[evidence_recall]": "passed",
                     "floor[rare:evidence_recall]": "failed"}
     assert decided(members, rows, floors, rules, sequential=True) == full
+
+
+def spans_row(m: Member, found: int) -> QuestionRecord:
+    """A scored row of `m` that found `found` of its expected spans."""
+    return scored(m).model_copy(update={
+        "evidence_spans": m.evidence_spans, "evidence_spans_found": found,
+        "evidence_ranks": [1] * found + [None] * (m.evidence_spans - found),
+        "metrics": {"evidence_recall": found / m.evidence_spans}})
+
+
+def with_spans(m: Member, spans: int) -> Member:
+    return m.model_copy(update={"evidence_spans": spans, "expected": m.expected * spans})
+
+
+def test_evidence_recall_is_tested_over_spans_not_over_questions() -> None:
+    """Half the questions have 1 span, found; half have 3, none found: recall over spans is
+    0.25 (fails 0.4), though the mean per question is 0.5: no seed may pass it early."""
+    members = [with_spans(member(f"q{i:03d}", index=i), 1 if i % 2 else 3) for i in range(120)]
+    rows = {m.item_name: spans_row(m, 1 if m.evidence_spans == 1 else 0) for m in members}
+    floors = [Floor("evidence_recall", 0.4)]
+    assert decided(members, rows, floors, sequential=False) == {"floor[evidence_recall]":
+                                                                "failed"}
+    for seed in range(4):
+        assert decided(members, rows, floors, sequential=True, seed=seed) == {
+            "floor[evidence_recall]": "failed"}, seed
+
+
+def test_an_upper_bound_floor_is_decided_on_its_side() -> None:
+    """`{max = 0.3}` over a recall of 0.6 fails, and over 0.6 with `{max = 0.9}` passes,
+    stopped early or not; an xfail floor that holds is xpassed (a failure) either way."""
+    members = [member(f"q{i:03d}", index=i) for i in range(150)]
+    rows = {m.item_name: scored(m, found=i % 5 < 3) for i, m in enumerate(members)}
+    cases = [(Floor("evidence_recall", 0.3, upper=True), "failed"),
+             (Floor("evidence_recall", 0.9, upper=True), "passed"),
+             (Floor("evidence_recall", 0.3, xfail="known"), "xpassed"),
+             (Floor("evidence_recall", 0.9, xfail="known"), "xfailed")]
+    for floor, expected in cases:
+        assert decided(members, rows, [floor], sequential=False) == {floor.name: expected}
+        for seed in range(3):
+            assert decided(members, rows, [floor], sequential=True, seed=seed) == {
+                floor.name: expected}, (floor, seed)
+
+
+def test_one_question_or_more_floors_than_questions_is_decided_as_the_full_run() -> None:
+    one = [member("q000")]
+    for found in (True, False):
+        rows = {"q000": scored(one[0], found=found)}
+        floors = [Floor("evidence_recall", 0.5), Floor("abstention_accuracy", 0.5)]
+        assert decided(one, rows, floors, sequential=True) == decided(
+            one, rows, floors, sequential=False)
+    three = [member(f"q{i}", index=i) for i in range(3)]
+    rows = {m.item_name: scored(m, found=m.index != 1) for m in three}
+    floors = [Floor("evidence_recall", 0.6), Floor("abstention_accuracy", 0.9),
+              Floor("citation_accuracy", 0.5), Floor("evidence_recall", 0.7, kind="single")]
+    full = decided(three, rows, floors, sequential=False)
+    assert full["floor[evidence_recall]"] == "passed"
+    for seed in range(6):
+        assert decided(three, rows, floors, sequential=True, seed=seed) == full, seed
+
+
+def test_questions_without_a_unit_of_the_metric_move_nothing() -> None:
+    """citation_accuracy over 40 cited answers, 35 of them wrong, among 200 questions (160
+    uncited): 0.125, failing 0.5, however many uncited questions the order puts first."""
+    members = [member(f"q{i:03d}", index=i) for i in range(200)]
+    rows = {}
+    for i, m in enumerate(members):
+        cited = i % 5 == 0
+        rows[m.item_name] = scored(m).model_copy(update={
+            "citations": int(cited), "citations_correct": int(cited and i % 40 == 0)})
+    floors = [Floor("citation_accuracy", 0.5)]
+    assert decided(members, rows, floors, sequential=False) == {
+        "floor[citation_accuracy]": "failed"}
+    for seed in range(3):
+        assert decided(members, rows, floors, sequential=True, seed=seed) == {
+            "floor[citation_accuracy]": "failed"}, seed
 
 
 # --- end to end ------------------------------------------------------------------------------
