@@ -8,11 +8,11 @@ import pytest
 
 from pytest_ragate.decision.population import Collected, Member, Population, SequentialPlan
 from pytest_ragate.decision.run_decision import Arrived, Rules, decide_run
-from pytest_ragate.decision.sequential import Stopping
+from pytest_ragate.decision.sequential import Stopping, asking_order
 from pytest_ragate.scoring.gates import Floor, Strictness
 from pytest_ragate.scoring.messages import not_needed
 from pytest_ragate.scoring.records import QuestionRecord
-from tests.conftest import WORKERS, junit_cases, run_command, run_pytester
+from tests.conftest import WORKERS, junit_cases, rows_of, run_command, run_pytester
 from tests.test_decision import member, node, population, scored, spec
 from tests.test_fail_closed import planned, write_many
 
@@ -211,3 +211,62 @@ def test_ragate_decide_of_a_sequential_results_file_decides_as_the_run(
     assert case["outcome"] == "passed" and case["props"]["message"] == message
     assert f"decided after {ran} of 200" in message
     assert len(asked(pytester)) == ran  # decide asked no one
+
+
+N = 60
+FLOOR = "[floors]\ncitation_accuracy = 0.85\n"
+FORGED = f"pytest.skip({not_needed(3, N)!r})"
+
+
+def in_order(seed: int = 7, n: int = N) -> list[str]:
+    return asking_order(seed, "gs/ragate.toml", [f"q{i:02d}" for i in range(n)])
+
+
+@pytest.mark.heavy
+@WORKERS
+def test_a_system_that_skips_its_wrong_answers_as_not_needed_fails(pytester: pytest.Pytester,
+                                                                   workers: str) -> None:
+    """The system skips every question it would get wrong, with the very reason a stop
+    gives: the first such skip is no stop the rule made, so every question is asked, each
+    forged skip is a missing result, and the floor fails."""
+    wrong = [q for i, q in enumerate(in_order()) if i % 3 == 1]
+    goldset(pytester, N, FLOOR, {q: FORGED for q in wrong})
+    result = run_pytester(pytester, workers, "gs", *SEQUENTIAL, "--junitxml=junit.xml",
+                          "--ragate-results=out.jsonl")
+    assert result.ret == 1, result.stdout.str()
+    assert outcomes(pytester)[floor_case("citation_accuracy")] == "failure"
+    assert len(asked(pytester)) == N
+    assert f"{wrong[0]} was skipped: from there every question was asked" in result.stdout.str()
+
+
+@pytest.mark.heavy
+def test_a_worker_that_dies_before_the_stop_fails_the_gate(pytester: pytest.Pytester) -> None:
+    """Under -n 2 the second question asked kills its worker: no row comes for it, so the
+    controller never stops, and the floor fails over the crashed question."""
+    dies = in_order()[1]
+    goldset(pytester, N, FLOOR, {dies: "os.kill(os.getpid(), signal.SIGKILL)"})
+    result = run_pytester(pytester, "2", "gs", *SEQUENTIAL, "--junitxml=junit.xml")
+    assert result.ret == 1, result.stdout.str()
+    assert outcomes(pytester)[floor_case("citation_accuracy")] == "failure"
+    assert "not needed" not in result.stdout.str()
+    assert len(asked(pytester)) == N
+    assert dies in str(junit_cases(pytester.path / "junit.xml")[
+        floor_case("citation_accuracy")]["props"]["message"])
+
+
+@pytest.mark.heavy
+@WORKERS
+def test_exitfirst_on_an_errored_question_is_no_stop(pytester: pytest.Pytester,
+                                                     workers: str) -> None:
+    """-x ends the run at the second question asked, which errors: the questions after it
+    never ran, and none of them is reported as not needed."""
+    errs = in_order()[1]
+    goldset(pytester, N, FLOOR, {errs: "1/0"})
+    result = run_pytester(pytester, workers, "gs", *SEQUENTIAL, "-x",
+                          "--ragate-results=out.jsonl", "--junitxml=junit.xml")
+    assert result.ret in (pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.INTERRUPTED)
+    out = result.stdout.str()
+    assert "not needed" not in out and "ragate: INCOMPLETE: the run stopped early" in out
+    rows = rows_of(pytester.path / "out.jsonl")
+    assert rows[errs]["status"] == "error"
+    assert not [q for q, row in rows.items() if row["status"] == "skipped"]
