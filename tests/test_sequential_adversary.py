@@ -270,3 +270,30 @@ def test_exitfirst_on_an_errored_question_is_no_stop(pytester: pytest.Pytester,
     rows = rows_of(pytester.path / "out.jsonl")
     assert rows[errs]["status"] == "error"
     assert not [q for q, row in rows.items() if row["status"] == "skipped"]
+
+
+@pytest.mark.heavy
+def test_a_sequential_run_that_stopped_is_no_baseline(pytester: pytest.Pytester) -> None:
+    """A run that stopped after a few questions scored only those: as a baseline, a drop on
+    every question it did not ask would pair with nothing and pass. From a history file the
+    last line that asked every question is the baseline; named alone (`PATH:LINE`, or its
+    results file), a stopped run is a usage error that says why."""
+    goldset(pytester, N, "[floors]\ncitation_accuracy = 0.5\n", {})
+    assert run_pytester(pytester, "0", "gs", "--ragate-history=h.jsonl").ret == 0
+    result = run_pytester(pytester, "0", "gs", *SEQUENTIAL, "--ragate-history=h.jsonl",
+                          "--ragate-results=seq.jsonl")
+    assert result.ret == 0 and len(asked(pytester)) < 2 * N  # it stopped
+    stopped_at = len(asked(pytester)) - N
+    worse = {q: "cite(wrong)" for i, q in enumerate(in_order()) if i >= stopped_at and i % 2}
+    pytester.makeconftest(planned(worse))
+    result = run_pytester(pytester, "0", "gs", "--ragate-baseline=h.jsonl",
+                          "--junitxml=junit.xml")
+    assert result.ret == 1, result.stdout.str()
+    result.stdout.re_match_lines([r"mini +citation_accuracy +1\.00 +0\.\d+ .* 60 +paired "
+                                  r"bootstrap .*FAIL"])
+    assert "history line h.jsonl:1 " in result.stdout.str()
+    for given in ("h.jsonl:2", "seq.jsonl"):
+        result = run_pytester(pytester, "0", "gs", f"--ragate-baseline={given}")
+        assert result.ret == pytest.ExitCode.USAGE_ERROR, given
+        assert "is no baseline: a regression check pairs every question" in (
+            result.stderr.str() + result.stdout.str()), given
