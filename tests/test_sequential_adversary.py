@@ -9,6 +9,8 @@ import pytest
 from pytest_ragate.decision.population import Collected, Member, Population, SequentialPlan
 from pytest_ragate.decision.run_decision import Arrived, Rules, decide_run
 from pytest_ragate.decision.sequential import Stopping, asking_order
+from pytest_ragate.goldsets.sealed import Scrypt
+from pytest_ragate.goldsets.sealing import seal_goldset
 from pytest_ragate.scoring.gates import Floor, Strictness
 from pytest_ragate.scoring.messages import not_needed
 from pytest_ragate.scoring.records import QuestionRecord
@@ -363,3 +365,24 @@ def test_a_seed_pinned_in_the_ini_file_is_not_an_order_the_system_can_fit(
     pytester.makeini("[pytest]\nragate_sequential = on\nragate_sequential_seed = 7\n")
     result = run_pytester(pytester, "0", "gs")
     assert result.ret != pytest.ExitCode.OK, result.stdout.str()
+
+
+@pytest.mark.heavy
+@WORKERS
+def test_a_sealed_goldset_stops_with_its_key_and_fails_without(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, workers: str) -> None:
+    """With its key, a sealed goldset is asked sequentially like any other; without it, its
+    questions are skipped as sealed, never as not needed, and the floor fails."""
+    goldset(pytester, N, "[floors]\nevidence_recall = 0.5\n", {})
+    seal_goldset(pytester.path / "gs", "s3cret", kdf=Scrypt(log2_n=10, p=1))
+    monkeypatch.setenv("RAGATE_SEAL_KEY", "s3cret")
+    result = run_pytester(pytester, workers, "gs", *SEQUENTIAL, "--junitxml=junit.xml")
+    assert result.ret == 0, result.stdout.str()
+    assert 0 < len(asked(pytester)) < N
+    assert "decided after" in str(junit_cases(pytester.path / "junit.xml")[
+        floor_case("evidence_recall")]["props"]["message"])
+    monkeypatch.delenv("RAGATE_SEAL_KEY")
+    result = run_pytester(pytester, workers, "gs", *SEQUENTIAL, "--junitxml=junit.xml")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    assert "not needed" not in result.stdout.str()
+    assert outcomes(pytester)[floor_case("evidence_recall")] == "failure"
