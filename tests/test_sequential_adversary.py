@@ -168,6 +168,26 @@ def test_questions_without_a_unit_of_the_metric_move_nothing() -> None:
             "floor[citation_accuracy]": "failed"}, seed
 
 
+def test_a_question_deselected_before_the_stop_leaves_the_floor_to_the_full_rule() -> None:
+    """-k took out the third question of the order: the feeding waits for it (it never
+    comes), so nothing stops, and the floor is skipped as the full run skips it; never
+    passed on the questions around the gap."""
+    names = [f"q{i:03d}" for i in range(200)]
+    gone = asking_order(5, "gs/ragate.toml", names)[2]
+    members = [member(n, index=i, selected=n != gone) for i, n in enumerate(names)]
+    rows = {m.item_name: scored(m) for m in members if m.nodeid is not None}
+    floors = [Floor("evidence_recall", 0.5)]
+    pop = population(members).model_copy(
+        update={"sequential": SequentialPlan(seed=5, alpha=0.05)})
+    stopping = Stopping.of(pop, floors)
+    assert stopping is not None and not stopping.replay(rows).stopped
+    assert stopping.fed == 2 and gone in (stopping.halted or "")
+    arrived = Arrived(records={node(m): rows[m.item_name] for m in members if m.nodeid})
+    [verdict] = decide_run(Collected(floors=[spec(floors[0])], populations=[pop]),
+                           arrived).runs[0].verdicts
+    assert verdict.outcome == "skipped" and "deselected" in verdict.message
+
+
 # --- end to end ------------------------------------------------------------------------------
 
 UNCITED = "Answer(text='an answer', contexts=[right])"
