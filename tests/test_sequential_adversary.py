@@ -207,6 +207,7 @@ def test_min_n_counts_the_floors_units_not_the_questions_asked(pytester: pytest.
     assert result.ret == 1, result.stdout.str()
     assert outcomes(pytester)[floor_case("citation_accuracy")] == "failure"
     assert "fewer than ragate_min_n = 30" in result.stdout.str()
+    assert "floor[citation_accuracy] undecided until the last question" in result.stdout.str()
 
 
 def every_20th_wrong(n: int) -> dict[str, str]:

@@ -143,7 +143,8 @@ def outcome(stopping: Stopping, plan: SequentialPlan) -> SequentialOutcome:
 
 
 def _undecided(stopping: Stopping) -> str:
-    open_ = [name for name, t in stopping.tracks.items() if t.call is None]
+    open_ = [name for name, t in stopping.tracks.items()
+             if t.call is None or t.questions < stopping.min_n]
     stuck = next((t.stuck for t in stopping.tracks.values() if t.stuck), None)
     if stuck:
         return messages.stuck(stuck)
