@@ -110,12 +110,11 @@ def test_evidence_recall_is_tested_over_spans_not_over_questions() -> None:
     0.25 (fails 0.4), though the mean per question is 0.5: no seed may pass it early."""
     members = [with_spans(member(f"q{i:03d}", index=i), 1 if i % 2 else 3) for i in range(120)]
     rows = {m.item_name: spans_row(m, 1 if m.evidence_spans == 1 else 0) for m in members}
-    floors = [Floor("evidence_recall", 0.4)]
-    assert decided(members, rows, floors, sequential=False) == {"floor[evidence_recall]":
-                                                                "failed"}
-    for seed in range(4):
-        assert decided(members, rows, floors, sequential=True, seed=seed) == {
-            "floor[evidence_recall]": "failed"}, seed
+    for floor in (Floor("evidence_recall", 0.4), Floor("evidence_recall@1", 0.4)):
+        assert decided(members, rows, [floor], sequential=False) == {floor.name: "failed"}
+        for seed in range(2):
+            assert decided(members, rows, [floor], sequential=True, seed=seed) == {
+                floor.name: "failed"}, (floor, seed)
 
 
 def test_an_upper_bound_floor_is_decided_on_its_side() -> None:
@@ -166,6 +165,10 @@ def test_questions_without_a_unit_of_the_metric_move_nothing() -> None:
     for seed in range(3):
         assert decided(members, rows, floors, sequential=True, seed=seed) == {
             "floor[citation_accuracy]": "failed"}, seed
+    uncited = {name: row.model_copy(update={"citations": 0, "citations_correct": 0})
+               for name, row in rows.items()}  # no unit at all: the full run fails it
+    assert decided(members, uncited, floors, sequential=True) == decided(
+        members, uncited, floors, sequential=False) == {"floor[citation_accuracy]": "failed"}
 
 
 def test_a_question_deselected_before_the_stop_leaves_the_floor_to_the_full_rule() -> None:
