@@ -410,3 +410,33 @@ def test_a_sealed_goldset_stops_with_its_key_and_fails_without(
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
     assert "not needed" not in result.stdout.str()
     assert outcomes(pytester)[floor_case("evidence_recall")] == "failure"
+
+
+@pytest.mark.heavy
+@WORKERS
+def test_an_error_after_the_stop_is_never_hidden(pytester: pytest.Pytester,
+                                                 workers: str) -> None:
+    """The system raises on every question from the 10th of the order on, and the floor is
+    decided before it (all right before): a question asked after the stop (in flight under
+    -n 2) that raised is an errored result, and fails the run; one never asked is not
+    needed. Either way no error is reported as a pass."""
+    order = in_order(7, 200)
+    raising = set(order[9:])
+    goldset(pytester, 200, "[floors]\ncitation_accuracy = 0.5\n", dict.fromkeys(raising, "1/0"))
+    result = run_pytester(pytester, workers, "gs", *SEQUENTIAL, "--junitxml=junit.xml",
+                          "--ragate-results=out.jsonl")
+    ran = asked(pytester)
+    assert 0 < len(ran) < 200
+    raised = [q for q in ran if q in raising]
+    rows = rows_of(pytester.path / "out.jsonl")
+    assert all(rows[q]["status"] == "error" for q in raised)
+    cases = junit_cases(pytester.path / "junit.xml")
+    assert {f"gs.ragate.toml::{q}" for q in ran} <= set(cases)
+    assert all(cases[f"gs.ragate.toml::{q}"]["outcome"] in ("failure", "error") for q in raised)
+    if raised:
+        assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    else:
+        assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+        assert cases[floor_case("citation_accuracy")]["outcome"] == "passed"
+    skipped = [q for q, row in rows.items() if row["status"] == "skipped"]
+    assert not set(skipped) & set(ran) and len(skipped) + len(ran) == 200
