@@ -440,3 +440,44 @@ def test_an_error_after_the_stop_is_never_hidden(pytester: pytest.Pytester,
         assert cases[floor_case("citation_accuracy")]["outcome"] == "passed"
     skipped = [q for q, row in rows.items() if row["status"] == "skipped"]
     assert not set(skipped) & set(ran) and len(skipped) + len(ran) == 200
+
+
+DECORATED_SKIPPING = '''
+import pytest
+import pytest_ragate as ragate
+
+WRONG = {wrong!r}
+
+@ragate.goldset("gs")
+def test_mine(ragate_question, my_rag):
+    if ragate_question.question_id in WRONG:
+        pytest.skip({reason!r})
+    return my_rag(ragate_question.question)
+'''
+
+
+@pytest.mark.heavy
+@WORKERS
+def test_the_decorated_route_alone_stops_and_cannot_forge_a_stop(pytester: pytest.Pytester,
+                                                                 workers: str) -> None:
+    """A @ragate.goldset test run alone stops like the file route; the same test skipping
+    the questions it would get wrong with the stop's own reason asks on, and fails."""
+    write_many(pytester.path / "gs", N, FLOOR)
+    both_routes(pytester, planned({}))
+    result = run_pytester(pytester, workers, "test_rag.py", *SEQUENTIAL, "--junitxml=junit.xml")
+    assert result.ret == 0, result.stdout.str()
+    assert 0 < len(asked(pytester)) < N
+    [floor] = [c for name, c in junit_cases(pytester.path / "junit.xml").items()
+               if "floor[" in name]
+    assert floor["outcome"] == "passed" and "decided after" in str(floor["props"]["message"])
+    (pytester.path / "ran.txt").unlink()
+    wrong = [q for i, q in enumerate(asking_order(7, "test_rag.py::test_mine",
+                                                  [f"q{i:02d}" for i in range(N)])) if i % 3 == 1]
+    (pytester.path / "test_rag.py").write_text(DECORATED_SKIPPING.format(
+        wrong=wrong, reason=not_needed(2, N)))
+    result = run_pytester(pytester, workers, "test_rag.py", *SEQUENTIAL, "--junitxml=junit.xml")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    assert len(asked(pytester)) == N - len(wrong)
+    [floor] = [c for name, c in junit_cases(pytester.path / "junit.xml").items()
+               if "floor[" in name]
+    assert floor["outcome"] == "failure"
