@@ -4,6 +4,8 @@ holds guards a rule; each must fail if the rule breaks."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from pytest_ragate.decision.population import Collected, Member, Population, SequentialPlan
@@ -11,6 +13,7 @@ from pytest_ragate.decision.run_decision import Arrived, Rules, decide_run
 from pytest_ragate.decision.sequential import Stopping, asking_order
 from pytest_ragate.goldsets.sealed import Scrypt
 from pytest_ragate.goldsets.sealing import seal_goldset
+from pytest_ragate.outputs.results import HEADER_KEY
 from pytest_ragate.scoring.gates import Floor, Strictness
 from pytest_ragate.scoring.messages import not_needed
 from pytest_ragate.scoring.records import QuestionRecord
@@ -245,6 +248,16 @@ def test_ragate_decide_of_a_sequential_results_file_decides_as_the_run(
     assert case["outcome"] == "passed" and case["props"]["message"] == message
     assert f"decided after {ran} of 200" in message
     assert len(asked(pytester)) == ran  # decide asked no one
+    lines = (pytester.path / "out.jsonl").read_text().splitlines()
+    header = next(i for i, line in enumerate(lines) if HEADER_KEY in json.loads(line))
+    data = json.loads(lines[header])
+    del data[HEADER_KEY]["goldsets"][0]["sequential"]["seed"]
+    lines[header] = json.dumps(data)
+    (pytester.path / "out.jsonl").write_text("\n".join(lines) + "\n")
+    decided = run_command(pytester.path, "decide", "out.jsonl", "--", "gs", "-p",
+                          "no:cacheprovider")
+    assert decided.returncode != 0
+    assert "out.jsonl (the run): goldset mini: sequential: " in decided.stdout, decided.stdout
 
 
 N = 60

@@ -109,8 +109,11 @@ class DecideSaved(Controller):
 
         ragate = [i for i in items if ROUTE_KEY in i.stash]
         others = [i for i in items if ROUTE_KEY not in i.stash]
-        self.collected = asked_as_saved(judged_as_saved(collected(ragate), self.row_knobs),
-                                        self.files) if ragate else None
+        self.collected = None
+        if ragate:
+            self.collected, wrong = asked_as_saved(
+                judged_as_saved(collected(ragate), self.row_knobs), self.files)
+            self.problems += wrong
         if self.collected is None or not self.collected.populations:
             self.problems.append("this session collected no goldset: give ragate decide the "
                                  "paths (and -m, -k) the shards were run with")
