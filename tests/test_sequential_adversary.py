@@ -222,9 +222,9 @@ def every_20th_wrong(n: int) -> dict[str, str]:
 
 
 @pytest.mark.heavy
-@pytest.mark.parametrize("opted", ["flag", "toml"])
+@pytest.mark.parametrize(("opted", "workers"), [("flag", "0"), ("toml", "0"), ("flag", "2")])
 def test_ragate_decide_of_a_sequential_results_file_decides_as_the_run(
-        pytester: pytest.Pytester, opted: str) -> None:
+        pytester: pytest.Pytester, opted: str, workers: str) -> None:
     """`ragate decide` of one sequential run's results file replays its rows through the
     rule that stopped it (seed and budget from the file): the same verdict, not 'missing'
     for every question the run did not need, nor a refusal of the goldset's own opt-in."""
@@ -234,7 +234,7 @@ def test_ragate_decide_of_a_sequential_results_file_decides_as_the_run(
         toml = pytester.path / "gs" / "ragate.toml"
         toml.write_text("sequential = true\n" + toml.read_text())
         flags = ("--ragate-sequential-seed", "7")
-    result = run_pytester(pytester, "0", "gs", *flags, "--ragate-results=out.jsonl",
+    result = run_pytester(pytester, workers, "gs", *flags, "--ragate-results=out.jsonl",
                           "--junitxml=junit.xml")
     assert result.ret == 0, result.stdout.str()
     ran = len(asked(pytester))
@@ -246,7 +246,8 @@ def test_ragate_decide_of_a_sequential_results_file_decides_as_the_run(
     assert decided.returncode == 0, decided.stdout[-3000:] + decided.stderr[-2000:]
     case = junit_cases(pytester.path / "dec.xml")[floor_case("citation_accuracy")]
     assert case["outcome"] == "passed" and case["props"]["message"] == message
-    assert f"decided after {ran} of 200" in message
+    # under -n 2 a question or two in flight at the stop is answered, not counted
+    assert int(message.split("decided after ")[1].split(" of 200")[0]) <= ran
     assert len(asked(pytester)) == ran  # decide asked no one
     lines = (pytester.path / "out.jsonl").read_text().splitlines()
     header = next(i for i, line in enumerate(lines) if HEADER_KEY in json.loads(line))
