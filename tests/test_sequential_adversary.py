@@ -194,6 +194,29 @@ def test_a_question_deselected_before_the_stop_leaves_the_floor_to_the_full_rule
     assert verdict.outcome == "skipped" and "deselected" in verdict.message
 
 
+def test_a_stop_that_skipped_nothing_leaves_every_answer_to_the_exact_rule() -> None:
+    """Seed 151 is an unlucky order: 14 of 30 questions right (0.47, failing 0.5), yet the
+    first 10 asked prove "holds" (a wrong call, within its error rate). When the stop
+    skipped nothing (every question was already in flight under -n 2), all 30 answers are
+    here: the floor is decided over them exactly, fails, and no output says 'not asked'."""
+    members = [member(f"q{i:03d}", index=i) for i in range(30)]
+    wrong = {*range(0, 30, 2), 1}
+    rows = {m.item_name: scored(m, found=m.index not in wrong) for m in members}
+    floor = Floor("evidence_recall", 0.5)
+    pop = population(members).model_copy(
+        update={"sequential": SequentialPlan(seed=151, alpha=0.05)})
+    stopping = Stopping.of(pop, [floor])
+    assert stopping is not None and stopping.replay(rows).stopped_at == 10
+    assert stopping.tracks[floor.name].call == "holds"
+    arrived = Arrived(records={node(m): rows[m.item_name] for m in members})
+    [run] = decide_run(Collected(floors=[spec(floor)], populations=[pop]), arrived).runs
+    assert run.verdicts[0].outcome == "failed", run.verdicts[0].message
+    assert "not asked" not in run.verdicts[0].message
+    assert run.sequential is not None and not run.sequential.stopped
+    assert run.sequential.asked == 30 and "no question was left unasked" in str(
+        run.sequential.why)
+
+
 # --- end to end ------------------------------------------------------------------------------
 
 UNCITED = "Answer(text='an answer', contexts=[right])"

@@ -114,6 +114,17 @@ class Stopping:
             self.halted = messages.never_came(self.order[self.fed])
         return self
 
+    def unless_all_asked(self, rows: Mapping[str, QuestionRecord]) -> Stopping:
+        """A stop that skipped nothing (every question after it was asked, in flight on
+        other workers) is no stop: their answers are here, and the full run's exact rule
+        decides every floor over them."""
+        if self.stopped and not any(rows[n].status == "skipped"
+                                    and messages.says_not_needed(rows[n].error)
+                                    for n in self.not_needed if n in rows):
+            self.halted = messages.asked_before_the_stop(self.stopped_at or 0)
+            self.stopped_at = None
+        return self
+
     def _advance(self) -> None:
         while self.fed < self.population and self.order[self.fed] in self.waiting:
             name = self.order[self.fed]
