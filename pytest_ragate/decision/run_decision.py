@@ -190,7 +190,7 @@ def _replayed(population: Population, collected: Collected | None, arrived: Arri
             record = _error_record(population, member, failure.why)
         if record is not None:
             rows[member.item_name] = record
-    return stopping.replay(rows)
+    return stopping.replay(rows).unless_all_asked(rows)
 
 
 def _decide_floor(spec: FloorSpec, run: GoldsetRun, population: Population, rules: Rules,

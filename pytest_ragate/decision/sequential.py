@@ -51,7 +51,8 @@ class Stopping:
     order: list[str]  # the question names, in asking order
     tracks: dict[str, FloorTrack]  # the floors over questions, by floor name
     kinds: dict[str, str | None]  # floor name -> the kind it is over (None: all questions)
-    min_n: int = 0  # `ragate_min_n`: never stop before this many questions
+    min_n: int = 0  # `ragate_min_n`: no floor is decided early on fewer questions with a unit
+    # of its metric (of its kind) than this, as the full run's rule counts them
     _: KW_ONLY
     member_kind: dict[str, str] = field(default_factory=dict)  # question name -> its kind
     fed: int = 0  # how many of `order` were fed
@@ -113,6 +114,17 @@ class Stopping:
             self.halted = messages.never_came(self.order[self.fed])
         return self
 
+    def unless_all_asked(self, rows: Mapping[str, QuestionRecord]) -> Stopping:
+        """A stop that skipped nothing (every question after it was asked, in flight on
+        other workers) is no stop: their answers are here, and the full run's exact rule
+        decides every floor over them."""
+        if self.stopped and not any(rows[n].status == "skipped"
+                                    and messages.says_not_needed(rows[n].error)
+                                    for n in self.not_needed if n in rows):
+            self.halted = messages.asked_before_the_stop(self.stopped_at or 0)
+            self.stopped_at = None
+        return self
+
     def _advance(self) -> None:
         while self.fed < self.population and self.order[self.fed] in self.waiting:
             name = self.order[self.fed]
@@ -125,7 +137,8 @@ class Stopping:
                 if self.kinds[floor] in (None, self.member_kind[name]):
                     track.feed(record)
             self.fed += 1
-            if self.fed >= self.min_n and all(t.call is not None for t in self.tracks.values()):
+            if all(t.call is not None and t.questions >= self.min_n
+                   for t in self.tracks.values()):
                 self.stopped_at = self.fed
                 self.waiting.clear()
                 return
@@ -141,7 +154,8 @@ def outcome(stopping: Stopping, plan: SequentialPlan) -> SequentialOutcome:
 
 
 def _undecided(stopping: Stopping) -> str:
-    open_ = [name for name, t in stopping.tracks.items() if t.call is None]
+    open_ = [name for name, t in stopping.tracks.items()
+             if t.call is None or t.questions < stopping.min_n]
     stuck = next((t.stuck for t in stopping.tracks.values() if t.stuck), None)
     if stuck:
         return messages.stuck(stuck)

@@ -18,11 +18,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from pydantic import ValidationError
 
 from pytest_ragate.decision.population import (
     Collected,
     Member,
     Population,
+    SequentialPlan,
     anchor_name,
     population_shards,
 )
@@ -97,6 +99,28 @@ def judged_as_saved(found: Collected, row_knobs: dict[str, Any]) -> Collected:
     judge = row_knobs.get("judge")
     return found.model_copy(update={"populations": [
         p.model_copy(update={"judge": judge}) for p in found.populations]})
+
+
+def asked_as_saved(found: Collected, files: Sequence[ResultsFile],
+                   ) -> tuple[Collected, list[str]]:
+    """Each route asked in the order its run asked it: a sequential run's plan (its seed and
+    error budget, from the file's goldset stamp), so its questions skipped as not needed are
+    replayed through the rule that skipped them, not taken for missing results; and a
+    problem for each stamp whose plan does not read."""
+    plans: dict[str, SequentialPlan] = {}
+    problems = []
+    for f in files:
+        for stamp in f.header.goldsets if f.header is not None else []:
+            if stamp.sequential is None:
+                continue
+            try:
+                plans[stamp.route] = SequentialPlan.model_validate(stamp.sequential)
+            except ValidationError as error:
+                problems.append(f"{where(f)}: goldset {stamp.goldset}: sequential: "
+                                f"{error.errors()[0]['msg']} ({stamp.sequential!r})")
+    return found.model_copy(update={"populations": [
+        p.model_copy(update={"sequential": plans.get(p.route)})
+        for p in found.populations]}), problems
 
 
 def hold(files: Sequence[ResultsFile], collected: Collected,

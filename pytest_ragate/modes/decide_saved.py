@@ -41,7 +41,13 @@ from pytest_ragate.decision.population import Collected
 from pytest_ragate.items.keys import FLOOR_KEY, ROUTE_KEY
 from pytest_ragate.modes.controller import Controller
 from pytest_ragate.modes.decide_files import read_files, where
-from pytest_ragate.modes.decide_holding import Held, Replay, hold, judged_as_saved
+from pytest_ragate.modes.decide_holding import (
+    Held,
+    Replay,
+    asked_as_saved,
+    hold,
+    judged_as_saved,
+)
 from pytest_ragate.modes.reporting import send
 from pytest_ragate.modes.saved_lines import decision_settings
 from pytest_ragate.outputs.results import Header
@@ -103,7 +109,11 @@ class DecideSaved(Controller):
 
         ragate = [i for i in items if ROUTE_KEY in i.stash]
         others = [i for i in items if ROUTE_KEY not in i.stash]
-        self.collected = judged_as_saved(collected(ragate), self.row_knobs) if ragate else None
+        self.collected = None
+        if ragate:
+            self.collected, wrong = asked_as_saved(
+                judged_as_saved(collected(ragate), self.row_knobs), self.files)
+            self.problems += wrong
         if self.collected is None or not self.collected.populations:
             self.problems.append("this session collected no goldset: give ragate decide the "
                                  "paths (and -m, -k) the shards were run with")

@@ -13,8 +13,15 @@ from pydantic import ConfigDict, ValidationError
 
 from pytest_ragate.outputs.history import HistoryLine, fmt_sha, fmt_time
 from pytest_ragate.outputs.results import HEADER_KEY, read_results
+from pytest_ragate.scoring.messages import says_not_needed
 from pytest_ragate.scoring.records import QuestionRecord
 from pytest_ragate.scoring.regression import BaselineRun
+
+# a sequential run that stopped early scored only the questions it asked: paired with it, a
+# run's drop on every other question would go unseen
+STOPPED = ("a sequential run that stopped before its last question (--ragate-sequential) is "
+           "no baseline: a regression check pairs every question, and it asked only some; "
+           "give a run that asked every question")
 
 
 class BaselineError(Exception):
@@ -99,13 +106,18 @@ def _from_results(path: Path) -> list[BaselineRun]:
         if row.eval_version != run.eval_version:
             raise BaselineError(f"--ragate-baseline: {path}:{line}: goldset {row.goldset} "
                                 f"mixes eval_version {run.eval_version} and {row.eval_version}")
+        if row.status == "skipped" and says_not_needed(row.error):
+            raise BaselineError(f"--ragate-baseline: {path}:{line}: {STOPPED} (question "
+                                f"{row.question_id} was not asked)")
         if row.repeat == 1:  # with repeats, each question's first one: one pair a question
             run.scores[row.question_id] = row.scores()
     return list(runs.values())
 
 
 def _from_history(path: Path, numbered: Sequence[tuple[int, str]]) -> list[BaselineRun]:
+    """Each readable line that asked every question of its goldset, in file order."""
     runs = []
+    stopped: list[str] = []
     for line, text in numbered:
         try:
             entry = HistoryLine.model_validate_json(text)
@@ -114,10 +126,15 @@ def _from_history(path: Path, numbered: Sequence[tuple[int, str]]) -> list[Basel
                 raise BaselineError(f"--ragate-baseline: {path}:{line}: neither a results row "
                                     "nor a history line") from None
             continue  # a torn history line: the history reader skips it too
+        if entry.sequential is not None and entry.sequential.get("stopped"):
+            stopped.append(f"{path}:{line}")
+            continue  # a candidate only if it asked every question
         when = f"{fmt_time(entry.time)}, git {fmt_sha(entry.git_sha)}"
         runs.append(BaselineRun(goldset=entry.goldset, eval_version=entry.eval_version,
                                 scores=dict(entry.scores),
                                 source=f"history line {path}:{line} ({when})"))
+    if not runs and stopped:
+        raise BaselineError(f"--ragate-baseline: history line {', '.join(stopped)}: {STOPPED}")
     if not runs:
         raise BaselineError(f"--ragate-baseline: {path}: no readable history line")
     return runs

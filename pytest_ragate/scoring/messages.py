@@ -457,6 +457,11 @@ def never_came(name: str) -> str:
     return f"{name} has no result: every floor decided over every question"
 
 
+def asked_before_the_stop(asked: int) -> str:
+    return (f"every floor decided after {asked}, but no question was left unasked: "
+            "every floor decided over every question")
+
+
 def halted_on(name: str, status: str) -> str:
     what = {"error": "errored", "skipped": "was skipped"}.get(status, status)
     return (f"{name} {what}: from there every question was asked (an error is a failure, "

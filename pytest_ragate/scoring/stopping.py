@@ -115,6 +115,11 @@ class FloorTrack:
     def value(self) -> float | None:
         return self.right / self.units if self.units else None
 
+    @property
+    def questions(self) -> int:
+        """The questions fed that brought a unit: what `ragate_min_n` counts (`Tally`)."""
+        return sum(1 for _, n in self.shares if n)
+
 
 def ratio_interval(track: FloorTrack, shares: list[tuple[float, int]], *, steps: int = 100,
                    ) -> tuple[float, float] | None:
