@@ -152,8 +152,9 @@ class GateSettings:
         "(docs/sequential.md); off: ask every question, whatever a goldset's ragate.toml says; "
         "unset: the goldsets whose ragate.toml says `sequential = true`. A release gate should "
         "ask everything")
-    sequential_seed: Annotated[int, at.Ge(0)] | None = knob(None, "the order's seed (default: "
-        "a fresh one per run, printed and recorded in the results header)")
+    sequential_seed: Annotated[int, at.Ge(0)] | None = knob(None, "the order's seed, to replay "
+        "one run's order (default: a fresh one per run, printed and recorded in the results "
+        "header); refused in the ini file, where every run would ask in one known order")
     sequential_alpha: Annotated[float, at.Gt(0.0), at.Le(0.2)] = knob(0.05, "the chance, per "
         "goldset, that stopping early decides a floor otherwise than asking every question "
         "would; split evenly across the goldset's floors")

@@ -410,22 +410,20 @@ def test_two_routes_of_one_goldset_stop_apart(pytester: pytest.Pytester, workers
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(strict=True, reason=(
-    "hole, left to the lead: a seed pinned where every run reads it (the ini file, a CI "
-    "script) makes the asking order known before the run, and the guarantee needs an order "
-    "the system cannot know; a system tuned on the questions asked first (all a pinned "
-    "order ever shows its failures on) passes what the full run fails. Refusing "
-    "ragate_sequential_seed in the ini file, or warning that the order is then fixed, "
-    "would close it"))
-def test_a_seed_pinned_in_the_ini_file_is_not_an_order_the_system_can_fit(
-        pytester: pytest.Pytester) -> None:
+def test_a_seed_pinned_in_the_ini_file_is_refused(pytester: pytest.Pytester) -> None:
     """Right on the first 60 questions of seed 7's order, wrong on the 140 after: the full
-    run fails citation_accuracy 0.85 (0.30), and so must a run whose seed sits in the ini
-    file (or it must refuse to run with a pinned order)."""
+    run fails citation_accuracy 0.85 (0.30), and a seed pinned where every run reads it
+    would let that system pass after 26 questions: the run refuses it, asking nothing."""
     goldset(pytester, 200, FLOOR, {q: "cite(wrong)" for q in in_order(7, 200)[60:]})
     pytester.makeini("[pytest]\nragate_sequential = on\nragate_sequential_seed = 7\n")
     result = run_pytester(pytester, "0", "gs")
-    assert result.ret != pytest.ExitCode.OK, result.stdout.str()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
+    assert "ragate_sequential_seed in the ini file" in result.stderr.str()
+    assert not asked(pytester)
+    # given on the command line, the seed replays that one run's order
+    (pytester.path / "pytest.ini").write_text("[pytest]\nragate_sequential = on\n")
+    result = run_pytester(pytester, "0", "gs", "--ragate-sequential-seed", "7")
+    assert "seed 7" in result.stdout.str()
 
 
 @pytest.mark.heavy

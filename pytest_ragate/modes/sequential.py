@@ -43,10 +43,16 @@ if TYPE_CHECKING:
 
 def start_asking(config: pytest.Config, settings: Settings) -> None:
     """Register sequential asking unless `ragate_sequential` is off; refuse it (when on) in
-    a run it is not defined for."""
+    a run it is not defined for, and a seed pinned in the ini file (every run would ask in
+    one known order)."""
     gate = settings.gate
     if gate.sequential is False:
         return
+    if not hasattr(config, "workerinput") and config.getini("ragate_sequential_seed") \
+            and config.getoption("ragate_sequential_seed") is None:
+        from pytest_ragate.scoring import messages
+
+        raise pytest.UsageError(messages.PINNED_SEED)
     if gate.sequential:
         from pytest_ragate.scoring import messages
 

@@ -440,6 +440,12 @@ def sequential_refused_by(*, shard: bool, decide: bool, baseline: bool, repeat: 
             + " (drop --ragate-sequential / sequential = true to ask every question)")
 
 
+PINNED_SEED = ("ragate_sequential_seed in the ini file would ask every run's questions in one "
+               "order known in advance, and a system tuned on the questions asked first can "
+               "pass what asking all of them fails: leave the seed fresh, and give "
+               "--ragate-sequential-seed on the command line only to replay one run's order")
+
+
 def sequential_header(seed: int, every: bool | None) -> str:
     """The run header's line: which seed orders the questions (to reproduce the order)."""
     return (f"ragate: sequential: questions asked in a random order, seed {seed} "
