@@ -24,7 +24,9 @@ from tests.conftest import (
     run_pytester,
     write_goldset,
 )
-from tests.openai_stub import OpenAIStub, RowVerdicts, ragas_script, words
+from tests.openai_stub import OpenAIStub, ragas_script, words
+from tests.test_judge_http import GOOD
+from tests.test_judge_http import SYSTEM as JUDGED_SYSTEM
 
 N = 60  # the fewest answers with a 95% upper bound of p95 is 59
 
@@ -149,25 +151,6 @@ def test_cost_per_question_with_and_without_a_reported_cost(
 # --- the judge's tokens, through RAGAS and the stub -----------------------------------------
 
 JUDGED = [("a1", "single_meeting"), ("u1", "unanswerable")]
-JUDGED_SYSTEM = '''
-import pytest
-from pytest_ragate import Answer, Citation, Context
-
-@pytest.fixture(scope="session")
-def ragate_system():
-    def answer(text):
-        qid = text.split()[-1].rstrip("?")
-        if qid.startswith("u"):
-            return Answer.abstain()
-        ctx = Context(context_id="c1", doc_id="m1", first_turn=0, last_turn=3,
-                      text="context of a1: the budget is twelve euros", distance=0.2)
-        return Answer(text="answer to a1: twelve euros", contexts=[ctx],
-                      citations=[Citation(context_id="c1")])
-    return answer
-'''
-GOOD = RowVerdicts(statements=["The budget is twelve euros."], supported=[True],
-                   relevant=["context of a1: the budget is twelve euros"],
-                   questions=["What about a1?"], reference="gist of a1")
 PRICE_IN, PRICE_OUT = 3.0, 15.0  # US dollars per million tokens
 
 
@@ -200,7 +183,7 @@ def test_the_ragas_judges_requests_and_tokens_and_none_when_cached(
                              "evidence": [] if q == "u1" else
                              [{"meeting_id": "m1", "first_turn": 2, "last_turn": 3}]}
                             for q, _ in JUDGED])
-    pytester.makeconftest(JUDGED_SYSTEM)
+    pytester.makeconftest(JUDGED_SYSTEM)  # a1 answered, u1 abstained
     first = judged_run(pytester, openai_stub, workers)
     assert first.ret == 0, first.stdout.str()
     row = rows_of(pytester.path / "r.jsonl")["a1"]

@@ -15,7 +15,7 @@ from pytest_ragate.scoring.messages import not_needed
 from pytest_ragate.scoring.records import QuestionRecord
 from tests.conftest import WORKERS, junit_cases, rows_of, run_pytester
 from tests.test_decision import member, node, population, scored, spec
-from tests.test_fail_closed import planned, write_many
+from tests.test_fail_closed import planned, scripted_judge, write_many
 
 N = 200
 FLOOR = "[floors]\ncitation_accuracy = 0.85\n"
@@ -157,35 +157,26 @@ def test_what_sequential_is_not_defined_for_is_refused(pytester: pytest.Pytester
     assert not asked(pytester)
 
 
-LOGGING_JUDGE = """
-import asyncio
-
-class LoggingJudge:
-    judge_id = "logging"
-    metrics = ("faithfulness",)
-
-    def prompt_hash(self, metric):
-        return "v1"
-
-    async def score(self, item, metric):
+def logging_judge(failing: str) -> str:
+    """A judge asked for faithfulness that logs each question it is asked about, and fails
+    on `failing`."""
+    return scripted_judge(f"""
         with open("judge.log", "a") as log:
             log.write(item.question_id + "\\n")
         await asyncio.sleep(0.01)
         if item.question_id == {failing!r}:
             raise RuntimeError("the judge's model said nothing")
         return 1.0
+    """, preamble="import asyncio")
 
-@pytest.fixture(scope="session")
-def ragate_judge():
-    return LoggingJudge()
-"""
+
 JUDGED = FLOOR + "faithfulness = 0.80\n"
 
 
 def judged(pytester: pytest.Pytester, failing: str = "") -> None:
     goldset(pytester, every_20th_wrong(), floors=JUDGED)
     conftest = pytester.path / "conftest.py"
-    conftest.write_text(conftest.read_text() + LOGGING_JUDGE.format(failing=failing))
+    conftest.write_text(conftest.read_text() + logging_judge(failing))
 
 
 def judge_asked(pytester: pytest.Pytester) -> list[str]:
