@@ -115,7 +115,7 @@ def test_a_malformed_answer_is_one_line_per_question_and_one_for_the_run(
            "answer (dict): contexts: Input should be a valid list",
            "FAILED gs/ragate.toml::q4 - MalformedAnswer: q4: the system returned a malformed "
            "answer (dict): txt: Extra inputs are not permitted (an Answer's fields: text, "
-           "abstained, citations, contexts, knobs, confidence)",
+           "abstained, citations, contexts, knobs, confidence, usage)",
            "FAILED gs/ragate.toml::floor[abstention_accuracy] - not decided: 4 of 4 "
            "questions have no result*")
     out = result.stdout.str()

@@ -1,8 +1,11 @@
 """A run's mode is chosen once and has one object (modes/choosing.py): a gate, a shard and a
 decision over saved files each register their own, and nothing of the other modes; an xdist
-worker registers a worker's. Decide-only code is not imported by a gate or a shard, and is by
-`ragate decide`. A crash is the gathered failure's, and a results file keeps it as the phase
-xdist gave it, so files written before read the same.
+worker registers a worker's. Beside it, unless `--ragate-sequential off`, sequential asking
+registers its own (modes/sequential.py: `AskInOrder` where items run, `StopWhenDecided` where
+reports arrive), which do nothing unless a goldset is asked sequentially. Decide-only code is
+not imported by a gate or a shard, and is by `ragate decide`. A crash is the gathered
+failure's, and a results file keeps it as the phase xdist gave it, so files written before
+read the same.
 
 One small project is run once per mode, each in its own process, under `-n 0` and `-n 2`; its
 conftest.py writes, from every process at the end of its session, the ragate objects
@@ -61,6 +64,7 @@ def pytest_sessionfinish(session):
 RUNS = {  # each run's arguments, after the project's path (decide: after `ragate decide`)
     "gate": ["-n", "0", "--ragate-results=gate.jsonl"],
     "gate-n2": ["-n", "2", "--ragate-results=gate-n2.jsonl"],
+    "gate-off": ["-n", "0", "--ragate-sequential=off", "--ragate-results=gate-off.jsonl"],
     "shard1": ["-n", "0", "--ragate-shard=1/2", "--ragate-results=shards/1.jsonl"],
     "shard2-n2": ["-n", "2", "--ragate-shard=2/2", "--ragate-results=shards/2.jsonl"],
     "decide": ["shards/1.jsonl", "shards/2.jsonl", "--", ".", "--ragate-results=decided.jsonl"],
@@ -70,6 +74,8 @@ SHARD = "ragate-shard=pytest_ragate.modes.shard.ShardRun"
 DECIDE = "ragate-decide=pytest_ragate.modes.decide_saved.DecideSaved"
 WORKER = "ragate-worker=pytest_ragate.modes.worker.Worker"
 SHARD_WORKER = "ragate-shard-worker=pytest_ragate.modes.shard.ShardWorker"
+ASK = "ragate-ask-in-order=pytest_ragate.modes.sequential.AskInOrder"
+STOP = "ragate-stop-when-decided=pytest_ragate.modes.sequential.StopWhenDecided"
 
 
 def _run(root: Path, probe: Path, args: list[str], *, decide: bool,
@@ -101,12 +107,14 @@ def probes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]
     return found
 
 
-REGISTERED = {  # by run: each process's ragate objects, nothing of the other modes
-    "gate": {"main": [GATE]},
-    "gate-n2": {"main": [GATE], "gw0": [WORKER], "gw1": [WORKER]},
-    "shard1": {"main": [SHARD]},
-    "shard2-n2": {"main": [SHARD], "gw0": [SHARD_WORKER], "gw1": [SHARD_WORKER]},
-    "decide": {"main": [DECIDE]},
+REGISTERED = {  # by run: each process's ragate objects (sorted), nothing of the other modes
+    "gate": {"main": [ASK, GATE, STOP]},
+    "gate-n2": {"main": [ASK, GATE, STOP], "gw0": [ASK, WORKER], "gw1": [ASK, WORKER]},
+    "gate-off": {"main": [GATE]},
+    "shard1": {"main": [ASK, SHARD, STOP]},
+    "shard2-n2": {"main": [ASK, SHARD, STOP], "gw0": [ASK, SHARD_WORKER],
+                  "gw1": [ASK, SHARD_WORKER]},
+    "decide": {"main": [ASK, DECIDE, STOP]},
 }
 
 

@@ -20,8 +20,6 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
-from pytest_ragate.scoring.stats import point_quantile
-
 if TYPE_CHECKING:
     from pytest_ragate.scoring.records import QuestionRecord, QuestionScores
 
@@ -365,6 +363,8 @@ def _latencies(rows: Sequence[QuestionRecord]) -> list[float]:
 def _latency_tally(name: str, rows: Sequence[QuestionRecord]) -> Tally:
     """k is the point quantile times n, so `Tally.value` is the point quantile."""
     values = tuple(_latencies(rows))
+    from pytest_ragate.scoring.stats import point_quantile  # the registry stays light
+
     point = point_quantile(values, latency_quantile(name)) if values else 0.0
     return Tally(metric=name, k=point * len(values), n=len(values), values=values,
                  questions=len(values))
