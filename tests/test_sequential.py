@@ -5,6 +5,9 @@ forged with the "not needed" reason. Each run with and without `-n 2`."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from pytest_ragate.decision.population import Collected, Population, SequentialPlan
@@ -30,13 +33,24 @@ def asked(pytester: pytest.Pytester) -> list[str]:
     return [line.split()[-1].rstrip("?") for line in lines]
 
 
+PACE = 0.02  # seconds each answer takes: under xdist the stop must be posted before the end
+
+
+def paced(behaviour: dict[str, str], n: int = N) -> dict[str, str]:
+    """Every question's behaviour (a right citation unless said otherwise), each answer
+    taking PACE seconds, as a remote system's do: without it, under load, two workers can
+    answer all n before the controller has read the answers that decide the goldset."""
+    return {f"q{i:02d}": f"(time.sleep({PACE}), {behaviour.get(f'q{i:02d}', 'cite(right)')})[1]"
+            for i in range(n)}
+
+
 def goldset(pytester: pytest.Pytester, behaviour: dict[str, str], floors: str = FLOOR,
             toml_extra: str = "") -> None:
     write_many(pytester.path / "gs", N, floors)
     if toml_extra:
         toml = pytester.path / "gs" / "ragate.toml"
         toml.write_text(toml_extra + "\n" + toml.read_text())
-    pytester.makeconftest(planned(behaviour))
+    pytester.makeconftest(planned(paced(behaviour)))
 
 
 def every_20th_wrong() -> dict[str, str]:
@@ -304,3 +318,17 @@ def test_the_order_depends_on_the_seed_not_on_the_collection_order() -> None:
     assert asking_order(1, "r", names) == asking_order(1, "r", list(reversed(names)))
     assert asking_order(1, "r", names) != asking_order(2, "r", names)
     assert asking_order(1, "r", names) != names
+
+
+@pytest.mark.heavy
+def test_deciding_a_run_asked_in_full_does_not_load_the_sequential_test() -> None:
+    """numpy (the betting test's) loads with the first sequential goldset, not with every
+    decision: deciding, reporting and saving a run import none of it."""
+    code = ("import sys\n"
+            "import pytest_ragate.decision.run_decision, pytest_ragate.scoring.run\n"
+            "import pytest_ragate.outputs.results, pytest_ragate.outputs.history\n"
+            "print(sorted(m for m in sys.modules if m == 'numpy'\n"
+            "             or m == 'pytest_ragate.scoring.confidence_sequence'))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == "[]"

@@ -28,6 +28,7 @@ from tests.conftest import (
 )
 from tests.test_decision import member, node, population, scored, spec
 from tests.test_fail_closed import planned, write_many
+from tests.test_sequential import paced
 
 SEQUENTIAL = ("--ragate-sequential", "on", "--ragate-sequential-seed", "7")
 GATE = Rules()
@@ -47,7 +48,7 @@ def asked(pytester: pytest.Pytester) -> list[str]:
 def goldset(pytester: pytest.Pytester, n: int, floors: str, behaviour: dict[str, str],
             ) -> None:
     write_many(pytester.path / "gs", n, floors)
-    pytester.makeconftest(planned(behaviour))
+    pytester.makeconftest(planned(paced(behaviour, n)))
 
 
 def outcomes(pytester: pytest.Pytester) -> dict[str, object]:

@@ -21,11 +21,13 @@ as without `--ragate-sequential`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from pytest_ragate.scoring.confidence_sequence import MeanTest
 from pytest_ragate.scoring.records import QuestionRecord
 from pytest_ragate.scoring.registry import METRICS
+
+if TYPE_CHECKING:  # numpy loads with the first test: a run asked in full never imports it
+    from pytest_ragate.scoring.confidence_sequence import MeanTest
 
 Call = Literal["holds", "misses"]
 
@@ -79,6 +81,8 @@ class FloorTrack:
     @classmethod
     def of(cls, *, metric: str, minimum: float, upper: bool, population: int,
            bound: int | None, alpha: float) -> FloorTrack:
+        from pytest_ragate.scoring.confidence_sequence import MeanTest
+
         test = MeanTest(population=population, null=min(max(minimum, 0.0), 1.0), alpha=alpha)
         return cls(minimum=minimum, upper=upper, metric=metric, bound=bound, test=test)
 
@@ -127,6 +131,8 @@ def ratio_interval(track: FloorTrack, shares: list[tuple[float, int]], *, steps:
     fed the same answers, proves neither side (a grid of `steps` + 1 values)."""
     if not shares:
         return None
+    from pytest_ragate.scoring.confidence_sequence import MeanTest
+
     kept = []
     for i in range(steps + 1):
         m = i / steps
