@@ -847,3 +847,274 @@ def _plan_text(made: Plan) -> str:
              f"{made.tokens_counted_with}; nothing was asked", table,
              *(f"- {note}" for note in made.notes)]
     return "\n".join(lines)
+
+
+# --- ragate rejudge ----------------------------------------------------------------------
+
+
+class RejudgeUsage(click.ClickException):
+    """A rejudge that cannot start (a bad judge spec, a file it cannot read or use): one
+    line, exit 2, so exit 1 stays the judge change's own answer."""
+
+    exit_code = 2
+
+
+@main.command()
+@click.argument("results", nargs=-1, required=True)
+@click.option("--judge", "spec", required=True,
+              help="the candidate judge: fixture:PATH or ragas:MODEL")
+@click.option("--judge-url", default=None,
+              help="the candidate's OpenAI-compatible base URL (ragas:MODEL)")
+@click.option("--goldset", "goldset_paths", multiple=True,
+              type=click.Path(exists=True, path_type=Path),
+              help="a goldset of the results (its folder or ragate.toml; default: each "
+              "goldset's route in the results' header, from the rootdir)")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="the judge cache folder (default: ragate_judge_cache_dir, else the "
+              "project's .pytest_cache/d/ragate-judge)")
+@click.option("--concurrency", type=click.IntRange(1, 256), default=None,
+              help="judge requests in flight (default: ragate_judge_concurrency, else 16)")
+@click.option("--timeout", type=click.FloatRange(0.0, min_open=True), default=None,
+              help="seconds per judge call (default: ragate_judge_timeout, else 60)")
+@click.option("--json", "as_json", is_flag=True, help="the comparison as JSON, for machines")
+def rejudge(results: tuple[str, ...], spec: str, judge_url: str | None,
+            goldset_paths: tuple[Path, ...], cache_dir: Path | None, concurrency: int | None,
+            timeout: float | None, as_json: bool) -> None:
+    """Re-grade the answers saved in RESULTS under a candidate judge, asking the system
+    nothing, and compare the two judges per judged metric: the paired shift, the questions
+    that flipped at the floor, each floor's outcome and, where the goldset has labels, each
+    judge's agreement with them. Exit 0: the change moves no floor and no shift is
+    significant (alpha 0.05, Holm-corrected); 1: it does; 2: it could not be compared.
+    RESULTS are --ragate-results files (folders of them, or globs)."""
+    from pytest_ragate.redaction import Redactor, known_credentials
+
+    known = known_credentials(urls=(judge_url,))
+    redact = Redactor((), known)
+    try:
+        made = _rejudged(results, spec, judge_url, goldset_paths, cache_dir, concurrency,
+                         timeout)
+    except RejudgeUsage as error:
+        raise RejudgeUsage(redact(error.message)) from None
+    comparisons, sealed = made
+    redact = Redactor(sealed, known)
+    if as_json:
+        click.echo(redact(_rejudge_json(comparisons)))
+    else:
+        click.echo(redact(_rejudge_text(comparisons)))
+    raise SystemExit(1 if any(c.changes for c in comparisons) else 0)
+
+
+def _rejudged(results: tuple[str, ...], spec: str, judge_url: str | None,
+              goldset_paths: tuple[Path, ...], cache_dir: Path | None,
+              concurrency: int | None, timeout: float | None,
+              ) -> tuple[list[Any], tuple[str, ...]]:
+    """Each goldset's comparison, and the sealed texts no output may show."""
+    from pytest_ragate.judges.base import JudgeInput
+    from pytest_ragate.judges.runner import JudgeRunner, judged_metrics
+    from pytest_ragate.redaction import Redactor, known_credentials
+    from pytest_ragate.scoring.gates import POINT, Strictness
+    from pytest_ragate.scoring.rejudge import Regraded, compare, judged_rows, key_of
+
+    rootdir, ini = _ini_options(Path.cwd())
+    files = _rejudge_files(results, rootdir)
+    judge = _candidate_judge(spec, judge_url, ini, timeout)
+    by_goldset: dict[str, list[Any]] = {}
+    for found in files:
+        for line, row in found.rows:
+            if row in judged_rows([row]) and row.judged_contexts is None:
+                raise RejudgeUsage(_messages().no_judged_contexts(str(found.path), line,
+                                                                   row.question_id))
+            by_goldset.setdefault(row.goldset, []).append(row)
+    goldsets = _rejudge_goldsets(files, goldset_paths, rootdir, set(by_goldset))
+    sealed = tuple(t for g in goldsets.values() for t in g.sealed_texts)
+    if cache_dir is None:
+        named = ini.get("ragate_judge_cache_dir")
+        cache_dir = rootdir / named if named else rootdir / ".pytest_cache" / "d" / "ragate-judge"
+    runner = JudgeRunner(concurrency or int(ini.get("ragate_judge_concurrency", 16)),
+                         cache_dir, "on", timeout=judge_timeout(ini, timeout),
+                         redact=Redactor(sealed, known_credentials(urls=(judge_url,))))
+    comparisons = []
+    try:
+        wanted = set(judged_metrics(judge))
+        for name, rows in by_goldset.items():
+            goldset = goldsets[name]
+            gists = {c.question.question_id: c.expected.gist for c in goldset.cases
+                     if c.expected is not None}
+            futures = {}
+            metrics: dict[str, None] = {}
+            for row in judged_rows(rows):
+                asked = [m for m in row.judge_attempted if m in wanted]
+                metrics.update(dict.fromkeys(asked))
+                item = JudgeInput(row.question_id, row.question or "", row.answer_text or "",
+                                  tuple(row.judged_contexts or ()),
+                                  reference=gists.get(row.question_id), repeat=row.repeat)
+                futures[key_of(row)] = runner.submit(judge, item, asked, row.eval_version)
+            regraded = {}
+            for key, future in futures.items():
+                got = future.result()
+                regraded[key] = Regraded(values=got.values, failures=got.failures)
+            gate = next((f.header.gate for f in files if f.header is not None), {})
+            strictness = Strictness(ci=gate.get("ci", POINT.ci),
+                                    min_n=int(gate.get("min_n", POINT.min_n)))
+            labels: dict[str, tuple[dict[str, float], bool]] = {}
+            for label in goldset.labels:
+                labels.setdefault(label.metric, ({}, label.binary))[0][label.question_id] = \
+                    label.value
+            comparisons.append(compare(goldset=name, rows=rows, candidate_judge=judge.judge_id,
+                                       regraded=regraded, metrics=list(metrics),
+                                       floors=goldset.floors, labels=labels,
+                                       strictness=strictness))
+    finally:
+        runner.close()
+    return comparisons, sealed
+
+
+def _messages() -> Any:
+    from pytest_ragate.scoring import messages
+
+    return messages
+
+
+def judge_timeout(ini: dict[str, str], timeout: float | None) -> float:
+    from pytest_ragate.settings import JudgeSettings
+
+    if timeout is not None:
+        return timeout
+    try:
+        return float(ini.get("ragate_judge_timeout", JudgeSettings.judge_timeout))
+    except ValueError:
+        raise RejudgeUsage(f"ragate_judge_timeout = {ini['ragate_judge_timeout']!r}: seconds, "
+                           "a number > 0") from None
+
+
+def _rejudge_files(results: tuple[str, ...], rootdir: Path) -> list[Any]:
+    """The results files, each whole (the trailer vouches for it): one line naming the
+    first that is not."""
+    import pytest
+
+    from pytest_ragate.modes.decide_files import _file_problems, expand
+    from pytest_ragate.outputs.results import read_results
+
+    try:
+        paths = expand(results, rootdir)
+    except pytest.UsageError as error:
+        raise RejudgeUsage(str(error).replace("--ragate-decide ", "")) from None
+    files = [read_results(p) for p in paths]
+    for found in files:
+        if problems := _file_problems(found):
+            raise RejudgeUsage(problems[0] + (f" (and {len(problems) - 1} more problems)"
+                                              if len(problems) > 1 else ""))
+    return files
+
+
+def _candidate_judge(spec: str, judge_url: str | None, ini: dict[str, str],
+                     timeout: float | None) -> Any:
+    from pytest_ragate.judges.select import check_settings, from_settings
+    from pytest_ragate.pipeline import MODEL_ID
+    from pytest_ragate.settings import JudgeSettings
+
+    def embedder() -> Any:
+        from pytest_ragate.pipeline.retrieval import Embedder
+
+        return Embedder()
+
+    try:
+        settings = JudgeSettings(judge=spec, judge_url=judge_url,
+                                 judge_timeout=judge_timeout(ini, timeout))
+        check_settings(settings)
+        return from_settings(settings, embedder, embedder_id=MODEL_ID)
+    except RejudgeUsage:
+        raise
+    except Exception as error:  # pytest's UsageError: the one line pytest would print
+        raise RejudgeUsage(str(error).replace("--ragate-judge-url", "--judge-url")
+                           .replace("--ragate-judge ", "--judge ")) from None
+
+
+def _rejudge_goldsets(files: list[Any], paths: tuple[Path, ...], rootdir: Path,
+                      names: set[str]) -> dict[str, Any]:
+    """Each goldset the rows name, loaded (a sealed one opened with RAGATE_SEAL_KEY: the
+    judge's reference comes from the goldset, never from a results file), and held to the
+    digest its rows were written under."""
+    candidates = [c for p in paths for c in find_goldsets(p)]
+    if not paths:
+        for found in files:
+            for stamp in (found.header.goldsets if found.header else []):
+                for base in (Path.cwd(), rootdir):
+                    if stamp.route.endswith(CONFIG_NAME) and (base / stamp.route).is_file():
+                        candidates.append(base / stamp.route)
+                        break
+    loaded: dict[str, Any] = {}
+    for config in dict.fromkeys(candidates):
+        try:
+            goldset = load_goldset(config)
+        except GoldsetError as error:
+            raise RejudgeUsage(f"{config}: not a valid goldset ({error.problems[0]}); "
+                               "`ragate validate` lists every problem") from None
+        loaded.setdefault(goldset.name, goldset)
+    for name in sorted(names):
+        goldset = loaded.get(name)
+        if goldset is None:
+            raise RejudgeUsage(f"goldset {name!r}: its ragate.toml was not found from the "
+                               "results' header; pass it with --goldset PATH")
+        if goldset.sealed and any(c.expected is None for c in goldset.cases):
+            raise RejudgeUsage(f"{goldset.config_path}: the goldset is sealed: set "
+                               "RAGATE_SEAL_KEY to open it (the judge's reference is read "
+                               "from the goldset, never from a results file)")
+        stamped = {s.sha256 for f in files for s in (f.header.goldsets if f.header else [])
+                   if s.goldset == name and s.sha256}
+        if stamped and goldset.content_sha256 not in stamped:
+            raise RejudgeUsage(f"{goldset.config_path}: the goldset changed since the results "
+                               "were written (its content digest differs from the header's); "
+                               "rerun the gate, then rejudge its results")
+    return loaded
+
+
+def _rejudge_text(comparisons: list[Any]) -> str:
+    from tabulate import tabulate
+
+    from pytest_ragate.scoring import messages
+
+    out: list[str] = []
+    for c in comparisons:
+        out.append(f"ragate rejudge: goldset {c.goldset}: current judge {c.current_judge}, "
+                   f"candidate {c.candidate_judge}")
+        rows = []
+        for s in c.shifts:
+            rows.append([s.name, s.n, "—" if s.current is None or s.candidate is None
+                         else f"{s.current:.2f} → {s.candidate:.2f}",
+                         messages.fmt_shift(s.shift, s.interval), messages.fmt_p(s.p_bootstrap),
+                         "—" if s.floor is None else f"{s.floor:.2f}",
+                         f"{s.passed_to_failed}/{s.failed_to_passed}"
+                         if s.floor is not None else "—",
+                         messages.fmt_p(s.p_mcnemar), "yes" if s.significant else "no"])
+        out.append(tabulate(rows, headers=["metric", "n", "current → candidate",
+                                           "shift [95% CI]", "bootstrap p", "floor",
+                                           "pass→fail/fail→pass", "McNemar p",
+                                           "significant"]))
+        floors = [[f.floor, f.current, f.candidate,
+                   "CHANGES" if f.changed else "same"] for f in c.floors]
+        if floors:
+            out.append(tabulate(floors, headers=["floor", "current judge", "candidate judge",
+                                                 ""]))
+        for s in c.shifts:
+            if s.flips and s.kind is None:
+                named = ", ".join(f"{f.name} {f.current:.2f}→{f.candidate:.2f}"
+                                  for f in s.flips[:messages.NAMED])
+                more = len(s.flips) - messages.NAMED
+                out.append(f"flipped {s.metric}: {named}" + (f" and {more} more"
+                                                             if more > 0 else ""))
+        for a in c.agreements:
+            out.append(f"labels, {a.metric}: current {messages.agreement_figure(a.current)}; "
+                       f"candidate {messages.agreement_figure(a.candidate)} "
+                       f"(n {a.current.n}, {a.candidate.n})")
+        out += [f"- {why}" for why in c.changes]
+        out.append(messages.judge_change_verdict(c.changes, c.alpha))
+    return "\n".join(out)
+
+
+def _rejudge_json(comparisons: list[Any]) -> str:
+    import dataclasses
+    import json
+
+    return json.dumps([{**dataclasses.asdict(c), "changes": c.changes} for c in comparisons],
+                      indent=2, ensure_ascii=False)

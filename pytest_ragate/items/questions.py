@@ -118,8 +118,11 @@ def answer_and_score(item: pytest.Function, case: Case) -> None:
         fields["judge_model"] = getattr(judge, "model", None)
     fields.update(question_parts(item, judge is not None,
                                  decorated=not isinstance(item, QuestionItem)).fields())
+    judging = judge is not None and not fields["must_abstain"] and not answer.abstained
+    if judging:  # what the judge sees, kept (redacted) so `ragate rejudge` can grade it again
+        fields["judged_contexts"] = list(answer.contexts)
     record = _keep(item, base_record(item, case, **fields))
-    if judge is not None and not record.must_abstain and not answer.abstained:
+    if judging:
         judged = JudgeInput(case.question.question_id, case.question.question, answer.text,
                             tuple(answer.contexts), reference=case.expected.gist,
                             repeat=case.repeat)

@@ -505,3 +505,58 @@ def stuck(why: str) -> str:
 def undecided(floors: Sequence[str]) -> str:
     return (f"{', '.join(floors) or 'a floor'} undecided until the last question: decided "
             "over every question")
+
+
+# --- `ragate rejudge`: a candidate judge held to the current one (scoring/rejudge.py) ------
+
+
+def fmt_p(p: float | None) -> str:
+    """A p-value as the rejudge table shows it: `0.003`, `<0.001`, or a dash."""
+    if p is None:
+        return "—"
+    return "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def fmt_shift(shift: float | None, interval: tuple[float, float] | None) -> str:
+    """`-0.25 [-0.40, -0.10]`, or a dash when no answer was graded by both judges."""
+    if shift is None:
+        return "—"
+    return f"{shift:+.2f} {fmt_interval(interval)}"
+
+
+def floor_would_change(floor: str, current: str, candidate: str) -> str:
+    return f"{floor} would change: {current} under the current judge, {candidate} under the "\
+           "candidate"
+
+
+def shift_significant(name: str, shift: float | None, p_bootstrap: float | None,
+                      p_mcnemar: float | None, alpha: float) -> str:
+    tests = [f"paired bootstrap p {fmt_p(p_bootstrap)}"]
+    if p_mcnemar is not None:
+        tests.append(f"McNemar at the floor p {fmt_p(p_mcnemar)}")
+    return (f"{name} shifted {fmt_shift(shift, None).strip()} under the candidate judge ("
+            f"{', '.join(tests)}; significant at alpha {alpha:g}, Holm-corrected across this "
+            "goldset's tests)")
+
+
+def not_regraded(name: str, unregraded: Sequence[tuple[str, str]]) -> str:
+    shown = "; ".join(f"{q} ({why})" for q, why in unregraded[:NAMED])
+    more = len(unregraded) - NAMED
+    return (f"{name}: the candidate judge gave no verdict on {_plural(len(unregraded), 'answer')}"
+            f" the current judge graded: {shown}" + (f"; and {more} more" if more > 0 else ""))
+
+
+def judge_change_verdict(changes: Sequence[str], alpha: float) -> str:
+    """The rejudge's last line: whether switching judges is a gate decision."""
+    if changes:
+        reasons = _plural(len(changes), "reason")
+        return (f"ragate rejudge: the judge change moves the gate ({reasons}): review it "
+                "before switching judges")
+    return (f"ragate rejudge: no floor's outcome changes and no shift is significant at alpha "
+            f"{alpha:g} (Holm-corrected)")
+
+
+def no_judged_contexts(path: str, line: int, question_id: str) -> str:
+    return (f"{path}: line {line} ({question_id}): this results file keeps no judged contexts "
+            "(written before `ragate rejudge` existed); run the gate once more with "
+            "--ragate-results and rejudge that file")

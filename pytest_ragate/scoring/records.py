@@ -231,6 +231,10 @@ class QuestionRecord(BaseModel):
     judge_requests: int = Field(default=0, ge=0)
     judge_tokens: JudgeTokens | None = None
     judge_cost: float | None = Field(default=None, ge=0.0)
+    # the contexts the judge was given, in rank order, texts redacted as every kept text is:
+    # what `ragate rejudge` grades the saved answer over under another judge (None: the row
+    # was not judged, or was written before rows kept them)
+    judged_contexts: list[Context] | None = None
 
     @field_validator("judge_failures")
     @classmethod
@@ -250,6 +254,8 @@ class QuestionRecord(BaseModel):
             data.pop("repeat", None)
         if self.confidence is None:
             data.pop("confidence", None)
+        if self.judged_contexts is None:
+            data.pop("judged_contexts", None)
         for name in BILL_FIELDS:  # nothing measured: the row as it was before the bill
             if getattr(self, name) is None or (name == "judge_requests"
                                                and not self.judge_requests):
@@ -293,7 +299,7 @@ class QuestionRecord(BaseModel):
         """Flat name/value pairs; values are plain str or float as JUnit consumers expect."""
         props: list[tuple[str, str | float]] = []
         skip = {"metrics", "knobs", "judge_failures", "judge_cached", "judge_vacuous", "cited",
-                "expected", "goldset_sha256", "usage", "judge_tokens"}
+                "expected", "goldset_sha256", "usage", "judge_tokens", "judged_contexts"}
         for key, value in self.model_dump(mode="json", exclude=skip).items():
             if value is None:
                 continue
