@@ -534,7 +534,8 @@ def shift_significant(name: str, shift: float | None, p_bootstrap: float | None,
     tests = [f"paired bootstrap p {fmt_p(p_bootstrap)}"]
     if p_mcnemar is not None:
         tests.append(f"McNemar at the floor p {fmt_p(p_mcnemar)}")
-    return (f"{name} shifted {fmt_shift(shift, None).strip()} under the candidate judge ("
+    moved = "—" if shift is None else f"{shift:+.2f}"
+    return (f"{name} shifted {moved} under the candidate judge ("
             f"{', '.join(tests)}; significant at alpha {alpha:g}, Holm-corrected across this "
             "goldset's tests)")
 

@@ -1,0 +1,197 @@
+"""`ragate rejudge` through its command line: a gate run writes a results file under the
+current fixture judge, and the command re-grades the saved answers under a candidate judge.
+The adversary: a candidate that is harsher on one kind of question only, while the whole
+floor still holds, is caught (exit 1) with the flipped questions named; a candidate that
+agrees exits 0; a results file written before rows kept the judged contexts is one error;
+a sealed goldset's gist and a judge URL's credential never reach an output. The gate runs
+with and without `-n 2`."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FIXTURE_JUDGE_CONFTEST, WORKERS, jsonl, run_pytester, write_goldset
+from tests.test_fail_closed import planned
+
+N = 24  # q00..q23: even ones single_meeting, odd ones single_doc
+KINDS = {f"q{i:02d}": "single_meeting" if i % 2 == 0 else "single_doc" for i in range(N)}
+GIST = "the zebra budget"  # every question's expected answer: sealed in one test
+FLOORS = "[floors]\nfaithfulness = 0.6\n"
+
+
+def write_project(pytester: pytest.Pytester, labels: bool = False) -> None:
+    judge = '[judge]\nlabels = "labels.jsonl"\n' if labels else ""
+    write_goldset(pytester.path / "gs", floors=f"{judge}\n{FLOORS}", questions=[
+        {"question_id": q, "kind": k, "question": f"What about {q}?"} for q, k in KINDS.items()],
+        expected=[{"question_id": q, "gist": GIST,
+                   "evidence": [{"doc_id": "m1", "first_turn": 2, "last_turn": 3}]}
+                  for q in KINDS])
+    if labels:  # people say the single_doc answers are half unfaithful, as `harsh` does
+        (pytester.path / "gs" / "labels.jsonl").write_text(jsonl(
+            {"question_id": q, "metric": "faithfulness", "verdict": int(k == "single_meeting")}
+            for q, k in KINDS.items()))
+    pytester.makeconftest(planned({}) + FIXTURE_JUDGE_CONFTEST)
+    judge_file(pytester.path / "current.json", "current", lambda q: [True] * 3)
+    judge_file(pytester.path / "same.json", "same", lambda q: [True] * 3)
+    # harsher on single_doc answers only: 1/3 each, under the floor; the whole stays 2/3
+    judge_file(pytester.path / "harsh.json", "harsh",
+               lambda q: [True] + [KINDS[q] == "single_meeting"] * 2)
+
+
+def judge_file(path: Path, judge_id: str, supported: object) -> None:
+    path.write_text(json.dumps({"judge_id": judge_id, "answers": {
+        q: {"statements": ["s1", "s2", "s3"], "supported": supported(q)}  # type: ignore[operator]
+        for q in KINDS}}))
+
+
+def gate(pytester: pytest.Pytester, workers: str) -> None:
+    result = run_pytester(pytester, workers, "gs", "--ragate-judge=fixture:current.json",
+                          "--ragate-results=res.jsonl")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+
+
+class Result:
+    """What the command said (stdout and stderr together, as a person sees them) and its
+    exit status."""
+
+    def __init__(self, done: subprocess.CompletedProcess[str]) -> None:
+        self.output = done.stdout + done.stderr
+        self.exit_code = done.returncode
+
+
+def ragate(root: Path, *args: str) -> Result:
+    """The `ragate` command in a process of its own under `root`."""
+    argv = [sys.executable, "-c", "from pytest_ragate.cli import main; main()", *args]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    return Result(subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=600,
+                                 env={**env, "HF_HUB_OFFLINE": "1"}))
+
+
+def rejudge(pytester: pytest.Pytester, *args: str) -> Result:
+    return ragate(pytester.path, "rejudge", "res.jsonl", "--cache-dir", "jc", *args)
+
+
+@WORKERS
+def test_a_judge_harsher_on_one_kind_only_moves_the_gate(
+        pytester: pytest.Pytester, workers: str) -> None:
+    write_project(pytester)
+    gate(pytester, workers)
+    result = rejudge(pytester, "--judge", "fixture:harsh.json")
+    assert result.exit_code == 1, result.output
+    lines = result.output.splitlines()
+    # the whole floor still holds under both judges: only the kind's shift gives it away
+    assert any(line.split()[:4] == ["floor[faithfulness]", "passed", "passed", "same"]
+               for line in lines), result.output
+    kind = next(line for line in lines if line.startswith("single_doc:faithfulness"))
+    assert "-0.67" in kind and kind.split()[-1] == "yes", result.output
+    single = next(line for line in lines if line.startswith("single_meeting:faithfulness"))
+    assert "+0.00" in single and single.split()[-1] == "no"
+    assert "flipped faithfulness: q01 1.00→0.33, q03 1.00→0.33" in result.output
+    assert "single_doc:faithfulness shifted -0.67 under the candidate judge" in result.output
+    assert lines[-1].startswith("ragate rejudge: the judge change moves the gate")
+
+    as_json = rejudge(pytester, "--judge", "fixture:harsh.json", "--json")
+    assert as_json.exit_code == 1
+    [comparison] = json.loads(as_json.output)
+    by_name = {(s["kind"], s["metric"]): s for s in comparison["shifts"]}
+    whole = by_name[(None, "faithfulness")]
+    assert (whole["n"], whole["passed_to_failed"]) == (N, N // 2)
+    assert whole["shift"] == pytest.approx(-1 / 3)
+    assert whole["p_mcnemar"] == 2 / 2 ** (N // 2)  # exact: 12 discordant pairs, all one way
+    assert [f["name"] for f in whole["flips"]] == [f"q{i:02d}" for i in range(1, N, 2)]
+    assert comparison["current_judge"] == "fixture:current"
+    assert comparison["candidate_judge"] == "fixture:harsh"
+
+
+def test_a_judge_that_agrees_exits_0_and_labels_are_compared_side_by_side(
+        pytester: pytest.Pytester) -> None:
+    write_project(pytester, labels=True)
+    result = run_pytester(pytester, "0", "gs", "--ragate-judge=fixture:current.json",
+                          "--ragate-results=res.jsonl")  # its agreement floor is not set
+    assert (pytester.path / "res.jsonl").is_file()
+    same = rejudge(pytester, "--judge", "fixture:same.json")
+    assert same.exit_code == 0, same.output
+    assert "flipped" not in same.output
+    assert same.output.splitlines()[-1] == (
+        "ragate rejudge: no floor's outcome changes and no shift is significant at alpha 0.05 "
+        "(Holm-corrected)")
+    # the labels side with the harsh judge: its kappa is 1, the current judge's 0
+    harsh = rejudge(pytester, "--judge", "fixture:harsh.json")
+    assert harsh.exit_code == 1
+    assert ("labels, faithfulness: current kappa 0.00 [0.00, 0.00]; candidate kappa 1.00"
+            in harsh.output), harsh.output
+    assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
+
+
+def without_judged_contexts(path: Path) -> None:
+    """The results file as a run before rows kept their judged contexts wrote it: rows
+    without them, the trailer vouching for the lines as they now are."""
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    body = []
+    for line in lines[:-1]:
+        row = json.loads(line)
+        row.pop("judged_contexts", None)
+        body.append(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
+    trailer = json.loads(lines[-1])
+    trailer["ragate_trailer"]["sha256"] = hashlib.sha256("".join(body).encode()).hexdigest()
+    path.write_text("".join(body) + json.dumps(trailer, sort_keys=True) + "\n",
+                    encoding="utf-8")
+
+
+def test_an_old_results_file_is_one_error_that_says_what_to_do(
+        pytester: pytest.Pytester) -> None:
+    write_project(pytester)
+    gate(pytester, "0")
+    without_judged_contexts(pytester.path / "res.jsonl")
+    result = rejudge(pytester, "--judge", "fixture:harsh.json")
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [
+        "Error: res.jsonl: line 2 (q00): this results file keeps no judged contexts (written "
+        "before `ragate rejudge` existed); run the gate once more with --ragate-results and "
+        "rejudge that file"]
+
+
+def test_usage_errors_are_one_line_and_exit_2(pytester: pytest.Pytester) -> None:
+    write_project(pytester)
+    gate(pytester, "0")
+    bad = rejudge(pytester, "--judge", "nonsense")
+    assert bad.exit_code == 2
+    assert bad.output.strip() == ("Error: --judge 'nonsense': expected fixture:PATH or "
+                                  "ragas:MODEL (or ragas with --ragate-judge-model)")
+    (pytester.path / "torn.jsonl").write_text("{not json\n")
+    torn = ragate(pytester.path, "rejudge", "torn.jsonl", "--judge", "fixture:same.json")
+    assert torn.exit_code == 2 and torn.output.count("\n") == 1, torn.output
+    assert "torn.jsonl" in torn.output and "malformed JSON" in torn.output
+
+
+def test_a_sealed_gist_and_a_url_credential_never_reach_an_output(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_project(pytester)
+    monkeypatch.setenv("RAGATE_SEAL_KEY", "a passphrase for the test")
+    sealed = ragate(pytester.path, "seal", "gs")
+    assert sealed.exit_code == 0, sealed.output
+    assert not (pytester.path / "gs" / "expected.jsonl").exists()
+    gate(pytester, "0")
+    secret = "s3cret-pass"
+    url = f"http://user:{secret}@127.0.0.1:9/v1"
+    outputs = [(pytester.path / "res.jsonl").read_text()]
+    for args in (["--judge", "fixture:harsh.json", "--judge-url", url],
+                 ["--judge", "fixture:harsh.json", "--json", "--judge-url", url]):
+        found = rejudge(pytester, *args)
+        assert found.exit_code == 1, found.output
+        outputs.append(found.output)
+    # a candidate that echoes what it was given: its failures carry the reference it saw
+    monkeypatch.delenv("RAGATE_SEAL_KEY")
+    locked = rejudge(pytester, "--judge", "fixture:harsh.json", "--judge-url", url)
+    assert locked.exit_code == 2
+    assert "the goldset is sealed: set RAGATE_SEAL_KEY" in locked.output
+    outputs.append(locked.output)
+    for text in outputs:
+        assert "zebra" not in text and secret not in text
