@@ -988,20 +988,36 @@ def judge_timeout(ini: dict[str, str], timeout: float | None) -> float:
 
 
 def _rejudge_files(results: tuple[str, ...], rootdir: Path) -> list[Any]:
-    """The results files, each whole (the trailer vouches for it): one line naming the
-    first that is not."""
-    import pytest
+    """The results files (files, folders of `*.jsonl`, globs; from here, then from the
+    rootdir), each whole (read, with a header, its trailer vouching for it): one line naming
+    the first that is not."""
+    import glob
 
-    from pytest_ragate.modes.decide_files import _file_problems, expand
     from pytest_ragate.outputs.results import read_results
 
-    try:
-        paths = expand(results, rootdir)
-    except pytest.UsageError as error:
-        raise RejudgeUsage(str(error).replace("--ragate-decide ", "")) from None
+    paths: list[Path] = []
+    for spec in results:
+        found: list[Path] = []
+        for base in (Path(), rootdir):
+            path = base / spec
+            if glob.has_magic(spec):
+                found = [Path(p) for p in sorted(glob.glob(str(path)))]
+            elif path.is_dir():
+                found = sorted(path.glob("*.jsonl"))
+            elif path.is_file():
+                found = [path]
+            if found:
+                break
+        if not found:
+            raise RejudgeUsage(f"{spec}: no results file there")
+        paths += [p for p in found if p not in paths]
     files = [read_results(p) for p in paths]
     for found in files:
-        if problems := _file_problems(found):
+        problems = [str(p) for p in found.problems or found.unvouched]
+        if not problems and found.header is None:
+            problems = [f"{found.path}: no header line: not a results file written by this "
+                        "ragate (--ragate-results), or cut short"]
+        if problems:
             raise RejudgeUsage(problems[0] + (f" (and {len(problems) - 1} more problems)"
                                               if len(problems) > 1 else ""))
     return files

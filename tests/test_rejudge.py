@@ -187,7 +187,7 @@ def test_a_sealed_gist_and_a_url_credential_never_reach_an_output(
         found = rejudge(pytester, *args)
         assert found.exit_code == 1, found.output
         outputs.append(found.output)
-    # a candidate that echoes what it was given: its failures carry the reference it saw
+    # without the key the reference cannot be read: refused, not graded without it
     monkeypatch.delenv("RAGATE_SEAL_KEY")
     locked = rejudge(pytester, "--judge", "fixture:harsh.json", "--judge-url", url)
     assert locked.exit_code == 2
