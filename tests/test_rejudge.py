@@ -14,10 +14,12 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.conftest import FIXTURE_JUDGE_CONFTEST, WORKERS, jsonl, run_pytester, write_goldset
+from tests.openai_stub import OpenAIStub
 from tests.test_fail_closed import planned
 
 N = 24  # q00..q23: even ones single_meeting, odd ones single_doc
@@ -195,3 +197,62 @@ def test_a_sealed_gist_and_a_url_credential_never_reach_an_output(
     outputs.append(locked.output)
     for text in outputs:
         assert "zebra" not in text and secret not in text
+
+
+# --- the RAGAS judge against two scripted servers ------------------------------------------
+
+RAGAS_SYSTEM = '''
+import pytest
+from pytest_ragate import Answer, Citation, Context
+
+@pytest.fixture(scope="session")
+def ragate_system():
+    def answer(text):
+        qid = text.split()[-1].rstrip("?")
+        ctx = Context(context_id="c1", doc_id="m1", first_turn=0, last_turn=3,
+                      text=f"context of {qid}: the budget is twelve euros", distance=0.2)
+        return Answer(text=f"answer to {qid}: twelve euros", contexts=[ctx],
+                      citations=[Citation(context_id="c1")])
+    return answer
+'''
+RAGAS_QUESTIONS = ("a1", "a2", "a3", "a4")
+
+
+def ragas_verdicts(unsupported: set[str]) -> Any:
+    from tests.openai_stub import RowVerdicts, ragas_script
+
+    return ragas_script({f"answer to {q}: twelve euros": RowVerdicts(
+        statements=[f"The budget of {q} is twelve euros."], supported=[q not in unsupported],
+        relevant=[f"context of {q}: the budget is twelve euros"],
+        questions=[f"What about {q}?"], reference=GIST) for q in RAGAS_QUESTIONS})
+
+
+def test_the_ragas_judge_against_two_servers(pytester: pytest.Pytester,
+                                             openai_stub: OpenAIStub) -> None:
+    pytest.importorskip("ragas")
+    from tests.openai_stub import OpenAIStub as Stub
+
+    write_goldset(pytester.path / "gs", floors="[floors]\nfaithfulness = 0.8\n", questions=[
+        {"question_id": q, "kind": "single_meeting", "question": f"What about {q}?"}
+        for q in RAGAS_QUESTIONS], expected=[
+        {"question_id": q, "gist": GIST,
+         "evidence": [{"doc_id": "m1", "first_turn": 2, "last_turn": 3}]}
+        for q in RAGAS_QUESTIONS])
+    pytester.makeconftest(RAGAS_SYSTEM)
+    openai_stub.script = ragas_verdicts(set())
+    ran = run_pytester(pytester, "0", "gs", "--ragate-results=res.jsonl",
+                       "--ragate-judge=ragas:model-a", f"--ragate-judge-url={openai_stub.url}")
+    assert ran.ret == pytest.ExitCode.OK, ran.stdout.str()
+    asked_before = len(openai_stub.requests)
+    secret = "s3cret-pass"
+    with Stub(ragas_verdicts({"a3", "a4"})) as candidate:
+        url = candidate.url.replace("http://", f"http://user:{secret}@")
+        result = rejudge(pytester, "--judge", "ragas:model-b", "--judge-url", url)
+        assert candidate.requests  # the candidate was asked; the current server was not
+    assert len(openai_stub.requests) == asked_before
+    assert result.exit_code == 1, result.output
+    assert any(line.split()[:4] == ["floor[faithfulness]", "passed", "failed", "CHANGES"]
+               for line in result.output.splitlines()), result.output
+    assert "flipped faithfulness: q" not in result.output
+    assert "flipped faithfulness: a3 1.00→0.00, a4 1.00→0.00" in result.output
+    assert secret not in result.output and "zebra" not in result.output
