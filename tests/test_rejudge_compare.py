@@ -1,0 +1,84 @@
+"""The comparison behind `ragate rejudge` (scoring/rejudge.py), on rows built in memory: a
+candidate that grades alike calls nothing significant, a shift on one kind is found on that
+kind, an answer the candidate could not grade is a change (fail closed), and a floor decided
+by both judges says when its outcome would change."""
+
+from __future__ import annotations
+
+from pytest_ragate.scoring.gates import Floor
+from pytest_ragate.scoring.records import QuestionRecord
+from pytest_ragate.scoring.rejudge import Regraded, compare, regraded_rows
+
+KIND = {f"q{i:02d}": "single_doc" if i % 2 else "single_meeting" for i in range(20)}
+
+
+def row(qid: str, faithfulness: float) -> QuestionRecord:
+    return QuestionRecord(goldset="gs", question_id=qid, kind=KIND[qid],
+                          index=int(qid[1:]), must_abstain=False, abstained=False,
+                          abstention_correct=True, evidence_spans=1, eval_version="1",
+                          judge="fixture:current", metrics={"faithfulness": faithfulness},
+                          answer_text="an answer")
+
+
+ROWS = [row(q, 0.9) for q in KIND]
+
+
+def regraded(value: dict[str, float | None]) -> dict[tuple[str, int], Regraded]:
+    return {(q, 1): Regraded(values={"faithfulness": v}) if v is not None else
+            Regraded(failures={"faithfulness": "timeout: no verdict within 60 s"})
+            for q, v in value.items()}
+
+
+def test_a_candidate_that_grades_alike_changes_nothing() -> None:
+    found = compare(goldset="gs", rows=ROWS, candidate_judge="fixture:same",
+                    regraded=regraded(dict.fromkeys(KIND, 0.9)), metrics=["faithfulness"],
+                    floors=[Floor("faithfulness", 0.8)])
+    assert found.changes == []
+    assert [(s.name, s.shift, s.significant) for s in found.shifts] == [
+        ("faithfulness", 0.0, False), ("single_doc:faithfulness", 0.0, False),
+        ("single_meeting:faithfulness", 0.0, False)]
+    assert [(f.floor, f.current, f.candidate) for f in found.floors] == [
+        ("floor[faithfulness]", "passed", "passed")]
+
+
+def test_a_shift_on_one_kind_is_found_on_that_kind_and_moves_its_floor() -> None:
+    harsh = {q: 0.5 if KIND[q] == "single_doc" else 0.9 for q in KIND}
+    found = compare(goldset="gs", rows=ROWS, candidate_judge="fixture:harsh",
+                    regraded=regraded(harsh), metrics=["faithfulness"],
+                    floors=[Floor("faithfulness", 0.6),
+                            Floor("faithfulness", 0.8, kind="single_doc")])
+    by_name = {s.name: s for s in found.shifts}
+    kind = by_name["single_doc:faithfulness"]
+    assert kind.significant and (kind.passed_to_failed, kind.failed_to_passed) == (10, 0)
+    assert kind.p_mcnemar == 2 / 2 ** 10
+    assert not by_name["single_meeting:faithfulness"].significant
+    floors = {f.floor: (f.current, f.candidate) for f in found.floors}
+    assert floors == {"floor[faithfulness]": ("passed", "passed"),
+                      "floor[single_doc:faithfulness]": ("passed", "failed")}
+    assert found.changes[0] == ("floor[single_doc:faithfulness] would change: passed under "
+                                "the current judge, failed under the candidate")
+
+
+def test_a_small_shift_on_few_answers_is_reported_but_not_significant() -> None:
+    # two answers move a little: the paired tests cannot tell it from noise (Holm, 0.05)
+    some = {q: (0.85 if q in ("q00", "q01") else 0.9) for q in KIND}
+    found = compare(goldset="gs", rows=ROWS, candidate_judge="fixture:near",
+                    regraded=regraded(some), metrics=["faithfulness"],
+                    floors=[Floor("faithfulness", 0.6)])
+    whole = found.shifts[0]
+    assert whole.moved == 2 and whole.flips == () and not whole.significant
+    assert whole.p_bootstrap is not None and whole.p_bootstrap > 0.05
+    assert found.changes == []
+
+
+def test_an_answer_the_candidate_could_not_grade_is_a_change_never_paired_away() -> None:
+    lost = {q: (None if q == "q03" else 0.9) for q in KIND}
+    found = compare(goldset="gs", rows=ROWS, candidate_judge="fixture:flaky",
+                    regraded=regraded(lost), metrics=["faithfulness"],
+                    floors=[Floor("faithfulness", 0.6)])
+    whole = found.shifts[0]
+    assert whole.n == 19 and whole.unregraded == (("q03", "timeout: no verdict within 60 s"),)
+    assert found.changes == ["faithfulness: the candidate judge gave no verdict on 1 answer "
+                             "the current judge graded: q03 (timeout: no verdict within 60 s)"]
+    after = {r.question_id: r for r in regraded_rows(ROWS, "fixture:flaky", regraded(lost))}
+    assert after["q03"].metrics == {} and "faithfulness" in after["q03"].judge_failures
