@@ -930,7 +930,15 @@ def _rejudged(results: tuple[str, ...], spec: str, judge_url: str | None,
     if cache_dir is None:
         named = ini.get("ragate_judge_cache_dir")
         cache_dir = rootdir / named if named else rootdir / ".pytest_cache" / "d" / "ragate-judge"
-    runner = JudgeRunner(concurrency or int(ini.get("ragate_judge_concurrency", 16)),
+    if concurrency is None:
+        try:
+            concurrency = click.IntRange(1, 256).convert(
+                ini.get("ragate_judge_concurrency", "16"), None, None)
+        except click.BadParameter:
+            raise RejudgeUsage(f"ragate_judge_concurrency = "
+                               f"{ini['ragate_judge_concurrency']!r}: a whole number from 1 "
+                               "to 256") from None
+    runner = JudgeRunner(concurrency,
                          cache_dir, "on", timeout=judge_timeout(ini, timeout),
                          redact=Redactor(sealed, known_credentials(urls=(judge_url,))))
     comparisons = []
@@ -957,13 +965,17 @@ def _rejudged(results: tuple[str, ...], spec: str, judge_url: str | None,
             strictness = Strictness(ci=gate.get("ci", POINT.ci),
                                     min_n=int(gate.get("min_n", POINT.min_n)))
             labels: dict[str, tuple[dict[str, float], bool]] = {}
+            stamps: dict[str, dict[str, str]] = {}
             for label in goldset.labels:
                 labels.setdefault(label.metric, ({}, label.binary))[0][label.question_id] = \
                     label.value
+                if label.answer_sha256:
+                    stamps.setdefault(label.metric, {})[label.question_id] = \
+                        label.answer_sha256
             comparisons.append(compare(goldset=name, rows=rows, candidate_judge=judge.judge_id,
                                        regraded=regraded, metrics=list(metrics),
-                                       floors=goldset.floors, labels=labels,
-                                       strictness=strictness))
+                                       floors=goldset.floors, labels=labels, stamps=stamps,
+                                       ppi=goldset.estimate == "ppi", strictness=strictness))
     finally:
         runner.close()
     return comparisons, sealed

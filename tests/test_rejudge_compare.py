@@ -82,3 +82,19 @@ def test_an_answer_the_candidate_could_not_grade_is_a_change_never_paired_away()
                              "the current judge graded: q03 (timeout: no verdict within 60 s)"]
     after = {r.question_id: r for r in regraded_rows(ROWS, "fixture:flaky", regraded(lost))}
     assert after["q03"].metrics == {} and "faithfulness" in after["q03"].judge_failures
+
+
+def test_floors_are_held_to_the_labels_as_the_run_holds_them() -> None:
+    # people say the single_doc answers are unfaithful: the current judge (0.9 everywhere)
+    # is not calibrated, so the run fails its judged floors; the candidate agrees with them
+    labels = {"faithfulness": ({q: float(k == "single_meeting") for q, k in KIND.items()},
+                               True)}
+    harsh = {q: 0.4 if KIND[q] == "single_doc" else 0.9 for q in KIND}
+    found = compare(goldset="gs", rows=ROWS, candidate_judge="fixture:harsh",
+                    regraded=regraded(harsh), metrics=["faithfulness"], labels=labels,
+                    floors=[Floor("faithfulness", 0.6), Floor("judge_agreement", 0.6)])
+    assert {f.floor: (f.current, f.candidate) for f in found.floors} == {
+        "floor[faithfulness]": ("failed", "passed"),
+        "floor[judge_agreement]": ("failed", "passed")}
+    [pair] = found.agreements
+    assert (pair.current.statistic, pair.candidate.value) == ("kappa", 1.0)

@@ -14,8 +14,10 @@ that shifts on one kind only must not hide behind an unchanged whole):
 - McNemar's exact test (`stats.mcnemar_exact`; McNemar 1947) on pass/fail of each answer at
   the goldset's floor for that metric (its kind's floor where it has one, else the metric's),
   with the answers that flipped named, the ones the candidate fails first;
-- each judged floor decided over the saved rows under both judges (`gates.decide`, the gate's
-  own rule): an outcome that differs is a change whatever the tests say;
+- each judged floor decided over the saved rows under both judges by the gate's own rules
+  (`gates.decide`; the prediction-powered estimate where the goldset asks for it;
+  `judge_agreement`, which fails every judged floor of a judge its labels do not vouch
+  for): an outcome that differs is a change whatever the tests say;
 - where the goldset has human labels, each judge's agreement with them (`agreement.agree`:
   Cohen's kappa for verdict labels, Spearman for scores), side by side.
 
@@ -34,14 +36,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from pytest_ragate.scoring import messages
-from pytest_ragate.scoring.agreement import Agreement, agree
-from pytest_ragate.scoring.gates import POINT, Floor, Outcome, Strictness, decide
+from pytest_ragate.scoring.agreement import Agreement, agree, decide_agreement, not_calibrated
+from pytest_ragate.scoring.gates import POINT, Floor, Outcome, Strictness, Verdict, decide
 from pytest_ragate.scoring.records import QuestionRecord, repeat_name
 from pytest_ragate.scoring.registry import METRICS
 from pytest_ragate.scoring.stats import bootstrap_mean, mcnemar_exact, paired_bootstrap
 
 ALPHA = 0.05  # the family-wise error rate of one goldset's comparison (Holm)
 SAME = 1e-9  # two verdicts this close are the same verdict
+AGREEMENT = "judge_agreement"
 RowKey = tuple[str, int]  # (question id, repeat)
 # a goldset's human labels of one metric: (question id → label, whether labels are verdicts)
 Labels = Mapping[str, tuple[Mapping[str, float], bool]]
@@ -181,9 +184,12 @@ def floor_for(floors: Sequence[Floor], metric: str, kind: str | None) -> Floor |
 def compare(*, goldset: str, rows: Sequence[QuestionRecord], candidate_judge: str,
             regraded: Mapping[RowKey, Regraded], metrics: Sequence[str],
             floors: Sequence[Floor], labels: Labels | None = None,
+            stamps: Mapping[str, Mapping[str, str]] | None = None, ppi: bool = False,
             strictness: Strictness = POINT, alpha: float = ALPHA) -> Comparison:
     """The two judges over one goldset's saved rows (`rows`: all of them; the judged ones
-    are compared) for each metric in `metrics`."""
+    are compared) for each metric in `metrics`; `labels` (and the answers they were
+    `stamps`ed for, metric → question id → sha256) as the goldset has them, `ppi` when its
+    judged floors are decided on the prediction-powered estimate."""
     current_judge = next((r.judge for r in rows if r.judge), "") or ""
     judged = judged_rows(rows)
     kinds = sorted({r.kind for r in judged})
@@ -195,25 +201,60 @@ def compare(*, goldset: str, rows: Sequence[QuestionRecord], candidate_judge: st
                               floors) for kind in kinds]
     shifts = _holm(shifts, alpha)
     after = regraded_rows(rows, candidate_judge, regraded)
+    agreements = {judge: [agree(m, mine, binary, these, (stamps or {}).get(m))
+                          for m, (mine, binary) in (labels or {}).items()]
+                  for judge, these in ((current_judge, rows), (candidate_judge, after))}
+    held = _Held(goldset=goldset, labels=labels or {}, stamps=stamps or {}, ppi=ppi,
+                 strictness=strictness,
+                 agreement_min=next((f.min for f in floors if f.metric == AGREEMENT), None))
     changes = []
     for floor in floors:
-        if floor.anchors or METRICS[floor.metric].source not in ("verdict", "judge"):
+        if floor.anchors or not floor.judged:
             continue
-        before = decide(floor, goldset, rows, judge=current_judge or None,
-                        strictness=strictness)
-        now = decide(floor, goldset, after, judge=candidate_judge, strictness=strictness)
+        before = held.decide(floor, rows, current_judge or None, agreements[current_judge])
+        now = held.decide(floor, after, candidate_judge, agreements[candidate_judge])
         changes.append(FloorChange(floor=floor.name, current=before.outcome,
                                    candidate=now.outcome, current_value=before.value,
                                    candidate_value=now.value))
-    pairs = []
-    for metric, (mine, binary) in (labels or {}).items():
-        if metric not in metrics:
-            continue
-        pairs.append(AgreementPair(metric=metric, current=agree(metric, mine, binary, rows),
-                                   candidate=agree(metric, mine, binary, after)))
+    pairs = [AgreementPair(metric=a.metric, current=a, candidate=b)
+             for a, b in zip(agreements[current_judge], agreements[candidate_judge],
+                             strict=True)]
     return Comparison(goldset=goldset, current_judge=current_judge,
                       candidate_judge=candidate_judge, shifts=tuple(shifts),
                       floors=tuple(changes), agreements=tuple(pairs), alpha=alpha)
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Held:
+    """How a goldset's judged floors are decided, as the run decides them
+    (decision/run_decision.py): on the prediction-powered estimate where the goldset asks
+    for it, `judge_agreement` over the labels, and every judged floor failed when the judge's
+    agreement with the labels does not reach `judge_agreement`."""
+
+    goldset: str
+    labels: Labels
+    stamps: Mapping[str, Mapping[str, str]]
+    ppi: bool
+    strictness: Strictness
+    agreement_min: float | None
+
+    def decide(self, floor: Floor, rows: Sequence[QuestionRecord], judge: str | None,
+               agreements: Sequence[Agreement]) -> Verdict:
+        if floor.metric == AGREEMENT:
+            labelled = frozenset(q for mine, _ in self.labels.values() for q in mine)
+            return decide_agreement(floor, self.goldset, agreements, judge=judge,
+                                    strictness=self.strictness, labelled=labelled)
+        labels = stamps = None
+        if self.ppi and floor.metric in self.labels:
+            labels = self.labels[floor.metric][0]
+            stamps = self.stamps.get(floor.metric)
+        verdict = decide(floor, self.goldset, rows, judge=judge, strictness=self.strictness,
+                         labels=labels, stamps=stamps)
+        if self.agreement_min is None or judge is None or verdict.outcome == "skipped":
+            return verdict
+        why = not_calibrated(agreements, self.agreement_min, self.strictness.strict)
+        return verdict if why is None else replace(verdict, outcome="failed",
+                                                   message=f"{why} · {verdict.message}")
 
 
 def _shift(metric: str, kind: str | None, rows: Sequence[QuestionRecord],
