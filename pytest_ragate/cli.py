@@ -938,8 +938,12 @@ def _rejudged(results: tuple[str, ...], spec: str, judge_url: str | None,
             raise RejudgeUsage(f"ragate_judge_concurrency = "
                                f"{ini['ragate_judge_concurrency']!r}: a whole number from 1 "
                                "to 256") from None
+    # a verdict's cache key names the judge, not its server: a candidate with the current
+    # judge's own id (the same model at another URL) is graded afresh, never served the
+    # current judge's verdicts from the cache
+    same = any(row.judge == judge.judge_id for rows in by_goldset.values() for row in rows)
     runner = JudgeRunner(concurrency,
-                         cache_dir, "on", timeout=judge_timeout(ini, timeout),
+                         cache_dir, "off" if same else "on", timeout=judge_timeout(ini, timeout),
                          redact=Redactor(sealed, known_credentials(urls=(judge_url,))))
     comparisons = []
     try:

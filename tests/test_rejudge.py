@@ -253,3 +253,30 @@ def test_the_ragas_judge_against_two_servers(pytester: pytest.Pytester,
     assert "flipped faithfulness: q" not in result.output
     assert "flipped faithfulness: a3 1.00→0.00, a4 1.00→0.00" in result.output
     assert secret not in result.output and "zebra" not in result.output
+
+
+def test_the_same_model_at_another_server_is_graded_afresh(pytester: pytest.Pytester,
+                                                          openai_stub: OpenAIStub) -> None:
+    """A verdict's cache key names the judge (`ragas:model-a`), not its server: a candidate
+    of the same name at another URL must be asked, not served the current verdicts."""
+    pytest.importorskip("ragas")
+    from tests.openai_stub import OpenAIStub as Stub
+
+    write_goldset(pytester.path / "gs", floors="[floors]\nfaithfulness = 0.8\n", questions=[
+        {"question_id": q, "kind": "single_meeting", "question": f"What about {q}?"}
+        for q in RAGAS_QUESTIONS], expected=[
+        {"question_id": q, "gist": GIST,
+         "evidence": [{"doc_id": "m1", "first_turn": 2, "last_turn": 3}]}
+        for q in RAGAS_QUESTIONS])
+    pytester.makeconftest(RAGAS_SYSTEM)
+    openai_stub.script = ragas_verdicts(set())
+    ran = run_pytester(pytester, "0", "gs", "--ragate-results=res.jsonl",
+                       "--ragate-judge=ragas:model-a", f"--ragate-judge-url={openai_stub.url}",
+                       "--ragate-judge-cache-dir=verdicts")
+    assert ran.ret == pytest.ExitCode.OK, ran.stdout.str()
+    with Stub(ragas_verdicts({"a3", "a4"})) as candidate:
+        result = rejudge(pytester, "--judge", "ragas:model-a", "--judge-url", candidate.url,
+                         "--cache-dir", "verdicts")
+        assert candidate.requests  # asked, though the cache holds model-a's verdicts
+    assert result.exit_code == 1, result.output
+    assert "flipped faithfulness: a3 1.00→0.00, a4 1.00→0.00" in result.output
