@@ -224,11 +224,9 @@ def ragas_verdicts(unsupported: set[str]) -> Any:
         questions=[f"What about {q}?"], reference=GIST) for q in RAGAS_QUESTIONS})
 
 
-def test_the_ragas_judge_against_two_servers(pytester: pytest.Pytester,
-                                             openai_stub: OpenAIStub) -> None:
-    pytest.importorskip("ragas")
-    from tests.openai_stub import OpenAIStub as Stub
-
+def judged_by_model_a(pytester: pytest.Pytester, stub: OpenAIStub, *args: str) -> None:
+    """A goldset of RAGAS_QUESTIONS run once with `ragas:model-a` at `stub`, every answer
+    supported; its results in res.jsonl."""
     write_goldset(pytester.path / "gs", floors="[floors]\nfaithfulness = 0.8\n", questions=[
         {"question_id": q, "kind": "single_meeting", "question": f"What about {q}?"}
         for q in RAGAS_QUESTIONS], expected=[
@@ -236,10 +234,18 @@ def test_the_ragas_judge_against_two_servers(pytester: pytest.Pytester,
          "evidence": [{"doc_id": "m1", "first_turn": 2, "last_turn": 3}]}
         for q in RAGAS_QUESTIONS])
     pytester.makeconftest(RAGAS_SYSTEM)
-    openai_stub.script = ragas_verdicts(set())
+    stub.script = ragas_verdicts(set())
     ran = run_pytester(pytester, "0", "gs", "--ragate-results=res.jsonl",
-                       "--ragate-judge=ragas:model-a", f"--ragate-judge-url={openai_stub.url}")
+                       "--ragate-judge=ragas:model-a", f"--ragate-judge-url={stub.url}", *args)
     assert ran.ret == pytest.ExitCode.OK, ran.stdout.str()
+
+
+def test_the_ragas_judge_against_two_servers(pytester: pytest.Pytester,
+                                             openai_stub: OpenAIStub) -> None:
+    pytest.importorskip("ragas")
+    from tests.openai_stub import OpenAIStub as Stub
+
+    judged_by_model_a(pytester, openai_stub)
     asked_before = len(openai_stub.requests)
     secret = "s3cret-pass"
     with Stub(ragas_verdicts({"a3", "a4"})) as candidate:
@@ -262,18 +268,7 @@ def test_the_same_model_at_another_server_is_graded_afresh(pytester: pytest.Pyte
     pytest.importorskip("ragas")
     from tests.openai_stub import OpenAIStub as Stub
 
-    write_goldset(pytester.path / "gs", floors="[floors]\nfaithfulness = 0.8\n", questions=[
-        {"question_id": q, "kind": "single_meeting", "question": f"What about {q}?"}
-        for q in RAGAS_QUESTIONS], expected=[
-        {"question_id": q, "gist": GIST,
-         "evidence": [{"doc_id": "m1", "first_turn": 2, "last_turn": 3}]}
-        for q in RAGAS_QUESTIONS])
-    pytester.makeconftest(RAGAS_SYSTEM)
-    openai_stub.script = ragas_verdicts(set())
-    ran = run_pytester(pytester, "0", "gs", "--ragate-results=res.jsonl",
-                       "--ragate-judge=ragas:model-a", f"--ragate-judge-url={openai_stub.url}",
-                       "--ragate-judge-cache-dir=verdicts")
-    assert ran.ret == pytest.ExitCode.OK, ran.stdout.str()
+    judged_by_model_a(pytester, openai_stub, "--ragate-judge-cache-dir=verdicts")
     with Stub(ragas_verdicts({"a3", "a4"})) as candidate:
         result = rejudge(pytester, "--judge", "ragas:model-a", "--judge-url", candidate.url,
                          "--cache-dir", "verdicts")
