@@ -1007,26 +1007,12 @@ def _rejudge_files(results: tuple[str, ...], rootdir: Path) -> list[Any]:
     """The results files (files, folders of `*.jsonl`, globs; from here, then from the
     rootdir), each whole (read, with a header, its trailer vouching for it): one line naming
     the first that is not."""
-    import glob
+    from pytest_ragate.outputs.results import NoResultsFile, read_results, results_paths
 
-    from pytest_ragate.outputs.results import read_results
-
-    paths: list[Path] = []
-    for spec in results:
-        found: list[Path] = []
-        for base in (Path(), rootdir):
-            path = base / spec
-            if glob.has_magic(spec):
-                found = [Path(p) for p in sorted(glob.glob(str(path)))]
-            elif path.is_dir():
-                found = sorted(path.glob("*.jsonl"))
-            elif path.is_file():
-                found = [path]
-            if found:
-                break
-        if not found:
-            raise RejudgeUsage(f"{spec}: no results file there")
-        paths += [p for p in found if p not in paths]
+    try:
+        paths = results_paths(results, rootdir)
+    except NoResultsFile as error:
+        raise RejudgeUsage(str(error)) from None
     files = [read_results(p) for p in paths]
     for found in files:
         problems = [str(p) for p in found.problems or found.unvouched]

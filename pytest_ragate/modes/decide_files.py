@@ -9,7 +9,6 @@ shard never imports it (tests/test_modes.py).
 
 from __future__ import annotations
 
-import glob
 import json
 from collections import defaultdict
 from collections.abc import Sequence
@@ -18,32 +17,25 @@ from typing import Any
 
 import pytest
 
-from pytest_ragate.outputs.results import GoldsetStamp, ResultsFile, read_results
+from pytest_ragate.outputs.results import (
+    GoldsetStamp,
+    NoResultsFile,
+    ResultsFile,
+    read_results,
+    results_paths,
+)
 from pytest_ragate.scoring.records import QuestionRecord
 
 NAMED = 5  # members named in one refusal line before "and N more"
 
 
 def expand(specs: Sequence[str], root: Path) -> list[Path]:
-    """Files, folders (their `*.jsonl`) and globs, each found from here or from the rootdir;
-    one that names nothing is a usage error."""
-    paths: list[Path] = []
-    for spec in specs:
-        found: list[Path] = []
-        for base in (None, root):  # as given (shown so), then from the rootdir
-            path = Path(spec) if base is None else base / spec
-            if glob.has_magic(spec):
-                found = [Path(p) for p in sorted(glob.glob(str(path)))]
-            elif path.is_dir():
-                found = sorted(path.glob("*.jsonl"))
-            elif path.is_file():
-                found = [path]
-            if found:
-                break
-        if not found:
-            raise pytest.UsageError(f"--ragate-decide {spec}: no results file there")
-        paths += [p for p in found if p not in paths]
-    return paths
+    """The results files the specs name (`outputs.results.results_paths`); one that names
+    nothing is a usage error."""
+    try:
+        return results_paths(specs, root)
+    except NoResultsFile as error:
+        raise pytest.UsageError(f"--ragate-decide {error}") from None
 
 
 def read_files(specs: Sequence[str], root: Path) -> tuple[list[ResultsFile], list[str]]:

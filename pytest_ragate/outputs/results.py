@@ -357,3 +357,32 @@ def read_rows(path: Path, row_model: type[QuestionRecord] = QuestionRecord,
     """The question rows of a results file, numbered by line (other lines are skipped)."""
     found = read_results(path, row_model)
     return found.rows, found.problems
+
+
+class NoResultsFile(ValueError):
+    """A results spec that names no file: a usage error of whoever was given it."""
+
+
+def results_paths(specs: Sequence[str], root: Path) -> list[Path]:
+    """Files, folders (their `*.jsonl`) and globs, each found as given, then from the
+    rootdir, once each in order (`ragate decide` and `ragate rejudge` read them so); one that
+    names nothing raises NoResultsFile naming it."""
+    import glob
+
+    paths: list[Path] = []
+    for spec in specs:
+        found: list[Path] = []
+        for base in (None, root):  # as given (shown so), then from the rootdir
+            path = Path(spec) if base is None else base / spec
+            if glob.has_magic(spec):
+                found = [Path(p) for p in sorted(glob.glob(str(path)))]
+            elif path.is_dir():
+                found = sorted(path.glob("*.jsonl"))
+            elif path.is_file():
+                found = [path]
+            if found:
+                break
+        if not found:
+            raise NoResultsFile(f"{spec}: no results file there")
+        paths += [p for p in found if p not in paths]
+    return paths
