@@ -195,10 +195,10 @@ def run_pytester(pytester: pytest.Pytester, workers: str, *args: str) -> pytest.
 
 
 def run_command(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    """pytest, or `ragate decide` (args starting with "decide"), as a command line in a
-    process of its own under `root`, with no pytester around it; `env` adds variables (the
-    faults a project's system reads)."""
-    if args[:1] == ("decide",):
+    """pytest, or a `ragate` command (args starting with "decide", "rejudge" or "plan"), as
+    a command line in a process of its own under `root`, with no pytester around it; `env`
+    adds variables (the faults a project's system reads)."""
+    if args[:1] in (("decide",), ("rejudge",), ("plan",)):
         argv = [sys.executable, "-c", "from pytest_ragate.cli import main; main()", *args]
     else:
         argv = [sys.executable, "-m", "pytest", *args]

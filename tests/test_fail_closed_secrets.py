@@ -32,6 +32,7 @@ from tests.conftest import (
     WORKERS,
     corpus_rows,
     results_rows,
+    run_command,
     run_pytester,
     write_goldset,
 )
@@ -133,6 +134,35 @@ def test_a_judge_echoing_a_sealed_gist_leaves_it_in_no_output(
     assert result.ret == pytest.ExitCode.TESTS_FAILED  # judge_coverage: nothing was judged
     halves = [gist[: len(gist) // 2 + 4] for gist in GISTS.values()]
     assert leaks(every_output(pytester, result), [*GISTS.values(), *halves, NOTES]) == []
+
+
+@WORKERS
+def test_sequential_asking_the_bill_rejudge_and_plan_show_no_gist_and_no_credential(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, openai_stub: OpenAIStub,
+        workers: str) -> None:
+    """The outputs issues 25 and 26 added (the sequential line, the bill, the judged contexts
+    a row keeps, `ragate rejudge`, `ragate plan`), from a sealed goldset whose judge echoes the
+    gist, at a URL that holds a password: neither reaches any of them."""
+    sealed_goldset(pytester, monkeypatch)
+    pytester.makeconftest(SYSTEM + FIXTURE_JUDGE_CONFTEST)
+    openai_stub.script = echo
+    url = with_credentials(openai_stub.url)
+    result = run_every_output(pytester, workers, "--ragate-judge=ragas:stub-model",
+                              f"--ragate-judge-url={url}", "--ragate-cache=off",
+                              "--ragate-sequential=on", "--ragate-judge-price-in=1",
+                              "--ragate-judge-price-out=2")
+    assert "every question asked (sequential, seed" in result.stdout.str()
+    assert "bill:" in result.stdout.str()
+    texts = every_output(pytester, result)
+    rejudged = run_command(pytester.path, "rejudge", "r.jsonl", "--judge", "ragas:stub-model",
+                           "--judge-url", url, RAGATE_SEAL_KEY=KEY)
+    assert rejudged.returncode in (0, 1), rejudged.stdout + rejudged.stderr
+    planned = run_command(pytester.path, "plan", "gs", "--judge", "ragas:stub-model")
+    assert planned.returncode == 0, planned.stdout + planned.stderr
+    texts.update({"rejudge": rejudged.stdout + rejudged.stderr,
+                  "plan": planned.stdout + planned.stderr})
+    halves = [gist[: len(gist) // 2 + 4] for gist in GISTS.values()]
+    assert leaks(texts, [*GISTS.values(), *halves, NOTES, PASSWORD, QUERY_KEY, "alice"]) == []
 
 
 # --- 2. credentials in the judge's URL and key ---------------------------------------------
