@@ -61,10 +61,12 @@ class Asking:
     alpha: float
     board: Path  # the folder of posted stops and collections (made on first post)
 
+    def asks_sequentially(self, goldset: Goldset) -> bool:
+        return goldset.config.sequential if self.every is None else self.every
+
     def plan(self, goldset: Goldset) -> SequentialPlan | None:
         """The goldset's plan when it is asked sequentially, else None."""
-        on = goldset.config.sequential if self.every is None else self.every
-        if not on:
+        if not self.asks_sequentially(goldset):
             return None
         from pytest_ragate.decision.population import SequentialPlan
 
@@ -117,7 +119,7 @@ def put_in_order(config: pytest.Config, items: list[pytest.Item]) -> None:
         return
     places: dict[str, list[int]] = {}
     for i, item in enumerate(items):
-        if CASE_KEY in item.stash and found.plan(item.stash[GOLDSET_KEY]) is not None:
+        if CASE_KEY in item.stash and found.asks_sequentially(item.stash[GOLDSET_KEY]):
             places.setdefault(item.stash[ROUTE_KEY], []).append(i)
     for route, where in places.items():
         from pytest_ragate.decision.sequential import asking_order
@@ -132,8 +134,9 @@ def skip_if_decided(item: pytest.Item) -> None:
     """A question of a goldset already decided is not asked: skipped, with how many of its
     questions decided it (the run decision checks the skip, `run_decision.py`)."""
     found = asking(item.config)
-    if found is None or CASE_KEY not in item.stash:
-        return
+    if (found is None or CASE_KEY not in item.stash
+            or not found.asks_sequentially(item.stash[GOLDSET_KEY])):
+        return  # no file is read for a question asked in full
     stop = found.stop_of(item.stash[ROUTE_KEY])
     if stop is not None:
         from pytest_ragate.scoring import messages

@@ -112,7 +112,7 @@ class AskInOrder:
             goldset = item.stash.get(GOLDSET_KEY, None) if CASE_KEY in item.stash else None
             if goldset is not None and goldset.name not in seen:
                 seen.add(goldset.name)
-                if self.asking.plan(goldset) is not None:
+                if self.asking.asks_sequentially(goldset):
                     from pytest_ragate.items.collection import repeats_of
 
                     check_goldset(goldset, config, repeats_of(config, goldset))
@@ -123,7 +123,7 @@ class AskInOrder:
         if session.config.option.collectonly:
             return
         goldset_items = [i for i in session.items if is_goldset_item(i)]
-        if not any(self.asking.plan(i.stash[GOLDSET_KEY]) is not None
+        if not any(self.asking.asks_sequentially(i.stash[GOLDSET_KEY])
                    for i in goldset_items if CASE_KEY in i.stash):
             return
         from pytest_ragate.items.collection import collected
