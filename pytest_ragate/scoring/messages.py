@@ -23,7 +23,6 @@ from pytest_ragate.scoring.stats import MCNEMAR
 if TYPE_CHECKING:
     from pytest_ragate.scoring.agreement import Agreement, Shortfall
     from pytest_ragate.scoring.gates import Call, Counted, Figures, Floor, Gap, Missing
-    from pytest_ragate.scoring.slices import Correction, SliceFigure
     from pytest_ragate.scoring.regression import (
         BaselineRun,
         Compared,
@@ -31,6 +30,7 @@ if TYPE_CHECKING:
         Paired,
         RegressionCall,
     )
+    from pytest_ragate.scoring.slices import Correction, SliceFigure
 
 NAMED = 10  # members a message names before it says "and N more"
 NAMED_WORSE = 10  # questions a failed baseline check names

@@ -269,3 +269,9 @@ def decide_slices(floor: Floor, tallies: Mapping[str, Tally], *, alpha: float = 
                                    adjusted=adj, call=call,
                                    needs=needs_of(floor, t) if call == "insufficient" else None))
     return sorted(figures, key=lambda f: _worst_first(floor, f))
+
+
+def tested_of(figures: Sequence[SliceFigure]) -> int:
+    """How many of a key's slices had a shortfall test: the family the correction spans,
+    which every slice's message names."""
+    return sum(f.p_value is not None for f in figures)
