@@ -43,6 +43,7 @@ benchmarks/slices.py measures both (20 slices at the floor, n per slice 20-200).
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 from collections.abc import Mapping, Sequence
@@ -178,6 +179,7 @@ def shortfall_p(floor: Floor, t: Tally) -> float | None:
 EXACT_NEEDS = 500  # past about this n, `needs_of` takes the normal approximation (exact is slow)
 
 
+@functools.lru_cache(maxsize=4096)  # exact power sums take ~0.03 s; slices repeat rates
 def proportion_needs(floor: float, value: float) -> int | None:
     """About how many questions let a Wilson 95% lower bound clear `floor` 80% of the time
     at the true rate `value`: `power.questions_needed` (exact) when the normal approximation
