@@ -23,7 +23,8 @@ The shortfall test of one slice is one-sided, H0 "the slice's true value clears 
   JASA 58, 1963, Theorem 1), p = exp(-2n·(floor − mean)²) when the mean falls short, else 1.
   It holds for any distribution on [0, 1] and any n, so it is valid, at the price of being
   conservative (it catches a shortfall later than an exact test would); the bill's figures
-  (seconds, dollars) are not bounded and are refused.
+  (seconds, dollars: not bounded) and judge agreement (kappa over labelled pairs: not a mean
+  of per-question values) are refused, and so is a value outside [0, 1].
 
 The slices' p-values are then adjusted across the slices of the key that have one (a slice
 with nothing scored has no test and does not count):
@@ -173,6 +174,9 @@ def shortfall_p(floor: Floor, t: Tally) -> float | None:
     values = _question_values(t)
     if not values:
         return None
+    if not all(0.0 <= v <= 1.0 for v in values):
+        raise ValueError(f"{t.metric}: a slice's values must lie in [0, 1] for Hoeffding's "
+                         "test, and some do not")
     return mean_shortfall(statistics.fmean(values), len(values), floor.min, floor.upper)
 
 
@@ -220,10 +224,10 @@ def needs_of(floor: Floor, t: Tally) -> int | None:
 
 def _refuse_unbounded(floor: Floor) -> None:
     info = METRICS[floor.metric]
-    if not info.share or info.aggregate == "quantile":
+    if not info.share or info.aggregate == "quantile" or info.source == "agreement":
         raise ValueError(f"{floor.metric} cannot be a slice floor: slice floors decide shares "
-                         "in [0, 1] (a proportion or a mean of scores), and its figures are "
-                         "not bounded")
+                         "in [0, 1] (a proportion, or a mean of per-question scores), and its "
+                         "figure is not one")
 
 
 def _held(floor: Floor, t: Tally, interval: tuple[float, float] | None) -> bool:
@@ -273,7 +277,7 @@ def decide_slices(floor: Floor, tallies: Mapping[str, Tally], *, alpha: float = 
     return sorted(figures, key=lambda f: _worst_first(floor, f))
 
 
-def tested_of(figures: Sequence[SliceFigure]) -> int:
+def family_size(figures: Sequence[SliceFigure]) -> int:
     """How many of a key's slices had a shortfall test: the family the correction spans,
     which every slice's message names."""
     return sum(f.p_value is not None for f in figures)
