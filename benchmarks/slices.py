@@ -21,10 +21,11 @@ seeded runs each:
    slice's test is as likely to reject as its level allows) or a little above it (0.88), n per
    slice 20, 50 or 200 for every slice, or unequal (20 to 200, evenly spread); the share of
    runs with any slice called `misses`, under none, Holm and BH;
-2. a mean floor (judged scores in [0, 1], Hoeffding's test): 20 slices of 50 values from a
-   Beta distribution of mean 0.85 (concentration 10);
+2. a mean floor (judged scores in [0, 1], the betting test): 20 slices of 20, 50 or 200
+   values each from a Beta distribution of mean 0.85 (concentration 10);
 3. power: 19 slices at the floor and one whose true rate is 0.75 (10 points below), n per slice
-   20, 50, 100, 200: the share of runs in which that slice is called `misses`.
+   20, 50, 100, 200: the share of runs in which that slice is called `misses`; and the same for
+   a mean floor (Beta values, that slice's mean 0.75), n per slice 20, 50 and 200.
 
 Run: `.venv/bin/python benchmarks/slices.py` (`--quick`: 1,000 runs a cell); figures are
 printed and written to `benchmarks/out/slices.json`.
@@ -98,10 +99,11 @@ def proportion_run(rng: np.random.Generator, rates: Sequence[float], ns: Sequenc
     return tallies, [proportion_p(int(k), n) for k, n in zip(ks, ns, strict=True)]
 
 
-def mean_run(rng: np.random.Generator, n: int) -> tuple[dict[str, Tally], list[float]]:
-    a, b = FLOOR * KAPPA, (1 - FLOOR) * KAPPA
+def mean_run(rng: np.random.Generator, n: int, means: Sequence[float] = (FLOOR,) * SLICES,
+             ) -> tuple[dict[str, Tally], list[float]]:
     tallies, ps = {}, []
-    for i in range(SLICES):
+    for i, mean in enumerate(means):
+        a, b = mean * KAPPA, (1 - mean) * KAPPA
         values = tuple(float(v) for v in rng.beta(a, b, size=n))
         t = Tally(metric=MEAN.metric, k=sum(values), n=n, values=values, questions=n)
         tallies[f"s{i:02d}"] = t
@@ -161,12 +163,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                          "n": label, **shares})
             print(f"{rate:>10.2f} {label:>12} | "
                   + " | ".join(f"{fmt(shares[c], runs):>24}" for c in CORRECTIONS))
-    seed += 1
-    shares = cell(lambda rng: mean_run(rng, 50), MEAN, runs, alpha, seed, None)
-    rows.append({"table": "validity", "metric": "mean (Beta)", "true": FLOOR, "n": "50 each",
-                 **shares})
-    print(f"{'mean 0.85':>10} {'50 each':>12} | "
-          + " | ".join(f"{fmt(shares[c], runs):>24}" for c in CORRECTIONS))
+    for n in (20, 50, 200):
+        seed += 1
+        shares = cell(lambda rng, n=n: mean_run(rng, n), MEAN, runs, alpha, seed, None)
+        rows.append({"table": "validity", "metric": "mean (Beta)", "true": FLOOR,
+                     "n": f"{n} each", **shares})
+        print(f"{'mean 0.85':>10} {f'{n} each':>12} | "
+              + " | ".join(f"{fmt(shares[c], runs):>24}" for c in CORRECTIONS))
     print(f"\nPower: one slice of true rate {FLOOR - 0.10:.2f} among {SLICES - 1} at the floor:"
           " the share of runs it is called `misses`")
     print(f"{'n per slice':>12} | {'none':>24} | {'Holm':>24} | {'BH':>24}")
@@ -175,7 +178,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         rates = [FLOOR - 0.10] + [FLOOR] * (SLICES - 1)
         shares = cell(lambda rng, n=n, rates=rates: proportion_run(rng, rates, [n] * SLICES),
                       PROPORTION, runs, alpha, seed, 0)
-        rows.append({"table": "power", "true": FLOOR - 0.10, "n": n, **shares})
+        rows.append({"table": "power", "metric": "proportion", "true": FLOOR - 0.10, "n": n,
+                     **shares})
+        print(f"{n:>12} | " + " | ".join(f"{fmt(shares[c], runs):>24}" for c in CORRECTIONS))
+    print(f"\nPower of a mean floor (betting test): one slice of true mean {FLOOR - 0.10:.2f} "
+          f"(Beta, concentration {KAPPA:g}) among {SLICES - 1} at the floor")
+    print(f"{'n per slice':>12} | {'none':>24} | {'Holm':>24} | {'BH':>24}")
+    for n in (20, 50, 200):
+        seed += 1
+        means = [FLOOR - 0.10] + [FLOOR] * (SLICES - 1)
+        shares = cell(lambda rng, n=n, means=means: mean_run(rng, n, means), MEAN, runs, alpha,
+                      seed, 0)
+        rows.append({"table": "power", "metric": "mean (Beta)", "true": FLOOR - 0.10, "n": n,
+                     **shares})
         print(f"{n:>12} | " + " | ".join(f"{fmt(shares[c], runs):>24}" for c in CORRECTIONS))
     took = time.perf_counter() - started
     goal = all(float(r[c]) <= alpha for r in rows if r["table"] == "validity"  # type: ignore[arg-type]

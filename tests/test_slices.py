@@ -89,12 +89,38 @@ def test_a_proportions_shortfall_p_is_the_binomial_tail_at_the_floor(k: int, n: 
         binom_sum(k, n, n, 0.20))
 
 
-def test_a_means_shortfall_p_is_hoeffdings_bound() -> None:
-    assert mean_shortfall(0.70, 50, 0.85) == pytest.approx(math.exp(-2 * 50 * 0.15**2))
-    assert mean_shortfall(0.90, 50, 0.85) == 1.0
-    assert mean_shortfall(0.30, 50, 0.20, upper=True) == pytest.approx(
-        math.exp(-2 * 50 * 0.1**2))
-    assert mean_shortfall(0.10, 50, 0.20, upper=True) == 1.0
+def betting_p(values: list[float], m: float) -> float:
+    """The betting test written out: aGRAPA's bet from the values before each one."""
+    n0, total, squares, log_k, best = 1.0, m, m * m, 0.0, 0.0
+    for x in values:
+        q = total / n0
+        v = (m * (1 - m) + squares - n0 * q * q) / n0
+        bet = min(0.5 / (1 - m), max(0.0, (m - q) / (v + (m - q) ** 2)))
+        log_k += math.log(1 - bet * (x - m))
+        best = max(best, log_k)
+        n0, total, squares = n0 + 1, total + x, squares + x * x
+    return min(1.0, math.exp(-best))
+
+
+def test_a_means_shortfall_p_is_one_over_the_betting_capital() -> None:
+    low = [0.7, 0.6, 0.75, 0.8, 0.65] * 6
+    assert mean_shortfall(low, 0.85) == pytest.approx(betting_p(low, 0.85))
+    assert mean_shortfall(low, 0.85) < 1e-3
+    # the first bet is 0 (the prior sits at the null), then the capital only grows
+    assert mean_shortfall([0.9, 1.0, 0.95] * 10, 0.85) == 1.0
+    high = [0.3, 0.4, 0.35] * 10
+    assert mean_shortfall(high, 0.20, upper=True) == pytest.approx(
+        betting_p([1 - x for x in high], 0.80))
+    assert mean_shortfall([0.1] * 30, 0.20, upper=True) == 1.0
+
+
+def test_the_betting_test_adapts_to_the_spread_where_hoeffding_cannot() -> None:
+    # mean 0.75 against 0.85 over 50 values: Hoeffding says exp(-2·50·0.01) = 0.37 whatever
+    # the spread; values packed near 0.75 are a near-certain shortfall, 0/1 values are not
+    tight = [0.7, 0.8] * 25
+    spread = [1.0, 1.0, 1.0, 0.0] * 12 + [1.0, 0.0]  # mean 0.74
+    assert mean_shortfall(tight, 0.85) < 1e-4
+    assert mean_shortfall(spread, 0.85) > 0.01
 
 
 # --- the three calls ------------------------------------------------------------------------
@@ -161,15 +187,15 @@ def test_slices_with_nothing_scored_are_insufficient_never_held() -> None:
     assert family_size(figures) == 0
 
 
-def test_means_use_hoeffding_and_the_bootstrap_interval() -> None:
+def test_means_use_the_betting_test_and_the_bootstrap_interval() -> None:
     low = [0.5] * 25 + [0.6] * 25
     high = [0.9] * 10 + [1.0] * 40
     got = by_value(decide_slices(MEAN, {"low": scores(low), "high": scores(high)}))
-    assert got["low"].test == "Hoeffding"
-    assert got["low"].p_value == pytest.approx(math.exp(-2 * 50 * 0.30**2))
+    assert got["low"].test == "betting, Ville"
+    assert got["low"].p_value == pytest.approx(betting_p(low, 0.85))
     assert got["low"].call == "misses"
     assert got["high"].call == "holds"
-    assert got["high"].test == "Hoeffding"
+    assert got["high"].test == "betting, Ville"
     assert by_value(decide_slices(FLOOR, {"a": share(1, 2)}))["a"].test == "exact binomial"
 
 
@@ -177,7 +203,7 @@ def test_a_proportion_asked_with_repeats_tests_questions_not_answers() -> None:
     # 10 questions × 3 repeats, each right 1 of 3: the unit is the question, n = 10
     t = Tally(metric="abstention_accuracy", k=10, n=30, questions=10, repeats=3,
               clusters=((1, 3),) * 10)
-    assert shortfall_p(FLOOR, t) == pytest.approx(math.exp(-2 * 10 * (0.85 - 1 / 3) ** 2))
+    assert shortfall_p(FLOOR, t) == pytest.approx(betting_p([1 / 3] * 10, 0.85))
 
 
 def test_unbounded_figures_and_values_outside_the_unit_interval_are_refused() -> None:
@@ -242,3 +268,22 @@ def test_holds_and_insufficient_messages_say_why() -> None:
         "lang=it abstention_accuracy: nothing scored · n=0 · insufficient n: nothing of this "
         "slice was scored")
     assert "> floor 0.20" in message_of(AT_MOST, {"a": share(10, 20)}, "a")
+
+
+def test_twenty_mean_slices_at_the_floor_rarely_fail() -> None:
+    """Seeded Beta scores of mean 0.85 (concentration 10): the betting test is valid for any
+    distribution on [0, 1]; 300 runs of 20 slices of 30, Holm, at most twice alpha. A slice
+    is `misses` exactly when its adjusted p is at most alpha (the first runs check that
+    against decide_slices, whose bootstrap intervals are too slow for all 300)."""
+    rng = random.Random(2026)
+    fails = 0
+    for run in range(300):
+        slices = {f"s{i:02d}": scores([rng.betavariate(8.5, 1.5) for _ in range(30)])
+                  for i in range(20)}
+        ps = [p for t in slices.values() if (p := shortfall_p(MEAN, t)) is not None]
+        called = {name for name, a in zip(slices, adjust(ps, "holm"), strict=True) if a <= 0.05}
+        if run < 3:
+            assert called == {f.value for f in decide_slices(MEAN, slices)
+                              if f.call == "misses"}
+        fails += bool(called)
+    assert fails / 300 <= 0.10

@@ -18,11 +18,16 @@ The shortfall test of one slice is one-sided, H0 "the slice's true value clears 
   `min` floor (>= k for `{max}`): under H0 no rate that clears the floor makes k this low more
   often than the rate at the floor itself;
 - means of values in [0, 1] (judged scores, citation accuracy), and proportions asked with
-  repeats (each question's rate over its repeats is one value, questions the unit): Hoeffding's
-  inequality (W. Hoeffding, "Probability inequalities for sums of bounded random variables",
-  JASA 58, 1963, Theorem 1), p = exp(-2n·(floor − mean)²) when the mean falls short, else 1.
-  It holds for any distribution on [0, 1] and any n, so it is valid, at the price of being
-  conservative (it catches a shortfall later than an exact test would); the bill's figures
+  repeats (each question's rate over its repeats is one value, questions the unit): a betting
+  test (I. Waudby-Smith and A. Ramdas, "Estimating means of bounded random variables by
+  betting", JRSS B 85, 2023, the capital process of its section 4). Against "the mean is at
+  least the floor m", a capital bets on each value falling short, K_t = prod (1 − l_i·(x_i − m))
+  with 0 <= l_i < 1/(1 − m) chosen from the values before i only; under the null each factor
+  has expectation at most 1, so K is a nonnegative supermartingale and, by Ville's inequality,
+  p = min(1, 1 / max_t K_t) is a valid p-value for any distribution on [0, 1] and any n
+  (values taken in their given, question, order; the order must not depend on the values).
+  Unlike Hoeffding's bound it adapts to the values' spread: judged scores that cluster near
+  their mean are caught with a few dozen questions (benchmarks/slices.py). The bill's figures
   (seconds, dollars: not bounded) and judge agreement (kappa over labelled pairs: not a mean
   of per-question values) are refused, and so is a value outside [0, 1].
 
@@ -60,7 +65,9 @@ Correction = Literal["holm", "bh"]
 SliceCall = Literal["holds", "misses", "insufficient"]
 CORRECTIONS: dict[str, str] = {"holm": "Holm", "bh": "Benjamini-Hochberg"}
 TEST_EXACT = "exact binomial"
-TEST_HOEFFDING = "Hoeffding"
+TEST_BETTING = "betting, Ville"
+TRUNCATION = 0.5  # a bet risks at most half the capital on one value
+PRIOR_WEIGHT = 1.0  # pseudo-values at the null that start the running mean and variance
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -81,8 +88,8 @@ class SliceFigure:
 
     @property
     def test(self) -> str:
-        """Which shortfall test gave `p_value`: exact for a proportion, else Hoeffding."""
-        return TEST_EXACT if _exact(self.tally) else TEST_HOEFFDING
+        """Which shortfall test gave `p_value`: exact for a proportion, else the betting test."""
+        return TEST_EXACT if _exact(self.tally) else TEST_BETTING
 
 
 def binomial_cdf(k: int, n: int, q: float) -> float:
@@ -107,13 +114,32 @@ def proportion_shortfall(k: int, n: int, floor: float, upper: bool = False) -> f
     return 1.0 - binomial_cdf(k - 1, n, floor) if upper else binomial_cdf(k, n, floor)
 
 
-def mean_shortfall(mean: float, n: int, floor: float, upper: bool = False) -> float:
-    """Hoeffding's one-sided p-value of a mean of n values in [0, 1] against H0 "the true
-    mean clears the floor": exp(-2n·t²) with t the shortfall (0 when there is none: p = 1)."""
-    if n <= 0:
+def mean_shortfall(values: Sequence[float], floor: float, upper: bool = False) -> float:
+    """The betting test's one-sided p-value of values in [0, 1] against H0 "the true mean
+    clears the floor": 1 / the largest capital a bet on a shortfall reached (module
+    docstring). An upper floor is the same test of 1 − x against 1 − floor.
+
+    The bet: with a running mean q and variance v of the values seen (plus PRIOR_WEIGHT
+    pseudo-values at the null, mean m and variance m(1 − m)), l = (m − q) / (v + (m − q)²),
+    aGRAPA's plug-in Kelly bet, kept in [0, TRUNCATION / (1 − m)]."""
+    if not values:
         raise ValueError("a shortfall test needs n > 0")
-    short = mean - floor if upper else floor - mean
-    return math.exp(-2 * n * short * short) if short > 0 else 1.0
+    xs = [1.0 - v for v in values] if upper else list(values)
+    m = 1.0 - floor if upper else floor
+    if m >= 1.0:
+        return 1.0  # a floor of 1 (or a bound of 0) is cleared by nothing but all 1s
+    cap = TRUNCATION / (1.0 - m)
+    weight, total, squares = PRIOR_WEIGHT, PRIOR_WEIGHT * m, PRIOR_WEIGHT * m * m
+    prior_var = PRIOR_WEIGHT * m * (1 - m)
+    log_capital, best = 0.0, 0.0
+    for x in xs:
+        q = total / weight
+        v = (prior_var + squares - weight * q * q) / weight
+        bet = min(cap, max(0.0, (m - q) / max(v + (m - q) ** 2, 1e-12)))
+        log_capital += math.log(1.0 - bet * (x - m))  # >= log(1 − TRUNCATION): x − m <= 1 − m
+        best = max(best, log_capital)
+        weight, total, squares = weight + 1, total + x, squares + x * x
+    return min(1.0, math.exp(-best))
 
 
 def holm(p_values: Sequence[float]) -> list[float]:
@@ -165,7 +191,7 @@ def _question_values(t: Tally) -> list[float]:
 
 
 def shortfall_p(floor: Floor, t: Tally) -> float | None:
-    """The slice's one-sided shortfall p-value (exact for a proportion, Hoeffding for a mean
+    """The slice's one-sided shortfall p-value (exact for a proportion, the betting test for a mean
     or a proportion with repeats), or None when nothing was scored."""
     if not t.n:
         return None
@@ -175,9 +201,9 @@ def shortfall_p(floor: Floor, t: Tally) -> float | None:
     if not values:
         return None
     if not all(0.0 <= v <= 1.0 for v in values):
-        raise ValueError(f"{t.metric}: a slice's values must lie in [0, 1] for Hoeffding's "
+        raise ValueError(f"{t.metric}: a slice's values must lie in [0, 1] for its shortfall "
                          "test, and some do not")
-    return mean_shortfall(statistics.fmean(values), len(values), floor.min, floor.upper)
+    return mean_shortfall(values, floor.min, floor.upper)
 
 
 EXACT_NEEDS = 500  # past about this n, `needs_of` takes the normal approximation (exact is slow)
