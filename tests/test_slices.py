@@ -112,6 +112,10 @@ def test_a_means_shortfall_p_is_one_over_the_betting_capital() -> None:
     assert mean_shortfall(high, 0.20, upper=True) == pytest.approx(
         betting_p([1 - x for x in high], 0.80))
     assert mean_shortfall([0.1] * 30, 0.20, upper=True) == 1.0
+    # the capital peaks over the low values and falls over the high ones: p is its peak's
+    peaked = [0.5] * 10 + [1.0] * 20
+    assert mean_shortfall(peaked, 0.85) == pytest.approx(betting_p(peaked, 0.85))
+    assert mean_shortfall(peaked, 0.85) == pytest.approx(mean_shortfall(peaked[:10], 0.85))
 
 
 def test_the_betting_test_adapts_to_the_spread_where_hoeffding_cannot() -> None:
