@@ -19,17 +19,20 @@ The shortfall test of one slice is one-sided, H0 "the slice's true value clears 
   often than the rate at the floor itself;
 - means of values in [0, 1] (judged scores, citation accuracy), and proportions asked with
   repeats (each question's rate over its repeats is one value, questions the unit): a betting
-  test (I. Waudby-Smith and A. Ramdas, "Estimating means of bounded random variables by
-  betting", JRSS B 85, 2023, the capital process of its section 4). Against "the mean is at
-  least the floor m", a capital bets on each value falling short, K_t = prod (1 − l_i·(x_i − m))
-  with 0 <= l_i < 1/(1 − m) chosen from the values before i only; under the null each factor
-  has expectation at most 1, so K is a nonnegative supermartingale and, by Ville's inequality,
-  p = min(1, 1 / max_t K_t) is a valid p-value for any distribution on [0, 1] and any n
-  (values taken in their given, question, order; the order must not depend on the values).
-  Unlike Hoeffding's bound it adapts to the values' spread: judged scores that cluster near
-  their mean are caught with a few dozen questions (benchmarks/slices.py). The bill's figures
-  (seconds, dollars: not bounded) and judge agreement (kappa over labelled pairs: not a mean
-  of per-question values) are refused, and so is a value outside [0, 1].
+  test (the capital of I. Waudby-Smith and A. Ramdas, "Estimating means of bounded random
+  variables by betting", JRSS B 2023, arXiv 2010.09686, with constant bets). Against "the mean
+  is at least the floor m", a bet l in [0, 1/(1 − m)] on the values falling short turns n
+  values into the capital K_l = prod (1 − l·(x_i − m)): each factor is nonnegative and, under
+  the null, of expectation at most 1, so for independent values E[K_l] <= 1 (an e-value). The
+  average of K_l over a fixed grid of BETS bets (fixed before the data) is again one (V. Vovk
+  and R. Wang, "E-values: calibration, combination and applications", Ann. Statist. 49, 2021),
+  and by Markov's inequality p = min(1, 1 / that average) is a valid p-value for any
+  distribution on [0, 1] and any n. It does not depend on the values' order (the run's order
+  differs between -n 0 and -n 2), and unlike Hoeffding's bound it adapts to their spread:
+  judged scores that cluster near their mean are caught with a few dozen questions
+  (benchmarks/slices.py). The bill's figures (seconds, dollars: not bounded) and judge
+  agreement (kappa over labelled pairs: not a mean of per-question values) are refused, and so
+  is a value outside [0, 1].
 
 The slices' p-values are then adjusted across the slices of the key that have one (a slice
 with nothing scored has no test and does not count):
@@ -65,9 +68,8 @@ Correction = Literal["holm", "bh"]
 SliceCall = Literal["holds", "misses", "insufficient"]
 CORRECTIONS: dict[str, str] = {"holm": "Holm", "bh": "Benjamini-Hochberg"}
 TEST_EXACT = "exact binomial"
-TEST_BETTING = "betting, Ville"
-TRUNCATION = 0.5  # a bet risks at most half the capital on one value
-PRIOR_WEIGHT = 1.0  # pseudo-values at the null that start the running mean and variance
+TEST_BETTING = "betting"
+BETS = 24  # the mean test's constant bets: (1 − m)·l = 0.99·0.8^j, j = 0..23 (0.99 to 0.006)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -114,32 +116,27 @@ def proportion_shortfall(k: int, n: int, floor: float, upper: bool = False) -> f
     return 1.0 - binomial_cdf(k - 1, n, floor) if upper else binomial_cdf(k, n, floor)
 
 
+def bets_for(m: float) -> list[float]:
+    """The fixed grid of bets against a null mean m: geometric, from just under the largest
+    that keeps every factor positive (1 / (1 − m)) down by a factor 0.8 a step, so the bet
+    that suits the values' spread is within a factor 0.8 of one of them."""
+    return [0.99 * 0.8**j / (1.0 - m) for j in range(BETS)]
+
+
 def mean_shortfall(values: Sequence[float], floor: float, upper: bool = False) -> float:
     """The betting test's one-sided p-value of values in [0, 1] against H0 "the true mean
-    clears the floor": 1 / the largest capital a bet on a shortfall reached (module
-    docstring). An upper floor is the same test of 1 − x against 1 − floor.
-
-    The bet: with a running mean q and variance v of the values seen (plus PRIOR_WEIGHT
-    pseudo-values at the null, mean m and variance m(1 − m)), l = (m − q) / (v + (m − q)²),
-    aGRAPA's plug-in Kelly bet, kept in [0, TRUNCATION / (1 − m)]."""
+    clears the floor": 1 / the average capital of the bets `bets_for` (module docstring). An
+    upper floor is the same test of 1 − x against 1 − floor."""
     if not values:
         raise ValueError("a shortfall test needs n > 0")
     xs = [1.0 - v for v in values] if upper else list(values)
     m = 1.0 - floor if upper else floor
     if m >= 1.0:
-        return 1.0  # a floor of 1 (or a bound of 0) is cleared by nothing but all 1s
-    cap = TRUNCATION / (1.0 - m)
-    weight, total, squares = PRIOR_WEIGHT, PRIOR_WEIGHT * m, PRIOR_WEIGHT * m * m
-    prior_var = PRIOR_WEIGHT * m * (1 - m)
-    log_capital, best = 0.0, 0.0
-    for x in xs:
-        q = total / weight
-        v = (prior_var + squares - weight * q * q) / weight
-        bet = min(cap, max(0.0, (m - q) / max(v + (m - q) ** 2, 1e-12)))
-        log_capital += math.log(1.0 - bet * (x - m))  # >= log(1 − TRUNCATION): x − m <= 1 − m
-        best = max(best, log_capital)
-        weight, total, squares = weight + 1, total + x, squares + x * x
-    return min(1.0, math.exp(-best))
+        return 1.0  # a floor of 1 (or a bound of 0): every factor is 1, nothing is learned
+    logs = [math.fsum(math.log1p(-bet * (x - m)) for x in xs) for bet in bets_for(m)]
+    top = max(logs)
+    log_mean = top + math.log(math.fsum(math.exp(g - top) for g in logs) / len(logs))
+    return min(1.0, math.exp(-log_mean))
 
 
 def holm(p_values: Sequence[float]) -> list[float]:
