@@ -27,10 +27,10 @@ The shortfall test of one slice is one-sided, H0 "the slice's true value clears 
   average of K_l over a fixed grid of BETS bets (fixed before the data) is again one (V. Vovk
   and R. Wang, "E-values: calibration, combination and applications", Ann. Statist. 49, 2021),
   and by Markov's inequality p = min(1, 1 / that average) is a valid p-value for any
-  distribution on [0, 1] and any n. It does not depend on the values' order (the run's order
-  differs between -n 0 and -n 2), and unlike Hoeffding's bound it adapts to their spread:
-  judged scores that cluster near their mean are caught with a few dozen questions
-  (benchmarks/slices.py). The bill's figures (seconds, dollars: not bounded) and judge
+  distribution on [0, 1] and any n. It does not depend on the values' order (the order results
+  arrive in can differ between -n 0 and -n 2), and unlike Hoeffding's bound it adapts to
+  their spread: judged scores that cluster near their mean are caught with a few dozen
+  questions (benchmarks/slices.py). The bill's figures (seconds, dollars: not bounded) and judge
   agreement (kappa over labelled pairs: not a mean of per-question values) are refused, and so
   is a value outside [0, 1].
 
