@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         Paired,
         RegressionCall,
     )
+    from pytest_ragate.scoring.slices import Correction, SliceFigure
 
 NAMED = 10  # members a message names before it says "and N more"
 NAMED_WORSE = 10  # questions a failed baseline check names
@@ -561,3 +562,70 @@ def no_judged_contexts(path: str, line: int, question_id: str) -> str:
     return (f"{path}: line {line} ({question_id}): this results file keeps no judged contexts "
             "(written before `ragate rejudge` existed); run the gate once more with "
             "--ragate-results and rejudge that file")
+
+
+# --- a floor over the slices of a key (scoring/slices.py) ------------------------------------
+
+ADJUSTED_BY: dict[str, str] = {"holm": "Holm-adjusted", "bh": "Benjamini-Hochberg-adjusted"}
+
+
+def fmt_sig(p: float) -> str:
+    """A p-value in two significant digits: `0.018`, `0.0012`, `2.3e-16`."""
+    return f"{p:.2g}"
+
+
+def slice_name(key: str, value: str) -> str:
+    """`lang=de`: a slice as its floor's name and every message say it."""
+    return f"{key}={value}"
+
+
+def _slice_against(floor: Floor, figure: SliceFigure) -> str:
+    """`abstention_accuracy 0.71 < floor 0.85`: the slice's value on its side of the floor."""
+    value, digits = figure.tally.value, figure_digits(floor.metric)
+    if value is None:
+        return f"{floor.metric}: nothing scored"
+    below = value > floor.min if floor.upper else value < floor.min
+    sign = (">" if below else "≤") if floor.upper else ("<" if below else "≥")
+    return f"{floor.metric} {fmt_figure(floor.metric, value)} {sign} floor {floor.min:.{digits}f}"
+
+
+def _slice_interval(floor: Floor, figure: SliceFigure) -> str:
+    method = ("Wilson" if METRICS[floor.metric].aggregate == "proportion"
+              and not figure.tally.clusters else "bootstrap")
+    if figure.tally.clusters:
+        method += ", questions as clusters"
+    return (f"95% CI {fmt_interval(figure.interval, figure_digits(floor.metric))} "
+            f"({method})")
+
+
+def slice_needs(floor: Floor, figure: SliceFigure) -> str:
+    """`insufficient n: needs about 66`, or why no n is named."""
+    if figure.needs is not None:
+        return f"insufficient n: needs about {figure.needs}"
+    if not figure.tally.n:
+        return "insufficient n: nothing of this slice was scored"
+    if figure.tally.value == floor.min:
+        return "insufficient n: its value is on the floor, no n would decide it"
+    return "insufficient n: too few values or no spread to say how many would decide it"
+
+
+def slice_message(floor: Floor, key: str, figure: SliceFigure, *, tested: int,
+                  correction: Correction, alpha: float) -> str:
+    """One slice's verdict: `lang=de abstention_accuracy 0.71 < floor 0.85 · n=42 · 95% CI
+    [0.56, 0.83] (Wilson) · shortfall p=0.0034 (exact binomial), Holm-adjusted over 6 slices
+    of lang: 0.02 ≤ 0.05`; `tested` is how many of the key's slices had a test."""
+    head = f"{slice_name(key, figure.value)} {_slice_against(floor, figure)}"
+    if figure.p_value is None or figure.adjusted is None:
+        return f"{head} · n=0 · {slice_needs(floor, figure)}"
+    count = f"n={figure.tally.n}" + (f" of {figure.tally.questions} questions × "
+                                     f"{figure.tally.repeats}" if figure.tally.clusters else "")
+    sign = "≤" if figure.adjusted <= alpha else ">"
+    test = (f"shortfall p={fmt_sig(figure.p_value)} ({figure.test}), {ADJUSTED_BY[correction]} "
+            f"over {_plural(tested, 'slice')} of {key}: {fmt_sig(figure.adjusted)} {sign} {alpha:g}")
+    text = f"{head} · {count} · {_slice_interval(floor, figure)} · {test}"
+    if figure.call == "holds":
+        end = "upper" if floor.upper else "lower"
+        return f"{text} · holds: its 95% {end} bound clears the floor"
+    if figure.call == "misses":
+        return f"{text} · misses: significantly {'above' if floor.upper else 'below'} the floor"
+    return f"{text} · {slice_needs(floor, figure)}"
