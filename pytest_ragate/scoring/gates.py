@@ -56,6 +56,7 @@ from pytest_ragate.scoring.stats import (
 Outcome = Literal["passed", "failed", "xfailed", "xpassed", "skipped"]
 CiMode = Literal["point", "strict"]
 GapKind = Literal["errored", "crashed", "lost", "never ran", "skipped", "sealed", "deselected"]
+SliceCall = Literal["holds", "misses", "insufficient"]  # a slice floor's call (slices.py)
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,9 @@ class Floor:
     xfail: str | None = None
     anchors: bool = False  # over the anchors of `kind` instead of questions
     upper: bool = False  # `{max = …}`: the figure must not exceed `min`
+    # over the questions whose tag `key` (or, for the key "kind", whose kind) is `value`:
+    # one slice of a key's family, decided with the others (scoring/slices.py)
+    slice: tuple[str, str] | None = None
 
     @property
     def bound(self) -> str:
@@ -86,6 +90,8 @@ class Floor:
     def name(self) -> str:
         if self.anchors:
             return f"floor[anchors:{self.kind}:{self.metric}]"
+        if self.slice:
+            return f"floor[{self.slice[0]}={self.slice[1]}:{self.metric}]"
         return f"floor[{self.kind}:{self.metric}]" if self.kind else f"floor[{self.metric}]"
 
     @property
@@ -139,6 +145,9 @@ class Verdict:
     figure: float | None = None  # the figure decided on, when it is not the tally's value
     estimate: str = ""  # what that figure is: "ppi", or the agreement statistic
     worst: str = ""  # a failing floor's questions behind it, worst first (metrics.behind)
+    # a slice floor's call and, when insufficient, about how many questions would decide it
+    slice_call: SliceCall | None = None
+    needs: int | None = None
 
     @property
     def value(self) -> float | None:

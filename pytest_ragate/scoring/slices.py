@@ -59,13 +59,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from pytest_ragate.scoring.gates import Floor, interval_of
+from pytest_ragate.scoring.gates import Floor, SliceCall, interval_of
 from pytest_ragate.scoring.power import POWER, needed_for_mean, questions_needed
 from pytest_ragate.scoring.registry import METRICS, Tally
 from pytest_ragate.scoring.stats import Z95, clears
 
 Correction = Literal["holm", "bh"]
-SliceCall = Literal["holds", "misses", "insufficient"]
+
 CORRECTIONS: dict[str, str] = {"holm": "Holm", "bh": "Benjamini-Hochberg"}
 TEST_EXACT = "exact binomial"
 TEST_BETTING = "betting"
