@@ -620,8 +620,9 @@ def slice_message(floor: Floor, key: str, figure: SliceFigure, *, tested: int,
     count = f"n={figure.tally.n}" + (f" of {figure.tally.questions} questions × "
                                      f"{figure.tally.repeats}" if figure.tally.clusters else "")
     sign = "≤" if figure.adjusted <= alpha else ">"
-    test = (f"shortfall p={fmt_sig(figure.p_value)} ({figure.test}), {ADJUSTED_BY[correction]} "
-            f"over {_plural(tested, 'slice')} of {key}: {fmt_sig(figure.adjusted)} {sign} {alpha:g}")
+    test = (f"shortfall p={fmt_sig(figure.p_value)} ({figure.test}), "
+            f"{ADJUSTED_BY[correction]} over {_plural(tested, 'slice')} of {key}: "
+            f"{fmt_sig(figure.adjusted)} {sign} {alpha:g}")
     text = f"{head} · {count} · {_slice_interval(floor, figure)} · {test}"
     if figure.call == "holds":
         end = "upper" if floor.upper else "lower"
