@@ -58,13 +58,23 @@ def goldset(path: str | PathLike[str]) -> Callable[[F], F]:
     return decorate
 
 
-def floor(kind: str | None = None, **floors: float | dict[str, Any]) -> Callable[[F], F]:
-    """Dataset-level floors for this test's goldset, e.g. `floor(citation_accuracy=0.9)` or
-    `floor(kind="unanswerable", abstention_accuracy=1.0)`; they override the goldset's own
-    floors of the same metric and kind. A value may be `{"min": 0.9, "xfail": "why"}`."""
+def floor(kind: str | None = None, *, slice: str | None = None,
+          **floors: float | dict[str, Any]) -> Callable[[F], F]:
+    """Dataset-level floors for this test's goldset, e.g. `floor(citation_accuracy=0.9)`,
+    `floor(kind="unanswerable", abstention_accuracy=1.0)`, or per slice of the questions' tags:
+    `floor(slice="lang", abstention_accuracy=0.85)` (every value of `lang`, each its own floor)
+    or `floor(slice="lang=de", …)` (one); they override the goldset's own floors of the same
+    metric, kind and slice. A value may be `{"min": 0.9, "xfail": "why"}`."""
+    if kind and slice:
+        raise TypeError("ragate.floor: kind= or slice=, not both (slice=\"kind=…\" is a kind)")
 
     def decorate(fn: F) -> F:
-        _spec(fn).floors.append({"kind": {kind: dict(floors)}} if kind else dict(floors))
+        table: dict[str, Any] = dict(floors)
+        if kind:
+            table = {"kind": {kind: table}}
+        elif slice:
+            table = {"slices": {slice: table}}
+        _spec(fn).floors.append(table)
         return fn
 
     return decorate

@@ -155,6 +155,15 @@ class GateSettings:
     sequential_seed: Annotated[int, at.Ge(0)] | None = knob(None, "the order's seed, to replay "
         "one run's order (default: a fresh one per run, printed and recorded in the results "
         "header); refused in the ini file, where every run would ask in one known order")
+    slice_alpha: Annotated[float, at.Gt(0.0), at.Le(0.2)] = knob(0.05, "the chance, per key and "
+        "metric of a goldset's slice floors, that any slice whose true value clears its floor "
+        "fails (Holm), or the expected share of false fails among the failing slices (bh)")
+    slice_correction: Literal["holm", "bh"] = knob("holm", "the correction across one key's "
+        "slices: holm (the chance of any false fail at most slice_alpha) or bh "
+        "(Benjamini-Hochberg: the expected share of false fails among failing slices)")
+    slice_insufficient: Literal["fail", "skip"] = knob("fail", "a slice whose n cannot decide it "
+        "either way (its interval spans the floor and its shortfall is not significant): fail "
+        "it, or skip it with the n it would need; never a pass")
     sequential_alpha: Annotated[float, at.Gt(0.0), at.Le(0.2)] = knob(0.05, "the chance, per "
         "goldset, that stopping early decides a floor otherwise than asking every question "
         "would; split evenly across the goldset's floors")

@@ -33,9 +33,9 @@ import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
-from pytest_ragate.scoring.gates import Floor
+from pytest_ragate.scoring.gates import KIND_SLICE, Floor
 from pytest_ragate.scoring.records import QuestionRecord, repeat_name
 
 # --- names -----------------------------------------------------------------------------------
@@ -75,6 +75,8 @@ class AskedQuestion(Protocol):
     def question(self) -> str: ...
     @property
     def kind(self) -> str: ...
+    @property
+    def slices(self) -> Mapping[str, str]: ...  # its value of each slice key, its kind among them
 
 
 class Spans(Protocol):
@@ -148,6 +150,7 @@ class Member(_Wire):
     name: str = ""  # `q07[r2]` with repeats: how a gap names it; the question id when once
     question: str
     kind: str
+    tags: dict[str, str] = {}  # the question's tags as slice keys (its kind is `kind`)
     index: int
     nodeid: str | None
     sealed: bool  # expected answers sealed and no key: it cannot be scored
@@ -160,7 +163,8 @@ class Member(_Wire):
         """A goldset's question (one repeat of it), run as `nodeid`."""
         q, expected = case.question, case.expected
         return cls(question_id=q.question_id, repeat=case.repeat, name=_name_of(case),
-                   question=q.question, kind=q.kind, index=case.index, nodeid=nodeid,
+                   question=q.question, kind=q.kind, tags=_tags(q), index=case.index,
+                   nodeid=nodeid,
                    sealed=expected is None, must_abstain=case.must_abstain,
                    evidence_spans=len(expected.spans) if expected is not None else 0,
                    expected=case.expected_labels)
@@ -169,6 +173,19 @@ class Member(_Wire):
     def item_name(self) -> str:
         """How its item is named within the route (`question_name`)."""
         return self.name or self.question_id
+
+    @model_serializer(mode="wrap")
+    def _quiet_tags(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        """An untagged question's member (and row) has no `tags`: as before slices."""
+        data = handler(self)
+        if not self.tags:
+            data.pop("tags", None)
+        return data
+
+
+def _tags(question: AskedQuestion) -> dict[str, str]:
+    """A question's slices but its kind, which the member has as `kind`."""
+    return {k: v for k, v in question.slices.items() if k != KIND_SLICE}
 
 
 # How a member was collected, not what its question is: every other field of a Member is a

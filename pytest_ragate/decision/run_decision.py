@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 from pytest_ragate.decision.population import Collected, FloorSpec, Member, Population
 from pytest_ragate.decision.sequential import Stopping, outcome, stopped_verdict
@@ -28,6 +29,7 @@ from pytest_ragate.scoring.agreement import (
 )
 from pytest_ragate.scoring.gates import (
     POINT,
+    Floor,
     Gap,
     GapKind,
     Strictness,
@@ -35,13 +37,14 @@ from pytest_ragate.scoring.gates import (
     computed_by,
     decide,
     decide_anchors,
-    of_kind,
+    of_population,
     soft_gaps,
 )
 from pytest_ragate.scoring.messages import says_not_needed
 from pytest_ragate.scoring.records import MECHANICAL, AnchorOutcome, QuestionRecord
 from pytest_ragate.scoring.regression import BaselineRun, check_run
 from pytest_ragate.scoring.run import GoldsetRun
+from pytest_ragate.scoring.slice_floors import SliceRules, decide_family, family_of
 
 ANCHORS_ELSEWHERE = ("not decided here: anchors are checked where the goldset's ragate.toml is "
                      "collected (pytest <its folder>), not in a @ragate.goldset test")
@@ -80,6 +83,7 @@ class Rules:
     require_judge: bool = False
     baseline: Sequence[BaselineRun] | None = None
     alpha: float = 0.05
+    slices: SliceRules = field(default_factory=SliceRules)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -140,10 +144,12 @@ def decide_run(collected: Collected | None, arrived: Arrived, rules: Rules = Rul
     for route, population in populations.items():
         runs[route].agreements = _agreements(population, runs[route])
         runs[route].judge = _judge(runs[route], population)
+    families = _families(collected, runs, rules)
     for spec in collected.floors if collected else []:
         run = runs[spec.route]
-        verdict = _decide_floor(spec, run, populations[spec.route], rules,
-                                stoppings.get(spec.route))
+        verdict = families.get((spec.route, spec.floor)) or _decide_floor(
+            spec, run, populations[spec.route], rules, stoppings.get(spec.route))
+        verdict = _vouched(verdict, run, populations[spec.route], rules)
         run.verdicts.append(verdict)
         decision.floors.append(FloorDecision(spec=spec, verdict=verdict))
     names: dict[str, int] = {}
@@ -197,7 +203,7 @@ def _decide_floor(spec: FloorSpec, run: GoldsetRun, population: Population, rule
                   stopping: Stopping | None = None) -> Verdict:
     floor = spec.floor
     if (stopping is not None and stopping.stopped and floor.name in stopping.tracks
-            and not [g for g in of_kind(floor, run.gaps) if g.kind not in run.soft_gaps]):
+            and not [g for g in of_population(floor, run.gaps) if g.kind not in run.soft_gaps]):
         rows = {r.question_id: r for r in run.records}
         return stopped_verdict(floor, run.name, stopping, rows,
                                computed_by(floor, run.records, run.judge))
@@ -218,17 +224,42 @@ def _decide_floor(spec: FloorSpec, run: GoldsetRun, population: Population, rule
     if population.estimate == "ppi" and floor.metric in {x.metric for x in population.labels}:
         labels = {x.question_id: x.value for x in population.labels if x.metric == floor.metric}
         stamps = _stamps(population, floor.metric)
-    verdict = decide(floor, run.name, run.records, judge=judge,
-                     require_judge=rules.require_judge, strictness=strictness, gaps=run.gaps,
-                     labels=labels, stamps=stamps)
-    if (population.agreement_min is None or not floor.judged or judge is None
-            or verdict.outcome == "skipped"):
+    return decide(floor, run.name, run.records, judge=judge,
+                  require_judge=rules.require_judge, strictness=strictness, gaps=run.gaps,
+                  labels=labels, stamps=stamps)
+
+
+def _vouched(verdict: Verdict, run: GoldsetRun, population: Population, rules: Rules,
+             ) -> Verdict:
+    """A judged floor's verdict, failed when the goldset's labels do not vouch for its judge
+    (`judge_agreement` below its floor): such a judge decides nothing, whatever it says."""
+    floor = verdict.floor
+    if (population.agreement_min is None or not floor.judged or run.judge is None
+            or verdict.outcome == "skipped" or floor.metric == AGREEMENT or floor.anchors):
         return verdict
-    why = not_calibrated(run.agreements, population.agreement_min, strictness.ci == "strict")
+    why = not_calibrated(run.agreements, population.agreement_min,
+                         rules.strictness.ci == "strict")
     if why is None:
         return verdict
-    # a judge its labels do not vouch for decides nothing: the floor fails, whatever it says
     return replace(verdict, outcome="failed", message=f"{why} · {verdict.message}")
+
+
+def _families(collected: Collected | None, runs: dict[str, GoldsetRun], rules: Rules,
+              ) -> dict[tuple[str, Floor], Verdict]:
+    """The verdict of every slice floor, by route and floor: each family (a route's slices of
+    one key on one metric) decided together, its tests corrected across it."""
+    families: dict[tuple[str, tuple[str, str]], list[Floor]] = {}
+    for spec in collected.floors if collected else []:
+        if (family := family_of(spec.floor)) is not None:
+            families.setdefault((spec.route, family), []).append(spec.floor)
+    verdicts: dict[tuple[str, Floor], Verdict] = {}
+    for (route, _), floors in families.items():
+        run = runs[route]
+        decided = decide_family(floors, run.name, run.records, judge=run.judge,
+                                require_judge=rules.require_judge,
+                                strictness=rules.strictness, gaps=run.gaps, rules=rules.slices)
+        verdicts.update({(route, f): v for f, v in decided.items()})
+    return verdicts
 
 
 def _judge(run: GoldsetRun, population: Population) -> str | None:
@@ -275,30 +306,31 @@ def _question_gaps(population: Population, arrived: Arrived, decision: Decision,
     gaps: list[Gap] = []
     for member in population.questions:
         qid, kind, nodeid = member.item_name, member.kind, member.nodeid
+        gap = partial(Gap, member=qid, member_kind=kind, member_tags=member.tags)
         if nodeid is None:
-            gaps.append(Gap(member=qid, member_kind=kind, kind="deselected"))
+            gaps.append(gap(kind="deselected"))
             continue
         record = arrived.records.get(nodeid)
         failure = arrived.failed.get(nodeid)
         if record is None and failure is not None:
             record = _error_record(population, member, failure.why)
-            gaps.append(Gap(member=qid, member_kind=kind, kind=failure.gap, why=failure.why))
+            gaps.append(gap(kind=failure.gap, why=failure.why))
         elif record is None and nodeid in arrived.started:
             decision.lost.append(nodeid)
             record = _error_record(population, member, f"lost: {decision.lost_why}")
-            gaps.append(Gap(member=qid, member_kind=kind, kind="lost", why=decision.lost_why))
+            gaps.append(gap(kind="lost", why=decision.lost_why))
         elif record is None:
-            gaps.append(Gap(member=qid, member_kind=kind, kind="never ran"))
+            gaps.append(gap(kind="never ran"))
             continue
         elif record.status == "error":
-            gaps.append(Gap(member=qid, member_kind=kind, kind="errored",
+            gaps.append(gap(kind="errored",
                             why=record.error or ""))
         elif record.status == "skipped" and qid in not_needed and says_not_needed(
                 record.error):
             pass  # its goldset was decided before it: not asked, and not missing
         elif record.status == "skipped":
-            gaps.append(Gap(member=qid, member_kind=kind, kind="sealed") if member.sealed
-                        else Gap(member=qid, member_kind=kind, kind="skipped",
+            gaps.append(gap(kind="sealed") if member.sealed
+                        else gap(kind="skipped",
                                  why=record.error or ""))
         records.append(record)
     records.sort(key=lambda r: (r.index, r.repeat))

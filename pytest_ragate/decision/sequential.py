@@ -73,7 +73,9 @@ class Stopping:
         over = [f for f in floors if not f.anchors]
         stopping = cls(order=asking_order(plan.seed, population.route, names), tracks={},
                        kinds={f.name: f.kind for f in over}, min_n=min_n, member_kind=kinds)
-        unfit = [f.metric for f in over if not sequential_metric(f.metric)]
+        # a slice floor is decided with its family's correction, which no sequence tracks
+        unfit = [f.name if f.slice else f.metric for f in over
+                 if f.slice or not sequential_metric(f.metric)]
         if not over or unfit:
             stopping.halted = messages.not_sequential(unfit)
             return stopping

@@ -9,14 +9,18 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     AliasChoices,
     BaseModel,
     ConfigDict,
+    Discriminator,
     Field,
+    Tag,
     ValidationError,
     ValidationInfo,
     field_validator,
@@ -27,6 +31,7 @@ from pytest_ragate.answer import turns_in_order
 from pytest_ragate.files import UnreadableText, read_jsonl, read_text
 from pytest_ragate.goldsets.corpus import Units
 from pytest_ragate.problems import GoldsetError, Problem, problems_from_validation
+from pytest_ragate.scoring.gates import KIND_SLICE
 from pytest_ragate.scoring.records import ContextRef, Evidence, Span, WholeDocument
 
 # --- the files----------------------------------------------------------------------
@@ -112,13 +117,41 @@ def unreserved(question_id: str) -> str:
     return question_id
 
 
+# A slice key names a tag (`lang`); a value is what a question's tag says (`de`): both go into
+# a floor's name, `floor[lang=de:abstention_accuracy]`, so neither holds `=`, `:`, brackets or
+# spaces. "kind" is the question's own kind, a slice key every goldset has.
+SLICE_KEY = re.compile(r"[A-Za-z][A-Za-z0-9_\-]*")
+SLICE_VALUE = re.compile(r"\w[\w.\-]*")
+
+
+def _slice_part(pattern: re.Pattern[str], what: str) -> Callable[[str], str]:
+    def check(value: str) -> str:
+        if not pattern.fullmatch(value):
+            raise ValueError(f"{value!r} is not a slice {what}: {what}s are letters, digits, "
+                             "'_', '-'" + (", '.'" if what == "value" else "") + " (it is "
+                             "part of a floor's name, floor[lang=de:metric])")
+        return value
+    return check
+
+
+SliceKey = Annotated[str, AfterValidator(_slice_part(SLICE_KEY, "key"))]
+SliceValue = Annotated[str, AfterValidator(_slice_part(SLICE_VALUE, "value"))]
+# tags as a mapping (slices) or, as before slices, a list of labels: told apart by the input's
+# type, so a bad mapping's error names its key, not both shapes
+Tags = Annotated[
+    Annotated[dict[SliceKey, SliceValue], Tag("mapping")] | Annotated[list[str], Tag("list")],
+    Discriminator(lambda v: "list" if isinstance(v, list) else "mapping")]
+
+
 class Question(_Model):
-    """What the system under test is asked: never a gist or evidence."""
+    """What the system under test is asked: never a gist or evidence. Its `tags` are a
+    mapping (`{"lang": "de"}`: the slices floors are decided over, docs/goldsets.md), or, as
+    before slices, a list of labels no floor reads."""
 
     question_id: Annotated[str, Field(min_length=1)]
     kind: Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9_\-]*$")]
     question: Annotated[str, Field(min_length=1)]
-    tags: list[str] = Field(default_factory=list)
+    tags: Tags = Field(default_factory=list)
     gist: Any = Field(default=None, exclude=True)
     evidence: Any = Field(default=None, exclude=True)
 
@@ -126,6 +159,19 @@ class Question(_Model):
     @classmethod
     def _unreserved(cls, value: str) -> str:
         return unreserved(value)
+
+    @field_validator("tags")
+    @classmethod
+    def _kind_is_its_own(cls, value: dict[str, str] | list[str]) -> dict[str, str] | list[str]:
+        if isinstance(value, dict) and KIND_SLICE in value:
+            raise ValueError(f"{KIND_SLICE!r} is the question's kind, a slice of its own: not a "
+                             "tag (set the question's kind)")
+        return value
+
+    @property
+    def slices(self) -> dict[str, str]:
+        """The question's value of each slice key: its tags (a mapping) and its kind."""
+        return {**(self.tags if isinstance(self.tags, dict) else {}), KIND_SLICE: self.kind}
 
     @field_validator("gist", "evidence", mode="before")
     @classmethod

@@ -10,7 +10,7 @@ import hashlib
 import json
 import os
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -28,6 +28,8 @@ from pytest_ragate.files import read_jsonl
 from pytest_ragate.goldsets import CONFIG_NAME
 from pytest_ragate.goldsets.anchors import AnchorEntry, AnchorKind, load_anchors
 from pytest_ragate.goldsets.config import (
+    SLICE_KEY,
+    SLICE_VALUE,
     Expected,
     ExpectedRow,
     GoldsetConfig,
@@ -51,6 +53,7 @@ from pytest_ragate.scoring.flips import anchor_digest
 from pytest_ragate.scoring.gates import Floor
 from pytest_ragate.scoring.records import ContextRef, Evidence, WholeDocument
 from pytest_ragate.scoring.registry import METRICS, anchor_floor_metrics
+from pytest_ragate.scoring.slices import EVERY_SLICE, not_sliceable
 
 # the generic kinds, and the transcript names kept as aliases (same rules, own figures)
 SINGLE_DOC_KINDS = frozenset({"single_doc", "single_meeting"})
@@ -99,10 +102,14 @@ class _FloorEntry:
     at: str
     kind: str | None = None
     anchors: bool = False
+    slice: tuple[str, str] | None = None  # (key, value), the value EVERY_SLICE for every one
 
 
 def parse_floors(raw: dict[str, Any], path: Path, where: str = "floors") -> list[Floor]:
-    """`{metric: min | {min, xfail}}` plus `kind.<kind>.<metric>`; names checked against METRICS."""
+    """`{metric: min | {min, xfail}}` plus `kind.<kind>.<metric>`, `anchors.<kind>.<metric>` and
+    `slices.<key>.<metric>` (every value of the key: `slice_floors` makes one floor of each
+    value found) or `slices."<key>=<value>".<metric>` (one slice); names checked against
+    METRICS."""
     floors: list[Floor] = []
     problems: list[Problem] = []
     for entry in _floor_entries(raw, path, where):
@@ -121,11 +128,15 @@ def _floor_entries(raw: dict[str, Any], path: Path, where: str,
                    ) -> Iterator[_FloorEntry | Problem]:
     """Every floor the table declares, in order, and a problem where a sub-table is not one."""
     for key, value in raw.items():
-        if key not in ("anchors", "kind"):
+        if key not in ("anchors", "kind", "slices"):
             yield _FloorEntry(metric=key, value=value, at=f"{where}.{key}")
         elif not isinstance(value, dict):
-            yield Problem(path, f"{where}.{key}", "must be a table of anchor kinds"
-                          if key == "anchors" else "must be a table of kinds")
+            yield Problem(path, f"{where}.{key}", {
+                "anchors": "must be a table of anchor kinds", "kind": "must be a table of kinds",
+                "slices": "must be a table of slice keys (lang) or slices (\"lang=de\")"}[key])
+        elif key == "slices":
+            for name, table in value.items():
+                yield from _slice_entries(name, table, path, f"{where}.slices")
         else:
             for kind, table in value.items():
                 yield from _kind_entries(key == "anchors", kind, table, path, f"{where}.{key}")
@@ -145,6 +156,25 @@ def _kind_entries(anchors: bool, kind: str, table: object, path: Path, where: st
                               kind=kind, anchors=anchors)
 
 
+def _slice_entries(name: str, table: object, path: Path, where: str,
+                   ) -> Iterator[_FloorEntry | Problem]:
+    """The floors of every slice of a key (`slices.lang`) or of one slice (`slices."lang=de"`)."""
+    key, _, value = name.partition("=")
+    at = f'{where}."{name}"' if "=" in name else f"{where}.{name}"
+    bad = ([] if SLICE_KEY.fullmatch(key) else [f"key {key!r}"]) + (
+        [f"value {value!r}"] if "=" in name and not SLICE_VALUE.fullmatch(value) else [])
+    if bad:
+        yield Problem(path, at, "a slice is a key (lang) or key=value (\"lang=de\"), of "
+                      "letters, digits, '_', '-' (and '.' in a value); not "
+                      + " and ".join(bad))
+    elif not isinstance(table, dict):
+        yield Problem(path, at, "must be a table of metric floors")
+    else:
+        for metric, floor in table.items():
+            yield _FloorEntry(metric=metric, value=floor, at=f"{at}.{metric}",
+                              slice=(key, value if "=" in name else EVERY_SLICE))
+
+
 def _floor(entry: _FloorEntry, path: Path) -> Floor | list[Problem]:
     """One floor checked: a metric that exists (and may gate anchors, for an anchor floor),
     and a value that is a number in [0, 1] or one bound with its xfail."""
@@ -154,6 +184,8 @@ def _floor(entry: _FloorEntry, path: Path) -> Floor | list[Problem]:
                         f"{', '.join(anchor_floor_metrics())}, not {metric!r}")]
     if metric not in METRICS:
         return [Problem(path, at, f"unknown metric {metric!r} (known: {', '.join(METRICS)})")]
+    if entry.slice and (why := not_sliceable(metric)):
+        return [Problem(path, at, why)]
     try:
         if isinstance(value, dict):
             spec = FloorValue.model_validate(value)
@@ -168,17 +200,76 @@ def _floor(entry: _FloorEntry, path: Path) -> Floor | list[Problem]:
             bound = spec.max if spec.max is not None else spec.min
             assert bound is not None
             return Floor(metric, bound, kind=entry.kind, xfail=spec.xfail,
-                         anchors=entry.anchors, upper=spec.max is not None)
+                         anchors=entry.anchors, upper=spec.max is not None, slice=entry.slice)
         if isinstance(value, int | float) and not isinstance(value, bool):
             if not METRICS[metric].share:
                 return [Problem(path, at, f"{metric} is an upper bound: {{ max = {value} }}, "
                                 "not a bare number (a floor to reach)")]
             return Floor(metric, _UNIT.validate_python(value), kind=entry.kind,
-                         anchors=entry.anchors)
+                         anchors=entry.anchors, slice=entry.slice)
     except ValidationError as error:
         return problems_from_validation(error, path, prefix=at)
     return [Problem(path, at, "must be a number in [0, 1], { min = …, xfail = \"reason\" } or "
                     "{ max = … }")]
+
+
+def slice_floors(floors: Sequence[Floor], questions: Sequence[tuple[int, Question]],
+                 path: Path) -> tuple[list[Floor], list[Problem]]:
+    """`[floors.slices.<key>]` made one floor per value of the key the questions have (a named
+    slice `"<key>=<value>"` overriding its value's), in the floors' order, values sorted; and
+    a problem where a key or a named slice has no question, and where a question lacks a key
+    whose every value is gated: it would be in none of the key's slices, unseen."""
+    found: list[Floor] = []
+    problems: list[Problem] = []
+    named = {(f.slice, f.metric) for f in floors if f.slice and f.slice[1] != EVERY_SLICE}
+    for floor in floors:
+        if floor.slice is None:
+            found.append(floor)
+            continue
+        key, value = floor.slice
+        values = {v for _, q in questions if (v := q.slices.get(key)) is not None}
+        if value != EVERY_SLICE:
+            if value not in values and questions:
+                problems.append(Problem(path, _slice_at(floor), f"no question has {key}="
+                                        f"{value} ({_values_here(key, values)}): this floor "
+                                        "could never be decided"))
+            found.append(floor)
+            continue
+        problems.extend(_untagged(floor, questions, path))
+        found.extend(replace(floor, slice=(key, v)) for v in sorted(values)
+                     if ((key, v), floor.metric) not in named)
+    return found, problems
+
+
+def _slice_at(floor: Floor) -> str:
+    assert floor.slice is not None
+    key, value = floor.slice
+    return (f"floors.slices.{key}.{floor.metric}" if value == EVERY_SLICE
+            else f'floors.slices."{key}={value}".{floor.metric}')
+
+
+def _values_here(key: str, values: set[str]) -> str:
+    return (f"values of {key} here: {', '.join(sorted(values))}" if values
+            else f"no question is tagged {key}")
+
+
+def _untagged(floor: Floor, questions: Sequence[tuple[int, Question]], path: Path,
+              ) -> list[Problem]:
+    """One problem for the questions without the key of a floor over its every value."""
+    assert floor.slice is not None
+    key = floor.slice[0]
+    missing = [(line, q.question_id) for line, q in questions if key not in q.slices]
+    if not missing:
+        return []
+    shown = ", ".join(f"{qid} (line {line})" for line, qid in missing[:NAMED_UNTAGGED])
+    more = f" and {len(missing) - NAMED_UNTAGGED} more" if len(missing) > NAMED_UNTAGGED else ""
+    return [Problem(path, _slice_at(floor), f"{len(missing)} of {len(questions)} questions "
+                    f"have no tag {key!r}: {shown}{more}; a floor over every value of {key} "
+                    f"would leave them in none: tag them (\"tags\": {{\"{key}\": \"…\"}} in "
+                    "the questions file)")]
+
+
+NAMED_UNTAGGED = 5
 
 
 # --- the loaded goldset -------------------------------------------------------------------
@@ -645,6 +736,7 @@ def load_goldset(path: Path) -> Goldset:
     listed = _read_questions(root, config, config_path, floors)
     answers = _read_answers(root, config, config_path)
     by_id, duplicates = _by_id(listed)
+    floors, unsliced = slice_floors(floors, list(by_id.values()), config_path)
     matching = _match_answers(by_id, answers, corpus, listed)
     mix = (_check_mix(config.questions.mix, Counter(q.kind for _, q in by_id.values()),
                       config_path) if config.questions.mix is not None else [])
@@ -652,7 +744,7 @@ def load_goldset(path: Path) -> Goldset:
     anchors, unanchored = (load_anchors(root / config.anchors.file, corpus)
                            if config.anchors is not None else ([], []))
     problems = [*problems, *unread_corpus, *listed.problems, *answers.problems, *duplicates,
-                *matching.problems, *mix, *unlabelled, *unanchored]
+                *unsliced, *matching.problems, *mix, *unlabelled, *unanchored]
     if problems:
         raise GoldsetError(problems)
     goldset = Goldset(name=config.name or root.name, root=root, config_path=config_path,

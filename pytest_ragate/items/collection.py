@@ -22,6 +22,7 @@ from pytest_ragate.goldsets.loader import (
     Goldset,
     load_goldset,
     parse_floors,
+    slice_floors,
     with_judge_coverage,
 )
 from pytest_ragate.goldsets.promotion import PROMOTE_HINT
@@ -454,9 +455,9 @@ def merge_floor_layers(layers: Iterable[dict[str, Any]]) -> dict[str, Any]:
     merged: dict[str, Any] = {}
     for layer in layers:
         for key, value in layer.items():
-            if key == "kind":
+            if key in ("kind", "slices"):
                 for kind, table in value.items():
-                    merged.setdefault("kind", {}).setdefault(kind, {}).update(table)
+                    merged.setdefault(key, {}).setdefault(kind, {}).update(table)
             else:
                 merged[key] = value
     return merged
@@ -486,14 +487,19 @@ def decorated_goldset(config: pytest.Config, module_path: Path, name: str,
     clash = name_clash(config, goldset, route)
     if clash:
         pytest.fail(clash, pytrace=False)
+    overrides, unsliced = slice_floors(overrides, [(c.line, c.question) for c in goldset.cases
+                                                   if c.repeat == 1], module_path)
+    if unsliced:
+        pytest.fail(f"{name} @ragate.floor(slice=…):\n" + "\n".join(map(str, unsliced)),
+                    pytrace=False)
     absent = sorted({f.kind for f in overrides if f.kind and f.kind not in goldset.kinds})
     if absent:
         pytest.fail(f"{name} @ragate.floor(kind=…): no question of goldset {goldset.name!r} "
                     f"has kind {', '.join(map(repr, absent))} (kinds: "
                     f"{', '.join(goldset.kinds)}): such a floor could never be decided",
                     pytrace=False)
-    by_key = {(f.kind, f.metric): f for f in goldset.floors}
-    by_key.update({(f.kind, f.metric): f for f in overrides if not f.anchors})
+    by_key = {(f.kind, f.slice, f.metric): f for f in goldset.floors}
+    by_key.update({(f.kind, f.slice, f.metric): f for f in overrides if not f.anchors})
     floors = with_judge_coverage(list(by_key.values()))
     unmeasured = unmeasurable(floors, repeats_of(config, goldset), f"{name} (goldset "
                               f"{goldset.config_path})")

@@ -34,6 +34,7 @@ from pytest_ragate.scoring.flips import Flips
 from pytest_ragate.scoring.gates import Floor, Strictness
 from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord
 from pytest_ragate.scoring.run import GoldsetRun
+from pytest_ragate.scoring.slice_floors import SliceRules
 from pytest_ragate.settings import Settings
 
 if TYPE_CHECKING:
@@ -65,7 +66,10 @@ class Conclusion:
         self.rules = Rules(strictness=Strictness(ci=gate.ci, min_n=gate.min_n,
                                                  sealed_without_key=gate.sealed_without_key),
                            require_judge=settings.run.require_judge, baseline=baseline,
-                           alpha=gate.alpha)
+                           alpha=gate.alpha,
+                           slices=SliceRules(alpha=gate.slice_alpha,
+                                             correction=gate.slice_correction,
+                                             insufficient=gate.slice_insufficient))
 
     @property
     def runs(self) -> list[GoldsetRun]:

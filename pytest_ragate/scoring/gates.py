@@ -57,6 +57,7 @@ Outcome = Literal["passed", "failed", "xfailed", "xpassed", "skipped"]
 CiMode = Literal["point", "strict"]
 GapKind = Literal["errored", "crashed", "lost", "never ran", "skipped", "sealed", "deselected"]
 SliceCall = Literal["holds", "misses", "insufficient"]  # a slice floor's call (slices.py)
+KIND_SLICE = "kind"  # the slice key every question has: its kind (no tag may be named so)
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,7 @@ class Gap:
     member_kind: str  # the question's (or anchor's) kind, to match kind floors
     kind: GapKind
     why: str = ""
+    member_tags: Mapping[str, str] | None = None  # the question's tags, to match slice floors
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -286,9 +288,22 @@ def soft_gaps(strictness: Strictness) -> frozenset[str]:
                                        else set()))
 
 
-def of_kind(floor: Floor, gaps: Sequence[Gap]) -> list[Gap]:
-    """The gaps in the floor's population: all of them, or those of its kind."""
-    return [g for g in gaps if floor.kind is None or g.member_kind == floor.kind]
+def slice_value(key: str, kind: str, tags: Mapping[str, str] | None) -> str | None:
+    """A question's value of a slice key: its kind for "kind", else its tag (None: untagged)."""
+    return kind if key == KIND_SLICE else (tags or {}).get(key)
+
+
+def counts_in(floor: Floor, kind: str, tags: Mapping[str, str] | None) -> bool:
+    """Whether a question of this kind and tags is in the floor's population: every one, or
+    those of its kind, or those of its slice."""
+    return ((floor.kind is None or kind == floor.kind)
+            and (floor.slice is None or slice_value(floor.slice[0], kind, tags)
+                 == floor.slice[1]))
+
+
+def of_population(floor: Floor, gaps: Sequence[Gap]) -> list[Gap]:
+    """The gaps in the floor's population: all of them, or those of its kind or slice."""
+    return [g for g in gaps if counts_in(floor, g.member_kind, g.member_tags)]
 
 
 def missing_of(gaps: Sequence[Gap], population: int, unit: str, strictness: Strictness,
@@ -363,9 +378,9 @@ def decide(
     `stamps` are the answers those labels were written for (a label of another is stale)."""
     if floor.judged and judge is None:
         return without_judge(floor, goldset, require_judge)
-    rows = [r for r in records if floor.kind is None or r.kind == floor.kind]
-    if mine := of_kind(floor, gaps):
-        return _not_whole(floor, goldset, rows, mine, judge, strictness)
+    rows = [r for r in records if counts_in(floor, r.kind, r.tags)]
+    if mine := of_population(floor, gaps):
+        return not_whole(floor, goldset, rows, mine, judge, strictness)
     if rows and all(r.status == "skipped" for r in rows):
         return Verdict(floor=floor, goldset=goldset, outcome="skipped",
                        message=messages.nothing_ran(floor.metric, [r.error for r in rows]),
@@ -418,7 +433,7 @@ def _unmeasured(floor: Floor, rows: Sequence[QuestionRecord], goldset: str, t: T
                    errors=counted.errors, skipped=counted.skipped)
 
 
-def _not_whole(floor: Floor, goldset: str, rows: Sequence[QuestionRecord], mine: Sequence[Gap],
+def not_whole(floor: Floor, goldset: str, rows: Sequence[QuestionRecord], mine: Sequence[Gap],
                judge: str | None, strictness: Strictness) -> Verdict:
     """A question floor with gaps: not decided, with its figure over the questions that
     have a result."""
@@ -457,7 +472,7 @@ def decide_anchors(floor: Floor, goldset: str, anchors: Sequence[AnchorOutcome],
     rows = [a for a in anchors if a.kind == floor.kind]
     t = Tally(metric=floor.metric, k=sum(a.held for a in rows), n=len(rows),
               questions=len(rows))
-    mine = of_kind(floor, gaps)
+    mine = of_population(floor, gaps)
     missing = missing_of(mine, len(rows) + len(mine), f"{floor.kind} anchors", strictness)
     if missing is not None:
         return Verdict(floor=floor, goldset=goldset, outcome=missing.outcome,

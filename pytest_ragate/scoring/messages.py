@@ -630,3 +630,17 @@ def slice_message(floor: Floor, key: str, figure: SliceFigure, *, tested: int,
     if figure.call == "misses":
         return f"{text} · misses: significantly {'above' if floor.upper else 'below'} the floor"
     return f"{text} · {slice_needs(floor, figure)}"
+
+
+def slice_too_few(floor: Floor, t: Tally, min_n: int) -> str:
+    """A slice scored on fewer questions than `ragate_min_n`: refused, as any floor is."""
+    return (f"{floor.name}: refused: {_plural(t.questions, 'question')} scored, fewer than "
+            f"ragate_min_n = {min_n}")
+
+
+def slice_insufficient(setting: str) -> str:
+    """What an insufficient slice does, by `ragate_slice_insufficient`."""
+    if setting == "skip":
+        return "skipped: ragate_slice_insufficient = skip (an undecided slice is not a pass)"
+    return ("failed: a slice its n cannot decide is not a pass (ragate_slice_insufficient = "
+            "skip skips it instead)")

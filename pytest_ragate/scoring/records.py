@@ -190,6 +190,7 @@ class QuestionRecord(BaseModel):
     repeat: int = Field(default=1, ge=1)  # which repeat of the question (goldset `repeat`)
     question: str | None = None  # the question's text, as the system was asked it
     kind: str
+    tags: dict[str, str] = Field(default_factory=dict)  # the question's slices (goldset tags)
     index: int
     status: Literal["scored", "error", "skipped"] = "scored"
     error: str | None = None
@@ -256,6 +257,8 @@ class QuestionRecord(BaseModel):
             data.pop("confidence", None)
         if self.judged_contexts is None:
             data.pop("judged_contexts", None)
+        if not self.tags:
+            data.pop("tags", None)
         for name in BILL_FIELDS:  # nothing measured: the row as it was before the bill
             if getattr(self, name) is None or (name == "judge_requests"
                                                and not self.judge_requests):

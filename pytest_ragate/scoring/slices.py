@@ -69,6 +69,7 @@ Correction = Literal["holm", "bh"]
 CORRECTIONS: dict[str, str] = {"holm": "Holm", "bh": "Benjamini-Hochberg"}
 TEST_EXACT = "exact binomial"
 TEST_BETTING = "betting"
+EVERY_SLICE = "*"  # a floor over every value of its key (`[floors.slices.lang]`), before expansion
 BETS = 24  # the mean test's constant bets: (1 − m)·l = 0.99·0.8^j, j = 0..23 (0.99 to 0.006)
 
 
@@ -245,12 +246,19 @@ def needs_of(floor: Floor, t: Tally) -> int | None:
     return needed_for_mean([1 - v for v in values], 1 - floor.min, strict=True)
 
 
-def _refuse_unbounded(floor: Floor) -> None:
-    info = METRICS[floor.metric]
+def not_sliceable(metric: str) -> str | None:
+    """Why `metric` cannot be a slice floor, or None when it can: slice floors decide shares in
+    [0, 1] over questions, and the bill's figures and judge agreement are not one."""
+    info = METRICS[metric]
     if not info.share or info.aggregate == "quantile" or info.source == "agreement":
-        raise ValueError(f"{floor.metric} cannot be a slice floor: slice floors decide shares "
-                         "in [0, 1] (a proportion, or a mean of per-question scores), and its "
-                         "figure is not one")
+        return (f"{metric} cannot be a slice floor: slice floors decide shares in [0, 1] (a "
+                "proportion, or a mean of per-question scores), and its figure is not one")
+    return None
+
+
+def _refuse_unbounded(floor: Floor) -> None:
+    if why := not_sliceable(floor.metric):
+        raise ValueError(why)
 
 
 def _held(floor: Floor, t: Tally, interval: tuple[float, float] | None) -> bool:
@@ -272,20 +280,23 @@ def _worst_first(floor: Floor, figure: SliceFigure) -> tuple[int, float, float, 
     return _RANK[figure.call], margin, adjusted, figure.value
 
 
-def decide_slices(floor: Floor, tallies: Mapping[str, Tally], *, alpha: float = 0.05,
-                  correction: Correction = "holm") -> list[SliceFigure]:
-    """Every slice of one key against `floor` (its `kind` is not read: the tallies are
-    already the slices'), worst first. `tallies` maps each slice value to its tally."""
-    _refuse_unbounded(floor)
+def decide_slices(floors: Floor | Mapping[str, Floor], tallies: Mapping[str, Tally], *,
+                  alpha: float = 0.05, correction: Correction = "holm") -> list[SliceFigure]:
+    """Every slice of one key against its floor (one `Floor` for all, or each value's own:
+    a named slice can override the key's bound; their `kind` and `slice` are not read: the
+    tallies are already the slices'), worst first. `tallies` maps each value to its tally."""
+    names = sorted(tallies)
+    floor_of = {name: floors if isinstance(floors, Floor) else floors[name] for name in names}
+    for floor in floor_of.values():
+        _refuse_unbounded(floor)
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), not {alpha}")
-    names = sorted(tallies)
-    raw = {name: shortfall_p(floor, tallies[name]) for name in names}
+    raw = {name: shortfall_p(floor_of[name], tallies[name]) for name in names}
     tested = {name: p for name, p in raw.items() if p is not None}
     adjusted = dict(zip(tested, adjust(list(tested.values()), correction), strict=True))
     figures = []
     for name in names:
-        t = tallies[name]
+        floor, t = floor_of[name], tallies[name]
         interval = interval_of(t) if t.n else None
         p, adj = raw[name], adjusted.get(name)
         if _held(floor, t, interval):
@@ -297,7 +308,7 @@ def decide_slices(floor: Floor, tallies: Mapping[str, Tally], *, alpha: float = 
         figures.append(SliceFigure(value=name, tally=t, interval=interval, p_value=p,
                                    adjusted=adj, call=call,
                                    needs=needs_of(floor, t) if call == "insufficient" else None))
-    return sorted(figures, key=lambda f: _worst_first(floor, f))
+    return sorted(figures, key=lambda f: _worst_first(floor_of[f.value], f))
 
 
 def family_size(figures: Sequence[SliceFigure]) -> int:

@@ -1,0 +1,136 @@
+"""A family of slice floors decided together: every slice of one key gated on one metric
+(`[floors.slices.lang] abstention_accuracy = 0.85` made one floor per value of `lang`), each
+slice its own verdict, their shortfall tests corrected across the family (scoring/slices.py).
+
+A slice is first held to the rules of every floor (gates.py): a judged floor without a judge,
+a member without a result (a gap: failed, or skipped when deselected), nothing that ran,
+nothing scored, fewer questions than `ragate_min_n`. The slices past those are decided
+together by `slices.decide_slices`: one that holds passes, one that misses fails, and one too
+small to tell either way fails, or is skipped when `ragate_slice_insufficient = skip`, saying
+about how many questions would decide it. Never a silent pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from pytest_ragate.scoring import messages
+from pytest_ragate.scoring.gates import (
+    POINT,
+    Floor,
+    Gap,
+    Outcome,
+    Strictness,
+    Verdict,
+    counted_of,
+    counts_in,
+    not_whole,
+    of_population,
+    outcome_of,
+    without_judge,
+)
+from pytest_ragate.scoring.records import QuestionRecord, Tally, tally
+from pytest_ragate.scoring.slices import Correction, SliceFigure, decide_slices, family_size
+
+Insufficient = Literal["fail", "skip"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SliceRules:
+    """How slice floors are decided: the error rate of the correction across a key's slices,
+    which correction, and what a slice too small to decide does."""
+
+    alpha: float = 0.05
+    correction: Correction = "holm"
+    insufficient: Insufficient = "fail"
+
+
+def family_of(floor: Floor) -> tuple[str, str] | None:
+    """The family a slice floor is decided in: its key and metric (None: not a slice)."""
+    return (floor.slice[0], floor.metric) if floor.slice else None
+
+
+def decide_family(floors: Sequence[Floor], goldset: str, records: Sequence[QuestionRecord], *,
+                  judge: str | None = None, require_judge: bool = False,
+                  strictness: Strictness = POINT, gaps: Sequence[Gap] = (),
+                  rules: SliceRules | None = None) -> dict[Floor, Verdict]:
+    """Each slice floor of one family (one key, one metric) and its verdict."""
+    rules = rules or SliceRules()
+    verdicts: dict[Floor, Verdict] = {}
+    tallies: dict[str, tuple[Floor, Tally]] = {}
+    for floor in floors:
+        settled = _settled(floor, goldset, records, judge, require_judge, strictness, gaps)
+        if isinstance(settled, Verdict):
+            verdicts[floor] = settled
+        else:
+            tallies[_value(floor)] = (floor, settled)
+    if not tallies:
+        return verdicts
+    figures = decide_slices({v: f for v, (f, _) in tallies.items()},
+                            {v: t for v, (_, t) in tallies.items()}, alpha=rules.alpha,
+                            correction=rules.correction)
+    tested = family_size(figures)
+    for figure in figures:
+        floor = tallies[figure.value][0]
+        verdicts[floor] = _decided(floor, goldset, figure, records, judge, tested, rules)
+    return verdicts
+
+
+def _value(floor: Floor) -> str:
+    assert floor.slice is not None
+    return floor.slice[1]
+
+
+def _settled(floor: Floor, goldset: str, records: Sequence[QuestionRecord], judge: str | None,
+             require_judge: bool, strictness: Strictness, gaps: Sequence[Gap],
+             ) -> Verdict | Tally:
+    """The verdict of a slice the rules of every floor settle before its test (no judge,
+    gaps, nothing ran or scored, too few questions), else its tally, to be decided."""
+    if floor.judged and judge is None:
+        return without_judge(floor, goldset, require_judge)
+    rows = [r for r in records if counts_in(floor, r.kind, r.tags)]
+    if mine := of_population(floor, gaps):
+        return not_whole(floor, goldset, rows, mine, judge, strictness)
+    if rows and all(r.status == "skipped" for r in rows):
+        return Verdict(floor=floor, goldset=goldset, outcome="skipped",
+                       message=messages.nothing_ran(floor.metric, [r.error for r in rows]),
+                       skipped=len(rows))
+    t = tally(floor.metric, rows)
+    counted = counted_of(floor, rows, judge, t)
+    if not t.n or (strictness.min_n and t.questions < strictness.min_n):
+        message = (messages.nothing_scored(floor, len(rows), counted) if not t.n
+                   else messages.slice_too_few(floor, t, strictness.min_n))
+        return Verdict(floor=floor, goldset=goldset, outcome="failed", message=message,
+                       tally=t, computed_by=counted.computed_by, errors=counted.errors,
+                       skipped=counted.skipped)
+    return t
+
+
+def _decided(floor: Floor, goldset: str, figure: SliceFigure,
+             records: Sequence[QuestionRecord], judge: str | None, tested: int,
+             rules: SliceRules) -> Verdict:
+    """A slice's verdict from its call in the family."""
+    rows = [r for r in records if counts_in(floor, r.kind, r.tags)]
+    counted = counted_of(floor, rows, judge, figure.tally)
+    outcome = _outcome(floor, figure, rules)
+    key = floor.slice[0] if floor.slice else ""
+    message = messages.slice_message(floor, key, figure, tested=tested,
+                                     correction=rules.correction, alpha=rules.alpha)
+    if figure.call == "insufficient" and not floor.xfail:
+        message = f"{message} · {messages.slice_insufficient(rules.insufficient)}"
+    return Verdict(floor=floor, goldset=goldset, outcome=outcome, message=message,
+                   tally=figure.tally, interval=figure.interval,
+                   computed_by=counted.computed_by, errors=counted.errors,
+                   skipped=counted.skipped, slice_call=figure.call, needs=figure.needs)
+
+
+def _outcome(floor: Floor, figure: SliceFigure, rules: SliceRules) -> Outcome:
+    """holds passes, misses fails (a strict xfail slice: xpassed, xfailed); insufficient is
+    failed or skipped by the setting (xfailed when the slice is an xfail)."""
+    if figure.call != "insufficient":
+        return outcome_of(floor, figure.call)
+    if floor.xfail:
+        return "xfailed"
+    return "skipped" if rules.insufficient == "skip" else "failed"
