@@ -298,3 +298,16 @@ def test_a_judged_slice_without_a_judge_is_not_a_pass() -> None:
     assert next(iter(skipped.values())).outcome == "skipped"
     failed = decide_family(floors, "g", rows_for({"de": (5, 5)}), require_judge=True)
     assert next(iter(failed.values())).outcome == "failed"
+
+
+def test_a_judged_slice_floor_is_refused_where_judged_floors_are_decided_on_ppi(
+        tmp_path: Path) -> None:
+    root = tagged(tmp_path / "gs", floors=(
+        '[judge]\nestimate = "ppi"\nlabels = "labels.jsonl"\n\n'
+        "[floors.slices.lang]\nfaithfulness = 0.8\n"))
+    (root / "labels.jsonl").write_text("".join(
+        f'{{"question_id": "q{i:02d}", "metric": "faithfulness", "score": 1.0}}\n'
+        for i in range(10)))
+    text = problems_of(root)
+    assert "floors.slices.lang.faithfulness: a slice floor of a judged metric" in text, text
+    assert text.count("floors.slices.lang.faithfulness") == 1

@@ -587,6 +587,12 @@ def _check_labelled(config: GoldsetConfig, config_path: Path, floors: list[Floor
                                  "judge_agreement is a floor of the whole goldset (over its "
                                  "labelled questions), not of a kind"))
     ppi = config.judge.estimate == "ppi"
+    found.extend(Problem(config_path, f"floors.slices.{key}.{metric}", "a slice floor of a "
+                         "judged metric is decided on the judge's own scores, and with [judge] "
+                         "estimate = \"ppi\" the goldset's are corrected by its labels: "
+                         "refused rather than decided on uncorrected scores")
+                 for key, metric in dict.fromkeys((f.slice[0], f.metric) for f in floors
+                                                  if ppi and f.slice and METRICS[f.metric].asked))
     needs = ([f"floors.{AGREEMENT}"] if agreement else []) + (["judge.estimate"] if ppi else [])
     if not needs:
         return found
