@@ -141,7 +141,8 @@ def test_the_markdown_report_has_a_slice_table_worst_first() -> None:
     assert [row.split("|")[1].strip() for row in rows] == WORST_FIRST
     assert cells["pl"][1:] == ["0.50", "[0.40, 0.60]", "100", "0.85", "misses", "FAIL"]
     assert cells["de"][5:] == [f"insufficient n: needs about {needs_of_de()}", "FAIL"]
-    assert cells["fr"][5] == "insufficient n"  # on the floor: no n would decide it
+    assert cells["fr"][5] == "insufficient n: on the floor, no n decides it"
+    assert cells["it"][5] == "insufficient n: nothing scored"
     assert cells["it"][1:4] == ["—", "—", "0"]
     assert cells["en"][5:] == ["holds", "PASS"]
 

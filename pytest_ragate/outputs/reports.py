@@ -66,8 +66,9 @@ def slice_cells(row: SliceRow) -> list[str]:
     interval, n, floor, call (`insufficient n: needs about 66`) and test outcome."""
     v = row.verdict
     return [row.value, v.shown, fmt_interval(v.interval, figure_digits(v.floor.metric)),
-            fmt_n(v.tally), v.floor.figure, slice_call_cell(row.call, v.needs),
-            OUTCOME_WORDS[v.outcome]]
+            fmt_n(v.tally), v.floor.figure,
+            slice_call_cell(row.call, v.needs, n=v.tally.n if v.tally else 0,
+                            on_floor=v.value == v.floor.min), OUTCOME_WORDS[v.outcome]]
 
 
 def slices_section(run: GoldsetRun) -> list[str]:

@@ -659,12 +659,17 @@ def slices_title(head: str) -> str:
     return f"{head}, worst first"
 
 
-def slice_call_cell(call: str | None, needs: int | None) -> str:
-    """A slice table's call: `holds`, `misses`, `insufficient n: needs about 66`; `—` for a
-    slice floor decided without a call (its message says why)."""
-    if call == "insufficient":
-        return f"insufficient n: needs about {needs}" if needs is not None else "insufficient n"
-    return call or "—"
+def slice_call_cell(call: str | None, needs: int | None, *, n: int, on_floor: bool) -> str:
+    """A slice table's call: `holds`, `misses`, `insufficient n: needs about 66` (or why no
+    n is named); `—` for a slice floor decided without a call (its message says why)."""
+    if call != "insufficient":
+        return call or "—"
+    if needs is not None:
+        return f"insufficient n: needs about {needs}"
+    if not n:
+        return "insufficient n: nothing scored"
+    return "insufficient n: on the floor, no n decides it" if on_floor else (
+        "insufficient n: too few values or no spread to say how many")
 
 
 def slices_summary(head: str, *, misses: Sequence[str], undecided: Sequence[str],
