@@ -279,3 +279,22 @@ def test_a_slice_floors_junit_properties_carry_the_slice_and_its_call() -> None:
     assert en["call"] == "holds" and "needs" not in en
     whole = [name for name, _ in floor_properties(by_name["floor[citation_accuracy]"])]
     assert not {"slice", "call", "needs"} & set(whole)
+
+
+def test_a_slice_of_the_key_kind_is_drawn_over_its_kinds_bar_like_a_kind_floor() -> None:
+    run = sliced_run()
+    before = "".join(kind_plot_texts(run))
+    with matplotlib.rc_context(RC):
+        plain = str(kind_plot(run, "abstention_accuracy", "k").svg)
+    run.verdicts += slice_verdicts("kind", FLOOR, {"unanswerable": share(1, 1),
+                                                  "single_meeting": share(1, 1)})
+    with matplotlib.rc_context(RC):
+        sliced = str(kind_plot(run, "abstention_accuracy", "k").svg)
+    kind = next(v for v in run.verdicts if v.floor.slice == ("kind", "unanswerable"))
+    assert "".join(kind_plot_texts(run)) == before  # no goldset-wide floor in the title
+    # one vermilion segment per kind bar, as a kind floor draws (none before)
+    assert plain.count("#d55e00") == 0 and sliced.count("#d55e00") == 2
+    with matplotlib.rc_context(RC):
+        as_kind = GoldsetRun(name="g", eval_version="1", records=run.records, verdicts=[
+            replace(kind, floor=replace(kind.floor, slice=None, kind="unanswerable"))])
+        assert str(kind_plot(as_kind, "abstention_accuracy", "k").svg).count("#d55e00") == 1
