@@ -28,6 +28,9 @@ from pytest_ragate.outputs.reports import (
     suggestion_lines,
     worst_lines,
 )
+from pytest_ragate.outputs.slice_tables import slice_tables
+from pytest_ragate.scoring.gates import Verdict
+from pytest_ragate.scoring.messages import slice_name
 from pytest_ragate.scoring.records import QuestionRecord
 from pytest_ragate.scoring.regression import Regression
 from pytest_ragate.scoring.run import GoldsetRun
@@ -87,8 +90,16 @@ def report_decision(config: pytest.Config, decision: Decision,
 
 def report_floor(config: pytest.Config, decided: FloorDecision) -> None:
     spec, verdict = decided.spec, decided.verdict
+    send(config, spec.nodeid, spec.location, spec.keywords, verdict.outcome, verdict.message,
+         floor_properties(verdict), spec.floor.xfail)
+
+
+def floor_properties(verdict: Verdict) -> list[tuple[str, str | float]]:
+    """A floor's JUnit properties: its bound, message, who computed it, value, interval and
+    n; a slice floor's also say which slice, its call and, when insufficient, the n it needs."""
+    floor = verdict.floor
     props: list[tuple[str, str | float]] = [
-        ("floor", spec.floor.min), *([("floor_bound", "max")] if spec.floor.upper else []),
+        ("floor", floor.min), *([("floor_bound", "max")] if floor.upper else []),
         ("message", verdict.message),
         ("computed_by", verdict.computed_by)]
     if verdict.interval is not None:
@@ -99,8 +110,13 @@ def report_floor(config: pytest.Config, decided: FloorDecision) -> None:
         props.append(("n", str(verdict.tally.n)))  # a count: written as an integer
     if verdict.gaps:
         props.append(("without_result", str(verdict.gaps)))
-    send(config, spec.nodeid, spec.location, spec.keywords, verdict.outcome, verdict.message,
-         props, spec.floor.xfail)
+    if floor.slice is not None:
+        props.append(("slice", slice_name(*floor.slice)))
+        if verdict.slice_call is not None:
+            props.append(("call", verdict.slice_call))
+        if verdict.needs is not None:
+            props.append(("needs", str(verdict.needs)))
+    return props
 
 
 def regression_node(run: GoldsetRun, floors: Sequence[FloorDecision]) -> tuple[str, Location]:
@@ -206,6 +222,10 @@ def terminal_summary(terminalreporter: Any, runs: Sequence[GoldsetRun], *,
     for run in runs:
         for line in worst_lines(run):
             write(f"{run.label}: {line}", red=True)
+        for table in slice_tables(run):
+            failing = any(row.failing for row in table.rows)
+            write(f"{run.label}: {table.summary()}", red=failing,
+                  yellow=not failing and len(table.called("holds")) < len(table.rows))
     figures_before_floors(write, runs)
     for run in runs:
         for line in run.judge_lines:

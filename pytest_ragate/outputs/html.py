@@ -47,8 +47,10 @@ from pytest_ragate.outputs.reports import (
     metric_source,
     question_bill,
     run_bill_line,
+    slice_cells,
     worst_lines,
 )
+from pytest_ragate.outputs.slice_tables import SliceTable, slice_tables
 from pytest_ragate.scoring.gates import (
     Verdict,
     fmt_counts,
@@ -56,7 +58,7 @@ from pytest_ragate.scoring.gates import (
     interval_of,
     kind_counts,
 )
-from pytest_ragate.scoring.messages import fmt_interval
+from pytest_ragate.scoring.messages import fmt_interval, slices_title
 from pytest_ragate.scoring.records import QuestionRecord, Tally, fmt_num, tally
 from pytest_ragate.scoring.registry import METRICS, figure_digits
 from pytest_ragate.scoring.regression import Regression
@@ -169,11 +171,13 @@ def kind_plot(run: GoldsetRun, metric: str, key: str) -> Plot:
     kinds = [kind for kind, _ in bars]
     title = f"{metric} ({metric_source(run, metric)})"
     for floor in floors:
-        if floor.kind is None:
+        over = floor.kind or (floor.slice[1] if floor.slice and floor.slice[0] == "kind"
+                              else None)  # a kind floor, or a slice floor of the key `kind`
+        if over is None and floor.slice is None:
             ax.axhline(floor.min, color=VERMILION, linestyle="--", linewidth=1.2)
             title += f" · floor {floor.figure}"
-        elif floor.kind in kinds:
-            x = kinds.index(floor.kind)
+        elif over in kinds:
+            x = kinds.index(over)
             ax.hlines(floor.min, x - 0.42, x + 0.42, color=VERMILION, linestyle=":",
                       linewidth=1.6)
     ax.set_xticks(range(len(bars)), kinds, rotation=25 if tilt else 0,
@@ -184,6 +188,65 @@ def kind_plot(run: GoldsetRun, metric: str, key: str) -> Plot:
     ax.grid(axis="y", linewidth=0.4, alpha=0.5)
     ax.set_axisbelow(True)
     return Plot(key, metric, _svg(fig, key, f"{metric} by question kind"))
+
+
+# a slice's mark by its call: colour and shape, so the calls read without colour too
+_CALL_MARKS: dict[str | None, tuple[str, str]] = {
+    "misses": (VERMILION, "X"), "insufficient": (ORANGE, "D"), "holds": (BLUE, "o"),
+    None: (GREY, "s")}
+
+
+def slice_plot(table: SliceTable, key: str) -> Plot:
+    """Each slice's value with its 95% interval against its floor, worst first (the table's
+    order); a failing slice's name in red."""
+    rows = table.rows
+    tilt = len(rows) > 6 or max(len(row.value) for row in rows) > 8
+    # wide enough for the slices and for the title (about 0.08 in a character at 9.5 pt)
+    width = min(9.0, max(4.8, 1.6 + 0.4 * len(rows), 0.8 + 0.08 * len(table.head)))
+    fig = _figure(width, 2.8, left=0.1, bottom=0.3 if tilt else 0.14)
+    ax = fig.add_subplot()
+    floors = {row.verdict.floor.min for row in rows}
+    if len(floors) == 1:
+        ax.axhline(floors.pop(), color=VERMILION, linestyle="--", linewidth=1.2)
+    for x, row in enumerate(rows):
+        v, (colour, marker) = row.verdict, _CALL_MARKS[row.call]
+        if len(floors) > 1:  # a named slice with its own floor: each under its own segment
+            ax.hlines(v.floor.min, x - 0.4, x + 0.4, color=VERMILION, linestyle="--",
+                      linewidth=1.2)
+        if v.value is None or v.interval is None:
+            ax.text(x, 0.03, "n=0", ha="center", va="bottom", color=GREY)
+            continue
+        low, high = max(0.0, v.value - v.interval[0]), max(0.0, v.interval[1] - v.value)
+        ax.errorbar(x, v.value, yerr=[[low], [high]], fmt=marker, color=colour,
+                    ecolor=colour, markersize=6, capsize=3, linewidth=1.2)
+        if v.tally is not None:
+            ax.text(x, min(v.interval[1] + 0.02, 1.08), _count_label(v.tally), ha="center",
+                    va="bottom", fontsize=7.5, color=BLACK)
+    ax.set_xticks(range(len(rows)), [row.value for row in rows], rotation=25 if tilt else 0,
+                  ha="right" if tilt else "center", rotation_mode="anchor")
+    for label, row in zip(ax.get_xticklabels(), rows, strict=True):
+        if row.failing:
+            label.set_color(VERMILION)
+            label.set_fontweight("bold")
+    ax.set_xlim(-0.6, len(rows) - 0.4)
+    ax.set_ylim(0, 1.12)
+    ax.set_title(table.head, loc="left")
+    ax.grid(axis="y", linewidth=0.4, alpha=0.5)
+    ax.set_axisbelow(True)
+    return Plot(key, table.head, _svg(fig, key, slices_title(table.head)))
+
+
+def slice_view(table: SliceTable, key: str) -> dict[str, Any]:
+    """One key's slice table and plot, in display form."""
+    return {
+        "key": table.key,
+        "metric": table.metric,
+        "title": slices_title(table.head),
+        "rows": [{"cells": slice_cells(row), "outcome": row.verdict.outcome,
+                  "word": OUTCOME_WORDS[row.verdict.outcome], "failing": row.failing,
+                  "message": row.verdict.message} for row in table.rows],
+        "plot": slice_plot(table, key),
+    }
 
 
 def max_distance_of(records: Sequence[QuestionRecord]) -> tuple[float | None, str | None]:
@@ -302,7 +365,8 @@ def _trend_plot(run: GoldsetRun, metric: str, lines: list[tuple[HistoryLine, boo
     if not math.isnan(ys[-1]):
         ax.plot([xs[-1]], [ys[-1]], marker="o", markersize=7, color=BLUE, fillstyle="none")
     for v in run.verdicts:
-        if v.floor.metric == metric and v.floor.kind is None and not v.floor.anchors:
+        if (v.floor.metric == metric and v.floor.kind is None and not v.floor.anchors
+                and v.floor.slice is None):
             ax.axhline(v.floor.min, color=VERMILION, linestyle="--", linewidth=1.1)
     ax.set_xlim(0.5, len(xs) + 0.5)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True, nbins=min(len(xs), 10)))
@@ -331,7 +395,7 @@ def floor_row(run: GoldsetRun, v: Verdict) -> dict[str, Any]:
         "n": fmt_n(v.tally),
         "passes_at": "—" if v.passes_at is None else str(v.passes_at),
         "by_kind": fmt_counts(kind_counts(v.floor.metric, run.records))
-        if v.floor.kind is None and not v.floor.anchors else "",
+        if v.floor.kind is None and not v.floor.anchors and v.floor.slice is None else "",
         "computed_by": v.computed_by,
         "outcome": v.outcome,
         "word": OUTCOME_WORDS[v.outcome],
@@ -418,6 +482,8 @@ def run_view(index: int, run: GoldsetRun, history: Sequence[HistoryLine],
         "regressions_failed": sum(g.outcome == "failed" for g in run.regressions),
         "floors": [floor_row(run, v) for v in run.verdicts],
         "worst": worst_lines(run),
+        "slices": [slice_view(table, f"{key}-slices-{i}-{table.key}-{table.metric}")
+                   for i, table in enumerate(slice_tables(run), start=1)],
         "regressions": [regression_row(g) for g in run.regressions],
         "judge_lines": run.judge_lines,
         "bill_line": run_bill_line(run),
@@ -472,7 +538,7 @@ def render_html(runs: Sequence[GoldsetRun], *, history: Sequence[HistoryLine] = 
         overall=overall,
         incomplete=None if incomplete is None else incomplete_notice(incomplete),
         plots=sum(len(v["kind_plots"]) + (v["calibration"] is not None)
-                  + len(v["trend"].plots) for v in views))
+                  + len(v["trend"].plots) + len(v["slices"]) for v in views))
 
 
 def write_html(path: Path, runs: Sequence[GoldsetRun], *, history: Sequence[HistoryLine],

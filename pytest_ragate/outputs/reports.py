@@ -15,12 +15,13 @@ from pathlib import Path
 from tabulate import tabulate
 
 from pytest_ragate.files import write_atomic
+from pytest_ragate.outputs.slice_tables import SliceRow, slice_tables
 from pytest_ragate.scoring.gates import (
     fmt_counts,
     fmt_n,
     kind_counts,
 )
-from pytest_ragate.scoring.messages import fmt_interval
+from pytest_ragate.scoring.messages import fmt_interval, slice_call_cell, slices_title
 from pytest_ragate.scoring.records import (
     MECHANICAL,
     Bill,
@@ -45,8 +46,9 @@ def floors_table(runs: Sequence[GoldsetRun], tablefmt: str) -> str:
                 v.floor.figure, v.shown,
                 fmt_interval(v.interval, figure_digits(v.floor.metric)),
                 fmt_n(v.tally), "—" if v.passes_at is None else str(v.passes_at),
-                fmt_counts(kind_counts(v.floor.metric, run.records)) if v.floor.kind is None
-                else "", v.computed_by, OUTCOME_WORDS[v.outcome],
+                fmt_counts(kind_counts(v.floor.metric, run.records))
+                if v.floor.kind is None and v.floor.slice is None else "", v.computed_by,
+                OUTCOME_WORDS[v.outcome],
             ])
     headers = ["goldset", "metric", "floor", "value", "95% interval", "n", "passes 80% at",
                "by kind", "computed by", "outcome"]
@@ -57,6 +59,32 @@ def worst_lines(run: GoldsetRun) -> list[str]:
     """Each failing floor's worst questions, as the terminal, the Markdown and the HTML
     report list them: `floor[evidence_recall]: worst: q2 found 0/1 spans; …`."""
     return [f"{v.floor.name}: worst: {v.worst}" for v in run.verdicts if v.worst]
+
+
+def slice_cells(row: SliceRow) -> list[str]:
+    """One slice's row, as the Markdown and HTML tables show it: value, its figure, 95%
+    interval, n, floor, call (`insufficient n: needs about 66`) and test outcome."""
+    v = row.verdict
+    return [row.value, v.shown, fmt_interval(v.interval, figure_digits(v.floor.metric)),
+            fmt_n(v.tally), v.floor.figure,
+            slice_call_cell(row.call, v.needs, n=v.tally.n if v.tally else 0,
+                            on_floor=v.value == v.floor.min), OUTCOME_WORDS[v.outcome]]
+
+
+def slices_section(run: GoldsetRun) -> list[str]:
+    """The Markdown report's slice tables, one per key and metric, worst first; nothing for
+    a run without slice floors."""
+    tables = slice_tables(run)
+    if not tables:
+        return []
+    parts = ["### Slices", ""]
+    for table in tables:
+        rows = [[_cell(cell) for cell in slice_cells(row)] for row in table.rows]
+        parts += [f"{_cell(slices_title(table.head))}:", "",
+                  tabulate(rows, headers=[_cell(table.key), table.metric, "95% interval",
+                                          "n", "floor", "call", "outcome"],
+                           tablefmt="github", disable_numparse=True), ""]
+    return parts
 
 
 def figures_table(found: Sequence[tuple[GoldsetRun, list[Figure]]], tablefmt: str) -> str:
@@ -342,6 +370,7 @@ def markdown(runs: Sequence[GoldsetRun],
             if worst:
                 parts += ["Why the failing floors failed:", "",
                           *[f"- {_cell(line)}" for line in worst], ""]
+            parts += slices_section(run)
         if run.regressions:
             parts += ["### Against the baseline", "", regressions_table([run], "github"), "",
                       *[f"- {c.metric}: {c.message}" for c in run.regressions], ""]

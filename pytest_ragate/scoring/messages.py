@@ -644,3 +644,58 @@ def slice_insufficient(setting: str) -> str:
         return "skipped: ragate_slice_insufficient = skip (an undecided slice is not a pass)"
     return ("failed: a slice its n cannot decide is not a pass (ragate_slice_insufficient = "
             "skip skips it instead)")
+
+
+# --- a key's slices in the reports and the terminal (outputs/slice_tables.py) ---------------
+
+
+def correction_stated(message: str) -> str | None:
+    """The correction a slice verdict's message states (`Holm`), None when it states none
+    (a slice with nothing scored has no test)."""
+    return next((said.removesuffix("-adjusted") for said in ADJUSTED_BY.values()
+                 if said in message), None)
+
+
+def slice_floors(key: str, metric: str, bound: str, overrides: Sequence[tuple[str, str]]) -> str:
+    """`abstention_accuracy ≥ 0.85`, with the slices whose own floor differs:
+    `abstention_accuracy ≥ 0.85; lang=de ≥ 0.90`."""
+    return "; ".join([f"{metric} {bound}",
+                      *[f"{slice_name(key, value)} {own}" for value, own in overrides]])
+
+
+def slices_head(key: str, floors: str, correction: str | None) -> str:
+    """`slices of lang (abstention_accuracy ≥ 0.85, Holm)`: how a key's slices are titled."""
+    return f"slices of {key} ({floors}{f', {correction}' if correction else ''})"
+
+
+def slices_title(head: str) -> str:
+    """A report's slice table and plot: `slices of lang (…), worst first`."""
+    return f"{head}, worst first"
+
+
+def slice_call_cell(call: str | None, needs: int | None, *, n: int, on_floor: bool) -> str:
+    """A slice table's call: `holds`, `misses`, `insufficient n: needs about 66` (or why no
+    n is named); `—` for a slice floor decided without a call (its message says why)."""
+    if call != "insufficient":
+        return call or "—"
+    if needs is not None:
+        return f"insufficient n: needs about {needs}"
+    if not n:
+        return "insufficient n: nothing scored"
+    return "insufficient n: on the floor, no n decides it" if on_floor else (
+        "insufficient n: too few values or no spread to say how many")
+
+
+def slices_summary(head: str, *, misses: Sequence[str], undecided: Sequence[str],
+                   insufficient: Sequence[tuple[str, int | None]], holds: int) -> str:
+    """The terminal's line for a key: `slices of lang (abstention_accuracy ≥ 0.85, Holm):
+    1 misses (de), 1 insufficient (fr: needs about 66), 4 hold`."""
+    parts = [f"{len(misses)} misses" + (f" ({fmt_some(misses, NAMED)})" if misses else "")]
+    if undecided:
+        parts.append(f"{len(undecided)} undecided ({fmt_some(undecided, NAMED)})")
+    if insufficient:
+        named = [value if needs is None else f"{value}: needs about {needs}"
+                 for value, needs in insufficient]
+        parts.append(f"{len(insufficient)} insufficient ({fmt_some(named, NAMED)})")
+    parts.append(f"{holds} {'holds' if holds == 1 else 'hold'}")
+    return f"{head}: {', '.join(parts)}"
