@@ -54,7 +54,8 @@ def slice_verdicts(key: str, floor: Floor, tallies: dict[str, Tally], *,
         goldset="g", outcome=outcome[f.call],
         message=messages.slice_message(floor, key, f, tested=family_size(figures),
                                        correction="holm", alpha=0.05),
-        tally=f.tally, interval=f.interval, slice_call=f.call, needs=f.needs)
+        tally=f.tally, interval=f.interval, slice_call=f.call, needs=f.needs,
+        correction="Holm")
         for f in figures]
     random.Random(7).shuffle(verdicts)
     return verdicts

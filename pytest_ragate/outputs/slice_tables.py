@@ -16,7 +16,6 @@ from dataclasses import dataclass
 
 from pytest_ragate.scoring.gates import SliceCall, Verdict
 from pytest_ragate.scoring.messages import (
-    correction_stated,
     slice_floors,
     slices_head,
     slices_summary,
@@ -56,7 +55,7 @@ class SliceRow:
 @dataclass(frozen=True, kw_only=True)
 class SliceTable:
     """The slice floors of one key and metric (a family: the correction spans it), worst
-    first; `correction` as the verdicts' messages state it (`Holm`), None when no slice had
+    first; `correction` as the verdicts carry it (`Holm`), None when no slice had
     a test."""
 
     key: str
@@ -110,6 +109,6 @@ def slice_tables(run: GoldsetRun) -> list[SliceTable]:
             key, value = v.floor.slice
             groups.setdefault((key, v.floor.metric), []).append(SliceRow(value=value, verdict=v))
     return [SliceTable(key=key, metric=metric, rows=tuple(sorted(rows, key=worst_first)),
-                       correction=next(filter(None, (correction_stated(r.verdict.message)
-                                                     for r in rows)), None))
+                       correction=next((r.verdict.correction for r in rows
+                                        if r.verdict.correction), None))
             for (key, metric), rows in groups.items()]

@@ -150,6 +150,7 @@ class Verdict:
     # a slice floor's call and, when insufficient, about how many questions would decide it
     slice_call: SliceCall | None = None
     needs: int | None = None
+    correction: str = ""  # the correction across its family, as reports name it ("Holm")
 
     @property
     def value(self) -> float | None:

@@ -649,13 +649,6 @@ def slice_insufficient(setting: str) -> str:
 # --- a key's slices in the reports and the terminal (outputs/slice_tables.py) ---------------
 
 
-def correction_stated(message: str) -> str | None:
-    """The correction a slice verdict's message states (`Holm`), None when it states none
-    (a slice with nothing scored has no test)."""
-    return next((said.removesuffix("-adjusted") for said in ADJUSTED_BY.values()
-                 if said in message), None)
-
-
 def slice_floors(key: str, metric: str, bound: str, overrides: Sequence[tuple[str, str]]) -> str:
     """`abstention_accuracy ≥ 0.85`, with the slices whose own floor differs:
     `abstention_accuracy ≥ 0.85; lang=de ≥ 0.90`."""

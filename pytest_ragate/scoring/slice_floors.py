@@ -32,7 +32,13 @@ from pytest_ragate.scoring.gates import (
     without_judge,
 )
 from pytest_ragate.scoring.records import QuestionRecord, Tally, tally
-from pytest_ragate.scoring.slices import Correction, SliceFigure, decide_slices, family_size
+from pytest_ragate.scoring.slices import (
+    CORRECTIONS,
+    Correction,
+    SliceFigure,
+    decide_slices,
+    family_size,
+)
 
 Insufficient = Literal["fail", "skip"]
 
@@ -123,7 +129,8 @@ def _decided(floor: Floor, goldset: str, figure: SliceFigure,
     return Verdict(floor=floor, goldset=goldset, outcome=outcome, message=message,
                    tally=figure.tally, interval=figure.interval,
                    computed_by=counted.computed_by, errors=counted.errors,
-                   skipped=counted.skipped, slice_call=figure.call, needs=figure.needs)
+                   skipped=counted.skipped, slice_call=figure.call, needs=figure.needs,
+                   correction=CORRECTIONS[rules.correction])
 
 
 def _outcome(floor: Floor, figure: SliceFigure, rules: SliceRules) -> Outcome:
