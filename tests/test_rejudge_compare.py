@@ -5,6 +5,8 @@ by both judges says when its outcome would change."""
 
 from __future__ import annotations
 
+import pytest
+
 from pytest_ragate.scoring.gates import Floor
 from pytest_ragate.scoring.records import QuestionRecord
 from pytest_ragate.scoring.rejudge import Regraded, compare, regraded_rows
@@ -98,3 +100,41 @@ def test_floors_are_held_to_the_labels_as_the_run_holds_them() -> None:
         "floor[judge_agreement]": ("failed", "passed")}
     [pair] = found.agreements
     assert (pair.current.statistic, pair.candidate.value) == ("kappa", 1.0)
+
+
+def tagged_rows(n: int = 60) -> list[QuestionRecord]:
+    """n judged rows, a third tagged lang=de, the rest lang=en, every answer scored 1.0."""
+    return [QuestionRecord(goldset="gs", question_id=f"t{i:02d}", kind="single_doc",
+                           tags={"lang": "de" if i % 3 == 0 else "en"}, index=i,
+                           must_abstain=False, abstained=False, abstention_correct=True,
+                           evidence_spans=1, eval_version="1", judge="fixture:current",
+                           metrics={"faithfulness": 1.0}, answer_text="an answer")
+            for i in range(n)]
+
+
+def test_slice_floors_are_decided_under_both_judges_as_the_run_decides_them() -> None:
+    """A candidate harsh on the German answers only: the German slice floor, decided with its
+    family (holds: its interval clears the floor; then a significant miss), would change."""
+    rows = tagged_rows()
+    harsh = {(r.question_id, 1): Regraded(values={
+        "faithfulness": 0.2 if r.tags["lang"] == "de" else 1.0}) for r in rows}
+    floors = [Floor("faithfulness", 0.7, slice=("lang", "de")),
+              Floor("faithfulness", 0.7, slice=("lang", "en"))]
+    found = compare(goldset="gs", rows=rows, candidate_judge="fixture:harsh", regraded=harsh,
+                    metrics=["faithfulness"], floors=floors)
+    outcomes = {f.floor: (f.current, f.candidate) for f in found.floors}
+    assert outcomes == {"floor[lang=de:faithfulness]": ("passed", "failed"),
+                        "floor[lang=en:faithfulness]": ("passed", "passed")}
+
+
+def test_a_candidate_with_the_current_judges_id_keeps_each_judges_own_agreement() -> None:
+    """The same judge id at another URL: the current judge's agreement with the labels is its
+    own, not overwritten by the candidate's (they were once keyed by judge id)."""
+    labels = {"faithfulness": ({q: 1.0 for q in KIND}, False)}
+    worse = regraded(dict.fromkeys(KIND, 0.1))
+    found = compare(goldset="gs", rows=ROWS, candidate_judge="fixture:current",
+                    regraded=worse, metrics=["faithfulness"],
+                    floors=[Floor("faithfulness", 0.6)], labels=labels)
+    pair = found.agreements[0]
+    assert (pair.current.mae, pair.candidate.mae) == (pytest.approx(0.1), 0.9), pair
+    assert [(f.current, f.candidate) for f in found.floors] == [("passed", "failed")]

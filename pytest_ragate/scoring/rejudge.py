@@ -40,6 +40,7 @@ from pytest_ragate.scoring.agreement import Agreement, agree, decide_agreement, 
 from pytest_ragate.scoring.gates import POINT, Floor, Outcome, Strictness, Verdict, decide
 from pytest_ragate.scoring.records import QuestionRecord, repeat_name
 from pytest_ragate.scoring.registry import METRICS
+from pytest_ragate.scoring.slice_floors import SliceRules, decide_family, family_of
 from pytest_ragate.scoring.stats import bootstrap_mean, mcnemar_exact, paired_bootstrap
 
 ALPHA = 0.05  # the family-wise error rate of one goldset's comparison (Holm)
@@ -185,11 +186,13 @@ def compare(*, goldset: str, rows: Sequence[QuestionRecord], candidate_judge: st
             regraded: Mapping[RowKey, Regraded], metrics: Sequence[str],
             floors: Sequence[Floor], labels: Labels | None = None,
             stamps: Mapping[str, Mapping[str, str]] | None = None, ppi: bool = False,
-            strictness: Strictness = POINT, alpha: float = ALPHA) -> Comparison:
+            strictness: Strictness = POINT, alpha: float = ALPHA,
+            slices: SliceRules | None = None) -> Comparison:
     """The two judges over one goldset's saved rows (`rows`: all of them; the judged ones
     are compared) for each metric in `metrics`; `labels` (and the answers they were
     `stamps`ed for, metric → question id → sha256) as the goldset has them, `ppi` when its
-    judged floors are decided on the prediction-powered estimate."""
+    judged floors are decided on the prediction-powered estimate; `slices` how its slice
+    floors are decided (each family together, as the run decides them)."""
     current_judge = next((r.judge for r in rows if r.judge), "") or ""
     judged = judged_rows(rows)
     kinds = sorted({r.kind for r in judged})
@@ -201,24 +204,25 @@ def compare(*, goldset: str, rows: Sequence[QuestionRecord], candidate_judge: st
                               floors) for kind in kinds]
     shifts = _holm(shifts, alpha)
     after = regraded_rows(rows, candidate_judge, regraded)
-    agreements = {judge: [agree(m, mine, binary, these, (stamps or {}).get(m))
-                          for m, (mine, binary) in (labels or {}).items()]
-                  for judge, these in ((current_judge, rows), (candidate_judge, after))}
+    # by position, not by judge: a candidate may carry the current judge's own id
+    current_agrees, candidate_agrees = ([agree(m, mine, binary, these, (stamps or {}).get(m))
+                                         for m, (mine, binary) in (labels or {}).items()]
+                                        for these in (rows, after))
     held = _Held(goldset=goldset, labels=labels or {}, stamps=stamps or {}, ppi=ppi,
-                 strictness=strictness,
+                 strictness=strictness, slices=slices or SliceRules(),
                  agreement_min=next((f.min for f in floors if f.metric == AGREEMENT), None))
+    judged_floors = [f for f in floors if f.judged and not f.anchors]
+    under_current = held.decide_all(judged_floors, rows, current_judge or None,
+                                    current_agrees)
+    under_candidate = held.decide_all(judged_floors, after, candidate_judge, candidate_agrees)
     changes = []
-    for floor in floors:
-        if floor.anchors or not floor.judged:
-            continue
-        before = held.decide(floor, rows, current_judge or None, agreements[current_judge])
-        now = held.decide(floor, after, candidate_judge, agreements[candidate_judge])
+    for floor in judged_floors:
+        before, now = under_current[floor], under_candidate[floor]
         changes.append(FloorChange(floor=floor.name, current=before.outcome,
                                    candidate=now.outcome, current_value=before.value,
                                    candidate_value=now.value))
     pairs = [AgreementPair(metric=a.metric, current=a, candidate=b)
-             for a, b in zip(agreements[current_judge], agreements[candidate_judge],
-                             strict=True)]
+             for a, b in zip(current_agrees, candidate_agrees, strict=True)]
     return Comparison(goldset=goldset, current_judge=current_judge,
                       candidate_judge=candidate_judge, shifts=tuple(shifts),
                       floors=tuple(changes), agreements=tuple(pairs), alpha=alpha)
@@ -237,6 +241,25 @@ class _Held:
     ppi: bool
     strictness: Strictness
     agreement_min: float | None
+    slices: SliceRules
+
+    def decide_all(self, floors: Sequence[Floor], rows: Sequence[QuestionRecord],
+                   judge: str | None, agreements: Sequence[Agreement]) -> dict[Floor, Verdict]:
+        """Every floor's verdict under one judge: a slice floor with its family (one key, one
+        metric: the correction spans it), any other alone."""
+        families: dict[tuple[str, str], list[Floor]] = {}
+        for floor in floors:
+            if (family := family_of(floor)) is not None:
+                families.setdefault(family, []).append(floor)
+        verdicts: dict[Floor, Verdict] = {}
+        for family in families.values():
+            decided = decide_family(family, self.goldset, rows, judge=judge,
+                                    strictness=self.strictness, rules=self.slices)
+            verdicts.update({f: self.vouched(v, judge, agreements) for f, v in decided.items()})
+        for floor in floors:
+            if floor not in verdicts:
+                verdicts[floor] = self.decide(floor, rows, judge, agreements)
+        return verdicts
 
     def decide(self, floor: Floor, rows: Sequence[QuestionRecord], judge: str | None,
                agreements: Sequence[Agreement]) -> Verdict:
@@ -250,6 +273,12 @@ class _Held:
             stamps = self.stamps.get(floor.metric)
         verdict = decide(floor, self.goldset, rows, judge=judge, strictness=self.strictness,
                          labels=labels, stamps=stamps)
+        return self.vouched(verdict, judge, agreements)
+
+    def vouched(self, verdict: Verdict, judge: str | None, agreements: Sequence[Agreement],
+                ) -> Verdict:
+        """Failed when the judge's agreement with the labels does not reach the goldset's
+        `judge_agreement` floor, as the run fails it."""
         if self.agreement_min is None or judge is None or verdict.outcome == "skipped":
             return verdict
         why = not_calibrated(agreements, self.agreement_min, self.strictness.strict)
