@@ -377,11 +377,44 @@ def decide(
     whole population. With `labels` (question id → the human label of this floor's metric,
     `[judge] estimate = "ppi"`) the floor is decided on the prediction-powered estimate;
     `stamps` are the answers those labels were written for (a label of another is stale)."""
+    scored = scored_or_settled(floor, goldset, records, judge=judge,
+                               require_judge=require_judge, strictness=strictness, gaps=gaps)
+    if isinstance(scored, Verdict):
+        return scored
+    rows, t, counted = scored.rows, scored.tally, scored.counted
+    ppi = None
+    if labels is not None and METRICS[floor.metric].asked:
+        ppi, why = _ppi(floor.metric, rows, labels, stamps)
+        if ppi is None:
+            return Verdict(floor=floor, goldset=goldset, outcome="failed",
+                           message=messages.no_ppi(floor, why, t, counted), tally=t,
+                           computed_by=counted.computed_by, errors=counted.errors,
+                           skipped=counted.skipped, estimate="ppi")
+    return against_floor(floor, goldset, figures_of(floor, t, strictness, ppi), strictness,
+                         counted, worst=behind(floor.metric, rows, over=_over(floor)))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Scored:
+    """A floor's population with something scored, ready for its figures: its rows, their
+    tally and who computed it."""
+
+    rows: list[QuestionRecord]
+    tally: Tally
+    counted: Counted
+
+
+def scored_or_settled(floor: Floor, goldset: str, records: Sequence[QuestionRecord], *,
+                      judge: str | None, require_judge: bool, strictness: Strictness,
+                      gaps: Sequence[Gap]) -> Verdict | Scored:
+    """What every floor over questions is held to before its figures, as a verdict: a judged
+    floor without a judge, a population with gaps, nothing that ran, a bill figure missing,
+    nothing scored; else its rows and tally, to be decided."""
     if floor.judged and judge is None:
         return without_judge(floor, goldset, require_judge)
     rows = [r for r in records if counts_in(floor, r.kind, r.tags)]
     if mine := of_population(floor, gaps):
-        return not_whole(floor, goldset, rows, mine, judge, strictness)
+        return _not_whole(floor, goldset, rows, mine, judge, strictness)
     if rows and all(r.status == "skipped" for r in rows):
         return Verdict(floor=floor, goldset=goldset, outcome="skipped",
                        message=messages.nothing_ran(floor.metric, [r.error for r in rows]),
@@ -395,16 +428,7 @@ def decide(
                        message=messages.nothing_scored(floor, len(rows), counted), tally=t,
                        computed_by=counted.computed_by, errors=counted.errors,
                        skipped=counted.skipped)
-    ppi = None
-    if labels is not None and METRICS[floor.metric].asked:
-        ppi, why = _ppi(floor.metric, rows, labels, stamps)
-        if ppi is None:
-            return Verdict(floor=floor, goldset=goldset, outcome="failed",
-                           message=messages.no_ppi(floor, why, t, counted), tally=t,
-                           computed_by=counted.computed_by, errors=counted.errors,
-                           skipped=counted.skipped, estimate="ppi")
-    return against_floor(floor, goldset, figures_of(floor, t, strictness, ppi), strictness,
-                         counted, worst=behind(floor.metric, rows, over=_over(floor)))
+    return Scored(rows=rows, tally=t, counted=counted)
 
 
 def _over(floor: Floor) -> float | None:
@@ -434,7 +458,7 @@ def _unmeasured(floor: Floor, rows: Sequence[QuestionRecord], goldset: str, t: T
                    errors=counted.errors, skipped=counted.skipped)
 
 
-def not_whole(floor: Floor, goldset: str, rows: Sequence[QuestionRecord], mine: Sequence[Gap],
+def _not_whole(floor: Floor, goldset: str, rows: Sequence[QuestionRecord], mine: Sequence[Gap],
                judge: str | None, strictness: Strictness) -> Verdict:
     """A question floor with gaps: not decided, with its figure over the questions that
     have a result."""

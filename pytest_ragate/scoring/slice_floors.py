@@ -26,12 +26,10 @@ from pytest_ragate.scoring.gates import (
     Verdict,
     counted_of,
     counts_in,
-    not_whole,
-    of_population,
     outcome_of,
-    without_judge,
+    scored_or_settled,
 )
-from pytest_ragate.scoring.records import QuestionRecord, Tally, tally
+from pytest_ragate.scoring.records import QuestionRecord, Tally
 from pytest_ragate.scoring.slices import (
     CORRECTIONS,
     Correction,
@@ -93,23 +91,17 @@ def _settled(floor: Floor, goldset: str, records: Sequence[QuestionRecord], judg
              require_judge: bool, strictness: Strictness, gaps: Sequence[Gap],
              ) -> Verdict | Tally:
     """The verdict of a slice the rules of every floor settle before its test (no judge,
-    gaps, nothing ran or scored, too few questions), else its tally, to be decided."""
-    if floor.judged and judge is None:
-        return without_judge(floor, goldset, require_judge)
-    rows = [r for r in records if counts_in(floor, r.kind, r.tags)]
-    if mine := of_population(floor, gaps):
-        return not_whole(floor, goldset, rows, mine, judge, strictness)
-    if rows and all(r.status == "skipped" for r in rows):
-        return Verdict(floor=floor, goldset=goldset, outcome="skipped",
-                       message=messages.nothing_ran(floor.metric, [r.error for r in rows]),
-                       skipped=len(rows))
-    t = tally(floor.metric, rows)
-    counted = counted_of(floor, rows, judge, t)
-    if not t.n or (strictness.min_n and t.questions < strictness.min_n):
-        message = (messages.nothing_scored(floor, len(rows), counted) if not t.n
-                   else messages.slice_too_few(floor, t, strictness.min_n))
-        return Verdict(floor=floor, goldset=goldset, outcome="failed", message=message,
-                       tally=t, computed_by=counted.computed_by, errors=counted.errors,
+    gaps, nothing ran or scored: `gates.scored_or_settled`; too few questions), else its
+    tally, to be decided."""
+    scored = scored_or_settled(floor, goldset, records, judge=judge,
+                               require_judge=require_judge, strictness=strictness, gaps=gaps)
+    if isinstance(scored, Verdict):
+        return scored
+    t, counted = scored.tally, scored.counted
+    if strictness.min_n and t.questions < strictness.min_n:
+        return Verdict(floor=floor, goldset=goldset, outcome="failed",
+                       message=messages.slice_too_few(floor, t, strictness.min_n), tally=t,
+                       computed_by=counted.computed_by, errors=counted.errors,
                        skipped=counted.skipped)
     return t
 
