@@ -10,6 +10,7 @@ baseline's judges and the flips across a segment as units.
 from __future__ import annotations
 
 import json
+import subprocess
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -203,17 +204,18 @@ def test_ragate_decide_follows_the_same_rule(pytester: pytest.Pytester) -> None:
     write_project(pytester)
     assert gate(pytester, "0", "judge_a.json", "--ragate-results=base.jsonl").ret == 0
     assert gate(pytester, "0", "judge_b.json", "--ragate-results=now.jsonl").ret == 0
-    refused = run_command(pytester.path, "decide", "now.jsonl", "--", "gs", "--ragate-baseline=base.jsonl",
-                          "-rA")
+    def decide(*flags: str) -> subprocess.CompletedProcess[str]:
+        return run_command(pytester.path, "decide", "now.jsonl", "--", "gs", "-rA",
+                           "--ragate-baseline=base.jsonl", *flags)
+
+    refused = decide()
     assert refused.returncode == 1, refused.stdout + refused.stderr
     assert "faithfulness not compared across judges" in refused.stdout
-    accepted = run_command(pytester.path, "decide", "now.jsonl", "--", "gs", "--ragate-baseline=base.jsonl",
-                           "--ragate-accept-judge=fixture:b", "-rA")
+    accepted = decide("--ragate-accept-judge=fixture:b")
     assert accepted.returncode == 0, accepted.stdout + accepted.stderr
     assert "judge change accepted (--ragate-accept-judge fixture:b)" in accepted.stdout
     # a name no row of the decided files carries accepts nothing: the judged check fails
-    wrong = run_command(pytester.path, "decide", "now.jsonl", "--", "gs", "--ragate-baseline=base.jsonl",
-                        "--ragate-accept-judge=fixture:c", "-rA")
+    wrong = decide("--ragate-accept-judge=fixture:c")
     assert wrong.returncode == 1, wrong.stdout + wrong.stderr
     assert "--ragate-accept-judge fixture:c names another judge than this run's" in wrong.stdout
 
@@ -246,7 +248,8 @@ def test_across_a_judge_change_the_judged_check_fails_and_the_mechanical_one_is_
     found = checks(baseline("fixture:a"), RunJudge(names=("fixture:b",)))
     outcome, message = found["faithfulness"]
     assert outcome == "failed" and "not compared across judges" in message
-    assert "`ragate rejudge RESULTS --judge fixture:b` on the baseline run's results file" in message
+    assert ("`ragate rejudge RESULTS --judge fixture:b` on the baseline run's results file"
+            in message)
     # the system's own drop is still found: 10 right→wrong
     outcome, message = found["abstention_accuracy"]
     assert outcome == "failed" and message.startswith("significant drop: abstention_accuracy")
