@@ -180,6 +180,9 @@ def test_the_flag_in_the_ini_file_or_without_a_baseline_is_refused(
     assert ini.ret == USAGE
     ini.stderr.fnmatch_lines(["*ragate_accept_judge in the ini file would accept every future "
                               "judge change silently*"])
+    flagged = gate(pytester, "0", "judge_b.json", "--ragate-baseline=base.jsonl",
+                   "--ragate-accept-judge=fixture:b")  # the flag does not make it right
+    assert flagged.ret == USAGE
     pytester.makeini("[pytest]\n")
     alone = gate(pytester, "0", "judge_b.json", "--ragate-accept-judge=fixture:b")
     assert alone.ret == USAGE

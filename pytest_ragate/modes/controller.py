@@ -73,7 +73,7 @@ def check_accept_judge(config: pytest.Config, settings: Settings) -> None:
         return
     from pytest_ragate.scoring import messages
 
-    if config.getoption("ragate_accept_judge") is None:
+    if config.getini("ragate_accept_judge"):  # even under a flag: it would outlive this run
         raise pytest.UsageError(messages.ACCEPT_JUDGE_IN_INI)
     if not settings.gate.baseline:
         raise pytest.UsageError(messages.ACCEPT_JUDGE_WITHOUT_BASELINE)
