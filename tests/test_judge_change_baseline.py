@@ -15,7 +15,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from pytest_ragate.cli import main
 from pytest_ragate.outputs.baseline import load_baseline
 from pytest_ragate.outputs.history import FloorOutcome, HistoryLine, JudgeSegment, flip_report
 from pytest_ragate.scoring.records import QuestionScores
@@ -221,6 +223,16 @@ def test_ragate_decide_follows_the_same_rule(pytester: pytest.Pytester) -> None:
     wrong = decide("--ragate-accept-judge=fixture:c")
     assert wrong.returncode == 1, wrong.stdout + wrong.stderr
     assert "--ragate-accept-judge fixture:c names another judge than this run's" in wrong.stdout
+    # `ragate compare` of the two files: the same rule, its own option
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(pytester.path)
+        compared = CliRunner().invoke(main, ["compare", "base.jsonl", "now.jsonl"])
+        assert compared.exit_code == 1, compared.output
+        assert ("faithfulness not compared across judges" in compared.output
+                and "accept it with --accept-judge fixture:b" in compared.output)
+        compared = CliRunner().invoke(main, ["compare", "base.jsonl", "now.jsonl",
+                                             "--accept-judge", "fixture:b"])
+        assert compared.exit_code == 0, compared.output
 
 
 # --- the rule ----------------------------------------------------------------------------------
