@@ -365,7 +365,10 @@ def _goldset_power(root: Path, results: Path, strict: bool, target: float) -> No
               default=0.05, show_default=True, help="significance level of a drop")
 @click.option("--min-n", type=click.IntRange(0), default=0, show_default=True,
               help="fail a check resting on fewer paired questions (0: off)")
-def compare(baseline: str, results: Path, alpha: float, min_n: int) -> None:
+@click.option("--accept-judge", metavar="JUDGE", help="accept a judge change: the judge "
+              "RESULTS was graded by (as --ragate-accept-judge; docs/judges.md)")
+def compare(baseline: str, results: Path, alpha: float, min_n: int,
+            accept_judge: str | None) -> None:
     """Check a results file against a baseline, question by question, without rerunning.
 
     BASELINE is a results file or a history file (`PATH:LINE` for one line), as for
@@ -373,7 +376,7 @@ def compare(baseline: str, results: Path, alpha: float, min_n: int) -> None:
     """
     from pytest_ragate.outputs.baseline import BaselineError, baseline_location, load_baseline
     from pytest_ragate.outputs.reports import regressions_table
-    from pytest_ragate.scoring.regression import check_run
+    from pytest_ragate.scoring.regression import RunJudge, check_run
     from pytest_ragate.scoring.run import GoldsetRun
 
     base_path, _ = baseline_location(baseline)
@@ -392,7 +395,10 @@ def compare(baseline: str, results: Path, alpha: float, min_n: int) -> None:
                                    "--ragate-results file")
     runs = [GoldsetRun(name=run.goldset, eval_version=run.eval_version,
                        regressions=check_run(run.goldset, run.eval_version, run.scores, base,
-                                             alpha=alpha, min_n=min_n))
+                                             alpha=alpha, min_n=min_n,
+                                             judge=RunJudge(names=run.judges,
+                                                            accept=accept_judge,
+                                                            flag="--accept-judge")))
             for run in current]
     click.echo(regressions_table(runs, "simple"))
     failed = [c for run in runs for c in run.regressions if c.outcome == "failed"]

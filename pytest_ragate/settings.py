@@ -134,6 +134,11 @@ class GateSettings:
         "another) to check this run against, question by question")
     alpha: Annotated[float, at.Gt(0.0), at.Lt(1.0)] = knob(0.05, "significance level of the "
         "baseline regression checks")
+    accept_judge: str | None = knob(None, "accept a judge change against --ragate-baseline: "
+        "the judge this run is graded by (its id, e.g. fixture:v2, or its --ragate-judge spec); "
+        "its judged checks are then skipped, not compared, and the history starts the judge's "
+        "segment. Without it a judge change fails the judged checks. Refused in the ini file, "
+        "where it would accept every future change")
     sealed_without_key: Literal["fail", "skip"] = knob("fail", "a sealed goldset run without "
         "RAGATE_SEAL_KEY: fail its floors, or skip them (for builds that cannot have the key, "
         "such as forks)")

@@ -42,7 +42,7 @@ from pytest_ragate.scoring.gates import (
 )
 from pytest_ragate.scoring.messages import says_not_needed
 from pytest_ragate.scoring.records import MECHANICAL, AnchorOutcome, QuestionRecord
-from pytest_ragate.scoring.regression import BaselineRun, check_run
+from pytest_ragate.scoring.regression import BaselineRun, Regression, RunJudge, check_run
 from pytest_ragate.scoring.run import GoldsetRun
 from pytest_ragate.scoring.slice_floors import SliceRules, decide_family, family_of
 
@@ -84,6 +84,7 @@ class Rules:
     baseline: Sequence[BaselineRun] | None = None
     alpha: float = 0.05
     slices: SliceRules = field(default_factory=SliceRules)
+    accept_judge: str | None = None  # --ragate-accept-judge: a judge change it accepts
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -162,17 +163,26 @@ def decide_run(collected: Collected | None, arrived: Arrived, rules: Rules = Rul
         run.label = run.name if names[run.name] == 1 else f"{run.name} ({run.route})"
         run.failed_items = sorted(n for n in failed if routes.get(n) == run.route)
         if rules.baseline is not None and run.records:
-            # one pair per question: with repeats, its first repeat (the one a history line
-            # and a baseline keep), never its repeats as pairs of their own
-            current = {r.question_id: r.scores() for r in run.records if r.repeat == 1}
-            run.regressions = check_run(run.name, run.eval_version, current, rules.baseline,
-                                        alpha=rules.alpha, min_n=rules.strictness.min_n)
-            if run.repeats > 1:
-                run.regressions = [replace(g, message=f"{g.message} · repeat 1 of each question "
-                                           "paired: repeats are not pairs of their own")
-                                   for g in run.regressions]
+            run.regressions = _regressions(run, rules.baseline, populations.get(run.route),
+                                           rules)
     decision.runs = [runs[route] for route in sorted(runs, key=lambda r: (runs[r].name, r))]
     return decision
+
+
+def _regressions(run: GoldsetRun, baseline: Sequence[BaselineRun],
+                 population: Population | None, rules: Rules) -> list[Regression]:
+    """The run against the baseline, one pair per question: with repeats, its first repeat
+    (the one a history line and a baseline keep), never its repeats as pairs of their own.
+    The judge its rows name is held to the baseline's (`regression.judge_change`)."""
+    current = {r.question_id: r.scores() for r in run.records if r.repeat == 1}
+    judge = RunJudge(names=tuple(sorted({r.judge for r in run.records if r.judge})),
+                     spec=population.judge if population else None, accept=rules.accept_judge)
+    found = check_run(run.name, run.eval_version, current, baseline, alpha=rules.alpha,
+                      min_n=rules.strictness.min_n, judge=judge)
+    if run.repeats > 1:
+        found = [replace(g, message=f"{g.message} · repeat 1 of each question paired: repeats "
+                         "are not pairs of their own") for g in found]
+    return found
 
 
 def _down(arrived: Arrived) -> str:

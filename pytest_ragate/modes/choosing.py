@@ -91,7 +91,8 @@ def check_flags(config: pytest.Config, settings: Settings) -> Shard | None:
                                 "results are what `ragate decide` decides")
     decided = {"--ragate-report": run.report, "--ragate-html": run.html,
                "--ragate-history": run.history, "--ragate-baseline": settings.gate.baseline,
-               "--ragate-promote": run.promote}
+               "--ragate-promote": run.promote,
+               "--ragate-accept-judge": settings.gate.accept_judge}
     given = [flag for flag, value in decided.items() if value]
     if given:
         raise pytest.UsageError(f"--ragate-shard decides no floor, so {', '.join(given)} "

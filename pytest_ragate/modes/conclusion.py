@@ -32,6 +32,7 @@ from pytest_ragate.outputs.results import Shard
 from pytest_ragate.outputs.writers import Saved, Written, write_outputs
 from pytest_ragate.scoring.flips import Flips
 from pytest_ragate.scoring.gates import Floor, Strictness
+from pytest_ragate.scoring.messages import accept_judge_unneeded
 from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord
 from pytest_ragate.scoring.run import GoldsetRun
 from pytest_ragate.scoring.slice_floors import SliceRules
@@ -66,7 +67,7 @@ class Conclusion:
         self.rules = Rules(strictness=Strictness(ci=gate.ci, min_n=gate.min_n,
                                                  sealed_without_key=gate.sealed_without_key),
                            require_judge=settings.run.require_judge, baseline=baseline,
-                           alpha=gate.alpha,
+                           alpha=gate.alpha, accept_judge=gate.accept_judge,
                            slices=SliceRules(alpha=gate.slice_alpha,
                                              correction=gate.slice_correction,
                                              insufficient=gate.slice_insufficient))
@@ -165,6 +166,9 @@ class Conclusion:
                                   history_notes=self.written.notes, gaps_fail=self.gaps_fail,
                                   flips={run.label: lines for run in self.runs
                                          if (lines := self.flip_lines(run))})
+        accept = self.rules.accept_judge
+        if accept and not any(g.judge_change for run in self.runs for g in run.regressions):
+            terminalreporter.write_line(accept_judge_unneeded(accept), yellow=True)
 
     def flip_lines(self, run: GoldsetRun) -> list[str]:
         """The history's flip lines of one run, for the terminal."""

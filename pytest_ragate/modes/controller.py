@@ -39,6 +39,7 @@ from pytest_ragate.settings import Settings, read_settings
 
 if TYPE_CHECKING:
     from pytest_ragate.modes.conclusion import Conclusion
+    from pytest_ragate.scoring.regression import RunJudge
 
 Location = tuple[str, int | None, str]
 
@@ -63,6 +64,44 @@ def stopped_early(session: pytest.Session, stop: BaseException | None = None) ->
     return f"{type(stop).__name__}: {summary_line(stop)}"
 
 
+def check_accept_judge(config: pytest.Config, settings: Settings) -> None:
+    """`--ragate-accept-judge` before anything runs: refused in the ini file (a standing
+    acceptance would accept every future judge change), without a baseline, and naming
+    another judge than the `--ragate-judge` this run is graded by."""
+    accept = settings.gate.accept_judge
+    if accept is None:
+        return
+    from pytest_ragate.scoring import messages
+
+    if config.getini("ragate_accept_judge"):  # even under a flag: it would outlive this run
+        raise pytest.UsageError(messages.ACCEPT_JUDGE_IN_INI)
+    if not settings.gate.baseline:
+        raise pytest.UsageError(messages.ACCEPT_JUDGE_WITHOUT_BASELINE)
+    configured = _configured_judge(settings)
+    if configured is not None and not configured.is_named(accept):
+        raise pytest.UsageError(messages.accept_judge_misnamed(accept, configured.names))
+
+
+def _configured_judge(settings: Settings) -> RunJudge | None:
+    """The judge `--ragate-judge` configures, as its rows will name it; None when none is
+    configured (a `ragate_judge` fixture of the user's: known once its rows arrive) or its
+    spec is wrong (a usage error of its own)."""
+    from pytest_ragate.judges.fixture import read_fixture_file
+    from pytest_ragate.judges.select import judge_spec
+    from pytest_ragate.scoring.regression import RunJudge
+
+    try:
+        spec = judge_spec(settings.judge, need_url=False)
+        if spec is None:
+            return None
+        kind, rest = spec
+        named = (f"fixture:{read_fixture_file(Path(rest))[0].judge_id}" if kind == "fixture"
+                 else f"ragas:{rest}")
+    except pytest.UsageError:
+        return None
+    return RunJudge(names=(named,), spec=settings.judge.judge)
+
+
 class Controller(ABC):
     """The base of the modes that conclude a run (`choosing.py` registers one): gathers
     what the reports bring, clears stale outputs, and has the run concluded (`conclude`)
@@ -74,6 +113,7 @@ class Controller(ABC):
         self.config = config
         self.settings = settings = read_settings(config)
         check_before_running(config, settings, decided=self.decided())
+        check_accept_judge(config, settings)
         self.selected: list[pytest.Item] | None = None  # this process's items, when it collects
         self.started: dict[str, Location] = {}
         self.failed: dict[str, tuple[str, str]] = {}  # node id -> (phase, why), the first

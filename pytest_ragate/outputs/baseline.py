@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from pydantic import ConfigDict, ValidationError
@@ -98,11 +99,14 @@ def _from_results(path: Path) -> list[BaselineRun]:
         raise BaselineError(f"--ragate-baseline: {first} (expected a --ragate-results file or "
                             "a --ragate-history file)")
     runs: dict[str, BaselineRun] = {}
+    judges: dict[str, set[str]] = {}  # by goldset: who graded its rows
     for line, row in found.rows:
         run = runs.setdefault(row.goldset, BaselineRun(goldset=row.goldset,
                                                        eval_version=row.eval_version,
-                                                       scores={},
+                                                       scores={}, results=str(path),
                                                        source=f"results file {path}"))
+        if row.judge:
+            judges.setdefault(row.goldset, set()).add(row.judge)
         if row.eval_version != run.eval_version:
             raise BaselineError(f"--ragate-baseline: {path}:{line}: goldset {row.goldset} "
                                 f"mixes eval_version {run.eval_version} and {row.eval_version}")
@@ -111,7 +115,7 @@ def _from_results(path: Path) -> list[BaselineRun]:
                                 f"{row.question_id} was not asked)")
         if row.repeat == 1:  # with repeats, each question's first one: one pair a question
             run.scores[row.question_id] = row.scores()
-    return list(runs.values())
+    return [replace(run, judges=tuple(sorted(judges.get(name, ())))) for name, run in runs.items()]
 
 
 def _from_history(path: Path, numbered: Sequence[tuple[int, str]]) -> list[BaselineRun]:
@@ -131,7 +135,7 @@ def _from_history(path: Path, numbered: Sequence[tuple[int, str]]) -> list[Basel
             continue  # a candidate only if it asked every question
         when = f"{fmt_time(entry.time)}, git {fmt_sha(entry.git_sha)}"
         runs.append(BaselineRun(goldset=entry.goldset, eval_version=entry.eval_version,
-                                scores=dict(entry.scores),
+                                scores=dict(entry.scores), judges=tuple(entry.judges or ()),
                                 source=f"history line {path}:{line} ({when})"))
     if not runs and stopped:
         raise BaselineError(f"--ragate-baseline: history line {', '.join(stopped)}: {STOPPED}")

@@ -116,6 +116,17 @@ class Observed(BaseModel):
     digest: str
 
 
+class JudgeSegment(BaseModel):
+    """A judge change this run accepted (`--ragate-accept-judge`): the judge whose segment of
+    the history starts here, and the baseline's judges it replaces. Flips of judged floors
+    are not counted across it."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    accepted: list[str]
+    replaces: list[str]
+
+
 class HistoryLine(BaseModel):
     """One goldset run. Unknown fields are ignored so older readers accept newer lines."""
 
@@ -158,6 +169,9 @@ class HistoryLine(BaseModel):
     # the run's bill totals (latency p50/p95, tokens, requests, cost); absent from lines of
     # runs that measured nothing, and from lines before it existed
     bill: Bill | None = None
+    # a judge change accepted in this run: left out of every other line, and absent from
+    # lines before it existed
+    judge_segment: JudgeSegment | None = None
 
     @model_serializer(mode="wrap")
     def _quiet_repeats(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
@@ -168,6 +182,8 @@ class HistoryLine(BaseModel):
             data.pop("sequential", None)
         if self.bill is None:
             data.pop("bill", None)
+        if self.judge_segment is None:
+            data.pop("judge_segment", None)
         return data
 
 
@@ -236,6 +252,7 @@ def build_line(run: GoldsetRun, *, git: str | None, time: datetime | None = None
             "asked": run.sequential.asked, "of": run.sequential.of,
             "stopped": run.sequential.stopped},
         bill=_bill(records),
+        judge_segment=_judge_segment(run),
         route=run.route or None,
         status=run.status,
         population=run.population,
@@ -252,6 +269,14 @@ def build_line(run: GoldsetRun, *, git: str | None, time: datetime | None = None
                                        or flips.anchor_digest(a.kind, a.claim, None))
                  for a in run.anchors},
     )
+
+
+def _judge_segment(run: GoldsetRun) -> JudgeSegment | None:
+    """The judge change this run accepted against its baseline, when it accepted one."""
+    change = next((g.judge_change for g in run.regressions
+                   if g.judge_change is not None and g.judge_change.call == "accepted"), None)
+    return None if change is None else JudgeSegment(accepted=list(change.current),
+                                                    replaces=list(change.baseline))
 
 
 def _bill(records: Sequence[QuestionRecord]) -> Bill | None:
@@ -445,10 +470,11 @@ def assess(path: Path, runs: Sequence[GoldsetRun], window: int = DEFAULT_FLIP_WI
 # --- flips across runs -------------------------------------------------------------------------
 
 
-def seen_in(line: HistoryLine) -> dict[str, flips.Seen]:
+def seen_in(line: HistoryLine, judged: bool = True) -> dict[str, flips.Seen]:
     """Each member of one line with its outcome and digest: questions by id, `anchor[id]`,
     `floor[name]`. A run in which no question scored (all errored or skipped) is a crash of
-    the run, so its questions are left out; its anchors and floors stay."""
+    the run, so its questions are left out; its anchors and floors stay. Without `judged`,
+    floors of judged metrics are left out (a run of an earlier judge's segment)."""
     found: dict[str, flips.Seen] = {}
     outcomes = line.outcomes or {}
     if any(o.outcome not in (flips.ERROR, flips.SKIPPED) for o in outcomes.values()):
@@ -459,8 +485,27 @@ def seen_in(line: HistoryLine) -> dict[str, flips.Seen]:
     found.update({f"floor[{name}]": flips.Seen(outcome=flips.floor_outcome(f.outcome),
                                                digest=flips.digest("floor", name, f.min,
                                                                    *["max"] * f.upper))
-                  for name, f in line.floors.items()})
+                  for name, f in line.floors.items() if judged or not _judged_floor(name)})
     return found
+
+
+def _judged_floor(name: str) -> bool:
+    """Whether a floor (`faithfulness`, `single_doc:faithfulness`) is of a judged metric."""
+    metric = METRICS.get(name.rpartition(":")[2])
+    return metric is not None and metric.judged
+
+
+def judge_segment_start(series: Sequence[HistoryLine]) -> int:
+    """Where the current judge's segment of a run series starts: after the last line that
+    accepted a judge change, or whose judges differ from the line before it. A judged
+    floor's change of outcome across that boundary is the judges', not a flip."""
+    start = 0
+    for i, line in enumerate(series):
+        before = series[i - 1].judges if i else None
+        if line.judge_segment is not None or (before and line.judges
+                                              and before != line.judges):
+            start = i
+    return start
 
 
 @dataclass
@@ -508,7 +553,10 @@ def flip_report(current: HistoryLine, history: Sequence[HistoryLine],
             and (current.route is None or line.route is None or line.route == current.route)]
     with_outcomes = [line for line in same if line.outcomes is not None]
     counted = with_outcomes[max(0, len(with_outcomes) - (window - 1)):] if window > 1 else []
-    members = flips.count_all([seen_in(line) for line in [*counted, current]])
+    series = [*counted, current]
+    start = judge_segment_start(series)
+    members = flips.count_all([seen_in(line, judged=i >= start)
+                               for i, line in enumerate(series)])
     return FlipReport(current.eval_version, window, counted, len(same) - len(with_outcomes),
                       members)
 

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from pytest_ragate.scoring.regression import (
         BaselineRun,
         Compared,
+        JudgeChange,
         NotCompared,
         Paired,
         RegressionCall,
@@ -692,3 +693,49 @@ def slices_summary(head: str, *, misses: Sequence[str], undecided: Sequence[str]
         parts.append(f"{len(insufficient)} insufficient ({fmt_some(named, NAMED)})")
     parts.append(f"{holds} {'holds' if holds == 1 else 'hold'}")
     return f"{head}: {', '.join(parts)}"
+
+
+# --- a baseline across a judge change (`--ragate-accept-judge`, scoring/regression.py) -------
+
+
+def _judges(names: Sequence[str]) -> str:
+    return ", ".join(names)
+
+
+def judge_changed(metric: str, change: JudgeChange, source: str) -> str:
+    """A judged check across a judge change: refused, accepted, or accepted under a name that
+    is not this run's judge. Says how to see what the new judge moves and how to accept it."""
+    then, now = _judges(change.baseline), _judges(change.current)
+    spec = change.spec or change.current[0]
+    named = now if len(change.current) == 1 else change.current[0]
+    what = f"{source} was judged by {then}, this run by {now}"
+    if change.call == "accepted":
+        return (f"{metric}: not compared: judge change accepted ({change.flag} "
+                f"{change.accept}): {what}; comparing across judges measures the judges, not "
+                "the system")
+    rejudge = (f"`ragate rejudge {change.results or 'RESULTS'} --judge {spec}`"
+               + ("" if change.results else " on the baseline run's results file"))
+    head = (f"{change.flag} {change.accept} names another judge than this run's: "
+            if change.call == "misnamed" else "")
+    return (f"{head}{metric} not compared across judges: {what}; a judge change is a gate "
+            f"decision, not a regression of the system: run {rejudge} to see what it moves, "
+            f"and accept it with {change.flag} {named}")
+
+
+def accept_judge_unneeded(accept: str) -> str:
+    """`--ragate-accept-judge` in a run whose baseline was graded by the same judge."""
+    return (f"ragate: --ragate-accept-judge {accept} was not needed: no judged check changed "
+            "judge against the baseline")
+
+
+ACCEPT_JUDGE_IN_INI = ("ragate_accept_judge in the ini file would accept every future judge "
+                       "change silently, and a judge change is a gate decision of one run: give "
+                       "--ragate-accept-judge JUDGE on the command line of the run that makes it")
+ACCEPT_JUDGE_WITHOUT_BASELINE = ("--ragate-accept-judge accepts a judge change against a "
+                                 "baseline: give --ragate-baseline too")
+
+
+def accept_judge_misnamed(accept: str, ran: Sequence[str]) -> str:
+    """`--ragate-accept-judge` naming another judge than the one configured for this run."""
+    return (f"--ragate-accept-judge {accept} names another judge than this run's: this run is "
+            f"judged by {_judges(ran)}")

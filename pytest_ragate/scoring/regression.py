@@ -8,6 +8,12 @@ evidence span, each judge verdict obtained) get the exact McNemar test; ratios a
 scores get a paired bootstrap that resamples questions (each metric's `units` or `score` in
 registry.py). Only a significant drop fails: a smaller change is reported with its p-value
 and passes.
+
+A judged metric is compared only under the judge that graded the baseline: across a judge
+change its "regression" is the judges' disagreement (alpaca_eval #126: a judge swap moved win
+rates 70 -> 50), so the check fails until the run accepts the new judge
+(`--ragate-accept-judge`), and is then skipped: a judge change is a gate decision, which
+`ragate rejudge` informs. Mechanical metrics are compared either way.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from pytest_ragate.scoring.stats import BOOTSTRAP, MCNEMAR, mcnemar_exact, paire
 
 RegressionOutcome = Literal["passed", "failed", "skipped"]
 RegressionCall = Literal["refused", "dropped", "held"]
+ChangeCall = Literal["refused", "accepted", "misnamed"]  # a judge change: see `change_call`
 NotCompared = Literal["no units", "no pairs"]
 Ratios = tuple[float, float, float, float]  # baseline numerator, denominator; current's
 
@@ -42,6 +49,7 @@ class Regression:
     current: float | None = None  # ... and in this run
     p_value: float | None = None
     detects: float | None = None  # the drop McNemar detects 80% of the time at this discordance
+    judge_change: JudgeChange | None = None  # a judged metric not compared across judges
 
     @property
     def delta(self) -> float | None:
@@ -58,6 +66,44 @@ class BaselineRun:
     eval_version: str
     scores: dict[str, QuestionScores]
     source: str
+    judges: tuple[str, ...] = ()  # who graded its judged metrics; () when none did
+    results: str | None = None  # its results file, which `ragate rejudge` can re-grade
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunJudge:
+    """This run's judge: as its rows name it (`judge_id`), the `--ragate-judge` spec that
+    configured it, and the judge `--ragate-accept-judge` accepts, when given."""
+
+    names: tuple[str, ...] = ()  # () when no row was judged: then no change can be
+    spec: str | None = None
+    accept: str | None = None
+    flag: str = "--ragate-accept-judge"  # how the command at hand accepts (`ragate compare`)
+
+    def is_named(self, value: str) -> bool:
+        """Whether `value` names this run's judge: its id, its spec, or a RAGAS judge's model
+        with or without its sampling parameters (`ragas:MODEL`, `ragas:MODEL@temperature=0`)."""
+        model = _model(value)
+        return value == self.spec or any(value == n or (model is not None and model == _model(n))
+                                         for n in self.names)
+
+
+def _model(judge: str) -> str | None:
+    """A RAGAS judge's `ragas:MODEL`, its sampling parameters left out; None for others."""
+    return judge.partition("@")[0] if judge.startswith("ragas:") else None
+
+
+@dataclass(frozen=True, kw_only=True)
+class JudgeChange:
+    """The baseline graded by one judge, this run by another, and what the run said of it."""
+
+    baseline: tuple[str, ...]
+    current: tuple[str, ...]
+    call: ChangeCall
+    accept: str | None = None  # what --ragate-accept-judge said
+    spec: str | None = None  # the candidate as `--ragate-judge` (and `ragate rejudge`) spell it
+    results: str | None = None  # the baseline's results file, when it is one
+    flag: str = "--ragate-accept-judge"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -100,11 +146,29 @@ def scored_metrics(scores: Iterable[QuestionScores]) -> list[str]:
     return run_metrics({m for s in scores for m in (*s.verdicts, *s.judge_failures)})
 
 
+def judge_change(base: BaselineRun, judge: RunJudge) -> JudgeChange | None:
+    """The change of judge between the baseline and this run; None when both were graded by
+    the same judges, or either by none (a mechanical baseline, or a run no judge graded)."""
+    if not base.judges or not judge.names or set(base.judges) == set(judge.names):
+        return None
+    return JudgeChange(baseline=base.judges, current=judge.names, accept=judge.accept,
+                       call=change_call(judge), spec=judge.spec, results=base.results,
+                       flag=judge.flag)
+
+
+def change_call(judge: RunJudge) -> ChangeCall:
+    """The rule across a judge change: refused (fails) unless the run accepts this run's
+    judge by name; a flag naming another judge accepts nothing (fails too)."""
+    if judge.accept is None:
+        return "refused"
+    return "accepted" if judge.is_named(judge.accept) else "misnamed"
+
+
 def check_run(goldset: str, eval_version: str, current: Mapping[str, QuestionScores],
               baseline: Sequence[BaselineRun], *, alpha: float, min_n: int,
-              ) -> list[Regression]:
+              judge: RunJudge = RunJudge()) -> list[Regression]:
     """One check per metric of this run, against the goldset's last baseline run of the same
-    eval_version."""
+    eval_version; a judged metric across a judge change is not compared (`across_judges`)."""
     metrics = scored_metrics(current.values())
     same = [b for b in baseline if b.goldset == goldset]
     chosen = next((b for b in reversed(same) if b.eval_version == eval_version), None)
@@ -112,8 +176,20 @@ def check_run(goldset: str, eval_version: str, current: Mapping[str, QuestionSco
         why = messages.no_baseline(goldset, eval_version, same, chosen)
         return [Regression(goldset=goldset, metric=m, test=_test_of(m), outcome="skipped",
                            message=why) for m in metrics]
-    return [check(goldset, m, chosen.scores, current, alpha=alpha, min_n=min_n,
-                  source=chosen.source) for m in metrics]
+    change = judge_change(chosen, judge)
+    return [across_judges(goldset, m, change, chosen.source)
+            if change is not None and METRICS[m].judged
+            else check(goldset, m, chosen.scores, current, alpha=alpha, min_n=min_n,
+                       source=chosen.source) for m in metrics]
+
+
+def across_judges(goldset: str, metric: str, change: JudgeChange, source: str) -> Regression:
+    """A judged metric across a judge change: failed (fail closed) unless the change is
+    accepted, then skipped; never compared, since the comparison would measure the judges."""
+    return Regression(goldset=goldset, metric=metric, test=_test_of(metric),
+                      outcome="skipped" if change.call == "accepted" else "failed",
+                      message=messages.judge_changed(metric, change, source),
+                      judge_change=change)
 
 
 def _test_of(metric: str) -> str:
