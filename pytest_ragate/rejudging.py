@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +77,7 @@ class SavedRoute:
     route: str
     rows: list[QuestionRecord]
     files: list[ResultsFile]
+    label: str = ""  # as the run labels it: the name, with the route when two routes share it
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -174,8 +176,22 @@ def candidate_judge(spec: str, judge_url: str | None, timeout: float) -> Any:
 
 
 def saved_routes(files: Sequence[ResultsFile]) -> list[SavedRoute]:
-    """The rows of each goldset route, in the order they were read; refused when a judged
-    row keeps no judged contexts (the candidate would grade it against nothing)."""
+    """The rows of each goldset route, in the order they were read, each route's from one
+    run; refused when a judged row keeps no judged contexts (the candidate would grade it
+    against nothing), or when no row was judged (there is nothing to compare: "no change"
+    would be a pass of nothing)."""
+    routes = _rows_by_route(files)
+    names = Counter(saved.goldset for saved in routes)
+    routes = [replace(saved, label=saved.goldset if names[saved.goldset] == 1
+                      else f"{saved.goldset} ({saved.route})") for saved in routes]
+    for saved in routes:
+        hold_to_one_run(saved, files)
+    if not any(judged_rows(saved.rows) for saved in routes):
+        raise Refused(nothing_judged())
+    return routes
+
+
+def _rows_by_route(files: Sequence[ResultsFile]) -> list[SavedRoute]:
     by_route: dict[tuple[str, str], SavedRoute] = {}
     for found in files:
         for line, row in found.rows:
@@ -188,6 +204,39 @@ def saved_routes(files: Sequence[ResultsFile]) -> list[SavedRoute]:
             if not saved.files or saved.files[-1] is not found:
                 saved.files.append(found)
     return list(by_route.values())
+
+
+def hold_to_one_run(saved: SavedRoute, files: Sequence[ResultsFile]) -> None:
+    """Refused unless the files that hold this route are one run's: its one results file,
+    or each of its shard files once, under one judge. Rows of two runs (a copy of the
+    file, another run's) would be paired as if they were more answers, and one shard's
+    would decide a floor over part of the run."""
+    mine = [f for f in files if any(f is g for g in saved.files) or any(
+        s.route == saved.route and s.goldset == saved.goldset
+        for s in (f.header.goldsets if f.header else []))]
+    label = f"{saved.goldset} ({saved.route})"
+    shards = [f.header.shard for f in mine if f.header and f.header.shard]
+    if len(shards) < len(mine) and len(mine) > 1:
+        raise Refused(not_one_run(label, mine))
+    if shards:
+        _hold_shards(label, mine, [(s.index, s.count) for s in shards])
+    judges = sorted({row.judge for row in saved.rows if row.judge})
+    if len(judges) > 1:
+        raise Refused(judges_differ(label, judges))
+
+
+def _hold_shards(label: str, files: Sequence[ResultsFile],
+                 shards: Sequence[tuple[int, int]]) -> None:
+    counts = sorted({count for _, count in shards})
+    if len(counts) > 1:
+        raise Refused(shards_differ(label, files))
+    indexes = [index for index, _ in shards]
+    doubled = sorted({i for i in indexes if indexes.count(i) > 1})
+    missing = [i for i in range(1, counts[0] + 1) if i not in indexes]
+    if doubled:
+        raise Refused(shard_twice(label, doubled[0], counts[0], files))
+    if missing:
+        raise Refused(shards_missing(label, missing, counts[0], files))
 
 
 def open_goldsets(files: Sequence[ResultsFile], configs: Sequence[Path] | None,
@@ -315,7 +364,7 @@ def compare_route(saved: SavedRoute, goldset: Goldset, judge: Any,
     them."""
     verdicts, metrics = regrade(saved.rows, goldset, judge, runner)
     labels, stamps = labels_of(goldset)
-    return compare(goldset=saved.goldset, rows=saved.rows, candidate_judge=judge.judge_id,
+    return compare(goldset=saved.label, rows=saved.rows, candidate_judge=judge.judge_id,
                    regraded=verdicts, metrics=metrics, floors=goldset.floors, labels=labels,
                    stamps=stamps, ppi=goldset.estimate == "ppi",
                    strictness=strictness_of(saved.files))
@@ -411,6 +460,42 @@ def first_of(problems: Sequence[str]) -> str:
 def no_header(path: Path) -> str:
     return (f"{path}: no header line: not a results file written by this ragate "
             "(--ragate-results), or cut short")
+
+
+def _where(found: ResultsFile) -> str:
+    return f"{found.path} ({found.header.where})" if found.header else str(found.path)
+
+
+def not_one_run(label: str, files: Sequence[ResultsFile]) -> str:
+    return (f"goldset {label}: its rows come from more than one run: "
+            f"{', '.join(map(_where, files))}; rejudge one run's results: its results file, "
+            "or each of its --ragate-shard files")
+
+
+def shards_differ(label: str, files: Sequence[ResultsFile]) -> str:
+    return f"goldset {label}: shards of different splits: {', '.join(map(_where, files))}"
+
+
+def shard_twice(label: str, index: int, count: int, files: Sequence[ResultsFile]) -> str:
+    return (f"goldset {label}: shard {index}/{count} given twice: "
+            f"{', '.join(map(_where, files))}")
+
+
+def shards_missing(label: str, missing: Sequence[int], count: int,
+                   files: Sequence[ResultsFile]) -> str:
+    named = ", ".join(f"{i}/{count}" for i in missing)
+    return (f"goldset {label}: shard{'s' * (len(missing) > 1)} {named} missing: given "
+            f"{', '.join(map(_where, files))}")
+
+
+def judges_differ(label: str, judges: Sequence[str]) -> str:
+    return (f"goldset {label}: its rows were graded by different judges ({', '.join(judges)}):"
+            " rejudge one run's results, graded by one current judge")
+
+
+def nothing_judged() -> str:
+    return ("no saved answer was graded by a judge (the run had no --ragate-judge, or every "
+            "question abstained or failed): nothing to hold the candidate judge to")
 
 
 def bad_ini(name: str, ini: Mapping[str, str], expected: str) -> str:
