@@ -561,3 +561,7 @@ def no_judged_contexts(path: str, line: int, question_id: str) -> str:
     return (f"{path}: line {line} ({question_id}): this results file keeps no judged contexts "
             "(written before `ragate rejudge` existed); run the gate once more with "
             "--ragate-results and rejudge that file")
+
+
+def not_compared(name: str) -> str:
+    return f"{name}: no answer was graded by both judges: nothing to hold the candidate to"
