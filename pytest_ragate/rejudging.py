@@ -281,10 +281,17 @@ def hold(goldset: Goldset | None, name: str, files: Sequence[ResultsFile]) -> No
         raise Refused(goldset_not_found(name))
     if goldset.sealed and any(c.expected is None for c in goldset.cases):
         raise Refused(sealed_without_key(goldset.config_path))
+    if any(sha != goldset.content_sha256 for sha in written_under(name, files)):
+        raise Refused(goldset_changed(goldset.config_path))
+
+
+def written_under(name: str, files: Sequence[ResultsFile]) -> set[str]:
+    """The content digests of goldset `name` its rows were written under: each header's
+    stamp, and each row's own (every one must be the goldset's as it is now)."""
     stamped = {s.sha256 for f in files for s in (f.header.goldsets if f.header else [])
                if s.goldset == name and s.sha256}
-    if stamped and goldset.content_sha256 not in stamped:
-        raise Refused(goldset_changed(goldset.config_path))
+    return stamped | {row.goldset_sha256 for f in files for _, row in f.rows
+                      if row.goldset == name and row.goldset_sha256}
 
 
 # --- the candidate's verdicts ----------------------------------------------------------------

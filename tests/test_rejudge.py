@@ -414,3 +414,24 @@ def test_two_routes_of_one_goldset_are_two_comparisons(pytester: pytest.Pytester
     assert found.exit_code == 1, found.output
     assert [(c["goldset"], c["shifts"][0]["n"]) for c in json.loads(found.output)] == [
         ("mini (gs/ragate.toml)", N), ("mini (test_rag.py::test_mine)", N)]
+
+
+def test_a_goldset_changed_since_any_of_its_rows_were_written_is_refused(
+        pytester: pytest.Pytester) -> None:
+    """Two runs, one per route, with the goldset edited between them: the goldset as it is
+    now matches the second run's rows only, and the first's would be graded against
+    references and floors they were not written under."""
+    write_project(pytester)
+    both_routes(pytester, planned({}) + FIXTURE_JUDGE_CONFTEST)
+    ran = run_pytester(pytester, "0", "gs", "--ragate-results=file.jsonl",
+                       "--ragate-judge=fixture:current.json")
+    assert ran.ret == pytest.ExitCode.OK, ran.stdout.str()
+    questions = pytester.path / "gs" / "questions.jsonl"
+    questions.write_text(questions.read_text().replace("What about q05?", "And q05?"))
+    ran = run_pytester(pytester, "0", "test_rag.py", "--ragate-results=test.jsonl",
+                       "--ragate-judge=fixture:current.json")
+    assert ran.ret == pytest.ExitCode.OK, ran.stdout.str()
+    found = ragate(pytester.path, "rejudge", "file.jsonl", "test.jsonl", "--judge",
+                   "fixture:same.json", "--goldset", "gs")
+    assert found.exit_code == 2, found.output
+    assert "the goldset changed since the results were written" in found.output

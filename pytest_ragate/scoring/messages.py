@@ -563,5 +563,5 @@ def no_judged_contexts(path: str, line: int, question_id: str) -> str:
             "--ragate-results and rejudge that file")
 
 
-def not_compared(name: str) -> str:
+def not_graded_by_both(name: str) -> str:
     return f"{name}: no answer was graded by both judges: nothing to hold the candidate to"

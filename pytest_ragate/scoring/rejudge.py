@@ -144,7 +144,7 @@ class Comparison:
         found += [messages.not_regraded(s.name, s.unregraded)
                   for s in self.shifts if s.unregraded and s.kind is None]
         # a metric no answer has both verdicts of was not compared: never "no change"
-        found += [messages.not_compared(s.name)
+        found += [messages.not_graded_by_both(s.name)
                   for s in self.shifts if s.n == 0 and not s.unregraded and s.kind is None]
         return found
 
