@@ -328,12 +328,14 @@ def test_a_run_no_judge_graded_is_refused_not_called_unchanged(
         "every question abstained or failed): nothing to hold the candidate judge to"]
 
 
-def test_the_rows_of_a_goldset_come_from_one_run(pytester: pytest.Pytester) -> None:
+@WORKERS
+def test_the_rows_of_a_goldset_come_from_one_run(pytester: pytest.Pytester,
+                                                 workers: str) -> None:
     """A second copy of the results (or another run's) doubles or mixes the rows a shift is
     tested over; one shard alone is part of the run: each refused. Every shard of the run
     together is the run itself."""
     write_project(pytester)
-    gate(pytester, "0")
+    gate(pytester, workers)
     whole = rejudge(pytester, "--judge", "fixture:harsh.json", "--json")
     (pytester.path / "copy.jsonl").write_text((pytester.path / "res.jsonl").read_text())
     twice = rejudge(pytester, "copy.jsonl", "--judge", "fixture:same.json")
@@ -343,7 +345,7 @@ def test_the_rows_of_a_goldset_come_from_one_run(pytester: pytest.Pytester) -> N
         "res.jsonl (the run), copy.jsonl (the run); rejudge one run's results: its results "
         "file, or each of its --ragate-shard files")
     for i in (1, 2):
-        ran = run_pytester(pytester, "0", "gs", "--ragate-judge=fixture:current.json",
+        ran = run_pytester(pytester, workers, "gs", "--ragate-judge=fixture:current.json",
                            f"--ragate-shard={i}/2", f"--ragate-results=s{i}.jsonl")
         assert ran.ret == pytest.ExitCode.OK, ran.stdout.str()
     alone = ragate(pytester.path, "rejudge", "s1.jsonl", "--judge", "fixture:harsh.json")
