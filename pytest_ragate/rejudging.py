@@ -234,7 +234,9 @@ def _hold_shards(label: str, files: Sequence[ResultsFile],
     doubled = sorted({i for i in indexes if indexes.count(i) > 1})
     missing = [i for i in range(1, counts[0] + 1) if i not in indexes]
     if doubled:
-        raise Refused(shard_twice(label, doubled[0], counts[0], files))
+        raise Refused(shard_twice(label, doubled[0], counts[0], [
+            f for f in files if f.header and f.header.shard
+            and f.header.shard.index == doubled[0]]))
     if missing:
         raise Refused(shards_missing(label, missing, counts[0], files))
 

@@ -437,3 +437,28 @@ def test_a_goldset_changed_since_any_of_its_rows_were_written_is_refused(
                    "fixture:same.json", "--goldset", "gs")
     assert found.exit_code == 2, found.output
     assert "the goldset changed since the results were written" in found.output
+
+
+def test_shards_given_twice_or_graded_by_two_judges_are_refused(
+        pytester: pytest.Pytester) -> None:
+    """A shard's copy beside it pairs its answers twice; shards whose rows two judges graded
+    have no one current judge to hold the candidate to."""
+    write_project(pytester)
+    for i, judge in ((1, "current"), (2, "same")):
+        ran = run_pytester(pytester, "0", "gs", f"--ragate-judge=fixture:{judge}.json",
+                           f"--ragate-shard={i}/2", f"--ragate-results=s{i}.jsonl")
+        assert ran.ret == pytest.ExitCode.OK, ran.stdout.str()
+    (pytester.path / "copy.jsonl").write_text((pytester.path / "s1.jsonl").read_text())
+    twice = ragate(pytester.path, "rejudge", "s1.jsonl", "copy.jsonl", "s2.jsonl",
+                   "--judge", "fixture:harsh.json")
+    assert twice.exit_code == 2, twice.output
+    assert twice.output.strip() == (
+        "Error: goldset mini (gs/ragate.toml): shard 1/2 given twice: s1.jsonl (shard 1/2), "
+        "copy.jsonl (shard 1/2)")
+    mixed = ragate(pytester.path, "rejudge", "s1.jsonl", "s2.jsonl", "--judge",
+                   "fixture:harsh.json")
+    assert mixed.exit_code == 2, mixed.output
+    assert mixed.output.strip() == (
+        "Error: goldset mini (gs/ragate.toml): its rows were graded by different judges "
+        "(fixture:current, fixture:same): rejudge one run's results, graded by one current "
+        "judge")
