@@ -885,7 +885,8 @@ def rejudge(results: tuple[str, ...], spec: str, judge_url: str | None,
     that flipped at the floor, each floor's outcome and, where the goldset has labels, each
     judge's agreement with them. Exit 0: the change moves no floor and no shift is
     significant (alpha 0.05, Holm-corrected); 1: it does; 2: it could not be compared.
-    RESULTS are --ragate-results files (folders of them, or globs)."""
+    RESULTS are --ragate-results files (folders of them, or globs), each goldset's from one
+    run: its results file, or each of its --ragate-shard files."""
     from pytest_ragate.rejudging import Ask, Refused
     from pytest_ragate.rejudging import rejudge as rejudged
 

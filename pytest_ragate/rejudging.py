@@ -1,14 +1,16 @@
 """`ragate rejudge`: the answers a results file saved, graded again by a candidate judge and
 held to the current judge's verdicts, asking the system nothing.
 
-The command's glue around the pure comparison (`scoring/rejudge.py`), one step a function:
-the results files read, each whole (`read_files`); the candidate judge built from its spec
-(`candidate_judge`); the saved rows gathered per goldset route (`saved_routes`); each goldset
-opened (a sealed one with RAGATE_SEAL_KEY: the judge's reference comes from the goldset, never
-from a results file) and held to the digest its rows were written under (`open_goldsets`);
-the judge runner over every saved answer, with a run's cache, concurrency and timeout
-(`judge_runner`, `regrade`); the comparison per route (`compare_route`), rendered as text or
-JSON with the sealed texts and the judge URL's credentials masked (`Rejudged.shown`).
+The command's glue around the pure comparison (`scoring/rejudge.py`), one step a function: the
+results files read, each whole (`read_files`); the candidate judge built from its spec
+(`candidate_judge`); the saved rows gathered per goldset route, each route's from one run (its
+results file, or each of its shard files once; `hold_to_one_run`), and some row judged
+(`saved_routes`: a comparison of nothing would say "no change"); each goldset opened (a sealed
+one with RAGATE_SEAL_KEY: the judge's reference comes from the goldset, never from a results
+file) and held to every digest its rows were written under (`open_goldsets`); the judge runner
+over every saved answer, with a run's cache, concurrency and timeout (`judge_runner`,
+`regrade`); the comparison per route (`compare_route`), rendered as text or JSON with the
+sealed texts and the judge URL's credentials masked (`Rejudged.shown`).
 
 Whatever stops a rejudge before it compares is a `Refused`: one line, which `ragate rejudge`
 prints with exit 2, so exit 1 stays the judge change's own answer.
