@@ -19,7 +19,15 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import FIXTURE_JUDGE_CONFTEST, WORKERS, jsonl, run_pytester, write_goldset
+from tests.conftest import (
+    BASE_TOML,
+    FIXTURE_JUDGE_CONFTEST,
+    WORKERS,
+    both_routes,
+    jsonl,
+    run_pytester,
+    write_goldset,
+)
 from tests.openai_stub import OpenAIStub
 from tests.test_fail_closed import planned
 
@@ -282,3 +290,175 @@ def test_the_same_model_at_another_server_is_graded_afresh(pytester: pytest.Pyte
         assert candidate.requests  # asked, though the cache holds model-a's verdicts
     assert result.exit_code == 1, result.output
     assert "flipped faithfulness: a3 1.00→0.00, a4 1.00→0.00" in result.output
+
+
+# --- adversaries: what must not pass as "no change" -----------------------------------------
+
+
+def test_a_candidate_that_grades_no_answer_moves_the_gate(pytester: pytest.Pytester) -> None:
+    """A candidate that fails on every answer (its file has no verdict for any) compares
+    nothing: that is not "no change", it is every answer ungraded and the floor lost."""
+    write_project(pytester)
+    gate(pytester, "0")
+    (pytester.path / "mute.json").write_text(json.dumps({"judge_id": "mute", "answers": {}}))
+    result = rejudge(pytester, "--judge", "fixture:mute.json")
+    assert result.exit_code == 1, result.output
+    assert any(line.split()[:4] == ["floor[faithfulness]", "passed", "failed", "CHANGES"]
+               for line in result.output.splitlines()), result.output
+    assert "faithfulness: the candidate judge gave no verdict on 24 answers" in result.output
+
+
+def test_a_run_no_judge_graded_is_refused_not_called_unchanged(
+        pytester: pytest.Pytester) -> None:
+    """Results of a run without a judge hold no verdict to hold the candidate to: refused,
+    never "no floor's outcome changes" over a comparison of nothing."""
+    write_goldset(pytester.path / "gs", questions=[
+        {"question_id": q, "kind": k, "question": f"What about {q}?"} for q, k in KINDS.items()],
+        expected=[{"question_id": q, "gist": GIST,
+                   "evidence": [{"doc_id": "m1", "first_turn": 2, "last_turn": 3}]}
+                  for q in KINDS])
+    pytester.makeconftest(planned({}) + FIXTURE_JUDGE_CONFTEST)
+    judge_file(pytester.path / "harsh.json", "harsh", lambda q: [True, False, False])
+    ran = run_pytester(pytester, "0", "gs", "--ragate-results=res.jsonl")
+    assert ran.ret == pytest.ExitCode.OK, ran.stdout.str()
+    result = rejudge(pytester, "--judge", "fixture:harsh.json")
+    assert result.exit_code == 2, result.output
+    assert result.output.strip().splitlines() == [
+        "Error: no saved answer was graded by a judge (the run had no --ragate-judge, or "
+        "every question abstained or failed): nothing to hold the candidate judge to"]
+
+
+@WORKERS
+def test_the_rows_of_a_goldset_come_from_one_run(pytester: pytest.Pytester,
+                                                 workers: str) -> None:
+    """A second copy of the results (or another run's) doubles or mixes the rows a shift is
+    tested over; one shard alone is part of the run: each refused. Every shard of the run
+    together is the run itself."""
+    write_project(pytester)
+    gate(pytester, workers)
+    whole = rejudge(pytester, "--judge", "fixture:harsh.json", "--json")
+    (pytester.path / "copy.jsonl").write_text((pytester.path / "res.jsonl").read_text())
+    twice = rejudge(pytester, "copy.jsonl", "--judge", "fixture:same.json")
+    assert twice.exit_code == 2, twice.output
+    assert twice.output.strip() == (
+        "Error: goldset mini (gs/ragate.toml): its rows come from more than one run: "
+        "res.jsonl (the run), copy.jsonl (the run); rejudge one run's results: its results "
+        "file, or each of its --ragate-shard files")
+    for i in (1, 2):
+        ran = run_pytester(pytester, workers, "gs", "--ragate-judge=fixture:current.json",
+                           f"--ragate-shard={i}/2", f"--ragate-results=s{i}.jsonl")
+        assert ran.ret == pytest.ExitCode.OK, ran.stdout.str()
+    alone = ragate(pytester.path, "rejudge", "s1.jsonl", "--judge", "fixture:harsh.json")
+    assert alone.exit_code == 2, alone.output
+    assert alone.output.strip() == (
+        "Error: goldset mini (gs/ragate.toml): shard 2/2 missing: given s1.jsonl (shard 1/2)")
+    doubled = ragate(pytester.path, "rejudge", "s1.jsonl", "s1.jsonl", "s2.jsonl",
+                     "res.jsonl", "--judge", "fixture:harsh.json")
+    assert doubled.exit_code == 2, doubled.output
+    assert "its rows come from more than one run" in doubled.output
+    both = ragate(pytester.path, "rejudge", "s1.jsonl", "s2.jsonl", "--json",
+                  "--judge", "fixture:harsh.json")
+    assert both.exit_code == 1, both.output
+    assert json.loads(both.output)[0]["floors"] == json.loads(whole.output)[0]["floors"]
+    assert json.loads(both.output)[0]["shifts"][0]["n"] == N
+
+
+def test_each_goldset_is_decided_as_its_own_run_decided_it(pytester: pytest.Pytester) -> None:
+    """Two runs' results, of two goldsets: each floor is decided under the `ragate_ci` its
+    own run wrote (strict for the second), not the first file's."""
+    write_project(pytester)
+    write_goldset(pytester.path / "gs2", toml=BASE_TOML.replace('"mini"', '"other"'),
+                  floors=FLOORS, questions=[{"question_id": q, "kind": k, "question":
+                                             f"What about {q}?"} for q, k in KINDS.items()],
+                  expected=[{"question_id": q, "gist": GIST, "evidence": [
+                      {"doc_id": "m1", "first_turn": 2, "last_turn": 3}]} for q in KINDS])
+    gate(pytester, "0")
+    ran = run_pytester(pytester, "0", "gs2", "--ragate-judge=fixture:current.json",
+                       "--ragate-ci=strict", "--ragate-results=strict.jsonl")
+    assert (pytester.path / "strict.jsonl").is_file(), ran.stdout.str()
+    alone = ragate(pytester.path, "rejudge", "strict.jsonl", "--judge", "fixture:harsh.json",
+                   "--json")
+    together = rejudge(pytester, "strict.jsonl", "--judge", "fixture:harsh.json", "--json")
+    strict = [c for c in json.loads(together.output) if c["goldset"] == "other"]
+    assert strict[0]["floors"] == json.loads(alone.output)[0]["floors"], together.output
+    floors = {f["floor"]: (f["current"], f["candidate"]) for f in strict[0]["floors"]}
+    assert floors["floor[faithfulness]"] == ("passed", "failed")  # strict: 0.67's bound < 0.6
+
+
+def test_a_results_file_its_trailer_does_not_vouch_for_is_refused(
+        pytester: pytest.Pytester) -> None:
+    """A row edited after the run (the trailer's sha256 no longer matches), a file cut
+    short (no trailer): each one line, exit 2, nothing compared."""
+    write_project(pytester)
+    gate(pytester, "0")
+    lines = (pytester.path / "res.jsonl").read_text().splitlines(keepends=True)
+    edited = [line.replace('"faithfulness": 1.0', '"faithfulness": 0.5') for line in lines]
+    assert edited != lines
+    (pytester.path / "edited.jsonl").write_text("".join(edited))
+    (pytester.path / "cut.jsonl").write_text("".join(lines[:-4]))
+    for name, why in (("edited.jsonl", "their sha256 differs"), ("cut.jsonl", "cut short")):
+        found = ragate(pytester.path, "rejudge", name, "--judge", "fixture:same.json")
+        assert found.exit_code == 2 and found.output.count("\n") == 1, found.output
+        assert found.output.startswith(f"Error: {name}") and why in found.output, found.output
+
+
+def test_two_routes_of_one_goldset_are_two_comparisons(pytester: pytest.Pytester) -> None:
+    """A run of the goldset's file and of a `@ragate.goldset` test saves each question
+    twice, once per route, as two runs of it: each compared on its own rows (n 24, not 48
+    answers paired as if there were twice as many), labelled with its route as the run
+    labels it."""
+    write_project(pytester)
+    both_routes(pytester, planned({}) + FIXTURE_JUDGE_CONFTEST)
+    ran = run_pytester(pytester, "0", "gs", "test_rag.py", "--ragate-results=res.jsonl",
+                       "--ragate-judge=fixture:current.json")
+    assert ran.ret == pytest.ExitCode.OK, ran.stdout.str()
+    found = rejudge(pytester, "--judge", "fixture:harsh.json", "--json")
+    assert found.exit_code == 1, found.output
+    assert [(c["goldset"], c["shifts"][0]["n"]) for c in json.loads(found.output)] == [
+        ("mini (gs/ragate.toml)", N), ("mini (test_rag.py::test_mine)", N)]
+
+
+def test_a_goldset_changed_since_any_of_its_rows_were_written_is_refused(
+        pytester: pytest.Pytester) -> None:
+    """Two runs, one per route, with the goldset edited between them: the goldset as it is
+    now matches the second run's rows only, and the first's would be graded against
+    references and floors they were not written under."""
+    write_project(pytester)
+    both_routes(pytester, planned({}) + FIXTURE_JUDGE_CONFTEST)
+    ran = run_pytester(pytester, "0", "gs", "--ragate-results=file.jsonl",
+                       "--ragate-judge=fixture:current.json")
+    assert ran.ret == pytest.ExitCode.OK, ran.stdout.str()
+    questions = pytester.path / "gs" / "questions.jsonl"
+    questions.write_text(questions.read_text().replace("What about q05?", "And q05?"))
+    ran = run_pytester(pytester, "0", "test_rag.py", "--ragate-results=test.jsonl",
+                       "--ragate-judge=fixture:current.json")
+    assert ran.ret == pytest.ExitCode.OK, ran.stdout.str()
+    found = ragate(pytester.path, "rejudge", "file.jsonl", "test.jsonl", "--judge",
+                   "fixture:same.json", "--goldset", "gs")
+    assert found.exit_code == 2, found.output
+    assert "the goldset changed since the results were written" in found.output
+
+
+def test_shards_given_twice_or_graded_by_two_judges_are_refused(
+        pytester: pytest.Pytester) -> None:
+    """A shard's copy beside it pairs its answers twice; shards whose rows two judges graded
+    have no one current judge to hold the candidate to."""
+    write_project(pytester)
+    for i, judge in ((1, "current"), (2, "same")):
+        ran = run_pytester(pytester, "0", "gs", f"--ragate-judge=fixture:{judge}.json",
+                           f"--ragate-shard={i}/2", f"--ragate-results=s{i}.jsonl")
+        assert ran.ret == pytest.ExitCode.OK, ran.stdout.str()
+    (pytester.path / "copy.jsonl").write_text((pytester.path / "s1.jsonl").read_text())
+    twice = ragate(pytester.path, "rejudge", "s1.jsonl", "copy.jsonl", "s2.jsonl",
+                   "--judge", "fixture:harsh.json")
+    assert twice.exit_code == 2, twice.output
+    assert twice.output.strip() == (
+        "Error: goldset mini (gs/ragate.toml): shard 1/2 given twice: s1.jsonl (shard 1/2), "
+        "copy.jsonl (shard 1/2)")
+    mixed = ragate(pytester.path, "rejudge", "s1.jsonl", "s2.jsonl", "--judge",
+                   "fixture:harsh.json")
+    assert mixed.exit_code == 2, mixed.output
+    assert mixed.output.strip() == (
+        "Error: goldset mini (gs/ragate.toml): its rows were graded by different judges "
+        "(fixture:current, fixture:same): rejudge one run's results, graded by one current "
+        "judge")

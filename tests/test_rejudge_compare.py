@@ -138,3 +138,16 @@ def test_a_candidate_with_the_current_judges_id_keeps_each_judges_own_agreement(
     pair = found.agreements[0]
     assert (pair.current.mae, pair.candidate.mae) == (pytest.approx(0.1), 0.9), pair
     assert [(f.current, f.candidate) for f in found.floors] == [("passed", "failed")]
+
+
+def test_a_metric_neither_judge_graded_is_a_change_not_a_pass() -> None:
+    # the current judge failed on every answer (a timeout), and so does the candidate:
+    # nothing was compared, and two failed floors agreeing is no evidence they grade alike
+    failed = [r.model_copy(update={"metrics": {}, "judge_failures": {"faithfulness": "timeout"}})
+              for r in ROWS]
+    found = compare(goldset="gs", rows=failed, candidate_judge="fixture:flaky",
+                    regraded=regraded(dict.fromkeys(KIND)), metrics=["faithfulness"],
+                    floors=[Floor("faithfulness", 0.6)])
+    assert found.shifts[0].n == 0
+    assert found.changes == ["faithfulness: no answer was graded by both judges: nothing to "
+                             "hold the candidate to"]

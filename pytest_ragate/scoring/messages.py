@@ -565,6 +565,10 @@ def no_judged_contexts(path: str, line: int, question_id: str) -> str:
             "--ragate-results and rejudge that file")
 
 
+def not_graded_by_both(name: str) -> str:
+    return f"{name}: no answer was graded by both judges: nothing to hold the candidate to"
+
+
 # --- a floor over the slices of a key (scoring/slices.py) ------------------------------------
 
 ADJUSTED_BY: dict[str, str] = {"holm": "Holm-adjusted", "bh": "Benjamini-Hochberg-adjusted"}

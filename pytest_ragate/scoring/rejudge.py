@@ -27,7 +27,9 @@ between them, so when the two judges grade alike the chance that any shift is ca
 significant is at most 0.05 (the bootstrap's p being approximate, up to its resampling error).
 A missed shift is the other error; its size depends on n (`ragate power` gives what a paired
 test over n can tell apart). Fail closed: an answer the current judge graded and the candidate
-could not (a failure, a timeout) is named, counts as a change, and is never paired away.
+could not (a failure, a timeout) is named, counts as a change, and is never paired away; a
+metric no answer has both judges' verdicts of (both failed everywhere) was not compared, and
+counts as a change too.
 """
 
 from __future__ import annotations
@@ -142,6 +144,9 @@ class Comparison:
                   for s in self.shifts if s.significant]
         found += [messages.not_regraded(s.name, s.unregraded)
                   for s in self.shifts if s.unregraded and s.kind is None]
+        # a metric no answer has both verdicts of was not compared: never "no change"
+        found += [messages.not_graded_by_both(s.name)
+                  for s in self.shifts if s.n == 0 and not s.unregraded and s.kind is None]
         return found
 
 

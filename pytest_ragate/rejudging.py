@@ -1,0 +1,543 @@
+"""`ragate rejudge`: the answers a results file saved, graded again by a candidate judge and
+held to the current judge's verdicts, asking the system nothing.
+
+The command's glue around the pure comparison (`scoring/rejudge.py`), one step a function: the
+results files read, each whole (`read_files`); the candidate judge built from its spec
+(`candidate_judge`); the saved rows gathered per goldset route, each route's from one run (its
+results file, or each of its shard files once; `hold_to_one_run`), and some row judged
+(`saved_routes`: a comparison of nothing would say "no change"); each goldset opened (a sealed
+one with RAGATE_SEAL_KEY: the judge's reference comes from the goldset, never from a results
+file) and held to every digest its rows were written under (`open_goldsets`); the judge runner
+over every saved answer, with a run's cache, concurrency and timeout (`judge_runner`,
+`regrade`); the comparison per route (`compare_route`), rendered as text or JSON with the
+sealed texts and the judge URL's credentials masked (`Rejudged.shown`).
+
+Whatever stops a rejudge before it compares is a `Refused`: one line, which `ragate rejudge`
+prints with exit 2, so exit 1 stays the judge change's own answer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from pytest_ragate.goldsets import CONFIG_NAME
+from pytest_ragate.goldsets.loader import Goldset, load_goldset
+from pytest_ragate.judges.base import JudgeInput
+from pytest_ragate.judges.runner import JudgedScores, JudgeRunner, judged_metrics
+from pytest_ragate.outputs.results import NoResultsFile, ResultsFile, read_results, results_paths
+from pytest_ragate.problems import GoldsetError
+from pytest_ragate.redaction import Redactor, known_credentials
+from pytest_ragate.scoring import messages
+from pytest_ragate.scoring.gates import POINT, Strictness
+from pytest_ragate.scoring.records import QuestionRecord
+from pytest_ragate.scoring.rejudge import (
+    Comparison,
+    Labels,
+    Regraded,
+    RowKey,
+    compare,
+    judged_rows,
+    key_of,
+)
+from pytest_ragate.scoring.slice_floors import SliceRules
+from pytest_ragate.settings import JudgeSettings
+
+CONCURRENCY = (1, 256)  # judge requests in flight, as --concurrency takes them
+
+
+class Refused(Exception):
+    """A rejudge that cannot start (a bad judge spec, a file it cannot read or use): one
+    line naming what and why."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Ask:
+    """What `ragate rejudge` was asked: its arguments, with the pytest ini options of the
+    project it runs in (`rootdir`, `ini`) for the defaults a run would take."""
+
+    results: Sequence[str]  # results files, folders of them, globs
+    spec: str  # the candidate judge: fixture:PATH or ragas:MODEL
+    judge_url: str | None
+    goldsets: Sequence[Path] | None  # the ragate.toml files --goldset named; None: none was
+    cache_dir: Path | None
+    concurrency: int | None
+    timeout: float | None
+    rootdir: Path
+    ini: Mapping[str, str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SavedRoute:
+    """One goldset route's saved rows, and the results files they were read from."""
+
+    goldset: str
+    route: str
+    rows: list[QuestionRecord]
+    files: list[ResultsFile]
+    label: str = ""  # as the run labels it: the name, with the route when two routes share it
+
+
+@dataclass(frozen=True, kw_only=True)
+class Rejudged:
+    """Each route's comparison, and the texts no output may show."""
+
+    comparisons: list[Comparison]
+    sealed: tuple[str, ...]
+    credentials: tuple[str, ...]
+
+    @property
+    def exit_status(self) -> int:
+        """1 when the judge change moves the gate (a floor's outcome, a significant shift,
+        an answer the candidate could not grade), else 0."""
+        return 1 if any(c.changes for c in self.comparisons) else 0
+
+    def shown(self, as_json: bool) -> str:
+        said = render_json(self.comparisons) if as_json else render_text(self.comparisons)
+        return Redactor(self.sealed, self.credentials)(said)
+
+
+def rejudge(ask: Ask) -> Rejudged:
+    """The saved answers graded by the candidate and compared, route by route; a `Refused`
+    (its text masked of the judge URL's credentials) when it cannot be."""
+    credentials = known_credentials(urls=(ask.judge_url,))
+    try:
+        return _rejudged(ask, credentials)
+    except Refused as error:
+        raise Refused(Redactor((), credentials)(str(error))) from None
+
+
+def _rejudged(ask: Ask, credentials: tuple[str, ...]) -> Rejudged:
+    files = read_files(ask.results, ask.rootdir)
+    timeout = judge_timeout(ask.ini, ask.timeout)
+    judge = candidate_judge(ask.spec, ask.judge_url, timeout)
+    routes = saved_routes(files)
+    goldsets = open_goldsets(files, ask.goldsets, ask.rootdir, {r.goldset for r in routes})
+    sealed = tuple(t for g in goldsets.values() for t in g.sealed_texts)
+    runner = judge_runner(ask, judge, routes, timeout, Redactor(sealed, credentials))
+    try:
+        comparisons = [compare_route(saved, goldsets[saved.goldset], judge, runner)
+                       for saved in routes]
+    finally:
+        runner.close()
+    return Rejudged(comparisons=comparisons, sealed=sealed, credentials=credentials)
+
+
+# --- the inputs ------------------------------------------------------------------------------
+
+
+def read_files(results: Sequence[str], rootdir: Path) -> list[ResultsFile]:
+    """The results files (files, folders of `*.jsonl`, globs; from here, then from the
+    rootdir), each whole (read, with a header, its trailer vouching for it)."""
+    try:
+        paths = results_paths(results, rootdir)
+    except NoResultsFile as error:
+        raise Refused(str(error)) from None
+    files = [read_results(p) for p in paths]
+    for found in files:
+        problems = [str(p) for p in found.problems or found.unvouched]
+        if not problems and found.header is None:
+            problems = [no_header(found.path)]
+        if problems:
+            raise Refused(first_of(problems))
+    return files
+
+
+def judge_timeout(ini: Mapping[str, str], timeout: float | None) -> float:
+    """Seconds per judge call: --timeout, else `ragate_judge_timeout`, else a run's default."""
+    if timeout is not None:
+        return timeout
+    try:
+        return float(ini.get("ragate_judge_timeout", JudgeSettings.judge_timeout))
+    except ValueError:
+        raise Refused(bad_ini("ragate_judge_timeout", ini, "seconds, a number > 0")) from None
+
+
+def candidate_judge(spec: str, judge_url: str | None, timeout: float) -> Any:
+    """The judge `spec` names, built as `--ragate-judge` would build it; its usage error
+    said with this command's option names."""
+    from pytest_ragate.judges.select import check_settings, from_settings
+    from pytest_ragate.pipeline import MODEL_ID
+
+    def embedder() -> Any:
+        from pytest_ragate.pipeline.retrieval import Embedder
+
+        return Embedder()
+
+    try:
+        settings = JudgeSettings(judge=spec, judge_url=judge_url, judge_timeout=timeout)
+        check_settings(settings)
+        return from_settings(settings, embedder, embedder_id=MODEL_ID)
+    except Exception as error:  # pytest's UsageError: the one line pytest would print
+        raise Refused(str(error).replace("--ragate-judge-url", "--judge-url")
+                      .replace("--ragate-judge ", "--judge ")) from None
+
+
+def saved_routes(files: Sequence[ResultsFile]) -> list[SavedRoute]:
+    """The rows of each goldset route, in the order they were read, each route's from one
+    run; refused when a judged row keeps no judged contexts (the candidate would grade it
+    against nothing), or when no row was judged (there is nothing to compare: "no change"
+    would be a pass of nothing)."""
+    routes = _rows_by_route(files)
+    names = Counter(saved.goldset for saved in routes)
+    routes = [replace(saved, label=saved.goldset if names[saved.goldset] == 1
+                      else f"{saved.goldset} ({saved.route})") for saved in routes]
+    for saved in routes:
+        hold_to_one_run(saved, files)
+    if not any(judged_rows(saved.rows) for saved in routes):
+        raise Refused(nothing_judged())
+    return routes
+
+
+def _rows_by_route(files: Sequence[ResultsFile]) -> list[SavedRoute]:
+    by_route: dict[tuple[str, str], SavedRoute] = {}
+    for found in files:
+        for line, row in found.rows:
+            if row in judged_rows([row]) and row.judged_contexts is None:
+                raise Refused(messages.no_judged_contexts(str(found.path), line,
+                                                          row.question_id))
+            saved = by_route.setdefault((row.goldset, row.route), SavedRoute(
+                goldset=row.goldset, route=row.route, rows=[], files=[]))
+            saved.rows.append(row)
+            if not saved.files or saved.files[-1] is not found:
+                saved.files.append(found)
+    return list(by_route.values())
+
+
+def hold_to_one_run(saved: SavedRoute, files: Sequence[ResultsFile]) -> None:
+    """Refused unless the files that hold this route are one run's: its one results file,
+    or each of its shard files once, under one judge. Rows of two runs (a copy of the
+    file, another run's) would be paired as if they were more answers, and one shard's
+    would decide a floor over part of the run."""
+    mine = [f for f in files if any(f is g for g in saved.files) or any(
+        s.route == saved.route and s.goldset == saved.goldset
+        for s in (f.header.goldsets if f.header else []))]
+    label = f"{saved.goldset} ({saved.route})"
+    shards = [f.header.shard for f in mine if f.header and f.header.shard]
+    if len(shards) < len(mine) and len(mine) > 1:
+        raise Refused(not_one_run(label, mine))
+    if shards:
+        _hold_shards(label, mine, [(s.index, s.count) for s in shards])
+    judges = sorted({row.judge for row in saved.rows if row.judge})
+    if len(judges) > 1:
+        raise Refused(judges_differ(label, judges))
+
+
+def _hold_shards(label: str, files: Sequence[ResultsFile],
+                 shards: Sequence[tuple[int, int]]) -> None:
+    counts = sorted({count for _, count in shards})
+    if len(counts) > 1:
+        raise Refused(shards_differ(label, files))
+    indexes = [index for index, _ in shards]
+    doubled = sorted({i for i in indexes if indexes.count(i) > 1})
+    missing = [i for i in range(1, counts[0] + 1) if i not in indexes]
+    if doubled:
+        raise Refused(shard_twice(label, doubled[0], counts[0], [
+            f for f in files if f.header and f.header.shard
+            and f.header.shard.index == doubled[0]]))
+    if missing:
+        raise Refused(shards_missing(label, missing, counts[0], files))
+
+
+def open_goldsets(files: Sequence[ResultsFile], configs: Sequence[Path] | None,
+                  rootdir: Path, names: set[str]) -> dict[str, Goldset]:
+    """Each goldset the rows name, by name, loaded from `configs` (else from the routes the
+    results' headers name) and held to what its rows were written under."""
+    loaded: dict[str, Goldset] = {}
+    if configs is None:
+        configs = header_configs(files, rootdir)
+    for config in dict.fromkeys(configs):
+        goldset = load(config)
+        loaded.setdefault(goldset.name, goldset)
+    for name in sorted(names):
+        hold(loaded.get(name), name, files)
+    return loaded
+
+
+def header_configs(files: Sequence[ResultsFile], rootdir: Path) -> list[Path]:
+    """The `ragate.toml` of each goldset route the headers name that is found from here,
+    else from the rootdir."""
+    found = []
+    for results in files:
+        for stamp in (results.header.goldsets if results.header else []):
+            for base in (Path.cwd(), rootdir):
+                if stamp.route.endswith(CONFIG_NAME) and (base / stamp.route).is_file():
+                    found.append(base / stamp.route)
+                    break
+    return found
+
+
+def load(config: Path) -> Goldset:
+    try:
+        return load_goldset(config)
+    except GoldsetError as error:
+        raise Refused(invalid_goldset(config, str(error.problems[0]))) from None
+
+
+def hold(goldset: Goldset | None, name: str, files: Sequence[ResultsFile]) -> None:
+    """The goldset `name`, refused when it was not found, is sealed without its key (the
+    judge's reference would be missing), or changed since the rows were written."""
+    if goldset is None:
+        raise Refused(goldset_not_found(name))
+    if goldset.sealed and any(c.expected is None for c in goldset.cases):
+        raise Refused(sealed_without_key(goldset.config_path))
+    if any(sha != goldset.content_sha256 for sha in written_under(name, files)):
+        raise Refused(goldset_changed(goldset.config_path))
+
+
+def written_under(name: str, files: Sequence[ResultsFile]) -> set[str]:
+    """The content digests of goldset `name` its rows were written under: each header's
+    stamp, and each row's own (every one must be the goldset's as it is now)."""
+    stamped = {s.sha256 for f in files for s in (f.header.goldsets if f.header else [])
+               if s.goldset == name and s.sha256}
+    return stamped | {row.goldset_sha256 for f in files for _, row in f.rows
+                      if row.goldset == name and row.goldset_sha256}
+
+
+# --- the candidate's verdicts ----------------------------------------------------------------
+
+
+def judge_runner(ask: Ask, judge: Any, routes: Sequence[SavedRoute], timeout: float,
+                 redact: Redactor) -> JudgeRunner:
+    """A run's judge runner: its cache folder and concurrency, as the project sets them.
+
+    A verdict's cache key names the judge, not its server: a candidate with the current
+    judge's own id (the same model at another URL) is graded afresh, never served the
+    current judge's verdicts from the cache."""
+    same = any(row.judge == judge.judge_id for saved in routes for row in saved.rows)
+    return JudgeRunner(concurrency_of(ask), cache_dir_of(ask), "off" if same else "on",
+                       timeout=timeout, redact=redact)
+
+
+def cache_dir_of(ask: Ask) -> Path:
+    """--cache-dir, else `ragate_judge_cache_dir` under the rootdir, else pytest's cache."""
+    if ask.cache_dir is not None:
+        return ask.cache_dir
+    named = ask.ini.get("ragate_judge_cache_dir")
+    return ask.rootdir / named if named else ask.rootdir / ".pytest_cache" / "d" / "ragate-judge"
+
+
+def concurrency_of(ask: Ask) -> int:
+    """--concurrency, else `ragate_judge_concurrency`, else 16: a whole number in range."""
+    if ask.concurrency is not None:
+        return ask.concurrency
+    low, high = CONCURRENCY
+    try:
+        value = int(ask.ini.get("ragate_judge_concurrency", "16"))
+    except ValueError:
+        value = low - 1
+    if not low <= value <= high:
+        raise Refused(bad_ini("ragate_judge_concurrency", ask.ini,
+                              f"a whole number from {low} to {high}"))
+    return value
+
+
+def regrade(rows: Sequence[QuestionRecord], goldset: Goldset, judge: Any,
+            runner: JudgeRunner) -> tuple[dict[RowKey, Regraded], list[str]]:
+    """The candidate's verdicts on every judged row, for the metrics the current judge was
+    asked there (and the candidate gives), and those metrics in order. Every answer is
+    submitted before any is awaited: the runner bounds how many are in flight."""
+    wanted = set(judged_metrics(judge))
+    gists = {c.question.question_id: c.expected.gist for c in goldset.cases
+             if c.expected is not None}
+    futures = {}
+    metrics: dict[str, None] = {}
+    for row in judged_rows(rows):
+        asked = [m for m in row.judge_attempted if m in wanted]
+        metrics.update(dict.fromkeys(asked))
+        futures[key_of(row)] = runner.submit(judge, judge_input(row, gists), asked,
+                                             row.eval_version)
+    return {key: regraded(future.result()) for key, future in futures.items()}, list(metrics)
+
+
+def judge_input(row: QuestionRecord, gists: Mapping[str, str]) -> JudgeInput:
+    """What the current judge was shown for this row: the saved answer and judged
+    contexts, and the goldset's reference."""
+    return JudgeInput(row.question_id, row.question or "", row.answer_text or "",
+                      tuple(row.judged_contexts or ()), reference=gists.get(row.question_id),
+                      repeat=row.repeat)
+
+
+def regraded(got: JudgedScores) -> Regraded:
+    return Regraded(values=got.values, failures=got.failures)
+
+
+# --- the comparison --------------------------------------------------------------------------
+
+
+def compare_route(saved: SavedRoute, goldset: Goldset, judge: Any,
+                  runner: JudgeRunner) -> Comparison:
+    """One route's saved rows under both judges, its floors decided as its run decided
+    them."""
+    verdicts, metrics = regrade(saved.rows, goldset, judge, runner)
+    labels, stamps = labels_of(goldset)
+    return compare(goldset=saved.label, rows=saved.rows, candidate_judge=judge.judge_id,
+                   regraded=verdicts, metrics=metrics, floors=goldset.floors, labels=labels,
+                   stamps=stamps, ppi=goldset.estimate == "ppi",
+                   strictness=strictness_of(saved.files), slices=slice_rules_of(saved.files))
+
+
+def strictness_of(files: Sequence[ResultsFile]) -> Strictness:
+    """`ragate_ci` and `ragate_min_n` as the run that wrote the rows decided with them."""
+    gate = next((f.header.gate for f in files if f.header is not None), {})
+    return Strictness(ci=gate.get("ci", POINT.ci), min_n=int(gate.get("min_n", POINT.min_n)))
+
+
+def slice_rules_of(files: Sequence[ResultsFile]) -> SliceRules:
+    """How the run that wrote the rows decided its slice floors (the defaults for a file
+    written before slices)."""
+    gate = next((f.header.gate for f in files if f.header is not None), {})
+    default = SliceRules()
+    return SliceRules(alpha=float(gate.get("slice_alpha", default.alpha)),
+                      correction=gate.get("slice_correction", default.correction),
+                      insufficient=gate.get("slice_insufficient", default.insufficient))
+
+
+def labels_of(goldset: Goldset) -> tuple[Labels, dict[str, dict[str, str]]]:
+    """The goldset's human labels by metric (question id → label, and whether they are
+    verdicts), and the answers they were stamped for (metric → question id → sha256)."""
+    labels: dict[str, tuple[dict[str, float], bool]] = {}
+    stamps: dict[str, dict[str, str]] = {}
+    for label in goldset.labels:
+        labels.setdefault(label.metric, ({}, label.binary))[0][label.question_id] = label.value
+        if label.answer_sha256:
+            stamps.setdefault(label.metric, {})[label.question_id] = label.answer_sha256
+    return labels, stamps
+
+
+# --- what it says ----------------------------------------------------------------------------
+
+
+def render_text(comparisons: Sequence[Comparison]) -> str:
+    """Per route: the shifts table, the floors table, the flipped answers, each judge's
+    agreement with the labels, why the change moves the gate, and the verdict line."""
+    out: list[str] = []
+    for c in comparisons:
+        out.append(f"ragate rejudge: goldset {c.goldset}: current judge {c.current_judge}, "
+                   f"candidate {c.candidate_judge}")
+        out.append(_shifts_table(c))
+        floors = [[f.floor, f.current, f.candidate,
+                   "CHANGES" if f.changed else "same"] for f in c.floors]
+        if floors:
+            out.append(_tabulate(floors, ["floor", "current judge", "candidate judge", ""]))
+        out += _flipped(c)
+        for a in c.agreements:
+            out.append(f"labels, {a.metric}: current {messages.agreement_figure(a.current)}; "
+                       f"candidate {messages.agreement_figure(a.candidate)} "
+                       f"(n {a.current.n}, {a.candidate.n})")
+        out += [f"- {why}" for why in c.changes]
+        out.append(messages.judge_change_verdict(c.changes, c.alpha))
+    return "\n".join(out)
+
+
+def _shifts_table(c: Comparison) -> str:
+    rows = []
+    for s in c.shifts:
+        rows.append([s.name, s.n, "—" if s.current is None or s.candidate is None
+                     else f"{s.current:.2f} → {s.candidate:.2f}",
+                     messages.fmt_shift(s.shift, s.interval), messages.fmt_p(s.p_bootstrap),
+                     "—" if s.floor is None else f"{s.floor:.2f}",
+                     f"{s.passed_to_failed}/{s.failed_to_passed}" if s.floor is not None
+                     else "—",
+                     messages.fmt_p(s.p_mcnemar), "yes" if s.significant else "no"])
+    return _tabulate(rows, ["metric", "n", "current → candidate", "shift [95% CI]",
+                            "bootstrap p", "floor", "pass→fail/fail→pass", "McNemar p",
+                            "significant"])
+
+
+def _flipped(c: Comparison) -> list[str]:
+    """`flipped faithfulness: q01 1.00→0.33, …` for each metric whose answers flipped."""
+    out = []
+    for s in c.shifts:
+        if s.flips and s.kind is None:
+            named = ", ".join(f"{f.name} {f.current:.2f}→{f.candidate:.2f}"
+                              for f in s.flips[:messages.NAMED])
+            more = len(s.flips) - messages.NAMED
+            out.append(f"flipped {s.metric}: {named}" + (f" and {more} more" if more > 0
+                                                         else ""))
+    return out
+
+
+def _tabulate(rows: list[list[Any]], headers: list[str]) -> str:
+    from tabulate import tabulate
+
+    return tabulate(rows, headers=headers)
+
+
+def render_json(comparisons: Sequence[Comparison]) -> str:
+    return json.dumps([{**dataclasses.asdict(c), "changes": c.changes} for c in comparisons],
+                      indent=2, ensure_ascii=False)
+
+
+def first_of(problems: Sequence[str]) -> str:
+    more = len(problems) - 1
+    return problems[0] + (f" (and {more} more problems)" if more > 0 else "")
+
+
+def no_header(path: Path) -> str:
+    return (f"{path}: no header line: not a results file written by this ragate "
+            "(--ragate-results), or cut short")
+
+
+def _where(found: ResultsFile) -> str:
+    return f"{found.path} ({found.header.where})" if found.header else str(found.path)
+
+
+def not_one_run(label: str, files: Sequence[ResultsFile]) -> str:
+    return (f"goldset {label}: its rows come from more than one run: "
+            f"{', '.join(map(_where, files))}; rejudge one run's results: its results file, "
+            "or each of its --ragate-shard files")
+
+
+def shards_differ(label: str, files: Sequence[ResultsFile]) -> str:
+    return f"goldset {label}: shards of different splits: {', '.join(map(_where, files))}"
+
+
+def shard_twice(label: str, index: int, count: int, files: Sequence[ResultsFile]) -> str:
+    return (f"goldset {label}: shard {index}/{count} given twice: "
+            f"{', '.join(map(_where, files))}")
+
+
+def shards_missing(label: str, missing: Sequence[int], count: int,
+                   files: Sequence[ResultsFile]) -> str:
+    named = ", ".join(f"{i}/{count}" for i in missing)
+    return (f"goldset {label}: shard{'s' * (len(missing) > 1)} {named} missing: given "
+            f"{', '.join(map(_where, files))}")
+
+
+def judges_differ(label: str, judges: Sequence[str]) -> str:
+    return (f"goldset {label}: its rows were graded by different judges ({', '.join(judges)}):"
+            " rejudge one run's results, graded by one current judge")
+
+
+def nothing_judged() -> str:
+    return ("no saved answer was graded by a judge (the run had no --ragate-judge, or every "
+            "question abstained or failed): nothing to hold the candidate judge to")
+
+
+def bad_ini(name: str, ini: Mapping[str, str], expected: str) -> str:
+    return f"{name} = {ini[name]!r}: {expected}"
+
+
+def invalid_goldset(config: Path, problem: str) -> str:
+    return f"{config}: not a valid goldset ({problem}); `ragate validate` lists every problem"
+
+
+def goldset_not_found(name: str) -> str:
+    return (f"goldset {name!r}: its ragate.toml was not found from the results' header; "
+            "pass it with --goldset PATH")
+
+
+def sealed_without_key(config: Path) -> str:
+    return (f"{config}: the goldset is sealed: set RAGATE_SEAL_KEY to open it (the judge's "
+            "reference is read from the goldset, never from a results file)")
+
+
+def goldset_changed(config: Path) -> str:
+    return (f"{config}: the goldset changed since the results were written (its content "
+            "digest differs from the header's); rerun the gate, then rejudge its results")
