@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_command, run_pytester
-from tests.test_fail_closed import planned
+from tests.conftest import WORKERS, junit_cases, run_command, run_pytester
+from tests.test_fail_closed import planned, scripted_judge
 from tests.test_sharding import reseal
 from tests.test_slice_floors import tagged, wrong_on
 
@@ -57,3 +57,36 @@ def test_decide_refuses_rows_whose_tags_are_not_the_goldsets(pytester: pytest.Py
     assert "refused to decide" in out, out
     said = "{}" if tags is None else "{'lang': 'en'}"
     assert f"[q50] tags: {said} in this row, but the goldset says {{'lang': 'de'}}" in out, out
+
+
+# --- a judge that fails on one slice's questions only ---------------------------------------
+
+FRENCH_UNREAD = [f"q{i}" for i in range(80, 85)]  # 5 of the 20 French questions
+UNREAD_JUDGE = scripted_judge(f"""
+    if item.question_id in {FRENCH_UNREAD!r}:
+        return float("nan") if item.question_id == "q80" else 1 / 0
+    return 0.99
+""")
+FR_FAITHFULNESS = "gs.ragate.toml::floor[lang=fr:faithfulness]"
+
+
+@WORKERS
+def test_a_judged_slice_the_judge_could_not_read_is_not_decided(pytester: pytest.Pytester,
+                                                                workers: str) -> None:
+    """The judge fails (or answers NaN) on 5 of the 20 French questions only: 95 of 100
+    verdicts clear the goldset's judge_coverage floor of 0.95, and French was decided on the
+    15 verdicts it got, and held. A slice is held to the coverage floor on its own verdicts:
+    15 of 20 is not a decision, whatever the rest of the goldset's coverage."""
+    tagged(pytester.path / "gs", floors="[floors.slices.lang]\nfaithfulness = 0.8\n")
+    pytester.makeconftest(planned({}) + UNREAD_JUDGE)
+    result = run_pytester(pytester, workers, "gs", "--junitxml=j.xml", "--ragate-cache=off")
+    assert result.ret == 1, result.stdout.str()
+    cases = junit_cases(pytester.path / "j.xml")
+    assert cases["gs.ragate.toml::floor[judge_coverage]"]["outcome"] == "passed"
+    fr = cases[FR_FAITHFULNESS]
+    assert fr["outcome"] == "failure", fr
+    message = str(fr["props"]["message"])
+    assert "15 of 20 verdicts of lang=fr" in message and "judge_coverage floor 0.95" in message
+    assert "q80" in message, message
+    for other in ("de", "en"):
+        assert cases[f"gs.ragate.toml::floor[lang={other}:faithfulness]"]["outcome"] == "passed"

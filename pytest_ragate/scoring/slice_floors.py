@@ -55,13 +55,17 @@ def family_of(floor: Floor) -> tuple[str, str] | None:
 def decide_family(floors: Sequence[Floor], goldset: str, records: Sequence[QuestionRecord], *,
                   judge: str | None = None, require_judge: bool = False,
                   strictness: Strictness = POINT, gaps: Sequence[Gap] = (),
-                  rules: SliceRules | None = None) -> dict[Floor, Verdict]:
-    """Each slice floor of one family (one key, one metric) and its verdict."""
+                  rules: SliceRules | None = None,
+                  coverage: float | None = None) -> dict[Floor, Verdict]:
+    """Each slice floor of one family (one key, one metric) and its verdict. `coverage` is
+    the goldset's judge_coverage floor, which a judged slice's own verdicts must reach."""
     rules = rules or SliceRules()
     verdicts: dict[Floor, Verdict] = {}
     tallies: dict[str, tuple[Floor, Tally]] = {}
     for floor in floors:
         settled = _settled(floor, goldset, records, judge, require_judge, strictness, gaps)
+        if isinstance(settled, Tally) and coverage is not None:
+            settled = _unread(floor, goldset, records, coverage) or settled
         if isinstance(settled, Verdict):
             verdicts[floor] = settled
         else:
@@ -106,6 +110,26 @@ def _settled(floor: Floor, goldset: str, records: Sequence[QuestionRecord], judg
                        tally=t, computed_by=counted.computed_by, errors=counted.errors,
                        skipped=counted.skipped)
     return t
+
+
+def _unread(floor: Floor, goldset: str, records: Sequence[QuestionRecord], coverage: float,
+            ) -> Verdict | None:
+    """A judged slice whose judge gave fewer of its verdicts than the goldset's judge_coverage
+    floor asks: not decided (failed). The goldset's coverage floor counts every verdict, so a
+    judge that fails on one slice's questions only (its language, its length) can clear it
+    while the slice is decided on the verdicts it could give."""
+    if not floor.judged:
+        return None
+    rows = [r for r in records if counts_in(floor, r.kind, r.tags)
+            and floor.metric in r.judge_attempted]
+    unread = [r for r in rows if floor.metric in r.judge_failures]
+    if not unread or (len(rows) - len(unread)) / len(rows) >= coverage:
+        return None
+    t = tally(floor.metric, rows)
+    return Verdict(floor=floor, goldset=goldset, outcome="failed", tally=t,
+                   message=messages.slice_unread(floor, len(rows) - len(unread), len(rows),
+                                                 coverage, [r.question_id for r in unread]),
+                   computed_by=counted_of(floor, rows, None, t).computed_by)
 
 
 def _decided(floor: Floor, goldset: str, figure: SliceFigure,
