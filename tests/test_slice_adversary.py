@@ -5,6 +5,7 @@ floor, each tried through the user's surface (pytester runs, `ragate decide`, ra
 from __future__ import annotations
 
 import json
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -90,3 +91,47 @@ def test_a_judged_slice_the_judge_could_not_read_is_not_decided(pytester: pytest
     assert "q80" in message, message
     for other in ("de", "en"):
         assert cases[f"gs.ragate.toml::floor[lang={other}:faithfulness]"]["outcome"] == "passed"
+
+
+# --- --ragate-promote of a slice floor ------------------------------------------------------
+
+PROMOTED = {
+    # the whole goldset's floor of the metric an xfail too, still short: it was the one
+    # rewritten (a hard 0.95 that fails), and German stayed an xfail
+    "named": ('[floors]\nabstention_accuracy = { min = 0.95, xfail = "whole not yet" }\n\n'
+              '[floors.slices."lang=de"]\nabstention_accuracy = { min = 0.8, xfail = "new" }\n',
+              {"abstention_accuracy": {"min": 0.95, "xfail": "whole not yet"},
+               "slices": {"lang=de": {"abstention_accuracy": 0.8}}},
+              {"floor[lang=de:abstention_accuracy]": "passed",
+               "floor[abstention_accuracy]": "skipped"}),
+    # an xfail over every value of lang: English (0.80, undecided) stays one; German and
+    # French, which held, become floors of their own
+    "every": ('[floors.slices.lang]\nabstention_accuracy = { min = 0.8, xfail = "new" }\n',
+              {"slices": {"lang": {"abstention_accuracy": {"min": 0.8, "xfail": "new"}},
+                          "lang=de": {"abstention_accuracy": 0.8},
+                          "lang=fr": {"abstention_accuracy": 0.8}}},
+              {"floor[lang=de:abstention_accuracy]": "passed",
+               "floor[lang=fr:abstention_accuracy]": "passed",
+               "floor[lang=en:abstention_accuracy]": "skipped"}),
+}
+
+
+@pytest.mark.parametrize("case", list(PROMOTED))
+def test_promoting_a_slice_floor_rewrites_that_slice(pytester: pytest.Pytester,
+                                                     case: str) -> None:
+    """English wrong on 10 of 50 (the whole 0.90). Promoting German's xpassed xfail rewrote
+    `[floors] abstention_accuracy` (the whole goldset's xfail, still short) and left German
+    an xfail: the next bad German run would be green. Only the slices that xpassed are
+    promoted, in their own tables."""
+    floors, after, rerun = PROMOTED[case]
+    tagged(pytester.path / "gs", floors=floors)
+    pytester.makeconftest(planned(wrong_on(range(10))))
+    promoted = run_pytester(pytester, "0", "gs", "--ragate-promote")
+    promoted.stdout.fnmatch_lines(["ragate: promoted *",
+                                   "  floor[[]lang=de:abstention_accuracy] (*"])
+    toml = tomllib.loads((pytester.path / "gs" / "ragate.toml").read_text())
+    assert toml["floors"] == after, toml["floors"]
+    again = run_pytester(pytester, "0", "gs", "--junitxml=j.xml")
+    cases = junit_cases(pytester.path / "j.xml")
+    for name, outcome in rerun.items():
+        assert cases[f"gs.ragate.toml::{name}"]["outcome"] == outcome, again.stdout.str()
