@@ -13,7 +13,7 @@ import pytest
 from tests.conftest import WORKERS, junit_cases, run_command, run_pytester
 from tests.test_fail_closed import planned, scripted_judge
 from tests.test_sharding import reseal
-from tests.test_slice_floors import tagged, wrong_on
+from tests.test_slice_floors import DE_CASE, tagged, wrong_on
 
 GERMAN_WRONG = range(50, 62)  # 12 of the 30 German questions: German 0.60, the whole 0.88
 
@@ -135,3 +135,25 @@ def test_promoting_a_slice_floor_rewrites_that_slice(pytester: pytest.Pytester,
     cases = junit_cases(pytester.path / "j.xml")
     for name, outcome in rerun.items():
         assert cases[f"gs.ragate.toml::{name}"]["outcome"] == outcome, again.stdout.str()
+
+
+# --- repeats: a slice short of its floor is not "too small to decide" -----------------------
+
+
+@WORKERS
+def test_a_slice_whose_interval_lies_below_the_floor_is_not_skipped(pytester: pytest.Pytester,
+                                                                    workers: str) -> None:
+    """German wrong on 12 of 30 questions, asked three times each: 0.60, its 95% interval
+    [0.42, 0.75] wholly below the floor of 0.80. Over questions' rates the betting test
+    is not significant after Holm, so German was "insufficient" and, with
+    ragate_slice_insufficient = skip, skipped: a green run. A slice too small to decide is
+    one whose interval spans the floor; this one fails, whatever the setting."""
+    tagged(pytester.path / "gs")
+    pytester.makeconftest(planned(wrong_on(GERMAN_WRONG)))
+    result = run_pytester(pytester, workers, "gs", "--junitxml=j.xml", "--ragate-repeat", "3",
+                          "--ragate-slice-insufficient", "skip")
+    assert result.ret == 1, result.stdout.str()
+    de = junit_cases(pytester.path / "j.xml")[DE_CASE]
+    assert de["outcome"] == "failure", de
+    message = str(de["props"]["message"])
+    assert "[0.42, 0.75]" in message and "wholly below the floor" in message, message

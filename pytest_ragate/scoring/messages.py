@@ -649,6 +649,14 @@ def slice_unread(floor: Floor, delivered: int, asked: int, coverage: float,
             "judge could give")
 
 
+def slice_short(floor: Floor) -> str:
+    """An insufficient slice whose interval lies wholly on the wrong side of its floor."""
+    side = "above" if floor.upper else "below"
+    return (f"failed: its 95% interval lies wholly {side} the floor; not significant after the "
+            "correction, but not a slice too small to decide (whatever "
+            "ragate_slice_insufficient says)")
+
+
 def slice_insufficient(setting: str) -> str:
     """What an insufficient slice does, by `ragate_slice_insufficient`."""
     if setting == "skip":

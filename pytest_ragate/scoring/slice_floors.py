@@ -143,7 +143,8 @@ def _decided(floor: Floor, goldset: str, figure: SliceFigure,
     message = messages.slice_message(floor, key, figure, tested=tested,
                                      correction=rules.correction, alpha=rules.alpha)
     if figure.call == "insufficient" and not floor.xfail:
-        message = f"{message} · {messages.slice_insufficient(rules.insufficient)}"
+        message = f"{message} · " + (messages.slice_short(floor) if _short(floor, figure)
+                                     else messages.slice_insufficient(rules.insufficient))
     return Verdict(floor=floor, goldset=goldset, outcome=outcome, message=message,
                    tally=figure.tally, interval=figure.interval,
                    computed_by=counted.computed_by, errors=counted.errors,
@@ -152,9 +153,23 @@ def _decided(floor: Floor, goldset: str, figure: SliceFigure,
 
 def _outcome(floor: Floor, figure: SliceFigure, rules: SliceRules) -> Outcome:
     """holds passes, misses fails (a strict xfail slice: xpassed, xfailed); insufficient is
-    failed or skipped by the setting (xfailed when the slice is an xfail)."""
+    failed or skipped by the setting (xfailed when the slice is an xfail), but failed
+    whatever the setting when its interval lies wholly on the wrong side of the floor."""
     if figure.call != "insufficient":
         return outcome_of(floor, figure.call)
     if floor.xfail:
         return "xfailed"
+    if _short(floor, figure):
+        return "failed"
     return "skipped" if rules.insufficient == "skip" else "failed"
+
+
+def _short(floor: Floor, figure: SliceFigure) -> bool:
+    """An insufficient slice whose 95% interval excludes the floor from the wrong side: not
+    significantly short after the correction across its key (the betting test over
+    questions' rates, with repeats, is far weaker than the interval), but not a slice too
+    small to decide, which is one whose interval spans the floor."""
+    if figure.interval is None:
+        return False
+    low, high = figure.interval
+    return low > floor.min if floor.upper else high < floor.min
