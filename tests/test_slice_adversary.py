@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import WORKERS, junit_cases, run_command, run_pytester
+from tests.conftest import WORKERS, junit_cases, rows_of, run_command, run_pytester
 from tests.test_fail_closed import planned, scripted_judge
 from tests.test_sharding import reseal
-from tests.test_slice_floors import DE_CASE, tagged, wrong_on
+from tests.test_slice_floors import DE_CASE, LANGS, tagged, wrong_on
 
 GERMAN_WRONG = range(50, 62)  # 12 of the 30 German questions: German 0.60, the whole 0.88
 
@@ -157,3 +157,48 @@ def test_a_slice_whose_interval_lies_below_the_floor_is_not_skipped(pytester: py
     assert de["outcome"] == "failure", de
     message = str(de["props"]["message"])
     assert "[0.42, 0.75]" in message and "wholly below the floor" in message, message
+
+
+# --- every output of a run with slices says the same ----------------------------------------
+
+TWO_KEYS = ("[floors.slices.lang]\nabstention_accuracy = 0.80\n\n"
+            '[floors.slices."lang=fr"]\nabstention_accuracy = { min = 0.8, xfail = "new" }\n\n'
+            "[floors.slices.product]\nabstention_accuracy = 0.80\n")
+# slice: (JUnit, history, Markdown and terminal): German misses, English holds, French (19 of
+# 20) is an insufficient xfail, both products (0.86, 0.88 of 50) insufficient and skipped
+OUTCOMES = {"lang=de": ("failure", "failed", "FAIL"), "lang=en": ("passed", "passed", "PASS"),
+            "lang=fr": ("skipped", "xfailed", "XFAIL"),
+            "product=billing": ("skipped", "skipped", "SKIP"),
+            "product=search": ("skipped", "skipped", "SKIP")}
+
+
+@WORKERS
+def test_every_output_has_every_slice_and_the_same_outcome(pytester: pytest.Pytester,
+                                                          workers: str) -> None:
+    """Two keys, each outcome a slice can have: every slice case in the terminal, JUnit, the
+    history line and the Markdown and HTML reports, with one outcome everywhere, and the exit
+    status and the report's run line those outcomes' (a failed slice: exit 1, FAIL)."""
+    tagged(pytester.path / "gs", floors=TWO_KEYS, tags={
+        i: {"lang": lang, "product": "billing" if i % 2 else "search"}
+        for i, lang in enumerate(LANGS)})
+    pytester.makeconftest(planned(wrong_on([*GERMAN_WRONG, 95])))
+    result = run_pytester(pytester, workers, "gs", "--ragate-slice-insufficient", "skip",
+                          "--junitxml=j.xml", "--ragate-history=h.jsonl", "--ragate-report=r.md",
+                          "--ragate-html=r.html", "--ragate-results=r.jsonl")
+    assert result.ret == 1, result.stdout.str()
+    cases = junit_cases(pytester.path / "j.xml")
+    history = json.loads((pytester.path / "h.jsonl").read_text().splitlines()[-1])["floors"]
+    report, html = ((pytester.path / name).read_text() for name in ("r.md", "r.html"))
+    assert "Run: **FAIL**" in report
+    floors = sorted(n for n in cases if "floor[" in n)
+    assert len(floors) == len(OUTCOMES) and len(history) == len(OUTCOMES), (floors, history)
+    for name, (junit, line, shown) in OUTCOMES.items():
+        floor = f"{name}:abstention_accuracy"
+        assert cases[f"gs.ragate.toml::floor[{floor}]"]["outcome"] == junit, name
+        assert history[floor]["outcome"] == line, name
+        assert any(row.startswith("| mini ") and f"| {floor} " in row
+                   and row.rstrip(" |").endswith(shown) for row in report.splitlines()), name
+        assert floor in html, name
+        result.stdout.fnmatch_lines([f"mini *{floor} *{shown}*"])
+    rows = rows_of(pytester.path / "r.jsonl")
+    assert rows["q51"]["tags"] == {"lang": "de", "product": "billing"}
