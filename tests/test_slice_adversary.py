@@ -202,3 +202,27 @@ def test_every_output_has_every_slice_and_the_same_outcome(pytester: pytest.Pyte
         result.stdout.fnmatch_lines([f"mini *{floor} *{shown}*"])
     rows = rows_of(pytester.path / "r.jsonl")
     assert rows["q51"]["tags"] == {"lang": "de", "product": "billing"}
+
+
+# --- a judged slice of one question ----------------------------------------------------------
+
+GOOD_JUDGE = scripted_judge("return 0.99")
+
+
+@WORKERS
+def test_a_judged_slice_of_one_question_is_not_held(pytester: pytest.Pytester,
+                                                    workers: str) -> None:
+    """One question tagged Italian, judged 0.99: the bootstrap interval of one score is
+    [0.99, 0.99], which "cleared" the floor, and Italian passed on one question (three
+    scores 1.0, 0.9, 1.0 did too). A mean slice is held no more readily than a proportion
+    with the same sum: Italian is insufficient (failed); German's 30 scores of 0.99 hold."""
+    tagged(pytester.path / "gs", floors="[floors.slices.lang]\nfaithfulness = 0.8\n",
+           tags={99: {"lang": "it"}})
+    pytester.makeconftest(planned({}) + GOOD_JUDGE)
+    result = run_pytester(pytester, workers, "gs", "--junitxml=j.xml", "--ragate-cache=off")
+    assert result.ret == 1, result.stdout.str()
+    cases = junit_cases(pytester.path / "j.xml")
+    italian = cases["gs.ragate.toml::floor[lang=it:faithfulness]"]
+    assert italian["outcome"] == "failure", italian
+    assert "insufficient n" in str(italian["props"]["message"])
+    assert cases["gs.ragate.toml::floor[lang=de:faithfulness]"]["outcome"] == "passed"

@@ -594,6 +594,8 @@ def _slice_interval(floor: Floor, figure: SliceFigure) -> str:
               and not figure.tally.clusters else "bootstrap")
     if figure.tally.clusters:
         method += ", questions as clusters"
+    if method != "Wilson":  # slices.slice_interval
+        method += ", at least Wilson's over the scores' sum"
     return (f"95% CI {fmt_interval(figure.interval, figure_digits(floor.metric))} "
             f"({method})")
 

@@ -62,7 +62,7 @@ from typing import Literal
 from pytest_ragate.scoring.gates import Floor, SliceCall, interval_of
 from pytest_ragate.scoring.power import POWER, needed_for_mean, questions_needed
 from pytest_ragate.scoring.registry import METRICS, Tally
-from pytest_ragate.scoring.stats import Z95, clears
+from pytest_ragate.scoring.stats import Z95, clears, wilson
 
 Correction = Literal["holm", "bh"]
 
@@ -261,6 +261,22 @@ def _refuse_unbounded(floor: Floor) -> None:
         raise ValueError(why)
 
 
+def slice_interval(t: Tally) -> tuple[float, float] | None:
+    """A slice's 95% interval: the gate's (`gates.interval_of`), and for a mean (scores in
+    [0, 1], or questions' rates with repeats) at least as wide as Wilson's over the scores'
+    sum: a percentile bootstrap of one score of 0.99, or of thirty, is [0.99, 0.99] and would
+    hold any floor below it. No distribution on [0, 1] of a given mean has more variance than
+    the 0/1 one, so a mean slice is held no more readily than a proportion of the same sum."""
+    interval = interval_of(t) if t.n else None
+    if interval is None or _exact(t):  # a proportion: Wilson already
+        return interval
+    values = _question_values(t)
+    if not values:
+        return interval
+    low, high = wilson(math.fsum(values), len(values))
+    return min(interval[0], low), max(interval[1], high)
+
+
 def _held(floor: Floor, t: Tally, interval: tuple[float, float] | None) -> bool:
     """The slice's 95% interval's bound clears the floor (`stats.clears`, strictly)."""
     return interval is not None and clears(t.value or 0.0, interval, floor.min, True,
@@ -297,7 +313,7 @@ def decide_slices(floors: Floor | Mapping[str, Floor], tallies: Mapping[str, Tal
     figures = []
     for name in names:
         floor, t = floor_of[name], tallies[name]
-        interval = interval_of(t) if t.n else None
+        interval = slice_interval(t)
         p, adj = raw[name], adjusted.get(name)
         if _held(floor, t, interval):
             call: SliceCall = "holds"
