@@ -10,8 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import WORKERS, junit_cases, rows_of, run_command, run_pytester
+from tests.conftest import (
+    FIXTURE_JUDGE_CONFTEST,
+    WORKERS,
+    junit_cases,
+    rows_of,
+    run_command,
+    run_pytester,
+)
 from tests.test_fail_closed import planned, scripted_judge
+from tests.test_rejudge import ragate
 from tests.test_sharding import reseal
 from tests.test_slice_floors import DE_CASE, LANGS, tagged, wrong_on
 
@@ -226,3 +234,39 @@ def test_a_judged_slice_of_one_question_is_not_held(pytester: pytest.Pytester,
     assert italian["outcome"] == "failure", italian
     assert "insufficient n" in str(italian["props"]["message"])
     assert cases["gs.ragate.toml::floor[lang=de:faithfulness]"]["outcome"] == "passed"
+
+
+# --- ragate rejudge decides slice floors as the gate does -----------------------------------
+
+
+def statements(path: Path, judge_id: str, unsupported: set[str]) -> None:
+    """A fixture judge's file: three statements an answer, two unsupported for `unsupported`
+    (faithfulness 0.33), all supported otherwise (1.0)."""
+    path.write_text(json.dumps({"judge_id": judge_id, "answers": {
+        f"q{i:02d}": {"statements": ["s1", "s2", "s3"],
+                      "supported": [True] + [f"q{i:02d}" not in unsupported] * 2}
+        for i in range(len(LANGS))}}))
+
+
+def test_rejudge_decides_a_slice_floor_as_the_gate_does(pytester: pytest.Pytester) -> None:
+    """A candidate judge harsher on 3 of the 20 French answers: French 0.90, over the floor
+    of 0.72 but no longer held (its interval reaches 0.70), and the gate under that judge
+    fails it. rejudge decided slice floors by the point rule (0.90 >= 0.72: passed under
+    both) and said no floor's outcome changes, exit 0; it decides them as the gate does."""
+    tagged(pytester.path / "gs", floors="[floors.slices.lang]\nfaithfulness = 0.72\n")
+    pytester.makeconftest(planned({}) + FIXTURE_JUDGE_CONFTEST)
+    statements(pytester.path / "current.json", "current", set())
+    statements(pytester.path / "harsh.json", "harsh", {"q80", "q81", "q82"})
+    ran = run_pytester(pytester, "0", "gs", "--ragate-judge=fixture:current.json",
+                       "--ragate-results=res.jsonl")
+    assert ran.ret == 0, ran.stdout.str()
+    harsh = run_pytester(pytester, "0", "gs", "--ragate-judge=fixture:harsh.json")
+    assert harsh.ret == 1  # what the gate says under the candidate
+    result = ragate(pytester.path, "rejudge", "res.jsonl", "--cache-dir", "jc", "--judge",
+                    "fixture:harsh.json")
+    assert result.exit_code == 1, result.output
+    fr = next(line for line in result.output.splitlines()
+              if line.startswith("floor[lang=fr:faithfulness]"))
+    assert fr.split()[1:3] == ["passed", "failed"], result.output
+    assert any(line.split()[1:4] == ["passed", "passed", "same"] for line in
+               result.output.splitlines() if line.startswith("floor[lang=de:")), result.output
