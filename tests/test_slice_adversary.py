@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from pytest_ragate.scoring.gates import Floor
+from pytest_ragate.scoring.registry import Tally
+from pytest_ragate.scoring.slices import decide_slices
 from tests.conftest import (
     FIXTURE_JUDGE_CONFTEST,
     WORKERS,
@@ -270,3 +273,18 @@ def test_rejudge_decides_a_slice_floor_as_the_gate_does(pytester: pytest.Pyteste
     assert fr.split()[1:3] == ["passed", "failed"], result.output
     assert any(line.split()[1:4] == ["passed", "passed", "same"] for line in
                result.output.splitlines() if line.startswith("floor[lang=de:")), result.output
+
+
+@pytest.mark.parametrize(("scores", "held"), [
+    ([0.99], False), ([1.0, 0.9, 1.0], False), ([0.99] * 15, False), ([0.99] * 30, True)])
+def test_a_mean_slice_is_held_no_more_readily_than_a_proportion(scores: list[float],
+                                                                held: bool) -> None:
+    """Against 0.80: a bootstrap of identical scores has no width; Wilson over their sum
+    (0.99 × 15 reaches 0.78) does. An insufficient mean slice needs more questions than it
+    has, never fewer."""
+    t = Tally(metric="faithfulness", k=sum(scores), n=len(scores), values=tuple(scores),
+              questions=len(scores))
+    [figure] = decide_slices(Floor("faithfulness", 0.8), {"it": t})
+    assert (figure.call == "holds") == held, figure
+    if not held and figure.needs is not None:
+        assert figure.needs > len(scores), figure

@@ -5,7 +5,8 @@ Each slice gets one of three calls (`decide_slices`):
 
 - `holds`: its 95% interval's bound clears the floor (the lower bound for a `min` floor, the
   upper for `{max}`), the interval computed as the gate computes it (`gates.interval_of`:
-  Wilson for proportions, a percentile bootstrap for means, questions as clusters with repeats);
+  Wilson for proportions, a percentile bootstrap for means, questions as clusters with repeats;
+  a mean's widened to at least Wilson's over its sum, `slice_interval`);
 - `misses`: it is significantly on the wrong side of the floor after a multiplicity correction
   across the key's slices;
 - `insufficient`: neither. Its n cannot tell; `needs` is about how many questions would decide
@@ -227,7 +228,8 @@ def needs_of(floor: Floor, t: Tally) -> int | None:
     whichever side its value lies, 80% of the time if its true value were the one observed
     (`proportion_needs` for a proportion, `power.needed_for_mean` for a mean, both run
     mirrored, v → 1 − v, for a value below the floor); None when no n would: nothing scored,
-    a value at the floor, a mean without spread."""
+    a value at the floor, a mean without spread. A mean needs at least what a proportion of
+    its value would (`slice_interval`)."""
     if not t.n:
         return None
     if _exact(t):
@@ -242,8 +244,13 @@ def needs_of(floor: Floor, t: Tally) -> int | None:
     if mean == floor.min:
         return None
     if mean > floor.min:
-        return needed_for_mean(values, floor.min, strict=True)
-    return needed_for_mean([1 - v for v in values], 1 - floor.min, strict=True)
+        found = (needed_for_mean(values, floor.min, strict=True),
+                 proportion_needs(floor.min, mean))
+    else:
+        found = (needed_for_mean([1 - v for v in values], 1 - floor.min, strict=True),
+                 proportion_needs(1 - floor.min, 1 - mean))
+    # the interval is at least Wilson's over the sum (`slice_interval`): so is the n it needs
+    return max((n for n in found if n is not None), default=None)
 
 
 def not_sliceable(metric: str) -> str | None:
