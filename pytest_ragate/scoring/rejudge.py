@@ -213,7 +213,8 @@ def compare(*, goldset: str, rows: Sequence[QuestionRecord], candidate_judge: st
                  agreement_min=next((f.min for f in floors if f.metric == AGREEMENT), None),
                  slices=slices or SliceRules(),
                  coverage=next((f.min for f in floors if f.metric == "judge_coverage"
-                                and f.kind is None and f.slice is None), None))
+                                and f.kind is None and f.slice is None and not f.xfail),
+                               None))
     gated = [f for f in floors if f.judged and not f.anchors]
     before = held.decide_all(gated, rows, current_judge or None, agreements[current_judge])
     now = held.decide_all(gated, after, candidate_judge, agreements[candidate_judge])
