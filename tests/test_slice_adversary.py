@@ -288,3 +288,27 @@ def test_a_mean_slice_is_held_no_more_readily_than_a_proportion(scores: list[flo
     assert (figure.call == "holds") == held, figure
     if not held and figure.needs is not None:
         assert figure.needs > len(scores), figure
+
+
+# --- the gate's own settings reach slices ------------------------------------------------------
+
+
+def test_min_n_strict_ci_and_a_required_judge_hold_slices_too(pytester: pytest.Pytester) -> None:
+    """`--ragate-min-n 25` refuses French (20 questions) though it is all right, `--ragate-ci
+    strict` keeps the calls, and a judged slice floor with no judge fails under
+    `--ragate-require-judge` (skipped, not passed, without it)."""
+    tagged(pytester.path / "gs", floors=("[floors.slices.lang]\nabstention_accuracy = 0.8\n"
+                                         "faithfulness = 0.8\n"))
+    pytester.makeconftest(planned({}))
+    result = run_pytester(pytester, "0", "gs", "--junitxml=j.xml", "--ragate-min-n", "25",
+                          "--ragate-ci", "strict")
+    assert result.ret == 1
+    cases = junit_cases(pytester.path / "j.xml")
+    fr = cases["gs.ragate.toml::floor[lang=fr:abstention_accuracy]"]
+    assert fr["outcome"] == "failure" and "ragate_min_n = 25" in str(fr["props"]["message"])
+    assert cases[DE_CASE]["outcome"] == "passed"
+    assert cases["gs.ragate.toml::floor[lang=de:faithfulness]"]["outcome"] == "skipped"
+    required = run_pytester(pytester, "0", "gs", "--junitxml=k.xml", "--ragate-require-judge")
+    assert required.ret == 1
+    judged = junit_cases(pytester.path / "k.xml")["gs.ragate.toml::floor[lang=de:faithfulness]"]
+    assert judged["outcome"] == "failure", judged
