@@ -914,7 +914,6 @@ def _rejudged(results: tuple[str, ...], spec: str, judge_url: str | None,
     from pytest_ragate.redaction import Redactor, known_credentials
     from pytest_ragate.scoring.gates import POINT, Strictness
     from pytest_ragate.scoring.rejudge import Regraded, compare, judged_rows, key_of
-    from pytest_ragate.scoring.slice_floors import SliceRules
 
     rootdir, ini = _ini_options(Path.cwd())
     files = _rejudge_files(results, rootdir)
@@ -980,11 +979,7 @@ def _rejudged(results: tuple[str, ...], spec: str, judge_url: str | None,
             comparisons.append(compare(goldset=name, rows=rows, candidate_judge=judge.judge_id,
                                        regraded=regraded, metrics=list(metrics),
                                        floors=goldset.floors, labels=labels, stamps=stamps,
-                                       ppi=goldset.estimate == "ppi", strictness=strictness,
-                                       slices=SliceRules(
-                                           alpha=float(gate.get("slice_alpha", 0.05)),
-                                           correction=gate.get("slice_correction", "holm"),
-                                           insufficient=gate.get("slice_insufficient", "fail"))))
+                                       ppi=goldset.estimate == "ppi", strictness=strictness))
     finally:
         runner.close()
     return comparisons, sealed

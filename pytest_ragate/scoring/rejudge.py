@@ -15,8 +15,7 @@ that shifts on one kind only must not hide behind an unchanged whole):
   the goldset's floor for that metric (its kind's floor where it has one, else the metric's),
   with the answers that flipped named, the ones the candidate fails first;
 - each judged floor decided over the saved rows under both judges by the gate's own rules
-  (`gates.decide`, a slice floor with its family, `slice_floors.decide_family`; the
-  prediction-powered estimate where the goldset asks for it;
+  (`gates.decide`; the prediction-powered estimate where the goldset asks for it;
   `judge_agreement`, which fails every judged floor of a judge its labels do not vouch
   for): an outcome that differs is a change whatever the tests say;
 - where the goldset has human labels, each judge's agreement with them (`agreement.agree`:
@@ -41,7 +40,6 @@ from pytest_ragate.scoring.agreement import Agreement, agree, decide_agreement, 
 from pytest_ragate.scoring.gates import POINT, Floor, Outcome, Strictness, Verdict, decide
 from pytest_ragate.scoring.records import QuestionRecord, repeat_name
 from pytest_ragate.scoring.registry import METRICS
-from pytest_ragate.scoring.slice_floors import SliceRules, decide_family, family_of
 from pytest_ragate.scoring.stats import bootstrap_mean, mcnemar_exact, paired_bootstrap
 
 ALPHA = 0.05  # the family-wise error rate of one goldset's comparison (Holm)
@@ -187,13 +185,11 @@ def compare(*, goldset: str, rows: Sequence[QuestionRecord], candidate_judge: st
             regraded: Mapping[RowKey, Regraded], metrics: Sequence[str],
             floors: Sequence[Floor], labels: Labels | None = None,
             stamps: Mapping[str, Mapping[str, str]] | None = None, ppi: bool = False,
-            strictness: Strictness = POINT, alpha: float = ALPHA,
-            slices: SliceRules | None = None) -> Comparison:
+            strictness: Strictness = POINT, alpha: float = ALPHA) -> Comparison:
     """The two judges over one goldset's saved rows (`rows`: all of them; the judged ones
     are compared) for each metric in `metrics`; `labels` (and the answers they were
     `stamps`ed for, metric → question id → sha256) as the goldset has them, `ppi` when its
-    judged floors are decided on the prediction-powered estimate, `slices` how the run
-    decided its slice floors."""
+    judged floors are decided on the prediction-powered estimate."""
     current_judge = next((r.judge for r in rows if r.judge), "") or ""
     judged = judged_rows(rows)
     kinds = sorted({r.kind for r in judged})
@@ -210,17 +206,16 @@ def compare(*, goldset: str, rows: Sequence[QuestionRecord], candidate_judge: st
                   for judge, these in ((current_judge, rows), (candidate_judge, after))}
     held = _Held(goldset=goldset, labels=labels or {}, stamps=stamps or {}, ppi=ppi,
                  strictness=strictness,
-                 agreement_min=next((f.min for f in floors if f.metric == AGREEMENT), None),
-                 slices=slices or SliceRules(),
-                 coverage=next((f.min for f in floors if f.metric == "judge_coverage"
-                                and f.kind is None and f.slice is None and not f.xfail),
-                               None))
-    gated = [f for f in floors if f.judged and not f.anchors]
-    before = held.decide_all(gated, rows, current_judge or None, agreements[current_judge])
-    now = held.decide_all(gated, after, candidate_judge, agreements[candidate_judge])
-    changes = [FloorChange(floor=f.name, current=before[f].outcome, candidate=now[f].outcome,
-                           current_value=before[f].value, candidate_value=now[f].value)
-               for f in gated]
+                 agreement_min=next((f.min for f in floors if f.metric == AGREEMENT), None))
+    changes = []
+    for floor in floors:
+        if floor.anchors or not floor.judged:
+            continue
+        before = held.decide(floor, rows, current_judge or None, agreements[current_judge])
+        now = held.decide(floor, after, candidate_judge, agreements[candidate_judge])
+        changes.append(FloorChange(floor=floor.name, current=before.outcome,
+                                   candidate=now.outcome, current_value=before.value,
+                                   candidate_value=now.value))
     pairs = [AgreementPair(metric=a.metric, current=a, candidate=b)
              for a, b in zip(agreements[current_judge], agreements[candidate_judge],
                              strict=True)]
@@ -242,24 +237,6 @@ class _Held:
     ppi: bool
     strictness: Strictness
     agreement_min: float | None
-    slices: SliceRules = field(default_factory=SliceRules)
-    coverage: float | None = None  # the goldset's judge_coverage floor (slice_floors)
-
-    def decide_all(self, floors: Sequence[Floor], rows: Sequence[QuestionRecord],
-                   judge: str | None, agreements: Sequence[Agreement]) -> dict[Floor, Verdict]:
-        """Each floor's verdict: a slice floor with its family (one key, one metric) and
-        its correction, as the run decides it, any other one by one."""
-        families: dict[tuple[str, str], list[Floor]] = {}
-        for floor in floors:
-            if (family := family_of(floor)) is not None:
-                families.setdefault(family, []).append(floor)
-        sliced: dict[Floor, Verdict] = {}
-        for members in families.values():
-            sliced.update(decide_family(members, self.goldset, rows, judge=judge,
-                                        strictness=self.strictness, rules=self.slices,
-                                        coverage=self.coverage))
-        return {f: self._vouched(sliced[f], judge, agreements) if f in sliced
-                else self.decide(f, rows, judge, agreements) for f in floors}
 
     def decide(self, floor: Floor, rows: Sequence[QuestionRecord], judge: str | None,
                agreements: Sequence[Agreement]) -> Verdict:
@@ -273,11 +250,6 @@ class _Held:
             stamps = self.stamps.get(floor.metric)
         verdict = decide(floor, self.goldset, rows, judge=judge, strictness=self.strictness,
                          labels=labels, stamps=stamps)
-        return self._vouched(verdict, judge, agreements)
-
-    def _vouched(self, verdict: Verdict, judge: str | None,
-                 agreements: Sequence[Agreement]) -> Verdict:
-        """Failed when the goldset's labels do not vouch for the judge."""
         if self.agreement_min is None or judge is None or verdict.outcome == "skipped":
             return verdict
         why = not_calibrated(agreements, self.agreement_min, self.strictness.strict)
