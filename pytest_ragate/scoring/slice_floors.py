@@ -65,7 +65,7 @@ def decide_family(floors: Sequence[Floor], goldset: str, records: Sequence[Quest
     for floor in floors:
         settled = _settled(floor, goldset, records, judge, require_judge, strictness, gaps)
         if isinstance(settled, Tally) and coverage is not None:
-            settled = _unread(floor, goldset, records, coverage) or settled
+            settled = _unread(floor, goldset, records, coverage, settled) or settled
         if isinstance(settled, Verdict):
             verdicts[floor] = settled
         else:
@@ -113,11 +113,11 @@ def _settled(floor: Floor, goldset: str, records: Sequence[QuestionRecord], judg
 
 
 def _unread(floor: Floor, goldset: str, records: Sequence[QuestionRecord], coverage: float,
-            ) -> Verdict | None:
+            t: Tally) -> Verdict | None:
     """A judged slice whose judge gave fewer of its verdicts than the goldset's judge_coverage
     floor asks: not decided (failed). The goldset's coverage floor counts every verdict, so a
     judge that fails on one slice's questions only (its language, its length) can clear it
-    while the slice is decided on the verdicts it could give."""
+    while the slice is decided on the verdicts it could give. `t` is the slice's tally."""
     if not floor.judged:
         return None
     rows = [r for r in records if counts_in(floor, r.kind, r.tags)
@@ -125,7 +125,6 @@ def _unread(floor: Floor, goldset: str, records: Sequence[QuestionRecord], cover
     unread = [r for r in rows if floor.metric in r.judge_failures]
     if not unread or (len(rows) - len(unread)) / len(rows) >= coverage:
         return None
-    t = tally(floor.metric, rows)
     return Verdict(floor=floor, goldset=goldset, outcome="failed", tally=t,
                    message=messages.slice_unread(floor, len(rows) - len(unread), len(rows),
                                                  coverage, [r.question_id for r in unread]),
