@@ -257,17 +257,22 @@ def _vouched(verdict: Verdict, run: GoldsetRun, population: Population, rules: R
 def _families(collected: Collected | None, runs: dict[str, GoldsetRun], rules: Rules,
               ) -> dict[tuple[str, Floor], Verdict]:
     """The verdict of every slice floor, by route and floor: each family (a route's slices of
-    one key on one metric) decided together, its tests corrected across it."""
+    one key on one metric) decided together, its tests corrected across it, a judged slice
+    held to its route's judge_coverage floor (unless that is an xfail) on its own verdicts."""
     families: dict[tuple[str, tuple[str, str]], list[Floor]] = {}
     for spec in collected.floors if collected else []:
         if (family := family_of(spec.floor)) is not None:
             families.setdefault((spec.route, family), []).append(spec.floor)
+    coverage = {spec.route: spec.floor.min for spec in collected.floors
+                if spec.floor.metric == "judge_coverage" and spec.floor.kind is None
+                and spec.floor.slice is None and not spec.floor.xfail} if collected else {}
     verdicts: dict[tuple[str, Floor], Verdict] = {}
     for (route, _), floors in families.items():
         run = runs[route]
         decided = decide_family(floors, run.name, run.records, judge=run.judge,
                                 require_judge=rules.require_judge,
-                                strictness=rules.strictness, gaps=run.gaps, rules=rules.slices)
+                                strictness=rules.strictness, gaps=run.gaps, rules=rules.slices,
+                                coverage=coverage.get(route))
         verdicts.update({(route, f): v for f, v in decided.items()})
     return verdicts
 

@@ -61,7 +61,9 @@ def promote_floors(config_path: Path, floors: Iterable[Floor]) -> list[Promotion
     done: list[Promotion] = []
     for floor in floors:
         table: Any = doc.get("floors", {})
-        if floor.kind is not None:
+        if floor.slice is not None:
+            table = _slice_table(table.get("slices", {}), floor)
+        elif floor.kind is not None:
             table = table.get("anchors" if floor.anchors else "kind", {}).get(floor.kind, {})
         value = table.get(floor.metric)
         if isinstance(value, dict) and "xfail" in value:
@@ -75,6 +77,25 @@ def promote_floors(config_path: Path, floors: Iterable[Floor]) -> list[Promotion
     if done:
         write_atomic(config_path, tomlkit.dumps(doc))
     return done
+
+
+def _slice_table(slices: Any, floor: Floor) -> Any:
+    """Where a slice floor's xfail is written: its own table (`[floors.slices."lang=de"]`);
+    when the xfail is its key's (`[floors.slices.lang]`, every value), a copy of the key's
+    floor made that slice's own table, so that promoting German leaves the other values'
+    xfail as it was."""
+    assert floor.slice is not None
+    key, value = floor.slice
+    name = f"{key}={value}"
+    if floor.metric in slices.get(name, {}):
+        return slices[name]
+    every = slices.get(key, {}).get(floor.metric)
+    if not isinstance(every, dict) or "xfail" not in every:
+        return {}
+    if name not in slices:
+        slices[name] = tomlkit.table()
+    slices[name][floor.metric] = every.copy()
+    return slices[name]
 
 
 def summary(promoted: list[Promotion], not_run: list[str], by_hand: list[str], *,

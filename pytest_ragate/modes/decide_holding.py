@@ -3,7 +3,7 @@
 Each selected question and anchor takes its result from the files: its row (or anchor
 line), and its shard's failure line, when it failed. A file's goldset stamp must match the
 goldset collected here (its eval_version and content digest; floors may change), a row must
-say what the goldset says of its question (kind, abstention, evidence) and agree with
+say what the goldset says of its question (kind, tags, abstention, evidence) and agree with
 itself, and each item must have exactly one result in the file that owed it (the shards'
 deal says which). What the files say is gathered as a run's reports would
 be (`Arrived`), with how each item is replayed (`Replay`); what does not hold is a problem,
@@ -194,13 +194,13 @@ def _take(held: Held, population: Population, lines: _Lines,
 
 
 def _row_problems(found: Row, member: Member) -> list[str]:
-    """Where a row says other than the goldset of its question (its kind, whether it must
-    abstain, its evidence spans and their labels), else where the row's abstention and
+    """Where a row says other than the goldset of its question (its kind and tags, whether it
+    must abstain, its evidence spans and their labels), else where the row's abstention and
     evidence figures disagree with each other: once per cause, naming file, line, question
     and field."""
     f, line, row = found
-    said = {"kind": member.kind, "must_abstain": member.must_abstain,
-            "expected": member.expected}
+    said = {"kind": member.kind, "tags": member.tags, "must_abstain": member.must_abstain,
+            "expected": member.expected}  # its kind and tags: the kind and slice floors it is in
     if not member.sealed:  # sealed without the key: only whether it has evidence is known
         said["evidence_spans"] = member.evidence_spans
     differ = [(name, f"{getattr(row, name)!r} in this row, but the goldset says {value!r}")

@@ -599,6 +599,8 @@ def _slice_interval(floor: Floor, figure: SliceFigure) -> str:
               and not figure.tally.clusters else "bootstrap")
     if figure.tally.clusters:
         method += ", questions as clusters"
+    if method != "Wilson":  # slices.slice_interval
+        method += ", at least Wilson's over the scores' sum"
     return (f"95% CI {fmt_interval(figure.interval, figure_digits(floor.metric))} "
             f"({method})")
 
@@ -641,6 +643,25 @@ def slice_too_few(floor: Floor, t: Tally, min_n: int) -> str:
     """A slice scored on fewer questions than `ragate_min_n`: refused, as any floor is."""
     return (f"{floor.name}: refused: {_plural(t.questions, 'question')} scored, fewer than "
             f"ragate_min_n = {min_n}")
+
+
+def slice_unread(floor: Floor, delivered: int, asked: int, coverage: float,
+                 unread: Sequence[str]) -> str:
+    """A judged slice whose judge failed on too many of its questions: not decided."""
+    assert floor.slice is not None
+    name, missing = slice_name(*floor.slice), fmt_some(list(dict.fromkeys(unread)), 5)
+    return (f"{name} {floor.metric}: not decided: the judge delivered {delivered} of {asked} "
+            f"verdicts of {name} ({delivered / asked:.2f} < judge_coverage floor "
+            f"{coverage:.2f}; none for {missing}): a slice is not decided on the verdicts its "
+            "judge could give")
+
+
+def slice_short(floor: Floor) -> str:
+    """An insufficient slice whose interval lies wholly on the wrong side of its floor."""
+    side = "above" if floor.upper else "below"
+    return (f"failed: its 95% interval lies wholly {side} the floor; not significant after the "
+            "correction, but not a slice too small to decide (whatever "
+            "ragate_slice_insufficient says)")
 
 
 def slice_insufficient(setting: str) -> str:

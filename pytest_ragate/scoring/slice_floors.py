@@ -59,13 +59,17 @@ def family_of(floor: Floor) -> tuple[str, str] | None:
 def decide_family(floors: Sequence[Floor], goldset: str, records: Sequence[QuestionRecord], *,
                   judge: str | None = None, require_judge: bool = False,
                   strictness: Strictness = POINT, gaps: Sequence[Gap] = (),
-                  rules: SliceRules | None = None) -> dict[Floor, Verdict]:
-    """Each slice floor of one family (one key, one metric) and its verdict."""
+                  rules: SliceRules | None = None,
+                  coverage: float | None = None) -> dict[Floor, Verdict]:
+    """Each slice floor of one family (one key, one metric) and its verdict. `coverage` is
+    the goldset's judge_coverage floor, which a judged slice's own verdicts must reach."""
     rules = rules or SliceRules()
     verdicts: dict[Floor, Verdict] = {}
     tallies: dict[str, tuple[Floor, Tally]] = {}
     for floor in floors:
         settled = _settled(floor, goldset, records, judge, require_judge, strictness, gaps)
+        if isinstance(settled, Tally) and coverage is not None:
+            settled = _unread(floor, goldset, records, coverage, settled) or settled
         if isinstance(settled, Verdict):
             verdicts[floor] = settled
         else:
@@ -106,6 +110,25 @@ def _settled(floor: Floor, goldset: str, records: Sequence[QuestionRecord], judg
     return t
 
 
+def _unread(floor: Floor, goldset: str, records: Sequence[QuestionRecord], coverage: float,
+            t: Tally) -> Verdict | None:
+    """A judged slice whose judge gave fewer of its verdicts than the goldset's judge_coverage
+    floor asks: not decided (failed). The goldset's coverage floor counts every verdict, so a
+    judge that fails on one slice's questions only (its language, its length) can clear it
+    while the slice is decided on the verdicts it could give. `t` is the slice's tally."""
+    if not floor.judged:
+        return None
+    rows = [r for r in records if counts_in(floor, r.kind, r.tags)
+            and floor.metric in r.judge_attempted]
+    unread = [r for r in rows if floor.metric in r.judge_failures]
+    if not unread or (len(rows) - len(unread)) / len(rows) >= coverage:
+        return None
+    return Verdict(floor=floor, goldset=goldset, outcome="failed", tally=t,
+                   message=messages.slice_unread(floor, len(rows) - len(unread), len(rows),
+                                                 coverage, [r.question_id for r in unread]),
+                   computed_by=counted_of(floor, rows, None, t).computed_by)
+
+
 def _decided(floor: Floor, goldset: str, figure: SliceFigure,
              records: Sequence[QuestionRecord], judge: str | None, tested: int,
              rules: SliceRules) -> Verdict:
@@ -117,7 +140,8 @@ def _decided(floor: Floor, goldset: str, figure: SliceFigure,
     message = messages.slice_message(floor, key, figure, tested=tested,
                                      correction=rules.correction, alpha=rules.alpha)
     if figure.call == "insufficient" and not floor.xfail:
-        message = f"{message} · {messages.slice_insufficient(rules.insufficient)}"
+        message = f"{message} · " + (messages.slice_short(floor) if _short(floor, figure)
+                                     else messages.slice_insufficient(rules.insufficient))
     return Verdict(floor=floor, goldset=goldset, outcome=outcome, message=message,
                    tally=figure.tally, interval=figure.interval,
                    computed_by=counted.computed_by, errors=counted.errors,
@@ -127,9 +151,23 @@ def _decided(floor: Floor, goldset: str, figure: SliceFigure,
 
 def _outcome(floor: Floor, figure: SliceFigure, rules: SliceRules) -> Outcome:
     """holds passes, misses fails (a strict xfail slice: xpassed, xfailed); insufficient is
-    failed or skipped by the setting (xfailed when the slice is an xfail)."""
+    failed or skipped by the setting (xfailed when the slice is an xfail), but failed
+    whatever the setting when its interval lies wholly on the wrong side of the floor."""
     if figure.call != "insufficient":
         return outcome_of(floor, figure.call)
     if floor.xfail:
         return "xfailed"
+    if _short(floor, figure):
+        return "failed"
     return "skipped" if rules.insufficient == "skip" else "failed"
+
+
+def _short(floor: Floor, figure: SliceFigure) -> bool:
+    """An insufficient slice whose 95% interval excludes the floor from the wrong side: not
+    significantly short after the correction across its key (the betting test over
+    questions' rates, with repeats, is far weaker than the interval), but not a slice too
+    small to decide, which is one whose interval spans the floor."""
+    if figure.interval is None:
+        return False
+    low, high = figure.interval
+    return low > floor.min if floor.upper else high < floor.min

@@ -5,7 +5,8 @@ Each slice gets one of three calls (`decide_slices`):
 
 - `holds`: its 95% interval's bound clears the floor (the lower bound for a `min` floor, the
   upper for `{max}`), the interval computed as the gate computes it (`gates.interval_of`:
-  Wilson for proportions, a percentile bootstrap for means, questions as clusters with repeats);
+  Wilson for proportions, a percentile bootstrap for means, questions as clusters with repeats;
+  a mean's widened to at least Wilson's over its sum, `slice_interval`);
 - `misses`: it is significantly on the wrong side of the floor after a multiplicity correction
   across the key's slices;
 - `insufficient`: neither. Its n cannot tell; `needs` is about how many questions would decide
@@ -62,7 +63,7 @@ from typing import Literal
 from pytest_ragate.scoring.gates import Floor, SliceCall, interval_of
 from pytest_ragate.scoring.power import POWER, needed_for_mean, questions_needed
 from pytest_ragate.scoring.registry import METRICS, Tally
-from pytest_ragate.scoring.stats import Z95, clears
+from pytest_ragate.scoring.stats import Z95, clears, wilson
 
 Correction = Literal["holm", "bh"]
 
@@ -227,7 +228,8 @@ def needs_of(floor: Floor, t: Tally) -> int | None:
     whichever side its value lies, 80% of the time if its true value were the one observed
     (`proportion_needs` for a proportion, `power.needed_for_mean` for a mean, both run
     mirrored, v → 1 − v, for a value below the floor); None when no n would: nothing scored,
-    a value at the floor, a mean without spread."""
+    a value at the floor, a mean without spread. A mean needs at least what a proportion of
+    its value would (`slice_interval`)."""
     if not t.n:
         return None
     if _exact(t):
@@ -242,8 +244,13 @@ def needs_of(floor: Floor, t: Tally) -> int | None:
     if mean == floor.min:
         return None
     if mean > floor.min:
-        return needed_for_mean(values, floor.min, strict=True)
-    return needed_for_mean([1 - v for v in values], 1 - floor.min, strict=True)
+        found = (needed_for_mean(values, floor.min, strict=True),
+                 proportion_needs(floor.min, mean))
+    else:
+        found = (needed_for_mean([1 - v for v in values], 1 - floor.min, strict=True),
+                 proportion_needs(1 - floor.min, 1 - mean))
+    # the interval is at least Wilson's over the sum (`slice_interval`): so is the n it needs
+    return max((n for n in found if n is not None), default=None)
 
 
 def not_sliceable(metric: str) -> str | None:
@@ -259,6 +266,22 @@ def not_sliceable(metric: str) -> str | None:
 def _refuse_unbounded(floor: Floor) -> None:
     if why := not_sliceable(floor.metric):
         raise ValueError(why)
+
+
+def slice_interval(t: Tally) -> tuple[float, float] | None:
+    """A slice's 95% interval: the gate's (`gates.interval_of`), and for a mean (scores in
+    [0, 1], or questions' rates with repeats) at least as wide as Wilson's over the scores'
+    sum: a percentile bootstrap of one score of 0.99, or of thirty, is [0.99, 0.99] and would
+    hold any floor below it. No distribution on [0, 1] of a given mean has more variance than
+    the 0/1 one, so a mean slice is held no more readily than a proportion of the same sum."""
+    interval = interval_of(t) if t.n else None
+    if interval is None or _exact(t):  # a proportion: Wilson already
+        return interval
+    values = _question_values(t)
+    if not values:
+        return interval
+    low, high = wilson(math.fsum(values), len(values))
+    return min(interval[0], low), max(interval[1], high)
 
 
 def _held(floor: Floor, t: Tally, interval: tuple[float, float] | None) -> bool:
@@ -297,7 +320,7 @@ def decide_slices(floors: Floor | Mapping[str, Floor], tallies: Mapping[str, Tal
     figures = []
     for name in names:
         floor, t = floor_of[name], tallies[name]
-        interval = interval_of(t) if t.n else None
+        interval = slice_interval(t)
         p, adj = raw[name], adjusted.get(name)
         if _held(floor, t, interval):
             call: SliceCall = "holds"
