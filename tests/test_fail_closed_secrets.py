@@ -165,6 +165,38 @@ def test_sequential_asking_the_bill_rejudge_and_plan_show_no_gist_and_no_credent
     assert leaks(texts, [*GISTS.values(), *halves, NOTES, PASSWORD, QUERY_KEY, "alice"]) == []
 
 
+SLICED = JUDGED + "\n[floors.slices.kind]\nfaithfulness = 0.5\nevidence_recall = 0.1\n"
+
+
+@WORKERS
+def test_slice_floors_and_a_judge_change_show_no_gist_and_no_credential(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, openai_stub: OpenAIStub,
+        workers: str) -> None:
+    """The outputs the rest of issue 26 added: slice floors (their cases, tables and plot) over
+    a sealed goldset whose judge echoes the gist, at a URL holding a password; then a run
+    under another judge against that run as its baseline (the refusal naming both judges and
+    the `ragate rejudge` to run), and one accepting it (the history's judge segment)."""
+    sealed_goldset(pytester, monkeypatch, floors=SLICED)
+    pytester.makeconftest(SYSTEM + FIXTURE_JUDGE_CONFTEST)
+    openai_stub.script = echo
+    url = with_credentials(openai_stub.url)
+    judged = ("--ragate-judge-url=" + url, "--ragate-cache=off")
+    first = run_every_output(pytester, workers, "--ragate-judge=ragas:stub-model", *judged)
+    assert "floor[kind=single_meeting:faithfulness]" in first.stdout.str()
+    texts = {f"first {name}": text for name, text in every_output(pytester, first).items()}
+    (pytester.path / "base.jsonl").write_bytes((pytester.path / "r.jsonl").read_bytes())
+    for accept, says in (((), "not compared across judges"),
+                         (("--ragate-accept-judge=ragas:stub-model-2",), "change accepted")):
+        again = run_every_output(pytester, workers, "--ragate-judge=ragas:stub-model-2",
+                                 "--ragate-baseline=base.jsonl", *judged, *accept)
+        assert says in again.stdout.str(), again.stdout.str()
+        texts.update({f"{accept} {name}": text
+                      for name, text in every_output(pytester, again).items()})
+    assert '"judge_segment"' in (pytester.path / "h.jsonl").read_text()
+    halves = [gist[: len(gist) // 2 + 4] for gist in GISTS.values()]
+    assert leaks(texts, [*GISTS.values(), *halves, NOTES, PASSWORD, QUERY_KEY, "alice"]) == []
+
+
 # --- 2. credentials in the judge's URL and key ---------------------------------------------
 
 
