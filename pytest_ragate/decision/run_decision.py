@@ -148,8 +148,9 @@ def decide_run(collected: Collected | None, arrived: Arrived, rules: Rules = Rul
     families = _families(collected, runs, rules)
     for spec in collected.floors if collected else []:
         run = runs[spec.route]
-        verdict = families.get((spec.route, spec.floor)) or _decide_floor(
-            spec, run, populations[spec.route], rules, stoppings.get(spec.route))
+        # a slice floor is decided with its family, never alone by the rule of a whole floor
+        verdict = (families[(spec.route, spec.floor)] if spec.floor.slice else _decide_floor(
+            spec, run, populations[spec.route], rules, stoppings.get(spec.route)))
         verdict = _vouched(verdict, run, populations[spec.route], rules)
         run.verdicts.append(verdict)
         decision.floors.append(FloorDecision(spec=spec, verdict=verdict))

@@ -66,6 +66,9 @@ def decide_family(floors: Sequence[Floor], goldset: str, records: Sequence[Quest
     rules = rules or SliceRules()
     verdicts: dict[Floor, Verdict] = {}
     tallies: dict[str, tuple[Floor, Tally]] = {}
+    values = [_value(f) for f in floors]
+    if len(set(values)) < len(values):  # one floor per slice, or a verdict would be lost
+        raise ValueError(f"a family holds one floor per slice, not {sorted(values)}")
     for floor in floors:
         settled = _settled(floor, goldset, records, judge, require_judge, strictness, gaps)
         if isinstance(settled, Tally) and coverage is not None:
