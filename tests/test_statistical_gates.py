@@ -12,7 +12,7 @@ from pytest_ragate.outputs.baseline import BaselineError, load_baseline
 from pytest_ragate.scoring.gates import Floor, Strictness, decide, decide_anchors
 from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord, QuestionScores
 from pytest_ragate.scoring.regression import check, check_run
-from tests.conftest import write_goldset
+from tests.conftest import untimed, write_goldset
 
 
 def abstention_rows(right: int, wrong: int, kind: str = "unanswerable",
@@ -264,7 +264,7 @@ def test_baseline_regression_is_a_test_case_with_its_p_value(
             "*SKIPPED*citation_accuracy: nothing to compare*",
             "FAILED gs/ragate.toml::regression?abstention_accuracy? - significant drop*",
         ])
-        outputs[label] = ((pytester.path / f"{label}.md").read_text(),
+        outputs[label] = (untimed((pytester.path / f"{label}.md").read_text()),
                           (pytester.path / f"{label}.xml").read_text().count("regression["))
     assert outputs["n0"] == outputs["n2"]
     assert "### Against the baseline" in outputs["n0"][0]
