@@ -68,6 +68,24 @@ def ragate_judge(pytestconfig):
 '''
 
 
+TWELVE_EUROS = '''
+import pytest
+from pytest_ragate import Answer, Citation, Context
+
+@pytest.fixture(scope="session")
+def ragate_system():
+    def answer(text):
+        qid = text.split()[-1].rstrip("?")
+        ctx = Context(context_id="c1", doc_id="m1", first_turn=0, last_turn=3,
+                      text=f"context of {qid}: the budget is twelve euros", distance=0.2)
+        return Answer(text=f"answer to {qid}: twelve euros", contexts=[ctx],
+                      citations=[Citation(context_id="c1")])
+    return answer
+'''
+"""A conftest whose system answers every question alike ("answer to q1: twelve euros"), citing
+one context of m1: answers a judge can grade the same way in every run."""
+
+
 def both_routes(pytester: pytest.Pytester, system_conftest: str) -> None:
     """The user's system as a `my_rag` fixture that both routes use: `ragate_system` for the
     goldset's file route, and a `@ragate.goldset("gs")` test, `test_rag.py::test_mine`."""

@@ -20,7 +20,7 @@ from pytest_ragate.judges.ragas_deferred import DeferredRagasJudge
 from pytest_ragate.judges.runner import JudgeRunner
 from pytest_ragate.judges.select import from_settings
 from pytest_ragate.settings import JudgeSettings
-from tests.conftest import WORKERS, results_rows, run_pytester, write_goldset
+from tests.conftest import TWELVE_EUROS, WORKERS, results_rows, run_pytester, write_goldset
 from tests.openai_stub import OpenAIStub, RowVerdicts, ragas_script
 
 pytest.importorskip("ragas")
@@ -28,8 +28,6 @@ pytest.importorskip("ragas")
 IDS = ("a1", "a2", "a3")
 SYSTEM = '''
 import json, os, sys
-import pytest
-from pytest_ragate import Answer, Citation, Context
 
 HEAVY = ("ragas", "openai", "instructor", "langchain", "langchain_core", "chromadb")
 
@@ -38,17 +36,7 @@ def pytest_sessionfinish(session):
     where = os.environ.get("PYTEST_XDIST_WORKER", "main")
     with open(f"imported-{where}.json", "w") as out:
         json.dump({name: name in sys.modules for name in HEAVY}, out)
-
-@pytest.fixture(scope="session")
-def ragate_system():
-    def answer(text):
-        qid = text.split()[-1].rstrip("?")
-        ctx = Context(context_id="c1", doc_id="m1", first_turn=0, last_turn=3,
-                      text=f"context of {qid}: the budget is twelve euros", distance=0.2)
-        return Answer(text=f"answer to {qid}: twelve euros", contexts=[ctx],
-                      citations=[Citation(context_id="c1")])
-    return answer
-'''
+''' + TWELVE_EUROS
 
 
 def verdicts() -> dict[str, RowVerdicts]:

@@ -22,6 +22,7 @@ import pytest
 from tests.conftest import (
     BASE_TOML,
     FIXTURE_JUDGE_CONFTEST,
+    TWELVE_EUROS,
     WORKERS,
     both_routes,
     jsonl,
@@ -207,20 +208,6 @@ def test_a_sealed_gist_and_a_url_credential_never_reach_an_output(
 
 # --- the RAGAS judge against two scripted servers ------------------------------------------
 
-RAGAS_SYSTEM = '''
-import pytest
-from pytest_ragate import Answer, Citation, Context
-
-@pytest.fixture(scope="session")
-def ragate_system():
-    def answer(text):
-        qid = text.split()[-1].rstrip("?")
-        ctx = Context(context_id="c1", doc_id="m1", first_turn=0, last_turn=3,
-                      text=f"context of {qid}: the budget is twelve euros", distance=0.2)
-        return Answer(text=f"answer to {qid}: twelve euros", contexts=[ctx],
-                      citations=[Citation(context_id="c1")])
-    return answer
-'''
 RAGAS_QUESTIONS = ("a1", "a2", "a3", "a4")
 
 
@@ -242,7 +229,7 @@ def judged_by_model_a(pytester: pytest.Pytester, stub: OpenAIStub, *args: str) -
         {"question_id": q, "gist": GIST,
          "evidence": [{"doc_id": "m1", "first_turn": 2, "last_turn": 3}]}
         for q in RAGAS_QUESTIONS])
-    pytester.makeconftest(RAGAS_SYSTEM)
+    pytester.makeconftest(TWELVE_EUROS)
     stub.script = ragas_verdicts(set())
     ran = run_pytester(pytester, "0", "gs", "--ragate-results=res.jsonl",
                        "--ragate-judge=ragas:model-a", f"--ragate-judge-url={stub.url}", *args)
