@@ -19,17 +19,17 @@ from typing import Literal
 from pytest_ragate.scoring import messages
 from pytest_ragate.scoring.gates import (
     POINT,
+    Counted,
     Floor,
     Gap,
     Outcome,
+    Scored,
     Strictness,
     Verdict,
-    counted_of,
-    counts_in,
     outcome_of,
     scored_or_settled,
 )
-from pytest_ragate.scoring.records import QuestionRecord, Tally
+from pytest_ragate.scoring.records import QuestionRecord
 from pytest_ragate.scoring.slices import (
     CORRECTIONS,
     Correction,
@@ -65,27 +65,27 @@ def decide_family(floors: Sequence[Floor], goldset: str, records: Sequence[Quest
     the goldset's judge_coverage floor, which a judged slice's own verdicts must reach."""
     rules = rules or SliceRules()
     verdicts: dict[Floor, Verdict] = {}
-    tallies: dict[str, tuple[Floor, Tally]] = {}
+    tested_ones: dict[str, tuple[Floor, Scored]] = {}
     values = [_value(f) for f in floors]
     if len(set(values)) < len(values):  # one floor per slice, or a verdict would be lost
         raise ValueError(f"a family holds one floor per slice, not {sorted(values)}")
     for floor in floors:
         settled = _settled(floor, goldset, records, judge, require_judge, strictness, gaps)
-        if isinstance(settled, Tally) and coverage is not None:
-            settled = _unread(floor, goldset, records, coverage, settled) or settled
+        if isinstance(settled, Scored) and coverage is not None:
+            settled = _unread(floor, goldset, coverage, settled) or settled
         if isinstance(settled, Verdict):
             verdicts[floor] = settled
         else:
-            tallies[_value(floor)] = (floor, settled)
-    if not tallies:
+            tested_ones[_value(floor)] = (floor, settled)
+    if not tested_ones:
         return verdicts
-    figures = decide_slices({v: f for v, (f, _) in tallies.items()},
-                            {v: t for v, (_, t) in tallies.items()}, alpha=rules.alpha,
-                            correction=rules.correction)
+    figures = decide_slices({v: f for v, (f, _) in tested_ones.items()},
+                            {v: x.tally for v, (_, x) in tested_ones.items()},
+                            alpha=rules.alpha, correction=rules.correction)
     tested = family_size(figures)
     for figure in figures:
-        floor = tallies[figure.value][0]
-        verdicts[floor] = _decided(floor, goldset, figure, records, judge, tested, rules)
+        floor, scored = tested_ones[figure.value]
+        verdicts[floor] = _decided(floor, goldset, figure, scored.counted, tested, rules)
     return verdicts
 
 
@@ -96,10 +96,10 @@ def _value(floor: Floor) -> str:
 
 def _settled(floor: Floor, goldset: str, records: Sequence[QuestionRecord], judge: str | None,
              require_judge: bool, strictness: Strictness, gaps: Sequence[Gap],
-             ) -> Verdict | Tally:
+             ) -> Verdict | Scored:
     """The verdict of a slice the rules of every floor settle before its test (no judge,
     gaps, nothing ran or scored: `gates.scored_or_settled`; too few questions), else its
-    tally, to be decided."""
+    rows and tally, to be decided."""
     scored = scored_or_settled(floor, goldset, records, judge=judge,
                                require_judge=require_judge, strictness=strictness, gaps=gaps)
     if isinstance(scored, Verdict):
@@ -110,34 +110,29 @@ def _settled(floor: Floor, goldset: str, records: Sequence[QuestionRecord], judg
                        message=messages.slice_too_few(floor, t, strictness.min_n), tally=t,
                        computed_by=counted.computed_by, errors=counted.errors,
                        skipped=counted.skipped)
-    return t
+    return scored
 
 
-def _unread(floor: Floor, goldset: str, records: Sequence[QuestionRecord], coverage: float,
-            t: Tally) -> Verdict | None:
+def _unread(floor: Floor, goldset: str, coverage: float, scored: Scored) -> Verdict | None:
     """A judged slice whose judge gave fewer of its verdicts than the goldset's judge_coverage
     floor asks: not decided (failed). The goldset's coverage floor counts every verdict, so a
     judge that fails on one slice's questions only (its language, its length) can clear it
-    while the slice is decided on the verdicts it could give. `t` is the slice's tally."""
+    while the slice is decided on the verdicts it could give."""
     if not floor.judged:
         return None
-    rows = [r for r in records if counts_in(floor, r.kind, r.tags)
-            and floor.metric in r.judge_attempted]
+    rows = [r for r in scored.rows if floor.metric in r.judge_attempted]
     unread = [r for r in rows if floor.metric in r.judge_failures]
     if not unread or (len(rows) - len(unread)) / len(rows) >= coverage:
         return None
-    return Verdict(floor=floor, goldset=goldset, outcome="failed", tally=t,
+    return Verdict(floor=floor, goldset=goldset, outcome="failed", tally=scored.tally,
                    message=messages.slice_unread(floor, len(rows) - len(unread), len(rows),
                                                  coverage, [r.question_id for r in unread]),
-                   computed_by=counted_of(floor, rows, None, t).computed_by)
+                   computed_by=scored.counted.computed_by)
 
 
-def _decided(floor: Floor, goldset: str, figure: SliceFigure,
-             records: Sequence[QuestionRecord], judge: str | None, tested: int,
+def _decided(floor: Floor, goldset: str, figure: SliceFigure, counted: Counted, tested: int,
              rules: SliceRules) -> Verdict:
-    """A slice's verdict from its call in the family."""
-    rows = [r for r in records if counts_in(floor, r.kind, r.tags)]
-    counted = counted_of(floor, rows, judge, figure.tally)
+    """A slice's verdict from its call in the family (`counted`: who computed its figure)."""
     outcome = _outcome(floor, figure, rules)
     key = floor.slice[0] if floor.slice else ""
     message = messages.slice_message(floor, key, figure, tested=tested,
