@@ -382,16 +382,21 @@ def compare_route(saved: SavedRoute, goldset: Goldset, judge: Any,
                    strictness=strictness_of(saved.files), slices=slice_rules_of(saved.files))
 
 
+def gate_of(files: Sequence[ResultsFile]) -> dict[str, Any]:
+    """The deciding knobs of the run that wrote the rows, as its results header keeps them."""
+    return next((f.header.gate for f in files if f.header is not None), {})
+
+
 def strictness_of(files: Sequence[ResultsFile]) -> Strictness:
     """`ragate_ci` and `ragate_min_n` as the run that wrote the rows decided with them."""
-    gate = next((f.header.gate for f in files if f.header is not None), {})
+    gate = gate_of(files)
     return Strictness(ci=gate.get("ci", POINT.ci), min_n=int(gate.get("min_n", POINT.min_n)))
 
 
 def slice_rules_of(files: Sequence[ResultsFile]) -> SliceRules:
     """How the run that wrote the rows decided its slice floors (the defaults for a file
     written before slices)."""
-    gate = next((f.header.gate for f in files if f.header is not None), {})
+    gate = gate_of(files)
     default = SliceRules()
     return SliceRules(alpha=float(gate.get("slice_alpha", default.alpha)),
                       correction=gate.get("slice_correction", default.correction),
