@@ -59,14 +59,8 @@ class QuestionRun:
     def judge_runner(self) -> JudgeRunner:
         if self.runner is None:
             settings = read_settings(self.config).judge
-            cache = getattr(self.config, "cache", None)
-            if settings.judge_cache_dir:
-                folder = self.config.rootpath / settings.judge_cache_dir
-            elif cache is not None:
-                folder = Path(cache.mkdir("ragate-judge"))
-            else:
-                folder = self.config.rootpath / ".ragate-judge-cache"
-            self.runner = JudgeRunner(settings.judge_concurrency, folder, settings.cache,
+            self.runner = JudgeRunner(settings.judge_concurrency,
+                                      judge_cache_folder(self.config), settings.cache,
                                       timeout=settings.judge_timeout,
                                       redact=redactor(self.config),
                                       prices=(settings.judge_price_in,
@@ -76,6 +70,17 @@ class QuestionRun:
     def close(self) -> None:
         if self.runner is not None:
             self.runner.close()
+
+
+def judge_cache_folder(config: pytest.Config) -> Path:
+    """Where this run's judge verdicts are cached."""
+    settings = read_settings(config).judge
+    cache = getattr(config, "cache", None)
+    if settings.judge_cache_dir:
+        return config.rootpath / settings.judge_cache_dir
+    if cache is not None:
+        return Path(cache.mkdir("ragate-judge"))
+    return config.rootpath / ".ragate-judge-cache"
 
 
 def question_run(config: pytest.Config) -> QuestionRun:
