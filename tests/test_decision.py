@@ -14,15 +14,11 @@ from pytest_ragate.decision.population import (
     Member,
     Population,
 )
-from pytest_ragate.decision.run_decision import (
-    ANCHORS_ELSEWHERE,
-    Arrived,
-    Failure,
-    Rules,
-    decide_run,
-)
-from pytest_ragate.scoring.gates import Floor, Strictness
+from pytest_ragate.decision.rules import Rules, Strictness
+from pytest_ragate.decision.run_decision import Arrived, Failure, decide_run
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord
+from pytest_ragate.wording.floors import ANCHORS_ELSEWHERE
 
 ROUTE = "gs/ragate.toml"
 

@@ -18,12 +18,13 @@ from typing import Any
 
 import pytest
 
+from pytest_ragate.decision.floors import decide
+from pytest_ragate.decision.goldset_run import GoldsetRun
+from pytest_ragate.decision.regressions import Regression
 from pytest_ragate.outputs.history import Figure, HistoryLine, build_line
 from pytest_ragate.outputs.html import max_distance_of, render_html, write_html
-from pytest_ragate.scoring.gates import Floor, decide
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import Cited, QuestionRecord
-from pytest_ragate.scoring.regression import Regression
-from pytest_ragate.scoring.run import GoldsetRun
 from tests.conftest import FIXTURE_JUDGE_CONFTEST, untimed, write_goldset
 
 T0 = datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC)

@@ -328,10 +328,11 @@ def test_labels_load_with_their_values(tmp_path: Path) -> None:
 
 def test_the_html_report_shows_agreement_and_the_ppi_estimate() -> None:
     pytest.importorskip("jinja2")
+    from pytest_ragate.decision.floors import decide
+    from pytest_ragate.decision.goldset_run import GoldsetRun
     from pytest_ragate.outputs.html import render_html
     from pytest_ragate.scoring.agreement import agree
-    from pytest_ragate.scoring.gates import Floor, decide
-    from pytest_ragate.scoring.run import GoldsetRun
+    from pytest_ragate.scoring.floor import Floor
     from tests.test_html_report import rec
 
     records = [rec(f"q{i}", index=i, judge="fixture:sim",

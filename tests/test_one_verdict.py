@@ -5,13 +5,12 @@ gate with that judge fails: the slice's judge coverage is 14/20)."""
 
 from __future__ import annotations
 
-import pytest
-
 from pytest_ragate.decision.population import Collected, FloorSpec, Member, Population
 from pytest_ragate.decision.run_decision import Arrived, decide_run
-from pytest_ragate.scoring.gates import Floor
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import QuestionRecord
-from pytest_ragate.scoring.rejudge import Regraded, compare
+from pytest_ragate.scoring.rejudge import Regraded
+from tests.test_rejudge_compare import rejudged
 
 ROUTE = "gs/ragate.toml"
 LANGS = {f"q{i:03d}": "en" if i < 20 else "de" for i in range(120)}
@@ -48,18 +47,17 @@ def gate(rows: list[QuestionRecord]) -> dict[str, str]:
             for d in decide_run(collected, arrived).floors}
 
 
-@pytest.mark.xfail(strict=True, reason="rejudge keeps floor rules of its own (issue 33)")
 def test_rejudge_predicts_the_verdict_the_gate_reaches_with_the_candidate() -> None:
     current = [row(q, "fixture:current") for q in LANGS]
     candidate = [row(q, "fixture:candidate", q in LOST) for q in LANGS]
     regraded = {(r.question_id, 1): Regraded(values=r.metrics, failures=r.judge_failures)
                 for r in candidate}
-    predicted = compare(goldset="gs", rows=current, candidate_judge="fixture:candidate",
-                        regraded=regraded, metrics=["faithfulness"], floors=FLOORS)
+    predicted = rejudged(rows=current, candidate_judge="fixture:candidate",
+                         regraded=regraded, metrics=["faithfulness"], floors=FLOORS)
     by_gate = gate(candidate)
     assert by_gate["floor[lang=en:faithfulness]"] == "failed"  # 14/20 < 0.95
     assert by_gate["floor[judge_coverage]"] == "passed"  # 114/120 = 0.95
-    assert {f.floor: f.current for f in predicted.floors} == {
-        k: v for k, v in gate(current).items() if k in {f.floor for f in predicted.floors}}
-    assert {f.floor: f.candidate for f in predicted.floors} == {
-        k: v for k, v in by_gate.items() if k in {f.floor for f in predicted.floors}}
+    assert {f.floor.name: f.current for f in predicted.floors} == {
+        k: v for k, v in gate(current).items() if k in {f.floor.name for f in predicted.floors}}
+    assert {f.floor.name: f.candidate for f in predicted.floors} == {
+        k: v for k, v in by_gate.items() if k in {f.floor.name for f in predicted.floors}}

@@ -35,14 +35,17 @@ from pytest_ragate.decision.population import (
     Population,
     SequentialPlan,
 )
-from pytest_ragate.decision.run_decision import Arrived, Decision, Failure, Rules, decide_run
+from pytest_ragate.decision.rejudge import Comparison, compare_judges
+from pytest_ragate.decision.rules import Rules, SliceRules, Strictness
+from pytest_ragate.decision.run_decision import Arrived, Decision, Failure, decide_run
 from pytest_ragate.items.keys import ANCHOR_KEY, CASE_KEY
 from pytest_ragate.modes.decide_holding import asked_as_saved, hold, judged_as_saved
 from pytest_ragate.modes.saved_lines import saved_lines
-from pytest_ragate.outputs.results import read_results, results_lines
-from pytest_ragate.scoring.gates import Floor, Strictness
+from pytest_ragate.outputs.results import ResultsFile, read_results, results_lines
+from pytest_ragate.rejudging import saved_arrivals, with_rows
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord
-from pytest_ragate.scoring.slice_floors import SliceRules
+from pytest_ragate.scoring.rejudge import Regraded, RowKey, judged_rows, key_of, regraded_rows
 from pytest_ragate.settings import GateSettings, JudgeSettings, RunSettings, Settings
 
 ROUTE = "gs/ragate.toml"
@@ -247,10 +250,8 @@ def _items(collected: Collected) -> dict[str, Any]:
     return found
 
 
-def decided_from_file(scenario: Scenario, decision: Decision) -> Decision | None:
-    """The gate's rows written as its results file, read back and decided as `ragate decide`
-    decides them; None when the decide mode refuses the file (a selected member that never
-    ran has no result: the run did not finish)."""
+def results_file(scenario: Scenario, decision: Decision) -> ResultsFile:
+    """The gate's results file, written and read back."""
     judge = scenario.collected.populations[0].judge
     saved = saved_lines(_settings(scenario.rules, judge), scenario.collected, scenario.arrived,
                         decision.lost)
@@ -258,8 +259,16 @@ def decided_from_file(scenario: Scenario, decision: Decision) -> Decision | None
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "results.jsonl"
         path.write_text(text, encoding="utf-8")
-        files = [read_results(path)]
-    assert not files[0].problems and not files[0].unvouched
+        found = read_results(path)
+    assert not found.problems and not found.unvouched
+    return found
+
+
+def decided_from_file(scenario: Scenario, decision: Decision) -> Decision | None:
+    """The gate's rows written as its results file, read back and decided as `ragate decide`
+    decides them; None when the decide mode refuses the file (a selected member that never
+    ran has no result: the run did not finish)."""
+    files = [results_file(scenario, decision)]
     row_knobs = files[0].header.settings if files[0].header else {}
     collected, problems = asked_as_saved(judged_as_saved(scenario.collected, row_knobs), files)
     assert problems == []
@@ -269,6 +278,36 @@ def decided_from_file(scenario: Scenario, decision: Decision) -> Decision | None
     return decide_run(collected, held.arrived, scenario.rules)
 
 
+def rejudged(scenario: Scenario, decision: Decision,
+             candidate: dict[RowKey, Regraded] | None) -> Comparison:
+    """`ragate rejudge` over the gate's results file: the saved rows' arrivals as it rebuilds
+    them, each judged floor decided under the current judge and under the candidate's
+    verdicts (None: the current judge's own)."""
+    saved = results_file(scenario, decision)
+    rows = [row for _, row in saved.rows]
+    [population] = scenario.collected.populations
+    current = saved_arrivals(population, rows, saved.items, saved.anchors)
+    graded = rows if candidate is None else regraded_rows(rows, "fixture:candidate", candidate)
+    return compare_judges(goldset="gs", collected=scenario.collected, current=current,
+                          candidate=with_rows(current, graded), rules=scenario.rules,
+                          shifts=(), candidate_judge="fixture:candidate")
+
+
+@st.composite
+def candidates(draw: st.DrawFn, rows: list[QuestionRecord]) -> dict[RowKey, Regraded]:
+    """A candidate judge's verdicts on the judged rows, some of them failures."""
+    return {key_of(r): draw(st.sampled_from((
+        Regraded(values={"faithfulness": 1.0}), Regraded(values={"faithfulness": 0.5}),
+        Regraded(values={"faithfulness": 0.0}),
+        Regraded(failures={"faithfulness": "timeout"}))))
+        for r in judged_rows(rows)}
+
+
+def _outcomes(decision: Decision, judged: bool = False) -> dict[str, str]:
+    return {d.spec.floor.name: d.verdict.outcome for d in decision.floors
+            if not judged or (d.spec.floor.judged and not d.spec.floor.anchors)}
+
+
 def _sequential(collected: Collected) -> Collected:
     return collected.model_copy(update={"populations": [
         p.model_copy(update={"sequential": SequentialPlan(seed=7, alpha=0.05)})
@@ -276,8 +315,9 @@ def _sequential(collected: Collected) -> Collected:
 
 
 @EXAMPLES
-@given(scenarios())
-def test_every_path_reaches_each_floors_verdict_alike(scenario: Scenario) -> None:
+@given(scenarios(), st.data())
+def test_every_path_reaches_each_floors_verdict_alike(scenario: Scenario,
+                                                      data: st.DataObject) -> None:
     gate = decide_run(scenario.collected, scenario.arrived, scenario.rules)
     expected = verdicts(gate)
     # (a) the order results arrive in decides nothing
@@ -292,4 +332,20 @@ def test_every_path_reaches_each_floors_verdict_alike(scenario: Scenario) -> Non
     # (d) a sequential goldset every question of which was asked: decided as asked in full
     sequential = decide_run(_sequential(scenario.collected), scenario.arrived, scenario.rules)
     assert verdicts(sequential, messages=False) == verdicts(gate, messages=False)
-
+    # (c) `ragate rejudge` with the same judge, over the run's results file, and its
+    # candidate's prediction against the gate run with the candidate's rows
+    if any(judged_rows(list(scenario.arrived.records.values()))):
+        same = rejudged(scenario, gate, None)
+        assert {f.floor.name: f.current for f in same.floors} == _outcomes(gate, judged=True)
+        assert not any(f.changed for f in same.floors)
+        candidate = data.draw(candidates(list(scenario.arrived.records.values())))
+        predicted = rejudged(scenario, gate, candidate)
+        rows = {key_of(r): r for r in regraded_rows(list(scenario.arrived.records.values()),
+                                                    "fixture:candidate", candidate)}
+        with_candidate = Arrived(
+            records={n: rows[key_of(r)] for n, r in scenario.arrived.records.items()},
+            anchors=scenario.arrived.anchors, failed=scenario.arrived.failed,
+            started=scenario.arrived.started)
+        by_gate = decide_run(scenario.collected, with_candidate, scenario.rules)
+        assert {f.floor.name: f.candidate for f in predicted.floors} == _outcomes(
+            by_gate, judged=True)

@@ -14,24 +14,17 @@ import pytest
 
 import pytest_ragate.decision
 import pytest_ragate.scoring
-from pytest_ragate.decision.run_decision import Failure, Rules
-from pytest_ragate.scoring import messages
-from pytest_ragate.scoring.agreement import Agreement, shortfall
-from pytest_ragate.scoring.gates import (
-    POINT,
-    Figures,
-    Floor,
-    Gap,
-    Strictness,
-    Verdict,
-    call_of,
-    decide,
-    missing_of,
-    outcome_of,
-)
+from pytest_ragate.decision.agreement_floor import shortfall
+from pytest_ragate.decision.floors import Gap, Verdict, call_of, decide, missing_of, outcome_of
+from pytest_ragate.decision.regressions import call_of as regression_call
+from pytest_ragate.decision.rules import POINT, Rules, Strictness
+from pytest_ragate.decision.run_decision import Failure
+from pytest_ragate.scoring.agreement import Agreement
+from pytest_ragate.scoring.figures import Figures
+from pytest_ragate.scoring.floor import Floor
+from pytest_ragate.scoring.pairing import Compared
 from pytest_ragate.scoring.records import QuestionRecord, Tally
-from pytest_ragate.scoring.regression import Compared
-from pytest_ragate.scoring.regression import call_of as regression_call
+from pytest_ragate.wording import floors as messages
 
 # dataclasses of the decision's parts that may be built by position, and why
 POSITIONAL = {

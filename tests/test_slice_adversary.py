@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ragate.scoring.gates import Floor
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.registry import Tally
 from pytest_ragate.scoring.slices import decide_slices
 from tests.conftest import (

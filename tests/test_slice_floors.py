@@ -11,11 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from pytest_ragate.decision.floors import Gap
+from pytest_ragate.decision.rules import SliceRules, Strictness
+from pytest_ragate.decision.slice_floors import decide_family
 from pytest_ragate.goldsets.loader import load_goldset
 from pytest_ragate.problems import GoldsetError
-from pytest_ragate.scoring.gates import Floor, Gap, Strictness
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import QuestionRecord
-from pytest_ragate.scoring.slice_floors import SliceRules, decide_family
 from tests.conftest import WORKERS, junit_cases, rows_of, run_command, run_pytester, write_goldset
 from tests.test_fail_closed import planned
 

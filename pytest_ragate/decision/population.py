@@ -35,7 +35,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
-from pytest_ragate.scoring.gates import KIND_SLICE, Floor
+from pytest_ragate.scoring.floor import KIND_SLICE, Floor
 from pytest_ragate.scoring.records import QuestionRecord, repeat_name
 
 # --- names -----------------------------------------------------------------------------------
@@ -129,11 +129,14 @@ class _Wire(BaseModel):
 
 class FloorSpec(_Wire):
     """A collected floor: which test case reports it and what it gates (its verdict is the
-    controller's, `gates.Verdict`, decided once every result is in)."""
+    controller's, `floors.Verdict`, decided once every result is in)."""
 
     nodeid: str
     location: tuple[str, int | None, str]
     route: str
+    # the node id its name follows (`path::`, `path::test_fn::`): where the goldset's
+    # regression checks are reported, beside its floors
+    beside: str = ""
     goldset: str
     eval_version: str
     floor: Floor
@@ -265,6 +268,11 @@ class Population(_Wire):
             labels=[LabelSpec.model_validate(label, from_attributes=True) for label in labels],
             agreement_min=agreement_min, estimate=estimate, judge=judge,
             judge_fixture=judge_fixture, sequential=sequential)
+
+    def stamps(self, metric: str) -> dict[str, str]:
+        """Question id → the answer its `metric` label was written for, where it is stamped."""
+        return {x.question_id: x.answer_sha256 for x in self.labels
+                if x.metric == metric and x.answer_sha256}
 
     def row(self, member: Member, **outcome: Any) -> QuestionRecord:
         """The results row of one of its questions: `question_row`, stamped by this

@@ -22,19 +22,50 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
+from typing import Literal
 
+from pytest_ragate.decision.floors import Verdict, outcome_of
 from pytest_ragate.decision.population import Population, SequentialPlan
-from pytest_ragate.scoring import messages
-from pytest_ragate.scoring.gates import Floor, Verdict, outcome_of
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import QuestionRecord
 from pytest_ragate.scoring.registry import METRICS
 from pytest_ragate.scoring.stopping import (
     FloorTrack,
-    SequentialOutcome,
+    Stuck,
     ratio_interval,
     sequential_metric,
     unit_bound,
 )
+from pytest_ragate.wording import sequential as wording
+
+HaltKind = Literal["unfit", "never came", "not left unasked", "not scored", "stuck",
+                   "undecided"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Halt:
+    """Why a sequential goldset asked every question, typed (`wording/sequential.halt_line`
+    says it): floors no sequence can decide (`names`), a question with no result, one not
+    scored (`status`), a stop after which nothing was left unasked (`asked`), a floor's test
+    that could not be fed (`stuck`), or floors undecided until the last question."""
+
+    kind: HaltKind
+    names: tuple[str, ...] = ()
+    status: str = ""
+    asked: int = 0
+    stuck: Stuck | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class SequentialOutcome:
+    """How a sequential goldset was asked: what every output says of it."""
+
+    seed: int
+    alpha: float
+    asked: int  # questions fed to the floors' tests (all of them, when it did not stop)
+    of: int
+    stopped: bool  # every floor decided before the last question
+    why: Halt | None = None  # why it asked every question, when it did
 
 
 def asking_order(seed: int, route: str, names: Sequence[str]) -> list[str]:
@@ -57,7 +88,7 @@ class Stopping:
     member_kind: dict[str, str] = field(default_factory=dict)  # question name -> its kind
     fed: int = 0  # how many of `order` were fed
     stopped_at: int | None = None  # every floor decided after this many
-    halted: str | None = None  # why feeding ended before every floor was decided
+    halted: Halt | None = None  # why feeding ended before every floor was decided
     waiting: dict[str, QuestionRecord] = field(default_factory=dict)  # arrived early
 
     @classmethod
@@ -77,7 +108,7 @@ class Stopping:
         unfit = [f.name if f.slice else f.metric for f in over
                  if f.slice or not sequential_metric(f.metric)]
         if not over or unfit:
-            stopping.halted = messages.not_sequential(unfit)
+            stopping.halted = Halt(kind="unfit", names=tuple(dict.fromkeys(unfit)))
             return stopping
         spans = max((m.evidence_spans for m in population.questions), default=1)
         for f in over:
@@ -113,17 +144,15 @@ class Stopping:
             if name in rows:
                 self.offer(name, rows[name])
         if self.stopped_at is None and self.halted is None and self.fed < self.population:
-            self.halted = messages.never_came(self.order[self.fed])
+            self.halted = Halt(kind="never came", names=(self.order[self.fed],))
         return self
 
     def unless_all_asked(self, rows: Mapping[str, QuestionRecord]) -> Stopping:
         """A stop that skipped nothing (every question after it was asked, in flight on
         other workers) is no stop: their answers are here, and the full run's exact rule
         decides every floor over them."""
-        if self.stopped and not any(rows[n].status == "skipped"
-                                    and messages.says_not_needed(rows[n].error)
-                                    for n in self.not_needed if n in rows):
-            self.halted = messages.asked_before_the_stop(self.stopped_at or 0)
+        if self.stopped and not any(rows[n].not_needed for n in self.not_needed if n in rows):
+            self.halted = Halt(kind="not left unasked", asked=self.stopped_at or 0)
             self.stopped_at = None
         return self
 
@@ -132,7 +161,7 @@ class Stopping:
             name = self.order[self.fed]
             record = self.waiting.pop(name)
             if record.status != "scored":
-                self.halted = messages.halted_on(name, record.status)
+                self.halted = Halt(kind="not scored", names=(name,), status=record.status)
                 self.waiting.clear()
                 return
             for floor, track in self.tracks.items():
@@ -155,13 +184,13 @@ def outcome(stopping: Stopping, plan: SequentialPlan) -> SequentialOutcome:
                              why=None if stopped else stopping.halted or _undecided(stopping))
 
 
-def _undecided(stopping: Stopping) -> str:
-    open_ = [name for name, t in stopping.tracks.items()
-             if t.call is None or t.questions < stopping.min_n]
+def _undecided(stopping: Stopping) -> Halt:
     stuck = next((t.stuck for t in stopping.tracks.values() if t.stuck), None)
     if stuck:
-        return messages.stuck(stuck)
-    return messages.undecided(open_)
+        return Halt(kind="stuck", stuck=stuck)
+    return Halt(kind="undecided", names=tuple(
+        name for name, t in stopping.tracks.items()
+        if t.call is None or t.questions < stopping.min_n))
 
 
 def stopped_verdict(floor: Floor, goldset: str, stopping: Stopping,
@@ -175,7 +204,7 @@ def stopped_verdict(floor: Floor, goldset: str, stopping: Stopping,
              if floor.kind is None or rows[n].kind == floor.kind]
     t = METRICS[floor.metric].tally(floor.metric, asked)
     interval = ratio_interval(track, track.shares)
-    text = messages.stopped_against(floor, track.value, interval, call == "holds",
+    text = wording.stopped_against(floor, track.value, interval, call == "holds",
                                     asked=stopping.stopped_at, of=stopping.population,
                                     units=track.units, alpha=track.test.alpha)
     if floor.xfail:

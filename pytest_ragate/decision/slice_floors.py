@@ -2,7 +2,7 @@
 (`[floors.slices.lang] abstention_accuracy = 0.85` made one floor per value of `lang`), each
 slice its own verdict, their shortfall tests corrected across the family (scoring/slices.py).
 
-A slice is first held to the rules of every floor (gates.py): a judged floor without a judge,
+A slice is first held to the rules of every floor (floors.py): a judged floor without a judge,
 a member without a result (a gap: failed, or skipped when deselected), nothing that ran,
 nothing scored, fewer questions than `ragate_min_n`. The slices past those are decided
 together by `slices.decide_slices`: one that holds passes, one that misses fails, and one too
@@ -13,42 +13,26 @@ about how many questions would decide it. Never a silent pass.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Literal
 
-from pytest_ragate.scoring import messages
-from pytest_ragate.scoring.gates import (
-    POINT,
-    Counted,
-    Floor,
+from pytest_ragate.decision.floors import (
     Gap,
     Outcome,
     Scored,
-    Strictness,
     Verdict,
     outcome_of,
     scored_or_settled,
 )
+from pytest_ragate.decision.rules import POINT, SliceRules, Strictness
+from pytest_ragate.scoring.figures import Counted
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import QuestionRecord
 from pytest_ragate.scoring.slices import (
     CORRECTIONS,
-    Correction,
     SliceFigure,
     decide_slices,
     family_size,
 )
-
-Insufficient = Literal["fail", "skip"]
-
-
-@dataclass(frozen=True, kw_only=True)
-class SliceRules:
-    """How slice floors are decided: the error rate of the correction across a key's slices,
-    which correction, and what a slice too small to decide does."""
-
-    alpha: float = 0.05
-    correction: Correction = "holm"
-    insufficient: Insufficient = "fail"
+from pytest_ragate.wording import slices as wording
 
 
 def family_of(floor: Floor) -> tuple[str, str] | None:
@@ -98,7 +82,7 @@ def _settled(floor: Floor, goldset: str, records: Sequence[QuestionRecord], judg
              require_judge: bool, strictness: Strictness, gaps: Sequence[Gap],
              ) -> Verdict | Scored:
     """The verdict of a slice the rules of every floor settle before its test (no judge,
-    gaps, nothing ran or scored: `gates.scored_or_settled`; too few questions), else its
+    gaps, nothing ran or scored: `floors.scored_or_settled`; too few questions), else its
     rows and tally, to be decided."""
     scored = scored_or_settled(floor, goldset, records, judge=judge,
                                require_judge=require_judge, strictness=strictness, gaps=gaps)
@@ -107,7 +91,7 @@ def _settled(floor: Floor, goldset: str, records: Sequence[QuestionRecord], judg
     t, counted = scored.tally, scored.counted
     if strictness.min_n and t.questions < strictness.min_n:
         return Verdict(floor=floor, goldset=goldset, outcome="failed",
-                       message=messages.slice_too_few(floor, t, strictness.min_n), tally=t,
+                       message=wording.slice_too_few(floor, t, strictness.min_n), tally=t,
                        computed_by=counted.computed_by, errors=counted.errors,
                        skipped=counted.skipped)
     return scored
@@ -125,7 +109,7 @@ def _unread(floor: Floor, goldset: str, coverage: float, scored: Scored) -> Verd
     if not unread or (len(rows) - len(unread)) / len(rows) >= coverage:
         return None
     return Verdict(floor=floor, goldset=goldset, outcome="failed", tally=scored.tally,
-                   message=messages.slice_unread(floor, len(rows) - len(unread), len(rows),
+                   message=wording.slice_unread(floor, len(rows) - len(unread), len(rows),
                                                  coverage, [r.question_id for r in unread]),
                    computed_by=scored.counted.computed_by)
 
@@ -135,11 +119,11 @@ def _decided(floor: Floor, goldset: str, figure: SliceFigure, counted: Counted, 
     """A slice's verdict from its call in the family (`counted`: who computed its figure)."""
     outcome = _outcome(floor, figure, rules)
     key = floor.slice[0] if floor.slice else ""
-    message = messages.slice_message(floor, key, figure, tested=tested,
+    message = wording.slice_message(floor, key, figure, tested=tested,
                                      correction=rules.correction, alpha=rules.alpha)
     if figure.call == "insufficient" and not floor.xfail:
-        message = f"{message} · " + (messages.slice_short(floor) if _short(floor, figure)
-                                     else messages.slice_insufficient(rules.insufficient))
+        message = f"{message} · " + (wording.slice_short(floor) if _short(floor, figure)
+                                     else wording.slice_insufficient(rules.insufficient))
     return Verdict(floor=floor, goldset=goldset, outcome=outcome, message=message,
                    tally=figure.tally, interval=figure.interval,
                    computed_by=counted.computed_by, errors=counted.errors,

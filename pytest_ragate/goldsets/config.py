@@ -31,7 +31,7 @@ from pytest_ragate.answer import turns_in_order
 from pytest_ragate.files import UnreadableText, read_jsonl, read_text
 from pytest_ragate.goldsets.corpus import Units
 from pytest_ragate.problems import GoldsetError, Problem, problems_from_validation
-from pytest_ragate.scoring.gates import KIND_SLICE
+from pytest_ragate.scoring.floor import KIND_SLICE, floor_name
 from pytest_ragate.scoring.records import ContextRef, Evidence, Span, WholeDocument
 
 # --- the files----------------------------------------------------------------------
@@ -91,7 +91,7 @@ class GoldsetConfig(_Model):
 
 # The names the plugin gives the items beside a goldset's questions, and the separator of
 # node ids: a question id of one of these forms would share a node id with another item
-# (`floor[…]`: scoring/gates.py `Floor.name`; `anchor[…]`: items/collection.py; `regression[…]`
+# (`floor[…]`: scoring/floor.py `Floor.name`; `anchor[…]`: items/collection.py; `regression[…]`
 # and `floors`: modes/reporting.py; `q07[r2]`: scoring/records.py `repeat_name`).
 SHARED = "the question's item would share its node id"
 RESERVED_IDS = (
@@ -129,7 +129,7 @@ def _slice_part(pattern: re.Pattern[str], what: str) -> Callable[[str], str]:
         if not pattern.fullmatch(value):
             raise ValueError(f"{value!r} is not a slice {what}: {what}s are letters, digits, "
                              "'_', '-'" + (", '.'" if what == "value" else "") + " (it is "
-                             "part of a floor's name, floor[lang=de:metric])")
+                             f"part of a floor's name, {floor_name('lang=de:metric')})")
         return value
     return check
 

@@ -50,10 +50,11 @@ from pytest_ragate.goldsets.sealed import (
 from pytest_ragate.problems import GoldsetError, Problem, problems_from_validation
 from pytest_ragate.scoring.agreement import AGREEMENT
 from pytest_ragate.scoring.flips import anchor_digest
-from pytest_ragate.scoring.gates import Floor
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import ContextRef, Evidence, WholeDocument
 from pytest_ragate.scoring.registry import METRICS, anchor_floor_metrics
-from pytest_ragate.scoring.slices import EVERY_SLICE, not_sliceable
+from pytest_ragate.scoring.slices import EVERY_SLICE, sliceable
+from pytest_ragate.wording.slices import not_sliceable
 
 # the generic kinds, and the transcript names kept as aliases (same rules, own figures)
 SINGLE_DOC_KINDS = frozenset({"single_doc", "single_meeting"})
@@ -184,8 +185,8 @@ def _floor(entry: _FloorEntry, path: Path) -> Floor | list[Problem]:
                         f"{', '.join(anchor_floor_metrics())}, not {metric!r}")]
     if metric not in METRICS:
         return [Problem(path, at, f"unknown metric {metric!r} (known: {', '.join(METRICS)})")]
-    if entry.slice and (why := not_sliceable(metric)):
-        return [Problem(path, at, why)]
+    if entry.slice and not sliceable(metric):
+        return [Problem(path, at, not_sliceable(metric))]
     try:
         if isinstance(value, dict):
             spec = FloorValue.model_validate(value)

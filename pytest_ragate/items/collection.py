@@ -42,8 +42,9 @@ from pytest_ragate.items.sequential import plan_of
 from pytest_ragate.items.xdist_worker import reporting_as
 from pytest_ragate.problems import GoldsetError
 from pytest_ragate.scoring.flips import anchor_digest
-from pytest_ragate.scoring.gates import Floor
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord
+from pytest_ragate.wording.numbers import bound
 
 if TYPE_CHECKING:
     from pytest_ragate.items.pytest_internals import TerminalRepr
@@ -133,17 +134,19 @@ class QuestionItem(pytest.Function):
 
 
 class FloorItem(pytest.Item):
-    def __init__(self, *, goldset: Goldset, floor: Floor, route: str, **kwargs: Any) -> None:
+    def __init__(self, *, goldset: Goldset, floor: Floor, route: str, prefix: str = "",
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.goldset = goldset
         self.floor = floor
         self.route = route
+        self.prefix = prefix  # what its name follows: `test_fn::` for a decorated route
 
     def __repr__(self) -> str:
         """`<FloorItem floor[evidence_recall] ≥ 0.90, strict xfail: retrieval misses>`."""
         f = self.floor
         judged = ", judged" if f.judged else ""
-        return f"<FloorItem {self.name} {f.bound}{judged}{_xfail(self, f.xfail)}>"
+        return f"<FloorItem {self.name} {bound(f)}{judged}{_xfail(self, f.xfail)}>"
 
     def runtest(self) -> None:
         """Nothing to do here: the controller decides floors once every question has run."""
@@ -157,6 +160,7 @@ class FloorItem(pytest.Item):
         declared = any(x == f for x in g.floors)  # else from a @ragate.floor decorator
         path, line, text = self.location
         return FloorSpec(nodeid=self.nodeid, location=(path, line, text), route=self.route,
+                         beside=f"{self.parent.nodeid}::{self.prefix}" if self.parent else "",
                          goldset=g.name, eval_version=g.eval_version, floor=f,
                          keywords=sorted(self.keywords),
                          config_path=str(g.config_path) if declared else None)
@@ -388,7 +392,7 @@ def make_floors(parent: pytest.Collector, goldset: Goldset, floors: Iterable[Flo
                 route: str, prefix: str = "") -> Iterator[FloorItem]:
     for floor in floors:
         item = FloorItem.from_parent(parent, name=f"{prefix}{floor.name}", goldset=goldset,
-                                     floor=floor, route=route)
+                                     floor=floor, route=route, prefix=prefix)
         as_reported(item)
         item.stash[FLOOR_KEY] = floor
         item.stash[GOLDSET_KEY] = goldset

@@ -23,6 +23,7 @@ FLOOR_KEY = pytest.StashKey["Floor"]()  # a floor item's floor
 
 # on the config
 RUN_KEY = pytest.StashKey["QuestionRun"]()  # this process's judge runner and held reports
+NOT_NEEDED_KEY = pytest.StashKey[bool]()  # a sequential question its goldset no longer needed
 LAST_RUN_KEY = pytest.StashKey[pytest.Item]()  # the last item this process ran, floors aside
 
 # on test reports, and in xdist's `workeroutput`: what crosses to the controller

@@ -38,8 +38,8 @@ from pytest_ragate.modes.output_paths import check_outputs, clear_outputs, refus
 from pytest_ragate.settings import Settings, read_settings
 
 if TYPE_CHECKING:
+    from pytest_ragate.decision.regressions import RunJudge
     from pytest_ragate.modes.conclusion import Conclusion
-    from pytest_ragate.scoring.regression import RunJudge
 
 Location = tuple[str, int | None, str]
 
@@ -71,7 +71,7 @@ def check_accept_judge(config: pytest.Config, settings: Settings) -> None:
     accept = settings.gate.accept_judge
     if accept is None:
         return
-    from pytest_ragate.scoring import messages
+    from pytest_ragate.wording import baseline as messages
 
     if config.getini("ragate_accept_judge"):  # even under a flag: it would outlive this run
         raise pytest.UsageError(messages.ACCEPT_JUDGE_IN_INI)
@@ -86,9 +86,9 @@ def _configured_judge(settings: Settings) -> RunJudge | None:
     """The judge `--ragate-judge` configures, as its rows will name it; None when none is
     configured (a `ragate_judge` fixture of the user's: known once its rows arrive) or its
     spec is wrong (a usage error of its own)."""
+    from pytest_ragate.decision.regressions import RunJudge
     from pytest_ragate.judges.fixture import read_fixture_file
     from pytest_ragate.judges.select import judge_spec
-    from pytest_ragate.scoring.regression import RunJudge
 
     try:
         spec = judge_spec(settings.judge, need_url=False)

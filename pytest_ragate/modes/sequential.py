@@ -50,11 +50,11 @@ def start_asking(config: pytest.Config, settings: Settings) -> None:
         return
     if not hasattr(config, "workerinput") and config.getini("ragate_sequential_seed") \
             and config.getoption("ragate_sequential_seed") is None:
-        from pytest_ragate.scoring import messages
+        from pytest_ragate.wording import sequential as messages
 
         raise pytest.UsageError(messages.PINNED_SEED)
     if gate.sequential:
-        from pytest_ragate.scoring import messages
+        from pytest_ragate.wording import sequential as messages
 
         refused = messages.sequential_refused_by(
             shard=bool(settings.run.shard), decide=bool(settings.run.decide),
@@ -82,8 +82,8 @@ def _asking(config: pytest.Config, settings: Settings) -> Asking:
 def check_goldset(goldset: Goldset, config: pytest.Config, repeats: int) -> None:
     """A sequential goldset whose own settings it is not defined for: one usage error naming
     its ragate.toml, before anything is asked."""
-    from pytest_ragate.scoring import messages
     from pytest_ragate.settings import read_settings
+    from pytest_ragate.wording import sequential as messages
 
     settings = read_settings(config)
     why = messages.sequential_refused_by(
@@ -148,7 +148,7 @@ class StopWhenDecided:
     def pytest_report_header(self, config: pytest.Config) -> str | None:
         if self.asking.every is None:
             return None  # said where a goldset asks sequentially: its summary line
-        from pytest_ragate.scoring import messages
+        from pytest_ragate.wording import sequential as messages
 
         return messages.sequential_header(self.asking.seed, self.asking.every)
 

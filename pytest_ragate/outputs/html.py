@@ -28,6 +28,9 @@ from markupsafe import Markup
 from matplotlib.figure import Figure as MplFigure
 from matplotlib.ticker import MaxNLocator
 
+from pytest_ragate.decision.floors import Verdict
+from pytest_ragate.decision.goldset_run import GoldsetRun
+from pytest_ragate.decision.regressions import Regression
 from pytest_ragate.files import write_atomic
 from pytest_ragate.outputs.history import (
     HistoryLine,
@@ -51,18 +54,19 @@ from pytest_ragate.outputs.reports import (
     worst_lines,
 )
 from pytest_ragate.outputs.slice_tables import SliceTable, slice_tables
-from pytest_ragate.scoring.gates import (
-    Verdict,
-    fmt_counts,
-    fmt_n,
-    interval_of,
-    kind_counts,
-)
-from pytest_ragate.scoring.messages import fmt_interval, slices_title
+from pytest_ragate.scoring.figures import interval_of, kind_counts
 from pytest_ragate.scoring.records import QuestionRecord, Tally, fmt_num, tally
 from pytest_ragate.scoring.registry import METRICS, figure_digits
-from pytest_ragate.scoring.regression import Regression
-from pytest_ragate.scoring.run import GoldsetRun
+from pytest_ragate.wording.numbers import floor_figure, fmt_counts, fmt_interval, fmt_n, shown
+from pytest_ragate.wording.runs import (
+    coverage_line,
+    flaky_lines,
+    judge_lines,
+    pool_line,
+    run_parts,
+    status_reason,
+)
+from pytest_ragate.wording.slices import slices_title
 
 TEMPLATE = "report.html.j2"
 # Okabe-Ito: distinguishable with the common colour-vision deficiencies
@@ -175,7 +179,7 @@ def kind_plot(run: GoldsetRun, metric: str, key: str) -> Plot:
                               else None)  # a kind floor, or a slice floor of the key `kind`
         if over is None and floor.slice is None:
             ax.axhline(floor.min, color=VERMILION, linestyle="--", linewidth=1.2)
-            title += f" · floor {floor.figure}"
+            title += f" · floor {floor_figure(floor)}"
         elif over in kinds:
             x = kinds.index(over)
             ax.hlines(floor.min, x - 0.42, x + 0.42, color=VERMILION, linestyle=":",
@@ -388,9 +392,9 @@ def _p(value: float | None) -> str:
 
 def floor_row(run: GoldsetRun, v: Verdict) -> dict[str, Any]:
     return {
-        "metric": v.floor.name.removeprefix("floor[").removesuffix("]"),
-        "floor": v.floor.figure,
-        "value": v.shown,
+        "metric": v.floor.label,
+        "floor": floor_figure(v.floor),
+        "value": shown(v),
         "interval": fmt_interval(v.interval, figure_digits(v.floor.metric)),
         "n": fmt_n(v.tally),
         "passes_at": "—" if v.passes_at is None else str(v.passes_at),
@@ -474,9 +478,9 @@ def run_view(index: int, run: GoldsetRun, history: Sequence[HistoryLine],
         "eval_version": run.eval_version,
         "questions": run.population if run.population is not None else len(run.records),
         "counts": counts,
-        "coverage": run.coverage_line(),
-        "parts": [*run.parts, run.pool_line()],
-        "status_reason": run.status_reason,
+        "coverage": coverage_line(run),
+        "parts": [*run_parts(run), pool_line(run)],
+        "status_reason": status_reason(run),
         "outcomes": {w: n for w, n in outcomes.items() if n},
         "status": run.status,
         "regressions_failed": sum(g.outcome == "failed" for g in run.regressions),
@@ -485,10 +489,10 @@ def run_view(index: int, run: GoldsetRun, history: Sequence[HistoryLine],
         "slices": [slice_view(table, f"{key}-slices-{i}-{table.key}-{table.metric}")
                    for i, table in enumerate(slice_tables(run), start=1)],
         "regressions": [regression_row(g) for g in run.regressions],
-        "judge_lines": run.judge_lines,
+        "judge_lines": judge_lines(run),
         "bill_line": run_bill_line(run),
         "bill_headers": [*(["latency (s)"] * billed[0]), *(["cost"] * billed[1])],
-        "flaky_lines": run.flaky_lines(),
+        "flaky_lines": flaky_lines(run),
         "by_kind": [(m, metric_source(run, m), fmt_counts(kind_counts(m, run.records)))
                     for m in metrics],
         "uncited": uncited,

@@ -1,0 +1,95 @@
+"""A goldset's floors decided together from its rows plus the rules (`decide_floors`): the one
+entry point every path that decides a floor reaches, through `run_decision.decide_run` (the
+gate at -n 0 or -n 2, `ragate decide` over saved results, `ragate rejudge` under either judge).
+
+Each floor is decided by its own rule: a slice floor with its family (one key, one metric:
+the correction spans it; `slice_floors.py`), `judge_agreement` over the labelled questions
+(`agreement_floor.py`), an anchor floor over the anchors that were checked, a floor of a
+sequential goldset that stopped by its test (`sequential.py`), any other over its whole
+population (`floors.py`, on the prediction-powered estimate where the goldset asks for it).
+A judged floor is then held to the goldset's labels (`agreement_floor.vouched`): a judge they
+do not vouch for decides nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pytest_ragate.decision.agreement_floor import decide_agreement, vouched
+from pytest_ragate.decision.floors import (
+    Verdict,
+    decide,
+    decide_anchors,
+    of_population,
+)
+from pytest_ragate.decision.goldset_run import GoldsetRun
+from pytest_ragate.decision.population import Population
+from pytest_ragate.decision.rules import Rules
+from pytest_ragate.decision.sequential import Stopping, stopped_verdict
+from pytest_ragate.decision.slice_floors import decide_family, family_of
+from pytest_ragate.scoring.agreement import AGREEMENT
+from pytest_ragate.scoring.figures import computed_by
+from pytest_ragate.scoring.floor import Floor
+from pytest_ragate.scoring.records import MECHANICAL
+from pytest_ragate.wording.floors import ANCHORS_ELSEWHERE
+
+
+def decide_floors(floors: Sequence[Floor], run: GoldsetRun, population: Population,
+                  rules: Rules, stopping: Stopping | None = None) -> dict[Floor, Verdict]:
+    """Every floor of one goldset run (its rows, gaps, anchors, judge and agreements in
+    `run`, what its goldset says of labels and anchors in `population`), in `floors`' order."""
+    families = _families(floors, run, rules)
+    verdicts: dict[Floor, Verdict] = {}
+    for floor in floors:
+        # a slice floor is decided with its family, never alone by the rule of a whole floor
+        verdict = (families[floor] if floor.slice
+                   else _decide_floor(floor, run, population, rules, stopping))
+        verdicts[floor] = vouched(verdict, run.agreements, population.agreement_min, run.judge,
+                                  rules.strictness.strict)
+    return verdicts
+
+
+def _decide_floor(floor: Floor, run: GoldsetRun, population: Population, rules: Rules,
+                  stopping: Stopping | None = None) -> Verdict:
+    if (stopping is not None and stopping.stopped and floor.name in stopping.tracks
+            and not [g for g in of_population(floor, run.gaps) if g.kind not in run.soft_gaps]):
+        rows = {r.question_id: r for r in run.records}
+        return stopped_verdict(floor, run.name, stopping, rows,
+                               computed_by(floor, run.records, run.judge))
+    if floor.anchors and not population.checks_anchors:
+        return Verdict(floor=floor, goldset=run.name, outcome="skipped",
+                       message=ANCHORS_ELSEWHERE, computed_by=MECHANICAL)
+    if floor.anchors:  # over the anchors that were checked; the others are gaps
+        return decide_anchors(floor, run.name, [a for a in run.anchors if a.checked],
+                              strictness=rules.strictness, gaps=run.anchor_gaps)
+    if floor.metric == AGREEMENT:
+        return decide_agreement(floor, run.name, run.agreements, judge=run.judge,
+                                require_judge=rules.require_judge,
+                                strictness=rules.strictness, gaps=run.gaps,
+                                labelled=frozenset(x.question_id for x in population.labels))
+    labels = stamps = None
+    if population.estimate == "ppi" and floor.metric in {x.metric for x in population.labels}:
+        labels = {x.question_id: x.value for x in population.labels if x.metric == floor.metric}
+        stamps = population.stamps(floor.metric)
+    return decide(floor, run.name, run.records, judge=run.judge,
+                  require_judge=rules.require_judge, strictness=rules.strictness, gaps=run.gaps,
+                  labels=labels, stamps=stamps)
+
+
+def _families(floors: Sequence[Floor], run: GoldsetRun, rules: Rules) -> dict[Floor, Verdict]:
+    """The verdict of every slice floor: each family (the slices of one key on one metric)
+    decided together, its tests corrected across it, a judged slice held to the goldset's
+    judge_coverage floor (unless that is an xfail) on its own verdicts."""
+    families: dict[tuple[str, str], list[Floor]] = {}
+    for floor in floors:
+        if (family := family_of(floor)) is not None:
+            families.setdefault(family, []).append(floor)
+    coverage = next((f.min for f in floors if f.metric == "judge_coverage" and f.kind is None
+                     and f.slice is None and not f.xfail), None)
+    verdicts: dict[Floor, Verdict] = {}
+    for family in families.values():
+        verdicts.update(decide_family(family, run.name, run.records, judge=run.judge,
+                                      require_judge=rules.require_judge,
+                                      strictness=rules.strictness, gaps=run.gaps,
+                                      rules=rules.slices, coverage=coverage))
+    return verdicts
