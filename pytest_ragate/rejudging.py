@@ -435,6 +435,8 @@ def saved_collection(saved: SavedRoute, goldset: Goldset) -> Collected:
         {n: f"{saved.route}::{n}" for n in names if n not in deselected},
         labels=goldset.labels, repeats=repeats,
         agreement_min=next((f.min for f in goldset.floors if f.metric == AGREEMENT), None),
+        coverage_min=next((f.min for f in goldset.floors if f.metric == "judge_coverage"
+                           and f.kind is None and f.slice is None), None),
         estimate="ppi" if goldset.estimate == "ppi" else "judge", judge=settings.get("judge"),
         sequential=SequentialPlan.model_validate(plan) if plan else None)
     floors = [FloorSpec(nodeid=f"{saved.route}::{f.name}", location=(saved.route, None, f.name),

@@ -200,6 +200,7 @@ def decide(
     gaps: Sequence[Gap] = (),
     labels: Mapping[str, float] | None = None,
     stamps: Mapping[str, str] | None = None,
+    coverage: float | None = None,
 ) -> Verdict:
     """The floor's outcome over the records of its goldset (and kind, when it has one).
 
@@ -207,9 +208,13 @@ def decide(
     the population is the scored records and the gaps. Without gaps the records are the
     whole population. With `labels` (question id → the human label of this floor's metric,
     `[judge] estimate = "ppi"`) the floor is decided on the prediction-powered estimate;
-    `stamps` are the answers those labels were written for (a label of another is stale)."""
+    `stamps` are the answers those labels were written for (a label of another is stale).
+    `coverage` is the goldset's judge_coverage floor, which a judged floor's own verdicts
+    must reach (`unread`)."""
     scored = scored_or_settled(floor, goldset, records, judge=judge,
                                require_judge=require_judge, strictness=strictness, gaps=gaps)
+    if isinstance(scored, Scored) and coverage is not None:
+        scored = unread(floor, goldset, coverage, scored) or scored
     if isinstance(scored, Verdict):
         return scored
     rows, t, counted = scored.rows, scored.tally, scored.counted
@@ -260,6 +265,25 @@ def scored_or_settled(floor: Floor, goldset: str, records: Sequence[QuestionReco
                        computed_by=counted.computed_by, errors=counted.errors,
                        skipped=counted.skipped)
     return Scored(rows=rows, tally=t, counted=counted)
+
+
+def unread(floor: Floor, goldset: str, coverage: float, scored: Scored) -> Verdict | None:
+    """A judged floor whose judge gave fewer of its verdicts than the goldset's judge_coverage
+    floor asks: not decided (failed), whether or not that coverage floor is an xfail (an
+    expected shortfall of the judge does not make the verdicts it gave enough). Held over the
+    floor's own rows: the goldset's coverage floor counts every verdict, so a judge that fails
+    on one slice's or kind's questions only (its language, its length) can clear it while that
+    floor would be decided on the few verdicts it could give."""
+    if not METRICS[floor.metric].asked:
+        return None
+    rows = [r for r in scored.rows if floor.metric in r.judge_attempted]
+    missing = [r for r in rows if floor.metric in r.judge_failures]
+    if not missing or (len(rows) - len(missing)) / len(rows) >= coverage:
+        return None
+    return Verdict(floor=floor, goldset=goldset, outcome="failed", tally=scored.tally,
+                   message=wording.judge_unread(floor, len(rows) - len(missing), len(rows),
+                                                coverage, [r.question_id for r in missing]),
+                   computed_by=scored.counted.computed_by)
 
 
 def _over(floor: Floor) -> float | None:

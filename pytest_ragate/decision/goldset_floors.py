@@ -7,8 +7,11 @@ the correction spans it; `slice_floors.py`), `judge_agreement` over the labelled
 (`agreement_floor.py`), an anchor floor over the anchors that were checked, a floor of a
 sequential goldset that stopped by its test (`sequential.py`), any other over its whole
 population (`floors.py`, on the prediction-powered estimate where the goldset asks for it).
-A judged floor is then held to the goldset's labels (`agreement_floor.vouched`): a judge they
-do not vouch for decides nothing.
+A floor that depends on another is not decided while that other does not hold, xfail or not:
+a judged floor (whole, kind, slice) whose judge delivered fewer of its own verdicts than the
+goldset's judge_coverage floor asks (`floors.unread`), and any judged floor of a judge the
+goldset's labels do not vouch for (`agreement_floor.vouched`, held to its judge_agreement
+floor).
 """
 
 from __future__ import annotations
@@ -38,19 +41,30 @@ def decide_floors(floors: Sequence[Floor], run: GoldsetRun, population: Populati
                   rules: Rules, stopping: Stopping | None = None) -> dict[Floor, Verdict]:
     """Every floor of one goldset run (its rows, gaps, anchors, judge and agreements in
     `run`, what its goldset says of labels and anchors in `population`), in `floors`' order."""
-    families = _families(floors, run, rules)
+    coverage = coverage_of(floors, population)
+    families = _families(floors, run, rules, coverage)
     verdicts: dict[Floor, Verdict] = {}
     for floor in floors:
         # a slice floor is decided with its family, never alone by the rule of a whole floor
         verdict = (families[floor] if floor.slice
-                   else _decide_floor(floor, run, population, rules, stopping))
+                   else _decide_floor(floor, run, population, rules, stopping, coverage))
         verdicts[floor] = vouched(verdict, run.agreements, population.agreement_min, run.judge,
                                   rules.strictness.strict)
     return verdicts
 
 
+def coverage_of(floors: Sequence[Floor], population: Population) -> float | None:
+    """The judge_coverage floor every judged floor's own verdicts are held to: the goldset's
+    (selected or not: deselecting it does not free the judged floors), else the route's;
+    an xfail one too (an expected shortfall of the judge does not make its verdicts enough)."""
+    if population.coverage_min is not None:
+        return population.coverage_min
+    return next((f.min for f in floors if f.metric == "judge_coverage" and f.kind is None
+                 and f.slice is None and not f.anchors), None)
+
+
 def _decide_floor(floor: Floor, run: GoldsetRun, population: Population, rules: Rules,
-                  stopping: Stopping | None = None) -> Verdict:
+                  stopping: Stopping | None = None, coverage: float | None = None) -> Verdict:
     if (stopping is not None and stopping.stopped and floor.name in stopping.tracks
             and not [g for g in of_population(floor, run.gaps) if g.kind not in run.soft_gaps]):
         rows = {r.question_id: r for r in run.records}
@@ -73,19 +87,18 @@ def _decide_floor(floor: Floor, run: GoldsetRun, population: Population, rules: 
         stamps = population.stamps(floor.metric)
     return decide(floor, run.name, run.records, judge=run.judge,
                   require_judge=rules.require_judge, strictness=rules.strictness, gaps=run.gaps,
-                  labels=labels, stamps=stamps)
+                  labels=labels, stamps=stamps, coverage=coverage)
 
 
-def _families(floors: Sequence[Floor], run: GoldsetRun, rules: Rules) -> dict[Floor, Verdict]:
+def _families(floors: Sequence[Floor], run: GoldsetRun, rules: Rules,
+              coverage: float | None) -> dict[Floor, Verdict]:
     """The verdict of every slice floor: each family (the slices of one key on one metric)
     decided together, its tests corrected across it, a judged slice held to the goldset's
-    judge_coverage floor (unless that is an xfail) on its own verdicts."""
+    judge_coverage floor on its own verdicts."""
     families: dict[tuple[str, str], list[Floor]] = {}
     for floor in floors:
         if (family := family_of(floor)) is not None:
             families.setdefault(family, []).append(floor)
-    coverage = next((f.min for f in floors if f.metric == "judge_coverage" and f.kind is None
-                     and f.slice is None and not f.xfail), None)
     verdicts: dict[Floor, Verdict] = {}
     for family in families.values():
         verdicts.update(decide_family(family, run.name, run.records, judge=run.judge,

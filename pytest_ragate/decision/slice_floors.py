@@ -21,6 +21,7 @@ from pytest_ragate.decision.floors import (
     Verdict,
     outcome_of,
     scored_or_settled,
+    unread,
 )
 from pytest_ragate.decision.rules import POINT, SliceRules, Strictness
 from pytest_ragate.scoring.figures import Counted
@@ -56,7 +57,7 @@ def decide_family(floors: Sequence[Floor], goldset: str, records: Sequence[Quest
     for floor in floors:
         settled = _settled(floor, goldset, records, judge, require_judge, strictness, gaps)
         if isinstance(settled, Scored) and coverage is not None:
-            settled = _unread(floor, goldset, coverage, settled) or settled
+            settled = unread(floor, goldset, coverage, settled) or settled
         if isinstance(settled, Verdict):
             verdicts[floor] = settled
         else:
@@ -95,23 +96,6 @@ def _settled(floor: Floor, goldset: str, records: Sequence[QuestionRecord], judg
                        computed_by=counted.computed_by, errors=counted.errors,
                        skipped=counted.skipped)
     return scored
-
-
-def _unread(floor: Floor, goldset: str, coverage: float, scored: Scored) -> Verdict | None:
-    """A judged slice whose judge gave fewer of its verdicts than the goldset's judge_coverage
-    floor asks: not decided (failed). The goldset's coverage floor counts every verdict, so a
-    judge that fails on one slice's questions only (its language, its length) can clear it
-    while the slice is decided on the verdicts it could give."""
-    if not floor.judged:
-        return None
-    rows = [r for r in scored.rows if floor.metric in r.judge_attempted]
-    unread = [r for r in rows if floor.metric in r.judge_failures]
-    if not unread or (len(rows) - len(unread)) / len(rows) >= coverage:
-        return None
-    return Verdict(floor=floor, goldset=goldset, outcome="failed", tally=scored.tally,
-                   message=wording.slice_unread(floor, len(rows) - len(unread), len(rows),
-                                                 coverage, [r.question_id for r in unread]),
-                   computed_by=scored.counted.computed_by)
 
 
 def _decided(floor: Floor, goldset: str, figure: SliceFigure, counted: Counted, tested: int,

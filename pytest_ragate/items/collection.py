@@ -563,6 +563,7 @@ def collected(items: Iterable[pytest.Item]) -> Collected:
         populations.append(Population.of(
             route, goldset, repeated_cases(item_config, goldset), anchors, ran.get(route, {}),
             labels=goldset.labels, repeats=repeats_of(item_config, goldset),
+            coverage_min=_coverage_min(goldset, [f.floor for f in floors if f.route == route]),
             agreement_min=_agreement_min(goldset, [f.floor for f in floors
                                                    if f.route == route]),
             estimate="ppi" if goldset.estimate == "ppi" else "judge",
@@ -585,6 +586,17 @@ def _judge_fixture(item: pytest.Item) -> str | None:
 
     origin = fixture_origin(item, "ragate_judge")
     return None if origin is None or origin.builtin else origin.where
+
+
+def _coverage_min(goldset: Goldset, selected: list[Floor]) -> float | None:
+    """The route's judge_coverage floor over the whole goldset, selected or not, xfail or
+    not: a judged floor is not decided on fewer of its verdicts than it asks."""
+    for floors in (selected, goldset.floors):
+        found = next((f.min for f in floors if f.metric == "judge_coverage" and f.kind is None
+                      and f.slice is None and not f.anchors), None)
+        if found is not None:
+            return found
+    return None
 
 
 def _agreement_min(goldset: Goldset, selected: list[Floor]) -> float | None:

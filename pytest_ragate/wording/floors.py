@@ -13,6 +13,7 @@ from pytest_ragate.scoring.ppi import MIN_LABELS, Ppi
 from pytest_ragate.scoring.records import fmt_some
 from pytest_ragate.scoring.registry import METRICS, Tally, figure_digits, fmt_figure
 from pytest_ragate.wording.numbers import NAMED, bound, fmt_interval, plural
+from pytest_ragate.wording.slices import slice_name
 
 if TYPE_CHECKING:
     from pytest_ragate.decision.floors import Call, Gap, Missing
@@ -99,6 +100,23 @@ def aside(floor: Floor, counted: Counted) -> str:
     if counted.failures:  # judge_coverage counts its failures as wrong: never here
         notes.append(f"{plural(counted.failures, 'judge failure')}, not counted")
     return f" ({'; '.join(notes)})" if notes else ""
+
+
+def judge_unread(floor: Floor, delivered: int, asked: int, coverage: float,
+                 unread: Sequence[str]) -> str:
+    """A judged floor whose judge failed on too many of its questions: not decided."""
+    missing = fmt_some(list(dict.fromkeys(unread)), 5)
+    if floor.slice is not None:
+        name = slice_name(*floor.slice)
+        return (f"{name} {floor.metric}: not decided: the judge delivered {delivered} of "
+                f"{asked} verdicts of {name} ({delivered / asked:.2f} < judge_coverage floor "
+                f"{coverage:.2f}; none for {missing}): a slice is not decided on the verdicts "
+                "its judge could give")
+    scope = f" of {floor.kind} questions" if floor.kind else ""
+    return (f"{floor.metric}: not decided: the judge delivered {delivered} of {asked} verdicts"
+            f"{scope} ({delivered / asked:.2f} < judge_coverage floor {coverage:.2f}, xfail "
+            f"or not; none for {missing}): a floor is not decided on the verdicts its judge "
+            "could give")
 
 
 def nothing_scored(floor: Floor, rows: int, counted: Counted) -> str:

@@ -88,17 +88,6 @@ def slice_too_few(floor: Floor, t: Tally, min_n: int) -> str:
             f"ragate_min_n = {min_n}")
 
 
-def slice_unread(floor: Floor, delivered: int, asked: int, coverage: float,
-                 unread: Sequence[str]) -> str:
-    """A judged slice whose judge failed on too many of its questions: not decided."""
-    assert floor.slice is not None
-    name, missing = slice_name(*floor.slice), fmt_some(list(dict.fromkeys(unread)), 5)
-    return (f"{name} {floor.metric}: not decided: the judge delivered {delivered} of {asked} "
-            f"verdicts of {name} ({delivered / asked:.2f} < judge_coverage floor "
-            f"{coverage:.2f}; none for {missing}): a slice is not decided on the verdicts its "
-            "judge could give")
-
-
 def slice_short(floor: Floor) -> str:
     """An insufficient slice whose interval lies wholly on the wrong side of its floor."""
     side = "above" if floor.upper else "below"
