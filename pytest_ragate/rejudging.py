@@ -437,6 +437,7 @@ def saved_collection(saved: SavedRoute, goldset: Goldset) -> Collected:
         agreement_min=next((f.min for f in goldset.floors if f.metric == AGREEMENT), None),
         coverage_min=next((f.min for f in goldset.floors if f.metric == "judge_coverage"
                            and f.kind is None and f.slice is None), None),
+        judge_optional=goldset.config.judge.optional,
         estimate="ppi" if goldset.estimate == "ppi" else "judge", judge=settings.get("judge"),
         sequential=SequentialPlan.model_validate(plan) if plan else None)
     floors = [FloorSpec(nodeid=f"{saved.route}::{f.name}", location=(saved.route, None, f.name),

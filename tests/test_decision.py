@@ -14,7 +14,7 @@ from pytest_ragate.decision.population import (
     Member,
     Population,
 )
-from pytest_ragate.decision.rules import Rules, Strictness
+from pytest_ragate.decision.rules import DEFAULT_RULES, Rules, Strictness, rules_of
 from pytest_ragate.decision.run_decision import Arrived, Failure, decide_run
 from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord
@@ -177,14 +177,31 @@ def test_results_without_a_collection_cannot_be_decided() -> None:
     assert decide_run(None, Arrived()).undescribed == []  # nothing arrived: nothing to say
 
 
-def test_strictness_and_require_judge_are_the_rules() -> None:
+def test_a_judged_floor_without_a_judge_fails_unless_its_metric_is_optional() -> None:
+    """Not decided, so failed naming --ragate-judge; skipped only where the ini file
+    (`ragate_judge_optional`) or the goldset (`[judge] optional`) names its metric, and failed
+    even then under --ragate-require-judge. The judge_coverage floor follows the judged
+    floors it gates: optional once every judged metric of the goldset is."""
     q1 = member("q1")
-    judged = Floor("faithfulness", 0.8)
-    collected = Collected(floors=[spec(judged)], populations=[population([q1])])
+    floors = [Floor("faithfulness", 0.8), Floor("judge_coverage", 0.95)]
+    collected = Collected(floors=[spec(f) for f in floors], populations=[population([q1])])
     arrived = Arrived(records={node(q1): scored(q1)})
-    assert decide_run(collected, arrived).floors[0].verdict.outcome == "skipped"
-    strict = decide_run(collected, arrived, Rules(require_judge=True))
-    assert strict.floors[0].verdict.outcome == "failed"
+
+    def outcomes(rules: Rules = DEFAULT_RULES, optional: tuple[str, ...] = ()) -> list[str]:
+        found = collected.model_copy(update={"populations": [
+            p.model_copy(update={"judge_optional": list(optional)})
+            for p in collected.populations]})
+        return [d.verdict.outcome for d in decide_run(found, arrived, rules).floors]
+
+    failed = decide_run(collected, arrived).floors[0].verdict
+    assert failed.outcome == "failed" and "--ragate-judge" in failed.message
+    assert "-m \"not slow\"" in failed.message and "[judge] optional" in failed.message
+    assert outcomes() == ["failed", "failed"]
+    assert outcomes(rules_of({"judge_optional": "faithfulness"})) == ["skipped", "skipped"]
+    assert outcomes(optional=("faithfulness",)) == ["skipped", "skipped"]
+    assert outcomes(optional=("answer_relevancy",)) == ["failed", "failed"]
+    required = rules_of({"judge_optional": "faithfulness", "require_judge": True})
+    assert outcomes(required) == ["failed", "failed"]
     refused = decide_run(Collected(floors=[spec(RECALL)], populations=[population([q1])]),
                          arrived, Rules(strictness=Strictness(min_n=5)))
     assert refused.floors[0].verdict.message.startswith("refusing to gate")

@@ -155,12 +155,15 @@ def test_a_judged_floor_whose_questions_are_deselected_skips_and_says_so(
 @WORKERS
 def test_without_a_judge_a_judged_floor_still_says_none_is_configured(
         pytester: pytest.Pytester, workers: str) -> None:
-    """The one case that says so: no --ragate-judge, and the questions that ran had none."""
+    """The one case that says so: no --ragate-judge, and the questions that ran had none. A
+    judged floor written in ragate.toml is then not decided: it fails, naming the flag, and
+    every output says FAIL (it was once skipped, and the run green)."""
     write_goldset(pytester.path / "gs", floors=JUDGED)
     pytester.makeconftest(planned({"q4": "Answer.abstain()"}) + FIXTURE_JUDGE_CONFTEST)
     result = run_pytester(pytester, workers, "gs", *OUTPUTS)
-    expect(result, "SKIPPED * faithfulness needs a judge: none configured (--ragate-judge)*")
-    outputs_agree(pytester, result, FLOOR, "skipped")
+    expect(result, "FAILED * faithfulness needs a judge: none configured (--ragate-judge): a "
+           "judged floor is not decided without one*")
+    outputs_agree(pytester, result, FLOOR, "failed")
 
 
 @WORKERS

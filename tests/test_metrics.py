@@ -193,10 +193,11 @@ def test_xfail_floor_below_is_xfailed_and_holding_is_strict_xpass() -> None:
     assert "--ragate-promote" in held.message
 
 
-def test_judged_floor_without_judge_is_skipped_or_required() -> None:
+def test_judged_floor_without_judge_fails_unless_optional() -> None:
     floor = Floor("faithfulness", 0.8)
-    assert decide(floor, "g", []).outcome == "skipped"
-    required = decide(floor, "g", [], require_judge=True)
+    assert decide(floor, "g", []).outcome == "failed"
+    assert decide(floor, "g", [], unjudged="skip").outcome == "skipped"
+    required = decide(floor, "g", [], unjudged="required")
     assert required.outcome == "failed" and "--ragate-require-judge" in required.message
 
 

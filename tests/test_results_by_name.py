@@ -181,9 +181,9 @@ def test_the_baseline_rule(then: float, now: float, significant: bool, pairs: in
 
 
 def test_a_judged_floor_and_judge_agreement_say_they_need_a_judge_in_one_sentence() -> None:
-    assert messages.needs_judge("judge_agreement", require_judge=True) == (
-        "judge_agreement needs a judge: none configured (--ragate-judge); judged floors are "
-        "skipped and --ragate-require-judge is set")
+    assert messages.needs_judge("judge_agreement", "required") == (
+        "judge_agreement needs a judge: none configured (--ragate-judge): not decided, though "
+        "named optional, as --ragate-require-judge is set")
 
 
 def test_a_floor_whose_every_question_was_skipped_without_a_reason_says_so() -> None:

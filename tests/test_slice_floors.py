@@ -296,10 +296,10 @@ def test_a_slice_with_a_gap_or_too_few_questions_is_not_decided() -> None:
 
 def test_a_judged_slice_without_a_judge_is_not_a_pass() -> None:
     floors = [Floor("faithfulness", 0.8, slice=("lang", "de"))]
-    skipped = decide_family(floors, "g", rows_for({"de": (5, 5)}))
-    assert next(iter(skipped.values())).outcome == "skipped"
-    failed = decide_family(floors, "g", rows_for({"de": (5, 5)}), require_judge=True)
+    failed = decide_family(floors, "g", rows_for({"de": (5, 5)}))
     assert next(iter(failed.values())).outcome == "failed"
+    skipped = decide_family(floors, "g", rows_for({"de": (5, 5)}), unjudged="skip")
+    assert next(iter(skipped.values())).outcome == "skipped"
 
 
 def test_a_judged_slice_floor_is_refused_where_judged_floors_are_decided_on_ppi(

@@ -16,6 +16,7 @@ from typing import Literal
 
 from pytest_ragate.decision.floors import (
     Gap,
+    Unjudged,
     Verdict,
     missing_of,
     outcome_of,
@@ -78,14 +79,14 @@ def _rank(a: Agreement, strict: bool) -> tuple[int, float]:
 
 
 def decide_agreement(floor: Floor, goldset: str, agreements: Sequence[Agreement], *,
-                     judge: str | None, require_judge: bool = False,
+                     judge: str | None, unjudged: Unjudged = "fail",
                      strictness: Strictness = POINT, gaps: Sequence[Gap] = (),
                      labelled: frozenset[str] = frozenset()) -> Verdict:
     """`floor[judge_agreement]`: the worst labelled metric's statistic against the floor,
     with its interval and n; a labelled question without a verdict fails it, a deselected
     one skips it (a floor is decided over its whole population: the labelled questions)."""
     if judge is None:
-        return without_judge(floor, goldset, require_judge)
+        return without_judge(floor, goldset, unjudged)
     missing = missing_of([g for g in gaps if g.member in labelled], len(labelled),
                          "labelled questions", strictness)
     if missing is not None:

@@ -58,6 +58,9 @@ from pytest_ragate.wording import floors as wording
 
 Outcome = Literal["passed", "failed", "xfailed", "xpassed", "skipped"]
 GapKind = Literal["errored", "crashed", "lost", "never ran", "skipped", "sealed", "deselected"]
+# a judged floor in a run without a judge: fails (the default), fails though its metric is
+# named optional (--ragate-require-judge), or is skipped (its metric named optional)
+Unjudged = Literal["fail", "required", "skip"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -181,11 +184,13 @@ def outcome_of(floor: Floor, call: Call) -> Outcome:
 # --- deciding a floor: the figures, the rule, the message ---------------------------------------
 
 
-def without_judge(floor: Floor, goldset: str, require_judge: bool) -> Verdict:
-    """A judged floor of a run without a judge: skipped, or failed when one is required."""
+def without_judge(floor: Floor, goldset: str, unjudged: Unjudged) -> Verdict:
+    """A judged floor of a run without a judge: not decided, so failed, naming the flag;
+    skipped only when the goldset or the ini file names its metric optional (and
+    --ragate-require-judge does not overrule that)."""
     return Verdict(floor=floor, goldset=goldset,
-                   outcome="failed" if require_judge else "skipped",
-                   message=wording.needs_judge(floor.metric, require_judge),
+                   outcome="skipped" if unjudged == "skip" else "failed",
+                   message=wording.needs_judge(floor.metric, unjudged),
                    computed_by="no judge")
 
 
@@ -195,7 +200,7 @@ def decide(
     records: Sequence[QuestionRecord],
     *,
     judge: str | None = None,
-    require_judge: bool = False,
+    unjudged: Unjudged = "fail",
     strictness: Strictness = POINT,
     gaps: Sequence[Gap] = (),
     labels: Mapping[str, float] | None = None,
@@ -212,7 +217,7 @@ def decide(
     `coverage` is the goldset's judge_coverage floor, which a judged floor's own verdicts
     must reach (`unread`)."""
     scored = scored_or_settled(floor, goldset, records, judge=judge,
-                               require_judge=require_judge, strictness=strictness, gaps=gaps)
+                               unjudged=unjudged, strictness=strictness, gaps=gaps)
     if isinstance(scored, Scored) and coverage is not None:
         scored = unread(floor, goldset, coverage, scored) or scored
     if isinstance(scored, Verdict):
@@ -241,13 +246,13 @@ class Scored:
 
 
 def scored_or_settled(floor: Floor, goldset: str, records: Sequence[QuestionRecord], *,
-                      judge: str | None, require_judge: bool, strictness: Strictness,
+                      judge: str | None, unjudged: Unjudged, strictness: Strictness,
                       gaps: Sequence[Gap]) -> Verdict | Scored:
     """What every floor over questions is held to before its figures, as a verdict: a judged
     floor without a judge, a population with gaps, nothing that ran, a bill figure missing,
     nothing scored; else its rows and tally, to be decided."""
     if floor.judged and judge is None:
-        return without_judge(floor, goldset, require_judge)
+        return without_judge(floor, goldset, unjudged)
     rows = [r for r in records if counts_in(floor, r.kind, r.tags)]
     if mine := of_population(floor, gaps):
         return _not_whole(floor, goldset, rows, mine, judge, strictness)

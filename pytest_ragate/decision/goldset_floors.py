@@ -16,10 +16,11 @@ floor).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pytest_ragate.decision.agreement_floor import decide_agreement, vouched
 from pytest_ragate.decision.floors import (
+    Unjudged,
     Verdict,
     decide,
     decide_anchors,
@@ -34,6 +35,7 @@ from pytest_ragate.scoring.agreement import AGREEMENT
 from pytest_ragate.scoring.figures import computed_by
 from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import MECHANICAL
+from pytest_ragate.scoring.registry import METRICS
 from pytest_ragate.wording.floors import ANCHORS_ELSEWHERE
 
 
@@ -42,15 +44,36 @@ def decide_floors(floors: Sequence[Floor], run: GoldsetRun, population: Populati
     """Every floor of one goldset run (its rows, gaps, anchors, judge and agreements in
     `run`, what its goldset says of labels and anchors in `population`), in `floors`' order."""
     coverage = coverage_of(floors, population)
-    families = _families(floors, run, rules, coverage)
+    unjudged = unjudged_of(floors, population, rules)
+    families = _families(floors, run, rules, coverage, unjudged)
     verdicts: dict[Floor, Verdict] = {}
     for floor in floors:
         # a slice floor is decided with its family, never alone by the rule of a whole floor
-        verdict = (families[floor] if floor.slice
-                   else _decide_floor(floor, run, population, rules, stopping, coverage))
+        verdict = (families[floor] if floor.slice else _decide_floor(
+            floor, run, population, rules, stopping, coverage, unjudged(floor.metric)))
         verdicts[floor] = vouched(verdict, run.agreements, population.agreement_min, run.judge,
                                   rules.strictness.strict)
     return verdicts
+
+
+def unjudged_of(floors: Sequence[Floor], population: Population, rules: Rules,
+                ) -> Callable[[str], Unjudged]:
+    """What a judged floor of `metric` does in a run without a judge: it fails, naming the
+    flag, unless the goldset (`[judge] optional`) or the ini file (`ragate_judge_optional`)
+    names its metric optional, when it is skipped, or --ragate-require-judge is set, when it
+    fails anyway. The metrics about the judge (judge_coverage, judge_agreement) are optional
+    when every judged metric of the goldset's floors is."""
+    optional = set(rules.judge_optional) | set(population.judge_optional)
+    asked = {f.metric for f in floors if METRICS[f.metric].asked}
+    if asked and asked <= optional:
+        optional |= {"judge_coverage", AGREEMENT}
+
+    def unjudged(metric: str) -> Unjudged:
+        if metric not in optional:
+            return "fail"
+        return "required" if rules.require_judge else "skip"
+
+    return unjudged
 
 
 def coverage_of(floors: Sequence[Floor], population: Population) -> float | None:
@@ -64,7 +87,8 @@ def coverage_of(floors: Sequence[Floor], population: Population) -> float | None
 
 
 def _decide_floor(floor: Floor, run: GoldsetRun, population: Population, rules: Rules,
-                  stopping: Stopping | None = None, coverage: float | None = None) -> Verdict:
+                  stopping: Stopping | None, coverage: float | None,
+                  unjudged: Unjudged) -> Verdict:
     if (stopping is not None and stopping.stopped and floor.name in stopping.tracks
             and not [g for g in of_population(floor, run.gaps) if g.kind not in run.soft_gaps]):
         rows = {r.question_id: r for r in run.records}
@@ -78,7 +102,7 @@ def _decide_floor(floor: Floor, run: GoldsetRun, population: Population, rules: 
                               strictness=rules.strictness, gaps=run.anchor_gaps)
     if floor.metric == AGREEMENT:
         return decide_agreement(floor, run.name, run.agreements, judge=run.judge,
-                                require_judge=rules.require_judge,
+                                unjudged=unjudged,
                                 strictness=rules.strictness, gaps=run.gaps,
                                 labelled=frozenset(x.question_id for x in population.labels))
     labels = stamps = None
@@ -86,12 +110,13 @@ def _decide_floor(floor: Floor, run: GoldsetRun, population: Population, rules: 
         labels = {x.question_id: x.value for x in population.labels if x.metric == floor.metric}
         stamps = population.stamps(floor.metric)
     return decide(floor, run.name, run.records, judge=run.judge,
-                  require_judge=rules.require_judge, strictness=rules.strictness, gaps=run.gaps,
+                  unjudged=unjudged, strictness=rules.strictness, gaps=run.gaps,
                   labels=labels, stamps=stamps, coverage=coverage)
 
 
 def _families(floors: Sequence[Floor], run: GoldsetRun, rules: Rules,
-              coverage: float | None) -> dict[Floor, Verdict]:
+              coverage: float | None, unjudged: Callable[[str], Unjudged],
+              ) -> dict[Floor, Verdict]:
     """The verdict of every slice floor: each family (the slices of one key on one metric)
     decided together, its tests corrected across it, a judged slice held to the goldset's
     judge_coverage floor on its own verdicts."""
@@ -100,9 +125,9 @@ def _families(floors: Sequence[Floor], run: GoldsetRun, rules: Rules,
         if (family := family_of(floor)) is not None:
             families.setdefault(family, []).append(floor)
     verdicts: dict[Floor, Verdict] = {}
-    for family in families.values():
+    for (_, metric), family in families.items():
         verdicts.update(decide_family(family, run.name, run.records, judge=run.judge,
-                                      require_judge=rules.require_judge,
+                                      unjudged=unjudged(metric),
                                       strictness=rules.strictness, gaps=run.gaps,
                                       rules=rules.slices, coverage=coverage))
     return verdicts

@@ -241,6 +241,8 @@ class Population(_Wire):
     agreement_min: float | None = None  # judge_agreement: judged floors need it to hold
     # judge_coverage (the goldset's, xfail or not): a judged floor's own verdicts must reach it
     coverage_min: float | None = None
+    # judged metrics whose floors a run without a judge skips (the goldset's `[judge] optional`)
+    judge_optional: list[str] = []
     estimate: Literal["judge", "ppi"] = "judge"  # what judged floors are decided on
     # the judge configured for the run (`--ragate-judge`), whether or not a question reached
     # it; and where the route's own `ragate_judge` fixture is defined, when a user overrides
@@ -254,7 +256,7 @@ class Population(_Wire):
            anchors: Iterable[AskedAnchor] | None, nodeids: Mapping[str, str], *,
            labels: Iterable[object] = (), repeats: int = 1,
            agreement_min: float | None = None, coverage_min: float | None = None,
-           estimate: Literal["judge", "ppi"] = "judge",
+           judge_optional: Iterable[str] = (), estimate: Literal["judge", "ppi"] = "judge",
            judge: str | None = None, judge_fixture: str | None = None,
            sequential: SequentialPlan | None = None) -> Population:
         """One route's population: each case (once per repeat) and anchor (None: a
@@ -269,8 +271,8 @@ class Population(_Wire):
                      for a in anchors or ()],
             checks_anchors=anchors is not None,
             labels=[LabelSpec.model_validate(label, from_attributes=True) for label in labels],
-            agreement_min=agreement_min, coverage_min=coverage_min, estimate=estimate,
-            judge=judge,
+            agreement_min=agreement_min, coverage_min=coverage_min,
+            judge_optional=list(judge_optional), estimate=estimate, judge=judge,
             judge_fixture=judge_fixture, sequential=sequential)
 
     def stamps(self, metric: str) -> dict[str, str]:

@@ -55,9 +55,16 @@ class Rules:
     alpha: float = 0.05
     slices: SliceRules = field(default_factory=SliceRules)
     accept_judge: str | None = None  # --ragate-accept-judge: a judge change it accepts
+    # judged metrics whose floors a run without a judge skips (`ragate_judge_optional`)
+    judge_optional: frozenset[str] = frozenset()
 
 
 DEFAULT_RULES = Rules()
+
+
+def optional_metrics(names: str | None) -> frozenset[str]:
+    """`ragate_judge_optional`'s metric names, separated by spaces or commas."""
+    return frozenset((names or "").replace(",", " ").split())
 
 
 def rules_of(gate: Mapping[str, Any], baseline: Sequence[BaselineRun] | None = None) -> Rules:
@@ -71,6 +78,7 @@ def rules_of(gate: Mapping[str, Any], baseline: Sequence[BaselineRun] | None = N
                  require_judge=bool(gate.get("require_judge", False)), baseline=baseline,
                  alpha=float(gate.get("alpha", Rules.alpha)),
                  accept_judge=gate.get("accept_judge"),
+                 judge_optional=optional_metrics(gate.get("judge_optional")),
                  slices=SliceRules(alpha=float(gate.get("slice_alpha", slices.alpha)),
                                    correction=gate.get("slice_correction", slices.correction),
                                    insufficient=gate.get("slice_insufficient",

@@ -18,6 +18,7 @@ from pytest_ragate.decision.floors import (
     Gap,
     Outcome,
     Scored,
+    Unjudged,
     Verdict,
     outcome_of,
     scored_or_settled,
@@ -42,7 +43,7 @@ def family_of(floor: Floor) -> tuple[str, str] | None:
 
 
 def decide_family(floors: Sequence[Floor], goldset: str, records: Sequence[QuestionRecord], *,
-                  judge: str | None = None, require_judge: bool = False,
+                  judge: str | None = None, unjudged: Unjudged = "fail",
                   strictness: Strictness = POINT, gaps: Sequence[Gap] = (),
                   rules: SliceRules | None = None,
                   coverage: float | None = None) -> dict[Floor, Verdict]:
@@ -55,7 +56,7 @@ def decide_family(floors: Sequence[Floor], goldset: str, records: Sequence[Quest
     if len(set(values)) < len(values):  # one floor per slice, or a verdict would be lost
         raise ValueError(f"a family holds one floor per slice, not {sorted(values)}")
     for floor in floors:
-        settled = _settled(floor, goldset, records, judge, require_judge, strictness, gaps)
+        settled = _settled(floor, goldset, records, judge, unjudged, strictness, gaps)
         if isinstance(settled, Scored) and coverage is not None:
             settled = unread(floor, goldset, coverage, settled) or settled
         if isinstance(settled, Verdict):
@@ -80,13 +81,13 @@ def _value(floor: Floor) -> str:
 
 
 def _settled(floor: Floor, goldset: str, records: Sequence[QuestionRecord], judge: str | None,
-             require_judge: bool, strictness: Strictness, gaps: Sequence[Gap],
+             unjudged: Unjudged, strictness: Strictness, gaps: Sequence[Gap],
              ) -> Verdict | Scored:
     """The verdict of a slice the rules of every floor settle before its test (no judge,
     gaps, nothing ran or scored: `floors.scored_or_settled`; too few questions), else its
     rows and tally, to be decided."""
     scored = scored_or_settled(floor, goldset, records, judge=judge,
-                               require_judge=require_judge, strictness=strictness, gaps=gaps)
+                               unjudged=unjudged, strictness=strictness, gaps=gaps)
     if isinstance(scored, Verdict):
         return scored
     t, counted = scored.tally, scored.counted

@@ -33,6 +33,7 @@ from pytest_ragate.goldsets.corpus import Units
 from pytest_ragate.problems import GoldsetError, Problem, problems_from_validation
 from pytest_ragate.scoring.floor import KIND_SLICE, floor_name
 from pytest_ragate.scoring.records import ContextRef, Evidence, Span, WholeDocument
+from pytest_ragate.scoring.registry import METRICS
 
 # --- the files----------------------------------------------------------------------
 
@@ -66,6 +67,17 @@ class JudgeConfig(_Model):
 
     labels: Annotated[str, Field(min_length=1)] | None = None
     estimate: Literal["judge", "ppi"] = "judge"
+    # judged metrics whose floors a run without a judge skips (any other judged floor fails)
+    optional: list[str] = Field(default_factory=list)
+
+    @field_validator("optional")
+    @classmethod
+    def _judged(cls, value: list[str]) -> list[str]:
+        wrong = [name for name in value if name not in METRICS or not METRICS[name].judged]
+        if wrong:
+            raise ValueError(f"{', '.join(wrong)}: not a judged metric; name the judged "
+                             "metrics whose floors a run without a judge may skip")
+        return value
 
 
 class GoldsetConfig(_Model):

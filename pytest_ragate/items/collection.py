@@ -564,6 +564,7 @@ def collected(items: Iterable[pytest.Item]) -> Collected:
             route, goldset, repeated_cases(item_config, goldset), anchors, ran.get(route, {}),
             labels=goldset.labels, repeats=repeats_of(item_config, goldset),
             coverage_min=_coverage_min(goldset, [f.floor for f in floors if f.route == route]),
+            judge_optional=goldset.config.judge.optional,
             agreement_min=_agreement_min(goldset, [f.floor for f in floors
                                                    if f.route == route]),
             estimate="ppi" if goldset.estimate == "ppi" else "judge",

@@ -311,4 +311,19 @@ def check_before_running(config: pytest.Config, settings: Settings, *,
 
         spec = check_settings(settings.judge)
         fixture_file = spec[1] if spec and spec[0] == "fixture" else None
+    check_judge_optional(settings)
     check_outputs(config, fixture_file, decided)
+
+
+def check_judge_optional(settings: Settings) -> None:
+    """`ragate_judge_optional` names judged metrics, each once: a typo would leave a floor
+    it meant to skip failing, or one it did not mean to, so an unknown name is a usage error."""
+    from pytest_ragate.decision.rules import optional_metrics
+    from pytest_ragate.scoring.registry import METRICS
+
+    wrong = sorted(name for name in optional_metrics(settings.gate.judge_optional)
+                   if name not in METRICS or not METRICS[name].judged)
+    if wrong:
+        from pytest_ragate.wording.floors import not_judged_metrics
+
+        raise pytest.UsageError(not_judged_metrics("ragate_judge_optional", wrong))

@@ -16,7 +16,7 @@ from pytest_ragate.wording.numbers import NAMED, bound, fmt_interval, plural
 from pytest_ragate.wording.slices import slice_name
 
 if TYPE_CHECKING:
-    from pytest_ragate.decision.floors import Call, Gap, Missing
+    from pytest_ragate.decision.floors import Call, Gap, Missing, Unjudged
     from pytest_ragate.scoring.figures import Counted, Figures
     from pytest_ragate.scoring.floor import Floor
 
@@ -28,10 +28,27 @@ ANCHORS_ELSEWHERE = ("not decided here: anchors are checked where the goldset's 
 # --- a floor without its figure -------------------------------------------------------------
 
 
-def needs_judge(metric: str, require_judge: bool) -> str:
-    """A judged floor of a run with no judge configured."""
-    return (f"{metric} needs a judge: none configured (--ragate-judge); judged floors are "
-            "skipped" + (" and --ragate-require-judge is set" if require_judge else ""))
+def needs_judge(metric: str, unjudged: Unjudged) -> str:
+    """A judged floor of a run with no judge configured (`decision.floors.Unjudged`)."""
+    head = f"{metric} needs a judge: none configured (--ragate-judge)"
+    if unjudged == "skip":
+        return (f"{head}; skipped: its metric is named optional ([judge] optional in "
+                "ragate.toml, or ragate_judge_optional)")
+    if unjudged == "required":
+        return (f"{head}: not decided, though named optional, as --ragate-require-judge is "
+                "set")
+    which = metric if METRICS[metric].asked else "the goldset's judged metrics"
+    return (f"{head}: a judged floor is not decided without one; give --ragate-judge (or "
+            "ragate_judge in the ini file), deselect judged floors (-m \"not slow\"), or name "
+            f"{which} optional ([judge] optional in ragate.toml, or ragate_judge_optional) "
+            "to skip their floors without a judge")
+
+
+def not_judged_metrics(where: str, names: Sequence[str]) -> str:
+    """Names given as optional judged metrics that are none."""
+    judged = ", ".join(m for m, info in METRICS.items() if info.judged)
+    return (f"{where}: {', '.join(names)}: not a judged metric (judged metrics: {judged}); "
+            "name the metrics whose floors a run without a judge may skip")
 
 
 def named(gaps: Sequence[Gap], detail: bool = True) -> str:
