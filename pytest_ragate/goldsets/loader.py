@@ -185,6 +185,11 @@ def _floor(entry: _FloorEntry, path: Path) -> Floor | list[Problem]:
                         f"{', '.join(anchor_floor_metrics())}, not {metric!r}")]
     if metric not in METRICS:
         return [Problem(path, at, f"unknown metric {metric!r} (known: {', '.join(METRICS)})")]
+    if not entry.anchors and METRICS[metric].source == "anchors":
+        return [Problem(path, at, f"{metric} is the share of a kind's anchors whose check held: "
+                        f"a floor on it is over anchors ([floors.anchors.KIND] {metric} = …), "
+                        "never over questions, where it has nothing to count and could never "
+                        "pass")]
     if entry.slice and not sliceable(metric):
         return [Problem(path, at, not_sliceable(metric))]
     try:

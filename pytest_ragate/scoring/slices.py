@@ -260,7 +260,8 @@ def sliceable(metric: str) -> bool:
     questions (a proportion, or a mean of per-question scores), and the bill's figures and
     judge agreement are not one."""
     info = METRICS[metric]
-    return info.share and info.aggregate != "quantile" and info.source != "agreement"
+    return (info.share and info.aggregate != "quantile"
+            and info.source not in ("agreement", "anchors"))
 
 
 def _refuse_unbounded(floor: Floor) -> None:
