@@ -116,7 +116,7 @@ def test_a_deselected_member_skips_the_floor() -> None:
     assert run.hard_gaps == []
     verdict = done.floors[0].verdict
     assert verdict.outcome == "skipped"
-    assert "1 of 2 questions deselected (-k, -m or --lf): q2" in verdict.message
+    assert "1 of 2 questions deselected (-k or -m): q2" in verdict.message
 
 
 def test_a_member_that_started_and_never_reported_is_lost_and_reported() -> None:
@@ -224,3 +224,22 @@ def test_the_decision_step_imports_no_pytest() -> None:
     imported |= {node.module or "" for node in ast.walk(tree)
                  if isinstance(node, ast.ImportFrom)}
     assert not {name for name in imported if name.split(".")[0] in ("pytest", "_pytest")}
+
+
+def test_a_member_pytests_cache_deselected_is_missing_not_left_out() -> None:
+    """`--lf`/`--sw` rerun the last failures only: the questions they deselect are missing
+    results of the floor (failed, naming the flag), where `-k` or `-m` leave them out
+    (skipped): a rerun never turns a failed floor green by deciding it over nothing."""
+    q1, q2 = member("q1"), member("q2", selected=False)
+    collected = Collected(floors=[spec(RECALL)], populations=[population([q1, q2])])
+    arrived = Arrived(records={node(q1): scored(q1)})
+    chosen = decide_run(collected, arrived).floors[0].verdict
+    assert chosen.outcome == "skipped" and "deselected (-k or -m)" in chosen.message
+    narrowed = decide_run(collected, arrived, rules_of({}, narrowed_by="--lf"))
+    verdict = narrowed.floors[0].verdict
+    assert verdict.outcome == "failed", verdict.message
+    assert verdict.message.startswith("not decided: 1 of 2 questions have no result: deselected "
+                                      "q2 (--lf reran the last failures only: a floor is "
+                                      "decided over its whole population, so run its goldset "
+                                      "in full (without --lf) to decide it)")
+    assert narrowed.runs[0].status == "failed"

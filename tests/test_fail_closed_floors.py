@@ -28,6 +28,7 @@ from tests.conftest import (
 )
 from tests.test_fail_closed import collection_failed, planned, scripted_judge, write_many
 from tests.test_labels import ALL_SUPPORTED, judge_file, write_labelled
+from tests.test_plugin import SYSTEM
 
 OUTPUTS = ("--junitxml=j.xml", "--ragate-report=r.md", "--ragate-html=r.html",
            "--ragate-history=h.jsonl", "--ragate-cache=off")
@@ -146,7 +147,7 @@ def test_a_judged_floor_whose_questions_are_deselected_skips_and_says_so(
     verdicts(pytester.path / "judge.json")
     result = run_pytester(pytester, workers, "gs", "-k", "floor",
                           "--ragate-judge=fixture:judge.json", *OUTPUTS)
-    expect(result, "SKIPPED * not decided: 4 of 4 questions deselected (-k, -m or --lf): "
+    expect(result, "SKIPPED * not decided: 4 of 4 questions deselected (-k or -m): "
            "q1, q2, q3, q4*")
     assert "none configured" not in result.stdout.str()
     outputs_agree(pytester, result, FLOOR, "skipped", history=False)
@@ -398,3 +399,32 @@ def test_a_skipped_question_no_floor_covers_still_fails_the_run(
     assert "Run: **FAIL**" in (pytester.path / "r.md").read_text()
     line = json.loads((pytester.path / "h.jsonl").read_text().splitlines()[-1])
     assert line["status"] == "failed"
+
+
+# --- a rerun of the last failures (pytest's cache) ----------------------------------------------
+
+
+@pytest.mark.parametrize(("workers", "flag"), [("0", "--lf"), ("2", "--lf"), ("0", "--sw")],
+                         ids=["n0-lf", "n2-lf", "n0-sw"])
+def test_a_rerun_of_the_last_failures_never_skips_a_floor_to_green(
+        pytester: pytest.Pytester, workers: str, flag: str) -> None:
+    """After a failed floor, `--lf` (or `--sw`, which goes on from it) reruns the floor's item
+    without its questions: they are missing results, not left out, so the floor fails naming
+    the flag (it was skipped, exit 0). `--ff` reruns everything and decides it as the first run
+    did. Pytest's cache is on here (it is off in run_pytester)."""
+    write_goldset(pytester.path / "gs", floors="[floors]\nevidence_recall = 0.9\n")
+    pytester.makeconftest(SYSTEM)
+
+    def run(*args: str) -> pytest.RunResult:
+        return pytester.runpytest_subprocess("-n", workers, "-rA", "gs", *args)
+
+    first = run(flag) if flag == "--sw" else run()
+    assert first.ret == pytest.ExitCode.TESTS_FAILED, first.stdout.str()
+    again = run(flag)
+    assert again.ret == pytest.ExitCode.TESTS_FAILED, again.stdout.str()
+    again.stdout.fnmatch_lines([f"not decided: * questions have no result: deselected *({flag} "
+                                "reran the last failures only*"])
+    if flag == "--lf":
+        everything = run("--ff")
+        assert everything.ret == pytest.ExitCode.TESTS_FAILED
+        everything.stdout.fnmatch_lines(["evidence_recall 0.50 < floor 0.90*"])

@@ -88,7 +88,7 @@ def test_keyword_selection_of_floors(project: pytest.Pytester) -> None:
     result.assert_outcomes(passed=1, skipped=1, deselected=8)
     result.stdout.fnmatch_lines(esc(
         "*floor[citation_accuracy] SKIPPED*",
-        "*not decided: 3 of 4 questions deselected (-k, -m or --lf): q2, q3, q4; a floor is "
+        "*not decided: 3 of 4 questions deselected (-k or -m): q2, q3, q4; a floor is "
         "decided over its whole population*"))
     assert result.ret == 0
 

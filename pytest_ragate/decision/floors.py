@@ -130,10 +130,12 @@ class Missing:
 
 
 def soft_gaps(strictness: Strictness) -> frozenset[str]:
-    """Gaps that skip a floor rather than fail it: the user deselected those members, or
-    builds without the seal key skip on purpose."""
-    return frozenset({"deselected"} | ({"sealed"} if strictness.sealed_without_key == "skip"
-                                       else set()))
+    """Gaps that skip a floor rather than fail it: the user deselected those members (but
+    not pytest's cache, narrowing the run to its last failures: `--lf`, `--sw`), or builds
+    without the seal key skip on purpose."""
+    deselected = set() if strictness.narrowed_by else {"deselected"}
+    return frozenset(deselected | ({"sealed"} if strictness.sealed_without_key == "skip"
+                                   else set()))
 
 
 def of_population(floor: Floor, gaps: Sequence[Gap]) -> list[Gap]:

@@ -25,6 +25,9 @@ class Strictness:
     ci: CiMode = "point"
     min_n: int = 0
     sealed_without_key: Literal["fail", "skip"] = "fail"
+    # the flag with which pytest's cache narrowed the run to its last failures (`--lf`,
+    # `--sw`): a member it deselected is missing, not the user's choice, and fails its floors
+    narrowed_by: str | None = None
 
     @property
     def strict(self) -> bool:
@@ -67,14 +70,17 @@ def optional_metrics(names: str | None) -> frozenset[str]:
     return frozenset((names or "").replace(",", " ").split())
 
 
-def rules_of(gate: Mapping[str, Any], baseline: Sequence[BaselineRun] | None = None) -> Rules:
+def rules_of(gate: Mapping[str, Any], baseline: Sequence[BaselineRun] | None = None, *,
+             narrowed_by: str | None = None) -> Rules:
     """The rules the deciding knobs `gate` say (a knob it lacks, as a results file written
-    before that knob existed, takes its default), with the baseline runs when checked."""
+    before that knob existed, takes its default), with the baseline runs when checked, and the
+    flag that narrowed the run to its last failures, when one did."""
     slices = SliceRules()
     return Rules(strictness=Strictness(ci=gate.get("ci", POINT.ci),
                                        min_n=int(gate.get("min_n", POINT.min_n)),
                                        sealed_without_key=gate.get("sealed_without_key",
-                                                                   POINT.sealed_without_key)),
+                                                                   POINT.sealed_without_key),
+                                       narrowed_by=narrowed_by),
                  require_judge=bool(gate.get("require_judge", False)), baseline=baseline,
                  alpha=float(gate.get("alpha", Rules.alpha)),
                  accept_judge=gate.get("accept_judge"),

@@ -30,6 +30,7 @@ from pytest_ragate.scoring.agreement import Agreement, agree
 from pytest_ragate.scoring.pairing import BaselineRun
 from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord
 from pytest_ragate.wording.baseline import repeats_unpaired
+from pytest_ragate.wording.floors import narrowed
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -93,13 +94,14 @@ def decide_run(collected: Collected | None, arrived: Arrived, rules: Rules = DEF
         stopping = _replayed(population, collected, arrived, rules)
         if stopping is not None:
             stoppings[route] = stopping
-        records, gaps = _question_gaps(population, arrived, decision,
+        records, gaps = _question_gaps(population, arrived, decision, rules,
                                        stopping.not_needed if stopping else frozenset())
         runs[route] = GoldsetRun(name=population.goldset,
                                  eval_version=population.eval_version, records=records,
                                  route=route, population=len(population.questions), gaps=gaps,
                                  repeats=population.repeats,
-                                 anchor_gaps=_anchor_gaps(population, arrived, decision),
+                                 anchor_gaps=_anchor_gaps(population, arrived, decision,
+                                                          rules),
                                  anchors=[arrived.anchors[m.nodeid] for m in population.anchors
                                           if m.nodeid is not None
                                           and m.nodeid in arrived.anchors],
@@ -153,6 +155,13 @@ def _regressions(run: GoldsetRun, baseline: Sequence[BaselineRun],
     if run.repeats > 1:
         found = [replace(g, message=repeats_unpaired(g.message)) for g in found]
     return found
+
+
+def _narrowed(rules: Rules) -> str:
+    """Why a member deselected by pytest's cache is missing, not left out (empty when the
+    user deselected it)."""
+    flag = rules.strictness.narrowed_by
+    return narrowed(flag) if flag else ""
 
 
 def _down(arrived: Arrived) -> str:
@@ -211,7 +220,7 @@ def _error_record(population: Population, member: Member, why: str) -> QuestionR
 
 
 def _question_gaps(population: Population, arrived: Arrived, decision: Decision,
-                   not_needed: frozenset[str] = frozenset(),
+                   rules: Rules, not_needed: frozenset[str] = frozenset(),
                    ) -> tuple[list[QuestionRecord], list[Gap]]:
     records: list[QuestionRecord] = []
     gaps: list[Gap] = []
@@ -219,7 +228,7 @@ def _question_gaps(population: Population, arrived: Arrived, decision: Decision,
         qid, kind, nodeid = member.item_name, member.kind, member.nodeid
         gap = partial(Gap, member=qid, member_kind=kind, member_tags=member.tags)
         if nodeid is None:
-            gaps.append(gap(kind="deselected"))
+            gaps.append(gap(kind="deselected", why=_narrowed(rules)))
             continue
         record = arrived.records.get(nodeid)
         failure = arrived.failed.get(nodeid)
@@ -247,13 +256,15 @@ def _question_gaps(population: Population, arrived: Arrived, decision: Decision,
     return records, gaps
 
 
-def _anchor_gaps(population: Population, arrived: Arrived, decision: Decision) -> list[Gap]:
+def _anchor_gaps(population: Population, arrived: Arrived, decision: Decision,
+                 rules: Rules) -> list[Gap]:
     gaps: list[Gap] = []
     for member in population.anchors:
         aid, kind, nodeid = member.anchor_id, member.kind, member.nodeid
         outcome = arrived.anchors.get(nodeid) if nodeid else None
         if nodeid is None:
-            gaps.append(Gap(member=aid, member_kind=kind, kind="deselected"))
+            gaps.append(Gap(member=aid, member_kind=kind, kind="deselected",
+                            why=_narrowed(rules)))
         elif outcome is not None and outcome.outcome == "skipped":
             gaps.append(Gap(member=aid, member_kind=kind, kind="skipped",
                             why=outcome.error or ""))

@@ -43,6 +43,17 @@ if TYPE_CHECKING:
 Location = tuple[str, int | None, str]
 
 
+# pytest's cache narrowing a run to its last failures: the flag and its option's dest
+NARROWING = (("--lf", "lf"), ("--sw", "stepwise"), ("--sw-skip", "stepwise_skip"))
+
+
+def narrowed_by(config: pytest.Config) -> str | None:
+    """The flag with which pytest's cache narrows this run to its last failures (`--lf`,
+    `--sw`), or None: then a goldset member it deselects is a missing result, and its floors
+    fail rather than skip (`--ff` only reorders, and deselects nothing)."""
+    return next((flag for flag, dest in NARROWING if config.getoption(dest, None)), None)
+
+
 class Conclusion:
     def __init__(self, config: pytest.Config, settings: Settings) -> None:
         self.config = config
@@ -63,7 +74,8 @@ class Conclusion:
                 baseline = load_baseline(gate.baseline, config.rootpath)
             except BaselineError as error:
                 raise pytest.UsageError(str(error)) from None
-        self.rules = rules_of(decision_settings(settings), baseline=baseline)
+        self.rules = rules_of(decision_settings(settings), baseline=baseline,
+                              narrowed_by=narrowed_by(config))
 
     @property
     def runs(self) -> list[GoldsetRun]:

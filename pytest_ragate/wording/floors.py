@@ -51,6 +51,12 @@ def not_judged_metrics(where: str, names: Sequence[str]) -> str:
             "name the metrics whose floors a run without a judge may skip")
 
 
+def narrowed(flag: str) -> str:
+    """Why a member pytest's cache deselected (`--lf`, `--sw`) is missing from its floor."""
+    return (f"{flag} reran the last failures only: a floor is decided over its whole "
+            f"population, so run its goldset in full (without {flag}) to decide it")
+
+
 def named(gaps: Sequence[Gap], detail: bool = True) -> str:
     """`lost q00, q01 (its worker went down); crashed q07 (…)`: members grouped by what
     happened to them, at most NAMED named."""
@@ -80,7 +86,7 @@ def incomplete(missing: Missing, partial: str) -> str:
     sealed = [g for g in missing.soft if g.kind == "sealed"]
     parts = []
     if deselected:
-        parts.append(f"{len(deselected)} of {population} {unit} deselected (-k, -m or --lf): "
+        parts.append(f"{len(deselected)} of {population} {unit} deselected (-k or -m): "
                      f"{named(deselected, detail=False)}")
     if sealed:
         parts.append(f"{len(sealed)} sealed and no RAGATE_SEAL_KEY "
