@@ -33,7 +33,7 @@ from pytest_ragate.outputs.reports import (
 )
 from pytest_ragate.outputs.slice_tables import slice_tables
 from pytest_ragate.scoring.records import QuestionRecord
-from pytest_ragate.wording.runs import coverage_line, flaky_lines, judge_lines, run_parts
+from pytest_ragate.wording.runs import lines_of
 from pytest_ragate.wording.slices import slice_name
 
 Location = tuple[str, int | None, str]
@@ -211,8 +211,9 @@ def terminal_summary(terminalreporter: Any, runs: Sequence[GoldsetRun], *,
         return
     terminalreporter.write_sep("=", "ragate floors")
     for run in runs:
-        write(f"{run.label}: {' · '.join(run_parts(run))}")
-        write(f"{run.label}: {coverage_line(run)}", red=bool(run.hard_gaps))
+        said = lines_of(run)
+        write(f"{run.label}: {' · '.join(said.parts)}")
+        write(f"{run.label}: {said.coverage}", red=bool(run.hard_gaps))
         if run.label in gaps_fail:
             write(f"{run.label}: the run fails: no floor covers the questions or anchors "
                   "without a result, and a missing result is never a pass", red=True)
@@ -229,11 +230,12 @@ def terminal_summary(terminalreporter: Any, runs: Sequence[GoldsetRun], *,
                   yellow=not failing and len(table.called("holds")) < len(table.rows))
     figures_before_floors(write, runs)
     for run in runs:
-        for line in judge_lines(run):
+        said = lines_of(run)
+        for line in said.judge:
             write(f"{run.label}: {line}", yellow=line.startswith("warning"))
         if billed := run_bill_line(run):
             write(f"{run.label}: {billed}")
-        for line in flaky_lines(run):
+        for line in said.flaky:
             write(f"{run.label}: {line}", yellow=not line.startswith("flaky: 0 "))
     for line, red in outputs.lines():
         write(line, red=red)

@@ -58,14 +58,7 @@ from pytest_ragate.scoring.figures import interval_of, kind_counts
 from pytest_ragate.scoring.records import QuestionRecord, Tally, fmt_num, tally
 from pytest_ragate.scoring.registry import METRICS, figure_digits
 from pytest_ragate.wording.numbers import floor_figure, fmt_counts, fmt_interval, fmt_n, shown
-from pytest_ragate.wording.runs import (
-    coverage_line,
-    flaky_lines,
-    judge_lines,
-    pool_line,
-    run_parts,
-    status_reason,
-)
+from pytest_ragate.wording.runs import lines_of
 from pytest_ragate.wording.slices import slices_title
 
 TEMPLATE = "report.html.j2"
@@ -471,6 +464,7 @@ def run_view(index: int, run: GoldsetRun, history: Sequence[HistoryLine],
     uncited = [run.named(r) for r in run.records if r.uncited]
     line = build_line(run, git=None, time=_EPOCH)  # this run as history sees it
     billed = billed_columns(run)
+    said = lines_of(run)
     return {
         "knobs": [(name, fmt_knob(value)) for name, value in line.knobs.items()],
         "anchor": key,
@@ -478,9 +472,9 @@ def run_view(index: int, run: GoldsetRun, history: Sequence[HistoryLine],
         "eval_version": run.eval_version,
         "questions": run.population if run.population is not None else len(run.records),
         "counts": counts,
-        "coverage": coverage_line(run),
-        "parts": [*run_parts(run), pool_line(run)],
-        "status_reason": status_reason(run),
+        "coverage": said.coverage,
+        "parts": [*said.parts, said.pool],
+        "status_reason": said.status_reason,
         "outcomes": {w: n for w, n in outcomes.items() if n},
         "status": run.status,
         "regressions_failed": sum(g.outcome == "failed" for g in run.regressions),
@@ -489,10 +483,10 @@ def run_view(index: int, run: GoldsetRun, history: Sequence[HistoryLine],
         "slices": [slice_view(table, f"{key}-slices-{i}-{table.key}-{table.metric}")
                    for i, table in enumerate(slice_tables(run), start=1)],
         "regressions": [regression_row(g) for g in run.regressions],
-        "judge_lines": judge_lines(run),
+        "judge_lines": said.judge,
         "bill_line": run_bill_line(run),
         "bill_headers": [*(["latency (s)"] * billed[0]), *(["cost"] * billed[1])],
-        "flaky_lines": flaky_lines(run),
+        "flaky_lines": said.flaky,
         "by_kind": [(m, metric_source(run, m), fmt_counts(kind_counts(m, run.records)))
                     for m in metrics],
         "uncited": uncited,

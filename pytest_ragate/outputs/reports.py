@@ -34,14 +34,7 @@ from pytest_ragate.wording.numbers import (
     fmt_n,
     shown,
 )
-from pytest_ragate.wording.runs import (
-    coverage_line,
-    flaky_lines,
-    judge_lines,
-    pool_line,
-    run_parts,
-    status_reason,
-)
+from pytest_ragate.wording.runs import lines_of
 from pytest_ragate.wording.slices import slice_call_cell, slices_title
 
 OUTCOME_WORDS = {"passed": "PASS", "failed": "FAIL", "xfailed": "XFAIL",
@@ -355,12 +348,13 @@ def markdown(runs: Sequence[GoldsetRun],
     if incomplete is not None:
         parts += [f"**{incomplete_notice(incomplete)}.**", ""]
     for run in runs:
-        reason = status_reason(run)
+        said = lines_of(run)
+        reason = said.status_reason
         parts += [f"## {run.label} (eval_version {run.eval_version}) {badge(run.status)}", ""]
         if reason:
             parts += [f"FAIL: {reason}.", ""]
-        parts += [f"{coverage_line(run)}.", ""]
-        parts += [f"- {line}" for line in [*run_parts(run), pool_line(run)]]
+        parts += [f"{said.coverage}.", ""]
+        parts += [f"- {line}" for line in [*said.parts, said.pool]]
         parts.append("")
         since = (deltas or {}).get(run.route or run.name) or (deltas or {}).get(run.name)
         if since:
@@ -370,7 +364,7 @@ def markdown(runs: Sequence[GoldsetRun],
             parts += ["### Flips across runs", "", flipped[0] + (":" if flipped[1:] else "."),
                       "", *[f"- {line}" for line in flipped[1:]], *[""] * bool(flipped[1:])]
         billed = run_bill_line(run)
-        judged = judge_lines(run)
+        judged = said.judge
         parts += [f"- {line}" for line in [*judged, *([billed] if billed else [])]]
         if judged or billed:
             parts.append("")
@@ -394,7 +388,7 @@ def markdown(runs: Sequence[GoldsetRun],
         uncited = [run.named(r) for r in run.records if r.uncited]
         parts.append(f"- answered without a citation: {len(uncited)}"
                      + (f" ({', '.join(uncited)})" if uncited else ""))
-        parts += [f"- {line}" for line in flaky_lines(run)]
+        parts += [f"- {line}" for line in said.flaky]
         headers, rows = _question_rows(run)
         parts += ["", "### Questions", "", tabulate(rows, headers=headers, tablefmt="github",
                                                      disable_numparse=True), ""]

@@ -5,6 +5,7 @@ retriever and judge answered, the judge's figures, the context pool, and its fla
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pytest_ragate.scoring.records import fmt_some
@@ -15,6 +16,24 @@ from pytest_ragate.wording.sequential import sequential_part
 
 if TYPE_CHECKING:
     from pytest_ragate.decision.goldset_run import GoldsetRun
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunLines:
+    """What a goldset run's lines say, once for the terminal, the Markdown and the HTML."""
+
+    status_reason: str  # why its badge says FAIL; empty when it says PASS
+    coverage: str
+    parts: list[str]  # which system, retriever and judge answered
+    pool: str
+    judge: list[str]
+    flaky: list[str]
+
+
+def lines_of(run: GoldsetRun) -> RunLines:
+    return RunLines(status_reason=status_reason(run), coverage=coverage_line(run),
+                    parts=run_parts(run), pool=pool_line(run), judge=judge_lines(run),
+                    flaky=flaky_lines(run))
 
 
 def status_reason(run: GoldsetRun) -> str:
