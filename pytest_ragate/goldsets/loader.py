@@ -363,8 +363,9 @@ class Goldset:
         """What the goldset asks and expects, as a digest on every results row: shards run on
         other machines are decided together only when it matches (`ragate decide`). Floors
         and xfail reasons are left out, so re-deciding after a floor changes (or an anchor is
-        promoted) stays possible, and so are `system` (who answers is not what is asked) and
-        `sequential` (nor is the order it is asked in);
+        promoted) stays possible, and so are `system` (who answers is not what is asked),
+        `sequential` (nor is the order it is asked in) and `[judge] optional` (which judged
+        floors may go unjudged is a rule of the decision, as a floor is);
         sealed answers count by their sealed file, so a run with
         the key and one without agree."""
         digest = hashlib.sha256()
@@ -373,8 +374,8 @@ class Goldset:
             digest.update(json.dumps(parts, ensure_ascii=False, sort_keys=True,
                                      default=str).encode() + b"\n")
 
-        add("config", self.config.model_dump(mode="json", exclude={"floors", "system",
-                                                          "sequential"}))
+        add("config", self.config.model_dump(mode="json", exclude={
+            "floors": True, "system": True, "sequential": True, "judge": {"optional"}}))
         add("corpus", self.corpus.content_hash)
         if self.sealed:
             add("sealed", hashlib.sha256(locate_sealed(
