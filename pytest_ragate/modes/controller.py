@@ -71,15 +71,15 @@ def check_accept_judge(config: pytest.Config, settings: Settings) -> None:
     accept = settings.gate.accept_judge
     if accept is None:
         return
-    from pytest_ragate.wording import baseline as messages
+    from pytest_ragate.wording import baseline as wording
 
     if config.getini("ragate_accept_judge"):  # even under a flag: it would outlive this run
-        raise pytest.UsageError(messages.ACCEPT_JUDGE_IN_INI)
+        raise pytest.UsageError(wording.ACCEPT_JUDGE_IN_INI)
     if not settings.gate.baseline:
-        raise pytest.UsageError(messages.ACCEPT_JUDGE_WITHOUT_BASELINE)
+        raise pytest.UsageError(wording.ACCEPT_JUDGE_WITHOUT_BASELINE)
     configured = _configured_judge(settings)
     if configured is not None and not configured.is_named(accept):
-        raise pytest.UsageError(messages.accept_judge_misnamed(accept, configured.names))
+        raise pytest.UsageError(wording.accept_judge_misnamed(accept, configured.names))
 
 
 def _configured_judge(settings: Settings) -> RunJudge | None:

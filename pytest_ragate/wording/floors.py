@@ -70,8 +70,8 @@ def named(gaps: Sequence[Gap], detail: bool = True) -> str:
 
 
 def incomplete(missing: Missing, partial: str) -> str:
-    """Why a floor whose population is not whole is not decided (`gates.missing_of`), with
-    `partial`, the figure over the members that have a result, when it has one."""
+    """Why a floor whose population is not whole is not decided (`decision.floors.missing_of`),
+    with `partial`, the figure over the members that have a result, when it has one."""
     tail = f" · {partial}" if partial else ""
     hard, population, unit = missing.hard, missing.population, missing.unit
     if hard and all(g.kind == "sealed" for g in hard):
