@@ -388,14 +388,16 @@ def test_a_skipped_question_no_floor_covers_still_fails_the_run(
         pytester: pytest.Pytester, workers: str, floors: str) -> None:
     """The reports and history said FAIL for a question without a result while the run
     exited 0, because no floor decided over it (none at all, or a judged floor skipped for
-    want of a judge): the exit status agrees now."""
+    want of a judge): the exit status agrees now. A judged floor without a judge now fails
+    itself (not decided), so the run fails on it before the gap's own line is needed."""
     write_many(pytester.path / "gs", 4, floors=floors)
     pytester.makeconftest(planned({"q01": 'pytest.skip("not today")'}))
     result = run_pytester(pytester, workers, "gs", *OUTPUTS)
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()[-2000:]
     expect(result, "mini: 4 questions: 3 scored, 1 skipped (q01)",
            "mini: the run fails: no floor covers the questions or anchors without a result, "
-           "and a missing result is never a pass")
+           "and a missing result is never a pass" if not floors else
+           "FAILED * faithfulness needs a judge: none configured (--ragate-judge)*")
     assert "Run: **FAIL**" in (pytester.path / "r.md").read_text()
     line = json.loads((pytester.path / "h.jsonl").read_text().splitlines()[-1])
     assert line["status"] == "failed"
