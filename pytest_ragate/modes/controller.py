@@ -317,7 +317,10 @@ def check_before_running(config: pytest.Config, settings: Settings, *,
 
 def check_judge_optional(settings: Settings) -> None:
     """`ragate_judge_optional` names judged metrics, each once: a typo would leave a floor
-    it meant to skip failing, or one it did not mean to, so an unknown name is a usage error."""
+    it meant to skip failing, or one it did not mean to, so an unknown name is a usage error
+    (checked only when set: a run without it imports nothing of the decision here)."""
+    if not settings.gate.judge_optional:
+        return
     from pytest_ragate.decision.rules import optional_metrics
     from pytest_ragate.scoring.registry import METRICS
 
