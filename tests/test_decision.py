@@ -14,6 +14,7 @@ from pytest_ragate.decision.population import (
     Member,
     Population,
 )
+from pytest_ragate.decision.goldset_run import run_status
 from pytest_ragate.decision.rules import DEFAULT_RULES, Rules, Strictness, rules_of
 from pytest_ragate.decision.run_decision import Arrived, Failure, decide_run
 from pytest_ragate.scoring.floor import Floor
@@ -243,3 +244,28 @@ def test_a_member_pytests_cache_deselected_is_missing_not_left_out() -> None:
                                       "decided over its whole population, so run its goldset "
                                       "in full (without --lf) to decide it)")
     assert narrowed.runs[0].status == "failed"
+
+
+def test_a_run_that_measured_nothing_is_never_a_pass() -> None:
+    """`-k` matching nothing leaves no goldset run; `-k` matching only the floors leaves a
+    run whose every question is deselected (its floors skipped). Neither measured anything,
+    so neither says PASS (the reports said `Run: **PASS**`); a goldset that ran beside it
+    makes the run a pass, and a run that exits non-zero is a FAIL either way."""
+    assert run_status([], failed=False) == "nothing_ran"
+    assert run_status([], failed=True) == "failed"
+    q1 = member("q1", selected=False)
+    floors_only = decide_run(Collected(floors=[spec(RECALL)], populations=[population([q1])]),
+                             Arrived())
+    [run] = floors_only.runs
+    assert floors_only.floors[0].verdict.outcome == "skipped"
+    assert run.status == "nothing_ran" and run_status([run], failed=False) == "nothing_ran"
+    q2 = member("q2")
+    ran = decide_run(Collected(floors=[spec(RECALL)], populations=[population([q2])]),
+                     Arrived(records={node(q2): scored(q2)}))
+    assert ran.runs[0].status == "passed"
+    assert run_status([run, *ran.runs], failed=False) == "passed"
+    anchored = decide_run(Collected(floors=[], populations=[population(
+        [q1], [AnchorMember(anchor_id="a1", kind="retrieval_miss",
+                            nodeid=f"{ROUTE}::anchor[a1]")])]),
+        Arrived(anchors={f"{ROUTE}::anchor[a1]": anchor("a1")}))
+    assert anchored.runs[0].status == "passed"  # an anchor that ran measured something

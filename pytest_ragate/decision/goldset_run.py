@@ -5,8 +5,9 @@ its lines say of it (its coverage, parts, judge, flakiness) is `wording/runs.py`
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import get_args
+from typing import Literal, get_args
 
 from pytest_ragate.decision.floors import Gap, GapKind, Verdict
 from pytest_ragate.decision.regressions import Regression
@@ -14,6 +15,8 @@ from pytest_ragate.decision.sequential import SequentialOutcome
 from pytest_ragate.scoring.agreement import Agreement
 from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord, repeat_name
 from pytest_ragate.scoring.registry import METRICS, run_metrics
+
+RunStatus = Literal["passed", "failed", "nothing_ran"]
 
 
 @dataclass(kw_only=True)
@@ -43,15 +46,24 @@ class GoldsetRun:
         self.label = self.label or self.name
 
     @property
-    def status(self) -> str:
+    def status(self) -> RunStatus:
         """FAIL when a floor failed or a strict xfail passed, a regression was found, a
         result is missing, or any item of it (or of the run) failed: a report never says
-        PASS for a run that exits non-zero."""
+        PASS for a run that exits non-zero; else NOTHING RAN when none of its questions or
+        anchors has a result (every one deselected: its floors were skipped, nothing was
+        measured), never PASS."""
         bad = (any(v.outcome in ("failed", "xpassed") for v in self.verdicts)
                or any(g.outcome == "failed" for g in self.regressions)
                or bool(self.hard_gaps)
                or bool(self.failed_items) or self.run_failed)
-        return "failed" if bad else "passed"
+        if bad:
+            return "failed"
+        return "passed" if self.ran else "nothing_ran"
+
+    @property
+    def ran(self) -> bool:
+        """Whether any of its questions or anchors has a result (a row or an outcome)."""
+        return bool(self.records or self.anchors)
 
     @property
     def hard_gaps(self) -> list[Gap]:
@@ -77,3 +89,13 @@ class GoldsetRun:
         asked = {m for r in self.records for m in r.judge_attempted}
         named = [v.floor.metric for v in self.verdicts if not v.floor.anchors]
         return [m for m in run_metrics(asked, named) if METRICS[m].value is not None]
+
+
+def run_status(runs: Sequence[GoldsetRun], *, failed: bool) -> RunStatus:
+    """Whether the run as a whole passed: FAIL when it exits non-zero or stopped early
+    (`failed`) or a goldset run failed; NOTHING RAN when no goldset question or anchor ran
+    (`-k` matching nothing, every goldset deselected): a run that measured nothing never
+    says PASS; else PASS."""
+    if failed or any(run.status == "failed" for run in runs):
+        return "failed"
+    return "passed" if any(run.ran for run in runs) else "nothing_ran"

@@ -29,7 +29,7 @@ from matplotlib.figure import Figure as MplFigure
 from matplotlib.ticker import MaxNLocator
 
 from pytest_ragate.decision.floors import Verdict
-from pytest_ragate.decision.goldset_run import GoldsetRun
+from pytest_ragate.decision.goldset_run import GoldsetRun, run_status
 from pytest_ragate.decision.regressions import Regression
 from pytest_ragate.files import write_atomic
 from pytest_ragate.outputs.history import (
@@ -58,7 +58,7 @@ from pytest_ragate.scoring.figures import interval_of, kind_counts
 from pytest_ragate.scoring.records import QuestionRecord, Tally, fmt_num, tally
 from pytest_ragate.scoring.registry import METRICS, figure_digits
 from pytest_ragate.wording.numbers import floor_figure, fmt_counts, fmt_interval, fmt_n, shown
-from pytest_ragate.wording.runs import lines_of
+from pytest_ragate.wording.runs import STATUS_WORDS, lines_of, status_note
 from pytest_ragate.wording.slices import slices_title
 
 TEMPLATE = "report.html.j2"
@@ -529,11 +529,10 @@ def render_html(runs: Sequence[GoldsetRun], *, history: Sequence[HistoryLine] = 
         views = [run_view(i, run, history, flips.get(run.route or run.name)
                           or flips.get(run.name) or ())
                  for i, run in enumerate(runs, start=1)]
-    overall = ("failed" if run_failed or incomplete is not None
-               or any(v["status"] == "failed" for v in views) else "passed")
+    overall = run_status(runs, failed=run_failed or incomplete is not None)
     return _environment().get_template(TEMPLATE).render(
         runs=views, ci=ci, ci_words=_CI_WORDS.get(ci, ci), has_history=bool(history),
-        overall=overall,
+        overall=overall, status_words=STATUS_WORDS, status_note=status_note(overall),
         incomplete=None if incomplete is None else incomplete_notice(incomplete),
         plots=sum(len(v["kind_plots"]) + (v["calibration"] is not None)
                   + len(v["trend"].plots) + len(v["slices"]) for v in views))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from pytest_ragate.decision.goldset_run import GoldsetRun
+from pytest_ragate.decision.goldset_run import GoldsetRun, RunStatus, run_status
 from pytest_ragate.files import write_atomic
 from pytest_ragate.outputs.slice_tables import SliceRow, slice_tables
 from pytest_ragate.scoring.figures import kind_counts
@@ -34,7 +34,7 @@ from pytest_ragate.wording.numbers import (
     fmt_n,
     shown,
 )
-from pytest_ragate.wording.runs import lines_of
+from pytest_ragate.wording.runs import STATUS_WORDS, lines_of, status_note
 from pytest_ragate.wording.slices import slice_call_cell, slices_title
 
 OUTCOME_WORDS = {"passed": "PASS", "failed": "FAIL", "xfailed": "XFAIL",
@@ -324,8 +324,8 @@ def metric_source(run: GoldsetRun, metric: str) -> str:
     return ", ".join(sorted({r.judge for r in run.records if r.judge})) or "judge"
 
 
-def badge(status: str) -> str:
-    return "**PASS**" if status == "passed" else "**FAIL**"
+def badge(status: RunStatus) -> str:
+    return f"**{STATUS_WORDS[status]}**"
 
 
 def incomplete_notice(why: str) -> str:
@@ -341,10 +341,10 @@ def markdown(runs: Sequence[GoldsetRun],
              incomplete: str | None = None) -> str:
     """`deltas` and `flips` are the history's lines by route (or goldset name);
     `incomplete`, why the run stopped early."""
-    overall = ("failed" if run_failed or incomplete is not None
-               or any(run.status == "failed" for run in runs) else "passed")
-    parts = ["# ragate report", "", f"Run: {badge(overall)}"
-             + ("" if overall == "passed" else " (the pytest run exits non-zero)"), ""]
+    overall = run_status(runs, failed=run_failed or incomplete is not None)
+    note = status_note(overall)
+    parts = ["# ragate report", "", f"Run: {badge(overall)}" + (f" ({note})" if note else ""),
+             ""]
     if incomplete is not None:
         parts += [f"**{incomplete_notice(incomplete)}.**", ""]
     for run in runs:

@@ -15,7 +15,19 @@ from pytest_ragate.wording.numbers import NAMED
 from pytest_ragate.wording.sequential import sequential_part
 
 if TYPE_CHECKING:
-    from pytest_ragate.decision.goldset_run import GoldsetRun
+    from pytest_ragate.decision.goldset_run import GoldsetRun, RunStatus
+
+STATUS_WORDS: dict[RunStatus, str] = {"passed": "PASS", "failed": "FAIL",
+                                      "nothing_ran": "NOTHING RAN"}
+"""A run's or a goldset run's badge."""
+
+
+def status_note(status: RunStatus) -> str:
+    """What a report says under the run's badge when it is not PASS; empty when it is."""
+    return {"passed": "",
+            "failed": "the pytest run exits non-zero",
+            "nothing_ran": "no goldset question or anchor ran (none selected, or every one "
+                           "deselected): nothing was measured or decided"}[status]
 
 
 @dataclass(frozen=True, kw_only=True)
