@@ -93,8 +93,9 @@ def _json(path: Path, line: int, text: str) -> dict[str, object]:
 
 def _from_results(path: Path) -> list[BaselineRun]:
     found = read_results(path, _ResultsRow)
-    if found.problems:
-        first = found.problems[0]
+    refused = found.problems or found.unvouched  # a file cut short is refused like a shard
+    if refused:
+        first = refused[0]
         raise BaselineError(f"--ragate-baseline: {first} (expected a --ragate-results file or "
                             "a --ragate-history file)")
     runs: dict[str, BaselineRun] = {}
