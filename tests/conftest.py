@@ -230,7 +230,11 @@ def run_command(root: Path, *args: str, **env: str) -> subprocess.CompletedProce
 # what a pytest run printed would pass in one shell and fail in another. Every run a test
 # starts (pytester in the test's process, or a process of its own) sees this terminal instead
 # of the one the suite was started from: 80 columns, no CI, no colour, UTF-8.
-TERMINAL = {"COLUMNS": "80", "LINES": "24", "PYTHONIOENCODING": "utf-8", "PYTHONUTF8": "1"}
+# They also skip two plugins that nothing here uses and every start-up would pay for:
+# langsmith's (the `ragas` extra installs it; ~0.9 s, benchmarks/collect_10k.py, as README
+# advises users) and Hypothesis's (it imports all of Hypothesis: ~1.3 s of CPU here).
+TERMINAL = {"COLUMNS": "80", "LINES": "24", "PYTHONIOENCODING": "utf-8", "PYTHONUTF8": "1",
+            "PYTEST_ADDOPTS": "-p no:langsmith_plugin -p no:hypothesispytest"}
 NOT_PASSED_ON = ("CI", "BUILD_NUMBER", "GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITLAB_CI",
                  "FORCE_COLOR", "PY_COLORS", "NO_COLOR", "TERM")
 
@@ -249,7 +253,8 @@ def command_env(**extra: str) -> dict[str, str]:
 
 @pytest.fixture
 def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    """pytest's own pytester, its runs (in this process or a subprocess) in `TERMINAL`."""
+    """pytest's own pytester, its runs (in this process or a subprocess) in `TERMINAL`
+    (pytester clears PYTEST_ADDOPTS when it starts: this is set after)."""
     for name in NOT_PASSED_ON:
         monkeypatch.delenv(name, raising=False)
     for name, value in TERMINAL.items():
@@ -330,17 +335,6 @@ def _keep_results(item: pytest.Item, keep: Path) -> None:
             text = text.replace(str(folder), "<tmp>")
             rel = re.sub(r"[^\w.-]+", "_", str(found.relative_to(folder)))
             (keep / f"{name}__{rel}").write_text(text, encoding="utf-8")
-
-
-@pytest.fixture(autouse=True)
-def _without_langsmith_plugin(request: pytest.FixtureRequest) -> None:
-    """The pytest runs a test starts (subprocesses, xdist workers) skip langsmith's pytest
-    plugin, which the `ragas` extra installs and which costs ~0.9 s of every start-up here
-    (benchmarks/collect_10k.py), as README advises users. pytester clears PYTEST_ADDOPTS when
-    it starts, so it is set after."""
-    if "pytester" in request.fixturenames:
-        request.getfixturevalue("pytester")
-        request.getfixturevalue("monkeypatch").setenv("PYTEST_ADDOPTS", "-p no:langsmith_plugin")
 
 
 _OPTIONS: list[tuple[set[str], set[str]]] = []
