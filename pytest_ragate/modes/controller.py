@@ -121,6 +121,8 @@ class Controller(ABC):
         self.down: list[str] = []  # xdist workers that went down, and why
         self.no_system: dict[str, int] = {}  # goldset file -> items that had no system
         self.malformed: dict[str, int] = {}  # what the system returned -> questions
+        # (judge, field of its usage) -> why, the questions whose judge usage broke the rule
+        self.invalid_usage: dict[tuple[str, str], tuple[str, list[str]]] = {}
         self.goldset_ran = False  # a worker described goldsets, or a goldset report arrived
         self.last_on: dict[str, str] = {}  # xdist worker -> the last item it reported
         self.conclusion: Conclusion | None = None
@@ -169,6 +171,7 @@ class Controller(ABC):
         if row is not None or getattr(report, ANCHOR_ATTR, None) is not None:
             self.goldset_ran = True
         if row is not None:
+            self.note_invalid_usage(row)
             self.concluding().add_record(report, row)
             delattr(report, RECORD_ATTR)  # kept as a QuestionRecord now, not twice
         anchor = getattr(report, ANCHOR_ATTR, None)
@@ -186,6 +189,15 @@ class Controller(ABC):
         if report.failed and not hasattr(report, "wasxfail"):
             self.failed.setdefault(report.nodeid, (report.when or "",
                                                    failure_line(report)))
+
+    def note_invalid_usage(self, row: dict[str, Any]) -> None:
+        """A judge usage that broke the rule (`judge_tokens.invalid`), for the run's line."""
+        invalid = (row.get("judge_tokens") or {}).get("invalid") or {}
+        for name, why in invalid.items():
+            _, questions = self.invalid_usage.setdefault((row.get("judge") or "?", name),
+                                                         (why, []))
+            if row["question_id"] not in questions:  # once, whatever its repeats
+                questions.append(row["question_id"])
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport,
@@ -284,6 +296,12 @@ class Controller(ABC):
             from pytest_ragate.items.questions import malformed_summary
 
             terminalreporter.write_line(malformed_summary(self.malformed), red=True, bold=True)
+        if self.invalid_usage:
+            from pytest_ragate.judges.runner import invalid_usage_line
+
+            for (judge, name), (why, questions) in self.invalid_usage.items():
+                terminalreporter.write_line(invalid_usage_line(judge, name, why, questions),
+                                            red=True, bold=True)
         self.summary(terminalreporter)
 
     def hint_nothing_ran(self, terminalreporter: Any) -> None:
