@@ -33,6 +33,7 @@ from pytest_ragate.items.keys import (
     WORKEROUTPUT_KEY,
     is_goldset_item,
 )
+from pytest_ragate.items.printed import start_printing
 from pytest_ragate.items.reasons import failure_line, summary_line
 from pytest_ragate.modes.output_paths import check_outputs, clear_outputs, refused
 from pytest_ragate.settings import Settings, read_settings
@@ -169,7 +170,7 @@ class Controller(ABC):
         why any report failed (xdist's report of a crashed worker carries no record)."""
         row = getattr(report, RECORD_ATTR, None)
         if row is not None or getattr(report, ANCHOR_ATTR, None) is not None:
-            self.goldset_ran = True
+            self.ragate_ran()
         if row is not None:
             self.note_invalid_usage(row)
             self.concluding().add_record(report, row)
@@ -189,6 +190,14 @@ class Controller(ABC):
         if report.failed and not hasattr(report, "wasxfail"):
             self.failed.setdefault(report.nodeid, (report.when or "",
                                                    failure_line(report)))
+
+    def ragate_ran(self) -> None:
+        """A goldset ran (here, or on a worker): from now on what this process prints is
+        redacted too, as a worker's is (`items/printed.py`): the controller of xdist loads
+        no goldset, and prints what its own hooks and the project's raise and log."""
+        if not self.goldset_ran:
+            self.goldset_ran = True
+            start_printing(self.config)
 
     def note_invalid_usage(self, row: dict[str, Any]) -> None:
         """A judge usage that broke the rule (`judge_tokens.invalid`), for the run's line."""
@@ -229,7 +238,7 @@ class Controller(ABC):
         crashed sends none; the others (and its replacement) do."""
         output = getattr(node, "workeroutput", None) or {}
         if WORKEROUTPUT_KEY in output:
-            self.goldset_ran = True
+            self.ragate_ran()
             self.concluding().add_collected(output[WORKEROUTPUT_KEY])
         if error:
             gateway = getattr(getattr(node, "gateway", None), "id", "a worker")

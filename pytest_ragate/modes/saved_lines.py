@@ -16,6 +16,7 @@ from typing import Any
 
 from pytest_ragate.decision.population import Collected, population_shards
 from pytest_ragate.decision.run_decision import Arrived, Failure
+from pytest_ragate.items.redacting import without_credentials
 from pytest_ragate.outputs.results import (
     FORMAT,
     GoldsetStamp,
@@ -43,7 +44,8 @@ CRASHED_PHASE = "???"
 
 
 def row_settings(settings: Settings) -> dict[str, Any]:
-    """The knobs that shape a row: every shard of one gate must have run with the same."""
+    """The knobs that shape a row: every shard of one gate must have run with the same (a
+    header keeps them with their credentials masked, as every output does)."""
     found: dict[str, Any] = {}
     for section in (settings.pipeline, settings.judge):
         found.update({k: v for k, v in dataclasses.asdict(section).items()
@@ -95,8 +97,10 @@ def saved_lines(settings: Settings, collected: Collected | None, arrived: Arrive
                                    sha256=population.sha256, deselected=deselected,
                                    sequential=(population.sequential.model_dump()
                                                if population.sequential else None)))
+    knobs = (row_knobs if row_knobs is not None  # as its header kept them: masked
+             else without_credentials(settings, row_settings(settings)))
     header = Header(format=FORMAT, ragate_version=ragate_version(), shard=shard,
-                    settings=row_knobs if row_knobs is not None else row_settings(settings),
+                    settings=knobs,
                     gate=decision_settings(settings), goldsets=stamps,
                     workers_down=list(arrived.down))
     anchors = [SavedAnchor(nodeid=nodeid, route=members[nodeid][0], outcome=outcome)
