@@ -33,6 +33,12 @@ from pytest_ragate.items.printed import redact_record, redact_warning
 from pytest_ragate.judges.base import JudgeInput
 from pytest_ragate.judges.runner import cache_key
 from pytest_ragate.redaction import Redactor, known_credentials
+from pytest_ragate.scoring.messages import (
+    accept_judge_misnamed,
+    accept_judge_unneeded,
+    judge_changed,
+)
+from pytest_ragate.scoring.regression import JudgeChange
 from tests.conftest import (
     FIXTURE_JUDGE_CONFTEST,
     WORKERS,
@@ -637,6 +643,19 @@ def test_the_judges_client_keys_and_a_key_in_the_models_name_are_known() -> None
            "OPENAI_BASE_URL": "https://u:base-S3CRET@h/v1"}
     known = known_credentials(env, texts=(f"ragas:gpt-x-{MODEL_KEY}", "ragas:gpt-4o"))
     assert known == ("admin-S3CRET", "hdr-S3CRET", "base-S3CRET", MODEL_KEY)
+
+
+@pytest.mark.parametrize("call", ["refused", "accepted", "misnamed"])
+def test_a_judge_change_names_the_judges_as_given_with_their_keys_masked(call: Any) -> None:
+    """The spec and the accepted judge come from the command line, not from a row: the
+    sentences that name them mask a key in a model's name as the rows do."""
+    spec = f"ragas:gpt-x-{MODEL_KEY}"
+    change = JudgeChange(baseline=("ragas:stub-model@temperature=0",),
+                         current=("ragas:gpt-x-***@temperature=0",), call=call, spec=spec,
+                         accept=spec, results="base.jsonl")
+    said = [judge_changed("faithfulness", change, "the baseline"),
+            accept_judge_unneeded(spec), accept_judge_misnamed(spec, [spec])]
+    assert all("gpt-x-***" in text and "S3CRET" not in text for text in said), said
 
 
 # --- the redactor itself --------------------------------------------------------------------
