@@ -32,6 +32,7 @@ from pytest_ragate.goldsets.sealing import seal_goldset
 from pytest_ragate.items.printed import redact_record, redact_warning
 from pytest_ragate.judges.base import JudgeInput
 from pytest_ragate.judges.runner import cache_key
+from pytest_ragate.modes.saved_lines import decision_settings, row_settings
 from pytest_ragate.redaction import Redactor, known_credentials
 from pytest_ragate.scoring.messages import (
     accept_judge_misnamed,
@@ -39,6 +40,7 @@ from pytest_ragate.scoring.messages import (
     judge_changed,
 )
 from pytest_ragate.scoring.regression import JudgeChange
+from pytest_ragate.settings import GateSettings, JudgeSettings, Settings
 from tests.conftest import (
     FIXTURE_JUDGE_CONFTEST,
     WORKERS,
@@ -656,6 +658,21 @@ def test_a_judge_change_names_the_judges_as_given_with_their_keys_masked(call: A
     said = [judge_changed("faithfulness", change, "the baseline"),
             accept_judge_unneeded(spec), accept_judge_misnamed(spec, [spec])]
     assert all("gpt-x-***" in text and "S3CRET" not in text for text in said), said
+
+
+def test_a_results_headers_knobs_mask_a_key_as_given_on_the_command_line(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The header's settings and deciding knobs, which `ragate decide` compares with its own
+    through the same functions (so a masked header still agrees with an unmasked run)."""
+    monkeypatch.setenv("OPENAI_API_KEY", ENV_KEY)
+    spec = f"ragas:gpt-x-{MODEL_KEY}"
+    settings = Settings(judge=JudgeSettings(judge=spec, judge_model=f"gpt-{ENV_KEY}-env"),
+                        gate=GateSettings(accept_judge=spec, baseline="base.jsonl"))
+    knobs = {**row_settings(settings), **decision_settings(settings)}
+    assert (knobs["judge"], knobs["accept_judge"]) == ("ragas:gpt-x-***", "ragas:gpt-x-***")
+    assert knobs["judge_model"] == "gpt-***"  # an sk- key runs to its last word character
+    assert "S3CRET" not in json.dumps(knobs)
+    assert knobs["baseline"] == "base.jsonl" and knobs["top_k"] == 5  # the rest as it was
 
 
 # --- the redactor itself --------------------------------------------------------------------

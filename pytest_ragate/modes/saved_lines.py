@@ -44,19 +44,21 @@ CRASHED_PHASE = "???"
 
 
 def row_settings(settings: Settings) -> dict[str, Any]:
-    """The knobs that shape a row: every shard of one gate must have run with the same (a
-    header keeps them with their credentials masked, as every output does)."""
+    """The knobs that shape a row: every shard of one gate must have run with the same. As
+    a header keeps them: a credential in one (a model named `gpt-sk-…`) masked, as every
+    output masks it."""
     found: dict[str, Any] = {}
     for section in (settings.pipeline, settings.judge):
         found.update({k: v for k, v in dataclasses.asdict(section).items()
                       if k not in WHERE_KNOBS})
     found.update({k: getattr(settings.gate, k) for k in ROW_GATE_KNOBS})
-    return found
+    return without_credentials(settings, found)
 
 
 def decision_settings(settings: Settings) -> dict[str, Any]:
-    return {**{k: getattr(settings.gate, k) for k in DECISION_KNOBS},
-            "require_judge": settings.run.require_judge}
+    """The knobs that decide (masked as `row_settings`' are: `--ragate-accept-judge`)."""
+    return without_credentials(settings, {**{k: getattr(settings.gate, k) for k in DECISION_KNOBS},
+                                          "require_judge": settings.run.require_judge})
 
 
 def ragate_version() -> str:
@@ -97,10 +99,8 @@ def saved_lines(settings: Settings, collected: Collected | None, arrived: Arrive
                                    sha256=population.sha256, deselected=deselected,
                                    sequential=(population.sequential.model_dump()
                                                if population.sequential else None)))
-    knobs = (row_knobs if row_knobs is not None  # as its header kept them: masked
-             else without_credentials(settings, row_settings(settings)))
     header = Header(format=FORMAT, ragate_version=ragate_version(), shard=shard,
-                    settings=knobs,
+                    settings=row_knobs if row_knobs is not None else row_settings(settings),
                     gate=decision_settings(settings), goldsets=stamps,
                     workers_down=list(arrived.down))
     anchors = [SavedAnchor(nodeid=nodeid, route=members[nodeid][0], outcome=outcome)
