@@ -8,8 +8,9 @@ hook shows it or xdist sends it from a worker to the controller:
   `junit_logging`): its message, exception text and stack are masked as the record is made,
   by this process's record factory (`logging.setLogRecordFactory`), whatever handler takes
   it; a filter on pytest's own handlers (`pytest_internals.log_handlers`) masks a record that
-  was made without it (`logging.makeLogRecord`: a record from another process). A filter on
-  the root logger would see only the records logged on the root logger itself;
+  was filled in after it was made (`logging.makeLogRecord`: a record from another process)
+  or made by a factory set after this one. A filter on the root logger would see only the
+  records logged on the root logger itself, not those of httpx or openai;
 - a warning: `pytest_warning_recorded` (first, before the terminal and xdist take it) masks
   it in place; one shown outside pytest's windows (a judge's thread between tests) passes
   through `warnings.showwarning`, replaced while the test loop runs;
@@ -18,9 +19,10 @@ hook shows it or xdist sends it from a worker to the controller:
 - an INTERNALERROR: `pytest_internalerror` (first) masks what pytest, xdist and the terminal
   print of it (`pytest_internals.show_redacted`).
 
-Ragate runs in a process once it loads a goldset (`start_printing`), which registers the
-hooks above on one object (`Printing`): a pytest run without goldsets prints exactly what it
-would without ragate.
+Ragate runs in a process once it loads a goldset (`start_printing`; the xdist controller,
+which loads none, once a goldset's result arrives), which registers the hooks above on one
+object (`Printing`): a pytest run without goldsets prints exactly what it would without
+ragate.
 """
 
 from __future__ import annotations
@@ -28,7 +30,6 @@ from __future__ import annotations
 import logging
 import threading
 import warnings
-import weakref
 from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -40,6 +41,9 @@ if TYPE_CHECKING:
     from pytest_ragate.redaction import Redactor
 
 PRINTING_KEY = pytest.StashKey["Printing"]()
+# on a log record: what it was masked with. Underscored, as a formatter that shows a record's
+# extra attributes (python-json-logger's) leaves those out
+MASKED = "_ragate_masked"
 
 
 def redact_record(record: logging.LogRecord, redact: Callable[[str], str]) -> None:
@@ -100,10 +104,6 @@ class Printing:
         self._redactor = redactor
         self._redact_report = redact_report
         self._busy = threading.local()  # a redactor being made logs nothing through itself
-        # each record masked, with the message and arguments it was masked with (a record
-        # that `logging.makeLogRecord` fills in after the factory made it is masked again)
-        self._done: weakref.WeakKeyDictionary[logging.LogRecord, tuple[object, object]] = (
-            weakref.WeakKeyDictionary())
         self._filter = _Filter(self)
         self._handlers = log_handlers(config)
         for handler in self._handlers:
@@ -123,13 +123,16 @@ class Printing:
             self._busy.on = False
 
     def redact(self, record: logging.LogRecord) -> None:
-        done = self._done.get(record)
+        """Once per record: a record keeps the message and arguments it was masked with
+        (`MASKED`), and one that `logging.makeLogRecord` filled in after the factory made it
+        is masked again by the handlers' filter."""
+        done = record.__dict__.get(MASKED)
         if done is not None and done[0] is record.msg and done[1] is record.args:
             return
         redact = self.redactor()
         if redact is not None:
             redact_record(record, redact)
-            self._done[record] = (record.msg, record.args)
+            record.__dict__[MASKED] = (record.msg, record.args)
 
     def _make_record(self, *args: Any, **kwargs: Any) -> logging.LogRecord:
         record = self._factory(*args, **kwargs)
