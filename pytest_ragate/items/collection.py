@@ -31,10 +31,12 @@ from pytest_ragate.items.keys import (
     CASE_KEY,
     FLOOR_KEY,
     GOLDSET_KEY,
+    GOLDSETS_KEY,
     LAST_RUN_KEY,
     ROUTE_KEY,
 )
 from pytest_ragate.items.long_lived import long_lived
+from pytest_ragate.items.printed import start_printing
 from pytest_ragate.items.pytest_internals import as_reported, run_unlogged, shared_closure
 from pytest_ragate.items.reasons import failure_line
 from pytest_ragate.items.route import RouteSpec
@@ -48,7 +50,6 @@ from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord
 if TYPE_CHECKING:
     from pytest_ragate.items.pytest_internals import TerminalRepr
 
-GOLDSETS_KEY = pytest.StashKey[dict[Path, Goldset]]()
 NAMES_KEY = pytest.StashKey[dict[str, tuple[Path, str]]]()
 
 
@@ -68,6 +69,7 @@ def cached_goldset(config: pytest.Config, path: Path) -> Goldset:
         finally:
             if enabled:
                 gc.enable()
+        start_printing(config)  # ragate runs here now: what pytest prints is redacted
     return cache[key]
 
 

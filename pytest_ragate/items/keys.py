@@ -22,6 +22,7 @@ ANCHOR_KEY = pytest.StashKey["AnchorEntry"]()  # an anchor item's anchor
 FLOOR_KEY = pytest.StashKey["Floor"]()  # a floor item's floor
 
 # on the config
+GOLDSETS_KEY = pytest.StashKey["dict[Path, Goldset]"]()  # the goldsets this process loaded
 RUN_KEY = pytest.StashKey["QuestionRun"]()  # this process's judge runner and held reports
 LAST_RUN_KEY = pytest.StashKey[pytest.Item]()  # the last item this process ran, floors aside
 

@@ -157,19 +157,23 @@ class QuestionScores(BaseModel):
 
 class JudgeTokens(BaseModel):
     """The tokens the judge's API reported for one question's requests; `unreported` counts
-    the requests whose response carried no usage (their tokens are unknown, not 0)."""
+    the requests whose response carried no usage, or one that breaks the rule a system's
+    usage is held to (their tokens are unknown, not 0), and `invalid` names the wrong
+    fields of those (`usage.prompt_tokens`: what is wrong)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     prompt: Tokens = 0
     completion: Tokens = 0
     unreported: Tokens = 0
+    invalid: dict[str, str] = Field(default_factory=dict)
 
     @model_serializer(mode="wrap")
     def _quiet(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
         data = handler(self)
-        if not self.unreported:
-            data.pop("unreported", None)
+        for name in ("unreported", "invalid"):
+            if not data.get(name):
+                data.pop(name, None)
         return data
 
 
