@@ -517,3 +517,42 @@ def test_the_decorated_route_alone_stops_and_cannot_forge_a_stop(pytester: pytes
     [floor] = [c for name, c in junit_cases(pytester.path / "junit.xml").items()
                if "floor[" in name]
     assert floor["outcome"] == "failure"
+
+
+# --- a system whose answers depend on when it is asked (issue 39, case 1) --------------------
+
+# this process's call number: a rate limit or quota per process (under xdist, per worker)
+CALLS = ("(open(f'calls-{os.getpid()}', 'a').write('x'), "
+         "len(open(f'calls-{os.getpid()}').read()))[1]")
+
+
+def right_for_the_first(calls: int, n: int = 200) -> dict[str, str]:
+    """Every question right while this process of the system has answered at most `calls`
+    calls, wrong after (a rate-limit fallback, a quota): what it answers depends on when it
+    is asked, not on the question. Each answer takes a moment, as a remote system's does."""
+    return paced({f"q{i:02d}": f"cite(right) if {CALLS} <= {calls} else cite(wrong)"
+                  for i in range(n)}, n)
+
+
+@pytest.mark.heavy
+@WORKERS
+def test_a_system_that_turns_wrong_after_40_calls_fails(pytester: pytest.Pytester,
+                                                        workers: str) -> None:
+    """Right on its first 40 calls, wrong afterwards: asking every question scores 0.20
+    against 0.85 and fails. The sequence decides after 26 right answers; re-asking those 26
+    (calls 27-52) brings 12 wrong answers where there were right ones, more than flakiness
+    explains: the stop is refused, every question is asked, and the floor fails. The
+    re-asked answers are kept: rows of the results file and test cases of JUnit."""
+    write_many(pytester.path / "gs", 200, FLOOR)
+    pytester.makeconftest(planned(right_for_the_first(40)))
+    result = run_pytester(pytester, workers, "gs", *SEQUENTIAL, "--junitxml=junit.xml",
+                          "--ragate-results=out.jsonl")
+    out = result.stdout.str()
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, out
+    assert outcomes(pytester)[floor_case("citation_accuracy")] == "failure"
+    assert "every question asked (sequential, seed 7: every floor decided after 26" in out, out
+    assert "answers changed when re-asked" in out
+    reasked = [row for row in results_rows(pytester.path / "out.jsonl") if row.get("reasked")]
+    assert len(reasked) == 26 and len(asked(pytester)) == 200 + 26
+    cases = junit_cases(pytester.path / "junit.xml")
+    assert sum("[again]" in name for name in cases) == 26
