@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from pytest_ragate.scoring import intervals
 from pytest_ragate.scoring.ppi import MIN_LABELS, Ppi
 from pytest_ragate.scoring.records import fmt_some
 from pytest_ragate.scoring.registry import METRICS, Tally, figure_digits, fmt_figure
@@ -222,8 +223,7 @@ def _method(floor: Floor, figures: Figures) -> str:
         return "ppi, normal approximation"
     if METRICS[floor.metric].aggregate == "quantile":
         return "order statistics, one-sided bounds"
-    method = "Wilson" if METRICS[floor.metric].aggregate == "proportion" else "bootstrap"
-    return method + (", questions as clusters" if figures.tally.clusters else "")
+    return intervals.method(figures.tally)
 
 
 def _against(floor: Floor, figures: Figures, holds: bool, strict: bool, tail: str) -> str:
@@ -595,10 +595,7 @@ def _slice_against(floor: Floor, figure: SliceFigure) -> str:
 
 
 def _slice_interval(floor: Floor, figure: SliceFigure) -> str:
-    method = ("Wilson" if METRICS[floor.metric].aggregate == "proportion"
-              and not figure.tally.clusters else "bootstrap")
-    if figure.tally.clusters:
-        method += ", questions as clusters"
+    method = intervals.method(figure.tally)
     if method != "Wilson":  # slices.slice_interval
         method += ", at least Wilson's over the scores' sum"
     return (f"95% CI {fmt_interval(figure.interval, figure_digits(floor.metric))} "
