@@ -17,10 +17,14 @@ second answer moves the figure toward the other side of the floor than the one d
 paired sign-flip test (`scoring/sign_flip.py`, exact McNemar for right-or-wrong units) asks
 whether those differences lean that way more than a fair coin per pair explains: a flaky
 system's answers differ both ways, a drifting one's one way, and the test needs no estimate of
-the flakiness. A floor whose p is at most its share of the error budget (the share its own
-sequence spends, alpha / floors) refuses the stop: every question is then asked and the floors
-are decided over all of them, as without `--ragate-sequential`. So does a re-ask that errored,
-was skipped, has no verdict of a judged floor's metric, or never came.
+the flakiness. (Its level holds for answers chosen by nothing; a stop comes when the first
+answers are good enough, so a flaky system's re-asks fall back toward its average and are
+refused more often than alpha: 13% of the re-checks of a system right 9 times in 10 on each
+question, benchmarks/sequential.py. A refusal costs questions, never a wrong decision.)
+A floor whose p is at most its share of the error budget (the share its own sequence spends,
+alpha / floors) refuses the stop: every question is then asked and the floors are decided
+over all of them, as without `--ragate-sequential`. So does a re-ask that errored, was
+skipped, has no verdict of a judged floor's metric, or never came.
 
 Its size, r = k. A stop after k questions is re-checked over as many calls again, so a change
 within the first 2k calls shows. Case 1: k = 26, re-asks at calls 27..52, of which calls 41-52
