@@ -289,8 +289,10 @@ def junit_cases(path: Path, *, timed: bool = False) -> dict[str, dict[str, objec
 
 
 def rows_of(path: Path, *, timed: bool = False) -> dict[str, dict[str, Any]]:
-    """A results file's question rows by question id (`results_rows`)."""
-    return {r["question_id"]: r for r in results_rows(path, timed=timed)}
+    """A results file's question rows by question id (`results_rows`): each question's own,
+    not the rows of questions asked again to check a sequential stop."""
+    return {r["question_id"]: r for r in results_rows(path, timed=timed)
+            if not r.get("reasked")}
 
 
 # --- fixtures several modules use ------------------------------------------------------------

@@ -280,7 +280,7 @@ def test_fixture_judge_through_pytest(judged_project: pytest.Pytester) -> None:
         "faithfulness") is None  # unanswerable: never sent
     assert all(r["judge"] == "fixture:fixture-v1" for r in rows.values())
     result.stdout.fnmatch_lines(esc(
-        "*context_precision 0.50 < floor 0.70 · over 2/3 judged · 95% CI * (bootstrap) · "
+        "*context_precision 0.50 < floor 0.70 · over 2/3 judged · 95% CI * (betting) · "
         "computed by fixture:fixture-v1 (1 judge failure, not counted)*",
         "*judge_coverage 0.67 < floor 0.95 · n=9 verdicts*",
         "PASSED gs/ragate.toml::floor[faithfulness]",

@@ -27,6 +27,7 @@ from pytest_ragate.goldsets.loader import (
 )
 from pytest_ragate.goldsets.promotion import PROMOTE_HINT
 from pytest_ragate.items.keys import (
+    AGAIN_KEY,
     ANCHOR_KEY,
     CASE_KEY,
     FLOOR_KEY,
@@ -542,7 +543,7 @@ def collected(items: Iterable[pytest.Item]) -> Collected:
         if isinstance(item, FloorItem):
             route, goldset = item.route, item.goldset
             floors.append(item.to_wire())
-        elif ROUTE_KEY in item.stash:
+        elif ROUTE_KEY in item.stash and AGAIN_KEY not in item.stash:
             route, goldset = item.stash[ROUTE_KEY], item.stash[GOLDSET_KEY]
             case = item.stash.get(CASE_KEY, None)
             key = case.item_name if case else item.name

@@ -20,6 +20,7 @@ GOLDSET_KEY = pytest.StashKey["Goldset"]()
 CASE_KEY = pytest.StashKey["Case"]()  # a question item's question
 ANCHOR_KEY = pytest.StashKey["AnchorEntry"]()  # an anchor item's anchor
 FLOOR_KEY = pytest.StashKey["Floor"]()  # a floor item's floor
+AGAIN_KEY = pytest.StashKey[bool]()  # a question asked again to check a stop (`q07[again]`)
 
 # on the config
 GOLDSETS_KEY = pytest.StashKey["dict[Path, Goldset]"]()  # the goldsets this process loaded

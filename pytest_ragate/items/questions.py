@@ -26,7 +26,14 @@ from pytest_ragate.answer import Answer
 from pytest_ragate.decision.population import asked_row
 from pytest_ragate.goldsets.loader import Case
 from pytest_ragate.items.collection import QuestionItem, wrong_answer
-from pytest_ragate.items.keys import CASE_KEY, MALFORMED_ATTR, RECORD_ATTR, ROUTE_KEY, RUN_KEY
+from pytest_ragate.items.keys import (
+    AGAIN_KEY,
+    CASE_KEY,
+    MALFORMED_ATTR,
+    RECORD_ATTR,
+    ROUTE_KEY,
+    RUN_KEY,
+)
 from pytest_ragate.items.provenance import question_parts
 from pytest_ragate.items.pytest_internals import function_arguments, run_unlogged
 from pytest_ragate.items.reasons import failure_line
@@ -44,7 +51,10 @@ VERDICTS_KEY = pytest.StashKey["Future[JudgedScores]"]()
 
 def base_record(item: pytest.Item, case: Case, **fields: Any) -> QuestionRecord:
     """The question's row: what the goldset says of it (the population's base row, as a
-    crashed question's error row has it), and `fields` from its outcome."""
+    crashed question's error row has it), and `fields` from its outcome; marked `reasked`
+    when the item asks it again to check a sequential stop (`items/reasking.py`)."""
+    if AGAIN_KEY in item.stash:
+        fields["reasked"] = True
     return asked_row(case, item.stash[ROUTE_KEY], item.nodeid, **fields)
 
 

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 Location = tuple[str, int | None, str]
 
 
-def _worker_id(report: pytest.TestReport) -> str | None:
+def worker_of(report: pytest.TestReport) -> str | None:
     """The xdist worker a report came from (`gw0`), None in a run without xdist."""
     return getattr(getattr(getattr(report, "node", None), "gateway", None), "id", None)
 
@@ -178,7 +178,7 @@ class Controller(ABC):
         anchor = getattr(report, ANCHOR_ATTR, None)
         if anchor is not None:
             self.concluding().add_anchor(report, anchor)
-        worker = _worker_id(report)
+        worker = worker_of(report)
         if worker is not None:
             self.last_on[worker] = report.nodeid
         route = getattr(report, NO_SYSTEM_ATTR, None)
@@ -220,7 +220,7 @@ class Controller(ABC):
         if crashitem in self.started:
             self.crashed.add(crashitem)
             return
-        worker = _worker_id(report) or "a worker"
+        worker = worker_of(report) or "a worker"
         last = self.last_on.get(worker)
         report.when = "teardown"
         if last is None:

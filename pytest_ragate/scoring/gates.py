@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass
 from typing import Literal
 
-from pytest_ragate.scoring import messages
+from pytest_ragate.scoring import intervals, messages
 from pytest_ragate.scoring.labelled import judged_values
 from pytest_ragate.scoring.power import PassesAt, passes_at
 from pytest_ragate.scoring.ppi import Ppi, ppi_mean
@@ -44,13 +44,8 @@ from pytest_ragate.scoring.records import (
 )
 from pytest_ragate.scoring.registry import METRICS, figure_digits, latency_quantile
 from pytest_ragate.scoring.stats import (
-    bootstrap_clusters,
-    bootstrap_mean,
     clears,
-    quantile_bounds,
     quantile_needs,
-    wilson,
-    wilson_clustered,
 )
 
 Outcome = Literal["passed", "failed", "xfailed", "xpassed", "skipped"]
@@ -203,17 +198,10 @@ class Counted:
 
 
 def interval_of(t: Tally) -> tuple[float, float] | None:
-    """Wilson for proportions, a bootstrap for means; with repeats (`t.clusters`) over
-    questions as clusters: Wilson at the design-effect n, a cluster bootstrap."""
-    if not t.n:
-        return None
-    if METRICS[t.metric].aggregate == "quantile":
-        return quantile_bounds(t.values, latency_quantile(t.metric))
-    proportion = METRICS[t.metric].aggregate == "proportion"
-    if t.clusters:
-        return (wilson_clustered(t.k, t.n, t.clusters, t.repeats) if proportion
-                else bootstrap_clusters(t.clusters))
-    return wilson(t.k, t.n) if proportion else bootstrap_mean(t.values)
+    """The tally's 95% interval, as `intervals.interval` chooses it: Wilson for proportions,
+    the betting interval for means of values in [0, 1] (valid at every n, never a point),
+    order statistics for a quantile; with repeats (`t.clusters`) over questions."""
+    return intervals.interval(t)
 
 
 def figures_of(floor: Floor, t: Tally, strictness: Strictness, ppi: Ppi | None = None,

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from pytest_ragate.redaction import redact_credentials
+from pytest_ragate.scoring import intervals
 from pytest_ragate.scoring.ppi import MIN_LABELS, Ppi
 from pytest_ragate.scoring.records import fmt_some
 from pytest_ragate.scoring.registry import METRICS, Tally, figure_digits, fmt_figure
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
         Paired,
         RegressionCall,
     )
+    from pytest_ragate.scoring.sign_flip import FloorDrift
     from pytest_ragate.scoring.slices import Correction, SliceFigure
 
 NAMED = 10  # members a message names before it says "and N more"
@@ -223,8 +225,7 @@ def _method(floor: Floor, figures: Figures) -> str:
         return "ppi, normal approximation"
     if METRICS[floor.metric].aggregate == "quantile":
         return "order statistics, one-sided bounds"
-    method = "Wilson" if METRICS[floor.metric].aggregate == "proportion" else "bootstrap"
-    return method + (", questions as clusters" if figures.tally.clusters else "")
+    return intervals.method(figures.tally)
 
 
 def _against(floor: Floor, figures: Figures, holds: bool, strict: bool, tail: str) -> str:
@@ -490,15 +491,62 @@ def stopped_against(floor: Floor, value: float | None, interval: tuple[float, fl
             f"question ≤ {alpha:.4g} · the other {of - asked} questions not asked")
 
 
+EXCHANGEABLE = "assumes a question's answer does not depend on when it is asked"
+
+
 def sequential_part(*, skipped: int, asked: int, seed: int, alpha: float, stopped: bool,
                     why: str | None) -> str:
-    """What a sequential goldset's coverage line adds: how many questions it did not need
-    and why, or why it asked them all."""
+    """What a sequential goldset's coverage line adds: how many questions it did not need,
+    what asking them again found (`why`), and the assumption its guarantee rests on; or why
+    it asked them all."""
     if stopped:
         return (f"{skipped} not needed (sequential, seed {seed}: every floor decided after "
-                f"{asked}; chance of a decision other than asking all ≤ {alpha:.4g})")
+                f"{asked}{'; ' + why if why else ''}; chance of a decision other than asking "
+                f"all ≤ {alpha:.4g}, which {EXCHANGEABLE})")
     return (f"every question asked (sequential, seed {seed}: "
             f"{why or 'a floor was undecided until the last question'})")
+
+
+def recheck_costs(asked: int, of: int) -> str:
+    return (f"every floor decided after {asked}, but asking those {asked} again to check the "
+            f"stop would cost as much as the {of - asked} left: every question was asked")
+
+
+def reask_failed(name: str, status: str) -> str:
+    what = {"error": "errored", "skipped": "was skipped"}.get(status, status)
+    return (f"{name} {what} when asked again to check the stop: every question was asked "
+            "(an error is a failure, never a skip)")
+
+
+def reask_uncounted(name: str, metric: str) -> str:
+    return (f"{name} asked again to check the stop has no countable {metric}: every question "
+            "was asked")
+
+
+def reask_never_came(name: str) -> str:
+    return (f"{name} asked again to check the stop has no result: every floor decided over "
+            "every question")
+
+
+def answers_held(drifts: Sequence[FloorDrift]) -> str:
+    """A stop's re-check that held: how many questions were asked again, and how far their
+    answers moved."""
+    asked = max((d.pairs for d in drifts), default=0)
+    moved = "; ".join(f"{d.floor} {d.toward} toward the floor, {d.away} away (p = "
+                      f"{d.p:.2g})" for d in drifts if d.toward or d.away)
+    return (f"those questions asked again answered as before within their flakiness ("
+            f"{asked} re-asked{'; ' + moved if moved else ''})")
+
+
+def answers_changed(asked: int, changed: Sequence[FloorDrift]) -> str:
+    """A stop refused: its questions asked again answered otherwise, more than flakiness
+    explains (the paired sign-flip test, decision/drift.py)."""
+    moved = "; ".join(f"{d.floor}: {d.toward} of {d.pairs} answers moved toward the floor, "
+                      f"{d.away} away (sign-flip p = {d.p:.2g} ≤ {d.level:.4g})"
+                      for d in changed)
+    return (f"every floor decided after {asked}, but the answers changed when asked again "
+            f"({moved}): the system's answers depend on when it is asked, so every question "
+            "was asked")
 
 
 def stuck(why: str) -> str:
@@ -596,10 +644,7 @@ def _slice_against(floor: Floor, figure: SliceFigure) -> str:
 
 
 def _slice_interval(floor: Floor, figure: SliceFigure) -> str:
-    method = ("Wilson" if METRICS[floor.metric].aggregate == "proportion"
-              and not figure.tally.clusters else "bootstrap")
-    if figure.tally.clusters:
-        method += ", questions as clusters"
+    method = intervals.method(figure.tally)
     if method != "Wilson":  # slices.slice_interval
         method += ", at least Wilson's over the scores' sum"
     return (f"95% CI {fmt_interval(figure.interval, figure_digits(floor.metric))} "

@@ -192,6 +192,9 @@ class QuestionRecord(BaseModel):
     route: str = ""  # the node id of the route that asked it: ragate.toml, or a decorated test
     question_id: str
     repeat: int = Field(default=1, ge=1)  # which repeat of the question (goldset `repeat`)
+    # asked again before a sequential stop was accepted (decision/drift.py): not the
+    # question's own row, and no floor counts it
+    reasked: bool = False
     question: str | None = None  # the question's text, as the system was asked it
     kind: str
     tags: dict[str, str] = Field(default_factory=dict)  # the question's slices (goldset tags)
@@ -257,6 +260,8 @@ class QuestionRecord(BaseModel):
         data = handler(self)
         if self.repeat == 1:
             data.pop("repeat", None)
+        if not self.reasked:
+            data.pop("reasked", None)
         if self.confidence is None:
             data.pop("confidence", None)
         if self.judged_contexts is None:

@@ -157,4 +157,7 @@ class SequentialOutcome:
     asked: int  # questions fed to the floors' tests (all of them, when it did not stop)
     of: int
     stopped: bool  # every floor decided before the last question
-    why: str | None = None  # why it asked every question, when it did
+    # why it asked every question, when it did; when it stopped, what asking its questions
+    # again found (decision/drift.py)
+    why: str | None = None
+    reasked: tuple[QuestionRecord, ...] = ()  # its questions asked again, in that order
