@@ -19,9 +19,9 @@ from pytest_ragate.decision.floors import Gap, decide
 from pytest_ragate.decision.goldset_run import GoldsetRun
 from pytest_ragate.decision.rules import Strictness
 from pytest_ragate.goldsets.loader import parse_floors
-from pytest_ragate.judges.base import METER, JudgeInput
+from pytest_ragate.judges.base import METER, JudgeInput, JudgeMeter
 from pytest_ragate.judges.fixture import FixtureJudge
-from pytest_ragate.judges.runner import JudgeRunner
+from pytest_ragate.judges.runner import JudgeBill, JudgeRunner
 from pytest_ragate.outputs.history import HistoryLine, build_line
 from pytest_ragate.problems import GoldsetError
 from pytest_ragate.scoring.floor import Floor
@@ -313,6 +313,41 @@ def test_an_unpriced_judge_has_no_cost_and_unreported_usage_is_counted(
         assert bill.row_fields()["judge_tokens"].unreported == 2
     finally:
         runner.close()
+
+
+@pytest.mark.parametrize(("usage", "invalid"), [
+    ({"prompt_tokens": -5, "completion_tokens": 2}, {"prompt_tokens": "must be 0 or more, not -5"}),
+    (Usage(10, True), {"completion_tokens": "must be an integer, not bool True"}),  # type: ignore[arg-type]
+    ({"prompt_tokens": "10", "completion_tokens": 2},
+     {"prompt_tokens": "must be an integer, not str '10'"}),
+    ({"prompt_tokens": 10.0, "completion_tokens": 2},
+     {"prompt_tokens": "must be an integer, not float 10.0"}),
+    ({"prompt_tokens": 10, "completion_tokens": 2, "cost": math.nan},
+     {"cost": "must be finite, not nan"}),
+    ({"prompt_tokens": 10, "completion_tokens": 2, "cost": -math.inf},
+     {"cost": "must be finite, not -inf"}),
+    ({"prompt_tokens": 10, "completion_tokens": 2, "cost": -0.01},
+     {"cost": "must be 0 or more, not -0.01"}),
+    ({"prompt_tokens": 10, "completion_tokens": 2, "cost": False},
+     {"cost": "must be a number, not bool False"}),
+    ({"prompt_tokens": 10}, {}),  # no completion count: reported nothing, nothing wrong
+    (None, {}),
+], ids=["negative", "bool", "string", "float", "nan cost", "infinite cost", "negative cost",
+        "bool cost", "half", "none"])
+def test_a_judges_usage_is_held_to_the_rule_of_a_systems_or_unreported(
+        usage: object, invalid: dict[str, str]) -> None:
+    """Issue 39 case 4: what a judge's API reports is a token count only where a system's
+    usage would be one; otherwise the request's tokens are unreported, not clamped to 0."""
+    meter = JudgeMeter()
+    for reported in ({"prompt_tokens": 3, "completion_tokens": 1}, usage):
+        meter.sent()
+        meter.reported(reported)
+    assert (meter.prompt_tokens, meter.completion_tokens, meter.unreported) == (3, 1, 1)
+    assert meter.invalid == invalid
+    bill = JudgeBill.of(meter, (1.0, 1.0))
+    tokens = bill.row_fields()["judge_tokens"]
+    assert (tokens.unreported, tokens.invalid) == (1, invalid)
+    assert ("invalid" in tokens.model_dump()) == bool(invalid)  # an ordinary row is as it was
 
 
 # --- the history line ----------------------------------------------------------------------

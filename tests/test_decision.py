@@ -7,6 +7,7 @@ import ast
 from pathlib import Path
 
 from pytest_ragate.decision import run_decision as decision
+from pytest_ragate.decision.goldset_run import run_status
 from pytest_ragate.decision.population import (
     AnchorMember,
     Collected,
@@ -14,7 +15,6 @@ from pytest_ragate.decision.population import (
     Member,
     Population,
 )
-from pytest_ragate.decision.goldset_run import run_status
 from pytest_ragate.decision.rules import DEFAULT_RULES, Rules, Strictness, rules_of
 from pytest_ragate.decision.run_decision import Arrived, Failure, decide_run
 from pytest_ragate.scoring.floor import Floor

@@ -170,7 +170,7 @@ def test_floor_message_names_value_floor_n_interval_and_method() -> None:
     verdict = decide(Floor("citation_accuracy", 0.9), "g", cited)
     assert verdict.message.startswith("citation_accuracy 0.35 < floor 0.90 · n=20 cited answers "
                                       "· 95% CI [")
-    assert "(bootstrap) · computed by mechanical · worst: q10 0/1 citations right; " in (
+    assert "(betting) · computed by mechanical · worst: q10 0/1 citations right; " in (
         verdict.message)
 
 

@@ -277,13 +277,16 @@ def test_rejudge_decides_a_slice_floor_as_the_gate_does(pytester: pytest.Pyteste
 
 @pytest.mark.parametrize(("scores", "floor", "held"), [
     ([0.99], 0.8, False), ([1.0, 0.9, 1.0], 0.8, False), ([0.99] * 15, 0.8, False),
-    ([0.99] * 30, 0.8, True), ([1.0] * 17 + [1 / 3] * 3, 0.72, False)])
+    ([0.99] * 30, 0.8, False), ([0.99] * 35, 0.8, True),
+    ([1.0] * 17 + [1 / 3] * 3, 0.72, False)])
 def test_a_mean_slice_is_held_no_more_readily_than_a_proportion(scores: list[float],
                                                                 floor: float,
                                                                 held: bool) -> None:
-    """A bootstrap of identical scores has no width; Wilson over their sum (0.99 × 15
-    reaches 0.78) does. An insufficient mean slice needs more questions than it has, never
-    fewer (French at 0.90 of 20 against 0.72 said "needs about 15")."""
+    """A bootstrap of identical scores has no width; the betting interval does, and so does
+    Wilson over their sum (0.99 × 15 reaches 0.78): thirty scores of 0.99 reach 0.80 (the
+    betting interval's lower bound), thirty-five 0.82. An insufficient mean slice needs more
+    questions than it has, never fewer (French at 0.90 of 20 against 0.72 said "needs about
+    15")."""
     t = Tally(metric="faithfulness", k=sum(scores), n=len(scores), values=tuple(scores),
               questions=len(scores))
     [figure] = decide_slices(Floor("faithfulness", floor), {"it": t})

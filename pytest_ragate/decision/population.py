@@ -52,6 +52,12 @@ def anchor_name(anchor_id: str) -> str:
     return f"anchor[{anchor_id}]"
 
 
+def again_name(name: str) -> str:
+    """How a question asked again to check a sequential stop is named within its route
+    (`q07[again]`; decision/drift.py)."""
+    return f"{name}[again]"
+
+
 # --- what the population needs of a goldset (goldsets/loader.py's Case and Goldset) ---------
 
 

@@ -171,7 +171,8 @@ def _down(arrived: Arrived) -> str:
 def _replayed(population: Population, collected: Collected | None, arrived: Arrived,
               rules: Rules) -> Stopping | None:
     """A sequential route's floor tests, fed its rows (a question whose report never came
-    but failed, as its error row) as the live run fed them; None when not sequential."""
+    but failed, as its error row) and its rows asked again to check a stop, as the live run
+    fed them; None when not sequential."""
     floors = [f.floor for f in (collected.floors if collected else [])
               if f.route == population.route]
     stopping = Stopping.of(population, floors, min_n=rules.strictness.min_n)
@@ -185,7 +186,9 @@ def _replayed(population: Population, collected: Collected | None, arrived: Arri
             record = _error_record(population, member, failure.why)
         if record is not None:
             rows[member.item_name] = record
-    return stopping.replay(rows).unless_all_asked(rows)
+    again = {r.question_id: r for r in arrived.records.values()
+             if r.reasked and r.route == population.route}
+    return stopping.replay(rows, again).unless_all_asked(rows)
 
 
 def _judge(run: GoldsetRun, population: Population) -> str | None:

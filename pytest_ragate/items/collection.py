@@ -27,14 +27,17 @@ from pytest_ragate.goldsets.loader import (
 )
 from pytest_ragate.goldsets.promotion import PROMOTE_HINT
 from pytest_ragate.items.keys import (
+    AGAIN_KEY,
     ANCHOR_KEY,
     CASE_KEY,
     FLOOR_KEY,
     GOLDSET_KEY,
+    GOLDSETS_KEY,
     LAST_RUN_KEY,
     ROUTE_KEY,
 )
 from pytest_ragate.items.long_lived import long_lived
+from pytest_ragate.items.printed import start_printing
 from pytest_ragate.items.pytest_internals import as_reported, run_unlogged, shared_closure
 from pytest_ragate.items.reasons import failure_line
 from pytest_ragate.items.route import RouteSpec
@@ -49,7 +52,6 @@ from pytest_ragate.wording.numbers import bound
 if TYPE_CHECKING:
     from pytest_ragate.items.pytest_internals import TerminalRepr
 
-GOLDSETS_KEY = pytest.StashKey[dict[Path, Goldset]]()
 NAMES_KEY = pytest.StashKey[dict[str, tuple[Path, str]]]()
 
 
@@ -69,6 +71,7 @@ def cached_goldset(config: pytest.Config, path: Path) -> Goldset:
         finally:
             if enabled:
                 gc.enable()
+        start_printing(config)  # ragate runs here now: what pytest prints is redacted
     return cache[key]
 
 
@@ -544,7 +547,7 @@ def collected(items: Iterable[pytest.Item]) -> Collected:
         if isinstance(item, FloorItem):
             route, goldset = item.route, item.goldset
             floors.append(item.to_wire())
-        elif ROUTE_KEY in item.stash:
+        elif ROUTE_KEY in item.stash and AGAIN_KEY not in item.stash:
             route, goldset = item.stash[ROUTE_KEY], item.stash[GOLDSET_KEY]
             case = item.stash.get(CASE_KEY, None)
             key = case.item_name if case else item.name

@@ -27,6 +27,7 @@ from pytest_ragate.decision.population import asked_row
 from pytest_ragate.goldsets.loader import Case
 from pytest_ragate.items.collection import QuestionItem, wrong_answer
 from pytest_ragate.items.keys import (
+    AGAIN_KEY,
     CASE_KEY,
     MALFORMED_ATTR,
     NOT_NEEDED_KEY,
@@ -53,7 +54,10 @@ VERDICTS_KEY = pytest.StashKey["Future[JudgedScores]"]()
 
 def base_record(item: pytest.Item, case: Case, **fields: Any) -> QuestionRecord:
     """The question's row: what the goldset says of it (the population's base row, as a
-    crashed question's error row has it), and `fields` from its outcome."""
+    crashed question's error row has it), and `fields` from its outcome; marked `reasked`
+    when the item asks it again to check a sequential stop (`items/reasking.py`)."""
+    if AGAIN_KEY in item.stash:
+        fields["reasked"] = True
     return asked_row(case, item.stash[ROUTE_KEY], item.nodeid, **fields)
 
 

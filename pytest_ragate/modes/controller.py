@@ -33,6 +33,7 @@ from pytest_ragate.items.keys import (
     WORKEROUTPUT_KEY,
     is_goldset_item,
 )
+from pytest_ragate.items.printed import start_printing
 from pytest_ragate.items.reasons import failure_line, summary_line
 from pytest_ragate.modes.output_paths import check_outputs, clear_outputs, refused
 from pytest_ragate.settings import Settings, read_settings
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
 Location = tuple[str, int | None, str]
 
 
-def _worker_id(report: pytest.TestReport) -> str | None:
+def worker_of(report: pytest.TestReport) -> str | None:
     """The xdist worker a report came from (`gw0`), None in a run without xdist."""
     return getattr(getattr(getattr(report, "node", None), "gateway", None), "id", None)
 
@@ -121,6 +122,8 @@ class Controller(ABC):
         self.down: list[str] = []  # xdist workers that went down, and why
         self.no_system: dict[str, int] = {}  # goldset file -> items that had no system
         self.malformed: dict[str, int] = {}  # what the system returned -> questions
+        # (judge, field of its usage) -> why, the questions whose judge usage broke the rule
+        self.invalid_usage: dict[tuple[str, str], tuple[str, list[str]]] = {}
         self.goldset_ran = False  # a worker described goldsets, or a goldset report arrived
         self.last_on: dict[str, str] = {}  # xdist worker -> the last item it reported
         self.conclusion: Conclusion | None = None
@@ -167,14 +170,15 @@ class Controller(ABC):
         why any report failed (xdist's report of a crashed worker carries no record)."""
         row = getattr(report, RECORD_ATTR, None)
         if row is not None or getattr(report, ANCHOR_ATTR, None) is not None:
-            self.goldset_ran = True
+            self.ragate_ran()
         if row is not None:
+            self.note_invalid_usage(row)
             self.concluding().add_record(report, row)
             delattr(report, RECORD_ATTR)  # kept as a QuestionRecord now, not twice
         anchor = getattr(report, ANCHOR_ATTR, None)
         if anchor is not None:
             self.concluding().add_anchor(report, anchor)
-        worker = _worker_id(report)
+        worker = worker_of(report)
         if worker is not None:
             self.last_on[worker] = report.nodeid
         route = getattr(report, NO_SYSTEM_ATTR, None)
@@ -186,6 +190,23 @@ class Controller(ABC):
         if report.failed and not hasattr(report, "wasxfail"):
             self.failed.setdefault(report.nodeid, (report.when or "",
                                                    failure_line(report)))
+
+    def ragate_ran(self) -> None:
+        """A goldset ran (here, or on a worker): from now on what this process prints is
+        redacted too, as a worker's is (`items/printed.py`): the controller of xdist loads
+        no goldset, and prints what its own hooks and the project's raise and log."""
+        if not self.goldset_ran:
+            self.goldset_ran = True
+            start_printing(self.config)
+
+    def note_invalid_usage(self, row: dict[str, Any]) -> None:
+        """A judge usage that broke the rule (`judge_tokens.invalid`), for the run's line."""
+        invalid = (row.get("judge_tokens") or {}).get("invalid") or {}
+        for name, why in invalid.items():
+            _, questions = self.invalid_usage.setdefault((row.get("judge") or "?", name),
+                                                         (why, []))
+            if row["question_id"] not in questions:  # once, whatever its repeats
+                questions.append(row["question_id"])
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport,
@@ -199,7 +220,7 @@ class Controller(ABC):
         if crashitem in self.started:
             self.crashed.add(crashitem)
             return
-        worker = _worker_id(report) or "a worker"
+        worker = worker_of(report) or "a worker"
         last = self.last_on.get(worker)
         report.when = "teardown"
         if last is None:
@@ -217,7 +238,7 @@ class Controller(ABC):
         crashed sends none; the others (and its replacement) do."""
         output = getattr(node, "workeroutput", None) or {}
         if WORKEROUTPUT_KEY in output:
-            self.goldset_ran = True
+            self.ragate_ran()
             self.concluding().add_collected(output[WORKEROUTPUT_KEY])
         if error:
             gateway = getattr(getattr(node, "gateway", None), "id", "a worker")
@@ -284,6 +305,12 @@ class Controller(ABC):
             from pytest_ragate.items.questions import malformed_summary
 
             terminalreporter.write_line(malformed_summary(self.malformed), red=True, bold=True)
+        if self.invalid_usage:
+            from pytest_ragate.judges.runner import invalid_usage_line
+
+            for (judge, name), (why, questions) in self.invalid_usage.items():
+                terminalreporter.write_line(invalid_usage_line(judge, name, why, questions),
+                                            red=True, bold=True)
         self.summary(terminalreporter)
 
     def hint_nothing_ran(self, terminalreporter: Any) -> None:

@@ -10,18 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pytest_ragate.scoring import intervals
 from pytest_ragate.scoring.floor import Floor, counts_in
 from pytest_ragate.scoring.power import PassesAt, passes_at
 from pytest_ragate.scoring.ppi import Ppi
 from pytest_ragate.scoring.records import MECHANICAL, QuestionRecord, Tally, tally
-from pytest_ragate.scoring.registry import METRICS, latency_quantile
-from pytest_ragate.scoring.stats import (
-    bootstrap_clusters,
-    bootstrap_mean,
-    quantile_bounds,
-    wilson,
-    wilson_clustered,
-)
+from pytest_ragate.scoring.registry import METRICS
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -58,17 +52,10 @@ class Counted:
 
 
 def interval_of(t: Tally) -> tuple[float, float] | None:
-    """Wilson for proportions, a bootstrap for means; with repeats (`t.clusters`) over
-    questions as clusters: Wilson at the design-effect n, a cluster bootstrap."""
-    if not t.n:
-        return None
-    if METRICS[t.metric].aggregate == "quantile":
-        return quantile_bounds(t.values, latency_quantile(t.metric))
-    proportion = METRICS[t.metric].aggregate == "proportion"
-    if t.clusters:
-        return (wilson_clustered(t.k, t.n, t.clusters, t.repeats) if proportion
-                else bootstrap_clusters(t.clusters))
-    return wilson(t.k, t.n) if proportion else bootstrap_mean(t.values)
+    """The tally's 95% interval, as `intervals.interval` chooses it: Wilson for proportions,
+    the betting interval for means of values in [0, 1] (valid at every n, never a point),
+    order statistics for a quantile; with repeats (`t.clusters`) over questions."""
+    return intervals.interval(t)
 
 
 def figures_of(floor: Floor, t: Tally, strict: bool, ppi: Ppi | None = None) -> Figures:

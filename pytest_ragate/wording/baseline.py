@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from pytest_ragate.redaction import redact_credentials
 from pytest_ragate.scoring.records import fmt_some
 from pytest_ragate.scoring.registry import METRICS
 from pytest_ragate.scoring.stats import MCNEMAR
@@ -79,23 +80,26 @@ def regression(metric: str, test: str, paired: Paired, compared: Compared,
 
 
 def _judges(names: Sequence[str]) -> str:
-    return ", ".join(names)
+    """Judges as the user named them (`--ragate-judge`, `--ragate-accept-judge`), with what is
+    shaped like a credential masked, as every output masks it (a model named `gpt-sk-…`)."""
+    return redact_credentials(", ".join(names))
 
 
 def judge_changed(metric: str, change: JudgeChange, source: str) -> str:
     """A judged check across a judge change: refused, accepted, or accepted under a name that
     is not this run's judge. Says how to see what the new judge moves and how to accept it."""
     then, now = _judges(change.baseline), _judges(change.current)
-    spec = change.spec or change.current[0]
-    named = now if len(change.current) == 1 else change.current[0]
+    spec = _judges([change.spec or change.current[0]])
+    named = now if len(change.current) == 1 else _judges(change.current[:1])
+    accept = _judges([change.accept or ""])
     what = f"{source} was judged by {then}, this run by {now}"
     if change.call == "accepted":
         return (f"{metric}: not compared: judge change accepted ({change.flag} "
-                f"{change.accept}): {what}; comparing across judges measures the judges, not "
+                f"{accept}): {what}; comparing across judges measures the judges, not "
                 "the system")
     rejudge = (f"`ragate rejudge {change.results or 'RESULTS'} --judge {spec}`"
                + ("" if change.results else " on the baseline run's results file"))
-    head = (f"{change.flag} {change.accept} names another judge than this run's: "
+    head = (f"{change.flag} {accept} names another judge than this run's: "
             if change.call == "misnamed" else "")
     return (f"{head}{metric} not compared across judges: {what}; a judge change is a gate "
             f"decision, not a regression of the system: run {rejudge} to see what it moves, "
@@ -104,8 +108,8 @@ def judge_changed(metric: str, change: JudgeChange, source: str) -> str:
 
 def accept_judge_unneeded(accept: str) -> str:
     """`--ragate-accept-judge` in a run whose baseline was graded by the same judge."""
-    return (f"ragate: --ragate-accept-judge {accept} was not needed: no judged check changed "
-            "judge against the baseline")
+    return (f"ragate: --ragate-accept-judge {_judges([accept])} was not needed: no judged "
+            "check changed judge against the baseline")
 
 
 ACCEPT_JUDGE_IN_INI = ("ragate_accept_judge in the ini file would accept every future judge "
@@ -117,8 +121,8 @@ ACCEPT_JUDGE_WITHOUT_BASELINE = ("--ragate-accept-judge accepts a judge change a
 
 def accept_judge_misnamed(accept: str, ran: Sequence[str]) -> str:
     """`--ragate-accept-judge` naming another judge than the one configured for this run."""
-    return (f"--ragate-accept-judge {accept} names another judge than this run's: this run is "
-            f"judged by {_judges(ran)}")
+    return (f"--ragate-accept-judge {_judges([accept])} names another judge than this run's: "
+            f"this run is judged by {_judges(ran)}")
 
 
 def repeats_unpaired(message: str) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from pytest_ragate.scoring import intervals
 from pytest_ragate.scoring.ppi import MIN_LABELS, Ppi
 from pytest_ragate.scoring.records import fmt_some
 from pytest_ragate.scoring.registry import METRICS, Tally, figure_digits, fmt_figure
@@ -241,8 +242,7 @@ def _method(floor: Floor, figures: Figures) -> str:
         return "ppi, normal approximation"
     if METRICS[floor.metric].aggregate == "quantile":
         return "order statistics, one-sided bounds"
-    method = "Wilson" if METRICS[floor.metric].aggregate == "proportion" else "bootstrap"
-    return method + (", questions as clusters" if figures.tally.clusters else "")
+    return intervals.method(figures.tally)
 
 
 def _against(floor: Floor, figures: Figures, holds: bool, strict: bool, tail: str) -> str:

@@ -80,7 +80,8 @@ def coverage_line(run: GoldsetRun) -> str:
         s = run.sequential
         skipped = sum(r.not_needed for r in run.records)
         parts.append(sequential_part(skipped=skipped, asked=s.asked, seed=s.seed,
-                                     alpha=s.alpha, stopped=s.stopped, why=s.why))
+                                     alpha=s.alpha, stopped=s.stopped, why=s.why,
+                                     drifts=s.drifts))
     if run.repeats > 1:
         return (f"{total // run.repeats} questions × {run.repeats} repeats = {total} "
                 f"answers: {', '.join(parts)}")

@@ -1,6 +1,7 @@
 """What sequential asking says (`--ragate-sequential`, `decision/sequential.py`): why a run
-cannot be asked sequentially, the order's seed, why a goldset asked every question, a floor
-decided before the last one, and the skip of a question its goldset no longer needed.
+cannot be asked sequentially, the order's seed, why a goldset asked every question (a stop's
+re-check that refused it among them, `decision/drift.py`), what a re-check that held found, a
+floor decided before the last one, and the skip of a question its goldset no longer needed.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pytest_ragate.wording.numbers import fmt_interval
 if TYPE_CHECKING:
     from pytest_ragate.decision.sequential import Halt
     from pytest_ragate.scoring.floor import Floor
+    from pytest_ragate.scoring.sign_flip import FloorDrift
     from pytest_ragate.scoring.stopping import Stuck
 
 
@@ -95,13 +97,18 @@ def stopped_against(floor: Floor, value: float | None, interval: tuple[float, fl
             f"question ≤ {alpha:.4g} · the other {of - asked} questions not asked")
 
 
+EXCHANGEABLE = "assumes a question's answer does not depend on when it is asked"
+
+
 def sequential_part(*, skipped: int, asked: int, seed: int, alpha: float, stopped: bool,
-                    why: Halt | None) -> str:
-    """What a sequential goldset's coverage line adds: how many questions it did not need
-    and why, or why it asked them all."""
+                    why: Halt | None, drifts: Sequence[FloorDrift] = ()) -> str:
+    """What a sequential goldset's coverage line adds: how many questions it did not need,
+    what asking them again found (`drifts`), and the assumption its guarantee rests on; or
+    why it asked them all."""
     if stopped:
         return (f"{skipped} not needed (sequential, seed {seed}: every floor decided after "
-                f"{asked}; chance of a decision other than asking all ≤ {alpha:.4g})")
+                f"{asked}; {answers_held(drifts)}; chance of a decision other than asking "
+                f"all ≤ {alpha:.4g}, which {EXCHANGEABLE})")
     return (f"every question asked (sequential, seed {seed}: "
             f"{halt_line(why) if why else 'a floor was undecided until the last question'})")
 
@@ -118,7 +125,64 @@ def halt_line(halt: Halt) -> str:
         return halted_on(halt.names[0], halt.status)
     if halt.kind == "stuck" and halt.stuck is not None:
         return stuck(halt.stuck)
-    return undecided(halt.names)
+    return _recheck_line(halt) or undecided(halt.names)
+
+
+def _recheck_line(halt: Halt) -> str | None:
+    """Why a stop's re-check (`decision/drift.py`) refused it, or None for another halt."""
+    if halt.kind == "recheck costs":
+        return recheck_costs(halt.asked, halt.of)
+    if halt.kind == "reask failed":
+        return reask_failed(halt.names[0], halt.status)
+    if halt.kind == "reask uncounted":
+        return reask_uncounted(halt.names[0], halt.metric)
+    if halt.kind == "reask never came":
+        return reask_never_came(halt.names[0])
+    if halt.kind == "answers changed":
+        return answers_changed(halt.asked, halt.drifts)
+    return None
+
+
+def recheck_costs(asked: int, of: int) -> str:
+    return (f"every floor decided after {asked}, but asking those {asked} again to check the "
+            f"stop would cost as much as the {of - asked} left: every question was asked")
+
+
+def reask_failed(name: str, status: str) -> str:
+    what = {"error": "errored", "skipped": "was skipped"}.get(status, status)
+    return (f"{name} {what} when asked again to check the stop: every question was asked "
+            "(an error is a failure, never a skip)")
+
+
+def reask_uncounted(name: str, metric: str) -> str:
+    return (f"{name} asked again to check the stop has no countable {metric}: every question "
+            "was asked")
+
+
+def reask_never_came(name: str) -> str:
+    return (f"{name} asked again to check the stop has no result: every floor decided over "
+            "every question")
+
+
+def answers_held(drifts: Sequence[FloorDrift]) -> str:
+    """A stop's re-check that held: how many questions were asked again, and how far their
+    answers moved."""
+    asked = max((d.pairs for d in drifts), default=0)
+    moved = "; ".join(f"{d.floor} {d.toward} toward the floor, {d.away} away (p = "
+                      f"{d.p:.2g})" for d in drifts if d.toward or d.away)
+    return (f"those questions asked again answered as before within their flakiness ("
+            f"{asked} re-asked{'; ' + moved if moved else ''})")
+
+
+def answers_changed(asked: int, changed: Sequence[FloorDrift]) -> str:
+    """A stop refused: its questions asked again answered otherwise, more than flakiness
+    explains (the paired sign-flip test, decision/drift.py)."""
+    moved = "; ".join(f"{d.floor}: {d.toward} of {d.pairs} answers moved toward the floor, "
+                      f"{d.away} away (sign-flip p = {d.p:.2g} ≤ {d.level:.4g})"
+                      for d in changed)
+    return (f"every floor decided after {asked}, but the answers changed when asked again "
+            f"({moved}): the system's answers depend on when it is asked, so every question "
+            "was asked")
 
 
 def stuck(why: Stuck) -> str:

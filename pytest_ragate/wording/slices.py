@@ -8,8 +8,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from pytest_ragate.scoring import intervals
 from pytest_ragate.scoring.records import fmt_some
-from pytest_ragate.scoring.registry import METRICS, Tally, figure_digits, fmt_figure
+from pytest_ragate.scoring.registry import Tally, figure_digits, fmt_figure
 from pytest_ragate.wording.numbers import NAMED, fmt_interval, fmt_sig, plural
 
 if TYPE_CHECKING:
@@ -38,10 +39,7 @@ def _slice_against(floor: Floor, figure: SliceFigure) -> str:
 
 
 def _slice_interval(floor: Floor, figure: SliceFigure) -> str:
-    method = ("Wilson" if METRICS[floor.metric].aggregate == "proportion"
-              and not figure.tally.clusters else "bootstrap")
-    if figure.tally.clusters:
-        method += ", questions as clusters"
+    method = intervals.method(figure.tally)
     if method != "Wilson":  # slices.slice_interval
         method += ", at least Wilson's over the scores' sum"
     return (f"95% CI {fmt_interval(figure.interval, figure_digits(floor.metric))} "
