@@ -65,7 +65,7 @@ def test_goldset_items_and_floor_outcomes(project: pytest.Pytester) -> None:
         "computed by mechanical*",
         "*ragate floors*",
         "*goldset*metric*floor*value*95% interval*n*by kind*computed by*outcome*",
-        "*mini*citation_accuracy*0.60*0.67*[0.00, 1.00]*3*single_meeting 0.50 (n=2) · "
+        "*mini*citation_accuracy*0.60*0.67*[0.03, 1.00]*3*single_meeting 0.50 (n=2) · "
         "cross_meeting 1.00 (n=1)*mechanical*PASS*",
     ))
     assert result.ret == 1
