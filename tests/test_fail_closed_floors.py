@@ -15,6 +15,7 @@ from pytest_ragate.goldsets.sealed import Scrypt
 from pytest_ragate.goldsets.sealing import seal_goldset
 from pytest_ragate.scoring.ppi import MIN_LABELS, ppi_mean, spread
 from pytest_ragate.scoring.stats import Z95
+from pytest_ragate.wording.runs import STATUS_WORDS
 from tests.conftest import (
     FIXTURE_JUDGE_CONFTEST,
     WORKERS,
@@ -45,17 +46,18 @@ def outputs_agree(pytester: pytest.Pytester, result: pytest.RunResult, floor: st
                   outcome: str, *, history: bool = True) -> None:
     """The exit status, the floor's JUnit case, the Markdown and HTML badges and the history
     line all say the same thing: FAIL (exit 1) or PASS (exit 0, the floor skipped). A run in
-    which no question ran appends no history line (`history=False`)."""
+    which no question ran says NOTHING RAN, never PASS, and appends no history line
+    (`history=False`)."""
     failed = outcome == "failed"
     assert result.ret == (pytest.ExitCode.TESTS_FAILED if failed else pytest.ExitCode.OK)
     junit = {"failed": "failure", "skipped": "skipped"}[outcome]
     cases = junit_cases(pytester.path / "j.xml")
     assert cases[floor.replace("gs/ragate.toml", "gs.ragate.toml")]["outcome"] == junit
-    word = "FAIL" if failed else "PASS"
+    status = "failed" if failed else "passed" if history else "nothing_ran"
+    word = STATUS_WORDS[status]
     assert f"Run: **{word}**" in (pytester.path / "r.md").read_text()
     html = (pytester.path / "r.html").read_text()
-    assert f'<h1>ragate report <span class="badge o-{outcome if failed else "passed"}">' \
-           f"{word}</span></h1>" in html
+    assert f'<h1>ragate report <span class="badge o-{status}">{word}</span></h1>' in html
     if not history:
         assert not (pytester.path / "h.jsonl").exists()
         return
