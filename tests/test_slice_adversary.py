@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ragate.scoring.gates import Floor
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.registry import Tally
 from pytest_ragate.scoring.slices import decide_slices
 from tests.conftest import (
@@ -301,20 +301,23 @@ def test_a_mean_slice_is_held_no_more_readily_than_a_proportion(scores: list[flo
 
 def test_min_n_strict_ci_and_a_required_judge_hold_slices_too(pytester: pytest.Pytester) -> None:
     """`--ragate-min-n 25` refuses French (20 questions) though it is all right, `--ragate-ci
-    strict` keeps the calls, and a judged slice floor with no judge fails under
-    `--ragate-require-judge` (skipped, not passed, without it)."""
+    strict` keeps the calls, and a judged slice floor with no judge whose metric is named
+    optional is skipped, not passed, and fails under `--ragate-require-judge` (without the
+    optional name it fails anyway: test_slice_floors)."""
     tagged(pytester.path / "gs", floors=("[floors.slices.lang]\nabstention_accuracy = 0.8\n"
                                          "faithfulness = 0.8\n"))
     pytester.makeconftest(planned({}))
+    optional = ("-o", "ragate_judge_optional=faithfulness")
     result = run_pytester(pytester, "0", "gs", "--junitxml=j.xml", "--ragate-min-n", "25",
-                          "--ragate-ci", "strict")
+                          "--ragate-ci", "strict", *optional)
     assert result.ret == 1
     cases = junit_cases(pytester.path / "j.xml")
     fr = cases["gs.ragate.toml::floor[lang=fr:abstention_accuracy]"]
     assert fr["outcome"] == "failure" and "ragate_min_n = 25" in str(fr["props"]["message"])
     assert cases[DE_CASE]["outcome"] == "passed"
     assert cases["gs.ragate.toml::floor[lang=de:faithfulness]"]["outcome"] == "skipped"
-    required = run_pytester(pytester, "0", "gs", "--junitxml=k.xml", "--ragate-require-judge")
+    required = run_pytester(pytester, "0", "gs", "--junitxml=k.xml", "--ragate-require-judge",
+                            *optional)
     assert required.ret == 1
     judged = junit_cases(pytester.path / "k.xml")["gs.ragate.toml::floor[lang=de:faithfulness]"]
     assert judged["outcome"] == "failure", judged
