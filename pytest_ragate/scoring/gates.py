@@ -30,6 +30,7 @@ from dataclasses import KW_ONLY, dataclass
 from typing import Literal
 
 from pytest_ragate.scoring import intervals, messages
+from pytest_ragate.scoring.answer_match import unsettled_names
 from pytest_ragate.scoring.labelled import judged_values
 from pytest_ragate.scoring.power import PassesAt, passes_at
 from pytest_ragate.scoring.ppi import Ppi, ppi_mean
@@ -411,6 +412,11 @@ def scored_or_settled(floor: Floor, goldset: str, records: Sequence[QuestionReco
     counted = counted_of(floor, rows, judge, t)
     if unbilled := _unmeasured(floor, rows, goldset, t, counted):
         return unbilled
+    if unsure := unsettled_names(floor.metric, rows):
+        return Verdict(floor=floor, goldset=goldset, outcome="failed", tally=t,
+                       message=messages.unsure_unlabelled(floor, unsure, t, None, counted),
+                       computed_by=counted.computed_by, errors=counted.errors,
+                       skipped=counted.skipped)
     if not t.n:
         return Verdict(floor=floor, goldset=goldset, outcome="failed",
                        message=messages.nothing_scored(floor, len(rows), counted), tally=t,

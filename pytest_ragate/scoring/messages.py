@@ -154,6 +154,20 @@ def unmeasured(floor: Floor, names: Sequence[str], rows: int, counted: Counted) 
             f"{counted.computed_by}{aside(floor, counted)}")
 
 
+def unsure_unlabelled(floor: Floor, names: Sequence[str], t: Tally, labels: str | None,
+                      counted: Counted) -> str:
+    """An answer_match floor with unsure answers no label settled: named, with how to
+    settle them; the figure over the decided answers beside it."""
+    where = labels or "the labels file ([judge] labels = \"labels.jsonl\")"
+    over = (f"{floor.metric} {fmt_figure(floor.metric, t.value)} over the {t.n} decided, "
+            if t.value is not None else "")
+    return (f"not decided: {over}{_plural(len(names), 'unsure answer')} not labelled: "
+            f"{fmt_some(list(names), NAMED)} · review each and label it in {where} "
+            f"({{\"question_id\", \"metric\": \"answer_match\", \"verdict\": 0 or 1}}, then "
+            f"`ragate stamp-labels`), or count them wrong with [answers] unsure = \"wrong\" · "
+            f"floor {floor.bound} · computed by {counted.computed_by}{aside(floor, counted)}")
+
+
 def too_few_for_bound(floor: Floor, t: Tally, needs: int, counted: Counted) -> str:
     """A quantile floor over too few answers for a 95% upper bound of it."""
     point = "—" if t.value is None else fmt_figure(floor.metric, t.value)

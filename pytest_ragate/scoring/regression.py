@@ -143,7 +143,8 @@ class Compared:
 def scored_metrics(scores: Iterable[QuestionScores]) -> list[str]:
     """The run's metrics (registry.run_metrics), from what its questions asked the judge
     for: a verdict or a failure."""
-    return run_metrics({m for s in scores for m in (*s.verdicts, *s.judge_failures)})
+    return run_metrics({m for s in scores for m in (*s.verdicts, *s.judge_failures,
+                                                     *s.answers)})
 
 
 def judge_change(base: BaselineRun, judge: RunJudge) -> JudgeChange | None:
