@@ -562,31 +562,49 @@ def stamp_labels(labels_file: Path, results: Path) -> None:
     For every label whose question has an answer in RESULTS (a `--ragate-results` file), sets
     `answer_sha256`. From then on a changed answer leaves that question labelled without a
     verdict ("stale label"), which fails judge_agreement and the ppi estimate, instead of
-    holding a judge's word on the new answer to a person's word on the old one. Lines
-    not stamped keep their text. Stamp right after labelling, from the run you labelled.
+    holding a judge's word on the new answer to a person's word on the old one. An
+    answer_match label is stamped once, with the answer it settles (the question's one
+    answer, or its one unsure answer), and never moved to another. Lines not stamped keep
+    their text. Stamp right after labelling, from the run you labelled.
     """
     import json
 
     from pytest_ragate.answer import answer_sha256
     from pytest_ragate.files import read_jsonl, read_lines, write_atomic
     from pytest_ragate.goldsets.labels import LabelRow
+    from pytest_ragate.outputs.results import read_rows
+    from pytest_ragate.scoring.answer_match import ANSWER_MATCH, answer_to_label
 
-    _, problems = read_jsonl(labels_file, LabelRow, id_field="question_id")
+    labelled, problems = read_jsonl(labels_file, LabelRow, id_field="question_id")
     if problems:
         raise click.ClickException("\n".join(map(str, problems)))
-    answers = _answers(results, "a label")
+    judged = any(row.metric != ANSWER_MATCH for _, row in labelled)
+    answers = _answers(results, "a label") if judged else {}
+    rows, problems = read_rows(results)
+    if problems:
+        raise click.ClickException("\n".join(map(str, problems)))
     lines = read_lines(labels_file)
     stamped = changed = 0
     unmatched: list[str] = []
+    refused: list[str] = []
     for i, line in enumerate(lines):
         if not line.strip():
             continue
         row = json.loads(line)
-        qid = row["question_id"]
-        if qid not in answers:
-            unmatched.append(f"{qid} ({row['metric']}, line {i + 1})")
+        qid, where = row["question_id"], f"{row['question_id']} ({row['metric']}, line {i + 1})"
+        if row["metric"] == ANSWER_MATCH:
+            if "answer_sha256" in row:
+                continue  # it settles the answer it was written for, and no other
+            text, why = answer_to_label(qid, [r for _, r in rows])
+            if text is None:
+                (refused if why else unmatched).append(f"{where}{': ' + why if why else ''}")
+                continue
+        elif qid in answers:
+            text = answers[qid]
+        else:
+            unmatched.append(where)
             continue
-        digest = answer_sha256(answers[qid])
+        digest = answer_sha256(text)
         if row.get("answer_sha256") == digest:
             continue
         changed += "answer_sha256" in row
@@ -599,6 +617,9 @@ def stamp_labels(labels_file: Path, results: Path) -> None:
                + (f" ({changed} had been stamped for another answer)" if changed else ""))
     if unmatched:
         click.echo(f"not stamped (no answered row in {results}): {', '.join(unmatched)}")
+    if refused:
+        click.echo("not stamped, which answer is not clear:\n" + "\n".join(refused))
+        raise SystemExit(1)
 
 _DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 

@@ -29,6 +29,7 @@ from pytest_ragate.outputs.reports import (
     worst_lines,
 )
 from pytest_ragate.outputs.slice_tables import slice_tables
+from pytest_ragate.scoring.answer_match import answer_lines
 from pytest_ragate.scoring.gates import Verdict
 from pytest_ragate.scoring.messages import slice_name
 from pytest_ragate.scoring.records import QuestionRecord
@@ -234,6 +235,8 @@ def terminal_summary(terminalreporter: Any, runs: Sequence[GoldsetRun], *,
             write(f"{run.label}: {billed}")
         for line in run.flaky_lines():
             write(f"{run.label}: {line}", yellow=not line.startswith("flaky: 0 "))
+        for line in answer_lines(run.records, run.named):
+            write(f"{run.label}: {line}", yellow=line.startswith("unsure"))
     for line, red in outputs.lines():
         write(line, red=red)
     for label, lines in (flips or {}).items():

@@ -51,6 +51,7 @@ from pytest_ragate.outputs.reports import (
     worst_lines,
 )
 from pytest_ragate.outputs.slice_tables import SliceTable, slice_tables
+from pytest_ragate.scoring.answer_match import answer_lines
 from pytest_ragate.scoring.gates import (
     Verdict,
     fmt_counts,
@@ -416,6 +417,7 @@ def question_row(run: GoldsetRun, r: QuestionRecord, metrics: Sequence[str],
         "status": r.status,
         "error": r.error,
         "wrong": r.wrong,
+        "answer_check": r.answer_check.line if r.answer_check is not None else "",
         "abstained": None if r.abstained is None else r.abstained,
         "must_abstain": r.must_abstain,
         "abstention_correct": r.abstention_correct,
@@ -488,7 +490,7 @@ def run_view(index: int, run: GoldsetRun, history: Sequence[HistoryLine],
         "judge_lines": run.judge_lines,
         "bill_line": run_bill_line(run),
         "bill_headers": [*(["latency (s)"] * billed[0]), *(["cost"] * billed[1])],
-        "flaky_lines": run.flaky_lines(),
+        "flaky_lines": [*run.flaky_lines(), *answer_lines(run.records, run.named)],
         "by_kind": [(m, metric_source(run, m), fmt_counts(kind_counts(m, run.records)))
                     for m in metrics],
         "uncited": uncited,

@@ -16,6 +16,7 @@ from tabulate import tabulate
 
 from pytest_ragate.files import write_atomic
 from pytest_ragate.outputs.slice_tables import SliceRow, slice_tables
+from pytest_ragate.scoring.answer_match import answer_lines
 from pytest_ragate.scoring.gates import (
     fmt_counts,
     fmt_n,
@@ -280,6 +281,8 @@ def question_text(record: QuestionRecord) -> str:
                      f"evidence {record.evidence_spans_found}/{record.evidence_spans} found"
                      + (f" (ranks {ranks})" if ranks else "")
                      + f" in {record.contexts} contexts")
+    if record.answer_check is not None:
+        lines.append(record.answer_check.line)
     judged = [f"{m} {v:.2f}" for m, v in record.metrics.items()
               if v is not None and METRICS[m].judged]
     if judged:
@@ -383,6 +386,7 @@ def markdown(runs: Sequence[GoldsetRun],
         parts.append(f"- answered without a citation: {len(uncited)}"
                      + (f" ({', '.join(uncited)})" if uncited else ""))
         parts += [f"- {line}" for line in run.flaky_lines()]
+        parts += [f"- {_cell(line)}" for line in answer_lines(run.records, run.named)]
         headers, rows = _question_rows(run)
         parts += ["", "### Questions", "", tabulate(rows, headers=headers, tablefmt="github",
                                                      disable_numparse=True), ""]

@@ -43,12 +43,13 @@ hand labels beside those peers.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pytest_ragate.answer import answer_sha256
 from pytest_ragate.scoring.answer_text import (
     Fact,
     Folded,
@@ -114,6 +115,16 @@ class AnswerCheck(BaseModel):
     @property
     def unsettled(self) -> bool:
         return self.value is None
+
+    @property
+    def line(self) -> str:
+        """`answer_match: unsure, not labelled: fact 2 not stated, … · cosine 0.81`: what a
+        person reads of it (a question's JUnit output, the HTML report)."""
+        state = {"label": f"{self.outcome}, labelled {'right' if self.label else 'wrong'}",
+                 "unsure_wrong": 'unsure, counted wrong (unsure = "wrong")',
+                 None: self.outcome + (", not labelled" if self.unsettled else "")}
+        near = "" if self.similarity is None else f" · cosine {self.similarity:.2f}"
+        return f"answer_match: {state[self.settled]}: {self.why}{near}"
 
     def properties(self) -> list[tuple[str, str]]:
         """Its JUnit properties: numbers of facts, never their text."""
@@ -352,6 +363,50 @@ def settle(check: AnswerCheck, labels: Mapping[str, int], answer_sha256: str | N
     if check.outcome == "unsure" and unsure == "wrong":
         return check.model_copy(update={"settled": "unsure_wrong"})
     return check
+
+
+def answer_lines(records: Sequence[QuestionRecord], name: Callable[[QuestionRecord], str],
+                 limit: int = 10) -> list[str]:
+    """What the terminal and the reports say of a run's answer_match: its counts, and each
+    unsure answer no label settled, for review (named by `name`: `q07`, `q07[r2]`)."""
+    checked = [r for r in records if r.status == "scored" and r.answer_check is not None]
+    if not checked:
+        return []
+    outcomes = [r.answer_check.outcome for r in checked if r.answer_check is not None]
+    labelled = sum(r.answer_check.settled == "label" for r in checked
+                   if r.answer_check is not None)
+    waiting = unsettled(checked)
+    head = (f"answer_match over {len(checked)} answers with facts: "
+            f"{outcomes.count('right')} right, {outcomes.count('wrong')} wrong, "
+            f"{outcomes.count('unsure')} unsure" + (f", {labelled} settled by a person's label"
+                                                    if labelled else ""))
+    if not waiting:
+        return [head]
+    shown = "; ".join(f"{name(r)} ({r.answer_check.why})" for r in waiting[:limit]
+                      if r.answer_check is not None)
+    more = f"; and {len(waiting) - limit} more" if len(waiting) > limit else ""
+    return [head, f"unsure, not labelled ({len(waiting)}: review each and label it in the "
+            f"goldset's labels file, then `ragate stamp-labels`): {shown}{more}"]
+
+
+def answer_to_label(question_id: str, records: Sequence[QuestionRecord],
+                    ) -> tuple[str | None, str]:
+    """The answer text an answer_match label of `question_id` settles, from a run's rows: its
+    one answer, or else its one unsure unsettled answer; else None and why (empty: the
+    question has no answered row). Repeats that answered differently leave the label to be
+    written for one of them by its sha256."""
+    answered = [r for r in records if r.question_id == question_id and r.status == "scored"
+                and r.answer_text is not None and r.answer_check is not None]
+    texts = list(dict.fromkeys(r.answer_text for r in answered if r.answer_text))
+    if len(texts) <= 1:
+        return (texts[0] if texts else None), ""
+    unsure = list(dict.fromkeys(r.answer_text for r in unsettled(answered) if r.answer_text))
+    if len(unsure) == 1:
+        return unsure[0], ""
+    shown = "; ".join(f"repeat {r.repeat}: answer_sha256 {answer_sha256(r.answer_text or '')}"
+                      for r in (unsettled(answered) or answered))
+    return None, (f"its repeats gave {len(texts)} different answers: write one label per "
+                  f"answer with the answer_sha256 of the one you read ({shown})")
 
 
 def unsettled(records: Sequence[QuestionRecord]) -> list[QuestionRecord]:
