@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -86,10 +87,12 @@ def _floor_option(_ctx: click.Context, _param: click.Parameter,
 @click.argument("results", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--step", type=click.FloatRange(0.005, 1.0), default=0.05, show_default=True,
               help="spacing of the max_distance grid shown (the best cut is exact)")
-@click.option("--on", "on", type=click.Choice(["max_distance", "confidence"]),
+@click.option("--on", "on", type=click.Choice(["max_distance", "confidence",
+                                               "answer_similarity"]),
               default="max_distance", show_default=True,
-              help="the threshold to sweep: the built-in max_distance, or a cut on the "
-                   "confidence your answers carry (Answer(confidence=...))")
+              help="the threshold to sweep: the built-in max_distance, a cut on the "
+                   "confidence your answers carry (Answer(confidence=...)), or the "
+                   "answer_similarity cut that best agrees with what is known of each answer")
 @click.option("--floor", "floors", multiple=True, callback=_floor_option,
               metavar="METRIC=MIN", help="with --on confidence: a floor to choose the cut "
               "for (abstention_accuracy or citation_accuracy); repeat for several")
@@ -99,16 +102,22 @@ def calibrate(results: Path, step: float, on: str, floors: dict[str, float]) -> 
     Prints, per goldset, the abstention/citation trade-off at each threshold and the best
     setting, then evidence recall at each k up to the recorded top_k. `--on confidence
     --floor METRIC=MIN` replays "abstain when confidence < cut" instead, and picks the cut
-    with the largest margin over the floors.
+    with the largest margin over the floors. `--on answer_similarity` calls an answer right
+    when its cosine to the gist reaches a cut, and picks the cut whose calls agree best
+    (Cohen's kappa) with a person's answer_match label, else answer_match's own call.
     """
     if on == "confidence" and not floors:
         raise click.UsageError("--on confidence needs --floor METRIC=MIN (abstention_accuracy "
                                "or citation_accuracy): the cut is chosen for a floor")
     if on == "max_distance" and floors:
         raise click.UsageError("--floor goes with --on confidence")
+    if on == "answer_similarity" and floors:
+        raise click.UsageError("--floor goes with --on confidence")
     by_goldset = _scored_rows(results)
     if on == "confidence":
         _calibrate_confidence(by_goldset, floors)
+    elif on == "answer_similarity":
+        _calibrate_similarity(by_goldset, step)
     else:
         _calibrate_distance(by_goldset, step)
 
@@ -168,6 +177,52 @@ def _calibrate_distance(by_goldset: dict[str, list[QuestionRecord]], step: float
             click.echo(tabulate([[k, f"{found / n:.2f} ({found}/{n})" if n else "—"]
                                  for k, found, n in recall],
                                 headers=["top_k", "evidence recall"], disable_numparse=True))
+
+
+def _calibrate_similarity(by_goldset: dict[str, list[QuestionRecord]], step: float) -> None:
+    """Per goldset, agreement of "right when answer_similarity ≥ cut" with what is known of
+    each answer, on a grid and at the best cut; exit 1 when no goldset has such answers."""
+    from tabulate import tabulate
+
+    from pytest_ragate.scoring.calibrate import (
+        best_similarity_cut,
+        known_answers,
+        sweep_similarity,
+    )
+
+    calibrated = 0
+    for name, group in by_goldset.items():
+        known = known_answers(group)
+        click.echo(f"\n{name}: {len(known.pairs)} answers whose correctness is known "
+                   f"({known.labelled} by a person's label, {known.matched} by answer_match); "
+                   f"left out: {known.unknown} unsure and not labelled, {known.without} "
+                   "without facts")
+        cuts = sweep_similarity(known.pairs)
+        chosen = best_similarity_cut(cuts)
+        if chosen is None:
+            click.echo("no cut: the known answers are all right or all wrong (kappa is "
+                       "undefined): label answers of both kinds")
+            continue
+        calibrated += 1
+        grid = [c for c in cuts if c is chosen or _on_grid(c.cut, step, cuts)]
+        click.echo(tabulate([[f"{c.cut:.3f}" + (" ← best" if c is chosen else ""),
+                              f"{c.accuracy:.2f} ({c.agree}/{c.n})",
+                              "—" if c.kappa is None else f"{c.kappa:.2f}", c.called_right]
+                             for c in grid],
+                            headers=["answer_similarity cut", "agreement", "kappa",
+                                     "called right"], disable_numparse=True))
+        click.echo(f"best: answer_similarity cut = {chosen.cut:.3f} (kappa {chosen.kappa:.2f}, "
+                   f"agreement {chosen.accuracy:.2f} over {chosen.n} answers)")
+    if not calibrated:
+        raise SystemExit(1)
+
+
+def _on_grid(cut: float, step: float, cuts: Sequence[Any]) -> bool:
+    """The first cut at or above each multiple of `step`: a table of the sweep, not of every
+    distinct value."""
+    slot = math.floor(cut / step + 1e-9)
+    first = next(c.cut for c in cuts if math.floor(c.cut / step + 1e-9) == slot)
+    return cut == first
 
 
 REPLAYABLE = ("replayed: abstain when confidence < cut. A higher cut turns a recorded answer "
