@@ -19,7 +19,8 @@ spaces, apostrophes: its numbers and punctuation as written), and found only by 
 holds a letter or a digit. An occurrence is **negated**, and does not count, when a negation
 (`not`, `no`, `never`, `neither`, `nor`, `without`, `n't`, ...) stands within the five tokens
 before it in the same clause (a comma, `but`, `however`, `instead` end the clause): `not 30
-but 25 euros` states 25 and not 30. Number words are English; other languages match where
+but 25 euros` states 25 and not 30; `not only`, `not just`, `no doubt` negate nothing (NegEx's
+pseudo-negations: Chapman et al., J. Biomed. Inform. 2001, whose five-word window this is). Number words are English; other languages match where
 their numbers and words are the fact's (or where a fact lists them as alternatives).
 """
 
@@ -73,6 +74,8 @@ ARTICLES = frozenset({"a", "an", "the"})
 NEGATIONS = frozenset({"not", "no", "never", "none", "nobody", "nothing", "neither", "nor",
                        "without", "nowhere", "cannot"})
 CONTRASTS = frozenset({"but", "however", "instead", "rather", "yet", "although", "though"})
+# a negation word these follow negates nothing (NegEx's pseudo-negations: "not only 25 but")
+PSEUDO = frozenset({"only", "just", "doubt", "mention", "matter"})
 NEGATION_REACH = 5  # tokens before an occurrence a negation reaches
 # closed classes: a value of one of them beside a fact's value is a competing candidate
 WEEKDAYS = frozenset(["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"])
@@ -380,7 +383,8 @@ class Folded:
             if t.part != here.part or t.text in CONTRASTS:
                 return False
             if t.text in NEGATIONS:
-                return True
+                after = self.tokens[j + 1].text if j + 1 < len(self.tokens) else ""
+                return after not in PSEUDO
         return False
 
     def states(self, fact: Fact) -> list[Occurrence]:
