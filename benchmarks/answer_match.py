@@ -179,29 +179,32 @@ def best_cut(method: str, scores: Sequence[float], labels: Sequence[int]) -> Row
     return max(rows, key=lambda r: (r.accuracy, r.kappa if r.kappa is not None else -2))
 
 
-def similarities(cases: Sequence[Case]) -> list[float]:
-    """Each answer's cosine to its gist through the embedded all-MiniLM-L6-v2, each text
-    embedded alone (as a run embeds it)."""
-    from pytest_ragate.pipeline.retrieval import Embedder
+class Cosines:
+    """The cosine of two texts through the embedded all-MiniLM-L6-v2, each text embedded
+    alone (as a run embeds it), each once."""
 
-    embedder = Embedder(cache_dir=Path(tempfile.gettempdir()) / "ragate-bench-encoders")
-    vectors: dict[str, object] = {}
+    def __init__(self) -> None:
+        from pytest_ragate.pipeline.retrieval import Embedder
 
-    def vector(text: str) -> object:
-        if text not in vectors:
-            vectors[text] = embedder.encode([text])[0]
-        return vectors[text]
+        self.embedder = Embedder(cache_dir=Path(tempfile.gettempdir()) / "ragate-bench-enc")
+        self.vectors: dict[str, object] = {}
 
-    return [round(float(vector(c.text) @ vector(c.gist)), 4) for c in cases]
+    def __call__(self, a: str, b: str) -> float:
+        for text in (a, b):
+            if text not in self.vectors:
+                self.vectors[text] = self.embedder.encode([text])[0]
+        return round(float(self.vectors[a] @ self.vectors[b]), 4)
 
 
 def run(similar: float) -> dict[str, object]:
     cases = load_cases()
     labels = [c.label for c in cases]
-    cosines = similarities(cases)
+    cosine = Cosines()
+    cosines = [cosine(c.text, c.gist) for c in cases]
     checks = [check_answer(c.text, Expectation(facts=c.facts, forbid=c.forbid, gist=c.gist,
                                                question=c.question, similar=similar),
-                           similarity=s) for c, s in zip(cases, cosines, strict=True)]
+                           similarity=s, near=lambda t, c=c: cosine(c.text, t))
+              for c, s in zip(cases, cosines, strict=True)]
     decided = [(int(k.outcome == "right"), c.label) for k, c in zip(checks, cases, strict=True)
                if k.outcome != "unsure"]
     unsure = sum(k.outcome == "unsure" for k in checks)

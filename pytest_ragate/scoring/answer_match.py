@@ -56,6 +56,7 @@ from pytest_ragate.scoring.answer_text import (
     Occurrence,
     alternatives,
     closed_class,
+    english,
     tokens,
     words_of,
 )
@@ -70,6 +71,7 @@ Unsure = Literal["label", "wrong"]  # what an unlabelled unsure answer counts as
 SIMILAR = 0.70  # cosine to the gist at or above which a missing fact leaves an answer unsure
 LENGTH_TIMES = 3  # an answer longer than this many times the gist's tokens is too long to tell
 LENGTH_FLOOR = 50  # ... and longer than this many tokens
+DUMP_TIMES, DUMP_FLOOR = 10, 300  # longer than both is not an answer but a pasted text: wrong
 SHORT_ITEM = 4  # tokens of a list item that reads as one candidate
 STOPWORDS = frozenset(["i", "me", "my", "we", "our", "you", "your", "he", "him", "his", "she",
                        "her", "it", "its", "they", "them", "their", "this", "that", "these",
@@ -158,10 +160,15 @@ def numbered(numbers: Sequence[int]) -> str:
     return f"fact{'s' * (len(numbers) != 1)} {', '.join(map(str, numbers))}"
 
 
+Near = Callable[[str], float]  # the cosine of the answer and a text, through the embedded model
+
+
 def check_answer(text: str | None, expected: Expectation, *, similarity: float | None,
-                 ) -> AnswerCheck:
+                 near: Near | None = None) -> AnswerCheck:
     """The answer's outcome by the rules of this module's docstring. `similarity` is its
-    cosine to the gist (None when it was not computed: a missing fact is then wrong)."""
+    cosine to the gist; `near`, when given, the cosine of the answer and any text, with which
+    a missing fact is weighed against what the gist says around it (else against
+    `similarity`; with neither, a missing fact is wrong)."""
     n = len(expected.facts)
     everything = list(range(1, n + 1))
     if not text or not text.strip():
@@ -179,8 +186,15 @@ def check_answer(text: str | None, expected: Expectation, *, similarity: float |
                            f"{'s' * (len(forbidden) != 1)} {', '.join(map(str, forbidden))}",
                            **made)
     context = _Context.of(answer, expected, [o for s in stated for o in s])
+    dump = max(DUMP_FLOOR, DUMP_TIMES * context.gist_tokens)
+    if len(answer.tokens) > dump:
+        return AnswerCheck(outcome="wrong", why=f"not an answer but a pasted text: "
+                           f"{len(answer.tokens)} tokens, over {dump} (10 × the expected "
+                           "answer's, at least 300)", **made)
     if missing:
-        return AnswerCheck(**_missing(answer, expected, context, missing, similarity), **made)
+        weighed = _weighed(answer, expected, missing, similarity, near)
+        made["similarity"] = weighed
+        return AnswerCheck(**_missing(answer, expected, context, missing, weighed), **made)
     doubt = _doubt(answer, context)
     if doubt:
         return AnswerCheck(outcome="unsure", why=doubt, **made)
@@ -200,6 +214,14 @@ class _Context:
     fact_tokens: frozenset[int]
     unknown: frozenset[int]  # the answer's tokens of words the gist, question, facts lack
     gist_tokens: int
+    keys: tuple[str, ...]  # the answer's tokens as compared
+    known: tuple[tuple[str, ...], ...]  # the gist's and the question's, as compared
+
+    def said(self, words: Sequence[str]) -> bool:
+        """Whether `words` occur in a row in the gist or the question."""
+        n = len(words)
+        return any(list(text[i:i + n]) == list(words) for text in self.known
+                   for i in range(len(text) - n + 1))
 
     @classmethod
     def of(cls, answer: Folded, expected: Expectation, occurrences: list[Occurrence],
@@ -219,7 +241,10 @@ class _Context:
         return cls(classes=frozenset(classes), fact_values=frozenset(fact_values),
                    known_values=frozenset(fact_values | question_values | gist_values),
                    question_values=frozenset(question_values), fact_tokens=frozenset(inside),
-                   unknown=frozenset(unknown), gist_tokens=len(tokens(expected.gist)))
+                   unknown=frozenset(unknown), gist_tokens=len(tokens(expected.gist)),
+                   keys=tuple(answer.keys),
+                   known=tuple(tuple(Folded(t).keys) for t in (expected.gist,
+                                                                expected.question)))
 
     def competing(self, answer: Folded, allowed: frozenset[str],
                   classes: frozenset[str] | set[str] | None = None) -> list[str]:
@@ -249,11 +274,33 @@ def _missing(answer: Folded, expected: Expectation, context: _Context, missing: 
     if rival:
         return {"outcome": "wrong", "why": f"{what}; gives another value in its place "
                 f"({', '.join(rival[:3])})"}
+    if not english(answer) and english(Folded(expected.gist)):
+        return {"outcome": "unsure", "why": f"{what}, but the answer is not in the expected "
+                "answer's language, which neither the matching nor the embedded model compares: "
+                "review it"}
     if similarity is not None and similarity >= expected.similar:
-        return {"outcome": "unsure", "why": f"{what}, but close to the expected answer (cosine "
-                f"{similarity:.2f} ≥ {expected.similar:.2f}): a paraphrase? review it"}
+        return {"outcome": "unsure", "why": f"{what}, but close to what the expected answer "
+                f"says there (cosine {similarity:.2f} ≥ {expected.similar:.2f}): a paraphrase? "
+                "review it"}
     near = "" if similarity is None else f" (cosine {similarity:.2f} < {expected.similar:.2f})"
     return {"outcome": "wrong", "why": f"{what}, and not close to the expected answer{near}"}
+
+
+def _weighed(answer: Folded, expected: Expectation, missing: list[int],
+             similarity: float | None, near: Near | None) -> float | None:
+    """The cosine a missing fact is weighed by: of the answer and the gist's sentences that
+    state the missing facts (a paraphrase of them is close to those; an answer that states
+    the other facts only is not), else the whole gist's."""
+    if near is None:
+        return similarity
+    gist = Folded(expected.gist)
+    clauses = sorted({gist.tokens[o.first].clause for i in missing
+                      for alt in alternatives(expected.facts[i - 1]) for o in gist.find(alt)})
+    if not clauses:
+        return similarity
+    parts = [" ".join(gist.plain[t.start:t.end] for t in gist.tokens if t.clause == c)
+             for c in clauses]
+    return round(near(". ".join(parts)), 4)
 
 
 def _classes(fact: Fact) -> set[str]:
@@ -343,10 +390,13 @@ def _short(item: _Item) -> bool:
 
 
 def _candidate(item: _Item, context: _Context) -> bool:
-    """A short item that states no fact and has a word the gist, question and facts lack."""
+    """A short item that states no fact, and that the gist and the question do not say (a
+    word they lack, or words of theirs in another order: `Real Control` beside `Real
+    Remote`)."""
     if any(i in context.fact_tokens for i in item.tokens):
         return False
-    return any(i in context.unknown for i in item.tokens)
+    return any(i in context.unknown for i in item.tokens) or not context.said(
+        [context.keys[i] for i in item.tokens])
 
 
 # --- settling unsure answers --------------------------------------------------------------

@@ -62,7 +62,9 @@ ONES = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", 
         "nineteen"]
 TENS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
 NUMBER_WORDS = {w: i for i, w in enumerate(ONES)} | {w: 20 + 10 * i for i, w in enumerate(TENS)}
-SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
+SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000, "billion": 1_000_000_000}
+SUFFIXES = {"k": 1000, "m": 1_000_000, "mn": 1_000_000, "bn": 1_000_000_000}  # 50M, 1.5k
+_SUFFIXED = re.compile(r"(\d+(?:[.,]\d+)?)(k|m|mn|bn)")
 # ordinals read as their number (`twenty third` = 23 = `23rd`); `first` and `second` only
 # after a tens word, since alone they are as often words (`the second meeting`)
 ORDINALS = {w: i for i, w in enumerate(
@@ -154,7 +156,7 @@ def tokens(text: str) -> list[Token]:
         if word in ARTICLES:
             continue
         found.append(Token(CURRENCIES.get(word, word), False, clause, part, *span))
-    return _units_after(_numbers_of_words(_per_cent(found)))
+    return _units_after(_scaled(_numbers_of_words(_per_cent(found))))
 
 
 def _per_cent(found: list[Token]) -> list[Token]:
@@ -214,6 +216,25 @@ def _numbers_of_words(found: list[Token]) -> list[Token]:
         first, last = found[i], found[j - 1]
         out.append(Token(value, True, first.clause, first.part, first.start, last.end))
         i = j
+    return out
+
+
+def _scaled(found: list[Token]) -> list[Token]:
+    """A number times its scale as one number: `50 million` and `50M` are 50000000, `1.5k`
+    is 1500 (a scale word after number words is read with them already)."""
+    out: list[Token] = []
+    for token in found:
+        suffixed = None if token.number else _SUFFIXED.fullmatch(token.text)
+        if suffixed:
+            value = float(suffixed.group(1).replace(",", ".")) * SUFFIXES[suffixed.group(2)]
+            out.append(Token(_canonical_text(value), True, token.clause, token.part,
+                             token.start, token.end))
+        elif (token.text in SCALES and out and out[-1].number and out[-1].part == token.part):
+            value = float(out[-1].text) * SCALES[token.text]
+            out[-1] = Token(_canonical_text(value), True, token.clause, token.part,
+                            out[-1].start, token.end)
+        else:
+            out.append(token)
     return out
 
 
@@ -390,6 +411,18 @@ class Folded:
     def states(self, fact: Fact) -> list[Occurrence]:
         """The occurrences of any of the fact's alternatives that no negation reaches."""
         return [o for alt in alternatives(fact) for o in self.find(alt) if not o.negated]
+
+
+# the commonest English function words: an answer with few of them is in another language
+ENGLISH = frozenset(["the", "a", "an", "and", "or", "of", "to", "in", "on", "for", "with", "is", "are", "was", "were", "be", "been", "it", "that", "this", "by", "as", "at", "from", "he", "she", "they", "his", "her", "their", "not", "but", "have", "has", "had", "would", "will", "there", "what", "which", "who", "so", "if", "than", "then", "also", "can", "could"])
+ENGLISH_SHARE = 0.15  # below this share of its words, a text of 5 words or more is not English
+
+
+def english(folded: Folded) -> bool:
+    """Whether a text reads as English: at least `ENGLISH_SHARE` of its words are common
+    English function words (texts of fewer than 5 words are taken as English)."""
+    words = [t.text for t in folded.tokens if not t.number]
+    return len(words) < 5 or sum(w in ENGLISH for w in words) / len(words) >= ENGLISH_SHARE
 
 
 def numbers_in(texts: Iterable[str]) -> set[str]:
