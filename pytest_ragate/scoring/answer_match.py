@@ -268,16 +268,19 @@ def _missing(answer: Folded, expected: Expectation, context: _Context, missing: 
                                         for o in answer.find(a))]
     if denied:
         return {"outcome": "wrong", "why": f"{what}: the answer denies {numbered(denied)}"}
+    if not english(answer) and english(Folded(expected.gist)):
+        return {"outcome": "unsure", "why": f"{what}, but the answer is not in the expected "
+                "answer's language, which neither the matching nor the embedded model compares: "
+                "review it"}
     missing_classes = {c for i in missing for c in _classes(expected.facts[i - 1])}
     rival = context.competing(answer, context.fact_values | context.question_values,
                               missing_classes)
     if rival:
         return {"outcome": "wrong", "why": f"{what}; gives another value in its place "
                 f"({', '.join(rival[:3])})"}
-    if not english(answer) and english(Folded(expected.gist)):
-        return {"outcome": "unsure", "why": f"{what}, but the answer is not in the expected "
-                "answer's language, which neither the matching nor the embedded model compares: "
-                "review it"}
+    if all(_value_fact(expected.facts[i - 1]) for i in missing):
+        return {"outcome": "wrong", "why": f"{what} (a value is stated or not: no paraphrase "
+                "of it to look for)"}
     if similarity is not None and similarity >= expected.similar:
         return {"outcome": "unsure", "why": f"{what}, but close to what the expected answer "
                 f"says there (cosine {similarity:.2f} ≥ {expected.similar:.2f}): a paraphrase? "
@@ -286,21 +289,36 @@ def _missing(answer: Folded, expected: Expectation, context: _Context, missing: 
     return {"outcome": "wrong", "why": f"{what}, and not close to the expected answer{near}"}
 
 
+WINDOW = 6  # tokens of the gist each side of a missing fact that a paraphrase of it is near
+
+
 def _weighed(answer: Folded, expected: Expectation, missing: list[int],
              similarity: float | None, near: Near | None) -> float | None:
-    """The cosine a missing fact is weighed by: of the answer and the gist's sentences that
-    state the missing facts (a paraphrase of them is close to those; an answer that states
-    the other facts only is not), else the whole gist's."""
+    """The cosine a missing fact is weighed by: of the answer and what the gist says around
+    the missing facts (up to `WINDOW` tokens each side, within its comma-separated part), so
+    that a paraphrase of them is near and an answer that states only the other facts is not;
+    the whole gist's when the gist does not state them."""
     if near is None:
         return similarity
     gist = Folded(expected.gist)
-    clauses = sorted({gist.tokens[o.first].clause for i in missing
-                      for alt in alternatives(expected.facts[i - 1]) for o in gist.find(alt)})
-    if not clauses:
+    spans = sorted({(o.first, o.last) for i in missing for alt in alternatives(
+        expected.facts[i - 1]) for o in gist.find(alt)})
+    if not spans:
         return similarity
-    parts = [" ".join(gist.plain[t.start:t.end] for t in gist.tokens if t.clause == c)
-             for c in clauses]
-    return round(near(". ".join(parts)), 4)
+    keep: set[int] = set()
+    for first, last in spans:
+        part = gist.tokens[first].part
+        keep |= {j for j in range(max(0, first - WINDOW), min(len(gist.tokens), last + WINDOW + 1))
+                 if gist.tokens[j].part == part}
+    text = " ".join(gist.plain[gist.tokens[j].start:gist.tokens[j].end] for j in sorted(keep))
+    return round(near(text), 4)
+
+
+def _value_fact(fact: Fact) -> bool:
+    """Every alternative of the fact is a value (holds a number, weekday or month)."""
+    return all(a.numeric if a.pattern is not None else any(
+        closed_class(t) for t in tokens(text)) for text, a in zip(
+            [fact] if isinstance(fact, str) else fact, alternatives(fact), strict=True))
 
 
 def _classes(fact: Fact) -> set[str]:

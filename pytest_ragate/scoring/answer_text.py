@@ -50,7 +50,7 @@ _TOKEN = re.compile(
     r"|(?P<ordinal>\d+)(?:st|nd|rd|th)\b"
     r"|(?P<word>\w+)"
     r"|(?P<stop>[.!?;:\n]+)"
-    r"|(?P<comma>[,()\[\]\"]|\s[-–—]\s)"
+    r"|(?P<comma>[,()\[\]]|\s[-–—]\s)"
     r"|(?P<symbol>[€$£%&/])", re.UNICODE)
 SYMBOLS = {"€": "eur", "$": "usd", "£": "gbp", "%": "percent", "&": "and", "/": "/"}
 CURRENCIES = {"eur": "eur", "euro": "eur", "euros": "eur", "usd": "usd", "dollar": "usd",
@@ -73,6 +73,8 @@ ORDINALS = {w: i for i, w in enumerate(
      "seventeenth", "eighteenth", "nineteenth", "twentieth"])} | {"thirtieth": 30}
 DIGITS = {w: str(i) for i, w in enumerate(ONES[:10])} | {"oh": "0"}
 ARTICLES = frozenset({"a", "an", "the"})
+# spoken hesitations, as in the transcripts answers quote (pipeline/normalize.py's list)
+FILLERS = frozenset({"uh", "um", "uhm", "umm", "erm", "er", "ah", "hmm", "hm", "mm", "mhm"})
 NEGATIONS = frozenset({"not", "no", "never", "none", "nobody", "nothing", "neither", "nor",
                        "without", "nowhere", "cannot"})
 CONTRASTS = frozenset({"but", "however", "instead", "rather", "yet", "although", "though"})
@@ -153,10 +155,20 @@ def tokens(text: str) -> list[Token]:
         if word == "/":
             part += 1
             continue
-        if word in ARTICLES:
+        if word in ARTICLES or word in FILLERS:
             continue
         found.append(Token(CURRENCIES.get(word, word), False, clause, part, *span))
-    return _units_after(_scaled(_numbers_of_words(_per_cent(found))))
+    return _dates(_units_after(_scaled(_numbers_of_words(_per_cent(found)))))
+
+
+MONTH_NAMES = frozenset(["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"])
+
+
+def _dates(found: list[Token]) -> list[Token]:
+    """`23 of february` read as `23 february` (`the 23rd of February`)."""
+    return [t for i, t in enumerate(found)
+            if not (t.text == "of" and 0 < i < len(found) - 1 and found[i - 1].number
+                    and found[i + 1].text in MONTH_NAMES)]
 
 
 def _per_cent(found: list[Token]) -> list[Token]:
@@ -419,9 +431,10 @@ ENGLISH_SHARE = 0.15  # below this share of its words, a text of 5 words or more
 
 
 def english(folded: Folded) -> bool:
-    """Whether a text reads as English: at least `ENGLISH_SHARE` of its words are common
-    English function words (texts of fewer than 5 words are taken as English)."""
-    words = [t.text for t in folded.tokens if not t.number]
+    """Whether a text reads as English: at least `ENGLISH_SHARE` of its words (as written,
+    articles included) are common English function words (a text of fewer than 5 words is
+    taken as English)."""
+    words = [w for w in re.findall(r"[^\W\d_]+", folded.plain)]
     return len(words) < 5 or sum(w in ENGLISH for w in words) / len(words) >= ENGLISH_SHARE
 
 
