@@ -56,6 +56,9 @@ from pytest_ragate.scoring.answer_match import SIMILAR, Expectation, check_answe
 from pytest_ragate.scoring.answer_text import is_pattern  # noqa: E402
 
 DATA = HERE / "data" / "answer_match_labels.jsonl"
+# written after answer_match's last revision, and labelled before it was run on them: the rule
+# was revised twice against DATA (see README), so DATA's figures are optimistic; these are not
+HELD_OUT = HERE / "data" / "answer_match_heldout.jsonl"
 OUT = HERE / "out" / "answer_match.json"
 GOLDSETS = {"tiron-demo": ROOT / "goldsets" / "tiron-demo",
             "qmsum-val": ROOT / "goldsets" / "qmsum-val"}
@@ -76,10 +79,10 @@ class Case:
     forbid: list
 
 
-def load_cases() -> list[Case]:
+def load_cases(data: Path) -> list[Case]:
     goldsets: dict[str, Goldset] = {name: load_goldset(path) for name, path in GOLDSETS.items()}
     cases = []
-    for line in DATA.read_text(encoding="utf-8").splitlines():
+    for line in data.read_text(encoding="utf-8").splitlines():
         row = json.loads(line)
         goldset = goldsets[row["goldset"]]
         case = next(c for c in goldset.cases if c.question.question_id == row["question_id"])
@@ -196,10 +199,9 @@ class Cosines:
         return round(float(self.vectors[a] @ self.vectors[b]), 4)
 
 
-def run(similar: float) -> dict[str, object]:
-    cases = load_cases()
+def run(similar: float, data: Path, cosine: Cosines) -> dict[str, object]:
+    cases = load_cases(data)
     labels = [c.label for c in cases]
-    cosine = Cosines()
     cosines = [cosine(c.text, c.gist) for c in cases]
     checks = [check_answer(c.text, Expectation(facts=c.facts, forbid=c.forbid, gist=c.gist,
                                                question=c.question, similar=similar),
@@ -254,22 +256,30 @@ def main(argv: Sequence[str] | None = None,
     parser.add_argument("--similar", type=float, default=SIMILAR,
                         help="answer_match's cosine cut for unsure (default: the shipped one)")
     args = parser.parse_args(argv)
-    found = run(args.similar)
-    echo(f"{found['answers']} hand-labelled answers ({found['right by label']} right), "
-         f"answer_match with similar = {args.similar:.2f}")
-    echo(table(found["rows"], found["answers"]))
-    echo("answer_match by type of answer:")
-    for kind, counts in found["by type"].items():
-        echo(f"  {kind}: {counts}")
-    echo(f"dumps or candidate lists counted right: {found['dumps or candidate lists counted right']}")
-    echo(f"answer_match's decided answers that disagree with the labels: "
-         f"{len(found['disagreements'])}")
-    for d in found["disagreements"]:
-        echo(f"  {d['question']} [{d['type']}] label {d['label']}, called {d['call']}: {d['why']}")
+    cosine = Cosines()
+    found = {name: run(args.similar, data, cosine)
+             for name, data in (("benchmark", DATA), ("held out", HELD_OUT))}
+    for name, figures in found.items():
+        report(name, figures, args.similar, echo)
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(found, indent=2, ensure_ascii=False) + "\n",
                          encoding="utf-8")
     return 0
+
+
+def report(name: str, found: dict, similar: float, echo: Callable[[str], None]) -> None:
+    echo(f"\n{name}: {found['answers']} hand-labelled answers ({found['right by label']} "
+         f"right), answer_match with similar = {similar:.2f}")
+    echo(table(found["rows"], found["answers"]))
+    echo("answer_match by type of answer:")
+    for kind, counts in found["by type"].items():
+        echo(f"  {kind}: {counts}")
+    never = found["dumps or candidate lists counted right"]
+    echo(f"dumps or candidate lists counted right: {never}")
+    echo(f"answer_match's decided answers that disagree with the labels: "
+         f"{len(found['disagreements'])}")
+    for d in found["disagreements"]:
+        echo(f"  {d['question']} [{d['type']}] label {d['label']}, called {d['call']}: {d['why']}")
 
 
 if __name__ == "__main__":
