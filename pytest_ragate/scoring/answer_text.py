@@ -20,8 +20,9 @@ holds a letter or a digit. An occurrence is **negated**, and does not count, whe
 (`not`, `no`, `never`, `neither`, `nor`, `without`, `n't`, ...) stands within the five tokens
 before it in the same clause (a comma, `but`, `however`, `instead` end the clause): `not 30
 but 25 euros` states 25 and not 30; `not only`, `not just`, `no doubt` negate nothing (NegEx's
-pseudo-negations: Chapman et al., J. Biomed. Inform. 2001, whose five-word window this is). Number words are English; other languages match where
-their numbers and words are the fact's (or where a fact lists them as alternatives).
+pseudo-negations: Chapman et al., J. Biomed. Inform. 2001, whose five-word window this is).
+Number words are English; other languages match where their numbers and words are the fact's
+(or where a fact lists them as alternatives).
 """
 
 from __future__ import annotations
@@ -161,7 +162,7 @@ def tokens(text: str) -> list[Token]:
     return _dates(_units_after(_scaled(_numbers_of_words(_per_cent(found)))))
 
 
-MONTH_NAMES = frozenset(["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"])
+MONTH_NAMES = MONTHS | {"may", "march"}
 
 
 def _dates(found: list[Token]) -> list[Token]:
@@ -426,7 +427,17 @@ class Folded:
 
 
 # the commonest English function words: an answer with few of them is in another language
-ENGLISH = frozenset(["the", "a", "an", "and", "or", "of", "to", "in", "on", "for", "with", "is", "are", "was", "were", "be", "been", "it", "that", "this", "by", "as", "at", "from", "he", "she", "they", "his", "her", "their", "not", "but", "have", "has", "had", "would", "will", "there", "what", "which", "who", "so", "if", "than", "then", "also", "can", "could"])
+ENGLISH = frozenset(["the", "a", "an", "and", "or", "of", "to", "in", "on", "for", "with", "is",
+                     "are", "was", "were", "be", "been", "being", "am", "it", "its", "that",
+                     "this", "these", "those", "by", "as", "at", "from", "he", "she", "they", "we",
+                     "you", "i", "me", "my", "our", "your", "his", "her", "their", "them", "us",
+                     "not", "but", "have", "has", "had", "do", "does", "did", "would", "will",
+                     "shall", "should", "can", "could", "may", "might", "must", "there", "here",
+                     "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "so",
+                     "if", "than", "then", "also", "just", "very", "too", "some", "any", "each",
+                     "all", "no", "about", "into", "over", "under", "up", "down", "out", "more",
+                     "much", "many", "most", "such", "only", "own", "same", "other", "like",
+                     "going", "get", "got"])
 ENGLISH_SHARE = 0.15  # below this share of its words, a text of 5 words or more is not English
 
 
@@ -434,7 +445,7 @@ def english(folded: Folded) -> bool:
     """Whether a text reads as English: at least `ENGLISH_SHARE` of its words (as written,
     articles included) are common English function words (a text of fewer than 5 words is
     taken as English)."""
-    words = [w for w in re.findall(r"[^\W\d_]+", folded.plain)]
+    words = [w for w in re.findall(r"[^\W\d_]+", folded.plain) if w not in FILLERS]
     return len(words) < 5 or sum(w in ENGLISH for w in words) / len(words) >= ENGLISH_SHARE
 
 
