@@ -1,0 +1,236 @@
+"""`answer_match` as pure functions: the folding that finds a fact, the right/wrong/unsure
+rule and the adversary's answers (whole documents, lists of every candidate), the labels that
+settle an unsure answer, and the floor that is not decided while one is unsettled."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_ragate.scoring.answer_match import (
+    AnswerCheck,
+    Expectation,
+    answer_lines,
+    answer_to_label,
+    check_answer,
+    settle,
+    unsettled_names,
+)
+from pytest_ragate.scoring.answer_text import Folded, alternative_problem, same_statement, tokens
+from pytest_ragate.scoring.gates import Floor, decide
+from pytest_ragate.scoring.records import QuestionRecord, tally
+
+PRICE = Expectation(facts=[["25 euros", "€25"], "12.50 euros"],
+                    gist="The remote sells for 25 euros and costs 12.50 euros to make.",
+                    question="What are the selling price and the production cost?")
+TIGER = Expectation(facts=["tiger", "majestic", "independent", "proud"],
+                    gist="She drew a tiger and described tigers as majestic, independent and "
+                         "proud.", question="Which animal did she draw, and why?")
+
+
+def words(text: str) -> list[str]:
+    return [t.text for t in tokens(text)]
+
+
+@pytest.mark.parametrize(("written", "folded"), [
+    ("€0.25", ["0.25", "eur"]), ("EUR 0,25", ["0.25", "eur"]), ("0.250 euros", ["0.25", "eur"]),
+    (".25 €", ["0.25", "eur"]), ("1,000.50 dollars", ["1000.5", "usd"]),
+    ("2.000,50 €", ["2000.5", "eur"]), ("1 000 000", ["1000000"]), ("50M", ["50000000"]),
+    ("fifty million", ["50000000"]), ("twenty-five", ["25"]), ("two hundred thousand",
+                                                             ["200000"]),
+    ("eighty-two point seven percent", ["82.7", "percent"]), ("20 per cent", ["20", "percent"]),
+    ("twelve and a half", ["12.5"]), ("the 23rd of February", ["23", "february"]),
+    ("twenty third February", ["23", "february"]), ("Café Zürich", ["cafe", "zurich"]),
+    ("isn't", ["is", "not"]), ("uh twenty five um euros", ["25", "eur"]),
+])
+def test_numbers_currencies_dates_and_accents_fold_to_one_form(written: str,
+                                                                folded: list[str]) -> None:
+    assert words(written) == folded
+
+
+def test_one_and_second_alone_stay_words_and_five_six_is_no_number() -> None:
+    assert words("the one who came second") == ["one", "who", "came", "second"]
+    assert words("five six") == ["5", "6"]
+
+
+def test_a_fact_is_found_in_a_row_within_a_sentence_and_not_under_a_negation() -> None:
+    answer = Folded("It is not 30 euros but 25 euros. Euros.")
+    assert answer.states("25 euros") and not answer.states("30 euros")
+    assert not Folded("It cost 25. Euros were paid.").states("25 euros")
+    assert Folded("Not only 25 euros but more.").states("25 euros")  # a pseudo-negation
+    assert Folded("She drew two tigers.").states("tiger")  # a plural's singular
+    assert Folded("It costs 25 EUR").states("/25\\s*eur/")
+
+
+def test_a_regular_expression_fact_never_matches_by_an_empty_or_wordless_match() -> None:
+    assert not Folded("nothing here").states("/(?=x)|x/")
+    assert alternative_problem("/x*/") is not None
+    assert alternative_problem("/\\b/") is not None
+    why = alternative_problem("/secretword(/")
+    assert why is not None and "compile" in why and "secretword" not in why
+
+
+@pytest.mark.parametrize("fact", ["", "   ", "the", "!!"])
+def test_a_fact_that_states_nothing_is_refused(fact: str) -> None:
+    assert alternative_problem(fact) is not None
+
+
+def test_forbid_equal_to_a_fact_is_told_once_folded() -> None:
+    assert same_statement("25 Euros", ["€25"])
+    assert not same_statement("30 euros", "25 euros")
+
+
+# --- the rule ---------------------------------------------------------------------------------
+
+
+def call(answer: str | None, expected: Expectation = PRICE, similarity: float = 0.0) -> str:
+    return check_answer(answer, expected, similarity=similarity).outcome
+
+
+@pytest.mark.parametrize("answer", [
+    "It sells for €25 and costs EUR 12.50 to make.",
+    "Twenty-five euros to buy, twelve and a half euros to build.",
+    "Selling price 25 euros; production cost 12,50 euros.",
+    "It sells for 25 euros, not 30 euros, and costs 12.50 euros.",
+])
+def test_every_fact_stated_is_right(answer: str) -> None:
+    assert call(answer) == "right"
+
+
+@pytest.mark.parametrize(("answer", "why"), [
+    (None, "no answer"), ("", "no answer"),
+    ("It sells for 30 euros and costs 12.50 euros.", "another value in its place"),
+    ("It does not sell for 25 euros; it costs 12.50 euros.", "denies fact 1"),
+    ("It costs 12.50 euros.", "a value is stated or not"),
+])
+def test_a_missing_fact_is_wrong(answer: str | None, why: str) -> None:
+    check = check_answer(answer, PRICE, similarity=0.99)
+    assert (check.outcome, why in check.why) == ("wrong", True), check.why
+
+
+def test_a_forbidden_statement_makes_an_answer_wrong_whatever_it_states() -> None:
+    expected = Expectation(facts=["25 euros"], forbid=["30 euros"], gist=PRICE.gist)
+    assert call("25 euros, or was it 30 euros?", expected) == "wrong"
+    assert call("25 euros, not 30 euros.", expected) == "right"
+
+
+def test_a_paraphrase_close_to_the_gist_is_unsure_and_a_distant_answer_wrong() -> None:
+    expected = Expectation(facts=["hour"], gist="Almost an hour per dog.")
+    assert call("Sixty-ish minutes for each dog, roughly.", expected, 0.81) == "unsure"
+    assert call("The groomers asked about payment.", expected, 0.30) == "wrong"
+
+
+def test_near_weighs_a_missing_fact_against_the_gist_around_it() -> None:
+    asked: list[str] = []
+
+    def near(text: str) -> float:
+        asked.append(text)
+        return 0.2
+
+    check = check_answer("She drew a tiger.", TIGER, similarity=0.9, near=near)
+    assert check.outcome == "wrong" and check.similarity == 0.2
+    assert asked and "majestic" in asked[0]
+
+
+def test_an_answer_in_another_language_is_unsure_not_wrong() -> None:
+    check = check_answer("Sie zeichnete einen Tiger, majestätisch, unabhängig und stolz.", TIGER,
+                         similarity=0.1)
+    assert check.outcome == "unsure" and "language" in check.why
+
+
+# --- the adversary: whole documents and every candidate ------------------------------------
+
+DOCUMENT = ("The Lumo lamp sells for 25 euros. It costs 12.50 euros to make. Shipping takes "
+            "three working days and returns are accepted within 30 days. ") * 30
+
+
+def test_a_pasted_document_is_never_right() -> None:
+    check = check_answer(DOCUMENT, PRICE, similarity=0.9)
+    assert check.outcome == "wrong" and "pasted text" in check.why
+    long_quote = " ".join(DOCUMENT.split()[:70])  # too long to tell, not yet a dump
+    assert call(long_quote, PRICE, 0.9) == "unsure"
+
+
+@pytest.mark.parametrize("answer", [
+    "25 or 30 euros; 12.50 euros.",
+    "Somewhere between 20, 25 and 30 euros, costing 12.50 euros.",
+    "It sells for 25 euros or 35 euros and costs 12.50 euros.",
+])
+def test_a_list_of_candidate_values_is_never_right(answer: str) -> None:
+    """Unsure when every fact is stated beside other values, wrong when a fact's unit went
+    with another value ("25 or 30 euros" states 30 euros, not 25 euros)."""
+    assert call(answer, PRICE, 0.9) in ("unsure", "wrong")
+    assert call(answer, PRICE, 0.9) != "right"
+
+
+@pytest.mark.parametrize("answer", [
+    "A tiger, a lion, a bear or an eagle; majestic, independent and proud.",
+    "Tiger or lion. Majestic, independent and proud.",
+    "- tiger\n- lion\n- wolf\n- majestic\n- independent\n- proud",
+    "She drew a tiger or a lynx: majestic, independent and proud.",
+])
+def test_a_list_of_candidate_words_is_never_right(answer: str) -> None:
+    assert call(answer, TIGER, 0.9) == "unsure"
+
+
+def test_a_right_answer_listing_the_gists_own_words_stays_right() -> None:
+    assert call("She drew a tiger: tigers are majestic, independent and proud.", TIGER) == "right"
+
+
+# --- settling, counting, the floor ---------------------------------------------------------
+
+
+def unsure() -> AnswerCheck:
+    return check_answer("Sixty-ish minutes.", Expectation(facts=["hour"], gist="An hour."),
+                        similarity=0.9)
+
+
+def test_a_label_settles_only_the_answer_it_was_written_for() -> None:
+    check = unsure()
+    assert check.value is None and check.unsettled
+    assert settle(check, {"a" * 64: 1}, "a" * 64, "label").value == 1.0
+    assert settle(check, {"a" * 64: 1}, "b" * 64, "label").value is None
+    assert settle(check, {}, "b" * 64, "wrong").value == 0.0
+    assert settle(check, {"a" * 64: 0}, "a" * 64, "wrong").value == 0.0  # the label first
+
+
+def row(qid: str, check: AnswerCheck | None, repeat: int = 1, text: str = "x") -> QuestionRecord:
+    return QuestionRecord(goldset="g", question_id=qid, kind="single_doc", index=0,
+                          must_abstain=False, evidence_spans=1, eval_version="1", repeat=repeat,
+                          abstention_correct=True, answer_text=text, answer_check=check,
+                          metrics={"answer_match": None if check is None else check.value})
+
+
+def test_an_unsettled_answer_counts_neither_way_and_fails_the_floor_naming_it() -> None:
+    right = check_answer("25 euros and 12.50 euros", PRICE, similarity=0.5)
+    rows = [row("q1", right), row("q2", unsure())]
+    t = tally("answer_match", rows)
+    assert (t.k, t.n, t.failures) == (1, 1, 1)
+    assert unsettled_names("answer_match", rows) == ["q2"]
+    verdict = decide(Floor("answer_match", 0.5), "g", rows)
+    assert verdict.outcome == "failed" and "not decided" in verdict.message
+    assert "q2" in verdict.message and "unsure = \"wrong\"" in verdict.message
+    wrong = settle(unsure(), {}, None, "wrong")
+    assert decide(Floor("answer_match", 0.5), "g", [rows[0], row("q2", wrong)]
+                  ).outcome == "passed"
+
+
+def test_the_lines_people_read_name_unsure_answers_by_number_never_a_fact() -> None:
+    rows = [row("q1", check_answer("25 euros", PRICE, similarity=0.1)),
+            row("q2", unsure(), repeat=2)]
+    lines = answer_lines(rows, lambda r: f"{r.question_id}[r{r.repeat}]")
+    assert "1 wrong, 1 unsure" in lines[0] and "q2[r2]" in lines[1]
+    text = "\n".join(lines) + str(rows[0].answer_check.properties())
+    assert "12.50" not in text and "euros" not in text
+    assert ("answer_match.missing", "2") in rows[0].answer_check.properties()
+
+
+def test_the_answer_a_label_settles_is_the_one_answer_or_the_one_unsure_one() -> None:
+    right = check_answer("25 euros and 12.50 euros", PRICE, similarity=0.5)
+    one = [row("q1", unsure(), text="a"), row("q1", unsure(), 2, text="a")]
+    assert answer_to_label("q1", one) == ("a", "")
+    mixed = [row("q1", right, text="a"), row("q1", unsure(), 2, text="b")]
+    assert answer_to_label("q1", mixed) == ("b", "")
+    two = [row("q1", unsure(), text="a"), row("q1", unsure(), 2, text="b")]
+    text, why = answer_to_label("q1", two)
+    assert text is None and "repeat 1" in why and "repeat 2" in why
+    assert answer_to_label("q9", one) == (None, "")
