@@ -4,6 +4,8 @@ settle an unsure answer, and the floor that is not decided while one is unsettle
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from pytest_ragate.scoring.answer_match import (
@@ -234,3 +236,68 @@ def test_the_answer_a_label_settles_is_the_one_answer_or_the_one_unsure_one() ->
     text, why = answer_to_label("q1", two)
     assert text is None and "repeat 1" in why and "repeat 2" in why
     assert answer_to_label("q9", one) == (None, "")
+
+
+# --- bad input: one clear error each, never quoting a fact ------------------------------------
+
+def load_problems(tmp_path: Path, facts_of: dict, floors: str = "",
+                  labels: list[dict] | None = None) -> list[str]:
+    from pytest_ragate.goldsets.loader import load_goldset
+    from pytest_ragate.problems import GoldsetError
+    from tests.conftest import BASE_TOML, expected_rows, jsonl, write_goldset
+
+    expected = [{**row, **facts_of.get(row["question_id"], {})} for row in expected_rows()]
+    toml = BASE_TOML + ('\n[judge]\nlabels = "labels.jsonl"\n' if labels is not None else "")
+    root = write_goldset(tmp_path / "gs", toml=toml, expected=expected, floors=floors)
+    if labels is not None:
+        (root / "labels.jsonl").write_text(jsonl(labels))
+    try:
+        load_goldset(root)
+    except GoldsetError as error:
+        return [str(p) for p in error.problems]
+    return []
+
+
+SECRET = "Zorblaxquatloos"
+
+
+@pytest.mark.parametrize(("facts", "field", "says"), [
+    ({"facts": [""]}, "facts[0]", "is empty"),
+    ({"facts": [[f"{SECRET} ok", f"/{SECRET}(/"]]}, "facts[0]", "does not compile"),
+    ({"facts": [f"/({SECRET})?/"]}, "facts[0]", "matches the empty string"),
+    ({"facts": [[]]}, "facts[0]", "empty list"),
+    ({"facts": [25]}, "facts[0]", "not a text"),
+    ({"facts": [SECRET], "forbid": [SECRET.upper()]}, "forbid[0]", "also facts[0]"),
+])
+def test_a_bad_fact_is_one_error_naming_its_place_and_never_its_text(
+        tmp_path: Path, facts: dict, field: str, says: str) -> None:
+    problems = load_problems(tmp_path, {"q1": facts})
+    assert len(problems) == 1, problems
+    assert f"[q1] {field}" in problems[0] and says in problems[0]
+    assert SECRET.casefold() not in problems[0].casefold()
+
+
+def test_facts_on_a_question_that_must_abstain_and_a_floor_without_facts(
+        tmp_path: Path) -> None:
+    problems = load_problems(tmp_path, {"q4": {"facts": ["anything"]},
+                                        "q1": {"facts": ["turn"]}},
+                             floors="[floors]\nanswer_match = 0.5\n")
+    assert any("[q4] facts: a question that must be abstained from" in p for p in problems)
+    assert any("floors.answer_match: 2 answerable questions of its population have no "
+               "facts: q2, q3" in p for p in problems), problems
+
+
+def test_an_answer_match_label_needs_the_answer_it_settles_and_a_verdict(
+        tmp_path: Path) -> None:
+    problems = load_problems(tmp_path, {"q1": {"facts": ["turn"]}}, labels=[
+        {"question_id": "q1", "metric": "answer_match", "verdict": 1},
+        {"question_id": "q2", "metric": "answer_match", "score": 0.5, "answer_sha256": "a" * 64},
+    ])
+    assert any("[q1] answer_sha256: an answer_match label settles one answer" in p
+               for p in problems)
+    assert any("[q2] score: an answer_match label is a verdict" in p for p in problems)
+    fine = load_problems(tmp_path / "ok", {"q1": {"facts": ["turn"]}}, labels=[
+        {"question_id": "q1", "metric": "answer_match", "verdict": 1, "answer_sha256": "a" * 64},
+        {"question_id": "q1", "metric": "answer_match", "verdict": 0, "answer_sha256": "b" * 64},
+    ])
+    assert fine == []
