@@ -26,7 +26,7 @@ from tests.openai_stub import OpenAIStub, Reply, completion, error, prompt_input
 
 pytest.importorskip("ragas")
 
-from pytest_ragate.judges.ragas import RagasJudge  # noqa: E402
+from pytest_ragate.judges.ragas import RagasJudge
 
 QUESTION = "What did the kick-off fix for the remote?"
 ANSWER = "The remote sells for 25 euros. It has a blue case."
