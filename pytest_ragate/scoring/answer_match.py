@@ -201,7 +201,7 @@ def check_answer(text: str | None, expected: Expectation, *, similarity: float |
     return AnswerCheck(outcome="right", why=f"states {numbered(found)}", **made)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _Context:
     """What an answer's values and words are weighed against: the classes of value the facts
     have, the values each allows, the gist's and the question's words, and the tokens of
@@ -344,7 +344,7 @@ def _doubt(answer: Folded, context: _Context) -> str:
     return ""
 
 
-@dataclass
+@dataclass(kw_only=True)
 class _Item:
     """A list item: the answer's tokens `first`..`last`, and whether `or` joins it to the
     next item."""
@@ -371,7 +371,7 @@ def _lists(answer: Folded) -> list[list[_Item]]:
             current = None
             continue
         if token.part != part or current is None:
-            current = _Item(i, i)
+            current = _Item(first=i, last=i)
             sentences[-1].append(current)
             part = token.part
         current.last = i

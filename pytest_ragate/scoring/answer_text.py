@@ -89,7 +89,7 @@ MONTHS = frozenset(["january", "february", "march", "april", "may", "june", "jul
                     "september", "october", "november", "december"]) - {"may", "march"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Token:
     """One folded token: its text, whether it is a number, the sentence (`clause`) and the
     comma-separated part of it (`part`) it stands in, and where it is in the lightly folded
@@ -101,6 +101,12 @@ class Token:
     part: int
     start: int
     end: int
+
+
+def spanning(text: str, number: bool, first: Token, last: Token) -> Token:
+    """One token standing for `first`..`last` (a number written in words, `per cent`)."""
+    return Token(text=text, number=number, clause=first.clause, part=first.part,
+                 start=first.start, end=last.end)
 
 
 def light(text: str) -> str:
@@ -147,10 +153,12 @@ def tokens(text: str) -> list[Token]:
             continue
         span = match.span()
         if kind in ("grouped", "plain", "bare", "sep"):
-            found.append(Token(_canonical(match), True, clause, part, *span))
+            found.append(Token(text=_canonical(match), number=True, clause=clause, part=part,
+                               start=span[0], end=span[1]))
             continue
         if kind == "ordinal":
-            found.append(Token(str(int(match.group("ordinal"))), True, clause, part, *span))
+            found.append(Token(text=str(int(match.group("ordinal"))), number=True,
+                               clause=clause, part=part, start=span[0], end=span[1]))
             continue
         word = SYMBOLS[match.group()] if kind == "symbol" else match.group()
         if word == "/":
@@ -158,7 +166,8 @@ def tokens(text: str) -> list[Token]:
             continue
         if word in ARTICLES or word in FILLERS:
             continue
-        found.append(Token(CURRENCIES.get(word, word), False, clause, part, *span))
+        found.append(Token(text=CURRENCIES.get(word, word), number=False, clause=clause,
+                           part=part, start=span[0], end=span[1]))
     return _dates(_units_after(_scaled(_numbers_of_words(_per_cent(found)))))
 
 
@@ -176,7 +185,7 @@ def _per_cent(found: list[Token]) -> list[Token]:
     out: list[Token] = []
     for token in found:
         if token.text == "cent" and out and out[-1].text == "per":
-            out[-1] = Token("percent", False, token.clause, token.part, out[-1].start, token.end)
+            out[-1] = spanning("percent", False, out[-1], token)
             continue
         out.append(token)
     return out
@@ -227,7 +236,7 @@ def _numbers_of_words(found: list[Token]) -> list[Token]:
                 current += NUMBER_WORDS.get(token.text, ORDINALS.get(token.text, 0))
         value, j = _fraction(str(total + current), found, j)
         first, last = found[i], found[j - 1]
-        out.append(Token(value, True, first.clause, first.part, first.start, last.end))
+        out.append(spanning(value, True, first, last))
         i = j
     return out
 
@@ -240,12 +249,10 @@ def _scaled(found: list[Token]) -> list[Token]:
         suffixed = None if token.number else _SUFFIXED.fullmatch(token.text)
         if suffixed:
             value = float(suffixed.group(1).replace(",", ".")) * SUFFIXES[suffixed.group(2)]
-            out.append(Token(_canonical_text(value), True, token.clause, token.part,
-                             token.start, token.end))
+            out.append(spanning(_canonical_text(value), True, token, token))
         elif (token.text in SCALES and out and out[-1].number and out[-1].part == token.part):
             value = float(out[-1].text) * SCALES[token.text]
-            out[-1] = Token(_canonical_text(value), True, token.clause, token.part,
-                            out[-1].start, token.end)
+            out[-1] = spanning(_canonical_text(value), True, out[-1], token)
         else:
             out.append(token)
     return out
@@ -303,7 +310,7 @@ def key(token: Token) -> str:
 # --- facts ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Alternative:
     """One way to state a fact: folded tokens to find in a row, or a regular expression."""
 
@@ -367,7 +374,7 @@ def same_statement(a: Fact, b: Fact) -> bool:
 # --- searching an answer ----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Occurrence:
     """Where an alternative was found: the answer's tokens `first`..`last` (inclusive), and
     whether a negation reaches it."""
@@ -396,7 +403,7 @@ class Folded:
         for i in range(len(self.keys) - n + 1):
             if self.keys[i:i + n] == list(alt.words) and \
                     self.tokens[i].clause == self.tokens[i + n - 1].clause:
-                found.append(Occurrence(i, i + n - 1, self.negated(i)))
+                found.append(Occurrence(first=i, last=i + n - 1, negated=self.negated(i)))
         return found
 
     def _at(self, start: int, end: int) -> Occurrence:
@@ -404,9 +411,9 @@ class Folded:
         if not inside:  # punctuation only around tokens: the token after it
             after = next((i for i, t in enumerate(self.tokens) if t.start >= start),
                          len(self.tokens))
-            return Occurrence(after, after - 1, after < len(self.tokens)
-                              and self.negated(after))
-        return Occurrence(inside[0], inside[-1], self.negated(inside[0]))
+            return Occurrence(first=after, last=after - 1,
+                              negated=after < len(self.tokens) and self.negated(after))
+        return Occurrence(first=inside[0], last=inside[-1], negated=self.negated(inside[0]))
 
     def negated(self, i: int) -> bool:
         """A negation within `NEGATION_REACH` tokens before token `i`, in its clause part,
