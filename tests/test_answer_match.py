@@ -8,18 +8,19 @@ from pathlib import Path
 
 import pytest
 
+from pytest_ragate.decision.floors import decide
 from pytest_ragate.scoring.answer_match import (
     AnswerCheck,
     Expectation,
-    answer_lines,
     answer_to_label,
     check_answer,
     settle,
-    unsettled_names,
+    unsettled,
 )
 from pytest_ragate.scoring.answer_text import Folded, alternative_problem, same_statement, tokens
-from pytest_ragate.scoring.gates import Floor, decide
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import QuestionRecord, tally
+from pytest_ragate.wording.runs import answer_lines
 
 PRICE = Expectation(facts=[["25 euros", "€25"], "12.50 euros"],
                     gist="The remote sells for 25 euros and costs 12.50 euros to make.",
@@ -207,10 +208,13 @@ def test_an_unsettled_answer_counts_neither_way_and_fails_the_floor_naming_it() 
     rows = [row("q1", right), row("q2", unsure())]
     t = tally("answer_match", rows)
     assert (t.k, t.n, t.failures) == (1, 1, 1)
-    assert unsettled_names("answer_match", rows) == ["q2"]
+    assert [r.question_id for r in unsettled(rows)] == ["q2"]
     verdict = decide(Floor("answer_match", 0.5), "g", rows)
     assert verdict.outcome == "failed" and "not decided" in verdict.message
     assert "q2" in verdict.message and "unsure = \"wrong\"" in verdict.message
+    repeated = decide(Floor("answer_match", 0.5), "g", [*rows, row("q2", unsure(), repeat=2)])
+    assert "2 unsure answers not labelled: q2[r1], q2[r2]" in repeated.message
+    assert decide(Floor("answer_match", 0.5, xfail="goal"), "g", rows).outcome == "failed"
     wrong = settle(unsure(), {}, None, "wrong")
     assert decide(Floor("answer_match", 0.5), "g", [rows[0], row("q2", wrong)]
                   ).outcome == "passed"

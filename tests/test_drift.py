@@ -14,10 +14,11 @@ from pytest_ragate.decision.population import Collected, Member, Population, Seq
 from pytest_ragate.decision.run_decision import Arrived, decide_run
 from pytest_ragate.decision.sequential import Stopping, asking_order
 from pytest_ragate.outputs.results import read_results, results_lines
-from pytest_ragate.scoring.gates import Floor
-from pytest_ragate.scoring.messages import not_needed
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import QuestionRecord
 from pytest_ragate.scoring.sign_flip import EXACT, sign_flip_p
+from pytest_ragate.wording.runs import coverage_line
+from pytest_ragate.wording.sequential import halt_line, not_needed
 from tests.test_decision import member, node, population, scored, spec
 from tests.test_sequential import arrive_again, asked_again
 
@@ -111,8 +112,11 @@ def test_case_1_right_for_40_calls_then_wrong_is_refused() -> None:
         stopping.offer_again(name, rows[name].model_copy(update={
             "reasked": True, "citations_correct": int(call <= 40)}))
     assert not stopping.stopped and stopping.halted is not None
-    assert "12 of 26 answers moved toward the floor, 0 away" in stopping.halted
-    assert "depend on when it is asked" in stopping.halted
+    assert stopping.halted.kind == "answers changed"
+    [drift] = stopping.halted.drifts
+    assert (drift.toward, drift.away, drift.pairs) == (12, 0, 26)
+    assert "12 of 26 answers moved toward the floor, 0 away" in halt_line(stopping.halted)
+    assert "depend on when it is asked" in halt_line(stopping.halted)
 
 
 def test_the_same_answers_asked_again_take_the_stop() -> None:
@@ -148,7 +152,9 @@ def test_a_question_that_fails_when_asked_again_refuses_the_stop(status: str) ->
     first = stopping.recheck.names[0]
     stopping.offer_again(first, rows[first].model_copy(update={
         "reasked": True, "status": status, "error": "boom"}))
-    assert stopping.halted is not None and first in stopping.halted
+    assert stopping.halted is not None
+    assert (stopping.halted.kind, stopping.halted.names) == ("reask failed", (first,))
+    assert first in halt_line(stopping.halted)
     assert not stopping.stopped
 
 
@@ -167,7 +173,9 @@ def test_a_judged_floor_is_rechecked_on_its_scores() -> None:
     for name in stopping.recheck.names:
         stopping.offer_again(name, rows[name].model_copy(update={
             "reasked": True, "metrics": {"faithfulness": 0.55}}))
-    assert stopping.halted is not None and "floor[faithfulness]" in stopping.halted
+    assert stopping.halted is not None and stopping.halted.kind == "answers changed"
+    assert [d.floor for d in stopping.halted.drifts] == ["floor[faithfulness]"]
+    assert "floor[faithfulness]" in halt_line(stopping.halted)
 
 
 def test_a_stop_past_half_the_goldset_asks_the_rest_instead() -> None:
@@ -177,7 +185,9 @@ def test_a_stop_past_half_the_goldset_asks_the_rest_instead() -> None:
     assert stopping is not None
     stopping.replay(rows, asked_again(rows))
     assert not stopping.stopped and stopping.halted is not None
-    assert "would cost as much as the" in stopping.halted
+    assert (stopping.halted.kind, stopping.halted.asked, stopping.halted.of) == (
+        "recheck costs", 26, 40)
+    assert "would cost as much as the" in halt_line(stopping.halted)
 
 
 # --- the replay: decide_run and the results file -------------------------------------------
@@ -194,7 +204,7 @@ def arrived_after_stop(changed: dict[str, dict[str, object]] | None = None,
     for m in members:
         row = rows[m.item_name]
         if order.index(m.item_name) >= 26:
-            row = row.model_copy(update={"status": "skipped",
+            row = row.model_copy(update={"status": "skipped", "not_needed": True,
                                          "error": "Skipped: " + not_needed(26, N)})
         arrived.records[node(m)] = row
     return Collected(floors=[spec(CITATION)], populations=[pop]), arrived
@@ -207,8 +217,8 @@ def test_the_decision_replays_the_check_and_keeps_its_rows() -> None:
     assert run.sequential is not None and run.sequential.stopped
     assert len(run.sequential.reasked) == 26 and all(r.reasked for r in run.sequential.reasked)
     assert len(run.records) == N  # each question's own row, none asked again among them
-    assert "asked again answered as before" in run.coverage_line()
-    assert "does not depend on when it is asked" in run.coverage_line()
+    assert "asked again answered as before" in coverage_line(run)
+    assert "does not depend on when it is asked" in coverage_line(run)
 
 
 def test_a_replay_whose_check_refused_fails_every_skip_as_missing() -> None:
@@ -220,7 +230,8 @@ def test_a_replay_whose_check_refused_fails_every_skip_as_missing() -> None:
     [run] = decide_run(collected, arrived).runs
     assert run.verdicts[0].outcome == "failed"
     assert run.sequential is not None and not run.sequential.stopped
-    assert "the answers changed when asked again" in str(run.sequential.why)
+    assert run.sequential.why is not None and run.sequential.why.kind == "answers changed"
+    assert "the answers changed when asked again" in coverage_line(run)
     assert {g.kind for g in run.gaps} == {"skipped"}
 
 
@@ -230,8 +241,9 @@ def test_a_check_whose_answers_never_came_takes_no_stop() -> None:
     del arrived.records[dropped]
     [run] = decide_run(collected, arrived).runs
     assert run.verdicts[0].outcome == "failed"
-    assert "asked again to check the stop has no result" in str(run.sequential.why if
-                                                               run.sequential else "")
+    assert run.sequential is not None and run.sequential.why is not None
+    assert run.sequential.why.kind == "reask never came"
+    assert "asked again to check the stop has no result" in coverage_line(run)
 
 
 def test_the_results_file_keeps_the_rows_asked_again_apart(tmp_path: Path) -> None:

@@ -13,9 +13,9 @@ import pytest
 from pytest_ragate.decision.population import Collected, Population, SequentialPlan
 from pytest_ragate.decision.run_decision import Arrived, decide_run
 from pytest_ragate.decision.sequential import Stopping, asking_order
-from pytest_ragate.scoring.gates import Floor
-from pytest_ragate.scoring.messages import not_needed
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import QuestionRecord
+from pytest_ragate.wording.sequential import not_needed
 from tests.conftest import WORKERS, junit_cases, rows_of, run_pytester
 from tests.test_decision import member, node, population, scored, spec
 from tests.test_fail_closed import planned, scripted_judge, write_many
@@ -282,7 +282,7 @@ def skipped_after(pop: Population, rows: dict[str, QuestionRecord], *, forge_fir
     for m in pop.questions:
         row, position = rows[m.item_name], order.index(m.item_name)
         if position >= stop or (forge_first and position == 0):
-            row = row.model_copy(update={"status": "skipped",
+            row = row.model_copy(update={"status": "skipped", "not_needed": True,
                                          "error": "Skipped: " + not_needed(stop, len(rows))})
         arrived.records[node(m)] = row
     return arrived, order
@@ -327,7 +327,8 @@ def test_an_error_before_the_stop_halts_and_a_missing_row_never_stops() -> None:
     stopping = Stopping.of(pop, [RECALL])
     assert stopping is not None
     stopping.replay(errored)
-    assert not stopping.stopped and stopping.halted and order[1] in stopping.halted
+    assert not stopping.stopped and stopping.halted is not None
+    assert (stopping.halted.kind, stopping.halted.names) == ("not scored", (order[1],))
     missing = {name: row for name, row in rows.items() if name != order[0]}
     stopping = Stopping.of(pop, [RECALL])
     assert stopping is not None
@@ -354,7 +355,7 @@ def test_deciding_a_run_asked_in_full_does_not_load_the_sequential_test() -> Non
     """numpy (the betting test's) loads with the first sequential goldset, not with every
     decision: deciding, reporting and saving a run import none of it."""
     code = ("import sys\n"
-            "import pytest_ragate.decision.run_decision, pytest_ragate.scoring.run\n"
+            "import pytest_ragate.decision.run_decision, pytest_ragate.decision.goldset_run\n"
             "import pytest_ragate.outputs.results, pytest_ragate.outputs.history\n"
             "print(sorted(m for m in sys.modules if m == 'numpy'\n"
             "             or m == 'pytest_ragate.scoring.confidence_sequence'))\n")

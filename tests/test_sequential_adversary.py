@@ -9,14 +9,15 @@ import json
 import pytest
 
 from pytest_ragate.decision.population import Collected, Member, Population, SequentialPlan
-from pytest_ragate.decision.run_decision import Arrived, Rules, decide_run
+from pytest_ragate.decision.rules import Rules, Strictness
+from pytest_ragate.decision.run_decision import Arrived, decide_run
 from pytest_ragate.decision.sequential import Stopping, asking_order
 from pytest_ragate.goldsets.sealed import Scrypt
 from pytest_ragate.goldsets.sealing import seal_goldset
 from pytest_ragate.outputs.results import HEADER_KEY
-from pytest_ragate.scoring.gates import Floor, Strictness
-from pytest_ragate.scoring.messages import not_needed
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import QuestionRecord
+from pytest_ragate.wording.sequential import halt_line, not_needed
 from tests.conftest import (
     WORKERS,
     both_routes,
@@ -78,7 +79,8 @@ def decided(members: list[Member], rows: dict[str, QuestionRecord], floors: list
     for m in members:
         row = rows[m.item_name]
         if m.item_name in skip:
-            row = row.model_copy(update={"status": "skipped", "error": reason})
+            row = row.model_copy(update={"status": "skipped", "error": reason,
+                                         "not_needed": True})
         arrived.records[node(m)] = row
     done = decide_run(Collected(floors=[spec(f) for f in floors], populations=[pop]),
                       arrived, rules)
@@ -191,7 +193,8 @@ def test_a_question_deselected_before_the_stop_leaves_the_floor_to_the_full_rule
         update={"sequential": SequentialPlan(seed=5, alpha=0.05)})
     stopping = Stopping.of(pop, floors)
     assert stopping is not None and not stopping.replay(rows).stopped
-    assert stopping.fed == 2 and gone in (stopping.halted or "")
+    assert stopping.fed == 2 and stopping.halted is not None
+    assert (stopping.halted.kind, stopping.halted.names) == ("never came", (gone,))
     arrived = Arrived(records={node(m): rows[m.item_name] for m in members if m.nodeid})
     [verdict] = decide_run(Collected(floors=[spec(floors[0])], populations=[pop]),
                            arrived).runs[0].verdicts
@@ -219,8 +222,9 @@ def test_a_stop_that_skipped_nothing_leaves_every_answer_to_the_exact_rule() -> 
     assert run.verdicts[0].outcome == "failed", run.verdicts[0].message
     assert "not asked" not in run.verdicts[0].message
     assert run.sequential is not None and not run.sequential.stopped
-    assert run.sequential.asked == 30 and "no question was left unasked" in str(
-        run.sequential.why)
+    assert run.sequential.asked == 30 and run.sequential.why is not None
+    assert (run.sequential.why.kind, run.sequential.why.asked) == ("not left unasked", 10)
+    assert "no question was left unasked" in halt_line(run.sequential.why)
 
 
 # --- end to end ------------------------------------------------------------------------------

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_ragate.scoring.gates import Floor, Strictness, call_of, figures_of, interval_of
+from pytest_ragate.decision.floors import call_of
+from pytest_ragate.decision.rules import Strictness
+from pytest_ragate.scoring.figures import figures_of, interval_of
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.registry import Tally
 
 STRICT = Strictness(ci="strict")
@@ -22,12 +25,12 @@ def test_three_right_citations_do_not_prove_a_floor_of_0_99() -> None:
     interval is [1.00, 1.00] and held the floor; the floor fails, as the abstention floor
     over the same 3 questions (Wilson) does."""
     floor = Floor("citation_accuracy", 0.99)
-    figures = figures_of(floor, mean_tally("citation_accuracy", [1.0] * 3), STRICT)
+    figures = figures_of(floor, mean_tally("citation_accuracy", [1.0] * 3), STRICT.strict)
     assert figures.interval is not None and figures.interval[0] < 0.99
     assert call_of(floor, figures, STRICT) == "misses"
     abstention = Floor("abstention_accuracy", 0.99)
     shares = Tally(metric="abstention_accuracy", k=3, n=3, questions=3)
-    assert call_of(abstention, figures_of(abstention, shares, STRICT), STRICT) == "misses"
+    assert call_of(abstention, figures_of(abstention, shares, STRICT.strict), STRICT) == "misses"
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 5, 10, 29])

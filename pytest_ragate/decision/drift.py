@@ -48,10 +48,19 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from pytest_ragate.scoring import messages
 from pytest_ragate.scoring.records import QuestionRecord
 from pytest_ragate.scoring.sign_flip import FloorDrift, sign_flip_p
 from pytest_ragate.scoring.stopping import FloorTrack, share
+
+
+@dataclass(frozen=True, kw_only=True)
+class Uncompared:
+    """A re-asked answer that cannot be compared with the first: it errored or was skipped
+    (`status`), or has no countable value of a floor's `metric`."""
+
+    name: str
+    status: str = ""
+    metric: str = ""
 
 
 def reasked_size(asked: int, population: int) -> int | None:
@@ -85,17 +94,17 @@ class Recheck:
     def complete(self) -> bool:
         return len(self.again) == len(self.names)
 
-    def failure(self) -> str | None:
-        """Why a re-asked answer cannot be compared (it errored or was skipped), or None."""
+    def failure(self) -> Uncompared | None:
+        """A re-asked answer that errored or was skipped, or None."""
         for name in self.names:
             record = self.again.get(name)
             if record is not None and record.status != "scored":
-                return messages.reask_failed(name, record.status)
+                return Uncompared(name=name, status=record.status)
         return None
 
     def drift(self, tracks: Mapping[str, FloorTrack], first: Mapping[str, QuestionRecord],
               members: Mapping[str, str], kinds: Mapping[str, str | None], *, seed: str,
-              ) -> list[FloorDrift] | str:
+              ) -> list[FloorDrift] | Uncompared:
         """Every floor's re-check, or why one cannot be made (a re-asked answer without a
         verdict of the floor's metric, or with more units than its test's bound)."""
         found = []
@@ -106,7 +115,7 @@ class Recheck:
                     continue
                 moved = _moved(track, first[name], self.again[name])
                 if moved is None:
-                    return messages.reask_uncounted(name, track.metric)
+                    return Uncompared(name=name, metric=track.metric)
                 toward.append(moved)
             found.append(FloorDrift(
                 floor=floor, toward=sum(d > 0 for d in toward),

@@ -27,20 +27,74 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
+from typing import Literal
 
-from pytest_ragate.decision.drift import FloorDrift, Recheck, reasked_size, reasking_order
+from pytest_ragate.decision.drift import (
+    Recheck,
+    Uncompared,
+    reasked_size,
+    reasking_order,
+)
+from pytest_ragate.decision.floors import Verdict, outcome_of
 from pytest_ragate.decision.population import Population, SequentialPlan
-from pytest_ragate.scoring import messages
-from pytest_ragate.scoring.gates import Floor, Verdict, outcome_of
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import QuestionRecord
 from pytest_ragate.scoring.registry import METRICS
+from pytest_ragate.scoring.sign_flip import FloorDrift
 from pytest_ragate.scoring.stopping import (
     FloorTrack,
-    SequentialOutcome,
+    Stuck,
     ratio_interval,
     sequential_metric,
     unit_bound,
 )
+from pytest_ragate.wording import sequential as wording
+
+HaltKind = Literal["unfit", "never came", "not left unasked", "not scored", "stuck",
+                   "undecided", "recheck costs", "reask failed", "reask uncounted",
+                   "reask never came", "answers changed"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Halt:
+    """Why a sequential goldset asked every question, typed (`wording/sequential.halt_line`
+    says it): floors no sequence can decide (`names`), a question with no result, one not
+    scored (`status`), a stop after which nothing was left unasked (`asked`), a floor's test
+    that could not be fed (`stuck`), floors undecided until the last question; or a stop's
+    re-check (`decision/drift.py`) that would cost as much as the rest (`asked` of `of`), a
+    re-asked question that was not scored (`status`), has no countable `metric` or never
+    came, or answers that changed (`drifts`)."""
+
+    kind: HaltKind
+    names: tuple[str, ...] = ()
+    status: str = ""
+    asked: int = 0
+    of: int = 0
+    metric: str = ""
+    stuck: Stuck | None = None
+    drifts: tuple[FloorDrift, ...] = ()
+
+    @classmethod
+    def uncompared(cls, found: Uncompared) -> Halt:
+        """A re-asked answer that cannot be compared with the first."""
+        if found.metric:
+            return cls(kind="reask uncounted", names=(found.name,), metric=found.metric)
+        return cls(kind="reask failed", names=(found.name,), status=found.status)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SequentialOutcome:
+    """How a sequential goldset was asked: what every output says of it."""
+
+    seed: int
+    alpha: float
+    asked: int  # questions fed to the floors' tests (all of them, when it did not stop)
+    of: int
+    stopped: bool  # every floor decided before the last question
+    why: Halt | None = None  # why it asked every question, when it did
+    # when it stopped, what asking its questions again found (decision/drift.py)
+    drifts: tuple[FloorDrift, ...] = ()
+    reasked: tuple[QuestionRecord, ...] = ()  # its questions asked again, in that order
 
 
 def asking_order(seed: int, route: str, names: Sequence[str]) -> list[str]:
@@ -63,7 +117,7 @@ class Stopping:
     member_kind: dict[str, str] = field(default_factory=dict)  # question name -> its kind
     fed: int = 0  # how many of `order` were fed
     stopped_at: int | None = None  # every floor decided after this many, and re-checked
-    halted: str | None = None  # why feeding ended before every floor was decided
+    halted: Halt | None = None  # why feeding ended before every floor was decided
     waiting: dict[str, QuestionRecord] = field(default_factory=dict)  # arrived early
     seed: int = 0  # the run's seed and the route: what orders the questions asked again
     route: str = ""
@@ -89,7 +143,7 @@ class Stopping:
         unfit = [f.name if f.slice else f.metric for f in over
                  if f.slice or not sequential_metric(f.metric)]
         if not over or unfit:
-            stopping.halted = messages.not_sequential(unfit)
+            stopping.halted = Halt(kind="unfit", names=tuple(dict.fromkeys(unfit)))
             return stopping
         spans = max((m.evidence_spans for m in population.questions), default=1)
         for f in over:
@@ -134,7 +188,7 @@ class Stopping:
         self.recheck.offer(name, record)
         failed = self.recheck.failure()
         if failed is not None:
-            self.halted = failed
+            self.halted = Halt.uncompared(failed)
         elif self.recheck.complete:
             self._settle()
 
@@ -150,19 +204,17 @@ class Stopping:
         if self.rechecking:
             assert self.recheck is not None
             missing = next(n for n in self.recheck.names if n not in self.recheck.again)
-            self.halted = messages.reask_never_came(missing)
+            self.halted = Halt(kind="reask never came", names=(missing,))
         if self.stopped_at is None and self.halted is None and self.fed < self.population:
-            self.halted = messages.never_came(self.order[self.fed])
+            self.halted = Halt(kind="never came", names=(self.order[self.fed],))
         return self
 
     def unless_all_asked(self, rows: Mapping[str, QuestionRecord]) -> Stopping:
         """A stop that skipped nothing (every question after it was asked, in flight on
         other workers) is no stop: their answers are here, and the full run's exact rule
         decides every floor over them."""
-        if self.stopped and not any(rows[n].status == "skipped"
-                                    and messages.says_not_needed(rows[n].error)
-                                    for n in self.not_needed if n in rows):
-            self.halted = messages.asked_before_the_stop(self.stopped_at or 0)
+        if self.stopped and not any(rows[n].not_needed for n in self.not_needed if n in rows):
+            self.halted = Halt(kind="not left unasked", asked=self.stopped_at or 0)
             self.stopped_at = None
         return self
 
@@ -171,7 +223,7 @@ class Stopping:
             name = self.order[self.fed]
             record = self.waiting.pop(name)
             if record.status != "scored":
-                self.halted = messages.halted_on(name, record.status)
+                self.halted = Halt(kind="not scored", names=(name,), status=record.status)
                 self.waiting.clear()
                 return
             for floor, track in self.tracks.items():
@@ -192,7 +244,7 @@ class Stopping:
         if self.fed == self.population:
             self.stopped_at = self.fed
         elif reasked_size(self.fed, self.population) is None:
-            self.halted = messages.recheck_costs(self.fed, self.population)
+            self.halted = Halt(kind="recheck costs", asked=self.fed, of=self.population)
         else:
             self.recheck = Recheck(asked=self.fed, names=reasking_order(
                 self.seed, self.route, self.order[:self.fed]))
@@ -203,13 +255,14 @@ class Stopping:
         assert self.recheck is not None
         found = self.recheck.drift(self.tracks, self.first, self.member_kind, self.kinds,
                                    seed=f"{self.seed}\0{self.route}")
-        if isinstance(found, str):
-            self.halted = found
+        if isinstance(found, Uncompared):
+            self.halted = Halt.uncompared(found)
             return
         self.drifts = found
         changed = [d for d in found if d.changed]
         if changed:
-            self.halted = messages.answers_changed(self.recheck.asked, changed)
+            self.halted = Halt(kind="answers changed", asked=self.recheck.asked,
+                               drifts=tuple(changed))
         else:
             self.stopped_at = self.recheck.asked
 
@@ -223,18 +276,17 @@ def outcome(stopping: Stopping, plan: SequentialPlan) -> SequentialOutcome:
     return SequentialOutcome(seed=plan.seed, alpha=plan.alpha,
                              asked=stopping.stopped_at if stopped else stopping.population,
                              of=stopping.population, stopped=stopped,
-                             why=(messages.answers_held(stopping.drifts) if stopped
-                                  else stopping.halted or _undecided(stopping)),
-                             reasked=again)
+                             why=None if stopped else stopping.halted or _undecided(stopping),
+                             drifts=tuple(stopping.drifts) if stopped else (), reasked=again)
 
 
-def _undecided(stopping: Stopping) -> str:
-    open_ = [name for name, t in stopping.tracks.items()
-             if t.call is None or t.questions < stopping.min_n]
+def _undecided(stopping: Stopping) -> Halt:
     stuck = next((t.stuck for t in stopping.tracks.values() if t.stuck), None)
     if stuck:
-        return messages.stuck(stuck)
-    return messages.undecided(open_)
+        return Halt(kind="stuck", stuck=stuck)
+    return Halt(kind="undecided", names=tuple(
+        name for name, t in stopping.tracks.items()
+        if t.call is None or t.questions < stopping.min_n))
 
 
 def stopped_verdict(floor: Floor, goldset: str, stopping: Stopping,
@@ -248,7 +300,7 @@ def stopped_verdict(floor: Floor, goldset: str, stopping: Stopping,
              if floor.kind is None or rows[n].kind == floor.kind]
     t = METRICS[floor.metric].tally(floor.metric, asked)
     interval = ratio_interval(track, track.shares)
-    text = messages.stopped_against(floor, track.value, interval, call == "holds",
+    text = wording.stopped_against(floor, track.value, interval, call == "holds",
                                     asked=stopping.stopped_at, of=stopping.population,
                                     units=track.units, alpha=track.test.alpha)
     if floor.xfail:

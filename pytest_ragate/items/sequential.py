@@ -27,7 +27,13 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_ragate.items.keys import AGAIN_KEY, CASE_KEY, GOLDSET_KEY, ROUTE_KEY
+from pytest_ragate.items.keys import (
+    AGAIN_KEY,
+    CASE_KEY,
+    GOLDSET_KEY,
+    NOT_NEEDED_KEY,
+    ROUTE_KEY,
+)
 
 if TYPE_CHECKING:  # loaded when a sequential goldset shows up: every pytest run imports this
     from pytest_ragate.decision.population import Collected, SequentialPlan
@@ -170,13 +176,15 @@ def put_in_order(config: pytest.Config, items: list[pytest.Item]) -> None:
 
 def skip_if_decided(item: pytest.Item) -> None:
     """A question of a goldset already decided is not asked: skipped, with how many of its
-    questions decided it (the run decision checks the skip, `run_decision.py`)."""
+    questions decided it, and its row marked `not_needed` (the run decision checks the skip
+    against its replay, `run_decision.py`)."""
     found = asking(item.config)
     if (found is None or CASE_KEY not in item.stash or AGAIN_KEY in item.stash
             or not found.asks_sequentially(item.stash[GOLDSET_KEY])):
         return  # no file is read for a question asked in full, nor for one asked again
     stop = found.stop_of(item.stash[ROUTE_KEY])
     if stop is not None:
-        from pytest_ragate.scoring import messages
+        from pytest_ragate.wording.sequential import not_needed
 
-        pytest.skip(messages.not_needed(stop.asked, stop.of))
+        item.stash[NOT_NEEDED_KEY] = True
+        pytest.skip(not_needed(stop.asked, stop.of))

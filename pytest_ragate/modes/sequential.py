@@ -55,13 +55,13 @@ def start_asking(config: pytest.Config, settings: Settings) -> None:
         return
     if not hasattr(config, "workerinput") and config.getini("ragate_sequential_seed") \
             and config.getoption("ragate_sequential_seed") is None:
-        from pytest_ragate.scoring import messages
+        from pytest_ragate.wording import sequential as wording
 
-        raise pytest.UsageError(messages.PINNED_SEED)
+        raise pytest.UsageError(wording.PINNED_SEED)
     if gate.sequential:
-        from pytest_ragate.scoring import messages
+        from pytest_ragate.wording import sequential as wording
 
-        refused = messages.sequential_refused_by(
+        refused = wording.sequential_refused_by(
             shard=bool(settings.run.shard), decide=bool(settings.run.decide),
             baseline=bool(gate.baseline), repeat=(gate.repeat or 1) > 1,
             strict=gate.ci == "strict")
@@ -87,11 +87,11 @@ def _asking(config: pytest.Config, settings: Settings) -> Asking:
 def check_goldset(goldset: Goldset, config: pytest.Config, repeats: int) -> None:
     """A sequential goldset whose own settings it is not defined for: one usage error naming
     its ragate.toml, before anything is asked."""
-    from pytest_ragate.scoring import messages
     from pytest_ragate.settings import read_settings
+    from pytest_ragate.wording import sequential as wording
 
     settings = read_settings(config)
-    why = messages.sequential_refused_by(
+    why = wording.sequential_refused_by(
         shard=bool(settings.run.shard), decide=bool(settings.run.decide),
         baseline=bool(settings.gate.baseline), repeat=repeats > 1,
         strict=settings.gate.ci == "strict", ppi=goldset.estimate == "ppi",
@@ -166,9 +166,9 @@ class StopWhenDecided:
     def pytest_report_header(self, config: pytest.Config) -> str | None:
         if self.asking.every is None:
             return None  # said where a goldset asks sequentially: its summary line
-        from pytest_ragate.scoring import messages
+        from pytest_ragate.wording import sequential as wording
 
-        return messages.sequential_header(self.asking.seed, self.asking.every)
+        return wording.sequential_header(self.asking.seed, self.asking.every)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:

@@ -36,10 +36,10 @@ from pydantic import (
     model_validator,
 )
 
+from pytest_ragate.decision.goldset_run import GoldsetRun
 from pytest_ragate.files import UnreadableText, read_text, write_atomic
 from pytest_ragate.problems import Problem, problems_from_validation
 from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord
-from pytest_ragate.scoring.run import GoldsetRun
 
 FORMAT = 1
 

@@ -33,7 +33,8 @@ too long, the second gives other candidate values or lists other candidates; bot
 best unsure, and a person decides. An unsure answer is never counted either way on its own:
 a person's label settles it (`settle`; the labels file, tied by `answer_sha256` to the answer
 text it was written for), or the goldset says `unsure = "wrong"`; otherwise a floor on
-`answer_match` is not decided and names it (`unsettled`).
+`answer_match` is not decided and names it (the rule is `decision/floors.py`'s, over the rows
+`unsettled` finds).
 
 SQuAD's exact match and token F1 (Rajpurkar et al., EMNLP 2016) compare a whole answer with a
 whole reference; this compares facts, so a right answer may say more than the gist and a
@@ -433,30 +434,6 @@ def settle(check: AnswerCheck, labels: Mapping[str, int], answer_sha256: str | N
     return check
 
 
-def answer_lines(records: Sequence[QuestionRecord], name: Callable[[QuestionRecord], str],
-                 limit: int = 10) -> list[str]:
-    """What the terminal and the reports say of a run's answer_match: its counts, and each
-    unsure answer no label settled, for review (named by `name`: `q07`, `q07[r2]`)."""
-    checked = [r for r in records if r.status == "scored" and r.answer_check is not None]
-    if not checked:
-        return []
-    outcomes = [r.answer_check.outcome for r in checked if r.answer_check is not None]
-    labelled = sum(r.answer_check.settled == "label" for r in checked
-                   if r.answer_check is not None)
-    waiting = unsettled(checked)
-    head = (f"answer_match over {len(checked)} answers with facts: "
-            f"{outcomes.count('right')} right, {outcomes.count('wrong')} wrong, "
-            f"{outcomes.count('unsure')} unsure" + (f", {labelled} settled by a person's label"
-                                                    if labelled else ""))
-    if not waiting:
-        return [head]
-    shown = "; ".join(f"{name(r)} ({r.answer_check.why})" for r in waiting[:limit]
-                      if r.answer_check is not None)
-    more = f"; and {len(waiting) - limit} more" if len(waiting) > limit else ""
-    return [head, f"unsure, not labelled ({len(waiting)}: review each and label it in the "
-            f"goldset's labels file, then `ragate stamp-labels`): {shown}{more}"]
-
-
 def answer_to_label(question_id: str, records: Sequence[QuestionRecord],
                     ) -> tuple[str | None, str]:
     """The answer text an answer_match label of `question_id` settles, from a run's rows: its
@@ -481,14 +458,3 @@ def unsettled(records: Sequence[QuestionRecord]) -> list[QuestionRecord]:
     """The scored rows whose answer is unsure and settled by nothing."""
     return [r for r in records if r.status == "scored" and r.answer_check is not None
             and r.answer_check.unsettled]
-
-
-def unsettled_names(metric: str, records: Sequence[QuestionRecord]) -> list[str]:
-    """What keeps a floor on `metric` from being decided: for answer_match, its unsure
-    answers no label settled (`q07`, `q07[r2]` with repeats), which it would otherwise count
-    neither way; nothing for any other metric."""
-    if metric != ANSWER_MATCH:
-        return []
-    repeated = any(r.repeat > 1 for r in records)
-    return [f"{r.question_id}[r{r.repeat}]" if repeated else r.question_id
-            for r in unsettled(records)]

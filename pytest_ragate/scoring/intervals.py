@@ -1,5 +1,5 @@
 """Which 95% interval a figure has, and what reports call it: one choice per tally, made
-here (`interval`, `method`), that the floors (`gates.interval_of`), the slices, the reports
+here (`interval`, `method`), that the floors (`figures.interval_of`), the slices, the reports
 and `ragate suggest` all read.
 
 - a proportion (k of n units): Wilson; with repeats, Wilson at the design-effect n

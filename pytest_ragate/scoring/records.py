@@ -204,6 +204,9 @@ class QuestionRecord(BaseModel):
     index: int
     status: Literal["scored", "error", "skipped"] = "scored"
     error: str | None = None
+    # skipped because its sequential goldset was decided before it (`--ragate-sequential`):
+    # not asked, and not missing; the skip's reason (`error`) says so to people
+    not_needed: bool = False
     abstained: bool | None = None
     must_abstain: bool
     abstention_correct: bool = False
@@ -276,6 +279,8 @@ class QuestionRecord(BaseModel):
             data.pop("answer_check", None)
         if not self.tags:
             data.pop("tags", None)
+        if not self.not_needed:
+            data.pop("not_needed", None)
         for name in BILL_FIELDS:  # nothing measured: the row as it was before the bill
             if getattr(self, name) is None or (name == "judge_requests"
                                                and not self.judge_requests):

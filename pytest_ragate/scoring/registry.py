@@ -293,7 +293,7 @@ def _coverage_worst(name: str, r: QuestionRecord) -> Worst | None:
             f"{r.question_id} {len(r.judge_failures)} judge failed ({kinds})")
 
 
-# hold rate: over anchors only (gates.decide_anchors); no question carries a unit of it
+# hold rate: over anchors only (decision/floors.decide_anchors); no question carries a unit of it
 
 def _no_questions(name: str, rows: Sequence[QuestionRecord]) -> Tally:
     return Tally(metric=name, k=0, n=0)

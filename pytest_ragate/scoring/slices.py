@@ -4,7 +4,7 @@ with a correction across the key's slices so that many slices do not mean many f
 Each slice gets one of three calls (`decide_slices`):
 
 - `holds`: its 95% interval's bound clears the floor (the lower bound for a `min` floor, the
-  upper for `{max}`), the interval computed as the gate computes it (`gates.interval_of`:
+  upper for `{max}`), the interval computed as the gate computes it (`figures.interval_of`:
   Wilson for proportions, the betting interval for means, questions as clusters with repeats;
   a mean's widened to at least Wilson's over its sum, `slice_interval`);
 - `misses`: it is significantly on the wrong side of the floor after a multiplicity correction
@@ -56,12 +56,14 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pytest_ragate.scoring.bounded_mean import mean_shortfall, needed_to_clear
-from pytest_ragate.scoring.gates import Floor, SliceCall, interval_of
+from pytest_ragate.scoring.figures import interval_of
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.power import POWER, needed_for_mean, questions_needed
 from pytest_ragate.scoring.registry import METRICS, Tally
 from pytest_ragate.scoring.stats import Z95, clears, wilson
 
 Correction = Literal["holm", "bh"]
+SliceCall = Literal["holds", "misses", "insufficient"]  # a slice's call (`decide_slices`)
 
 CORRECTIONS: dict[str, str] = {"holm": "Holm", "bh": "Benjamini-Hochberg"}
 TEST_EXACT = "exact binomial"
@@ -228,23 +230,22 @@ def needs_of(floor: Floor, t: Tally) -> int | None:
     return max((n for n in found if n is not None), default=None)
 
 
-def not_sliceable(metric: str) -> str | None:
-    """Why `metric` cannot be a slice floor, or None when it can: slice floors decide shares in
-    [0, 1] over questions, and the bill's figures and judge agreement are not one."""
+def sliceable(metric: str) -> bool:
+    """Whether `metric` can be a slice floor: slice floors decide shares in [0, 1] over
+    questions (a proportion, or a mean of per-question scores), and the bill's figures and
+    judge agreement are not one."""
     info = METRICS[metric]
-    if not info.share or info.aggregate == "quantile" or info.source == "agreement":
-        return (f"{metric} cannot be a slice floor: slice floors decide shares in [0, 1] (a "
-                "proportion, or a mean of per-question scores), and its figure is not one")
-    return None
+    return (info.share and info.aggregate != "quantile"
+            and info.source not in ("agreement", "anchors"))
 
 
 def _refuse_unbounded(floor: Floor) -> None:
-    if why := not_sliceable(floor.metric):
-        raise ValueError(why)
+    if not sliceable(floor.metric):
+        raise ValueError(f"{floor.metric}: not a share in [0, 1], so not a slice floor")
 
 
 def slice_interval(t: Tally) -> tuple[float, float] | None:
-    """A slice's 95% interval: the gate's (`gates.interval_of`), and for a mean (scores in
+    """A slice's 95% interval: the gate's (`figures.interval_of`), and for a mean (scores in
     [0, 1], or questions' rates with repeats) at least as wide as Wilson's over the scores'
     sum. No distribution on [0, 1] of a given mean has more variance than
     the 0/1 one, so a mean slice is held no more readily than a proportion of the same sum."""
