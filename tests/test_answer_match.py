@@ -242,6 +242,107 @@ def test_the_answer_a_label_settles_is_the_one_answer_or_the_one_unsure_one() ->
     assert answer_to_label("q9", one) == (None, "")
 
 
+# --- wherever a metric works: kinds, slices, sequential, baselines, shards, suggest, power ----
+
+
+def graded(qid: str, outcome: str, kind: str = "single_doc", lang: str = "en",
+           repeat: int = 1) -> QuestionRecord:
+    """A scored row whose answer_match is `right`, `wrong` or `unsure` (not labelled)."""
+    check = {"right": check_answer("25 euros and 12.50 euros", PRICE, similarity=0.5),
+             "wrong": check_answer("30 euros", PRICE, similarity=0.1),
+             "unsure": unsure()}[outcome]
+    return row(qid, check, repeat).model_copy(update={"kind": kind, "tags": {"lang": lang}})
+
+
+def test_an_unsure_answer_holds_back_only_the_kind_and_slice_floors_it_is_in() -> None:
+    from pytest_ragate.decision.slice_floors import decide_family
+    from pytest_ragate.scoring.slices import sliceable
+
+    rows = [*(graded(f"a{i}", "right") for i in range(6)),
+            graded("b1", "unsure", kind="multi_doc", lang="de"), graded("b2", "right",
+                                                                       kind="multi_doc")]
+    assert decide(Floor("answer_match", 0.5, kind="single_doc"), "g", rows).outcome == "passed"
+    held = decide(Floor("answer_match", 0.5, kind="multi_doc"), "g", rows)
+    assert held.outcome == "failed" and "not labelled: b1" in held.message
+    assert sliceable("answer_match") and sliceable("answer_similarity")
+    family = [Floor("answer_match", 0.5, slice=("lang", lang)) for lang in ("en", "de")]
+    by = {f.slice[1]: v for f, v in decide_family(family, "g", rows).items() if f.slice}
+    assert by["de"].outcome == "failed" and "not labelled: b1" in by["de"].message
+    assert "not labelled" not in by["en"].message
+
+
+def test_sequential_asking_counts_a_decided_answer_and_stops_at_an_unsure_one() -> None:
+    """An unsure answer cannot be fed to the floor's test: it stops it, so the floor is
+    decided over every question (and then held back by the unsure answer), never early."""
+    from pytest_ragate.scoring.stopping import FloorTrack, sequential_metric, share
+
+    assert sequential_metric("answer_match") and sequential_metric("answer_similarity")
+    assert share("answer_match", graded("q1", "right")) == (1.0, 1)
+    assert share("answer_match", graded("q1", "wrong")) == (0.0, 1)
+    assert share("answer_match", graded("q1", "unsure")) is None
+    track = FloorTrack.of(metric="answer_match", minimum=0.5, upper=False, population=40,
+                          bound=1, alpha=0.05)
+    for i in range(3):
+        track.feed(graded(f"q{i}", "right"))
+    track.feed(graded("q9", "unsure"))
+    assert track.stuck is not None and track.stuck.question_id == "q9" and track.units == 3
+
+
+def test_a_baseline_pairs_answer_match_answer_by_answer() -> None:
+    from pytest_ragate.decision.regressions import check_run
+    from pytest_ragate.scoring.pairing import BaselineRun
+
+    base = {f"q{i}": graded(f"q{i}", "right").scores() for i in range(30)}
+    now = {f"q{i}": graded(f"q{i}", "wrong" if i < 10 else "right").scores() for i in range(30)}
+    run = BaselineRun(goldset="g", eval_version="1", source="base.jsonl", scores=base)
+    checks = {c.metric: c for c in check_run("g", "1", now, [run], alpha=0.05, min_n=0)}
+    drop = checks["answer_match"]
+    assert drop.test == "McNemar (exact)" and drop.outcome == "failed"
+    assert (drop.pairs, drop.baseline, drop.current) == (30, 1.0, pytest.approx(20 / 30))
+
+
+def test_a_results_file_carries_the_check_so_decide_and_power_read_it(tmp_path: Path) -> None:
+    """What `ragate decide` (shards) and `ragate power` read back from a results file: the
+    same answer_match, the unsure answer still holding the floor back."""
+    from click.testing import CliRunner
+
+    from pytest_ragate.cli import main
+    from pytest_ragate.outputs.results import read_rows
+    from tests.conftest import expected_rows, vouched_results, write_goldset
+
+    rows = [graded("q1", "right"), graded("q2", "unsure"), graded("q3", "wrong")]
+    rows = [r.model_copy(update={"goldset": "mini", "eval_version": "7"}) for r in rows]
+    path = vouched_results(tmp_path / "r.jsonl", [r.model_dump(mode="json") for r in rows])
+    read, problems = read_rows(path)
+    assert problems == [] and [r.answer_check for _, r in read] == [r.answer_check
+                                                                    for r in rows]
+    floor = Floor("answer_match", 0.5)
+    assert decide(floor, "mini", [r for _, r in read]).message == decide(
+        floor, "mini", rows).message
+    facts = {"q1": ["gist"], "q2": ["gist"], "q3": ["gist"]}
+    expected = [{**e, "facts": facts[e["question_id"]]} if e["question_id"] in facts else e
+                for e in expected_rows()]
+    root = write_goldset(tmp_path / "gs", expected=expected,
+                         floors="[floors]\nanswer_match = 0.5\n")
+    shown = CliRunner().invoke(main, ["power", str(root), "--results", str(path)])
+    assert shown.exit_code == 0, shown.output
+    assert any(line.split()[:3] == ["answer_match", "0.50", "0.50"]
+               for line in shown.output.splitlines()), shown.output
+
+
+def test_the_first_run_figures_and_suggest_show_answer_match_over_decided_answers() -> None:
+    from pytest_ragate.outputs.reports import suggestion_lines
+    from pytest_ragate.scoring.suggest import figures
+
+    rows = [*(graded(f"r{i}", "right") for i in range(12)), graded("w", "wrong"),
+            graded("u", "unsure")]
+    found = figures(rows)
+    match = next(f for f in found if f.metric == "answer_match")
+    assert (match.tally.k, match.tally.n, match.tally.failures) == (12, 13, 1)  # unsure: apart
+    assert match.suggested is not None and 0 < match.suggested < 12 / 13
+    assert any(line.startswith("answer_match = ") for line in suggestion_lines("g", found))
+
+
 # --- bad input: one clear error each, never quoting a fact ------------------------------------
 
 def load_problems(tmp_path: Path, facts_of: dict, floors: str = "",
