@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -86,10 +87,12 @@ def _floor_option(_ctx: click.Context, _param: click.Parameter,
 @click.argument("results", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--step", type=click.FloatRange(0.005, 1.0), default=0.05, show_default=True,
               help="spacing of the max_distance grid shown (the best cut is exact)")
-@click.option("--on", "on", type=click.Choice(["max_distance", "confidence"]),
+@click.option("--on", "on", type=click.Choice(["max_distance", "confidence",
+                                               "answer_similarity"]),
               default="max_distance", show_default=True,
-              help="the threshold to sweep: the built-in max_distance, or a cut on the "
-                   "confidence your answers carry (Answer(confidence=...))")
+              help="the threshold to sweep: the built-in max_distance, a cut on the "
+                   "confidence your answers carry (Answer(confidence=...)), or the "
+                   "answer_similarity cut that best agrees with what is known of each answer")
 @click.option("--floor", "floors", multiple=True, callback=_floor_option,
               metavar="METRIC=MIN", help="with --on confidence: a floor to choose the cut "
               "for (abstention_accuracy or citation_accuracy); repeat for several")
@@ -99,16 +102,22 @@ def calibrate(results: Path, step: float, on: str, floors: dict[str, float]) -> 
     Prints, per goldset, the abstention/citation trade-off at each threshold and the best
     setting, then evidence recall at each k up to the recorded top_k. `--on confidence
     --floor METRIC=MIN` replays "abstain when confidence < cut" instead, and picks the cut
-    with the largest margin over the floors.
+    with the largest margin over the floors. `--on answer_similarity` calls an answer right
+    when its cosine to the gist reaches a cut, and picks the cut whose calls agree best
+    (Cohen's kappa) with a person's answer_match label, else answer_match's own call.
     """
     if on == "confidence" and not floors:
         raise click.UsageError("--on confidence needs --floor METRIC=MIN (abstention_accuracy "
                                "or citation_accuracy): the cut is chosen for a floor")
     if on == "max_distance" and floors:
         raise click.UsageError("--floor goes with --on confidence")
+    if on == "answer_similarity" and floors:
+        raise click.UsageError("--floor goes with --on confidence")
     by_goldset = _scored_rows(results)
     if on == "confidence":
         _calibrate_confidence(by_goldset, floors)
+    elif on == "answer_similarity":
+        _calibrate_similarity(by_goldset, step)
     else:
         _calibrate_distance(by_goldset, step)
 
@@ -168,6 +177,52 @@ def _calibrate_distance(by_goldset: dict[str, list[QuestionRecord]], step: float
             click.echo(tabulate([[k, f"{found / n:.2f} ({found}/{n})" if n else "—"]
                                  for k, found, n in recall],
                                 headers=["top_k", "evidence recall"], disable_numparse=True))
+
+
+def _calibrate_similarity(by_goldset: dict[str, list[QuestionRecord]], step: float) -> None:
+    """Per goldset, agreement of "right when answer_similarity ≥ cut" with what is known of
+    each answer, on a grid and at the best cut; exit 1 when no goldset has such answers."""
+    from tabulate import tabulate
+
+    from pytest_ragate.scoring.calibrate import (
+        best_similarity_cut,
+        known_answers,
+        sweep_similarity,
+    )
+
+    calibrated = 0
+    for name, group in by_goldset.items():
+        known = known_answers(group)
+        click.echo(f"\n{name}: {len(known.pairs)} answers whose correctness is known "
+                   f"({known.labelled} by a person's label, {known.matched} by answer_match); "
+                   f"left out: {known.unknown} unsure and not labelled, {known.without} "
+                   "without facts")
+        cuts = sweep_similarity(known.pairs)
+        chosen = best_similarity_cut(cuts)
+        if chosen is None:
+            click.echo("no cut: the known answers are all right or all wrong (kappa is "
+                       "undefined): label answers of both kinds")
+            continue
+        calibrated += 1
+        grid = [c for c in cuts if c is chosen or _on_grid(c.cut, step, cuts)]
+        click.echo(tabulate([[f"{c.cut:.3f}" + (" ← best" if c is chosen else ""),
+                              f"{c.accuracy:.2f} ({c.agree}/{c.n})",
+                              "—" if c.kappa is None else f"{c.kappa:.2f}", c.called_right]
+                             for c in grid],
+                            headers=["answer_similarity cut", "agreement", "kappa",
+                                     "called right"], disable_numparse=True))
+        click.echo(f"best: answer_similarity cut = {chosen.cut:.3f} (kappa {chosen.kappa:.2f}, "
+                   f"agreement {chosen.accuracy:.2f} over {chosen.n} answers)")
+    if not calibrated:
+        raise SystemExit(1)
+
+
+def _on_grid(cut: float, step: float, cuts: Sequence[Any]) -> bool:
+    """The first cut at or above each multiple of `step`: a table of the sweep, not of every
+    distinct value."""
+    slot = math.floor(cut / step + 1e-9)
+    first = next(c.cut for c in cuts if math.floor(c.cut / step + 1e-9) == slot)
+    return cut == first
 
 
 REPLAYABLE = ("replayed: abstain when confidence < cut. A higher cut turns a recorded answer "
@@ -563,31 +618,49 @@ def stamp_labels(labels_file: Path, results: Path) -> None:
     For every label whose question has an answer in RESULTS (a `--ragate-results` file), sets
     `answer_sha256`. From then on a changed answer leaves that question labelled without a
     verdict ("stale label"), which fails judge_agreement and the ppi estimate, instead of
-    holding a judge's word on the new answer to a person's word on the old one. Lines
-    not stamped keep their text. Stamp right after labelling, from the run you labelled.
+    holding a judge's word on the new answer to a person's word on the old one. An
+    answer_match label is stamped once, with the answer it settles (the question's one
+    answer, or its one unsure answer), and never moved to another. Lines not stamped keep
+    their text. Stamp right after labelling, from the run you labelled.
     """
     import json
 
     from pytest_ragate.answer import answer_sha256
     from pytest_ragate.files import read_jsonl, read_lines, write_atomic
     from pytest_ragate.goldsets.labels import LabelRow
+    from pytest_ragate.outputs.results import read_rows
+    from pytest_ragate.scoring.answer_match import ANSWER_MATCH, answer_to_label
 
-    _, problems = read_jsonl(labels_file, LabelRow, id_field="question_id")
+    labelled, problems = read_jsonl(labels_file, LabelRow, id_field="question_id")
     if problems:
         raise click.ClickException("\n".join(map(str, problems)))
-    answers = _answers(results, "a label")
+    judged = any(row.metric != ANSWER_MATCH for _, row in labelled)
+    answers = _answers(results, "a label") if judged else {}
+    rows, problems = read_rows(results)
+    if problems:
+        raise click.ClickException("\n".join(map(str, problems)))
     lines = read_lines(labels_file)
     stamped = changed = 0
     unmatched: list[str] = []
+    refused: list[str] = []
     for i, line in enumerate(lines):
         if not line.strip():
             continue
         row = json.loads(line)
-        qid = row["question_id"]
-        if qid not in answers:
-            unmatched.append(f"{qid} ({row['metric']}, line {i + 1})")
+        qid, where = row["question_id"], f"{row['question_id']} ({row['metric']}, line {i + 1})"
+        if row["metric"] == ANSWER_MATCH:
+            if "answer_sha256" in row:
+                continue  # it settles the answer it was written for, and no other
+            text, why = answer_to_label(qid, [r for _, r in rows])
+            if text is None:
+                (refused if why else unmatched).append(f"{where}{': ' + why if why else ''}")
+                continue
+        elif qid in answers:
+            text = answers[qid]
+        else:
+            unmatched.append(where)
             continue
-        digest = answer_sha256(answers[qid])
+        digest = answer_sha256(text)
         if row.get("answer_sha256") == digest:
             continue
         changed += "answer_sha256" in row
@@ -600,6 +673,9 @@ def stamp_labels(labels_file: Path, results: Path) -> None:
                + (f" ({changed} had been stamped for another answer)" if changed else ""))
     if unmatched:
         click.echo(f"not stamped (no answered row in {results}): {', '.join(unmatched)}")
+    if refused:
+        click.echo("not stamped, which answer is not clear:\n" + "\n".join(refused))
+        raise SystemExit(1)
 
 _DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 

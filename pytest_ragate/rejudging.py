@@ -364,7 +364,7 @@ def regrade(rows: Sequence[QuestionRecord], goldset: Goldset, judge: Any,
     """The candidate's verdicts on every judged row, for the metrics the current judge was
     asked there (and the candidate gives), and those metrics in order. Every answer is
     submitted before any is awaited: the runner bounds how many are in flight."""
-    wanted = set(judged_metrics(judge))
+    wanted = {*judged_metrics(judge), *goldset.requested_verdicts}
     gists = {c.question.question_id: c.expected.gist for c in goldset.cases
              if c.expected is not None}
     futures = {}

@@ -32,6 +32,8 @@ format = "{format}"{units}
 [questions]
 file = "questions.jsonl"     # {{"question_id", "kind", "question"}}, one per line
 expected = "expected.jsonl"  # {{"question_id", "gist", "evidence": [...]}}, one per line
+# an expected answer may list the facts a right answer states, and what makes one wrong:
+# "facts": ["25 euros", ["EUR 12.50", "12,50 €"]], "forbid": ["30 euros"] (answer_match)
 # kinds: single_doc (evidence in one document), multi_doc (2+), unanswerable (no evidence:
 # the system must abstain). Declare any other kind here:
 # kinds = ["procedural"]
@@ -42,6 +44,7 @@ expected = "expected.jsonl"  # {{"question_id", "gist", "evidence": [...]}}, one
 # citation_accuracy = 0.8
 # abstention_accuracy = 0.9
 # "evidence_recall@5" = 0.8
+# answer_match = 0.8           # is the answer right: needs "facts" on every answerable question
 # [floors.kind.unanswerable]
 # abstention_accuracy = {{ min = 1.0, xfail = "a known miss, until the fix lands" }}
 """

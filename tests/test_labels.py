@@ -274,7 +274,7 @@ def test_malformed_labels_are_a_collection_error_naming_line_and_field(
     expect(result,
            "*labels.jsonl:2: [q01] <record>: a label has a verdict (0 or 1) or a score*",
            "*labels.jsonl:3: [q99] question_id: no question 'q99' in this goldset*",
-           "*labels.jsonl:4: [q02] metric: not a metric a judge gives 'citation_accuracy'*",
+           "*labels.jsonl:4: [q02] metric: not a metric labels settle 'citation_accuracy'*",
            "*labels.jsonl:5: [q00] question_id: duplicate label for faithfulness (first on "
            "line 1)*",
            "*labels.jsonl:6: [q03] score: faithfulness's labels are verdicts (line 1)*",

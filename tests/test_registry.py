@@ -36,10 +36,10 @@ from pytest_ragate.scoring.registry import (
     METRICS,
     Metric,
     Tally,
-    asked_metrics,
     mechanical_scores,
     run_metrics,
     verdict_metric,
+    verdict_metrics,
 )
 from pytest_ragate.scoring.stats import MCNEMAR
 from tests.test_metrics import EVIDENCE, RIGHT, WRONG_TURNS
@@ -139,11 +139,13 @@ def test_a_registered_verdict_metric_is_asked_for_and_covered(
 PAIRED = {"citation_accuracy": "bootstrap", "abstention_accuracy": "mcnemar",
           "evidence_recall": "mcnemar", "faithfulness": "bootstrap",
           "context_precision": "bootstrap", "answer_relevance": "bootstrap",
-          "judge_coverage": "mcnemar"}
+          "judge_coverage": "mcnemar", "answer_match": "mcnemar",
+          "answer_similarity": "bootstrap", "answer_correctness": "bootstrap",
+          "factual_correctness": "bootstrap"}
 
 
 def test_every_question_metric_can_be_paired_with_a_baseline() -> None:
-    everything = run_metrics(set(asked_metrics()))
+    everything = run_metrics({*verdict_metrics(), "answer_match", "answer_similarity"})
     # hold_rate is over anchors, judge_agreement over the labels: neither is a question's
     assert everything == [m for m, info in METRICS.items()
                           if info.source not in ("anchors", "agreement")]
@@ -152,7 +154,8 @@ def test_every_question_metric_can_be_paired_with_a_baseline() -> None:
 
 
 def test_the_scorer_stores_every_mechanical_metric() -> None:
-    mechanical = [m for m, info in METRICS.items() if info.source == "mechanical"]
+    mechanical = [m for m, info in METRICS.items()
+                  if info.source == "mechanical" and not info.correctness]
     assert list(mechanical_scores(QuestionScores())) == mechanical
     stored = score_answer(Answer(text="Twelve euros.", contexts=[RIGHT],
                                  citations=[Citation(context_id="c1")]), EVIDENCE)["metrics"]

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pytest_ragate.decision.rules import POINT, Strictness
+from pytest_ragate.scoring.answer_match import ANSWER_MATCH, unsettled
 from pytest_ragate.scoring.figures import (
     Counted,
     Figures,
@@ -266,6 +267,8 @@ def scored_or_settled(floor: Floor, goldset: str, records: Sequence[QuestionReco
     counted = counted_of(floor, rows, judge, t)
     if unbilled := _unmeasured(floor, rows, goldset, t, counted):
         return unbilled
+    if unsure := _unsettled(floor, rows, goldset, t, counted):
+        return unsure
     if not t.n:
         return Verdict(floor=floor, goldset=goldset, outcome="failed",
                        message=wording.nothing_scored(floor, len(rows), counted), tally=t,
@@ -318,6 +321,24 @@ def _unmeasured(floor: Floor, rows: Sequence[QuestionRecord], goldset: str, t: T
     return Verdict(floor=floor, goldset=goldset, outcome=outcome_of(floor, "misses"),
                    message=message, tally=t, computed_by=counted.computed_by,
                    errors=counted.errors, skipped=counted.skipped)
+
+
+def _unsettled(floor: Floor, rows: Sequence[QuestionRecord], goldset: str, t: Tally,
+               counted: Counted) -> Verdict | None:
+    """An answer_match floor with unsure answers no person's label settled (nor the goldset's
+    `unsure = "wrong"`): not decided (failed), naming them, as it would count them neither
+    way (`scoring/answer_match.py`); else None, and None for every other metric."""
+    if floor.metric != ANSWER_MATCH:
+        return None
+    waiting = unsettled(rows)
+    if not waiting:
+        return None
+    names = [repeat_name(r.question_id, r.repeat) if any(x.repeat > 1 for x in rows)
+             else r.question_id for r in waiting]
+    return Verdict(floor=floor, goldset=goldset, outcome="failed", tally=t,
+                   message=wording.unsure_unlabelled(floor, names, t, counted),
+                   computed_by=counted.computed_by, errors=counted.errors,
+                   skipped=counted.skipped)
 
 
 def _not_whole(floor: Floor, goldset: str, rows: Sequence[QuestionRecord], mine: Sequence[Gap],

@@ -86,7 +86,7 @@ class GoldsetRun:
     def metrics(self) -> list[str]:
         """The run's metrics (registry.run_metrics) that a question has a figure of, for the
         question columns and the by-kind lines; judge_coverage is the judge line's."""
-        asked = {m for r in self.records for m in r.judge_attempted}
+        asked = {m for r in self.records for m in r.scored_on}
         named = [v.floor.metric for v in self.verdicts if not v.floor.anchors]
         return [m for m in run_metrics(asked, named) if METRICS[m].value is not None]
 

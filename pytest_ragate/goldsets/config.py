@@ -20,10 +20,13 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    PlainValidator,
+    SerializerFunctionWrapHandler,
     Tag,
     ValidationError,
     ValidationInfo,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
@@ -31,6 +34,8 @@ from pytest_ragate.answer import turns_in_order
 from pytest_ragate.files import UnreadableText, read_jsonl, read_text
 from pytest_ragate.goldsets.corpus import Units
 from pytest_ragate.problems import GoldsetError, Problem, problems_from_validation
+from pytest_ragate.scoring.answer_match import SIMILAR
+from pytest_ragate.scoring.answer_text import Fact, alternative_problem
 from pytest_ragate.scoring.floor import KIND_SLICE, floor_name
 from pytest_ragate.scoring.records import ContextRef, Evidence, Span, WholeDocument
 from pytest_ragate.scoring.registry import METRICS
@@ -80,6 +85,18 @@ class JudgeConfig(_Model):
         return value
 
 
+class AnswersConfig(_Model):
+    """`[answers]`: how answers are held to their expected answers (docs/goldsets.md,
+    "Is the answer right?"): what an unsure `answer_match` counts as until a person labels it,
+    the cosine to the gist at or above which a missing fact leaves an answer unsure, and the
+    judged correctness metrics to ask the judge for without a floor naming them."""
+
+    unsure: Literal["label", "wrong"] = "label"
+    similar: Annotated[float, Field(ge=0.0, le=1.0)] = SIMILAR
+    judged: list[Literal["answer_correctness", "factual_correctness"]] = Field(
+        default_factory=list)
+
+
 class GoldsetConfig(_Model):
     name: str | None = None
     eval_version: str = "1"
@@ -94,6 +111,7 @@ class GoldsetConfig(_Model):
     floors: dict[str, Any] = Field(default_factory=dict)
     anchors: AnchorsConfig | None = None
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
+    answers: AnswersConfig = Field(default_factory=AnswersConfig)
 
     @field_validator("eval_version", mode="before")
     @classmethod
@@ -242,11 +260,47 @@ class EvidenceEntry(_Model):
         return Span(self.doc_id, self.first_turn, self.last_turn)
 
 
+def _fact(value: object) -> Fact:
+    """A fact: a text, or a non-empty list of texts (alternatives), each one that can state
+    something (`answer_text.alternative_problem`). Messages never quote it: a sealed
+    goldset's problems show no expected answer."""
+    texts = value if isinstance(value, list) else [value]
+    if not texts:
+        raise ValueError("is an empty list: a fact is a text or a list of alternatives")
+    for i, text in enumerate(texts):
+        where = f"alternative {i} " if isinstance(value, list) else ""
+        if not isinstance(text, str):
+            raise ValueError(f"{where}is not a text ({type(text).__name__}): a fact is a "
+                             "text or a list of alternative texts")
+        why = alternative_problem(text)
+        if why:
+            raise ValueError(f"{where}{why}")
+    return value  # type: ignore[return-value]
+
+
+FactEntry = Annotated[Any, PlainValidator(_fact)]
+
+
 class Expected(_Model):
+    """One question's expected answer: its gist and evidence, and optionally the facts a
+    right answer states and the statements that make one wrong (`answer_match`)."""
+
     question_id: Annotated[str, Field(min_length=1)]
     gist: str | None = None
     evidence: list[EvidenceEntry] = Field(default_factory=list)
     notes: str | None = None
+    facts: list[FactEntry] = Field(default_factory=list)
+    forbid: list[FactEntry] = Field(default_factory=list)
+
+    @model_serializer(mode="wrap")
+    def _quiet(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        """No facts, no `facts` (nor `forbid`): an expected answer without them dumps, and
+        its goldset's content digest stays, as before they existed."""
+        data = handler(self)
+        for name in ("facts", "forbid"):
+            if not data.get(name):
+                data.pop(name, None)
+        return data
 
     @property
     def spans(self) -> list[Evidence]:

@@ -7,12 +7,18 @@ One JSON line per question and metric: `{"question_id": "q03", "metric": "faithf
 [{"text": "…", "supported": true}]`, which must say what the verdict or score says. A metric's
 labels are all verdicts (Cohen's kappa) or all scores (Spearman and MAE), so each metric has
 one statistic.
+
+`answer_match` labels settle answers `answer_match` was unsure of (scoring/answer_match.py):
+a verdict, and the `answer_sha256` of the answer it was written for (`ragate stamp-labels`),
+required, since a person's word on one answer says nothing of another; a question may have
+one per answer it gave.
 """
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Literal
@@ -22,7 +28,8 @@ from pydantic import BeforeValidator, Field, model_validator
 from pytest_ragate.files import read_jsonl
 from pytest_ragate.goldsets.config import _Model
 from pytest_ragate.problems import Problem
-from pytest_ragate.scoring.registry import METRICS, asked_metrics
+from pytest_ragate.scoring.answer_match import ANSWER_MATCH
+from pytest_ragate.scoring.registry import METRICS, verdict_metrics
 
 
 def _zero_or_one(value: object) -> object:
@@ -97,8 +104,8 @@ def read_labels(path: Path, question_ids: set[str], config_path: Path, *,
     if not path.is_file():
         return [], [Problem(config_path, "judge.labels", f"{path} not found")]
     rows, problems = read_jsonl(path, LabelRow, id_field="question_id")
-    judged = set(asked_metrics())
-    seen: dict[tuple[str, str], int] = {}
+    judged = set(verdict_metrics())
+    seen: dict[tuple[str, str, str | None], int] = {}
     kinds: dict[str, tuple[bool, int]] = {}  # metric -> (binary, first line)
     labels: list[Label] = []
     for line, row in rows:
@@ -110,9 +117,13 @@ def read_labels(path: Path, question_ids: set[str], config_path: Path, *,
         if qid not in question_ids:
             problem("question_id", f"no question {qid!r} in this goldset")
             continue
-        if metric not in judged:
-            known = "unknown metric" if metric not in METRICS else "not a metric a judge gives"
-            problem("metric", f"{known} {metric!r} (labels are for {', '.join(sorted(judged))})")
+        if metric not in judged | {ANSWER_MATCH}:
+            known = "unknown metric" if metric not in METRICS else "not a metric labels settle"
+            problem("metric", f"{known} {metric!r} (labels are for "
+                    f"{', '.join(sorted(judged | {ANSWER_MATCH}))})")
+            continue
+        if metric == ANSWER_MATCH and (why := _answer_match_label(row)):
+            problem(*why)
             continue
         if row.statements is not None and metric != "faithfulness":
             problem("statements", "per-statement labels are for faithfulness only")
@@ -121,11 +132,13 @@ def read_labels(path: Path, question_ids: set[str], config_path: Path, *,
             problem("statements", "a sealed goldset keeps no statement text in plain labels "
                     "(it would show what a right answer says): give the verdict or score only")
             continue
-        if (qid, metric) in seen:
-            problem("question_id", f"duplicate label for {metric} (first on line "
-                    f"{seen[qid, metric]})")
+        answer = row.answer_sha256 if metric == ANSWER_MATCH else None
+        if (qid, metric, answer) in seen:
+            problem("question_id", f"duplicate label for {metric}"
+                    f"{' of this answer' if answer else ''} (first on line "
+                    f"{seen[qid, metric, answer]})")
             continue
-        seen[qid, metric] = line
+        seen[qid, metric, answer] = line
         binary = row.verdict is not None
         first = kinds.setdefault(metric, (binary, line))
         if first[0] != binary:
@@ -135,3 +148,24 @@ def read_labels(path: Path, question_ids: set[str], config_path: Path, *,
             continue
         labels.append(Label(qid, metric, row.value, binary, row.answer_sha256))
     return labels, problems
+
+
+def _answer_match_label(row: LabelRow) -> tuple[str, str] | None:
+    """(field, message) when an answer_match label cannot settle an answer: a score, or no
+    `answer_sha256` tying it to the answer it was written for."""
+    if row.verdict is None:
+        return "score", "an answer_match label is a verdict, 0 (wrong) or 1 (right)"
+    if row.answer_sha256 is None:
+        return ("answer_sha256", "an answer_match label settles one answer: stamp it with the "
+                "answer it was written for (`ragate stamp-labels LABELS RESULTS`, from the run "
+                "whose answer you read)")
+    return None
+
+
+def answer_verdicts(labels: Sequence[Label]) -> dict[str, dict[str, int]]:
+    """The answer_match labels by question: each labelled answer's sha256 → its verdict."""
+    found: dict[str, dict[str, int]] = {}
+    for label in labels:
+        if label.metric == ANSWER_MATCH and label.answer_sha256:
+            found.setdefault(label.question_id, {})[label.answer_sha256] = int(label.value)
+    return found

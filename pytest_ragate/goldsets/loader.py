@@ -39,7 +39,7 @@ from pytest_ragate.goldsets.config import (
     read_expected,
 )
 from pytest_ragate.goldsets.corpus import Corpus, load_corpus
-from pytest_ragate.goldsets.labels import Label, read_labels
+from pytest_ragate.goldsets.labels import Label, answer_verdicts, read_labels
 from pytest_ragate.goldsets.sealed import (
     KEY_ENV,
     SealError,
@@ -49,10 +49,12 @@ from pytest_ragate.goldsets.sealed import (
 )
 from pytest_ragate.problems import GoldsetError, Problem, problems_from_validation
 from pytest_ragate.scoring.agreement import AGREEMENT
+from pytest_ragate.scoring.answer_match import ANSWER_MATCH
+from pytest_ragate.scoring.answer_text import is_pattern, same_statement
 from pytest_ragate.scoring.flips import anchor_digest
-from pytest_ragate.scoring.floor import Floor
+from pytest_ragate.scoring.floor import Floor, counts_in
 from pytest_ragate.scoring.records import ContextRef, Evidence, WholeDocument
-from pytest_ragate.scoring.registry import METRICS, anchor_floor_metrics
+from pytest_ragate.scoring.registry import METRICS, anchor_floor_metrics, requested_metrics
 from pytest_ragate.scoring.slices import EVERY_SLICE, sliceable
 from pytest_ragate.wording.slices import not_sliceable
 
@@ -334,16 +336,36 @@ class Goldset:
     anchors: list[AnchorEntry] = field(default_factory=list)
     sealed: bool = False  # answers stored sealed: reports never show expected spans
     labels: list[Label] = field(default_factory=list)  # human labels of judged metrics
+    # answer_match labels (goldsets/labels.py): per question, each labelled answer's sha256
+    # → the person's verdict
+    answer_labels: dict[str, dict[str, int]] = field(default_factory=dict)
 
     @cached_property
     def sealed_texts(self) -> tuple[str, ...]:
-        """The gists and notes of a sealed goldset opened with its key: what no output may
-        show (redaction.py masks them in every text kept from a judge or a system)."""
+        """The gists, notes, facts and forbidden statements (each written alternative; a
+        `/…/` one is never shown, so not a text to find) of a sealed goldset opened with its
+        key: what no output may show (redaction.py masks them in every text kept from a judge
+        or a system)."""
         if not self.sealed:
             return ()
         found = (text for case in self.cases if case.expected is not None
-                 for text in (case.expected.gist, case.expected.notes))
+                 for text in (case.expected.gist, case.expected.notes,
+                              *statement_texts(case.expected)))
         return tuple(dict.fromkeys(text for text in found if text and text.strip()))
+
+    @cached_property
+    def scores_answers(self) -> bool:
+        """Whether its answers are held to their expected answers (answer_match,
+        answer_similarity): some expected answer lists facts, or a floor names either."""
+        return (any(c.expected is not None and c.expected.facts for c in self.cases)
+                or any(METRICS[f.metric].correctness for f in self.floors))
+
+    @cached_property
+    def requested_verdicts(self) -> tuple[str, ...]:
+        """The judged metrics asked for on request (answer_correctness, factual_correctness)
+        this goldset wants: those `[answers] judged` lists and those its floors name."""
+        return requested_metrics([*self.config.answers.judged,
+                                  *(f.metric for f in self.floors)])
 
     @property
     def estimate(self) -> str:
@@ -390,7 +412,15 @@ class Goldset:
                 a.kind, a.claim, a.evidence.model_dump() if a.evidence is not None else None))
         for label in self.labels:
             add("label", label.question_id, label.metric, label.value, label.answer_sha256)
+        for qid, verdicts in self.answer_labels.items():
+            add("answer labels", qid, verdicts)
         return digest.hexdigest()
+
+
+def statement_texts(expected: Expected) -> list[str]:
+    """Every written alternative of an expected answer's facts and forbidden statements."""
+    return [text for fact in (*expected.facts, *expected.forbid)
+            for text in ([fact] if isinstance(fact, str) else fact) if not is_pattern(text)]
 
 
 _QUESTIONS = TypeAdapter(list[Question])
@@ -469,7 +499,24 @@ def _check_answer(kind: str, expected: Expected, corpus: Corpus, path: Path,
                   line: int | None) -> list[Problem]:
     """The rules tying one expected answer to its question's kind and to the corpus."""
     return [Problem(path, fld, message, line=line, question_id=expected.question_id)
-            for fld, message in [*_kind_rules(kind, expected), *_corpus_rules(expected, corpus)]]
+            for fld, message in [*_kind_rules(kind, expected), *_fact_rules(expected),
+                                 *_corpus_rules(expected, corpus)]]
+
+
+def _fact_rules(expected: Expected) -> list[tuple[str, str]]:
+    """(field, message) for facts where nothing can be right (a question that must be
+    abstained from), and each `forbid` that is also a fact; never quoting either."""
+    found: list[tuple[str, str]] = []
+    if expected.must_abstain and (expected.facts or expected.forbid):
+        found.append(("facts" if expected.facts else "forbid", "a question that must be "
+                      "abstained from has no facts: any answer to it is wrong (its evidence is "
+                      "empty)"))
+    for i, statement in enumerate(expected.forbid):
+        same = [k for k, fact in enumerate(expected.facts) if same_statement(statement, fact)]
+        if same:
+            found.append((f"forbid[{i}]", f"is also facts[{same[0]}] once folded: an answer "
+                          "cannot have to state it and be wrong for stating it"))
+    return found
 
 
 def _kind_rules(kind: str, expected: Expected) -> list[tuple[str, str]]:
@@ -756,16 +803,49 @@ def load_goldset(path: Path) -> Goldset:
     labels, unlabelled = _read_labels(root, config, config_path, floors, set(by_id), listed)
     anchors, unanchored = (load_anchors(root / config.anchors.file, corpus)
                            if config.anchors is not None else ([], []))
+    unfacted = _floors_without_facts(floors, by_id, matching.answers, config_path)
     problems = [*problems, *unread_corpus, *listed.problems, *answers.problems, *duplicates,
-                *unsliced, *matching.problems, *mix, *unlabelled, *unanchored]
+                *unsliced, *matching.problems, *mix, *unlabelled, *unanchored, *unfacted]
     if problems:
         raise GoldsetError(problems)
     goldset = Goldset(name=config.name or root.name, root=root, config_path=config_path,
                       config=config, corpus=corpus, floors=with_judge_coverage(floors),
-                      anchors=anchors, labels=labels,
+                      anchors=anchors, labels=[x for x in labels if x.metric != ANSWER_MATCH],
+                      answer_labels=answer_verdicts(labels),
                       sealed=locate_sealed(root, config.questions.expected).is_file())
     goldset.cases = _cases(goldset, by_id, matching)
     return goldset
+
+
+def _floors_without_facts(floors: Sequence[Floor], by_id: dict[str, tuple[int, Question]],
+                          answers: dict[str, Expected | None], config_path: Path,
+                          ) -> list[Problem]:
+    """A floor on answer_match needs facts on every answerable question of its population:
+    one without would be left out of its figure, unseen. Sealed answers without the key
+    are not known here (their questions are gaps of the run)."""
+    found = []
+    for floor in floors:
+        if floor.metric != ANSWER_MATCH or floor.anchors:
+            continue
+        bare = [qid for qid, (_, q) in by_id.items()
+                if counts_in(floor, q.kind, q.slices) and (exp := answers.get(qid)) is not None
+                and not exp.must_abstain and not exp.facts]
+        if bare:
+            found.append(Problem(config_path, _floor_at(floor), f"{len(bare)} answerable "
+                                 f"question{'s' * (len(bare) != 1)} of its population "
+                                 f"{'have' if len(bare) != 1 else 'has'} no facts: "
+                                 f"{', '.join(bare[:NAMED_UNTAGGED])}"
+                                 f"{' and more' if len(bare) > NAMED_UNTAGGED else ''}; "
+                                 "answer_match is decided over answers with facts: give "
+                                 "them \"facts\" in the expected answers (docs/goldsets.md)"))
+    return found
+
+
+def _floor_at(floor: Floor) -> str:
+    """Where a floor is declared in ragate.toml: `floors.kind.x.metric`, `floors.metric`."""
+    if floor.slice:
+        return _slice_at(floor)
+    return f"floors.kind.{floor.kind}.{floor.metric}" if floor.kind else f"floors.{floor.metric}"
 
 
 def _floors(config: GoldsetConfig, config_path: Path) -> tuple[list[Floor], list[Problem]]:

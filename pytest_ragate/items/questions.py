@@ -26,6 +26,7 @@ from pytest_ragate.answer import Answer
 from pytest_ragate.decision.population import asked_row
 from pytest_ragate.goldsets.loader import Case
 from pytest_ragate.items.collection import QuestionItem, wrong_answer
+from pytest_ragate.items.correctness import correctness_fields
 from pytest_ragate.items.keys import (
     AGAIN_KEY,
     CASE_KEY,
@@ -134,6 +135,7 @@ def answer_and_score(item: pytest.Function, case: Case) -> None:
     judge = request.getfixturevalue("ragate_judge")
     fields: dict[str, Any] = score_answer(answer, case.expected.spans,
                                           unit=case.goldset.corpus.unit)
+    fields.update(correctness_fields(item.config, case, answer, fields["metrics"]))
     fields["answerer_model"] = request.getfixturevalue("ragate_answerer_model")
     fields.update(latency_s=latency, usage=answer.usage)
     if judge is not None:
@@ -149,8 +151,10 @@ def answer_and_score(item: pytest.Function, case: Case) -> None:
         judged = JudgeInput(case.question.question_id, case.question.question, answer.text,
                             tuple(answer.contexts), reference=case.expected.gist,
                             repeat=case.repeat)
+        metrics = (*judged_metrics(judge), *case.goldset.requested_verdicts)
         item.stash[VERDICTS_KEY] = question_run(item.config).judge_runner().submit(
-            judge, judged, judged_metrics(judge), case.goldset.eval_version, case.goldset.name)
+            judge, judged, tuple(dict.fromkeys(metrics)), case.goldset.eval_version,
+            case.goldset.name)
     wrong = wrong_answer(case, record)
     if wrong is not None:
         pytest.fail(wrong, pytrace=False)

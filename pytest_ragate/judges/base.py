@@ -208,5 +208,46 @@ def answer_relevance(question: np.ndarray, generated: np.ndarray) -> float:
     return float(np.mean(g @ q))
 
 
+ANSWER_CORRECTNESS_WEIGHTS = (0.75, 0.25)  # RAGAS's: factuality F1, semantic similarity
+
+
+def statement_f1(tp: int, fp: int, fn: int) -> float:
+    """RAGAS AnswerCorrectness's F1 of its statement classification (beta 1): with nothing
+    on one side, 1.0 when the other side is empty too, else 0."""
+    precision = (1.0 if fn == 0 else 0.0) if tp + fp == 0 else tp / (tp + fp)
+    recall = (1.0 if fp == 0 else 0.0) if tp + fn == 0 else tp / (tp + fn)
+    return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
+
+
+def answer_correctness(tp: int, fp: int, fn: int, similarity: float) -> float:
+    """RAGAS's answer correctness: 0.75 × the F1 of the answer's statements classified
+    against the reference's (TP, FP, FN) + 0.25 × the cosine of answer and reference."""
+    factual, semantic = ANSWER_CORRECTNESS_WEIGHTS
+    return (factual * statement_f1(tp, fp, fn) + semantic * similarity) / (factual + semantic)
+
+
+def factual_correctness(supported: Sequence[bool], covered: Sequence[bool]) -> float:
+    """RAGAS's factual correctness (mode f1): the answer's claims supported by the reference
+    (TP, the others FP) and the reference's claims the answer does not cover (FN), as
+    RAGAS's fbeta_score, rounded to 2 decimals as RAGAS rounds it."""
+    tp = sum(bool(s) for s in supported)
+    fp = len(supported) - tp
+    fn = len(covered) - sum(bool(c) for c in covered)
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    if precision == 0 and recall == 0:
+        return 0.0
+    return round(2 * precision * recall / (precision + recall), 2)
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> float:
+    """The cosine of two vectors, in float64 (as RAGAS computes it)."""
+    import numpy as np
+
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    norm = np.linalg.norm(a) * np.linalg.norm(b)
+    return 0.0 if norm == 0 else float(a @ b / norm)
+
+
 def judge_params(judge: Any) -> dict[str, Any]:
     return dict(getattr(judge, "params", {}) or {})

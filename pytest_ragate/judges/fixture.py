@@ -23,8 +23,11 @@ from pytest_ragate.judges.base import (
     JudgeFailure,
     JudgeInput,
     Vacuous,
+    answer_correctness,
     answer_relevance,
     context_precision,
+    cosine,
+    factual_correctness,
     faithfulness,
 )
 from pytest_ragate.problems import problems_from_validation
@@ -48,6 +51,15 @@ class FixtureVerdicts(BaseModel):
     supported: list[bool] = Field(default_factory=list)
     relevant_contexts: list[str] = Field(default_factory=list)
     generated_questions: list[str] = Field(default_factory=list)
+    # answer_correctness: the answer's statements the reference supports (TP), those it
+    # does not (FP), and the reference's statements the answer misses (FN)
+    correct_statements: list[str] = Field(default_factory=list)
+    incorrect_statements: list[str] = Field(default_factory=list)
+    missed_statements: list[str] = Field(default_factory=list)
+    # factual_correctness: per claim of the answer, whether the reference supports it, and
+    # per claim of the reference, whether the answer covers it
+    claims_supported: list[bool] | None = None
+    reference_claims_covered: list[bool] | None = None
     # sha256 of the answer text these verdicts were written for (`ragate stamp-verdicts`):
     # when the answer changes, the verdicts are stale and say so instead of scoring it
     answer_sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = None
@@ -145,6 +157,33 @@ class FixtureJudge:
             vectors = await asyncio.to_thread(  # off the judge loop: other calls keep going
                 lambda: np.vstack([self.embedder.encode([t]) for t in texts]))
             return answer_relevance(vectors[0], vectors[1:])
+        if metric in ("answer_correctness", "factual_correctness"):
+            return await self._correctness(item, verdicts, metric)
         raise JudgeFailure("error", f"unknown metric {metric!r}")
+
+    async def _correctness(self, item: JudgeInput, verdicts: FixtureVerdicts,
+                           metric: str) -> float:
+        """The two judged correctness metrics, against the gist (the judge's reference)."""
+        if not item.reference:
+            raise JudgeFailure("missing", f"{metric} needs the expected answer as reference "
+                               "(a sealed goldset opened without its key has none)")
+        if metric == "factual_correctness":
+            if verdicts.claims_supported is None or verdicts.reference_claims_covered is None:
+                raise JudgeFailure("missing", f"{self.path.name} gives no claims_supported "
+                                   f"and reference_claims_covered for {item.question_id!r}")
+            if not verdicts.claims_supported:
+                raise JudgeFailure("empty", "no claims from an answer that has text: nothing "
+                                   "was judged")
+            return factual_correctness(verdicts.claims_supported,
+                                       verdicts.reference_claims_covered)
+        tp, fp = len(verdicts.correct_statements), len(verdicts.incorrect_statements)
+        if not tp + fp:
+            raise JudgeFailure("missing", f"{self.path.name} classifies no statement of the "
+                               f"answer to {item.question_id!r} (correct_statements, "
+                               "incorrect_statements)")
+        vectors = await asyncio.to_thread(
+            lambda: [self.embedder.encode([t])[0] for t in (item.answer, item.reference)])
+        return answer_correctness(tp, fp, len(verdicts.missed_statements),
+                                  cosine(vectors[0], vectors[1]))
 
 

@@ -64,16 +64,30 @@ from pydantic_core import PydanticCustomError
 from ragas.embeddings.base import BaseRagasEmbedding
 from ragas.llms.base import InstructorBaseRagasLLM
 from ragas.metrics.collections import (
+    AnswerCorrectness,
     AnswerRelevancy,
     ContextPrecisionWithoutReference,
     ContextPrecisionWithReference,
+    FactualCorrectness,
     Faithfulness,
+)
+from ragas.metrics.collections.answer_correctness.util import (
+    ClassificationWithReason,
+)
+from ragas.metrics.collections.answer_correctness.util import (
+    StatementGeneratorOutput as CorrectnessStatements,
 )
 from ragas.metrics.collections.answer_relevancy.util import (
     AnswerRelevanceInput,
     AnswerRelevanceOutput,
 )
 from ragas.metrics.collections.context_precision.util import ContextPrecisionOutput
+from ragas.metrics.collections.factual_correctness.util import (
+    ClaimDecompositionOutput,
+)
+from ragas.metrics.collections.factual_correctness.util import (
+    NLIStatementOutput as ClaimVerdicts,
+)
 from ragas.metrics.collections.faithfulness.util import (
     NLIStatementOutput,
     StatementGeneratorOutput,
@@ -81,6 +95,7 @@ from ragas.metrics.collections.faithfulness.util import (
 from ragas.prompt.metrics.base_prompt import BasePrompt
 
 from pytest_ragate.judges.base import (
+    ANSWER_CORRECTNESS_WEIGHTS,
     METER,
     REQUESTS_AT_ONCE,
     Embeds,
@@ -311,11 +326,30 @@ class _GeneratedQuestion(_Shape):
     noncommittal: ZeroOrOne
 
 
+class _Claims(_Shape):
+    claims: list[Words]
+
+
+class _Classified(_Shape):
+    statement: Words
+    reason: str
+
+
+class _Classification(_Shape):
+    TP: list[_Classified]
+    FP: list[_Classified]
+    FN: list[_Classified]
+
+
 VERDICT_SHAPES: dict[type[BaseModel], type[BaseModel]] = {
     StatementGeneratorOutput: _Statements,
     NLIStatementOutput: _NLIVerdicts,
     ContextPrecisionOutput: _UsefulVerdict,
     AnswerRelevanceOutput: _GeneratedQuestion,
+    CorrectnessStatements: _Statements,
+    ClassificationWithReason: _Classification,
+    ClaimDecompositionOutput: _Claims,
+    ClaimVerdicts: _NLIVerdicts,
 }
 
 
@@ -496,22 +530,68 @@ class _Faithfulness(Faithfulness):
         return verdicts
 
 
+class _AnswerCorrectness(AnswerCorrectness):
+    """RAGAS's AnswerCorrectness, holding its steps to what they must return: statements
+    from the answer (none from an answer with text is `empty`: RAGAS would call it a perfect
+    match, factuality 1.0), and a classification that puts each of the answer's statements
+    in TP or FP once and takes FN from the reference's statements only."""
+
+    async def _generate_statements(self, question: str, text: str) -> list[str]:
+        statements = await super()._generate_statements(question, text)
+        if not statements:
+            raise JudgeFailure("empty", f"{self.llm.model} extracted no statements from a "  # type: ignore[attr-defined]
+                               "text that has some: nothing was judged")
+        return statements
+
+    async def _classify_statements(self, question: str, answer_statements: list[str],
+                                   ground_truth_statements: list[str],
+                                   ) -> ClassificationWithReason:
+        found = await super()._classify_statements(question, answer_statements,
+                                                   ground_truth_statements)
+        each_once(answer_statements, [c.statement for c in (*found.TP, *found.FP)],
+                  what="ClassificationWithReason.TP+FP")
+        left = [_folded(t) for t in ground_truth_statements]
+        for i, missed in enumerate(found.FN):
+            if _folded(missed.statement) not in left:
+                raise invalid(f"ClassificationWithReason.FN[{i}].statement",
+                              shown(missed.statement), "not one of the reference's statements")
+        return found
+
+
+class _FactualCorrectness(FactualCorrectness):
+    """RAGAS's FactualCorrectness (mode f1), holding its steps: claims from the answer
+    (none from an answer with text is `empty`: RAGAS would score it 0 without judging), and
+    an NLI step that judges each claim sent exactly once."""
+
+    async def _decompose_claims(self, text: str) -> list[str]:
+        claims = await super()._decompose_claims(text)
+        if not claims:
+            raise JudgeFailure("empty", f"{self.llm.model} decomposed no claims from a text "  # type: ignore[attr-defined]
+                               "that has some: nothing was judged")
+        return claims
+
+    async def _verify_claims(self, claims: list[str], reference: str) -> ClaimVerdicts:
+        verdicts = await super()._verify_claims(claims, reference)
+        each_once(claims, [v.statement for v in verdicts.statements])
+        return verdicts
+
+
 def _folded(text: str) -> str:
     return " ".join("".join(c if c.isalnum() else " " for c in text.casefold()).split())
 
 
-def each_once(sent: list[str], judged: list[str]) -> None:
+def each_once(sent: list[str], judged: list[str],
+              what: str = "NLIStatementOutput.statements") -> None:
     """The NLI step must judge each statement it was sent exactly once (compared without
     case, punctuation or spacing): RAGAS divides by the verdicts it got, so a model that
     judges 1 of 3 statements, or one supported statement three times, would score 1.0."""
     if judged and len(judged) != len(sent):  # none at all: RAGAS's NaN, a parse failure
-        raise invalid("NLIStatementOutput.statements",
-                      f"with {len(judged)} verdict{'' if len(judged) == 1 else 's'}",
+        raise invalid(what, f"with {len(judged)} verdict{'' if len(judged) == 1 else 's'}",
                       f"not one per statement sent ({len(sent)})")
     left = [_folded(s) for s in sent]
     for i, statement in enumerate(judged):
         if _folded(statement) not in left:
-            raise invalid(f"NLIStatementOutput.statements[{i}].statement", shown(statement),
+            raise invalid(f"{what}[{i}].statement", shown(statement),
                           "not one of the statements sent (or sent once and judged twice)")
         left.remove(_folded(statement))
 
@@ -601,7 +681,7 @@ def _verdict_rules() -> str:
     prompt hash, so a verdict cached under other rules (before a -1 was refused) is asked
     again rather than replayed."""
     checks: list[Any] = [_zero_or_one, _words, *VERDICT_SHAPES.values(), _held_to_shape,
-                         _folded, each_once]
+                         _folded, each_once, _AnswerCorrectness, _FactualCorrectness]
     return "".join(inspect.getsource(check) for check in checks)
 
 
@@ -711,6 +791,12 @@ class RagasJudge:
                                     strictness=ANSWER_RELEVANCY_STRICTNESS)]
             material["strictness"] = ANSWER_RELEVANCY_STRICTNESS
             material["embedder"] = self.embeddings.model_id
+        elif metric == "answer_correctness":
+            used = [AnswerCorrectness(llm=self.llm, embeddings=self.embeddings)]
+            material["weights"] = list(ANSWER_CORRECTNESS_WEIGHTS)
+            material["embedder"] = self.embeddings.model_id
+        elif metric == "factual_correctness":
+            used = [FactualCorrectness(llm=self.llm)]
         else:
             used = []  # score() fails it; the cache key must still be computable
         material["classes"] = [type(m).__qualname__ for m in used]
@@ -748,6 +834,18 @@ class RagasJudge:
                 self._require(metric, question=item.question, answer=item.answer)
                 result = await self._answer_relevancy().ascore(user_input=item.question,
                                                                response=item.answer)
+            elif metric == "answer_correctness":
+                self._require(metric, question=item.question, answer=item.answer,
+                              reference=item.reference or "")
+                result = await _AnswerCorrectness(
+                    llm=self.llm, embeddings=self.embeddings,
+                    weights=list(ANSWER_CORRECTNESS_WEIGHTS)).ascore(
+                        user_input=item.question, response=item.answer,
+                        reference=item.reference or "")
+            elif metric == "factual_correctness":
+                self._require(metric, answer=item.answer, reference=item.reference or "")
+                result = await _FactualCorrectness(llm=self.llm).ascore(
+                    response=item.answer, reference=item.reference or "")
             else:
                 raise JudgeFailure("error", f"unknown metric {metric!r}")
         value = getattr(result, "value", None)

@@ -80,6 +80,7 @@ def prompt_version(metric: str, embedder_id: str) -> str:
                                 "metric": metric, "module": _module_digest()}
     if metric == "answer_relevance":
         material["strictness"] = ANSWER_RELEVANCY_STRICTNESS
+    if metric in ("answer_relevance", "answer_correctness"):
         material["embedder"] = embedder_id
     return json.dumps(material, sort_keys=True)
 

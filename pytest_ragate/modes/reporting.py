@@ -237,6 +237,8 @@ def terminal_summary(terminalreporter: Any, runs: Sequence[GoldsetRun], *,
             write(f"{run.label}: {billed}")
         for line in said.flaky:
             write(f"{run.label}: {line}", yellow=not line.startswith("flaky: 0 "))
+        for line in said.answers:
+            write(f"{run.label}: {line}", yellow=line.startswith("unsure"))
     for line, red in outputs.lines():
         write(line, red=red)
     for label, lines in (flips or {}).items():

@@ -284,6 +284,8 @@ def question_text(record: QuestionRecord) -> str:
                      f"evidence {record.evidence_spans_found}/{record.evidence_spans} found"
                      + (f" (ranks {ranks})" if ranks else "")
                      + f" in {record.contexts} contexts")
+    if record.answer_check is not None:
+        lines.append(record.answer_check.line)
     judged = [f"{m} {v:.2f}" for m, v in record.metrics.items()
               if v is not None and METRICS[m].judged]
     if judged:
@@ -389,6 +391,7 @@ def markdown(runs: Sequence[GoldsetRun],
         parts.append(f"- answered without a citation: {len(uncited)}"
                      + (f" ({', '.join(uncited)})" if uncited else ""))
         parts += [f"- {line}" for line in said.flaky]
+        parts += [f"- {_cell(line)}" for line in said.answers]
         headers, rows = _question_rows(run)
         parts += ["", "### Questions", "", tabulate(rows, headers=headers, tablefmt="github",
                                                      disable_numparse=True), ""]

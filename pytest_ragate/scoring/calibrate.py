@@ -214,3 +214,85 @@ def best_cut(cuts: Sequence[Cut], floors: Mapping[str, float]) -> Cut | None:
     if not scored:
         return None
     return max(scored, key=lambda mc: (mc[0], -mc[1].cut))[1]
+
+
+# --- answer_similarity: the cut that best agrees with what is known of each answer -----------
+
+
+@dataclass(frozen=True, kw_only=True)
+class SimilarityCut:
+    """"Right when answer_similarity ≥ cut", against the answers whose correctness is known:
+    agreement (accuracy) and Cohen's kappa, and how many it calls right."""
+
+    cut: float
+    agree: int
+    n: int
+    kappa: float | None
+    called_right: int
+
+    @property
+    def accuracy(self) -> float:
+        return self.agree / self.n if self.n else 0.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class Known:
+    """The answers `sweep_similarity` is calibrated on: (similarity, right) pairs, and how
+    many came from a person's label, from answer_match's own call, or were left out."""
+
+    pairs: list[tuple[float, bool]]
+    labelled: int
+    matched: int
+    unknown: int  # unsure answers no label settled, or counted wrong by `unsure = "wrong"`
+    without: int  # answers with a similarity but no facts: nothing known of them
+
+
+def known_answers(rows: Sequence[QuestionRecord]) -> Known:
+    """Each scored answer's similarity beside what is known of its correctness: a person's
+    answer_match label where the run applied one, else answer_match's right or wrong; an
+    unsure answer nothing settled (or one `unsure = "wrong"` counted wrong: a policy, not a
+    finding) is unknown."""
+    pairs: list[tuple[float, bool]] = []
+    labelled = matched = unknown = without = 0
+    for r in rows:
+        similarity = r.metrics.get("answer_similarity")
+        if r.status != "scored" or similarity is None:
+            continue
+        check = r.answer_check
+        if check is None:
+            without += 1
+        elif check.settled == "label":
+            labelled += 1
+            pairs.append((similarity, bool(check.label)))
+        elif check.outcome == "unsure":
+            unknown += 1
+        else:
+            matched += 1
+            pairs.append((similarity, check.outcome == "right"))
+    return Known(pairs=pairs, labelled=labelled, matched=matched, unknown=unknown,
+                 without=without)
+
+
+def sweep_similarity(pairs: Sequence[tuple[float, bool]]) -> list[SimilarityCut]:
+    """Every cut that changes a call: each distinct similarity (an answer at the cut is called
+    right), and one above them all (nothing right), in increasing order."""
+    from pytest_ragate.scoring.agreement import cohen_kappa
+
+    values = sorted({s for s, _ in pairs})
+    cuts = [*values, (values[-1] + 1e-4) if values else 1.0]
+    found = []
+    for cut in cuts:
+        calls = [(int(s >= cut), int(right)) for s, right in pairs]
+        found.append(SimilarityCut(cut=cut, agree=sum(a == b for a, b in calls), n=len(calls),
+                                   kappa=cohen_kappa(calls),
+                                   called_right=sum(a for a, _ in calls)))
+    return found
+
+
+def best_similarity_cut(cuts: Sequence[SimilarityCut]) -> SimilarityCut | None:
+    """The cut with the highest kappa (then accuracy; then the lowest such cut); None when no
+    cut has a kappa (every known answer right, or every one wrong)."""
+    rated = [c for c in cuts if c.kappa is not None]
+    if not rated:
+        return None
+    return max(rated, key=lambda c: (round(c.kappa or 0.0, 12), c.agree, -c.cut))

@@ -65,8 +65,9 @@ class Compared:
 
 def scored_metrics(scores: Iterable[QuestionScores]) -> list[str]:
     """The run's metrics (registry.run_metrics), from what its questions asked the judge
-    for: a verdict or a failure."""
-    return run_metrics({m for s in scores for m in (*s.verdicts, *s.judge_failures)})
+    for (a verdict or a failure) and the correctness metrics they were scored on."""
+    return run_metrics({m for s in scores for m in (*s.verdicts, *s.judge_failures,
+                                                     *s.answers)})
 
 
 def paired_test(metric: str) -> str:

@@ -34,14 +34,15 @@ from pytest_ragate.answer import (
     Usage,
     format_label,
 )
+from pytest_ragate.scoring.answer_match import AnswerCheck
 from pytest_ragate.scoring.registry import (
     METRICS,
     Tally,
-    asked_metrics,
     bill_figure,
     cost_of,
     mechanical_scores,
     repeat_worst,
+    verdict_metrics,
 )
 from pytest_ragate.scoring.stats import point_quantile
 
@@ -153,6 +154,8 @@ class QuestionScores(BaseModel):
     evidence_found: list[bool] = Field(default_factory=list)  # per expected span, in order
     verdicts: dict[str, float] = Field(default_factory=dict)  # judged metrics with a verdict
     judge_failures: list[str] = Field(default_factory=list)
+    # correctness metrics with a value (answer_match settled, answer_similarity)
+    answers: dict[str, float] = Field(default_factory=dict)
 
 
 class JudgeTokens(BaseModel):
@@ -246,6 +249,9 @@ class QuestionRecord(BaseModel):
     # what `ragate rejudge` grades the saved answer over under another judge (None: the row
     # was not judged, or was written before rows kept them)
     judged_contexts: list[Context] | None = None
+    # what answer_match found in the answer (scoring/answer_match.py): None where the
+    # expected answer lists no facts
+    answer_check: AnswerCheck | None = None
 
     @field_validator("judge_failures")
     @classmethod
@@ -269,6 +275,8 @@ class QuestionRecord(BaseModel):
             data.pop("confidence", None)
         if self.judged_contexts is None:
             data.pop("judged_contexts", None)
+        if self.answer_check is None:
+            data.pop("answer_check", None)
         if not self.tags:
             data.pop("tags", None)
         if not self.not_needed:
@@ -282,8 +290,15 @@ class QuestionRecord(BaseModel):
     @property
     def judge_attempted(self) -> list[str]:
         """Judged metrics this row asked the judge for (verdict or failure)."""
-        return [m for m in asked_metrics() if self.metrics.get(m) is not None
+        return [m for m in verdict_metrics() if self.metrics.get(m) is not None
                 or m in self.judge_failures]
+
+    @property
+    def scored_on(self) -> list[str]:
+        """The metrics beyond the mechanical ones this row was scored on: the judged ones it
+        asked for and the correctness ones (`registry.run_metrics`'s `asked`)."""
+        return [*self.judge_attempted,
+                *(m for m in self.metrics if m in METRICS and METRICS[m].correctness)]
 
     def scores(self) -> QuestionScores:
         found = [rank is not None for rank in self.evidence_ranks]
@@ -294,7 +309,9 @@ class QuestionRecord(BaseModel):
             evidence_found=found,
             verdicts={m: float(v) for m, v in self.metrics.items()
                       if v is not None and METRICS[m].judged},
-            judge_failures=sorted(self.judge_failures))
+            judge_failures=sorted(self.judge_failures),
+            answers={m: float(v) for m, v in self.metrics.items()
+                     if v is not None and m in METRICS and METRICS[m].correctness})
 
     @property
     def wrong(self) -> list[str]:
@@ -310,13 +327,18 @@ class QuestionRecord(BaseModel):
                            "citations wrong")
         if self.uncited and not self.must_abstain:
             reasons.append("answered without a citation")
+        check = self.answer_check
+        if check is not None and check.value != 1.0 and self.status == "scored":
+            reasons.append(f"answer {'unsure, not labelled' if check.unsettled else 'wrong'}: "
+                           f"{check.why}")
         return reasons
 
     def junit_properties(self) -> list[tuple[str, str | float]]:
         """Flat name/value pairs; values are plain str or float as JUnit consumers expect."""
         props: list[tuple[str, str | float]] = []
         skip = {"metrics", "knobs", "judge_failures", "judge_cached", "judge_vacuous", "cited",
-                "expected", "goldset_sha256", "usage", "judge_tokens", "judged_contexts"}
+                "expected", "goldset_sha256", "usage", "judge_tokens", "judged_contexts",
+                "answer_check"}
         for key, value in self.model_dump(mode="json", exclude=skip).items():
             if value is None:
                 continue
@@ -342,6 +364,8 @@ class QuestionRecord(BaseModel):
         if self.cited:
             props.append(("cited", " ".join(f"{c.label}{'' if c.correct else ' ✗'}"
                                              for c in self.cited)))
+        if self.answer_check is not None:
+            props.extend(self.answer_check.properties())
         return props
 
 

@@ -80,6 +80,12 @@ class Metric:
     # a bill metric: whether a scored row carries its figure (a row without it fails the
     # floor, named: an unmeasured question never makes a bill look smaller)
     measured: Callable[[str, QuestionRecord], bool] | None = None
+    # scored against the expected answer's facts or gist (answer_match, answer_similarity):
+    # listed only in runs whose rows carry it, like a verdict metric only where asked
+    correctness: bool = False
+    # a verdict metric a judge is asked for only where a goldset asks for it (a floor names
+    # it, or `[answers] judged`): answer_correctness and factual_correctness need the gist
+    on_request: bool = False
 
     @property
     def share(self) -> bool:
@@ -224,6 +230,46 @@ def _verdict_worst(name: str, r: QuestionRecord) -> Worst | None:
     if value is None or value >= 1.0:
         return None
     return value, f"{r.question_id} {name} {value:.2f}"
+
+
+# answer_match: right (1) or wrong (0) per answer with facts; an unsure answer no label
+# settled counts nowhere, as a failure (a floor over it is not decided: answer_match.py)
+
+def _match_tally(name: str, rows: Sequence[QuestionRecord]) -> Tally:
+    checked = [r.answer_check for r in rows if r.answer_check is not None]
+    values = tuple(v for c in checked if (v := c.value) is not None)
+    return Tally(metric=name, k=sum(values), n=len(values), values=values,
+                 failures=len(checked) - len(values), questions=len(values))
+
+
+def _answer_score(name: str, s: QuestionScores) -> float | None:
+    return s.answers.get(name)
+
+
+def _match_units(name: str, s: QuestionScores) -> dict[str, bool]:
+    value = s.answers.get(name)
+    return {} if value is None else {"": value == 1.0}
+
+
+def _match_worst(name: str, r: QuestionRecord) -> Worst | None:
+    check = r.answer_check
+    if check is None or check.value == 1.0:
+        return None
+    state = "unsure" if check.unsettled else "wrong"
+    return (0.5 if check.unsettled else 0.0), f"{r.question_id} answer {state}: {check.why}"
+
+
+# answer_similarity: the cosine of answer and gist, a mean over answers to answerable questions
+
+def _similarity_tally(name: str, rows: Sequence[QuestionRecord]) -> Tally:
+    values = tuple(float(v) for r in rows if (v := r.metrics.get(name)) is not None)
+    return Tally(metric=name, k=sum(values), n=len(values), values=values,
+                 questions=len(values))
+
+
+def _similarity_worst(name: str, r: QuestionRecord) -> Worst | None:
+    value = r.metrics.get(name)
+    return None if value is None else (value, f"{r.question_id} {name} {value:.2f}")
 
 
 # judge coverage: each verdict asked for is delivered or failed
@@ -426,11 +472,11 @@ def fmt_figure(metric: str, value: float) -> str:
     return f"{value:.2f}"
 
 
-def verdict_metric(name: str) -> Metric:
+def verdict_metric(name: str, on_request: bool = False) -> Metric:
     """A judged metric: a judge's verdict in [0, 1] per question, averaged over the verdicts
     obtained, compared with a baseline by paired bootstrap."""
     return Metric(name, "verdict", "mean", "questions", _verdict_tally, _verdict_worst,
-                  score=_verdict_score, value=_stored)
+                  score=_verdict_score, value=_stored, on_request=on_request)
 
 
 class _Metrics(dict[str, Metric]):
@@ -494,6 +540,16 @@ METRICS = _Metrics([
     verdict_metric("faithfulness"),
     verdict_metric("context_precision"),
     verdict_metric("answer_relevance"),
+    # is the answer right: by the expected answer's facts (answer_match.py), by its cosine to
+    # the gist, and judged against the gist (RAGAS's answer_correctness, factual_correctness)
+    Metric("answer_match", "mechanical", "proportion", "answers with facts", _match_tally,
+           _match_worst, score=_answer_score, units=_match_units, value=_stored,
+           correctness=True),
+    Metric("answer_similarity", "mechanical", "mean", "answers to answerable questions",
+           _similarity_tally, _similarity_worst, score=_answer_score, value=_stored,
+           correctness=True),
+    verdict_metric("answer_correctness", on_request=True),
+    verdict_metric("factual_correctness", on_request=True),
     # its figure is the reports' judge line, not a question column
     Metric("judge_coverage", "judge", "proportion", "verdicts", _coverage_tally,
            _coverage_worst, units=_coverage_units),
@@ -511,14 +567,28 @@ METRICS = _Metrics([
 
 
 def asked_metrics() -> tuple[str, ...]:
-    """What a judge is asked for, question by question, unless it names its own `metrics`."""
+    """What a judge is asked for, question by question, unless it names its own `metrics`
+    (the metrics asked on request are added where a goldset asks for them)."""
+    return tuple(m.name for m in METRICS.values() if m.asked and not m.on_request)
+
+
+def verdict_metrics() -> tuple[str, ...]:
+    """Every metric a judge may be asked for: those asked by default and on request."""
     return tuple(m.name for m in METRICS.values() if m.asked)
 
 
+def requested_metrics(named: Iterable[str]) -> tuple[str, ...]:
+    """The metrics asked on request among `named` (a goldset's floors and `[answers]
+    judged`), in report order."""
+    wanted = set(named)
+    return tuple(m.name for m in METRICS.values() if m.on_request and m.name in wanted)
+
+
 def mechanical_scores(scores: QuestionScores) -> dict[str, float | None]:
-    """One answer's mechanical metrics, as its row stores them."""
+    """One answer's mechanical metrics scored from its pool and citations, as its row stores
+    them (the correctness metrics are scored against the expected answer, answer_match.py)."""
     return {m.name: m.score(m.name, scores) for m in METRICS.values()
-            if m.source == "mechanical" and m.score is not None}
+            if m.source == "mechanical" and m.score is not None and not m.correctness}
 
 
 def anchor_floor_metrics() -> tuple[str, ...]:
@@ -527,16 +597,19 @@ def anchor_floor_metrics() -> tuple[str, ...]:
 
 
 def run_metrics(asked: Collection[str], named: Iterable[str] = ()) -> list[str]:
-    """The metrics a run has, in report order: every mechanical one; a verdict metric when
-    some question asked the judge for it; the metrics about the judge (judge_coverage) when
-    any question asked it for anything; then the family members among `named` (the metrics
-    of the run's floors: evidence_recall@K exists only where a floor names its K)."""
+    """The metrics a run has, in report order: every mechanical one (a correctness one only
+    when some question was scored on it); a verdict metric when some question asked the
+    judge for it; the metrics about the judge (judge_coverage) when any question asked it
+    for anything; then the family members among `named` (the metrics of the run's floors:
+    evidence_recall@K exists only where a floor names its K). `asked`: the verdict and the
+    correctness metrics the run's questions have."""
+    verdicts = set(verdict_metrics())
 
     def has(m: Metric) -> bool:
-        if m.source == "verdict":
+        if m.source == "verdict" or m.correctness:
             return m.name in asked
         if m.source == "judge":
-            return bool(asked)
+            return bool(verdicts & set(asked))
         return m.source == "mechanical"
 
     members = sorted({n for n in named if METRICS.family(n) is not None})

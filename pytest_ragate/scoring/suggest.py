@@ -50,7 +50,7 @@ def figures(records: Sequence[QuestionRecord]) -> list[Figure]:
     """Every metric `records` can score, in report order: the mechanical ones, and those a
     judge was asked for (judge_coverage with them). Skipped rows count nowhere; errored ones
     count as wrong, as a floor counts them."""
-    asked = {m for r in records for m in r.judge_attempted}
+    asked = {m for r in records for m in r.scored_on}
     found = []
     for metric in run_metrics(asked):
         if METRICS[metric].source not in ("mechanical", "verdict", "judge"):

@@ -1,7 +1,7 @@
 """What a floor's verdict says: why a floor is not decided (a gap, no judge, nothing that ran
-or scored, an unmeasured bill, a ppi its labels cannot correct) and its figures against
-it. The decision (`decision/floors.py`) computes and rules; these functions write what it
-found, so a message's wording changes here, in one edit.
+or scored, an unmeasured bill, an unsure answer no label settled, a ppi its labels cannot
+correct) and its figures against it. The decision (`decision/floors.py`) computes and rules;
+these functions write what it found, so a message's wording changes here, in one edit.
 """
 
 from __future__ import annotations
@@ -168,6 +168,19 @@ def unmeasured(floor: Floor, names: Sequence[str], rows: int, counted: Counted) 
     return (f"not decided: {len(names)} of {rows} answered questions {what}: "
             f"{fmt_some(list(names), NAMED)} · a bill floor counts every answer, an unknown "
             f"figure never passes it · floor {bound(floor)} · computed by "
+            f"{counted.computed_by}{aside(floor, counted)}")
+
+
+def unsure_unlabelled(floor: Floor, names: Sequence[str], t: Tally, counted: Counted) -> str:
+    """An answer_match floor with unsure answers no label settled: named, with how to
+    settle them; the figure over the decided answers beside it."""
+    over = (f"{floor.metric} {fmt_figure(floor.metric, t.value)} over the {t.n} decided, "
+            if t.value is not None else "")
+    return (f"not decided: {over}{plural(len(names), 'unsure answer')} not labelled: "
+            f"{fmt_some(list(names), NAMED)} · review each and label it in the labels file "
+            f"([judge] labels = \"labels.jsonl\": {{\"question_id\", \"metric\": "
+            f"\"answer_match\", \"verdict\": 0 or 1}}, then `ragate stamp-labels`), or count "
+            f"them wrong with [answers] unsure = \"wrong\" · floor {bound(floor)} · computed by "
             f"{counted.computed_by}{aside(floor, counted)}")
 
 

@@ -1,13 +1,16 @@
 """What a goldset run's lines say (`decision/goldset_run.GoldsetRun`): why its badge says
 FAIL, how many of its questions have a result and why the others have none, which system,
-retriever and judge answered, the judge's figures, the context pool, and its flaky questions.
+retriever and judge answered, the judge's figures, the context pool, its flaky questions, and
+its answer_match counts with the unsure answers no label settled.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from pytest_ragate.scoring.answer_match import unsettled
 from pytest_ragate.scoring.records import fmt_some
 from pytest_ragate.scoring.registry import flaky_questions
 from pytest_ragate.wording.agreement import agreement_line
@@ -16,6 +19,7 @@ from pytest_ragate.wording.sequential import sequential_part
 
 if TYPE_CHECKING:
     from pytest_ragate.decision.goldset_run import GoldsetRun, RunStatus
+    from pytest_ragate.scoring.records import QuestionRecord
 
 STATUS_WORDS: dict[RunStatus, str] = {"passed": "PASS", "failed": "FAIL",
                                       "nothing_ran": "NOTHING RAN"}
@@ -40,12 +44,13 @@ class RunLines:
     pool: str
     judge: list[str]
     flaky: list[str]
+    answers: list[str]  # answer_match's counts and its unsure answers no label settled
 
 
 def lines_of(run: GoldsetRun) -> RunLines:
     return RunLines(status_reason=status_reason(run), coverage=coverage_line(run),
                     parts=run_parts(run), pool=pool_line(run), judge=judge_lines(run),
-                    flaky=flaky_lines(run))
+                    flaky=flaky_lines(run), answers=answer_lines(run.records, run.named))
 
 
 def status_reason(run: GoldsetRun) -> str:
@@ -98,6 +103,30 @@ def flaky_lines(run: GoldsetRun) -> list[str]:
     head = (f"flaky: {len(flaky)} of {asked} questions right in some repeats and wrong in "
             f"others (over {run.repeats} repeats)")
     return [head + (f": {fmt_some(flaky, NAMED)}" if flaky else "")]
+
+
+def answer_lines(records: Sequence[QuestionRecord], name: Callable[[QuestionRecord], str],
+                 limit: int = 10) -> list[str]:
+    """What the terminal and the reports say of a run's answer_match: its counts, and each
+    unsure answer no label settled, for review (named by `name`: `q07`, `q07[r2]`)."""
+    checks = [r.answer_check for r in records
+              if r.status == "scored" and r.answer_check is not None]
+    if not checks:
+        return []
+    outcomes = [c.outcome for c in checks]
+    labelled = sum(c.settled == "label" for c in checks)
+    waiting = unsettled(records)
+    head = (f"answer_match over {len(checks)} answers with facts: "
+            f"{outcomes.count('right')} right, {outcomes.count('wrong')} wrong, "
+            f"{outcomes.count('unsure')} unsure" + (f", {labelled} settled by a person's label"
+                                                    if labelled else ""))
+    if not waiting:
+        return [head]
+    shown = "; ".join(f"{name(r)} ({r.answer_check.why})" for r in waiting[:limit]
+                      if r.answer_check is not None)
+    more = f"; and {len(waiting) - limit} more" if len(waiting) > limit else ""
+    return [head, f"unsure, not labelled ({len(waiting)}: review each and label it in the "
+            f"goldset's labels file, then `ragate stamp-labels`): {shown}{more}"]
 
 
 def run_parts(run: GoldsetRun) -> list[str]:

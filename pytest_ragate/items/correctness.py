@@ -1,0 +1,70 @@
+"""Is the answer right: one question's `answer_match` and `answer_similarity`, scored in the
+process that asked it (scoring/answer_match.py holds the rule; this is where the answer, the
+expected answer, the embedded model and the goldset's labels meet).
+
+A goldset scores answers when some expected answer lists facts or a floor names either
+metric; then every answerable question's row has `answer_similarity` (the cosine of answer
+and gist through the embedded all-MiniLM-L6-v2; 0 for an abstention) and, where its expected
+answer has facts, `answer_match` with what it found. An unsure answer is settled here by a
+person's label of that very answer (its kept text's sha256, as `ragate stamp-labels` stamps
+it from the results file), or counted wrong where the goldset says `unsure = "wrong"`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pytest_ragate.answer import Answer, answer_sha256
+from pytest_ragate.goldsets.loader import Case
+from pytest_ragate.items.redacting import redactor
+from pytest_ragate.scoring.answer_match import (
+    ANSWER_MATCH,
+    ANSWER_SIMILARITY,
+    Expectation,
+    check_answer,
+    settle,
+)
+
+EMBED = ("answer_match and answer_similarity compare answers with the gist through the "
+         "embedded all-MiniLM-L6-v2: install it with `pip install 'pytest-ragate[embed]'`")
+
+
+def correctness_fields(config: pytest.Config, case: Case, answer: Answer,
+                       metrics: dict[str, float | None]) -> dict[str, Any]:
+    """The row's correctness fields for this answer: `metrics` with answer_similarity (and
+    answer_match) added, and `answer_check`; nothing where the goldset scores no answers or
+    the question must be abstained from."""
+    expected = case.expected
+    if expected is None or expected.must_abstain or not case.goldset.scores_answers:
+        return {}
+    text = None if answer.abstained else answer.text
+    similarity = 0.0 if not text else cosine(config, text, expected.gist or "")
+    found: dict[str, Any] = {"metrics": {**metrics, ANSWER_SIMILARITY: similarity}}
+    if not expected.facts:
+        return found
+    answers = case.goldset.config.answers
+    check = check_answer(text, Expectation(facts=expected.facts, forbid=expected.forbid,
+                                           gist=expected.gist or "",
+                                           question=case.question.question,
+                                           similar=answers.similar), similarity=similarity)
+    kept = redactor(config)(answer.text) if answer.text is not None else None
+    check = settle(check, case.goldset.answer_labels.get(case.question.question_id, {}),
+                   answer_sha256(kept) if kept is not None else None, answers.unsure)
+    found["metrics"][ANSWER_MATCH] = check.value
+    found["answer_check"] = check
+    return found
+
+
+def cosine(config: pytest.Config, text: str, gist: str) -> float:
+    """The cosine of two texts through the embedded model, each embedded alone (a batch's
+    padding would move a vector by ~1e-7, so `-n 0` and `-n 2` agree to the byte)."""
+    try:
+        from pytest_ragate.pipeline.builtin import pipeline
+
+        embedder = pipeline(config).embedder
+        answer, expected = (embedder.encode([t])[0] for t in (text, gist))
+    except ImportError as error:
+        pytest.fail(f"{EMBED} ({error})", pytrace=False)
+    return round(float(answer @ expected), 4)

@@ -1,0 +1,460 @@
+"""`answer_match`: is an answer right, by the facts its expected answer lists? Mechanical and
+offline: right, wrong, or unsure, with what was found, missing and forbidden, by number.
+
+An answer is checked in this order (`check_answer`; the folding and the search are
+`answer_text.py`'s):
+
+1. **wrong** when it abstained or has no text, or states a `forbid` statement (one no
+   negation reaches);
+2. when a fact is not stated:
+   - **wrong** when the answer denies it (states it under a negation: `not 25 euros`);
+   - **wrong** when the fact holds a number, weekday or month and the answer gives another
+     value of that class in its place (a value no fact and not the question has: `30 euros`
+     where the fact is `25 euros`): embeddings barely see numbers, so closeness to the gist
+     says nothing here;
+   - **unsure** when the answer is close to the gist by the embedded MiniLM (cosine at or
+     above `similar`, 0.70 unless the goldset says otherwise): a paraphrase lexical matching
+     missed, the case Kamalloo et al. (ACL 2023, "Evaluating Open-Domain Question Answering
+     in the Era of Large Language Models") found behind over half of lexical-match failures;
+   - **wrong** otherwise;
+3. when every fact is stated, **unsure** instead of right when the answer could state them
+   without committing to them:
+   - it is **too long to tell**: more tokens than 3 × the gist's, and at least 50 (a pasted
+     document states every fact of it);
+   - it gives **other candidate values**: a number, weekday or month of a class some fact
+     has that neither a fact, the gist nor the question has (`25 or 30 euros`);
+   - it **lists other candidates** beside a fact: the fact's short item (4 tokens or fewer)
+     joined by `or` to a short item of words the gist and question do not have, or a list of
+     three or more short items, two of them such words (`tiger, lion, bear, wolf`);
+4. **right** otherwise.
+
+So a whole-document dump and a list of every candidate value are never right: the first is
+too long, the second gives other candidate values or lists other candidates; both are at
+best unsure, and a person decides. An unsure answer is never counted either way on its own:
+a person's label settles it (`settle`; the labels file, tied by `answer_sha256` to the answer
+text it was written for), or the goldset says `unsure = "wrong"`; otherwise a floor on
+`answer_match` is not decided and names it (the rule is `decision/floors.py`'s, over the rows
+`unsettled` finds).
+
+SQuAD's exact match and token F1 (Rajpurkar et al., EMNLP 2016) compare a whole answer with a
+whole reference; this compares facts, so a right answer may say more than the gist and a
+long one cannot pass on overlap alone. `benchmarks/answer_match.py` measures it against
+hand labels beside those peers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pytest_ragate.answer import answer_sha256
+from pytest_ragate.scoring.answer_text import (
+    Fact,
+    Folded,
+    Occurrence,
+    alternatives,
+    closed_class,
+    english,
+    tokens,
+    words_of,
+)
+
+if TYPE_CHECKING:
+    from pytest_ragate.scoring.records import QuestionRecord
+
+ANSWER_MATCH = "answer_match"
+ANSWER_SIMILARITY = "answer_similarity"
+Outcome = Literal["right", "wrong", "unsure"]
+Unsure = Literal["label", "wrong"]  # what an unlabelled unsure answer counts as
+SIMILAR = 0.70  # cosine to the gist at or above which a missing fact leaves an answer unsure
+LENGTH_TIMES = 3  # an answer longer than this many times the gist's tokens is too long to tell
+LENGTH_FLOOR = 50  # ... and longer than this many tokens
+DUMP_TIMES, DUMP_FLOOR = 10, 300  # longer than both is not an answer but a pasted text: wrong
+SHORT_ITEM = 4  # tokens of a list item that reads as one candidate
+STOPWORDS = frozenset(["i", "me", "my", "we", "our", "you", "your", "he", "him", "his", "she",
+                       "her", "it", "its", "they", "them", "their", "this", "that", "these",
+                       "those", "is", "are", "was", "were", "be", "been", "being", "am", "do",
+                       "does", "did", "have", "has", "had", "will", "would", "shall", "should",
+                       "can", "could", "may", "might", "must", "of", "in", "on", "at", "to", "for",
+                       "from", "by", "with", "about", "as", "into", "over", "under", "and", "or",
+                       "so", "if", "then", "than", "also", "just", "very", "too", "there", "here",
+                       "what", "which", "who", "whom", "whose", "when", "where", "why", "how",
+                       "all", "any", "each", "some", "such", "only", "own", "same", "other",
+                       "said", "say", "says", "think", "thought", "maybe", "perhaps", "possibly",
+                       "probably", "either"])
+
+
+class AnswerCheck(BaseModel):
+    """What `answer_match` found in one answer: its outcome and why, the facts it states,
+    misses and the forbidden statements it makes (1-based numbers: never their text), the
+    cosine to the gist, and whether a person's label or the goldset's `unsure = "wrong"`
+    settled it. Rides on the question's row."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    outcome: Outcome
+    why: str
+    facts: int = Field(ge=1)
+    found: list[int] = Field(default_factory=list)
+    missing: list[int] = Field(default_factory=list)
+    forbidden: list[int] = Field(default_factory=list)
+    similarity: float | None = None
+    settled: Literal["label", "unsure_wrong"] | None = None
+    label: Literal[0, 1] | None = None  # the person's verdict, when a label settled it
+
+    @property
+    def value(self) -> float | None:
+        """1 right, 0 wrong; an unsure answer its label (or 0 under `unsure = "wrong"`), and
+        None while nothing settled it."""
+        if self.settled == "label":
+            return float(self.label or 0)
+        if self.outcome == "unsure":
+            return 0.0 if self.settled == "unsure_wrong" else None
+        return 1.0 if self.outcome == "right" else 0.0
+
+    @property
+    def unsettled(self) -> bool:
+        return self.value is None
+
+    @property
+    def line(self) -> str:
+        """`answer_match: unsure, not labelled: fact 2 not stated, … · cosine 0.81`: what a
+        person reads of it (a question's JUnit output, the HTML report)."""
+        state = {"label": f"{self.outcome}, labelled {'right' if self.label else 'wrong'}",
+                 "unsure_wrong": 'unsure, counted wrong (unsure = "wrong")',
+                 None: self.outcome + (", not labelled" if self.unsettled else "")}
+        near = "" if self.similarity is None else f" · cosine {self.similarity:.2f}"
+        return f"answer_match: {state[self.settled]}: {self.why}{near}"
+
+    def properties(self) -> list[tuple[str, str]]:
+        """Its JUnit properties: numbers of facts, never their text."""
+        props = [("answer_match.outcome", self.outcome), ("answer_match.why", self.why),
+                 ("answer_match.facts", str(self.facts))]
+        for name in ("found", "missing", "forbidden"):
+            numbers = getattr(self, name)
+            if numbers:
+                props.append((f"answer_match.{name}", ",".join(map(str, numbers))))
+        if self.settled:
+            props.append(("answer_match.settled",
+                          f"label {self.label}" if self.settled == "label" else
+                          'unsure = "wrong"'))
+        return props
+
+
+@dataclass(frozen=True, kw_only=True)
+class Expectation:
+    """What an answer is held to: the expected answer's facts, forbidden statements and gist,
+    and the question it answers."""
+
+    facts: Sequence[Fact]
+    forbid: Sequence[Fact] = ()
+    gist: str = ""
+    question: str = ""
+    similar: float = SIMILAR
+
+
+def numbered(numbers: Sequence[int]) -> str:
+    """`fact 2`, `facts 1, 3`."""
+    return f"fact{'s' * (len(numbers) != 1)} {', '.join(map(str, numbers))}"
+
+
+Near = Callable[[str], float]  # the cosine of the answer and a text, through the embedded model
+
+
+def check_answer(text: str | None, expected: Expectation, *, similarity: float | None,
+                 near: Near | None = None) -> AnswerCheck:
+    """The answer's outcome by the rules of this module's docstring. `similarity` is its
+    cosine to the gist; `near`, when given, the cosine of the answer and any text, with which
+    a missing fact is weighed against what the gist says around it (else against
+    `similarity`; with neither, a missing fact is wrong)."""
+    n = len(expected.facts)
+    everything = list(range(1, n + 1))
+    if not text or not text.strip():
+        return AnswerCheck(outcome="wrong", why="no answer: abstained or empty", facts=n,
+                           missing=everything, similarity=similarity)
+    answer = Folded(text)
+    stated = [answer.states(f) for f in expected.facts]
+    found = [i for i, s in enumerate(stated, 1) if s]
+    missing = [i for i, s in enumerate(stated, 1) if not s]
+    forbidden = [i for i, f in enumerate(expected.forbid, 1) if answer.states(f)]
+    made = {"facts": n, "found": found, "missing": missing, "forbidden": forbidden,
+            "similarity": similarity}
+    if forbidden:
+        return AnswerCheck(outcome="wrong", why=f"states forbidden statement"
+                           f"{'s' * (len(forbidden) != 1)} {', '.join(map(str, forbidden))}",
+                           **made)
+    context = _Context.of(answer, expected, [o for s in stated for o in s])
+    dump = max(DUMP_FLOOR, DUMP_TIMES * context.gist_tokens)
+    if len(answer.tokens) > dump:
+        return AnswerCheck(outcome="wrong", why=f"not an answer but a pasted text: "
+                           f"{len(answer.tokens)} tokens, over {dump} (10 × the expected "
+                           "answer's, at least 300)", **made)
+    if missing:
+        weighed = _weighed(answer, expected, missing, similarity, near)
+        made["similarity"] = weighed
+        return AnswerCheck(**_missing(answer, expected, context, missing, weighed), **made)
+    doubt = _doubt(answer, context)
+    if doubt:
+        return AnswerCheck(outcome="unsure", why=doubt, **made)
+    return AnswerCheck(outcome="right", why=f"states {numbered(found)}", **made)
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Context:
+    """What an answer's values and words are weighed against: the classes of value the facts
+    have, the values each allows, the gist's and the question's words, and the tokens of
+    the answer that state a fact."""
+
+    classes: frozenset[str]
+    fact_values: frozenset[str]
+    known_values: frozenset[str]  # the facts', the gist's and the question's
+    question_values: frozenset[str]
+    fact_tokens: frozenset[int]
+    unknown: frozenset[int]  # the answer's tokens of words the gist, question, facts lack
+    gist_tokens: int
+    keys: tuple[str, ...]  # the answer's tokens as compared
+    known: tuple[tuple[str, ...], ...]  # the gist's and the question's, as compared
+
+    def said(self, words: Sequence[str]) -> bool:
+        """Whether `words` occur in a row in the gist or the question."""
+        n = len(words)
+        return any(list(text[i:i + n]) == list(words) for text in self.known
+                   for i in range(len(text) - n + 1))
+
+    @classmethod
+    def of(cls, answer: Folded, expected: Expectation, occurrences: list[Occurrence],
+           ) -> _Context:
+        fact_texts = [t for f in expected.facts for t in ([f] if isinstance(f, str) else f)]
+        literal = [t for t in fact_texts if not t.startswith("/")]
+        classes = {c for t in literal for tok in tokens(t) if (c := closed_class(tok))}
+        classes |= {"number" for f in expected.facts for a in alternatives(f) if a.numeric}
+        inside = {i for o in occurrences for i in range(o.first, o.last + 1)}
+        fact_values = {tok.text for t in literal for tok in tokens(t) if closed_class(tok)}
+        fact_values |= {answer.tokens[i].text for i in inside}
+        question_values = {t.text for t in tokens(expected.question) if closed_class(t)}
+        gist_values = {t.text for t in tokens(expected.gist) if closed_class(t)}
+        known = words_of([expected.gist, expected.question, *literal])
+        unknown = {i for i, (k, t) in enumerate(zip(answer.keys, answer.tokens, strict=True))
+                   if k not in known and t.text not in STOPWORDS}
+        return cls(classes=frozenset(classes), fact_values=frozenset(fact_values),
+                   known_values=frozenset(fact_values | question_values | gist_values),
+                   question_values=frozenset(question_values), fact_tokens=frozenset(inside),
+                   unknown=frozenset(unknown), gist_tokens=len(tokens(expected.gist)),
+                   keys=tuple(answer.keys),
+                   known=tuple(tuple(Folded(t).keys) for t in (expected.gist,
+                                                                expected.question)))
+
+    def competing(self, answer: Folded, allowed: frozenset[str],
+                  classes: frozenset[str] | set[str] | None = None) -> list[str]:
+        """The answer's values of a class the facts have (of `classes`, when given) that
+        `allowed` does not hold, in order, each once (negated ones left out: `not 30` rules
+        30 out)."""
+        wanted = self.classes if classes is None else self.classes & set(classes)
+        found: dict[str, None] = {}
+        for i, token in enumerate(answer.tokens):
+            if closed_class(token) in wanted and token.text not in allowed \
+                    and i not in self.fact_tokens and not answer.negated(i):
+                found.setdefault(token.text)
+        return list(found)
+
+
+def _missing(answer: Folded, expected: Expectation, context: _Context, missing: list[int],
+             similarity: float | None) -> dict[str, object]:
+    """The outcome and why of an answer that does not state every fact."""
+    what = f"{numbered(missing)} not stated"
+    denied = [i for i in missing if any(o.negated for a in alternatives(expected.facts[i - 1])
+                                        for o in answer.find(a))]
+    if denied:
+        return {"outcome": "wrong", "why": f"{what}: the answer denies {numbered(denied)}"}
+    if not english(answer) and english(Folded(expected.gist)):
+        return {"outcome": "unsure", "why": f"{what}, but the answer is not in the expected "
+                "answer's language, which neither the matching nor the embedded model compares: "
+                "review it"}
+    missing_classes = {c for i in missing for c in _classes(expected.facts[i - 1])}
+    rival = context.competing(answer, context.fact_values | context.question_values,
+                              missing_classes)
+    if rival:
+        return {"outcome": "wrong", "why": f"{what}; gives another value in its place "
+                f"({', '.join(rival[:3])})"}
+    if all(_value_fact(expected.facts[i - 1]) for i in missing):
+        return {"outcome": "wrong", "why": f"{what} (a value is stated or not: no paraphrase "
+                "of it to look for)"}
+    if similarity is not None and similarity >= expected.similar:
+        return {"outcome": "unsure", "why": f"{what}, but close to what the expected answer "
+                f"says there (cosine {similarity:.2f} ≥ {expected.similar:.2f}): a paraphrase? "
+                "review it"}
+    near = "" if similarity is None else f" (cosine {similarity:.2f} < {expected.similar:.2f})"
+    return {"outcome": "wrong", "why": f"{what}, and not close to the expected answer{near}"}
+
+
+WINDOW = 6  # tokens of the gist each side of a missing fact that a paraphrase of it is near
+
+
+def _weighed(answer: Folded, expected: Expectation, missing: list[int],
+             similarity: float | None, near: Near | None) -> float | None:
+    """The cosine a missing fact is weighed by: of the answer and what the gist says around
+    the missing facts (up to `WINDOW` tokens each side, within its comma-separated part), so
+    that a paraphrase of them is near and an answer that states only the other facts is not;
+    the whole gist's when the gist does not state them."""
+    if near is None:
+        return similarity
+    gist = Folded(expected.gist)
+    spans = sorted({(o.first, o.last) for i in missing for alt in alternatives(
+        expected.facts[i - 1]) for o in gist.find(alt)})
+    if not spans:
+        return similarity
+    keep: set[int] = set()
+    for first, last in spans:
+        part = gist.tokens[first].part
+        keep |= {j for j in range(max(0, first - WINDOW), min(len(gist.tokens), last + WINDOW + 1))
+                 if gist.tokens[j].part == part}
+    text = " ".join(gist.plain[gist.tokens[j].start:gist.tokens[j].end] for j in sorted(keep))
+    return round(near(text), 4)
+
+
+def _value_fact(fact: Fact) -> bool:
+    """Every alternative of the fact is a value (holds a number, weekday or month)."""
+    return all(a.numeric if a.pattern is not None else any(
+        closed_class(t) for t in tokens(text)) for text, a in zip(
+            [fact] if isinstance(fact, str) else fact, alternatives(fact), strict=True))
+
+
+def _classes(fact: Fact) -> set[str]:
+    found = {c for t in ([fact] if isinstance(fact, str) else fact) if not t.startswith("/")
+             for tok in tokens(t) if (c := closed_class(tok))}
+    return found | ({"number"} if any(a.numeric for a in alternatives(fact)) else set())
+
+
+def _doubt(answer: Folded, context: _Context) -> str:
+    """Why an answer that states every fact is unsure (too long, other candidate values,
+    other candidates listed); empty when it is right."""
+    budget = max(LENGTH_FLOOR, LENGTH_TIMES * context.gist_tokens)
+    if len(answer.tokens) > budget:
+        return (f"too long to tell: {len(answer.tokens)} tokens, over {budget} (3 × the "
+                "expected answer's, at least 50): review it")
+    rival = context.competing(answer, context.known_values)
+    if rival:
+        return (f"gives other candidate values beside the facts ({', '.join(rival[:3])}"
+                f"{', …' if len(rival) > 3 else ''}): review it")
+    listed = _listed(answer, context)
+    if listed:
+        return f"lists other candidates beside the facts ({listed}): review it"
+    return ""
+
+
+@dataclass(kw_only=True)
+class _Item:
+    """A list item: the answer's tokens `first`..`last`, and whether `or` joins it to the
+    next item."""
+
+    first: int
+    last: int
+    or_next: bool = False
+    tokens: list[int] = field(default_factory=list)
+
+
+def _lists(answer: Folded) -> list[list[_Item]]:
+    """The answer's lists: each sentence's items (split at commas and `and`, `or`, `nor`),
+    and a run of sentences that are each one short item (lines of a bulleted list) as one."""
+    sentences: list[list[_Item]] = []
+    current: _Item | None = None
+    clause = part = -1
+    for i, token in enumerate(answer.tokens):
+        if token.clause != clause:
+            sentences.append([])
+            clause, part, current = token.clause, token.part, None
+        if token.text in ("and", "or", "nor"):
+            if current is not None:
+                current.or_next = token.text == "or"
+            current = None
+            continue
+        if token.part != part or current is None:
+            current = _Item(first=i, last=i)
+            sentences[-1].append(current)
+            part = token.part
+        current.last = i
+        current.tokens.append(i)
+    lists: list[list[_Item]] = []
+    run: list[_Item] = []
+    for items in (s for s in sentences if s):
+        if len(items) == 1 and _short(items[0]):
+            run.append(items[0])
+            continue
+        lists += [run, items] if run else [items]
+        run = []
+    return [*lists, run] if run else lists
+
+
+def _listed(answer: Folded, context: _Context) -> str:
+    """`or` between a fact's short item and another candidate, or three or more short items
+    two of them other candidates: which, else empty."""
+    for items in _lists(answer):
+        extra = [k for k, it in enumerate(items) if _short(it) and _candidate(it, context)]
+        facts = [k for k, it in enumerate(items)
+                 if _short(it) and any(i in context.fact_tokens for i in it.tokens)]
+        for k in facts:
+            if (k and items[k - 1].or_next and k - 1 in extra) or (
+                    items[k].or_next and k + 1 in extra):
+                return "joined by or"
+        if facts and sum(_short(it) for it in items) >= 3 and len(extra) >= 2:
+            return f"{len(extra)} more"
+    return ""
+
+
+def _short(item: _Item) -> bool:
+    return len(item.tokens) <= SHORT_ITEM
+
+
+def _candidate(item: _Item, context: _Context) -> bool:
+    """A short item that states no fact, and that the gist and the question do not say (a
+    word they lack, or words of theirs in another order: `Real Control` beside `Real
+    Remote`)."""
+    if any(i in context.fact_tokens for i in item.tokens):
+        return False
+    return any(i in context.unknown for i in item.tokens) or not context.said(
+        [context.keys[i] for i in item.tokens])
+
+
+# --- settling unsure answers --------------------------------------------------------------
+
+
+def settle(check: AnswerCheck, labels: Mapping[str, int], answer_sha256: str | None,
+           unsure: Unsure) -> AnswerCheck:
+    """The check with a person's label applied (`labels`: the answer_sha256 of each labelled
+    answer of this question → its verdict; a label of another answer does not apply), or an
+    unsure one counted wrong when the goldset says `unsure = "wrong"`."""
+    if answer_sha256 is not None and answer_sha256 in labels:
+        return check.model_copy(update={"settled": "label",
+                                        "label": labels[answer_sha256]})
+    if check.outcome == "unsure" and unsure == "wrong":
+        return check.model_copy(update={"settled": "unsure_wrong"})
+    return check
+
+
+def answer_to_label(question_id: str, records: Sequence[QuestionRecord],
+                    ) -> tuple[str | None, str]:
+    """The answer text an answer_match label of `question_id` settles, from a run's rows: its
+    one answer, or else its one unsure unsettled answer; else None and why (empty: the
+    question has no answered row). Repeats that answered differently leave the label to be
+    written for one of them by its sha256."""
+    answered = [r for r in records if r.question_id == question_id and r.status == "scored"
+                and r.answer_text is not None and r.answer_check is not None]
+    texts = list(dict.fromkeys(r.answer_text for r in answered if r.answer_text))
+    if len(texts) <= 1:
+        return (texts[0] if texts else None), ""
+    unsure = list(dict.fromkeys(r.answer_text for r in unsettled(answered) if r.answer_text))
+    if len(unsure) == 1:
+        return unsure[0], ""
+    shown = "; ".join(f"repeat {r.repeat}: answer_sha256 {answer_sha256(r.answer_text or '')}"
+                      for r in (unsettled(answered) or answered))
+    return None, (f"its repeats gave {len(texts)} different answers: write one label per "
+                  f"answer with the answer_sha256 of the one you read ({shown})")
+
+
+def unsettled(records: Sequence[QuestionRecord]) -> list[QuestionRecord]:
+    """The scored rows whose answer is unsure and settled by nothing."""
+    return [r for r in records if r.status == "scored" and r.answer_check is not None
+            and r.answer_check.unsettled]

@@ -1,0 +1,408 @@
+"""`answer_match` as pure functions: the folding that finds a fact, the right/wrong/unsure
+rule and the adversary's answers (whole documents, lists of every candidate), the labels that
+settle an unsure answer, and the floor that is not decided while one is unsettled."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_ragate.decision.floors import decide
+from pytest_ragate.scoring.answer_match import (
+    AnswerCheck,
+    Expectation,
+    answer_to_label,
+    check_answer,
+    settle,
+    unsettled,
+)
+from pytest_ragate.scoring.answer_text import Folded, alternative_problem, same_statement, tokens
+from pytest_ragate.scoring.floor import Floor
+from pytest_ragate.scoring.records import QuestionRecord, tally
+from pytest_ragate.wording.runs import answer_lines
+
+PRICE = Expectation(facts=[["25 euros", "€25"], "12.50 euros"],
+                    gist="The remote sells for 25 euros and costs 12.50 euros to make.",
+                    question="What are the selling price and the production cost?")
+TIGER = Expectation(facts=["tiger", "majestic", "independent", "proud"],
+                    gist="She drew a tiger and described tigers as majestic, independent and "
+                         "proud.", question="Which animal did she draw, and why?")
+
+
+def words(text: str) -> list[str]:
+    return [t.text for t in tokens(text)]
+
+
+@pytest.mark.parametrize(("written", "folded"), [
+    ("€0.25", ["0.25", "eur"]), ("EUR 0,25", ["0.25", "eur"]), ("0.250 euros", ["0.25", "eur"]),
+    (".25 €", ["0.25", "eur"]), ("1,000.50 dollars", ["1000.5", "usd"]),
+    ("2.000,50 €", ["2000.5", "eur"]), ("1 000 000", ["1000000"]), ("50M", ["50000000"]),
+    ("fifty million", ["50000000"]), ("twenty-five", ["25"]), ("two hundred thousand",
+                                                             ["200000"]),
+    ("eighty-two point seven percent", ["82.7", "percent"]), ("20 per cent", ["20", "percent"]),
+    ("twelve and a half", ["12.5"]), ("the 23rd of February", ["23", "february"]),
+    ("twenty third February", ["23", "february"]), ("Café Zürich", ["cafe", "zurich"]),
+    ("isn't", ["is", "not"]), ("uh twenty five um euros", ["25", "eur"]),
+])
+def test_numbers_currencies_dates_and_accents_fold_to_one_form(written: str,
+                                                                folded: list[str]) -> None:
+    assert words(written) == folded
+
+
+def test_one_and_second_alone_stay_words_and_five_six_is_no_number() -> None:
+    assert words("the one who came second") == ["one", "who", "came", "second"]
+    assert words("five six") == ["5", "6"]
+
+
+def test_a_fact_is_found_in_a_row_within_a_sentence_and_not_under_a_negation() -> None:
+    answer = Folded("It is not 30 euros but 25 euros. Euros.")
+    assert answer.states("25 euros") and not answer.states("30 euros")
+    assert not Folded("It cost 25. Euros were paid.").states("25 euros")
+    assert Folded("Not only 25 euros but more.").states("25 euros")  # a pseudo-negation
+    assert Folded("She drew two tigers.").states("tiger")  # a plural's singular
+    assert Folded("It costs 25 EUR").states("/25\\s*eur/")
+
+
+def test_a_regular_expression_fact_never_matches_by_an_empty_or_wordless_match() -> None:
+    assert not Folded("nothing here").states("/(?=x)|x/")
+    assert alternative_problem("/x*/") is not None
+    assert alternative_problem("/\\b/") is not None
+    why = alternative_problem("/secretword(/")
+    assert why is not None and "compile" in why and "secretword" not in why
+
+
+@pytest.mark.parametrize("fact", ["", "   ", "the", "!!"])
+def test_a_fact_that_states_nothing_is_refused(fact: str) -> None:
+    assert alternative_problem(fact) is not None
+
+
+def test_forbid_equal_to_a_fact_is_told_once_folded() -> None:
+    assert same_statement("25 Euros", ["€25"])
+    assert not same_statement("30 euros", "25 euros")
+
+
+# --- the rule ---------------------------------------------------------------------------------
+
+
+def call(answer: str | None, expected: Expectation = PRICE, similarity: float = 0.0) -> str:
+    return check_answer(answer, expected, similarity=similarity).outcome
+
+
+@pytest.mark.parametrize("answer", [
+    "It sells for €25 and costs EUR 12.50 to make.",
+    "Twenty-five euros to buy, twelve and a half euros to build.",
+    "Selling price 25 euros; production cost 12,50 euros.",
+    "It sells for 25 euros, not 30 euros, and costs 12.50 euros.",
+])
+def test_every_fact_stated_is_right(answer: str) -> None:
+    assert call(answer) == "right"
+
+
+@pytest.mark.parametrize(("answer", "why"), [
+    (None, "no answer"), ("", "no answer"),
+    ("It sells for 30 euros and costs 12.50 euros.", "another value in its place"),
+    ("It does not sell for 25 euros; it costs 12.50 euros.", "denies fact 1"),
+    ("It costs 12.50 euros.", "a value is stated or not"),
+])
+def test_a_missing_fact_is_wrong(answer: str | None, why: str) -> None:
+    check = check_answer(answer, PRICE, similarity=0.99)
+    assert (check.outcome, why in check.why) == ("wrong", True), check.why
+
+
+def test_a_forbidden_statement_makes_an_answer_wrong_whatever_it_states() -> None:
+    expected = Expectation(facts=["25 euros"], forbid=["30 euros"], gist=PRICE.gist)
+    assert call("25 euros, or was it 30 euros?", expected) == "wrong"
+    assert call("25 euros, not 30 euros.", expected) == "right"
+
+
+def test_a_paraphrase_close_to_the_gist_is_unsure_and_a_distant_answer_wrong() -> None:
+    expected = Expectation(facts=["hour"], gist="Almost an hour per dog.")
+    assert call("Sixty-ish minutes for each dog, roughly.", expected, 0.81) == "unsure"
+    assert call("The groomers asked about payment.", expected, 0.30) == "wrong"
+
+
+def test_near_weighs_a_missing_fact_against_the_gist_around_it() -> None:
+    asked: list[str] = []
+
+    def near(text: str) -> float:
+        asked.append(text)
+        return 0.2
+
+    check = check_answer("She drew a tiger.", TIGER, similarity=0.9, near=near)
+    assert check.outcome == "wrong" and check.similarity == 0.2
+    assert asked and "majestic" in asked[0]
+
+
+def test_an_answer_in_another_language_is_unsure_not_wrong() -> None:
+    check = check_answer("Sie zeichnete einen Tiger, majestätisch, unabhängig und stolz.", TIGER,
+                         similarity=0.1)
+    assert check.outcome == "unsure" and "language" in check.why
+
+
+# --- the adversary: whole documents and every candidate ------------------------------------
+
+DOCUMENT = ("The Lumo lamp sells for 25 euros. It costs 12.50 euros to make. Shipping takes "
+            "three working days and returns are accepted within 30 days. ") * 30
+
+
+def test_a_pasted_document_is_never_right() -> None:
+    check = check_answer(DOCUMENT, PRICE, similarity=0.9)
+    assert check.outcome == "wrong" and "pasted text" in check.why
+    long_quote = " ".join(DOCUMENT.split()[:70])  # too long to tell, not yet a dump
+    assert call(long_quote, PRICE, 0.9) == "unsure"
+
+
+@pytest.mark.parametrize("answer", [
+    "25 or 30 euros; 12.50 euros.",
+    "Somewhere between 20, 25 and 30 euros, costing 12.50 euros.",
+    "It sells for 25 euros or 35 euros and costs 12.50 euros.",
+])
+def test_a_list_of_candidate_values_is_never_right(answer: str) -> None:
+    """Unsure when every fact is stated beside other values, wrong when a fact's unit went
+    with another value ("25 or 30 euros" states 30 euros, not 25 euros)."""
+    assert call(answer, PRICE, 0.9) in ("unsure", "wrong")
+    assert call(answer, PRICE, 0.9) != "right"
+
+
+@pytest.mark.parametrize("answer", [
+    "A tiger, a lion, a bear or an eagle; majestic, independent and proud.",
+    "Tiger or lion. Majestic, independent and proud.",
+    "- tiger\n- lion\n- wolf\n- majestic\n- independent\n- proud",
+    "She drew a tiger or a lynx: majestic, independent and proud.",
+])
+def test_a_list_of_candidate_words_is_never_right(answer: str) -> None:
+    assert call(answer, TIGER, 0.9) == "unsure"
+
+
+def test_a_right_answer_listing_the_gists_own_words_stays_right() -> None:
+    assert call("She drew a tiger: tigers are majestic, independent and proud.", TIGER) == "right"
+
+
+# --- settling, counting, the floor ---------------------------------------------------------
+
+
+def unsure() -> AnswerCheck:
+    return check_answer("Sixty-ish minutes.", Expectation(facts=["hour"], gist="An hour."),
+                        similarity=0.9)
+
+
+def test_a_label_settles_only_the_answer_it_was_written_for() -> None:
+    check = unsure()
+    assert check.value is None and check.unsettled
+    assert settle(check, {"a" * 64: 1}, "a" * 64, "label").value == 1.0
+    assert settle(check, {"a" * 64: 1}, "b" * 64, "label").value is None
+    assert settle(check, {}, "b" * 64, "wrong").value == 0.0
+    assert settle(check, {"a" * 64: 0}, "a" * 64, "wrong").value == 0.0  # the label first
+
+
+def row(qid: str, check: AnswerCheck | None, repeat: int = 1, text: str = "x") -> QuestionRecord:
+    return QuestionRecord(goldset="g", question_id=qid, kind="single_doc", index=0,
+                          must_abstain=False, evidence_spans=1, eval_version="1", repeat=repeat,
+                          abstention_correct=True, answer_text=text, answer_check=check,
+                          metrics={"answer_match": None if check is None else check.value})
+
+
+def test_an_unsettled_answer_counts_neither_way_and_fails_the_floor_naming_it() -> None:
+    right = check_answer("25 euros and 12.50 euros", PRICE, similarity=0.5)
+    rows = [row("q1", right), row("q2", unsure())]
+    t = tally("answer_match", rows)
+    assert (t.k, t.n, t.failures) == (1, 1, 1)
+    assert [r.question_id for r in unsettled(rows)] == ["q2"]
+    verdict = decide(Floor("answer_match", 0.5), "g", rows)
+    assert verdict.outcome == "failed" and "not decided" in verdict.message
+    assert "q2" in verdict.message and "unsure = \"wrong\"" in verdict.message
+    repeated = decide(Floor("answer_match", 0.5), "g", [*rows, row("q2", unsure(), repeat=2)])
+    assert "2 unsure answers not labelled: q2[r1], q2[r2]" in repeated.message
+    assert decide(Floor("answer_match", 0.5, xfail="goal"), "g", rows).outcome == "failed"
+    wrong = settle(unsure(), {}, None, "wrong")
+    assert decide(Floor("answer_match", 0.5), "g", [rows[0], row("q2", wrong)]
+                  ).outcome == "passed"
+
+
+def test_the_lines_people_read_name_unsure_answers_by_number_never_a_fact() -> None:
+    rows = [row("q1", check_answer("25 euros", PRICE, similarity=0.1)),
+            row("q2", unsure(), repeat=2)]
+    lines = answer_lines(rows, lambda r: f"{r.question_id}[r{r.repeat}]")
+    assert "1 wrong, 1 unsure" in lines[0] and "q2[r2]" in lines[1]
+    text = "\n".join(lines) + str(rows[0].answer_check.properties())
+    assert "12.50" not in text and "euros" not in text
+    assert ("answer_match.missing", "2") in rows[0].answer_check.properties()
+
+
+def test_the_answer_a_label_settles_is_the_one_answer_or_the_one_unsure_one() -> None:
+    right = check_answer("25 euros and 12.50 euros", PRICE, similarity=0.5)
+    one = [row("q1", unsure(), text="a"), row("q1", unsure(), 2, text="a")]
+    assert answer_to_label("q1", one) == ("a", "")
+    mixed = [row("q1", right, text="a"), row("q1", unsure(), 2, text="b")]
+    assert answer_to_label("q1", mixed) == ("b", "")
+    two = [row("q1", unsure(), text="a"), row("q1", unsure(), 2, text="b")]
+    text, why = answer_to_label("q1", two)
+    assert text is None and "repeat 1" in why and "repeat 2" in why
+    assert answer_to_label("q9", one) == (None, "")
+
+
+# --- wherever a metric works: kinds, slices, sequential, baselines, shards, suggest, power ----
+
+
+def graded(qid: str, outcome: str, kind: str = "single_doc", lang: str = "en",
+           repeat: int = 1) -> QuestionRecord:
+    """A scored row whose answer_match is `right`, `wrong` or `unsure` (not labelled)."""
+    check = {"right": check_answer("25 euros and 12.50 euros", PRICE, similarity=0.5),
+             "wrong": check_answer("30 euros", PRICE, similarity=0.1),
+             "unsure": unsure()}[outcome]
+    return row(qid, check, repeat).model_copy(update={"kind": kind, "tags": {"lang": lang}})
+
+
+def test_an_unsure_answer_holds_back_only_the_kind_and_slice_floors_it_is_in() -> None:
+    from pytest_ragate.decision.slice_floors import decide_family
+    from pytest_ragate.scoring.slices import sliceable
+
+    rows = [*(graded(f"a{i}", "right") for i in range(6)),
+            graded("b1", "unsure", kind="multi_doc", lang="de"), graded("b2", "right",
+                                                                       kind="multi_doc")]
+    assert decide(Floor("answer_match", 0.5, kind="single_doc"), "g", rows).outcome == "passed"
+    held = decide(Floor("answer_match", 0.5, kind="multi_doc"), "g", rows)
+    assert held.outcome == "failed" and "not labelled: b1" in held.message
+    assert sliceable("answer_match") and sliceable("answer_similarity")
+    family = [Floor("answer_match", 0.5, slice=("lang", lang)) for lang in ("en", "de")]
+    by = {f.slice[1]: v for f, v in decide_family(family, "g", rows).items() if f.slice}
+    assert by["de"].outcome == "failed" and "not labelled: b1" in by["de"].message
+    assert "not labelled" not in by["en"].message
+
+
+def test_sequential_asking_counts_a_decided_answer_and_stops_at_an_unsure_one() -> None:
+    """An unsure answer cannot be fed to the floor's test: it stops it, so the floor is
+    decided over every question (and then held back by the unsure answer), never early."""
+    from pytest_ragate.scoring.stopping import FloorTrack, sequential_metric, share
+
+    assert sequential_metric("answer_match") and sequential_metric("answer_similarity")
+    assert share("answer_match", graded("q1", "right")) == (1.0, 1)
+    assert share("answer_match", graded("q1", "wrong")) == (0.0, 1)
+    assert share("answer_match", graded("q1", "unsure")) is None
+    track = FloorTrack.of(metric="answer_match", minimum=0.5, upper=False, population=40,
+                          bound=1, alpha=0.05)
+    for i in range(3):
+        track.feed(graded(f"q{i}", "right"))
+    track.feed(graded("q9", "unsure"))
+    assert track.stuck is not None and track.stuck.question_id == "q9" and track.units == 3
+
+
+def test_a_baseline_pairs_answer_match_answer_by_answer() -> None:
+    from pytest_ragate.decision.regressions import check_run
+    from pytest_ragate.scoring.pairing import BaselineRun
+
+    base = {f"q{i}": graded(f"q{i}", "right").scores() for i in range(30)}
+    now = {f"q{i}": graded(f"q{i}", "wrong" if i < 10 else "right").scores() for i in range(30)}
+    run = BaselineRun(goldset="g", eval_version="1", source="base.jsonl", scores=base)
+    checks = {c.metric: c for c in check_run("g", "1", now, [run], alpha=0.05, min_n=0)}
+    drop = checks["answer_match"]
+    assert drop.test == "McNemar (exact)" and drop.outcome == "failed"
+    assert (drop.pairs, drop.baseline, drop.current) == (30, 1.0, pytest.approx(20 / 30))
+
+
+def test_a_results_file_carries_the_check_so_decide_and_power_read_it(tmp_path: Path) -> None:
+    """What `ragate decide` (shards) and `ragate power` read back from a results file: the
+    same answer_match, the unsure answer still holding the floor back."""
+    from click.testing import CliRunner
+
+    from pytest_ragate.cli import main
+    from pytest_ragate.outputs.results import read_rows
+    from tests.conftest import expected_rows, vouched_results, write_goldset
+
+    rows = [graded("q1", "right"), graded("q2", "unsure"), graded("q3", "wrong")]
+    rows = [r.model_copy(update={"goldset": "mini", "eval_version": "7"}) for r in rows]
+    path = vouched_results(tmp_path / "r.jsonl", [r.model_dump(mode="json") for r in rows])
+    read, problems = read_rows(path)
+    assert problems == [] and [r.answer_check for _, r in read] == [r.answer_check
+                                                                    for r in rows]
+    floor = Floor("answer_match", 0.5)
+    assert decide(floor, "mini", [r for _, r in read]).message == decide(
+        floor, "mini", rows).message
+    facts = {"q1": ["gist"], "q2": ["gist"], "q3": ["gist"]}
+    expected = [{**e, "facts": facts[e["question_id"]]} if e["question_id"] in facts else e
+                for e in expected_rows()]
+    root = write_goldset(tmp_path / "gs", expected=expected,
+                         floors="[floors]\nanswer_match = 0.5\n")
+    shown = CliRunner().invoke(main, ["power", str(root), "--results", str(path)])
+    assert shown.exit_code == 0, shown.output
+    assert any(line.split()[:3] == ["answer_match", "0.50", "0.50"]
+               for line in shown.output.splitlines()), shown.output
+
+
+def test_the_first_run_figures_and_suggest_show_answer_match_over_decided_answers() -> None:
+    from pytest_ragate.outputs.reports import suggestion_lines
+    from pytest_ragate.scoring.suggest import figures
+
+    rows = [*(graded(f"r{i}", "right") for i in range(12)), graded("w", "wrong"),
+            graded("u", "unsure")]
+    found = figures(rows)
+    match = next(f for f in found if f.metric == "answer_match")
+    assert (match.tally.k, match.tally.n, match.tally.failures) == (12, 13, 1)  # unsure: apart
+    assert match.suggested is not None and 0 < match.suggested < 12 / 13
+    assert any(line.startswith("answer_match = ") for line in suggestion_lines("g", found))
+
+
+# --- bad input: one clear error each, never quoting a fact ------------------------------------
+
+def load_problems(tmp_path: Path, facts_of: dict, floors: str = "",
+                  labels: list[dict] | None = None) -> list[str]:
+    from pytest_ragate.goldsets.loader import load_goldset
+    from pytest_ragate.problems import GoldsetError
+    from tests.conftest import BASE_TOML, expected_rows, jsonl, write_goldset
+
+    expected = [{**row, **facts_of.get(row["question_id"], {})} for row in expected_rows()]
+    toml = BASE_TOML + ('\n[judge]\nlabels = "labels.jsonl"\n' if labels is not None else "")
+    root = write_goldset(tmp_path / "gs", toml=toml, expected=expected, floors=floors)
+    if labels is not None:
+        (root / "labels.jsonl").write_text(jsonl(labels))
+    try:
+        load_goldset(root)
+    except GoldsetError as error:
+        return [str(p) for p in error.problems]
+    return []
+
+
+SECRET = "Zorblaxquatloos"
+
+
+@pytest.mark.parametrize(("facts", "field", "says"), [
+    ({"facts": [""]}, "facts[0]", "is empty"),
+    ({"facts": [[f"{SECRET} ok", f"/{SECRET}(/"]]}, "facts[0]", "does not compile"),
+    ({"facts": [f"/({SECRET})?/"]}, "facts[0]", "matches the empty string"),
+    ({"facts": [[]]}, "facts[0]", "empty list"),
+    ({"facts": [25]}, "facts[0]", "not a text"),
+    ({"facts": [SECRET], "forbid": [SECRET.upper()]}, "forbid[0]", "also facts[0]"),
+])
+def test_a_bad_fact_is_one_error_naming_its_place_and_never_its_text(
+        tmp_path: Path, facts: dict, field: str, says: str) -> None:
+    problems = load_problems(tmp_path, {"q1": facts})
+    assert len(problems) == 1, problems
+    assert f"[q1] {field}" in problems[0] and says in problems[0]
+    assert SECRET.casefold() not in problems[0].casefold()
+
+
+def test_facts_on_a_question_that_must_abstain_and_a_floor_without_facts(
+        tmp_path: Path) -> None:
+    problems = load_problems(tmp_path, {"q4": {"facts": ["anything"]},
+                                        "q1": {"facts": ["turn"]}},
+                             floors="[floors]\nanswer_match = 0.5\n")
+    assert any("[q4] facts: a question that must be abstained from" in p for p in problems)
+    assert any("floors.answer_match: 2 answerable questions of its population have no "
+               "facts: q2, q3" in p for p in problems), problems
+
+
+def test_an_answer_match_label_needs_the_answer_it_settles_and_a_verdict(
+        tmp_path: Path) -> None:
+    problems = load_problems(tmp_path, {"q1": {"facts": ["turn"]}}, labels=[
+        {"question_id": "q1", "metric": "answer_match", "verdict": 1},
+        {"question_id": "q2", "metric": "answer_match", "score": 0.5, "answer_sha256": "a" * 64},
+    ])
+    assert any("[q1] answer_sha256: an answer_match label settles one answer" in p
+               for p in problems)
+    assert any("[q2] score: an answer_match label is a verdict" in p for p in problems)
+    fine = load_problems(tmp_path / "ok", {"q1": {"facts": ["turn"]}}, labels=[
+        {"question_id": "q1", "metric": "answer_match", "verdict": 1, "answer_sha256": "a" * 64},
+        {"question_id": "q1", "metric": "answer_match", "verdict": 0, "answer_sha256": "b" * 64},
+    ])
+    assert fine == []

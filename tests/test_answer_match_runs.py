@@ -1,0 +1,164 @@
+"""answer_match in a run, end to end, with and without `-n 2`: a sealed goldset with facts
+whose system answers one question right, one with a list of candidate days (unsure), one with
+a forbidden statement; the unsure answer is named in every output and keeps the floor from
+being decided; no fact reaches an output; a person's label, stamped from the results file,
+settles it; `ragate calibrate --on answer_similarity` reads the same rows."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from pytest_ragate.cli import main
+from pytest_ragate.goldsets.sealed import Scrypt
+from pytest_ragate.goldsets.sealing import seal_goldset
+from tests.conftest import (
+    BASE_TOML,
+    WORKERS_SHARED,
+    expected_rows,
+    results_rows,
+    run_command,
+    write_goldset,
+)
+
+KEY = "answer key passphrase"
+GISTS = {"q1": "The Zorblax treasury keeps forty quatloos.",
+         "q2": "The Vogon audit closes on Thursday.",
+         "q3": "Marvin signs both budget memos personally."}
+FACTS = {"q1": {"facts": ["Zorblax", ["forty quatloos", "40 quatloos"]]},
+         "q2": {"facts": ["Thursday"]},
+         "q3": {"facts": ["Marvin", ["both memos", "/\\btwo\\s+memos/"]],
+                "forbid": ["Zaphod signs"]}}
+SECRETS = ["Zorblax", "forty quatloos", "40 quatloos", "Thursday", "Marvin", "both memos",
+           "two\\s+memos", "Zaphod signs", *GISTS.values()]
+SYSTEM = '''
+import pytest
+from pytest_ragate import Answer, Citation, Context
+
+SAID = {"q1": "The treasury of Zorblax keeps 40 quatloos.",
+        "q2": "The audit closes on Monday, Tuesday or Thursday.",
+        "q3": "Zaphod signs the memos."}
+
+@pytest.fixture(scope="session")
+def ragate_system():
+    def answer(question):
+        qid = question.split()[-1].rstrip("?")
+        ctx = Context(context_id="c1", doc_id="m1", first_turn=2, last_turn=3,
+                      text="m1 turns 2-3", distance=0.2)
+        if qid not in SAID:
+            return Answer.abstain(contexts=[ctx])
+        return Answer(text=SAID[qid], contexts=[ctx], citations=[Citation(context_id="c1")])
+    return answer
+'''
+FLOORS = "[floors]\nanswer_match = 0.5\nanswer_similarity = 0.0\n"
+OUTPUTS = {"junit.xml": "--junitxml", "r.jsonl": "--ragate-results", "r.md": "--ragate-report",
+           "r.html": "--ragate-html", "h.jsonl": "--ragate-history"}
+
+
+def goldset(root: Path, labels: bool = True) -> Path:
+    expected = [{**row, "gist": GISTS.get(row["question_id"]), **FACTS.get(row["question_id"],
+                                                                             {})}
+                for row in expected_rows()]
+    toml = BASE_TOML + ('\n[judge]\nlabels = "labels.jsonl"\n' if labels else "")
+    gs = write_goldset(root / "gs", toml=toml, floors=FLOORS, expected=expected)
+    (gs / "labels.jsonl").write_text("")
+    seal_goldset(gs, KEY, kdf=Scrypt(log2_n=10, p=1))
+    (root / "conftest.py").write_text(SYSTEM)
+    return gs
+
+
+@dataclass(frozen=True)
+class Ran:
+    root: Path
+    ret: int
+    texts: dict[str, str]
+
+
+def run(root: Path, workers: str) -> Ran:
+    done = run_command(root, "-p", "no:cacheprovider", "-n", workers, "-rA", "-vv", "gs",
+                       *(f"{flag}={name}" for name, flag in OUTPUTS.items()),
+                       RAGATE_SEAL_KEY=KEY)
+    texts = {"stdout": done.stdout, "stderr": done.stderr}
+    texts.update({name: (root / name).read_text(encoding="utf-8") for name in OUTPUTS})
+    return Ran(root=root, ret=done.returncode, texts=texts)
+
+
+@pytest.fixture(scope="module")
+def ran(workers: str, tmp_path_factory: pytest.TempPathFactory) -> Ran:
+    root = tmp_path_factory.mktemp(f"answers-n{workers}")
+    goldset(root)
+    return run(root, workers)
+
+
+pytestmark = [pytest.mark.heavy, WORKERS_SHARED]  # a process of its own, the embedded model
+
+
+def junit_cases(ran: Ran) -> dict[str, ET.Element]:
+    tree = ET.fromstring(ran.texts["junit.xml"])
+    return {case.get("name", ""): case for case in tree.iter("testcase")}
+
+
+def test_an_unsure_answer_is_named_everywhere_and_leaves_the_floor_not_decided(
+        ran: Ran) -> None:
+    assert ran.ret == pytest.ExitCode.TESTS_FAILED, ran.texts["stdout"][-3000:]
+    out = ran.texts["stdout"]
+    assert "answer_match over 3 answers with facts: 1 right, 1 wrong, 1 unsure" in out
+    assert "unsure, not labelled (1: review each" in out and "q2 (gives other candidate values" \
+        in out
+    floor = junit_cases(ran)["floor[answer_match]"]
+    failure = floor.find("failure")
+    assert failure is not None and "not decided" in failure.get("message", "")
+    assert "1 unsure answer not labelled: q2" in failure.get("message", "")
+    for report in ("r.md", "r.html"):
+        assert "unsure, not labelled" in ran.texts[report] and "q2 (" in ran.texts[report]
+    rows = {r["question_id"]: r for r in results_rows(ran.root / "r.jsonl")}
+    assert {q: rows[q]["answer_check"]["outcome"] for q in GISTS} == {
+        "q1": "right", "q2": "unsure", "q3": "wrong"}
+    assert rows["q1"]["metrics"]["answer_match"] == 1.0
+    assert rows["q2"]["metrics"]["answer_match"] is None
+    assert "answer_check" not in rows["q4"] and "answer_similarity" not in rows["q4"]["metrics"]
+
+
+def test_each_answer_says_which_facts_it_stated_by_number(ran: Ran) -> None:
+    props = {q: {p.get("name"): p.get("value") for p in junit_cases(ran)[q].iter("property")}
+             for q in GISTS}
+    assert props["q1"]["answer_match.found"] == "1,2"
+    assert props["q3"]["answer_match.forbidden"] == "1"
+    assert props["q3"]["answer_match.missing"] == "1,2"
+    assert props["q2"]["answer_match.outcome"] == "unsure"
+
+
+def test_no_fact_or_forbidden_statement_of_the_sealed_goldset_reaches_an_output(
+        ran: Ran) -> None:
+    flat = {name: " ".join(text.casefold().split()) for name, text in ran.texts.items()}
+    leaks = [(name, secret) for name, text in flat.items() for secret in SECRETS
+             if " ".join(secret.casefold().split()) in text]
+    assert leaks == []
+    assert "[sealed]" in ran.texts["r.jsonl"]  # the right answer spelt the facts: masked
+
+
+def test_a_label_stamped_from_the_results_settles_the_unsure_answer(ran: Ran,
+                                                                    workers: str) -> None:
+    if workers == "2":
+        pytest.skip("one relabelled run is enough: labels are read on every process alike")
+    labels = ran.root / "gs" / "labels.jsonl"
+    labels.write_text(json.dumps({"question_id": "q2", "metric": "answer_match",
+                                  "verdict": 0}) + "\n")
+    stamped = CliRunner().invoke(main, ["stamp-labels", str(labels),
+                                        str(ran.root / "r.jsonl")])
+    assert stamped.exit_code == 0 and "stamped 1 labels" in stamped.output, stamped.output
+    again = run(ran.root, "0")
+    assert again.ret == pytest.ExitCode.TESTS_FAILED  # decided now: 1 of 3 < 0.5
+    message = junit_cases(again)["floor[answer_match]"].find("failure")
+    assert message is not None and "not decided" not in message.get("message", "")
+    assert "answer_match 0.33 < floor 0.50" in message.get("message", "")
+    assert "1 settled by a person's label" in again.texts["stdout"]
+    calibrated = CliRunner().invoke(main, ["calibrate", str(ran.root / "r.jsonl"), "--on",
+                                           "answer_similarity"])
+    assert "3 answers whose correctness is known (1 by a person's label, 2 by " \
+        "answer_match)" in calibrated.output, calibrated.output
