@@ -40,6 +40,7 @@ from pytest_ragate.outputs.history import (
 from pytest_ragate.outputs.reports import (
     ANCHOR_HEADERS,
     OUTCOME_WORDS,
+    TAG_HEADERS,
     anchor_rows,
     bill_cells,
     billed_columns,
@@ -48,9 +49,11 @@ from pytest_ragate.outputs.reports import (
     question_bill,
     run_bill_line,
     slice_cells,
+    tag_rows,
     worst_lines,
 )
 from pytest_ragate.outputs.slice_tables import SliceTable, slice_tables
+from pytest_ragate.outputs.text_cells import tags_text
 from pytest_ragate.scoring.gates import (
     Verdict,
     fmt_counts,
@@ -413,6 +416,7 @@ def question_row(run: GoldsetRun, r: QuestionRecord, metrics: Sequence[str],
         "id": run.named(r),
         "question": r.question,
         "kind": r.kind,
+        "tags": tags_text(r.tags),
         "status": r.status,
         "error": r.error,
         "wrong": r.wrong,
@@ -492,6 +496,8 @@ def run_view(index: int, run: GoldsetRun, history: Sequence[HistoryLine],
         "by_kind": [(m, metric_source(run, m), fmt_counts(kind_counts(m, run.records)))
                     for m in metrics],
         "uncited": uncited,
+        "by_tag": tag_rows(run.records, metrics),
+        "tag_headers": TAG_HEADERS,
         "kind_plots": [kind_plot(run, m, f"{key}-kinds-{m}") for m in metrics]
         if run.records else [],
         "calibration": calibration,
