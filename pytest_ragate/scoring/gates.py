@@ -391,7 +391,7 @@ def decide(
                            computed_by=counted.computed_by, errors=counted.errors,
                            skipped=counted.skipped, estimate="ppi")
     return against_floor(floor, goldset, figures_of(floor, t, strictness, ppi), strictness,
-                         counted, worst=behind(floor.metric, rows, over=_over(floor)))
+                         counted, worst=behind(floor.metric, rows, over=bill_bound(floor)))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -431,7 +431,7 @@ def scored_or_settled(floor: Floor, goldset: str, records: Sequence[QuestionReco
     return Scored(rows=rows, tally=t, counted=counted)
 
 
-def _over(floor: Floor) -> float | None:
+def bill_bound(floor: Floor) -> float | None:
     """A bill floor's bound: its failure names only the answers over it."""
     return floor.min if METRICS[floor.metric].source == "bill" else None
 
