@@ -27,7 +27,7 @@ from typing import Literal
 from pytest_ragate.decision.population import Collected, Member, Population
 from pytest_ragate.outputs.text_cells import cut
 from pytest_ragate.problems import Problem
-from pytest_ragate.scoring.gates import Verdict, bill_bound, counts_in
+from pytest_ragate.scoring.gates import Verdict, bill_bound, counts_in, slice_value
 from pytest_ragate.scoring.records import (
     NAMED_BEHIND,
     AnchorOutcome,
@@ -157,9 +157,9 @@ def behind_floors(run: GoldsetRun, where: Where, redact: Callable[[str], str],
         rows.setdefault(r.index, r)  # with repeats, its first
     per_floor: list[list[Finding]] = []
     seen: dict[int, Finding] = {}
-    for verdict in run.verdicts:
+    for verdict, named in worst_table(run):
         floor_found = []
-        for index, words in worst_of(verdict, run.records):
+        for index, words in named:
             if index in seen:
                 seen[index].floors.append(verdict.floor.name)
                 continue
@@ -180,13 +180,31 @@ def named_worst(verdict: Verdict) -> bool:
     return verdict.outcome == "failed" and bool(verdict.worst or verdict.slice_call == "misses")
 
 
-def worst_of(verdict: Verdict, records: Sequence[QuestionRecord]) -> list[tuple[int, str]]:
-    """The questions a failing floor's message names (NAMED_BEHIND, worst first), as (index,
-    what went wrong); none for a floor that did not fail on its figure."""
-    if not named_worst(verdict):
-        return []
-    mine = [r for r in records if counts_in(verdict.floor, r.kind, r.tags)]
-    return worst_first(verdict.floor.metric, mine, over=bill_bound(verdict.floor))[:NAMED_BEHIND]
+Worst = list[tuple[Verdict, list[tuple[int, str]]]]
+
+
+def worst_table(run: GoldsetRun) -> Worst:
+    """Each failing floor that names its worst questions, with the questions its message
+    names (NAMED_BEHIND, worst first) as (index, what went wrong). A slice floor's rows are
+    found from one grouping of the run's rows by its key, not one pass over them per slice."""
+    groups: dict[str, dict[str | None, list[QuestionRecord]]] = {}
+    found: Worst = []
+    for verdict in run.verdicts:
+        if not named_worst(verdict):
+            continue
+        floor = verdict.floor
+        if floor.slice is not None and floor.kind is None:
+            key, value = floor.slice
+            if key not in groups:
+                groups[key] = {}
+                for r in run.records:
+                    groups[key].setdefault(slice_value(key, r.kind, r.tags), []).append(r)
+            rows = groups[key].get(value, [])
+        else:
+            rows = [r for r in run.records if counts_in(floor, r.kind, r.tags)]
+        found.append((verdict, worst_first(floor.metric, rows,
+                                           over=bill_bound(floor))[:NAMED_BEHIND]))
+    return found
 
 
 def behind_one(run: GoldsetRun, verdict: Verdict, where: Where, record: QuestionRecord | None,

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from pytest_ragate.files import write_atomic
 from pytest_ragate.outputs.budget import Section, fit, utf8_bytes
-from pytest_ragate.outputs.findings import Finding, Where, worst_of
+from pytest_ragate.outputs.findings import Finding, Where, Worst, worst_table
 from pytest_ragate.outputs.reports import OUTCOME_WORDS, incomplete_notice, tag_rows
 from pytest_ragate.outputs.text_cells import md_cut, md_inline, tags_text
 from pytest_ragate.scoring.gates import Verdict, fmt_n
@@ -58,6 +58,14 @@ class GateView:
     where: Mapping[str, Where] = field(default_factory=dict)  # route -> its population
     shard: str | None = None  # `2/3`: a shard, which decides nothing
     redact: Callable[[str], str] = str
+    _worst: dict[str, Worst] = field(default_factory=dict, compare=False, repr=False)
+
+    def worst(self, run: GoldsetRun) -> Worst:
+        """`findings.worst_table` of a run, found once for the summary and the comment."""
+        key = run.route or run.name
+        if key not in self._worst:
+            self._worst[key] = worst_table(run)
+        return self._worst[key]
 
     @property
     def failed(self) -> bool:
@@ -162,8 +170,8 @@ def worst_section(view: GateView, run: GoldsetRun) -> Section | None:
     for r in run.records:
         records.setdefault(r.index, r)
     rows = []
-    for verdict in run.verdicts:
-        for index, words in worst_of(verdict, run.records):
+    for verdict, named in view.worst(run):
+        for index, words in named:
             record, member = records.get(index), where.by_index(index)
             qid = member.question_id if member else str(index)
             line = f"{where.questions_file}:{member.line}" if member and member.line else ""
