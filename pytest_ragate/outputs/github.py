@@ -200,7 +200,7 @@ def findings_section(view: GateView) -> Section | None:
     anchors without a result, judge failures."""
     rows = [f"- {'⚠️' if f.level == 'warning' else '❌'} `{f.path}"
             + (f":{f.line}" if f.line else "") + f"` {md_inline(view.redact(f.title))}: "
-            + md_cut(view.redact(f.message.partition(chr(10))[0]), 300)
+            + md_cut(view.redact(f.message.replace("\n", " · ")), 300)
             for f in view.findings if f.check != "floor-failed"]
     if not rows:
         return None
