@@ -264,9 +264,10 @@ def test_gitlab_reports_parse_and_point_at_the_goldset() -> None:
     run.label = 'mini "v2"\\x'  # a label that must be escaped
     samples = parse_openmetrics(openmetrics([run]))
     values = {(name, labels.get("floor", "")): value for name, labels, value in samples}
-    assert values[("ragate_floor_value", "floor[citation_accuracy]")] == 0.5
-    assert values[("ragate_floor_held", "floor[citation_accuracy]")] == 0
-    assert values[("ragate_passed", "")] == 0 and values[("ragate_questions", "")] == 10
+    assert values[("pytest_ragate_floor_value", "floor[citation_accuracy]")] == 0.5
+    assert values[("pytest_ragate_floor_held", "floor[citation_accuracy]")] == 0
+    assert values[("pytest_ragate_passed", "")] == 0
+    assert values[("pytest_ragate_questions", "")] == 10
     assert {labels["goldset"] for _, labels, _ in samples} == {'mini "v2"\\x'}
     issues = json.loads(code_quality(view_of(run).findings))
     assert {i["location"]["path"] for i in issues} == {"gs/questions.jsonl"}

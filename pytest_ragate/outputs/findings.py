@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from pytest_ragate.decision.population import Collected, Member, Population
+from pytest_ragate.decision.population import Collected, Member, Population, anchor_name
 from pytest_ragate.outputs.text_cells import cut
 from pytest_ragate.problems import Problem
 from pytest_ragate.scoring.gates import Verdict, bill_bound, counts_in, slice_value
@@ -129,9 +129,9 @@ def invalid_line(problem: Problem, rootdir: Path | None, redact: Callable[[str],
 def missing(run: GoldsetRun, where: Where, redact: Callable[[str], str]) -> list[Finding]:
     """One finding per cause of missing results (its gap kind and why), at its first member."""
     causes: dict[tuple[str, str], list[str]] = {}
-    for gap in run.hard_gaps:
-        if gap.member.startswith("anchor["):
-            continue  # an anchor's gap: `failed_anchors` finds it where its line is
+    for gap in run.gaps:  # the questions' (an anchor's is found at its line: failed_anchors)
+        if gap.kind in run.soft_gaps:
+            continue  # deselected: no result was owed
         causes.setdefault((gap.kind, gap.why), []).append(gap.member)
     found = []
     for (kind, why), names in causes.items():
@@ -245,7 +245,7 @@ def failed_anchors(label: str, anchors: Iterable[AnchorOutcome], rootdir: Path |
                                    if a.outcome == "xpassed" else "did not hold")
         path = _relative(a.path, rootdir)
         found.append(Finding(level="error", path=path, line=a.line,
-                             title=f"ragate {label}: anchor[{a.anchor_id}] "
+                             title=f"ragate {label}: {anchor_name(a.anchor_id)} "
                              + ("could not be checked" if a.error else "does not hold"
                                 if a.outcome == "failed" else "XPASS(strict)"),
                              message=redact(f"{a.kind}: {a.claim}\n{cut(why, MESSAGE_WIDTH)}"),

@@ -3,7 +3,7 @@
 (`--ragate-codequality PATH`, `artifacts:reports:codequality`).
 
 The metrics report is OpenMetrics text (GitLab's format for it): one gauge per figure, with
-the goldset, and the floor or metric, as labels (`ragate_floor_value{goldset="mini",
+the goldset, and the floor or metric, as labels (`pytest_ragate_floor_value{goldset="mini",
 floor="floor[citation_accuracy]"} 0.83`), label values escaped as the OpenMetrics
 specification says (`\\`, `"` and a newline as `\\\\`, `\\"`, `\\n`), ended by `# EOF`. GitLab
 shows each against the target branch's.
@@ -31,17 +31,19 @@ from pytest_ragate.scoring.run import GoldsetRun
 Severity = Literal["info", "minor", "major", "critical", "blocker"]
 HELD = ("passed", "xfailed")  # a floor that holds, or misses as its xfail expects
 GAUGES = {  # name -> help
-    "ragate_passed": "1 when the goldset's run passed (every floor, check and item), else 0",
-    "ragate_questions": "questions collected (with repeats, answers)",
-    "ragate_scored": "questions scored",
-    "ragate_without_result": "questions and anchors without a result (a floor with any fails)",
-    "ragate_floor_value": "a floor's figure",
-    "ragate_floor_bound": "the floor's bound (a minimum, or a maximum for an upper floor)",
-    "ragate_floor_ci_low": "the lower bound of the figure's 95% interval",
-    "ragate_floor_ci_high": "the upper bound of the figure's 95% interval",
-    "ragate_floor_n": "what the figure counts (questions, spans, cited answers)",
-    "ragate_floor_held": "1 when the floor held, else 0",
-    "ragate_regression_change": "the metric now minus in the baseline, over paired questions",
+    "pytest_ragate_passed": "1 when the goldset's run passed (every floor, check and item), else 0",
+    "pytest_ragate_questions": "questions collected (with repeats, answers)",
+    "pytest_ragate_scored": "questions scored",
+    "pytest_ragate_without_result": "questions and anchors without a result (a floor with any "
+                                    "fails)",
+    "pytest_ragate_floor_value": "a floor's figure",
+    "pytest_ragate_floor_bound": "the floor's bound (a minimum, or a maximum for an upper floor)",
+    "pytest_ragate_floor_ci_low": "the lower bound of the figure's 95% interval",
+    "pytest_ragate_floor_ci_high": "the upper bound of the figure's 95% interval",
+    "pytest_ragate_floor_n": "what the figure counts (questions, spans, cited answers)",
+    "pytest_ragate_floor_held": "1 when the floor held, else 0",
+    "pytest_ragate_regression_change": "the metric now minus in the baseline, over paired "
+                                       "questions",
 }
 
 
@@ -68,24 +70,24 @@ def samples(runs: Sequence[GoldsetRun]) -> Iterator[Sample]:
     for run in runs:
         goldset = {"goldset": run.label}
         total = run.population if run.population is not None else len(run.records)
-        yield "ragate_passed", goldset, float(run.status == "passed")
-        yield "ragate_questions", goldset, float(total)
-        yield "ragate_scored", goldset, float(sum(r.status == "scored" for r in run.records))
-        yield "ragate_without_result", goldset, float(len(run.hard_gaps))
+        yield "pytest_ragate_passed", goldset, float(run.status == "passed")
+        yield "pytest_ragate_questions", goldset, float(total)
+        yield "pytest_ragate_scored", goldset, float(sum(r.status == "scored" for r in run.records))
+        yield "pytest_ragate_without_result", goldset, float(len(run.hard_gaps))
         for v in run.verdicts:
             labels = {**goldset, "floor": v.floor.name}
             if v.value is not None:
-                yield "ragate_floor_value", labels, v.value
-            yield "ragate_floor_bound", labels, v.floor.min
+                yield "pytest_ragate_floor_value", labels, v.value
+            yield "pytest_ragate_floor_bound", labels, v.floor.min
             if v.interval is not None:
-                yield "ragate_floor_ci_low", labels, v.interval[0]
-                yield "ragate_floor_ci_high", labels, v.interval[1]
+                yield "pytest_ragate_floor_ci_low", labels, v.interval[0]
+                yield "pytest_ragate_floor_ci_high", labels, v.interval[1]
             if v.tally is not None:
-                yield "ragate_floor_n", labels, float(v.tally.n)
-            yield "ragate_floor_held", labels, float(v.outcome in HELD)
+                yield "pytest_ragate_floor_n", labels, float(v.tally.n)
+            yield "pytest_ragate_floor_held", labels, float(v.outcome in HELD)
         for check in run.regressions:
             if check.delta is not None:
-                yield "ragate_regression_change", {**goldset, "metric": check.metric}, \
+                yield "pytest_ragate_regression_change", {**goldset, "metric": check.metric}, \
                     check.delta
 
 
