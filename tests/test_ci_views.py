@@ -347,3 +347,46 @@ def test_off_and_a_plain_run_show_nothing(pytester: pytest.Pytester,
     assert not summary.exists()
     printed = (off.stdout.str() + plain.stdout.str()).splitlines()
     assert not [line for line in printed if line.startswith("::")]
+
+
+@pytest.mark.parametrize("flag", ["--ragate-comment", "--ragate-gitlab-metrics",
+                                  "--ragate-codequality", "GITHUB_STEP_SUMMARY"])
+def test_no_ci_output_overwrites_a_goldset_file(pytester: pytest.Pytester,
+                                                monkeypatch: pytest.MonkeyPatch,
+                                                flag: str) -> None:
+    """Every new output goes through the check every output does: one that names a goldset
+    file is a usage error before anything runs, and the file is left as it was."""
+    write_goldset(pytester.path / "gs", floors=FAILING)
+    pytester.makeconftest(TWELVE_EUROS)
+    target = pytester.path / "gs" / "questions.jsonl"
+    before = target.read_bytes()
+    args = ["gs", "-p", "no:cacheprovider"]
+    if flag == "GITHUB_STEP_SUMMARY":
+        monkeypatch.setenv("GITHUB_ACTIONS", "true")
+        monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(target))
+    else:
+        args.append(f"{flag}={target}")
+    result = pytester.runpytest(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "an output never overwrites an input" in result.stderr.str()
+    assert target.read_bytes() == before
+
+
+def test_anchors_that_do_not_hold_and_judge_failures_are_found_at_their_lines() -> None:
+    from pytest_ragate.scoring.records import AnchorOutcome
+
+    records = [record(i) for i in range(3)]
+    records[1] = records[1].model_copy(update={"judge_failures": {
+        "faithfulness": "stale: stale fixture verdict: v.json judged another answer"}})
+    run = run_of(records, [])
+    run.anchors = [AnchorOutcome(goldset="mini", anchor_id=a, kind="retrieval_miss",
+                                 claim="the budget", path="/nowhere/gs/anchors.jsonl", line=n,
+                                 outcome=outcome, error=error)
+                   for a, n, outcome, error in (("a1", 1, "passed", None),
+                                                ("a2", 2, "failed", None),
+                                                ("a3", 3, "skipped", "its retriever raised"))]
+    found = findings([run], Collected(floors=[], populations=[population(records)]))
+    assert [(f.level, f.path.endswith("anchors.jsonl"), f.line, f.title) for f in found] == [
+        ("error", True, 2, "ragate mini: anchor[a2] does not hold"),
+        ("error", True, 3, "ragate mini: anchor[a3] could not be checked"),
+        ("warning", False, 2, "ragate mini: judge failure (stale) on q1")]
