@@ -22,6 +22,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from pytest_ragate.decision.floors import Gap, decide
+from pytest_ragate.decision.goldset_run import GoldsetRun
 from pytest_ragate.decision.population import Collected, Member, Population
 from pytest_ragate.outputs.annotations import workflow_commands
 from pytest_ragate.outputs.findings import Where, findings
@@ -29,9 +31,8 @@ from pytest_ragate.outputs.github import GateView, comment_body, job_summary
 from pytest_ragate.outputs.gitlab import code_quality, openmetrics
 from pytest_ragate.outputs.reports import markdown
 from pytest_ragate.redaction import Redactor
-from pytest_ragate.scoring.gates import Floor, Gap, decide
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import QuestionRecord
-from pytest_ragate.scoring.run import GoldsetRun
 
 OUT = Path(__file__).resolve().parent / "out"
 ROUTE = "gs/ragate.toml"

@@ -14,9 +14,15 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy  # noqa: F401  (see below)
 import pytest
 
 from tests.openai_stub import openai_stub as openai_stub_fixture
+
+# pytester's in-process runs put `sys.modules` back as they found it, and a C extension
+# imported for the first time inside one cannot be imported again ("cannot load module more
+# than once per process"): numpy, which a floor's betting interval loads lazily, is loaded here,
+# before any of them, so every in-process run finds it whatever order the tests run in.
 
 if TYPE_CHECKING:
     from pytest_ragate.pipeline.retrieval import Embedder
@@ -289,8 +295,10 @@ def junit_cases(path: Path, *, timed: bool = False) -> dict[str, dict[str, objec
 
 
 def rows_of(path: Path, *, timed: bool = False) -> dict[str, dict[str, Any]]:
-    """A results file's question rows by question id (`results_rows`)."""
-    return {r["question_id"]: r for r in results_rows(path, timed=timed)}
+    """A results file's question rows by question id (`results_rows`): each question's own,
+    not the rows of questions asked again to check a sequential stop."""
+    return {r["question_id"]: r for r in results_rows(path, timed=timed)
+            if not r.get("reasked")}
 
 
 # --- fixtures several modules use ------------------------------------------------------------

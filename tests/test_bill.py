@@ -15,16 +15,18 @@ from typing import Any
 
 import pytest
 
+from pytest_ragate.decision.floors import Gap, decide
+from pytest_ragate.decision.goldset_run import GoldsetRun
+from pytest_ragate.decision.rules import Strictness
 from pytest_ragate.goldsets.loader import parse_floors
 from pytest_ragate.judges.base import METER, JudgeInput, JudgeMeter
 from pytest_ragate.judges.fixture import FixtureJudge
 from pytest_ragate.judges.runner import JudgeBill, JudgeRunner
 from pytest_ragate.outputs.history import HistoryLine, build_line
 from pytest_ragate.problems import GoldsetError
-from pytest_ragate.scoring.gates import Floor, Gap, Strictness, decide
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import QuestionRecord, bill_of
 from pytest_ragate.scoring.registry import METRICS, cost_of
-from pytest_ragate.scoring.run import GoldsetRun
 from pytest_ragate.scoring.stats import (
     lower_rank,
     point_quantile,
@@ -32,6 +34,7 @@ from pytest_ragate.scoring.stats import (
     quantile_needs,
     upper_rank,
 )
+from pytest_ragate.wording.numbers import bound
 from tests.test_judges import CONTEXTS, TwoDimEmbedder, fixture_file
 
 LATENCY = Floor("latency_p95_s", 2.0, upper=True)
@@ -96,7 +99,7 @@ def test_a_latency_floor_passes_on_its_upper_bound() -> None:
     assert verdict.outcome == "passed"
     assert verdict.message.startswith("latency_p95_s 0.10 s, 95% upper bound 0.10 ≤ floor "
                                       "2.00 (a quantile is decided on its bound)")
-    assert LATENCY.bound == "≤ 2.00"
+    assert bound(LATENCY) == "≤ 2.00"
     assert verdict.message.endswith("computed by ragate's clock")
 
 
@@ -161,7 +164,7 @@ def test_cost_per_question_is_the_mean_of_reported_costs() -> None:
     verdict = decide(COST, "g", rows(10, cost=0.002))
     assert verdict.outcome == "passed"
     assert verdict.message.startswith("cost_per_question $0.0020 ≤ floor 0.0100")
-    assert COST.bound == "≤ 0.0100"
+    assert bound(COST) == "≤ 0.0100"
     assert verdict.message.endswith("computed by reported usage")
     assert decide(COST, "g", rows(10, cost=0.02)).outcome == "failed"
 

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_ragate.decision.floors import Gap, decide
+from pytest_ragate.decision.goldset_run import GoldsetRun
 from pytest_ragate.decision.population import Collected, Member, Population
 from pytest_ragate.outputs.annotations import workflow_commands
 from pytest_ragate.outputs.findings import Finding, Where, findings
@@ -32,9 +34,8 @@ from pytest_ragate.outputs.github import (
 )
 from pytest_ragate.outputs.gitlab import code_quality, openmetrics
 from pytest_ragate.redaction import Redactor
-from pytest_ragate.scoring.gates import Floor, Gap, decide
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import QuestionRecord
-from pytest_ragate.scoring.run import GoldsetRun
 from tests.conftest import TWELVE_EUROS, WORKERS, question_rows, run_pytester, write_goldset
 
 ROUTE = "gs/ragate.toml"

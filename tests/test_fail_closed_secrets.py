@@ -18,6 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from pytest_ragate.cli import main
+from pytest_ragate.decision.regressions import JudgeChange
 from pytest_ragate.goldsets.sealed import (
     Scrypt,
     aesgcm,
@@ -34,13 +35,12 @@ from pytest_ragate.judges.base import JudgeInput
 from pytest_ragate.judges.runner import cache_key
 from pytest_ragate.modes.saved_lines import decision_settings, row_settings
 from pytest_ragate.redaction import Redactor, known_credentials
-from pytest_ragate.scoring.messages import (
+from pytest_ragate.settings import GateSettings, JudgeSettings, Settings
+from pytest_ragate.wording.baseline import (
     accept_judge_misnamed,
     accept_judge_unneeded,
     judge_changed,
 )
-from pytest_ragate.scoring.regression import JudgeChange
-from pytest_ragate.settings import GateSettings, JudgeSettings, Settings
 from tests.conftest import (
     FIXTURE_JUDGE_CONFTEST,
     WORKERS,

@@ -253,3 +253,41 @@ def test_an_internalerror_shown_redacted_prints_only_the_masked_text(style: str)
     internals.show_redacted(excrepr, lambda text: text.replace("sk-hidden", "***"))
     assert "RuntimeError: cannot tell ***" in str(excrepr)
     assert "sk-hidden" not in str(excrepr)
+
+
+def _failure(key: str, style: str) -> object:
+    """A failed assertion's representation as pytest makes a report's (locals, arguments)."""
+    def fails(secret: str) -> None:
+        assert secret == "expected", f"got {secret}"
+
+    try:
+        fails(key)
+    except AssertionError:
+        return pytest.ExceptionInfo.from_current().getrepr(style=style, showlocals=True,
+                                                           funcargs=True, chain=True)
+    raise AssertionError("did not fail")
+
+
+@pytest.mark.parametrize("style", ["native", "long", "short"])
+def test_a_failure_redacted_keeps_its_crash_line(style: str) -> None:
+    """A masked failure stays pytest's representation: its crash line, which the short
+    summary, xdist's report and ragate's `why` read, masked with the rest; a redaction that
+    turned it into text left them the traceback's first source line instead."""
+    longrepr = _failure("sk-hidden", style)
+    mask: Callable[[str], str] = lambda text: text.replace("sk-hidden", "***")  # noqa: E731
+    assert internals.redacted_repr(longrepr, mask) is longrepr
+    assert "sk-hidden" not in str(longrepr) and "***" in str(longrepr)
+    assert longrepr.reprcrash.message.startswith("AssertionError: got ***")  # type: ignore[attr-defined]
+
+
+def test_a_failure_whose_parts_cannot_be_masked_alone_becomes_its_masked_text() -> None:
+    """A secret that only the whole text shows (here across a source line and the error line
+    under it, two texts of the tree), or a representation that is no dataclass: the masked
+    text, never a leak."""
+    longrepr = _failure("sk-hidden", "long")
+    across: Callable[[str], str] = lambda text: text.replace('{secret}"\nE', "***")  # noqa: E731
+    text = str(longrepr)
+    assert across(text) != text
+    assert internals.redacted_repr(longrepr, across) == across(text)
+    assert internals.redacted_repr("plain sk-hidden", lambda t: t.replace("sk-hidden", "*")
+                                   ) == "plain *"

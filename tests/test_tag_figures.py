@@ -12,7 +12,7 @@ import pytest
 
 from pytest_ragate.outputs.reports import floors_block, markdown, run_slices
 from pytest_ragate.outputs.text_cells import cut, md_cut
-from pytest_ragate.scoring.gates import Floor
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import QuestionRecord, tally
 from pytest_ragate.scoring.slices import needs_of
 from pytest_ragate.scoring.suggest import figures

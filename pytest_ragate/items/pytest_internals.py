@@ -31,6 +31,10 @@ What has no public route, and what ragate needs it for:
 - `show_redacted` (`TerminalRepr.__str__` prints through `toterminal`): an INTERNALERROR's
   representation, which pytest, xdist and the terminal print as `str(excrepr)`, shown masked
   (`printed.py`). The hook that receives it cannot replace it.
+- `redacted_repr` (a failure's `longrepr` is a tree of `_pytest._code.code` dataclasses): a
+  report's failure masked in place, keeping the crash line (`reprcrash`) that pytest's short
+  summary, xdist's report and ragate's own `why` read; replaced by its masked text only where
+  the tree is not made of dataclasses, or masking its parts did not mask its whole.
 
 Each name is imported here once, guarded. When a pytest release drops one, what needs it
 raises `PytestChanged`, naming the pytest version and what ragate needed; where doing without
@@ -49,6 +53,7 @@ anchor's own xfail (`collection.anchor_outcome`), not by `_pytest.skipping.xfail
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 from collections.abc import Callable, Sequence
@@ -192,3 +197,34 @@ def show_redacted(excrepr: object, redact: Callable[[str], str]) -> None:
         tw.line(clean)
 
     excrepr.toterminal = toterminal  # type: ignore[attr-defined]  # what __str__ prints through
+
+
+def redacted_repr(longrepr: object, redact: Callable[[str], str]) -> object:
+    """A failure's representation (a report's `longrepr`) masked: the same object, each text
+    in its tree masked in place, where that masks the whole of what it prints; else (another
+    kind of object, or a secret split across two of its texts) its masked text."""
+    text = str(longrepr)
+    clean = redact(text)
+    if clean == text:
+        return longrepr
+    if dataclasses.is_dataclass(longrepr) and not isinstance(longrepr, type):
+        _mask_fields(longrepr, redact)
+        masked = str(longrepr)
+        if redact(masked) == masked:
+            return longrepr
+    return clean
+
+
+def _masked(value: Any, redact: Callable[[str], str]) -> Any:
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_masked(v, redact) for v in value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        _mask_fields(value, redact)
+    return value
+
+
+def _mask_fields(node: Any, redact: Callable[[str], str]) -> None:
+    for field in dataclasses.fields(node):
+        object.__setattr__(node, field.name, _masked(getattr(node, field.name), redact))

@@ -16,6 +16,7 @@ import pytest
 from pydantic import BaseModel
 
 from pytest_ragate.items.keys import ANCHOR_ATTR, GOLDSETS_KEY
+from pytest_ragate.items.pytest_internals import redacted_repr
 from pytest_ragate.redaction import Redactor, known_credentials
 from pytest_ragate.settings import Settings, read_settings
 
@@ -86,10 +87,7 @@ def redact_report(config: pytest.Config, report: pytest.TestReport | pytest.Coll
     if isinstance(longrepr, tuple) and len(longrepr) == 3:  # a skip: (path, line, reason)
         report.longrepr = (longrepr[0], longrepr[1], redact(str(longrepr[2])))
     elif longrepr is not None:
-        text = str(longrepr)
-        clean = redact(text)
-        if clean != text:
-            report.longrepr = clean
+        report.longrepr = redacted_repr(longrepr, redact)
     report.sections = [(title, redact(body)) for title, body in report.sections]
     anchor = getattr(report, ANCHOR_ATTR, None)
     if anchor is not None:

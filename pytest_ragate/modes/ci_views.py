@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from pytest_ragate.decision.goldset_run import GoldsetRun
 from pytest_ragate.decision.population import Collected
 from pytest_ragate.items.redacting import redactor
 from pytest_ragate.modes.output_paths import STEP_SUMMARY, step_summary
@@ -28,7 +29,6 @@ from pytest_ragate.outputs.annotations import workflow_commands
 from pytest_ragate.outputs.findings import Where, findings
 from pytest_ragate.outputs.github import GateView, append_summary
 from pytest_ragate.problems import Problem
-from pytest_ragate.scoring.run import GoldsetRun
 
 
 def gate_view(config: pytest.Config, runs: Sequence[GoldsetRun], collected: Collected | None,

@@ -41,14 +41,14 @@ from pytest_ragate.modes.output_paths import check_outputs, clear_outputs, refus
 from pytest_ragate.settings import Settings, read_settings
 
 if TYPE_CHECKING:
+    from pytest_ragate.decision.regressions import RunJudge
     from pytest_ragate.modes.conclusion import Conclusion
     from pytest_ragate.problems import Problem
-    from pytest_ragate.scoring.regression import RunJudge
 
 Location = tuple[str, int | None, str]
 
 
-def _worker_id(report: pytest.TestReport) -> str | None:
+def worker_of(report: pytest.TestReport) -> str | None:
     """The xdist worker a report came from (`gw0`), None in a run without xdist."""
     return getattr(getattr(getattr(report, "node", None), "gateway", None), "id", None)
 
@@ -75,24 +75,24 @@ def check_accept_judge(config: pytest.Config, settings: Settings) -> None:
     accept = settings.gate.accept_judge
     if accept is None:
         return
-    from pytest_ragate.scoring import messages
+    from pytest_ragate.wording import baseline as wording
 
     if config.getini("ragate_accept_judge"):  # even under a flag: it would outlive this run
-        raise pytest.UsageError(messages.ACCEPT_JUDGE_IN_INI)
+        raise pytest.UsageError(wording.ACCEPT_JUDGE_IN_INI)
     if not settings.gate.baseline:
-        raise pytest.UsageError(messages.ACCEPT_JUDGE_WITHOUT_BASELINE)
+        raise pytest.UsageError(wording.ACCEPT_JUDGE_WITHOUT_BASELINE)
     configured = _configured_judge(settings)
     if configured is not None and not configured.is_named(accept):
-        raise pytest.UsageError(messages.accept_judge_misnamed(accept, configured.names))
+        raise pytest.UsageError(wording.accept_judge_misnamed(accept, configured.names))
 
 
 def _configured_judge(settings: Settings) -> RunJudge | None:
     """The judge `--ragate-judge` configures, as its rows will name it; None when none is
     configured (a `ragate_judge` fixture of the user's: known once its rows arrive) or its
     spec is wrong (a usage error of its own)."""
+    from pytest_ragate.decision.regressions import RunJudge
     from pytest_ragate.judges.fixture import read_fixture_file
     from pytest_ragate.judges.select import judge_spec
-    from pytest_ragate.scoring.regression import RunJudge
 
     try:
         spec = judge_spec(settings.judge, need_url=False)
@@ -183,7 +183,7 @@ class Controller(ABC):
         anchor = getattr(report, ANCHOR_ATTR, None)
         if anchor is not None:
             self.concluding().add_anchor(report, anchor)
-        worker = _worker_id(report)
+        worker = worker_of(report)
         if worker is not None:
             self.last_on[worker] = report.nodeid
         route = getattr(report, NO_SYSTEM_ATTR, None)
@@ -225,7 +225,7 @@ class Controller(ABC):
         if crashitem in self.started:
             self.crashed.add(crashitem)
             return
-        worker = _worker_id(report) or "a worker"
+        worker = worker_of(report) or "a worker"
         last = self.last_on.get(worker)
         report.when = "teardown"
         if last is None:
@@ -367,4 +367,22 @@ def check_before_running(config: pytest.Config, settings: Settings, *,
 
         spec = check_settings(settings.judge)
         fixture_file = spec[1] if spec and spec[0] == "fixture" else None
+    check_judge_optional(settings)
     check_outputs(config, fixture_file, decided)
+
+
+def check_judge_optional(settings: Settings) -> None:
+    """`ragate_judge_optional` names judged metrics, each once: a typo would leave a floor
+    it meant to skip failing, or one it did not mean to, so an unknown name is a usage error
+    (checked only when set: a run without it imports nothing of the decision here)."""
+    if not settings.gate.judge_optional:
+        return
+    from pytest_ragate.decision.rules import optional_metrics
+    from pytest_ragate.scoring.registry import METRICS
+
+    wrong = sorted(name for name in optional_metrics(settings.gate.judge_optional)
+                   if name not in METRICS or not METRICS[name].judged)
+    if wrong:
+        from pytest_ragate.wording.floors import not_judged_metrics
+
+        raise pytest.UsageError(not_judged_metrics("ragate_judge_optional", wrong))

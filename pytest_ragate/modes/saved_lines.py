@@ -36,7 +36,8 @@ WHERE_KNOBS = frozenset({"chroma_url", "index_dir", "judge_url", "judge_concurre
                          "judge_cache_dir", "cache", "judge_price_in", "judge_price_out"})
 ROW_GATE_KNOBS = ("repeat", "system_timeout")
 DECISION_KNOBS = ("ci", "min_n", "alpha", "sealed_without_key", "baseline", "flip_window",
-                  "slice_alpha", "slice_correction", "slice_insufficient", "accept_judge")
+                  "slice_alpha", "slice_correction", "slice_insufficient", "accept_judge",
+                  "judge_optional")
 # the phase a results file gives an item whose worker died running it: the `when` of the
 # report xdist makes for it, which files written before ragate said `crashed` itself still
 # carry; ragate writes it from the gathered failure, and reads a crash back from it

@@ -24,10 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from pytest_ragate.decision.floors import Verdict, bill_bound
+from pytest_ragate.decision.goldset_run import GoldsetRun
 from pytest_ragate.decision.population import Collected, Member, Population, anchor_name
 from pytest_ragate.outputs.text_cells import cut
 from pytest_ragate.problems import Problem
-from pytest_ragate.scoring.gates import Verdict, bill_bound, counts_in, slice_value
+from pytest_ragate.scoring.floor import counts_in, slice_value
 from pytest_ragate.scoring.records import (
     NAMED_BEHIND,
     AnchorOutcome,
@@ -35,7 +37,7 @@ from pytest_ragate.scoring.records import (
     fmt_some,
     worst_first,
 )
-from pytest_ragate.scoring.run import GoldsetRun
+from pytest_ragate.wording.floors import OUTCOME_WORDS
 
 Level = Literal["error", "warning"]
 NAMED = 5  # ids a finding about many questions names before "and N more"
@@ -247,7 +249,7 @@ def failed_anchors(label: str, anchors: Iterable[AnchorOutcome], rootdir: Path |
         found.append(Finding(level="error", path=path, line=a.line,
                              title=f"ragate {label}: {anchor_name(a.anchor_id)} "
                              + ("could not be checked" if a.error else "does not hold"
-                                if a.outcome == "failed" else "XPASS(strict)"),
+                                if a.outcome == "failed" else OUTCOME_WORDS["xpassed"]),
                              message=redact(f"{a.kind}: {a.claim}\n{cut(why, MESSAGE_WIDTH)}"),
                              check="anchor", key=f"{path}:{a.anchor_id}"))
     return found

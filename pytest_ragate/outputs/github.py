@@ -22,16 +22,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pytest_ragate.decision.floors import Verdict
+from pytest_ragate.decision.goldset_run import GoldsetRun, RunStatus, run_status
 from pytest_ragate.files import write_atomic
 from pytest_ragate.outputs.budget import Section, fit, utf8_bytes
 from pytest_ragate.outputs.findings import Finding, Where, Worst, worst_table
-from pytest_ragate.outputs.reports import OUTCOME_WORDS, incomplete_notice, tag_rows
+from pytest_ragate.outputs.reports import incomplete_notice, tag_rows
 from pytest_ragate.outputs.text_cells import md_cut, md_inline, tags_text
-from pytest_ragate.scoring.gates import Verdict, fmt_n
-from pytest_ragate.scoring.messages import fmt_interval
 from pytest_ragate.scoring.records import QuestionRecord, fmt_num
 from pytest_ragate.scoring.registry import figure_digits
-from pytest_ragate.scoring.run import GoldsetRun
+from pytest_ragate.wording.floors import OUTCOME_WORDS
+from pytest_ragate.wording.numbers import bound, fmt_interval, fmt_n, shown
+from pytest_ragate.wording.runs import STATUS_WORDS, coverage_line, status_note, status_reason
 
 MARKER = "<!-- ragate-gate -->"
 SUMMARY_LIMIT = 1024 * 1024  # bytes: GitHub's limit of one step's job summary
@@ -39,6 +41,8 @@ COMMENT_LIMIT = 65_536  # characters: GitHub's limit of a comment's body
 SUMMARY_WHY = "GitHub's 1 MiB limit of a step's job summary"
 COMMENT_WHY = "GitHub's 65,536-character limit of a comment"
 FAILING = ("failed", "xpassed")
+NO_TESTS_COLLECTED = 5  # pytest's exit status when no test was selected
+SIGNS: dict[RunStatus, str] = {"passed": "✅", "failed": "❌", "nothing_ran": "⚠️"}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -68,16 +72,22 @@ class GateView:
         return self._worst[key]
 
     @property
+    def status(self) -> RunStatus:
+        """The run's status as the reports decide it (`run_status`): FAIL when its exit
+        status says so (unknown: a goldset, an invalid line or the stop does), NOTHING RAN
+        when no goldset question or anchor ran (pytest's exit status 5 then), else PASS."""
+        nothing = self.exit_status == NO_TESTS_COLLECTED and not any(r.ran for r in self.runs)
+        failed = (self.incomplete is not None or bool(self.invalid)
+                  or (self.exit_status not in (None, 0) and not nothing))
+        return run_status(self.runs, failed=failed)
+
+    @property
     def failed(self) -> bool:
-        """The run fails: its exit status says so (or, unknown, a goldset or the stop)."""
-        if self.exit_status is not None:
-            return self.exit_status != 0
-        return (self.incomplete is not None or bool(self.invalid)
-                or any(run.status == "failed" for run in self.runs))
+        return self.status == "failed"
 
 
-def _badge(failed: bool) -> str:
-    return "❌ FAIL" if failed else "✅ PASS"
+def _badge(status: RunStatus) -> str:
+    return f"{SIGNS[status]} {STATUS_WORDS[status]}"
 
 
 def _row(cells: Sequence[str]) -> str:
@@ -91,14 +101,16 @@ def _table_head(headers: Sequence[str]) -> list[str]:
 def verdict_section(view: GateView, title: str) -> Section:
     """The verdict, why, and a run that stopped early."""
     status = "" if view.exit_status is None else f" (exit status {view.exit_status})"
-    head = [f"## {title}: {_badge(view.failed)}{status}", ""]
-    why = [f"{run.label}: {view.redact(run.status_reason)}" for run in view.runs
-           if run.status_reason]
+    head = [f"## {title}: {_badge(view.status)}{status}", ""]
+    why = [f"{run.label}: {view.redact(reason)}" for run in view.runs
+           if (reason := status_reason(run))]
     if view.invalid:
         why.insert(0, f"{view.invalid} invalid goldset line{'s' * (view.invalid != 1)}: "
                    "collection refused the goldset")
     if view.failed and not why:
         why.append("the pytest run failed outside the goldsets")
+    if view.status == "nothing_ran":
+        why.append(status_note("nothing_ran"))
     head += [f"- {md_inline(line)}" for line in why] + ([""] if why else [])
     if view.incomplete is not None:
         head += [f"**{md_inline(view.redact(incomplete_notice(view.incomplete)))}.**", ""]
@@ -106,16 +118,15 @@ def verdict_section(view: GateView, title: str) -> Section:
 
 
 def run_section(view: GateView, run: GoldsetRun) -> Section:
-    badge = _badge(run.status == "failed")
-    return Section(priority=1, head=[f"### {md_inline(run.label)} {badge}", "",
-                                     md_inline(view.redact(run.coverage_line())) + ".", ""])
+    return Section(priority=1, head=[f"### {md_inline(run.label)} {_badge(run.status)}", "",
+                                     md_inline(view.redact(coverage_line(run))) + ".", ""])
 
 
 FLOOR_HEADERS = ["floor", "bound", "value", "95% interval", "n", "outcome"]
 
 
 def floor_cells(v: Verdict) -> list[str]:
-    return [f"`{v.floor.name}`", v.floor.bound, v.shown,
+    return [f"`{v.floor.name}`", bound(v.floor), shown(v),
             fmt_interval(v.interval, figure_digits(v.floor.metric)), fmt_n(v.tally),
             OUTCOME_WORDS[v.outcome]]
 

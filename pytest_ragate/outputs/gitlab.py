@@ -24,9 +24,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 
+from pytest_ragate.decision.goldset_run import GoldsetRun
 from pytest_ragate.files import write_atomic
 from pytest_ragate.outputs.findings import Finding
-from pytest_ragate.scoring.run import GoldsetRun
 
 Severity = Literal["info", "minor", "major", "critical", "blocker"]
 HELD = ("passed", "xfailed")  # a floor that holds, or misses as its xfail expects

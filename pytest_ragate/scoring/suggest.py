@@ -2,7 +2,7 @@
 
 A run without floors still has figures: each metric its goldset can score (the mechanical
 ones always, the judged ones when a judge ran), with n, the 95% interval a floor on it would
-be decided on (`gates.interval_of`) and its kind counts. The suggested floor is that
+be decided on (`figures.interval_of`) and its kind counts. The suggested floor is that
 interval's lower bound rounded down to `STEP`: today's figures clear it, in `ragate_ci =
 strict` too, and a rerun clears it while its figure stays within today's interval.
 """
@@ -13,10 +13,11 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pytest_ragate.scoring.gates import Floor, interval_of, kind_counts
+from pytest_ragate.scoring.figures import interval_of, kind_counts
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import QuestionRecord, Tally, tally
 from pytest_ragate.scoring.registry import METRICS, run_metrics
-from pytest_ragate.scoring.slices import SliceFigure, decide_slices, not_sliceable
+from pytest_ragate.scoring.slices import SliceFigure, decide_slices, sliceable
 from pytest_ragate.scoring.tag_figures import tag_keys, tag_values
 
 STEP = 0.05  # suggested floors sit on this grid, rounded down
@@ -95,7 +96,7 @@ def slice_suggestions(records: Sequence[QuestionRecord], found: Sequence[Figure]
             continue
         for figure in found:
             floor = figure.suggested
-            if not floor or not_sliceable(figure.metric):
+            if not floor or not sliceable(figure.metric):
                 continue
             tallies = {value: tally(figure.metric, rows) for value, rows in groups.items()}
             decided = decide_slices(Floor(figure.metric, floor), tallies)

@@ -18,10 +18,10 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pytest_ragate.scoring.gates import interval_of
+from pytest_ragate.scoring.figures import interval_of
 from pytest_ragate.scoring.records import QuestionRecord, Tally, tally
 from pytest_ragate.scoring.registry import METRICS
-from pytest_ragate.scoring.slices import not_sliceable
+from pytest_ragate.scoring.slices import sliceable
 from pytest_ragate.scoring.stats import wilson
 
 
@@ -77,7 +77,7 @@ def information_interval(t: Tally) -> tuple[float, float] | None:
     over the questions' mean scores); the gate's for the bill (the module's docstring)."""
     if not t.n:
         return None
-    if not_sliceable(t.metric) or (METRICS[t.metric].aggregate == "proportion" and not t.clusters):
+    if not sliceable(t.metric) or (METRICS[t.metric].aggregate == "proportion" and not t.clusters):
         return interval_of(t)
     values = [s / c for s, c in t.clusters if c] if t.clusters else list(t.values)
     return wilson(math.fsum(values), len(values)) if values else None
