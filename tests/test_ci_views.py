@@ -36,6 +36,7 @@ from pytest_ragate.outputs.gitlab import code_quality, openmetrics
 from pytest_ragate.redaction import Redactor
 from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import QuestionRecord
+from pytest_ragate.wording.runs import STATUS_WORDS, status_note
 from tests.conftest import TWELVE_EUROS, WORKERS, question_rows, run_pytester, write_goldset
 
 ROUTE = "gs/ragate.toml"
@@ -277,6 +278,29 @@ def test_gitlab_reports_parse_and_point_at_the_goldset() -> None:
     assert {i["severity"] for i in issues} == {"major"}
 
 
+def test_a_run_where_nothing_ran_says_nothing_ran_never_pass() -> None:
+    """Every question deselected (`-k` matching nothing: pytest exits 5), or the comment written
+    before the exit status is known: the summary and the comment say NOTHING RAN, the status
+    word of wording/runs, as the reports do; a failure elsewhere still says FAIL."""
+    records = [record(i) for i in range(3)]
+    gaps = [Gap(member=r.question_id, member_kind=r.kind, kind="deselected") for r in records]
+    run = GoldsetRun(name="mini", eval_version="1", route=ROUTE, population=3, gaps=gaps,
+                     verdicts=[decide(Floor("citation_accuracy", 0.9), "mini", [], gaps=gaps)])
+    nothing = STATUS_WORDS["nothing_ran"]
+    for exit_status in (pytest.ExitCode.NO_TESTS_COLLECTED, 0, None):
+        view = view_of(run, exit_status=exit_status)
+        assert view.status == "nothing_ran"
+        summary, comment = job_summary(view), comment_body(view)
+        assert summary.startswith(f"## ragate: ⚠️ {nothing}")
+        assert comment.startswith(f"{MARKER}\n## ragate gate: ⚠️ {nothing}")
+        for text in (summary, comment):
+            assert STATUS_WORDS["passed"] not in text.replace(nothing, "")
+            assert status_note("nothing_ran") in text
+    failed = view_of(run, exit_status=pytest.ExitCode.TESTS_FAILED)
+    assert failed.status == "failed"
+    assert job_summary(failed).startswith(f"## ragate: ❌ {STATUS_WORDS['failed']}")
+
+
 # --- as GitHub Actions runs it -----------------------------------------------------------------
 
 FAILING = "[floors]\ncitation_accuracy = 0.9\nabstention_accuracy = 0.99\n"
@@ -313,6 +337,28 @@ def test_a_gate_on_github_actions_writes_its_summary_and_annotates_once(
     assert parse_openmetrics((pytester.path / "out" / "metrics.txt").read_text())
     issues = json.loads((pytester.path / "out" / "cq.json").read_text())
     assert [i["location"]["lines"]["begin"] for i in issues] == [2, 4]
+
+
+@WORKERS
+def test_a_gate_that_ran_nothing_on_github_actions_says_so(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, workers: str) -> None:
+    """`-k` matching no question: exit 5, and the job summary and the comment say NOTHING
+    RAN (they said PASS: no floor failed), as the Markdown report does."""
+    write_goldset(pytester.path / "gs", floors=FAILING)
+    pytester.makeconftest(TWELVE_EUROS)
+    summary = pytester.path / "summary.md"
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    result = run_pytester(pytester, workers, "gs", "-k", "nomatch",
+                          "--ragate-comment=out/comment.md", "--ragate-report=out/report.md")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    nothing = STATUS_WORDS["nothing_ran"]
+    assert summary.read_text().startswith(f"## ragate: ⚠️ {nothing} (exit status 5)")
+    comment = (pytester.path / "out" / "comment.md").read_text()
+    assert comment.startswith(f"{MARKER}\n## ragate gate: ⚠️ {nothing}")
+    assert f"Run: **{nothing}**" in (pytester.path / "out" / "report.md").read_text()
+    for text in (summary.read_text(), comment):
+        assert STATUS_WORDS["passed"] not in text.replace(nothing, "")
 
 
 @WORKERS
