@@ -68,7 +68,7 @@ class Conclusion:
         self.incomplete: str | None = None  # why the run stopped early, when it did
         self.unwritten: str | None = None  # why no output was written, when none was
         self.gaps_fail: list[str] = []  # goldsets whose missing results alone fail the run
-        self.problems: list[Problem] = []  # invalid goldsets' lines (the CI's findings)
+        self.invalid_lines: list[Problem] = []  # invalid goldsets' lines (the CI's findings)
         self.concluded = False
         gate = settings.gate
         baseline = None
@@ -170,7 +170,7 @@ class Conclusion:
         """The run as its CI outputs show it (`modes/ci_views.py`)."""
         from pytest_ragate.modes.ci_views import gate_view
 
-        return gate_view(self.config, self.runs, self.collected, problems=self.problems,
+        return gate_view(self.config, self.runs, self.collected, problems=self.invalid_lines,
                          exit_status=exit_status, incomplete=self.incomplete,
                          deltas=self.written.deltas, written=self.settings.run.outputs,
                          shard=shard)

@@ -132,7 +132,9 @@ class Controller(ABC):
         self.conclusion: Conclusion | None = None
         self.held = False  # this process's collection held the outputs to its goldsets
         self.cleared = False  # the outputs an earlier run left were cleared
-        self.problems: list[Problem] = []  # invalid goldsets' lines, for the CI's annotations
+        # invalid goldsets' lines, for the CI's annotations (not `problems`: ragate decide's
+        # controller keeps its refusals under that name)
+        self.invalid_lines: list[Problem] = []
         if settings.gate.baseline or settings.run.outputs or settings.run.promote:
             self.concluding()  # a bad baseline is a usage error before anything runs
 
@@ -164,7 +166,7 @@ class Controller(ABC):
         if self.conclusion is not None:
             self.conclusion.gather(selected=self.selected, started=self.started,
                                    failed=self.failed, crashed=self.crashed, down=self.down)
-            self.conclusion.problems = self.problems
+            self.conclusion.invalid_lines = self.invalid_lines
         return self.conclusion
 
     def pytest_runtest_logstart(self, nodeid: str, location: Location) -> None:
@@ -281,7 +283,7 @@ class Controller(ABC):
             if found:
                 from pytest_ragate.problems import Problem
 
-                self.problems += [Problem.from_json(p) for p in found]
+                self.invalid_lines += [Problem.from_json(p) for p in found]
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
@@ -330,7 +332,7 @@ class Controller(ABC):
         if not self.settings.ci.github_on(os.environ):
             return
         conclusion = self.conclusion if self.conclusion and self.conclusion.concluded else None
-        if conclusion is None and not self.problems:
+        if conclusion is None and not self.invalid_lines:
             return
         from pytest_ragate.modes.ci_views import gate_view, show_on_github
 
@@ -338,7 +340,7 @@ class Controller(ABC):
         view = (conclusion.view(exit_status=exitstatus,
                                 shard=str(shard) if shard is not None else None)
                 if conclusion is not None else
-                gate_view(self.config, [], None, problems=self.problems,
+                gate_view(self.config, [], None, problems=self.invalid_lines,
                           exit_status=exitstatus))
         show_on_github(self.config, terminalreporter, view)
 
