@@ -472,21 +472,18 @@ def suggest(results: tuple[Path, ...]) -> None:
 
     RESULTS are --ragate-results files (one run's, or each shard's). Prints what a run
     without floors prints: every metric its questions can score, with n, the 95% interval
-    and kind counts, then a `[floors]` block to paste into the goldset's ragate.toml.
+    and kind counts, the figures by tag value, then a `[floors]` block to paste into the
+    goldset's ragate.toml (with the slice floors its n decides).
     """
     from pytest_ragate.decision.goldset_run import GoldsetRun
-    from pytest_ragate.outputs.reports import figures_table, run_figures, suggestion_lines
+    from pytest_ragate.modes.reporting import figures_before_floors
 
     by_goldset: dict[str, GoldsetRun] = {}
     for record in _saved_rows(results):
         run = by_goldset.setdefault(record.goldset, GoldsetRun(
             name=record.goldset, eval_version=record.eval_version))
         run.records.append(record)
-    found = run_figures(list(by_goldset.values()))
-    click.echo(figures_table(found, "simple"))
-    for run, figs in found:
-        for line in suggestion_lines(run.label, figs):
-            click.echo(line)
+    figures_before_floors(click.echo, list(by_goldset.values()))
 
 
 def _saved_rows(paths: tuple[Path, ...]) -> list[QuestionRecord]:

@@ -32,6 +32,7 @@ from pytest_ragate.items.keys import (
     GOLDSET_KEY,
     LAST_RUN_KEY,
     NO_SYSTEM_ATTR,
+    PROBLEMS_ATTR,
     ROUTE_KEY,
     RUN_KEY,
     is_goldset_item,
@@ -213,6 +214,18 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
 
     answer_and_score(pyfuncitem, case)
     return True
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector,
+                               ) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
+    """An invalid goldset's collect report carries its problems (file, line, field), so the
+    controller can point CI annotations at them, from an xdist worker too."""
+    report = yield
+    problems = getattr(collector, "problems", None) if report.failed else None
+    if problems:
+        setattr(report, PROBLEMS_ATTR, [problem.to_json() for problem in problems])
+    return report
 
 
 @pytest.hookimpl(wrapper=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -19,6 +20,17 @@ class Problem:
     message: str
     line: int | None = None
     question_id: str | None = None
+
+    def to_json(self) -> dict[str, str | int | None]:
+        """As it crosses from an xdist worker to the controller (a collect report's
+        attribute: plain JSON types)."""
+        return {"path": str(self.path), "field": self.field, "message": self.message,
+                "line": self.line, "question_id": self.question_id}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Problem:
+        return cls(Path(data["path"]), str(data["field"]), str(data["message"]),
+                   line=data.get("line"), question_id=data.get("question_id"))
 
     def __str__(self) -> str:
         where = str(self.path) if self.line is None else f"{self.path}:{self.line}"

@@ -18,7 +18,7 @@ import dataclasses
 import importlib.util
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -179,6 +179,21 @@ class GateSettings:
 
 
 @dataclass(frozen=True)
+class CiSettings:
+    """Where a CI system shows the gate, beyond the files a run is asked to write."""
+
+    github: Literal["on", "off", "auto"] = knob("auto", "GitHub Actions' own views: the job "
+        "summary ($GITHUB_STEP_SUMMARY) and annotations on the goldset lines of failing "
+        "floors' worst questions and of invalid goldsets; auto: on when GITHUB_ACTIONS=true")
+
+    def github_on(self, env: Mapping[str, str]) -> bool:
+        """Whether this run shows itself in GitHub Actions."""
+        if self.github == "auto":
+            return env.get("GITHUB_ACTIONS") == "true"
+        return self.github == "on"
+
+
+@dataclass(frozen=True)
 class RunSettings:
     """What this run writes, and what it does beyond gating: command-line flags only (no ini
     options), declared by `add_run_options`."""
@@ -187,6 +202,9 @@ class RunSettings:
     report: str | None = None
     html: str | None = None
     history: str | None = None
+    comment: str | None = None  # a pull-request comment's Markdown (outputs/github.py)
+    gitlab_metrics: str | None = None  # GitLab's metrics report, OpenMetrics (outputs/gitlab.py)
+    codequality: str | None = None  # GitLab's Code Quality report
     promote: bool = False
     promote_flipped: bool = False  # implies promote
     require_judge: bool = False
@@ -196,9 +214,11 @@ class RunSettings:
 
     @property
     def outputs(self) -> dict[str, str]:
-        """The files asked for, by name (`results`, `report`, `html`, `history`)."""
+        """The files asked for, by name (`results`, `report`, `html`, `history`, `comment`,
+        `gitlab-metrics`, `codequality`), as their flags name them."""
         found = {"results": self.results, "report": self.report, "html": self.html,
-                 "history": self.history}
+                 "history": self.history, "comment": self.comment,
+                 "gitlab-metrics": self.gitlab_metrics, "codequality": self.codequality}
         return {name: path for name, path in found.items() if path}
 
 
@@ -207,12 +227,13 @@ class Settings:
     pipeline: PipelineSettings = PipelineSettings()
     judge: JudgeSettings = JudgeSettings()
     gate: GateSettings = GateSettings()
+    ci: CiSettings = CiSettings()
     run: RunSettings = RunSettings()
 
 
-Section = PipelineSettings | JudgeSettings | GateSettings
+Section = PipelineSettings | JudgeSettings | GateSettings | CiSettings
 SECTIONS: dict[str, type[Section]] = {"pipeline": PipelineSettings, "judge": JudgeSettings,
-                                      "gate": GateSettings}
+                                      "gate": GateSettings, "ci": CiSettings}
 
 
 def add_run_options(group: Any) -> None:
@@ -229,6 +250,19 @@ def add_run_options(group: Any) -> None:
                     help="append one JSON line per goldset run to PATH (earlier lines are "
                     "never rewritten); the report shows the change since the last run of the "
                     "same eval_version and what flipped outcome across runs")
+    group.addoption("--ragate-comment", dest="ragate_comment", metavar="PATH", default=None,
+                    help="write the Markdown body of one pull-request comment to PATH (the "
+                    "verdict, floors, changes since the baseline, the worst questions with "
+                    "their answers; under GitHub's 65,536 characters, with a hidden marker "
+                    "so a workflow updates the same comment on every push)")
+    group.addoption("--ragate-gitlab-metrics", dest="ragate_gitlab_metrics", metavar="PATH",
+                    default=None, help="write GitLab's metrics report (OpenMetrics text: "
+                    "each floor's value, bound, interval and n) to PATH, for "
+                    "artifacts:reports:metrics")
+    group.addoption("--ragate-codequality", dest="ragate_codequality", metavar="PATH",
+                    default=None, help="write GitLab's Code Quality report (JSON) to PATH: "
+                    "the goldset lines of failing floors' worst questions, missing results "
+                    "and invalid goldsets, for artifacts:reports:codequality")
     group.addoption("--ragate-promote", dest="ragate_promote", action="store_true",
                     default=False, help="remove `xfail` from every anchor and floor that "
                     "passed in this run (rewriting only their lines) and list them")

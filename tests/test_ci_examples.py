@@ -1,8 +1,12 @@
 """The CI examples users copy (`examples/*.yml`) and their guide (`docs/ci.md`) stay true.
 
-Both YAML files parse; each runs the gate with the agreed command; every `--ragate-*` flag and
-`ragate_*` ini option they or the guide name is one the plugin really defines; the cache paths
-they keep are where the plugin really writes; and the report is published when the gate fails.
+Every example is valid against its CI system's own schema, checked offline
+(`check-jsonschema --builtin-schema vendor.github-workflows` and `vendor.gitlab-ci`); each
+runs the gate with the agreed command; every `--ragate-*` flag and `ragate_*` ini option they
+or the guide name is one the plugin really defines; the cache paths they keep are where the
+plugin really writes; the report is published when the gate fails; the GitHub gate runs with
+read-only permissions and the comment is posted by a `workflow_run` workflow that never runs
+the pull request's code; GitLab's job hands its metrics and Code Quality reports to GitLab.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ yaml = pytest.importorskip("yaml")
 ROOT = Path(__file__).resolve().parent.parent
 GITHUB = ROOT / "examples" / "github-actions.yml"
 GITLAB = ROOT / "examples" / "gitlab-ci.yml"
+COMMENT = ROOT / "examples" / "github-actions-comment.yml"
 GUIDE = ROOT / "docs" / "ci.md"
 ENV = {"HF_HUB_OFFLINE": "1", "RAGAS_DO_NOT_TRACK": "true", "ANONYMIZED_TELEMETRY": "False"}
 
@@ -89,6 +94,37 @@ def test_the_gate_command(command: Any) -> None:
     assert has_option(argv, "--ragate-html", "out/report.html")
     assert has_option(argv, "--ragate-results", "out/results.jsonl")
     assert argv[-1] == "$BASELINE"  # `--ragate-baseline PATH` only when the download worked
+
+
+SCHEMAS = {"vendor.github-workflows": sorted((ROOT / "examples").glob("github-*.yml")),
+           "vendor.gitlab-ci": sorted((ROOT / "examples").glob("gitlab-*.yml"))}
+
+
+def check_jsonschema(*args: str) -> tuple[int, str]:
+    """check-jsonschema's command, in this process (its click command), offline."""
+    pytest.importorskip("check_jsonschema")
+    from check_jsonschema.cli.main_command import main as command
+    from click.testing import CliRunner
+
+    done = CliRunner().invoke(command, list(args))
+    return done.exit_code, done.output
+
+
+@pytest.mark.parametrize("schema", sorted(SCHEMAS))
+def test_every_example_is_valid_against_its_ci_systems_schema(schema: str) -> None:
+    """The schemas check-jsonschema carries (SchemaStore's), offline: a misspelt key, a step
+    with both `uses` and `run`, a trigger GitHub does not have, fail here, not in CI."""
+    files = SCHEMAS[schema]
+    assert len(files) >= 2, files
+    status, said = check_jsonschema("--builtin-schema", schema, *map(str, files))
+    assert status == 0, said
+
+
+def test_the_schema_check_catches_a_broken_workflow(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.yml"
+    broken.write_text(GITHUB.read_text(encoding="utf-8").replace("runs-on:", "run-on:"))
+    status, said = check_jsonschema("--builtin-schema", "vendor.github-workflows", str(broken))
+    assert status == 1 and "run-on" in said, said
 
 
 @pytest.mark.parametrize("path", [GITHUB, GITLAB, GUIDE], ids=lambda p: p.name)
@@ -170,14 +206,57 @@ def test_github_installs_runs_and_publishes_even_when_the_gate_fails() -> None:
     after = steps[gate + 1:]
     uses = {str(s.get("uses", "")).partition("@")[0]: s for s in after}
     upload = uses["actions/upload-artifact"]
-    junit = uses["mikepenz/action-junit-report"]
     assert upload["with"]["path"] == "out/"
-    assert junit["with"]["report_paths"] == "out/junit.xml"
     for step in after:  # nothing after the gate is skipped by its failure
         assert "always()" in step.get("if", ""), step
     fetch = next(s for s in steps if "gh run download" in s.get("run", ""))
     assert fetch["continue-on-error"] is True  # no baseline yet must not fail the job
     assert f"--name {upload['with']['name']}" in fetch["run"]
+
+
+def test_the_github_gate_runs_read_only_and_leaves_its_comment_for_the_comment_workflow(
+        ) -> None:
+    workflow = load(GITHUB)
+    assert set(workflow["permissions"].values()) == {"read"}  # forks get no more anyway
+    argv = github_command()
+    assert has_option(argv, "--ragate-comment", "out/comment.md")  # inside the artifact
+    [named] = [s for s in github_steps() if "out/pr-number" in s.get("run", "")]
+    assert named["env"]["PR_NUMBER"] == "${{ github.event.pull_request.number }}"
+    assert "github.event_name == 'pull_request'" in named["if"]
+    assert "${{" not in named["run"]  # the number reaches the shell as data, not as code
+
+
+def test_the_comment_workflow_posts_from_the_artifact_and_never_runs_the_forks_code() -> None:
+    """A `workflow_run` of the gate, with the write permission the gate lacks: it downloads
+    the gate run's artifact, checks the number it names, and updates the comment that starts
+    with the marker `outputs/github.py` writes (or posts one); it checks nothing out and runs
+    no program the pull request could have changed."""
+    from pytest_ragate.outputs.github import MARKER
+
+    workflow = load(COMMENT)
+    on = workflow.get("on", workflow.get(True))  # YAML 1.1 reads a bare `on` as true
+    assert on == {"workflow_run": {"workflows": [load(GITHUB)["name"]],
+                                   "types": ["completed"]}}
+    assert workflow["permissions"] == {"actions": "read", "pull-requests": "write"}
+    [job] = workflow["jobs"].values()
+    assert job["if"] == "github.event.workflow_run.event == 'pull_request'"
+    steps = job["steps"]
+    actions = [str(s.get("uses", "")).partition("@")[0] for s in steps if "uses" in s]
+    assert actions == ["actions/download-artifact"]  # no checkout
+    download = steps[0]["with"]
+    upload = next(s for s in github_steps() if "upload-artifact" in str(s.get("uses", "")))
+    assert download["name"] == upload["with"]["name"]
+    assert download["run-id"] == "${{ github.event.workflow_run.id }}"
+    script = "\n".join(s.get("run", "") for s in steps)
+    code = re.sub(r"'[^']*'|\"[^\"]*\"", "''", script)  # the shell's words, not its strings
+    assert not re.search(r"\b(python3?|pip|pytest|ragate|npm|make|bash|sh|source)\b|\./",
+                         code), code
+    assert "*[!0-9]*" in script  # the artifact's number is checked to be one
+    assert ".head.sha" in script and "HEAD_SHA" in script  # ... and to be the gate's PR
+    assert f'startswith("{MARKER}")' in script
+    assert 'select(.user.login == "github-actions[bot]")' in script  # only its own comment
+    assert "--method PATCH" in script and "--method POST" in script
+    assert "-F body=@gate/comment.md" in script
 
 
 def test_gitlab_installs_runs_and_publishes_even_when_the_gate_fails() -> None:
@@ -193,6 +272,10 @@ def test_gitlab_installs_runs_and_publishes_even_when_the_gate_fails() -> None:
     assert artifacts["when"] == "always"
     assert artifacts["paths"] == ["out/"]
     assert artifacts["reports"]["junit"] == "out/junit.xml"
+    argv = gitlab_command()
+    assert has_option(argv, "--ragate-gitlab-metrics", artifacts["reports"]["metrics"])
+    assert has_option(argv, "--ragate-codequality", artifacts["reports"]["codequality"])
+    assert artifacts["reports"]["metrics"].startswith("out/")
     assert artifacts["expose_as"]
     script = "\n".join(job["script"])
     assert "raw/out/results.jsonl" in script and "|| rm -f baseline/results.jsonl" in script

@@ -7,6 +7,7 @@ import ast
 from pathlib import Path
 
 from pytest_ragate.decision import run_decision as decision
+from pytest_ragate.decision.floors import Gap, decide
 from pytest_ragate.decision.goldset_run import run_status
 from pytest_ragate.decision.population import (
     AnchorMember,
@@ -269,3 +270,26 @@ def test_a_run_that_measured_nothing_is_never_a_pass() -> None:
                             nodeid=f"{ROUTE}::anchor[a1]")])]),
         Arrived(anchors={f"{ROUTE}::anchor[a1]": anchor("a1")}))
     assert anchored.runs[0].status == "passed"  # an anchor that ran measured something
+
+
+def test_a_cause_many_questions_share_is_said_once_with_their_count() -> None:
+    """Issue 36 item 4: one misspelt fixture errors 40 questions, each error naming its
+    question. The floor names the cause once, with the first ten ids and how many more, and
+    each other cause once too (its message was 2,701 bytes over 40 such errors, every one
+    repeated; the same errors in every floor)."""
+    why = ("MissingSystem: {q}: no ragate_system in scope (did you mean ragate_system? "
+           "conftest.py:6 defines ragate_sytem); the built-in pipeline answers only where "
+           "asked for")
+    gaps = [Gap(member=f"q{i:02d}", member_kind="single_meeting", kind="errored",
+                why=why.format(q=f"q{i:02d}")) for i in range(38)]
+    gaps += [Gap(member=q, member_kind="single_meeting", kind="lost",
+                 why="its worker went down") for q in ("q38", "q39")]
+    message = decide(Floor("citation_accuracy", 0.5), "mini", [], gaps=gaps).message
+    assert message.count("no ragate_system in scope") == 1
+    assert ("not decided: 40 of 40 questions have no result: errored q00, q01, q02, q03, q04, "
+            "q05, q06, q07, q08, q09 and 28 more (MissingSystem: no ragate_system in scope "
+            "(did you mean") in message
+    assert "; lost q38, q39 (its worker went down) · " in message
+    assert len(message.encode()) < 600
+    one = decide(Floor("citation_accuracy", 0.5), "mini", [], gaps=gaps[:1]).message
+    assert "errored q00 (MissingSystem: q00: no ragate_system in scope" in one  # as it was

@@ -191,6 +191,43 @@ def test_sequential_asking_the_bill_rejudge_and_plan_show_no_gist_and_no_credent
     assert leaks(texts, [*GISTS.values(), *halves, NOTES, PASSWORD, QUERY_KEY, "alice"]) == []
 
 
+CI_OUTPUTS = {"comment.md": "--ragate-comment", "metrics.txt": "--ragate-gitlab-metrics",
+              "cq.json": "--ragate-codequality"}
+FAILING_SYSTEM = "import os\n" + SYSTEM.replace(
+    "            return Answer.abstain()",
+    '            raise RuntimeError("upstream " + os.environ["LEAKY_URL"] + " is down")')
+
+
+@WORKERS
+def test_the_ci_views_show_no_gist_and_no_credential(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, openai_stub: OpenAIStub,
+        workers: str) -> None:
+    """What issue 36 added (GitHub's job summary and annotations, the pull-request comment,
+    GitLab's metrics and Code Quality reports), from a sealed goldset whose judge echoes the
+    gist, at a URL that holds a password, and whose system's error names that URL: neither
+    reaches any of them, and they do show the error and the judge's failures."""
+    sealed_goldset(pytester, monkeypatch)
+    pytester.makeconftest(FAILING_SYSTEM + FIXTURE_JUDGE_CONFTEST)
+    openai_stub.script = echo
+    url = with_credentials(openai_stub.url)
+    summary = pytester.path / "summary.md"
+    for name, value in (("LEAKY_URL", url), ("GITHUB_ACTIONS", "true"),
+                        ("GITHUB_STEP_SUMMARY", str(summary))):
+        monkeypatch.setenv(name, value)
+    result = run_every_output(pytester, workers, "--ragate-judge=ragas:stub-model",
+                              f"--ragate-judge-url={url}", "--ragate-cache=off",
+                              *[f"{flag}={name}" for name, flag in CI_OUTPUTS.items()])
+    texts = {**every_output(pytester, result),
+             **outputs_in(pytester.path, "", "", [*CI_OUTPUTS, "summary.md"])}
+    commands = [line for line in result.stdout.str().splitlines() if line.startswith("::")]
+    assert any(line.startswith("::error ") and "q4 errored" in line for line in commands)
+    assert any(line.startswith("::warning ") and "judge failure" in line for line in commands)
+    assert "q4" in texts["summary.md"] and "q4" in texts["cq.json"]
+    assert "upstream http://\\*\\*\\*@" in texts["summary.md"]  # the error, its URL masked
+    halves = [gist[: len(gist) // 2 + 4] for gist in GISTS.values()]
+    assert leaks(texts, [*GISTS.values(), *halves, NOTES, PASSWORD, QUERY_KEY, "alice"]) == []
+
+
 SLICED = JUDGED + "\n[floors.slices.kind]\nfaithfulness = 0.5\nevidence_recall = 0.1\n"
 
 

@@ -100,6 +100,32 @@ def test_a_misspelled_system_fixture_is_an_error_that_names_it(pytester: pytest.
     assert json.loads((pytester.path / "h.jsonl").read_text())["status"] == "failed"
 
 
+def test_a_misspelled_system_over_40_questions_is_said_once_in_each_floor(
+        pytester: pytest.Pytester) -> None:
+    """Issue 36 item 4, measured: each floor's failure names the cause once and counts the
+    questions. Over 40 questions the FAILURES section (the three floors) printed 8,384 bytes
+    (each floor repeated ten of the 40 errors; the whole output 26,142 bytes), now 1,562
+    (19,321 in all: pytest's own ERRORS section still shows each question's error)."""
+    write_goldset(pytester.path / "gs", questions=[
+        {"question_id": f"q{i:02d}", "kind": "single_meeting", "question": f"q{i}?"}
+        for i in range(40)], expected=[{"question_id": f"q{i:02d}", "gist": "g", "evidence": [
+            {"meeting_id": "m1", "first_turn": 2, "last_turn": 3}]} for i in range(40)],
+        floors="[floors]\nabstention_accuracy = 0.0\ncitation_accuracy = 0.5\n"
+               "evidence_recall = 0.5\n")
+    pytester.makeconftest(MISSPELLED)
+    result = pytester.runpytest("gs", "-p", "no:cacheprovider", "--ragate-report=r.md")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    failures = result.stdout.str().partition("= FAILURES =")[2].partition("ragate: no ")[0]
+    sections = failures.split("mini::floor[")[1:]
+    assert len(sections) == 3
+    for section in sections:
+        assert section.count("no ragate_system in scope") == 1
+        assert "errored q00, q01, q02, q03, q04, q05, q06, q07, q08, q09 and 30 more" in section
+    assert len(failures.encode()) < 2000
+    assert (pytester.path / "r.md").read_text().count(
+        "MissingSystem: no ragate_system in scope") <= 3  # once a floor, not 40 times
+
+
 @WORKERS
 def test_without_any_system_anchors_and_decorated_tests_are_errors_too(
         pytester: pytest.Pytester, workers: str) -> None:

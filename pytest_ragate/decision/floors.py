@@ -235,7 +235,7 @@ def decide(
                            computed_by=counted.computed_by, errors=counted.errors,
                            skipped=counted.skipped, estimate="ppi")
     return against_floor(floor, goldset, figures_of(floor, t, strictness.strict, ppi), strictness,
-                         counted, worst=behind(floor.metric, rows, over=_over(floor)))
+                         counted, worst=behind(floor.metric, rows, over=bill_bound(floor)))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -296,7 +296,7 @@ def unread(floor: Floor, goldset: str, coverage: float, scored: Scored) -> Verdi
                    computed_by=scored.counted.computed_by)
 
 
-def _over(floor: Floor) -> float | None:
+def bill_bound(floor: Floor) -> float | None:
     """A bill floor's bound: its failure names only the answers over it."""
     return floor.min if METRICS[floor.metric].source == "bill" else None
 

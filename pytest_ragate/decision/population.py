@@ -102,6 +102,10 @@ class Asked(Protocol):
     @property
     def index(self) -> int: ...
     @property
+    def line(self) -> int: ...  # its line in the questions file
+    @property
+    def expected_line(self) -> int | None: ...  # its answer's line in the expected file
+    @property
     def repeat(self) -> int: ...
     @property
     def repeats(self) -> int: ...
@@ -166,6 +170,10 @@ class Member(_Wire):
     must_abstain: bool
     evidence_spans: int
     expected: list[str] | None = None  # expected span labels, as on its results row
+    # where the goldset says it: its line in the questions file, its answer's in the expected
+    # (or sealed) file; what a CI annotation points at (outputs/findings.py)
+    line: int | None = None
+    expected_line: int | None = None
 
     @classmethod
     def asked(cls, case: Asked, nodeid: str | None) -> Member:
@@ -176,7 +184,8 @@ class Member(_Wire):
                    nodeid=nodeid,
                    sealed=expected is None, must_abstain=case.must_abstain,
                    evidence_spans=len(expected.spans) if expected is not None else 0,
-                   expected=case.expected_labels)
+                   expected=case.expected_labels, line=case.line,
+                   expected_line=case.expected_line)
 
     @property
     def item_name(self) -> str:
@@ -199,7 +208,7 @@ def _tags(question: AskedQuestion) -> dict[str, str]:
 
 # How a member was collected, not what its question is: every other field of a Member is a
 # field of its results row (`question_row`), so a field added to both reaches every row.
-NOT_ON_THE_ROW = frozenset({"name", "nodeid", "sealed"})
+NOT_ON_THE_ROW = frozenset({"name", "nodeid", "sealed", "line", "expected_line"})
 
 
 class AnchorMember(_Wire):
@@ -256,6 +265,10 @@ class Population(_Wire):
     judge: str | None = None
     judge_fixture: str | None = None
     sequential: SequentialPlan | None = None  # asked in a seeded order, stopped once decided
+    # the goldset's questions file and expected (or sealed) answers file, relative to the
+    # rootdir: where its members' `line` and `expected_line` are
+    questions_file: str | None = None
+    expected_file: str | None = None
 
     @classmethod
     def of(cls, route: str, goldset: AskedGoldset, cases: Iterable[Asked],
@@ -264,7 +277,8 @@ class Population(_Wire):
            agreement_min: float | None = None, coverage_min: float | None = None,
            judge_optional: Iterable[str] = (), estimate: Literal["judge", "ppi"] = "judge",
            judge: str | None = None, judge_fixture: str | None = None,
-           sequential: SequentialPlan | None = None) -> Population:
+           sequential: SequentialPlan | None = None,
+           files: tuple[str | None, str | None] = (None, None)) -> Population:
         """One route's population: each case (once per repeat) and anchor (None: a
         `@ragate.goldset` test, whose anchors are the file route's) with the node id it runs
         as, found by its item name in `nodeids` (absent: deselected); `labels` are the
@@ -279,7 +293,8 @@ class Population(_Wire):
             labels=[LabelSpec.model_validate(label, from_attributes=True) for label in labels],
             agreement_min=agreement_min, coverage_min=coverage_min,
             judge_optional=list(judge_optional), estimate=estimate, judge=judge,
-            judge_fixture=judge_fixture, sequential=sequential)
+            judge_fixture=judge_fixture, sequential=sequential, questions_file=files[0],
+            expected_file=files[1])
 
     def stamps(self, metric: str) -> dict[str, str]:
         """Question id → the answer its `metric` label was written for, where it is stamped."""

@@ -293,6 +293,7 @@ class Case:
     question: Question
     expected: Expected | None
     sealed_has_evidence: bool | None = None  # what the sealed index says, without the key
+    expected_line: int | None = None  # its answer's line in the expected (or sealed) file
     repeat: int = 1  # which of the question's repeats this item asks (1-based)
     repeats: int = 1  # how many times the question is asked in this run
 
@@ -714,6 +715,7 @@ class _Matching:
     rejected: set[str]  # ids whose question or answer line was rejected
     answers: dict[str, Expected | None] = field(default_factory=dict)
     has_evidence: dict[str, bool] = field(default_factory=dict)
+    lines: dict[str, int | None] = field(default_factory=dict)  # each answer's line in its file
     problems: list[Problem] = field(default_factory=list)
 
     def orphan(self, file: Path, qid: str, line: int | None = None) -> None:
@@ -742,6 +744,7 @@ class _Matching:
                                              line=at, question_id=qid))
                 continue
             self.answers[qid] = exp
+            self.lines[qid] = at
             if qid in self.by_id:
                 found = _check_answer(self.by_id[qid][1].kind, exp, corpus, file, at)
                 self.problems.extend(_sealed_answer_problems(found) if opened else found)
@@ -860,5 +863,6 @@ def _cases(goldset: Goldset, by_id: dict[str, tuple[int, Question]], matching: _
     """Each question with its expected answer, in the questions file's order."""
     return [Case(goldset=goldset, index=i, line=line, question=q,
                  expected=matching.answers[q.question_id],
-                 sealed_has_evidence=matching.has_evidence.get(q.question_id))
+                 sealed_has_evidence=matching.has_evidence.get(q.question_id),
+                 expected_line=matching.lines.get(q.question_id))
             for i, (line, q) in enumerate(by_id.values())]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import gc
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +26,7 @@ from pytest_ragate.goldsets.loader import (
     with_judge_coverage,
 )
 from pytest_ragate.goldsets.promotion import PROMOTE_HINT
+from pytest_ragate.goldsets.sealed import locate_sealed
 from pytest_ragate.items.keys import (
     AGAIN_KEY,
     ANCHOR_KEY,
@@ -43,7 +44,7 @@ from pytest_ragate.items.reasons import failure_line
 from pytest_ragate.items.route import RouteSpec
 from pytest_ragate.items.sequential import plan_of
 from pytest_ragate.items.xdist_worker import reporting_as
-from pytest_ragate.problems import GoldsetError
+from pytest_ragate.problems import GoldsetError, Problem
 from pytest_ragate.scoring.flips import anchor_digest
 from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord
@@ -408,6 +409,7 @@ class GoldsetFile(pytest.File):
     """`ragate.toml`: its questions, then its floors."""
 
     goldset: Goldset | None = None  # set once collected
+    problems: Sequence[Problem] = ()  # why it could not be: its GoldsetError's, line by line
 
     def __repr__(self) -> str:
         """`<GoldsetFile ragate.toml: mini, eval_version 7, 4 questions (…), 3 floors>`."""
@@ -431,6 +433,7 @@ class GoldsetFile(pytest.File):
         try:
             goldset = cached_goldset(self.config, self.path)
         except GoldsetError as error:
+            self.problems = error.problems  # on its collect report (plugin.py)
             raise self.CollectError(f"invalid goldset {self.path}:\n{error}") from None
         clash = name_clash(self.config, goldset, self.nodeid)
         if clash:
@@ -532,6 +535,23 @@ def adopt_questions(items: Iterable[object], route: str) -> Iterator[pytest.Func
 # --- what the controller is told ------------------------------------------------------------
 
 
+def goldset_files(goldset: Goldset, rootdir: Path) -> tuple[str, str]:
+    """Its questions file and its expected (or sealed) answers file, as paths relative to
+    the rootdir when under it (what a CI annotation names), else absolute."""
+    questions = goldset.config.questions
+    expected = locate_sealed(goldset.root, questions.expected)
+    if not goldset.sealed:
+        expected = goldset.root / questions.expected
+
+    def named(path: Path) -> str:
+        try:
+            return path.resolve().relative_to(rootdir.resolve()).as_posix()
+        except ValueError:
+            return path.resolve().as_posix()
+
+    return named(goldset.root / questions.file), named(expected)
+
+
 def collected(items: Iterable[pytest.Item]) -> Collected:
     """The selected floors, and the whole population of every route that has a selected item:
     each question and anchor of its goldset, with the node id it runs as (None when it was
@@ -572,7 +592,8 @@ def collected(items: Iterable[pytest.Item]) -> Collected:
                                                    if f.route == route]),
             estimate="ppi" if goldset.estimate == "ppi" else "judge",
             judge=_configured_judge(item_config), judge_fixture=judge_fixtures[route],
-            sequential=plan_of(item_config, goldset)))
+            sequential=plan_of(item_config, goldset),
+            files=goldset_files(goldset, item_config.rootpath)))
     return Collected(floors=floors, populations=populations)
 
 

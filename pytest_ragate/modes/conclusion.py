@@ -30,7 +30,8 @@ from pytest_ragate.modes.saved_lines import decision_settings, saved_lines
 from pytest_ragate.outputs.baseline import BaselineError, load_baseline
 from pytest_ragate.outputs.reports import incomplete_notice
 from pytest_ragate.outputs.results import Shard
-from pytest_ragate.outputs.writers import Saved, Written, write_outputs
+from pytest_ragate.outputs.writers import Saved, Written, write_ci_files, write_outputs
+from pytest_ragate.problems import Problem
 from pytest_ragate.scoring.flips import Flips
 from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord
@@ -38,6 +39,7 @@ from pytest_ragate.settings import Settings
 from pytest_ragate.wording.baseline import accept_judge_unneeded
 
 if TYPE_CHECKING:
+    from pytest_ragate.outputs.github import GateView
     from pytest_ragate.outputs.history import FlipReport
 
 Location = tuple[str, int | None, str]
@@ -66,6 +68,7 @@ class Conclusion:
         self.incomplete: str | None = None  # why the run stopped early, when it did
         self.unwritten: str | None = None  # why no output was written, when none was
         self.gaps_fail: list[str] = []  # goldsets whose missing results alone fail the run
+        self.invalid_lines: list[Problem] = []  # invalid goldsets' lines (the CI's findings)
         self.concluded = False
         gate = settings.gate
         baseline = None
@@ -151,6 +154,9 @@ class Conclusion:
             cut_short=incomplete is not None or bool(session.shouldstop or session.shouldfail),
             failed=run_failed, ci=self.settings.gate.ci,
             flip_window=self.settings.gate.flip_window, saved=saved, incomplete=incomplete)
+        if self.settings.run.comment or self.settings.run.gitlab_metrics \
+                or self.settings.run.codequality:
+            write_ci_files(self.settings.run, self.view())
         if self.settings.run.promote and incomplete is not None:
             self.promotion = [f"ragate: nothing promoted: {incomplete_notice(incomplete)}"]
         elif self.settings.run.promote:
@@ -159,6 +165,15 @@ class Conclusion:
             decided = self.decision.floors if self.decision is not None else []
             self.promotion = promote(self.arrived.anchors.values(), decided,
                                      check, force=self.settings.run.promote_flipped)
+
+    def view(self, *, exit_status: int | None = None, shard: str | None = None) -> GateView:
+        """The run as its CI outputs show it (`modes/ci_views.py`)."""
+        from pytest_ragate.modes.ci_views import gate_view
+
+        return gate_view(self.config, self.runs, self.collected, problems=self.invalid_lines,
+                         exit_status=exit_status, incomplete=self.incomplete,
+                         deltas=self.written.deltas, written=self.settings.run.outputs,
+                         shard=shard)
 
     def outputs(self) -> reporter.Outputs:
         """The outputs asked for, and how this run left them."""

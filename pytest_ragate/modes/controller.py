@@ -18,6 +18,7 @@ goes on to pytest.
 
 from __future__ import annotations
 
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Generator, Sequence
 from pathlib import Path
@@ -29,6 +30,7 @@ from pytest_ragate.items.keys import (
     ANCHOR_ATTR,
     MALFORMED_ATTR,
     NO_SYSTEM_ATTR,
+    PROBLEMS_ATTR,
     RECORD_ATTR,
     WORKEROUTPUT_KEY,
     is_goldset_item,
@@ -41,6 +43,7 @@ from pytest_ragate.settings import Settings, read_settings
 if TYPE_CHECKING:
     from pytest_ragate.decision.regressions import RunJudge
     from pytest_ragate.modes.conclusion import Conclusion
+    from pytest_ragate.problems import Problem
 
 Location = tuple[str, int | None, str]
 
@@ -129,6 +132,9 @@ class Controller(ABC):
         self.conclusion: Conclusion | None = None
         self.held = False  # this process's collection held the outputs to its goldsets
         self.cleared = False  # the outputs an earlier run left were cleared
+        # invalid goldsets' lines, for the CI's annotations (not `problems`: ragate decide's
+        # controller keeps its refusals under that name)
+        self.invalid_lines: list[Problem] = []
         if settings.gate.baseline or settings.run.outputs or settings.run.promote:
             self.concluding()  # a bad baseline is a usage error before anything runs
 
@@ -160,6 +166,7 @@ class Controller(ABC):
         if self.conclusion is not None:
             self.conclusion.gather(selected=self.selected, started=self.started,
                                    failed=self.failed, crashed=self.crashed, down=self.down)
+            self.conclusion.invalid_lines = self.invalid_lines
         return self.conclusion
 
     def pytest_runtest_logstart(self, nodeid: str, location: Location) -> None:
@@ -272,6 +279,11 @@ class Controller(ABC):
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
             refused(self.config, report)  # an xdist worker refused the outputs
+            found = getattr(report, PROBLEMS_ATTR, None)
+            if found:
+                from pytest_ragate.problems import Problem
+
+                self.invalid_lines += [Problem.from_json(p) for p in found]
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
@@ -296,7 +308,7 @@ class Controller(ABC):
             self.conclude(session, stopped_early(session))
         return result
 
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+    def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int) -> None:
         if self.no_system:
             from pytest_ragate.items.provenance import missing_summary
 
@@ -312,6 +324,25 @@ class Controller(ABC):
                 terminalreporter.write_line(invalid_usage_line(judge, name, why, questions),
                                             red=True, bold=True)
         self.summary(terminalreporter)
+        self.show_in_ci(terminalreporter, int(exitstatus))
+
+    def show_in_ci(self, terminalreporter: Any, exitstatus: int) -> None:
+        """On GitHub Actions, the job summary and the annotations (`ci_views.py`): once, here,
+        when a goldset ran or an invalid one was refused."""
+        if not self.settings.ci.github_on(os.environ):
+            return
+        conclusion = self.conclusion if self.conclusion and self.conclusion.concluded else None
+        if conclusion is None and not self.invalid_lines:
+            return
+        from pytest_ragate.modes.ci_views import gate_view, show_on_github
+
+        shard = getattr(self, "shard", None)
+        view = (conclusion.view(exit_status=exitstatus,
+                                shard=str(shard) if shard is not None else None)
+                if conclusion is not None else
+                gate_view(self.config, [], None, problems=self.invalid_lines,
+                          exit_status=exitstatus))
+        show_on_github(self.config, terminalreporter, view)
 
     def hint_nothing_ran(self, terminalreporter: Any) -> None:
         """No ragate item was selected, here (no xdist) or on a worker: where the rootdir's

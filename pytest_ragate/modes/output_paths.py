@@ -32,6 +32,8 @@ from pytest_ragate.goldsets import CONFIG_NAME
 from pytest_ragate.settings import read_settings
 
 REFUSED_ATTR = "ragate_refused"  # on an xdist worker's collect report: outputs refused
+STEP_SUMMARY = "$GITHUB_STEP_SUMMARY"  # GitHub's job summary file, appended to (github.py)
+APPENDED = frozenset({"--ragate-history", STEP_SUMMARY})  # never cleared: appended to
 
 
 @dataclass(frozen=True)
@@ -46,11 +48,22 @@ class Input:
 
 
 def outputs(config: pytest.Config) -> list[tuple[str, str]]:
-    """(flag, path) of every file a run writes: pytest's JUnit file and ragate's own."""
+    """(flag, path) of every file a run writes: pytest's JUnit file, ragate's own, and
+    GitHub's job summary when the run shows itself in GitHub Actions."""
     junit = config.getoption("xmlpath", None)
-    ours = read_settings(config).run.outputs
+    settings = read_settings(config)
+    summary = step_summary(config)
     return ([("--junitxml", str(junit))] if junit else []) + [
-        (f"--ragate-{name}", path) for name, path in ours.items()]
+        (f"--ragate-{name}", path) for name, path in settings.run.outputs.items()] + (
+        [(STEP_SUMMARY, summary)] if summary else [])
+
+
+def step_summary(config: pytest.Config) -> str | None:
+    """The job summary file this run appends to: `$GITHUB_STEP_SUMMARY`, when GitHub's views
+    are on (`--ragate-github`) and GitHub set it."""
+    if not read_settings(config).ci.github_on(os.environ):
+        return None
+    return os.environ.get("GITHUB_STEP_SUMMARY") or None
 
 
 def _resolved(value: str | Path) -> Path:
@@ -261,11 +274,11 @@ def unwritable(path: Path, flag: str = "") -> str | None:
 
 
 def clear_outputs(config: pytest.Config, *, junit: bool) -> list[str]:
-    """Remove what an earlier run left at every output this run writes but the history
-    (appended to), and pytest's JUnit file when `junit`: a run that stops before it
+    """Remove what an earlier run left at every output this run writes but the history and
+    the job summary (appended to), and pytest's JUnit file when `junit`: a run that stops before it
     concludes then leaves nothing that looks current. Only regular files are removed."""
     targets = [(flag, value) for flag, value in outputs(config)
-               if flag != "--ragate-history" and (junit or flag != "--junitxml")]
+               if flag not in APPENDED and (junit or flag != "--junitxml")]
     if not targets:
         return []
     from pytest_ragate.files import remove_regular  # pydantic: not in a run without outputs

@@ -28,7 +28,9 @@ from pytest_ragate.outputs.reports import (
     regressions_table,
     run_bill_line,
     run_figures,
+    run_slices,
     suggestion_lines,
+    tag_table,
     worst_lines,
 )
 from pytest_ragate.outputs.slice_tables import slice_tables
@@ -256,7 +258,11 @@ def figures_before_floors(write: Any, runs: Sequence[GoldsetRun]) -> None:
         return
     write(figures_table(found, "simple"))
     for run, figs in found:
-        for line in suggestion_lines(run.label, figs):
+        by_tag = tag_table(run.records, [f.metric for f in figs], "simple")
+        if by_tag:
+            write(f"{run.label}: by tag (information; a slice floor decides its own):")
+            write(by_tag)
+        for line in suggestion_lines(run.label, figs, run_slices(run, figs)):
             write(line)
 
 

@@ -42,7 +42,7 @@ from pytest_ragate.outputs.history import (
 )
 from pytest_ragate.outputs.reports import (
     ANCHOR_HEADERS,
-    OUTCOME_WORDS,
+    TAG_HEADERS,
     anchor_rows,
     bill_cells,
     billed_columns,
@@ -51,12 +51,15 @@ from pytest_ragate.outputs.reports import (
     question_bill,
     run_bill_line,
     slice_cells,
+    tag_rows,
     worst_lines,
 )
 from pytest_ragate.outputs.slice_tables import SliceTable, slice_tables
+from pytest_ragate.outputs.text_cells import tags_text
 from pytest_ragate.scoring.figures import interval_of, kind_counts
 from pytest_ragate.scoring.records import QuestionRecord, Tally, fmt_num, tally
 from pytest_ragate.scoring.registry import METRICS, figure_digits
+from pytest_ragate.wording.floors import OUTCOME_WORDS
 from pytest_ragate.wording.numbers import floor_figure, fmt_counts, fmt_interval, fmt_n, shown
 from pytest_ragate.wording.runs import STATUS_WORDS, lines_of, status_note
 from pytest_ragate.wording.slices import slices_title
@@ -410,6 +413,7 @@ def question_row(run: GoldsetRun, r: QuestionRecord, metrics: Sequence[str],
         "id": run.named(r),
         "question": r.question,
         "kind": r.kind,
+        "tags": tags_text(r.tags),
         "status": r.status,
         "error": r.error,
         "wrong": r.wrong,
@@ -491,6 +495,8 @@ def run_view(index: int, run: GoldsetRun, history: Sequence[HistoryLine],
         "by_kind": [(m, metric_source(run, m), fmt_counts(kind_counts(m, run.records)))
                     for m in metrics],
         "uncited": uncited,
+        "by_tag": tag_rows(run.records, metrics),
+        "tag_headers": TAG_HEADERS,
         "kind_plots": [kind_plot(run, m, f"{key}-kinds-{m}") for m in metrics]
         if run.records else [],
         "calibration": calibration,

@@ -17,6 +17,7 @@ from tabulate import tabulate
 from pytest_ragate.decision.goldset_run import GoldsetRun, RunStatus, run_status
 from pytest_ragate.files import write_atomic
 from pytest_ragate.outputs.slice_tables import SliceRow, slice_tables
+from pytest_ragate.outputs.text_cells import md_cut, md_inline, tags_text
 from pytest_ragate.scoring.figures import kind_counts
 from pytest_ragate.scoring.records import (
     MECHANICAL,
@@ -26,7 +27,16 @@ from pytest_ragate.scoring.records import (
     fmt_num,
 )
 from pytest_ragate.scoring.registry import METRICS, cost_of, figure_digits
-from pytest_ragate.scoring.suggest import RULE, Figure, figures
+from pytest_ragate.scoring.slices import SliceFigure
+from pytest_ragate.scoring.suggest import (
+    RULE,
+    Figure,
+    SliceSuggestion,
+    figures,
+    slice_suggestions,
+)
+from pytest_ragate.scoring.tag_figures import tag_figures
+from pytest_ragate.wording.floors import OUTCOME_WORDS
 from pytest_ragate.wording.numbers import (
     floor_figure,
     fmt_counts,
@@ -36,9 +46,6 @@ from pytest_ragate.wording.numbers import (
 )
 from pytest_ragate.wording.runs import STATUS_WORDS, lines_of, status_note
 from pytest_ragate.wording.slices import slice_call_cell, slices_title
-
-OUTCOME_WORDS = {"passed": "PASS", "failed": "FAIL", "xfailed": "XFAIL",
-                 "xpassed": "XPASS(strict)", "skipped": "SKIP"}
 
 
 def floors_table(runs: Sequence[GoldsetRun], tablefmt: str) -> str:
@@ -91,6 +98,27 @@ def slices_section(run: GoldsetRun) -> list[str]:
     return parts
 
 
+TAG_HEADERS = ["tag", "metric", "value", "95% interval", "n"]
+
+
+def tag_rows(records: Sequence[QuestionRecord], metrics: Sequence[str]) -> list[list[str]]:
+    """Each metric by tag value (`scoring/tag_figures.py`): information, whether or not a
+    slice floor exists; no row for questions without tags."""
+    return [[f.name, f.metric, fmt_num(f.tally.value, figure_digits(f.metric)),
+             fmt_interval(f.interval, figure_digits(f.metric)), fmt_n(f.tally)]
+            for f in tag_figures(records, metrics)]
+
+
+def tag_table(records: Sequence[QuestionRecord], metrics: Sequence[str], tablefmt: str) -> str:
+    """`tag_rows` as one table; empty when no question has a tag."""
+    rows = tag_rows(records, metrics)
+    if not rows:
+        return ""
+    if tablefmt == "github":
+        rows = [[md_inline(row[0]), *row[1:]] for row in rows]
+    return tabulate(rows, headers=TAG_HEADERS, tablefmt=tablefmt, disable_numparse=True)
+
+
 def figures_table(found: Sequence[tuple[GoldsetRun, list[Figure]]], tablefmt: str) -> str:
     """Each run's figures (`run_figures`): value, interval, n, kinds, suggested floor."""
     rows = [[run.label, f.metric, fmt_num(f.tally.value), fmt_interval(f.interval),
@@ -104,9 +132,10 @@ def figures_table(found: Sequence[tuple[GoldsetRun, list[Figure]]], tablefmt: st
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
-def floors_block(found: Sequence[Figure]) -> list[str]:
+def floors_block(found: Sequence[Figure], slices: Sequence[SliceSuggestion] = ()) -> list[str]:
     """The `[floors]` table of a goldset's suggestions, ready to paste into its ragate.toml,
-    the rule a comment in it. A suggestion of 0 gates nothing: it stays commented out."""
+    the rule a comment in it. A suggestion of 0 gates nothing: it stays commented out. Then
+    its slice floors (`slice_block`)."""
     lines = ["[floors]", f"# {RULE}"]
     for f in found:
         if f.suggested is None:
@@ -117,20 +146,68 @@ def floors_block(found: Sequence[Figure]) -> list[str]:
         else:
             lines.append(f"# {key} = 0.00  (its 95% lower bound is 0 over n={fmt_n(f.tally)} "
                          f"{METRICS[f.metric].unit}: a floor there gates nothing)")
+    return lines + slice_block(slices)
+
+
+def _toml_key(name: str) -> str:
+    return name if _BARE_KEY.fullmatch(name) else '"' + name.replace('"', '\\"') + '"'
+
+
+def slice_block(slices: Sequence[SliceSuggestion]) -> list[str]:
+    """Slice floors as a goldset's suggestions name them: a `[floors.slices.<key>]` table
+    with each metric whose every slice this n decides; for the others, a comment naming the
+    slices that stop it (`lang=de needs about 142 questions (has 31)`), never a floor that
+    must fail as insufficient."""
+    lines: list[str] = []
+    by_key: dict[str, list[SliceSuggestion]] = {}
+    for suggestion in slices:
+        by_key.setdefault(suggestion.key, []).append(suggestion)
+    for key, found in by_key.items():
+        table = f"[floors.slices.{_toml_key(key)}]"
+        decided = [s for s in found if s.decided]
+        lines += ["", table, "# every slice's 95% interval clears these at today's n"] \
+            if decided else [""]
+        lines += [f"{_toml_key(s.metric)} = {s.floor:.2f}" for s in decided]
+        lines += [f"# {table} {s.metric} = {s.floor:.2f} not suggested: "
+                  + "; ".join(slice_stop(key, f) for f in s.undecided)
+                  for s in found if not s.decided]
     return lines
 
 
-def suggestion_lines(label: str, found: Sequence[Figure]) -> list[str]:
+def slice_stop(key: str, figure: SliceFigure) -> str:
+    """Why one slice stops a suggested slice floor: `lang=de needs about 142 questions (has
+    31)`, `lang=fr is below it (0.41 [0.25, 0.58], n=31)`."""
+    t = figure.tally
+    name = f"{key}={figure.value}"
+    if figure.call == "misses":
+        digits = figure_digits(t.metric)
+        return (f"{name} is below it ({fmt_num(t.value, digits)} "
+                f"{fmt_interval(figure.interval, digits)}, n={fmt_n(t)})")
+    unit = METRICS[t.metric].unit
+    if figure.needs is not None:
+        return f"{name} needs about {figure.needs} {unit} (has {fmt_n(t)})"
+    if not t.n:
+        return f"{name} has nothing scored"
+    return f"{name} cannot be decided at any n (n={fmt_n(t)}: on the floor, or no spread)"
+
+
+def suggestion_lines(label: str, found: Sequence[Figure],
+                     slices: Sequence[SliceSuggestion] = ()) -> list[str]:
     """What a goldset without floors is told: its suggested floors (or why none)."""
     if not any(f.suggested is not None for f in found):
         return [f"{label}: nothing scored, no floor to suggest"]
     return [f"{label}: no floors yet; suggested, to paste into its ragate.toml:",
-            *floors_block(found)]
+            *floors_block(found, slices)]
 
 
 def run_figures(runs: Sequence[GoldsetRun]) -> list[tuple[GoldsetRun, list[Figure]]]:
     """The figures of each run that has no floors yet."""
     return [(run, figures(run.records)) for run in runs if not run.verdicts]
+
+
+def run_slices(run: GoldsetRun, found: Sequence[Figure]) -> list[SliceSuggestion]:
+    """The slice floors a run without floors could have (`suggest.slice_suggestions`)."""
+    return slice_suggestions(run.records, found)
 
 
 def regressions_table(runs: Sequence[GoldsetRun], tablefmt: str) -> str:
@@ -200,8 +277,9 @@ def bill_cells(r: QuestionRecord, latency: bool, cost: bool) -> list[str]:
 def _question_rows(run: GoldsetRun) -> tuple[list[str], list[list[str]]]:
     metrics = run.metrics
     latency, cost = billed_columns(run)
-    headers = ["question", "text", "kind", "status", "abstained", "citations ok",
-               "expected evidence", "evidence found", "contexts", "nearest distance",
+    headers = ["question", "text", "kind", "tags", "status", "answer", "abstained",
+               "citations ok", "expected evidence", "evidence found", "contexts",
+               "nearest distance",
                *[f"{m} ({metric_source(run, m)})" for m in metrics],
                *(["latency (s)"] * latency), *(["cost"] * cost), "judge"]
     rows = []
@@ -211,8 +289,8 @@ def _question_rows(run: GoldsetRun) -> tuple[list[str], list[list[str]]]:
                     or "none: must abstain")
         rows.append([
             run.named(r),
-            _cell(r.question or ""), r.kind,
-            r.status if r.status != "scored" else "",
+            md_inline(r.question or ""), r.kind, md_inline(tags_text(r.tags)),
+            r.status if r.status != "scored" else "", answer_cell(r),
             "" if r.abstained is None else ("yes" if r.abstained else "no")
             + ("" if r.abstention_correct else " ✗"),
             f"{r.citations_correct}/{r.citations}" + (" (uncited)" if r.uncited else "")
@@ -229,9 +307,18 @@ def _question_rows(run: GoldsetRun) -> tuple[list[str], list[list[str]]]:
         values = [v for r in run.records if (v := _value(r, m)) is not None]
         means.append(fmt_num(sum(values) / len(values)) if values else "—")
     total = fmt_dollars(bill_of(run.records).total_cost)  # latency's totals: the bill line
-    rows.append(["**mean**", "", "", "", "", "", "", "", "", "", *means, *([""] * latency),
+    rows.append(["**mean**", *[""] * 11, *means, *([""] * latency),
                  *([f"**total** {total}"] * cost), ""])
     return headers, rows
+
+
+def answer_cell(record: QuestionRecord) -> str:
+    """A question's answer as a table cell shows it: cut to a readable width and escaped
+    (its text is redacted already, as every kept text is); `(abstained)`, or empty when the
+    system gave none."""
+    if record.abstained:
+        return "(abstained)"
+    return md_cut(record.answer_text) if record.answer_text else ""
 
 
 ANCHOR_HEADERS = ["anchor", "kind", "outcome", "claim", "strict xfail", "why"]
@@ -392,6 +479,10 @@ def markdown(runs: Sequence[GoldsetRun],
                      + (f" ({', '.join(uncited)})" if uncited else ""))
         parts += [f"- {line}" for line in said.flaky]
         parts += [f"- {_cell(line)}" for line in said.answers]
+        by_tag = tag_table(run.records, run.metrics, "github")
+        if by_tag:
+            parts += ["", "### By tag", "", "Each metric over the questions of each tag value "
+                      "(information; a slice floor decides its own):", "", by_tag]
         headers, rows = _question_rows(run)
         parts += ["", "### Questions", "", tabulate(rows, headers=headers, tablefmt="github",
                                                      disable_numparse=True), ""]
@@ -410,7 +501,7 @@ def _figures_section(run: GoldsetRun) -> list[str]:
         return []
     return ["### Figures (no floors yet)", "", figures_table(found, "github"), "",
             "Suggested floors, to paste into its ragate.toml:", "", "```toml",
-            *floors_block(found[0][1]), "```", ""]
+            *floors_block(found[0][1], run_slices(run, found[0][1])), "```", ""]
 
 
 def write_markdown(path: Path, runs: Sequence[GoldsetRun],

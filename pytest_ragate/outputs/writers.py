@@ -1,6 +1,8 @@
 """The files a decided run leaves: the results JSONL, the history line, the Markdown report and
 the HTML report, written on the controller in that order (the history's deltas go into the
-reports, and its lines, ours included, into the HTML trends).
+reports, and its lines, ours included, into the HTML trends); then the files a CI system reads
+(`write_ci_files`: a pull-request comment, GitLab's metrics and Code Quality reports), made
+from the run's view once the history said what changed.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pytest_ragate.outputs.results import Header, SavedAnchor, SavedItem, SavedT
 from pytest_ragate.settings import RunSettings
 
 if TYPE_CHECKING:
+    from pytest_ragate.outputs.github import GateView
     from pytest_ragate.outputs.history import FlipReport, HistoryLine
 
 
@@ -106,3 +109,19 @@ def record_history(path: str | None, runs: Sequence[GoldsetRun], rootdir: Path,
         else:
             written.flips = {**(written.flips or {}), **more}
     return written
+
+
+def write_ci_files(run: RunSettings, view: GateView) -> None:
+    """The CI files asked for: `--ragate-comment`, `--ragate-gitlab-metrics`,
+    `--ragate-codequality`, each from the same view (`outputs/github.py`, `gitlab.py`)."""
+    if run.comment:
+        from pytest_ragate.outputs.github import write_comment
+
+        write_comment(Path(run.comment), view)
+    if run.gitlab_metrics or run.codequality:
+        from pytest_ragate.outputs import gitlab
+
+        if run.gitlab_metrics:
+            gitlab.write_metrics(Path(run.gitlab_metrics), view.runs)
+        if run.codequality:
+            gitlab.write_code_quality(Path(run.codequality), view.findings)

@@ -558,11 +558,19 @@ def behind(metric: str, records: Sequence[QuestionRecord], limit: int = NAMED_BE
     """The scored questions that pull `metric` down, worst first, as a floor's failure
     message names them: `q07 0/2 citations right; q12 answered, should abstain`; for a bill
     floor (`over`, its bound), only those whose own latency or cost is over it."""
+    return fmt_some([words for _, words in worst_first(metric, records, over=over)], limit,
+                    "; ")
+
+
+def worst_first(metric: str, records: Sequence[QuestionRecord], *,
+                over: float | None = None) -> list[tuple[int, str]]:
+    """`behind`'s questions, each as (its `index` in the goldset, what went wrong), worst
+    first: what a CI annotation points at (outputs/findings.py)."""
     if over is not None:
         records = [r for r in records if (v := bill_figure(metric, r)) is not None and v > over]
     if METRICS[metric].source == "repeats":
         found = repeat_worst(metric, [r for r in records if r.status != "skipped"])
-        return fmt_some([words for _, _, words in found], limit, "; ")
+        return [(index, words) for _, index, words in found]
     worst = METRICS[metric].worst
     found = []  # (how good, question order, what went wrong)
     repeated = any(r.repeat > 1 for r in records)  # then rows are named `q07[r2]`
@@ -575,4 +583,4 @@ def behind(metric: str, records: Sequence[QuestionRecord], limit: int = NAMED_BE
                 words = repeat_name(r.question_id, r.repeat) + words[len(r.question_id):]
             found.append((why[0], r.index, words))
     found.sort()
-    return fmt_some([words for _, _, words in found], limit, "; ")
+    return [(index, words) for _, index, words in found]

@@ -14,8 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pytest_ragate.scoring.figures import interval_of, kind_counts
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import QuestionRecord, Tally, tally
 from pytest_ragate.scoring.registry import METRICS, run_metrics
+from pytest_ragate.scoring.slices import SliceFigure, decide_slices, sliceable
+from pytest_ragate.scoring.tag_figures import tag_keys, tag_values
 
 STEP = 0.05  # suggested floors sit on this grid, rounded down
 RULE = ("each suggested floor is the 95% interval's lower bound (the interval its floor is "
@@ -59,3 +62,44 @@ def figures(records: Sequence[QuestionRecord]) -> list[Figure]:
         found.append(Figure(metric=metric, tally=t, interval=interval_of(t),
                             by_kind=kind_counts(metric, records)))
     return found
+
+
+@dataclass(frozen=True, kw_only=True)
+class SliceSuggestion:
+    """A slice floor over every value of tag `key` at `floor` (the metric's suggested
+    floor), and each slice decided against it at this n, worst first."""
+
+    key: str
+    metric: str
+    floor: float
+    slices: list[SliceFigure]
+
+    @property
+    def decided(self) -> bool:
+        """Every slice holds: the slice floor passes today, and is suggested."""
+        return all(s.call == "holds" for s in self.slices)
+
+    @property
+    def undecided(self) -> list[SliceFigure]:
+        """The slices that stop it: below the floor, or not decidable at their n."""
+        return [s for s in self.slices if s.call != "holds"]
+
+
+def slice_suggestions(records: Sequence[QuestionRecord], found: Sequence[Figure],
+                      ) -> list[SliceSuggestion]:
+    """For each tag key with at least two values and each metric with a suggested floor
+    above 0 that can be a slice floor: its slices decided against that floor."""
+    suggestions = []
+    for key in tag_keys(records):
+        groups = tag_values(records, key)
+        if len(groups) < 2:
+            continue
+        for figure in found:
+            floor = figure.suggested
+            if not floor or not sliceable(figure.metric):
+                continue
+            tallies = {value: tally(figure.metric, rows) for value, rows in groups.items()}
+            decided = decide_slices(Floor(figure.metric, floor), tallies)
+            suggestions.append(SliceSuggestion(key=key, metric=figure.metric, floor=floor,
+                                               slices=decided))
+    return suggestions

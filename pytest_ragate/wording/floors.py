@@ -6,6 +6,7 @@ these functions write what it found, so a message's wording changes here, in one
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -21,6 +22,10 @@ if TYPE_CHECKING:
     from pytest_ragate.scoring.figures import Counted, Figures
     from pytest_ragate.scoring.floor import Floor
 
+
+OUTCOME_WORDS = {"passed": "PASS", "failed": "FAIL", "xfailed": "XFAIL",
+                 "xpassed": "XPASS(strict)", "skipped": "SKIP"}
+"""A floor's, a check's or an anchor's outcome, as every report and CI view shows it."""
 
 ANCHORS_ELSEWHERE = ("not decided here: anchors are checked where the goldset's ragate.toml is "
                      "collected (pytest <its folder>), not in a @ragate.goldset test")
@@ -59,15 +64,30 @@ def narrowed(flag: str) -> str:
 
 
 def named(gaps: Sequence[Gap], detail: bool = True) -> str:
-    """`lost q00, q01 (its worker went down); crashed q07 (…)`: members grouped by what
-    happened to them, at most NAMED named."""
-    groups: dict[tuple[str, str], list[str]] = {}
-    for gap in gaps[:NAMED]:
-        groups.setdefault((gap.kind, gap.why if detail else ""), []).append(gap.member)
-    shown = [f"{kind + ' ' if detail else ''}{', '.join(members)}" + (f" ({why})" if why else "")
-             for (kind, why), members in groups.items()]
-    more = len(gaps) - NAMED  # the groups are named whole; the members past NAMED counted
+    """`errored q00, q01, q02 and 37 more (MissingSystem: no ragate_system in scope); lost q07
+    (its worker went down)`: members grouped by what happened to them and why, each cause
+    said once, with the first NAMED of its members and how many more (one misspelt fixture
+    over 40 questions is one cause, not 40 errors repeated in every floor's message); at
+    most NAMED causes, the members of the others counted."""
+    groups: dict[tuple[str, str], list[Gap]] = {}
+    for gap in gaps:
+        groups.setdefault((gap.kind, cause(gap) if detail else ""), []).append(gap)
+    shown = []
+    for (kind, _), members in list(groups.items())[:NAMED]:
+        why = (cause(members[0]) if len(members) > 1 else members[0].why) if detail else ""
+        shown.append(f"{kind + ' ' if detail else ''}"
+                     f"{fmt_some([g.member for g in members], NAMED)}"
+                     + (f" ({why})" if why else ""))
+    more = sum(len(members) for members in list(groups.values())[NAMED:])
     return "; ".join(shown) + (f"; and {more} more" if more > 0 else "")
+
+
+def cause(gap: Gap) -> str:
+    """Why a member has no result, without its own name (`MissingSystem: q07: no
+    ragate_system in scope` is `MissingSystem: no ragate_system in scope`): what members
+    that failed for one reason share."""
+    return re.sub(rf"(?<![\w.\-\[]){re.escape(gap.member)}(?![\w.\-\]])(: )?", "",
+                  gap.why).strip()
 
 
 def incomplete(missing: Missing, partial: str) -> str:
