@@ -761,6 +761,21 @@ def load_goldset(path: Path) -> Goldset:
     return goldset
 
 
+def load_goldset_corpus(path: Path) -> Corpus:
+    """The corpus of the goldset at `path` (its directory or its `ragate.toml`), read as
+    collection reads it, whatever state its questions are in; GoldsetError when the corpus
+    has a problem."""
+    config_path = path / CONFIG_NAME if path.is_dir() else path
+    if not config_path.is_file():
+        raise GoldsetError([Problem(config_path, "<file>", "no ragate.toml here")])
+    config = read_config(config_path)
+    corpus, problems = load_corpus(config_path.parent, config.corpus.paths,
+                                   config.corpus.format, config_path, config.corpus.units)
+    if problems:
+        raise GoldsetError(problems)
+    return corpus
+
+
 def _floors(config: GoldsetConfig, config_path: Path) -> tuple[list[Floor], list[Problem]]:
     try:
         return parse_floors(config.floors, config_path), []
