@@ -453,12 +453,28 @@ def test_unknown_top_level_key(tmp_path: Path) -> None:
     assert problem.message == "unknown field"
 
 
-def test_unknown_metric_in_floors(tmp_path: Path) -> None:
-    root = write_goldset(tmp_path / "gs", floors="[floors]\ncitation_acuracy = 0.9\n")
+@pytest.mark.parametrize(("typo", "meant"), [
+    ("citation_acuracy", "citation_accuracy"),
+    ('"evidence_recal@10"', "evidence_recall@10 or evidence_recall"),
+    ("latency_95_s", "latency_p95_s"),
+    ("flakey_rate", "flaky_rate"),
+    ("recall", None),
+])
+def test_unknown_metric_in_floors(tmp_path: Path, typo: str, meant: str | None) -> None:
+    """One problem: the name, the names it may have meant, and every name a floor may give
+    (the registry's, so the list cannot leave a family out)."""
+    from pytest_ragate.scoring.registry import METRICS
+
+    root = write_goldset(tmp_path / "gs", floors=f"[floors]\n{typo} = {{ max = 0.5 }}\n")
     problems = problems_of(root)
-    problem = the_problem(problems, root / "ragate.toml", "floors.citation_acuracy")
-    assert "unknown metric 'citation_acuracy'" in problem.message
-    assert "citation_accuracy" in problem.message.split("known:")[1]
+    name = typo.strip('"')
+    problem = the_problem(problems, root / "ragate.toml", f"floors.{name}")
+    hint = f": did you mean {meant}?" if meant else ""
+    assert problem.message == (f"unknown metric {name!r}{hint} (known: "
+                               f"{', '.join(METRICS.vocabulary())})")
+    for family in ("evidence_recall@K", "latency_pQ_s", "cost_per_question", "flaky_rate",
+                   "pass^k", "pass@k"):
+        assert family in METRICS.vocabulary()
     assert len(problems) == 1
 
 
@@ -635,6 +651,8 @@ def test_collection_error_names_file_and_field(pytester: pytest.Pytester,
         prefix = want.format(root=root.resolve())
         assert _starts(lines, prefix) == 1, f"{prefix!r} not in:\n{result.stdout.str()}"
     assert result.parseoutcomes().get("passed", 0) == 0
+    # the goldset is what failed: no hint to run it (the command just run)
+    assert not any("ragate: no goldset ran" in line for line in lines), result.stdout.str()
 
 
 @pytest.mark.parametrize("rule", ENTRY_RULES.values(), ids=ENTRY_RULES.keys())

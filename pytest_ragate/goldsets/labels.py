@@ -11,6 +11,7 @@ one statistic.
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 from dataclasses import dataclass
@@ -112,7 +113,10 @@ def read_labels(path: Path, question_ids: set[str], config_path: Path, *,
             continue
         if metric not in judged:
             known = "unknown metric" if metric not in METRICS else "not a metric a judge gives"
-            problem("metric", f"{known} {metric!r} (labels are for {', '.join(sorted(judged))})")
+            close = difflib.get_close_matches(metric, sorted(judged), n=1, cutoff=0.75)
+            problem("metric", f"{known} {metric!r}"
+                    + (f": did you mean {close[0]}?" if close else "")
+                    + f" (labels are for {', '.join(sorted(judged))})")
             continue
         if row.statements is not None and metric != "faithfulness":
             problem("statements", "per-statement labels are for faithfulness only")

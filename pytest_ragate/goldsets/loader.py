@@ -183,7 +183,10 @@ def _floor(entry: _FloorEntry, path: Path) -> Floor | list[Problem]:
         return [Problem(path, at, f"an anchor population floor is one of "
                         f"{', '.join(anchor_floor_metrics())}, not {metric!r}")]
     if metric not in METRICS:
-        return [Problem(path, at, f"unknown metric {metric!r} (known: {', '.join(METRICS)})")]
+        close = METRICS.close_to(metric)
+        return [Problem(path, at, f"unknown metric {metric!r}"
+                        + (f": did you mean {' or '.join(close)}?" if close else "")
+                        + f" (known: {', '.join(METRICS.vocabulary())})")]
     if entry.slice and (why := not_sliceable(metric)):
         return [Problem(path, at, why)]
     try:

@@ -122,6 +122,7 @@ class Controller(ABC):
         self.no_system: dict[str, int] = {}  # goldset file -> items that had no system
         self.malformed: dict[str, int] = {}  # what the system returned -> questions
         self.goldset_ran = False  # a worker described goldsets, or a goldset report arrived
+        self.collection_failed = False  # something failed to collect (a goldset, a module)
         self.last_on: dict[str, str] = {}  # xdist worker -> the last item it reported
         self.conclusion: Conclusion | None = None
         self.held = False  # this process's collection held the outputs to its goldsets
@@ -250,6 +251,7 @@ class Controller(ABC):
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
+            self.collection_failed = True
             refused(self.config, report)  # an xdist worker refused the outputs
 
     @pytest.hookimpl(optionalhook=True)
@@ -289,8 +291,9 @@ class Controller(ABC):
     def hint_nothing_ran(self, terminalreporter: Any) -> None:
         """No ragate item was selected, here (no xdist) or on a worker: where the rootdir's
         goldsets are, and how to run them (a bounded search, only now; the exit status is
-        pytest's own)."""
-        if self.config.option.collectonly or self.goldset_ran or any(
+        pytest's own). Not after a collection error: the goldset that failed to load may be
+        what the run was given, and its error is the news."""
+        if self.config.option.collectonly or self.goldset_ran or self.collection_failed or any(
                 map(is_goldset_item, self.selected or [])):
             return
         from pytest_ragate.modes.nothing_ran import find_goldsets, nothing_ran_hint

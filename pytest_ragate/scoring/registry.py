@@ -14,6 +14,7 @@ import it cheaply.
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 from collections.abc import Callable, Collection, Iterable, Sequence
@@ -433,20 +434,29 @@ def verdict_metric(name: str) -> Metric:
                   score=_verdict_score, value=_stored)
 
 
+@dataclass(frozen=True)
+class Family:
+    """Metrics named by a pattern (`evidence_recall@5`), each defined as `metric` under its
+    own name; `spelled` writes a member with a given number (`evidence_recall@{}`)."""
+
+    pattern: re.Pattern[str]
+    metric: Metric
+    spelled: str
+
+
 class _Metrics(dict[str, Metric]):
     """The metrics by name, in report order, and the families named by a pattern: a member
     (`evidence_recall@5`) is found by name without being listed."""
 
-    def __init__(self, metrics: Iterable[Metric],
-                 families: Iterable[tuple[re.Pattern[str], Metric]]) -> None:
+    def __init__(self, metrics: Iterable[Metric], families: Iterable[Family]) -> None:
         super().__init__((m.name, m) for m in metrics)
         self.families = tuple(families)
 
     def family(self, name: str) -> Metric | None:
         """The definition of the family `name` is a member of, under that name; else None."""
-        for pattern, metric in self.families:
-            if pattern.fullmatch(name):
-                return replace(metric, name=name)
+        for family in self.families:
+            if family.pattern.fullmatch(name):
+                return replace(family.metric, name=name)
         return None
 
     def __missing__(self, name: str) -> Metric:
@@ -458,6 +468,20 @@ class _Metrics(dict[str, Metric]):
     def __contains__(self, name: object) -> bool:
         return super().__contains__(name) or (isinstance(name, str)
                                               and self.family(name) is not None)
+
+    def vocabulary(self) -> list[str]:
+        """Every name a floor may give, a family's as its pattern (`evidence_recall@K`)."""
+        return [*self, *(family.metric.name for family in self.families)]
+
+    def close_to(self, name: str) -> list[str]:
+        """The metric names a misspelled `name` may have meant (difflib, ratio 0.75 or
+        more), a family's written with the number `name` holds (`evidence_recal@10`:
+        evidence_recall@10)."""
+        number = re.search(r"[0-9]+", name)
+        members = [f.spelled.format(number.group()) if number else f.metric.name
+                   for f in self.families]
+        return difflib.get_close_matches(name, [*self, *dict.fromkeys(members)], n=3,
+                                         cutoff=0.75)
 
 
 # `evidence_recall@K` (K = 1..9999) is evidence recall over the first K contexts in rank
@@ -502,9 +526,13 @@ METRICS = _Metrics([
            _never),
     Metric("hold_rate", "anchors", "proportion", "anchors", _no_questions, _never,
            anchor_floor=True),
-], families=[(_AT_K, EVIDENCE_RECALL_AT_K), (_PASS_K, PASS_K),
-             (re.compile("flaky_rate"), FLAKY_RATE), (_LATENCY_P, LATENCY_P),
-             (re.compile("cost_per_question"), COST_PER_QUESTION)])
+], families=[
+    Family(_AT_K, EVIDENCE_RECALL_AT_K, "evidence_recall@{}"),
+    Family(re.compile(r"pass\^[1-9][0-9]?"), PASS_K, "pass^{}"),
+    Family(re.compile(r"pass@[1-9][0-9]?"), replace(PASS_K, name="pass@k"), "pass@{}"),
+    Family(re.compile("flaky_rate"), FLAKY_RATE, "flaky_rate"),
+    Family(_LATENCY_P, LATENCY_P, "latency_p{}_s"),
+    Family(re.compile("cost_per_question"), COST_PER_QUESTION, "cost_per_question")])
 
 
 # --- which metrics -------------------------------------------------------------------------------
