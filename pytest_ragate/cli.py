@@ -253,9 +253,12 @@ UNIT = click.FloatRange(0.0, 1.0)
 @click.option("--power", "target", type=click.FloatRange(0.0, 1.0, min_open=True,
                                                          max_open=True),
               default=0.80, show_default=True, help="the chance to reach")
+@click.option("--min-n", "min_n", type=click.IntRange(0), default=None,
+              help="ragate_min_n: a floor over fewer is refused, so no n below it is "
+              "enough (default: the ini file's ragate_min_n, else 0)")
 def power(goldset: Path | None, results: Path | None, floor_: float | None,
           expect: float | None, n: int | None, ci: str, pairs: int | None,
-          discordant: float | None, alpha: float, target: float) -> None:
+          discordant: float | None, alpha: float, target: float, min_n: int | None) -> None:
     """How many units a floor needs, and what n units can tell apart.
 
     \b
@@ -272,10 +275,14 @@ def power(goldset: Path | None, results: Path | None, floor_: float | None,
     from pytest_ragate.scoring.power import detectable_drop, passing_rate, questions_needed
 
     strict, chance = ci == "strict", f"{target:.0%} of the time"
+    if min_n is None:
+        min_n = click.IntRange(0).convert(_ini_options(Path.cwd())[1].get("ragate_min_n", "0"),
+                                          None, None)
+    refused = f" (ragate_min_n = {min_n} refuses a floor over fewer)" if min_n else ""
     if goldset is not None:
         if results is None:
             raise click.UsageError("GOLDSET needs --results (a --ragate-results file of it)")
-        _goldset_power(goldset, results, strict, target)
+        _goldset_power(goldset, results, strict, target, min_n)
         return
     if pairs is not None or discordant is not None:
         if pairs is None or discordant is None:
@@ -292,25 +299,28 @@ def power(goldset: Path | None, results: Path | None, floor_: float | None,
         raise click.UsageError("give --floor with --expect or with --n (or --pairs with "
                                "--discordant)")
     if n is not None:
-        rate = passing_rate(n, floor_, strict, target)
+        rate = passing_rate(n, floor_, strict, target, min_n=min_n)
         if rate is None:
-            click.echo(f"never: a floor of {floor_:.2f} ({ci}) cannot pass over {n} units")
+            click.echo(f"never: a floor of {floor_:.2f} ({ci}) cannot pass over {n} units"
+                       + (refused if n < min_n else ""))
             raise SystemExit(1)
         click.echo(f"over {n} units a floor of {floor_:.2f} ({ci}) passes {chance} once the "
                    f"true rate is {rate:.3f}")
         return
     assert expect is not None
-    needed = questions_needed(floor_, expect, strict, target)
+    needed = questions_needed(floor_, expect, strict, target, min_n=min_n)
     if needed is None:
         click.echo(f"never: at a true rate of {expect:.2f} a floor of {floor_:.2f} ({ci}) "
                    f"does not pass {chance}"
                    + ("" if expect <= floor_ else " with up to 20,000 units"))
         raise SystemExit(1)
     click.echo(f"{needed} units: a floor of {floor_:.2f} ({ci}) passes {chance} at a true "
-               f"rate of {expect:.2f} from {needed} units on")
+               f"rate of {expect:.2f} from {needed} units on"
+               + (refused if needed == min_n else ""))
 
 
-def _goldset_power(root: Path, results: Path, strict: bool, target: float) -> None:
+def _goldset_power(root: Path, results: Path, strict: bool, target: float,
+                   min_n: int) -> None:
     """`ragate power GOLDSET --results R`: one row per floor of the goldset."""
     from tabulate import tabulate
 
@@ -336,22 +346,24 @@ def _goldset_power(root: Path, results: Path, strict: bool, target: float) -> No
         if floor.anchors:
             continue  # anchor floors count anchors, which a results file does not hold
         verdict = decide(floor, goldset.name, records,
-                         strictness=Strictness(ci="strict" if strict else "point"))
+                         strictness=Strictness(ci="strict" if strict else "point",
+                                               min_n=min_n))
         t, value = verdict.tally, verdict.value
         needed: int | None = None
         # over independent units from below: an upper bound or repeats say "—", not a
         # figure that would be wrong
         if (t is not None and value is not None and value > floor.min and not floor.upper
                 and t.repeats == 1):
-            needed = (questions_needed(floor.min, value, strict, target)
+            needed = (questions_needed(floor.min, value, strict, target, min_n=min_n)
                       if METRICS[floor.metric].aggregate == "proportion"
-                      else needed_for_mean(t.values, floor.min, strict, target))
+                      else needed_for_mean(t.values, floor.min, strict, target, min_n=min_n))
         table.append([floor.name.removeprefix("floor[").removesuffix("]"), floor.figure,
                       "—" if value is None else f"{value:.2f}", fmt_n(t),
                       "—" if verdict.passes_at is None else str(verdict.passes_at),
                       "—" if needed is None else needed])
     click.echo(f"{goldset.name}: {len(records)} rows of {results} "
-               f"({'strict' if strict else 'point'} mode, {target:.0%} power)")
+               f"({'strict' if strict else 'point'} mode, {target:.0%} power"
+               f"{f', ragate_min_n = {min_n}' if min_n else ''})")
     click.echo(tabulate(table, headers=["floor", "min", "value", "n", f"passes {target:.0%} at",
                                         "n needed at this value"], disable_numparse=True))
     click.echo("≈: normal approximation with the run's own spread; —: the value does not "

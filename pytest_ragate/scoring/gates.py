@@ -223,8 +223,9 @@ def figures_of(floor: Floor, t: Tally, strictness: Strictness, ppi: Ppi | None =
     if ppi is not None:
         return Figures(tally=t, value=ppi.value, interval=ppi.interval, ppi=ppi)
     # power over n independent units: not what a floor over clusters or a bound from above
-    # can tell apart, so those say nothing rather than a wrong figure
-    power = (None if t.clusters or floor.upper else
+    # can tell apart, so those say nothing rather than a wrong figure; nor does a floor
+    # ragate_min_n refuses, which passes at no value
+    power = (None if t.clusters or floor.upper or t.questions < strictness.min_n else
              passes_at(METRICS[floor.metric].aggregate, t.n, t.values, floor.min,
                        strictness.strict))
     return Figures(tally=t, value=t.value or 0.0, interval=interval_of(t), passes_at=power)
