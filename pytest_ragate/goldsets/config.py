@@ -57,6 +57,9 @@ class QuestionsConfig(_Model):
 
 class AnchorsConfig(_Model):
     file: str = "anchors.jsonl"
+    # the cosine distance past which the system under test abstains: what an
+    # off_topic_control (nothing within it) and a topical_probe (something within it) read
+    max_distance: Annotated[float, Field(ge=0.0, allow_inf_nan=False)] | None = None
 
 
 class JudgeConfig(_Model):

@@ -8,6 +8,7 @@ silently: the controller decides and reports them once every question has run (`
 from __future__ import annotations
 
 import gc
+import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_ragate.decision.population import Collected, FloorSpec, Population, anchor_name
-from pytest_ragate.goldsets.anchors import AnchorEntry, NoDistance
+from pytest_ragate.goldsets.anchors import AnchorEntry, Cut, NoCut, NoDistance
 from pytest_ragate.goldsets.loader import (
     Case,
     Goldset,
@@ -46,6 +47,7 @@ from pytest_ragate.scoring.gates import Floor
 from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord
 
 if TYPE_CHECKING:
+    from pytest_ragate.goldsets.config import AnchorsConfig
     from pytest_ragate.items.pytest_internals import TerminalRepr
 
 GOLDSETS_KEY = pytest.StashKey[dict[Path, Goldset]]()
@@ -272,7 +274,7 @@ def check_anchor(ragate_anchor: AnchorEntry, request: pytest.FixtureRequest,
                  pytestconfig: pytest.Config) -> None:
     from pytest_ragate.answer import Answer
     from pytest_ragate.goldsets.anchors import check
-    from pytest_ragate.items.provenance import anchor_source
+    from pytest_ragate.items.provenance import anchor_source, is_builtin_pool
     from pytest_ragate.items.timeouts import answer_within
     from pytest_ragate.settings import read_settings
 
@@ -286,11 +288,14 @@ def check_anchor(ragate_anchor: AnchorEntry, request: pytest.FixtureRequest,
         pool = found
     else:
         pool = (found if isinstance(found, Answer) else Answer.model_validate(found)).contexts
+    goldset = request.node.stash[GOLDSET_KEY]
+    cut = anchor_cut(goldset.config.anchors, asked, f"ragate_{source}",
+                     settings.pipeline.max_distance if is_builtin_pool(request.node) else None)
     try:
-        why = check(anchor, pool, settings.pipeline.max_distance,
-                    unit=request.node.stash[GOLDSET_KEY].corpus.unit)
-    except NoDistance as error:
-        raise NoDistance(f"anchor {anchor.anchor_id}: {error} (pool: {described})") from None
+        why = check(anchor, pool, cut, unit=goldset.corpus.unit,
+                    undeclared=f"in ragate.toml or on ragate_{source}")
+    except (NoDistance, NoCut) as error:
+        raise type(error)(f"anchor {anchor.anchor_id}: {error} (pool: {described})") from None
     if why is not None:
         hint = ("; your ragate_system returned no contexts for the claim: return what it "
                 "retrieved in Answer.contexts, or override `ragate_retriever` (query -> "
@@ -298,6 +303,25 @@ def check_anchor(ragate_anchor: AnchorEntry, request: pytest.FixtureRequest,
                 if source == "system" and not pool else "")
         pytest.fail(f"anchor {anchor.anchor_id}: {why} (pool: {described}){hint}",
                     pytrace=False)
+
+
+def anchor_cut(declared: AnchorsConfig | None, asked: object, fixture: str,
+               builtin: float | None) -> Cut | None:
+    """The distance an anchor's pool is held to: `[anchors] max_distance` in the goldset's
+    ragate.toml, else the `max_distance` the system (or retriever) under test carries, else
+    for the built-in retriever's pool its own `--ragate-max-distance` (`builtin`); None when
+    nobody declared one for the user's own system (the anchor then errors, naming how)."""
+    if declared is not None and declared.max_distance is not None:
+        return Cut(declared.max_distance, "[anchors] max_distance in ragate.toml")
+    own = getattr(asked, "max_distance", None)
+    if own is not None:
+        if isinstance(own, bool) or not isinstance(own, int | float) or not 0 <= own < math.inf:
+            raise NoCut(f"{fixture}.max_distance is {own!r}: a cut is a finite number of 0 or "
+                        "more (the distance past which the system abstains)")
+        return Cut(float(own), f"{fixture}.max_distance")
+    if builtin is not None:
+        return Cut(builtin, "the built-in retriever's, --ragate-max-distance")
+    return None
 
 
 def anchor_outcome(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport,
@@ -356,7 +380,7 @@ class AnchorItem(pytest.Function):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
                      ) -> str | TerminalRepr:
         """An anchor that cannot be checked says why, without the plugin's traceback."""
-        if isinstance(excinfo.value, NoDistance):
+        if isinstance(excinfo.value, NoDistance | NoCut):
             return str(excinfo.value)
         return super().repr_failure(excinfo)
 

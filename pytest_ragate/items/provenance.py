@@ -169,13 +169,18 @@ def _builtin_answers(item: pytest.Item) -> bool:
     built-in retriever's pool (`anchor_source`). A system of the user's that asks for
     `ragate_retriever` chose it, and keeps it."""
     if ANCHOR_KEY in item.stash:
-        retriever = fixture_origin(item, "ragate_retriever")
-        system = fixture_origin(item, SYSTEM)
-        return all(o is None or o.builtin for o in (retriever, system))
+        return is_builtin_pool(item)
     if SYSTEM not in getattr(item, "fixturenames", ()):
         return False  # a @ragate.goldset test that is the system itself
     origin = fixture_origin(item, SYSTEM)
     return origin is None or origin.builtin
+
+
+def is_builtin_pool(item: pytest.Item) -> bool:
+    """Whether an anchor checks the built-in retriever's pool (`anchor_source`'s last case):
+    neither `ragate_retriever` nor `ragate_system` is the user's."""
+    return all(o is None or o.builtin for o in (fixture_origin(item, "ragate_retriever"),
+                                                 fixture_origin(item, SYSTEM)))
 
 
 def check_system(item: pytest.Item) -> None:

@@ -19,6 +19,7 @@ goes on to pytest.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections import Counter
 from collections.abc import Generator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -117,6 +118,7 @@ class Controller(ABC):
         self.selected: list[pytest.Item] | None = None  # this process's items, when it collects
         self.started: dict[str, Location] = {}
         self.failed: dict[str, tuple[str, str]] = {}  # node id -> (phase, why), the first
+        self.failures: Counter[str] = Counter()  # node id -> its failed reports
         self.crashed: set[str] = set()  # node ids whose xdist worker died running them
         self.down: list[str] = []  # xdist workers that went down, and why
         self.no_system: dict[str, int] = {}  # goldset file -> items that had no system
@@ -185,6 +187,7 @@ class Controller(ABC):
         if returned is not None:
             self.malformed[returned] = self.malformed.get(returned, 0) + 1
         if report.failed and not hasattr(report, "wasxfail"):
+            self.failures[report.nodeid] += 1
             self.failed.setdefault(report.nodeid, (report.when or "",
                                                    failure_line(report)))
 
