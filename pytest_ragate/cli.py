@@ -852,6 +852,7 @@ def _plan_judge(spec: str | None, model: str | None) -> PlanJudge:
 
 def _planned_questions(paths: tuple[Path, ...], repeat: int | None) -> list[PlannedQuestion]:
     from pytest_ragate.judges.plan import PlannedQuestion
+    from pytest_ragate.scoring.registry import verdicts_needed
 
     configs = [c for p in paths for c in find_goldsets(p)]
     if not configs:
@@ -873,7 +874,9 @@ def _planned_questions(paths: tuple[Path, ...], repeat: int | None) -> list[Plan
                     goldset=goldset.name, eval_version=goldset.eval_version,
                     question_id=asked.question.question_id, question=asked.question.question,
                     reference=case.expected.gist, repeat=asked.repeat,
-                    judged=not case.must_abstain))
+                    judged=not case.must_abstain, metrics=verdicts_needed(
+                        (f.metric for f in goldset.floors),
+                        (label.metric for label in goldset.labels))))
     return questions
 
 

@@ -33,6 +33,7 @@ from pytest_ragate.items.keys import (
     FLOOR_KEY,
     GOLDSET_KEY,
     LAST_RUN_KEY,
+    NEEDED_KEY,
     ROUTE_KEY,
 )
 from pytest_ragate.items.long_lived import long_lived
@@ -254,6 +255,7 @@ def make_questions(parent: pytest.Collector, goldset: Goldset) -> Iterator[pytes
     """One Function per question and repeat, sharing one fixture closure (collection of 10k
     stays fast)."""
     fixtureinfo = None
+    needed = verdicts_of(goldset, goldset.floors)
     for case in repeated_cases(parent.config, goldset):
         item = QuestionItem.from_parent(parent, name=case.item_name, callobj=ask,
                                         fixtureinfo=fixtureinfo)
@@ -264,6 +266,7 @@ def make_questions(parent: pytest.Collector, goldset: Goldset) -> Iterator[pytes
         item.stash[CASE_KEY] = case
         item.stash[GOLDSET_KEY] = goldset
         item.stash[ROUTE_KEY] = parent.nodeid
+        item.stash[NEEDED_KEY] = needed
         _mark(item, judged=False, case=case)
         yield item
 
@@ -532,8 +535,19 @@ def decorated_goldset(config: pytest.Config, module_path: Path, name: str,
     return goldset, floors
 
 
-def adopt_questions(items: Iterable[object], route: str) -> Iterator[pytest.Function]:
-    """The decorator route's parametrized Functions, stashed and marked like file-route ones."""
+def verdicts_of(goldset: Goldset, floors: Iterable[Floor]) -> tuple[str, ...]:
+    """What a route's questions ask the judge for: the verdict metrics its floors gate or
+    the goldset's labels label (all of them when none: `registry.verdicts_needed`)."""
+    from pytest_ragate.scoring.registry import verdicts_needed
+
+    return verdicts_needed((f.metric for f in floors), (label.metric for label in goldset.labels))
+
+
+def adopt_questions(items: Iterable[object], route: str, floors: Iterable[Floor] = (),
+                    ) -> Iterator[pytest.Function]:
+    """The decorator route's parametrized Functions, stashed and marked like file-route ones
+    (`floors`: the route's, the decorator's over the goldset's)."""
+    floors = list(floors)
     for item in items:
         if isinstance(item, pytest.Function) and hasattr(item, "callspec"):
             case = item.callspec.params.get("ragate_question")
@@ -541,6 +555,7 @@ def adopt_questions(items: Iterable[object], route: str) -> Iterator[pytest.Func
                 item.stash[CASE_KEY] = case
                 item.stash[GOLDSET_KEY] = case.goldset
                 item.stash[ROUTE_KEY] = route
+                item.stash[NEEDED_KEY] = verdicts_of(case.goldset, floors)
                 _mark(item, judged=False, case=case)
                 requests_itself(item)
         yield item  # type: ignore[misc]

@@ -20,6 +20,8 @@ GOLDSET_KEY = pytest.StashKey["Goldset"]()
 CASE_KEY = pytest.StashKey["Case"]()  # a question item's question
 ANCHOR_KEY = pytest.StashKey["AnchorEntry"]()  # an anchor item's anchor
 FLOOR_KEY = pytest.StashKey["Floor"]()  # a floor item's floor
+# a question item's verdict metrics: what its route's floors and labels need of the judge
+NEEDED_KEY = pytest.StashKey[tuple[str, ...]]()
 
 # on the config
 RUN_KEY = pytest.StashKey["QuestionRun"]()  # this process's judge runner and held reports

@@ -26,7 +26,14 @@ from pytest_ragate.answer import Answer
 from pytest_ragate.decision.population import asked_row
 from pytest_ragate.goldsets.loader import Case
 from pytest_ragate.items.collection import QuestionItem, wrong_answer
-from pytest_ragate.items.keys import CASE_KEY, MALFORMED_ATTR, RECORD_ATTR, ROUTE_KEY, RUN_KEY
+from pytest_ragate.items.keys import (
+    CASE_KEY,
+    MALFORMED_ATTR,
+    NEEDED_KEY,
+    RECORD_ATTR,
+    ROUTE_KEY,
+    RUN_KEY,
+)
 from pytest_ragate.items.provenance import question_parts
 from pytest_ragate.items.pytest_internals import function_arguments, run_unlogged
 from pytest_ragate.items.reasons import failure_line
@@ -127,7 +134,8 @@ def answer_and_score(item: pytest.Function, case: Case) -> None:
                             tuple(answer.contexts), reference=case.expected.gist,
                             repeat=case.repeat)
         item.stash[VERDICTS_KEY] = question_run(item.config).judge_runner().submit(
-            judge, judged, judged_metrics(judge), case.goldset.eval_version, case.goldset.name)
+            judge, judged, judged_metrics(judge, item.stash.get(NEEDED_KEY, None)),
+            case.goldset.eval_version, case.goldset.name)
     wrong = wrong_answer(case, record)
     if wrong is not None:
         pytest.fail(wrong, pytrace=False)

@@ -81,6 +81,9 @@ class Metric:
     # a bill metric: whether a scored row carries its figure (a row without it fails the
     # floor, named: an unmeasured question never makes a bill look smaller)
     measured: Callable[[str, QuestionRecord], bool] | None = None
+    # a verdict that needs an embedding model besides the judge (answer relevance: the
+    # question against the questions the judge generates): asked only where it is needed
+    embeds: bool = False
 
     @property
     def share(self) -> bool:
@@ -427,11 +430,11 @@ def fmt_figure(metric: str, value: float) -> str:
     return f"{value:.2f}"
 
 
-def verdict_metric(name: str) -> Metric:
+def verdict_metric(name: str, *, embeds: bool = False) -> Metric:
     """A judged metric: a judge's verdict in [0, 1] per question, averaged over the verdicts
     obtained, compared with a baseline by paired bootstrap."""
     return Metric(name, "verdict", "mean", "questions", _verdict_tally, _verdict_worst,
-                  score=_verdict_score, value=_stored)
+                  score=_verdict_score, value=_stored, embeds=embeds)
 
 
 @dataclass(frozen=True)
@@ -517,7 +520,7 @@ METRICS = _Metrics([
            score=_recall_score, units=_recall_units, value=_stored, anchor_floor=True),
     verdict_metric("faithfulness"),
     verdict_metric("context_precision"),
-    verdict_metric("answer_relevance"),
+    verdict_metric("answer_relevance", embeds=True),
     # its figure is the reports' judge line, not a question column
     Metric("judge_coverage", "judge", "proportion", "verdicts", _coverage_tally,
            _coverage_worst, units=_coverage_units),
@@ -541,6 +544,17 @@ METRICS = _Metrics([
 def asked_metrics() -> tuple[str, ...]:
     """What a judge is asked for, question by question, unless it names its own `metrics`."""
     return tuple(m.name for m in METRICS.values() if m.asked)
+
+
+def verdicts_needed(gated: Iterable[str], labelled: Iterable[str] = ()) -> tuple[str, ...]:
+    """What a goldset's judge is asked for: every verdict metric, but one that needs an
+    embedding model (answer relevance) only where it is needed, so a judged run loads no
+    model for a figure nobody reads: where the goldset's floors (any kind or slice) gate it
+    or its labels label it, or where they gate and label no verdict metric at all (a run
+    given a judge and no judged floor asks to see every judged figure)."""
+    wanted = {m for m in (*gated, *labelled) if m in METRICS and METRICS[m].asked}
+    return tuple(m for m in asked_metrics()
+                 if not METRICS[m].embeds or not wanted or m in wanted)
 
 
 def mechanical_scores(scores: QuestionScores) -> dict[str, float | None]:
