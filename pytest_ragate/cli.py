@@ -502,10 +502,11 @@ def init(goldset: Path, corpus_glob: str, fmt: str | None, units: str,
         click.echo(f"nothing written to {goldset}: fix the corpus, then run `ragate init` "
                    "again")
         raise SystemExit(1)
+    click.echo(f"system: {done.system}")
     click.echo(f"next: add questions to {goldset / 'questions.jsonl'} and their evidence to "
-               f"{goldset / 'expected.jsonl'}, connect your system in "
-               f"{goldset / 'conftest.py'}, then `ragate validate {goldset}` and "
-               f"`pytest {goldset}`")
+               f"{goldset / 'expected.jsonl'} (`ragate units {goldset}` numbers the "
+               "documents), connect your system in ragate_system, then "
+               f"`ragate validate {goldset}` and `pytest {goldset}`")
 
 
 @main.command()

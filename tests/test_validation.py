@@ -699,3 +699,38 @@ def test_ragate_command_exits_nonzero(tmp_path: Path) -> None:
     lines = done.stdout.splitlines()
     assert _starts(lines, f"{root / 'questions.jsonl'}:5: [q2] question_id: ") == 1
 
+
+
+def test_decorator_floors_override_the_toml_floor_they_name_and_keep_the_others() -> None:
+    """How `@ragate.floor` and ragate.toml combine (README, "Your own test function"): the
+    toml's floors hold unless the decorator names the same metric, kind and slice; then the
+    decorator's replaces it whole (a bare number drops the toml's xfail); of stacked
+    decorators the top one wins; judge_coverage comes with judged floors, as in a toml."""
+    import pytest_ragate as ragate
+    from pytest_ragate.goldsets.loader import parse_floors
+    from pytest_ragate.items.collection import merge_floor_layers, route_floors
+    from pytest_ragate.items.route import route_spec
+
+    toml = parse_floors({"citation_accuracy": {"min": 0.7, "xfail": "known miss"},
+                         "abstention_accuracy": 0.9,
+                         "kind": {"unanswerable": {"abstention_accuracy": 1.0}},
+                         "anchors": {"retrieval_miss": {"evidence_recall": 0.5}}},
+                        Path("ragate.toml"))
+
+    @ragate.floor(citation_accuracy=0.8)                     # on top: applied last, wins
+    @ragate.floor(citation_accuracy=0.6, faithfulness=0.5)
+    @ragate.floor(kind="unanswerable", abstention_accuracy=0.95)
+    def test_rag() -> None: ...
+
+    spec = route_spec(test_rag)
+    assert spec is not None
+    decorated = parse_floors(merge_floor_layers(spec.floors), Path("test_rag.py"))
+    floors = {f.name: (f.min, f.xfail) for f in route_floors(toml, decorated)}
+    assert floors == {
+        "floor[citation_accuracy]": (0.8, None),               # the decorator's, no xfail
+        "floor[abstention_accuracy]": (0.9, None),             # the toml's, kept
+        "floor[unanswerable:abstention_accuracy]": (0.95, None),
+        "floor[anchors:retrieval_miss:evidence_recall]": (0.5, None),  # listed, skipped
+        "floor[faithfulness]": (0.5, None),                    # the decorator's own
+        "floor[judge_coverage]": (0.95, None),                 # with a judged floor
+    }

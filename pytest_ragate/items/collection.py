@@ -490,6 +490,17 @@ def merge_floor_layers(layers: Iterable[dict[str, Any]]) -> dict[str, Any]:
     return merged
 
 
+def route_floors(own: Iterable[Floor], decorated: Iterable[Floor]) -> list[Floor]:
+    """A `@ragate.goldset` test's floors: the goldset's own (its ragate.toml's), each one the
+    decorator names again (same metric, kind and slice) replaced whole by the decorator's,
+    bound and xfail alike (a bare number there drops the toml's xfail); the decorator's
+    others added; judge_coverage as for any goldset with judged floors. Anchor floors come
+    from the toml alone (this route checks no anchor: they are listed, and skipped)."""
+    by_key = {(f.kind, f.slice, f.metric): f for f in own}
+    by_key.update({(f.kind, f.slice, f.metric): f for f in decorated if not f.anchors})
+    return with_judge_coverage(list(by_key.values()))
+
+
 def decorated_goldset(config: pytest.Config, module_path: Path, name: str,
                       spec: RouteSpec, route: str) -> tuple[Goldset, list[Floor]]:
     """The goldset a decorated test names, and its floors with the decorator's on top.
@@ -525,9 +536,7 @@ def decorated_goldset(config: pytest.Config, module_path: Path, name: str,
                     f"has kind {', '.join(map(repr, absent))} (kinds: "
                     f"{', '.join(goldset.kinds)}): such a floor could never be decided",
                     pytrace=False)
-    by_key = {(f.kind, f.slice, f.metric): f for f in goldset.floors}
-    by_key.update({(f.kind, f.slice, f.metric): f for f in overrides if not f.anchors})
-    floors = with_judge_coverage(list(by_key.values()))
+    floors = route_floors(goldset.floors, overrides)
     unmeasured = unmeasurable(floors, repeats_of(config, goldset), f"{name} (goldset "
                               f"{goldset.config_path})")
     if unmeasured:
