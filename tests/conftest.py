@@ -103,6 +103,16 @@ def test_mine(ragate_question, my_rag):
 ''')
 
 
+def system_test_in_tests(root: Path, goldset: str) -> None:
+    """`tests/test_rag.py::test_mine`: a `@ragate.goldset(goldset)` test, under tests/, that
+    answers with the `ragate_system` fixture (which conftest.py defines it is the point)."""
+    (root / "tests").mkdir()
+    (root / "tests" / "test_rag.py").write_text(
+        f"import pytest_ragate as ragate\n\n\n@ragate.goldset({goldset!r})\n"
+        "def test_mine(ragate_question, ragate_system):\n"
+        "    return ragate_system(ragate_question.question)\n")
+
+
 TIMED = "latency_s"  # what the clock measured: no two runs share it (the bill)
 
 

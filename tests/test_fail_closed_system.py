@@ -31,6 +31,7 @@ from tests.conftest import (
     question_rows,
     rows_of,
     run_pytester,
+    system_test_in_tests,
     write_goldset,
 )
 from tests.test_fail_closed import planned
@@ -134,11 +135,7 @@ def test_a_system_out_of_the_tests_reach_is_named_with_how_to_share_it(
     and where a conftest.py would share it."""
     write_goldset(pytester.path / "gs", floors=LOW_FLOOR)
     (pytester.path / "gs" / "conftest.py").write_text(planned({}))
-    (pytester.path / "tests").mkdir()
-    (pytester.path / "tests" / "test_rag.py").write_text(
-        "import pytest_ragate as ragate\n\n\n@ragate.goldset('gs')\n"
-        "def test_mine(ragate_question, ragate_system):\n"
-        "    return ragate_system(ragate_question.question)\n")
+    system_test_in_tests(pytester.path, "gs")
     result = run_pytester(pytester, "0", "gs", "tests")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     line = defines_fixture(pytester.path / "gs" / "conftest.py")

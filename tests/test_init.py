@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from pytest_ragate.cli import main
-from tests.conftest import expect, run_pytester
+from tests.conftest import expect, run_pytester, system_test_in_tests
 
 HANDBOOK = Path(__file__).parent.parent / "examples" / "handbook" / "docs"
 
@@ -106,16 +106,13 @@ def test_the_scaffolded_system_serves_both_routes(pytester: pytest.Pytester,
     stub = (pytester.path / "conftest.py").read_text()
     (pytester.path / "conftest.py").write_text(re.sub(r"raise NotImplementedError\(.*\)",
                                                       "return Answer.abstain()", stub))
-    (pytester.path / "tests").mkdir()
-    (pytester.path / "tests" / "test_rag.py").write_text(
-        "import pytest_ragate as ragate\n\n\n@ragate.goldset('goldsets/hb')\n"
-        "def test_hb(ragate_question, ragate_system):\n"
-        "    return ragate_system(ragate_question.question)\n")
+    system_test_in_tests(pytester.path, "goldsets/hb")
     result = run_pytester(pytester, "0", "goldsets/hb", "tests")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     result.assert_outcomes(passed=24)  # 12 questions by each route
     expect(result, "hb (goldsets/hb/ragate.toml): system: ragate_system (conftest.py:*",
-           "hb (tests/test_rag.py::test_hb): system: test function tests/test_rag.py::test_hb*")
+           "hb (tests/test_rag.py::test_mine): system: test function "
+           "tests/test_rag.py::test_mine*")
 
 
 @pytest.mark.parametrize("files, fmt", [(["a.speakers.json"], "tiron"),
