@@ -3,15 +3,19 @@ checks against a baseline, on hand-built records with hand-computed figures."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
 import pytest
 
+from pytest_ragate.decision.floors import decide, decide_anchors
+from pytest_ragate.decision.regressions import check, check_run
+from pytest_ragate.decision.rules import Strictness
 from pytest_ragate.outputs.baseline import BaselineError, load_baseline
-from pytest_ragate.scoring.gates import Floor, Strictness, decide, decide_anchors
+from pytest_ragate.outputs.results import Trailer
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord, QuestionScores
-from pytest_ragate.scoring.regression import check, check_run
 from tests.conftest import untimed, write_goldset
 
 
@@ -140,7 +144,7 @@ def test_small_noisy_change_passes_and_min_n_refuses() -> None:
 
 def test_check_run_needs_the_same_goldset_and_eval_version() -> None:
     rows = abstention_rows(3, 0)
-    from pytest_ragate.scoring.regression import BaselineRun
+    from pytest_ragate.scoring.pairing import BaselineRun
 
     other = BaselineRun(goldset="g", eval_version="0",
                         scores={r.question_id: r.scores() for r in rows}, source="results file x")
@@ -157,19 +161,40 @@ def test_check_run_needs_the_same_goldset_and_eval_version() -> None:
 # --- reading a baseline ------------------------------------------------------------------------
 
 
+def results_file(path: Path, rows: list[QuestionRecord], **extra: object) -> Path:
+    """A results file of `rows` as a run leaves it, its trailer vouching for them; `extra`
+    fields on every row (a later ragate's)."""
+    body = "".join(json.dumps({**r.model_dump(mode="json"), **extra}) + "\n" for r in rows)
+    trailer = Trailer(rows=len(rows), anchors=0, items=0, tests=0,
+                      sha256=hashlib.sha256(body.encode()).hexdigest())
+    path.write_text(body + json.dumps({"ragate_trailer": trailer.model_dump(mode="json")}) + "\n")
+    return path
+
+
 def test_baseline_from_a_results_file(tmp_path: Path) -> None:
-    rows = abstention_rows(2, 1)
-    path = tmp_path / "results.jsonl"
-    path.write_text("".join(json.dumps({**r.model_dump(mode="json"), "future_field": 1}) + "\n"
-                            for r in rows))
+    path = results_file(tmp_path / "results.jsonl", abstention_rows(2, 1), future_field=1)
     [run] = load_baseline(str(path))
     assert (run.goldset, run.eval_version, sorted(run.scores)) == ("g", "1", ["q0", "q1", "q2"])
     assert run.scores["q2"].abstention_correct is False
 
 
+def test_a_baseline_cut_short_is_refused_like_a_shard(tmp_path: Path) -> None:
+    """A results file cut at a line end (its trailer lost) was taken as a baseline, pairing
+    this run with the rows that happened to arrive; it is refused as `ragate decide` refuses
+    it, as is one whose lines were edited."""
+    path = results_file(tmp_path / "results.jsonl", abstention_rows(3, 0))
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[:2]))
+    with pytest.raises(BaselineError, match="ragate_trailer: no trailer line"):
+        load_baseline(str(path))
+    path.write_text("".join([lines[1], lines[0], *lines[2:]]))
+    with pytest.raises(BaselineError, match="sha256 differs"):
+        load_baseline(str(path))
+
+
 def test_baseline_from_history_lines_picks_the_last_or_the_named_line(tmp_path: Path) -> None:
+    from pytest_ragate.decision.goldset_run import GoldsetRun
     from pytest_ragate.outputs.history import build_line
-    from pytest_ragate.scoring.run import GoldsetRun
 
     path = tmp_path / "history.jsonl"
     first = build_line(GoldsetRun(name="g", eval_version="1", records=abstention_rows(3, 0)),
@@ -289,14 +314,9 @@ def test_ragate_compare_checks_two_results_files_without_a_rerun(tmp_path: Path)
 
     from pytest_ragate.cli import main
 
-    def write(name: str, rows: list[QuestionRecord]) -> Path:
-        path = tmp_path / name
-        path.write_text("".join(r.model_dump_json() + "\n" for r in rows))
-        return path
-
-    base = write("base.jsonl", abstention_rows(12, 0))
-    worse = write("worse.jsonl", abstention_rows(0, 12))
-    same = write("same.jsonl", abstention_rows(12, 0))
+    base = results_file(tmp_path / "base.jsonl", abstention_rows(12, 0))
+    worse = results_file(tmp_path / "worse.jsonl", abstention_rows(0, 12))
+    same = results_file(tmp_path / "same.jsonl", abstention_rows(12, 0))
     runner = CliRunner()
     failed = runner.invoke(main, ["compare", str(base), str(worse)])
     assert failed.exit_code == 1, failed.output
@@ -331,8 +351,7 @@ def test_a_relative_baseline_is_found_from_the_rootdir_too(tmp_path: Path,
                                                            monkeypatch: pytest.MonkeyPatch,
                                                            ) -> None:
     (tmp_path / "runs").mkdir()
-    (tmp_path / "runs" / "base.jsonl").write_text(
-        "".join(r.model_dump_json() + "\n" for r in abstention_rows(2, 0)))
+    results_file(tmp_path / "runs" / "base.jsonl", abstention_rows(2, 0))
     elsewhere = tmp_path / "sub"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)  # pytest run from a subfolder; the ini names runs/base.jsonl

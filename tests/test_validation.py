@@ -478,6 +478,21 @@ def test_unknown_metric_in_floors(tmp_path: Path, typo: str, meant: str | None) 
     assert len(problems) == 1
 
 
+def test_an_optional_judged_metric_misspelled_names_the_one_meant() -> None:
+    """`[judge] optional` and `ragate_judge_optional` name judged metrics: a typo is told the
+    judged metric it may have meant; a metric no judge gives gets no guess among them."""
+    from pytest_ragate.wording.floors import not_judged_metrics
+
+    said = not_judged_metrics("[judge] optional",
+                              ["faithfulnes", "answer_relevancy", "citation_accuracy"])
+    assert said.startswith("[judge] optional: faithfulnes, answer_relevancy, citation_accuracy: "
+                           "not a judged metric (judged metrics: faithfulness, "
+                           "context_precision, answer_relevance, judge_coverage, "
+                           "judge_agreement); faithfulnes: did you mean faithfulness?; "
+                           "answer_relevancy: did you mean answer_relevance?; name ")
+    assert "citation_accuracy: did you mean" not in said
+
+
 @pytest.mark.parametrize(("spec", "says"), [
     ("1.5", "less than or equal to 1"),
     ("-0.1", "greater than or equal to 0"),

@@ -14,9 +14,8 @@ from pydantic import ConfigDict, ValidationError
 
 from pytest_ragate.outputs.history import HistoryLine, fmt_sha, fmt_time
 from pytest_ragate.outputs.results import HEADER_KEY, read_results
-from pytest_ragate.scoring.messages import says_not_needed
+from pytest_ragate.scoring.pairing import BaselineRun
 from pytest_ragate.scoring.records import QuestionRecord
-from pytest_ragate.scoring.regression import BaselineRun
 
 # a sequential run that stopped early scored only the questions it asked: paired with it, a
 # run's drop on every other question would go unseen
@@ -94,8 +93,9 @@ def _json(path: Path, line: int, text: str) -> dict[str, object]:
 
 def _from_results(path: Path) -> list[BaselineRun]:
     found = read_results(path, _ResultsRow)
-    if found.problems:
-        first = found.problems[0]
+    refused = found.problems or found.unvouched  # a file cut short is refused like a shard
+    if refused:
+        first = refused[0]
         raise BaselineError(f"--ragate-baseline: {first} (expected a --ragate-results file or "
                             "a --ragate-history file)")
     runs: dict[str, BaselineRun] = {}
@@ -110,7 +110,7 @@ def _from_results(path: Path) -> list[BaselineRun]:
         if row.eval_version != run.eval_version:
             raise BaselineError(f"--ragate-baseline: {path}:{line}: goldset {row.goldset} "
                                 f"mixes eval_version {run.eval_version} and {row.eval_version}")
-        if row.status == "skipped" and says_not_needed(row.error):
+        if row.not_needed:
             raise BaselineError(f"--ragate-baseline: {path}:{line}: {STOPPED} (question "
                                 f"{row.question_id} was not asked)")
         if row.repeat == 1:  # with repeats, each question's first one: one pair a question

@@ -35,8 +35,11 @@ from pydantic import (
 )
 
 from pytest_ragate.answer import Knob
+from pytest_ragate.decision.goldset_run import GoldsetRun
 from pytest_ragate.decision.population import anchor_name
 from pytest_ragate.scoring import flips
+from pytest_ragate.scoring.floor import floor_name
+from pytest_ragate.scoring.pairing import scored_metrics
 from pytest_ragate.scoring.records import (
     Bill,
     QuestionRecord,
@@ -47,8 +50,6 @@ from pytest_ragate.scoring.records import (
     tally,
 )
 from pytest_ragate.scoring.registry import METRICS
-from pytest_ragate.scoring.regression import scored_metrics
-from pytest_ragate.scoring.run import GoldsetRun
 from pytest_ragate.settings import DEFAULT_FLIP_WINDOW
 
 FORMAT = 1
@@ -87,12 +88,16 @@ class FloorOutcome(BaseModel):
     min: float  # the bound: from below, or from above when `upper`
     outcome: str
     upper: bool = False  # `{max = …}`; left out of the line when False, as before it existed
+    # of a judged metric (its outcome is the judge's too); left out when False. A line
+    # written before it existed says False: its floors count across a judge change
+    judged: bool = False
 
     @model_serializer(mode="wrap")
     def _quiet_upper(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
         data = handler(self)
-        if not self.upper:
-            data.pop("upper", None)
+        for name in ("upper", "judged"):
+            if not getattr(self, name):
+                data.pop(name, None)
         return data
 
 
@@ -242,8 +247,8 @@ def build_line(run: GoldsetRun, *, git: str | None, time: datetime | None = None
         metrics={m: Figure.of(tally(m, records)) for m in metrics},
         by_kind={kind: {m: Figure.of(tally(m, [r for r in records if r.kind == kind]))
                         for m in metrics} for kind in kinds},
-        floors={v.floor.name.removeprefix("floor[").removesuffix("]"):
-                FloorOutcome(min=v.floor.min, outcome=v.outcome, upper=v.floor.upper)
+        floors={v.floor.label: FloorOutcome(min=v.floor.min, outcome=v.outcome,
+                                            upper=v.floor.upper, judged=v.floor.judged)
                 for v in run.verdicts},
         scores={r.question_id: r.scores() for r in records if r.repeat == 1},
         repeats=run.repeats,
@@ -482,17 +487,11 @@ def seen_in(line: HistoryLine, judged: bool = True) -> dict[str, flips.Seen]:
                       for qid, o in outcomes.items()})
     found.update({anchor_name(aid): flips.Seen(outcome=o.outcome, digest=o.digest)
                   for aid, o in (line.anchors or {}).items()})
-    found.update({f"floor[{name}]": flips.Seen(outcome=flips.floor_outcome(f.outcome),
-                                               digest=flips.digest("floor", name, f.min,
-                                                                   *["max"] * f.upper))
-                  for name, f in line.floors.items() if judged or not _judged_floor(name)})
+    found.update({floor_name(label): flips.Seen(outcome=flips.floor_outcome(f.outcome),
+                                                digest=flips.digest("floor", label, f.min,
+                                                                    *["max"] * f.upper))
+                  for label, f in line.floors.items() if judged or not f.judged})
     return found
-
-
-def _judged_floor(name: str) -> bool:
-    """Whether a floor (`faithfulness`, `single_doc:faithfulness`) is of a judged metric."""
-    metric = METRICS.get(name.rpartition(":")[2])
-    return metric is not None and metric.judged
 
 
 def judge_segment_start(series: Sequence[HistoryLine]) -> int:
