@@ -430,8 +430,9 @@ def test_the_trailer_counts_and_digests_what_precedes_it(tmp_path: Path) -> None
 
 
 def test_readers_of_rows_alone_still_read_a_cut_file(tmp_path: Path) -> None:
-    """calibrate, power, compare and the baseline read rows: a file cut short still reads
-    for them (only decide needs it whole), and a file with a trailer reads the same."""
+    """calibrate and power read rows: a file cut short still reads for them, and a file with
+    a trailer reads the same. A baseline is held as decide holds a shard (issue 33): compare
+    refuses a cut file on either side, naming its lost trailer."""
     from click.testing import CliRunner
 
     from pytest_ragate.cli import main
@@ -444,10 +445,12 @@ def test_readers_of_rows_alone_still_read_a_cut_file(tmp_path: Path) -> None:
     cut.write_text("".join(path.read_text().splitlines(keepends=True)[:-1]))
     assert read_rows(cut) == whole
     assert read_results(cut).unvouched[0].field == "ragate_trailer"
-    for args in (["calibrate", str(path)], ["calibrate", str(cut)],
-                 ["compare", str(cut), str(path)]):
+    for args in (["calibrate", str(path)], ["calibrate", str(cut)]):
         done = CliRunner().invoke(main, args)
         assert done.exit_code == 0, (args, done.output)
+    for args in (["compare", str(cut), str(path)], ["compare", str(path), str(cut)]):
+        refused = CliRunner().invoke(main, args)
+        assert refused.exit_code == 1 and "ragate_trailer: no trailer line" in refused.output
 
 
 def test_a_run_that_stopped_early_says_so_in_its_trailer(tmp_path: Path) -> None:

@@ -23,7 +23,14 @@ from pytest_ragate.outputs.baseline import load_baseline
 from pytest_ragate.outputs.history import FloorOutcome, HistoryLine, JudgeSegment, flip_report
 from pytest_ragate.scoring.pairing import BaselineRun
 from pytest_ragate.scoring.records import QuestionScores
-from tests.conftest import FIXTURE_JUDGE_CONFTEST, WORKERS, run_command, run_pytester, write_goldset
+from tests.conftest import (
+    FIXTURE_JUDGE_CONFTEST,
+    WORKERS,
+    run_command,
+    run_pytester,
+    vouched_results,
+    write_goldset,
+)
 from tests.test_fail_closed import planned
 
 N = 24
@@ -307,9 +314,8 @@ def test_a_baseline_knows_its_judges_from_results_rows_and_history_lines(
     row = {"goldset": "g", "question_id": "q1", "kind": "single_meeting", "index": 0,
            "eval_version": "1", "must_abstain": False, "abstained": False,
            "abstention_correct": True, "evidence_spans": 0}
-    results = tmp_path / "res.jsonl"
-    results.write_text(json.dumps({**row, "judge": "fixture:a"}) + "\n"
-                       + json.dumps({**row, "question_id": "q2"}) + "\n")
+    results = vouched_results(tmp_path / "res.jsonl",
+                              [{**row, "judge": "fixture:a"}, {**row, "question_id": "q2"}])
     [run] = load_baseline(str(results))
     assert run.judges == ("fixture:a",) and run.results == str(results)
     line = HistoryLine(time=datetime(2026, 1, 1, tzinfo=UTC), goldset="g", eval_version="1",
@@ -330,7 +336,7 @@ def run_line(i: int, judge: str, outcome: str, segment: bool = False) -> History
     return HistoryLine(
         time=datetime(2026, 1, 1, tzinfo=UTC) + timedelta(hours=i), goldset="g",
         eval_version="1", judges=[judge], outcomes={}, floors={
-            "faithfulness": FloorOutcome(min=0.6, outcome=outcome),
+            "faithfulness": FloorOutcome(min=0.6, outcome=outcome, judged=True),
             "abstention_accuracy": FloorOutcome(min=0.6, outcome=outcome)},
         judge_segment=JudgeSegment(accepted=[judge], replaces=["fixture:a"]) if segment
         else None)

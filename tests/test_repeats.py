@@ -42,6 +42,7 @@ from tests.conftest import (
     junit_cases,
     results_rows,
     run_pytester,
+    vouched_results,
     write_goldset,
 )
 from tests.test_fail_closed import collection_failed
@@ -394,9 +395,8 @@ def test_a_baseline_with_repeats_pairs_each_questions_first_repeat(tmp_path: Pat
     """One pair per question: a results file's later repeats are not pairs of their own."""
     from pytest_ragate.outputs.baseline import load_baseline
 
-    results = tmp_path / "r.jsonl"
-    results.write_text("".join(record("a", r, r == 1).model_dump_json() + "\n"
-                               for r in (1, 2, 3)))
+    results = vouched_results(tmp_path / "r.jsonl", [
+        record("a", r, r == 1).model_dump(mode="json") for r in (1, 2, 3)])
     (run_,) = load_baseline(str(results))
     assert list(run_.scores) == ["a"] and run_.scores["a"].abstention_correct
 

@@ -3,8 +3,6 @@ checks against a baseline, on hand-built records with hand-computed figures."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 from pathlib import Path
 
 import pytest
@@ -13,10 +11,9 @@ from pytest_ragate.decision.floors import decide, decide_anchors
 from pytest_ragate.decision.regressions import check, check_run
 from pytest_ragate.decision.rules import Strictness
 from pytest_ragate.outputs.baseline import BaselineError, load_baseline
-from pytest_ragate.outputs.results import Trailer
 from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord, QuestionScores
-from tests.conftest import untimed, write_goldset
+from tests.conftest import untimed, vouched_results, write_goldset
 
 
 def abstention_rows(right: int, wrong: int, kind: str = "unanswerable",
@@ -164,11 +161,7 @@ def test_check_run_needs_the_same_goldset_and_eval_version() -> None:
 def results_file(path: Path, rows: list[QuestionRecord], **extra: object) -> Path:
     """A results file of `rows` as a run leaves it, its trailer vouching for them; `extra`
     fields on every row (a later ragate's)."""
-    body = "".join(json.dumps({**r.model_dump(mode="json"), **extra}) + "\n" for r in rows)
-    trailer = Trailer(rows=len(rows), anchors=0, items=0, tests=0,
-                      sha256=hashlib.sha256(body.encode()).hexdigest())
-    path.write_text(body + json.dumps({"ragate_trailer": trailer.model_dump(mode="json")}) + "\n")
-    return path
+    return vouched_results(path, ({**r.model_dump(mode="json"), **extra} for r in rows))
 
 
 def test_baseline_from_a_results_file(tmp_path: Path) -> None:
