@@ -308,9 +308,12 @@ UNIT = click.FloatRange(0.0, 1.0)
 @click.option("--power", "target", type=click.FloatRange(0.0, 1.0, min_open=True,
                                                          max_open=True),
               default=0.80, show_default=True, help="the chance to reach")
+@click.option("--min-n", "min_n", type=click.IntRange(0), default=None,
+              help="ragate_min_n: a floor over fewer is refused, so no n below it is "
+              "enough (default: the ini file's ragate_min_n, else 0)")
 def power(goldset: Path | None, results: Path | None, floor_: float | None,
           expect: float | None, n: int | None, ci: str, pairs: int | None,
-          discordant: float | None, alpha: float, target: float) -> None:
+          discordant: float | None, alpha: float, target: float, min_n: int | None) -> None:
     """How many units a floor needs, and what n units can tell apart.
 
     \b
@@ -327,10 +330,14 @@ def power(goldset: Path | None, results: Path | None, floor_: float | None,
     from pytest_ragate.scoring.power import detectable_drop, passing_rate, questions_needed
 
     strict, chance = ci == "strict", f"{target:.0%} of the time"
+    if min_n is None:
+        min_n = click.IntRange(0).convert(_ini_options(Path.cwd())[1].get("ragate_min_n", "0"),
+                                          None, None)
+    refused = f" (ragate_min_n = {min_n} refuses a floor over fewer)" if min_n else ""
     if goldset is not None:
         if results is None:
             raise click.UsageError("GOLDSET needs --results (a --ragate-results file of it)")
-        _goldset_power(goldset, results, strict, target)
+        _goldset_power(goldset, results, strict, target, min_n)
         return
     if pairs is not None or discordant is not None:
         if pairs is None or discordant is None:
@@ -347,25 +354,28 @@ def power(goldset: Path | None, results: Path | None, floor_: float | None,
         raise click.UsageError("give --floor with --expect or with --n (or --pairs with "
                                "--discordant)")
     if n is not None:
-        rate = passing_rate(n, floor_, strict, target)
+        rate = passing_rate(n, floor_, strict, target, min_n=min_n)
         if rate is None:
-            click.echo(f"never: a floor of {floor_:.2f} ({ci}) cannot pass over {n} units")
+            click.echo(f"never: a floor of {floor_:.2f} ({ci}) cannot pass over {n} units"
+                       + (refused if n < min_n else ""))
             raise SystemExit(1)
         click.echo(f"over {n} units a floor of {floor_:.2f} ({ci}) passes {chance} once the "
                    f"true rate is {rate:.3f}")
         return
     assert expect is not None
-    needed = questions_needed(floor_, expect, strict, target)
+    needed = questions_needed(floor_, expect, strict, target, min_n=min_n)
     if needed is None:
         click.echo(f"never: at a true rate of {expect:.2f} a floor of {floor_:.2f} ({ci}) "
                    f"does not pass {chance}"
                    + ("" if expect <= floor_ else " with up to 20,000 units"))
         raise SystemExit(1)
     click.echo(f"{needed} units: a floor of {floor_:.2f} ({ci}) passes {chance} at a true "
-               f"rate of {expect:.2f} from {needed} units on")
+               f"rate of {expect:.2f} from {needed} units on"
+               + (refused if needed == min_n else ""))
 
 
-def _goldset_power(root: Path, results: Path, strict: bool, target: float) -> None:
+def _goldset_power(root: Path, results: Path, strict: bool, target: float,
+                   min_n: int) -> None:
     """`ragate power GOLDSET --results R`: one row per floor of the goldset."""
     from tabulate import tabulate
 
@@ -394,20 +404,22 @@ def _goldset_power(root: Path, results: Path, strict: bool, target: float) -> No
         # the floor's figures over the saved rows: what n can tell apart, not a verdict
         t = floor_tally(floor, records)
         value = t.value
-        passes = figures_of(floor, t, strict).passes_at if t.n else None
+        passes = figures_of(floor, t, strict, min_n=min_n).passes_at if t.n else None
         needed: int | None = None
         # over independent units from below: an upper bound or repeats say "—", not a
         # figure that would be wrong
         if value is not None and value > floor.min and not floor.upper and t.repeats == 1:
-            needed = (questions_needed(floor.min, value, strict, target)
+            needed = (questions_needed(floor.min, value, strict, target, min_n=min_n)
                       if METRICS[floor.metric].aggregate == "proportion"
-                      else needed_for_mean(t.values, floor.min, strict, target))
+                      else needed_for_mean(t.values, floor.min, strict, target,
+                                           min_n=min_n))
         table.append([floor.label, floor_figure(floor),
                       "—" if value is None else f"{value:.2f}", fmt_n(t),
                       "—" if passes is None else str(passes),
                       "—" if needed is None else needed])
     click.echo(f"{goldset.name}: {len(records)} rows of {results} "
-               f"({'strict' if strict else 'point'} mode, {target:.0%} power)")
+               f"({'strict' if strict else 'point'} mode, {target:.0%} power"
+               f"{f', ragate_min_n = {min_n}' if min_n else ''})")
     click.echo(tabulate(table, headers=["floor", "min", "value", "n", f"passes {target:.0%} at",
                                         "n needed at this value"], disable_numparse=True))
     click.echo("≈: normal approximation with the run's own spread; —: the value does not "
@@ -543,10 +555,45 @@ def init(goldset: Path, corpus_glob: str, fmt: str | None, units: str,
         click.echo(f"nothing written to {goldset}: fix the corpus, then run `ragate init` "
                    "again")
         raise SystemExit(1)
+    click.echo(f"system: {done.system}")
     click.echo(f"next: add questions to {goldset / 'questions.jsonl'} and their evidence to "
-               f"{goldset / 'expected.jsonl'}, connect your system in "
-               f"{goldset / 'conftest.py'}, then `ragate validate {goldset}` and "
-               f"`pytest {goldset}`")
+               f"{goldset / 'expected.jsonl'} (`ragate units {goldset}` numbers the "
+               "documents), connect your system in ragate_system, then "
+               f"`ragate validate {goldset}` and `pytest {goldset}`")
+
+
+@main.command()
+@click.argument("goldset", type=click.Path(exists=True, path_type=Path))
+@click.argument("doc_id", required=False)
+@click.option("--find", "phrase", metavar="TEXT",
+              help="the units holding this phrase (case and line breaks ignored), in DOC_ID "
+              "or in every document, each with the evidence that names them")
+def units(goldset: Path, doc_id: str | None, phrase: str | None) -> None:
+    """A goldset's corpus with its unit numbers: each document and its unit count; DOC_ID
+    numbered unit by unit; or, with --find TEXT, where a phrase is. Exit 1 when TEXT is
+    found nowhere."""
+    from pytest_ragate.goldsets.loader import load_goldset_corpus
+    from pytest_ragate.numbering import UnknownDocument, document_of, found, numbered, overview
+
+    try:
+        corpus = load_goldset_corpus(goldset)
+        document = document_of(corpus, doc_id) if doc_id is not None else None
+    except GoldsetError as error:
+        raise click.ClickException(str(error)) from None
+    except UnknownDocument as error:
+        raise click.ClickException(str(error)) from None
+    root = Path.cwd()
+    if phrase is None:
+        lines = overview(corpus, root) if document is None else numbered(corpus, document,
+                                                                            root)
+        click.echo("\n".join(lines))
+        return
+    lines = found(corpus, [document] if document else list(corpus.documents.values()), phrase)
+    if not lines:
+        click.echo(f"{phrase!r} is in no {'document' if document is None else doc_id} of the "
+                   "corpus (case and line breaks ignored)")
+        raise SystemExit(1)
+    click.echo("\n".join(lines))
 
 
 @main.command("stamp-verdicts")
@@ -881,6 +928,7 @@ def _plan_judge(spec: str | None, model: str | None) -> PlanJudge:
 
 def _planned_questions(paths: tuple[Path, ...], repeat: int | None) -> list[PlannedQuestion]:
     from pytest_ragate.judges.plan import PlannedQuestion
+    from pytest_ragate.scoring.registry import verdicts_needed
 
     configs = [c for p in paths for c in find_goldsets(p)]
     if not configs:
@@ -902,7 +950,9 @@ def _planned_questions(paths: tuple[Path, ...], repeat: int | None) -> list[Plan
                     goldset=goldset.name, eval_version=goldset.eval_version,
                     question_id=asked.question.question_id, question=asked.question.question,
                     reference=case.expected.gist, repeat=asked.repeat,
-                    judged=not case.must_abstain))
+                    judged=not case.must_abstain, metrics=verdicts_needed(
+                        (f.metric for f in goldset.floors),
+                        (label.metric for label in goldset.labels))))
     return questions
 
 

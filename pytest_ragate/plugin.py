@@ -117,7 +117,7 @@ def pytest_pycollect_makeitem(collector: pytest.Module | pytest.Class, name: str
 
         route = f"{collector.nodeid}::{name}"
         goldset, floors = decorated_goldset(collector.config, collector.path, name, spec, route)
-        return [*adopt_questions(result, route),
+        return [*adopt_questions(result, route, floors),
                 *make_floors(collector, goldset, floors, route, prefix=f"{name}::")]
 
 

@@ -1,8 +1,10 @@
 """`ragate init`: a new goldset beside a corpus, ready for its first questions.
 
 It writes `ragate.toml` (the corpus, commented floors), empty questions and expected-answers
-files and a `conftest.py` stub for `ragate_system`, then loads what it wrote with the same
-validation as collection: the only problem left is the one it cannot solve, no questions yet.
+files and a `conftest.py` stub for `ragate_system` (in the project's folder, so that both the
+goldset's items and a `@ragate.goldset` test under tests/ see it: `system_home`), then loads
+what it wrote with the same validation as collection: the only problem left is the one it
+cannot solve, no questions yet.
 It writes nothing unless it succeeds: a corpus it cannot read is reported before anything is
 written, and what a failed load finds takes back what was written, so a retry after the fix
 is not refused as "exists already".
@@ -53,7 +55,10 @@ CONFTEST = '''\
 """The system under test: question text in, `pytest_ragate.Answer` out. Replace the body of
 `answer` with a call to your RAG system. pytest-ragate's docs/your-system.md describes the
 contract and the adapters for LangChain, LlamaIndex and Haystack results
-(`pytest_ragate.adapters`)."""
+(`pytest_ragate.adapters`).
+
+pytest applies a conftest.py to the tests in its folder and below:
+{scope}."""
 
 import pytest
 
@@ -85,6 +90,30 @@ class Scaffold:
     written: list[Path]  # empty when there are problems: nothing was written
     corpus: Corpus
     problems: list[Problem]  # the empty question set aside
+    system: str = ""  # where `ragate_system` is, and who sees it
+
+
+def system_home(goldset: Path, root: Path) -> tuple[Path | None, str]:
+    """Where the `ragate_system` stub goes (None: nowhere, one exists) and what to say of
+    it. The project's conftest.py (`root`, where `ragate init` runs), so that the goldset's
+    own items and a `@ragate.goldset` test under tests/ both see it; the goldset's folder
+    when that file exists without one (it is never edited), or the goldset is not under
+    `root`."""
+    shared = root / "conftest.py"
+    inside = goldset.resolve().is_relative_to(root.resolve())
+    if inside and not shared.exists():
+        return shared, ("ragate_system in conftest.py, seen by the goldset's items and by "
+                        "every test under this folder (a @ragate.goldset test in tests/ too)")
+    from pytest_ragate.items.provenance import defines_fixture
+
+    if inside and (line := defines_fixture(shared)) is not None:
+        return None, f"conftest.py:{line} defines ragate_system already: the goldset uses it"
+    local = goldset / "conftest.py"
+    why = "conftest.py exists here and is not edited" if inside else \
+        f"{goldset} is not under {root}"
+    return local, (f"ragate_system in {local}, seen by the goldset's items only ({why}); for "
+                   "a @ragate.goldset test elsewhere to see it, move it to a conftest.py in a "
+                   "folder above both")
 
 
 def guess_format(files: list[Path]) -> str:
@@ -120,15 +149,17 @@ def init(goldset: Path, corpus_glob: str, fmt: str | None = None, units: str = "
         goldset / "questions.jsonl": "",
         goldset / "expected.jsonl": "",
     }
-    conftest = goldset / "conftest.py"
-    if not conftest.exists():
-        texts[conftest] = CONFTEST.format(conftest=conftest)
+    conftest, system = system_home(goldset, Path.cwd())
+    if conftest is not None and not conftest.exists():
+        scope = ("the goldset's items, and every test below this folder, see ragate_system"
+                 if conftest.parent != goldset else "the goldset's items see ragate_system")
+        texts[conftest] = CONFTEST.format(conftest=conftest, scope=scope)
     corpus, problems = load_corpus(Path.cwd(), [str(absolute)], fmt, goldset / CONFIG_NAME,
                                    units)  # type: ignore[arg-type]
     if problems:
         return Scaffold([], corpus, problems)
     problems = _write_checked(goldset, texts)
-    return Scaffold([] if problems else list(texts), corpus, problems)
+    return Scaffold([] if problems else list(texts), corpus, problems, system)
 
 
 def _write_checked(goldset: Path, texts: dict[Path, str]) -> list[Problem]:

@@ -109,6 +109,16 @@ def test_mine(ragate_question, my_rag):
 ''')
 
 
+def system_test_in_tests(root: Path, goldset: str) -> None:
+    """`tests/test_rag.py::test_mine`: a `@ragate.goldset(goldset)` test, under tests/, that
+    answers with the `ragate_system` fixture (which conftest.py defines it is the point)."""
+    (root / "tests").mkdir()
+    (root / "tests" / "test_rag.py").write_text(
+        f"import pytest_ragate as ragate\n\n\n@ragate.goldset({goldset!r})\n"
+        "def test_mine(ragate_question, ragate_system):\n"
+        "    return ragate_system(ragate_question.question)\n")
+
+
 TIMED = "latency_s"  # what the clock measured: no two runs share it (the bill)
 
 
@@ -216,6 +226,19 @@ def write_goldset(root: Path, *, toml: str = BASE_TOML, floors: str = "",
 
 
 # --- running pytest from a test, and reading what it said ------------------------------------
+
+def touched_units(text: str, units: Iterable[str], start: int, end: int) -> list[int]:
+    """The units (their texts, in order) with a character in text[start:end], found by
+    looking each unit's text up in `text` in turn: a reference for the offset helper that
+    shares none of its arithmetic."""
+    touched, at = [], 0
+    for number, unit in enumerate(units):
+        where = text.index(unit, at)
+        at = where + len(unit)
+        if where < end and start < at:
+            touched.append(number)
+    return touched
+
 
 WORKERS = pytest.mark.parametrize("workers", ["0", "2"], ids=["n0", "n2"])
 """A test run twice: in one process (`-n 0`) and under xdist (`-n 2`), which must agree."""

@@ -9,8 +9,16 @@ from pathlib import Path
 import pytest
 
 from pytest_ragate.answer import Context
-from pytest_ragate.goldsets.anchors import Anchor, check
-from tests.conftest import WORKERS, esc, junit_cases, write_goldset
+from pytest_ragate.goldsets.anchors import Anchor, Cut, NoCut, check
+from tests.conftest import (
+    TWELVE_EUROS,
+    WORKERS,
+    esc,
+    expect,
+    junit_cases,
+    run_pytester,
+    write_goldset,
+)
 from tests.test_plugin import SYSTEM
 
 RETRIEVER = '''
@@ -27,6 +35,7 @@ def ragate_retriever():
         hits = next((v for k, v in POOL.items() if k in claim), [])
         return [Context(context_id=f"c{i}", doc_id=d, first_turn=a, last_turn=b, text="…",
                         distance=dist) for i, (d, a, b, dist) in enumerate(hits)]
+    retrieve.max_distance = 0.7  # the cut the control and the probe are held to
     return retrieve
 '''
 
@@ -80,7 +89,62 @@ def ctx(doc: str, first: int, last: int, distance: float = 0.2) -> Context:
 ])
 def test_each_kind(anchor: dict[str, object], pool: list[Context], holds: bool) -> None:
     parsed = Anchor.model_validate({"anchor_id": "a", "claim": "c", **anchor})
-    assert (check(parsed, pool, max_distance=0.7) is None) == holds
+    assert (check(parsed, pool, Cut(0.7, "test")) is None) == holds
+
+
+def test_an_anchor_that_reads_distances_names_its_cut_or_needs_one() -> None:
+    """The off-topic control and the probe's on-topic check are held to the cut the goldset
+    or the system declares, named in the message; with none declared they are errors, never
+    held to the built-in pipeline's 0.7 (which judged a system that abstains at 0.4)."""
+    control = Anchor.model_validate({"anchor_id": "a", "claim": "c",
+                                     "kind": "off_topic_control"})
+    probe = Anchor.model_validate({"anchor_id": "p", "claim": "c", "kind": "topical_probe",
+                                   "evidence": {"doc_id": "m1", "first_turn": 4,
+                                                "last_turn": 6}})
+    near = [ctx("m1", 0, 3, 0.5)]
+    own = Cut(0.4, "ragate_system.max_distance")
+    assert check(control, near, own) is None  # 0.5 is past the system's own cut
+    assert check(control, near, Cut(0.55, "[anchors] max_distance in ragate.toml")) == (
+        "off-topic control retrieved 1 context(s) within max_distance 0.55 ([anchors] "
+        "max_distance in ragate.toml): m1:0-3 (0.50)")
+    assert check(probe, near, own) == ("topical probe got no on-topic context within "
+                                       "max_distance 0.4 (ragate_system.max_distance): "
+                                       "m1:0-3 (0.50)")
+    for anchor in (control, probe):
+        with pytest.raises(NoCut, match=f"an? {anchor.kind} anchor is held to the max_distance "
+                           "its system abstains at, and none is declared on ragate_system: set "
+                           r"`max_distance` under \[anchors\] in ragate.toml"):
+            check(anchor, near, None, undeclared="on ragate_system")
+    assert check(control, [], None) is None  # an empty pool is near nothing, at any cut
+    miss = Anchor.model_validate({"anchor_id": "m", "claim": "c", "kind": "retrieval_miss",
+                                  "evidence": {"doc_id": "m1", "first_turn": 0,
+                                               "last_turn": 0}})
+    assert check(miss, near, None) is None  # reads no distance: needs no cut
+
+
+def test_the_cut_is_the_goldsets_else_the_systems_else_the_builtin_pools() -> None:
+    from pytest_ragate.goldsets.config import AnchorsConfig
+    from pytest_ragate.items.collection import anchor_cut
+
+    def system(question: str) -> None:
+        return None
+
+    system.max_distance = 0.4  # type: ignore[attr-defined]
+    declared = AnchorsConfig(max_distance=0.55)
+    assert anchor_cut(declared, system, "ragate_system", None) == Cut(
+        0.55, "[anchors] max_distance in ragate.toml")
+    assert anchor_cut(AnchorsConfig(), system, "ragate_system", 0.7) == Cut(
+        0.4, "ragate_system.max_distance")
+    assert anchor_cut(None, print, "ragate_retriever", 0.7) == Cut(
+        0.7, "the built-in retriever's, --ragate-max-distance")
+    assert anchor_cut(None, print, "ragate_system", None) is None
+    for bad in (-0.1, float("inf"), True, "0.5"):  # [anchors] max_distance is read strictly
+        with pytest.raises(ValueError):
+            AnchorsConfig.model_validate({"max_distance": bad})
+    system.max_distance = "0.4"  # type: ignore[attr-defined]
+    with pytest.raises(NoCut, match=r"ragate_system.max_distance is '0.4': a cut is a finite "
+                       "number of 0 or more"):
+        anchor_cut(None, system, "ragate_system", None)
 
 
 def test_kinds_demand_their_evidence() -> None:
@@ -127,7 +191,10 @@ def test_promote_rewrites_only_what_passed(anchored: pytest.Pytester, workers: s
         f"  anchor[fixed] ({root / 'anchors.jsonl'}:2)",
         f"  floor[citation_accuracy] ({root / 'ragate.toml'})",
         "Re-run pytest: they now gate like any other item.",
+        "ragate: exit 0: this run's only failures were the 2 strict xfails it promoted (its "
+        "reports and JUnit record them as XPASS)",
     ))
+    assert first.ret == 0  # what failed is what it promoted, which now holds
     anchors_after = (root / "anchors.jsonl").read_text().splitlines()
     assert [i for i, (a, b) in enumerate(zip(anchors_before, anchors_after, strict=True))
             if a != b] == [1]
@@ -142,6 +209,38 @@ def test_promote_rewrites_only_what_passed(anchored: pytest.Pytester, workers: s
                  "PASSED gs/ragate.toml::floor[citation_accuracy]"):
         rerun.stdout.fnmatch_lines(esc(line))
     assert rerun.ret == 0  # the rest still xfail as before, strict
+
+
+@pytest.mark.parametrize(("failures", "testsfailed", "settled"), [
+    ({"gs::anchor[fixed]": 1, "gs::floor[citation_accuracy]": 1}, 2, True),
+    ({"gs::anchor[fixed]": 1}, 1, True),  # a floor promoted that had not failed: still 0
+    ({"gs::anchor[fixed]": 1, "gs::q1": 1}, 2, False),  # another item failed
+    ({"gs::anchor[fixed]": 1}, 2, False),  # a collection error, or a gap that fails the run
+    ({"gs::anchor[fixed]": 2}, 2, False),  # its teardown failed too
+    ({"gs::anchor[flipped]": 1}, 1, False),  # an XPASS refused for its flips: not promoted
+])
+def test_a_promoting_run_exits_0_only_when_it_promoted_every_failure(
+        failures: dict[str, int], testsfailed: int, settled: bool) -> None:
+    from pytest_ragate.modes.conclusion import settled_by_promotion
+
+    promoted = frozenset({"gs::anchor[fixed]", "gs::floor[citation_accuracy]"})
+    assert settled_by_promotion(promoted, failures, testsfailed) is settled
+    assert not settled_by_promotion(frozenset(), {}, 0)  # nothing promoted: pytest's own
+
+
+def test_a_control_over_your_system_with_no_cut_declared_is_an_error(
+        pytester: pytest.Pytester) -> None:
+    """The built-in pipeline's 0.7 never judges your system: a control over its contexts,
+    with no cut declared, errors (not a held check), and says how to declare one."""
+    write_goldset(pytester.path / "gs", anchors=[ANCHORS[4]])
+    pytester.makeconftest(TWELVE_EUROS)
+    result = run_pytester(pytester, "0", "gs")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    expect(result, "*anchor[control]*anchor control: an off_topic_control anchor is held to "
+           "the max_distance its system abstains at, and none is declared in ragate.toml or "
+           "on ragate_system: set `max_distance` under [anchors] in ragate.toml, or give "
+           "the system a `max_distance` attribute*(pool: the contexts returned by "
+           "ragate_system (conftest.py:*))*")
 
 
 @WORKERS

@@ -201,15 +201,15 @@ def test_the_ragas_judges_requests_and_tokens_and_none_when_cached(
     cached = rows_of(pytester.path / "r.jsonl")["a1"]
     assert "judge_requests" not in cached and "judge_tokens" not in cached
     assert cached["judge_cost"] == 0.0
-    assert sorted(cached["judge_cached"]) == ["answer_relevance", "context_precision",
-                                              "faithfulness"]
+    # answer relevance is gated by no floor here: not asked (registry.verdicts_needed)
+    assert sorted(cached["judge_cached"]) == ["context_precision", "faithfulness"]
     report = (pytester.path / "report.md").read_text()
-    assert "judge 0 requests, 0+0 tokens, 3 cached verdicts (no request), $0.0000" in report
+    assert "judge 0 requests, 0+0 tokens, 2 cached verdicts (no request), $0.0000" in report
     first_line, second_line = (json.loads(line) for line in
                                (pytester.path / "history.jsonl").read_text().splitlines())
     assert first_line["bill"]["judge_requests"] == asked
     assert first_line["bill"]["judge_prompt_tokens"] == prompt
-    assert (second_line["bill"]["judge_requests"], second_line["bill"]["judge_cached"]) == (0, 3)
+    assert (second_line["bill"]["judge_requests"], second_line["bill"]["judge_cached"]) == (0, 2)
 
 
 # a judge's usage that breaks the rule a system's is held to: per question, what the stub

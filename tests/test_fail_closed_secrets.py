@@ -288,7 +288,9 @@ def refusing(request: dict[str, Any]) -> Reply:
 def test_credentials_of_the_judge_reach_no_output(
         pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, openai_stub: OpenAIStub,
         workers: str) -> None:
-    write_goldset(pytester.path / "gs", floors=JUDGED)
+    # every verdict metric gated, so each one's failure path (answer relevance's too) is
+    # held to the redaction
+    write_goldset(pytester.path / "gs", floors=JUDGED + "answer_relevance = 0.1\n")
     pytester.makeconftest(SYSTEM + FIXTURE_JUDGE_CONFTEST)
     openai_stub.script = refusing
     monkeypatch.setenv("RAGATE_JUDGE_API_KEY", API_KEY)

@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from pytest_ragate.cli import main
+from pytest_ragate.items.provenance import defines_fixture
 from pytest_ragate.items.timeouts import SystemTimeout, call_with_timeout
 from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import repeat_name
@@ -30,6 +31,7 @@ from tests.conftest import (
     question_rows,
     rows_of,
     run_pytester,
+    system_test_in_tests,
     write_goldset,
 )
 from tests.test_fail_closed import planned
@@ -150,6 +152,24 @@ def test_mine(ragate_question, ragate_system):
     assert "XFAIL" not in result.stdout.str()
     assert junit_cases(pytester.path / "j.xml")["gs.ragate.toml::anchor[a1]"]["outcome"] \
         == "error"
+
+
+def test_a_system_out_of_the_tests_reach_is_named_with_how_to_share_it(
+        pytester: pytest.Pytester) -> None:
+    """ragate_system in the goldset's folder answers the goldset's items, and no test
+    elsewhere: a `@ragate.goldset` test under tests/ that asks for it is told where it is
+    and where a conftest.py would share it."""
+    write_goldset(pytester.path / "gs", floors=LOW_FLOOR)
+    (pytester.path / "gs" / "conftest.py").write_text(planned({}))
+    system_test_in_tests(pytester.path, "gs")
+    result = run_pytester(pytester, "0", "gs", "tests")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    line = defines_fixture(pytester.path / "gs" / "conftest.py")
+    expect(result, "PASSED gs/ragate.toml::q1*",
+           "ERROR tests/test_rag.py::test_mine[q1] - MissingSystem: test_mine[q1]: no "
+           f"ragate_system in scope; gs/conftest.py:{line} defines one, which pytest applies "
+           "only to tests under gs/: move it to a conftest.py in a folder above both, such "
+           "as conftest.py; the built-in pipeline answers only where asked for*")
 
 
 @pytest.mark.parametrize("how, workers", [("toml", "0"), ("flag", "2")])

@@ -47,7 +47,9 @@ def verdicts() -> dict[str, RowVerdicts]:
 
 
 def goldset(root: Path) -> None:
-    write_goldset(root / "gs", floors="[floors]\nfaithfulness = 0.5\n",
+    """Its floors gate answer relevance too: every verdict metric is asked (and its embedder
+    used), as a goldset that gates none would be."""
+    write_goldset(root / "gs", floors="[floors]\nfaithfulness = 0.5\nanswer_relevance = 0.0\n",
                   questions=[{"question_id": q, "kind": "single_meeting",
                               "question": f"What about {q}?"} for q in IDS],
                   expected=[{"question_id": q, "gist": f"gist of {q}",
@@ -78,13 +80,13 @@ def test_a_warm_run_never_imports_ragas(pytester: pytest.Pytester, openai_stub: 
     args = ("gs", "--ragate-judge=ragas:stub-model", f"--ragate-judge-url={openai_stub.url}",
             "--ragate-judge-cache-dir=judge-cache")
     cold = run_pytester(pytester, workers, *args, "--ragate-results=cold.jsonl")
-    cold.assert_outcomes(passed=len(IDS) + 2)  # and judge_coverage
+    cold.assert_outcomes(passed=len(IDS) + 3)  # and judge_coverage
     asked = len(openai_stub.requests)
     assert asked == 4 * len(IDS)  # statements, NLI, 1 context, 1 answer relevance (n=3)
     assert any(p["ragas"] for p in imported(pytester.path))
 
     warm = run_pytester(pytester, workers, *args, "--ragate-results=warm.jsonl")
-    warm.assert_outcomes(passed=len(IDS) + 2)  # and judge_coverage
+    warm.assert_outcomes(passed=len(IDS) + 3)  # and judge_coverage
     assert len(openai_stub.requests) == asked  # nothing asked
     assert not any(any(p.values()) for p in imported(pytester.path))
     cold_rows = judged_rows(pytester.path, "cold.jsonl")
@@ -94,7 +96,7 @@ def test_a_warm_run_never_imports_ragas(pytester: pytest.Pytester, openai_stub: 
 
     replay = run_pytester(pytester, workers, *args, "--ragate-cache=replay",
                           "--ragate-results=replay.jsonl")
-    replay.assert_outcomes(passed=len(IDS) + 2)  # and judge_coverage
+    replay.assert_outcomes(passed=len(IDS) + 3)  # and judge_coverage
     assert judged_rows(pytester.path, "replay.jsonl") == cold_rows
     assert not any(any(p.values()) for p in imported(pytester.path))
 

@@ -63,7 +63,7 @@ def test_a_warm_cache_plans_no_judge_request_for_unchanged_answers(
     assert cold["total"]["changed"]["prompt_tokens"] > 0
 
     run = run_pytester(pytester, "0", "gs", f"--ragate-judge-url={openai_stub.url}")
-    run.assert_outcomes(passed=len(IDS) + 2)
+    run.assert_outcomes(passed=len(IDS) + 3)
     asked = len(openai_stub.requests)
     assert asked == REQUESTS_PER_ANSWER * len(IDS), [
         (r.get("n"), r["messages"][-1]["content"][-300:]) for r in openai_stub.requests]
@@ -113,6 +113,12 @@ def test_a_cold_cache_plans_every_request_and_its_cost(tmp_path: Path,
         (unchanged["prompt_tokens"] * 1.5 + unchanged["completion_tokens"] * 6) / 1e6)
     assert found["judge"] == "ragas:stub-model@temperature=0"
     assert not (tmp_path / "judge-cache").exists()  # a plan creates no cache folder
+    # a goldset that gates faithfulness alone asks no answer relevance: the plan counts the
+    # requests the run would send (registry.verdicts_needed)
+    toml = tmp_path / "gs" / "ragate.toml"
+    toml.write_text(toml.read_text().replace("answer_relevance = 0.0\n", ""))
+    found = plan_json(tmp_path, str(tmp_path / "gs"), "--contexts", "4", "--repeat", "2")
+    assert found["total"]["unchanged"]["requests"] == (2 + 4) * 2 * len(IDS)
 
 
 def test_the_ini_file_sets_the_prices(tmp_path: Path) -> None:

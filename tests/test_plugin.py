@@ -121,7 +121,8 @@ def test_a_goldset_names_the_judged_metrics_a_run_without_a_judge_skips(
     toml.write_text(toml.read_text().replace('optional = ["faithfulness"]',
                                              'optional = ["faithfulnes"]'))
     typo = project.runpytest("-p", "no:cacheprovider", "gs")
-    typo.stdout.fnmatch_lines(["*judge.optional*faithfulnes: not a judged metric*"])
+    typo.stdout.fnmatch_lines(["*judge.optional*faithfulnes: not a judged metric*"
+                               "faithfulnes: did you mean faithfulness?*"])
     assert typo.ret != 0
 
 

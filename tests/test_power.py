@@ -13,6 +13,7 @@ from pytest_ragate.scoring.power import (
     WINDOW,
     binomial_tail,
     detectable_drop,
+    needed_for_mean,
     pass_probability,
     passing_rate,
     questions_needed,
@@ -198,3 +199,38 @@ def test_the_command_over_a_goldset_and_its_results(tmp_path: Path) -> None:
     assert line.split()[2:] == ["—", "0", "—", "—"]
     missing = CliRunner().invoke(main, ["power", str(root)])
     assert missing.exit_code == 2 and "GOLDSET needs --results" in missing.output
+
+
+def test_no_n_under_ragate_min_n_is_enough() -> None:
+    """A floor over fewer than ragate_min_n units is refused whatever its value, so no
+    figure of `ragate power` may say fewer are enough (it said 1 unit for 0.99 over 0.50)."""
+    assert questions_needed(0.5, 0.99, strict=False) == 1
+    assert questions_needed(0.5, 0.99, strict=False, min_n=30) == 30
+    assert questions_needed(0.9, 0.95, strict=False, min_n=5) == 20  # past it: unchanged
+    assert passing_rate(10, 0.5, strict=False, min_n=30) is None
+    assert needed_for_mean([0.9, 1.0, 0.8, 1.0], 0.5, strict=False, min_n=30) == 30
+    runner = CliRunner()
+    got = runner.invoke(main, ["power", "--floor", "0.5", "--expect", "0.99", "--min-n", "30"])
+    assert got.exit_code == 0 and got.output.startswith("30 units: ") and (
+        "(ragate_min_n = 30 refuses a floor over fewer)") in got.output, got.output
+    got = runner.invoke(main, ["power", "--floor", "0.5", "--n", "10", "--min-n", "30"])
+    assert got.exit_code == 1 and "cannot pass over 10 units (ragate_min_n = 30" in got.output
+
+
+def test_ragate_min_n_is_read_from_the_ini_file(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.conftest import write_goldset
+    from tests.test_statistical_gates import abstention_rows
+
+    (tmp_path / "pytest.ini").write_text("[pytest]\nragate_min_n = 50\n")
+    monkeypatch.chdir(tmp_path)
+    root = write_goldset(tmp_path / "gs", floors="[floors]\nabstention_accuracy = 0.5\n")
+    results = tmp_path / "r.jsonl"
+    rows = [r.model_copy(update={"goldset": "mini"}) for r in abstention_rows(34, 6)]
+    results.write_text("".join(r.model_dump_json() + "\n" for r in rows))
+    got = CliRunner().invoke(main, ["power", str(root), "--results", str(results)])
+    assert got.exit_code == 0, got.output
+    assert "ragate_min_n = 50" in got.output.splitlines()[0]
+    line = next(x for x in got.output.splitlines() if x.startswith("abstention_accuracy"))
+    # 40 questions, under 50: it passes at no rate, and needs 50
+    assert line.split() == ["abstention_accuracy", "0.50", "0.85", "40", "—", "50"]

@@ -213,3 +213,20 @@ def test_the_registry_imports_nothing_heavy() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_answer_relevance_is_asked_only_where_a_figure_needs_it() -> None:
+    """Answer relevance is the one verdict that needs an embedding model besides the judge
+    (MiniLM, exported to ONNX on a cold machine: 83 s of a 25 s run). It is asked where the
+    goldset gates or labels it, or gates no verdict at all (the judged figures are wanted);
+    never for a goldset that gates faithfulness alone."""
+    from pytest_ragate.scoring.registry import verdicts_needed
+
+    every = ("faithfulness", "context_precision", "answer_relevance")
+    assert verdicts_needed([]) == every  # no floors: every judged figure is shown
+    assert verdicts_needed(["abstention_accuracy", "judge_coverage"]) == every
+    assert verdicts_needed(["faithfulness", "citation_accuracy"]) == every[:2]
+    assert verdicts_needed(["context_precision"]) == every[:2]
+    assert verdicts_needed(["faithfulness", "answer_relevance"]) == every
+    assert verdicts_needed(["faithfulness"], labelled=["answer_relevance"]) == every
+    assert [m for m in every if METRICS[m].embeds] == ["answer_relevance"]

@@ -31,6 +31,8 @@ POSITIONAL = {
     "Floor": "a floor's metric and bound read in order (`Floor(\"recall\", 0.8)`); the rest "
              "is keyword-only",
     "Metric": "a metric's declaration in the registry, not a result",
+    "Family": "a family of metrics' declaration in the registry (pattern, metric, spelling), "
+              "not a result",
     "Span": "evidence, read as `doc, first, last`",
     "WholeDocument": "evidence: one document",
     "ContextRef": "evidence: one context id",

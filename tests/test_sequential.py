@@ -223,6 +223,22 @@ def test_a_judged_goldset_stops_and_the_judge_is_asked_only_what_was_asked(
         assert "decided after" in str(case["props"]["message"])
 
 
+def test_a_question_asked_again_asks_the_judge_what_it_asked(pytester: pytest.Pytester,
+                                                             ) -> None:
+    """A question asked again to check a stop asks its judge for the verdicts its route
+    needs, as the question did: faithfulness, not answer relevance (which no floor gates,
+    and whose embedding model a re-ask would otherwise load)."""
+    from pytest_ragate.items.keys import NEEDED_KEY
+    from pytest_ragate.items.reasking import again_item
+
+    write_many(pytester.path / "gs", 3, JUDGED)
+    items, _ = pytester.inline_genitems("gs", "-p", "no:cacheprovider")
+    question = next(i for i in items if i.name == "q00")
+    again = again_item(question)  # type: ignore[arg-type]
+    assert question.stash[NEEDED_KEY] == ("faithfulness", "context_precision")
+    assert again.stash[NEEDED_KEY] == question.stash[NEEDED_KEY]
+
+
 @pytest.mark.heavy
 @WORKERS
 def test_a_judge_failure_on_a_floors_metric_asks_every_question(pytester: pytest.Pytester,

@@ -453,13 +453,44 @@ def test_unknown_top_level_key(tmp_path: Path) -> None:
     assert problem.message == "unknown field"
 
 
-def test_unknown_metric_in_floors(tmp_path: Path) -> None:
-    root = write_goldset(tmp_path / "gs", floors="[floors]\ncitation_acuracy = 0.9\n")
+@pytest.mark.parametrize(("typo", "meant"), [
+    ("citation_acuracy", "citation_accuracy"),
+    ('"evidence_recal@10"', "evidence_recall@10 or evidence_recall"),
+    ("latency_95_s", "latency_p95_s"),
+    ("flakey_rate", "flaky_rate"),
+    ("recall", None),
+])
+def test_unknown_metric_in_floors(tmp_path: Path, typo: str, meant: str | None) -> None:
+    """One problem: the name, the names it may have meant, and every name a floor may give
+    (the registry's, so the list cannot leave a family out)."""
+    from pytest_ragate.scoring.registry import METRICS
+
+    root = write_goldset(tmp_path / "gs", floors=f"[floors]\n{typo} = {{ max = 0.5 }}\n")
     problems = problems_of(root)
-    problem = the_problem(problems, root / "ragate.toml", "floors.citation_acuracy")
-    assert "unknown metric 'citation_acuracy'" in problem.message
-    assert "citation_accuracy" in problem.message.split("known:")[1]
+    name = typo.strip('"')
+    problem = the_problem(problems, root / "ragate.toml", f"floors.{name}")
+    hint = f": did you mean {meant}?" if meant else ""
+    assert problem.message == (f"unknown metric {name!r}{hint} (known: "
+                               f"{', '.join(METRICS.vocabulary())})")
+    for family in ("evidence_recall@K", "latency_pQ_s", "cost_per_question", "flaky_rate",
+                   "pass^k", "pass@k"):
+        assert family in METRICS.vocabulary()
     assert len(problems) == 1
+
+
+def test_an_optional_judged_metric_misspelled_names_the_one_meant() -> None:
+    """`[judge] optional` and `ragate_judge_optional` name judged metrics: a typo is told the
+    judged metric it may have meant; a metric no judge gives gets no guess among them."""
+    from pytest_ragate.wording.floors import not_judged_metrics
+
+    said = not_judged_metrics("[judge] optional",
+                              ["faithfulnes", "answer_relevancy", "citation_accuracy"])
+    assert said.startswith("[judge] optional: faithfulnes, answer_relevancy, citation_accuracy: "
+                           "not a judged metric (judged metrics: faithfulness, "
+                           "context_precision, answer_relevance, answer_correctness, "
+                           "factual_correctness, judge_coverage, judge_agreement); faithfulnes: did you mean faithfulness?; "
+                           "answer_relevancy: did you mean answer_relevance?; name ")
+    assert "citation_accuracy: did you mean" not in said
 
 
 @pytest.mark.parametrize(("spec", "says"), [
@@ -635,6 +666,8 @@ def test_collection_error_names_file_and_field(pytester: pytest.Pytester,
         prefix = want.format(root=root.resolve())
         assert _starts(lines, prefix) == 1, f"{prefix!r} not in:\n{result.stdout.str()}"
     assert result.parseoutcomes().get("passed", 0) == 0
+    # the goldset is what failed: no hint to run it (the command just run)
+    assert not any("ragate: no goldset ran" in line for line in lines), result.stdout.str()
 
 
 @pytest.mark.parametrize("rule", ENTRY_RULES.values(), ids=ENTRY_RULES.keys())
@@ -681,3 +714,38 @@ def test_ragate_command_exits_nonzero(tmp_path: Path) -> None:
     lines = done.stdout.splitlines()
     assert _starts(lines, f"{root / 'questions.jsonl'}:5: [q2] question_id: ") == 1
 
+
+
+def test_decorator_floors_override_the_toml_floor_they_name_and_keep_the_others() -> None:
+    """How `@ragate.floor` and ragate.toml combine (README, "Your own test function"): the
+    toml's floors hold unless the decorator names the same metric, kind and slice; then the
+    decorator's replaces it whole (a bare number drops the toml's xfail); of stacked
+    decorators the top one wins; judge_coverage comes with judged floors, as in a toml."""
+    import pytest_ragate as ragate
+    from pytest_ragate.goldsets.loader import parse_floors
+    from pytest_ragate.items.collection import merge_floor_layers, route_floors
+    from pytest_ragate.items.route import route_spec
+
+    toml = parse_floors({"citation_accuracy": {"min": 0.7, "xfail": "known miss"},
+                         "abstention_accuracy": 0.9,
+                         "kind": {"unanswerable": {"abstention_accuracy": 1.0}},
+                         "anchors": {"retrieval_miss": {"evidence_recall": 0.5}}},
+                        Path("ragate.toml"))
+
+    @ragate.floor(citation_accuracy=0.8)                     # on top: applied last, wins
+    @ragate.floor(citation_accuracy=0.6, faithfulness=0.5)
+    @ragate.floor(kind="unanswerable", abstention_accuracy=0.95)
+    def test_rag() -> None: ...
+
+    spec = route_spec(test_rag)
+    assert spec is not None
+    decorated = parse_floors(merge_floor_layers(spec.floors), Path("test_rag.py"))
+    floors = {f.name: (f.min, f.xfail) for f in route_floors(toml, decorated)}
+    assert floors == {
+        "floor[citation_accuracy]": (0.8, None),               # the decorator's, no xfail
+        "floor[abstention_accuracy]": (0.9, None),             # the toml's, kept
+        "floor[unanswerable:abstention_accuracy]": (0.95, None),
+        "floor[anchors:retrieval_miss:evidence_recall]": (0.5, None),  # listed, skipped
+        "floor[faithfulness]": (0.5, None),                    # the decorator's own
+        "floor[judge_coverage]": (0.95, None),                 # with a judged floor
+    }

@@ -234,8 +234,9 @@ def decide(
                            message=wording.no_ppi(floor, why, t, counted), tally=t,
                            computed_by=counted.computed_by, errors=counted.errors,
                            skipped=counted.skipped, estimate="ppi")
-    return against_floor(floor, goldset, figures_of(floor, t, strictness.strict, ppi), strictness,
-                         counted, worst=behind(floor.metric, rows, over=bill_bound(floor)))
+    figures = figures_of(floor, t, strictness.strict, ppi, min_n=strictness.min_n)
+    return against_floor(floor, goldset, figures, strictness, counted,
+                         worst=behind(floor.metric, rows, over=bill_bound(floor)))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -389,8 +390,8 @@ def decide_anchors(floor: Floor, goldset: str, anchors: Sequence[AnchorOutcome],
     if not t.n:
         return Verdict(floor=floor, goldset=goldset, outcome="failed",
                        message=wording.nothing_scored(floor, 0, Counted()), tally=t)
-    return against_floor(floor, goldset, figures_of(floor, t, strictness.strict), strictness,
-                         Counted())
+    figures = figures_of(floor, t, strictness.strict, min_n=strictness.min_n)
+    return against_floor(floor, goldset, figures, strictness, Counted())
 
 
 def against_floor(floor: Floor, goldset: str, figures: Figures, strictness: Strictness,

@@ -105,36 +105,63 @@ def _show(contexts: Sequence[Context]) -> str:
                      for c in contexts) or "nothing"
 
 
+@dataclass(frozen=True)
+class Cut:
+    """The distance an anchor's pool is held to, and who declared it: the goldset, the
+    system (or retriever) under test, or, for the built-in retriever's pool, its own knob."""
+
+    max_distance: float
+    source: str  # "[anchors] max_distance in ragate.toml", "ragate_system.max_distance", …
+
+    def __str__(self) -> str:
+        return f"max_distance {self.max_distance:g} ({self.source})"
+
+
 class NoDistance(Exception):
     """An anchor held to `max_distance` over a pool whose contexts carry no distance: it
     cannot be checked, so it is an error (even under its xfail), never a held or a missed
     check."""
 
 
-def _near(anchor: Anchor, contexts: Sequence[Context], max_distance: float) -> list[Context]:
-    """The contexts within `max_distance`; NoDistance when some carry none (a rank-only
-    retriever's), whose nearness nobody knows."""
+class NoCut(Exception):
+    """An anchor that reads distances over a pool whose system declared no cut: the
+    built-in pipeline's would judge it by a number that is not its own, so it is an error
+    (even under its xfail) until the goldset or the system declares one."""
+
+
+def _near(anchor: Anchor, contexts: Sequence[Context], cut: Cut | None,
+          undeclared: str) -> list[Context]:
+    """The contexts within the cut; NoDistance when some carry none (a rank-only
+    retriever's), whose nearness nobody knows; NoCut when nobody declared the cut."""
+    if not contexts:
+        return []  # nothing is near at any cut
     unknown = [c for c in contexts if c.distance is None]
+    article = "an" if anchor.kind[0] in "aeiou" else "a"
     if unknown:
-        article = "an" if anchor.kind[0] in "aeiou" else "a"
-        raise NoDistance(f"{article} {anchor.kind} anchor is held to max_distance {max_distance}, "
-                         f"and {len(unknown)} of the {len(contexts)} contexts in its pool carry no "
-                         f"distance ({_show(unknown[:3])}{', …' if len(unknown) > 3 else ''}):"
-                         " return distances from the retriever (a rank-only one such as BM25 "
-                         "has none), or drop the anchor")
-    return [c for c in contexts if c.distance is not None and c.distance <= max_distance]
+        raise NoDistance(f"{article} {anchor.kind} anchor is held to {cut or 'a max_distance'}"
+                         f", and {len(unknown)} of the {len(contexts)} contexts in its pool "
+                         f"carry no distance ({_show(unknown[:3])}"
+                         f"{', …' if len(unknown) > 3 else ''}): return distances from the "
+                         "retriever (a rank-only one such as BM25 has none), or drop the anchor")
+    if cut is None:
+        raise NoCut(f"{article} {anchor.kind} anchor is held to the max_distance its system "
+                    f"abstains at, and none is declared {undeclared}: set `max_distance` "
+                    "under [anchors] in ragate.toml, or give the system a `max_distance` "
+                    "attribute (docs/goldsets.md#anchors)")
+    return [c for c in contexts if c.distance is not None and c.distance <= cut.max_distance]
 
 
-def check(anchor: Anchor, contexts: Sequence[Context], max_distance: float, *,
-          unit: str = "turn") -> str | None:
+def check(anchor: Anchor, contexts: Sequence[Context], cut: Cut | None, *,
+          unit: str = "turn", undeclared: str = "for the system") -> str | None:
     """None when the anchor holds, else why not (naming what was retrieved, its positions
-    called by the corpus's `unit`); NoDistance when it reads distances the pool does not
-    carry."""
+    called by the corpus's `unit`, and the cut with who declared it); NoDistance when it
+    reads distances the pool does not carry, NoCut when it reads a cut nobody declared
+    (`undeclared` names whose it would be)."""
     if anchor.kind == "off_topic_control":
-        near = _near(anchor, contexts, max_distance)
+        near = _near(anchor, contexts, cut, undeclared)
         if near:
-            return (f"off-topic control retrieved {len(near)} context(s) within max_distance "
-                    f"{max_distance}: {_show(near)}")
+            return (f"off-topic control retrieved {len(near)} context(s) within {cut}: "
+                    f"{_show(near)}")
         return None
     assert anchor.evidence is not None
     span = anchor.evidence.span
@@ -145,7 +172,6 @@ def check(anchor: Anchor, contexts: Sequence[Context], max_distance: float, *,
     if hits:
         return (f"{anchor.kind}: the pool holds the passage that would support the claim "
                 f"({where}): {_show(hits)}")
-    if anchor.kind == "topical_probe" and not _near(anchor, contexts, max_distance):
-        return (f"topical probe got no on-topic context within max_distance {max_distance}: "
-                f"{_show(contexts)}")
+    if anchor.kind == "topical_probe" and not _near(anchor, contexts, cut, undeclared):
+        return f"topical probe got no on-topic context within {cut}: {_show(contexts)}"
     return None

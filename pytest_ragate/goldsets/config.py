@@ -63,6 +63,9 @@ class QuestionsConfig(_Model):
 
 class AnchorsConfig(_Model):
     file: str = "anchors.jsonl"
+    # the cosine distance past which the system under test abstains: what an
+    # off_topic_control (nothing within it) and a topical_probe (something within it) read
+    max_distance: Annotated[float, Field(ge=0.0, allow_inf_nan=False)] | None = None
 
 
 class JudgeConfig(_Model):
@@ -80,8 +83,9 @@ class JudgeConfig(_Model):
     def _judged(cls, value: list[str]) -> list[str]:
         wrong = [name for name in value if name not in METRICS or not METRICS[name].judged]
         if wrong:
-            raise ValueError(f"{', '.join(wrong)}: not a judged metric; name the judged "
-                             "metrics whose floors a run without a judge may skip")
+            from pytest_ragate.wording.floors import not_judged_metrics
+
+            raise ValueError(not_judged_metrics("[judge] optional", wrong))
         return value
 
 

@@ -46,12 +46,31 @@ def span_label(doc_id: str, turns: Iterable[Turn], numbers: tuple[int, int] | No
                         unit)
 
 
+Span = tuple[int, int]  # characters start..end (end excluded) of a document's text
+
+
 @dataclass(frozen=True)
 class Document:
     doc_id: str
     turns: tuple[Turn, ...]
     source: Path
     broken: bool = False
+    # the text the units were cut from and where each lies in it (the documents formats);
+    # None for a transcript, whose text is its turns joined by newlines (`laid_out`)
+    text: str | None = field(default=None, repr=False, compare=False)
+    spans: tuple[Span, ...] | None = field(default=None, repr=False, compare=False)
+
+    def laid_out(self) -> tuple[str, tuple[Span, ...]]:
+        """The document's text and where each unit lies in it: the file's text (`documents`)
+        or the line's `text` (`documents-jsonl`) as it is, else the turns joined by newlines
+        (a tiron `.txt` file's own lines; a segments or QMSum transcript)."""
+        if self.text is not None and self.spans is not None:
+            return self.text, self.spans
+        spans, at = [], 0
+        for turn in self.turns:
+            spans.append((at, at + len(turn.text)))
+            at += len(turn.text) + 1
+        return "\n".join(t.text for t in self.turns), tuple(spans)
 
     def label(self, first_turn: int, last_turn: int, numbered: bool = False,
               unit: str = "turn") -> str:
@@ -211,32 +230,70 @@ class _DocumentRow(BaseModel):
     text: str
 
 
+_BLANK_LINE = re.compile(r"\n[ \t\r]*\n")
+_NEWLINE = re.compile(r"\n")
+
+
+def _stripped(text: str, start: int, end: int) -> list[Span]:
+    """Where text[start:end] lies without its surrounding whitespace; nothing when blank."""
+    part = text[start:end]
+    kept = part.strip()
+    if not kept:
+        return []
+    lead = start + len(part) - len(part.lstrip())
+    return [(lead, lead + len(kept))]
+
+
+def _spans_between(separator: re.Pattern[str], text: str) -> list[Span]:
+    spans, start = [], 0
+    for found in separator.finditer(text):
+        spans += _stripped(text, start, found.start())
+        start = found.end()
+    return spans + _stripped(text, start, len(text))
+
+
+def paragraph_spans(text: str) -> list[Span]:
+    """Where each paragraph unit lies in `text`: blocks separated by blank lines, each
+    without its surrounding whitespace (characters start..end, end excluded)."""
+    return _spans_between(_BLANK_LINE, text)
+
+
+def line_spans(text: str) -> list[Span]:
+    """Where each line unit lies in `text`: every non-blank line, stripped."""
+    return _spans_between(_NEWLINE, text)
+
+
 def split_paragraphs(text: str) -> list[str]:
     """Units separated by blank lines; each unit without its surrounding whitespace."""
-    return [part.strip() for part in re.split(r"\n[ \t\r]*\n", text) if part.strip()]
+    return [text[start:end] for start, end in paragraph_spans(text)]
 
 
 def split_lines(text: str) -> list[str]:
     """Every non-blank line is a unit."""
-    return [line.rstrip("\r").strip() for line in text.split("\n") if line.strip()]
+    return [text[start:end] for start, end in line_spans(text)]
 
 
-UNITS: dict[str, Callable[[str], list[str]]] = {"paragraph": split_paragraphs,
-                                                "line": split_lines}
+UNIT_SPANS: dict[str, Callable[[str], list[Span]]] = {"paragraph": paragraph_spans,
+                                                      "line": line_spans}
 Units = Literal["paragraph", "line"]
+
+
+def _document(doc_id: str, text: str, path: Path, units: Units) -> Document:
+    """A document of the documents formats: its units and where each lies in its text."""
+    spans = tuple(UNIT_SPANS[units](text))
+    return Document(doc_id, tuple(Turn(text[a:b]) for a, b in spans), path, text=text,
+                    spans=spans)
 
 
 def _read_document_file(path: Path, units: Units) -> tuple[list[Document], list[Problem]]:
     """A `.md` or `.txt` file is one document, named by its file name without the suffix."""
-    turns = tuple(Turn(unit) for unit in UNITS[units](read_text(path)))
-    return [Document(path.stem, turns, path)], []
+    return [_document(path.stem, read_text(path), path, units)], []
 
 
 def _read_documents_jsonl(path: Path, units: Units) -> tuple[list[Document], list[Problem]]:
     """One `{"doc_id", "text"}` line per document."""
     rows, problems = read_jsonl(path, _DocumentRow, id_field="doc_id")
-    return [Document(row.doc_id, tuple(Turn(u) for u in UNITS[units](row.text)), path)
-            for _, row in rows], problems
+    return [_document(row.doc_id, row.text, path, units) for _, row in rows], problems
 
 
 Reader = Callable[[Path], tuple[list[Document], list[Problem]]]

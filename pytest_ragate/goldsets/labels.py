@@ -16,6 +16,7 @@ one per answer it gave.
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 from collections.abc import Sequence
@@ -117,10 +118,13 @@ def read_labels(path: Path, question_ids: set[str], config_path: Path, *,
         if qid not in question_ids:
             problem("question_id", f"no question {qid!r} in this goldset")
             continue
-        if metric not in judged | {ANSWER_MATCH}:
+        settled = judged | {ANSWER_MATCH}
+        if metric not in settled:
             known = "unknown metric" if metric not in METRICS else "not a metric labels settle"
-            problem("metric", f"{known} {metric!r} (labels are for "
-                    f"{', '.join(sorted(judged | {ANSWER_MATCH}))})")
+            close = difflib.get_close_matches(metric, sorted(settled), n=1, cutoff=0.75)
+            problem("metric", f"{known} {metric!r}"
+                    + (f": did you mean {close[0]}?" if close else "")
+                    + f" (labels are for {', '.join(sorted(settled))})")
             continue
         if metric == ANSWER_MATCH and (why := _answer_match_label(row)):
             problem(*why)

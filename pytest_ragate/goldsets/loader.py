@@ -186,7 +186,10 @@ def _floor(entry: _FloorEntry, path: Path) -> Floor | list[Problem]:
         return [Problem(path, at, f"an anchor population floor is one of "
                         f"{', '.join(anchor_floor_metrics())}, not {metric!r}")]
     if metric not in METRICS:
-        return [Problem(path, at, f"unknown metric {metric!r} (known: {', '.join(METRICS)})")]
+        close = METRICS.close_to(metric)
+        return [Problem(path, at, f"unknown metric {metric!r}"
+                        + (f": did you mean {' or '.join(close)}?" if close else "")
+                        + f" (known: {', '.join(METRICS.vocabulary())})")]
     if not entry.anchors and METRICS[metric].source == "anchors":
         return [Problem(path, at, f"{metric} is the share of a kind's anchors whose check held: "
                         f"a floor on it is over anchors ([floors.anchors.KIND] {metric} = …), "
@@ -849,6 +852,21 @@ def _floor_at(floor: Floor) -> str:
     if floor.slice:
         return _slice_at(floor)
     return f"floors.kind.{floor.kind}.{floor.metric}" if floor.kind else f"floors.{floor.metric}"
+
+
+def load_goldset_corpus(path: Path) -> Corpus:
+    """The corpus of the goldset at `path` (its directory or its `ragate.toml`), read as
+    collection reads it, whatever state its questions are in; GoldsetError when the corpus
+    has a problem."""
+    config_path = path / CONFIG_NAME if path.is_dir() else path
+    if not config_path.is_file():
+        raise GoldsetError([Problem(config_path, "<file>", "no ragate.toml here")])
+    config = read_config(config_path)
+    corpus, problems = load_corpus(config_path.parent, config.corpus.paths,
+                                   config.corpus.format, config_path, config.corpus.units)
+    if problems:
+        raise GoldsetError(problems)
+    return corpus
 
 
 def _floors(config: GoldsetConfig, config_path: Path) -> tuple[list[Floor], list[Problem]]:

@@ -8,6 +8,7 @@ silently: the controller decides and reports them once every question has run (`
 from __future__ import annotations
 
 import gc
+import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_ragate.decision.population import Collected, FloorSpec, Population, anchor_name
-from pytest_ragate.goldsets.anchors import AnchorEntry, NoDistance
+from pytest_ragate.goldsets.anchors import AnchorEntry, Cut, NoCut, NoDistance
 from pytest_ragate.goldsets.loader import (
     Case,
     Goldset,
@@ -35,6 +36,7 @@ from pytest_ragate.items.keys import (
     GOLDSET_KEY,
     GOLDSETS_KEY,
     LAST_RUN_KEY,
+    NEEDED_KEY,
     ROUTE_KEY,
 )
 from pytest_ragate.items.long_lived import long_lived
@@ -51,6 +53,7 @@ from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord
 from pytest_ragate.wording.numbers import bound
 
 if TYPE_CHECKING:
+    from pytest_ragate.goldsets.config import AnchorsConfig
     from pytest_ragate.items.pytest_internals import TerminalRepr
 
 NAMES_KEY = pytest.StashKey[dict[str, tuple[Path, str]]]()
@@ -260,6 +263,7 @@ def make_questions(parent: pytest.Collector, goldset: Goldset) -> Iterator[pytes
     """One Function per question and repeat, sharing one fixture closure (collection of 10k
     stays fast)."""
     fixtureinfo = None
+    needed = verdicts_of(goldset, goldset.floors)
     for case in repeated_cases(parent.config, goldset):
         item = QuestionItem.from_parent(parent, name=case.item_name, callobj=ask,
                                         fixtureinfo=fixtureinfo)
@@ -270,6 +274,7 @@ def make_questions(parent: pytest.Collector, goldset: Goldset) -> Iterator[pytes
         item.stash[CASE_KEY] = case
         item.stash[GOLDSET_KEY] = goldset
         item.stash[ROUTE_KEY] = parent.nodeid
+        item.stash[NEEDED_KEY] = needed
         _mark(item, judged=False, case=case)
         yield item
 
@@ -280,7 +285,7 @@ def check_anchor(ragate_anchor: AnchorEntry, request: pytest.FixtureRequest,
                  pytestconfig: pytest.Config) -> None:
     from pytest_ragate.answer import Answer
     from pytest_ragate.goldsets.anchors import check
-    from pytest_ragate.items.provenance import anchor_source
+    from pytest_ragate.items.provenance import anchor_source, is_builtin_pool
     from pytest_ragate.items.timeouts import answer_within
     from pytest_ragate.settings import read_settings
 
@@ -294,11 +299,14 @@ def check_anchor(ragate_anchor: AnchorEntry, request: pytest.FixtureRequest,
         pool = found
     else:
         pool = (found if isinstance(found, Answer) else Answer.model_validate(found)).contexts
+    goldset = request.node.stash[GOLDSET_KEY]
+    cut = anchor_cut(goldset.config.anchors, asked, f"ragate_{source}",
+                     settings.pipeline.max_distance if is_builtin_pool(request.node) else None)
     try:
-        why = check(anchor, pool, settings.pipeline.max_distance,
-                    unit=request.node.stash[GOLDSET_KEY].corpus.unit)
-    except NoDistance as error:
-        raise NoDistance(f"anchor {anchor.anchor_id}: {error} (pool: {described})") from None
+        why = check(anchor, pool, cut, unit=goldset.corpus.unit,
+                    undeclared=f"in ragate.toml or on ragate_{source}")
+    except (NoDistance, NoCut) as error:
+        raise type(error)(f"anchor {anchor.anchor_id}: {error} (pool: {described})") from None
     if why is not None:
         hint = ("; your ragate_system returned no contexts for the claim: return what it "
                 "retrieved in Answer.contexts, or override `ragate_retriever` (query -> "
@@ -306,6 +314,25 @@ def check_anchor(ragate_anchor: AnchorEntry, request: pytest.FixtureRequest,
                 if source == "system" and not pool else "")
         pytest.fail(f"anchor {anchor.anchor_id}: {why} (pool: {described}){hint}",
                     pytrace=False)
+
+
+def anchor_cut(declared: AnchorsConfig | None, asked: object, fixture: str,
+               builtin: float | None) -> Cut | None:
+    """The distance an anchor's pool is held to: `[anchors] max_distance` in the goldset's
+    ragate.toml, else the `max_distance` the system (or retriever) under test carries, else
+    for the built-in retriever's pool its own `--ragate-max-distance` (`builtin`); None when
+    nobody declared one for the user's own system (the anchor then errors, naming how)."""
+    if declared is not None and declared.max_distance is not None:
+        return Cut(declared.max_distance, "[anchors] max_distance in ragate.toml")
+    own = getattr(asked, "max_distance", None)
+    if own is not None:
+        if isinstance(own, bool) or not isinstance(own, int | float) or not 0 <= own < math.inf:
+            raise NoCut(f"{fixture}.max_distance is {own!r}: a cut is a finite number of 0 or "
+                        "more (the distance past which the system abstains)")
+        return Cut(float(own), f"{fixture}.max_distance")
+    if builtin is not None:
+        return Cut(builtin, "the built-in retriever's, --ragate-max-distance")
+    return None
 
 
 def anchor_outcome(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport,
@@ -364,7 +391,7 @@ class AnchorItem(pytest.Function):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
                      ) -> str | TerminalRepr:
         """An anchor that cannot be checked says why, without the plugin's traceback."""
-        if isinstance(excinfo.value, NoDistance):
+        if isinstance(excinfo.value, NoDistance | NoCut):
             return str(excinfo.value)
         return super().repr_failure(excinfo)
 
@@ -473,6 +500,17 @@ def merge_floor_layers(layers: Iterable[dict[str, Any]]) -> dict[str, Any]:
     return merged
 
 
+def route_floors(own: Iterable[Floor], decorated: Iterable[Floor]) -> list[Floor]:
+    """A `@ragate.goldset` test's floors: the goldset's own (its ragate.toml's), each one the
+    decorator names again (same metric, kind and slice) replaced whole by the decorator's,
+    bound and xfail alike (a bare number there drops the toml's xfail); the decorator's
+    others added; judge_coverage as for any goldset with judged floors. Anchor floors come
+    from the toml alone (this route checks no anchor: they are listed, and skipped)."""
+    by_key = {(f.kind, f.slice, f.metric): f for f in own}
+    by_key.update({(f.kind, f.slice, f.metric): f for f in decorated if not f.anchors})
+    return with_judge_coverage(list(by_key.values()))
+
+
 def decorated_goldset(config: pytest.Config, module_path: Path, name: str,
                       spec: RouteSpec, route: str) -> tuple[Goldset, list[Floor]]:
     """The goldset a decorated test names, and its floors with the decorator's on top.
@@ -508,9 +546,7 @@ def decorated_goldset(config: pytest.Config, module_path: Path, name: str,
                     f"has kind {', '.join(map(repr, absent))} (kinds: "
                     f"{', '.join(goldset.kinds)}): such a floor could never be decided",
                     pytrace=False)
-    by_key = {(f.kind, f.slice, f.metric): f for f in goldset.floors}
-    by_key.update({(f.kind, f.slice, f.metric): f for f in overrides if not f.anchors})
-    floors = with_judge_coverage(list(by_key.values()))
+    floors = route_floors(goldset.floors, overrides)
     unmeasured = unmeasurable(floors, repeats_of(config, goldset), f"{name} (goldset "
                               f"{goldset.config_path})")
     if unmeasured:
@@ -518,8 +554,19 @@ def decorated_goldset(config: pytest.Config, module_path: Path, name: str,
     return goldset, floors
 
 
-def adopt_questions(items: Iterable[object], route: str) -> Iterator[pytest.Function]:
-    """The decorator route's parametrized Functions, stashed and marked like file-route ones."""
+def verdicts_of(goldset: Goldset, floors: Iterable[Floor]) -> tuple[str, ...]:
+    """What a route's questions ask the judge for: the verdict metrics its floors gate or
+    the goldset's labels label (all of them when none: `registry.verdicts_needed`)."""
+    from pytest_ragate.scoring.registry import verdicts_needed
+
+    return verdicts_needed((f.metric for f in floors), (label.metric for label in goldset.labels))
+
+
+def adopt_questions(items: Iterable[object], route: str, floors: Iterable[Floor] = (),
+                    ) -> Iterator[pytest.Function]:
+    """The decorator route's parametrized Functions, stashed and marked like file-route ones
+    (`floors`: the route's, the decorator's over the goldset's)."""
+    floors = list(floors)
     for item in items:
         if isinstance(item, pytest.Function) and hasattr(item, "callspec"):
             case = item.callspec.params.get("ragate_question")
@@ -527,6 +574,7 @@ def adopt_questions(items: Iterable[object], route: str) -> Iterator[pytest.Func
                 item.stash[CASE_KEY] = case
                 item.stash[GOLDSET_KEY] = case.goldset
                 item.stash[ROUTE_KEY] = route
+                item.stash[NEEDED_KEY] = verdicts_of(case.goldset, floors)
                 _mark(item, judged=False, case=case)
                 requests_itself(item)
         yield item  # type: ignore[misc]

@@ -20,6 +20,8 @@ GOLDSET_KEY = pytest.StashKey["Goldset"]()
 CASE_KEY = pytest.StashKey["Case"]()  # a question item's question
 ANCHOR_KEY = pytest.StashKey["AnchorEntry"]()  # an anchor item's anchor
 FLOOR_KEY = pytest.StashKey["Floor"]()  # a floor item's floor
+# a question item's verdict metrics: what its route's floors and labels need of the judge
+NEEDED_KEY = pytest.StashKey[tuple[str, ...]]()
 AGAIN_KEY = pytest.StashKey[bool]()  # a question asked again to check a stop (`q07[again]`)
 
 # on the config

@@ -12,6 +12,7 @@ the user's own system rather than of a built-in retriever they never asked for.
 
 from __future__ import annotations
 
+import ast
 import difflib
 import inspect
 import os
@@ -169,13 +170,18 @@ def _builtin_answers(item: pytest.Item) -> bool:
     built-in retriever's pool (`anchor_source`). A system of the user's that asks for
     `ragate_retriever` chose it, and keeps it."""
     if ANCHOR_KEY in item.stash:
-        retriever = fixture_origin(item, "ragate_retriever")
-        system = fixture_origin(item, SYSTEM)
-        return all(o is None or o.builtin for o in (retriever, system))
+        return is_builtin_pool(item)
     if SYSTEM not in getattr(item, "fixturenames", ()):
         return False  # a @ragate.goldset test that is the system itself
     origin = fixture_origin(item, SYSTEM)
     return origin is None or origin.builtin
+
+
+def is_builtin_pool(item: pytest.Item) -> bool:
+    """Whether an anchor checks the built-in retriever's pool (`anchor_source`'s last case):
+    neither `ragate_retriever` nor `ragate_system` is the user's."""
+    return all(o is None or o.builtin for o in (fixture_origin(item, "ragate_retriever"),
+                                                 fixture_origin(item, SYSTEM)))
 
 
 def check_system(item: pytest.Item) -> None:
@@ -186,11 +192,52 @@ def check_system(item: pytest.Item) -> None:
 
 
 def missing_system(item: pytest.Item) -> str:
-    """`q07: no ragate_system in scope …`, with a near name a conftest in scope defines."""
+    """`q07: no ragate_system in scope …`, with a near name a conftest in scope defines, or
+    where one out of the item's reach is defined and how to share it."""
     hint = "; ".join(f"{o.where} defines {o.name}" for o in near_names(item, SYSTEM))
     return (f"{item.name}: no {SYSTEM} in scope"
             + (f" (did you mean {SYSTEM}? {hint})" if hint else "")
+            + "".join(f"; {elsewhere}" for elsewhere in out_of_reach(item))
             + f"; the built-in pipeline answers only where asked for: {ASKED}")
+
+
+def defines_fixture(conftest: Path, name: str = SYSTEM) -> int | None:
+    """The line of a fixture `name` that `conftest` defines, read without importing it (a
+    function of that name under a decorator naming `fixture`); None when it has none or
+    cannot be read."""
+    try:
+        tree = ast.parse(conftest.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name \
+                and any("fixture" in ast.unparse(d) for d in node.decorator_list):
+            return node.lineno
+    return None
+
+
+def out_of_reach(item: pytest.Item) -> list[str]:
+    """Where a `ragate_system` is defined that pytest does not apply to `item`: a
+    conftest.py it loaded elsewhere, or one in the item's goldset folder or above it (up to
+    the rootdir), and the folder above both, where a conftest.py would share it."""
+    root = item.config.rootpath
+    loaded = [Path(p.__file__) for p in item.config.pluginmanager.get_plugins()
+              if Path(getattr(p, "__file__", None) or "/").name == "conftest.py"]
+    goldset = item.stash.get(GOLDSET_KEY, None)
+    near = [] if goldset is None else [folder / "conftest.py" for folder in
+                                       (goldset.root, *goldset.root.parents)
+                                       if folder == root or root in folder.parents]
+    found = []
+    for conftest in dict.fromkeys(p.resolve() for p in [*loaded, *near] if p.is_file()):
+        line = defines_fixture(conftest)
+        if line is None or conftest.parent in item.path.resolve().parents:
+            continue
+        both = Path(os.path.commonpath([conftest.parent, item.path.resolve().parent]))
+        found.append(f"{relative_to(root, str(conftest))}:{line} defines one, which pytest "
+                     f"applies only to tests under {relative_to(root, str(conftest.parent))}"
+                     f"/: move it to a conftest.py in a folder above both, such as "
+                     f"{relative_to(root, str(both / 'conftest.py'))}")
+    return found
 
 
 def near_names(item: pytest.Item, name: str) -> list[Origin]:

@@ -31,6 +31,7 @@ from pytest_ragate.items.keys import (
     AGAIN_KEY,
     CASE_KEY,
     MALFORMED_ATTR,
+    NEEDED_KEY,
     NOT_NEEDED_KEY,
     RECORD_ATTR,
     ROUTE_KEY,
@@ -151,7 +152,8 @@ def answer_and_score(item: pytest.Function, case: Case) -> None:
         judged = JudgeInput(case.question.question_id, case.question.question, answer.text,
                             tuple(answer.contexts), reference=case.expected.gist,
                             repeat=case.repeat)
-        metrics = (*judged_metrics(judge), *case.goldset.requested_verdicts)
+        metrics = (*judged_metrics(judge, item.stash.get(NEEDED_KEY, None)),
+                   *case.goldset.requested_verdicts)
         item.stash[VERDICTS_KEY] = question_run(item.config).judge_runner().submit(
             judge, judged, tuple(dict.fromkeys(metrics)), case.goldset.eval_version,
             case.goldset.name)

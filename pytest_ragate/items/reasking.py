@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_ragate.items.keys import AGAIN_KEY, CASE_KEY, GOLDSET_KEY, ROUTE_KEY
+from pytest_ragate.items.keys import AGAIN_KEY, CASE_KEY, GOLDSET_KEY, NEEDED_KEY, ROUTE_KEY
 
 ORIGINALS_KEY = pytest.StashKey[dict[tuple[str, str], pytest.Function]]()
 ASKED_AGAIN_KEY = pytest.StashKey[set[str]]()  # routes this process has asked again
@@ -84,6 +84,8 @@ def again_item(original: pytest.Function) -> pytest.Function:
             callobj=original.obj, fixtureinfo=shared_closure(original))
     for key in (CASE_KEY, GOLDSET_KEY, ROUTE_KEY):
         again.stash[key] = original.stash[key]  # type: ignore[index]
+    if NEEDED_KEY in original.stash:  # the judge asks it what it asked the question
+        again.stash[NEEDED_KEY] = original.stash[NEEDED_KEY]
     again.stash[AGAIN_KEY] = True
     again.add_marker(RAG_GATE)
     requests_itself(again)

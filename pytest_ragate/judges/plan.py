@@ -74,6 +74,7 @@ class PlannedQuestion:
     reference: str | None
     repeat: int
     judged: bool  # not a must-abstain question (a must-abstain answer is never judged)
+    metrics: tuple[str, ...] = RAGAS_METRICS  # what its goldset asks the judge for
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -327,7 +328,7 @@ def _judged(row: GoldsetPlan, question: PlannedQuestion, entry: IndexEntry | Non
     else:
         answer = question.reference or question.question
         texts = ["x" * STAND_IN_CONTEXT_CHARS] * contexts
-    for metric in RAGAS_METRICS:
+    for metric in (m for m in RAGAS_METRICS if m in question.metrics):
         requests = prompts.verdicts(metric, question=question.question, answer=answer,
                                     contexts=texts, reference=question.reference)
         hit = (cache is not None and entry is not None and metric in entry.keys

@@ -28,7 +28,7 @@ import json
 import math
 import numbers
 import threading
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -367,7 +367,9 @@ def _stored(hit: object) -> object:
     return hit
 
 
-def judged_metrics(judge: Any) -> tuple[str, ...]:
+def judged_metrics(judge: Any, needed: Collection[str] | None = None) -> tuple[str, ...]:
     """What to ask `judge` for: its own `metrics` when it names them, else every metric the
-    registry has a judge ask for."""
-    return tuple(getattr(judge, "metrics", asked_metrics()))
+    registry has a judge ask for; of those, only the `needed` ones when given
+    (`registry.verdicts_needed`)."""
+    offered = tuple(getattr(judge, "metrics", asked_metrics()))
+    return offered if needed is None else tuple(m for m in offered if m in needed)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
+from collections import Counter
 from collections.abc import Generator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -121,6 +122,7 @@ class Controller(ABC):
         self.selected: list[pytest.Item] | None = None  # this process's items, when it collects
         self.started: dict[str, Location] = {}
         self.failed: dict[str, tuple[str, str]] = {}  # node id -> (phase, why), the first
+        self.failures: Counter[str] = Counter()  # node id -> its failed reports
         self.crashed: set[str] = set()  # node ids whose xdist worker died running them
         self.down: list[str] = []  # xdist workers that went down, and why
         self.no_system: dict[str, int] = {}  # goldset file -> items that had no system
@@ -128,6 +130,7 @@ class Controller(ABC):
         # (judge, field of its usage) -> why, the questions whose judge usage broke the rule
         self.invalid_usage: dict[tuple[str, str], tuple[str, list[str]]] = {}
         self.goldset_ran = False  # a worker described goldsets, or a goldset report arrived
+        self.collection_failed = False  # something failed to collect (a goldset, a module)
         self.last_on: dict[str, str] = {}  # xdist worker -> the last item it reported
         self.conclusion: Conclusion | None = None
         self.held = False  # this process's collection held the outputs to its goldsets
@@ -195,6 +198,7 @@ class Controller(ABC):
         if returned is not None:
             self.malformed[returned] = self.malformed.get(returned, 0) + 1
         if report.failed and not hasattr(report, "wasxfail"):
+            self.failures[report.nodeid] += 1
             self.failed.setdefault(report.nodeid, (report.when or "",
                                                    failure_line(report)))
 
@@ -278,6 +282,7 @@ class Controller(ABC):
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
+            self.collection_failed = True
             refused(self.config, report)  # an xdist worker refused the outputs
             found = getattr(report, PROBLEMS_ATTR, None)
             if found:
@@ -347,8 +352,9 @@ class Controller(ABC):
     def hint_nothing_ran(self, terminalreporter: Any) -> None:
         """No ragate item was selected, here (no xdist) or on a worker: where the rootdir's
         goldsets are, and how to run them (a bounded search, only now; the exit status is
-        pytest's own)."""
-        if self.config.option.collectonly or self.goldset_ran or any(
+        pytest's own). Not after a collection error: the goldset that failed to load may be
+        what the run was given, and its error is the news."""
+        if self.config.option.collectonly or self.goldset_ran or self.collection_failed or any(
                 map(is_goldset_item, self.selected or [])):
             return
         from pytest_ragate.modes.nothing_ran import find_goldsets, nothing_ran_hint

@@ -151,6 +151,7 @@ class DecideSaved(Controller):
         conclusion.decide(session, incomplete=incomplete)
         conclusion.fail_on_gaps(session)
         conclusion.write(session, conclusion.saved(row_knobs=self.row_knobs))
+        conclusion.settle_promoted(session, self.failures)
 
     def summary(self, terminalreporter: Any) -> None:
         if self.conclusion is not None:

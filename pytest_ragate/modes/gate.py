@@ -23,6 +23,7 @@ class Gate(Controller):
         conclusion.decide(session, incomplete=incomplete)
         conclusion.fail_on_gaps(session)
         conclusion.write(session, conclusion.saved() if self.cleared else None)
+        conclusion.settle_promoted(session, self.failures)
 
     def summary(self, terminalreporter: Any) -> None:
         if self.conclusion is not None:

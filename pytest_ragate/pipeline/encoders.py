@@ -150,6 +150,24 @@ def _Positional(model: Any) -> Any:
 
 
 def export_onnx(path: Path, target: Path) -> None:
+    """Export the transformer to `target` in a process of its own (`_export_here`): what
+    torch and transformers say while exporting (the tracer's warnings, the exporter's
+    deprecations, a progress bar) stays in that process. In this one, a
+    `warnings.catch_warnings` on the judge's thread races pytest's own on the main thread
+    (each test saves and restores the filters), and they reached the user's warnings
+    summary. RuntimeError, with the child's last line, when it fails."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-W", "ignore", "-m", __name__, str(path),
+                           str(target)], capture_output=True, text=True, check=False)
+    if done.returncode != 0 or not target.is_file():
+        said = [line for line in done.stderr.splitlines() if line.strip()]
+        raise RuntimeError(f"the export process exited {done.returncode}: "
+                           f"{said[-1] if said else 'it said nothing'}")
+
+
+def _export_here(path: Path, target: Path) -> None:
     """Export the transformer (token embeddings out; pooling stays in numpy) to `target`,
     written in a temporary folder beside it and renamed into place: a reader finds the whole
     file or none."""
@@ -215,3 +233,9 @@ def load(resolved: Resolved, path: Path, threads: int | None) -> Backend:
         raise RuntimeError(f"ragate: ONNX Runtime could not load {resolved.graph} "
                            f"({type(error).__name__}: {error}); delete the folder "
                            f"{resolved.graph.parent}, or set ragate_encoder = torch") from error
+
+
+if __name__ == "__main__":  # `export_onnx`'s own process
+    import sys
+
+    _export_here(Path(sys.argv[1]), Path(sys.argv[2]))

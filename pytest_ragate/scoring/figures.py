@@ -58,14 +58,17 @@ def interval_of(t: Tally) -> tuple[float, float] | None:
     return intervals.interval(t)
 
 
-def figures_of(floor: Floor, t: Tally, strict: bool, ppi: Ppi | None = None) -> Figures:
+def figures_of(floor: Floor, t: Tally, strict: bool, ppi: Ppi | None = None,
+               min_n: int = 0) -> Figures:
     """The tally's value and interval, or with `ppi` the estimate's, and the power of a
-    floor over this n (`strict`: decided on its interval's bound, `ragate_ci = strict`)."""
+    floor over this n (`strict`: decided on its interval's bound, `ragate_ci = strict`;
+    `min_n`: `ragate_min_n`, under which a floor passes at no value)."""
     if ppi is not None:
         return Figures(tally=t, value=ppi.value, interval=ppi.interval, ppi=ppi)
     # power over n independent units: not what a floor over clusters or a bound from above
-    # can tell apart, so those say nothing rather than a wrong figure
-    power = (None if t.clusters or floor.upper else
+    # can tell apart, so those say nothing rather than a wrong figure; nor does a floor
+    # ragate_min_n refuses, which passes at no value
+    power = (None if t.clusters or floor.upper or t.questions < min_n else
              passes_at(METRICS[floor.metric].aggregate, t.n, t.values, floor.min, strict))
     return Figures(tally=t, value=t.value or 0.0, interval=interval_of(t), passes_at=power)
 

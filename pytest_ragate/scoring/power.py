@@ -70,10 +70,12 @@ def pass_probability(p: float, n: int, floor: float, strict: bool) -> float:
     return 0.0 if k is None else binomial_tail(k, n, p)
 
 
-def passing_rate(n: int, floor: float, strict: bool, power: float = POWER) -> float | None:
+def passing_rate(n: int, floor: float, strict: bool, power: float = POWER,
+                 min_n: int = 0) -> float | None:
     """The true rate at which a floor over n units passes with chance `power`; None when no
-    rate does (the floor cannot be reached with n units)."""
-    if smallest_passing(n, floor, strict) is None:
+    rate does (the floor cannot be reached with n units, or n is under `ragate_min_n`,
+    which refuses the floor whatever its value)."""
+    if n < min_n or smallest_passing(n, floor, strict) is None:
         return None
     lo, hi = 0.0, 1.0
     for _ in range(60):  # pass_probability rises with p
@@ -86,11 +88,17 @@ def passing_rate(n: int, floor: float, strict: bool, power: float = POWER) -> fl
 
 
 def questions_needed(floor: float, expect: float, strict: bool, power: float = POWER,
-                     limit: int = MAX_QUESTIONS) -> int | None:
+                     limit: int = MAX_QUESTIONS, min_n: int = 0) -> int | None:
     """The smallest n from which on a floor passes with chance `power` when the true rate
     is `expect` (checked up to twice that n, and at least WINDOW beyond it: the sawtooth
-    narrows as n grows); None when no
-    n up to `limit` does (an expected rate at or below the floor never will)."""
+    narrows as n grows), and never under `min_n` (`ragate_min_n` refuses a floor over
+    fewer); None when no n up to `limit` does (an expected rate at or below the floor never
+    will)."""
+    found = _needed(floor, expect, strict, power, limit)
+    return None if found is None else max(found, min_n)
+
+
+def _needed(floor: float, expect: float, strict: bool, power: float, limit: int) -> int | None:
     if expect <= floor:
         return None
 
@@ -185,14 +193,14 @@ def passes_at(aggregate: str, n: int, values: Sequence[float], floor: float, str
 
 
 def needed_for_mean(values: Sequence[float], floor: float, strict: bool,
-                    power: float = POWER) -> int | None:
+                    power: float = POWER, min_n: int = 0) -> int | None:
     """The n at which a mean floor passes with chance `power` if the true mean and spread
-    are this sample's (normal approximation); None when the mean does not exceed the floor
-    or the sample has no spread."""
+    are this sample's (normal approximation), never under `min_n`; None when the mean does
+    not exceed the floor or the sample has no spread."""
     if len(values) < 2:
         return None
     mean, spread = statistics.fmean(values), statistics.stdev(values)
     if mean <= floor or spread == 0:
         return None
     z = (Z95 if strict else 0.0) + statistics.NormalDist().inv_cdf(power)
-    return max(2, math.ceil((z * spread / (mean - floor)) ** 2))
+    return max(2, min_n, math.ceil((z * spread / (mean - floor)) ** 2))

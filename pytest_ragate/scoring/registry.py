@@ -14,6 +14,7 @@ import it cheaply.
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 from collections.abc import Callable, Collection, Iterable, Sequence
@@ -86,6 +87,9 @@ class Metric:
     # a verdict metric a judge is asked for only where a goldset asks for it (a floor names
     # it, or `[answers] judged`): answer_correctness and factual_correctness need the gist
     on_request: bool = False
+    # a verdict that needs an embedding model besides the judge (answer relevance: the
+    # question against the questions the judge generates): asked only where it is needed
+    embeds: bool = False
 
     @property
     def share(self) -> bool:
@@ -472,27 +476,36 @@ def fmt_figure(metric: str, value: float) -> str:
     return f"{value:.2f}"
 
 
-def verdict_metric(name: str, on_request: bool = False) -> Metric:
+def verdict_metric(name: str, *, embeds: bool = False, on_request: bool = False) -> Metric:
     """A judged metric: a judge's verdict in [0, 1] per question, averaged over the verdicts
     obtained, compared with a baseline by paired bootstrap."""
     return Metric(name, "verdict", "mean", "questions", _verdict_tally, _verdict_worst,
-                  score=_verdict_score, value=_stored, on_request=on_request)
+                  score=_verdict_score, value=_stored, embeds=embeds, on_request=on_request)
+
+
+@dataclass(frozen=True)
+class Family:
+    """Metrics named by a pattern (`evidence_recall@5`), each defined as `metric` under its
+    own name; `spelled` writes a member with a given number (`evidence_recall@{}`)."""
+
+    pattern: re.Pattern[str]
+    metric: Metric
+    spelled: str
 
 
 class _Metrics(dict[str, Metric]):
     """The metrics by name, in report order, and the families named by a pattern: a member
     (`evidence_recall@5`) is found by name without being listed."""
 
-    def __init__(self, metrics: Iterable[Metric],
-                 families: Iterable[tuple[re.Pattern[str], Metric]]) -> None:
+    def __init__(self, metrics: Iterable[Metric], families: Iterable[Family]) -> None:
         super().__init__((m.name, m) for m in metrics)
         self.families = tuple(families)
 
     def family(self, name: str) -> Metric | None:
         """The definition of the family `name` is a member of, under that name; else None."""
-        for pattern, metric in self.families:
-            if pattern.fullmatch(name):
-                return replace(metric, name=name)
+        for family in self.families:
+            if family.pattern.fullmatch(name):
+                return replace(family.metric, name=name)
         return None
 
     def __missing__(self, name: str) -> Metric:
@@ -504,6 +517,20 @@ class _Metrics(dict[str, Metric]):
     def __contains__(self, name: object) -> bool:
         return super().__contains__(name) or (isinstance(name, str)
                                               and self.family(name) is not None)
+
+    def vocabulary(self) -> list[str]:
+        """Every name a floor may give, a family's as its pattern (`evidence_recall@K`)."""
+        return [*self, *(family.metric.name for family in self.families)]
+
+    def close_to(self, name: str) -> list[str]:
+        """The metric names a misspelled `name` may have meant (difflib, ratio 0.75 or
+        more), a family's written with the number `name` holds (`evidence_recal@10`:
+        evidence_recall@10)."""
+        number = re.search(r"[0-9]+", name)
+        members = [f.spelled.format(number.group()) if number else f.metric.name
+                   for f in self.families]
+        return difflib.get_close_matches(name, [*self, *dict.fromkeys(members)], n=3,
+                                         cutoff=0.75)
 
 
 # `evidence_recall@K` (K = 1..9999) is evidence recall over the first K contexts in rank
@@ -539,7 +566,7 @@ METRICS = _Metrics([
            score=_recall_score, units=_recall_units, value=_stored, anchor_floor=True),
     verdict_metric("faithfulness"),
     verdict_metric("context_precision"),
-    verdict_metric("answer_relevance"),
+    verdict_metric("answer_relevance", embeds=True),
     # is the answer right: by the expected answer's facts (answer_match.py), by its cosine to
     # the gist, and judged against the gist (RAGAS's answer_correctness, factual_correctness)
     Metric("answer_match", "mechanical", "proportion", "answers with facts", _match_tally,
@@ -558,9 +585,13 @@ METRICS = _Metrics([
            _never),
     Metric("hold_rate", "anchors", "proportion", "anchors", _no_questions, _never,
            anchor_floor=True),
-], families=[(_AT_K, EVIDENCE_RECALL_AT_K), (_PASS_K, PASS_K),
-             (re.compile("flaky_rate"), FLAKY_RATE), (_LATENCY_P, LATENCY_P),
-             (re.compile("cost_per_question"), COST_PER_QUESTION)])
+], families=[
+    Family(_AT_K, EVIDENCE_RECALL_AT_K, "evidence_recall@{}"),
+    Family(re.compile(r"pass\^[1-9][0-9]?"), PASS_K, "pass^{}"),
+    Family(re.compile(r"pass@[1-9][0-9]?"), replace(PASS_K, name="pass@k"), "pass@{}"),
+    Family(re.compile("flaky_rate"), FLAKY_RATE, "flaky_rate"),
+    Family(_LATENCY_P, LATENCY_P, "latency_p{}_s"),
+    Family(re.compile("cost_per_question"), COST_PER_QUESTION, "cost_per_question")])
 
 
 # --- which metrics -------------------------------------------------------------------------------
@@ -582,6 +613,17 @@ def requested_metrics(named: Iterable[str]) -> tuple[str, ...]:
     judged`), in report order."""
     wanted = set(named)
     return tuple(m.name for m in METRICS.values() if m.on_request and m.name in wanted)
+
+
+def verdicts_needed(gated: Iterable[str], labelled: Iterable[str] = ()) -> tuple[str, ...]:
+    """What a goldset's judge is asked for: every verdict metric, but one that needs an
+    embedding model (answer relevance) only where it is needed, so a judged run loads no
+    model for a figure nobody reads: where the goldset's floors (any kind or slice) gate it
+    or its labels label it, or where they gate and label no verdict metric at all (a run
+    given a judge and no judged floor asks to see every judged figure)."""
+    wanted = {m for m in (*gated, *labelled) if m in METRICS and METRICS[m].asked}
+    return tuple(m for m in asked_metrics()
+                 if not METRICS[m].embeds or not wanted or m in wanted)
 
 
 def mechanical_scores(scores: QuestionScores) -> dict[str, float | None]:

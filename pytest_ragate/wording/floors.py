@@ -51,10 +51,14 @@ def needs_judge(metric: str, unjudged: Unjudged) -> str:
 
 
 def not_judged_metrics(where: str, names: Sequence[str]) -> str:
-    """Names given as optional judged metrics that are none."""
+    """Names given as optional judged metrics that are none, with the judged metric each
+    misspelled one may have meant."""
     judged = ", ".join(m for m, info in METRICS.items() if info.judged)
-    return (f"{where}: {', '.join(names)}: not a judged metric (judged metrics: {judged}); "
-            "name the metrics whose floors a run without a judge may skip")
+    meant = [f"{name}: did you mean {' or '.join(close)}?" for name in names
+             if (close := [m for m in METRICS.close_to(name) if METRICS[m].judged])]
+    return (f"{where}: {', '.join(names)}: not a judged metric (judged metrics: {judged})"
+            + "".join(f"; {line}" for line in meant)
+            + "; name the metrics whose floors a run without a judge may skip")
 
 
 def narrowed(flag: str) -> str:
