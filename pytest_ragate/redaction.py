@@ -17,9 +17,9 @@ error message, an answer) may carry either, so every such text is passed through
 - a `Bearer` token, what follows `Authorization:`, and an OpenAI-style key (`sk-` and 16 or
   more letters, digits, `-` or `_`) → `***`;
 - a credential value known to the process (RAGATE_JUDGE_API_KEY, OPENAI_API_KEY,
-  RAGATE_SEAL_KEY, and the password and credential parameters of a configured URL) → `***`
-  wherever it appears; values shorter than `MIN_KNOWN` characters are left to the rules above
-  (replacing "abc" everywhere would break digests and numbers).
+  RAGATE_SEAL_KEY, RAGATE_RESULTS_KEY, and the password and credential parameters of a
+  configured URL) → `***` wherever it appears; values shorter than `MIN_KNOWN` characters
+  are left to the rules above (replacing "abc" everywhere would break digests and numbers).
 
 Imports nothing of the package and nothing heavy: every part may use it.
 """
@@ -36,7 +36,8 @@ SEALED = "[sealed]"
 CUT = "…"  # where an excerpt was cut short
 MASK = "***"
 MIN_KNOWN = 6  # characters: a shorter known value is only masked by the rules
-CREDENTIAL_ENV = ("RAGATE_JUDGE_API_KEY", "OPENAI_API_KEY", "RAGATE_SEAL_KEY")
+CREDENTIAL_ENV = ("RAGATE_JUDGE_API_KEY", "OPENAI_API_KEY", "RAGATE_SEAL_KEY",
+                  "RAGATE_RESULTS_KEY")
 _NAMES = (r"(?:api[_-]?key|apikey|x-api-key|access[_-]?token|auth[_-]?token|refresh[_-]?token|"
           r"id[_-]?token|session[_-]?token|private[_-]?token|token|client[_-]?secret|secret|"
           r"password|passwd|pwd|passphrase|credentials?|sig|signature|key)")

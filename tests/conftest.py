@@ -151,6 +151,23 @@ def jsonl(rows: Iterable[dict[str, Any]]) -> str:
     return "".join(json.dumps(row) + "\n" for row in rows)
 
 
+def saved_results(rows: Iterable[Any]) -> str:
+    """A whole run's results file of these question rows (`QuestionRecord`s), as a gate
+    writes it: a header stamping each goldset route they name, the rows, and the trailer
+    that vouches for them (what every reader of a saved run holds a file to)."""
+    from pytest_ragate.outputs.results import GoldsetStamp, Header, results_lines
+    from pytest_ragate.scoring.run import GoldsetRun
+
+    runs: dict[tuple[str, str], GoldsetRun] = {}
+    for row in rows:
+        runs.setdefault((row.route, row.goldset), GoldsetRun(
+            name=row.goldset, eval_version=row.eval_version, route=row.route)).records.append(row)
+    header = Header(format=1, ragate_version="0", settings={}, goldsets=[
+        GoldsetStamp(route=route, goldset=name, eval_version=run.eval_version, sha256=None)
+        for (route, name), run in runs.items()])
+    return results_lines(list(runs.values()), header)
+
+
 def corpus_rows(docs: dict[str, int] = DOCS) -> list[dict[str, Any]]:
     return [
         {"doc_id": doc, "turn": t, "text": f"{doc} turn {t}: the budget is {t} euros",

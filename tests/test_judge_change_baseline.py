@@ -20,9 +20,16 @@ from click.testing import CliRunner
 from pytest_ragate.cli import main
 from pytest_ragate.outputs.baseline import load_baseline
 from pytest_ragate.outputs.history import FloorOutcome, HistoryLine, JudgeSegment, flip_report
-from pytest_ragate.scoring.records import QuestionScores
+from pytest_ragate.scoring.records import QuestionRecord, QuestionScores
 from pytest_ragate.scoring.regression import BaselineRun, RunJudge, check_run
-from tests.conftest import FIXTURE_JUDGE_CONFTEST, WORKERS, run_command, run_pytester, write_goldset
+from tests.conftest import (
+    FIXTURE_JUDGE_CONFTEST,
+    WORKERS,
+    run_command,
+    run_pytester,
+    saved_results,
+    write_goldset,
+)
 from tests.test_fail_closed import planned
 
 N = 24
@@ -307,12 +314,13 @@ def test_a_baseline_knows_its_judges_from_results_rows_and_history_lines(
            "eval_version": "1", "must_abstain": False, "abstained": False,
            "abstention_correct": True, "evidence_spans": 0}
     results = tmp_path / "res.jsonl"
-    results.write_text(json.dumps({**row, "judge": "fixture:a"}) + "\n"
-                       + json.dumps({**row, "question_id": "q2"}) + "\n")
+    results.write_text(saved_results([
+        QuestionRecord.model_validate({**row, "judge": "fixture:a"}),
+        QuestionRecord.model_validate({**row, "question_id": "q2"})]))
     [run] = load_baseline(str(results))
     assert run.judges == ("fixture:a",) and run.results == str(results)
     line = HistoryLine(time=datetime(2026, 1, 1, tzinfo=UTC), goldset="g", eval_version="1",
-                       judges=["fixture:b"])
+                       judges=["fixture:b"], status="passed")
     old = json.loads(line.model_dump_json())
     del old["judges"]  # a line written before lines named their judge
     path = tmp_path / "h.jsonl"

@@ -3,6 +3,7 @@ checks against a baseline, on hand-built records with hand-computed figures."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from pytest_ragate.outputs.baseline import BaselineError, load_baseline
 from pytest_ragate.scoring.gates import Floor, Strictness, decide, decide_anchors
 from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord, QuestionScores
 from pytest_ragate.scoring.regression import check, check_run
-from tests.conftest import untimed, write_goldset
+from tests.conftest import saved_results, untimed, write_goldset
 
 
 def abstention_rows(right: int, wrong: int, kind: str = "unanswerable",
@@ -158,10 +159,16 @@ def test_check_run_needs_the_same_goldset_and_eval_version() -> None:
 
 
 def test_baseline_from_a_results_file(tmp_path: Path) -> None:
+    """Rows of a later ragate, with a field this one does not know, still pair."""
     rows = abstention_rows(2, 1)
     path = tmp_path / "results.jsonl"
-    path.write_text("".join(json.dumps({**r.model_dump(mode="json"), "future_field": 1}) + "\n"
-                            for r in rows))
+    lines = saved_results(rows).splitlines(keepends=True)
+    lines[1:-1] = [json.dumps({**json.loads(line), "future_field": 1}) + "\n"
+                   for line in lines[1:-1]]
+    trailer = json.loads(lines[-1])
+    trailer["ragate_trailer"]["sha256"] = hashlib.sha256(
+        "".join(lines[:-1]).encode()).hexdigest()
+    path.write_text("".join(lines[:-1]) + json.dumps(trailer) + "\n")
     [run] = load_baseline(str(path))
     assert (run.goldset, run.eval_version, sorted(run.scores)) == ("g", "1", ["q0", "q1", "q2"])
     assert run.scores["q2"].abstention_correct is False
@@ -291,7 +298,7 @@ def test_ragate_compare_checks_two_results_files_without_a_rerun(tmp_path: Path)
 
     def write(name: str, rows: list[QuestionRecord]) -> Path:
         path = tmp_path / name
-        path.write_text("".join(r.model_dump_json() + "\n" for r in rows))
+        path.write_text(saved_results(rows))
         return path
 
     base = write("base.jsonl", abstention_rows(12, 0))
@@ -331,8 +338,7 @@ def test_a_relative_baseline_is_found_from_the_rootdir_too(tmp_path: Path,
                                                            monkeypatch: pytest.MonkeyPatch,
                                                            ) -> None:
     (tmp_path / "runs").mkdir()
-    (tmp_path / "runs" / "base.jsonl").write_text(
-        "".join(r.model_dump_json() + "\n" for r in abstention_rows(2, 0)))
+    (tmp_path / "runs" / "base.jsonl").write_text(saved_results(abstention_rows(2, 0)))
     elsewhere = tmp_path / "sub"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)  # pytest run from a subfolder; the ini names runs/base.jsonl

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from pytest_ragate.decision.run_decision import Decision, FloorDecision
+from pytest_ragate.decision.run_status import goldset_status, overall_status
 from pytest_ragate.outputs.reports import (
     figures_table,
     floors_table,
@@ -159,11 +160,24 @@ def junit_text(config: pytest.Config, report: pytest.TestReport,
 def junit_incomplete(config: pytest.Config, why: str) -> None:
     """A run that stopped early says so in its JUnit file too: a `ragate-incomplete`
     property of the test suite (the floors' cases are there, failed by what never ran)."""
+    junit_property(config, "ragate-incomplete", incomplete_notice(why))
+
+
+def junit_status(config: pytest.Config, runs: Sequence[GoldsetRun]) -> None:
+    """A run that was not decided whole says what it was in its JUnit file too: a
+    `ragate-status` property of the test suite (`NOTHING RAN: …`, `PARTIAL: …`, `FLOOR NOT
+    DECIDED: …`), beside the skipped floors' cases; nothing for a PASS or a FAIL."""
+    status = overall_status(runs, failed=False)
+    if not status.sure:
+        junit_property(config, "ragate-status", status.badge)
+
+
+def junit_property(config: pytest.Config, name: str, value: str) -> None:
     from pytest_ragate.items.pytest_internals import xml_key
 
     xml = config.stash.get(xml_key, None)
     if xml is not None:
-        xml.add_global_property("ragate-incomplete", incomplete_notice(why))
+        xml.add_global_property(name, value)
 
 
 @dataclass(frozen=True)
@@ -212,6 +226,10 @@ def terminal_summary(terminalreporter: Any, runs: Sequence[GoldsetRun], *,
     for run in runs:
         write(f"{run.label}: {' · '.join(run.parts)}")
         write(f"{run.label}: {run.coverage_line()}", red=bool(run.hard_gaps))
+        status = goldset_status(run)
+        if not status.sure:
+            write(f"{run.label}: {status.badge}: not a PASS, its floors were not all decided "
+                  "over every question", yellow=True)
         if run.label in gaps_fail:
             write(f"{run.label}: the run fails: no floor covers the questions or anchors "
                   "without a result, and a missing result is never a pass", red=True)

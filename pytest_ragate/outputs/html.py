@@ -28,6 +28,7 @@ from markupsafe import Markup
 from matplotlib.figure import Figure as MplFigure
 from matplotlib.ticker import MaxNLocator
 
+from pytest_ragate.decision.run_status import goldset_status, overall_status
 from pytest_ragate.files import write_atomic
 from pytest_ragate.outputs.history import (
     HistoryLine,
@@ -467,6 +468,7 @@ def run_view(index: int, run: GoldsetRun, history: Sequence[HistoryLine],
     uncited = [run.named(r) for r in run.records if r.uncited]
     line = build_line(run, git=None, time=_EPOCH)  # this run as history sees it
     billed = billed_columns(run)
+    status = goldset_status(run)
     return {
         "knobs": [(name, fmt_knob(value)) for name, value in line.knobs.items()],
         "anchor": key,
@@ -478,7 +480,9 @@ def run_view(index: int, run: GoldsetRun, history: Sequence[HistoryLine],
         "parts": [*run.parts, run.pool_line()],
         "status_reason": run.status_reason,
         "outcomes": {w: n for w, n in outcomes.items() if n},
-        "status": run.status,
+        "status": status.status.css,
+        "badge": status.status.word,
+        "status_why": "" if status.sure else status.badge,
         "regressions_failed": sum(g.outcome == "failed" for g in run.regressions),
         "floors": [floor_row(run, v) for v in run.verdicts],
         "worst": worst_lines(run),
@@ -531,11 +535,11 @@ def render_html(runs: Sequence[GoldsetRun], *, history: Sequence[HistoryLine] = 
         views = [run_view(i, run, history, flips.get(run.route or run.name)
                           or flips.get(run.name) or ())
                  for i, run in enumerate(runs, start=1)]
-    overall = ("failed" if run_failed or incomplete is not None
-               or any(v["status"] == "failed" for v in views) else "passed")
+    overall = overall_status(runs, failed=run_failed or incomplete is not None)
     return _environment().get_template(TEMPLATE).render(
         runs=views, ci=ci, ci_words=_CI_WORDS.get(ci, ci), has_history=bool(history),
-        overall=overall,
+        overall=overall.status.css, overall_badge=overall.status.word,
+        overall_why="" if overall.sure else overall.badge,
         incomplete=None if incomplete is None else incomplete_notice(incomplete),
         plots=sum(len(v["kind_plots"]) + (v["calibration"] is not None)
                   + len(v["trend"].plots) + len(v["slices"]) for v in views))

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from pytest_ragate.decision.run_status import RunStatus, Status, goldset_status, overall_status
 from pytest_ragate.files import write_atomic
 from pytest_ragate.outputs.slice_tables import SliceRow, slice_tables
 from pytest_ragate.scoring.gates import (
@@ -116,12 +117,16 @@ def floors_block(found: Sequence[Figure]) -> list[str]:
     return lines
 
 
-def suggestion_lines(label: str, found: Sequence[Figure]) -> list[str]:
-    """What a goldset without floors is told: its suggested floors (or why none)."""
+def suggestion_lines(label: str, found: Sequence[Figure], *,
+                     floors_known: bool = True) -> list[str]:
+    """What a goldset's figures suggest: a run of a goldset without floors is told so;
+    `ragate suggest` (`floors_known` False: it reads no ragate.toml) says only what the
+    figures suggest."""
     if not any(f.suggested is not None for f in found):
         return [f"{label}: nothing scored, no floor to suggest"]
-    return [f"{label}: no floors yet; suggested, to paste into its ragate.toml:",
-            *floors_block(found)]
+    head = ("no floors yet; suggested" if floors_known else
+            "floors its figures suggest (beside any floors its ragate.toml has)")
+    return [f"{label}: {head}, to paste into its ragate.toml:", *floors_block(found)]
 
 
 def run_figures(runs: Sequence[GoldsetRun]) -> list[tuple[GoldsetRun, list[Figure]]]:
@@ -320,8 +325,16 @@ def metric_source(run: GoldsetRun, metric: str) -> str:
     return ", ".join(sorted({r.judge for r in run.records if r.judge})) or "judge"
 
 
-def badge(status: str) -> str:
-    return "**PASS**" if status == "passed" else "**FAIL**"
+def badge(status: RunStatus) -> str:
+    return f"**{status.status.word}**"
+
+
+def status_line(status: RunStatus) -> str:
+    """What follows the whole run's badge: that the run exits non-zero, or why it is
+    neither PASS nor FAIL."""
+    if status.status is Status.FAILED:
+        return " (the pytest run exits non-zero)"
+    return f": {status.why}" if status.why else ""
 
 
 def incomplete_notice(why: str) -> str:
@@ -337,17 +350,17 @@ def markdown(runs: Sequence[GoldsetRun],
              incomplete: str | None = None) -> str:
     """`deltas` and `flips` are the history's lines by route (or goldset name);
     `incomplete`, why the run stopped early."""
-    overall = ("failed" if run_failed or incomplete is not None
-               or any(run.status == "failed" for run in runs) else "passed")
-    parts = ["# ragate report", "", f"Run: {badge(overall)}"
-             + ("" if overall == "passed" else " (the pytest run exits non-zero)"), ""]
+    overall = overall_status(runs, failed=run_failed or incomplete is not None)
+    parts = ["# ragate report", "", f"Run: {badge(overall)}{status_line(overall)}", ""]
     if incomplete is not None:
         parts += [f"**{incomplete_notice(incomplete)}.**", ""]
     for run in runs:
-        reason = run.status_reason
-        parts += [f"## {run.label} (eval_version {run.eval_version}) {badge(run.status)}", ""]
+        reason, status = run.status_reason, goldset_status(run)
+        parts += [f"## {run.label} (eval_version {run.eval_version}) {badge(status)}", ""]
         if reason:
             parts += [f"FAIL: {reason}.", ""]
+        elif not status.sure:
+            parts += [f"{status.badge}.", ""]
         parts += [f"{run.coverage_line()}.", ""]
         parts += [f"- {line}" for line in [*run.parts, run.pool_line()]]
         parts.append("")
