@@ -14,7 +14,7 @@ from pytest_ragate.problems import GoldsetError
 
 if TYPE_CHECKING:
     from pytest_ragate.judges.plan import Plan, PlanJudge, PlannedQuestion
-    from pytest_ragate.outputs.saved_runs import SavedFile
+    from pytest_ragate.outputs.saved_runs import Part, SavedFile
     from pytest_ragate.scoring.calibrate import Cut
     from pytest_ragate.scoring.records import QuestionRecord
 
@@ -136,7 +136,7 @@ def _saved(results: Path, whole: bool = True) -> SavedFile:
     return saved
 
 
-def _whole(saved: SavedFile, allow: frozenset[Any] = frozenset()) -> None:
+def _whole(saved: SavedFile, allow: frozenset[Part] = frozenset()) -> None:
     """Refused, in one line, unless it holds its whole run (but for the parts `allow`ed)."""
     from pytest_ragate.outputs.saved_runs import SavedRunError, require_whole
 

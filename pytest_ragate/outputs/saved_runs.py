@@ -76,9 +76,9 @@ class GoldsetExtent:
 
     @property
     def parts(self) -> frozenset[Part]:
-        return frozenset({Part.DESELECTED} if self.deselected else set()) | frozenset(
-            {Part.SEQUENTIAL} if self.stopped else set()) | frozenset(
-            set() if self.recorded else {Part.UNRECORDED})
+        found = {Part.DESELECTED: bool(self.deselected), Part.SEQUENTIAL: bool(self.stopped),
+                 Part.UNRECORDED: not self.recorded}
+        return frozenset(part for part, holds in found.items() if holds)
 
     @property
     def unasked(self) -> tuple[str, ...]:
