@@ -19,9 +19,9 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from pytest_ragate.decision.goldset_run import GoldsetRun
 from pytest_ragate.outputs.reports import markdown
 from pytest_ragate.outputs.results import read_rows
-from pytest_ragate.scoring.run import GoldsetRun
 
 OUT = Path(__file__).resolve().parent / "out"
 

@@ -16,11 +16,37 @@ What it does, per cell (goldset size N, true value p), with `--runs` (10,000) se
 3. counts the questions asked (N for a run that ends undecided: the full run then decides it
    exactly, as ragate does, so such a run never disagrees), and compares each decision with
    the full-information one (the population's mean >= the floor passes; a mean within the
-   rule's TIE of the floor counts as at the floor, and so passes).
+   rule's TIE of the floor counts as at the floor, and so passes);
+4. the shipped stop asks its k questions again before it is taken (`decision/drift.py`; a
+   fixed population answers them the same, so the stop is taken), or, when that would cost
+   as much as the rest (2k >= N), asks every question and decides exactly: the calls it makes
+   are 2k or N, and only the stops taken can disagree.
 
-Per cell it prints the median and 90th percentile of questions asked, the mean share asked,
-and the disagreement rate (with alpha beside it). `--quick` runs 1,000 runs per cell;
+Per cell it prints the median and 90th percentile of questions the sequence needs, the mean
+share of them, the mean share of calls the shipped stop makes (re-asks included), and the
+disagreement rate of the shipped stop (with alpha beside it). `--quick` runs 1,000 runs per cell;
 `--alpha` sets the error rate each floor spends (0.05; a goldset of k floors splits its budget).
+
+**Drifting systems** (issue 39): a system whose answers depend on when it is asked breaks
+the sequence's assumption, and an early stop is then checked by asking its k questions again
+(`decision/drift.py`: r = k re-asks, the paired sign-flip test of `scoring/sign_flip.py`,
+both imported). Each run of a drift cell (`--drift-runs`, 2,000) simulates the shipped order
+of events: questions in a random order at calls 1, 2, ...; the sequence (`stopping_times`)
+decides after k; the k questions asked again, in a random order, at calls k+1..2k; the stop
+refused when the test rejects at alpha, and then the other N - k questions asked at calls
+2k+1..N+k and the floor decided over every first answer. Its decision is compared with a
+separate full run (all N asked at calls 1..N). The system: a goldset of N = 200 questions of
+which round(0.98 N) it answers right when it works, and wrong (every answer) when it does not;
+*flaky*: each answer right with its question's own chance (0.9 or 0.98), independently
+(no drift: the pairs differ both ways); *step at T*: works on calls 1..T only (case 1 is
+T = 40); *gradual*: a call c fails with chance c / N; *periodic P*: works on the first P/2
+calls of every P. The full run is the run's own questions all asked at calls 1..N in its
+order (what `--ragate-sequential off` would have scored: for a flaky system the values the
+sequence's guarantee is about, for a drifting one the issue's 0.20). Per cell: the share of
+runs whose full run fails, how often the stop was accepted or refused, the disagreement with
+the full run with the re-check and without it (the rule before issue 39), and the calls made
+(questions asked, re-asks included) per question of the goldset, with and without the
+re-check.
 
 Run: `.venv/bin/python benchmarks/sequential.py`; figures are printed and written to
 `benchmarks/out/sequential.json`.
@@ -37,7 +63,9 @@ from pathlib import Path
 
 import numpy as np
 
+from pytest_ragate.decision.drift import reasked_size
 from pytest_ragate.scoring.confidence_sequence import TIE, stopping_times
+from pytest_ragate.scoring.sign_flip import sign_flip_p
 
 HERE = Path(__file__).resolve().parent
 FLOOR = 0.85
@@ -81,6 +109,7 @@ def simulate(population: np.ndarray, runs: int, seed: int, alpha: float = ALPHA,
     rng = np.random.default_rng(seed)
     chunk = max(1, CHUNK_CELLS // size)
     asked = np.empty(runs, dtype=np.int64)
+    calls = np.empty(runs, dtype=np.int64)
     disagree = 0
     decided = 0
     for start in range(0, runs, chunk):
@@ -88,23 +117,134 @@ def simulate(population: np.ndarray, runs: int, seed: int, alpha: float = ALPHA,
         orders = rng.permuted(np.broadcast_to(population, (count, size)), axis=1)
         at, decision = stopping_times(orders, population=size, null=FLOOR, alpha=alpha)
         asked[start:start + count] = np.where(decision == 0, size, at)
-        disagree += int(((decision != 0) & (decision != full)).sum())
-        decided += int((decision != 0).sum())
+        # the shipped stop: its questions asked again (the same answers: taken) when that
+        # costs less than the rest (`reasked_size`), else every question asked, exactly
+        stops = (decision != 0) & np.array([reasked_size(int(k), size) is not None
+                                            for k in at])
+        calls[start:start + count] = np.where(stops, 2 * at, size)
+        disagree += int((stops & (decision != full)).sum())
+        decided += int(stops.sum())
     return {"population_mean": mean, "full_decision": "pass" if full > 0 else "fail",
             "median_asked": float(np.median(asked)),
             "p90_asked": float(np.percentile(asked, 90)),
             "mean_share_asked": float(asked.mean() / size),
+            "mean_share_calls": float(calls.mean() / size),
             "decided_early": decided / runs, "disagreement": disagree / runs}
 
 
 def table(title: str, rows: list[dict], alpha: float = ALPHA) -> str:
     lines = [title, f"{'N':>5} {'true':>6} {'mean':>7} {'full':>4} {'median':>7} {'p90':>6} "
-                    f"{'share':>6} {'disagree':>9} {'alpha':>6}"]
+                    f"{'share':>6} {'calls':>6} {'disagree':>9} {'alpha':>6}"]
     for row in rows:
         lines.append(f"{row['size']:>5} {row['value']:>6.3f} {row['population_mean']:>7.4f} "
                      f"{row['full_decision']:>4} {row['median_asked']:>7.0f} "
                      f"{row['p90_asked']:>6.0f} {row['mean_share_asked']:>6.1%} "
-                     f"{row['disagreement']:>9.4f} {alpha:>6.3g}")
+                     f"{row['mean_share_calls']:>6.1%} {row['disagreement']:>9.4f} "
+                     f"{alpha:>6.3g}")
+    return "\n".join(lines)
+
+
+DRIFT_SIZE = 200
+GOOD = 0.98  # the share of questions a working system answers right
+
+
+def works(name: str, calls: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Whether the system works at each call (1-based) under drift `name`."""
+    kind, _, arg = name.partition(" ")
+    if kind == "step":
+        return calls <= int(arg)
+    if kind == "gradual":
+        return rng.random(calls.shape) >= calls / DRIFT_SIZE
+    if kind == "periodic":
+        period = int(arg)
+        return (calls - 1) % period < period // 2
+    return np.ones(calls.shape, dtype=bool)  # flaky or stable: no drift
+
+
+def answered(name: str, chances: np.ndarray, questions: np.ndarray, calls: np.ndarray,
+             rng: np.random.Generator) -> np.ndarray:
+    """1.0 for a right answer, 0.0 for a wrong one, of each question at each call."""
+    right = rng.random(questions.shape) < chances[questions]
+    return (right & works(name, calls, rng)).astype(float)
+
+
+def drift_cell(name: str, chances: np.ndarray, runs: int, seed: int, alpha: float = ALPHA,
+               ) -> dict[str, object]:
+    """`runs` simulated sequential runs of one drifting system against a full run each."""
+    rng = np.random.default_rng(seed)
+    size = chances.size
+    calls = np.arange(1, size + 1)
+    orders = np.argsort(rng.random((runs, size)), axis=1)
+    first = answered(name, chances, orders, np.broadcast_to(calls, orders.shape), rng)
+    at, decision = stopping_times(first, population=size, null=FLOOR, alpha=alpha)
+    counts = {"accepted": 0, "refused": 0, "disagree": 0, "disagree_before": 0, "full_fail": 0}
+    calls_made = calls_before = reasks = 0
+    for run in range(runs):
+        # the full run: this run's questions all asked at calls 1..N, sequential off
+        full = first[run].mean() >= FLOOR - TIE
+        counts["full_fail"] += not full
+        k = int(at[run])
+        if not decision[run]:  # undecided: every question asked, decided exactly
+            made, own = size, full
+            before = own
+        else:
+            early = decision[run] > 0
+            before = early
+            r = reasked_size(k, size)
+            if r is None:  # the re-check would cost as much as the rest: all asked
+                made, own = size, full
+            else:
+                again = rng.permutation(orders[run, :k])
+                second = answered(name, chances, again, calls[k:2 * k], rng)
+                position = {int(q): i for i, q in enumerate(orders[run, :k])}
+                firsts = first[run, [position[int(q)] for q in again]]
+                moved = (firsts - second) if early else (second - firsts)
+                reasks += r
+                if sign_flip_p(moved.tolist(), seed=f"{seed}-{run}") <= alpha:
+                    counts["refused"] += 1
+                    rest = answered(name, chances, orders[run, k:],
+                                    np.arange(2 * k + 1, size + k + 1), rng)
+                    made = size + k
+                    own = (first[run, :k].sum() + rest.sum()) / size >= FLOOR - TIE
+                else:
+                    counts["accepted"] += 1
+                    made, own = 2 * k, early
+        calls_made += made
+        calls_before += k if decision[run] else size
+        counts["disagree"] += own != full
+        counts["disagree_before"] += before != full
+    return {"drift": name, "runs": runs, "full_fails": counts["full_fail"] / runs,
+            "accepted": counts["accepted"] / runs, "refused": counts["refused"] / runs,
+            "disagreement": counts["disagree"] / runs,
+            "disagreement_before": counts["disagree_before"] / runs,
+            "calls_per_question": calls_made / runs / size,
+            "calls_per_question_before": calls_before / runs / size,
+            "reasks_per_run": reasks / runs}
+
+
+def drift_population(chance: float) -> np.ndarray:
+    """Each question's chance of a right answer when the system works: round(GOOD * N) of
+    them `chance`, the others 0."""
+    good = round(GOOD * DRIFT_SIZE)
+    return np.concatenate([np.full(good, chance), np.zeros(DRIFT_SIZE - good)])
+
+
+DRIFTS = [("stable", 1.0), ("flaky", 0.98), ("flaky", 0.9), ("step 40", 1.0), ("step 45", 1.0),
+          ("step 60", 1.0), ("step 100", 1.0), ("gradual", 1.0), ("periodic 40", 1.0),
+          ("periodic 100", 1.0)]
+
+
+def drift_table(rows: list[dict[str, object]], alpha: float) -> str:
+    lines = [f"drifting systems, N = {DRIFT_SIZE}, floor {FLOOR}, alpha {alpha:g}: "
+             "disagreement with the full run, and calls per question of the goldset",
+             f"{'system':>22} {'fails':>5} {'accepted':>8} {'refused':>8} {'disagree':>9} "
+             f"{'before':>7} {'calls':>6} {'before':>7} {'re-asks':>8}"]
+    for row in rows:
+        lines.append(f"{row['label']:>22} {float(row['full_fails']):>5.2f} "
+                     f"{row['accepted']:>8.3f} {row['refused']:>8.3f} "
+                     f"{row['disagreement']:>9.4f} {row['disagreement_before']:>7.4f} "
+                     f"{row['calls_per_question']:>6.2f} "
+                     f"{row['calls_per_question_before']:>7.2f} {row['reasks_per_run']:>8.1f}")
     return "\n".join(lines)
 
 
@@ -115,9 +255,12 @@ def main() -> int:
     parser.add_argument("--alpha", type=float, default=ALPHA,
                         help="the error rate a floor may spend (0.05; a goldset with k floors "
                              "splits its budget, e.g. 0.05 / 3)")
+    parser.add_argument("--drift-runs", type=int, default=2000,
+                        help="seeded runs per drifting system (300 with --quick)")
     parser.add_argument("--json", type=Path, default=HERE / "out" / "sequential.json")
     args = parser.parse_args()
     runs = 1000 if args.quick else args.runs
+    drift_runs = 300 if args.quick else args.drift_runs
     alpha = args.alpha
     started = time.perf_counter()
     binary, continuous = [], []
@@ -131,6 +274,11 @@ def main() -> int:
         population = beta_population(CONTINUOUS_SIZE, value, shapes)
         cell = simulate(population, runs, 9000 + j, alpha)
         continuous.append({"size": CONTINUOUS_SIZE, "value": value, **cell})
+    drifts = []
+    for j, (name, chance) in enumerate(DRIFTS):
+        label = f"{name} ({chance:g})" if name == "flaky" else name
+        cell = drift_cell(name, drift_population(chance), drift_runs, 7000 + j, alpha)
+        drifts.append({"label": label, **cell})
     seconds = time.perf_counter() - started
     print()
     print(table(f"binary values (exactly round(p*N) ones), floor {FLOOR}, alpha {alpha:g}, "
@@ -152,13 +300,20 @@ def main() -> int:
     within = all(r["disagreement"] <= alpha for r in binary + continuous)
     print(f"disagreement <= alpha ({alpha:g}) in every cell: {'MET' if within else 'MISSED'} "
           f"(worst {worst['disagreement']:.4f} at N={worst['size']}, p={worst['value']})")
+    print()
+    print(drift_table(drifts, alpha))
+    drifted = [r for r in drifts if float(r["disagreement"]) > alpha]
+    print(f"drifting systems, disagreement <= alpha ({alpha:g}): "
+          + ("MET for every one" if not drifted else "MISSED for " + ", ".join(
+              f"{r['label']} ({float(r['disagreement']):.3f})" for r in drifted)))
     print(f"{seconds:.0f} s")
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps({
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "runs_per_cell": runs, "floor": FLOOR, "alpha": alpha, "kappa": KAPPA,
         "seconds": round(seconds, 1), "binary": binary, "continuous": continuous,
-        "goals": goals, "every_cell_within_alpha": within}, indent=2) + "\n")
+        "goals": goals, "every_cell_within_alpha": within, "drift_runs": drift_runs,
+        "drifts": drifts}, indent=2) + "\n")
     print(f"wrote {args.json}")
     return 0
 

@@ -44,7 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pytest_ragate.scoring.gates import Floor
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.registry import Tally
 from pytest_ragate.scoring.slices import adjust, decide_slices, shortfall_p
 from pytest_ragate.scoring.stats import wilson

@@ -19,6 +19,7 @@ from pydantic import (
     Field,
     StrictBool,
     StrictStr,
+    ValidationError,
     ValidationInfo,
     field_validator,
     model_validator,
@@ -170,6 +171,36 @@ class Usage(BaseModel):
         cost your system computes from its price, when it knows it."""
         counts = cls.model_validate(usage).model_dump(exclude={"cost"})
         return cls.model_validate({**counts, "cost": cost})
+
+
+USAGE_FIELDS = ("prompt_tokens", "completion_tokens")
+
+
+def reported_usage(usage: object) -> Usage | dict[str, str] | None:
+    """What an API's `usage` (an object, or a dict) reports, held to the rule a system's
+    `Usage` is (a token count is an integer of 0 or more, never a bool, a float or a string;
+    a cost, when it carries one, a finite number of 0 or more): the `Usage`; or, when it
+    breaks the rule, each wrong field with its value and what is wrong; None when it reports
+    no count."""
+    def get(name: str) -> object:
+        return usage.get(name) if isinstance(usage, dict) else getattr(usage, name, None)
+
+    counts = {name: get(name) for name in (*USAGE_FIELDS, "cost")}
+    if counts["prompt_tokens"] is None or counts["completion_tokens"] is None:
+        return None
+    try:
+        return Usage.model_validate(counts)
+    except ValidationError as error:
+        return {".".join(map(str, e["loc"])): _wrong(e["input"], e["msg"])
+                for e in error.errors(include_url=False)}
+
+
+def _wrong(value: object, message: str) -> str:
+    """`must be an integer, not bool True`; `must be 0 or more, not -5`."""
+    message = message.removeprefix("Value error, ")
+    if message == "Input should be greater than or equal to 0":
+        message = "must be 0 or more"
+    return message if repr(value) in message else f"{message}, not {value!r}"
 
 
 class Answer(BaseModel):

@@ -345,9 +345,10 @@ def _goldset_power(root: Path, results: Path, strict: bool, target: float) -> No
 
     from pytest_ragate.goldsets.loader import load_goldset
     from pytest_ragate.problems import GoldsetError
-    from pytest_ragate.scoring.gates import Strictness, decide, fmt_n
+    from pytest_ragate.scoring.figures import figures_of, floor_tally
     from pytest_ragate.scoring.power import needed_for_mean, questions_needed
     from pytest_ragate.scoring.registry import METRICS
+    from pytest_ragate.wording.numbers import floor_figure, fmt_n
 
     try:
         goldset = load_goldset(root)
@@ -360,20 +361,20 @@ def _goldset_power(root: Path, results: Path, strict: bool, target: float) -> No
     for floor in goldset.floors:
         if floor.anchors:
             continue  # anchor floors count anchors, which a results file does not hold
-        verdict = decide(floor, goldset.name, records,
-                         strictness=Strictness(ci="strict" if strict else "point"))
-        t, value = verdict.tally, verdict.value
+        # the floor's figures over the saved rows: what n can tell apart, not a verdict
+        t = floor_tally(floor, records)
+        value = t.value
+        passes = figures_of(floor, t, strict).passes_at if t.n else None
         needed: int | None = None
         # over independent units from below: an upper bound or repeats say "—", not a
         # figure that would be wrong
-        if (t is not None and value is not None and value > floor.min and not floor.upper
-                and t.repeats == 1):
+        if value is not None and value > floor.min and not floor.upper and t.repeats == 1:
             needed = (questions_needed(floor.min, value, strict, target)
                       if METRICS[floor.metric].aggregate == "proportion"
                       else needed_for_mean(t.values, floor.min, strict, target))
-        table.append([floor.name.removeprefix("floor[").removesuffix("]"), floor.figure,
+        table.append([floor.label, floor_figure(floor),
                       "—" if value is None else f"{value:.2f}", fmt_n(t),
-                      "—" if verdict.passes_at is None else str(verdict.passes_at),
+                      "—" if passes is None else str(passes),
                       "—" if needed is None else needed])
     click.echo(f"{goldset.name}: {len(records)} rows of {results} "
                f"({'strict' if strict else 'point'} mode, {target:.0%} power)")
@@ -399,10 +400,10 @@ def compare(baseline: str, results: Path, alpha: float, min_n: int,
     BASELINE is a results file or a history file (`PATH:LINE` for one line), as for
     `--ragate-baseline`. Prints the same table as the gate and exits 1 on a significant drop.
     """
+    from pytest_ragate.decision.goldset_run import GoldsetRun
+    from pytest_ragate.decision.regressions import RunJudge, check_run
     from pytest_ragate.outputs.baseline import BaselineError, baseline_location, load_baseline
     from pytest_ragate.outputs.reports import regressions_table
-    from pytest_ragate.scoring.regression import RunJudge, check_run
-    from pytest_ragate.scoring.run import GoldsetRun
 
     base_path, _ = baseline_location(baseline)
     if base_path.is_file() and base_path.samefile(results):
@@ -443,8 +444,8 @@ def suggest(results: tuple[Path, ...]) -> None:
     without floors prints: every metric its questions can score, with n, the 95% interval
     and kind counts, then a `[floors]` block to paste into the goldset's ragate.toml.
     """
+    from pytest_ragate.decision.goldset_run import GoldsetRun
     from pytest_ragate.outputs.reports import figures_table, run_figures, suggestion_lines
-    from pytest_ragate.scoring.run import GoldsetRun
 
     by_goldset: dict[str, GoldsetRun] = {}
     for record in _saved_rows(results):
@@ -770,8 +771,8 @@ def _price(value: str | None, where: str) -> float | None:
 @click.option("--repeat", type=click.IntRange(1, 100), default=None,
               help="answers per question (default: ragate_repeat, else each goldset's own)")
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="the judge cache folder (default: ragate_judge_cache_dir, else the "
-              "project's .pytest_cache/d/ragate-judge)")
+              help="the judge cache folder (default: the run's: ragate_judge_cache_dir, "
+              "else d/ragate-judge in pytest's cache_dir, .pytest_cache by default)")
 @click.option("--contexts", type=click.IntRange(1, 1000), default=5, show_default=True,
               help="retrieved contexts assumed per answer where the cache does not hold the "
               "last one")
@@ -787,13 +788,14 @@ def plan(paths: tuple[Path, ...], judge: str | None, repeat: int | None,
          price_out: float | None, as_json: bool) -> None:
     """How many system calls and judge requests a run over GOLDSETS would make, given the
     judge cache, their tokens and (with the judge's prices) cost. Asks nothing."""
+    from pytest_ragate.judges.cache_folder import judge_cache_folder
     from pytest_ragate.judges.plan import plan as make_plan
 
     rootdir, ini = _ini_options(Path.cwd())
     planned_judge = _plan_judge(judge or ini.get("ragate_judge"), ini.get("ragate_judge_model"))
     if cache_dir is None:
-        named = ini.get("ragate_judge_cache_dir")
-        cache_dir = rootdir / named if named else rootdir / ".pytest_cache" / "d" / "ragate-judge"
+        cache_dir = judge_cache_folder(rootdir, ragate_dir=ini.get("ragate_judge_cache_dir"),
+                                       pytest_cache_dir=ini.get("cache_dir"))
     if repeat is None and ini.get("ragate_repeat"):
         repeat = click.IntRange(1, 100).convert(ini["ragate_repeat"], None, None)
     questions = _planned_questions(paths, repeat)
@@ -902,8 +904,8 @@ class RejudgeUsage(click.ClickException):
               help="a goldset of the results (its folder or ragate.toml; default: each "
               "goldset's route in the results' header, from the rootdir)")
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="the judge cache folder (default: ragate_judge_cache_dir, else the "
-              "project's .pytest_cache/d/ragate-judge)")
+              help="the judge cache folder (default: the run's: ragate_judge_cache_dir, "
+              "else d/ragate-judge in pytest's cache_dir, .pytest_cache by default)")
 @click.option("--concurrency", type=click.IntRange(1, 256), default=None,
               help="judge requests in flight (default: ragate_judge_concurrency, else 16)")
 @click.option("--timeout", type=click.FloatRange(0.0, min_open=True), default=None,

@@ -238,7 +238,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None],
     if CASE_KEY in item.stash or ANCHOR_KEY in item.stash:
         from pytest_ragate.items.redacting import redact_report
 
-        redact_report(item, report)  # no sealed text or credential in what it shows
+        redact_report(item.config, report)  # no sealed text or credential in what it shows
     return report
 
 

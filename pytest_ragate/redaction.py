@@ -16,10 +16,13 @@ error message, an answer) may carry either, so every such text is passed through
   `signature`, … as `?name=value`, `name=value` or `"name": "value"`) → `***`;
 - a `Bearer` token, what follows `Authorization:`, and an OpenAI-style key (`sk-` and 16 or
   more letters, digits, `-` or `_`) → `***`;
-- a credential value known to the process (RAGATE_JUDGE_API_KEY, OPENAI_API_KEY,
-  RAGATE_SEAL_KEY, RAGATE_RESULTS_KEY, and the password and credential parameters of a
-  configured URL) → `***` wherever it appears; values shorter than `MIN_KNOWN` characters
-  are left to the rules above (replacing "abc" everywhere would break digests and numbers).
+- a credential value known to the process → `***` wherever it appears: the keys ragate and
+  the judge's OpenAI client read from the environment (`CREDENTIAL_ENV`, RAGATE_RESULTS_KEY
+  among them; the header values of OPENAI_CUSTOM_HEADERS, the password and credential
+  parameters of OPENAI_BASE_URL), those of a configured URL, and what the rules above would
+  mask in a configured text (a model named `gpt-x-sk-…`); values shorter than `MIN_KNOWN`
+  characters are left to the rules above (replacing "abc" everywhere would break digests and
+  numbers).
 
 Imports nothing of the package and nothing heavy: every part may use it.
 """
@@ -36,8 +39,11 @@ SEALED = "[sealed]"
 CUT = "…"  # where an excerpt was cut short
 MASK = "***"
 MIN_KNOWN = 6  # characters: a shorter known value is only masked by the rules
+# the keys ragate reads, and those the judge's OpenAI client reads by itself
 CREDENTIAL_ENV = ("RAGATE_JUDGE_API_KEY", "OPENAI_API_KEY", "RAGATE_SEAL_KEY",
-                  "RAGATE_RESULTS_KEY")
+                  "RAGATE_RESULTS_KEY", "OPENAI_ADMIN_KEY", "OPENAI_WEBHOOK_SECRET")
+HEADERS_ENV = "OPENAI_CUSTOM_HEADERS"  # `Name: value` lines the OpenAI client sends
+URL_ENV = "OPENAI_BASE_URL"
 _NAMES = (r"(?:api[_-]?key|apikey|x-api-key|access[_-]?token|auth[_-]?token|refresh[_-]?token|"
           r"id[_-]?token|session[_-]?token|private[_-]?token|token|client[_-]?secret|secret|"
           r"password|passwd|pwd|passphrase|credentials?|sig|signature|key)")
@@ -92,13 +98,28 @@ def url_credentials(url: str) -> list[str]:
     return [value for value in found if value]
 
 
+def credentials_in(text: str) -> list[str]:
+    """What the rules would mask in `text`: the credential-shaped values it holds."""
+    found = []
+    for pattern, _ in _RULES:
+        for match in pattern.finditer(text):
+            kept = len(match.group(1)) if pattern.groups else 0  # the rule keeps its name
+            found.append(match.group()[kept:].rstrip("@"))
+    return found
+
+
 def known_credentials(env: Mapping[str, str] | None = None,
-                      urls: Iterable[str | None] = ()) -> tuple[str, ...]:
-    """The credential values this process holds: keys in its environment, and those in the
-    URLs it was configured with."""
+                      urls: Iterable[str | None] = (),
+                      texts: Iterable[str | None] = ()) -> tuple[str, ...]:
+    """The credential values this process holds: keys in its environment, those in the
+    URLs it was configured with, and the credential-shaped parts of its configured `texts`
+    (the judge's model)."""
     env = os.environ if env is None else env
     values = [env.get(name, "") for name in CREDENTIAL_ENV]
-    values += [value for url in urls if url for value in url_credentials(url)]
+    values += [line.partition(":")[2].strip() for line in env.get(HEADERS_ENV, "").splitlines()]
+    values += [value for url in (*urls, env.get(URL_ENV)) if url
+               for value in url_credentials(url)]
+    values += [value for text in texts if text for value in credentials_in(text)]
     return tuple(dict.fromkeys(v for v in values if len(v) >= MIN_KNOWN))
 
 

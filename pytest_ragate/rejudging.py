@@ -1,7 +1,8 @@
 """`ragate rejudge`: the answers a results file saved, graded again by a candidate judge and
 held to the current judge's verdicts, asking the system nothing.
 
-The command's glue around the pure comparison (`scoring/rejudge.py`), one step a function: the
+The command's glue around the pure comparison (`scoring/rejudge.py`: the shifts;
+`decision/rejudge.py`: the floors under both judges), one step a function: the
 results files read, each whole (`read_files`); the candidate judge built from its spec
 (`candidate_judge`); the saved rows gathered per goldset route, each route's from one run (its
 results file, or each of its shard files once; `hold_to_one_run`), and some row judged
@@ -9,7 +10,9 @@ results file, or each of its shard files once; `hold_to_one_run`), and some row 
 one with RAGATE_SEAL_KEY: the judge's reference comes from the goldset, never from a results
 file) and held to every digest its rows were written under (`open_goldsets`); the judge runner
 over every saved answer, with a run's cache, concurrency and timeout (`judge_runner`,
-`regrade`); the comparison per route (`compare_route`), rendered as text or JSON with the
+`regrade`); the run's population and arrivals as its results files keep them
+(`saved_collection`, `saved_arrivals`), decided by the gate's own decision under each judge
+(`compare_route`); rendered as text or JSON with the
 sealed texts and the judge URL's credentials masked (`Rejudged.shown`).
 
 Whatever stops a rejudge before it compares is a `Refused`: one line, which `ragate rejudge`
@@ -26,28 +29,46 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from pytest_ragate.decision.population import (
+    Collected,
+    FloorSpec,
+    Population,
+    SequentialPlan,
+    anchor_name,
+)
+from pytest_ragate.decision.rejudge import Comparison, compare_judges
+from pytest_ragate.decision.rules import rules_of
+from pytest_ragate.decision.run_decision import Arrived, Failure
 from pytest_ragate.goldsets import CONFIG_NAME
 from pytest_ragate.goldsets.loader import Goldset, load_goldset
 from pytest_ragate.judges.base import JudgeInput
+from pytest_ragate.judges.cache_folder import judge_cache_folder
 from pytest_ragate.judges.runner import JudgedScores, JudgeRunner, judged_metrics
-from pytest_ragate.outputs.results import NoResultsFile, ResultsFile, results_paths
+from pytest_ragate.modes.saved_lines import saved_failure
+from pytest_ragate.outputs.results import (
+    NoResultsFile,
+    ResultsFile,
+    SavedAnchor,
+    SavedItem,
+    results_paths,
+)
 from pytest_ragate.outputs.saved_runs import extent_of, first_of, read_saved_files
 from pytest_ragate.problems import GoldsetError
 from pytest_ragate.redaction import Redactor, known_credentials
-from pytest_ragate.scoring import messages
-from pytest_ragate.scoring.gates import POINT, Strictness
+from pytest_ragate.scoring.agreement import AGREEMENT
 from pytest_ragate.scoring.records import QuestionRecord
 from pytest_ragate.scoring.rejudge import (
-    Comparison,
-    Labels,
     Regraded,
     RowKey,
-    compare,
+    judge_shifts,
     judged_rows,
     key_of,
+    regraded_rows,
 )
-from pytest_ragate.scoring.slice_floors import SliceRules
 from pytest_ragate.settings import JudgeSettings
+from pytest_ragate.wording.agreement import agreement_figure
+from pytest_ragate.wording.numbers import NAMED, fmt_p, fmt_shift
+from pytest_ragate.wording.rejudge import changes, judge_change_verdict, no_judged_contexts
 
 CONCURRENCY = (1, 256)  # judge requests in flight, as --concurrency takes them
 
@@ -102,7 +123,7 @@ class Rejudged:
         """1 when the judge change moves the gate (a floor's outcome, a significant shift,
         an answer the candidate could not grade) or cannot be held to every question (the
         run did not ask some), else 0."""
-        return 1 if any(c.changes for c in self.comparisons) or self.not_judged else 0
+        return 1 if any(c.reasons for c in self.comparisons) or self.not_judged else 0
 
     def shown(self, as_json: bool) -> str:
         said = (render_json(self.comparisons, self.not_judged) if as_json
@@ -216,7 +237,7 @@ def _rows_by_route(files: Sequence[ResultsFile]) -> list[SavedRoute]:
     for found in files:
         for line, row in found.rows:
             if row in judged_rows([row]) and row.judged_contexts is None:
-                raise Refused(messages.no_judged_contexts(str(found.path), line,
+                raise Refused(no_judged_contexts(str(found.path), line,
                                                           row.question_id))
             saved = by_route.setdefault((row.goldset, row.route), SavedRoute(
                 goldset=row.goldset, route=row.route, rows=[], files=[]))
@@ -332,11 +353,11 @@ def judge_runner(ask: Ask, judge: Any, routes: Sequence[SavedRoute], timeout: fl
 
 
 def cache_dir_of(ask: Ask) -> Path:
-    """--cache-dir, else `ragate_judge_cache_dir` under the rootdir, else pytest's cache."""
+    """--cache-dir, else the run's own judge cache folder (`judges/cache_folder.py`)."""
     if ask.cache_dir is not None:
         return ask.cache_dir
-    named = ask.ini.get("ragate_judge_cache_dir")
-    return ask.rootdir / named if named else ask.rootdir / ".pytest_cache" / "d" / "ragate-judge"
+    return judge_cache_folder(ask.rootdir, ragate_dir=ask.ini.get("ragate_judge_cache_dir"),
+                              pytest_cache_dir=ask.ini.get("cache_dir"))
 
 
 def concurrency_of(ask: Ask) -> int:
@@ -389,14 +410,20 @@ def regraded(got: JudgedScores) -> Regraded:
 
 def compare_route(saved: SavedRoute, goldset: Goldset, judge: Any,
                   runner: JudgeRunner) -> Comparison:
-    """One route's saved rows under both judges, its floors decided as its run decided
-    them."""
+    """One route's saved rows under both judges, each judged floor decided by the gate's own
+    decision over the run's population: over the saved rows, and over the same rows graded
+    by the candidate."""
     verdicts, metrics = regrade(saved.rows, goldset, judge, runner)
-    labels, stamps = labels_of(goldset)
-    return compare(goldset=saved.label, rows=saved.rows, candidate_judge=judge.judge_id,
-                   regraded=verdicts, metrics=metrics, floors=goldset.floors, labels=labels,
-                   stamps=stamps, ppi=goldset.estimate == "ppi",
-                   strictness=strictness_of(saved.files), slices=slice_rules_of(saved.files))
+    collected = saved_collection(saved, goldset)
+    [population] = collected.populations
+    files = [f for f in saved.files if f.header is not None]
+    current = saved_arrivals(population, saved.rows, [i for f in files for i in f.items],
+                             [a for f in files for a in f.anchors])
+    return compare_judges(
+        goldset=saved.label, collected=collected, current=current,
+        candidate=with_rows(current, regraded_rows(saved.rows, judge.judge_id, verdicts)),
+        rules=rules_of(gate_of(saved.files)), candidate_judge=judge.judge_id,
+        shifts=judge_shifts(metrics, saved.rows, verdicts, goldset.floors))
 
 
 def gate_of(files: Sequence[ResultsFile]) -> dict[str, Any]:
@@ -404,32 +431,74 @@ def gate_of(files: Sequence[ResultsFile]) -> dict[str, Any]:
     return next((f.header.gate for f in files if f.header is not None), {})
 
 
-def strictness_of(files: Sequence[ResultsFile]) -> Strictness:
-    """`ragate_ci` and `ragate_min_n` as the run that wrote the rows decided with them."""
-    gate = gate_of(files)
-    return Strictness(ci=gate.get("ci", POINT.ci), min_n=int(gate.get("min_n", POINT.min_n)))
+def saved_collection(saved: SavedRoute, goldset: Goldset) -> Collected:
+    """The population the run that wrote the rows decided its floors over (every question of
+    the goldset once per repeat it was asked, but those its header says it deselected; its
+    anchors on the file route; its labels, configured judge and sequential plan), and the
+    goldset's floors."""
+    headers = [f.header for f in saved.files if f.header is not None]
+    stamps = [s for h in headers for s in h.goldsets if s.route == saved.route]
+    settings = headers[0].settings if headers else {}
+    repeats = int(settings.get("repeat") or goldset.config.repeat)
+    cases = [c for case in goldset.cases for c in case.repeated(repeats)]
+    anchors = ([e.anchor for e in goldset.anchors] if saved.route.endswith(CONFIG_NAME)
+               else None)
+    deselected = {name for stamp in stamps for name in stamp.deselected}
+    names = [c.item_name for c in cases] + [anchor_name(a.anchor_id) for a in anchors or ()]
+    plan = next((s.sequential for s in stamps if s.sequential), None)
+    population = Population.of(
+        saved.route, goldset, cases, anchors,
+        {n: f"{saved.route}::{n}" for n in names if n not in deselected},
+        labels=goldset.labels, repeats=repeats,
+        agreement_min=next((f.min for f in goldset.floors if f.metric == AGREEMENT), None),
+        coverage_min=next((f.min for f in goldset.floors if f.metric == "judge_coverage"
+                           and f.kind is None and f.slice is None), None),
+        judge_optional=goldset.config.judge.optional,
+        estimate="ppi" if goldset.estimate == "ppi" else "judge", judge=settings.get("judge"),
+        sequential=SequentialPlan.model_validate(plan) if plan else None)
+    floors = [FloorSpec(nodeid=f"{saved.route}::{f.name}", location=(saved.route, None, f.name),
+                        route=saved.route, goldset=goldset.name,
+                        eval_version=goldset.eval_version, floor=f, keywords=[])
+              for f in goldset.floors]
+    return Collected(floors=floors, populations=[population])
 
 
-def slice_rules_of(files: Sequence[ResultsFile]) -> SliceRules:
-    """How the run that wrote the rows decided its slice floors (the defaults for a file
-    written before slices)."""
-    gate = gate_of(files)
-    default = SliceRules()
-    return SliceRules(alpha=float(gate.get("slice_alpha", default.alpha)),
-                      correction=gate.get("slice_correction", default.correction),
-                      insufficient=gate.get("slice_insufficient", default.insufficient))
+def saved_arrivals(population: Population, rows: Sequence[QuestionRecord],
+                   items: Sequence[SavedItem], anchors: Sequence[SavedAnchor]) -> Arrived:
+    """What a run's reports brought, as its results file keeps it: each selected question's
+    row (but the one a crashed item's run made up, which the decision makes again), the
+    failure its item line names (else its row's error), its loss; each anchor's outcome."""
+    arrived = Arrived()
+    nodes = {(m.question_id, m.repeat): m for m in population.questions if m.nodeid}
+    kept = {i.name: i for i in items if i.route == population.route}
+    for row in rows:
+        member = nodes.get((row.question_id, row.repeat))
+        if row.route != population.route or member is None or member.nodeid is None:
+            continue
+        node, item = member.nodeid, kept.get(member.item_name)
+        if item is not None and item.lost:
+            arrived.started[node] = (population.route, None, member.item_name)
+            continue
+        if item is None or item.row:
+            arrived.records[node] = row
+        if item is not None:
+            arrived.failed[node] = saved_failure(item.phase, item.why)
+        elif row.status == "error":
+            arrived.failed[node] = Failure(phase="call", why=row.error or "error")
+    by_id = {a.anchor_id: a.nodeid for a in population.anchors if a.nodeid}
+    for saved in anchors:
+        node = by_id.get(saved.outcome.anchor_id)
+        if saved.route == population.route and node is not None:
+            arrived.anchors[node] = saved.outcome
+    return arrived
 
 
-def labels_of(goldset: Goldset) -> tuple[Labels, dict[str, dict[str, str]]]:
-    """The goldset's human labels by metric (question id → label, and whether they are
-    verdicts), and the answers they were stamped for (metric → question id → sha256)."""
-    labels: dict[str, tuple[dict[str, float], bool]] = {}
-    stamps: dict[str, dict[str, str]] = {}
-    for label in goldset.labels:
-        labels.setdefault(label.metric, ({}, label.binary))[0][label.question_id] = label.value
-        if label.answer_sha256:
-            stamps.setdefault(label.metric, {})[label.question_id] = label.answer_sha256
-    return labels, stamps
+def with_rows(arrived: Arrived, rows: Sequence[QuestionRecord]) -> Arrived:
+    """The same arrivals with `rows` (the same questions, graded by another judge) in place
+    of their rows."""
+    by_key = {key_of(r): r for r in rows}
+    return dataclasses.replace(arrived, records={
+        node: by_key.get(key_of(r), r) for node, r in arrived.records.items()})
 
 
 # --- what it says ----------------------------------------------------------------------------
@@ -442,22 +511,22 @@ def render_text(comparisons: Sequence[Comparison],
     asked among the reasons: `not_judged`, by label), and the verdict line."""
     out: list[str] = []
     for c in comparisons:
-        changes = [*c.changes, *([not_judged[c.goldset]] if c.goldset in (not_judged or {})
-                                 else [])]
         out.append(f"ragate rejudge: goldset {c.goldset}: current judge {c.current_judge}, "
                    f"candidate {c.candidate_judge}")
         out.append(_shifts_table(c))
-        floors = [[f.floor, f.current, f.candidate,
+        floors = [[f.floor.name, f.current, f.candidate,
                    "CHANGES" if f.changed else "same"] for f in c.floors]
         if floors:
             out.append(_tabulate(floors, ["floor", "current judge", "candidate judge", ""]))
         out += _flipped(c)
         for a in c.agreements:
-            out.append(f"labels, {a.metric}: current {messages.agreement_figure(a.current)}; "
-                       f"candidate {messages.agreement_figure(a.candidate)} "
+            out.append(f"labels, {a.metric}: current {agreement_figure(a.current)}; "
+                       f"candidate {agreement_figure(a.candidate)} "
                        f"(n {a.current.n}, {a.candidate.n})")
-        out += [f"- {why}" for why in changes]
-        out.append(messages.judge_change_verdict(changes, c.alpha))
+        said = [*changes(c), *([not_judged[c.goldset]] if c.goldset in (not_judged or {})
+                               else [])]
+        out += [f"- {why}" for why in said]
+        out.append(judge_change_verdict(said, c.alpha))
     return "\n".join(out)
 
 
@@ -466,11 +535,11 @@ def _shifts_table(c: Comparison) -> str:
     for s in c.shifts:
         rows.append([s.name, s.n, "—" if s.current is None or s.candidate is None
                      else f"{s.current:.2f} → {s.candidate:.2f}",
-                     messages.fmt_shift(s.shift, s.interval), messages.fmt_p(s.p_bootstrap),
+                     fmt_shift(s.shift, s.interval), fmt_p(s.p_bootstrap),
                      "—" if s.floor is None else f"{s.floor:.2f}",
                      f"{s.passed_to_failed}/{s.failed_to_passed}" if s.floor is not None
                      else "—",
-                     messages.fmt_p(s.p_mcnemar), "yes" if s.significant else "no"])
+                     fmt_p(s.p_mcnemar), "yes" if s.significant else "no"])
     return _tabulate(rows, ["metric", "n", "current → candidate", "shift [95% CI]",
                             "bootstrap p", "floor", "pass→fail/fail→pass", "McNemar p",
                             "significant"])
@@ -482,8 +551,8 @@ def _flipped(c: Comparison) -> list[str]:
     for s in c.shifts:
         if s.flips and s.kind is None:
             named = ", ".join(f"{f.name} {f.current:.2f}→{f.candidate:.2f}"
-                              for f in s.flips[:messages.NAMED])
-            more = len(s.flips) - messages.NAMED
+                              for f in s.flips[:NAMED])
+            more = len(s.flips) - NAMED
             out.append(f"flipped {s.metric}: {named}" + (f" and {more} more" if more > 0
                                                          else ""))
     return out
@@ -497,11 +566,13 @@ def _tabulate(rows: list[list[Any]], headers: list[str]) -> str:
 
 def render_json(comparisons: Sequence[Comparison],
                 not_judged: Mapping[str, str] | None = None) -> str:
-    said = [{**dataclasses.asdict(c), "changes": c.changes} for c in comparisons]
+    said = [{**dataclasses.asdict(c), "changes": changes(c),
+             "floors": [{**dataclasses.asdict(f), "floor": f.floor.name} for f in c.floors]}
+            for c in comparisons]
     for c, shown in zip(comparisons, said, strict=True):
         if c.goldset in (not_judged or {}):
             shown["not_judged"] = not_judged[c.goldset]  # type: ignore[index]
-            shown["changes"] = [*c.changes, shown["not_judged"]]
+            shown["changes"] = [*changes(c), shown["not_judged"]]
     return json.dumps(said, indent=2, ensure_ascii=False)
 
 
@@ -538,8 +609,8 @@ def judges_differ(label: str, judges: Sequence[str]) -> str:
 
 def not_judged(saved: SavedRoute) -> str:
     """Why a route's comparison cannot vouch for the candidate on every question."""
-    named = ", ".join(saved.unasked[:messages.NAMED])
-    more = len(saved.unasked) - messages.NAMED
+    named = ", ".join(saved.unasked[:NAMED])
+    more = len(saved.unasked) - NAMED
     return (f"not judged: {len(saved.unasked)} question{'s' * (len(saved.unasked) != 1)} "
             f"the run never asked ({saved.partial}: {named}"
             + (f" and {more} more" if more > 0 else "") + "); neither judge graded them, so "

@@ -169,6 +169,10 @@ class GateSettings:
     slice_insufficient: Literal["fail", "skip"] = knob("fail", "a slice whose n cannot decide it "
         "either way (its interval spans the floor and its shortfall is not significant): fail "
         "it, or skip it with the n it would need; never a pass")
+    judge_optional: str | None = knob(None, "judged metrics (names separated by spaces or "
+        "commas, e.g. `faithfulness answer_relevancy`) whose floors a run without a judge skips; "
+        "any other judged floor without a judge fails, naming --ragate-judge (a goldset names "
+        "its own in ragate.toml: [judge] optional)")
     sequential_alpha: Annotated[float, at.Gt(0.0), at.Le(0.2)] = knob(0.05, "the chance, per "
         "goldset, that stopping early decides a floor otherwise than asking every question "
         "would; split evenly across the goldset's floors")

@@ -14,9 +14,15 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy  # noqa: F401  (see below)
 import pytest
 
 from tests.openai_stub import openai_stub as openai_stub_fixture
+
+# pytester's in-process runs put `sys.modules` back as they found it, and a C extension
+# imported for the first time inside one cannot be imported again ("cannot load module more
+# than once per process"): numpy, which a floor's betting interval loads lazily, is loaded here,
+# before any of them, so every in-process run finds it whatever order the tests run in.
 
 if TYPE_CHECKING:
     from pytest_ragate.pipeline.retrieval import Embedder
@@ -155,8 +161,8 @@ def saved_results(rows: Iterable[Any]) -> str:
     """A whole run's results file of these question rows (`QuestionRecord`s), as a gate
     writes it: a header stamping each goldset route they name, the rows, and the trailer
     that vouches for them (what every reader of a saved run holds a file to)."""
+    from pytest_ragate.decision.goldset_run import GoldsetRun
     from pytest_ragate.outputs.results import GoldsetStamp, Header, results_lines
-    from pytest_ragate.scoring.run import GoldsetRun
 
     runs: dict[tuple[str, str], GoldsetRun] = {}
     for row in rows:
@@ -238,15 +244,45 @@ def run_command(root: Path, *args: str, **env: str) -> subprocess.CompletedProce
     else:
         argv = [sys.executable, "-m", "pytest", *args]
     return subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=600,
-                          env={**_command_env(), **env})
+                          env=command_env(**env))
 
 
-def _command_env() -> dict[str, str]:
-    """This process's environment less pytest's own variables (a test's PYTEST_CURRENT_TEST,
-    PYTEST_ADDOPTS, xdist's), offline, with a fixed hash seed."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
-    env.update(HF_HUB_OFFLINE="1", RAGAS_DO_NOT_TRACK="true", PYTHONHASHSEED="0")
+# --- one terminal for every pytest a test starts -----------------------------------------------
+# pytest cuts its short summary to the terminal's width unless `CI` is set, colours its output
+# when told to, and GitHub's variables switch ragate's own GitHub output on: a test that reads
+# what a pytest run printed would pass in one shell and fail in another. Every run a test
+# starts (pytester in the test's process, or a process of its own) sees this terminal instead
+# of the one the suite was started from: 80 columns, no CI, no colour, UTF-8.
+# They also skip two plugins that nothing here uses and every start-up would pay for:
+# langsmith's (the `ragas` extra installs it; ~0.9 s, benchmarks/collect_10k.py, as README
+# advises users) and Hypothesis's (it imports all of Hypothesis: ~1.3 s of CPU here).
+TERMINAL = {"COLUMNS": "80", "LINES": "24", "PYTHONIOENCODING": "utf-8", "PYTHONUTF8": "1",
+            "PYTEST_ADDOPTS": "-p no:langsmith_plugin -p no:hypothesispytest"}
+NOT_PASSED_ON = ("CI", "BUILD_NUMBER", "GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITLAB_CI",
+                 "FORCE_COLOR", "PY_COLORS", "NO_COLOR", "TERM")
+
+
+def command_env(**extra: str) -> dict[str, str]:
+    """The environment of a process a test starts: this process's less pytest's own variables
+    (a test's PYTEST_CURRENT_TEST, PYTEST_ADDOPTS, xdist's) and the shell's terminal
+    (`TERMINAL`), offline, with a fixed hash seed; `extra` adds variables."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("PYTEST_") and k not in NOT_PASSED_ON}
+    env.update(TERMINAL, HF_HUB_OFFLINE="1", RAGAS_DO_NOT_TRACK="true",
+               ANONYMIZED_TELEMETRY="False", PYTHONHASHSEED="0")
+    env.update(extra)
     return env
+
+
+@pytest.fixture
+def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """pytest's own pytester, its runs (in this process or a subprocess) in `TERMINAL`
+    (pytester clears PYTEST_ADDOPTS when it starts: this is set after)."""
+    for name in NOT_PASSED_ON:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in TERMINAL.items():
+        monkeypatch.setenv(name, value)
+    return pytester
 
 
 def esc(*lines: str) -> list[str]:
@@ -276,8 +312,10 @@ def junit_cases(path: Path, *, timed: bool = False) -> dict[str, dict[str, objec
 
 
 def rows_of(path: Path, *, timed: bool = False) -> dict[str, dict[str, Any]]:
-    """A results file's question rows by question id (`results_rows`)."""
-    return {r["question_id"]: r for r in results_rows(path, timed=timed)}
+    """A results file's question rows by question id (`results_rows`): each question's own,
+    not the rows of questions asked again to check a sequential stop."""
+    return {r["question_id"]: r for r in results_rows(path, timed=timed)
+            if not r.get("reasked")}
 
 
 # --- fixtures several modules use ------------------------------------------------------------
@@ -322,17 +360,6 @@ def _keep_results(item: pytest.Item, keep: Path) -> None:
             text = text.replace(str(folder), "<tmp>")
             rel = re.sub(r"[^\w.-]+", "_", str(found.relative_to(folder)))
             (keep / f"{name}__{rel}").write_text(text, encoding="utf-8")
-
-
-@pytest.fixture(autouse=True)
-def _without_langsmith_plugin(request: pytest.FixtureRequest) -> None:
-    """The pytest runs a test starts (subprocesses, xdist workers) skip langsmith's pytest
-    plugin, which the `ragas` extra installs and which costs ~0.9 s of every start-up here
-    (benchmarks/collect_10k.py), as README advises users. pytester clears PYTEST_ADDOPTS when
-    it starts, so it is set after."""
-    if "pytester" in request.fixturenames:
-        request.getfixturevalue("pytester")
-        request.getfixturevalue("monkeypatch").setenv("PYTEST_ADDOPTS", "-p no:langsmith_plugin")
 
 
 _OPTIONS: list[tuple[set[str], set[str]]] = []
@@ -417,3 +444,20 @@ def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
                     f"process{'es' * (len(started) != 1)} (`{first}`...): mark it "
                     "`@pytest.mark.heavy` (tests/conftest.py, the fast tier)", pytrace=False)
     return result
+
+
+# --- the browser test --------------------------------------------------------------------------
+# tests/test_html_report.py opens the HTML report in the system's Chromium. `make test` does not
+# install one (that takes root); CI does (`make browser`, .ci/run) and requires it. Where it is
+# missing the test skips, and the summary says once how to run it (pytest shows skip reasons
+# only with -rs).
+BROWSER_SKIP = "needs a browser:"
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    reasons = {report.longrepr[2].removeprefix("Skipped: ")
+               for report in terminalreporter.stats.get("skipped", [])
+               if isinstance(report.longrepr, tuple)
+               and report.longrepr[2].removeprefix("Skipped: ").startswith(BROWSER_SKIP)}
+    for reason in sorted(reasons):
+        terminalreporter.write_line(f"skipped the HTML report's browser test, which {reason}")

@@ -8,15 +8,8 @@ import random
 
 import pytest
 
-from pytest_ragate.scoring.agreement import (
-    Agreement,
-    bootstrap,
-    cohen_kappa,
-    mae,
-    not_calibrated,
-    ranks,
-    spearman,
-)
+from pytest_ragate.decision.agreement_floor import not_calibrated
+from pytest_ragate.scoring.agreement import Agreement, bootstrap, cohen_kappa, mae, ranks, spearman
 from pytest_ragate.scoring.ppi import ppi_mean
 from pytest_ragate.scoring.stats import Z95
 

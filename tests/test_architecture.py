@@ -5,10 +5,12 @@ nothing heavier than pytest."""
 from __future__ import annotations
 
 import ast
+import importlib.util
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,14 +20,17 @@ LEAVES = {"answer", "files", "problems", "redaction", "settings"}
 ALLOWED = {
     "leaves": set(),
     "scoring": set(),
-    "decision": {"scoring"},
-    "goldsets": {"scoring", "decision"},
+    "wording": {"scoring"},
+    "decision": {"scoring", "wording"},
+    "goldsets": {"scoring", "decision", "wording"},
     "judges": {"scoring"},
     "pipeline": {"goldsets"},
-    "outputs": {"scoring", "decision"},
-    "items": {"scoring", "goldsets", "judges", "pipeline", "outputs", "decision"},
-    "modes": {"scoring", "goldsets", "judges", "pipeline", "outputs", "decision", "items"},
-    "top": {"scoring", "goldsets", "judges", "pipeline", "outputs", "decision", "items", "modes"},
+    "outputs": {"scoring", "decision", "wording"},
+    "items": {"scoring", "wording", "goldsets", "judges", "pipeline", "outputs", "decision"},
+    "modes": {"scoring", "wording", "goldsets", "judges", "pipeline", "outputs", "decision",
+              "items"},
+    "top": {"scoring", "wording", "goldsets", "judges", "pipeline", "outputs", "decision",
+            "items", "modes"},
 }
 HEAVY = ("pydantic", "numpy", "torch", "chromadb", "sentence_transformers", "ragas", "openai",
          "matplotlib", "jinja2", "tabulate", "tomlkit", "diskcache", "cryptography",
@@ -290,3 +295,115 @@ def test_one_module_reads_results_files() -> None:
                                            getattr(n, "attr", None))
                             for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))))
     assert naming == []
+
+
+# --- verdicts: made in decision/ only -----------------------------------------------------------
+
+def _load_verdicts_script() -> Any:
+    """scripts/verdicts.py: the rules of where a verdict is made, read from syntax trees."""
+    path = PACKAGE.parent / "scripts" / "verdicts.py"
+    spec = importlib.util.spec_from_file_location("ragate_verdicts_script", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+VERDICTS = _load_verdicts_script()
+
+
+def test_only_decision_makes_a_verdict() -> None:
+    """No module outside decision/ defines a verdict function (one that returns a Verdict,
+    Regression, Decision, Comparison or Outcome), builds a verdict or rewrites its outcome,
+    or calls one of decision/'s verdict functions but its entry points (`python
+    scripts/verdicts.py` lists them)."""
+    names = frozenset(n for found in VERDICTS.decision_verdict_functions(PATHS).values()
+                      for n in found)
+    assert {"decide_run", "decide_floors", "decide", "decide_family"} <= names
+    outside = [line for module, path in PATHS.items()
+               for line in VERDICTS.findings(path.read_text(encoding="utf-8"), module, names)]
+    assert outside == []
+
+
+def test_the_verdict_rules_catch_a_planted_verdict() -> None:
+    planted = ("from pytest_ragate.decision.floors import Verdict, decide\n"
+               "def mine(floor) -> Verdict:\n"
+               "    return Verdict(floor=floor, goldset='g', outcome='passed', message='')\n"
+               "def lenient(verdict):\n"
+               "    return replace(verdict, outcome='passed')\n")
+    found = VERDICTS.findings(planted, "pytest_ragate.outputs.planted", frozenset({"decide"}))
+    assert [line.split(" ", 1)[1] for line in found] == [
+        "defines verdict function mine", "builds a verdict: Verdict(...)",
+        "builds a verdict: replace(...)",
+        "imports verdict function decide of pytest_ragate.decision.floors (call an entry "
+        "point: check_run, compare_judges, decide_run)"]
+    glue = "def decided(c, a) -> 'Decision':\n    return decide_run(c, a)\n"
+    assert VERDICTS.findings(glue, "pytest_ragate.modes.planted") == []
+    assert VERDICTS.findings(planted, "pytest_ragate.decision.planted") == []
+
+
+def wording_imports(source: str) -> set[str]:
+    """Every wording/ module a file imports, type-only imports and imports in functions too."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("pytest_ragate.wording")}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                "pytest_ragate.wording"):
+            found.add(node.module or "")
+        elif isinstance(node, ast.ImportFrom) and node.module == "pytest_ragate" and any(
+                a.name == "wording" for a in node.names):
+            found.add("pytest_ragate.wording")
+    return found
+
+
+def test_scoring_never_imports_wording() -> None:
+    """scoring/ is figures and statistics: what a verdict or a figure says is wording/'s."""
+    found = {m: sorted(wording_imports(p.read_text(encoding="utf-8")))
+             for m, p in PATHS.items() if part_of(m) == "scoring"}
+    assert {m: w for m, w in found.items() if w} == {}
+    assert wording_imports("if TYPE_CHECKING:\n    from pytest_ragate.wording import floors\n"
+                           "def f():\n    from pytest_ragate import wording\n") == {
+        "pytest_ragate.wording"}
+
+
+# a floor's identity is formatted in one place (scoring/floor.py: `Floor.label`, `floor_name`)
+# and the sequential stop reason is a row's `not_needed` and a typed `Halt`: the texts they
+# are shown as appear nowhere else, so nothing can parse them back
+TEXTS = {"floor[": "pytest_ragate.scoring.floor", "not needed": "pytest_ragate.wording"}
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    return {id(node.body[0].value) for node in ast.walk(tree)
+            if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef
+                          | ast.AsyncFunctionDef)
+            and node.body and isinstance(node.body[0], ast.Expr)
+            and isinstance(node.body[0].value, ast.Constant)}
+
+
+def identity_texts(source: str, module: str) -> list[str]:
+    """The string constants (f-strings' parts included, docstrings not) that hold a floor's
+    identity or the stop reason's text outside the one module that formats it."""
+    tree = ast.parse(source)
+    docs = _docstrings(tree)
+    found = [(node.lineno, f"{module}:{node.lineno} {node.value!r}") for node in ast.walk(tree)
+             if isinstance(node, ast.Constant) and isinstance(node.value, str)
+             and id(node) not in docs
+             for text, owner in TEXTS.items() if text in node.value
+             and module != owner and not module.startswith(owner + ".")]
+    return [line for _, line in sorted(found)]
+
+
+def test_no_floor_identity_or_stop_reason_is_parsed_from_text() -> None:
+    found = [line for m, p in PATHS.items()
+             for line in identity_texts(p.read_text(encoding="utf-8"), m)]
+    assert found == []
+
+
+def test_the_text_rule_catches_a_planted_parse() -> None:
+    planted = ('"""A docstring may say floor[x] and not needed."""\n'
+               'label = verdict.floor.name.removeprefix("floor[").removesuffix("]")\n'
+               'route = spec.nodeid.rpartition(f"floor[{x}")[0]\n'
+               'skipped = row.error.startswith("not needed: ")\n')
+    assert [line.split(" ", 1)[0] for line in identity_texts(planted, "pytest_ragate.cli")] == [
+        "pytest_ragate.cli:2", "pytest_ragate.cli:3", "pytest_ragate.cli:4"]

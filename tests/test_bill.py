@@ -15,16 +15,18 @@ from typing import Any
 
 import pytest
 
+from pytest_ragate.decision.floors import Gap, decide
+from pytest_ragate.decision.goldset_run import GoldsetRun
+from pytest_ragate.decision.rules import Strictness
 from pytest_ragate.goldsets.loader import parse_floors
-from pytest_ragate.judges.base import METER, JudgeInput
+from pytest_ragate.judges.base import METER, JudgeInput, JudgeMeter
 from pytest_ragate.judges.fixture import FixtureJudge
-from pytest_ragate.judges.runner import JudgeRunner
+from pytest_ragate.judges.runner import JudgeBill, JudgeRunner
 from pytest_ragate.outputs.history import HistoryLine, build_line
 from pytest_ragate.problems import GoldsetError
-from pytest_ragate.scoring.gates import Floor, Gap, Strictness, decide
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import QuestionRecord, bill_of
 from pytest_ragate.scoring.registry import METRICS, cost_of
-from pytest_ragate.scoring.run import GoldsetRun
 from pytest_ragate.scoring.stats import (
     lower_rank,
     point_quantile,
@@ -32,6 +34,7 @@ from pytest_ragate.scoring.stats import (
     quantile_needs,
     upper_rank,
 )
+from pytest_ragate.wording.numbers import bound
 from tests.test_judges import CONTEXTS, TwoDimEmbedder, fixture_file
 
 LATENCY = Floor("latency_p95_s", 2.0, upper=True)
@@ -96,7 +99,7 @@ def test_a_latency_floor_passes_on_its_upper_bound() -> None:
     assert verdict.outcome == "passed"
     assert verdict.message.startswith("latency_p95_s 0.10 s, 95% upper bound 0.10 ≤ floor "
                                       "2.00 (a quantile is decided on its bound)")
-    assert LATENCY.bound == "≤ 2.00"
+    assert bound(LATENCY) == "≤ 2.00"
     assert verdict.message.endswith("computed by ragate's clock")
 
 
@@ -161,7 +164,7 @@ def test_cost_per_question_is_the_mean_of_reported_costs() -> None:
     verdict = decide(COST, "g", rows(10, cost=0.002))
     assert verdict.outcome == "passed"
     assert verdict.message.startswith("cost_per_question $0.0020 ≤ floor 0.0100")
-    assert COST.bound == "≤ 0.0100"
+    assert bound(COST) == "≤ 0.0100"
     assert verdict.message.endswith("computed by reported usage")
     assert decide(COST, "g", rows(10, cost=0.02)).outcome == "failed"
 
@@ -310,6 +313,41 @@ def test_an_unpriced_judge_has_no_cost_and_unreported_usage_is_counted(
         assert bill.row_fields()["judge_tokens"].unreported == 2
     finally:
         runner.close()
+
+
+@pytest.mark.parametrize(("usage", "invalid"), [
+    ({"prompt_tokens": -5, "completion_tokens": 2}, {"prompt_tokens": "must be 0 or more, not -5"}),
+    (Usage(10, True), {"completion_tokens": "must be an integer, not bool True"}),  # type: ignore[arg-type]
+    ({"prompt_tokens": "10", "completion_tokens": 2},
+     {"prompt_tokens": "must be an integer, not str '10'"}),
+    ({"prompt_tokens": 10.0, "completion_tokens": 2},
+     {"prompt_tokens": "must be an integer, not float 10.0"}),
+    ({"prompt_tokens": 10, "completion_tokens": 2, "cost": math.nan},
+     {"cost": "must be finite, not nan"}),
+    ({"prompt_tokens": 10, "completion_tokens": 2, "cost": -math.inf},
+     {"cost": "must be finite, not -inf"}),
+    ({"prompt_tokens": 10, "completion_tokens": 2, "cost": -0.01},
+     {"cost": "must be 0 or more, not -0.01"}),
+    ({"prompt_tokens": 10, "completion_tokens": 2, "cost": False},
+     {"cost": "must be a number, not bool False"}),
+    ({"prompt_tokens": 10}, {}),  # no completion count: reported nothing, nothing wrong
+    (None, {}),
+], ids=["negative", "bool", "string", "float", "nan cost", "infinite cost", "negative cost",
+        "bool cost", "half", "none"])
+def test_a_judges_usage_is_held_to_the_rule_of_a_systems_or_unreported(
+        usage: object, invalid: dict[str, str]) -> None:
+    """Issue 39 case 4: what a judge's API reports is a token count only where a system's
+    usage would be one; otherwise the request's tokens are unreported, not clamped to 0."""
+    meter = JudgeMeter()
+    for reported in ({"prompt_tokens": 3, "completion_tokens": 1}, usage):
+        meter.sent()
+        meter.reported(reported)
+    assert (meter.prompt_tokens, meter.completion_tokens, meter.unreported) == (3, 1, 1)
+    assert meter.invalid == invalid
+    bill = JudgeBill.of(meter, (1.0, 1.0))
+    tokens = bill.row_fields()["judge_tokens"]
+    assert (tokens.unreported, tokens.invalid) == (1, invalid)
+    assert ("invalid" in tokens.model_dump()) == bool(invalid)  # an ordinary row is as it was
 
 
 # --- the history line ----------------------------------------------------------------------

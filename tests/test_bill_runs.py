@@ -17,6 +17,7 @@ import pytest
 
 from tests.conftest import (
     WORKERS,
+    expect,
     junit_cases,
     results_rows,
     rows_of,
@@ -24,7 +25,7 @@ from tests.conftest import (
     run_pytester,
     write_goldset,
 )
-from tests.openai_stub import OpenAIStub, ragas_script, words
+from tests.openai_stub import OpenAIStub, Reply, RowVerdicts, ragas_script, words
 from tests.test_judge_http import GOOD
 from tests.test_judge_http import SYSTEM as JUDGED_SYSTEM
 
@@ -209,6 +210,67 @@ def test_the_ragas_judges_requests_and_tokens_and_none_when_cached(
     assert first_line["bill"]["judge_requests"] == asked
     assert first_line["bill"]["judge_prompt_tokens"] == prompt
     assert (second_line["bill"]["judge_requests"], second_line["bill"]["judge_cached"]) == (0, 3)
+
+
+# a judge's usage that breaks the rule a system's is held to: per question, what the stub
+# reports for every request it answers about it (a1's usage is counted, as a real API's)
+WRONG_USAGE = {"a2": {"prompt_tokens": -5, "completion_tokens": 3},
+               "a3": {"prompt_tokens": 7, "completion_tokens": True},
+               "a4": {"prompt_tokens": 7, "completion_tokens": 3, "cost": -0.5}}
+PRICED_SYSTEM = JUDGED_SYSTEM.replace(
+    "return Answer(", "return Answer(usage={'prompt_tokens': 1, 'completion_tokens': 1, "
+    "'cost': 0.001}, ")
+
+
+@WORKERS
+@pytest.mark.skipif(importlib.util.find_spec("ragas") is None, reason="needs ragas")
+def test_a_judges_usage_that_is_no_count_is_unreported_and_named(
+        pytester: pytest.Pytester, openai_stub: OpenAIStub, workers: str) -> None:
+    """Negative, boolean or a negative cost: the request's tokens are not counted (not 0,
+    not clamped), so a priced judge's cost of the question is unknown and the cost floor is
+    not decided over it; one line names the judge and the field."""
+    asked = ("a1", *WRONG_USAGE)
+    rows = {f"answer to {q}: twelve euros": RowVerdicts(
+        statements=["The budget is twelve euros."], supported=[True],
+        relevant=[f"context of {q}: the budget is twelve euros"],
+        questions=[f"What about {q}?"], reference=f"gist of {q}") for q in asked}
+    script = ragas_script(rows)
+
+    def answered(request: dict[str, Any]) -> Any:
+        reply = script(request)
+        prompt = str(request["messages"][-1]["content"])
+        wrong = next((usage for q, usage in WRONG_USAGE.items() if q in prompt), None)
+        return reply if wrong is None else Reply(reply.status, {**reply.body, "usage": wrong})
+
+    openai_stub.script = answered
+    write_goldset(pytester.path / "gs", floors="[floors]\ncost_per_question = { max = 1 }\n",
+                  questions=[{"question_id": q, "kind": "single_meeting",
+                              "question": f"What about {q}?"} for q in asked],
+                  expected=[{"question_id": q, "gist": f"gist of {q}", "evidence": [
+                      {"meeting_id": "m1", "first_turn": 2, "last_turn": 3}]} for q in asked])
+    pytester.makeconftest(PRICED_SYSTEM)
+    result = run_pytester(pytester, workers, "gs", "--ragate-results=r.jsonl",
+                          "--ragate-judge=ragas:stub-model", "--ragate-cache=off",
+                          f"--ragate-judge-url={openai_stub.url}",
+                          "--ragate-judge-price-in=1", "--ragate-judge-price-out=1")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    found = rows_of(pytester.path / "r.jsonl")
+    assert "unreported" not in found["a1"]["judge_tokens"] and found["a1"]["judge_cost"] > 0
+    invalid = {q: found[q]["judge_tokens"]["invalid"] for q in WRONG_USAGE}
+    assert invalid == {"a2": {"prompt_tokens": "must be 0 or more, not -5"},
+                       "a3": {"completion_tokens": "must be an integer, not bool True"},
+                       "a4": {"cost": "must be 0 or more, not -0.5"}}
+    assert all(found[q]["judge_tokens"]["unreported"] == found[q]["judge_requests"]
+               for q in WRONG_USAGE)
+    expect(result,
+           "FAILED gs/ragate.toml::floor[cost_per_question] - not decided: 3 of 4 answered "
+           "questions reported no cost *: a2, a3, a4*",
+           "ragate: the judge ragas:stub-model* reported a usage whose prompt_tokens must be 0 "
+           "or more, not -5 (1 question: a2): its tokens are not counted*",
+           "ragate: the judge ragas:stub-model* reported a usage whose completion_tokens must "
+           "be an integer, not bool True (1 question: a3)*",
+           "ragate: the judge ragas:stub-model* reported a usage whose cost must be 0 or more, "
+           "not -0.5 (1 question: a4)*")
 
 
 # --- an old results file ---------------------------------------------------------------------

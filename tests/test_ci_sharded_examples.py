@@ -13,7 +13,6 @@ from __future__ import annotations
 import fnmatch
 import glob
 import json
-import os
 import shlex
 import subprocess
 import sys
@@ -24,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import command_env
 from tests.test_ci_examples import FLAG, INI, ROOT, has_option, load, unknown_names
 from tests.test_sharding import FLOORS, floors_of, make_project, verdicts
 
@@ -281,10 +281,8 @@ def execute(argv: list[str], root: Path) -> subprocess.CompletedProcess[str]:
     else:
         assert argv[0] == "ragate", argv
         argv = [sys.executable, "-c", "from pytest_ragate.cli import main; main()", *argv[1:]]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
-    env.update(HF_HUB_OFFLINE="1", RAGAS_DO_NOT_TRACK="true", ANONYMIZED_TELEMETRY="False",
-               PYTHONHASHSEED="0")
-    return subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=300, env=env)
+    return subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=300,
+                          env=command_env())
 
 
 def shell_words(command: str, root: Path) -> list[str]:

@@ -7,6 +7,7 @@ import ast
 from pathlib import Path
 
 from pytest_ragate.decision import run_decision as decision
+from pytest_ragate.decision.goldset_run import run_status
 from pytest_ragate.decision.population import (
     AnchorMember,
     Collected,
@@ -14,15 +15,11 @@ from pytest_ragate.decision.population import (
     Member,
     Population,
 )
-from pytest_ragate.decision.run_decision import (
-    ANCHORS_ELSEWHERE,
-    Arrived,
-    Failure,
-    Rules,
-    decide_run,
-)
-from pytest_ragate.scoring.gates import Floor, Strictness
+from pytest_ragate.decision.rules import DEFAULT_RULES, Rules, Strictness, rules_of
+from pytest_ragate.decision.run_decision import Arrived, Failure, decide_run
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord
+from pytest_ragate.wording.floors import ANCHORS_ELSEWHERE
 
 ROUTE = "gs/ragate.toml"
 
@@ -120,7 +117,7 @@ def test_a_deselected_member_skips_the_floor() -> None:
     assert run.hard_gaps == []
     verdict = done.floors[0].verdict
     assert verdict.outcome == "skipped"
-    assert "1 of 2 questions deselected (-k, -m or --lf): q2" in verdict.message
+    assert "1 of 2 questions deselected (-k or -m): q2" in verdict.message
 
 
 def test_a_member_that_started_and_never_reported_is_lost_and_reported() -> None:
@@ -181,14 +178,31 @@ def test_results_without_a_collection_cannot_be_decided() -> None:
     assert decide_run(None, Arrived()).undescribed == []  # nothing arrived: nothing to say
 
 
-def test_strictness_and_require_judge_are_the_rules() -> None:
+def test_a_judged_floor_without_a_judge_fails_unless_its_metric_is_optional() -> None:
+    """Not decided, so failed naming --ragate-judge; skipped only where the ini file
+    (`ragate_judge_optional`) or the goldset (`[judge] optional`) names its metric, and failed
+    even then under --ragate-require-judge. The judge_coverage floor follows the judged
+    floors it gates: optional once every judged metric of the goldset is."""
     q1 = member("q1")
-    judged = Floor("faithfulness", 0.8)
-    collected = Collected(floors=[spec(judged)], populations=[population([q1])])
+    floors = [Floor("faithfulness", 0.8), Floor("judge_coverage", 0.95)]
+    collected = Collected(floors=[spec(f) for f in floors], populations=[population([q1])])
     arrived = Arrived(records={node(q1): scored(q1)})
-    assert decide_run(collected, arrived).floors[0].verdict.outcome == "skipped"
-    strict = decide_run(collected, arrived, Rules(require_judge=True))
-    assert strict.floors[0].verdict.outcome == "failed"
+
+    def outcomes(rules: Rules = DEFAULT_RULES, optional: tuple[str, ...] = ()) -> list[str]:
+        found = collected.model_copy(update={"populations": [
+            p.model_copy(update={"judge_optional": list(optional)})
+            for p in collected.populations]})
+        return [d.verdict.outcome for d in decide_run(found, arrived, rules).floors]
+
+    failed = decide_run(collected, arrived).floors[0].verdict
+    assert failed.outcome == "failed" and "--ragate-judge" in failed.message
+    assert "-m \"not slow\"" in failed.message and "[judge] optional" in failed.message
+    assert outcomes() == ["failed", "failed"]
+    assert outcomes(rules_of({"judge_optional": "faithfulness"})) == ["skipped", "skipped"]
+    assert outcomes(optional=("faithfulness",)) == ["skipped", "skipped"]
+    assert outcomes(optional=("answer_relevancy",)) == ["failed", "failed"]
+    required = rules_of({"judge_optional": "faithfulness", "require_judge": True})
+    assert outcomes(required) == ["failed", "failed"]
     refused = decide_run(Collected(floors=[spec(RECALL)], populations=[population([q1])]),
                          arrived, Rules(strictness=Strictness(min_n=5)))
     assert refused.floors[0].verdict.message.startswith("refusing to gate")
@@ -211,3 +225,49 @@ def test_the_decision_step_imports_no_pytest() -> None:
     imported |= {node.module or "" for node in ast.walk(tree)
                  if isinstance(node, ast.ImportFrom)}
     assert not {name for name in imported if name.split(".")[0] in ("pytest", "_pytest")}
+
+
+def test_a_member_pytests_cache_deselected_is_missing_not_left_out() -> None:
+    """`--lf`/`--sw` rerun the last failures only: the questions they deselect are missing
+    results of the floor (failed, naming the flag), where `-k` or `-m` leave them out
+    (skipped): a rerun never turns a failed floor green by deciding it over nothing."""
+    q1, q2 = member("q1"), member("q2", selected=False)
+    collected = Collected(floors=[spec(RECALL)], populations=[population([q1, q2])])
+    arrived = Arrived(records={node(q1): scored(q1)})
+    chosen = decide_run(collected, arrived).floors[0].verdict
+    assert chosen.outcome == "skipped" and "deselected (-k or -m)" in chosen.message
+    narrowed = decide_run(collected, arrived, rules_of({}, narrowed_by="--lf"))
+    verdict = narrowed.floors[0].verdict
+    assert verdict.outcome == "failed", verdict.message
+    assert verdict.message.startswith("not decided: 1 of 2 questions have no result: deselected "
+                                      "q2 (--lf reran the last failures only: a floor is "
+                                      "decided over its whole population, so run its goldset "
+                                      "in full (without --lf) to decide it)")
+    assert narrowed.runs[0].status == "failed"
+
+
+def test_a_run_that_measured_nothing_is_never_a_pass() -> None:
+    """`-k` matching nothing leaves no goldset run; `-k` matching only the floors leaves a
+    run whose every question is deselected (its floors skipped). Neither measured anything,
+    so neither says PASS (the reports said `Run: **PASS**`); beside a goldset that ran, the
+    run is PARTIAL (its floors were not all decided), and a run that exits non-zero is a
+    FAIL either way."""
+    assert run_status([], failed=False) == "nothing_ran"
+    assert run_status([], failed=True) == "failed"
+    q1 = member("q1", selected=False)
+    floors_only = decide_run(Collected(floors=[spec(RECALL)], populations=[population([q1])]),
+                             Arrived())
+    [run] = floors_only.runs
+    assert floors_only.floors[0].verdict.outcome == "skipped"
+    assert run.status == "nothing_ran" and run_status([run], failed=False) == "nothing_ran"
+    q2 = member("q2")
+    ran = decide_run(Collected(floors=[spec(RECALL)], populations=[population([q2])]),
+                     Arrived(records={node(q2): scored(q2)}))
+    assert ran.runs[0].status == "passed"
+    assert run_status([run, *ran.runs], failed=False) == "partial"
+    anchored = decide_run(Collected(floors=[], populations=[population(
+        [q1], [AnchorMember(anchor_id="a1", kind="retrieval_miss",
+                            nodeid=f"{ROUTE}::anchor[a1]")])]),
+        Arrived(anchors={f"{ROUTE}::anchor[a1]": anchor("a1")}))
+    # an anchor that ran measured something (not NOTHING RAN); q1 was deselected: PARTIAL
+    assert anchored.runs[0].status == "partial"

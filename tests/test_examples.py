@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from pytest_ragate.cli import main
-from tests.conftest import results_rows
+from tests.conftest import command_env, results_rows
 
 pytestmark = pytest.mark.heavy  # each test runs an example project's gate in a process of its own
 
@@ -26,7 +26,7 @@ def run_example(project: Path, results: Path, workers: str) -> subprocess.Comple
     return subprocess.run(
         [sys.executable, "-m", "pytest", str(project), "-p", "no:cacheprovider", "-n",
          workers, f"--ragate-results={results}", "-rA"],
-        capture_output=True, text=True, timeout=600, check=False)
+        capture_output=True, text=True, timeout=600, check=False, env=command_env())
 
 
 def outcome(out: str, word: str, floor: str) -> bool:

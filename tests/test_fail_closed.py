@@ -590,7 +590,7 @@ def test_deselected_questions_skip_the_floor_and_say_how_many(pytester: pytest.P
     result = run_pytester(pytester, workers, "gs", "-k", "q1 or floor", "--ragate-report=r.md")
     assert result.ret == pytest.ExitCode.OK  # a skip: the user chose the part, and is told
     expect(result,
-        "SKIPPED * not decided: 3 of 4 questions deselected (-k, -m or --lf): q2, q3, q4; a "
+        "SKIPPED * not decided: 3 of 4 questions deselected (-k or -m): q2, q3, q4; a "
         "floor is decided over its whole population*")
     assert "4 questions: 1 scored, 3 deselected (q2, q3, q4)" in (pytester.path / "r.md"
                                                                   ).read_text()

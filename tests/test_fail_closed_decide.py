@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from pytest_ragate.decision.goldset_run import GoldsetRun
 from pytest_ragate.modes.shard import deal
 from pytest_ragate.outputs.results import (
     Header,
@@ -34,7 +35,6 @@ from pytest_ragate.outputs.results import (
 )
 from pytest_ragate.outputs.saved_runs import read_saved_files
 from pytest_ragate.scoring.records import QuestionRecord
-from pytest_ragate.scoring.run import GoldsetRun
 from tests.conftest import BASE_TOML, junit_cases, run_command, write_goldset
 from tests.test_sharding import refused, reseal
 

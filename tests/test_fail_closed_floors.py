@@ -15,6 +15,7 @@ from pytest_ragate.goldsets.sealed import Scrypt
 from pytest_ragate.goldsets.sealing import seal_goldset
 from pytest_ragate.scoring.ppi import MIN_LABELS, ppi_mean, spread
 from pytest_ragate.scoring.stats import Z95
+from pytest_ragate.wording.runs import STATUS_WORDS
 from tests.conftest import (
     FIXTURE_JUDGE_CONFTEST,
     WORKERS,
@@ -28,6 +29,7 @@ from tests.conftest import (
 )
 from tests.test_fail_closed import collection_failed, planned, scripted_judge, write_many
 from tests.test_labels import ALL_SUPPORTED, judge_file, write_labelled
+from tests.test_plugin import SYSTEM
 
 OUTPUTS = ("--junitxml=j.xml", "--ragate-report=r.md", "--ragate-html=r.html",
            "--ragate-history=h.jsonl", "--ragate-cache=off")
@@ -41,7 +43,7 @@ def verdicts(path: Path, questions: tuple[str, ...] = ("q1", "q2", "q3")) -> Non
 
 
 def outputs_agree(pytester: pytest.Pytester, result: pytest.RunResult, floor: str,
-                  outcome: str, *, history: bool = True, status: str = "not decided") -> None:
+                  outcome: str, *, history: bool = True, status: str = "not_decided") -> None:
     """The exit status, the floor's JUnit case, the Markdown and HTML badges and the history
     line all say the same thing: FAIL (exit 1), or, the floor skipped (exit 0), what the run
     was (`status`: FLOOR NOT DECIDED, or NOTHING RAN), never PASS. A run in which no question
@@ -52,11 +54,10 @@ def outputs_agree(pytester: pytest.Pytester, result: pytest.RunResult, floor: st
     cases = junit_cases(pytester.path / "j.xml")
     assert cases[floor.replace("gs/ragate.toml", "gs.ragate.toml")]["outcome"] == junit
     status = "failed" if failed else status
-    word = {"failed": "FAIL", "not decided": "FLOOR NOT DECIDED",
-            "nothing ran": "NOTHING RAN"}[status]
+    word = STATUS_WORDS[status]  # type: ignore[index]
     assert f"Run: **{word}**" in (pytester.path / "r.md").read_text()
     html = (pytester.path / "r.html").read_text()
-    assert f'<h1>ragate report <span class="badge o-{outcome}">{word}</span></h1>' in html
+    assert f'<h1>ragate report <span class="badge o-{status}">{word}</span></h1>' in html
     if not history:
         assert not (pytester.path / "h.jsonl").exists()
         return
@@ -148,21 +149,24 @@ def test_a_judged_floor_whose_questions_are_deselected_skips_and_says_so(
     verdicts(pytester.path / "judge.json")
     result = run_pytester(pytester, workers, "gs", "-k", "floor",
                           "--ragate-judge=fixture:judge.json", *OUTPUTS)
-    expect(result, "SKIPPED * not decided: 4 of 4 questions deselected (-k, -m or --lf): "
+    expect(result, "SKIPPED * not decided: 4 of 4 questions deselected (-k or -m): "
            "q1, q2, q3, q4*")
     assert "none configured" not in result.stdout.str()
-    outputs_agree(pytester, result, FLOOR, "skipped", history=False, status="nothing ran")
+    outputs_agree(pytester, result, FLOOR, "skipped", history=False, status="nothing_ran")
 
 
 @WORKERS
 def test_without_a_judge_a_judged_floor_still_says_none_is_configured(
         pytester: pytest.Pytester, workers: str) -> None:
-    """The one case that says so: no --ragate-judge, and the questions that ran had none."""
+    """The one case that says so: no --ragate-judge, and the questions that ran had none. A
+    judged floor written in ragate.toml is then not decided: it fails, naming the flag, and
+    every output says FAIL (it was once skipped, and the run green)."""
     write_goldset(pytester.path / "gs", floors=JUDGED)
     pytester.makeconftest(planned({"q4": "Answer.abstain()"}) + FIXTURE_JUDGE_CONFTEST)
     result = run_pytester(pytester, workers, "gs", *OUTPUTS)
-    expect(result, "SKIPPED * faithfulness needs a judge: none configured (--ragate-judge)*")
-    outputs_agree(pytester, result, FLOOR, "skipped")
+    expect(result, "FAILED * faithfulness needs a judge: none configured (--ragate-judge): a "
+           "judged floor is not decided without one*")
+    outputs_agree(pytester, result, FLOOR, "failed")
 
 
 @WORKERS
@@ -386,14 +390,45 @@ def test_a_skipped_question_no_floor_covers_still_fails_the_run(
         pytester: pytest.Pytester, workers: str, floors: str) -> None:
     """The reports and history said FAIL for a question without a result while the run
     exited 0, because no floor decided over it (none at all, or a judged floor skipped for
-    want of a judge): the exit status agrees now."""
+    want of a judge): the exit status agrees now. A judged floor without a judge now fails
+    itself (not decided), so the run fails on it before the gap's own line is needed."""
     write_many(pytester.path / "gs", 4, floors=floors)
     pytester.makeconftest(planned({"q01": 'pytest.skip("not today")'}))
     result = run_pytester(pytester, workers, "gs", *OUTPUTS)
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()[-2000:]
     expect(result, "mini: 4 questions: 3 scored, 1 skipped (q01)",
            "mini: the run fails: no floor covers the questions or anchors without a result, "
-           "and a missing result is never a pass")
+           "and a missing result is never a pass" if not floors else
+           "FAILED * faithfulness needs a judge: none configured (--ragate-judge)*")
     assert "Run: **FAIL**" in (pytester.path / "r.md").read_text()
     line = json.loads((pytester.path / "h.jsonl").read_text().splitlines()[-1])
     assert line["status"] == "failed"
+
+
+# --- a rerun of the last failures (pytest's cache) ----------------------------------------------
+
+
+@pytest.mark.parametrize(("workers", "flag"), [("0", "--lf"), ("2", "--lf"), ("0", "--sw")],
+                         ids=["n0-lf", "n2-lf", "n0-sw"])
+def test_a_rerun_of_the_last_failures_never_skips_a_floor_to_green(
+        pytester: pytest.Pytester, workers: str, flag: str) -> None:
+    """After a failed floor, `--lf` (or `--sw`, which goes on from it) reruns the floor's item
+    without its questions: they are missing results, not left out, so the floor fails naming
+    the flag (it was skipped, exit 0). `--ff` reruns everything and decides it as the first run
+    did. Pytest's cache is on here (it is off in run_pytester)."""
+    write_goldset(pytester.path / "gs", floors="[floors]\nevidence_recall = 0.9\n")
+    pytester.makeconftest(SYSTEM)
+
+    def run(*args: str) -> pytest.RunResult:
+        return pytester.runpytest_subprocess("-n", workers, "-rA", "gs", *args)
+
+    first = run(flag) if flag == "--sw" else run()
+    assert first.ret == pytest.ExitCode.TESTS_FAILED, first.stdout.str()
+    again = run(flag)
+    assert again.ret == pytest.ExitCode.TESTS_FAILED, again.stdout.str()
+    again.stdout.fnmatch_lines([f"not decided: * questions have no result: deselected *({flag} "
+                                "reran the last failures only*"])
+    if flag == "--lf":
+        everything = run("--ff")
+        assert everything.ret == pytest.ExitCode.TESTS_FAILED
+        everything.stdout.fnmatch_lines(["evidence_recall 0.50 < floor 0.90*"])

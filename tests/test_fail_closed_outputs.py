@@ -135,6 +135,27 @@ def test_a_shard_stopped_by_x_leaves_an_incomplete_results_file(
     assert results_trailer(pytester)["incomplete"] == "stopping after 1 failures"
 
 
+@WORKERS
+def test_a_run_in_which_nothing_ran_writes_no_pass_anywhere(pytester: pytest.Pytester,
+                                                           workers: str) -> None:
+    """`-k` matching nothing, every output asked for (issue 33: the reports said
+    `Run: **PASS**`): pytest exits 5, the reports say NOTHING RAN, no history line is
+    appended, JUnit holds no case, and `ragate decide` refuses the results file."""
+    write_many(pytester.path / "gs", 4, floors=FLOORS)
+    pytester.makeconftest(planned({}))
+    result = run_pytester(pytester, workers, "gs", "-k", "nomatch", *OUTPUTS)
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    report = read(pytester, "r.md")
+    assert "Run: **NOTHING RAN**: no goldset question or anchor ran" in report
+    assert "PASS" not in report
+    html = read(pytester, "r.html")
+    assert '<span class="badge o-nothing_ran">NOTHING RAN</span></h1>' in html
+    assert ">PASS<" not in html
+    assert not (pytester.path / "out" / "h.jsonl").exists()
+    assert "<testcase" not in read(pytester, "j.xml")
+    assert decided(pytester).ret == pytest.ExitCode.TESTS_FAILED
+
+
 # --- 2. an output never overwrites an input ----------------------------------------------
 
 INPUTS = {  # the output flag, and the goldset's file it names

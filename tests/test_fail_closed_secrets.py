@@ -5,7 +5,12 @@ history) and each is searched for the secret, with and without `-n 2`."""
 from __future__ import annotations
 
 import json
+import logging
 import re
+import sys
+import warnings
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from pytest_ragate.cli import main
+from pytest_ragate.decision.regressions import JudgeChange
 from pytest_ragate.goldsets.sealed import (
     Scrypt,
     aesgcm,
@@ -24,12 +30,21 @@ from pytest_ragate.goldsets.sealed import (
     read_sealed,
 )
 from pytest_ragate.goldsets.sealing import seal_goldset
+from pytest_ragate.items.printed import redact_record, redact_warning
 from pytest_ragate.judges.base import JudgeInput
 from pytest_ragate.judges.runner import cache_key
+from pytest_ragate.modes.saved_lines import decision_settings, row_settings
 from pytest_ragate.redaction import Redactor, known_credentials
+from pytest_ragate.settings import GateSettings, JudgeSettings, Settings
+from pytest_ragate.wording.baseline import (
+    accept_judge_misnamed,
+    accept_judge_unneeded,
+    judge_changed,
+)
 from tests.conftest import (
     FIXTURE_JUDGE_CONFTEST,
     WORKERS,
+    WORKERS_SHARED,
     corpus_rows,
     results_rows,
     run_command,
@@ -64,9 +79,15 @@ JUDGED = "[floors]\nevidence_recall = 0.1\ncontext_precision = 0.5\nfaithfulness
 
 def every_output(pytester: pytest.Pytester, result: pytest.RunResult) -> dict[str, str]:
     """The terminal and every file the run was asked to write, by name."""
-    texts = {"stdout": result.stdout.str(), "stderr": result.stderr.str()}
-    for name in OUTPUTS:
-        texts[name] = (pytester.path / name).read_text(encoding="utf-8")
+    return outputs_in(pytester.path, result.stdout.str(), result.stderr.str(), OUTPUTS)
+
+
+def outputs_in(root: Path, stdout: str, stderr: str, names: Iterable[str]) -> dict[str, str]:
+    """The terminal and the files `names` under `root`, every byte (read as UTF-8, a byte
+    that is not shown as a replacement character)."""
+    texts = {"stdout": stdout, "stderr": stderr}
+    for name in names:
+        texts[name] = (root / name).read_text(encoding="utf-8", errors="replace")
     return texts
 
 
@@ -92,14 +113,19 @@ def run_every_output(pytester: pytest.Pytester, workers: str, *args: str) -> pyt
 
 def sealed_goldset(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
                    floors: str = JUDGED) -> Path:
+    monkeypatch.setenv("RAGATE_SEAL_KEY", KEY)
+    return write_sealed(pytester.path / "gs", floors)
+
+
+def write_sealed(root: Path, floors: str = JUDGED) -> Path:
+    """The goldset at `root`, its answers (GISTS, NOTES) sealed with KEY."""
     expected = [{"question_id": q, "gist": GISTS.get(q), "notes": NOTES,
                  "evidence": [{"meeting_id": d, "first_turn": a, "last_turn": b}
                               for d, a, b in spans]}
                 for q, spans in {"q1": [("m1", 2, 3)], "q2": [("m2", 5, 5)],
                                  "q3": [("m1", 0, 0), ("m3", 4, 5)], "q4": []}.items()]
-    root = write_goldset(pytester.path / "gs", floors=floors, expected=expected)
+    root = write_goldset(root, floors=floors, expected=expected)
     seal_goldset(root, KEY, kdf=Scrypt(log2_n=10, p=1))
-    monkeypatch.setenv("RAGATE_SEAL_KEY", KEY)
     return root
 
 
@@ -331,7 +357,213 @@ def test_an_own_judges_id_and_a_systems_error_show_no_credential(
     assert leaks(every_output(pytester, result), ["S3CRET", "bob:", "svc:"]) == []
 
 
-# --- 3. a collection error after the corpus changed under a sealed goldset ------------------
+# --- 3. everything pytest prints while ragate runs: logs, warnings, tracebacks, headers -----
+# One run per worker count, shared by the cases below: a sealed goldset judged by the real
+# RAGAS judge at the loopback server, with a key in the model's name, a password and a key in
+# the judge's URL, and keys in the environment; every option that writes or prints is on.
+
+MODEL_KEY = "sk-S3CRET-model-0123456789"  # the model is named `gpt-x-<key>`
+ENV_KEY = "sk-S3CRET-env-0123456789"  # OPENAI_API_KEY; RAGATE_JUDGE_API_KEY is API_KEY
+PRINTED_OUTPUTS = (*OUTPUTS, "log.txt")
+# a judge and a test of the project's that say what they hold, as careless code does: the
+# judge logs and warns the keys it reads and the reference it was given (issue 39 case 5);
+# the test logs, prints, warns and fails with a key (a traceback that is no goldset's)
+LOUD = '''
+import logging
+import os
+import warnings
+
+import pytest
+
+log = logging.getLogger("loud.judge")
+
+
+class Loud:
+    """The RAGAS judge of --ragate-judge, saying what it holds before each verdict."""
+
+    def __init__(self, judge):
+        self.judge = judge
+
+    def __getattr__(self, name):
+        return getattr(self.judge, name)
+
+    async def score(self, item, metric):
+        log.warning("judging %s with key %s: reference %r", item.question_id,
+                    os.environ["OPENAI_API_KEY"], item.reference)
+        warnings.warn(f"the reference of {item.question_id} is {item.reference!r} "
+                      f"(key {os.environ['RAGATE_JUDGE_API_KEY']})")
+        return await self.judge.score(item, metric)
+
+
+@pytest.fixture(scope="session")
+def ragate_judge(pytestconfig):
+    from pytest_ragate.judges.select import from_settings
+    from pytest_ragate.settings import read_settings
+    return Loud(from_settings(read_settings(pytestconfig).judge, Embedder))
+'''
+CARELESS_TEST = '''
+import logging
+import os
+import warnings
+
+
+def test_careless():
+    key = os.environ["OPENAI_API_KEY"]
+    logging.getLogger("careless").info("calling with %s", key)
+    # a record filled in after it was made (`makeLogRecord`: a process pool's, arriving)
+    logging.getLogger("pool").handle(logging.makeLogRecord(
+        {"name": "pool", "levelno": logging.INFO, "levelname": "INFO",
+         "msg": "a worker of the pool calls with %s", "args": (key,)}))
+    print("calling with", key)
+    warnings.warn(f"careless: {key}")
+    assert key == "the key I expected"
+'''
+
+
+@dataclass(frozen=True)
+class Printed:
+    """What the shared run printed and wrote, by name, its exit status, its results file's
+    header, and the prompts the judge's server received."""
+
+    texts: dict[str, str]
+    ret: int
+    header: dict[str, Any]
+    prompts: list[str]
+
+
+@pytest.fixture(scope="module")
+def printed(workers: str, tmp_path_factory: pytest.TempPathFactory) -> Printed:
+    root = tmp_path_factory.mktemp(f"printed-n{workers}")
+    write_sealed(root / "gs")
+    (root / "conftest.py").write_text(SYSTEM + FIXTURE_JUDGE_CONFTEST + LOUD)
+    (root / "test_careless.py").write_text(CARELESS_TEST)
+    with OpenAIStub(echo) as stub:
+        done = run_command(
+            root, "-p", "no:cacheprovider", "-p", "no:langsmith_plugin", "-n", workers, "-rA",
+            "-vv", "-l", "--tb=long", "--log-cli-level=DEBUG", "--log-file=log.txt",
+            "--log-file-level=DEBUG", "-o", "junit_logging=all", "-W", "always::UserWarning",
+            *(f"{flag}={name}" for name, flag in OUTPUTS.items()), "gs", "test_careless.py",
+            f"--ragate-judge=ragas:gpt-x-{MODEL_KEY}",
+            f"--ragate-judge-url={with_credentials(stub.url)}", "--ragate-cache=off",
+            RAGATE_SEAL_KEY=KEY, OPENAI_API_KEY=ENV_KEY, RAGATE_JUDGE_API_KEY=API_KEY)
+    header = json.loads((root / "r.jsonl").read_text().splitlines()[0])["ragate_results"]
+    return Printed(texts=outputs_in(root, done.stdout, done.stderr, PRINTED_OUTPUTS),
+                   ret=done.returncode, header=header, prompts=stub.prompts())
+
+
+HALVES = [gist[: len(gist) // 2 + 4] for gist in GISTS.values()]
+SECRETS = [*GISTS.values(), *HALVES, NOTES, KEY, PASSWORD, QUERY_KEY, API_KEY, ENV_KEY,
+           MODEL_KEY, "S3CRET", "alice"]
+
+
+@pytest.mark.heavy  # its shared run is a process of its own, not pytester's
+@WORKERS_SHARED
+def test_the_judge_server_alone_received_the_gists(printed: Printed, workers: str) -> None:
+    """A sealed answer leaves the process only as a judge's reference: the server got each
+    judged question's gist, and no output, log or warning shows any secret."""
+    assert printed.ret == pytest.ExitCode.TESTS_FAILED  # test_careless; nothing was judged
+    references = [p for p in printed.prompts if '"title": "ContextPrecisionOutput"' in p]
+    assert all(any(GISTS[q] in p for p in references) for q in GISTS), references
+    assert leaks(printed.texts, SECRETS) == []
+
+
+@pytest.mark.heavy
+@WORKERS_SHARED
+def test_live_logs_show_httpx_and_openai_records_masked(printed: Printed, workers: str,
+                                                         ) -> None:
+    """Issue 38 case 6: at INFO httpx logged `POST http://alice:PW@…`, at DEBUG openai dumped
+    the request with the sealed gist. The records are shown (in one process, live), masked."""
+    if workers == "0":  # an xdist worker's live log is not the terminal's
+        stdout = printed.texts["stdout"]
+        assert re.search(r"HTTP Request: POST http://\*\*\*@127\.0\.0\.1:\d+/v1\?api_key=\*\*\*",
+                         stdout), stdout[-3000:]
+        assert re.search(r"Request options: .*\[sealed\]", stdout), stdout[-3000:]
+    assert "HTTP Request: POST http://***@127.0.0.1:" in printed.texts["log.txt"]
+    assert leaks({k: printed.texts[k] for k in ("stdout", "log.txt")}, SECRETS) == []
+
+
+@pytest.mark.heavy
+@WORKERS_SHARED
+def test_a_judges_logs_and_warnings_show_no_key_and_no_gist(printed: Printed, workers: str,
+                                                            ) -> None:
+    """Issue 39 case 5: what a judge logs and warns passes through the redaction every
+    output does: in the log file, and, warned from its thread between tests, on stderr (a
+    test's warning, in pytest's warnings summary, sent by an xdist worker under -n 2)."""
+    assert re.search(r"judging q\d with key \*\*\*: reference '\[sealed\]'",
+                     printed.texts["log.txt"]), printed.texts["log.txt"][-3000:]
+    warned = printed.texts["stdout"].partition("warnings summary")[2] + printed.texts["stderr"]
+    assert re.search(r"the reference of q\d is '\[sealed\]' \(key \*\*\*\)", warned), warned
+    assert "UserWarning: careless: ***" in warned, warned
+    assert leaks({"warnings": warned}, SECRETS) == []
+
+
+@pytest.mark.heavy
+@WORKERS_SHARED
+def test_a_failing_tests_traceback_log_and_output_show_no_key(printed: Printed, workers: str,
+                                                              ) -> None:
+    """A test that is no goldset's fails with the key in its assertion, its locals (-l), its
+    captured log and output: each is shown masked, in the terminal and JUnit."""
+    stdout, junit = printed.texts["stdout"], printed.texts["junit.xml"]
+    assert "AssertionError: assert '***' == 'the key I expected'" in stdout, stdout[-3000:]
+    assert "calling with ***" in junit
+    assert "a worker of the pool calls with ***" in junit
+    assert ENV_KEY not in stdout + junit
+
+
+INTERNAL = '''
+import os
+
+def pytest_runtest_logfinish(nodeid):
+    key = os.environ["OPENAI_API_KEY"]
+    if nodeid.endswith("::q2"):
+        raise RuntimeError(f"cannot tell {key}")
+'''
+
+
+@WORKERS
+def test_an_internalerror_shows_no_key(pytester: pytest.Pytester,
+                                       monkeypatch: pytest.MonkeyPatch, workers: str) -> None:
+    """A hook of the project's that fails, its message and its locals (--fulltrace -l)
+    holding a key: under -n 2 the worker's INTERNALERROR is sent to the controller as text,
+    masked before it is."""
+    write_goldset(pytester.path / "gs", floors="[floors]\nevidence_recall = 0.1\n")
+    pytester.makeconftest(SYSTEM + INTERNAL)
+    monkeypatch.setenv("OPENAI_API_KEY", ENV_KEY)
+    result = run_pytester(pytester, workers, "gs", "--fulltrace", "-l")
+    assert result.ret == pytest.ExitCode.INTERNAL_ERROR
+    text = result.stdout.str() + result.stderr.str()
+    assert re.search(r"INTERNALERROR> .*RuntimeError: cannot tell \*\*\*", text), text
+    assert leaks({"terminal": text}, [ENV_KEY, "S3CRET"]) == []
+
+
+def test_a_run_without_goldsets_prints_what_it_would_without_ragate(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ragate does not run there: nothing a test logs, warns or fails with is changed."""
+    monkeypatch.setenv("OPENAI_API_KEY", ENV_KEY)
+    pytester.makepyfile(test_plain='''
+import logging, os, warnings
+
+def test_plain(caplog):
+    factory = logging.getLogRecordFactory()
+    logging.getLogger("plain").warning("token=abc %s", os.environ["OPENAI_API_KEY"])
+    assert caplog.messages == [f"token=abc {os.environ['OPENAI_API_KEY']}"]
+    assert factory is logging.LogRecord
+    warnings.warn("password=hunter2")
+''')
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*UserWarning: password=hunter2"])
+
+
+@pytest.mark.heavy
+@WORKERS_SHARED
+def test_the_results_header_masks_a_key_in_the_models_name(printed: Printed, workers: str,
+                                                           ) -> None:
+    """As the rows, JUnit and the reports do: the header's settings keep `***` for it."""
+    assert printed.header["settings"]["judge"] == "ragas:gpt-x-***"
+
+
+# --- 4. a collection error after the corpus changed under a sealed goldset ------------------
 
 
 SHRUNK = [row for row in corpus_rows() if not (row["doc_id"] == "m2" and row["turn"] > 2)]
@@ -357,6 +589,90 @@ def test_a_collection_error_of_a_sealed_goldset_does_not_quote_its_evidence(
     for text in (result.stdout.str(), validated.output):
         assert re.search(r"expected\.sealed\.json: \[q2\] evidence: .*sealed", text), text
         assert not re.search(r"m2|turns? 5\b|\[.m\d.\]", text), text
+
+
+# --- what pytest prints, masked where it is made (items/printed.py) ---------------------------
+
+
+def masked(text: str) -> str:
+    return Redactor(SEALED_TEXTS, known=("sk-S3CRET-key",))(text)
+
+
+def test_a_log_record_is_masked_in_its_message_exception_and_stack() -> None:
+    try:
+        raise ValueError("bad key sk-S3CRET-key")
+    except ValueError:
+        record = logging.getLogger("x").makeRecord(
+            "x", logging.ERROR, __file__, 1, "asked %s about %r", ("twelve", GISTS["q3"]),
+            sys.exc_info(), sinfo="Stack (most recent call last): key=sk-S3CRET-key")
+    redact_record(record, masked)
+    assert record.getMessage() == "asked [sealed] about '[sealed]'"
+    shown = logging.Formatter().format(record)
+    assert "ValueError: bad key ***" in shown and "S3CRET" not in shown
+    assert record.stack_info == "Stack (most recent call last): key=***"
+
+
+def test_a_log_record_without_a_secret_is_left_as_made() -> None:
+    record = logging.makeLogRecord({"msg": "asked %s", "args": ("q1",)})
+    redact_record(record, masked)
+    assert (record.msg, record.args) == ("asked %s", ("q1",))
+
+
+def test_a_log_record_whose_format_is_broken_is_masked_as_logging_will_show_it() -> None:
+    record = logging.makeLogRecord({"msg": "asked %d", "args": ("sk-S3CRET-key",)})
+    redact_record(record, masked)
+    assert record.getMessage() == "asked %d ('***',)"
+
+
+class Careful(UserWarning):
+    def __str__(self) -> str:
+        return f"careful: {self.args[0]}"
+
+
+@pytest.mark.parametrize("warning", [UserWarning(f"ref {GISTS['q3']}"),
+                                     Careful(f"ref {GISTS['q3']}"), f"ref {GISTS['q3']}"],
+                         ids=["warning", "own str", "text"])
+def test_a_warning_is_masked_in_what_pytest_shows_and_xdist_sends(warning: Any) -> None:
+    found = warnings.WarningMessage(warning, UserWarning, "x.py", 1)
+    redact_warning(found, masked)
+    assert "[sealed]" in str(found.message) and "Marvin" not in str(found.message)
+    if isinstance(found.message, Warning):  # xdist builds a worker's warning from its args
+        assert found.message.args == ("ref [sealed]",)
+
+
+def test_the_judges_client_keys_and_a_key_in_the_models_name_are_known() -> None:
+    env = {"OPENAI_ADMIN_KEY": "admin-S3CRET", "OPENAI_CUSTOM_HEADERS": "X-Key: hdr-S3CRET\nX: 1",
+           "OPENAI_BASE_URL": "https://u:base-S3CRET@h/v1"}
+    known = known_credentials(env, texts=(f"ragas:gpt-x-{MODEL_KEY}", "ragas:gpt-4o"))
+    assert known == ("admin-S3CRET", "hdr-S3CRET", "base-S3CRET", MODEL_KEY)
+
+
+@pytest.mark.parametrize("call", ["refused", "accepted", "misnamed"])
+def test_a_judge_change_names_the_judges_as_given_with_their_keys_masked(call: Any) -> None:
+    """The spec and the accepted judge come from the command line, not from a row: the
+    sentences that name them mask a key in a model's name as the rows do."""
+    spec = f"ragas:gpt-x-{MODEL_KEY}"
+    change = JudgeChange(baseline=("ragas:stub-model@temperature=0",),
+                         current=("ragas:gpt-x-***@temperature=0",), call=call, spec=spec,
+                         accept=spec, results="base.jsonl")
+    said = [judge_changed("faithfulness", change, "the baseline"),
+            accept_judge_unneeded(spec), accept_judge_misnamed(spec, [spec])]
+    assert all("gpt-x-***" in text and "S3CRET" not in text for text in said), said
+
+
+def test_a_results_headers_knobs_mask_a_key_as_given_on_the_command_line(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The header's settings and deciding knobs, which `ragate decide` compares with its own
+    through the same functions (so a masked header still agrees with an unmasked run)."""
+    monkeypatch.setenv("OPENAI_API_KEY", ENV_KEY)
+    spec = f"ragas:gpt-x-{MODEL_KEY}"
+    settings = Settings(judge=JudgeSettings(judge=spec, judge_model=f"gpt-{ENV_KEY}-env"),
+                        gate=GateSettings(accept_judge=spec, baseline="base.jsonl"))
+    knobs = {**row_settings(settings), **decision_settings(settings)}
+    assert (knobs["judge"], knobs["accept_judge"]) == ("ragas:gpt-x-***", "ragas:gpt-x-***")
+    assert knobs["judge_model"] == "gpt-***"  # an sk- key runs to its last word character
+    assert "S3CRET" not in json.dumps(knobs)
+    assert knobs["baseline"] == "base.jsonl" and knobs["top_k"] == 5  # the rest as it was
 
 
 # --- the redactor itself --------------------------------------------------------------------

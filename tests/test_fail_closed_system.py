@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from pytest_ragate.cli import main
 from pytest_ragate.items.timeouts import SystemTimeout, call_with_timeout
-from pytest_ragate.scoring.gates import Floor
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import repeat_name
 from pytest_ragate.settings import GateSettings
 from tests.conftest import (

@@ -17,11 +17,12 @@ import pytest
 from filelock import FileLock
 
 from pytest_ragate.answer import Knob
+from pytest_ragate.decision.floors import decide
+from pytest_ragate.decision.goldset_run import GoldsetRun
 from pytest_ragate.outputs import history
 from pytest_ragate.outputs.history import Figure, HistoryError, HistoryLine, HistoryWarning
-from pytest_ragate.scoring.gates import Floor, decide
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import QuestionRecord, tally
-from pytest_ragate.scoring.run import GoldsetRun
 
 T0 = datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC)
 SHA = "0123456789abcdef0123456789abcdef01234567"

@@ -18,13 +18,15 @@ from typing import Any
 
 import pytest
 
+from pytest_ragate.decision.floors import Gap, decide
+from pytest_ragate.decision.goldset_run import GoldsetRun
+from pytest_ragate.decision.regressions import Regression
 from pytest_ragate.outputs.history import Figure, HistoryLine, build_line
 from pytest_ragate.outputs.html import max_distance_of, render_html, write_html
-from pytest_ragate.scoring.gates import Floor, decide
+from pytest_ragate.outputs.reports import markdown
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import Cited, QuestionRecord
-from pytest_ragate.scoring.regression import Regression
-from pytest_ragate.scoring.run import GoldsetRun
-from tests.conftest import FIXTURE_JUDGE_CONFTEST, untimed, write_goldset
+from tests.conftest import BROWSER_SKIP, FIXTURE_JUDGE_CONFTEST, untimed, write_goldset
 
 T0 = datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC)
 EVIL = '<script>alert("pwned")</script> & <img src=x onerror=alert(1)>'
@@ -211,6 +213,27 @@ def test_render_is_deterministic_and_write_html_writes_it(tmp_path: Path) -> Non
     assert render_html([], history=[], ci="point").count("No goldset ran") == 1
 
 
+def test_a_run_that_ran_nothing_says_nothing_ran_and_never_pass() -> None:
+    """`-k nomatch` with report outputs wrote `Run: **PASS**` (and a PASS badge) over a run
+    in which nothing ran; a goldset whose every question was deselected said PASS too."""
+    gaps = [Gap(member=q, member_kind="single", kind="deselected") for q in ("q1", "q2")]
+    deselected = GoldsetRun(name="mini", eval_version="1", population=2, gaps=gaps,
+                            verdicts=[decide(Floor("evidence_recall", 0.5), "mini", [],
+                                             gaps=gaps)])
+    assert deselected.verdicts[0].outcome == "skipped"
+    for runs, why in (([], "no goldset question or anchor ran (none selected, or every one "
+                           "deselected)"),
+                      ([deselected], "mini: 2 of 2 questions deselected (-k or -m)")):
+        md = markdown(runs)
+        assert md.splitlines()[2] == f"Run: **NOTHING RAN**: {why}"
+        html = render_html(runs, history=[], ci="point")
+        assert '<h1>ragate report <span class="badge o-nothing_ran">NOTHING RAN</span></h1>' \
+            in html
+        assert f'data-run-status="nothing_ran"><strong>NOTHING RAN: {why}.</strong>' in html
+        assert ">PASS<" not in html and "**PASS**" not in md
+    assert "Run: **FAIL**" in markdown([], run_failed=True)
+
+
 def test_the_history_handed_over_renders_as_the_history_read_back(tmp_path: Path) -> None:
     """The writers give the HTML report the history lines `record` read and appended, not the
     file read again: the page is the same either way."""
@@ -284,20 +307,24 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 
 
 def chromium() -> Path:
-    """The system Chromium; missing is a failure where the browser is required (CI)."""
+    """The system Chromium. Missing, it fails the test where the browser is required
+    (RAGATE_REQUIRE_BROWSER=1: CI sets it, after `make browser`), and skips it elsewhere with
+    how to get one (the suite's summary says so once: tests/conftest.py, BROWSER_SKIP)."""
     path = Path(os.environ.get("RAGATE_CHROMIUM") or "/usr/bin/chromium")
-    required = bool(os.environ.get("CI") or os.environ.get("RAGATE_REQUIRE_BROWSER"))
+    required = os.environ.get("RAGATE_REQUIRE_BROWSER", "") not in ("", "0")
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
         if required:
             pytest.fail("playwright is required for the HTML report test (pip install -e "
                         "'.[dev]')")
-        pytest.skip("playwright is not installed")
+        pytest.skip(f"{BROWSER_SKIP} playwright is not installed (pip install -e '.[dev]')")
     if not path.is_file():
         if required:
-            pytest.fail(f"no Chromium at {path}: install chromium or set RAGATE_CHROMIUM")
-        pytest.skip(f"no Chromium at {path} (set RAGATE_CHROMIUM to run the browser test)")
+            pytest.fail(f"no Chromium at {path}: `make browser` installs it, or set "
+                        "RAGATE_CHROMIUM")
+        pytest.skip(f"{BROWSER_SKIP} no Chromium at {path}: `make browser` installs Debian's "
+                    "chromium (as root or through sudo), or set RAGATE_CHROMIUM to one you have")
     return path
 
 

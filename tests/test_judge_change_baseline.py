@@ -18,10 +18,11 @@ import pytest
 from click.testing import CliRunner
 
 from pytest_ragate.cli import main
+from pytest_ragate.decision.regressions import RunJudge, check_run
 from pytest_ragate.outputs.baseline import load_baseline
 from pytest_ragate.outputs.history import FloorOutcome, HistoryLine, JudgeSegment, flip_report
+from pytest_ragate.scoring.pairing import BaselineRun
 from pytest_ragate.scoring.records import QuestionRecord, QuestionScores
-from pytest_ragate.scoring.regression import BaselineRun, RunJudge, check_run
 from tests.conftest import (
     FIXTURE_JUDGE_CONFTEST,
     WORKERS,

@@ -120,17 +120,27 @@ def test_a_judge_its_labels_vouch_for_passes(pytester: pytest.Pytester, workers:
 
 
 @WORKERS
-def test_without_a_judge_labelled_goldsets_skip_judged_floors_as_before(
+def test_without_a_judge_judged_floors_fail_unless_named_optional(
         pytester: pytest.Pytester, workers: str) -> None:
+    """A judged floor without a judge is not decided: it fails, naming the flag; one whose
+    metric the ini file names optional is skipped (judge_agreement with it, once every judged
+    metric is), unless --ragate-require-judge overrules the opt-out."""
     project(pytester, FLOORS, HALF_BAD, ALL_SUPPORTED)
-    result = run_pytester(pytester, workers, "gs", "--ragate-report=r.md")
-    expect(result, "SKIPPED * faithfulness needs a judge: none configured*",
+    result = run_pytester(pytester, workers, "gs")
+    expect(result, "FAILED * faithfulness needs a judge: none configured (--ragate-judge): a "
+           "judged floor is not decided without one; give --ragate-judge*",
+           "FAILED * judge_agreement needs a judge: none configured*")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    optional = ("-o", "ragate_judge_optional=faithfulness")
+    skipped = run_pytester(pytester, workers, "gs", *optional, "--ragate-report=r.md")
+    expect(skipped, "SKIPPED * faithfulness needs a judge: none configured (--ragate-judge); "
+           "skipped: its metric is named optional*",
            "SKIPPED * judge_agreement needs a judge: none configured*")
-    assert result.ret == pytest.ExitCode.OK
+    assert skipped.ret == pytest.ExitCode.OK
     assert "judge agreement" not in (pytester.path / "r.md").read_text()
-    required = run_pytester(pytester, workers, "gs", "--ragate-require-judge")
+    required = run_pytester(pytester, workers, "gs", *optional, "--ragate-require-judge")
     expect(required, "FAILED gs/ragate.toml::floor[judge_agreement] - judge_agreement needs a "
-           "judge: none configured (--ragate-judge); judged floors are skipped and "
+           "judge: none configured (--ragate-judge): not decided, though named optional, as "
            "--ragate-require-judge is set")
     assert required.ret == pytest.ExitCode.TESTS_FAILED
 
@@ -328,10 +338,11 @@ def test_labels_load_with_their_values(tmp_path: Path) -> None:
 
 def test_the_html_report_shows_agreement_and_the_ppi_estimate() -> None:
     pytest.importorskip("jinja2")
+    from pytest_ragate.decision.floors import decide
+    from pytest_ragate.decision.goldset_run import GoldsetRun
     from pytest_ragate.outputs.html import render_html
     from pytest_ragate.scoring.agreement import agree
-    from pytest_ragate.scoring.gates import Floor, decide
-    from pytest_ragate.scoring.run import GoldsetRun
+    from pytest_ragate.scoring.floor import Floor
     from tests.test_html_report import rec
 
     records = [rec(f"q{i}", index=i, judge="fixture:sim",

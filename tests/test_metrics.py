@@ -6,8 +6,12 @@ from __future__ import annotations
 import pytest
 
 from pytest_ragate import Answer, Citation, Context
-from pytest_ragate.scoring.gates import Floor, Strictness, decide, fmt_counts, kind_counts
+from pytest_ragate.decision.floors import decide
+from pytest_ragate.decision.rules import Strictness
+from pytest_ragate.scoring.figures import kind_counts
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import QuestionRecord, Span, behind, score_answer, tally
+from pytest_ragate.wording.numbers import fmt_counts
 
 EVIDENCE = [Span("m1", 10, 14)]
 RIGHT = Context(context_id="c1", doc_id="m1", first_turn=12, last_turn=20,
@@ -166,7 +170,7 @@ def test_floor_message_names_value_floor_n_interval_and_method() -> None:
     verdict = decide(Floor("citation_accuracy", 0.9), "g", cited)
     assert verdict.message.startswith("citation_accuracy 0.35 < floor 0.90 · n=20 cited answers "
                                       "· 95% CI [")
-    assert "(bootstrap) · computed by mechanical · worst: q10 0/1 citations right; " in (
+    assert "(betting) · computed by mechanical · worst: q10 0/1 citations right; " in (
         verdict.message)
 
 
@@ -189,10 +193,11 @@ def test_xfail_floor_below_is_xfailed_and_holding_is_strict_xpass() -> None:
     assert "--ragate-promote" in held.message
 
 
-def test_judged_floor_without_judge_is_skipped_or_required() -> None:
+def test_judged_floor_without_judge_fails_unless_optional() -> None:
     floor = Floor("faithfulness", 0.8)
-    assert decide(floor, "g", []).outcome == "skipped"
-    required = decide(floor, "g", [], require_judge=True)
+    assert decide(floor, "g", []).outcome == "failed"
+    assert decide(floor, "g", [], unjudged="skip").outcome == "skipped"
+    required = decide(floor, "g", [], unjudged="required")
     assert required.outcome == "failed" and "--ragate-require-judge" in required.message
 
 

@@ -15,7 +15,6 @@ registered and the ragate modules loaded.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -25,7 +24,7 @@ import pytest
 
 from pytest_ragate.decision.run_decision import Failure
 from pytest_ragate.modes.saved_lines import CRASHED_PHASE, saved_failure, saved_phase
-from tests.conftest import write_goldset
+from tests.conftest import command_env, write_goldset
 
 DECIDE_ONLY = ("pytest_ragate.modes.decide_saved", "pytest_ragate.modes.decide_files",
                "pytest_ragate.modes.decide_holding")
@@ -82,10 +81,8 @@ def _run(root: Path, probe: Path, args: list[str], *, decide: bool,
          ) -> subprocess.CompletedProcess[str]:
     argv = ([sys.executable, "-c", "from pytest_ragate.cli import main; main()", "decide"]
             if decide else [sys.executable, "-m", "pytest", "."])
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
-    env.update(HF_HUB_OFFLINE="1", RAGAS_DO_NOT_TRACK="true", RAGATE_PROBE=str(probe))
     return subprocess.run([*argv, *args], cwd=root, capture_output=True, text=True,
-                          timeout=600, env=env)
+                          timeout=600, env=command_env(RAGATE_PROBE=str(probe)))
 
 
 @pytest.fixture(scope="module")

@@ -135,13 +135,16 @@ def test_a_fixture_judge_and_no_judge_plan_no_request(tmp_path: Path) -> None:
     assert fixture["total"]["changed"]["prompt_tokens"] == 0
 
 
-@pytest.mark.parametrize("spec", ["gpt-4o", "ragas", "fixture:", "openai:gpt-4o"])
+@pytest.mark.parametrize("spec", ["gpt-4o", "ragas", "fixture:", "openai:gpt-4o",
+                                  "openai:gpt-sk-0123456789abcdefXYZ"])
 def test_an_unknown_judge_spec_is_one_error(tmp_path: Path, spec: str) -> None:
+    """Named as given, but for a key in it (masked as every output masks one)."""
     goldset(tmp_path)
     result = planned(tmp_path, "gs", "--judge", spec)
     assert result.exit_code == 1
+    shown = spec.replace("sk-0123456789abcdefXYZ", "***")
     assert result.output.strip().splitlines() == [
-        f"Error: --judge {spec!r}: expected fixture:PATH or ragas:MODEL (or ragas with "
+        f"Error: --judge {shown!r}: expected fixture:PATH or ragas:MODEL (or ragas with "
         "--ragate-judge-model)"]
 
 

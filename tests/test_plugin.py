@@ -51,21 +51,21 @@ def project(pytester: pytest.Pytester) -> pytest.Pytester:
 
 def test_goldset_items_and_floor_outcomes(project: pytest.Pytester) -> None:
     result = project.runpytest("-v", "-p", "no:cacheprovider", "gs")
-    result.assert_outcomes(passed=7, failed=1, skipped=2)
+    result.assert_outcomes(passed=7, failed=3)
     result.stdout.fnmatch_lines(esc(
         "gs/ragate.toml::q1 PASSED*",
         "gs/ragate.toml::q4 PASSED*",
         "gs/ragate.toml::floor[citation_accuracy] PASSED*",
         "gs/ragate.toml::floor[evidence_recall] FAILED*",
         "gs/ragate.toml::floor[abstention_accuracy] PASSED*",
-        "gs/ragate.toml::floor[faithfulness] SKIPPED*",
+        "gs/ragate.toml::floor[faithfulness] FAILED*",
         "gs/ragate.toml::floor[unanswerable:abstention_accuracy] PASSED*",
-        "gs/ragate.toml::floor[judge_coverage] SKIPPED*",
+        "gs/ragate.toml::floor[judge_coverage] FAILED*",
         "*evidence_recall 0.50 < floor 0.90 · n=4 spans · 95% CI [0.15, 0.85] (Wilson) · "
         "computed by mechanical*",
         "*ragate floors*",
         "*goldset*metric*floor*value*95% interval*n*by kind*computed by*outcome*",
-        "*mini*citation_accuracy*0.60*0.67*[0.00, 1.00]*3*single_meeting 0.50 (n=2) · "
+        "*mini*citation_accuracy*0.60*0.67*[0.03, 1.00]*3*single_meeting 0.50 (n=2) · "
         "cross_meeting 1.00 (n=1)*mechanical*PASS*",
     ))
     assert result.ret == 1
@@ -74,9 +74,10 @@ def test_goldset_items_and_floor_outcomes(project: pytest.Pytester) -> None:
 def test_all_items_carry_rag_gate_and_judged_floors_slow(project: pytest.Pytester) -> None:
     fast = project.runpytest("-p", "no:cacheprovider", "-m", "rag_gate and not slow", "gs")
     fast.assert_outcomes(passed=7, failed=1, deselected=2)
-    slow = project.runpytest("-p", "no:cacheprovider", "-m", "slow", "gs", "-rs")
-    slow.assert_outcomes(skipped=2, deselected=8)
-    slow.stdout.fnmatch_lines(["SKIPPED [[]1[]] *faithfulness needs a judge: none configured*"])
+    slow = project.runpytest("-p", "no:cacheprovider", "-m", "slow", "gs", "-rf")
+    slow.assert_outcomes(failed=2, deselected=8)
+    slow.stdout.fnmatch_lines(["*faithfulness needs a judge: none configured (--ragate-judge):"
+                               " a judged floor is not decided without one*"])
 
 
 def test_keyword_selection_of_floors(project: pytest.Pytester) -> None:
@@ -87,7 +88,7 @@ def test_keyword_selection_of_floors(project: pytest.Pytester) -> None:
     result.assert_outcomes(passed=1, skipped=1, deselected=8)
     result.stdout.fnmatch_lines(esc(
         "*floor[citation_accuracy] SKIPPED*",
-        "*not decided: 3 of 4 questions deselected (-k, -m or --lf): q2, q3, q4; a floor is "
+        "*not decided: 3 of 4 questions deselected (-k or -m): q2, q3, q4; a floor is "
         "decided over its whole population*"))
     assert result.ret == 0
 
@@ -103,10 +104,25 @@ def test_collect_only_lists_questions_and_floors(project: pytest.Pytester) -> No
     ))
 
 
-def test_require_judge_turns_the_skip_into_a_failure(project: pytest.Pytester) -> None:
-    result = project.runpytest("-p", "no:cacheprovider", "--ragate-require-judge", "gs")
-    result.assert_outcomes(passed=7, failed=3)
-    result.stdout.fnmatch_lines(["*faithfulness needs a judge*--ragate-require-judge is set*"])
+def test_a_goldset_names_the_judged_metrics_a_run_without_a_judge_skips(
+        project: pytest.Pytester) -> None:
+    """`[judge] optional` in ragate.toml skips faithfulness's floors without a judge (and the
+    judge_coverage floor that gates them); --ragate-require-judge fails them anyway."""
+    toml = project.path / "gs" / "ragate.toml"
+    toml.write_text(toml.read_text().replace("[floors]", '[judge]\noptional = ["faithfulness"]'
+                                             "\n\n[floors]", 1))
+    result = project.runpytest("-p", "no:cacheprovider", "gs", "-rs")
+    result.assert_outcomes(passed=7, failed=1, skipped=2)
+    result.stdout.fnmatch_lines(["*faithfulness needs a judge: none configured (--ragate-judge)"
+                                 "; skipped: its metric is named optional*"])
+    required = project.runpytest("-p", "no:cacheprovider", "--ragate-require-judge", "gs")
+    required.assert_outcomes(passed=7, failed=3)
+    required.stdout.fnmatch_lines(["*faithfulness needs a judge*--ragate-require-judge is set*"])
+    toml.write_text(toml.read_text().replace('optional = ["faithfulness"]',
+                                             'optional = ["faithfulnes"]'))
+    typo = project.runpytest("-p", "no:cacheprovider", "gs")
+    typo.stdout.fnmatch_lines(["*judge.optional*faithfulnes: not a judged metric*"])
+    assert typo.ret != 0
 
 
 def run_outputs(pytester: pytest.Pytester, tag: str, *args: str,

@@ -122,7 +122,9 @@ def test_the_command() -> None:
 
 
 def test_a_proportion_floor_states_the_rate_it_passes_at_exactly() -> None:
-    from pytest_ragate.scoring.gates import Floor, Strictness, decide
+    from pytest_ragate.decision.floors import decide
+    from pytest_ragate.decision.rules import Strictness
+    from pytest_ragate.scoring.floor import Floor
     from tests.test_statistical_gates import abstention_rows
 
     rows = abstention_rows(34, 6)  # 40 questions
@@ -150,8 +152,8 @@ def test_a_mean_floor_states_a_normal_approximation_with_its_spread() -> None:
 
 
 def test_a_mcnemar_check_states_the_drop_it_detects() -> None:
+    from pytest_ragate.decision.regressions import check
     from pytest_ragate.scoring.records import QuestionScores
-    from pytest_ragate.scoring.regression import check
 
     base = {f"q{i}": QuestionScores(abstention_correct=i >= 2) for i in range(40)}
     now = {f"q{i}": QuestionScores(abstention_correct=not (2 <= i < 12)) for i in range(40)}
@@ -161,9 +163,10 @@ def test_a_mcnemar_check_states_the_drop_it_detects() -> None:
 
 
 def test_the_tables_show_both() -> None:
+    from pytest_ragate.decision.floors import decide
+    from pytest_ragate.decision.goldset_run import GoldsetRun
     from pytest_ragate.outputs.reports import floors_table, regressions_table
-    from pytest_ragate.scoring.gates import Floor, decide
-    from pytest_ragate.scoring.run import GoldsetRun
+    from pytest_ragate.scoring.floor import Floor
     from tests.test_statistical_gates import abstention_rows
 
     rows = abstention_rows(34, 6)

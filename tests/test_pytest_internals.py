@@ -208,3 +208,86 @@ def test_an_item_without_its_fixture_info_is_a_loud_error() -> None:
     with pytest.raises(internals.PytestChanged, match=r"_fixtureinfo\.argnames"):
         internals.function_arguments(Bare())  # type: ignore[arg-type]
     assert internals.shared_closure(Bare()) is None  # type: ignore[arg-type]
+
+
+LOGGED = '''
+import logging
+
+from pytest_ragate.items.pytest_internals import log_handlers
+
+
+def test_logged(request, caplog):
+    handlers = log_handlers(request.config)
+    assert caplog.handler in handlers and len(handlers) == 4
+    assert set(handlers) <= set(logging.getLogger().handlers)  # what a record reaches
+    logging.getLogger("x").warning("seen")
+    assert caplog.messages == ["seen"]
+'''
+
+
+def test_log_handlers_are_the_ones_pytest_logs_through(pytester: pytest.Pytester) -> None:
+    """caplog's, a report's captured log, `--log-file`'s and the live log's: the four a
+    record reaches while a test runs (`printed.py` filters them)."""
+    pytester.makepyfile(test_logged=LOGGED)
+    result = pytester.runpytest("-p", "no:cacheprovider", "--log-file=log.txt",
+                                "--log-cli-level=INFO")
+    result.assert_outcomes(passed=1)
+    assert "seen" in (pytester.path / "log.txt").read_text()
+    assert len(internals.log_handlers(pytester.parseconfigure())) == 4
+    assert internals.log_handlers(pytester.parseconfigure("-p", "no:logging")) == []
+
+
+@pytest.mark.parametrize("style", ["native", "long"])
+def test_an_internalerror_shown_redacted_prints_only_the_masked_text(style: str) -> None:
+    """pytest prints an INTERNALERROR as `str(excrepr)`, as the terminal and xdist's worker
+    do (`Config.notify_exception`, `TerminalReporter.pytest_internalerror`)."""
+    def fails(key: str) -> None:
+        raise RuntimeError(f"cannot tell {key}")
+
+    try:
+        fails("sk-hidden")
+    except RuntimeError:
+        excrepr = pytest.ExceptionInfo.from_current().getrepr(style=style, showlocals=True,
+                                                              funcargs=True)
+    assert "sk-hidden" in str(excrepr)
+    internals.show_redacted(excrepr, lambda text: text.replace("sk-hidden", "***"))
+    assert "RuntimeError: cannot tell ***" in str(excrepr)
+    assert "sk-hidden" not in str(excrepr)
+
+
+def _failure(key: str, style: str) -> object:
+    """A failed assertion's representation as pytest makes a report's (locals, arguments)."""
+    def fails(secret: str) -> None:
+        assert secret == "expected", f"got {secret}"
+
+    try:
+        fails(key)
+    except AssertionError:
+        return pytest.ExceptionInfo.from_current().getrepr(style=style, showlocals=True,
+                                                           funcargs=True, chain=True)
+    raise AssertionError("did not fail")
+
+
+@pytest.mark.parametrize("style", ["native", "long", "short"])
+def test_a_failure_redacted_keeps_its_crash_line(style: str) -> None:
+    """A masked failure stays pytest's representation: its crash line, which the short
+    summary, xdist's report and ragate's `why` read, masked with the rest; a redaction that
+    turned it into text left them the traceback's first source line instead."""
+    longrepr = _failure("sk-hidden", style)
+    mask: Callable[[str], str] = lambda text: text.replace("sk-hidden", "***")  # noqa: E731
+    assert internals.redacted_repr(longrepr, mask) is longrepr
+    assert "sk-hidden" not in str(longrepr) and "***" in str(longrepr)
+    assert longrepr.reprcrash.message.startswith("AssertionError: got ***")  # type: ignore[attr-defined]
+
+
+def test_a_failure_whose_parts_cannot_be_masked_alone_becomes_its_masked_text() -> None:
+    """A secret that only the whole text shows (here across a source line and the error line
+    under it, two texts of the tree), or a representation that is no dataclass: the masked
+    text, never a leak."""
+    longrepr = _failure("sk-hidden", "long")
+    across: Callable[[str], str] = lambda text: text.replace('{secret}"\nE', "***")  # noqa: E731
+    text = str(longrepr)
+    assert across(text) != text
+    assert internals.redacted_repr(longrepr, across) == across(text)
+    assert internals.redacted_repr("plain sk-hidden", lambda t: t.replace("sk-hidden", "*")
+                                   ) == "plain *"

@@ -16,11 +16,15 @@ from pathlib import Path
 import pytest
 
 from pytest_ragate import Answer, Citation
+from pytest_ragate.decision.floors import decide
+from pytest_ragate.decision.goldset_run import GoldsetRun
+from pytest_ragate.decision.regressions import check_run
 from pytest_ragate.goldsets.loader import parse_floors
 from pytest_ragate.judges.runner import judged_metrics
 from pytest_ragate.outputs.history import build_line
 from pytest_ragate.outputs.reports import markdown
-from pytest_ragate.scoring.gates import Floor, decide
+from pytest_ragate.scoring.floor import Floor
+from pytest_ragate.scoring.pairing import BaselineRun, scored_metrics
 from pytest_ragate.scoring.records import (
     QuestionRecord,
     QuestionScores,
@@ -37,8 +41,7 @@ from pytest_ragate.scoring.registry import (
     run_metrics,
     verdict_metric,
 )
-from pytest_ragate.scoring.regression import MCNEMAR, BaselineRun, check_run, scored_metrics
-from pytest_ragate.scoring.run import GoldsetRun
+from pytest_ragate.scoring.stats import MCNEMAR
 from tests.test_metrics import EVIDENCE, RIGHT, WRONG_TURNS
 
 # --- a toy mechanical metric: did the answer cite anything at all? ----------------------------

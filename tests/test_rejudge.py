@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -25,6 +24,7 @@ from tests.conftest import (
     TWELVE_EUROS,
     WORKERS,
     both_routes,
+    command_env,
     jsonl,
     run_pytester,
     write_goldset,
@@ -81,9 +81,8 @@ class Result:
 def ragate(root: Path, *args: str) -> Result:
     """The `ragate` command in a process of its own under `root`."""
     argv = [sys.executable, "-c", "from pytest_ragate.cli import main; main()", *args]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     return Result(subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=600,
-                                 env={**env, "HF_HUB_OFFLINE": "1"}))
+                                 env=command_env()))
 
 
 def rejudge(pytester: pytest.Pytester, *args: str) -> Result:

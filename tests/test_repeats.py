@@ -14,12 +14,15 @@ from typing import Any
 import pytest
 
 from pytest_ragate.answer import Context
+from pytest_ragate.decision.floors import decide
+from pytest_ragate.decision.rules import Strictness
 from pytest_ragate.goldsets.loader import parse_floors
 from pytest_ragate.goldsets.promotion import promote_floors
 from pytest_ragate.judges.base import JudgeInput
 from pytest_ragate.judges.runner import cache_key
 from pytest_ragate.problems import GoldsetError
-from pytest_ragate.scoring.gates import Floor, Strictness, decide, interval_of
+from pytest_ragate.scoring.figures import interval_of
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import QuestionRecord, tally
 from pytest_ragate.scoring.registry import METRICS, needs_repeats, pass_k
 from pytest_ragate.scoring.stats import (
@@ -30,6 +33,7 @@ from pytest_ragate.scoring.stats import (
     wilson,
     wilson_clustered,
 )
+from pytest_ragate.wording.numbers import bound
 from tests.conftest import (
     BASE_TOML,
     WORKERS,
@@ -136,7 +140,7 @@ def test_metrics_over_repeats_cannot_be_measured_on_one() -> None:
 def test_upper_bound_floors() -> None:
     assert clears(0.04, (0.0, 0.2), 0.05, strict=False, upper=True)
     assert not clears(0.04, (0.0, 0.2), 0.05, strict=True, upper=True)  # upper bound 0.2
-    assert Floor("flaky_rate", 0.05, upper=True).bound == "≤ 0.05"
+    assert bound(Floor("flaky_rate", 0.05, upper=True)) == "≤ 0.05"
     floors = parse_floors({"flaky_rate": {"max": 0.05}, "pass^3": 0.5}, Path("ragate.toml"))
     assert floors == [Floor("flaky_rate", 0.05, upper=True), Floor("pass^3", 0.5)]
     for bad in ({"min": 0.1, "max": 0.2}, {"xfail": "why"}):
@@ -318,7 +322,7 @@ def test_deselecting_one_repeat_skips_the_floor(pytester: pytest.Pytester,
     pytester.makeconftest(repeated({}))
     result = run_pytester(pytester, workers, "gs", "-k", "not q01[r2]")
     assert result.ret == pytest.ExitCode.OK
-    expect(result, "SKIPPED * not decided: 1 of 9 questions deselected (-k, -m or --lf): "
+    expect(result, "SKIPPED * not decided: 1 of 9 questions deselected (-k or -m): "
            "q01[r2]*")
 
 

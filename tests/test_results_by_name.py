@@ -14,24 +14,17 @@ import pytest
 
 import pytest_ragate.decision
 import pytest_ragate.scoring
-from pytest_ragate.decision.run_decision import Failure, Rules
-from pytest_ragate.scoring import messages
-from pytest_ragate.scoring.agreement import Agreement, shortfall
-from pytest_ragate.scoring.gates import (
-    POINT,
-    Figures,
-    Floor,
-    Gap,
-    Strictness,
-    Verdict,
-    call_of,
-    decide,
-    missing_of,
-    outcome_of,
-)
+from pytest_ragate.decision.agreement_floor import shortfall
+from pytest_ragate.decision.floors import Gap, Verdict, call_of, decide, missing_of, outcome_of
+from pytest_ragate.decision.regressions import call_of as regression_call
+from pytest_ragate.decision.rules import POINT, Rules, Strictness
+from pytest_ragate.decision.run_decision import Failure
+from pytest_ragate.scoring.agreement import Agreement
+from pytest_ragate.scoring.figures import Figures
+from pytest_ragate.scoring.floor import Floor
+from pytest_ragate.scoring.pairing import Compared
 from pytest_ragate.scoring.records import QuestionRecord, Tally
-from pytest_ragate.scoring.regression import Compared
-from pytest_ragate.scoring.regression import call_of as regression_call
+from pytest_ragate.wording import floors as messages
 
 # dataclasses of the decision's parts that may be built by position, and why
 POSITIONAL = {
@@ -188,9 +181,9 @@ def test_the_baseline_rule(then: float, now: float, significant: bool, pairs: in
 
 
 def test_a_judged_floor_and_judge_agreement_say_they_need_a_judge_in_one_sentence() -> None:
-    assert messages.needs_judge("judge_agreement", require_judge=True) == (
-        "judge_agreement needs a judge: none configured (--ragate-judge); judged floors are "
-        "skipped and --ragate-require-judge is set")
+    assert messages.needs_judge("judge_agreement", "required") == (
+        "judge_agreement needs a judge: none configured (--ragate-judge): not decided, though "
+        "named optional, as --ragate-require-judge is set")
 
 
 def test_a_floor_whose_every_question_was_skipped_without_a_reason_says_so() -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_ragate.decision.goldset_run import GoldsetRun
 from pytest_ragate.outputs.results import (
     Header,
     SavedAnchor,
@@ -19,7 +20,6 @@ from pytest_ragate.outputs.results import (
     write_results,
 )
 from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord
-from pytest_ragate.scoring.run import GoldsetRun
 
 
 def record(qid: str, index: int) -> QuestionRecord:

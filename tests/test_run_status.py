@@ -1,20 +1,22 @@
-"""A run's badge (decision/run_status.py), as every output says it: PASS only when every floor
-was decided and passed over every question; NOTHING RAN, PARTIAL or FLOOR NOT DECIDED
-otherwise, in the Markdown and HTML reports, the history line's status, JUnit and the
-terminal (issue 38 case 5, the badge parts: `-k nomatch` and a `-k floor` run that scored
-nothing badged PASS). Decided goldset runs built by hand; the end-to-end runs are in
-tests/test_partial_runs.py."""
+"""A run's badge (`decision/goldset_run`: `GoldsetRun.status`, `run_status`; worded by
+`wording/runs.py`), as every output says it: PASS only when every floor was decided and
+passed over every question; NOTHING RAN, PARTIAL or FLOOR NOT DECIDED otherwise, in the
+Markdown and HTML reports, the history line's status, JUnit and the terminal (issue 38 case
+5, the badge parts: a `-k floor` run that scored nothing badged PASS). Decided goldset runs
+built by hand; a run with no goldset at all is tests/test_html_report.py's, the end-to-end
+runs are in tests/test_partial_runs.py."""
 
 from __future__ import annotations
 
 import pytest
 
-from pytest_ragate.decision.run_status import Status, goldset_status, overall_status
+from pytest_ragate.decision.floors import Gap, Verdict
+from pytest_ragate.decision.goldset_run import GoldsetRun, run_status
 from pytest_ragate.outputs.history import build_line
 from pytest_ragate.outputs.html import render_html
 from pytest_ragate.outputs.reports import markdown
-from pytest_ragate.scoring.gates import Floor, Gap, Verdict
-from pytest_ragate.scoring.run import GoldsetRun
+from pytest_ragate.scoring.floor import Floor
+from pytest_ragate.wording.runs import STATUS_WORDS, badge_of, run_why, status_badge
 from tests.test_saved_runs import row
 
 FLOOR = Floor("citation_accuracy", 0.5)
@@ -35,49 +37,42 @@ def run(asked: int, deselected: int = 0, outcome: str = "passed",
 
 
 CASES = {
-    "whole": (run(40), Status.PASSED, "PASS"),
-    "failed": (run(40, outcome="failed"), Status.FAILED, "FAIL"),
-    "-k floor": (run(0, 40, "skipped"), Status.NOTHING_RAN,
-                 "NOTHING RAN: 40 of 40 questions deselected (-k, -m or --lf)"),
-    "-k q0": (run(10, 30, "skipped"), Status.PARTIAL,
-              "PARTIAL: 30 of 40 questions deselected (-k, -m or --lf)"),
-    "no judge": (run(40, outcome="skipped"), Status.NOT_DECIDED,
+    "whole": (run(40), "passed", "PASS"),
+    "failed": (run(40, outcome="failed"), "failed", "FAIL"),
+    "-k floor": (run(0, 40, "skipped"), "nothing_ran",
+                 "NOTHING RAN: 40 of 40 questions deselected (-k or -m)"),
+    "-k q0": (run(10, 30, "skipped"), "partial",
+              "PARTIAL: 30 of 40 questions deselected (-k or -m)"),
+    "no judge": (run(40, outcome="skipped"), "not_decided",
                  "FLOOR NOT DECIDED: floor[citation_accuracy]"),
-    "xfailed": (run(40, outcome="xfailed"), Status.PASSED, "PASS"),
+    "xfailed": (run(40, outcome="xfailed"), "passed", "PASS"),
 }
 
 
 @pytest.mark.parametrize("case", CASES)
 def test_each_goldset_says_what_it_was(case: str) -> None:
     decided, status, badge = CASES[case]
-    said = goldset_status(decided)
-    assert (said.status, said.badge) == (status, badge)
-    assert build_line(decided, git=None).status == status.value
+    assert (decided.status, badge_of(decided)) == (status, badge)
+    assert build_line(decided, git=None).status == status
+    word = STATUS_WORDS[status]
     md = markdown([decided])
-    assert f"## mini (eval_version 7) **{status.word}**" in md
-    if not said.sure:
+    assert f"## mini (eval_version 7) **{word}**" in md
+    if status not in ("passed", "failed"):
         assert f"\n{badge}.\n" in md
     html = render_html([decided])
-    assert f'<h2>mini <span class="badge o-{status.css}">{status.word}</span></h2>' in html
-
-
-def test_a_run_in_which_nothing_ran_writes_no_pass_anywhere() -> None:
-    """`-k nomatch`: no goldset run at all."""
-    md, html = markdown([]), render_html([])
-    assert "PASS" not in md and "PASS" not in html
-    assert "Run: **NOTHING RAN**: no goldset question ran" in md
-    assert 'ragate report <span class="badge o-skipped">NOTHING RAN</span>' in html
-    assert "NOTHING RAN: no goldset question ran." in html
+    assert f'<h2>mini <span class="badge o-{status}">{word}</span></h2>' in html
 
 
 def test_the_whole_run_is_its_worst_goldset() -> None:
+    """A goldset that ran nothing beside one that passed: the run is PARTIAL, not PASS (its
+    floors were not all decided)."""
     mixed = [run(40), run(0, 40, "skipped", name="other")]
-    said = overall_status(mixed, failed=False)
-    assert said.badge == ("PARTIAL: other: NOTHING RAN: 40 of 40 questions deselected "
-                          "(-k, -m or --lf)")
-    assert markdown(mixed).splitlines()[2] == f"Run: **PARTIAL**: {said.why}"
-    assert overall_status(mixed, failed=True).status is Status.FAILED
-    assert overall_status([run(40), run(40, name="b")], failed=False).badge == "PASS"
+    status = run_status(mixed, failed=False)
+    assert status_badge(status, run_why(mixed, status)) == (
+        "PARTIAL: other: NOTHING RAN: 40 of 40 questions deselected (-k or -m)")
+    assert markdown(mixed).splitlines()[2] == f"Run: **PARTIAL**: {run_why(mixed, status)}"
+    assert run_status(mixed, failed=True) == "failed"
+    assert run_status([run(40), run(40, name="b")], failed=False) == "passed"
 
 
 def test_pass_and_fail_say_what_they_said_before() -> None:

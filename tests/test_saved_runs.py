@@ -26,6 +26,8 @@ import pytest
 from click.testing import CliRunner
 
 from pytest_ragate.cli import main
+from pytest_ragate.decision.floors import Gap
+from pytest_ragate.decision.goldset_run import GoldsetRun
 from pytest_ragate.outputs.baseline import BaselineError, load_baseline
 from pytest_ragate.outputs.history import build_line, encode
 from pytest_ragate.outputs.results import GoldsetStamp, Header, Shard, results_lines
@@ -37,10 +39,8 @@ from pytest_ragate.outputs.saved_runs import (
     require_whole,
 )
 from pytest_ragate.outputs.signing import KEY_ENV
-from pytest_ragate.scoring.gates import Gap
-from pytest_ragate.scoring.messages import not_needed
 from pytest_ragate.scoring.records import QuestionRecord
-from pytest_ragate.scoring.run import GoldsetRun
+from pytest_ragate.wording.sequential import not_needed
 from tests.conftest import write_goldset
 
 ROUTE = "gs/ragate.toml"
@@ -48,9 +48,10 @@ N = 40
 KEY = b"results-key-for-tests"
 
 
-def row(i: int, *, right: bool = True, skipped: str | None = None) -> QuestionRecord:
+def row(i: int, *, right: bool = True, skipped: str | None = None,
+        stopped: bool = False) -> QuestionRecord:
     """Question q{i:02d} of goldset `mini`: answered and cited, right or wrong (or skipped
-    with a reason)."""
+    with a reason; `stopped`: left unasked by a sequential stop)."""
     return QuestionRecord(
         goldset="mini", route=ROUTE, question_id=f"q{i:02d}", kind="single_meeting", index=i,
         must_abstain=False, abstained=skipped is None and not right,
@@ -58,7 +59,7 @@ def row(i: int, *, right: bool = True, skipped: str | None = None) -> QuestionRe
         evidence_spans=1, evidence_spans_found=int(right), evidence_ranks=[1 if right else None],
         contexts=1, nearest_distance=0.2, eval_version="7",
         answer_text=None if skipped or not right else f"answer {i}",
-        status="skipped" if skipped else "scored", error=skipped)
+        status="skipped" if skipped else "scored", error=skipped, not_needed=stopped)
 
 
 def header(*, shard: Shard | None = None, deselected: Sequence[str] = ()) -> Header:
@@ -233,7 +234,8 @@ def test_each_part_is_typed(tmp_path: Path) -> None:
     assert (mini.population, len(mini.deselected)) == (N, 20)
     assert k.extent.why() == "goldset mini: 20 of 40 questions deselected (-k, -m or --lf)"
     stopped = read_saved(write(tmp_path / "seq.jsonl", [
-        row(i, skipped=not_needed(26, N) if i >= 26 else None) for i in range(N)]), env={})
+        row(i, skipped=not_needed(26, N), stopped=True) if i >= 26 else row(i)
+        for i in range(N)]), env={})
     assert stopped.extent.parts == {Part.SEQUENTIAL}
     assert stopped.extent.goldsets[0].unasked == tuple(f"q{i:02d}" for i in range(26, N))
     assert "stopped after asking 26 of 40 questions" in stopped.extent.why()
@@ -260,7 +262,8 @@ def test_a_partial_results_file_is_no_baseline(tmp_path: Path, partial: str) -> 
         "deselected": lambda: write(tmp_path / "p.jsonl", [row(i) for i in range(15)],
                                     deselected=[f"q{i:02d}" for i in range(15, N)]),
         "sequential": lambda: write(tmp_path / "p.jsonl", [
-            row(i, skipped=not_needed(15, N) if i >= 15 else None) for i in range(N)]),
+            row(i, skipped=not_needed(15, N), stopped=True) if i >= 15 else row(i)
+            for i in range(N)]),
         "interrupted": lambda: write(tmp_path / "p.jsonl", [row(i) for i in range(15)],
                                      incomplete="stopped after 1 failure (-x)"),
     }[partial]()

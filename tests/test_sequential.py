@@ -13,9 +13,9 @@ import pytest
 from pytest_ragate.decision.population import Collected, Population, SequentialPlan
 from pytest_ragate.decision.run_decision import Arrived, decide_run
 from pytest_ragate.decision.sequential import Stopping, asking_order
-from pytest_ragate.scoring.gates import Floor
-from pytest_ragate.scoring.messages import not_needed
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import QuestionRecord
+from pytest_ragate.wording.sequential import not_needed
 from tests.conftest import WORKERS, junit_cases, rows_of, run_pytester
 from tests.test_decision import member, node, population, scored, spec
 from tests.test_fail_closed import planned, scripted_judge, write_many
@@ -27,10 +27,16 @@ SEQUENTIAL = ("--ragate-sequential", "on", "--ragate-sequential-seed", "7")
 
 
 def asked(pytester: pytest.Pytester) -> list[str]:
-    """The questions the system was asked, in the order it was asked them."""
+    """The questions the system was asked, in the order it was asked them (one asked again
+    to check a stop, twice)."""
     path = pytester.path / "ran.txt"
     lines = path.read_text().splitlines() if path.exists() else []
     return [line.split()[-1].rstrip("?") for line in lines]
+
+
+def asked_once(pytester: pytest.Pytester) -> list[str]:
+    """The questions the system was asked, each once, in the order it was first asked."""
+    return list(dict.fromkeys(asked(pytester)))
 
 
 PACE = 0.02  # seconds each answer takes: under xdist the stop must be posted before the end
@@ -66,7 +72,7 @@ def test_a_goldset_that_clears_its_floor_stops_asking(pytester: pytest.Pytester,
     result = run_pytester(pytester, workers, "gs", *SEQUENTIAL, "--ragate-results=out.jsonl",
                           "--junitxml=junit.xml")
     assert result.ret == 0, result.stdout.str()
-    ran = asked(pytester)
+    ran = asked_once(pytester)
     assert 0 < len(ran) < N
     rows = rows_of(pytester.path / "out.jsonl")
     skipped = [q for q, row in rows.items() if row["status"] == "skipped"]
@@ -78,8 +84,10 @@ def test_a_goldset_that_clears_its_floor_stops_asking(pytester: pytest.Pytester,
     message = str(floor["props"]["message"])
     assert "by a confidence sequence" in message and "not asked" in message
     result.stdout.re_match_lines([r".*not needed \(sequential, seed 7: every floor decided "
-                                  r"after \d+; chance of a decision other than asking all "
-                                  r"≤ 0.05\).*"])
+                                  r"after \d+; those questions asked again answered as before "
+                                  r"within their flakiness \(\d+ re-asked\); chance of a "
+                                  r"decision other than asking all ≤ 0.05, which assumes a "
+                                  r"question's answer does not depend on when it is asked\).*"])
     assert "ragate: sequential: questions asked in a random order, seed 7" in result.stdout.str()
 
 
@@ -132,7 +140,7 @@ def test_the_order_is_the_seeds_and_arrival_does_not_change_the_decision(
             "props"]["message"]
         stops.append(str(message).split("decided after ")[1].split(" of")[0])
         if workers == "0":
-            order = asked(pytester)
+            order = asked_once(pytester)
             assert order == asking_order(7, "gs/ragate.toml",
                                          [f"q{i:02d}" for i in range(N)])[:len(order)]
     assert stops[0] == stops[1] == stops[2]
@@ -145,7 +153,7 @@ def test_a_goldset_opts_in_and_the_run_can_overrule_it(pytester: pytest.Pytester
     goldset(pytester, every_20th_wrong(), toml_extra="sequential = true")
     result = run_pytester(pytester, workers, "gs", "--ragate-sequential-seed", "3")
     assert result.ret == 0, result.stdout.str()
-    assert len(asked(pytester)) < N
+    assert len(asked_once(pytester)) < N
     (pytester.path / "ran.txt").unlink()
     result = run_pytester(pytester, workers, "gs", "--ragate-sequential", "off")
     assert result.ret == 0
@@ -206,8 +214,8 @@ def test_a_judged_goldset_stops_and_the_judge_is_asked_only_what_was_asked(
     result = run_pytester(pytester, workers, "gs", *SEQUENTIAL, "--ragate-cache", "off",
                           "--junitxml=junit.xml")
     assert result.ret == 0, result.stdout.str()
-    ran, verdicts = asked(pytester), judge_asked(pytester)
-    assert 0 < len(ran) < N and sorted(verdicts) == sorted(ran)
+    ran, verdicts = asked(pytester), judge_asked(pytester)  # questions asked again included
+    assert 0 < len(set(ran)) < N and sorted(verdicts) == sorted(ran)
     cases = junit_cases(pytester.path / "junit.xml")
     for floor in ("faithfulness", "judge_coverage", "citation_accuracy"):
         case = cases[f"gs.ragate.toml::floor[{floor}]"]
@@ -243,20 +251,38 @@ def sequential_population(n: int, seed: int = 5) -> tuple[Population, dict[str, 
     return pop, {m.item_name: scored(m) for m in members}
 
 
+def asked_again(rows: dict[str, QuestionRecord],
+                changed: dict[str, dict[str, object]] | None = None,
+                ) -> dict[str, QuestionRecord]:
+    """Every row asked again to check a stop: the same answers, but for `changed` (question
+    name -> the fields its second answer has)."""
+    return {name: row.model_copy(update={"reasked": True, **(changed or {}).get(name, {})})
+            for name, row in rows.items()}
+
+
+def arrive_again(arrived: Arrived, again: dict[str, QuestionRecord]) -> Arrived:
+    """The rows asked again, as their test cases report them (`q07[again]`)."""
+    for name, row in again.items():
+        arrived.records[f"{row.route}::{name}[again]"] = row
+    return arrived
+
+
 def skipped_after(pop: Population, rows: dict[str, QuestionRecord], *, forge_first: bool,
                   ) -> tuple[Arrived, list[str]]:
     """Each row as it arrived: the questions after the stop skipped as not needed, and with
-    `forge_first` the first question of the order too (which was needed)."""
+    `forge_first` the first question of the order too (which was needed); and the questions
+    asked before the stop, asked again."""
     order = asking_order(PLAN.seed, pop.route, list(rows))
     stopping = Stopping.of(pop, [RECALL])
     assert stopping is not None
-    stop = stopping.replay(rows).stopped_at
+    again = asked_again(rows)
+    stop = stopping.replay(rows, again).stopped_at
     assert stop is not None and stop < len(rows)
-    arrived = Arrived()
+    arrived = arrive_again(Arrived(), {n: again[n] for n in order[:stop]})
     for m in pop.questions:
         row, position = rows[m.item_name], order.index(m.item_name)
         if position >= stop or (forge_first and position == 0):
-            row = row.model_copy(update={"status": "skipped",
+            row = row.model_copy(update={"status": "skipped", "not_needed": True,
                                          "error": "Skipped: " + not_needed(stop, len(rows))})
         arrived.records[node(m)] = row
     return arrived, order
@@ -283,9 +309,12 @@ def test_results_arriving_out_of_order_stop_where_in_order_ones_do() -> None:
     pop, rows = sequential_population(80, seed=9)
     in_order, shuffled = Stopping.of(pop, [RECALL]), Stopping.of(pop, [RECALL])
     assert in_order is not None and shuffled is not None
-    in_order.replay(rows)
+    again = asked_again(rows)
+    in_order.replay(rows, again)
     for name in sorted(rows, reverse=True):
         shuffled.offer(name, rows[name])
+    for name in sorted(again, reverse=True):
+        shuffled.offer_again(name, again[name])
     assert in_order.stopped_at == shuffled.stopped_at
     assert in_order.stopped_at is not None
 
@@ -298,7 +327,8 @@ def test_an_error_before_the_stop_halts_and_a_missing_row_never_stops() -> None:
     stopping = Stopping.of(pop, [RECALL])
     assert stopping is not None
     stopping.replay(errored)
-    assert not stopping.stopped and stopping.halted and order[1] in stopping.halted
+    assert not stopping.stopped and stopping.halted is not None
+    assert (stopping.halted.kind, stopping.halted.names) == ("not scored", (order[1],))
     missing = {name: row for name, row in rows.items() if name != order[0]}
     stopping = Stopping.of(pop, [RECALL])
     assert stopping is not None
@@ -325,7 +355,7 @@ def test_deciding_a_run_asked_in_full_does_not_load_the_sequential_test() -> Non
     """numpy (the betting test's) loads with the first sequential goldset, not with every
     decision: deciding, reporting and saving a run import none of it."""
     code = ("import sys\n"
-            "import pytest_ragate.decision.run_decision, pytest_ragate.scoring.run\n"
+            "import pytest_ragate.decision.run_decision, pytest_ragate.decision.goldset_run\n"
             "import pytest_ragate.outputs.results, pytest_ragate.outputs.history\n"
             "print(sorted(m for m in sys.modules if m == 'numpy'\n"
             "             or m == 'pytest_ragate.scoring.confidence_sequence'))\n")

@@ -9,14 +9,15 @@ import json
 import pytest
 
 from pytest_ragate.decision.population import Collected, Member, Population, SequentialPlan
-from pytest_ragate.decision.run_decision import Arrived, Rules, decide_run
+from pytest_ragate.decision.rules import Rules, Strictness
+from pytest_ragate.decision.run_decision import Arrived, decide_run
 from pytest_ragate.decision.sequential import Stopping, asking_order
 from pytest_ragate.goldsets.sealed import Scrypt
 from pytest_ragate.goldsets.sealing import seal_goldset
 from pytest_ragate.outputs.results import HEADER_KEY
-from pytest_ragate.scoring.gates import Floor, Strictness
-from pytest_ragate.scoring.messages import not_needed
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import QuestionRecord
+from pytest_ragate.wording.sequential import halt_line, not_needed
 from tests.conftest import (
     WORKERS,
     both_routes,
@@ -28,7 +29,7 @@ from tests.conftest import (
 )
 from tests.test_decision import member, node, population, scored, spec
 from tests.test_fail_closed import planned, write_many
-from tests.test_sequential import paced
+from tests.test_sequential import arrive_again, asked_again, asked_once, paced
 
 SEQUENTIAL = ("--ragate-sequential", "on", "--ragate-sequential-seed", "7")
 GATE = Rules()
@@ -62,20 +63,24 @@ def outcomes(pytester: pytest.Pytester) -> dict[str, object]:
 def decided(members: list[Member], rows: dict[str, QuestionRecord], floors: list[Floor],
             rules: Rules = GATE, *, sequential: bool, seed: int = 5) -> dict[str, str]:
     """Each floor's outcome when the run asked every question (`sequential` False) or
-    stopped where the same rule stops (the questions after it skipped as not needed)."""
+    stopped where the same rule stops (the questions after it skipped as not needed, those
+    before it asked again with the same answers)."""
     pop: Population = population(members)
     skip: frozenset[str] = frozenset()
+    again: dict[str, QuestionRecord] = {}
     if sequential:
         pop = pop.model_copy(update={"sequential": SequentialPlan(seed=seed, alpha=0.05)})
         stopping = Stopping.of(pop, floors, min_n=rules.strictness.min_n)
         assert stopping is not None
-        skip = stopping.replay(rows).not_needed
+        again = asked_again(rows)
+        skip = stopping.replay(rows, again).not_needed
         reason = "Skipped: " + not_needed(stopping.stopped_at or 0, len(rows))
-    arrived = Arrived()
+    arrived = arrive_again(Arrived(), again)
     for m in members:
         row = rows[m.item_name]
         if m.item_name in skip:
-            row = row.model_copy(update={"status": "skipped", "error": reason})
+            row = row.model_copy(update={"status": "skipped", "error": reason,
+                                         "not_needed": True})
         arrived.records[node(m)] = row
     done = decide_run(Collected(floors=[spec(f) for f in floors], populations=[pop]),
                       arrived, rules)
@@ -188,7 +193,8 @@ def test_a_question_deselected_before_the_stop_leaves_the_floor_to_the_full_rule
         update={"sequential": SequentialPlan(seed=5, alpha=0.05)})
     stopping = Stopping.of(pop, floors)
     assert stopping is not None and not stopping.replay(rows).stopped
-    assert stopping.fed == 2 and gone in (stopping.halted or "")
+    assert stopping.fed == 2 and stopping.halted is not None
+    assert (stopping.halted.kind, stopping.halted.names) == ("never came", (gone,))
     arrived = Arrived(records={node(m): rows[m.item_name] for m in members if m.nodeid})
     [verdict] = decide_run(Collected(floors=[spec(floors[0])], populations=[pop]),
                            arrived).runs[0].verdicts
@@ -207,15 +213,18 @@ def test_a_stop_that_skipped_nothing_leaves_every_answer_to_the_exact_rule() -> 
     pop = population(members).model_copy(
         update={"sequential": SequentialPlan(seed=151, alpha=0.05)})
     stopping = Stopping.of(pop, [floor])
-    assert stopping is not None and stopping.replay(rows).stopped_at == 10
+    again = asked_again(rows)
+    assert stopping is not None and stopping.replay(rows, again).stopped_at == 10
     assert stopping.tracks[floor.name].call == "holds"
-    arrived = Arrived(records={node(m): rows[m.item_name] for m in members})
+    arrived = arrive_again(Arrived(records={node(m): rows[m.item_name] for m in members}),
+                           again)
     [run] = decide_run(Collected(floors=[spec(floor)], populations=[pop]), arrived).runs
     assert run.verdicts[0].outcome == "failed", run.verdicts[0].message
     assert "not asked" not in run.verdicts[0].message
     assert run.sequential is not None and not run.sequential.stopped
-    assert run.sequential.asked == 30 and "no question was left unasked" in str(
-        run.sequential.why)
+    assert run.sequential.asked == 30 and run.sequential.why is not None
+    assert (run.sequential.why.kind, run.sequential.why.asked) == ("not left unasked", 10)
+    assert "no question was left unasked" in halt_line(run.sequential.why)
 
 
 # --- end to end ------------------------------------------------------------------------------
@@ -261,8 +270,8 @@ def test_ragate_decide_of_a_sequential_results_file_decides_as_the_run(
     result = run_pytester(pytester, workers, "gs", *flags, "--ragate-results=out.jsonl",
                           "--junitxml=junit.xml")
     assert result.ret == 0, result.stdout.str()
-    ran = len(asked(pytester))
-    assert ran < 200
+    ran = len(asked(pytester))  # calls, the questions asked again to check the stop among them
+    assert len(set(asked(pytester))) < 200
     message = str(junit_cases(pytester.path / "junit.xml")[floor_case("citation_accuracy")][
         "props"]["message"])
     decided = run_command(pytester.path, "decide", "out.jsonl", "--", "gs", "-p",
@@ -406,7 +415,8 @@ def test_two_routes_of_one_goldset_stop_apart(pytester: pytest.Pytester, workers
         assert "decided after" in str(case["props"]["message"])
     by_route: dict[str, list[str]] = {}
     for row in results_rows(pytester.path / "out.jsonl"):
-        by_route.setdefault(row["route"], []).append(row["status"])
+        if not row.get("reasked"):
+            by_route.setdefault(row["route"], []).append(row["status"])
     assert sorted(by_route) == ["gs/ragate.toml", "test_rag.py::test_mine"]
     for route, statuses in by_route.items():
         assert len(statuses) == N and 0 < statuses.count("scored") < N, route
@@ -440,7 +450,7 @@ def test_a_sealed_goldset_stops_with_its_key_and_fails_without(
     monkeypatch.setenv("RAGATE_SEAL_KEY", "s3cret")
     result = run_pytester(pytester, workers, "gs", *SEQUENTIAL, "--junitxml=junit.xml")
     assert result.ret == 0, result.stdout.str()
-    assert 0 < len(asked(pytester)) < N
+    assert 0 < len(asked_once(pytester)) < N  # each question once: some asked again
     assert "decided after" in str(junit_cases(pytester.path / "junit.xml")[
         floor_case("evidence_recall")]["props"]["message"])
     monkeypatch.delenv("RAGATE_SEAL_KEY")
@@ -463,7 +473,7 @@ def test_an_error_after_the_stop_is_never_hidden(pytester: pytest.Pytester,
     goldset(pytester, 200, "[floors]\ncitation_accuracy = 0.5\n", dict.fromkeys(raising, "1/0"))
     result = run_pytester(pytester, workers, "gs", *SEQUENTIAL, "--junitxml=junit.xml",
                           "--ragate-results=out.jsonl")
-    ran = asked(pytester)
+    ran = asked_once(pytester)
     assert 0 < len(ran) < 200
     raised = [q for q in ran if q in raising]
     rows = rows_of(pytester.path / "out.jsonl")
@@ -504,7 +514,7 @@ def test_the_decorated_route_alone_stops_and_cannot_forge_a_stop(pytester: pytes
     both_routes(pytester, planned({}))
     result = run_pytester(pytester, workers, "test_rag.py", *SEQUENTIAL, "--junitxml=junit.xml")
     assert result.ret == 0, result.stdout.str()
-    assert 0 < len(asked(pytester)) < N
+    assert 0 < len(asked_once(pytester)) < N  # each question once: some asked again
     [floor] = [c for name, c in junit_cases(pytester.path / "junit.xml").items()
                if "floor[" in name]
     assert floor["outcome"] == "passed" and "decided after" in str(floor["props"]["message"])
@@ -519,3 +529,50 @@ def test_the_decorated_route_alone_stops_and_cannot_forge_a_stop(pytester: pytes
     [floor] = [c for name, c in junit_cases(pytester.path / "junit.xml").items()
                if "floor[" in name]
     assert floor["outcome"] == "failure"
+
+
+# --- a system whose answers depend on when it is asked (issue 39, case 1) --------------------
+
+# this process's call number: a rate limit or quota per process (under xdist, per worker)
+CALLS = ("(open(f'calls-{os.getpid()}', 'a').write('x'), "
+         "len(open(f'calls-{os.getpid()}').read()))[1]")
+
+
+def right_for_the_first(calls: int, n: int = 200) -> dict[str, str]:
+    """Every question right while this process of the system has answered at most `calls`
+    calls, wrong after (a rate-limit fallback, a quota): what it answers depends on when it
+    is asked, not on the question. Each answer takes a moment, as a remote system's does."""
+    return paced({f"q{i:02d}": f"cite(right) if {CALLS} <= {calls} else cite(wrong)"
+                  for i in range(n)}, n)
+
+
+@pytest.mark.heavy
+@WORKERS
+def test_a_system_that_turns_wrong_after_40_calls_fails(pytester: pytest.Pytester,
+                                                        workers: str) -> None:
+    """Right on its first 40 calls, wrong afterwards: asking every question scores 0.20
+    against 0.85 and fails. The sequence decides after 26 right answers; re-asking those 26
+    (calls 27-52) brings 12 wrong answers where there were right ones, more than flakiness
+    explains: the stop is refused, every question is asked, and the floor fails. The
+    re-asked answers are kept: rows of the results file and test cases of JUnit, and
+    `ragate decide` of the results file, replaying them, refuses the stop too."""
+    write_many(pytester.path / "gs", 200, FLOOR)
+    pytester.makeconftest(planned(right_for_the_first(40)))
+    result = run_pytester(pytester, workers, "gs", *SEQUENTIAL, "--junitxml=junit.xml",
+                          "--ragate-results=out.jsonl")
+    out = result.stdout.str()
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, out
+    assert outcomes(pytester)[floor_case("citation_accuracy")] == "failure"
+    assert "every question asked (sequential, seed 7: every floor decided after 26" in out, out
+    assert "but the answers changed when asked again" in out
+    reasked = [row for row in results_rows(pytester.path / "out.jsonl") if row.get("reasked")]
+    assert len(reasked) == 26 and len(asked(pytester)) == 200 + 26
+    cases = junit_cases(pytester.path / "junit.xml")
+    assert sum("[again]" in name for name in cases) == 26
+    message = cases[floor_case("citation_accuracy")]["props"]["message"]
+    decided = run_command(pytester.path, "decide", "out.jsonl", "--", "gs", "-p",
+                          "no:cacheprovider", "--junitxml=dec.xml")
+    assert decided.returncode == 1, decided.stdout[-3000:] + decided.stderr[-2000:]
+    assert "but the answers changed when asked again" in decided.stdout
+    case = junit_cases(pytester.path / "dec.xml")[floor_case("citation_accuracy")]
+    assert case["outcome"] == "failure" and case["props"]["message"] == message

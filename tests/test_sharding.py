@@ -317,8 +317,8 @@ def test_a_saved_run_is_decided_again_after_its_floors_change(sharded: Path) -> 
 def reseal(path: Path) -> None:
     """The file written again as its writer would write what it holds now, so that its
     trailer vouches for it: what decide checks behind the trailer is reached."""
+    from pytest_ragate.decision.goldset_run import GoldsetRun
     from pytest_ragate.outputs.results import read_results, write_results
-    from pytest_ragate.scoring.run import GoldsetRun
 
     found = read_results(path)
     write_results(path, [GoldsetRun(name="mini", eval_version="7",

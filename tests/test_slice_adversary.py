@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ragate.scoring.gates import Floor
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.registry import Tally
 from pytest_ragate.scoring.slices import decide_slices
 from tests.conftest import (
@@ -77,7 +77,7 @@ FRENCH_UNREAD = [f"q{i}" for i in range(80, 85)]  # 5 of the 20 French questions
 UNREAD_JUDGE = scripted_judge(f"""
     if item.question_id in {FRENCH_UNREAD!r}:
         return float("nan") if item.question_id == "q80" else 1 / 0
-    return 0.99
+    return 1.0
 """)
 FR_FAITHFULNESS = "gs.ragate.toml::floor[lang=fr:faithfulness]"
 
@@ -217,16 +217,17 @@ def test_every_output_has_every_slice_and_the_same_outcome(pytester: pytest.Pyte
 
 # --- a judged slice of one question ----------------------------------------------------------
 
-GOOD_JUDGE = scripted_judge("return 0.99")
+GOOD_JUDGE = scripted_judge("return 1.0")
 
 
 @WORKERS
 def test_a_judged_slice_of_one_question_is_not_held(pytester: pytest.Pytester,
                                                     workers: str) -> None:
-    """One question tagged Italian, judged 0.99: the bootstrap interval of one score is
-    [0.99, 0.99], which "cleared" the floor, and Italian passed on one question (three
+    """One question tagged Italian, judged 1.0: the bootstrap interval of one score is
+    [1.00, 1.00], which "cleared" the floor, and Italian passed on one question (three
     scores 1.0, 0.9, 1.0 did too). A mean slice is held no more readily than a proportion
-    with the same sum: Italian is insufficient (failed); German's 30 scores of 0.99 hold."""
+    with the same sum: Italian is insufficient (failed); German's 30 scores of 1.0 hold
+    (thirty of 0.99 would not: `test_a_mean_slice_is_held_no_more_readily_than_a_proportion`)."""
     tagged(pytester.path / "gs", floors="[floors.slices.lang]\nfaithfulness = 0.8\n",
            tags={99: {"lang": "it"}})
     pytester.makeconftest(planned({}) + GOOD_JUDGE)
@@ -277,13 +278,16 @@ def test_rejudge_decides_a_slice_floor_as_the_gate_does(pytester: pytest.Pyteste
 
 @pytest.mark.parametrize(("scores", "floor", "held"), [
     ([0.99], 0.8, False), ([1.0, 0.9, 1.0], 0.8, False), ([0.99] * 15, 0.8, False),
-    ([0.99] * 30, 0.8, True), ([1.0] * 17 + [1 / 3] * 3, 0.72, False)])
+    ([0.99] * 30, 0.8, False), ([0.99] * 35, 0.8, True),
+    ([1.0] * 17 + [1 / 3] * 3, 0.72, False)])
 def test_a_mean_slice_is_held_no_more_readily_than_a_proportion(scores: list[float],
                                                                 floor: float,
                                                                 held: bool) -> None:
-    """A bootstrap of identical scores has no width; Wilson over their sum (0.99 × 15
-    reaches 0.78) does. An insufficient mean slice needs more questions than it has, never
-    fewer (French at 0.90 of 20 against 0.72 said "needs about 15")."""
+    """A bootstrap of identical scores has no width; the betting interval does, and so does
+    Wilson over their sum (0.99 × 15 reaches 0.78): thirty scores of 0.99 reach 0.80 (the
+    betting interval's lower bound), thirty-five 0.82. An insufficient mean slice needs more
+    questions than it has, never fewer (French at 0.90 of 20 against 0.72 said "needs about
+    15")."""
     t = Tally(metric="faithfulness", k=sum(scores), n=len(scores), values=tuple(scores),
               questions=len(scores))
     [figure] = decide_slices(Floor("faithfulness", floor), {"it": t})
@@ -297,20 +301,23 @@ def test_a_mean_slice_is_held_no_more_readily_than_a_proportion(scores: list[flo
 
 def test_min_n_strict_ci_and_a_required_judge_hold_slices_too(pytester: pytest.Pytester) -> None:
     """`--ragate-min-n 25` refuses French (20 questions) though it is all right, `--ragate-ci
-    strict` keeps the calls, and a judged slice floor with no judge fails under
-    `--ragate-require-judge` (skipped, not passed, without it)."""
+    strict` keeps the calls, and a judged slice floor with no judge whose metric is named
+    optional is skipped, not passed, and fails under `--ragate-require-judge` (without the
+    optional name it fails anyway: test_slice_floors)."""
     tagged(pytester.path / "gs", floors=("[floors.slices.lang]\nabstention_accuracy = 0.8\n"
                                          "faithfulness = 0.8\n"))
     pytester.makeconftest(planned({}))
+    optional = ("-o", "ragate_judge_optional=faithfulness")
     result = run_pytester(pytester, "0", "gs", "--junitxml=j.xml", "--ragate-min-n", "25",
-                          "--ragate-ci", "strict")
+                          "--ragate-ci", "strict", *optional)
     assert result.ret == 1
     cases = junit_cases(pytester.path / "j.xml")
     fr = cases["gs.ragate.toml::floor[lang=fr:abstention_accuracy]"]
     assert fr["outcome"] == "failure" and "ragate_min_n = 25" in str(fr["props"]["message"])
     assert cases[DE_CASE]["outcome"] == "passed"
     assert cases["gs.ragate.toml::floor[lang=de:faithfulness]"]["outcome"] == "skipped"
-    required = run_pytester(pytester, "0", "gs", "--junitxml=k.xml", "--ragate-require-judge")
+    required = run_pytester(pytester, "0", "gs", "--junitxml=k.xml", "--ragate-require-judge",
+                            *optional)
     assert required.ret == 1
     judged = junit_cases(pytester.path / "k.xml")["gs.ragate.toml::floor[lang=de:faithfulness]"]
     assert judged["outcome"] == "failure", judged

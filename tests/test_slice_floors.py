@@ -11,11 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ragate.goldsets.loader import load_goldset
+from pytest_ragate.decision.floors import Gap
+from pytest_ragate.decision.rules import SliceRules, Strictness
+from pytest_ragate.decision.slice_floors import decide_family
+from pytest_ragate.goldsets.loader import load_goldset, parse_floors
 from pytest_ragate.problems import GoldsetError
-from pytest_ragate.scoring.gates import Floor, Gap, Strictness
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import QuestionRecord
-from pytest_ragate.scoring.slice_floors import SliceRules, decide_family
 from tests.conftest import WORKERS, junit_cases, rows_of, run_command, run_pytester, write_goldset
 from tests.test_fail_closed import planned
 
@@ -208,6 +210,14 @@ def test_floors_over_every_value_of_a_key_and_a_named_override(tmp_path: Path) -
      "cost_per_question cannot be a slice floor"),
     ("[floors.slices.lang]\njudge_agreement = 0.5\n", None,
      "judge_agreement cannot be a slice floor"),
+    # over anchors only: as a question floor it would have nothing to count, and never pass
+    ("[floors.slices.lang]\nhold_rate = 0.5\n", None,
+     "floors.slices.lang.hold_rate: hold_rate is the share of a kind's anchors whose check "
+     "held: a floor on it is over anchors ([floors.anchors.KIND] hold_rate = …), never over "
+     "questions"),
+    ("[floors]\nhold_rate = 0.5\n", None, "floors.hold_rate: hold_rate is the share of"),
+    ("[floors.kind.single_meeting]\nhold_rate = { min = 0.5 }\n", None,
+     "floors.kind.single_meeting.hold_rate: hold_rate is the share of"),
     ('[floors.slices."lang=d e"]\nabstention_accuracy = 0.8\n', None,
      "not value 'd e'"),
     ("[floors]\nslices = 3\n", None, "floors.slices: must be a table of slice keys"),
@@ -294,10 +304,10 @@ def test_a_slice_with_a_gap_or_too_few_questions_is_not_decided() -> None:
 
 def test_a_judged_slice_without_a_judge_is_not_a_pass() -> None:
     floors = [Floor("faithfulness", 0.8, slice=("lang", "de"))]
-    skipped = decide_family(floors, "g", rows_for({"de": (5, 5)}))
-    assert next(iter(skipped.values())).outcome == "skipped"
-    failed = decide_family(floors, "g", rows_for({"de": (5, 5)}), require_judge=True)
+    failed = decide_family(floors, "g", rows_for({"de": (5, 5)}))
     assert next(iter(failed.values())).outcome == "failed"
+    skipped = decide_family(floors, "g", rows_for({"de": (5, 5)}), unjudged="skip")
+    assert next(iter(skipped.values())).outcome == "skipped"
 
 
 def test_a_judged_slice_floor_is_refused_where_judged_floors_are_decided_on_ppi(
@@ -311,3 +321,15 @@ def test_a_judged_slice_floor_is_refused_where_judged_floors_are_decided_on_ppi(
     text = problems_of(root)
     assert "floors.slices.lang.faithfulness: a slice floor of a judged metric" in text, text
     assert text.count("floors.slices.lang.faithfulness") == 1
+
+
+def test_a_decorator_cannot_put_hold_rate_over_questions(tmp_path: Path) -> None:
+    """`@ragate.floor(hold_rate=…)` is read by the same rule as ragate.toml: one problem."""
+    with pytest.raises(GoldsetError) as refused:
+        parse_floors({"hold_rate": 0.5, "anchors": {"topical_probe": {"hold_rate": 1.0}}},
+                     tmp_path / "test_rag.py", where="test_mine @ragate.floor")
+    [problem] = refused.value.problems
+    assert str(problem).endswith("test_mine @ragate.floor.hold_rate: hold_rate is the share of "
+                                 "a kind's anchors whose check held: a floor on it is over "
+                                 "anchors ([floors.anchors.KIND] hold_rate = …), never over "
+                                 "questions, where it has nothing to count and could never pass")

@@ -16,15 +16,16 @@ from typing import Any
 import matplotlib
 import pytest
 
+from pytest_ragate.decision.floors import Outcome, Verdict, decide
+from pytest_ragate.decision.goldset_run import GoldsetRun
 from pytest_ragate.modes.reporting import Outputs, floor_properties, terminal_summary
 from pytest_ragate.outputs.html import RC, kind_plot, render_html
 from pytest_ragate.outputs.reports import floors_table, markdown
 from pytest_ragate.outputs.slice_tables import slice_tables
-from pytest_ragate.scoring import messages
-from pytest_ragate.scoring.gates import Floor, Outcome, Verdict, decide
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.registry import Tally
-from pytest_ragate.scoring.run import GoldsetRun
 from pytest_ragate.scoring.slices import decide_slices, family_size
+from pytest_ragate.wording import slices as messages
 from tests.test_html_report import rec
 
 FLOOR = Floor("abstention_accuracy", 0.85)

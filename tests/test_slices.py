@@ -9,8 +9,7 @@ import random
 
 import pytest
 
-from pytest_ragate.scoring import messages
-from pytest_ragate.scoring.gates import Floor
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.registry import Tally
 from pytest_ragate.scoring.slices import (
     SliceFigure,
@@ -26,6 +25,7 @@ from pytest_ragate.scoring.slices import (
     shortfall_p,
 )
 from pytest_ragate.scoring.stats import wilson
+from pytest_ragate.wording import slices as messages
 
 FLOOR = Floor("abstention_accuracy", 0.85)
 AT_MOST = Floor("abstention_accuracy", 0.20, upper=True)
@@ -206,7 +206,7 @@ def test_a_proportion_asked_with_repeats_tests_questions_not_answers() -> None:
 
 def test_unbounded_figures_and_values_outside_the_unit_interval_are_refused() -> None:
     for metric in ("latency_p95_s", "cost_per_question", "judge_agreement"):
-        with pytest.raises(ValueError, match=f"{metric} cannot be a slice floor"):
+        with pytest.raises(ValueError, match=f"{metric}: not a share in .0, 1., so not a slice"):
             decide_slices(Floor(metric, 0.5), {"a": share(1, 2)})
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         shortfall_p(MEAN, scores([0.5, 1.5]))

@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from pytest_ragate.decision.floors import decide, decide_anchors
+from pytest_ragate.decision.regressions import check, check_run
+from pytest_ragate.decision.rules import Strictness
 from pytest_ragate.outputs.baseline import BaselineError, load_baseline
-from pytest_ragate.scoring.gates import Floor, Strictness, decide, decide_anchors
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord, QuestionScores
-from pytest_ragate.scoring.regression import check, check_run
 from tests.conftest import saved_results, untimed, write_goldset
 
 
@@ -141,7 +143,7 @@ def test_small_noisy_change_passes_and_min_n_refuses() -> None:
 
 def test_check_run_needs_the_same_goldset_and_eval_version() -> None:
     rows = abstention_rows(3, 0)
-    from pytest_ragate.scoring.regression import BaselineRun
+    from pytest_ragate.scoring.pairing import BaselineRun
 
     other = BaselineRun(goldset="g", eval_version="0",
                         scores={r.question_id: r.scores() for r in rows}, source="results file x")
@@ -175,8 +177,8 @@ def test_baseline_from_a_results_file(tmp_path: Path) -> None:
 
 
 def test_baseline_from_history_lines_picks_the_last_or_the_named_line(tmp_path: Path) -> None:
+    from pytest_ragate.decision.goldset_run import GoldsetRun
     from pytest_ragate.outputs.history import build_line
-    from pytest_ragate.scoring.run import GoldsetRun
 
     path = tmp_path / "history.jsonl"
     first = build_line(GoldsetRun(name="g", eval_version="1", records=abstention_rows(3, 0)),

@@ -4,6 +4,7 @@ the heavy tier that starts a process errors, so the fast tier stays fast as test
 
 from __future__ import annotations
 
+import fnmatch
 from pathlib import Path
 
 import pytest
@@ -55,10 +56,41 @@ def test_the_fast_tier_leaves_out_what_runs_pytest_or_loads_the_model(
 
 def test_a_fast_test_that_starts_a_process_errors_and_names_it(tiered: pytest.Pytester,
                                                                ) -> None:
-    result = tiered.runpytest("-p", "no:cacheprovider", "-rE", "-k",
-                              "plain or starts_python or git")
+    result = tiered.runpytest("-p", "no:cacheprovider", "-k", "plain or starts_python or git")
     result.assert_outcomes(passed=4, errors=1, deselected=2)
-    result.stdout.fnmatch_lines([
-        "ERROR test_tiers.py::test_starts_python - Failed: test_tiers.py::test_starts_python "
-        "is in the fast tier but started 1 process (`*python* -c pass`...): mark it "
-        "`@pytest.mark.heavy` (tests/conftest.py, the fast tier)"])
+    # the error's own report, not the short summary's line of it (cut to the terminal's width)
+    [error] = [r for r in result.reprec.getreports("pytest_runtest_logreport")
+               if r.when == "teardown" and r.failed]
+    assert error.nodeid == "test_tiers.py::test_starts_python"
+    assert fnmatch.fnmatch(error.longreprtext, (
+        "test_tiers.py::test_starts_python is in the fast tier but started 1 process "
+        "(`*python* -c pass`...): mark it `@pytest.mark.heavy` (tests/conftest.py, the fast "
+        "tier)"))
+
+
+ONE_TERMINAL = '''
+import os
+from conftest import command_env
+
+def test_a_pytester_run_sees_the_suites_terminal(pytester):
+    assert "CI" not in os.environ and "GITHUB_ACTIONS" not in os.environ
+    assert (os.environ["COLUMNS"], os.environ["PYTHONUTF8"]) == ("80", "1")
+
+def test_a_command_sees_the_suites_terminal():
+    env = command_env(EXTRA="1")
+    assert "CI" not in env and "GITHUB_ACTIONS" not in env and "PYTEST_XYZ" not in env
+    assert (env["COLUMNS"], env["EXTRA"]) == ("80", "1")
+'''
+
+
+def test_every_run_a_test_starts_sees_one_terminal_whatever_the_shell(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A shell with CI set, a wide terminal and GitHub's variables (as CI has, and a person's
+    shell has not): the runs the suite's tests start see neither, so what they print is the
+    same in both."""
+    pytester.makeconftest(SUITE_CONFTEST.read_text(encoding="utf-8"))
+    pytester.makepyfile(test_terminal=ONE_TERMINAL)
+    for name, value in {"CI": "true", "COLUMNS": "300", "GITHUB_ACTIONS": "true",
+                        "PYTEST_XYZ": "1"}.items():
+        monkeypatch.setenv(name, value)
+    pytester.runpytest("-p", "pytester", "-p", "no:cacheprovider").assert_outcomes(passed=2)

@@ -1,2 +1,5 @@
-"""The decision of a run, pure (no pytest, no files): the population a run is decided over
-(`population.py`) and the decision itself (`run_decision.py`)."""
+"""Every verdict ragate makes, pure (no pytest, no files): the population a run is decided
+over (`population.py`), the rules (`rules.py`), the decision of a run (`run_decision.py`) and of
+a goldset's floors (`goldset_floors.py`, over `floors.py`, `slice_floors.py`,
+`agreement_floor.py`, `sequential.py`), checks against a baseline (`regressions.py`), a judge
+change (`rejudge.py`) and whether a goldset run passed (`goldset_run.py`)."""

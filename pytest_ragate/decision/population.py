@@ -35,7 +35,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
-from pytest_ragate.scoring.gates import KIND_SLICE, Floor
+from pytest_ragate.scoring.floor import KIND_SLICE, Floor
 from pytest_ragate.scoring.records import QuestionRecord, repeat_name
 
 # --- names -----------------------------------------------------------------------------------
@@ -50,6 +50,12 @@ def question_name(question_id: str, repeat: int, repeats: int) -> str:
 def anchor_name(anchor_id: str) -> str:
     """How an anchor's item is named within its route, and its member in a history line."""
     return f"anchor[{anchor_id}]"
+
+
+def again_name(name: str) -> str:
+    """How a question asked again to check a sequential stop is named within its route
+    (`q07[again]`; decision/drift.py)."""
+    return f"{name}[again]"
 
 
 # --- what the population needs of a goldset (goldsets/loader.py's Case and Goldset) ---------
@@ -129,11 +135,14 @@ class _Wire(BaseModel):
 
 class FloorSpec(_Wire):
     """A collected floor: which test case reports it and what it gates (its verdict is the
-    controller's, `gates.Verdict`, decided once every result is in)."""
+    controller's, `floors.Verdict`, decided once every result is in)."""
 
     nodeid: str
     location: tuple[str, int | None, str]
     route: str
+    # the node id its name follows (`path::`, `path::test_fn::`): where the goldset's
+    # regression checks are reported, beside its floors
+    beside: str = ""
     goldset: str
     eval_version: str
     floor: Floor
@@ -236,6 +245,10 @@ class Population(_Wire):
     checks_anchors: bool = True  # False for a @ragate.goldset test: anchors are the file route's
     labels: list[LabelSpec] = []  # the goldset's human labels ([judge] labels)
     agreement_min: float | None = None  # judge_agreement: judged floors need it to hold
+    # judge_coverage (the goldset's, xfail or not): a judged floor's own verdicts must reach it
+    coverage_min: float | None = None
+    # judged metrics whose floors a run without a judge skips (the goldset's `[judge] optional`)
+    judge_optional: list[str] = []
     estimate: Literal["judge", "ppi"] = "judge"  # what judged floors are decided on
     # the judge configured for the run (`--ragate-judge`), whether or not a question reached
     # it; and where the route's own `ragate_judge` fixture is defined, when a user overrides
@@ -248,7 +261,8 @@ class Population(_Wire):
     def of(cls, route: str, goldset: AskedGoldset, cases: Iterable[Asked],
            anchors: Iterable[AskedAnchor] | None, nodeids: Mapping[str, str], *,
            labels: Iterable[object] = (), repeats: int = 1,
-           agreement_min: float | None = None, estimate: Literal["judge", "ppi"] = "judge",
+           agreement_min: float | None = None, coverage_min: float | None = None,
+           judge_optional: Iterable[str] = (), estimate: Literal["judge", "ppi"] = "judge",
            judge: str | None = None, judge_fixture: str | None = None,
            sequential: SequentialPlan | None = None) -> Population:
         """One route's population: each case (once per repeat) and anchor (None: a
@@ -263,8 +277,14 @@ class Population(_Wire):
                      for a in anchors or ()],
             checks_anchors=anchors is not None,
             labels=[LabelSpec.model_validate(label, from_attributes=True) for label in labels],
-            agreement_min=agreement_min, estimate=estimate, judge=judge,
+            agreement_min=agreement_min, coverage_min=coverage_min,
+            judge_optional=list(judge_optional), estimate=estimate, judge=judge,
             judge_fixture=judge_fixture, sequential=sequential)
+
+    def stamps(self, metric: str) -> dict[str, str]:
+        """Question id → the answer its `metric` label was written for, where it is stamped."""
+        return {x.question_id: x.answer_sha256 for x in self.labels
+                if x.metric == metric and x.answer_sha256}
 
     def row(self, member: Member, **outcome: Any) -> QuestionRecord:
         """The results row of one of its questions: `question_row`, stamped by this

@@ -9,7 +9,8 @@ values in and plain values out.
 Before deciding, what arrived is reconciled with what was collected (`population.Collected`): every
 selected question and anchor either has a result or is a gap (errored, crashed, lost with a
 crashed worker, never ran, skipped, sealed, deselected), and floors are decided over that
-whole population (`gates.missing_of`).
+whole population (`floors.missing_of`), each goldset's by the one entry point that decides
+a goldset's floors from its rows plus the rules (`goldset_floors.decide_floors`).
 """
 
 from __future__ import annotations
@@ -18,36 +19,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 
+from pytest_ragate.decision.floors import Gap, GapKind, Verdict, soft_gaps
+from pytest_ragate.decision.goldset_floors import decide_floors
+from pytest_ragate.decision.goldset_run import GoldsetRun
 from pytest_ragate.decision.population import Collected, FloorSpec, Member, Population
-from pytest_ragate.decision.sequential import Stopping, outcome, stopped_verdict
-from pytest_ragate.scoring.agreement import (
-    AGREEMENT,
-    Agreement,
-    agree,
-    decide_agreement,
-    not_calibrated,
-)
-from pytest_ragate.scoring.gates import (
-    POINT,
-    Floor,
-    Gap,
-    GapKind,
-    Strictness,
-    Verdict,
-    computed_by,
-    decide,
-    decide_anchors,
-    of_population,
-    soft_gaps,
-)
-from pytest_ragate.scoring.messages import says_not_needed
-from pytest_ragate.scoring.records import MECHANICAL, AnchorOutcome, QuestionRecord
-from pytest_ragate.scoring.regression import BaselineRun, Regression, RunJudge, check_run
-from pytest_ragate.scoring.run import GoldsetRun
-from pytest_ragate.scoring.slice_floors import SliceRules, decide_family, family_of
-
-ANCHORS_ELSEWHERE = ("not decided here: anchors are checked where the goldset's ragate.toml is "
-                     "collected (pytest <its folder>), not in a @ragate.goldset test")
+from pytest_ragate.decision.regressions import Regression, RunJudge, check_run
+from pytest_ragate.decision.rules import DEFAULT_RULES, Rules
+from pytest_ragate.decision.sequential import Stopping, outcome
+from pytest_ragate.scoring.agreement import Agreement, agree
+from pytest_ragate.scoring.pairing import BaselineRun
+from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord
+from pytest_ragate.wording.baseline import repeats_unpaired
+from pytest_ragate.wording.floors import narrowed
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -76,18 +59,6 @@ class Arrived:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Rules:
-    """How the run is decided: the gate settings and, with --ragate-baseline, the baseline."""
-
-    strictness: Strictness = POINT
-    require_judge: bool = False
-    baseline: Sequence[BaselineRun] | None = None
-    alpha: float = 0.05
-    slices: SliceRules = field(default_factory=SliceRules)
-    accept_judge: str | None = None  # --ragate-accept-judge: a judge change it accepts
-
-
-@dataclass(frozen=True, kw_only=True)
 class FloorDecision:
     """A collected floor and its verdict."""
 
@@ -105,7 +76,7 @@ class Decision:
     undescribed_why: str = ""
 
 
-def decide_run(collected: Collected | None, arrived: Arrived, rules: Rules = Rules(),
+def decide_run(collected: Collected | None, arrived: Arrived, rules: Rules = DEFAULT_RULES,
                ) -> Decision:
     """Every goldset run of this session, decided over the populations collected."""
     decision = Decision(lost_why="its worker went down before it reported" + _down(arrived))
@@ -123,13 +94,14 @@ def decide_run(collected: Collected | None, arrived: Arrived, rules: Rules = Rul
         stopping = _replayed(population, collected, arrived, rules)
         if stopping is not None:
             stoppings[route] = stopping
-        records, gaps = _question_gaps(population, arrived, decision,
+        records, gaps = _question_gaps(population, arrived, decision, rules,
                                        stopping.not_needed if stopping else frozenset())
         runs[route] = GoldsetRun(name=population.goldset,
                                  eval_version=population.eval_version, records=records,
                                  route=route, population=len(population.questions), gaps=gaps,
                                  repeats=population.repeats,
-                                 anchor_gaps=_anchor_gaps(population, arrived, decision),
+                                 anchor_gaps=_anchor_gaps(population, arrived, decision,
+                                                          rules),
                                  anchors=[arrived.anchors[m.nodeid] for m in population.anchors
                                           if m.nodeid is not None
                                           and m.nodeid in arrived.anchors],
@@ -145,15 +117,15 @@ def decide_run(collected: Collected | None, arrived: Arrived, rules: Rules = Rul
     for route, population in populations.items():
         runs[route].agreements = _agreements(population, runs[route])
         runs[route].judge = _judge(runs[route], population)
-    families = _families(collected, runs, rules)
-    for spec in collected.floors if collected else []:
-        run = runs[spec.route]
-        # a slice floor is decided with its family, never alone by the rule of a whole floor
-        verdict = (families[(spec.route, spec.floor)] if spec.floor.slice else _decide_floor(
-            spec, run, populations[spec.route], rules, stoppings.get(spec.route)))
-        verdict = _vouched(verdict, run, populations[spec.route], rules)
-        run.verdicts.append(verdict)
-        decision.floors.append(FloorDecision(spec=spec, verdict=verdict))
+    order = {spec.nodeid: i for i, spec in enumerate(collected.floors if collected else [])}
+    for route, population in populations.items():
+        specs = [spec for spec in (collected.floors if collected else []) if spec.route == route]
+        verdicts = decide_floors([spec.floor for spec in specs], runs[route], population,
+                                 rules, stoppings.get(route))
+        runs[route].verdicts = [verdicts[spec.floor] for spec in specs]
+        decision.floors += [FloorDecision(spec=spec, verdict=verdicts[spec.floor])
+                            for spec in specs]
+    decision.floors.sort(key=lambda d: order[d.spec.nodeid])
     names: dict[str, int] = {}
     for run in runs.values():
         names[run.name] = names.get(run.name, 0) + 1
@@ -181,9 +153,15 @@ def _regressions(run: GoldsetRun, baseline: Sequence[BaselineRun],
     found = check_run(run.name, run.eval_version, current, baseline, alpha=rules.alpha,
                       min_n=rules.strictness.min_n, judge=judge)
     if run.repeats > 1:
-        found = [replace(g, message=f"{g.message} · repeat 1 of each question paired: repeats "
-                         "are not pairs of their own") for g in found]
+        found = [replace(g, message=repeats_unpaired(g.message)) for g in found]
     return found
+
+
+def _narrowed(rules: Rules) -> str:
+    """Why a member deselected by pytest's cache is missing, not left out (empty when the
+    user deselected it)."""
+    flag = rules.strictness.narrowed_by
+    return narrowed(flag) if flag else ""
 
 
 def _down(arrived: Arrived) -> str:
@@ -193,7 +171,8 @@ def _down(arrived: Arrived) -> str:
 def _replayed(population: Population, collected: Collected | None, arrived: Arrived,
               rules: Rules) -> Stopping | None:
     """A sequential route's floor tests, fed its rows (a question whose report never came
-    but failed, as its error row) as the live run fed them; None when not sequential."""
+    but failed, as its error row) and its rows asked again to check a stop, as the live run
+    fed them; None when not sequential."""
     floors = [f.floor for f in (collected.floors if collected else [])
               if f.route == population.route]
     stopping = Stopping.of(population, floors, min_n=rules.strictness.min_n)
@@ -207,75 +186,9 @@ def _replayed(population: Population, collected: Collected | None, arrived: Arri
             record = _error_record(population, member, failure.why)
         if record is not None:
             rows[member.item_name] = record
-    return stopping.replay(rows).unless_all_asked(rows)
-
-
-def _decide_floor(spec: FloorSpec, run: GoldsetRun, population: Population, rules: Rules,
-                  stopping: Stopping | None = None) -> Verdict:
-    floor = spec.floor
-    if (stopping is not None and stopping.stopped and floor.name in stopping.tracks
-            and not [g for g in of_population(floor, run.gaps) if g.kind not in run.soft_gaps]):
-        rows = {r.question_id: r for r in run.records}
-        return stopped_verdict(floor, run.name, stopping, rows,
-                               computed_by(floor, run.records, run.judge))
-    if floor.anchors and not population.checks_anchors:
-        return Verdict(floor=floor, goldset=run.name, outcome="skipped",
-                       message=ANCHORS_ELSEWHERE, computed_by=MECHANICAL)
-    if floor.anchors:  # over the anchors that were checked; the others are gaps
-        return decide_anchors(floor, run.name, [a for a in run.anchors if a.checked],
-                              strictness=rules.strictness, gaps=run.anchor_gaps)
-    judge = run.judge
-    strictness = rules.strictness
-    if floor.metric == AGREEMENT:
-        return decide_agreement(floor, run.name, run.agreements, judge=judge,
-                                require_judge=rules.require_judge, strictness=strictness,
-                                gaps=run.gaps, labelled=frozenset(
-                                    label.question_id for label in population.labels))
-    labels = stamps = None
-    if population.estimate == "ppi" and floor.metric in {x.metric for x in population.labels}:
-        labels = {x.question_id: x.value for x in population.labels if x.metric == floor.metric}
-        stamps = _stamps(population, floor.metric)
-    return decide(floor, run.name, run.records, judge=judge,
-                  require_judge=rules.require_judge, strictness=strictness, gaps=run.gaps,
-                  labels=labels, stamps=stamps)
-
-
-def _vouched(verdict: Verdict, run: GoldsetRun, population: Population, rules: Rules,
-             ) -> Verdict:
-    """A judged floor's verdict, failed when the goldset's labels do not vouch for its judge
-    (`judge_agreement` below its floor): such a judge decides nothing, whatever it says."""
-    floor = verdict.floor
-    if (population.agreement_min is None or not floor.judged or run.judge is None
-            or verdict.outcome == "skipped" or floor.metric == AGREEMENT or floor.anchors):
-        return verdict
-    why = not_calibrated(run.agreements, population.agreement_min,
-                         rules.strictness.ci == "strict")
-    if why is None:
-        return verdict
-    return replace(verdict, outcome="failed", message=f"{why} · {verdict.message}")
-
-
-def _families(collected: Collected | None, runs: dict[str, GoldsetRun], rules: Rules,
-              ) -> dict[tuple[str, Floor], Verdict]:
-    """The verdict of every slice floor, by route and floor: each family (a route's slices of
-    one key on one metric) decided together, its tests corrected across it, a judged slice
-    held to its route's judge_coverage floor (unless that is an xfail) on its own verdicts."""
-    families: dict[tuple[str, tuple[str, str]], list[Floor]] = {}
-    for spec in collected.floors if collected else []:
-        if (family := family_of(spec.floor)) is not None:
-            families.setdefault((spec.route, family), []).append(spec.floor)
-    coverage = {spec.route: spec.floor.min for spec in collected.floors
-                if spec.floor.metric == "judge_coverage" and spec.floor.kind is None
-                and spec.floor.slice is None and not spec.floor.xfail} if collected else {}
-    verdicts: dict[tuple[str, Floor], Verdict] = {}
-    for (route, _), floors in families.items():
-        run = runs[route]
-        decided = decide_family(floors, run.name, run.records, judge=run.judge,
-                                require_judge=rules.require_judge,
-                                strictness=rules.strictness, gaps=run.gaps, rules=rules.slices,
-                                coverage=coverage.get(route))
-        verdicts.update({(route, f): v for f, v in decided.items()})
-    return verdicts
+    again = {r.question_id: r for r in arrived.records.values()
+             if r.reasked and r.route == population.route}
+    return stopping.replay(rows, again).unless_all_asked(rows)
 
 
 def _judge(run: GoldsetRun, population: Population) -> str | None:
@@ -300,14 +213,8 @@ def _agreements(population: Population, run: GoldsetRun) -> list[Agreement]:
     metrics = list(dict.fromkeys(label.metric for label in population.labels))
     return [agree(m, {x.question_id: x.value for x in population.labels if x.metric == m},
                   next(x.binary for x in population.labels if x.metric == m), run.records,
-                  _stamps(population, m))
+                  population.stamps(m))
             for m in metrics]
-
-
-def _stamps(population: Population, metric: str) -> dict[str, str]:
-    """Question id → the answer its `metric` label was written for, where it is stamped."""
-    return {x.question_id: x.answer_sha256 for x in population.labels
-            if x.metric == metric and x.answer_sha256}
 
 
 def _error_record(population: Population, member: Member, why: str) -> QuestionRecord:
@@ -316,7 +223,7 @@ def _error_record(population: Population, member: Member, why: str) -> QuestionR
 
 
 def _question_gaps(population: Population, arrived: Arrived, decision: Decision,
-                   not_needed: frozenset[str] = frozenset(),
+                   rules: Rules, not_needed: frozenset[str] = frozenset(),
                    ) -> tuple[list[QuestionRecord], list[Gap]]:
     records: list[QuestionRecord] = []
     gaps: list[Gap] = []
@@ -324,7 +231,7 @@ def _question_gaps(population: Population, arrived: Arrived, decision: Decision,
         qid, kind, nodeid = member.item_name, member.kind, member.nodeid
         gap = partial(Gap, member=qid, member_kind=kind, member_tags=member.tags)
         if nodeid is None:
-            gaps.append(gap(kind="deselected"))
+            gaps.append(gap(kind="deselected", why=_narrowed(rules)))
             continue
         record = arrived.records.get(nodeid)
         failure = arrived.failed.get(nodeid)
@@ -341,8 +248,7 @@ def _question_gaps(population: Population, arrived: Arrived, decision: Decision,
         elif record.status == "error":
             gaps.append(gap(kind="errored",
                             why=record.error or ""))
-        elif record.status == "skipped" and qid in not_needed and says_not_needed(
-                record.error):
+        elif record.status == "skipped" and qid in not_needed and record.not_needed:
             pass  # its goldset was decided before it: not asked, and not missing
         elif record.status == "skipped":
             gaps.append(gap(kind="sealed") if member.sealed
@@ -353,13 +259,15 @@ def _question_gaps(population: Population, arrived: Arrived, decision: Decision,
     return records, gaps
 
 
-def _anchor_gaps(population: Population, arrived: Arrived, decision: Decision) -> list[Gap]:
+def _anchor_gaps(population: Population, arrived: Arrived, decision: Decision,
+                 rules: Rules) -> list[Gap]:
     gaps: list[Gap] = []
     for member in population.anchors:
         aid, kind, nodeid = member.anchor_id, member.kind, member.nodeid
         outcome = arrived.anchors.get(nodeid) if nodeid else None
         if nodeid is None:
-            gaps.append(Gap(member=aid, member_kind=kind, kind="deselected"))
+            gaps.append(Gap(member=aid, member_kind=kind, kind="deselected",
+                            why=_narrowed(rules)))
         elif outcome is not None and outcome.outcome == "skipped":
             gaps.append(Gap(member=aid, member_kind=kind, kind="skipped",
                             why=outcome.error or ""))

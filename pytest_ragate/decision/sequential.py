@@ -14,6 +14,11 @@ same rows (`run_decision.py`): one rule, so the decision holds exactly what the 
 A question that errored, was skipped or never came halts the feeding: the goldset is then
 asked to the end and decided as without the option (an error is a failure, never a skip).
 
+Every floor decided after k questions is a stop only once those k questions, asked again
+(`decision/drift.py`), answered as before within their flakiness: until then it is a
+`Recheck`, fed the re-asked rows (`offer_again`); answers that changed refuse the stop, and
+the rest of the goldset is asked.
+
 Pure: no pytest, no files.
 """
 
@@ -22,19 +27,74 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
+from typing import Literal
 
+from pytest_ragate.decision.drift import (
+    Recheck,
+    Uncompared,
+    reasked_size,
+    reasking_order,
+)
+from pytest_ragate.decision.floors import Verdict, outcome_of
 from pytest_ragate.decision.population import Population, SequentialPlan
-from pytest_ragate.scoring import messages
-from pytest_ragate.scoring.gates import Floor, Verdict, outcome_of
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import QuestionRecord
 from pytest_ragate.scoring.registry import METRICS
+from pytest_ragate.scoring.sign_flip import FloorDrift
 from pytest_ragate.scoring.stopping import (
     FloorTrack,
-    SequentialOutcome,
+    Stuck,
     ratio_interval,
     sequential_metric,
     unit_bound,
 )
+from pytest_ragate.wording import sequential as wording
+
+HaltKind = Literal["unfit", "never came", "not left unasked", "not scored", "stuck",
+                   "undecided", "recheck costs", "reask failed", "reask uncounted",
+                   "reask never came", "answers changed"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Halt:
+    """Why a sequential goldset asked every question, typed (`wording/sequential.halt_line`
+    says it): floors no sequence can decide (`names`), a question with no result, one not
+    scored (`status`), a stop after which nothing was left unasked (`asked`), a floor's test
+    that could not be fed (`stuck`), floors undecided until the last question; or a stop's
+    re-check (`decision/drift.py`) that would cost as much as the rest (`asked` of `of`), a
+    re-asked question that was not scored (`status`), has no countable `metric` or never
+    came, or answers that changed (`drifts`)."""
+
+    kind: HaltKind
+    names: tuple[str, ...] = ()
+    status: str = ""
+    asked: int = 0
+    of: int = 0
+    metric: str = ""
+    stuck: Stuck | None = None
+    drifts: tuple[FloorDrift, ...] = ()
+
+    @classmethod
+    def uncompared(cls, found: Uncompared) -> Halt:
+        """A re-asked answer that cannot be compared with the first."""
+        if found.metric:
+            return cls(kind="reask uncounted", names=(found.name,), metric=found.metric)
+        return cls(kind="reask failed", names=(found.name,), status=found.status)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SequentialOutcome:
+    """How a sequential goldset was asked: what every output says of it."""
+
+    seed: int
+    alpha: float
+    asked: int  # questions fed to the floors' tests (all of them, when it did not stop)
+    of: int
+    stopped: bool  # every floor decided before the last question
+    why: Halt | None = None  # why it asked every question, when it did
+    # when it stopped, what asking its questions again found (decision/drift.py)
+    drifts: tuple[FloorDrift, ...] = ()
+    reasked: tuple[QuestionRecord, ...] = ()  # its questions asked again, in that order
 
 
 def asking_order(seed: int, route: str, names: Sequence[str]) -> list[str]:
@@ -56,9 +116,14 @@ class Stopping:
     _: KW_ONLY
     member_kind: dict[str, str] = field(default_factory=dict)  # question name -> its kind
     fed: int = 0  # how many of `order` were fed
-    stopped_at: int | None = None  # every floor decided after this many
-    halted: str | None = None  # why feeding ended before every floor was decided
+    stopped_at: int | None = None  # every floor decided after this many, and re-checked
+    halted: Halt | None = None  # why feeding ended before every floor was decided
     waiting: dict[str, QuestionRecord] = field(default_factory=dict)  # arrived early
+    seed: int = 0  # the run's seed and the route: what orders the questions asked again
+    route: str = ""
+    first: dict[str, QuestionRecord] = field(default_factory=dict)  # the rows fed, by name
+    recheck: Recheck | None = None  # every floor decided: its questions asked again
+    drifts: list[FloorDrift] = field(default_factory=list)  # the re-check, once it settled
 
     @classmethod
     def of(cls, population: Population, floors: Sequence[Floor], *, min_n: int = 0,
@@ -72,12 +137,13 @@ class Stopping:
         kinds = {m.item_name: m.kind for m in population.questions}
         over = [f for f in floors if not f.anchors]
         stopping = cls(order=asking_order(plan.seed, population.route, names), tracks={},
-                       kinds={f.name: f.kind for f in over}, min_n=min_n, member_kind=kinds)
+                       kinds={f.name: f.kind for f in over}, min_n=min_n, member_kind=kinds,
+                       seed=plan.seed, route=population.route)
         # a slice floor is decided with its family's correction, which no sequence tracks
         unfit = [f.name if f.slice else f.metric for f in over
                  if f.slice or not sequential_metric(f.metric)]
         if not over or unfit:
-            stopping.halted = messages.not_sequential(unfit)
+            stopping.halted = Halt(kind="unfit", names=tuple(dict.fromkeys(unfit)))
             return stopping
         spans = max((m.evidence_spans for m in population.questions), default=1)
         for f in over:
@@ -101,29 +167,54 @@ class Stopping:
         """The questions a stopped goldset did not need."""
         return frozenset(self.order[self.stopped_at:]) if self.stopped else frozenset()
 
+    @property
+    def rechecking(self) -> bool:
+        """Every floor is decided and the questions asked so far are being asked again."""
+        return self.recheck is not None and self.stopped_at is None and self.halted is None
+
     def offer(self, name: str, record: QuestionRecord) -> None:
-        """A question's row, as it arrives: fed once every question before it was."""
-        if self.stopped_at is None and self.halted is None and name not in self.waiting:
+        """A question's row, as it arrives: fed once every question before it was (none
+        once every floor is decided: a row asked meanwhile is in flight, not counted)."""
+        if (self.stopped_at is None and self.halted is None and self.recheck is None
+                and name not in self.waiting):
             self.waiting[name] = record
             self._advance()
 
-    def replay(self, rows: Mapping[str, QuestionRecord]) -> Stopping:
-        """Every row of a finished run (by question name), fed as the live run fed them."""
+    def offer_again(self, name: str, record: QuestionRecord) -> None:
+        """A question's row asked again for the re-check; the last one settles it."""
+        if not self.rechecking:
+            return
+        assert self.recheck is not None
+        self.recheck.offer(name, record)
+        failed = self.recheck.failure()
+        if failed is not None:
+            self.halted = Halt.uncompared(failed)
+        elif self.recheck.complete:
+            self._settle()
+
+    def replay(self, rows: Mapping[str, QuestionRecord],
+               again: Mapping[str, QuestionRecord] | None = None) -> Stopping:
+        """Every row of a finished run (by question name), and its rows asked again, fed as
+        the live run fed them."""
         for name in self.order:
             if name in rows:
                 self.offer(name, rows[name])
+        for name, record in (again or {}).items():
+            self.offer_again(name, record)
+        if self.rechecking:
+            assert self.recheck is not None
+            missing = next(n for n in self.recheck.names if n not in self.recheck.again)
+            self.halted = Halt(kind="reask never came", names=(missing,))
         if self.stopped_at is None and self.halted is None and self.fed < self.population:
-            self.halted = messages.never_came(self.order[self.fed])
+            self.halted = Halt(kind="never came", names=(self.order[self.fed],))
         return self
 
     def unless_all_asked(self, rows: Mapping[str, QuestionRecord]) -> Stopping:
         """A stop that skipped nothing (every question after it was asked, in flight on
         other workers) is no stop: their answers are here, and the full run's exact rule
         decides every floor over them."""
-        if self.stopped and not any(rows[n].status == "skipped"
-                                    and messages.says_not_needed(rows[n].error)
-                                    for n in self.not_needed if n in rows):
-            self.halted = messages.asked_before_the_stop(self.stopped_at or 0)
+        if self.stopped and not any(rows[n].not_needed for n in self.not_needed if n in rows):
+            self.halted = Halt(kind="not left unasked", asked=self.stopped_at or 0)
             self.stopped_at = None
         return self
 
@@ -132,36 +223,70 @@ class Stopping:
             name = self.order[self.fed]
             record = self.waiting.pop(name)
             if record.status != "scored":
-                self.halted = messages.halted_on(name, record.status)
+                self.halted = Halt(kind="not scored", names=(name,), status=record.status)
                 self.waiting.clear()
                 return
             for floor, track in self.tracks.items():
                 if self.kinds[floor] in (None, self.member_kind[name]):
                     track.feed(record)
+            self.first[name] = record
             self.fed += 1
             if all(t.call is not None and t.questions >= self.min_n
                    for t in self.tracks.values()):
-                self.stopped_at = self.fed
                 self.waiting.clear()
+                self._decided()
                 return
+
+    def _decided(self) -> None:
+        """Every floor decided after `fed` questions: at the last one, the goldset was asked
+        whole; before it, a stop to re-check (or, when the re-check would cost as much as the
+        rest, none: the rest is asked)."""
+        if self.fed == self.population:
+            self.stopped_at = self.fed
+        elif reasked_size(self.fed, self.population) is None:
+            self.halted = Halt(kind="recheck costs", asked=self.fed, of=self.population)
+        else:
+            self.recheck = Recheck(asked=self.fed, names=reasking_order(
+                self.seed, self.route, self.order[:self.fed]))
+
+    def _settle(self) -> None:
+        """Every question asked again: the stop holds, or the answers changed and it is
+        refused (`Recheck.drift`)."""
+        assert self.recheck is not None
+        found = self.recheck.drift(self.tracks, self.first, self.member_kind, self.kinds,
+                                   seed=f"{self.seed}\0{self.route}")
+        if isinstance(found, Uncompared):
+            self.halted = Halt.uncompared(found)
+            return
+        self.drifts = found
+        changed = [d for d in found if d.changed]
+        if changed:
+            self.halted = Halt(kind="answers changed", asked=self.recheck.asked,
+                               drifts=tuple(changed))
+        else:
+            self.stopped_at = self.recheck.asked
 
 
 def outcome(stopping: Stopping, plan: SequentialPlan) -> SequentialOutcome:
-    """What the outputs say of how the goldset was asked."""
+    """What the outputs say of how the goldset was asked, with its questions asked again."""
     stopped = stopping.stopped
+    recheck = stopping.recheck
+    again = () if recheck is None else tuple(
+        recheck.again[n] for n in recheck.names if n in recheck.again)
     return SequentialOutcome(seed=plan.seed, alpha=plan.alpha,
                              asked=stopping.stopped_at if stopped else stopping.population,
                              of=stopping.population, stopped=stopped,
-                             why=None if stopped else stopping.halted or _undecided(stopping))
+                             why=None if stopped else stopping.halted or _undecided(stopping),
+                             drifts=tuple(stopping.drifts) if stopped else (), reasked=again)
 
 
-def _undecided(stopping: Stopping) -> str:
-    open_ = [name for name, t in stopping.tracks.items()
-             if t.call is None or t.questions < stopping.min_n]
+def _undecided(stopping: Stopping) -> Halt:
     stuck = next((t.stuck for t in stopping.tracks.values() if t.stuck), None)
     if stuck:
-        return messages.stuck(stuck)
-    return messages.undecided(open_)
+        return Halt(kind="stuck", stuck=stuck)
+    return Halt(kind="undecided", names=tuple(
+        name for name, t in stopping.tracks.items()
+        if t.call is None or t.questions < stopping.min_n))
 
 
 def stopped_verdict(floor: Floor, goldset: str, stopping: Stopping,
@@ -175,7 +300,7 @@ def stopped_verdict(floor: Floor, goldset: str, stopping: Stopping,
              if floor.kind is None or rows[n].kind == floor.kind]
     t = METRICS[floor.metric].tally(floor.metric, asked)
     interval = ratio_interval(track, track.shares)
-    text = messages.stopped_against(floor, track.value, interval, call == "holds",
+    text = wording.stopped_against(floor, track.value, interval, call == "holds",
                                     asked=stopping.stopped_at, of=stopping.population,
                                     units=track.units, alpha=track.test.alpha)
     if floor.xfail:

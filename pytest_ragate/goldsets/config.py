@@ -31,8 +31,9 @@ from pytest_ragate.answer import turns_in_order
 from pytest_ragate.files import UnreadableText, read_jsonl, read_text
 from pytest_ragate.goldsets.corpus import Units
 from pytest_ragate.problems import GoldsetError, Problem, problems_from_validation
-from pytest_ragate.scoring.gates import KIND_SLICE
+from pytest_ragate.scoring.floor import KIND_SLICE, floor_name
 from pytest_ragate.scoring.records import ContextRef, Evidence, Span, WholeDocument
+from pytest_ragate.scoring.registry import METRICS
 
 # --- the files----------------------------------------------------------------------
 
@@ -66,6 +67,17 @@ class JudgeConfig(_Model):
 
     labels: Annotated[str, Field(min_length=1)] | None = None
     estimate: Literal["judge", "ppi"] = "judge"
+    # judged metrics whose floors a run without a judge skips (any other judged floor fails)
+    optional: list[str] = Field(default_factory=list)
+
+    @field_validator("optional")
+    @classmethod
+    def _judged(cls, value: list[str]) -> list[str]:
+        wrong = [name for name in value if name not in METRICS or not METRICS[name].judged]
+        if wrong:
+            raise ValueError(f"{', '.join(wrong)}: not a judged metric; name the judged "
+                             "metrics whose floors a run without a judge may skip")
+        return value
 
 
 class GoldsetConfig(_Model):
@@ -91,7 +103,7 @@ class GoldsetConfig(_Model):
 
 # The names the plugin gives the items beside a goldset's questions, and the separator of
 # node ids: a question id of one of these forms would share a node id with another item
-# (`floor[…]`: scoring/gates.py `Floor.name`; `anchor[…]`: items/collection.py; `regression[…]`
+# (`floor[…]`: scoring/floor.py `Floor.name`; `anchor[…]`: items/collection.py; `regression[…]`
 # and `floors`: modes/reporting.py; `q07[r2]`: scoring/records.py `repeat_name`).
 SHARED = "the question's item would share its node id"
 RESERVED_IDS = (
@@ -129,7 +141,7 @@ def _slice_part(pattern: re.Pattern[str], what: str) -> Callable[[str], str]:
         if not pattern.fullmatch(value):
             raise ValueError(f"{value!r} is not a slice {what}: {what}s are letters, digits, "
                              "'_', '-'" + (", '.'" if what == "value" else "") + " (it is "
-                             "part of a floor's name, floor[lang=de:metric])")
+                             f"part of a floor's name, {floor_name('lang=de:metric')})")
         return value
     return check
 

@@ -50,10 +50,11 @@ from pytest_ragate.goldsets.sealed import (
 from pytest_ragate.problems import GoldsetError, Problem, problems_from_validation
 from pytest_ragate.scoring.agreement import AGREEMENT
 from pytest_ragate.scoring.flips import anchor_digest
-from pytest_ragate.scoring.gates import Floor
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import ContextRef, Evidence, WholeDocument
 from pytest_ragate.scoring.registry import METRICS, anchor_floor_metrics
-from pytest_ragate.scoring.slices import EVERY_SLICE, not_sliceable
+from pytest_ragate.scoring.slices import EVERY_SLICE, sliceable
+from pytest_ragate.wording.slices import not_sliceable
 
 # the generic kinds, and the transcript names kept as aliases (same rules, own figures)
 SINGLE_DOC_KINDS = frozenset({"single_doc", "single_meeting"})
@@ -184,8 +185,13 @@ def _floor(entry: _FloorEntry, path: Path) -> Floor | list[Problem]:
                         f"{', '.join(anchor_floor_metrics())}, not {metric!r}")]
     if metric not in METRICS:
         return [Problem(path, at, f"unknown metric {metric!r} (known: {', '.join(METRICS)})")]
-    if entry.slice and (why := not_sliceable(metric)):
-        return [Problem(path, at, why)]
+    if not entry.anchors and METRICS[metric].source == "anchors":
+        return [Problem(path, at, f"{metric} is the share of a kind's anchors whose check held: "
+                        f"a floor on it is over anchors ([floors.anchors.KIND] {metric} = …), "
+                        "never over questions, where it has nothing to count and could never "
+                        "pass")]
+    if entry.slice and not sliceable(metric):
+        return [Problem(path, at, not_sliceable(metric))]
     try:
         if isinstance(value, dict):
             spec = FloorValue.model_validate(value)
@@ -357,8 +363,9 @@ class Goldset:
         """What the goldset asks and expects, as a digest on every results row: shards run on
         other machines are decided together only when it matches (`ragate decide`). Floors
         and xfail reasons are left out, so re-deciding after a floor changes (or an anchor is
-        promoted) stays possible, and so are `system` (who answers is not what is asked) and
-        `sequential` (nor is the order it is asked in);
+        promoted) stays possible, and so are `system` (who answers is not what is asked),
+        `sequential` (nor is the order it is asked in) and `[judge] optional` (which judged
+        floors may go unjudged is a rule of the decision, as a floor is);
         sealed answers count by their sealed file, so a run with
         the key and one without agree."""
         digest = hashlib.sha256()
@@ -367,8 +374,8 @@ class Goldset:
             digest.update(json.dumps(parts, ensure_ascii=False, sort_keys=True,
                                      default=str).encode() + b"\n")
 
-        add("config", self.config.model_dump(mode="json", exclude={"floors", "system",
-                                                          "sequential"}))
+        add("config", self.config.model_dump(mode="json", exclude={
+            "floors": True, "system": True, "sequential": True, "judge": {"optional"}}))
         add("corpus", self.corpus.content_hash)
         if self.sealed:
             add("sealed", hashlib.sha256(locate_sealed(

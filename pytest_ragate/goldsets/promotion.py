@@ -17,7 +17,7 @@ import tomlkit
 
 from pytest_ragate.decision.population import anchor_name
 from pytest_ragate.files import write_atomic
-from pytest_ragate.scoring.gates import Floor
+from pytest_ragate.scoring.floor import Floor
 
 PROMOTE_HINT = "run `pytest --ragate-promote` to make it a hard assertion"
 FORCE_FLAG = "--ragate-promote-flipped"

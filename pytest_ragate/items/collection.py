@@ -27,14 +27,17 @@ from pytest_ragate.goldsets.loader import (
 )
 from pytest_ragate.goldsets.promotion import PROMOTE_HINT
 from pytest_ragate.items.keys import (
+    AGAIN_KEY,
     ANCHOR_KEY,
     CASE_KEY,
     FLOOR_KEY,
     GOLDSET_KEY,
+    GOLDSETS_KEY,
     LAST_RUN_KEY,
     ROUTE_KEY,
 )
 from pytest_ragate.items.long_lived import long_lived
+from pytest_ragate.items.printed import start_printing
 from pytest_ragate.items.pytest_internals import as_reported, run_unlogged, shared_closure
 from pytest_ragate.items.reasons import failure_line
 from pytest_ragate.items.route import RouteSpec
@@ -42,13 +45,13 @@ from pytest_ragate.items.sequential import plan_of
 from pytest_ragate.items.xdist_worker import reporting_as
 from pytest_ragate.problems import GoldsetError
 from pytest_ragate.scoring.flips import anchor_digest
-from pytest_ragate.scoring.gates import Floor
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord
+from pytest_ragate.wording.numbers import bound
 
 if TYPE_CHECKING:
     from pytest_ragate.items.pytest_internals import TerminalRepr
 
-GOLDSETS_KEY = pytest.StashKey[dict[Path, Goldset]]()
 NAMES_KEY = pytest.StashKey[dict[str, tuple[Path, str]]]()
 
 
@@ -68,6 +71,7 @@ def cached_goldset(config: pytest.Config, path: Path) -> Goldset:
         finally:
             if enabled:
                 gc.enable()
+        start_printing(config)  # ragate runs here now: what pytest prints is redacted
     return cache[key]
 
 
@@ -133,17 +137,19 @@ class QuestionItem(pytest.Function):
 
 
 class FloorItem(pytest.Item):
-    def __init__(self, *, goldset: Goldset, floor: Floor, route: str, **kwargs: Any) -> None:
+    def __init__(self, *, goldset: Goldset, floor: Floor, route: str, prefix: str = "",
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.goldset = goldset
         self.floor = floor
         self.route = route
+        self.prefix = prefix  # what its name follows: `test_fn::` for a decorated route
 
     def __repr__(self) -> str:
         """`<FloorItem floor[evidence_recall] ≥ 0.90, strict xfail: retrieval misses>`."""
         f = self.floor
         judged = ", judged" if f.judged else ""
-        return f"<FloorItem {self.name} {f.bound}{judged}{_xfail(self, f.xfail)}>"
+        return f"<FloorItem {self.name} {bound(f)}{judged}{_xfail(self, f.xfail)}>"
 
     def runtest(self) -> None:
         """Nothing to do here: the controller decides floors once every question has run."""
@@ -157,6 +163,7 @@ class FloorItem(pytest.Item):
         declared = any(x == f for x in g.floors)  # else from a @ragate.floor decorator
         path, line, text = self.location
         return FloorSpec(nodeid=self.nodeid, location=(path, line, text), route=self.route,
+                         beside=f"{self.parent.nodeid}::{self.prefix}" if self.parent else "",
                          goldset=g.name, eval_version=g.eval_version, floor=f,
                          keywords=sorted(self.keywords),
                          config_path=str(g.config_path) if declared else None)
@@ -388,7 +395,7 @@ def make_floors(parent: pytest.Collector, goldset: Goldset, floors: Iterable[Flo
                 route: str, prefix: str = "") -> Iterator[FloorItem]:
     for floor in floors:
         item = FloorItem.from_parent(parent, name=f"{prefix}{floor.name}", goldset=goldset,
-                                     floor=floor, route=route)
+                                     floor=floor, route=route, prefix=prefix)
         as_reported(item)
         item.stash[FLOOR_KEY] = floor
         item.stash[GOLDSET_KEY] = goldset
@@ -540,7 +547,7 @@ def collected(items: Iterable[pytest.Item]) -> Collected:
         if isinstance(item, FloorItem):
             route, goldset = item.route, item.goldset
             floors.append(item.to_wire())
-        elif ROUTE_KEY in item.stash:
+        elif ROUTE_KEY in item.stash and AGAIN_KEY not in item.stash:
             route, goldset = item.stash[ROUTE_KEY], item.stash[GOLDSET_KEY]
             case = item.stash.get(CASE_KEY, None)
             key = case.item_name if case else item.name
@@ -559,6 +566,8 @@ def collected(items: Iterable[pytest.Item]) -> Collected:
         populations.append(Population.of(
             route, goldset, repeated_cases(item_config, goldset), anchors, ran.get(route, {}),
             labels=goldset.labels, repeats=repeats_of(item_config, goldset),
+            coverage_min=_coverage_min(goldset, [f.floor for f in floors if f.route == route]),
+            judge_optional=goldset.config.judge.optional,
             agreement_min=_agreement_min(goldset, [f.floor for f in floors
                                                    if f.route == route]),
             estimate="ppi" if goldset.estimate == "ppi" else "judge",
@@ -581,6 +590,17 @@ def _judge_fixture(item: pytest.Item) -> str | None:
 
     origin = fixture_origin(item, "ragate_judge")
     return None if origin is None or origin.builtin else origin.where
+
+
+def _coverage_min(goldset: Goldset, selected: list[Floor]) -> float | None:
+    """The route's judge_coverage floor over the whole goldset, selected or not, xfail or
+    not: a judged floor is not decided on fewer of its verdicts than it asks."""
+    for floors in (selected, goldset.floors):
+        found = next((f.min for f in floors if f.metric == "judge_coverage" and f.kind is None
+                      and f.slice is None and not f.anchors), None)
+        if found is not None:
+            return found
+    return None
 
 
 def _agreement_min(goldset: Goldset, selected: list[Floor]) -> float | None:

@@ -20,9 +20,12 @@ GOLDSET_KEY = pytest.StashKey["Goldset"]()
 CASE_KEY = pytest.StashKey["Case"]()  # a question item's question
 ANCHOR_KEY = pytest.StashKey["AnchorEntry"]()  # an anchor item's anchor
 FLOOR_KEY = pytest.StashKey["Floor"]()  # a floor item's floor
+AGAIN_KEY = pytest.StashKey[bool]()  # a question asked again to check a stop (`q07[again]`)
 
 # on the config
+GOLDSETS_KEY = pytest.StashKey["dict[Path, Goldset]"]()  # the goldsets this process loaded
 RUN_KEY = pytest.StashKey["QuestionRun"]()  # this process's judge runner and held reports
+NOT_NEEDED_KEY = pytest.StashKey[bool]()  # a sequential question its goldset no longer needed
 LAST_RUN_KEY = pytest.StashKey[pytest.Item]()  # the last item this process ran, floors aside
 
 # on test reports, and in xdist's `workeroutput`: what crosses to the controller

@@ -24,6 +24,17 @@ What has no public route, and what ragate needs it for:
 - `xml_key`, `bin_xml_escape` (`_pytest.junitxml`): pytest's JUnit writer, to give each
   question's test case a readable `<system-out>` and a stopped run a suite property, and
   to keep pytest from writing its JUnit file for a run ragate refused.
+- `log_handlers` (the `logging-plugin`'s `caplog_handler`, `report_handler`,
+  `log_file_handler`, `log_cli_handler`): pytest's own log handlers, made once per session,
+  to mask a record that reaches them without passing through this process's record factory
+  (`printed.py`). Without them, the factory alone masks what this process logs.
+- `show_redacted` (`TerminalRepr.__str__` prints through `toterminal`): an INTERNALERROR's
+  representation, which pytest, xdist and the terminal print as `str(excrepr)`, shown masked
+  (`printed.py`). The hook that receives it cannot replace it.
+- `redacted_repr` (a failure's `longrepr` is a tree of `_pytest._code.code` dataclasses): a
+  report's failure masked in place, keeping the crash line (`reprcrash`) that pytest's short
+  summary, xdist's report and ragate's own `why` read; replaced by its masked text only where
+  the tree is not made of dataclasses, or masking its parts did not mask its whole.
 
 Each name is imported here once, guarded. When a pytest release drops one, what needs it
 raises `PytestChanged`, naming the pytest version and what ragate needed; where doing without
@@ -31,7 +42,8 @@ is safe there is a fallback instead: without `xml_key` (imported with a fallback
 Hypothesis's plugin does) ragate finds no JUnit writer, and leaves pytest's JUnit file as
 pytest writes it; without `bin_xml_escape`, the same escape is done here; without
 `_fixtureinfo`, each item computes its own closure; without `getfixturemarker`, no near name
-is suggested. tests/test_pytest_internals.py pins each contract against the installed pytest.
+is suggested; without the log handlers, none is filtered. tests/test_pytest_internals.py
+pins each contract against the installed pytest.
 
 Where a public route exists ragate takes it instead: a question asks for its judge through
 its own `request` (`collection.requests_itself`), where a fixture is defined is
@@ -41,6 +53,8 @@ anchor's own xfail (`collection.anchor_outcome`), not by `_pytest.skipping.xfail
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -155,3 +169,62 @@ def as_reported(item: pytest.Item) -> None:
         raise _changed("_pytest.nodeid.coerce_node_id", "give floors, anchors and repeated "
                        "questions the node ids --lf matches their last failures by")
     item._id = _coerce_node_id(item.nodeid)
+
+
+LOG_HANDLERS = ("caplog_handler", "report_handler", "log_file_handler", "log_cli_handler")
+
+
+def log_handlers(config: pytest.Config) -> list[logging.Handler]:
+    """pytest's own log handlers, made once per session (caplog's, a report's captured log,
+    `--log-file`'s, the live log's); none without pytest's logging plugin (`-p no:logging`)
+    or in a pytest that keeps them elsewhere."""
+    plugin = config.pluginmanager.get_plugin("logging-plugin")
+    found = [getattr(plugin, name, None) for name in LOG_HANDLERS] if plugin else []
+    return [handler for handler in found if isinstance(handler, logging.Handler)]
+
+
+def show_redacted(excrepr: object, redact: Callable[[str], str]) -> None:
+    """An exception's representation (`excinfo.getrepr()`: an INTERNALERROR's) shown masked
+    wherever it is printed as `str(excrepr)`, as pytest, xdist and the terminal print it."""
+    text = str(excrepr)
+    clean = redact(text)
+    if clean == text:
+        return
+    if not callable(getattr(excrepr, "toterminal", None)):
+        raise _changed("TerminalRepr.toterminal", "mask what an INTERNALERROR prints")
+
+    def toterminal(tw: Any) -> None:
+        tw.line(clean)
+
+    excrepr.toterminal = toterminal  # type: ignore[attr-defined]  # what __str__ prints through
+
+
+def redacted_repr(longrepr: object, redact: Callable[[str], str]) -> object:
+    """A failure's representation (a report's `longrepr`) masked: the same object, each text
+    in its tree masked in place, where that masks the whole of what it prints; else (another
+    kind of object, or a secret split across two of its texts) its masked text."""
+    text = str(longrepr)
+    clean = redact(text)
+    if clean == text:
+        return longrepr
+    if dataclasses.is_dataclass(longrepr) and not isinstance(longrepr, type):
+        _mask_fields(longrepr, redact)
+        masked = str(longrepr)
+        if redact(masked) == masked:
+            return longrepr
+    return clean
+
+
+def _masked(value: Any, redact: Callable[[str], str]) -> Any:
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_masked(v, redact) for v in value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        _mask_fields(value, redact)
+    return value
+
+
+def _mask_fields(node: Any, redact: Callable[[str], str]) -> None:
+    for field in dataclasses.fields(node):
+        object.__setattr__(node, field.name, _masked(getattr(node, field.name), redact))

@@ -26,7 +26,15 @@ from pytest_ragate.answer import Answer
 from pytest_ragate.decision.population import asked_row
 from pytest_ragate.goldsets.loader import Case
 from pytest_ragate.items.collection import QuestionItem, wrong_answer
-from pytest_ragate.items.keys import CASE_KEY, MALFORMED_ATTR, RECORD_ATTR, ROUTE_KEY, RUN_KEY
+from pytest_ragate.items.keys import (
+    AGAIN_KEY,
+    CASE_KEY,
+    MALFORMED_ATTR,
+    NOT_NEEDED_KEY,
+    RECORD_ATTR,
+    ROUTE_KEY,
+    RUN_KEY,
+)
 from pytest_ragate.items.provenance import question_parts
 from pytest_ragate.items.pytest_internals import function_arguments, run_unlogged
 from pytest_ragate.items.reasons import failure_line
@@ -34,6 +42,8 @@ from pytest_ragate.items.redacting import redacted_record, redactor
 from pytest_ragate.items.timeouts import answer_within
 from pytest_ragate.items.xdist_worker import reporting_as
 from pytest_ragate.judges.base import JudgeInput
+from pytest_ragate.judges.cache_folder import JUDGE_CACHE_NAME
+from pytest_ragate.judges.cache_folder import judge_cache_folder as cache_folder
 from pytest_ragate.judges.runner import JudgedScores, JudgeRunner, judged_metrics
 from pytest_ragate.scoring.records import QuestionRecord, score_answer
 from pytest_ragate.settings import read_settings
@@ -44,7 +54,10 @@ VERDICTS_KEY = pytest.StashKey["Future[JudgedScores]"]()
 
 def base_record(item: pytest.Item, case: Case, **fields: Any) -> QuestionRecord:
     """The question's row: what the goldset says of it (the population's base row, as a
-    crashed question's error row has it), and `fields` from its outcome."""
+    crashed question's error row has it), and `fields` from its outcome; marked `reasked`
+    when the item asks it again to check a sequential stop (`items/reasking.py`)."""
+    if AGAIN_KEY in item.stash:
+        fields["reasked"] = True
     return asked_row(case, item.stash[ROUTE_KEY], item.nodeid, **fields)
 
 
@@ -59,14 +72,8 @@ class QuestionRun:
     def judge_runner(self) -> JudgeRunner:
         if self.runner is None:
             settings = read_settings(self.config).judge
-            cache = getattr(self.config, "cache", None)
-            if settings.judge_cache_dir:
-                folder = self.config.rootpath / settings.judge_cache_dir
-            elif cache is not None:
-                folder = Path(cache.mkdir("ragate-judge"))
-            else:
-                folder = self.config.rootpath / ".ragate-judge-cache"
-            self.runner = JudgeRunner(settings.judge_concurrency, folder, settings.cache,
+            self.runner = JudgeRunner(settings.judge_concurrency,
+                                      judge_cache_folder(self.config), settings.cache,
                                       timeout=settings.judge_timeout,
                                       redact=redactor(self.config),
                                       prices=(settings.judge_price_in,
@@ -76,6 +83,22 @@ class QuestionRun:
     def close(self) -> None:
         if self.runner is not None:
             self.runner.close()
+
+
+def judge_cache_folder(config: pytest.Config) -> Path:
+    """Where this run's judge verdicts are cached (`judges/cache_folder.py`, which `ragate
+    plan` and `ragate rejudge` ask too); in pytest's cache, made by pytest (its README and
+    .gitignore with it)."""
+    settings = read_settings(config).judge
+    cache = getattr(config, "cache", None)
+    # `cache_dir` is the cache plugin's ini option: without the plugin, pytest knows no such
+    # option (and ragate's verdicts are not in pytest's cache)
+    folder = cache_folder(config.rootpath, ragate_dir=settings.judge_cache_dir,
+                          pytest_cache_dir=str(config.getini("cache_dir")) if cache else None,
+                          cache_plugin=cache is not None)
+    if cache is not None and not settings.judge_cache_dir:
+        cache.mkdir(JUDGE_CACHE_NAME)
+    return folder
 
 
 def question_run(config: pytest.Config) -> QuestionRun:
@@ -204,7 +227,9 @@ def record_failure(item: pytest.Item, call: pytest.CallInfo[None],
         _keep(item, base_record(item, case, status="error", error=reason))
     elif report.skipped:
         reason = failure_line(report, call.excinfo)
-        _keep(item, base_record(item, case, status="skipped", error=reason), junit=False)
+        _keep(item, base_record(item, case, status="skipped", error=reason,
+                                not_needed=item.stash.get(NOT_NEEDED_KEY, False)),
+              junit=False)
 
 
 def run_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> bool:

@@ -15,10 +15,10 @@ from typing import Any, TypeVar
 import pytest
 from pydantic import BaseModel
 
-from pytest_ragate.items.collection import GOLDSETS_KEY
-from pytest_ragate.items.keys import ANCHOR_ATTR
+from pytest_ragate.items.keys import ANCHOR_ATTR, GOLDSETS_KEY
+from pytest_ragate.items.pytest_internals import redacted_repr
 from pytest_ragate.redaction import Redactor, known_credentials
-from pytest_ragate.settings import read_settings
+from pytest_ragate.settings import Settings, read_settings
 
 M = TypeVar("M", bound=BaseModel)
 REDACTOR_KEY = pytest.StashKey[tuple[int, Redactor]]()
@@ -31,15 +31,29 @@ ANCHOR_AS_IS = frozenset({"goldset", "anchor_id", "kind", "claim", "path", "defi
 
 def redactor(config: pytest.Config) -> Redactor:
     """This process's redactor: the sealed texts of every goldset it loaded, the credentials
-    of its environment and its configured URLs. Made again when another goldset loads."""
+    of its environment and its settings (`credentials_of`). Made again when another goldset
+    loads."""
     goldsets = config.stash.get(GOLDSETS_KEY, {})
     held = config.stash.get(REDACTOR_KEY, None)
     if held is None or held[0] != len(goldsets):
-        settings = read_settings(config)
         sealed = tuple(text for goldset in goldsets.values() for text in goldset.sealed_texts)
-        known = known_credentials(urls=(settings.judge.judge_url, settings.pipeline.chroma_url))
+        known = credentials_of(read_settings(config))
         held = config.stash[REDACTOR_KEY] = (len(goldsets), Redactor(sealed, known))
     return held[1]
+
+
+def credentials_of(settings: Settings) -> tuple[str, ...]:
+    """The credentials of this process's environment and of its settings: the judge's and
+    Chroma's URLs, and what is shaped like one in the judge's and the answerer's model."""
+    judge = settings.judge
+    return known_credentials(urls=(judge.judge_url, settings.pipeline.chroma_url),
+                             texts=(judge.judge, judge.judge_model, judge.answerer_model))
+
+
+def without_credentials(settings: Settings, values: dict[str, Any]) -> dict[str, Any]:
+    """Settings as an output may show them (a results header): each text with the
+    credentials `credentials_of` knows, and those the rules find, masked."""
+    return scrubbed(values, Redactor(known=credentials_of(settings)), frozenset())
 
 
 def _scrub(value: Any, redact: Redactor) -> Any:
@@ -64,18 +78,16 @@ def redacted_record(config: pytest.Config, record: M) -> M:
     return record if clean == data else type(record).model_validate(clean)
 
 
-def redact_report(item: pytest.Item, report: pytest.TestReport) -> None:
-    """A goldset item's report as it may be shown and sent: its failure or skip text, its
-    captured output, and the anchor outcome it carries."""
-    redact = redactor(item.config)
+def redact_report(config: pytest.Config, report: pytest.TestReport | pytest.CollectReport,
+                  ) -> None:
+    """A report as it may be shown and sent: its failure or skip text, its captured output,
+    and the anchor outcome it carries."""
+    redact = redactor(config)
     longrepr = report.longrepr
     if isinstance(longrepr, tuple) and len(longrepr) == 3:  # a skip: (path, line, reason)
         report.longrepr = (longrepr[0], longrepr[1], redact(str(longrepr[2])))
     elif longrepr is not None:
-        text = str(longrepr)
-        clean = redact(text)
-        if clean != text:
-            report.longrepr = clean
+        report.longrepr = redacted_repr(longrepr, redact)
     report.sections = [(title, redact(body)) for title, body in report.sections]
     anchor = getattr(report, ANCHOR_ATTR, None)
     if anchor is not None:

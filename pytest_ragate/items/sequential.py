@@ -7,6 +7,10 @@ asked).
 
 The controller (`modes/sequential.py`) decides when a goldset stops, and posts the stop on a
 board: a folder every process of the run reads (an xdist worker's `workerinput` names it).
+Before a stop holds, the questions asked before it are asked again (decision/drift.py): the
+controller posts them (`Reask`), each process asks again those it asked first, before its
+next question of the goldset (`items/reasking.py`), and the controller posts when the check
+is settled.
 Each process that collected posts its collection there too, so the controller, which under
 xdist collects nothing, knows each sequential goldset's questions and floors from its first
 result on.
@@ -23,7 +27,13 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_ragate.items.keys import CASE_KEY, GOLDSET_KEY, ROUTE_KEY
+from pytest_ragate.items.keys import (
+    AGAIN_KEY,
+    CASE_KEY,
+    GOLDSET_KEY,
+    NOT_NEEDED_KEY,
+    ROUTE_KEY,
+)
 
 if TYPE_CHECKING:  # loaded when a sequential goldset shows up: every pytest run imports this
     from pytest_ragate.decision.population import Collected, SequentialPlan
@@ -39,6 +49,22 @@ class Stop:
 
     asked: int
     of: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class Reask:
+    """Every floor of a goldset decided after `asked` questions: `names`, asked again in
+    this order, check the stop before it holds (decision/drift.py); each by the process that
+    asked it first (`by`: question name -> its xdist worker id, "" for a run without
+    xdist)."""
+
+    asked: int
+    names: list[str]
+    by: dict[str, str]
+
+    def mine(self, process: str) -> list[str]:
+        """The questions `process` asks again, in order."""
+        return [name for name in self.names if self.by.get(name, "") == process]
 
 
 def _digest(route: str) -> str:
@@ -86,6 +112,24 @@ class Asking:
             return None
         return Stop(**json.loads(text))
 
+    def post_reask(self, route: str, reask: Reask) -> None:
+        _write(self.board / f"again-{_digest(route)}.json", json.dumps(asdict(reask)))
+
+    def reask_of(self, route: str) -> Reask | None:
+        """The questions to ask again, while the stop they check is not settled."""
+        digest = _digest(route)
+        if (self.board / f"settled-{digest}").exists():
+            return None
+        try:
+            text = (self.board / f"again-{digest}.json").read_text()
+        except FileNotFoundError:
+            return None
+        return Reask(**json.loads(text))
+
+    def post_settled(self, route: str) -> None:
+        """The stop was checked (held or refused): nothing more is asked again."""
+        _write(self.board / f"settled-{_digest(route)}", "")
+
     def post_collected(self, collected: Collected) -> None:
         _write(self.board / "collected.json", collected.model_dump_json())
 
@@ -132,13 +176,15 @@ def put_in_order(config: pytest.Config, items: list[pytest.Item]) -> None:
 
 def skip_if_decided(item: pytest.Item) -> None:
     """A question of a goldset already decided is not asked: skipped, with how many of its
-    questions decided it (the run decision checks the skip, `run_decision.py`)."""
+    questions decided it, and its row marked `not_needed` (the run decision checks the skip
+    against its replay, `run_decision.py`)."""
     found = asking(item.config)
-    if (found is None or CASE_KEY not in item.stash
+    if (found is None or CASE_KEY not in item.stash or AGAIN_KEY in item.stash
             or not found.asks_sequentially(item.stash[GOLDSET_KEY])):
-        return  # no file is read for a question asked in full
+        return  # no file is read for a question asked in full, nor for one asked again
     stop = found.stop_of(item.stash[ROUTE_KEY])
     if stop is not None:
-        from pytest_ragate.scoring import messages
+        from pytest_ragate.wording.sequential import not_needed
 
-        pytest.skip(messages.not_needed(stop.asked, stop.of))
+        item.stash[NOT_NEEDED_KEY] = True
+        pytest.skip(not_needed(stop.asked, stop.of))

@@ -18,6 +18,9 @@ Why no public design keeps what the held reports are for:
   teardown report), so the judged scores would be missing from it, and a replay-mode cache
   miss would have to be a second failure beside the question's passed one.
 So the private access stays, here only: the `WorkerInteractor` plugin and its `item_index`.
+The same check holds for a question asked again to check a sequential stop: an item made
+during the run, which no index names, so it is appended to the worker's `session.items`
+first (`adopt`).
 It registers itself without a name, and its class lives in the `__channelexec__` namespace
 xdist runs `remote.py` in (it cannot be imported and compared by identity): it is found by
 class name and by having the attribute. pyproject.toml keeps pytest-xdist below 4, and
@@ -63,6 +66,25 @@ def _worker(item: pytest.Item) -> _Worker | None:
         index = {it.nodeid: i for i, it in enumerate(item.session.items)}
         found = config.stash[WORKER_KEY] = _Worker(interactor, index)
     return found
+
+
+def process_id(config: pytest.Config) -> str:
+    """This process's xdist worker id (`gw0`), as the controller reads it off its reports;
+    "" outside a worker."""
+    return str(getattr(config, "workerinput", {}).get("workerid", ""))
+
+
+def adopt(item: pytest.Item) -> None:
+    """An item made during the run (a question asked again, `items/reasking.py`) joins this
+    worker's list of items, so reports logged under it (`reporting_as`) pass xdist's check
+    that a report is the running item's. Appended at the end: the indices the controller
+    sends stay the same, and the worker never runs it again. Outside a worker, nothing: a
+    process without xdist loops over its items list, and would run it twice."""
+    worker = _worker(item)
+    if worker is None:
+        return
+    worker.index[item.nodeid] = len(item.session.items)
+    item.session.items.append(item)
 
 
 @contextmanager

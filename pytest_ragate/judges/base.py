@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from pytest_ragate.answer import Context
+from pytest_ragate.answer import Context, Usage, reported_usage
 
 if TYPE_CHECKING:
     import numpy as np
@@ -120,22 +120,28 @@ class JudgeMeter:
         self.requests = 0
         self.prompt_tokens = 0
         self.completion_tokens = 0
-        self.unreported = 0  # answered requests whose response carried no usage
+        self.unreported = 0  # answered requests whose response carried no usage, or a wrong one
+        self.invalid: dict[str, str] = {}  # a wrong usage's field -> its value and what is wrong
 
     def sent(self) -> None:
         with self._lock:
             self.requests += 1
 
     def reported(self, usage: object) -> None:
-        """A response's `usage` (prompt_tokens, completion_tokens), or None when it had none."""
-        prompt = getattr(usage, "prompt_tokens", None)
-        completion = getattr(usage, "completion_tokens", None)
+        """A response's `usage` (prompt_tokens, completion_tokens, and a cost if it has one;
+        an object or a dict), or None when it had none. It is held to the rule a system's
+        own usage is (`answer.reported_usage`): a negative, non-finite, boolean or string
+        count or cost leaves the request's tokens unreported (not 0, not clamped), and the
+        wrong field is kept (`invalid`)."""
+        found = reported_usage(usage)
         with self._lock:
-            if not isinstance(prompt, int) or not isinstance(completion, int):
+            if not isinstance(found, Usage):
                 self.unreported += 1
+                for name, why in (found or {}).items():
+                    self.invalid.setdefault(name, why)
                 return
-            self.prompt_tokens += max(0, prompt)
-            self.completion_tokens += max(0, completion)
+            self.prompt_tokens += found.prompt_tokens
+            self.completion_tokens += found.completion_tokens
 
 
 METER: contextvars.ContextVar[JudgeMeter | None] = contextvars.ContextVar(

@@ -84,7 +84,8 @@ class JudgeBill:
     requests: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    unreported: int = 0  # requests whose response reported no tokens
+    unreported: int = 0  # requests whose response reported no tokens, or wrong ones
+    invalid: dict[str, str] = field(default_factory=dict)  # a wrong usage's fields: why
     cost: float | None = None
 
     @classmethod
@@ -95,14 +96,25 @@ class JudgeBill:
                 if priced else None)
         return cls(requests=meter.requests, prompt_tokens=meter.prompt_tokens,
                    completion_tokens=meter.completion_tokens, unreported=meter.unreported,
-                   cost=cost)
+                   invalid=dict(meter.invalid), cost=cost)
 
     def row_fields(self) -> dict[str, Any]:
         """The question row's judge_requests, judge_tokens and judge_cost."""
         tokens = (JudgeTokens(prompt=self.prompt_tokens, completion=self.completion_tokens,
-                              unreported=self.unreported) if self.requests else None)
+                              unreported=self.unreported, invalid=self.invalid)
+                  if self.requests else None)
         return {"judge_requests": self.requests, "judge_tokens": tokens,
                 "judge_cost": self.cost}
+
+
+def invalid_usage_line(judge: str, name: str, why: str, questions: Sequence[str]) -> str:
+    """The run's one line about a judge's usage that breaks the rule (`JudgeMeter.reported`),
+    per judge and field."""
+    n = len(questions)
+    return (f"ragate: the judge {judge} reported a usage whose {name} {why} ({n} question"
+            f"{'s' * (n != 1)}: {', '.join(questions)}): its tokens are not counted, and "
+            "where the judge is priced those questions' cost is unknown (a cost_per_question "
+            "floor is not decided over them)")
 
 
 @dataclass

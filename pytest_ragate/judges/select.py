@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from pytest_ragate.judges.base import Embeds, Judge
 from pytest_ragate.judges.fixture import FixtureJudge, LazyEmbedder, read_fixture_file, usage_error
+from pytest_ragate.redaction import redact_credentials
 from pytest_ragate.settings import JudgeSettings
 
 if TYPE_CHECKING:
@@ -33,8 +34,8 @@ def judge_spec(settings: JudgeSettings, need_url: bool = True) -> tuple[str, str
             raise usage_error("--ragate-judge ragas:… needs --ragate-judge-url (the base URL of an "
                          "OpenAI-compatible API, e.g. http://127.0.0.1:8000/v1)")
         return kind, rest or str(settings.judge_model)
-    raise usage_error(f"--ragate-judge {settings.judge!r}: expected fixture:PATH or ragas:MODEL "
-                 "(or ragas with --ragate-judge-model)")
+    raise usage_error(f"--ragate-judge {redact_credentials(repr(settings.judge))}: expected "
+                      "fixture:PATH or ragas:MODEL (or ragas with --ragate-judge-model)")
 
 
 def check_settings(settings: JudgeSettings) -> tuple[str, str] | None:
@@ -47,8 +48,8 @@ def check_settings(settings: JudgeSettings) -> tuple[str, str] | None:
     if kind == "fixture":
         read_fixture_file(Path(rest))
     elif importlib.util.find_spec("ragas") is None:
-        raise usage_error(f"--ragate-judge {settings.judge}: needs RAGAS: pip install "
-                          "'pytest-ragate[ragas]'")
+        raise usage_error(f"--ragate-judge {redact_credentials(settings.judge or '')}: needs "
+                          "RAGAS: pip install 'pytest-ragate[ragas]'")
     return spec
 
 

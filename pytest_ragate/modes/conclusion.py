@@ -13,35 +13,45 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_ragate.decision.goldset_run import GoldsetRun
 from pytest_ragate.decision.population import Collected, anchor_name
+from pytest_ragate.decision.rules import rules_of
 from pytest_ragate.decision.run_decision import (
     Arrived,
     Decision,
     Failure,
     FloorDecision,
-    Rules,
     decide_run,
 )
 from pytest_ragate.goldsets.promotion import Promotion, promote_anchors, promote_floors, summary
 from pytest_ragate.items.collection import collected
 from pytest_ragate.modes import reporting as reporter
-from pytest_ragate.modes.saved_lines import saved_lines
+from pytest_ragate.modes.saved_lines import decision_settings, saved_lines
 from pytest_ragate.outputs.baseline import BaselineError, load_baseline
 from pytest_ragate.outputs.reports import incomplete_notice
 from pytest_ragate.outputs.results import Shard
 from pytest_ragate.outputs.writers import Saved, Written, write_outputs
 from pytest_ragate.scoring.flips import Flips
-from pytest_ragate.scoring.gates import Floor, Strictness
-from pytest_ragate.scoring.messages import accept_judge_unneeded
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord
-from pytest_ragate.scoring.run import GoldsetRun
-from pytest_ragate.scoring.slice_floors import SliceRules
 from pytest_ragate.settings import Settings
+from pytest_ragate.wording.baseline import accept_judge_unneeded
 
 if TYPE_CHECKING:
     from pytest_ragate.outputs.history import FlipReport
 
 Location = tuple[str, int | None, str]
+
+
+# pytest's cache narrowing a run to its last failures: the flag and its option's dest
+NARROWING = (("--lf", "lf"), ("--sw", "stepwise"), ("--sw-skip", "stepwise_skip"))
+
+
+def narrowed_by(config: pytest.Config) -> str | None:
+    """The flag with which pytest's cache narrows this run to its last failures (`--lf`,
+    `--sw`), or None: then a goldset member it deselects is a missing result, and its floors
+    fail rather than skip (`--ff` only reorders, and deselects nothing)."""
+    return next((flag for flag, dest in NARROWING if config.getoption(dest, None)), None)
 
 
 class Conclusion:
@@ -50,7 +60,7 @@ class Conclusion:
         self.settings = settings
         self.arrived = Arrived()
         self.collected: Collected | None = None
-        self.decision = Decision()
+        self.decision: Decision | None = None  # once decided (`decide`)
         self.promotion: list[str] = []
         self.written = Written()
         self.incomplete: str | None = None  # why the run stopped early, when it did
@@ -64,17 +74,12 @@ class Conclusion:
                 baseline = load_baseline(gate.baseline, config.rootpath)
             except BaselineError as error:
                 raise pytest.UsageError(str(error)) from None
-        self.rules = Rules(strictness=Strictness(ci=gate.ci, min_n=gate.min_n,
-                                                 sealed_without_key=gate.sealed_without_key),
-                           require_judge=settings.run.require_judge, baseline=baseline,
-                           alpha=gate.alpha, accept_judge=gate.accept_judge,
-                           slices=SliceRules(alpha=gate.slice_alpha,
-                                             correction=gate.slice_correction,
-                                             insufficient=gate.slice_insufficient))
+        self.rules = rules_of(decision_settings(settings), baseline=baseline,
+                              narrowed_by=narrowed_by(config))
 
     @property
     def runs(self) -> list[GoldsetRun]:
-        return self.decision.runs
+        return self.decision.runs if self.decision is not None else []
 
     def add_record(self, report: pytest.TestReport, row: dict[str, Any]) -> None:
         record = self.arrived.records[report.nodeid] = QuestionRecord.model_validate(row)
@@ -127,7 +132,8 @@ class Conclusion:
     def saved(self, *, shard: Shard | None = None, row_knobs: dict[str, Any] | None = None,
               ) -> Saved:
         """What the results file keeps beside the decided rows (`saved_lines.py`)."""
-        return saved_lines(self.settings, self.collected, self.arrived, self.decision.lost,
+        lost = self.decision.lost if self.decision is not None else []
+        return saved_lines(self.settings, self.collected, self.arrived, lost,
                            shard=shard, row_knobs=row_knobs)
 
     def write(self, session: pytest.Session, saved: Saved | None) -> None:
@@ -152,7 +158,8 @@ class Conclusion:
         elif self.settings.run.promote:
             check = (FlipCheck.of(self.runs, self.written.flips) if self.settings.run.history
                      else FlipCheck(history=False))
-            self.promotion = promote(self.arrived.anchors.values(), self.decision.floors,
+            decided = self.decision.floors if self.decision is not None else []
+            self.promotion = promote(self.arrived.anchors.values(), decided,
                                      check, force=self.settings.run.promote_flipped)
 
     def outputs(self) -> reporter.Outputs:

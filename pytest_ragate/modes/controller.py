@@ -33,18 +33,19 @@ from pytest_ragate.items.keys import (
     WORKEROUTPUT_KEY,
     is_goldset_item,
 )
+from pytest_ragate.items.printed import start_printing
 from pytest_ragate.items.reasons import failure_line, summary_line
 from pytest_ragate.modes.output_paths import check_outputs, clear_outputs, refused
 from pytest_ragate.settings import Settings, read_settings
 
 if TYPE_CHECKING:
+    from pytest_ragate.decision.regressions import RunJudge
     from pytest_ragate.modes.conclusion import Conclusion
-    from pytest_ragate.scoring.regression import RunJudge
 
 Location = tuple[str, int | None, str]
 
 
-def _worker_id(report: pytest.TestReport) -> str | None:
+def worker_of(report: pytest.TestReport) -> str | None:
     """The xdist worker a report came from (`gw0`), None in a run without xdist."""
     return getattr(getattr(getattr(report, "node", None), "gateway", None), "id", None)
 
@@ -71,24 +72,24 @@ def check_accept_judge(config: pytest.Config, settings: Settings) -> None:
     accept = settings.gate.accept_judge
     if accept is None:
         return
-    from pytest_ragate.scoring import messages
+    from pytest_ragate.wording import baseline as wording
 
     if config.getini("ragate_accept_judge"):  # even under a flag: it would outlive this run
-        raise pytest.UsageError(messages.ACCEPT_JUDGE_IN_INI)
+        raise pytest.UsageError(wording.ACCEPT_JUDGE_IN_INI)
     if not settings.gate.baseline:
-        raise pytest.UsageError(messages.ACCEPT_JUDGE_WITHOUT_BASELINE)
+        raise pytest.UsageError(wording.ACCEPT_JUDGE_WITHOUT_BASELINE)
     configured = _configured_judge(settings)
     if configured is not None and not configured.is_named(accept):
-        raise pytest.UsageError(messages.accept_judge_misnamed(accept, configured.names))
+        raise pytest.UsageError(wording.accept_judge_misnamed(accept, configured.names))
 
 
 def _configured_judge(settings: Settings) -> RunJudge | None:
     """The judge `--ragate-judge` configures, as its rows will name it; None when none is
     configured (a `ragate_judge` fixture of the user's: known once its rows arrive) or its
     spec is wrong (a usage error of its own)."""
+    from pytest_ragate.decision.regressions import RunJudge
     from pytest_ragate.judges.fixture import read_fixture_file
     from pytest_ragate.judges.select import judge_spec
-    from pytest_ragate.scoring.regression import RunJudge
 
     try:
         spec = judge_spec(settings.judge, need_url=False)
@@ -121,6 +122,8 @@ class Controller(ABC):
         self.down: list[str] = []  # xdist workers that went down, and why
         self.no_system: dict[str, int] = {}  # goldset file -> items that had no system
         self.malformed: dict[str, int] = {}  # what the system returned -> questions
+        # (judge, field of its usage) -> why, the questions whose judge usage broke the rule
+        self.invalid_usage: dict[tuple[str, str], tuple[str, list[str]]] = {}
         self.goldset_ran = False  # a worker described goldsets, or a goldset report arrived
         self.last_on: dict[str, str] = {}  # xdist worker -> the last item it reported
         self.conclusion: Conclusion | None = None
@@ -167,14 +170,15 @@ class Controller(ABC):
         why any report failed (xdist's report of a crashed worker carries no record)."""
         row = getattr(report, RECORD_ATTR, None)
         if row is not None or getattr(report, ANCHOR_ATTR, None) is not None:
-            self.goldset_ran = True
+            self.ragate_ran()
         if row is not None:
+            self.note_invalid_usage(row)
             self.concluding().add_record(report, row)
             delattr(report, RECORD_ATTR)  # kept as a QuestionRecord now, not twice
         anchor = getattr(report, ANCHOR_ATTR, None)
         if anchor is not None:
             self.concluding().add_anchor(report, anchor)
-        worker = _worker_id(report)
+        worker = worker_of(report)
         if worker is not None:
             self.last_on[worker] = report.nodeid
         route = getattr(report, NO_SYSTEM_ATTR, None)
@@ -186,6 +190,23 @@ class Controller(ABC):
         if report.failed and not hasattr(report, "wasxfail"):
             self.failed.setdefault(report.nodeid, (report.when or "",
                                                    failure_line(report)))
+
+    def ragate_ran(self) -> None:
+        """A goldset ran (here, or on a worker): from now on what this process prints is
+        redacted too, as a worker's is (`items/printed.py`): the controller of xdist loads
+        no goldset, and prints what its own hooks and the project's raise and log."""
+        if not self.goldset_ran:
+            self.goldset_ran = True
+            start_printing(self.config)
+
+    def note_invalid_usage(self, row: dict[str, Any]) -> None:
+        """A judge usage that broke the rule (`judge_tokens.invalid`), for the run's line."""
+        invalid = (row.get("judge_tokens") or {}).get("invalid") or {}
+        for name, why in invalid.items():
+            _, questions = self.invalid_usage.setdefault((row.get("judge") or "?", name),
+                                                         (why, []))
+            if row["question_id"] not in questions:  # once, whatever its repeats
+                questions.append(row["question_id"])
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport,
@@ -199,7 +220,7 @@ class Controller(ABC):
         if crashitem in self.started:
             self.crashed.add(crashitem)
             return
-        worker = _worker_id(report) or "a worker"
+        worker = worker_of(report) or "a worker"
         last = self.last_on.get(worker)
         report.when = "teardown"
         if last is None:
@@ -217,7 +238,7 @@ class Controller(ABC):
         crashed sends none; the others (and its replacement) do."""
         output = getattr(node, "workeroutput", None) or {}
         if WORKEROUTPUT_KEY in output:
-            self.goldset_ran = True
+            self.ragate_ran()
             self.concluding().add_collected(output[WORKEROUTPUT_KEY])
         if error:
             gateway = getattr(getattr(node, "gateway", None), "id", "a worker")
@@ -284,6 +305,12 @@ class Controller(ABC):
             from pytest_ragate.items.questions import malformed_summary
 
             terminalreporter.write_line(malformed_summary(self.malformed), red=True, bold=True)
+        if self.invalid_usage:
+            from pytest_ragate.judges.runner import invalid_usage_line
+
+            for (judge, name), (why, questions) in self.invalid_usage.items():
+                terminalreporter.write_line(invalid_usage_line(judge, name, why, questions),
+                                            red=True, bold=True)
         self.summary(terminalreporter)
 
     def hint_nothing_ran(self, terminalreporter: Any) -> None:
@@ -311,4 +338,22 @@ def check_before_running(config: pytest.Config, settings: Settings, *,
 
         spec = check_settings(settings.judge)
         fixture_file = spec[1] if spec and spec[0] == "fixture" else None
+    check_judge_optional(settings)
     check_outputs(config, fixture_file, decided)
+
+
+def check_judge_optional(settings: Settings) -> None:
+    """`ragate_judge_optional` names judged metrics, each once: a typo would leave a floor
+    it meant to skip failing, or one it did not mean to, so an unknown name is a usage error
+    (checked only when set: a run without it imports nothing of the decision here)."""
+    if not settings.gate.judge_optional:
+        return
+    from pytest_ragate.decision.rules import optional_metrics
+    from pytest_ragate.scoring.registry import METRICS
+
+    wrong = sorted(name for name in optional_metrics(settings.gate.judge_optional)
+                   if name not in METRICS or not METRICS[name].judged)
+    if wrong:
+        from pytest_ragate.wording.floors import not_judged_metrics
+
+        raise pytest.UsageError(not_judged_metrics("ragate_judge_optional", wrong))

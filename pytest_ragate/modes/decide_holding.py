@@ -25,6 +25,7 @@ from pytest_ragate.decision.population import (
     Member,
     Population,
     SequentialPlan,
+    again_name,
     anchor_name,
     population_shards,
 )
@@ -140,14 +141,18 @@ def hold(files: Sequence[ResultsFile], collected: Collected,
             name = stamps[route][1].goldset if route in stamps else route
             problems.append(f"goldset {name} ({route}) has results, but this session did not "
                             "collect it: give ragate decide the paths the shards ran")
+    again = [row for f in lines.files for _, row in f.reasked]
     for population in collected.populations:
         problems += _stamp_problems(population, stamps.get(population.route),
                                     [r for key, found in lines.rows.items()
-                                     if key[0] == population.route for *_, r in found])
+                                     if key[0] == population.route for *_, r in found]
+                                    + [r for r in again if r.route == population.route])
     if problems:
         return held
     for population in collected.populations:
         _take(held, population, lines, by_nodeid)
+    for row in again:  # a sequential stop's check, replayed with the rows (decide_run)
+        held.arrived.records[f"{row.route}::{again_name(row.question_id)}"] = row
     for f in lines.files:
         held.arrived.down += f.header.workers_down  # type: ignore[union-attr]
     _take_tests(held, lines.files)

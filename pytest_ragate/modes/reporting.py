@@ -16,8 +16,10 @@ from typing import Any
 
 import pytest
 
+from pytest_ragate.decision.floors import Verdict
+from pytest_ragate.decision.goldset_run import GoldsetRun, run_status
+from pytest_ragate.decision.regressions import Regression
 from pytest_ragate.decision.run_decision import Decision, FloorDecision
-from pytest_ragate.decision.run_status import goldset_status, overall_status
 from pytest_ragate.outputs.reports import (
     figures_table,
     floors_table,
@@ -30,11 +32,9 @@ from pytest_ragate.outputs.reports import (
     worst_lines,
 )
 from pytest_ragate.outputs.slice_tables import slice_tables
-from pytest_ragate.scoring.gates import Verdict
-from pytest_ragate.scoring.messages import slice_name
 from pytest_ragate.scoring.records import QuestionRecord
-from pytest_ragate.scoring.regression import Regression
-from pytest_ragate.scoring.run import GoldsetRun
+from pytest_ragate.wording.runs import badge_of, lines_of, run_why, status_badge, status_why
+from pytest_ragate.wording.slices import slice_name
 
 Location = tuple[str, int | None, str]
 
@@ -124,8 +124,8 @@ def regression_node(run: GoldsetRun, floors: Sequence[FloorDecision]) -> tuple[s
     """Where a goldset's regression checks sit: beside its floors (`path::` or
     `path::test_fn::`), else beside its questions."""
     spec = next((d.spec for d in floors if d.spec.route == run.route), None)
-    if spec is not None:
-        return spec.nodeid.rpartition("floor[")[0], spec.location
+    if spec is not None and spec.beside:
+        return spec.beside, spec.location
     path = run.route.partition("::")[0]
     return run.route + "::", (path, None, "")
 
@@ -167,9 +167,10 @@ def junit_status(config: pytest.Config, runs: Sequence[GoldsetRun]) -> None:
     """A run that was not decided whole says what it was in its JUnit file too: a
     `ragate-status` property of the test suite (`NOTHING RAN: …`, `PARTIAL: …`, `FLOOR NOT
     DECIDED: …`), beside the skipped floors' cases; nothing for a PASS or a FAIL."""
-    status = overall_status(runs, failed=False)
-    if not status.sure:
-        junit_property(config, "ragate-status", status.badge)
+    status = run_status(runs, failed=False)
+    why = run_why(runs, status)
+    if why:
+        junit_property(config, "ragate-status", status_badge(status, why))
 
 
 def junit_property(config: pytest.Config, name: str, value: str) -> None:
@@ -224,11 +225,11 @@ def terminal_summary(terminalreporter: Any, runs: Sequence[GoldsetRun], *,
         return
     terminalreporter.write_sep("=", "ragate floors")
     for run in runs:
-        write(f"{run.label}: {' · '.join(run.parts)}")
-        write(f"{run.label}: {run.coverage_line()}", red=bool(run.hard_gaps))
-        status = goldset_status(run)
-        if not status.sure:
-            write(f"{run.label}: {status.badge}: not a PASS, its floors were not all decided "
+        said = lines_of(run)
+        write(f"{run.label}: {' · '.join(said.parts)}")
+        write(f"{run.label}: {said.coverage}", red=bool(run.hard_gaps))
+        if status_why(run):
+            write(f"{run.label}: {badge_of(run)}: not a PASS, its floors were not all decided "
                   "over every question", yellow=True)
         if run.label in gaps_fail:
             write(f"{run.label}: the run fails: no floor covers the questions or anchors "
@@ -246,11 +247,12 @@ def terminal_summary(terminalreporter: Any, runs: Sequence[GoldsetRun], *,
                   yellow=not failing and len(table.called("holds")) < len(table.rows))
     figures_before_floors(write, runs)
     for run in runs:
-        for line in run.judge_lines:
+        said = lines_of(run)
+        for line in said.judge:
             write(f"{run.label}: {line}", yellow=line.startswith("warning"))
         if billed := run_bill_line(run):
             write(f"{run.label}: {billed}")
-        for line in run.flaky_lines():
+        for line in said.flaky:
             write(f"{run.label}: {line}", yellow=not line.startswith("flaky: 0 "))
     for line, red in outputs.lines():
         write(line, red=red)

@@ -16,6 +16,7 @@ from typing import Any
 
 from pytest_ragate.decision.population import Collected, population_shards
 from pytest_ragate.decision.run_decision import Arrived, Failure
+from pytest_ragate.items.redacting import without_credentials
 from pytest_ragate.outputs.results import (
     FORMAT,
     GoldsetStamp,
@@ -35,7 +36,8 @@ WHERE_KNOBS = frozenset({"chroma_url", "index_dir", "judge_url", "judge_concurre
                          "judge_cache_dir", "cache", "judge_price_in", "judge_price_out"})
 ROW_GATE_KNOBS = ("repeat", "system_timeout")
 DECISION_KNOBS = ("ci", "min_n", "alpha", "sealed_without_key", "baseline", "flip_window",
-                  "slice_alpha", "slice_correction", "slice_insufficient", "accept_judge")
+                  "slice_alpha", "slice_correction", "slice_insufficient", "accept_judge",
+                  "judge_optional")
 # the phase a results file gives an item whose worker died running it: the `when` of the
 # report xdist makes for it, which files written before ragate said `crashed` itself still
 # carry; ragate writes it from the gathered failure, and reads a crash back from it
@@ -43,18 +45,21 @@ CRASHED_PHASE = "???"
 
 
 def row_settings(settings: Settings) -> dict[str, Any]:
-    """The knobs that shape a row: every shard of one gate must have run with the same."""
+    """The knobs that shape a row: every shard of one gate must have run with the same. As
+    a header keeps them: a credential in one (a model named `gpt-sk-…`) masked, as every
+    output masks it."""
     found: dict[str, Any] = {}
     for section in (settings.pipeline, settings.judge):
         found.update({k: v for k, v in dataclasses.asdict(section).items()
                       if k not in WHERE_KNOBS})
     found.update({k: getattr(settings.gate, k) for k in ROW_GATE_KNOBS})
-    return found
+    return without_credentials(settings, found)
 
 
 def decision_settings(settings: Settings) -> dict[str, Any]:
-    return {**{k: getattr(settings.gate, k) for k in DECISION_KNOBS},
-            "require_judge": settings.run.require_judge}
+    """The knobs that decide (masked as `row_settings`' are: `--ragate-accept-judge`)."""
+    return without_credentials(settings, {**{k: getattr(settings.gate, k) for k in DECISION_KNOBS},
+                                          "require_judge": settings.run.require_judge})
 
 
 def ragate_version() -> str:

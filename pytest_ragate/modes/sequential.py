@@ -2,12 +2,15 @@
 registered on every process unless the option is off, like pytest's `stepwise.py`.
 
 - `AskInOrder`, on every process that runs items: puts each sequential goldset's questions in
-  its asking order, posts its collection on the board, and skips a question whose goldset
-  was decided (`items/sequential.py`).
+  its asking order, posts its collection on the board, asks again the questions that check a
+  stop (`items/reasking.py`), and skips a question whose goldset was decided
+  (`items/sequential.py`).
 - `StopWhenDecided`, where the reports arrive (the one process, or the xdist controller):
   feeds each sequential goldset's results to its floors' tests in asking order
-  (`decision/sequential.Stopping`) and posts the stop once every floor is decided. The run
-  decision replays the same rows through the same rule, so what it decides is what stopped.
+  (`decision/sequential.Stopping`); once every floor is decided it posts the questions to ask
+  again (decision/drift.py), and the stop once their answers held (or that the check is
+  settled, when they changed). The run decision replays the same rows through the same rule,
+  so what it decides is what stopped.
 
 A sequential run refuses what it is not defined for yet: shards (`ragate decide` would
 decide each slice's prefix apart), a baseline (a paired test over the questions both runs
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import secrets
 import tempfile
+from collections.abc import Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -30,6 +34,7 @@ from pytest_ragate.items.sequential import (
     ASKING_KEY,
     WORKERINPUT_KEY,
     Asking,
+    Reask,
     Stop,
     put_in_order,
     skip_if_decided,
@@ -50,13 +55,13 @@ def start_asking(config: pytest.Config, settings: Settings) -> None:
         return
     if not hasattr(config, "workerinput") and config.getini("ragate_sequential_seed") \
             and config.getoption("ragate_sequential_seed") is None:
-        from pytest_ragate.scoring import messages
+        from pytest_ragate.wording import sequential as wording
 
-        raise pytest.UsageError(messages.PINNED_SEED)
+        raise pytest.UsageError(wording.PINNED_SEED)
     if gate.sequential:
-        from pytest_ragate.scoring import messages
+        from pytest_ragate.wording import sequential as wording
 
-        refused = messages.sequential_refused_by(
+        refused = wording.sequential_refused_by(
             shard=bool(settings.run.shard), decide=bool(settings.run.decide),
             baseline=bool(gate.baseline), repeat=(gate.repeat or 1) > 1,
             strict=gate.ci == "strict")
@@ -82,11 +87,11 @@ def _asking(config: pytest.Config, settings: Settings) -> Asking:
 def check_goldset(goldset: Goldset, config: pytest.Config, repeats: int) -> None:
     """A sequential goldset whose own settings it is not defined for: one usage error naming
     its ragate.toml, before anything is asked."""
-    from pytest_ragate.scoring import messages
     from pytest_ragate.settings import read_settings
+    from pytest_ragate.wording import sequential as wording
 
     settings = read_settings(config)
-    why = messages.sequential_refused_by(
+    why = wording.sequential_refused_by(
         shard=bool(settings.run.shard), decide=bool(settings.run.decide),
         baseline=bool(settings.gate.baseline), repeat=repeats > 1,
         strict=settings.gate.ci == "strict", ppi=goldset.estimate == "ppi",
@@ -130,6 +135,17 @@ class AskInOrder:
 
         self.asking.post_collected(collected(goldset_items))
 
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None,
+                                ) -> Generator[None, object, object]:
+        """Before a question of a goldset whose stop is being checked, the questions this
+        process claims are asked again (`items/reasking.py`)."""
+        if CASE_KEY in item.stash:
+            from pytest_ragate.items.reasking import ask_again_before
+
+            ask_again_before(item)
+        return (yield)
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
         skip_if_decided(item)
@@ -144,13 +160,15 @@ class StopWhenDecided:
         self.config = config
         self.asking = asking
         self.stoppings: dict[str, Stopping | None] = {}  # route -> its tests (None: not ours)
+        self.rechecked: set[str] = set()  # routes whose questions to ask again were posted
+        self.asked_by: dict[str, dict[str, str]] = {}  # route -> question -> its process
 
     def pytest_report_header(self, config: pytest.Config) -> str | None:
         if self.asking.every is None:
             return None  # said where a goldset asks sequentially: its summary line
-        from pytest_ragate.scoring import messages
+        from pytest_ragate.wording import sequential as wording
 
-        return messages.sequential_header(self.asking.seed, self.asking.every)
+        return wording.sequential_header(self.asking.seed, self.asking.every)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
@@ -169,10 +187,25 @@ class StopWhenDecided:
         from pytest_ragate.scoring.records import QuestionRecord
 
         record = QuestionRecord.model_validate(row)
-        stopping.offer(record.question_id, record)
+        if record.reasked:
+            stopping.offer_again(record.question_id, record)
+        else:
+            from pytest_ragate.modes.controller import worker_of
+
+            self.asked_by.setdefault(route, {})[record.question_id] = worker_of(report) or ""
+            stopping.offer(record.question_id, record)
+        if stopping.rechecking and route not in self.rechecked:
+            assert stopping.recheck is not None
+            self.rechecked.add(route)
+            asked_by = self.asked_by.get(route, {})
+            self.asking.post_reask(route, Reask(
+                asked=stopping.recheck.asked, names=stopping.recheck.names,
+                by={name: asked_by.get(name, "") for name in stopping.recheck.names}))
         if stopping.stopped:
             self.asking.post(route, Stop(asked=stopping.stopped_at or 0,
                                          of=stopping.population))
+        if route in self.rechecked and not stopping.rechecking:
+            self.asking.post_settled(route)
 
     def _stopping(self, route: str) -> Stopping | None:
         if route not in self.stoppings:

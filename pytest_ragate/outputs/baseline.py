@@ -29,8 +29,8 @@ from pytest_ragate.outputs.saved_runs import (
     read_saved,
     require_whole,
 )
+from pytest_ragate.scoring.pairing import BaselineRun
 from pytest_ragate.scoring.records import QuestionRecord
-from pytest_ragate.scoring.regression import BaselineRun
 
 # a partial run scored only some questions: paired with it, a run's drop on every other
 # question would go unseen

@@ -38,10 +38,12 @@ from pydantic import (
 )
 
 from pytest_ragate.answer import Knob
+from pytest_ragate.decision.goldset_run import GoldsetRun
 from pytest_ragate.decision.population import anchor_name
-from pytest_ragate.decision.run_status import goldset_status
 from pytest_ragate.outputs import signing
 from pytest_ragate.scoring import flips
+from pytest_ragate.scoring.floor import floor_name
+from pytest_ragate.scoring.pairing import scored_metrics
 from pytest_ragate.scoring.records import (
     Bill,
     QuestionRecord,
@@ -52,8 +54,6 @@ from pytest_ragate.scoring.records import (
     tally,
 )
 from pytest_ragate.scoring.registry import METRICS
-from pytest_ragate.scoring.regression import scored_metrics
-from pytest_ragate.scoring.run import GoldsetRun
 from pytest_ragate.settings import DEFAULT_FLIP_WINDOW
 
 FORMAT = 1
@@ -92,12 +92,16 @@ class FloorOutcome(BaseModel):
     min: float  # the bound: from below, or from above when `upper`
     outcome: str
     upper: bool = False  # `{max = …}`; left out of the line when False, as before it existed
+    # of a judged metric (its outcome is the judge's too); left out when False. A line
+    # written before it existed says False: its floors count across a judge change
+    judged: bool = False
 
     @model_serializer(mode="wrap")
     def _quiet_upper(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
         data = handler(self)
-        if not self.upper:
-            data.pop("upper", None)
+        for name in ("upper", "judged"):
+            if not getattr(self, name):
+                data.pop(name, None)
         return data
 
 
@@ -154,8 +158,8 @@ class HistoryLine(BaseModel):
     # a later run is paired with (--ragate-baseline); absent from lines before this field
     # since the gate fails closed (absent from older lines):
     route: str | None = None  # ragate.toml's node id, or a @ragate.goldset test's
-    status: str | None = None  # what the reports' badge said (`decision/run_status.py`):
-    # "passed", "failed", or "nothing ran", "partial", "not decided"
+    status: str | None = None  # what the reports' badge said (`GoldsetRun.status`): "passed",
+    # "failed", or "nothing_ran", "partial", "not_decided"
     population: int | None = None  # questions collected
     gaps: dict[str, list[str]] = Field(default_factory=dict)  # gap kind -> question ids
     system: str | None = None  # what answered, where it came from
@@ -248,8 +252,8 @@ def build_line(run: GoldsetRun, *, git: str | None, time: datetime | None = None
         metrics={m: Figure.of(tally(m, records)) for m in metrics},
         by_kind={kind: {m: Figure.of(tally(m, [r for r in records if r.kind == kind]))
                         for m in metrics} for kind in kinds},
-        floors={v.floor.name.removeprefix("floor[").removesuffix("]"):
-                FloorOutcome(min=v.floor.min, outcome=v.outcome, upper=v.floor.upper)
+        floors={v.floor.label: FloorOutcome(min=v.floor.min, outcome=v.outcome,
+                                            upper=v.floor.upper, judged=v.floor.judged)
                 for v in run.verdicts},
         scores={r.question_id: r.scores() for r in records if r.repeat == 1},
         repeats=run.repeats,
@@ -260,7 +264,7 @@ def build_line(run: GoldsetRun, *, git: str | None, time: datetime | None = None
         bill=_bill(records),
         judge_segment=_judge_segment(run),
         route=run.route or None,
-        status=goldset_status(run).status.value,
+        status=run.status,
         population=run.population,
         gaps=gaps,
         system=joined([r.system for r in records]),
@@ -491,17 +495,11 @@ def seen_in(line: HistoryLine, judged: bool = True) -> dict[str, flips.Seen]:
                       for qid, o in outcomes.items()})
     found.update({anchor_name(aid): flips.Seen(outcome=o.outcome, digest=o.digest)
                   for aid, o in (line.anchors or {}).items()})
-    found.update({f"floor[{name}]": flips.Seen(outcome=flips.floor_outcome(f.outcome),
-                                               digest=flips.digest("floor", name, f.min,
-                                                                   *["max"] * f.upper))
-                  for name, f in line.floors.items() if judged or not _judged_floor(name)})
+    found.update({floor_name(label): flips.Seen(outcome=flips.floor_outcome(f.outcome),
+                                                digest=flips.digest("floor", label, f.min,
+                                                                    *["max"] * f.upper))
+                  for label, f in line.floors.items() if judged or not f.judged})
     return found
-
-
-def _judged_floor(name: str) -> bool:
-    """Whether a floor (`faithfulness`, `single_doc:faithfulness`) is of a judged metric."""
-    metric = METRICS.get(name.rpartition(":")[2])
-    return metric is not None and metric.judged
 
 
 def judge_segment_start(series: Sequence[HistoryLine]) -> int:

@@ -28,7 +28,9 @@ from markupsafe import Markup
 from matplotlib.figure import Figure as MplFigure
 from matplotlib.ticker import MaxNLocator
 
-from pytest_ragate.decision.run_status import goldset_status, overall_status
+from pytest_ragate.decision.floors import Verdict
+from pytest_ragate.decision.goldset_run import GoldsetRun, run_status
+from pytest_ragate.decision.regressions import Regression
 from pytest_ragate.files import write_atomic
 from pytest_ragate.outputs.history import (
     HistoryLine,
@@ -52,18 +54,20 @@ from pytest_ragate.outputs.reports import (
     worst_lines,
 )
 from pytest_ragate.outputs.slice_tables import SliceTable, slice_tables
-from pytest_ragate.scoring.gates import (
-    Verdict,
-    fmt_counts,
-    fmt_n,
-    interval_of,
-    kind_counts,
-)
-from pytest_ragate.scoring.messages import fmt_interval, slices_title
+from pytest_ragate.scoring.figures import interval_of, kind_counts
 from pytest_ragate.scoring.records import QuestionRecord, Tally, fmt_num, tally
 from pytest_ragate.scoring.registry import METRICS, figure_digits
-from pytest_ragate.scoring.regression import Regression
-from pytest_ragate.scoring.run import GoldsetRun
+from pytest_ragate.wording.numbers import floor_figure, fmt_counts, fmt_interval, fmt_n, shown
+from pytest_ragate.wording.runs import (
+    FAILED_NOTE,
+    STATUS_WORDS,
+    badge_of,
+    lines_of,
+    run_why,
+    status_badge,
+    status_why,
+)
+from pytest_ragate.wording.slices import slices_title
 
 TEMPLATE = "report.html.j2"
 # Okabe-Ito: distinguishable with the common colour-vision deficiencies
@@ -176,7 +180,7 @@ def kind_plot(run: GoldsetRun, metric: str, key: str) -> Plot:
                               else None)  # a kind floor, or a slice floor of the key `kind`
         if over is None and floor.slice is None:
             ax.axhline(floor.min, color=VERMILION, linestyle="--", linewidth=1.2)
-            title += f" · floor {floor.figure}"
+            title += f" · floor {floor_figure(floor)}"
         elif over in kinds:
             x = kinds.index(over)
             ax.hlines(floor.min, x - 0.42, x + 0.42, color=VERMILION, linestyle=":",
@@ -389,9 +393,9 @@ def _p(value: float | None) -> str:
 
 def floor_row(run: GoldsetRun, v: Verdict) -> dict[str, Any]:
     return {
-        "metric": v.floor.name.removeprefix("floor[").removesuffix("]"),
-        "floor": v.floor.figure,
-        "value": v.shown,
+        "metric": v.floor.label,
+        "floor": floor_figure(v.floor),
+        "value": shown(v),
         "interval": fmt_interval(v.interval, figure_digits(v.floor.metric)),
         "n": fmt_n(v.tally),
         "passes_at": "—" if v.passes_at is None else str(v.passes_at),
@@ -468,7 +472,7 @@ def run_view(index: int, run: GoldsetRun, history: Sequence[HistoryLine],
     uncited = [run.named(r) for r in run.records if r.uncited]
     line = build_line(run, git=None, time=_EPOCH)  # this run as history sees it
     billed = billed_columns(run)
-    status = goldset_status(run)
+    said = lines_of(run)
     return {
         "knobs": [(name, fmt_knob(value)) for name, value in line.knobs.items()],
         "anchor": key,
@@ -476,23 +480,22 @@ def run_view(index: int, run: GoldsetRun, history: Sequence[HistoryLine],
         "eval_version": run.eval_version,
         "questions": run.population if run.population is not None else len(run.records),
         "counts": counts,
-        "coverage": run.coverage_line(),
-        "parts": [*run.parts, run.pool_line()],
-        "status_reason": run.status_reason,
+        "coverage": said.coverage,
+        "parts": [*said.parts, said.pool],
+        "status_reason": said.status_reason,
         "outcomes": {w: n for w, n in outcomes.items() if n},
-        "status": status.status.css,
-        "badge": status.status.word,
-        "status_why": "" if status.sure else status.badge,
+        "status": run.status,
+        "status_why": badge_of(run) if status_why(run) else "",
         "regressions_failed": sum(g.outcome == "failed" for g in run.regressions),
         "floors": [floor_row(run, v) for v in run.verdicts],
         "worst": worst_lines(run),
         "slices": [slice_view(table, f"{key}-slices-{i}-{table.key}-{table.metric}")
                    for i, table in enumerate(slice_tables(run), start=1)],
         "regressions": [regression_row(g) for g in run.regressions],
-        "judge_lines": run.judge_lines,
+        "judge_lines": said.judge,
         "bill_line": run_bill_line(run),
         "bill_headers": [*(["latency (s)"] * billed[0]), *(["cost"] * billed[1])],
-        "flaky_lines": run.flaky_lines(),
+        "flaky_lines": said.flaky,
         "by_kind": [(m, metric_source(run, m), fmt_counts(kind_counts(m, run.records)))
                     for m in metrics],
         "uncited": uncited,
@@ -535,11 +538,12 @@ def render_html(runs: Sequence[GoldsetRun], *, history: Sequence[HistoryLine] = 
         views = [run_view(i, run, history, flips.get(run.route or run.name)
                           or flips.get(run.name) or ())
                  for i, run in enumerate(runs, start=1)]
-    overall = overall_status(runs, failed=run_failed or incomplete is not None)
+    overall = run_status(runs, failed=run_failed or incomplete is not None)
+    why = run_why(runs, overall)
     return _environment().get_template(TEMPLATE).render(
         runs=views, ci=ci, ci_words=_CI_WORDS.get(ci, ci), has_history=bool(history),
-        overall=overall.status.css, overall_badge=overall.status.word,
-        overall_why="" if overall.sure else overall.badge,
+        overall=overall, status_words=STATUS_WORDS, failed_note=FAILED_NOTE,
+        overall_why=status_badge(overall, why) if why else "",
         incomplete=None if incomplete is None else incomplete_notice(incomplete),
         plots=sum(len(v["kind_plots"]) + (v["calibration"] is not None)
                   + len(v["trend"].plots) + len(v["slices"]) for v in views))

@@ -14,15 +14,10 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from pytest_ragate.decision.run_status import RunStatus, Status, goldset_status, overall_status
+from pytest_ragate.decision.goldset_run import GoldsetRun, RunStatus, run_status
 from pytest_ragate.files import write_atomic
 from pytest_ragate.outputs.slice_tables import SliceRow, slice_tables
-from pytest_ragate.scoring.gates import (
-    fmt_counts,
-    fmt_n,
-    kind_counts,
-)
-from pytest_ragate.scoring.messages import fmt_interval, slice_call_cell, slices_title
+from pytest_ragate.scoring.figures import kind_counts
 from pytest_ragate.scoring.records import (
     MECHANICAL,
     Bill,
@@ -31,8 +26,23 @@ from pytest_ragate.scoring.records import (
     fmt_num,
 )
 from pytest_ragate.scoring.registry import METRICS, cost_of, figure_digits
-from pytest_ragate.scoring.run import GoldsetRun
 from pytest_ragate.scoring.suggest import RULE, Figure, figures
+from pytest_ragate.wording.numbers import (
+    floor_figure,
+    fmt_counts,
+    fmt_interval,
+    fmt_n,
+    shown,
+)
+from pytest_ragate.wording.runs import (
+    FAILED_NOTE,
+    STATUS_WORDS,
+    badge_of,
+    lines_of,
+    run_why,
+    status_why,
+)
+from pytest_ragate.wording.slices import slice_call_cell, slices_title
 
 OUTCOME_WORDS = {"passed": "PASS", "failed": "FAIL", "xfailed": "XFAIL",
                  "xpassed": "XPASS(strict)", "skipped": "SKIP"}
@@ -43,8 +53,8 @@ def floors_table(runs: Sequence[GoldsetRun], tablefmt: str) -> str:
     for run in runs:
         for v in run.verdicts:
             rows.append([
-                run.label, v.floor.name.removeprefix("floor[").removesuffix("]"),
-                v.floor.figure, v.shown,
+                run.label, v.floor.label,
+                floor_figure(v.floor), shown(v),
                 fmt_interval(v.interval, figure_digits(v.floor.metric)),
                 fmt_n(v.tally), "—" if v.passes_at is None else str(v.passes_at),
                 fmt_counts(kind_counts(v.floor.metric, run.records))
@@ -66,8 +76,8 @@ def slice_cells(row: SliceRow) -> list[str]:
     """One slice's row, as the Markdown and HTML tables show it: value, its figure, 95%
     interval, n, floor, call (`insufficient n: needs about 66`) and test outcome."""
     v = row.verdict
-    return [row.value, v.shown, fmt_interval(v.interval, figure_digits(v.floor.metric)),
-            fmt_n(v.tally), v.floor.figure,
+    return [row.value, shown(v), fmt_interval(v.interval, figure_digits(v.floor.metric)),
+            fmt_n(v.tally), floor_figure(v.floor),
             slice_call_cell(row.call, v.needs, n=v.tally.n if v.tally else 0,
                             on_floor=v.value == v.floor.min), OUTCOME_WORDS[v.outcome]]
 
@@ -326,15 +336,16 @@ def metric_source(run: GoldsetRun, metric: str) -> str:
 
 
 def badge(status: RunStatus) -> str:
-    return f"**{status.status.word}**"
+    return f"**{STATUS_WORDS[status]}**"
 
 
-def status_line(status: RunStatus) -> str:
+def status_line(runs: Sequence[GoldsetRun], status: RunStatus) -> str:
     """What follows the whole run's badge: that the run exits non-zero, or why it is
     neither PASS nor FAIL."""
-    if status.status is Status.FAILED:
-        return " (the pytest run exits non-zero)"
-    return f": {status.why}" if status.why else ""
+    if status == "failed":
+        return f" ({FAILED_NOTE})"
+    why = run_why(runs, status)
+    return f": {why}" if why else ""
 
 
 def incomplete_notice(why: str) -> str:
@@ -350,19 +361,20 @@ def markdown(runs: Sequence[GoldsetRun],
              incomplete: str | None = None) -> str:
     """`deltas` and `flips` are the history's lines by route (or goldset name);
     `incomplete`, why the run stopped early."""
-    overall = overall_status(runs, failed=run_failed or incomplete is not None)
-    parts = ["# ragate report", "", f"Run: {badge(overall)}{status_line(overall)}", ""]
+    overall = run_status(runs, failed=run_failed or incomplete is not None)
+    parts = ["# ragate report", "", f"Run: {badge(overall)}{status_line(runs, overall)}", ""]
     if incomplete is not None:
         parts += [f"**{incomplete_notice(incomplete)}.**", ""]
     for run in runs:
-        reason, status = run.status_reason, goldset_status(run)
-        parts += [f"## {run.label} (eval_version {run.eval_version}) {badge(status)}", ""]
+        said = lines_of(run)
+        reason, why = said.status_reason, status_why(run)
+        parts += [f"## {run.label} (eval_version {run.eval_version}) {badge(run.status)}", ""]
         if reason:
             parts += [f"FAIL: {reason}.", ""]
-        elif not status.sure:
-            parts += [f"{status.badge}.", ""]
-        parts += [f"{run.coverage_line()}.", ""]
-        parts += [f"- {line}" for line in [*run.parts, run.pool_line()]]
+        elif why:
+            parts += [f"{badge_of(run)}.", ""]
+        parts += [f"{said.coverage}.", ""]
+        parts += [f"- {line}" for line in [*said.parts, said.pool]]
         parts.append("")
         since = (deltas or {}).get(run.route or run.name) or (deltas or {}).get(run.name)
         if since:
@@ -372,8 +384,9 @@ def markdown(runs: Sequence[GoldsetRun],
             parts += ["### Flips across runs", "", flipped[0] + (":" if flipped[1:] else "."),
                       "", *[f"- {line}" for line in flipped[1:]], *[""] * bool(flipped[1:])]
         billed = run_bill_line(run)
-        parts += [f"- {line}" for line in [*run.judge_lines, *([billed] if billed else [])]]
-        if run.judge_lines or billed:
+        judged = said.judge
+        parts += [f"- {line}" for line in [*judged, *([billed] if billed else [])]]
+        if judged or billed:
             parts.append("")
         if not run.verdicts:
             parts += _figures_section(run)
@@ -395,7 +408,7 @@ def markdown(runs: Sequence[GoldsetRun],
         uncited = [run.named(r) for r in run.records if r.uncited]
         parts.append(f"- answered without a citation: {len(uncited)}"
                      + (f" ({', '.join(uncited)})" if uncited else ""))
-        parts += [f"- {line}" for line in run.flaky_lines()]
+        parts += [f"- {line}" for line in said.flaky]
         headers, rows = _question_rows(run)
         parts += ["", "### Questions", "", tabulate(rows, headers=headers, tablefmt="github",
                                                      disable_numparse=True), ""]

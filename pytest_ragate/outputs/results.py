@@ -3,7 +3,9 @@
 One JSON object per line. The first line (`{"ragate_results": …}`) says which run wrote the
 file: ragate's version, the shard (`--ragate-shard i/N`, or none), the settings that shape a
 row, and each goldset it ran with its content digest. Then one row per question asked (the
-`QuestionRecord`, unchanged: every line with a `question_id` is a row), then each anchor's
+`QuestionRecord`, unchanged: every line with a `question_id` is a row; a sequential goldset's
+questions asked again to check its stop follow its rows, marked `reasked`, and are kept apart
+from them when read: no reader of rows counts them), then each anchor's
 outcome (`{"ragate_anchor": …}`), each goldset item that failed or was lost
 (`{"ragate_item": …}`) and each other test of the run that failed (`{"ragate_test": …}`).
 The last line, the trailer (`{"ragate_trailer": …}`), vouches for the file's completeness:
@@ -34,11 +36,11 @@ from pydantic import (
     model_validator,
 )
 
+from pytest_ragate.decision.goldset_run import GoldsetRun
 from pytest_ragate.files import UnreadableText, read_text, write_atomic
 from pytest_ragate.outputs import signing
 from pytest_ragate.problems import Problem, problems_from_validation
 from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord
-from pytest_ragate.scoring.run import GoldsetRun
 
 FORMAT = 1
 
@@ -214,7 +216,8 @@ def results_lines(runs: Sequence[GoldsetRun], header: Header | None = None,
     """The header, every run's rows in goldset and question order, then anchors, goldset
     items and other tests, and the trailer that vouches for them (`incomplete`: why the run
     stopped early, when it did), signed with `key` when one is given."""
-    rows = [r.model_dump(mode="json") for run in runs for r in run.records]
+    rows = [r.model_dump(mode="json") for run in runs
+            for r in (*run.records, *(run.sequential.reasked if run.sequential else ()))]
     anchors, items = list(anchors), list(items)
     tests = [i for i in items if isinstance(i, SavedTest)]
     goldset_items = [i for i in items if isinstance(i, SavedItem)]
@@ -252,6 +255,8 @@ class ResultsFile:
     path: Path
     header: Header | None = None
     rows: list[tuple[int, QuestionRecord]] = field(default_factory=list)
+    # rows of questions asked again to check a sequential stop (`QuestionRecord.reasked`)
+    reasked: list[tuple[int, QuestionRecord]] = field(default_factory=list)
     anchors: list[SavedAnchor] = field(default_factory=list)
     items: list[SavedItem] = field(default_factory=list)
     tests: list[SavedTest] = field(default_factory=list)
@@ -342,7 +347,7 @@ def _keep(found: ResultsFile, number: int, line: BaseModel | None) -> None:
     elif isinstance(line, _TestLine):
         found.tests.append(line.ragate_test)
     elif isinstance(line, QuestionRecord):
-        found.rows.append((number, line))
+        (found.reasked if line.reasked else found.rows).append((number, line))
 
 
 def _vouch(found: ResultsFile, body: str, line: int, after: int) -> list[Problem]:
@@ -358,7 +363,8 @@ def _vouch(found: ResultsFile, body: str, line: int, after: int) -> list[Problem
     if after:
         return [Problem(path, TRAILER_KEY, f"{after} line{'s' * (after > 1)} after the "
                         "trailer: lines were appended, or files joined", line=line + 1)]
-    have = Trailer(rows=len(found.rows), anchors=len(found.anchors), items=len(found.items),
+    have = Trailer(rows=len(found.rows) + len(found.reasked), anchors=len(found.anchors),
+                   items=len(found.items),
                    tests=len(found.tests), sha256=_digest(body))
     if have.counted() != trailer.counted():
         return [Problem(path, TRAILER_KEY, f"the trailer counts {trailer.counted()}; the "

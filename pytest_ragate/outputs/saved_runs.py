@@ -42,7 +42,6 @@ from pytest_ragate.outputs.results import (
     read_results,
 )
 from pytest_ragate.problems import Problem
-from pytest_ragate.scoring.messages import says_not_needed
 from pytest_ragate.scoring.records import QuestionRecord
 
 
@@ -231,18 +230,13 @@ def extent_of(found: ResultsFile) -> Extent:
     for stamp in header.goldsets if header else []:
         rows = by_route.get(stamp.route, [])
         deselected = tuple(n for n in stamp.deselected if not n.startswith("anchor["))
-        not_asked = tuple(_name(r) for r in rows if not_needed(r))
+        not_asked = tuple(_name(r) for r in rows if r.not_needed)
         goldsets.append(GoldsetExtent(
             route=stamp.route, goldset=stamp.goldset, population=len(rows) + len(deselected),
             deselected=deselected, not_asked=not_asked,
             stopped=(len(rows) - len(not_asked), len(rows)) if not_asked else None))
     return Extent(goldsets=tuple(goldsets), shard=header.shard if header else None,
                   interrupted=trailer.incomplete if trailer else None)
-
-
-def not_needed(row: QuestionRecord) -> bool:
-    """A row a sequential run did not ask: its goldset was decided before it."""
-    return row.status == "skipped" and says_not_needed(row.error)
 
 
 def _name(row: QuestionRecord) -> str:

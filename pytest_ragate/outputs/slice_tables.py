@@ -14,13 +14,15 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 
-from pytest_ragate.scoring.gates import SliceCall, Verdict
-from pytest_ragate.scoring.messages import (
+from pytest_ragate.decision.floors import Verdict
+from pytest_ragate.decision.goldset_run import GoldsetRun
+from pytest_ragate.scoring.slices import SliceCall
+from pytest_ragate.wording.numbers import bound
+from pytest_ragate.wording.slices import (
     slice_floors,
     slices_head,
     slices_summary,
 )
-from pytest_ragate.scoring.run import GoldsetRun
 
 # a verdict without a call (its slice had members without a result, say) sits after the
 # misses: it failed, or was skipped, for a reason its message gives
@@ -66,14 +68,14 @@ class SliceTable:
     @property
     def bound(self) -> str:
         """The family's floor as reports print it (`≥ 0.85`): the one most slices share."""
-        counts = Counter(row.verdict.floor.bound for row in self.rows)
+        counts = Counter(bound(row.verdict.floor) for row in self.rows)
         return counts.most_common(1)[0][0]
 
     @property
     def overrides(self) -> list[tuple[str, str]]:
         """Slices whose own floor differs from the family's (a named slice's override)."""
-        return [(row.value, row.verdict.floor.bound) for row in self.rows
-                if row.verdict.floor.bound != self.bound]
+        return [(row.value, bound(row.verdict.floor)) for row in self.rows
+                if bound(row.verdict.floor) != self.bound]
 
     def called(self, call: SliceCall | None) -> list[SliceRow]:
         return [row for row in self.rows if row.call == call]

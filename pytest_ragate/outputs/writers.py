@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pytest_ragate.decision.goldset_run import GoldsetRun
 from pytest_ragate.outputs.reports import write_markdown
 from pytest_ragate.outputs.results import Header, SavedAnchor, SavedItem, SavedTest, write_results
-from pytest_ragate.scoring.run import GoldsetRun
 from pytest_ragate.settings import RunSettings
 
 if TYPE_CHECKING:

@@ -15,11 +15,13 @@ among n says only that its rate is below 1 − 0.05^(1/n) at 95%: Hanley and Lip
 pass).
 
 A labelled question without a verdict (its judge call failed, its answer abstained or
-errored, it never ran) is never left out: it is named, and agreement with it missing is not
-decided, so `judge_agreement` and every judged floor of the goldset fail (fail closed: a
-judge cannot escape its labels by failing on them).
+errored, it never ran) is never left out: it is named (`Agreement.missing`), and
+decision/agreement_floor.py holds the judge to it: agreement with it missing is not decided,
+so `judge_agreement` and every judged floor of the goldset fail (fail closed: a judge cannot
+escape its labels by failing on them).
 
-Pure: values in, values out; stdlib only.
+Pure: values in, values out; stdlib only. Statistics only: whether an agreement vouches for
+its judge is decision/agreement_floor.py's.
 """
 
 from __future__ import annotations
@@ -32,22 +34,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from pytest_ragate.scoring import messages
-from pytest_ragate.scoring.gates import (
-    POINT,
-    Floor,
-    Gap,
-    Strictness,
-    Verdict,
-    missing_of,
-    outcome_of,
-    without_judge,
-)
 from pytest_ragate.scoring.labelled import judged_values
-from pytest_ragate.scoring.ppi import MIN_LABELS, NO_SPREAD
+from pytest_ragate.scoring.ppi import NO_SPREAD
 from pytest_ragate.scoring.records import QuestionRecord
-from pytest_ragate.scoring.registry import Tally
-from pytest_ragate.scoring.stats import BOOTSTRAP_RESAMPLES, clears
+from pytest_ragate.scoring.stats import BOOTSTRAP_RESAMPLES
 
 BINARY_AT = 0.5  # a judge's score at or above this is a 1 against a binary label
 AGREEMENT = "judge_agreement"
@@ -161,7 +151,7 @@ def _not_a_point(pairs: Sequence[Pair], value: float | None,
 class Agreement:
     """A judge against the labels of one metric: the statistic, its interval and n, the MAE
     for score labels, and the labelled questions it has no verdict for (its line:
-    `messages.agreement_line`)."""
+    `wording/agreement.agreement_line`)."""
 
     metric: str
     statistic: Statistic
@@ -196,83 +186,3 @@ def agree(metric: str, labels: Mapping[str, float], binary: bool,
                      interval=_not_a_point(pairs, rho, bootstrap(pairs, spearman), binary),
                      n=len(pairs), labelled=len(labelled), mae=mae(pairs),
                      mae_interval=bootstrap(pairs, mae), missing=missing)
-
-
-# --- the rule: does a judge's agreement vouch for it ----------------------------------------
-
-Shortfall = Literal["unverdicted", "too few", "no interval", "below"]
-
-
-def calibrated(agreement: Agreement, floor: float, strict: bool) -> bool:
-    """The judge agrees well enough: every labelled question has a verdict, there are at
-    least MIN_LABELS of them (a bootstrap over fewer resamples too few distinct sets to show
-    how far the statistic could move: 35 from 4 questions), and the statistic (when strict,
-    the lower bound of an interval it has) reaches the floor."""
-    return (not agreement.missing and agreement.value is not None
-            and agreement.n >= MIN_LABELS and (agreement.interval is not None or not strict)
-            and clears(agreement.value, agreement.interval, floor, strict))
-
-
-def shortfall(a: Agreement, floor: float, strict: bool) -> Shortfall | None:
-    """Why one labelled metric's agreement does not vouch for the judge, or None when it
-    does: a labelled question without a verdict (or no statistic at all), too few labels to
-    bound it, no interval under `ragate_ci = strict`, or a statistic below the floor."""
-    if calibrated(a, floor, strict):
-        return None
-    if a.missing or a.value is None or not a.n:
-        return "unverdicted"
-    if a.n < MIN_LABELS:
-        return "too few"
-    if strict and a.interval is None:
-        return "no interval"
-    return "below"
-
-
-def not_calibrated(agreements: Sequence[Agreement], floor: float, strict: bool,
-                   ) -> str | None:
-    """Why the judged floors of a goldset cannot pass, or None when every labelled metric's
-    agreement reaches `judge_agreement`: `judge not calibrated: kappa 0.41 [0.20, 0.61] <
-    0.60 on 40 labelled questions (faithfulness)`."""
-    if not agreements:
-        return messages.no_labelled_verdict(floor)
-    reasons = [messages.not_calibrated(a, why, floor, strict) for a in agreements
-               if (why := shortfall(a, floor, strict)) is not None]
-    return "; ".join(reasons) or None
-
-
-def _rank(a: Agreement, strict: bool) -> tuple[int, float]:
-    """The worst agreement first: one without a statistic, then the lowest (strictly, the
-    lowest interval bound)."""
-    value = a.interval[0] if strict and a.interval else a.value
-    return (0 if a.missing or value is None else 1, value if value is not None else 0.0)
-
-
-def decide_agreement(floor: Floor, goldset: str, agreements: Sequence[Agreement], *,
-                     judge: str | None, require_judge: bool = False,
-                     strictness: Strictness = POINT, gaps: Sequence[Gap] = (),
-                     labelled: frozenset[str] = frozenset()) -> Verdict:
-    """`floor[judge_agreement]`: the worst labelled metric's statistic against the floor,
-    with its interval and n; a labelled question without a verdict fails it, a deselected
-    one skips it (a floor is decided over its whole population: the labelled questions)."""
-    if judge is None:
-        return without_judge(floor, goldset, require_judge)
-    missing = missing_of([g for g in gaps if g.member in labelled], len(labelled),
-                         "labelled questions", strictness)
-    if missing is not None:
-        return Verdict(floor=floor, goldset=goldset, outcome=missing.outcome,
-                       message=messages.incomplete(missing, messages.agreement_lines(agreements)),
-                       computed_by=judge, gaps=missing.count)
-    if not agreements:
-        return Verdict(floor=floor, goldset=goldset, outcome="failed",
-                       message=messages.nothing_labelled(floor, judge), computed_by=judge)
-    worst = min(agreements, key=lambda a: _rank(a, strictness.strict))
-    why = not_calibrated(agreements, floor.min, strictness.strict)
-    message = messages.agreement_against_floor(floor, worst, agreements, holds=why is None,
-                                               strict=strictness.strict, judge=judge, why=why)
-    return Verdict(floor=floor, goldset=goldset,
-                   outcome=outcome_of(floor, "holds" if why is None else "misses"),
-                   message=message,
-                   tally=Tally(metric=AGREEMENT, k=(worst.value or 0.0) * worst.n, n=worst.n,
-                               questions=worst.n),
-                   interval=worst.interval, computed_by=judge, figure=worst.value,
-                   estimate=f"{worst.statistic}, {worst.metric}")

@@ -1,6 +1,6 @@
 """What the judge said about the questions people labelled: the one reading that agreement
-(agreement.py) and the prediction-powered estimate (gates.py, ppi.py) share, so neither can
-count a question the other names as missing.
+(agreement.py) and the prediction-powered estimate (ppi.py, decision/floors.py) share, so
+neither can count a question the other names as missing.
 
 A labelled question without a usable verdict is named with why, never left out: it errored,
 was skipped, the judge failed on it, it abstained, or its label was stamped for another answer

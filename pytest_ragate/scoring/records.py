@@ -157,19 +157,23 @@ class QuestionScores(BaseModel):
 
 class JudgeTokens(BaseModel):
     """The tokens the judge's API reported for one question's requests; `unreported` counts
-    the requests whose response carried no usage (their tokens are unknown, not 0)."""
+    the requests whose response carried no usage, or one that breaks the rule a system's
+    usage is held to (their tokens are unknown, not 0), and `invalid` names the wrong
+    fields of those (`usage.prompt_tokens`: what is wrong)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     prompt: Tokens = 0
     completion: Tokens = 0
     unreported: Tokens = 0
+    invalid: dict[str, str] = Field(default_factory=dict)
 
     @model_serializer(mode="wrap")
     def _quiet(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
         data = handler(self)
-        if not self.unreported:
-            data.pop("unreported", None)
+        for name in ("unreported", "invalid"):
+            if not data.get(name):
+                data.pop(name, None)
         return data
 
 
@@ -188,12 +192,18 @@ class QuestionRecord(BaseModel):
     route: str = ""  # the node id of the route that asked it: ragate.toml, or a decorated test
     question_id: str
     repeat: int = Field(default=1, ge=1)  # which repeat of the question (goldset `repeat`)
+    # asked again before a sequential stop was accepted (decision/drift.py): not the
+    # question's own row, and no floor counts it
+    reasked: bool = False
     question: str | None = None  # the question's text, as the system was asked it
     kind: str
     tags: dict[str, str] = Field(default_factory=dict)  # the question's slices (goldset tags)
     index: int
     status: Literal["scored", "error", "skipped"] = "scored"
     error: str | None = None
+    # skipped because its sequential goldset was decided before it (`--ragate-sequential`):
+    # not asked, and not missing; the skip's reason (`error`) says so to people
+    not_needed: bool = False
     abstained: bool | None = None
     must_abstain: bool
     abstention_correct: bool = False
@@ -253,12 +263,16 @@ class QuestionRecord(BaseModel):
         data = handler(self)
         if self.repeat == 1:
             data.pop("repeat", None)
+        if not self.reasked:
+            data.pop("reasked", None)
         if self.confidence is None:
             data.pop("confidence", None)
         if self.judged_contexts is None:
             data.pop("judged_contexts", None)
         if not self.tags:
             data.pop("tags", None)
+        if not self.not_needed:
+            data.pop("not_needed", None)
         for name in BILL_FIELDS:  # nothing measured: the row as it was before the bill
             if getattr(self, name) is None or (name == "judge_requests"
                                                and not self.judge_requests):

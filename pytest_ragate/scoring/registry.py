@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Literal
 if TYPE_CHECKING:
     from pytest_ragate.scoring.records import QuestionRecord, QuestionScores
 
-# proportion: k of n units (Wilson); mean: of values (bootstrap); quantile: a percentile of
-# values, decided on its distribution-free upper bound (stats.quantile_bounds)
+# proportion: k of n units (Wilson); mean: of values (betting, scoring/intervals.py); quantile:
+# a percentile of values, decided on its distribution-free upper bound (stats.quantile_bounds)
 Aggregate = Literal["proportion", "mean", "quantile"]
 # mechanical: computed from turn ranges alone; verdict: a judge's verdict, asked per question;
 # judge: about the judge's verdicts (needs a judge, asks it nothing); agreement: the judge
@@ -69,7 +69,7 @@ class Metric:
 
     name: str
     source: Source
-    aggregate: Aggregate  # proportion: k of n units (Wilson); mean: of values (bootstrap)
+    aggregate: Aggregate  # proportion: k of n units (Wilson); mean: of values (betting)
     unit: str  # what n counts, for messages: "cited answers", "questions", "spans", ...
     tally: Callable[[str, Sequence[QuestionRecord]], Tally]
     worst: Callable[[str, QuestionRecord], Worst | None]
@@ -247,7 +247,7 @@ def _coverage_worst(name: str, r: QuestionRecord) -> Worst | None:
             f"{r.question_id} {len(r.judge_failures)} judge failed ({kinds})")
 
 
-# hold rate: over anchors only (gates.decide_anchors); no question carries a unit of it
+# hold rate: over anchors only (decision/floors.decide_anchors); no question carries a unit of it
 
 def _no_questions(name: str, rows: Sequence[QuestionRecord]) -> Tally:
     return Tally(metric=name, k=0, n=0)

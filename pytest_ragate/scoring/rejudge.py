@@ -1,4 +1,5 @@
-"""`ragate rejudge`: one goldset's saved answers graded by two judges, compared, pure.
+"""`ragate rejudge`'s statistics: one goldset's saved answers graded by two judges, the shift
+between them, pure.
 
 A judge change moves a gate's goalposts: a figure can rise or fall with no change in the
 system (alpaca_eval's win rates moved from about 70 to about 50 on a judge swap). So a
@@ -13,23 +14,18 @@ that shifts on one kind only must not hide behind an unchanged whole):
   Efron & Tibshirani 1993, ch. 16);
 - McNemar's exact test (`stats.mcnemar_exact`; McNemar 1947) on pass/fail of each answer at
   the goldset's floor for that metric (its kind's floor where it has one, else the metric's),
-  with the answers that flipped named, the ones the candidate fails first;
-- each judged floor decided over the saved rows under both judges by the gate's own rules
-  (`gates.decide`; the prediction-powered estimate where the goldset asks for it;
-  `judge_agreement`, which fails every judged floor of a judge its labels do not vouch
-  for): an outcome that differs is a change whatever the tests say;
-- where the goldset has human labels, each judge's agreement with them (`agreement.agree`:
-  Cohen's kappa for verdict labels, Spearman for scores), side by side.
+  with the answers that flipped named, the ones the candidate fails first.
 
 Error rate: every p-value of a comparison (two per metric, and two per metric and kind) is
 held to alpha = 0.05 with Holm's step-down correction (Holm 1979), valid under any dependence
 between them, so when the two judges grade alike the chance that any shift is called
 significant is at most 0.05 (the bootstrap's p being approximate, up to its resampling error).
 A missed shift is the other error; its size depends on n (`ragate power` gives what a paired
-test over n can tell apart). Fail closed: an answer the current judge graded and the candidate
-could not (a failure, a timeout) is named, counts as a change, and is never paired away; a
-metric no answer has both judges' verdicts of (both failed everywhere) was not compared, and
-counts as a change too.
+test over n can tell apart). An answer the current judge graded and the candidate could not
+(a failure, a timeout) is named (`Shift.unregraded`) and never paired away.
+
+Each floor decided under both judges, and whether the change moves the gate, is
+decision/rejudge.py's: the gate's own decision over the saved rows and over the candidate's.
 """
 
 from __future__ import annotations
@@ -37,20 +33,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from pytest_ragate.scoring import messages
-from pytest_ragate.scoring.agreement import Agreement, agree, decide_agreement, not_calibrated
-from pytest_ragate.scoring.gates import POINT, Floor, Outcome, Strictness, Verdict, decide
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import QuestionRecord, repeat_name
 from pytest_ragate.scoring.registry import METRICS
-from pytest_ragate.scoring.slice_floors import SliceRules, decide_family, family_of
 from pytest_ragate.scoring.stats import bootstrap_mean, mcnemar_exact, paired_bootstrap
 
 ALPHA = 0.05  # the family-wise error rate of one goldset's comparison (Holm)
 SAME = 1e-9  # two verdicts this close are the same verdict
-AGREEMENT = "judge_agreement"
 RowKey = tuple[str, int]  # (question id, repeat)
-# a goldset's human labels of one metric: (question id → label, whether labels are verdicts)
-Labels = Mapping[str, tuple[Mapping[str, float], bool]]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -98,58 +88,6 @@ class Shift:
         return f"{self.kind}:{self.metric}" if self.kind else self.metric
 
 
-@dataclass(frozen=True, kw_only=True)
-class FloorChange:
-    """A judged floor decided over the saved rows by each judge."""
-
-    floor: str
-    current: Outcome
-    candidate: Outcome
-    current_value: float | None
-    candidate_value: float | None
-
-    @property
-    def changed(self) -> bool:
-        return self.current != self.candidate
-
-
-@dataclass(frozen=True, kw_only=True)
-class AgreementPair:
-    """Each judge's agreement with the goldset's labels of one metric."""
-
-    metric: str
-    current: Agreement
-    candidate: Agreement
-
-
-@dataclass(frozen=True, kw_only=True)
-class Comparison:
-    """One goldset's saved answers under two judges."""
-
-    goldset: str
-    current_judge: str
-    candidate_judge: str
-    shifts: tuple[Shift, ...]
-    floors: tuple[FloorChange, ...]
-    agreements: tuple[AgreementPair, ...]
-    alpha: float = ALPHA
-
-    @property
-    def changes(self) -> list[str]:
-        """Why this comparison says the judge change is a gate decision, one line each."""
-        found = [messages.floor_would_change(f.floor, f.current, f.candidate)
-                 for f in self.floors if f.changed]
-        found += [messages.shift_significant(s.name, s.shift, s.p_bootstrap, s.p_mcnemar,
-                                             self.alpha)
-                  for s in self.shifts if s.significant]
-        found += [messages.not_regraded(s.name, s.unregraded)
-                  for s in self.shifts if s.unregraded and s.kind is None]
-        # a metric no answer has both verdicts of was not compared: never "no change"
-        found += [messages.not_graded_by_both(s.name)
-                  for s in self.shifts if s.n == 0 and not s.unregraded and s.kind is None]
-        return found
-
-
 def key_of(row: QuestionRecord) -> RowKey:
     return row.question_id, row.repeat
 
@@ -187,18 +125,12 @@ def floor_for(floors: Sequence[Floor], metric: str, kind: str | None) -> Floor |
             or next((f for f in mine if f.kind is None), None))
 
 
-def compare(*, goldset: str, rows: Sequence[QuestionRecord], candidate_judge: str,
-            regraded: Mapping[RowKey, Regraded], metrics: Sequence[str],
-            floors: Sequence[Floor], labels: Labels | None = None,
-            stamps: Mapping[str, Mapping[str, str]] | None = None, ppi: bool = False,
-            strictness: Strictness = POINT, alpha: float = ALPHA,
-            slices: SliceRules | None = None) -> Comparison:
-    """The two judges over one goldset's saved rows (`rows`: all of them; the judged ones
-    are compared) for each metric in `metrics`; `labels` (and the answers they were
-    `stamps`ed for, metric → question id → sha256) as the goldset has them, `ppi` when its
-    judged floors are decided on the prediction-powered estimate; `slices` how its slice
-    floors are decided (each family together, as the run decides them)."""
-    current_judge = next((r.judge for r in rows if r.judge), "") or ""
+def judge_shifts(metrics: Sequence[str], rows: Sequence[QuestionRecord],
+                 regraded: Mapping[RowKey, Regraded], floors: Sequence[Floor],
+                 alpha: float = ALPHA) -> tuple[Shift, ...]:
+    """The paired shift of each metric in `metrics` over the judged rows among `rows`, and of
+    each metric and kind where the rows have more than one kind, Holm-corrected at `alpha`
+    across all of them."""
     judged = judged_rows(rows)
     kinds = sorted({r.kind for r in judged})
     shifts = []
@@ -207,88 +139,7 @@ def compare(*, goldset: str, rows: Sequence[QuestionRecord], candidate_judge: st
         if len(kinds) > 1:
             shifts += [_shift(metric, kind, [r for r in judged if r.kind == kind], regraded,
                               floors) for kind in kinds]
-    shifts = _holm(shifts, alpha)
-    after = regraded_rows(rows, candidate_judge, regraded)
-    # by position, not by judge: a candidate may carry the current judge's own id
-    current_agrees, candidate_agrees = ([agree(m, mine, binary, these, (stamps or {}).get(m))
-                                         for m, (mine, binary) in (labels or {}).items()]
-                                        for these in (rows, after))
-    held = _Held(goldset=goldset, labels=labels or {}, stamps=stamps or {}, ppi=ppi,
-                 strictness=strictness, slices=slices or SliceRules(),
-                 agreement_min=next((f.min for f in floors if f.metric == AGREEMENT), None))
-    judged_floors = [f for f in floors if f.judged and not f.anchors]
-    under_current = held.decide_all(judged_floors, rows, current_judge or None,
-                                    current_agrees)
-    under_candidate = held.decide_all(judged_floors, after, candidate_judge, candidate_agrees)
-    changes = []
-    for floor in judged_floors:
-        before, now = under_current[floor], under_candidate[floor]
-        changes.append(FloorChange(floor=floor.name, current=before.outcome,
-                                   candidate=now.outcome, current_value=before.value,
-                                   candidate_value=now.value))
-    pairs = [AgreementPair(metric=a.metric, current=a, candidate=b)
-             for a, b in zip(current_agrees, candidate_agrees, strict=True)]
-    return Comparison(goldset=goldset, current_judge=current_judge,
-                      candidate_judge=candidate_judge, shifts=tuple(shifts),
-                      floors=tuple(changes), agreements=tuple(pairs), alpha=alpha)
-
-
-@dataclass(frozen=True, kw_only=True)
-class _Held:
-    """How a goldset's judged floors are decided, as the run decides them
-    (decision/run_decision.py): on the prediction-powered estimate where the goldset asks
-    for it, `judge_agreement` over the labels, and every judged floor failed when the judge's
-    agreement with the labels does not reach `judge_agreement`."""
-
-    goldset: str
-    labels: Labels
-    stamps: Mapping[str, Mapping[str, str]]
-    ppi: bool
-    strictness: Strictness
-    agreement_min: float | None
-    slices: SliceRules
-
-    def decide_all(self, floors: Sequence[Floor], rows: Sequence[QuestionRecord],
-                   judge: str | None, agreements: Sequence[Agreement]) -> dict[Floor, Verdict]:
-        """Every floor's verdict under one judge: a slice floor with its family (one key, one
-        metric: the correction spans it), any other alone."""
-        families: dict[tuple[str, str], list[Floor]] = {}
-        for floor in floors:
-            if (family := family_of(floor)) is not None:
-                families.setdefault(family, []).append(floor)
-        verdicts: dict[Floor, Verdict] = {}
-        for family in families.values():
-            decided = decide_family(family, self.goldset, rows, judge=judge,
-                                    strictness=self.strictness, rules=self.slices)
-            verdicts.update({f: self.vouched(v, judge, agreements) for f, v in decided.items()})
-        for floor in floors:
-            if floor not in verdicts:
-                verdicts[floor] = self.decide(floor, rows, judge, agreements)
-        return verdicts
-
-    def decide(self, floor: Floor, rows: Sequence[QuestionRecord], judge: str | None,
-               agreements: Sequence[Agreement]) -> Verdict:
-        if floor.metric == AGREEMENT:
-            labelled = frozenset(q for mine, _ in self.labels.values() for q in mine)
-            return decide_agreement(floor, self.goldset, agreements, judge=judge,
-                                    strictness=self.strictness, labelled=labelled)
-        labels = stamps = None
-        if self.ppi and floor.metric in self.labels:
-            labels = self.labels[floor.metric][0]
-            stamps = self.stamps.get(floor.metric)
-        verdict = decide(floor, self.goldset, rows, judge=judge, strictness=self.strictness,
-                         labels=labels, stamps=stamps)
-        return self.vouched(verdict, judge, agreements)
-
-    def vouched(self, verdict: Verdict, judge: str | None, agreements: Sequence[Agreement],
-                ) -> Verdict:
-        """Failed when the judge's agreement with the labels does not reach the goldset's
-        `judge_agreement` floor, as the run fails it."""
-        if self.agreement_min is None or judge is None or verdict.outcome == "skipped":
-            return verdict
-        why = not_calibrated(agreements, self.agreement_min, self.strictness.strict)
-        return verdict if why is None else replace(verdict, outcome="failed",
-                                                   message=f"{why} · {verdict.message}")
+    return tuple(_holm(shifts, alpha))
 
 
 def _shift(metric: str, kind: str | None, rows: Sequence[QuestionRecord],

@@ -4,8 +4,8 @@ with a correction across the key's slices so that many slices do not mean many f
 Each slice gets one of three calls (`decide_slices`):
 
 - `holds`: its 95% interval's bound clears the floor (the lower bound for a `min` floor, the
-  upper for `{max}`), the interval computed as the gate computes it (`gates.interval_of`:
-  Wilson for proportions, a percentile bootstrap for means, questions as clusters with repeats;
+  upper for `{max}`), the interval computed as the gate computes it (`figures.interval_of`:
+  Wilson for proportions, the betting interval for means, questions as clusters with repeats;
   a mean's widened to at least Wilson's over its sum, `slice_interval`);
 - `misses`: it is significantly on the wrong side of the floor after a multiplicity correction
   across the key's slices;
@@ -19,15 +19,10 @@ The shortfall test of one slice is one-sided, H0 "the slice's true value clears 
   `min` floor (>= k for `{max}`): under H0 no rate that clears the floor makes k this low more
   often than the rate at the floor itself;
 - means of values in [0, 1] (judged scores, citation accuracy), and proportions asked with
-  repeats (each question's rate over its repeats is one value, questions the unit): a betting
-  test (the capital of I. Waudby-Smith and A. Ramdas, "Estimating means of bounded random
-  variables by betting", JRSS B 2023, arXiv 2010.09686, with constant bets). Against "the mean
-  is at least the floor m", a bet l in [0, 1/(1 − m)] on the values falling short turns n
-  values into the capital K_l = prod (1 − l·(x_i − m)): each factor is nonnegative and, under
-  the null, of expectation at most 1, so for independent values E[K_l] <= 1 (an e-value). The
-  average of K_l over a fixed grid of BETS bets (fixed before the data) is again one (V. Vovk
-  and R. Wang, "E-values: calibration, combination and applications", Ann. Statist. 49, 2021),
-  and by Markov's inequality p = min(1, 1 / that average) is a valid p-value for any
+  repeats (each question's rate over its repeats is one value, questions the unit): the
+  betting test of `bounded_mean.mean_shortfall` (I. Waudby-Smith and A. Ramdas, "Estimating
+  means of bounded random variables by betting", JRSS B 2023, with constant bets mixed over a
+  fixed grid, an average of e-values after Vovk and Wang 2021), a valid p-value for any
   distribution on [0, 1] and any n. It does not depend on the values' order (the order results
   arrive in can differ between -n 0 and -n 2), and unlike Hoeffding's bound it adapts to
   their spread: judged scores that cluster near their mean are caught with a few dozen
@@ -60,18 +55,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from pytest_ragate.scoring.gates import Floor, SliceCall, interval_of
+from pytest_ragate.scoring.bounded_mean import mean_shortfall, needed_to_clear
+from pytest_ragate.scoring.figures import interval_of
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.power import POWER, needed_for_mean, questions_needed
 from pytest_ragate.scoring.registry import METRICS, Tally
 from pytest_ragate.scoring.stats import Z95, clears, wilson
 
 Correction = Literal["holm", "bh"]
+SliceCall = Literal["holds", "misses", "insufficient"]  # a slice's call (`decide_slices`)
 
 CORRECTIONS: dict[str, str] = {"holm": "Holm", "bh": "Benjamini-Hochberg"}
 TEST_EXACT = "exact binomial"
 TEST_BETTING = "betting"
 EVERY_SLICE = "*"  # a floor over every value of its key (`[floors.slices.lang]`), before expansion
-BETS = 24  # the mean test's constant bets: (1 − m)·l = 0.99·0.8^j, j = 0..23 (0.99 to 0.006)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -116,29 +113,6 @@ def proportion_shortfall(k: int, n: int, floor: float, upper: bool = False) -> f
     if n <= 0:
         raise ValueError("a shortfall test needs n > 0")
     return 1.0 - binomial_cdf(k - 1, n, floor) if upper else binomial_cdf(k, n, floor)
-
-
-def bets_for(m: float) -> list[float]:
-    """The fixed grid of bets against a null mean m: geometric, from just under the largest
-    that keeps every factor positive (1 / (1 − m)) down by a factor 0.8 a step, so the bet
-    that suits the values' spread is within a factor 0.8 of one of them."""
-    return [0.99 * 0.8**j / (1.0 - m) for j in range(BETS)]
-
-
-def mean_shortfall(values: Sequence[float], floor: float, upper: bool = False) -> float:
-    """The betting test's one-sided p-value of values in [0, 1] against H0 "the true mean
-    clears the floor": 1 / the average capital of the bets `bets_for` (module docstring). An
-    upper floor is the same test of 1 − x against 1 − floor."""
-    if not values:
-        raise ValueError("a shortfall test needs n > 0")
-    xs = [1.0 - v for v in values] if upper else list(values)
-    m = 1.0 - floor if upper else floor
-    if m >= 1.0:
-        return 1.0  # a floor of 1 (or a bound of 0): every factor is 1, nothing is learned
-    logs = [math.fsum(math.log1p(-bet * (x - m)) for x in xs) for bet in bets_for(m)]
-    top = max(logs)
-    log_mean = top + math.log(math.fsum(math.exp(g - top) for g in logs) / len(logs))
-    return min(1.0, math.exp(-log_mean))
 
 
 def holm(p_values: Sequence[float]) -> list[float]:
@@ -229,7 +203,8 @@ def needs_of(floor: Floor, t: Tally) -> int | None:
     (`proportion_needs` for a proportion, `power.needed_for_mean` for a mean, both run
     mirrored, v → 1 − v, for a value below the floor); None when no n would: nothing scored,
     a value at the floor, a mean without spread. A mean needs at least what a proportion of
-    its value would (`slice_interval`)."""
+    its value would (`slice_interval`), and what its betting interval would over its values
+    repeated (`bounded_mean.needed_to_clear`)."""
     if not t.n:
         return None
     if _exact(t):
@@ -249,30 +224,30 @@ def needs_of(floor: Floor, t: Tally) -> int | None:
     else:
         found = (needed_for_mean([1 - v for v in values], 1 - floor.min, strict=True),
                  proportion_needs(1 - floor.min, 1 - mean))
-    # the interval is at least Wilson's over the sum (`slice_interval`): so is the n it needs
+    # the interval is the betting one, at least Wilson's over the sum (`slice_interval`): so
+    # is the n it needs
+    found += (needed_to_clear(values, floor.min),)
     return max((n for n in found if n is not None), default=None)
 
 
-def not_sliceable(metric: str) -> str | None:
-    """Why `metric` cannot be a slice floor, or None when it can: slice floors decide shares in
-    [0, 1] over questions, and the bill's figures and judge agreement are not one."""
+def sliceable(metric: str) -> bool:
+    """Whether `metric` can be a slice floor: slice floors decide shares in [0, 1] over
+    questions (a proportion, or a mean of per-question scores), and the bill's figures and
+    judge agreement are not one."""
     info = METRICS[metric]
-    if not info.share or info.aggregate == "quantile" or info.source == "agreement":
-        return (f"{metric} cannot be a slice floor: slice floors decide shares in [0, 1] (a "
-                "proportion, or a mean of per-question scores), and its figure is not one")
-    return None
+    return (info.share and info.aggregate != "quantile"
+            and info.source not in ("agreement", "anchors"))
 
 
 def _refuse_unbounded(floor: Floor) -> None:
-    if why := not_sliceable(floor.metric):
-        raise ValueError(why)
+    if not sliceable(floor.metric):
+        raise ValueError(f"{floor.metric}: not a share in [0, 1], so not a slice floor")
 
 
 def slice_interval(t: Tally) -> tuple[float, float] | None:
-    """A slice's 95% interval: the gate's (`gates.interval_of`), and for a mean (scores in
+    """A slice's 95% interval: the gate's (`figures.interval_of`), and for a mean (scores in
     [0, 1], or questions' rates with repeats) at least as wide as Wilson's over the scores'
-    sum: a percentile bootstrap of one score of 0.99, or of thirty, is [0.99, 0.99] and would
-    hold any floor below it. No distribution on [0, 1] of a given mean has more variance than
+    sum. No distribution on [0, 1] of a given mean has more variance than
     the 0/1 one, so a mean slice is held no more readily than a proportion of the same sum."""
     interval = interval_of(t) if t.n else None
     if interval is None or _exact(t):  # a proportion: Wilson already

@@ -1,7 +1,8 @@
-"""95% intervals for gate figures (Wilson for proportions, percentile bootstrap for means;
-with repeats, the question is the unit of sampling: Wilson at a design-effect n, a cluster
-bootstrap), distribution-free bounds of a quantile (order statistics: a latency floor's 95th
-percentile) and the paired tests of a run against its baseline (exact McNemar, paired bootstrap).
+"""95% intervals for gate figures (Wilson for proportions, with repeats at a design-effect n;
+percentile bootstraps, which `intervals.py` keeps for means without a bound: a mean of values
+in [0, 1] has the betting interval of `bounded_mean.py`), distribution-free bounds of a
+quantile (order statistics: a latency floor's 95th percentile) and the paired tests of a run
+against its baseline (exact McNemar, paired bootstrap).
 
 A quantile's one-sided 95% upper bound is the order statistic X_(r) with the smallest r such
 that P(Binomial(n, q) <= r - 1) >= 0.95: X_(r) falls below the true q-quantile only when r or

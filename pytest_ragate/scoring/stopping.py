@@ -32,6 +32,17 @@ if TYPE_CHECKING:  # numpy loads with the first test: a run asked in full never 
 Call = Literal["holds", "misses"]
 
 
+@dataclass(frozen=True, kw_only=True)
+class Stuck:
+    """Why a floor's test can no longer be fed: a question with no verdict of its metric, or
+    with more units of it than the bound (`units`, `bound`)."""
+
+    question_id: str
+    metric: str
+    units: int | None = None  # None: no verdict
+    bound: int | None = None
+
+
 def unit_bound(metric: str, most_spans: int) -> int | None:
     """The most units one question can bring to `metric`'s figure: one value for a mean,
     one question for abstention, its expected spans (at most `most_spans`) for recall. For
@@ -76,7 +87,7 @@ class FloorTrack:
     right: float = 0.0  # C and U over what was fed: the figure at the stop
     units: int = 0
     shares: list[tuple[float, int]] = field(default_factory=list)  # (c_i, n_i), as fed
-    stuck: str | None = None  # why it can no longer be fed
+    stuck: Stuck | None = None  # why it can no longer be fed
 
     @classmethod
     def of(cls, *, metric: str, minimum: float, upper: bool, population: int,
@@ -92,14 +103,15 @@ class FloorTrack:
             return
         counted = share(self.metric, record)
         if counted is None:
-            self.stuck = f"{record.question_id}: no verdict of {self.metric}"
+            self.stuck = Stuck(question_id=record.question_id, metric=self.metric)
             return
         c, n = counted
         if self.bound is None and n:
             self.bound = n
         bound = self.bound or 1
         if n > bound or not 0 <= c <= n:
-            self.stuck = f"{record.question_id}: {n} units of {self.metric}, more than {bound}"
+            self.stuck = Stuck(question_id=record.question_id, metric=self.metric, units=n,
+                               bound=bound)
             return
         f = self.test.null
         self.right, self.units = self.right + c, self.units + n
@@ -146,15 +158,3 @@ def ratio_interval(track: FloorTrack, shares: list[tuple[float, int]], *, steps:
         value = track.value
         return (value, value) if value is not None else None
     return min(kept), max(kept)
-
-
-@dataclass(frozen=True, kw_only=True)
-class SequentialOutcome:
-    """How a sequential goldset was asked: what every output says of it."""
-
-    seed: int
-    alpha: float
-    asked: int  # questions fed to the floors' tests (all of them, when it did not stop)
-    of: int
-    stopped: bool  # every floor decided before the last question
-    why: str | None = None  # why it asked every question, when it did

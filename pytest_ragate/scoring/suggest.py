@@ -2,7 +2,7 @@
 
 A run without floors still has figures: each metric its goldset can score (the mechanical
 ones always, the judged ones when a judge ran), with n, the 95% interval a floor on it would
-be decided on (`gates.interval_of`) and its kind counts. The suggested floor is that
+be decided on (`figures.interval_of`) and its kind counts. The suggested floor is that
 interval's lower bound rounded down to `STEP`: today's figures clear it, in `ragate_ci =
 strict` too, and a rerun clears it while its figure stays within today's interval.
 """
@@ -13,7 +13,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pytest_ragate.scoring.gates import interval_of, kind_counts
+from pytest_ragate.scoring.figures import interval_of, kind_counts
 from pytest_ragate.scoring.records import QuestionRecord, Tally, tally
 from pytest_ragate.scoring.registry import METRICS, run_metrics
 

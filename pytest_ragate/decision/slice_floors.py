@@ -2,7 +2,7 @@
 (`[floors.slices.lang] abstention_accuracy = 0.85` made one floor per value of `lang`), each
 slice its own verdict, their shortfall tests corrected across the family (scoring/slices.py).
 
-A slice is first held to the rules of every floor (gates.py): a judged floor without a judge,
+A slice is first held to the rules of every floor (floors.py): a judged floor without a judge,
 a member without a result (a gap: failed, or skipped when deselected), nothing that ran,
 nothing scored, fewer questions than `ragate_min_n`. The slices past those are decided
 together by `slices.decide_slices`: one that holds passes, one that misses fails, and one too
@@ -13,42 +13,28 @@ about how many questions would decide it. Never a silent pass.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Literal
 
-from pytest_ragate.scoring import messages
-from pytest_ragate.scoring.gates import (
-    POINT,
-    Counted,
-    Floor,
+from pytest_ragate.decision.floors import (
     Gap,
     Outcome,
     Scored,
-    Strictness,
+    Unjudged,
     Verdict,
     outcome_of,
     scored_or_settled,
+    unread,
 )
+from pytest_ragate.decision.rules import POINT, SliceRules, Strictness
+from pytest_ragate.scoring.figures import Counted
+from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import QuestionRecord
 from pytest_ragate.scoring.slices import (
     CORRECTIONS,
-    Correction,
     SliceFigure,
     decide_slices,
     family_size,
 )
-
-Insufficient = Literal["fail", "skip"]
-
-
-@dataclass(frozen=True, kw_only=True)
-class SliceRules:
-    """How slice floors are decided: the error rate of the correction across a key's slices,
-    which correction, and what a slice too small to decide does."""
-
-    alpha: float = 0.05
-    correction: Correction = "holm"
-    insufficient: Insufficient = "fail"
+from pytest_ragate.wording import slices as wording
 
 
 def family_of(floor: Floor) -> tuple[str, str] | None:
@@ -57,7 +43,7 @@ def family_of(floor: Floor) -> tuple[str, str] | None:
 
 
 def decide_family(floors: Sequence[Floor], goldset: str, records: Sequence[QuestionRecord], *,
-                  judge: str | None = None, require_judge: bool = False,
+                  judge: str | None = None, unjudged: Unjudged = "fail",
                   strictness: Strictness = POINT, gaps: Sequence[Gap] = (),
                   rules: SliceRules | None = None,
                   coverage: float | None = None) -> dict[Floor, Verdict]:
@@ -70,9 +56,9 @@ def decide_family(floors: Sequence[Floor], goldset: str, records: Sequence[Quest
     if len(set(values)) < len(values):  # one floor per slice, or a verdict would be lost
         raise ValueError(f"a family holds one floor per slice, not {sorted(values)}")
     for floor in floors:
-        settled = _settled(floor, goldset, records, judge, require_judge, strictness, gaps)
+        settled = _settled(floor, goldset, records, judge, unjudged, strictness, gaps)
         if isinstance(settled, Scored) and coverage is not None:
-            settled = _unread(floor, goldset, coverage, settled) or settled
+            settled = unread(floor, goldset, coverage, settled) or settled
         if isinstance(settled, Verdict):
             verdicts[floor] = settled
         else:
@@ -95,39 +81,22 @@ def _value(floor: Floor) -> str:
 
 
 def _settled(floor: Floor, goldset: str, records: Sequence[QuestionRecord], judge: str | None,
-             require_judge: bool, strictness: Strictness, gaps: Sequence[Gap],
+             unjudged: Unjudged, strictness: Strictness, gaps: Sequence[Gap],
              ) -> Verdict | Scored:
     """The verdict of a slice the rules of every floor settle before its test (no judge,
-    gaps, nothing ran or scored: `gates.scored_or_settled`; too few questions), else its
+    gaps, nothing ran or scored: `floors.scored_or_settled`; too few questions), else its
     rows and tally, to be decided."""
     scored = scored_or_settled(floor, goldset, records, judge=judge,
-                               require_judge=require_judge, strictness=strictness, gaps=gaps)
+                               unjudged=unjudged, strictness=strictness, gaps=gaps)
     if isinstance(scored, Verdict):
         return scored
     t, counted = scored.tally, scored.counted
     if strictness.min_n and t.questions < strictness.min_n:
         return Verdict(floor=floor, goldset=goldset, outcome="failed",
-                       message=messages.slice_too_few(floor, t, strictness.min_n), tally=t,
+                       message=wording.slice_too_few(floor, t, strictness.min_n), tally=t,
                        computed_by=counted.computed_by, errors=counted.errors,
                        skipped=counted.skipped)
     return scored
-
-
-def _unread(floor: Floor, goldset: str, coverage: float, scored: Scored) -> Verdict | None:
-    """A judged slice whose judge gave fewer of its verdicts than the goldset's judge_coverage
-    floor asks: not decided (failed). The goldset's coverage floor counts every verdict, so a
-    judge that fails on one slice's questions only (its language, its length) can clear it
-    while the slice is decided on the verdicts it could give."""
-    if not floor.judged:
-        return None
-    rows = [r for r in scored.rows if floor.metric in r.judge_attempted]
-    unread = [r for r in rows if floor.metric in r.judge_failures]
-    if not unread or (len(rows) - len(unread)) / len(rows) >= coverage:
-        return None
-    return Verdict(floor=floor, goldset=goldset, outcome="failed", tally=scored.tally,
-                   message=messages.slice_unread(floor, len(rows) - len(unread), len(rows),
-                                                 coverage, [r.question_id for r in unread]),
-                   computed_by=scored.counted.computed_by)
 
 
 def _decided(floor: Floor, goldset: str, figure: SliceFigure, counted: Counted, tested: int,
@@ -135,11 +104,11 @@ def _decided(floor: Floor, goldset: str, figure: SliceFigure, counted: Counted, 
     """A slice's verdict from its call in the family (`counted`: who computed its figure)."""
     outcome = _outcome(floor, figure, rules)
     key = floor.slice[0] if floor.slice else ""
-    message = messages.slice_message(floor, key, figure, tested=tested,
+    message = wording.slice_message(floor, key, figure, tested=tested,
                                      correction=rules.correction, alpha=rules.alpha)
     if figure.call == "insufficient" and not floor.xfail:
-        message = f"{message} · " + (messages.slice_short(floor) if _short(floor, figure)
-                                     else messages.slice_insufficient(rules.insufficient))
+        message = f"{message} · " + (wording.slice_short(floor) if _short(floor, figure)
+                                     else wording.slice_insufficient(rules.insufficient))
     return Verdict(floor=floor, goldset=goldset, outcome=outcome, message=message,
                    tally=figure.tally, interval=figure.interval,
                    computed_by=counted.computed_by, errors=counted.errors,

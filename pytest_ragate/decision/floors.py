@@ -1,4 +1,5 @@
-"""Floors decided over every question's record: value, interval, n, and who computed it.
+"""One floor decided over its whole population: the rule (gaps, no judge, nothing scored,
+figures against the floor) and its `Verdict`.
 
 A floor is decided over its whole population, known at collection: every question of its
 goldset (and kind), or every anchor of its kind. A member without a result is a gap, named
@@ -17,21 +18,29 @@ file written before latency was measured) fails the floor, named, rather than sh
 A latency quantile is always decided on its distribution-free 95% upper bound
 (stats.quantile_bounds), never on the point value, and fails when n is too small to have one.
 
-Deciding a floor takes three steps, each in one place: its figures (`figures_of`: the tally,
-the value decided on, its interval and power), the gate rule (`missing_of` for a population
-that is not whole, `call_of` and `outcome_of` for figures against the floor) and the message
-(scoring/messages.py, which writes every sentence a verdict says).
+Deciding a floor takes three steps, each in one place: its figures (`scoring/figures.py`:
+the tally, the value decided on, its interval and power), the gate rule (here: `missing_of`
+for a population that is not whole, `call_of` and `outcome_of` for figures against the
+floor) and the message (`wording/floors.py`, which writes every sentence a verdict says).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import KW_ONLY, dataclass
+from dataclasses import dataclass
 from typing import Literal
 
-from pytest_ragate.scoring import messages
+from pytest_ragate.decision.rules import POINT, Strictness
+from pytest_ragate.scoring.figures import (
+    Counted,
+    Figures,
+    counted_of,
+    figures_of,
+    interval_of,
+)
+from pytest_ragate.scoring.floor import Floor, counts_in
 from pytest_ragate.scoring.labelled import judged_values
-from pytest_ragate.scoring.power import PassesAt, passes_at
+from pytest_ragate.scoring.power import PassesAt
 from pytest_ragate.scoring.ppi import Ppi, ppi_mean
 from pytest_ragate.scoring.records import (
     MECHANICAL,
@@ -42,80 +51,16 @@ from pytest_ragate.scoring.records import (
     repeat_name,
     tally,
 )
-from pytest_ragate.scoring.registry import METRICS, figure_digits, latency_quantile
-from pytest_ragate.scoring.stats import (
-    bootstrap_clusters,
-    bootstrap_mean,
-    clears,
-    quantile_bounds,
-    quantile_needs,
-    wilson,
-    wilson_clustered,
-)
+from pytest_ragate.scoring.registry import METRICS, latency_quantile
+from pytest_ragate.scoring.slices import SliceCall
+from pytest_ragate.scoring.stats import clears, quantile_needs
+from pytest_ragate.wording import floors as wording
 
 Outcome = Literal["passed", "failed", "xfailed", "xpassed", "skipped"]
-CiMode = Literal["point", "strict"]
 GapKind = Literal["errored", "crashed", "lost", "never ran", "skipped", "sealed", "deselected"]
-SliceCall = Literal["holds", "misses", "insufficient"]  # a slice floor's call (slices.py)
-KIND_SLICE = "kind"  # the slice key every question has: its kind (no tag may be named so)
-
-
-@dataclass(frozen=True)
-class Floor:
-    """A dataset-level gate: `metric` over questions (of `kind`, when set) must reach `min`,
-    or, for an upper-bound floor (`{max = 0.05}`, `upper`), stay at or below it: `min` is
-    then the bound from above."""
-
-    metric: str
-    min: float
-    _: KW_ONLY  # what else a floor says, by name: `Floor("recall", 0.8, kind="single_doc")`
-    kind: str | None = None
-    xfail: str | None = None
-    anchors: bool = False  # over the anchors of `kind` instead of questions
-    upper: bool = False  # `{max = …}`: the figure must not exceed `min`
-    # over the questions whose tag `key` (or, for the key "kind", whose kind) is `value`:
-    # one slice of a key's family, decided with the others (scoring/slices.py)
-    slice: tuple[str, str] | None = None
-
-    @property
-    def bound(self) -> str:
-        """`≥ 0.80`, or `≤ 0.05` for an upper-bound floor: how every report prints it."""
-        return f"{'≤' if self.upper else '≥'} {self.min:.{figure_digits(self.metric)}f}"
-
-    @property
-    def figure(self) -> str:
-        """A table's floor column: `0.80`, or `≤ 0.05` for an upper-bound floor."""
-        return self.bound if self.upper else f"{self.min:.2f}"
-
-    @property
-    def name(self) -> str:
-        if self.anchors:
-            return f"floor[anchors:{self.kind}:{self.metric}]"
-        if self.slice:
-            return f"floor[{self.slice[0]}={self.slice[1]}:{self.metric}]"
-        return f"floor[{self.kind}:{self.metric}]" if self.kind else f"floor[{self.metric}]"
-
-    @property
-    def judged(self) -> bool:
-        return METRICS[self.metric].judged
-
-
-@dataclass(frozen=True, kw_only=True)
-class Strictness:
-    """How sure a floor must be: `ci` and `min_n` from the gate settings; and whether a
-    sealed goldset without its key fails (the default) or skips its floors."""
-
-    ci: CiMode = "point"
-    min_n: int = 0
-    sealed_without_key: Literal["fail", "skip"] = "fail"
-
-    @property
-    def strict(self) -> bool:
-        """`ragate_ci = strict`: a floor holds only when its 95% interval's bound clears it."""
-        return self.ci == "strict"
-
-
-POINT = Strictness()
+# a judged floor in a run without a judge: fails (the default), fails though its metric is
+# named optional (--ragate-require-judge), or is skipped (its metric named optional)
+Unjudged = Literal["fail", "required", "skip"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -158,104 +103,6 @@ class Verdict:
             return self.figure
         return self.tally.value if self.tally else None
 
-    @property
-    def shown(self) -> str:
-        """The value as a report shows it, with its estimate: `0.62 (ppi)`."""
-        value = self.value
-        text = "—" if value is None else f"{value:.{figure_digits(self.floor.metric)}f}"
-        return f"{text} ({self.estimate})" if self.estimate and value is not None else text
-
-
-# --- the statistics: a floor's figures, computed once -----------------------------------------
-
-
-@dataclass(frozen=True, kw_only=True)
-class Figures:
-    """What a floor is decided on (`figures_of`): the tally, the value (the tally's own, or
-    the prediction-powered estimate), its 95% interval, and the true value at which a floor
-    over this n passes 80% of the time."""
-
-    tally: Tally
-    value: float
-    interval: tuple[float, float] | None
-    passes_at: PassesAt | None = None
-    ppi: Ppi | None = None
-
-    @property
-    def figure(self) -> float | None:
-        """The figure a verdict records when it is not the tally's value."""
-        return self.ppi.value if self.ppi is not None else None
-
-    @property
-    def estimate(self) -> str:
-        return "ppi" if self.ppi is not None else ""
-
-
-@dataclass(frozen=True, kw_only=True)
-class Counted:
-    """Who computed a floor's figure, and the rows it counts as wrong (errors) or leaves
-    out (skipped questions, judge failures): what a verdict carries beside its figures."""
-
-    computed_by: str = MECHANICAL
-    errors: int = 0
-    skipped: int = 0
-    failures: int = 0  # judge failures of a metric the judge is asked for
-
-
-def interval_of(t: Tally) -> tuple[float, float] | None:
-    """Wilson for proportions, a bootstrap for means; with repeats (`t.clusters`) over
-    questions as clusters: Wilson at the design-effect n, a cluster bootstrap."""
-    if not t.n:
-        return None
-    if METRICS[t.metric].aggregate == "quantile":
-        return quantile_bounds(t.values, latency_quantile(t.metric))
-    proportion = METRICS[t.metric].aggregate == "proportion"
-    if t.clusters:
-        return (wilson_clustered(t.k, t.n, t.clusters, t.repeats) if proportion
-                else bootstrap_clusters(t.clusters))
-    return wilson(t.k, t.n) if proportion else bootstrap_mean(t.values)
-
-
-def figures_of(floor: Floor, t: Tally, strictness: Strictness, ppi: Ppi | None = None,
-               ) -> Figures:
-    """The tally's value and interval, or with `ppi` the estimate's, and the power of a
-    floor over this n."""
-    if ppi is not None:
-        return Figures(tally=t, value=ppi.value, interval=ppi.interval, ppi=ppi)
-    # power over n independent units: not what a floor over clusters or a bound from above
-    # can tell apart, so those say nothing rather than a wrong figure
-    power = (None if t.clusters or floor.upper else
-             passes_at(METRICS[floor.metric].aggregate, t.n, t.values, floor.min,
-                       strictness.strict))
-    return Figures(tally=t, value=t.value or 0.0, interval=interval_of(t), passes_at=power)
-
-
-def fmt_n(t: Tally | None) -> str:
-    """A table's n: `20`, or with repeats `28 questions × 3` (n counts questions)."""
-    if t is None:
-        return "0"
-    return f"{t.questions} questions × {t.repeats}" if t.repeats > 1 else str(t.n)
-
-
-def computed_by(floor: Floor, records: Sequence[QuestionRecord], judge: str | None = None,
-                ) -> str:
-    """`mechanical`, the judges the records name, else the judge configured (`judge`); for
-    the bill, who measured it: ragate's clock (latency), the usage the APIs reported (cost)."""
-    if METRICS[floor.metric].source == "bill":
-        return "ragate's clock" if METRICS[floor.metric].decided_on_bound else "reported usage"
-    if not floor.judged:
-        return MECHANICAL
-    judges = sorted({r.judge for r in records if r.judge})
-    return ", ".join(judges) or judge or "no judge"
-
-
-def counted_of(floor: Floor, rows: Sequence[QuestionRecord], judge: str | None, t: Tally,
-               ) -> Counted:
-    return Counted(computed_by=computed_by(floor, rows, judge),
-                   errors=sum(r.status == "error" for r in rows),
-                   skipped=sum(r.status == "skipped" for r in rows),
-                   failures=t.failures if METRICS[floor.metric].asked else 0)
-
 
 # --- the gate rule ----------------------------------------------------------------------------
 
@@ -283,23 +130,12 @@ class Missing:
 
 
 def soft_gaps(strictness: Strictness) -> frozenset[str]:
-    """Gaps that skip a floor rather than fail it: the user deselected those members, or
-    builds without the seal key skip on purpose."""
-    return frozenset({"deselected"} | ({"sealed"} if strictness.sealed_without_key == "skip"
-                                       else set()))
-
-
-def slice_value(key: str, kind: str, tags: Mapping[str, str] | None) -> str | None:
-    """A question's value of a slice key: its kind for "kind", else its tag (None: untagged)."""
-    return kind if key == KIND_SLICE else (tags or {}).get(key)
-
-
-def counts_in(floor: Floor, kind: str, tags: Mapping[str, str] | None) -> bool:
-    """Whether a question of this kind and tags is in the floor's population: every one, or
-    those of its kind, or those of its slice."""
-    return ((floor.kind is None or kind == floor.kind)
-            and (floor.slice is None or slice_value(floor.slice[0], kind, tags)
-                 == floor.slice[1]))
+    """Gaps that skip a floor rather than fail it: the user deselected those members (but
+    not pytest's cache, narrowing the run to its last failures: `--lf`, `--sw`), or builds
+    without the seal key skip on purpose."""
+    deselected = set() if strictness.narrowed_by else {"deselected"}
+    return frozenset(deselected | ({"sealed"} if strictness.sealed_without_key == "skip"
+                                   else set()))
 
 
 def of_population(floor: Floor, gaps: Sequence[Gap]) -> list[Gap]:
@@ -350,11 +186,13 @@ def outcome_of(floor: Floor, call: Call) -> Outcome:
 # --- deciding a floor: the figures, the rule, the message ---------------------------------------
 
 
-def without_judge(floor: Floor, goldset: str, require_judge: bool) -> Verdict:
-    """A judged floor of a run without a judge: skipped, or failed when one is required."""
+def without_judge(floor: Floor, goldset: str, unjudged: Unjudged) -> Verdict:
+    """A judged floor of a run without a judge: not decided, so failed, naming the flag;
+    skipped only when the goldset or the ini file names its metric optional (and
+    --ragate-require-judge does not overrule that)."""
     return Verdict(floor=floor, goldset=goldset,
-                   outcome="failed" if require_judge else "skipped",
-                   message=messages.needs_judge(floor.metric, require_judge),
+                   outcome="skipped" if unjudged == "skip" else "failed",
+                   message=wording.needs_judge(floor.metric, unjudged),
                    computed_by="no judge")
 
 
@@ -364,11 +202,12 @@ def decide(
     records: Sequence[QuestionRecord],
     *,
     judge: str | None = None,
-    require_judge: bool = False,
+    unjudged: Unjudged = "fail",
     strictness: Strictness = POINT,
     gaps: Sequence[Gap] = (),
     labels: Mapping[str, float] | None = None,
     stamps: Mapping[str, str] | None = None,
+    coverage: float | None = None,
 ) -> Verdict:
     """The floor's outcome over the records of its goldset (and kind, when it has one).
 
@@ -376,9 +215,13 @@ def decide(
     the population is the scored records and the gaps. Without gaps the records are the
     whole population. With `labels` (question id → the human label of this floor's metric,
     `[judge] estimate = "ppi"`) the floor is decided on the prediction-powered estimate;
-    `stamps` are the answers those labels were written for (a label of another is stale)."""
+    `stamps` are the answers those labels were written for (a label of another is stale).
+    `coverage` is the goldset's judge_coverage floor, which a judged floor's own verdicts
+    must reach (`unread`)."""
     scored = scored_or_settled(floor, goldset, records, judge=judge,
-                               require_judge=require_judge, strictness=strictness, gaps=gaps)
+                               unjudged=unjudged, strictness=strictness, gaps=gaps)
+    if isinstance(scored, Scored) and coverage is not None:
+        scored = unread(floor, goldset, coverage, scored) or scored
     if isinstance(scored, Verdict):
         return scored
     rows, t, counted = scored.rows, scored.tally, scored.counted
@@ -387,10 +230,10 @@ def decide(
         ppi, why = _ppi(floor.metric, rows, labels, stamps)
         if ppi is None:
             return Verdict(floor=floor, goldset=goldset, outcome="failed",
-                           message=messages.no_ppi(floor, why, t, counted), tally=t,
+                           message=wording.no_ppi(floor, why, t, counted), tally=t,
                            computed_by=counted.computed_by, errors=counted.errors,
                            skipped=counted.skipped, estimate="ppi")
-    return against_floor(floor, goldset, figures_of(floor, t, strictness, ppi), strictness,
+    return against_floor(floor, goldset, figures_of(floor, t, strictness.strict, ppi), strictness,
                          counted, worst=behind(floor.metric, rows, over=_over(floor)))
 
 
@@ -405,19 +248,19 @@ class Scored:
 
 
 def scored_or_settled(floor: Floor, goldset: str, records: Sequence[QuestionRecord], *,
-                      judge: str | None, require_judge: bool, strictness: Strictness,
+                      judge: str | None, unjudged: Unjudged, strictness: Strictness,
                       gaps: Sequence[Gap]) -> Verdict | Scored:
     """What every floor over questions is held to before its figures, as a verdict: a judged
     floor without a judge, a population with gaps, nothing that ran, a bill figure missing,
     nothing scored; else its rows and tally, to be decided."""
     if floor.judged and judge is None:
-        return without_judge(floor, goldset, require_judge)
+        return without_judge(floor, goldset, unjudged)
     rows = [r for r in records if counts_in(floor, r.kind, r.tags)]
     if mine := of_population(floor, gaps):
         return _not_whole(floor, goldset, rows, mine, judge, strictness)
     if rows and all(r.status == "skipped" for r in rows):
         return Verdict(floor=floor, goldset=goldset, outcome="skipped",
-                       message=messages.nothing_ran(floor.metric, [r.error for r in rows]),
+                       message=wording.nothing_ran(floor.metric, [r.error for r in rows]),
                        skipped=len(rows))
     t = tally(floor.metric, rows)
     counted = counted_of(floor, rows, judge, t)
@@ -425,10 +268,29 @@ def scored_or_settled(floor: Floor, goldset: str, records: Sequence[QuestionReco
         return unbilled
     if not t.n:
         return Verdict(floor=floor, goldset=goldset, outcome="failed",
-                       message=messages.nothing_scored(floor, len(rows), counted), tally=t,
+                       message=wording.nothing_scored(floor, len(rows), counted), tally=t,
                        computed_by=counted.computed_by, errors=counted.errors,
                        skipped=counted.skipped)
     return Scored(rows=rows, tally=t, counted=counted)
+
+
+def unread(floor: Floor, goldset: str, coverage: float, scored: Scored) -> Verdict | None:
+    """A judged floor whose judge gave fewer of its verdicts than the goldset's judge_coverage
+    floor asks: not decided (failed), whether or not that coverage floor is an xfail (an
+    expected shortfall of the judge does not make the verdicts it gave enough). Held over the
+    floor's own rows: the goldset's coverage floor counts every verdict, so a judge that fails
+    on one slice's or kind's questions only (its language, its length) can clear it while that
+    floor would be decided on the few verdicts it could give."""
+    if not METRICS[floor.metric].asked:
+        return None
+    rows = [r for r in scored.rows if floor.metric in r.judge_attempted]
+    missing = [r for r in rows if floor.metric in r.judge_failures]
+    if not missing or (len(rows) - len(missing)) / len(rows) >= coverage:
+        return None
+    return Verdict(floor=floor, goldset=goldset, outcome="failed", tally=scored.tally,
+                   message=wording.judge_unread(floor, len(rows) - len(missing), len(rows),
+                                                coverage, [r.question_id for r in missing]),
+                   computed_by=scored.counted.computed_by)
 
 
 def _over(floor: Floor) -> float | None:
@@ -447,10 +309,10 @@ def _unmeasured(floor: Floor, rows: Sequence[QuestionRecord], goldset: str, t: T
     if missing:
         names = [repeat_name(r.question_id, r.repeat) if r.repeat > 1 else r.question_id
                  for r in missing]
-        message = messages.unmeasured(floor, names, len(rows), counted)
+        message = wording.unmeasured(floor, names, len(rows), counted)
     elif t.n and METRICS[floor.metric].decided_on_bound and interval_of(t) is None:
         needs = quantile_needs(latency_quantile(floor.metric))
-        message = messages.too_few_for_bound(floor, t, needs, counted)
+        message = wording.too_few_for_bound(floor, t, needs, counted)
     else:
         return None
     return Verdict(floor=floor, goldset=goldset, outcome=outcome_of(floor, "misses"),
@@ -468,7 +330,7 @@ def _not_whole(floor: Floor, goldset: str, rows: Sequence[QuestionRecord], mine:
     missing = missing_of(mine, len(scored) + len(mine), "questions", strictness)
     assert missing is not None
     return Verdict(floor=floor, goldset=goldset, outcome=missing.outcome,
-                   message=messages.incomplete(missing, messages.partial(floor, t, len(scored))),
+                   message=wording.incomplete(missing, wording.partial(floor, t, len(scored))),
                    tally=t, interval=interval_of(t), computed_by=counted.computed_by,
                    errors=counted.errors, skipped=counted.skipped, gaps=missing.count)
 
@@ -481,11 +343,11 @@ def _ppi(metric: str, rows: Sequence[QuestionRecord], labels: Mapping[str, float
     judged, why = judged_values(metric, rows, stamps)
     missing = sorted(q for q in why if q in labels)
     if missing:
-        return None, messages.ppi_unverdicted(missing, why)
+        return None, wording.ppi_unverdicted(missing, why)
     pairs = [(judged[q], labels[q]) for q in judged if q in labels]
     found = ppi_mean(list(judged.values()), pairs)
     if found is None:
-        return None, messages.ppi_too_few(len(pairs), len(judged))
+        return None, wording.ppi_too_few(len(pairs), len(judged))
     return found, ""
 
 
@@ -501,12 +363,12 @@ def decide_anchors(floor: Floor, goldset: str, anchors: Sequence[AnchorOutcome],
     missing = missing_of(mine, len(rows) + len(mine), f"{floor.kind} anchors", strictness)
     if missing is not None:
         return Verdict(floor=floor, goldset=goldset, outcome=missing.outcome,
-                       message=messages.incomplete(missing, messages.partial(floor, t, t.n)),
+                       message=wording.incomplete(missing, wording.partial(floor, t, t.n)),
                        tally=t, interval=interval_of(t), gaps=missing.count)
     if not t.n:
         return Verdict(floor=floor, goldset=goldset, outcome="failed",
-                       message=messages.nothing_scored(floor, 0, Counted()), tally=t)
-    return against_floor(floor, goldset, figures_of(floor, t, strictness), strictness,
+                       message=wording.nothing_scored(floor, 0, Counted()), tally=t)
+    return against_floor(floor, goldset, figures_of(floor, t, strictness.strict), strictness,
                          Counted())
 
 
@@ -519,7 +381,7 @@ def against_floor(floor: Floor, goldset: str, figures: Figures, strictness: Stri
     call = call_of(floor, figures, strictness)
     outcome = outcome_of(floor, call)
     worst = worst if outcome == "failed" and call == "misses" else ""
-    message = messages.against_floor(floor, figures, call, min_n=strictness.min_n,
+    message = wording.against_floor(floor, figures, call, min_n=strictness.min_n,
                                      strict=strict_for(floor, strictness), counted=counted,
                                      worst=worst)
     return Verdict(floor=floor, goldset=goldset, outcome=outcome, message=message,
@@ -527,17 +389,3 @@ def against_floor(floor: Floor, goldset: str, figures: Figures, strictness: Stri
                    computed_by=counted.computed_by, errors=counted.errors,
                    skipped=counted.skipped, passes_at=figures.passes_at, figure=figures.figure,
                    estimate=figures.estimate, worst=worst)
-
-
-def kind_counts(metric: str, records: Sequence[QuestionRecord]) -> list[tuple[str, Tally]]:
-    """Per-kind tallies in first-seen order, for `single_meeting 7/20 · unanswerable 5/5`."""
-    kinds = list(dict.fromkeys(r.kind for r in records))
-    return [(kind, tally(metric, [r for r in records if r.kind == kind])) for kind in kinds]
-
-
-def fmt_counts(counts: list[tuple[str, Tally]]) -> str:
-    """`single_meeting 7/20` for proportions, `single_meeting 0.75 (n=2)` for means."""
-    return " · ".join(
-        f"{kind} {t.k:g}/{t.n}" if METRICS[t.metric].aggregate == "proportion"
-        else f"{kind} {t.value:.{figure_digits(t.metric)}f} (n={t.n})"
-        for kind, t in counts if t.n)

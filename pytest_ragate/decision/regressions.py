@@ -18,21 +18,28 @@ rates 70 -> 50), so the check fails until the run accepts the new judge
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from pytest_ragate.scoring import messages
-from pytest_ragate.scoring.power import detectable_drop
+from pytest_ragate.scoring.pairing import (
+    BaselineRun,
+    Compared,
+    NotCompared,
+    bootstrap_of,
+    mcnemar_of,
+    pair,
+    paired_test,
+    scored_metrics,
+)
 from pytest_ragate.scoring.records import QuestionScores
-from pytest_ragate.scoring.registry import METRICS, run_metrics
-from pytest_ragate.scoring.stats import BOOTSTRAP, MCNEMAR, mcnemar_exact, paired_bootstrap
+from pytest_ragate.scoring.registry import METRICS
+from pytest_ragate.scoring.stats import BOOTSTRAP, MCNEMAR
+from pytest_ragate.wording import baseline as wording
 
 RegressionOutcome = Literal["passed", "failed", "skipped"]
 RegressionCall = Literal["refused", "dropped", "held"]
 ChangeCall = Literal["refused", "accepted", "misnamed"]  # a judge change: see `change_call`
-NotCompared = Literal["no units", "no pairs"]
-Ratios = tuple[float, float, float, float]  # baseline numerator, denominator; current's
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -56,18 +63,6 @@ class Regression:
         if self.baseline is None or self.current is None:
             return None
         return self.current - self.baseline
-
-
-@dataclass(frozen=True, kw_only=True)
-class BaselineRun:
-    """One goldset's per-question scores in the baseline, and where they came from."""
-
-    goldset: str
-    eval_version: str
-    scores: dict[str, QuestionScores]
-    source: str
-    judges: tuple[str, ...] = ()  # who graded its judged metrics; () when none did
-    results: str | None = None  # its results file, which `ragate rejudge` can re-grade
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -106,44 +101,7 @@ class JudgeChange:
     flag: str = "--ragate-accept-judge"
 
 
-@dataclass(frozen=True, kw_only=True)
-class Paired:
-    """One metric's questions paired across the two runs (`pair`): the right-or-wrong
-    units both scored (McNemar) or each question's ratio in both (bootstrap), and the
-    questions that got worse, named when the check fails."""
-
-    questions: int  # paired questions with something to compare
-    compared: int  # questions in both runs and skipped in neither
-    unpaired: int  # questions in one run only, or skipped in one
-    then_units: tuple[bool, ...] = ()
-    now_units: tuple[bool, ...] = ()
-    ratios: tuple[Ratios, ...] = ()
-    dropped: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, kw_only=True)
-class Compared:
-    """The paired test's figures: the metric over the paired units in both runs, the
-    p-value and whether it is below α; for McNemar its discordant units and the drop it
-    detects 80% of the time."""
-
-    then: float
-    now: float
-    p_value: float
-    significant: bool
-    worse: int = 0  # McNemar: units right in the baseline, wrong now
-    better: int = 0
-    units: int = 0  # McNemar: the paired units
-    detects: float | None = None
-
-
 # --- checking ----------------------------------------------------------------------------------
-
-
-def scored_metrics(scores: Iterable[QuestionScores]) -> list[str]:
-    """The run's metrics (registry.run_metrics), from what its questions asked the judge
-    for: a verdict or a failure."""
-    return run_metrics({m for s in scores for m in (*s.verdicts, *s.judge_failures)})
 
 
 def judge_change(base: BaselineRun, judge: RunJudge) -> JudgeChange | None:
@@ -173,8 +131,8 @@ def check_run(goldset: str, eval_version: str, current: Mapping[str, QuestionSco
     same = [b for b in baseline if b.goldset == goldset]
     chosen = next((b for b in reversed(same) if b.eval_version == eval_version), None)
     if chosen is None or not chosen.scores:
-        why = messages.no_baseline(goldset, eval_version, same, chosen)
-        return [Regression(goldset=goldset, metric=m, test=_test_of(m), outcome="skipped",
+        why = wording.no_baseline(goldset, eval_version, same, chosen)
+        return [Regression(goldset=goldset, metric=m, test=paired_test(m), outcome="skipped",
                            message=why) for m in metrics]
     change = judge_change(chosen, judge)
     return [across_judges(goldset, m, change, chosen.source)
@@ -186,98 +144,10 @@ def check_run(goldset: str, eval_version: str, current: Mapping[str, QuestionSco
 def across_judges(goldset: str, metric: str, change: JudgeChange, source: str) -> Regression:
     """A judged metric across a judge change: failed (fail closed) unless the change is
     accepted, then skipped; never compared, since the comparison would measure the judges."""
-    return Regression(goldset=goldset, metric=metric, test=_test_of(metric),
+    return Regression(goldset=goldset, metric=metric, test=paired_test(metric),
                       outcome="skipped" if change.call == "accepted" else "failed",
-                      message=messages.judge_changed(metric, change, source),
+                      message=wording.judge_changed(metric, change, source),
                       judge_change=change)
-
-
-def _test_of(metric: str) -> str:
-    return MCNEMAR if METRICS[metric].regression == "mcnemar" else BOOTSTRAP
-
-
-def _units(metric: str, s: QuestionScores) -> dict[str, bool]:
-    """A question's right-or-wrong units of a binary metric, keyed so runs pair up."""
-    units = METRICS[metric].units
-    assert units is not None, f"{metric} has no binary units"
-    return units(metric, s)
-
-
-def _ratio(metric: str, s: QuestionScores) -> tuple[float, float] | None:
-    """A question's score as a ratio (score, 1): one vote per question that has one."""
-    score = METRICS[metric].score
-    value = score(metric, s) if score is not None else None
-    return None if value is None else (value, 1.0)
-
-
-def pair(metric: str, base: Mapping[str, QuestionScores],
-         current: Mapping[str, QuestionScores]) -> Paired:
-    """The questions both runs scored (skipped ones are out; errored ones count as wrong,
-    as in the floors), paired unit by unit for McNemar, ratio by ratio for a bootstrap."""
-    ids = [q for q in current if q in base
-           and current[q].status != "skipped" and base[q].status != "skipped"]
-    unpaired = len({*base, *current} - set(ids))
-    if _test_of(metric) == MCNEMAR:
-        return _pair_units(metric, ids, base, current, unpaired)
-    return _pair_ratios(metric, ids, base, current, unpaired)
-
-
-def _pair_units(metric: str, ids: Sequence[str], base: Mapping[str, QuestionScores],
-                current: Mapping[str, QuestionScores], unpaired: int) -> Paired:
-    then_units: list[bool] = []
-    now_units: list[bool] = []
-    questions = 0
-    dropped: list[str] = []
-    for q in ids:
-        then, now = _units(metric, base[q]), _units(metric, current[q])
-        keys = [k for k in then if k in now]
-        then_units += [then[k] for k in keys]
-        now_units += [now[k] for k in keys]
-        questions += bool(keys)
-        if any(then[k] and not now[k] for k in keys):
-            dropped.append(q)
-    return Paired(questions=questions, compared=len(ids), unpaired=unpaired,
-                  then_units=tuple(then_units), now_units=tuple(now_units),
-                  dropped=tuple(dropped))
-
-
-def _pair_ratios(metric: str, ids: Sequence[str], base: Mapping[str, QuestionScores],
-                 current: Mapping[str, QuestionScores], unpaired: int) -> Paired:
-    ratios: list[Ratios] = []
-    dropped: list[str] = []
-    for q in ids:
-        then, now = _ratio(metric, base[q]), _ratio(metric, current[q])
-        if then is None or now is None or not (then[1] or now[1]):
-            continue
-        ratios.append((*then, *now))
-        if then[1] and now[1] and now[0] / now[1] < then[0] / then[1]:
-            dropped.append(q)
-    return Paired(questions=len(ratios), compared=len(ids), unpaired=unpaired,
-                  ratios=tuple(ratios), dropped=tuple(dropped))
-
-
-def _mcnemar(paired: Paired, alpha: float) -> Compared:
-    """McNemar's exact test over the discordant units, and the drop it detects."""
-    then, now = paired.then_units, paired.now_units
-    n = len(then)
-    worse = sum(b and not c for b, c in zip(then, now, strict=True))
-    better = sum(c and not b for b, c in zip(then, now, strict=True))
-    p = mcnemar_exact(worse, better)
-    return Compared(then=sum(then) / n, now=sum(now) / n, p_value=p, significant=p < alpha,
-                    worse=worse, better=better, units=n,
-                    detects=detectable_drop(n, (worse + better) / n, alpha=alpha).drop)
-
-
-def _bootstrap(paired: Paired, alpha: float) -> Compared | None:
-    """The paired bootstrap over the questions' ratios; None when one run has no unit."""
-    base_den = sum(r[1] for r in paired.ratios)
-    cur_den = sum(r[3] for r in paired.ratios)
-    if not base_den or not cur_den:
-        return None
-    _, p = paired_bootstrap(paired.ratios)
-    return Compared(then=sum(r[0] for r in paired.ratios) / base_den,
-                    now=sum(r[2] for r in paired.ratios) / cur_den, p_value=p,
-                    significant=p < alpha)
 
 
 def call_of(compared: Compared, pairs: int, *, min_n: int) -> RegressionCall:
@@ -293,21 +163,21 @@ def check(goldset: str, metric: str, base: Mapping[str, QuestionScores],
           source: str = "the baseline") -> Regression:
     """This run against the baseline on the questions both scored (skipped ones are out;
     errored ones count as wrong, as in the floors)."""
-    test = _test_of(metric)
+    test = paired_test(metric)
     paired = pair(metric, base, current)
     if not paired.questions:
         why: NotCompared = "no units" if paired.compared and test == BOOTSTRAP else "no pairs"
         return Regression(goldset=goldset, metric=metric, test=test, outcome="skipped",
-                          message=messages.not_compared(metric, why, paired, source))
-    compared = _mcnemar(paired, alpha) if test == MCNEMAR else _bootstrap(paired, alpha)
+                          message=wording.not_compared(metric, why, paired, source))
+    compared = mcnemar_of(paired, alpha) if test == MCNEMAR else bootstrap_of(paired, alpha)
     if compared is None:
         return Regression(goldset=goldset, metric=metric, test=test, outcome="skipped",
-                          message=messages.not_compared(metric, "no units", paired, source),
+                          message=wording.not_compared(metric, "no units", paired, source),
                           pairs=paired.questions)
     call = call_of(compared, paired.questions, min_n=min_n)
     return Regression(goldset=goldset, metric=metric, test=test,
                       outcome="passed" if call == "held" else "failed",
-                      message=messages.regression(metric, test, paired, compared, call,
+                      message=wording.regression(metric, test, paired, compared, call,
                                                   alpha=alpha, min_n=min_n, source=source),
                       pairs=paired.questions, baseline=compared.then, current=compared.now,
                       p_value=compared.p_value, detects=compared.detects)

@@ -1,0 +1,140 @@
+"""Before a sequential goldset's early stop is accepted, the questions it asked are asked again,
+and the stop is refused when the answers changed more than flakiness explains (`Recheck`).
+
+Why. The confidence sequence that decides a floor early (`scoring/confidence_sequence.py`)
+assumes that a question's answer does not depend on when it is asked: the values it sees,
+in a random order, are then a random sample of the goldset's. A system whose answers depend on
+its call count breaks that (a rate-limit fallback, a quota, a cache that fills): right on its
+first 40 calls and wrong after, it scores 0.20 of 200 asked in full, yet its first 26 answers,
+all right, decide a floor of 0.85 "holds" (issue 39, case 1).
+
+The re-check. Once every floor is decided after k questions, each of those k is asked again,
+in a fresh random order (`reasking_order`, from the run's seed): calls k+1..2k. For each floor
+and each question of its population, the re-asked answer and the first one are two values on
+the floor's own scale (the value `scoring/stopping.py` feeds its test: how the answer moves
+the figure against the floor), and their difference is turned so that it is positive when the
+second answer moves the figure toward the other side of the floor than the one decided. The
+paired sign-flip test (`scoring/sign_flip.py`, exact McNemar for right-or-wrong units) asks
+whether those differences lean that way more than a fair coin per pair explains: a flaky
+system's answers differ both ways, a drifting one's one way, and the test needs no estimate of
+the flakiness. (Its level holds for answers chosen by nothing; a stop comes when the first
+answers are good enough, so a flaky system's re-asks fall back toward its average and are
+refused more often than alpha: 13% of the re-checks of a system right 9 times in 10 on each
+question, benchmarks/sequential.py. A refusal costs questions, never a wrong decision.)
+A floor whose p is at most its share of the error budget (the share its own sequence spends,
+alpha / floors) refuses the stop: every question is then asked and the floors are decided
+over all of them, as without `--ragate-sequential`. So does a re-ask that errored, was
+skipped, has no verdict of a judged floor's metric, or never came.
+
+Its size, r = k. A stop after k questions is re-checked over as many calls again, so a change
+within the first 2k calls shows. Case 1: k = 26, re-asks at calls 27..52, of which calls 41-52
+(12) come back wrong where the first answers were right, and none the other way: p = 2^-12 =
+0.00024 <= 0.05, refused whatever the seed (the re-asks' order does not matter: calls 41-52 are
+wrong whichever questions they ask). Generally a step from right to wrong at call T, k < T <=
+2k, turns 2k - T re-asked answers, and m of them refuse the stop when 2^-m <= alpha / floors
+(m = 5 for one floor at 0.05, 6 for two or three): caught with probability 1 from T <= 2k - 6.
+When 2k >= N the re-check would cost as much as asking the rest, so the rest is asked instead.
+
+What it cannot see (docs/sequential.md): a change after call 2k (nothing run that early can
+know what the system does later), and a system that answers a question it has seen before from
+a cache (a re-ask then repeats the first answer).
+
+Pure: no pytest, no files.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from pytest_ragate.scoring.records import QuestionRecord
+from pytest_ragate.scoring.sign_flip import FloorDrift, sign_flip_p
+from pytest_ragate.scoring.stopping import FloorTrack, share
+
+
+@dataclass(frozen=True, kw_only=True)
+class Uncompared:
+    """A re-asked answer that cannot be compared with the first: it errored or was skipped
+    (`status`), or has no countable value of a floor's `metric`."""
+
+    name: str
+    status: str = ""
+    metric: str = ""
+
+
+def reasked_size(asked: int, population: int) -> int | None:
+    """How many questions re-check a stop after `asked` of `population`: all of them, or
+    None when that would cost as much as asking the rest."""
+    return asked if 2 * asked < population else None
+
+
+def reasking_order(seed: int, route: str, asked: Sequence[str]) -> list[str]:
+    """The questions asked before a stop, in the order they are asked again: a shuffle of
+    the run's seed, so the system cannot know it, the same on every process and replay."""
+    order = sorted(asked)
+    random.Random(f"{seed}\0{route}\0again").shuffle(order)
+    return order
+
+
+@dataclass(kw_only=True)
+class Recheck:
+    """A stop after `asked` questions, waiting for their answers asked again (`names`, in
+    re-asking order)."""
+
+    asked: int
+    names: list[str]
+    again: dict[str, QuestionRecord] = field(default_factory=dict)
+
+    def offer(self, name: str, record: QuestionRecord) -> None:
+        if name in self.names and name not in self.again:
+            self.again[name] = record
+
+    @property
+    def complete(self) -> bool:
+        return len(self.again) == len(self.names)
+
+    def failure(self) -> Uncompared | None:
+        """A re-asked answer that errored or was skipped, or None."""
+        for name in self.names:
+            record = self.again.get(name)
+            if record is not None and record.status != "scored":
+                return Uncompared(name=name, status=record.status)
+        return None
+
+    def drift(self, tracks: Mapping[str, FloorTrack], first: Mapping[str, QuestionRecord],
+              members: Mapping[str, str], kinds: Mapping[str, str | None], *, seed: str,
+              ) -> list[FloorDrift] | Uncompared:
+        """Every floor's re-check, or why one cannot be made (a re-asked answer without a
+        verdict of the floor's metric, or with more units than its test's bound)."""
+        found = []
+        for floor, track in tracks.items():
+            toward = []
+            for name in self.names:
+                if kinds[floor] not in (None, members[name]):
+                    continue
+                moved = _moved(track, first[name], self.again[name])
+                if moved is None:
+                    return Uncompared(name=name, metric=track.metric)
+                toward.append(moved)
+            found.append(FloorDrift(
+                floor=floor, toward=sum(d > 0 for d in toward),
+                away=sum(d < 0 for d in toward), pairs=len(toward),
+                p=sign_flip_p(toward, seed=f"{seed}\0{floor}"), level=track.test.alpha))
+        return found
+
+
+def _moved(track: FloorTrack, first: QuestionRecord, again: QuestionRecord) -> float | None:
+    """The re-asked answer's value minus the first's on the floor's test scale, positive
+    toward the side not decided; None when the re-ask cannot be counted."""
+    before, after = share(track.metric, first), share(track.metric, again)
+    bound = track.bound or 1
+    if before is None or after is None or after[1] > bound or not 0 <= after[0] <= after[1]:
+        return None
+    f = track.test.null
+
+    def value(c: float, n: int) -> float:
+        return (c - f * n + f * bound) / bound
+
+    difference = value(*after) - value(*before)
+    return -difference if track.test.decided == "above" else difference

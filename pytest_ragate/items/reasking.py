@@ -1,0 +1,99 @@
+"""Asking a sequential goldset's questions again to check its stop (decision/drift.py), as
+tests of their own: `q07[again]` (`test_mine[q07[again]]` for a `@ragate.goldset` test).
+
+Once every floor of a goldset is decided after k questions, the controller posts those k
+questions, in the order they are to be asked again, each with the process that asked it
+first (`items/sequential.Reask`). Before a process runs its next question item of the goldset,
+it asks again, in that order, the ones it asked first; under `-n 0` the one process asks them
+all. So each process's re-asks extend its own run of calls by as many as it made before the
+stop: a system whose state is per process (a rate limiter or a quota in each xdist worker)
+drifts on that process's clock, and each answer asked again is compared with one the same
+process gave. A process that never runs another question of the goldset (its worker died,
+its queue ran dry) asks nothing again, and the stop is then never taken. Each is an item
+made here, now, from its question's own item: a copy with the same
+parent, test function and fixtures (a `@ragate.goldset` test's `ragate_question` reads the
+question from the item, not from a parameter), run through pytest's own protocol with the
+question item it preceded as its next item (so module fixtures stay up), reported like any
+question (terminal, JUnit), its row marked
+`reasked`, which no floor counts and the controller feeds to the check. Under xdist it joins
+the worker's own list of items so its reports pass xdist's bookkeeping
+(`xdist_worker.adopt`).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_ragate.items.keys import AGAIN_KEY, CASE_KEY, GOLDSET_KEY, ROUTE_KEY
+
+ORIGINALS_KEY = pytest.StashKey[dict[tuple[str, str], pytest.Function]]()
+ASKED_AGAIN_KEY = pytest.StashKey[set[str]]()  # routes this process has asked again
+
+
+def ask_again_before(item: pytest.Item) -> None:
+    """Before a sequential question item of a goldset whose stop is being checked: the
+    questions this process asked first, asked again in order, once, until the check is
+    settled."""
+    from pytest_ragate.items.sequential import asking
+    from pytest_ragate.items.xdist_worker import process_id
+
+    found = asking(item.config)
+    if (found is None or CASE_KEY not in item.stash or AGAIN_KEY in item.stash
+            or not found.asks_sequentially(item.stash[GOLDSET_KEY])):
+        return
+    route = item.stash[ROUTE_KEY]
+    done = item.config.stash.setdefault(ASKED_AGAIN_KEY, set())
+    reask = found.reask_of(route) if route not in done else None
+    if reask is None:
+        return
+    done.add(route)
+    for name in reask.mine(process_id(item.config)):
+        if found.reask_of(route) is None:  # settled: an answer asked again refused it
+            return
+        _ask_again(_original(item, route, name), item)
+
+
+def _original(item: pytest.Item, route: str, name: str) -> pytest.Function:
+    """The item that asked `name` of `route` first (every process collected it)."""
+    originals = item.config.stash.get(ORIGINALS_KEY, None)
+    if originals is None:
+        originals = item.config.stash[ORIGINALS_KEY] = {
+            (i.stash[ROUTE_KEY], i.stash[CASE_KEY].item_name): i for i in item.session.items
+            if CASE_KEY in i.stash and AGAIN_KEY not in i.stash
+            and isinstance(i, pytest.Function)}
+    return originals[(route, name)]
+
+
+def again_item(original: pytest.Function) -> pytest.Function:
+    """A copy of a question's item that asks it again: `q07[again]`."""
+    from pytest_ragate.decision.population import again_name
+    from pytest_ragate.items.collection import RAG_GATE, QuestionItem, requests_itself
+    from pytest_ragate.items.pytest_internals import as_reported, shared_closure
+
+    case = original.stash[CASE_KEY]
+    name = again_name(case.item_name)
+    if isinstance(original, QuestionItem):
+        again: pytest.Function = QuestionItem.from_parent(
+            original.parent, name=name, callobj=original.obj,
+            fixtureinfo=shared_closure(original))
+    else:  # a @ragate.goldset test: neither parameters nor `originalname` of its own
+        # (pytest 9 names an item by them, as the question's own), so `ragate_question`
+        # reads the stashed case, and the function is the one given
+        again = pytest.Function.from_parent(
+            original.parent, name=f"{original.originalname}[{name}]",
+            callobj=original.obj, fixtureinfo=shared_closure(original))
+    for key in (CASE_KEY, GOLDSET_KEY, ROUTE_KEY):
+        again.stash[key] = original.stash[key]  # type: ignore[index]
+    again.stash[AGAIN_KEY] = True
+    again.add_marker(RAG_GATE)
+    requests_itself(again)
+    as_reported(again)
+    return again
+
+
+def _ask_again(original: pytest.Function, before: pytest.Item) -> None:
+    from pytest_ragate.items.xdist_worker import adopt
+
+    again = again_item(original)
+    adopt(again)
+    again.ihook.pytest_runtest_protocol(item=again, nextitem=before)

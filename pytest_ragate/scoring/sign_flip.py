@@ -1,0 +1,75 @@
+"""Did re-asked answers change more than flakiness explains: the paired sign-flip test.
+
+A question asked twice gives a pair of answers, and each answer a value on a floor's scale;
+d_i is the second value minus the first, turned so that a positive d moves the floor's figure
+toward the other side of the floor. If the system's answer to a question does not depend on
+when it is asked (however flaky it is: a temperature, a retriever's ties, a judge's
+verdicts), the two answers of a pair are exchangeable, so d_i is as likely to be d as -d, and
+conditionally on |d_1|..|d_n| the signs are independent fair coins. The test of that null
+against "the answers moved toward the other side" is the randomisation (sign-flip) test of the
+sum T = sum d_i:
+
+    p = P(sum e_i |d_i| >= T),  e_i independent, each +1 or -1 with probability 1/2.
+
+(R. A. Fisher, "The Design of Experiments", 1935, section 21, the paired randomisation test;
+with right-or-wrong answers, d_i in {-1, 0, 1}, it is exact McNemar's test, Q. McNemar 1947.)
+It needs no estimate of the flakiness: flakiness makes the pairs differ both ways, a drift one
+way; a question answered the same twice (a deterministic system, a cache) has d = 0 and
+weighs nothing. **Error rate: under the null the chance of p <= alpha is at most alpha, for
+any flakiness and any n.**
+
+The distribution of T is enumerated exactly for up to EXACT pairs that differ; past that it
+is estimated from RESAMPLES sign vectors drawn with a seeded generator, and
+p = (1 + #{T* >= T}) / (RESAMPLES + 1), which keeps the test valid (B. Phipson and G. K.
+Smyth, "Permutation p-values should never be zero", Stat. Appl. Genet. Mol. Biol. 9, 2010).
+The seed is the caller's (the run's seed and the floor), so the same answers give the same p
+on every process and in every replay.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+EXACT = 16  # pairs that differ: up to this many, all 2^n sign vectors are enumerated
+RESAMPLES = 19_999
+_SLACK = 1e-9  # sums within this of T count as reaching it (float sums)
+
+
+def sign_flip_p(differences: Sequence[float], *, seed: str) -> float:
+    """The one-sided p-value of "the differences lean positive" against "each is as likely
+    to have either sign" (module docstring); 1.0 when no pair differs."""
+    import numpy as np
+
+    d = np.asarray([x for x in differences if x != 0.0], dtype=float)
+    if d.size == 0:
+        return 1.0
+    observed = float(d.sum())
+    sizes = np.sort(np.abs(d))  # the sum is the same in any order: so is p
+    if d.size <= EXACT:
+        patterns = (np.arange(2 ** d.size)[:, None] >> np.arange(d.size)) & 1
+        sums = ((2 * patterns - 1) * sizes).sum(axis=1)
+        return float((sums >= observed - _SLACK).mean())
+    rng = np.random.default_rng(int.from_bytes(hashlib.sha256(seed.encode()).digest()[:8],
+                                               "big"))
+    signs = rng.integers(0, 2, size=(RESAMPLES, d.size)) * 2 - 1
+    reached = int(((signs * sizes).sum(axis=1) >= observed - _SLACK).sum())
+    return (1 + reached) / (RESAMPLES + 1)
+
+
+@dataclass(frozen=True, kw_only=True)
+class FloorDrift:
+    """One floor's re-check: how many re-asked answers moved its figure toward the other
+    side than the one decided, how many away, and the sign-flip p-value against `level`."""
+
+    floor: str
+    toward: int
+    away: int
+    pairs: int
+    p: float
+    level: float
+
+    @property
+    def changed(self) -> bool:
+        return self.p <= self.level

@@ -1,0 +1,130 @@
+"""What a check against the baseline says (`decision/regressions.py`): no baseline to compare
+with, nothing to compare, the paired test against alpha, a judge change refused or
+accepted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from pytest_ragate.redaction import redact_credentials
+from pytest_ragate.scoring.records import fmt_some
+from pytest_ragate.scoring.registry import METRICS
+from pytest_ragate.scoring.stats import MCNEMAR
+from pytest_ragate.wording.numbers import NAMED_WORSE, plural
+
+if TYPE_CHECKING:
+    from pytest_ragate.decision.regressions import JudgeChange, RegressionCall
+    from pytest_ragate.scoring.pairing import BaselineRun, Compared, NotCompared, Paired
+
+
+# --- a run against its baseline -------------------------------------------------------------
+
+
+def no_baseline(goldset: str, eval_version: str, same: Sequence[BaselineRun],
+                chosen: BaselineRun | None) -> str:
+    """Why a goldset's metrics are not checked against the baseline: it has no run of the
+    goldset, none of this eval_version, or one without per-question scores."""
+    if not same:
+        return f"the baseline has no run of goldset {goldset}"
+    if chosen is None:
+        versions = ", ".join(sorted({b.eval_version for b in same}))
+        return (f"the baseline ran eval_version {versions}, this run {eval_version}: "
+                "not comparable")
+    return f"{chosen.source} has no per-question scores (written by an older ragate)"
+
+
+def _paired_tail(unpaired: int, source: str) -> str:
+    aside = (f"; {plural(unpaired, 'question')} in only one run or skipped, not paired"
+             if unpaired else "")
+    return f"{aside} · against {source}"
+
+
+def not_compared(metric: str, why: NotCompared, paired: Paired, source: str) -> str:
+    """A check with nothing to test (`regression.check`): no question scored in both runs,
+    or the metric has no unit in one of them."""
+    tail = _paired_tail(paired.unpaired, source)
+    if why == "no units":
+        return (f"{metric}: nothing to compare ({metric} has no {METRICS[metric].unit} in one "
+                f"run){tail}")
+    return f"{metric}: no question scored in both runs{tail}"
+
+
+def regression(metric: str, test: str, paired: Paired, compared: Compared,
+               call: RegressionCall, *, alpha: float, min_n: int, source: str) -> str:
+    """A decided check: the metric then and now over the paired questions, the test and its
+    p-value against α; a refusal under `ragate_min_n`; a drop names who got worse."""
+    c = compared
+    detail = (f"{test}: {c.worse} right→wrong, {c.better} wrong→right of {c.units} "
+              f"{METRICS[metric].unit}" if test == MCNEMAR else test)
+    figures = (f"{metric} {c.then:.2f} → {c.now:.2f} over {paired.questions} paired questions "
+               f"({detail}, p = {c.p_value:.3g}")
+    tail = _paired_tail(paired.unpaired, source)
+    if call == "refused":
+        return (f"refusing to gate: {figures}); {paired.questions} paired questions are fewer "
+                f"than ragate_min_n = {min_n}{tail}")
+    if call == "dropped":
+        went = "right→wrong" if test == MCNEMAR else "worse"
+        return (f"significant drop: {figures} < α {alpha:g}){tail}"
+                + (f" · {went}: {fmt_some(paired.dropped, NAMED_WORSE)}" if paired.dropped
+                   else ""))
+    word = ("no change" if c.now == c.then else
+            ("significant rise" if c.significant else "not significant") if c.now > c.then
+            else "drop not significant")
+    return f"{word}: {figures} {'<' if c.significant else '≥'} α {alpha:g}){tail}"
+
+
+
+# --- a baseline across a judge change (`--ragate-accept-judge`, decision/regressions.py) -----
+
+
+def _judges(names: Sequence[str]) -> str:
+    """Judges as the user named them (`--ragate-judge`, `--ragate-accept-judge`), with what is
+    shaped like a credential masked, as every output masks it (a model named `gpt-sk-…`)."""
+    return redact_credentials(", ".join(names))
+
+
+def judge_changed(metric: str, change: JudgeChange, source: str) -> str:
+    """A judged check across a judge change: refused, accepted, or accepted under a name that
+    is not this run's judge. Says how to see what the new judge moves and how to accept it."""
+    then, now = _judges(change.baseline), _judges(change.current)
+    spec = _judges([change.spec or change.current[0]])
+    named = now if len(change.current) == 1 else _judges(change.current[:1])
+    accept = _judges([change.accept or ""])
+    what = f"{source} was judged by {then}, this run by {now}"
+    if change.call == "accepted":
+        return (f"{metric}: not compared: judge change accepted ({change.flag} "
+                f"{accept}): {what}; comparing across judges measures the judges, not "
+                "the system")
+    rejudge = (f"`ragate rejudge {change.results or 'RESULTS'} --judge {spec}`"
+               + ("" if change.results else " on the baseline run's results file"))
+    head = (f"{change.flag} {accept} names another judge than this run's: "
+            if change.call == "misnamed" else "")
+    return (f"{head}{metric} not compared across judges: {what}; a judge change is a gate "
+            f"decision, not a regression of the system: run {rejudge} to see what it moves, "
+            f"and accept it with {change.flag} {named}")
+
+
+def accept_judge_unneeded(accept: str) -> str:
+    """`--ragate-accept-judge` in a run whose baseline was graded by the same judge."""
+    return (f"ragate: --ragate-accept-judge {_judges([accept])} was not needed: no judged "
+            "check changed judge against the baseline")
+
+
+ACCEPT_JUDGE_IN_INI = ("ragate_accept_judge in the ini file would accept every future judge "
+                       "change silently, and a judge change is a gate decision of one run: give "
+                       "--ragate-accept-judge JUDGE on the command line of the run that makes it")
+ACCEPT_JUDGE_WITHOUT_BASELINE = ("--ragate-accept-judge accepts a judge change against a "
+                                 "baseline: give --ragate-baseline too")
+
+
+def accept_judge_misnamed(accept: str, ran: Sequence[str]) -> str:
+    """`--ragate-accept-judge` naming another judge than the one configured for this run."""
+    return (f"--ragate-accept-judge {_judges([accept])} names another judge than this run's: "
+            f"this run is judged by {_judges(ran)}")
+
+
+def repeats_unpaired(message: str) -> str:
+    """A check of a run with repeats: its first repeat of each question was paired."""
+    return f"{message} · repeat 1 of each question paired: repeats are not pairs of their own"
