@@ -338,7 +338,7 @@ def run_line(i: int, judge: str, outcome: str, segment: bool = False) -> History
     return HistoryLine(
         time=datetime(2026, 1, 1, tzinfo=UTC) + timedelta(hours=i), goldset="g",
         eval_version="1", judges=[judge], outcomes={}, floors={
-            "faithfulness": FloorOutcome(min=0.6, outcome=outcome),
+            "faithfulness": FloorOutcome(min=0.6, outcome=outcome, judged=True),
             "abstention_accuracy": FloorOutcome(min=0.6, outcome=outcome)},
         judge_segment=JudgeSegment(accepted=[judge], replaces=["fixture:a"]) if segment
         else None)

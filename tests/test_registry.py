@@ -128,7 +128,10 @@ def test_a_registered_verdict_metric_is_asked_for_and_covered(
     assert (coverage.k, coverage.n, coverage.failures) == (0, 1, 1)
     assert "groundedness" in scored_metrics([record.scores()])
     assert "judge_coverage" in scored_metrics([record.scores()])
-    assert decide(Floor("groundedness", 0.5), "g", [record]).outcome == "skipped"  # no judge
+    # no judge: not decided (fails), or skipped when the metric is named optional
+    assert decide(Floor("groundedness", 0.5), "g", [record]).outcome == "failed"
+    assert decide(Floor("groundedness", 0.5), "g", [record],
+                  unjudged="skip").outcome == "skipped"
 
 
 # --- every metric has what its consumers need -----------------------------------------------
