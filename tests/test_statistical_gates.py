@@ -3,6 +3,8 @@ checks against a baseline, on hand-built records with hand-computed figures."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 
 import pytest
