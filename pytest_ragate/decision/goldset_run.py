@@ -20,7 +20,6 @@ RunStatus = Literal["passed", "failed", "nothing_ran", "partial", "not_decided"]
 # from the worst: what a run of several goldsets is when none failed
 STATUS_ORDER: tuple[RunStatus, ...] = ("failed", "nothing_ran", "partial", "not_decided",
                                        "passed")
-SURE: frozenset[RunStatus] = frozenset({"passed", "failed"})  # decided whole, either way
 
 
 @dataclass(kw_only=True)
