@@ -596,18 +596,6 @@ def test_deselected_questions_skip_the_floor_and_say_how_many(pytester: pytest.P
                                                                   ).read_text()
 
 
-def test_last_failed_reruns_skip_a_floor_whose_questions_passed(pytester: pytest.Pytester,
-                                                                ) -> None:
-    write_goldset(pytester.path / "gs", floors="[floors]\ncitation_accuracy = 0.9\n")
-    pytester.makeconftest(planned({"q2": "cite(wrong)", "q4": "Answer.abstain()"}))
-    for workers in ("0", "2"):
-        first = pytester.runpytest_subprocess("gs")  # a skipped floor leaves --lf's list
-        assert first.ret == pytest.ExitCode.TESTS_FAILED
-        again = pytester.runpytest_subprocess("gs", "--lf", "-n", workers, "-rA")
-        assert again.ret == pytest.ExitCode.OK
-        expect(again, "SKIPPED * not decided: 4 of 4 questions deselected*")
-
-
 @WORKERS
 def test_an_errored_question_fails_a_strict_xfail_floor_too(pytester: pytest.Pytester,
                                                             workers: str) -> None:
