@@ -15,6 +15,7 @@ from pytest_ragate.problems import GoldsetError
 
 if TYPE_CHECKING:
     from pytest_ragate.judges.plan import Plan, PlanJudge, PlannedQuestion
+    from pytest_ragate.outputs.saved_runs import Part, SavedFile
     from pytest_ragate.scoring.calibrate import Cut
     from pytest_ragate.scoring.records import QuestionRecord
 
@@ -122,15 +123,43 @@ def calibrate(results: Path, step: float, on: str, floors: dict[str, float]) -> 
         _calibrate_distance(by_goldset, step)
 
 
-def _scored_rows(results: Path) -> dict[str, list[QuestionRecord]]:
-    """The scored rows of a results file by goldset, or an error saying why there are none."""
-    from pytest_ragate.outputs.results import read_rows
+# why a command that sums a goldset up (a threshold, a floor's n, a suggested floor) reads
+# only a run that asked every question: over part of it, the figure is a subset's
+WHOLE_RUN = ("its figures would be those of part of the goldset: give the results of a run "
+             "that asked every question (for a sharded run, `ragate decide`'s "
+             "--ragate-results)")
 
-    rows, problems = read_rows(results)
-    if problems:
-        raise click.ClickException("\n".join(map(str, problems)))
+
+def _saved(results: Path, whole: bool = True) -> SavedFile:
+    """A results file through the one reader of saved runs (`outputs/saved_runs.py`): its
+    trailer, its signature with RAGATE_RESULTS_KEY set, and (`whole`) the whole run; one
+    line naming the file and what is wrong otherwise."""
+    from pytest_ragate.outputs.saved_runs import SavedRunError, read_saved
+
+    try:
+        saved = read_saved(results)
+    except SavedRunError as error:
+        raise click.ClickException(str(error)) from None
+    if whole:
+        _whole(saved)
+    return saved
+
+
+def _whole(saved: SavedFile, allow: frozenset[Part] = frozenset()) -> None:
+    """Refused, in one line, unless it holds its whole run (but for the parts `allow`ed)."""
+    from pytest_ragate.outputs.saved_runs import SavedRunError, require_whole
+
+    try:
+        require_whole(saved, WHOLE_RUN, allow=allow)
+    except SavedRunError as error:
+        raise click.ClickException(str(error)) from None
+
+
+def _scored_rows(results: Path) -> dict[str, list[QuestionRecord]]:
+    """The scored rows of a whole run's results file by goldset, or an error saying why
+    there are none."""
     by_goldset: dict[str, list[QuestionRecord]] = {}
-    for _, row in rows:
+    for _, row in _saved(results).rows:
         if row.status == "scored":
             by_goldset.setdefault(row.goldset, []).append(row)
     if not by_goldset:
@@ -380,7 +409,6 @@ def _goldset_power(root: Path, results: Path, strict: bool, target: float,
     from tabulate import tabulate
 
     from pytest_ragate.goldsets.loader import load_goldset
-    from pytest_ragate.outputs.results import read_rows
     from pytest_ragate.problems import GoldsetError
     from pytest_ragate.scoring.figures import figures_of, floor_tally
     from pytest_ragate.scoring.power import needed_for_mean, questions_needed
@@ -391,10 +419,7 @@ def _goldset_power(root: Path, results: Path, strict: bool, target: float,
         goldset = load_goldset(root)
     except GoldsetError as error:
         raise click.ClickException(str(error)) from None
-    rows, problems = read_rows(results)
-    if problems:
-        raise click.ClickException("\n".join(map(str, problems)))
-    records = [row for _, row in rows if row.goldset == goldset.name]
+    records = [row for _, row in _saved(results).rows if row.goldset == goldset.name]
     if not records:
         raise click.ClickException(f"{results} has no row of goldset {goldset.name!r}")
     table = []
@@ -495,22 +520,27 @@ def suggest(results: tuple[Path, ...]) -> None:
         run = by_goldset.setdefault(record.goldset, GoldsetRun(
             name=record.goldset, eval_version=record.eval_version))
         run.records.append(record)
-    figures_before_floors(click.echo, list(by_goldset.values()))
+    figures_before_floors(click.echo, list(by_goldset.values()), floors_known=False)
 
 
 def _saved_rows(paths: tuple[Path, ...]) -> list[QuestionRecord]:
-    """The question rows of whole, vouched-for results files; a file that cannot be read, or
-    that its trailer does not vouch for, is refused by name, as is a question twice."""
-    from pytest_ragate.outputs.results import read_results
+    """The question rows of one whole run: its results file, or each of its shard files
+    once; a file that cannot be read, that its trailer (or signature) does not vouch for, or
+    that holds part of its run (shards missing, questions deselected, a sequential stop, a
+    run interrupted) is refused by name, as is a question twice."""
+    from pytest_ragate.outputs.saved_runs import Part, shard_problems
 
+    files = [_saved(path, whole=False) for path in paths]
+    shards = shard_problems([f.found for f in files])
+    if shards:
+        raise click.ClickException(f"{shards[0]}: {WHOLE_RUN}")
+    for saved in files:
+        _whole(saved, allow=frozenset({Part.SHARD}))
     rows: list[QuestionRecord] = []
     seen: dict[tuple[str, str, int], str] = {}
-    for path in paths:
-        found = read_results(path)
-        refused = found.problems or found.unvouched
-        if refused:
-            raise click.ClickException("\n".join(str(p) for p in refused))
-        for line, record in found.rows:
+    for saved in files:
+        path = saved.path
+        for line, record in saved.rows:
             key = (record.goldset, record.question_id, record.repeat)
             where = f"{path}:{line}"
             if key in seen:
@@ -635,15 +665,11 @@ def stamp_verdicts(judge_file: Path, results: Path) -> None:
 
 
 def _answers(results: Path, what: str) -> dict[str, str]:
-    """Each answered question's answer text in a results file; refused when a question's
+    """Each answered question's answer text in a results file (read whole or not: what was
+    answered is stamped, the rest is named as not stamped); refused when a question's
     repeats answered differently, since `what` is stamped for one answer."""
-    from pytest_ragate.outputs.results import read_rows
-
-    rows, problems = read_rows(results)
-    if problems:
-        raise click.ClickException("\n".join(map(str, problems)))
     answers: dict[str, str] = {}
-    for _, r in rows:
+    for _, r in _saved(results, whole=False).rows:
         if r.status != "scored" or r.abstained or r.answer_text is None:
             continue
         if answers.setdefault(r.question_id, r.answer_text) != r.answer_text:

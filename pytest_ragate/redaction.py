@@ -17,11 +17,12 @@ error message, an answer) may carry either, so every such text is passed through
 - a `Bearer` token, what follows `Authorization:`, and an OpenAI-style key (`sk-` and 16 or
   more letters, digits, `-` or `_`) → `***`;
 - a credential value known to the process → `***` wherever it appears: the keys ragate and
-  the judge's OpenAI client read from the environment (`CREDENTIAL_ENV`, the header values of
-  OPENAI_CUSTOM_HEADERS, the password and credential parameters of OPENAI_BASE_URL), those of
-  a configured URL, and what the rules above would mask in a configured text (a model named
-  `gpt-x-sk-…`); values shorter than `MIN_KNOWN` characters are left to the rules above
-  (replacing "abc" everywhere would break digests and numbers).
+  the judge's OpenAI client read from the environment (`CREDENTIAL_ENV`, RAGATE_RESULTS_KEY
+  among them; the header values of OPENAI_CUSTOM_HEADERS, the password and credential
+  parameters of OPENAI_BASE_URL), those of a configured URL, and what the rules above would
+  mask in a configured text (a model named `gpt-x-sk-…`); values shorter than `MIN_KNOWN`
+  characters are left to the rules above (replacing "abc" everywhere would break digests and
+  numbers).
 
 Imports nothing of the package and nothing heavy: every part may use it.
 """
@@ -39,8 +40,8 @@ CUT = "…"  # where an excerpt was cut short
 MASK = "***"
 MIN_KNOWN = 6  # characters: a shorter known value is only masked by the rules
 # the keys ragate reads, and those the judge's OpenAI client reads by itself
-CREDENTIAL_ENV = ("RAGATE_JUDGE_API_KEY", "OPENAI_API_KEY", "RAGATE_SEAL_KEY", "OPENAI_ADMIN_KEY",
-                  "OPENAI_WEBHOOK_SECRET")
+CREDENTIAL_ENV = ("RAGATE_JUDGE_API_KEY", "OPENAI_API_KEY", "RAGATE_SEAL_KEY",
+                  "RAGATE_RESULTS_KEY", "OPENAI_ADMIN_KEY", "OPENAI_WEBHOOK_SECRET")
 HEADERS_ENV = "OPENAI_CUSTOM_HEADERS"  # `Name: value` lines the OpenAI client sends
 URL_ENV = "OPENAI_BASE_URL"
 _NAMES = (r"(?:api[_-]?key|apikey|x-api-key|access[_-]?token|auth[_-]?token|refresh[_-]?token|"

@@ -50,9 +50,9 @@ from pytest_ragate.outputs.results import (
     ResultsFile,
     SavedAnchor,
     SavedItem,
-    read_results,
     results_paths,
 )
+from pytest_ragate.outputs.saved_runs import extent_of, first_of, read_saved_files
 from pytest_ragate.problems import GoldsetError
 from pytest_ragate.redaction import Redactor, known_credentials
 from pytest_ragate.scoring.agreement import AGREEMENT
@@ -103,6 +103,9 @@ class SavedRoute:
     rows: list[QuestionRecord]
     files: list[ResultsFile]
     label: str = ""  # as the run labels it: the name, with the route when two routes share it
+    # the questions its run never asked (deselected, or left by a sequential stop), and why
+    unasked: tuple[str, ...] = ()
+    partial: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -112,15 +115,19 @@ class Rejudged:
     comparisons: list[Comparison]
     sealed: tuple[str, ...]
     credentials: tuple[str, ...]
+    not_judged: Mapping[str, str] = dataclasses.field(default_factory=dict)  # by goldset
+    # label: the questions its run never asked, which neither judge graded (`not_judged`)
 
     @property
     def exit_status(self) -> int:
         """1 when the judge change moves the gate (a floor's outcome, a significant shift,
-        an answer the candidate could not grade), else 0."""
-        return 1 if any(c.reasons for c in self.comparisons) else 0
+        an answer the candidate could not grade) or cannot be held to every question (the
+        run did not ask some), else 0."""
+        return 1 if any(c.reasons for c in self.comparisons) or self.not_judged else 0
 
     def shown(self, as_json: bool) -> str:
-        said = render_json(self.comparisons) if as_json else render_text(self.comparisons)
+        said = (render_json(self.comparisons, self.not_judged) if as_json
+                else render_text(self.comparisons, self.not_judged))
         return Redactor(self.sealed, self.credentials)(said)
 
 
@@ -147,7 +154,9 @@ def _rejudged(ask: Ask, credentials: tuple[str, ...]) -> Rejudged:
                        for saved in routes]
     finally:
         runner.close()
-    return Rejudged(comparisons=comparisons, sealed=sealed, credentials=credentials)
+    return Rejudged(comparisons=comparisons, sealed=sealed, credentials=credentials,
+                    not_judged={saved.label: not_judged(saved) for saved in routes
+                                if saved.unasked})
 
 
 # --- the inputs ------------------------------------------------------------------------------
@@ -155,18 +164,15 @@ def _rejudged(ask: Ask, credentials: tuple[str, ...]) -> Rejudged:
 
 def read_files(results: Sequence[str], rootdir: Path) -> list[ResultsFile]:
     """The results files (files, folders of `*.jsonl`, globs; from here, then from the
-    rootdir), each whole (read, with a header, its trailer vouching for it)."""
+    rootdir), each read through `saved_runs` (a header, its trailer and, with
+    RAGATE_RESULTS_KEY, its signature vouching for it; its run not interrupted)."""
     try:
         paths = results_paths(results, rootdir)
     except NoResultsFile as error:
         raise Refused(str(error)) from None
-    files = [read_results(p) for p in paths]
-    for found in files:
-        problems = [str(p) for p in found.problems or found.unvouched]
-        if not problems and found.header is None:
-            problems = [no_header(found.path)]
-        if problems:
-            raise Refused(first_of(problems))
+    files, problems = read_saved_files(paths)
+    if problems:
+        raise Refused(first_of(problems))
     return files
 
 
@@ -211,9 +217,19 @@ def saved_routes(files: Sequence[ResultsFile]) -> list[SavedRoute]:
                       else f"{saved.goldset} ({saved.route})") for saved in routes]
     for saved in routes:
         hold_to_one_run(saved, files)
+    routes = [unasked_of(saved) for saved in routes]
     if not any(judged_rows(saved.rows) for saved in routes):
         raise Refused(nothing_judged())
     return routes
+
+
+def unasked_of(saved: SavedRoute) -> SavedRoute:
+    """The route with the questions its run never asked (each file's header and rows say
+    which: `saved_runs.extent_of`), which the candidate cannot be held to."""
+    extents = [e for f in saved.files if (e := extent_of(f).of(saved.route)) is not None]
+    unasked = tuple(name for e in extents for name in e.unasked)
+    why = "; ".join(line for e in extents for line in e.why())
+    return replace(saved, unasked=unasked, partial=why)
 
 
 def _rows_by_route(files: Sequence[ResultsFile]) -> list[SavedRoute]:
@@ -488,9 +504,11 @@ def with_rows(arrived: Arrived, rows: Sequence[QuestionRecord]) -> Arrived:
 # --- what it says ----------------------------------------------------------------------------
 
 
-def render_text(comparisons: Sequence[Comparison]) -> str:
+def render_text(comparisons: Sequence[Comparison],
+                not_judged: Mapping[str, str] | None = None) -> str:
     """Per route: the shifts table, the floors table, the flipped answers, each judge's
-    agreement with the labels, why the change moves the gate, and the verdict line."""
+    agreement with the labels, why the change moves the gate (the questions its run never
+    asked among the reasons: `not_judged`, by label), and the verdict line."""
     out: list[str] = []
     for c in comparisons:
         out.append(f"ragate rejudge: goldset {c.goldset}: current judge {c.current_judge}, "
@@ -505,7 +523,8 @@ def render_text(comparisons: Sequence[Comparison]) -> str:
             out.append(f"labels, {a.metric}: current {agreement_figure(a.current)}; "
                        f"candidate {agreement_figure(a.candidate)} "
                        f"(n {a.current.n}, {a.candidate.n})")
-        said = changes(c)
+        said = [*changes(c), *([not_judged[c.goldset]] if c.goldset in (not_judged or {})
+                               else [])]
         out += [f"- {why}" for why in said]
         out.append(judge_change_verdict(said, c.alpha))
     return "\n".join(out)
@@ -545,21 +564,16 @@ def _tabulate(rows: list[list[Any]], headers: list[str]) -> str:
     return tabulate(rows, headers=headers)
 
 
-def render_json(comparisons: Sequence[Comparison]) -> str:
-    return json.dumps([{**dataclasses.asdict(c), "changes": changes(c),
-                        "floors": [{**dataclasses.asdict(f), "floor": f.floor.name}
-                                   for f in c.floors]} for c in comparisons],
-                      indent=2, ensure_ascii=False)
-
-
-def first_of(problems: Sequence[str]) -> str:
-    more = len(problems) - 1
-    return problems[0] + (f" (and {more} more problems)" if more > 0 else "")
-
-
-def no_header(path: Path) -> str:
-    return (f"{path}: no header line: not a results file written by this ragate "
-            "(--ragate-results), or cut short")
+def render_json(comparisons: Sequence[Comparison],
+                not_judged: Mapping[str, str] | None = None) -> str:
+    said = [{**dataclasses.asdict(c), "changes": changes(c),
+             "floors": [{**dataclasses.asdict(f), "floor": f.floor.name} for f in c.floors]}
+            for c in comparisons]
+    for c, shown in zip(comparisons, said, strict=True):
+        if c.goldset in (not_judged or {}):
+            shown["not_judged"] = not_judged[c.goldset]  # type: ignore[index]
+            shown["changes"] = [*changes(c), shown["not_judged"]]
+    return json.dumps(said, indent=2, ensure_ascii=False)
 
 
 def _where(found: ResultsFile) -> str:
@@ -591,6 +605,17 @@ def shards_missing(label: str, missing: Sequence[int], count: int,
 def judges_differ(label: str, judges: Sequence[str]) -> str:
     return (f"goldset {label}: its rows were graded by different judges ({', '.join(judges)}):"
             " rejudge one run's results, graded by one current judge")
+
+
+def not_judged(saved: SavedRoute) -> str:
+    """Why a route's comparison cannot vouch for the candidate on every question."""
+    named = ", ".join(saved.unasked[:NAMED])
+    more = len(saved.unasked) - NAMED
+    return (f"not judged: {len(saved.unasked)} question{'s' * (len(saved.unasked) != 1)} "
+            f"the run never asked ({saved.partial}: {named}"
+            + (f" and {more} more" if more > 0 else "") + "); neither judge graded them, so "
+            "every floor counting them is not decided here: rejudge a run that asked every "
+            "question")
 
 
 def nothing_judged() -> str:

@@ -167,19 +167,21 @@ def jsonl(rows: Iterable[dict[str, Any]]) -> str:
     return "".join(json.dumps(row) + "\n" for row in rows)
 
 
-def vouched_results(path: Path, rows: Iterable[dict[str, Any]]) -> Path:
-    """A results file of question `rows` as a run leaves it: its trailer vouching for them
-    (a file without one is refused as cut short, `outputs/results.py`)."""
-    import hashlib
+def saved_results(rows: Iterable[Any]) -> str:
+    """A whole run's results file of these question rows (`QuestionRecord`s), as a gate
+    writes it: a header stamping each goldset route they name, the rows, and the trailer
+    that vouches for them (what every reader of a saved run holds a file to)."""
+    from pytest_ragate.decision.goldset_run import GoldsetRun
+    from pytest_ragate.outputs.results import GoldsetStamp, Header, results_lines
 
-    from pytest_ragate.outputs.results import Trailer
-
-    body = jsonl(rows)
-    trailer = Trailer(rows=body.count("\n"), anchors=0, items=0, tests=0,
-                      sha256=hashlib.sha256(body.encode()).hexdigest())
-    path.write_text(body + json.dumps({"ragate_trailer": trailer.model_dump(mode="json")})
-                    + "\n")
-    return path
+    runs: dict[tuple[str, str], GoldsetRun] = {}
+    for row in rows:
+        runs.setdefault((row.route, row.goldset), GoldsetRun(
+            name=row.goldset, eval_version=row.eval_version, route=row.route)).records.append(row)
+    header = Header(format=1, ragate_version="0", settings={}, goldsets=[
+        GoldsetStamp(route=route, goldset=name, eval_version=run.eval_version, sha256=None)
+        for (route, name), run in runs.items()])
+    return results_lines(list(runs.values()), header)
 
 
 def corpus_rows(docs: dict[str, int] = DOCS) -> list[dict[str, Any]]:

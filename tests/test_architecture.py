@@ -280,6 +280,23 @@ def test_pytest_is_used_where_the_architecture_page_says(module: str) -> None:
     assert glue or not roots, f"{module} imports pytest: docs/architecture.md says who does"
 
 
+# the parser of results files, and the module that holds it
+PARSER, PARSER_HOME = "read_results", "pytest_ragate.outputs.results"
+ONE_READER = "pytest_ragate.outputs.saved_runs"
+
+
+def test_one_module_reads_results_files() -> None:
+    """Every command and option that reads a saved run reads it through
+    `outputs/saved_runs.py` (its trailer, its signature, what part of its run it holds): no
+    other module of the package names the results file's parser."""
+    naming = sorted(m for m, path in PATHS.items() if m not in (PARSER_HOME, ONE_READER)
+                    and any(isinstance(n, ast.Name | ast.alias | ast.Attribute)
+                            and PARSER in (getattr(n, "id", None), getattr(n, "name", None),
+                                           getattr(n, "attr", None))
+                            for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))))
+    assert naming == []
+
+
 # --- verdicts: made in decision/ only -----------------------------------------------------------
 
 def _load_verdicts_script() -> Any:

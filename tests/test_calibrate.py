@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -10,6 +9,7 @@ from click.testing import CliRunner
 from pytest_ragate.cli import main
 from pytest_ragate.scoring.calibrate import best, recall_at, replay, sweep
 from pytest_ragate.scoring.records import QuestionRecord
+from tests.conftest import saved_results
 
 
 def row(qid: str, distance: float, must_abstain: bool, *, abstained: bool = False,
@@ -64,7 +64,7 @@ def test_recall_at_k_from_recorded_ranks() -> None:
 
 def test_cli_prints_the_trade_off_and_the_best_setting(tmp_path: Path) -> None:
     results = tmp_path / "r.jsonl"
-    results.write_text("".join(json.dumps(r.model_dump(mode="json")) + "\n" for r in ROWS))
+    results.write_text(saved_results(ROWS))
     out = CliRunner().invoke(main, ["calibrate", str(results), "--step", "0.25"])
     assert out.exit_code == 0, out.output
     assert "g: 4 scored rows, recorded max_distance 2.0" in out.output
@@ -74,6 +74,6 @@ def test_cli_prints_the_trade_off_and_the_best_setting(tmp_path: Path) -> None:
 
 def test_cli_refuses_a_file_with_nothing_scored(tmp_path: Path) -> None:
     empty = tmp_path / "empty.jsonl"
-    empty.write_text("")
+    empty.write_text(saved_results([]))  # a whole file of a run that scored nothing
     out = CliRunner().invoke(main, ["calibrate", str(empty)])
     assert out.exit_code != 0 and "no scored rows" in out.output

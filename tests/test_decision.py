@@ -250,8 +250,9 @@ def test_a_member_pytests_cache_deselected_is_missing_not_left_out() -> None:
 def test_a_run_that_measured_nothing_is_never_a_pass() -> None:
     """`-k` matching nothing leaves no goldset run; `-k` matching only the floors leaves a
     run whose every question is deselected (its floors skipped). Neither measured anything,
-    so neither says PASS (the reports said `Run: **PASS**`); a goldset that ran beside it
-    makes the run a pass, and a run that exits non-zero is a FAIL either way."""
+    so neither says PASS (the reports said `Run: **PASS**`); beside a goldset that ran, the
+    run is PARTIAL (its floors were not all decided), and a run that exits non-zero is a
+    FAIL either way."""
     assert run_status([], failed=False) == "nothing_ran"
     assert run_status([], failed=True) == "failed"
     q1 = member("q1", selected=False)
@@ -264,12 +265,13 @@ def test_a_run_that_measured_nothing_is_never_a_pass() -> None:
     ran = decide_run(Collected(floors=[spec(RECALL)], populations=[population([q2])]),
                      Arrived(records={node(q2): scored(q2)}))
     assert ran.runs[0].status == "passed"
-    assert run_status([run, *ran.runs], failed=False) == "passed"
+    assert run_status([run, *ran.runs], failed=False) == "partial"
     anchored = decide_run(Collected(floors=[], populations=[population(
         [q1], [AnchorMember(anchor_id="a1", kind="retrieval_miss",
                             nodeid=f"{ROUTE}::anchor[a1]")])]),
         Arrived(anchors={f"{ROUTE}::anchor[a1]": anchor("a1")}))
-    assert anchored.runs[0].status == "passed"  # an anchor that ran measured something
+    # an anchor that ran measured something (not NOTHING RAN); q1 was deselected: PARTIAL
+    assert anchored.runs[0].status == "partial"
 
 
 def test_a_cause_many_questions_share_is_said_once_with_their_count() -> None:

@@ -171,7 +171,8 @@ def test_a_sealed_goldset_without_its_key_fails_unless_told_to_skip(
     expect(skipped,
         "SKIPPED * not decided: 4 sealed and no RAGATE_SEAL_KEY "
         "(ragate_sealed_without_key = \"skip\")*")
-    assert "Run: **PASS**" in (pytester.path / "r.md").read_text()
+    # skipped, not decided: no output says PASS (issue 38), none says FAIL either
+    assert "Run: **NOTHING RAN**" in (pytester.path / "r.md").read_text()
 
     monkeypatch.setenv("RAGATE_SEAL_KEY", "s3cret")
     assert run_pytester(pytester, workers, "gs").ret == pytest.ExitCode.OK
@@ -593,18 +594,6 @@ def test_deselected_questions_skip_the_floor_and_say_how_many(pytester: pytest.P
         "floor is decided over its whole population*")
     assert "4 questions: 1 scored, 3 deselected (q2, q3, q4)" in (pytester.path / "r.md"
                                                                   ).read_text()
-
-
-def test_last_failed_reruns_skip_a_floor_whose_questions_passed(pytester: pytest.Pytester,
-                                                                ) -> None:
-    write_goldset(pytester.path / "gs", floors="[floors]\ncitation_accuracy = 0.9\n")
-    pytester.makeconftest(planned({"q2": "cite(wrong)", "q4": "Answer.abstain()"}))
-    for workers in ("0", "2"):
-        first = pytester.runpytest_subprocess("gs")  # a skipped floor leaves --lf's list
-        assert first.ret == pytest.ExitCode.TESTS_FAILED
-        again = pytester.runpytest_subprocess("gs", "--lf", "-n", workers, "-rA")
-        assert again.ret == pytest.ExitCode.OK
-        expect(again, "SKIPPED * not decided: 4 of 4 questions deselected*")
 
 
 @WORKERS

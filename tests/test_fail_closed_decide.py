@@ -30,10 +30,10 @@ from pytest_ragate.outputs.results import (
     SavedItem,
     SavedTest,
     read_results,
-    read_rows,
     results_lines,
     write_results,
 )
+from pytest_ragate.outputs.saved_runs import read_saved_files
 from pytest_ragate.scoring.records import QuestionRecord
 from tests.conftest import BASE_TOML, junit_cases, run_command, write_goldset
 from tests.test_sharding import refused, reseal
@@ -429,37 +429,14 @@ def test_the_trailer_counts_and_digests_what_precedes_it(tmp_path: Path) -> None
         HEADER, items=items)
 
 
-def test_readers_of_rows_alone_still_read_a_cut_file(tmp_path: Path) -> None:
-    """calibrate and power read rows: a file cut short still reads for them, and a file with
-    a trailer reads the same. A baseline is held as decide holds a shard (issue 33): compare
-    refuses a cut file on either side, naming its lost trailer."""
-    from click.testing import CliRunner
-
-    from pytest_ragate.cli import main
-
-    path = tmp_path / "r.jsonl"
-    write_results(path, [GoldsetRun(name="mini", eval_version="7",
-                                    records=[_record("q1"), _record("q2")])], HEADER)
-    whole = read_rows(path)
-    cut = tmp_path / "cut.jsonl"
-    cut.write_text("".join(path.read_text().splitlines(keepends=True)[:-1]))
-    assert read_rows(cut) == whole
-    assert read_results(cut).unvouched[0].field == "ragate_trailer"
-    for args in (["calibrate", str(path)], ["calibrate", str(cut)]):
-        done = CliRunner().invoke(main, args)
-        assert done.exit_code == 0, (args, done.output)
-    for args in (["compare", str(cut), str(path)], ["compare", str(path), str(cut)]):
-        refused = CliRunner().invoke(main, args)
-        assert refused.exit_code == 1 and "ragate_trailer: no trailer line" in refused.output
-
-
 def test_a_run_that_stopped_early_says_so_in_its_trailer(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
     write_results(path, [], HEADER, incomplete="interrupted (KeyboardInterrupt)")
     found = read_results(path)
     assert found.trailer is not None and found.trailer.incomplete == (
         "interrupted (KeyboardInterrupt)")
-    assert [str(p) for p in found.unvouched] == [
+    assert found.unvouched == []  # vouched for as a run that stopped early, which decide refuses
+    assert read_saved_files([path], env={})[1] == [
         f"{path}:2: ragate_trailer.incomplete: the run that wrote it stopped early "
         "(interrupted (KeyboardInterrupt)): its results are not a whole run's"]
 

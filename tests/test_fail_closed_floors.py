@@ -43,18 +43,18 @@ def verdicts(path: Path, questions: tuple[str, ...] = ("q1", "q2", "q3")) -> Non
 
 
 def outputs_agree(pytester: pytest.Pytester, result: pytest.RunResult, floor: str,
-                  outcome: str, *, history: bool = True) -> None:
+                  outcome: str, *, history: bool = True, status: str = "not_decided") -> None:
     """The exit status, the floor's JUnit case, the Markdown and HTML badges and the history
-    line all say the same thing: FAIL (exit 1) or PASS (exit 0, the floor skipped). A run in
-    which no question ran says NOTHING RAN, never PASS, and appends no history line
-    (`history=False`)."""
+    line all say the same thing: FAIL (exit 1), or, the floor skipped (exit 0), what the run
+    was (`status`: FLOOR NOT DECIDED, or NOTHING RAN), never PASS. A run in which no question
+    ran appends no history line (`history=False`)."""
     failed = outcome == "failed"
     assert result.ret == (pytest.ExitCode.TESTS_FAILED if failed else pytest.ExitCode.OK)
     junit = {"failed": "failure", "skipped": "skipped"}[outcome]
     cases = junit_cases(pytester.path / "j.xml")
     assert cases[floor.replace("gs/ragate.toml", "gs.ragate.toml")]["outcome"] == junit
-    status = "failed" if failed else "passed" if history else "nothing_ran"
-    word = STATUS_WORDS[status]
+    status = "failed" if failed else status
+    word = STATUS_WORDS[status]  # type: ignore[index]
     assert f"Run: **{word}**" in (pytester.path / "r.md").read_text()
     html = (pytester.path / "r.html").read_text()
     assert f'<h1>ragate report <span class="badge o-{status}">{word}</span></h1>' in html
@@ -62,7 +62,7 @@ def outputs_agree(pytester: pytest.Pytester, result: pytest.RunResult, floor: st
         assert not (pytester.path / "h.jsonl").exists()
         return
     line = json.loads((pytester.path / "h.jsonl").read_text().splitlines()[-1])
-    assert line["status"] == ("failed" if failed else "passed")
+    assert line["status"] == status
     name = floor.rpartition("floor[")[2].rstrip("]")
     assert line["floors"][name]["outcome"] == outcome
 
@@ -152,7 +152,7 @@ def test_a_judged_floor_whose_questions_are_deselected_skips_and_says_so(
     expect(result, "SKIPPED * not decided: 4 of 4 questions deselected (-k or -m): "
            "q1, q2, q3, q4*")
     assert "none configured" not in result.stdout.str()
-    outputs_agree(pytester, result, FLOOR, "skipped", history=False)
+    outputs_agree(pytester, result, FLOOR, "skipped", history=False, status="nothing_ran")
 
 
 @WORKERS

@@ -146,7 +146,8 @@ def test_a_run_in_which_nothing_ran_writes_no_pass_anywhere(pytester: pytest.Pyt
     result = run_pytester(pytester, workers, "gs", "-k", "nomatch", *OUTPUTS)
     assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
     report = read(pytester, "r.md")
-    assert "Run: **NOTHING RAN** (" in report and "PASS" not in report
+    assert "Run: **NOTHING RAN**: no goldset question or anchor ran" in report
+    assert "PASS" not in report
     html = read(pytester, "r.html")
     assert '<span class="badge o-nothing_ran">NOTHING RAN</span></h1>' in html
     assert ">PASS<" not in html

@@ -221,16 +221,16 @@ def test_a_run_that_ran_nothing_says_nothing_ran_and_never_pass() -> None:
                             verdicts=[decide(Floor("evidence_recall", 0.5), "mini", [],
                                              gaps=gaps)])
     assert deselected.verdicts[0].outcome == "skipped"
-    for runs in ([], [deselected]):
+    for runs, why in (([], "no goldset question or anchor ran (none selected, or every one "
+                           "deselected)"),
+                      ([deselected], "mini: 2 of 2 questions deselected (-k or -m)")):
         md = markdown(runs)
-        assert md.splitlines()[2] == ("Run: **NOTHING RAN** (no goldset question or anchor "
-                                      "ran (none selected, or every one deselected): nothing "
-                                      "was measured or decided)")
+        assert md.splitlines()[2] == f"Run: **NOTHING RAN**: {why}"
         html = render_html(runs, history=[], ci="point")
         assert '<h1>ragate report <span class="badge o-nothing_ran">NOTHING RAN</span></h1>' \
             in html
-        assert 'data-run-status="nothing_ran"' in html and ">PASS<" not in html
-        assert "**PASS**" not in md
+        assert f'data-run-status="nothing_ran"><strong>NOTHING RAN: {why}.</strong>' in html
+        assert ">PASS<" not in html and "**PASS**" not in md
     assert "Run: **FAIL**" in markdown([], run_failed=True)
 
 

@@ -22,13 +22,13 @@ from pytest_ragate.decision.regressions import RunJudge, check_run
 from pytest_ragate.outputs.baseline import load_baseline
 from pytest_ragate.outputs.history import FloorOutcome, HistoryLine, JudgeSegment, flip_report
 from pytest_ragate.scoring.pairing import BaselineRun
-from pytest_ragate.scoring.records import QuestionScores
+from pytest_ragate.scoring.records import QuestionRecord, QuestionScores
 from tests.conftest import (
     FIXTURE_JUDGE_CONFTEST,
     WORKERS,
     run_command,
     run_pytester,
-    vouched_results,
+    saved_results,
     write_goldset,
 )
 from tests.test_fail_closed import planned
@@ -314,12 +314,14 @@ def test_a_baseline_knows_its_judges_from_results_rows_and_history_lines(
     row = {"goldset": "g", "question_id": "q1", "kind": "single_meeting", "index": 0,
            "eval_version": "1", "must_abstain": False, "abstained": False,
            "abstention_correct": True, "evidence_spans": 0}
-    results = vouched_results(tmp_path / "res.jsonl",
-                              [{**row, "judge": "fixture:a"}, {**row, "question_id": "q2"}])
+    results = tmp_path / "res.jsonl"
+    results.write_text(saved_results([
+        QuestionRecord.model_validate({**row, "judge": "fixture:a"}),
+        QuestionRecord.model_validate({**row, "question_id": "q2"})]))
     [run] = load_baseline(str(results))
     assert run.judges == ("fixture:a",) and run.results == str(results)
     line = HistoryLine(time=datetime(2026, 1, 1, tzinfo=UTC), goldset="g", eval_version="1",
-                       judges=["fixture:b"])
+                       judges=["fixture:b"], status="passed")
     old = json.loads(line.model_dump_json())
     del old["judges"]  # a line written before lines named their judge
     path = tmp_path / "h.jsonl"

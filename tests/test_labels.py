@@ -236,11 +236,11 @@ def test_stamp_labels_refuses_a_malformed_file_and_names_what_it_could_not_stamp
     from click.testing import CliRunner
 
     from pytest_ragate.cli import main
+    from tests.conftest import saved_results
     from tests.test_html_report import rec
 
     results = tmp_path / "res.jsonl"
-    results.write_text(jsonl([rec("q00", index=0, answer="An answer.").model_dump(
-        mode="json", exclude_none=True)]))
+    results.write_text(saved_results([rec("q00", index=0, answer="An answer.")]))
     labels = tmp_path / "labels.jsonl"
     labels.write_text('{"question_id": "q00", "metric": "faithfulness", "verdict": 1}\n'
                       '{"question_id": "q07", "metric": "faithfulness",  "verdict": 0}\n')

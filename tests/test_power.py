@@ -180,14 +180,14 @@ def test_the_tables_show_both() -> None:
 
 
 def test_the_command_over_a_goldset_and_its_results(tmp_path: Path) -> None:
-    from tests.conftest import write_goldset
+    from tests.conftest import saved_results, write_goldset
     from tests.test_statistical_gates import abstention_rows
 
     root = write_goldset(tmp_path / "gs", floors="[floors]\nabstention_accuracy = 0.5\n"
                          "citation_accuracy = 0.99\n")
     results = tmp_path / "r.jsonl"
     rows = [r.model_copy(update={"goldset": "mini"}) for r in abstention_rows(34, 6)]
-    results.write_text("".join(r.model_dump_json() + "\n" for r in rows))
+    results.write_text(saved_results(rows))
     got = CliRunner().invoke(main, ["power", str(root), "--results", str(results)])
     assert got.exit_code == 0, got.output
     line = next(x for x in got.output.splitlines() if x.startswith("abstention_accuracy"))

@@ -42,7 +42,7 @@ from tests.conftest import (
     junit_cases,
     results_rows,
     run_pytester,
-    vouched_results,
+    saved_results,
     write_goldset,
 )
 from tests.test_fail_closed import collection_failed
@@ -395,8 +395,8 @@ def test_a_baseline_with_repeats_pairs_each_questions_first_repeat(tmp_path: Pat
     """One pair per question: a results file's later repeats are not pairs of their own."""
     from pytest_ragate.outputs.baseline import load_baseline
 
-    results = vouched_results(tmp_path / "r.jsonl", [
-        record("a", r, r == 1).model_dump(mode="json") for r in (1, 2, 3)])
+    results = tmp_path / "r.jsonl"
+    results.write_text(saved_results(record("a", r, r == 1) for r in (1, 2, 3)))
     (run_,) = load_baseline(str(results))
     assert list(run_.scores) == ["a"] and run_.scores["a"].abstention_correct
 
@@ -412,9 +412,9 @@ def test_ragate_power_says_nothing_wrong_of_repeats_or_an_upper_bound(tmp_path: 
         'eval_version = "7"\n', 'eval_version = "7"\nrepeat = 3\n'),
         floors="[floors]\nabstention_accuracy = 0.5\nflaky_rate = { max = 0.5 }\n")
     results = tmp_path / "r.jsonl"
-    results.write_text("".join(
+    results.write_text(saved_results(
         record(f"q{i}", r, bool(i) or r == 1, i).model_copy(update={"goldset": "mini"})
-        .model_dump_json() + "\n" for i in range(8) for r in (1, 2, 3)))
+        for i in range(8) for r in (1, 2, 3)))
     got = CliRunner().invoke(main, ["power", str(root), "--results", str(results)])
     assert got.exit_code == 0, got.output
     lines = {x.split()[0]: x.split() for x in got.output.splitlines()[2:]}

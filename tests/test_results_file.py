@@ -1,6 +1,7 @@
-"""The results file as `ragate decide` reads it back (outputs/results.py): its lines round
-trip, a file written before the header existed still reads as rows, and every bad line is a
-problem naming file, line and field, never a silently shorter file."""
+"""The results file as its parser reads it back (outputs/results.py): its lines round trip, a
+file written before the header existed parses as rows (and no reader takes it:
+outputs/saved_runs.py), and every bad line is a problem naming file, line and field, never a
+silently shorter file."""
 
 from __future__ import annotations
 
@@ -16,7 +17,6 @@ from pytest_ragate.outputs.results import (
     SavedItem,
     Shard,
     read_results,
-    read_rows,
     write_results,
 )
 from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord
@@ -48,17 +48,19 @@ def test_every_line_round_trips(tmp_path: Path) -> None:
     assert found.header == HEADER
     assert [(n, r.question_id) for n, r in found.rows] == [(2, "q1"), (3, "q2")]
     assert found.anchors == [ANCHOR] and found.items == [ITEM]
-    # what calibrate, compare and the baseline read: the rows, numbered by line
-    rows, problems = read_rows(path)
-    assert [r for _, r in rows] == run.records and problems == []
+    assert [r for _, r in found.rows] == run.records and found.unvouched == []
 
 
-def test_a_file_of_rows_alone_still_reads(tmp_path: Path) -> None:
+def test_a_file_of_rows_alone_parses_and_no_reader_takes_it(tmp_path: Path) -> None:
+    from pytest_ragate.outputs.saved_runs import SavedRunError, read_saved
+
     path = tmp_path / "old.jsonl"
     path.write_text("".join(json.dumps(record(q, i).model_dump(mode="json")) + "\n"
                             for i, q in enumerate(["q1", "q2"])))
     found = read_results(path)
     assert found.header is None and len(found.rows) == 2 and found.problems == []
+    with pytest.raises(SavedRunError, match="no header line"):
+        read_saved(path, env={})
 
 
 def test_bad_lines_are_named_and_the_rest_is_read(tmp_path: Path) -> None:

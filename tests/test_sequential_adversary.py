@@ -376,8 +376,10 @@ def test_a_sequential_run_that_stopped_is_no_baseline(pytester: pytest.Pytester)
     for given in ("h.jsonl:2", "seq.jsonl"):
         result = run_pytester(pytester, "0", "gs", f"--ragate-baseline={given}")
         assert result.ret == pytest.ExitCode.USAGE_ERROR, given
-        assert "is no baseline: a regression check pairs every question" in (
-            result.stderr.str() + result.stdout.str()), given
+        said = result.stderr.str() + result.stdout.str()
+        assert "goldset mini: a sequential run that stopped after asking" in said, given
+        assert ("a regression check pairs every question, and a partial run is no baseline"
+                in said), given
 
 
 DECORATED_WRONG = '''

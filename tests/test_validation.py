@@ -488,7 +488,8 @@ def test_an_optional_judged_metric_misspelled_names_the_one_meant() -> None:
     assert said.startswith("[judge] optional: faithfulnes, answer_relevancy, citation_accuracy: "
                            "not a judged metric (judged metrics: faithfulness, "
                            "context_precision, answer_relevance, answer_correctness, "
-                           "factual_correctness, judge_coverage, judge_agreement); faithfulnes: did you mean faithfulness?; "
+                           "factual_correctness, judge_coverage, judge_agreement); "
+                           "faithfulnes: did you mean faithfulness?; "
                            "answer_relevancy: did you mean answer_relevance?; name ")
     assert "citation_accuracy: did you mean" not in said
 

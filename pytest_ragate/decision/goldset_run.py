@@ -16,7 +16,10 @@ from pytest_ragate.scoring.agreement import Agreement
 from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord, repeat_name
 from pytest_ragate.scoring.registry import METRICS, run_metrics
 
-RunStatus = Literal["passed", "failed", "nothing_ran"]
+RunStatus = Literal["passed", "failed", "nothing_ran", "partial", "not_decided"]
+# from the worst: what a run of several goldsets is when none failed
+STATUS_ORDER: tuple[RunStatus, ...] = ("failed", "nothing_ran", "partial", "not_decided",
+                                       "passed")
 
 
 @dataclass(kw_only=True)
@@ -47,23 +50,35 @@ class GoldsetRun:
 
     @property
     def status(self) -> RunStatus:
-        """FAIL when a floor failed or a strict xfail passed, a regression was found, a
-        result is missing, or any item of it (or of the run) failed: a report never says
-        PASS for a run that exits non-zero; else NOTHING RAN when none of its questions or
-        anchors has a result (every one deselected: its floors were skipped, nothing was
-        measured), never PASS."""
+        """What this run was, for every output that names it: FAIL when a floor failed or a
+        strict xfail passed, a regression was found, a result is missing, or any item of it
+        (or of the run) failed (a report never says PASS for a run that exits non-zero);
+        else NOTHING RAN when none of its questions or anchors has a result (every one
+        deselected, or skipped: nothing was measured); else PARTIAL when some were
+        deselected (-k, -m, --lf: the floors over them were skipped, its figures are a
+        part's); else FLOOR NOT DECIDED when a floor was skipped for another reason (an
+        optional judged metric without a judge, a sealed goldset set to skip); else PASS
+        (an xfail floor that failed as expected is decided). PASS only when every floor
+        was decided and passed over every question."""
         bad = (any(v.outcome in ("failed", "xpassed") for v in self.verdicts)
                or any(g.outcome == "failed" for g in self.regressions)
                or bool(self.hard_gaps)
                or bool(self.failed_items) or self.run_failed)
         if bad:
             return "failed"
-        return "passed" if self.ran else "nothing_ran"
+        if not self.ran:
+            return "nothing_ran"
+        if any(g.kind == "deselected" for g in [*self.gaps, *self.anchor_gaps]):
+            return "partial"
+        if any(v.outcome == "skipped" for v in self.verdicts):
+            return "not_decided"
+        return "passed"
 
     @property
     def ran(self) -> bool:
-        """Whether any of its questions or anchors has a result (a row or an outcome)."""
-        return bool(self.records or self.anchors)
+        """Whether any of its questions or anchors has a result that is not a skip."""
+        return (any(r.status != "skipped" for r in self.records)
+                or any(a.outcome != "skipped" for a in self.anchors))
 
     @property
     def hard_gaps(self) -> list[Gap]:
@@ -92,10 +107,15 @@ class GoldsetRun:
 
 
 def run_status(runs: Sequence[GoldsetRun], *, failed: bool) -> RunStatus:
-    """Whether the run as a whole passed: FAIL when it exits non-zero or stopped early
-    (`failed`) or a goldset run failed; NOTHING RAN when no goldset question or anchor ran
-    (`-k` matching nothing, every goldset deselected): a run that measured nothing never
-    says PASS; else PASS."""
-    if failed or any(run.status == "failed" for run in runs):
+    """What the run as a whole was: FAIL when it exits non-zero or stopped early (`failed`)
+    or a goldset run failed; NOTHING RAN when no goldset question or anchor ran (`-k`
+    matching nothing, every goldset deselected): a run that measured nothing never says
+    PASS; PARTIAL when some goldsets ran and another ran nothing or in part; FLOOR NOT
+    DECIDED when a goldset's floor was not decided; PASS only when every goldset passed."""
+    each = [run.status for run in runs]
+    if failed or "failed" in each:
         return "failed"
-    return "passed" if any(run.ran for run in runs) else "nothing_ran"
+    if all(status == "nothing_ran" for status in each):  # no goldset at all, too
+        return "nothing_ran"
+    worst = min(each, key=STATUS_ORDER.index)
+    return "partial" if worst == "nothing_ran" else worst

@@ -119,6 +119,8 @@ class Conclusion:
         reporter.report_decision(self.config, self.decision, self.arrived.started)
         if incomplete is not None:
             reporter.junit_incomplete(self.config, incomplete)
+        if self.settings.run.shard is None:  # a shard decides nothing: its slice is all
+            reporter.junit_status(self.config, self.runs)
 
     def fail_on_gaps(self, session: pytest.Session) -> None:
         """A question or anchor without a result (skipped, sealed without its key, ...) that

@@ -21,9 +21,9 @@ from pytest_ragate.outputs.results import (
     GoldsetStamp,
     NoResultsFile,
     ResultsFile,
-    read_results,
     results_paths,
 )
+from pytest_ragate.outputs.saved_runs import read_saved_files, shard_problems, where
 from pytest_ragate.scoring.records import QuestionRecord
 
 NAMED = 5  # members named in one refusal line before "and N more"
@@ -39,26 +39,11 @@ def expand(specs: Sequence[str], root: Path) -> list[Path]:
 
 
 def read_files(specs: Sequence[str], root: Path) -> tuple[list[ResultsFile], list[str]]:
-    """Every results file named, and why they cannot be decided: each file's own problems,
-    then what makes them not one run's results."""
-    files = [read_results(p) for p in expand(specs, root)]
-    problems = [problem for found in files for problem in _file_problems(found)]
+    """Every results file named, and why they cannot be decided: each file's own problems
+    (`saved_runs.read_saved_files`: bad lines, no header, what its trailer or signature does
+    not vouch for, a run that stopped early), then what makes them not one run's results."""
+    files, problems = read_saved_files(expand(specs, root))
     return files, problems + check_files(files)
-
-
-def _file_problems(found: ResultsFile) -> list[str]:
-    """Why one file cannot be decided, once per cause: its bad lines, else no header, else
-    what its trailer does not vouch for."""
-    if found.problems:
-        return [str(p) for p in found.problems]
-    if found.header is None:
-        return [f"{found.path}: no header line: not a results file written by this ragate "
-                "(--ragate-results), or cut short"]
-    return [str(p) for p in found.unvouched]
-
-
-def where(found: ResultsFile) -> str:
-    return f"{found.path} ({found.header.where})" if found.header else str(found.path)
 
 
 def check_files(files: Sequence[ResultsFile]) -> list[str]:
@@ -67,30 +52,7 @@ def check_files(files: Sequence[ResultsFile]) -> list[str]:
     read = [f for f in files if f.header is not None]
     if not read:
         return []  # each file's own problem says why (`read_files`)
-    problems: list[str] = []
-    sharded = [f for f in read if f.header.shard is not None]  # type: ignore[union-attr]
-    whole = [f for f in read if f.header.shard is None]  # type: ignore[union-attr]
-    if whole and (sharded or len(whole) > 1):
-        problems.append("these are not the shards of one run: "
-                        + ", ".join(map(where, read)) + " (decide one run's files at a time: "
-                        "either its one results file, or each of its --ragate-shard files)")
-    elif sharded:
-        counts = sorted({f.header.shard.count for f in sharded})  # type: ignore[union-attr]
-        if len(counts) > 1:
-            problems.append("shards of different splits: " + ", ".join(map(where, sharded)))
-        else:
-            count = counts[0]
-            by_index: dict[int, list[ResultsFile]] = defaultdict(list)
-            for f in sharded:
-                by_index[f.header.shard.index].append(f)  # type: ignore[union-attr]
-            for index, found in sorted(by_index.items()):
-                if len(found) > 1:
-                    problems.append(f"shard {index}/{count} given twice: "
-                                    + " and ".join(str(f.path) for f in found))
-            missing = [f"{i}/{count}" for i in range(1, count + 1) if i not in by_index]
-            if missing:
-                problems.append(f"shard{'s' * (len(missing) > 1)} {', '.join(missing)} "
-                                f"missing: given {', '.join(map(where, sharded))}")
+    problems = shard_problems(read)
     problems += _differ(read, "ragate version", lambda h: h.ragate_version)
     knobs = sorted({k for f in read for k in f.header.settings})  # type: ignore[union-attr]
     for knob in knobs:

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from pytest_ragate.decision.floors import Verdict
-from pytest_ragate.decision.goldset_run import GoldsetRun
+from pytest_ragate.decision.goldset_run import GoldsetRun, run_status
 from pytest_ragate.decision.regressions import Regression
 from pytest_ragate.decision.run_decision import Decision, FloorDecision
 from pytest_ragate.outputs.reports import (
@@ -35,7 +35,7 @@ from pytest_ragate.outputs.reports import (
 )
 from pytest_ragate.outputs.slice_tables import slice_tables
 from pytest_ragate.scoring.records import QuestionRecord
-from pytest_ragate.wording.runs import lines_of
+from pytest_ragate.wording.runs import badge_of, lines_of, run_why, status_badge, status_why
 from pytest_ragate.wording.slices import slice_name
 
 Location = tuple[str, int | None, str]
@@ -162,11 +162,25 @@ def junit_text(config: pytest.Config, report: pytest.TestReport,
 def junit_incomplete(config: pytest.Config, why: str) -> None:
     """A run that stopped early says so in its JUnit file too: a `ragate-incomplete`
     property of the test suite (the floors' cases are there, failed by what never ran)."""
+    junit_property(config, "ragate-incomplete", incomplete_notice(why))
+
+
+def junit_status(config: pytest.Config, runs: Sequence[GoldsetRun]) -> None:
+    """A run that was not decided whole says what it was in its JUnit file too: a
+    `ragate-status` property of the test suite (`NOTHING RAN: …`, `PARTIAL: …`, `FLOOR NOT
+    DECIDED: …`), beside the skipped floors' cases; nothing for a PASS or a FAIL."""
+    status = run_status(runs, failed=False)
+    why = run_why(runs, status)
+    if why:
+        junit_property(config, "ragate-status", status_badge(status, why))
+
+
+def junit_property(config: pytest.Config, name: str, value: str) -> None:
     from pytest_ragate.items.pytest_internals import xml_key
 
     xml = config.stash.get(xml_key, None)
     if xml is not None:
-        xml.add_global_property("ragate-incomplete", incomplete_notice(why))
+        xml.add_global_property(name, value)
 
 
 @dataclass(frozen=True)
@@ -216,6 +230,9 @@ def terminal_summary(terminalreporter: Any, runs: Sequence[GoldsetRun], *,
         said = lines_of(run)
         write(f"{run.label}: {' · '.join(said.parts)}")
         write(f"{run.label}: {said.coverage}", red=bool(run.hard_gaps))
+        if status_why(run):
+            write(f"{run.label}: {badge_of(run)}: not a PASS, its floors were not all decided "
+                  "over every question", yellow=True)
         if run.label in gaps_fail:
             write(f"{run.label}: the run fails: no floor covers the questions or anchors "
                   "without a result, and a missing result is never a pass", red=True)
@@ -250,9 +267,11 @@ def terminal_summary(terminalreporter: Any, runs: Sequence[GoldsetRun], *,
         write(f"ragate history: {note}", yellow=True)
 
 
-def figures_before_floors(write: Any, runs: Sequence[GoldsetRun]) -> None:
+def figures_before_floors(write: Any, runs: Sequence[GoldsetRun], *,
+                          floors_known: bool = True) -> None:
     """A goldset without floors shows every figure it can score, and the floors they
-    suggest, ready to paste."""
+    suggest, ready to paste (`ragate suggest`, which reads no ragate.toml: `floors_known`
+    False)."""
     found = run_figures(runs)
     if not found:
         return
@@ -262,7 +281,8 @@ def figures_before_floors(write: Any, runs: Sequence[GoldsetRun]) -> None:
         if by_tag:
             write(f"{run.label}: by tag (information; a slice floor decides its own):")
             write(by_tag)
-        for line in suggestion_lines(run.label, figs, run_slices(run, figs)):
+        for line in suggestion_lines(run.label, figs, run_slices(run, figs),
+                                     floors_known=floors_known):
             write(line)
 
 

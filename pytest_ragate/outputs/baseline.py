@@ -1,27 +1,41 @@
 """Reading `--ragate-baseline`: a results file, a history file, or one line of one, as the
 per-question scores `regression.check_run` compares this run with. Every way it can be
-unreadable is a `BaselineError`, a usage error raised before any question runs.
+unreadable or partial is a `BaselineError`, a usage error raised before any question runs.
+
+A regression check pairs every question, so a baseline must have asked every question of its
+goldset: a results file is read through `saved_runs.read_saved` (its trailer, its signature
+when RAGATE_RESULTS_KEY is set) and refused unless whole (`saved_runs.require_whole`: not a
+shard, nothing deselected, no sequential stop, not interrupted); from a history file each
+goldset's candidates are the lines that asked every question (and, with the key, are
+signed), and `PATH:LINE` naming another line is refused.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from pydantic import ConfigDict, ValidationError
+from pydantic import ConfigDict
 
-from pytest_ragate.outputs.history import HistoryLine, fmt_sha, fmt_time
-from pytest_ragate.outputs.results import HEADER_KEY, read_results
+from pytest_ragate.outputs import signing
+from pytest_ragate.outputs.history import fmt_sha, fmt_time
+from pytest_ragate.outputs.results import HEADER_KEY
+from pytest_ragate.outputs.saved_runs import (
+    HistoryRead,
+    SavedLine,
+    SavedRunError,
+    history_lines,
+    read_saved,
+    require_whole,
+)
 from pytest_ragate.scoring.pairing import BaselineRun
 from pytest_ragate.scoring.records import QuestionRecord
 
-# a sequential run that stopped early scored only the questions it asked: paired with it, a
-# run's drop on every other question would go unseen
-STOPPED = ("a sequential run that stopped before its last question (--ragate-sequential) is "
-           "no baseline: a regression check pairs every question, and it asked only some; "
-           "give a run that asked every question")
+# a partial run scored only some questions: paired with it, a run's drop on every other
+# question would go unseen
+WHOLE = ("a regression check pairs every question, and a partial run is no baseline: give "
+         "a run that asked every question")
 
 
 class BaselineError(Exception):
@@ -61,7 +75,7 @@ def load_baseline(spec: str, root: Path | None = None) -> list[BaselineRun]:
             raise BaselineError(f"--ragate-baseline {spec}: :LINE picks a history line; "
                                 f"{path} is a results file (pass it whole)")
         return _from_results(path)
-    return _from_history(path, numbered)
+    return _from_history(path, numbered, named=line_no is not None)
 
 
 def baseline_location(spec: str, root: Path | None = None) -> tuple[Path, int | None]:
@@ -92,15 +106,17 @@ def _json(path: Path, line: int, text: str) -> dict[str, object]:
 
 
 def _from_results(path: Path) -> list[BaselineRun]:
-    found = read_results(path, _ResultsRow)
-    refused = found.problems or found.unvouched  # a file cut short is refused like a shard
-    if refused:
-        first = refused[0]
-        raise BaselineError(f"--ragate-baseline: {first} (expected a --ragate-results file or "
-                            "a --ragate-history file)")
+    try:
+        saved = read_saved(path, _ResultsRow)
+        require_whole(saved, WHOLE)
+    except SavedRunError as error:
+        raise BaselineError(f"--ragate-baseline: {error}") from None
+    if not saved.rows:
+        raise BaselineError(f"--ragate-baseline: {path}: its run asked no question (nothing "
+                            f"ran): {WHOLE}")
     runs: dict[str, BaselineRun] = {}
     judges: dict[str, set[str]] = {}  # by goldset: who graded its rows
-    for line, row in found.rows:
+    for line, row in saved.rows:
         run = runs.setdefault(row.goldset, BaselineRun(goldset=row.goldset,
                                                        eval_version=row.eval_version,
                                                        scores={}, results=str(path),
@@ -110,35 +126,50 @@ def _from_results(path: Path) -> list[BaselineRun]:
         if row.eval_version != run.eval_version:
             raise BaselineError(f"--ragate-baseline: {path}:{line}: goldset {row.goldset} "
                                 f"mixes eval_version {run.eval_version} and {row.eval_version}")
-        if row.not_needed:
-            raise BaselineError(f"--ragate-baseline: {path}:{line}: {STOPPED} (question "
-                                f"{row.question_id} was not asked)")
         if row.repeat == 1:  # with repeats, each question's first one: one pair a question
             run.scores[row.question_id] = row.scores()
     return [replace(run, judges=tuple(sorted(judges.get(name, ())))) for name, run in runs.items()]
 
 
-def _from_history(path: Path, numbered: Sequence[tuple[int, str]]) -> list[BaselineRun]:
-    """Each readable line that asked every question of its goldset, in file order."""
-    runs = []
-    stopped: list[str] = []
-    for line, text in numbered:
-        try:
-            entry = HistoryLine.model_validate_json(text)
-        except ValidationError:
-            if len(numbered) == 1:
-                raise BaselineError(f"--ragate-baseline: {path}:{line}: neither a results row "
-                                    "nor a history line") from None
-            continue  # a torn history line: the history reader skips it too
-        if entry.sequential is not None and entry.sequential.get("stopped"):
-            stopped.append(f"{path}:{line}")
-            continue  # a candidate only if it asked every question
-        when = f"{fmt_time(entry.time)}, git {fmt_sha(entry.git_sha)}"
-        runs.append(BaselineRun(goldset=entry.goldset, eval_version=entry.eval_version,
-                                scores=dict(entry.scores), judges=tuple(entry.judges or ()),
-                                source=f"history line {path}:{line} ({when})"))
-    if not runs and stopped:
-        raise BaselineError(f"--ragate-baseline: history line {', '.join(stopped)}: {STOPPED}")
-    if not runs:
-        raise BaselineError(f"--ragate-baseline: {path}: no readable history line")
-    return runs
+def _from_history(path: Path, numbered: list[tuple[int, str]], named: bool
+                  ) -> list[BaselineRun]:
+    """Each readable line that asked every question of its goldset, in file order (`named`:
+    the one line `PATH:LINE` picked, refused unless it did)."""
+    read = history_lines(path, numbered)
+    if read.forged:
+        raise BaselineError(f"--ragate-baseline: {path}:{read.forged[0]}: "
+                            + signing.wrongly_signed("the history line"))
+    if named and read.torn:
+        raise BaselineError(f"--ragate-baseline: {path}:{read.torn[0]}: neither a results "
+                            "row nor a history line")
+    whole = [line for line in read.lines if not line.extent.parts]
+    passed_over = [line for line in read.lines if line.extent.parts]
+    if named and passed_over:
+        [line] = passed_over
+        raise BaselineError(f"--ragate-baseline: history line {line.where}: "
+                            f"{'; '.join(line.extent.why())}: {WHOLE}")
+    if not whole:
+        raise BaselineError(f"--ragate-baseline: {path}: {_none_whole(read, passed_over)}")
+    return [_baseline_run(line) for line in whole]
+
+
+def _none_whole(read: HistoryRead, passed_over: list[SavedLine]) -> str:
+    """Why no line of the history can be a baseline."""
+    if len(read.torn) == 1 and not read.lines and not read.unsigned:
+        return f"line {read.torn[0]}: neither a results row nor a history line"
+    said = [f"history line {line.where}: {'; '.join(line.extent.why())}"
+            for line in passed_over[-3:]]
+    if read.unsigned:
+        said.append(signing.unsigned(f"history line {read.unsigned[-1]}") + (
+            f" (and {len(read.unsigned) - 1} more)" if len(read.unsigned) > 1 else ""))
+    if not said:
+        return "no readable history line"
+    return f"no line asked every question of its goldset: {'; '.join(said)}; {WHOLE}"
+
+
+def _baseline_run(line: SavedLine) -> BaselineRun:
+    entry = line.entry
+    when = f"{fmt_time(entry.time)}, git {fmt_sha(entry.git_sha)}"
+    return BaselineRun(goldset=entry.goldset, eval_version=entry.eval_version,
+                       scores=dict(entry.scores), judges=tuple(entry.judges or ()),
+                       source=f"history line {line.where} ({when})")

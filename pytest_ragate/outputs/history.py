@@ -6,6 +6,9 @@ back before the lock is released. Readers skip, with a warning, any line they ca
 (a partial line left by some other tool or a crash), and a new line never fuses with such a
 line: it starts with a newline when the file does not end with one.
 
+With `RAGATE_RESULTS_KEY` set, each line carries its signature as its last member
+(`signing.py`), which a baseline read from the history holds it to (`saved_runs.py`).
+
 Runs are compared only within one goldset and one `eval_version`: a new `eval_version` means
 the questions or the scoring changed, so its figures are listed as not comparable.
 """
@@ -37,6 +40,7 @@ from pydantic import (
 from pytest_ragate.answer import Knob
 from pytest_ragate.decision.goldset_run import GoldsetRun
 from pytest_ragate.decision.population import anchor_name
+from pytest_ragate.outputs import signing
 from pytest_ragate.scoring import flips
 from pytest_ragate.scoring.floor import floor_name
 from pytest_ragate.scoring.pairing import scored_metrics
@@ -154,7 +158,8 @@ class HistoryLine(BaseModel):
     # a later run is paired with (--ragate-baseline); absent from lines before this field
     # since the gate fails closed (absent from older lines):
     route: str | None = None  # ragate.toml's node id, or a @ragate.goldset test's
-    status: str | None = None  # "passed" or "failed": what the reports' badge said
+    status: str | None = None  # what the reports' badge said (`GoldsetRun.status`): "passed",
+    # "failed", or "nothing_ran", "partial", "not_decided"
     population: int | None = None  # questions collected
     gaps: dict[str, list[str]] = Field(default_factory=dict)  # gap kind -> question ids
     system: str | None = None  # what answered, where it came from
@@ -357,8 +362,11 @@ def others(history: Path | Sequence[HistoryLine], goldset: str, eval_version: st
 # --- appending ---------------------------------------------------------------------------------
 
 
-def encode(lines: Sequence[HistoryLine]) -> bytes:
-    return b"".join(line.model_dump_json().encode("utf-8") + b"\n" for line in lines)
+def encode(lines: Sequence[HistoryLine], key: bytes | None = None) -> bytes:
+    """The lines as JSON, each signed with `key` when one is given (`signing.py`)."""
+    texts = [line.model_dump_json() for line in lines]
+    return b"".join((text if key is None else signing.sign_line(key, text)).encode("utf-8")
+                    + b"\n" for text in texts)
 
 
 def _append_unlocked(path: Path, data: bytes) -> None:
@@ -424,7 +432,7 @@ def append(path: Path, lines: HistoryLine | Sequence[HistoryLine],
     batch = [lines] if isinstance(lines, HistoryLine) else list(lines)
     if batch:
         with _locked(path, timeout):
-            _append_unlocked(path, encode(batch))
+            _append_unlocked(path, encode(batch, signing.results_key()))
 
 
 @dataclass
@@ -457,7 +465,7 @@ def record(path: Path, runs: Sequence[GoldsetRun], rootdir: Path, *,
                     line, previous(history, line.goldset, line.eval_version, line.route),
                     others(history, line.goldset, line.eval_version))
                 result.flips[key] = flip_report(line, history, window)
-            _append_unlocked(path, encode(result.lines))
+            _append_unlocked(path, encode(result.lines, signing.results_key()))
             result.history = [*history, *result.lines]
     return result
 

@@ -61,7 +61,15 @@ from pytest_ragate.scoring.records import QuestionRecord, Tally, fmt_num, tally
 from pytest_ragate.scoring.registry import METRICS, figure_digits
 from pytest_ragate.wording.floors import OUTCOME_WORDS
 from pytest_ragate.wording.numbers import floor_figure, fmt_counts, fmt_interval, fmt_n, shown
-from pytest_ragate.wording.runs import STATUS_WORDS, lines_of, status_note
+from pytest_ragate.wording.runs import (
+    FAILED_NOTE,
+    STATUS_WORDS,
+    badge_of,
+    lines_of,
+    run_why,
+    status_badge,
+    status_why,
+)
 from pytest_ragate.wording.slices import slices_title
 
 TEMPLATE = "report.html.j2"
@@ -482,6 +490,7 @@ def run_view(index: int, run: GoldsetRun, history: Sequence[HistoryLine],
         "status_reason": said.status_reason,
         "outcomes": {w: n for w, n in outcomes.items() if n},
         "status": run.status,
+        "status_why": badge_of(run) if status_why(run) else "",
         "regressions_failed": sum(g.outcome == "failed" for g in run.regressions),
         "floors": [floor_row(run, v) for v in run.verdicts],
         "worst": worst_lines(run),
@@ -537,9 +546,11 @@ def render_html(runs: Sequence[GoldsetRun], *, history: Sequence[HistoryLine] = 
                           or flips.get(run.name) or ())
                  for i, run in enumerate(runs, start=1)]
     overall = run_status(runs, failed=run_failed or incomplete is not None)
+    why = run_why(runs, overall)
     return _environment().get_template(TEMPLATE).render(
         runs=views, ci=ci, ci_words=_CI_WORDS.get(ci, ci), has_history=bool(history),
-        overall=overall, status_words=STATUS_WORDS, status_note=status_note(overall),
+        overall=overall, status_words=STATUS_WORDS, failed_note=FAILED_NOTE,
+        overall_why=status_badge(overall, why) if why else "",
         incomplete=None if incomplete is None else incomplete_notice(incomplete),
         plots=sum(len(v["kind_plots"]) + (v["calibration"] is not None)
                   + len(v["trend"].plots) + len(v["slices"]) for v in views))

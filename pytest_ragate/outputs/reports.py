@@ -44,7 +44,14 @@ from pytest_ragate.wording.numbers import (
     fmt_n,
     shown,
 )
-from pytest_ragate.wording.runs import STATUS_WORDS, lines_of, status_note
+from pytest_ragate.wording.runs import (
+    FAILED_NOTE,
+    STATUS_WORDS,
+    badge_of,
+    lines_of,
+    run_why,
+    status_why,
+)
 from pytest_ragate.wording.slices import slice_call_cell, slices_title
 
 
@@ -192,12 +199,16 @@ def slice_stop(key: str, figure: SliceFigure) -> str:
 
 
 def suggestion_lines(label: str, found: Sequence[Figure],
-                     slices: Sequence[SliceSuggestion] = ()) -> list[str]:
-    """What a goldset without floors is told: its suggested floors (or why none)."""
+                     slices: Sequence[SliceSuggestion] = (), *,
+                     floors_known: bool = True) -> list[str]:
+    """What a goldset's figures suggest: a run of a goldset without floors is told so;
+    `ragate suggest` (`floors_known` False: it reads no ragate.toml) says only what the
+    figures suggest."""
     if not any(f.suggested is not None for f in found):
         return [f"{label}: nothing scored, no floor to suggest"]
-    return [f"{label}: no floors yet; suggested, to paste into its ragate.toml:",
-            *floors_block(found, slices)]
+    head = ("no floors yet; suggested" if floors_known else
+            "floors its figures suggest (beside any floors its ragate.toml has)")
+    return [f"{label}: {head}, to paste into its ragate.toml:", *floors_block(found, slices)]
 
 
 def run_figures(runs: Sequence[GoldsetRun]) -> list[tuple[GoldsetRun, list[Figure]]]:
@@ -417,6 +428,15 @@ def badge(status: RunStatus) -> str:
     return f"**{STATUS_WORDS[status]}**"
 
 
+def status_line(runs: Sequence[GoldsetRun], status: RunStatus) -> str:
+    """What follows the whole run's badge: that the run exits non-zero, or why it is
+    neither PASS nor FAIL."""
+    if status == "failed":
+        return f" ({FAILED_NOTE})"
+    why = run_why(runs, status)
+    return f": {why}" if why else ""
+
+
 def incomplete_notice(why: str) -> str:
     """What every output of a run that stopped early says (the reports, JUnit, the
     terminal): it is not the whole run."""
@@ -431,17 +451,17 @@ def markdown(runs: Sequence[GoldsetRun],
     """`deltas` and `flips` are the history's lines by route (or goldset name);
     `incomplete`, why the run stopped early."""
     overall = run_status(runs, failed=run_failed or incomplete is not None)
-    note = status_note(overall)
-    parts = ["# ragate report", "", f"Run: {badge(overall)}" + (f" ({note})" if note else ""),
-             ""]
+    parts = ["# ragate report", "", f"Run: {badge(overall)}{status_line(runs, overall)}", ""]
     if incomplete is not None:
         parts += [f"**{incomplete_notice(incomplete)}.**", ""]
     for run in runs:
         said = lines_of(run)
-        reason = said.status_reason
+        reason, why = said.status_reason, status_why(run)
         parts += [f"## {run.label} (eval_version {run.eval_version}) {badge(run.status)}", ""]
         if reason:
             parts += [f"FAIL: {reason}.", ""]
+        elif why:
+            parts += [f"{badge_of(run)}.", ""]
         parts += [f"{said.coverage}.", ""]
         parts += [f"- {line}" for line in [*said.parts, said.pool]]
         parts.append("")

@@ -10,11 +10,11 @@ outcome (`{"ragate_anchor": …}`), each goldset item that failed or was lost
 (`{"ragate_item": …}`) and each other test of the run that failed (`{"ragate_test": …}`).
 The last line, the trailer (`{"ragate_trailer": …}`), vouches for the file's completeness:
 it counts the rows, anchor, item and test lines and holds the sha256 of the exact bytes of
-every line before it, and says when the run that wrote it stopped early (`incomplete`).
-`ragate decide` (modes/decide_saved.py) reads these back, refuses a file its trailer does not
-vouch for (`ResultsFile.unvouched`), and decides the floors as the run itself would have;
-`ragate calibrate`, `compare` and the baseline read the rows alone (`read_rows`), so a file
-written before the header or the trailer existed still reads.
+every line before it, and says when the run that wrote it stopped early (`incomplete`); with
+`RAGATE_RESULTS_KEY` set, it is signed too (`signing.py`: tamper evidence, which the digest
+alone is not). This module writes and parses the file; every command and option that reads
+one reads it through `saved_runs.py`, which holds it to its trailer and signature and says
+what part of its run it holds.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from pydantic import (
 
 from pytest_ragate.decision.goldset_run import GoldsetRun
 from pytest_ragate.files import UnreadableText, read_text, write_atomic
+from pytest_ragate.outputs import signing
 from pytest_ragate.problems import Problem, problems_from_validation
 from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord
 
@@ -151,6 +152,19 @@ class Trailer(_Line):
     tests: int = Field(ge=0)
     sha256: str
     incomplete: str | None = None
+    signature: str | None = None  # HMAC-SHA256 of the rest, with RAGATE_RESULTS_KEY set
+
+    @model_serializer(mode="wrap")
+    def _quiet_signature(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        data = handler(self)
+        if self.signature is None:
+            data.pop("signature", None)
+        return data
+
+    def signed_text(self) -> str:
+        """What the signature is of: the trailer line without it (its counts, the digest of
+        every line before it, and `incomplete`), so it vouches for the whole file."""
+        return _dump(_TrailerLine(ragate_trailer=self.model_copy(update={"signature": None})))
 
     def counted(self) -> str:
         """`300 rows, 10 anchor lines, 1 item line, 0 test lines`."""
@@ -198,10 +212,10 @@ def _digest(body: str) -> str:
 def results_lines(runs: Sequence[GoldsetRun], header: Header | None = None,
                   anchors: Iterable[SavedAnchor] = (),
                   items: Iterable[SavedItem | SavedTest] = (), *,
-                  incomplete: str | None = None) -> str:
+                  incomplete: str | None = None, key: bytes | None = None) -> str:
     """The header, every run's rows in goldset and question order, then anchors, goldset
     items and other tests, and the trailer that vouches for them (`incomplete`: why the run
-    stopped early, when it did)."""
+    stopped early, when it did), signed with `key` when one is given."""
     rows = [r.model_dump(mode="json") for run in runs
             for r in (*run.records, *(run.sequential.reasked if run.sequential else ()))]
     anchors, items = list(anchors), list(items)
@@ -215,6 +229,9 @@ def results_lines(runs: Sequence[GoldsetRun], header: Header | None = None,
             + "".join(_dump(_TestLine(ragate_test=t)) for t in tests))
     trailer = Trailer(rows=len(rows), anchors=len(anchors), items=len(goldset_items),
                       tests=len(tests), sha256=_digest(body), incomplete=incomplete)
+    if key is not None:
+        trailer = trailer.model_copy(update={
+            "signature": signing.signature(key, trailer.signed_text())})
     return body + _dump(_TrailerLine(ragate_trailer=trailer))
 
 
@@ -222,15 +239,18 @@ def write_results(path: Path, runs: Sequence[GoldsetRun], header: Header | None 
                   anchors: Iterable[SavedAnchor] = (),
                   items: Iterable[SavedItem | SavedTest] = (), *,
                   incomplete: str | None = None) -> None:
-    write_atomic(path, results_lines(runs, header, anchors, items, incomplete=incomplete))
+    """The file, signed when RAGATE_RESULTS_KEY is set."""
+    write_atomic(path, results_lines(runs, header, anchors, items, incomplete=incomplete,
+                                     key=signing.results_key()))
 
 
 @dataclass
 class ResultsFile:
-    """A results file as read: its lines by kind, `problems` (bad lines: no reader takes
-    the file), and `unvouched`: what the trailer does not vouch for (a file cut short,
-    edited, reordered, appended to, or written by a run that stopped early). Readers of
-    rows alone take such a file; `ragate decide` does not."""
+    """A results file as parsed: its lines by kind, `problems` (bad lines), and
+    `unvouched`: what the trailer does not vouch for (no trailer: a file cut short or
+    written by an older ragate; or one edited, reordered, appended to). No reader takes a
+    file with either (`saved_runs.py`, which also checks the signature and says what part
+    of its run the file holds)."""
 
     path: Path
     header: Header | None = None
@@ -241,6 +261,7 @@ class ResultsFile:
     items: list[SavedItem] = field(default_factory=list)
     tests: list[SavedTest] = field(default_factory=list)
     trailer: Trailer | None = None
+    trailer_line: int | None = None
     problems: list[Problem] = field(default_factory=list)
     unvouched: list[Problem] = field(default_factory=list)
 
@@ -255,7 +276,8 @@ def _lines(text: str) -> list[str]:
 def read_results(path: Path, row_model: type[QuestionRecord] = QuestionRecord) -> ResultsFile:
     """Every line, each validated by its kind; a bad line is a problem naming file, line,
     question id and field, and the rest is still read. The trailer is held to the lines
-    before it."""
+    before it. The parser: commands and options read results files through
+    `saved_runs.read_saved` (tests/test_architecture.py holds that)."""
     found = ResultsFile(path)
     try:
         text = read_text(path)
@@ -270,7 +292,8 @@ def read_results(path: Path, row_model: type[QuestionRecord] = QuestionRecord) -
     for number, raw in enumerate(lines, start=1):
         line = _read_line(found, number, raw.removesuffix("\n").removesuffix("\r"), row_model)
         if isinstance(line, _TrailerLine) and found.trailer is None:
-            found.trailer, at = line.ragate_trailer, number
+            found.trailer, found.trailer_line = line.ragate_trailer, number
+            at = number
         elif found.trailer is None:
             _keep(found, number, line)
     if found.header is not None and found.header.format != FORMAT:
@@ -329,13 +352,13 @@ def _keep(found: ResultsFile, number: int, line: BaseModel | None) -> None:
 
 def _vouch(found: ResultsFile, body: str, line: int, after: int) -> list[Problem]:
     """What the trailer (on `line`, followed by `after` lines) does not vouch for, once per
-    cause: no trailer, lines after it, lines before it other than those it counted and
-    digested, or a run that stopped early."""
+    cause: no trailer, lines after it, or lines before it other than those it counted and
+    digested. (A run that stopped early is vouched for as such: `Trailer.incomplete`.)"""
     path, trailer = found.path, found.trailer
     if trailer is None:
         return [Problem(path, TRAILER_KEY, "no trailer line, which ends every results file "
                         "this ragate writes: the file was cut short (an upload or copy that "
-                        "stopped at a line end) or an older ragate wrote it; decide the "
+                        "stopped at a line end) or an older ragate wrote it; give the "
                         "whole file, as its run wrote it")]
     if after:
         return [Problem(path, TRAILER_KEY, f"{after} line{'s' * (after > 1)} after the "
@@ -351,18 +374,7 @@ def _vouch(found: ResultsFile, body: str, line: int, after: int) -> list[Problem
         return [Problem(path, f"{TRAILER_KEY}.sha256", "the lines before the trailer are not "
                         "those it was written after (their sha256 differs): a line was "
                         "edited, reordered or replaced", line=line)]
-    if trailer.incomplete is not None:
-        return [Problem(path, f"{TRAILER_KEY}.incomplete", "the run that wrote it stopped "
-                        f"early ({trailer.incomplete}): its results are not a whole run's",
-                        line=line)]
     return []
-
-
-def read_rows(path: Path, row_model: type[QuestionRecord] = QuestionRecord,
-              ) -> tuple[list[tuple[int, QuestionRecord]], list[Problem]]:
-    """The question rows of a results file, numbered by line (other lines are skipped)."""
-    found = read_results(path, row_model)
-    return found.rows, found.problems
 
 
 class NoResultsFile(ValueError):

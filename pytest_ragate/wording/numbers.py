@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 
 NAMED = 10  # members a message names before it says "and N more"
 NAMED_WORSE = 10  # questions a failed baseline check names
+NAMED_UNDECIDED = 3  # floors a FLOOR NOT DECIDED badge names
 NAMED_MISSING = 5  # labelled questions without a verdict an agreement line names
 
 

@@ -1,7 +1,8 @@
-"""What a goldset run's lines say (`decision/goldset_run.GoldsetRun`): why its badge says
-FAIL, how many of its questions have a result and why the others have none, which system,
-retriever and judge answered, the judge's figures, the context pool, its flaky questions, and
-its answer_match counts with the unsure answers no label settled.
+"""What a goldset run's lines say (`decision/goldset_run.GoldsetRun`): its badge (PASS, FAIL,
+NOTHING RAN, PARTIAL, FLOOR NOT DECIDED) and why it is not PASS, how many of its questions
+have a result and why the others have none, which system, retriever and judge answered, the
+judge's figures, the context pool, its flaky questions, and its answer_match counts with the
+unsure answers no label settled.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pytest_ragate.scoring.answer_match import unsettled
 from pytest_ragate.scoring.records import fmt_some
 from pytest_ragate.scoring.registry import flaky_questions
 from pytest_ragate.wording.agreement import agreement_line
-from pytest_ragate.wording.numbers import NAMED
+from pytest_ragate.wording.numbers import NAMED, NAMED_UNDECIDED
 from pytest_ragate.wording.sequential import sequential_part
 
 if TYPE_CHECKING:
@@ -22,16 +23,59 @@ if TYPE_CHECKING:
     from pytest_ragate.scoring.records import QuestionRecord
 
 STATUS_WORDS: dict[RunStatus, str] = {"passed": "PASS", "failed": "FAIL",
-                                      "nothing_ran": "NOTHING RAN"}
-"""A run's or a goldset run's badge."""
+                                      "nothing_ran": "NOTHING RAN", "partial": "PARTIAL",
+                                      "not_decided": "FLOOR NOT DECIDED"}
+"""A run's or a goldset run's badge (`decision/goldset_run.GoldsetRun.status`)."""
+FAILED_NOTE = "the pytest run exits non-zero"  # beside a whole run's FAIL badge
+NOTHING_SELECTED = "no goldset question or anchor ran (none selected, or every one deselected)"
 
 
-def status_note(status: RunStatus) -> str:
-    """What a report says under the run's badge when it is not PASS; empty when it is."""
-    return {"passed": "",
-            "failed": "the pytest run exits non-zero",
-            "nothing_ran": "no goldset question or anchor ran (none selected, or every one "
-                           "deselected): nothing was measured or decided"}[status]
+def status_why(run: GoldsetRun) -> str:
+    """Why a goldset run is neither PASS nor FAIL (`20 of 40 questions deselected (-k or -m)`,
+    or --lf)`, the floors not decided); empty when it is either."""
+    status = run.status
+    if status in ("passed", "failed"):
+        return ""
+    deselected = _deselected(run)
+    if status == "nothing_ran":
+        return deselected or "no question was asked and no anchor checked"
+    if status == "partial":
+        return deselected
+    skipped = [v.floor.name for v in run.verdicts if v.outcome == "skipped"]
+    return fmt_some(skipped, NAMED_UNDECIDED)
+
+
+def _deselected(run: GoldsetRun) -> str:
+    """`20 of 40 questions deselected (-k or -m)`, with anchors when some were."""
+    questions = sum(g.kind == "deselected" for g in run.gaps)
+    anchors = sum(g.kind == "deselected" for g in run.anchor_gaps)
+    total = run.population if run.population is not None else len(run.records) + questions
+    unit = "answers" if run.repeats > 1 else "questions"
+    said = [f"{questions} of {total} {unit}"] if questions else []
+    if anchors:
+        said.append(f"{anchors} of {len(run.anchors) + len(run.anchor_gaps)} anchors")
+    return f"{' and '.join(said)} deselected (-k or -m)" if said else ""
+
+
+def run_why(runs: Sequence[GoldsetRun], status: RunStatus) -> str:
+    """Why the whole run (of `status`) is neither PASS nor FAIL, goldset by goldset (`mini:
+    20 of 40 questions deselected (-k or -m)`); empty when it is either."""
+    if status in ("passed", "failed"):
+        return ""
+    if not runs:
+        return NOTHING_SELECTED
+    return "; ".join(f"{run.label}: {status_why(run) if run.status == status else badge_of(run)}"
+                     for run in runs if run.status not in ("passed", "failed"))
+
+
+def badge_of(run: GoldsetRun) -> str:
+    """`PARTIAL: 20 of 40 questions deselected (-k or -m)`, or `PASS`."""
+    return status_badge(run.status, status_why(run))
+
+
+def status_badge(status: RunStatus, why: str) -> str:
+    """A badge and why it is neither PASS nor FAIL, in one line."""
+    return f"{STATUS_WORDS[status]}: {why}" if why else STATUS_WORDS[status]
 
 
 @dataclass(frozen=True, kw_only=True)
