@@ -698,7 +698,6 @@ def stamp_labels(labels_file: Path, results: Path) -> None:
     from pytest_ragate.answer import answer_sha256
     from pytest_ragate.files import read_jsonl, read_lines, write_atomic
     from pytest_ragate.goldsets.labels import LabelRow
-    from pytest_ragate.outputs.results import read_rows
     from pytest_ragate.scoring.answer_match import ANSWER_MATCH, answer_to_label
 
     labelled, problems = read_jsonl(labels_file, LabelRow, id_field="question_id")
@@ -706,9 +705,7 @@ def stamp_labels(labels_file: Path, results: Path) -> None:
         raise click.ClickException("\n".join(map(str, problems)))
     judged = any(row.metric != ANSWER_MATCH for _, row in labelled)
     answers = _answers(results, "a label") if judged else {}
-    rows, problems = read_rows(results)
-    if problems:
-        raise click.ClickException("\n".join(map(str, problems)))
+    rows = _saved(results, whole=False).rows
     lines = read_lines(labels_file)
     stamped = changed = 0
     unmatched: list[str] = []

@@ -307,15 +307,15 @@ def test_a_results_file_carries_the_check_so_decide_and_power_read_it(tmp_path: 
     from click.testing import CliRunner
 
     from pytest_ragate.cli import main
-    from pytest_ragate.outputs.results import read_rows
-    from tests.conftest import expected_rows, vouched_results, write_goldset
+    from pytest_ragate.outputs.saved_runs import read_saved
+    from tests.conftest import expected_rows, saved_results, write_goldset
 
     rows = [graded("q1", "right"), graded("q2", "unsure"), graded("q3", "wrong")]
     rows = [r.model_copy(update={"goldset": "mini", "eval_version": "7"}) for r in rows]
-    path = vouched_results(tmp_path / "r.jsonl", [r.model_dump(mode="json") for r in rows])
-    read, problems = read_rows(path)
-    assert problems == [] and [r.answer_check for _, r in read] == [r.answer_check
-                                                                    for r in rows]
+    path = tmp_path / "r.jsonl"
+    path.write_text(saved_results(rows))
+    read = read_saved(path).rows
+    assert [r.answer_check for _, r in read] == [r.answer_check for r in rows]
     floor = Floor("answer_match", 0.5)
     assert decide(floor, "mini", [r for _, r in read]).message == decide(
         floor, "mini", rows).message

@@ -36,7 +36,7 @@ from pytest_ragate.outputs.gitlab import code_quality, openmetrics
 from pytest_ragate.redaction import Redactor
 from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import QuestionRecord
-from pytest_ragate.wording.runs import STATUS_WORDS, status_note
+from pytest_ragate.wording.runs import STATUS_WORDS, status_why
 from tests.conftest import TWELVE_EUROS, WORKERS, question_rows, run_pytester, write_goldset
 
 ROUTE = "gs/ragate.toml"
@@ -295,7 +295,7 @@ def test_a_run_where_nothing_ran_says_nothing_ran_never_pass() -> None:
         assert comment.startswith(f"{MARKER}\n## ragate gate: ⚠️ {nothing}")
         for text in (summary, comment):
             assert STATUS_WORDS["passed"] not in text.replace(nothing, "")
-            assert status_note("nothing_ran") in text
+            assert f"mini: {status_why(run)}" in text  # `3 of 3 questions deselected (-k or -m)`
     failed = view_of(run, exit_status=pytest.ExitCode.TESTS_FAILED)
     assert failed.status == "failed"
     assert job_summary(failed).startswith(f"## ragate: ❌ {STATUS_WORDS['failed']}")
@@ -437,3 +437,23 @@ def test_anchors_that_do_not_hold_and_judge_failures_are_found_at_their_lines() 
         ("error", True, 2, "ragate mini: anchor[a2] does not hold"),
         ("error", True, 3, "ragate mini: anchor[a3] could not be checked"),
         ("warning", False, 2, "ragate mini: judge failure (stale) on q1")]
+
+
+def test_every_run_status_has_its_sign_and_reason_in_the_summary() -> None:
+    """PARTIAL and FLOOR NOT DECIDED (saved runs' statuses) reach the job summary and the
+    comment as the reports show them, with why; a status without a sign raised KeyError."""
+    from typing import get_args
+
+    from pytest_ragate.decision.goldset_run import RunStatus
+    from pytest_ragate.outputs.github import SIGNS
+
+    assert set(SIGNS) == set(get_args(RunStatus))
+    records = [record(i) for i in range(3)]
+    gaps = [Gap(member="q9", member_kind="single_meeting", kind="deselected")]
+    run = GoldsetRun(name="mini", eval_version="1", route=ROUTE, population=4, records=records,
+                     gaps=gaps, verdicts=[decide(Floor("citation_accuracy", 0.0), "mini",
+                                                 records, gaps=gaps)])
+    view = view_of(run, exit_status=0)
+    assert view.status == "partial", view.status
+    for text in (job_summary(view), comment_body(view)):
+        assert STATUS_WORDS["partial"] in text and status_why(run) in text, text

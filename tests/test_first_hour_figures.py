@@ -84,7 +84,8 @@ def test_ragate_suggest_prints_the_same_figures_and_block_from_a_saved_run(
     assert code == 0, lines
     pytest.LineMatcher(lines).fnmatch_lines(esc(
         "goldset*metric*value*95% interval*n*by kind*computed by*suggested floor", *FIGURES,
-        "mini: no floors yet; suggested, to paste into its ragate.toml:"))
+        "mini: floors its figures suggest (beside any floors its ragate.toml has), to paste "
+        "into its ragate.toml:"))
     assert block_of(lines) == BLOCK == block_of(run.stdout.lines)
 
 
@@ -107,7 +108,7 @@ def test_ragate_suggest_refuses_a_file_it_cannot_read_or_that_is_not_whole(
     assert any(str(cut) in line and "no trailer line" in line for line in out), out
     code, out = suggest(saved, saved)  # the same run twice would count each question twice
     assert code == 1
-    assert any("has this question already at" in line for line in out), out
+    assert any("these are not the shards of one run" in line for line in out), out
 
 
 WORST = ("floor[evidence_recall]: worst: q2 found 0/1 spans; q3 found 1/2 spans",

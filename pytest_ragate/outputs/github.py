@@ -33,7 +33,7 @@ from pytest_ragate.scoring.records import QuestionRecord, fmt_num
 from pytest_ragate.scoring.registry import figure_digits
 from pytest_ragate.wording.floors import OUTCOME_WORDS
 from pytest_ragate.wording.numbers import bound, fmt_interval, fmt_n, shown
-from pytest_ragate.wording.runs import STATUS_WORDS, coverage_line, status_note, status_reason
+from pytest_ragate.wording.runs import STATUS_WORDS, coverage_line, run_why, status_reason
 
 MARKER = "<!-- ragate-gate -->"
 SUMMARY_LIMIT = 1024 * 1024  # bytes: GitHub's limit of one step's job summary
@@ -42,7 +42,8 @@ SUMMARY_WHY = "GitHub's 1 MiB limit of a step's job summary"
 COMMENT_WHY = "GitHub's 65,536-character limit of a comment"
 FAILING = ("failed", "xpassed")
 NO_TESTS_COLLECTED = 5  # pytest's exit status when no test was selected
-SIGNS: dict[RunStatus, str] = {"passed": "✅", "failed": "❌", "nothing_ran": "⚠️"}
+SIGNS: dict[RunStatus, str] = {"passed": "✅", "failed": "❌", "nothing_ran": "⚠️",
+                              "partial": "⚠️", "not_decided": "⚠️"}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -109,8 +110,8 @@ def verdict_section(view: GateView, title: str) -> Section:
                    "collection refused the goldset")
     if view.failed and not why:
         why.append("the pytest run failed outside the goldsets")
-    if view.status == "nothing_ran":
-        why.append(status_note("nothing_ran"))
+    if neither := run_why(view.runs, view.status):  # NOTHING RAN, PARTIAL, FLOOR NOT DECIDED
+        why.append(view.redact(neither))
     head += [f"- {md_inline(line)}" for line in why] + ([""] if why else [])
     if view.incomplete is not None:
         head += [f"**{md_inline(view.redact(incomplete_notice(view.incomplete)))}.**", ""]
