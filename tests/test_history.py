@@ -304,6 +304,18 @@ def test_previous_is_the_last_run_of_the_same_goldset_and_eval_version(tmp_path:
         assert history.others(source, "h", "1") == []
 
 
+def test_previous_passes_over_a_line_that_measured_part_of_its_goldset() -> None:
+    """A `-k` run (PARTIAL) or one that ran nothing is no figure to compare the next run with
+    (issue 38 case 3, for the deltas the history prints)."""
+    whole = line("g", "1", when=0)
+    later = [line("g", "1", when=1).model_copy(update={"status": status})
+             for status in ("partial", "nothing_ran")]
+    assert history.previous([whole, *later], "g", "1") == whole
+    assert history.previous(later, "g", "1") is None
+    decided = line("g", "1", when=2).model_copy(update={"status": "not_decided"})
+    assert history.previous([whole, *later, decided], "g", "1") == decided
+
+
 def test_delta_lines_against_the_same_eval_version() -> None:
     old = line(when=0, sha="a" * 40, citation_accuracy=(32, 100), abstention_accuracy=(9, 10),
                evidence_recall=(5, 10), faithfulness=(8, 10))

@@ -343,13 +343,18 @@ def _lines(history: Path | Sequence[HistoryLine]) -> Sequence[HistoryLine]:
     return read_history(history) if isinstance(history, Path) else history
 
 
+PART_OF_A_RUN = ("partial", "nothing_ran")  # a line whose figures are not its goldset's
+
+
 def previous(history: Path | Sequence[HistoryLine], goldset: str, eval_version: str,
              route: str | None = None) -> HistoryLine | None:
     """The last line of this goldset at this eval_version (a path, or lines already read),
-    of the same route when both lines know theirs."""
+    of the same route when both lines know theirs, that measured its whole goldset: a `-k`
+    run's figures over 20 of 40 questions are no figure of the goldset to compare with."""
     return next((line for line in reversed(_lines(history))
                  if line.goldset == goldset and line.eval_version == eval_version
-                 and (route is None or line.route is None or line.route == route)), None)
+                 and (route is None or line.route is None or line.route == route)
+                 and line.status not in PART_OF_A_RUN), None)
 
 
 def others(history: Path | Sequence[HistoryLine], goldset: str, eval_version: str,
