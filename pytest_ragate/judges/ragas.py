@@ -548,8 +548,8 @@ class _AnswerCorrectness(AnswerCorrectness):
                                    ) -> ClassificationWithReason:
         found = await super()._classify_statements(question, answer_statements,
                                                    ground_truth_statements)
-        each_once(answer_statements, [c.statement for c in (*found.TP, *found.FP)],
-                  what="ClassificationWithReason.TP+FP")
+        each_once_as("ClassificationWithReason.TP+FP", answer_statements,
+                     [c.statement for c in (*found.TP, *found.FP)])
         left = [_folded(t) for t in ground_truth_statements]
         for i, missed in enumerate(found.FN):
             if _folded(missed.statement) not in left:
@@ -580,20 +580,31 @@ def _folded(text: str) -> str:
     return " ".join("".join(c if c.isalnum() else " " for c in text.casefold()).split())
 
 
-def each_once(sent: list[str], judged: list[str],
-              what: str = "NLIStatementOutput.statements") -> None:
+def each_once(sent: list[str], judged: list[str]) -> None:
     """The NLI step must judge each statement it was sent exactly once (compared without
     case, punctuation or spacing): RAGAS divides by the verdicts it got, so a model that
     judges 1 of 3 statements, or one supported statement three times, would score 1.0."""
     if judged and len(judged) != len(sent):  # none at all: RAGAS's NaN, a parse failure
-        raise invalid(what, f"with {len(judged)} verdict{'' if len(judged) == 1 else 's'}",
+        raise invalid("NLIStatementOutput.statements",
+                      f"with {len(judged)} verdict{'' if len(judged) == 1 else 's'}",
                       f"not one per statement sent ({len(sent)})")
     left = [_folded(s) for s in sent]
     for i, statement in enumerate(judged):
         if _folded(statement) not in left:
-            raise invalid(f"{what}[{i}].statement", shown(statement),
+            raise invalid(f"NLIStatementOutput.statements[{i}].statement", shown(statement),
                           "not one of the statements sent (or sent once and judged twice)")
         left.remove(_folded(statement))
+
+
+def each_once_as(what: str, sent: list[str], judged: list[str]) -> None:
+    """`each_once` for another step's verdicts (answer correctness's classification), its
+    failure naming that step's field (`each_once`'s own source is part of every metric's
+    prompt hash: kept as it was, so their cached verdicts stay valid)."""
+    try:
+        each_once(sent, judged)
+    except JudgeFailure as failure:
+        raise JudgeFailure(failure.kind, failure.message.replace(
+            "NLIStatementOutput.statements", what)) from None
 
 
 class _Replayed(InstructorBaseRagasLLM):
@@ -676,12 +687,17 @@ class _AnswerRelevancy(AnswerRelevancy):
         return replies[:self.strictness]
 
 
-def _verdict_rules() -> str:
-    """The source of the checks every reply passes before RAGAS scores it: part of every
-    prompt hash, so a verdict cached under other rules (before a -1 was refused) is asked
-    again rather than replayed."""
-    checks: list[Any] = [_zero_or_one, _words, *VERDICT_SHAPES.values(), _held_to_shape,
-                         _folded, each_once, _AnswerCorrectness, _FactualCorrectness]
+def _verdict_rules(metric: str) -> str:
+    """The source of the checks a reply for `metric` passes before RAGAS scores it: part of
+    its prompt hash, so a verdict cached under other rules (before a -1 was refused) is asked
+    again rather than replayed. The correctness metrics' own checks are theirs alone: adding
+    them left the other metrics' cache keys (and every verdict cached under them) as they
+    were."""
+    checks: list[Any] = [_zero_or_one, _words, _Statements, _NLIVerdicts, _UsefulVerdict,
+                         _GeneratedQuestion, _held_to_shape, _folded, each_once]
+    if metric in ("answer_correctness", "factual_correctness"):
+        checks += [_Classification, _Claims, each_once_as, _AnswerCorrectness,
+                   _FactualCorrectness]
     return "".join(inspect.getsource(check) for check in checks)
 
 
@@ -780,7 +796,7 @@ class RagasJudge:
     def _prompt_hash(self, metric: str) -> str:
         material: dict[str, Any] = {"ragas": ragas.__version__, "metric": metric,
                                     "system": [JSON_SYSTEM_PROMPT, JSON_SCHEMA_PROMPT],
-                                    "rules": _verdict_rules()}
+                                    "rules": _verdict_rules(metric)}
         if metric == "faithfulness":
             used: list[object] = [Faithfulness(llm=self.llm)]
         elif metric == "context_precision":
