@@ -79,7 +79,13 @@ def has_option(argv: list[str], name: str, value: str | None = None) -> bool:
 
 
 def unknown_names(text: str, flags: set[str], inis: set[str]) -> list[str]:
-    return sorted({*(set(FLAG.findall(text)) - flags), *(set(INI.findall(text)) - inis)})
+    """The flags and ini names `text` names that do not exist; the keys of a results file's
+    own lines (`ragate_trailer`, quoted from a refusal) are names too, not options."""
+    from pytest_ragate.items.keys import ANCHOR_ATTR
+    from pytest_ragate.outputs.results import HEADER_KEY, TRAILER_KEY
+
+    known = inis | {HEADER_KEY, TRAILER_KEY, ANCHOR_ATTR}
+    return sorted({*(set(FLAG.findall(text)) - flags), *(set(INI.findall(text)) - known)})
 
 
 @pytest.mark.parametrize("command", [github_command, gitlab_command],

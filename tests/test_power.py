@@ -219,7 +219,7 @@ def test_no_n_under_ragate_min_n_is_enough() -> None:
 
 def test_ragate_min_n_is_read_from_the_ini_file(tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    from tests.conftest import write_goldset
+    from tests.conftest import saved_results, write_goldset
     from tests.test_statistical_gates import abstention_rows
 
     (tmp_path / "pytest.ini").write_text("[pytest]\nragate_min_n = 50\n")
@@ -227,7 +227,7 @@ def test_ragate_min_n_is_read_from_the_ini_file(tmp_path: Path,
     root = write_goldset(tmp_path / "gs", floors="[floors]\nabstention_accuracy = 0.5\n")
     results = tmp_path / "r.jsonl"
     rows = [r.model_copy(update={"goldset": "mini"}) for r in abstention_rows(34, 6)]
-    results.write_text("".join(r.model_dump_json() + "\n" for r in rows))
+    results.write_text(saved_results(rows))
     got = CliRunner().invoke(main, ["power", str(root), "--results", str(results)])
     assert got.exit_code == 0, got.output
     assert "ragate_min_n = 50" in got.output.splitlines()[0]

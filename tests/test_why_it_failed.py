@@ -108,7 +108,7 @@ def test_a_fixture_verdict_stamped_for_another_answer_is_stale(pytester: pytest.
                                          '"q2" else "an answer"') + FIXTURE_JUDGE_CONFTEST)
     changed = pytester.runpytest_subprocess(*args)
     assert changed.ret == pytest.ExitCode.TESTS_FAILED
-    changed.stdout.fnmatch_lines(esc("*judge_coverage 0.67 < floor 0.95*worst: q2 3 judge "
+    changed.stdout.fnmatch_lines(esc("*judge_coverage 0.67 < floor 0.95*worst: q2 2 judge "
                                      "failed (stale)"))
     row = {r["question_id"]: r for r in results_rows(pytester.path / "r.jsonl")}["q2"]
     assert row["metrics"]["faithfulness"] is None
