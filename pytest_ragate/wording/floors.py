@@ -6,7 +6,6 @@ these functions write what it found, so a message's wording changes here, in one
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -14,6 +13,7 @@ from pytest_ragate.scoring import intervals
 from pytest_ragate.scoring.ppi import MIN_LABELS, Ppi
 from pytest_ragate.scoring.records import fmt_some
 from pytest_ragate.scoring.registry import METRICS, Tally, figure_digits, fmt_figure
+from pytest_ragate.wording.causes import without_member
 from pytest_ragate.wording.numbers import NAMED, bound, fmt_interval, plural
 from pytest_ragate.wording.slices import slice_name
 
@@ -90,8 +90,7 @@ def cause(gap: Gap) -> str:
     """Why a member has no result, without its own name (`MissingSystem: q07: no
     ragate_system in scope` is `MissingSystem: no ragate_system in scope`): what members
     that failed for one reason share."""
-    return re.sub(rf"(?<![\w.\-\[]){re.escape(gap.member)}(?![\w.\-\]])(: )?", "",
-                  gap.why).strip()
+    return without_member(gap.why, gap.member)
 
 
 def incomplete(missing: Missing, partial: str) -> str:
