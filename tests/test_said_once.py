@@ -10,16 +10,20 @@ from types import SimpleNamespace
 
 import pytest
 
+from pytest_ragate.decision.floors import decide
 from pytest_ragate.items import pytest_internals as internals
-from pytest_ragate.wording.causes import Failure, shared_causes, without_member
+from pytest_ragate.scoring.figures import judge_failure_causes
+from pytest_ragate.scoring.floor import Floor
+from pytest_ragate.scoring.records import QuestionRecord
+from pytest_ragate.wording.causes import Failed, judge_failed, shared_causes, without_member
 from tests.conftest import junit_cases, write_goldset
 
 MISSING = ("MissingSystem: {q}: no ragate_system in scope (did you mean ragate_system? "
            "conftest.py:6 defines ragate_sytem)")
 
 
-def failure(nodeid: str, why: str, when: str = "setup") -> Failure:
-    return Failure(nodeid=nodeid, when=when, why=why)
+def failure(nodeid: str, why: str, when: str = "setup") -> Failed:
+    return Failed(nodeid=nodeid, when=when, why=why)
 
 
 def test_items_that_share_a_cause_are_one_group_in_the_order_they_reported() -> None:
@@ -170,3 +174,40 @@ def test_a_system_that_raises_for_every_question_is_shown_once(
     cases = junit_cases(pytester.path / "j.xml")
     assert [cases[f"gs.ragate.toml::q{i:02d}"]["outcome"] for i in range(40)] == \
         ["failure"] * 40
+
+
+# --- a judge that is down ----------------------------------------------------------------------
+
+DOWN = "http: gpt-4o-mini at http://127.0.0.1:9/v1: cannot connect: Connection error."
+
+
+def judged_row(qid: str, why: str | None) -> QuestionRecord:
+    """A question whose faithfulness verdict the judge gave, or failed to give (`why`)."""
+    return QuestionRecord(
+        goldset="gs", route="gs/ragate.toml", question_id=qid, kind="single_doc",
+        index=int(qid[1:]), must_abstain=False, abstained=False, abstention_correct=True,
+        evidence_spans=1, eval_version="1", judge="ragas:m", answer_text="an answer",
+        metrics={} if why else {"faithfulness": 1.0},
+        judge_failures={"faithfulness": why} if why else {})
+
+
+def test_a_judge_that_is_down_is_one_cause_in_each_judged_floor() -> None:
+    """40 verdicts the judge could not give, for one reason: each judged floor says the
+    reason once, with the count and the first names (it said "40 judge failures, not
+    counted" and no reason; the reason was only in the results file)."""
+    rows = [judged_row(f"q{i:02d}", DOWN) for i in range(38)]
+    rows += [judged_row("q38", "timeout: no verdict within 60 s"), judged_row("q39", None)]
+    assert judge_failure_causes(rows) == (
+        (DOWN, tuple(f"q{i:02d}" for i in range(38))), ("timeout: no verdict within 60 s",
+                                                         ("q38",)))
+    said = ("the judge failed on q00, q01, q02, q03, q04, q05, q06, q07, q08, q09 and 28 "
+            f"more: {DOWN}; on q38: timeout: no verdict within 60 s")
+    for floor in (Floor("faithfulness", 0.5), Floor("judge_coverage", 0.95)):
+        message = decide(floor, "mini", rows, judge="ragas:m").message
+        assert message.count("cannot connect") == 1 and said in message, message
+        assert len(message.encode()) < 800
+    unread = decide(Floor("faithfulness", 0.5), "mini", rows, judge="ragas:m",
+                    coverage=0.95).message
+    assert "not decided: the judge delivered 1 of 40 verdicts" in unread and said in unread
+    assert judge_failed([(f"cause {i}", ["q1"]) for i in range(5)]).endswith(
+        "on q1: cause 2; and 2 more causes")

@@ -328,9 +328,9 @@ class Controller(ABC):
         if not self.item_failures:
             return (yield)
         from pytest_ragate.items.pytest_internals import said_once
-        from pytest_ragate.wording.causes import Failure, shared_causes
+        from pytest_ragate.wording.causes import Failed, shared_causes
 
-        self.shared = shared_causes(Failure(nodeid=nodeid, when=when, why=why)
+        self.shared = shared_causes(Failed(nodeid=nodeid, when=when, why=why)
                                     for nodeid, when, why in self.item_failures)
         hidden = {nodeid for shared in self.shared for nodeid in shared.others}
         with said_once(terminalreporter, hidden):

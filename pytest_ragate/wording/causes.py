@@ -13,17 +13,18 @@ rule a floor's message groups its members without a result by (`floors.named`).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from pytest_ragate.scoring.records import fmt_some
 from pytest_ragate.wording.numbers import NAMED
 
+NAMED_CAUSES = 3  # causes of judge failures a message says before "and N more causes"
 CAUSE_WIDTH = 160  # characters of a shared cause a line shows (the first item's entry has all)
 
 
 @dataclass(frozen=True, kw_only=True)
-class Failure:
+class Failed:
     """A goldset item's failed report, as the terminal lists it: its node id, the phase
     (`setup`, `call`, `teardown`) and the line that says why (`reasons.failure_line`)."""
 
@@ -73,7 +74,7 @@ class Shared:
                 f"{first}: {fmt_some(names, NAMED)}")
 
 
-def shared_causes(failures: Iterable[Failure]) -> list[Shared]:
+def shared_causes(failures: Iterable[Failed]) -> list[Shared]:
     """The causes more than one item of a file shares in one phase, in the order their
     first item reported."""
     groups: dict[tuple[str, str, str], list[str]] = {}
@@ -82,6 +83,17 @@ def shared_causes(failures: Iterable[Failure]) -> list[Shared]:
         groups.setdefault(key, []).append(failure.nodeid)
     return [Shared(where=where, when=when, cause=cause, nodeids=tuple(nodeids))
             for (where, when, cause), nodeids in groups.items() if len(nodeids) > 1]
+
+
+def judge_failed(causes: Sequence[tuple[str, Sequence[str]]]) -> str:
+    """`the judge failed on q00, q01 and 38 more: http: … cannot connect`: each cause of
+    judge failures once, with the questions it failed on (a judge that is down is one
+    cause, not a failure per question)."""
+    shown = [f"on {fmt_some(list(names), NAMED)}: {cut(why)}"
+             for why, names in causes[:NAMED_CAUSES]]
+    more = len(causes) - NAMED_CAUSES
+    return ("the judge failed " + "; ".join(shown)
+            + (f"; and {more} more causes" if more > 0 else ""))
 
 
 def without_member(why: str, member: str) -> str:
