@@ -55,6 +55,8 @@ def test_a_member_is_taken_out_of_its_cause_by_its_whole_name_only() -> None:
     assert without_member("MissingSystem: test_mine[q1]: none", "test_mine[q1]") == \
         "MissingSystem: none"
     assert without_member("KeyError: 'x'", "q1") == "KeyError: 'x'"
+    assert without_member("Failed: q1: empty", "test_mine[q1]") == "Failed: empty"
+    assert without_member("Failed: q01[r2]: empty", "q01[r2]") == "Failed: empty"
 
 
 def test_the_lines_say_the_cause_once_with_the_count_and_the_first_names() -> None:

@@ -99,8 +99,12 @@ def judge_failed(causes: Sequence[tuple[str, Sequence[str]]]) -> str:
 def without_member(why: str, member: str) -> str:
     """Why a member failed, without its own name (`MissingSystem: q07: no ragate_system in
     scope` is `MissingSystem: no ragate_system in scope`): what members that failed for one
-    reason share."""
-    return re.sub(rf"(?<![\w.\-\[]){re.escape(member)}(?![\w.\-\]])(: )?", "", why).strip()
+    reason share. An item named with its question in brackets (`test_mine[q07]`, a
+    `@ragate.goldset` test's) loses the question's id too: its messages name either."""
+    base, _, inner = member.partition("[")
+    for name in (member, inner[:-1]) if base and inner.endswith("]") else (member,):
+        why = re.sub(rf"(?<![\w.\-\[]){re.escape(name)}(?![\w.\-\]])(: )?", "", why)
+    return why.strip()
 
 
 def verb(when: str) -> str:
