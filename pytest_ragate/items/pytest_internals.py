@@ -40,7 +40,8 @@ What has no public route, and what ragate needs it for:
   shown in full (`wording/causes.py`) kept out of them while they print, and put back before
   the run's counts line. No hook filters what those sections show: `pytest_report_teststatus`
   only files a report under another category (which the counts line would show), and a
-  shorter `longrepr` still prints a section per item.
+  shorter `longrepr` still prints a section per item. Its contract is pinned in
+  tests/test_said_once.py, beside the grouping it serves.
 
 Each name is imported here once, guarded. When a pytest release drops one, what needs it
 raises `PytestChanged`, naming the pytest version and what ragate needed; where doing without
