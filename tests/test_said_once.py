@@ -91,7 +91,9 @@ def seen(terminalreporter, when):
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_terminal_summary(terminalreporter):
-    with said_once(terminalreporter, {"test_it.py::test_two", "test_it.py::test_four"}):
+    with said_once(terminalreporter, {("test_it.py::test_two", "call"),
+                                      ("test_it.py::test_four", "setup"),
+                                      ("test_it.py::test_one", "teardown")}):
         seen(terminalreporter, "inside")
         result = yield
     seen(terminalreporter, "after")
@@ -102,7 +104,8 @@ def pytest_terminal_summary(terminalreporter):
 def test_said_once_hides_reports_from_pytests_sections_only_while_they_print(
         pytester: pytest.Pytester) -> None:
     """pytest's ERRORS and FAILURES sections and its short summary print the reports in
-    `TerminalReporter.stats`, and its counts line counts them after the summary hook."""
+    `TerminalReporter.stats`, and its counts line counts them after the summary hook. A
+    report is hidden by its node id and phase: test_one's call failure is not its teardown."""
     pytester.makeconftest(SAID_ONCE_PLUGIN)
     pytester.makepyfile(test_it="""
 import pytest
@@ -133,7 +136,7 @@ def test_four(broken):
 
 def test_said_once_without_pytests_stats_is_a_loud_error() -> None:
     with (pytest.raises(internals.PytestChanged, match=r"TerminalReporter\.stats"),
-          internals.said_once(SimpleNamespace(), {"x"})):
+          internals.said_once(SimpleNamespace(), {("x", "call")})):
         pass  # pragma: no cover
 
 

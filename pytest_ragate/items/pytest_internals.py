@@ -242,9 +242,9 @@ SUMMARISED = ("error", "failed")  # the categories of `TerminalReporter.stats` s
 
 
 @contextmanager
-def said_once(terminalreporter: Any, hidden: Collection[str]) -> Iterator[None]:
+def said_once(terminalreporter: Any, hidden: Collection[tuple[str, str]]) -> Iterator[None]:
     """While pytest's terminal summary prints its ERRORS and FAILURES sections and its short
-    summary, the failed reports of the node ids in `hidden` are not among the reports it
+    summary, the failed reports in `hidden` (node id, phase) are not among the reports it
     prints; they are back once it is done, so the run's counts line counts each of them."""
     stats = getattr(terminalreporter, "stats", None)
     if not isinstance(stats, dict) or not all(
@@ -253,7 +253,8 @@ def said_once(terminalreporter: Any, hidden: Collection[str]) -> Iterator[None]:
                        "many questions share once instead of once per question")
     whole = {key: list(stats[key]) for key in SUMMARISED if key in stats}
     for key, reports in whole.items():
-        stats[key][:] = [r for r in reports if getattr(r, "nodeid", None) not in hidden]
+        stats[key][:] = [r for r in reports if (getattr(r, "nodeid", None),
+                                                getattr(r, "when", None)) not in hidden]
     try:
         yield
     finally:

@@ -332,7 +332,7 @@ class Controller(ABC):
 
         self.shared = shared_causes(Failed(nodeid=nodeid, when=when, why=why)
                                     for nodeid, when, why in self.item_failures)
-        hidden = {nodeid for shared in self.shared for nodeid in shared.others}
+        hidden = {(nodeid, shared.when) for shared in self.shared for nodeid in shared.others}
         with said_once(terminalreporter, hidden):
             result = yield
             chars = getattr(terminalreporter, "reportchars", "")
