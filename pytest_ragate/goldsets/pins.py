@@ -103,8 +103,9 @@ class Moved(_Frozen):
 
 
 class Nearest(_Frozen):
-    """The current text most like a stale pin's quote: its units, their text, and how alike
-    (rapidfuzz's partial ratio, 0–100)."""
+    """The current text most like a stale pin's quote: its units, their text as written
+    (whitespace runs made one space), and how alike (rapidfuzz's partial ratio of the quote
+    and the normalised text, 0–100)."""
 
     doc_id: str
     first_unit: int
@@ -224,6 +225,8 @@ class CorpusText:
                 continue
             first, last = text.units(found.dest_start, max(found.dest_end,
                                                             found.dest_start + 1))
+            turns = self.corpus[doc_id].turns[first:last + 1]
             best = Nearest(doc_id=doc_id, first_unit=first, last_unit=last,
-                           text=text.span(first, last), similarity=round(found.score, 1))
+                           text=_SPACES.sub(" ", " ".join(t.text for t in turns)).strip(),
+                           similarity=round(found.score, 1))
         return best

@@ -258,6 +258,8 @@ def terminal_summary(terminalreporter: Any, runs: Sequence[GoldsetRun], *,
             write(f"{run.label}: {line}", yellow=not line.startswith("flaky: 0 "))
         for line in said.answers:
             write(f"{run.label}: {line}", yellow=line.startswith("unsure"))
+        for line in said.moved:
+            write(f"{run.label}: {line}", yellow=True)
     for line, red in outputs.lines():
         write(line, red=red)
     for label, lines in (flips or {}).items():

@@ -224,6 +224,8 @@ class QuestionRecord(BaseModel):
     answer_text: str | None = None
     cited: list[Cited] = Field(default_factory=list)
     expected: list[str] | None = None  # expected span labels; None while answers are sealed
+    # pinned evidence re-found at other units, scored there (goldsets/pinned.py), one line each
+    evidence_moved: list[str] | None = None
     judge: str | None = None
     judge_model: str | None = None
     answerer_model: str | None = None
