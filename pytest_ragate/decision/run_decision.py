@@ -246,7 +246,7 @@ def _question_gaps(population: Population, arrived: Arrived, decision: Decision,
             gaps.append(gap(kind="never ran"))
             continue
         elif record.status == "error":
-            gaps.append(gap(kind="errored",
+            gaps.append(gap(kind="stale evidence" if record.stale_evidence else "errored",
                             why=record.error or ""))
         elif record.status == "skipped" and qid in not_needed and record.not_needed:
             pass  # its goldset was decided before it: not asked, and not missing

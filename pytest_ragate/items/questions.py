@@ -115,7 +115,9 @@ def answer_and_score(item: pytest.Function, case: Case) -> None:
     assert case.expected is not None  # sealed questions are skipped at collection
     qid = case.question.question_id
     if case.pins is not None and case.pins.stale:  # never scored against the wrong text
-        pytest.fail(f"{qid}: " + "; ".join(case.pins.stale), pytrace=False)
+        why = f"{qid}: " + "; ".join(case.pins.stale)
+        _keep(item, base_record(item, case, status="error", error=why, stale_evidence=True))
+        pytest.fail(why, pytrace=False)
     args = {name: item.funcargs[name] for name in function_arguments(item)}
     started = time.perf_counter()  # the bill's latency: the system's call, and only it
     result = answer_within(lambda: item.obj(**args),
