@@ -388,6 +388,12 @@ class Goldset:
     def kinds(self) -> list[str]:
         return sorted({c.question.kind for c in self.cases})
 
+    @property
+    def corpus_digests(self) -> dict[str, str]:
+        """Each corpus document's digest, by id: what a run's results, history and
+        baseline keep of the corpus, to say when it changed."""
+        return self.corpus.document_digests
+
     @cached_property
     def content_sha256(self) -> str:
         """What the goldset asks and expects, as a digest on every results row: shards run on

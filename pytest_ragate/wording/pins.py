@@ -3,7 +3,10 @@ that moved, a span whose text is stale, and a corpus unlike the baseline's."""
 
 from __future__ import annotations
 
-from pytest_ragate.wording.numbers import plural
+from collections.abc import Sequence
+
+from pytest_ragate.scoring.records import fmt_some
+from pytest_ragate.wording.numbers import NAMED, plural
 
 QUOTED = 80  # characters of a current text shown beside a stale quote
 
@@ -52,3 +55,15 @@ def corpus_changed(against: str, *, edited: int, added: int, removed: int) -> st
     """`corpus changed since the baseline: 3 documents edited, 1 added, 0 removed`."""
     return (f"corpus changed since {against}: {plural(edited, 'document')} edited, "
             f"{added} added, {removed} removed")
+
+
+def corpus_note(edited: Sequence[str], added: Sequence[str], removed: Sequence[str],
+                suspects: Sequence[str]) -> str:
+    """A regression check's note of a corpus unlike the baseline's; with the questions that
+    got worse whose evidence documents changed, named as possibly the corpus's doing."""
+    said = corpus_changed("the baseline", edited=len(edited), added=len(added),
+                          removed=len(removed))
+    if suspects:
+        said += (f"; possibly caused by the corpus, not the system: the evidence documents "
+                 f"of {fmt_some(list(suspects), NAMED)} changed")
+    return said
