@@ -553,9 +553,16 @@ def compare(baseline: str, results: Path, alpha: float, min_n: int,
                                              alpha=alpha, min_n=min_n,
                                              judge=RunJudge(names=run.judges,
                                                             accept=accept_judge,
-                                                            flag="--accept-judge")))
+                                                            flag="--accept-judge"),
+                                             corpus=run.corpus))
             for run in current]
     click.echo(regressions_table(runs, "simple"))
+    for run in runs:
+        edited = next((g.corpus for g in run.regressions if g.corpus is not None), None)
+        if edited is not None:
+            from pytest_ragate.wording.pins import corpus_changed
+
+            click.echo(f"{run.name}: " + corpus_changed("the baseline", edited))
     failed = [c for run in runs for c in run.regressions if c.outcome == "failed"]
     for check in failed:
         click.echo(f"{check.goldset} {check.metric}: {check.message}")
@@ -650,8 +657,9 @@ def init(goldset: Path, corpus_glob: str, fmt: str | None, units: str,
     click.echo(f"system: {done.system}")
     click.echo(f"next: add questions to {goldset / 'questions.jsonl'} and their evidence to "
                f"{goldset / 'expected.jsonl'} (`ragate units {goldset}` numbers the "
-               "documents), connect your system in ragate_system, then "
-               f"`ragate validate {goldset}` and `pytest {goldset}`")
+               f"documents; `ragate pin {goldset}` then pins each span to its text), "
+               f"connect your system in ragate_system, then `ragate validate {goldset}` and "
+               f"`pytest {goldset}`")
 
 
 @main.command()

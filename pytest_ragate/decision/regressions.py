@@ -152,7 +152,7 @@ def check_run(goldset: str, eval_version: str, current: Mapping[str, QuestionSco
     if edited is None:
         return found
     return [replace(g, corpus=edited, message=g.message + " · " + corpus_wording.corpus_note(
-        edited.edited, edited.added, edited.removed,
+        edited,
         [q for q in g.dropped if set((evidence_docs or {}).get(q, ())) & edited.documents]
         if g.outcome == "failed" else [])) for g in found]
 

@@ -225,9 +225,7 @@ def terminal_summary(terminalreporter: Any, runs: Sequence[GoldsetRun], *,
         for run in runs:
             edited = next((g.corpus for g in run.regressions if g.corpus is not None), None)
             if edited is not None:
-                write(f"{run.label}: " + corpus_changed(
-                    "the baseline", edited=len(edited.edited), added=len(edited.added),
-                    removed=len(edited.removed)), yellow=True)
+                write(f"{run.label}: " + corpus_changed("the baseline", edited), yellow=True)
     if not runs:
         for line, red in outputs.lines():
             write(line, red=red)

@@ -643,8 +643,7 @@ def delta_lines(current: HistoryLine, previous: HistoryLine | None,
         if current.errors != previous.errors:
             lines.append(f"errors {previous.errors} → {current.errors}")
         if edited := corpus_change(previous.corpus, current.corpus):
-            lines.append(corpus_changed("the previous run", edited=len(edited.edited),
-                                        added=len(edited.added), removed=len(edited.removed)))
+            lines.append(corpus_changed("the previous run", edited))
         if current.system != previous.system and previous.system and current.system:
             lines.append(f"system {previous.system} → {current.system}: figures of another "
                          "system")

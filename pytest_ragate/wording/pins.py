@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pytest_ragate.scoring.pairing import CorpusChange
 from pytest_ragate.scoring.records import fmt_some
 from pytest_ragate.wording.numbers import NAMED, plural
 
@@ -51,18 +52,16 @@ def moved_sealed(count: int) -> str:
     return f"evidence moved: {plural(count, 'pinned span')} re-found at other units (sealed)"
 
 
-def corpus_changed(against: str, *, edited: int, added: int, removed: int) -> str:
+def corpus_changed(against: str, change: CorpusChange) -> str:
     """`corpus changed since the baseline: 3 documents edited, 1 added, 0 removed`."""
-    return (f"corpus changed since {against}: {plural(edited, 'document')} edited, "
-            f"{added} added, {removed} removed")
+    return (f"corpus changed since {against}: {plural(len(change.edited), 'document')} "
+            f"edited, {len(change.added)} added, {len(change.removed)} removed")
 
 
-def corpus_note(edited: Sequence[str], added: Sequence[str], removed: Sequence[str],
-                suspects: Sequence[str]) -> str:
+def corpus_note(change: CorpusChange, suspects: Sequence[str]) -> str:
     """A regression check's note of a corpus unlike the baseline's; with the questions that
     got worse whose evidence documents changed, named as possibly the corpus's doing."""
-    said = corpus_changed("the baseline", edited=len(edited), added=len(added),
-                          removed=len(removed))
+    said = corpus_changed("the baseline", change)
     if suspects:
         said += (f"; possibly caused by the corpus, not the system: the evidence documents "
                  f"of {fmt_some(list(suspects), NAMED)} changed")
