@@ -28,7 +28,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from pytest_ragate.goldsets.corpus import Corpus, Document, Turn
+from pytest_ragate.goldsets.corpus import Corpus, Turn
 from pytest_ragate.goldsets.loader import load_goldset
 from pytest_ragate.goldsets.pins import CorpusText, Moved, Pin, Stale, Unchanged
 
