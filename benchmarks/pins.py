@@ -5,11 +5,11 @@ Every evidence span is pinned; then, per seed, each meeting gets one of the edit
 every pin is checked against the edited corpus:
 
 - `insert`: one new turn inserted at a random place: spans after it must come back `moved`
-  to exactly their old units + 1, spans before it `unchanged`;
+  to exactly their old units + 1, spans before it `unchanged`, spans it splits `stale`;
 - `unrelated`: one turn that is in no span edited: no span may be `moved` or `stale`
   (0 false findings);
 - `edit`: one word of one span's text replaced: that span must be `stale`, and the nearest
-  text it names must be the edited units;
+  text it names must hold the edited unit;
 - `delete`: the meeting removed: its spans must be `stale` and `gone` (unless their text is
   also in another meeting, then `moved` there).
 
@@ -69,6 +69,7 @@ def run(seeds: int) -> dict[str, object]:
     checked = time.perf_counter() - started
     assert all(isinstance(c, Unchanged) for c in first)
     found = {"moved_exact": 0, "moved_expected": 0, "unchanged_kept": 0, "unchanged_expected": 0,
+             "inside_expected": 0, "inside_stale": 0,
              "false_findings": 0, "unrelated_spans": 0, "stale_found": 0, "stale_expected": 0,
              "nearest_right": 0, "gone_found": 0, "gone_expected": 0}
     by_doc: dict[str, list[int]] = {}
@@ -85,7 +86,10 @@ def run(seeds: int) -> dict[str, object]:
             checks = _checks(edited, [spans[i] for i in members], [pins[i] for i in members])
             for i, check in zip(members, checks, strict=True):
                 _, a, b = spans[i]
-                if a >= at:
+                if a < at <= b:  # inserted inside the span: its text is no longer one run
+                    found["inside_expected"] += 1
+                    found["inside_stale"] += isinstance(check, Stale)
+                elif a >= at:
                     found["moved_expected"] += 1
                     found["moved_exact"] += check == Moved(doc_id=doc_id, first_unit=a + 1,
                                                            last_unit=b + 1,

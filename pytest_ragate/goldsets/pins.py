@@ -25,9 +25,9 @@ The public API:
     document in id order; `places` says how many places hold it);
   - `Stale`: the text is edited beyond normalisation or its document is gone (`gone`), with
     the old quote and the nearest current text (`Nearest`: of the runs of as many units as
-    the span had, the one holding what is most like the quote, by rapidfuzz's
-    `partial_ratio`; when the pinned document is gone, in the document whose whole text holds
-    the quote best).
+    the span had, the one whose beginning is most like the quote, by rapidfuzz's `ratio`;
+    when the pinned document is gone, in the document whose whole text holds the quote best,
+    by `partial_ratio`).
 
 Re-finding is exact on the normalised text: the quote's occurrences are found with
 `str.find` and each is held to the digest over `chars` characters, so a text that moved is
@@ -105,8 +105,8 @@ class Moved(_Frozen):
 
 class Nearest(_Frozen):
     """The current text most like a stale pin's quote: its units, their text as written
-    (whitespace runs made one space), and how alike (rapidfuzz's partial ratio of the quote
-    and the normalised text, 0–100)."""
+    (whitespace runs made one space), and how alike its beginning is to the quote
+    (rapidfuzz's ratio over the normalised text, 0–100)."""
 
     doc_id: str
     first_unit: int
@@ -216,9 +216,10 @@ class CorpusText:
                      nearest=self._nearest(pin.quote, searched, last - first + 1))
 
     def _nearest(self, quote: str, doc_ids: list[str], size: int) -> Nearest | None:
-        """The run of `size` units (the span's own length) whose text holds what is most like
-        the quote (rapidfuzz's `partial_ratio`, through `process.extractOne`): in the document
-        whose whole text holds it best, when there are several to search."""
+        """The run of `size` units (the span's own length) whose beginning is most like the
+        quote (the span's own beginning; rapidfuzz's `ratio` over as many characters, through
+        `process.extractOne`): in the document whose whole text holds the quote best
+        (`partial_ratio`), when there are several to search."""
         if len(doc_ids) > 1:
             texts = {d: self._text(d).text for d in doc_ids if self._text(d).text}
             best = process.extractOne(quote, texts, scorer=fuzz.partial_ratio)
@@ -230,8 +231,8 @@ class CorpusText:
             for first in range(max(count - size + 1, 1)):
                 last = min(first + size, count) - 1
                 if window := text.span(first, last):
-                    windows[(doc_id, first, last)] = window
-        found = process.extractOne(quote, windows, scorer=fuzz.partial_ratio)
+                    windows[(doc_id, first, last)] = window[:len(quote)]
+        found = process.extractOne(quote, windows, scorer=fuzz.ratio)
         if found is None:
             return None
         _, score, (doc_id, first, last) = found
