@@ -71,7 +71,8 @@ def run(seeds: int) -> dict[str, object]:
     found = {"moved_exact": 0, "moved_expected": 0, "unchanged_kept": 0, "unchanged_expected": 0,
              "inside_expected": 0, "inside_stale": 0,
              "false_findings": 0, "unrelated_spans": 0, "stale_found": 0, "stale_expected": 0,
-             "nearest_right": 0, "gone_found": 0, "gone_expected": 0}
+             "nearest_right": 0, "gone_found": 0, "gone_expected": 0,
+             "gone_moved": 0}
     by_doc: dict[str, list[int]] = {}
     for i, (d, _, _) in enumerate(spans):
         by_doc.setdefault(d, []).append(i)
@@ -129,6 +130,7 @@ def run(seeds: int) -> dict[str, object]:
                              [pins[i] for i in members])
             found["gone_expected"] += len(members)
             found["gone_found"] += sum(isinstance(c, Stale) and c.gone for c in checks)
+            found["gone_moved"] += sum(isinstance(c, Moved) for c in checks)
     return {"spans": len(spans), "documents": len(corpus), "seeds": seeds, **found,
             "check_all_vs_load": round(checked / loaded, 3)}
 
