@@ -1,0 +1,218 @@
+"""The rules over expected answers and the corpus: evidence that does not support its gist
+or facts, facts the corpus never states, must-abstain questions the corpus seems to answer,
+evidence far wider than an answer needs, and documents no question points at.
+
+Pure functions of the expected answers, the corpus and, where a rule embeds, a function
+from texts to unit vectors (`Embed`). A lexical measure decides first (content words,
+idf-weighted over the corpus's windows, `texts.CorpusWords`); the embedding is asked only
+where the words alone are not clear either way, which keeps a 1,000-question audit within
+its time on two cores."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from pytest_ragate.audit.findings import Finding, finding
+from pytest_ragate.audit.texts import (
+    CorpusWords,
+    content_stems,
+    coverage,
+    evidence_text,
+    unit_text,
+)
+from pytest_ragate.goldsets.config import Expected
+from pytest_ragate.goldsets.corpus import Corpus
+from pytest_ragate.pipeline.normalize import normalize
+from pytest_ragate.scoring.answer_text import Fact, Folded, alternatives
+from pytest_ragate.scoring.records import Span, WholeDocument
+from pytest_ragate.wording import audit as wording
+
+Embed = Callable[[Sequence[str]], np.ndarray]  # texts → unit-length rows, one per text
+
+# unsupported evidence: below SUPPORTED the words alone flag it when no embedding is asked;
+# between UNSURE and SUPPORTED the embedding decides (cosine of the gist and the evidence's
+# best window below COSINE_SUPPORT); below UNSURE it is flagged whatever the embedding says
+SUPPORTED = 0.5
+UNSURE = 0.2
+COSINE_SUPPORT = 0.45
+WINDOW_CHARS = 1200  # evidence is embedded in windows of about this many characters
+# must-abstain questions the corpus answers: the share of its content words one window holds
+ANSWERED = 0.8
+COSINE_ANSWERED = 0.5
+MIN_WORDS = 3  # fewer content words say too little to look for
+# too wide: the whole document, or at least WIDE_SHARE of it and WIDE_UNITS units
+WIDE_SHARE = 0.5
+WIDE_UNITS = 20
+
+
+@dataclass(frozen=True, kw_only=True)
+class Answered:
+    """One question with its expected answer, and where the answer is written."""
+
+    question_id: str
+    question: str
+    expected: Expected
+    path: Path
+    line: int | None
+
+
+def _found(folded: Folded, fact: Fact) -> bool:
+    return any(folded.find(alt) for alt in alternatives(fact))
+
+
+def _windows(text: str) -> list[str]:
+    """The text in windows of about WINDOW_CHARS characters, cut between its lines."""
+    windows, current = [], ""
+    for line in normalize(text.replace("\n", " \n ")).split("\n"):
+        if current and len(current) + len(line) > WINDOW_CHARS:
+            windows.append(current)
+            current = ""
+        current += line + "\n"
+    return [w for w in [*windows, current] if w.strip()]
+
+
+def unsupported(answers: Sequence[Answered], corpus: Corpus, words: CorpusWords,
+                embed: Embed | None) -> list[Finding]:
+    """Answerable questions whose evidence text holds too little of their gist (idf-weighted
+    content words, and the embedding where those are unsure) or does not state a fact."""
+    found = []
+    pending: list[tuple[Answered, float, int, list[str]]] = []
+    for a in answers:
+        texts = [t for t in (evidence_text(corpus, e) for e in a.expected.spans) if t]
+        if not texts or not a.expected.gist:
+            continue
+        joined = "\n".join(texts)
+        lexical = coverage(content_stems(a.expected.gist), set(content_stems(joined)),
+                           words.idf) or 0.0
+        folded = Folded(joined) if a.expected.facts else None
+        missing = sum(not _found(folded, f) for f in a.expected.facts) if folded else 0
+        facts_off = bool(a.expected.facts) and missing * 2 > len(a.expected.facts)
+        if lexical < UNSURE or (lexical < SUPPORTED and (embed is None or facts_off)):
+            found.append(_unsupported(a, lexical, None, missing))
+        elif lexical < SUPPORTED:
+            pending.append((a, lexical, missing, _windows(joined)))
+    if pending and embed is not None:
+        gists = embed([a.expected.gist or "" for a, *_ in pending])
+        flat = [w for *_, ws in pending for w in ws]
+        vectors = embed(flat)
+        at = 0
+        for (a, lexical, missing, ws), gist in zip(pending, gists, strict=True):
+            cosine = float(np.max(vectors[at:at + len(ws)] @ gist))
+            at += len(ws)
+            if cosine < COSINE_SUPPORT:
+                found.append(_unsupported(a, lexical, cosine, missing))
+    return found
+
+
+def _unsupported(a: Answered, lexical: float, cosine: float | None, missing: int) -> Finding:
+    return finding("unsupported_evidence", wording.unsupported_evidence(lexical, cosine, missing),
+                   path=a.path, line=a.line, question_id=a.question_id,
+                   measure=cosine if cosine is not None else lexical)
+
+
+class CorpusFolded:
+    """Each document's text folded once (answer_text's folding), with its set of keys to
+    rule a document out before searching it."""
+
+    def __init__(self, corpus: Corpus) -> None:
+        self.corpus = corpus
+        self._folded: dict[str, Folded] = {}
+        self._keys: dict[str, set[str]] = {}
+
+    def folded(self, doc_id: str) -> Folded:
+        if doc_id not in self._folded:
+            text = "\n".join(unit_text(t.text) for t in self.corpus[doc_id].turns)
+            self._folded[doc_id] = Folded(text)
+            self._keys[doc_id] = set(self._folded[doc_id].keys)
+        return self._folded[doc_id]
+
+    def states(self, fact: Fact, first: Iterable[str]) -> bool:
+        """Whether any document states the fact, the documents `first` searched first."""
+        for doc_id in dict.fromkeys([*(d for d in first if d in self.corpus),
+                                     *sorted(self.corpus.documents)]):
+            folded = self.folded(doc_id)
+            alts = alternatives(fact)
+            if all(a.pattern is None and not set(a.words) <= self._keys[doc_id] for a in alts):
+                continue
+            if any(folded.find(a) for a in alts):
+                return True
+        return False
+
+
+def facts_nowhere(answers: Sequence[Answered], folded: CorpusFolded) -> list[Finding]:
+    """Answerable questions with a fact no document of the corpus states."""
+    found = []
+    for a in answers:
+        if a.expected.must_abstain or not a.expected.facts:
+            continue
+        docs = [e.doc_id for e in a.expected.spans]
+        missing = [i for i, fact in enumerate(a.expected.facts)
+                   if not folded.states(fact, docs)]
+        if missing:
+            found.append(finding("facts_not_in_corpus",
+                                 wording.facts_not_in_corpus(missing, len(a.expected.facts)),
+                                 path=a.path, line=a.line, question_id=a.question_id))
+    return found
+
+
+def abstain_answerable(answers: Sequence[Answered], corpus: Corpus, words: CorpusWords,
+                       embed: Embed | None) -> list[Finding]:
+    """Must-abstain questions whose content words one window of the corpus nearly all holds
+    (and, with an embedding, that window is close to the question)."""
+    candidates = []
+    for a in answers:
+        if not a.expected.must_abstain:
+            continue
+        stems = content_stems(a.question)
+        window = words.best(stems) if len(set(stems)) >= MIN_WORDS else None
+        if window is not None and window.covered >= ANSWERED:
+            candidates.append((a, window))
+    cosines: list[float | None] = [None] * len(candidates)
+    if candidates and embed is not None:
+        questions = embed([a.question for a, _ in candidates])
+        texts = embed(["\n".join(normalize(t.text) for t in
+                                 corpus[w.doc_id].turns[w.first:w.last + 1])
+                       for _, w in candidates])
+        cosines = [float(c) for c in np.sum(questions * texts, axis=1)]
+    return [finding("abstain_answerable",
+                    wording.abstain_answerable(w.doc_id, w.first, w.last, corpus.unit,
+                                               w.covered, cosine),
+                    path=a.path, line=a.line, question_id=a.question_id,
+                    measure=cosine if cosine is not None else w.covered, other=w.doc_id)
+            for (a, w), cosine in zip(candidates, cosines, strict=True)
+            if cosine is None or cosine >= COSINE_ANSWERED]
+
+
+def wide(answers: Sequence[Answered], corpus: Corpus) -> list[Finding]:
+    """Evidence that is a whole document, or a span over at least WIDE_SHARE of its document
+    and WIDE_UNITS units."""
+    found = []
+    for a in answers:
+        for item in a.expected.spans:
+            if item.doc_id not in corpus:
+                continue
+            of = len(corpus[item.doc_id].turns)
+            whole = isinstance(item, WholeDocument)
+            units = of if whole else (item.last_turn - item.first_turn + 1
+                                      if isinstance(item, Span) else 0)
+            if whole or (units >= WIDE_UNITS and units >= WIDE_SHARE * of):
+                found.append(finding("wide_evidence",
+                                     wording.wide_evidence(item.doc_id, units, of, corpus.unit,
+                                                           whole),
+                                     path=a.path, line=a.line, question_id=a.question_id,
+                                     measure=units / of, other=item.doc_id))
+    return found
+
+
+def unasked(answers: Sequence[Answered], corpus: Corpus) -> list[Finding]:
+    """Documents no expected answer's evidence points into (when any answer has evidence)."""
+    cited = {e.doc_id for a in answers for e in a.expected.spans}
+    if not cited:
+        return []
+    return [finding("unasked_document", wording.unasked_document(doc_id),
+                    path=corpus[doc_id].source, other=doc_id)
+            for doc_id in sorted(corpus.documents) if doc_id not in cited]
