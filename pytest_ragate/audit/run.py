@@ -97,7 +97,7 @@ def audit_goldset(goldset: Goldset, *, embed: Embed | None, runs: Runs | None = 
     if on("facts_not_in_corpus"):
         found += evidence.facts_nowhere(sound, CorpusFolded(corpus))
     if on("wide_evidence"):
-        found += evidence.wide(sound, corpus)
+        found += evidence.wide(answers, corpus)  # a span's width is not its text's
     if on("unasked_document"):
         found += evidence.unasked(answers, corpus)
     if on("floor_too_small"):
