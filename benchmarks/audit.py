@@ -198,7 +198,7 @@ def build(folder: Path, seed: int) -> dict:
     return {"truth": truth, "pins": pins}
 
 
-def _as_corpus(docs: dict[str, list[dict]]):  # noqa: ANN202  (a Corpus, built for pinning)
+def _as_corpus(docs: dict[str, list[dict]]):
     from pytest_ragate.goldsets.corpus import Corpus, Document, Turn
 
     return Corpus({d: Document(d, tuple(Turn(t["text"], t["speaker"]) for t in turns),

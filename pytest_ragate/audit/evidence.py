@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from pytest_ragate.audit.findings import Finding, finding
+from pytest_ragate.audit.questions import topic_words
 from pytest_ragate.audit.texts import (
     CorpusWords,
     content_stems,
@@ -37,8 +38,8 @@ Embed = Callable[[Sequence[str]], np.ndarray]  # texts → unit-length rows, one
 # between UNSURE and SUPPORTED the embedding decides (cosine of the gist and the evidence's
 # best window below COSINE_SUPPORT); below UNSURE it is flagged whatever the embedding says
 SUPPORTED = 0.5
-UNSURE = 0.2
-COSINE_SUPPORT = 0.45
+UNSURE = 0.13
+COSINE_SUPPORT = 0.25
 WINDOW_CHARS = 1200  # evidence is embedded in windows of about this many characters
 # must-abstain questions the corpus answers: the share of its content words one window holds
 ANSWERED = 0.8
@@ -90,8 +91,7 @@ def unsupported(answers: Sequence[Answered], corpus: Corpus, words: CorpusWords,
                            words.idf) or 0.0
         folded = Folded(joined) if a.expected.facts else None
         missing = sum(not _found(folded, f) for f in a.expected.facts) if folded else 0
-        facts_off = bool(a.expected.facts) and missing * 2 > len(a.expected.facts)
-        if lexical < UNSURE or (lexical < SUPPORTED and (embed is None or facts_off)):
+        if lexical < UNSURE or (lexical < SUPPORTED and embed is None):
             found.append(_unsupported(a, lexical, None, missing))
         elif lexical < SUPPORTED:
             pending.append((a, lexical, missing, _windows(joined)))
@@ -167,7 +167,7 @@ def abstain_answerable(answers: Sequence[Answered], corpus: Corpus, words: Corpu
     for a in answers:
         if not a.expected.must_abstain:
             continue
-        stems = content_stems(a.question)
+        stems = sorted(topic_words(a.question))
         window = words.best(stems) if len(set(stems)) >= MIN_WORDS else None
         if window is not None and window.covered >= ANSWERED:
             candidates.append((a, window))

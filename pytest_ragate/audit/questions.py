@@ -14,10 +14,11 @@ from pathlib import Path
 import numpy as np
 
 from pytest_ragate.audit.findings import Finding, finding
-from pytest_ragate.audit.texts import question_key
+from pytest_ragate.audit.texts import content_stems, question_key
 from pytest_ragate.wording import audit as wording
 
-NEAR = 0.86  # cosine at or above which two questions naming the same things are one
+NEAR = 0.75  # cosine at or above which two questions naming the same things are one
+SAME_WORDS = 0.7  # and the Jaccard share of content words they must have in common
 # a name, an initial or a number: two questions that differ in one ask different things
 # ("What did A think…" and "What did C think…" are not duplicates)
 _MARKER = re.compile(r"(?<!^)\b(?:[A-Z][\w'-]*|\d[\d.,]*)")
@@ -56,6 +57,17 @@ def markers(text: str) -> frozenset[str]:
                      if m.casefold() not in ("i",))
 
 
+def topic_words(text: str) -> set[str]:
+    """A question's content stems but for the names it names (its `markers`): what it asks
+    about, whoever it asks about."""
+    named = {s for m in markers(text) for s in content_stems(m)}
+    return set(content_stems(text)) - named
+
+
+def _jaccard(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b) if a | b else 1.0
+
+
 def near_duplicates(questions: Sequence[Asked], vectors: np.ndarray,
                     threshold: float = NEAR) -> list[Finding]:
     """Each question whose nearest earlier neighbour is at least `threshold` alike and names
@@ -64,15 +76,17 @@ def near_duplicates(questions: Sequence[Asked], vectors: np.ndarray,
         return []
     keys = [question_key(q.text) for q in questions]
     names = [markers(q.text) for q in questions]
+    words = [topic_words(q.text) for q in questions]
     sims = vectors @ vectors.T
     found = []
     for j in range(1, len(questions)):
         row = sims[j, :j]
-        for i in np.argsort(-row)[:5]:
+        for i in np.argsort(-row)[:10]:
             cosine = float(row[i])
             if cosine < threshold:
                 break
-            if keys[i] == keys[j] or names[i] != names[j]:
+            if keys[i] == keys[j] or names[i] != names[j] \
+                    or _jaccard(words[i], words[j]) < SAME_WORDS:
                 continue
             first = questions[int(i)]
             found.append(finding("near_duplicate",

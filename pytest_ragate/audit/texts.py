@@ -27,7 +27,8 @@ STOP = ENGLISH | frozenset({
     "know", "mean", "something", "thing", "things", "kind", "sort", "one", "two", "lot",
     "gonna", "wanna", "yes", "don", "didn", "doesn", "isn", "wasn", "aren", "let", "make",
     "made", "way", "also", "still", "even", "whether", "about", "regarding", "concerning",
-    "give", "tell", "describe", "explain", "did", "does", "were", "been", "being", "into",
+    "give", "tell", "describe", "explain", "view", "views", "opinion", "share", "account",
+    "could", "would", "did", "does", "were", "been", "being", "into",
 })
 
 
