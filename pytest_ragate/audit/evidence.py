@@ -28,8 +28,8 @@ from pytest_ragate.audit.texts import (
 from pytest_ragate.goldsets.config import Expected
 from pytest_ragate.goldsets.corpus import Corpus
 from pytest_ragate.pipeline.normalize import normalize
-from pytest_ragate.scoring.answer_text import Fact, Folded, alternatives
-from pytest_ragate.scoring.records import Span, WholeDocument
+from pytest_ragate.scoring.answer_text import Alternative, Fact, Folded, alternatives, light
+from pytest_ragate.scoring.records import Evidence, Span, WholeDocument
 from pytest_ragate.wording import audit as wording
 
 Embed = Callable[[Sequence[str]], np.ndarray]  # texts → unit-length rows, one per text
@@ -61,10 +61,6 @@ class Answered:
     line: int | None
 
 
-def _found(folded: Folded, fact: Fact) -> bool:
-    return any(folded.find(alt) for alt in alternatives(fact))
-
-
 def _windows(text: str) -> list[str]:
     """The text in windows of about WINDOW_CHARS characters, cut between its lines."""
     windows, current = [], ""
@@ -77,10 +73,11 @@ def _windows(text: str) -> list[str]:
 
 
 def unsupported(answers: Sequence[Answered], corpus: Corpus, words: CorpusWords,
-                embed: Embed | None) -> list[Finding]:
+                embed: Embed | None, folded: CorpusFolded | None = None) -> list[Finding]:
     """Answerable questions whose evidence text holds too little of their gist (idf-weighted
     content words, and the embedding where those are unsure) or does not state a fact."""
     found = []
+    searcher = folded or CorpusFolded(corpus)
     pending: list[tuple[Answered, float, int, list[str]]] = []
     for a in answers:
         texts = [t for t in (evidence_text(corpus, e) for e in a.expected.spans) if t]
@@ -89,8 +86,8 @@ def unsupported(answers: Sequence[Answered], corpus: Corpus, words: CorpusWords,
         joined = "\n".join(texts)
         lexical = coverage(content_stems(a.expected.gist), set(content_stems(joined)),
                            words.idf) or 0.0
-        folded = Folded(joined) if a.expected.facts else None
-        missing = sum(not _found(folded, f) for f in a.expected.facts) if folded else 0
+        units = span_units(corpus, a.expected.spans)
+        missing = sum(not searcher.in_units(f, units) for f in a.expected.facts)
         if lexical < UNSURE or (lexical < SUPPORTED and embed is None):
             found.append(_unsupported(a, lexical, None, missing))
         elif lexical < SUPPORTED:
@@ -114,32 +111,78 @@ def _unsupported(a: Answered, lexical: float, cosine: float | None, missing: int
                    measure=cosine if cosine is not None else lexical)
 
 
+Unit = tuple[str, int]  # (document id, unit index)
+
+
+def span_units(corpus: Corpus, items: Iterable[Evidence]) -> list[Unit]:
+    """The units evidence items cover (a whole document's every unit), in order, once."""
+    units: dict[Unit, None] = {}
+    for item in items:
+        if item.doc_id not in corpus:
+            continue
+        size = len(corpus[item.doc_id].turns)
+        first, last = ((item.first_turn, min(item.last_turn, size - 1))
+                       if isinstance(item, Span) else (0, size - 1))
+        units.update(((item.doc_id, i), None) for i in range(first, last + 1))
+    return list(units)
+
+
+def _states(folded: Folded, alt: Alternative) -> bool:
+    if alt.pattern is not None:
+        return any(any(c.isalnum() for c in m.group()) for m in alt.pattern.finditer(
+            folded.plain))
+    return bool(folded.find(alt))
+
+
 class CorpusFolded:
-    """Each document's text folded once (answer_text's folding), with its set of keys to
-    rule a document out before searching it."""
+    """The corpus searched for facts unit by unit, each unit folded once when first needed
+    (answer_text's folding), and each unit's light text kept to rule it out cheaply: a word
+    alternative's stem begins with the first letters of its word as written."""
 
     def __init__(self, corpus: Corpus) -> None:
         self.corpus = corpus
-        self._folded: dict[str, Folded] = {}
-        self._keys: dict[str, set[str]] = {}
+        self._folded: dict[Unit, Folded] = {}
+        self._light: dict[str, list[str]] = {}
 
-    def folded(self, doc_id: str) -> Folded:
-        if doc_id not in self._folded:
-            text = "\n".join(unit_text(t.text) for t in self.corpus[doc_id].turns)
-            self._folded[doc_id] = Folded(text)
-            self._keys[doc_id] = set(self._folded[doc_id].keys)
-        return self._folded[doc_id]
+    def folded(self, unit: Unit) -> Folded:
+        if unit not in self._folded:
+            self._folded[unit] = Folded(unit_text(self.corpus[unit[0]].turns[unit[1]].text))
+        return self._folded[unit]
 
-    def states(self, fact: Fact, first: Iterable[str]) -> bool:
-        """Whether any document states the fact, the documents `first` searched first."""
-        for doc_id in dict.fromkeys([*(d for d in first if d in self.corpus),
-                                     *sorted(self.corpus.documents)]):
-            folded = self.folded(doc_id)
-            alts = alternatives(fact)
-            if all(a.pattern is None and not set(a.words) <= self._keys[doc_id] for a in alts):
-                continue
-            if any(folded.find(a) for a in alts):
-                return True
+    def _lights(self, doc_id: str) -> list[str]:
+        if doc_id not in self._light:
+            self._light[doc_id] = [light(unit_text(t.text)) for t in self.corpus[doc_id].turns]
+        return self._light[doc_id]
+
+    def _may_hold(self, unit: Unit, alt: Alternative) -> bool:
+        if alt.pattern is not None or alt.numeric:
+            return True
+        plain = self._lights(unit[0])[unit[1]]
+        return all(word[:3] in plain for word in alt.words)
+
+    def in_units(self, fact: Fact, units: Iterable[Unit]) -> bool:
+        """Whether one of these units states the fact (negated or not)."""
+        alts = alternatives(fact)
+        return any(_states(self.folded(u), alt) for u in units for alt in alts
+                   if self._may_hold(u, alt))
+
+    def states(self, fact: Fact, first: Sequence[Unit]) -> bool:
+        """Whether any unit of the corpus states the fact, the units `first` searched first
+        (a pattern is searched in each document's light text at once)."""
+        if self.in_units(fact, first):
+            return True
+        for doc_id in sorted(self.corpus.documents):
+            whole = "\n".join(self._lights(doc_id))
+            for alt in alternatives(fact):
+                if alt.pattern is not None:
+                    if any(any(c.isalnum() for c in m.group())
+                           for m in alt.pattern.finditer(whole)):
+                        return True
+                elif (alt.numeric or all(w[:3] in whole for w in alt.words)) and any(
+                        _states(self.folded((doc_id, i)), alt)
+                        for i in range(len(self.corpus[doc_id].turns))
+                        if self._may_hold((doc_id, i), alt)):
+                    return True
         return False
 
 
@@ -149,9 +192,9 @@ def facts_nowhere(answers: Sequence[Answered], folded: CorpusFolded) -> list[Fin
     for a in answers:
         if a.expected.must_abstain or not a.expected.facts:
             continue
-        docs = [e.doc_id for e in a.expected.spans]
+        units = span_units(folded.corpus, a.expected.spans)
         missing = [i for i, fact in enumerate(a.expected.facts)
-                   if not folded.states(fact, docs)]
+                   if not folded.states(fact, units)]
         if missing:
             found.append(finding("facts_not_in_corpus",
                                  wording.facts_not_in_corpus(missing, len(a.expected.facts)),

@@ -88,14 +88,15 @@ def audit_goldset(goldset: Goldset, *, embed: Embed | None, runs: Runs | None = 
     if on("near_duplicate") and embed is not None:
         found += questions.near_duplicates(asked, embed([q.text for q in asked]))
     sound = [a for a in answers if a.question_id not in affected]
+    folded = CorpusFolded(corpus)
     if on("unsupported_evidence") or on("abstain_answerable"):
         words = CorpusWords(corpus)
         if on("unsupported_evidence"):
-            found += evidence.unsupported(sound, corpus, words, embed)
+            found += evidence.unsupported(sound, corpus, words, embed, folded)
         if on("abstain_answerable"):
             found += evidence.abstain_answerable(sound, corpus, words, embed)
     if on("facts_not_in_corpus"):
-        found += evidence.facts_nowhere(sound, CorpusFolded(corpus))
+        found += evidence.facts_nowhere(sound, folded)
     if on("wide_evidence"):
         found += evidence.wide(answers, corpus)  # a span's width is not its text's
     if on("unasked_document"):
