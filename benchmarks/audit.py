@@ -21,7 +21,8 @@ Defects seeded, each on its own questions:
 - goldset: 30 exact duplicates (case and punctuation changed), 30 paraphrases (rewritten by
   templates: reordered clauses and synonyms; not a person's paraphrases), 40 gists and facts
   swapped with another document's question's (unsupported), 30 answerable questions made
-  must-abstain (evidence and gist dropped), 30 spans widened to their whole document.
+  must-abstain (evidence and gist dropped), 30 spans widened to their whole document, 20
+  facts added that no transcript states.
 
 Ground truth per rule is the set of questions a seeded defect touches (for changed evidence:
 every question whose span holds an edited turn). A finding on any other question counts
@@ -59,7 +60,8 @@ from pytest_ragate.pipeline.normalize import fold, normalize
 ROOT = Path(__file__).resolve().parents[1]
 HELD_OUT = {"MTG_32092", "MTG_32185", "MTG_32256", "MTG_32322"}
 TOTAL = 1000
-SEEDS = {"duplicate": 30, "paraphrase": 30, "unsupported": 40, "unanswerable": 30, "wide": 30}
+SEEDS = {"duplicate": 30, "paraphrase": 30, "unsupported": 40, "unanswerable": 30, "wide": 30,
+         "made_up_fact": 20}
 SHIFTED_DOCS, EDITED_TURNS, CLEAN_EDITS, APPENDED = 4, 30, 20, 10
 SWAPS = [("What did", "Which views did"), (" say about ", " share on "),
          ("Summarize the discussion about", "Give an account of the talk on"),
@@ -154,8 +156,8 @@ def build(folder: Path, seed: int) -> dict:
     items = real + _synthetic(docs, TOTAL - extra - len(real), rng)
     clean = {d: [dict(t) for t in turns] for d, turns in docs.items()}
     text = CorpusText(_as_corpus(clean))
-    truth: dict[str, set[str]] = {rule: set() for rule in (*GOALS, "abstain_answerable",
-                                                           "wide_evidence", "floor_too_small")}
+    truth: dict[str, set[str]] = {rule: set() for rule in (
+        *GOALS, "abstain_answerable", "wide_evidence", "floor_too_small", "facts_not_in_corpus")}
     answerable = [(q, e) for q, e in items if _spans(e) and q["kind"] != "cross_meeting"]
     rng.shuffle(answerable)
     # goldset defects, each on its own questions
@@ -177,6 +179,10 @@ def build(folder: Path, seed: int) -> dict:
         doc_id = _spans(e)[0][1]
         e["evidence"] = [{"doc_id": doc_id, "first_turn": 0, "last_turn": len(docs[doc_id]) - 1}]
         truth["wide_evidence"].add(q["question_id"])
+    for n in range(SEEDS["made_up_fact"]):
+        q, e = next(chosen)
+        e["facts"] = [*e.get("facts", []), f"quorblax{n}"]  # a word no transcript holds
+        truth["facts_not_in_corpus"].add(q["question_id"])
     copies = []
     for kind in ("duplicate", "paraphrase"):
         for n in range(SEEDS[kind]):

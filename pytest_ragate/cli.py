@@ -74,8 +74,8 @@ def validate(paths: tuple[Path, ...]) -> None:
               help="a --ragate-history file (every line of the goldset is a run)")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="one line per finding, or a JSON document")
-@click.option("--no-embed", is_flag=True, help="skip the rules that embed (near duplicates; "
-              "the embedding side of evidence support and of must-abstain questions)")
+@click.option("--no-embed", is_flag=True, help="skip what embeds (near duplicates; the "
+              "embedding side of evidence support)")
 @click.option("--cache", "cache", type=click.Path(file_okay=False, path_type=Path),
               default=Path(".pytest_cache/d/ragate-index"), show_default=True,
               help="where embedded texts are kept (the built-in pipeline's index folder)")

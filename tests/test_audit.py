@@ -119,7 +119,7 @@ def test_a_must_abstain_question_whose_words_one_window_holds_is_flagged() -> No
     c = corpus()
     answers = [answer("held", "Which rubber case would appeal to young buyers?"),
                answer("miss", "Which airline flies to Lisbon on Sundays?")]
-    found = evidence.abstain_answerable(answers, c, CorpusWords(c, size=2), embed=None)
+    found = evidence.abstain_answerable(answers, c, CorpusWords(c, size=2))
     assert rules(found) == [("held", "abstain_answerable")]
     assert found[0].other == "remote"
 

@@ -94,7 +94,7 @@ def audit_goldset(goldset: Goldset, *, embed: Embed | None, runs: Runs | None = 
         if on("unsupported_evidence"):
             found += evidence.unsupported(sound, corpus, words, embed, folded)
         if on("abstain_answerable"):
-            found += evidence.abstain_answerable(sound, corpus, words, embed)
+            found += evidence.abstain_answerable(sound, corpus, words)
     if on("facts_not_in_corpus"):
         found += evidence.facts_nowhere(sound, folded)
     if on("wide_evidence"):

@@ -34,11 +34,10 @@ def facts_not_in_corpus(missing: list[int], facts: int) -> str:
 
 
 def abstain_answerable(doc_id: str, first: int, last: int, unit: str, covered: float,
-                       cosine: float | None) -> str:
-    near = f"; cosine {cosine:.2f}" if cosine is not None else ""
+                       ) -> str:
     return (f"must be abstained from, but {doc_id} {unit}s {first}–{last} hold {covered:.0%} "
-            f"of its content words (idf-weighted{near}): if the corpus answers it, give it "
-            "evidence and a gist")
+            "of its content words (idf-weighted): if the corpus answers it, give it evidence "
+            "and a gist")
 
 
 def wide_evidence(doc_id: str, units: int, of: int, unit: str, whole: bool) -> str:
