@@ -228,3 +228,21 @@ def test_the_command_prints_a_line_per_finding_exits_1_on_an_error_and_speaks_js
         ("q2", "duplicate_question", 2)]
     write_goldset(tmp_path, '[audit]\nrules = { duplicate_question = "warning" }\n')
     assert CliRunner().invoke(main, ["audit", str(root), "--no-embed"]).exit_code == 0
+
+
+def test_history_lines_are_read_through_the_reader_of_saved_runs(tmp_path: Path) -> None:
+    from pytest_ragate.audit.runs import RunsError, read_runs
+
+    def line(outcome: str, goldset: str = "g") -> str:
+        return json.dumps({"time": "2026-12-01T00:00:00Z", "goldset": goldset,
+                           "eval_version": "1", "outcomes": {
+                               "q1": {"outcome": outcome, "digest": "abc"}}})
+
+    history = tmp_path / "history.jsonl"
+    history.write_text("\n".join([line("right"), line("wrong", "other"), "{torn",
+                                  line("right")]) + "\n")
+    runs = read_runs("g", [], [history])
+    assert (runs.runs, runs.outcomes) == (2, {"q1": ["right", "right"]})
+    with pytest.raises(RunsError, match="results.jsonl"):
+        (tmp_path / "results.jsonl").write_text("{}\n")
+        read_runs("g", [tmp_path / "results.jsonl"], [])
