@@ -243,6 +243,6 @@ def test_history_lines_are_read_through_the_reader_of_saved_runs(tmp_path: Path)
                                   line("right")]) + "\n")
     runs = read_runs("g", [], [history])
     assert (runs.runs, runs.outcomes) == (2, {"q1": ["right", "right"]})
-    with pytest.raises(RunsError, match="results.jsonl"):
+    with pytest.raises(RunsError, match=r"results\.jsonl"):
         (tmp_path / "results.jsonl").write_text("{}\n")
         read_runs("g", [tmp_path / "results.jsonl"], [])
