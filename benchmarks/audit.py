@@ -25,12 +25,15 @@ Defects seeded, each on its own questions:
   facts added that no transcript states.
 
 Ground truth per rule is the set of questions a seeded defect touches (for changed evidence:
-every question whose span holds an edited turn). A finding on any other question counts
-against its rule's precision, including findings on the real questions nobody seeded (some of
-those may be true defects of the shipped goldsets). Reported: recall and precision per rule,
-the share of moved spans re-anchored exactly (`pins.CorpusText.check` finding the text at its
-old units plus the insertion), the findings on questions whose evidence text the corpus edits
-left alone, and the audit's wall time cold (empty embedding cache) and warm (run again).
+every question whose span holds an edited turn; for the rules that read evidence text, the
+seeded questions whose evidence the corpus seeding left alone, since a question whose pinned
+evidence moved or went stale is reported as such and its text is not judged). A finding on
+any other question counts against its rule's precision, including findings on the real
+questions nobody seeded (some of those may be true defects of the shipped goldsets).
+Reported: recall and precision per rule, the share of moved spans re-anchored exactly
+(`pins.CorpusText.check` finding the text at its old units plus the insertion), the findings
+on questions whose evidence text the corpus edits left alone, and the audit's wall time cold
+(empty embedding cache) and warm (run again).
 
 Goals (issue 35): recall ≥ 0.95 and precision ≥ 0.90 for moved/changed/deleted evidence and
 exact duplicates; recall ≥ 0.85 and precision ≥ 0.75 for paraphrases and unsupported gists;
@@ -248,6 +251,13 @@ def _seed_corpus(docs: dict[str, list[dict]], items: list[tuple[dict, dict]],
         for i, t in enumerate(turns):
             t["turn"] = i
     truth["moved_evidence"] -= truth["stale_evidence"]
+    # a question whose evidence moved or went stale is reported as such, and the rules that
+    # read evidence text leave it out: their ground truth is the seeded questions whose
+    # evidence the corpus seeding left alone
+    for rule in ("unsupported_evidence", "facts_not_in_corpus"):
+        truth["_dropped_" + rule] = truth[rule] & (  # type: ignore[assignment]
+            truth["moved_evidence"] | truth["stale_evidence"])
+        truth[rule] -= truth["moved_evidence"] | truth["stale_evidence"]
     truth["_moved_spans"] = moved_truth  # type: ignore[assignment]
 
 
