@@ -61,7 +61,7 @@ from pytest_ragate.goldsets.pins import CorpusText, Moved, Pin
 from pytest_ragate.pipeline.normalize import fold, normalize
 
 ROOT = Path(__file__).resolve().parents[1]
-HELD_OUT = {"MTG_32092", "MTG_32185", "MTG_32256", "MTG_32322"}
+HELD_OUT = {"tiron-MTG_32092", "tiron-MTG_32185", "tiron-MTG_32256", "tiron-MTG_32322"}
 TOTAL = 1000
 SEEDS = {"duplicate": 30, "paraphrase": 30, "unsupported": 40, "unanswerable": 30, "wide": 30,
          "made_up_fact": 20}
