@@ -293,7 +293,8 @@ def _deleted(folder: Path, gone: dict) -> dict:
 def score(findings: list, truth: dict[str, set[str]]) -> dict[str, dict]:
     found: dict[str, set[str]] = {}
     for f in findings:
-        key = f.question_id if f.rule != "floor_too_small" else f.message.split()[1]
+        key = (f.message.split()[1] if f.rule == "floor_too_small" else
+               f.other if f.rule == "unasked_document" else f.question_id)
         found.setdefault(f.rule, set()).add(key)
     table = {}
     for rule in sorted(set(found) | {r for r in truth if not r.startswith("_")}):
