@@ -59,6 +59,10 @@ def validate(paths: tuple[Path, ...]) -> None:
             continue
         click.echo(f"ok {config}: {goldset.name}, {len(goldset.cases)} questions, "
                    f"{len(goldset.corpus)} documents, {len(goldset.floors)} floors")
+        for line in _validate_notes(goldset, config):
+            click.echo(f"  {line}")
+        stale = sum(bool(c.pins and c.pins.stale) for c in goldset.cases)
+        failed += bool(stale)
     if failed:
         raise SystemExit(1)
 
@@ -116,6 +120,64 @@ def audit(paths: tuple[Path, ...], results: tuple[Path, ...], history: tuple[Pat
         reports.append(audit_goldset(goldset, embed=embed, runs=runs))
     click.echo(render.json_text(reports) if fmt == "json" else render.text(reports))
     if failed or any(r.errors for r in reports):
+        raise SystemExit(1)
+
+
+def _validate_notes(goldset: Any, config: Path) -> list[str]:
+    """A loaded goldset's evidence pins and cheap warnings (goldsets/forewarnings.py)."""
+    from pytest_ragate.goldsets.forewarnings import pin_lines, same_questions, undecidable_floors
+
+    options = _ini_options(config.parent)[1]
+    min_n = click.IntRange(0).convert(options.get("ragate_min_n", "0"), None, None)
+    strict = options.get("ragate_ci", "point") == "strict"
+    return [*pin_lines(goldset), *same_questions(goldset),
+            *undecidable_floors(goldset, min_n=min_n, strict=strict)]
+
+
+@main.command()
+@click.argument("goldset", type=click.Path(exists=True, path_type=Path))
+def pin(goldset: Path) -> None:
+    """Pin every expected evidence span that has no pin: a fingerprint of the text it points
+    at now, so that collection can tell when a corpus edit moves or changes it.
+
+    Only the answers that gain a pin are rewritten, and in them only the spans' `pin`.
+    Refuses a sealed goldset. Exit 1 when a span cannot be pinned."""
+    from pytest_ragate.pinning import PinningError, pin_goldset
+
+    try:
+        done = pin_goldset(goldset)
+    except (GoldsetError, PinningError) as error:
+        raise click.ClickException(str(error)) from None
+    for line in done.problems:
+        click.echo(line)
+    click.echo(f"pinned {done.changes} span{'s' * (done.changes != 1)}"
+               + (f" in {', '.join(map(str, done.written))}" if done.written else ""))
+    if done.problems:
+        raise SystemExit(1)
+
+
+@main.command()
+@click.argument("goldset", type=click.Path(exists=True, path_type=Path))
+@click.option("--write", is_flag=True, help="rewrite the moved spans' units in the goldset "
+              "(without it, only say what would change)")
+def reanchor(goldset: Path, write: bool) -> None:
+    """Pinned evidence whose text moved in the corpus, re-anchored where it is now.
+
+    A dry run by default; with --write only the moved spans' document and units are
+    rewritten. Refuses a sealed goldset. Exit 1 when a pinned span is stale (its text is
+    edited or gone: fix that answer by hand)."""
+    from pytest_ragate.pinning import PinningError, reanchor_goldset
+
+    try:
+        done = reanchor_goldset(goldset, write=write)
+    except (GoldsetError, PinningError) as error:
+        raise click.ClickException(str(error)) from None
+    for line in [*done.lines, *done.problems]:
+        click.echo(line)
+    verb = "re-anchored" if write else "would re-anchor"
+    click.echo(f"{verb} {done.changes} span{'s' * (done.changes != 1)}"
+               + ("" if write or not done.changes else " (--write to rewrite the goldset)"))
+    if done.problems:
         raise SystemExit(1)
 
 
@@ -547,9 +609,16 @@ def compare(baseline: str, results: Path, alpha: float, min_n: int,
                                              alpha=alpha, min_n=min_n,
                                              judge=RunJudge(names=run.judges,
                                                             accept=accept_judge,
-                                                            flag="--accept-judge")))
+                                                            flag="--accept-judge"),
+                                             corpus=run.corpus))
             for run in current]
     click.echo(regressions_table(runs, "simple"))
+    for run in runs:
+        edited = next((g.corpus for g in run.regressions if g.corpus is not None), None)
+        if edited is not None:
+            from pytest_ragate.wording.pins import corpus_changed
+
+            click.echo(f"{run.name}: " + corpus_changed("the baseline", edited))
     failed = [c for run in runs for c in run.regressions if c.outcome == "failed"]
     for check in failed:
         click.echo(f"{check.goldset} {check.metric}: {check.message}")
@@ -644,8 +713,9 @@ def init(goldset: Path, corpus_glob: str, fmt: str | None, units: str,
     click.echo(f"system: {done.system}")
     click.echo(f"next: add questions to {goldset / 'questions.jsonl'} and their evidence to "
                f"{goldset / 'expected.jsonl'} (`ragate units {goldset}` numbers the "
-               "documents), connect your system in ragate_system, then "
-               f"`ragate validate {goldset}` and `pytest {goldset}`")
+               f"documents; `ragate pin {goldset}` then pins each span to its text), "
+               f"connect your system in ragate_system, then `ragate validate {goldset}` and "
+               f"`pytest {goldset}`")
 
 
 @main.command()

@@ -4,6 +4,7 @@ switches, and the command once (lines, exit status, JSON)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +20,7 @@ from pytest_ragate.audit.texts import CorpusWords
 from pytest_ragate.cli import main
 from pytest_ragate.goldsets.config import Expected, GoldsetConfig, Question
 from pytest_ragate.goldsets.corpus import Corpus, Document, Turn
+from pytest_ragate.goldsets.pinned import hold
 from pytest_ragate.goldsets.pins import CorpusText
 from pytest_ragate.scoring.floor import Floor
 
@@ -168,22 +170,21 @@ def test_a_question_every_saved_run_got_right_or_wrong_separates_nothing() -> No
     assert "right in every one of 2" in found[0].message
 
 
-def test_pinned_evidence_moved_changed_or_unchanged() -> None:
-    before = corpus()
-    pins = {(qid, 0): CorpusText(before).pin(d, a, b) for qid, d, a, b in
-            [("moved", "remote", 1, 1), ("edited", "budget", 1, 1), ("same", "remote", 0, 0)]}
+def test_pinned_evidence_that_moved_or_changed_is_a_finding_worded_as_validate_words_it(
+        ) -> None:
+    before = CorpusText(corpus())
     after = {**TURNS, "remote": ["An inserted turn.", *TURNS["remote"]],
              "budget": [TURNS["budget"][0], "Marketing wants a touch screen."]}
-    after["remote"][1] = TURNS["remote"][0]  # the first turn is still the first turn's text
-    answers = [answer("moved", "?", "g", [span("remote", 1, 1)]),
-               answer("edited", "?", "g", [span("budget", 1, 1)]),
-               answer("same", "?", "g", [span("remote", 1, 1)])]
-    found = pinned.pinned(answers, CorpusText(corpus(after)), pins)
+    now = CorpusText(corpus(after))
+    answers = []
+    for qid, doc, unit in [("moved", "remote", 1), ("edited", "budget", 1), ("same", "budget", 0)]:
+        a = answer(qid, "?", "g", [{**span(doc, unit, unit),
+                                    "pin": before.pin(doc, unit, unit).model_dump()}])
+        answers.append(replace(a, pins=hold(a.expected, now)))
+    found = pinned.pinned(answers)
     assert rules(found) == [("moved", "moved_evidence"), ("edited", "stale_evidence")]
-    assert "remote turns 2–2" in found[0].message
-    assert "voice recogniser" in found[1].message  # the pinned quote
-    quiet = pinned.pinned(answers, CorpusText(corpus(after)), pins, quote=False)
-    assert "voice" not in quiet[1].message  # a sealed goldset's findings quote nothing
+    assert [f.message for f in found] == [*answers[0].pins.moved, *answers[1].pins.stale]
+    assert [f.severity for f in found] == ["warning", "error"]
 
 
 def test_a_goldsets_audit_rules_switch_a_rule_off_or_change_its_severity() -> None:

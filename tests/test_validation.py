@@ -689,7 +689,9 @@ def test_ragate_validate_ok_on_a_valid_goldset(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["validate", str(root)])
     assert result.exit_code == 0, result.output
     assert result.output.splitlines() == [
-        f"ok {root / 'ragate.toml'}: mini, 4 questions, 3 documents, 0 floors"]
+        f"ok {root / 'ragate.toml'}: mini, 4 questions, 3 documents, 0 floors",
+        "  4 of 4 evidence spans unpinned: a corpus edit that moves or changes their text goes "
+        "unnoticed (`ragate pin` pins them)"]
 
 
 def test_ragate_validate_reports_every_goldset_under_a_folder(tmp_path: Path) -> None:

@@ -27,6 +27,7 @@ from pytest_ragate.audit.texts import (
 )
 from pytest_ragate.goldsets.config import Expected
 from pytest_ragate.goldsets.corpus import Corpus
+from pytest_ragate.goldsets.pinned import Held
 from pytest_ragate.pipeline.normalize import normalize
 from pytest_ragate.scoring.answer_text import Alternative, Fact, Folded, alternatives, light
 from pytest_ragate.scoring.records import Evidence, Span, WholeDocument
@@ -58,6 +59,7 @@ class Answered:
     expected: Expected
     path: Path
     line: int | None
+    pins: Held | None = None  # its pinned evidence held to the corpus as the goldset loaded
 
 
 def _windows(text: str) -> list[str]:

@@ -4,7 +4,6 @@ goldset's `[audit] rules` leaves it on, and their findings in one `AuditReport`.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from pathlib import Path
 
 from pytest_ragate.audit import evidence, floors, pinned, questions
@@ -14,7 +13,6 @@ from pytest_ragate.audit.runs import Runs, never_separates
 from pytest_ragate.audit.texts import CorpusWords
 from pytest_ragate.goldsets.config import AuditRule
 from pytest_ragate.goldsets.loader import Case, Goldset
-from pytest_ragate.goldsets.pins import CorpusText, Pin
 from pytest_ragate.goldsets.sealed import locate_sealed
 
 
@@ -28,7 +26,8 @@ def _answer_file(goldset: Goldset, case: Case) -> Path:
 def answered(goldset: Goldset) -> list[Answered]:
     """Each question whose expected answer is known (not sealed without its key)."""
     return [Answered(question_id=c.question.question_id, question=c.question.question,
-                     expected=c.expected, path=_answer_file(goldset, c), line=c.expected_line)
+                     expected=c.expected, path=_answer_file(goldset, c), line=c.expected_line,
+                     pins=c.pins)
             for c in goldset.cases if c.expected is not None]
 
 
@@ -62,9 +61,8 @@ def _floor_line(lines: dict[str, int], label: str) -> int | None:
 
 
 def audit_goldset(goldset: Goldset, *, embed: Embed | None, runs: Runs | None = None,
-                  pins: Mapping[tuple[str, int], Pin] | None = None) -> AuditReport:
-    """Every rule on for this goldset; `pins` (question id, evidence index → pin) stand in
-    for those the expected answers carry."""
+                  ) -> AuditReport:
+    """Every rule on for this goldset."""
     rules = goldset.config.audit.rules
 
     def on(rule: AuditRule) -> bool:
@@ -73,13 +71,9 @@ def audit_goldset(goldset: Goldset, *, embed: Embed | None, runs: Runs | None = 
     answers = answered(goldset)
     corpus = goldset.corpus
     found: list[Finding] = []
-    affected: set[str] = set()
-    if on("moved_evidence") or on("stale_evidence"):
-        text = CorpusText(corpus)
-        checked = pinned.pinned(answers, text, pinned.pins_of(answers) if pins is None else pins,
-                                quote=not goldset.sealed)
-        affected = {f.question_id for f in checked if f.question_id}
-        found += checked
+    checked = pinned.pinned(answers)
+    affected = {f.question_id for f in checked if f.question_id}
+    found += checked
     asked = [questions.Asked(question_id=c.question.question_id, text=c.question.question,
                              path=goldset.root / goldset.config.questions.file, line=c.line)
              for c in goldset.cases]

@@ -40,6 +40,8 @@ from pytest_ragate.goldsets.config import (
 )
 from pytest_ragate.goldsets.corpus import Corpus, load_corpus
 from pytest_ragate.goldsets.labels import Label, answer_verdicts, read_labels
+from pytest_ragate.goldsets.pinned import Held, hold
+from pytest_ragate.goldsets.pins import CorpusText
 from pytest_ragate.goldsets.sealed import (
     KEY_ENV,
     SealError,
@@ -299,6 +301,8 @@ class Case:
     expected_line: int | None = None  # its answer's line in the expected (or sealed) file
     repeat: int = 1  # which of the question's repeats this item asks (1-based)
     repeats: int = 1  # how many times the question is asked in this run
+    # its pinned evidence held to the corpus (goldsets/pinned.py): moved spans, stale ones
+    pins: Held | None = None
 
     @property
     def item_name(self) -> str:
@@ -383,6 +387,12 @@ class Goldset:
     @property
     def kinds(self) -> list[str]:
         return sorted({c.question.kind for c in self.cases})
+
+    @property
+    def corpus_digests(self) -> dict[str, str]:
+        """Each corpus document's digest, by id: what a run's results, history and
+        baseline keep of the corpus, to say when it changed."""
+        return self.corpus.document_digests
 
     @cached_property
     def content_sha256(self) -> str:
@@ -556,11 +566,13 @@ def _kind_rules(kind: str, expected: Expected) -> list[tuple[str, str]]:
 
 
 def _corpus_rules(expected: Expected, corpus: Corpus) -> list[tuple[str, str]]:
-    """(field, message) for each piece of evidence the corpus does not have."""
+    """(field, message) for each piece of evidence the corpus does not have. A pinned span is
+    held by its pin instead (goldsets/pinned.py): moved, it is scored where its text is now;
+    gone, its question fails as stale evidence, and the rest of the goldset still runs."""
     found: list[tuple[str, str]] = []
     for i, ev in enumerate(expected.evidence):
-        if ev.doc_id is None or not corpus.knows(ev.doc_id):
-            continue  # a document whose corpus problem is reported already
+        if ev.doc_id is None or not corpus.knows(ev.doc_id) or ev.pin is not None:
+            continue  # a document whose corpus problem is reported already, or a pinned span
         if ev.doc_id not in corpus:
             found.append((f"evidence[{i}].doc_id", f"document {ev.doc_id!r} is not in the corpus"))
             continue
@@ -880,9 +892,15 @@ def _floors(config: GoldsetConfig, config_path: Path) -> tuple[list[Floor], list
 
 def _cases(goldset: Goldset, by_id: dict[str, tuple[int, Question]], matching: _Matching,
            ) -> list[Case]:
-    """Each question with its expected answer, in the questions file's order."""
+    """Each question with its expected answer, in the questions file's order; its pinned
+    evidence held to the corpus (a moved span is scored where its text is now)."""
+    text = CorpusText(goldset.corpus)
+    held = {qid: hold(exp, text, sealed=goldset.sealed)
+            for qid, exp in matching.answers.items() if exp is not None and qid in by_id}
     return [Case(goldset=goldset, index=i, line=line, question=q,
-                 expected=matching.answers[q.question_id],
+                 expected=held[q.question_id].expected if q.question_id in held
+                 else matching.answers[q.question_id],
                  sealed_has_evidence=matching.has_evidence.get(q.question_id),
-                 expected_line=matching.lines.get(q.question_id))
+                 expected_line=matching.lines.get(q.question_id),
+                 pins=held.get(q.question_id))
             for i, (line, q) in enumerate(by_id.values())]

@@ -24,9 +24,9 @@ The public API:
     nearest place to the old one in the same document is preferred, then the first other
     document in id order; `places` says how many places hold it);
   - `Stale`: the text is edited beyond normalisation or its document is gone (`gone`), with
-    the old quote and the nearest current text (`Nearest`, found by rapidfuzz's
-    `partial_ratio_alignment`, the best-matching window of the document for the quote; of
-    every document when the pinned one is gone).
+    the old quote and the nearest current text (`Nearest`: of the runs of as many units as
+    the span had, the one holding what is most like the quote, by rapidfuzz's
+    `partial_ratio`; in every document when the pinned one is gone).
 
 Re-finding is exact on the normalised text: the quote's occurrences are found with
 `str.find` and each is held to the digest over `chars` characters, so a text that moved is
@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
-from rapidfuzz import fuzz
+from rapidfuzz import fuzz, process
 
 from pytest_ragate.goldsets.corpus import Corpus, Document
 
@@ -103,8 +103,9 @@ class Moved(_Frozen):
 
 
 class Nearest(_Frozen):
-    """The current text most like a stale pin's quote: its units, their text, and how alike
-    (rapidfuzz's partial ratio, 0–100)."""
+    """The current text most like a stale pin's quote: its units, their text as written
+    (whitespace runs made one space), and how alike (rapidfuzz's partial ratio of the quote
+    and the normalised text, 0–100)."""
 
     doc_id: str
     first_unit: int
@@ -211,19 +212,24 @@ class CorpusText:
         gone = doc_id not in self.corpus
         searched = sorted(self.corpus.documents) if gone else [doc_id]
         return Stale(doc_id=doc_id, quote=pin.quote, gone=gone,
-                     nearest=self._nearest(pin.quote, searched))
+                     nearest=self._nearest(pin.quote, searched, last - first + 1))
 
-    def _nearest(self, quote: str, doc_ids: list[str]) -> Nearest | None:
-        best: Nearest | None = None
+    def _nearest(self, quote: str, doc_ids: list[str], size: int) -> Nearest | None:
+        """The run of `size` units (the span's own length) whose text holds what is most like
+        the quote, over `doc_ids`: rapidfuzz's `process.extractOne` with `partial_ratio`."""
+        windows: dict[tuple[str, int, int], str] = {}
         for doc_id in doc_ids:
             text = self._text(doc_id)
-            if not text.text:
-                continue
-            found = fuzz.partial_ratio_alignment(quote, text.text)
-            if found is None or (best is not None and found.score <= best.similarity):
-                continue
-            first, last = text.units(found.dest_start, max(found.dest_end,
-                                                            found.dest_start + 1))
-            best = Nearest(doc_id=doc_id, first_unit=first, last_unit=last,
-                           text=text.span(first, last), similarity=round(found.score, 1))
-        return best
+            count = len(text.pieces)
+            for first in range(max(count - size + 1, 1)):
+                last = min(first + size, count) - 1
+                if window := text.span(first, last):
+                    windows[(doc_id, first, last)] = window
+        found = process.extractOne(quote, windows, scorer=fuzz.partial_ratio)
+        if found is None:
+            return None
+        _, score, (doc_id, first, last) = found
+        turns = self.corpus[doc_id].turns[first:last + 1]
+        return Nearest(doc_id=doc_id, first_unit=first, last_unit=last,
+                       text=_SPACES.sub(" ", " ".join(t.text for t in turns)).strip(),
+                       similarity=round(score, 1))

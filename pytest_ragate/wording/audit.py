@@ -69,25 +69,6 @@ def quantile_too_small(label: str, n: int, needs: int) -> str:
             "upper bound needs: it can never be decided; add questions or drop the floor")
 
 
-def moved_evidence(index: int, doc_id: str, first: int, last: int, unit: str, places: int,
-                   ) -> str:
-    where = f"{doc_id} {unit}s {first}–{last}"
-    more = f" (and {places - 1} other places)" if places > 1 else ""
-    return (f"evidence[{index}]'s pinned text moved to {where}{more}: `ragate reanchor` "
-            "rewrites the span")
-
-
-def stale_evidence(index: int, doc_id: str, gone: bool, quote: str | None,
-                   nearest: str | None) -> str:
-    what = f"document {doc_id!r} is gone" if gone else f"its text in {doc_id!r} was edited"
-    said = f"evidence[{index}] is stale: {what}"
-    if quote is not None:
-        said += f"; pinned text: {quote!r}"
-    if nearest is not None:
-        said += f"; nearest current text: {nearest!r}"
-    return said + "; fix the span or the corpus"
-
-
 def never_separates(outcome: str, runs: int) -> str:
     return (f"{outcome} in every one of {plural(runs, 'saved run')}: it separates no system "
             "from another; a harder or a different question would")
