@@ -26,7 +26,8 @@ The public API:
   - `Stale`: the text is edited beyond normalisation or its document is gone (`gone`), with
     the old quote and the nearest current text (`Nearest`: of the runs of as many units as
     the span had, the one holding what is most like the quote, by rapidfuzz's
-    `partial_ratio`; in every document when the pinned one is gone).
+    `partial_ratio`; when the pinned document is gone, in the document whose whole text holds
+    the quote best).
 
 Re-finding is exact on the normalised text: the quote's occurrences are found with
 `str.find` and each is held to the digest over `chars` characters, so a text that moved is
@@ -216,7 +217,12 @@ class CorpusText:
 
     def _nearest(self, quote: str, doc_ids: list[str], size: int) -> Nearest | None:
         """The run of `size` units (the span's own length) whose text holds what is most like
-        the quote, over `doc_ids`: rapidfuzz's `process.extractOne` with `partial_ratio`."""
+        the quote (rapidfuzz's `partial_ratio`, through `process.extractOne`): in the document
+        whose whole text holds it best, when there are several to search."""
+        if len(doc_ids) > 1:
+            texts = {d: self._text(d).text for d in doc_ids if self._text(d).text}
+            best = process.extractOne(quote, texts, scorer=fuzz.partial_ratio)
+            doc_ids = [best[2]] if best is not None else []
         windows: dict[tuple[str, int, int], str] = {}
         for doc_id in doc_ids:
             text = self._text(doc_id)
