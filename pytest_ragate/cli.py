@@ -67,6 +67,62 @@ def validate(paths: tuple[Path, ...]) -> None:
         raise SystemExit(1)
 
 
+@main.command()
+@click.argument("paths", nargs=-1, required=True,
+                type=click.Path(exists=True, path_type=Path))
+@click.option("--results", "results", multiple=True,
+              type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="a --ragate-results file of the goldset (repeat for several runs)")
+@click.option("--history", "history", multiple=True,
+              type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="a --ragate-history file (every line of the goldset is a run)")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="one line per finding, or a JSON document")
+@click.option("--no-embed", is_flag=True, help="skip what embeds (near duplicates; the "
+              "embedding side of evidence support)")
+@click.option("--cache", "cache", type=click.Path(file_okay=False, path_type=Path),
+              default=Path(".pytest_cache/d/ragate-index"), show_default=True,
+              help="where embedded texts are kept (the built-in pipeline's index folder)")
+def audit(paths: tuple[Path, ...], results: tuple[Path, ...], history: tuple[Path, ...],
+          fmt: str, no_embed: bool, cache: Path) -> None:
+    """Lint goldsets: duplicates, evidence against the corpus, floors against their n.
+
+    Prints one line per finding (file:line: question id: rule (severity): message) and a
+    summary per goldset, and exits 1 if any finding is an error (or a goldset does not load).
+    With --results or --history, questions every saved run got right or wrong are named
+    too. `[audit] rules` in a goldset's ragate.toml switches rules off or sets their
+    severity (docs/goldsets.md, "Auditing a goldset").
+    """
+    from pytest_ragate.audit import render
+    from pytest_ragate.audit.run import audit_goldset
+    from pytest_ragate.audit.runs import RunsError, read_runs
+
+    configs = [c for p in paths for c in find_goldsets(p)]
+    if not configs:
+        raise click.ClickException(f"no {CONFIG_NAME} under {', '.join(map(str, paths))}")
+    embed = None
+    if not no_embed:
+        from pytest_ragate.audit.vectors import cached_embed
+
+        embed = cached_embed(cache)
+    reports, failed = [], False
+    for config in configs:
+        try:
+            goldset = load_goldset(config)
+        except GoldsetError as error:
+            failed = True
+            click.echo("\n".join(str(problem) for problem in error.problems), err=fmt == "json")
+            continue
+        try:
+            runs = read_runs(goldset.name, results, history) if results or history else None
+        except RunsError as error:
+            raise click.ClickException(str(error)) from None
+        reports.append(audit_goldset(goldset, embed=embed, runs=runs))
+    click.echo(render.json_text(reports) if fmt == "json" else render.text(reports))
+    if failed or any(r.errors for r in reports):
+        raise SystemExit(1)
+
+
 def _validate_notes(goldset: Any, config: Path) -> list[str]:
     """A loaded goldset's evidence pins and cheap warnings (goldsets/forewarnings.py)."""
     from pytest_ragate.goldsets.forewarnings import pin_lines, same_questions, undecidable_floors

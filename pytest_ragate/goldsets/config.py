@@ -102,6 +102,22 @@ class AnswersConfig(_Model):
         default_factory=list)
 
 
+# `ragate audit`'s rules (pytest_ragate/audit/): each can be switched off or given another
+# severity per goldset in `[audit] rules` (docs/goldsets.md, "Auditing a goldset")
+AuditRule = Literal["duplicate_question", "near_duplicate", "unsupported_evidence",
+                    "facts_not_in_corpus", "abstain_answerable", "wide_evidence",
+                    "unasked_document", "floor_too_small", "moved_evidence", "stale_evidence",
+                    "never_separates"]
+AuditSeverity = Literal["error", "warning", "info", "off"]
+
+
+class AuditConfig(_Model):
+    """`[audit]`: `rules = { near_duplicate = "off", wide_evidence = "error" }` switches a
+    rule of `ragate audit` off or sets its severity for this goldset."""
+
+    rules: dict[AuditRule, AuditSeverity] = Field(default_factory=dict)
+
+
 class GoldsetConfig(_Model):
     name: str | None = None
     eval_version: str = "1"
@@ -117,6 +133,7 @@ class GoldsetConfig(_Model):
     anchors: AnchorsConfig | None = None
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     answers: AnswersConfig = Field(default_factory=AnswersConfig)
+    audit: AuditConfig = Field(default_factory=AuditConfig)
 
     @field_validator("eval_version", mode="before")
     @classmethod

@@ -400,8 +400,9 @@ class Goldset:
         other machines are decided together only when it matches (`ragate decide`). Floors
         and xfail reasons are left out, so re-deciding after a floor changes (or an anchor is
         promoted) stays possible, and so are `system` (who answers is not what is asked),
-        `sequential` (nor is the order it is asked in) and `[judge] optional` (which judged
-        floors may go unjudged is a rule of the decision, as a floor is);
+        `sequential` (nor is the order it is asked in), `[judge] optional` (which judged
+        floors may go unjudged is a rule of the decision, as a floor is) and `[audit]` (what
+        `ragate audit` reports is not what is asked);
         sealed answers count by their sealed file, so a run with
         the key and one without agree."""
         digest = hashlib.sha256()
@@ -411,7 +412,8 @@ class Goldset:
                                      default=str).encode() + b"\n")
 
         add("config", self.config.model_dump(mode="json", exclude={
-            "floors": True, "system": True, "sequential": True, "judge": {"optional"}}))
+            "floors": True, "system": True, "sequential": True, "judge": {"optional"},
+            "audit": True}))
         add("corpus", self.corpus.content_hash)
         if self.sealed:
             add("sealed", hashlib.sha256(locate_sealed(
