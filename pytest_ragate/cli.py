@@ -59,7 +59,125 @@ def validate(paths: tuple[Path, ...]) -> None:
             continue
         click.echo(f"ok {config}: {goldset.name}, {len(goldset.cases)} questions, "
                    f"{len(goldset.corpus)} documents, {len(goldset.floors)} floors")
+        for line in _validate_notes(goldset, config):
+            click.echo(f"  {line}")
+        stale = sum(bool(c.pins and c.pins.stale) for c in goldset.cases)
+        failed += bool(stale)
     if failed:
+        raise SystemExit(1)
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True,
+                type=click.Path(exists=True, path_type=Path))
+@click.option("--results", "results", multiple=True,
+              type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="a --ragate-results file of the goldset (repeat for several runs)")
+@click.option("--history", "history", multiple=True,
+              type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="a --ragate-history file (every line of the goldset is a run)")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="one line per finding, or a JSON document")
+@click.option("--no-embed", is_flag=True, help="skip what embeds (near duplicates; the "
+              "embedding side of evidence support)")
+@click.option("--cache", "cache", type=click.Path(file_okay=False, path_type=Path),
+              default=Path(".pytest_cache/d/ragate-index"), show_default=True,
+              help="where embedded texts are kept (the built-in pipeline's index folder)")
+def audit(paths: tuple[Path, ...], results: tuple[Path, ...], history: tuple[Path, ...],
+          fmt: str, no_embed: bool, cache: Path) -> None:
+    """Lint goldsets: duplicates, evidence against the corpus, floors against their n.
+
+    Prints one line per finding (file:line: question id: rule (severity): message) and a
+    summary per goldset, and exits 1 if any finding is an error (or a goldset does not load).
+    With --results or --history, questions every saved run got right or wrong are named
+    too. `[audit] rules` in a goldset's ragate.toml switches rules off or sets their
+    severity (docs/goldsets.md, "Auditing a goldset").
+    """
+    from pytest_ragate.audit import render
+    from pytest_ragate.audit.run import audit_goldset
+    from pytest_ragate.audit.runs import RunsError, read_runs
+
+    configs = [c for p in paths for c in find_goldsets(p)]
+    if not configs:
+        raise click.ClickException(f"no {CONFIG_NAME} under {', '.join(map(str, paths))}")
+    embed = None
+    if not no_embed:
+        from pytest_ragate.audit.vectors import cached_embed
+
+        embed = cached_embed(cache)
+    reports, failed = [], False
+    for config in configs:
+        try:
+            goldset = load_goldset(config)
+        except GoldsetError as error:
+            failed = True
+            click.echo("\n".join(str(problem) for problem in error.problems), err=fmt == "json")
+            continue
+        try:
+            runs = read_runs(goldset.name, results, history) if results or history else None
+        except RunsError as error:
+            raise click.ClickException(str(error)) from None
+        reports.append(audit_goldset(goldset, embed=embed, runs=runs))
+    click.echo(render.json_text(reports) if fmt == "json" else render.text(reports))
+    if failed or any(r.errors for r in reports):
+        raise SystemExit(1)
+
+
+def _validate_notes(goldset: Any, config: Path) -> list[str]:
+    """A loaded goldset's evidence pins and cheap warnings (goldsets/forewarnings.py)."""
+    from pytest_ragate.goldsets.forewarnings import pin_lines, same_questions, undecidable_floors
+
+    options = _ini_options(config.parent)[1]
+    min_n = click.IntRange(0).convert(options.get("ragate_min_n", "0"), None, None)
+    strict = options.get("ragate_ci", "point") == "strict"
+    return [*pin_lines(goldset), *same_questions(goldset),
+            *undecidable_floors(goldset, min_n=min_n, strict=strict)]
+
+
+@main.command()
+@click.argument("goldset", type=click.Path(exists=True, path_type=Path))
+def pin(goldset: Path) -> None:
+    """Pin every expected evidence span that has no pin: a fingerprint of the text it points
+    at now, so that collection can tell when a corpus edit moves or changes it.
+
+    Only the answers that gain a pin are rewritten, and in them only the spans' `pin`.
+    Refuses a sealed goldset. Exit 1 when a span cannot be pinned."""
+    from pytest_ragate.pinning import PinningError, pin_goldset
+
+    try:
+        done = pin_goldset(goldset)
+    except (GoldsetError, PinningError) as error:
+        raise click.ClickException(str(error)) from None
+    for line in done.problems:
+        click.echo(line)
+    click.echo(f"pinned {done.changes} span{'s' * (done.changes != 1)}"
+               + (f" in {', '.join(map(str, done.written))}" if done.written else ""))
+    if done.problems:
+        raise SystemExit(1)
+
+
+@main.command()
+@click.argument("goldset", type=click.Path(exists=True, path_type=Path))
+@click.option("--write", is_flag=True, help="rewrite the moved spans' units in the goldset "
+              "(without it, only say what would change)")
+def reanchor(goldset: Path, write: bool) -> None:
+    """Pinned evidence whose text moved in the corpus, re-anchored where it is now.
+
+    A dry run by default; with --write only the moved spans' document and units are
+    rewritten. Refuses a sealed goldset. Exit 1 when a pinned span is stale (its text is
+    edited or gone: fix that answer by hand)."""
+    from pytest_ragate.pinning import PinningError, reanchor_goldset
+
+    try:
+        done = reanchor_goldset(goldset, write=write)
+    except (GoldsetError, PinningError) as error:
+        raise click.ClickException(str(error)) from None
+    for line in [*done.lines, *done.problems]:
+        click.echo(line)
+    verb = "re-anchored" if write else "would re-anchor"
+    click.echo(f"{verb} {done.changes} span{'s' * (done.changes != 1)}"
+               + ("" if write or not done.changes else " (--write to rewrite the goldset)"))
+    if done.problems:
         raise SystemExit(1)
 
 
@@ -491,9 +609,16 @@ def compare(baseline: str, results: Path, alpha: float, min_n: int,
                                              alpha=alpha, min_n=min_n,
                                              judge=RunJudge(names=run.judges,
                                                             accept=accept_judge,
-                                                            flag="--accept-judge")))
+                                                            flag="--accept-judge"),
+                                             corpus=run.corpus))
             for run in current]
     click.echo(regressions_table(runs, "simple"))
+    for run in runs:
+        edited = next((g.corpus for g in run.regressions if g.corpus is not None), None)
+        if edited is not None:
+            from pytest_ragate.wording.pins import corpus_changed
+
+            click.echo(f"{run.name}: " + corpus_changed("the baseline", edited))
     failed = [c for run in runs for c in run.regressions if c.outcome == "failed"]
     for check in failed:
         click.echo(f"{check.goldset} {check.metric}: {check.message}")
@@ -588,8 +713,9 @@ def init(goldset: Path, corpus_glob: str, fmt: str | None, units: str,
     click.echo(f"system: {done.system}")
     click.echo(f"next: add questions to {goldset / 'questions.jsonl'} and their evidence to "
                f"{goldset / 'expected.jsonl'} (`ragate units {goldset}` numbers the "
-               "documents), connect your system in ragate_system, then "
-               f"`ragate validate {goldset}` and `pytest {goldset}`")
+               f"documents; `ragate pin {goldset}` then pins each span to its text), "
+               f"connect your system in ragate_system, then `ragate validate {goldset}` and "
+               f"`pytest {goldset}`")
 
 
 @main.command()

@@ -29,8 +29,9 @@ ALLOWED = {
     "items": {"scoring", "wording", "goldsets", "judges", "pipeline", "outputs", "decision"},
     "modes": {"scoring", "wording", "goldsets", "judges", "pipeline", "outputs", "decision",
               "items"},
+    "audit": {"scoring", "wording", "goldsets", "pipeline", "outputs", "decision"},
     "top": {"scoring", "wording", "goldsets", "judges", "pipeline", "outputs", "decision",
-            "items", "modes"},
+            "items", "modes", "audit"},
 }
 HEAVY = ("pydantic", "numpy", "torch", "chromadb", "sentence_transformers", "ragas", "openai",
          "matplotlib", "jinja2", "tabulate", "tomlkit", "diskcache", "cryptography",

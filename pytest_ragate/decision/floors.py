@@ -58,7 +58,8 @@ from pytest_ragate.scoring.stats import clears, quantile_needs
 from pytest_ragate.wording import floors as wording
 
 Outcome = Literal["passed", "failed", "xfailed", "xpassed", "skipped"]
-GapKind = Literal["errored", "crashed", "lost", "never ran", "skipped", "sealed", "deselected"]
+GapKind = Literal["errored", "crashed", "lost", "never ran", "skipped", "sealed", "deselected",
+                  "stale evidence"]
 # a judged floor in a run without a judge: fails (the default), fails though its metric is
 # named optional (--ragate-require-judge), or is skipped (its metric named optional)
 Unjudged = Literal["fail", "required", "skip"]

@@ -44,6 +44,9 @@ class GoldsetRun:
     repeats: int = 1  # times each question was asked: `population` counts every repeat
     judge: str | None = None  # who decides its judged floors, though no question reached it
     sequential: SequentialOutcome | None = None  # how a sequential goldset was asked
+    corpus: dict[str, str] = field(default_factory=dict)  # each document's digest, by id
+    # by question id: the documents its expected evidence is in (none while sealed)
+    evidence_docs: dict[str, list[str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.label = self.label or self.name

@@ -70,6 +70,8 @@ class AskedGoldset(Protocol):
     def eval_version(self) -> str: ...
     @property
     def content_sha256(self) -> str: ...
+    @property
+    def corpus_digests(self) -> Mapping[str, str]: ...  # each document's digest, by id
 
 
 class AskedQuestion(Protocol):
@@ -174,6 +176,9 @@ class Member(_Wire):
     # (or sealed) file; what a CI annotation points at (outputs/findings.py)
     line: int | None = None
     expected_line: int | None = None
+    # the documents its expected evidence is in (none while sealed: a sealed goldset's
+    # evidence is never shown), which a regression holds to a changed corpus
+    evidence_docs: list[str] = []
 
     @classmethod
     def asked(cls, case: Asked, nodeid: str | None) -> Member:
@@ -185,7 +190,9 @@ class Member(_Wire):
                    sealed=expected is None, must_abstain=case.must_abstain,
                    evidence_spans=len(expected.spans) if expected is not None else 0,
                    expected=case.expected_labels, line=case.line,
-                   expected_line=case.expected_line)
+                   expected_line=case.expected_line,
+                   evidence_docs=sorted({getattr(s, "doc_id", "") for s in expected.spans})
+                   if expected is not None and case.expected_labels is not None else [])
 
     @property
     def item_name(self) -> str:
@@ -208,7 +215,8 @@ def _tags(question: AskedQuestion) -> dict[str, str]:
 
 # How a member was collected, not what its question is: every other field of a Member is a
 # field of its results row (`question_row`), so a field added to both reaches every row.
-NOT_ON_THE_ROW = frozenset({"name", "nodeid", "sealed", "line", "expected_line"})
+NOT_ON_THE_ROW = frozenset({"name", "nodeid", "sealed", "line", "expected_line",
+                            "evidence_docs"})
 
 
 class AnchorMember(_Wire):
@@ -269,6 +277,7 @@ class Population(_Wire):
     # rootdir: where its members' `line` and `expected_line` are
     questions_file: str | None = None
     expected_file: str | None = None
+    corpus: dict[str, str] = {}  # each corpus document's digest, by id (Corpus.document_digests)
 
     @classmethod
     def of(cls, route: str, goldset: AskedGoldset, cases: Iterable[Asked],
@@ -294,7 +303,7 @@ class Population(_Wire):
             agreement_min=agreement_min, coverage_min=coverage_min,
             judge_optional=list(judge_optional), estimate=estimate, judge=judge,
             judge_fixture=judge_fixture, sequential=sequential, questions_file=files[0],
-            expected_file=files[1])
+            expected_file=files[1], corpus=dict(goldset.corpus_digests))
 
     def stamps(self, metric: str) -> dict[str, str]:
         """Question id → the answer its `metric` label was written for, where it is stamped."""

@@ -19,14 +19,16 @@ rates 70 -> 50), so the check fails until the run accepts the new judge
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from pytest_ragate.scoring.pairing import (
     BaselineRun,
     Compared,
+    CorpusChange,
     NotCompared,
     bootstrap_of,
+    corpus_change,
     mcnemar_of,
     pair,
     paired_test,
@@ -36,6 +38,7 @@ from pytest_ragate.scoring.records import QuestionScores
 from pytest_ragate.scoring.registry import METRICS
 from pytest_ragate.scoring.stats import BOOTSTRAP, MCNEMAR
 from pytest_ragate.wording import baseline as wording
+from pytest_ragate.wording import pins as corpus_wording
 
 RegressionOutcome = Literal["passed", "failed", "skipped"]
 RegressionCall = Literal["refused", "dropped", "held"]
@@ -57,6 +60,8 @@ class Regression:
     p_value: float | None = None
     detects: float | None = None  # the drop McNemar detects 80% of the time at this discordance
     judge_change: JudgeChange | None = None  # a judged metric not compared across judges
+    dropped: tuple[str, ...] = ()  # the questions that got worse, when compared
+    corpus: CorpusChange | None = None  # how the corpus differs from the baseline's
 
     @property
     def delta(self) -> float | None:
@@ -124,9 +129,13 @@ def change_call(judge: RunJudge) -> ChangeCall:
 
 def check_run(goldset: str, eval_version: str, current: Mapping[str, QuestionScores],
               baseline: Sequence[BaselineRun], *, alpha: float, min_n: int,
-              judge: RunJudge = RunJudge()) -> list[Regression]:
+              judge: RunJudge = RunJudge(), corpus: Mapping[str, str] | None = None,
+              evidence_docs: Mapping[str, Sequence[str]] | None = None) -> list[Regression]:
     """One check per metric of this run, against the goldset's last baseline run of the same
-    eval_version; a judged metric across a judge change is not compared (`across_judges`)."""
+    eval_version; a judged metric across a judge change is not compared (`across_judges`).
+    When `corpus` (each document's digest) differs from the baseline's, every check says so,
+    and a failed one names the questions that got worse whose evidence documents
+    (`evidence_docs`) changed: possibly the corpus, not the system."""
     metrics = scored_metrics(current.values())
     same = [b for b in baseline if b.goldset == goldset]
     chosen = next((b for b in reversed(same) if b.eval_version == eval_version), None)
@@ -135,10 +144,17 @@ def check_run(goldset: str, eval_version: str, current: Mapping[str, QuestionSco
         return [Regression(goldset=goldset, metric=m, test=paired_test(m), outcome="skipped",
                            message=why) for m in metrics]
     change = judge_change(chosen, judge)
-    return [across_judges(goldset, m, change, chosen.source)
-            if change is not None and METRICS[m].judged
-            else check(goldset, m, chosen.scores, current, alpha=alpha, min_n=min_n,
-                       source=chosen.source) for m in metrics]
+    found = [across_judges(goldset, m, change, chosen.source)
+             if change is not None and METRICS[m].judged
+             else check(goldset, m, chosen.scores, current, alpha=alpha, min_n=min_n,
+                        source=chosen.source) for m in metrics]
+    edited = corpus_change(chosen.corpus, corpus)
+    if edited is None:
+        return found
+    return [replace(g, corpus=edited, message=g.message + " · " + corpus_wording.corpus_note(
+        edited,
+        [q for q in g.dropped if set((evidence_docs or {}).get(q, ())) & edited.documents]
+        if g.outcome == "failed" else [])) for g in found]
 
 
 def across_judges(goldset: str, metric: str, change: JudgeChange, source: str) -> Regression:
@@ -180,4 +196,5 @@ def check(goldset: str, metric: str, base: Mapping[str, QuestionScores],
                       message=wording.regression(metric, test, paired, compared, call,
                                                   alpha=alpha, min_n=min_n, source=source),
                       pairs=paired.questions, baseline=compared.then, current=compared.now,
-                      p_value=compared.p_value, detects=compared.detects)
+                      p_value=compared.p_value, detects=compared.detects,
+                      dropped=tuple(paired.dropped))

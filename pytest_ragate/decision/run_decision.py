@@ -107,7 +107,11 @@ def decide_run(collected: Collected | None, arrived: Arrived, rules: Rules = DEF
                                           and m.nodeid in arrived.anchors],
                                  soft_gaps=soft_gaps(rules.strictness),
                                  sequential=(outcome(stopping, population.sequential)
-                                             if stopping and population.sequential else None))
+                                             if stopping and population.sequential else None),
+                                 corpus=population.corpus,
+                                 evidence_docs={m.question_id: m.evidence_docs
+                                                for m in population.questions
+                                                if m.evidence_docs})
     for record in arrived.records.values():  # rows of a route nobody described
         if record.route not in populations:
             runs.setdefault(record.route, GoldsetRun(name=record.goldset,
@@ -151,7 +155,8 @@ def _regressions(run: GoldsetRun, baseline: Sequence[BaselineRun],
     judge = RunJudge(names=tuple(sorted({r.judge for r in run.records if r.judge})),
                      spec=population.judge if population else None, accept=rules.accept_judge)
     found = check_run(run.name, run.eval_version, current, baseline, alpha=rules.alpha,
-                      min_n=rules.strictness.min_n, judge=judge)
+                      min_n=rules.strictness.min_n, judge=judge, corpus=run.corpus,
+                      evidence_docs=run.evidence_docs)
     if run.repeats > 1:
         found = [replace(g, message=repeats_unpaired(g.message)) for g in found]
     return found
@@ -246,7 +251,7 @@ def _question_gaps(population: Population, arrived: Arrived, decision: Decision,
             gaps.append(gap(kind="never ran"))
             continue
         elif record.status == "error":
-            gaps.append(gap(kind="errored",
+            gaps.append(gap(kind="stale evidence" if record.stale_evidence else "errored",
                             why=record.error or ""))
         elif record.status == "skipped" and qid in not_needed and record.not_needed:
             pass  # its goldset was decided before it: not asked, and not missing

@@ -33,6 +33,7 @@ from pydantic import (
 from pytest_ragate.answer import turns_in_order
 from pytest_ragate.files import UnreadableText, read_jsonl, read_text
 from pytest_ragate.goldsets.corpus import Units
+from pytest_ragate.goldsets.pins import Pin
 from pytest_ragate.problems import GoldsetError, Problem, problems_from_validation
 from pytest_ragate.scoring.answer_match import SIMILAR
 from pytest_ragate.scoring.answer_text import Fact, alternative_problem
@@ -101,6 +102,22 @@ class AnswersConfig(_Model):
         default_factory=list)
 
 
+# `ragate audit`'s rules (pytest_ragate/audit/): each can be switched off or given another
+# severity per goldset in `[audit] rules` (docs/goldsets.md, "Auditing a goldset")
+AuditRule = Literal["duplicate_question", "near_duplicate", "unsupported_evidence",
+                    "facts_not_in_corpus", "abstain_answerable", "wide_evidence",
+                    "unasked_document", "floor_too_small", "moved_evidence", "stale_evidence",
+                    "never_separates"]
+AuditSeverity = Literal["error", "warning", "info", "off"]
+
+
+class AuditConfig(_Model):
+    """`[audit]`: `rules = { near_duplicate = "off", wide_evidence = "error" }` switches a
+    rule of `ragate audit` off or sets its severity for this goldset."""
+
+    rules: dict[AuditRule, AuditSeverity] = Field(default_factory=dict)
+
+
 class GoldsetConfig(_Model):
     name: str | None = None
     eval_version: str = "1"
@@ -116,6 +133,7 @@ class GoldsetConfig(_Model):
     anchors: AnchorsConfig | None = None
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     answers: AnswersConfig = Field(default_factory=AnswersConfig)
+    audit: AuditConfig = Field(default_factory=AuditConfig)
 
     @field_validator("eval_version", mode="before")
     @classmethod
@@ -219,7 +237,9 @@ class EvidenceEntry(_Model):
     `{doc_id, first_turn, last_turn}` (or `first_unit`/`last_unit`): a context overlapping
     that range of the document; `{doc_id}`: any context from the document;
     `{context_id, doc_id}`: that context of that document exactly. `meeting_id` is accepted
-    for `doc_id`."""
+    for `doc_id`. A span may carry its `pin`, the fingerprint of the text it points at
+    (goldsets/pins.py; `ragate pin` writes it): dumped only when set, so an unpinned answer's
+    goldset digest stays as it was."""
 
     doc_id: str | None = Field(default=None,
                                validation_alias=AliasChoices("doc_id", "meeting_id"))
@@ -228,9 +248,22 @@ class EvidenceEntry(_Model):
     last_turn: Annotated[int, Field(ge=0)] | None = Field(
         default=None, validation_alias=AliasChoices("last_turn", "last_unit"))
     context_id: Annotated[str, Field(min_length=1)] | None = None
+    pin: Pin | None = None
+
+    @model_serializer(mode="wrap")
+    def _unpinned_as_before(self, handler: SerializerFunctionWrapHandler,
+                            ) -> dict[str, object]:
+        data = handler(self)
+        if data.get("pin") is None:
+            data.pop("pin", None)
+        return data
 
     @model_validator(mode="after")
     def _one_form(self) -> EvidenceEntry:
+        if self.pin is not None and self.last_turn is None:
+            raise ValueError("a pin fingerprints a span's text: only {doc_id, first_unit, "
+                             "last_unit} evidence carries one (a whole document or a context "
+                             "id has no units to re-find)")
         if self.context_id is not None:
             if self.first_turn is not None or self.last_turn is not None:
                 raise ValueError("evidence is {context_id, doc_id}, or {doc_id[, first_turn, "

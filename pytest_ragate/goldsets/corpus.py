@@ -121,6 +121,16 @@ class Corpus:
         return problems
 
     @cached_property
+    def document_digests(self) -> dict[str, str]:
+        """Each document's digest (its id, texts, speakers, times; the first 16 hex digits
+        of a SHA-256: 64 bits, to tell an edited document from its last run's), by id: what
+        results files, history lines and baselines keep of the corpus."""
+        return {doc_id: hashlib.sha256(json.dumps(
+            [doc_id, [[t.text, t.speaker, t.t_start, t.t_end] for t in doc.turns]],
+            ensure_ascii=False).encode()).hexdigest()[:16]
+            for doc_id, doc in sorted(self.documents.items())}
+
+    @cached_property
     def content_hash(self) -> str:
         """Digest of what was read (ids, texts, speakers, times), not of file names: caches
         keyed on it follow the content, whichever files carried it."""

@@ -40,6 +40,8 @@ from pytest_ragate.goldsets.config import (
 )
 from pytest_ragate.goldsets.corpus import Corpus, load_corpus
 from pytest_ragate.goldsets.labels import Label, answer_verdicts, read_labels
+from pytest_ragate.goldsets.pinned import Held, hold
+from pytest_ragate.goldsets.pins import CorpusText
 from pytest_ragate.goldsets.sealed import (
     KEY_ENV,
     SealError,
@@ -299,6 +301,8 @@ class Case:
     expected_line: int | None = None  # its answer's line in the expected (or sealed) file
     repeat: int = 1  # which of the question's repeats this item asks (1-based)
     repeats: int = 1  # how many times the question is asked in this run
+    # its pinned evidence held to the corpus (goldsets/pinned.py): moved spans, stale ones
+    pins: Held | None = None
 
     @property
     def item_name(self) -> str:
@@ -384,14 +388,21 @@ class Goldset:
     def kinds(self) -> list[str]:
         return sorted({c.question.kind for c in self.cases})
 
+    @property
+    def corpus_digests(self) -> dict[str, str]:
+        """Each corpus document's digest, by id: what a run's results, history and
+        baseline keep of the corpus, to say when it changed."""
+        return self.corpus.document_digests
+
     @cached_property
     def content_sha256(self) -> str:
         """What the goldset asks and expects, as a digest on every results row: shards run on
         other machines are decided together only when it matches (`ragate decide`). Floors
         and xfail reasons are left out, so re-deciding after a floor changes (or an anchor is
         promoted) stays possible, and so are `system` (who answers is not what is asked),
-        `sequential` (nor is the order it is asked in) and `[judge] optional` (which judged
-        floors may go unjudged is a rule of the decision, as a floor is);
+        `sequential` (nor is the order it is asked in), `[judge] optional` (which judged
+        floors may go unjudged is a rule of the decision, as a floor is) and `[audit]` (what
+        `ragate audit` reports is not what is asked);
         sealed answers count by their sealed file, so a run with
         the key and one without agree."""
         digest = hashlib.sha256()
@@ -401,7 +412,8 @@ class Goldset:
                                      default=str).encode() + b"\n")
 
         add("config", self.config.model_dump(mode="json", exclude={
-            "floors": True, "system": True, "sequential": True, "judge": {"optional"}}))
+            "floors": True, "system": True, "sequential": True, "judge": {"optional"},
+            "audit": True}))
         add("corpus", self.corpus.content_hash)
         if self.sealed:
             add("sealed", hashlib.sha256(locate_sealed(
@@ -554,11 +566,13 @@ def _kind_rules(kind: str, expected: Expected) -> list[tuple[str, str]]:
 
 
 def _corpus_rules(expected: Expected, corpus: Corpus) -> list[tuple[str, str]]:
-    """(field, message) for each piece of evidence the corpus does not have."""
+    """(field, message) for each piece of evidence the corpus does not have. A pinned span is
+    held by its pin instead (goldsets/pinned.py): moved, it is scored where its text is now;
+    gone, its question fails as stale evidence, and the rest of the goldset still runs."""
     found: list[tuple[str, str]] = []
     for i, ev in enumerate(expected.evidence):
-        if ev.doc_id is None or not corpus.knows(ev.doc_id):
-            continue  # a document whose corpus problem is reported already
+        if ev.doc_id is None or not corpus.knows(ev.doc_id) or ev.pin is not None:
+            continue  # a document whose corpus problem is reported already, or a pinned span
         if ev.doc_id not in corpus:
             found.append((f"evidence[{i}].doc_id", f"document {ev.doc_id!r} is not in the corpus"))
             continue
@@ -878,9 +892,15 @@ def _floors(config: GoldsetConfig, config_path: Path) -> tuple[list[Floor], list
 
 def _cases(goldset: Goldset, by_id: dict[str, tuple[int, Question]], matching: _Matching,
            ) -> list[Case]:
-    """Each question with its expected answer, in the questions file's order."""
+    """Each question with its expected answer, in the questions file's order; its pinned
+    evidence held to the corpus (a moved span is scored where its text is now)."""
+    text = CorpusText(goldset.corpus)
+    held = {qid: hold(exp, text, sealed=goldset.sealed)
+            for qid, exp in matching.answers.items() if exp is not None and qid in by_id}
     return [Case(goldset=goldset, index=i, line=line, question=q,
-                 expected=matching.answers[q.question_id],
+                 expected=held[q.question_id].expected if q.question_id in held
+                 else matching.answers[q.question_id],
                  sealed_has_evidence=matching.has_evidence.get(q.question_id),
-                 expected_line=matching.lines.get(q.question_id))
+                 expected_line=matching.lines.get(q.question_id),
+                 pins=held.get(q.question_id))
             for i, (line, q) in enumerate(by_id.values())]

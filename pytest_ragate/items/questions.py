@@ -114,6 +114,10 @@ def answer_and_score(item: pytest.Function, case: Case) -> None:
     """The body of every question item: call the test, score, submit to the judge."""
     assert case.expected is not None  # sealed questions are skipped at collection
     qid = case.question.question_id
+    if case.pins is not None and case.pins.stale:  # never scored against the wrong text
+        why = f"{qid}: " + "; ".join(case.pins.stale)
+        _keep(item, base_record(item, case, status="error", error=why, stale_evidence=True))
+        pytest.fail(why, pytrace=False)
     args = {name: item.funcargs[name] for name in function_arguments(item)}
     started = time.perf_counter()  # the bill's latency: the system's call, and only it
     result = answer_within(lambda: item.obj(**args),
@@ -139,6 +143,8 @@ def answer_and_score(item: pytest.Function, case: Case) -> None:
     fields.update(correctness_fields(item.config, case, answer, fields["metrics"]))
     fields["answerer_model"] = request.getfixturevalue("ragate_answerer_model")
     fields.update(latency_s=latency, usage=answer.usage)
+    if case.pins is not None and case.pins.moved:  # a note in JUnit, the terminal, reports
+        fields["evidence_moved"] = list(case.pins.moved)
     if judge is not None:
         fields["judge"] = judge.judge_id
         fields["judge_model"] = getattr(judge, "model", None)

@@ -35,6 +35,7 @@ from pytest_ragate.outputs.reports import (
 )
 from pytest_ragate.outputs.slice_tables import slice_tables
 from pytest_ragate.scoring.records import QuestionRecord
+from pytest_ragate.wording.pins import corpus_changed
 from pytest_ragate.wording.runs import badge_of, lines_of, run_why, status_badge, status_why
 from pytest_ragate.wording.slices import slice_name
 
@@ -221,6 +222,10 @@ def terminal_summary(terminalreporter: Any, runs: Sequence[GoldsetRun], *,
     if any(run.regressions for run in runs):
         terminalreporter.write_sep("=", "ragate regressions against the baseline")
         write(regressions_table(runs, "simple"))
+        for run in runs:
+            edited = next((g.corpus for g in run.regressions if g.corpus is not None), None)
+            if edited is not None:
+                write(f"{run.label}: " + corpus_changed("the baseline", edited), yellow=True)
     if not runs:
         for line, red in outputs.lines():
             write(line, red=red)
@@ -258,6 +263,8 @@ def terminal_summary(terminalreporter: Any, runs: Sequence[GoldsetRun], *,
             write(f"{run.label}: {line}", yellow=not line.startswith("flaky: 0 "))
         for line in said.answers:
             write(f"{run.label}: {line}", yellow=line.startswith("unsure"))
+        for line in said.moved:
+            write(f"{run.label}: {line}", yellow=True)
     for line, red in outputs.lines():
         write(line, red=red)
     for label, lines in (flips or {}).items():

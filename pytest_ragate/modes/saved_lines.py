@@ -99,7 +99,8 @@ def saved_lines(settings: Settings, collected: Collected | None, arrived: Arrive
                                    eval_version=population.eval_version,
                                    sha256=population.sha256, deselected=deselected,
                                    sequential=(population.sequential.model_dump()
-                                               if population.sequential else None)))
+                                               if population.sequential else None),
+                                   corpus=population.corpus or None))
     header = Header(format=FORMAT, ragate_version=ragate_version(), shard=shard,
                     settings=row_knobs if row_knobs is not None else row_settings(settings),
                     gate=decision_settings(settings), goldsets=stamps,

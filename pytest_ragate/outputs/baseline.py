@@ -116,11 +116,13 @@ def _from_results(path: Path) -> list[BaselineRun]:
                             f"ran): {WHOLE}")
     runs: dict[str, BaselineRun] = {}
     judges: dict[str, set[str]] = {}  # by goldset: who graded its rows
+    corpora = {stamp.goldset: stamp.corpus for stamp in saved.header.goldsets}
     for line, row in saved.rows:
         run = runs.setdefault(row.goldset, BaselineRun(goldset=row.goldset,
                                                        eval_version=row.eval_version,
                                                        scores={}, results=str(path),
-                                                       source=f"results file {path}"))
+                                                       source=f"results file {path}",
+                                                       corpus=corpora.get(row.goldset)))
         if row.judge:
             judges.setdefault(row.goldset, set()).add(row.judge)
         if row.eval_version != run.eval_version:
@@ -172,4 +174,4 @@ def _baseline_run(line: SavedLine) -> BaselineRun:
     when = f"{fmt_time(entry.time)}, git {fmt_sha(entry.git_sha)}"
     return BaselineRun(goldset=entry.goldset, eval_version=entry.eval_version,
                        scores=dict(entry.scores), judges=tuple(entry.judges or ()),
-                       source=f"history line {line.where} ({when})")
+                       source=f"history line {line.where} ({when})", corpus=entry.corpus)

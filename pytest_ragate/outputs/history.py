@@ -43,7 +43,7 @@ from pytest_ragate.decision.population import anchor_name
 from pytest_ragate.outputs import signing
 from pytest_ragate.scoring import flips
 from pytest_ragate.scoring.floor import floor_name
-from pytest_ragate.scoring.pairing import scored_metrics
+from pytest_ragate.scoring.pairing import corpus_change, scored_metrics
 from pytest_ragate.scoring.records import (
     Bill,
     QuestionRecord,
@@ -55,6 +55,7 @@ from pytest_ragate.scoring.records import (
 )
 from pytest_ragate.scoring.registry import METRICS
 from pytest_ragate.settings import DEFAULT_FLIP_WINDOW
+from pytest_ragate.wording.pins import corpus_changed
 
 FORMAT = 1
 LOCK_TIMEOUT = 60.0  # seconds a writer waits for another one before giving up
@@ -182,6 +183,9 @@ class HistoryLine(BaseModel):
     # a judge change accepted in this run: left out of every other line, and absent from
     # lines before it existed
     judge_segment: JudgeSegment | None = None
+    # each corpus document's digest, by id: the next run, and a baseline read from this line,
+    # say when the corpus changed; absent from lines before it existed
+    corpus: dict[str, str] | None = None
 
     @model_serializer(mode="wrap")
     def _quiet_repeats(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
@@ -194,6 +198,8 @@ class HistoryLine(BaseModel):
             data.pop("bill", None)
         if self.judge_segment is None:
             data.pop("judge_segment", None)
+        if self.corpus is None:
+            data.pop("corpus", None)
         return data
 
 
@@ -263,6 +269,7 @@ def build_line(run: GoldsetRun, *, git: str | None, time: datetime | None = None
             "stopped": run.sequential.stopped},
         bill=_bill(records),
         judge_segment=_judge_segment(run),
+        corpus=run.corpus or None,
         route=run.route or None,
         status=run.status,
         population=run.population,
@@ -635,6 +642,8 @@ def delta_lines(current: HistoryLine, previous: HistoryLine | None,
                          "selection, the figures cover different questions")
         if current.errors != previous.errors:
             lines.append(f"errors {previous.errors} → {current.errors}")
+        if edited := corpus_change(previous.corpus, current.corpus):
+            lines.append(corpus_changed("the previous run", edited))
         if current.system != previous.system and previous.system and current.system:
             lines.append(f"system {previous.system} → {current.system}: figures of another "
                          "system")

@@ -499,6 +499,7 @@ def markdown(runs: Sequence[GoldsetRun],
                      + (f" ({', '.join(uncited)})" if uncited else ""))
         parts += [f"- {line}" for line in said.flaky]
         parts += [f"- {_cell(line)}" for line in said.answers]
+        parts += [f"- {_cell(line)}" for line in said.moved]
         by_tag = tag_table(run.records, run.metrics, "github")
         if by_tag:
             parts += ["", "### By tag", "", "Each metric over the questions of each tag value "

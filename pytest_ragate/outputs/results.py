@@ -88,12 +88,17 @@ class GoldsetStamp(_Line):
     # a sequential goldset's order seed and error budget (`decision/sequential.py`); a
     # goldset asked in collection order has none in its stamp
     sequential: dict[str, int | float] | None = None
+    # each corpus document's digest, by id (a baseline read from this file is held to it);
+    # absent from files written before it
+    corpus: dict[str, str] | None = None
 
     @model_serializer(mode="wrap")
     def _quiet_sequential(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
         data = handler(self)
         if self.sequential is None:
             data.pop("sequential", None)
+        if self.corpus is None:
+            data.pop("corpus", None)
         return data
 
 

@@ -30,6 +30,34 @@ class BaselineRun:
     source: str
     judges: tuple[str, ...] = ()  # who graded its judged metrics; () when none did
     results: str | None = None  # its results file, which `ragate rejudge` can re-grade
+    # each corpus document's digest, by id; None when the baseline did not keep it (a file or
+    # line written before it did)
+    corpus: dict[str, str] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CorpusChange:
+    """How a corpus differs from the baseline's, by document id (`corpus_change`)."""
+
+    edited: tuple[str, ...]
+    added: tuple[str, ...]
+    removed: tuple[str, ...]
+
+    @property
+    def documents(self) -> frozenset[str]:
+        return frozenset((*self.edited, *self.added, *self.removed))
+
+
+def corpus_change(then: Mapping[str, str] | None, now: Mapping[str, str] | None,
+                  ) -> CorpusChange | None:
+    """The documents edited, added and removed since `then`; None when either side is
+    unknown or nothing changed."""
+    if not then or not now:
+        return None
+    change = CorpusChange(edited=tuple(sorted(d for d in now if d in then and now[d] != then[d])),
+                          added=tuple(sorted(d for d in now if d not in then)),
+                          removed=tuple(sorted(d for d in then if d not in now)))
+    return change if change.documents else None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -224,6 +224,11 @@ class QuestionRecord(BaseModel):
     answer_text: str | None = None
     cited: list[Cited] = Field(default_factory=list)
     expected: list[str] | None = None  # expected span labels; None while answers are sealed
+    # pinned evidence re-found at other units, scored there (goldsets/pinned.py), one line each
+    evidence_moved: list[str] | None = None
+    # errored because its pinned evidence is stale: not asked, and a gap of its own kind
+    # (None otherwise, so JUnit shows it only where it is so)
+    stale_evidence: Literal[True] | None = None
     judge: str | None = None
     judge_model: str | None = None
     answerer_model: str | None = None

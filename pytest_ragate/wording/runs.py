@@ -91,12 +91,15 @@ class RunLines:
     judge: list[str]
     flaky: list[str]
     answers: list[str]  # answer_match's counts and its unsure answers no label settled
+    moved: list[str]  # questions whose pinned evidence was scored where its text is now
 
 
 def lines_of(run: GoldsetRun) -> RunLines:
     return RunLines(status_reason=status_reason(run), coverage=coverage_line(run),
                     parts=run_parts(run), pool=pool_line(run), judge=judge_lines(run),
-                    flaky=flaky_lines(run), answers=answer_lines(run.records, run.named))
+                    flaky=flaky_lines(run), answers=answer_lines(run.records, run.named),
+                    moved=[f"{run.named(r)}: {note}" for r in run.records
+                           for note in r.evidence_moved or ()])
 
 
 def status_reason(run: GoldsetRun) -> str:

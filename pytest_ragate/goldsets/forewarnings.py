@@ -1,0 +1,69 @@
+"""What `ragate validate` warns of at once, in a goldset that loads: questions whose texts are
+the same (case and whitespace folded: each is counted as an independent observation by every
+interval), floors that can never be decided on this goldset's n (a latency quantile over fewer
+answers than its distribution-free bound needs, a population under `ragate_min_n`, a strict
+proportion floor over questions that even n right of n does not reach), and its evidence pins
+(moved, stale, unpinned: goldsets/pinned.py).
+
+A floor's n here is its population's question count, an upper bound of the units it is decided
+over: a floor warned of cannot be decided even at that n, so no warning is a false one (one
+decided over fewer units, such as answerable questions only, can still go unwarned).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from pytest_ragate.goldsets.loader import Goldset
+from pytest_ragate.goldsets.pins import normalise
+from pytest_ragate.scoring.floor import counts_in
+from pytest_ragate.scoring.power import smallest_passing
+from pytest_ragate.scoring.registry import METRICS, latency_quantile
+from pytest_ragate.scoring.stats import quantile_needs
+from pytest_ragate.wording import validation as wording
+
+
+def same_questions(goldset: Goldset) -> list[str]:
+    """One warning per group of questions asking the same text."""
+    groups: dict[str, list[str]] = {}
+    for case in goldset.cases:
+        groups.setdefault(normalise(case.question.question), []).append(
+            case.question.question_id)
+    return [wording.same_text(ids) for ids in groups.values() if len(ids) > 1]
+
+
+def undecidable_floors(goldset: Goldset, *, min_n: int = 0, strict: bool = False,
+                       ) -> Iterator[str]:
+    """Each question floor its goldset's questions can never decide."""
+    for floor in goldset.floors:
+        if floor.anchors:
+            continue
+        n = sum(counts_in(floor, c.question.kind, c.question.slices) for c in goldset.cases)
+        metric = METRICS[floor.metric]
+        if metric.aggregate == "quantile":
+            q = latency_quantile(floor.metric)
+            if n < quantile_needs(q):
+                yield wording.never_decided(floor.label, n,
+                                            wording.quantile_short(q, quantile_needs(q)))
+                continue
+        if n < min_n:
+            yield wording.never_decided(floor.label, n, wording.under_min_n(min_n))
+        elif (strict and not floor.upper and n and metric.aggregate == "proportion"
+              and metric.unit == "questions" and goldset.config.repeat == 1
+              and smallest_passing(n, floor.min, strict=True) is None):
+            yield wording.never_decided(floor.label, n, wording.strict_unreachable(floor.min))
+
+
+def pin_lines(goldset: Goldset) -> list[str]:
+    """The moved and stale spans, by question, and how many spans are unpinned."""
+    lines: list[str] = []
+    spans = unpinned = 0
+    for case in goldset.cases:
+        if case.pins is None:
+            continue
+        qid = case.question.question_id
+        lines += [f"{qid}: {line}" for line in (*case.pins.stale, *case.pins.moved)]
+        spans, unpinned = spans + case.pins.spans, unpinned + case.pins.unpinned
+    if unpinned:
+        lines.append(wording.unpinned(unpinned, spans))
+    return lines

@@ -1,0 +1,154 @@
+"""`ragate pin GOLDSET` and `ragate reanchor GOLDSET [--write]`: fingerprints added to the
+expected evidence spans that lack one, and the unit ranges of pinned spans whose text moved
+rewritten where it is now (goldsets/pins.py, goldsets/pinned.py).
+
+Only the lines (a `.jsonl` file) or files (a folder of `<question_id>.json`) that change are
+rewritten, and in them only the evidence entries concerned: every other field keeps its value
+and order, and the line its JSON layout (ASCII escapes, separators, indentation as found). A
+file is written whole through the one atomic writer, and only if it still holds the bytes it
+was read from (an edit made meanwhile is never overwritten: nothing is written, and the
+command says so). A sealed goldset is refused: its answers are not in the clear.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_ragate.files import write_atomic
+from pytest_ragate.goldsets.config import EvidenceEntry, Expected
+from pytest_ragate.goldsets.loader import Goldset, load_goldset
+from pytest_ragate.goldsets.pinned import hold, pinned_entry
+from pytest_ragate.goldsets.pins import CorpusText, Unpinnable
+
+_FIRST = ("first_turn", "first_unit")
+_LAST = ("last_turn", "last_unit")
+_DOC = ("doc_id", "meeting_id")
+
+
+class PinningError(Exception):
+    """Nothing was written: the message says why."""
+
+
+@dataclass
+class Pinning:
+    """What a pin or reanchor pass found and did: one line per change or problem, the files
+    it wrote (none on a dry run)."""
+
+    lines: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    changes: int = 0
+    written: list[Path] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Source:
+    """One file of expected answers as read: its bytes, and each answer's place in it."""
+
+    path: Path
+    data: bytes
+    folder: bool  # a `<question_id>.json` file (else a `.jsonl` file of lines)
+
+
+def _sources(goldset: Goldset) -> list[_Source]:
+    path = goldset.root / goldset.config.questions.expected
+    files = sorted(path.glob("*.json")) if path.is_dir() else [path]
+    return [_Source(f, f.read_bytes(), path.is_dir()) for f in files]
+
+
+def _key(entry: dict[str, Any], names: tuple[str, ...]) -> str:
+    return next((n for n in names if n in entry), names[0])
+
+
+def _layout(text: str, folder: bool) -> dict[str, Any]:
+    """json.dumps's arguments that give back `text`'s own layout."""
+    indent = None
+    if folder and "\n" in text.strip():
+        second = text.strip().splitlines()[1]
+        indent = len(second) - len(second.lstrip()) or None
+    compact = '": ' not in text and '", ' not in text
+    return {"ensure_ascii": text.isascii(), "indent": indent,
+            "separators": (",", ":") if compact and indent is None else None}
+
+
+def _rewrite(text: str, folder: bool, change: Any) -> str | None:
+    """`text` (one answer) with `change` applied to its parsed JSON, in its own layout; None
+    when `change` changed nothing."""
+    answer = json.loads(text)
+    if not change(answer):
+        return None
+    body = json.dumps(answer, **_layout(text, folder))
+    return body + text[len(text.rstrip("\r\n")):]
+
+
+def _edit(goldset: Goldset, change: Any, write: bool, done: Pinning) -> None:
+    """Apply `change(answer_dict) -> bool` to every answer; write the files that changed."""
+    if goldset.sealed:
+        raise PinningError(f"{goldset.config_path}: the expected answers are sealed; nothing "
+                           "changed (`ragate unseal` them with the key, run this, and seal "
+                           "them again)")
+    for source in _sources(goldset):
+        text = source.data.decode("utf-8-sig")
+        pieces = [text] if source.folder else text.splitlines(keepends=True)
+        changed = False
+        for i, piece in enumerate(pieces):
+            if piece.strip():
+                new = _rewrite(piece, source.folder, change)
+                if new is not None:
+                    pieces[i], changed = new, True
+        if changed and write:
+            if source.path.read_bytes() != source.data:
+                raise PinningError(f"{source.path} changed while it was being read; nothing "
+                                   "written to it: run the command again")
+            write_atomic(source.path, "".join(pieces))
+            done.written.append(source.path)
+
+
+def pin_goldset(config: Path) -> Pinning:
+    """Pins added to every evidence span that has none, of the corpus as it is now."""
+    goldset = load_goldset(config)
+    text = CorpusText(goldset.corpus)
+    done = Pinning()
+
+    def change(answer: dict[str, Any]) -> bool:
+        changed = False
+        for i, raw in enumerate(answer.get("evidence") or []):
+            entry = EvidenceEntry.model_validate(raw)
+            if entry.pin is not None or entry.last_turn is None:
+                continue
+            try:
+                raw["pin"] = pinned_entry(entry, text).pin.model_dump()  # type: ignore[union-attr]
+            except Unpinnable as why:
+                done.problems.append(f"{answer.get('question_id')}: evidence[{i}]: {why}")
+                continue
+            done.changes += 1
+            changed = True
+        return changed
+
+    _edit(goldset, change, write=True, done=done)
+    return done
+
+
+def reanchor_goldset(config: Path, *, write: bool) -> Pinning:
+    """Every pinned span whose text moved, re-anchored where its text is now (written with
+    `write`); the stale ones named, as they cannot be."""
+    goldset = load_goldset(config)
+    text = CorpusText(goldset.corpus)
+    done = Pinning()
+
+    def change(answer: dict[str, Any]) -> bool:
+        held = hold(Expected.model_validate(answer), text)
+        qid = answer.get("question_id")
+        done.lines += [f"{qid}: {line}" for line in held.moved]
+        done.problems += [f"{qid}: {line}" for line in held.stale]
+        for i, (doc_id, first, last) in held.moves:
+            raw = answer["evidence"][i]
+            raw[_key(raw, _DOC)], raw[_key(raw, _FIRST)], raw[_key(raw, _LAST)] = \
+                doc_id, first, last
+            done.changes += 1
+        return bool(held.moves)
+
+    _edit(goldset, change, write=write, done=done)
+    return done
