@@ -30,6 +30,7 @@ from pytest_ragate.items.keys import (
     CASE_KEY,
     FLOOR_KEY,
     GOLDSET_KEY,
+    ITEM_FAILED_ATTR,
     LAST_RUN_KEY,
     NO_SYSTEM_ATTR,
     PROBLEMS_ATTR,
@@ -39,7 +40,7 @@ from pytest_ragate.items.keys import (
 )
 from pytest_ragate.items.long_lived import long_lived, thaw
 from pytest_ragate.items.route import route_spec
-from pytest_ragate.modes.choosing import start, stop
+from pytest_ragate.modes.choosing import MODE_KEY, start, stop
 from pytest_ragate.modes.output_paths import check_collected
 from pytest_ragate.settings import add_options, add_run_options, read_settings
 
@@ -216,6 +217,17 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     return True
 
 
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config,
+                            ) -> Generator[None, None, None]:
+    """Around pytest's summary (outside its own wrapper): the run's controller says a cause
+    many goldset items share once (`Controller.saying_once`); an xdist worker prints none."""
+    saying_once = getattr(config.stash.get(MODE_KEY, None), "saying_once", None)
+    if saying_once is None:
+        return (yield)
+    return (yield from saying_once(terminalreporter))
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_make_collect_report(collector: pytest.Collector,
                                ) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
@@ -249,6 +261,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None],
         if anchor is not None:
             setattr(report, ANCHOR_ATTR, anchor.model_dump(mode="json"))
     if CASE_KEY in item.stash or ANCHOR_KEY in item.stash:
+        if report.failed:
+            setattr(report, ITEM_FAILED_ATTR, True)  # said once if its cause is shared
         from pytest_ragate.items.redacting import redact_report
 
         redact_report(item.config, report)  # no sealed text or credential in what it shows

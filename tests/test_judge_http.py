@@ -84,10 +84,13 @@ def test_ragas_judge_over_http_counts_every_failure(pytester: pytest.Pytester,
     # is not decided (it passed over a1 alone before)
     floor = junit_cases(pytester.path / "junit.xml")["gs.ragate.toml::floor[faithfulness]"]
     assert floor["outcome"] == "failure"
-    assert str(floor["props"]["message"]) == (  # type: ignore[index]
+    message = str(floor["props"]["message"])  # type: ignore[index]
+    assert message.startswith(
         "faithfulness: not decided: the judge delivered 1 of 4 verdicts (0.25 < "
         "judge_coverage floor 0.95, xfail or not; none for a2, a3, a4): a floor is not "
-        "decided on the verdicts its judge could give")
+        "decided on the verdicts its judge could give · the judge failed on a2: timeout:")
+    # and why, each cause once (issue 36 item 4)
+    assert "; on a3: http:" in message and "; on a4: parse:" in message
     result.stdout.fnmatch_lines(esc(
         "*judge_coverage 0.25 < floor 0.95 · n=8 verdicts*",
         "FAILED gs/ragate.toml::floor[faithfulness] - *",

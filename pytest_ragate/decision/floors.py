@@ -294,7 +294,8 @@ def unread(floor: Floor, goldset: str, coverage: float, scored: Scored) -> Verdi
         return None
     return Verdict(floor=floor, goldset=goldset, outcome="failed", tally=scored.tally,
                    message=wording.judge_unread(floor, len(rows) - len(missing), len(rows),
-                                                coverage, [r.question_id for r in missing]),
+                                                coverage, [r.question_id for r in missing],
+                                                causes=scored.counted.failure_causes),
                    computed_by=scored.counted.computed_by)
 
 

@@ -37,6 +37,8 @@ NO_SYSTEM_ATTR = "ragate_no_system"  # a goldset item's setup report, when no sy
 # user's was in scope (`provenance.MissingSystem`): the file its goldset was collected from
 MALFORMED_ATTR = "ragate_malformed"  # a question's call report, when the system returned no
 # ragate.Answer (`questions.MalformedAnswer`): what it returned (`str`, `a dict with wrong fields`)
+ITEM_FAILED_ATTR = "ragate_item_failed"  # a question's or an anchor's failed report: True, so
+# the controller can say a cause many of them share once (`wording/causes.py`)
 PROBLEMS_ATTR = "ragate_problems"  # a goldset file's failed collect report: its problems,
 # each as `Problem.to_json` (file, line, field), for the CI's annotations (outputs/findings.py)
 WORKEROUTPUT_KEY = "ragate_collected"  # a worker's `workeroutput`: its population.Collected

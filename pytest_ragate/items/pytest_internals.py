@@ -35,6 +35,13 @@ What has no public route, and what ragate needs it for:
   report's failure masked in place, keeping the crash line (`reprcrash`) that pytest's short
   summary, xdist's report and ragate's own `why` read; replaced by its masked text only where
   the tree is not made of dataclasses, or masking its parts did not mask its whole.
+- `said_once` (`TerminalReporter.stats`, the lists pytest's ERRORS and FAILURES sections and
+  its short summary print every failed report from): the items that share a cause with one
+  shown in full (`wording/causes.py`) kept out of them while they print, and put back before
+  the run's counts line. No hook filters what those sections show: `pytest_report_teststatus`
+  only files a report under another category (which the counts line would show), and a
+  shorter `longrepr` still prints a section per item. Its contract is pinned in
+  tests/test_said_once.py, beside the grouping it serves.
 
 Each name is imported here once, guarded. When a pytest release drops one, what needs it
 raises `PytestChanged`, naming the pytest version and what ragate needed; where doing without
@@ -56,7 +63,8 @@ from __future__ import annotations
 import dataclasses
 import logging
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -228,3 +236,28 @@ def _masked(value: Any, redact: Callable[[str], str]) -> Any:
 def _mask_fields(node: Any, redact: Callable[[str], str]) -> None:
     for field in dataclasses.fields(node):
         object.__setattr__(node, field.name, _masked(getattr(node, field.name), redact))
+
+
+SUMMARISED = ("error", "failed")  # the categories of `TerminalReporter.stats` said once
+
+
+@contextmanager
+def said_once(terminalreporter: Any, hidden: Collection[tuple[str, str]]) -> Iterator[None]:
+    """While pytest's terminal summary prints its ERRORS and FAILURES sections and its short
+    summary, the failed reports in `hidden` (node id, phase) are not among the reports it
+    prints; they are back once it is done, so the run's counts line counts each of them."""
+    stats = getattr(terminalreporter, "stats", None)
+    if not isinstance(stats, dict) or not all(
+            isinstance(stats.get(key, []), list) for key in SUMMARISED):
+        raise _changed("TerminalReporter.stats (a dict of lists of reports)", "print a cause "
+                       "many questions share once instead of once per question")
+    whole = {key: list(stats[key]) for key in SUMMARISED if key in stats}
+    for key, reports in whole.items():
+        stats[key][:] = [r for r in reports if (getattr(r, "nodeid", None),
+                                                getattr(r, "when", None)) not in hidden]
+    try:
+        yield
+    finally:
+        for key, reports in whole.items():
+            ids = {id(r) for r in reports}
+            stats[key][:] = reports + [r for r in stats[key] if id(r) not in ids]

@@ -29,6 +29,7 @@ import pytest
 
 from pytest_ragate.items.keys import (
     ANCHOR_ATTR,
+    ITEM_FAILED_ATTR,
     MALFORMED_ATTR,
     NO_SYSTEM_ATTR,
     PROBLEMS_ATTR,
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     from pytest_ragate.decision.regressions import RunJudge
     from pytest_ragate.modes.conclusion import Conclusion
     from pytest_ragate.problems import Problem
+    from pytest_ragate.wording.causes import Shared
 
 Location = tuple[str, int | None, str]
 
@@ -126,6 +128,9 @@ class Controller(ABC):
         self.crashed: set[str] = set()  # node ids whose xdist worker died running them
         self.down: list[str] = []  # xdist workers that went down, and why
         self.no_system: dict[str, int] = {}  # goldset file -> items that had no system
+        self.shared: list[Shared] = []  # the causes items share, said once (the summary's)
+        # goldset items' failed reports (node id, phase, why), to say a shared cause once
+        self.item_failures: list[tuple[str, str, str]] = []
         self.malformed: dict[str, int] = {}  # what the system returned -> questions
         # (judge, field of its usage) -> why, the questions whose judge usage broke the rule
         self.invalid_usage: dict[tuple[str, str], tuple[str, list[str]]] = {}
@@ -199,8 +204,10 @@ class Controller(ABC):
             self.malformed[returned] = self.malformed.get(returned, 0) + 1
         if report.failed and not hasattr(report, "wasxfail"):
             self.failures[report.nodeid] += 1
-            self.failed.setdefault(report.nodeid, (report.when or "",
-                                                   failure_line(report)))
+            why = failure_line(report)
+            self.failed.setdefault(report.nodeid, (report.when or "", why))
+            if getattr(report, ITEM_FAILED_ATTR, False):
+                self.item_failures.append((report.nodeid, report.when or "", why))
 
     def ragate_ran(self) -> None:
         """A goldset ran (here, or on a worker): from now on what this process prints is
@@ -313,7 +320,32 @@ class Controller(ABC):
             self.conclude(session, stopped_early(session))
         return result
 
+    def saying_once(self, terminalreporter: Any) -> Generator[None, None, None]:
+        """Around pytest's own summary (`plugin.pytest_terminal_summary` wraps it): a cause
+        many goldset items share is shown once, at the first of them, in its ERRORS or
+        FAILURES section and its short summary; the others are said in one line each place
+        (`wording/causes.py`)."""
+        if not self.item_failures:
+            return (yield)
+        from pytest_ragate.items.pytest_internals import said_once
+        from pytest_ragate.wording.causes import Failed, shared_causes
+
+        self.shared = shared_causes(Failed(nodeid=nodeid, when=when, why=why)
+                                    for nodeid, when, why in self.item_failures)
+        hidden = {(nodeid, shared.when) for shared in self.shared for nodeid in shared.others}
+        with said_once(terminalreporter, hidden):
+            result = yield
+            chars = getattr(terminalreporter, "reportchars", "")
+            if not getattr(terminalreporter, "no_summary", False):
+                for shared in self.shared:
+                    if ("f" if shared.when == "call" else "E") in chars:
+                        terminalreporter.write_line(shared.summary_line(), red=True)
+        return result
+
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int) -> None:
+        if self.config.option.tbstyle != "no":  # where pytest's sections show the first
+            for shared in self.shared:
+                terminalreporter.write_line(shared.line(), red=True, bold=True)
         if self.no_system:
             from pytest_ragate.items.provenance import missing_summary
 

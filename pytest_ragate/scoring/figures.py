@@ -49,6 +49,9 @@ class Counted:
     errors: int = 0
     skipped: int = 0
     failures: int = 0  # judge failures of a metric the judge is asked for
+    # why the judge failed, each cause once with the questions it failed on, in first-seen
+    # order (a judge that is down: one cause, every question)
+    failure_causes: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 def interval_of(t: Tally) -> tuple[float, float] | None:
@@ -92,10 +95,25 @@ def computed_by(floor: Floor, records: Sequence[QuestionRecord], judge: str | No
 
 def counted_of(floor: Floor, rows: Sequence[QuestionRecord], judge: str | None, t: Tally,
                ) -> Counted:
+    asked = METRICS[floor.metric].asked
     return Counted(computed_by=computed_by(floor, rows, judge),
                    errors=sum(r.status == "error" for r in rows),
                    skipped=sum(r.status == "skipped" for r in rows),
-                   failures=t.failures if METRICS[floor.metric].asked else 0)
+                   failures=t.failures if asked else 0,
+                   failure_causes=judge_failure_causes(
+                       rows, floor.metric if asked else None) if asked or t.failures else ())
+
+
+def judge_failure_causes(rows: Sequence[QuestionRecord], metric: str | None = None,
+                         ) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Why the judge failed on `rows` (on `metric`, else on any metric), each cause once with
+    the questions it failed on, in the order first seen."""
+    causes: dict[str, dict[str, None]] = {}
+    for r in rows:
+        for name, why in r.judge_failures.items():
+            if metric is None or name == metric:
+                causes.setdefault(why, {})[r.question_id] = None
+    return tuple((why, tuple(names)) for why, names in causes.items())
 
 
 def kind_counts(metric: str, records: Sequence[QuestionRecord]) -> list[tuple[str, Tally]]:

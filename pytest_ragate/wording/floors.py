@@ -6,7 +6,6 @@ these functions write what it found, so a message's wording changes here, in one
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -14,6 +13,7 @@ from pytest_ragate.scoring import intervals
 from pytest_ragate.scoring.ppi import MIN_LABELS, Ppi
 from pytest_ragate.scoring.records import fmt_some
 from pytest_ragate.scoring.registry import METRICS, Tally, figure_digits, fmt_figure
+from pytest_ragate.wording.causes import judge_failed, without_member
 from pytest_ragate.wording.numbers import NAMED, bound, fmt_interval, plural
 from pytest_ragate.wording.slices import slice_name
 
@@ -90,8 +90,7 @@ def cause(gap: Gap) -> str:
     """Why a member has no result, without its own name (`MissingSystem: q07: no
     ragate_system in scope` is `MissingSystem: no ragate_system in scope`): what members
     that failed for one reason share."""
-    return re.sub(rf"(?<![\w.\-\[]){re.escape(gap.member)}(?![\w.\-\]])(: )?", "",
-                  gap.why).strip()
+    return without_member(gap.why, gap.member)
 
 
 def incomplete(missing: Missing, partial: str) -> str:
@@ -137,7 +136,8 @@ def nothing_ran(metric: str, errors: Sequence[str | None]) -> str:
 
 def aside(floor: Floor, counted: Counted) -> str:
     """` (2 questions errored, counted as wrong; 1 skipped, not counted)` after a floor's
-    figures: the rows its figure counts as wrong or leaves out; an anchor floor's kind."""
+    figures: the rows its figure counts as wrong or leaves out, and why the judge failed, each
+    cause once (`causes.judge_failed`); an anchor floor's kind."""
     if floor.anchors:
         return f" ({floor.kind} anchors)"
     notes = []
@@ -147,24 +147,28 @@ def aside(floor: Floor, counted: Counted) -> str:
         notes.append(f"{counted.skipped} skipped, not counted")
     if counted.failures:  # judge_coverage counts its failures as wrong: never here
         notes.append(f"{plural(counted.failures, 'judge failure')}, not counted")
-    return f" ({'; '.join(notes)})" if notes else ""
+    why = f" · {judge_failed(counted.failure_causes)}" if counted.failure_causes else ""
+    return (f" ({'; '.join(notes)})" if notes else "") + why  # each cause once
 
 
 def judge_unread(floor: Floor, delivered: int, asked: int, coverage: float,
-                 unread: Sequence[str]) -> str:
-    """A judged floor whose judge failed on too many of its questions: not decided."""
+                 unread: Sequence[str],
+                 causes: Sequence[tuple[str, Sequence[str]]] = ()) -> str:
+    """A judged floor whose judge failed on too many of its questions: not decided; why the
+    judge failed, each cause once."""
+    why = f" · {judge_failed(causes)}" if causes else ""
     missing = fmt_some(list(dict.fromkeys(unread)), 5)
     if floor.slice is not None:
         name = slice_name(*floor.slice)
         return (f"{name} {floor.metric}: not decided: the judge delivered {delivered} of "
                 f"{asked} verdicts of {name} ({delivered / asked:.2f} < judge_coverage floor "
                 f"{coverage:.2f}; none for {missing}): a slice is not decided on the verdicts "
-                "its judge could give")
+                f"its judge could give{why}")
     scope = f" of {floor.kind} questions" if floor.kind else ""
     return (f"{floor.metric}: not decided: the judge delivered {delivered} of {asked} verdicts"
             f"{scope} ({delivered / asked:.2f} < judge_coverage floor {coverage:.2f}, xfail "
             f"or not; none for {missing}): a floor is not decided on the verdicts its judge "
-            "could give")
+            f"could give{why}")
 
 
 def nothing_scored(floor: Floor, rows: int, counted: Counted) -> str:

@@ -12,9 +12,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pytest_ragate.scoring.answer_match import unsettled
+from pytest_ragate.scoring.figures import judge_failure_causes
 from pytest_ragate.scoring.records import fmt_some
 from pytest_ragate.scoring.registry import flaky_questions
 from pytest_ragate.wording.agreement import agreement_line
+from pytest_ragate.wording.causes import judge_failed
 from pytest_ragate.wording.numbers import NAMED, NAMED_UNDECIDED
 from pytest_ragate.wording.sequential import sequential_part
 
@@ -202,6 +204,8 @@ def judge_lines(run: GoldsetRun) -> list[str]:
     vacuous = sum(len(r.judge_vacuous) for r in run.records)
     lines = [f"judge {', '.join(judges)}: {attempted - failures}/{attempted} verdicts, "
              f"judge failures {failures}, vacuous {vacuous}, cache hits {cached}"]
+    if failures:
+        lines.append(judge_failed(judge_failure_causes(run.records)))
     shared = sorted({r.judge_model for r in run.records
                      if r.judge_model and r.judge_model == r.answerer_model})
     if shared:
