@@ -83,6 +83,10 @@ class AskedQuestion(Protocol):
     def kind(self) -> str: ...
     @property
     def slices(self) -> Mapping[str, str]: ...  # its value of each slice key, its kind among them
+    @property
+    def conversation(self) -> str | None: ...  # the conversation it is a turn of
+    @property
+    def turn(self) -> int | None: ...  # its turn in it, from 1
 
 
 class Spans(Protocol):
@@ -164,6 +168,8 @@ class Member(_Wire):
     question: str
     kind: str
     tags: dict[str, str] = {}  # the question's tags as slice keys (its kind is `kind`)
+    conversation: str | None = None  # the conversation it is a turn of, and which turn
+    turn: int | None = None
     index: int
     nodeid: str | None
     sealed: bool  # expected answers sealed and no key: it cannot be scored
@@ -181,6 +187,7 @@ class Member(_Wire):
         q, expected = case.question, case.expected
         return cls(question_id=q.question_id, repeat=case.repeat, name=_name_of(case),
                    question=q.question, kind=q.kind, tags=_tags(q), index=case.index,
+                   conversation=q.conversation, turn=q.turn,
                    nodeid=nodeid,
                    sealed=expected is None, must_abstain=case.must_abstain,
                    evidence_spans=len(expected.spans) if expected is not None else 0,
@@ -198,6 +205,9 @@ class Member(_Wire):
         data = handler(self)
         if not self.tags:
             data.pop("tags", None)
+        for name in ("conversation", "turn"):
+            if data.get(name) is None:
+                data.pop(name, None)
         return data
 
 

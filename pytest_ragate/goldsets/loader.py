@@ -692,12 +692,66 @@ def _read_questions(root: Path, config: GoldsetConfig, config_path: Path,
                    unread=any(p.field == "<file>" for p in found), problems=[*found, *kinds])
 
 
+def _check_conversations(listed: _Listed) -> list[Problem]:
+    """One problem per cause in each conversation's turns: a turn twice, a gap (turns are
+    numbered from 1 without gaps), turns out of order in the file (they are asked in the
+    file's order), and a question id that is a turn of two conversations."""
+    turns: dict[str, list[tuple[int, int, str]]] = {}  # conversation -> (line, turn, id)
+    first: dict[str, tuple[int, str]] = {}  # question id -> (line, its conversation)
+    found: list[Problem] = []
+    for line, q in listed.questions:
+        if q.conversation is None or q.turn is None:
+            continue
+        seen = first.setdefault(q.question_id, (line, q.conversation))
+        if seen[1] != q.conversation:
+            found.append(Problem(listed.path, "conversation", f"is a turn of conversation "
+                                 f"{seen[1]!r} (line {seen[0]}) and of {q.conversation!r}: a "
+                                 "question belongs to one conversation", line=line,
+                                 question_id=q.question_id))
+            continue
+        turns.setdefault(q.conversation, []).append((line, q.turn, q.question_id))
+    for conversation, listed_turns in turns.items():
+        found.extend(_turn_problems(listed.path, conversation, listed_turns))
+    return found
+
+
+def _turn_problems(path: Path, conversation: str, turns: list[tuple[int, int, str]],
+                   ) -> list[Problem]:
+    """The problems of one conversation's turns, (line, turn, question id) in file order."""
+    found: list[Problem] = []
+    lines: dict[int, int] = {}
+    for line, turn, qid in turns:
+        if turn in lines:
+            found.append(Problem(path, "turn", f"conversation {conversation!r} has turn {turn} "
+                                 f"twice (first on line {lines[turn]})", line=line,
+                                 question_id=qid))
+        lines.setdefault(turn, line)
+    missing = [t for t in range(1, max(lines) + 1) if t not in lines]
+    if missing:
+        shown, listed = ", ".join(map(str, missing)), ", ".join(map(str, sorted(lines)))
+        found.append(Problem(path, "turn", f"conversation {conversation!r} has turns "
+                             f"{listed}: turn{'s' * (len(missing) > 1)} {shown} missing "
+                             "(a conversation's turns are numbered 1, 2, … without gaps)",
+                             line=turns[0][0], question_id=turns[0][2]))
+    order = [turn for _, turn, _ in turns]
+    late = next((i for i in range(1, len(order)) if order[i] < order[i - 1]), None)
+    if late is not None and not found:
+        line, turn, qid = turns[late]
+        found.append(Problem(path, "turn", f"turn {turn} of conversation {conversation!r} "
+                             f"comes after turn {order[late - 1]} (line {turns[late - 1][0]}): "
+                             "list a conversation's turns in order, they are asked in it",
+                             line=line, question_id=qid))
+    return found
+
+
 def _by_id(listed: _Listed) -> tuple[dict[str, tuple[int, Question]], list[Problem]]:
     """Each question by its id (the first of a duplicated id), and a problem per duplicate."""
     by_id: dict[str, tuple[int, Question]] = {}
     problems: list[Problem] = []
     for line, q in listed.questions:
         if q.question_id in by_id:
+            if q.conversation != by_id[q.question_id][1].conversation and q.conversation:
+                continue  # a turn of two conversations: `_check_conversations` says so
             problems.append(Problem(listed.path, "question_id", f"duplicate id (first on line "
                                     f"{by_id[q.question_id][0]})", line=line,
                                     question_id=q.question_id))
@@ -802,6 +856,7 @@ def load_goldset(path: Path) -> Goldset:
     listed = _read_questions(root, config, config_path, floors)
     answers = _read_answers(root, config, config_path)
     by_id, duplicates = _by_id(listed)
+    duplicates = [*duplicates, *_check_conversations(listed)]
     floors, unsliced = slice_floors(floors, list(by_id.values()), config_path)
     matching = _match_answers(by_id, answers, corpus, listed)
     mix = (_check_mix(config.questions.mix, Counter(q.kind for _, q in by_id.values()),

@@ -201,6 +201,9 @@ class QuestionRecord(BaseModel):
     question: str | None = None  # the question's text, as the system was asked it
     kind: str
     tags: dict[str, str] = Field(default_factory=dict)  # the question's slices (goldset tags)
+    # the conversation it is a turn of, and which turn (from 1); None outside conversations
+    conversation: str | None = None
+    turn: int | None = Field(default=None, ge=1)
     index: int
     status: Literal["scored", "error", "skipped"] = "scored"
     error: str | None = None
@@ -279,6 +282,9 @@ class QuestionRecord(BaseModel):
             data.pop("answer_check", None)
         if not self.tags:
             data.pop("tags", None)
+        for name in ("conversation", "turn"):
+            if data.get(name) is None:
+                data.pop(name, None)
         if not self.not_needed:
             data.pop("not_needed", None)
         for name in BILL_FIELDS:  # nothing measured: the row as it was before the bill
