@@ -39,7 +39,7 @@ from pytest_ragate.items.keys import (
 )
 from pytest_ragate.items.long_lived import long_lived, thaw
 from pytest_ragate.items.route import route_spec
-from pytest_ragate.modes.choosing import start, stop
+from pytest_ragate.modes.choosing import configure_node, start, stop
 from pytest_ragate.modes.output_paths import check_collected
 from pytest_ragate.settings import add_options, add_run_options, read_settings
 
@@ -69,6 +69,12 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(f"--ragate-html needs {' and '.join(missing)}: "
                                     "pip install 'pytest-ragate[html]'")
     start(config, settings)  # the run's mode: one object registered (`modes/choosing.py`)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """xdist's controller starting a worker: a conversation's turns go to one worker."""
+    configure_node(node)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -275,7 +281,11 @@ def ragate_question(request: pytest.FixtureRequest) -> Question:
     case = getattr(request, "param", None) or request.node.stash.get(CASE_KEY, None)
     if case is None:
         pytest.fail("ragate_question is only available in goldset items", pytrace=False)
-    return case.question
+    if case.question.conversation is None:
+        return case.question
+    from pytest_ragate.items.conversations import with_history
+
+    return with_history(request.node, case)  # the earlier turns, with this run's answers
 
 
 @pytest.fixture

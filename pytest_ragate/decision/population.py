@@ -357,19 +357,35 @@ def _digest(text: str) -> bytes:
 
 
 def deal(route: str, questions: Sequence[str], anchors: Sequence[str], count: int,
-         ) -> dict[str, int]:
+         units: Mapping[str, str] | None = None) -> dict[str, int]:
     """Each item name's shard (1-based): questions, then anchors, each ordered by digest and
     dealt round-robin on from where the route's digest starts. Balanced (shards differ by at
     most one question and one anchor) and stable: a name's shard depends on the route, the
     names and `count`, not on their order, on `-k`/`-m` or on the other goldsets of the run
-    (why this and not pytest-split or pytest-shard: `modes/shard.py`)."""
+    (why this and not pytest-split or pytest-shard: `modes/shard.py`). With `units` (a name's
+    unit, `asking_units`), whole units are dealt: a conversation's turns share one shard."""
     start = int.from_bytes(_digest(route)[:8], "big") % count
     shards: dict[str, int] = {}
+    units = units or {}
     for names in (questions, anchors):
-        for name in sorted(names, key=lambda n: _digest(f"{route}\0{n}")):
-            shards[name] = start % count + 1
+        dealt: dict[str, int] = {}
+        for name in sorted(dict.fromkeys(units.get(n, n) for n in names),
+                           key=lambda n: _digest(f"{route}\0{n}")):
+            dealt[name] = start % count + 1
             start += 1
+        shards.update({n: dealt[units.get(n, n)] for n in names})
     return shards
+
+
+CONVERSATION_UNIT = "conversation\0"  # a unit name no question name can be (no NUL in ids)
+
+
+def asking_units(members: Iterable[Member]) -> dict[str, str]:
+    """Each question item's unit, by item name: its conversation's (every turn and repeat of
+    a conversation is one unit: asked in order on one process, in one shard, and the unit of
+    sampling of its goldset's statistics), or its own name."""
+    return {m.item_name: (CONVERSATION_UNIT + m.conversation if m.conversation
+                          else m.item_name) for m in members}
 
 
 def population_shards(population: Population, count: int) -> dict[str, int]:
@@ -377,7 +393,8 @@ def population_shards(population: Population, count: int) -> dict[str, int]:
     the one deal that a shard selects its items by, its results header lists what it did not
     run by, and `ragate decide` names the shard that owed a missing row by."""
     return deal(population.route, [m.item_name for m in population.questions],
-                [a.item_name for a in population.anchors], count)
+                [a.item_name for a in population.anchors], count,
+                units=asking_units(population.questions))
 
 
 def node_shards(population: Population, count: int) -> dict[str, int]:
