@@ -69,12 +69,18 @@ def reasked_size(asked: int, population: int) -> int | None:
     return asked if 2 * asked < population else None
 
 
-def reasking_order(seed: int, route: str, asked: Sequence[str]) -> list[str]:
+def reasking_order(seed: int, route: str, asked: Sequence[str],
+                   units: Mapping[str, str] | None = None) -> list[str]:
     """The questions asked before a stop, in the order they are asked again: a shuffle of
-    the run's seed, so the system cannot know it, the same on every process and replay."""
-    order = sorted(asked)
+    the run's seed, so the system cannot know it, the same on every process and replay; a
+    conversation's turns (`units`) together and in the order `asked` lists them."""
+    units = units or {}
+    members: dict[str, list[str]] = {}
+    for name in asked:
+        members.setdefault(units.get(name, name), []).append(name)
+    order = sorted(members)
     random.Random(f"{seed}\0{route}\0again").shuffle(order)
-    return order
+    return [name for unit in order for name in members[unit]]
 
 
 @dataclass(kw_only=True)

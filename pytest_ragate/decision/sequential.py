@@ -36,7 +36,7 @@ from pytest_ragate.decision.drift import (
     reasking_order,
 )
 from pytest_ragate.decision.floors import Verdict, outcome_of
-from pytest_ragate.decision.population import Population, SequentialPlan
+from pytest_ragate.decision.population import Population, SequentialPlan, asking_units
 from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import QuestionRecord
 from pytest_ragate.scoring.registry import METRICS
@@ -97,11 +97,18 @@ class SequentialOutcome:
     reasked: tuple[QuestionRecord, ...] = ()  # its questions asked again, in that order
 
 
-def asking_order(seed: int, route: str, names: Sequence[str]) -> list[str]:
-    """The question names of one route in the order a sequential run asks them."""
-    order = sorted(names)
+def asking_order(seed: int, route: str, names: Sequence[str],
+                 units: Mapping[str, str] | None = None) -> list[str]:
+    """The question names of one route in the order a sequential run asks them: a seeded
+    shuffle of their units (`population.asking_units`: a conversation is one unit, its turns
+    kept in the order `names` lists them), each unit's names together."""
+    units = units or {}
+    members: dict[str, list[str]] = {}
+    for name in names:
+        members.setdefault(units.get(name, name), []).append(name)
+    order = sorted(members)
     random.Random(f"{seed}\0{route}").shuffle(order)
-    return order
+    return [name for unit in order for name in members[unit]]
 
 
 @dataclass(kw_only=True)
@@ -124,6 +131,8 @@ class Stopping:
     first: dict[str, QuestionRecord] = field(default_factory=dict)  # the rows fed, by name
     recheck: Recheck | None = None  # every floor decided: its questions asked again
     drifts: list[FloorDrift] = field(default_factory=list)  # the re-check, once it settled
+    units: dict[str, str] = field(default_factory=dict)  # question name -> its unit (its
+    # conversation's): a stop is made only between units, never mid-conversation
 
     @classmethod
     def of(cls, population: Population, floors: Sequence[Floor], *, min_n: int = 0,
@@ -136,9 +145,10 @@ class Stopping:
         names = [m.item_name for m in population.questions]
         kinds = {m.item_name: m.kind for m in population.questions}
         over = [f for f in floors if not f.anchors]
-        stopping = cls(order=asking_order(plan.seed, population.route, names), tracks={},
-                       kinds={f.name: f.kind for f in over}, min_n=min_n, member_kind=kinds,
-                       seed=plan.seed, route=population.route)
+        units = asking_units(population.questions)
+        stopping = cls(order=asking_order(plan.seed, population.route, names, units),
+                       tracks={}, kinds={f.name: f.kind for f in over}, min_n=min_n,
+                       member_kind=kinds, seed=plan.seed, route=population.route, units=units)
         # a slice floor is decided with its family's correction, which no sequence tracks
         unfit = [f.name if f.slice else f.metric for f in over
                  if f.slice or not sequential_metric(f.metric)]
@@ -171,6 +181,14 @@ class Stopping:
     def rechecking(self) -> bool:
         """Every floor is decided and the questions asked so far are being asked again."""
         return self.recheck is not None and self.stopped_at is None and self.halted is None
+
+    @property
+    def mid_unit(self) -> bool:
+        """The last question fed is not its unit's last: no stop is made here."""
+        if not 0 < self.fed < self.population:
+            return False
+        after, last = self.order[self.fed], self.order[self.fed - 1]
+        return self.units.get(after, after) == self.units.get(last, last)
 
     def offer(self, name: str, record: QuestionRecord) -> None:
         """A question's row, as it arrives: fed once every question before it was (none
@@ -231,6 +249,8 @@ class Stopping:
                     track.feed(record)
             self.first[name] = record
             self.fed += 1
+            if self.mid_unit:
+                continue
             if all(t.call is not None and t.questions >= self.min_n
                    for t in self.tracks.values()):
                 self.waiting.clear()
@@ -247,7 +267,7 @@ class Stopping:
             self.halted = Halt(kind="recheck costs", asked=self.fed, of=self.population)
         else:
             self.recheck = Recheck(asked=self.fed, names=reasking_order(
-                self.seed, self.route, self.order[:self.fed]))
+                self.seed, self.route, self.order[:self.fed], self.units))
 
     def _settle(self) -> None:
         """Every question asked again: the stop holds, or the answers changed and it is

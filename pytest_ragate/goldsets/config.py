@@ -37,7 +37,7 @@ from pytest_ragate.goldsets.corpus import Units
 from pytest_ragate.problems import GoldsetError, Problem, problems_from_validation
 from pytest_ragate.scoring.answer_match import SIMILAR
 from pytest_ragate.scoring.answer_text import Fact, alternative_problem
-from pytest_ragate.scoring.floor import KIND_SLICE, floor_name
+from pytest_ragate.scoring.floor import KIND_SLICE, TURN_SLICE, floor_name, turn_position
 from pytest_ragate.scoring.records import ContextRef, Evidence, Span, WholeDocument
 from pytest_ragate.scoring.registry import METRICS
 
@@ -207,6 +207,9 @@ class Question(_Model):
         if self.conversation is not None and self.turn is None:
             raise ValueError(f"a question of conversation {self.conversation!r} needs its "
                              "\"turn\" (1 for the first question, 2 for the next, …)")
+        if self.turn is not None and isinstance(self.tags, dict) and TURN_SLICE in self.tags:
+            raise ValueError(f"{TURN_SLICE!r} is a turn's position, a slice of its own "
+                             "([floors.turn.1], [floors.turn.later]): not a tag of a turn")
         return self
 
     @model_serializer(mode="wrap")
@@ -246,8 +249,11 @@ class Question(_Model):
 
     @property
     def slices(self) -> dict[str, str]:
-        """The question's value of each slice key: its tags (a mapping) and its kind."""
-        return {**(self.tags if isinstance(self.tags, dict) else {}), KIND_SLICE: self.kind}
+        """The question's value of each slice key: its tags (a mapping), its kind, and a
+        conversation's turn its position (`turn`: "1" or "later", `[floors.turn.1]`)."""
+        turn = {TURN_SLICE: turn_position(self.turn)} if self.turn is not None else {}
+        return {**(self.tags if isinstance(self.tags, dict) else {}), KIND_SLICE: self.kind,
+                **turn}
 
     @field_validator("gist", "evidence", mode="before")
     @classmethod

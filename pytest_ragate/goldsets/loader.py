@@ -52,7 +52,7 @@ from pytest_ragate.scoring.agreement import AGREEMENT
 from pytest_ragate.scoring.answer_match import ANSWER_MATCH
 from pytest_ragate.scoring.answer_text import is_pattern, same_statement
 from pytest_ragate.scoring.flips import anchor_digest
-from pytest_ragate.scoring.floor import Floor, counts_in
+from pytest_ragate.scoring.floor import TURN_POSITIONS, TURN_SLICE, Floor, counts_in
 from pytest_ragate.scoring.records import ContextRef, Evidence, WholeDocument
 from pytest_ragate.scoring.registry import METRICS, anchor_floor_metrics, requested_metrics
 from pytest_ragate.scoring.slices import EVERY_SLICE, sliceable
@@ -131,7 +131,9 @@ def _floor_entries(raw: dict[str, Any], path: Path, where: str,
                    ) -> Iterator[_FloorEntry | Problem]:
     """Every floor the table declares, in order, and a problem where a sub-table is not one."""
     for key, value in raw.items():
-        if key not in ("anchors", "kind", "slices"):
+        if key == TURN_SLICE and isinstance(value, dict):
+            yield from _turn_entries(value, path, f"{where}.{key}")
+        elif key not in ("anchors", "kind", "slices"):
             yield _FloorEntry(metric=key, value=value, at=f"{where}.{key}")
         elif not isinstance(value, dict):
             yield Problem(path, f"{where}.{key}", {
@@ -157,6 +159,22 @@ def _kind_entries(anchors: bool, kind: str, table: object, path: Path, where: st
         for metric, value in table.items():
             yield _FloorEntry(metric=metric, value=value, at=f"{where}.{kind}.{metric}",
                               kind=kind, anchors=anchors)
+
+
+def _turn_entries(positions: dict[str, Any], path: Path, where: str,
+                  ) -> Iterator[_FloorEntry | Problem]:
+    """`[floors.turn.1]` and `[floors.turn.later]`: the floors of a turn position, the slice
+    `turn=1` or `turn=later` of a conversation's turns (decided with each other, as a slice
+    key's slices are)."""
+    for position, table in positions.items():
+        if position not in TURN_POSITIONS or not isinstance(table, dict):
+            yield Problem(path, f"{where}.{position}", "a turn position's floors are "
+                          "[floors.turn.1] (every conversation's first turn) or "
+                          "[floors.turn.later] (every later turn): tables of metric floors")
+            continue
+        for metric, floor in table.items():
+            yield _FloorEntry(metric=metric, value=floor, at=f"{where}.{position}.{metric}",
+                              slice=(TURN_SLICE, position))
 
 
 def _slice_entries(name: str, table: object, path: Path, where: str,
@@ -255,6 +273,8 @@ def slice_floors(floors: Sequence[Floor], questions: Sequence[tuple[int, Questio
 def _slice_at(floor: Floor) -> str:
     assert floor.slice is not None
     key, value = floor.slice
+    if key == TURN_SLICE:
+        return f"floors.turn.{value}.{floor.metric}"
     return (f"floors.slices.{key}.{floor.metric}" if value == EVERY_SLICE
             else f'floors.slices."{key}={value}".{floor.metric}')
 
@@ -864,7 +884,8 @@ def load_goldset(path: Path) -> Goldset:
     labels, unlabelled = _read_labels(root, config, config_path, floors, set(by_id), listed)
     anchors, unanchored = (load_anchors(root / config.anchors.file, corpus)
                            if config.anchors is not None else ([], []))
-    unfacted = _floors_without_facts(floors, by_id, matching.answers, config_path)
+    unfacted = [*_floors_without_facts(floors, by_id, matching.answers, config_path),
+                *_conversation_floors(floors, by_id, config_path)]
     problems = [*problems, *unread_corpus, *listed.problems, *answers.problems, *duplicates,
                 *unsliced, *matching.problems, *mix, *unlabelled, *unanchored, *unfacted]
     if problems:
@@ -899,6 +920,26 @@ def _floors_without_facts(floors: Sequence[Floor], by_id: dict[str, tuple[int, Q
                                  f"{' and more' if len(bare) > NAMED_UNTAGGED else ''}; "
                                  "answer_match is decided over answers with facts: give "
                                  "them \"facts\" in the expected answers (docs/goldsets.md)"))
+    return found
+
+
+def _conversation_floors(floors: Sequence[Floor], by_id: dict[str, tuple[int, Question]],
+                         config_path: Path) -> list[Problem]:
+    """`conversation_success` is over a goldset's whole conversations: not of a kind (a
+    conversation's turns may be of several), and never where there is no conversation (its
+    floor could never be decided)."""
+    found = []
+    has = any(q.conversation for _, q in by_id.values())
+    for floor in floors:
+        if floor.metric != "conversation_success":
+            continue
+        if floor.kind is not None:
+            found.append(Problem(config_path, _floor_at(floor), "conversation_success is a "
+                                 "floor over whole conversations: [floors], not of a kind"))
+        elif not has and by_id:
+            found.append(Problem(config_path, _floor_at(floor), "no question is a turn of a "
+                                 "conversation (\"conversation\", \"turn\" in the questions "
+                                 "file): this floor could never be decided"))
     return found
 
 

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_ragate.decision.population import CONVERSATION_UNIT
 from pytest_ragate.items.keys import (
     AGAIN_KEY,
     CASE_KEY,
@@ -169,7 +170,9 @@ def put_in_order(config: pytest.Config, items: list[pytest.Item]) -> None:
         from pytest_ragate.decision.sequential import asking_order
 
         by_name = {items[i].stash[CASE_KEY].item_name: items[i] for i in where}
-        order = asking_order(found.seed, route, list(by_name))
+        units = {name: CONVERSATION_UNIT + c for name, item in by_name.items()
+                 if (c := item.stash[CASE_KEY].question.conversation)}
+        order = asking_order(found.seed, route, list(by_name), units)
         for i, name in zip(where, order, strict=True):
             items[i] = by_name[name]
 
