@@ -85,9 +85,9 @@ def test_each_turn_is_given_the_earlier_turns_answers(pytester: pytest.Pytester,
         pids = {r["knobs"]["pid"] for r in rows.values()
                 if r["conversation"] == conversation and r["status"] == "scored"}
         assert len(pids) == 1, (conversation, pids)
-    result.stdout.fnmatch_lines(["FAILED *floor?citation_accuracy? - not decided: 2 of 15 questions "
-                                 "have no result: errored broken-2 (ZeroDivisionError: *); "
-                                 "errored broken-3 (*not asked*"])
+    result.stdout.fnmatch_lines([
+        "FAILED *floor?citation_accuracy? - not decided: 2 of 15 questions have no result: "
+        "errored broken-2 (ZeroDivisionError: *); errored broken-3 (*not asked*"])
 
 
 def test_a_shard_takes_whole_conversations() -> None:
