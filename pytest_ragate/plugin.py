@@ -356,8 +356,13 @@ def ragate_retriever(request: pytest.FixtureRequest, ragate_corpus: Any,
 def known_queries(session: pytest.Session) -> list[str]:
     """What the session's goldset items will ask the retriever: the same list in every
     process (xdist workers collect every item), whatever runs where."""
-    queries = [item.stash[CASE_KEY].question.question for item in session.items
-               if CASE_KEY in item.stash]
+    from pytest_ragate.pipeline import follow_up_query
+
+    questions = [item.stash[CASE_KEY].question for item in session.items
+                 if CASE_KEY in item.stash]
+    turns = {(q.conversation, q.turn): q.question for q in questions if q.conversation}
+    queries = [follow_up_query(turns.get((q.conversation, (q.turn or 1) - 1)), q.question)
+               if q.conversation else q.question for q in questions]
     return queries + [item.stash[ANCHOR_KEY].anchor.claim for item in session.items
                       if ANCHOR_KEY in item.stash]
 
