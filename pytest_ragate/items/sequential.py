@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_ragate.decision.population import CONVERSATION_UNIT
 from pytest_ragate.items.keys import (
     AGAIN_KEY,
     CASE_KEY,
@@ -167,6 +166,7 @@ def put_in_order(config: pytest.Config, items: list[pytest.Item]) -> None:
         if CASE_KEY in item.stash and found.asks_sequentially(item.stash[GOLDSET_KEY]):
             places.setdefault(item.stash[ROUTE_KEY], []).append(i)
     for route, where in places.items():
+        from pytest_ragate.decision.population import CONVERSATION_UNIT
         from pytest_ragate.decision.sequential import asking_order
 
         by_name = {items[i].stash[CASE_KEY].item_name: items[i] for i in where}
