@@ -157,3 +157,24 @@ def test_a_sequential_stop_falls_between_conversations() -> None:
     again = stopping.recheck.names
     for i in range(0, len(again), 3):
         assert [n.split("-")[1] for n in again[i:i + 3]] == ["1", "2", "3"]
+
+
+def test_the_paired_regression_check_pairs_conversations() -> None:
+    from pytest_ragate.decision.regressions import check
+    from pytest_ragate.scoring.pairing import pair
+    from pytest_ragate.scoring.stats import BOOTSTRAP
+
+    then = {r.question_id: r.scores() for r in conversations(
+        {f"c{i}": [True, True, True] for i in range(30)})}
+    now = {r.question_id: r.scores() for r in conversations(
+        {f"c{i}": [True, i >= 12, i >= 12] for i in range(30)})}
+    paired = pair("abstention_accuracy", then, now)
+    assert paired.by_conversation and paired.questions == 30
+    assert paired.dropped == tuple(f"c{i}" for i in range(12))
+    assert paired.ratios[0] == (3.0, 3.0, 1.0, 3.0)  # a conversation's three turns, one pair
+    found = check("g", "abstention_accuracy", then, now, alpha=0.05)
+    assert found.test == BOOTSTRAP and found.outcome == "failed"
+    assert "over 30 paired conversations (paired bootstrap" in found.message
+    assert "worse: c0, c1" in found.message
+    # history lines of questions outside conversations are as before
+    assert "conversation" not in row("q", None, None).scores().model_dump()

@@ -156,6 +156,15 @@ class QuestionScores(BaseModel):
     judge_failures: list[str] = Field(default_factory=list)
     # correctness metrics with a value (answer_match settled, answer_similarity)
     answers: dict[str, float] = Field(default_factory=dict)
+    conversation: str | None = None  # the conversation it is a turn of: the unit it pairs in
+
+    @model_serializer(mode="wrap")
+    def _quiet_conversation(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        """A question outside conversations is kept (in history lines) as before them."""
+        data = handler(self)
+        if self.conversation is None:
+            data.pop("conversation", None)
+        return data
 
 
 class JudgeTokens(BaseModel):
@@ -317,7 +326,8 @@ class QuestionRecord(BaseModel):
                       if v is not None and METRICS[m].judged},
             judge_failures=sorted(self.judge_failures),
             answers={m: float(v) for m, v in self.metrics.items()
-                     if v is not None and m in METRICS and METRICS[m].correctness})
+                     if v is not None and m in METRICS and METRICS[m].correctness},
+            conversation=self.conversation)
 
     @property
     def wrong(self) -> list[str]:
