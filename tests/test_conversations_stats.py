@@ -154,6 +154,9 @@ def test_a_sequential_stop_falls_between_conversations() -> None:
             break
     assert stopping.recheck is not None, "every floor decided, the stop is re-checked"
     assert stopping.recheck.asked % 3 == 0  # never mid-conversation
+    track = next(iter(stopping.tracks.values()))  # one observation per conversation
+    assert track.test.population == 60 and track.bound == 3
+    assert track.shares == [(3.0, 3)] * (stopping.recheck.asked // 3)
     again = stopping.recheck.names
     for i in range(0, len(again), 3):
         assert [n.split("-")[1] for n in again[i:i + 3]] == ["1", "2", "3"]

@@ -132,7 +132,9 @@ class Stopping:
     recheck: Recheck | None = None  # every floor decided: its questions asked again
     drifts: list[FloorDrift] = field(default_factory=list)  # the re-check, once it settled
     units: dict[str, str] = field(default_factory=dict)  # question name -> its unit (its
-    # conversation's): a stop is made only between units, never mid-conversation
+    # conversation's): a stop is made only between units, never mid-conversation, and each
+    # unit is one observation of every floor's test (the unit of sampling)
+    pending: list[str] = field(default_factory=list)  # the fed names of the unit under way
 
     @classmethod
     def of(cls, population: Population, floors: Sequence[Floor], *, min_n: int = 0,
@@ -157,10 +159,18 @@ class Stopping:
             return stopping
         spans = max((m.evidence_spans for m in population.questions), default=1)
         for f in over:
-            size = sum(f.kind is None or k == f.kind for k in kinds.values())
+            # the test's population is the units (conversations) with a member of its kind,
+            # its bound a unit's most units: a question's times the most turns of one
+            members: dict[str, int] = {}
+            for m in population.questions:
+                if f.kind is None or m.kind == f.kind:
+                    unit = units.get(m.item_name, m.item_name)
+                    members[unit] = members.get(unit, 0) + 1
+            bound = unit_bound(f.metric, spans)
             stopping.tracks[f.name] = FloorTrack.of(
-                metric=f.metric, minimum=f.min, upper=f.upper, population=max(size, 1),
-                bound=unit_bound(f.metric, spans), alpha=plan.alpha / len(over))
+                metric=f.metric, minimum=f.min, upper=f.upper, population=max(len(members), 1),
+                bound=None if bound is None else bound * max(members.values(), default=1),
+                alpha=plan.alpha / len(over))
         return stopping
 
     @property
@@ -244,13 +254,15 @@ class Stopping:
                 self.halted = Halt(kind="not scored", names=(name,), status=record.status)
                 self.waiting.clear()
                 return
-            for floor, track in self.tracks.items():
-                if self.kinds[floor] in (None, self.member_kind[name]):
-                    track.feed(record)
             self.first[name] = record
+            self.pending.append(name)
             self.fed += 1
             if self.mid_unit:
                 continue
+            for floor, track in self.tracks.items():  # a whole unit: one observation
+                track.feed(*(self.first[n] for n in self.pending
+                             if self.kinds[floor] in (None, self.member_kind[n])))
+            self.pending.clear()
             if all(t.call is not None and t.questions >= self.min_n
                    for t in self.tracks.values()):
                 self.waiting.clear()
