@@ -110,3 +110,25 @@ def test_a_shard_takes_whole_conversations() -> None:
         "gs/ragate.toml", [m.question_id for m in members], [], 3)
 
 
+
+
+@pytest.mark.parametrize(("workers", "flags"), [
+    ("0", ("--ragate-sequential=on", "--ragate-sequential-seed=5")),
+    ("2", ("--ragate-shard=1/2",))], ids=["sequential", "shard"])
+def test_a_sequential_run_and_a_shard_ask_each_turn_after_the_earlier_ones(
+        pytester: pytest.Pytester, workers: str, flags: tuple[str, ...]) -> None:
+    """Shuffled (sequential) or split (a shard), every turn that is asked was given the
+    earlier turns' answers, and a shard asks whole conversations."""
+    conversation_goldset(pytester.path / "gs")
+    pytester.makeconftest(SYSTEM)
+    run_pytester(pytester, workers, "gs", "--ragate-results=r.jsonl", *flags)
+    rows = [r for r in map(json.loads, (pytester.path / "r.jsonl").read_text().splitlines())
+            if "question_id" in r]
+    asked = {r["question_id"] for r in rows if r["status"] == "scored"}
+    assert asked and all(r["metrics"]["citation_accuracy"] == 1.0 for r in rows
+                         if r["status"] == "scored")
+    for conversation, turns in CONVERSATIONS.items():
+        mine = {t for t in range(1, turns + 1) if f"{conversation}-{t}" in asked}
+        assert mine in (set(), set(range(1, turns + 1)), {1}), (conversation, mine)
+    if "--ragate-shard=1/2" in flags:
+        assert len(asked) < 13  # one shard of two: not every conversation
