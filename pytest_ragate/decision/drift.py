@@ -74,12 +74,18 @@ def reasking_order(seed: int, route: str, asked: Sequence[str],
     """The questions asked before a stop, in the order they are asked again: a shuffle of
     the run's seed, so the system cannot know it, the same on every process and replay; a
     conversation's turns (`units`) together and in the order `asked` lists them."""
-    units = units or {}
+    return shuffled_units(asked, units or {}, f"{seed}\0{route}\0again")
+
+
+def shuffled_units(names: Sequence[str], units: Mapping[str, str], seed: str) -> list[str]:
+    """`names` in a seeded shuffle of their units (a name's unit: its conversation's, or
+    itself), each unit's names together in the order `names` lists them: the same seed and
+    names give the same order on every process."""
     members: dict[str, list[str]] = {}
-    for name in asked:
+    for name in names:
         members.setdefault(units.get(name, name), []).append(name)
     order = sorted(members)
-    random.Random(f"{seed}\0{route}\0again").shuffle(order)
+    random.Random(seed).shuffle(order)
     return [name for unit in order for name in members[unit]]
 
 

@@ -24,7 +24,6 @@ Pure: no pytest, no files.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Literal
@@ -34,6 +33,7 @@ from pytest_ragate.decision.drift import (
     Uncompared,
     reasked_size,
     reasking_order,
+    shuffled_units,
 )
 from pytest_ragate.decision.floors import Verdict, outcome_of
 from pytest_ragate.decision.population import Population, SequentialPlan, asking_units
@@ -102,13 +102,7 @@ def asking_order(seed: int, route: str, names: Sequence[str],
     """The question names of one route in the order a sequential run asks them: a seeded
     shuffle of their units (`population.asking_units`: a conversation is one unit, its turns
     kept in the order `names` lists them), each unit's names together."""
-    units = units or {}
-    members: dict[str, list[str]] = {}
-    for name in names:
-        members.setdefault(units.get(name, name), []).append(name)
-    order = sorted(members)
-    random.Random(f"{seed}\0{route}").shuffle(order)
-    return [name for unit in order for name in members[unit]]
+    return shuffled_units(names, units or {}, f"{seed}\0{route}")
 
 
 @dataclass(kw_only=True)
