@@ -261,3 +261,31 @@ def answer_sha256(text: str) -> str:
     """Which answer a verdict or a human label was written for: a fixture verdict or a label
     stamped with another answer's digest is stale, never a score."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class Earlier(BaseModel):
+    """An earlier turn of a conversation, as a later turn's system is given it: the turn's
+    number, its question, and the answer the system gave to it in this run."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    turn: int
+    question: str
+    answer: Answer
+
+
+class Asked(str):
+    """The question text a `ragate_system` is called with: a `str` (a system that takes a
+    question's text needs nothing else), and, for a turn of a conversation, its
+    `conversation`, its `turn` and its `history`: the earlier turns with this run's answers,
+    in order (docs/your-system.md, "Conversations")."""
+
+    conversation: str | None
+    turn: int | None
+    history: tuple[Earlier, ...]
+
+    def __new__(cls, text: str, *, conversation: str | None = None, turn: int | None = None,
+                history: tuple[Earlier, ...] = ()) -> Asked:
+        asked = super().__new__(cls, text)
+        asked.conversation, asked.turn, asked.history = conversation, turn, history
+        return asked

@@ -40,7 +40,7 @@ from pytest_ragate.items.keys import (
 )
 from pytest_ragate.items.long_lived import long_lived, thaw
 from pytest_ragate.items.route import route_spec
-from pytest_ragate.modes.choosing import MODE_KEY, start, stop
+from pytest_ragate.modes.choosing import MODE_KEY, configure_node, start, stop
 from pytest_ragate.modes.output_paths import check_collected
 from pytest_ragate.settings import add_options, add_run_options, read_settings
 
@@ -70,6 +70,12 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(f"--ragate-html needs {' and '.join(missing)}: "
                                     "pip install 'pytest-ragate[html]'")
     start(config, settings)  # the run's mode: one object registered (`modes/choosing.py`)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """xdist's controller starting a worker: a conversation's turns go to one worker."""
+    configure_node(node)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -289,7 +295,11 @@ def ragate_question(request: pytest.FixtureRequest) -> Question:
     case = getattr(request, "param", None) or request.node.stash.get(CASE_KEY, None)
     if case is None:
         pytest.fail("ragate_question is only available in goldset items", pytrace=False)
-    return case.question
+    if case.question.conversation is None:
+        return case.question
+    from pytest_ragate.items.conversations import with_history
+
+    return with_history(request.node, case)  # the earlier turns, with this run's answers
 
 
 @pytest.fixture
@@ -360,8 +370,13 @@ def ragate_retriever(request: pytest.FixtureRequest, ragate_corpus: Any,
 def known_queries(session: pytest.Session) -> list[str]:
     """What the session's goldset items will ask the retriever: the same list in every
     process (xdist workers collect every item), whatever runs where."""
-    queries = [item.stash[CASE_KEY].question.question for item in session.items
-               if CASE_KEY in item.stash]
+    from pytest_ragate.pipeline import follow_up_query
+
+    questions = [item.stash[CASE_KEY].question for item in session.items
+                 if CASE_KEY in item.stash]
+    turns = {(q.conversation, q.turn): q.question for q in questions if q.conversation}
+    queries = [follow_up_query(turns.get((q.conversation, (q.turn or 1) - 1)), q.question)
+               if q.conversation else q.question for q in questions]
     return queries + [item.stash[ANCHOR_KEY].anchor.claim for item in session.items
                       if ANCHOR_KEY in item.stash]
 

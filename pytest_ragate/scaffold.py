@@ -34,6 +34,8 @@ format = "{format}"{units}
 [questions]
 file = "questions.jsonl"     # {{"question_id", "kind", "question"}}, one per line
 expected = "expected.jsonl"  # {{"question_id", "gist", "evidence": [...]}}, one per line
+# a question may be a turn of a conversation: "conversation": "ebike-prices", "turn": 2 (turns
+# 1, 2, … in order; each later turn is asked with the earlier turns and their answers)
 # an expected answer may list the facts a right answer states, and what makes one wrong:
 # "facts": ["25 euros", ["EUR 12.50", "12,50 €"]], "forbid": ["30 euros"] (answer_match)
 # kinds: single_doc (evidence in one document), multi_doc (2+), unanswerable (no evidence:

@@ -69,12 +69,24 @@ def reasked_size(asked: int, population: int) -> int | None:
     return asked if 2 * asked < population else None
 
 
-def reasking_order(seed: int, route: str, asked: Sequence[str]) -> list[str]:
+def reasking_order(seed: int, route: str, asked: Sequence[str],
+                   units: Mapping[str, str] | None = None) -> list[str]:
     """The questions asked before a stop, in the order they are asked again: a shuffle of
-    the run's seed, so the system cannot know it, the same on every process and replay."""
-    order = sorted(asked)
-    random.Random(f"{seed}\0{route}\0again").shuffle(order)
-    return order
+    the run's seed, so the system cannot know it, the same on every process and replay; a
+    conversation's turns (`units`) together and in the order `asked` lists them."""
+    return shuffled_units(asked, units or {}, f"{seed}\0{route}\0again")
+
+
+def shuffled_units(names: Sequence[str], units: Mapping[str, str], seed: str) -> list[str]:
+    """`names` in a seeded shuffle of their units (a name's unit: its conversation's, or
+    itself), each unit's names together in the order `names` lists them: the same seed and
+    names give the same order on every process."""
+    members: dict[str, list[str]] = {}
+    for name in names:
+        members.setdefault(units.get(name, name), []).append(name)
+    order = sorted(members)
+    random.Random(seed).shuffle(order)
+    return [name for unit in order for name in members[unit]]
 
 
 @dataclass(kw_only=True)

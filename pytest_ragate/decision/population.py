@@ -85,6 +85,10 @@ class AskedQuestion(Protocol):
     def kind(self) -> str: ...
     @property
     def slices(self) -> Mapping[str, str]: ...  # its value of each slice key, its kind among them
+    @property
+    def conversation(self) -> str | None: ...  # the conversation it is a turn of
+    @property
+    def turn(self) -> int | None: ...  # its turn in it, from 1
 
 
 class Spans(Protocol):
@@ -166,6 +170,8 @@ class Member(_Wire):
     question: str
     kind: str
     tags: dict[str, str] = {}  # the question's tags as slice keys (its kind is `kind`)
+    conversation: str | None = None  # the conversation it is a turn of, and which turn
+    turn: int | None = None
     index: int
     nodeid: str | None
     sealed: bool  # expected answers sealed and no key: it cannot be scored
@@ -186,6 +192,7 @@ class Member(_Wire):
         q, expected = case.question, case.expected
         return cls(question_id=q.question_id, repeat=case.repeat, name=_name_of(case),
                    question=q.question, kind=q.kind, tags=_tags(q), index=case.index,
+                   conversation=q.conversation, turn=q.turn,
                    nodeid=nodeid,
                    sealed=expected is None, must_abstain=case.must_abstain,
                    evidence_spans=len(expected.spans) if expected is not None else 0,
@@ -205,6 +212,9 @@ class Member(_Wire):
         data = handler(self)
         if not self.tags:
             data.pop("tags", None)
+        for name in ("conversation", "turn"):
+            if data.get(name) is None:
+                data.pop(name, None)
         return data
 
 
@@ -356,19 +366,35 @@ def _digest(text: str) -> bytes:
 
 
 def deal(route: str, questions: Sequence[str], anchors: Sequence[str], count: int,
-         ) -> dict[str, int]:
+         units: Mapping[str, str] | None = None) -> dict[str, int]:
     """Each item name's shard (1-based): questions, then anchors, each ordered by digest and
     dealt round-robin on from where the route's digest starts. Balanced (shards differ by at
     most one question and one anchor) and stable: a name's shard depends on the route, the
     names and `count`, not on their order, on `-k`/`-m` or on the other goldsets of the run
-    (why this and not pytest-split or pytest-shard: `modes/shard.py`)."""
+    (why this and not pytest-split or pytest-shard: `modes/shard.py`). With `units` (a name's
+    unit, `asking_units`), whole units are dealt: a conversation's turns share one shard."""
     start = int.from_bytes(_digest(route)[:8], "big") % count
     shards: dict[str, int] = {}
+    units = units or {}
     for names in (questions, anchors):
-        for name in sorted(names, key=lambda n: _digest(f"{route}\0{n}")):
-            shards[name] = start % count + 1
+        dealt: dict[str, int] = {}
+        for name in sorted(dict.fromkeys(units.get(n, n) for n in names),
+                           key=lambda n: _digest(f"{route}\0{n}")):
+            dealt[name] = start % count + 1
             start += 1
+        shards.update({n: dealt[units.get(n, n)] for n in names})
     return shards
+
+
+CONVERSATION_UNIT = "conversation\0"  # a unit name no question name can be (no NUL in ids)
+
+
+def asking_units(members: Iterable[Member]) -> dict[str, str]:
+    """Each question item's unit, by item name: its conversation's (every turn and repeat of
+    a conversation is one unit: asked in order on one process, in one shard, and the unit of
+    sampling of its goldset's statistics), or its own name."""
+    return {m.item_name: (CONVERSATION_UNIT + m.conversation if m.conversation
+                          else m.item_name) for m in members}
 
 
 def population_shards(population: Population, count: int) -> dict[str, int]:
@@ -376,7 +402,8 @@ def population_shards(population: Population, count: int) -> dict[str, int]:
     the one deal that a shard selects its items by, its results header lists what it did not
     run by, and `ragate decide` names the shard that owed a missing row by."""
     return deal(population.route, [m.item_name for m in population.questions],
-                [a.item_name for a in population.anchors], count)
+                [a.item_name for a in population.anchors], count,
+                units=asking_units(population.questions))
 
 
 def node_shards(population: Population, count: int) -> dict[str, int]:

@@ -179,8 +179,9 @@ def check(goldset: str, metric: str, base: Mapping[str, QuestionScores],
           source: str = "the baseline") -> Regression:
     """This run against the baseline on the questions both scored (skipped ones are out;
     errored ones count as wrong, as in the floors)."""
-    test = paired_test(metric)
     paired = pair(metric, base, current)
+    # a goldset of conversations pairs whole conversations: the paired bootstrap over them
+    test = BOOTSTRAP if paired.by_conversation else paired_test(metric)
     if not paired.questions:
         why: NotCompared = "no units" if paired.compared and test == BOOTSTRAP else "no pairs"
         return Regression(goldset=goldset, metric=metric, test=test, outcome="skipped",

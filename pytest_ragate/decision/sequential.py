@@ -24,7 +24,6 @@ Pure: no pytest, no files.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Literal
@@ -34,9 +33,10 @@ from pytest_ragate.decision.drift import (
     Uncompared,
     reasked_size,
     reasking_order,
+    shuffled_units,
 )
 from pytest_ragate.decision.floors import Verdict, outcome_of
-from pytest_ragate.decision.population import Population, SequentialPlan
+from pytest_ragate.decision.population import Population, SequentialPlan, asking_units
 from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import QuestionRecord
 from pytest_ragate.scoring.registry import METRICS
@@ -97,11 +97,12 @@ class SequentialOutcome:
     reasked: tuple[QuestionRecord, ...] = ()  # its questions asked again, in that order
 
 
-def asking_order(seed: int, route: str, names: Sequence[str]) -> list[str]:
-    """The question names of one route in the order a sequential run asks them."""
-    order = sorted(names)
-    random.Random(f"{seed}\0{route}").shuffle(order)
-    return order
+def asking_order(seed: int, route: str, names: Sequence[str],
+                 units: Mapping[str, str] | None = None) -> list[str]:
+    """The question names of one route in the order a sequential run asks them: a seeded
+    shuffle of their units (`population.asking_units`: a conversation is one unit, its turns
+    kept in the order `names` lists them), each unit's names together."""
+    return shuffled_units(names, units or {}, f"{seed}\0{route}")
 
 
 @dataclass(kw_only=True)
@@ -124,6 +125,10 @@ class Stopping:
     first: dict[str, QuestionRecord] = field(default_factory=dict)  # the rows fed, by name
     recheck: Recheck | None = None  # every floor decided: its questions asked again
     drifts: list[FloorDrift] = field(default_factory=list)  # the re-check, once it settled
+    units: dict[str, str] = field(default_factory=dict)  # question name -> its unit (its
+    # conversation's): a stop is made only between units, never mid-conversation, and each
+    # unit is one observation of every floor's test (the unit of sampling)
+    pending: list[str] = field(default_factory=list)  # the fed names of the unit under way
 
     @classmethod
     def of(cls, population: Population, floors: Sequence[Floor], *, min_n: int = 0,
@@ -136,9 +141,10 @@ class Stopping:
         names = [m.item_name for m in population.questions]
         kinds = {m.item_name: m.kind for m in population.questions}
         over = [f for f in floors if not f.anchors]
-        stopping = cls(order=asking_order(plan.seed, population.route, names), tracks={},
-                       kinds={f.name: f.kind for f in over}, min_n=min_n, member_kind=kinds,
-                       seed=plan.seed, route=population.route)
+        units = asking_units(population.questions)
+        stopping = cls(order=asking_order(plan.seed, population.route, names, units),
+                       tracks={}, kinds={f.name: f.kind for f in over}, min_n=min_n,
+                       member_kind=kinds, seed=plan.seed, route=population.route, units=units)
         # a slice floor is decided with its family's correction, which no sequence tracks
         unfit = [f.name if f.slice else f.metric for f in over
                  if f.slice or not sequential_metric(f.metric)]
@@ -147,10 +153,18 @@ class Stopping:
             return stopping
         spans = max((m.evidence_spans for m in population.questions), default=1)
         for f in over:
-            size = sum(f.kind is None or k == f.kind for k in kinds.values())
+            # the test's population is the units (conversations) with a member of its kind,
+            # its bound a unit's most units: a question's times the most turns of one
+            members: dict[str, int] = {}
+            for m in population.questions:
+                if f.kind is None or m.kind == f.kind:
+                    unit = units.get(m.item_name, m.item_name)
+                    members[unit] = members.get(unit, 0) + 1
+            bound = unit_bound(f.metric, spans)
             stopping.tracks[f.name] = FloorTrack.of(
-                metric=f.metric, minimum=f.min, upper=f.upper, population=max(size, 1),
-                bound=unit_bound(f.metric, spans), alpha=plan.alpha / len(over))
+                metric=f.metric, minimum=f.min, upper=f.upper, population=max(len(members), 1),
+                bound=None if bound is None else bound * max(members.values(), default=1),
+                alpha=plan.alpha / len(over))
         return stopping
 
     @property
@@ -171,6 +185,14 @@ class Stopping:
     def rechecking(self) -> bool:
         """Every floor is decided and the questions asked so far are being asked again."""
         return self.recheck is not None and self.stopped_at is None and self.halted is None
+
+    @property
+    def mid_unit(self) -> bool:
+        """The last question fed is not its unit's last: no stop is made here."""
+        if not 0 < self.fed < self.population:
+            return False
+        after, last = self.order[self.fed], self.order[self.fed - 1]
+        return self.units.get(after, after) == self.units.get(last, last)
 
     def offer(self, name: str, record: QuestionRecord) -> None:
         """A question's row, as it arrives: fed once every question before it was (none
@@ -226,11 +248,15 @@ class Stopping:
                 self.halted = Halt(kind="not scored", names=(name,), status=record.status)
                 self.waiting.clear()
                 return
-            for floor, track in self.tracks.items():
-                if self.kinds[floor] in (None, self.member_kind[name]):
-                    track.feed(record)
             self.first[name] = record
+            self.pending.append(name)
             self.fed += 1
+            if self.mid_unit:
+                continue
+            for floor, track in self.tracks.items():  # a whole unit: one observation
+                track.feed(*(self.first[n] for n in self.pending
+                             if self.kinds[floor] in (None, self.member_kind[n])))
+            self.pending.clear()
             if all(t.call is not None and t.questions >= self.min_n
                    for t in self.tracks.values()):
                 self.waiting.clear()
@@ -247,7 +273,7 @@ class Stopping:
             self.halted = Halt(kind="recheck costs", asked=self.fed, of=self.population)
         else:
             self.recheck = Recheck(asked=self.fed, names=reasking_order(
-                self.seed, self.route, self.order[:self.fed]))
+                self.seed, self.route, self.order[:self.fed], self.units))
 
     def _settle(self) -> None:
         """Every question asked again: the stop holds, or the answers changed and it is

@@ -21,6 +21,7 @@ from pydantic import (
     Discriminator,
     Field,
     PlainValidator,
+    PrivateAttr,
     SerializerFunctionWrapHandler,
     Tag,
     ValidationError,
@@ -30,14 +31,14 @@ from pydantic import (
     model_validator,
 )
 
-from pytest_ragate.answer import turns_in_order
+from pytest_ragate.answer import Earlier, turns_in_order
 from pytest_ragate.files import UnreadableText, read_jsonl, read_text
 from pytest_ragate.goldsets.corpus import Units
 from pytest_ragate.goldsets.pins import Pin
 from pytest_ragate.problems import GoldsetError, Problem, problems_from_validation
 from pytest_ragate.scoring.answer_match import SIMILAR
 from pytest_ragate.scoring.answer_text import Fact, alternative_problem
-from pytest_ragate.scoring.floor import KIND_SLICE, floor_name
+from pytest_ragate.scoring.floor import KIND_SLICE, TURN_SLICE, floor_name, turn_position
 from pytest_ragate.scoring.records import ContextRef, Evidence, Span, WholeDocument
 from pytest_ragate.scoring.registry import METRICS
 
@@ -186,6 +187,9 @@ def _slice_part(pattern: re.Pattern[str], what: str) -> Callable[[str], str]:
     return check
 
 
+# a conversation's id: what it is named by in messages and reports
+CONVERSATION_ID = r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$"
+
 SliceKey = Annotated[str, AfterValidator(_slice_part(SLICE_KEY, "key"))]
 SliceValue = Annotated[str, AfterValidator(_slice_part(SLICE_VALUE, "value"))]
 # tags as a mapping (slices) or, as before slices, a list of labels: told apart by the input's
@@ -204,8 +208,49 @@ class Question(_Model):
     kind: Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9_\-]*$")]
     question: Annotated[str, Field(min_length=1)]
     tags: Tags = Field(default_factory=list)
+    # a turn of a conversation (docs/goldsets.md, "Conversations"): its id, and its place in
+    # it, numbered from 1 without gaps; both or neither
+    conversation: Annotated[str, Field(pattern=CONVERSATION_ID)] | None = None
+    turn: Annotated[int, Field(ge=1)] | None = None
     gist: Any = Field(default=None, exclude=True)
     evidence: Any = Field(default=None, exclude=True)
+    # the earlier turns of its conversation as this run answered them (`with_history`)
+    _history: tuple[Earlier, ...] = PrivateAttr(default=())
+
+    @model_validator(mode="after")
+    def _both_or_neither(self) -> Question:
+        if self.turn is not None and self.conversation is None:
+            raise ValueError("a turn belongs to a conversation: add \"conversation\" (its "
+                             "id), or drop \"turn\"")
+        if self.conversation is not None and self.turn is None:
+            raise ValueError(f"a question of conversation {self.conversation!r} needs its "
+                             "\"turn\" (1 for the first question, 2 for the next, …)")
+        if self.turn is not None and isinstance(self.tags, dict) and TURN_SLICE in self.tags:
+            raise ValueError(f"{TURN_SLICE!r} is a turn's position, a slice of its own "
+                             "([floors.turn.1], [floors.turn.later]): not a tag of a turn")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _quiet_turn(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        """A question outside conversations dumps, and its goldset's content digest stays, as
+        before conversations existed."""
+        data = handler(self)
+        for name in ("conversation", "turn"):
+            if data.get(name) is None:
+                data.pop(name, None)
+        return data
+
+    @property
+    def history(self) -> tuple[Earlier, ...]:
+        """The earlier turns of its conversation, each with the answer this run's system gave
+        to it, in order; empty for a first turn and for a question outside conversations."""
+        return self._history
+
+    def with_history(self, history: tuple[Earlier, ...]) -> Question:
+        """This question as its turn is asked: with the earlier turns' answers."""
+        asked = self.model_copy()
+        asked._history = history
+        return asked
 
     @field_validator("question_id")
     @classmethod
@@ -222,8 +267,11 @@ class Question(_Model):
 
     @property
     def slices(self) -> dict[str, str]:
-        """The question's value of each slice key: its tags (a mapping) and its kind."""
-        return {**(self.tags if isinstance(self.tags, dict) else {}), KIND_SLICE: self.kind}
+        """The question's value of each slice key: its tags (a mapping), its kind, and a
+        conversation's turn its position (`turn`: "1" or "later", `[floors.turn.1]`)."""
+        turn = {TURN_SLICE: turn_position(self.turn)} if self.turn is not None else {}
+        return {**(self.tags if isinstance(self.tags, dict) else {}), KIND_SLICE: self.kind,
+                **turn}
 
     @field_validator("gist", "evidence", mode="before")
     @classmethod

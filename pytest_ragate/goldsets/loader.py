@@ -54,7 +54,7 @@ from pytest_ragate.scoring.agreement import AGREEMENT
 from pytest_ragate.scoring.answer_match import ANSWER_MATCH
 from pytest_ragate.scoring.answer_text import is_pattern, same_statement
 from pytest_ragate.scoring.flips import anchor_digest
-from pytest_ragate.scoring.floor import Floor, counts_in
+from pytest_ragate.scoring.floor import TURN_POSITIONS, TURN_SLICE, Floor, counts_in
 from pytest_ragate.scoring.records import ContextRef, Evidence, WholeDocument
 from pytest_ragate.scoring.registry import METRICS, anchor_floor_metrics, requested_metrics
 from pytest_ragate.scoring.slices import EVERY_SLICE, sliceable
@@ -133,7 +133,9 @@ def _floor_entries(raw: dict[str, Any], path: Path, where: str,
                    ) -> Iterator[_FloorEntry | Problem]:
     """Every floor the table declares, in order, and a problem where a sub-table is not one."""
     for key, value in raw.items():
-        if key not in ("anchors", "kind", "slices"):
+        if key == TURN_SLICE and isinstance(value, dict):
+            yield from _turn_entries(value, path, f"{where}.{key}")
+        elif key not in ("anchors", "kind", "slices"):
             yield _FloorEntry(metric=key, value=value, at=f"{where}.{key}")
         elif not isinstance(value, dict):
             yield Problem(path, f"{where}.{key}", {
@@ -159,6 +161,22 @@ def _kind_entries(anchors: bool, kind: str, table: object, path: Path, where: st
         for metric, value in table.items():
             yield _FloorEntry(metric=metric, value=value, at=f"{where}.{kind}.{metric}",
                               kind=kind, anchors=anchors)
+
+
+def _turn_entries(positions: dict[str, Any], path: Path, where: str,
+                  ) -> Iterator[_FloorEntry | Problem]:
+    """`[floors.turn.1]` and `[floors.turn.later]`: the floors of a turn position, the slice
+    `turn=1` or `turn=later` of a conversation's turns (decided with each other, as a slice
+    key's slices are)."""
+    for position, table in positions.items():
+        if position not in TURN_POSITIONS or not isinstance(table, dict):
+            yield Problem(path, f"{where}.{position}", "a turn position's floors are "
+                          "[floors.turn.1] (every conversation's first turn) or "
+                          "[floors.turn.later] (every later turn): tables of metric floors")
+            continue
+        for metric, floor in table.items():
+            yield _FloorEntry(metric=metric, value=floor, at=f"{where}.{position}.{metric}",
+                              slice=(TURN_SLICE, position))
 
 
 def _slice_entries(name: str, table: object, path: Path, where: str,
@@ -257,6 +275,8 @@ def slice_floors(floors: Sequence[Floor], questions: Sequence[tuple[int, Questio
 def _slice_at(floor: Floor) -> str:
     assert floor.slice is not None
     key, value = floor.slice
+    if key == TURN_SLICE:
+        return f"floors.turn.{value}.{floor.metric}"
     return (f"floors.slices.{key}.{floor.metric}" if value == EVERY_SLICE
             else f'floors.slices."{key}={value}".{floor.metric}')
 
@@ -706,12 +726,66 @@ def _read_questions(root: Path, config: GoldsetConfig, config_path: Path,
                    unread=any(p.field == "<file>" for p in found), problems=[*found, *kinds])
 
 
+def _check_conversations(listed: _Listed) -> list[Problem]:
+    """One problem per cause in each conversation's turns: a turn twice, a gap (turns are
+    numbered from 1 without gaps), turns out of order in the file (they are asked in the
+    file's order), and a question id that is a turn of two conversations."""
+    turns: dict[str, list[tuple[int, int, str]]] = {}  # conversation -> (line, turn, id)
+    first: dict[str, tuple[int, str]] = {}  # question id -> (line, its conversation)
+    found: list[Problem] = []
+    for line, q in listed.questions:
+        if q.conversation is None or q.turn is None:
+            continue
+        seen = first.setdefault(q.question_id, (line, q.conversation))
+        if seen[1] != q.conversation:
+            found.append(Problem(listed.path, "conversation", f"is a turn of conversation "
+                                 f"{seen[1]!r} (line {seen[0]}) and of {q.conversation!r}: a "
+                                 "question belongs to one conversation", line=line,
+                                 question_id=q.question_id))
+            continue
+        turns.setdefault(q.conversation, []).append((line, q.turn, q.question_id))
+    for conversation, listed_turns in turns.items():
+        found.extend(_turn_problems(listed.path, conversation, listed_turns))
+    return found
+
+
+def _turn_problems(path: Path, conversation: str, turns: list[tuple[int, int, str]],
+                   ) -> list[Problem]:
+    """The problems of one conversation's turns, (line, turn, question id) in file order."""
+    found: list[Problem] = []
+    lines: dict[int, int] = {}
+    for line, turn, qid in turns:
+        if turn in lines:
+            found.append(Problem(path, "turn", f"conversation {conversation!r} has turn {turn} "
+                                 f"twice (first on line {lines[turn]})", line=line,
+                                 question_id=qid))
+        lines.setdefault(turn, line)
+    missing = [t for t in range(1, max(lines) + 1) if t not in lines]
+    if missing:
+        shown, listed = ", ".join(map(str, missing)), ", ".join(map(str, sorted(lines)))
+        found.append(Problem(path, "turn", f"conversation {conversation!r} has turns "
+                             f"{listed}: turn{'s' * (len(missing) > 1)} {shown} missing "
+                             "(a conversation's turns are numbered 1, 2, … without gaps)",
+                             line=turns[0][0], question_id=turns[0][2]))
+    order = [turn for _, turn, _ in turns]
+    late = next((i for i in range(1, len(order)) if order[i] < order[i - 1]), None)
+    if late is not None and not found:
+        line, turn, qid = turns[late]
+        found.append(Problem(path, "turn", f"turn {turn} of conversation {conversation!r} "
+                             f"comes after turn {order[late - 1]} (line {turns[late - 1][0]}): "
+                             "list a conversation's turns in order, they are asked in it",
+                             line=line, question_id=qid))
+    return found
+
+
 def _by_id(listed: _Listed) -> tuple[dict[str, tuple[int, Question]], list[Problem]]:
     """Each question by its id (the first of a duplicated id), and a problem per duplicate."""
     by_id: dict[str, tuple[int, Question]] = {}
     problems: list[Problem] = []
     for line, q in listed.questions:
         if q.question_id in by_id:
+            if q.conversation != by_id[q.question_id][1].conversation and q.conversation:
+                continue  # a turn of two conversations: `_check_conversations` says so
             problems.append(Problem(listed.path, "question_id", f"duplicate id (first on line "
                                     f"{by_id[q.question_id][0]})", line=line,
                                     question_id=q.question_id))
@@ -816,6 +890,7 @@ def load_goldset(path: Path) -> Goldset:
     listed = _read_questions(root, config, config_path, floors)
     answers = _read_answers(root, config, config_path)
     by_id, duplicates = _by_id(listed)
+    duplicates = [*duplicates, *_check_conversations(listed)]
     floors, unsliced = slice_floors(floors, list(by_id.values()), config_path)
     matching = _match_answers(by_id, answers, corpus, listed)
     mix = (_check_mix(config.questions.mix, Counter(q.kind for _, q in by_id.values()),
@@ -823,7 +898,8 @@ def load_goldset(path: Path) -> Goldset:
     labels, unlabelled = _read_labels(root, config, config_path, floors, set(by_id), listed)
     anchors, unanchored = (load_anchors(root / config.anchors.file, corpus)
                            if config.anchors is not None else ([], []))
-    unfacted = _floors_without_facts(floors, by_id, matching.answers, config_path)
+    unfacted = [*_floors_without_facts(floors, by_id, matching.answers, config_path),
+                *_conversation_floors(floors, by_id, config_path)]
     problems = [*problems, *unread_corpus, *listed.problems, *answers.problems, *duplicates,
                 *unsliced, *matching.problems, *mix, *unlabelled, *unanchored, *unfacted]
     if problems:
@@ -858,6 +934,26 @@ def _floors_without_facts(floors: Sequence[Floor], by_id: dict[str, tuple[int, Q
                                  f"{' and more' if len(bare) > NAMED_UNTAGGED else ''}; "
                                  "answer_match is decided over answers with facts: give "
                                  "them \"facts\" in the expected answers (docs/goldsets.md)"))
+    return found
+
+
+def _conversation_floors(floors: Sequence[Floor], by_id: dict[str, tuple[int, Question]],
+                         config_path: Path) -> list[Problem]:
+    """`conversation_success` is over a goldset's whole conversations: not of a kind (a
+    conversation's turns may be of several), and never where there is no conversation (its
+    floor could never be decided)."""
+    found = []
+    has = any(q.conversation for _, q in by_id.values())
+    for floor in floors:
+        if floor.metric != "conversation_success":
+            continue
+        if floor.kind is not None:
+            found.append(Problem(config_path, _floor_at(floor), "conversation_success is a "
+                                 "floor over whole conversations: [floors], not of a kind"))
+        elif not has and by_id:
+            found.append(Problem(config_path, _floor_at(floor), "no question is a turn of a "
+                                 "conversation (\"conversation\", \"turn\" in the questions "
+                                 "file): this floor could never be decided"))
     return found
 
 

@@ -28,6 +28,7 @@ from pytest_ragate.goldsets.loader import (
 )
 from pytest_ragate.goldsets.promotion import PROMOTE_HINT
 from pytest_ragate.goldsets.sealed import locate_sealed
+from pytest_ragate.items.conversations import asked, group_mark
 from pytest_ragate.items.keys import (
     AGAIN_KEY,
     ANCHOR_KEY,
@@ -96,7 +97,7 @@ def name_clash(config: pytest.Config, goldset: Goldset, where: str) -> str | Non
 # on purpose: `pytest --collect-only -v` prints the docstring of every item's function, the
 # same sentence 10,000 times; the item's own line (`__repr__` below) says what it asks instead.
 def ask(ragate_question: Any, ragate_system: Callable[[str], Any]) -> Any:
-    return ragate_system(ragate_question.question)
+    return ragate_system(asked(ragate_question))
 
 
 # --- how items read in `pytest --collect-only` ---------------------------------------------
@@ -276,6 +277,7 @@ def make_questions(parent: pytest.Collector, goldset: Goldset) -> Iterator[pytes
         item.stash[ROUTE_KEY] = parent.nodeid
         item.stash[NEEDED_KEY] = needed
         _mark(item, judged=False, case=case)
+        group_mark(item, case)
         yield item
 
 
@@ -576,6 +578,7 @@ def adopt_questions(items: Iterable[object], route: str, floors: Iterable[Floor]
                 item.stash[ROUTE_KEY] = route
                 item.stash[NEEDED_KEY] = verdicts_of(case.goldset, floors)
                 _mark(item, judged=False, case=case)
+                group_mark(item, case)
                 requests_itself(item)
         yield item  # type: ignore[misc]
 

@@ -21,6 +21,10 @@ What has no public route, and what ragate needs it for:
 - `as_reported` (`item._id`, `_pytest.nodeid.coerce_node_id`, pytest 9): `--lf` keys last
   failures by structured node ids; a bracketed item name (`floor[x]`) must be parsed as a
   report's node id is, or the item would never match its own last failure.
+- `in_group` (`item._id` or, pytest 8, `item._nodeid`): under xdist's `loadgroup`, a turn of a
+  conversation's node id ends with its `@group`, which xdist's scheduler groups items by;
+  xdist 3.8 sets the suffix on `_nodeid`, which pytest 9 no longer reads its node id from,
+  so without this every turn would be scheduled on its own (`items/conversations.py`).
 - `xml_key`, `bin_xml_escape` (`_pytest.junitxml`): pytest's JUnit writer, to give each
   question's test case a readable `<system-out>` and a stopped run a suite property, and
   to keep pytest from writing its JUnit file for a run ragate refused.
@@ -177,6 +181,20 @@ def as_reported(item: pytest.Item) -> None:
         raise _changed("_pytest.nodeid.coerce_node_id", "give floors, anchors and repeated "
                        "questions the node ids --lf matches their last failures by")
     item._id = _coerce_node_id(item.nodeid)
+
+
+def in_group(item: pytest.Item, group: str) -> None:
+    """The node id xdist's `loadgroup` gives an item of `group` (`<node id>@<group>`), set
+    where pytest 9 reads node ids from (xdist itself sets `_nodeid` only, pytest 8's)."""
+    grouped = f"{item.nodeid}@{group}"
+    if hasattr(item, "_id"):
+        if _coerce_node_id is None:
+            raise _changed("_pytest.nodeid.coerce_node_id", "keep a conversation's turns on "
+                           "one xdist worker")
+        item._id = _coerce_node_id(grouped)
+    elif not hasattr(item, "_nodeid"):  # pytest 8: xdist sets `_nodeid` itself
+        raise _changed("Node._id or Node._nodeid", "keep a conversation's turns on one xdist "
+                       "worker")
 
 
 LOG_HANDLERS = ("caplog_handler", "report_handler", "log_file_handler", "log_cli_handler")

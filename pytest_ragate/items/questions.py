@@ -26,6 +26,7 @@ from pytest_ragate.answer import Answer
 from pytest_ragate.decision.population import asked_row
 from pytest_ragate.goldsets.loader import Case
 from pytest_ragate.items.collection import QuestionItem, wrong_answer
+from pytest_ragate.items.conversations import forget, remember
 from pytest_ragate.items.correctness import correctness_fields
 from pytest_ragate.items.keys import (
     AGAIN_KEY,
@@ -136,6 +137,7 @@ def answer_and_score(item: pytest.Function, case: Case) -> None:
     if outside:
         pytest.fail(f"{qid}: the system returned contexts outside the goldset's corpus: "
                     + "; ".join(outside), pytrace=False)
+    remember(item, case, answer)  # what its conversation's later turns are given
     request = item.funcargs["request"]  # the item's own (`collection.requests_itself`)
     judge = request.getfixturevalue("ragate_judge")
     fields: dict[str, Any] = score_answer(answer, case.expected.spans,
@@ -234,6 +236,8 @@ def record_failure(item: pytest.Item, call: pytest.CallInfo[None],
     case = item.stash.get(CASE_KEY, None)
     if case is None or report.when == "teardown" or RECORD_KEY in item.stash:
         return
+    if report.failed or report.skipped:
+        forget(item, case, failure_line(report, call.excinfo))
     if report.failed:
         reason = failure_line(report, call.excinfo)
         _keep(item, base_record(item, case, status="error", error=reason))

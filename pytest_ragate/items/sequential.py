@@ -166,10 +166,13 @@ def put_in_order(config: pytest.Config, items: list[pytest.Item]) -> None:
         if CASE_KEY in item.stash and found.asks_sequentially(item.stash[GOLDSET_KEY]):
             places.setdefault(item.stash[ROUTE_KEY], []).append(i)
     for route, where in places.items():
+        from pytest_ragate.decision.population import CONVERSATION_UNIT
         from pytest_ragate.decision.sequential import asking_order
 
         by_name = {items[i].stash[CASE_KEY].item_name: items[i] for i in where}
-        order = asking_order(found.seed, route, list(by_name))
+        units = {name: CONVERSATION_UNIT + c for name, item in by_name.items()
+                 if (c := item.stash[CASE_KEY].question.conversation)}
+        order = asking_order(found.seed, route, list(by_name), units)
         for i, name in zip(where, order, strict=True):
             items[i] = by_name[name]
 

@@ -17,7 +17,7 @@ modes are imported only when their flag is given.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -38,6 +38,31 @@ def start(config: pytest.Config, settings: Settings) -> None:
     mode = config.stash[MODE_KEY] = choose(config, settings)
     config.pluginmanager.register(mode, mode.name)
     start_asking(config, settings)  # sequential asking, unless it is off
+    keep_together(config)
+
+
+LOADGROUP = "ragate_loadgroup"  # in a worker's `workerinput`: its controller groups items
+
+
+def keep_together(config: pytest.Config) -> None:
+    """xdist's default distribution (`load`, what `-n N` alone means) run as `loadgroup`,
+    so that every turn of a conversation goes to one worker (`items/conversations.py` marks
+    each turn with its conversation's `xdist_group`); items without the mark are dealt one by
+    one, as `load` deals them. On the controller, before it starts its workers; a worker
+    (which parses the command line itself) is told by its `workerinput` (`configure_node`),
+    so that xdist names each grouped item by its group, as the controller's scheduler reads
+    it."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None:
+        if workerinput.get(LOADGROUP):
+            config.option.loadgroup = True
+    elif getattr(config.option, "dist", None) == "load":
+        config.option.dist = "loadgroup"
+
+
+def configure_node(node: Any) -> None:
+    """An xdist worker about to start: whether its controller groups items (`keep_together`)."""
+    node.workerinput[LOADGROUP] = node.config.getvalue("dist") == "loadgroup"
 
 
 def stop(config: pytest.Config) -> None:

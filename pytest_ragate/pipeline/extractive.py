@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pytest_ragate.answer import Answer, Citation, Context, Knob
+from pytest_ragate.pipeline import follow_up_query
 from pytest_ragate.pipeline.normalize import quote_matches
 from pytest_ragate.pipeline.retrieval import Retriever
 
@@ -31,6 +32,8 @@ class ExtractiveAnswerer:
                 "embedding_model": self.retriever.embedder.model_id}
 
     def __call__(self, question: str) -> Answer:
+        history = getattr(question, "history", ())  # a conversation's turn (`ragate.Asked`)
+        question = follow_up_query(history[-1].question if history else None, str(question))
         query = self.retriever.embed_query(question)
         contexts = self.retriever.search(query, self.retriever.top_k, question)
         pool = Answer(abstained=True, contexts=contexts, knobs=self.knobs)

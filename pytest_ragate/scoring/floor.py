@@ -12,6 +12,14 @@ from dataclasses import KW_ONLY, dataclass
 from pytest_ragate.scoring.registry import METRICS
 
 KIND_SLICE = "kind"  # the slice key every question has: its kind (no tag may be named so)
+# the slice key a conversation's turn has: its position, "1" or "later" (`[floors.turn.1]`)
+TURN_SLICE = "turn"
+TURN_POSITIONS = ("1", "later")
+
+
+def turn_position(turn: int) -> str:
+    """A turn's position as its slice says it: the first turn, or a later one."""
+    return "1" if turn == 1 else "later"
 
 
 @dataclass(frozen=True)

@@ -73,6 +73,9 @@ class Paired:
     now_units: tuple[bool, ...] = ()
     ratios: tuple[Ratios, ...] = ()
     dropped: tuple[str, ...] = ()
+    # with conversations: each conversation's turns summed into one pair of ratios, so the
+    # paired bootstrap resamples conversations (`questions` then counts them)
+    by_conversation: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -123,6 +126,8 @@ def pair(metric: str, base: Mapping[str, QuestionScores],
     ids = [q for q in current if q in base
            and current[q].status != "skipped" and base[q].status != "skipped"]
     unpaired = len({*base, *current} - set(ids))
+    if any(current[q].conversation for q in ids):
+        return _pair_conversations(metric, ids, base, current, unpaired)
     if paired_test(metric) == MCNEMAR:
         return _pair_units(metric, ids, base, current, unpaired)
     return _pair_ratios(metric, ids, base, current, unpaired)
@@ -160,6 +165,40 @@ def _pair_ratios(metric: str, ids: Sequence[str], base: Mapping[str, QuestionSco
             dropped.append(q)
     return Paired(questions=len(ratios), compared=len(ids), unpaired=unpaired,
                   ratios=tuple(ratios), dropped=tuple(dropped))
+
+
+def _pair_conversations(metric: str, ids: Sequence[str], base: Mapping[str, QuestionScores],
+                        current: Mapping[str, QuestionScores], unpaired: int) -> Paired:
+    """Turns paired within their conversation, each conversation one pair of ratios (its
+    turns' units right over units, or their scores over scores): the cluster-paired test,
+    as the floors' intervals take the conversation as the unit; a question outside
+    conversations is a unit of its own."""
+    sums: dict[str, list[float]] = {}
+    for q in ids:
+        part = (_unit_ratios(metric, base[q], current[q]) if paired_test(metric) == MCNEMAR
+                else _score_ratios(metric, base[q], current[q]))
+        if part is not None:
+            totals = sums.setdefault(current[q].conversation or q, [0.0, 0.0, 0.0, 0.0])
+            for i, value in enumerate(part):
+                totals[i] += value
+    ratios = [(a, b, c, d) for a, b, c, d in sums.values() if b or d]
+    dropped = [name for name, (a, b, c, d) in sums.items() if b and d and c / d < a / b]
+    return Paired(questions=len(ratios), compared=len(ids), unpaired=unpaired,
+                  ratios=tuple(ratios), dropped=tuple(dropped), by_conversation=True)
+
+
+def _unit_ratios(metric: str, then: QuestionScores, now: QuestionScores) -> Ratios | None:
+    a, b = _units(metric, then), _units(metric, now)
+    keys = [k for k in a if k in b]
+    if not keys:
+        return None
+    return (float(sum(a[k] for k in keys)), float(len(keys)), float(sum(b[k] for k in keys)),
+            float(len(keys)))
+
+
+def _score_ratios(metric: str, then: QuestionScores, now: QuestionScores) -> Ratios | None:
+    a, b = _ratio(metric, then), _ratio(metric, now)
+    return None if a is None or b is None else (*a, *b)
 
 
 def mcnemar_of(paired: Paired, alpha: float) -> Compared:

@@ -156,6 +156,15 @@ class QuestionScores(BaseModel):
     judge_failures: list[str] = Field(default_factory=list)
     # correctness metrics with a value (answer_match settled, answer_similarity)
     answers: dict[str, float] = Field(default_factory=dict)
+    conversation: str | None = None  # the conversation it is a turn of: the unit it pairs in
+
+    @model_serializer(mode="wrap")
+    def _quiet_conversation(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        """A question outside conversations is kept (in history lines) as before them."""
+        data = handler(self)
+        if self.conversation is None:
+            data.pop("conversation", None)
+        return data
 
 
 class JudgeTokens(BaseModel):
@@ -201,6 +210,9 @@ class QuestionRecord(BaseModel):
     question: str | None = None  # the question's text, as the system was asked it
     kind: str
     tags: dict[str, str] = Field(default_factory=dict)  # the question's slices (goldset tags)
+    # the conversation it is a turn of, and which turn (from 1); None outside conversations
+    conversation: str | None = None
+    turn: int | None = Field(default=None, ge=1)
     index: int
     status: Literal["scored", "error", "skipped"] = "scored"
     error: str | None = None
@@ -284,6 +296,9 @@ class QuestionRecord(BaseModel):
             data.pop("answer_check", None)
         if not self.tags:
             data.pop("tags", None)
+        for name in ("conversation", "turn"):
+            if data.get(name) is None:
+                data.pop(name, None)
         if not self.not_needed:
             data.pop("not_needed", None)
         for name in BILL_FIELDS:  # nothing measured: the row as it was before the bill
@@ -316,7 +331,8 @@ class QuestionRecord(BaseModel):
                       if v is not None and METRICS[m].judged},
             judge_failures=sorted(self.judge_failures),
             answers={m: float(v) for m, v in self.metrics.items()
-                     if v is not None and m in METRICS and METRICS[m].correctness})
+                     if v is not None and m in METRICS and METRICS[m].correctness},
+            conversation=self.conversation)
 
     @property
     def wrong(self) -> list[str]:
@@ -535,24 +551,38 @@ def fmt_some(names: Sequence[str], limit: int, sep: str = ", ") -> str:
 def tally(metric: str, records: Iterable[QuestionRecord]) -> Tally:
     """Over the unit the metric counts (registry.METRICS); errored questions count as wrong,
     skipped ones not at all. With repeats, the tally also keeps each question's share of it
-    (`Tally.clusters`), so its interval treats the question as the unit of sampling."""
+    (`Tally.clusters`), so its interval treats the question as the unit of sampling; with
+    conversations, each conversation's share (its turns and their repeats), so the
+    conversation is the unit: the cluster-robust intervals of `stats.wilson_clustered` and
+    `stats.bootstrap_clusters` (Cameron & Miller 2015, "A Practitioner's Guide to
+    Cluster-Robust Inference"), as repeats have them."""
     info = METRICS[metric]
     rows = [r for r in records if r.status != "skipped"]
     whole = info.tally(metric, rows)
     repeats = max((r.repeat for r in rows), default=1)
-    if repeats == 1 or info.source == "repeats" or info.aggregate == "quantile":
+    by_conversation = any(r.conversation for r in rows) and info.source != "conversations"
+    if ((repeats == 1 and not by_conversation) or info.source == "repeats"
+            or info.aggregate == "quantile"):
         return whole  # a quantile's tally already takes one unit per question
     groups: dict[str, list[QuestionRecord]] = {}
     for r in rows:
-        groups.setdefault(r.question_id, []).append(r)
+        groups.setdefault(cluster_of(r), []).append(r)
     clusters = []
     for group in groups.values():
         part = info.tally(metric, group)
         if part.n:
             clusters.append((part.k, float(part.n)) if info.aggregate == "proportion"
                             else (sum(part.values), float(len(part.values))))
+    if by_conversation:  # the design effect's least is a repeat's, not a conversation's
+        return replace(whole, clusters=tuple(clusters), questions=len(clusters),
+                       repeats=repeats, by="conversations")
     return replace(whole, clusters=tuple(clusters), questions=len(clusters),
                    repeats=max(len(g) for g in groups.values()))
+
+
+def cluster_of(record: QuestionRecord) -> str:
+    """The unit of sampling a row belongs to: its conversation, or its own question."""
+    return f"conversation\0{record.conversation}" if record.conversation else record.question_id
 
 
 NAMED_BEHIND = 5  # questions a failing floor names, worst first

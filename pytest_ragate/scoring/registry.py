@@ -33,7 +33,9 @@ Aggregate = Literal["proportion", "mean", "quantile"]
 # questions); anchors: a population floor over anchors, never a question's score; repeats:
 # over a question's repeats (goldset `repeat` >= 2), one unit per question; bill: what
 # answering cost, measured by ragate (latency) or reported (tokens, dollars), never a score
-Source = Literal["mechanical", "verdict", "judge", "agreement", "anchors", "repeats", "bill"]
+# conversations: over a goldset's conversations, one unit per conversation (issue 37)
+Source = Literal["mechanical", "verdict", "judge", "agreement", "anchors", "repeats", "bill",
+                 "conversations"]
 Worst = tuple[float, str]  # (how good, what went wrong): a failing floor names the lowest
 
 
@@ -51,6 +53,8 @@ class Tally:
     # its repeats, so intervals resample questions, not answers; empty when asked once
     clusters: tuple[tuple[float, float], ...] = ()
     repeats: int = 1  # the most repeats any question had
+    # what the clusters are: a question's repeats, or a conversation's turns (and repeats)
+    by: Literal["questions", "conversations"] = "questions"
 
     @property
     def value(self) -> float | None:
@@ -328,6 +332,38 @@ def needs_repeats(name: str) -> int:
     return 2 if name == "flaky_rate" else 1
 
 
+def conversation_turns(rows: Sequence[QuestionRecord],
+                       ) -> dict[tuple[str, int], list[QuestionRecord]]:
+    """Each conversation's rows (one repeat of it: its turns), by (conversation, repeat), in
+    first-seen order; skipped rows left out, rows outside conversations too."""
+    found: dict[tuple[str, int], list[QuestionRecord]] = {}
+    for r in rows:
+        if r.conversation and r.status != "skipped":
+            found.setdefault((r.conversation, r.repeat), []).append(r)
+    return found
+
+
+def _conversation_tally(name: str, rows: Sequence[QuestionRecord]) -> Tally:
+    """`conversation_success`: the conversations (each repeat of one a unit) whose every turn
+    is right by the per-answer checks (`QuestionRecord.wrong`: citations right or abstained
+    correctly, and answer_match where the expected answer lists facts); an errored turn
+    makes its conversation wrong (and is a gap of the floor besides)."""
+    conversations = conversation_turns(rows)
+    right = sum(all(not r.wrong for r in turns) for turns in conversations.values())
+    names = {c for c, _ in conversations}
+    return Tally(metric=name, k=right, n=len(conversations), questions=len(names),
+                 repeats=max((rep for _, rep in conversations), default=1))
+
+
+def _conversation_worst(name: str, r: QuestionRecord) -> Worst | None:
+    """A turn that makes its conversation wrong: `ebike-2 (turn 2 of ebike): answered but
+    should abstain`."""
+    if not r.conversation or not r.wrong:
+        return None
+    return (float(r.turn or 0), f"{r.question_id} (turn {r.turn} of {r.conversation}): "
+            + "; ".join(r.wrong))
+
+
 def right_counts(rows: Sequence[QuestionRecord]) -> dict[str, tuple[int, int]]:
     """Each question's (repeats right, repeats answered), in first-seen order; an errored
     repeat is wrong, a skipped one not counted."""
@@ -556,6 +592,10 @@ LATENCY_P = Metric("latency_pQ_s", "bill", "quantile", "answered questions", _la
                    _latency_worst, measured=_latency_measured)
 COST_PER_QUESTION = Metric("cost_per_question", "bill", "mean", "answered questions",
                            _cost_tally, _cost_worst, measured=_cost_measured)
+# the share of conversations whose every turn is right (issue 37): listed only in a run that
+# names it, like the families; no per-question score, and no baseline pairing of its own
+CONVERSATION_SUCCESS = Metric("conversation_success", "conversations", "proportion",
+                              "conversations", _conversation_tally, _conversation_worst)
 
 METRICS = _Metrics([
     Metric("citation_accuracy", "mechanical", "mean", "cited answers", _citation_tally,
@@ -590,6 +630,7 @@ METRICS = _Metrics([
     Family(re.compile(r"pass\^[1-9][0-9]?"), PASS_K, "pass^{}"),
     Family(re.compile(r"pass@[1-9][0-9]?"), replace(PASS_K, name="pass@k"), "pass@{}"),
     Family(re.compile("flaky_rate"), FLAKY_RATE, "flaky_rate"),
+    Family(re.compile("conversation_success"), CONVERSATION_SUCCESS, "conversation_success"),
     Family(_LATENCY_P, LATENCY_P, "latency_p{}_s"),
     Family(re.compile("cost_per_question"), COST_PER_QUESTION, "cost_per_question")])
 

@@ -236,7 +236,7 @@ def sliceable(metric: str) -> bool:
     judge agreement are not one."""
     info = METRICS[metric]
     return (info.share and info.aggregate != "quantile"
-            and info.source not in ("agreement", "anchors"))
+            and info.source not in ("agreement", "anchors", "conversations"))
 
 
 def _refuse_unbounded(floor: Floor) -> None:

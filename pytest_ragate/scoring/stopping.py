@@ -16,6 +16,11 @@ it ever proves the wrong side is at most its alpha (Waudby-Smith & Ramdas; see
 `confidence_sequence.py`). A question that cannot be counted (a judge failure of the floor's
 metric, more units than M) stops the floor's test: it is then decided over every question,
 as without `--ragate-sequential`.
+
+With conversations (issue 37) the unit of sampling is the conversation: they are asked in a
+seeded random order, whole, and each is one observation (c, n summed over its turns, M the
+most units one conversation can bring: a question's times its most turns), so the same test
+holds over a finite population of conversations (`decision/sequential.py`).
 """
 
 from __future__ import annotations
@@ -97,15 +102,20 @@ class FloorTrack:
         test = MeanTest(population=population, null=min(max(minimum, 0.0), 1.0), alpha=alpha)
         return cls(minimum=minimum, upper=upper, metric=metric, bound=bound, test=test)
 
-    def feed(self, record: QuestionRecord) -> None:
-        """Count one scored question; one that cannot be counted stops the test."""
-        if self.stuck is not None:
+    def feed(self, *records: QuestionRecord) -> None:
+        """Count one unit: a scored question, or a conversation's turns (one observation of
+        the test, their shares summed: the conversation is the unit of sampling); one that
+        cannot be counted stops the test."""
+        if self.stuck is not None or not records:
             return
-        counted = share(self.metric, record)
-        if counted is None:
-            self.stuck = Stuck(question_id=record.question_id, metric=self.metric)
-            return
-        c, n = counted
+        c, n = 0.0, 0
+        for record in records:
+            counted = share(self.metric, record)
+            if counted is None:
+                self.stuck = Stuck(question_id=record.question_id, metric=self.metric)
+                return
+            c, n = c + counted[0], n + counted[1]
+        record = records[0]
         if self.bound is None and n:
             self.bound = n
         bound = self.bound or 1

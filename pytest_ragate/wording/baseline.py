@@ -58,11 +58,12 @@ def regression(metric: str, test: str, paired: Paired, compared: Compared,
     c = compared
     detail = (f"{test}: {c.worse} right→wrong, {c.better} wrong→right of {c.units} "
               f"{METRICS[metric].unit}" if test == MCNEMAR else test)
-    figures = (f"{metric} {c.then:.2f} → {c.now:.2f} over {paired.questions} paired questions "
+    units = "conversations" if paired.by_conversation else "questions"
+    figures = (f"{metric} {c.then:.2f} → {c.now:.2f} over {paired.questions} paired {units} "
                f"({detail}, p = {c.p_value:.3g}")
     tail = _paired_tail(paired.unpaired, source)
     if call == "refused":
-        return (f"refusing to gate: {figures}); {paired.questions} paired questions are fewer "
+        return (f"refusing to gate: {figures}); {paired.questions} paired {units} are fewer "
                 f"than ragate_min_n = {min_n}{tail}")
     if call == "dropped":
         went = "right→wrong" if test == MCNEMAR else "worse"

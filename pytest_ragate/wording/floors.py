@@ -14,7 +14,7 @@ from pytest_ragate.scoring.ppi import MIN_LABELS, Ppi
 from pytest_ragate.scoring.records import fmt_some
 from pytest_ragate.scoring.registry import METRICS, Tally, figure_digits, fmt_figure
 from pytest_ragate.wording.causes import judge_failed, without_member
-from pytest_ragate.wording.numbers import NAMED, bound, fmt_interval, plural
+from pytest_ragate.wording.numbers import NAMED, bound, clusters_of, fmt_interval, plural
 from pytest_ragate.wording.slices import slice_name
 
 if TYPE_CHECKING:
@@ -262,12 +262,12 @@ def _count(floor: Floor, figures: Figures) -> str:
     figure is over; with ppi, the labels that corrected it."""
     t, info = figures.tally, METRICS[floor.metric]
     unit = "anchors" if floor.anchors else info.unit
-    if t.clusters and unit == "questions":
+    if t.clusters and unit == "questions" and t.repeats > 1:
         unit = "answers"  # a question asked 3 times is 3 units of its metric
     count = (f"over {t.n}/{t.n + t.failures} judged" if info.judged and info.aggregate == "mean"
              else f"n={t.n} {unit}")
     if t.clusters:
-        count += f" of {t.questions} questions × {t.repeats}"
+        count += clusters_of(t)
     elif t.repeats > 1:
         count += f" × {t.repeats} repeats"
     if figures.ppi is not None:

@@ -62,10 +62,22 @@ def shown(verdict: Verdict) -> str:
 
 
 def fmt_n(t: Tally | None) -> str:
-    """A table's n: `20`, or with repeats `28 questions × 3` (n counts questions)."""
+    """A table's n: `20`, with repeats `28 questions × 3` (n counts questions), with
+    conversations `20 in 8 conversations`."""
     if t is None:
         return "0"
+    if t.by == "conversations":
+        return f"{t.n}{clusters_of(t).replace(' of ', ' in ', 1)}"
     return f"{t.questions} questions × {t.repeats}" if t.repeats > 1 else str(t.n)
+
+
+def clusters_of(t: Tally) -> str:
+    """What a clustered n is over: ` of 28 questions × 3` (repeats), ` of 8 conversations`
+    (or ` of 8 conversations × 3 repeats`)."""
+    if t.by == "conversations":
+        return f" of {t.questions} conversations" + (f" × {t.repeats} repeats"
+                                                     if t.repeats > 1 else "")
+    return f" of {t.questions} questions × {t.repeats}"
 
 
 def fmt_counts(counts: list[tuple[str, Tally]]) -> str:

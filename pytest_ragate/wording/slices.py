@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from pytest_ragate.scoring import intervals
 from pytest_ragate.scoring.records import fmt_some
 from pytest_ragate.scoring.registry import Tally, figure_digits, fmt_figure
-from pytest_ragate.wording.numbers import NAMED, fmt_interval, fmt_sig, plural
+from pytest_ragate.wording.numbers import NAMED, clusters_of, fmt_interval, fmt_sig, plural
 
 if TYPE_CHECKING:
     from pytest_ragate.scoring.floor import Floor
@@ -65,8 +65,7 @@ def slice_message(floor: Floor, key: str, figure: SliceFigure, *, tested: int,
     head = f"{slice_name(key, figure.value)} {_slice_against(floor, figure)}"
     if figure.p_value is None or figure.adjusted is None:
         return f"{head} · n=0 · {slice_needs(floor, figure)}"
-    count = f"n={figure.tally.n}" + (f" of {figure.tally.questions} questions × "
-                                     f"{figure.tally.repeats}" if figure.tally.clusters else "")
+    count = f"n={figure.tally.n}" + (clusters_of(figure.tally) if figure.tally.clusters else "")
     sign = "≤" if figure.adjusted <= alpha else ">"
     test = (f"shortfall p={fmt_sig(figure.p_value)} ({figure.test}), "
             f"{ADJUSTED_BY[correction]} over {plural(tested, 'slice')} of {key}: "

@@ -1,0 +1,134 @@
+"""Conversations asked end to end (issue 37 item 2): a system that cites turn 2 right only
+when it was given turn 1's answer, in one process and under xdist, which must agree; a
+conversation whose system raises part-way; and the deal of a sharded run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_ragate.decision.population import Member, Population, deal, population_shards
+from tests.conftest import WORKERS, run_pytester, write_goldset
+
+CONVERSATIONS = {f"c{i}": 2 for i in range(1, 7)} | {"broken": 3}
+SPANS = {1: ("m1", 2, 3), 2: ("m2", 5, 5), 3: ("m3", 4, 5)}
+
+# turn k cites its own evidence only when it was given turns 1..k-1, with the answers this
+# run's system gave them; the second turn of `broken` raises, so its third is never asked
+SYSTEM = '''
+import os
+import pytest
+from pytest_ragate import Answer, Citation, Context
+
+SPANS = {1: ("m1", 2, 3), 2: ("m2", 5, 5), 3: ("m3", 4, 5)}
+
+@pytest.fixture(scope="session")
+def ragate_system():
+    def answer(text):
+        qid = text.split()[-1].rstrip("?")
+        conversation, turn = text.conversation, text.turn
+        if qid == "broken-2":
+            raise ZeroDivisionError("the system fell over")
+        given = [(e.turn, e.question.split()[-1], e.answer.text) for e in text.history]
+        wanted = [(t, f"{conversation}-{t}?", f"answer to {conversation}-{t}")
+                  for t in range(1, turn)]
+        doc, a, b = SPANS[turn] if given == wanted else ("m1", 10, 11)
+        ctx = Context(context_id="x", doc_id=doc, first_turn=a, last_turn=b, text="t",
+                      distance=0.1)
+        return Answer(text=f"answer to {qid}", contexts=[ctx],
+                      citations=[Citation(context_id="x")], knobs={"pid": os.getpid()})
+    return answer
+'''
+
+
+def conversation_goldset(root: Path) -> Path:
+    questions: list[dict[str, Any]] = []
+    expected: list[dict[str, Any]] = []
+    for conversation, turns in CONVERSATIONS.items():
+        for turn in range(1, turns + 1):
+            qid = f"{conversation}-{turn}"
+            questions.append({"question_id": qid, "kind": "single_meeting",
+                              "question": f"And then {qid}?", "conversation": conversation,
+                              "turn": turn})
+            doc, a, b = SPANS[turn]
+            expected.append({"question_id": qid, "gist": f"gist of {qid}", "evidence": [
+                {"doc_id": doc, "first_turn": a, "last_turn": b}]})
+    return write_goldset(root, questions=questions, expected=expected,
+                         floors="[floors]\ncitation_accuracy = 0.5\n")
+
+
+@WORKERS
+def test_each_turn_is_given_the_earlier_turns_answers(pytester: pytest.Pytester,
+                                                      workers: str) -> None:
+    conversation_goldset(pytester.path / "gs")
+    pytester.makeconftest(SYSTEM)
+    result = run_pytester(pytester, workers, "gs", "--ragate-results=r.jsonl")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED  # broken-2 and broken-3 are gaps
+    rows = {r["question_id"]: r for r in map(json.loads, (pytester.path / "r.jsonl")
+                                              .read_text().splitlines())
+            if "question_id" in r}
+    scored = {q: r["metrics"]["citation_accuracy"] for q, r in rows.items()
+              if r["status"] == "scored"}
+    assert scored == {f"c{i}-{t}": 1.0 for i in range(1, 7) for t in (1, 2)} | {
+        "broken-1": 1.0}
+    assert rows["broken-2"]["status"] == "error"
+    assert "ZeroDivisionError" in rows["broken-2"]["error"]
+    assert rows["broken-3"]["error"] == (
+        "Failed: broken-3: not asked: turn 2 of conversation 'broken' has no answer (broken-2: "
+        + rows["broken-2"]["error"] + "); a turn is asked only after every earlier turn "
+        "was answered")
+    assert (rows["c3-2"]["conversation"], rows["c3-2"]["turn"]) == ("c3", 2)
+    for conversation in CONVERSATIONS:  # one process asked every turn of a conversation
+        pids = {r["knobs"]["pid"] for r in rows.values()
+                if r["conversation"] == conversation and r["status"] == "scored"}
+        assert len(pids) == 1, (conversation, pids)
+    result.stdout.fnmatch_lines([
+        "FAILED *floor?citation_accuracy? - not decided: 2 of 15 questions have no result: "
+        "errored broken-2 (ZeroDivisionError: *); errored broken-3 (*not asked*"])
+
+
+def test_a_shard_takes_whole_conversations() -> None:
+    members = [Member(question_id=f"{c}-{t}", question="?", kind="k", index=i, nodeid=None,
+                      sealed=False, must_abstain=False, evidence_spans=1,
+                      conversation=c if c != "solo" else None, turn=t if c != "solo" else None)
+               for i, (c, t) in enumerate((c, t) for c in ("a", "b", "c", "d", "solo")
+                                          for t in (1, 2, 3))]
+    population = Population(route="gs/ragate.toml", goldset="g", eval_version="1",
+                            questions=members, anchors=[])
+    for count in (2, 3):
+        shards = population_shards(population, count)
+        for c in "abcd":
+            assert len({shards[f"{c}-{t}"] for t in (1, 2, 3)}) == 1
+        assert set(shards.values()) == set(range(1, count + 1))
+    # a goldset without conversations is dealt as before: one unit per question
+    plain = population.model_copy(update={"questions": [
+        m.model_copy(update={"conversation": None, "turn": None}) for m in members]})
+    assert population_shards(plain, 3) == deal(
+        "gs/ragate.toml", [m.question_id for m in members], [], 3)
+
+
+
+
+@pytest.mark.parametrize(("workers", "flags"), [
+    ("0", ("--ragate-sequential=on", "--ragate-sequential-seed=5")),
+    ("2", ("--ragate-shard=1/2",))], ids=["sequential", "shard"])
+def test_a_sequential_run_and_a_shard_ask_each_turn_after_the_earlier_ones(
+        pytester: pytest.Pytester, workers: str, flags: tuple[str, ...]) -> None:
+    """Shuffled (sequential) or split (a shard), every turn that is asked was given the
+    earlier turns' answers, and a shard asks whole conversations."""
+    conversation_goldset(pytester.path / "gs")
+    pytester.makeconftest(SYSTEM)
+    run_pytester(pytester, workers, "gs", "--ragate-results=r.jsonl", *flags)
+    rows = [r for r in map(json.loads, (pytester.path / "r.jsonl").read_text().splitlines())
+            if "question_id" in r]
+    asked = {r["question_id"] for r in rows if r["status"] == "scored"}
+    assert asked and all(r["metrics"]["citation_accuracy"] == 1.0 for r in rows
+                         if r["status"] == "scored")
+    for conversation, turns in CONVERSATIONS.items():
+        mine = {t for t in range(1, turns + 1) if f"{conversation}-{t}" in asked}
+        assert mine in (set(), set(range(1, turns + 1)), {1}), (conversation, mine)
+    if "--ragate-shard=1/2" in flags:
+        assert len(asked) < 13  # one shard of two: not every conversation
