@@ -141,7 +141,8 @@ def pin(goldset: Path) -> None:
     at now, so that collection can tell when a corpus edit moves or changes it.
 
     Only the answers that gain a pin are rewritten, and in them only the spans' `pin`.
-    Refuses a sealed goldset. Exit 1 when a span cannot be pinned."""
+    A sealed goldset is changed sealed with RAGATE_SEAL_KEY, refused without it. Exit 1
+    when a span cannot be pinned."""
     from pytest_ragate.pinning import PinningError, pin_goldset
 
     try:
@@ -164,7 +165,8 @@ def reanchor(goldset: Path, write: bool) -> None:
     """Pinned evidence whose text moved in the corpus, re-anchored where it is now.
 
     A dry run by default; with --write only the moved spans' document and units are
-    rewritten. Refuses a sealed goldset. Exit 1 when a pinned span is stale (its text is
+    rewritten. A sealed goldset is changed sealed with RAGATE_SEAL_KEY, refused without it.
+    Exit 1 when a pinned span is stale (its text is
     edited or gone: fix that answer by hand)."""
     from pytest_ragate.pinning import PinningError, reanchor_goldset
 
