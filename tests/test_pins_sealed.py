@@ -5,13 +5,14 @@ refused with nothing changed; a sealed file edited meanwhile is not overwritten.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from pytest_ragate.goldsets.sealed import KEY_ENV, SEALED_NAME, Scrypt, SealError
 from pytest_ragate.goldsets.sealing import reseal_answers, seal_goldset, unseal_goldset
-from tests.test_pins_runs import edit_corpus, goldset, ragate
+from tests.test_pins_runs import EXPECTED, edit_corpus, goldset, ragate
 
 KEY = "a passphrase for pins"
 FAST = Scrypt(log2_n=10, r=8, p=1)
@@ -101,3 +102,28 @@ def test_a_change_that_would_alter_what_a_sealed_file_shows_is_refused(tmp_path:
         reseal_answers(root, KEY, lambda raw, _f: raw.replace(b'"express"', b'"other"'),
                        write=True)
     assert files_of(root) == before
+
+
+def folder_goldset(root: Path) -> Path:
+    """The same goldset with its answers as a folder of indented `<question_id>.json`."""
+    goldset(root)
+    (root / "expected.jsonl").unlink()
+    toml = root / "ragate.toml"
+    toml.write_text(toml.read_text().replace('"expected.jsonl"', '"expected"'))
+    (root / "expected").mkdir()
+    for row in EXPECTED:
+        (root / "expected" / f"{row['question_id']}.json").write_text(
+            json.dumps(row, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return root
+
+
+def test_a_sealed_folder_of_answers_is_pinned_as_its_plaintext_twin(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    plain, sealed = folder_goldset(tmp_path / "plain"), folder_goldset(tmp_path / "sealed")
+    seal_goldset(sealed, KEY, kdf=FAST)
+    monkeypatch.setenv(KEY_ENV, KEY)
+    assert ragate("pin", str(plain))[0] == 0
+    assert ragate("pin", str(sealed)) == (0, f"pinned 3 spans in {sealed / SEALED_NAME}\n")
+    assert not (sealed / "expected").exists()
+    unseal_goldset(sealed, KEY)
+    assert files_of(sealed / "expected") == files_of(plain / "expected")
