@@ -153,6 +153,8 @@ def pin(goldset: Path) -> None:
         click.echo(line)
     click.echo(f"pinned {done.changes} span{'s' * (done.changes != 1)}"
                + (f" in {', '.join(map(str, done.written))}" if done.written else ""))
+    for line in done.notes:
+        click.echo(line)
     if done.problems:
         raise SystemExit(1)
 
@@ -179,6 +181,8 @@ def reanchor(goldset: Path, write: bool) -> None:
     verb = "re-anchored" if write else "would re-anchor"
     click.echo(f"{verb} {done.changes} span{'s' * (done.changes != 1)}"
                + ("" if write or not done.changes else " (--write to rewrite the goldset)"))
+    for line in done.notes:
+        click.echo(line)
     if done.problems:
         raise SystemExit(1)
 

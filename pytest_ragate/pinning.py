@@ -44,6 +44,7 @@ class Pinning:
     problems: list[str] = field(default_factory=list)
     changes: int = 0
     written: list[Path] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # said after the count (a new digest)
 
 
 @dataclass(frozen=True)
@@ -112,7 +113,7 @@ def _edit(goldset: Goldset, change: Any, write: bool, done: Pinning) -> None:
 def _edit_sealed(goldset: Goldset, change: Any, write: bool, done: Pinning) -> None:
     """A sealed goldset's answers changed in memory and sealed again with RAGATE_SEAL_KEY
     (goldsets/sealing.reseal_answers: no plaintext on disk); without the key, refused."""
-    from pytest_ragate.goldsets.sealed import KEY_ENV, SealError, locate_sealed
+    from pytest_ragate.goldsets.sealed import KEY_ENV, SealError, locate_sealed, read_sealed
     from pytest_ragate.goldsets.sealing import reseal_answers
 
     key = os.environ.get(KEY_ENV, "")
@@ -130,7 +131,10 @@ def _edit_sealed(goldset: Goldset, change: Any, write: bool, done: Pinning) -> N
     except SealError as error:
         raise PinningError(f"{error}; nothing changed") from None
     if changed and write:
-        done.written.append(locate_sealed(goldset.root, goldset.config.questions.expected))
+        path = locate_sealed(goldset.root, goldset.config.questions.expected)
+        done.written.append(path)
+        done.notes.append(f"manifest digest {read_sealed(path).manifest_digest} (the sealed "
+                          "file changed: pin it again, ragate verify --pin)")
 
 
 def pin_goldset(config: Path) -> Pinning:

@@ -10,7 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ragate.goldsets.sealed import KEY_ENV, SEALED_NAME, Scrypt, SealError
+from pytest_ragate.goldsets.sealed import (
+    KEY_ENV,
+    SEALED_NAME,
+    Scrypt,
+    SealError,
+    read_sealed,
+    verify_goldset,
+)
 from pytest_ragate.goldsets.sealing import reseal_answers, seal_goldset, unseal_goldset
 from tests.test_pins_runs import EXPECTED, edit_corpus, goldset, ragate
 
@@ -41,7 +48,11 @@ def test_pin_and_reanchor_change_a_sealed_goldset_as_its_plaintext_twin(
     monkeypatch.setenv(KEY_ENV, KEY)
     assert ragate("pin", str(plain))[0] == 0
     code, out = ragate("pin", str(sealed))
-    assert code == 0 and out == f"pinned 3 spans in {sealed / SEALED_NAME}\n"
+    digest = read_sealed(sealed / SEALED_NAME).manifest_digest
+    assert code == 0 and out == (f"pinned 3 spans in {sealed / SEALED_NAME}\nmanifest digest "
+                                 f"{digest} (the sealed file changed: pin it again, ragate "
+                                 "verify --pin)\n")
+    assert verify_goldset(sealed, pin=digest) == []
     assert set(files_of(sealed)) == set(files_of(plain)) - {"expected.jsonl"} | {
         SEALED_NAME}  # no plaintext left beside the sealed file
     for root in (plain, sealed):
@@ -123,7 +134,8 @@ def test_a_sealed_folder_of_answers_is_pinned_as_its_plaintext_twin(
     seal_goldset(sealed, KEY, kdf=FAST)
     monkeypatch.setenv(KEY_ENV, KEY)
     assert ragate("pin", str(plain))[0] == 0
-    assert ragate("pin", str(sealed)) == (0, f"pinned 3 spans in {sealed / SEALED_NAME}\n")
+    code, out = ragate("pin", str(sealed))
+    assert code == 0 and out.startswith(f"pinned 3 spans in {sealed / SEALED_NAME}\n")
     assert not (sealed / "expected").exists()
     unseal_goldset(sealed, KEY)
     assert files_of(sealed / "expected") == files_of(plain / "expected")
