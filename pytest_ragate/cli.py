@@ -141,7 +141,8 @@ def pin(goldset: Path) -> None:
     at now, so that collection can tell when a corpus edit moves or changes it.
 
     Only the answers that gain a pin are rewritten, and in them only the spans' `pin`.
-    Refuses a sealed goldset. Exit 1 when a span cannot be pinned."""
+    A sealed goldset is changed sealed with RAGATE_SEAL_KEY, refused without it. Exit 1
+    when a span cannot be pinned."""
     from pytest_ragate.pinning import PinningError, pin_goldset
 
     try:
@@ -152,6 +153,8 @@ def pin(goldset: Path) -> None:
         click.echo(line)
     click.echo(f"pinned {done.changes} span{'s' * (done.changes != 1)}"
                + (f" in {', '.join(map(str, done.written))}" if done.written else ""))
+    for line in done.notes:
+        click.echo(line)
     if done.problems:
         raise SystemExit(1)
 
@@ -164,7 +167,8 @@ def reanchor(goldset: Path, write: bool) -> None:
     """Pinned evidence whose text moved in the corpus, re-anchored where it is now.
 
     A dry run by default; with --write only the moved spans' document and units are
-    rewritten. Refuses a sealed goldset. Exit 1 when a pinned span is stale (its text is
+    rewritten. A sealed goldset is changed sealed with RAGATE_SEAL_KEY, refused without it.
+    Exit 1 when a pinned span is stale (its text is
     edited or gone: fix that answer by hand)."""
     from pytest_ragate.pinning import PinningError, reanchor_goldset
 
@@ -177,6 +181,8 @@ def reanchor(goldset: Path, write: bool) -> None:
     verb = "re-anchored" if write else "would re-anchor"
     click.echo(f"{verb} {done.changes} span{'s' * (done.changes != 1)}"
                + ("" if write or not done.changes else " (--write to rewrite the goldset)"))
+    for line in done.notes:
+        click.echo(line)
     if done.problems:
         raise SystemExit(1)
 

@@ -7,12 +7,15 @@ rewritten, and in them only the evidence entries concerned: every other field ke
 and order, and the line its JSON layout (ASCII escapes, separators, indentation as found). A
 file is written whole through the one atomic writer, and only if it still holds the bytes it
 was read from (an edit made meanwhile is never overwritten: nothing is written, and the
-command says so). A sealed goldset is refused: its answers are not in the clear.
+command says so). A sealed goldset's answers are changed the same way in memory and sealed
+again with RAGATE_SEAL_KEY (goldsets/sealing.reseal_answers), its lines saying how many spans
+moved, never where; without the key it is refused and nothing changes.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,6 +44,7 @@ class Pinning:
     problems: list[str] = field(default_factory=list)
     changes: int = 0
     written: list[Path] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # said after the count (a new digest)
 
 
 @dataclass(frozen=True)
@@ -80,15 +84,15 @@ def _rewrite(text: str, folder: bool, change: Any) -> str | None:
     if not change(answer):
         return None
     body = json.dumps(answer, **_layout(text, folder))
-    return body + text[len(text.rstrip("\r\n")):]
+    lead = text[:len(text) - len(text.lstrip())]  # a sealed line keeps the blanks before it
+    return lead + body + text[len(text.rstrip("\r\n")):]
 
 
 def _edit(goldset: Goldset, change: Any, write: bool, done: Pinning) -> None:
     """Apply `change(answer_dict) -> bool` to every answer; write the files that changed."""
     if goldset.sealed:
-        raise PinningError(f"{goldset.config_path}: the expected answers are sealed; nothing "
-                           "changed (`ragate unseal` them with the key, run this, and seal "
-                           "them again)")
+        _edit_sealed(goldset, change, write, done)
+        return
     for source in _sources(goldset):
         text = source.data.decode("utf-8-sig")
         pieces = [text] if source.folder else text.splitlines(keepends=True)
@@ -106,6 +110,33 @@ def _edit(goldset: Goldset, change: Any, write: bool, done: Pinning) -> None:
             done.written.append(source.path)
 
 
+def _edit_sealed(goldset: Goldset, change: Any, write: bool, done: Pinning) -> None:
+    """A sealed goldset's answers changed in memory and sealed again with RAGATE_SEAL_KEY
+    (goldsets/sealing.reseal_answers: no plaintext on disk); without the key, refused."""
+    from pytest_ragate.goldsets.sealed import KEY_ENV, SealError, locate_sealed, read_sealed
+    from pytest_ragate.goldsets.sealing import reseal_answers
+
+    key = os.environ.get(KEY_ENV, "")
+    if not key:
+        raise PinningError(f"{goldset.config_path}: the expected answers are sealed; nothing "
+                           f"changed ({KEY_ENV} is not set: set it to the goldset's "
+                           "passphrase to change them sealed)")
+
+    def one(raw: bytes, folder: bool) -> bytes | None:
+        new = _rewrite(raw.decode("utf-8-sig"), folder, change)
+        return None if new is None else new.encode("utf-8")
+
+    try:
+        changed = reseal_answers(goldset.root, key, one, write=write)
+    except SealError as error:
+        raise PinningError(f"{error}; nothing changed") from None
+    if changed and write:
+        path = locate_sealed(goldset.root, goldset.config.questions.expected)
+        done.written.append(path)
+        done.notes.append(f"manifest digest {read_sealed(path).manifest_digest} (the sealed "
+                          "file changed: pin it again, ragate verify --pin)")
+
+
 def pin_goldset(config: Path) -> Pinning:
     """Pins added to every evidence span that has none, of the corpus as it is now."""
     goldset = load_goldset(config)
@@ -120,8 +151,9 @@ def pin_goldset(config: Path) -> Pinning:
                 continue
             try:
                 raw["pin"] = pinned_entry(entry, text).pin.model_dump()  # type: ignore[union-attr]
-            except Unpinnable as why:
-                done.problems.append(f"{answer.get('question_id')}: evidence[{i}]: {why}")
+            except Unpinnable as why:  # a sealed span's place is not shown
+                reason = "cannot be pinned (why not shown: sealed)" if goldset.sealed else why
+                done.problems.append(f"{answer.get('question_id')}: evidence[{i}]: {reason}")
                 continue
             done.changes += 1
             changed = True
@@ -139,7 +171,7 @@ def reanchor_goldset(config: Path, *, write: bool) -> Pinning:
     done = Pinning()
 
     def change(answer: dict[str, Any]) -> bool:
-        held = hold(Expected.model_validate(answer), text)
+        held = hold(Expected.model_validate(answer), text, sealed=goldset.sealed)
         qid = answer.get("question_id")
         done.lines += [f"{qid}: {line}" for line in held.moved]
         done.problems += [f"{qid}: {line}" for line in held.stale]

@@ -5,8 +5,8 @@ decided, and a latency quantile floor over fewer answers than its 95% upper boun
 (about how many questions let a slice's 95% interval clear its floor 80% of the time,
 Wilson for proportions, the betting interval for means) over a saved run's rows when one is
 given, else `slices.proportion_needs` at the best value a slice could have (every answer
-right; none, for a `{max}` floor), and `scoring/stats.quantile_needs` (Conover's order
-statistics: 59 answers for a 95th percentile at 95%)."""
+right; none, for a `{max}` floor), and `scoring/floor.quantile_shortfall` (Conover's order
+statistics: 59 answers for a 95th percentile at 95%; `ragate validate` warns of the same)."""
 
 from __future__ import annotations
 
@@ -16,11 +16,10 @@ from pathlib import Path
 from pytest_ragate.audit.findings import Finding, finding
 from pytest_ragate.goldsets.config import Question
 from pytest_ragate.scoring.figures import floor_tally
-from pytest_ragate.scoring.floor import Floor, counts_in
+from pytest_ragate.scoring.floor import Floor, counts_in, quantile_shortfall
 from pytest_ragate.scoring.records import QuestionRecord
-from pytest_ragate.scoring.registry import METRICS, latency_quantile
+from pytest_ragate.scoring.registry import METRICS
 from pytest_ragate.scoring.slices import needs_of, proportion_needs
-from pytest_ragate.scoring.stats import quantile_needs
 from pytest_ragate.wording import audit as wording
 
 
@@ -44,8 +43,8 @@ def too_small(floors: Sequence[Floor], questions: Sequence[Question], repeats: i
         n = sum(counts_in(floor, q.kind, q.slices) for q in questions)
         at = {"path": config, "line": lines.get(floor.label)}
         if METRICS[floor.metric].aggregate == "quantile":
-            needs = quantile_needs(latency_quantile(floor.metric))
-            if n * repeats < needs:
+            needs = quantile_shortfall(floor, n * repeats)
+            if needs is not None:
                 found.append(finding("floor_too_small",
                                      wording.quantile_too_small(floor.label, n * repeats, needs),
                                      measure=n * repeats, **at))

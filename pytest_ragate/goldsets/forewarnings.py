@@ -1,9 +1,10 @@
 """What `ragate validate` warns of at once, in a goldset that loads: questions whose texts are
 the same (case and whitespace folded: each is counted as an independent observation by every
 interval), floors that can never be decided on this goldset's n (a latency quantile over fewer
-answers than its distribution-free bound needs, a population under `ragate_min_n`, a strict
-proportion floor over questions that even n right of n does not reach), and its evidence pins
-(moved, stale, unpinned: goldsets/pinned.py).
+answers, its questions times the goldset's `repeat`, than its distribution-free bound needs:
+scoring/floor.quantile_shortfall, which `ragate audit` asks too; a population under
+`ragate_min_n`, a strict proportion floor over questions that even n right of n does not
+reach), and its evidence pins (moved, stale, unpinned: goldsets/pinned.py).
 
 A floor's n here is its population's question count, an upper bound of the units it is decided
 over: a floor warned of cannot be decided even at that n, so no warning is a false one (one
@@ -16,10 +17,9 @@ from collections.abc import Iterator
 
 from pytest_ragate.goldsets.loader import Goldset
 from pytest_ragate.goldsets.pins import normalise
-from pytest_ragate.scoring.floor import counts_in
+from pytest_ragate.scoring.floor import counts_in, quantile_shortfall
 from pytest_ragate.scoring.power import smallest_passing
 from pytest_ragate.scoring.registry import METRICS, latency_quantile
-from pytest_ragate.scoring.stats import quantile_needs
 from pytest_ragate.wording import validation as wording
 
 
@@ -41,10 +41,10 @@ def undecidable_floors(goldset: Goldset, *, min_n: int = 0, strict: bool = False
         n = sum(counts_in(floor, c.question.kind, c.question.slices) for c in goldset.cases)
         metric = METRICS[floor.metric]
         if metric.aggregate == "quantile":
-            q = latency_quantile(floor.metric)
-            if n < quantile_needs(q):
-                yield wording.never_decided(floor.label, n,
-                                            wording.quantile_short(q, quantile_needs(q)))
+            needs = quantile_shortfall(floor, n * goldset.config.repeat)
+            if needs is not None:
+                yield wording.never_decided(floor.label, n, wording.quantile_short(
+                    latency_quantile(floor.metric), needs))
                 continue
         if n < min_n:
             yield wording.never_decided(floor.label, n, wording.under_min_n(min_n))

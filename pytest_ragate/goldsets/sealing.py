@@ -9,6 +9,7 @@ import os
 import secrets
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -255,3 +256,52 @@ def _write_folder(folder: Path, files: dict[str, bytes]) -> None:
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+
+
+# --- changing sealed answers in place ------------------------------------------------------
+
+
+def reseal_answers(root: Path, key: str, change: Callable[[bytes, bool], bytes | None], *,
+                   write: bool) -> int:
+    """Apply `change(plaintext, folder)` to each sealed answer's plaintext (its exact bytes,
+    and whether it was a `<question_id>.json` file; None: unchanged) in
+    memory, and with `write` seal the changed ones again into the same file: the same key
+    and kdf, fresh nonces, digests recomputed, written atomically. No plaintext touches the
+    disk. An answer's question id and has-evidence flag may not change (`ragate unseal` for
+    that). The file is written only if it still holds the bytes it was opened from.
+    Returns how many answers changed."""
+    directory, expected = expected_setting(root)
+    path = locate_sealed(directory, expected)
+    data = path.read_bytes()
+    sealed = read_sealed(path)
+    plaintexts = decrypt_all(path, sealed, key)
+    derived = sealed.kdf.derive(key)
+    cipher = aesgcm(derived[:32])
+    count = len(sealed.answers)
+    answers = list(sealed.answers)
+    changed = 0
+    for index, (answer, raw) in enumerate(zip(sealed.answers, plaintexts, strict=True)):
+        new = change(raw, sealed.layout.kind == "folder")
+        if new is None or new == raw:
+            continue
+        exp = Expected.model_validate_json(new.strip())
+        if exp.question_id != answer.question_id or bool(exp.evidence) != answer.has_evidence:
+            raise error_at(path, "a change would alter a sealed answer's question id or "
+                           "whether it has evidence; nothing written", (answer.question_id,))
+        nonce = secrets.token_bytes(12)
+        aad = associated_data(sealed.layout, index, count, answer.question_id,
+                              answer.has_evidence)
+        ciphertext = b64(cipher.encrypt(nonce, pad(new), aad))
+        answers[index] = answer.model_copy(update={
+            "nonce": b64(nonce), "ciphertext": ciphertext,
+            "digest": answer_digest(answer.question_id, answer.has_evidence, b64(nonce),
+                                    ciphertext)})
+        changed += 1
+    if changed and write:
+        draft = sealed.model_copy(update={"answers": answers, "manifest_digest": ""})
+        resealed = draft.model_copy(update={"manifest_digest": manifest_digest(draft)})
+        if path.read_bytes() != data:
+            raise error_at(path, "changed while it was being read; nothing written to it: "
+                           "run the command again")
+        write_atomic(path, resealed.model_dump_json(indent=1).encode() + b"\n")
+    return changed

@@ -76,3 +76,18 @@ def counts_in(floor: Floor, kind: str, tags: Mapping[str, str] | None) -> bool:
     return ((floor.kind is None or kind == floor.kind)
             and (floor.slice is None or slice_value(floor.slice[0], kind, tags)
                  == floor.slice[1]))
+
+
+def quantile_shortfall(floor: Floor, answers: int) -> int | None:
+    """The answers a latency quantile floor's 95% upper bound needs (Conover's order
+    statistics, `stats.quantile_needs`: 59 for a 95th percentile) when it is over fewer
+    `answers` (its questions times their repeats): it can never be decided. None for any
+    other floor, or when the answers are enough. `ragate validate`'s warning and
+    `ragate audit`'s finding both ask this."""
+    if METRICS[floor.metric].aggregate != "quantile":
+        return None
+    from pytest_ragate.scoring.registry import latency_quantile
+    from pytest_ragate.scoring.stats import quantile_needs
+
+    needs = quantile_needs(latency_quantile(floor.metric))
+    return needs if answers < needs else None
