@@ -40,6 +40,7 @@ from pytest_ragate.items.keys import (
 )
 from pytest_ragate.items.long_lived import long_lived, thaw
 from pytest_ragate.items.route import route_spec
+from pytest_ragate.items.xdist_worker import grouping_scheduler
 from pytest_ragate.modes.choosing import MODE_KEY, configure_node, start, stop
 from pytest_ragate.modes.output_paths import check_collected
 from pytest_ragate.settings import add_options, add_run_options, read_settings
@@ -76,6 +77,15 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_configure_node(node: Any) -> None:
     """xdist's controller starting a worker: a conversation's turns go to one worker."""
     configure_node(node)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`loadgroup` (what `-n N` runs as: `modes/choosing.keep_together`) with a crashed item
+    never handed to another worker (`items/xdist_worker.grouping_scheduler`)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    return grouping_scheduler(config, log)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

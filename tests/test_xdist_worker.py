@@ -65,3 +65,37 @@ def test_reporting_as_logs_a_held_report_as_its_own_item(pytester: pytest.Pytest
                                  "FAILED test_held.py::test_b - AssertionError: b fails*"])
     result.assert_outcomes(passed=1, failed=1)
     assert "item_index" not in result.stdout.str()
+
+
+GROUP_THAT_CRASHES = '''
+import os
+import pytest
+
+@pytest.mark.xdist_group("thread")
+def test_1_before():
+    pass
+
+@pytest.mark.xdist_group("thread")
+def test_2_dies():
+    os._exit(3)
+
+@pytest.mark.xdist_group("thread")
+def test_3_after():
+    pass
+
+def test_4_alone():
+    pass
+'''
+
+
+def test_a_worker_dying_in_a_group_is_reported_once_and_the_group_runs_on(
+        pytester: pytest.Pytester) -> None:
+    """`loadgroup`, as `-n 2` runs with ragate: the crashed item is not handed to another
+    worker (xdist's own scheduler hands it on, each worker dies in turn and the run hangs);
+    the rest of its group still runs."""
+    pytester.makepyfile(test_group=GROUP_THAT_CRASHES)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "-rA",
+                                           timeout=120)
+    result.assert_outcomes(passed=3, failed=1)
+    assert result.stdout.str().count("crashed while running 'test_group.py::test_2_dies'") == 1
+    result.stdout.fnmatch_lines(["*PASSED test_group.py::test_3_after*"])

@@ -100,3 +100,32 @@ def reporting_as(item: pytest.Item) -> Iterator[None]:
         yield
     finally:
         worker.interactor.item_index = running
+
+
+def grouping_scheduler(config: pytest.Config, log: Any) -> Any:
+    """xdist's `loadgroup` scheduler (a conversation's turns on one worker,
+    `modes/choosing.keep_together`), except that a worker that dies hands back its group
+    without the item it died running, as `load` does. xdist's own (`LoadScopeScheduling.
+    remove_node`) puts the whole group back, the crashed item still pending: the next worker
+    runs it again and dies too, until xdist runs out of workers to restart and the run hangs.
+    The crashed item is reported by xdist (`pytest_handlecrashitem`) and fails its floors
+    there; the rest of its group runs on. This reads and writes the scheduler's private
+    `assigned_work` and `workqueue` (tests/test_xdist_worker.py pins the contract)."""
+    from xdist.scheduler import LoadGroupScheduling
+
+    class CrashedItemsStayDone(LoadGroupScheduling):  # type: ignore[misc]
+        def remove_node(self, node: Any) -> str | None:
+            workload = self.assigned_work.pop(node)
+            pending = [(scope, nodeid) for scope, unit in workload.items()
+                       for nodeid, done in unit.items() if not done]
+            if not pending:
+                return None
+            scope, crashed = pending[0]
+            workload[scope][crashed] = True
+            self.workqueue.update({scope: unit for scope, unit in workload.items()
+                                   if not all(unit.values())})
+            for other in self.assigned_work:
+                self._reschedule(other)
+            return crashed
+
+    return CrashedItemsStayDone(config, log)
