@@ -23,8 +23,8 @@ import pytest
 from pytest_ragate.answer import Answer, Asked, Earlier
 from pytest_ragate.goldsets.config import Question
 from pytest_ragate.goldsets.loader import Case
-from pytest_ragate.items.keys import AGAIN_KEY, ROUTE_KEY
-from pytest_ragate.items.pytest_internals import in_group
+from pytest_ragate.items.keys import AGAIN_KEY, GROUPED, PLAIN_KEY, ROUTE_KEY
+from pytest_ragate.items.pytest_internals import in_group, out_of_group
 
 # (route, conversation, repeat, asked again)
 Thread = tuple[str, str, int, bool]
@@ -109,8 +109,19 @@ def group_mark(item: pytest.Item, case: Case) -> None:
     with the group, as xdist's scheduler reads it (`pytest_internals.in_group`)."""
     if case.question.conversation is None:
         return
-    group = f"ragate:{case.goldset.name}:{case.question.conversation}"
+    group = f"{GROUPED[1:]}{case.goldset.name}:{case.question.conversation}"
     item.add_marker(pytest.mark.xdist_group(group))
+    item.stash[PLAIN_KEY] = item.nodeid
     if item.config.getoption("loadgroup", False):
         in_group(item, group)
+
+
+def out_of_groups(items: list[pytest.Item]) -> None:
+    """Each grouped turn named again as without xdist, once the worker has sent its
+    collection (grouped: the scheduler reads the groups from it) to the controller: its
+    reports, JUnit test case, terminal line and results then carry the same node id under
+    `-n 0` and `-n 2`."""
+    for item in items:
+        if PLAIN_KEY in item.stash:
+            out_of_group(item, item.stash[PLAIN_KEY])
 

@@ -8,6 +8,7 @@ Light on purpose: every worker registers one, goldsets or not.
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from typing import ClassVar
 
 import pytest
@@ -22,8 +23,16 @@ class Worker:
         self.config = config
         self.selected: list[pytest.Item] | None = None  # the items kept after selection
 
-    def pytest_collection_finish(self, session: pytest.Session) -> None:
+    @pytest.hookimpl(wrapper=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> Generator[None]:
+        """After xdist has sent the collection (with each conversation turn's group in its
+        node id, for the scheduler), every turn gets back the node id it has without xdist."""
+        yield
         self.selected = list(session.items)
+        if any(map(is_goldset_item, session.items)):
+            from pytest_ragate.items.conversations import out_of_groups
+
+            out_of_groups(session.items)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """The description of the collection goes with the worker's last message (xdist's
