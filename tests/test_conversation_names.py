@@ -32,18 +32,22 @@ def test_a_grouped_item_gets_its_node_id_back(pytester: pytest.Pytester) -> None
     assert item.nodeid == plain
 
 
-def _names(pytester: pytest.Pytester, workers: str) -> tuple[list[str], list[str], list[str]]:
+Names = tuple[list[str], list[str], list[str], dict[str, str]]
+
+
+def _names(pytester: pytest.Pytester, workers: str) -> Names:
     result = run_pytester(pytester, workers, "gs", f"--junitxml=j{workers}.xml",
                           f"--ragate-results=r{workers}.jsonl")
     assert result.ret == pytest.ExitCode.TESTS_FAILED  # broken-2 errs, broken-3 is not asked
-    cases = ET.parse(pytester.path / f"j{workers}.xml").getroot().iter("testcase")
+    cases = list(ET.parse(pytester.path / f"j{workers}.xml").getroot().iter("testcase"))
     junit = sorted(f"{c.get('classname')}::{c.get('name')}" for c in cases)
+    said = {str(c.get("name")): c.findtext("system-out") or "" for c in cases}
     rows = [json.loads(line) for line in
             (pytester.path / f"r{workers}.jsonl").read_text().splitlines()]
     nodeids = sorted(str(r["nodeid"]) for r in rows if "nodeid" in r)
     lines = sorted(m.group(1) for m in re.finditer(r"^(?:PASSED|FAILED|ERROR) (\S+)",
                                                    result.stdout.str(), re.M))
-    return junit, nodeids, lines
+    return junit, nodeids, lines, said
 
 
 def test_junit_results_and_terminal_name_turns_alike_under_n0_and_n2(
@@ -55,3 +59,12 @@ def test_junit_results_and_terminal_name_turns_alike_under_n0_and_n2(
     assert not any("@" in name for names in xdist for name in names)
     assert alone[1] == xdist[1]
     assert alone[2] == xdist[2] and any("c3-2" in line for line in alone[2])
+    for said in (alone[3], xdist[3]):  # a turn's JUnit text: its conversation so far
+        assert said["c3-2"].startswith(
+            "conversation c3: 2 turns, right at every turn\n"
+            "turn 1 ✓ And then c3-1? (c3-1)\n  answer: answer to c3-1\n"
+            "turn 2 ✓ And then c3-2? (c3-2)\n  answer: answer to c3-2\n\nquestion: ")
+        assert said["broken-2"].startswith(
+            "conversation broken: 2 turns, went wrong at turn 2\nturn 1 ✓")
+        assert "turn 2 ✗ And then broken-2? (broken-2)\n  answer: (no answer: " \
+               "ZeroDivisionError" in said["broken-2"]
