@@ -1,7 +1,7 @@
 """A conversation turn is named the same with and without xdist: under `-n 2` its node id
 carries xdist's `loadgroup` suffix (`@ragate:<goldset>:<conversation>`) only while the
 worker's collection goes to the scheduler, never in a report, JUnit test case, terminal line
-or results row (`conversations.out_of_groups`, `pytest_internals.out_of_group`)."""
+or results row (`conversations.grouped`, `pytest_internals.out_of_group`)."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     pass
 
 # on items: what each goldset item is
-PLAIN_KEY = pytest.StashKey[str]()  # a conversation turn's node id without its xdist group
+GROUP_KEY = pytest.StashKey[str]()  # a conversation turn's xdist group
 GROUPED = "@ragate:"  # what starts the suffix xdist's `loadgroup` gives a turn's node id
 
 

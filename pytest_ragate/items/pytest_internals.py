@@ -25,9 +25,10 @@ What has no public route, and what ragate needs it for:
   conversation's node id ends with its `@group`, which xdist's scheduler groups items by;
   xdist 3.8 sets the suffix on `_nodeid`, which pytest 9 no longer reads its node id from,
   so without this every turn would be scheduled on its own (`items/conversations.py`).
-  `out_of_group` sets the node id back once the worker has sent its collection to the
-  scheduler (which reads the suffix only then), so a turn's reports, JUnit test case and
-  terminal line carry the node id it has without xdist (`modes/worker.py`).
+  The suffix is set only while the worker sends its collection to the scheduler (which reads
+  it only then) and `out_of_group` sets the node id back after, so `--lf` and a turn's
+  reports, JUnit test case and terminal line see the node id it has without xdist
+  (`conversations.grouped`, `modes/worker.py`).
 - `xml_key`, `bin_xml_escape` (`_pytest.junitxml`): pytest's JUnit writer, to give each
   question's test case a readable `<system-out>` and a stopped run a suite property, and
   to keep pytest from writing its JUnit file for a run ragate refused.

@@ -236,7 +236,7 @@ class Controller(ABC):
         `items.run_floor`). The crash is the last item's that worker reported, at its
         teardown, or the worker's when none did: never the floor's, which the controller
         decides and reports once. A conversation turn's node id comes from the scheduler with
-        its xdist group, which its reports do not carry (`conversations.out_of_groups`)."""
+        its xdist group, which its reports do not carry (`conversations.grouped`)."""
         crashitem = report.nodeid = ungrouped(crashitem)
         if crashitem in self.started:
             self.crashed.add(crashitem)

@@ -24,15 +24,17 @@ class Worker:
         self.selected: list[pytest.Item] | None = None  # the items kept after selection
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_collection_finish(self, session: pytest.Session) -> Generator[None]:
-        """After xdist has sent the collection (with each conversation turn's group in its
-        node id, for the scheduler), every turn gets back the node id it has without xdist."""
-        yield
+    def pytest_collection_finish(self, session: pytest.Session) -> Generator[None, None, None]:
+        """xdist sends the collection with each conversation turn's group in its node id,
+        for the scheduler; before and after, a turn has the node id it has without xdist
+        (`conversations.grouped`)."""
         self.selected = list(session.items)
-        if any(map(is_goldset_item, session.items)):
-            from pytest_ragate.items.conversations import out_of_groups
+        if not any(map(is_goldset_item, session.items)):
+            return (yield)
+        from pytest_ragate.items.conversations import grouped
 
-            out_of_groups(session.items)
+        with grouped(session.items):
+            return (yield)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """The description of the collection goes with the worker's last message (xdist's
