@@ -18,6 +18,13 @@ in its document (LlamaIndex's `start_char_idx`/`end_char_idx`, LangChain's `star
 mapped to the units those characters touch (`goldsets/offsets.py`), given the goldset's
 corpus (`corpus=corpus_of(GOLDSET)`); the corpus's text at those characters must be the
 chunk's, or the offsets were taken in another text and would name other units.
+
+History: a turn of a conversation is asked with its earlier turns (`Asked.history`: each
+turn's question and the answer this system gave it in this run). `langchain_history`,
+`llamaindex_history` and `haystack_history` give them as the library's chat messages (a
+user message per question, an assistant message per answer, in order), for a prompt's
+history placeholder, a chat engine's `chat_history` or a chat generator's messages; a
+question that is no turn, or a first turn, has none.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 from pytest_ragate.answer import ROUNDING, Context
 
 if TYPE_CHECKING:
+    from pytest_ragate.answer import Earlier
     from pytest_ragate.goldsets.corpus import Corpus
 
 ScoreKind = Literal["distance", "similarity", "none"]
@@ -240,3 +248,39 @@ def _keys(doc_id_key: str, first_key: str, last_key: str, id_key: str | None,
           score: ScoreKind | None, corpus: Corpus | None) -> dict[str, Any]:
     return dict(doc_id_key=doc_id_key, first_key=first_key, last_key=last_key, id_key=id_key,
                 score_kind=score, corpus=corpus)
+
+
+def _earlier(question: str) -> tuple[Earlier, ...]:
+    """The earlier turns a `ragate_system` was given with its question (`Asked.history`);
+    none for a plain `str`."""
+    if not isinstance(question, str):
+        raise AdapterError(f"expected the question a ragate_system is called with (a str, "
+                           f"pytest_ragate.Asked for a turn), got {type(question).__name__}")
+    return tuple(getattr(question, "history", ()))
+
+
+def langchain_history(question: str) -> list[Any]:
+    """The earlier turns of `question` as LangChain messages, in order: a `HumanMessage` per
+    question, an `AIMessage` per answer this system gave it (for a `MessagesPlaceholder`, or
+    `InMemoryChatMessageHistory(messages=...)`)."""
+    messages = _library("langchain_core.messages", "langchain")
+    return [message for e in _earlier(question)
+            for message in (messages.HumanMessage(e.question), messages.AIMessage(e.answer.text))]
+
+
+def llamaindex_history(question: str) -> list[Any]:
+    """The earlier turns of `question` as LlamaIndex `ChatMessage`s, in order (user, then
+    assistant), for a chat engine's `chat(question, chat_history=...)`."""
+    llms = _library("llama_index.core.llms", "llamaindex")
+    return [llms.ChatMessage(role=role, content=text) for e in _earlier(question)
+            for role, text in ((llms.MessageRole.USER, e.question),
+                               (llms.MessageRole.ASSISTANT, e.answer.text))]
+
+
+def haystack_history(question: str) -> list[Any]:
+    """The earlier turns of `question` as Haystack `ChatMessage`s, in order (`from_user`,
+    then `from_assistant`), for a chat generator's `messages`."""
+    dataclasses = _library("haystack.dataclasses", "haystack")
+    chat = dataclasses.ChatMessage
+    return [message for e in _earlier(question)
+            for message in (chat.from_user(e.question), chat.from_assistant(e.answer.text))]

@@ -16,6 +16,8 @@ turns in order (`decision/sequential.asking_order`).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import pytest
@@ -23,8 +25,8 @@ import pytest
 from pytest_ragate.answer import Answer, Asked, Earlier
 from pytest_ragate.goldsets.config import Question
 from pytest_ragate.goldsets.loader import Case
-from pytest_ragate.items.keys import AGAIN_KEY, ROUTE_KEY
-from pytest_ragate.items.pytest_internals import in_group
+from pytest_ragate.items.keys import AGAIN_KEY, GROUP_KEY, GROUPED, ROUTE_KEY, ungrouped
+from pytest_ragate.items.pytest_internals import in_group, out_of_group
 
 # (route, conversation, repeat, asked again)
 Thread = tuple[str, str, int, bool]
@@ -105,12 +107,29 @@ def forget(item: pytest.Item, case: Case, why: str) -> None:
 def group_mark(item: pytest.Item, case: Case) -> None:
     """A turn's `xdist_group`: its goldset's name and its conversation, so xdist sends every
     turn of the conversation to one worker, under `loadgroup` (which
-    `modes/choosing.keep_together` makes the default distribution), where its node id ends
-    with the group, as xdist's scheduler reads it (`pytest_internals.in_group`)."""
+    `modes/choosing.keep_together` makes the default distribution)."""
     if case.question.conversation is None:
         return
-    group = f"ragate:{case.goldset.name}:{case.question.conversation}"
+    group = f"{GROUPED[1:]}{case.goldset.name}:{case.question.conversation}"
     item.add_marker(pytest.mark.xdist_group(group))
-    if item.config.getoption("loadgroup", False):
-        in_group(item, group)
+    item.stash[GROUP_KEY] = group
 
+
+@contextmanager
+def grouped(items: list[pytest.Item]) -> Iterator[None]:
+    """Each turn's node id ends with its group while a worker sends its collection (xdist's
+    scheduler reads the groups from it: `pytest_internals.in_group`), and only then: before,
+    `--lf` matches last failures by the node ids the reports carried; after, every report,
+    JUnit test case, terminal line and results row carries the node id the turn has without
+    xdist, so they are the same under `-n 0` and `-n 2`."""
+    plain = {}
+    if items and items[0].config.getoption("loadgroup", False):
+        for item in items:
+            if GROUP_KEY in item.stash:
+                plain[item] = ungrouped(item.nodeid)  # pytest 8: xdist grouped it already
+                in_group(item, item.stash[GROUP_KEY])
+    try:
+        yield
+    finally:
+        for item, nodeid in plain.items():
+            out_of_group(item, nodeid)

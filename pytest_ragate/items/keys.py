@@ -15,6 +15,15 @@ if TYPE_CHECKING:
     pass
 
 # on items: what each goldset item is
+GROUP_KEY = pytest.StashKey[str]()  # a conversation turn's xdist group
+GROUPED = "@ragate:"  # what starts the suffix xdist's `loadgroup` gives a turn's node id
+
+
+def ungrouped(nodeid: str) -> str:
+    """A node id from xdist's scheduler (a crashed item's) without a turn's group suffix."""
+    return nodeid.partition(GROUPED)[0]
+
+
 ROUTE_KEY = pytest.StashKey[str]()  # the node id of the route that collected a goldset item
 GOLDSET_KEY = pytest.StashKey["Goldset"]()
 CASE_KEY = pytest.StashKey["Case"]()  # a question item's question

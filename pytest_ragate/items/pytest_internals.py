@@ -25,6 +25,10 @@ What has no public route, and what ragate needs it for:
   conversation's node id ends with its `@group`, which xdist's scheduler groups items by;
   xdist 3.8 sets the suffix on `_nodeid`, which pytest 9 no longer reads its node id from,
   so without this every turn would be scheduled on its own (`items/conversations.py`).
+  The suffix is set only while the worker sends its collection to the scheduler (which reads
+  it only then) and `out_of_group` sets the node id back after, so `--lf` and a turn's
+  reports, JUnit test case and terminal line see the node id it has without xdist
+  (`conversations.grouped`, `modes/worker.py`).
 - `xml_key`, `bin_xml_escape` (`_pytest.junitxml`): pytest's JUnit writer, to give each
   question's test case a readable `<system-out>` and a stopped run a suite property, and
   to keep pytest from writing its JUnit file for a run ragate refused.
@@ -195,6 +199,23 @@ def in_group(item: pytest.Item, group: str) -> None:
     elif not hasattr(item, "_nodeid"):  # pytest 8: xdist sets `_nodeid` itself
         raise _changed("Node._id or Node._nodeid", "keep a conversation's turns on one xdist "
                        "worker")
+
+
+def out_of_group(item: pytest.Item, nodeid: str) -> None:
+    """An item's node id set back to `nodeid`, the one it had before `in_group` (pytest 9)
+    or xdist (pytest 8, `_nodeid`) gave it its group's suffix."""
+    if item.nodeid == nodeid:
+        return
+    if hasattr(item, "_id"):
+        if _coerce_node_id is None:
+            raise _changed("_pytest.nodeid.coerce_node_id", "name a conversation's turns as "
+                           "they are named without xdist")
+        item._id = _coerce_node_id(nodeid)
+    elif hasattr(item, "_nodeid"):
+        item._nodeid = nodeid
+    else:
+        raise _changed("Node._id or Node._nodeid", "name a conversation's turns as they are "
+                       "named without xdist")
 
 
 LOG_HANDLERS = ("caplog_handler", "report_handler", "log_file_handler", "log_cli_handler")

@@ -71,6 +71,9 @@ class Conclusion:
         self.gaps_fail: list[str] = []  # goldsets whose missing results alone fail the run
         self.invalid_lines: list[Problem] = []  # invalid goldsets' lines (the CI's findings)
         self.concluded = False
+        # each conversation's turns reported so far, by goldset, route, conversation, repeat
+        # and whether asked again (`earlier_turns`)
+        self.turns: dict[tuple[str, str, str, int, bool], dict[int, QuestionRecord]] = {}
         gate = settings.gate
         baseline = None
         if gate.baseline:
@@ -88,7 +91,17 @@ class Conclusion:
     def add_record(self, report: pytest.TestReport, row: dict[str, Any]) -> None:
         record = self.arrived.records[report.nodeid] = QuestionRecord.model_validate(row)
         if report.when == "call":
-            reporter.junit_text(self.config, report, record)
+            reporter.junit_text(self.config, report, record, self.earlier_turns(record))
+
+    def earlier_turns(self, record: QuestionRecord) -> list[QuestionRecord]:
+        """The turns of a turn's conversation (the same repeat, asked the same way) that
+        reported before it: what its JUnit text shows before its own account."""
+        if record.conversation is None or record.turn is None:
+            return []
+        turns = self.turns.setdefault((record.goldset, record.route, record.conversation,
+                                       record.repeat, record.reasked), {})
+        turns[record.turn] = record
+        return [turns[t] for t in sorted(turns) if t < record.turn]
 
     def add_anchor(self, report: pytest.TestReport, row: dict[str, Any]) -> None:
         self.arrived.anchors[report.nodeid] = AnchorOutcome.model_validate(row)

@@ -36,6 +36,7 @@ from pytest_ragate.items.keys import (
     RECORD_ATTR,
     WORKEROUTPUT_KEY,
     is_goldset_item,
+    ungrouped,
 )
 from pytest_ragate.items.printed import start_printing
 from pytest_ragate.items.reasons import failure_line, summary_line
@@ -234,7 +235,9 @@ class Controller(ABC):
         tearing down what earlier items set up (a floor does nothing, and logs no start:
         `items.run_floor`). The crash is the last item's that worker reported, at its
         teardown, or the worker's when none did: never the floor's, which the controller
-        decides and reports once."""
+        decides and reports once. A conversation turn's node id comes from the scheduler with
+        its xdist group, which its reports do not carry (`conversations.grouped`)."""
+        crashitem = report.nodeid = ungrouped(crashitem)
         if crashitem in self.started:
             self.crashed.add(crashitem)
             return

@@ -148,15 +148,18 @@ def report_regression(config: pytest.Config, run: GoldsetRun, check: Regression,
 
 
 def junit_text(config: pytest.Config, report: pytest.TestReport,
-               record: QuestionRecord) -> None:
+               record: QuestionRecord, earlier: Sequence[QuestionRecord] = ()) -> None:
     """The question's test case in the JUnit file gets a readable `<system-out>`: CI
-    systems show that, while few show `<properties>`."""
+    systems show that, while few show `<properties>`. A turn of a conversation's starts with
+    its conversation so far (`earlier`: the turns before it that have reported), in order
+    with answers and ✓/✗, so its last turn's reads as the whole conversation."""
     from pytest_ragate.items.pytest_internals import bin_xml_escape, xml_key
+    from pytest_ragate.wording.conversations import so_far
 
     xml = config.stash.get(xml_key, None)
     if xml is not None:
         element = ET.Element("system-out")
-        element.text = bin_xml_escape(question_text(record))
+        element.text = bin_xml_escape(so_far(earlier, record) + question_text(record))
         xml.node_reporter(report).append(element)
 
 

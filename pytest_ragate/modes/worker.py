@@ -8,6 +8,7 @@ Light on purpose: every worker registers one, goldsets or not.
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from typing import ClassVar
 
 import pytest
@@ -22,8 +23,18 @@ class Worker:
         self.config = config
         self.selected: list[pytest.Item] | None = None  # the items kept after selection
 
-    def pytest_collection_finish(self, session: pytest.Session) -> None:
+    @pytest.hookimpl(wrapper=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> Generator[None, None, None]:
+        """xdist sends the collection with each conversation turn's group in its node id,
+        for the scheduler; before and after, a turn has the node id it has without xdist
+        (`conversations.grouped`)."""
         self.selected = list(session.items)
+        if not any(map(is_goldset_item, session.items)):
+            return (yield)
+        from pytest_ragate.items.conversations import grouped
+
+        with grouped(session.items):
+            return (yield)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """The description of the collection goes with the worker's last message (xdist's

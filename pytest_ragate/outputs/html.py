@@ -59,6 +59,7 @@ from pytest_ragate.outputs.text_cells import tags_text
 from pytest_ragate.scoring.figures import interval_of, kind_counts
 from pytest_ragate.scoring.records import QuestionRecord, Tally, fmt_num, tally
 from pytest_ragate.scoring.registry import METRICS, figure_digits
+from pytest_ragate.wording.conversations import conversations, first_wrong, heading, turn_of
 from pytest_ragate.wording.floors import OUTCOME_WORDS
 from pytest_ragate.wording.numbers import floor_figure, fmt_counts, fmt_interval, fmt_n, shown
 from pytest_ragate.wording.runs import (
@@ -447,6 +448,12 @@ def question_row(run: GoldsetRun, r: QuestionRecord, metrics: Sequence[str],
     }
 
 
+def conversation_view(turns: Sequence[QuestionRecord]) -> dict[str, Any]:
+    """A conversation as the report shows it: its heading and its turns in order."""
+    return {"heading": heading(turns), "wrong": first_wrong(turns) is not None,
+            "turns": [turn_of(r) for r in turns]}
+
+
 def _grouped(failures: dict[str, str]) -> list[tuple[str, str]]:
     """`faithfulness, context_precision → timeout`: one line per distinct reason."""
     by_why: dict[str, list[str]] = {}
@@ -514,6 +521,7 @@ def run_view(index: int, run: GoldsetRun, history: Sequence[HistoryLine],
         "trend": trend(run, history, f"{key}-trend", line),
         "flips": list(flips),  # the history's flip lines: the span counted, then each member
         "metrics": [(m, metric_source(run, m)) for m in metrics],
+        "conversations": [conversation_view(turns) for turns in conversations(run.records)],
         "rows": [question_row(run, r, metrics, billed) for r in run.records],
         "anchors": anchor_rows(run),
         "anchor_headers": ANCHOR_HEADERS,

@@ -36,6 +36,7 @@ from pytest_ragate.scoring.suggest import (
     slice_suggestions,
 )
 from pytest_ragate.scoring.tag_figures import tag_figures
+from pytest_ragate.wording.conversations import wrong_conversations
 from pytest_ragate.wording.floors import OUTCOME_WORDS
 from pytest_ragate.wording.numbers import (
     floor_figure,
@@ -75,8 +76,10 @@ def floors_table(runs: Sequence[GoldsetRun], tablefmt: str) -> str:
 
 def worst_lines(run: GoldsetRun) -> list[str]:
     """Each failing floor's worst questions, as the terminal, the Markdown and the HTML
-    report list them: `floor[evidence_recall]: worst: q2 found 0/1 spans; …`."""
-    return [f"{v.floor.name}: worst: {v.worst}" for v in run.verdicts if v.worst]
+    report list them: `floor[evidence_recall]: worst: q2 found 0/1 spans; …`, and, in a
+    goldset of conversations, which went wrong at which turn (`wording/conversations.py`)."""
+    floors = [f"{v.floor.name}: worst: {v.worst}" for v in run.verdicts if v.worst]
+    return [*floors, *wrong_conversations(run.records)] if floors else []
 
 
 def slice_cells(row: SliceRow) -> list[str]:
