@@ -103,15 +103,16 @@ def reporting_as(item: pytest.Item) -> Iterator[None]:
 
 
 def grouping_scheduler(config: pytest.Config, log: Any) -> Any:
-    """xdist's `loadgroup` scheduler (a conversation's turns on one worker,
-    `modes/choosing.keep_together`), except that a worker that dies hands back its group
-    without the item it died running, as `load` does. xdist's own (`LoadScopeScheduling.
-    remove_node`) puts the whole group back, the crashed item still pending: the next worker
-    runs it again and dies too, until xdist runs out of workers to restart and the run hangs.
-    The crashed item is reported by xdist (`pytest_handlecrashitem`) and fails its floors
-    there; the rest of its group runs on. This reads and writes the scheduler's private
+    """What `-n N` schedules with (`modes/choosing.keep_together` makes it `loadgroup`): xdist's
+    `load` when no collected item is in a group, as before conversations existed; `loadgroup`
+    (a conversation's turns on one worker) when some are, except that a worker that dies hands
+    back its group without the item it died running, as `load` does. xdist's own
+    (`LoadScopeScheduling.remove_node`) puts the whole group back with the crashed item still
+    pending: the next worker runs it and dies too, until no worker is left to restart and the
+    run hangs. The choice is made when every worker has sent its collection (the first
+    `schedule`), before any item is sent. This reads and writes the schedulers' private
     `assigned_work` and `workqueue` (tests/test_xdist_worker.py pins the contract)."""
-    from xdist.scheduler import LoadGroupScheduling
+    from xdist.scheduler import LoadGroupScheduling, LoadScheduling
 
     class CrashedItemsStayDone(LoadGroupScheduling):  # type: ignore[misc]
         def remove_node(self, node: Any) -> str | None:
@@ -128,4 +129,30 @@ def grouping_scheduler(config: pytest.Config, log: Any) -> Any:
                 self._reschedule(other)
             return crashed
 
-    return CrashedItemsStayDone(config, log)
+    class GroupsWhenThereAreAny:
+        """Both schedulers see the workers and their collections; the first `schedule`
+        keeps one and every later call goes to it alone."""
+
+        def __init__(self) -> None:
+            self.both = (LoadScheduling(config, log), CrashedItemsStayDone(config, log))
+            self.chosen: Any = None
+
+        def schedule(self) -> None:
+            if self.chosen is None:
+                load, grouped = self.both
+                collections = [c for c in load.node2collection.values() if c]
+                in_groups = any("@" in nodeid for c in collections for nodeid in c)
+                self.chosen = grouped if in_groups else load
+            self.chosen.schedule()
+
+        def __getattr__(self, name: str) -> Any:
+            if self.chosen is not None:
+                return getattr(self.chosen, name)
+            if name in ("add_node", "add_node_collection", "remove_node"):
+                def both(*args: Any) -> Any:
+                    answers = [getattr(one, name)(*args) for one in self.both]
+                    return answers[0]
+                return both
+            return getattr(self.both[0], name)
+
+    return GroupsWhenThereAreAny()
