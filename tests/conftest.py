@@ -250,12 +250,14 @@ WORKERS_SHARED = pytest.mark.parametrize("workers", ["0", "2"], ids=["n0", "n2"]
 for `workers` and run it once for all of them (the ids are WORKERS' own)."""
 
 
-def run_pytester(pytester: pytest.Pytester, workers: str, *args: str) -> pytest.RunResult:
-    """pytest over the pytester folder, in a process of its own, with `-n workers`; -rA lists
-    every outcome and -vv keeps the short summary lines whole (not cut at the terminal's
-    width)."""
-    return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", workers, "-rA",
-                                         "-vv", *args)
+def run_pytester(pytester: pytest.Pytester, workers: str, *args: str,
+                 process: bool = False) -> pytest.RunResult:
+    """pytest over the pytester folder with `-n workers`; -rA lists every outcome and -vv
+    keeps the short summary lines whole (not cut at the terminal's width). The run is in this
+    process (pytester puts `sys.modules` back after it), a third of a run's cost in a process of
+    its own; `process=True` for a run that may end its own process (a system that kills it)."""
+    run = pytester.runpytest_subprocess if process else pytester.runpytest_inprocess
+    return run("-p", "no:cacheprovider", "-n", workers, "-rA", "-vv", *args)
 
 
 def run_command(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -417,6 +419,46 @@ def real_options(pytester: pytest.Pytester) -> tuple[set[str], set[str]]:
 HEAVY_FIXTURES = frozenset({"pytester", "embedder"})
 QUICK_PROGRAMS = frozenset({"git"})
 _STARTED = pytest.StashKey[list[str]]()
+# Libraries that take seconds to import (torch through sentence-transformers, ragas, the
+# adapters' frameworks): the fast tier never imports them, at collection or in a test. A module
+# that needs one at import is heavy as a whole (`pytestmark = pytest.mark.heavy` at its top
+# level): the fast tier does not even import it.
+SLOW_IMPORTS = ("sentence_transformers", "torch", "ragas", "haystack", "llama_index",
+                "langchain_community", "chromadb")
+HEAVY_MODULE = re.compile(r"^pytestmark = pytest\.mark\.heavy\b", re.MULTILINE)
+_IMPORTED = pytest.StashKey[list[str]]()
+
+
+def fast_tier(config: pytest.Config) -> bool:
+    """`make test-fast`: the run deselects every heavy test."""
+    return " ".join(str(config.option.markexpr).split()) == "not heavy"
+
+
+def slow_imports() -> set[str]:
+    return {name for name in SLOW_IMPORTS if name in sys.modules}
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """The fast tier leaves a module that is heavy as a whole unimported."""
+    if (fast_tier(config) and collection_path.suffix == ".py"
+            and HEAVY_MODULE.search(collection_path.read_text(encoding="utf-8"))):
+        return True
+    return None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Iterator[pytest.CollectReport]:
+    """In the fast tier, a test module that imports a slow library is a collection error."""
+    before = slow_imports()
+    report = yield
+    added = slow_imports() - before
+    if isinstance(collector, pytest.Module) and fast_tier(collector.config) and added:
+        report.outcome, report.longrepr = "failed", (
+            f"{collector.nodeid} imports {', '.join(sorted(added))} at import, which takes "
+            "seconds of every fast run: import it in the tests that need it, or make the "
+            "module heavy as a whole (`pytestmark = pytest.mark.heavy`; tests/conftest.py, "
+            "the fast tier)")
+    return report
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -440,6 +482,8 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     if item.get_closest_marker("heavy"):
         return (yield)
     started = item.stash[_STARTED] = []
+    if fast_tier(item.config):
+        item.stash[_IMPORTED] = sorted(slow_imports())
     original = subprocess.Popen.__init__
 
     def noted(self: subprocess.Popen[Any], args: Any, *more: Any, **options: Any) -> None:
@@ -461,6 +505,10 @@ def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
     """A fast test that started a process errors here, after its own teardown."""
     result = yield
     started = item.stash.get(_STARTED, [])
+    if _IMPORTED in item.stash and (added := slow_imports() - set(item.stash[_IMPORTED])):
+        pytest.fail(f"{item.nodeid} is in the fast tier but imported "
+                    f"{', '.join(sorted(added))}, which takes seconds: mark it "
+                    "`@pytest.mark.heavy` (tests/conftest.py, the fast tier)", pytrace=False)
     if started:
         first = started[0].splitlines()[0][:80]
         pytest.fail(f"{item.nodeid} is in the fast tier but started {len(started)} "

@@ -120,7 +120,8 @@ def test_a_crashed_worker_fails_the_gate_and_names_the_question(
     pytester.makeconftest(planned({"q07": "os.kill(os.getpid(), signal.SIGKILL)"})
                           + SLOW_JUDGE)
     result = run_pytester(pytester, workers, "gs", "--ragate-results=r.jsonl", "--junitxml=j.xml",
-                          "--ragate-report=r.md", "--ragate-history=h.jsonl", "--ragate-cache=off")
+                          "--ragate-report=r.md", "--ragate-history=h.jsonl", "--ragate-cache=off",
+                          process=True)
     if workers == "0":  # the one process died with the question: nothing can claim a pass
         assert result.ret not in (0, 1) and not (pytester.path / "r.jsonl").exists()
         assert not (pytester.path / "j.xml").exists()

@@ -107,7 +107,7 @@ def test_a_process_killed_mid_run_leaves_no_earlier_pass(pytester: pytest.Pytest
     failed by the question whose worker died."""
     passing_first(pytester, workers)
     pytester.makeconftest(planned({"q03": "os._exit(3)"}))
-    result = run_pytester(pytester, workers, "gs", *OUTPUTS)
+    result = run_pytester(pytester, workers, "gs", *OUTPUTS, process=True)
     assert result.ret != pytest.ExitCode.OK
     if workers == "0":
         for name in ("r.jsonl", "r.md", "r.html", "j.xml"):

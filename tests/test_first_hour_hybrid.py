@@ -12,6 +12,8 @@ pytest.importorskip("bm25s")
 
 from tests.test_hybrid import _one_meeting_goldset
 
+pytestmark = pytest.mark.heavy  # Chroma, bm25s and the embedding model take seconds to import
+
 HYBRID = "built-in hybrid retriever (all-MiniLM-L6-v2 (onnx) + bm25s, RRF k=60)"
 DENSE = "built-in Chroma retriever (all-MiniLM-L6-v2, onnx)"
 

@@ -25,6 +25,8 @@ from tests.openai_stub import OpenAIStub, RowVerdicts, ragas_script
 
 pytest.importorskip("ragas")
 
+pytestmark = pytest.mark.heavy  # ragas takes seconds to import
+
 IDS = ("a1", "a2", "a3")
 SYSTEM = '''
 import json, os, sys
