@@ -425,8 +425,8 @@ def pytest_sessionfinish(session):
     with open("modules.txt", "a") as out:
         out.write(" ".join(heavy or ["clean"]) + "\\n")
 """)
-    result = run_pytester(pytester, workers, "gs", "--ragate-report=r.md",
-                          "--ragate-history=h.jsonl")
+    result = run_pytester(pytester, workers, "gs", "--ragate-report=r.md",  # what it imports
+                          "--ragate-history=h.jsonl", process=True)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     expect(result,
         "XFAIL gs/ragate.toml::anchor[missed] - still missed",
