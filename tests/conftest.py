@@ -4,6 +4,9 @@ several modules use (`embedder`, `openai_stub`)."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import importlib
 import json
 import os
 import re
@@ -14,15 +17,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy  # noqa: F401  (see below)
 import pytest
 
 from tests.openai_stub import openai_stub as openai_stub_fixture
-
-# pytester's in-process runs put `sys.modules` back as they found it, and a C extension
-# imported for the first time inside one cannot be imported again ("cannot load module more
-# than once per process"): numpy, which a floor's betting interval loads lazily, is loaded here,
-# before any of them, so every in-process run finds it whatever order the tests run in.
 
 if TYPE_CHECKING:
     from pytest_ragate.pipeline.retrieval import Embedder
@@ -299,10 +296,28 @@ def command_env(**extra: str) -> dict[str, str]:
     return env
 
 
+# pytester's runs in this process put `sys.modules` back as they found it: a library first
+# imported inside one is imported afresh by the next, which a C extension (numpy, torch, Chroma's
+# bindings) cannot survive ("cannot load module more than once per process") and matplotlib's
+# module state does not either. What a gate may import is imported once, before the first run.
+LOADED_BEFORE_RUNS = ("numpy", "scipy.stats", "rapidfuzz", "jinja2", "matplotlib.figure",
+                      "matplotlib.backends.backend_agg", "onnxruntime", "tokenizers", "torch",
+                      "sentence_transformers", "chromadb", "tiktoken", "ragas", "bm25s")
+
+
+@functools.cache
+def load_before_runs() -> None:
+    for name in LOADED_BEFORE_RUNS:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+
+
 @pytest.fixture
 def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
     """pytest's own pytester, its runs (in this process or a subprocess) in `TERMINAL`
-    (pytester clears PYTEST_ADDOPTS when it starts: this is set after)."""
+    (pytester clears PYTEST_ADDOPTS when it starts: this is set after), with what a gate may
+    import loaded first (`LOADED_BEFORE_RUNS`)."""
+    load_before_runs()
     for name in NOT_PASSED_ON:
         monkeypatch.delenv(name, raising=False)
     for name, value in TERMINAL.items():

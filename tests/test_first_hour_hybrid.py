@@ -22,7 +22,7 @@ def _run(pytester: pytest.Pytester, workers: int, *extra: str) -> pytest.RunResu
     """The one-meeting goldset (a rare-word question only bm25 ranks, and an off-topic one) run
     with the built-in pipeline and no retriever flag unless `extra` gives one."""
     _one_meeting_goldset(pytester)
-    return pytester.runpytest_subprocess(
+    return pytester.runpytest_inprocess(
         "-p", "no:cacheprovider", "gs", f"--ragate-index-dir={pytester.path / 'idx'}",
         "--ragate-results=r.jsonl", "--ragate-builtin-system", "-n", str(workers), *extra)
 
