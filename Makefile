@@ -14,6 +14,10 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export RAGAS_DO_NOT_TRACK := true
 export ANONYMIZED_TELEMETRY := False
+# Python caches compiled modules, and pytest its assertion-rewritten ones, only when it may write
+# bytecode: with PYTHONDONTWRITEBYTECODE set, every process the suite starts (xdist workers,
+# each pytest a test runs) compiles and rewrites every module again (the fast tier: 42 s vs 35 s)
+unexport PYTHONDONTWRITEBYTECODE
 
 GATE_ARGS ?= -n 2 --junitxml=out/junit.xml --ragate-results=out/results.jsonl --ragate-report=out/report.md --ragate-html=out/report.html --ragate-history=out/history.jsonl
 

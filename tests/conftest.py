@@ -4,6 +4,9 @@ several modules use (`embedder`, `openai_stub`)."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import importlib
 import json
 import os
 import re
@@ -14,15 +17,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy  # noqa: F401  (see below)
 import pytest
 
 from tests.openai_stub import openai_stub as openai_stub_fixture
-
-# pytester's in-process runs put `sys.modules` back as they found it, and a C extension
-# imported for the first time inside one cannot be imported again ("cannot load module more
-# than once per process"): numpy, which a floor's betting interval loads lazily, is loaded here,
-# before any of them, so every in-process run finds it whatever order the tests run in.
 
 if TYPE_CHECKING:
     from pytest_ragate.pipeline.retrieval import Embedder
@@ -250,12 +247,14 @@ WORKERS_SHARED = pytest.mark.parametrize("workers", ["0", "2"], ids=["n0", "n2"]
 for `workers` and run it once for all of them (the ids are WORKERS' own)."""
 
 
-def run_pytester(pytester: pytest.Pytester, workers: str, *args: str) -> pytest.RunResult:
-    """pytest over the pytester folder, in a process of its own, with `-n workers`; -rA lists
-    every outcome and -vv keeps the short summary lines whole (not cut at the terminal's
-    width)."""
-    return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", workers, "-rA",
-                                         "-vv", *args)
+def run_pytester(pytester: pytest.Pytester, workers: str, *args: str,
+                 process: bool = False) -> pytest.RunResult:
+    """pytest over the pytester folder with `-n workers`; -rA lists every outcome and -vv
+    keeps the short summary lines whole (not cut at the terminal's width). The run is in this
+    process (pytester puts `sys.modules` back after it), a third of a run's cost in a process of
+    its own; `process=True` for a run that may end its own process (a system that kills it)."""
+    run = pytester.runpytest_subprocess if process else pytester.runpytest_inprocess
+    return run("-p", "no:cacheprovider", "-n", workers, "-rA", "-vv", *args)
 
 
 def run_command(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -297,10 +296,28 @@ def command_env(**extra: str) -> dict[str, str]:
     return env
 
 
+# pytester's runs in this process put `sys.modules` back as they found it: a library first
+# imported inside one is imported afresh by the next, which a C extension (numpy, torch, Chroma's
+# bindings) cannot survive ("cannot load module more than once per process") and matplotlib's
+# module state does not either. What a gate may import is imported once, before the first run.
+LOADED_BEFORE_RUNS = ("numpy", "scipy.stats", "rapidfuzz", "jinja2", "matplotlib.figure",
+                      "matplotlib.backends.backend_agg", "onnxruntime", "tokenizers", "torch",
+                      "sentence_transformers", "chromadb", "tiktoken", "ragas", "bm25s")
+
+
+@functools.cache
+def load_before_runs() -> None:
+    for name in LOADED_BEFORE_RUNS:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+
+
 @pytest.fixture
 def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
     """pytest's own pytester, its runs (in this process or a subprocess) in `TERMINAL`
-    (pytester clears PYTEST_ADDOPTS when it starts: this is set after)."""
+    (pytester clears PYTEST_ADDOPTS when it starts: this is set after), with what a gate may
+    import loaded first (`LOADED_BEFORE_RUNS`)."""
+    load_before_runs()
     for name in NOT_PASSED_ON:
         monkeypatch.delenv(name, raising=False)
     for name, value in TERMINAL.items():
@@ -417,6 +434,46 @@ def real_options(pytester: pytest.Pytester) -> tuple[set[str], set[str]]:
 HEAVY_FIXTURES = frozenset({"pytester", "embedder"})
 QUICK_PROGRAMS = frozenset({"git"})
 _STARTED = pytest.StashKey[list[str]]()
+# Libraries that take seconds to import (torch through sentence-transformers, ragas, the
+# adapters' frameworks): the fast tier never imports them, at collection or in a test. A module
+# that needs one at import is heavy as a whole (`pytestmark = pytest.mark.heavy` at its top
+# level): the fast tier does not even import it.
+SLOW_IMPORTS = ("sentence_transformers", "torch", "ragas", "haystack", "llama_index",
+                "langchain_community", "chromadb")
+HEAVY_MODULE = re.compile(r"^pytestmark = pytest\.mark\.heavy\b", re.MULTILINE)
+_IMPORTED = pytest.StashKey[list[str]]()
+
+
+def fast_tier(config: pytest.Config) -> bool:
+    """`make test-fast`: the run deselects every heavy test."""
+    return " ".join(str(config.option.markexpr).split()) == "not heavy"
+
+
+def slow_imports() -> set[str]:
+    return {name for name in SLOW_IMPORTS if name in sys.modules}
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """The fast tier leaves a module that is heavy as a whole unimported."""
+    if (fast_tier(config) and collection_path.suffix == ".py"
+            and HEAVY_MODULE.search(collection_path.read_text(encoding="utf-8"))):
+        return True
+    return None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Iterator[pytest.CollectReport]:
+    """In the fast tier, a test module that imports a slow library is a collection error."""
+    before = slow_imports()
+    report = yield
+    added = slow_imports() - before
+    if isinstance(collector, pytest.Module) and fast_tier(collector.config) and added:
+        report.outcome, report.longrepr = "failed", (
+            f"{collector.nodeid} imports {', '.join(sorted(added))} at import, which takes "
+            "seconds of every fast run: import it in the tests that need it, or make the "
+            "module heavy as a whole (`pytestmark = pytest.mark.heavy`; tests/conftest.py, "
+            "the fast tier)")
+    return report
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -440,6 +497,8 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     if item.get_closest_marker("heavy"):
         return (yield)
     started = item.stash[_STARTED] = []
+    if fast_tier(item.config):
+        item.stash[_IMPORTED] = sorted(slow_imports())
     original = subprocess.Popen.__init__
 
     def noted(self: subprocess.Popen[Any], args: Any, *more: Any, **options: Any) -> None:
@@ -461,6 +520,10 @@ def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
     """A fast test that started a process errors here, after its own teardown."""
     result = yield
     started = item.stash.get(_STARTED, [])
+    if _IMPORTED in item.stash and (added := slow_imports() - set(item.stash[_IMPORTED])):
+        pytest.fail(f"{item.nodeid} is in the fast tier but imported "
+                    f"{', '.join(sorted(added))}, which takes seconds: mark it "
+                    "`@pytest.mark.heavy` (tests/conftest.py, the fast tier)", pytrace=False)
     if started:
         first = started[0].splitlines()[0][:80]
         pytest.fail(f"{item.nodeid} is in the fast tier but started {len(started)} "

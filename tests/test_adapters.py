@@ -21,6 +21,8 @@ from pytest_ragate.answer import Context
 from pytest_ragate.goldsets.corpus import Corpus
 from tests.conftest import touched_units
 
+pytestmark = pytest.mark.heavy  # haystack, LlamaIndex and LangChain take seconds to import
+
 META = {"doc_id": "returns", "first_unit": 2, "last_unit": 3, "source": "returns.md"}
 
 

@@ -183,7 +183,7 @@ def test_promote_rewrites_only_what_passed(anchored: pytest.Pytester, workers: s
     root = anchored.path / "gs"
     anchors_before = (root / "anchors.jsonl").read_text().splitlines()
     toml_before = (root / "ragate.toml").read_text().splitlines()
-    first = anchored.runpytest_subprocess("-p", "no:cacheprovider", "-n", workers, "gs",
+    first = anchored.runpytest_inprocess("-p", "no:cacheprovider", "-n", workers, "gs",
                                           "--ragate-promote")
     first.stdout.fnmatch_lines(esc(
         "*ragate promote*",
@@ -204,7 +204,7 @@ def test_promote_rewrites_only_what_passed(anchored: pytest.Pytester, workers: s
     changed = [(a, b) for a, b in zip(toml_before, toml_after, strict=True) if a != b]
     assert changed == [('citation_accuracy = { min = 0.60, xfail = "known miss" }   # promoted '
                         'when it holds', "citation_accuracy = 0.60   # promoted when it holds")]
-    rerun = anchored.runpytest_subprocess("-p", "no:cacheprovider", "-n", workers, "gs", "-rA")
+    rerun = anchored.runpytest_inprocess("-p", "no:cacheprovider", "-n", workers, "gs", "-rA")
     for line in ("PASSED gs/ragate.toml::anchor[fixed]",
                  "PASSED gs/ragate.toml::floor[citation_accuracy]"):
         rerun.stdout.fnmatch_lines(esc(line))
@@ -247,7 +247,7 @@ def test_a_control_over_your_system_with_no_cut_declared_is_an_error(
 def test_promote_refuses_what_did_not_run(anchored: pytest.Pytester, workers: str) -> None:
     root = anchored.path / "gs"
     before = {p.name: p.read_bytes() for p in root.iterdir() if p.is_file()}
-    result = anchored.runpytest_subprocess("-p", "no:cacheprovider", "-n", workers, "gs",
+    result = anchored.runpytest_inprocess("-p", "no:cacheprovider", "-n", workers, "gs",
                                            "--ragate-promote", "-k", "found or probe")
     result.stdout.fnmatch_lines(["ragate: nothing to promote*"])
     assert before == {p.name: p.read_bytes() for p in root.iterdir() if p.is_file()}

@@ -28,6 +28,8 @@ pytest.importorskip("ragas")
 
 from pytest_ragate.judges.ragas import RagasJudge
 
+pytestmark = pytest.mark.heavy  # ragas takes seconds to import
+
 QUESTION = "What did the kick-off fix for the remote?"
 ANSWER = "The remote sells for 25 euros. It has a blue case."
 REFERENCE = "The remote sells for 25 euros. It costs 12.50 euros to make."

@@ -29,6 +29,8 @@ from tests.openai_stub import OpenAIStub, Reply, RowVerdicts, ragas_script, word
 from tests.test_judge_http import GOOD
 from tests.test_judge_http import SYSTEM as JUDGED_SYSTEM
 
+pytestmark = pytest.mark.heavy  # judged runs through the RAGAS judge: ragas takes seconds to import
+
 N = 60  # the fewest answers with a 95% upper bound of p95 is 59
 
 SLOW_SYSTEM = '''

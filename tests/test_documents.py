@@ -170,7 +170,7 @@ def test_a_handbook_goldset_gates_end_to_end(pytester: pytest.Pytester, workers:
     handbook(pytester.path / "gs", "[floors]\ncitation_accuracy = 1.0\nevidence_recall = 1.0\n"
              "abstention_accuracy = 1.0\n\n[floors.kind.multi_doc]\nevidence_recall = 1.0\n")
     pytester.makeconftest(SYSTEM)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", workers, "gs",
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-n", workers, "gs",
                                            "--ragate-results=r.jsonl", "-rA")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     rows = {r["question_id"]: r for r in results_rows(pytester.path / "r.jsonl")}

@@ -21,6 +21,8 @@ from pytest_ragate.pipeline.chunking import Chunker
 from pytest_ragate.pipeline.retrieval import Embedder, QueryVectors, index_key
 from tests.test_pipeline import MEETING, TIRON, meeting_corpus
 
+pytestmark = pytest.mark.heavy  # torch, sentence-transformers and Chroma take seconds to import
+
 
 @pytest.fixture(scope="module")
 def graph_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -120,7 +120,8 @@ def test_a_crashed_worker_fails_the_gate_and_names_the_question(
     pytester.makeconftest(planned({"q07": "os.kill(os.getpid(), signal.SIGKILL)"})
                           + SLOW_JUDGE)
     result = run_pytester(pytester, workers, "gs", "--ragate-results=r.jsonl", "--junitxml=j.xml",
-                          "--ragate-report=r.md", "--ragate-history=h.jsonl", "--ragate-cache=off")
+                          "--ragate-report=r.md", "--ragate-history=h.jsonl", "--ragate-cache=off",
+                          process=True)
     if workers == "0":  # the one process died with the question: nothing can claim a pass
         assert result.ret not in (0, 1) and not (pytester.path / "r.jsonl").exists()
         assert not (pytester.path / "j.xml").exists()
@@ -424,8 +425,8 @@ def pytest_sessionfinish(session):
     with open("modules.txt", "a") as out:
         out.write(" ".join(heavy or ["clean"]) + "\\n")
 """)
-    result = run_pytester(pytester, workers, "gs", "--ragate-report=r.md",
-                          "--ragate-history=h.jsonl")
+    result = run_pytester(pytester, workers, "gs", "--ragate-report=r.md",  # what it imports
+                          "--ragate-history=h.jsonl", process=True)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     expect(result,
         "XFAIL gs/ragate.toml::anchor[missed] - still missed",

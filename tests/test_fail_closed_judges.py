@@ -20,8 +20,6 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("ragas")
-
 from pytest_ragate.answer import Context
 from pytest_ragate.judges.base import JudgeInput, Vacuous
 from pytest_ragate.judges.ragas import RagasJudge
@@ -36,6 +34,8 @@ from tests.conftest import (
 )
 from tests.openai_stub import OpenAIStub, Reply, completion, error, prompt_input
 from tests.test_fail_closed import write_many
+
+pytestmark = pytest.mark.heavy  # the RAGAS judge: ragas takes seconds to import
 
 FAILED = pytest.ExitCode.TESTS_FAILED
 

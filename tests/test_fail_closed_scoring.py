@@ -33,6 +33,8 @@ from tests.conftest import WORKERS, expect, junit_cases, rows_of, run_pytester, 
 from tests.test_adapters import META
 from tests.test_fail_closed import planned, write_many
 
+pytestmark = pytest.mark.heavy  # haystack, LlamaIndex and LangChain take seconds to import
+
 # --- 1. evidence by context id is found only in its document ---------------------------------
 
 CHUNK_QUESTIONS = [{"question_id": "q1", "kind": "single_meeting", "question": "What about q1?"},

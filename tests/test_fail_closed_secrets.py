@@ -63,8 +63,6 @@ from tests.test_judge_http import GOOD
 from tests.test_judge_http import SYSTEM as TWELVE
 from tests.test_plugin import SYSTEM
 
-pytest.importorskip("ragas")
-
 KEY = "s3cret passphrase"
 OUTPUTS = {"junit.xml": "--junitxml", "r.jsonl": "--ragate-results", "r.md": "--ragate-report",
            "r.html": "--ragate-html", "h.jsonl": "--ragate-history"}

@@ -63,7 +63,7 @@ def test_a_failure_says_the_same_line_in_its_row_its_outcome_and_the_controllers
         pytester: pytest.Pytester, workers: str) -> None:
     write_goldset(pytester.path / "gs", anchors=ANCHORS)
     pytester.makeconftest(FAILING)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", workers, "-rA",
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-n", workers, "-rA",
                                            "-vv", "gs", "--ragate-results=r.jsonl")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     found = read_results(pytester.path / "r.jsonl")

@@ -42,7 +42,7 @@ def test_a_run_without_floors_prints_its_figures_and_suggested_floors(
         pytester: pytest.Pytester, workers: str) -> None:
     write_goldset(pytester.path / "gs")
     pytester.makeconftest(SYSTEM)
-    result = pytester.runpytest_subprocess(*RUN, "-n", workers)
+    result = pytester.runpytest_inprocess(*RUN, "-n", workers)
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(esc(
         "*= ragate floors =*", "mini: 4 questions: 4 scored",
@@ -57,7 +57,7 @@ def test_the_suggested_floors_pasted_into_ragate_toml_hold_even_when_strict(
         pytester: pytest.Pytester, workers: str) -> None:
     write_goldset(pytester.path / "gs", floors="\n".join(BLOCK) + "\n")
     pytester.makeconftest(SYSTEM)
-    result = pytester.runpytest_subprocess(*RUN, "-n", workers, "-o", "ragate_ci=strict")
+    result = pytester.runpytest_inprocess(*RUN, "-n", workers, "-o", "ragate_ci=strict")
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(esc("*abstention_accuracy*0.50*1.00*[0.51, 1.00]*PASS",
                                     "*evidence_recall*0.15*0.50*[0.15, 0.85]*PASS"))
@@ -78,7 +78,7 @@ def test_ragate_suggest_prints_the_same_figures_and_block_from_a_saved_run(
         pytester: pytest.Pytester, workers: str) -> None:
     write_goldset(pytester.path / "gs")
     pytester.makeconftest(SYSTEM)
-    run = pytester.runpytest_subprocess(*RUN, "-n", workers)
+    run = pytester.runpytest_inprocess(*RUN, "-n", workers)
     assert run.ret == pytest.ExitCode.OK
     code, lines = suggest(pytester.path / "r.jsonl")
     assert code == 0, lines
@@ -93,7 +93,7 @@ def test_ragate_suggest_refuses_a_file_it_cannot_read_or_that_is_not_whole(
         pytester: pytest.Pytester) -> None:
     write_goldset(pytester.path / "gs")
     pytester.makeconftest(SYSTEM)
-    assert pytester.runpytest_subprocess(*RUN).ret == pytest.ExitCode.OK
+    assert pytester.runpytest_inprocess(*RUN).ret == pytest.ExitCode.OK
     saved = pytester.path / "r.jsonl"
     lines = saved.read_text().splitlines(keepends=True)
     bad = pytester.path / "bad.jsonl"
@@ -121,7 +121,7 @@ def test_the_markdown_report_lists_the_failing_floors_worst_questions_as_html_an
     write_goldset(pytester.path / "gs", floors="[floors]\ncitation_accuracy = 0.9\n"
                   "evidence_recall = 0.9\nabstention_accuracy = 0.5\n")
     pytester.makeconftest(SYSTEM)
-    result = pytester.runpytest_subprocess(*RUN, "-n", workers, "--ragate-report=r.md",
+    result = pytester.runpytest_inprocess(*RUN, "-n", workers, "--ragate-report=r.md",
                                            "--ragate-html=r.html")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     markdown = (pytester.path / "r.md").read_text()
@@ -145,7 +145,7 @@ def test_judged_figures_appear_when_a_judge_ran_and_the_markdown_has_the_block(
     pytester.makeconftest(SYSTEM + FIXTURE_JUDGE_CONFTEST)
     (pytester.path / "judge.json").write_text(json.dumps({"judge_id": "v", "answers": {
         q: {"statements": ["s"], "supported": [q != "q2"]} for q in ("q1", "q2", "q3")}}))
-    result = pytester.runpytest_subprocess(*RUN, "-n", workers, "--ragate-report=r.md",
+    result = pytester.runpytest_inprocess(*RUN, "-n", workers, "--ragate-report=r.md",
                                            "--ragate-judge=fixture:judge.json",
                                            "--ragate-cache=off")
     assert result.ret == pytest.ExitCode.OK

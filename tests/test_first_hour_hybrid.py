@@ -12,6 +12,8 @@ pytest.importorskip("bm25s")
 
 from tests.test_hybrid import _one_meeting_goldset
 
+pytestmark = pytest.mark.heavy  # Chroma, bm25s and the embedding model take seconds to import
+
 HYBRID = "built-in hybrid retriever (all-MiniLM-L6-v2 (onnx) + bm25s, RRF k=60)"
 DENSE = "built-in Chroma retriever (all-MiniLM-L6-v2, onnx)"
 
@@ -20,7 +22,7 @@ def _run(pytester: pytest.Pytester, workers: int, *extra: str) -> pytest.RunResu
     """The one-meeting goldset (a rare-word question only bm25 ranks, and an off-topic one) run
     with the built-in pipeline and no retriever flag unless `extra` gives one."""
     _one_meeting_goldset(pytester)
-    return pytester.runpytest_subprocess(
+    return pytester.runpytest_inprocess(
         "-p", "no:cacheprovider", "gs", f"--ragate-index-dir={pytester.path / 'idx'}",
         "--ragate-results=r.jsonl", "--ragate-builtin-system", "-n", str(workers), *extra)
 

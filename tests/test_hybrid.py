@@ -23,6 +23,8 @@ from tests.test_pipeline import (
     one_meeting_goldset,
 )
 
+pytestmark = pytest.mark.heavy  # Chroma, bm25s and the embedding model take seconds to import
+
 # "pooches" occurs once in the meeting (turn 19); all-MiniLM-L6-v2 does not rank its chunk in
 # the top 5 for this question, bm25 ranks it first among the chunks holding the word
 RARE = "Who mentioned pooches?"

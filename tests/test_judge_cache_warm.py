@@ -25,6 +25,8 @@ from tests.openai_stub import OpenAIStub, RowVerdicts, ragas_script
 
 pytest.importorskip("ragas")
 
+pytestmark = pytest.mark.heavy  # ragas takes seconds to import
+
 IDS = ("a1", "a2", "a3")
 SYSTEM = '''
 import json, os, sys
@@ -79,13 +81,15 @@ def test_a_warm_run_never_imports_ragas(pytester: pytest.Pytester, openai_stub: 
     pytester.makeconftest(SYSTEM)
     args = ("gs", "--ragate-judge=ragas:stub-model", f"--ragate-judge-url={openai_stub.url}",
             "--ragate-judge-cache-dir=judge-cache")
-    cold = run_pytester(pytester, workers, *args, "--ragate-results=cold.jsonl")
+    cold = run_pytester(pytester, workers, *args, "--ragate-results=cold.jsonl",
+                        process=True)  # what it imported
     cold.assert_outcomes(passed=len(IDS) + 3)  # and judge_coverage
     asked = len(openai_stub.requests)
     assert asked == 4 * len(IDS)  # statements, NLI, 1 context, 1 answer relevance (n=3)
     assert any(p["ragas"] for p in imported(pytester.path))
 
-    warm = run_pytester(pytester, workers, *args, "--ragate-results=warm.jsonl")
+    warm = run_pytester(pytester, workers, *args, "--ragate-results=warm.jsonl",
+                        process=True)
     warm.assert_outcomes(passed=len(IDS) + 3)  # and judge_coverage
     assert len(openai_stub.requests) == asked  # nothing asked
     assert not any(any(p.values()) for p in imported(pytester.path))
@@ -95,7 +99,7 @@ def test_a_warm_run_never_imports_ragas(pytester: pytest.Pytester, openai_stub: 
                and not failed for m, failed, _ in cold_rows.values())
 
     replay = run_pytester(pytester, workers, *args, "--ragate-cache=replay",
-                          "--ragate-results=replay.jsonl")
+                          "--ragate-results=replay.jsonl", process=True)
     replay.assert_outcomes(passed=len(IDS) + 3)  # and judge_coverage
     assert judged_rows(pytester.path, "replay.jsonl") == cold_rows
     assert not any(any(p.values()) for p in imported(pytester.path))

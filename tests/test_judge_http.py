@@ -11,7 +11,7 @@ import pytest
 from tests.conftest import esc, junit_cases, results_rows, write_goldset
 from tests.openai_stub import OpenAIStub, RowVerdicts, completion, error, ragas_script
 
-pytest.importorskip("ragas")
+pytestmark = pytest.mark.heavy  # the RAGAS judge in a gate: ragas takes seconds to import
 
 
 QUESTIONS = [("a1", "single_meeting"), ("a2", "single_meeting"), ("a3", "single_meeting"),

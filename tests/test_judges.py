@@ -259,7 +259,7 @@ def judged_project(pytester: pytest.Pytester) -> pytest.Pytester:
 def run_judged(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult,
                                                                dict[str, dict[str, object]]]:
     results = pytester.path / "r.jsonl"
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "gs", "-rA",
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "gs", "-rA",
                                            "--ragate-judge=fixture:judge.json",
                                            f"--ragate-results={results}", *args)
     rows = {r["question_id"]: r for r in results_rows(results)}
@@ -338,7 +338,7 @@ class SameModelJudge:
 def ragate_judge():
     return SameModelJudge()
 ''')
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "gs",
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "gs",
                                            "--ragate-answerer-model=llama-3-8b",
                                            "--ragate-report=report.md")
     result.stdout.fnmatch_lines(["*warning: judge and answerer share weights (llama-3-8b)*"])

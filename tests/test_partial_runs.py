@@ -87,7 +87,7 @@ def test_an_edited_or_cut_baseline_is_a_usage_error(pytester: pytest.Pytester) -
     for damaged, why in (("edited", "ragate_trailer.sha256: the lines before the trailer are "
                                     "not those it was written after"),
                          ("cut", "ragate_trailer: no trailer line")):
-        result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "gs",
+        result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "gs",
                                                f"--ragate-baseline={damaged}.jsonl")
         assert result.ret == pytest.ExitCode.USAGE_ERROR
         result.stderr.fnmatch_lines([f"ERROR: --ragate-baseline: {damaged}.jsonl*: {why}*"])

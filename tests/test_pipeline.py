@@ -26,6 +26,8 @@ from pytest_ragate.pipeline.extractive import ExtractiveAnswerer
 from pytest_ragate.pipeline.normalize import quote_matches
 from pytest_ragate.pipeline.retrieval import Embedder, Retriever, index_key, open_index
 
+pytestmark = pytest.mark.heavy  # Chroma and the embedding model take seconds to import
+
 TIRON = Path(__file__).parent.parent / "goldsets" / "corpora" / "tiron"
 MEETING = "tiron-ES2004a"
 ON_TOPIC = ("Which animal did the project manager draw on the whiteboard, and how did she "

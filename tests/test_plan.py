@@ -21,7 +21,8 @@ from tests.conftest import run_pytester
 from tests.openai_stub import OpenAIStub, ragas_script
 from tests.test_judge_cache_warm import IDS, SYSTEM, goldset, verdicts
 
-pytest.importorskip("ragas")
+pytestmark = pytest.mark.heavy  # plans the RAGAS judge's requests: ragas takes seconds to import
+
 
 REQUESTS_PER_ANSWER = 2 + 1 + 1  # faithfulness, context precision (1 context), relevance
 

@@ -129,7 +129,7 @@ def test_a_goldset_names_the_judged_metrics_a_run_without_a_judge_skips(
 def run_outputs(pytester: pytest.Pytester, tag: str, *args: str,
                 ) -> tuple[int, str, str, dict[str, dict[str, object]]]:
     results, report, junit = (pytester.path / f"{tag}.{ext}" for ext in ("jsonl", "md", "xml"))
-    run = pytester.runpytest_subprocess(
+    run = pytester.runpytest_inprocess(
         "-p", "no:cacheprovider", "gs", f"--junitxml={junit}", f"--ragate-results={results}",
         f"--ragate-report={report}", *args)
     return run.ret, untimed(results.read_text()), untimed(report.read_text()), junit_cases(junit)
@@ -261,7 +261,7 @@ import pytest_ragate as ragate
 async def test_mine(ragate_question, ragate_system):
     return await ragate_system(ragate_question.question)
 ''')
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", workers, "-rA",
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-n", workers, "-rA",
                                            "-W", "error::RuntimeWarning", "gs", "test_rag.py",
                                            "--ragate-results=r.jsonl")
     for line in ("PASSED gs/ragate.toml::q1", "PASSED test_rag.py::test_mine[q1]"):

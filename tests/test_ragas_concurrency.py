@@ -32,6 +32,8 @@ from pytest_ragate.pipeline.retrieval import Embedder
 from pytest_ragate.settings import JudgeSettings
 from tests.openai_stub import OpenAIStub, Reply, RowVerdicts, Script, prompt_input, ragas_script
 
+pytestmark = pytest.mark.heavy  # ragas takes seconds to import
+
 METRICS = ("faithfulness", "context_precision", "answer_relevance")
 AR_TITLE = '"title": "AnswerRelevanceOutput"'
 

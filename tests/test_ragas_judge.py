@@ -54,6 +54,8 @@ from tests.openai_stub import (
     ragas_script,
 )
 
+pytestmark = pytest.mark.heavy  # ragas and sentence-transformers take seconds to import
+
 METRICS = ("faithfulness", "context_precision", "answer_relevance")
 TIMEOUT = 2.0  # generous: a loaded CI machine must not turn a good reply into a timeout
 

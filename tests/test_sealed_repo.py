@@ -40,7 +40,7 @@ def test_sealed_gists_never_reach_logs_junit_or_reports(pytester: pytest.Pyteste
             monkeypatch.setenv("RAGATE_SEAL_KEY", key)
         else:
             monkeypatch.delenv("RAGATE_SEAL_KEY", raising=False)
-        result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "gs", *outputs)
+        result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "gs", *outputs)
         texts = [result.stdout.str(), result.stderr.str()] + [
             (pytester.path / name).read_text() for name in ("j.xml", "r.jsonl", "r.md",
                                                             "h.jsonl")]

@@ -5,6 +5,7 @@ the heavy tier that starts a process errors, so the fast tier stays fast as test
 from __future__ import annotations
 
 import fnmatch
+import os
 from pathlib import Path
 
 import pytest
@@ -94,3 +95,47 @@ def test_every_run_a_test_starts_sees_one_terminal_whatever_the_shell(
                         "PYTEST_XYZ": "1"}.items():
         monkeypatch.setenv(name, value)
     pytester.runpytest("-p", "pytester", "-p", "no:cacheprovider").assert_outcomes(passed=2)
+
+
+SLOW_LIBRARY, SLOW_TOO = "slowlib_of_the_tiers", "slowlib_too"  # stand for torch, ragas...
+
+
+@pytest.fixture
+def slow_tiers(pytester: pytest.Pytester) -> pytest.Pytester:
+    """The suite's conftest with one stand-in slow library, a module heavy as a whole, a
+    module that imports the library at import and one whose fast test imports it."""
+    conftest = SUITE_CONFTEST.read_text(encoding="utf-8")
+    start = conftest.index("SLOW_IMPORTS = (")
+    end = conftest.index(")", start) + 1
+    pytester.makeconftest(conftest[:start] + f"SLOW_IMPORTS = ({SLOW_LIBRARY!r}, {SLOW_TOO!r})"
+                          + conftest[end:])
+    pytester.makepyfile(**{SLOW_LIBRARY: "LOADED = True", SLOW_TOO: "LOADED = True"})
+    pytester.makepyfile(
+        test_whole="import pytest\nimport os\n\npytestmark = pytest.mark.heavy  # slow\n\n"
+                   "os.environ['TIERS_IMPORTED_WHOLE'] = '1'\n\ndef test_heavy():\n    pass\n",
+        test_at_import=f"import {SLOW_LIBRARY}\n\ndef test_fast():\n    pass\n",
+        test_in_a_test=f"def test_fast():\n    import {SLOW_TOO}\n\n"
+                       "def test_plain():\n    pass\n")
+    return pytester
+
+
+def test_the_fast_tier_imports_no_slow_library_and_no_module_heavy_as_a_whole(
+        slow_tiers: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TIERS_IMPORTED_WHOLE", raising=False)
+    result = slow_tiers.runpytest("-p", "no:cacheprovider", "-m", "not heavy",
+                                  "--continue-on-collection-errors")
+    result.assert_outcomes(passed=2, errors=2)
+    assert "TIERS_IMPORTED_WHOLE" not in os.environ  # never imported, not merely deselected
+    errors = {r.nodeid: r.longreprtext for r in result.reprec.getreports(
+        ("pytest_collectreport", "pytest_runtest_logreport")) if r.failed}
+    assert errors == {
+        "test_at_import.py": f"test_at_import.py imports {SLOW_LIBRARY} at import, which takes "
+        "seconds of every fast run: import it in the tests that need it, or make the module "
+        "heavy as a whole (`pytestmark = pytest.mark.heavy`; tests/conftest.py, the fast tier)",
+        "test_in_a_test.py::test_fast": f"test_in_a_test.py::test_fast is in the fast tier but "
+        f"imported {SLOW_TOO}, which takes seconds: mark it `@pytest.mark.heavy` "
+        "(tests/conftest.py, the fast tier)"}
+
+
+def test_the_whole_suite_imports_them_all(slow_tiers: pytest.Pytester) -> None:
+    slow_tiers.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=4)

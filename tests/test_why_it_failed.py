@@ -25,7 +25,7 @@ def test_floors_name_their_worst_questions_and_junit_reads_like_a_report(
         pytester: pytest.Pytester, workers: str) -> None:
     write_goldset(pytester.path / "gs", floors=FLOORS)
     pytester.makeconftest(SYSTEM)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", workers, "gs",
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-n", workers, "gs",
                                            "--junitxml=j.xml", "--ragate-results=r.jsonl",
                                            "--ragate-report=r.md", "--ragate-html=r.html")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
@@ -65,7 +65,7 @@ def test_anchors_appear_in_the_markdown_and_html_reports(pytester: pytest.Pytest
                                                          workers: str) -> None:
     write_goldset(pytester.path / "gs", anchors=ANCHORS)
     pytester.makeconftest(SYSTEM + RETRIEVER)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", workers, "gs",
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-n", workers, "gs",
                                            "--ragate-report=r.md", "--ragate-html=r.html",
                                            "-k", "anchor or q1 or q2 or q3 or q4")
     assert result.ret == pytest.ExitCode.TESTS_FAILED  # `fixed` now holds: strict XPASS
@@ -98,15 +98,15 @@ def test_a_fixture_verdict_stamped_for_another_answer_is_stale(pytester: pytest.
         q: {"statements": ["s"], "supported": [True]} for q in ("q1", "q2", "q3")}}))
     args = ["-p", "no:cacheprovider", "-n", workers, "gs", "--ragate-judge=fixture:judge.json",
             "--ragate-cache=off", "--ragate-results=r.jsonl"]
-    assert pytester.runpytest_subprocess(*args).ret == pytest.ExitCode.OK
+    assert pytester.runpytest_inprocess(*args).ret == pytest.ExitCode.OK
     stamped = CliRunner().invoke(main, ["stamp-verdicts", str(judge),
                                         str(pytester.path / "r.jsonl")])
     assert stamped.exit_code == 0 and "stamped 3 verdicts" in stamped.output
-    assert pytester.runpytest_subprocess(*args).ret == pytest.ExitCode.OK  # same answers
+    assert pytester.runpytest_inprocess(*args).ret == pytest.ExitCode.OK  # same answers
 
     pytester.makeconftest(SYSTEM.replace('text="an answer"', 'text="a new answer" if qid == '
                                          '"q2" else "an answer"') + FIXTURE_JUDGE_CONFTEST)
-    changed = pytester.runpytest_subprocess(*args)
+    changed = pytester.runpytest_inprocess(*args)
     assert changed.ret == pytest.ExitCode.TESTS_FAILED
     changed.stdout.fnmatch_lines(esc("*judge_coverage 0.67 < floor 0.95*worst: q2 2 judge "
                                      "failed (stale)"))
