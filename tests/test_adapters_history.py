@@ -15,6 +15,8 @@ from pytest_ragate.adapters import (
 )
 from pytest_ragate.answer import Answer, Asked, Earlier
 
+pytestmark = pytest.mark.heavy  # LangChain, LlamaIndex and haystack take seconds to import
+
 TURN_3 = Asked("And for e-bikes?", conversation="bikes", turn=3, history=(
     Earlier(turn=1, question="How much is a bike?", answer=Answer(text="400 euros.")),
     Earlier(turn=2, question="And a helmet?", answer=Answer(text="", abstained=True))))
