@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy  # noqa: F401  (LOADED_BEFORE_RUNS: a pure test's numpy must outlive in-process runs)
 import pytest
 
 from tests.openai_stub import openai_stub as openai_stub_fixture

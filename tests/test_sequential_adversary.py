@@ -404,7 +404,7 @@ def test_two_routes_of_one_goldset_stop_apart(pytester: pytest.Pytester, workers
     both_routes(pytester, planned({}))
     (pytester.path / "test_rag.py").write_text(DECORATED_WRONG)
     result = run_pytester(pytester, workers, "gs", "test_rag.py", *SEQUENTIAL,
-                          "--junitxml=junit.xml", "--ragate-results=out.jsonl")
+                          "--junitxml=junit.xml", "--ragate-results=out.jsonl", process=True)
     assert result.ret == 1, result.stdout.str()
     cases = junit_cases(pytester.path / "junit.xml")
     mine = {name: case for name, case in cases.items()
