@@ -48,6 +48,17 @@ def wide_evidence(doc_id: str, units: int, of: int, unit: str, whole: bool) -> s
             "that hold the answer")
 
 
+def wide_evidence_sealed() -> str:
+    return ("its evidence is a whole document, or most of a long one (sealed: not shown "
+            "which): almost any context from it counts as cited; narrow it to the units that "
+            "hold the answer")
+
+
+def unasked_sealed(count: int) -> str:
+    return (f"{plural(count, 'document')} of the corpus are the evidence of no question "
+            "(sealed: not shown which): no floor measures retrieval from them")
+
+
 def unasked_document(doc_id: str) -> str:
     return (f"document {doc_id!r} is the evidence of no question: no floor measures "
             "retrieval from it")
