@@ -137,7 +137,9 @@ def write_atomic(path: Path, data: str | bytes) -> None:
     """Write through a temp file in the same directory and rename, so no reader sees half.
     Text is written as UTF-8. A link's target is replaced, not the link; a character device
     or a pipe (`/dev/null`, `/dev/stdout`) is written through, never renamed over; any other
-    path that is not a regular file is refused (OSError)."""
+    path that is not a regular file is refused (OSError). The file gets the mode `open()`
+    would leave: an existing file's own (a goldset file `ragate pin` rewrites, kept private,
+    stays private), else the umask's."""
     payload = data.encode() if isinstance(data, str) else data
     kind = special_file(path)
     if kind in WRITTEN_THROUGH:
@@ -150,16 +152,24 @@ def write_atomic(path: Path, data: str | bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        # mkstemp makes the file 0600; a report is published, so give it what open() would
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)
+        # mkstemp makes the file 0600; give it what open() would
+        os.fchmod(fd, _mode_of(path))
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _mode_of(path: Path) -> int:
+    """The mode `open(path, "w")` leaves: an existing file's, else 0666 less the umask."""
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 def remove_regular(path: Path) -> bool:
