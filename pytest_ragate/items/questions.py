@@ -116,8 +116,10 @@ def answer_and_score(item: pytest.Function, case: Case) -> None:
     assert case.expected is not None  # sealed questions are skipped at collection
     qid = case.question.question_id
     if case.pins is not None and case.pins.stale:  # never scored against the wrong text
-        why = f"{qid}: " + "; ".join(case.pins.stale)
+        stale = "; ".join(case.pins.stale)
+        why = f"{qid}: {stale}"
         _keep(item, base_record(item, case, status="error", error=why, stale_evidence=True))
+        forget(item, case, stale)  # its conversation's later turns say why it has no answer
         pytest.fail(why, pytrace=False)
     args = {name: item.funcargs[name] for name in function_arguments(item)}
     started = time.perf_counter()  # the bill's latency: the system's call, and only it
