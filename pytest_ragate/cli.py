@@ -594,7 +594,7 @@ def compare(baseline: str, results: Path, alpha: float, min_n: int,
     from pytest_ragate.decision.goldset_run import GoldsetRun
     from pytest_ragate.decision.regressions import RunJudge, check_run
     from pytest_ragate.outputs.baseline import BaselineError, baseline_location, load_baseline
-    from pytest_ragate.outputs.reports import regressions_table
+    from pytest_ragate.outputs.reports import corpus_lines, regressions_table
 
     base_path, _ = baseline_location(baseline)
     if base_path.is_file() and base_path.samefile(results):
@@ -619,12 +619,8 @@ def compare(baseline: str, results: Path, alpha: float, min_n: int,
                                              corpus=run.corpus))
             for run in current]
     click.echo(regressions_table(runs, "simple"))
-    for run in runs:
-        edited = next((g.corpus for g in run.regressions if g.corpus is not None), None)
-        if edited is not None:
-            from pytest_ragate.wording.pins import corpus_changed
-
-            click.echo(f"{run.name}: " + corpus_changed("the baseline", edited))
+    for line in corpus_lines(runs):
+        click.echo(line)
     failed = [c for run in runs for c in run.regressions if c.outcome == "failed"]
     for check in failed:
         click.echo(f"{check.goldset} {check.metric}: {check.message}")

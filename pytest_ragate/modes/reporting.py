@@ -21,6 +21,7 @@ from pytest_ragate.decision.goldset_run import GoldsetRun, run_status
 from pytest_ragate.decision.regressions import Regression
 from pytest_ragate.decision.run_decision import Decision, FloorDecision
 from pytest_ragate.outputs.reports import (
+    corpus_lines,
     figures_table,
     floors_table,
     incomplete_notice,
@@ -35,7 +36,6 @@ from pytest_ragate.outputs.reports import (
 )
 from pytest_ragate.outputs.slice_tables import slice_tables
 from pytest_ragate.scoring.records import QuestionRecord
-from pytest_ragate.wording.pins import corpus_changed
 from pytest_ragate.wording.runs import badge_of, lines_of, run_why, status_badge, status_why
 from pytest_ragate.wording.slices import slice_name
 
@@ -225,10 +225,8 @@ def terminal_summary(terminalreporter: Any, runs: Sequence[GoldsetRun], *,
     if any(run.regressions for run in runs):
         terminalreporter.write_sep("=", "ragate regressions against the baseline")
         write(regressions_table(runs, "simple"))
-        for run in runs:
-            edited = next((g.corpus for g in run.regressions if g.corpus is not None), None)
-            if edited is not None:
-                write(f"{run.label}: " + corpus_changed("the baseline", edited), yellow=True)
+        for line in corpus_lines(runs):
+            write(line, yellow=True)
     if not runs:
         for line, red in outputs.lines():
             write(line, red=red)

@@ -235,6 +235,16 @@ def regressions_table(runs: Sequence[GoldsetRun], tablefmt: str) -> str:
     return tabulate(rows, headers=headers, tablefmt=tablefmt, disable_numparse=True)
 
 
+def corpus_lines(runs: Sequence[GoldsetRun]) -> list[str]:
+    """Under the regressions table (the terminal's and `ragate compare`'s): each run whose
+    corpus differs from its baseline's, `gs: corpus changed since the baseline: …`."""
+    from pytest_ragate.wording.pins import corpus_changed
+
+    return [f"{run.label}: " + corpus_changed("the baseline", edited) for run in runs
+            if (edited := next((g.corpus for g in run.regressions if g.corpus is not None),
+                               None)) is not None]
+
+
 def fmt_dollars(value: float | None) -> str:
     return "—" if value is None else f"${value:.4f}"
 
