@@ -153,8 +153,16 @@ def check_run(goldset: str, eval_version: str, current: Mapping[str, QuestionSco
         return found
     return [replace(g, corpus=edited, message=g.message + " · " + corpus_wording.corpus_note(
         edited,
-        [q for q in g.dropped if set((evidence_docs or {}).get(q, ())) & edited.documents]
-        if g.outcome == "failed" else [])) for g in found]
+        [u for u in g.dropped if _evidence_of(u, current, evidence_docs or {})
+         & edited.documents] if g.outcome == "failed" else [])) for g in found]
+
+
+def _evidence_of(unit: str, current: Mapping[str, QuestionScores],
+                 evidence_docs: Mapping[str, Sequence[str]]) -> set[str]:
+    """The evidence documents of a unit that got worse: a question's, or every turn's of a
+    conversation (the unit a goldset of conversations is paired by)."""
+    return {doc for q, scores in current.items() if unit in (q, scores.conversation)
+            for doc in evidence_docs.get(q, ())}
 
 
 def across_judges(goldset: str, metric: str, change: JudgeChange, source: str) -> Regression:
