@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from pytest_ragate.cli import main
-from pytest_ragate.decision.regressions import check_run
+from pytest_ragate.decision.regressions import Regression, check_run
 from pytest_ragate.scoring.pairing import BaselineRun, CorpusChange, corpus_change
 from pytest_ragate.scoring.records import QuestionScores
 from tests.test_pins_runs import SYSTEM, goldset
@@ -30,16 +30,23 @@ def _scores(right: bool) -> QuestionScores:
     return QuestionScores(evidence_found=[right], abstention_correct=True)
 
 
+def checks_after_edit(then: dict[str, QuestionScores], now: dict[str, QuestionScores],
+                      docs: dict[str, list[str]]) -> dict[str, Regression]:
+    """Each metric's check of `now` against a baseline `then` of corpus THEN, its document b
+    edited since."""
+    base = [BaselineRun(goldset="g", eval_version="1", scores=then, source="the baseline",
+                        corpus=THEN)]
+    return {c.metric: c for c in check_run("g", "1", now, base, alpha=0.05, min_n=0,
+                                           corpus={**THEN, "b": "changed"},
+                                           evidence_docs=docs)}
+
+
 def test_a_failed_check_names_the_worse_questions_whose_evidence_documents_changed() -> None:
     ids = [f"q{i:02d}" for i in range(40)]
     then = {q: _scores(True) for q in ids}
     now = {q: _scores(i >= 12) for i, q in enumerate(ids)}  # 12 questions lost their span
     docs = {q: ["b" if i < 3 else "a"] for i, q in enumerate(ids)}
-    base = [BaselineRun(goldset="g", eval_version="1", scores=then, source="the baseline",
-                        corpus=THEN)]
-    checks = {c.metric: c for c in check_run(
-        "g", "1", now, base, alpha=0.05, min_n=0, corpus={**THEN, "b": "changed"},
-        evidence_docs=docs)}
+    checks = checks_after_edit(then, now, docs)
     recall = checks["evidence_recall"]
     assert recall.outcome == "failed"
     assert recall.message.endswith(
@@ -49,6 +56,8 @@ def test_a_failed_check_names_the_worse_questions_whose_evidence_documents_chang
     held = checks["abstention_accuracy"]
     assert held.outcome == "passed" and held.message.endswith(
         "corpus changed since the baseline: 1 document edited, 0 added, 0 removed")
+    base = [BaselineRun(goldset="g", eval_version="1", scores=then, source="the baseline",
+                        corpus=THEN)]
     unchanged = check_run("g", "1", now, base, alpha=0.05, min_n=0, corpus=THEN,
                           evidence_docs=docs)
     assert not any("corpus" in c.message for c in unchanged)

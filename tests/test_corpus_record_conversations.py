@@ -4,11 +4,8 @@ worse whose turns' evidence documents changed, as it names questions outside con
 
 from __future__ import annotations
 
-from pytest_ragate.decision.regressions import check_run
-from pytest_ragate.scoring.pairing import BaselineRun
 from pytest_ragate.scoring.records import QuestionScores
-
-THEN = {"a": "1111", "b": "2222"}
+from tests.test_corpus_record import checks_after_edit
 
 
 def _turn(conversation: str, right: bool) -> QuestionScores:
@@ -26,12 +23,7 @@ def test_a_failed_check_names_the_worse_conversations_whose_evidence_documents_c
     # the first three conversations' turn 2 cites document b, which was edited
     docs = {q: ["b" if c in conversations[:3] and q.endswith("-2") else "a"]
             for q, c in ids.items()}
-    base = [BaselineRun(goldset="g", eval_version="1", scores=then, source="the baseline",
-                        corpus=THEN)]
-    checks = {c.metric: c for c in check_run(
-        "g", "1", now, base, alpha=0.05, min_n=0, corpus={**THEN, "b": "changed"},
-        evidence_docs=docs)}
-    recall = checks["evidence_recall"]
+    recall = checks_after_edit(then, now, docs)["evidence_recall"]
     assert recall.outcome == "failed", recall.message
     assert recall.message.endswith(
         "corpus changed since the baseline: 1 document edited, 0 added, 0 removed; possibly "
