@@ -573,7 +573,9 @@ def tally(metric: str, records: Iterable[QuestionRecord]) -> Tally:
         if part.n:
             clusters.append((part.k, float(part.n)) if info.aggregate == "proportion"
                             else (sum(part.values), float(len(part.values))))
-    if by_conversation:  # the design effect's least is a repeat's, not a conversation's
+    if by_conversation or info.source == "conversations":
+        # the design effect's least is a repeat's, not a conversation's (nor, for a metric
+        # over whole conversations, its turns times its repeats)
         return replace(whole, clusters=tuple(clusters), questions=len(clusters),
                        repeats=repeats, by="conversations")
     return replace(whole, clusters=tuple(clusters), questions=len(clusters),
