@@ -223,9 +223,11 @@ def abstain_answerable(answers: Sequence[Answered], corpus: Corpus, words: Corpu
     return found
 
 
-def wide(answers: Sequence[Answered], corpus: Corpus) -> list[Finding]:
+def wide(answers: Sequence[Answered], corpus: Corpus, *, sealed: bool = False,
+         ) -> list[Finding]:
     """Evidence that is a whole document, or a span over at least WIDE_SHARE of its document
-    and WIDE_UNITS units."""
+    and WIDE_UNITS units; a `sealed` goldset's finding names neither the document nor its
+    size (its evidence is sealed)."""
     found = []
     for a in answers:
         for item in a.expected.spans:
@@ -235,20 +237,28 @@ def wide(answers: Sequence[Answered], corpus: Corpus) -> list[Finding]:
             whole = isinstance(item, WholeDocument)
             units = of if whole else (item.last_turn - item.first_turn + 1
                                       if isinstance(item, Span) else 0)
-            if whole or (units >= WIDE_UNITS and units >= WIDE_SHARE * of):
-                found.append(finding("wide_evidence",
-                                     wording.wide_evidence(item.doc_id, units, of, corpus.unit,
-                                                           whole),
-                                     path=a.path, line=a.line, question_id=a.question_id,
-                                     measure=units / of, other=item.doc_id))
+            if not whole and (units < WIDE_UNITS or units < WIDE_SHARE * of):
+                continue
+            at = {"path": a.path, "line": a.line, "question_id": a.question_id}
+            found.append(finding("wide_evidence", wording.wide_evidence_sealed(whole), **at)
+                         if sealed else
+                         finding("wide_evidence", wording.wide_evidence(
+                             item.doc_id, units, of, corpus.unit, whole), measure=units / of,
+                             other=item.doc_id, **at))
     return found
 
 
-def unasked(answers: Sequence[Answered], corpus: Corpus) -> list[Finding]:
-    """Documents no expected answer's evidence points into (when any answer has evidence)."""
+def unasked(answers: Sequence[Answered], corpus: Corpus, *, sealed: bool = False,
+            ) -> list[Finding]:
+    """Documents no expected answer's evidence points into (when any answer has evidence);
+    a `sealed` goldset's are counted in one finding at its sealed file, never named (which
+    documents are left tells which the sealed evidence is in)."""
     cited = {e.doc_id for a in answers for e in a.expected.spans}
     if not cited:
         return []
+    left = [doc_id for doc_id in sorted(corpus.documents) if doc_id not in cited]
+    if sealed:
+        return [finding("unasked_document", wording.unasked_sealed(len(left)),
+                        path=answers[0].path)] if left else []
     return [finding("unasked_document", wording.unasked_document(doc_id),
-                    path=corpus[doc_id].source, other=doc_id)
-            for doc_id in sorted(corpus.documents) if doc_id not in cited]
+                    path=corpus[doc_id].source, other=doc_id) for doc_id in left]
