@@ -9,11 +9,13 @@ import logging
 import re
 import sys
 import warnings
-from collections.abc import Iterable
+import zlib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -46,6 +48,7 @@ from tests.conftest import (
     WORKERS,
     WORKERS_SHARED,
     corpus_rows,
+    jsonl,
     results_rows,
     run_command,
     run_pytester,
@@ -794,3 +797,82 @@ def test_a_sealed_answer_that_does_not_validate_is_named_not_quoted(
     assert "[q2] evidence[0].last_turn: does not validate (not shown: it is sealed)" \
         in validated.output
     assert not re.search(r"turn [57]|m2", validated.output), validated.output
+
+
+# --- 5. the goldset commands on a sealed goldset opened with its key ------------------------
+# `ragate validate`, `pin`, `reanchor` (dry run and --write) and `audit` (text and json, its
+# embedding on) in this process: no output and no file they write (the audit's vector cache
+# among them) shows a gist, a note, or where the sealed evidence is (a document it points
+# into, its units, its pinned text).
+
+PLACED = re.compile(r"'m\d'|\bm\d\b.{0,12}\b(?:turns?|units?) \d|evidence in m\d|"
+                    r"budget is \d", re.I)
+
+
+class WordVectors:
+    """The audit's embedder isolated from the model: a text's vector is its hashed words (the
+    cache it fills is the real one)."""
+
+    model_id, encoder_id = "words", "words"
+    given: ClassVar[list[str]] = []  # every text embedded
+
+    def __init__(self, **_: Any) -> None:
+        pass
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        WordVectors.given += texts
+        rows = np.zeros((len(texts), 384), np.float32)
+        for row, text in zip(rows, texts, strict=True):
+            for word in re.findall(r"\w+", text.casefold()):
+                row[zlib.crc32(word.encode()) % 384] += 1
+            row /= max(float(np.linalg.norm(row)), 1.0)
+        return rows
+
+
+def test_the_goldset_commands_show_no_gist_and_no_place_and_keep_none_on_disk(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("pytest_ragate.pipeline.retrieval.Embedder", WordVectors)
+    monkeypatch.setattr(WordVectors, "given", [])
+    monkeypatch.setenv("RAGATE_SEAL_KEY", KEY)
+    # m1 turn 2 holds one of q1's gist words (so the embedding decides whether it supports
+    # it); q3's evidence is a whole document (too wide); m4 is no answer's evidence
+    rows = [{**r, "text": "the treasury was discussed"} if (r["doc_id"], r["turn"]) == ("m1", 2)
+            else r for r in corpus_rows({"m1": 12, "m2": 12, "m3": 6, "m4": 3})]
+    spans = {"q1": [{"meeting_id": "m1", "first_turn": 2, "last_turn": 3}],
+             "q2": [{"meeting_id": "m2", "first_turn": 5, "last_turn": 5}],
+             "q3": [{"meeting_id": "m3"}, {"meeting_id": "m2", "first_turn": 1,
+                                           "last_turn": 1}], "q4": []}
+    root = write_goldset(tmp_path / "gs", corpus=rows, expected=[
+        {"question_id": q, "gist": GISTS.get(q), "notes": NOTES, "evidence": evidence}
+        for q, evidence in spans.items()])
+    seal_goldset(root, KEY, kdf=Scrypt(log2_n=10, p=1))
+    said: dict[str, str] = {}
+
+    def ragate(name: str, *args: str) -> None:
+        said[name] = CliRunner().invoke(main, [*args, str(root)]).output
+
+    audit = ("audit", "--cache", str(tmp_path / "cache"))
+    ragate("pin", "pin")
+    ragate("audit", *audit)
+    assert any("forty quatloos" in text for text in WordVectors.given)  # q1's gist embedded
+    assert "1 document is the evidence of no question" in said["audit"]
+    assert "an evidence span is a whole document" in said["audit"]
+    # m1 gains a first turn (q1 moves), m2 turn 1 is edited (q3 is stale)
+    moved = [{**r, "turn": r["turn"] + (r["doc_id"] == "m1")} for r in rows]
+    moved[13]["text"] = "an edited line"
+    (root / "corpus" / "meetings.jsonl").write_text(
+        jsonl([{"doc_id": "m1", "turn": 0, "text": "a new first line"}, *moved]))
+    for name, args in {"validate": ("validate",), "reanchor": ("reanchor",),
+                       "audit json": (*audit, "--format", "json"),
+                       "reanchor --write": ("reanchor", "--write"),
+                       "audit again": (*audit, "--no-embed")}.items():
+        ragate(name, *args)
+    assert "q1: evidence moved: 1 pinned span" in said["validate"]
+    assert "q3: stale evidence: 1 pinned span" in said["reanchor"]
+    assert "re-anchored 1 span" in said["reanchor --write"]
+    files = {str(p.relative_to(tmp_path)): p.read_text(encoding="utf-8", errors="replace")
+             for p in tmp_path.rglob("*") if p.is_file() and p.suffix != ".onnx"}
+    assert any("queries" in name for name in files)  # the cache the audit keeps
+    assert leaks({**said, **files}, [*GISTS.values(), *HALVES, NOTES, KEY]) == []
+    assert [(name, m.group()) for name, text in said.items()
+            if (m := PLACED.search(text))] == []
