@@ -20,7 +20,9 @@ import pytest
 from click.testing import CliRunner
 
 from pytest_ragate.cli import main
+from pytest_ragate.decision.population import Member
 from pytest_ragate.decision.regressions import JudgeChange
+from pytest_ragate.goldsets.loader import load_goldset
 from pytest_ragate.goldsets.sealed import (
     Scrypt,
     aesgcm,
@@ -876,3 +878,15 @@ def test_the_goldset_commands_show_no_gist_and_no_place_and_keep_none_on_disk(
     assert leaks({**said, **files}, [*GISTS.values(), *HALVES, NOTES, KEY]) == []
     assert [(name, m.group()) for name, text in said.items()
             if (m := PLACED.search(text))] == []
+
+
+def test_a_sealed_question_gives_a_regression_no_evidence_document_to_name(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A regression against a changed corpus names the questions whose evidence documents
+    changed (`corpus_note`): a sealed goldset's members, opened with the key, carry none."""
+    monkeypatch.setenv("RAGATE_SEAL_KEY", KEY)
+    for root, sealed in ((write_goldset(tmp_path / "plain"), False),
+                         (write_sealed(tmp_path / "sealed"), True)):
+        members = [Member.asked(c, None) for c in load_goldset(root).cases]
+        assert all(c.expected is not None for c in load_goldset(root).cases)
+        assert any(m.evidence_docs for m in members) is not sealed, members
