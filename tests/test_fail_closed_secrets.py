@@ -831,6 +831,7 @@ class WordVectors:
         return rows
 
 
+@pytest.mark.heavy  # the audit's vector cache lives in pipeline/retrieval, which imports Chroma
 def test_the_goldset_commands_show_no_gist_and_no_place_and_keep_none_on_disk(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("pytest_ragate.pipeline.retrieval.Embedder", WordVectors)
