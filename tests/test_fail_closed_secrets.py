@@ -462,6 +462,17 @@ def test_careless():
 '''
 
 
+def pinned_and_moved(root: Path) -> None:
+    """The sealed goldset's evidence pinned (`ragate pin` with its key), then a first turn
+    put before m1's: q1's span and q3's first are re-found one turn on (moved)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RAGATE_SEAL_KEY", KEY)
+        assert CliRunner().invoke(main, ["pin", str(root)]).exit_code == 0
+    rows = [{**r, "turn": r["turn"] + (r["doc_id"] == "m1")} for r in corpus_rows()]
+    (root / "corpus" / "meetings.jsonl").write_text(
+        jsonl([{"doc_id": "m1", "turn": 0, "text": "a new first line"}, *rows]))
+
+
 @dataclass(frozen=True)
 class Printed:
     """What the shared run printed and wrote, by name, its exit status, its results file's
@@ -476,7 +487,7 @@ class Printed:
 @pytest.fixture(scope="module")
 def printed(workers: str, tmp_path_factory: pytest.TempPathFactory) -> Printed:
     root = tmp_path_factory.mktemp(f"printed-n{workers}")
-    write_sealed(root / "gs")
+    pinned_and_moved(write_sealed(root / "gs"))
     (root / "conftest.py").write_text(SYSTEM + FIXTURE_JUDGE_CONFTEST + LOUD)
     (root / "test_careless.py").write_text(CARELESS_TEST)
     with OpenAIStub(echo) as stub:
@@ -502,11 +513,17 @@ SECRETS = [*GISTS.values(), *HALVES, NOTES, KEY, PASSWORD, QUERY_KEY, API_KEY, E
 @WORKERS_SHARED
 def test_the_judge_server_alone_received_the_gists(printed: Printed, workers: str) -> None:
     """A sealed answer leaves the process only as a judge's reference: the server got each
-    judged question's gist, and no output, log or warning shows any secret."""
+    judged question's gist, and no output, log or warning shows any secret, nor where the
+    pinned evidence that moved is now."""
     assert printed.ret == pytest.ExitCode.TESTS_FAILED  # test_careless; nothing was judged
     references = [p for p in printed.prompts if '"title": "ContextPrecisionOutput"' in p]
     assert all(any(GISTS[q] in p for p in references) for q in GISTS), references
     assert leaks(printed.texts, SECRETS) == []
+    moved = [(name, said.group()) for name, text in printed.texts.items()
+             for said in re.finditer(r"evidence moved[^\"&<\n]*", text)]
+    assert {name for name, _ in moved} >= {"stdout", "junit.xml", "r.jsonl", "r.md", "r.html"}
+    assert {said for _, said in moved} == {  # its pinned spans moved: counted, never placed
+        "evidence moved: 1 pinned span re-found at other units (sealed)"}, moved
 
 
 @pytest.mark.heavy
