@@ -100,11 +100,11 @@ def audit(paths: tuple[Path, ...], results: tuple[Path, ...], history: tuple[Pat
     configs = [c for p in paths for c in find_goldsets(p)]
     if not configs:
         raise click.ClickException(f"no {CONFIG_NAME} under {', '.join(map(str, paths))}")
-    embed = None
+    embedding = None
     if not no_embed:
-        from pytest_ragate.audit.vectors import cached_embed
+        from pytest_ragate.audit.vectors import AuditEmbedding
 
-        embed = cached_embed(cache)
+        embedding = AuditEmbedding(cache)
     reports, failed = [], False
     for config in configs:
         try:
@@ -117,6 +117,7 @@ def audit(paths: tuple[Path, ...], results: tuple[Path, ...], history: tuple[Pat
             runs = read_runs(goldset.name, results, history) if results or history else None
         except RunsError as error:
             raise click.ClickException(str(error)) from None
+        embed = embedding.embed(goldset.sealed) if embedding is not None else None
         reports.append(audit_goldset(goldset, embed=embed, runs=runs))
     click.echo(render.json_text(reports) if fmt == "json" else render.text(reports))
     if failed or any(r.errors for r in reports):

@@ -226,8 +226,8 @@ def abstain_answerable(answers: Sequence[Answered], corpus: Corpus, words: Corpu
 def wide(answers: Sequence[Answered], corpus: Corpus, *, sealed: bool = False,
          ) -> list[Finding]:
     """Evidence that is a whole document, or a span over at least WIDE_SHARE of its document
-    and WIDE_UNITS units; a sealed goldset's findings say neither the document nor the units
-    (its evidence is never shown, even to someone holding the key)."""
+    and WIDE_UNITS units; a `sealed` goldset's finding names neither the document nor its
+    size (its evidence is sealed)."""
     found = []
     for a in answers:
         for item in a.expected.spans:
@@ -240,25 +240,25 @@ def wide(answers: Sequence[Answered], corpus: Corpus, *, sealed: bool = False,
             if not whole and (units < WIDE_UNITS or units < WIDE_SHARE * of):
                 continue
             at = {"path": a.path, "line": a.line, "question_id": a.question_id}
-            found.append(finding("wide_evidence", wording.wide_evidence_sealed(), **at)
+            found.append(finding("wide_evidence", wording.wide_evidence_sealed(whole), **at)
                          if sealed else
-                         finding("wide_evidence",
-                                 wording.wide_evidence(item.doc_id, units, of, corpus.unit,
-                                                       whole),
-                                 measure=units / of, other=item.doc_id, **at))
+                         finding("wide_evidence", wording.wide_evidence(
+                             item.doc_id, units, of, corpus.unit, whole), measure=units / of,
+                             other=item.doc_id, **at))
     return found
 
 
-def unasked(answers: Sequence[Answered], corpus: Corpus, *, sealed: Path | None = None,
+def unasked(answers: Sequence[Answered], corpus: Corpus, *, sealed: bool = False,
             ) -> list[Finding]:
     """Documents no expected answer's evidence points into (when any answer has evidence);
-    of a sealed goldset (`sealed`: its sealed file), only how many, at that file."""
+    a `sealed` goldset's are counted in one finding at its sealed file, never named (which
+    documents are left tells which the sealed evidence is in)."""
     cited = {e.doc_id for a in answers for e in a.expected.spans}
     if not cited:
         return []
-    uncited = [doc_id for doc_id in sorted(corpus.documents) if doc_id not in cited]
-    if sealed is not None:
-        return [finding("unasked_document", wording.unasked_sealed(len(uncited)), path=sealed)
-                ] if uncited else []
+    left = [doc_id for doc_id in sorted(corpus.documents) if doc_id not in cited]
+    if sealed:
+        return [finding("unasked_document", wording.unasked_sealed(len(left)),
+                        path=answers[0].path)] if left else []
     return [finding("unasked_document", wording.unasked_document(doc_id),
-                    path=corpus[doc_id].source, other=doc_id) for doc_id in uncited]
+                    path=corpus[doc_id].source, other=doc_id) for doc_id in left]

@@ -92,11 +92,10 @@ def audit_goldset(goldset: Goldset, *, embed: Embed | None, runs: Runs | None = 
     if on("facts_not_in_corpus"):
         found += evidence.facts_nowhere(sound, folded)
     if on("wide_evidence"):
-        # a span's width is not its text's
+        # a span's width is not its text's: stale spans too
         found += evidence.wide(answers, corpus, sealed=goldset.sealed)
     if on("unasked_document"):
-        found += evidence.unasked(answers, corpus, sealed=locate_sealed(
-            goldset.root, goldset.config.questions.expected) if goldset.sealed else None)
+        found += evidence.unasked(answers, corpus, sealed=goldset.sealed)
     if on("floor_too_small"):
         lines = floor_lines(goldset.config_path)
         found += floors.too_small(goldset.floors, [c.question for c in goldset.cases],

@@ -48,20 +48,25 @@ def wide_evidence(doc_id: str, units: int, of: int, unit: str, whole: bool) -> s
             "that hold the answer")
 
 
-def wide_evidence_sealed() -> str:
-    return ("its evidence is a whole document, or most of a long one (sealed: not shown "
-            "which): almost any context from it counts as cited; narrow it to the units that "
-            "hold the answer")
-
-
-def unasked_sealed(count: int) -> str:
-    return (f"{plural(count, 'document')} of the corpus are the evidence of no question "
-            "(sealed: not shown which): no floor measures retrieval from them")
+def wide_evidence_sealed(whole: bool) -> str:
+    """A sealed answer's wide evidence, without its document or its size."""
+    what = "is a whole document" if whole else "covers most of its document"
+    return (f"an evidence span {what} (the answers are sealed: unseal them to see which): "
+            "almost any context from it counts as cited, so citation accuracy and evidence "
+            "recall are easy; narrow it to the units that hold the answer")
 
 
 def unasked_document(doc_id: str) -> str:
     return (f"document {doc_id!r} is the evidence of no question: no floor measures "
             "retrieval from it")
+
+
+def unasked_sealed(count: int) -> str:
+    """Documents no sealed answer points into, counted: naming them would tell which
+    documents the sealed evidence is in."""
+    are = "is" if count == 1 else "are"
+    return (f"{plural(count, 'document')} {are} the evidence of no question (the answers are "
+            "sealed: unseal them to see which): no floor measures retrieval from them")
 
 
 def slice_too_small(label: str, n: int, needs: int | None, value: float | None) -> str:
