@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -21,6 +22,12 @@ import numpy  # noqa: F401  (LOADED_BEFORE_RUNS: a pure test's numpy must outliv
 import pytest
 
 from tests.openai_stub import openai_stub as openai_stub_fixture
+
+# Every run the suite starts that embeds (the built-in pipeline, a RAGAS judge's answer
+# relevance) finds the model's ONNX graph in one folder (pipeline/encoders.py), exported once
+# for the suite rather than once per test's fresh index folder (an export imports torch and
+# sentence-transformers: ~10 s of CPU). tests/test_encoders.py tests the export itself without it.
+os.environ.setdefault("RAGATE_ENCODER_DIR", str(Path(tempfile.gettempdir()) / "ragate-encoders"))
 
 if TYPE_CHECKING:
     from pytest_ragate.pipeline.retrieval import Embedder

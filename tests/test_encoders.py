@@ -24,6 +24,13 @@ from tests.test_pipeline import MEETING, TIRON, meeting_corpus
 pytestmark = pytest.mark.heavy  # torch, sentence-transformers and Chroma take seconds to import
 
 
+@pytest.fixture(autouse=True)
+def own_graph_folder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests export, reuse and fail exports themselves: not in the suite's shared
+    folder (tests/conftest.py sets RAGATE_ENCODER_DIR)."""
+    monkeypatch.delenv(encoders.SHARED_DIR, raising=False)
+
+
 @pytest.fixture(scope="module")
 def graph_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One export for the module's tests."""
@@ -82,6 +89,25 @@ def test_the_exported_graph_is_reused_and_keyed(graph_dir: Path,
     assert exported == [other.graph]  # another runtime: another graph, exported anew
 
     assert encoders.resolve("torch", graph_dir, path) == encoders.Resolved("torch", "torch")
+
+
+def test_a_shared_folder_holds_one_graph_for_every_project(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """RAGATE_ENCODER_DIR names where the graph is kept, whatever index folder a project
+    has: two projects export once."""
+    exported: list[Path] = []
+
+    def fake_export(_path: Path, target: Path) -> None:
+        exported.append(target)
+        target.write_bytes(b"graph")
+
+    monkeypatch.setattr(encoders, "export_onnx", fake_export)
+    monkeypatch.setenv(encoders.SHARED_DIR, str(tmp_path / "shared"))
+    path = encoders.model_path()
+    one = encoders.resolve("onnx", tmp_path / "project-a", path)
+    assert one == encoders.resolve("onnx", tmp_path / "project-b", path)
+    assert one.graph is not None and one.graph.parent.parent == tmp_path / "shared" / "encoders"
+    assert exported == [one.graph] and not (tmp_path / "project-a").exists()
 
 
 def test_the_weights_digest_keys_the_graph(tmp_path: Path) -> None:

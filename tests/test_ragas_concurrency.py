@@ -1,7 +1,7 @@
 """The RAGAS judge under concurrency: every row's answer relevance comes from its own 3
 generated questions (RAGAS issue #2324: `ragas.evaluate(llm=ChatOpenAI(...))` scored some rows
 from one), the 3 generations overlap in time, the runner's bound counts them as requests, and
-the embedding model is loaded when the judge is built."""
+the embedding model is loaded before the first answer-relevance verdict."""
 
 from __future__ import annotations
 
@@ -206,14 +206,25 @@ def test_the_answer_relevance_cache_key_is_unchanged(embedder: Embedder) -> None
 
 @pytest.mark.parametrize(("cache", "loaded"), [("on", True), ("off", True),
                                                ("replay", False)])
-def test_the_embedding_model_loads_when_ragas_is_first_needed(cache: str, loaded: bool,
-                                                              ) -> None:
+def test_the_embedding_model_loads_before_the_first_answer_relevance_verdict(
+        cache: str, loaded: bool, tmp_path: Path) -> None:
     """Not when the judge is configured (a run whose verdicts are all cached needs neither
-    RAGAS nor the model), but as RAGAS is built for the first verdict or hash not cached."""
+    RAGAS nor the model), nor when RAGAS is built for another metric's verdict (a run that
+    gates faithfulness alone never loads it: on a cold machine that is the ONNX export), but
+    before the first answer-relevance verdict, outside its time limit; never under replay."""
     fresh = Embedder()
     settings = JudgeSettings(judge="ragas:m", judge_url="http://127.0.0.1:9/v1",
                              cache=cache)  # type: ignore[arg-type]
     built = from_settings(settings, lambda: fresh)
     assert isinstance(built, DeferredRagasJudge) and not fresh.loaded
-    assert isinstance(built.judge(), RagasJudge)
+    runner = JudgeRunner(2, tmp_path, "off" if cache == "replay" else cache)
+    item = JudgeInput("q1", "What?", "An answer.", (), reference="gist")
+    try:
+        other = runner.submit(built, item, ["faithfulness", "context_precision"], "1")
+        assert set(other.result(timeout=60).failures) == {"faithfulness", "context_precision"}
+        assert built.built and not fresh.loaded  # RAGAS built, the model not loaded
+        relevance = runner.submit(built, item, ["answer_relevance"], "1")
+        assert set(relevance.result(timeout=60).failures) == {"answer_relevance"}  # port 9
+    finally:
+        runner.close()
     assert fresh.loaded is loaded

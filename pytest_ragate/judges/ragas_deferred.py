@@ -104,7 +104,7 @@ class DeferredRagasJudge:
         here."""
         self._build = build
         self.embedder_id = embedder_id
-        self.warm_on_build = warm
+        self.warm_embedder = warm
         self.params = dict(sampling_params() if params is None else params)
         self.judge_id = ragas_judge_id(model, self.params)
         self._judge: RagasJudge | None = None
@@ -123,15 +123,20 @@ class DeferredRagasJudge:
                 if built != (self.judge_id, self.embedder_id):  # its keys would be wrong
                     raise RuntimeError(f"the RAGAS judge built is {built}, not "
                                        f"{(self.judge_id, self.embedder_id)}")
-                if self.warm_on_build and "answer_relevance" in judge.metrics:
-                    judge.warm()  # before the first verdict embeds: see RagasJudge.warm
                 self._judge = judge
             return self._judge
 
-    def prepare(self) -> None:
+    prepares_for = ("answer_relevance",)
+    """The metrics whose first verdict needs more than the build (`prepare(metric)`)."""
+
+    def prepare(self, metric: str | None = None) -> None:
         """Build RAGAS now (the runner calls this before the first hash or verdict it must
-        compute, outside the verdict's time limit)."""
-        self.judge()
+        compute, outside the verdict's time limit); before the first answer-relevance
+        verdict (`metric`), load its embedder too (`RagasJudge.warm`). A run that asks no
+        answer-relevance verdict never loads the embedding model."""
+        judge = self.judge()
+        if metric == "answer_relevance" and self.warm_embedder:
+            judge.warm()
 
     def prompt_version(self, metric: str) -> str:
         return prompt_version(metric, self.embedder_id)

@@ -23,6 +23,7 @@ million tokens is set (`judge_price_in`, `judge_price_out`; an unset one counts 
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 import math
@@ -184,7 +185,7 @@ class JudgeRunner:
         # RAGAS's answer relevance sends its 3 question generations together and holds 3)
         self._slots = asyncio.Semaphore(concurrency)
         self._entry = asyncio.Lock()
-        self._preparing: dict[int, tuple[Judge, asyncio.Future[None]]] = {}
+        self._preparing: dict[tuple[int, str | None], tuple[Judge, asyncio.Future[None]]] = {}
         self._lanes = Lanes(timeout)
 
     async def _bounded(self, what: str, make: Callable[[], Awaitable[T]]) -> T:
@@ -256,7 +257,7 @@ class JudgeRunner:
                                         f"from {judge.judge_id} (--ragate-cache replay); run "
                                         "once with --ragate-cache on to record it"), False
         try:
-            await self._prepared(judge)
+            await self._prepared(judge, metric)
             value = await self._verdict(judge, item, metric, meter)
         except Exception as error:
             return None, as_failure(error), False
@@ -287,19 +288,25 @@ class JudgeRunner:
             self.cache.set(where, computed)
         return computed
 
-    async def _prepared(self, judge: Judge) -> None:
+    async def _prepared(self, judge: Judge, metric: str | None = None) -> None:
         """A judge that builds itself when first needed (`prepare()`: the RAGAS judge imports
-        RAGAS and loads its embedder) does so once, before its first hash or verdict, in a
-        thread: building is not a verdict and is not held to a verdict's time limit, as it
-        was not when the judge was built before the first question. A failed build fails
-        every verdict that needs it."""
+        RAGAS) does so once, before its first hash or verdict, in a thread: building is not
+        a verdict and is not held to a verdict's time limit, as it was not when the judge was
+        built before the first question. A metric the judge `prepares_for` (answer relevance:
+        the embedder is loaded) gets its own step once, before its first verdict. A failed
+        step fails every verdict that needs it."""
         prepare = getattr(judge, "prepare", None)
         if not callable(prepare):
             return
-        held = self._preparing.get(id(judge))
+        await self._once(judge, None, prepare)
+        if metric is not None and metric in getattr(judge, "prepares_for", ()):
+            await self._once(judge, metric, functools.partial(prepare, metric))
+
+    async def _once(self, judge: Judge, step: str | None, call: Callable[[], object]) -> None:
+        held = self._preparing.get((id(judge), step))
         if held is None:  # the judge is held too, so its id cannot be reused
-            held = self._preparing[id(judge)] = (judge, asyncio.ensure_future(
-                asyncio.to_thread(prepare)))
+            held = self._preparing[(id(judge), step)] = (judge, asyncio.ensure_future(
+                asyncio.to_thread(call)))
         await asyncio.shield(held[1])
 
     def _index(self, goldset: str, judge: Judge, item: JudgeInput, eval_version: str,

@@ -4,11 +4,12 @@ torch (the fallback), each giving unit-length float32 vectors for one batch of t
 ONNX Runtime embeds the same weights at the machine's floor for the model (1.09x torch's texts/s
 on 2 cores, benchmarks/README.md), with vectors equal to torch's
 within about 1e-6. The ONNX graph is exported once from the packaged weights with
-`torch.onnx.export` and cached beside the indexes under a key made of the weights' digest, the
-exporter's and the runtime's versions: a new model file or a new onnxruntime never reuses an
-old graph. The export is written into a temporary folder and renamed into place, so an xdist
-worker never opens half a file. Pooling (mean over the attention mask) and L2 normalisation are
-done here exactly as the model's sentence-transformers modules do them.
+`torch.onnx.export` and cached beside the indexes (or in the folder `RAGATE_ENCODER_DIR` names,
+which several projects, a CI cache or a test suite share) under a key made of the weights'
+digest, the exporter's and the runtime's versions: a new model file or a new onnxruntime never
+reuses an old graph. The export is written into a temporary folder and renamed into place, so
+an xdist worker never opens half a file. Pooling (mean over the attention mask) and L2
+normalisation are done here exactly as the model's sentence-transformers modules do them.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ EncoderName = Literal["onnx", "torch"]
 EXPORT_FORMAT = "1"  # bump when the export below changes what it writes
 OPSET = 17
 ONNX_FILE = "model.onnx"
+SHARED_DIR = "RAGATE_ENCODER_DIR"  # one folder of exported graphs for every project that names it
 MODEL_FILES = ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json",
                "vocab.txt", "special_tokens_map.json", "sentence_bert_config.json",
                "1_Pooling/config.json", "modules.json")
@@ -204,11 +206,14 @@ class Resolved:
 
 
 def resolve(asked: EncoderName, cache_dir: Path | None, path: Path) -> Resolved:
-    """The ONNX graph when asked for (exported once, under a lock, if not cached); torch when
-    asked for, or when the export fails, with the reason, which the run then shows."""
+    """The ONNX graph when asked for (exported once, under a lock, if not cached) in
+    `RAGATE_ENCODER_DIR` when set, else in `cache_dir`; torch when asked for, or when the
+    export fails, with the reason, which the run then shows."""
     if asked == "torch":
         return Resolved("torch", "torch")
-    if cache_dir is None:
+    if os.environ.get(SHARED_DIR):
+        cache_dir = Path(os.environ[SHARED_DIR])
+    elif cache_dir is None:
         cache_dir = Path(tempfile.gettempdir()) / "ragate-encoders"
     try:
         key = export_key(path)
