@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import importlib
 import json
 import os
@@ -14,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -306,31 +307,50 @@ def command_env(**extra: str) -> dict[str, str]:
 
 # pytester's runs in this process put `sys.modules` back as they found it: a library first
 # imported inside one is imported afresh by the next, which a C extension (numpy, torch, Chroma's
-# bindings) cannot survive ("cannot load module more than once per process") and matplotlib's
-# module state does not either. What a gate may import is imported once, before the first run.
+# bindings, pyarrow's types under RAGAS) cannot survive ("cannot load module more than once per
+# process", "type extension already defined") and matplotlib's module state does not either,
+# and which costs its import again (RAGAS: 4 s of CPU). What a gate may import is imported
+# once per process, before pytest's own pytester fixture takes its snapshot of `sys.modules`
+# (a session fixture: set up before any test's fixtures); imported after it, the first test's
+# teardown took them all out again.
 LOADED_BEFORE_RUNS = ("numpy", "scipy.stats", "rapidfuzz", "jinja2", "matplotlib.figure",
                       "matplotlib.backends.backend_agg", "onnxruntime", "tokenizers", "torch",
                       "sentence_transformers", "chromadb", "tiktoken", "ragas", "bm25s")
 
 
-@functools.cache
-def load_before_runs() -> None:
+@pytest.fixture(scope="session")
+def loaded_before_runs() -> None:
     for name in LOADED_BEFORE_RUNS:
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
 
 
 @pytest.fixture
-def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+def pytester(loaded_before_runs: None, pytester: pytest.Pytester,
+             monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
     """pytest's own pytester, its runs (in this process or a subprocess) in `TERMINAL`
     (pytester clears PYTEST_ADDOPTS when it starts: this is set after), with what a gate may
     import loaded first (`LOADED_BEFORE_RUNS`)."""
-    load_before_runs()
     for name in NOT_PASSED_ON:
         monkeypatch.delenv(name, raising=False)
     for name, value in TERMINAL.items():
         monkeypatch.setenv(name, value)
+    monkeypatch.setattr(pytester, "inline_run", frozen_first(pytester.inline_run))
     return pytester
+
+
+def frozen_first(inline_run: Callable[..., Any]) -> Callable[..., Any]:
+    """pytest in this process (`runpytest_inprocess` and `runpytest` call `inline_run`), with
+    every object alive before it frozen. A gate collects the garbage once before it freezes
+    its items (items/long_lived.py): in this process, which holds torch, RAGAS and Chroma,
+    that full pass walked millions of objects, 0.5 s of the 0.8 s of CPU a 4-question run
+    took. Frozen, they are out of its reach; the run's clean-up (`thaw`) gives them back."""
+    @functools.wraps(inline_run)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        gc.freeze()
+        return inline_run(*args, **kwargs)
+
+    return run
 
 
 def esc(*lines: str) -> list[str]:

@@ -140,7 +140,8 @@ def loaded_by(code: str) -> list[str]:
     load pydantic itself)."""
     probe = (f"import sys\n{code}\n"
              f"print(sorted({{m.split('.')[0] for m in sys.modules}} & {set(HEAVY)!r}))")
-    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")},
+           "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}  # nor the shell's PYTEST_ADDOPTS
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          check=True, env=env).stdout
     return ast.literal_eval(out.strip().splitlines()[-1])
@@ -189,7 +190,8 @@ def test_a_run_without_goldsets_does_not_execute_annotated_types(tmp_path: Path)
              "at = sys.modules.get('annotated_types')\n"
              "print(at is None or type(at) is not types.ModuleType, "
              "'typing_extensions' in sys.modules)")
-    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")},
+           "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}  # nor the shell's PYTEST_ADDOPTS
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          check=True, env=env).stdout
     assert out.strip().splitlines()[-1] == "True False"

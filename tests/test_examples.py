@@ -89,21 +89,19 @@ def patched_runbooks(tmp_path: Path, appends: dict[str, str]) -> Path:
     return project
 
 
-BREAKAGES = {
+BREAKAGES = {  # each under one worker count: the two above run the example under both
     "retriever returns nothing": (
         "\n\n@pytest.fixture(scope='session')\ndef ragate_retriever():\n"
         "    return lambda question: []\n",
-        ["citation_accuracy", "abstention_accuracy", "evidence_recall@3"]),
-    "never abstains": ("\nMIN_SHARED = 0\n", ["abstention_accuracy"]),
+        ["citation_accuracy", "abstention_accuracy", "evidence_recall@3"], "2"),
+    "never abstains": ("\nMIN_SHARED = 0\n", ["abstention_accuracy"], "0"),
 }
 
 
-@pytest.mark.parametrize("workers", ["0", "2"])
 @pytest.mark.parametrize("breakage", BREAKAGES)
-def test_a_broken_runbooks_system_fails_its_gate(tmp_path: Path, workers: str,
-                                                 breakage: str) -> None:
+def test_a_broken_runbooks_system_fails_its_gate(tmp_path: Path, breakage: str) -> None:
     pytest.importorskip("haystack")
-    patch, failing = BREAKAGES[breakage]
+    patch, failing, workers = BREAKAGES[breakage]
     project = patched_runbooks(tmp_path, {"conftest.py": patch})
     done = run_example(project, tmp_path / "r.jsonl", workers)
     assert done.returncode == 1, done.stdout + done.stderr
@@ -111,18 +109,17 @@ def test_a_broken_runbooks_system_fails_its_gate(tmp_path: Path, workers: str,
         assert outcome(done.stdout, "FAILED", floor), done.stdout
 
 
-@pytest.mark.parametrize("workers", ["0", "2"])
-def test_an_off_topic_anchor_over_bm25_says_it_needs_distances(tmp_path: Path,
-                                                                workers: str) -> None:
+def test_an_off_topic_anchor_over_bm25_says_it_needs_distances(tmp_path: Path) -> None:
     """The example leaves off-topic anchors out: added, one fails naming the contexts that
-    carry no distance, never holds."""
+    carry no distance, never holds (a rank-only retriever's anchor under -n 0 and -n 2:
+    tests/test_fail_closed_scoring.py)."""
     pytest.importorskip("haystack")
     project = patched_runbooks(tmp_path, {
         "goldset/ragate.toml": '\n[anchors]\nfile = "anchors.jsonl"\n',
         "goldset/anchors.jsonl": '{"anchor_id": "coffee", "kind": "off_topic_control", "claim":'
                                  ' "How do I descale the coffee machine in the office '
                                  'kitchen?", "evidence": null}\n'})
-    done = run_example(project, tmp_path / "r.jsonl", workers)
+    done = run_example(project, tmp_path / "r.jsonl", "0")
     assert done.returncode == 1, done.stdout + done.stderr
     assert any(line.startswith("FAILED ") and "goldset/ragate.toml::anchor[coffee]" in line
                for line in done.stdout.splitlines()), done.stdout
