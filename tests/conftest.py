@@ -344,11 +344,16 @@ def frozen_first(inline_run: Callable[..., Any]) -> Callable[..., Any]:
     every object alive before it frozen. A gate collects the garbage once before it freezes
     its items (items/long_lived.py): in this process, which holds torch, RAGAS and Chroma,
     that full pass walked millions of objects, 0.5 s of the 0.8 s of CPU a 4-question run
-    took. Frozen, they are out of its reach; the run's clean-up (`thaw`) gives them back."""
+    took. Frozen, they are out of its reach (and the gate, finding them frozen, freezes none
+    of its own); they are given back when the run ends. tests/test_long_lived.py runs pytest
+    without it (`__wrapped__`)."""
     @functools.wraps(inline_run)
     def run(*args: Any, **kwargs: Any) -> Any:
         gc.freeze()
-        return inline_run(*args, **kwargs)
+        try:
+            return inline_run(*args, **kwargs)
+        finally:
+            gc.unfreeze()
 
     return run
 

@@ -34,6 +34,14 @@ def pytest_collection_finish(session):
 """
 
 
+@pytest.fixture
+def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """pytest in this process as a user's would run: nothing frozen before it (the suite's
+    `frozen_first` undone)."""
+    monkeypatch.setattr(pytester, "inline_run", pytester.inline_run.__wrapped__)
+    return pytester
+
+
 def probe(pytester: pytest.Pytester) -> dict[str, object]:
     return json.loads(Path(pytester.path, "probe.json").read_text())
 
@@ -91,3 +99,22 @@ def test_mine(ragate_question):
     assert seen["frozen"] > before
     assert (seen["enabled"], seen["finalized"]) == (True, True)
     assert gc.get_freeze_count() == before
+
+
+def test_what_the_host_froze_stays_frozen_and_ragate_freezes_nothing_more(
+        pytester: pytest.Pytester) -> None:
+    write_goldset(pytester.path / "gs")
+    pytester.makeconftest(PROBE)
+    gc.freeze()  # a host's policy: `thaw`'s gc.unfreeze() would give these back too
+    try:
+        host = gc.get_freeze_count()
+        result = pytester.runpytest_inprocess("--collect-only", "-q", "-p", "no:cacheprovider")
+        assert result.ret == pytest.ExitCode.OK
+        seen = probe(pytester)
+        assert (seen["enabled"], seen["finalized"]) == (True, True)
+        # frozen objects the run freed leave the count; freezing would add thousands, and
+        # gc.unfreeze() take it to 0
+        assert host * 0.9 < seen["frozen"] <= host
+        assert host * 0.9 < gc.get_freeze_count() <= host
+    finally:
+        gc.unfreeze()

@@ -13,6 +13,11 @@ no one's unreachable object misses its finalizer), and the clean-up registered b
 `pytest_configure` gives everything back to the collector (`gc.unfreeze()`) once pytest's own
 clean-up passes are done, so an in-process run (pytester, an IDE) frees its items.
 
+A host that froze objects of its own (a long-lived process calling `gc.freeze()`, a test suite
+running pytest in-process) keeps them frozen: `gc.unfreeze()` gives back everything, not only
+ragate's items, so ragate freezes nothing in a process where something else is frozen already
+(the collector is still paused while the items are built).
+
 Light on purpose: the plugin imports it at start-up.
 """
 
@@ -31,14 +36,16 @@ FROZEN_KEY = pytest.StashKey[bool]()  # on the config: this process froze a gold
 def long_lived(config: pytest.Config) -> Iterator[None]:
     """Collect the garbage there is, pause the collector while the body builds objects that
     live to the end of the session, then freeze every live object (only if the body ended
-    normally: items of a goldset that failed to collect are dropped, not kept)."""
+    normally: items of a goldset that failed to collect are dropped, not kept), unless what is
+    frozen already is not ragate's."""
     gc.collect()
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
-        gc.freeze()
-        config.stash[FROZEN_KEY] = True
+        if config.stash.get(FROZEN_KEY, False) or gc.get_freeze_count() == 0:
+            gc.freeze()
+            config.stash[FROZEN_KEY] = True
     finally:
         if enabled:
             gc.enable()
