@@ -284,11 +284,13 @@ def run_command(root: Path, *args: str, **env: str) -> subprocess.CompletedProce
 # what a pytest run printed would pass in one shell and fail in another. Every run a test
 # starts (pytester in the test's process, or a process of its own) sees this terminal instead
 # of the one the suite was started from: 80 columns, no CI, no colour, UTF-8.
-# They also skip two plugins that nothing here uses and every start-up would pay for:
-# langsmith's (the `ragas` extra installs it; ~0.9 s, benchmarks/collect_10k.py, as README
-# advises users) and Hypothesis's (it imports all of Hypothesis: ~1.3 s of CPU here).
+# They also skip the plugins that nothing here uses and every start-up (each xdist worker's
+# too) would pay for: langsmith's (the `ragas` extra installs it; ~0.9 s,
+# benchmarks/collect_10k.py, as README advises users), Hypothesis's (it imports all of
+# Hypothesis: ~1.3 s of CPU here), anyio's (0.05-0.2 s), platformdirs' and xdist's looponfail.
 TERMINAL = {"COLUMNS": "80", "LINES": "24", "PYTHONIOENCODING": "utf-8", "PYTHONUTF8": "1",
-            "PYTEST_ADDOPTS": "-p no:langsmith_plugin -p no:hypothesispytest"}
+            "PYTEST_ADDOPTS": "-p no:langsmith_plugin -p no:hypothesispytest -p no:anyio "
+                              "-p no:platformdirs -p no:xdist.looponfail"}
 NOT_PASSED_ON = ("CI", "BUILD_NUMBER", "GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITLAB_CI",
                  "FORCE_COLOR", "PY_COLORS", "NO_COLOR", "TERM")
 
