@@ -1,12 +1,16 @@
 """An adversary after the secrets a run holds: sealed answers and credentials never reach an
 output. Each run writes every output there is (terminal, JUnit, results, Markdown, HTML,
-history) and each is searched for the secret, with and without `-n 2`."""
+history) and each is searched for the secret, with and without `-n 2`. Most cases read one
+run per worker count that holds every secret at once (`printed`, section 1)."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
+import os
 import re
+import shutil
 import sys
 import warnings
 import zlib
@@ -18,6 +22,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from filelock import FileLock
 
 from pytest_ragate.cli import main
 from pytest_ragate.decision.population import Member
@@ -51,7 +56,9 @@ from tests.conftest import (
     WORKERS_SHARED,
     corpus_rows,
     jsonl,
+    question_rows,
     results_rows,
+    rows_of,
     run_command,
     run_pytester,
     write_goldset,
@@ -111,25 +118,37 @@ def run_every_output(pytester: pytest.Pytester, workers: str, *args: str) -> pyt
     return run_pytester(pytester, workers, "gs", *outputs, *args)
 
 
-# --- 1. a judge that echoes the sealed gist it was given as a reference ----------------------
+# --- 1. one run per worker count, shared: a sealed goldset, an echoing judge, every output ---
+# The cases of sections 1 and 3 read one run per worker count (`printed`): a sealed goldset
+# with slice floors, pinned and then moved, judged by the real RAGAS judge at the loopback
+# server, which echoes the gist it was given as a reference; the judge's URL holds a user, a
+# password and a key, the model's name a key, the environment keys; the system's error (q4's
+# and q5's, one cause) names that URL; questions are asked sequentially and billed; GitHub's
+# views are on (job summary, annotations), and every option that writes or prints: each output
+# is searched for every secret.
+
+
+def write_sealed(root: Path, floors: str = JUDGED, *, unanswerable: int = 1) -> Path:
+    """The goldset at `root`, its answers (GISTS, NOTES) sealed with KEY; q4 and, with
+    `unanswerable=2`, q5 have no answer."""
+    spans: dict[str, list[tuple[str, int, int]]] = {
+        "q1": [("m1", 2, 3)], "q2": [("m2", 5, 5)], "q3": [("m1", 0, 0), ("m3", 4, 5)]}
+    extra = [f"q{4 + i}" for i in range(unanswerable)]
+    expected = [{"question_id": q, "gist": GISTS.get(q), "notes": NOTES,
+                 "evidence": [{"meeting_id": d, "first_turn": a, "last_turn": b}
+                              for d, a, b in spans.get(q, [])]}
+                for q in [*spans, *extra]]
+    questions = question_rows([("q1", "single_meeting"), ("q2", "single_meeting"),
+                               ("q3", "cross_meeting"), *((q, "unanswerable") for q in extra)])
+    root = write_goldset(root, floors=floors, questions=questions, expected=expected)
+    seal_goldset(root, KEY, kdf=Scrypt(log2_n=10, p=1))
+    return root
 
 
 def sealed_goldset(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
                    floors: str = JUDGED) -> Path:
     monkeypatch.setenv("RAGATE_SEAL_KEY", KEY)
     return write_sealed(pytester.path / "gs", floors)
-
-
-def write_sealed(root: Path, floors: str = JUDGED) -> Path:
-    """The goldset at `root`, its answers (GISTS, NOTES) sealed with KEY."""
-    expected = [{"question_id": q, "gist": GISTS.get(q), "notes": NOTES,
-                 "evidence": [{"meeting_id": d, "first_turn": a, "last_turn": b}
-                              for d, a, b in spans]}
-                for q, spans in {"q1": [("m1", 2, 3)], "q2": [("m2", 5, 5)],
-                                 "q3": [("m1", 0, 0), ("m3", 4, 5)], "q4": []}.items()]
-    root = write_goldset(root, floors=floors, expected=expected)
-    seal_goldset(root, KEY, kdf=Scrypt(log2_n=10, p=1))
-    return root
 
 
 def echo(request: dict[str, Any]) -> Reply:
@@ -145,141 +164,261 @@ def echo(request: dict[str, Any]) -> Reply:
     return completion(f"I will not reply in JSON. {said}")
 
 
-@WORKERS
-def test_a_judge_echoing_a_sealed_gist_leaves_it_in_no_output(
-        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, openai_stub: OpenAIStub,
-        workers: str) -> None:
-    sealed_goldset(pytester, monkeypatch)
-    pytester.makeconftest(SYSTEM + FIXTURE_JUDGE_CONFTEST)
-    openai_stub.script = echo
-    result = run_every_output(pytester, workers, "--ragate-judge=ragas:stub-model",
-                              f"--ragate-judge-url={openai_stub.url}", "--ragate-cache=off")
-    reference = [p for p in openai_stub.prompts() if '"title": "ContextPrecisionOutput"' in p]
-    assert any(GISTS["q1"] in p for p in reference)  # the judge was given the gist, as it may
-    rows = {r["question_id"]: r for r in results_rows(pytester.path / "r.jsonl")}
-    for qid in GISTS:
-        why = rows[qid]["judge_failures"]["context_precision"]
-        assert why.startswith("parse: ") and "[sealed]" in why, why
-    assert result.ret == pytest.ExitCode.TESTS_FAILED  # judge_coverage: nothing was judged
-    halves = [gist[: len(gist) // 2 + 4] for gist in GISTS.values()]
-    assert leaks(every_output(pytester, result), [*GISTS.values(), *halves, NOTES]) == []
-
-
-@WORKERS
-def test_sequential_asking_the_bill_rejudge_and_plan_show_no_gist_and_no_credential(
-        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, openai_stub: OpenAIStub,
-        workers: str) -> None:
-    """The outputs issues 25 and 26 added (the sequential line, the bill, the judged contexts
-    a row keeps, `ragate rejudge`, `ragate plan`), from a sealed goldset whose judge echoes the
-    gist, at a URL that holds a password: neither reaches any of them."""
-    sealed_goldset(pytester, monkeypatch)
-    pytester.makeconftest(SYSTEM + FIXTURE_JUDGE_CONFTEST)
-    openai_stub.script = echo
-    url = with_credentials(openai_stub.url)
-    result = run_every_output(pytester, workers, "--ragate-judge=ragas:stub-model",
-                              f"--ragate-judge-url={url}", "--ragate-cache=off",
-                              "--ragate-sequential=on", "--ragate-judge-price-in=1",
-                              "--ragate-judge-price-out=2")
-    assert "every question asked (sequential, seed" in result.stdout.str()
-    assert "bill:" in result.stdout.str()
-    texts = every_output(pytester, result)
-    rejudged = run_command(pytester.path, "rejudge", "r.jsonl", "--judge", "ragas:stub-model",
-                           "--judge-url", url, RAGATE_SEAL_KEY=KEY)
-    assert rejudged.returncode in (0, 1), rejudged.stdout + rejudged.stderr
-    planned = run_command(pytester.path, "plan", "gs", "--judge", "ragas:stub-model")
-    assert planned.returncode == 0, planned.stdout + planned.stderr
-    texts.update({"rejudge": rejudged.stdout + rejudged.stderr,
-                  "plan": planned.stdout + planned.stderr})
-    halves = [gist[: len(gist) // 2 + 4] for gist in GISTS.values()]
-    assert leaks(texts, [*GISTS.values(), *halves, NOTES, PASSWORD, QUERY_KEY, "alice"]) == []
-
-
-CI_OUTPUTS = {"comment.md": "--ragate-comment", "metrics.txt": "--ragate-gitlab-metrics",
-              "cq.json": "--ragate-codequality"}
-# q3 and q4 fail for one cause, which the terminal says once (`wording/causes.py`)
-FAILING_SYSTEM = "import os\n" + SYSTEM.replace(
-    "if qid not in PLAN:", "if qid in ('q3', 'q4'):").replace(
-    "            return Answer.abstain()",
-    '            raise RuntimeError("upstream " + os.environ["LEAKY_URL"] + " is down")')
-
-
-@WORKERS
-def test_the_ci_views_show_no_gist_and_no_credential(
-        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, openai_stub: OpenAIStub,
-        workers: str) -> None:
-    """What issue 36 added (GitHub's job summary and annotations, the pull-request comment,
-    GitLab's metrics and Code Quality reports), from a sealed goldset whose judge echoes the
-    gist, at a URL that holds a password, and whose system's error (q3's and q4's, said once
-    in the terminal) names that URL: neither reaches any of them, and they do show the error
-    and the judge's failures."""
-    sealed_goldset(pytester, monkeypatch)
-    pytester.makeconftest(FAILING_SYSTEM + FIXTURE_JUDGE_CONFTEST)
-    openai_stub.script = echo
-    url = with_credentials(openai_stub.url)
-    summary = pytester.path / "summary.md"
-    for name, value in (("LEAKY_URL", url), ("GITHUB_ACTIONS", "true"),
-                        ("GITHUB_STEP_SUMMARY", str(summary))):
-        monkeypatch.setenv(name, value)
-    result = run_every_output(pytester, workers, "--ragate-judge=ragas:stub-model",
-                              f"--ragate-judge-url={url}", "--ragate-cache=off",
-                              *[f"{flag}={name}" for name, flag in CI_OUTPUTS.items()])
-    texts = {**every_output(pytester, result),
-             **outputs_in(pytester.path, "", "", [*CI_OUTPUTS, "summary.md"])}
-    commands = [line for line in result.stdout.str().splitlines() if line.startswith("::")]
-    assert any(line.startswith("::error ") and ("q3 and 1 more errored" in line or
-                                                "q4 and 1 more errored" in line)
-               for line in commands)  # under -n 2, whichever reported first
-    assert any(line.startswith("::warning ") and "judge failure" in line for line in commands)
-    assert "q4" in texts["summary.md"] and "q4" in texts["cq.json"]
-    assert "upstream http://\\*\\*\\*@" in texts["summary.md"]  # the error, its URL masked
-    assert re.search(r"ragate: 2 items of gs/ragate\.toml failed for one cause, shown once "
-                     r"above at gs/ragate\.toml::q[34]: RuntimeError: upstream http://\*\*\*@",
-                     result.stdout.str()), result.stdout.str()[-3000:]
-    halves = [gist[: len(gist) // 2 + 4] for gist in GISTS.values()]
-    assert leaks(texts, [*GISTS.values(), *halves, NOTES, PASSWORD, QUERY_KEY, "alice"]) == []
-
-
-SLICED = JUDGED + "\n[floors.slices.kind]\nfaithfulness = 0.5\nevidence_recall = 0.1\n"
-
-
-@WORKERS
-def test_slice_floors_and_a_judge_change_show_no_gist_and_no_credential(
-        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, openai_stub: OpenAIStub,
-        workers: str) -> None:
-    """The outputs the rest of issue 26 added: slice floors (their cases, tables and plot) over
-    a sealed goldset whose judge echoes the gist, at a URL holding a password; then a run
-    under another judge against that run as its baseline (the refusal naming both judges and
-    the `ragate rejudge` to run), and one accepting it (the history's judge segment)."""
-    sealed_goldset(pytester, monkeypatch, floors=SLICED)
-    pytester.makeconftest(SYSTEM + FIXTURE_JUDGE_CONFTEST)
-    openai_stub.script = echo
-    url = with_credentials(openai_stub.url)
-    judged = ("--ragate-judge-url=" + url, "--ragate-cache=off")
-    first = run_every_output(pytester, workers, "--ragate-judge=ragas:stub-model", *judged)
-    assert "floor[kind=single_meeting:faithfulness]" in first.stdout.str()
-    texts = {f"first {name}": text for name, text in every_output(pytester, first).items()}
-    (pytester.path / "base.jsonl").write_bytes((pytester.path / "r.jsonl").read_bytes())
-    for accept, says in (((), "not compared across judges"),
-                         (("--ragate-accept-judge=ragas:stub-model-2",), "change accepted")):
-        again = run_every_output(pytester, workers, "--ragate-judge=ragas:stub-model-2",
-                                 "--ragate-baseline=base.jsonl", *judged, *accept)
-        assert says in again.stdout.str(), again.stdout.str()
-        texts.update({f"{accept} {name}": text
-                      for name, text in every_output(pytester, again).items()})
-    assert '"judge_segment"' in (pytester.path / "h.jsonl").read_text()
-    halves = [gist[: len(gist) // 2 + 4] for gist in GISTS.values()]
-    assert leaks(texts, [*GISTS.values(), *halves, NOTES, PASSWORD, QUERY_KEY, "alice"]) == []
-
-
-# --- 2. credentials in the judge's URL and key ---------------------------------------------
-
-
 PASSWORD, QUERY_KEY, API_KEY = "S3CRET-pw", "S3CRET-q", "sk-S3CRET-key"
+MODEL_KEY = "sk-S3CRET-model-0123456789"  # the model is named `gpt-x-<key>`
+ENV_KEY = "sk-S3CRET-env-0123456789"  # OPENAI_API_KEY; RAGATE_JUDGE_API_KEY is API_KEY
+HALVES = [gist[: len(gist) // 2 + 4] for gist in GISTS.values()]
+SECRETS = [*GISTS.values(), *HALVES, NOTES, KEY, PASSWORD, QUERY_KEY, API_KEY, ENV_KEY,
+           MODEL_KEY, "S3CRET", "alice"]
 
 
 def with_credentials(url: str, password: str = PASSWORD) -> str:
     """The stub's URL with a user and password, and a key as a query parameter."""
     return url.replace("http://", f"http://alice:{password}@") + f"?api_key={QUERY_KEY}"
+
+
+SLICED = JUDGED + "\n[floors.slices.kind]\nfaithfulness = 0.5\nevidence_recall = 0.1\n"
+CI_OUTPUTS = {"comment.md": "--ragate-comment", "metrics.txt": "--ragate-gitlab-metrics",
+              "cq.json": "--ragate-codequality"}
+PRINTED_OUTPUTS = (*OUTPUTS, "log.txt")
+SHARED_OUTPUTS = (*PRINTED_OUTPUTS, *CI_OUTPUTS, "summary.md")
+# q4 and q5 fail for one cause, which the terminal says once (`wording/causes.py`)
+FAILING_SYSTEM = "import os\n" + SYSTEM.replace(
+    "if qid not in PLAN:", "if qid in ('q4', 'q5'):").replace(
+    "            return Answer.abstain()",
+    '            raise RuntimeError("upstream " + os.environ["LEAKY_URL"] + " is down")')
+# a judge and a test of the project's that say what they hold, as careless code does: the
+# judge logs and warns the keys it reads and the reference it was given (issue 39 case 5);
+# the test logs, prints, warns and fails with a key (a traceback that is no goldset's)
+LOUD = '''
+import logging
+import os
+import warnings
+
+import pytest
+
+log = logging.getLogger("loud.judge")
+
+
+class Loud:
+    """The RAGAS judge of --ragate-judge, saying what it holds before each verdict."""
+
+    def __init__(self, judge):
+        self.judge = judge
+
+    def __getattr__(self, name):
+        return getattr(self.judge, name)
+
+    async def score(self, item, metric):
+        log.warning("judging %s with key %s: reference %r", item.question_id,
+                    os.environ["OPENAI_API_KEY"], item.reference)
+        warnings.warn(f"the reference of {item.question_id} is {item.reference!r} "
+                      f"(key {os.environ['RAGATE_JUDGE_API_KEY']})")
+        return await self.judge.score(item, metric)
+
+
+@pytest.fixture(scope="session")
+def ragate_judge(pytestconfig):
+    from pytest_ragate.judges.select import from_settings
+    from pytest_ragate.settings import read_settings
+    return Loud(from_settings(read_settings(pytestconfig).judge, Embedder))
+'''
+CARELESS_TEST = '''
+import logging
+import os
+import warnings
+
+
+def test_careless():
+    key = os.environ["OPENAI_API_KEY"]
+    logging.getLogger("careless").info("calling with %s", key)
+    # a record filled in after it was made (`makeLogRecord`: a process pool's, arriving)
+    logging.getLogger("pool").handle(logging.makeLogRecord(
+        {"name": "pool", "levelno": logging.INFO, "levelname": "INFO",
+         "msg": "a worker of the pool calls with %s", "args": (key,)}))
+    print("calling with", key)
+    warnings.warn(f"careless: {key}")
+    assert key == "the key I expected"
+'''
+# the shared run's keys, which LOUD reads (and the runs after it hold in their environment)
+SHARED_ENV = {"RAGATE_SEAL_KEY": KEY, "OPENAI_API_KEY": ENV_KEY, "RAGATE_JUDGE_API_KEY": API_KEY}
+
+
+def pinned_and_moved(root: Path) -> None:
+    """The sealed goldset's evidence pinned (`ragate pin` with its key), then a first turn
+    put before m1's: q1's span and q3's first are re-found one turn on (moved)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RAGATE_SEAL_KEY", KEY)
+        assert CliRunner().invoke(main, ["pin", str(root)]).exit_code == 0
+    rows = [{**r, "turn": r["turn"] + (r["doc_id"] == "m1")} for r in corpus_rows()]
+    (root / "corpus" / "meetings.jsonl").write_text(
+        jsonl([{"doc_id": "m1", "turn": 0, "text": "a new first line"}, *rows]))
+
+
+@dataclass(frozen=True)
+class Printed:
+    """What the shared run printed and wrote, by name (SHARED_OUTPUTS), its exit status, its
+    results file's header and question rows, the prompts the judge's server received, and
+    the folder it ran in (its goldset, conftest and outputs, for the runs that follow it)."""
+
+    texts: dict[str, str]
+    ret: int
+    header: dict[str, Any]
+    rows: dict[str, dict[str, Any]]
+    prompts: list[str]
+    root: Path
+
+
+def shared_run(root: Path, workers: str) -> dict[str, Any]:
+    """The run at `root` (`Printed`'s fields, as JSON)."""
+    pinned_and_moved(write_sealed(root / "gs", SLICED, unanswerable=2))
+    (root / "conftest.py").write_text(FAILING_SYSTEM + FIXTURE_JUDGE_CONFTEST + LOUD)
+    (root / "test_careless.py").write_text(CARELESS_TEST)
+    with OpenAIStub(echo) as stub:
+        url = with_credentials(stub.url)
+        done = run_command(
+            root, "-p", "no:cacheprovider", "-p", "no:langsmith_plugin", "-n", workers, "-rA",
+            "-vv", "-l", "--tb=long", "--log-cli-level=DEBUG", "--log-file=log.txt",
+            "--log-file-level=DEBUG", "-o", "junit_logging=all", "-W", "always::UserWarning",
+            *(f"{flag}={name}" for name, flag in {**OUTPUTS, **CI_OUTPUTS}.items()),
+            "gs", "test_careless.py", f"--ragate-judge=ragas:gpt-x-{MODEL_KEY}",
+            f"--ragate-judge-url={url}", "--ragate-cache=off", "--ragate-sequential=on",
+            "--ragate-judge-price-in=1", "--ragate-judge-price-out=2", **SHARED_ENV,
+            LEAKY_URL=url, GITHUB_ACTIONS="true", GITHUB_STEP_SUMMARY=str(root / "summary.md"))
+    header = json.loads((root / "r.jsonl").read_text().splitlines()[0])["ragate_results"]
+    return {"texts": outputs_in(root, done.stdout, done.stderr, SHARED_OUTPUTS),
+            "ret": done.returncode, "header": header, "rows": rows_of(root / "r.jsonl"),
+            "prompts": stub.prompts()}
+
+
+@pytest.fixture(scope="module")
+def printed(workers: str, tmp_path_factory: pytest.TempPathFactory) -> Printed:
+    """The shared run of this worker count, made once per session: under `make test`'s own
+    xdist the module's cases are spread over both workers, and each would make the module's
+    fixture again; the first to come makes it (a lock in the folder both workers' temporary
+    folders are in) and the other reads what it left."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # pytest-N, whose popen-gwN are the workers' own
+    root, made = base / f"secrets-printed-n{workers}", base / f"secrets-printed-n{workers}.json"
+    with FileLock(str(base / f"secrets-printed-n{workers}.lock")):
+        if not made.exists():
+            shutil.rmtree(root, ignore_errors=True)  # what a run that failed left
+            root.mkdir()
+            made.write_text(json.dumps(shared_run(root, workers)))
+    return Printed(**json.loads(made.read_text()), root=root)
+
+
+@pytest.mark.heavy  # its shared run is a process of its own, not pytester's
+@WORKERS_SHARED
+def test_a_judge_echoing_a_sealed_gist_leaves_it_in_no_output(printed: Printed,
+                                                              workers: str) -> None:
+    """The judge was given each gist as its reference, as it may, and echoed it back in prose
+    (a parse failure whose excerpt is the reply): the failure keeps `[sealed]` for it, and no
+    output shows a gist, its first half, or a note (`test_the_judge_server_alone_...`)."""
+    for qid in GISTS:
+        why = printed.rows[qid]["judge_failures"]["context_precision"]
+        assert why.startswith("parse: ") and "[sealed]" in why, why
+    assert printed.ret == pytest.ExitCode.TESTS_FAILED  # judge_coverage: nothing was judged
+
+
+@pytest.mark.heavy
+@WORKERS_SHARED
+def test_sequential_asking_and_the_bill_show_no_gist_and_no_credential(
+        printed: Printed, workers: str) -> None:
+    """The outputs issues 25 and 26 added (the sequential line, the bill, the judged contexts
+    a row keeps), from a sealed goldset whose judge echoes the gist, at a URL that holds a
+    password: they are in the shared run, whose every output holds no secret
+    (`test_the_judge_server_alone_received_the_gists`)."""
+    stdout = printed.texts["stdout"]
+    assert "every question asked (sequential, seed" in stdout, stdout[-3000:]
+    assert "bill:" in stdout, stdout[-3000:]
+
+
+@pytest.mark.heavy
+@WORKERS_SHARED
+def test_rejudging_the_shared_runs_results_shows_no_gist_and_no_credential(
+        printed: Printed, workers: str, tmp_path: Path, openai_stub: OpenAIStub) -> None:
+    """`ragate rejudge` (issue 26) of the shared run's results, with the key, under another
+    judge that echoes the gist at a URL that holds a password: in a process of its own, as a
+    user runs it, so whatever it logs or warns is in what it printed."""
+    shutil.copytree(printed.root, tmp_path / "run")
+    openai_stub.script = echo
+    rejudged = run_command(tmp_path / "run", "rejudge", "r.jsonl", "--judge",
+                           "ragas:stub-model", "--judge-url", with_credentials(openai_stub.url),
+                           RAGATE_SEAL_KEY=KEY)
+    assert rejudged.returncode in (0, 1), rejudged.stdout + rejudged.stderr
+    assert openai_stub.requests  # it judged
+    assert leaks({"stdout": rejudged.stdout, "stderr": rejudged.stderr}, SECRETS) == []
+
+
+@pytest.mark.heavy  # `ragate plan` imports RAGAS (its version names its requests)
+def test_the_plan_of_a_sealed_goldset_shows_no_gist(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`ragate plan` (issue 26) reads the goldset alone, so no run and no worker count is
+    any of its business: in this process, with the key."""
+    write_sealed(tmp_path / "gs", SLICED)
+    monkeypatch.setenv("RAGATE_SEAL_KEY", KEY)
+    monkeypatch.chdir(tmp_path)
+    planned = CliRunner().invoke(main, ["plan", "gs", "--judge", "ragas:stub-model"])
+    assert planned.exit_code == 0, planned.output
+    assert "mini" in planned.output and "judge requests" in planned.output, planned.output
+    assert leaks({"plan": planned.output}, SECRETS) == []
+
+
+@pytest.mark.heavy
+@WORKERS_SHARED
+def test_the_ci_views_show_no_gist_and_no_credential(printed: Printed, workers: str) -> None:
+    """What issue 36 added (GitHub's job summary and annotations, the pull-request comment,
+    GitLab's metrics and Code Quality reports), from a sealed goldset whose judge echoes the
+    gist, at a URL that holds a password, and whose system's error (q4's and q5's, said once
+    in the terminal) names that URL: neither reaches any of them, and they do show the error
+    and the judge's failures."""
+    texts, stdout = printed.texts, printed.texts["stdout"]
+    commands = [line for line in stdout.splitlines() if line.startswith("::")]
+    assert any(line.startswith("::error ") and re.search(r"q[45] and 1 more errored", line)
+               for line in commands), commands  # under -n 2, whichever reported first
+    assert any(line.startswith("::warning ") and "judge failure" in line for line in commands)
+    assert "q4" in texts["summary.md"] and "q4" in texts["cq.json"]
+    assert "upstream http://\\*\\*\\*@" in texts["summary.md"]  # the error, its URL masked
+    assert re.search(r"ragate: 2 items of gs/ragate\.toml failed for one cause, shown once "
+                     r"above at gs/ragate\.toml::q[45]: RuntimeError: upstream http://\*\*\*@",
+                     stdout), stdout[-3000:]
+    assert leaks({name: texts[name] for name in (*CI_OUTPUTS, "summary.md")}, SECRETS) == []
+
+
+@WORKERS_SHARED
+def test_slice_floors_and_a_judge_change_show_no_gist_and_no_credential(
+        printed: Printed, workers: str, pytester: pytest.Pytester,
+        monkeypatch: pytest.MonkeyPatch, openai_stub: OpenAIStub) -> None:
+    """The outputs the rest of issue 26 added: slice floors (their cases, tables and plot) in
+    the shared run; then a run under another judge with the shared run as its baseline (the
+    refusal naming both judges and the `ragate rejudge` to run), and one accepting it (the
+    history's judge segment), their judge echoing the gist at a URL holding a password."""
+    assert "floor[kind=single_meeting:faithfulness]" in printed.texts["stdout"]
+    shutil.copytree(printed.root, pytester.path, dirs_exist_ok=True)
+    # the shared run's system and judge, not LOUD: a run in this process would warn into the
+    # warnings summary of the session around it
+    pytester.makeconftest(FAILING_SYSTEM + FIXTURE_JUDGE_CONFTEST)
+    (pytester.path / "base.jsonl").write_bytes((pytester.path / "r.jsonl").read_bytes())
+    openai_stub.script = echo
+    url = with_credentials(openai_stub.url)
+    for name, value in {**SHARED_ENV, "LEAKY_URL": url}.items():
+        monkeypatch.setenv(name, value)
+    texts: dict[str, str] = {}
+    for accept, says in (((), "not compared across judges"),
+                         (("--ragate-accept-judge=ragas:stub-model-2",), "change accepted")):
+        again = run_every_output(pytester, workers, "--ragate-judge=ragas:stub-model-2",
+                                 "--ragate-baseline=base.jsonl", f"--ragate-judge-url={url}",
+                                 "--ragate-cache=off", *accept)
+        assert says in again.stdout.str(), again.stdout.str()
+        texts.update({f"{accept} {name}": text
+                      for name, text in every_output(pytester, again).items()})
+    assert '"judge_segment"' in (pytester.path / "h.jsonl").read_text()
+    assert leaks(texts, SECRETS) == []
+
+
+# --- 2. credentials in the judge's URL and key ---------------------------------------------
 
 
 def refusing(request: dict[str, Any]) -> Reply:
@@ -408,113 +547,8 @@ def test_an_own_judges_id_and_a_systems_error_show_no_credential(
 
 
 # --- 3. everything pytest prints while ragate runs: logs, warnings, tracebacks, headers -----
-# One run per worker count, shared by the cases below: a sealed goldset judged by the real
-# RAGAS judge at the loopback server, with a key in the model's name, a password and a key in
-# the judge's URL, and keys in the environment; every option that writes or prints is on.
-
-MODEL_KEY = "sk-S3CRET-model-0123456789"  # the model is named `gpt-x-<key>`
-ENV_KEY = "sk-S3CRET-env-0123456789"  # OPENAI_API_KEY; RAGATE_JUDGE_API_KEY is API_KEY
-PRINTED_OUTPUTS = (*OUTPUTS, "log.txt")
-# a judge and a test of the project's that say what they hold, as careless code does: the
-# judge logs and warns the keys it reads and the reference it was given (issue 39 case 5);
-# the test logs, prints, warns and fails with a key (a traceback that is no goldset's)
-LOUD = '''
-import logging
-import os
-import warnings
-
-import pytest
-
-log = logging.getLogger("loud.judge")
-
-
-class Loud:
-    """The RAGAS judge of --ragate-judge, saying what it holds before each verdict."""
-
-    def __init__(self, judge):
-        self.judge = judge
-
-    def __getattr__(self, name):
-        return getattr(self.judge, name)
-
-    async def score(self, item, metric):
-        log.warning("judging %s with key %s: reference %r", item.question_id,
-                    os.environ["OPENAI_API_KEY"], item.reference)
-        warnings.warn(f"the reference of {item.question_id} is {item.reference!r} "
-                      f"(key {os.environ['RAGATE_JUDGE_API_KEY']})")
-        return await self.judge.score(item, metric)
-
-
-@pytest.fixture(scope="session")
-def ragate_judge(pytestconfig):
-    from pytest_ragate.judges.select import from_settings
-    from pytest_ragate.settings import read_settings
-    return Loud(from_settings(read_settings(pytestconfig).judge, Embedder))
-'''
-CARELESS_TEST = '''
-import logging
-import os
-import warnings
-
-
-def test_careless():
-    key = os.environ["OPENAI_API_KEY"]
-    logging.getLogger("careless").info("calling with %s", key)
-    # a record filled in after it was made (`makeLogRecord`: a process pool's, arriving)
-    logging.getLogger("pool").handle(logging.makeLogRecord(
-        {"name": "pool", "levelno": logging.INFO, "levelname": "INFO",
-         "msg": "a worker of the pool calls with %s", "args": (key,)}))
-    print("calling with", key)
-    warnings.warn(f"careless: {key}")
-    assert key == "the key I expected"
-'''
-
-
-def pinned_and_moved(root: Path) -> None:
-    """The sealed goldset's evidence pinned (`ragate pin` with its key), then a first turn
-    put before m1's: q1's span and q3's first are re-found one turn on (moved)."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("RAGATE_SEAL_KEY", KEY)
-        assert CliRunner().invoke(main, ["pin", str(root)]).exit_code == 0
-    rows = [{**r, "turn": r["turn"] + (r["doc_id"] == "m1")} for r in corpus_rows()]
-    (root / "corpus" / "meetings.jsonl").write_text(
-        jsonl([{"doc_id": "m1", "turn": 0, "text": "a new first line"}, *rows]))
-
-
-@dataclass(frozen=True)
-class Printed:
-    """What the shared run printed and wrote, by name, its exit status, its results file's
-    header, and the prompts the judge's server received."""
-
-    texts: dict[str, str]
-    ret: int
-    header: dict[str, Any]
-    prompts: list[str]
-
-
-@pytest.fixture(scope="module")
-def printed(workers: str, tmp_path_factory: pytest.TempPathFactory) -> Printed:
-    root = tmp_path_factory.mktemp(f"printed-n{workers}")
-    pinned_and_moved(write_sealed(root / "gs"))
-    (root / "conftest.py").write_text(SYSTEM + FIXTURE_JUDGE_CONFTEST + LOUD)
-    (root / "test_careless.py").write_text(CARELESS_TEST)
-    with OpenAIStub(echo) as stub:
-        done = run_command(
-            root, "-p", "no:cacheprovider", "-p", "no:langsmith_plugin", "-n", workers, "-rA",
-            "-vv", "-l", "--tb=long", "--log-cli-level=DEBUG", "--log-file=log.txt",
-            "--log-file-level=DEBUG", "-o", "junit_logging=all", "-W", "always::UserWarning",
-            *(f"{flag}={name}" for name, flag in OUTPUTS.items()), "gs", "test_careless.py",
-            f"--ragate-judge=ragas:gpt-x-{MODEL_KEY}",
-            f"--ragate-judge-url={with_credentials(stub.url)}", "--ragate-cache=off",
-            RAGATE_SEAL_KEY=KEY, OPENAI_API_KEY=ENV_KEY, RAGATE_JUDGE_API_KEY=API_KEY)
-    header = json.loads((root / "r.jsonl").read_text().splitlines()[0])["ragate_results"]
-    return Printed(texts=outputs_in(root, done.stdout, done.stderr, PRINTED_OUTPUTS),
-                   ret=done.returncode, header=header, prompts=stub.prompts())
-
-
-HALVES = [gist[: len(gist) // 2 + 4] for gist in GISTS.values()]
-SECRETS = [*GISTS.values(), *HALVES, NOTES, KEY, PASSWORD, QUERY_KEY, API_KEY, ENV_KEY,
-           MODEL_KEY, "S3CRET", "alice"]
+# The shared run's (`printed`, section 1): with -l, --tb=long, live logs at DEBUG, a log file,
+# JUnit's logs and every UserWarning shown.
 
 
 @pytest.mark.heavy  # its shared run is a process of its own, not pytester's
@@ -527,8 +561,8 @@ def test_the_judge_server_alone_received_the_gists(printed: Printed, workers: st
     references = [p for p in printed.prompts if '"title": "ContextPrecisionOutput"' in p]
     assert all(any(GISTS[q] in p for p in references) for q in GISTS), references
     assert leaks(printed.texts, SECRETS) == []
-    moved = [(name, said.group()) for name, text in printed.texts.items()
-             for said in re.finditer(r"evidence moved[^\"&<\n]*", text)]
+    moved = [(name, said.group()) for name in ("stdout", "stderr", *PRINTED_OUTPUTS)
+             for said in re.finditer(r"evidence moved[^\"&<\n]*", printed.texts[name])]
     assert {name for name, _ in moved} >= {"stdout", "junit.xml", "r.jsonl", "r.md", "r.html"}
     assert {said for _, said in moved} == {  # its pinned spans moved: counted, never placed
         "evidence moved: 1 pinned span re-found at other units (sealed)"}, moved
@@ -859,7 +893,10 @@ class WordVectors:
 @pytest.mark.heavy  # the audit's vector cache lives in pipeline/retrieval, which imports Chroma
 def test_the_goldset_commands_show_no_gist_and_no_place_and_keep_none_on_disk(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("pytest_ragate.pipeline.retrieval.Embedder", WordVectors)
+    # the module the audit imports its embedder from (`sys.modules`'), not the package's
+    # attribute, which an in-process pytest run before this test may have left unset
+    monkeypatch.setattr(importlib.import_module("pytest_ragate.pipeline.retrieval"),
+                        "Embedder", WordVectors)
     monkeypatch.setattr(WordVectors, "given", [])
     monkeypatch.setenv("RAGATE_SEAL_KEY", KEY)
     # m1 turn 2 holds one of q1's gist words (so the embedding decides whether it supports
