@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,13 +19,17 @@ from pytest_ragate.scoring.ppi import MIN_LABELS, ppi_mean, spread
 from pytest_ragate.scoring.stats import Z95
 from pytest_ragate.wording.runs import STATUS_WORDS
 from tests.conftest import (
+    BASE_TOML,
     FIXTURE_JUDGE_CONFTEST,
     WORKERS,
+    WORKERS_SHARED,
     both_routes,
+    esc,
     expect,
     jsonl,
     junit_cases,
     results_rows,
+    run_command,
     run_pytester,
     write_goldset,
 )
@@ -72,70 +78,144 @@ def outputs_agree(pytester: pytest.Pytester, result: pytest.RunResult, floor: st
 JUDGED = "[floors]\nfaithfulness = 0.9\n"
 
 
-@pytest.fixture(params=["builtin", "conftest"])
-def judge_fixture(request: pytest.FixtureRequest) -> str:
-    """The judge as `--ragate-judge` builds it (the built-in `ragate_judge`), or a user's
-    own `ragate_judge` fixture that reads the same flag (FIXTURE_JUDGE_CONFTEST)."""
-    return "" if request.param == "builtin" else FIXTURE_JUDGE_CONFTEST
+# Folders whose judged floor a configured judge (`--ragate-judge fixture:judge.json`) reached
+# through no question, each a goldset named as its folder with its system (and, where it says
+# so, its own `ragate_judge`: FIXTURE_JUDGE_CONFTEST reading the same flag) in its conftest.py,
+# in one run per worker count (`--ragate-ci=strict`, for the ppi folders below it shares);
+# each case reads its own folder's items, JUnit case and history line. The judge's file has
+# verdicts for q00..q11 only (the ppi folders'): none for these folders' q1..q4, of which
+# only judge-failures' ask it.
+SKIP_ALL = {q: "pytest.skip('no index today')" for q in ("q1", "q2", "q3", "q4")}
+UNREACHED = {  # folder -> its system, whether it is sealed
+    "sealed-builtin": (planned({"q4": "Answer.abstain()"}), True),
+    "sealed-conftest": (planned({"q4": "Answer.abstain()"}) + FIXTURE_JUDGE_CONFTEST, True),
+    "skips-builtin": (planned(SKIP_ALL), False),
+    "skips-conftest": (planned(SKIP_ALL) + FIXTURE_JUDGE_CONFTEST, False),
+    "errors": (planned({q: "1 / 0" for q in ("q1", "q2", "q3", "q4")})
+               + FIXTURE_JUDGE_CONFTEST, False),
+    "judge-failures": (planned({"q4": "Answer.abstain()"}) + FIXTURE_JUDGE_CONFTEST, False),
+    "agreement": (planned(SKIP_ALL) + FIXTURE_JUDGE_CONFTEST, False),
+}
+"""`-builtin`: the judge as `--ragate-judge` builds it (the built-in `ragate_judge`);
+`-conftest`: a user's own `ragate_judge` fixture that reads the same flag."""
 
 
-@WORKERS
+@dataclass(frozen=True)
+class Unreached:
+    """What the shared run printed, its exit status, its JUnit cases, reports and history
+    lines by goldset."""
+
+    stdout: pytest.LineMatcher
+    text: str
+    ret: int
+    cases: dict[str, dict[str, object]]
+    markdown: str
+    html: str
+    history: dict[str, dict[str, Any]]
+
+
+def said(stdout: pytest.LineMatcher, *patterns: str) -> None:
+    """Each line somewhere in what the shared run printed, in any order (`expect`)."""
+    for pattern in esc(*patterns):
+        stdout.fnmatch_lines([pattern])
+
+
+@pytest.fixture(scope="module")
+def unreached(workers: str, tmp_path_factory: pytest.TempPathFactory) -> Unreached:
+    root = tmp_path_factory.mktemp(f"unreached-n{workers}")
+    for folder, (system, sealed) in UNREACHED.items():
+        floors = JUDGED if folder != "agreement" else (
+            '[judge]\nlabels = "labels.jsonl"\n\n[floors]\njudge_agreement = 0.6\n')
+        gs = write_goldset(root / folder, toml=BASE_TOML.replace('"mini"', f'"{folder}"'),
+                           floors=floors)
+        (gs / "conftest.py").write_text(system)
+        if sealed:
+            seal_goldset(gs, "s3cret", kdf=Scrypt(log2_n=10, p=1))
+    (root / "agreement" / "labels.jsonl").write_text(jsonl(
+        {"question_id": q, "metric": "faithfulness", "verdict": 1} for q in ("q1", "q2")))
+    labelled_project(root / "ppi-two", labelled=2)
+    labelled_project(root / "ppi-twelve", labelled=12)
+    judge_file(root / "judge.json", ALL_SUPPORTED)  # q00..q11: none of the other folders'
+    with pytest.MonkeyPatch.context() as env:
+        env.delenv("RAGATE_SEAL_KEY", raising=False)
+        done = run_command(root, "-p", "no:cacheprovider", "-n", workers, "-rA", "-vv",
+                           *UNREACHED, "ppi-two", "ppi-twelve", "--ragate-ci=strict",
+                           "--ragate-judge=fixture:judge.json", *OUTPUTS)
+    history = [json.loads(line) for line in (root / "h.jsonl").read_text().splitlines()]
+    return Unreached(pytest.LineMatcher(done.stdout.splitlines()), done.stdout,
+                     done.returncode, junit_cases(root / "j.xml"),
+                     (root / "r.md").read_text(), (root / "r.html").read_text(),
+                     {line["goldset"]: line for line in history})
+
+
+def all_say_fail(run: Unreached, folder: str, floor: str = "faithfulness") -> None:
+    """`outputs_agree` for one folder of the shared run: the exit status, the floor's JUnit
+    case, the reports' badges and its goldset's history line all say FAIL."""
+    assert run.ret == pytest.ExitCode.TESTS_FAILED
+    assert run.cases[f"{folder}.ragate.toml::floor[{floor}]"]["outcome"] == "failure"
+    assert "Run: **FAIL**" in run.markdown
+    assert '<h1>ragate report <span class="badge o-failed">FAIL</span></h1>' in run.html
+    assert run.history[folder]["status"] == "failed"
+    assert run.history[folder]["floors"][floor]["outcome"] == "failed"
+
+
+@pytest.mark.heavy  # its shared run is a process of its own, not pytester's
+@WORKERS_SHARED
+@pytest.mark.parametrize("folder", ["sealed-builtin", "sealed-conftest"])
 def test_a_sealed_goldset_without_its_key_fails_its_judged_floor(
-        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, workers: str,
-        judge_fixture: str) -> None:
-    root = write_goldset(pytester.path / "gs", floors=JUDGED)
-    pytester.makeconftest(planned({"q4": "Answer.abstain()"}) + judge_fixture)
-    verdicts(pytester.path / "judge.json")
-    seal_goldset(root, "s3cret", kdf=Scrypt(log2_n=10, p=1))
-    monkeypatch.delenv("RAGATE_SEAL_KEY", raising=False)
-    result = run_pytester(pytester, workers, "gs", "--ragate-judge=fixture:judge.json", *OUTPUTS)
-    expect(result, f"FAILED {FLOOR} - sealed: set RAGATE_SEAL_KEY to score 4 of 4 "
-           "questions*")
-    assert "none configured" not in result.stdout.str()
-    outputs_agree(pytester, result, FLOOR, "failed")
+        unreached: Unreached, workers: str, folder: str) -> None:
+    said(unreached.stdout,
+        f"FAILED {folder}/ragate.toml::floor[faithfulness] - sealed: set RAGATE_SEAL_KEY to "
+        "score 4 of 4 questions*")
+    assert "none configured" not in unreached.text
+    all_say_fail(unreached, folder)
 
 
-@WORKERS
-def test_a_judged_floor_fails_when_every_question_skips(
-        pytester: pytest.Pytester, workers: str, judge_fixture: str) -> None:
-    write_goldset(pytester.path / "gs", floors=JUDGED)
-    pytester.makeconftest(planned({q: "pytest.skip('no index today')"
-                                   for q in ("q1", "q2", "q3", "q4")}) + judge_fixture)
-    verdicts(pytester.path / "judge.json")
-    result = run_pytester(pytester, workers, "gs", "--ragate-judge=fixture:judge.json", *OUTPUTS)
-    expect(result, f"FAILED {FLOOR} - not decided: 4 of 4 questions have no result: "
-           "skipped q1, q2, q3, q4 (Skipped: no index today)*",
-           "mini: system: — · retriever: — · judge: fixture:judge.json, reached by no "
-           "question",
-           "mini *faithfulness *0.90 *—*fixture:judge.json *FAIL")
-    assert "none configured" not in result.stdout.str()
-    outputs_agree(pytester, result, FLOOR, "failed")
+@pytest.mark.heavy
+@WORKERS_SHARED
+@pytest.mark.parametrize("folder", ["skips-builtin", "skips-conftest"])
+def test_a_judged_floor_fails_when_every_question_skips(unreached: Unreached, workers: str,
+                                                        folder: str) -> None:
+    said(unreached.stdout,
+        f"FAILED {folder}/ragate.toml::floor[faithfulness] - not decided: 4 of 4 questions "
+        "have no result: skipped q1, q2, q3, q4 (Skipped: no index today)*",
+        f"{folder}: system: — · retriever: — · judge: fixture:judge.json, reached by no "
+        "question",
+        f"{folder} *faithfulness *0.90 *—*fixture:judge.json *FAIL")
+    assert "none configured" not in unreached.text
+    all_say_fail(unreached, folder)
 
 
-@WORKERS
-def test_a_judged_floor_fails_when_every_question_errors(
-        pytester: pytest.Pytester, workers: str) -> None:
-    write_goldset(pytester.path / "gs", floors=JUDGED)
-    pytester.makeconftest(planned({q: "1 / 0" for q in ("q1", "q2", "q3", "q4")})
-                          + FIXTURE_JUDGE_CONFTEST)
-    verdicts(pytester.path / "judge.json")
-    result = run_pytester(pytester, workers, "gs", "--ragate-judge=fixture:judge.json", *OUTPUTS)
-    expect(result, f"FAILED {FLOOR} - not decided: 4 of 4 questions have no result: "
-           "errored q1, q2, q3, q4 (ZeroDivisionError: division by zero)*")
-    assert "none configured" not in result.stdout.str()
-    outputs_agree(pytester, result, FLOOR, "failed")
+@pytest.mark.heavy
+@WORKERS_SHARED
+def test_a_judged_floor_fails_when_every_question_errors(unreached: Unreached,
+                                                         workers: str) -> None:
+    said(unreached.stdout,
+        "FAILED errors/ragate.toml::floor[faithfulness] - not decided: 4 of 4 questions have "
+        "no result: errored q1, q2, q3, q4 (ZeroDivisionError: division by zero)*")
+    assert "none configured" not in unreached.text
+    all_say_fail(unreached, "errors")
 
 
-@WORKERS
-def test_a_judged_floor_fails_when_every_verdict_is_a_judge_failure(
-        pytester: pytest.Pytester, workers: str) -> None:
-    write_goldset(pytester.path / "gs", floors=JUDGED)
-    pytester.makeconftest(planned({"q4": "Answer.abstain()"}) + FIXTURE_JUDGE_CONFTEST)
-    verdicts(pytester.path / "judge.json", questions=())  # no verdict for anyone
-    result = run_pytester(pytester, workers, "gs", "--ragate-judge=fixture:judge.json", *OUTPUTS)
-    expect(result, f"FAILED {FLOOR} - nothing scored: faithfulness has no judged questions "
-           "among 4 questions*(3 judge failures, not counted)*")
-    outputs_agree(pytester, result, FLOOR, "failed")
+@pytest.mark.heavy
+@WORKERS_SHARED
+def test_a_judged_floor_fails_when_every_verdict_is_a_judge_failure(unreached: Unreached,
+                                                                    workers: str) -> None:
+    said(unreached.stdout,
+        "FAILED judge-failures/ragate.toml::floor[faithfulness] - nothing scored: faithfulness "
+        "has no judged questions among 4 questions*(3 judge failures, not counted)*")
+    all_say_fail(unreached, "judge-failures")
+
+
+@pytest.mark.heavy
+@WORKERS_SHARED
+def test_judge_agreement_fails_when_no_labelled_question_reached_the_judge(
+        unreached: Unreached, workers: str) -> None:
+    said(unreached.stdout,
+        "FAILED agreement/ragate.toml::floor[judge_agreement] - not decided: 2 of 2 labelled "
+        "questions have no result: skipped q1, q2*")
+    assert "none configured" not in unreached.text
+    all_say_fail(unreached, "agreement", "judge_agreement")
 
 
 @WORKERS
@@ -186,24 +266,6 @@ def test_a_users_own_judge_that_no_question_reached_is_not_taken_for_none(
            "no question")
     assert "none configured" not in result.stdout.str()
     outputs_agree(pytester, result, FLOOR, "failed")
-
-
-@WORKERS
-def test_judge_agreement_fails_when_no_labelled_question_reached_the_judge(
-        pytester: pytest.Pytester, workers: str) -> None:
-    write_goldset(pytester.path / "gs", floors='[judge]\nlabels = "labels.jsonl"\n\n'
-                  "[floors]\njudge_agreement = 0.6\n")
-    (pytester.path / "gs" / "labels.jsonl").write_text(jsonl(
-        {"question_id": q, "metric": "faithfulness", "verdict": 1} for q in ("q1", "q2")))
-    pytester.makeconftest(planned({q: "pytest.skip('no index today')"
-                                   for q in ("q1", "q2", "q3", "q4")}) + FIXTURE_JUDGE_CONFTEST)
-    verdicts(pytester.path / "judge.json")
-    result = run_pytester(pytester, workers, "gs", "--ragate-judge=fixture:judge.json", *OUTPUTS)
-    floor = "gs/ragate.toml::floor[judge_agreement]"
-    expect(result, f"FAILED {floor} - not decided: 2 of 2 labelled questions have no result: "
-           "skipped q1, q2*")
-    assert "none configured" not in result.stdout.str()
-    outputs_agree(pytester, result, floor, "failed")
 
 
 @WORKERS
@@ -285,42 +347,42 @@ def test_a_spread_of_zero_is_bounded_by_the_farthest_value_and_popoviciu() -> No
     assert spread([0.0, 1.0], 0.0, 1.0) == (0.5, False)  # a real spread is the sample's
 
 
-def labelled_project(pytester: pytest.Pytester, labelled: int, floor: float = 0.8) -> None:
-    """12 questions, every answer judged fully faithful (a constant judge); the first
-    `labelled` of them labelled faithful by people: perfect agreement, no spread at all."""
-    write_labelled(pytester.path / "gs", f"[floors]\nfaithfulness = {floor}\n",
+def labelled_project(root: Path, labelled: int, floor: float = 0.8) -> None:
+    """12 questions, every answer judged fully faithful (a constant judge: ALL_SUPPORTED,
+    the shared run's judge file); the first `labelled` of them labelled faithful by people:
+    perfect agreement, no spread at all. A goldset named as its folder."""
+    write_labelled(root, f"[floors]\nfaithfulness = {floor}\n",
                    [{"question_id": f"q{i:02d}", "metric": "faithfulness", "verdict": 1}
                     for i in range(labelled)],
                    judge='[judge]\nlabels = "labels.jsonl"\nestimate = "ppi"\n')
-    pytester.makeconftest(planned({}) + FIXTURE_JUDGE_CONFTEST)
-    judge_file(pytester.path / "judge.json", ALL_SUPPORTED)
+    toml = root / "ragate.toml"
+    toml.write_text(toml.read_text().replace('name = "mini"', f'name = "{root.name}"'))
+    (root / "conftest.py").write_text(planned({}) + FIXTURE_JUDGE_CONFTEST)
 
 
-@WORKERS
+@pytest.mark.heavy
+@WORKERS_SHARED
 def test_two_labels_agreeing_with_a_constant_judge_do_not_pass_a_strict_ppi_floor(
-        pytester: pytest.Pytester, workers: str) -> None:
-    labelled_project(pytester, labelled=2)
-    result = run_pytester(pytester, workers, "gs", "--ragate-judge=fixture:judge.json",
-                          "--ragate-ci=strict", *OUTPUTS)
-    expect(result, f"FAILED {FLOOR} - not decided: the ppi estimate ([judge] estimate = "
-           "\"ppi\") needs at least 10 labelled questions with a verdict here, has 2 labelled "
-           "of 12 judged*")
-    assert "[1.00, 1.00]" not in result.stdout.str()
-    outputs_agree(pytester, result, FLOOR, "failed")
+        unreached: Unreached, workers: str) -> None:
+    said(unreached.stdout,
+         "FAILED ppi-two/ragate.toml::floor[faithfulness] - not decided: the ppi estimate "
+         "([judge] estimate = \"ppi\") needs at least 10 labelled questions with a verdict "
+         "here, has 2 labelled of 12 judged*")
+    assert "[1.00, 1.00]" not in unreached.text
+    all_say_fail(unreached, "ppi-two")
 
 
-@WORKERS
-def test_labels_without_spread_widen_the_ppi_interval_and_say_so(
-        pytester: pytest.Pytester, workers: str) -> None:
-    labelled_project(pytester, labelled=12)
-    result = run_pytester(pytester, workers, "gs", "--ragate-judge=fixture:judge.json",
-                          "--ragate-ci=strict", *OUTPUTS)
-    expect(result, f"FAILED {FLOOR} - faithfulness 1.00 (ppi), 95% lower bound 0.62 < floor "
-           "0.80 (ragate_ci = strict) · over 12/12 judged, 12 labelled · ppi: judge 1.00 − "
-           "bias +0.00 on the labelled · no spread in the 12 judge scores nor in the 12 "
-           "labelled errors (judge − human): variance bounded by the rule of three (95%), not "
-           "taken as 0 · 95% CI [0.62, 1.38] (ppi, normal approximation)*")
-    outputs_agree(pytester, result, FLOOR, "failed")
+@pytest.mark.heavy
+@WORKERS_SHARED
+def test_labels_without_spread_widen_the_ppi_interval_and_say_so(unreached: Unreached,
+                                                                 workers: str) -> None:
+    said(unreached.stdout,
+         "FAILED ppi-twelve/ragate.toml::floor[faithfulness] - faithfulness 1.00 (ppi), 95% "
+         "lower bound 0.62 < floor 0.80 (ragate_ci = strict) · over 12/12 judged, 12 labelled "
+         "· ppi: judge 1.00 − bias +0.00 on the labelled · no spread in the 12 judge scores "
+         "nor in the 12 labelled errors (judge − human): variance bounded by the rule of "
+         "three (95%), not taken as 0 · 95% CI [0.62, 1.38] (ppi, normal approximation)*")
+    all_say_fail(unreached, "ppi-twelve")
 
 
 @WORKERS
@@ -419,8 +481,8 @@ def test_a_rerun_of_the_last_failures_never_skips_a_floor_to_green(
     write_goldset(pytester.path / "gs", floors="[floors]\nevidence_recall = 0.9\n")
     pytester.makeconftest(SYSTEM)
 
-    def run(*args: str) -> pytest.RunResult:
-        return pytester.runpytest_subprocess("-n", workers, "-rA", "gs", *args)
+    def run(*args: str) -> pytest.RunResult:  # in this process: the cache is a folder's
+        return pytester.runpytest_inprocess("-n", workers, "-rA", "gs", *args)
 
     first = run(flag) if flag == "--sw" else run()
     assert first.ret == pytest.ExitCode.TESTS_FAILED, first.stdout.str()

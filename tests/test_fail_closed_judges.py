@@ -1,10 +1,10 @@
 """The adversary against the judges: every verdict is validated and bounded.
 
 A model judge whose replies step outside what its metric defines (an NLI verdict of -1, a
-context-precision verdict of 2, a noncommittal flag of "1", a statement list that is not one)
-gets a judge failure naming the field and value, never a score; a judge whose calls never
-return (awaiting forever, blocking its thread, a worker thread that never ends, a
-`prompt_hash` that hangs) gets a `timeout` failure naming --ragate-judge-timeout, and the
+context-precision verdict of 2, a noncommittal flag of "1", a statement list that is not one
+or is empty) gets a judge failure naming the field and value, never a score; a judge whose
+calls never return (awaiting forever, blocking its thread, a worker thread that never ends,
+a `prompt_hash` that hangs) gets a `timeout` failure naming --ragate-judge-timeout, and the
 pytest process still ends. Each runs through pytest with and without `-n 2`."""
 
 from __future__ import annotations
@@ -93,6 +93,7 @@ FAULTS: dict[tuple[str, str], Callable[[dict[str, Any], int], dict[str, Any]]] =
     ("q07", "ContextPrecisionOutput"): lambda d, n: useful(d, right="1"),
     ("q08", "AnswerRelevanceOutput"): lambda d, n: {"question": "What about q08?",
                                                     "noncommittal": 0 if n == 0 else -1},
+    ("q10", "StatementGeneratorOutput"): lambda d, n: {"statements": []},  # nothing to judge
 }
 WHY = {
     "q00": ("faithfulness", "invalid: NLIStatementOutput.statements[0].verdict came back -1, "
@@ -114,6 +115,9 @@ WHY = {
                                  "0 or 1"),
     "q08": ("answer_relevance", "invalid: AnswerRelevanceOutput.noncommittal came back -1, "
                                 "not 0 or 1"),
+    # no statements from an answer with text: RAGAS would score it, nothing judged
+    "q10": ("faithfulness", "empty: stub-model extracted no statements from an answer that "
+                            "has text: nothing was judged"),
 }
 
 
@@ -152,7 +156,7 @@ JUDGED_FLOORS = ("[floors]\nfaithfulness = 0.8\ncontext_precision = 0.8\n"
 def test_a_model_verdict_outside_its_schema_is_a_judge_failure_never_a_score(
         pytester: pytest.Pytester, openai_stub: OpenAIStub, workers: str) -> None:
     openai_stub.script = FaultyModel()
-    write_many(pytester.path / "gs", 10, floors=JUDGED_FLOORS)
+    write_many(pytester.path / "gs", 11, floors=JUDGED_FLOORS)
     pytester.makeconftest(SYSTEM + FIXTURE_JUDGE_CONFTEST)
     result = run_pytester(pytester, workers, "gs", "--ragate-results=r.jsonl", "--ragate-cache=off",
                           "--junitxml=j.xml", "--ragate-report=r.md", "--ragate-history=h.jsonl",
@@ -169,7 +173,7 @@ def test_a_model_verdict_outside_its_schema_is_a_judge_failure_never_a_score(
     assert rows["q09"]["metrics"]["faithfulness"] == 1.0
     assert result.ret == FAILED
     expect(result, "FAILED gs/ragate.toml::floor[judge_coverage] - judge_coverage 0.70 < "
-                   "floor 0.95 · n=30 verdicts*")
+                   "floor 0.95 · n=33 verdicts*")  # 23 of 33: the 10 faulty left out
     case = junit_cases(pytester.path / "j.xml")["gs.ragate.toml::floor[judge_coverage]"]
     assert case["outcome"] == "failure"
     assert "Run: **FAIL**" in (pytester.path / "r.md").read_text()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import socket
 import stat
 import threading
@@ -22,7 +23,7 @@ import pytest
 from pytest_ragate.files import remove_regular, write_atomic
 from pytest_ragate.goldsets.sealed import Scrypt
 from pytest_ragate.goldsets.sealing import seal_goldset
-from tests.conftest import WORKERS, run_pytester, write_goldset
+from tests.conftest import WORKERS, run_command, run_pytester, write_goldset
 from tests.test_fail_closed import ANCHORS, USAGE, planned, write_many
 
 FLOORS = "[floors]\ncitation_accuracy = 0.5\n"
@@ -34,20 +35,34 @@ def read(pytester: pytest.Pytester, name: str) -> str:
     return (pytester.path / "out" / name).read_text(encoding="utf-8")
 
 
-def passing_first(pytester: pytest.Pytester, workers: str) -> None:
-    """A run that passes and leaves every output saying so."""
-    write_many(pytester.path / "gs", 10, floors=FLOORS)
-    pytester.makeconftest(planned({}))
-    result = run_pytester(pytester, workers, "gs", *OUTPUTS)
-    assert result.ret == pytest.ExitCode.OK
+@pytest.fixture(scope="module")
+def passing_outputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A run that passed and left every output saying so (`gs` and `out`), made once for the
+    module in a process of its own; each test copies it (`passing_first`) and stops a run over
+    it. What the earlier pass was run with (its worker count) is not what these tests hold:
+    the run after it, at `-n 0` and `-n 2`, is."""
+    root = tmp_path_factory.mktemp("passed")
+    write_many(root / "gs", 10, floors=FLOORS)
+    (root / "conftest.py").write_text(planned({}))
+    done = run_command(root, "-p", "no:cacheprovider", "-n", "0", "gs", *OUTPUTS)
+    assert done.returncode == pytest.ExitCode.OK, done.stdout[-2000:]
+    assert "Run: **PASS**" in (root / "out" / "r.md").read_text(encoding="utf-8")
+    assert len((root / "out" / "h.jsonl").read_text(encoding="utf-8").splitlines()) == 1
+    return root
+
+
+def passing_first(pytester: pytest.Pytester, passing_outputs: Path) -> None:
+    """The passed run's goldset and outputs, in this test's folder."""
+    for name in ("gs", "out"):
+        shutil.copytree(passing_outputs / name, pytester.path / name)
     assert "Run: **PASS**" in read(pytester, "r.md")
-    assert len(read(pytester, "h.jsonl").splitlines()) == 1
 
 
 def decided(pytester: pytest.Pytester) -> pytest.RunResult:
-    """`ragate decide out/r.jsonl` (what `ragate decide` runs: one process)."""
-    return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "0", "gs",
-                                         "--ragate-decide=out/r.jsonl")
+    """`ragate decide out/r.jsonl`: what it runs (`pytest --ragate-decide`, `-n 0`), in this
+    process (the process boundary is not what these tests hold; a process of its own cost
+    1.5 s a call)."""
+    return run_pytester(pytester, "0", "gs", "--ragate-decide=out/r.jsonl")
 
 
 def results_trailer(pytester: pytest.Pytester) -> dict[str, object]:
@@ -64,10 +79,10 @@ def junit_properties(pytester: pytest.Pytester) -> dict[str | None, str | None]:
 
 # --- 1. a run that stops early -----------------------------------------------------------
 
-# how the second run stops: its flags, and what the system does at q03
+# how the second run stops: its flags, and what the system does at q03 (`--maxfail=1` is not
+# another way: pytest's -x is the option `maxfail` set to 1, the same value in the same place)
 STOPS = {
     "-x": (["-x"], "1 / 0"),
-    "maxfail": (["--maxfail=1"], "1 / 0"),
     "KeyboardInterrupt": ([], "exec('raise KeyboardInterrupt')"),
     "pytest.exit": ([], "pytest.exit('the system gave up')"),
 }
@@ -76,8 +91,8 @@ STOPS = {
 @WORKERS
 @pytest.mark.parametrize("stop", STOPS, ids=list(STOPS))
 def test_a_run_that_stops_early_marks_every_output_incomplete(
-        pytester: pytest.Pytester, workers: str, stop: str) -> None:
-    passing_first(pytester, workers)
+        pytester: pytest.Pytester, passing_outputs: Path, workers: str, stop: str) -> None:
+    passing_first(pytester, passing_outputs)
     flags, behaviour = STOPS[stop]
     pytester.makeconftest(planned({"q03": behaviour}))
     # a KeyboardInterrupt in this process would stop the suite's own run
@@ -102,12 +117,12 @@ def test_a_run_that_stops_early_marks_every_output_incomplete(
 
 
 @WORKERS
-def test_a_process_killed_mid_run_leaves_no_earlier_pass(pytester: pytest.Pytester,
-                                                         workers: str) -> None:
+def test_a_process_killed_mid_run_leaves_no_earlier_pass(
+        pytester: pytest.Pytester, passing_outputs: Path, workers: str) -> None:
     """Without xdist the one process dies: the outputs the first run left were removed when
     the second began, so none says PASS. With xdist the controller lives on and writes them,
     failed by the question whose worker died."""
-    passing_first(pytester, workers)
+    passing_first(pytester, passing_outputs)
     pytester.makeconftest(planned({"q03": "os._exit(3)"}))
     result = run_pytester(pytester, workers, "gs", *OUTPUTS, process=True)
     assert result.ret != pytest.ExitCode.OK
@@ -255,9 +270,8 @@ def test_ragate_decide_never_writes_over_the_results_it_decides(
                             f"--ragate-results=shards/{index}.jsonl").ret == pytest.ExitCode.OK
     before = (pytester.path / "shards" / "1.jsonl").read_bytes()
     for output in ("--ragate-results", "--ragate-report"):
-        result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "gs",
-                                               "--ragate-decide=shards/",
-                                               f"{output}=shards/1.jsonl")
+        result = run_pytester(pytester, "0", "gs", "--ragate-decide=shards/",
+                              f"{output}=shards/1.jsonl")
         assert result.ret == USAGE
         result.stderr.fnmatch_lines([f"*--ragate-decide *shards/1.jsonl is also written by "
                                      f"{output} *"])
