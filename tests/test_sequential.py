@@ -5,18 +5,23 @@ forged with the "not needed" reason. Each run with and without `-n 2`."""
 
 from __future__ import annotations
 
+import json
+import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
 from pytest_ragate.decision.population import Collected, Population, SequentialPlan
 from pytest_ragate.decision.run_decision import Arrived, decide_run
 from pytest_ragate.decision.sequential import Stopping, asking_order
+from pytest_ragate.outputs.results import HEADER_KEY
 from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import QuestionRecord
 from pytest_ragate.wording.sequential import not_needed
-from tests.conftest import WORKERS, junit_cases, rows_of, run_pytester
+from tests.conftest import WORKERS, WORKERS_SHARED, junit_cases, rows_of, run_command, run_pytester
 from tests.test_decision import member, node, population, scored, spec
 from tests.test_fail_closed import planned, scripted_judge, write_many
 
@@ -26,12 +31,18 @@ FLOOR_CASE = "gs.ragate.toml::floor[citation_accuracy]"
 SEQUENTIAL = ("--ragate-sequential", "on", "--ragate-sequential-seed", "7")
 
 
+def asked_in(root: Path) -> list[str]:
+    """The questions the system run in `root` was asked, in the order it was asked them (one
+    asked again to check a stop, twice)."""
+    path = root / "ran.txt"
+    lines = path.read_text().splitlines() if path.exists() else []
+    return [line.split()[-1].rstrip("?") for line in lines]
+
+
 def asked(pytester: pytest.Pytester) -> list[str]:
     """The questions the system was asked, in the order it was asked them (one asked again
     to check a stop, twice)."""
-    path = pytester.path / "ran.txt"
-    lines = path.read_text().splitlines() if path.exists() else []
-    return [line.split()[-1].rstrip("?") for line in lines]
+    return asked_in(pytester.path)
 
 
 def asked_once(pytester: pytest.Pytester) -> list[str]:
@@ -39,24 +50,29 @@ def asked_once(pytester: pytest.Pytester) -> list[str]:
     return list(dict.fromkeys(asked(pytester)))
 
 
-PACE = 0.02  # seconds each answer takes: under xdist the stop must be posted before the end
+PACE = 0.02  # seconds each answer takes under xdist: the stop must be posted before the end
 
 
-def paced(behaviour: dict[str, str], n: int = N) -> dict[str, str]:
-    """Every question's behaviour (a right citation unless said otherwise), each answer
-    taking PACE seconds, as a remote system's do: without it, under load, two workers can
-    answer all n before the controller has read the answers that decide the goldset."""
-    return {f"q{i:02d}": f"(time.sleep({PACE}), {behaviour.get(f'q{i:02d}', 'cite(right)')})[1]"
-            for i in range(n)}
+def paced(behaviour: dict[str, str], n: int = N, *, workers: str = "2") -> dict[str, str]:
+    """Every question's behaviour (a right citation unless said otherwise); under xdist
+    (`workers` not "0") each answer takes PACE seconds, as a remote system's do: without it,
+    under load, two workers can answer all n before the controller has read the answers that
+    decide the goldset. In one process no answer needs it: the report of one question is fed
+    before the next question is set up, which reads the stop. Nor does a run that halts at
+    one of the first questions of the order (an error, a forged skip): no stop is raced."""
+    behaviours = {f"q{i:02d}": behaviour.get(f"q{i:02d}", "cite(right)") for i in range(n)}
+    if workers == "0":
+        return behaviours
+    return {q: f"(time.sleep({PACE}), {b})[1]" for q, b in behaviours.items()}
 
 
 def goldset(pytester: pytest.Pytester, behaviour: dict[str, str], floors: str = FLOOR,
-            toml_extra: str = "") -> None:
+            toml_extra: str = "", workers: str = "0") -> None:
     write_many(pytester.path / "gs", N, floors)
     if toml_extra:
         toml = pytester.path / "gs" / "ragate.toml"
         toml.write_text(toml_extra + "\n" + toml.read_text())
-    pytester.makeconftest(planned(paced(behaviour)))
+    pytester.makeconftest(planned(paced(behaviour, workers=workers)))
 
 
 def every_20th_wrong() -> dict[str, str]:
@@ -64,31 +80,138 @@ def every_20th_wrong() -> dict[str, str]:
     return {f"q{i:02d}": "cite(wrong)" for i in range(N) if i % 20 == 0}
 
 
-@pytest.mark.heavy
-@WORKERS
-def test_a_goldset_that_clears_its_floor_stops_asking(pytester: pytest.Pytester,
-                                                      workers: str) -> None:
-    goldset(pytester, every_20th_wrong())
-    result = run_pytester(pytester, workers, "gs", *SEQUENTIAL, "--ragate-results=out.jsonl",
-                          "--junitxml=junit.xml")
-    assert result.ret == 0, result.stdout.str()
-    ran = asked_once(pytester)
+def decide(pytester: pytest.Pytester, results: str, *args: str) -> pytest.RunResult:
+    """`ragate decide RESULTS -- gs ARGS`: what it runs (`pytest --ragate-decide`, `-n 0`), in
+    this process (the process boundary is not what these tests hold)."""
+    return run_pytester(pytester, "0", "gs", f"--ragate-decide={results}", *args)
+
+
+def stop_message(junit: Path) -> str:
+    """The citation_accuracy floor's message in a JUnit file."""
+    return str(junit_cases(junit)[FLOOR_CASE]["props"]["message"])
+
+
+def stopped_after(message: str) -> int:
+    """k of a floor's "decided after k of 200" message."""
+    return int(message.split("decided after ")[1].split(" of")[0])
+
+
+# --- one sequential run that stops, read by the tests below (one per worker count) ---------
+
+# every 20th answer wrong, and slow: under xdist the right answers after it arrive first
+SLOW_WRONG = {q: "(time.sleep(0.05), cite(wrong))[1]" for q in every_20th_wrong()}
+
+
+@dataclass(frozen=True)
+class Ran:
+    """A run in a folder of its own: the folder, its exit status, what it printed."""
+
+    root: Path
+    ret: int
+    stdout: str
+
+
+@pytest.fixture(scope="module")
+def stopped(workers: str, tmp_path_factory: pytest.TempPathFactory) -> Ran:
+    """A goldset that clears its floor by far, asked sequentially (seed 7) with its results
+    file and JUnit: the run the tests below share (one per worker count)."""
+    root = tmp_path_factory.mktemp(f"stopped-n{workers}")
+    write_many(root / "gs", N, FLOOR)
+    (root / "conftest.py").write_text(planned(paced(SLOW_WRONG, workers=workers)))
+    done = run_command(root, "-p", "no:cacheprovider", "-n", workers, "-rA", "-vv", "gs",
+                       *SEQUENTIAL, "--ragate-results=out.jsonl", "--junitxml=junit.xml")
+    return Ran(root=root, ret=done.returncode, stdout=done.stdout + done.stderr)
+
+
+@pytest.mark.heavy  # its shared run is a process of its own, not pytester's
+@WORKERS_SHARED
+def test_a_goldset_that_clears_its_floor_stops_asking(stopped: Ran) -> None:
+    assert stopped.ret == 0, stopped.stdout
+    ran = list(dict.fromkeys(asked_in(stopped.root)))
     assert 0 < len(ran) < N
-    rows = rows_of(pytester.path / "out.jsonl")
+    rows = rows_of(stopped.root / "out.jsonl")
     skipped = [q for q, row in rows.items() if row["status"] == "skipped"]
     assert len(skipped) + len(ran) == N and not set(skipped) & set(ran)
     assert all(rows[q]["error"].startswith("Skipped: not needed: every floor decided after")
                for q in skipped)
-    floor = junit_cases(pytester.path / "junit.xml")[FLOOR_CASE]
+    floor = junit_cases(stopped.root / "junit.xml")[FLOOR_CASE]
     assert floor["outcome"] == "passed"
     message = str(floor["props"]["message"])
     assert "by a confidence sequence" in message and "not asked" in message
-    result.stdout.re_match_lines([r".*not needed \(sequential, seed 7: every floor decided "
-                                  r"after \d+; those questions asked again answered as before "
-                                  r"within their flakiness \(\d+ re-asked\); chance of a "
-                                  r"decision other than asking all ≤ 0.05, which assumes a "
-                                  r"question's answer does not depend on when it is asked\).*"])
-    assert "ragate: sequential: questions asked in a random order, seed 7" in result.stdout.str()
+    out = pytest.LineMatcher(stopped.stdout.splitlines())
+    out.re_match_lines([r".*not needed \(sequential, seed 7: every floor decided "
+                        r"after \d+; those questions asked again answered as before "
+                        r"within their flakiness \(\d+ re-asked\); chance of a "
+                        r"decision other than asking all ≤ 0.05, which assumes a "
+                        r"question's answer does not depend on when it is asked\).*"])
+    assert "ragate: sequential: questions asked in a random order, seed 7" in stopped.stdout
+
+
+def stop_of_the_rule(wrong: set[str]) -> int | None:
+    """Where the rule stops the goldset above (seed 7, its route) fed its answers in asking
+    order: each question one citation, wrong for `wrong`; the questions asked again to check
+    the stop answer as before."""
+    members = [member(f"q{i:02d}", index=i) for i in range(N)]
+    rows = {m.item_name: scored(m).model_copy(update={
+        "citations": 1, "citations_correct": int(m.item_name not in wrong)}) for m in members}
+    pop = population(members).model_copy(
+        update={"sequential": SequentialPlan(seed=7, alpha=0.05)})
+    stopping = Stopping.of(pop, [Floor("citation_accuracy", 0.85)])
+    assert stopping is not None
+    return stopping.replay(rows, asked_again(rows)).stopped_at
+
+
+@pytest.mark.heavy
+@WORKERS_SHARED
+def test_the_order_is_the_seeds_and_arrival_does_not_change_the_decision(
+        stopped: Ran, workers: str) -> None:
+    """The run asks in the seed's order (`asking_order`: the same for every run and process,
+    test_the_order_depends_on_the_seed_not_on_the_collection_order); a system slow exactly
+    where it is wrong (so its right answers arrive first under xdist) stops after the
+    question the rule stops at when fed in asking order, at -n 0 and -n 2 alike: results are
+    fed in asking order, not in arrival order."""
+    assert stopped.ret == 0, stopped.stdout
+    expected = stop_of_the_rule(set(every_20th_wrong()))
+    assert expected is not None and expected < N
+    assert stopped_after(stop_message(stopped.root / "junit.xml")) == expected
+    if workers == "0":  # under xdist the workers' calls interleave
+        order = list(dict.fromkeys(asked_in(stopped.root)))
+        assert order == asking_order(7, "gs/ragate.toml",
+                                     [f"q{i:02d}" for i in range(N)])[:len(order)]
+
+
+@pytest.mark.heavy
+@WORKERS_SHARED
+def test_ragate_decide_of_a_sequential_results_file_decides_as_the_run(
+        stopped: Ran, pytester: pytest.Pytester) -> None:
+    """`ragate decide` of one sequential run's results file replays its rows through the
+    rule that stopped it (seed and budget from the file): the same verdict, not 'missing'
+    for every question the run did not need; without the seed in the file, it refuses."""
+    assert stopped.ret == 0, stopped.stdout
+    shutil.copytree(stopped.root / "gs", pytester.path / "gs")
+    shutil.copy(stopped.root / "conftest.py", pytester.path)
+    shutil.copy(stopped.root / "out.jsonl", pytester.path)
+    message = stop_message(stopped.root / "junit.xml")
+    decided = decide(pytester, "out.jsonl", "--junitxml=dec.xml")
+    assert decided.ret == 0, decided.stdout.str()
+    case = junit_cases(pytester.path / "dec.xml")[FLOOR_CASE]
+    assert case["outcome"] == "passed" and case["props"]["message"] == message
+    # under -n 2 a question or two in flight at the stop is answered, not counted
+    assert stopped_after(message) <= len(asked_in(stopped.root))
+    assert not asked(pytester)  # decide asked no one
+    lines = (pytester.path / "out.jsonl").read_text().splitlines()
+    header = next(i for i, line in enumerate(lines) if HEADER_KEY in json.loads(line))
+    data = json.loads(lines[header])
+    del data[HEADER_KEY]["goldsets"][0]["sequential"]["seed"]
+    lines[header] = json.dumps(data)
+    (pytester.path / "out.jsonl").write_text("\n".join(lines) + "\n")
+    decided = decide(pytester, "out.jsonl")
+    assert decided.ret != 0
+    out = decided.stdout.str() + decided.stderr.str()
+    assert "out.jsonl (the run): goldset mini: sequential: " in out, out
+
+
+# --- each its own run ----------------------------------------------------------------------
 
 
 @pytest.mark.heavy
@@ -97,7 +220,7 @@ def test_a_system_right_only_on_the_first_questions_fails(pytester: pytest.Pytes
                                                          workers: str) -> None:
     """Right on the first 60 questions in collection order, wrong on the 140 after: the
     seeded order does not ask the first ones first, and the floor fails."""
-    goldset(pytester, {f"q{i:02d}": "cite(wrong)" for i in range(60, N)})
+    goldset(pytester, {f"q{i:02d}": "cite(wrong)" for i in range(60, N)}, workers=workers)
     result = run_pytester(pytester, workers, "gs", *SEQUENTIAL, "--junitxml=junit.xml")
     assert result.ret == 1
     assert junit_cases(pytester.path / "junit.xml")[FLOOR_CASE]["outcome"] \
@@ -113,7 +236,7 @@ def test_an_errored_question_asks_every_question_and_fails(pytester: pytest.Pyte
     and the floor fails over its gap."""
     first = asking_order(7, "gs/ragate.toml", [f"q{i:02d}" for i in range(N)])[2]
     behaviour = every_20th_wrong() | {first: "1/0"}
-    goldset(pytester, behaviour)
+    goldset(pytester, behaviour)  # halted at the third question: unpaced (`paced`)
     result = run_pytester(pytester, workers, "gs", *SEQUENTIAL, "--junitxml=junit.xml")
     assert result.ret == 1
     assert len(asked(pytester)) == N
@@ -124,38 +247,33 @@ def test_an_errored_question_asks_every_question_and_fails(pytester: pytest.Pyte
 
 
 @pytest.mark.heavy
-def test_the_order_is_the_seeds_and_arrival_does_not_change_the_decision(
-        pytester: pytest.Pytester) -> None:
-    """The same seed asks in the same order; a system slow exactly where it is wrong (so
-    its right answers arrive first under xdist) stops after the same questions at -n 0 and
-    -n 2: results are fed in asking order, not in arrival order."""
-    slow_wrong = {q: "(time.sleep(0.05), cite(wrong))[1]" for q in every_20th_wrong()}
-    goldset(pytester, slow_wrong)
-    stops = []
-    for workers in ("0", "2", "0"):
-        (pytester.path / "ran.txt").unlink(missing_ok=True)
-        result = run_pytester(pytester, workers, "gs", *SEQUENTIAL, "--junitxml=junit.xml")
-        assert result.ret == 0, result.stdout.str()
-        message = junit_cases(pytester.path / "junit.xml")[FLOOR_CASE][
-            "props"]["message"]
-        stops.append(str(message).split("decided after ")[1].split(" of")[0])
-        if workers == "0":
-            order = asked_once(pytester)
-            assert order == asking_order(7, "gs/ragate.toml",
-                                         [f"q{i:02d}" for i in range(N)])[:len(order)]
-    assert stops[0] == stops[1] == stops[2]
-
-
-@pytest.mark.heavy
 @WORKERS
-def test_a_goldset_opts_in_and_the_run_can_overrule_it(pytester: pytest.Pytester,
-                                                      workers: str) -> None:
-    goldset(pytester, every_20th_wrong(), toml_extra="sequential = true")
-    result = run_pytester(pytester, workers, "gs", "--ragate-sequential-seed", "3")
+def test_a_goldset_opts_in_and_ragate_decide_of_its_run_decides_as_the_run(
+        pytester: pytest.Pytester, workers: str) -> None:
+    """`sequential = true` in the goldset's ragate.toml asks it sequentially, and `ragate
+    decide` of that run's results file decides as the run (it does not refuse the goldset's
+    own opt-in)."""
+    goldset(pytester, every_20th_wrong(), toml_extra="sequential = true", workers=workers)
+    result = run_pytester(pytester, workers, "gs", "--ragate-sequential-seed", "3",
+                          "--ragate-results=out.jsonl", "--junitxml=junit.xml")
     assert result.ret == 0, result.stdout.str()
     assert len(asked_once(pytester)) < N
     (pytester.path / "ran.txt").unlink()
-    result = run_pytester(pytester, workers, "gs", "--ragate-sequential", "off")
+    decided = decide(pytester, "out.jsonl", "--junitxml=dec.xml")
+    assert decided.ret == 0, decided.stdout.str()
+    case = junit_cases(pytester.path / "dec.xml")[FLOOR_CASE]
+    assert case["props"]["message"] == stop_message(pytester.path / "junit.xml")
+    assert "decided after" in str(case["props"]["message"]) and not asked(pytester)
+
+
+@pytest.mark.heavy
+def test_the_run_overrules_a_goldsets_opt_in(pytester: pytest.Pytester) -> None:
+    """`--ragate-sequential off` overrules the goldset's `sequential = true`: every question
+    is asked. In one process only: asking everything cannot depend on the worker count (a
+    stop under xdist needs the controller to post it and the workers to skip, both reading
+    the one command line; either one off, nothing is skipped)."""
+    goldset(pytester, every_20th_wrong(), toml_extra="sequential = true")
+    result = run_pytester(pytester, "0", "gs", "--ragate-sequential", "off")
     assert result.ret == 0
     assert len(asked(pytester)) == N
 
@@ -195,8 +313,8 @@ def logging_judge(failing: str) -> str:
 JUDGED = FLOOR + "faithfulness = 0.80\n"
 
 
-def judged(pytester: pytest.Pytester, failing: str = "") -> None:
-    goldset(pytester, every_20th_wrong(), floors=JUDGED)
+def judged(pytester: pytest.Pytester, workers: str, failing: str = "") -> None:
+    goldset(pytester, every_20th_wrong(), floors=JUDGED, workers=workers)
     conftest = pytester.path / "conftest.py"
     conftest.write_text(conftest.read_text() + logging_judge(failing))
 
@@ -210,7 +328,7 @@ def judge_asked(pytester: pytest.Pytester) -> list[str]:
 @WORKERS
 def test_a_judged_goldset_stops_and_the_judge_is_asked_only_what_was_asked(
         pytester: pytest.Pytester, workers: str) -> None:
-    judged(pytester)
+    judged(pytester, workers)
     result = run_pytester(pytester, workers, "gs", *SEQUENTIAL, "--ragate-cache", "off",
                           "--junitxml=junit.xml")
     assert result.ret == 0, result.stdout.str()
@@ -246,7 +364,7 @@ def test_a_judge_failure_on_a_floors_metric_asks_every_question(pytester: pytest
     """A question without its verdict cannot be counted: the floor's test stops there, and
     the goldset is asked to the end and decided over every question."""
     failing = asking_order(7, "gs/ragate.toml", [f"q{i:02d}" for i in range(N)])[1]
-    judged(pytester, failing=failing)
+    judged(pytester, "0", failing=failing)  # halted at the second question: unpaced
     result = run_pytester(pytester, workers, "gs", *SEQUENTIAL, "--ragate-cache", "off")
     assert len(asked(pytester)) == N
     result.stdout.re_match_lines([rf".*every question asked \(sequential, seed 7: {failing}: "

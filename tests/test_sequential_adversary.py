@@ -4,8 +4,6 @@ holds guards a rule; each must fail if the rule breaks."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from pytest_ragate.decision.population import Collected, Member, Population, SequentialPlan
@@ -14,7 +12,6 @@ from pytest_ragate.decision.run_decision import Arrived, decide_run
 from pytest_ragate.decision.sequential import Stopping, asking_order
 from pytest_ragate.goldsets.sealed import Scrypt
 from pytest_ragate.goldsets.sealing import seal_goldset
-from pytest_ragate.outputs.results import HEADER_KEY
 from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import QuestionRecord
 from pytest_ragate.wording.sequential import halt_line, not_needed
@@ -24,12 +21,18 @@ from tests.conftest import (
     junit_cases,
     results_rows,
     rows_of,
-    run_command,
     run_pytester,
 )
 from tests.test_decision import member, node, population, scored, spec
 from tests.test_fail_closed import planned, write_many
-from tests.test_sequential import arrive_again, asked_again, asked_once, paced
+from tests.test_sequential import (
+    arrive_again,
+    asked,
+    asked_again,
+    asked_once,
+    decide,
+    paced,
+)
 
 SEQUENTIAL = ("--ragate-sequential", "on", "--ragate-sequential-seed", "7")
 GATE = Rules()
@@ -39,17 +42,12 @@ def floor_case(metric: str) -> str:
     return f"gs.ragate.toml::floor[{metric}]"
 
 
-def asked(pytester: pytest.Pytester) -> list[str]:
-    """The questions the system was asked, in the order it was asked them."""
-    path = pytester.path / "ran.txt"
-    lines = path.read_text().splitlines() if path.exists() else []
-    return [line.split()[-1].rstrip("?") for line in lines]
-
-
 def goldset(pytester: pytest.Pytester, n: int, floors: str, behaviour: dict[str, str],
-            ) -> None:
+            workers: str = "0") -> None:
+    """n questions; each answer takes a while under xdist only, where a stop is raced
+    (`paced`: `workers` "0" for a run that never stops early)."""
     write_many(pytester.path / "gs", n, floors)
-    pytester.makeconftest(planned(paced(behaviour, n)))
+    pytester.makeconftest(planned(paced(behaviour, n, workers=workers)))
 
 
 def outcomes(pytester: pytest.Pytester) -> dict[str, object]:
@@ -240,58 +238,13 @@ def test_min_n_counts_the_floors_units_not_the_questions_asked(pytester: pytest.
     `ragate_min_n = 30`, so the full run refuses (fails) the floor; a stop after 30 or
     more questions, on fewer than 30 cited answers, must not pass it."""
     goldset(pytester, 60, "[floors]\ncitation_accuracy = 0.3\n",
-            {f"q{i:02d}": UNCITED for i in range(29, 60)})
+            {f"q{i:02d}": UNCITED for i in range(29, 60)})  # never stops: unpaced
     result = run_pytester(pytester, workers, "gs", *SEQUENTIAL, "-o", "ragate_min_n=30",
                           "--junitxml=junit.xml")
     assert result.ret == 1, result.stdout.str()
     assert outcomes(pytester)[floor_case("citation_accuracy")] == "failure"
     assert "fewer than ragate_min_n = 30" in result.stdout.str()
     assert "floor[citation_accuracy] undecided until the last question" in result.stdout.str()
-
-
-def every_20th_wrong(n: int) -> dict[str, str]:
-    """95% of the questions cited right: clears a floor of 0.85 by far, and stops early."""
-    return {f"q{i:02d}": "cite(wrong)" for i in range(n) if i % 20 == 0}
-
-
-@pytest.mark.heavy
-@pytest.mark.parametrize(("opted", "workers"), [("flag", "0"), ("toml", "0"), ("flag", "2")])
-def test_ragate_decide_of_a_sequential_results_file_decides_as_the_run(
-        pytester: pytest.Pytester, opted: str, workers: str) -> None:
-    """`ragate decide` of one sequential run's results file replays its rows through the
-    rule that stopped it (seed and budget from the file): the same verdict, not 'missing'
-    for every question the run did not need, nor a refusal of the goldset's own opt-in."""
-    goldset(pytester, 200, "[floors]\ncitation_accuracy = 0.85\n", every_20th_wrong(200))
-    flags: tuple[str, ...] = SEQUENTIAL
-    if opted == "toml":
-        toml = pytester.path / "gs" / "ragate.toml"
-        toml.write_text("sequential = true\n" + toml.read_text())
-        flags = ("--ragate-sequential-seed", "7")
-    result = run_pytester(pytester, workers, "gs", *flags, "--ragate-results=out.jsonl",
-                          "--junitxml=junit.xml")
-    assert result.ret == 0, result.stdout.str()
-    ran = len(asked(pytester))  # calls, the questions asked again to check the stop among them
-    assert len(set(asked(pytester))) < 200
-    message = str(junit_cases(pytester.path / "junit.xml")[floor_case("citation_accuracy")][
-        "props"]["message"])
-    decided = run_command(pytester.path, "decide", "out.jsonl", "--", "gs", "-p",
-                          "no:cacheprovider", "--junitxml=dec.xml")
-    assert decided.returncode == 0, decided.stdout[-3000:] + decided.stderr[-2000:]
-    case = junit_cases(pytester.path / "dec.xml")[floor_case("citation_accuracy")]
-    assert case["outcome"] == "passed" and case["props"]["message"] == message
-    # under -n 2 a question or two in flight at the stop is answered, not counted
-    assert int(message.split("decided after ")[1].split(" of 200")[0]) <= ran
-    assert len(asked(pytester)) == ran  # decide asked no one
-    lines = (pytester.path / "out.jsonl").read_text().splitlines()
-    header = next(i for i, line in enumerate(lines) if HEADER_KEY in json.loads(line))
-    data = json.loads(lines[header])
-    del data[HEADER_KEY]["goldsets"][0]["sequential"]["seed"]
-    lines[header] = json.dumps(data)
-    (pytester.path / "out.jsonl").write_text("\n".join(lines) + "\n")
-    decided = run_command(pytester.path, "decide", "out.jsonl", "--", "gs", "-p",
-                          "no:cacheprovider")
-    assert decided.returncode != 0
-    assert "out.jsonl (the run): goldset mini: sequential: " in decided.stdout, decided.stdout
 
 
 N = 60
@@ -311,7 +264,7 @@ def test_a_system_that_skips_its_wrong_answers_as_not_needed_fails(pytester: pyt
     gives: the first such skip is no stop the rule made, so every question is asked, each
     forged skip is a missing result, and the floor fails."""
     wrong = [q for i, q in enumerate(in_order()) if i % 3 == 1]
-    goldset(pytester, N, FLOOR, {q: FORGED for q in wrong})
+    goldset(pytester, N, FLOOR, {q: FORGED for q in wrong})  # halts at the second: unpaced
     result = run_pytester(pytester, workers, "gs", *SEQUENTIAL, "--junitxml=junit.xml",
                           "--ragate-results=out.jsonl")
     assert result.ret == 1, result.stdout.str()
@@ -325,7 +278,7 @@ def test_a_worker_that_dies_before_the_stop_fails_the_gate(pytester: pytest.Pyte
     """Under -n 2 the second question asked kills its worker: no row comes for it, so the
     controller never stops, and the floor fails over the crashed question."""
     dies = in_order()[1]
-    goldset(pytester, N, FLOOR, {dies: "os.kill(os.getpid(), signal.SIGKILL)"})
+    goldset(pytester, N, FLOOR, {dies: "os.kill(os.getpid(), signal.SIGKILL)"})  # halts: unpaced
     result = run_pytester(pytester, "2", "gs", *SEQUENTIAL, "--junitxml=junit.xml")
     assert result.ret == 1, result.stdout.str()
     assert outcomes(pytester)[floor_case("citation_accuracy")] == "failure"
@@ -342,7 +295,7 @@ def test_exitfirst_on_an_errored_question_is_no_stop(pytester: pytest.Pytester,
     """-x ends the run at the second question asked, which errors: the questions after it
     never ran, and none of them is reported as not needed."""
     errs = in_order()[1]
-    goldset(pytester, N, FLOOR, {errs: "1/0"})
+    goldset(pytester, N, FLOOR, {errs: "1/0"})  # halts at the second: unpaced
     result = run_pytester(pytester, workers, "gs", *SEQUENTIAL, "-x",
                           "--ragate-results=out.jsonl", "--junitxml=junit.xml")
     assert result.ret in (pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.INTERRUPTED)
@@ -445,7 +398,7 @@ def test_a_sealed_goldset_stops_with_its_key_and_fails_without(
         pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, workers: str) -> None:
     """With its key, a sealed goldset is asked sequentially like any other; without it, its
     questions are skipped as sealed, never as not needed, and the floor fails."""
-    goldset(pytester, N, "[floors]\nevidence_recall = 0.5\n", {})
+    goldset(pytester, N, "[floors]\nevidence_recall = 0.5\n", {}, workers)
     seal_goldset(pytester.path / "gs", "s3cret", kdf=Scrypt(log2_n=10, p=1))
     monkeypatch.setenv("RAGATE_SEAL_KEY", "s3cret")
     result = run_pytester(pytester, workers, "gs", *SEQUENTIAL, "--junitxml=junit.xml")
@@ -470,7 +423,8 @@ def test_an_error_after_the_stop_is_never_hidden(pytester: pytest.Pytester,
     needed. Either way no error is reported as a pass."""
     order = in_order(7, 200)
     raising = set(order[9:])
-    goldset(pytester, 200, "[floors]\ncitation_accuracy = 0.5\n", dict.fromkeys(raising, "1/0"))
+    goldset(pytester, 200, "[floors]\ncitation_accuracy = 0.5\n", dict.fromkeys(raising, "1/0"),
+            workers)
     result = run_pytester(pytester, workers, "gs", *SEQUENTIAL, "--junitxml=junit.xml",
                           "--ragate-results=out.jsonl")
     ran = asked_once(pytester)
@@ -505,20 +459,27 @@ def test_mine(ragate_question, my_rag):
 
 
 @pytest.mark.heavy
-@WORKERS
-def test_the_decorated_route_alone_stops_and_cannot_forge_a_stop(pytester: pytest.Pytester,
-                                                                 workers: str) -> None:
-    """A @ragate.goldset test run alone stops like the file route; the same test skipping
-    the questions it would get wrong with the stop's own reason asks on, and fails."""
+def test_the_decorated_route_alone_stops(pytester: pytest.Pytester) -> None:
+    """A @ragate.goldset test run alone stops like the file route. In one process only: the
+    decorated route's stop under xdist is test_two_routes_of_one_goldset_stop_apart[n2]'s."""
     write_many(pytester.path / "gs", N, FLOOR)
     both_routes(pytester, planned({}))
-    result = run_pytester(pytester, workers, "test_rag.py", *SEQUENTIAL, "--junitxml=junit.xml")
+    result = run_pytester(pytester, "0", "test_rag.py", *SEQUENTIAL, "--junitxml=junit.xml")
     assert result.ret == 0, result.stdout.str()
     assert 0 < len(asked_once(pytester)) < N  # each question once: some asked again
     [floor] = [c for name, c in junit_cases(pytester.path / "junit.xml").items()
                if "floor[" in name]
     assert floor["outcome"] == "passed" and "decided after" in str(floor["props"]["message"])
-    (pytester.path / "ran.txt").unlink()
+
+
+@pytest.mark.heavy
+@WORKERS
+def test_the_decorated_route_cannot_forge_a_stop(pytester: pytest.Pytester,
+                                                 workers: str) -> None:
+    """The @ragate.goldset test skipping the questions it would get wrong with the stop's
+    own reason asks on, and fails."""
+    write_many(pytester.path / "gs", N, FLOOR)
+    both_routes(pytester, planned({}))
     wrong = [q for i, q in enumerate(asking_order(7, "test_rag.py::test_mine",
                                                   [f"q{i:02d}" for i in range(N)])) if i % 3 == 1]
     (pytester.path / "test_rag.py").write_text(DECORATED_SKIPPING.format(
@@ -538,12 +499,13 @@ CALLS = ("(open(f'calls-{os.getpid()}', 'a').write('x'), "
          "len(open(f'calls-{os.getpid()}').read()))[1]")
 
 
-def right_for_the_first(calls: int, n: int = 200) -> dict[str, str]:
+def right_for_the_first(calls: int, workers: str, n: int = 200) -> dict[str, str]:
     """Every question right while this process of the system has answered at most `calls`
     calls, wrong after (a rate-limit fallback, a quota): what it answers depends on when it
-    is asked, not on the question. Each answer takes a moment, as a remote system's does."""
+    is asked, not on the question. Under xdist each answer takes a moment, as a remote
+    system's does (`paced`)."""
     return paced({f"q{i:02d}": f"cite(right) if {CALLS} <= {calls} else cite(wrong)"
-                  for i in range(n)}, n)
+                  for i in range(n)}, n, workers=workers)
 
 
 @pytest.mark.heavy
@@ -557,7 +519,7 @@ def test_a_system_that_turns_wrong_after_40_calls_fails(pytester: pytest.Pyteste
     re-asked answers are kept: rows of the results file and test cases of JUnit, and
     `ragate decide` of the results file, replaying them, refuses the stop too."""
     write_many(pytester.path / "gs", 200, FLOOR)
-    pytester.makeconftest(planned(right_for_the_first(40)))
+    pytester.makeconftest(planned(right_for_the_first(40, workers)))
     result = run_pytester(pytester, workers, "gs", *SEQUENTIAL, "--junitxml=junit.xml",
                           "--ragate-results=out.jsonl")
     out = result.stdout.str()
@@ -570,9 +532,8 @@ def test_a_system_that_turns_wrong_after_40_calls_fails(pytester: pytest.Pyteste
     cases = junit_cases(pytester.path / "junit.xml")
     assert sum("[again]" in name for name in cases) == 26
     message = cases[floor_case("citation_accuracy")]["props"]["message"]
-    decided = run_command(pytester.path, "decide", "out.jsonl", "--", "gs", "-p",
-                          "no:cacheprovider", "--junitxml=dec.xml")
-    assert decided.returncode == 1, decided.stdout[-3000:] + decided.stderr[-2000:]
-    assert "but the answers changed when asked again" in decided.stdout
+    decided = decide(pytester, "out.jsonl", "--junitxml=dec.xml")
+    assert decided.ret == pytest.ExitCode.TESTS_FAILED, decided.stdout.str()
+    assert "but the answers changed when asked again" in decided.stdout.str()
     case = junit_cases(pytester.path / "dec.xml")[floor_case("citation_accuracy")]
     assert case["outcome"] == "failure" and case["props"]["message"] == message
