@@ -21,11 +21,11 @@ from tests.conftest import (
     junit_cases,
     results_rows,
     rows_of,
-    run_command,
     run_pytester,
     write_goldset,
 )
 from tests.openai_stub import OpenAIStub, Reply, RowVerdicts, ragas_script, words
+from tests.test_judge_change_baseline import decide_here
 from tests.test_judge_http import GOOD
 from tests.test_judge_http import SYSTEM as JUDGED_SYSTEM
 
@@ -64,12 +64,18 @@ OUTPUTS = ("--ragate-results=r.jsonl", "--ragate-report=report.md", "--ragate-ht
            "--ragate-history=history.jsonl", "--junitxml=junit.xml")
 
 
-@WORKERS
-@pytest.mark.parametrize("slow", [(), ("q07", "q31", "q52")], ids=["fast", "slow-tail"])
+SLOW_TAIL = ("q07", "q31", "q52")
+
+
+@pytest.mark.parametrize(("slow", "workers"), [((), "0"), (SLOW_TAIL, "0"), (SLOW_TAIL, "2")],
+                         ids=["fast-n0", "slow-tail-n0", "slow-tail-n2"])
 def test_a_latency_floor_passes_a_fast_system_and_fails_a_slow_tail(
         pytester: pytest.Pytester, workers: str, slow: tuple[str, ...]) -> None:
     """3 of 60 answers at 0.8 s: the point p95 (the 57th answer) is fast, the 95% upper
-    bound (the 60th) is not, and the floor fails on the bound."""
+    bound (the 60th) is not, and the floor fails on the bound. The slow tail, a way to pass
+    wrongly, under both worker counts; the fast system under one: each answer's latency is
+    measured where it is asked and travels in its row, which the slow tail holds under -n 2
+    (with the bill in every output), and the floor is decided from the rows alone."""
     sixty(pytester.path / "gs", "[floors]\nlatency_p95_s = { max = 0.5 }\n")
     pytester.makeconftest(SLOW_SYSTEM.format(slow=set(slow), slow_s=0.8))
     result = run_pytester(pytester, workers, "gs", *OUTPUTS)
@@ -123,10 +129,13 @@ def ragate_system():
 '''
 
 
-@WORKERS
-@pytest.mark.parametrize("unpriced", [(), ("q2",)], ids=["priced", "q2-unpriced"])
+@pytest.mark.parametrize(("unpriced", "workers"), [((), "0"), (("q2",), "0"), (("q2",), "2")],
+                         ids=["priced-n0", "q2-unpriced-n0", "q2-unpriced-n2"])
 def test_cost_per_question_with_and_without_a_reported_cost(
         pytester: pytest.Pytester, workers: str, unpriced: tuple[str, ...]) -> None:
+    """A cost not reported leaves the floor not decided (a way to pass wrongly): under both
+    worker counts. The priced run under one: each answer's usage travels in its row, which
+    the unpriced case holds under -n 2 (q1's), and the sum is made from the rows alone."""
     write_goldset(pytester.path / "gs", floors="[floors]\ncost_per_question = { max = 0.01 }\n")
     pytester.makeconftest(COST_SYSTEM.format(unpriced=set(unpriced)))
     result = run_pytester(pytester, workers, "gs", *OUTPUTS)
@@ -166,10 +175,15 @@ def judged_run(pytester: pytest.Pytester, stub: OpenAIStub, workers: str) -> pyt
                         f"--ragate-judge-price-out={PRICE_OUT}")
 
 
-@WORKERS
 @pytest.mark.skipif(importlib.util.find_spec("ragas") is None, reason="needs ragas")
 def test_the_ragas_judges_requests_and_tokens_and_none_when_cached(
-        pytester: pytest.Pytester, openai_stub: OpenAIStub, workers: str) -> None:
+        pytester: pytest.Pytester, openai_stub: OpenAIStub) -> None:
+    """Under one worker count (-n 0; under -n 2 each worker imports RAGAS, ~4 s of CPU): a
+    question's judge requests, tokens and cost are counted in the process that judges it and
+    travel in its row, which test_a_judges_usage_that_is_no_count_is_unreported_and_named[n2]
+    holds under -n 2 (judge_requests, judge_tokens, judge_cost of its rows); a fully cached
+    run asks nothing under -n 2 in tests/test_judge_cache_warm.py; the bill's totals are made
+    from the rows alone."""
     replies: list[dict[str, Any]] = []
     script = ragas_script({"answer to a1: twelve euros": GOOD})
 
@@ -187,7 +201,7 @@ def test_the_ragas_judges_requests_and_tokens_and_none_when_cached(
                              [{"meeting_id": "m1", "first_turn": 2, "last_turn": 3}]}
                             for q, _ in JUDGED])
     pytester.makeconftest(JUDGED_SYSTEM)  # a1 answered, u1 abstained
-    first = judged_run(pytester, openai_stub, workers)
+    first = judged_run(pytester, openai_stub, "0")
     assert first.ret == 0, first.stdout.str()
     row = rows_of(pytester.path / "r.jsonl")["a1"]
     prompt = sum(words(m["content"]) for r in openai_stub.requests for m in r["messages"])
@@ -198,7 +212,7 @@ def test_the_ragas_judges_requests_and_tokens_and_none_when_cached(
                                               / 1e6)
     assert "judge_requests" not in rows_of(pytester.path / "r.jsonl")["u1"]  # abstained
     asked = len(openai_stub.requests)
-    again = judged_run(pytester, openai_stub, workers)
+    again = judged_run(pytester, openai_stub, "0")
     assert again.ret == 0 and len(openai_stub.requests) == asked  # nothing asked
     cached = rows_of(pytester.path / "r.jsonl")["a1"]
     assert "judge_requests" not in cached and "judge_tokens" not in cached
@@ -294,22 +308,23 @@ def as_before_the_bill(path: Path) -> None:
     path.write_text(body + json.dumps(trailer, sort_keys=True) + "\n", encoding="utf-8")
 
 
-@pytest.mark.heavy
-def test_an_old_results_file_without_the_bill_still_decides(tmp_path: Path) -> None:
+def test_an_old_results_file_without_the_bill_still_decides(pytester: pytest.Pytester) -> None:
     """Its floors are decided as before; a latency floor over it fails, naming the rows that
-    carry no latency, rather than pass on nothing."""
-    root = tmp_path
+    carry no latency, rather than pass on nothing. The run and `ragate decide` in this
+    process (`decide_here`): the process boundary is not the point."""
+    root = pytester.path
     sixty(root / "gs", "[floors]\nabstention_accuracy = 1.0\nlatency_p95_s = { max = 5 }\n")
     (root / "conftest.py").write_text(SLOW_SYSTEM.format(slow=set(), slow_s=0.0))
-    ran = run_command(root, "gs", "-p", "no:cacheprovider", "--ragate-results=r.jsonl")
-    assert ran.returncode == 0, ran.stdout + ran.stderr
-    fresh = run_command(root, "decide", "r.jsonl", "--", "gs", "-p", "no:cacheprovider",
+    ran = pytester.runpytest_inprocess("gs", "-p", "no:cacheprovider",
+                                       "--ragate-results=r.jsonl")
+    assert ran.ret == 0, ran.stdout.str()
+    fresh = decide_here(pytester, "r.jsonl", "--", "gs", "-p", "no:cacheprovider",
                         "--junitxml=fresh.xml")
     assert fresh.returncode == 0, fresh.stdout + fresh.stderr
     as_before_the_bill(root / "r.jsonl")
     assert not any(set(BILL_FIELDS) & set(r) for r in results_rows(root / "r.jsonl",
                                                                      timed=True))
-    old = run_command(root, "decide", "r.jsonl", "--", "gs", "-p", "no:cacheprovider",
+    old = decide_here(pytester, "r.jsonl", "--", "gs", "-p", "no:cacheprovider",
                       "--junitxml=old.xml")
     cases = junit_cases(root / "old.xml")
     assert cases["gs.ragate.toml::floor[abstention_accuracy]"]["outcome"] == "passed"

@@ -5,6 +5,7 @@ without `-n 2` where workers are involved, and held to its exit status and messa
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -29,7 +30,17 @@ from pytest_ragate.scoring.records import (
     WholeDocument,
     score_answer,
 )
-from tests.conftest import WORKERS, expect, junit_cases, rows_of, run_pytester, write_goldset
+from tests.conftest import (
+    BASE_TOML,
+    WORKERS,
+    WORKERS_SHARED,
+    expect,
+    junit_cases,
+    results_rows,
+    rows_of,
+    run_pytester,
+    write_goldset,
+)
 from tests.test_adapters import META
 from tests.test_fail_closed import planned, write_many
 
@@ -112,11 +123,12 @@ BM25_CORPUS = {"m1": ["You can return any product within 30 days.",
                "m2": ["Orders ship within two days.", "Express shipping costs ten euros."]}
 
 
-def bm25_goldset(root: Path) -> None:
+def bm25_goldset(root: Path, name: str) -> None:
     """Two questions and an off-topic control, over a corpus a BM25 retriever scores from
     about 1.7 (the control) to 6.9: scores, not distances."""
     write_goldset(
-        root, floors="[floors]\ncitation_accuracy = 0.9\n",
+        root, toml=BASE_TOML.replace('"mini"', f'"{name}"'),
+        floors="[floors]\ncitation_accuracy = 0.9\n",
         corpus=[{"doc_id": d, "turn": t, "text": text, "speaker": "A"}
                 for d, texts in BM25_CORPUS.items() for t, text in enumerate(texts)],
         questions=[{"question_id": "refund", "kind": "single_meeting",
@@ -132,7 +144,8 @@ def bm25_goldset(root: Path) -> None:
 
 
 # A team's system over Haystack's InMemoryBM25Retriever, through the adapter; SCORE is what it
-# tells the adapter about the scores (None: it says nothing).
+# tells the adapter about the scores (None: it says nothing). The conftest.py of its goldset's
+# folder (`bm25_run`: one folder per SCORE).
 BM25_SYSTEM = '''
 import json
 from pathlib import Path
@@ -149,7 +162,8 @@ SCORE = {score!r}
 @pytest.fixture(scope="session")
 def bm25():
     store = InMemoryDocumentStore()
-    rows = [json.loads(line) for line in Path("gs/corpus/meetings.jsonl").open()]
+    rows = [json.loads(line) for line in Path(__file__).with_name("corpus").joinpath(
+        "meetings.jsonl").open()]
     store.write_documents([Document(content=r["text"], meta={{
         "doc_id": r["doc_id"], "first_unit": r["turn"], "last_unit": r["turn"]}}) for r in rows])
     return InMemoryBM25Retriever(store, top_k=3)
@@ -166,39 +180,72 @@ def ragate_system(bm25):
 '''
 
 
-@WORKERS
-def test_bm25_scores_given_no_kind_are_refused_by_the_adapter(
-        pytester: pytest.Pytester, workers: str) -> None:
+@dataclass(frozen=True)
+class Bm25Run:
+    """One run of two goldsets over the BM25 system, one per thing it tells the adapter:
+    `unsaid/` (nothing: SCORE None, goldset "unsaid") and `rank/` (score='none', goldset
+    "mini"); its folder, results r.jsonl and JUnit j.xml."""
+
+    root: Path
+    result: pytest.RunResult
+
+    def rows(self, goldset: str) -> dict[str, dict[str, Any]]:
+        return {r["question_id"]: r for r in results_rows(self.root / "r.jsonl")
+                if r["goldset"] == goldset}
+
+
+@pytest.fixture(scope="module")
+def bm25_runs() -> dict[str, Bm25Run]:
+    """The BM25 run once per worker count for the module (xdist's workers import Haystack:
+    seconds each), kept after its first test."""
+    return {}
+
+
+@pytest.fixture
+def bm25_run(pytester: pytest.Pytester, workers: str,
+             bm25_runs: dict[str, Bm25Run]) -> Bm25Run:
+    """The BM25 run under `-n workers`, made in the first test that asks (in its pytester
+    folder, which the later tests only read)."""
+    if workers not in bm25_runs:
+        for folder, name, score in (("unsaid", "unsaid", None), ("rank", "mini", "none")):
+            bm25_goldset(pytester.path / folder, name)
+            (pytester.path / folder / "conftest.py").write_text(BM25_SYSTEM.format(score=score))
+        result = run_pytester(pytester, workers, "unsaid", "rank", "--ragate-results=r.jsonl",
+                              "--junitxml=j.xml")
+        bm25_runs[workers] = Bm25Run(pytester.path, result)
+    return bm25_runs[workers]
+
+
+@WORKERS_SHARED
+def test_bm25_scores_given_no_kind_are_refused_by_the_adapter(bm25_run: Bm25Run) -> None:
     """Taken for similarities, the BM25 scores were distances of -0.7 to -5.9: every
     question answered on a green floor, and the off-topic control failed for a reason
     nobody could see ("within max_distance 0.7: m1:2-2 (-0.73)")."""
-    bm25_goldset(pytester.path / "gs")
-    pytester.makeconftest(BM25_SYSTEM.format(score=None))
-    result = run_pytester(pytester, workers, "gs", "--ragate-results=r.jsonl")
+    result = bm25_run.result
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    rows = rows_of(pytester.path / "r.jsonl")
+    rows = bm25_run.rows("unsaid")
     assert {q: r["status"] for q, r in rows.items()} == {"refund": "error", "express": "error"}
     assert "Haystack document 1 carries a score (6.93" in rows["refund"]["error"]
     assert "pass score='distance'" in rows["refund"]["error"]
-    expect(result, "*FAILED gs/ragate.toml::anchor[lima]*carries a score (1.73*")
+    expect(result, "*FAILED unsaid/ragate.toml::anchor[lima]*carries a score (1.73*")
+    cases = junit_cases(bm25_run.root / "j.xml")
+    assert cases["unsaid.ragate.toml::floor[citation_accuracy]"]["outcome"] == "failure"
 
 
-@WORKERS
+@WORKERS_SHARED
 def test_a_rank_only_retriever_scores_questions_and_says_the_control_needs_distances(
-        pytester: pytest.Pytester, workers: str) -> None:
-    bm25_goldset(pytester.path / "gs")
-    pytester.makeconftest(BM25_SYSTEM.format(score="none"))
-    result = run_pytester(pytester, workers, "gs", "--ragate-results=r.jsonl", "--junitxml=j.xml")
+        bm25_run: Bm25Run) -> None:
+    result = bm25_run.result
     assert result.ret == pytest.ExitCode.TESTS_FAILED  # the control cannot be checked
-    rows = rows_of(pytester.path / "r.jsonl")
-    assert all(r["status"] == "scored" and r["citations_correct"] == 1
-               and r["nearest_distance"] is None for r in rows.values())
+    rows = bm25_run.rows("mini")
+    assert len(rows) == 2 and all(r["status"] == "scored" and r["citations_correct"] == 1
+                                  and r["nearest_distance"] is None for r in rows.values())
     expect(result, "*anchor lima: an off_topic_control anchor is held to a max_distance, and "
            "1 of the 1 contexts in its pool carry no distance (m1:2-2)*drop the anchor*",
-           "*PASSED gs/ragate.toml::floor[citation_accuracy]*")
-    cases = junit_cases(pytester.path / "j.xml")
-    assert cases["gs.ragate.toml::anchor[lima]"]["outcome"] == "failure"
-    calibrated = CliRunner().invoke(main, ["calibrate", str(pytester.path / "r.jsonl")])
+           "*PASSED rank/ragate.toml::floor[citation_accuracy]*")
+    cases = junit_cases(bm25_run.root / "j.xml")
+    assert cases["rank.ragate.toml::anchor[lima]"]["outcome"] == "failure"
+    calibrated = CliRunner().invoke(main, ["calibrate", str(bm25_run.root / "r.jsonl")])
     assert calibrated.exit_code == 1, calibrated.output
     assert ("mini: max_distance cannot be replayed: 2 of 2 scored rows retrieved contexts "
             "without a distance (refund, express)") in calibrated.output

@@ -3,13 +3,15 @@ measures the judges, so its check fails (exit 1) until the run accepts its new j
 `--ragate-accept-judge`, which skips it and marks the new judge's segment in the history; the
 next run under that judge compares normally. Mechanical checks are compared either way. The
 adversary: a lenient candidate judge that would hide a real drop of the system cannot pass a
-baseline check without the flag. Gate runs with and without `-n 2`; the rule itself, the
-baseline's judges and the flips across a segment as units.
+baseline check without the flag. Gate runs with and without `-n 2`, each test's first run
+under judge `a` shared per worker count (`based`); the rule itself, the baseline's judges and
+the flips across a segment as units.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -25,8 +27,7 @@ from pytest_ragate.scoring.pairing import BaselineRun
 from pytest_ragate.scoring.records import QuestionRecord, QuestionScores
 from tests.conftest import (
     FIXTURE_JUDGE_CONFTEST,
-    WORKERS,
-    run_command,
+    WORKERS_SHARED,
     run_pytester,
     saved_results,
     write_goldset,
@@ -75,19 +76,67 @@ def outcome_of(result: pytest.RunResult, check: str) -> str:
     return words.pop()
 
 
+def decide_here(pytester: pytest.Pytester, *args: str) -> subprocess.CompletedProcess[str]:
+    """What `run_command(pytester.path, "decide", *args)` gives, run in this process: the
+    command's own `main` (`cli.decide`), whose pytest session runs as pytester's in-process
+    runs do (`sys.modules` put back after it, its output captured). The process boundary is
+    not what a decision over saved files is about."""
+    sessions: list[pytest.RunResult] = []
+
+    def session(argv: list[str]) -> int:
+        sessions.append(pytester.runpytest_inprocess(*argv))
+        return int(sessions[-1].ret)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(pytest, "main", session)
+        with pytest.raises(SystemExit) as exited:
+            main(["decide", *args], prog_name="ragate")
+    [result] = sessions
+    assert exited.value.code == result.ret
+    return subprocess.CompletedProcess(["ragate", "decide", *args], int(result.ret),
+                                       result.stdout.str(), result.stderr.str())
+
+
 def history(path: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+ONE_RUN = pytest.mark.parametrize("workers", ["0"], ids=["n0"])
+"""A test held under one worker count: its runs ask the same questions as another test's at
+both (the judge change, the flag), and what it adds is decided from the saved files alone."""
+
+
+@pytest.fixture(scope="module")
+def based_runs() -> dict[str, Path]:
+    """The baseline run (`based`) once per worker count for the module: each one's folder."""
+    return {}
+
+
+@pytest.fixture
+def based(pytester: pytest.Pytester, workers: str, based_runs: dict[str, Path],
+          tmp_path_factory: pytest.TempPathFactory) -> pytest.Pytester:
+    """pytester's folder holding `write_project`'s project gated under judge `a` with
+    `-n workers`, its results in base.jsonl and its history line in h.jsonl: run by the first
+    test that asks, copied into every later test's own folder (which it may change)."""
+    if workers in based_runs:
+        shutil.copytree(based_runs[workers], pytester.path, dirs_exist_ok=True)
+        return pytester
+    write_project(pytester)
+    base = gate(pytester, workers, "judge_a.json", "--ragate-results=base.jsonl",
+                "--ragate-history=h.jsonl")
+    assert base.ret == pytest.ExitCode.OK, base.stdout.str()
+    based_runs[workers] = tmp_path_factory.mktemp(f"based-n{workers}")
+    shutil.copytree(pytester.path, based_runs[workers], dirs_exist_ok=True)
+    return pytester
 
 
 # --- through pytest ----------------------------------------------------------------------------
 
 
-@WORKERS
+@WORKERS_SHARED
 def test_a_judge_change_fails_the_judged_check_though_the_system_did_not_change(
-        pytester: pytest.Pytester, workers: str) -> None:
-    write_project(pytester)
-    base = gate(pytester, workers, "judge_a.json", "--ragate-results=base.jsonl")
-    assert base.ret == pytest.ExitCode.OK, base.stdout.str()
+        based: pytest.Pytester, workers: str) -> None:
+    pytester = based
     result = gate(pytester, workers, "judge_b.json", "--ragate-baseline=base.jsonl")
     out = result.stdout.str()
     assert result.ret == pytest.ExitCode.TESTS_FAILED, out
@@ -105,12 +154,15 @@ def test_a_judge_change_fails_the_judged_check_though_the_system_did_not_change(
     assert mechanical and all(line.startswith("PASSED") for line in mechanical), out
 
 
-@WORKERS
+@ONE_RUN
 def test_an_accepted_judge_starts_a_segment_and_the_next_run_compares_normally(
-        pytester: pytest.Pytester, workers: str) -> None:
-    write_project(pytester)
-    assert gate(pytester, workers, "judge_a.json", "--ragate-history=h.jsonl").ret == 0
-    accepted = gate(pytester, workers, "judge_b.json", "--ragate-baseline=h.jsonl",
+        based: pytest.Pytester) -> None:
+    """Under one worker count: whether a judged check is skipped, and the history line that
+    marks the segment, are decided and written by the one process that decides the gate from
+    every row (xdist's controller); that the accepted judge's check is skipped under -n 2 is
+    test_an_accepted_judge_still_gates_the_mechanical_checks[n2]'s."""
+    pytester = based  # h.jsonl: the run under judge a
+    accepted = gate(pytester, "0", "judge_b.json", "--ragate-baseline=h.jsonl",
                     "--ragate-history=h.jsonl", "--ragate-accept-judge=fixture:b")
     out = accepted.stdout.str()
     assert accepted.ret == pytest.ExitCode.OK, out
@@ -121,7 +173,7 @@ def test_an_accepted_judge_starts_a_segment_and_the_next_run_compares_normally(
     assert lines[1]["judges"] == ["fixture:b"]
     assert lines[1]["judge_segment"] == {"accepted": ["fixture:b"], "replaces": ["fixture:a"]}
     # the next run under b is paired with the accepted line: compared, no change
-    following = gate(pytester, workers, "judge_b.json", "--ragate-baseline=h.jsonl",
+    following = gate(pytester, "0", "judge_b.json", "--ragate-baseline=h.jsonl",
                      "--ragate-history=h.jsonl")
     assert following.ret == pytest.ExitCode.OK, following.stdout.str()
     assert outcome_of(following, "faithfulness") == "PASSED"
@@ -130,11 +182,10 @@ def test_an_accepted_judge_starts_a_segment_and_the_next_run_compares_normally(
     assert "judge_segment" not in history(pytester.path / "h.jsonl")[2]
 
 
-@WORKERS
+@WORKERS_SHARED
 def test_an_accepted_judge_still_gates_the_mechanical_checks(
-        pytester: pytest.Pytester, workers: str) -> None:
-    write_project(pytester)
-    assert gate(pytester, workers, "judge_a.json", "--ragate-results=base.jsonl").ret == 0
+        based: pytest.Pytester, workers: str) -> None:
+    pytester = based
     # the system now cites the wrong context for 16 of 24 questions
     write_project(pytester, {q: "cite(wrong)" for q in IDS[:16]})
     result = gate(pytester, workers, "judge_b.json", "--ragate-baseline=base.jsonl",
@@ -147,10 +198,10 @@ def test_an_accepted_judge_still_gates_the_mechanical_checks(
     assert dropped and "significant drop" in out, out
 
 
+@ONE_RUN
 def test_a_lenient_judge_cannot_hide_a_real_drop_without_the_flag(
-        pytester: pytest.Pytester) -> None:
-    write_project(pytester)
-    assert gate(pytester, "0", "judge_a.json", "--ragate-results=base.jsonl").ret == 0
+        based: pytest.Pytester) -> None:
+    pytester = based
     # the same judge sees the drop of the system's answers ...
     same = gate(pytester, "0", "a_after.json", "--ragate-baseline=base.jsonl")
     assert same.ret == pytest.ExitCode.TESTS_FAILED
@@ -164,11 +215,10 @@ def test_a_lenient_judge_cannot_hide_a_real_drop_without_the_flag(
     assert "this run by fixture:lenient" in lenient.stdout.str()
 
 
-@WORKERS
+@WORKERS_SHARED
 def test_the_flag_naming_another_judge_is_a_usage_error(
-        pytester: pytest.Pytester, workers: str) -> None:
-    write_project(pytester)
-    assert gate(pytester, workers, "judge_a.json", "--ragate-results=base.jsonl").ret == 0
+        based: pytest.Pytester, workers: str) -> None:
+    pytester = based
     (pytester.path / "ran.txt").unlink()
     result = gate(pytester, workers, "judge_b.json", "--ragate-baseline=base.jsonl",
                   "--ragate-accept-judge=fixture:c")
@@ -200,10 +250,10 @@ def test_the_flag_in_the_ini_file_or_without_a_baseline_is_refused(
                                 "baseline: give --ragate-baseline too*"])
 
 
+@ONE_RUN
 def test_the_flag_without_a_judge_change_says_it_was_not_needed(
-        pytester: pytest.Pytester) -> None:
-    write_project(pytester)
-    assert gate(pytester, "0", "judge_a.json", "--ragate-results=base.jsonl").ret == 0
+        based: pytest.Pytester) -> None:
+    pytester = based
     result = gate(pytester, "0", "judge_a.json", "--ragate-baseline=base.jsonl",
                   "--ragate-accept-judge=fixture:a")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
@@ -213,12 +263,13 @@ def test_the_flag_without_a_judge_change_says_it_was_not_needed(
         "against the baseline"]
 
 
-def test_ragate_decide_follows_the_same_rule(pytester: pytest.Pytester) -> None:
-    write_project(pytester)
-    assert gate(pytester, "0", "judge_a.json", "--ragate-results=base.jsonl").ret == 0
+@ONE_RUN
+def test_ragate_decide_follows_the_same_rule(based: pytest.Pytester) -> None:
+    pytester = based
     assert gate(pytester, "0", "judge_b.json", "--ragate-results=now.jsonl").ret == 0
+
     def decide(*flags: str) -> subprocess.CompletedProcess[str]:
-        return run_command(pytester.path, "decide", "now.jsonl", "--", "gs", "-rA",
+        return decide_here(pytester, "now.jsonl", "--", "gs", "-rA",
                            "--ragate-baseline=base.jsonl", *flags)
 
     refused = decide()

@@ -4,27 +4,31 @@ The adversary: a candidate that is harsher on one kind of question only, while t
 floor still holds, is caught (exit 1) with the flipped questions named; a candidate that
 agrees exits 0; a results file written before rows kept the judged contexts is one error;
 a sealed goldset's gist and a judge URL's credential never reach an output. The gate runs
-with and without `-n 2`."""
+with and without `-n 2`: the tests that read the plain project's results share one gate run per
+worker count (`gated`). The command runs in this process (`main`, through click's runner): what
+it says is all a test reads of it, and tests/test_fail_closed_secrets.py runs it in a process of
+its own."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import json
-import subprocess
-import sys
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+from pytest_ragate.cli import main
 from tests.conftest import (
     BASE_TOML,
     FIXTURE_JUDGE_CONFTEST,
     TWELVE_EUROS,
-    WORKERS,
+    WORKERS_SHARED,
     both_routes,
-    command_env,
     jsonl,
     run_pytester,
     write_goldset,
@@ -69,31 +73,59 @@ def gate(pytester: pytest.Pytester, workers: str) -> None:
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
 
 
+ONE_RUN = pytest.mark.parametrize("workers", ["0"], ids=["n0"])
+"""A test of what the command makes of the files it is given (a usage error, files of other
+runs or goldsets beside them), over the plain project's results as `-n 0` wrote them: as it
+was before the run was shared, under one worker count."""
+
+
+@pytest.fixture(scope="module")
+def gated_runs() -> dict[str, Path]:
+    """The plain project (`write_project`) gated once per worker count for the module: each
+    worker count's folder, kept after its first test."""
+    return {}
+
+
+@pytest.fixture
+def gated(pytester: pytest.Pytester, workers: str, gated_runs: dict[str, Path],
+          tmp_path_factory: pytest.TempPathFactory) -> pytest.Pytester:
+    """pytester's folder holding the plain project and its res.jsonl, written by a gate under
+    `-n workers`: run by the first test that asks, copied into every later test's own folder
+    (which it may change)."""
+    if workers in gated_runs:
+        shutil.copytree(gated_runs[workers], pytester.path, dirs_exist_ok=True)
+        return pytester
+    write_project(pytester)
+    gate(pytester, workers)
+    gated_runs[workers] = tmp_path_factory.mktemp(f"gated-n{workers}")
+    shutil.copytree(pytester.path, gated_runs[workers], dirs_exist_ok=True)
+    return pytester
+
+
 class Result:
     """What the command said (stdout and stderr together, as a person sees them) and its
     exit status."""
 
-    def __init__(self, done: subprocess.CompletedProcess[str]) -> None:
-        self.output = done.stdout + done.stderr
-        self.exit_code = done.returncode
+    def __init__(self, output: str, exit_code: int) -> None:
+        self.output = output
+        self.exit_code = exit_code
 
 
 def ragate(root: Path, *args: str) -> Result:
-    """The `ragate` command in a process of its own under `root`."""
-    argv = [sys.executable, "-c", "from pytest_ragate.cli import main; main()", *args]
-    return Result(subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=600,
-                                 env=command_env()))
+    """The `ragate` command under `root`, in this process (an exception it raises fails the
+    test rather than read as an exit status)."""
+    with contextlib.chdir(root):
+        done = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    return Result(done.output, done.exit_code)
 
 
 def rejudge(pytester: pytest.Pytester, *args: str) -> Result:
     return ragate(pytester.path, "rejudge", "res.jsonl", "--cache-dir", "jc", *args)
 
 
-@WORKERS
-def test_a_judge_harsher_on_one_kind_only_moves_the_gate(
-        pytester: pytest.Pytester, workers: str) -> None:
-    write_project(pytester)
-    gate(pytester, workers)
+@WORKERS_SHARED
+def test_a_judge_harsher_on_one_kind_only_moves_the_gate(gated: pytest.Pytester) -> None:
+    pytester = gated
     result = rejudge(pytester, "--judge", "fixture:harsh.json")
     assert result.exit_code == 1, result.output
     lines = result.output.splitlines()
@@ -153,10 +185,9 @@ def without_judged_contexts(path: Path) -> None:
                     encoding="utf-8")
 
 
-def test_an_old_results_file_is_one_error_that_says_what_to_do(
-        pytester: pytest.Pytester) -> None:
-    write_project(pytester)
-    gate(pytester, "0")
+@WORKERS_SHARED
+def test_an_old_results_file_is_one_error_that_says_what_to_do(gated: pytest.Pytester) -> None:
+    pytester = gated
     without_judged_contexts(pytester.path / "res.jsonl")
     result = rejudge(pytester, "--judge", "fixture:harsh.json")
     assert result.exit_code == 2
@@ -166,9 +197,9 @@ def test_an_old_results_file_is_one_error_that_says_what_to_do(
         "rejudge that file"]
 
 
-def test_usage_errors_are_one_line_and_exit_2(pytester: pytest.Pytester) -> None:
-    write_project(pytester)
-    gate(pytester, "0")
+@ONE_RUN
+def test_usage_errors_are_one_line_and_exit_2(gated: pytest.Pytester) -> None:
+    pytester = gated
     bad = rejudge(pytester, "--judge", "nonsense")
     assert bad.exit_code == 2
     assert bad.output.strip() == ("Error: --judge 'nonsense': expected fixture:PATH or "
@@ -242,8 +273,8 @@ NEEDS_RAGAS = pytest.mark.skipif(importlib.util.find_spec("ragas") is None,
 
 
 @NEEDS_RAGAS
-def test_the_ragas_judge_against_two_servers(pytester: pytest.Pytester,
-                                             openai_stub: OpenAIStub) -> None:
+def test_the_ragas_judge_against_two_servers(pytester: pytest.Pytester, openai_stub: OpenAIStub,
+                                             caplog: pytest.LogCaptureFixture) -> None:
     from tests.openai_stub import OpenAIStub as Stub
 
     judged_by_model_a(pytester, openai_stub)
@@ -259,7 +290,8 @@ def test_the_ragas_judge_against_two_servers(pytester: pytest.Pytester,
                for line in result.output.splitlines()), result.output
     assert "flipped faithfulness: q" not in result.output
     assert "flipped faithfulness: a3 1.00→0.00, a4 1.00→0.00" in result.output
-    assert secret not in result.output and "zebra" not in result.output
+    # in a process of its own, a library's warning would be on the command's stderr
+    assert secret not in result.output + caplog.text and "zebra" not in result.output
 
 
 @NEEDS_RAGAS
@@ -281,11 +313,11 @@ def test_the_same_model_at_another_server_is_graded_afresh(pytester: pytest.Pyte
 # --- adversaries: what must not pass as "no change" -----------------------------------------
 
 
-def test_a_candidate_that_grades_no_answer_moves_the_gate(pytester: pytest.Pytester) -> None:
+@WORKERS_SHARED
+def test_a_candidate_that_grades_no_answer_moves_the_gate(gated: pytest.Pytester) -> None:
     """A candidate that fails on every answer (its file has no verdict for any) compares
     nothing: that is not "no change", it is every answer ungraded and the floor lost."""
-    write_project(pytester)
-    gate(pytester, "0")
+    pytester = gated
     (pytester.path / "mute.json").write_text(json.dumps({"judge_id": "mute", "answers": {}}))
     result = rejudge(pytester, "--judge", "fixture:mute.json")
     assert result.exit_code == 1, result.output
@@ -314,14 +346,12 @@ def test_a_run_no_judge_graded_is_refused_not_called_unchanged(
         "every question abstained or failed): nothing to hold the candidate judge to"]
 
 
-@WORKERS
-def test_the_rows_of_a_goldset_come_from_one_run(pytester: pytest.Pytester,
-                                                 workers: str) -> None:
+@WORKERS_SHARED
+def test_the_rows_of_a_goldset_come_from_one_run(gated: pytest.Pytester, workers: str) -> None:
     """A second copy of the results (or another run's) doubles or mixes the rows a shift is
     tested over; one shard alone is part of the run: each refused. Every shard of the run
     together is the run itself."""
-    write_project(pytester)
-    gate(pytester, workers)
+    pytester = gated
     whole = rejudge(pytester, "--judge", "fixture:harsh.json", "--json")
     (pytester.path / "copy.jsonl").write_text((pytester.path / "res.jsonl").read_text())
     twice = rejudge(pytester, "copy.jsonl", "--judge", "fixture:same.json")
@@ -349,16 +379,16 @@ def test_the_rows_of_a_goldset_come_from_one_run(pytester: pytest.Pytester,
     assert json.loads(both.output)[0]["shifts"][0]["n"] == N
 
 
-def test_each_goldset_is_decided_as_its_own_run_decided_it(pytester: pytest.Pytester) -> None:
+@ONE_RUN
+def test_each_goldset_is_decided_as_its_own_run_decided_it(gated: pytest.Pytester) -> None:
     """Two runs' results, of two goldsets: each floor is decided under the `ragate_ci` its
     own run wrote (strict for the second), not the first file's."""
-    write_project(pytester)
+    pytester = gated  # res.jsonl: the first goldset's run
     write_goldset(pytester.path / "gs2", toml=BASE_TOML.replace('"mini"', '"other"'),
                   floors=FLOORS, questions=[{"question_id": q, "kind": k, "question":
                                              f"What about {q}?"} for q, k in KINDS.items()],
                   expected=[{"question_id": q, "gist": GIST, "evidence": [
                       {"doc_id": "m1", "first_turn": 2, "last_turn": 3}]} for q in KINDS])
-    gate(pytester, "0")
     ran = run_pytester(pytester, "0", "gs2", "--ragate-judge=fixture:current.json",
                        "--ragate-ci=strict", "--ragate-results=strict.jsonl")
     assert (pytester.path / "strict.jsonl").is_file(), ran.stdout.str()
@@ -371,12 +401,12 @@ def test_each_goldset_is_decided_as_its_own_run_decided_it(pytester: pytest.Pyte
     assert floors["floor[faithfulness]"] == ("passed", "failed")  # strict: 0.67's bound < 0.6
 
 
+@WORKERS_SHARED
 def test_a_results_file_its_trailer_does_not_vouch_for_is_refused(
-        pytester: pytest.Pytester) -> None:
+        gated: pytest.Pytester) -> None:
     """A row edited after the run (the trailer's sha256 no longer matches), a file cut
     short (no trailer): each one line, exit 2, nothing compared."""
-    write_project(pytester)
-    gate(pytester, "0")
+    pytester = gated
     lines = (pytester.path / "res.jsonl").read_text().splitlines(keepends=True)
     edited = [line.replace('"faithfulness": 1.0', '"faithfulness": 0.5') for line in lines]
     assert edited != lines
@@ -404,22 +434,20 @@ def test_two_routes_of_one_goldset_are_two_comparisons(pytester: pytest.Pytester
         ("mini (gs/ragate.toml)", N), ("mini (test_rag.py::test_mine)", N)]
 
 
+@ONE_RUN
 def test_a_goldset_changed_since_any_of_its_rows_were_written_is_refused(
-        pytester: pytest.Pytester) -> None:
+        gated: pytest.Pytester) -> None:
     """Two runs, one per route, with the goldset edited between them: the goldset as it is
-    now matches the second run's rows only, and the first's would be graded against
-    references and floors they were not written under."""
-    write_project(pytester)
+    now matches the second run's rows only, and the first's (res.jsonl, the goldset's file
+    route) would be graded against references and floors they were not written under."""
+    pytester = gated
     both_routes(pytester, planned({}) + FIXTURE_JUDGE_CONFTEST)
-    ran = run_pytester(pytester, "0", "gs", "--ragate-results=file.jsonl",
-                       "--ragate-judge=fixture:current.json")
-    assert ran.ret == pytest.ExitCode.OK, ran.stdout.str()
     questions = pytester.path / "gs" / "questions.jsonl"
     questions.write_text(questions.read_text().replace("What about q05?", "And q05?"))
     ran = run_pytester(pytester, "0", "test_rag.py", "--ragate-results=test.jsonl",
                        "--ragate-judge=fixture:current.json")
     assert ran.ret == pytest.ExitCode.OK, ran.stdout.str()
-    found = ragate(pytester.path, "rejudge", "file.jsonl", "test.jsonl", "--judge",
+    found = ragate(pytester.path, "rejudge", "res.jsonl", "test.jsonl", "--judge",
                    "fixture:same.json", "--goldset", "gs")
     assert found.exit_code == 2, found.output
     assert "the goldset changed since the results were written" in found.output
