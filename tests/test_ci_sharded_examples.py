@@ -5,7 +5,9 @@ of `--ragate-shard i/N`; each shard writes its results into the folder it upload
 decide job downloads and hands to `ragate decide`; the decide job waits for the shards and
 runs when one fails; every `--ragate-*` flag they name exists. Then the very commands of each
 file run, shard by shard and decided, over the synthetic project of tests/test_sharding.py,
-and decide as one unsharded run of that project does.
+and decide as one unsharded run of that project does: as the job's shell hands them to
+`pytest` and `ragate`, each run in this process (`test_sharding.run_here`): the argv is what
+is tested, not a process start.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ import glob
 import json
 import shlex
 import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,9 +24,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import command_env
 from tests.test_ci_examples import FLAG, INI, ROOT, has_option, load, unknown_names
-from tests.test_sharding import FLOORS, floors_of, make_project, verdicts
+from tests.test_sharding import FLOORS, floors_of, make_project, run_here, verdicts
 
 GITHUB = ROOT / "examples" / "github-actions-sharded.yml"
 GITLAB = ROOT / "examples" / "gitlab-ci-sharded.yml"
@@ -274,15 +274,11 @@ def full_verdicts() -> dict[str, Any]:
     return found
 
 
-def execute(argv: list[str], root: Path) -> subprocess.CompletedProcess[str]:
-    """`pytest ...` or `ragate ...` as the job's shell would run it, in `root`."""
-    if argv[0] == "pytest":
-        argv = [sys.executable, "-m", "pytest", *argv[1:]]
-    else:
-        assert argv[0] == "ragate", argv
-        argv = [sys.executable, "-c", "from pytest_ragate.cli import main; main()", *argv[1:]]
-    return subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=300,
-                          env=command_env())
+def execute(argv: list[str], pytester: pytest.Pytester) -> subprocess.CompletedProcess[str]:
+    """`pytest ...` or `ragate decide ...` as the job's shell would run it, in pytester's
+    folder (in this process: `run_here`)."""
+    assert argv[0] == "pytest" or argv[:2] == ["ragate", "decide"], argv
+    return run_here(pytester, *argv[1:])
 
 
 def shell_words(command: str, root: Path) -> list[str]:
@@ -309,28 +305,29 @@ def shell_words(command: str, root: Path) -> list[str]:
 ])
 @pytest.mark.heavy  # runs the example's commands
 def test_the_example_commands_decide_as_one_run(read: Callable[[], Sharded], floors: str,
-                                                status: int, tmp_path: Path) -> None:
+                                                status: int, pytester: pytest.Pytester,
+                                                ) -> None:
     example = read()
-    root = make_project(tmp_path, floors)
+    root = make_project(pytester.path, floors)
     (root / "judge.json").write_text(json.dumps(full_verdicts()))
     with (root / "pytest.ini").open("a") as ini:  # as the examples ask the project to be set
         ini.write("testpaths = gs\nragate_judge_cache_dir = ragate-verdicts\n")
 
     # the judged run on the developer's machine, which fills the committed cache; also the
     # unsharded run the decision must agree with
-    single = execute(["pytest", "-m", "rag_gate", "--junitxml=single.xml"], root)
+    single = execute(["pytest", "-m", "rag_gate", "--junitxml=single.xml"], pytester)
     assert single.returncode == status, single.stdout[-3000:]
     assert (root / "ragate-verdicts").is_dir()
 
     (root / example.uploaded).mkdir()  # the jobs' `mkdir -p`
     for i in range(1, example.count + 1):
-        shard = execute(example.shard(i), root)
+        shard = execute(example.shard(i), pytester)
         assert shard.returncode == 0, (i, shard.stdout[-3000:], shard.stderr[-2000:])
         assert (root / option(example.shard(i), "--ragate-results")).is_file()
         assert "floor[" not in shard.stdout.partition("short test summary")[2]
 
     (root / "out").mkdir()
-    decided = execute(shell_words(example.decide, root), root)
+    decided = execute(shell_words(example.decide, root), pytester)
     assert decided.returncode == single.returncode, (decided.stdout[-3000:],
                                                      decided.stderr[-2000:])
     junit = root / "out" / "junit.xml"
@@ -346,19 +343,19 @@ def test_the_example_commands_decide_as_one_run(read: Callable[[], Sharded], flo
 
 
 @pytest.mark.heavy  # runs the example's commands
-def test_the_run_check_sees_a_missing_shard(tmp_path: Path) -> None:
+def test_the_run_check_sees_a_missing_shard(pytester: pytest.Pytester) -> None:
     """The decision above is not vacuous: without one shard's file, decide refuses."""
     example = github()
-    root = make_project(tmp_path)
+    root = make_project(pytester.path)
     (root / "judge.json").write_text(json.dumps(full_verdicts()))
     with (root / "pytest.ini").open("a") as ini:
         ini.write("testpaths = gs\n")
     (root / example.uploaded).mkdir()
     shard = execute([w for w in example.shard(1) if w not in ("replay",)
-                     and w != "--ragate-cache"], root)
+                     and w != "--ragate-cache"], pytester)
     assert shard.returncode == 0, shard.stdout[-3000:]
     (root / "out").mkdir()
-    decided = execute(shell_words(example.decide, root), root)
+    decided = execute(shell_words(example.decide, root), pytester)
     assert decided.returncode == 1
     assert f"2/{example.count}" in decided.stdout and "missing" in decided.stdout
     assert "ragate-decide" in (root / "out" / "junit.xml").read_text()

@@ -6,7 +6,13 @@ upload or copy cut short) that lost a wrong answer's failure line; rows whose ki
 abstention or evidence were edited; a shard whose ordinary test failed; shards whose systems
 reported different `Answer.knobs`. Each is played through `ragate decide` over shards run
 under `-n 0` and under `-n 2`, and a refused decision says nothing was decided (no
-"decided from N files").
+"decided from N files"). What a file's own reader refuses (`read_saved_files`: a cut, an edit,
+a reordering, a line appended) is held to it line by line at that level, each kind once
+through `ragate decide` too; the rows that disagree with the goldset are refused together,
+by one decision per worker count, each named once.
+
+The shards are processes of their own, made once per worker count (and the run they split
+once); the decisions and a shard run again run in this process (`run_here`).
 
 The project: 12 questions (every third must abstain), `question_outcome = "assert"`, and a
 system that cites the wrong turns for q04 only, so every floor holds and the run fails on
@@ -36,9 +42,9 @@ from pytest_ragate.outputs.results import (
 from pytest_ragate.outputs.saved_runs import read_saved_files
 from pytest_ragate.scoring.records import QuestionRecord
 from tests.conftest import BASE_TOML, junit_cases, run_command, write_goldset
-from tests.test_sharding import refused, reseal
+from tests.test_sharding import refused, reseal, run_here
 
-pytestmark = pytest.mark.heavy  # shards and decisions run as processes of their own
+pytestmark = pytest.mark.heavy  # shards and decisions run pytest
 
 N = 12
 WRONG = "q04"
@@ -122,20 +128,28 @@ def make_project(root: Path) -> Path:
     return root
 
 
-def shard(root: Path, i: int, workers: str, *args: str, **env: str,
+def shard_args(i: int, workers: str) -> tuple[str, ...]:
+    return (".", "-n", workers, f"--ragate-shard={i}/2", f"--ragate-results=shards/{i}.jsonl")
+
+
+def shard(pytester: pytest.Pytester, i: int, workers: str, **env: str,
           ) -> subprocess.CompletedProcess[str]:
-    return run_command(root, ".", "-n", workers, f"--ragate-shard={i}/2",
-                       f"--ragate-results=shards/{i}.jsonl", *args, **env)
+    """Shard i of 2 run again in pytester's folder (in this process: `run_here`)."""
+    return run_here(pytester, *shard_args(i, workers), **env)
 
 
 SHARDS = ["shards/1.jsonl", "shards/2.jsonl"]
 
 
-def decide(root: Path, *args: str, files: tuple[str, ...] = tuple(SHARDS), out: str = "decided",
-           ) -> subprocess.CompletedProcess[str]:
-    return run_command(root, "decide", *files, "--", ".", f"--junitxml={out}/junit.xml",
-                       f"--ragate-results={out}/results.jsonl", f"--ragate-report={out}/report.md",
-                       *args)
+def decide_args(files: tuple[str, ...], out: str) -> tuple[str, ...]:
+    return ("decide", *files, "--", ".", f"--junitxml={out}/junit.xml",
+            f"--ragate-results={out}/results.jsonl", f"--ragate-report={out}/report.md")
+
+
+def decide(pytester: pytest.Pytester, *args: str, files: tuple[str, ...] = tuple(SHARDS),
+           out: str = "decided") -> subprocess.CompletedProcess[str]:
+    """`ragate decide` in pytester's folder (in this process: `run_here`)."""
+    return run_here(pytester, *decide_args(files, out), *args)
 
 
 def failures(text: str) -> str:
@@ -153,22 +167,33 @@ def refusal(result: subprocess.CompletedProcess[str], root: Path, out: str = "de
     return text
 
 
-@pytest.fixture(scope="module", params=["0", "2"], ids=["n0", "n2"])
-def shards(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Two shards under `-n 0` or `-n 2`, and the run they split, in one process."""
-    root = make_project(tmp_path_factory.mktemp(f"decide-n{request.param}"))
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The project, and the run the shards split (`-n 2`, in one process, one/): it fails on
+    q04 alone, whatever the worker count of its shards."""
+    root = make_project(tmp_path_factory.mktemp("decide"))
     one = run_command(root, ".", "-n", "2", "--ragate-results=one/results.jsonl",
                       "--junitxml=one/junit.xml")
     assert one.returncode == 1 and f"{WRONG} is wrong" in one.stdout, one.stdout
+    assert failed_cases(root / "one" / "junit.xml") == {WRONG}
+    return root
+
+
+@pytest.fixture(scope="module", params=["0", "2"], ids=["n0", "n2"])
+def shards(request: pytest.FixtureRequest, project: Path,
+           tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two shards of the project under `-n 0` or `-n 2`, each a process of its own."""
+    root = shutil.copytree(project, tmp_path_factory.mktemp(f"decide-n{request.param}") / "p")
     (root / "workers").write_text(request.param)
     for i in (1, 2):
-        ran = shard(root, i, request.param)
+        ran = run_command(root, *shard_args(i, request.param))
         assert ran.returncode == (1 if i == owner(WRONG) else 0), ran.stdout + ran.stderr
     return root
 
 
-def copy(root: Path, name: str) -> Path:
-    return shutil.copytree(root, root.parent / f"{root.name}-{name}")
+def copy(root: Path, pytester: pytest.Pytester) -> Path:
+    """The project and its shards, copied into pytester's folder, where `run_here` runs."""
+    return shutil.copytree(root, pytester.path, dirs_exist_ok=True)
 
 
 def failed_cases(junit: Path) -> set[str]:
@@ -176,16 +201,20 @@ def failed_cases(junit: Path) -> set[str]:
             if case["outcome"] in ("failure", "error")}
 
 
-def test_the_shards_decided_fail_as_the_run_fails(shards: Path) -> None:
+def test_the_shards_decided_fail_as_the_run_fails(shards: Path, pytester: pytest.Pytester,
+                                                  ) -> None:
     """The baseline of every adversary below: decided whole, the shards fail on q04 alone."""
-    root = copy(shards, "whole")
-    decided = decide(root)
+    root = copy(shards, pytester)
+    decided = decide(pytester)
     assert decided.returncode == 1, decided.stdout
     assert "decided from 2 results files" in decided.stdout
     assert failed_cases(root / "decided" / "junit.xml") == {WRONG}
 
 
 # --- a results file vouches for its own completeness --------------------------------------
+# Every cut and edit below is held to the reader `ragate decide` reads each file with
+# (`read_saved_files`), on the file its shard wrote under each worker count; one of each kind
+# is played through `ragate decide` as well, which refuses whatever that reader refuses.
 
 
 def _kinds(lines: list[str]) -> list[str]:
@@ -205,21 +234,42 @@ CUTS = {  # a cut keeps the lines before the index it returns
     "after the anchors": lambda kinds: _last(kinds, "ragate_anchor") + 1,  # the item lost
     "before the trailer": lambda kinds: len(kinds) - 1,
 }
+CUT_SHORT = ("ragate_trailer: no trailer line, which ends every results file this ragate "
+             "writes: the file was cut short")
 
 
-@pytest.mark.parametrize("cut", list(CUTS))
-def test_a_shard_file_cut_at_a_line_boundary_is_refused(shards: Path, cut: str) -> None:
-    """Cut after its anchors, the file of q04's shard loses only q04's failure line: the
-    decision passed a run that fails as one run."""
-    root = copy(shards, f"cut-{cut.replace(' ', '-')}")
-    path = root / "shards" / f"{owner(WRONG)}.jsonl"
+def cut(path: Path, where: str) -> None:
+    """The file of q04's shard cut at a line boundary, as an upload or a copy cut short."""
     lines = path.read_text().splitlines(keepends=True)
     kinds = _kinds(lines)
     assert kinds.count("ragate_item") == 1 and kinds[-1] == "ragate_trailer"
-    path.write_text("".join(lines[:CUTS[cut](kinds)]))
-    text = refusal(decide(root), root)
-    assert (f"{path.relative_to(root)}: ragate_trailer: no trailer line, which ends every "
-            "results file this ragate writes: the file was cut short") in text
+    path.write_text("".join(lines[:CUTS[where](kinds)]))
+
+
+def wrong_shard(shards: Path, tmp_path: Path) -> Path:
+    """A copy of the file of q04's shard, to be cut or edited."""
+    return Path(shutil.copy(shards / "shards" / f"{owner(WRONG)}.jsonl", tmp_path))
+
+
+@pytest.mark.parametrize("where", list(CUTS))
+def test_a_shard_file_cut_at_a_line_boundary_is_refused(shards: Path, where: str,
+                                                        tmp_path: Path) -> None:
+    """Cut after its anchors, the file of q04's shard loses only q04's failure line: the
+    decision passed a run that fails as one run."""
+    path = wrong_shard(shards, tmp_path)
+    cut(path, where)
+    [problem] = read_saved_files([path], env={})[1]  # once
+    assert problem.startswith(f"{path}: {CUT_SHORT}"), problem
+
+
+def test_a_shard_file_cut_short_is_refused_by_the_decision(shards: Path,
+                                                           pytester: pytest.Pytester) -> None:
+    """The cut that loses q04's failure line alone, through `ragate decide`."""
+    root = copy(shards, pytester)
+    path = root / "shards" / f"{owner(WRONG)}.jsonl"
+    cut(path, "after the anchors")
+    text = refusal(decide(pytester), root)
+    assert f"{path.relative_to(root)}: {CUT_SHORT}" in text
 
 
 EDITS = {
@@ -241,28 +291,44 @@ EDITS = {
 }
 
 
-@pytest.mark.parametrize("edit", list(EDITS))
-def test_a_shard_file_edited_reordered_or_appended_to_is_refused(shards: Path, edit: str,
-                                                                 ) -> None:
-    root = copy(shards, f"edit-{edit.replace(' ', '-')}")
-    path = root / "shards" / f"{owner(WRONG)}.jsonl"
+def edit(path: Path, how: str) -> str:
+    """The file edited (`EDITS`); what its refusal says."""
     lines = path.read_text().splitlines(keepends=True)
     rows = {json.loads(line).get("question_id"): i for i, line in enumerate(lines)}
-    change, says = EDITS[edit]
+    change, says = EDITS[how]
     path.write_text("".join(change(lines, rows)))
-    text = refusal(decide(root), root)
+    return says
+
+
+@pytest.mark.parametrize("how", list(EDITS))
+def test_a_shard_file_edited_reordered_or_appended_to_is_refused(shards: Path, how: str,
+                                                                 tmp_path: Path) -> None:
+    path = wrong_shard(shards, tmp_path)
+    says = edit(path, how)
+    [problem] = read_saved_files([path], env={})[1]  # once
+    assert problem.startswith(f"{path}:") and says in problem, problem
+
+
+def test_a_shard_file_edited_is_refused_by_the_decision(shards: Path,
+                                                        pytester: pytest.Pytester) -> None:
+    """q04's wrong citation made right in its row, through `ragate decide`."""
+    root = copy(shards, pytester)
+    path = root / "shards" / f"{owner(WRONG)}.jsonl"
+    says = edit(path, "a row's figure edited")
+    text = refusal(decide(pytester), root)
     assert says in text and str(path.relative_to(root)) in text
 
 
-def test_a_wrong_answer_fails_the_decision_from_its_row(shards: Path) -> None:
+def test_a_wrong_answer_fails_the_decision_from_its_row(shards: Path,
+                                                        pytester: pytest.Pytester) -> None:
     """A file that vouches for itself and still lacks q04's failure line (written so, not
     cut): decide re-derives the failure from q04's row and the goldset, by the run's rule."""
-    root = copy(shards, "rederived")
+    root = copy(shards, pytester)
     path = root / "shards" / f"{owner(WRONG)}.jsonl"
     path.write_text("".join(line for line in path.read_text().splitlines(keepends=True)
                             if "ragate_item" not in line))
     reseal(path)
-    decided = decide(root)
+    decided = decide(pytester)
     assert decided.returncode == 1, decided.stdout
     assert failed_cases(root / "decided" / "junit.xml") == {WRONG}
     assert f"{WRONG} is wrong: 1 of 1 citations wrong" in decided.stdout
@@ -272,106 +338,128 @@ def test_a_wrong_answer_fails_the_decision_from_its_row(shards: Path) -> None:
                                                  "wrong")]
 
 
-def test_a_file_marked_incomplete_is_refused_with_its_reason(shards: Path) -> None:
+def test_a_file_marked_incomplete_is_refused_with_its_reason(shards: Path,
+                                                             pytester: pytest.Pytester) -> None:
     """The run that wrote it stopped early and said why (the writer's `incomplete=`)."""
-    root = copy(shards, "incomplete")
+    root = copy(shards, pytester)
     path = root / "shards" / "1.jsonl"
     found = read_results(path)
     write_results(path, [GoldsetRun(name="mini", eval_version="7",
                                     records=[r for _, r in found.rows])], found.header,
                   found.anchors, [*found.items, *found.tests],
                   incomplete="stopped after 1 failure (-x)")
-    text = refusal(decide(root), root)
+    text = refusal(decide(pytester), root)
     assert ("shards/1.jsonl:" in text and "ragate_trailer.incomplete: the run that wrote it "
             "stopped early (stopped after 1 failure (-x)): its results are not a whole "
             "run's") in text
 
 
-def test_a_results_file_without_a_trailer_is_refused_once(tmp_path: Path) -> None:
+def test_a_results_file_without_a_trailer_is_refused_once(project: Path,
+                                                          pytester: pytest.Pytester) -> None:
     """Rows alone (an old file, or cut before its header) say "no header", not that too."""
-    root = make_project(tmp_path)
-    one = run_command(root, ".", "--ragate-results=one/results.jsonl")
-    assert one.returncode == 1
+    root = copy(project, pytester)
     text = (root / "one" / "results.jsonl").read_text()
     (root / "rows.jsonl").write_text("".join(line for line in text.splitlines(keepends=True)
                                              if "question_id" in line))
-    out = refusal(decide(root, files=("rows.jsonl",)), root)
+    out = refusal(decide(pytester, files=("rows.jsonl",)), root)
+    out = out.replace(str(root), "<tmp>")  # the folder is named after this test
     assert "rows.jsonl: no header line" in out and "trailer" not in out
 
 
 # --- decide takes from the goldset what the goldset knows ---------------------------------
+# Each edited file is written again so that its trailer vouches for it (the trailer catches a
+# plain edit). Every edit below is made at once, each to a question of its own, in the
+# shards of each worker count, and decided once: each must be named in that one refusal, once.
 
 ROW_EDITS = {
     "kind": ("q02", {"kind": "single_meeting"},
              "kind: 'single_meeting' in this row, but the goldset says 'unanswerable'"),
-    "must_abstain": ("q02", {"must_abstain": False},
+    "must_abstain": ("q05", {"must_abstain": False},
                      "must_abstain: False in this row, but the goldset says True"),
     # with its abstention made to agree: the abstention floor would move
     "must_abstain and abstention_correct": (
         "q01", {"must_abstain": True, "abstention_correct": False},
         "must_abstain: True in this row, but the goldset says False"),
-    "evidence_spans": ("q01", {"evidence_spans": 2, "evidence_ranks": [1, None]},
+    "evidence_spans": ("q03", {"evidence_spans": 2, "evidence_ranks": [1, None]},
                        "evidence_spans: 2 in this row, but the goldset says 1"),
-    "evidence_spans_found": ("q01", {"evidence_spans_found": 0},
+    "evidence_spans_found": ("q06", {"evidence_spans_found": 0},
                              "evidence_spans_found: 0 in this row, but its evidence_ranks "
                              "make it 1"),
-    "abstention_correct": ("q02", {"abstention_correct": False},
+    "abstention_correct": ("q08", {"abstention_correct": False},
                            "abstention_correct: False in this row, but its abstained and "
                            "must_abstain make it True"),
 }
+ANCHOR_KIND = "off_topic_control"  # an anchor of shard 1 moved to another kind
+
+
+@pytest.fixture(scope="module")
+def disagreeing(shards: Path, tmp_path_factory: pytest.TempPathFactory,
+                ) -> tuple[str, dict[str, str], str]:
+    """The shards with every row of `ROW_EDITS` edited and an anchor line of shard 1 moved to
+    another kind, each file sealed again, decided (a process of its own, made once per worker
+    count): the refusal, where each edited row is (`file:line`), and the anchor's id."""
+    root = shutil.copytree(shards, tmp_path_factory.mktemp("disagreeing") / "p")
+    qids = [qid for qid, _, _ in ROW_EDITS.values()]
+    assert len(set(qids)) == len(qids) and WRONG not in qids  # one cause a question
+    at: dict[str, str] = {}  # an edit's `file:line`
+    anchor_id = ""
+    for i in (1, 2):
+        path = root / "shards" / f"{i}.jsonl"
+        lines = path.read_text().splitlines(keepends=True)
+        for name, (qid, change, _) in ROW_EDITS.items():
+            if owner(qid) != i:
+                continue
+            number = next(n for n, line in enumerate(lines, 1)
+                          if json.loads(line).get("question_id") == qid)
+            row = json.loads(lines[number - 1])
+            row.update(change)
+            lines[number - 1] = json.dumps(row) + "\n"
+            at[name] = f"shards/{i}.jsonl:{number}"
+        if i == 1:
+            number = next(n for n, line in enumerate(lines) if "ragate_anchor" in line)
+            line = json.loads(lines[number])
+            anchor_id = line["ragate_anchor"]["outcome"]["anchor_id"]
+            line["ragate_anchor"]["outcome"]["kind"] = ANCHOR_KIND
+            lines[number] = json.dumps(line) + "\n"
+        path.write_text("".join(lines))
+        reseal(path)
+    assert set(at) == set(ROW_EDITS)
+    text = refusal(run_command(root, *decide_args(tuple(SHARDS), "decided")), root)
+    return text, at, anchor_id
 
 
 @pytest.mark.parametrize("edit", list(ROW_EDITS))
-def test_a_row_that_disagrees_with_the_goldset_is_refused(shards: Path, edit: str) -> None:
-    """The edited file is written again so that its trailer vouches for it (the trailer
-    catches a plain edit): the row still disagrees with the goldset, named once by file,
-    line, question and field."""
-    qid, change, says = ROW_EDITS[edit]
-    root = copy(shards, f"row-{edit.replace(' ', '-')}")
-    path = root / "shards" / f"{owner(qid)}.jsonl"
-    lines = path.read_text().splitlines(keepends=True)
-    number = next(n for n, line in enumerate(lines, 1)
-                  if json.loads(line).get("question_id") == qid)
-    row = json.loads(lines[number - 1])
-    row.update(change)
-    lines[number - 1] = json.dumps(row) + "\n"
-    path.write_text("".join(lines))
-    reseal(path)
-    text = refusal(decide(root), root)
-    rel = path.relative_to(root)
-    assert f"{rel}:{number}: [{qid}] {says}" in text, text
-    assert failures(text).count(f"{rel}:{number}: [{qid}]") == 1  # once per cause
+def test_a_row_that_disagrees_with_the_goldset_is_refused(
+        disagreeing: tuple[str, dict[str, str], str], edit: str) -> None:
+    """The row disagrees with the goldset: named once by file, line, question and field."""
+    text, at, _ = disagreeing
+    qid, _, says = ROW_EDITS[edit]
+    assert f"{at[edit]}: [{qid}] {says}" in text, text
+    assert failures(text).count(f"{at[edit]}: [{qid}]") == 1  # once per cause
 
 
-def test_an_anchor_line_that_disagrees_with_the_goldset_is_refused(shards: Path) -> None:
+def test_an_anchor_line_that_disagrees_with_the_goldset_is_refused(
+        disagreeing: tuple[str, dict[str, str], str]) -> None:
     """An anchor moved to another kind leaves its kind's anchor floor: refused, by id."""
-    root = copy(shards, "anchor-kind")
-    path = root / "shards" / "1.jsonl"
-    lines = path.read_text().splitlines(keepends=True)
-    number = next(n for n, line in enumerate(lines) if "ragate_anchor" in line)
-    line = json.loads(lines[number])
-    anchor_id = line["ragate_anchor"]["outcome"]["anchor_id"]
-    line["ragate_anchor"]["outcome"]["kind"] = "off_topic_control"
-    lines[number] = json.dumps(line) + "\n"
-    path.write_text("".join(lines))
-    reseal(path)
-    text = refusal(decide(root), root)
+    text, _, anchor_id = disagreeing
     assert (f"shards/1.jsonl: [anchor[{anchor_id}]] ragate_anchor.outcome.kind: "
-            "'off_topic_control' in this line, but the goldset says 'retrieval_miss'") in text
+            f"'{ANCHOR_KIND}' in this line, but the goldset says 'retrieval_miss'") in text
 
 
 # --- a shard's ordinary tests, and its system's knobs -------------------------------------
 
 
-def test_a_shard_whose_ordinary_test_failed_fails_the_decision(shards: Path) -> None:
+def test_a_shard_whose_ordinary_test_failed_fails_the_decision(shards: Path,
+                                                               pytester: pytest.Pytester,
+                                                               ) -> None:
     """test_plain.py fails in the shard that runs it: that shard exits 1, and so must the
     decision, with the test as a failed case of its own; cut off, its line is missed."""
-    root = copy(shards, "plain")
+    root = copy(shards, pytester)
     workers = (root / "workers").read_text()
     mine = deal("", ["test_plain.py::test_plain"], (), 2)["test_plain.py::test_plain"]
-    ran = shard(root, mine, workers, RAGATE_TEST_PLAIN="fail")
+    ran = shard(pytester, mine, workers, RAGATE_TEST_PLAIN="fail")
     assert ran.returncode == 1, ran.stdout
-    decided = decide(root)
+    decided = decide(pytester)
     assert decided.returncode == 1, decided.stdout
     assert failed_cases(root / "decided" / "junit.xml") == {WRONG, "test_plain"}
     # as the shard said it: the line pytest's summary shows (`reasons.failure_line`)
@@ -383,16 +471,17 @@ def test_a_shard_whose_ordinary_test_failed_fails_the_decision(shards: Path) -> 
     lines = path.read_text().splitlines(keepends=True)
     assert _kinds(lines)[-2] == "ragate_test"
     path.write_text("".join(lines[:-2]))
-    assert "no trailer line" in refusal(decide(root, out="cut"), root, out="cut")
+    assert "no trailer line" in refusal(decide(pytester, out="cut"), root, out="cut")
 
 
-def test_shards_whose_systems_report_other_knobs_are_refused(shards: Path) -> None:
+def test_shards_whose_systems_report_other_knobs_are_refused(shards: Path,
+                                                             pytester: pytest.Pytester) -> None:
     """The user's system reads top_k from its own settings: shard 2 ran at top_k 1."""
-    root = copy(shards, "knobs")
+    root = copy(shards, pytester)
     workers = (root / "workers").read_text()
-    ran = shard(root, 2, workers, RAGATE_TEST_TOP_K="1")
+    ran = shard(pytester, 2, workers, RAGATE_TEST_TOP_K="1")
     assert ran.returncode in (0, 1), ran.stdout
-    text = refusal(decide(root), root)
+    text = refusal(decide(pytester), root)
     assert ("the shards' rows of gs/ragate.toml name different values of the knob top_k "
             "(Answer.knobs): 5 in shards/1.jsonl (shard 1/2); 1 in shards/2.jsonl "
             "(shard 2/2)") in text

@@ -6,6 +6,11 @@ strict-xfail), mechanical, kind, anchor and judged floors (a fixture judge that 
 verdict for some questions, so judge_coverage is decided on failures too), and a system whose
 answers depend only on the question: three shards in separate processes, decided, must give
 what one `-n 2` run gives.
+
+The module's shared runs (the project's one run and its three shards) are processes of their
+own, made once; each test works on a copy of them in pytester's folder, where its own shard
+runs and every `ragate decide` run in this process (`run_here`), but for a shard whose system
+kills the process it runs in.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ from tests.conftest import (
     write_goldset,
 )
 
-pytestmark = pytest.mark.heavy  # shards and decisions run as processes of their own
+pytestmark = pytest.mark.heavy  # shards and decisions run pytest
 
 N_QUESTIONS = 300
 KINDS = ["single_meeting"] * 4 + ["cross_meeting", "unanswerable"]  # by i % 6
@@ -180,6 +185,43 @@ def outcomes_of(junit: Path) -> Counter[str]:
     return Counter(OUTCOME[str(case["outcome"])] for case in junit_cases(junit).values())
 
 
+def run_here(pytester: pytest.Pytester, *args: str, **env: str,
+             ) -> subprocess.CompletedProcess[str]:
+    """What `run_command(pytester.path, *args, **env)` gives, run in this process: pytest with
+    these arguments, or `ragate decide ...` through the command's own `main` (`cli.decide`),
+    whose pytest session runs as pytester's in-process runs do (`sys.modules` put back after
+    it, its output captured). `env` is set for the run and the xdist workers it starts. No
+    process is started for it (~1-2 s each): the process boundary is not what these tests are
+    about; a system that kills its process is run with run_command."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in env.items():
+            patch.setenv(name, value)
+        result = (ragate_decide(pytester, patch, args[1:]) if args[:1] == ("decide",)
+                  else pytester.runpytest_inprocess(*args))
+    return subprocess.CompletedProcess(list(args), int(result.ret), result.stdout.str(),
+                                       result.stderr.str())
+
+
+def ragate_decide(pytester: pytest.Pytester, patch: pytest.MonkeyPatch, args: tuple[str, ...],
+                  ) -> pytest.RunResult:
+    """`ragate decide ARGS` by `cli.main`, its `pytest.main` call run by pytester (the
+    command's exit status is that session's)."""
+    from pytest_ragate.cli import main
+
+    sessions: list[pytest.RunResult] = []
+
+    def session(argv: list[str]) -> int:
+        sessions.append(pytester.runpytest_inprocess(*argv))
+        return sessions[-1].ret
+
+    patch.setattr(pytest, "main", session)
+    with pytest.raises(SystemExit) as exited:
+        main(["decide", *args], prog_name="ragate")
+    [result] = sessions
+    assert exited.value.code == result.ret
+    return result
+
+
 # --- the split ----------------------------------------------------------------------------
 
 
@@ -199,7 +241,9 @@ def test_the_split_is_balanced_per_goldset_stable_and_blind_to_order() -> None:
     assert moved < len(names)  # a round-robin over a digest order: not a full reshuffle
 
 
-def test_shard_flags_are_checked_before_anything_runs(project: Path) -> None:
+def test_shard_flags_are_checked_before_anything_runs(project: Path,
+                                                      pytester: pytest.Pytester) -> None:
+    here(project, pytester)
     for args, message in [
             (["--ragate-shard=4/3", "--ragate-results=r.jsonl"], "index is at most the count"),
             (["--ragate-shard=two", "--ragate-results=r.jsonl"], "is not i/N"),
@@ -208,7 +252,7 @@ def test_shard_flags_are_checked_before_anything_runs(project: Path) -> None:
              "--ragate-report belong to `ragate decide`"),
             (["--ragate-shard=1/3", "--ragate-results=r.jsonl", "--ragate-decide=r.jsonl"],
              "one or the other")]:
-        result = run_command(project, "gs", *args)
+        result = run_here(pytester, "gs", *args)
         assert result.returncode == 4, (args, result.stdout, result.stderr)
         assert message in result.stderr, (args, result.stderr)
 
@@ -235,28 +279,31 @@ def sharded(project: Path) -> Path:
     return project
 
 
-def decide(root: Path, results: list[str], *args: str, out: str = "decided",
+def decide(pytester: pytest.Pytester, results: list[str], *args: str, out: str = "decided",
            ) -> subprocess.CompletedProcess[str]:
-    return run_command(root, "decide", *results, "--", "gs", f"--junitxml={out}/junit.xml",
-                       f"--ragate-results={out}/results.jsonl", f"--ragate-report={out}/report.md",
-                       *args)
+    """`ragate decide` in pytester's folder (in this process: `run_here`)."""
+    return run_here(pytester, "decide", *results, "--", "gs", f"--junitxml={out}/junit.xml",
+                    f"--ragate-results={out}/results.jsonl", f"--ragate-report={out}/report.md",
+                    *args)
 
 
 SHARDS = ["shards/1.jsonl", "shards/2.jsonl", "shards/3.jsonl"]
 
 
-def copy_of(sharded: Path, name: str) -> Path:
-    """The project with its single run and its shards, and nothing decided yet."""
-    return shutil.copytree(sharded, sharded.parent / name, ignore=lambda folder, names: [
+def here(sharded: Path, pytester: pytest.Pytester) -> Path:
+    """The project with its single run and its shards (as far as they were made), and nothing
+    decided yet, copied into pytester's folder, where `run_here` runs."""
+    shutil.copytree(sharded, pytester.path, dirs_exist_ok=True, ignore=lambda folder, names: [
         n for n in names if folder == str(sharded) and n not in KEPT])
+    return pytester.path
 
 
 KEPT = {"gs", "conftest.py", "judge.json", "pytest.ini", "one", "shards"}
 
 
-def test_three_shards_decided_are_one_run(sharded: Path) -> None:
-    root = sharded
-    decided = decide(root, SHARDS, "--ragate-history=decided/history.jsonl")
+def test_three_shards_decided_are_one_run(sharded: Path, pytester: pytest.Pytester) -> None:
+    root = here(sharded, pytester)
+    decided = decide(pytester, SHARDS, "--ragate-history=decided/history.jsonl")
     single_exit = int((root / "one" / "exit").read_text())
     assert single_exit == 1  # judge_coverage 0.94 < 0.95: the run fails, and so must this
     assert decided.returncode == single_exit, decided.stdout + decided.stderr
@@ -282,14 +329,15 @@ def test_three_shards_decided_are_one_run(sharded: Path) -> None:
         assert sum(outcomes_of(shard).values()) in (110, 111)  # 100 questions, 10-11 anchors
 
 
-def test_a_saved_run_is_decided_again_after_its_floors_change(sharded: Path) -> None:
+def test_a_saved_run_is_decided_again_after_its_floors_change(
+        sharded: Path, pytester: pytest.Pytester) -> None:
     """Re-thresholding without asking the system again: the floors are ragate.toml's now."""
-    root = copy_of(sharded, "rethreshold")
+    root = here(sharded, pytester)
     toml = root / "gs" / "ragate.toml"
     toml.write_text(toml.read_text().replace("context_precision = 0.50",
                                              "context_precision = 0.50\n"
                                              "judge_coverage = 0.90"))
-    again = decide(root, ["one/results.jsonl"], out="again")
+    again = decide(pytester, ["one/results.jsonl"], out="again")
     assert again.returncode == 0, again.stdout + again.stderr
     assert floors_of(root / "again" / "junit.xml")[
         "gs.ragate.toml::floor[judge_coverage]"][0] == "passed"
@@ -297,14 +345,14 @@ def test_a_saved_run_is_decided_again_after_its_floors_change(sharded: Path) -> 
         root / "one" / "results.jsonl")
     # and the shards' files decide to the same under the new floors, checked against the run
     # itself as a baseline: nothing regressed, pair by pair
-    against = decide(root, SHARDS, "--ragate-baseline=one/results.jsonl", out="again-shards")
+    against = decide(pytester, SHARDS, "--ragate-baseline=one/results.jsonl", out="again-shards")
     assert against.returncode == 0, against.stdout
     checks = {n: o for n, (o, _) in floors_of(root / "again-shards" / "junit.xml").items()
               if "regression[" in n}
     assert checks and set(checks.values()) == {"passed"}
     toml.write_text(toml.read_text().replace("citation_accuracy = 0.70",
                                              "citation_accuracy = 0.85"))
-    stricter = decide(root, SHARDS, out="stricter")
+    stricter = decide(pytester, SHARDS, out="stricter")
     assert stricter.returncode == 1
     assert "citation_accuracy 0.80 < floor 0.85" in stricter.stdout
 
@@ -349,44 +397,45 @@ def refused(result: subprocess.CompletedProcess[str], root: Path, out: str = "de
     return result.stdout
 
 
-def test_a_missing_shard_is_refused(sharded: Path) -> None:
-    root = copy_of(sharded, "missing")
-    text = refused(decide(root, SHARDS[:2]), root)
+def test_a_missing_shard_is_refused(sharded: Path, pytester: pytest.Pytester) -> None:
+    root = here(sharded, pytester)
+    text = refused(decide(pytester, SHARDS[:2]), root)
     assert "shard 3/3 missing: given shards/1.jsonl (shard 1/3), shards/2.jsonl (shard 2/3)" \
         in text
 
 
-def test_a_shard_given_twice_is_refused(sharded: Path) -> None:
+def test_a_shard_given_twice_is_refused(sharded: Path, pytester: pytest.Pytester) -> None:
     """Shard 2's file under shard 3's name: every question once too few and some twice."""
-    root = copy_of(sharded, "twice")
+    root = here(sharded, pytester)
     shutil.copy(root / "shards" / "2.jsonl", root / "shards" / "3.jsonl")
-    text = refused(decide(root, ["shards/"]), root)
+    text = refused(decide(pytester, ["shards/"]), root)
     assert "shard 2/3 given twice: shards/2.jsonl and shards/3.jsonl" in text.replace(
         str(root) + "/", "")
     assert "shard 3/3 missing" in text
 
 
-def test_one_run_and_shards_are_not_one_run(sharded: Path) -> None:
-    root = copy_of(sharded, "mixed")
-    text = refused(decide(root, ["one/results.jsonl", *SHARDS]), root)
+def test_one_run_and_shards_are_not_one_run(sharded: Path, pytester: pytest.Pytester) -> None:
+    root = here(sharded, pytester)
+    text = refused(decide(pytester, ["one/results.jsonl", *SHARDS]), root)
     assert "these are not the shards of one run" in text
 
 
-def test_shards_of_other_settings_judges_or_goldsets_are_refused(sharded: Path) -> None:
+def test_shards_of_other_settings_judges_or_goldsets_are_refused(
+        sharded: Path, pytester: pytest.Pytester) -> None:
     """Shard 3 run again: with another top_k, with another judge, after a question changed."""
-    root = copy_of(sharded, "differ")
-    other = run_command(root, "gs", CACHE_OFF, "--ragate-shard=3/3", "--ragate-top-k=3",
-                        "--ragate-results=other/topk.jsonl")
+    root = here(sharded, pytester)
+    other = run_here(pytester, "gs", CACHE_OFF, "--ragate-shard=3/3", "--ragate-top-k=3",
+                     "--ragate-results=other/topk.jsonl")
     assert other.returncode == 0, other.stdout + other.stderr
-    text = refused(decide(root, [*SHARDS[:2], "other/topk.jsonl"]), root)
+    text = refused(decide(pytester, [*SHARDS[:2], "other/topk.jsonl"]), root)
     assert "the shards ran with different ragate_top_k: 5 in shards/1.jsonl (shard 1/3)" in text
 
     judge = json.loads((root / "judge.json").read_text())
     (root / "judge2.json").write_text(json.dumps({**judge, "judge_id": "fixture-v2"}))
-    other = run_command(root, "gs", CACHE_OFF, "--ragate-shard=3/3",
-                        "--ragate-judge=fixture:judge2.json", "--ragate-results=other/judge.jsonl")
+    other = run_here(pytester, "gs", CACHE_OFF, "--ragate-shard=3/3",
+                     "--ragate-judge=fixture:judge2.json", "--ragate-results=other/judge.jsonl")
     assert other.returncode == 0, other.stdout + other.stderr
-    text = refused(decide(root, [*SHARDS[:2], "other/judge.jsonl"]), root)
+    text = refused(decide(pytester, [*SHARDS[:2], "other/judge.jsonl"]), root)
     assert "different ragate_judge: 'fixture:judge.json'" in text
     assert ("the shards' rows of gs/ragate.toml name different judges: fixture:fixture-v1 in "
             "shards/1.jsonl (shard 1/3)") in text
@@ -395,40 +444,42 @@ def test_shards_of_other_settings_judges_or_goldsets_are_refused(sharded: Path) 
     questions_file = root / "gs" / "questions.jsonl"
     original = questions_file.read_text()
     questions_file.write_text(original.replace("about q004?", "about q004 today?"))
-    other = run_command(root, "gs", CACHE_OFF, "--ragate-shard=3/3",
-                        "--ragate-results=other/gs.jsonl")
+    other = run_here(pytester, "gs", CACHE_OFF, "--ragate-shard=3/3",
+                     "--ragate-results=other/gs.jsonl")
     assert other.returncode == 0
     questions_file.write_text(original)
-    text = refused(decide(root, [*SHARDS[:2], "other/gs.jsonl"]), root)
+    text = refused(decide(pytester, [*SHARDS[:2], "other/gs.jsonl"]), root)
     assert re.search(r"goldset mini \(gs/ragate.toml\): goldset content \(questions, expected "
                      r"answers, corpus, anchors, labels\) differs between shards: \w{12} in "
                      r"shards/1.jsonl", text)
 
 
-def test_other_eval_versions_or_a_goldset_changed_since_are_refused(sharded: Path) -> None:
-    root = copy_of(sharded, "changed")
+def test_other_eval_versions_or_a_goldset_changed_since_are_refused(
+        sharded: Path, pytester: pytest.Pytester) -> None:
+    root = here(sharded, pytester)
     toml = root / "gs" / "ragate.toml"
     toml.write_text(toml.read_text().replace('eval_version = "7"', 'eval_version = "8"'))
-    other = run_command(root, "gs", CACHE_OFF, "--ragate-shard=3/3",
-                        "--ragate-results=other/v8.jsonl")
+    other = run_here(pytester, "gs", CACHE_OFF, "--ragate-shard=3/3",
+                     "--ragate-results=other/v8.jsonl")
     assert other.returncode == 0
-    text = refused(decide(root, [*SHARDS[:2], "other/v8.jsonl"]), root)
+    text = refused(decide(pytester, [*SHARDS[:2], "other/v8.jsonl"]), root)
     assert "eval_version differs between shards: 7 in shards/1.jsonl (shard 1/3)" in text
-    text = refused(decide(root, SHARDS), root)  # all three at 7, the goldset at 8 now
+    text = refused(decide(pytester, SHARDS), root)  # all three at 7, the goldset at 8 now
     assert "goldset mini: eval_version 8 here, 7 in shards/1.jsonl (shard 1/3)" in text
 
     toml.write_text(toml.read_text().replace('eval_version = "8"', 'eval_version = "7"'))
     expected_file = root / "gs" / "expected.jsonl"
     expected_file.write_text(expected_file.read_text().replace('"last_turn": 3', '"last_turn": 4',
                                                                1))
-    text = refused(decide(root, SHARDS), root)
+    text = refused(decide(pytester, SHARDS), root)
     assert "goldset mini changed since shards/1.jsonl (shard 1/3) ran it" in text
     assert "only floors may change between a run and its decision" in text
 
 
-def test_a_question_or_anchor_without_a_row_is_refused(sharded: Path) -> None:
+def test_a_question_or_anchor_without_a_row_is_refused(
+        sharded: Path, pytester: pytest.Pytester) -> None:
     """A row or anchor line dropped from a shard's file (by hand, or a shard cut short)."""
-    root = copy_of(sharded, "dropped")
+    root = here(sharded, pytester)
     path = root / "shards" / "2.jsonl"
     lines = lines_of(path)
     rows = [line for line in lines if "question_id" in line]
@@ -437,64 +488,65 @@ def test_a_question_or_anchor_without_a_row_is_refused(sharded: Path) -> None:
     kept = [line for line in lines
             if line.get("question_id") not in gone and line is not anchor]
     write_lines(path, kept)
-    text = refused(decide(root, SHARDS), root)
+    text = refused(decide(pytester, SHARDS), root)
     assert "ragate_trailer: the trailer counts" in text  # the file's own trailer, first
     reseal(path)  # a file that says it is whole and still lacks them
-    text = refused(decide(root, SHARDS), root)
+    text = refused(decide(pytester, SHARDS), root)
     names = ", ".join(sorted(gone))
     anchor_id = anchor["ragate_anchor"]["outcome"]["anchor_id"]
     assert f"goldset mini: {names}, anchor[{anchor_id}] have no result in shard 2/3" in text
 
 
-def test_a_row_twice_is_refused(sharded: Path) -> None:
+def test_a_row_twice_is_refused(sharded: Path, pytester: pytest.Pytester) -> None:
     """A question answered in two shards: one of its answers would be chosen silently."""
-    root = copy_of(sharded, "doubled")
+    root = here(sharded, pytester)
     row = next(line for line in lines_of(root / "shards" / "1.jsonl") if "question_id" in line)
     path = root / "shards" / "2.jsonl"
     lines = lines_of(path)
     write_lines(path, [*lines[:-1], row, lines[-1]])  # before its trailer
-    assert "ragate_trailer: the trailer counts" in refused(decide(root, SHARDS), root)
+    assert "ragate_trailer: the trailer counts" in refused(decide(pytester, SHARDS), root)
     reseal(path)  # a file that says it is whole and still holds the row twice
-    text = refused(decide(root, SHARDS), root)
+    text = refused(decide(pytester, SHARDS), root)
     assert (f"goldset mini: {row['question_id']} (shards/1.jsonl (shard 1/3) and "
             "shards/2.jsonl (shard 2/3)) has more than one row") in text
 
 
 @pytest.mark.parametrize("workers", ["0", "2"], ids=["n0", "n2"])
 def test_a_question_a_shard_deselected_is_refused_and_named(sharded: Path, workers: str,
-                                                            ) -> None:
+                                                            pytester: pytest.Pytester) -> None:
     """A shard that skips a question it owes (`-k`) cannot pass the gate without it."""
-    root = copy_of(sharded, f"deselected-{workers}")
+    root = here(sharded, pytester)
     shard_of = deal("gs/ragate.toml", [f"q{i:03d}" for i in range(N_QUESTIONS)],
                     [f"anchor[{r['anchor_id']}]" for r in anchors()], 3)
     qid = next(q for q, s in sorted(shard_of.items()) if s == 2 and q.startswith("q"))
-    other = run_command(root, "gs", "-n", workers, CACHE_OFF, "--ragate-shard=2/3", "-k",
-                        f"not {qid}", "--ragate-results=shards/2.jsonl")
+    other = run_here(pytester, "gs", "-n", workers, CACHE_OFF, "--ragate-shard=2/3", "-k",
+                     f"not {qid}", "--ragate-results=shards/2.jsonl")
     assert other.returncode == 0
-    text = refused(decide(root, SHARDS), root)
+    text = refused(decide(pytester, SHARDS), root)
     assert f"goldset mini: {qid} (deselected there by -k/-m) has no result in shard 2/3" in text
     # deselected in the decision too: a deselected question, as in a run (the floors skip)
-    same = decide(root, SHARDS, "-k", f"not {qid}", out="both")
-    assert "refused" not in same.stdout
+    same = decide(pytester, SHARDS, "-k", f"not {qid}", out="both")
+    assert "refused to decide" not in same.stdout
     assert same.returncode == 0, same.stdout  # judge_coverage is skipped with the rest
 
 
-def test_not_a_results_file_is_refused_by_line(sharded: Path) -> None:
-    root = copy_of(sharded, "garbage")
+def test_not_a_results_file_is_refused_by_line(sharded: Path, pytester: pytest.Pytester) -> None:
+    root = here(sharded, pytester)
     rows_only = root / "old.jsonl"
     write_lines(rows_only, results_rows(root / "one" / "results.jsonl"))
-    text = refused(decide(root, ["old.jsonl"]), root)
+    text = refused(decide(pytester, ["old.jsonl"]), root)
     assert "old.jsonl: no header line: not a results file written by this ragate" in text
     path = root / "shards" / "3.jsonl"
     lines = path.read_text().splitlines()
     lines[4] = lines[4].replace('"citations": ', '"citations": "many", "x": ', 1)
     path.write_text("\n".join(lines) + "\n")
-    text = refused(decide(root, SHARDS), root)
+    text = refused(decide(pytester, SHARDS), root)
     assert "shards/3.jsonl:5: [" in text and "citations: Input should be a valid integer" in text
 
 
-def test_decide_runs_in_one_process(sharded: Path) -> None:
-    result = decide(sharded, SHARDS, "-n", "2", out="parallel")
+def test_decide_runs_in_one_process(sharded: Path, pytester: pytest.Pytester) -> None:
+    here(sharded, pytester)
+    result = decide(pytester, SHARDS, "-n", "2", out="parallel")
     assert result.returncode == 4
     assert "--ragate-decide asks no system and runs in one process: drop -n" in result.stderr
 
@@ -503,25 +555,42 @@ def test_decide_runs_in_one_process(sharded: Path) -> None:
 # --- adversaries: a fault in a shard never passes the decided gate ------------------------
 
 
-@pytest.mark.parametrize("workers", ["0", "2"], ids=["n0", "n2"])
-def test_a_system_that_raises_in_one_shard_fails_that_shard_and_the_gate(
-        sharded: Path, workers: str) -> None:
-    """q007 and q150 raise: the shards that asked them exit 1 (their own items failed), the
-    other passes; the decision fails their floors as the one run does, word for word."""
-    root = copy_of(sharded, f"raising-{workers}")
-    fault = {"RAGATE_TEST_RAISE": "q007,q150"}
+RAISING = {"RAGATE_TEST_RAISE": "q007,q150"}
+
+
+@pytest.fixture(scope="module")
+def faulty(project: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The one `-n 2` run of the project while q007 and q150 raise (its folder faulty/), made
+    once: what the shards of the same faults decide to, under either worker count."""
+    root = shutil.copytree(project, tmp_path_factory.mktemp("faulty") / "project",
+                           ignore=lambda folder, names: [
+                               n for n in names if folder == str(project) and n not in PROJECT])
     single = run_command(root, "gs", "-n", "2", CACHE_OFF, "--junitxml=faulty/junit.xml",
                          "--ragate-report=faulty/report.md",
-                         "--ragate-results=faulty/results.jsonl", **fault)
-    assert single.returncode == 1
+                         "--ragate-results=faulty/results.jsonl", **RAISING)
+    assert single.returncode == 1, single.stdout + single.stderr
+    return root / "faulty"
+
+
+PROJECT = {"gs", "conftest.py", "judge.json", "pytest.ini"}  # what make_project writes
+
+
+@pytest.mark.parametrize("workers", ["0", "2"], ids=["n0", "n2"])
+def test_a_system_that_raises_in_one_shard_fails_that_shard_and_the_gate(
+        sharded: Path, faulty: Path, workers: str, pytester: pytest.Pytester) -> None:
+    """q007 and q150 raise: the shards that asked them exit 1 (their own items failed), the
+    other passes; the decision fails their floors as the one run does, word for word."""
+    root = here(sharded, pytester)
+    shutil.copytree(faulty, root / "faulty")
+    fault = RAISING
     owners = deal("gs/ragate.toml", [f"q{i:03d}" for i in range(N_QUESTIONS)],
                   [f"anchor[{a['anchor_id']}]" for a in anchors()], 3)
     for i in (1, 2, 3):
-        shard = run_command(root, "gs", "-n", workers, CACHE_OFF, f"--ragate-shard={i}/3",
-                            f"--ragate-results=shards/{i}.jsonl", **fault)
+        shard = run_here(pytester, "gs", "-n", workers, CACHE_OFF, f"--ragate-shard={i}/3",
+                         f"--ragate-results=shards/{i}.jsonl", **fault)
         assert shard.returncode == (1 if i in (owners["q007"], owners["q150"]) else 0), (
             i, shard.stdout)
-    decided = decide(root, SHARDS)
+    decided = decide(pytester, SHARDS)
     assert decided.returncode == 1
     assert floors_of(root / "decided" / "junit.xml") == floors_of(root / "faulty" / "junit.xml")
     assert untimed((root / "decided" / "report.md").read_text()) == untimed((
@@ -535,22 +604,23 @@ def test_a_system_that_raises_in_one_shard_fails_that_shard_and_the_gate(
     assert {"q007", "q150"} <= set(failed)
 
 
-def test_a_worker_that_dies_in_a_shard_is_a_gap_after_the_decision(sharded: Path) -> None:
+def test_a_worker_that_dies_in_a_shard_is_a_gap_after_the_decision(
+        sharded: Path, pytester: pytest.Pytester) -> None:
     """Under `-n 2` a worker of shard k dies answering a question: the shard exits 1 and
     saves which items it lost; decided, they are gaps that fail every floor over them."""
-    root = copy_of(sharded, "crashing")
+    root = here(sharded, pytester)
     owners = deal("gs/ragate.toml", [f"q{i:03d}" for i in range(N_QUESTIONS)],
                   [f"anchor[{a['anchor_id']}]" for a in anchors()], 3)
     k = owners["q150"]
-    shard = run_command(root, "gs", "-n", "2", CACHE_OFF, f"--ragate-shard={k}/3",
-                        f"--ragate-results=shards/{k}.jsonl", RAGATE_TEST_CRASH="q150")
+    shard = run_here(pytester, "gs", "-n", "2", CACHE_OFF, f"--ragate-shard={k}/3",
+                     f"--ragate-results=shards/{k}.jsonl", RAGATE_TEST_CRASH="q150")
     assert shard.returncode == 1
     items = [json.loads(line)["ragate_item"] for line in
              (root / "shards" / f"{k}.jsonl").read_text().splitlines() if "ragate_item" in line]
     assert any(i["name"] == "q150" and not i["row"] for i in items), items
-    decided = decide(root, SHARDS)
+    decided = decide(pytester, SHARDS)
     assert decided.returncode == 1, decided.stdout
-    assert "refused" not in decided.stdout
+    assert "refused to decide" not in decided.stdout
     assert re.search(r"worker 'gw\d' crashed while running 'gs/ragate.toml::q150'",
                      decided.stdout)
     assert "its worker went down before it reported" in decided.stdout
@@ -560,42 +630,44 @@ def test_a_worker_that_dies_in_a_shard_is_a_gap_after_the_decision(sharded: Path
     assert outcomes["gs.ragate.toml::floor[evidence_recall]"] == "failed"  # xfail or not
 
 
-def test_a_shard_killed_before_it_wrote_is_a_missing_shard(sharded: Path) -> None:
+def test_a_shard_killed_before_it_wrote_is_a_missing_shard(
+        sharded: Path, pytester: pytest.Pytester) -> None:
     """Without -n the crash takes the whole shard: no results file, so no decision."""
-    root = copy_of(sharded, "killed")
+    root = here(sharded, pytester)
     (root / "shards" / "2.jsonl").unlink()
     owners = deal("gs/ragate.toml", [f"q{i:03d}" for i in range(N_QUESTIONS)], [], 3)
     qid = next(q for q, s in sorted(owners.items()) if s == 2)
-    shard = run_command(root, "gs", CACHE_OFF, "--ragate-shard=2/3",
+    shard = run_command(root, "gs", CACHE_OFF, "--ragate-shard=2/3",  # it ends its process
                         "--ragate-results=shards/2.jsonl", RAGATE_TEST_CRASH=qid)
     assert shard.returncode != 0 and not (root / "shards" / "2.jsonl").exists()
-    text = refused(decide(root, ["shards/"]), root)
+    text = refused(decide(pytester, ["shards/"]), root)
     assert "shard 2/3 missing" in text
 
 
-def test_a_shard_cut_short_by_maxfail_is_refused(sharded: Path) -> None:
+def test_a_shard_cut_short_by_maxfail_is_refused(sharded: Path, pytester: pytest.Pytester) -> None:
     """`-x` stops a shard at its first failure: the results file an earlier run left is
     removed when it starts, and its own is written marked incomplete, so the decision
     cannot take either for a whole shard."""
-    root = copy_of(sharded, "cut")
+    root = here(sharded, pytester)
     owners = deal("gs/ragate.toml", [f"q{i:03d}" for i in range(N_QUESTIONS)], [], 3)
     first = [q for q, s in sorted(owners.items()) if s == 1][:3]
-    shard = run_command(root, "gs", CACHE_OFF, "-x", "--ragate-shard=1/3",
-                        "--ragate-results=shards/1.jsonl", RAGATE_TEST_RAISE=",".join(first))
+    shard = run_here(pytester, "gs", CACHE_OFF, "-x", "--ragate-shard=1/3",
+                     "--ragate-results=shards/1.jsonl", RAGATE_TEST_RAISE=",".join(first))
     assert shard.returncode == 1
     trailer = json.loads((root / "shards" / "1.jsonl").read_text().splitlines()[-1])
     assert trailer["ragate_trailer"]["incomplete"] == "stopping after 1 failures"
-    assert "stopped early (stopping after 1 failures)" in refused(decide(root, SHARDS), root)
+    assert "stopped early (stopping after 1 failures)" in refused(decide(pytester, SHARDS), root)
 
 
 def test_two_routes_of_a_tiny_goldset_over_more_shards_than_some_have_items(
-        tmp_path: Path) -> None:
+        pytester: pytest.Pytester) -> None:
     """4 questions through the file route and a @ragate.goldset test, over 3 shards: a shard
     may hold none of a route's questions; decided, both routes read as in one run, the
     decorator's floor included."""
     from tests.test_plugin import FLOORS as SMALL_FLOORS
     from tests.test_plugin import SYSTEM as SMALL_SYSTEM
 
+    tmp_path = pytester.path
     write_goldset(tmp_path / "gs", floors=SMALL_FLOORS)
     (tmp_path / "conftest.py").write_text(
         SMALL_SYSTEM.replace("def ragate_system", "def my_rag")
@@ -608,14 +680,14 @@ def test_two_routes_of_a_tiny_goldset_over_more_shards_than_some_have_items(
     (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = -p no:cacheprovider "
                                          "-p no:langsmith_plugin\n")
     paths = ("gs", "test_rag.py")
-    single = run_command(tmp_path, *paths, "-n", "2", "--junitxml=one/junit.xml",
-                         "--ragate-results=one/results.jsonl", "--ragate-report=one/report.md")
+    single = run_here(pytester, *paths, "-n", "2", "--junitxml=one/junit.xml",
+                      "--ragate-results=one/results.jsonl", "--ragate-report=one/report.md")
     for i in (1, 2, 3):
-        shard = run_command(tmp_path, *paths, f"--ragate-shard={i}/3",
-                            f"--ragate-results=shards/{i}.jsonl", *(["-n", "2"] if i == 2 else []))
+        shard = run_here(pytester, *paths, f"--ragate-shard={i}/3",
+                         f"--ragate-results=shards/{i}.jsonl", *(["-n", "2"] if i == 2 else []))
         assert shard.returncode == 0, shard.stdout
-    decided = run_command(tmp_path, "decide", "shards/", "--", *paths, "--junitxml=dec/junit.xml",
-                          "--ragate-results=dec/results.jsonl", "--ragate-report=dec/report.md")
+    decided = run_here(pytester, "decide", "shards/", "--", *paths, "--junitxml=dec/junit.xml",
+                       "--ragate-results=dec/results.jsonl", "--ragate-report=dec/report.md")
     assert decided.returncode == single.returncode == 1, decided.stdout
     assert results_rows(tmp_path / "dec" / "results.jsonl") == results_rows(
         tmp_path / "one" / "results.jsonl")
@@ -630,39 +702,41 @@ def test_two_routes_of_a_tiny_goldset_over_more_shards_than_some_have_items(
     assert [props["floor"] for props in mine] == ["0.3"], list(floors)
 
 
-def test_decided_with_the_repeats_the_shards_asked(sharded: Path) -> None:
+def test_decided_with_the_repeats_the_shards_asked(
+        sharded: Path, pytester: pytest.Pytester) -> None:
     """Shards asked each question twice (`--ragate-repeat 2`): the decision takes their
     repeat without being told, decides over questions × 2 as the run does, and refuses
     another repeat count."""
-    root = copy_of(sharded, "repeats")
-    single = run_command(root, "gs", "-n", "2", CACHE_OFF, "--ragate-repeat=2",
-                         "--junitxml=twice/junit.xml", "--ragate-results=twice/results.jsonl",
-                         "--ragate-report=twice/report.md")
+    root = here(sharded, pytester)
+    single = run_here(pytester, "gs", "-n", "2", CACHE_OFF, "--ragate-repeat=2",
+                      "--junitxml=twice/junit.xml", "--ragate-results=twice/results.jsonl",
+                      "--ragate-report=twice/report.md")
     for i in (1, 2, 3):
-        shard = run_command(root, "gs", CACHE_OFF, "--ragate-repeat=2", f"--ragate-shard={i}/3",
-                            f"--ragate-results=shards/{i}.jsonl")
+        shard = run_here(pytester, "gs", CACHE_OFF, "--ragate-repeat=2", f"--ragate-shard={i}/3",
+                         f"--ragate-results=shards/{i}.jsonl")
         assert shard.returncode == 0, shard.stdout
-    decided = decide(root, SHARDS)
+    decided = decide(pytester, SHARDS)
     assert decided.returncode == single.returncode
     rows = results_rows(root / "decided" / "results.jsonl")
     assert len(rows) == 2 * N_QUESTIONS and rows == results_rows(root / "twice" / "results.jsonl")
     assert untimed((root / "decided" / "report.md").read_text()) == untimed((
         root / "twice" / "report.md").read_text())
     assert floors_of(root / "decided" / "junit.xml") == floors_of(root / "twice" / "junit.xml")
-    text = refused(decide(root, SHARDS, "--ragate-repeat=3", out="thrice"), root, out="thrice")
+    text = refused(decide(pytester, SHARDS, "--ragate-repeat=3", out="thrice"), root, out="thrice")
     assert "--ragate-repeat 3 here, but the results were asked with repeat 2" in text
 
 
-def test_a_replay_miss_in_a_shard_fails_that_shard_and_the_gate(sharded: Path) -> None:
+def test_a_replay_miss_in_a_shard_fails_that_shard_and_the_gate(
+        sharded: Path, pytester: pytest.Pytester) -> None:
     """`--ragate-cache replay` with an empty cache: every judged question fails in its own
     shard, and the decision fails the judged floors over the judge failures."""
-    root = copy_of(sharded, "replay")
+    root = here(sharded, pytester)
     for i in (1, 2, 3):
-        shard = run_command(root, "gs", "--ragate-cache=replay", "--ragate-judge-cache-dir=empty",
-                            f"--ragate-shard={i}/3", f"--ragate-results=shards/{i}.jsonl")
+        shard = run_here(pytester, "gs", "--ragate-cache=replay", "--ragate-judge-cache-dir=empty",
+                         f"--ragate-shard={i}/3", f"--ragate-results=shards/{i}.jsonl")
         assert shard.returncode == 1, shard.stdout
         assert "no cached faithfulness verdict" in shard.stdout
-    decided = decide(root, SHARDS)
+    decided = decide(pytester, SHARDS)
     assert decided.returncode == 1
     assert re.search(r"judge_coverage 0\.00 < floor 0\.95", decided.stdout)
     failed = {c.get("name") for c in ET.parse(root / "decided" / "junit.xml").getroot().iter(
@@ -670,46 +744,47 @@ def test_a_replay_miss_in_a_shard_fails_that_shard_and_the_gate(sharded: Path) -
     assert "q001" in failed and "floor[faithfulness]" in failed
 
 
-def test_decide_promotes_what_held_in_the_shards(sharded: Path) -> None:
+def test_decide_promotes_what_held_in_the_shards(sharded: Path, pytester: pytest.Pytester) -> None:
     """The colour anchors start to hold in every shard (strict XPASS: each shard fails on
     its own anchors); `ragate decide --ragate-promote` removes their xfail from anchors.jsonl
     here, where the decision runs."""
-    root = copy_of(sharded, "promote")
+    root = here(sharded, pytester)
     conftest = root / "conftest.py"
     conftest.write_text(conftest.read_text().replace('"colour": [("m2", 0, 1)]',
                                                      '"colour": [("m1", 8, 9)]'))
     for i in (1, 2, 3):
-        shard = run_command(root, "gs", CACHE_OFF, f"--ragate-shard={i}/3",
-                            f"--ragate-results=shards/{i}.jsonl")
+        shard = run_here(pytester, "gs", CACHE_OFF, f"--ragate-shard={i}/3",
+                         f"--ragate-results=shards/{i}.jsonl")
         assert shard.returncode == 1 and "XPASS" in shard.stdout, shard.stdout
     anchors_file = root / "gs" / "anchors.jsonl"
     assert anchors_file.read_text().count('"xfail"') == 10
-    decided = decide(root, SHARDS, "--ragate-promote")
+    decided = decide(pytester, SHARDS, "--ragate-promote")
     assert decided.returncode == 1  # the XPASSes fail this run, as they fail a whole one
     assert anchors_file.read_text().count('"xfail"') == 0
     assert "ragate: promoted 10 strict xfails to hard assertions:" in decided.stdout
 
 
-def test_a_sealed_goldset_is_decided_without_its_key(sharded: Path) -> None:
+def test_a_sealed_goldset_is_decided_without_its_key(
+        sharded: Path, pytester: pytest.Pytester) -> None:
     """The shards hold RAGATE_SEAL_KEY and score; the decision, which asks nothing, runs
     without it and decides as a keyed run does: the goldset's digest counts the sealed file,
     not the answers it opens to."""
     from pytest_ragate.goldsets.sealing import seal_goldset
     from tests.test_sealing import FAST, KEY
 
-    root = copy_of(sharded, "sealed")
+    root = here(sharded, pytester)
     seal_goldset(root / "gs", KEY, kdf=FAST)
     assert not (root / "gs" / "expected.jsonl").exists()
     keyed = {"RAGATE_SEAL_KEY": KEY}
-    single = run_command(root, "gs", "-n", "2", CACHE_OFF, "--junitxml=one/junit.xml",
-                         "--ragate-results=one/results.jsonl", "--ragate-report=one/report.md",
-                         **keyed)
+    single = run_here(pytester, "gs", "-n", "2", CACHE_OFF, "--junitxml=one/junit.xml",
+                      "--ragate-results=one/results.jsonl", "--ragate-report=one/report.md",
+                      **keyed)
     for i in (1, 2, 3):
-        shard = run_command(root, "gs", CACHE_OFF, f"--ragate-shard={i}/3",
-                            f"--ragate-results=shards/{i}.jsonl", **keyed)
+        shard = run_here(pytester, "gs", CACHE_OFF, f"--ragate-shard={i}/3",
+                         f"--ragate-results=shards/{i}.jsonl", **keyed)
         assert shard.returncode == 0, shard.stdout
-    decided = decide(root, SHARDS)  # no key in this process
-    assert "refused" not in decided.stdout, decided.stdout
+    decided = decide(pytester, SHARDS)  # no key in this process
+    assert "refused to decide" not in decided.stdout, decided.stdout
     assert decided.returncode == single.returncode == 1
     assert results_rows(root / "decided" / "results.jsonl") == results_rows(
         root / "one" / "results.jsonl")
