@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import warnings
 from pathlib import Path
@@ -19,9 +20,13 @@ pytest.importorskip("sentence_transformers")
 from pytest_ragate.pipeline import encoders
 from pytest_ragate.pipeline.chunking import Chunker
 from pytest_ragate.pipeline.retrieval import Embedder, QueryVectors, index_key
-from tests.test_pipeline import MEETING, TIRON, meeting_corpus
+from tests.test_pipeline import MEETING, meeting_corpus, opening_turns, session_folder
 
 pytestmark = pytest.mark.heavy  # torch, sentence-transformers and Chroma take seconds to import
+
+SUITE_GRAPHS = os.environ.get(encoders.SHARED_DIR)
+"""The suite's folder of exported graphs (tests/conftest.py), read before `own_graph_folder`
+takes it away: for the test that needs a graph, not an export."""
 
 
 @pytest.fixture(autouse=True)
@@ -31,31 +36,28 @@ def own_graph_folder(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(encoders.SHARED_DIR, raising=False)
 
 
-@pytest.fixture(scope="module")
-def graph_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One export for the module's tests."""
-    return tmp_path_factory.mktemp("encoders")
-
-
 @pytest.mark.heavy  # loads and exports the model
 def test_onnx_vectors_equal_torch_vectors_on_transcript_chunks(
-        graph_dir: Path, capfd: pytest.CaptureFixture[str]) -> None:
-    """Chunks and their sentences of a real meeting, in padded batches of mixed lengths
-    (long chunks are truncated at the model's 256 tokens by both). The export (this test
-    comes first) says nothing here: torch's tracer warnings, its exporter's deprecations and
-    transformers' progress bar stay in the export's own process, out of the user's
-    warnings summary and terminal."""
-    chunks = Chunker(400).chunk(meeting_corpus())[:40]
-    texts = [c.embed_text for c in chunks] + [s for c in chunks[:10] for s in c.sentences]
+        tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """Chunks and their sentences of a real meeting, in padded batches (of 8) of mixed lengths
+    (long chunks are truncated at the model's 256 tokens by both). The module's one real
+    export, beside the indexes, says nothing here: torch's tracer warnings, its exporter's
+    deprecations and transformers' progress bar stay in the export's own process, out of the
+    user's warnings summary and terminal."""
+    chunks = Chunker(400).chunk(meeting_corpus())[:12]
+    texts = [c.embed_text for c in chunks] + [s for c in chunks[:4] for s in c.sentences]
     texts.append("word " * 400)  # past max_seq_length: truncated alike
-    onnx = Embedder(encoder="onnx", cache_dir=graph_dir)
-    torch = Embedder(encoder="torch")
+    onnx = Embedder(batch_size=8, encoder="onnx", cache_dir=tmp_path)
+    torch = Embedder(batch_size=8, encoder="torch")
     with warnings.catch_warnings(record=True) as said:
         warnings.simplefilter("always")
         a = onnx.encode(texts)
     assert [str(w.message) for w in said] == [] and capfd.readouterr() == ("", "")
     b = torch.encode(texts)
     assert onnx.resolved.name == "onnx" and torch.resolved.name == "torch"
+    graph = onnx.resolved.graph
+    assert graph is not None and graph.is_file()
+    assert graph.parent.parent == tmp_path / "encoders"  # beside the indexes
     assert a.shape == b.shape == (len(texts), 384) and a.dtype == np.float32
     assert float(np.abs(a - b).max()) < 1e-5
     assert np.allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-5)
@@ -63,14 +65,10 @@ def test_onnx_vectors_equal_torch_vectors_on_transcript_chunks(
     assert float(np.abs(onnx.encode(texts[::-1])[::-1] - a).max()) < 1e-5
 
 
-@pytest.mark.heavy  # exports the model's graph when it comes first
-def test_the_exported_graph_is_reused_and_keyed(graph_dir: Path,
+def test_the_exported_graph_is_reused_and_keyed(tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    path = encoders.model_path()
-    first = encoders.resolve("onnx", graph_dir, path)
-    assert first.graph is not None and first.graph.is_file()
-    assert first.graph.parent.parent == graph_dir / "encoders"  # beside the indexes
-
+    """What is exported when is the question here, not what an export writes (the test
+    above holds the real one to torch): the exporter stands in."""
     exported: list[Path] = []
 
     def fake_export(_path: Path, target: Path) -> None:
@@ -78,17 +76,22 @@ def test_the_exported_graph_is_reused_and_keyed(graph_dir: Path,
         target.write_bytes(b"graph")
 
     monkeypatch.setattr(encoders, "export_onnx", fake_export)
-    again = encoders.resolve("onnx", graph_dir, path)
-    assert again == first and exported == []  # cached: nothing exported
+    path = encoders.model_path()
+    first = encoders.resolve("onnx", tmp_path, path)
+    assert first.graph is not None and first.graph.is_file() and exported == [first.graph]
+    assert first.graph.parent.parent == tmp_path / "encoders"  # beside the indexes
+
+    again = encoders.resolve("onnx", tmp_path, path)
+    assert again == first and exported == [first.graph]  # cached: nothing exported again
 
     real_version = encoders._version
     monkeypatch.setattr(encoders, "_version", lambda dist: "9.9" if dist == "onnxruntime"
                         else real_version(dist))
-    other = encoders.resolve("onnx", graph_dir, path)
+    other = encoders.resolve("onnx", tmp_path, path)
     assert other.name == "onnx" and other.encoder_id != first.encoder_id
-    assert exported == [other.graph]  # another runtime: another graph, exported anew
+    assert exported == [first.graph, other.graph]  # another runtime: another graph, anew
 
-    assert encoders.resolve("torch", graph_dir, path) == encoders.Resolved("torch", "torch")
+    assert encoders.resolve("torch", tmp_path, path) == encoders.Resolved("torch", "torch")
 
 
 def test_a_shared_folder_holds_one_graph_for_every_project(
@@ -165,18 +168,39 @@ def test_an_unloadable_graph_is_an_error_naming_the_folder(tmp_path: Path) -> No
         encoders.load(encoders.Resolved("onnx", "onnx-x", graph), encoders.model_path(), 1)
 
 
-GOLDSET_TOML = ('[corpus]\npaths = ["corpus/*.speakers.json"]\nformat = "tiron"\n'
+GOLDSET_TOML = ('[corpus]\npaths = ["corpus/*.jsonl"]\nformat = "segments-jsonl"\n'
                 '[questions]\nexpected = "expected.jsonl"\n[floors]\nabstention_accuracy = 1.0\n')
+BROKEN_EXPORT = '''
+from pytest_ragate.pipeline import encoders
+
+REAL = encoders.export_onnx
+
+def broken(path, target):
+    raise RuntimeError("exporter broke")
+
+def pytest_configure(config):
+    encoders.export_onnx = broken
+
+def pytest_unconfigure(config):
+    encoders.export_onnx = REAL
+'''
+"""A conftest whose every process (this one, each xdist worker) fails the ONNX export, and
+puts the exporter back when its run ends (the -n 0 run is in the test's own process)."""
 
 
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["no-xdist", "n2"])
-def test_the_run_says_which_encoder_embedded(pytester: pytest.Pytester, xdist: list[str]) -> None:
+def test_the_run_says_which_encoder_embedded(pytester: pytest.Pytester, xdist: list[str],
+                                             tmp_path_factory: pytest.TempPathFactory) -> None:
     """A failed export must not pass as ONNX: every row names torch and why, and the run's
-    warnings say so, with and without xdist."""
+    warnings say so, with and without xdist. The corpus is a few turns (what is embedded does
+    not matter here, only by what), and the two runs share their index folder: the second
+    finds the index (and the questions' vectors) the first embedded with torch, under a key
+    that names torch, and loads no model."""
     gs = pytester.path / "gs"
     (gs / "corpus").mkdir(parents=True)
-    for path in TIRON.glob(f"{MEETING}.*"):
-        shutil.copy(path, gs / "corpus" / path.name)
+    (gs / "corpus" / "meeting.jsonl").write_text("".join(
+        json.dumps({"doc_id": "m1", "turn": turn, "text": text, "speaker": "A"}) + "\n"
+        for turn, text in enumerate(t.text for t in meeting_corpus()[MEETING].turns[15:24])))
     (gs / "ragate.toml").write_text(GOLDSET_TOML)
     questions = [("mercury", "What is the boiling point of mercury in kelvin?"),
                  ("gold", "What is the melting point of gold in kelvin?")]
@@ -186,19 +210,15 @@ def test_the_run_says_which_encoder_embedded(pytester: pytest.Pytester, xdist: l
     (gs / "expected.jsonl").write_text("".join(
         json.dumps({"question_id": q, "gist": None, "evidence": []}) + "\n"
         for q, _ in questions))
-    pytester.makeconftest('''
-from pytest_ragate.pipeline import encoders
-
-def broken(path, target):
-    raise RuntimeError("exporter broke")
-
-encoders.export_onnx = broken
-''')
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "gs", "-W",
-                                           "default::RuntimeWarning",
-                                           f"--ragate-index-dir={pytester.path / 'idx'}",
-                                           "--ragate-results=r.jsonl",
-                                           "--ragate-builtin-system", *xdist)
+    pytester.makeconftest(BROKEN_EXPORT)
+    index_dir = session_folder(tmp_path_factory, "torch-fallback-index")
+    real_export = encoders.export_onnx
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "gs", "-W",
+                                          "default::RuntimeWarning",
+                                          f"--ragate-index-dir={index_dir}",
+                                          "--ragate-results=r.jsonl",
+                                          "--ragate-builtin-system", *xdist)
+    assert encoders.export_onnx is real_export  # the run put it back
     result.assert_outcomes(passed=3)
     result.stdout.fnmatch_lines(["*RuntimeWarning: ragate: embedding with torch, not ONNX "
                                  "Runtime: the ONNX export failed (RuntimeError: exporter "
@@ -213,10 +233,11 @@ encoders.export_onnx = broken
 
 @pytest.mark.heavy  # builds an index with the model
 def test_the_one_process_building_an_index_embeds_on_every_core(
-        graph_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker kept to its share of the cores (threads=1 under -n 2) builds on all of them,
     holding the build lock that keeps every other process from building at once; its queries
-    go back to its share. Without this a cold -n 2 run left a core idle while it built."""
+    go back to its share. Without this a cold -n 2 run left a core idle while it built. The
+    graph is the suite's (an export is the first test's question), the corpus a few chunks."""
     from filelock import FileLock, Timeout
 
     from pytest_ragate.pipeline import retrieval
@@ -230,7 +251,8 @@ def test_the_one_process_building_an_index_embeds_on_every_core(
         return real_load(resolved, path, threads)
 
     monkeypatch.setattr(retrieval, "load", load)
-    embedder = Embedder(threads=1, encoder="onnx", cache_dir=graph_dir)
+    graphs = Path(SUITE_GRAPHS) if SUITE_GRAPHS else tmp_path / "graphs"
+    embedder = Embedder(threads=1, encoder="onnx", cache_dir=graphs)
     used: list[tuple[int | None, bool]] = []
     encode_batch = encoders.OnnxBackend.encode_batch
 
@@ -245,8 +267,8 @@ def test_the_one_process_building_an_index_embeds_on_every_core(
         return encode_batch(backend, texts)
 
     monkeypatch.setattr(encoders.OnnxBackend, "encode_batch", spy)
-    corpus = meeting_corpus()
-    index = retrieval.open_index(corpus, Chunker(400), embedder, cache_dir=tmp_path / "idx")
+    index = retrieval.open_index(opening_turns(), Chunker(400), embedder,
+                                 cache_dir=tmp_path / "idx")
     assert index.built and loads == [4]
     assert used and all(threads == 4 and locked for threads, locked in used)
     used.clear()

@@ -35,12 +35,14 @@ def outcome(out: str, word: str, floor: str) -> bool:
                for line in out.splitlines())
 
 
-@pytest.mark.parametrize("workers", ["0", "2"])
-def test_the_handbook_example_gates_its_own_system(tmp_path: Path, workers: str) -> None:
+def test_the_handbook_example_gates_its_own_system(tmp_path: Path) -> None:
+    """As its README runs it, without xdist: under -n 2 each worker would load the same model
+    and answer as one process does, and what xdist changes in a gate of a team's own system
+    (the controller deciding what its workers ran) is the runbooks example's -n 2 run."""
     pytest.importorskip("langchain_core")
     pytest.importorskip("sentence_transformers")
     results = tmp_path / "r.jsonl"
-    done = run_example(HANDBOOK, results, workers)
+    done = run_example(HANDBOOK, results, "0")
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
     assert "handbook: system: ragate_system (conftest.py:" in out

@@ -3,6 +3,8 @@ option, and a hybrid run never passes as a dense one."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.conftest import results_rows
@@ -11,6 +13,7 @@ pytest.importorskip("chromadb")
 pytest.importorskip("bm25s")
 
 from tests.test_hybrid import _one_meeting_goldset
+from tests.test_pipeline import meeting_index_dir
 
 pytestmark = pytest.mark.heavy  # Chroma, bm25s and the embedding model take seconds to import
 
@@ -18,12 +21,15 @@ HYBRID = "built-in hybrid retriever (all-MiniLM-L6-v2 (onnx) + bm25s, RRF k=60)"
 DENSE = "built-in Chroma retriever (all-MiniLM-L6-v2, onnx)"
 
 
-def _run(pytester: pytest.Pytester, workers: int, *extra: str) -> pytest.RunResult:
+def _run(pytester: pytest.Pytester, index_dir: Path, workers: int,
+         *extra: str) -> pytest.RunResult:
     """The one-meeting goldset (a rare-word question only bm25 ranks, and an off-topic one) run
-    with the built-in pipeline and no retriever flag unless `extra` gives one."""
+    with the built-in pipeline and no retriever flag unless `extra` gives one. Its index is
+    the session's (`meeting_index_dir`): what the retriever is does not change what is
+    stored, and cold runs are tests/test_pipeline.py's."""
     _one_meeting_goldset(pytester)
     return pytester.runpytest_inprocess(
-        "-p", "no:cacheprovider", "gs", f"--ragate-index-dir={pytester.path / 'idx'}",
+        "-p", "no:cacheprovider", "gs", f"--ragate-index-dir={index_dir}",
         "--ragate-results=r.jsonl", "--ragate-builtin-system", "-n", str(workers), *extra)
 
 
@@ -31,12 +37,14 @@ def _rows(pytester: pytest.Pytester) -> dict[str, dict]:
     return {r["question_id"]: r for r in results_rows(pytester.path / "r.jsonl")}
 
 
-@pytest.mark.parametrize("workers", [0, 2])
-def test_without_a_flag_the_built_in_retriever_is_hybrid(pytester: pytest.Pytester,
-                                                         workers: int) -> None:
+def test_without_a_flag_the_built_in_retriever_is_hybrid(
+        pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory) -> None:
     """No `--ragate-retriever`, no ini option: the run, every row and its knobs say hybrid, and
-    the evidence only bm25 finds (the chunk with "pooches") is retrieved."""
-    result = _run(pytester, workers)
+    the evidence only bm25 finds (the chunk with "pooches") is retrieved. Under -n 2, where the
+    controller names what its workers ran; without xdist, the default is
+    tests/test_pipeline.py::test_default_pipeline_end_to_end's run (the same label and knobs),
+    and the ranking, which does not depend on the worker count, tests/test_hybrid.py's."""
+    result = _run(pytester, meeting_index_dir(tmp_path_factory), 2)
     result.stdout.fnmatch_lines([f"*retriever: {HYBRID}*"])
     rows = _rows(pytester)
     assert set(rows) == {"rare", "mercury"}
@@ -46,14 +54,18 @@ def test_without_a_flag_the_built_in_retriever_is_hybrid(pytester: pytest.Pytest
     assert rows["rare"]["evidence_ranks"][0] is not None
 
 
-@pytest.mark.parametrize("workers", [0, 2])
 @pytest.mark.parametrize("how", ["flag", "ini"])
-def test_dense_stays_a_choice(pytester: pytest.Pytester, workers: int, how: str) -> None:
+def test_dense_stays_a_choice(pytester: pytest.Pytester,
+                              tmp_path_factory: pytest.TempPathFactory, how: str) -> None:
     """`--ragate-retriever dense` or `ragate_retriever = dense`: the dense ranking alone, named
-    as such on every row, without the fusion's knobs; it misses the rare-word evidence."""
+    as such on every row, without the fusion's knobs; it misses the rare-word evidence. Under
+    -n 0 only: the flag and the ini option are read alike in every process, and what xdist
+    changes (the controller names what its workers ran) is the same for either retriever,
+    held by the default's run above under -n 2."""
     if how == "ini":
         pytester.makeini("[pytest]\nragate_retriever = dense\n")
-    result = _run(pytester, workers, *(["--ragate-retriever=dense"] if how == "flag" else []))
+    result = _run(pytester, meeting_index_dir(tmp_path_factory), 0,
+                  *(["--ragate-retriever=dense"] if how == "flag" else []))
     result.stdout.fnmatch_lines([f"*retriever: {DENSE}*"])
     rows = _rows(pytester)
     assert set(rows) == {"rare", "mercury"}
@@ -70,7 +82,7 @@ def test_the_default_without_bm25s_fails_and_says_how_to_fix_it(pytester: pytest
     and fails the floor, never answering with the dense retriever; the error names the
     package, the extra that installs it, and the dense choice."""
     pytester.makeconftest("import sys\nsys.modules['bm25s'] = None  # import bm25s fails\n")
-    result = _run(pytester, workers)
+    result = _run(pytester, pytester.path / "idx", workers)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed", 0) == 0

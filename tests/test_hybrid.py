@@ -11,7 +11,7 @@ from tests.conftest import results_rows
 pytest.importorskip("chromadb")
 pytest.importorskip("bm25s")
 
-from pytest_ragate.pipeline.chunking import Chunker
+from pytest_ragate.pipeline.chunking import Chunk, Chunker
 from pytest_ragate.pipeline.extractive import ExtractiveAnswerer
 from pytest_ragate.pipeline.hybrid import Bm25Index, rrf
 from pytest_ragate.pipeline.retrieval import Embedder, Retriever, open_index
@@ -20,6 +20,7 @@ from tests.test_pipeline import (
     OFF_TOPIC,
     ON_TOPIC,
     meeting_corpus,
+    meeting_index_dir,
     one_meeting_goldset,
 )
 
@@ -45,7 +46,7 @@ def test_rrf_order_hand_checked() -> None:
 def retrievers(embedder: Embedder, tmp_path_factory: pytest.TempPathFactory,
                ) -> tuple[Retriever, Retriever]:
     index = open_index(meeting_corpus(), Chunker(400), embedder,
-                       cache_dir=tmp_path_factory.mktemp("index"))
+                       cache_dir=meeting_index_dir(tmp_path_factory))
     lexical = Bm25Index.build(list(index.chunks.values()))
     return Retriever(index, embedder, 5), Retriever(index, embedder, 5, lexical=lexical)
 
@@ -104,32 +105,28 @@ def _one_meeting_goldset(pytester: pytest.Pytester) -> None:
     one_meeting_goldset(pytester.path / "gs", "rare", RARE, "pooches", (19, 19))
 
 
-@pytest.mark.parametrize("workers", [0, 2])
-def test_the_run_names_the_hybrid_retriever(pytester: pytest.Pytester, workers: int) -> None:
-    """Terminal, rows and Markdown report say which retriever ran, and the rows' knobs carry
-    it, so a dense and a hybrid run are never read as one another. The bm25 index is built
-    once per process and corpus, not per question."""
+def test_the_run_names_the_hybrid_retriever(pytester: pytest.Pytester,
+                                           tmp_path_factory: pytest.TempPathFactory,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--ragate-retriever hybrid`: terminal, rows and Markdown report say which retriever ran,
+    and the rows' knobs carry it, so a dense and a hybrid run are never read as one another.
+    The bm25 index is built once per process and corpus, not per question. Under -n 0 only:
+    what xdist changes (the controller names what its workers ran) is the same whichever way
+    hybrid was chosen, held by tests/test_first_hour_hybrid.py's default run under -n 2."""
+    builds: list[int] = []
+    build = Bm25Index.build
+
+    def counting(_cls: type[Bm25Index], chunks: list[Chunk]) -> Bm25Index:
+        builds.append(len(chunks))
+        return build(chunks)
+
+    monkeypatch.setattr(Bm25Index, "build", classmethod(counting))
     _one_meeting_goldset(pytester)
-    pytester.makeconftest('''
-from pytest_ragate.pipeline import hybrid
-
-BUILDS = []
-_build = hybrid.Bm25Index.build.__func__
-
-def _counting(cls, chunks):
-    BUILDS.append(len(chunks))
-    return _build(cls, chunks)
-
-hybrid.Bm25Index.build = classmethod(_counting)
-
-def pytest_sessionfinish(session):
-    if not hasattr(session.config, "workerinput"):
-        print("BM25 BUILDS:", len(BUILDS))
-''')
-    result = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "gs", f"--ragate-index-dir={pytester.path / 'idx'}",
+    index_dir = meeting_index_dir(tmp_path_factory)  # the module's retrievers' index: warm
+    result = pytester.runpytest_inprocess(
+        "-p", "no:cacheprovider", "gs", f"--ragate-index-dir={index_dir}",
         "--ragate-retriever=hybrid", "--ragate-results=r.jsonl", "--ragate-report=r.md",
-        "--ragate-builtin-system", "-n", str(workers))
+        "--ragate-builtin-system", "-n", "0")
     label = "built-in hybrid retriever (all-MiniLM-L6-v2 (onnx) + bm25s, RRF k=60)"
     result.stdout.fnmatch_lines([f"*retriever: {label}*"])
     rows = {r["question_id"]: r for r in
@@ -140,8 +137,7 @@ def pytest_sessionfinish(session):
         assert row["knobs"]["retriever"] == "hybrid" and row["knobs"]["rrf_k"] == 60
     assert rows["rare"]["evidence_ranks"][0] is not None
     assert label in (pytester.path / "r.md").read_text()
-    if workers == 0:  # two questions, one corpus: one build
-        result.stdout.fnmatch_lines(["*BM25 BUILDS: 1*"])
+    assert len(builds) == 1  # two questions, one corpus: one build
 
 
 @pytest.mark.parametrize("workers", [0, 2])
@@ -151,7 +147,7 @@ def test_a_hybrid_run_without_bm25s_fails_and_never_passes_as_dense(
     and fails the floors; it does not quietly answer with the dense retriever."""
     _one_meeting_goldset(pytester)
     pytester.makeconftest("import sys\nsys.modules['bm25s'] = None  # import bm25s fails\n")
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_inprocess(
         "-p", "no:cacheprovider", "gs", f"--ragate-index-dir={pytester.path / 'idx'}",
         "--ragate-retriever=hybrid", "--ragate-results=r.jsonl", "-n", str(workers))
     assert result.ret == pytest.ExitCode.TESTS_FAILED

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
 import shutil
 import socket
 import subprocess
@@ -24,7 +26,13 @@ from pytest_ragate.goldsets.corpus import Corpus, load_corpus
 from pytest_ragate.pipeline.chunking import Chunker
 from pytest_ragate.pipeline.extractive import ExtractiveAnswerer
 from pytest_ragate.pipeline.normalize import quote_matches
-from pytest_ragate.pipeline.retrieval import Embedder, Retriever, index_key, open_index
+from pytest_ragate.pipeline.retrieval import (
+    ChunkIndex,
+    Embedder,
+    Retriever,
+    index_key,
+    open_index,
+)
 
 pytestmark = pytest.mark.heavy  # Chroma and the embedding model take seconds to import
 
@@ -42,21 +50,44 @@ def meeting_corpus(folder: Path = TIRON) -> Corpus:
     return corpus
 
 
-@pytest.fixture(scope="module")
-def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("index")
+def opening_turns(folder: Path = TIRON, turns: int = 30) -> Corpus:
+    """The meeting's first turns (the favourite-animal one, 22, among them): a corpus for the
+    tests of how an index is kept and found, which need no more than a few chunks to embed."""
+    document = meeting_corpus(folder)[MEETING]
+    return Corpus({MEETING: dataclasses.replace(document, turns=document.turns[:turns])})
+
+
+def session_folder(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
+    """A folder for the whole session, shared by its xdist workers (their base folders' common
+    parent), as the workers of one gate share their index folder."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent
+    folder = root / name
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
+def meeting_index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The session's index folder for the meeting: its index (whose key is all it holds:
+    corpus, chunker, model, encoder) is embedded once, under `open_index`'s lock, for this
+    module's retriever, tests/test_hybrid.py's and the built-in pipeline's runs in
+    tests/test_first_hour_hybrid.py. A test that needs a cold index has a folder of its own."""
+    return session_folder(tmp_path_factory, "meeting-index")
 
 
 @pytest.fixture(scope="module")
-def retriever(embedder: Embedder, index_dir: Path) -> Retriever:
-    index = open_index(meeting_corpus(), Chunker(400), embedder, cache_dir=index_dir)
+def retriever(embedder: Embedder, tmp_path_factory: pytest.TempPathFactory) -> Retriever:
+    index = open_index(meeting_corpus(), Chunker(400), embedder,
+                       cache_dir=meeting_index_dir(tmp_path_factory))
     return Retriever(index, embedder, top_k=5)
 
 
 def test_an_index_built_once_is_reused(retriever: Retriever, embedder: Embedder,
-                                       index_dir: Path) -> None:
+                                       tmp_path_factory: pytest.TempPathFactory) -> None:
     before = embedder.encoded
-    again = open_index(meeting_corpus(), Chunker(400), embedder, cache_dir=index_dir)
+    again = open_index(meeting_corpus(), Chunker(400), embedder,
+                       cache_dir=meeting_index_dir(tmp_path_factory))
     assert again.built is False and again.key == retriever.index.key
     assert embedder.encoded == before  # nothing re-embedded
     assert len(again.chunks) == again.collection.count()
@@ -80,10 +111,11 @@ for w in caught:
 """
 
 
-@pytest.mark.heavy  # builds an index in processes of its own
-def test_a_truncated_index_is_rebuilt_not_trusted(tmp_path: Path) -> None:
+@pytest.mark.heavy  # meets an index in processes of its own
+def test_a_truncated_index_is_rebuilt_not_trusted(tmp_path: Path, embedder: Embedder) -> None:
     """A CI cache restored half-way (a truncated Chroma database) is found and rebuilt, in a
-    new process, as it would be met."""
+    new process, as it would be met. It is built here; processes of their own meet it
+    truncated, since this one's Chroma would go on serving the database it opened."""
     turns = [{"doc_id": "d1", "turn": i, "text": f"Turn {i}: the budget is {i} euros. "
               "We agreed on a red case."} for i in range(12)]
     (tmp_path / "corpus.jsonl").write_text("".join(json.dumps(t) + "\n" for t in turns))
@@ -93,9 +125,13 @@ def test_a_truncated_index_is_rebuilt_not_trusted(tmp_path: Path) -> None:
                               capture_output=True, text=True, timeout=300, check=True)
         return done.stdout.splitlines()
 
-    first = open_once()
-    assert first[0].startswith("built ")
-    location = Path(first[0].split()[2])
+    corpus, problems = load_corpus(tmp_path, ["corpus.jsonl"], "segments-jsonl",
+                                   tmp_path / "x.toml")
+    assert not problems
+    built = open_index(corpus, Chunker(400), embedder, cache_dir=tmp_path / "index")
+    assert built.built
+    first = [f"built {built.collection.count()} {built.location}"]
+    location = Path(built.location)
     database = location / "chroma.sqlite3"
     data = database.read_bytes()
     database.write_bytes(data[: len(data) // 3])
@@ -110,23 +146,33 @@ class OtherModel(Embedder):
     model_id = "sentence-transformers/all-MiniLM-L6-v2@other-revision"
 
 
+@pytest.fixture(scope="module")
+def opening_index(embedder: Embedder, tmp_path_factory: pytest.TempPathFactory) -> ChunkIndex:
+    """The meeting's opening turns, indexed: what changes an index's key does not depend on
+    how much it holds."""
+    return open_index(opening_turns(), Chunker(400), embedder,
+                      cache_dir=tmp_path_factory.mktemp("opening-index"))
+
+
 @pytest.mark.parametrize("change", ["corpus", "budget", "model"])
-def test_any_change_of_corpus_budget_or_model_rebuilds(change: str, retriever: Retriever,
-                                                       embedder: Embedder, index_dir: Path,
+def test_any_change_of_corpus_budget_or_model_rebuilds(change: str, opening_index: ChunkIndex,
+                                                       embedder: Embedder,
                                                        tmp_path: Path) -> None:
-    corpus, chunker, model = meeting_corpus(), Chunker(400), embedder
+    corpus, chunker, model = opening_turns(), Chunker(400), embedder
     if change == "corpus":
+        copied = tmp_path / "corpus"
+        copied.mkdir()
         for path in TIRON.glob(f"{MEETING}.*"):
-            shutil.copy(path, tmp_path / path.name)
-        txt = tmp_path / f"{MEETING}.txt"
+            shutil.copy(path, copied / path.name)
+        txt = copied / f"{MEETING}.txt"
         txt.write_text(txt.read_text().replace("favourite animal", "favourite fish", 1))
-        corpus = meeting_corpus(tmp_path)
+        corpus = opening_turns(copied)
     elif change == "budget":
         chunker = Chunker(300)
     else:
         model = OtherModel()
-    rebuilt = open_index(corpus, chunker, model, cache_dir=index_dir)
-    assert rebuilt.key != retriever.index.key
+    rebuilt = open_index(corpus, chunker, model, cache_dir=Path(opening_index.location).parent)
+    assert rebuilt.key != opening_index.key
     assert rebuilt.built is True
     assert index_key(corpus, chunker, model.model_id, model.encoder_id) == rebuilt.key
 
@@ -193,18 +239,21 @@ def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         proc.wait(timeout=10)
 
 
-def test_chroma_server_path(chroma_server: str, retriever: Retriever, embedder: Embedder,
-                            tmp_path: Path) -> None:
-    remote = open_index(meeting_corpus(), Chunker(400), embedder, cache_dir=tmp_path,
-                        url=chroma_server)
+def test_chroma_server_path(chroma_server: str, embedder: Embedder, tmp_path: Path) -> None:
+    """On the meeting's opening turns (a server keeps and serves any index alike): what it
+    serves is what the same index kept locally finds."""
+    corpus = opening_turns()
+    remote = open_index(corpus, Chunker(400), embedder, cache_dir=tmp_path, url=chroma_server)
     assert remote.built is True and chroma_server in remote.location
-    again = open_index(meeting_corpus(), Chunker(400), embedder, cache_dir=tmp_path,
-                       url=chroma_server)
+    again = open_index(corpus, Chunker(400), embedder, cache_dir=tmp_path, url=chroma_server)
     assert again.built is False  # the server keeps it between runs
     served = Retriever(again, embedder, top_k=5)
+    retriever = Retriever(open_index(corpus, Chunker(400), embedder, cache_dir=tmp_path),
+                          embedder, top_k=5)
     assert [c.context_id for c in served(ON_TOPIC)] == [c.context_id for c in
                                                         retriever(ON_TOPIC)]
     local = ExtractiveAnswerer(retriever, 0.7, 0.35)(ON_TOPIC)
+    assert local.citations  # the favourite-animal turn is among the opening ones
     assert ExtractiveAnswerer(served, 0.7, 0.35)(ON_TOPIC).citations == local.citations
 
 
@@ -232,7 +281,9 @@ def one_meeting_goldset(gs: Path, qid: str, question: str, gist: str,
 
 def test_default_pipeline_end_to_end(pytester: pytest.Pytester) -> None:
     """The plugin's default fixtures on a one-meeting goldset: a cold run shows progress and
-    builds; a warm run reuses; the knobs land on every row."""
+    builds; a warm run, in a process of its own as the next CI job would be, reuses; the knobs
+    land on every row. (The cold run is in this process: nothing it is about needs one of its
+    own.)"""
     one_meeting_goldset(pytester.path / "gs", "animal", ON_TOPIC, "a tiger", (20, 34))
     cache = pytester.path / "idx"
     pytester.makeconftest('''
@@ -245,7 +296,7 @@ def pytest_sessionfinish(session):
 ''')
     args = ["-p", "no:cacheprovider", "gs", f"--ragate-index-dir={cache}",
             "--ragate-results=r.jsonl", "--ragate-builtin-system", "-s"]
-    cold = pytester.runpytest_subprocess(*args)
+    cold = pytester.runpytest_inprocess(*args)
     cold.assert_outcomes(passed=3)
     assert "ragate: embedding 1 documents" in cold.stderr.str() + cold.stdout.str()
     cold.stdout.fnmatch_lines(["*MODEL LOADED: True*"])
@@ -267,7 +318,7 @@ def pytest_sessionfinish(session):
         # hybrid is the default retriever (dense is `--ragate-retriever dense`)
         assert row["retriever"] == ("built-in hybrid retriever (all-MiniLM-L6-v2 (onnx) + "
                                     "bm25s, RRF k=60)")
-        assert row["knobs"]["retriever"] == "hybrid"
+        assert row["knobs"]["retriever"] == "hybrid" and row["knobs"]["rrf_k"] == 60
     warm.stdout.fnmatch_lines(["*: system: built-in extractive answerer · retriever: built-in "
                                "hybrid retriever (all-MiniLM-L6-v2 (onnx) + bm25s, RRF k=60) · "
                                "judge: none"])
