@@ -368,8 +368,14 @@ def esc(*lines: str) -> list[str]:
 
 def expect(result: pytest.RunResult, *patterns: str) -> None:
     """Each line somewhere in stdout, in any order (brackets are literal)."""
+    said(result.stdout, *patterns)
+
+
+def said(stdout: pytest.LineMatcher, *patterns: str) -> None:
+    """Each line somewhere in what a run printed (a shared run's, kept as a LineMatcher), in
+    any order (brackets are literal)."""
     for pattern in esc(*patterns):
-        result.stdout.fnmatch_lines([pattern])
+        stdout.fnmatch_lines([pattern])
 
 
 def junit_cases(path: Path, *, timed: bool = False) -> dict[str, dict[str, object]]:

@@ -20,7 +20,7 @@ pytest.importorskip("sentence_transformers")
 from pytest_ragate.pipeline import encoders
 from pytest_ragate.pipeline.chunking import Chunker
 from pytest_ragate.pipeline.retrieval import Embedder, QueryVectors, index_key
-from tests.test_pipeline import MEETING, meeting_corpus, opening_turns, session_folder
+from tests.test_pipeline import MEETING, meeting_corpus, opening_turns
 
 pytestmark = pytest.mark.heavy  # torch, sentence-transformers and Chroma take seconds to import
 
@@ -189,13 +189,12 @@ puts the exporter back when its run ends (the -n 0 run is in the test's own proc
 
 
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["no-xdist", "n2"])
-def test_the_run_says_which_encoder_embedded(pytester: pytest.Pytester, xdist: list[str],
-                                             tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_the_run_says_which_encoder_embedded(pytester: pytest.Pytester,
+                                             xdist: list[str]) -> None:
     """A failed export must not pass as ONNX: every row names torch and why, and the run's
     warnings say so, with and without xdist. The corpus is a few turns (what is embedded does
-    not matter here, only by what), and the two runs share their index folder: the second
-    finds the index (and the questions' vectors) the first embedded with torch, under a key
-    that names torch, and loads no model."""
+    not matter here, only by what), embedded afresh in each run (a cold index folder: the
+    fallback embeds at each worker count)."""
     gs = pytester.path / "gs"
     (gs / "corpus").mkdir(parents=True)
     (gs / "corpus" / "meeting.jsonl").write_text("".join(
@@ -211,7 +210,7 @@ def test_the_run_says_which_encoder_embedded(pytester: pytest.Pytester, xdist: l
         json.dumps({"question_id": q, "gist": None, "evidence": []}) + "\n"
         for q, _ in questions))
     pytester.makeconftest(BROKEN_EXPORT)
-    index_dir = session_folder(tmp_path_factory, "torch-fallback-index")
+    index_dir = pytester.path / "idx"  # cold at each worker count: the fallback embeds
     real_export = encoders.export_onnx
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "gs", "-W",
                                           "default::RuntimeWarning",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,13 +25,13 @@ from tests.conftest import (
     WORKERS,
     WORKERS_SHARED,
     both_routes,
-    esc,
     expect,
     jsonl,
     junit_cases,
     results_rows,
     run_command,
     run_pytester,
+    said,
     write_goldset,
 )
 from tests.test_fail_closed import collection_failed, planned, scripted_judge, write_many
@@ -114,14 +115,10 @@ class Unreached:
     history: dict[str, dict[str, Any]]
 
 
-def said(stdout: pytest.LineMatcher, *patterns: str) -> None:
-    """Each line somewhere in what the shared run printed, in any order (`expect`)."""
-    for pattern in esc(*patterns):
-        stdout.fnmatch_lines([pattern])
-
-
 @pytest.fixture(scope="module")
 def unreached(workers: str, tmp_path_factory: pytest.TempPathFactory) -> Unreached:
+    """The judged floors no judge reached, one folder each, in one run under the default
+    `ragate_ci` (point), as most users run."""
     root = tmp_path_factory.mktemp(f"unreached-n{workers}")
     for folder, (system, sealed) in UNREACHED.items():
         floors = JUDGED if folder != "agreement" else (
@@ -133,13 +130,26 @@ def unreached(workers: str, tmp_path_factory: pytest.TempPathFactory) -> Unreach
             seal_goldset(gs, "s3cret", kdf=Scrypt(log2_n=10, p=1))
     (root / "agreement" / "labels.jsonl").write_text(jsonl(
         {"question_id": q, "metric": "faithfulness", "verdict": 1} for q in ("q1", "q2")))
+    return shared_run(root, workers, *UNREACHED)
+
+
+@pytest.fixture(scope="module")
+def strict_ppi(workers: str, tmp_path_factory: pytest.TempPathFactory) -> Unreached:
+    """The ppi estimates over 2 and over 12 labels that agree with a constant judge, in one
+    run under `ragate_ci = strict`."""
+    root = tmp_path_factory.mktemp(f"ppi-n{workers}")
     labelled_project(root / "ppi-two", labelled=2)
     labelled_project(root / "ppi-twelve", labelled=12)
-    judge_file(root / "judge.json", ALL_SUPPORTED)  # q00..q11: none of the other folders'
+    return shared_run(root, workers, "ppi-two", "ppi-twelve", "--ragate-ci=strict")
+
+
+def shared_run(root: Path, workers: str, *args: str) -> Unreached:
+    """pytest over `root` in a process of its own, judged by a constant judge's file (q00..q11:
+    none of the unreached folders' questions), with every output."""
+    judge_file(root / "judge.json", ALL_SUPPORTED)
     with pytest.MonkeyPatch.context() as env:
         env.delenv("RAGATE_SEAL_KEY", raising=False)
-        done = run_command(root, "-p", "no:cacheprovider", "-n", workers, "-rA", "-vv",
-                           *UNREACHED, "ppi-two", "ppi-twelve", "--ragate-ci=strict",
+        done = run_command(root, "-p", "no:cacheprovider", "-n", workers, "-rA", "-vv", *args,
                            "--ragate-judge=fixture:judge.json", *OUTPUTS)
     history = [json.loads(line) for line in (root / "h.jsonl").read_text().splitlines()]
     return Unreached(pytest.LineMatcher(done.stdout.splitlines()), done.stdout,
@@ -150,11 +160,15 @@ def unreached(workers: str, tmp_path_factory: pytest.TempPathFactory) -> Unreach
 
 def all_say_fail(run: Unreached, folder: str, floor: str = "faithfulness") -> None:
     """`outputs_agree` for one folder of the shared run: the exit status, the floor's JUnit
-    case, the reports' badges and its goldset's history line all say FAIL."""
+    case, the reports' badges (the run's, and its goldset's own: other folders fail the run
+    too) and its goldset's history line all say FAIL."""
     assert run.ret == pytest.ExitCode.TESTS_FAILED
     assert run.cases[f"{folder}.ragate.toml::floor[{floor}]"]["outcome"] == "failure"
     assert "Run: **FAIL**" in run.markdown
+    assert re.search(rf"^## {re.escape(folder)} \(eval_version .*\) \*\*FAIL\*\*$",
+                     run.markdown, re.MULTILINE), run.markdown
     assert '<h1>ragate report <span class="badge o-failed">FAIL</span></h1>' in run.html
+    assert f'<h2>{folder} <span class="badge o-failed">FAIL</span></h2>' in run.html
     assert run.history[folder]["status"] == "failed"
     assert run.history[folder]["floors"][floor]["outcome"] == "failed"
 
@@ -363,26 +377,26 @@ def labelled_project(root: Path, labelled: int, floor: float = 0.8) -> None:
 @pytest.mark.heavy
 @WORKERS_SHARED
 def test_two_labels_agreeing_with_a_constant_judge_do_not_pass_a_strict_ppi_floor(
-        unreached: Unreached, workers: str) -> None:
-    said(unreached.stdout,
+        strict_ppi: Unreached, workers: str) -> None:
+    said(strict_ppi.stdout,
          "FAILED ppi-two/ragate.toml::floor[faithfulness] - not decided: the ppi estimate "
          "([judge] estimate = \"ppi\") needs at least 10 labelled questions with a verdict "
          "here, has 2 labelled of 12 judged*")
-    assert "[1.00, 1.00]" not in unreached.text
-    all_say_fail(unreached, "ppi-two")
+    assert "[1.00, 1.00]" not in strict_ppi.text
+    all_say_fail(strict_ppi, "ppi-two")
 
 
 @pytest.mark.heavy
 @WORKERS_SHARED
-def test_labels_without_spread_widen_the_ppi_interval_and_say_so(unreached: Unreached,
+def test_labels_without_spread_widen_the_ppi_interval_and_say_so(strict_ppi: Unreached,
                                                                  workers: str) -> None:
-    said(unreached.stdout,
+    said(strict_ppi.stdout,
          "FAILED ppi-twelve/ragate.toml::floor[faithfulness] - faithfulness 1.00 (ppi), 95% "
          "lower bound 0.62 < floor 0.80 (ragate_ci = strict) · over 12/12 judged, 12 labelled "
          "· ppi: judge 1.00 − bias +0.00 on the labelled · no spread in the 12 judge scores "
          "nor in the 12 labelled errors (judge − human): variance bounded by the rule of "
          "three (95%), not taken as 0 · 95% CI [0.62, 1.38] (ppi, normal approximation)*")
-    all_say_fail(unreached, "ppi-twelve")
+    all_say_fail(strict_ppi, "ppi-twelve")
 
 
 @WORKERS

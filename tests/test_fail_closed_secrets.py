@@ -319,7 +319,9 @@ def test_a_judge_echoing_a_sealed_gist_leaves_it_in_no_output(printed: Printed,
     for qid in GISTS:
         why = printed.rows[qid]["judge_failures"]["context_precision"]
         assert why.startswith("parse: ") and "[sealed]" in why, why
-    assert printed.ret == pytest.ExitCode.TESTS_FAILED  # judge_coverage: nothing was judged
+    assert printed.ret == pytest.ExitCode.TESTS_FAILED
+    # the gate fails for this judge (the shared run fails for other reasons too)
+    assert "FAILED gs/ragate.toml::floor[judge_coverage]" in printed.texts["stdout"]
 
 
 @pytest.mark.heavy
@@ -354,16 +356,21 @@ def test_rejudging_the_shared_runs_results_shows_no_gist_and_no_credential(
 
 @pytest.mark.heavy  # `ragate plan` imports RAGAS (its version names its requests)
 def test_the_plan_of_a_sealed_goldset_shows_no_gist(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+        recwarn: pytest.WarningsRecorder) -> None:
     """`ragate plan` (issue 26) reads the goldset alone, so no run and no worker count is
-    any of its business: in this process, with the key."""
+    any of its business: in this process, with the key; what it logs and warns is read too
+    (in a process of its own that would be on its stderr)."""
     write_sealed(tmp_path / "gs", SLICED)
     monkeypatch.setenv("RAGATE_SEAL_KEY", KEY)
     monkeypatch.chdir(tmp_path)
+    caplog.set_level(logging.DEBUG)
     planned = CliRunner().invoke(main, ["plan", "gs", "--judge", "ragas:stub-model"])
     assert planned.exit_code == 0, planned.output
     assert "mini" in planned.output and "judge requests" in planned.output, planned.output
-    assert leaks({"plan": planned.output}, SECRETS) == []
+    warned = "\n".join(str(w.message) for w in recwarn)
+    assert leaks({"plan": planned.output, "logs": caplog.text, "warnings": warned},
+                 SECRETS) == []
 
 
 @pytest.mark.heavy

@@ -236,7 +236,7 @@ def test_an_errored_question_asks_every_question_and_fails(pytester: pytest.Pyte
     and the floor fails over its gap."""
     first = asking_order(7, "gs/ragate.toml", [f"q{i:02d}" for i in range(N)])[2]
     behaviour = every_20th_wrong() | {first: "1/0"}
-    goldset(pytester, behaviour)  # halted at the third question: unpaced (`paced`)
+    goldset(pytester, behaviour, workers=workers)  # paced: a wrong stop would show
     result = run_pytester(pytester, workers, "gs", *SEQUENTIAL, "--junitxml=junit.xml")
     assert result.ret == 1
     assert len(asked(pytester)) == N
@@ -364,7 +364,7 @@ def test_a_judge_failure_on_a_floors_metric_asks_every_question(pytester: pytest
     """A question without its verdict cannot be counted: the floor's test stops there, and
     the goldset is asked to the end and decided over every question."""
     failing = asking_order(7, "gs/ragate.toml", [f"q{i:02d}" for i in range(N)])[1]
-    judged(pytester, "0", failing=failing)  # halted at the second question: unpaced
+    judged(pytester, workers, failing=failing)  # paced: a wrong stop would show
     result = run_pytester(pytester, workers, "gs", *SEQUENTIAL, "--ragate-cache", "off")
     assert len(asked(pytester)) == N
     result.stdout.re_match_lines([rf".*every question asked \(sequential, seed 7: {failing}: "

@@ -264,7 +264,7 @@ def test_a_system_that_skips_its_wrong_answers_as_not_needed_fails(pytester: pyt
     gives: the first such skip is no stop the rule made, so every question is asked, each
     forged skip is a missing result, and the floor fails."""
     wrong = [q for i, q in enumerate(in_order()) if i % 3 == 1]
-    goldset(pytester, N, FLOOR, {q: FORGED for q in wrong})  # halts at the second: unpaced
+    goldset(pytester, N, FLOOR, {q: FORGED for q in wrong}, workers)  # paced (`paced`)
     result = run_pytester(pytester, workers, "gs", *SEQUENTIAL, "--junitxml=junit.xml",
                           "--ragate-results=out.jsonl")
     assert result.ret == 1, result.stdout.str()
@@ -278,7 +278,7 @@ def test_a_worker_that_dies_before_the_stop_fails_the_gate(pytester: pytest.Pyte
     """Under -n 2 the second question asked kills its worker: no row comes for it, so the
     controller never stops, and the floor fails over the crashed question."""
     dies = in_order()[1]
-    goldset(pytester, N, FLOOR, {dies: "os.kill(os.getpid(), signal.SIGKILL)"})  # halts: unpaced
+    goldset(pytester, N, FLOOR, {dies: "os.kill(os.getpid(), signal.SIGKILL)"}, "2")
     result = run_pytester(pytester, "2", "gs", *SEQUENTIAL, "--junitxml=junit.xml")
     assert result.ret == 1, result.stdout.str()
     assert outcomes(pytester)[floor_case("citation_accuracy")] == "failure"
@@ -295,7 +295,7 @@ def test_exitfirst_on_an_errored_question_is_no_stop(pytester: pytest.Pytester,
     """-x ends the run at the second question asked, which errors: the questions after it
     never ran, and none of them is reported as not needed."""
     errs = in_order()[1]
-    goldset(pytester, N, FLOOR, {errs: "1/0"})  # halts at the second: unpaced
+    goldset(pytester, N, FLOOR, {errs: "1/0"}, workers)
     result = run_pytester(pytester, workers, "gs", *SEQUENTIAL, "-x",
                           "--ragate-results=out.jsonl", "--junitxml=junit.xml")
     assert result.ret in (pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.INTERRUPTED)
