@@ -278,6 +278,43 @@ def run_command(root: Path, *args: str, **env: str) -> subprocess.CompletedProce
                           env=command_env(**env))
 
 
+def run_here(pytester: pytest.Pytester, *args: str, **env: str,
+             ) -> subprocess.CompletedProcess[str]:
+    """What `run_command(pytester.path, *args, **env)` gives, run in this process: pytest with
+    these arguments, or `ragate decide ...` through the command's own `main` (`cli.decide`),
+    whose pytest session runs as pytester's in-process runs do (`sys.modules` put back after
+    it, its output captured). `env` is set for the run and the xdist workers it starts. No
+    process is started for it (~1-2 s each): the process boundary is not what these tests are
+    about; a system that kills its process is run with run_command."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in env.items():
+            patch.setenv(name, value)
+        result = (ragate_decide(pytester, patch, args[1:]) if args[:1] == ("decide",)
+                  else pytester.runpytest_inprocess(*args))
+    return subprocess.CompletedProcess(list(args), int(result.ret), result.stdout.str(),
+                                       result.stderr.str())
+
+
+def ragate_decide(pytester: pytest.Pytester, patch: pytest.MonkeyPatch, args: tuple[str, ...],
+                  ) -> pytest.RunResult:
+    """`ragate decide ARGS` by `cli.main`, its `pytest.main` call run by pytester (the
+    command's exit status is that session's)."""
+    from pytest_ragate.cli import main  # the decide mode: imported by it alone
+
+    sessions: list[pytest.RunResult] = []
+
+    def session(argv: list[str]) -> int:
+        sessions.append(pytester.runpytest_inprocess(*argv))
+        return sessions[-1].ret
+
+    patch.setattr(pytest, "main", session)
+    with pytest.raises(SystemExit) as exited:
+        main(["decide", *args], prog_name="ragate")
+    [result] = sessions
+    assert exited.value.code == result.ret
+    return result
+
+
 # --- one terminal for every pytest a test starts -----------------------------------------------
 # pytest cuts its short summary to the terminal's width unless `CI` is set, colours its output
 # when told to, and GitHub's variables switch ragate's own GitHub output on: a test that reads

@@ -21,11 +21,11 @@ from tests.conftest import (
     junit_cases,
     results_rows,
     rows_of,
+    run_here,
     run_pytester,
     write_goldset,
 )
 from tests.openai_stub import OpenAIStub, Reply, RowVerdicts, ragas_script, words
-from tests.test_judge_change_baseline import decide_here
 from tests.test_judge_http import GOOD
 from tests.test_judge_http import SYSTEM as JUDGED_SYSTEM
 
@@ -311,20 +311,20 @@ def as_before_the_bill(path: Path) -> None:
 def test_an_old_results_file_without_the_bill_still_decides(pytester: pytest.Pytester) -> None:
     """Its floors are decided as before; a latency floor over it fails, naming the rows that
     carry no latency, rather than pass on nothing. The run and `ragate decide` in this
-    process (`decide_here`): the process boundary is not the point."""
+    process (`run_here`): the process boundary is not the point."""
     root = pytester.path
     sixty(root / "gs", "[floors]\nabstention_accuracy = 1.0\nlatency_p95_s = { max = 5 }\n")
     (root / "conftest.py").write_text(SLOW_SYSTEM.format(slow=set(), slow_s=0.0))
     ran = pytester.runpytest_inprocess("gs", "-p", "no:cacheprovider",
                                        "--ragate-results=r.jsonl")
     assert ran.ret == 0, ran.stdout.str()
-    fresh = decide_here(pytester, "r.jsonl", "--", "gs", "-p", "no:cacheprovider",
+    fresh = run_here(pytester, "decide", "r.jsonl", "--", "gs", "-p", "no:cacheprovider",
                         "--junitxml=fresh.xml")
     assert fresh.returncode == 0, fresh.stdout + fresh.stderr
     as_before_the_bill(root / "r.jsonl")
     assert not any(set(BILL_FIELDS) & set(r) for r in results_rows(root / "r.jsonl",
                                                                      timed=True))
-    old = decide_here(pytester, "r.jsonl", "--", "gs", "-p", "no:cacheprovider",
+    old = run_here(pytester, "decide", "r.jsonl", "--", "gs", "-p", "no:cacheprovider",
                       "--junitxml=old.xml")
     cases = junit_cases(root / "old.xml")
     assert cases["gs.ragate.toml::floor[abstention_accuracy]"]["outcome"] == "passed"

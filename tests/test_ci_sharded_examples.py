@@ -6,7 +6,7 @@ decide job downloads and hands to `ragate decide`; the decide job waits for the 
 runs when one fails; every `--ragate-*` flag they name exists. Then the very commands of each
 file run, shard by shard and decided, over the synthetic project of tests/test_sharding.py,
 and decide as one unsharded run of that project does: as the job's shell hands them to
-`pytest` and `ragate`, each run in this process (`test_sharding.run_here`): the argv is what
+`pytest` and `ragate`, each run in this process (`conftest.run_here`): the argv is what
 is tested, not a process start.
 """
 
@@ -24,8 +24,9 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import run_here
 from tests.test_ci_examples import FLAG, INI, ROOT, has_option, load, unknown_names
-from tests.test_sharding import FLOORS, floors_of, make_project, run_here, verdicts
+from tests.test_sharding import FLOORS, floors_of, make_project, verdicts
 
 GITHUB = ROOT / "examples" / "github-actions-sharded.yml"
 GITLAB = ROOT / "examples" / "gitlab-ci-sharded.yml"

@@ -41,8 +41,8 @@ from pytest_ragate.outputs.results import (
 )
 from pytest_ragate.outputs.saved_runs import read_saved_files
 from pytest_ragate.scoring.records import QuestionRecord
-from tests.conftest import BASE_TOML, junit_cases, run_command, write_goldset
-from tests.test_sharding import refused, reseal, run_here
+from tests.conftest import BASE_TOML, junit_cases, run_command, run_here, write_goldset
+from tests.test_sharding import refused, reseal
 
 pytestmark = pytest.mark.heavy  # shards and decisions run pytest
 

@@ -28,6 +28,7 @@ from pytest_ragate.scoring.records import QuestionRecord, QuestionScores
 from tests.conftest import (
     FIXTURE_JUDGE_CONFTEST,
     WORKERS_SHARED,
+    run_here,
     run_pytester,
     saved_results,
     write_goldset,
@@ -74,27 +75,6 @@ def outcome_of(result: pytest.RunResult, check: str) -> str:
              if f"{node} {word}" in line or line.endswith(f"{word} {node}")}
     assert len(words) == 1, result.stdout.str()
     return words.pop()
-
-
-def decide_here(pytester: pytest.Pytester, *args: str) -> subprocess.CompletedProcess[str]:
-    """What `run_command(pytester.path, "decide", *args)` gives, run in this process: the
-    command's own `main` (`cli.decide`), whose pytest session runs as pytester's in-process
-    runs do (`sys.modules` put back after it, its output captured). The process boundary is
-    not what a decision over saved files is about."""
-    sessions: list[pytest.RunResult] = []
-
-    def session(argv: list[str]) -> int:
-        sessions.append(pytester.runpytest_inprocess(*argv))
-        return int(sessions[-1].ret)
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(pytest, "main", session)
-        with pytest.raises(SystemExit) as exited:
-            main(["decide", *args], prog_name="ragate")
-    [result] = sessions
-    assert exited.value.code == result.ret
-    return subprocess.CompletedProcess(["ragate", "decide", *args], int(result.ret),
-                                       result.stdout.str(), result.stderr.str())
 
 
 def history(path: Path) -> list[dict[str, object]]:
@@ -269,7 +249,7 @@ def test_ragate_decide_follows_the_same_rule(based: pytest.Pytester) -> None:
     assert gate(pytester, "0", "judge_b.json", "--ragate-results=now.jsonl").ret == 0
 
     def decide(*flags: str) -> subprocess.CompletedProcess[str]:
-        return decide_here(pytester, "now.jsonl", "--", "gs", "-rA",
+        return run_here(pytester, "decide", "now.jsonl", "--", "gs", "-rA",
                            "--ragate-baseline=base.jsonl", *flags)
 
     refused = decide()
