@@ -66,8 +66,13 @@ def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
 
 def imports_of(path: Path) -> set[str]:
     """Every pytest_ragate module this file imports, at module level or inside a function."""
+    return imports_of_tree(ast.parse(path.read_text(encoding="utf-8")))
+
+
+def imports_of_tree(tree: ast.AST) -> set[str]:
+    """Every pytest_ragate module a syntax tree imports (type-only imports aside)."""
     found: set[str] = set()
-    for node in _runtime_nodes(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in _runtime_nodes(tree):
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names if a.name.startswith("pytest_ragate")}
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0 \
@@ -298,6 +303,58 @@ def test_one_module_reads_results_files() -> None:
                                            getattr(n, "attr", None))
                             for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))))
     assert naming == []
+
+
+def module_level_imports(path: Path) -> set[str]:
+    """The pytest_ragate modules this file imports when it is imported: its top-level
+    imports (not those inside functions, nor type-only ones)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    top = [n for n in tree.body if not (isinstance(n, ast.If) and ast.unparse(n.test)
+                                        in ("TYPE_CHECKING", "t.TYPE_CHECKING"))]
+    return imports_of_nodes([n for stmt in top if not isinstance(
+        stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) for n in ast.walk(stmt)]
+        + [n for cls in top if isinstance(cls, ast.ClassDef) for n in cls.body
+           if isinstance(n, ast.Import | ast.ImportFrom)])
+
+
+def imports_of_nodes(nodes: list[ast.AST]) -> set[str]:
+    """The pytest_ragate modules `nodes` import."""
+    module = ast.Module(body=[n for n in nodes if isinstance(n, ast.Import | ast.ImportFrom)],
+                        type_ignores=[])
+    return imports_of_tree(module)
+
+
+def loaded_with(roots: set[str]) -> set[str]:
+    """Every module importing `roots` loads: their module-level imports, followed."""
+    seen, todo = set(), list(roots)
+    while todo:
+        module = todo.pop()
+        if module in seen or module not in PATHS:
+            continue
+        seen.add(module)
+        todo += module_level_imports(PATHS[module])
+        parent = module.rpartition(".")[0]  # a package's __init__ runs first
+        todo += [parent] if parent else []
+    return seen
+
+
+# what a gate loads to conclude a run that reads no saved run (no --ragate-baseline)
+CONCLUDING = {"pytest_ragate.modes.gate", "pytest_ragate.modes.conclusion",
+              "pytest_ragate.modes.reporting", "pytest_ragate.outputs.writers"}
+
+
+def test_a_gate_that_reads_no_saved_run_loads_no_reader_of_saved_runs() -> None:
+    """The reader of saved runs (and the baseline built on it) is imported by the code that
+    reads one, inside the function: a gate without `--ragate-baseline` never loads it."""
+    loaded = loaded_with(CONCLUDING)
+    assert {ONE_READER, "pytest_ragate.outputs.baseline"} & loaded == set()
+
+
+def test_the_loading_rule_catches_a_planted_import(tmp_path: Path) -> None:
+    planted = tmp_path / "planted.py"
+    planted.write_text("from pytest_ragate.outputs.baseline import load_baseline\n"
+                       "def later():\n    from pytest_ragate.outputs import html\n")
+    assert module_level_imports(planted) == {"pytest_ragate.outputs.baseline"}
 
 
 # --- verdicts: made in decision/ only -----------------------------------------------------------

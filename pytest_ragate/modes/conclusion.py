@@ -27,7 +27,6 @@ from pytest_ragate.goldsets.promotion import Promotion, promote_anchors, promote
 from pytest_ragate.items.collection import collected
 from pytest_ragate.modes import reporting as reporter
 from pytest_ragate.modes.saved_lines import decision_settings, saved_lines
-from pytest_ragate.outputs.baseline import BaselineError, load_baseline
 from pytest_ragate.outputs.reports import incomplete_notice
 from pytest_ragate.outputs.results import Shard
 from pytest_ragate.outputs.writers import Saved, Written, write_ci_files, write_outputs
@@ -77,6 +76,9 @@ class Conclusion:
         gate = settings.gate
         baseline = None
         if gate.baseline:
+            # the reader of saved runs, loaded only by a run that reads one
+            from pytest_ragate.outputs.baseline import BaselineError, load_baseline
+
             try:
                 baseline = load_baseline(gate.baseline, config.rootpath)
             except BaselineError as error:
