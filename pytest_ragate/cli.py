@@ -818,23 +818,25 @@ def stamp_labels(labels_file: Path, results: Path) -> None:
     `answer_sha256`. From then on a changed answer leaves that question labelled without a
     verdict ("stale label"), which fails judge_agreement and the ppi estimate, instead of
     holding a judge's word on the new answer to a person's word on the old one. An
-    answer_match label is stamped once, with the answer it settles (the question's one
-    answer, or its one unsure answer), and never moved to another. Lines not stamped keep
-    their text. Stamp right after labelling, from the run you labelled.
+    answer_match label is stamped once, with the raw answer it settles (the question's one
+    answer, or its one unsure answer) and the expected answer it was judged against
+    (`expected_sha256`), and never moved to another answer; one stamped before labels carried
+    `expected_sha256` is bound to the expected answer its answer was held to in RESULTS. Lines
+    not stamped keep their text. Stamp right after labelling, from the run you labelled.
     """
     import json
 
     from pytest_ragate.answer import answer_sha256
     from pytest_ragate.files import read_jsonl, read_lines, write_atomic
     from pytest_ragate.goldsets.labels import LabelRow
-    from pytest_ragate.scoring.answer_match import ANSWER_MATCH, answer_to_label
+    from pytest_ragate.scoring.answer_match import ANSWER_MATCH
 
     labelled, problems = read_jsonl(labels_file, LabelRow, id_field="question_id")
     if problems:
         raise click.ClickException("\n".join(map(str, problems)))
     judged = any(row.metric != ANSWER_MATCH for _, row in labelled)
     answers = _answers(results, "a label") if judged else {}
-    rows = _saved(results, whole=False).rows
+    rows = [r for _, r in _saved(results, whole=False).rows]
     lines = read_lines(labels_file)
     stamped = changed = 0
     unmatched: list[str] = []
@@ -845,22 +847,19 @@ def stamp_labels(labels_file: Path, results: Path) -> None:
         row = json.loads(line)
         qid, where = row["question_id"], f"{row['question_id']} ({row['metric']}, line {i + 1})"
         if row["metric"] == ANSWER_MATCH:
-            if "answer_sha256" in row:
-                continue  # it settles the answer it was written for, and no other
-            text, why = answer_to_label(qid, [r for _, r in rows])
-            if text is None:
+            stamp, why = _answer_match_stamp(row, rows)
+            if stamp is None:
                 (refused if why else unmatched).append(f"{where}{': ' + why if why else ''}")
                 continue
         elif qid in answers:
-            text = answers[qid]
+            stamp = {"answer_sha256": answer_sha256(answers[qid])}
         else:
             unmatched.append(where)
             continue
-        digest = answer_sha256(text)
-        if row.get("answer_sha256") == digest:
+        if all(row.get(k) == v for k, v in stamp.items()):
             continue
-        changed += "answer_sha256" in row
-        row["answer_sha256"] = digest
+        changed += row.get("answer_sha256") not in (None, stamp["answer_sha256"])
+        row.update(stamp)
         lines[i] = json.dumps(row, ensure_ascii=False)
         stamped += 1
     if stamped:
@@ -872,6 +871,34 @@ def stamp_labels(labels_file: Path, results: Path) -> None:
     if refused:
         click.echo("not stamped, which answer is not clear:\n" + "\n".join(refused))
         raise SystemExit(1)
+
+
+def _answer_match_stamp(row: dict[str, Any], rows: list[Any],
+                        ) -> tuple[dict[str, str] | None, str]:
+    """The digests to stamp on an answer_match label (`answer_sha256`, `expected_sha256`), or
+    None and why not (empty: no answered row). A label already stamped with its answer keeps
+    it: only the expected answer that answer was held to in the run is added (a label that
+    predates `expected_sha256`); a label bound to both is left as it is."""
+    from pytest_ragate.scoring.answer_match import answer_to_label, label_digests
+
+    qid, answer = row["question_id"], row.get("answer_sha256")
+    if answer is None:
+        record, why = answer_to_label(qid, rows)
+        if record is None:
+            return None, why
+        raw, expected = label_digests(record)
+        return ({"answer_sha256": raw} | ({"expected_sha256": expected} if expected else {}),
+                "")
+    if "expected_sha256" in row:
+        return {}, ""  # bound to what it judged, and to nothing else
+    held = {label_digests(r)[1] for r in rows if r.question_id == qid
+            and r.status == "scored" and r.answer_check is not None
+            and label_digests(r)[0] == answer}
+    held.discard(None)
+    if len(held) != 1:
+        return None, ""
+    return {"answer_sha256": answer, "expected_sha256": held.pop()}, ""
+
 
 _DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 
