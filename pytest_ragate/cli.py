@@ -139,7 +139,9 @@ def _validate_notes(goldset: Any, config: Path) -> list[str]:
 @click.argument("goldset", type=click.Path(exists=True, path_type=Path))
 def pin(goldset: Path) -> None:
     """Pin every expected evidence span that has no pin: a fingerprint of the text it points
-    at now, so that collection can tell when a corpus edit moves or changes it.
+    at now and of the text around it, so that collection can tell when a corpus edit moves or
+    changes it. A pin that predates neighbouring text is brought up to date where its units
+    still hold its text.
 
     Only the answers that gain a pin are rewritten, and in them only the spans' `pin`.
     A sealed goldset is changed sealed with RAGATE_SEAL_KEY, refused without it. Exit 1
@@ -154,7 +156,7 @@ def pin(goldset: Path) -> None:
         click.echo(line)
     click.echo(f"pinned {done.changes} span{'s' * (done.changes != 1)}"
                + (f" in {', '.join(map(str, done.written))}" if done.written else ""))
-    for line in done.notes:
+    for line in [*done.lines, *done.notes]:
         click.echo(line)
     if done.problems:
         raise SystemExit(1)
