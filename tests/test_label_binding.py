@@ -146,3 +146,28 @@ def test_stamp_labels_stamps_the_raw_answer_and_binds_a_label_that_predates(
     assert json.loads(labels.read_text())["expected_sha256"] == digest(AT_25)
     again = CliRunner().invoke(main, ["stamp-labels", str(labels), str(res)])
     assert "stamped 0 labels" in again.output  # bound: left as it is
+
+
+def test_validate_says_once_which_labels_predate_or_are_stale(tmp_path: Path) -> None:
+    from tests.conftest import BASE_TOML, expected_rows, write_goldset
+
+    rows = [{**row, "facts": ["25 euros"]} if row["gist"] else row for row in expected_rows()]
+    answered = [row for row in rows if row["gist"]]
+    gs = write_goldset(tmp_path / "gs", toml=BASE_TOML + '\n[judge]\nlabels = "labels.jsonl"\n',
+                       expected=rows)
+    now = {r["question_id"]: expected_sha256(r["gist"], r["facts"], []) for r in answered}
+    first, second = answered[0]["question_id"], answered[1]["question_id"]
+    (gs / "labels.jsonl").write_text("".join(json.dumps(x) + "\n" for x in [
+        {"question_id": first, "metric": "answer_match", "verdict": 1, "answer_sha256": RAW},
+        {"question_id": first, "metric": "answer_match", "verdict": 0,
+         "answer_sha256": "1" * 64},
+        {"question_id": second, "metric": "answer_match", "verdict": 1, "answer_sha256": RAW,
+         "expected_sha256": digest(AT_25)},
+        {"question_id": answered[2]["question_id"], "metric": "answer_match", "verdict": 1,
+         "answer_sha256": RAW, "expected_sha256": now[answered[2]["question_id"]]}]))
+    out = CliRunner().invoke(main, ["validate", str(gs)])
+    assert out.exit_code == 0, out.output
+    assert out.output.count(f"label for {first} predates expected-answer digests") == 1
+    assert out.output.count(f"label for {second} was judged against another expected") == 1
+    said = [line for line in out.output.splitlines() if "label" in line]
+    assert len(said) == 2  # the bound label of the third question says nothing

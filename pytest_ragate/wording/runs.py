@@ -200,6 +200,11 @@ def label_notes(records: Sequence[QuestionRecord]) -> list[str]:
         note = r.answer_check.label_note if r.answer_check is not None else None
         if note is not None and r.question_id not in by_note.setdefault(note, []):
             by_note[note].append(r.question_id)
+    return label_note_lines(by_note)
+
+
+def label_note_lines(by_note: dict[str, list[str]]) -> list[str]:
+    """One line per kind of label note (`LabelNote`), naming its questions."""
     lines = []
     for note, text in _LABEL_NOTES.items():
         if ids := by_note.get(note):
