@@ -775,7 +775,6 @@ def stamp_verdicts(judge_file: Path, results: Path) -> None:
     """
     import json
 
-    from pytest_ragate.answer import answer_sha256
     from pytest_ragate.files import write_atomic
     from pytest_ragate.judges.fixture import read_fixture_file
 
@@ -787,7 +786,7 @@ def stamp_verdicts(judge_file: Path, results: Path) -> None:
     stamped = changed = 0
     for qid, verdicts in fixture.answers.items():
         if qid in answers:
-            digest = answer_sha256(answers[qid])
+            digest = answers[qid]
             changed += verdicts.answer_sha256 not in (None, digest)
             verdicts.answer_sha256 = digest
             stamped += 1
@@ -801,14 +800,17 @@ def stamp_verdicts(judge_file: Path, results: Path) -> None:
 
 
 def _answers(results: Path, what: str) -> dict[str, str]:
-    """Each answered question's answer text in a results file (read whole or not: what was
-    answered is stamped, the rest is named as not stamped); refused when a question's
-    repeats answered differently, since `what` is stamped for one answer."""
+    """Each answered question's answer sha256 in a results file, of the raw answer (a masked
+    answer's row keeps it), read whole or not: what was answered is stamped, the rest is
+    named as not stamped; refused when a question's repeats answered differently, since
+    `what` is stamped for one answer."""
+    from pytest_ragate.scoring.labelled import raw_sha256
+
     answers: dict[str, str] = {}
     for _, r in _saved(results, whole=False).rows:
         if r.status != "scored" or r.abstained or r.answer_text is None:
             continue
-        if answers.setdefault(r.question_id, r.answer_text) != r.answer_text:
+        if answers.setdefault(r.question_id, raw_sha256(r)) != raw_sha256(r):
             raise click.ClickException(
                 f"{results}: question {r.question_id} has different answers in its "
                 f"repeats; {what} is stamped for one answer: stamp from a run with repeat = 1")
@@ -833,7 +835,6 @@ def stamp_labels(labels_file: Path, results: Path) -> None:
     """
     import json
 
-    from pytest_ragate.answer import answer_sha256
     from pytest_ragate.files import read_jsonl, read_lines, write_atomic
     from pytest_ragate.goldsets.labels import LabelRow
     from pytest_ragate.scoring.answer_match import ANSWER_MATCH
@@ -859,7 +860,7 @@ def stamp_labels(labels_file: Path, results: Path) -> None:
                 (refused if why else unmatched).append(f"{where}{': ' + why if why else ''}")
                 continue
         elif qid in answers:
-            stamp = {"answer_sha256": answer_sha256(answers[qid])}
+            stamp = {"answer_sha256": answers[qid]}
         else:
             unmatched.append(where)
             continue

@@ -153,6 +153,7 @@ def test_a_label_binds_the_raw_answer_and_the_expected_answer_it_judged(ran: Ran
     assert rows["q3"]["metrics"]["answer_match"] == 0.0
     assert rows["q3"]["answer_check"]["answer_sha256"] == sha("Zaphod signs the memos.")
     assert rows["q2"]["answer_check"]["label_note"] == "stale_expected"
+    assert rows["q3"]["answer_sha256"] == sha("Zaphod signs the memos.")  # the row's too
 
 
 def test_each_answer_says_which_facts_it_stated_by_number(ran: Ran) -> None:

@@ -171,3 +171,19 @@ def test_validate_says_once_which_labels_predate_or_are_stale(tmp_path: Path) ->
     assert out.output.count(f"label for {second} was judged against another expected") == 1
     said = [line for line in out.output.splitlines() if "label" in line]
     assert len(said) == 2  # the bound label of the third question says nothing
+
+
+def test_a_judged_label_of_a_masked_answer_is_held_to_the_raw_answer() -> None:
+    """Two answers that mask alike in a sealed run are two answers: a label stamped with the
+    masked text's digest (as before the rule) is stale for either."""
+    from pytest_ragate.scoring.labelled import judged_values
+    from tests.test_html_report import rec
+
+    masked = "It sells for [sealed]."
+    row = rec("q1", answer=masked, metrics={"faithfulness": 1.0},
+              answer_sha256=hashlib.sha256(b"It sells for 25 euros.").hexdigest())
+    stale = {"q1": hashlib.sha256(masked.encode()).hexdigest()}
+    values, missing = judged_values("faithfulness", [row], stale)
+    assert values == {} and missing["q1"].startswith("stale label")
+    values, _ = judged_values("faithfulness", [row], {"q1": RAW})
+    assert values == {"q1": 1.0}

@@ -476,7 +476,7 @@ def label_digests(record: QuestionRecord) -> tuple[str, str | None]:
     written before checks carried it, its kept text's) and its expected answer's."""
     check = record.answer_check
     raw = check.answer_sha256 if check is not None else None
-    return (raw or answer_sha256(record.answer_text or ""),
+    return (raw or record.answer_sha256 or answer_sha256(record.answer_text or ""),
             check.expected_sha256 if check is not None else None)
 
 
