@@ -191,7 +191,8 @@ def unsure() -> AnswerCheck:
 def test_a_label_settles_only_the_answer_it_was_written_for() -> None:
     check = unsure()
     assert check.value is None and check.unsettled
-    one, zero = AnswerLabel(1, "e" * 64), AnswerLabel(0, "e" * 64)
+    one = AnswerLabel(verdict=1, expected_sha256="e" * 64)
+    zero = AnswerLabel(verdict=0, expected_sha256="e" * 64)
     assert settle(check, {"a" * 64: one}, "a" * 64, "e" * 64, "label").value == 1.0
     assert settle(check, {"a" * 64: one}, "b" * 64, "e" * 64, "label").value is None
     assert settle(check, {}, "b" * 64, "e" * 64, "wrong").value == 0.0

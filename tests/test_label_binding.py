@@ -33,6 +33,11 @@ AT_30 = {"gist": "The remote sells for 30 euros.", "facts": ["30 euros"],
          "forbid": ["25 euros"]}
 
 
+def said(verdict: int, expected: str | None = None) -> AnswerLabel:
+    """A person's verdict, judged against `expected` (None: before expected digests)."""
+    return AnswerLabel(verdict=1 if verdict else 0, expected_sha256=expected)
+
+
 def digest(expected: dict[str, list[str] | str]) -> str:
     return expected_sha256(expected["gist"], expected["facts"], expected["forbid"])  # type: ignore[arg-type]
 
@@ -48,15 +53,15 @@ def check(answer: str, expected: dict[str, list[str] | str], similarity: float =
 def test_a_label_judged_against_another_expected_answer_no_longer_settles() -> None:
     """The issue's reproduction: labelled right when the price was 25, the same answer is not
     right once the expected answer is 30 with "25 euros" forbidden."""
-    labels = {RAW: AnswerLabel(1, digest(AT_25))}
+    labels = {RAW: said(1, digest(AT_25))}
     now = settle(check(ANSWER, AT_30), labels, RAW, digest(AT_30), "label")
     assert now.settled is None and now.value == 0.0 and now.label_note == "stale_expected"
     unsure = check("Maybe 25 or 30 euros.", AT_30)
     assert unsure.outcome == "unsure"
     raw = hashlib.sha256(b"Maybe 25 or 30 euros.").hexdigest()
-    again = settle(unsure, {raw: AnswerLabel(1, digest(AT_25))}, raw, digest(AT_30), "label")
+    again = settle(unsure, {raw: said(1, digest(AT_25))}, raw, digest(AT_30), "label")
     assert again.unsettled and again.label_note == "stale_expected"
-    bound = settle(unsure, {raw: AnswerLabel(1, digest(AT_30))}, raw, digest(AT_30), "label")
+    bound = settle(unsure, {raw: said(1, digest(AT_30))}, raw, digest(AT_30), "label")
     assert bound.value == 1.0 and bound.label_note is None
     assert (bound.answer_sha256, bound.expected_sha256) == (raw, digest(AT_30))
 
@@ -73,10 +78,10 @@ def test_the_expected_digest_is_of_gist_facts_and_forbid_each() -> None:
 
 def test_a_label_of_another_answer_leaves_an_unsure_one_unsure_and_says_so() -> None:
     unsure = check("Maybe 25 or 30 euros.", AT_30)
-    other = settle(unsure, {"0" * 64: AnswerLabel(1, digest(AT_30))},
+    other = settle(unsure, {"0" * 64: said(1, digest(AT_30))},
                    hashlib.sha256(b"Maybe 25 or 30 euros.").hexdigest(), digest(AT_30), "label")
     assert other.unsettled and other.label_note == "stale_answer"
-    decided = settle(check(ANSWER, AT_30), {"0" * 64: AnswerLabel(1, digest(AT_30))}, RAW,
+    decided = settle(check(ANSWER, AT_30), {"0" * 64: said(1, digest(AT_30))}, RAW,
                      digest(AT_30), "label")
     assert decided.label_note is None  # nothing waits on a label there
 
@@ -90,10 +95,10 @@ def row(qid: str, answer_check: AnswerCheck, repeat: int = 1) -> QuestionRecord:
 
 def test_a_label_that_predates_expected_digests_settles_and_is_said_once_per_question(
         ) -> None:
-    old = {RAW: AnswerLabel(0)}
+    old = {RAW: said(0)}
     settled = settle(check("Maybe 25 or 30 euros.", AT_25), old, RAW, digest(AT_25), "label")
     assert settled.value == 0.0 and settled.label_note == "predates"
-    stale = settle(check("Maybe 25 or 30 euros.", AT_30), {RAW: AnswerLabel(1, digest(AT_25))},
+    stale = settle(check("Maybe 25 or 30 euros.", AT_30), {RAW: said(1, digest(AT_25))},
                    RAW, digest(AT_30), "label")
     rows = [row("q7", settled), row("q7", settled, 2), row("q8", stale), row("q8", stale, 2)]
     notes = label_notes(rows)
@@ -112,7 +117,7 @@ def test_labels_read_their_expected_digest_and_refuse_it_off_answer_match(
                     + "\n" + json.dumps({"question_id": "q2", "metric": "faithfulness",
                                          "verdict": 1, "expected_sha256": "a" * 64}) + "\n")
     labels, problems = read_labels(path, {"q1", "q2"}, tmp_path / "ragate.toml")
-    assert answer_verdicts(labels) == {"q1": {RAW: AnswerLabel(1, digest(AT_25))}}
+    assert answer_verdicts(labels) == {"q1": {RAW: said(1, digest(AT_25))}}
     assert [(p.line, p.field) for p in problems] == [(2, "expected_sha256")]
 
 

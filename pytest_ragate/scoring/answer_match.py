@@ -432,7 +432,7 @@ def _candidate(item: _Item, context: _Context) -> bool:
 # --- settling unsure answers --------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AnswerLabel:
     """A person's verdict on one answer (goldsets/labels.py), and the `expected_sha256` of the
     expected answer it was judged against (None: written before labels carried it)."""
