@@ -126,12 +126,17 @@ def audit(paths: tuple[Path, ...], results: tuple[Path, ...], history: tuple[Pat
 
 def _validate_notes(goldset: Any, config: Path) -> list[str]:
     """A loaded goldset's evidence pins and cheap warnings (goldsets/forewarnings.py)."""
-    from pytest_ragate.goldsets.forewarnings import pin_lines, same_questions, undecidable_floors
+    from pytest_ragate.goldsets.forewarnings import (
+        label_lines,
+        pin_lines,
+        same_questions,
+        undecidable_floors,
+    )
 
     options = _ini_options(config.parent)[1]
     min_n = click.IntRange(0).convert(options.get("ragate_min_n", "0"), None, None)
     strict = options.get("ragate_ci", "point") == "strict"
-    return [*pin_lines(goldset), *same_questions(goldset),
+    return [*pin_lines(goldset), *label_lines(goldset), *same_questions(goldset),
             *undecidable_floors(goldset, min_n=min_n, strict=strict)]
 
 
@@ -139,7 +144,9 @@ def _validate_notes(goldset: Any, config: Path) -> list[str]:
 @click.argument("goldset", type=click.Path(exists=True, path_type=Path))
 def pin(goldset: Path) -> None:
     """Pin every expected evidence span that has no pin: a fingerprint of the text it points
-    at now, so that collection can tell when a corpus edit moves or changes it.
+    at now and of the text around it, so that collection can tell when a corpus edit moves or
+    changes it. A pin that predates neighbouring text is brought up to date where its units
+    still hold its text.
 
     Only the answers that gain a pin are rewritten, and in them only the spans' `pin`.
     A sealed goldset is changed sealed with RAGATE_SEAL_KEY, refused without it. Exit 1
@@ -154,7 +161,7 @@ def pin(goldset: Path) -> None:
         click.echo(line)
     click.echo(f"pinned {done.changes} span{'s' * (done.changes != 1)}"
                + (f" in {', '.join(map(str, done.written))}" if done.written else ""))
-    for line in done.notes:
+    for line in [*done.lines, *done.notes]:
         click.echo(line)
     if done.problems:
         raise SystemExit(1)
@@ -768,7 +775,6 @@ def stamp_verdicts(judge_file: Path, results: Path) -> None:
     """
     import json
 
-    from pytest_ragate.answer import answer_sha256
     from pytest_ragate.files import write_atomic
     from pytest_ragate.judges.fixture import read_fixture_file
 
@@ -780,7 +786,7 @@ def stamp_verdicts(judge_file: Path, results: Path) -> None:
     stamped = changed = 0
     for qid, verdicts in fixture.answers.items():
         if qid in answers:
-            digest = answer_sha256(answers[qid])
+            digest = answers[qid]
             changed += verdicts.answer_sha256 not in (None, digest)
             verdicts.answer_sha256 = digest
             stamped += 1
@@ -794,14 +800,17 @@ def stamp_verdicts(judge_file: Path, results: Path) -> None:
 
 
 def _answers(results: Path, what: str) -> dict[str, str]:
-    """Each answered question's answer text in a results file (read whole or not: what was
-    answered is stamped, the rest is named as not stamped); refused when a question's
-    repeats answered differently, since `what` is stamped for one answer."""
+    """Each answered question's answer sha256 in a results file, of the raw answer (a masked
+    answer's row keeps it), read whole or not: what was answered is stamped, the rest is
+    named as not stamped; refused when a question's repeats answered differently, since
+    `what` is stamped for one answer."""
+    from pytest_ragate.scoring.labelled import raw_sha256
+
     answers: dict[str, str] = {}
     for _, r in _saved(results, whole=False).rows:
         if r.status != "scored" or r.abstained or r.answer_text is None:
             continue
-        if answers.setdefault(r.question_id, r.answer_text) != r.answer_text:
+        if answers.setdefault(r.question_id, raw_sha256(r)) != raw_sha256(r):
             raise click.ClickException(
                 f"{results}: question {r.question_id} has different answers in its "
                 f"repeats; {what} is stamped for one answer: stamp from a run with repeat = 1")
@@ -818,23 +827,24 @@ def stamp_labels(labels_file: Path, results: Path) -> None:
     `answer_sha256`. From then on a changed answer leaves that question labelled without a
     verdict ("stale label"), which fails judge_agreement and the ppi estimate, instead of
     holding a judge's word on the new answer to a person's word on the old one. An
-    answer_match label is stamped once, with the answer it settles (the question's one
-    answer, or its one unsure answer), and never moved to another. Lines not stamped keep
-    their text. Stamp right after labelling, from the run you labelled.
+    answer_match label is stamped once, with the raw answer it settles (the question's one
+    answer, or its one unsure answer) and the expected answer it was judged against
+    (`expected_sha256`), and never moved to another answer; one stamped before labels carried
+    `expected_sha256` is bound to the expected answer its answer was held to in RESULTS. Lines
+    not stamped keep their text. Stamp right after labelling, from the run you labelled.
     """
     import json
 
-    from pytest_ragate.answer import answer_sha256
     from pytest_ragate.files import read_jsonl, read_lines, write_atomic
     from pytest_ragate.goldsets.labels import LabelRow
-    from pytest_ragate.scoring.answer_match import ANSWER_MATCH, answer_to_label
+    from pytest_ragate.scoring.answer_match import ANSWER_MATCH
 
     labelled, problems = read_jsonl(labels_file, LabelRow, id_field="question_id")
     if problems:
         raise click.ClickException("\n".join(map(str, problems)))
     judged = any(row.metric != ANSWER_MATCH for _, row in labelled)
     answers = _answers(results, "a label") if judged else {}
-    rows = _saved(results, whole=False).rows
+    rows = [r for _, r in _saved(results, whole=False).rows]
     lines = read_lines(labels_file)
     stamped = changed = 0
     unmatched: list[str] = []
@@ -845,22 +855,19 @@ def stamp_labels(labels_file: Path, results: Path) -> None:
         row = json.loads(line)
         qid, where = row["question_id"], f"{row['question_id']} ({row['metric']}, line {i + 1})"
         if row["metric"] == ANSWER_MATCH:
-            if "answer_sha256" in row:
-                continue  # it settles the answer it was written for, and no other
-            text, why = answer_to_label(qid, [r for _, r in rows])
-            if text is None:
+            stamp, why = _answer_match_stamp(row, rows)
+            if stamp is None:
                 (refused if why else unmatched).append(f"{where}{': ' + why if why else ''}")
                 continue
         elif qid in answers:
-            text = answers[qid]
+            stamp = {"answer_sha256": answers[qid]}
         else:
             unmatched.append(where)
             continue
-        digest = answer_sha256(text)
-        if row.get("answer_sha256") == digest:
+        if all(row.get(k) == v for k, v in stamp.items()):
             continue
-        changed += "answer_sha256" in row
-        row["answer_sha256"] = digest
+        changed += row.get("answer_sha256") not in (None, stamp["answer_sha256"])
+        row.update(stamp)
         lines[i] = json.dumps(row, ensure_ascii=False)
         stamped += 1
     if stamped:
@@ -872,6 +879,34 @@ def stamp_labels(labels_file: Path, results: Path) -> None:
     if refused:
         click.echo("not stamped, which answer is not clear:\n" + "\n".join(refused))
         raise SystemExit(1)
+
+
+def _answer_match_stamp(row: dict[str, Any], rows: list[Any],
+                        ) -> tuple[dict[str, str] | None, str]:
+    """The digests to stamp on an answer_match label (`answer_sha256`, `expected_sha256`), or
+    None and why not (empty: no answered row). A label already stamped with its answer keeps
+    it: only the expected answer that answer was held to in the run is added (a label that
+    predates `expected_sha256`); a label bound to both is left as it is."""
+    from pytest_ragate.scoring.answer_match import answer_to_label, label_digests
+
+    qid, answer = row["question_id"], row.get("answer_sha256")
+    if answer is None:
+        record, why = answer_to_label(qid, rows)
+        if record is None:
+            return None, why
+        raw, expected = label_digests(record)
+        return ({"answer_sha256": raw} | ({"expected_sha256": expected} if expected else {}),
+                "")
+    if "expected_sha256" in row:
+        return {}, ""  # bound to what it judged, and to nothing else
+    held = {label_digests(r)[1] for r in rows if r.question_id == qid
+            and r.status == "scored" and r.answer_check is not None
+            and label_digests(r)[0] == answer}
+    held.discard(None)
+    if len(held) != 1:
+        return None, ""
+    return {"answer_sha256": answer, "expected_sha256": held.pop()}, ""
+
 
 _DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 

@@ -1,6 +1,11 @@
 """`ragate pin GOLDSET` and `ragate reanchor GOLDSET [--write]`: fingerprints added to the
-expected evidence spans that lack one, and the unit ranges of pinned spans whose text moved
-rewritten where it is now (goldsets/pins.py, goldsets/pinned.py).
+expected evidence spans that lack one (and pins that predate neighbouring text brought up to
+date where their units still hold their text), and the unit ranges of pinned spans whose text
+moved rewritten where it is now (goldsets/pins.py, goldsets/pinned.py).
+
+Both read a `.jsonl` file of answers as the loader does (files.read_lines): lines end at
+'\n' only, so a JSON string holding U+2028, U+0085 or a form feed is one line's text, never
+a line break.
 
 Only the lines (a `.jsonl` file) or files (a folder of `<question_id>.json`) that change are
 rewritten, and in them only the evidence entries concerned: every other field keeps its value
@@ -16,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +35,7 @@ from pytest_ragate.goldsets.pins import CorpusText, Unpinnable
 _FIRST = ("first_turn", "first_unit")
 _LAST = ("last_turn", "last_unit")
 _DOC = ("doc_id", "meeting_id")
+_LINES = re.compile(r"(?<=\n)")  # after each '\n' only, as files.read_lines splits
 
 
 class PinningError(Exception):
@@ -70,7 +77,7 @@ def _layout(text: str, folder: bool) -> dict[str, Any]:
     """json.dumps's arguments that give back `text`'s own layout."""
     indent = None
     if folder and "\n" in text.strip():
-        second = text.strip().splitlines()[1]
+        second = text.strip().split("\n")[1]
         indent = len(second) - len(second.lstrip()) or None
     compact = '": ' not in text and '", ' not in text
     return {"ensure_ascii": text.isascii(), "indent": indent,
@@ -95,7 +102,7 @@ def _edit(goldset: Goldset, change: Any, write: bool, done: Pinning) -> None:
         return
     for source in _sources(goldset):
         text = source.data.decode("utf-8-sig")
-        pieces = [text] if source.folder else text.splitlines(keepends=True)
+        pieces = [text] if source.folder else _LINES.split(text)
         changed = False
         for i, piece in enumerate(pieces):
             if piece.strip():
@@ -143,11 +150,16 @@ def pin_goldset(config: Path) -> Pinning:
     text = CorpusText(goldset.corpus)
     done = Pinning()
 
+    updated = 0
+
     def change(answer: dict[str, Any]) -> bool:
+        nonlocal updated
         changed = False
         for i, raw in enumerate(answer.get("evidence") or []):
             entry = EvidenceEntry.model_validate(raw)
-            if entry.pin is not None or entry.last_turn is None:
+            if entry.last_turn is None or not _to_pin(entry, text, goldset.sealed, done,
+                                                      f"{answer.get('question_id')}: "
+                                                      f"evidence[{i}]"):
                 continue
             try:
                 raw["pin"] = pinned_entry(entry, text).pin.model_dump()  # type: ignore[union-attr]
@@ -155,12 +167,35 @@ def pin_goldset(config: Path) -> Pinning:
                 reason = "cannot be pinned (why not shown: sealed)" if goldset.sealed else why
                 done.problems.append(f"{answer.get('question_id')}: evidence[{i}]: {reason}")
                 continue
+            updated += entry.pin is not None
             done.changes += 1
             changed = True
         return changed
 
     _edit(goldset, change, write=True, done=done)
+    if updated:
+        done.lines.append(f"{updated} of them had pins that predate neighbouring text: now "
+                          "bound to the text around them too")
     return done
+
+
+def _to_pin(entry: EvidenceEntry, text: CorpusText, sealed: bool, done: Pinning,
+            where: str) -> bool:
+    """Whether `ragate pin` pins this span: one without a pin, or one whose pin predates
+    neighbouring text and whose units still hold its text (one that does not is a problem:
+    re-anchor it or fix it first)."""
+    if entry.pin is None:
+        return True
+    if not entry.pin.dated:
+        return False
+    assert entry.doc_id is not None and entry.first_turn is not None
+    assert entry.last_turn is not None
+    if text.holds(entry.doc_id, entry.first_turn, entry.last_turn, entry.pin):
+        return True
+    done.problems.append(f"{where}: its pin predates neighbouring text and its units no longer "
+                         "hold its text: `ragate reanchor --write` or fix it, then `ragate pin`"
+                         + (" (sealed)" if sealed else ""))
+    return False
 
 
 def reanchor_goldset(config: Path, *, write: bool) -> Pinning:

@@ -11,6 +11,7 @@ import pytest
 from pytest_ragate.decision.floors import decide
 from pytest_ragate.scoring.answer_match import (
     AnswerCheck,
+    AnswerLabel,
     Expectation,
     answer_to_label,
     check_answer,
@@ -190,10 +191,12 @@ def unsure() -> AnswerCheck:
 def test_a_label_settles_only_the_answer_it_was_written_for() -> None:
     check = unsure()
     assert check.value is None and check.unsettled
-    assert settle(check, {"a" * 64: 1}, "a" * 64, "label").value == 1.0
-    assert settle(check, {"a" * 64: 1}, "b" * 64, "label").value is None
-    assert settle(check, {}, "b" * 64, "wrong").value == 0.0
-    assert settle(check, {"a" * 64: 0}, "a" * 64, "wrong").value == 0.0  # the label first
+    one = AnswerLabel(verdict=1, expected_sha256="e" * 64)
+    zero = AnswerLabel(verdict=0, expected_sha256="e" * 64)
+    assert settle(check, {"a" * 64: one}, "a" * 64, "e" * 64, "label").value == 1.0
+    assert settle(check, {"a" * 64: one}, "b" * 64, "e" * 64, "label").value is None
+    assert settle(check, {}, "b" * 64, "e" * 64, "wrong").value == 0.0
+    assert settle(check, {"a" * 64: zero}, "a" * 64, "e" * 64, "wrong").value == 0.0
 
 
 def row(qid: str, check: AnswerCheck | None, repeat: int = 1, text: str = "x") -> QuestionRecord:
@@ -215,7 +218,7 @@ def test_an_unsettled_answer_counts_neither_way_and_fails_the_floor_naming_it() 
     repeated = decide(Floor("answer_match", 0.5), "g", [*rows, row("q2", unsure(), repeat=2)])
     assert "2 unsure answers not labelled: q2[r1], q2[r2]" in repeated.message
     assert decide(Floor("answer_match", 0.5, xfail="goal"), "g", rows).outcome == "failed"
-    wrong = settle(unsure(), {}, None, "wrong")
+    wrong = settle(unsure(), {}, None, "e" * 64, "wrong")
     assert decide(Floor("answer_match", 0.5), "g", [rows[0], row("q2", wrong)]
                   ).outcome == "passed"
 
@@ -233,9 +236,9 @@ def test_the_lines_people_read_name_unsure_answers_by_number_never_a_fact() -> N
 def test_the_answer_a_label_settles_is_the_one_answer_or_the_one_unsure_one() -> None:
     right = check_answer("25 euros and 12.50 euros", PRICE, similarity=0.5)
     one = [row("q1", unsure(), text="a"), row("q1", unsure(), 2, text="a")]
-    assert answer_to_label("q1", one) == ("a", "")
+    assert answer_to_label("q1", one) == (one[0], "")
     mixed = [row("q1", right, text="a"), row("q1", unsure(), 2, text="b")]
-    assert answer_to_label("q1", mixed) == ("b", "")
+    assert answer_to_label("q1", mixed) == (mixed[1], "")
     two = [row("q1", unsure(), text="a"), row("q1", unsure(), 2, text="b")]
     text, why = answer_to_label("q1", two)
     assert text is None and "repeat 1" in why and "repeat 2" in why

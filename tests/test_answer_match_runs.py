@@ -2,10 +2,14 @@
 whose system answers one question right, one with a list of candidate days (unsure), one with
 a forbidden statement; the unsure answer is named in every output and keeps the floor from
 being decided; no fact reaches an output; a person's label, stamped from the results file,
-settles it; `ragate calibrate --on answer_similarity` reads the same rows."""
+settles it; `ragate calibrate --on answer_similarity` reads the same rows. Labels bound to
+what they judged: q2's label was judged against an older expected answer (stale: q2 stays
+unsure, said once), and q3's was stamped, as before the rule, with its masked text's digest,
+which any answer masking alike would share (it settles nothing)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
@@ -17,6 +21,7 @@ from click.testing import CliRunner
 from pytest_ragate.cli import main
 from pytest_ragate.goldsets.sealed import Scrypt
 from pytest_ragate.goldsets.sealing import seal_goldset
+from pytest_ragate.scoring.answer_match import expected_sha256
 from tests.conftest import (
     BASE_TOML,
     WORKERS_SHARED,
@@ -55,6 +60,19 @@ def ragate_system():
         return Answer(text=SAID[qid], contexts=[ctx], citations=[Citation(context_id="c1")])
     return answer
 '''
+MASKED_Q3 = "[sealed] the memos."  # q3's answer as a sealed run keeps it
+
+
+def sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+OLD_LABELS = [  # q2's judged when the audit closed on Tuesday; q3's stamped from masked text
+    {"question_id": "q2", "metric": "answer_match", "verdict": 1,
+     "answer_sha256": sha("The audit closes on Monday, Tuesday or Thursday."),
+     "expected_sha256": expected_sha256("The Vogon audit closes on Tuesday.", ["Tuesday"], [])},
+    {"question_id": "q3", "metric": "answer_match", "verdict": 1,
+     "answer_sha256": sha(MASKED_Q3)}]
 FLOORS = "[floors]\nanswer_match = 0.5\nanswer_similarity = 0.0\n"
 OUTPUTS = {"junit.xml": "--junitxml", "r.jsonl": "--ragate-results", "r.md": "--ragate-report",
            "r.html": "--ragate-html", "h.jsonl": "--ragate-history"}
@@ -66,7 +84,7 @@ def goldset(root: Path, labels: bool = True) -> Path:
                 for row in expected_rows()]
     toml = BASE_TOML + ('\n[judge]\nlabels = "labels.jsonl"\n' if labels else "")
     gs = write_goldset(root / "gs", toml=toml, floors=FLOORS, expected=expected)
-    (gs / "labels.jsonl").write_text("")
+    (gs / "labels.jsonl").write_text("\n".join(json.dumps(x) for x in OLD_LABELS) + "\n")
     seal_goldset(gs, KEY, kdf=Scrypt(log2_n=10, p=1))
     (root / "conftest.py").write_text(SYSTEM)
     return gs
@@ -122,6 +140,20 @@ def test_an_unsure_answer_is_named_everywhere_and_leaves_the_floor_not_decided(
     assert rows["q1"]["metrics"]["answer_match"] == 1.0
     assert rows["q2"]["metrics"]["answer_match"] is None
     assert "answer_check" not in rows["q4"] and "answer_similarity" not in rows["q4"]["metrics"]
+
+
+def test_a_label_binds_the_raw_answer_and_the_expected_answer_it_judged(ran: Ran) -> None:
+    """q2's label, judged against another expected answer, leaves it unsure, said once with
+    its id; q3's, stamped with the masked text two answers may share, settles nothing."""
+    out = ran.texts["stdout"]
+    assert out.count("label for q2 was judged against another expected answer") == 1, out
+    rows = {r["question_id"]: r for r in results_rows(ran.root / "r.jsonl")}
+    assert rows["q3"]["answer_text"] == MASKED_Q3
+    assert rows["q3"]["answer_check"].get("settled") is None
+    assert rows["q3"]["metrics"]["answer_match"] == 0.0
+    assert rows["q3"]["answer_check"]["answer_sha256"] == sha("Zaphod signs the memos.")
+    assert rows["q2"]["answer_check"]["label_note"] == "stale_expected"
+    assert rows["q3"]["answer_sha256"] == sha("Zaphod signs the memos.")  # the row's too
 
 
 def test_each_answer_says_which_facts_it_stated_by_number(ran: Ran) -> None:

@@ -61,25 +61,31 @@ def test_a_paragraph_inserted_above_moves_the_span() -> None:
                                                           last_unit=3)
 
 
-def test_text_moved_to_another_document_is_found_there() -> None:
+def test_text_moved_to_another_document_with_a_neighbour_is_found_there() -> None:
     pin = pinned({"h": PARAS, "z": ["zzz"]}, "h", 1, 1)
-    now = corpus_of({"h": [PARAS[0], PARAS[2]], "z": ["zzz", PARAS[1]]})
+    now = corpus_of({"h": [PARAS[0], PARAS[3]], "z": ["zzz", PARAS[1], PARAS[2]]})
     assert CorpusText(now).check("h", 1, 1, pin) == Moved(doc_id="z", first_unit=1,
                                                           last_unit=1)
+    alone = corpus_of({"h": [PARAS[0], PARAS[3]], "z": ["zzz", PARAS[1]]})
+    check = CorpusText(alone).check("h", 1, 1, pin)  # neither neighbour came along
+    assert isinstance(check, Stale) and check.places == 1
 
 
-def test_paragraphs_merged_still_find_the_text_inside_the_larger_unit() -> None:
+def test_paragraphs_merged_are_words_added_around_the_text_stale() -> None:
     pin = pinned({"h": PARAS}, "h", 2, 2)
     merged = [PARAS[0], PARAS[1] + " " + PARAS[2], PARAS[3]]
-    assert CorpusText(corpus_of({"h": merged})).check("h", 2, 2, pin) == Moved(
-        doc_id="h", first_unit=1, last_unit=1)
+    check = CorpusText(corpus_of({"h": merged})).check("h", 2, 2, pin)
+    assert isinstance(check, Stale) and check.places == 0
 
 
-def test_the_nearest_of_several_places_wins_and_they_are_counted() -> None:
+def test_of_several_places_the_one_with_its_neighbours_wins_none_is_stale() -> None:
     pin = pinned({"h": PARAS}, "h", 3, 3)
-    now = corpus_of({"h": [PARAS[3], "a", "b", "c", "d", PARAS[3], "e"]})
-    assert CorpusText(now).check("h", 3, 3, pin) == Moved(doc_id="h", first_unit=5,
-                                                          last_unit=5, places=2)
+    kept = corpus_of({"h": [PARAS[3], "a", "b", PARAS[2], PARAS[3], "e"]})
+    assert CorpusText(kept).check("h", 3, 3, pin) == Moved(doc_id="h", first_unit=4,
+                                                           last_unit=4)
+    lost = corpus_of({"h": [PARAS[3], "a", "b", "c", "d", PARAS[3], "e"]})
+    check = CorpusText(lost).check("h", 3, 3, pin)
+    assert isinstance(check, Stale) and check.places == 2 and not check.gone
 
 
 def test_edited_text_is_stale_with_its_quote_and_the_nearest_current_text() -> None:

@@ -17,10 +17,13 @@ from collections.abc import Iterator
 
 from pytest_ragate.goldsets.loader import Goldset
 from pytest_ragate.goldsets.pins import normalise
+from pytest_ragate.scoring.answer_match import expected_sha256
 from pytest_ragate.scoring.floor import counts_in, quantile_shortfall
 from pytest_ragate.scoring.power import smallest_passing
 from pytest_ragate.scoring.registry import METRICS, latency_quantile
+from pytest_ragate.wording import pins as pin_wording
 from pytest_ragate.wording import validation as wording
+from pytest_ragate.wording.runs import label_note_lines
 
 
 def same_questions(goldset: Goldset) -> list[str]:
@@ -55,15 +58,37 @@ def undecidable_floors(goldset: Goldset, *, min_n: int = 0, strict: bool = False
 
 
 def pin_lines(goldset: Goldset) -> list[str]:
-    """The moved and stale spans, by question, and how many spans are unpinned."""
+    """The moved and stale spans, by question, how many spans are unpinned, and how many pins
+    predate neighbouring text (said once)."""
     lines: list[str] = []
-    spans = unpinned = 0
+    spans = unpinned = dated = 0
     for case in goldset.cases:
         if case.pins is None:
             continue
         qid = case.question.question_id
         lines += [f"{qid}: {line}" for line in (*case.pins.stale, *case.pins.moved)]
         spans, unpinned = spans + case.pins.spans, unpinned + case.pins.unpinned
+        dated += case.pins.dated
     if unpinned:
         lines.append(wording.unpinned(unpinned, spans))
+    if dated:
+        lines.append(pin_wording.dated(dated))
     return lines
+
+
+def label_lines(goldset: Goldset) -> list[str]:
+    """Each answer_match label not bound as the run would need, once per question: one that
+    predates expected-answer digests, one judged against another expected answer than the
+    goldset's (a sealed answer opened without its key is not known here: the run says)."""
+    expected = {c.question.question_id: c.expected for c in goldset.cases}
+    by_note: dict[str, list[str]] = {}
+    for qid, labels in goldset.answer_labels.items():
+        exp = expected.get(qid)
+        digest = (expected_sha256(exp.gist, exp.facts, exp.forbid) if exp is not None
+                  else None)
+        for label in labels.values():
+            note = ("predates" if label.expected_sha256 is None else "stale_expected"
+                    if digest is not None and label.expected_sha256 != digest else None)
+            if note is not None and qid not in by_note.setdefault(note, []):
+                by_note[note].append(qid)
+    return label_note_lines(by_note)

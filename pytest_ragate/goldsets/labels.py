@@ -9,9 +9,13 @@ labels are all verdicts (Cohen's kappa) or all scores (Spearman and MAE), so eac
 one statistic.
 
 `answer_match` labels settle answers `answer_match` was unsure of (scoring/answer_match.py):
-a verdict, and the `answer_sha256` of the answer it was written for (`ragate stamp-labels`),
-required, since a person's word on one answer says nothing of another; a question may have
-one per answer it gave.
+a verdict, the `answer_sha256` of the raw answer it was written for (never of its masked text
+in a sealed goldset) and the `expected_sha256` of the expected answer it was judged against
+(its gist, facts and forbid: scoring/answer_match.expected_sha256), both stamped by `ragate
+stamp-labels` from the run read. A person's word on one answer against one expected answer
+says nothing of another: a change to either leaves the label stale. `answer_sha256` is
+required; a label without `expected_sha256` predates it and still settles its answer, said
+once, until `ragate stamp-labels` binds it. A question may have one label per answer.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from pydantic import BeforeValidator, Field, model_validator
 from pytest_ragate.files import read_jsonl
 from pytest_ragate.goldsets.config import _Model
 from pytest_ragate.problems import Problem
-from pytest_ragate.scoring.answer_match import ANSWER_MATCH
+from pytest_ragate.scoring.answer_match import ANSWER_MATCH, AnswerLabel
 from pytest_ragate.scoring.registry import METRICS, verdict_metrics
 
 
@@ -57,6 +61,9 @@ class LabelRow(_Model):
     # sha256 of the answer text the person labelled (`ragate stamp-labels`): a label of
     # another answer is stale, and its question counts as labelled without a verdict
     answer_sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = None
+    # sha256 of the expected answer an answer_match label was judged against (gist, facts,
+    # forbid): another expected answer leaves the label stale
+    expected_sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -95,6 +102,7 @@ class Label:
     value: float
     binary: bool
     answer_sha256: str | None = None  # the answer it was written for, when stamped
+    expected_sha256: str | None = None  # answer_match: the expected answer it judged against
 
 
 def read_labels(path: Path, question_ids: set[str], config_path: Path, *,
@@ -129,6 +137,10 @@ def read_labels(path: Path, question_ids: set[str], config_path: Path, *,
         if metric == ANSWER_MATCH and (why := _answer_match_label(row)):
             problem(*why)
             continue
+        if row.expected_sha256 is not None and metric != ANSWER_MATCH:
+            problem("expected_sha256", "only an answer_match label is bound to an expected "
+                    "answer")
+            continue
         if row.statements is not None and metric != "faithfulness":
             problem("statements", "per-statement labels are for faithfulness only")
             continue
@@ -150,7 +162,8 @@ def read_labels(path: Path, question_ids: set[str], config_path: Path, *,
                     f"{'verdicts' if first[0] else 'scores'} (line {first[1]}): one metric's "
                     "labels are all verdicts or all scores")
             continue
-        labels.append(Label(qid, metric, row.value, binary, row.answer_sha256))
+        labels.append(Label(qid, metric, row.value, binary, row.answer_sha256,
+                            row.expected_sha256))
     return labels, problems
 
 
@@ -166,10 +179,12 @@ def _answer_match_label(row: LabelRow) -> tuple[str, str] | None:
     return None
 
 
-def answer_verdicts(labels: Sequence[Label]) -> dict[str, dict[str, int]]:
-    """The answer_match labels by question: each labelled answer's sha256 → its verdict."""
-    found: dict[str, dict[str, int]] = {}
+def answer_verdicts(labels: Sequence[Label]) -> dict[str, dict[str, AnswerLabel]]:
+    """The answer_match labels by question: each labelled answer's sha256 → its verdict and
+    the expected answer it was judged against."""
+    found: dict[str, dict[str, AnswerLabel]] = {}
     for label in labels:
         if label.metric == ANSWER_MATCH and label.answer_sha256:
-            found.setdefault(label.question_id, {})[label.answer_sha256] = int(label.value)
+            found.setdefault(label.question_id, {})[label.answer_sha256] = AnswerLabel(
+                verdict=1 if label.value else 0, expected_sha256=label.expected_sha256)
     return found

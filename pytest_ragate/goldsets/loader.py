@@ -51,7 +51,7 @@ from pytest_ragate.goldsets.sealed import (
 )
 from pytest_ragate.problems import GoldsetError, Problem, problems_from_validation
 from pytest_ragate.scoring.agreement import AGREEMENT
-from pytest_ragate.scoring.answer_match import ANSWER_MATCH
+from pytest_ragate.scoring.answer_match import ANSWER_MATCH, AnswerLabel
 from pytest_ragate.scoring.answer_text import is_pattern, same_statement
 from pytest_ragate.scoring.flips import anchor_digest
 from pytest_ragate.scoring.floor import TURN_POSITIONS, TURN_SLICE, Floor, counts_in
@@ -365,8 +365,8 @@ class Goldset:
     sealed: bool = False  # answers stored sealed: reports never show expected spans
     labels: list[Label] = field(default_factory=list)  # human labels of judged metrics
     # answer_match labels (goldsets/labels.py): per question, each labelled answer's sha256
-    # → the person's verdict
-    answer_labels: dict[str, dict[str, int]] = field(default_factory=dict)
+    # → the person's verdict and the expected answer it was judged against
+    answer_labels: dict[str, dict[str, AnswerLabel]] = field(default_factory=dict)
 
     @cached_property
     def sealed_texts(self) -> tuple[str, ...]:
@@ -449,7 +449,8 @@ class Goldset:
         for label in self.labels:
             add("label", label.question_id, label.metric, label.value, label.answer_sha256)
         for qid, verdicts in self.answer_labels.items():
-            add("answer labels", qid, verdicts)
+            add("answer labels", qid, {answer: [x.verdict, x.expected_sha256]
+                                       for answer, x in verdicts.items()})
         return digest.hexdigest()
 
 

@@ -30,6 +30,7 @@ class Held:
     moves: tuple[tuple[int, tuple[str, int, int]], ...] = ()
     spans: int = 0
     unpinned: int = 0
+    dated: int = 0  # pins written before pins held their neighbours (`Pin.dated`)
 
 
 def hold(expected: Expected, text: CorpusText, *, sealed: bool = False) -> Held:
@@ -39,7 +40,7 @@ def hold(expected: Expected, text: CorpusText, *, sealed: bool = False) -> Held:
     moved: list[str] = []
     stale: list[str] = []
     moves: list[tuple[int, tuple[str, int, int]]] = []
-    spans = unpinned = 0
+    spans = unpinned = dated = 0
     unit = text.corpus.unit
     for i, entry in enumerate(expected.evidence):
         if entry.last_turn is None or entry.doc_id is None or entry.first_turn is None:
@@ -48,6 +49,7 @@ def hold(expected: Expected, text: CorpusText, *, sealed: bool = False) -> Held:
         if entry.pin is None:
             unpinned += 1
             continue
+        dated += entry.pin.dated
         check = text.check(entry.doc_id, entry.first_turn, entry.last_turn, entry.pin)
         if isinstance(check, Moved):
             moves.append((i, (check.doc_id, check.first_unit, check.last_unit)))
@@ -60,7 +62,7 @@ def hold(expected: Expected, text: CorpusText, *, sealed: bool = False) -> Held:
         elif isinstance(check, Stale):
             near = check.nearest
             stale.append(wording.stale(
-                check.doc_id, check.quote, gone=check.gone, unit=unit,
+                check.doc_id, check.quote, gone=check.gone, unit=unit, places=check.places,
                 nearest=(near.doc_id, near.first_unit, near.last_unit, near.text)
                 if near is not None else None))
     if sealed:
@@ -68,7 +70,7 @@ def hold(expected: Expected, text: CorpusText, *, sealed: bool = False) -> Held:
         stale = [wording.stale_sealed(len(stale))] if stale else []
     return Held(expected=expected.model_copy(update={"evidence": entries}) if moves
                 else expected, moved=tuple(moved), stale=tuple(stale), moves=tuple(moves),
-                spans=spans, unpinned=unpinned)
+                spans=spans, unpinned=unpinned, dated=dated)
 
 
 def pinned_entry(entry: EvidenceEntry, text: CorpusText) -> EvidenceEntry:

@@ -3,8 +3,11 @@ as it is now.
 
 A span of evidence (`{doc_id, first_unit, last_unit}`) is a position: insert one paragraph
 above it and it points at other text. A pin remembers what it pointed at: the SHA-256 digest
-of the span's normalised text, that text's length, and its first `QUOTE_CHARS` characters
-(the quote, for re-finding it and for telling a person what it was). Normalised means what a
+of the span's normalised text (its whole units), that text's length, its first `QUOTE_CHARS`
+characters (the quote, for re-finding it and for telling a person what it was), and the
+digests of its neighbours, the normalised text of the unit before it and of the unit after it
+(units without text skipped; "" at either end of the document), which tell a pinned "Agreed."
+from every other "Agreed." of its document. Normalised means what a
 reader would call the same text: Unicode NFKC, case folded, typographic quotes and dashes made
 plain, and every run of whitespace (the line breaks and blank lines between units too) one
 space. An edit beyond that changes the digest.
@@ -12,26 +15,35 @@ space. An edit beyond that changes the digest.
 The public API:
 
 - `Pin`: the fingerprint as the expected answers store it, `{"digest": "sha256:<hex>",
-  "chars": N, "quote": "…"}` (a pydantic model, strict; a corrupted pin is a validation error
-  naming its field).
+  "chars": N, "quote": "…", "before": "sha256:<hex>", "after": "sha256:<hex>"}` (a pydantic
+  model, strict; a corrupted pin is a validation error naming its field). A pin without
+  `before` and `after` predates neighbours (`Pin.dated`): it is still held to whole units, is
+  stale where its text is at more than one place, and `ragate pin` brings it up to date.
 - `normalise(text)`: the normalised text a pin is taken of.
 - `CorpusText(corpus)`: the corpus's normalised text, built once per corpus and reused for
   every check; `.pin(doc_id, first, last)` fingerprints a span (`Unpinnable` when it cannot
   be: a document the corpus lacks, units past its end, units without text), and
   `.check(doc_id, first, last, pin)` holds a pin to the corpus as it is now:
-  - `Unchanged`: the text is still at those units;
-  - `Moved`: the same text is now at other units, of the same document or of another (the
-    nearest place to the old one in the same document is preferred, then the first other
-    document in id order; `places` says how many places hold it);
-  - `Stale`: the text is edited beyond normalisation or its document is gone (`gone`), with
-    the old quote and the nearest current text (`Nearest`: of the runs of as many units as
-    the span had, the one whose beginning is most like the quote, by rapidfuzz's `ratio`;
-    when the pinned document is gone, in the document whose whole text holds the quote best,
-    by `partial_ratio`).
+  - `Unchanged`: the text is still the whole text of those units, and still the pinned one;
+  - `Moved`: the pinned text is now the whole text of other units, of the same document or
+    of another (its own document first, then the other documents in id order);
+  - `Stale`: the text is edited beyond normalisation, words were added around it in its
+    units, its document is gone (`gone`), or it is at several places and its neighbours do
+    not tell which is the pinned one (`places`), with the old quote and the nearest current
+    text (`Nearest`: of the runs of as many units as the span had, the one whose beginning
+    is most like the quote, by rapidfuzz's `ratio`; when the pinned document is gone, in the
+    document whose whole text holds the quote best, by `partial_ratio`).
 
-Re-finding is exact on the normalised text: the quote's occurrences are found with
-`str.find` and each is held to the digest over `chars` characters, so a text that moved is
-found wherever it starts, even inside a unit that a merge of paragraphs made larger.
+Re-finding is exact on the normalised text and by whole units: an occurrence counts only where
+it starts at a unit's start and ends at a unit's end, so "Agreed." is not found in "Not
+agreed." nor "The fee is 25 cents." in a unit that goes on "That fee was cancelled in March."
+Where the text is at one place of the document, that place is it; where it is at several,
+the place whose neighbours are both the pinned ones is it, else the one place with one of
+them; several such, or none, is stale: a shift onto a twin is never taken for the pinned
+text. A pin with neighbours also needs one of them at the one place that holds its text (an
+"Agreed." whose paragraph was edited is not re-found as another "Agreed." elsewhere), so a pin
+on a span both of whose neighbours were edited is stale. `pin` refuses a span whose text and
+neighbours are at another place of the document too (pin a wider span).
 """
 
 from __future__ import annotations
@@ -40,11 +52,17 @@ import bisect
 import hashlib
 import re
 import unicodedata
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 from rapidfuzz import fuzz, process
 
 from pytest_ragate.goldsets.corpus import Corpus, Document
@@ -67,15 +85,41 @@ def _digest(text: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
+_SHA = r"^sha256:[0-9a-f]{64}$"
+
+
 class Pin(BaseModel):
     """A span's fingerprint: the digest of its normalised text, that text's length in
-    characters, and its first `QUOTE_CHARS` characters."""
+    characters, its first `QUOTE_CHARS` characters, and the digests of its neighbours' texts
+    (absent in a pin that predates them)."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
-    digest: Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")]
+    digest: Annotated[str, Field(pattern=_SHA)]
     chars: Annotated[int, Field(ge=1)]
     quote: Annotated[str, Field(min_length=1, max_length=QUOTE_CHARS)]
+    before: Annotated[str, Field(pattern=_SHA)] | None = None
+    after: Annotated[str, Field(pattern=_SHA)] | None = None
+
+    @model_validator(mode="after")
+    def _both_neighbours(self) -> Pin:
+        if (self.before is None) != (self.after is None):
+            raise ValueError("a pin names both its neighbours (before and after) or neither")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _dated_as_before(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        """A pin that predates neighbours dumps as it was written (the goldset's digest)."""
+        data = handler(self)
+        if self.dated:
+            data.pop("before", None)
+            data.pop("after", None)
+        return data
+
+    @property
+    def dated(self) -> bool:
+        """Written before pins held their neighbours (`ragate pin` brings it up to date)."""
+        return self.before is None
 
 
 class Unpinnable(ValueError):
@@ -116,15 +160,17 @@ class Nearest(_Frozen):
 
 
 class Stale(_Frozen):
-    """The pinned text is nowhere in the corpus: edited (`gone` False) or its document is no
-    longer in the corpus (`gone` True). `quote` is the pin's; `nearest` the closest current
-    text (None when the corpus has no text to offer)."""
+    """The pinned text is not found as pinned: edited or with words added around it in its
+    units (`gone` False), its document no longer in the corpus (`gone` True), or at `places`
+    places (2 or more) none of which its neighbours single out. `quote` is the pin's; `nearest`
+    the closest current text (None when the corpus has no text to offer)."""
 
     status: Literal["stale"] = "stale"
     doc_id: str
     quote: str
     gone: bool
     nearest: Nearest | None = None
+    places: int = 0
 
 
 PinCheck = Unchanged | Moved | Stale
@@ -157,13 +203,33 @@ class _DocText:
         return (bisect.bisect_right(self.starts, start) - 1,
                 bisect.bisect_right(self.starts, end - 1) - 1)
 
-    def places(self, pin: Pin) -> Iterator[tuple[int, int]]:
-        """Every unit range whose normalised text holds the pinned text."""
+    def whole(self, start: int, end: int) -> bool:
+        """Characters start..end are whole units: a unit with text starts at `start`, and one
+        ends at `end`."""
+        first, last = self.units(start, end)
+        return (self.starts[first] == start and bool(self.pieces[first])
+                and self.starts[last] + len(self.pieces[last]) == end)
+
+    def places(self, pin: Pin) -> list[tuple[int, int]]:
+        """Every unit range whose whole normalised text is the pinned text."""
+        found = []
         at = self.text.find(pin.quote)
         while at >= 0:
-            if _digest(self.text[at:at + pin.chars]) == pin.digest:
-                yield self.units(at, at + pin.chars)
+            end = at + pin.chars
+            if self.whole(at, end) and _digest(self.text[at:end]) == pin.digest:
+                found.append(self.units(at, end))
             at = self.text.find(pin.quote, at + 1)
+        return found
+
+    def neighbours(self, first: int, last: int) -> tuple[str, str]:
+        """The digests of the texts of the nearest units with text before `first` and after
+        `last` ("" at either end of the document)."""
+        before = next((p for p in reversed(self.pieces[:first]) if p), "")
+        after = next((p for p in self.pieces[last + 1:] if p), "")
+        return _digest(before), _digest(after)
+
+
+Place = tuple[str, int, int]  # doc_id, first unit, last unit
 
 
 class CorpusText:
@@ -187,32 +253,66 @@ class CorpusText:
         if not 0 <= first <= last < size:
             raise Unpinnable(f"{self.corpus.unit}s {first}–{last} are not in {doc_id!r} "
                              f"({self.corpus.unit}s 0–{size - 1})")
-        text = self._text(doc_id).span(first, last)
+        here = self._text(doc_id)
+        text = here.span(first, last)
         if not text:
             raise Unpinnable(f"{self.corpus.unit}s {first}–{last} of {doc_id!r} hold no text: "
                              "a pin fingerprints text")
-        return Pin(digest=_digest(text), chars=len(text), quote=text[:QUOTE_CHARS])
+        before, after = here.neighbours(first, last)
+        pin = Pin(digest=_digest(text), chars=len(text), quote=text[:QUOTE_CHARS],
+                  before=before, after=after)
+        twins = [p for p in here.places(pin) if here.neighbours(*p) == (before, after)]
+        if len(twins) > 1:
+            raise Unpinnable(f"the text of {self.corpus.unit}s {first}–{last} of {doc_id!r} is "
+                             f"at {len(twins)} places with the same neighbouring text: pin a "
+                             f"wider span, one that only one place holds")
+        return pin
+
+    def holds(self, doc_id: str, first: int, last: int, pin: Pin) -> bool:
+        """Units first..last of `doc_id` are, whole, the pinned text (neighbours aside)."""
+        if doc_id not in self.corpus or last >= len(self.corpus[doc_id].turns):
+            return False
+        return _digest(self._text(doc_id).span(first, last)) == pin.digest
 
     def check(self, doc_id: str, first: int, last: int, pin: Pin) -> PinCheck:
         """Where the pinned text of units first..last of `doc_id` is in the corpus now."""
         if doc_id in self.corpus:
             here = self._text(doc_id)
-            places = list(here.places(pin))
-            if last < len(here.pieces) and ((first, last) in places
-                                            or _digest(here.span(first, last)) == pin.digest):
-                return Unchanged()
-            if places:
-                near = min(places, key=lambda p: (abs(p[0] - first), p))
-                return Moved(doc_id=doc_id, first_unit=near[0], last_unit=near[1],
-                             places=len(places))
-        elsewhere = [(other, place) for other in sorted(self.corpus.documents)
-                     if other != doc_id for place in self._text(other).places(pin)]
-        if elsewhere:
-            other, (a, b) = elsewhere[0]
-            return Moved(doc_id=other, first_unit=a, last_unit=b, places=len(elsewhere))
+            places = here.places(pin)
+            if last < len(here.pieces) and _digest(here.span(first, last)) == pin.digest:
+                places = [(first, last) if here.span(*p) == here.span(first, last)
+                          and here.starts[p[0]] == here.starts[first] else p for p in places]
+            found = self._chosen(pin, [(doc_id, a, b) for a, b in places])
+            if isinstance(found, tuple):
+                if found == (doc_id, first, last):
+                    return Unchanged()
+                return Moved(doc_id=doc_id, first_unit=found[1], last_unit=found[2])
+            if found:
+                return self._stale(doc_id, first, last, pin, places=found)
+        elsewhere = [(other, a, b) for other in sorted(self.corpus.documents)
+                     if other != doc_id for a, b in self._text(other).places(pin)]
+        found = self._chosen(pin, elsewhere)
+        if isinstance(found, tuple):
+            return Moved(doc_id=found[0], first_unit=found[1], last_unit=found[2])
+        return self._stale(doc_id, first, last, pin, places=found)
+
+    def _chosen(self, pin: Pin, places: list[Place]) -> Place | int:
+        """The one place that is the pinned text, or how many places hold it without one
+        being singled out (0: none holds it). One place is it where the pin predates
+        neighbours; else the place with both its neighbours, or the one with one of them."""
+        if pin.dated:
+            return places[0] if len(places) == 1 else len(places)
+        kept = (pin.before, pin.after)
+        score = {p: sum(a == b for a, b in zip(self._text(p[0]).neighbours(p[1], p[2]), kept,
+                                                strict=True)) for p in places}
+        best = max(score.values(), default=0)
+        top = [p for p, n in score.items() if n == best]
+        return top[0] if best and len(top) == 1 else len(places)
+
+    def _stale(self, doc_id: str, first: int, last: int, pin: Pin, places: int) -> Stale:
         gone = doc_id not in self.corpus
         searched = sorted(self.corpus.documents) if gone else [doc_id]
-        return Stale(doc_id=doc_id, quote=pin.quote, gone=gone,
+        return Stale(doc_id=doc_id, quote=pin.quote, gone=gone, places=places,
                      nearest=self._nearest(pin.quote, searched, last - first + 1))
 
     def _nearest(self, quote: str, doc_ids: list[str], size: int) -> Nearest | None:

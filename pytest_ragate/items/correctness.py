@@ -6,8 +6,10 @@ A goldset scores answers when some expected answer lists facts or a floor names 
 metric; then every answerable question's row has `answer_similarity` (the cosine of answer
 and gist through the embedded all-MiniLM-L6-v2; 0 for an abstention) and, where its expected
 answer has facts, `answer_match` with what it found. An unsure answer is settled here by a
-person's label of that very answer (its kept text's sha256, as `ragate stamp-labels` stamps
-it from the results file), or counted wrong where the goldset says `unsure = "wrong"`.
+person's label of that very answer judged against this very expected answer (the sha256 of
+the raw answer, never of the masked text a sealed goldset keeps, and of the expected gist,
+facts and forbid, as the row's check carries them and `ragate stamp-labels` stamps them from
+the results file), or counted wrong where the goldset says `unsure = "wrong"`.
 """
 
 from __future__ import annotations
@@ -18,12 +20,12 @@ import pytest
 
 from pytest_ragate.answer import Answer, answer_sha256
 from pytest_ragate.goldsets.loader import Case
-from pytest_ragate.items.redacting import redactor
 from pytest_ragate.scoring.answer_match import (
     ANSWER_MATCH,
     ANSWER_SIMILARITY,
     Expectation,
     check_answer,
+    expected_sha256,
     settle,
 )
 
@@ -49,9 +51,10 @@ def correctness_fields(config: pytest.Config, case: Case, answer: Answer,
                                            gist=expected.gist or "",
                                            question=case.question.question,
                                            similar=answers.similar), similarity=similarity)
-    kept = redactor(config)(answer.text) if answer.text is not None else None
     check = settle(check, case.goldset.answer_labels.get(case.question.question_id, {}),
-                   answer_sha256(kept) if kept is not None else None, answers.unsure)
+                   answer_sha256(answer.text) if answer.text is not None else None,
+                   expected_sha256(expected.gist, expected.facts, expected.forbid),
+                   answers.unsure)
     found["metrics"][ANSWER_MATCH] = check.value
     found["answer_check"] = check
     return found

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 import pytest
 from pydantic import BaseModel
 
+from pytest_ragate.answer import answer_sha256
 from pytest_ragate.items.keys import ANCHOR_ATTR, GOLDSETS_KEY
 from pytest_ragate.items.pytest_internals import redacted_repr
 from pytest_ragate.redaction import Redactor, known_credentials
@@ -72,9 +73,14 @@ def scrubbed(data: dict[str, Any], redact: Redactor, as_is: frozenset[str]) -> d
 
 
 def redacted_record(config: pytest.Config, record: M) -> M:
-    """A question's row as it may be kept: the same object when there was nothing to mask."""
+    """A question's row as it may be kept: the same object when there was nothing to mask. A
+    masked answer keeps the sha256 of the raw one (`answer_sha256`): two answers that mask
+    alike are still two answers to a label or a fixture verdict."""
     data = record.model_dump(mode="json")
     clean = scrubbed(data, redactor(config), RECORD_AS_IS)
+    raw = data.get("answer_text")
+    if isinstance(raw, str) and clean.get("answer_text") != raw:
+        clean["answer_sha256"] = answer_sha256(raw)
     return record if clean == data else type(record).model_validate(clean)
 
 

@@ -31,10 +31,11 @@ An answer is checked in this order (`check_answer`; the folding and the search a
 So a whole-document dump and a list of every candidate value are never right: the first is
 too long, the second gives other candidate values or lists other candidates; both are at
 best unsure, and a person decides. An unsure answer is never counted either way on its own:
-a person's label settles it (`settle`; the labels file, tied by `answer_sha256` to the answer
-text it was written for), or the goldset says `unsure = "wrong"`; otherwise a floor on
-`answer_match` is not decided and names it (the rule is `decision/floors.py`'s, over the rows
-`unsettled` finds).
+a person's label settles it (`settle`; the labels file, tied by `answer_sha256` to the raw
+answer it was written for and by `expected_sha256` to the expected answer it was judged
+against: a change to either leaves it stale), or the goldset says `unsure = "wrong"`;
+otherwise a floor on `answer_match` is not decided and names it (the rule is
+`decision/floors.py`'s, over the rows `unsettled` finds).
 
 SQuAD's exact match and token F1 (Rajpurkar et al., EMNLP 2016) compare a whole answer with a
 whole reference; this compares facts, so a right answer may say more than the gist and a
@@ -44,6 +45,8 @@ hand labels beside those peers.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
@@ -69,6 +72,9 @@ ANSWER_MATCH = "answer_match"
 ANSWER_SIMILARITY = "answer_similarity"
 Outcome = Literal["right", "wrong", "unsure"]
 Unsure = Literal["label", "wrong"]  # what an unlabelled unsure answer counts as
+# a label of the question not applied as written: it predates expected-answer digests (it
+# still settles), or was judged against another expected answer or written for another answer
+LabelNote = Literal["predates", "stale_expected", "stale_answer"]
 SIMILAR = 0.70  # cosine to the gist at or above which a missing fact leaves an answer unsure
 LENGTH_TIMES = 3  # an answer longer than this many times the gist's tokens is too long to tell
 LENGTH_FLOOR = 50  # ... and longer than this many tokens
@@ -104,6 +110,11 @@ class AnswerCheck(BaseModel):
     similarity: float | None = None
     settled: Literal["label", "unsure_wrong"] | None = None
     label: Literal[0, 1] | None = None  # the person's verdict, when a label settled it
+    # what a label of this answer must carry (`settle`, `ragate stamp-labels`): the sha256 of
+    # the raw answer (never of its masked text) and of the expected answer it is held to
+    answer_sha256: str | None = None
+    expected_sha256: str | None = None
+    label_note: LabelNote | None = None  # a label that predates the rule, or is stale
 
     @property
     def value(self) -> float | None:
@@ -421,36 +432,71 @@ def _candidate(item: _Item, context: _Context) -> bool:
 # --- settling unsure answers --------------------------------------------------------------
 
 
-def settle(check: AnswerCheck, labels: Mapping[str, int], answer_sha256: str | None,
-           unsure: Unsure) -> AnswerCheck:
-    """The check with a person's label applied (`labels`: the answer_sha256 of each labelled
-    answer of this question → its verdict; a label of another answer does not apply), or an
-    unsure one counted wrong when the goldset says `unsure = "wrong"`."""
-    if answer_sha256 is not None and answer_sha256 in labels:
-        return check.model_copy(update={"settled": "label",
-                                        "label": labels[answer_sha256]})
+@dataclass(frozen=True, kw_only=True)
+class AnswerLabel:
+    """A person's verdict on one answer (goldsets/labels.py), and the `expected_sha256` of the
+    expected answer it was judged against (None: written before labels carried it)."""
+
+    verdict: Literal[0, 1]
+    expected_sha256: str | None = None
+
+
+def expected_sha256(gist: str | None, facts: Sequence[Fact], forbid: Sequence[Fact]) -> str:
+    """The digest of what an answer_match label judged an answer against: the canonical JSON
+    (sorted keys, no spaces, UTF-8) of the expected answer's gist, facts and forbid."""
+    data = json.dumps({"gist": gist or "", "facts": list(facts), "forbid": list(forbid)},
+                      sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(data.encode("utf-8")).hexdigest()
+
+
+def settle(check: AnswerCheck, labels: Mapping[str, AnswerLabel], answer: str | None,
+           expected: str, unsure: Unsure) -> AnswerCheck:
+    """The check with a person's label applied, or an unsure one counted wrong when the goldset
+    says `unsure = "wrong"`. `labels`: this question's labels by the sha256 of the raw answer
+    each was written for; `answer`, this raw answer's sha256; `expected`, its expected
+    answer's (`expected_sha256`). A label of this answer judged against another expected
+    answer does not apply (`label_note` says so), nor one of another answer (said where this
+    one is unsure); one without `expected_sha256` predates the rule and still applies (said)."""
+    check = check.model_copy(update={"answer_sha256": answer, "expected_sha256": expected})
+    label = labels.get(answer) if answer is not None else None
+    if label is not None and label.expected_sha256 in (None, expected):
+        return check.model_copy(update={
+            "settled": "label", "label": label.verdict,
+            "label_note": "predates" if label.expected_sha256 is None else None})
+    note: LabelNote | None = ("stale_expected" if label is not None else
+                              "stale_answer" if labels and check.outcome == "unsure" else None)
+    check = check.model_copy(update={"label_note": note})
     if check.outcome == "unsure" and unsure == "wrong":
         return check.model_copy(update={"settled": "unsure_wrong"})
     return check
 
 
+def label_digests(record: QuestionRecord) -> tuple[str, str | None]:
+    """The digests a label of this row's answer carries: its raw answer's (the check's; a row
+    written before checks carried it, its kept text's) and its expected answer's."""
+    check = record.answer_check
+    raw = check.answer_sha256 if check is not None else None
+    return (raw or record.answer_sha256 or answer_sha256(record.answer_text or ""),
+            check.expected_sha256 if check is not None else None)
+
+
 def answer_to_label(question_id: str, records: Sequence[QuestionRecord],
-                    ) -> tuple[str | None, str]:
-    """The answer text an answer_match label of `question_id` settles, from a run's rows: its
-    one answer, or else its one unsure unsettled answer; else None and why (empty: the
+                    ) -> tuple[QuestionRecord | None, str]:
+    """The row whose answer an answer_match label of `question_id` settles, from a run's rows:
+    its one answer, or else its one unsure unsettled answer; else None and why (empty: the
     question has no answered row). Repeats that answered differently leave the label to be
     written for one of them by its sha256."""
     answered = [r for r in records if r.question_id == question_id and r.status == "scored"
                 and r.answer_text is not None and r.answer_check is not None]
-    texts = list(dict.fromkeys(r.answer_text for r in answered if r.answer_text))
-    if len(texts) <= 1:
-        return (texts[0] if texts else None), ""
-    unsure = list(dict.fromkeys(r.answer_text for r in unsettled(answered) if r.answer_text))
+    by_answer = {label_digests(r)[0]: r for r in reversed(answered)}
+    if len(by_answer) <= 1:
+        return next(iter(by_answer.values()), None), ""
+    unsure = {label_digests(r)[0]: r for r in reversed(unsettled(answered))}
     if len(unsure) == 1:
-        return unsure[0], ""
-    shown = "; ".join(f"repeat {r.repeat}: answer_sha256 {answer_sha256(r.answer_text or '')}"
+        return next(iter(unsure.values())), ""
+    shown = "; ".join(f"repeat {r.repeat}: answer_sha256 {label_digests(r)[0]}"
                       for r in (unsettled(answered) or answered))
-    return None, (f"its repeats gave {len(texts)} different answers: write one label per "
+    return None, (f"its repeats gave {len(by_answer)} different answers: write one label per "
                   f"answer with the answer_sha256 of the one you read ({shown})")
 
 

@@ -35,7 +35,7 @@ def judged_values(metric: str, records: Sequence[QuestionRecord],
             missing[qid] = f"errored: {r.error or 'no answer'}"
         elif r.status == "skipped":
             missing[qid] = f"skipped: {r.error or 'not run'}"
-        elif stamp and (r.answer_text is None or answer_sha256(r.answer_text) != stamp):
+        elif stamp and (r.answer_text is None or raw_sha256(r) != stamp):
             missing[qid] = (f"stale label: written for another answer (answer_sha256 "
                             f"{stamp[:12]}…); label the new one, or `ragate stamp-labels`")
         elif metric in r.judge_failures:
@@ -47,3 +47,9 @@ def judged_values(metric: str, records: Sequence[QuestionRecord],
         else:
             values.setdefault(qid, []).append(float(value))
     return ({q: statistics.fmean(v) for q, v in values.items() if q not in missing}, missing)
+
+
+def raw_sha256(record: QuestionRecord) -> str:
+    """The sha256 of the answer a row records, as given (a masked answer's row keeps it),
+    never of its masked text."""
+    return record.answer_sha256 or answer_sha256(record.answer_text or "")

@@ -234,6 +234,9 @@ class QuestionRecord(BaseModel):
     evidence_ranks: list[int | None] = Field(default_factory=list)  # 1-based, per span
     metrics: dict[str, float | None] = Field(default_factory=dict)
     answer_text: str | None = None
+    # the sha256 of the raw answer, where `answer_text` is kept masked (items/redacting.py):
+    # what a label or a fixture verdict of this answer is stamped with, never the masked text's
+    answer_sha256: str | None = None
     cited: list[Cited] = Field(default_factory=list)
     expected: list[str] | None = None  # expected span labels; None while answers are sealed
     # pinned evidence re-found at other units, scored there (goldsets/pinned.py), one line each
@@ -294,6 +297,8 @@ class QuestionRecord(BaseModel):
             data.pop("judged_contexts", None)
         if self.answer_check is None:
             data.pop("answer_check", None)
+        if self.answer_sha256 is None:
+            data.pop("answer_sha256", None)
         if not self.tags:
             data.pop("tags", None)
         for name in ("conversation", "turn"):
@@ -359,7 +364,7 @@ class QuestionRecord(BaseModel):
         props: list[tuple[str, str | float]] = []
         skip = {"metrics", "knobs", "judge_failures", "judge_cached", "judge_vacuous", "cited",
                 "expected", "goldset_sha256", "usage", "judge_tokens", "judged_contexts",
-                "answer_check"}
+                "answer_check", "answer_sha256"}
         for key, value in self.model_dump(mode="json", exclude=skip).items():
             if value is None:
                 continue

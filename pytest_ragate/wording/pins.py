@@ -30,10 +30,15 @@ def moved(doc_id: str, first: int, last: int, *, now_doc: str, now_first: int, n
 
 
 def stale(doc_id: str, quote: str, *, gone: bool, nearest: tuple[str, int, int, str] | None,
-          unit: str) -> str:
-    """A stale span: its document, its old quote, and the nearest current text."""
+          unit: str, places: int = 0) -> str:
+    """A stale span: its document, its old quote, and the nearest current text; `places`, the
+    places that hold its text, none of them singled out by its neighbouring text."""
     what = (f"document {doc_id!r} is no longer in the corpus" if gone
-            else f"the pinned text of {doc_id!r} is no longer in it")
+            else f"the pinned text of {doc_id!r} is no longer the whole text of its {unit}s "
+            "(edited, or words added around it)" if not places
+            else f"the pinned text is at {plural(places, 'place')}, none with its neighbouring "
+            f"text: which is the pinned one cannot be told (the {unit}s around it changed, or "
+            "it is a twin)")
     near = "no current text is like it"
     if nearest is not None:
         n_doc, n_first, n_last, n_text = nearest
@@ -46,6 +51,13 @@ def stale_sealed(count: int) -> str:
     """A sealed goldset's stale spans, without what they point at."""
     return (f"stale evidence: {plural(count, 'pinned span')} no longer match the corpus (the "
             "answers are sealed: unseal them to see which)")
+
+
+def dated(count: int) -> str:
+    """Pins written before pins held their neighbouring text: said once per goldset."""
+    return (f"{plural(count, 'evidence pin')} predate{'s' if count == 1 else ''} neighbouring-"
+            "text pins (a twin of the pinned text cannot be told from it): run `ragate pin` "
+            "to bring them up to date")
 
 
 def moved_sealed(count: int) -> str:

@@ -169,13 +169,50 @@ def answer_lines(records: Sequence[QuestionRecord], name: Callable[[QuestionReco
             f"{outcomes.count('right')} right, {outcomes.count('wrong')} wrong, "
             f"{outcomes.count('unsure')} unsure" + (f", {labelled} settled by a person's label"
                                                     if labelled else ""))
+    notes = label_notes(records)
     if not waiting:
-        return [head]
+        return [head, *notes]
     shown = "; ".join(f"{name(r)} ({r.answer_check.why})" for r in waiting[:limit]
                       if r.answer_check is not None)
     more = f"; and {len(waiting) - limit} more" if len(waiting) > limit else ""
-    return [head, f"unsure, not labelled ({len(waiting)}: review each and label it in the "
-            f"goldset's labels file, then `ragate stamp-labels`): {shown}{more}"]
+    return [head, *notes, f"unsure, not labelled ({len(waiting)}: review each and label it in "
+            f"the goldset's labels file, then `ragate stamp-labels`): {shown}{more}"]
+
+
+_LABEL_NOTES = {
+    "predates": ("predate{s} expected-answer digests: run `ragate stamp-labels` to bind "
+                 "{them}"),
+    "stale_expected": ("{was} judged against another expected answer (its gist, facts or "
+                       "forbid changed since): not applied, the answer is held to the new one "
+                       "(unsure again where it is unsure); review it, label it anew and run "
+                       "`ragate stamp-labels`"),
+    "stale_answer": ("{was} written for another answer: this answer is unsure again; review "
+                     "it, label it and run `ragate stamp-labels`"),
+}
+
+
+def label_notes(records: Sequence[QuestionRecord]) -> list[str]:
+    """Each answer_match label not applied as written, once per question (whatever its
+    repeats): `label for q7 predates expected-answer digests: run `ragate stamp-labels` to bind
+    it`, or stale, judged against another expected answer or written for another answer."""
+    by_note: dict[str, list[str]] = {}
+    for r in records:
+        note = r.answer_check.label_note if r.answer_check is not None else None
+        if note is not None and r.question_id not in by_note.setdefault(note, []):
+            by_note[note].append(r.question_id)
+    return label_note_lines(by_note)
+
+
+def label_note_lines(by_note: dict[str, list[str]]) -> list[str]:
+    """One line per kind of label note (`LabelNote`), naming its questions."""
+    lines = []
+    for note, text in _LABEL_NOTES.items():
+        if ids := by_note.get(note):
+            many = len(ids) > 1
+            lines.append(f"label{'s' if many else ''} for {', '.join(ids)} " + text.format(
+                s="" if many else "s", them="them" if many else "it",
+                was="were" if many else "was"))
+    return lines
 
 
 def run_parts(run: GoldsetRun) -> list[str]:
