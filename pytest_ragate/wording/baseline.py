@@ -13,6 +13,7 @@ from pytest_ragate.scoring.records import fmt_some
 from pytest_ragate.scoring.registry import METRICS
 from pytest_ragate.scoring.stats import MCNEMAR
 from pytest_ragate.wording.numbers import NAMED_WORSE, plural
+from pytest_ragate.wording.settings import standing_knob
 
 if TYPE_CHECKING:
     from pytest_ragate.decision.regressions import JudgeChange, RegressionCall
@@ -113,9 +114,13 @@ def accept_judge_unneeded(accept: str) -> str:
             "check changed judge against the baseline")
 
 
-ACCEPT_JUDGE_IN_INI = ("ragate_accept_judge in the ini file would accept every future judge "
-                       "change silently, and a judge change is a gate decision of one run: give "
-                       "--ragate-accept-judge JUDGE on the command line of the run that makes it")
+def accept_judge_standing(where: str) -> str:
+    """`ragate_accept_judge` given where every run reads it (`settings.standing`)."""
+    return (f"{standing_knob('accept_judge', where)} would accept every future judge change "
+            "silently, and a judge change is a gate decision of one run: give "
+            "--ragate-accept-judge JUDGE on the command line of the run that makes it")
+
+
 ACCEPT_JUDGE_WITHOUT_BASELINE = ("--ragate-accept-judge accepts a judge change against a "
                                  "baseline: give --ragate-baseline too")
 
