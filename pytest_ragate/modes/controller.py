@@ -391,7 +391,7 @@ class Controller(ABC):
 
             terminalreporter.write_line(missing_summary(self.no_system), red=True, bold=True)
         if self.malformed:
-            from pytest_ragate.items.questions import malformed_summary
+            from pytest_ragate.items.malformed import malformed_summary
 
             terminalreporter.write_line(malformed_summary(self.malformed), red=True, bold=True)
         if self.invalid_usage:
