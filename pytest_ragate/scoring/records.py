@@ -567,24 +567,29 @@ def tally(metric: str, records: Iterable[QuestionRecord]) -> Tally:
     groups: dict[str, list[QuestionRecord]] = {}
     for r in rows:
         groups.setdefault(cluster_of(r), []).append(r)
-    clusters = []
-    for group in groups.values():
+    clusters, conversations = [], 0
+    for key, group in groups.items():
         part = info.tally(metric, group)
         if part.n:
             clusters.append((part.k, float(part.n)) if info.aggregate == "proportion"
                             else (sum(part.values), float(len(part.values))))
+            conversations += key.startswith(CONVERSATION_CLUSTER)
     if by_conversation or info.source == "conversations":
         # the design effect's least is a repeat's, not a conversation's (nor, for a metric
         # over whole conversations, its turns times its repeats)
         return replace(whole, clusters=tuple(clusters), questions=len(clusters),
-                       repeats=repeats, by="conversations")
+                       repeats=repeats, by="conversations", conversations=conversations)
     return replace(whole, clusters=tuple(clusters), questions=len(clusters),
                    repeats=max(len(g) for g in groups.values()))
 
 
+CONVERSATION_CLUSTER = "conversation\0"  # a conversation's cluster key starts so
+
+
 def cluster_of(record: QuestionRecord) -> str:
     """The unit of sampling a row belongs to: its conversation, or its own question."""
-    return f"conversation\0{record.conversation}" if record.conversation else record.question_id
+    return f"{CONVERSATION_CLUSTER}{record.conversation}" if record.conversation \
+        else record.question_id
 
 
 NAMED_BEHIND = 5  # questions a failing floor names, worst first

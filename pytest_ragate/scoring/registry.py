@@ -55,6 +55,9 @@ class Tally:
     repeats: int = 1  # the most repeats any question had
     # what the clusters are: a question's repeats, or a conversation's turns (and repeats)
     by: Literal["questions", "conversations"] = "questions"
+    # with conversations, how many of the clusters are conversations (the rest are questions
+    # asked alone, each its own cluster)
+    conversations: int = 0
 
     @property
     def value(self) -> float | None:
