@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 from pydantic import TypeAdapter, ValidationError
@@ -182,3 +183,15 @@ def test_an_empty_seal_key_is_said_in_the_header_and_the_summary(
     assert result.ret == pytest.ExitCode.OK
     lines = [line for line in result.stdout.lines if "RAGATE_SEAL_KEY is set but empty" in line]
     assert len(lines) == 2 and "floors skipped" in lines[0], result.stdout.str()
+
+
+def test_the_ragate_command_refuses_an_empty_results_key_too(tmp_path: Path) -> None:
+    """`ragate rejudge`, `compare` and `audit` read saved runs: an empty key would pass their
+    signatures unchecked."""
+    from click.testing import CliRunner
+
+    from pytest_ragate.cli import main
+
+    result = CliRunner().invoke(main, ["validate", str(tmp_path)], env={"RAGATE_RESULTS_KEY": ""})
+    assert result.exit_code == 2
+    assert "RAGATE_RESULTS_KEY is set but empty: set it or unset it" in result.output
