@@ -181,5 +181,9 @@ def test_the_paired_regression_check_pairs_conversations() -> None:
     assert found.test == BOOTSTRAP and found.outcome == "failed"
     assert "over 30 paired conversations (paired bootstrap" in found.message
     assert "worse: c0, c1" in found.message
+    # questions asked alone beside conversations are paired as questions, not conversations
+    solo = {f"s{i}": row(f"s{i}", None, None).scores() for i in range(3)}
+    mixed = check("g", "abstention_accuracy", {**then, **solo}, {**now, **solo}, alpha=0.05)
+    assert "over 30 paired conversations and 3 questions (paired bootstrap" in mixed.message
     # history lines of questions outside conversations are as before
     assert "conversation" not in row("q", None, None).scores().model_dump()
