@@ -173,18 +173,6 @@ def test_a_project_that_signs_its_results_refuses_a_baseline_read_without_the_ke
                                  "(--ragate-baseline) without RAGATE_RESULTS_KEY*"])
 
 
-def test_an_empty_seal_key_is_said_in_the_header_and_the_summary(
-        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A fork's job: the sealed floors fail or skip (the documented route); the run says why
-    once at its start and once at its end."""
-    _refusal_project(pytester, "ragate_sealed_without_key = skip\n")
-    monkeypatch.setenv("RAGATE_SEAL_KEY", "")
-    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
-    assert result.ret == pytest.ExitCode.OK
-    lines = [line for line in result.stdout.lines if "RAGATE_SEAL_KEY is set but empty" in line]
-    assert len(lines) == 2 and "floors skipped" in lines[0], result.stdout.str()
-
-
 def test_the_ragate_command_refuses_an_empty_results_key_too(tmp_path: Path) -> None:
     """`ragate rejudge`, `compare` and `audit` read saved runs: an empty key would pass their
     signatures unchecked."""
