@@ -18,6 +18,7 @@ from pytest_ragate.goldsets.forewarnings import same_questions, undecidable_floo
 from pytest_ragate.goldsets.loader import load_goldset
 from pytest_ragate.problems import GoldsetError
 from pytest_ragate.scoring.figures import kind_counts
+from pytest_ragate.scoring.flips import question_outcome
 from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import QuestionRecord, Span, tally
 from tests.conftest import jsonl, results_rows
@@ -261,6 +262,7 @@ def test_a_stale_question_is_in_no_figure_and_no_regression_check() -> None:
     assert (tally("abstention_accuracy", rows).k, tally("abstention_accuracy", rows).n) == (2, 2)
     assert [(kind, t.n) for kind, t in kind_counts("evidence_recall", rows)] == [("single_doc", 2)]
     assert rows[2].scores().status == "skipped"
+    assert question_outcome([rows[2]]) == "skipped"  # no change of outcome in the history
     base = {r.question_id: _row(r.question_id).scores() for r in rows}
     now = {r.question_id: r.scores() for r in rows}
     found = check("shop", "abstention_accuracy", base, now, alpha=0.05)
