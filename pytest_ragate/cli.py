@@ -35,6 +35,13 @@ def find_goldsets(path: Path) -> list[Path]:
 @click.version_option(package_name="pytest-ragate")
 def main() -> None:
     """pytest-ragate: RAG quality gates as pytest outcomes."""
+    import os
+
+    from pytest_ragate.settings import RESULTS_KEY_ENV, set_but_empty
+    from pytest_ragate.wording.settings import key_empty
+
+    if set_but_empty(os.environ, RESULTS_KEY_ENV):  # read as no key, nothing would be checked
+        raise click.UsageError(key_empty(RESULTS_KEY_ENV))
 
 
 @main.command()

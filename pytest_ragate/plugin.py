@@ -266,13 +266,16 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None],
     if call.excinfo is not None and is_goldset_item(item):
         _missing_system(item, call, report)
     if CASE_KEY in item.stash:
-        from pytest_ragate.items.questions import one_line, record_failure
+        from pytest_ragate.items.malformed import one_line
+        from pytest_ragate.items.questions import record_failure
 
         one_line(call, report)
         record_failure(item, call, report)
     elif ANCHOR_KEY in item.stash:
         from pytest_ragate.items.collection import anchor_outcome
+        from pytest_ragate.items.malformed import one_line
 
+        one_line(call, report, question=False)
         anchor = anchor_outcome(item, call, report)
         if anchor is not None:
             setattr(report, ANCHOR_ATTR, anchor.model_dump(mode="json"))

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import os
 import re
+import shlex
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -290,7 +292,17 @@ def add_run_options(group: Any) -> None:
                     "asking the system: what `ragate decide` runs")
 
 
+RESULTS_KEY_ENV = "RAGATE_RESULTS_KEY"  # outputs/signing.py's
+SEAL_KEY_ENV = "RAGATE_SEAL_KEY"  # goldsets/sealed.py's
+JUDGE_KEY_ENVS = ("RAGATE_JUDGE_API_KEY", "OPENAI_API_KEY")  # judges/select.py's, in order
+RESULTS_SIGNED_HELP = ("true: this project's saved runs are signed (RAGATE_RESULTS_KEY): a run "
+                       "that reads one (--ragate-baseline, --ragate-decide) without the key is "
+                       "refused, and with it an unsigned one is, whatever the environment holds "
+                       "(default: false)")
+
+
 def add_options(group: Any, parser: pytest.Parser) -> None:
+    parser.addini("ragate_results_signed", RESULTS_SIGNED_HELP, type="bool", default=False)
     for model in SECTIONS.values():
         for knob_ in dataclasses.fields(model):
             name = knob_.name
@@ -336,6 +348,45 @@ def given(config: pytest.Config, model: type[Section]) -> dict[str, Any]:
         if value is not None:
             values[knob_.name] = value
     return values
+
+
+def standing(config: pytest.Config, name: str) -> str | None:
+    """Where a knob that holds for one run only (`accept_judge`, `sequential_seed`) was given
+    for every run: "the ini file" (its `ragate_<name>`, or `-o`), "addopts" (the ini's, which
+    pytest puts on the command line) or "PYTEST_ADDOPTS"; None when the command line alone
+    gives it, or nothing does."""
+    if config.getini(f"ragate_{name}"):
+        return "the ini file"
+    flag = "--ragate-" + name.replace("_", "-")
+    if _names_flag(flag, config.getini("addopts")):
+        return "addopts"
+    if _names_flag(flag, shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))):
+        return "PYTEST_ADDOPTS"
+    return None
+
+
+def _names_flag(flag: str, args: list[str]) -> bool:
+    """Whether `args` give `flag` (`--flag VALUE` or `--flag=VALUE`; pytest's parser takes
+    no abbreviation)."""
+    return any(arg == flag or arg.startswith(flag + "=") for arg in args)
+
+
+def set_but_empty(env: Mapping[str, str], name: str) -> bool:
+    """Whether the variable `name` is set to nothing (or blanks): a CI secret this job cannot
+    see, which would otherwise read as no key at all."""
+    return name in env and not env[name].strip()
+
+
+def empty_keys(env: Mapping[str, str], *, judge_calls: bool) -> list[str]:
+    """The key variables this run reads that are set but empty: RAGATE_RESULTS_KEY (signing
+    and checking would be off without a word), and, when a judge model is called, the key it
+    is called with (RAGATE_JUDGE_API_KEY, else OPENAI_API_KEY). Not RAGATE_SEAL_KEY: a fork's
+    empty one is the documented route (its sealed floors fail, or skip when told to)."""
+    found = [RESULTS_KEY_ENV] if set_but_empty(env, RESULTS_KEY_ENV) else []
+    read = next((name for name in JUDGE_KEY_ENVS if name in env), None)
+    if judge_calls and read is not None and set_but_empty(env, read):
+        found.append(read)
+    return found
 
 
 def validated(model: type[Section], values: dict[str, Any]) -> Section:

@@ -45,11 +45,13 @@ def test_a_tally_over_turns_keeps_each_conversation_as_a_cluster() -> None:
     rows = [*conversations({"a": [True, True, True], "b": [True, False, False],
                             "c": [True, True]}), row("solo", None, None)]
     t = tally("abstention_accuracy", rows)
-    assert (t.k, t.n, t.by, t.questions, t.repeats) == (7, 9, "conversations", 4, 1)
+    assert (t.k, t.n, t.by, t.questions, t.repeats, t.conversations) == (
+        7, 9, "conversations", 4, 1, 3)
     assert sorted(t.clusters) == [(1.0, 1.0), (1.0, 3.0), (2.0, 2.0), (3.0, 3.0)]
     assert interval(t) == wilson_conversations(7, 9, t.clusters, 1)
     assert method(t) == "Wilson, conversations as clusters"
-    assert fmt_n(t) == "9 in 4 conversations"
+    assert fmt_n(t) == "9 in 3 conversations and 1 question"  # a question alone is none
+    assert fmt_n(tally("abstention_accuracy", rows[:8])) == "8 in 3 conversations"
     # wider than the naive interval over turns, and than the uncorrected clustered one
     naive, plain, ours = wilson(7, 9), wilson_clustered(7, 9, t.clusters, 1), interval(t)
     assert ours[0] < plain[0] <= naive[0] and ours[1] > plain[1] >= naive[1]
@@ -179,5 +181,9 @@ def test_the_paired_regression_check_pairs_conversations() -> None:
     assert found.test == BOOTSTRAP and found.outcome == "failed"
     assert "over 30 paired conversations (paired bootstrap" in found.message
     assert "worse: c0, c1" in found.message
+    # questions asked alone beside conversations are paired as questions, not conversations
+    solo = {f"s{i}": row(f"s{i}", None, None).scores() for i in range(3)}
+    mixed = check("g", "abstention_accuracy", {**then, **solo}, {**now, **solo}, alpha=0.05)
+    assert "over 30 paired conversations and 3 questions (paired bootstrap" in mixed.message
     # history lines of questions outside conversations are as before
     assert "conversation" not in row("q", None, None).scores().model_dump()

@@ -168,14 +168,22 @@ def test_a_sealed_goldset_without_its_key_fails_unless_told_to_skip(
         "4 of 4 questions*")
     assert "Run: **FAIL**" in (pytester.path / "r.md").read_text()
 
+    # a fork's job: the secret it cannot see is set but empty; told to skip, it skips, and
+    # says the key is empty in its header, its summary and every report's coverage line
+    monkeypatch.setenv("RAGATE_SEAL_KEY", "")
     skipped = run_pytester(pytester, workers, "gs", "--ragate-report=r.md",
                            "-o", "ragate_sealed_without_key=skip")
     assert skipped.ret == pytest.ExitCode.OK
     expect(skipped,
         "SKIPPED * not decided: 4 sealed and no RAGATE_SEAL_KEY "
         "(ragate_sealed_without_key = \"skip\")*")
+    said = [line for line in skipped.outlines if line.startswith("ragate: RAGATE_SEAL_KEY is "
+                                                                 "set but empty")]
+    assert len(said) == 2 and "floors skipped" in said[0]  # the header and the summary
+    report = (pytester.path / "r.md").read_text()
+    assert "4 sealed (q1, q2, q3, q4; RAGATE_SEAL_KEY is set but empty)" in report
     # skipped, not decided: no output says PASS (issue 38), none says FAIL either
-    assert "Run: **NOTHING RAN**" in (pytester.path / "r.md").read_text()
+    assert "Run: **NOTHING RAN**" in report
 
     monkeypatch.setenv("RAGATE_SEAL_KEY", "s3cret")
     assert run_pytester(pytester, workers, "gs").ret == pytest.ExitCode.OK

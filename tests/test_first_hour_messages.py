@@ -141,13 +141,22 @@ def test_a_malformed_answer_is_one_line_per_question_and_one_for_the_run(
 @WORKERS
 def test_a_system_returning_str_everywhere_gets_one_summary_line(
         pytester: pytest.Pytester, workers: str) -> None:
-    write_goldset(pytester.path / "gs", floors=FLOOR)
-    pytester.makeconftest(planned({q: "'Paris'" for q in ("q1", "q2", "q3", "q4")}))
+    """An anchor's claim answered with a str is its one line too, never pydantic's traceback
+    (the run's summary line counts the questions)."""
+    write_goldset(pytester.path / "gs", floors=FLOOR, anchors=[
+        {"anchor_id": "a1", "kind": "retrieval_miss", "claim": "the budget is three euros",
+         "evidence": {"doc_id": "m1", "first_turn": 3, "last_turn": 3}}])
+    pytester.makeconftest(planned({q: "'Paris'" for q in ("q1", "q2", "q3", "q4", "euros")}))
     result = run_pytester(pytester, workers, "gs")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     assert [line for line in result.outlines if line.startswith("ragate: 4 questions")] == [
         "ragate: 4 questions: the system returned str, expected ragate.Answer (or a dict of "
         "its fields) (docs/your-system.md)"]
+    expect(result, "FAILED gs/ragate.toml::anchor[a1] - MalformedAnswer: anchor a1: the system "
+           "returned str ('Paris'), expected ragate.Answer (or a dict of its fields)")
+    out = result.stdout.str()
+    for noise in ("validation error", "Traceback", "errors.pydantic.dev", "input_value"):
+        assert noise not in out
 
 
 # --- 3. one vocabulary -----------------------------------------------------------------------

@@ -11,10 +11,16 @@ import pytest
 from click.testing import CliRunner
 
 from pytest_ragate.cli import main
+from pytest_ragate.decision.floors import Gap, Verdict
+from pytest_ragate.decision.goldset_floors import said_once
+from pytest_ragate.decision.regressions import check
 from pytest_ragate.goldsets.forewarnings import same_questions, undecidable_floors
 from pytest_ragate.goldsets.loader import load_goldset
 from pytest_ragate.problems import GoldsetError
-from pytest_ragate.scoring.records import Span
+from pytest_ragate.scoring.figures import kind_counts
+from pytest_ragate.scoring.flips import question_outcome
+from pytest_ragate.scoring.floor import Floor
+from pytest_ragate.scoring.records import QuestionRecord, Span, tally
 from tests.conftest import jsonl, results_rows
 
 RETURNS = ("# Returns\n\nYou can return any product within 30 days.\n\nRefunds go back to the "
@@ -239,10 +245,50 @@ def ragate_system():
 '''
 
 
+def _row(qid: str, *, right: bool = True, stale: bool = False) -> QuestionRecord:
+    return QuestionRecord.model_validate({
+        "goldset": "shop", "question_id": qid, "kind": "single_doc", "index": int(qid[1:]),
+        "status": "error" if stale else "scored", "must_abstain": False,
+        "abstention_correct": right and not stale, "citations": 1,
+        "citations_correct": int(right and not stale), "evidence_spans": 1,
+        "evidence_spans_found": int(right and not stale), "eval_version": "1",
+        "stale_evidence": True if stale else None, "error": "stale evidence" if stale else None})
+
+
+def test_a_stale_question_is_in_no_figure_and_no_regression_check() -> None:
+    """Its floors are not decided (a gap); no figure, kind's column or paired check counts
+    it as a miss, as a goldset edit is no regression of the system."""
+    rows = [_row("q1"), _row("q2"), _row("q3", stale=True)]
+    assert (tally("abstention_accuracy", rows).k, tally("abstention_accuracy", rows).n) == (2, 2)
+    assert [(kind, t.n) for kind, t in kind_counts("evidence_recall", rows)] == [("single_doc", 2)]
+    assert rows[2].scores().status == "skipped"
+    assert question_outcome([rows[2]]) == "skipped"  # no change of outcome in the history
+    base = {r.question_id: _row(r.question_id).scores() for r in rows}
+    now = {r.question_id: r.scores() for r in rows}
+    found = check("shop", "abstention_accuracy", base, now, alpha=0.05)
+    assert (found.current, found.pairs) == (1.0, 2)
+
+
+def test_a_long_cause_many_floors_share_is_said_in_full_once() -> None:
+    why = "software: stale evidence: " + "x" * 300
+    gap = Gap(member="software", member_kind="single_doc", kind="stale evidence", why=why)
+    floors = [Floor(m, 0.5) for m in ("evidence_recall", "citation_accuracy",
+                                       "abstention_accuracy")]
+    verdicts = {f: Verdict(floor=f, goldset="shop", outcome="failed",
+                           message=f"not decided: stale evidence software ({why}) · {f.metric}")
+                for f in floors}
+    said = said_once(verdicts, [gap])
+    messages = [said[f].message for f in floors]
+    assert why in messages[0]
+    assert messages[1:] == [f"not decided: stale evidence software (said at "
+                            f"floor[evidence_recall]) · {f.metric}" for f in floors[1:]]
+
+
 @pytest.mark.parametrize("workers", ["0", "2"])
 def test_a_gate_scores_moved_evidence_and_leaves_floors_over_stale_undecided(
         pytester: pytest.Pytester, workers: str) -> None:
     root = goldset(pytester.path / "gs", "[floors]\nevidence_recall = 1.0\n"
+                   "citation_accuracy = 0.5\nabstention_accuracy = 0.9\n"
                    "[floors.kind.unanswerable]\nabstention_accuracy = 1.0\n")
     ragate("pin", str(root))
     edit_corpus(root)
@@ -252,13 +298,19 @@ def test_a_gate_scores_moved_evidence_and_leaves_floors_over_stale_undecided(
         "--ragate-report=r.md", "--junitxml=j.xml")
     out = result.stdout.str()
     assert result.ret == pytest.ExitCode.TESTS_FAILED, out
-    result.assert_outcomes(passed=4, failed=2)  # software, floor[evidence_recall]
+    result.assert_outcomes(passed=4, failed=4)  # software, and its three floors
     rows = {r["question_id"]: r for r in results_rows(pytester.path / "r.jsonl")}
     assert rows["refund"]["evidence_spans_found"] == 1
     assert rows["refund"]["evidence_moved"][0].startswith("evidence moved: returns unit 2")
     assert rows["software"]["stale_evidence"] is True
     assert "shop: refund: evidence moved: returns unit 2 is now unit 3" in out
     assert "not decided: 1 of 4 questions have no result: stale evidence software" in out
+    # the stale report said in full by its question and by the first floor only; the other
+    # floors refer to it; no figure counts the stale question as a miss
+    assert out.count("nearest now: returns unit 4") == 2, out
+    assert out.count("stale evidence software (said at floor[evidence_recall])") == 2
+    report = (pytester.path / "r.md").read_text()
+    assert "| single_doc 2/2 · unanswerable 1/1 |" in report  # abstention, not 2/3
     assert "- refund: evidence moved: returns unit 2 is now unit 3" in \
         (pytester.path / "r.md").read_text()
     assert 'name="evidence_moved" value="[&quot;evidence moved: returns unit 2' in \

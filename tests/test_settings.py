@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from pytest_ragate.settings import SECTIONS, PipelineSettings, validated
+from pytest_ragate.settings import SECTIONS, PipelineSettings, empty_keys, standing, validated
+from pytest_ragate.wording.baseline import accept_judge_standing
+from pytest_ragate.wording.sequential import pinned_seed
+from tests.conftest import WORKERS
 
 
 @pytest.mark.parametrize("model", list(SECTIONS.values()), ids=list(SECTIONS))
@@ -64,3 +68,118 @@ def test_one_judge_price_without_the_other_is_a_usage_error(pytester: pytest.Pyt
                                  "together*"])
     assert pytester.runpytest("--ragate-judge-price-in=0.15", "--ragate-judge-price-out=0",
                               "-p", "no:cacheprovider").ret == 0
+
+
+# --- one rule for each refusal, wherever the setting comes from -------------------------------
+
+
+class _Ini:
+    """What `standing` reads of a config: its ini values (addopts as pytest splits them)."""
+
+    def __init__(self, **ini: object) -> None:
+        self.ini = ini
+
+    def getini(self, name: str) -> object:
+        return self.ini.get(name, [] if name == "addopts" else None)
+
+
+@pytest.mark.parametrize(("ini", "env", "where"), [
+    ({"ragate_sequential_seed": "7"}, "", "the ini file"),
+    ({"addopts": ["-q", "--ragate-sequential-seed", "7"]}, "", "addopts"),
+    ({"addopts": ["--ragate-sequential-seed=7"]}, "", "addopts"),
+    ({}, "-q --ragate-sequential-seed=7", "PYTEST_ADDOPTS"),
+    ({"addopts": ["--ragate-sequential"]}, "--ragate-sequential-seeds 7", None),
+    ({}, "", None),
+], ids=["ini", "addopts", "addopts=", "PYTEST_ADDOPTS", "other-flags", "none"])
+def test_a_one_run_knob_given_for_every_run_is_found_wherever_it_is(
+        monkeypatch: pytest.MonkeyPatch, ini: dict[str, object], env: str,
+        where: str | None) -> None:
+    monkeypatch.setenv("PYTEST_ADDOPTS", env)
+    assert standing(_Ini(**ini), "sequential_seed") == where  # type: ignore[arg-type]
+
+
+def test_the_refusal_names_where_the_knob_was_given() -> None:
+    assert pinned_seed("addopts").startswith("--ragate-sequential-seed in addopts would ask")
+    assert pinned_seed("the ini file").startswith("ragate_sequential_seed in the ini file")
+    assert accept_judge_standing("PYTEST_ADDOPTS").startswith(
+        "--ragate-accept-judge in PYTEST_ADDOPTS would accept every future judge change")
+
+
+@pytest.mark.parametrize(("env", "calls", "empty"), [
+    ({"RAGATE_RESULTS_KEY": ""}, False, ["RAGATE_RESULTS_KEY"]),
+    ({"RAGATE_RESULTS_KEY": "  "}, False, ["RAGATE_RESULTS_KEY"]),
+    ({"RAGATE_RESULTS_KEY": "k"}, False, []),
+    ({"RAGATE_SEAL_KEY": ""}, True, []),  # the fork route: said, not refused
+    ({"RAGATE_JUDGE_API_KEY": ""}, True, ["RAGATE_JUDGE_API_KEY"]),
+    ({"RAGATE_JUDGE_API_KEY": ""}, False, []),  # no judge model called: not read
+    ({"OPENAI_API_KEY": ""}, True, ["OPENAI_API_KEY"]),
+    ({"RAGATE_JUDGE_API_KEY": "k", "OPENAI_API_KEY": ""}, True, []),  # not the one read
+], ids=["results", "blank", "set", "seal", "judge", "judge-unread", "openai", "openai-unread"])
+def test_a_key_set_but_empty_is_found(env: dict[str, str], calls: bool,
+                                      empty: list[str]) -> None:
+    assert empty_keys(env, judge_calls=calls) == empty
+
+
+def _refusal_project(pytester: pytest.Pytester, ini: str) -> None:
+    pytester.makeini("[pytest]\n" + ini)
+    pytester.makepyfile("def test_x():\n    pass\n")
+
+
+@WORKERS
+@pytest.mark.parametrize(("ini", "flags", "refused"), [
+    ("ragate_sequential_seed = 7\n", (), "ragate_sequential_seed in the ini file would ask"),
+    ("addopts = --ragate-sequential-seed 7\n", (),
+     "--ragate-sequential-seed in addopts would ask"),
+    ("", ("--ragate-sequential-seed", "7"), None),
+], ids=["ini", "addopts", "flag"])
+def test_a_pinned_seed_is_refused_in_the_ini_and_in_addopts_alike(
+        pytester: pytest.Pytester, workers: str, ini: str, flags: tuple[str, ...],
+        refused: str | None) -> None:
+    _refusal_project(pytester, ini)
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-n", workers, *flags)
+    if refused is None:
+        assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+        return
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{refused}*"])
+
+
+def test_an_accepted_judge_in_addopts_is_refused_as_in_the_ini(
+        pytester: pytest.Pytester) -> None:
+    _refusal_project(pytester, "addopts = --ragate-accept-judge=fixture:b\n")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--ragate-baseline=b.jsonl")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--ragate-accept-judge in addopts would accept every future "
+                                 "judge change silently*"])
+
+
+def test_an_empty_results_key_is_refused_by_name(pytester: pytest.Pytester,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A CI secret the job cannot see would turn signing and checking off without a word."""
+    _refusal_project(pytester, "")
+    monkeypatch.setenv("RAGATE_RESULTS_KEY", "")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*RAGATE_RESULTS_KEY is set but empty: set it or unset it*"])
+
+
+def test_a_project_that_signs_its_results_refuses_a_baseline_read_without_the_key(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    _refusal_project(pytester, "ragate_results_signed = true\n")
+    monkeypatch.delenv("RAGATE_RESULTS_KEY", raising=False)
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--ragate-baseline=b.jsonl")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*ragate_results_signed = true, and this run reads saved runs "
+                                 "(--ragate-baseline) without RAGATE_RESULTS_KEY*"])
+
+
+def test_the_ragate_command_refuses_an_empty_results_key_too(tmp_path: Path) -> None:
+    """`ragate rejudge`, `compare` and `audit` read saved runs: an empty key would pass their
+    signatures unchecked."""
+    from click.testing import CliRunner
+
+    from pytest_ragate.cli import main
+
+    result = CliRunner().invoke(main, ["validate", str(tmp_path)], env={"RAGATE_RESULTS_KEY": ""})
+    assert result.exit_code == 2
+    assert "RAGATE_RESULTS_KEY is set but empty: set it or unset it" in result.output

@@ -17,9 +17,11 @@ floor).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from pytest_ragate.decision.agreement_floor import decide_agreement, vouched
 from pytest_ragate.decision.floors import (
+    Gap,
     Unjudged,
     Verdict,
     decide,
@@ -36,7 +38,8 @@ from pytest_ragate.scoring.figures import computed_by
 from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import MECHANICAL
 from pytest_ragate.scoring.registry import METRICS
-from pytest_ragate.wording.floors import ANCHORS_ELSEWHERE
+from pytest_ragate.wording.causes import CAUSE_WIDTH
+from pytest_ragate.wording.floors import ANCHORS_ELSEWHERE, cause, said_at
 
 
 def decide_floors(floors: Sequence[Floor], run: GoldsetRun, population: Population,
@@ -53,6 +56,26 @@ def decide_floors(floors: Sequence[Floor], run: GoldsetRun, population: Populati
             floor, run, population, rules, stopping, coverage, unjudged(floor.metric)))
         verdicts[floor] = vouched(verdict, run.agreements, population.agreement_min, run.judge,
                                   rules.strictness.strict)
+    return said_once(verdicts, [*run.gaps, *run.anchor_gaps])
+
+
+def said_once(verdicts: dict[Floor, Verdict], gaps: Sequence[Gap]) -> dict[Floor, Verdict]:
+    """Each long cause of a gap (a stale question's whole evidence report) said in full by
+    the first floor whose message holds it; every later floor refers to that one instead
+    (`stale evidence software (said at floor[evidence_recall])`)."""
+    causes = {why for gap in gaps for why in (gap.why, cause(gap)) if len(why) > CAUSE_WIDTH}
+    said: dict[str, str] = {}
+    for floor, verdict in verdicts.items():
+        message = verdict.message
+        for why in sorted(causes, key=len, reverse=True):  # a cause before its own parts
+            if f"({why})" not in message:
+                continue
+            if why in said:
+                message = message.replace(f"({why})", f"({said_at(said[why])})")
+            else:
+                said[why] = floor.name
+        if message != verdict.message:
+            verdicts[floor] = replace(verdict, message=message)
     return verdicts
 
 

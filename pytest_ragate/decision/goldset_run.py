@@ -47,6 +47,8 @@ class GoldsetRun:
     corpus: dict[str, str] = field(default_factory=dict)  # each document's digest, by id
     # by question id: the documents its expected evidence is in (none while sealed)
     evidence_docs: dict[str, list[str]] = field(default_factory=dict)
+    # RAGATE_SEAL_KEY was set but empty (a fork's job): what its sealed questions' line says
+    seal_key_empty: bool = False
 
     def __post_init__(self) -> None:
         self.label = self.label or self.name

@@ -285,8 +285,8 @@ def make_questions(parent: pytest.Collector, goldset: Goldset) -> Iterator[pytes
 # docstring, for the reason given at `ask`.)
 def check_anchor(ragate_anchor: AnchorEntry, request: pytest.FixtureRequest,
                  pytestconfig: pytest.Config) -> None:
-    from pytest_ragate.answer import Answer
     from pytest_ragate.goldsets.anchors import check
+    from pytest_ragate.items.malformed import as_answer
     from pytest_ragate.items.provenance import anchor_source, is_builtin_pool
     from pytest_ragate.items.timeouts import answer_within
     from pytest_ragate.settings import read_settings
@@ -300,7 +300,7 @@ def check_anchor(ragate_anchor: AnchorEntry, request: pytest.FixtureRequest,
     if source == "retriever":
         pool = found
     else:
-        pool = (found if isinstance(found, Answer) else Answer.model_validate(found)).contexts
+        pool = as_answer(found, f"anchor {anchor.anchor_id}").contexts
     goldset = request.node.stash[GOLDSET_KEY]
     cut = anchor_cut(goldset.config.anchors, asked, f"ragate_{source}",
                      settings.pipeline.max_distance if is_builtin_pool(request.node) else None)

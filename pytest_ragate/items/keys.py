@@ -45,7 +45,7 @@ ANCHOR_ATTR = "ragate_anchor"  # an anchor's report: its AnchorOutcome, as JSON
 NO_SYSTEM_ATTR = "ragate_no_system"  # a goldset item's setup report, when no system of the
 # user's was in scope (`provenance.MissingSystem`): the file its goldset was collected from
 MALFORMED_ATTR = "ragate_malformed"  # a question's call report, when the system returned no
-# ragate.Answer (`questions.MalformedAnswer`): what it returned (`str`, `a dict with wrong fields`)
+# ragate.Answer (`malformed.MalformedAnswer`): what it returned (`str`, `a dict with wrong fields`)
 ITEM_FAILED_ATTR = "ragate_item_failed"  # a question's or an anchor's failed report: True, so
 # the controller can say a cause many of them share once (`wording/causes.py`)
 PROBLEMS_ATTR = "ragate_problems"  # a goldset file's failed collect report: its problems,

@@ -12,7 +12,6 @@ with its verdicts), and put on the wire once (`_send`, under `keys.RECORD_ATTR`)
 
 from __future__ import annotations
 
-import reprlib
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -20,9 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import ValidationError
 
-from pytest_ragate.answer import Answer
 from pytest_ragate.decision.population import asked_row
 from pytest_ragate.goldsets.loader import Case
 from pytest_ragate.items.collection import QuestionItem, wrong_answer
@@ -31,13 +28,13 @@ from pytest_ragate.items.correctness import correctness_fields
 from pytest_ragate.items.keys import (
     AGAIN_KEY,
     CASE_KEY,
-    MALFORMED_ATTR,
     NEEDED_KEY,
     NOT_NEEDED_KEY,
     RECORD_ATTR,
     ROUTE_KEY,
     RUN_KEY,
 )
+from pytest_ragate.items.malformed import as_answer
 from pytest_ragate.items.provenance import question_parts
 from pytest_ragate.items.pytest_internals import function_arguments, run_unlogged
 from pytest_ragate.items.reasons import failure_line
@@ -126,11 +123,7 @@ def answer_and_score(item: pytest.Function, case: Case) -> None:
     result = answer_within(lambda: item.obj(**args),
                            read_settings(item.config).gate.system_timeout, qid)
     latency = time.perf_counter() - started
-    try:
-        answer = result if isinstance(result, Answer) else Answer.model_validate(result)
-    except ValidationError as error:
-        raise MalformedAnswer(malformed_line(qid, result, error), returned=_returned(result),
-                              ) from None  # one line: neither pydantic's text nor a chain
+    answer = as_answer(result, qid)
     if answer.empty:
         pytest.fail(f"{qid}: the system returned an empty answer: no text, contexts or "
                     "citations, and not abstained (to decline, return Answer.abstain())",
@@ -170,56 +163,6 @@ def answer_and_score(item: pytest.Function, case: Case) -> None:
     wrong = wrong_answer(case, record)
     if wrong is not None:
         pytest.fail(wrong, pytrace=False)
-
-
-class MalformedAnswer(Exception):
-    """The system returned no `ragate.Answer` (nor a dict of its fields) for a question: its
-    one line, and what it returned, for the run's one summary line (`malformed_summary`)."""
-
-    __module__ = "builtins"  # shown as `MalformedAnswer: …`, as pytest shows `Failed: …`
-
-    def __init__(self, line: str, *, returned: str) -> None:
-        super().__init__(line)
-        self.returned = returned
-
-
-EXPECTED = "expected ragate.Answer (or a dict of its fields)"
-_PREVIEW = reprlib.Repr()  # a returned value, shortened (keywords only from Python 3.12)
-_PREVIEW.maxstring, _PREVIEW.maxother, _PREVIEW.maxlist, _PREVIEW.maxlevel = 30, 30, 3, 2
-
-
-def _returned(result: object) -> str:
-    return "a dict with wrong fields" if isinstance(result, dict) else type(result).__name__
-
-
-def malformed_line(qid: str, result: object, error: ValidationError) -> str:
-    """`q03: the system returned str ('Paris is ...'), expected ragate.Answer (or a dict of
-    its fields)`; for a dict, each wrong field with what is wrong with it, on one line."""
-    if not isinstance(result, dict):
-        return (f"{qid}: the system returned {type(result).__name__} "
-                f"({_PREVIEW.repr(result)}), {EXPECTED}")
-    fields = "; ".join(f"{'.'.join(map(str, e['loc'])) or '(the answer)'}: {e['msg']}"
-                       for e in error.errors(include_url=False))
-    if any(e["type"] == "extra_forbidden" for e in error.errors(include_url=False)):
-        fields += f" (an Answer's fields: {', '.join(Answer.model_fields)})"
-    return f"{qid}: the system returned a malformed answer (dict): {fields}"
-
-
-def malformed_summary(returned: dict[str, int]) -> str:
-    """The run's one line about the questions whose system returned no ragate.Answer."""
-    n = sum(returned.values())
-    what = (next(iter(returned)) if len(returned) == 1
-            else ", ".join(f"{kind} ({count})" for kind, count in sorted(returned.items())))
-    return (f"ragate: {n} question{'s' * (n != 1)}: the system returned {what}, {EXPECTED} "
-            "(docs/your-system.md)")
-
-
-def one_line(call: pytest.CallInfo[None], report: pytest.TestReport) -> None:
-    """A malformed answer reads as its one line (as `pytest.fail(pytrace=False)` does), and
-    tells the controller what the system returned, for the run's one summary line."""
-    if call.excinfo is not None and call.excinfo.errisinstance(MalformedAnswer):
-        report.longrepr = call.excinfo.getrepr(style="value")
-        setattr(report, MALFORMED_ATTR, call.excinfo.value.returned)
 
 
 def _keep(item: pytest.Item, record: QuestionRecord, junit: bool = True) -> QuestionRecord:

@@ -6,6 +6,7 @@ up, and says which steps its mode takes (`gate.py`, `shard.py`, `decide_saved.py
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +35,7 @@ from pytest_ragate.problems import Problem
 from pytest_ragate.scoring.flips import Flips
 from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord
-from pytest_ragate.settings import Settings
+from pytest_ragate.settings import SEAL_KEY_ENV, Settings, set_but_empty
 from pytest_ragate.wording.baseline import accept_judge_unneeded
 
 if TYPE_CHECKING:
@@ -131,6 +132,9 @@ class Conclusion:
         test case reported (`incomplete`: why the loop stopped early)."""
         self.incomplete, self.concluded = incomplete, True
         self.decision = decide_run(self.collected, self.arrived, self.rules)
+        if set_but_empty(os.environ, SEAL_KEY_ENV):  # a fork's job: every summary says it
+            for run in self.decision.runs:
+                run.seal_key_empty = True
         reporter.report_decision(self.config, self.decision, self.arrived.started)
         if incomplete is not None:
             reporter.junit_incomplete(self.config, incomplete)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -41,7 +41,7 @@ from pytest_ragate.items.keys import (
 from pytest_ragate.items.printed import start_printing
 from pytest_ragate.items.reasons import failure_line, summary_line
 from pytest_ragate.modes.output_paths import check_outputs, clear_outputs, refused
-from pytest_ragate.settings import Settings, read_settings
+from pytest_ragate.settings import Settings, read_settings, standing
 
 if TYPE_CHECKING:
     from pytest_ragate.decision.regressions import RunJudge
@@ -73,7 +73,7 @@ def stopped_early(session: pytest.Session, stop: BaseException | None = None) ->
 
 
 def check_accept_judge(config: pytest.Config, settings: Settings) -> None:
-    """`--ragate-accept-judge` before anything runs: refused in the ini file (a standing
+    """`--ragate-accept-judge` before anything runs: refused in the ini file or addopts (a standing
     acceptance would accept every future judge change), without a baseline, and naming
     another judge than the `--ragate-judge` this run is graded by."""
     accept = settings.gate.accept_judge
@@ -81,13 +81,33 @@ def check_accept_judge(config: pytest.Config, settings: Settings) -> None:
         return
     from pytest_ragate.wording import baseline as wording
 
-    if config.getini("ragate_accept_judge"):  # even under a flag: it would outlive this run
-        raise pytest.UsageError(wording.ACCEPT_JUDGE_IN_INI)
+    where = standing(config, "accept_judge")  # even under a flag: it would outlive this run
+    if where is not None:
+        raise pytest.UsageError(wording.accept_judge_standing(where))
     if not settings.gate.baseline:
         raise pytest.UsageError(wording.ACCEPT_JUDGE_WITHOUT_BASELINE)
     configured = _configured_judge(settings)
     if configured is not None and not configured.is_named(accept):
         raise pytest.UsageError(wording.accept_judge_misnamed(accept, configured.names))
+
+
+def check_keys(config: pytest.Config, settings: Settings, env: Mapping[str, str]) -> None:
+    """The key variables before anything runs: one set but empty is refused by name (an
+    empty RAGATE_SEAL_KEY is said, in `pytest_report_header` and the summary: the fork
+    route); saved runs read without RAGATE_RESULTS_KEY where the ini declares the project's
+    results signed are refused."""
+    from pytest_ragate.settings import RESULTS_KEY_ENV, empty_keys
+    from pytest_ragate.wording import settings as wording
+
+    judge = settings.judge
+    calls = (judge.judge or "").startswith("ragas") and judge.cache != "replay"
+    empty = empty_keys(env, judge_calls=calls)
+    if empty:
+        raise pytest.UsageError("\n".join(map(wording.key_empty, empty)))
+    reads = [flag for flag, given in (("--ragate-baseline", settings.gate.baseline),
+                                      ("--ragate-decide", settings.run.decide)) if given]
+    if reads and config.getini("ragate_results_signed") and not env.get(RESULTS_KEY_ENV):
+        raise pytest.UsageError(wording.results_unsigned_reads(" and ".join(reads)))
 
 
 def _configured_judge(settings: Settings) -> RunJudge | None:
@@ -120,6 +140,7 @@ class Controller(ABC):
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.settings = settings = read_settings(config)
+        check_keys(config, settings, os.environ)
         check_before_running(config, settings, decided=self.decided())
         check_accept_judge(config, settings)
         self.selected: list[pytest.Item] | None = None  # this process's items, when it collects
@@ -345,7 +366,23 @@ class Controller(ABC):
                         terminalreporter.write_line(shared.summary_line(), red=True)
         return result
 
+    def seal_key_note(self) -> str | None:
+        """The line an empty RAGATE_SEAL_KEY is said in (a fork's job: `check_keys`)."""
+        from pytest_ragate.settings import SEAL_KEY_ENV, set_but_empty
+
+        if not set_but_empty(os.environ, SEAL_KEY_ENV):
+            return None
+        from pytest_ragate.wording.settings import seal_key_empty
+
+        return seal_key_empty(self.settings.gate.sealed_without_key == "skip")
+
+    def pytest_report_header(self, config: pytest.Config) -> str | None:
+        return self.seal_key_note()
+
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int) -> None:
+        note = self.seal_key_note()
+        if note is not None:
+            terminalreporter.write_line(note, yellow=True, bold=True)
         if self.config.option.tbstyle != "no":  # where pytest's sections show the first
             for shared in self.shared:
                 terminalreporter.write_line(shared.line(), red=True, bold=True)
@@ -354,7 +391,7 @@ class Controller(ABC):
 
             terminalreporter.write_line(missing_summary(self.no_system), red=True, bold=True)
         if self.malformed:
-            from pytest_ragate.items.questions import malformed_summary
+            from pytest_ragate.items.malformed import malformed_summary
 
             terminalreporter.write_line(malformed_summary(self.malformed), red=True, bold=True)
         if self.invalid_usage:

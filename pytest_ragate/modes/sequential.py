@@ -39,7 +39,7 @@ from pytest_ragate.items.sequential import (
     put_in_order,
     skip_if_decided,
 )
-from pytest_ragate.settings import Settings
+from pytest_ragate.settings import Settings, standing
 
 if TYPE_CHECKING:
     from pytest_ragate.decision.sequential import Stopping
@@ -48,16 +48,16 @@ if TYPE_CHECKING:
 
 def start_asking(config: pytest.Config, settings: Settings) -> None:
     """Register sequential asking unless `ragate_sequential` is off; refuse it (when on) in
-    a run it is not defined for, and a seed pinned in the ini file (every run would ask in
-    one known order)."""
+    a run it is not defined for, and a seed pinned in the ini file or addopts (every run would
+    ask in one known order)."""
     gate = settings.gate
     if gate.sequential is False:
         return
-    if not hasattr(config, "workerinput") and config.getini("ragate_sequential_seed") \
-            and config.getoption("ragate_sequential_seed") is None:
+    where = None if hasattr(config, "workerinput") else standing(config, "sequential_seed")
+    if where is not None:  # even under a flag: it would outlive this run
         from pytest_ragate.wording import sequential as wording
 
-        raise pytest.UsageError(wording.PINNED_SEED)
+        raise pytest.UsageError(wording.pinned_seed(where))
     if gate.sequential:
         from pytest_ragate.wording import sequential as wording
 

@@ -9,10 +9,11 @@ The rules, and why:
   `error` when the system raised or timed out on it, `skipped` when it was not asked. Asked
   several times in one run (repeats), it is `right c of N`: a change between runs is a
   change of that summary.
-- An error is an outcome of its own (a question that sometimes times out is flaky); a skip,
-  or a run without the member at all (deselected, crashed, an older line), says nothing and
-  is passed over. A run in which no question scored at all is a crash of the run, not the
-  flakiness of each question: the history leaves its questions out (`outputs/history.py`).
+- An error is an outcome of its own (a question that sometimes times out is flaky); a skip
+  (a stale question too: its pinned evidence changed, it was not asked), or a run without
+  the member at all (deselected, crashed, an older line), says nothing and is passed over. A
+  run in which no question scored at all is a crash of the run, not the flakiness of each
+  question: the history leaves its questions out (`outputs/history.py`).
 - A changed definition (question text, kind, expected evidence; an anchor's claim or
   evidence; a floor's minimum) restarts the member's count: only the stretch of runs with the
   same digest as the current run is counted.
@@ -50,7 +51,7 @@ def question_digest(record: QuestionRecord) -> str:
 
 def question_outcome(rows: Sequence[QuestionRecord]) -> str:
     """One question's outcome in one run, from its rows (several when it was repeated)."""
-    asked = [r for r in rows if r.status != "skipped"]
+    asked = [r for r in rows if r.counted]  # a stale one was not asked: it says nothing
     if not asked:
         return SKIPPED
     if all(r.status == "error" for r in asked):

@@ -74,8 +74,10 @@ class Paired:
     ratios: tuple[Ratios, ...] = ()
     dropped: tuple[str, ...] = ()
     # with conversations: each conversation's turns summed into one pair of ratios, so the
-    # paired bootstrap resamples conversations (`questions` then counts them)
+    # paired bootstrap resamples conversations (`questions` then counts the units: the
+    # conversations, and the questions asked alone, `conversations` of them conversations)
     by_conversation: bool = False
+    conversations: int = 0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -174,17 +176,23 @@ def _pair_conversations(metric: str, ids: Sequence[str], base: Mapping[str, Ques
     as the floors' intervals take the conversation as the unit; a question outside
     conversations is a unit of its own."""
     sums: dict[str, list[float]] = {}
+    conversations: set[str] = set()  # the units that are conversations, not questions alone
     for q in ids:
         part = (_unit_ratios(metric, base[q], current[q]) if paired_test(metric) == MCNEMAR
                 else _score_ratios(metric, base[q], current[q]))
         if part is not None:
-            totals = sums.setdefault(current[q].conversation or q, [0.0, 0.0, 0.0, 0.0])
+            unit = current[q].conversation or q
+            if current[q].conversation:
+                conversations.add(unit)
+            totals = sums.setdefault(unit, [0.0, 0.0, 0.0, 0.0])
             for i, value in enumerate(part):
                 totals[i] += value
-    ratios = [(a, b, c, d) for a, b, c, d in sums.values() if b or d]
-    dropped = [name for name, (a, b, c, d) in sums.items() if b and d and c / d < a / b]
-    return Paired(questions=len(ratios), compared=len(ids), unpaired=unpaired,
-                  ratios=tuple(ratios), dropped=tuple(dropped), by_conversation=True)
+    kept: dict[str, Ratios] = {name: (a, b, c, d) for name, (a, b, c, d) in sums.items()
+                               if b or d}
+    dropped = [name for name, (a, b, c, d) in kept.items() if b and d and c / d < a / b]
+    return Paired(questions=len(kept), compared=len(ids), unpaired=unpaired,
+                  ratios=tuple(kept.values()), dropped=tuple(dropped), by_conversation=True,
+                  conversations=len(conversations & set(kept)))
 
 
 def _unit_ratios(metric: str, then: QuestionScores, now: QuestionScores) -> Ratios | None:

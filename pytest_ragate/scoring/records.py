@@ -325,11 +325,20 @@ class QuestionRecord(BaseModel):
         return [*self.judge_attempted,
                 *(m for m in self.metrics if m in METRICS and METRICS[m].correctness)]
 
+    @property
+    def counted(self) -> bool:
+        """Whether the row enters figures: not skipped, and not stale (its pinned evidence
+        changed with the corpus: a gap that leaves its floors not decided, never a miss in a
+        figure, a kind's column, a slice or a regression check)."""
+        return self.status != "skipped" and not self.stale_evidence
+
     def scores(self) -> QuestionScores:
+        """What a later run pairs with; a stale row as a skipped one (never a miss)."""
         found = [rank is not None for rank in self.evidence_ranks]
         found += [False] * (self.evidence_spans - len(found))  # an errored question found none
         return QuestionScores(
-            status=self.status, abstention_correct=self.abstention_correct,
+            status="skipped" if self.stale_evidence else self.status,
+            abstention_correct=self.abstention_correct,
             citations=self.citations, citations_correct=self.citations_correct,
             evidence_found=found,
             verdicts={m: float(v) for m, v in self.metrics.items()
@@ -554,15 +563,15 @@ def fmt_some(names: Sequence[str], limit: int, sep: str = ", ") -> str:
 
 
 def tally(metric: str, records: Iterable[QuestionRecord]) -> Tally:
-    """Over the unit the metric counts (registry.METRICS); errored questions count as wrong,
-    skipped ones not at all. With repeats, the tally also keeps each question's share of it
-    (`Tally.clusters`), so its interval treats the question as the unit of sampling; with
-    conversations, each conversation's share (its turns and their repeats), so the
-    conversation is the unit: the cluster-robust intervals of `stats.wilson_clustered` and
-    `stats.bootstrap_clusters` (Cameron & Miller 2015, "A Practitioner's Guide to
-    Cluster-Robust Inference"), as repeats have them."""
+    """Over the unit the metric counts (registry.METRICS); errored questions count as wrong, skipped
+    and stale ones not at all (`QuestionRecord.counted`). With repeats, the tally also keeps
+    each question's share of it (`Tally.clusters`), so its interval treats the question as the
+    unit of sampling; with conversations, each conversation's share (its turns and their
+    repeats), so the conversation is the unit: the cluster-robust intervals of
+    `stats.wilson_clustered` and `stats.bootstrap_clusters` (Cameron & Miller 2015, "A
+    Practitioner's Guide to Cluster-Robust Inference"), as repeats have them."""
     info = METRICS[metric]
-    rows = [r for r in records if r.status != "skipped"]
+    rows = [r for r in records if r.counted]
     whole = info.tally(metric, rows)
     repeats = max((r.repeat for r in rows), default=1)
     by_conversation = any(r.conversation for r in rows) and info.source != "conversations"
@@ -572,24 +581,29 @@ def tally(metric: str, records: Iterable[QuestionRecord]) -> Tally:
     groups: dict[str, list[QuestionRecord]] = {}
     for r in rows:
         groups.setdefault(cluster_of(r), []).append(r)
-    clusters = []
-    for group in groups.values():
+    clusters, conversations = [], 0
+    for key, group in groups.items():
         part = info.tally(metric, group)
         if part.n:
             clusters.append((part.k, float(part.n)) if info.aggregate == "proportion"
                             else (sum(part.values), float(len(part.values))))
+            conversations += key.startswith(CONVERSATION_CLUSTER)
     if by_conversation or info.source == "conversations":
         # the design effect's least is a repeat's, not a conversation's (nor, for a metric
         # over whole conversations, its turns times its repeats)
         return replace(whole, clusters=tuple(clusters), questions=len(clusters),
-                       repeats=repeats, by="conversations")
+                       repeats=repeats, by="conversations", conversations=conversations)
     return replace(whole, clusters=tuple(clusters), questions=len(clusters),
                    repeats=max(len(g) for g in groups.values()))
 
 
+CONVERSATION_CLUSTER = "conversation\0"  # a conversation's cluster key starts so
+
+
 def cluster_of(record: QuestionRecord) -> str:
     """The unit of sampling a row belongs to: its conversation, or its own question."""
-    return f"conversation\0{record.conversation}" if record.conversation else record.question_id
+    return f"{CONVERSATION_CLUSTER}{record.conversation}" if record.conversation \
+        else record.question_id
 
 
 NAMED_BEHIND = 5  # questions a failing floor names, worst first
@@ -611,7 +625,7 @@ def worst_first(metric: str, records: Sequence[QuestionRecord], *,
     if over is not None:
         records = [r for r in records if (v := bill_figure(metric, r)) is not None and v > over]
     if METRICS[metric].source == "repeats":
-        found = repeat_worst(metric, [r for r in records if r.status != "skipped"])
+        found = repeat_worst(metric, [r for r in records if r.counted])
         return [(index, words) for _, index, words in found]
     worst = METRICS[metric].worst
     found = []  # (how good, question order, what went wrong)

@@ -55,6 +55,9 @@ class Tally:
     repeats: int = 1  # the most repeats any question had
     # what the clusters are: a question's repeats, or a conversation's turns (and repeats)
     by: Literal["questions", "conversations"] = "questions"
+    # with conversations, how many of the clusters are conversations (the rest are questions
+    # asked alone, each its own cluster)
+    conversations: int = 0
 
     @property
     def value(self) -> float | None:
@@ -335,10 +338,10 @@ def needs_repeats(name: str) -> int:
 def conversation_turns(rows: Sequence[QuestionRecord],
                        ) -> dict[tuple[str, int], list[QuestionRecord]]:
     """Each conversation's rows (one repeat of it: its turns), by (conversation, repeat), in
-    first-seen order; skipped rows left out, rows outside conversations too."""
+    first-seen order; skipped and stale rows left out, rows outside conversations too."""
     found: dict[tuple[str, int], list[QuestionRecord]] = {}
     for r in rows:
-        if r.conversation and r.status != "skipped":
+        if r.conversation and r.counted:
             found.setdefault((r.conversation, r.repeat), []).append(r)
     return found
 
@@ -366,10 +369,10 @@ def _conversation_worst(name: str, r: QuestionRecord) -> Worst | None:
 
 def right_counts(rows: Sequence[QuestionRecord]) -> dict[str, tuple[int, int]]:
     """Each question's (repeats right, repeats answered), in first-seen order; an errored
-    repeat is wrong, a skipped one not counted."""
+    repeat is wrong, a skipped or stale one not counted."""
     counts: dict[str, tuple[int, int]] = {}
     for r in rows:
-        if r.status == "skipped":
+        if not r.counted:
             continue
         right, total = counts.get(r.question_id, (0, 0))
         counts[r.question_id] = (right + (not r.wrong), total + 1)

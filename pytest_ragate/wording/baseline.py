@@ -13,6 +13,7 @@ from pytest_ragate.scoring.records import fmt_some
 from pytest_ragate.scoring.registry import METRICS
 from pytest_ragate.scoring.stats import MCNEMAR
 from pytest_ragate.wording.numbers import NAMED_WORSE, plural
+from pytest_ragate.wording.settings import standing_knob
 
 if TYPE_CHECKING:
     from pytest_ragate.decision.regressions import JudgeChange, RegressionCall
@@ -51,6 +52,17 @@ def not_compared(metric: str, why: NotCompared, paired: Paired, source: str) -> 
     return f"{metric}: no question scored in both runs{tail}"
 
 
+def paired_units(paired: Paired) -> str:
+    """What a check paired: `12 paired questions`, `5 paired conversations`, or with
+    questions asked alone beside conversations `5 paired conversations and 30 questions`
+    (a question alone is no conversation)."""
+    if not paired.by_conversation:
+        return f"{paired.questions} paired questions"
+    alone = paired.questions - paired.conversations
+    return (f"{paired.conversations} paired conversation{'s' * (paired.conversations != 1)}"
+            + (f" and {plural(alone, 'question')}" if alone > 0 else ""))
+
+
 def regression(metric: str, test: str, paired: Paired, compared: Compared,
                call: RegressionCall, *, alpha: float, min_n: int, source: str) -> str:
     """A decided check: the metric then and now over the paired questions, the test and its
@@ -58,13 +70,13 @@ def regression(metric: str, test: str, paired: Paired, compared: Compared,
     c = compared
     detail = (f"{test}: {c.worse} right→wrong, {c.better} wrong→right of {c.units} "
               f"{METRICS[metric].unit}" if test == MCNEMAR else test)
-    units = "conversations" if paired.by_conversation else "questions"
-    figures = (f"{metric} {c.then:.2f} → {c.now:.2f} over {paired.questions} paired {units} "
+    units = paired_units(paired)
+    figures = (f"{metric} {c.then:.2f} → {c.now:.2f} over {units} "
                f"({detail}, p = {c.p_value:.3g}")
     tail = _paired_tail(paired.unpaired, source)
     if call == "refused":
-        return (f"refusing to gate: {figures}); {paired.questions} paired {units} are fewer "
-                f"than ragate_min_n = {min_n}{tail}")
+        return (f"refusing to gate: {figures}); {units} are fewer than ragate_min_n = "
+                f"{min_n}{tail}")
     if call == "dropped":
         went = "right→wrong" if test == MCNEMAR else "worse"
         return (f"significant drop: {figures} < α {alpha:g}){tail}"
@@ -113,9 +125,13 @@ def accept_judge_unneeded(accept: str) -> str:
             "check changed judge against the baseline")
 
 
-ACCEPT_JUDGE_IN_INI = ("ragate_accept_judge in the ini file would accept every future judge "
-                       "change silently, and a judge change is a gate decision of one run: give "
-                       "--ragate-accept-judge JUDGE on the command line of the run that makes it")
+def accept_judge_standing(where: str) -> str:
+    """`ragate_accept_judge` given where every run reads it (`settings.standing`)."""
+    return (f"{standing_knob('accept_judge', where)} would accept every future judge change "
+            "silently, and a judge change is a gate decision of one run: give "
+            "--ragate-accept-judge JUDGE on the command line of the run that makes it")
+
+
 ACCEPT_JUDGE_WITHOUT_BASELINE = ("--ragate-accept-judge accepts a judge change against a "
                                  "baseline: give --ragate-baseline too")
 

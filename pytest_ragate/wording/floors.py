@@ -93,6 +93,11 @@ def cause(gap: Gap) -> str:
     return without_member(gap.why, gap.member)
 
 
+def said_at(floor_name: str) -> str:
+    """A gap's long cause, said in full by an earlier floor: where to read it."""
+    return f"said at {floor_name}"
+
+
 def incomplete(missing: Missing, partial: str) -> str:
     """Why a floor whose population is not whole is not decided (`decision.floors.missing_of`),
     with `partial`, the figure over the members that have a result, when it has one."""

@@ -63,7 +63,8 @@ def shown(verdict: Verdict) -> str:
 
 def fmt_n(t: Tally | None) -> str:
     """A table's n: `20`, with repeats `28 questions × 3` (n counts questions), with
-    conversations `20 in 8 conversations`."""
+    conversations `20 in 8 conversations` (`40 in 5 conversations and 30 questions` beside
+    questions asked alone)."""
     if t is None:
         return "0"
     if t.by == "conversations":
@@ -73,10 +74,13 @@ def fmt_n(t: Tally | None) -> str:
 
 def clusters_of(t: Tally) -> str:
     """What a clustered n is over: ` of 28 questions × 3` (repeats), ` of 8 conversations`
-    (or ` of 8 conversations × 3 repeats`)."""
+    (or ` of 8 conversations × 3 repeats`); questions asked alone beside conversations are
+    questions (` of 5 conversations and 30 questions`), never conversations."""
     if t.by == "conversations":
-        return f" of {t.questions} conversations" + (f" × {t.repeats} repeats"
-                                                     if t.repeats > 1 else "")
+        alone = t.questions - t.conversations
+        return (f" of {plural(t.conversations, 'conversation')}"
+                + (f" and {plural(alone, 'question')}" if alone > 0 else "")
+                + (f" × {t.repeats} repeats" if t.repeats > 1 else ""))
     return f" of {t.questions} questions × {t.repeats}"
 
 

@@ -124,12 +124,16 @@ def status_reason(run: GoldsetRun) -> str:
 
 
 def coverage_line(run: GoldsetRun) -> str:
-    """`22 questions: 19 scored, 1 errored, 1 crashed, 1 never ran (q09)`."""
+    """`22 questions: 19 scored, 1 errored, 1 crashed, 1 never ran (q09)`; sealed questions
+    say when RAGATE_SEAL_KEY was set but empty (`4 sealed (q1, …; RAGATE_SEAL_KEY is set but
+    empty)`)."""
     total = run.population if run.population is not None else len(run.records)
     scored = sum(r.status == "scored" for r in run.records)
     parts = [f"{scored} scored"]
     for kind, named in run.gap_groups:
-        parts.append(f"{len(named)} {kind} ({fmt_some(named, NAMED)})")
+        empty = "; RAGATE_SEAL_KEY is set but empty" if kind == "sealed" and run.seal_key_empty \
+            else ""
+        parts.append(f"{len(named)} {kind} ({fmt_some(named, NAMED)}{empty})")
     if run.sequential is not None:
         s = run.sequential
         skipped = sum(r.not_needed for r in run.records)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from pytest_ragate.scoring.registry import METRICS
 from pytest_ragate.wording.numbers import fmt_interval
+from pytest_ragate.wording.settings import standing_knob
 
 if TYPE_CHECKING:
     from pytest_ragate.decision.sequential import Halt
@@ -50,10 +51,13 @@ def sequential_refused_by(*, shard: bool, decide: bool, baseline: bool, repeat: 
             + " (drop --ragate-sequential / sequential = true to ask every question)")
 
 
-PINNED_SEED = ("ragate_sequential_seed in the ini file would ask every run's questions in one "
-               "order known in advance, and a system tuned on the questions asked first can "
-               "pass what asking all of them fails: leave the seed fresh, and give "
-               "--ragate-sequential-seed on the command line only to replay one run's order")
+def pinned_seed(where: str) -> str:
+    """A seed given where every run reads it (`settings.standing`: the ini file, addopts,
+    PYTEST_ADDOPTS)."""
+    return (f"{standing_knob('sequential_seed', where)} would ask every run's questions in "
+            "one order known in advance, and a system tuned on the questions asked first can "
+            "pass what asking all of them fails: leave the seed fresh, and give "
+            "--ragate-sequential-seed on the command line only to replay one run's order")
 
 
 def sequential_header(seed: int, every: bool | None) -> str:
