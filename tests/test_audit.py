@@ -247,3 +247,18 @@ def test_history_lines_are_read_through_the_reader_of_saved_runs(tmp_path: Path)
     with pytest.raises(RunsError, match=r"results\.jsonl"):
         (tmp_path / "results.jsonl").write_text("{}\n")
         read_runs("g", [tmp_path / "results.jsonl"], [])
+
+
+def test_a_history_line_holding_u2028_is_one_line(tmp_path: Path) -> None:
+    """JSON lets a string hold U+2028 unescaped (pydantic writes it so): the audit reads the
+    history file split on newlines only, as it was written, not into two torn halves."""
+    from pytest_ragate.audit.runs import read_runs
+
+    line = json.dumps({"time": "2026-12-01T00:00:00Z", "goldset": "g", "eval_version": "1",
+                       "judges": ["a\u2028b"],
+                       "outcomes": {"q1": {"outcome": "right", "digest": "abc"}}},
+                      ensure_ascii=False)
+    history = tmp_path / "history.jsonl"
+    history.write_text(f"{line}\n{line}\n", encoding="utf-8")
+    runs = read_runs("g", [], [history])
+    assert (runs.runs, runs.outcomes) == (2, {"q1": ["right", "right"]})

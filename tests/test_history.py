@@ -394,3 +394,19 @@ def test_history_through_pytest(pytester: pytest.Pytester) -> None:
     report = (pytester.path / "r.md").read_text()
     assert "first run of eval_version 8 in the history" in report
     assert "not comparable (another eval_version): eval_version 7 (2 runs" in report
+
+
+def test_a_baseline_history_line_holding_u2028_is_one_line(tmp_path: Path) -> None:
+    """A history line as pydantic writes it, U+2028 raw inside a string, is one baseline
+    line (and `PATH:LINE` counts lines as they were written), not two torn halves."""
+    from pytest_ragate.outputs.baseline import load_baseline
+
+    line = HistoryLine(time=datetime(2026, 1, 1, tzinfo=UTC), goldset="g", eval_version="1",
+                       judges=["fixture:a\u2028b"], status="passed")
+    assert "\u2028" in line.model_dump_json()
+    path = tmp_path / "h.jsonl"
+    path.write_text(line.model_dump_json() + "\n" + line.model_dump_json() + "\n",
+                    encoding="utf-8")
+    assert [run.judges for run in load_baseline(str(path))] == [("fixture:a\u2028b",)] * 2
+    [second] = load_baseline(f"{path}:2")
+    assert second.judges == ("fixture:a\u2028b",)

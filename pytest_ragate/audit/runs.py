@@ -56,7 +56,9 @@ def read_runs(goldset: str, results: Sequence[Path], history: Sequence[Path]) ->
             text = path.read_text(encoding="utf-8")
         except OSError as error:
             raise RunsError(f"{path}: cannot read: {error}") from None
-        read = history_lines(path, list(enumerate(text.splitlines(), start=1)))
+        # split on "\n" only, as history lines are written: a JSON string may hold U+2028
+        read = history_lines(path, [(n, line) for n, line in enumerate(text.split("\n"), 1)
+                                    if line.strip()])
         if read.forged:
             raise RunsError(f"{path}:{read.forged[0]}: a history line whose signature does "
                             "not match RAGATE_RESULTS_KEY")

@@ -59,7 +59,8 @@ def load_baseline(spec: str, root: Path | None = None) -> list[BaselineRun]:
     if not path.is_file():
         raise BaselineError(f"--ragate-baseline {spec}: no such file")
     try:
-        raw = path.read_text(encoding="utf-8").splitlines()
+        # split on "\n" only, as history lines are written: a JSON string may hold U+2028
+        raw = [line.removesuffix("\r") for line in path.read_text(encoding="utf-8").split("\n")]
     except (OSError, UnicodeDecodeError) as error:
         raise BaselineError(f"--ragate-baseline {spec}: cannot read it ({error})") from None
     numbered = [(i, text) for i, text in enumerate(raw, 1) if text.strip()]
