@@ -52,12 +52,16 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_ragate.answer import answer_sha256
 from pytest_ragate.scoring.answer_text import (
+    OPENERS,
+    QUALIFIED,
     Fact,
     Folded,
     Occurrence,
     alternatives,
     closed_class,
     english,
+    hedges,
+    mixed_script,
     tokens,
     words_of,
 )
@@ -175,8 +179,13 @@ def check_answer(text: str | None, expected: Expectation, *, similarity: float |
     if not text or not text.strip():
         return AnswerCheck(outcome="wrong", why="no answer: abstained or empty", facts=n,
                            missing=everything, similarity=similarity)
-    answer = Folded(text)
-    stated = [answer.states(f) for f in expected.facts]
+    if mixed_script(text):
+        return AnswerCheck(outcome="unsure", why="mixes alphabets inside a word (look-alike "
+                           "letters, such as a Cyrillic о in a Latin word, read as one word and "
+                           "match as another): review it", facts=n, similarity=similarity)
+    answer, gist = Folded(text), Folded(expected.gist)
+    found_in = [_occurrences(answer, gist, f) for f in expected.facts]
+    stated = [[o for o in occ if not o.negated and not o.qualified] for occ in found_in]
     found = [i for i, s in enumerate(stated, 1) if s]
     missing = [i for i, s in enumerate(stated, 1) if not s]
     forbidden = [i for i, f in enumerate(expected.forbid, 1) if answer.states(f)]
@@ -193,13 +202,89 @@ def check_answer(text: str | None, expected: Expectation, *, similarity: float |
                            f"{len(answer.tokens)} tokens, over {dump} (10 × the expected "
                            "answer's, at least 300)", **made)
     if missing:
-        weighed = _weighed(answer, expected, missing, similarity, near)
-        made["similarity"] = weighed
-        return AnswerCheck(**_missing(answer, expected, context, missing, weighed), **made)
-    doubt = _doubt(answer, context)
+        qualified = _qualified(found_in, missing)
+        if qualified and qualified[0] == "wrong":
+            return AnswerCheck(outcome="wrong", why=qualified[1], **made)
+        bare = [i for i in missing if not found_in[i - 1]]
+        if bare or not qualified:
+            weighed = _weighed(answer, expected, bare or missing, similarity, near)
+            made["similarity"] = weighed
+            call = _missing(answer, expected, context, bare or missing, weighed)
+            if call["outcome"] == "wrong" or not qualified:
+                return AnswerCheck(**call, **made)
+        return AnswerCheck(outcome="unsure", why=qualified[1], **made)
+    doubt = _doubt(answer, context) or _hedged(answer, gist, expected, stated)
     if doubt:
         return AnswerCheck(outcome="unsure", why=doubt, **made)
     return AnswerCheck(outcome="right", why=f"states {numbered(found)}", **made)
+
+
+def _occurrences(answer: Folded, gist: Folded, fact: Fact) -> list[Occurrence]:
+    """The fact's occurrences in the answer, a qualifier the gist shares with it (`over 100
+    hours` where the gist says `over 100 hours` too) dropped, and a rate the gist does not
+    give (`25 euros per year` where it says `per month`) made `unit`."""
+    found = [o for alt in alternatives(fact) for o in answer.find(alt)]
+    said = [o for alt in alternatives(fact) for o in gist.find(alt)]
+    shared = {o.qualified for o in said if not o.negated}
+    rates = {gist.rate(o.last) for o in said}
+    out = []
+    for o in found:
+        if o.qualified in shared or o.qualified == "compound" and not said:
+            o = Occurrence(first=o.first, last=o.last, negated=o.negated)
+        rate = answer.rate(o.last) if o.last >= o.first else ""
+        if not o.qualified and said and rate and rate not in rates:
+            o = Occurrence(first=o.first, last=o.last, negated=o.negated, qualified="unit")
+        out.append(o)
+    return out
+
+
+def _qualified(found_in: list[list[Occurrence]], missing: list[int]) -> tuple[str, str] | None:
+    """The call on missing facts that the answer does state, but negated or qualified:
+    wrong when it denies one, restates one in a refusal or in another unit; unsure when it
+    bounds one or gives it as someone's owner or inside a longer word; else None."""
+    worst: tuple[str, str] | None = None
+    for i in missing:
+        occ = found_in[i - 1]
+        if not occ:
+            continue
+        if all(o.negated for o in occ):
+            return "wrong", f"fact {i} not stated: the answer denies fact {i}"
+        kinds = {o.qualified for o in occ if not o.negated}
+        for kind in ("refused", "unit"):
+            if kind in kinds:
+                return "wrong", f"fact {i} not stated: the answer gives it only {QUALIFIED[kind]}"
+        if worst is None:
+            kind = sorted(kinds)[0]
+            worst = ("unsure", f"fact {i} stated only {QUALIFIED[kind]}: review it")
+    return worst
+
+
+def _hedged(answer: Folded, gist: Folded, expected: Expectation,
+            stated: list[list[Occurrence]]) -> str:
+    """Why an answer that states every fact does not commit to them: a sentence that hedges,
+    makes it conditional or dates it (ConText's uncertainty and historical cues, in its
+    sentence) where the gist does not say it so; a sentence opening with `Or`; a refusal
+    beside the facts. Empty when none."""
+    gist_hedged = hedges(gist)
+    for clause, cue in hedges(answer).items():
+        here = [i for i, occ in enumerate(stated)
+                if any(answer.tokens[o.first].clause == clause for o in occ)]
+        excused = bool(gist_hedged) and all(
+            any(gist.tokens[o.first].clause in gist_hedged
+                for alt in alternatives(expected.facts[i]) for o in gist.find(alt)
+                if o.first < len(gist.tokens)) for i in here)
+        if not excused:
+            return (f"does not commit to what it states: \"{cue}\" hedges, conditions or "
+                    "dates a sentence of it where the expected answer does not: review it")
+    openers = [t for i, t in enumerate(answer.tokens) if i and t.text in OPENERS
+               and answer.tokens[i - 1].clause != t.clause]
+    if openers:
+        return (f"offers another candidate in a sentence of its own (\"{openers[0].text} …\"): "
+                "review it")
+    if any(answer.refused(i) for i in range(len(answer.tokens))) and not any(
+            gist.refused(i) for i in range(len(gist.tokens))):
+        return "says beside the facts that it cannot confirm something: review it"
+    return ""
 
 
 @dataclass(frozen=True, kw_only=True)

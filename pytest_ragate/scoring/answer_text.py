@@ -40,20 +40,36 @@ _ODD_SPACES = re.compile(r"[\u00a0\u2007\u2009\u202f\u2002-\u2006\u200a]")
 _CLITICS = (
     (re.compile(r"(?<=\w)n't\b"), " not"),
     (re.compile(r"\bcannot\b"), "can not"),
-    (re.compile(r"(?<=\w)'(?:s|re|ve|ll|d|m)\b"), ""),
+    (re.compile(r"(?<=\w)'(?:re|ve|ll|d|m)\b"), ""),
 )
 # a number as written: grouped thousands (one separator throughout, the decimal part after
 # the other), or plain digits with a decimal part, or a bare decimal part (.25)
 _NUMBER = (r"(?P<grouped>\d{1,3}(?P<sep>[,.' ])\d{3}(?:(?P=sep)\d{3})*(?:[.,]\d+)?)"
            r"|(?P<plain>\d+(?:[.,]\d+)?)|(?P<bare>(?<!\d)[.,]\d+)")
+# single tokens that hold '.', ':' or '@' (tried first): a URL or bare host name, an e-mail
+# address, a time (10:30), a version (5.0.0, v2.14.0b2, v3.10), a known abbreviation (Dr.)
+_TLD = r"(?:com|org|net|io|dev|edu|gov|ai|app|co|uk|de|fr|eu|info|biz|cloud)"
+_TYPED = (
+    r"(?P<url>(?:https?://|www\.)[^\s<>()\[\]\"']+?|(?<![\w@.-])(?:[a-z0-9-]+\.)+" + _TLD
+    + r"(?:/[^\s<>()\[\]\"']*?)?)(?=[.,;:!?)\]>'\"]*(?:\s|$))"
+    r"|(?P<email>(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
+    r"|(?<![\w:.])(?P<time>\d{1,2}:\d{2}(?::\d{2})?)(?![\w:]|[.,]\d)"
+    r"|(?<![\w.])(?P<version>v\d+(?:\.\d+)+(?:[-.]?[a-z]+\.?\d*)*"
+    r"|\d+(?:\.\d+){2,}(?:[-.]?[a-z]+\.?\d*)*"
+    r"|\d+(?:\.\d+)+(?:[-.]?(?:a|b|rc|alpha|beta|dev|post|pre)\.?\d*)+)(?![\w]|\.\w)"
+    r"|\b(?P<abbrev>dr|mr|mrs|ms|prof|st|jr|sr|inc|ltd|corp|vs|etc|approx|dept|fig|mt|rev"
+    r"|e\.g|i\.e|a\.m|p\.m)\.(?=\s|$|,)"
+)
 _TOKEN = re.compile(
-    rf"(?<![\w])(?:{_NUMBER})(?![\w]|[.,]\d)"
+    _TYPED + rf"|(?<![\w.,])(?P<sign>[-\u2212])?(?:{_NUMBER})(?![\w]|[.,]\d)"
     r"|(?P<ordinal>\d+)(?:st|nd|rd|th)\b"
+    r"|(?<=\w)(?P<poss>'s)\b"
     r"|(?P<word>\w+)"
     r"|(?P<stop>[.!?;:\n]+)"
-    r"|(?P<comma>[,()\[\]]|\s[-–—]\s)"
-    r"|(?P<symbol>[€$£%&/])", re.UNICODE)
-SYMBOLS = {"€": "eur", "$": "usd", "£": "gbp", "%": "percent", "&": "and", "/": "/"}
+    r"|(?P<comma>[,()\[\]]|\s[-\u2013\u2014]\s)"
+    r"|(?P<symbol>[\u20ac$\u00a3%&/+\u2265\u2264]|>=|<=|[<>])", re.UNICODE)
+SYMBOLS = {"€": "eur", "$": "usd", "£": "gbp", "%": "percent", "&": "and", "/": "/", "+": "+",
+           ">": ">", "<": "<", ">=": ">=", "<=": "<=", "\u2265": ">=", "\u2264": "<="}
 CURRENCIES = {"eur": "eur", "euro": "eur", "euros": "eur", "usd": "usd", "dollar": "usd",
               "dollars": "usd", "gbp": "gbp", "pound": "gbp", "pounds": "gbp",
               "percent": "percent", "pct": "percent"}
@@ -80,7 +96,8 @@ NEGATIONS = frozenset({"not", "no", "never", "none", "nobody", "nothing", "neith
                        "without", "nowhere", "cannot"})
 CONTRASTS = frozenset({"but", "however", "instead", "rather", "yet", "although", "though"})
 # a negation word these follow negates nothing (NegEx's pseudo-negations: "not only 25 but")
-PSEUDO = frozenset({"only", "just", "doubt", "mention", "matter"})
+PSEUDO = frozenset({"only", "just", "doubt", "mention", "matter", "wonder", "surprisingly",
+                    "surprise", "question", "least", "deny", "denie"})
 NEGATION_REACH = 5  # tokens before an occurrence a negation reaches
 # closed classes: a value of one of them beside a fact's value is a competing candidate
 WEEKDAYS = frozenset(["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"])
@@ -91,9 +108,10 @@ MONTHS = frozenset(["january", "february", "march", "april", "may", "june", "jul
 
 @dataclass(frozen=True, kw_only=True)
 class Token:
-    """One folded token: its text, whether it is a number, the sentence (`clause`) and the
-    comma-separated part of it (`part`) it stands in, and where it is in the lightly folded
-    text (`start`, `end`)."""
+    """One folded token: its text, whether it is a value (`number`: a number, a version or a
+    time) and of which `kind` (number, version, time, email, url, word), whether a possessive
+    `'s` follows it (`owner`), the sentence (`clause`) and the comma-separated part of it
+    (`part`) it stands in, and where it is in the lightly folded text (`start`, `end`)."""
 
     text: str
     number: bool
@@ -101,18 +119,46 @@ class Token:
     part: int
     start: int
     end: int
+    kind: str = "word"
+    owner: bool = False
 
 
 def spanning(text: str, number: bool, first: Token, last: Token) -> Token:
     """One token standing for `first`..`last` (a number written in words, `per cent`)."""
     return Token(text=text, number=number, clause=first.clause, part=first.part,
-                 start=first.start, end=last.end)
+                 start=first.start, end=last.end, kind="number" if number else "word")
+
+
+_FORMAT = re.compile(r"[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064"
+                     r"\u2066-\u206f\ufeff\ufff9-\ufffb]")
+
+
+def clean(text: str) -> str:
+    """NFKC, with zero-width and other format characters (Unicode category Cf) removed: what
+    a reader sees, so `n\u200bot` is `not` and `２５` is `25`."""
+    text = unicodedata.normalize("NFKC", _FORMAT.sub("", text))
+    return "".join(c for c in text if unicodedata.category(c) != "Cf")
+
+
+_SCRIPTS = ("LATIN", "CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE")
+
+
+def mixed_script(text: str) -> bool:
+    """Whether a word mixes letters of two alphabets (a Cyrillic `о` inside a Latin `not`):
+    look-alike letters that read as one word and match as another."""
+    for word in re.findall(r"[^\W\d_]{2,}", clean(text)):
+        scripts = {next((s for s in _SCRIPTS if unicodedata.name(c, "").startswith(s)), "")
+                   for c in word}
+        if len(scripts - {""}) > 1:
+            return True
+    return False
 
 
 def light(text: str) -> str:
-    """Case, accents, character width, apostrophes and odd spaces folded; clitics spelt out
-    (`isn't` → `is not`): what a `/…/` fact is searched in."""
-    decomposed = unicodedata.normalize("NFKD", text)
+    """Cleaned (`clean`); case, accents, character width, apostrophes and odd spaces folded;
+    clitics spelt out (`isn't` → `is not`; a possessive `'s` stays): what a `/…/` fact is
+    searched in."""
+    decomposed = unicodedata.normalize("NFKD", clean(text))
     plain = "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
     plain = _ODD_SPACES.sub(" ", plain.translate(_APOSTROPHES))
     for pattern, replacement in _CLITICS:
@@ -121,7 +167,9 @@ def light(text: str) -> str:
 
 
 def _canonical(match: re.Match[str]) -> str:
-    """A number as one form: `1,000.50` → `1000.5`, `0,25` → `0.25`."""
+    """A number as one form: `1,000.50` → `1000.50`, `0,25` → `0.25`; a decimal part keeps
+    its trailing zeros (`3.10` is a version as often as an amount) until `_amounts` finds a
+    unit after it."""
     if match.group("grouped"):
         head, sep = match.group("grouped"), match.group("sep")
         first = head.split(sep, 1)[0]
@@ -133,9 +181,40 @@ def _canonical(match: re.Match[str]) -> str:
     else:
         digits = (match.group("plain") or "0" + match.group("bare")).replace(",", ".")
     whole, _, fraction = digits.partition(".")
-    fraction = fraction.rstrip("0")
     whole = whole.lstrip("0") or "0"
-    return f"{whole}.{fraction}" if fraction else whole
+    value = f"{whole}.{fraction}" if fraction.rstrip("0") else whole
+    return "-" + value if match.group("sign") and value != "0" else value
+
+
+_PRE_RELEASE = (("alpha", "a"), ("beta", "b"), ("preview", "rc"), ("pre", "rc"), ("c", "rc"))
+
+
+def _version(text: str) -> str:
+    """A version as one form (PEP 440's normalisation, roughly): `v2.14.0-beta.2` →
+    `2.14.0b2`; `v18` → `18`."""
+    text = text.removeprefix("v")
+    match = re.fullmatch(r"([\d.]+?)[-.]?([a-z]+)\.?(\d*)", text)
+    if not match:
+        return text
+    tag = match.group(2)
+    tag = next((short for long, short in _PRE_RELEASE if tag == long), tag)
+    return f"{match.group(1)}{tag}{match.group(3)}"
+
+
+def _typed(kind: str, written: str) -> tuple[str, bool]:
+    """A typed token's text and whether it is a value."""
+    if kind == "version":
+        if re.fullmatch(r"\d{1,3}(?:\.\d{3}){2,}", written):  # 1.000.000: grouped thousands
+            return written.replace(".", ""), True
+        return _version(written), True
+    if kind == "time":
+        hours, rest = written.split(":", 1)
+        return f"{int(hours)}:{rest}", True
+    if kind == "url":
+        return re.sub(r"^(?:https?://)?(?:www\.)?", "", written).rstrip("/"), False
+    if kind == "abbrev":
+        return written.replace(".", ""), False
+    return written, False
 
 
 def tokens(text: str) -> list[Token]:
@@ -144,7 +223,7 @@ def tokens(text: str) -> list[Token]:
     found: list[Token] = []
     clause = part = 0
     for match in _TOKEN.finditer(plain):
-        kind = match.lastgroup
+        kind = match.lastgroup or ""
         if kind == "stop":
             clause, part = clause + 1, part + 1
             continue
@@ -152,13 +231,22 @@ def tokens(text: str) -> list[Token]:
             part += 1
             continue
         span = match.span()
-        if kind in ("grouped", "plain", "bare", "sep"):
-            found.append(Token(text=_canonical(match), number=True, clause=clause, part=part,
-                               start=span[0], end=span[1]))
+        where = {"clause": clause, "part": part, "start": span[0], "end": span[1]}
+        if kind == "poss":
+            if found and found[-1].end == span[0]:
+                found[-1] = Token(**{**found[-1].__dict__, "owner": True})
+            continue
+        if kind in ("url", "email", "time", "version", "abbrev"):
+            written, number = _typed(kind, match.group(kind))
+            found.append(Token(text=written, number=number, kind=kind if kind != "abbrev"
+                               else "word", **where))
+            continue
+        if kind in ("grouped", "plain", "bare", "sep", "sign"):
+            found.append(Token(text=_canonical(match), number=True, kind="number", **where))
             continue
         if kind == "ordinal":
             found.append(Token(text=str(int(match.group("ordinal"))), number=True,
-                               clause=clause, part=part, start=span[0], end=span[1]))
+                               kind="number", **where))
             continue
         word = SYMBOLS[match.group()] if kind == "symbol" else match.group()
         if word == "/":
@@ -166,9 +254,31 @@ def tokens(text: str) -> list[Token]:
             continue
         if word in ARTICLES or word in FILLERS:
             continue
-        found.append(Token(text=CURRENCIES.get(word, word), number=False, clause=clause,
-                           part=part, start=span[0], end=span[1]))
-    return _dates(_units_after(_scaled(_numbers_of_words(_per_cent(found)))))
+        found.append(Token(text=CURRENCIES.get(word, word), number=False, **where))
+    return _amounts(_signed(_dates(_units_after(_scaled(_numbers_of_words(_per_cent(found)))))))
+
+
+def _signed(found: list[Token]) -> list[Token]:
+    """`minus 25` and `negative 25` read as -25."""
+    out: list[Token] = []
+    for token in found:
+        if token.kind == "number" and out and out[-1].text in ("minus", "negative") \
+                and out[-1].part == token.part and not token.text.startswith("-"):
+            out[-1] = spanning("-" + token.text, True, out[-1], token)
+            continue
+        out.append(token)
+    return out
+
+
+def _amounts(found: list[Token]) -> list[Token]:
+    """A number with a unit after it (a currency, percent) drops its decimal part's trailing
+    zeros (`12.50 euros` = `12.5 euros`); a bare one keeps them (`3.10` is not `3.1`)."""
+    out = list(found)
+    for i, token in enumerate(out[:-1]):
+        if token.kind == "number" and "." in token.text and out[i + 1].text in UNITS \
+                and out[i + 1].part == token.part:
+            out[i] = Token(**{**token.__dict__, "text": token.text.rstrip("0").rstrip(".")})
+    return out
 
 
 MONTH_NAMES = MONTHS | {"may", "march"}
@@ -246,11 +356,13 @@ def _scaled(found: list[Token]) -> list[Token]:
     is 1500 (a scale word after number words is read with them already)."""
     out: list[Token] = []
     for token in found:
-        suffixed = None if token.number else _SUFFIXED.fullmatch(token.text)
+        suffixed = None if token.number or token.kind != "word" else \
+            _SUFFIXED.fullmatch(token.text)
         if suffixed:
             value = float(suffixed.group(1).replace(",", ".")) * SUFFIXES[suffixed.group(2)]
             out.append(spanning(_canonical_text(value), True, token, token))
-        elif (token.text in SCALES and out and out[-1].number and out[-1].part == token.part):
+        elif (token.text in SCALES and out and out[-1].kind == "number"
+              and out[-1].part == token.part):
             value = float(out[-1].text) * SCALES[token.text]
             out[-1] = spanning(_canonical_text(value), True, out[-1], token)
         else:
@@ -374,14 +486,75 @@ def same_statement(a: Fact, b: Fact) -> bool:
 # --- searching an answer ----------------------------------------------------------------------
 
 
+# ConText's post-negation and scope (Harkema et al., J. Biomed. Inform. 2009): a negation
+# after the target within its clause part (`Alice did not chair`, `25 cents is not the fee`,
+# `Friday was ruled out`), until a word that opens another clause
+POST_NEGATIONS = frozenset({"not", "never", "cannot"})
+POST_PHRASES = (("ruled", "out"), ("rejected",), ("excluded",), ("denied",), ("dismissed",),
+                ("false",), ("incorrect",), ("untrue",), ("turned", "down"), ("refused",))
+POST_REACH = 6
+TERMINATORS = CONTRASTS | frozenset({"and", "which", "who", "that", "because", "since", "while",
+                                     "so", "whereas", "when", "where", "if", "unless", "after",
+                                     "before", "until", "as", "than"})
+# a refusal restating what it refuses: the sentence does not assert what it holds
+REFUSALS = (("no", "information"), ("not", "mention"), ("not", "say"), ("not", "state"),
+            ("not", "specify"), ("not", "provide"), ("not", "contain"), ("not", "confirm"),
+            ("unable",), ("no", "mention"), ("no", "record"), ("no", "evidence"),
+            ("not", "clear"), ("unclear",), ("not", "know"), ("no", "data"), ("insufficient",),
+            ("not", "enough"), ("not", "find"), ("no", "indication"), ("no", "detail"),
+            ("not", "determine"), ("not", "verify"), ("whether",))
+# bounds before and after a value (`over 25 euros`, `40+ seats`, `25 euros or more`): `lower`
+# or `upper`; `almost` and `nearly` fall short of it
+BOUNDS_BEFORE = ((("more", "than"), "lower"), (("greater", "than"), "lower"),
+                 (("at", "least"), "lower"), (("over",), "lower"), (("above",), "lower"),
+                 (("exceeding",), "lower"), (("beyond",), "lower"), (("upward", "of"), "lower"),
+                 ((">",), "lower"), ((">=",), "lower"), (("minimum",), "lower"),
+                 (("less", "than"), "upper"), (("fewer", "than"), "upper"),
+                 (("up", "to"), "upper"), (("at", "most"), "upper"), (("under",), "upper"),
+                 (("below",), "upper"), (("within",), "upper"), (("maximum",), "upper"),
+                 (("max",), "upper"), (("<",), "upper"), (("<=",), "upper"),
+                 (("almost",), "short"), (("nearly",), "short"), (("just", "under"), "short"))
+BOUNDS_AFTER = ((("+",), "lower"), (("or", "more"), "lower"), (("or", "later"), "lower"),
+                (("or", "newer"), "lower"), (("or", "above"), "lower"), (("or", "higher"), "lower"),
+                (("and", "up"), "lower"), (("and", "above"), "lower"), (("at", "least"), "lower"),
+                (("or", "less"), "upper"), (("or", "fewer"), "upper"), (("or", "lower"), "upper"),
+                (("or", "earlier"), "upper"), (("at", "most"), "upper"), (("max",), "upper"))
+MOTION = frozenset({"went", "go", "goe", "gone", "going", "rose", "rise", "risen", "climbed",
+                    "came", "come", "jumped", "moved", "grew", "increased"})
+# subdivisions of a currency: `25 euro cents` is not `25 euros`
+SUBUNITS = frozenset({"cent", "centime", "penny", "pence", "kopek", "centavo", "paisa"})
+RATES = frozenset({"second", "minute", "hour", "day", "week", "month", "quarter", "year", "user",
+                   "seat", "person", "head", "device", "request", "call", "ticket", "gb", "tb",
+                   "mb", "annum", "node", "host", "instance", "license", "member"})
+# a noun whose `of X` or `X's` is someone or something else (`the assistant of Alice`)
+ROLES = frozenset({"assistant", "lawyer", "attorney", "deputy", "secretary", "aide", "colleague",
+                   "friend", "boss", "manager", "wife", "husband", "son", "daughter", "brother",
+                   "sister", "mother", "father", "partner", "representative", "agent", "team",
+                   "office", "staff", "spokesperson", "advisor", "adviser", "replacement",
+                   "successor", "predecessor", "substitute", "proxy", "delegate", "client",
+                   "customer", "employer", "employee", "counsel", "owner"})
+PRONOUNS = frozenset({"it", "that", "what", "there", "here", "who", "he", "she", "let", "where",
+                      "how", "this", "everyone", "nobody", "somebody", "one"})
+
+
 @dataclass(frozen=True, kw_only=True)
 class Occurrence:
-    """Where an alternative was found: the answer's tokens `first`..`last` (inclusive), and
-    whether a negation reaches it."""
+    """Where an alternative was found: the answer's tokens `first`..`last` (inclusive),
+    whether a negation reaches it (before or after it), and how else it is qualified, in
+    the words of `QUALIFIED` (empty: it states the fact plainly)."""
 
     first: int
     last: int
     negated: bool
+    qualified: str = ""
+
+
+QUALIFIED = {"refused": "in a refusal", "bounded:lower": "as a lower bound (over, at least, +)",
+             "bounded:upper": "as an upper bound (up to, under, at most)",
+             "bounded:short": "as falling short of it (almost, nearly)",
+             "owned": "as someone's or something's owner ('s, of)",
+             "compound": "inside a longer hyphenated word or range",
+             "unit": "in another unit or subdivision"}
 
 
 class Folded:
@@ -394,7 +567,7 @@ class Folded:
         self.keys = [key(t) for t in self.tokens]
 
     def find(self, alt: Alternative) -> list[Occurrence]:
-        """Every occurrence of `alt`, in order."""
+        """Every occurrence of `alt`, in order, each with its negation and qualifier."""
         if alt.pattern is not None:
             return [self._at(m.start(), m.end()) for m in alt.pattern.finditer(self.plain)
                     if any(c.isalnum() for c in m.group())]
@@ -403,7 +576,10 @@ class Folded:
         for i in range(len(self.keys) - n + 1):
             if self.keys[i:i + n] == list(alt.words) and \
                     self.tokens[i].clause == self.tokens[i + n - 1].clause:
-                found.append(Occurrence(first=i, last=i + n - 1, negated=self.negated(i)))
+                last = i + n - 1
+                found.append(Occurrence(
+                    first=i, last=last, negated=self.negated(i) or self.denied_after(last),
+                    qualified=self.qualifier(i, last, alt)))
         return found
 
     def _at(self, start: int, end: int) -> Occurrence:
@@ -413,24 +589,150 @@ class Folded:
                          len(self.tokens))
             return Occurrence(first=after, last=after - 1,
                               negated=after < len(self.tokens) and self.negated(after))
-        return Occurrence(first=inside[0], last=inside[-1], negated=self.negated(inside[0]))
+        first, last = inside[0], inside[-1]
+        return Occurrence(first=first, last=last,
+                          negated=self.negated(first) or self.denied_after(last),
+                          qualified="refused" if self.refused(first) else "")
 
     def negated(self, i: int) -> bool:
         """A negation within `NEGATION_REACH` tokens before token `i`, in its clause part,
-        with no contrast (`but`) between."""
+        with no contrast (`but`) between, and no pseudo-negation (`not only`, `no wonder`,
+        `nobody doubts`) after it."""
         here = self.tokens[i]
         for j in range(i - 1, max(-1, i - 1 - NEGATION_REACH), -1):
             t = self.tokens[j]
             if t.part != here.part or t.text in CONTRASTS:
                 return False
             if t.text in NEGATIONS:
-                after = self.tokens[j + 1].text if j + 1 < len(self.tokens) else ""
-                return after not in PSEUDO
+                after = self.keys[j + 1] if j + 1 < len(self.tokens) else ""
+                return after not in PSEUDO and stem(after) not in PSEUDO
         return False
 
+    def denied_after(self, last: int) -> bool:
+        """A negation after token `last` in its clause part (`Alice did not chair`, `Friday
+        was ruled out`), before any word that opens another clause (`and`, `which`, `if`)."""
+        here = self.tokens[last]
+        for j in range(last + 1, min(len(self.tokens), last + 1 + POST_REACH)):
+            t = self.tokens[j]
+            if t.part != here.part or t.text in TERMINATORS:
+                return False
+            after = self.keys[j + 1] if j + 1 < len(self.tokens) else ""
+            if t.text in POST_NEGATIONS and after not in PSEUDO:
+                return True
+            if any(tuple(self.keys[j:j + len(p)]) == p for p in POST_PHRASES):
+                return True
+        return False
+
+    def _sentence(self, i: int) -> list[int]:
+        clause = self.tokens[i].clause
+        return [j for j, t in enumerate(self.tokens) if t.clause == clause]
+
+    def refused(self, i: int) -> bool:
+        """A refusal in token `i`'s sentence (`no information confirming that the fee is 25
+        cents`, `I don't know whether Alice chaired`)."""
+        keys = [self.keys[j] for j in self._sentence(i)]
+        return any(tuple(keys[k:k + len(p)]) == p for p in REFUSALS
+                   for k in range(len(keys) - len(p) + 1))
+
+    def bound(self, first: int, last: int) -> str:
+        """The bound on the value at tokens `first`..`last` (`lower`, `upper`, `short`), or
+        empty."""
+        if not self.tokens[first].number:
+            return ""
+        part = self.tokens[first].part
+        for words, kind in BOUNDS_BEFORE:
+            n = len(words)
+            at = first - n
+            if at >= 0 and tuple(self.keys[at:first]) == words and \
+                    self.tokens[at].part == part:
+                if words == ("up", "to") and (
+                        (at and self.keys[at - 1] in MOTION) or "from" in
+                        [self.keys[j] for j in range(at) if self.tokens[j].part == part]):
+                    continue  # `went up to`, `from 82.7 up to 85.1`: a change, not a bound
+                return kind
+        for words, kind in BOUNDS_AFTER:
+            after = tuple(self.keys[last + 1:last + 1 + len(words)])
+            if after == words and self.tokens[last + 1].part == self.tokens[last].part:
+                return kind
+        return ""
+
+    def rate(self, last: int) -> str:
+        """What the value at token `last` is per (`25 euros per month` → month), or empty."""
+        j = last + 1
+        if j < len(self.tokens) and self.keys[j] in ("per", "each", "every", "a") and \
+                j + 1 < len(self.tokens):
+            j += 1
+        if j < len(self.tokens) and self.tokens[j].part == self.tokens[last].part and \
+                self.keys[j] in RATES:
+            return self.keys[j]
+        return ""
+
+    def qualifier(self, first: int, last: int, alt: Alternative) -> str:
+        """How the occurrence at `first`..`last` falls short of stating the fact plainly:
+        refused, bounded, owned (`Alice's assistant`, `the lawyer of Bob`), compound (`20-25`,
+        `Alice-led`), unit (`25 euro cents`); empty when it does not."""
+        if self.refused(first):
+            return "refused"
+        bound = self.bound(first, last)
+        if bound:
+            return f"bounded:{bound}"
+        t, key_ = self.tokens[last], alt.words[-1]
+        if t.owner and t.text not in PRONOUNS:
+            return "owned"
+        if first >= 2 and self.keys[first - 1] in ("of", "for") and \
+                self.keys[first - 2] in ROLES:
+            return "owned"
+        if self._joined(first, last):
+            return "compound"
+        if key_ in UNITS and last + 1 < len(self.tokens) and \
+                self.keys[last + 1] in SUBUNITS:
+            return "unit"
+        return ""
+
+    def _joined(self, first: int, last: int) -> bool:
+        """A hyphen joins the occurrence to a word or number around it (`Alice-led`, `20-25`)."""
+        start, end = self.tokens[first].start, self.tokens[last].end
+        before = self.plain[max(0, start - 2):start]
+        after = self.plain[end:end + 2]
+        return (len(before) == 2 and before[1] == "-" and before[0].isalnum()) or (
+            len(after) == 2 and after[0] == "-" and after[1].isalnum())
+
     def states(self, fact: Fact) -> list[Occurrence]:
-        """The occurrences of any of the fact's alternatives that no negation reaches."""
-        return [o for alt in alternatives(fact) for o in self.find(alt) if not o.negated]
+        """The occurrences of any of the fact's alternatives that no negation reaches (what a
+        `forbid` statement is held to: a hedge or a bound does not hide it)."""
+        return [o for alt in alternatives(fact) for o in self.find(alt)
+                if not o.negated and o.qualified != "refused"]
+
+    def plainly(self, fact: Fact) -> list[Occurrence]:
+        """The occurrences that state the fact plainly: not negated, not qualified."""
+        return [o for o in self.states(fact) if not o.qualified]
+
+
+HEDGES = (("maybe",), ("perhaps",), ("possibly",), ("probably",), ("likely",), ("unlikely",),
+          ("presumably",), ("supposedly",), ("allegedly",), ("reportedly",), ("seemingly",),
+          ("apparently",), ("might",), ("guess",), ("unsure",), ("uncertain",),
+          ("i", "think"), ("i", "believe"), ("we", "think"), ("i", "suppose"), ("not", "sure"),
+          ("not", "certain"), ("may", "be"), ("may", "have"), ("could", "be"),
+          ("could", "have"), ("it", "seem"), ("seem", "to"), ("appear", "to"), ("or", "so"),
+          ("if", "i", "recall"), ("as", "far", "as"), ("claim",), ("rumor",), ("rumour",),
+          ("if",), ("unless",), ("assuming",), ("provided",), ("once",), ("used", "to"),
+          ("until",), ("originally",), ("previously",), ("formerly",), ("no", "longer"),
+          ("as", "of", "last"))
+# `I think the answer is clear: ...` hedges nothing it is followed by in another clause
+OPENERS = frozenset({"or", "alternatively", "either"})
+
+
+def hedges(folded: Folded) -> dict[int, str]:
+    """The sentences (by number) that hedge, make conditional or date what they say, with
+    the cue: ConText's uncertainty and historical triggers, scoped to their sentence."""
+    found: dict[int, str] = {}
+    keys, toks = folded.keys, folded.tokens
+    for k in range(len(keys)):
+        for cue in HEDGES:
+            if tuple(keys[k:k + len(cue)]) == cue and \
+                    toks[k + len(cue) - 1].clause == toks[k].clause:
+                found.setdefault(toks[k].clause, " ".join(cue))
+    return found
 
 
 # the commonest English function words: an answer with few of them is in another language
@@ -452,8 +754,19 @@ def english(folded: Folded) -> bool:
     """Whether a text reads as English: at least `ENGLISH_SHARE` of its words (as written,
     articles included) are common English function words (a text of fewer than 5 words is
     taken as English)."""
-    words = [w for w in re.findall(r"[^\W\d_]+", folded.plain) if w not in FILLERS]
+    words = [w for w in re.findall(r"[^\W\d_]+", prose(folded.plain)) if w not in FILLERS]
     return len(words) < 5 or sum(w in ENGLISH for w in words) / len(words) >= ENGLISH_SHARE
+
+
+_CODE = re.compile(r"```.*?```|`[^`\n]*`", re.DOTALL)
+_NOT_PROSE = re.compile(r"\]\([^)]*\)|(?:https?://|www\.)\S+|\S+@\S+|\S*[/\\_=<>#|*{}~]\S*"
+                        r"|\S+\.(?:com|org|net|io|dev|py|js|md|json|toml|yaml|txt)\b")
+
+
+def prose(text: str) -> str:
+    """`text` without what is not prose in any language: code (fenced or inline), Markdown
+    link targets and markup, URLs, e-mail addresses, paths and identifiers."""
+    return _NOT_PROSE.sub(" ", _CODE.sub(" ", text))
 
 
 def numbers_in(texts: Iterable[str]) -> set[str]:
