@@ -67,8 +67,8 @@ _TOKEN = re.compile(
     r"|(?P<word>\w+)"
     r"|(?P<stop>[.!?;:\n]+)"
     r"|(?P<comma>[,()\[\]]|\s[-\u2013\u2014]\s)"
-    r"|(?P<symbol>[\u20ac$\u00a3%&/+\u2265\u2264]|>=|<=|[<>])", re.UNICODE)
-SYMBOLS = {"€": "eur", "$": "usd", "£": "gbp", "%": "percent", "&": "and", "/": "/", "+": "+",
+    r"|(?P<symbol>[\u20ac$\u00a3%&/+~\u2265\u2264]|>=|<=|[<>])", re.UNICODE)
+SYMBOLS = {"~": "~", "€": "eur", "$": "usd", "£": "gbp", "%": "percent", "&": "and", "/": "/", "+": "+",
            ">": ">", "<": "<", ">=": ">=", "<=": "<=", "\u2265": ">=", "\u2264": "<="}
 CURRENCIES = {"eur": "eur", "euro": "eur", "euros": "eur", "usd": "usd", "dollar": "usd",
               "dollars": "usd", "gbp": "gbp", "pound": "gbp", "pounds": "gbp",
@@ -491,7 +491,8 @@ def same_statement(a: Fact, b: Fact) -> bool:
 # `Friday was ruled out`), until a word that opens another clause
 POST_NEGATIONS = frozenset({"not", "never", "cannot"})
 POST_PHRASES = (("ruled", "out"), ("rejected",), ("excluded",), ("denied",), ("dismissed",),
-                ("false",), ("incorrect",), ("untrue",), ("turned", "down"), ("refused",))
+                ("false",), ("incorrect",), ("untrue",), ("turned", "down"), ("refused",),
+                ("declined",), ("failed", "to"))
 POST_REACH = 6
 TERMINATORS = CONTRASTS | frozenset({"and", "which", "who", "that", "because", "since", "while",
                                      "so", "whereas", "when", "where", "if", "unless", "after",
@@ -502,7 +503,8 @@ REFUSALS = (("no", "information"), ("not", "mention"), ("not", "say"), ("not", "
             ("unable",), ("no", "mention"), ("no", "record"), ("no", "evidence"),
             ("not", "clear"), ("unclear",), ("not", "know"), ("no", "data"), ("insufficient",),
             ("not", "enough"), ("not", "find"), ("no", "indication"), ("no", "detail"),
-            ("not", "determine"), ("not", "verify"), ("whether",))
+            ("not", "determine"), ("not", "verify"), ("whether",), ("untrue",),
+            ("not", "true"), ("false", "that"), ("nothing", "in"), ("not", "correct"))
 # bounds before and after a value (`over 25 euros`, `40+ seats`, `25 euros or more`): `lower`
 # or `upper`; `almost` and `nearly` fall short of it
 BOUNDS_BEFORE = ((("more", "than"), "lower"), (("greater", "than"), "lower"),
@@ -513,7 +515,10 @@ BOUNDS_BEFORE = ((("more", "than"), "lower"), (("greater", "than"), "lower"),
                  (("up", "to"), "upper"), (("at", "most"), "upper"), (("under",), "upper"),
                  (("below",), "upper"), (("within",), "upper"), (("maximum",), "upper"),
                  (("max",), "upper"), (("<",), "upper"), (("<=",), "upper"),
-                 (("almost",), "short"), (("nearly",), "short"), (("just", "under"), "short"))
+                 (("almost",), "short"), (("nearly",), "short"), (("just", "under"), "short"),
+                 (("than",), "than"), (("about",), "about"), (("around",), "about"),
+                 (("roughly",), "about"), (("approximately",), "about"), (("approx",), "about"),
+                 (("circa",), "about"), (("~",), "about"))
 BOUNDS_AFTER = ((("+",), "lower"), (("or", "more"), "lower"), (("or", "later"), "lower"),
                 (("or", "newer"), "lower"), (("or", "above"), "lower"), (("or", "higher"), "lower"),
                 (("and", "up"), "lower"), (("and", "above"), "lower"), (("at", "least"), "lower"),
@@ -523,16 +528,27 @@ MOTION = frozenset({"went", "go", "goe", "gone", "going", "rose", "rise", "risen
                     "came", "come", "jumped", "moved", "grew", "increased"})
 # subdivisions of a currency: `25 euro cents` is not `25 euros`
 SUBUNITS = frozenset({"cent", "centime", "penny", "pence", "kopek", "centavo", "paisa"})
-RATES = frozenset({"second", "minute", "hour", "day", "week", "month", "quarter", "year", "user",
-                   "seat", "person", "head", "device", "request", "call", "ticket", "gb", "tb",
-                   "mb", "annum", "node", "host", "instance", "license", "member"})
+PERIODS = frozenset({"second", "minute", "hour", "day", "week", "month", "quarter", "year",
+                     "annum"})
+RATES = PERIODS | frozenset({"user", "seat", "person", "head", "device", "request", "call",
+                             "ticket", "node", "host", "instance", "license", "member"})
 # a noun whose `of X` or `X's` is someone or something else (`the assistant of Alice`)
 ROLES = frozenset({"assistant", "lawyer", "attorney", "deputy", "secretary", "aide", "colleague",
                    "friend", "boss", "manager", "wife", "husband", "son", "daughter", "brother",
                    "sister", "mother", "father", "partner", "representative", "agent", "team",
                    "office", "staff", "spokesperson", "advisor", "adviser", "replacement",
                    "successor", "predecessor", "substitute", "proxy", "delegate", "client",
-                   "customer", "employer", "employee", "counsel", "owner"})
+                   "customer", "employer", "employee", "counsel", "owner", "director", "chair",
+                   "ceo", "cfo", "cto", "head", "lead", "leader", "supervisor", "coordinator",
+                   "organizer", "organiser", "intern", "student", "nurse", "driver", "neighbour",
+                   "neighbor", "cousin", "uncle", "aunt", "parent", "child", "spouse", "mentor",
+                   "coach", "teacher", "associate", "accountant", "auditor", "broker",
+                   "solicitor", "understudy", "company", "firm", "foundation", "trust", "group",
+                   "department", "committee", "union", "campaign", "agency", "ghostwriter",
+                   "bot", "account", "deputy", "stand", "chief", "officer", "paralegal",
+                   "executor", "trustee", "nominee", "designee", "appointee", "researcher",
+                   "engineer", "developer", "contractor", "vendor", "subsidiary", "lab", "staffer",
+                   "ex", "former", "old", "previous"})
 PRONOUNS = frozenset({"it", "that", "what", "there", "here", "who", "he", "she", "let", "where",
                       "how", "this", "everyone", "nobody", "somebody", "one"})
 
@@ -552,6 +568,8 @@ class Occurrence:
 QUALIFIED = {"refused": "in a refusal", "bounded:lower": "as a lower bound (over, at least, +)",
              "bounded:upper": "as an upper bound (up to, under, at most)",
              "bounded:short": "as falling short of it (almost, nearly)",
+             "bounded:than": "in a comparison (more than, larger than)",
+             "bounded:about": "as an approximation (about, roughly)",
              "owned": "as someone's or something's owner ('s, of)",
              "compound": "inside a longer hyphenated word or range",
              "unit": "in another unit or subdivision"}
@@ -604,7 +622,8 @@ class Folded:
             if t.part != here.part or t.text in CONTRASTS:
                 return False
             if t.text in NEGATIONS:
-                after = self.keys[j + 1] if j + 1 < len(self.tokens) else ""
+                k = j + 2 if self.keys[j + 1:j + 2] == ["1"] else j + 1  # `no one doubts`
+                after = self.keys[k] if k < len(self.tokens) else ""
                 return after not in PSEUDO and stem(after) not in PSEUDO
         return False
 
@@ -658,12 +677,12 @@ class Folded:
 
     def rate(self, last: int) -> str:
         """What the value at token `last` is per (`25 euros per month` → month), or empty."""
-        j = last + 1
-        if j < len(self.tokens) and self.keys[j] in ("per", "each", "every", "a") and \
+        j, rates = last + 1, PERIODS
+        if j < len(self.tokens) and self.keys[j] in ("per", "each", "every") and \
                 j + 1 < len(self.tokens):
-            j += 1
+            j, rates = j + 1, RATES
         if j < len(self.tokens) and self.tokens[j].part == self.tokens[last].part and \
-                self.keys[j] in RATES:
+                self.keys[j] in rates:
             return self.keys[j]
         return ""
 
@@ -677,9 +696,9 @@ class Folded:
         if bound:
             return f"bounded:{bound}"
         t, key_ = self.tokens[last], alt.words[-1]
-        if t.owner and t.text not in PRONOUNS:
+        if t.text not in PRONOUNS and self._owner_of_role(last):
             return "owned"
-        if first >= 2 and self.keys[first - 1] in ("of", "for") and \
+        if first >= 2 and not t.number and self.keys[first - 1] in ("of", "for") and \
                 self.keys[first - 2] in ROLES:
             return "owned"
         if self._joined(first, last):
@@ -689,13 +708,32 @@ class Folded:
             return "unit"
         return ""
 
+    def _owner_of_role(self, last: int) -> bool:
+        """The occurrence ending at `last` (or the name it begins: `Alice` of `Alice Martin's`)
+        owns a role or a body that acts for it (`Alice's assistant`, `Bob Keller Trust's
+        director`, `Priya's former deputy`)."""
+        part = self.tokens[last].part
+        near = [j for j in range(last, min(len(self.tokens), last + 3))
+                if self.tokens[j].part == part]
+        for j in near:
+            if self.tokens[j].owner:
+                after = [self.keys[k] for k in range(j + 1, min(len(self.tokens), j + 3))
+                         if self.tokens[k].part == part]
+                return any(word in ROLES for word in after)
+        return False
+
     def _joined(self, first: int, last: int) -> bool:
-        """A hyphen joins the occurrence to a word or number around it (`Alice-led`, `20-25`)."""
+        """A hyphen joins the occurrence to a word around it, or a number to a number
+        (`Alice-led`, `20-25`; not `18-gigabyte`)."""
         start, end = self.tokens[first].start, self.tokens[last].end
         before = self.plain[max(0, start - 2):start]
         after = self.plain[end:end + 2]
-        return (len(before) == 2 and before[1] == "-" and before[0].isalnum()) or (
-            len(after) == 2 and after[0] == "-" and after[1].isalnum())
+        inner = self.plain[start:end]
+        same = (lambda c, d: c.isdigit() == d.isdigit()) if inner else (lambda c, d: False)
+        return (len(before) == 2 and before[1] == "-" and before[0].isalnum()
+                and same(before[0], inner[0])) or (
+            len(after) == 2 and after[0] == "-" and after[1].isalnum()
+            and same(after[1], inner[-1]))
 
     def states(self, fact: Fact) -> list[Occurrence]:
         """The occurrences of any of the fact's alternatives that no negation reaches (what a
@@ -710,13 +748,15 @@ class Folded:
 
 HEDGES = (("maybe",), ("perhaps",), ("possibly",), ("probably",), ("likely",), ("unlikely",),
           ("presumably",), ("supposedly",), ("allegedly",), ("reportedly",), ("seemingly",),
-          ("apparently",), ("might",), ("guess",), ("unsure",), ("uncertain",),
+          ("apparently",), ("might",), ("i", "guess"), ("unsure",), ("uncertain",),
           ("i", "think"), ("i", "believe"), ("we", "think"), ("i", "suppose"), ("not", "sure"),
           ("not", "certain"), ("may", "be"), ("may", "have"), ("could", "be"),
           ("could", "have"), ("it", "seem"), ("seem", "to"), ("appear", "to"), ("or", "so"),
           ("if", "i", "recall"), ("as", "far", "as"), ("claim",), ("rumor",), ("rumour",),
-          ("if",), ("unless",), ("assuming",), ("provided",), ("once",), ("used", "to"),
-          ("until",), ("originally",), ("previously",), ("formerly",), ("no", "longer"),
+          ("it", "appear"), ("expected", "to"), ("tentatively",), ("tentative",), ("pending",),
+          ("then", "again"),
+          ("if",), ("unless",), ("assuming",), ("provided", "that"), ("used", "to"),
+          ("originally",), ("previously",), ("formerly",), ("no", "longer"),
           ("as", "of", "last"))
 # `I think the answer is clear: ...` hedges nothing it is followed by in another clause
 OPENERS = frozenset({"or", "alternatively", "either"})
