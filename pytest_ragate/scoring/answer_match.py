@@ -283,7 +283,7 @@ def _hedged(answer: Folded, gist: Folded, expected: Expectation,
                 "review it")
     if any(answer.refused(i) for i in range(len(answer.tokens))) and not any(
             gist.refused(i) for i in range(len(gist.tokens))):
-        return "says beside the facts that it cannot confirm something: review it"
+        return ("asks, or says beside the facts that it cannot confirm something: review it")
     return ""
 
 

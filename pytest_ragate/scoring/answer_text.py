@@ -504,7 +504,8 @@ REFUSALS = (("no", "information"), ("not", "mention"), ("not", "say"), ("not", "
             ("not", "clear"), ("unclear",), ("not", "know"), ("no", "data"), ("insufficient",),
             ("not", "enough"), ("not", "find"), ("no", "indication"), ("no", "detail"),
             ("not", "determine"), ("not", "verify"), ("whether",), ("untrue",),
-            ("not", "true"), ("false", "that"), ("nothing", "in"), ("not", "correct"))
+            ("not", "true"), ("false", "that"), ("nothing", "in"), ("not", "correct"),
+            ("not", "answer"))
 # bounds before and after a value (`over 25 euros`, `40+ seats`, `25 euros or more`): `lower`
 # or `upper`; `almost` and `nearly` fall short of it
 BOUNDS_BEFORE = ((("more", "than"), "lower"), (("greater", "than"), "lower"),
@@ -523,13 +524,18 @@ BOUNDS_AFTER = ((("+",), "lower"), (("or", "more"), "lower"), (("or", "later"), 
                 (("or", "newer"), "lower"), (("or", "above"), "lower"), (("or", "higher"), "lower"),
                 (("and", "up"), "lower"), (("and", "above"), "lower"), (("at", "least"), "lower"),
                 (("or", "less"), "upper"), (("or", "fewer"), "upper"), (("or", "lower"), "upper"),
-                (("or", "earlier"), "upper"), (("at", "most"), "upper"), (("max",), "upper"))
+                (("or", "earlier"), "upper"), (("at", "most"), "upper"), (("max",), "upper"),
+                *(((w,), "than") for w in ("more", "less", "fewer", "higher", "lower", "cheaper",
+                                           "longer", "shorter", "larger", "smaller", "bigger",
+                                           "faster", "slower", "extra")))
 MOTION = frozenset({"went", "go", "goe", "gone", "going", "rose", "rise", "risen", "climbed",
                     "came", "come", "jumped", "moved", "grew", "increased"})
 # subdivisions of a currency: `25 euro cents` is not `25 euros`
 SUBUNITS = frozenset({"cent", "centime", "penny", "pence", "kopek", "centavo", "paisa"})
 PERIODS = frozenset({"second", "minute", "hour", "day", "week", "month", "quarter", "year",
                      "annum"})
+PERIODICALLY = {"hourly": "hour", "daily": "day", "weekly": "week", "monthly": "month",
+                "quarterly": "quarter", "yearly": "year", "annual": "year", "annually": "year"}
 RATES = PERIODS | frozenset({"user", "seat", "person", "head", "device", "request", "call",
                              "ticket", "node", "host", "instance", "license", "member"})
 # a noun whose `of X` or `X's` is someone or something else (`the assistant of Alice`)
@@ -572,7 +578,8 @@ QUALIFIED = {"refused": "in a refusal", "bounded:lower": "as a lower bound (over
              "bounded:about": "as an approximation (about, roughly)",
              "owned": "as someone's or something's owner ('s, of)",
              "compound": "inside a longer hyphenated word or range",
-             "unit": "in another unit or subdivision"}
+             "unit": "in another unit or subdivision",
+             "signed": "with a sign (+) the expected answer does not give"}
 
 
 class Folded:
@@ -638,9 +645,15 @@ class Folded:
             after = self.keys[j + 1] if j + 1 < len(self.tokens) else ""
             if t.text in POST_NEGATIONS and after not in PSEUDO:
                 return True
-            if any(tuple(self.keys[j:j + len(p)]) == p for p in POST_PHRASES):
+            if any(self.says(j, p) for p in POST_PHRASES):
                 return True
         return False
+
+    def says(self, k: int, words: tuple[str, ...]) -> bool:
+        """Whether `words` stand at token `k` on, each as written or as compared (stem)."""
+        n = len(words)
+        return k + n <= len(self.tokens) and all(
+            w in (self.tokens[k + m].text, self.keys[k + m]) for m, w in enumerate(words))
 
     def _sentence(self, i: int) -> list[int]:
         clause = self.tokens[i].clause
@@ -649,9 +662,15 @@ class Folded:
     def refused(self, i: int) -> bool:
         """A refusal in token `i`'s sentence (`no information confirming that the fee is 25
         cents`, `I don't know whether Alice chaired`)."""
-        keys = [self.keys[j] for j in self._sentence(i)]
-        return any(tuple(keys[k:k + len(p)]) == p for p in REFUSALS
-                   for k in range(len(keys) - len(p) + 1))
+        here = self._sentence(i)
+        return any(self.says(k, p) and k + len(p) - 1 <= here[-1] for p in REFUSALS
+                   for k in here) or self._asked(here)
+
+    def _asked(self, sentence: list[int]) -> bool:
+        """The sentence is a question (`Is it Northwind?`): it asserts nothing."""
+        end = self.tokens[sentence[-1]].end
+        rest = self.plain[end:end + 3].lstrip(" \"')»”")
+        return rest.startswith("?")
 
     def bound(self, first: int, last: int) -> str:
         """The bound on the value at tokens `first`..`last` (`lower`, `upper`, `short`), or
@@ -662,7 +681,7 @@ class Folded:
         for words, kind in BOUNDS_BEFORE:
             n = len(words)
             at = first - n
-            if at >= 0 and tuple(self.keys[at:first]) == words and \
+            if at >= 0 and self.says(at, words) and \
                     self.tokens[at].part == part:
                 if words == ("up", "to") and (
                         (at and self.keys[at - 1] in MOTION) or "from" in
@@ -670,8 +689,8 @@ class Folded:
                     continue  # `went up to`, `from 82.7 up to 85.1`: a change, not a bound
                 return kind
         for words, kind in BOUNDS_AFTER:
-            after = tuple(self.keys[last + 1:last + 1 + len(words)])
-            if after == words and self.tokens[last + 1].part == self.tokens[last].part:
+            if self.says(last + 1, words) and \
+                    self.tokens[last + 1].part == self.tokens[last].part:
                 return kind
         return ""
 
@@ -681,9 +700,9 @@ class Folded:
         if j < len(self.tokens) and self.keys[j] in ("per", "each", "every") and \
                 j + 1 < len(self.tokens):
             j, rates = j + 1, RATES
-        if j < len(self.tokens) and self.tokens[j].part == self.tokens[last].part and \
-                self.keys[j] in rates:
-            return self.keys[j]
+        if j < len(self.tokens) and self.tokens[j].part == self.tokens[last].part:
+            word = PERIODICALLY.get(self.keys[j], self.keys[j])
+            return word if word in rates else ""
         return ""
 
     def qualifier(self, first: int, last: int, alt: Alternative) -> str:
@@ -692,6 +711,9 @@ class Folded:
         `Alice-led`), unit (`25 euro cents`); empty when it does not."""
         if self.refused(first):
             return "refused"
+        if self.tokens[first].number and self.plain[self.tokens[first].start - 1:
+                                                      self.tokens[first].start] == "+":
+            return "signed"  # `+15%`: a change, not the value
         bound = self.bound(first, last)
         if bound:
             return f"bounded:{bound}"
@@ -754,7 +776,10 @@ HEDGES = (("maybe",), ("perhaps",), ("possibly",), ("probably",), ("likely",), (
           ("could", "have"), ("it", "seem"), ("seem", "to"), ("appear", "to"), ("or", "so"),
           ("if", "i", "recall"), ("as", "far", "as"), ("claim",), ("rumor",), ("rumour",),
           ("it", "appear"), ("expected", "to"), ("tentatively",), ("tentative",), ("pending",),
-          ("then", "again"),
+          ("then", "again"), ("my", "guess"), ("best", "guess"), ("would", "be", "my"),
+          ("took", "over"), ("not", "answer"), ("before", "last"), ("before", "recent"),
+          ("in", "old"), ("was", "considered"), ("were", "considered"), ("shortlisted",),
+          ("when", "they"), ("when", "you"), ("depending", "on"),
           ("if",), ("unless",), ("assuming",), ("provided", "that"), ("used", "to"),
           ("originally",), ("previously",), ("formerly",), ("no", "longer"),
           ("as", "of", "last"))
@@ -764,14 +789,20 @@ OPENERS = frozenset({"or", "alternatively", "either"})
 
 def hedges(folded: Folded) -> dict[int, str]:
     """The sentences (by number) that hedge, make conditional or date what they say, with
-    the cue: ConText's uncertainty and historical triggers, scoped to their sentence."""
+    the cue: ConText's uncertainty and historical triggers, scoped to their sentence (a
+    sentence opening `Had …` or `Once …` is conditional; `until` before a date dates it)."""
     found: dict[int, str] = {}
-    keys, toks = folded.keys, folded.tokens
-    for k in range(len(keys)):
+    toks = folded.tokens
+    for k, token in enumerate(toks):
         for cue in HEDGES:
-            if tuple(keys[k:k + len(cue)]) == cue and \
-                    toks[k + len(cue) - 1].clause == toks[k].clause:
-                found.setdefault(toks[k].clause, " ".join(cue))
+            if folded.says(k, cue) and toks[min(len(toks), k + len(cue)) - 1].clause == \
+                    token.clause:
+                found.setdefault(token.clause, " ".join(cue))
+        opens = k == 0 or toks[k - 1].clause != token.clause
+        if (opens and token.text in ("had", "once", "should", "were")) or (
+                token.text == "until" and k + 1 < len(toks) and (
+                    closed_class(toks[k + 1]) or toks[k + 1].text in MONTH_NAMES)):
+            found.setdefault(token.clause, token.text)
     return found
 
 
