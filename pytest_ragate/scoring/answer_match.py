@@ -229,7 +229,7 @@ def _occurrences(answer: Folded, gist: Folded, fact: Fact) -> list[Occurrence]:
     rates = {gist.rate(o.last) for o in said}
     out = []
     for o in found:
-        if o.qualified in shared or o.qualified == "compound" and not said:
+        if o.qualified in shared or (o.qualified == "compound" and not said):
             o = Occurrence(first=o.first, last=o.last, negated=o.negated)
         rate = answer.rate(o.last) if o.last >= o.first else ""
         if not o.qualified and said and rate and rate not in rates:

@@ -66,10 +66,11 @@ _TOKEN = re.compile(
     r"|(?<=\w)(?P<poss>'s)\b"
     r"|(?P<word>\w+)"
     r"|(?P<stop>[.!?;:\n]+)"
+    r"|(?P<mdlink>\]\()"
     r"|(?P<comma>[,()\[\]]|\s[-\u2013\u2014]\s)"
     r"|(?P<symbol>[\u20ac$\u00a3%&/+~\u2265\u2264]|>=|<=|[<>])", re.UNICODE)
-SYMBOLS = {"~": "~", "€": "eur", "$": "usd", "£": "gbp", "%": "percent", "&": "and", "/": "/", "+": "+",
-           ">": ">", "<": "<", ">=": ">=", "<=": "<=", "\u2265": ">=", "\u2264": "<="}
+SYMBOLS = {"~": "~", "€": "eur", "$": "usd", "£": "gbp", "%": "percent", "&": "and", "/": "/",
+           "+": "+", ">": ">", "<": "<", ">=": ">=", "<=": "<=", "\u2265": ">=", "\u2264": "<="}
 CURRENCIES = {"eur": "eur", "euro": "eur", "euros": "eur", "usd": "usd", "dollar": "usd",
               "dollars": "usd", "gbp": "gbp", "pound": "gbp", "pounds": "gbp",
               "percent": "percent", "pct": "percent"}
@@ -206,7 +207,11 @@ def _typed(kind: str, written: str) -> tuple[str, bool]:
     if kind == "version":
         if re.fullmatch(r"\d{1,3}(?:\.\d{3}){2,}", written):  # 1.000.000: grouped thousands
             return written.replace(".", ""), True
-        return _version(written), True
+        version = _version(written)
+        if re.fullmatch(r"\d+\.\d+", version):  # v1.0, v3.10: the number, as written
+            whole, fraction = version.split(".")
+            return (f"{whole}.{fraction}" if fraction.rstrip("0") else whole), True
+        return version, True
     if kind == "time":
         hours, rest = written.split(":", 1)
         return f"{int(hours)}:{rest}", True
@@ -229,6 +234,8 @@ def tokens(text: str) -> list[Token]:
             continue
         if kind == "comma":
             part += 1
+            continue
+        if kind == "mdlink":  # a Markdown link's text and target are one item
             continue
         span = match.span()
         where = {"clause": clause, "part": part, "start": span[0], "end": span[1]}
@@ -466,6 +473,32 @@ def alternative_problem(text: str) -> str | None:
     return None
 
 
+def alternative_warning(text: str) -> str | None:
+    """Why a literal alternative that loads cannot be stated as written, and how to write it,
+    in words that never quote it: a word mixing alphabets, a sentence break inside it (an
+    answer's facts are found within one sentence), or wording an answer would state only
+    under a negation, a refusal, a hedge or a bound (found in itself, it is not stated
+    plainly). None when an answer that repeats it states it."""
+    if is_pattern(text) or alternative_problem(text) is not None:
+        return None
+    if mixed_script(text):
+        return ("mixes alphabets inside a word (look-alike letters): an answer is unsure "
+                "wherever it does so, and one in a single alphabet never states it; write it "
+                "in one alphabet")
+    alt = alternative(text)
+    stated = [o for o in Folded(text).find(alt) if not o.negated and not o.qualified]
+    if stated:
+        return None
+    if len({t.clause for t in tokens(text)}) > 1:
+        return ("holds a sentence break ('.', '!', '?', ';', ':' or a line break that is not "
+                "part of a time, version, e-mail address, URL or known abbreviation): an answer "
+                "states a fact within one sentence, so nothing states it; split it into two "
+                "facts, or write it as a /regular expression/")
+    return ("reads as negated, refused, bounded or someone else's in itself, so no answer "
+            "states it plainly: write the fact as a plain statement (`25 euros`, not "
+            "`over 25 euros`) and put what must not be said in `forbid`")
+
+
 @lru_cache(maxsize=4096)
 def alternative(text: str) -> Alternative:
     """One alternative, compiled (`alternative_problem` must have found nothing)."""
@@ -551,7 +584,7 @@ ROLES = frozenset({"assistant", "lawyer", "attorney", "deputy", "secretary", "ai
                    "coach", "teacher", "associate", "accountant", "auditor", "broker",
                    "solicitor", "understudy", "company", "firm", "foundation", "trust", "group",
                    "department", "committee", "union", "campaign", "agency", "ghostwriter",
-                   "bot", "account", "deputy", "stand", "chief", "officer", "paralegal",
+                   "bot", "account", "stand", "chief", "officer", "paralegal",
                    "executor", "trustee", "nominee", "designee", "appointee", "researcher",
                    "engineer", "developer", "contractor", "vendor", "subsidiary", "lab", "staffer",
                    "ex", "former", "old", "previous"})
@@ -825,7 +858,8 @@ def english(folded: Folded) -> bool:
     """Whether a text reads as English: at least `ENGLISH_SHARE` of its words (as written,
     articles included) are common English function words (a text of fewer than 5 words is
     taken as English)."""
-    words = [w for w in re.findall(r"[^\W\d_]+", prose(folded.plain)) if w not in FILLERS]
+    words = [w for w in re.findall(r"[^\W\d_]+", light(prose(clean(folded.text))))
+             if w not in FILLERS]
     return len(words) < 5 or sum(w in ENGLISH for w in words) / len(words) >= ENGLISH_SHARE
 
 
@@ -845,7 +879,10 @@ def numbers_in(texts: Iterable[str]) -> set[str]:
 
 
 def closed_class(token: Token) -> str | None:
-    """The class of a token a competing candidate would share: number, weekday or month."""
+    """The class of a token a competing candidate would share: number, weekday, month, e-mail
+    address or URL."""
+    if token.kind in ("email", "url"):
+        return token.kind
     if token.number:
         return "number"
     if token.text in WEEKDAYS:
