@@ -27,6 +27,27 @@ Reported side by side, in one run, as agreement with the labels (accuracy and Co
   score is cut at the threshold that best agrees with these very labels (an oracle cut, in
   their favour: a user would have to choose it without the labels).
 
+The adversarial sets (issue 45; `--sets` picks which run, the held-out one only on request)
+are self-contained rows, each with its question, gist, facts, forbid, answer, hand label and
+class (negation, refusal, hedge, bound, sign, unit, version, possessive or compound,
+candidates across sentences, pseudo-negation hiding a forbidden statement, zero-width and
+look-alike letters, typed tokens, and the classes found on the way: stale values, conditional
+or attributed statements). The development set was written before the rule was changed and
+the rule revised against it; the held-out set was written apart and run once the rule was
+frozen. Per set and per class: rows, the share labelled right, `answer_match`'s precision of
+"right" (the share of its right calls a person labels right: a wrong answer counted right is
+the failure a gate cannot have; the count of those in brackets), its agreement on the
+answers it decides, its unsure share; beside it, each RAGAS string metric's precision of
+"right" at its oracle cut. Targets: precision of right >= 0.99 on the development set, 1.0 per
+class on the held-out set.
+
+The judged `answer_correctness` through the fixture judge is not reported: the fixture judge
+(`judges/fixture.py`) asks no model, it returns the statements and verdicts a person wrote
+for each answer into its file, and computes RAGAS's formula over them. On a set whose every
+answer is already labelled by hand, writing those verdicts would be labelling each answer a
+second time, and the figure would measure the writer, not a judge. A model judge is what
+would need measuring here, and that needs a model this benchmark does not call.
+
 The goal (issue 34): on the answers it decides, `answer_match` agrees with the labels at 0.95
 or more, above every mechanical peer; unsure at most 15% of answers; no dump or candidate
 list ever counted right. Cohen's kappa: Cohen, Educ. Psychol. Meas. 1960 (`agreement.py`).

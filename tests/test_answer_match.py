@@ -588,3 +588,19 @@ def test_a_fact_that_cannot_be_matched_as_written_is_warned_of() -> None:
     assert alternative_warning("10:30") is None and alternative_warning("Dr. Smith") is None
     assert alternative_warning("n\u043et") is not None
     assert alternative_warning("/a.b/") is None and alternative_warning("25 euros") is None
+
+
+def test_validate_warns_of_each_fact_that_cannot_be_stated_by_its_place_never_its_text(
+        tmp_path: Path) -> None:
+    from pytest_ragate.goldsets.forewarnings import fact_lines
+    from pytest_ragate.goldsets.loader import load_goldset
+    from tests.conftest import expected_rows, write_goldset
+
+    facts = {"q1": {"facts": [[f"{SECRET}. Jones", "ok"]], "forbid": [f"n\u043et {SECRET}"]},
+             "q2": {"facts": ["10:30", "Dr. Smith", "support@example.com"]}}
+    expected = [{**row, **facts.get(row["question_id"], {})} for row in expected_rows()]
+    lines = fact_lines(load_goldset(write_goldset(tmp_path / "gs", expected=expected)))
+    assert [line.split(" ", 3)[1:3] for line in lines] == [["[q1]", "facts[0][0]"],
+                                                            ["[q1]", "forbid[0]"]], lines
+    assert "split it into two facts" in lines[0] and "alphabet" in lines[1]
+    assert all(SECRET.casefold() not in line.casefold() for line in lines)

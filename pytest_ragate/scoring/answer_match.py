@@ -4,10 +4,19 @@ offline: right, wrong, or unsure, with what was found, missing and forbidden, by
 An answer is checked in this order (`check_answer`; the folding and the search are
 `answer_text.py`'s):
 
-1. **wrong** when it abstained or has no text, or states a `forbid` statement (one no
-   negation reaches);
-2. when a fact is not stated:
-   - **wrong** when the answer denies it (states it under a negation: `not 25 euros`);
+1. **wrong** when it abstained or has no text; **unsure** when a word of it mixes alphabets
+   (look-alike letters); **wrong** when it states a `forbid` statement (one no negation
+   reaches: a hedge, a bound or a pseudo-negation such as `no wonder` does not hide it);
+2. when a fact is not stated plainly (`answer_text.py`: negated, refused, bounded, signed,
+   owned, inside a longer word, in another unit):
+   - **wrong** when the answer denies it (states it under a negation before or after it:
+     `not 25 euros`, `Alice did not chair`, `Friday was ruled out`), restates it in a refusal
+     or a question (`no information confirming that the fee is 25 cents`), or gives it in a
+     subdivision or for another period than the gist's (`25 euro cents`, `25 euros per
+     year` where the gist says per month);
+   - **unsure** when the answer states it only bounded (`over 25 euros`), signed, as the
+     owner of a role (`Bob's lawyer signed`) or inside a longer word (`Alice-led`), and the
+     gist does not say it so (a bound the gist gives too, `over 100 hours`, is the fact);
    - **wrong** when the fact holds a number, weekday or month and the answer gives another
      value of that class in its place (a value no fact and not the question has: `30 euros`
      where the fact is `25 euros`): embeddings barely see numbers, so closeness to the gist
@@ -26,7 +35,18 @@ An answer is checked in this order (`check_answer`; the folding and the search a
    - it **lists other candidates** beside a fact: the fact's short item (4 tokens or fewer)
      joined by `or` to a short item of words the gist and question do not have, or a list of
      three or more short items, two of them such words (`tiger, lion, bear, wolf`);
+   - it **does not commit**: a sentence hedges, conditions or dates what it says (`I think`,
+     `maybe`, `probably`, `if`, `used to`; ConText's uncertainty and historical triggers,
+     Harkema et al., J. Biomed. Inform. 2009, scoped to the sentence) where the gist does not
+     hedge what that sentence states; a sentence opens with `Or` (`It was Alice. Or maybe
+     Bob.`); or a refusal or a question stands beside the facts;
 4. **right** otherwise.
+
+Values are compared by type: a version is one token (`3.10` is not `3.1`, `3.80` not `3.8`;
+`bcrypt 5.0.0` and `v5.0.0` state `5.0.0`), and so are a time, an e-mail address and a URL
+(another of them in the fact's place is another value: wrong); a number keeps its sign and
+its bound. A person's label settles what is unsure; `benchmarks/answer_match.py` measures
+all of this against hand-written adversarial answers (issue 45).
 
 So a whole-document dump and a list of every candidate value are never right: the first is
 too long, the second gives other candidate values or lists other candidates; both are at

@@ -3,12 +3,22 @@
 
 Folding, applied the same way to an answer, a fact, the gist and the question:
 
+- text is read as a reader sees it: NFKC, with zero-width and other format characters
+  (Unicode category Cf) removed (`n\u200bot` is `not`); a word that mixes alphabets
+  (`n\u043et`: a Cyrillic о in a Latin word) is told by `mixed_script`, and makes an answer
+  unsure (the mixed-script test of Unicode TR39, "Security Mechanisms");
 - case, accents and the width of characters are dropped (NFKD, combining marks removed,
-  casefolded), apostrophes and spaces unified; `n't` reads `not`, `'s` and other clitics go;
+  casefolded), apostrophes and spaces unified; `n't` reads `not`, other clitics go, and a
+  possessive `'s` marks the word before it as an owner;
+- single tokens by type, tried first: a URL or host name (`https://`, `www.` and a trailing
+  `/` dropped), an e-mail address, a time (`09:30` = `9:30`), a version (three parts or more,
+  a `v` or a pre-release tag: `5.0.0`, `v5.0.0`, `2.14.0-beta.2` = `2.14.0b2`, PEP 440's
+  normalisation), a known abbreviation (`Dr.`, `e.g.`: its period ends no sentence);
 - a number is one token in one form whatever its format: thousands separators (`1,000`,
-  `1.000`, `1 000`, `1'000`), a decimal comma or point (`0,25` = `0.25` = `.25`), trailing
-  zeros (`12.50` = `12.5`), and English number words (`twenty-five` = `25`; `one` alone
-  stays a word, matched only by a fact that says 1 or one);
+  `1.000`, `1 000`, `1'000`), a decimal comma or point (`0,25` = `0.25` = `.25`), English
+  number words (`twenty-five` = `25`; `one` alone stays a word, matched only by a fact that
+  says 1 or one); it keeps its sign (`-2.5`, `minus 25`); a decimal part keeps its trailing
+  zeros unless a unit follows (`12.50 euros` = `12.5 euros`, but `3.10` is not `3.1`);
 - a currency is a unit written after its amount (`€25`, `EUR 25`, `25 euros` are all
   `25 eur`; dollars `usd`, pounds `gbp`), `%` and `per cent` read `percent`;
 - words lose a plural `s` (`months` = `month`) and the articles a, an, the are left out.
@@ -19,8 +29,19 @@ spaces, apostrophes: its numbers and punctuation as written), and found only by 
 holds a letter or a digit. An occurrence is **negated**, and does not count, when a negation
 (`not`, `no`, `never`, `neither`, `nor`, `without`, `n't`, ...) stands within the five tokens
 before it in the same clause (a comma, `but`, `however`, `instead` end the clause): `not 30
-but 25 euros` states 25 and not 30; `not only`, `not just`, `no doubt` negate nothing (NegEx's
-pseudo-negations: Chapman et al., J. Biomed. Inform. 2001, whose five-word window this is).
+but 25 euros` states 25 and not 30; `not only`, `no doubt`, `no wonder`, `nobody doubts`
+negate nothing (NegEx's pseudo-negations: Chapman et al., J. Biomed. Inform. 2001, whose
+five-word window this is); or when one follows it in its clause part before a word that
+opens another clause (`Alice did not chair`, `25 cents is not the fee`, `Friday was ruled
+out`: ConText's post-negation triggers and scope terminators, Harkema et al., J. Biomed.
+Inform. 2009). An occurrence that is not negated may still not state the fact plainly
+(`Occurrence.qualified`): in a sentence that refuses or asks (`no information confirming
+that the fee is 25 cents`, `Is it 25 cents?`), bounded (`over`, `up to`, `at least`, `about`,
+`40+`, `or more`, `more than`), signed (`+2.5%`), as an owner of a role (`Alice's assistant`,
+`the lawyer of Bob`), joined by a hyphen to a longer word or range (`Alice-led`, `20-25`), or
+in a currency's subdivision (`25 euro cents`). `hedges` finds the sentences that hedge,
+condition or date what they say (ConText's uncertainty and historical triggers, scoped to
+their sentence: `maybe`, `probably`, `I think`, `might`, `if`, `used to`, ...).
 Number words are English; other languages match where their numbers and words are the fact's
 (or where a fact lists them as alternatives).
 """
