@@ -431,6 +431,7 @@ def outcome(answer: str, expected: Expectation) -> str:
     ("Alice did not chair the meeting.", CHAIR), ("25 cents is not the fee.", FEE),
     ("Lyon was ruled out.", CITY), ("Alice never chaired it.", CHAIR),
     ("It is untrue that the fee is 25 cents.", FEE),
+    ("The summit moved to Paris instead of Lyon.", CITY),
 ])
 def test_a_negation_after_or_around_the_fact_denies_it(answer: str,
                                                         expected: Expectation) -> None:

@@ -548,6 +548,8 @@ POST_PHRASES = (("ruled", "out"), ("rejected",), ("excluded",), ("denied",), ("d
                 ("false",), ("incorrect",), ("untrue",), ("turned", "down"), ("refused",),
                 ("declined",), ("failed", "to"))
 POST_REACH = 6
+EXCLUDING = (("instead", "of"), ("rather", "than"), ("other", "than"), ("except",),
+             ("excluding",), ("apart", "from"), ("not", "including"), ("in", "place", "of"))
 TERMINATORS = CONTRASTS | frozenset({"and", "which", "who", "that", "because", "since", "while",
                                      "so", "whereas", "when", "where", "if", "unless", "after",
                                      "before", "until", "as", "than"})
@@ -673,11 +675,18 @@ class Folded:
                           negated=self.negated(first) or self.denied_after(last),
                           qualified="refused" if self.refused(first) else "")
 
+    def excluded(self, i: int) -> bool:
+        """A phrase right before token `i` that excludes what follows (`instead of Alice`,
+        `rather than 25 euros`, `other than Lyon`: ConText's pre-negation phrases)."""
+        return any(i >= len(p) and self.says(i - len(p), p) for p in EXCLUDING)
+
     def negated(self, i: int) -> bool:
         """A negation within `NEGATION_REACH` tokens before token `i`, in its clause part,
         with no contrast (`but`) between, and no pseudo-negation (`not only`, `no wonder`,
         `nobody doubts`) after it."""
         here = self.tokens[i]
+        if self.excluded(i):
+            return True
         for j in range(i - 1, max(-1, i - 1 - NEGATION_REACH), -1):
             t = self.tokens[j]
             if t.part != here.part or t.text in CONTRASTS:
@@ -774,7 +783,10 @@ class Folded:
         t, key_ = self.tokens[last], alt.words[-1]
         if t.text not in PRONOUNS and self._owner_of_role(last):
             return "owned"
-        if first >= 2 and not t.number and self.keys[first - 1] in ("of", "for") and \
+        if first >= 2 and self.says(first - 2, ("behalf", "of")):
+            return "owned"
+        if first >= 2 and not self.tokens[first].number and \
+                self.keys[first - 1] in ("of", "for") and \
                 self.keys[first - 2] in ROLES:
             return "owned"
         if self._joined(first, last):
@@ -833,7 +845,10 @@ HEDGES = (("maybe",), ("perhaps",), ("possibly",), ("probably",), ("likely",), (
           ("then", "again"), ("my", "guess"), ("best", "guess"), ("would", "be", "my"),
           ("took", "over"), ("not", "answer"), ("before", "last"), ("before", "recent"),
           ("in", "old"), ("was", "considered"), ("were", "considered"), ("shortlisted",),
-          ("when", "they"), ("when", "you"), ("depending", "on"),
+          ("when", "they"), ("when", "you"), ("depending", "on"), ("i", "suspect"),
+          ("i", "assume"), ("chance", "are"), ("to", "my", "knowledge"), ("if", "memory"),
+          ("i", "would", "say"), ("not", "100"), ("was", "proposed"), ("was", "suggested"),
+          ("is", "rumored"), ("is", "believed"), ("is", "thought"), ("could", "well"),
           ("if",), ("unless",), ("assuming",), ("provided", "that"), ("used", "to"),
           ("originally",), ("previously",), ("formerly",), ("no", "longer"),
           ("as", "of", "last"))
