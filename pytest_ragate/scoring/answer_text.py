@@ -115,7 +115,8 @@ ARTICLES = frozenset({"a", "an", "the"})
 # spoken hesitations, as in the transcripts answers quote (pipeline/normalize.py's list)
 FILLERS = frozenset({"uh", "um", "uhm", "umm", "erm", "er", "ah", "hmm", "hm", "mm", "mhm"})
 NEGATIONS = frozenset({"not", "no", "never", "none", "nobody", "nothing", "neither", "nor",
-                       "without", "nowhere", "cannot"})
+                       "without", "nowhere", "cannot", "denied", "denies", "deny", "refuted",
+                       "disputed"})
 CONTRASTS = frozenset({"but", "however", "instead", "rather", "yet", "although", "though"})
 # a negation word these follow negates nothing (NegEx's pseudo-negations: "not only 25 but")
 PSEUDO = frozenset({"only", "just", "doubt", "mention", "matter", "wonder", "surprisingly",
@@ -546,7 +547,10 @@ def same_statement(a: Fact, b: Fact) -> bool:
 POST_NEGATIONS = frozenset({"not", "never", "cannot"})
 POST_PHRASES = (("ruled", "out"), ("rejected",), ("excluded",), ("denied",), ("dismissed",),
                 ("false",), ("incorrect",), ("untrue",), ("turned", "down"), ("refused",),
-                ("declined",), ("failed", "to"))
+                ("declined",), ("failed", "to"), ("was", "cancelled"), ("was", "canceled"),
+                ("was", "withdrawn"), ("was", "abandoned"), ("was", "overturned"),
+                ("was", "reversed"), ("was", "scrapped"), ("was", "vetoed"), ("is", "wrong"),
+                ("was", "wrong"), ("is", "outdated"), ("is", "obsolete"), ("was", "voted", "down"))
 POST_REACH = 6
 EXCLUDING = (("instead", "of"), ("rather", "than"), ("other", "than"), ("except",),
              ("excluding",), ("apart", "from"), ("not", "including"), ("in", "place", "of"))
@@ -561,7 +565,14 @@ REFUSALS = (("no", "information"), ("not", "mention"), ("not", "say"), ("not", "
             ("not", "enough"), ("not", "find"), ("no", "indication"), ("no", "detail"),
             ("not", "determine"), ("not", "verify"), ("whether",), ("untrue",),
             ("not", "true"), ("false", "that"), ("nothing", "in"), ("not", "correct"),
-            ("not", "answer"))
+            ("not", "answer"), ("not", "mentioned"), ("not", "said"), ("not", "stated"),
+            ("not", "specified"), ("not", "provided"), ("not", "contained"),
+            ("not", "confirmed"), ("not", "found"), ("not", "determined"), ("not", "verified"),
+            ("not", "known"), ("not", "indicate"), ("no", "way"), ("not", "tell"),
+            ("not", "able"), ("not", "possible"), ("not", "listed"), ("not", "available"),
+            ("not", "given"), ("not", "covered"), ("silent", "on"), ("no", "reference"),
+            ("not", "have", "information"), ("not", "have", "enough"), ("no", "access"),
+            ("not", "have", "access"), ("can", "not", "be", "sure"))
 # bounds before and after a value (`over 25 euros`, `40+ seats`, `25 euros or more`): `lower`
 # or `upper`; `almost` and `nearly` fall short of it
 BOUNDS_BEFORE = ((("more", "than"), "lower"), (("greater", "than"), "lower"),
@@ -575,12 +586,19 @@ BOUNDS_BEFORE = ((("more", "than"), "lower"), (("greater", "than"), "lower"),
                  (("almost",), "short"), (("nearly",), "short"), (("just", "under"), "short"),
                  (("than",), "than"), (("about",), "about"), (("around",), "about"),
                  (("roughly",), "about"), (("approximately",), "about"), (("approx",), "about"),
-                 (("circa",), "about"), (("~",), "about"))
+                 (("circa",), "about"), (("~",), "about"), (("as", "much", "as"), "upper"),
+                 (("as", "many", "as"), "upper"), (("as", "little", "as"), "lower"),
+                 (("as", "low", "as"), "lower"), (("as", "high", "as"), "upper"),
+                 (("starting", "at"), "lower"), (("starting", "from"), "lower"),
+                 (("in", "excess", "of"), "lower"), (("close", "to"), "about"),
+                 (("some",), "about"), (("upward", "of"), "lower"))
 BOUNDS_AFTER = ((("+",), "lower"), (("or", "more"), "lower"), (("or", "later"), "lower"),
                 (("or", "newer"), "lower"), (("or", "above"), "lower"), (("or", "higher"), "lower"),
                 (("and", "up"), "lower"), (("and", "above"), "lower"), (("at", "least"), "lower"),
                 (("or", "less"), "upper"), (("or", "fewer"), "upper"), (("or", "lower"), "upper"),
                 (("or", "earlier"), "upper"), (("at", "most"), "upper"), (("max",), "upper"),
+                (("ish",), "about"), (("or", "thereabouts"), "about"), (("or", "so"), "about"),
+                (("give", "or", "take"), "about"), (("odd",), "about"),
                 *(((w,), "than") for w in ("more", "less", "fewer", "higher", "lower", "cheaper",
                                            "longer", "shorter", "larger", "smaller", "bigger",
                                            "faster", "slower", "extra")))
