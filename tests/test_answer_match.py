@@ -605,3 +605,23 @@ def test_validate_warns_of_each_fact_that_cannot_be_stated_by_its_place_never_it
                                                             ["[q1]", "forbid[0]"]], lines
     assert "split it into two facts" in lines[0] and "alphabet" in lines[1]
     assert all(SECRET.casefold() not in line.casefold() for line in lines)
+
+
+@pytest.mark.parametrize(("answer", "expected", "call"), [
+    ("Lyon hosts a fair that week, so the summit is not in Lyon.", CITY, "unsure"),
+    ("The notes do not say why, but the fee is 25 cents.", FEE, "unsure"),  # not a refusal of it
+    ("Dr. Mensah's registrar chaired it.",
+     Expectation(facts=["Mensah"], gist="Dr. Mensah chaired it."), "unsure"),
+    ("It starts at 10:30 p.m.", Expectation(facts=["10:30"], gist="It starts at 10:30."),
+     "wrong"),
+    ("It dropped 2.5% in Q3.", Expectation(facts=["2.5%"], gist="It rose by 2.5% in Q3."),
+     "wrong"),
+    ("Reserves changed by \u2212£1.2 million.",
+     Expectation(facts=["£1.2 million"], gist="Reserves grew by £1.2 million."), "wrong"),
+])
+def test_what_the_held_out_adversary_found(answer: str, expected: Expectation,
+                                           call: str) -> None:
+    """Classes the held-out adversarial set found after the rule was frozen (issue 45):
+    a fact stated and denied, a refusal parted from the fact by `but`, the owner of a word
+    the gist lacks, p.m., a change in the other direction, a minus before a currency."""
+    assert outcome(answer, expected) == call

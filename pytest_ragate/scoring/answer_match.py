@@ -204,7 +204,7 @@ def check_answer(text: str | None, expected: Expectation, *, similarity: float |
                            "letters, such as a Cyrillic о in a Latin word, read as one word and "
                            "match as another): review it", facts=n, similarity=similarity)
     answer, gist = Folded(text), Folded(expected.gist)
-    found_in = [_occurrences(answer, gist, f) for f in expected.facts]
+    found_in = [_occurrences(answer, gist, expected.question, f) for f in expected.facts]
     stated = [[o for o in occ if not o.negated and not o.qualified] for occ in found_in]
     found = [i for i, s in enumerate(stated, 1) if s]
     missing = [i for i, s in enumerate(stated, 1) if not s]
@@ -233,29 +233,54 @@ def check_answer(text: str | None, expected: Expectation, *, similarity: float |
             if call["outcome"] == "wrong" or not qualified:
                 return AnswerCheck(**call, **made)
         return AnswerCheck(outcome="unsure", why=qualified[1], **made)
+    both = [i for i, occ in enumerate(found_in, 1) if any(o.negated for o in occ)]
+    if both:
+        return AnswerCheck(outcome="unsure", why=f"states {numbered(both)} and denies "
+                           f"{'them' if len(both) > 1 else 'it'} elsewhere: review it", **made)
     doubt = _doubt(answer, context) or _hedged(answer, gist, expected, stated)
     if doubt:
         return AnswerCheck(outcome="unsure", why=doubt, **made)
     return AnswerCheck(outcome="right", why=f"states {numbered(found)}", **made)
 
 
-def _occurrences(answer: Folded, gist: Folded, fact: Fact) -> list[Occurrence]:
-    """The fact's occurrences in the answer, a qualifier the gist shares with it (`over 100
-    hours` where the gist says `over 100 hours` too) dropped, and a rate the gist does not
-    give (`25 euros per year` where it says `per month`) made `unit`."""
+def _occurrences(answer: Folded, gist: Folded, question: str, fact: Fact,
+                 ) -> list[Occurrence]:
+    """The fact's occurrences in the answer, weighed against the gist's: a qualifier the gist
+    shares (`over 100 hours` where the gist says it too) dropped; a possessive of a word the
+    gist and the question lack made `owned` (`Dr. Mensah's registrar`; not `Sarah's remote`
+    where the question asks of remotes); a rate the gist does not give (`25 euros per year`
+    where it says per month) made `unit`; the other direction of change than the gist's
+    (`dropped 2.5%` where it rose) made `opposite`."""
     found = [o for alt in alternatives(fact) for o in answer.find(alt)]
-    said = [o for alt in alternatives(fact) for o in gist.find(alt)]
+    said = [o for alt in alternatives(fact) for o in gist.find(alt)
+            if o.first < len(gist.tokens)]
     shared = {o.qualified for o in said if not o.negated}
     rates = {gist.rate(o.last) for o in said}
+    ways = {d for o in said for d in gist.directions(o.first)}
+    known = set(gist.keys) | words_of([question])
     out = []
     for o in found:
-        if o.qualified in shared or (o.qualified == "compound" and not said):
-            o = Occurrence(first=o.first, last=o.last, negated=o.negated)
+        qualified = o.qualified
+        if qualified in shared or (qualified == "compound" and not said) or (
+                qualified.startswith("owner:") and _known(qualified[6:], known)):
+            qualified = ""  # `Sarah's remote` where the question asks of remotes
+        elif qualified.startswith("owner:"):
+            qualified = "owned"
         rate = answer.rate(o.last) if o.last >= o.first else ""
-        if not o.qualified and said and rate and rate not in rates:
-            o = Occurrence(first=o.first, last=o.last, negated=o.negated, qualified="unit")
-        out.append(o)
+        if not qualified and said and rate and rate not in rates:
+            qualified = "unit"
+        if not qualified and o.first < len(answer.tokens) and len(ways) == 1 and \
+                answer.directions(o.first) == {"up", "down"} - ways:
+            qualified = "opposite"  # `dropped 2.5%` where the gist says it rose
+        out.append(Occurrence(first=o.first, last=o.last, negated=o.negated,
+                              qualified=qualified))
     return out
+
+
+def _known(word: str, known: set[str]) -> bool:
+    """Whether the gist or the question has `word`, or a longer form of it (`work`,
+    `worked`)."""
+    return word in known or (len(word) >= 4 and any(k.startswith(word) for k in known))
 
 
 def _qualified(found_in: list[list[Occurrence]], missing: list[int]) -> tuple[str, str] | None:
@@ -270,7 +295,7 @@ def _qualified(found_in: list[list[Occurrence]], missing: list[int]) -> tuple[st
         if all(o.negated for o in occ):
             return "wrong", f"fact {i} not stated: the answer denies fact {i}"
         kinds = {o.qualified for o in occ if not o.negated}
-        for kind in ("refused", "unit"):
+        for kind in ("refused", "unit", "opposite"):
             if kind in kinds:
                 return "wrong", f"fact {i} not stated: the answer gives it only {QUALIFIED[kind]}"
         if worst is None:

@@ -83,6 +83,7 @@ _TYPED = (
 )
 _TOKEN = re.compile(
     _TYPED + rf"|(?<![\w.,])(?P<sign>[-\u2212])?(?:{_NUMBER})(?![\w]|[.,]\d)"
+    r"|(?<![\w.,])(?P<minus>[-\u2212])(?=[\u20ac$\u00a3]\s?\d)"
     r"|(?P<ordinal>\d+)(?:st|nd|rd|th)\b"
     r"|(?<=\w)(?P<poss>'s)\b"
     r"|(?P<word>\w+)"
@@ -258,6 +259,10 @@ def tokens(text: str) -> list[Token]:
             part += 1
             continue
         if kind == "mdlink":  # a Markdown link's text and target are one item
+            continue
+        if kind == "minus":  # -£1.2 million: read with the amount (`_signed`)
+            found.append(Token(text="minus", number=False, clause=clause, part=part,
+                               start=match.start(), end=match.end()))
             continue
         span = match.span()
         where = {"clause": clause, "part": part, "start": span[0], "end": span[1]}
@@ -575,7 +580,15 @@ REFUSALS = (("no", "information"), ("not", "mention"), ("not", "say"), ("not", "
             ("not", "have", "access"), ("can", "not", "be", "sure"))
 # bounds before and after a value (`over 25 euros`, `40+ seats`, `25 euros or more`): `lower`
 # or `upper`; `almost` and `nearly` fall short of it
-BOUNDS_BEFORE = ((("more", "than"), "lower"), (("greater", "than"), "lower"),
+COMPARATIVES = frozenset({"more", "less", "fewer", "later", "earlier", "longer", "greater",
+                          "higher", "lower"})
+EXCEEDING = frozenset({"exceed", "exceeding", "over", "above", "under", "below"})
+BOUNDS_BEFORE = (*(((neg, word), "upper") for neg in ("not", "no") for word in ("exceed",
+                                                                                "exceeding")),
+                 (("no", "more", "than"), "upper"), (("not", "more", "than"), "upper"),
+                 (("no", "later", "than"), "upper"), (("no", "less", "than"), "lower"),
+                 (("not", "less", "than"), "lower"), (("no", "fewer", "than"), "lower"),
+                 (("more", "than"), "lower"), (("greater", "than"), "lower"),
                  (("at", "least"), "lower"), (("over",), "lower"), (("above",), "lower"),
                  (("exceeding",), "lower"), (("beyond",), "lower"), (("upward", "of"), "lower"),
                  ((">",), "lower"), ((">=",), "lower"), (("minimum",), "lower"),
@@ -629,6 +642,13 @@ ROLES = frozenset({"assistant", "lawyer", "attorney", "deputy", "secretary", "ai
                    "executor", "trustee", "nominee", "designee", "appointee", "researcher",
                    "engineer", "developer", "contractor", "vendor", "subsidiary", "lab", "staffer",
                    "ex", "former", "old", "previous"})
+# a change's direction said in words (`rose 2.5%`, `dropped 2.5%`): the sign of a value
+DIRECTIONS = {**dict.fromkeys(("rose", "rise", "risen", "increased", "increase", "grew", "grow",
+                               "gained", "up", "higher", "climbed", "jumped", "raised",
+                               "surcharge"), "up"),
+              **dict.fromkeys(("fell", "fall", "fallen", "dropped", "drop", "decreased",
+                               "decrease", "declined", "decline", "down", "lower", "lost",
+                               "shrank", "cut", "reduced", "discount", "off"), "down")}
 PRONOUNS = frozenset({"it", "that", "what", "there", "here", "who", "he", "she", "let", "where",
                       "how", "this", "everyone", "nobody", "somebody", "one"})
 
@@ -653,7 +673,8 @@ QUALIFIED = {"refused": "in a refusal", "bounded:lower": "as a lower bound (over
              "owned": "as someone's or something's owner ('s, of)",
              "compound": "inside a longer hyphenated word or range",
              "unit": "in another unit or subdivision",
-             "signed": "with a sign (+) the expected answer does not give"}
+             "signed": "with a sign (+) the expected answer does not give",
+             "opposite": "with the other direction of change than the expected answer's"}
 
 
 class Folded:
@@ -712,6 +733,9 @@ class Folded:
             if t.text in NEGATIONS:
                 k = j + 2 if self.keys[j + 1:j + 2] == ["1"] else j + 1  # `no one doubts`
                 after = self.keys[k] if k < len(self.tokens) else ""
+                if (after in COMPARATIVES and self.keys[k + 1:k + 2] == ["than"]) or \
+                        after in EXCEEDING:
+                    return False  # `no more than`, `may not exceed 12.50 euros`: a bound
                 return after not in PSEUDO and stem(after) not in PSEUDO
         return False
 
@@ -730,6 +754,10 @@ class Folded:
                 return True
         return False
 
+    def directions(self, i: int) -> set[str]:
+        """The directions of change (up, down) said in token `i`'s sentence."""
+        return {DIRECTIONS[self.keys[j]] for j in self._sentence(i) if self.keys[j] in DIRECTIONS}
+
     def says(self, k: int, words: tuple[str, ...]) -> bool:
         """Whether `words` stand at token `k` on, each as written or as compared (stem)."""
         n = len(words)
@@ -741,11 +769,21 @@ class Folded:
         return [j for j, t in enumerate(self.tokens) if t.clause == clause]
 
     def refused(self, i: int) -> bool:
-        """A refusal in token `i`'s sentence (`no information confirming that the fee is 25
-        cents`, `I don't know whether Alice chaired`)."""
+        """A refusal in token `i`'s clause part, with no contrast between (`no information
+        confirming that the fee is 25 cents`, `I don't know whether Alice chaired`; not `The
+        notes do not say why, but the fee is 25 cents`), or a question as its sentence."""
         here = self._sentence(i)
         return any(self.says(k, p) and k + len(p) - 1 <= here[-1] for p in REFUSALS
-                   for k in here) or self._asked(here)
+                   for k in self._scope(i)) or self._asked(here)
+
+    def _scope(self, i: int) -> list[int]:
+        """The tokens of token `i`'s clause part that no contrast word (`but`) parts from it."""
+        part = self.tokens[i].part
+        same = [j for j, t in enumerate(self.tokens) if t.part == part]
+        cuts = [j for j in same if self.tokens[j].text in CONTRASTS]
+        low = max([j for j in cuts if j < i], default=same[0] - 1)
+        high = min([j for j in cuts if j > i], default=same[-1] + 1)
+        return [j for j in same if low < j < high]
 
     def _asked(self, sentence: list[int]) -> bool:
         """The sentence is a question (`Is it Northwind?`): it asserts nothing."""
@@ -801,6 +839,9 @@ class Folded:
         t, key_ = self.tokens[last], alt.words[-1]
         if t.text not in PRONOUNS and self._owner_of_role(last):
             return "owned"
+        if t.owner and t.text not in PRONOUNS and last + 1 < len(self.tokens) and \
+                self.tokens[last + 1].part == t.part:
+            return f"owner:{self.keys[last + 1]}"  # `Sarah's remote`: answer_match weighs it
         if first >= 2 and self.says(first - 2, ("behalf", "of")):
             return "owned"
         if first >= 2 and not self.tokens[first].number and \
@@ -812,6 +853,8 @@ class Folded:
         if key_ in UNITS and last + 1 < len(self.tokens) and \
                 self.keys[last + 1] in SUBUNITS:
             return "unit"
+        if t.kind == "time" and last + 1 < len(self.tokens) and self.keys[last + 1] == "pm":
+            return "unit"  # 10:30 p.m. is 22:30
         return ""
 
     def _owner_of_role(self, last: int) -> bool:
