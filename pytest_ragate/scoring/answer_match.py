@@ -64,6 +64,7 @@ hand labels beside those peers.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
@@ -78,9 +79,11 @@ from pytest_ragate.scoring.answer_text import (
     Folded,
     Occurrence,
     alternatives,
+    clean,
     closed_class,
     english,
     hedges,
+    key,
     mixed_script,
     tokens,
     words_of,
@@ -258,6 +261,7 @@ def _occurrences(answer: Folded, gist: Folded, question: str, fact: Fact,
     rates = {gist.rate(o.last) for o in said}
     ways = {d for o in said for d in gist.directions(o.first)}
     known = set(gist.keys) | words_of([question])
+    longer = _longer_names(answer, fact, known)
     out = []
     for o in found:
         qualified = o.qualified
@@ -266,6 +270,9 @@ def _occurrences(answer: Folded, gist: Folded, question: str, fact: Fact,
             qualified = ""  # `Sarah's remote` where the question asks of remotes
         elif qualified.startswith("owner:"):
             qualified = "owned"
+        if not qualified and o.last + 1 < len(answer.tokens) and \
+                answer.keys[o.last + 1] in longer:
+            qualified = "compound"  # `the Leeds Bradford Airport depot` for `Leeds`
         rate = answer.rate(o.last) if o.last >= o.first else ""
         if not qualified and said and rate and rate not in rates:
             qualified = "unit"
@@ -275,6 +282,18 @@ def _occurrences(answer: Folded, gist: Folded, question: str, fact: Fact,
         out.append(Occurrence(first=o.first, last=o.last, negated=o.negated,
                               qualified=qualified))
     return out
+
+
+def _longer_names(answer: Folded, fact: Fact, known: set[str]) -> set[str]:
+    """The capitalised words right after a written name of the fact in the answer that the
+    gist and the question lack (`Bradford` in `Leeds Bradford Airport` for `Leeds`): the
+    fact is then part of a longer name."""
+    texts = [t for t in ([fact] if isinstance(fact, str) else fact)
+             if t[:1].isupper() and not t.startswith("/")]
+    cased = clean(answer.text)
+    after = {key(tokens(m.group(1))[0]) for t in texts for m in re.finditer(
+        rf"(?i:\b{re.escape(t)})\s+([A-Z][^\W\d_]+)", cased) if tokens(m.group(1))}
+    return {w for w in after if not _known(w, known)}
 
 
 def _known(word: str, known: set[str]) -> bool:
