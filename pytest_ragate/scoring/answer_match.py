@@ -225,17 +225,9 @@ def check_answer(text: str | None, expected: Expectation, *, similarity: float |
                            f"{len(answer.tokens)} tokens, over {dump} (10 × the expected "
                            "answer's, at least 300)", **made)
     if missing:
-        qualified = _qualified(found_in, missing)
-        if qualified and qualified[0] == "wrong":
-            return AnswerCheck(outcome="wrong", why=qualified[1], **made)
-        bare = [i for i in missing if not found_in[i - 1]]
-        if bare or not qualified:
-            weighed = _weighed(answer, expected, bare or missing, similarity, near)
-            made["similarity"] = weighed
-            call = _missing(answer, expected, context, bare or missing, weighed)
-            if call["outcome"] == "wrong" or not qualified:
-                return AnswerCheck(**call, **made)
-        return AnswerCheck(outcome="unsure", why=qualified[1], **made)
+        call, made["similarity"] = _not_stated(answer, expected, context, found_in, missing,
+                                               similarity, near)
+        return AnswerCheck(**call, **made)
     both = [i for i, occ in enumerate(found_in, 1) if any(o.negated for o in occ)]
     if both:
         return AnswerCheck(outcome="unsure", why=f"states {numbered(both)} and denies "
@@ -244,6 +236,26 @@ def check_answer(text: str | None, expected: Expectation, *, similarity: float |
     if doubt:
         return AnswerCheck(outcome="unsure", why=doubt, **made)
     return AnswerCheck(outcome="right", why=f"states {numbered(found)}", **made)
+
+
+def _not_stated(answer: Folded, expected: Expectation, context: _Context,
+                found_in: list[list[Occurrence]], missing: list[int], similarity: float | None,
+                near: Near | None) -> tuple[dict[str, object], float | None]:
+    """The call (outcome and why) on an answer that does not state every fact plainly, and
+    the cosine it was weighed by: wrong where it denies, refuses or mis-states one
+    (`_qualified`); else the facts it never mentions decide as before (`_missing`), and one
+    it states only qualified leaves it unsure at best."""
+    qualified = _qualified(found_in, missing)
+    if qualified and qualified[0] == "wrong":
+        return {"outcome": "wrong", "why": qualified[1]}, similarity
+    bare = [i for i in missing if not found_in[i - 1]]
+    if bare or not qualified:
+        weighed = _weighed(answer, expected, bare or missing, similarity, near)
+        call = _missing(answer, expected, context, bare or missing, weighed)
+        if call["outcome"] == "wrong" or not qualified:
+            return call, weighed
+        similarity = weighed
+    return {"outcome": "unsure", "why": qualified[1]}, similarity
 
 
 def _occurrences(answer: Folded, gist: Folded, question: str, fact: Fact,
