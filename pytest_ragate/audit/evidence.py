@@ -45,7 +45,9 @@ WINDOW_CHARS = 1200  # evidence is embedded in windows of about this many charac
 # must-abstain questions the corpus answers: the share of its content words one window holds
 ANSWERED = 0.8
 MIN_WORDS = 3  # fewer content words say too little to look for
-# too wide: the whole document, or at least WIDE_SHARE of it and WIDE_UNITS units
+# too wide: at least ALL_SHARE of a document (its whole, however written), or at least
+# WIDE_SHARE of it and WIDE_UNITS units
+ALL_SHARE = 0.9
 WIDE_SHARE = 0.5
 WIDE_UNITS = 20
 
@@ -223,28 +225,42 @@ def abstain_answerable(answers: Sequence[Answered], corpus: Corpus, words: Corpu
     return found
 
 
+def _covered(items: Iterable[Evidence], corpus: Corpus) -> dict[str, set[int]]:
+    """The units each document's evidence items cover together, however they are written
+    (a whole document, one span, or spans side by side); a span's units past its document's
+    end are not its document's. A context id covers no unit the audit can count."""
+    covered: dict[str, set[int]] = {}
+    for item in items:
+        if item.doc_id not in corpus or not isinstance(item, Span | WholeDocument):
+            continue
+        of = len(corpus[item.doc_id].turns)
+        first, last = ((item.first_turn, min(item.last_turn, of - 1))
+                       if isinstance(item, Span) else (0, of - 1))
+        covered.setdefault(item.doc_id, set()).update(range(first, last + 1))
+    return covered
+
+
 def wide(answers: Sequence[Answered], corpus: Corpus, *, sealed: bool = False,
          ) -> list[Finding]:
-    """Evidence that is a whole document, or a span over at least WIDE_SHARE of its document
-    and WIDE_UNITS units; a `sealed` goldset's finding names neither the document nor its
-    size (its evidence is sealed)."""
+    """Evidence that covers, in one document, at least ALL_SHARE of it (the whole document,
+    whether written as `{"doc_id"}`, as units 0 to its last, or as spans side by side), or at
+    least WIDE_SHARE of it and WIDE_UNITS units: judged by the share of its document the
+    question's evidence covers, however it is written. A `sealed` goldset's finding names
+    neither the document nor its size (its evidence is sealed)."""
     found = []
     for a in answers:
-        for item in a.expected.spans:
-            if item.doc_id not in corpus:
+        for doc_id, units in _covered(a.expected.spans, corpus).items():
+            of = len(corpus[doc_id].turns)
+            share = len(units) / of if of else 0.0
+            if share < ALL_SHARE and (share < WIDE_SHARE or len(units) < WIDE_UNITS):
                 continue
-            of = len(corpus[item.doc_id].turns)
-            whole = isinstance(item, WholeDocument)
-            units = of if whole else (item.last_turn - item.first_turn + 1
-                                      if isinstance(item, Span) else 0)
-            if not whole and (units < WIDE_UNITS or units < WIDE_SHARE * of):
-                continue
+            whole = len(units) == of
             at = {"path": a.path, "line": a.line, "question_id": a.question_id}
             found.append(finding("wide_evidence", wording.wide_evidence_sealed(whole), **at)
                          if sealed else
                          finding("wide_evidence", wording.wide_evidence(
-                             item.doc_id, units, of, corpus.unit, whole), measure=units / of,
-                             other=item.doc_id, **at))
+                             doc_id, len(units), of, corpus.unit, whole), measure=share,
+                             other=doc_id, **at))
     return found
 
 
