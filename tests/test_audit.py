@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 from pydantic import ValidationError
 
-from pytest_ragate.audit import evidence, floors, pinned, questions
+from pytest_ragate.audit import contradicted, evidence, floors, pinned, questions
 from pytest_ragate.audit.evidence import Answered, CorpusFolded
 from pytest_ragate.audit.findings import AuditReports, finding, with_severities
 from pytest_ragate.audit.runs import Runs, never_separates
@@ -138,6 +138,42 @@ def test_a_fact_no_document_states_is_named_by_its_index() -> None:
     found = evidence.facts_nowhere(answers, CorpusFolded(c))
     assert rules(found) == [("q", "facts_not_in_corpus")]
     assert "facts[1]" in found[0].message and "facts[0]" not in found[0].message
+
+
+def test_a_fact_or_a_gists_number_or_name_the_corpus_states_only_negated_is_a_finding(
+        ) -> None:
+    c = corpus({"fees": ["The fee is not 25 cents.", "The chair was never Alice.",
+                         "The fee is 30 cents.", "I do not see why the fee is 30 cents."],
+                "other": ["Stamps cost 25 cents.", "Bob met Alice."]})
+    fee, chair, other = [span("fees", 0, 0)], [span("fees", 1, 1)], [span("fees", 2, 2)]
+    answers = [answer("fee", "?", "The fee is 25 cents.", fee, facts=["25 cents"]),
+               answer("chair", "?", "Alice chaired.", chair, facts=["Alice"]),
+               answer("gist", "?", "Alice chaired.", chair),  # a gist's name, no fact
+               answer("elsewhere", "?", "The fee is low.", other, facts=["25 cents"]),
+               answer("gist_number", "?", "The fee is 25 cents.", other),
+               answer("said", "?", "The fee is 30 cents.", other, facts=["30 cents"]),
+               answer("far", "?", "Nobody saw why.", [span("fees", 3, 3)], facts=["why"]),
+               answer("nowhere", "?", "Carol chaired.", chair, facts=["Carol"])]
+    found = contradicted.contradicted(answers, CorpusFolded(c))
+    assert rules(found) == [(q, "contradicted_fact") for q in
+                            ("fee", "chair", "gist", "elsewhere", "gist_number")]
+    said = {f.question_id: f.message for f in found}
+    assert "facts[0] (1 of 1) stated only negated" in said["chair"]
+    assert "facts[0] stated in its evidence only with another number" in said["elsewhere"]
+    assert "1 of the gist's numbers stated in its evidence only with another" in said[
+        "gist_number"]
+    assert all("25" not in m and "Alice" not in m and "fees" not in m for m in said.values())
+
+
+def test_a_gists_number_has_another_in_its_place_only_where_the_evidence_gives_one_value(
+        ) -> None:
+    c = corpus({"talk": ["It costs 12 euros, or 17 euros with the screen.",
+                         "About 30 hours recorded so far.", "A budget of 12 euros."]})
+    answers = [answer("many", "?", "It would cost 12.5 euros.", [span("talk", 0, 0)]),
+               answer("one", "?", "Roughly 40 hours were recorded.", [span("talk", 1, 1)]),
+               answer("words", "?", "A twelve euro budget.", [span("talk", 2, 2)])]
+    assert rules(contradicted.contradicted(answers, CorpusFolded(c))) == [
+        ("one", "contradicted_fact")]
 
 
 def test_a_must_abstain_question_whose_words_one_window_holds_is_flagged() -> None:

@@ -10,7 +10,7 @@ its time on two cores."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,7 +29,14 @@ from pytest_ragate.goldsets.config import Expected
 from pytest_ragate.goldsets.corpus import Corpus
 from pytest_ragate.goldsets.pinned import Held
 from pytest_ragate.pipeline.normalize import normalize
-from pytest_ragate.scoring.answer_text import Alternative, Fact, Folded, alternatives, light
+from pytest_ragate.scoring.answer_text import (
+    Alternative,
+    Fact,
+    Folded,
+    Occurrence,
+    alternatives,
+    light,
+)
 from pytest_ragate.scoring.records import Evidence, Span, WholeDocument
 from pytest_ragate.wording import audit as wording
 
@@ -163,6 +170,15 @@ class CorpusFolded:
         plain = self._lights(unit[0])[unit[1]]
         return all(word[:3] in plain for word in alt.words)
 
+    def occurrences(self, fact: Fact, units: Iterable[Unit],
+                    ) -> Iterator[tuple[Unit, Occurrence]]:
+        """Each occurrence of the fact in these units (negated or not), unit by unit."""
+        alts = alternatives(fact)
+        for u in units:
+            for alt in alts:
+                if self._may_hold(u, alt):
+                    yield from ((u, o) for o in self.folded(u).find(alt))
+
     def in_units(self, fact: Fact, units: Iterable[Unit]) -> bool:
         """Whether one of these units states the fact (negated or not)."""
         alts = alternatives(fact)
@@ -187,6 +203,24 @@ class CorpusFolded:
                         if self._may_hold((doc_id, i), alt)):
                     return True
         return False
+
+    def candidates(self, fact: Fact) -> Iterator[tuple[Unit, Alternative]]:
+        """Each unit of the corpus that states one of the fact's alternatives (negated or
+        not), document by document; a document whose light text cannot hold the alternative
+        (a pattern finds nothing in it, a word's first letters are not in it) is skipped."""
+        for doc_id in sorted(self.corpus.documents):
+            whole = "\n".join(self._lights(doc_id))
+            for alt in alternatives(fact):
+                if alt.pattern is not None:
+                    if not any(any(c.isalnum() for c in m.group())
+                               for m in alt.pattern.finditer(whole)):
+                        continue
+                elif not (alt.numeric or all(w[:3] in whole for w in alt.words)):
+                    continue
+                for i in range(len(self.corpus[doc_id].turns)):
+                    if self._may_hold((doc_id, i), alt) and _states(
+                            self.folded((doc_id, i)), alt):
+                        yield (doc_id, i), alt
 
 
 def facts_nowhere(answers: Sequence[Answered], folded: CorpusFolded) -> list[Finding]:
