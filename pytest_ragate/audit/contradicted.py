@@ -23,7 +23,9 @@ from typing import Literal
 
 from pytest_ragate.audit.evidence import Answered, CorpusFolded, Unit, span_units
 from pytest_ragate.audit.findings import Finding, finding
-from pytest_ragate.audit.texts import STOP
+from pytest_ragate.audit.texts import STOP, unit_text
+from pytest_ragate.goldsets.corpus import Corpus
+from pytest_ragate.pipeline.normalize import normalize
 from pytest_ragate.scoring.answer_text import (
     NEGATIONS,
     Alternative,
@@ -39,6 +41,7 @@ from pytest_ragate.wording import audit as wording
 Standing = Literal["stated", "negated", "absent"]
 _NAME = re.compile(r"\b[A-Z][\w'-]*")
 REACH = 2  # content words this far before a number are its place ("paid 25", "25 cents")
+CONTEXT = 2  # tokens on one side of a number that, all the same, make its place certain
 
 
 def _standing(negated: Iterable[bool]) -> Standing:
@@ -97,23 +100,34 @@ def renumbered(text: Folded, alt: Alternative) -> bool:
 
 @dataclass(frozen=True, kw_only=True)
 class Claim:
-    """A number or a name of a gist: its key (answer_text's), and for a number the content
-    words beside it (its place)."""
+    """A number or a name of a gist: its key (answer_text's), and for a number its place:
+    the content word right after it and those just before it (`after`, `before`), and the
+    two tokens on each side whatever they are (`left`, `right`: empty where fewer stand)."""
 
     key: str
     number: bool
     after: str | None = None
     before: tuple[str, ...] = ()
+    left: tuple[str, ...] = ()
+    right: tuple[str, ...] = ()
 
 
 def _content(token: Token) -> bool:
     return not token.number and len(token.text) > 2 and token.text not in STOP
 
 
+def _sides(keys: Sequence[str], i: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The CONTEXT keys before and after position `i` (empty where fewer stand)."""
+    left = tuple(keys[i - CONTEXT:i]) if i >= CONTEXT else ()
+    right = tuple(keys[i + 1:i + 1 + CONTEXT]) if i + CONTEXT < len(keys) else ()
+    return left, right
+
+
 def claims(gist: str) -> list[Claim]:
     """The numbers of a gist with their places, and its names (words written with a capital
     that are not function words), once each."""
     toks = folded_tokens(gist)
+    keys = [key(t) for t in toks]
     found: dict[tuple[str, bool], Claim] = {}
     for i, t in enumerate(toks):
         if t.number:
@@ -122,8 +136,9 @@ def claims(gist: str) -> list[Claim]:
                 else None
             before = tuple(key(b) for b in toks[max(0, i - REACH):i]
                            if b.part == t.part and _content(b))
+            left, right = _sides(keys, i)
             found.setdefault((t.text, True), Claim(key=t.text, number=True, after=after,
-                                                   before=before))
+                                                   before=before, left=left, right=right))
     for name in _NAME.findall(gist):
         for t in folded_tokens(name):
             if _content(t):
@@ -133,18 +148,27 @@ def claims(gist: str) -> list[Claim]:
 
 def claim_standing(claim: Claim, texts: Sequence[Folded]) -> Standing | Literal["renumbered"]:
     """How the evidence states a gist's number or name: stated, only denied, absent, or (a
-    number) absent with exactly one other value in its place."""
+    number) absent with another value in its place: one standing between the same two
+    tokens on a side, or the only value beside the same content words."""
     standing = _standing(denied(text, i) for text in texts for i, (k, t) in enumerate(
         zip(text.keys, text.tokens, strict=True)) if k == claim.key and t.number == claim.number)
     if standing != "absent" or not claim.number:
         return standing
-    values = {t.text for text in texts for i, t in enumerate(text.tokens)
-              if t.number and _in_place(claim, text, i)}
-    return "renumbered" if len(values) == 1 else "absent"
+    beside: set[str] = set()
+    for text in texts:
+        for i, t in enumerate(text.tokens):
+            if not t.number:
+                continue
+            left, right = _sides(text.keys, i)
+            if (claim.left and left == claim.left) or (claim.right and right == claim.right):
+                return "renumbered"
+            if _beside(claim, text, i):
+                beside.add(t.text)
+    return "renumbered" if len(beside) == 1 else "absent"
 
 
-def _in_place(claim: Claim, text: Folded, i: int) -> bool:
-    """Whether the number token `i` stands where the claim's number does: before the same
+def _beside(claim: Claim, text: Folded, i: int) -> bool:
+    """Whether the number token `i` stands beside the claim's content words: before the same
     content word, or after one of the same content words."""
     t = text.tokens[i]
     after = text.keys[i + 1] if i + 1 < len(text.keys) and \
@@ -153,12 +177,29 @@ def _in_place(claim: Claim, text: Folded, i: int) -> bool:
     return (claim.after is not None and after == claim.after) or bool(before & set(claim.before))
 
 
+class Readable:
+    """Evidence units as a reader reads them, each folded once: annotation tags and notes
+    dropped (`pipeline/normalize.normalize`, as a gist drawn from them drops them), then
+    answer_text's folding."""
+
+    def __init__(self, corpus: Corpus) -> None:
+        self.corpus = corpus
+        self._folded: dict[Unit, Folded] = {}
+
+    def __call__(self, unit: Unit) -> Folded:
+        if unit not in self._folded:
+            text = self.corpus[unit[0]].turns[unit[1]].text
+            self._folded[unit] = Folded(normalize(unit_text(text)))
+        return self._folded[unit]
+
+
 def contradicted(answers: Sequence[Answered], folded: CorpusFolded) -> list[Finding]:
     """Answerable questions with a fact the corpus states only negated (its evidence, where
     it holds the fact; else the whole corpus), or that the evidence states only with another
     number where the corpus has it elsewhere; and gists whose numbers or names the evidence
     states only negated, or whose numbers only with another number in their place."""
     found = []
+    readable = Readable(folded.corpus)
     for a in answers:
         if a.expected.must_abstain:
             continue
@@ -171,7 +212,7 @@ def contradicted(answers: Sequence[Answered], folded: CorpusFolded) -> list[Find
             elif corpus == "stated" and any(renumbered(folded.folded(u), alt) for u in units
                                             for alt in alternatives(fact)):
                 other.append(i)
-        texts = [folded.folded(u) for u in units]
+        texts = [readable(u) for u in units]
         said = [claim_standing(c, texts) for c in claims(a.expected.gist or "")] \
             if texts else []
         if negated or other or "negated" in said or "renumbered" in said:
