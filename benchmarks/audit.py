@@ -22,7 +22,20 @@ Defects seeded, each on its own questions:
   templates: reordered clauses and synonyms; not a person's paraphrases), 40 gists and facts
   swapped with another document's question's (unsupported), 30 answerable questions made
   must-abstain (evidence and gist dropped), 30 spans widened to their whole document, 20
-  facts added that no transcript states.
+  facts added that no transcript states;
+- what a reader sees (issue 46), each on its own questions: 30 one-word facts negated in their
+  evidence ("not", "never" or "no" put right before each of the fact's words there, before
+  the spans are pinned), 30 gists whose first number before a content word is given another
+  value (one the evidence does not hold), 30 exact duplicates in full-width characters (the
+  whole text with ideographic spaces, or one word), 30 spans over a 12-turn document (copied
+  from the held-out meetings) written as units 0-11 or as units 0-5 and 6-11, 15 spans over a
+  long document written as its three thirds side by side; and 30 questions asked twice more
+  with another number or ordinal ("in sprint 4" / "in sprint 5", "in the third sprint" / "in
+  the fourth sprint", years, "4th" / "5th"): never duplicates. Recall is reported per defect
+  (goal ≥ 0.95 each), and the pairs called duplicates (goal 0). Questions nobody seeded whose
+  one-word fact their evidence states only right after a negation (the generator's own: a
+  turn's rarest word is sometimes said only as "not necessary") are found by a regular
+  expression over the raw text, counted as true for `contradicted_fact`, and said apart.
 
 Ground truth per rule is the set of questions a seeded defect touches (for changed evidence:
 every question whose span holds an edited turn; for the rules that read evidence text, the

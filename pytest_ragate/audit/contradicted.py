@@ -28,6 +28,8 @@ from pytest_ragate.goldsets.corpus import Corpus
 from pytest_ragate.pipeline.normalize import normalize
 from pytest_ragate.scoring.answer_text import (
     NEGATIONS,
+    NUMBER_WORDS,
+    ORDINALS,
     Alternative,
     Fact,
     Folded,
@@ -41,6 +43,10 @@ from pytest_ragate.wording import audit as wording
 Standing = Literal["stated", "negated", "absent"]
 _NAME = re.compile(r"\b[A-Z][\w'-]*")
 REACH = 2  # content words this far before a number are its place ("paid 25", "25 cents")
+# a unit without a digit or a number word holds no number (the claims' units are read once
+# folded only where one may stand)
+_NUMERIC = re.compile(r"\d|\b(?:" + "|".join(sorted(NUMBER_WORDS.keys() | ORDINALS.keys()))
+                      + r")\b")
 CONTEXT = 2  # tokens on one side of a number that, all the same, make its place certain
 
 
@@ -69,7 +75,7 @@ def fact_standing(folded: CorpusFolded, fact: Fact, units: Sequence[Unit],
     all) how the rest of the corpus does ("absent" for the corpus when the evidence holds it)."""
     in_evidence = _standing(denied(folded.folded(u), o.first)
                             for u, o in folded.occurrences(fact, units))
-    if in_evidence != "absent":
+    if in_evidence != "absent" or not folded.states(fact, units):
         return in_evidence, "absent"
     return in_evidence, _standing(denied(folded.folded(unit), o.first)
                                   for unit, alt in folded.candidates(fact)
@@ -212,9 +218,10 @@ def contradicted(answers: Sequence[Answered], folded: CorpusFolded) -> list[Find
             elif corpus == "stated" and any(renumbered(folded.folded(u), alt) for u in units
                                             for alt in alternatives(fact)):
                 other.append(i)
-        texts = [readable(u) for u in units]
-        said = [claim_standing(c, texts) for c in claims(a.expected.gist or "")] \
-            if texts else []
+        numeric = [u for u in units if _NUMERIC.search(folded.light(u))]
+        said = [claim_standing(c, [readable(u) for u in (
+            numeric if c.number else [u for u in units if c.key[:3] in folded.light(u)])])
+            for c in claims(a.expected.gist or "")]
         if negated or other or "negated" in said or "renumbered" in said:
             found.append(finding("contradicted_fact", wording.contradicted_fact(
                 negated, other, said.count("negated"), said.count("renumbered"),

@@ -153,11 +153,23 @@ class CorpusFolded:
         self.corpus = corpus
         self._folded: dict[Unit, Folded] = {}
         self._light: dict[str, list[str]] = {}
+        self._joined: dict[str, str] = {}
+        self._states: dict[tuple[tuple[Alternative, ...], tuple[Unit, ...]], bool] = {}
 
     def folded(self, unit: Unit) -> Folded:
         if unit not in self._folded:
             self._folded[unit] = Folded(unit_text(self.corpus[unit[0]].turns[unit[1]].text))
         return self._folded[unit]
+
+    def light(self, unit: Unit) -> str:
+        """A unit's light text (answer_text's `light`): what cheap checks look in."""
+        return self._lights(unit[0])[unit[1]]
+
+    def _whole(self, doc_id: str) -> str:
+        """A document's light text, its units joined by newlines (kept)."""
+        if doc_id not in self._joined:
+            self._joined[doc_id] = "\n".join(self._lights(doc_id))
+        return self._joined[doc_id]
 
     def _lights(self, doc_id: str) -> list[str]:
         if doc_id not in self._light:
@@ -187,11 +199,18 @@ class CorpusFolded:
 
     def states(self, fact: Fact, first: Sequence[Unit]) -> bool:
         """Whether any unit of the corpus states the fact, the units `first` searched first
-        (a pattern is searched in each document's light text at once)."""
+        (a pattern is searched in each document's light text at once); kept, as two rules
+        ask it."""
+        asked = (alternatives(fact), tuple(first))
+        if asked not in self._states:
+            self._states[asked] = self._search(fact, first)
+        return self._states[asked]
+
+    def _search(self, fact: Fact, first: Sequence[Unit]) -> bool:
         if self.in_units(fact, first):
             return True
         for doc_id in sorted(self.corpus.documents):
-            whole = "\n".join(self._lights(doc_id))
+            whole = self._whole(doc_id)
             for alt in alternatives(fact):
                 if alt.pattern is not None:
                     if any(any(c.isalnum() for c in m.group())
@@ -209,7 +228,7 @@ class CorpusFolded:
         not), document by document; a document whose light text cannot hold the alternative
         (a pattern finds nothing in it, a word's first letters are not in it) is skipped."""
         for doc_id in sorted(self.corpus.documents):
-            whole = "\n".join(self._lights(doc_id))
+            whole = self._whole(doc_id)
             for alt in alternatives(fact):
                 if alt.pattern is not None:
                     if not any(any(c.isalnum() for c in m.group())
