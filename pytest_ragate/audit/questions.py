@@ -1,5 +1,6 @@
-"""The rules over question texts: exact duplicates (the same text once folded) and near
-duplicates (embedding neighbours through all-MiniLM-L6-v2 that name the same things).
+"""The rules over question texts: exact duplicates (the same text once folded, NFKC as
+`ragate validate` folds it, with the same numbers and ordinals) and near duplicates (embedding
+neighbours through all-MiniLM-L6-v2 that name the same names, numbers and ordinals).
 
 Pure functions of the questions and, for near duplicates, their unit vectors; each returns
 findings on the later question, naming the first."""
