@@ -165,15 +165,17 @@ def test_a_fact_or_a_gists_number_or_name_the_corpus_states_only_negated_is_a_fi
     assert all("25" not in m and "Alice" not in m and "fees" not in m for m in said.values())
 
 
-def test_a_gists_number_has_another_in_its_place_only_where_the_evidence_gives_one_value(
+def test_a_gists_number_has_another_in_its_place_by_two_same_tokens_or_as_the_only_value(
         ) -> None:
     c = corpus({"talk": ["It costs 12 euros, or 17 euros with the screen.",
-                         "About 30 hours recorded so far.", "A budget of 12 euros."]})
+                         "About 30 hours recorded so far.", "A budget of 12 euros.",
+                         "We sell it at 25 euros, it costs 12 euros."]})
     answers = [answer("many", "?", "It would cost 12.5 euros.", [span("talk", 0, 0)]),
                answer("one", "?", "Roughly 40 hours were recorded.", [span("talk", 1, 1)]),
-               answer("words", "?", "A twelve euro budget.", [span("talk", 2, 2)])]
+               answer("words", "?", "A twelve euro budget.", [span("talk", 2, 2)]),
+               answer("copied", "?", "We sell it at 32 euros.", [span("talk", 3, 3)])]
     assert rules(contradicted.contradicted(answers, CorpusFolded(c))) == [
-        ("one", "contradicted_fact")]
+        ("one", "contradicted_fact"), ("copied", "contradicted_fact")]
 
 
 def test_a_must_abstain_question_whose_words_one_window_holds_is_flagged() -> None:
