@@ -459,6 +459,9 @@ def _seed_corpus(docs: dict[str, list[dict]], items: list[tuple[dict, dict]],
         for i, t in enumerate(turns):
             t["turn"] = i
     truth["moved_evidence"] -= truth["stale_evidence"]
+    # a deleted document's questions are stale evidence: how much of it they cover is not
+    # judged (wide_evidence reads the document's length)
+    truth["wide_evidence"] -= truth["_gone"]["questions"]  # type: ignore[index]
     # a question whose evidence moved or went stale is reported as such, and the rules that
     # read evidence text leave it out: their ground truth is the seeded questions whose
     # evidence the corpus seeding left alone
