@@ -25,8 +25,9 @@ Defects seeded, each on its own questions:
   facts added that no transcript states;
 - what a reader sees (issue 46), each on its own questions: 30 one-word facts negated in their
   evidence ("not", "never" or "no" put right before each of the fact's words there, before
-  the spans are pinned), 30 gists whose first number before a content word is given another
-  value (one the evidence does not hold), 30 exact duplicates in full-width characters (the
+  the spans are pinned; only facts no other question shares), 30 gists whose first number
+  stated (not negated) before a content word is given another value (one the evidence does
+  not hold), 30 exact duplicates in full-width characters (the
   whole text with ideographic spaces, or one word), 30 spans over a 12-turn document (copied
   from the held-out meetings) written as units 0-11 or as units 0-5 and 6-11, 15 spans over a
   long document written as its three thirds side by side; and 30 questions asked twice more
@@ -73,7 +74,7 @@ from pytest_ragate.audit.vectors import cached_embed
 from pytest_ragate.goldsets.loader import load_goldset, load_goldset_corpus
 from pytest_ragate.goldsets.pins import CorpusText, Moved, Pin
 from pytest_ragate.pipeline.normalize import fold, normalize
-from pytest_ragate.scoring.answer_text import light, numbers_in, stem, tokens
+from pytest_ragate.scoring.answer_text import Folded, light, numbers_in, stem
 
 ROOT = Path(__file__).resolve().parents[1]
 HELD_OUT = {"tiron-MTG_32092", "tiron-MTG_32185", "tiron-MTG_32256", "tiron-MTG_32322"}
@@ -239,7 +240,7 @@ def build(folder: Path, seed: int) -> dict:
                            {**e, "question_id": qid}))
             truth["duplicate_question" if kind == "duplicate" else "near_duplicate"].add(qid)
     items += copies
-    items += _seed_reader(docs, chosen, truth, random.Random(seed + 46))
+    items += _seed_reader(docs, chosen, items, truth, random.Random(seed + 46))
     # every span pinned as the goldset now has it (`ragate pin`), before the corpus changes
     text = CorpusText(_as_corpus(docs))
     pins = {(q["question_id"], k): text.pin(d, a, b)
@@ -257,17 +258,21 @@ def build(folder: Path, seed: int) -> dict:
     return {"truth": truth, "pins": pins}
 
 
-def _seed_reader(docs: dict[str, list[dict]], chosen, truth: dict[str, set[str]],
-                 rng: random.Random) -> list[tuple[dict, dict]]:
+def _seed_reader(docs: dict[str, list[dict]], chosen, items: list[tuple[dict, dict]],
+                 truth: dict[str, set[str]], rng: random.Random) -> list[tuple[dict, dict]]:
     """What a reader sees (issue 46), each defect on its own questions: a fact the evidence
     states only negated ("not", "never" or "no" put right before each of its words there), a
     gist whose number has another value in its evidence, duplicates in full-width characters,
     evidence over a whole 12-turn document written as units 0-11 or as two spans side by side
     or over a long document as three spans side by side; and pairs of questions that differ
-    only by a number or an ordinal (no duplicate). Returns the questions it adds."""
+    only by a number or an ordinal (no duplicate). `items` are the goldset's questions so far
+    (a fact two of them share is not negated). Returns the questions it adds."""
     defects: dict[str, set[str]] = {name: set() for name in READER}
     rest = [(q, e) for q, e in chosen]
-    synthetic = iter([(q, e) for q, e in rest if q["question_id"].startswith("syn-")])
+    # a fact another question shares (a swapped gist's) would be negated under it too
+    shared = Counter(stem(f) for _, e in items for f in e.get("facts", []) if isinstance(f, str))
+    synthetic = iter([(q, e) for q, e in rest if q["question_id"].startswith("syn-")
+                      and all(shared[stem(f)] == 1 for f in e.get("facts", []))])
     for q, e in synthetic:
         if len(defects["negated_fact"]) == READER["negated_fact"][1]:
             break
@@ -335,12 +340,14 @@ def _negate(docs: dict[str, list[dict]], e: dict, negation: str) -> bool:
 
 
 def _renumber(docs: dict[str, list[dict]], e: dict) -> bool:
-    """Give the first number of the gist that stands before a content word another value,
-    one its evidence does not hold."""
+    """Give the first number the gist states (not negated, as answer_match reads it) before a
+    content word another value, one its evidence does not hold."""
     gist = e.get("gist") or ""
-    found = tokens(gist)
+    read = Folded(gist)
+    found = read.tokens
     at = next((i for i, t in enumerate(found[:-1]) if t.number and not found[i + 1].number
-               and found[i + 1].part == t.part and content_stems(found[i + 1].text)), None)
+               and found[i + 1].part == t.part and content_stems(found[i + 1].text)
+               and not read.negated(i)), None)
     if at is None:
         return False
     held = numbers_in(t["text"] for _, d, a, b in _spans(e) for t in docs[d][a:b + 1])

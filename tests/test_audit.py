@@ -173,7 +173,8 @@ def test_a_gists_number_has_another_in_its_place_by_two_same_tokens_or_as_the_on
     answers = [answer("many", "?", "It would cost 12.5 euros.", [span("talk", 0, 0)]),
                answer("one", "?", "Roughly 40 hours were recorded.", [span("talk", 1, 1)]),
                answer("words", "?", "A twelve euro budget.", [span("talk", 2, 2)]),
-               answer("copied", "?", "We sell it at 32 euros.", [span("talk", 3, 3)])]
+               answer("copied", "?", "We sell it at 32 euros.", [span("talk", 3, 3)]),
+               answer("denies", "?", "It was never 80 hours.", [span("talk", 1, 1)])]
     assert rules(contradicted.contradicted(answers, CorpusFolded(c))) == [
         ("one", "contradicted_fact"), ("copied", "contradicted_fact")]
 

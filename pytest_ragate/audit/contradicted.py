@@ -131,12 +131,14 @@ def _sides(keys: Sequence[str], i: int) -> tuple[tuple[str, ...], tuple[str, ...
 
 def claims(gist: str) -> list[Claim]:
     """The numbers of a gist with their places, and its names (words written with a capital
-    that are not function words), once each."""
-    toks = folded_tokens(gist)
-    keys = [key(t) for t in toks]
+    that are not function words), once each: those the gist states, not those it negates
+    itself ("not eighty or ninety" claims no 80)."""
+    said = Folded(gist)
+    toks, keys = said.tokens, said.keys
     found: dict[tuple[str, bool], Claim] = {}
+    negated = {k for i, k in enumerate(keys) if said.negated(i)}
     for i, t in enumerate(toks):
-        if t.number:
+        if t.number and t.text not in negated:
             nxt = toks[i + 1] if i + 1 < len(toks) else None
             after = key(nxt) if nxt is not None and nxt.part == t.part and _content(nxt) \
                 else None
@@ -147,7 +149,7 @@ def claims(gist: str) -> list[Claim]:
                                                    before=before, left=left, right=right))
     for name in _NAME.findall(gist):
         for t in folded_tokens(name):
-            if _content(t):
+            if _content(t) and key(t) not in negated:
                 found.setdefault((key(t), False), Claim(key=key(t), number=False))
     return list(found.values())
 
