@@ -10,9 +10,11 @@ and answer_match does not count it as stating the fact. The audit asks for the n
 before, not answer_match's whole reach, because it speaks of a corpus rather than of an answer:
 "not like three hours' worth" or "I do not see why" deny nothing a summary says. A fact is read
 where the question's evidence holds it, else in the whole corpus (a fact the corpus never
-states is `facts_not_in_corpus`'); a gist's numbers and names are read in its evidence only,
-and a gist's number is said to have another in its place only where its evidence gives that
-place exactly one other value (transcripts speak of many numbers; a gist sums them up)."""
+states is `facts_not_in_corpus`'); a gist's numbers and names are read in its evidence only
+(those the gist itself negates are no claim of it), and a gist's number is said to have
+another in its place only where the same two tokens stand on one side of another value in its
+evidence, or where that value is the only one beside the same content words (transcripts
+speak of many numbers; a gist sums them up)."""
 
 from __future__ import annotations
 
@@ -201,6 +203,31 @@ class Readable:
         return self._folded[unit]
 
 
+def _against_facts(a: Answered, folded: CorpusFolded, units: Sequence[Unit],
+                   ) -> tuple[list[int], list[int]]:
+    """The indices of the answer's facts the corpus states only negated, and of those its
+    evidence states only with another number (the corpus having them elsewhere)."""
+    negated, other = [], []
+    for i, fact in enumerate(a.expected.facts):
+        evidence, corpus = fact_standing(folded, fact, units)
+        if "negated" in (evidence, corpus):
+            negated.append(i)
+        elif corpus == "stated" and any(renumbered(folded.folded(u), alt) for u in units
+                                        for alt in alternatives(fact)):
+            other.append(i)
+    return negated, other
+
+
+def _against_gist(gist: str, folded: CorpusFolded, readable: Readable, units: Sequence[Unit],
+                  ) -> list[Standing | Literal["renumbered"]]:
+    """How the evidence states each claim of the gist, read only in the units that may hold
+    it (a number where a digit or a number word is, a name where its first letters are)."""
+    numeric = [u for u in units if _NUMERIC.search(folded.light(u))]
+    return [claim_standing(c, [readable(u) for u in (
+        numeric if c.number else [u for u in units if c.key[:3] in folded.light(u)])])
+        for c in claims(gist)]
+
+
 def contradicted(answers: Sequence[Answered], folded: CorpusFolded) -> list[Finding]:
     """Answerable questions with a fact the corpus states only negated (its evidence, where
     it holds the fact; else the whole corpus), or that the evidence states only with another
@@ -212,18 +239,8 @@ def contradicted(answers: Sequence[Answered], folded: CorpusFolded) -> list[Find
         if a.expected.must_abstain:
             continue
         units = span_units(folded.corpus, a.expected.spans)
-        negated, other = [], []
-        for i, fact in enumerate(a.expected.facts):
-            evidence, corpus = fact_standing(folded, fact, units)
-            if "negated" in (evidence, corpus):
-                negated.append(i)
-            elif corpus == "stated" and any(renumbered(folded.folded(u), alt) for u in units
-                                            for alt in alternatives(fact)):
-                other.append(i)
-        numeric = [u for u in units if _NUMERIC.search(folded.light(u))]
-        said = [claim_standing(c, [readable(u) for u in (
-            numeric if c.number else [u for u in units if c.key[:3] in folded.light(u)])])
-            for c in claims(a.expected.gist or "")]
+        negated, other = _against_facts(a, folded, units)
+        said = _against_gist(a.expected.gist or "", folded, readable, units)
         if negated or other or "negated" in said or "renumbered" in said:
             found.append(finding("contradicted_fact", wording.contradicted_fact(
                 negated, other, said.count("negated"), said.count("renumbered"),
