@@ -106,9 +106,9 @@ class AnswersConfig(_Model):
 # `ragate audit`'s rules (pytest_ragate/audit/): each can be switched off or given another
 # severity per goldset in `[audit] rules` (docs/goldsets.md, "Auditing a goldset")
 AuditRule = Literal["duplicate_question", "near_duplicate", "unsupported_evidence",
-                    "facts_not_in_corpus", "abstain_answerable", "wide_evidence",
-                    "unasked_document", "floor_too_small", "moved_evidence", "stale_evidence",
-                    "never_separates"]
+                    "facts_not_in_corpus", "contradicted_fact", "abstain_answerable",
+                    "wide_evidence", "unasked_document", "floor_too_small", "moved_evidence",
+                    "stale_evidence", "never_separates"]
 AuditSeverity = Literal["error", "warning", "info", "off"]
 
 
