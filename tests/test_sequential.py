@@ -373,7 +373,7 @@ def test_a_judge_failure_on_a_floors_metric_asks_every_question(pytester: pytest
 
 # --- the run decision, pure: what it accepts as "not needed" -------------------------------
 
-PLAN = SequentialPlan(seed=5, alpha=0.05)
+PLAN = SequentialPlan(seed=5, alpha=0.05, gaps=0.9)  # a lax bound on the rest: these hold the rest
 RECALL = Floor("evidence_recall", 0.5)
 
 
@@ -381,7 +381,7 @@ def sequential_population(n: int, seed: int = 5) -> tuple[Population, dict[str, 
     """A sequential goldset of n questions, each found its evidence: decided early."""
     members = [member(f"q{i:03d}", index=i) for i in range(n)]
     pop = population(members).model_copy(
-        update={"sequential": SequentialPlan(seed=seed, alpha=0.05)})
+        update={"sequential": SequentialPlan(seed=seed, alpha=0.05, gaps=0.9)})
     return pop, {m.item_name: scored(m) for m in members}
 
 

@@ -67,7 +67,7 @@ def decided(members: list[Member], rows: dict[str, QuestionRecord], floors: list
     skip: frozenset[str] = frozenset()
     again: dict[str, QuestionRecord] = {}
     if sequential:
-        pop = pop.model_copy(update={"sequential": SequentialPlan(seed=seed, alpha=0.05)})
+        pop = pop.model_copy(update={"sequential": SequentialPlan(seed=seed, alpha=0.05, gaps=0.9)})
         stopping = Stopping.of(pop, floors, min_n=rules.strictness.min_n)
         assert stopping is not None
         again = asked_again(rows)
@@ -188,7 +188,7 @@ def test_a_question_deselected_before_the_stop_leaves_the_floor_to_the_full_rule
     rows = {m.item_name: scored(m) for m in members if m.nodeid is not None}
     floors = [Floor("evidence_recall", 0.5)]
     pop = population(members).model_copy(
-        update={"sequential": SequentialPlan(seed=5, alpha=0.05)})
+        update={"sequential": SequentialPlan(seed=5, alpha=0.05, gaps=0.9)})
     stopping = Stopping.of(pop, floors)
     assert stopping is not None and not stopping.replay(rows).stopped
     assert stopping.fed == 2 and stopping.halted is not None
@@ -200,7 +200,7 @@ def test_a_question_deselected_before_the_stop_leaves_the_floor_to_the_full_rule
 
 
 def test_a_stop_that_skipped_nothing_leaves_every_answer_to_the_exact_rule() -> None:
-    """Seed 151 is an unlucky order: 14 of 30 questions right (0.47, failing 0.5), yet the
+    """Seed 360 is an unlucky order: 14 of 30 questions right (0.47, failing 0.5), yet the
     first 10 asked prove "holds" (a wrong call, within its error rate). When the stop
     skipped nothing (every question was already in flight under -n 2), all 30 answers are
     here: the floor is decided over them exactly, fails, and no output says 'not asked'."""
@@ -209,7 +209,7 @@ def test_a_stop_that_skipped_nothing_leaves_every_answer_to_the_exact_rule() -> 
     rows = {m.item_name: scored(m, found=m.index not in wrong) for m in members}
     floor = Floor("evidence_recall", 0.5)
     pop = population(members).model_copy(
-        update={"sequential": SequentialPlan(seed=151, alpha=0.05)})
+        update={"sequential": SequentialPlan(seed=360, alpha=0.05, gaps=0.9)})
     stopping = Stopping.of(pop, [floor])
     again = asked_again(rows)
     assert stopping is not None and stopping.replay(rows, again).stopped_at == 10
