@@ -360,7 +360,9 @@ def logging_judge(failing: str) -> str:
     """, preamble="import asyncio")
 
 
-JUDGED = FLOOR + "faithfulness = 0.80\n"
+# three floors and the bound on the questions not asked share the budget (0.0125 each): a
+# citation floor of 0.80 (0.85 would need past half the goldset) keeps the stop early
+JUDGED = "[floors]\ncitation_accuracy = 0.80\nfaithfulness = 0.80\n"
 
 
 def judged(pytester: pytest.Pytester, workers: str, failing: str = "") -> None:
