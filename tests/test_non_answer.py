@@ -55,3 +55,20 @@ def test_the_worst_answers_say_why_a_non_answer_scores_0() -> None:
     worst = METRICS["answer_similarity"].worst("answer_similarity", row)
     assert worst is not None and worst[1] == (
         "q1 answer_similarity 0.00 (answers nothing: restates the question)")
+
+
+def test_answer_similarity_scores_a_non_answer_0_and_says_why() -> None:
+    """Where answer_similarity is computed (items/correctness.py): a non-answer is 0 without
+    asking the embedded model (the config here has none), and its row carries the reason."""
+    from types import SimpleNamespace
+
+    from pytest_ragate.answer import Answer
+    from pytest_ragate.items.correctness import correctness_fields
+
+    case = SimpleNamespace(
+        expected=SimpleNamespace(must_abstain=False, gist="Alice chaired it.", facts=[]),
+        goldset=SimpleNamespace(scores_answers=True), question=SimpleNamespace(question=QUESTION))
+    found = correctness_fields(None, case, Answer(text="I don't know who chaired the budget "
+                                                      "meeting."), {})  # type: ignore[arg-type]
+    assert found["metrics"]["answer_similarity"] == 0.0
+    assert found["non_answer"].startswith("says it does not know")
