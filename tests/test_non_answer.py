@@ -44,6 +44,8 @@ def test_an_echo_of_the_question_answers_nothing(answer: str) -> None:
     "Bob chaired it; Carol did not say a word.",
     "The 2024 budget meeting was chaired.",  # a number is content
     "Weiß.",
+    "Yes, the budget meeting was chaired.",  # a yes-or-no answer in the question's words
+    "The budget meeting was not chaired.",
 ])
 def test_an_answer_that_states_something_is_an_answer(answer: str) -> None:
     assert non_answer(answer, QUESTION) is None

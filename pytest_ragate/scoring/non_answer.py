@@ -39,19 +39,20 @@ IGNORANCE = re.compile(r"""\b(?:
 
 WORD = re.compile(r"[^\W_]+", re.UNICODE)
 # words that carry no content: an answer made only of these and the question's words adds
-# nothing to it (English, German and French function words)
+# nothing to it (English, German and French function words; not yes, no and the negations,
+# which answer a yes-or-no question in its own words)
 _FUNCTION_WORDS = """
 a an the and or but of to in on at by for with from as is are was were be been being it its
 this that these those there here which what who whom whose when where why how did do does
-done has have had will would shall should can could may might must not no yes all any some
+done has have had will would shall should can could may might must all any some
 each every both either neither so then than too very also just only about into over under
 again further once same other such own more most few i me my we our you your he him his she
 her they them their one ones s t someone somebody something anyone anybody anything
 everyone everybody everything nobody nothing
 der die das ein eine und oder von zu im in an auf mit für ist sind war waren wer was wann wo
-wie welche welcher welches nicht es sie er wir
+wie welche welcher welches es sie er wir
 le la les un une et ou de du des à au aux en dans sur avec pour est sont était qui que quoi
-quand où comment quel quelle quels quelles ne pas il elle ils elles nous vous
+quand où comment quel quelle quels quelles il elle ils elles nous vous
 """
 FUNCTION = frozenset(_FUNCTION_WORDS.split())
 
