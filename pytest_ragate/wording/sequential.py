@@ -149,8 +149,9 @@ def _recheck_line(halt: Halt) -> str | None:
 
 
 def recheck_costs(asked: int, of: int) -> str:
-    return (f"every floor decided after {asked}, but asking those {asked} again to check the "
-            f"stop would cost as much as the {of - asked} left: every question was asked")
+    return (f"every floor decided and the questions not asked bounded after {asked}, but "
+            f"asking those {asked} again to check the stop would cost as much as the "
+            f"{of - asked} left: every question was asked")
 
 
 def reask_failed(name: str, status: str) -> str:
