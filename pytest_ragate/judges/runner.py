@@ -59,7 +59,7 @@ from pytest_ragate.judges.cache_index import (
     stamp,
 )
 from pytest_ragate.judges.lanes import Lanes
-from pytest_ragate.redaction import redact_credentials, redact_url_credentials
+from pytest_ragate.redaction import redact_credentials, redact_url_credentials, visible
 from pytest_ragate.scoring.records import JudgeTokens
 from pytest_ragate.scoring.registry import asked_metrics
 from pytest_ragate.settings import JudgeSettings
@@ -128,6 +128,14 @@ class JudgedScores:
     replay_misses: list[str] = field(default_factory=list)
     vacuous: list[str] = field(default_factory=list)  # verdicts with nothing to judge
     bill: JudgeBill = field(default_factory=JudgeBill)
+    # characters of the judge's replies no output could write, replaced (redaction.visible)
+    unencodable: int = 0
+
+    def fail(self, metric: str, failure: object, redact: Callable[[str], str]) -> None:
+        """`metric`'s failure, kept redacted and as every output can write it."""
+        text, replaced = visible(str(failure))
+        self.unencodable += replaced
+        self.failures[metric] = redact(text)
 
 
 def checked_score(metric: str, raw: object) -> tuple[float, bool]:
@@ -221,9 +229,9 @@ class JudgeRunner:
         for metric, (value, failure, cached) in zip(metrics, results, strict=True):
             if isinstance(failure, ReplayMiss):
                 verdicts.replay_misses.append(metric)
-                verdicts.failures[metric] = self.redact(str(failure))
+                verdicts.fail(metric, failure, self.redact)
             elif failure is not None:
-                verdicts.failures[metric] = self.redact(str(failure))
+                verdicts.fail(metric, failure, self.redact)
             else:
                 assert value is not None
                 verdicts.values[metric] = value[0]

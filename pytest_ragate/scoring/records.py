@@ -269,6 +269,9 @@ class QuestionRecord(BaseModel):
     # what answer_match found in the answer (scoring/answer_match.py): None where the
     # expected answer lists no facts
     answer_check: AnswerCheck | None = None
+    # characters of the system's or the judge's texts no output could write (lone
+    # surrogates), each replaced by U+FFFD where the text entered (None: none)
+    unencodable: int | None = Field(default=None, ge=1)
 
     @field_validator("judge_failures")
     @classmethod
@@ -294,6 +297,8 @@ class QuestionRecord(BaseModel):
             data.pop("judged_contexts", None)
         if self.answer_check is None:
             data.pop("answer_check", None)
+        if self.unencodable is None:
+            data.pop("unencodable", None)
         if not self.tags:
             data.pop("tags", None)
         for name in ("conversation", "turn"):
@@ -526,6 +531,7 @@ def score_answer(answer: Answer, evidence: Sequence[Evidence], *,
         "evidence_ranks": ranks,
         "metrics": mechanical_scores(own),
         "knobs": dict(answer.knobs),
+        "unencodable": answer.unencodable or None,
     }
 
 
