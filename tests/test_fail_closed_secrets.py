@@ -282,11 +282,19 @@ def shared_run(root: Path, workers: str) -> dict[str, Any]:
             "--log-file-level=DEBUG", "-o", "junit_logging=all", "-W", "always::UserWarning",
             *(f"{flag}={name}" for name, flag in {**OUTPUTS, **CI_OUTPUTS}.items()),
             "gs", "test_careless.py", f"--ragate-judge=ragas:gpt-x-{MODEL_KEY}",
-            f"--ragate-judge-url={url}", "--ragate-cache=off", "--ragate-sequential=on",
+            f"--ragate-judge-url={url}", "--ragate-judge-cache-dir=verdicts",
+            "--ragate-sequential=on",
             "--ragate-judge-price-in=1", "--ragate-judge-price-out=2", **SHARED_ENV,
             LEAKY_URL=url, GITHUB_ACTIONS="true", GITHUB_STEP_SUMMARY=str(root / "summary.md"))
     header = json.loads((root / "r.jsonl").read_text().splitlines()[0])["ragate_results"]
-    return {"texts": outputs_in(root, done.stdout, done.stderr, SHARED_OUTPUTS),
+    texts = outputs_in(root, done.stdout, done.stderr, SHARED_OUTPUTS)
+    # the judge cache (the folder the docs say to commit for replay): every byte of it, the
+    # SQLite index's keys and values included (read as Latin-1: each byte one character)
+    cached = sorted(p for p in (root / "verdicts").rglob("*") if p.is_file())
+    assert any(p.name == "cache.db" for p in cached), cached
+    texts.update({f"verdicts/{p.relative_to(root / 'verdicts')}": p.read_bytes().decode("latin-1")
+                  for p in cached})
+    return {"texts": texts,
             "ret": done.returncode, "header": header, "rows": rows_of(root / "r.jsonl"),
             "prompts": stub.prompts()}
 
@@ -562,8 +570,9 @@ def test_an_own_judges_id_and_a_systems_error_show_no_credential(
 @WORKERS_SHARED
 def test_the_judge_server_alone_received_the_gists(printed: Printed, workers: str) -> None:
     """A sealed answer leaves the process only as a judge's reference: the server got each
-    judged question's gist, and no output, log or warning shows any secret, nor where the
-    pinned evidence that moved is now."""
+    judged question's gist, and no output, log, warning or byte of the judge cache shows any
+    secret (a key in the model's name, in the URL, in the environment), nor where the pinned
+    evidence that moved is now."""
     assert printed.ret == pytest.ExitCode.TESTS_FAILED  # test_careless; nothing was judged
     references = [p for p in printed.prompts if '"title": "ContextPrecisionOutput"' in p]
     assert all(any(GISTS[q] in p for p in references) for q in GISTS), references
@@ -667,8 +676,14 @@ def test_plain(caplog):
 @WORKERS_SHARED
 def test_the_results_header_masks_a_key_in_the_models_name(printed: Printed, workers: str,
                                                            ) -> None:
-    """As the rows, JUnit and the reports do: the header's settings keep `***` for it."""
+    """As the rows, JUnit and the reports do: the header's settings keep `***` for it; and
+    the judge cache's index names the judge by its identity (issue 46 item 2), its id masked
+    and a digest that tells judges apart (`test_the_judge_server_alone_received_the_gists`
+    finds no secret in any byte of the folder)."""
     assert printed.header["settings"]["judge"] == "ragas:gpt-x-***"
+    index = printed.texts["verdicts/cache.db"]
+    assert re.search(r'index/\["mini", "q1", 1, "ragas:gpt-x-\*\*\*@[^"]* sha256:[0-9a-f]{16}"\]',
+                     index), re.findall(r"index/[^\]]*\]", index)
 
 
 # --- 4. a collection error after the corpus changed under a sealed goldset ------------------

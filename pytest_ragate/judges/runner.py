@@ -54,6 +54,7 @@ from pytest_ragate.judges.cache_index import (
     IndexEntry,
     index_key,
     memo_key,
+    migrate_index,
     read_entry,
     sentences,
     stamp,
@@ -183,6 +184,8 @@ class JudgeRunner:
         self.concurrency = concurrency
         self.timeout = timeout
         self.cache = diskcache.Cache(str(cache_dir)) if cache_dir and mode != "off" else None
+        if self.cache is not None:  # the run's controller said so already, when it re-keyed
+            migrate_index(self.cache)
         self.calls = 0  # judge calls actually made (cache misses), for reports and tests
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="ragate-judge",

@@ -110,6 +110,26 @@ def _configured_judge(settings: Settings) -> RunJudge | None:
     return RunJudge(names=(named,), spec=settings.judge.judge)
 
 
+def rekey_judge_cache(config: pytest.Config, settings: Settings) -> str | None:
+    """Re-key, once, a judge cache index that names judges in full (`judges/cache_index.py`),
+    before any worker opens it: the line that says so, or None."""
+    if settings.judge.cache == "off" or config.option.collectonly:
+        return None
+    from pytest_ragate.items.questions import judge_cache_folder
+
+    folder = judge_cache_folder(config)
+    if not (folder / "cache.db").is_file():
+        return None
+    import diskcache
+
+    from pytest_ragate.judges.cache_index import migrate_index
+    from pytest_ragate.wording.runs import index_rekeyed
+
+    with diskcache.Cache(str(folder)) as cache:
+        moved = migrate_index(cache)
+    return index_rekeyed(str(folder), moved) if moved else None
+
+
 class Controller(ABC):
     """The base of the modes that conclude a run (`choosing.py` registers one): gathers
     what the reports bring, clears stale outputs, and has the run concluded (`conclude`)
@@ -144,6 +164,7 @@ class Controller(ABC):
         # invalid goldsets' lines, for the CI's annotations (not `problems`: ragate decide's
         # controller keeps its refusals under that name)
         self.invalid_lines: list[Problem] = []
+        self.rekeyed = rekey_judge_cache(config, settings)
         if settings.gate.baseline or settings.run.outputs or settings.run.promote:
             self.concluding()  # a bad baseline is a usage error before anything runs
 
@@ -363,6 +384,8 @@ class Controller(ABC):
             for (judge, name), (why, questions) in self.invalid_usage.items():
                 terminalreporter.write_line(invalid_usage_line(judge, name, why, questions),
                                             red=True, bold=True)
+        if self.rekeyed:
+            terminalreporter.write_line(self.rekeyed)
         self.summary(terminalreporter)
         self.show_in_ci(terminalreporter, int(exitstatus))
 
