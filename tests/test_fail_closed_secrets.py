@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+import diskcache
 import numpy as np
 import pytest
 from click.testing import CliRunner
@@ -41,6 +42,7 @@ from pytest_ragate.goldsets.sealed import (
 from pytest_ragate.goldsets.sealing import seal_goldset
 from pytest_ragate.items.printed import redact_record, redact_warning
 from pytest_ragate.judges.base import JudgeInput
+from pytest_ragate.judges.cache_index import INDEX_PREFIX, INDEX_VERSION
 from pytest_ragate.judges.runner import cache_key
 from pytest_ragate.modes.saved_lines import decision_settings, row_settings
 from pytest_ragate.redaction import Redactor, known_credentials
@@ -497,6 +499,11 @@ def test_the_verdict_cache_holds_no_credential_and_outlives_its_rotation(
                       if p.is_file())
     assert stored and b"S3CRET" not in stored and b"alice" not in stored
     asked = len(openai_stub.requests)
+    # an index entry as ragate wrote them before issue 46: its key named the judge in full
+    with diskcache.Cache(str(pytester.path / "verdicts")) as cache:
+        cache.set(INDEX_PREFIX + json.dumps(["mini", "a0", 1, f"ragas:gpt-x-{MODEL_KEY}@t=0"]),
+                  {"keys": {}, "stamp": "s", "sentences": [], "contexts": []})
+        cache.delete(INDEX_VERSION)
     monkeypatch.setenv("RAGATE_JUDGE_API_KEY", "sk-rotated-key")
     again = pytester.runpytest_subprocess(
         "-p", "no:cacheprovider", "gs", "--ragate-judge=ragas:stub-model",
@@ -504,6 +511,13 @@ def test_the_verdict_cache_holds_no_credential_and_outlives_its_rotation(
         "--ragate-judge-cache-dir=verdicts", "--ragate-cache=replay")
     assert again.ret == pytest.ExitCode.OK
     assert len(openai_stub.requests) == asked
+    said = [line for line in again.outlines if "re-keyed" in line]
+    assert said == [f"ragate: judge cache {pytester.path / 'verdicts'}: 1 index entry re-keyed "
+                    "by the judge's redacted identity (their keys named the judge in full, a "
+                    "credential in its name included)"]
+    stored = b"".join(p.read_bytes() for p in (pytester.path / "verdicts").rglob("*")
+                      if p.is_file())
+    assert b"S3CRET" not in stored and b"gpt-x-***@t=0 sha256:" in stored
 
 
 # A judge of the user's own whose id names its endpoint, credentials and all, and a system
