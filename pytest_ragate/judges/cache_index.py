@@ -14,8 +14,8 @@ these two under keys that no sha256 can equal (a prefix and JSON):
   named the judge in full is re-keyed once, `migrate_index`), a stamp of everything else the
   keys were computed from, and the lengths of the answer's sentences and of the contexts, so
   `ragate plan` can say which verdicts an unchanged system would find in the cache and
-  estimate the tokens of the others. Lengths, never texts: the folder is often committed for `--ragate-cache
-  replay`, and what a system answered or retrieved is the user's own.
+  estimate the tokens of the others. Lengths, never texts: the folder is often committed for
+  `--ragate-cache replay`, and what a system answered or retrieved is the user's own.
 """
 
 from __future__ import annotations
