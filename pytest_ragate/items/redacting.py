@@ -59,7 +59,7 @@ def without_credentials(settings: Settings, values: dict[str, Any]) -> dict[str,
 
 def _scrub(value: Any, redact: Callable[[str], str]) -> Any:
     if isinstance(value, str):
-        return redact(value)
+        return redact(visible(value)[0])
     if isinstance(value, list):
         return [_scrub(v, redact) for v in value]
     if isinstance(value, dict):
@@ -68,24 +68,24 @@ def _scrub(value: Any, redact: Callable[[str], str]) -> Any:
     return value
 
 
-def scrubbed(data: dict[str, Any], redact: Redactor, as_is: frozenset[str]) -> dict[str, Any]:
+def scrubbed(data: dict[str, Any], redact: Callable[[str], str], as_is: frozenset[str],
+             ) -> dict[str, Any]:
     """`data` (a model as JSON) with every text but the fields `as_is` redacted, and every
     text one each output can write (`redaction.visible`)."""
-    return {k: _scrub(v, visible_only) if k in as_is else _scrub(v, redact)
-            for k, v in data.items()}
-
-
-def visible_only(text: str) -> str:
-    """`text` as every output can write it, redacted of nothing."""
-    return visible(text)[0]
+    return {k: _scrub(v, str if k in as_is else redact) for k, v in data.items()}
 
 
 def redacted_record(config: pytest.Config, record: M) -> M:
-    """A question's row as it may be kept: the same object when there was nothing to mask.
-    The characters of its texts no output could write (an error message's, a judge's reply)
-    are replaced and added to its `unencodable` count (the answer's were, as it entered)."""
+    """A question's row as it may be kept (`kept`), with this process's redactor."""
+    return kept(record, redactor(config))
+
+
+def kept(record: M, redact: Callable[[str], str]) -> M:
+    """A row as it may be kept: the same object when there was nothing to mask. The
+    characters of its texts no output could write (an error message's, a judge's reply) are
+    replaced and added to its `unencodable` count (the answer's were, as it entered)."""
     data = record.model_dump(mode="json")
-    clean = scrubbed(data, redactor(config), RECORD_AS_IS)
+    clean = scrubbed(data, redact, RECORD_AS_IS)
     if clean == data:
         return record
     replaced = unencodable_in(data)

@@ -11,6 +11,7 @@ Each metric's rules (its score, tally, worst questions) are its definition in re
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -373,8 +374,8 @@ class QuestionRecord(BaseModel):
             if value is not None:
                 props.append((key, float(value)))
         for key, value in self.knobs.items():
-            if value is not None:
-                props.append((f"knob.{key}", _plain(value)))
+            if value is not None:  # a value pytest escapes, a name not: the system's knob's
+                props.append((f"knob.{xml_name(key)}", _plain(value)))
         for metric, why in self.judge_failures.items():
             props.append((f"judge_failure.{metric}", why))
         if self.judge_cached:
@@ -540,6 +541,15 @@ def _label(context: Context | None, context_id: str, unit: str) -> str:
         return f"[{context_id} · not retrieved]"
     return context.label or format_label(context.doc_id, [], None, None,
                                          (context.first_turn, context.last_turn), unit=unit)
+
+
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def xml_name(text: str) -> str:
+    """`text` as a JUnit property's name may hold it: a character XML cannot (a control) as
+    pytest shows one in a value, `#x08`."""
+    return _NOT_XML.sub(lambda m: f"#x{ord(m.group()):02X}", text)
 
 
 def fmt_num(value: float | None, digits: int = 2) -> str:
