@@ -480,6 +480,8 @@ NOT_UTF8 = {
         f"is not UTF-8: byte 0xef at line 2, column "
         f"{LATIN1_TURN.splitlines()[1].index(0xEF) + 1}"),
 }
+# half of a surrogate pair as a JSON escape: a goldset's text is refused where it is, never changed
+HALF_PAIR = b'{"question_id": "q1", "kind": "single_meeting", "question": "2 euros \\ud83d?"}\n'
 EMPTY = {"empty-corpus": "corpus.paths: the corpus has no documents",
          "no-questions": "questions.file: has no questions"}
 
@@ -502,9 +504,11 @@ def uncollectable(workers: str, tmp_path_factory: pytest.TempPathFactory,
                   expected=[], floors="[floors]\nabstention_accuracy = 1.0\n")
     write_goldset(root / "a")
     write_goldset(root / "b")
+    (write_goldset(root / "half-pair", toml=named("half-pair")) / "questions.jsonl").write_bytes(
+        HALF_PAIR)
     (root / "conftest.py").write_text(planned({}))
     done = run_command(root, "-p", "no:cacheprovider", "-n", workers, "-rA", "-vv",
-                       *NOT_UTF8, *EMPTY, "a", "b")
+                       *NOT_UTF8, *EMPTY, "a", "b", "half-pair")
     return root, pytest.LineMatcher(done.stdout.splitlines()), done.returncode
 
 
@@ -529,6 +533,21 @@ def test_an_empty_corpus_or_question_set_is_a_collection_error(
     assert ret == collection_failed(workers)
     stdout.fnmatch_lines([f"*/{folder}/*: {EMPTY[folder]}*"])
     stdout.fnmatch_lines([f"ERROR {folder}/ragate.toml*"])
+
+
+@pytest.mark.heavy
+@WORKERS_SHARED
+def test_half_a_surrogate_pair_in_a_goldset_file_says_where_and_what_to_do(
+        uncollectable: tuple[Path, pytest.LineMatcher, int], workers: str) -> None:
+    """Issue 46 item 1, the goldset's side: its author's text is refused, one line that says
+    where, never changed (nor a parser's "unexpected end of hex escape")."""
+    _, stdout, ret = uncollectable
+    assert ret == collection_failed(workers)
+    column = HALF_PAIR.index(b"\\ud83d") + 1
+    stdout.fnmatch_lines([f"*/half-pair/questions.jsonl:1: <json>: column {column}: \\ud83d is "
+                          "half of a surrogate pair (an emoji or a rare character cut in two), "
+                          "which no text can hold: write the whole character, or remove the "
+                          "half*", "ERROR half-pair/ragate.toml*"])
 
 
 @pytest.mark.heavy
