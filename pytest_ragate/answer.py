@@ -150,13 +150,18 @@ class Received(BaseModel):
     @model_validator(mode="wrap")
     @classmethod
     def _visible(cls, data: Any, handler: ModelWrapValidatorHandler[Any]) -> Any:
-        count = 0
-        if isinstance(data, dict):
-            data, count = _visible_fields(data)
+        if not isinstance(data, dict):  # a model already made (and counted), or not one
+            return handler(data)
+        data, count = _visible_fields(data)
         model = handler(data)
+        count += sum(part._unencodable for part in model._parts())
         if count:
             model._unencodable = count
         return model
+
+    def _parts(self) -> tuple[Received, ...]:
+        """The models it holds, counted with it."""
+        return ()
 
 
 class Context(Received):
@@ -283,12 +288,14 @@ class Answer(Received):
         system returns this for errors (`items/questions.py`); to decline, abstain."""
         return not (self.text.strip() or self.contexts or self.citations or self.abstained)
 
+    def _parts(self) -> tuple[Received, ...]:
+        return (*self.contexts, *self.citations)
+
     @property
     def unencodable(self) -> int:
         """How many characters of its texts (contexts and citations too) no output could
-        write, each replaced by U+FFFD."""
-        return self._unencodable + sum(part._unencodable
-                                       for part in (*self.contexts, *self.citations))
+        write, each replaced by U+FFFD (counted as it was made)."""
+        return self._unencodable
 
     @property
     def nearest_distance(self) -> float | None:

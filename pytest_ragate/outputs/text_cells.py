@@ -19,9 +19,9 @@ ANSWER_WIDTH = 120  # characters of an answer a table shows: about two lines of 
 # a mark that makes an element wherever it stands (a code span, emphasis, a table's cell, a
 # strikethrough), or only where it stands here: `_` out of a word (`evidence_recall` is text
 # as it is), `<` before a tag's or an autolink's first character, `&` before an entity's, `]`
-# before a link's target or label
+# before a link's target or label (a definition, `[x]: …`, starts a text: `_START`)
 _MARKS = re.compile(r"[\\`*|~]|_(?![^\W_])|(?<![^\W_])_|<(?=[A-Za-z/!?])|&(?=[#A-Za-z])"
-                    r"|\](?=[(\[:])")
+                    r"|\](?=[(\[])")
 # what starts a block or a link's definition at the start of a text: a quote, a heading, a
 # list item, a rule, `[label]:`
 _START = re.compile(r"^([>#+=\[-]|\d+(?=[.)]))")
