@@ -18,6 +18,7 @@ from pytest_ragate.judges.cache_index import (
     judge_identity,
     migrate_index,
     read_entry,
+    said_rekeyed,
 )
 from pytest_ragate.judges.plan import token_counter
 from pytest_ragate.judges.runner import JudgeRunner, cache_key
@@ -126,6 +127,7 @@ def test_an_index_written_before_is_re_keyed_once_and_keeps_its_entries(tmp_path
     with diskcache.Cache(str(tmp_path)) as cache:
         assert migrate_index(cache) == 1
         assert migrate_index(cache) == 0
+        assert (said_rekeyed(cache), said_rekeyed(cache)) == (1, 0)  # said by one run
         assert read_entry(cache.get(index_key("gs", "q1", 1, judge_id))) is not None
         assert read_entry(cache.get(index_key("gs", "q2", 1, judge_id))) is not None
         assert sorted(k for k in cache.iterkeys() if k.startswith(INDEX_PREFIX)) == sorted(

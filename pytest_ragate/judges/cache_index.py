@@ -33,6 +33,7 @@ from pytest_ragate.redaction import Redactor, known_credentials, redact_url_cred
 MEMO_PREFIX = "prompt/"
 INDEX_PREFIX = "index/"
 INDEX_VERSION = "index-version"  # set once the index names judges by `judge_identity`
+REKEYED = "index-rekeyed"  # how many entries were re-keyed, until a run has said so
 _IDENTITY = re.compile(r" sha256:[0-9a-f]{16}$")
 
 
@@ -56,8 +57,9 @@ def index_key(goldset: str, question_id: str, repeat: int, judge_id: str) -> str
 
 def migrate_index(cache: Any) -> int:
     """Re-key, in one transaction, the index entries written when their keys named the judge
-    in full (a key in its model's name included) under `judge_identity`; how many. Done
-    once: the folder is marked (`INDEX_VERSION`) and later calls read one key."""
+    in full (a key in its model's name included) under `judge_identity`; how many (kept
+    under `REKEYED` too, for the run's controller to say: `said_rekeyed`). Done once: the
+    folder is marked (`INDEX_VERSION`) and later calls read one key."""
     if cache.get(INDEX_VERSION) == 2:
         return 0
     moved = 0
@@ -77,7 +79,16 @@ def migrate_index(cache: Any) -> int:
                 moved += 1
             cache.delete(key)
         cache.set(INDEX_VERSION, 2)
+        if moved:
+            cache.set(REKEYED, moved)
     return moved
+
+
+def said_rekeyed(cache: Any) -> int:
+    """How many index entries a process of this run (or an earlier command) re-keyed that no
+    run has said yet; 0 once said."""
+    moved = cache.pop(REKEYED, 0)
+    return moved if isinstance(moved, int) else 0
 
 
 def stamp(*, eval_version: str, judge_id: str, params: Mapping[str, Any],

@@ -110,10 +110,10 @@ def _configured_judge(settings: Settings) -> RunJudge | None:
     return RunJudge(names=(named,), spec=settings.judge.judge)
 
 
-def rekey_judge_cache(config: pytest.Config, settings: Settings) -> str | None:
-    """Re-key, once, a judge cache index that names judges in full (`judges/cache_index.py`),
-    before any worker opens it: the line that says so, or None."""
-    if settings.judge.cache == "off" or config.option.collectonly:
+def rekeyed_line(config: pytest.Config, settings: Settings) -> str | None:
+    """The line that says a judge cache index naming judges in full was re-keyed in this run
+    (`judges/cache_index.py`, by whichever process opened it first), once; None otherwise."""
+    if settings.judge.cache == "off":
         return None
     from pytest_ragate.items.questions import judge_cache_folder
 
@@ -122,11 +122,11 @@ def rekey_judge_cache(config: pytest.Config, settings: Settings) -> str | None:
         return None
     import diskcache
 
-    from pytest_ragate.judges.cache_index import migrate_index
+    from pytest_ragate.judges.cache_index import said_rekeyed
     from pytest_ragate.wording.runs import index_rekeyed
 
     with diskcache.Cache(str(folder)) as cache:
-        moved = migrate_index(cache)
+        moved = said_rekeyed(cache)
     return index_rekeyed(str(folder), moved) if moved else None
 
 
@@ -164,7 +164,6 @@ class Controller(ABC):
         # invalid goldsets' lines, for the CI's annotations (not `problems`: ragate decide's
         # controller keeps its refusals under that name)
         self.invalid_lines: list[Problem] = []
-        self.rekeyed = rekey_judge_cache(config, settings)
         if settings.gate.baseline or settings.run.outputs or settings.run.promote:
             self.concluding()  # a bad baseline is a usage error before anything runs
 
@@ -384,8 +383,9 @@ class Controller(ABC):
             for (judge, name), (why, questions) in self.invalid_usage.items():
                 terminalreporter.write_line(invalid_usage_line(judge, name, why, questions),
                                             red=True, bold=True)
-        if self.rekeyed:
-            terminalreporter.write_line(self.rekeyed)
+        rekeyed = rekeyed_line(self.config, self.settings) if self.goldset_ran else None
+        if rekeyed:
+            terminalreporter.write_line(rekeyed)
         self.summary(terminalreporter)
         self.show_in_ci(terminalreporter, int(exitstatus))
 
