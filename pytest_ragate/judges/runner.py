@@ -184,7 +184,8 @@ class JudgeRunner:
         self.concurrency = concurrency
         self.timeout = timeout
         self.cache = diskcache.Cache(str(cache_dir)) if cache_dir and mode != "off" else None
-        if self.cache is not None:  # the run's controller said so already, when it re-keyed
+        if self.cache is not None:  # an index naming judges in full: re-keyed once, said by
+            # the run's controller (`cache_index.said_rekeyed`)
             migrate_index(self.cache)
         self.calls = 0  # judge calls actually made (cache misses), for reports and tests
         self._loop = asyncio.new_event_loop()
