@@ -2,6 +2,9 @@
 
 Validation is strict (no `True` for a turn, no `"false"` for abstained, no NaN or negative
 distance) because a malformed answer is the one thing that fails a question item outright.
+Its texts are taken whatever their code points: a lone surrogate, which no output could
+write, is replaced by U+FFFD here, where the system's text enters ragate, and counted
+(`Answer.unencodable`, a row's `unencodable`).
 """
 
 from __future__ import annotations
@@ -10,13 +13,15 @@ import hashlib
 import math
 import numbers
 from collections.abc import Sequence
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
     Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
     StrictBool,
     StrictStr,
     ValidationError,
@@ -24,6 +29,8 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+
+from pytest_ragate.redaction import visible
 
 Knob = str | int | float | bool | None
 
@@ -115,7 +122,49 @@ def turns_in_order(last: int, info: ValidationInfo) -> int:
     return last
 
 
-class Context(BaseModel):
+def _visible_fields(data: dict[Any, Any]) -> tuple[dict[Any, Any], int]:
+    """A model's input with its texts (and a dict field's keys and texts: `knobs`) as
+    `redaction.visible` makes them, and how many characters were replaced."""
+    count = 0
+
+    def clean(value: object) -> object:
+        nonlocal count
+        if not isinstance(value, str):
+            return value
+        text, replaced = visible(value)
+        count += replaced
+        return text
+
+    cleaned = {key: ({clean(k): clean(v) for k, v in value.items()}
+                     if isinstance(value, dict) else clean(value))
+               for key, value in data.items()}
+    return cleaned, count
+
+
+class Received(BaseModel):
+    """What the system returns: its texts taken whatever their code points (the module's
+    docstring), the characters replaced counted on the model."""
+
+    _unencodable: int = PrivateAttr(default=0)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _visible(cls, data: Any, handler: ModelWrapValidatorHandler[Any]) -> Any:
+        if not isinstance(data, dict):  # a model already made (and counted), or not one
+            return handler(data)
+        data, count = _visible_fields(data)
+        model = handler(data)
+        count += sum(part._unencodable for part in model._parts())
+        if count:
+            model._unencodable = count
+        return model
+
+    def _parts(self) -> tuple[Received, ...]:
+        """The models it holds, counted with it."""
+        return ()
+
+
+class Context(Received):
     """A retrieved passage, in rank order; its turn range is what citations are checked against."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -131,7 +180,7 @@ class Context(BaseModel):
     _ordered = field_validator("last_turn")(turns_in_order)
 
 
-class Citation(BaseModel):
+class Citation(Received):
     """Points at a retrieved context by id; the quote is kept for display and never scored."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -203,7 +252,7 @@ def _wrong(value: object, message: str) -> str:
     return message if repr(value) in message else f"{message}, not {value!r}"
 
 
-class Answer(BaseModel):
+class Answer(Received):
     """One answer to one question.
 
     `knobs` records the settings that produced it (chunk budget, top_k, ...), so a results row
@@ -238,6 +287,15 @@ class Answer(BaseModel):
         """Nothing said, retrieved or cited, and no abstention: not an answer. A question its
         system returns this for errors (`items/questions.py`); to decline, abstain."""
         return not (self.text.strip() or self.contexts or self.citations or self.abstained)
+
+    def _parts(self) -> tuple[Received, ...]:
+        return (*self.contexts, *self.citations)
+
+    @property
+    def unencodable(self) -> int:
+        """How many characters of its texts (contexts and citations too) no output could
+        write, each replaced by U+FFFD (counted as it was made)."""
+        return self._unencodable
 
     @property
     def nearest_distance(self) -> float | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import codecs
 import json
 import os
+import re
 import stat
 import tempfile
 from pathlib import Path
@@ -97,12 +98,35 @@ def read_jsonl(path: Path, model: type[M], id_field: str | None = None,
             rows.append((lineno, model.model_validate_json(line)))
         except ValidationError as error:
             if any(e["type"] == "json_invalid" for e in error.errors()):
-                detail = error.errors()[0]["msg"]
-                problems.append(Problem(path, "<json>", f"malformed JSON ({detail})", line=lineno))
+                detail = lone_surrogate(line) or f"malformed JSON ({error.errors()[0]['msg']})"
+                problems.append(Problem(path, "<json>", detail, line=lineno))
             else:
                 problems.extend(problems_from_validation(
                     error, path, line=lineno, question_id=_raw_id(line, id_field)))
     return rows, problems
+
+
+_SURROGATE_ESCAPE = re.compile(r"(\\+)u(d[89a-f][0-9a-f]{2})", re.IGNORECASE)
+
+
+def lone_surrogate(line: str) -> str | None:
+    """What is wrong with a JSON line holding half of a surrogate pair as an escape
+    (`"\\ud83d"`, an emoji cut in two, which no UTF-8 text can hold), or None: where it is
+    and what to do. A goldset's text is its author's: refused, never changed."""
+    escapes = [m for m in _SURROGATE_ESCAPE.finditer(line) if len(m[1]) % 2]  # not `\\u…`
+    for k, found in enumerate(escapes):
+        high = int(found[2], 16) < 0xDC00
+        after = escapes[k + 1] if k + 1 < len(escapes) else None
+        before = escapes[k - 1] if k else None
+        paired = (after is not None and after.start() == found.end()
+                  and int(after[2], 16) >= 0xDC00) if high else (
+                  before is not None and before.end() == found.start()
+                  and int(before[2], 16) < 0xDC00)
+        if not paired:
+            return (f"column {found.end() - 5}: \\u{found[2]} is half of a surrogate pair (an "
+                    "emoji or a rare character cut in two), which no text can hold: write the "
+                    "whole character, or remove the half")
+    return None
 
 
 def _raw_id(line: str, id_field: str | None) -> str | None:

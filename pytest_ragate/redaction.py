@@ -24,6 +24,10 @@ error message, an answer) may carry either, so every such text is passed through
   characters are left to the rules above (replacing "abc" everywhere would break digests and
   numbers).
 
+Every text kept is also one every output can write (`visible`): a lone surrogate (half of
+an emoji's UTF-16 pair, "2 euros \\ud83d"), which UTF-8, JSON and XML cannot hold, becomes
+U+FFFD, visibly, and is counted where the text enters (answer.py, a row: `unencodable`).
+
 Imports nothing of the package and nothing heavy: every part may use it.
 """
 
@@ -64,6 +68,22 @@ _RULES = (
 )
 _WORD = re.compile(r"\w+")
 _ESCAPE = re.compile(r"\\[nrt]")  # "\n" in an escaped text separates words as a newline does
+
+
+REPLACEMENT = "\ufffd"  # what an unencodable character is shown as
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_PAIR = re.compile("([\ud800-\udbff])([\udc00-\udfff])")
+
+
+def visible(text: str) -> tuple[str, int]:
+    """`text` as every output can write it (UTF-8, JSON, XML), and how many characters were
+    replaced: a surrogate pair left as two halves is joined into its character; each lone
+    surrogate (the only code points UTF-8 cannot encode) becomes U+FFFD."""
+    if _SURROGATE.search(text) is None:  # nearly every text
+        return text, 0
+    text = _PAIR.sub(lambda m: chr(0x10000 + ((ord(m[1]) - 0xD800) << 10)
+                                   + ord(m[2]) - 0xDC00), text)
+    return _SURROGATE.subn(REPLACEMENT, text)
 
 
 def _apply(rules: tuple[tuple[re.Pattern[str], str], ...], text: str) -> str:
@@ -150,6 +170,7 @@ class Redactor:
         self._known = re.compile("|".join(map(re.escape, ordered))) if ordered else None
 
     def __call__(self, text: str) -> str:
+        text = visible(text)[0]
         if self._known is not None:
             text = self._known.sub(MASK, text)
         text = redact_credentials(text)

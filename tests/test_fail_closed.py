@@ -488,6 +488,8 @@ NOT_UTF8 = {
         f"is not UTF-8: byte 0xef at line 2, column "
         f"{LATIN1_TURN.splitlines()[1].index(0xEF) + 1}"),
 }
+# half of a surrogate pair as a JSON escape: a goldset's text is refused where it is, never changed
+HALF_PAIR = b'{"question_id": "q1", "kind": "single_meeting", "question": "2 euros \\ud83d?"}\n'
 EMPTY = {"empty-corpus": "corpus.paths: the corpus has no documents",
          "no-questions": "questions.file: has no questions"}
 
@@ -510,9 +512,11 @@ def uncollectable(workers: str, tmp_path_factory: pytest.TempPathFactory,
                   expected=[], floors="[floors]\nabstention_accuracy = 1.0\n")
     write_goldset(root / "a")
     write_goldset(root / "b")
+    (write_goldset(root / "half-pair", toml=named("half-pair")) / "questions.jsonl").write_bytes(
+        HALF_PAIR)
     (root / "conftest.py").write_text(planned({}))
     done = run_command(root, "-p", "no:cacheprovider", "-n", workers, "-rA", "-vv",
-                       *NOT_UTF8, *EMPTY, "a", "b")
+                       *NOT_UTF8, *EMPTY, "a", "b", "half-pair")
     return root, pytest.LineMatcher(done.stdout.splitlines()), done.returncode
 
 
@@ -537,6 +541,21 @@ def test_an_empty_corpus_or_question_set_is_a_collection_error(
     assert ret == collection_failed(workers)
     stdout.fnmatch_lines([f"*/{folder}/*: {EMPTY[folder]}*"])
     stdout.fnmatch_lines([f"ERROR {folder}/ragate.toml*"])
+
+
+@pytest.mark.heavy
+@WORKERS_SHARED
+def test_half_a_surrogate_pair_in_a_goldset_file_says_where_and_what_to_do(
+        uncollectable: tuple[Path, pytest.LineMatcher, int], workers: str) -> None:
+    """Issue 46 item 1, the goldset's side: its author's text is refused, one line that says
+    where, never changed (nor a parser's "unexpected end of hex escape")."""
+    _, stdout, ret = uncollectable
+    assert ret == collection_failed(workers)
+    column = HALF_PAIR.index(b"\\ud83d") + 1
+    stdout.fnmatch_lines([f"*/half-pair/questions.jsonl:1: <json>: column {column}: \\ud83d is "
+                          "half of a surrogate pair (an emoji or a rare character cut in two), "
+                          "which no text can hold: write the whole character, or remove the "
+                          "half*", "ERROR half-pair/ragate.toml*"])
 
 
 @pytest.mark.heavy
@@ -572,6 +591,16 @@ FAULTY = {
               planned({"q3": "1 / 0", "q4": "Answer.abstain()"})),
     "everything": ('[floors]\nevidence_recall = 0.9\n"evidence_recall@5" = 0.9\n',
                    EVERYTHING),
+    # half a surrogate pair in an answer and a context (q1), in the system's error (q2) and
+    # in the judge's reply (q3): replaced and counted, never a crash
+    "odd-text": ("[floors]\nfaithfulness = 0.5\n", planned({
+        "q1": "Answer(text='2 euros \\ud83d', contexts=[Context(context_id='right', "
+              "doc_id='m1', first_turn=2, last_turn=3, text='\\udc00 budget')], "
+              "citations=[Citation(context_id='right')])",
+        "q2": "exec('raise RuntimeError(\"boom \\\\ud800\")')"}) + scripted_judge(r"""
+        if item.question_id == "q3":
+            raise ValueError("the judge replied \ud83d")
+        return 0.9""")),
 }
 # the user's system finds the budget (m1 2-3) for every text, never the colour (m2 5-6)
 ANCHORED = {  # folder -> its anchors, floors and conftest
@@ -609,6 +638,7 @@ class Faulty:
     markdown: str
     history: dict[str, dict[str, Any]]
     loaded: list[str]
+    html: str
 
 
 @pytest.fixture(scope="module")
@@ -628,14 +658,15 @@ def faulty(workers: str, tmp_path_factory: pytest.TempPathFactory) -> Faulty:
     done = run_command(root, "-p", "no:cacheprovider", "-n", workers, "-rA", "-vv", *FAULTY,
                        "odd-judge", *ANCHORED, "--ragate-results=r.jsonl", "--junitxml=j.xml",
                        "--ragate-report=r.md", "--ragate-history=h.jsonl", "--ragate-cache=off",
-                       "--ragate-system-timeout=3")
+                       "--ragate-html=r.html", "--ragate-system-timeout=3")
     rows = {(r["goldset"], r["question_id"]): r for r in results_rows(root / "r.jsonl")
             if not r.get("reasked")}
     history = [json.loads(line) for line in (root / "h.jsonl").read_text().splitlines()]
     return Faulty(pytest.LineMatcher(done.stdout.splitlines()), done.returncode, rows,
-                  junit_cases(root / "j.xml"), (root / "r.md").read_text(),
+                  junit_cases(root / "j.xml"), (root / "r.md").read_text(encoding="utf-8"),
                   {line["goldset"]: line for line in history},
-                  (root / "modules.txt").read_text().split())
+                  (root / "modules.txt").read_text().split(),
+                  (root / "r.html").read_text(encoding="utf-8"))
 
 
 @pytest.mark.heavy
@@ -656,6 +687,26 @@ def test_a_judge_score_that_is_not_a_number_in_0_1_is_a_judge_failure(faulty: Fa
     assert why["q03"] == "invalid: faithfulness came back as str '0.7', not a number"
     assert why["q04"] == "invalid: faithfulness came back as bool True, not a number"
     assert why["q05"].startswith("invalid:")
+
+
+@pytest.mark.heavy
+@WORKERS_SHARED
+def test_half_a_surrogate_pair_is_replaced_and_counted_never_a_crash(faulty: Faulty,
+                                                                   workers: str) -> None:
+    """Issue 46 item 1: the run ends with its verdicts and every output written (the results
+    file, JUnit, both reports, the history), each odd character shown as U+FFFD."""
+    assert faulty.ret == pytest.ExitCode.TESTS_FAILED  # other folders fail; none crashed
+    said(faulty.stdout, "PASSED odd-text/ragate.toml::q1", "FAILED odd-text/ragate.toml::q2 - "
+         "RuntimeError: boom \ufffd", "*odd-text: the judge failed on q3: *the judge replied "
+         "\ufffd*")
+    rows = {q: r for (g, q), r in faulty.rows.items() if g == "odd-text"}
+    assert rows["q1"]["answer_text"] == "2 euros \ufffd" and rows["q1"]["unencodable"] == 2
+    assert rows["q2"]["status"] == "error" and rows["q2"]["unencodable"] == 1
+    assert rows["q3"]["judge_failures"]["faithfulness"].endswith("the judge replied \ufffd")
+    assert rows["q3"]["unencodable"] == 1 and rows["q1"]["metrics"]["faithfulness"] == 0.9
+    assert faulty.cases["odd-text.ragate.toml::q1"]["props"]["unencodable"] == "2"
+    assert "2 euros \ufffd" in faulty.markdown and "2 euros \ufffd" in faulty.html
+    assert faulty.history["odd-text"]["status"] == "failed"
 
 
 @pytest.mark.heavy

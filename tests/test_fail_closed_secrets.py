@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+import diskcache
 import numpy as np
 import pytest
 from click.testing import CliRunner
@@ -41,6 +42,7 @@ from pytest_ragate.goldsets.sealed import (
 from pytest_ragate.goldsets.sealing import seal_goldset
 from pytest_ragate.items.printed import redact_record, redact_warning
 from pytest_ragate.judges.base import JudgeInput
+from pytest_ragate.judges.cache_index import INDEX_PREFIX, INDEX_VERSION
 from pytest_ragate.judges.runner import cache_key
 from pytest_ragate.modes.saved_lines import decision_settings, row_settings
 from pytest_ragate.redaction import Redactor, known_credentials
@@ -282,11 +284,19 @@ def shared_run(root: Path, workers: str) -> dict[str, Any]:
             "--log-file-level=DEBUG", "-o", "junit_logging=all", "-W", "always::UserWarning",
             *(f"{flag}={name}" for name, flag in {**OUTPUTS, **CI_OUTPUTS}.items()),
             "gs", "test_careless.py", f"--ragate-judge=ragas:gpt-x-{MODEL_KEY}",
-            f"--ragate-judge-url={url}", "--ragate-cache=off", "--ragate-sequential=on",
+            f"--ragate-judge-url={url}", "--ragate-judge-cache-dir=verdicts",
+            "--ragate-sequential=on",
             "--ragate-judge-price-in=1", "--ragate-judge-price-out=2", **SHARED_ENV,
             LEAKY_URL=url, GITHUB_ACTIONS="true", GITHUB_STEP_SUMMARY=str(root / "summary.md"))
     header = json.loads((root / "r.jsonl").read_text().splitlines()[0])["ragate_results"]
-    return {"texts": outputs_in(root, done.stdout, done.stderr, SHARED_OUTPUTS),
+    texts = outputs_in(root, done.stdout, done.stderr, SHARED_OUTPUTS)
+    # the judge cache (the folder the docs say to commit for replay): every byte of it, the
+    # SQLite index's keys and values included (read as Latin-1: each byte one character)
+    cached = sorted(p for p in (root / "verdicts").rglob("*") if p.is_file())
+    assert any(p.name == "cache.db" for p in cached), cached
+    texts.update({f"verdicts/{p.relative_to(root / 'verdicts')}": p.read_bytes().decode("latin-1")
+                  for p in cached})
+    return {"texts": texts,
             "ret": done.returncode, "header": header, "rows": rows_of(root / "r.jsonl"),
             "prompts": stub.prompts()}
 
@@ -489,6 +499,11 @@ def test_the_verdict_cache_holds_no_credential_and_outlives_its_rotation(
                       if p.is_file())
     assert stored and b"S3CRET" not in stored and b"alice" not in stored
     asked = len(openai_stub.requests)
+    # an index entry as ragate wrote them before issue 46: its key named the judge in full
+    with diskcache.Cache(str(pytester.path / "verdicts")) as cache:
+        cache.set(INDEX_PREFIX + json.dumps(["mini", "a0", 1, f"ragas:gpt-x-{MODEL_KEY}@t=0"]),
+                  {"keys": {}, "stamp": "s", "sentences": [], "contexts": []})
+        cache.delete(INDEX_VERSION)
     monkeypatch.setenv("RAGATE_JUDGE_API_KEY", "sk-rotated-key")
     again = pytester.runpytest_subprocess(
         "-p", "no:cacheprovider", "gs", "--ragate-judge=ragas:stub-model",
@@ -496,6 +511,13 @@ def test_the_verdict_cache_holds_no_credential_and_outlives_its_rotation(
         "--ragate-judge-cache-dir=verdicts", "--ragate-cache=replay")
     assert again.ret == pytest.ExitCode.OK
     assert len(openai_stub.requests) == asked
+    said = [line for line in again.outlines if "re-keyed" in line]
+    assert said == [f"ragate: judge cache {pytester.path / 'verdicts'}: 1 index entry re-keyed "
+                    "by the judge's redacted identity (their keys named the judge in full, a "
+                    "credential in its name included)"]
+    stored = b"".join(p.read_bytes() for p in (pytester.path / "verdicts").rglob("*")
+                      if p.is_file())
+    assert b"S3CRET" not in stored and b"gpt-x-***@t=0 sha256:" in stored
 
 
 # A judge of the user's own whose id names its endpoint, credentials and all, and a system
@@ -562,8 +584,9 @@ def test_an_own_judges_id_and_a_systems_error_show_no_credential(
 @WORKERS_SHARED
 def test_the_judge_server_alone_received_the_gists(printed: Printed, workers: str) -> None:
     """A sealed answer leaves the process only as a judge's reference: the server got each
-    judged question's gist, and no output, log or warning shows any secret, nor where the
-    pinned evidence that moved is now."""
+    judged question's gist, and no output, log, warning or byte of the judge cache shows any
+    secret (a key in the model's name, in the URL, in the environment), nor where the pinned
+    evidence that moved is now."""
     assert printed.ret == pytest.ExitCode.TESTS_FAILED  # test_careless; nothing was judged
     references = [p for p in printed.prompts if '"title": "ContextPrecisionOutput"' in p]
     assert all(any(GISTS[q] in p for p in references) for q in GISTS), references
@@ -667,8 +690,14 @@ def test_plain(caplog):
 @WORKERS_SHARED
 def test_the_results_header_masks_a_key_in_the_models_name(printed: Printed, workers: str,
                                                            ) -> None:
-    """As the rows, JUnit and the reports do: the header's settings keep `***` for it."""
+    """As the rows, JUnit and the reports do: the header's settings keep `***` for it; and
+    the judge cache's index names the judge by its identity (issue 46 item 2), its id masked
+    and a digest that tells judges apart (`test_the_judge_server_alone_received_the_gists`
+    finds no secret in any byte of the folder)."""
     assert printed.header["settings"]["judge"] == "ragas:gpt-x-***"
+    index = printed.texts["verdicts/cache.db"]
+    assert re.search(r'index/\["mini", "q1", 1, "ragas:gpt-x-\*\*\*@[^"]* sha256:[0-9a-f]{16}"\]',
+                     index), re.findall(r"index/[^\]]*\]", index)
 
 
 # --- 4. a collection error after the corpus changed under a sealed goldset ------------------

@@ -4,6 +4,7 @@ that asks a judge once per prompt version, and a token count that never download
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -11,7 +12,14 @@ import pytest
 
 from pytest_ragate.answer import Context
 from pytest_ragate.judges.base import JudgeInput
-from pytest_ragate.judges.cache_index import index_key, read_entry
+from pytest_ragate.judges.cache_index import (
+    INDEX_PREFIX,
+    index_key,
+    judge_identity,
+    migrate_index,
+    read_entry,
+    said_rekeyed,
+)
 from pytest_ragate.judges.plan import token_counter
 from pytest_ragate.judges.runner import JudgeRunner, cache_key
 
@@ -80,6 +88,51 @@ def test_a_judge_without_prompt_versions_is_not_indexed(tmp_path: Path) -> None:
         assert runner.cache.get(index_key("gs", "q1", 1, "mine@1")) is None
     finally:
         runner.close()
+
+
+MODEL_KEY = "sk-S3CRET-model-0123456789"
+
+
+def test_the_index_names_a_judge_by_its_masked_id_and_a_digest(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 46 item 2: a key in the model's name, a URL's password, a key the environment
+    holds are never in an index key; judges the mask makes alike are still told apart, and
+    a URL's credentials (which decide no verdict, as in `cache_key`) do not part them."""
+    monkeypatch.setenv("RAGATE_JUDGE_API_KEY", "envS3CRETvalue")
+    ids = [f"ragas:gpt-x-{MODEL_KEY}@temperature=0", "ragas:gpt-x-sk-another-key-0123456789@t",
+           "mine@https://alice:S3CRET-pw@judge.example/v1", "mine@envS3CRETvalue"]
+    keys = [index_key("gs", "q1", 1, judge_id) for judge_id in ids]
+    assert all("S3CRET" not in key and "alice" not in key for key in keys), keys
+    assert keys[0] == 'index/["gs", "q1", 1, "ragas:gpt-x-***@temperature=0 sha256:' \
+        + keys[0][-18:-2] + '"]'
+    assert judge_identity(ids[0]) != judge_identity(ids[0].replace("0123", "4567"))
+    assert judge_identity(ids[2]) == judge_identity(ids[2].replace("S3CRET-pw", "rotated"))
+
+
+def test_an_index_written_before_is_re_keyed_once_and_keeps_its_entries(tmp_path: Path) -> None:
+    """Keys that named the judge in full are moved under its identity in one transaction,
+    their entries kept (`ragate plan` still finds them), and no byte of the folder holds the
+    key after; a second call reads one marker and moves nothing."""
+    import diskcache
+
+    judge_id = f"ragas:gpt-x-{MODEL_KEY}@temperature=0"
+    entry = {"keys": {"faithfulness": "a" * 64}, "stamp": "s", "sentences": [3],
+             "contexts": [5]}
+    with diskcache.Cache(str(tmp_path)) as cache:
+        for i in range(300):  # verdicts, as a used cache holds them
+            cache.set(f"{i:064x}", {"value": 0.5, "vacuous": False})
+        cache.set(INDEX_PREFIX + json.dumps(["gs", "q1", 1, judge_id]), entry)
+        cache.set(index_key("gs", "q2", 1, judge_id), entry)  # written by this version
+    assert any(b"S3CRET" in p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
+    with diskcache.Cache(str(tmp_path)) as cache:
+        assert migrate_index(cache) == 1
+        assert migrate_index(cache) == 0
+        assert (said_rekeyed(cache), said_rekeyed(cache)) == (1, 0)  # said by one run
+        assert read_entry(cache.get(index_key("gs", "q1", 1, judge_id))) is not None
+        assert read_entry(cache.get(index_key("gs", "q2", 1, judge_id))) is not None
+        assert sorted(k for k in cache.iterkeys() if k.startswith(INDEX_PREFIX)) == sorted(
+            index_key("gs", q, 1, judge_id) for q in ("q1", "q2"))
+    assert not any(b"S3CRET" in p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
 
 
 @pytest.mark.parametrize("raw", [None, "text", {"keys": {}}, {"keys": 1, "stamp": "s",

@@ -59,7 +59,7 @@ def test_the_markdown_report_shows_each_answer_its_tags_and_figures_by_tag() -> 
         "question", "text", "kind", "tags", "status", "answer"]
     q0 = next(line for line in text.splitlines() if line.startswith("| q0 "))
     assert md_cut(long) in q0 and "lang=de" in q0
-    assert md_cut(long).startswith("The budget is \\*twelve\\* euros \\| per \\<em\\>head")
+    assert md_cut(long).startswith("The budget is \\*twelve\\* euros \\| per \\<em>head")
     assert len(cut(long)) <= 120 and cut(long).endswith("more and…")
     assert q0.count(" | ") == header.count(" | ")  # the answer's pipe stayed in its cell
     by_tag = text.split("### By tag")[1].split("###")[0]

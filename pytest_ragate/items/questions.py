@@ -250,12 +250,16 @@ def _judged(item: pytest.Item, reports: list[pytest.TestReport], verdicts: Judge
     record = item.stash[RECORD_KEY] = redacted_record(item.config, record.model_copy(update={
         "metrics": metrics, "judge_failures": dict(verdicts.failures),
         "judge_cached": list(verdicts.cached), "judge_vacuous": list(verdicts.vacuous),
-        **verdicts.bill.row_fields()}))
+        **verdicts.bill.row_fields(),
+        "unencodable": (record.unencodable or 0) + verdicts.unencodable or None}))
     extra = [(k, v) for k, v in record.junit_properties()
-             if k in verdicts.values or k.startswith("judge_")]
+             if k in verdicts.values or k.startswith("judge_")
+             or (k == "unencodable" and verdicts.unencodable)]
     for report in reports:
         if report.when in ("call", "teardown"):
-            report.user_properties = [*report.user_properties, *extra]
+            named = {k for k, _ in extra}  # a count the verdicts added to, said once
+            report.user_properties = [*(p for p in report.user_properties
+                                        if p[0] not in named), *extra]
         if report.when == "call" and verdicts.replay_misses and report.passed:
             report.outcome = "failed"
             report.longrepr = "\n".join(verdicts.failures[m] for m in verdicts.replay_misses)

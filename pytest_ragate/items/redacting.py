@@ -10,6 +10,7 @@ answers, redact before anything crosses to the controller.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import pytest
@@ -18,7 +19,7 @@ from pydantic import BaseModel
 from pytest_ragate.answer import answer_sha256
 from pytest_ragate.items.keys import ANCHOR_ATTR, GOLDSETS_KEY
 from pytest_ragate.items.pytest_internals import redacted_repr
-from pytest_ragate.redaction import Redactor, known_credentials
+from pytest_ragate.redaction import Redactor, known_credentials, visible
 from pytest_ragate.settings import Settings, read_settings
 
 M = TypeVar("M", bound=BaseModel)
@@ -57,31 +58,57 @@ def without_credentials(settings: Settings, values: dict[str, Any]) -> dict[str,
     return scrubbed(values, Redactor(known=credentials_of(settings)), frozenset())
 
 
-def _scrub(value: Any, redact: Redactor) -> Any:
+def _scrub(value: Any, redact: Callable[[str], str]) -> Any:
     if isinstance(value, str):
-        return redact(value)
+        return redact(visible(value)[0])
     if isinstance(value, list):
         return [_scrub(v, redact) for v in value]
     if isinstance(value, dict):
-        return {k: _scrub(v, redact) for k, v in value.items()}
+        return {visible(k)[0] if isinstance(k, str) else k: _scrub(v, redact)
+                for k, v in value.items()}
     return value
 
 
-def scrubbed(data: dict[str, Any], redact: Redactor, as_is: frozenset[str]) -> dict[str, Any]:
-    """`data` (a model as JSON) with every text but the fields `as_is` redacted."""
-    return {k: v if k in as_is else _scrub(v, redact) for k, v in data.items()}
+def scrubbed(data: dict[str, Any], redact: Callable[[str], str], as_is: frozenset[str],
+             ) -> dict[str, Any]:
+    """`data` (a model as JSON) with every text but the fields `as_is` redacted, and every
+    text one each output can write (`redaction.visible`)."""
+    return {k: _scrub(v, str if k in as_is else redact) for k, v in data.items()}
 
 
 def redacted_record(config: pytest.Config, record: M) -> M:
-    """A question's row as it may be kept: the same object when there was nothing to mask. A
-    masked answer keeps the sha256 of the raw one (`answer_sha256`): two answers that mask
-    alike are still two answers to a label or a fixture verdict."""
+    """A question's row as it may be kept (`kept`), with this process's redactor."""
+    return kept(record, redactor(config))
+
+
+def kept(record: M, redact: Callable[[str], str]) -> M:
+    """A row as it may be kept: the same object when there was nothing to mask. A masked
+    answer keeps the sha256 of the raw one (`answer_sha256`): two answers that mask alike are
+    still two answers to a label or a fixture verdict. The characters of its texts no output
+    could write (an error message's, a judge's reply) are replaced and added to its
+    `unencodable` count (the answer's were, as it entered)."""
     data = record.model_dump(mode="json")
-    clean = scrubbed(data, redactor(config), RECORD_AS_IS)
+    clean = scrubbed(data, redact, RECORD_AS_IS)
+    if clean == data:
+        return record
     raw = data.get("answer_text")
     if isinstance(raw, str) and clean.get("answer_text") != raw:
         clean["answer_sha256"] = answer_sha256(raw)
-    return record if clean == data else type(record).model_validate(clean)
+    replaced = unencodable_in(data)
+    if replaced and "unencodable" in type(record).model_fields:
+        clean["unencodable"] = (data.get("unencodable") or 0) + replaced
+    return type(record).model_validate(clean)
+
+
+def unencodable_in(value: Any) -> int:
+    """How many characters of the texts in `value` (a model as JSON) no output could write."""
+    if isinstance(value, str):
+        return visible(value)[1]
+    if isinstance(value, list):
+        return sum(map(unencodable_in, value))
+    if isinstance(value, dict):
+        return sum(unencodable_in(k) + unencodable_in(v) for k, v in value.items())
+    return 0
 
 
 def redact_report(config: pytest.Config, report: pytest.TestReport | pytest.CollectReport,

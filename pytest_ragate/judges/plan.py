@@ -42,6 +42,7 @@ from typing import Any
 from pytest_ragate.judges.cache_index import (
     IndexEntry,
     index_key,
+    migrate_index,
     read_entry,
     sentences,
     stamp,
@@ -282,6 +283,8 @@ def plan(questions: Sequence[PlannedQuestion], judge: PlanJudge, cache_dir: Path
                            else (lambda text: 0, "no judge requests"))
     prompts = Prompts(count) if judge.kind == "ragas" else None
     cache = diskcache.Cache(str(cache_dir)) if (cache_dir / "cache.db").is_file() else None
+    if cache is not None:
+        migrate_index(cache)  # an index written before judges were named by their identity
     by_goldset: dict[str, GoldsetPlan] = {}
     try:
         for question in questions:

@@ -54,12 +54,13 @@ from pytest_ragate.judges.cache_index import (
     IndexEntry,
     index_key,
     memo_key,
+    migrate_index,
     read_entry,
     sentences,
     stamp,
 )
 from pytest_ragate.judges.lanes import Lanes
-from pytest_ragate.redaction import redact_credentials, redact_url_credentials
+from pytest_ragate.redaction import redact_credentials, redact_url_credentials, visible
 from pytest_ragate.scoring.records import JudgeTokens
 from pytest_ragate.scoring.registry import asked_metrics
 from pytest_ragate.settings import JudgeSettings
@@ -128,6 +129,14 @@ class JudgedScores:
     replay_misses: list[str] = field(default_factory=list)
     vacuous: list[str] = field(default_factory=list)  # verdicts with nothing to judge
     bill: JudgeBill = field(default_factory=JudgeBill)
+    # characters of the judge's replies no output could write, replaced (redaction.visible)
+    unencodable: int = 0
+
+    def fail(self, metric: str, failure: object, redact: Callable[[str], str]) -> None:
+        """`metric`'s failure, kept redacted and as every output can write it."""
+        text, replaced = visible(str(failure))
+        self.unencodable += replaced
+        self.failures[metric] = redact(text)
 
 
 def checked_score(metric: str, raw: object) -> tuple[float, bool]:
@@ -175,6 +184,9 @@ class JudgeRunner:
         self.concurrency = concurrency
         self.timeout = timeout
         self.cache = diskcache.Cache(str(cache_dir)) if cache_dir and mode != "off" else None
+        if self.cache is not None:  # an index naming judges in full: re-keyed once, said by
+            # the run's controller (`cache_index.said_rekeyed`)
+            migrate_index(self.cache)
         self.calls = 0  # judge calls actually made (cache misses), for reports and tests
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="ragate-judge",
@@ -221,9 +233,9 @@ class JudgeRunner:
         for metric, (value, failure, cached) in zip(metrics, results, strict=True):
             if isinstance(failure, ReplayMiss):
                 verdicts.replay_misses.append(metric)
-                verdicts.failures[metric] = self.redact(str(failure))
+                verdicts.fail(metric, failure, self.redact)
             elif failure is not None:
-                verdicts.failures[metric] = self.redact(str(failure))
+                verdicts.fail(metric, failure, self.redact)
             else:
                 assert value is not None
                 verdicts.values[metric] = value[0]

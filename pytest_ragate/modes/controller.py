@@ -130,6 +130,26 @@ def _configured_judge(settings: Settings) -> RunJudge | None:
     return RunJudge(names=(named,), spec=settings.judge.judge)
 
 
+def rekeyed_line(config: pytest.Config, settings: Settings) -> str | None:
+    """The line that says a judge cache index naming judges in full was re-keyed in this run
+    (`judges/cache_index.py`, by whichever process opened it first), once; None otherwise."""
+    if settings.judge.cache == "off":
+        return None
+    from pytest_ragate.items.questions import judge_cache_folder
+
+    folder = judge_cache_folder(config)
+    if not (folder / "cache.db").is_file():
+        return None
+    import diskcache
+
+    from pytest_ragate.judges.cache_index import said_rekeyed
+    from pytest_ragate.wording.runs import index_rekeyed
+
+    with diskcache.Cache(str(folder)) as cache:
+        moved = said_rekeyed(cache)
+    return index_rekeyed(str(folder), moved) if moved else None
+
+
 class Controller(ABC):
     """The base of the modes that conclude a run (`choosing.py` registers one): gathers
     what the reports bring, clears stale outputs, and has the run concluded (`conclude`)
@@ -400,6 +420,9 @@ class Controller(ABC):
             for (judge, name), (why, questions) in self.invalid_usage.items():
                 terminalreporter.write_line(invalid_usage_line(judge, name, why, questions),
                                             red=True, bold=True)
+        rekeyed = rekeyed_line(self.config, self.settings) if self.goldset_ran else None
+        if rekeyed:
+            terminalreporter.write_line(rekeyed)
         self.summary(terminalreporter)
         self.show_in_ci(terminalreporter, int(exitstatus))
 

@@ -28,7 +28,7 @@ from pytest_ragate.files import write_atomic
 from pytest_ragate.outputs.budget import Section, fit, utf8_bytes
 from pytest_ragate.outputs.findings import Finding, Where, Worst, worst_table
 from pytest_ragate.outputs.reports import incomplete_notice, tag_rows
-from pytest_ragate.outputs.text_cells import md_cut, md_inline, tags_text
+from pytest_ragate.outputs.text_cells import md_code, md_cut, md_inline, tags_text
 from pytest_ragate.scoring.records import QuestionRecord, fmt_num
 from pytest_ragate.scoring.registry import figure_digits
 from pytest_ragate.wording.floors import OUTCOME_WORDS
@@ -127,7 +127,7 @@ FLOOR_HEADERS = ["floor", "bound", "value", "95% interval", "n", "outcome"]
 
 
 def floor_cells(v: Verdict) -> list[str]:
-    return [f"`{v.floor.name}`", bound(v.floor), shown(v),
+    return [md_code(v.floor.name), bound(v.floor), shown(v),
             fmt_interval(v.interval, figure_digits(v.floor.metric)), fmt_n(v.tally),
             OUTCOME_WORDS[v.outcome]]
 
@@ -187,11 +187,11 @@ def worst_section(view: GateView, run: GoldsetRun) -> Section | None:
             record, member = records.get(index), where.by_index(index)
             qid = member.question_id if member else str(index)
             line = f"{where.questions_file}:{member.line}" if member and member.line else ""
-            rows.append(_row([f"`{md_inline(qid)}`", f"`{verdict.floor.name}`",
+            rows.append(_row([md_code(qid), md_code(verdict.floor.name),
                               md_inline(view.redact(words)),
                               md_cut(view.redact(answer_of(record))) if record else "",
                               md_inline(tags_text(record.tags)) if record else "",
-                              f"`{line}`" if line else ""]))
+                              md_code(line) if line else ""]))
     if not rows:
         return None
     return Section(priority=4, head=["Worst questions of the failing floors:", "",
@@ -210,8 +210,9 @@ def answer_of(record: QuestionRecord) -> str:
 def findings_section(view: GateView) -> Section | None:
     """The goldset lines to look at beyond the worst questions: invalid lines, questions and
     anchors without a result, judge failures."""
-    rows = [f"- {'⚠️' if f.level == 'warning' else '❌'} `{f.path}"
-            + (f":{f.line}" if f.line else "") + f"` {md_inline(view.redact(f.title))}: "
+    rows = [f"- {'⚠️' if f.level == 'warning' else '❌'} "
+            + md_code(f.path + (f":{f.line}" if f.line else ""))
+            + f" {md_inline(view.redact(f.title))}: "
             + md_cut(view.redact(f.message.replace("\n", " · ")), 300)
             for f in view.findings if f.check != "floor-failed"]
     if not rows:
@@ -236,7 +237,7 @@ def files_section(view: GateView) -> Section | None:
     """The files this run wrote, named: keep them as the job's artifacts."""
     if not view.written:
         return None
-    named = ", ".join(f"`{md_inline(path)}` ({name})" for name, path in view.written.items())
+    named = ", ".join(f"{md_code(path)} ({name})" for name, path in view.written.items())
     return Section(priority=1, head=[f"Files this run wrote (the full report; keep them as "
                                      f"the job's artifacts): {named}.", ""])
 

@@ -9,7 +9,7 @@ the latencies (the bill line's and the `latency (s)` column's), which no two run
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from tabulate import tabulate
@@ -56,17 +56,24 @@ from pytest_ragate.wording.runs import (
 from pytest_ragate.wording.slices import slice_call_cell, slices_title
 
 
+def shown_as(tablefmt: str) -> Callable[[str], str]:
+    """How a table in `tablefmt` shows a user's text (a goldset's name, a kind, a tag, a
+    judge): escaped in Markdown (`github`), as it is in the terminal."""
+    return md_inline if tablefmt == "github" else str
+
+
 def floors_table(runs: Sequence[GoldsetRun], tablefmt: str) -> str:
     rows = []
+    text = shown_as(tablefmt)
     for run in runs:
         for v in run.verdicts:
             rows.append([
-                run.label, v.floor.label,
+                text(run.label), text(v.floor.label),
                 floor_figure(v.floor), shown(v),
                 fmt_interval(v.interval, figure_digits(v.floor.metric)),
                 fmt_n(v.tally), "—" if v.passes_at is None else str(v.passes_at),
-                fmt_counts(kind_counts(v.floor.metric, run.records))
-                if v.floor.kind is None and v.floor.slice is None else "", v.computed_by,
+                text(fmt_counts(kind_counts(v.floor.metric, run.records)))
+                if v.floor.kind is None and v.floor.slice is None else "", text(v.computed_by),
                 OUTCOME_WORDS[v.outcome],
             ])
     headers = ["goldset", "metric", "floor", "value", "95% interval", "n", "passes 80% at",
@@ -100,7 +107,7 @@ def slices_section(run: GoldsetRun) -> list[str]:
         return []
     parts = ["### Slices", ""]
     for table in tables:
-        rows = [[_cell(cell) for cell in slice_cells(row)] for row in table.rows]
+        rows = [[_cell(value), *cells] for value, *cells in map(slice_cells, table.rows)]
         parts += [f"{_cell(slices_title(table.head))}:", "",
                   tabulate(rows, headers=[_cell(table.key), table.metric, "95% interval",
                                           "n", "floor", "call", "outcome"],
@@ -131,8 +138,9 @@ def tag_table(records: Sequence[QuestionRecord], metrics: Sequence[str], tablefm
 
 def figures_table(found: Sequence[tuple[GoldsetRun, list[Figure]]], tablefmt: str) -> str:
     """Each run's figures (`run_figures`): value, interval, n, kinds, suggested floor."""
-    rows = [[run.label, f.metric, fmt_num(f.tally.value), fmt_interval(f.interval),
-             fmt_n(f.tally), fmt_counts(f.by_kind), metric_source(run, f.metric),
+    text = shown_as(tablefmt)
+    rows = [[text(run.label), f.metric, fmt_num(f.tally.value), fmt_interval(f.interval),
+             fmt_n(f.tally), text(fmt_counts(f.by_kind)), text(metric_source(run, f.metric)),
              fmt_num(f.suggested)] for run, figs in found for f in figs]
     headers = ["goldset", "metric", "value", "95% interval", "n", "by kind", "computed by",
                "suggested floor"]
@@ -225,7 +233,8 @@ def run_slices(run: GoldsetRun, found: Sequence[Figure]) -> list[SliceSuggestion
 
 
 def regressions_table(runs: Sequence[GoldsetRun], tablefmt: str) -> str:
-    rows = [[run.label, c.metric, fmt_num(c.baseline), fmt_num(c.current),
+    text = shown_as(tablefmt)
+    rows = [[text(run.label), c.metric, fmt_num(c.baseline), fmt_num(c.current),
              "—" if c.delta is None else f"{c.delta:+.2f}", c.pairs, c.test,
              "—" if c.p_value is None else f"{c.p_value:.3g}",
              "—" if c.detects is None else f"{c.detects:.2f}", OUTCOME_WORDS[c.outcome]]
@@ -304,7 +313,7 @@ def _question_rows(run: GoldsetRun) -> tuple[list[str], list[list[str]]]:
     headers = ["question", "text", "kind", "tags", "status", "answer", "abstained",
                "citations ok", "expected evidence", "evidence found", "contexts",
                "nearest distance",
-               *[f"{m} ({metric_source(run, m)})" for m in metrics],
+               *[f"{m} ({_cell(metric_source(run, m))})" for m in metrics],
                *(["latency (s)"] * latency), *(["cost"] * cost), "judge"]
     rows = []
     for r in run.records:
@@ -312,8 +321,8 @@ def _question_rows(run: GoldsetRun) -> tuple[list[str], list[list[str]]]:
         expected = ("sealed" if r.expected is None else " ".join(r.expected)
                     or "none: must abstain")
         rows.append([
-            run.named(r),
-            md_inline(r.question or ""), r.kind, md_inline(tags_text(r.tags)),
+            _cell(run.named(r)),
+            _cell(r.question or ""), _cell(r.kind), _cell(tags_text(r.tags)),
             r.status if r.status != "scored" else "", answer_cell(r),
             "" if r.abstained is None else ("yes" if r.abstained else "no")
             + ("" if r.abstention_correct else " ✗"),
@@ -322,9 +331,11 @@ def _question_rows(run: GoldsetRun) -> tuple[list[str], list[list[str]]]:
             f"{r.evidence_spans_found}/{r.evidence_spans}", str(r.contexts),
             fmt_num(r.nearest_distance), *[fmt_num(_value(r, m)) for m in metrics],
             *bill_cells(r, latency, cost),
-            "; ".join([f"{m} failed ({why})" for m, why in r.judge_failures.items()]
-                      + ([f"vacuous: {', '.join(r.judge_vacuous)}"] if r.judge_vacuous else [])
-                      + ([f"cached: {', '.join(r.judge_cached)}"] if r.judge_cached else [])),
+            _cell("; ".join([f"{m} failed ({why})" for m, why in r.judge_failures.items()]
+                            + ([f"vacuous: {', '.join(r.judge_vacuous)}"]
+                               if r.judge_vacuous else [])
+                            + ([f"cached: {', '.join(r.judge_cached)}"]
+                               if r.judge_cached else []))),
         ])
     means = []
     for m in metrics:
@@ -351,18 +362,19 @@ ANCHOR_WORDS = {**OUTCOME_WORDS, "error": "ERROR"}
 
 def anchor_rows(run: GoldsetRun) -> list[list[str]]:
     """Each anchor's outcome (and each anchor that has none, with why), for the reports."""
-    rows = [[a.anchor_id, a.kind, ANCHOR_WORDS["error" if a.error else a.outcome],
+    rows = [[_cell(a.anchor_id), _cell(a.kind), ANCHOR_WORDS["error" if a.error else a.outcome],
              _cell(a.claim or ""), _cell(a.xfail or ""), _cell(a.error or a.why or "")]
             for a in run.anchors]
     ran = {a.anchor_id for a in run.anchors}
-    rows += [[g.member, g.member_kind, g.kind.upper(), "", "", _cell(g.why)]
+    rows += [[_cell(g.member), _cell(g.member_kind), g.kind.upper(), "", "", _cell(g.why)]
              for g in run.anchor_gaps if g.member not in ran]
     return rows
 
 
 def _cell(text: str) -> str:
-    """Text in one Markdown table cell: one line, no column break."""
-    return " ".join(text.split()).replace("|", "\\|")
+    """A user's or a run's text in the Markdown report (a cell, a list item, a heading):
+    one line, shown as written (`text_cells.md_inline`)."""
+    return md_inline(text)
 
 
 def question_text(record: QuestionRecord) -> str:
@@ -466,28 +478,30 @@ def markdown(runs: Sequence[GoldsetRun],
     overall = run_status(runs, failed=run_failed or incomplete is not None)
     parts = ["# ragate report", "", f"Run: {badge(overall)}{status_line(runs, overall)}", ""]
     if incomplete is not None:
-        parts += [f"**{incomplete_notice(incomplete)}.**", ""]
+        parts += [f"**{_cell(incomplete_notice(incomplete))}.**", ""]
     for run in runs:
         said = lines_of(run)
         reason, why = said.status_reason, status_why(run)
-        parts += [f"## {run.label} (eval_version {run.eval_version}) {badge(run.status)}", ""]
+        parts += [f"## {_cell(run.label)} (eval_version {_cell(run.eval_version)}) "
+                  f"{badge(run.status)}", ""]
         if reason:
-            parts += [f"FAIL: {reason}.", ""]
+            parts += [f"FAIL: {_cell(reason)}.", ""]
         elif why:
-            parts += [f"{badge_of(run)}.", ""]
-        parts += [f"{said.coverage}.", ""]
-        parts += [f"- {line}" for line in [*said.parts, said.pool]]
+            parts += [f"{_cell(badge_of(run))}.", ""]
+        parts += [f"{_cell(said.coverage)}.", ""]
+        parts += [f"- {_cell(line)}" for line in [*said.parts, said.pool]]
         parts.append("")
         since = (deltas or {}).get(run.route or run.name) or (deltas or {}).get(run.name)
         if since:
-            parts += ["### Since the last run", "", *[f"- {line}" for line in since], ""]
+            parts += ["### Since the last run", "", *[f"- {_cell(line)}" for line in since], ""]
         flipped = (flips or {}).get(run.route or run.name) or (flips or {}).get(run.name)
         if flipped:
-            parts += ["### Flips across runs", "", flipped[0] + (":" if flipped[1:] else "."),
-                      "", *[f"- {line}" for line in flipped[1:]], *[""] * bool(flipped[1:])]
+            parts += ["### Flips across runs", "",
+                      _cell(flipped[0]) + (":" if flipped[1:] else "."), "",
+                      *[f"- {_cell(line)}" for line in flipped[1:]], *[""] * bool(flipped[1:])]
         billed = run_bill_line(run)
         judged = said.judge
-        parts += [f"- {line}" for line in [*judged, *([billed] if billed else [])]]
+        parts += [f"- {_cell(line)}" for line in [*judged, *([billed] if billed else [])]]
         if judged or billed:
             parts.append("")
         if not run.verdicts:
@@ -501,16 +515,17 @@ def markdown(runs: Sequence[GoldsetRun],
             parts += slices_section(run)
         if run.regressions:
             parts += ["### Against the baseline", "", regressions_table([run], "github"), "",
-                      *[f"- {c.metric}: {c.message}" for c in run.regressions], ""]
+                      *[f"- {c.metric}: {_cell(c.message)}" for c in run.regressions], ""]
         parts += ["### By kind", ""]
         for metric in run.metrics:
             counts = fmt_counts(kind_counts(metric, run.records))
             if counts:
-                parts.append(f"- {metric} ({metric_source(run, metric)}): {counts}")
+                parts.append(f"- {metric} ({_cell(metric_source(run, metric))}): "
+                             f"{_cell(counts)}")
         uncited = [run.named(r) for r in run.records if r.uncited]
         parts.append(f"- answered without a citation: {len(uncited)}"
-                     + (f" ({', '.join(uncited)})" if uncited else ""))
-        parts += [f"- {line}" for line in said.flaky]
+                     + (f" ({_cell(', '.join(uncited))})" if uncited else ""))
+        parts += [f"- {_cell(line)}" for line in said.flaky]
         parts += [f"- {_cell(line)}" for line in said.answers]
         parts += [f"- {_cell(line)}" for line in said.moved]
         by_tag = tag_table(run.records, run.metrics, "github")

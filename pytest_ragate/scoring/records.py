@@ -11,6 +11,7 @@ Each metric's rules (its score, tally, worst questions) are its definition in re
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -275,6 +276,9 @@ class QuestionRecord(BaseModel):
     # why answer_similarity scored the answer 0 though it is not an abstention: it says it
     # does not know, or restates the question (scoring/non_answer.py); None otherwise
     non_answer: str | None = None
+    # characters of the system's or the judge's texts no output could write (lone
+    # surrogates), each replaced by U+FFFD where the text entered (None: none)
+    unencodable: int | None = Field(default=None, ge=1)
 
     @field_validator("judge_failures")
     @classmethod
@@ -302,6 +306,8 @@ class QuestionRecord(BaseModel):
             data.pop("answer_check", None)
         if self.answer_sha256 is None:
             data.pop("answer_sha256", None)
+        if self.unencodable is None:
+            data.pop("unencodable", None)
         if not self.tags:
             data.pop("tags", None)
         for name in ("conversation", "turn"):
@@ -385,8 +391,8 @@ class QuestionRecord(BaseModel):
             if value is not None:
                 props.append((key, float(value)))
         for key, value in self.knobs.items():
-            if value is not None:
-                props.append((f"knob.{key}", _plain(value)))
+            if value is not None:  # a value pytest escapes, a name not: the system's knob's
+                props.append((f"knob.{xml_name(key)}", _plain(value)))
         for metric, why in self.judge_failures.items():
             props.append((f"judge_failure.{metric}", why))
         if self.judge_cached:
@@ -543,6 +549,7 @@ def score_answer(answer: Answer, evidence: Sequence[Evidence], *,
         "evidence_ranks": ranks,
         "metrics": mechanical_scores(own),
         "knobs": dict(answer.knobs),
+        "unencodable": answer.unencodable or None,
     }
 
 
@@ -551,6 +558,15 @@ def _label(context: Context | None, context_id: str, unit: str) -> str:
         return f"[{context_id} · not retrieved]"
     return context.label or format_label(context.doc_id, [], None, None,
                                          (context.first_turn, context.last_turn), unit=unit)
+
+
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def xml_name(text: str) -> str:
+    """`text` as a JUnit property's name may hold it: a character XML cannot (a control) as
+    pytest shows one in a value, `#x08`."""
+    return _NOT_XML.sub(lambda m: f"#x{ord(m.group()):02X}", text)
 
 
 def fmt_num(value: float | None, digits: int = 2) -> str:

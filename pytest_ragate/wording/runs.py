@@ -270,3 +270,11 @@ def pool_line(run: GoldsetRun) -> str:
         sizes[len(sizes) // 2 - 1] + sizes[len(sizes) // 2]) / 2
     return (f"contexts per answer (the pool evidence recall is measured in): median "
             f"{middle:g}, min {sizes[0]}, max {sizes[-1]}")
+
+
+def index_rekeyed(folder: str, moved: int) -> str:
+    """The one line said when a judge cache's index, written when its keys named the judge in
+    full (a key in a model's name included), was re-keyed by the judge's identity."""
+    entries = f"{moved} index {'entry' if moved == 1 else 'entries'}"
+    return (f"ragate: judge cache {folder}: {entries} re-keyed by the judge's redacted identity "
+            "(their keys named the judge in full, a credential in its name included)")
