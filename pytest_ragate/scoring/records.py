@@ -308,6 +308,8 @@ class QuestionRecord(BaseModel):
             data.pop("answer_sha256", None)
         if self.unencodable is None:
             data.pop("unencodable", None)
+        if self.non_answer is None:
+            data.pop("non_answer", None)
         if not self.tags:
             data.pop("tags", None)
         for name in ("conversation", "turn"):
