@@ -52,14 +52,34 @@ def test_a_marker_run_that_selects_nothing_says_where_the_goldsets_are(
     assert hints(ran) == []
 
 
+# each process writes the ragate plugins registered in it (its modes are named `ragate-*`)
+REGISTERED = '''
+
+def pytest_unconfigure(config):
+    name = getattr(config, "workerinput", {}).get("workerid", "main")
+    names = [n for n, _ in config.pluginmanager.list_name_plugin() if n and n.startswith("ragate-")]
+    (config.rootpath / f"registered-{name}.txt").write_text(" ".join(sorted(names)))
+'''
+
+
 @WORKERS
-def test_a_green_plain_run_stays_green_and_says_the_gate_did_not_run(
+def test_a_plain_run_that_asks_for_no_goldset_is_left_alone(
         pytester: pytest.Pytester, workers: str) -> None:
+    """Inert until asked: a run that neither asks for goldsets nor collects one gets no
+    ragate mode in any process, xdist's own scheduler and no ragate line (no hint either:
+    it did not ask); a node-id run likewise."""
     outside_testpaths(pytester)
-    result = run_pytester(pytester, workers)
-    assert result.ret == pytest.ExitCode.OK
-    result.assert_outcomes(passed=1)
-    assert len(hints(result)) == 1 and "`pytest goldsets/ -m rag_gate`" in hints(result)[0]
+    pytester.makeconftest(planned({}) + REGISTERED)
+    for args in ((), ("tests/test_unit.py::test_fine",)):
+        result = run_pytester(pytester, workers, *args)
+        assert result.ret == pytest.ExitCode.OK
+        result.assert_outcomes(passed=1)
+        assert [line for line in result.outlines if line.startswith("ragate")] == []
+        registered = sorted(pytester.path.glob("registered-*.txt"))
+        assert len(registered) == (3 if workers == "2" else 1)
+        assert {path.read_text() for path in registered} == {""}
+    if workers == "2":
+        assert "scheduling tests via LoadScheduling" in result.outlines
 
 
 @WORKERS
@@ -85,7 +105,7 @@ def test_the_search_is_bounded_and_names_the_first_few(pytester: pytest.Pytester
     for name in ("a", "b", "c", "d/deeper"):
         write_goldset(pytester.path / "sets" / name)
     write_goldset(pytester.path)  # one at the rootdir itself, found first
-    result = run_pytester(pytester, "0")
+    result = run_pytester(pytester, "0", "-m", "rag_gate")
     assert hints(result) == [
         f"{HINT}, and the rootdir has goldsets at ragate.toml, sets/a/ragate.toml, "
         "sets/b/ragate.toml (the first 3 found). Run them with `pytest ragate.toml sets/a/ "
