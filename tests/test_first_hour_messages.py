@@ -11,7 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import WORKERS, expect, jsonl, rows_of, run_pytester, write_goldset
+from tests.conftest import (
+    QUESTIONS,
+    WORKERS,
+    expect,
+    jsonl,
+    rows_of,
+    run_pytester,
+    write_goldset,
+)
 from tests.test_documents import handbook
 from tests.test_fail_closed import planned
 
@@ -92,10 +100,13 @@ def test_no_hint_without_goldsets_or_when_a_goldset_ran(pytester: pytest.Pyteste
     result = run_pytester(pytester, workers)
     assert result.ret == pytest.ExitCode.OK and hints(result) == []
     write_goldset(pytester.path / "gs", floors=FLOOR)
-    pytester.makeconftest(planned({}))
-    ran = run_pytester(pytester, workers)  # the goldset under the rootdir is collected and runs
-    assert ran.ret == pytest.ExitCode.OK and hints(ran) == []
-    ran.assert_outcomes(passed=6)
+    pytester.makeconftest(planned({q: "1/0" for q, _ in QUESTIONS}))
+    # a plain run did not ask, but it collects the goldset under the rootdir: it is gated
+    # (under -n 2 too: the controller's paths reach it), and its floor fails closed
+    ran = run_pytester(pytester, workers)
+    assert ran.ret == pytest.ExitCode.TESTS_FAILED and hints(ran) == []
+    expect(ran, "FAILED gs/ragate.toml::floor[abstention_accuracy] - not decided: 4 of 4 "
+           "questions have no result*")
 
 
 def test_the_search_is_bounded_and_names_the_first_few(pytester: pytest.Pytester) -> None:
