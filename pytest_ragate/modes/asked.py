@@ -48,10 +48,10 @@ def goldset_path(path: Path, rootpath: Path) -> bool:
     if path.name == CONFIG_NAME or (path / CONFIG_NAME).is_file():
         return True
     for parent in path.parents:
+        if not parent.is_relative_to(rootpath):
+            return False
         if (parent / CONFIG_NAME).is_file():
             return True
-        if parent == rootpath or parent == parent.parent:
-            return False
     return False
 
 
@@ -70,7 +70,8 @@ def asked(config: pytest.Config) -> bool:
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         return False
     here = config.invocation_params.dir
-    return any(goldset_path(path, config.rootpath) for path in argument_paths(config.args, here))
+    root = config.rootpath.resolve()
+    return any(goldset_path(path, root) for path in argument_paths(config.args, here))
 
 
 def reaches_goldsets(config: pytest.Config) -> bool:
@@ -79,7 +80,7 @@ def reaches_goldsets(config: pytest.Config) -> bool:
     (`nothing_ran.find_goldsets`), made once, before the workers start."""
     here = config.invocation_params.dir
     for path in argument_paths(config.args, here):
-        if goldset_path(path, config.rootpath) or (
+        if goldset_path(path, config.rootpath.resolve()) or (
                 path.is_dir() and find_goldsets(path, limit=1)):
             return True
     return False

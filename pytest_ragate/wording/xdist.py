@@ -15,7 +15,7 @@ def splits_conversations(dist: str, goldset: str) -> str:
     return (f"pytest-ragate: --dist {dist} would split the conversations of goldset "
             f"{goldset!r} across workers (a turn is asked only after its earlier turns, in "
             f"one process): drop --dist (ragate then keeps each conversation on one worker), "
-            f"or use --dist {', '.join(KEEP_TOGETHER)}")
+            f"or use --dist {', '.join(KEEP_TOGETHER[:-1])} or {KEEP_TOGETHER[-1]}")
 
 
 def not_gated(route: str) -> str:
