@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_ragate.wording.xdist import not_gated
 from tests.conftest import (
     QUESTIONS,
     WORKERS,
@@ -107,6 +108,23 @@ def test_no_hint_without_goldsets_or_when_a_goldset_ran(pytester: pytest.Pyteste
     assert ran.ret == pytest.ExitCode.TESTS_FAILED and hints(ran) == []
     expect(ran, "FAILED gs/ragate.toml::floor[abstention_accuracy] - not decided: 4 of 4 "
            "questions have no result*")
+
+
+def test_an_unasked_xdist_run_whose_goldset_its_controller_cannot_see_is_refused(
+        pytester: pytest.Pytester) -> None:
+    """Fail closed: under -n, a run that did not ask and whose paths hold no ragate.toml has
+    no gate on its controller; a `@ragate.goldset` test its workers collect is refused in one
+    line (a failing run), never run with its floors undecided."""
+    outside_testpaths(pytester)
+    (pytester.path / "tests" / "test_rag.py").write_text(
+        "import pytest_ragate as ragate\n\n\n@ragate.goldset('../goldsets')\n"
+        "def test_mine(ragate_question, ragate_system):\n"
+        "    return ragate_system(ragate_question.question)\n")
+    result = run_pytester(pytester, "2")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert [line for line in result.outlines if line.startswith("pytest-ragate:")] == [
+        not_gated("tests/test_rag.py::test_mine")]
+    assert "passed" not in result.outlines[-1] and hints(result) == []
 
 
 def test_the_search_is_bounded_and_names_the_first_few(pytester: pytest.Pytester) -> None:

@@ -23,5 +23,5 @@ def not_gated(route: str) -> str:
     and its paths hold no ragate.toml) but whose workers collected one: refused, never run
     ungated."""
     return (f"pytest-ragate: this -n run collected goldset items ({route}) but did not ask "
-            "for goldsets, so no floor would be decided: add -m rag_gate or the goldset's "
-            "path to the command line, or run it without -n")
+            "for goldsets, so no floor would be decided: ask for them (-m rag_gate, a "
+            "goldset's folder or a --ragate-* flag on the command line), or run without -n")
