@@ -42,7 +42,6 @@ from pytest_ragate.items.keys import (
 )
 from pytest_ragate.items.long_lived import long_lived, thaw
 from pytest_ragate.items.route import route_spec
-from pytest_ragate.items.xdist_worker import grouping_scheduler
 from pytest_ragate.modes.choosing import (
     MODE_KEY,
     activate,
@@ -53,7 +52,6 @@ from pytest_ragate.modes.choosing import (
     grouping,
     stop,
 )
-from pytest_ragate.modes.output_paths import check_collected
 from pytest_ragate.settings import add_options, add_run_options, read_settings
 
 if TYPE_CHECKING:
@@ -104,6 +102,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     (`items/xdist_worker.grouping_scheduler`); xdist's own otherwise (`choosing.grouping`)."""
     if not grouping(config):
         return None
+    from pytest_ragate.items.xdist_worker import grouping_scheduler
+
     return grouping_scheduler(config, log)
 
 
@@ -166,7 +166,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     output before that, and before the mode's own selection (registered later, its
     `trylast` hook runs after this one: a shard keeps its slice, `modes/shard.py`; a
     decision keeps the floors, `modes/decide_saved.py`)."""
-    check_collected(config, items)
+    if MODE_KEY in config.stash:  # it started when a goldset was collected, if not before
+        from pytest_ragate.modes.output_paths import check_collected
+
+        check_collected(config, items)
     check_gated(config, items)  # an xdist worker's goldsets its controller would not gate
 
 

@@ -21,8 +21,8 @@ goldset has conversations (`items/xdist_worker.grouping_scheduler`, said in one 
 (`check_gated`).
 
 The object is kept in `config.stash[MODE_KEY]` and unregistered at `pytest_unconfigure`.
-Light on purpose: every pytest run imports this through the plugin, so the shard and decide
-modes are imported only when their flag is given.
+Light on purpose: every pytest run imports this through the plugin, so each mode is imported
+only when it starts (the shard and decide modes only when their flag is given).
 """
 
 from __future__ import annotations
@@ -33,13 +33,11 @@ import pytest
 
 from pytest_ragate.items.keys import GOLDSET_KEY, GROUP_KEY, ROUTE_KEY, is_goldset_item
 from pytest_ragate.modes.asked import ASKED_KEY, asked, reaches_goldsets
-from pytest_ragate.modes.gate import Gate
-from pytest_ragate.modes.sequential import start_asking
-from pytest_ragate.modes.worker import Worker
 from pytest_ragate.settings import Settings
 
 if TYPE_CHECKING:
     from pytest_ragate.modes.controller import Controller
+    from pytest_ragate.modes.worker import Worker
     from pytest_ragate.outputs.results import Shard
 
 MODE_KEY = pytest.StashKey["Controller | Worker"]()
@@ -75,6 +73,8 @@ def activate(config: pytest.Config) -> None:
 
 def start(config: pytest.Config, settings: Settings) -> None:
     """Choose the run's mode and register its object (usage errors first)."""
+    from pytest_ragate.modes.sequential import start_asking
+
     mode = config.stash[MODE_KEY] = choose(config, settings)
     config.pluginmanager.register(mode, mode.name)
     start_asking(config, settings)  # sequential asking, unless it is off
@@ -171,6 +171,9 @@ def stop(config: pytest.Config) -> None:
 
 def choose(config: pytest.Config, settings: Settings) -> Controller | Worker:
     """The object for this run's mode, in this process."""
+    from pytest_ragate.modes.gate import Gate
+    from pytest_ragate.modes.worker import Worker
+
     shard = check_flags(config, settings)
     if hasattr(config, "workerinput"):  # an xdist worker: its controller concludes
         if shard is None:
