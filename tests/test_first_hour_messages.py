@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_ragate.wording.floors import not_judged_metrics
 from pytest_ragate.wording.xdist import not_gated
 from tests.conftest import (
     QUESTIONS,
@@ -108,6 +109,12 @@ def test_no_hint_without_goldsets_or_when_a_goldset_ran(pytester: pytest.Pyteste
     assert ran.ret == pytest.ExitCode.TESTS_FAILED and hints(ran) == []
     expect(ran, "FAILED gs/ragate.toml::floor[abstention_accuracy] - not decided: 4 of 4 "
            "questions have no result*")
+    # and a knob it refuses is its usage error, in one line, as in a run that asked
+    pytester.makeini("[pytest]\nragate_judge_optional = nonsense\n")
+    refused = run_pytester(pytester, workers)
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    assert [line for line in refused.errlines if line] == [
+        "ERROR: " + not_judged_metrics("ragate_judge_optional", ["nonsense"])]
 
 
 def test_an_unasked_xdist_run_whose_goldset_its_controller_cannot_see_is_refused(

@@ -61,14 +61,17 @@ def activate(config: pytest.Config) -> None:
     """Collection met a goldset (its ragate.toml, or a `@ragate.goldset` test): the mode
     starts now, before any item runs, in a run that did not ask. An xdist worker whose
     controller does not gate starts none: it refuses its collection (`check_gated`)."""
-    if MODE_KEY in config.stash or config.stash.get(UNGATED_KEY, False):
+    if MODE_KEY in config.stash or UNGATED_KEY in config.stash or REFUSAL_KEY in config.stash:
         return
     if hasattr(config, "workerinput"):
         config.stash[UNGATED_KEY] = True
         return
     from pytest_ragate.settings import read_settings
 
-    start(config, read_settings(config))
+    try:
+        start(config, read_settings(config))
+    except pytest.UsageError as error:  # raised once collected, as a usage error (`check_gated`)
+        config.stash[REFUSAL_KEY] = error
 
 
 def start(config: pytest.Config, settings: Settings) -> None:
@@ -91,6 +94,7 @@ def distributed(config: pytest.Config) -> bool:
 CONTROLLER = "ragate_controller"  # in a worker's `workerinput`: its controller gates
 GIVEN_DIST_KEY = pytest.StashKey[str]()  # the --dist the user gave ("no": none, -n's load)
 UNGATED_KEY = pytest.StashKey[bool]()  # a worker met a goldset its controller does not gate
+REFUSAL_KEY = pytest.StashKey[pytest.UsageError]()  # the mode started lazily refused the run
 
 
 def given_dist(config: pytest.Config) -> None:
@@ -132,7 +136,11 @@ def configure_node(node: Any) -> None:
 def check_gated(config: pytest.Config, items: list[pytest.Item]) -> None:
     """On an xdist worker, once collected, before it says so: goldset items its controller
     does not gate, or conversation turns the user's `--dist` would deal to several workers,
-    are refused (one line; the controller raises it, `output_paths.refused`)."""
+    are refused (one line; the controller raises it, `output_paths.refused`). In one process,
+    the usage error of a mode that started at collection (`activate`) is raised here."""
+    refusal = config.stash.get(REFUSAL_KEY, None)
+    if refusal is not None:
+        raise refusal
     workerinput = getattr(config, "workerinput", None)
     if workerinput is None:
         return
