@@ -9,8 +9,8 @@ neither asks nor collects a goldset gets none, and ragate changes nothing in it.
 
 Every pytest run in an environment that has pytest-ragate installed imports this module,
 goldsets or not. So at module level it imports only pytest and light modules (`settings`,
-`items.keys`, `route`, `modes.choosing` with the gate and worker modes, `output_paths`,
-`long_lived`); each hook imports the part it needs once it meets a goldset's file, item or
+`items.keys`, `route`, `modes.choosing` with `modes.asked`, `long_lived`); a mode is imported
+when it starts, and each hook imports the part it needs once it meets a goldset's file, item or
 decorated test (tests/test_architecture.py holds that a run without goldsets loads nothing
 heavier than pytest).
 """

@@ -108,8 +108,8 @@ def grouping_scheduler(config: pytest.Config, log: Any) -> Any:
     """What a gate's `-n N` schedules with (`modes/choosing.grouping`): xdist's `load` when
     no collected item is in a group, as before conversations existed; `loadgroup` (a
     conversation's turns on one worker; said in one line) when some are, except that a worker
-    that dies hands
-    back its group without the item it died running, as `load` does. xdist's own
+    that dies hands back its group without the item it died running, as `load` does. xdist's
+    own
     (`LoadScopeScheduling.remove_node`) puts the whole group back with the crashed item still
     pending: the next worker runs it and dies too, until no worker is left to restart and the
     run hangs. The choice is made when every worker has sent its collection (the first
