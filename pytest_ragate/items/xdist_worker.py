@@ -109,10 +109,9 @@ def grouping_scheduler(config: pytest.Config, log: Any) -> Any:
     no collected item is in a group, as before conversations existed; `loadgroup` (a
     conversation's turns on one worker; said in one line) when some are, except that a worker
     that dies hands back its group without the item it died running, as `load` does. xdist's
-    own
-    (`LoadScopeScheduling.remove_node`) puts the whole group back with the crashed item still
-    pending: the next worker runs it and dies too, until no worker is left to restart and the
-    run hangs. The choice is made when every worker has sent its collection (the first
+    own (`LoadScopeScheduling.remove_node`) puts the whole group back with the crashed item
+    still pending: the next worker runs it and dies too, until no worker is left to restart
+    and the run hangs. The choice is made when every worker has sent its collection (the first
     `schedule`), before any item is sent. This reads and writes the schedulers' private
     `assigned_work` and `workqueue` (tests/test_xdist_worker.py pins the contract)."""
     from xdist.scheduler import LoadGroupScheduling, LoadScheduling
