@@ -2,13 +2,15 @@
 scoring, judges, pipeline, outputs; see docs/architecture.md).
 
 It keeps the hooks that are the same in every mode. What differs between a gate, a shard and
-a decision over saved files is on the one object `pytest_configure` registers for the run's
-mode (`modes/choosing.py`).
+a decision over saved files is on the one object registered for the run's mode
+(`modes/choosing.py`): at `pytest_configure` in a run that asked for goldsets, otherwise when
+collection first meets one (`pytest_collect_file`, `pytest_pycollect_makeitem`); a run that
+neither asks nor collects a goldset gets none, and ragate changes nothing in it.
 
 Every pytest run in an environment that has pytest-ragate installed imports this module,
 goldsets or not. So at module level it imports only pytest and light modules (`settings`,
-`items.keys`, `route`, `modes.choosing` with the gate and worker modes, `output_paths`,
-`long_lived`); each hook imports the part it needs once it meets a goldset's file, item or
+`items.keys`, `route`, `modes.choosing` with `modes.asked`, `long_lived`); a mode is imported
+when it starts, and each hook imports the part it needs once it meets a goldset's file, item or
 decorated test (tests/test_architecture.py holds that a run without goldsets loads nothing
 heavier than pytest).
 """
@@ -40,9 +42,16 @@ from pytest_ragate.items.keys import (
 )
 from pytest_ragate.items.long_lived import long_lived, thaw
 from pytest_ragate.items.route import route_spec
-from pytest_ragate.items.xdist_worker import grouping_scheduler
-from pytest_ragate.modes.choosing import MODE_KEY, configure_node, start, stop
-from pytest_ragate.modes.output_paths import check_collected
+from pytest_ragate.modes.choosing import (
+    MODE_KEY,
+    activate,
+    begin,
+    check_gated,
+    configure_node,
+    given_dist,
+    grouping,
+    stop,
+)
 from pytest_ragate.settings import add_options, add_run_options, read_settings
 
 if TYPE_CHECKING:
@@ -70,21 +79,31 @@ def pytest_configure(config: pytest.Config) -> None:
         if missing:
             raise pytest.UsageError(f"--ragate-html needs {' and '.join(missing)}: "
                                     "pip install 'pytest-ragate[html]'")
-    start(config, settings)  # the run's mode: one object registered (`modes/choosing.py`)
+    begin(config, settings)  # the run's mode, if it asked or is an xdist gate's (`choosing`)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_cmdline_main(config: pytest.Config) -> Generator[None, Any, Any]:
+    """Before xdist reads `-n N` as `--dist load`: the `--dist` the user gave."""
+    given_dist(config)
+    return (yield)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
-    """xdist's controller starting a worker: a conversation's turns go to one worker."""
+    """xdist's controller starting a worker: whether it gates, and how it deals items."""
     configure_node(node)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """`loadgroup` (what `-n N` runs as: `modes/choosing.keep_together`) with a crashed item
-    never handed to another worker (`items/xdist_worker.grouping_scheduler`)."""
-    if config.getvalue("dist") != "loadgroup":
+    """A gate's run under `-n N`: xdist's `load`, or its `loadgroup` when a collected goldset
+    has conversations, with a crashed item never handed to another worker
+    (`items/xdist_worker.grouping_scheduler`); xdist's own otherwise (`choosing.grouping`)."""
+    if not grouping(config):
         return None
+    from pytest_ragate.items.xdist_worker import grouping_scheduler
+
     return grouping_scheduler(config, log)
 
 
@@ -95,6 +114,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     if file_path.name != CONFIG_NAME:
         return None
+    activate(parent.config)  # a run that did not ask is gated all the same (`choosing`)
     from pytest_ragate.items.collection import GoldsetFile
 
     return GoldsetFile.from_parent(parent, path=file_path)
@@ -125,6 +145,7 @@ def pytest_pycollect_makeitem(collector: pytest.Module | pytest.Class, name: str
     They are built and kept like a goldset file's items (`items/long_lived.py`)."""
     if route_spec(obj) is None:
         return (yield)
+    activate(collector.config)  # before its items are made (`choosing.activate`)
     with long_lived(collector.config):
         result = yield
         spec = route_spec(obj)
@@ -145,7 +166,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     output before that, and before the mode's own selection (registered later, its
     `trylast` hook runs after this one: a shard keeps its slice, `modes/shard.py`; a
     decision keeps the floors, `modes/decide_saved.py`)."""
-    check_collected(config, items)
+    if MODE_KEY in config.stash:  # it started when a goldset was collected, if not before
+        from pytest_ragate.modes.output_paths import check_collected
+
+        check_collected(config, items)
+    check_gated(config, items)  # an xdist worker's goldsets its controller would not gate
 
 
 def pytest_report_collectionfinish(config: pytest.Config, items: list[pytest.Item],

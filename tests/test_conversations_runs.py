@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from pytest_ragate.decision.population import Member, Population, deal, population_shards
+from pytest_ragate.wording.xdist import GROUPED, splits_conversations
 from tests.conftest import WORKERS, run_pytester, write_goldset
 
 CONVERSATIONS = {f"c{i}": 2 for i in range(1, 7)} | {"broken": 3}
@@ -88,6 +89,20 @@ def test_each_turn_is_given_the_earlier_turns_answers(pytester: pytest.Pytester,
     result.stdout.fnmatch_lines([
         "FAILED *floor?citation_accuracy? - not decided: 2 of 15 questions have no result: "
         "errored broken-2 (ZeroDivisionError: *); errored broken-3 (*not asked*"])
+    grouped = [line for line in result.outlines if line == GROUPED]  # said, under xdist
+    assert len(grouped) == (workers == "2")
+
+
+def test_a_given_dist_that_would_split_a_conversation_is_refused(
+        pytester: pytest.Pytester) -> None:
+    """ragate never overrides a `--dist` the user gave: one that would deal a conversation's
+    turns to several workers is a usage error, in one line, before anything is asked."""
+    conversation_goldset(pytester.path / "gs")
+    pytester.makeconftest(SYSTEM)
+    result = run_pytester(pytester, "2", "gs", "--dist", "load")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert [line for line in result.errlines if line] == [
+        f"ERROR: {splits_conversations('load', 'mini')}"]
 
 
 def test_a_shard_takes_whole_conversations() -> None:

@@ -11,7 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import WORKERS, expect, jsonl, rows_of, run_pytester, write_goldset
+from pytest_ragate.wording.floors import not_judged_metrics
+from pytest_ragate.wording.xdist import not_gated
+from tests.conftest import (
+    QUESTIONS,
+    WORKERS,
+    expect,
+    jsonl,
+    rows_of,
+    run_pytester,
+    write_goldset,
+)
 from tests.test_documents import handbook
 from tests.test_fail_closed import planned
 
@@ -52,14 +62,34 @@ def test_a_marker_run_that_selects_nothing_says_where_the_goldsets_are(
     assert hints(ran) == []
 
 
+# each process writes the ragate plugins registered in it (its modes are named `ragate-*`)
+REGISTERED = '''
+
+def pytest_unconfigure(config):
+    name = getattr(config, "workerinput", {}).get("workerid", "main")
+    names = [n for n, _ in config.pluginmanager.list_name_plugin() if n and n.startswith("ragate-")]
+    (config.rootpath / f"registered-{name}.txt").write_text(" ".join(sorted(names)))
+'''
+
+
 @WORKERS
-def test_a_green_plain_run_stays_green_and_says_the_gate_did_not_run(
+def test_a_plain_run_that_asks_for_no_goldset_is_left_alone(
         pytester: pytest.Pytester, workers: str) -> None:
+    """Inert until asked: a run that neither asks for goldsets nor collects one gets no
+    ragate mode in any process, xdist's own scheduler and no ragate line (no hint either:
+    it did not ask); a node-id run likewise."""
     outside_testpaths(pytester)
-    result = run_pytester(pytester, workers)
-    assert result.ret == pytest.ExitCode.OK
-    result.assert_outcomes(passed=1)
-    assert len(hints(result)) == 1 and "`pytest goldsets/ -m rag_gate`" in hints(result)[0]
+    pytester.makeconftest(planned({}) + REGISTERED)
+    for args in ((), ("tests/test_unit.py::test_fine",)):
+        result = run_pytester(pytester, workers, *args)
+        assert result.ret == pytest.ExitCode.OK
+        result.assert_outcomes(passed=1)
+        assert [line for line in result.outlines if line.startswith("ragate")] == []
+        registered = sorted(pytester.path.glob("registered-*.txt"))
+        assert len(registered) == (3 if workers == "2" else 1)
+        assert {path.read_text() for path in registered} == {""}
+    if workers == "2":
+        assert "scheduling tests via LoadScheduling" in result.outlines
 
 
 @WORKERS
@@ -72,10 +102,36 @@ def test_no_hint_without_goldsets_or_when_a_goldset_ran(pytester: pytest.Pyteste
     result = run_pytester(pytester, workers)
     assert result.ret == pytest.ExitCode.OK and hints(result) == []
     write_goldset(pytester.path / "gs", floors=FLOOR)
-    pytester.makeconftest(planned({}))
-    ran = run_pytester(pytester, workers)  # the goldset under the rootdir is collected and runs
-    assert ran.ret == pytest.ExitCode.OK and hints(ran) == []
-    ran.assert_outcomes(passed=6)
+    pytester.makeconftest(planned({q: "1/0" for q, _ in QUESTIONS}))
+    # a plain run did not ask, but it collects the goldset under the rootdir: it is gated
+    # (under -n 2 too: the controller's paths reach it), and its floor fails closed
+    ran = run_pytester(pytester, workers)
+    assert ran.ret == pytest.ExitCode.TESTS_FAILED and hints(ran) == []
+    expect(ran, "FAILED gs/ragate.toml::floor[abstention_accuracy] - not decided: 4 of 4 "
+           "questions have no result*")
+    # and a knob it refuses is its usage error, in one line, as in a run that asked
+    pytester.makeini("[pytest]\nragate_judge_optional = nonsense\n")
+    refused = run_pytester(pytester, workers)
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    assert [line for line in refused.errlines if line] == [
+        "ERROR: " + not_judged_metrics("ragate_judge_optional", ["nonsense"])]
+
+
+def test_an_unasked_xdist_run_whose_goldset_its_controller_cannot_see_is_refused(
+        pytester: pytest.Pytester) -> None:
+    """Fail closed: under -n, a run that did not ask and whose paths hold no ragate.toml has
+    no gate on its controller; a `@ragate.goldset` test its workers collect is refused in one
+    line (a failing run), never run with its floors undecided."""
+    outside_testpaths(pytester)
+    (pytester.path / "tests" / "test_rag.py").write_text(
+        "import pytest_ragate as ragate\n\n\n@ragate.goldset('../goldsets')\n"
+        "def test_mine(ragate_question, ragate_system):\n"
+        "    return ragate_system(ragate_question.question)\n")
+    result = run_pytester(pytester, "2")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert [line for line in result.outlines if line.startswith("pytest-ragate:")] == [
+        not_gated("tests/test_rag.py::test_mine")]
+    assert "passed" not in result.outlines[-1] and hints(result) == []
 
 
 def test_the_search_is_bounded_and_names_the_first_few(pytester: pytest.Pytester) -> None:
@@ -85,7 +141,7 @@ def test_the_search_is_bounded_and_names_the_first_few(pytester: pytest.Pytester
     for name in ("a", "b", "c", "d/deeper"):
         write_goldset(pytester.path / "sets" / name)
     write_goldset(pytester.path)  # one at the rootdir itself, found first
-    result = run_pytester(pytester, "0")
+    result = run_pytester(pytester, "0", "-m", "rag_gate")
     assert hints(result) == [
         f"{HINT}, and the rootdir has goldsets at ragate.toml, sets/a/ragate.toml, "
         "sets/b/ragate.toml (the first 3 found). Run them with `pytest ragate.toml sets/a/ "

@@ -90,11 +90,13 @@ def test_4_alone():
 
 def test_a_worker_dying_in_a_group_is_reported_once_and_the_group_runs_on(
         pytester: pytest.Pytester) -> None:
-    """`loadgroup`, as `-n 2` runs with ragate: the crashed item is not handed to another
-    worker (xdist's own scheduler hands it on, each worker dies in turn and the run hangs);
-    the rest of its group still runs."""
+    """`loadgroup` in a run ragate gates (here asked by a flag), as a gate's `-n 2` runs when
+    a goldset has conversations: the crashed item is not handed to another worker (xdist's
+    own scheduler hands it on, each worker dies in turn and the run hangs); the rest of its
+    group still runs."""
     pytester.makepyfile(test_group=GROUP_THAT_CRASHES)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "-rA",
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "--dist",
+                                           "loadgroup", "--ragate-results=r.jsonl", "-rA",
                                            timeout=120)
     result.assert_outcomes(passed=3, failed=1)
     assert result.stdout.str().count("crashed while running 'test_group.py::test_2_dies'") == 1

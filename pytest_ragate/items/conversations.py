@@ -7,11 +7,11 @@ asked only when turns 1..k-1 of the same repeat were answered in this process; o
 is not asked and fails, naming the earlier turn and why it has no answer (an error, a skip, a
 timeout, or not run here), so it is an error row of the run, a gap of every floor over it
 (fail closed), never a smaller n. Whole conversations stay on one
-process: under xdist a turn carries an `xdist_group` mark of its conversation, and
-`modes/choosing.keep_together` runs xdist's `load` distribution as `loadgroup` (xdist's own
-scheduler: a group's items go to one worker, in collection order); a shard deals whole
-conversations (`decision/population.asking_units`); a sequential run orders conversations,
-turns in order (`decision/sequential.asking_order`).
+process: under xdist a turn carries an `xdist_group` mark of its conversation, and a gate's
+`-n N` deals with `loadgroup` once a collected goldset has conversations
+(`modes/choosing.grouping`: a group's items go to one worker, in collection order); a shard
+deals whole conversations (`decision/population.asking_units`); a sequential run orders
+conversations, turns in order (`decision/sequential.asking_order`).
 """
 
 from __future__ import annotations
@@ -106,8 +106,8 @@ def forget(item: pytest.Item, case: Case, why: str) -> None:
 
 def group_mark(item: pytest.Item, case: Case) -> None:
     """A turn's `xdist_group`: its goldset's name and its conversation, so xdist sends every
-    turn of the conversation to one worker, under `loadgroup` (which
-    `modes/choosing.keep_together` makes the default distribution)."""
+    turn of the conversation to one worker, under `loadgroup` (which a gate's `-n N` deals
+    with once a collected goldset has conversations: `modes/choosing.grouping`)."""
     if case.question.conversation is None:
         return
     group = f"{GROUPED[1:]}{case.goldset.name}:{case.question.conversation}"

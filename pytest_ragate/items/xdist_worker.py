@@ -37,6 +37,8 @@ from typing import Any
 
 import pytest
 
+from pytest_ragate.items.keys import GROUPED
+
 INTERACTOR = "WorkerInteractor"
 
 
@@ -103,13 +105,13 @@ def reporting_as(item: pytest.Item) -> Iterator[None]:
 
 
 def grouping_scheduler(config: pytest.Config, log: Any) -> Any:
-    """What `-n N` schedules with (`modes/choosing.keep_together` makes it `loadgroup`): xdist's
-    `load` when no collected item is in a group, as before conversations existed; `loadgroup`
-    (a conversation's turns on one worker) when some are, except that a worker that dies hands
-    back its group without the item it died running, as `load` does. xdist's own
-    (`LoadScopeScheduling.remove_node`) puts the whole group back with the crashed item still
-    pending: the next worker runs it and dies too, until no worker is left to restart and the
-    run hangs. The choice is made when every worker has sent its collection (the first
+    """What a gate's `-n N` schedules with (`modes/choosing.grouping`): xdist's `load` when
+    no collected item is in a group, as before conversations existed; `loadgroup` (a
+    conversation's turns on one worker; said in one line) when some are, except that a worker
+    that dies hands back its group without the item it died running, as `load` does. xdist's
+    own (`LoadScopeScheduling.remove_node`) puts the whole group back with the crashed item
+    still pending: the next worker runs it and dies too, until no worker is left to restart
+    and the run hangs. The choice is made when every worker has sent its collection (the first
     `schedule`), before any item is sent. This reads and writes the schedulers' private
     `assigned_work` and `workqueue` (tests/test_xdist_worker.py pins the contract)."""
     from xdist.scheduler import LoadGroupScheduling, LoadScheduling
@@ -143,6 +145,8 @@ def grouping_scheduler(config: pytest.Config, log: Any) -> Any:
                 collections = [c for c in load.node2collection.values() if c]
                 in_groups = any("@" in nodeid for c in collections for nodeid in c)
                 self.chosen = grouped if in_groups else load
+                if any(GROUPED in nodeid for c in collections for nodeid in c):
+                    say_grouped(config)
             self.chosen.schedule()
 
         def __getattr__(self, name: str) -> Any:
@@ -156,3 +160,13 @@ def grouping_scheduler(config: pytest.Config, log: Any) -> Any:
             return getattr(self.both[0], name)
 
     return GroupsWhenThereAreAny()
+
+
+def say_grouped(config: pytest.Config) -> None:
+    """The run's line that conversation turns are kept together (under xdist's own
+    `scheduling tests via ...` line, before any item is sent)."""
+    from pytest_ragate.wording.xdist import GROUPED as SAID
+
+    terminal = config.pluginmanager.get_plugin("terminalreporter")
+    if terminal is not None:
+        terminal.write_line(SAID)

@@ -1,6 +1,6 @@
-"""Which mode a run is in, chosen once at `pytest_configure`, and the one object registered
-for it (as pytest-cov's `engine.py` picks `Central`, `DistMaster` or `DistWorker`, and
-pytest's `stepwise.py` registers its plugin only when its option is on):
+"""Which mode a run is in, and the one object registered for it (as pytest-cov's
+`engine.py` picks `Central`, `DistMaster` or `DistWorker`, and pytest's `stepwise.py`
+registers its plugin only when its option is on):
 
 - a gate (`gate.Gate`): one process, or the xdist controller; it decides floors;
 - a shard (`--ragate-shard i/N`, `shard.ShardRun`): runs a slice, decides nothing, saves a
@@ -10,9 +10,19 @@ pytest's `stepwise.py` registers its plugin only when its option is on):
 - on an xdist worker of a gate or a shard, `worker.Worker` or `shard.ShardWorker`: it
   describes its collection to the controller (a shard's keeps its slice too).
 
+Chosen when the run needs one (`begin`, `activate`): at `pytest_configure` in a run that
+asked for goldsets (`asked.py`), on an xdist controller whose paths hold a goldset, and on a
+worker of a controller that gates; otherwise when collection first meets a goldset, before
+any item runs. A run that does neither gets no mode: ragate changes no xdist option or
+scheduler, draws no seed and prints nothing in it. Under `-n N` without a `--dist` of the
+user's, a gate's controller deals with xdist's `load`, or `loadgroup` once a collected
+goldset has conversations (`items/xdist_worker.grouping_scheduler`, said in one line); a
+`--dist` the user gave is kept, and refused in one line when it would split a conversation
+(`check_gated`).
+
 The object is kept in `config.stash[MODE_KEY]` and unregistered at `pytest_unconfigure`.
-Light on purpose: every pytest run imports this through the plugin, so the shard and decide
-modes are imported only when their flag is given.
+Light on purpose: every pytest run imports this through the plugin, so each mode is imported
+only when it starts (the shard and decide modes only when their flag is given).
 """
 
 from __future__ import annotations
@@ -21,48 +31,143 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_ragate.modes.gate import Gate
-from pytest_ragate.modes.sequential import start_asking
-from pytest_ragate.modes.worker import Worker
+from pytest_ragate.items.keys import GOLDSET_KEY, GROUP_KEY, ROUTE_KEY, is_goldset_item
+from pytest_ragate.modes.asked import ASKED_KEY, asked, reaches_goldsets
 from pytest_ragate.settings import Settings
 
 if TYPE_CHECKING:
     from pytest_ragate.modes.controller import Controller
+    from pytest_ragate.modes.worker import Worker
     from pytest_ragate.outputs.results import Shard
 
 MODE_KEY = pytest.StashKey["Controller | Worker"]()
 
 
+def begin(config: pytest.Config, settings: Settings) -> None:
+    """At `pytest_configure`: the mode starts now in a run that asked for goldsets
+    (`asked.py`), on an xdist controller whose paths reach one, and on a worker whose
+    controller gates; otherwise ragate stays inert until collection meets a goldset
+    (`activate`)."""
+    config.stash[ASKED_KEY] = asked(config)
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None:
+        if CONTROLLER in workerinput:
+            start(config, settings)
+    elif config.stash[ASKED_KEY] or (distributed(config) and reaches_goldsets(config)):
+        start(config, settings)
+
+
+def activate(config: pytest.Config) -> None:
+    """Collection met a goldset (its ragate.toml, or a `@ragate.goldset` test): the mode
+    starts now, before any item runs, in a run that did not ask. An xdist worker whose
+    controller does not gate starts none: it refuses its collection (`check_gated`)."""
+    if MODE_KEY in config.stash or UNGATED_KEY in config.stash or REFUSAL_KEY in config.stash:
+        return
+    if hasattr(config, "workerinput"):
+        config.stash[UNGATED_KEY] = True
+        return
+    from pytest_ragate.settings import read_settings
+
+    try:
+        start(config, read_settings(config))
+    except pytest.UsageError as error:  # raised once collected, as a usage error (`check_gated`)
+        config.stash[REFUSAL_KEY] = error
+
+
 def start(config: pytest.Config, settings: Settings) -> None:
     """Choose the run's mode and register its object (usage errors first)."""
+    from pytest_ragate.modes.sequential import start_asking
+
     mode = config.stash[MODE_KEY] = choose(config, settings)
     config.pluginmanager.register(mode, mode.name)
     start_asking(config, settings)  # sequential asking, unless it is off
     keep_together(config)
 
 
-LOADGROUP = "ragate_loadgroup"  # in a worker's `workerinput`: its controller groups items
+def distributed(config: pytest.Config) -> bool:
+    """This process is the controller of an xdist run (as xdist's `_is_distribution_mode`:
+    a distribution and workers to run it; `--collect-only` collects here)."""
+    return (not hasattr(config, "workerinput") and not config.option.collectonly
+            and config.getoption("dist", "no") != "no" and bool(config.getoption("tx", None)))
+
+
+CONTROLLER = "ragate_controller"  # in a worker's `workerinput`: its controller gates
+GIVEN_DIST_KEY = pytest.StashKey[str]()  # the --dist the user gave ("no": none, -n's load)
+UNGATED_KEY = pytest.StashKey[bool]()  # a worker met a goldset its controller does not gate
+REFUSAL_KEY = pytest.StashKey[pytest.UsageError]()  # the mode started lazily refused the run
+
+
+def given_dist(config: pytest.Config) -> None:
+    """Before xdist turns `-n N` into `--dist load` (`pytest_cmdline_main`): the
+    distribution the user gave, which ragate never overrides."""
+    distload = config.getoption("distload", False)
+    config.stash[GIVEN_DIST_KEY] = "load" if distload else config.getoption("dist", "no")
+
+
+def grouping(config: pytest.Config) -> bool:
+    """The controller deals items with `items/xdist_worker.grouping_scheduler`: a gate's
+    run under `-n N` with no `--dist` of the user's (xdist's `load`, grouped only when a
+    collected goldset has conversations), or `--dist loadgroup`."""
+    if MODE_KEY not in config.stash:
+        return False
+    dist = config.getvalue("dist")
+    return dist == "loadgroup" or (dist == "load"
+                                   and config.stash.get(GIVEN_DIST_KEY, "no") == "no")
 
 
 def keep_together(config: pytest.Config) -> None:
-    """xdist's default distribution (`load`, what `-n N` alone means) run as `loadgroup`,
-    so that every turn of a conversation goes to one worker (`items/conversations.py` marks
-    each turn with its conversation's `xdist_group`); items without the mark are dealt one by
-    one, as `load` deals them. On the controller, before it starts its workers; a worker
-    (which parses the command line itself) is told by its `workerinput` (`configure_node`),
-    so that xdist names each grouped item by its group, as the controller's scheduler reads
-    it."""
-    workerinput = getattr(config, "workerinput", None)
-    if workerinput is not None:
-        if workerinput.get(LOADGROUP):
-            config.option.loadgroup = True
-    elif getattr(config.option, "dist", None) == "load":
-        config.option.dist = "loadgroup"
+    """On an xdist worker: name each grouped item by its group (as xdist does under
+    `loadgroup`) when its controller may group them (`grouping`); the worker parsed the
+    command line itself, which says no `--dist` when `-n N` alone was given."""
+    controller = getattr(config, "workerinput", {}).get(CONTROLLER)
+    if controller is not None and controller["grouping"]:
+        config.option.loadgroup = True
 
 
 def configure_node(node: Any) -> None:
-    """An xdist worker about to start: whether its controller groups items (`keep_together`)."""
-    node.workerinput[LOADGROUP] = node.config.getvalue("dist") == "loadgroup"
+    """An xdist worker about to start: its controller gates, deals with this distribution,
+    and may group conversation turns (`grouping`)."""
+    config = node.config
+    if MODE_KEY in config.stash:
+        node.workerinput[CONTROLLER] = {"dist": config.getvalue("dist"),
+                                        "grouping": grouping(config)}
+
+
+def check_gated(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On an xdist worker, once collected, before it says so: goldset items its controller
+    does not gate, or conversation turns the user's `--dist` would deal to several workers,
+    are refused (one line; the controller raises it, `output_paths.refused`). In one process,
+    the usage error of a mode that started at collection (`activate`) is raised here."""
+    refusal = config.stash.get(REFUSAL_KEY, None)
+    if refusal is not None:
+        raise refusal
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is None:
+        return
+    controller = workerinput.get(CONTROLLER)
+    from pytest_ragate.wording import xdist as wording
+
+    if config.stash.get(UNGATED_KEY, False):
+        first = next(filter(is_goldset_item, items), None)
+        if first is not None:
+            refuse(config, items, wording.not_gated(first.stash[ROUTE_KEY]))
+    elif controller is not None and not controller["grouping"] \
+            and controller["dist"] in ("load", "worksteal"):
+        turn = next((i for i in items if GROUP_KEY in i.stash), None)
+        if turn is not None:
+            name = turn.stash[GOLDSET_KEY].name
+            refuse(config, items, wording.splits_conversations(controller["dist"], name))
+
+
+def refuse(config: pytest.Config, items: list[pytest.Item], message: str) -> None:
+    """A worker's usage error, sent as a marked collect report (xdist shows a worker's own
+    nowhere); it runs nothing."""
+    from pytest_ragate.modes.output_paths import REFUSED_ATTR
+
+    items.clear()
+    report = pytest.CollectReport("", "failed", message, [])
+    setattr(report, REFUSED_ATTR, True)
+    config.hook.pytest_collectreport(report=report)
 
 
 def stop(config: pytest.Config) -> None:
@@ -74,6 +179,9 @@ def stop(config: pytest.Config) -> None:
 
 def choose(config: pytest.Config, settings: Settings) -> Controller | Worker:
     """The object for this run's mode, in this process."""
+    from pytest_ragate.modes.gate import Gate
+    from pytest_ragate.modes.worker import Worker
+
     shard = check_flags(config, settings)
     if hasattr(config, "workerinput"):  # an xdist worker: its controller concludes
         if shard is None:

@@ -40,6 +40,7 @@ from pytest_ragate.items.keys import (
 )
 from pytest_ragate.items.printed import start_printing
 from pytest_ragate.items.reasons import failure_line, summary_line
+from pytest_ragate.modes.asked import ASKED_KEY
 from pytest_ragate.modes.output_paths import check_outputs, clear_outputs, refused
 from pytest_ragate.settings import Settings, read_settings, standing
 
@@ -445,12 +446,14 @@ class Controller(ABC):
         show_on_github(self.config, terminalreporter, view)
 
     def hint_nothing_ran(self, terminalreporter: Any) -> None:
-        """No ragate item was selected, here (no xdist) or on a worker: where the rootdir's
-        goldsets are, and how to run them (a bounded search, only now; the exit status is
-        pytest's own). Not after a collection error: the goldset that failed to load may be
-        what the run was given, and its error is the news."""
-        if self.config.option.collectonly or self.goldset_ran or self.collection_failed or any(
-                map(is_goldset_item, self.selected or [])):
+        """A run that asked for goldsets (`asked.py`) selected no ragate item, here (no
+        xdist) or on a worker: where the rootdir's goldsets are, and how to run them (a
+        bounded search, only now; the exit status is pytest's own). Not after a collection
+        error: the goldset that failed to load may be what the run was given, and its error
+        is the news."""
+        if not self.config.stash.get(ASKED_KEY, False) or self.config.option.collectonly \
+                or self.goldset_ran or self.collection_failed \
+                or any(map(is_goldset_item, self.selected or [])):
             return
         from pytest_ragate.modes.nothing_ran import find_goldsets, nothing_ran_hint
 
