@@ -15,9 +15,8 @@ from haystack import Document
 from haystack.components.retrievers.in_memory import InMemoryBM25Retriever
 from haystack.document_stores.in_memory import InMemoryDocumentStore
 
-from pytest_ragate import Answer, Citation, Context
+from pytest_ragate import Answer, Citation, Context, split_paragraphs
 from pytest_ragate.adapters import from_haystack
-from pytest_ragate.goldsets.corpus import split_paragraphs
 
 DOCS = Path(__file__).parent / "docs"
 TOP_K = 3
