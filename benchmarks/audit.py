@@ -129,15 +129,15 @@ def _synthetic(docs: dict[str, list[dict]], n: int, rng: random.Random,
         found.append(({"question_id": qid, "kind": "single_meeting", "question": question,
                        "tags": {"src": "synthetic"}},
                       {"question_id": qid, "gist": normalize(turn["text"]),
-                       "evidence": [{"doc_id": doc_id, "first_turn": max(0, i - 1),
-                                     "last_turn": min(last, i + 1)}],
+                       "evidence": [{"doc_id": doc_id, "first_unit": max(0, i - 1),
+                                     "last_unit": min(last, i + 1)}],
                        "facts": [words[0]]}))
     return found
 
 
 def _spans(expected: dict) -> list[tuple[int, str, int, int]]:
-    return [(k, e.get("doc_id") or e.get("meeting_id"), e["first_turn"], e["last_turn"])
-            for k, e in enumerate(expected.get("evidence", [])) if "first_turn" in e]
+    return [(k, e["doc_id"], e["first_unit"], e["last_unit"])
+            for k, e in enumerate(expected.get("evidence", [])) if "first_unit" in e]
 
 
 def _paraphrase(text: str, rng: random.Random) -> str:
@@ -180,7 +180,7 @@ def build(folder: Path, seed: int) -> dict:
     for _ in range(SEEDS["wide"]):
         q, e = next(chosen)
         doc_id = _spans(e)[0][1]
-        e["evidence"] = [{"doc_id": doc_id, "first_turn": 0, "last_turn": len(docs[doc_id]) - 1}]
+        e["evidence"] = [{"doc_id": doc_id, "first_unit": 0, "last_unit": len(docs[doc_id]) - 1}]
         truth["wide_evidence"].add(q["question_id"])
     for n in range(SEEDS["made_up_fact"]):
         q, e = next(chosen)

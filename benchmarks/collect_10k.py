@@ -104,7 +104,7 @@ def _jsonl(rows: list[dict[str, Any]]) -> str:
 def _span(rng: random.Random, doc: str) -> dict[str, Any]:
     first = rng.randrange(TURNS)
     last = min(TURNS - 1, first + rng.randrange(4))
-    return {"meeting_id": doc, "first_turn": first, "last_turn": last}
+    return {"doc_id": doc, "first_unit": first, "last_unit": last}
 
 
 def write_goldset(root: Path, seed: int = SEED) -> int:

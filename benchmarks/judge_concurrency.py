@@ -36,7 +36,7 @@ LATENCY = {latency}
 def ragate_system():
     def answer(text):
         n = int(text.split()[-1].rstrip("?"))
-        ctx = Context(context_id=f"c{{n}}", doc_id=f"d{{n % 10}}", first_turn=0, last_turn=2,
+        ctx = Context(context_id=f"c{{n}}", doc_id=f"d{{n % 10}}", first_unit=0, last_unit=2,
                       text="the answer is here", distance=0.2)
         return Answer(text="the answer", contexts=[ctx],
                       citations=[Citation(context_id=ctx.context_id)])
@@ -77,7 +77,7 @@ def write_goldset(root: Path, questions: int, latency: float) -> None:
             q.write(json.dumps({"question_id": f"q{n:03d}", "kind": "single_meeting",
                                 "question": f"what about {n}?"}) + "\n")
             e.write(json.dumps({"question_id": f"q{n:03d}", "gist": "g", "evidence": [
-                {"meeting_id": f"d{n % 10}", "first_turn": 1, "last_turn": 1}]}) + "\n")
+                {"doc_id": f"d{n % 10}", "first_unit": 1, "last_unit": 1}]}) + "\n")
 
 
 def gate(root: Path, *args: str) -> float:

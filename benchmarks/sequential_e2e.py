@@ -73,8 +73,8 @@ def ragate_system():
             log.write(qid + "\\n")
         time.sleep(SYSTEM)
         turns = (8, 9) if wrong(qid) else (2, 3)
-        context = Context(context_id="c0", doc_id="m1", first_turn=turns[0],
-                          last_turn=turns[1], text="the budget", distance=0.2)
+        context = Context(context_id="c0", doc_id="m1", first_unit=turns[0],
+                          last_unit=turns[1], text="the budget", distance=0.2)
         return Answer(text="the budget", contexts=[context],
                       citations=[Citation(context_id="c0")])
     return answer
@@ -108,7 +108,7 @@ def write_project(root: Path, questions: int, system: float, judge: float) -> No
     rows = [{"question_id": f"q{i:04d}", "kind": "single_meeting",
              "question": f"What about q{i:04d}?"} for i in range(questions)]
     expected = [{"question_id": f"q{i:04d}", "gist": "the budget",
-                 "evidence": [{"doc_id": "m1", "first_turn": 2, "last_turn": 3}]}
+                 "evidence": [{"doc_id": "m1", "first_unit": 2, "last_unit": 3}]}
                 for i in range(questions)]
     (gs / "questions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     (gs / "expected.jsonl").write_text("".join(json.dumps(r) + "\n" for r in expected))

@@ -71,7 +71,7 @@ def ragate_system():
         time.sleep(SLEEP)
         if "unanswerable" in text:
             return Answer(text="", abstained=True)
-        context = Context(context_id="c0", doc_id="m1", first_turn=2, last_turn=3,
+        context = Context(context_id="c0", doc_id="m1", first_unit=2, last_unit=3,
                           text="the budget", distance=0.2)
         return Answer(text="the budget", contexts=[context],
                       citations=[Citation(context_id="c0")])
@@ -91,8 +91,8 @@ def write_project(root: Path, questions: int, sleep: float) -> None:
         kind = KINDS[i % 3]
         rows.append({"question_id": f"q{i:04d}", "kind": kind,
                      "question": f"What about q{i:04d} ({kind})?"})
-        spans = [] if kind == "unanswerable" else [{"doc_id": "m1", "first_turn": 2,
-                                                    "last_turn": 3}]
+        spans = [] if kind == "unanswerable" else [{"doc_id": "m1", "first_unit": 2,
+                                                    "last_unit": 3}]
         expected.append({"question_id": f"q{i:04d}", "gist": "the budget" if spans else None,
                          "evidence": spans})
     (gs / "questions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))

@@ -26,10 +26,6 @@ from pytest_ragate.goldsets.loader import Goldset, load_goldset
 from pytest_ragate.goldsets.pinned import hold, pinned_entry
 from pytest_ragate.goldsets.pins import CorpusText, Unpinnable
 
-_FIRST = ("first_turn", "first_unit")
-_LAST = ("last_turn", "last_unit")
-_DOC = ("doc_id", "meeting_id")
-
 
 class PinningError(Exception):
     """Nothing was written: the message says why."""
@@ -60,10 +56,6 @@ def _sources(goldset: Goldset) -> list[_Source]:
     path = goldset.root / goldset.config.questions.expected
     files = sorted(path.glob("*.json")) if path.is_dir() else [path]
     return [_Source(f, f.read_bytes(), path.is_dir()) for f in files]
-
-
-def _key(entry: dict[str, Any], names: tuple[str, ...]) -> str:
-    return next((n for n in names if n in entry), names[0])
 
 
 def _layout(text: str, folder: bool) -> dict[str, Any]:
@@ -147,7 +139,7 @@ def pin_goldset(config: Path) -> Pinning:
         changed = False
         for i, raw in enumerate(answer.get("evidence") or []):
             entry = EvidenceEntry.model_validate(raw)
-            if entry.pin is not None or entry.last_turn is None:
+            if entry.pin is not None or entry.last_unit is None:
                 continue
             try:
                 raw["pin"] = pinned_entry(entry, text).pin.model_dump()  # type: ignore[union-attr]
@@ -177,8 +169,7 @@ def reanchor_goldset(config: Path, *, write: bool) -> Pinning:
         done.problems += [f"{qid}: {line}" for line in held.stale]
         for i, (doc_id, first, last) in held.moves:
             raw = answer["evidence"][i]
-            raw[_key(raw, _DOC)], raw[_key(raw, _FIRST)], raw[_key(raw, _LAST)] = \
-                doc_id, first, last
+            raw["doc_id"], raw["first_unit"], raw["last_unit"] = doc_id, first, last
             done.changes += 1
         return bool(held.moves)
 

@@ -47,7 +47,7 @@ class GoldsetError(Exception):
 
 
 def format_loc(loc: tuple[int | str, ...]) -> str:
-    """('evidence', 0, 'last_turn') -> 'evidence[0].last_turn'."""
+    """('evidence', 0, 'last_unit') -> 'evidence[0].last_unit'."""
     out = ""
     for part in loc:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))

@@ -11,8 +11,8 @@ For every meeting file, in sorted filename order (document id = file stem), each
 `specific_query_list` becomes one `single_meeting` question:
 
 - `questions.jsonl`: `{"question_id", "kind", "question"}` (never a gist or evidence);
-- `expected.jsonl`:  `{"question_id", "gist", "evidence": [{"meeting_id", "first_turn",
-  "last_turn"}]}`, spans sorted by turn and de-duplicated.
+- `expected.jsonl`:  `{"question_id", "gist", "evidence": [{"doc_id", "first_unit",
+  "last_unit"}]}`, spans sorted by turn and de-duplicated.
 
 A span that is malformed or points outside its meeting stops the build with a non-zero exit that
 names the file and the 1-based query index.
@@ -44,21 +44,21 @@ class GoldsetError(Exception):
 class Span:
     """An inclusive, 0-based range of turns in one meeting."""
 
-    first_turn: int
-    last_turn: int
+    first_unit: int
+    last_unit: int
 
     def as_json(self, meeting_id: str) -> dict[str, Any]:
         """The span as one `evidence` entry of an expected answer."""
         return {
-            "meeting_id": meeting_id,
-            "first_turn": self.first_turn,
-            "last_turn": self.last_turn,
+            "doc_id": meeting_id,
+            "first_unit": self.first_unit,
+            "last_unit": self.last_unit,
         }
 
     @property
     def length(self) -> int:
         """Number of turns covered (both ends included)."""
-        return self.last_turn - self.first_turn + 1
+        return self.last_unit - self.first_unit + 1
 
 
 @dataclass(frozen=True)

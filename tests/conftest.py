@@ -88,7 +88,7 @@ from pytest_ragate import Answer, Citation, Context
 def ragate_system():
     def answer(text):
         qid = text.split()[-1].rstrip("?")
-        ctx = Context(context_id="c1", doc_id="m1", first_turn=0, last_turn=3,
+        ctx = Context(context_id="c1", doc_id="m1", first_unit=0, last_unit=3,
                       text=f"context of {qid}: the budget is twelve euros", distance=0.2)
         return Answer(text=f"answer to {qid}: twelve euros", contexts=[ctx],
                       citations=[Citation(context_id="c1")])
@@ -206,7 +206,7 @@ def expected_rows(evidence: dict[str, list[tuple[str, int, int]]] = EVIDENCE,
                   ) -> list[dict[str, Any]]:
     return [
         {"question_id": q, "gist": f"gist of {q}" if spans else None,
-         "evidence": [{"meeting_id": d, "first_turn": a, "last_turn": b} for d, a, b in spans]}
+         "evidence": [{"doc_id": d, "first_unit": a, "last_unit": b} for d, a, b in spans]}
         for q, spans in evidence.items()
     ]
 

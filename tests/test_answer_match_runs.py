@@ -48,7 +48,7 @@ SAID = {"q1": "The treasury of Zorblax keeps 40 quatloos.",
 def ragate_system():
     def answer(question):
         qid = question.split()[-1].rstrip("?")
-        ctx = Context(context_id="c1", doc_id="m1", first_turn=2, last_turn=3,
+        ctx = Context(context_id="c1", doc_id="m1", first_unit=2, last_unit=3,
                       text="m1 turns 2-3", distance=0.2)
         if qid not in SAID:
             return Answer.abstain(contexts=[ctx])

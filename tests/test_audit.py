@@ -49,7 +49,7 @@ def answer(qid: str, question: str, gist: str | None = None, evidence_: list | N
 
 
 def span(doc: str, first: int, last: int) -> dict:
-    return {"doc_id": doc, "first_turn": first, "last_turn": last}
+    return {"doc_id": doc, "first_unit": first, "last_unit": last}
 
 
 def asked(*texts: str) -> list[questions.Asked]:
@@ -206,7 +206,7 @@ def write_goldset(root: Path, audit: str = "") -> Path:
           {"question_id": "q2", "kind": "single_meeting", "question": "How long does the "
            "BATTERY last ?"}]
     ex = [{"question_id": q, "gist": "Two years with a kinetic charger.",
-           "evidence": [{"doc_id": "m1", "first_turn": 1, "last_turn": 1}]} for q in ("q1", "q2")]
+           "evidence": [{"doc_id": "m1", "first_unit": 1, "last_unit": 1}]} for q in ("q1", "q2")]
     (root / "questions.jsonl").write_text("".join(json.dumps(q) + "\n" for q in qs))
     (root / "expected.jsonl").write_text("".join(json.dumps(e) + "\n" for e in ex))
     (root / "ragate.toml").write_text('[corpus]\npaths = ["corpus.jsonl"]\n'

@@ -30,7 +30,7 @@ abstention_accuracy = 1.0
 
 ANCHORS = [
     {"anchor_id": "a1", "kind": "retrieval_miss", "claim": "The budget is 3 euros.",
-     "evidence": {"doc_id": "m1", "first_turn": 3, "last_turn": 3}},
+     "evidence": {"doc_id": "m1", "first_unit": 3, "last_unit": 3}},
     {"anchor_id": "a2", "kind": "off_topic_control", "claim": "Who won the 1998 World Cup?",
      "evidence": None, "xfail": "the embedder finds football in budgets"},
 ]

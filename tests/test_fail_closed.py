@@ -48,7 +48,7 @@ def write_many(root: Path, n: int, floors: str) -> None:
         {"question_id": f"q{i:02d}", "kind": "single_meeting", "question": f"What about "
          f"q{i:02d}?"} for i in range(n)], expected=[
         {"question_id": f"q{i:02d}", "gist": "the budget",
-         "evidence": [{"doc_id": "m1", "first_turn": 2, "last_turn": 3}]} for i in range(n)])
+         "evidence": [{"doc_id": "m1", "first_unit": 2, "last_unit": 3}]} for i in range(n)])
 
 
 # A system whose behaviour per question id is a line of Python in BEHAVIOUR (default: cite
@@ -58,9 +58,9 @@ import os, signal, time
 import pytest
 from pytest_ragate import Answer, Citation, Context
 
-right = Context(context_id="right", doc_id="m1", first_turn=2, last_turn=3, text="the budget",
+right = Context(context_id="right", doc_id="m1", first_unit=2, last_unit=3, text="the budget",
                 distance=0.2)
-wrong = Context(context_id="wrong", doc_id="m1", first_turn=8, last_turn=9, text="lunch",
+wrong = Context(context_id="wrong", doc_id="m1", first_unit=8, last_unit=9, text="lunch",
                 distance=0.3)
 
 def cite(*contexts, times=1):
@@ -219,7 +219,7 @@ def ragate_system():
         first = [("m2", t) for t in range(5)]  # no evidence among the first five
         turns = first + [(d, t) for d, n in (("m1", 12), ("m2", 12), ("m3", 6))
                          for t in range(n) if (d, t) not in first]
-        contexts = [Context(context_id=f"{d}:{t}", doc_id=d, first_turn=t, last_turn=t,
+        contexts = [Context(context_id=f"{d}:{t}", doc_id=d, first_unit=t, last_unit=t,
                             distance=0.1) for d, t in turns]
         if text.endswith("q4?"):
             return Answer.abstain(contexts)
@@ -287,9 +287,9 @@ def test_one_folder_through_two_routes_is_two_runs_never_pooled(
 
 ANCHORS = [
     {"anchor_id": "found", "kind": "retrieval_miss", "claim": "the budget",
-     "evidence": {"doc_id": "m1", "first_turn": 2, "last_turn": 3}, "xfail": "was missed"},
+     "evidence": {"doc_id": "m1", "first_unit": 2, "last_unit": 3}, "xfail": "was missed"},
     {"anchor_id": "missed", "kind": "retrieval_miss", "claim": "the colour",
-     "evidence": {"doc_id": "m2", "first_turn": 5, "last_turn": 6}, "xfail": "still missed"},
+     "evidence": {"doc_id": "m2", "first_unit": 5, "last_unit": 6}, "xfail": "still missed"},
 ]
 
 
@@ -344,7 +344,7 @@ def test_every_output_agrees_when_a_question_fails_and_the_floors_hold(
                   floors="[floors]\nabstention_accuracy = 0.5\n")
     pytester.makeconftest(planned({
         "q2": "cite(wrong)", "q4": "Answer.abstain()",
-        "q3": "cite(Context(context_id='c', doc_id='m1', first_turn=0, last_turn=0))"}))
+        "q3": "cite(Context(context_id='c', doc_id='m1', first_unit=0, last_unit=0))"}))
     result = run_pytester(pytester, workers, "gs", "--junitxml=j.xml", "--ragate-report=r.md",
                           "--ragate-html=r.html", "--ragate-history=h.jsonl")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
@@ -376,9 +376,9 @@ def test_ragate_compare_refuses_to_compare_a_run_with_itself(tmp_path: Path) -> 
 
 
 @pytest.mark.parametrize("change, field, says", [
-    (lambda rows: rows[0]["evidence"][0].update(first_turn=True), "evidence[0].first_turn",
+    (lambda rows: rows[0]["evidence"][0].update(first_unit=True), "evidence[0].first_unit",
      "Input should be a valid integer"),
-    (lambda rows: rows[0]["evidence"][0].update(last_turn="3"), "evidence[0].last_turn",
+    (lambda rows: rows[0]["evidence"][0].update(last_unit="3"), "evidence[0].last_unit",
      "Input should be a valid integer"),
     (lambda rows: rows[0].update(gist=1), "gist", "Input should be a valid string"),
 ], ids=["true for a turn", "a string for a turn", "a number for a gist"])
@@ -553,11 +553,11 @@ FAULTY = {
     # plain dicts, so the check is ragate's and not the system's own Context(...)
     "distances": ("[floors]\nabstention_accuracy = 0.5\n", planned({
         qid: "{'text': 'x', 'citations': [{'context_id': 'c'}], 'contexts': [{'context_id': "
-             f"'c', 'doc_id': 'm1', 'first_turn': 2, 'last_turn': 3, 'distance': {distance}}}]}}"
+             f"'c', 'doc_id': 'm1', 'first_unit': 2, 'last_unit': 3, 'distance': {distance}}}]}}"
         for distance, qid in BAD_DISTANCES.items()})),
     "outside": ("[floors]\nevidence_recall = 0.5\n", planned({
-        "q1": "cite(Context(context_id='all', doc_id='m1', first_turn=0, last_turn=10**9))",
-        "q2": "cite(Context(context_id='x', doc_id='mX', first_turn=0, last_turn=1))",
+        "q1": "cite(Context(context_id='all', doc_id='m1', first_unit=0, last_unit=10**9))",
+        "q2": "cite(Context(context_id='x', doc_id='mX', first_unit=0, last_unit=1))",
         "q3": "cite(right)", "q4": "Answer.abstain()"})),
     "timeout": ("[floors]\nabstention_accuracy = 0.5\n", planned({"q2": "time.sleep(30)"})),
     "xfail": ('[floors]\nevidence_recall = { min = 0.99, xfail = "known misses" }\n',

@@ -135,7 +135,7 @@ def write_sealed(root: Path, floors: str = JUDGED, *, unanswerable: int = 1) -> 
         "q1": [("m1", 2, 3)], "q2": [("m2", 5, 5)], "q3": [("m1", 0, 0), ("m3", 4, 5)]}
     extra = [f"q{4 + i}" for i in range(unanswerable)]
     expected = [{"question_id": q, "gist": GISTS.get(q), "notes": NOTES,
-                 "evidence": [{"meeting_id": d, "first_turn": a, "last_turn": b}
+                 "evidence": [{"doc_id": d, "first_unit": a, "last_unit": b}
                               for d, a, b in spans.get(q, [])]}
                 for q in [*spans, *extra]]
     questions = question_rows([("q1", "single_meeting"), ("q2", "single_meeting"),
@@ -476,7 +476,7 @@ def test_the_verdict_cache_holds_no_credential_and_outlives_its_rotation(
                   questions=[{"question_id": "a1", "kind": "single_meeting",
                               "question": "What about a1?"}],
                   expected=[{"question_id": "a1", "gist": "gist of a1", "evidence": [
-                      {"meeting_id": "m1", "first_turn": 2, "last_turn": 3}]}])
+                      {"doc_id": "m1", "first_unit": 2, "last_unit": 3}]}])
     pytester.makeconftest(TWELVE + FIXTURE_JUDGE_CONFTEST)
     openai_stub.script = ragas_script(answers)
     monkeypatch.setenv("RAGATE_JUDGE_API_KEY", API_KEY)
@@ -516,7 +516,7 @@ def ragate_system():
                                   "?token=S3CRET-t")
         if qid == "q4":
             return Answer.abstain()
-        ctx = Context(context_id="c1", doc_id="m1", first_turn=2, last_turn=3, text="...",
+        ctx = Context(context_id="c1", doc_id="m1", first_unit=2, last_unit=3, text="...",
                       distance=0.2)
         return Answer(text="an answer", contexts=[ctx], citations=[Citation(context_id="c1")])
     return answer
@@ -848,7 +848,7 @@ def test_a_sealed_answer_that_does_not_validate_is_named_not_quoted(
     sealed = read_sealed(path)
     cipher = aesgcm(sealed.kdf.derive(KEY)[:32])
     plain = b'{"question_id": "q2", "gist": "g", "evidence": [{"doc_id": "m2", ' \
-            b'"first_turn": 7, "last_turn": 5}]}\n'
+            b'"first_unit": 7, "last_unit": 5}]}\n'
     nonce = b64(b"\x00" * 12)
     aad = associated_data(sealed.layout, 1, len(sealed.answers), "q2", True)
     ciphertext = b64(cipher.encrypt(b"\x00" * 12, pad(plain), aad))
@@ -862,7 +862,7 @@ def test_a_sealed_answer_that_does_not_validate_is_named_not_quoted(
     monkeypatch.setenv("RAGATE_SEAL_KEY", KEY)
     validated = CliRunner().invoke(main, ["validate", str(root)])
     assert validated.exit_code == 1
-    assert "[q2] evidence[0].last_turn: does not validate (not shown: it is sealed)" \
+    assert "[q2] evidence[0].last_unit: does not validate (not shown: it is sealed)" \
         in validated.output
     assert not re.search(r"turn [57]|m2", validated.output), validated.output
 
@@ -910,10 +910,10 @@ def test_the_goldset_commands_show_no_gist_and_no_place_and_keep_none_on_disk(
     # it); q3's evidence is a whole document (too wide); m4 is no answer's evidence
     rows = [{**r, "text": "the treasury was discussed"} if (r["doc_id"], r["turn"]) == ("m1", 2)
             else r for r in corpus_rows({"m1": 12, "m2": 12, "m3": 6, "m4": 3})]
-    spans = {"q1": [{"meeting_id": "m1", "first_turn": 2, "last_turn": 3}],
-             "q2": [{"meeting_id": "m2", "first_turn": 5, "last_turn": 5}],
-             "q3": [{"meeting_id": "m3"}, {"meeting_id": "m2", "first_turn": 1,
-                                           "last_turn": 1}], "q4": []}
+    spans = {"q1": [{"doc_id": "m1", "first_unit": 2, "last_unit": 3}],
+             "q2": [{"doc_id": "m2", "first_unit": 5, "last_unit": 5}],
+             "q3": [{"doc_id": "m3"}, {"doc_id": "m2", "first_unit": 1,
+                                           "last_unit": 1}], "q4": []}
     root = write_goldset(tmp_path / "gs", corpus=rows, expected=[
         {"question_id": q, "gist": GISTS.get(q), "notes": NOTES, "evidence": evidence}
         for q, evidence in spans.items()])

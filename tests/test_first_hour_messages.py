@@ -159,7 +159,7 @@ from pytest_ragate import Answer, Citation, Context
 @pytest.fixture
 def ragate_system():
     def answer(text):
-        wrong = Context(context_id="c", doc_id="returns", first_turn=3, last_turn=3, text="x")
+        wrong = Context(context_id="c", doc_id="returns", first_unit=3, last_unit=3, text="x")
         return Answer(text="an answer", contexts=[wrong], citations=[Citation(context_id="c")])
     return answer
 '''
@@ -208,5 +208,5 @@ def test_an_evidence_error_names_the_goldsets_own_field(pytester: pytest.Pyteste
     pytester.makeconftest(DOC_SYSTEM)
     result = run_pytester(pytester, "0", "gs")
     out = result.stdout.str()
-    assert "last_unit" in out and "last_turn" not in out and not re.search(r"\bturns?\b", out)
+    assert "last_unit" in out and "last_unit" not in out and not re.search(r"\bturns?\b", out)
     assert "units 0..3" in out

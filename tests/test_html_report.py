@@ -270,10 +270,10 @@ def ragate_system():
     def answer(text):
         qid = text.split()[-1].rstrip("?")
         if qid not in PLAN:
-            near = Context(context_id="c9", doc_id="m3", first_turn=0, last_turn=1,
+            near = Context(context_id="c9", doc_id="m3", first_unit=0, last_unit=1,
                            distance=0.83)
-            return Answer.abstain([near], **KNOBS)
-        contexts = [Context(context_id=f"c{i}", doc_id=d, first_turn=a, last_turn=b,
+            return Answer.abstain([near], knobs=KNOBS)
+        contexts = [Context(context_id=f"c{i}", doc_id=d, first_unit=a, last_unit=b,
                             text="...", distance=dist,
                             label=f"[{d} · A, B · 0{a}:02–0{b}:40]")
                     for i, (d, a, b, dist) in enumerate(PLAN[qid])]

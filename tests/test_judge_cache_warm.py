@@ -58,8 +58,8 @@ def goldset(root: Path) -> None:
                   questions=[{"question_id": q, "kind": "single_meeting",
                               "question": f"What about {q}?"} for q in IDS],
                   expected=[{"question_id": q, "gist": f"gist of {q}",
-                             "evidence": [{"meeting_id": "m1", "first_turn": 2,
-                                           "last_turn": 3}]} for q in IDS])
+                             "evidence": [{"doc_id": "m1", "first_unit": 2,
+                                           "last_unit": 3}]} for q in IDS])
 
 
 def imported(root: Path) -> dict[str, dict[str, bool]]:

@@ -49,7 +49,7 @@ def write_project(pytester: pytest.Pytester, behaviour: dict[str, str] | None = 
         {"question_id": q, "kind": "single_meeting", "question": f"What about {q}?"}
         for q in IDS], expected=[
         {"question_id": q, "gist": "the budget",
-         "evidence": [{"doc_id": "m1", "first_turn": 2, "last_turn": 3}]} for q in IDS])
+         "evidence": [{"doc_id": "m1", "first_unit": 2, "last_unit": 3}]} for q in IDS])
     pytester.makeconftest(planned(behaviour or {}) + FIXTURE_JUDGE_CONFTEST)
     judge_file(pytester.path / "judge_a.json", "a", lambda i: [True] * 3)
     judge_file(pytester.path / "judge_b.json", "b", lambda i: [True, True, False])

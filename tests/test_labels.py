@@ -34,7 +34,7 @@ def write_labelled(root: Path, floors: str, labels: list[dict[str, Any]] | str,
         {"question_id": f"q{i:02d}", "kind": "single_meeting", "question": f"What about "
          f"q{i:02d}?"} for i in range(N)], expected=[
         {"question_id": f"q{i:02d}", "gist": "the budget",
-         "evidence": [{"doc_id": "m1", "first_turn": 2, "last_turn": 3}]} for i in range(N)])
+         "evidence": [{"doc_id": "m1", "first_unit": 2, "last_unit": 3}]} for i in range(N)])
     (root / "labels.jsonl").write_text(labels if isinstance(labels, str) else jsonl(labels))
 
 

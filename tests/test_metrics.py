@@ -14,11 +14,11 @@ from pytest_ragate.scoring.records import QuestionRecord, Span, behind, score_an
 from pytest_ragate.wording.numbers import fmt_counts
 
 EVIDENCE = [Span("m1", 10, 14)]
-RIGHT = Context(context_id="c1", doc_id="m1", first_turn=12, last_turn=20,
+RIGHT = Context(context_id="c1", doc_id="m1", first_unit=12, last_unit=20,
                 text="the budget is twelve euros", distance=0.2)
-WRONG_TURNS = Context(context_id="c2", doc_id="m1", first_turn=30, last_turn=40,
+WRONG_TURNS = Context(context_id="c2", doc_id="m1", first_unit=30, last_unit=40,
                       text="we talked about colours", distance=0.4)
-OTHER_DOC = Context(context_id="c3", doc_id="m2", first_turn=10, last_turn=14,
+OTHER_DOC = Context(context_id="c3", doc_id="m2", first_unit=10, last_unit=14,
                     text="the same turns of another meeting", distance=0.5)
 
 
@@ -76,7 +76,7 @@ def test_right_turns_of_the_wrong_document_are_wrong() -> None:
     (0, 99, True),    # around
 ])
 def test_overlap_is_inclusive_at_both_ends(first: int, last: int, overlaps: bool) -> None:
-    ctx = Context(context_id="c", doc_id="m1", first_turn=first, last_turn=last)
+    ctx = Context(context_id="c", doc_id="m1", first_unit=first, last_unit=last)
     answer = Answer(text="x", contexts=[ctx], citations=[Citation(context_id="c")])
     assert score_answer(answer, EVIDENCE)["citations_correct"] == int(overlaps)
 
@@ -221,7 +221,7 @@ def test_a_failing_floor_names_the_questions_behind_it_worst_first() -> None:
                                    citations=[Citation(context_id="c1")]), EVIDENCE)
     guessed = record("guess", Answer(text="x", contexts=[RIGHT]), [], "unanswerable")
     late = record("late", Answer(text="x", contexts=[
-        Context(context_id=f"f{i}", doc_id="m9", first_turn=0, last_turn=0) for i in range(3)]
+        Context(context_id=f"f{i}", doc_id="m9", first_unit=0, last_unit=0) for i in range(3)]
         + [RIGHT]), EVIDENCE)
     rows = [half, two_wrong, right, guessed, late]
     assert behind("citation_accuracy", rows) == ("two 0/1 citations right; half 1/2 "

@@ -202,8 +202,8 @@ def test_contexts_carry_turn_ranges_and_labels(retriever: Retriever) -> None:
     assert [c.distance for c in contexts] == sorted(c.distance or 0 for c in contexts)
     first = contexts[0]
     chunk = retriever.index.chunks[first.context_id]
-    assert (first.doc_id, first.first_turn, first.last_turn) == (
-        chunk.doc_id, chunk.first_turn, chunk.last_turn)
+    assert (first.doc_id, first.first_unit, first.last_unit) == (
+        chunk.doc_id, chunk.first_unit, chunk.last_unit)
     assert first.label and first.label.startswith(f"[{MEETING} · ")
 
 
@@ -274,7 +274,7 @@ def one_meeting_goldset(gs: Path, qid: str, question: str, gist: str,
         + "\n")
     (gs / "expected.jsonl").write_text(
         json.dumps({"question_id": qid, "gist": gist, "evidence": [
-            {"meeting_id": MEETING, "first_turn": turns[0], "last_turn": turns[1]}]}) + "\n"
+            {"doc_id": MEETING, "first_unit": turns[0], "last_unit": turns[1]}]}) + "\n"
         + json.dumps({"question_id": "mercury", "gist": None, "evidence": []}) + "\n")
     return gs
 

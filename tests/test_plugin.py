@@ -22,7 +22,7 @@ def ragate_system():
         qid = text.split()[-1].rstrip("?")
         if qid not in PLAN:
             return Answer.abstain()
-        contexts = [Context(context_id=f"c{i}", doc_id=d, first_turn=a, last_turn=b,
+        contexts = [Context(context_id=f"c{i}", doc_id=d, first_unit=a, last_unit=b,
                             text="...", distance=0.25 + i / 10)
                     for i, (d, a, b) in enumerate(PLAN[qid])]
         return Answer(text="an answer", contexts=contexts,

@@ -33,7 +33,7 @@ from tests.conftest import write_goldset
 
 ROUTE = "gs/ragate.toml"
 ANCHORS = [{"anchor_id": "a1", "kind": "retrieval_miss", "claim": "the budget is 2 euros",
-            "evidence": {"doc_id": "m1", "first_turn": 2, "last_turn": 2}},
+            "evidence": {"doc_id": "m1", "first_unit": 2, "last_unit": 2}},
            {"anchor_id": "a2", "kind": "off_topic_control", "claim": "the weather in Lima"}]
 PACKAGE = Path(pop.__file__).parents[1]
 

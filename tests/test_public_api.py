@@ -4,6 +4,7 @@ docs/ and examples/ tell a user to import from it is exported. Fast tier: no pyt
 from __future__ import annotations
 
 import ast
+import fnmatch
 import importlib
 import re
 from pathlib import Path
@@ -62,3 +63,54 @@ def test_what_the_docs_import_is_exported() -> None:
 def test_an_unknown_name_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="no attribute 'Anwser'"):
         pytest_ragate.Anwser  # noqa: B018
+
+
+# --- knobs, and a model the system builds wrong -------------------------------------------
+
+
+def test_answer_and_abstain_take_knobs_the_same_way() -> None:
+    from pytest_ragate import Answer
+
+    knobs = {"top_k": 5, "reranker": "bge"}
+    assert Answer.abstain(knobs=knobs).knobs == Answer(abstained=True, knobs=knobs).knobs
+    with pytest.raises(TypeError, match=r"knobs=\{'top_k': \.\.\.\}"):
+        Answer.abstain(top_k=5)
+
+
+@pytest.mark.parametrize(("build", "line"), [
+    (lambda: __import__("pytest_ragate").Answer(text=5),
+     "q5: the system built a malformed Answer: text: Input should be a valid string"),
+    (lambda: __import__("pytest_ragate").Answer.abstain(knobs={"top_k": [5]}),
+     "q5: the system built a malformed Answer: knobs.top_k.str: Input should be a valid "
+     "string; knobs.top_k.int: Input should be a valid integer; knobs.top_k.float: Input "
+     "should be a valid number; knobs.top_k.bool: Input should be a valid boolean"),
+    (lambda: __import__("pytest_ragate").Context(context_id="c", doc_id="d", first_unit="x",
+                                                 last_unit=0),
+     "q5: the system built a malformed Context: first_unit: must be an integer, not str 'x'"),
+    (lambda: __import__("pytest_ragate").Context(context_id="c", doc_id="d", first_turn=0,
+                                                 last_turn=0),
+     "q5: the system built a malformed Context: first_turn was renamed first_unit; last_turn "
+     "was renamed last_unit"),
+])
+def test_a_model_the_system_builds_wrong_is_one_line_naming_the_field(build, line) -> None:
+    from pydantic import ValidationError
+
+    from pytest_ragate.items.questions import BUILT, built_wrong
+
+    with pytest.raises(ValidationError) as error:
+        build()
+    assert error.value.title in BUILT
+    malformed = built_wrong("q5", error.value)
+    assert "\n" not in str(malformed) and fnmatch.fnmatch(str(malformed), line)
+    assert malformed.returned == f"a malformed {error.value.title}"
+
+
+def test_an_anchors_evidence_under_a_pre_release_name_is_one_error() -> None:
+    from pydantic import ValidationError
+
+    from pytest_ragate.goldsets.anchors import AnchorEvidence
+
+    with pytest.raises(ValidationError) as error:
+        AnchorEvidence.model_validate({"meeting_id": "m1", "first_unit": 0, "last_unit": 1})
+    assert [e["msg"] for e in error.value.errors()] == ["Value error, meeting_id was renamed "
+                                                        "doc_id"]

@@ -47,7 +47,7 @@ def write_project(pytester: pytest.Pytester, labels: bool = False) -> None:
     write_goldset(pytester.path / "gs", floors=f"{judge}\n{FLOORS}", questions=[
         {"question_id": q, "kind": k, "question": f"What about {q}?"} for q, k in KINDS.items()],
         expected=[{"question_id": q, "gist": GIST,
-                   "evidence": [{"doc_id": "m1", "first_turn": 2, "last_turn": 3}]}
+                   "evidence": [{"doc_id": "m1", "first_unit": 2, "last_unit": 3}]}
                   for q in KINDS])
     if labels:  # people say the single_doc answers are half unfaithful, as `harsh` does
         (pytester.path / "gs" / "labels.jsonl").write_text(jsonl(
@@ -257,7 +257,7 @@ def judged_by_model_a(pytester: pytest.Pytester, stub: OpenAIStub, *args: str) -
         {"question_id": q, "kind": "single_meeting", "question": f"What about {q}?"}
         for q in RAGAS_QUESTIONS], expected=[
         {"question_id": q, "gist": GIST,
-         "evidence": [{"doc_id": "m1", "first_turn": 2, "last_turn": 3}]}
+         "evidence": [{"doc_id": "m1", "first_unit": 2, "last_unit": 3}]}
         for q in RAGAS_QUESTIONS])
     pytester.makeconftest(TWELVE_EUROS)
     stub.script = ragas_verdicts(set())
@@ -333,7 +333,7 @@ def test_a_run_no_judge_graded_is_refused_not_called_unchanged(
     write_goldset(pytester.path / "gs", questions=[
         {"question_id": q, "kind": k, "question": f"What about {q}?"} for q, k in KINDS.items()],
         expected=[{"question_id": q, "gist": GIST,
-                   "evidence": [{"doc_id": "m1", "first_turn": 2, "last_turn": 3}]}
+                   "evidence": [{"doc_id": "m1", "first_unit": 2, "last_unit": 3}]}
                   for q in KINDS])
     pytester.makeconftest(planned({}) + FIXTURE_JUDGE_CONFTEST)
     judge_file(pytester.path / "harsh.json", "harsh", lambda q: [True, False, False])
@@ -388,7 +388,7 @@ def test_each_goldset_is_decided_as_its_own_run_decided_it(gated: pytest.Pyteste
                   floors=FLOORS, questions=[{"question_id": q, "kind": k, "question":
                                              f"What about {q}?"} for q, k in KINDS.items()],
                   expected=[{"question_id": q, "gist": GIST, "evidence": [
-                      {"doc_id": "m1", "first_turn": 2, "last_turn": 3}]} for q in KINDS])
+                      {"doc_id": "m1", "first_unit": 2, "last_unit": 3}]} for q in KINDS])
     ran = run_pytester(pytester, "0", "gs2", "--ragate-judge=fixture:current.json",
                        "--ragate-ci=strict", "--ragate-results=strict.jsonl")
     assert (pytester.path / "strict.jsonl").is_file(), ran.stdout.str()

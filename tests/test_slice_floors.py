@@ -39,7 +39,7 @@ def tagged(root: Path, floors: str = WHOLE_AND_SLICES, langs: list[str] = LANGS,
                   "tags": (tags or {}).get(i, {"lang": lang})} for i, lang in enumerate(langs)]
     return write_goldset(root, floors=floors, questions=questions, expected=[
         {"question_id": q["question_id"], "gist": "the budget",
-         "evidence": [{"doc_id": "m1", "first_turn": 2, "last_turn": 3}]} for q in questions])
+         "evidence": [{"doc_id": "m1", "first_unit": 2, "last_unit": 3}]} for q in questions])
 
 
 def wrong_on(ids: range | list[int]) -> dict[str, str]:

@@ -228,7 +228,7 @@ from pytest_ragate import Answer, Citation, Context
 def ragate_system():
     """Abstains on every question, unless RAGATE_TEST_DRIFT makes it answer them all."""
     def answer(text):
-        context = Context(context_id="c0", doc_id="m1", first_turn=0, last_turn=0, text="...",
+        context = Context(context_id="c0", doc_id="m1", first_unit=0, last_unit=0, text="...",
                           distance=0.3)
         if os.environ.get("RAGATE_TEST_DRIFT"):
             return Answer(text="made up", contexts=[context],

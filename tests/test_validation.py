@@ -193,7 +193,7 @@ def test_mix_kind_present_but_not_declared(tmp_path: Path) -> None:
 
 def answer(qid: str, gist: str | None, evidence: list[tuple[str, int, int]]) -> dict[str, Any]:
     return {"question_id": qid, "gist": gist,
-            "evidence": [{"meeting_id": d, "first_turn": a, "last_turn": b}
+            "evidence": [{"doc_id": d, "first_unit": a, "last_unit": b}
                          for d, a, b in evidence]}
 
 
@@ -250,7 +250,7 @@ ANSWER_RULES: dict[str, AnswerRule] = {
         "spans one document"),
     "cited turn beyond the last turn": AnswerRule(
         replacing(answer("q3", "a gist", [("m1", 0, 0), ("m3", 4, 6)])), 3, "q3",
-        "evidence[1].last_turn", "turn 6 does not exist (m3 has turns 0..5)"),
+        "evidence[1].last_unit", "turn 6 does not exist (m3 has turns 0..5)"),
     "cited document not in the corpus": AnswerRule(
         replacing(answer("q3", "a gist", [("m1", 0, 0), ("m9", 4, 5)])), 3, "q3",
         "evidence[1].doc_id", "'m9' is not in the corpus"),
@@ -285,40 +285,42 @@ def test_last_turn_on_the_cited_document_is_accepted(tmp_path: Path) -> None:
                          expected=replacing(answer("q3", "g", [("m1", 0, 0), ("m3", 0, 5)])))
     expected = load_goldset(root).cases[2].expected
     assert expected is not None
-    assert expected.spans[1].last_turn == 5
+    assert expected.spans[1].last_unit == 5
 
 
 def test_last_turn_before_first_turn(tmp_path: Path) -> None:
     root = write_goldset(tmp_path / "gs",
                          expected=replacing(answer("q1", "a gist", [("m1", 5, 3)])))
-    problem = the_problem(problems_of(root), root / "expected.jsonl", "evidence[0].last_turn")
+    problem = the_problem(problems_of(root), root / "expected.jsonl", "evidence[0].last_unit")
     assert problem.line == 1
-    assert "last_turn 3 < first_turn 5" in problem.message
+    assert "last_unit 3 < first_unit 5" in problem.message
 
 
 def test_last_turn_before_first_turn_names_question_only_once(tmp_path: Path) -> None:
     root = write_goldset(tmp_path / "gs",
                          expected=replacing(answer("q1", "a gist", [("m1", 5, 3)])))
     problems = problems_of(root)
-    assert [(p.question_id, p.field) for p in problems] == [("q1", "evidence[0].last_turn")]
+    assert [(p.question_id, p.field) for p in problems] == [("q1", "evidence[0].last_unit")]
 
 
-def test_doc_id_accepted_for_meeting_id(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("old", "new"), [("meeting_id", "doc_id"),
+                                            ("first_turn", "first_unit"),
+                                            ("last_turn", "last_unit")])
+def test_a_pre_release_name_is_one_error_naming_the_new_one(tmp_path: Path, old: str,
+                                                             new: str) -> None:
     expected = expected_rows()
-    for span in expected[2]["evidence"]:
-        span["doc_id"] = span.pop("meeting_id")
-    goldset = load_goldset(write_goldset(tmp_path / "gs", expected=expected))
-    q3 = goldset.cases[2].expected
-    assert q3 is not None
-    assert [(s.doc_id, s.first_turn, s.last_turn) for s in q3.spans] == [("m1", 0, 0),
-                                                                         ("m3", 4, 5)]
+    expected[2]["evidence"][1][old] = expected[2]["evidence"][1].pop(new)
+    root = write_goldset(tmp_path / "gs", expected=expected)
+    problem = the_problem(problems_of(root), root / "expected.jsonl", "evidence[1]")
+    assert (problem.line, problem.question_id) == (3, "q3")
+    assert problem.message.endswith(f"{old} was renamed {new}")
 
 
 def test_doc_id_citing_a_missing_turn_is_still_checked(tmp_path: Path) -> None:
     expected = replacing({"question_id": "q2", "gist": "g",
-                          "evidence": [{"doc_id": "m2", "first_turn": 0, "last_turn": 12}]})
+                          "evidence": [{"doc_id": "m2", "first_unit": 0, "last_unit": 12}]})
     root = write_goldset(tmp_path / "gs", expected=expected)
-    problem = the_problem(problems_of(root), root / "expected.jsonl", "evidence[0].last_turn")
+    problem = the_problem(problems_of(root), root / "expected.jsonl", "evidence[0].last_unit")
     assert (problem.line, problem.question_id) == (2, "q2")
 
 
@@ -584,7 +586,7 @@ def independent_errors(root: Path) -> Path:
 
 
 THREE_ERRORS = [("questions.jsonl", 5, "q2", "question_id"),
-              ("expected.jsonl", 3, "q3", "evidence[1].last_turn"),
+              ("expected.jsonl", 3, "q3", "evidence[1].last_unit"),
               ("ragate.toml", None, None, "floors.faithfullness")]
 
 
@@ -634,7 +636,7 @@ ENTRY_RULES = {
     "duplicate-question-id": EntryRule(
         _dup_question, ("{root}/questions.jsonl:5: [q2] question_id: duplicate id",)),
     "turn-beyond": EntryRule(
-        _turn_beyond, ("{root}/expected.jsonl:3: [q3] evidence[1].last_turn: turn 6",)),
+        _turn_beyond, ("{root}/expected.jsonl:3: [q3] evidence[1].last_unit: turn 6",)),
     "glob-matches-nothing": EntryRule(
         _glob_nothing, ("{root}/ragate.toml: corpus.paths[0]: 'corpora/*.jsonl' matches no",)),
     "malformed-json": EntryRule(
@@ -645,7 +647,7 @@ ENTRY_RULES = {
         _questions_hold_gist, ("{root}/questions.jsonl:1: [q1] gist: ",)),
     "three-independent-errors": EntryRule(independent_errors, (
         "{root}/questions.jsonl:5: [q2] question_id: duplicate id",
-        "{root}/expected.jsonl:3: [q3] evidence[1].last_turn: turn 6",
+        "{root}/expected.jsonl:3: [q3] evidence[1].last_unit: turn 6",
         "{root}/ragate.toml: floors.faithfullness: unknown metric")),
 }
 
@@ -703,7 +705,7 @@ def test_ragate_validate_reports_every_goldset_under_a_folder(tmp_path: Path) ->
     lines = [line for line in result.output.splitlines() if not line.startswith("  ")]
     assert len(lines) == 2  # (the good goldset's indented notes aside: its unpinned spans)
     assert lines[0].startswith(f"ok {tmp_path / 'a-good' / 'ragate.toml'}: ")
-    assert lines[1].startswith(f"{bad / 'expected.jsonl'}:3: [q3] evidence[1].last_turn: ")
+    assert lines[1].startswith(f"{bad / 'expected.jsonl'}:3: [q3] evidence[1].last_unit: ")
 
 
 @pytest.mark.heavy  # runs the installed `ragate` command

@@ -77,7 +77,7 @@ def ragate_system(ragate_retriever: Callable[[str], list[Context]]) -> Callable[
                   and len(words & content_words(c.text)) >= MIN_SHARED]
         knobs = {"top_k": TOP_K, "min_shared": MIN_SHARED}
         if not quoted:
-            return Answer.abstain(contexts, **knobs)
+            return Answer.abstain(contexts, knobs=knobs)
         quotes = [best_sentence(words, c.text) for c in quoted]
         return Answer(text=" ".join(quotes), contexts=contexts,
                       citations=[Citation(context_id=c.context_id, quote=q)

@@ -122,7 +122,7 @@ def span_units(corpus: Corpus, items: Iterable[Evidence]) -> list[Unit]:
         if item.doc_id not in corpus:
             continue
         size = len(corpus[item.doc_id].turns)
-        first, last = ((item.first_turn, min(item.last_turn, size - 1))
+        first, last = ((item.first_unit, min(item.last_unit, size - 1))
                        if isinstance(item, Span) else (0, size - 1))
         units.update(((item.doc_id, i), None) for i in range(first, last + 1))
     return list(units)
@@ -235,7 +235,7 @@ def wide(answers: Sequence[Answered], corpus: Corpus, *, sealed: bool = False,
                 continue
             of = len(corpus[item.doc_id].turns)
             whole = isinstance(item, WholeDocument)
-            units = of if whole else (item.last_turn - item.first_turn + 1
+            units = of if whole else (item.last_unit - item.first_unit + 1
                                       if isinstance(item, Span) else 0)
             if not whole and (units < WIDE_UNITS or units < WIDE_SHARE * of):
                 continue

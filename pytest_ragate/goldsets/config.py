@@ -15,7 +15,6 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
-    AliasChoices,
     BaseModel,
     ConfigDict,
     Discriminator,
@@ -31,7 +30,7 @@ from pydantic import (
     model_validator,
 )
 
-from pytest_ragate.answer import Earlier, turns_in_order
+from pytest_ragate.answer import Earlier, no_old_names, units_in_order
 from pytest_ragate.files import UnreadableText, read_jsonl, read_text
 from pytest_ragate.goldsets.corpus import Units
 from pytest_ragate.goldsets.pins import Pin
@@ -46,7 +45,7 @@ from pytest_ragate.scoring.registry import METRICS
 
 
 class _Model(BaseModel):
-    # strict: `first_turn: true` or `"3"` is an error in the file, not a silent 1 or 3
+    # strict: `first_unit: true` or `"3"` is an error in the file, not a silent 1 or 3
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
@@ -282,19 +281,16 @@ class Question(_Model):
 
 class EvidenceEntry(_Model):
     """One piece of expected evidence, in one of three forms, each scored by one rule:
-    `{doc_id, first_turn, last_turn}` (or `first_unit`/`last_unit`): a context overlapping
-    that range of the document; `{doc_id}`: any context from the document;
-    `{context_id, doc_id}`: that context of that document exactly. `meeting_id` is accepted
-    for `doc_id`. A span may carry its `pin`, the fingerprint of the text it points at
+    `{doc_id, first_unit, last_unit}`: a context overlapping that range of the document;
+    `{doc_id}`: any context from the document; `{context_id, doc_id}`: that context of that
+    document exactly (a pre-0.1 name, `meeting_id` or `first_turn`, is an error naming the
+    new one). A span may carry its `pin`, the fingerprint of the text it points at
     (goldsets/pins.py; `ragate pin` writes it): dumped only when set, so an unpinned answer's
     goldset digest stays as it was."""
 
-    doc_id: str | None = Field(default=None,
-                               validation_alias=AliasChoices("doc_id", "meeting_id"))
-    first_turn: Annotated[int, Field(ge=0)] | None = Field(
-        default=None, validation_alias=AliasChoices("first_turn", "first_unit"))
-    last_turn: Annotated[int, Field(ge=0)] | None = Field(
-        default=None, validation_alias=AliasChoices("last_turn", "last_unit"))
+    doc_id: str | None = None
+    first_unit: Annotated[int, Field(ge=0)] | None = None
+    last_unit: Annotated[int, Field(ge=0)] | None = None
     context_id: Annotated[str, Field(min_length=1)] | None = None
     pin: Pin | None = None
 
@@ -306,16 +302,18 @@ class EvidenceEntry(_Model):
             data.pop("pin", None)
         return data
 
+    _renamed = model_validator(mode="before")(no_old_names)
+
     @model_validator(mode="after")
     def _one_form(self) -> EvidenceEntry:
-        if self.pin is not None and self.last_turn is None:
+        if self.pin is not None and self.last_unit is None:
             raise ValueError("a pin fingerprints a span's text: only {doc_id, first_unit, "
                              "last_unit} evidence carries one (a whole document or a context "
                              "id has no units to re-find)")
         if self.context_id is not None:
-            if self.first_turn is not None or self.last_turn is not None:
-                raise ValueError("evidence is {context_id, doc_id}, or {doc_id[, first_turn, "
-                                 "last_turn]}: not both")
+            if self.first_unit is not None or self.last_unit is not None:
+                raise ValueError("evidence is {context_id, doc_id}, or {doc_id[, first_unit, "
+                                 "last_unit]}: not both")
             if self.doc_id is None:
                 raise ValueError(f"context_id {self.context_id!r} needs the doc_id of its "
                                  "document too, as {\"context_id\": \"" + self.context_id
@@ -323,26 +321,26 @@ class EvidenceEntry(_Model):
                                  "another document with the same id must not count")
             return self
         if self.doc_id is None:
-            raise ValueError("evidence needs doc_id (with first_turn and last_turn for a span) "
+            raise ValueError("evidence needs doc_id (with first_unit and last_unit for a span) "
                              "or context_id")
-        if (self.first_turn is None) != (self.last_turn is None):
-            raise ValueError("a span needs both first_turn and last_turn (or first_unit and "
-                             "last_unit); name the document alone for any of it")
+        if (self.first_unit is None) != (self.last_unit is None):
+            raise ValueError("a span needs both first_unit and last_unit; name the document "
+                             "alone for any of it")
         return self
 
-    @field_validator("last_turn")
+    @field_validator("last_unit")
     @classmethod
     def _ordered(cls, last: int | None, info: ValidationInfo) -> int | None:
-        return last if last is None else turns_in_order(last, info)
+        return last if last is None else units_in_order(last, info)
 
     @property
     def item(self) -> Evidence:
         assert self.doc_id is not None
         if self.context_id is not None:
             return ContextRef(self.context_id, self.doc_id)
-        if self.first_turn is None or self.last_turn is None:
+        if self.first_unit is None or self.last_unit is None:
             return WholeDocument(self.doc_id)
-        return Span(self.doc_id, self.first_turn, self.last_turn)
+        return Span(self.doc_id, self.first_unit, self.last_unit)
 
 
 def _fact(value: object) -> Fact:

@@ -72,11 +72,11 @@ class Document:
             at += len(turn.text) + 1
         return "\n".join(t.text for t in self.turns), tuple(spans)
 
-    def label(self, first_turn: int, last_turn: int, numbered: bool = False,
+    def label(self, first_unit: int, last_unit: int, numbered: bool = False,
               unit: str = "turn") -> str:
         """The span's label; turns past the end are left out (validation reports them)."""
-        return span_label(self.doc_id, self.turns[first_turn:last_turn + 1],
-                          (first_turn, last_turn) if numbered else None, unit)
+        return span_label(self.doc_id, self.turns[first_unit:last_unit + 1],
+                          (first_unit, last_unit) if numbered else None, unit)
 
 
 @dataclass
@@ -112,8 +112,8 @@ class Corpus:
             doc = self.documents.get(c.doc_id)
             if doc is None:
                 problems.append(f"{c.context_id}: document {c.doc_id!r} is not in the corpus")
-            elif c.last_turn >= len(doc.turns):
-                problems.append(f"{c.context_id}: {self.unit}s {c.first_turn}–{c.last_turn} run "
+            elif c.last_unit >= len(doc.turns):
+                problems.append(f"{c.context_id}: {self.unit}s {c.first_unit}–{c.last_unit} run "
                                 f"past the end of {c.doc_id} ({self.unit}s 0–"
                                 f"{len(doc.turns) - 1})")
         if len(problems) > shown:

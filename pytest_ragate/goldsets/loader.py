@@ -471,9 +471,9 @@ def evidence_label(corpus: Corpus, item: Evidence) -> str:
     if isinstance(item, WholeDocument):
         return f"[{item.doc_id} · whole document]"
     if item.doc_id in corpus:
-        return corpus[item.doc_id].label(item.first_turn, item.last_turn, numbered=True,
+        return corpus[item.doc_id].label(item.first_unit, item.last_unit, numbered=True,
                                          unit=corpus.unit)
-    return f"[{item.doc_id} · {corpus.unit}s {item.first_turn}–{item.last_turn}]"
+    return f"[{item.doc_id} · {corpus.unit}s {item.first_unit}–{item.last_unit}]"
 
 
 SEALED_FIELD = "<sealed>"
@@ -597,9 +597,9 @@ def _corpus_rules(expected: Expected, corpus: Corpus) -> list[tuple[str, str]]:
             found.append((f"evidence[{i}].doc_id", f"document {ev.doc_id!r} is not in the corpus"))
             continue
         n = len(corpus[ev.doc_id].turns)
-        if ev.last_turn is not None and ev.last_turn >= n:
+        if ev.last_unit is not None and ev.last_unit >= n:
             unit = corpus.unit
-            found.append((f"evidence[{i}].last_{unit}", f"{unit} {ev.last_turn} does not exist "
+            found.append((f"evidence[{i}].last_unit", f"{unit} {ev.last_unit} does not exist "
                           f"({ev.doc_id} has {unit}s 0..{n - 1})"))
     return found
 

@@ -123,8 +123,13 @@ def answer_and_score(item: pytest.Function, case: Case) -> None:
         pytest.fail(why, pytrace=False)
     args = {name: item.funcargs[name] for name in function_arguments(item)}
     started = time.perf_counter()  # the bill's latency: the system's call, and only it
-    result = answer_within(lambda: item.obj(**args),
-                           read_settings(item.config).gate.system_timeout, qid)
+    try:
+        result = answer_within(lambda: item.obj(**args),
+                               read_settings(item.config).gate.system_timeout, qid)
+    except ValidationError as error:  # `Answer(text=5)` in the system: one line, as returned
+        if error.title not in BUILT:
+            raise
+        raise built_wrong(qid, error) from None
     latency = time.perf_counter() - started
     try:
         answer = result if isinstance(result, Answer) else Answer.model_validate(result)
@@ -203,6 +208,19 @@ def malformed_line(qid: str, result: object, error: ValidationError) -> str:
     if any(e["type"] == "extra_forbidden" for e in error.errors(include_url=False)):
         fields += f" (an Answer's fields: {', '.join(Answer.model_fields)})"
     return f"{qid}: the system returned a malformed answer (dict): {fields}"
+
+
+BUILT = frozenset({"Answer", "Citation", "Context", "Usage"})  # what a system builds of ours
+
+
+def built_wrong(qid: str, error: ValidationError) -> MalformedAnswer:
+    """`q05: the system built a malformed Answer: text: Input should be a valid string`: a
+    ragate model (`BUILT`) the system made with a wrong field, each wrong field on one line."""
+    said = [(".".join(map(str, e["loc"])), e["msg"].removeprefix("Value error, "))
+            for e in error.errors(include_url=False)]
+    fields = "; ".join(f"{where}: {what}" if where else what for where, what in said)
+    return MalformedAnswer(f"{qid}: the system built a malformed {error.title}: {fields}",
+                           returned=f"a malformed {error.title}")
 
 
 def malformed_summary(returned: dict[str, int]) -> str:

@@ -60,14 +60,14 @@ class Span:
     whose range overlaps it in the same document."""
 
     doc_id: str
-    first_turn: int
-    last_turn: int
+    first_unit: int
+    last_unit: int
 
     def matches(self, context: Span | Context) -> bool:
         return (
             self.doc_id == context.doc_id
-            and self.first_turn <= context.last_turn
-            and context.first_turn <= self.last_turn
+            and self.first_unit <= context.last_unit
+            and context.first_unit <= self.last_unit
         )
 
 
@@ -533,7 +533,7 @@ def _label(context: Context | None, context_id: str, unit: str) -> str:
     if context is None:
         return f"[{context_id} · not retrieved]"
     return context.label or format_label(context.doc_id, [], None, None,
-                                         (context.first_turn, context.last_turn), unit=unit)
+                                         (context.first_unit, context.last_unit), unit=unit)
 
 
 def fmt_num(value: float | None, digits: int = 2) -> str:
