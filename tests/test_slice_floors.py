@@ -204,7 +204,7 @@ def test_floors_over_every_value_of_a_key_and_a_named_override(tmp_path: Path) -
      'here: de, en, fr)'),
     ("[floors.slices.product]\nabstention_accuracy = 0.8\n", None,
      "floors.slices.product.abstention_accuracy: 100 of 100 questions have no tag 'product'"),
-    ("[floors.slices.lang]\nabstention_accuracy = 0.8\n", {3: {}, 7: ["old"]},
+    ("[floors.slices.lang]\nabstention_accuracy = 0.8\n", {3: {}, 7: {"topic": "x"}},
      "2 of 100 questions have no tag 'lang': q03 (line 4), q07 (line 8)"),
     ("[floors.slices.lang]\ncost_per_question = { max = 0.1 }\n", None,
      "cost_per_question cannot be a slice floor"),
@@ -221,9 +221,9 @@ def test_floors_over_every_value_of_a_key_and_a_named_override(tmp_path: Path) -
     ('[floors.slices."lang=d e"]\nabstention_accuracy = 0.8\n', None,
      "not value 'd e'"),
     ("[floors]\nslices = 3\n", None, "floors.slices: must be a table of slice keys"),
-    ("", {5: {"lang": "d e"}}, "questions.jsonl:6: [q05] tags.mapping.lang"),
+    ("", {5: {"lang": "d e"}}, "questions.jsonl:6: [q05] tags.lang"),
     ("", {5: {"kind": "x"}}, "'kind' is the question's kind"),
-    ("", {5: {"lang": 3}}, "questions.jsonl:6: [q05] tags.mapping.lang"),
+    ("", {5: {"lang": 3}}, "questions.jsonl:6: [q05] tags.lang"),
 ])
 def test_what_a_goldset_cannot_say_is_one_clear_problem(tmp_path: Path, floors: str,
                                                         tags: dict[int, object] | None,
@@ -233,10 +233,12 @@ def test_what_a_goldset_cannot_say_is_one_clear_problem(tmp_path: Path, floors: 
     assert text.count("\n") < 3, text  # once per cause, not once per question
 
 
-def test_tags_as_a_list_still_load(tmp_path: Path) -> None:
-    goldset = load_goldset(tagged(tmp_path / "gs", floors="[floors]\ncitation_accuracy = 0.5\n",
-                                  tags={i: ["billing"] for i in range(100)}))
-    assert goldset.cases[0].question.slices == {"kind": "single_meeting"}
+def test_tags_as_a_list_are_one_error_naming_the_mapping(tmp_path: Path) -> None:
+    text = problems_of(tagged(tmp_path / "gs", floors="[floors]\ncitation_accuracy = 0.5\n",
+                              tags={5: ["billing"]}))
+    assert "\n" not in text and text.endswith(
+        "questions.jsonl:6: [q05] tags: tags are a mapping of slices, {\"topic\": \"billing\"}: "
+        "the list form ([\"billing\"]) was removed before 0.1"), text
 
 
 # --- a family decided ------------------------------------------------------------------------

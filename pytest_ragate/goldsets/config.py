@@ -17,12 +17,10 @@ from pydantic import (
     AfterValidator,
     BaseModel,
     ConfigDict,
-    Discriminator,
     Field,
     PlainValidator,
     PrivateAttr,
     SerializerFunctionWrapHandler,
-    Tag,
     ValidationError,
     ValidationInfo,
     field_validator,
@@ -191,22 +189,17 @@ CONVERSATION_ID = r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$"
 
 SliceKey = Annotated[str, AfterValidator(_slice_part(SLICE_KEY, "key"))]
 SliceValue = Annotated[str, AfterValidator(_slice_part(SLICE_VALUE, "value"))]
-# tags as a mapping (slices) or, as before slices, a list of labels: told apart by the input's
-# type, so a bad mapping's error names its key, not both shapes
-Tags = Annotated[
-    Annotated[dict[SliceKey, SliceValue], Tag("mapping")] | Annotated[list[str], Tag("list")],
-    Discriminator(lambda v: "list" if isinstance(v, list) else "mapping")]
+Tags = dict[SliceKey, SliceValue]  # the question's slices, `{"lang": "de"}`
 
 
 class Question(_Model):
     """What the system under test is asked: never a gist or evidence. Its `tags` are a
-    mapping (`{"lang": "de"}`: the slices floors are decided over, docs/goldsets.md), or, as
-    before slices, a list of labels no floor reads."""
+    mapping (`{"lang": "de"}`: the slices floors are decided over, docs/goldsets.md)."""
 
     question_id: Annotated[str, Field(min_length=1)]
     kind: Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9_\-]*$")]
     question: Annotated[str, Field(min_length=1)]
-    tags: Tags = Field(default_factory=list)
+    tags: Tags = Field(default_factory=dict)
     # a turn of a conversation (docs/goldsets.md, "Conversations"): its id, and its place in
     # it, numbered from 1 without gaps; both or neither
     conversation: Annotated[str, Field(pattern=CONVERSATION_ID)] | None = None
@@ -224,7 +217,7 @@ class Question(_Model):
         if self.conversation is not None and self.turn is None:
             raise ValueError(f"a question of conversation {self.conversation!r} needs its "
                              "\"turn\" (1 for the first question, 2 for the next, …)")
-        if self.turn is not None and isinstance(self.tags, dict) and TURN_SLICE in self.tags:
+        if self.turn is not None and TURN_SLICE in self.tags:
             raise ValueError(f"{TURN_SLICE!r} is a turn's position, a slice of its own "
                              "([floors.turn.1], [floors.turn.later]): not a tag of a turn")
         return self
@@ -256,10 +249,18 @@ class Question(_Model):
     def _unreserved(cls, value: str) -> str:
         return unreserved(value)
 
+    @field_validator("tags", mode="before")
+    @classmethod
+    def _no_list(cls, value: object) -> object:
+        if isinstance(value, list):
+            raise ValueError("tags are a mapping of slices, {\"topic\": \"billing\"}: the list "
+                             "form ([\"billing\"]) was removed before 0.1")
+        return value
+
     @field_validator("tags")
     @classmethod
-    def _kind_is_its_own(cls, value: dict[str, str] | list[str]) -> dict[str, str] | list[str]:
-        if isinstance(value, dict) and KIND_SLICE in value:
+    def _kind_is_its_own(cls, value: dict[str, str]) -> dict[str, str]:
+        if KIND_SLICE in value:
             raise ValueError(f"{KIND_SLICE!r} is the question's kind, a slice of its own: not a "
                              "tag (set the question's kind)")
         return value
@@ -269,8 +270,7 @@ class Question(_Model):
         """The question's value of each slice key: its tags (a mapping), its kind, and a
         conversation's turn its position (`turn`: "1" or "later", `[floors.turn.1]`)."""
         turn = {TURN_SLICE: turn_position(self.turn)} if self.turn is not None else {}
-        return {**(self.tags if isinstance(self.tags, dict) else {}), KIND_SLICE: self.kind,
-                **turn}
+        return {**self.tags, KIND_SLICE: self.kind, **turn}
 
     @field_validator("gist", "evidence", mode="before")
     @classmethod
