@@ -126,7 +126,7 @@ def _synthetic(docs: dict[str, list[dict]], n: int, rng: random.Random,
         speaker = turn["speaker"] or "the speaker"
         question = f"What did {speaker} say about {words[0]}, {words[1]} and {words[2]}?"
         last = len(docs[doc_id]) - 1
-        found.append(({"question_id": qid, "kind": "single_meeting", "question": question,
+        found.append(({"question_id": qid, "kind": "single_doc", "question": question,
                        "tags": {"src": "synthetic"}},
                       {"question_id": qid, "gist": normalize(turn["text"]),
                        "evidence": [{"doc_id": doc_id, "first_unit": max(0, i - 1),
@@ -161,7 +161,7 @@ def build(folder: Path, seed: int) -> dict:
     text = CorpusText(_as_corpus(clean))
     truth: dict[str, set[str]] = {rule: set() for rule in (
         *GOALS, "abstain_answerable", "wide_evidence", "floor_too_small", "facts_not_in_corpus")}
-    answerable = [(q, e) for q, e in items if _spans(e) and q["kind"] != "cross_meeting"]
+    answerable = [(q, e) for q, e in items if _spans(e) and q["kind"] != "multi_doc"]
     rng.shuffle(answerable)
     # goldset defects, each on its own questions
     chosen = iter(answerable)

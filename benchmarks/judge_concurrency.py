@@ -74,7 +74,7 @@ def write_goldset(root: Path, questions: int, latency: float) -> None:
                 f.write(json.dumps({"doc_id": f"d{d}", "turn": t, "text": f"turn {t}"}) + "\n")
     with (gs / "questions.jsonl").open("w") as q, (gs / "expected.jsonl").open("w") as e:
         for n in range(questions):
-            q.write(json.dumps({"question_id": f"q{n:03d}", "kind": "single_meeting",
+            q.write(json.dumps({"question_id": f"q{n:03d}", "kind": "single_doc",
                                 "question": f"what about {n}?"}) + "\n")
             e.write(json.dumps({"question_id": f"q{n:03d}", "gist": "g", "evidence": [
                 {"doc_id": f"d{n % 10}", "first_unit": 1, "last_unit": 1}]}) + "\n")

@@ -105,7 +105,7 @@ def write_project(root: Path, questions: int, system: float, judge: float) -> No
     turns = [{"doc_id": "m1", "turn": t, "text": f"m1 turn {t}: the budget is {t}",
               "speaker": "A"} for t in range(12)]
     (gs / "corpus" / "meetings.jsonl").write_text("".join(json.dumps(r) + "\n" for r in turns))
-    rows = [{"question_id": f"q{i:04d}", "kind": "single_meeting",
+    rows = [{"question_id": f"q{i:04d}", "kind": "single_doc",
              "question": f"What about q{i:04d}?"} for i in range(questions)]
     expected = [{"question_id": f"q{i:04d}", "gist": "the budget",
                  "evidence": [{"doc_id": "m1", "first_unit": 2, "last_unit": 3}]}

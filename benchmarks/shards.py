@@ -38,7 +38,7 @@ from pathlib import Path
 from pytest_ragate.outputs.results import read_rows
 
 HERE = Path(__file__).resolve().parent
-KINDS = ["single_meeting", "single_meeting", "unanswerable"]
+KINDS = ["single_doc", "single_doc", "unanswerable"]
 
 TOML = """\
 name = "sleepy"

@@ -306,7 +306,7 @@ def write_goldset(root: Path, rows: list[dict[str, Any]]) -> None:
                 corpus.write(json.dumps({"doc_id": f"d{n}", "turn": t, "text": text}) + "\n")
     with (gs / "questions.jsonl").open("w") as q, (gs / "expected.jsonl").open("w") as e:
         for n, row in enumerate(rows):
-            q.write(json.dumps({"question_id": row["question_id"], "kind": "single_meeting",
+            q.write(json.dumps({"question_id": row["question_id"], "kind": "single_doc",
                                 "question": row["question"]}) + "\n")
             e.write(json.dumps({"question_id": row["question_id"], "gist": row["reference"],
                                 "evidence": [{"doc_id": f"d{n}", "first_unit": 0,

@@ -74,7 +74,7 @@ def write_project(root: Path, questions: int, units: int) -> None:
     turns = [{"doc_id": "m1", "turn": t, "text": f"turn {t}", "speaker": "A"}
              for t in range(units)]
     (gs / "corpus" / "m1.jsonl").write_text("".join(json.dumps(r) + "\n" for r in turns))
-    asked = [{"question_id": f"q{i}", "kind": "single_meeting", "question": f"What about {i}?"}
+    asked = [{"question_id": f"q{i}", "kind": "single_doc", "question": f"What about {i}?"}
              for i in range(questions)]
     expected = [{"question_id": f"q{i}", "gist": "the budget",
                  "evidence": [{"doc_id": "m1", "first_unit": a, "last_unit": b}

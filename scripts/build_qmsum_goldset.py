@@ -8,7 +8,7 @@ byte. Hand-editing `questions.jsonl` / `expected.jsonl` is not the way to change
 script and re-run it.
 
 For every meeting file, in sorted filename order (document id = file stem), each entry of
-`specific_query_list` becomes one `single_meeting` question:
+`specific_query_list` becomes one `single_doc` question:
 
 - `questions.jsonl`: `{"question_id", "kind", "question"}` (never a gist or evidence);
 - `expected.jsonl`:  `{"question_id", "gist", "evidence": [{"doc_id", "first_unit",
@@ -33,7 +33,7 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = REPO_ROOT / "goldsets" / "corpora" / "qmsum-val"
 DEFAULT_OUT = REPO_ROOT / "goldsets" / "qmsum-val"
-KIND = "single_meeting"
+KIND = "single_doc"
 
 
 class GoldsetError(Exception):

@@ -36,9 +36,9 @@ if TYPE_CHECKING:
 DOCS = {"m1": 12, "m2": 12, "m3": 6}
 
 QUESTIONS = [
-    ("q1", "single_meeting"),
-    ("q2", "single_meeting"),
-    ("q3", "cross_meeting"),
+    ("q1", "single_doc"),
+    ("q2", "single_doc"),
+    ("q3", "multi_doc"),
     ("q4", "unanswerable"),
 ]
 EVIDENCE = {

@@ -145,10 +145,10 @@ def test_a_document_no_evidence_cites_is_named() -> None:
 
 
 def test_a_slice_too_small_for_its_floor_and_a_latency_floor_on_too_few_answers() -> None:
-    qs = [Question(question_id=f"q{i}", kind="single_meeting", question="?",
+    qs = [Question(question_id=f"q{i}", kind="single_doc", question="?",
                    tags={"lang": "de" if i < 5 else "en"}) for i in range(100)]
     slices = [Floor("abstention_accuracy", 0.95, slice=("lang", v)) for v in ("de", "en")]
-    latency = Floor("latency_p95_s", 5.0, upper=True, kind="single_meeting")
+    latency = Floor("latency_p95_s", 5.0, upper=True, kind="single_doc")
     found = floors.too_small([*slices, latency], qs, 1, [], Path("ragate.toml"),
                              {"lang=de:abstention_accuracy": 7})
     assert [(f.message.split()[1], f.line) for f in found] == [
@@ -201,9 +201,9 @@ SEGMENTS = [{"doc_id": "m1", "turn": i, "text": t} for i, t in enumerate(TURNS["
 
 def write_goldset(root: Path, audit: str = "") -> Path:
     (root / "corpus.jsonl").write_text("".join(json.dumps(s) + "\n" for s in SEGMENTS))
-    qs = [{"question_id": "q1", "kind": "single_meeting", "question": "How long does the "
+    qs = [{"question_id": "q1", "kind": "single_doc", "question": "How long does the "
            "battery last?"},
-          {"question_id": "q2", "kind": "single_meeting", "question": "How long does the "
+          {"question_id": "q2", "kind": "single_doc", "question": "How long does the "
            "BATTERY last ?"}]
     ex = [{"question_id": q, "gist": "Two years with a kinetic charger.",
            "evidence": [{"doc_id": "m1", "first_unit": 1, "last_unit": 1}]} for q in ("q1", "q2")]

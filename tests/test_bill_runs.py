@@ -53,7 +53,7 @@ def ragate_system():
 
 def sixty(root: Path, floors: str) -> None:
     write_goldset(root, floors=floors,
-                  questions=[{"question_id": f"q{i:02d}", "kind": "single_meeting",
+                  questions=[{"question_id": f"q{i:02d}", "kind": "single_doc",
                               "question": f"What about q{i:02d}?"} for i in range(N)],
                   expected=[{"question_id": f"q{i:02d}", "gist": "the budget",
                              "evidence": [{"doc_id": "m1", "first_unit": 2,
@@ -162,7 +162,7 @@ def test_cost_per_question_with_and_without_a_reported_cost(
 
 # --- the judge's tokens, through RAGAS and the stub -----------------------------------------
 
-JUDGED = [("a1", "single_meeting"), ("u1", "unanswerable")]
+JUDGED = [("a1", "single_doc"), ("u1", "unanswerable")]
 PRICE_IN, PRICE_OUT = 3.0, 15.0  # US dollars per million tokens
 
 
@@ -260,7 +260,7 @@ def test_a_judges_usage_that_is_no_count_is_unreported_and_named(
 
     openai_stub.script = answered
     write_goldset(pytester.path / "gs", floors="[floors]\ncost_per_question = { max = 1 }\n",
-                  questions=[{"question_id": q, "kind": "single_meeting",
+                  questions=[{"question_id": q, "kind": "single_doc",
                               "question": f"What about {q}?"} for q in asked],
                   expected=[{"question_id": q, "gist": f"gist of {q}", "evidence": [
                       {"doc_id": "m1", "first_unit": 2, "last_unit": 3}]} for q in asked])

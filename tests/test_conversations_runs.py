@@ -50,7 +50,7 @@ def conversation_goldset(root: Path) -> Path:
     for conversation, turns in CONVERSATIONS.items():
         for turn in range(1, turns + 1):
             qid = f"{conversation}-{turn}"
-            questions.append({"question_id": qid, "kind": "single_meeting",
+            questions.append({"question_id": qid, "kind": "single_doc",
                               "question": f"And then {qid}?", "conversation": conversation,
                               "turn": turn})
             doc, a, b = SPANS[turn]

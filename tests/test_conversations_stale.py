@@ -16,7 +16,7 @@ STALE_PIN = {"digest": "sha256:" + "0" * 64, "chars": 12, "quote": "edited since
 
 def test_the_turn_after_a_stale_one_names_the_stale_evidence(
         pytester: pytest.Pytester) -> None:
-    questions = [{"question_id": f"c1-{t}", "kind": "single_meeting",
+    questions = [{"question_id": f"c1-{t}", "kind": "single_doc",
                   "question": f"And then c1-{t}?", "conversation": "c1", "turn": t}
                  for t in (1, 2)]
     expected = [{"question_id": "c1-1", "gist": "g", "evidence": [

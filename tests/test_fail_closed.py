@@ -45,7 +45,7 @@ def collection_failed(workers: str) -> pytest.ExitCode:
 def write_many(root: Path, n: int, floors: str) -> None:
     """A goldset of n answerable questions q00.. whose evidence is m1 turns 2-3."""
     write_goldset(root, floors=floors, questions=[
-        {"question_id": f"q{i:02d}", "kind": "single_meeting", "question": f"What about "
+        {"question_id": f"q{i:02d}", "kind": "single_doc", "question": f"What about "
          f"q{i:02d}?"} for i in range(n)], expected=[
         {"question_id": f"q{i:02d}", "gist": "the budget",
          "evidence": [{"doc_id": "m1", "first_unit": 2, "last_unit": 3}]} for i in range(n)])
@@ -256,7 +256,7 @@ def test_outputs_that_collide_or_cannot_be_written_stop_the_run_first(
     (pytester.path / "adir").mkdir()
     (pytester.path / "afile").write_text("")
     (pytester.path / "base.jsonl").write_text(json.dumps({
-        "goldset": "mini", "question_id": "q1", "kind": "single_meeting", "index": 0,
+        "goldset": "mini", "question_id": "q1", "kind": "single_doc", "index": 0,
         "must_abstain": False, "evidence_spans": 1, "eval_version": "7"}) + "\n")
     args, message = COLLISIONS[case]
     result = run_pytester(pytester, workers, "gs", *args)
@@ -365,7 +365,7 @@ def test_ragate_compare_refuses_to_compare_a_run_with_itself(tmp_path: Path) -> 
 
     results = tmp_path / "r.jsonl"
     results.write_text(json.dumps({
-        "goldset": "g", "question_id": "q1", "kind": "single_meeting", "index": 0,
+        "goldset": "g", "question_id": "q1", "kind": "single_doc", "index": 0,
         "must_abstain": False, "evidence_spans": 1, "eval_version": "1"}) + "\n")
     (tmp_path / "link.jsonl").symlink_to(results)
     for baseline in (results, tmp_path / "link.jsonl"):
@@ -405,17 +405,22 @@ def test_a_kind_typo_and_a_floor_for_an_absent_kind_fail_validate(tmp_path: Path
     from tests.conftest import question_rows
 
     typo = write_goldset(tmp_path / "typo", questions=question_rows(
-        [("q1", "singel_meeting"), ("q2", "single_meeting"), ("q3", "cross_meeting"),
-         ("q4", "unanswerable")]))
-    absent = write_goldset(tmp_path / "absent", floors="[floors.kind.multi_doc]\n"
+        [("q1", "singel_doc"), ("q2", "single_meeting"), ("q3", "multi_doc"),
+         ("q4", "unanswerable")]), floors="[floors.kind.cross_meeting]\nevidence_recall = 0.5\n"
+        "citation_accuracy = 0.5\n")
+    absent = write_goldset(tmp_path / "absent", floors='kinds = ["policy"]\n[floors.kind.policy]\n'
                            "evidence_recall = 0.5\n")
     for root, field, says in (
-            (typo, "questions.jsonl:1: kind", "'singel_meeting' (1 question) is not a known "
-             "kind (single_doc, multi_doc, unanswerable, single_meeting, cross_meeting) and not "
-             "declared in "
+            (typo, "questions.jsonl:1: kind", "'singel_doc' (1 question) is not a known "
+             "kind (single_doc, multi_doc, unanswerable) and not declared in "
              "[questions] mix or kinds"),
-            (absent, "ragate.toml: floors.kind.multi_doc.evidence_recall",
-             "no question has kind 'multi_doc'")):
+            # a kind's name before 0.1: one error per cause, naming the new name
+            (typo, "questions.jsonl:2: kind", "'single_meeting' (1 question) was renamed "
+             "'single_doc'"),
+            (typo, "ragate.toml: floors.kind.cross_meeting", "kind 'cross_meeting' was renamed "
+             "'multi_doc'\n"),
+            (absent, "ragate.toml: floors.kind.policy.evidence_recall",
+             "no question has kind 'policy'")):
         result = CliRunner().invoke(main, ["validate", str(root)])
         assert result.exit_code == 1
         assert f"{field}: {says}" in result.output, result.output
@@ -461,7 +466,7 @@ def test_a_decorated_test_never_passes_anchor_floors_it_did_not_check(
 # one); a collection error names its folder, so each case reads its own line of the one run
 # per worker count.
 
-LATIN1_QUESTION = b'{"question_id": "q1", "kind": "single_meeting", "question": "Caf\xe9?"}\n'
+LATIN1_QUESTION = b'{"question_id": "q1", "kind": "single_doc", "question": "Caf\xe9?"}\n'
 LATIN1_TURN = b'{"doc_id": "m1", "turn": 0, "text": "ok"}\n{"doc_id": "m1", "turn": 1, ' \
     b'"text": "na\xefve"}\n'
 

@@ -99,7 +99,7 @@ def test_plain():
 
 def questions() -> list[dict[str, Any]]:
     return [{"question_id": f"q{i:02d}", "question": f"What about q{i:02d}?",
-             "kind": "unanswerable" if i % 3 == 2 else "single_meeting"} for i in range(N)]
+             "kind": "unanswerable" if i % 3 == 2 else "single_doc"} for i in range(N)]
 
 
 def expected() -> list[dict[str, Any]]:
@@ -372,8 +372,8 @@ def test_a_results_file_without_a_trailer_is_refused_once(project: Path,
 # shards of each worker count, and decided once: each must be named in that one refusal, once.
 
 ROW_EDITS = {
-    "kind": ("q02", {"kind": "single_meeting"},
-             "kind: 'single_meeting' in this row, but the goldset says 'unanswerable'"),
+    "kind": ("q02", {"kind": "single_doc"},
+             "kind: 'single_doc' in this row, but the goldset says 'unanswerable'"),
     "must_abstain": ("q05", {"must_abstain": False},
                      "must_abstain: False in this row, but the goldset says True"),
     # with its abstention made to agree: the abstention floor would move
@@ -492,7 +492,7 @@ def test_shards_whose_systems_report_other_knobs_are_refused(shards: Path,
 
 def _record(qid: str) -> QuestionRecord:
     return QuestionRecord(goldset="mini", route="gs/ragate.toml", question_id=qid,
-                          kind="single_meeting", index=0, must_abstain=False,
+                          kind="single_doc", index=0, must_abstain=False,
                           evidence_spans=1, eval_version="7")
 
 

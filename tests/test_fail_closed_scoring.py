@@ -48,8 +48,8 @@ pytestmark = pytest.mark.heavy  # haystack, LlamaIndex and LangChain take second
 
 # --- 1. evidence by context id is found only in its document ---------------------------------
 
-CHUNK_QUESTIONS = [{"question_id": "q1", "kind": "single_meeting", "question": "What about q1?"},
-                   {"question_id": "q2", "kind": "single_meeting", "question": "What about q2?"}]
+CHUNK_QUESTIONS = [{"question_id": "q1", "kind": "single_doc", "question": "What about q1?"},
+                   {"question_id": "q2", "kind": "single_doc", "question": "What about q2?"}]
 
 # m1's chunk `m1#2`, and a chunk of m2 that its system happens to name `m1#2` too
 OWN = "Context(context_id='m1#2', doc_id='m1', first_unit=2, last_unit=3, distance=0.2)"
@@ -131,9 +131,9 @@ def bm25_goldset(root: Path, name: str) -> None:
         floors="[floors]\ncitation_accuracy = 0.9\n",
         corpus=[{"doc_id": d, "turn": t, "text": text, "speaker": "A"}
                 for d, texts in BM25_CORPUS.items() for t, text in enumerate(texts)],
-        questions=[{"question_id": "refund", "kind": "single_meeting",
+        questions=[{"question_id": "refund", "kind": "single_doc",
                     "question": "When does my refund reach the card I paid with?"},
-                   {"question_id": "express", "kind": "single_meeting",
+                   {"question_id": "express", "kind": "single_doc",
                     "question": "What does express shipping cost?"}],
         expected=[{"question_id": "refund", "gist": "five working days",
                    "evidence": [{"doc_id": "m1", "first_unit": 2, "last_unit": 3}]},

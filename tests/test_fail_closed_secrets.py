@@ -138,8 +138,8 @@ def write_sealed(root: Path, floors: str = JUDGED, *, unanswerable: int = 1) -> 
                  "evidence": [{"doc_id": d, "first_unit": a, "last_unit": b}
                               for d, a, b in spans.get(q, [])]}
                 for q in [*spans, *extra]]
-    questions = question_rows([("q1", "single_meeting"), ("q2", "single_meeting"),
-                               ("q3", "cross_meeting"), *((q, "unanswerable") for q in extra)])
+    questions = question_rows([("q1", "single_doc"), ("q2", "single_doc"),
+                               ("q3", "multi_doc"), *((q, "unanswerable") for q in extra)])
     root = write_goldset(root, floors=floors, questions=questions, expected=expected)
     seal_goldset(root, KEY, kdf=Scrypt(log2_n=10, p=1))
     return root
@@ -402,7 +402,7 @@ def test_slice_floors_and_a_judge_change_show_no_gist_and_no_credential(
     the shared run; then a run under another judge with the shared run as its baseline (the
     refusal naming both judges and the `ragate rejudge` to run), and one accepting it (the
     history's judge segment), their judge echoing the gist at a URL holding a password."""
-    assert "floor[kind=single_meeting:faithfulness]" in printed.texts["stdout"]
+    assert "floor[kind=single_doc:faithfulness]" in printed.texts["stdout"]
     shutil.copytree(printed.root, pytester.path, dirs_exist_ok=True)
     # the shared run's system and judge, not LOUD: a run in this process would warn into the
     # warnings summary of the session around it
@@ -473,7 +473,7 @@ def test_the_verdict_cache_holds_no_credential_and_outlives_its_rotation(
     spend the cache, and the cache folder must not hold the password."""
     answers = {"answer to a1: twelve euros": GOOD}
     write_goldset(pytester.path / "gs", floors="[floors]\nfaithfulness = 0.5\n",
-                  questions=[{"question_id": "a1", "kind": "single_meeting",
+                  questions=[{"question_id": "a1", "kind": "single_doc",
                               "question": "What about a1?"}],
                   expected=[{"question_id": "a1", "gist": "gist of a1", "evidence": [
                       {"doc_id": "m1", "first_unit": 2, "last_unit": 3}]}])
@@ -688,7 +688,7 @@ def test_a_collection_error_of_a_sealed_goldset_does_not_quote_its_evidence(
             "".join(json.dumps(row) + "\n" for row in SHRUNK))
     else:
         questions = (root / "questions.jsonl").read_text().replace(
-            '"q2", "kind": "single_meeting"', '"q2", "kind": "cross_meeting"')
+            '"q2", "kind": "single_doc"', '"q2", "kind": "multi_doc"')
         (root / "questions.jsonl").write_text(questions)
     pytester.makeconftest(SYSTEM)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "gs")

@@ -14,8 +14,8 @@ from tests.openai_stub import OpenAIStub, RowVerdicts, completion, error, ragas_
 pytestmark = pytest.mark.heavy  # the RAGAS judge in a gate: ragas takes seconds to import
 
 
-QUESTIONS = [("a1", "single_meeting"), ("a2", "single_meeting"), ("a3", "single_meeting"),
-             ("a4", "single_meeting"), ("u1", "unanswerable")]
+QUESTIONS = [("a1", "single_doc"), ("a2", "single_doc"), ("a3", "single_doc"),
+             ("a4", "single_doc"), ("u1", "unanswerable")]
 SYSTEM = '''
 import pytest
 from pytest_ragate import Answer, Citation, Context

@@ -22,7 +22,7 @@ OTHER_DOC = Context(context_id="c3", doc_id="m2", first_unit=10, last_unit=14,
                     text="the same turns of another meeting", distance=0.5)
 
 
-def record(qid: str, answer: Answer, evidence: list[Span], kind: str = "single_meeting",
+def record(qid: str, answer: Answer, evidence: list[Span], kind: str = "single_doc",
            ) -> QuestionRecord:
     return QuestionRecord(goldset="g", question_id=qid, kind=kind, index=0, eval_version="1",
                           **score_answer(answer, evidence))  # type: ignore[arg-type]
@@ -135,7 +135,7 @@ def test_abstention_accuracy() -> None:
     assert (t.k, t.n) == (2, 4)
     assert rows[3].citations_correct == 0  # nothing supports an answer to an unanswerable one
     counts = fmt_counts(kind_counts("abstention_accuracy", rows))
-    assert counts == "single_meeting 1/2 · unanswerable 1/2"
+    assert counts == "single_doc 1/2 · unanswerable 1/2"
 
 
 def test_evidence_recall_counts_spans_found_whether_cited_or_not() -> None:
@@ -204,7 +204,7 @@ def test_judged_floor_without_judge_fails_unless_optional() -> None:
 def test_errored_question_counts_as_wrong() -> None:
     ok = record("a", Answer(text="x", contexts=[RIGHT], citations=[Citation(context_id="c1")]),
                 EVIDENCE)
-    err = QuestionRecord(goldset="g", question_id="b", kind="single_meeting", index=1,
+    err = QuestionRecord(goldset="g", question_id="b", kind="single_doc", index=1,
                          eval_version="1", status="error", error="boom", must_abstain=False,
                          evidence_spans=1)
     verdict = decide(Floor("abstention_accuracy", 0.9), "g", [ok, err])

@@ -269,7 +269,7 @@ def one_meeting_goldset(gs: Path, qid: str, question: str, gist: str,
         '[questions]\nexpected = "expected.jsonl"\n'
         "[floors]\nabstention_accuracy = 1.0\n")
     (gs / "questions.jsonl").write_text(
-        json.dumps({"question_id": qid, "kind": "single_meeting", "question": question}) + "\n"
+        json.dumps({"question_id": qid, "kind": "single_doc", "question": question}) + "\n"
         + json.dumps({"question_id": "mercury", "kind": "unanswerable", "question": OFF_TOPIC})
         + "\n")
     (gs / "expected.jsonl").write_text(

@@ -221,7 +221,7 @@ def write_repeated(root: Path, n: int, floors: str, repeat: int | None = 3) -> N
     toml = (BASE_TOML.replace('eval_version = "7"\n', f'eval_version = "7"\nrepeat = {repeat}\n')
             if repeat else BASE_TOML)
     write_goldset(root, toml=toml, floors=floors, questions=[
-        {"question_id": f"q{i:02d}", "kind": "single_meeting", "question": f"What about "
+        {"question_id": f"q{i:02d}", "kind": "single_doc", "question": f"What about "
          f"q{i:02d}?"} for i in range(n)], expected=[
         {"question_id": f"q{i:02d}", "gist": "the budget",
          "evidence": [{"doc_id": "m1", "first_unit": 2, "last_unit": 3}]} for i in range(n)])

@@ -41,7 +41,7 @@ from tests.conftest import (
 pytestmark = pytest.mark.heavy  # shards and decisions run pytest
 
 N_QUESTIONS = 300
-KINDS = ["single_meeting"] * 4 + ["cross_meeting", "unanswerable"]  # by i % 6
+KINDS = ["single_doc"] * 4 + ["multi_doc", "unanswerable"]  # by i % 6
 
 FLOORS = """\
 [floors]
@@ -51,7 +51,7 @@ evidence_recall = { min = 0.90, xfail = "cross-meeting questions miss a span" }
 faithfulness = 0.60
 context_precision = 0.50
 
-[floors.kind.single_meeting]
+[floors.kind.single_doc]
 evidence_recall = 0.75
 
 [floors.anchors.retrieval_miss]
@@ -118,7 +118,7 @@ def expected() -> list[dict[str, Any]]:
     rows = []
     for i in range(N_QUESTIONS):
         kind = KINDS[i % 6]
-        spans = ([] if kind == "unanswerable" else [("m1", 2, 3)] if kind == "single_meeting"
+        spans = ([] if kind == "unanswerable" else [("m1", 2, 3)] if kind == "single_doc"
                  else [("m1", 2, 3), ("m3", 4, 5)])
         rows.append({"question_id": f"q{i:03d}", "gist": "the budget" if spans else None,
                      "evidence": [{"doc_id": d, "first_unit": a, "last_unit": b}

@@ -34,7 +34,7 @@ def tagged(root: Path, floors: str = WHOLE_AND_SLICES, langs: list[str] = LANGS,
            tags: dict[int, object] | None = None) -> Path:
     """A goldset of answerable questions q00.. tagged with their `lang`s (`tags` replaces a
     question's tags by index)."""
-    questions = [{"question_id": f"q{i:02d}", "kind": "single_meeting",
+    questions = [{"question_id": f"q{i:02d}", "kind": "single_doc",
                   "question": f"What about q{i:02d}?",
                   "tags": (tags or {}).get(i, {"lang": lang})} for i, lang in enumerate(langs)]
     return write_goldset(root, floors=floors, questions=questions, expected=[
@@ -195,7 +195,7 @@ def test_floors_over_every_value_of_a_key_and_a_named_override(tmp_path: Path) -
     assert names == [("floor[lang=de:abstention_accuracy]", 0.8, None),
                      ("floor[lang=en:abstention_accuracy]", 0.8, None),
                      ("floor[lang=fr:abstention_accuracy]", 0.5, "new"),
-                     ("floor[kind=single_meeting:citation_accuracy]", 0.3, None)]
+                     ("floor[kind=single_doc:citation_accuracy]", 0.3, None)]
 
 
 @pytest.mark.parametrize(("floors", "tags", "says"), [
@@ -216,8 +216,8 @@ def test_floors_over_every_value_of_a_key_and_a_named_override(tmp_path: Path) -
      "held: a floor on it is over anchors ([floors.anchors.KIND] hold_rate = …), never over "
      "questions"),
     ("[floors]\nhold_rate = 0.5\n", None, "floors.hold_rate: hold_rate is the share of"),
-    ("[floors.kind.single_meeting]\nhold_rate = { min = 0.5 }\n", None,
-     "floors.kind.single_meeting.hold_rate: hold_rate is the share of"),
+    ("[floors.kind.single_doc]\nhold_rate = { min = 0.5 }\n", None,
+     "floors.kind.single_doc.hold_rate: hold_rate is the share of"),
     ('[floors.slices."lang=d e"]\nabstention_accuracy = 0.8\n', None,
      "not value 'd e'"),
     ("[floors]\nslices = 3\n", None, "floors.slices: must be a table of slice keys"),

@@ -64,7 +64,7 @@ def test_min_n_refuses_to_gate_on_too_few_questions() -> None:
 
 def test_min_n_counts_questions_not_citations() -> None:
     # 3 answered questions with 4 citations each: n = 12 citations but 3 questions
-    rows = [QuestionRecord(goldset="g", question_id=f"q{i}", kind="single_meeting", index=i,
+    rows = [QuestionRecord(goldset="g", question_id=f"q{i}", kind="single_doc", index=i,
                            eval_version="1", must_abstain=False, abstained=False,
                            abstention_correct=True, citations=4, citations_correct=4,
                            evidence_spans=1, evidence_spans_found=1) for i in range(3)]

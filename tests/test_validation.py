@@ -166,21 +166,21 @@ def test_expected_answer_without_question(tmp_path: Path) -> None:
 
 
 def test_mix_that_matches_loads(tmp_path: Path) -> None:
-    toml = BASE_TOML + "mix = { single_meeting = 2, cross_meeting = 1, unanswerable = 1 }\n"
+    toml = BASE_TOML + "mix = { single_doc = 2, multi_doc = 1, unanswerable = 1 }\n"
     assert len(load_goldset(write_goldset(tmp_path / "gs", toml=toml)).cases) == 4
 
 
 def test_mix_count_differs(tmp_path: Path) -> None:
-    toml = BASE_TOML + "mix = { single_meeting = 3, cross_meeting = 1, unanswerable = 1 }\n"
+    toml = BASE_TOML + "mix = { single_doc = 3, multi_doc = 1, unanswerable = 1 }\n"
     root = write_goldset(tmp_path / "gs", toml=toml)
     problems = problems_of(root)
-    problem = the_problem(problems, root / "ragate.toml", "questions.mix.single_meeting")
+    problem = the_problem(problems, root / "ragate.toml", "questions.mix.single_doc")
     assert "3" in problem.message and "2" in problem.message
     assert len(problems) == 1
 
 
 def test_mix_kind_present_but_not_declared(tmp_path: Path) -> None:
-    toml = BASE_TOML + "mix = { single_meeting = 2, cross_meeting = 1 }\n"
+    toml = BASE_TOML + "mix = { single_doc = 2, multi_doc = 1 }\n"
     root = write_goldset(tmp_path / "gs", toml=toml)
     problems = problems_of(root)
     problem = the_problem(problems, root / "ragate.toml", "questions.mix.unanswerable")
@@ -221,18 +221,18 @@ class AnswerRule:
 
 
 ANSWER_RULES: dict[str, AnswerRule] = {
-    "single_meeting without evidence": AnswerRule(
+    "single_doc without evidence": AnswerRule(
         replacing(answer("q1", "a gist", [])), 1, "q1", "evidence",
-        "single_meeting question needs evidence"),
-    "cross_meeting without evidence": AnswerRule(
+        "single_doc question needs evidence"),
+    "multi_doc without evidence": AnswerRule(
         replacing(answer("q3", "a gist", [])), 3, "q3", "evidence",
-        "cross_meeting question needs evidence"),
-    "single_meeting without gist": AnswerRule(
+        "multi_doc question needs evidence"),
+    "single_doc without gist": AnswerRule(
         replacing(answer("q1", None, [("m1", 2, 3)])), 1, "q1", "gist",
-        "single_meeting question needs a gist"),
-    "cross_meeting with a blank gist": AnswerRule(
+        "single_doc question needs a gist"),
+    "multi_doc with a blank gist": AnswerRule(
         replacing(answer("q3", "  ", [("m1", 0, 0), ("m3", 4, 5)])), 3, "q3", "gist",
-        "cross_meeting question needs a gist"),
+        "multi_doc question needs a gist"),
     "unanswerable with evidence": AnswerRule(
         replacing(answer("q4", None, [("m1", 0, 0)])), 4, "q4", "evidence",
         "an unanswerable question has no evidence"),
@@ -242,10 +242,10 @@ ANSWER_RULES: dict[str, AnswerRule] = {
     "custom kind with gist but no evidence": AnswerRule(
         replacing(answer("q5", "a gist", [])), 5, "q5", "evidence",
         "procedural question has a gist but no evidence", questions=(("q5", "procedural"),)),
-    "cross_meeting spanning one document": AnswerRule(
+    "multi_doc spanning one document": AnswerRule(
         replacing(answer("q3", "a gist", [("m1", 0, 0), ("m1", 4, 5)])), 3, "q3", "evidence",
         "spans 2+ documents"),
-    "single_meeting spanning two documents": AnswerRule(
+    "single_doc spanning two documents": AnswerRule(
         replacing(answer("q1", "a gist", [("m1", 2, 3), ("m2", 4, 5)])), 1, "q1", "evidence",
         "spans one document"),
     "cited turn beyond the last turn": AnswerRule(
@@ -314,6 +314,18 @@ def test_a_pre_release_name_is_one_error_naming_the_new_one(tmp_path: Path, old:
     problem = the_problem(problems_of(root), root / "expected.jsonl", "evidence[1]")
     assert (problem.line, problem.question_id) == (3, "q3")
     assert problem.message.endswith(f"{old} was renamed {new}")
+
+
+def test_a_file_of_pre_release_names_says_so_once(tmp_path: Path) -> None:
+    expected = expected_rows()
+    for row in expected:
+        for span in row["evidence"]:
+            span["first_turn"], span["last_turn"] = span.pop("first_unit"), span.pop("last_unit")
+    root = write_goldset(tmp_path / "gs", expected=expected)
+    problems = problems_of(root)
+    assert [(p.line, p.field, p.message) for p in problems] == [
+        (1, "evidence[0]", "first_turn was renamed first_unit; last_turn was renamed last_unit "
+         "(and 3 more like it)")]
 
 
 def test_doc_id_citing_a_missing_turn_is_still_checked(tmp_path: Path) -> None:

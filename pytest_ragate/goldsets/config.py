@@ -53,11 +53,25 @@ class CorpusConfig(_Model):
     units: Units = "paragraph"  # how the documents formats are split into numbered units
 
 
+# the transcript names of two kinds before 0.1: each an error naming the kind it became
+RENAMED_KINDS = {"single_meeting": "single_doc", "cross_meeting": "multi_doc"}
+
+
 class QuestionsConfig(_Model):
     file: str = "questions.jsonl"
     expected: str = "expected"
     mix: dict[str, Annotated[int, Field(ge=0)]] | None = None
     kinds: list[Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9_\-]*$")]] | None = None
+
+    @field_validator("mix", "kinds")
+    @classmethod
+    def _not_renamed(cls, kinds: dict[str, int] | list[str] | None,
+                     ) -> dict[str, int] | list[str] | None:
+        renamed = [f"kind {k!r} was renamed {RENAMED_KINDS[k]!r}" for k in kinds or ()
+                   if k in RENAMED_KINDS]
+        if renamed:
+            raise ValueError("; ".join(renamed))
+        return kinds
 
 
 class AnchorsConfig(_Model):

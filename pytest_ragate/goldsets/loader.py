@@ -28,6 +28,7 @@ from pytest_ragate.files import read_jsonl
 from pytest_ragate.goldsets import CONFIG_NAME
 from pytest_ragate.goldsets.anchors import AnchorEntry, AnchorKind, load_anchors
 from pytest_ragate.goldsets.config import (
+    RENAMED_KINDS,
     SLICE_KEY,
     SLICE_VALUE,
     Expected,
@@ -49,7 +50,7 @@ from pytest_ragate.goldsets.sealed import (
     open_sealed,
     sealed_index,
 )
-from pytest_ragate.problems import GoldsetError, Problem, problems_from_validation
+from pytest_ragate.problems import GoldsetError, Problem, problems_from_validation, renamed_once
 from pytest_ragate.scoring.agreement import AGREEMENT
 from pytest_ragate.scoring.answer_match import ANSWER_MATCH
 from pytest_ragate.scoring.answer_text import is_pattern, same_statement
@@ -60,12 +61,11 @@ from pytest_ragate.scoring.registry import METRICS, anchor_floor_metrics, reques
 from pytest_ragate.scoring.slices import EVERY_SLICE, sliceable
 from pytest_ragate.wording.slices import not_sliceable
 
-# the generic kinds, and the transcript names kept as aliases (same rules, own figures)
-SINGLE_DOC_KINDS = frozenset({"single_doc", "single_meeting"})
-MULTI_DOC_KINDS = frozenset({"multi_doc", "cross_meeting"})
+SINGLE_DOC_KINDS = frozenset({"single_doc"})
+MULTI_DOC_KINDS = frozenset({"multi_doc"})
 ANSWERABLE_KINDS = SINGLE_DOC_KINDS | MULTI_DOC_KINDS
 UNANSWERABLE_KIND = "unanswerable"
-KNOWN_KINDS = ("single_doc", "multi_doc", UNANSWERABLE_KIND, "single_meeting", "cross_meeting")
+KNOWN_KINDS = ("single_doc", "multi_doc", UNANSWERABLE_KIND)
 
 class FloorValue(_Model):
     """`{min = 0.8}` (the figure must reach it) or `{max = 0.05}` (must not exceed it, as a
@@ -646,7 +646,11 @@ def _check_kinds(config: GoldsetConfig, config_path: Path, questions_path: Path,
         at, count = first.get(q.kind, (line, 0))
         first[q.kind] = (at, count + 1)
     for kind, (line, count) in first.items():
-        if kind not in declared:
+        if kind in RENAMED_KINDS:
+            found.append(Problem(questions_path, "kind", f"{kind!r} ({count} question"
+                                 f"{'s' * (count != 1)}) was renamed {RENAMED_KINDS[kind]!r}",
+                                 line=line))
+        elif kind not in declared:
             found.append(Problem(questions_path, "kind", f"{kind!r} ({count} question"
                                  f"{'s' * (count != 1)}) is not a known kind "
                                  f"({', '.join(KNOWN_KINDS)}) and not declared in "
@@ -656,7 +660,11 @@ def _check_kinds(config: GoldsetConfig, config_path: Path, questions_path: Path,
         found.append(Problem(questions_path, "questions.file", "has no questions: a goldset "
                              "with nothing to ask can pass nothing"))
     for f in floors:
-        if f.kind is not None and not f.anchors and f.kind not in first and first \
+        if f.kind in RENAMED_KINDS and not f.anchors:
+            problem = Problem(config_path, f"floors.kind.{f.kind}",
+                              f"kind {f.kind!r} was renamed {RENAMED_KINDS[f.kind]!r}")
+            found += [problem] if problem not in found else []
+        elif f.kind is not None and not f.anchors and f.kind not in first and first \
                 and not rejected:
             section = f"floors.kind.{f.kind}.{f.metric}"
             found.append(Problem(config_path, section, f"no question has kind {f.kind!r} "
@@ -903,7 +911,7 @@ def load_goldset(path: Path) -> Goldset:
     problems = [*problems, *unread_corpus, *listed.problems, *answers.problems, *duplicates,
                 *unsliced, *matching.problems, *mix, *unlabelled, *unanchored, *unfacted]
     if problems:
-        raise GoldsetError(problems)
+        raise GoldsetError(renamed_once(problems))
     goldset = Goldset(name=config.name or root.name, root=root, config_path=config_path,
                       config=config, corpus=corpus, floors=with_judge_coverage(floors),
                       anchors=anchors, labels=[x for x in labels if x.metric != ANSWER_MATCH],

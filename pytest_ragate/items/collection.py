@@ -127,7 +127,7 @@ class QuestionItem(pytest.Function):
     """One question; its answer is scored by the plugin's `pytest_pyfunc_call`."""
 
     def __repr__(self) -> str:
-        """`<QuestionItem q07 single_meeting: "What did …?">`: the question, never its answer."""
+        """`<QuestionItem q07 single_doc: "What did …?">`: the question, never its answer."""
         case = self.stash.get(CASE_KEY, None)
         if case is None:
             return super().__repr__()
