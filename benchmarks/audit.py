@@ -81,7 +81,7 @@ def _corpus() -> dict[str, list[dict]]:
     for goldset in ("qmsum-val", "tiron-demo"):
         corpus = load_goldset_corpus(ROOT / "goldsets" / goldset)
         for doc_id, doc in corpus.documents.items():
-            docs[doc_id] = [{"doc_id": doc_id, "turn": i, "text": t.text, "speaker": t.speaker}
+            docs[doc_id] = [{"doc_id": doc_id, "unit": i, "text": t.text, "speaker": t.speaker}
                             for i, t in enumerate(doc.turns)]
     return docs
 
@@ -233,7 +233,7 @@ def _seed_corpus(docs: dict[str, list[dict]], items: list[tuple[dict, dict]],
     edited_docs = candidates[SHIFTED_DOCS + 1:]
     moved_truth: dict[tuple[str, int], tuple[str, int, int]] = {}
     for doc_id in shifted:
-        docs[doc_id].insert(0, {"doc_id": doc_id, "turn": 0, "speaker": "X",
+        docs[doc_id].insert(0, {"doc_id": doc_id, "unit": 0, "speaker": "X",
                                 "text": "An inserted paragraph about the agenda of the day."})
         for qid, k, d, a, b in by_doc[doc_id]:
             moved_truth[(qid, k)] = (d, a + 1, b + 1)
@@ -251,10 +251,10 @@ def _seed_corpus(docs: dict[str, list[dict]], items: list[tuple[dict, dict]],
     for d, t in rng.sample(outside, CLEAN_EDITS):
         docs[d][t]["text"] = "A turn edited where no evidence points."
     for d in rng.sample(edited_docs, APPENDED):
-        docs[d].append({"doc_id": d, "turn": 0, "speaker": "X", "text": "A closing remark."})
+        docs[d].append({"doc_id": d, "unit": 0, "speaker": "X", "text": "A closing remark."})
     for turns in docs.values():
         for i, t in enumerate(turns):
-            t["turn"] = i
+            t["unit"] = i
     truth["moved_evidence"] -= truth["stale_evidence"]
     # a question whose evidence moved or went stale is reported as such, and the rules that
     # read evidence text leave it out: their ground truth is the seeded questions whose

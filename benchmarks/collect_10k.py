@@ -121,7 +121,7 @@ def write_goldset(root: Path, seed: int = SEED) -> int:
             text = (f"{rng.choice(SPEAKERS)} {rng.choice(VERBS)} {rng.choice(TOPICS)}: "
                     f"we said {rng.randrange(5, 500)} euros and {rng.randrange(1, 12)} weeks, "
                     f"then moved on to {rng.choice(TOPICS)}.")
-            segments.append({"doc_id": doc, "turn": turn, "text": text,
+            segments.append({"doc_id": doc, "unit": turn, "text": text,
                              "speaker": SPEAKERS[turn % len(SPEAKERS)],
                              "t_start": round(clock, 2), "t_end": round(clock + length, 2)})
             clock += length

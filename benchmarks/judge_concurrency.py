@@ -71,7 +71,7 @@ def write_goldset(root: Path, questions: int, latency: float) -> None:
     with (gs / "corpus.jsonl").open("w") as f:
         for d in range(10):
             for t in range(5):
-                f.write(json.dumps({"doc_id": f"d{d}", "turn": t, "text": f"turn {t}"}) + "\n")
+                f.write(json.dumps({"doc_id": f"d{d}", "unit": t, "text": f"turn {t}"}) + "\n")
     with (gs / "questions.jsonl").open("w") as q, (gs / "expected.jsonl").open("w") as e:
         for n in range(questions):
             q.write(json.dumps({"question_id": f"q{n:03d}", "kind": "single_doc",

@@ -102,7 +102,7 @@ def write_project(root: Path, questions: int, system: float, judge: float) -> No
     gs = root / "gs"
     (gs / "corpus").mkdir(parents=True)
     (gs / "ragate.toml").write_text(TOML)
-    turns = [{"doc_id": "m1", "turn": t, "text": f"m1 turn {t}: the budget is {t}",
+    turns = [{"doc_id": "m1", "unit": t, "text": f"m1 turn {t}: the budget is {t}",
               "speaker": "A"} for t in range(12)]
     (gs / "corpus" / "meetings.jsonl").write_text("".join(json.dumps(r) + "\n" for r in turns))
     rows = [{"question_id": f"q{i:04d}", "kind": "single_doc",

@@ -83,7 +83,7 @@ def write_project(root: Path, questions: int, sleep: float) -> None:
     gs = root / "gs"
     (gs / "corpus").mkdir(parents=True)
     (gs / "ragate.toml").write_text(TOML)
-    turns = [{"doc_id": f"m{d}", "turn": t, "text": f"m{d} turn {t}: the budget is {t}",
+    turns = [{"doc_id": f"m{d}", "unit": t, "text": f"m{d} turn {t}: the budget is {t}",
               "speaker": "A"} for d in (1, 2, 3) for t in range(8)]
     (gs / "corpus" / "meetings.jsonl").write_text("".join(json.dumps(r) + "\n" for r in turns))
     rows, expected = [], []

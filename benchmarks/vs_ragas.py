@@ -303,7 +303,7 @@ def write_goldset(root: Path, rows: list[dict[str, Any]]) -> None:
     with (gs / "corpus.jsonl").open("w") as corpus:
         for n, row in enumerate(rows):
             for t, text in enumerate(row["contexts"]):
-                corpus.write(json.dumps({"doc_id": f"d{n}", "turn": t, "text": text}) + "\n")
+                corpus.write(json.dumps({"doc_id": f"d{n}", "unit": t, "text": text}) + "\n")
     with (gs / "questions.jsonl").open("w") as q, (gs / "expected.jsonl").open("w") as e:
         for n, row in enumerate(rows):
             q.write(json.dumps({"question_id": row["question_id"], "kind": "single_doc",

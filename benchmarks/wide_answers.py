@@ -71,7 +71,7 @@ def write_project(root: Path, questions: int, units: int) -> None:
     gs = root / "gs"
     (gs / "corpus").mkdir(parents=True)
     (gs / "ragate.toml").write_text(TOML)
-    turns = [{"doc_id": "m1", "turn": t, "text": f"turn {t}", "speaker": "A"}
+    turns = [{"doc_id": "m1", "unit": t, "text": f"turn {t}", "speaker": "A"}
              for t in range(units)]
     (gs / "corpus" / "m1.jsonl").write_text("".join(json.dumps(r) + "\n" for r in turns))
     asked = [{"question_id": f"q{i}", "kind": "single_doc", "question": f"What about {i}?"}

@@ -35,10 +35,10 @@ def clock(seconds: float) -> str:
 
 def format_label(doc_id: str, speakers: Sequence[str], t_start: float | None,
                  t_end: float | None, turns: tuple[int, int] | None = None,
-                 unit: str = "turn") -> str:
-    """`[meeting · speaker · mm:ss–mm:ss]`, with what the corpus has: how a chunk, a citation
-    or an expected span is shown to a person. `turns` adds the range, for expected evidence:
-    `[meeting · turns 20–34 · …]`."""
+                 unit: str = "unit") -> str:
+    """`[document · speaker · mm:ss–mm:ss]`, with what the corpus has: how a chunk, a
+    citation or an expected span is shown to a person. `turns` adds the range, for expected
+    evidence: `[document · units 20–34 · …]`."""
     parts = [doc_id]
     if turns is not None:
         parts.append(f"{unit}s {turns[0]}–{turns[1]}")

@@ -328,7 +328,7 @@ def ragate_repeat(request: pytest.FixtureRequest) -> int:
 
 @pytest.fixture
 def ragate_corpus(request: pytest.FixtureRequest) -> Corpus:
-    """The corpus of the current item's goldset, turn positions as in the source files."""
+    """The corpus of the current item's goldset, unit positions as in the source files."""
     goldset = request.node.stash.get(GOLDSET_KEY, None)
     if goldset is None:
         pytest.fail("ragate_corpus is only available in goldset items", pytrace=False)
@@ -365,7 +365,7 @@ def ragate_answerer_model(pytestconfig: pytest.Config) -> str | None:
 
 @pytest.fixture(scope="session")
 def ragate_chunker(pytestconfig: pytest.Config) -> Chunker:
-    """Packs turns into chunks: `.chunk(corpus) -> list[Chunk]` and `.settings` (a dict)."""
+    """Packs units into chunks: `.chunk(corpus) -> list[Chunk]` and `.settings` (a dict)."""
     from pytest_ragate.pipeline.builtin import pipeline
 
     return pipeline(pytestconfig).chunker()

@@ -192,7 +192,7 @@ def saved_results(rows: Iterable[Any]) -> str:
 
 def corpus_rows(docs: dict[str, int] = DOCS) -> list[dict[str, Any]]:
     return [
-        {"doc_id": doc, "turn": t, "text": f"{doc} turn {t}: the budget is {t} euros",
+        {"doc_id": doc, "unit": t, "text": f"{doc} turn {t}: the budget is {t} euros",
          "speaker": "A" if t % 2 else "B"}
         for doc, n in docs.items() for t in range(n)
     ]

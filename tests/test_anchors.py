@@ -265,7 +265,7 @@ def test_bad_anchor_is_a_collection_error_naming_line_and_field(
     anchors = Path(root / "anchors.jsonl")
     result.stdout.fnmatch_lines(esc(
         f"{anchors}:2: [control] <record>: an off_topic_control anchor has no evidence*",
-        f"{anchors}:3: [far] evidence.last_unit: turns 3..99 do not exist*",
+        f"{anchors}:3: [far] evidence.last_unit: units 3..99 do not exist*",
     ))
 
 

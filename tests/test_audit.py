@@ -196,7 +196,7 @@ def test_a_goldsets_audit_rules_switch_a_rule_off_or_change_its_severity() -> No
         GoldsetConfig.model_validate({**base, "audit": {"rules": {"near_dup": "off"}}})
 
 
-SEGMENTS = [{"doc_id": "m1", "turn": i, "text": t} for i, t in enumerate(TURNS["remote"])]
+SEGMENTS = [{"doc_id": "m1", "unit": i, "text": t} for i, t in enumerate(TURNS["remote"])]
 
 
 def write_goldset(root: Path, audit: str = "") -> Path:

@@ -467,7 +467,7 @@ def test_a_decorated_test_never_passes_anchor_floors_it_did_not_check(
 # per worker count.
 
 LATIN1_QUESTION = b'{"question_id": "q1", "kind": "single_doc", "question": "Caf\xe9?"}\n'
-LATIN1_TURN = b'{"doc_id": "m1", "turn": 0, "text": "ok"}\n{"doc_id": "m1", "turn": 1, ' \
+LATIN1_TURN = b'{"doc_id": "m1", "unit": 0, "text": "ok"}\n{"doc_id": "m1", "unit": 1, ' \
     b'"text": "na\xefve"}\n'
 
 # folder -> the file written over, its bytes, and what the error says after the file's path
@@ -661,8 +661,8 @@ def test_contexts_outside_the_corpus_are_errors_on_their_rows(faulty: Faulty,
                                                               workers: str) -> None:
     assert faulty.ret == pytest.ExitCode.TESTS_FAILED
     said(faulty.stdout,
-        "FAILED outside/ragate.toml::q1 - *all: turns 0–1000000000 run past the end of m1 "
-        "(turns 0–11)*",
+        "FAILED outside/ragate.toml::q1 - *all: units 0–1000000000 run past the end of m1 "
+        "(units 0–11)*",
         "FAILED outside/ragate.toml::q2 - *x: document 'mX' is not in the corpus*",
         "FAILED outside/ragate.toml::floor[evidence_recall] - not decided: 2 of 4 questions "
         "have no result: errored q1*")
@@ -741,7 +741,7 @@ def test_an_anchor_names_the_users_pool_and_how_to_supply_a_retriever(faulty: Fa
                                                                       workers: str) -> None:
     assert faulty.ret == pytest.ExitCode.TESTS_FAILED
     said(faulty.stdout,
-         "FAILED anchor-pool/ragate.toml::anchor[missed] - *anchor missed: evidence m2 turns "
+         "FAILED anchor-pool/ragate.toml::anchor[missed] - *anchor missed: evidence m2 units "
          "5-6 is not in the pool: nothing (pool: the contexts returned by ragate_system "
          "(anchor-pool/conftest.py:*)); your ragate_system returned no contexts for the "
          "claim*override `ragate_retriever`*")

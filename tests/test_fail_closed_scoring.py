@@ -129,7 +129,7 @@ def bm25_goldset(root: Path, name: str) -> None:
     write_goldset(
         root, toml=BASE_TOML.replace('"mini"', f'"{name}"'),
         floors="[floors]\ncitation_accuracy = 0.9\n",
-        corpus=[{"doc_id": d, "turn": t, "text": text, "speaker": "A"}
+        corpus=[{"doc_id": d, "unit": t, "text": text, "speaker": "A"}
                 for d, texts in BM25_CORPUS.items() for t, text in enumerate(texts)],
         questions=[{"question_id": "refund", "kind": "single_doc",
                     "question": "When does my refund reach the card I paid with?"},
@@ -165,7 +165,7 @@ def bm25():
     rows = [json.loads(line) for line in Path(__file__).with_name("corpus").joinpath(
         "meetings.jsonl").open()]
     store.write_documents([Document(content=r["text"], meta={{
-        "doc_id": r["doc_id"], "first_unit": r["turn"], "last_unit": r["turn"]}}) for r in rows])
+        "doc_id": r["doc_id"], "first_unit": r["unit"], "last_unit": r["unit"]}}) for r in rows])
     return InMemoryBM25Retriever(store, top_k=3)
 
 @pytest.fixture

@@ -250,9 +250,9 @@ def pinned_and_moved(root: Path) -> None:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("RAGATE_SEAL_KEY", KEY)
         assert CliRunner().invoke(main, ["pin", str(root)]).exit_code == 0
-    rows = [{**r, "turn": r["turn"] + (r["doc_id"] == "m1")} for r in corpus_rows()]
+    rows = [{**r, "unit": r["unit"] + (r["doc_id"] == "m1")} for r in corpus_rows()]
     (root / "corpus" / "meetings.jsonl").write_text(
-        jsonl([{"doc_id": "m1", "turn": 0, "text": "a new first line"}, *rows]))
+        jsonl([{"doc_id": "m1", "unit": 0, "text": "a new first line"}, *rows]))
 
 
 @dataclass(frozen=True)
@@ -674,7 +674,7 @@ def test_the_results_header_masks_a_key_in_the_models_name(printed: Printed, wor
 # --- 4. a collection error after the corpus changed under a sealed goldset ------------------
 
 
-SHRUNK = [row for row in corpus_rows() if not (row["doc_id"] == "m2" and row["turn"] > 2)]
+SHRUNK = [row for row in corpus_rows() if not (row["doc_id"] == "m2" and row["unit"] > 2)]
 
 
 @pytest.mark.parametrize("change", ["corpus", "kind"])
@@ -908,7 +908,7 @@ def test_the_goldset_commands_show_no_gist_and_no_place_and_keep_none_on_disk(
     monkeypatch.setenv("RAGATE_SEAL_KEY", KEY)
     # m1 turn 2 holds one of q1's gist words (so the embedding decides whether it supports
     # it); q3's evidence is a whole document (too wide); m4 is no answer's evidence
-    rows = [{**r, "text": "the treasury was discussed"} if (r["doc_id"], r["turn"]) == ("m1", 2)
+    rows = [{**r, "text": "the treasury was discussed"} if (r["doc_id"], r["unit"]) == ("m1", 2)
             else r for r in corpus_rows({"m1": 12, "m2": 12, "m3": 6, "m4": 3})]
     spans = {"q1": [{"doc_id": "m1", "first_unit": 2, "last_unit": 3}],
              "q2": [{"doc_id": "m2", "first_unit": 5, "last_unit": 5}],
@@ -930,10 +930,10 @@ def test_the_goldset_commands_show_no_gist_and_no_place_and_keep_none_on_disk(
     assert "1 document is the evidence of no question" in said["audit"]
     assert "an evidence span is a whole document" in said["audit"]
     # m1 gains a first turn (q1 moves), m2 turn 1 is edited (q3 is stale)
-    moved = [{**r, "turn": r["turn"] + (r["doc_id"] == "m1")} for r in rows]
+    moved = [{**r, "unit": r["unit"] + (r["doc_id"] == "m1")} for r in rows]
     moved[13]["text"] = "an edited line"
     (root / "corpus" / "meetings.jsonl").write_text(
-        jsonl([{"doc_id": "m1", "turn": 0, "text": "a new first line"}, *moved]))
+        jsonl([{"doc_id": "m1", "unit": 0, "text": "a new first line"}, *moved]))
     for name, args in {"validate": ("validate",), "reanchor": ("reanchor",),
                        "audit json": (*audit, "--format", "json"),
                        "reanchor --write": ("reanchor", "--write"),

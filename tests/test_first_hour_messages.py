@@ -208,5 +208,5 @@ def test_an_evidence_error_names_the_goldsets_own_field(pytester: pytest.Pyteste
     pytester.makeconftest(DOC_SYSTEM)
     result = run_pytester(pytester, "0", "gs")
     out = result.stdout.str()
-    assert "last_unit" in out and "last_unit" not in out and not re.search(r"\bturns?\b", out)
+    assert "last_unit" in out and "last_turn" not in out and not re.search(r"\bturns?\b", out)
     assert "units 0..3" in out

@@ -116,7 +116,7 @@ def test_a_truncated_index_is_rebuilt_not_trusted(tmp_path: Path, embedder: Embe
     """A CI cache restored half-way (a truncated Chroma database) is found and rebuilt, in a
     new process, as it would be met. It is built here; processes of their own meet it
     truncated, since this one's Chroma would go on serving the database it opened."""
-    turns = [{"doc_id": "d1", "turn": i, "text": f"Turn {i}: the budget is {i} euros. "
+    turns = [{"doc_id": "d1", "unit": i, "text": f"Turn {i}: the budget is {i} euros. "
               "We agreed on a red case."} for i in range(12)]
     (tmp_path / "corpus.jsonl").write_text("".join(json.dumps(t) + "\n" for t in turns))
 

@@ -250,7 +250,7 @@ ANSWER_RULES: dict[str, AnswerRule] = {
         "spans one document"),
     "cited turn beyond the last turn": AnswerRule(
         replacing(answer("q3", "a gist", [("m1", 0, 0), ("m3", 4, 6)])), 3, "q3",
-        "evidence[1].last_unit", "turn 6 does not exist (m3 has turns 0..5)"),
+        "evidence[1].last_unit", "unit 6 does not exist (m3 has units 0..5)"),
     "cited document not in the corpus": AnswerRule(
         replacing(answer("q3", "a gist", [("m1", 0, 0), ("m9", 4, 5)])), 3, "q3",
         "evidence[1].doc_id", "'m9' is not in the corpus"),
@@ -430,19 +430,27 @@ def test_tiron_txt_line_count_differs_from_segments(tmp_path: Path) -> None:
 
 def test_segments_jsonl_turns_not_consecutive(tmp_path: Path) -> None:
     corpus = corpus_rows()
-    corpus[3]["turn"] = 7  # m1: 0, 1, 2, 7 on line 4
+    corpus[3]["unit"] = 7  # m1: 0, 1, 2, 7 on line 4
     root = write_goldset(tmp_path / "gs", corpus=corpus)
     problems = [p for p in problems_of(root) if p.line == 4]
-    problem = the_problem(problems, root / "corpus" / "meetings.jsonl", "turn")
-    assert "expected turn 3 of 'm1'" in problem.message
+    problem = the_problem(problems, root / "corpus" / "meetings.jsonl", "unit")
+    assert "expected unit 3 of 'm1'" in problem.message
     assert "got 7" in problem.message
+
+
+def test_segments_under_the_pre_release_name_say_so_once(tmp_path: Path) -> None:
+    corpus = [{("turn" if k == "unit" else k): v for k, v in row.items()} for row in corpus_rows()]
+    root = write_goldset(tmp_path / "gs", corpus=corpus)
+    assert [(p.path.name, p.line, p.field, p.message) for p in problems_of(root)] == [
+        ("meetings.jsonl", 1, "<record>", "turn was renamed unit (format segments-jsonl: see "
+         f"docs/goldsets.md#corpus-formats) (and {len(corpus) - 1} more like it)")]
 
 
 def test_one_corpus_gap_gives_one_problem(tmp_path: Path) -> None:
     corpus = corpus_rows()
-    corpus[3]["turn"] = 7
+    corpus[3]["unit"] = 7
     root = write_goldset(tmp_path / "gs", corpus=corpus)
-    assert [(p.field, p.line) for p in problems_of(root)] == [("turn", 4)]
+    assert [(p.field, p.line) for p in problems_of(root)] == [("unit", 4)]
 
 
 def test_corpus_glob_matching_nothing_gives_one_problem(tmp_path: Path) -> None:
@@ -648,7 +656,7 @@ ENTRY_RULES = {
     "duplicate-question-id": EntryRule(
         _dup_question, ("{root}/questions.jsonl:5: [q2] question_id: duplicate id",)),
     "turn-beyond": EntryRule(
-        _turn_beyond, ("{root}/expected.jsonl:3: [q3] evidence[1].last_unit: turn 6",)),
+        _turn_beyond, ("{root}/expected.jsonl:3: [q3] evidence[1].last_unit: unit 6",)),
     "glob-matches-nothing": EntryRule(
         _glob_nothing, ("{root}/ragate.toml: corpus.paths[0]: 'corpora/*.jsonl' matches no",)),
     "malformed-json": EntryRule(
@@ -659,7 +667,7 @@ ENTRY_RULES = {
         _questions_hold_gist, ("{root}/questions.jsonl:1: [q1] gist: ",)),
     "three-independent-errors": EntryRule(independent_errors, (
         "{root}/questions.jsonl:5: [q2] question_id: duplicate id",
-        "{root}/expected.jsonl:3: [q3] evidence[1].last_unit: turn 6",
+        "{root}/expected.jsonl:3: [q3] evidence[1].last_unit: unit 6",
         "{root}/ragate.toml: floors.faithfullness: unknown metric")),
 }
 

@@ -151,7 +151,7 @@ def _near(anchor: Anchor, contexts: Sequence[Context], cut: Cut | None,
 
 
 def check(anchor: Anchor, contexts: Sequence[Context], cut: Cut | None, *,
-          unit: str = "turn", undeclared: str = "for the system") -> str | None:
+          unit: str = "unit", undeclared: str = "for the system") -> str | None:
     """None when the anchor holds, else why not (naming what was retrieved, its positions
     called by the corpus's `unit`, and the cut with who declared it); NoDistance when it
     reads distances the pool does not carry, NoCut when it reads a cut nobody declared

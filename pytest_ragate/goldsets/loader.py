@@ -464,7 +464,7 @@ _ANSWERS = TypeAdapter(list[Expected | None])
 
 
 def evidence_label(corpus: Corpus, item: Evidence) -> str:
-    """`[ES2004a · turns 20–34 · A, B · 01:02–01:40]`, `[handbook · whole document]` or
+    """`[ES2004a · units 20–34 · A, B · 01:02–01:40]`, `[handbook · whole document]` or
     `[context c12]`: expected evidence as a person reads it."""
     if isinstance(item, ContextRef):
         return f"[context {item.context_id}]"
@@ -983,7 +983,7 @@ def load_goldset_corpus(path: Path) -> Corpus:
     corpus, problems = load_corpus(config_path.parent, config.corpus.paths,
                                    config.corpus.format, config_path, config.corpus.units)
     if problems:
-        raise GoldsetError(problems)
+        raise GoldsetError(renamed_once(problems))
     return corpus
 
 

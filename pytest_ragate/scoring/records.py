@@ -483,7 +483,7 @@ class EvidenceIndex:
 
 
 def score_answer(answer: Answer, evidence: Sequence[Evidence], *,
-                 unit: str = "turn") -> dict[str, object]:
+                 unit: str = "unit") -> dict[str, object]:
     """The mechanical fields of a QuestionRecord for one answer (its cited contexts shown with
     the corpus's `unit`, the word its expected evidence is shown with). A context cited twice counts
     once: repeating a right citation must not outvote the wrong ones. A citation is right when
