@@ -279,7 +279,7 @@ def test_custom_kind_is_answerable_exactly_when_it_has_evidence(tmp_path: Path,
     assert case.expected is not None and case.expected.must_abstain is (not row["evidence"])
 
 
-def test_last_turn_on_the_cited_document_is_accepted(tmp_path: Path) -> None:
+def test_last_unit_on_the_cited_document_is_accepted(tmp_path: Path) -> None:
     # m3 has 6 turns: 5 is its last, so citing 0..5 is fine (the beyond test cites 6).
     root = write_goldset(tmp_path / "gs",
                          expected=replacing(answer("q3", "g", [("m1", 0, 0), ("m3", 0, 5)])))
@@ -288,7 +288,7 @@ def test_last_turn_on_the_cited_document_is_accepted(tmp_path: Path) -> None:
     assert expected.spans[1].last_unit == 5
 
 
-def test_last_turn_before_first_turn(tmp_path: Path) -> None:
+def test_last_unit_before_first_unit(tmp_path: Path) -> None:
     root = write_goldset(tmp_path / "gs",
                          expected=replacing(answer("q1", "a gist", [("m1", 5, 3)])))
     problem = the_problem(problems_of(root), root / "expected.jsonl", "evidence[0].last_unit")
@@ -296,7 +296,7 @@ def test_last_turn_before_first_turn(tmp_path: Path) -> None:
     assert "last_unit 3 < first_unit 5" in problem.message
 
 
-def test_last_turn_before_first_turn_names_question_only_once(tmp_path: Path) -> None:
+def test_last_unit_before_first_unit_names_question_only_once(tmp_path: Path) -> None:
     root = write_goldset(tmp_path / "gs",
                          expected=replacing(answer("q1", "a gist", [("m1", 5, 3)])))
     problems = problems_of(root)
