@@ -331,7 +331,7 @@ def test_a_run_no_judge_graded_is_refused_not_called_unchanged(
         pytester: pytest.Pytester) -> None:
     """Results of a run without a judge hold no verdict to hold the candidate to: refused,
     never "no floor's outcome changes" over a comparison of nothing."""
-    write_goldset(pytester.path / "gs", questions=[
+    write_goldset(pytester.path / "gs", floors=KINDS_DECLARED, questions=[
         {"question_id": q, "kind": k, "question": f"What about {q}?"} for q, k in KINDS.items()],
         expected=[{"question_id": q, "gist": GIST,
                    "evidence": [{"doc_id": "m1", "first_unit": 2, "last_unit": 3}]}
@@ -386,8 +386,9 @@ def test_each_goldset_is_decided_as_its_own_run_decided_it(gated: pytest.Pyteste
     own run wrote (strict for the second), not the first file's."""
     pytester = gated  # res.jsonl: the first goldset's run
     write_goldset(pytester.path / "gs2", toml=BASE_TOML.replace('"mini"', '"other"'),
-                  floors=FLOORS, questions=[{"question_id": q, "kind": k, "question":
-                                             f"What about {q}?"} for q, k in KINDS.items()],
+                  floors=KINDS_DECLARED + FLOORS, questions=[
+                      {"question_id": q, "kind": k, "question": f"What about {q}?"}
+                      for q, k in KINDS.items()],
                   expected=[{"question_id": q, "gist": GIST, "evidence": [
                       {"doc_id": "m1", "first_unit": 2, "last_unit": 3}]} for q in KINDS])
     ran = run_pytester(pytester, "0", "gs2", "--ragate-judge=fixture:current.json",
