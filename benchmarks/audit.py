@@ -107,7 +107,7 @@ def _corpus() -> dict[str, list[dict]]:
     for goldset in ("qmsum-val", "tiron-demo"):
         corpus = load_goldset_corpus(ROOT / "goldsets" / goldset)
         for doc_id, doc in corpus.documents.items():
-            docs[doc_id] = [{"doc_id": doc_id, "turn": i, "text": t.text, "speaker": t.speaker}
+            docs[doc_id] = [{"doc_id": doc_id, "unit": i, "text": t.text, "speaker": t.speaker}
                             for i, t in enumerate(doc.turns)]
     return docs
 
@@ -152,11 +152,11 @@ def _about(docs: dict[str, list[dict]], doc_id: str, i: int, words: list[str], q
     speaker = turn["speaker"] or "the speaker"
     question = f"What did {speaker} say about {words[0]}, {words[1]} and {words[2]}?"
     last = len(docs[doc_id]) - 1
-    return ({"question_id": qid, "kind": "single_meeting", "question": question,
+    return ({"question_id": qid, "kind": "single_doc", "question": question,
              "tags": {"src": "synthetic"}},
             {"question_id": qid, "gist": normalize(turn["text"]),
-             "evidence": [{"doc_id": doc_id, "first_turn": max(0, i - 1),
-                           "last_turn": min(last, i + 1)}],
+             "evidence": [{"doc_id": doc_id, "first_unit": max(0, i - 1),
+                           "last_unit": min(last, i + 1)}],
              "facts": [words[0]]})
 
 
@@ -180,8 +180,8 @@ def _synthetic(docs: dict[str, list[dict]], n: int, rng: random.Random,
 
 
 def _spans(expected: dict) -> list[tuple[int, str, int, int]]:
-    return [(k, e.get("doc_id") or e.get("meeting_id"), e["first_turn"], e["last_turn"])
-            for k, e in enumerate(expected.get("evidence", [])) if "first_turn" in e]
+    return [(k, e["doc_id"], e["first_unit"], e["last_unit"])
+            for k, e in enumerate(expected.get("evidence", [])) if "first_unit" in e]
 
 
 def _paraphrase(text: str, rng: random.Random) -> str:
@@ -204,7 +204,7 @@ def build(folder: Path, seed: int) -> dict:
     truth: dict[str, set[str]] = {rule: set() for rule in (
         *GOALS, "abstain_answerable", "wide_evidence", "floor_too_small", "facts_not_in_corpus",
         "contradicted_fact")}
-    answerable = [(q, e) for q, e in items if _spans(e) and q["kind"] != "cross_meeting"]
+    answerable = [(q, e) for q, e in items if _spans(e) and q["kind"] != "multi_doc"]
     rng.shuffle(answerable)
     # goldset defects, each on its own questions
     chosen = iter(answerable)
@@ -223,7 +223,7 @@ def build(folder: Path, seed: int) -> dict:
     for _ in range(SEEDS["wide"]):
         q, e = next(chosen)
         doc_id = _spans(e)[0][1]
-        e["evidence"] = [{"doc_id": doc_id, "first_turn": 0, "last_turn": len(docs[doc_id]) - 1}]
+        e["evidence"] = [{"doc_id": doc_id, "first_unit": 0, "last_unit": len(docs[doc_id]) - 1}]
         truth["wide_evidence"].add(q["question_id"])
     for n in range(SEEDS["made_up_fact"]):
         q, e = next(chosen)
@@ -289,7 +289,7 @@ def _seed_reader(docs: dict[str, list[dict]], chosen, items: list[tuple[dict, di
         q, e = next(plain)
         doc_id = _spans(e)[0][1]
         third = len(docs[doc_id]) // 3
-        e["evidence"] = [{"doc_id": doc_id, "first_turn": a, "last_turn": b} for a, b in (
+        e["evidence"] = [{"doc_id": doc_id, "first_unit": a, "last_unit": b} for a, b in (
             (0, third - 1), (third, 2 * third - 1), (2 * third, len(docs[doc_id]) - 1))]
         defects["wide_thirds"].add(q["question_id"])
     added = _short_documents(docs, defects)
@@ -411,10 +411,10 @@ def _short_documents(docs: dict[str, list[dict]], defects: dict[str, set[str]],
         docs[doc_id] = turns
         q, e = _about(docs, doc_id, i, words, f"wide-{k:03d}")
         side = k % 2 == 1
-        e["evidence"] = ([{"doc_id": doc_id, "first_turn": 0, "last_turn": 5},
-                          {"doc_id": doc_id, "first_turn": 6, "last_turn": SHORT_UNITS - 1}]
+        e["evidence"] = ([{"doc_id": doc_id, "first_unit": 0, "last_unit": 5},
+                          {"doc_id": doc_id, "first_unit": 6, "last_unit": SHORT_UNITS - 1}]
                          if side else
-                         [{"doc_id": doc_id, "first_turn": 0, "last_turn": SHORT_UNITS - 1}])
+                         [{"doc_id": doc_id, "first_unit": 0, "last_unit": SHORT_UNITS - 1}])
         defects["wide_side_by_side" if side else "wide_units"].add(q["question_id"])
         added.append((q, e))
     return added
@@ -443,7 +443,7 @@ def _seed_corpus(docs: dict[str, list[dict]], items: list[tuple[dict, dict]],
     edited_docs = candidates[SHIFTED_DOCS + 1:]
     moved_truth: dict[tuple[str, int], tuple[str, int, int]] = {}
     for doc_id in shifted:
-        docs[doc_id].insert(0, {"doc_id": doc_id, "turn": 0, "speaker": "X",
+        docs[doc_id].insert(0, {"doc_id": doc_id, "unit": 0, "speaker": "X",
                                 "text": "An inserted paragraph about the agenda of the day."})
         for qid, k, d, a, b in by_doc[doc_id]:
             moved_truth[(qid, k)] = (d, a + 1, b + 1)
@@ -461,10 +461,10 @@ def _seed_corpus(docs: dict[str, list[dict]], items: list[tuple[dict, dict]],
     for d, t in rng.sample(outside, CLEAN_EDITS):
         docs[d][t]["text"] = "A turn edited where no evidence points."
     for d in rng.sample(edited_docs, APPENDED):
-        docs[d].append({"doc_id": d, "turn": 0, "speaker": "X", "text": "A closing remark."})
+        docs[d].append({"doc_id": d, "unit": 0, "speaker": "X", "text": "A closing remark."})
     for turns in docs.values():
         for i, t in enumerate(turns):
-            t["turn"] = i
+            t["unit"] = i
     truth["moved_evidence"] -= truth["stale_evidence"]
     # a deleted document's questions are stale evidence: how much of it they cover is not
     # judged (wide_evidence reads the document's length)

@@ -138,7 +138,7 @@ def run_goldset(root: Path, name: str, model: Any, index_dir: Path, knobs: Any,
     collection = client.create_collection("chunks", embedding_function=never_called,
                                           configuration=HNSW)  # type: ignore[arg-type]
     add(collection, [c.chunk_id for c in chunks], chunk_vectors, [c.text for c in chunks],
-        [{"doc_id": c.doc_id, "first_turn": c.first_turn, "last_turn": c.last_turn}
+        [{"doc_id": c.doc_id, "first_unit": c.first_unit, "last_unit": c.last_unit}
          for c in chunks], max_batch)
     phases.lap("store")
     sentence_vectors = encode(model, [text for _, _, text in sentences])
@@ -193,8 +193,8 @@ def run_goldset(root: Path, name: str, model: Any, index_dir: Path, knobs: Any,
         contexts = []
         for cid, dist in hits:
             c = by_id[cid]
-            contexts.append(Context(context_id=cid, doc_id=c.doc_id, first_turn=c.first_turn,
-                                    last_turn=c.last_turn, text=c.text,
+            contexts.append(Context(context_id=cid, doc_id=c.doc_id, first_unit=c.first_unit,
+                                    last_unit=c.last_unit, text=c.text,
                                     distance=round(dist, 6), label=c.label))
         return query, contexts
 

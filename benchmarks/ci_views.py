@@ -42,7 +42,7 @@ SIZES = (100, 1_000, 10_000)
 def run_of(n: int) -> tuple[GoldsetRun, Collected]:
     records = [QuestionRecord(
         goldset="bench", route=ROUTE, question_id=f"q{i}", question=f"What about q{i}?",
-        kind="single_meeting", tags={"topic": f"t{i % 200:03d}", "lang": "de" if i % 2 else "en"},
+        kind="single_doc", tags={"topic": f"t{i % 200:03d}", "lang": "de" if i % 2 else "en"},
         index=i, abstained=False, must_abstain=False, abstention_correct=True, citations=1,
         citations_correct=int(i % 3 != 0), evidence_spans=1, evidence_spans_found=1,
         evidence_ranks=[1], answer_text="a long answer " * 30, eval_version="1", contexts=1)
@@ -50,7 +50,7 @@ def run_of(n: int) -> tuple[GoldsetRun, Collected]:
     floors = [Floor("citation_accuracy", 0.99, slice=("topic", f"t{k:03d}")) for k in range(20)]
     run = GoldsetRun(name="bench", eval_version="1", route=ROUTE, records=records, population=n,
                      verdicts=[decide(f, "bench", records) for f in floors],
-                     gaps=[Gap(member=f"q{i}", member_kind="single_meeting", kind="errored",
+                     gaps=[Gap(member=f"q{i}", member_kind="single_doc", kind="errored",
                                why=f"the system raised error #{i}") for i in range(0, n, 10)])
     members = [Member(question_id=r.question_id, question=r.question or "", kind=r.kind,
                       tags=r.tags, index=r.index, nodeid=f"{ROUTE}::{r.question_id}",

@@ -7,7 +7,7 @@ size a real project reaches, so a slow-down in loading, validation or item creat
 
 What it does:
 1. Writes a synthetic goldset (deterministic, seeded): a segments-jsonl corpus of 200 documents x
-   50 turns, 10,000 questions (7,000 single_meeting, 2,000 cross_meeting, 1,000 unanswerable,
+   50 turns, 10,000 questions (7,000 single_doc, 2,000 multi_doc, 1,000 unanswerable,
    declared in `mix` so the mix check runs), an expected.jsonl whose evidence spans all cite
    existing turns, and 3 floors (a plain one, an `{min, xfail}` one and a per-kind one).
 2. Times, each over several repetitions after one untimed warm-up (min and median reported):
@@ -56,7 +56,7 @@ from typing import Any
 GOAL_S = 3.0
 DOCS = 200
 TURNS = 50
-MIX = {"single_meeting": 7000, "cross_meeting": 2000, "unanswerable": 1000}
+MIX = {"single_doc": 7000, "multi_doc": 2000, "unanswerable": 1000}
 FLOORS = 3
 SEED = 20240607
 DEFAULT_JSON = Path(__file__).resolve().parent / "out" / "collect_10k.json"
@@ -104,7 +104,7 @@ def _jsonl(rows: list[dict[str, Any]]) -> str:
 def _span(rng: random.Random, doc: str) -> dict[str, Any]:
     first = rng.randrange(TURNS)
     last = min(TURNS - 1, first + rng.randrange(4))
-    return {"meeting_id": doc, "first_turn": first, "last_turn": last}
+    return {"doc_id": doc, "first_unit": first, "last_unit": last}
 
 
 def write_goldset(root: Path, seed: int = SEED) -> int:
@@ -121,7 +121,7 @@ def write_goldset(root: Path, seed: int = SEED) -> int:
             text = (f"{rng.choice(SPEAKERS)} {rng.choice(VERBS)} {rng.choice(TOPICS)}: "
                     f"we said {rng.randrange(5, 500)} euros and {rng.randrange(1, 12)} weeks, "
                     f"then moved on to {rng.choice(TOPICS)}.")
-            segments.append({"doc_id": doc, "turn": turn, "text": text,
+            segments.append({"doc_id": doc, "unit": turn, "text": text,
                              "speaker": SPEAKERS[turn % len(SPEAKERS)],
                              "t_start": round(clock, 2), "t_end": round(clock + length, 2)})
             clock += length
@@ -134,11 +134,11 @@ def write_goldset(root: Path, seed: int = SEED) -> int:
     for i, kind in enumerate(kinds, start=1):
         qid = f"q{i:05d}"
         topic = rng.choice(TOPICS)
-        if kind == "single_meeting":
+        if kind == "single_doc":
             doc = rng.choice(docs)
             evidence = [_span(rng, doc) for _ in range(rng.randint(1, 2))]
             question = f"In {doc}, what was decided about {topic}?"
-        elif kind == "cross_meeting":
+        elif kind == "multi_doc":
             evidence = [_span(rng, doc) for doc in rng.sample(docs, rng.randint(2, 3))]
             question = f"How did the position on {topic} change across meetings?"
         else:

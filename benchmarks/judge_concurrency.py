@@ -36,7 +36,7 @@ LATENCY = {latency}
 def ragate_system():
     def answer(text):
         n = int(text.split()[-1].rstrip("?"))
-        ctx = Context(context_id=f"c{{n}}", doc_id=f"d{{n % 10}}", first_turn=0, last_turn=2,
+        ctx = Context(context_id=f"c{{n}}", doc_id=f"d{{n % 10}}", first_unit=0, last_unit=2,
                       text="the answer is here", distance=0.2)
         return Answer(text="the answer", contexts=[ctx],
                       citations=[Citation(context_id=ctx.context_id)])
@@ -71,13 +71,13 @@ def write_goldset(root: Path, questions: int, latency: float) -> None:
     with (gs / "corpus.jsonl").open("w") as f:
         for d in range(10):
             for t in range(5):
-                f.write(json.dumps({"doc_id": f"d{d}", "turn": t, "text": f"turn {t}"}) + "\n")
+                f.write(json.dumps({"doc_id": f"d{d}", "unit": t, "text": f"turn {t}"}) + "\n")
     with (gs / "questions.jsonl").open("w") as q, (gs / "expected.jsonl").open("w") as e:
         for n in range(questions):
-            q.write(json.dumps({"question_id": f"q{n:03d}", "kind": "single_meeting",
+            q.write(json.dumps({"question_id": f"q{n:03d}", "kind": "single_doc",
                                 "question": f"what about {n}?"}) + "\n")
             e.write(json.dumps({"question_id": f"q{n:03d}", "gist": "g", "evidence": [
-                {"meeting_id": f"d{n % 10}", "first_turn": 1, "last_turn": 1}]}) + "\n")
+                {"doc_id": f"d{n % 10}", "first_unit": 1, "last_unit": 1}]}) + "\n")
 
 
 def gate(root: Path, *args: str) -> float:

@@ -58,7 +58,7 @@ def ragate_system():
             return Answer.abstain()
         named = MEETING.search(question)
         doc = named.group(0) if named else "meeting-000"
-        ctx = Context(context_id=f"{doc}:0", doc_id=doc, first_turn=0, last_turn=3,
+        ctx = Context(context_id=f"{doc}:0", doc_id=doc, first_unit=0, last_unit=3,
                       text="they settled it after discussion", distance=0.2)
         return Answer(text="They settled it after discussion.", contexts=[ctx],
                       citations=[Citation(context_id=ctx.context_id)])

@@ -41,8 +41,8 @@ def _spans() -> tuple[Corpus, Spans, float]:
     started = time.perf_counter()
     goldset = load_goldset(GOLDSET)
     loaded = time.perf_counter() - started
-    spans = [(s.doc_id, s.first_turn, s.last_turn) for c in goldset.cases
-             if c.expected is not None for s in c.expected.spans if hasattr(s, "first_turn")]
+    spans = [(s.doc_id, s.first_unit, s.last_unit) for c in goldset.cases
+             if c.expected is not None for s in c.expected.spans if hasattr(s, "first_unit")]
     return goldset.corpus, spans, loaded
 
 

@@ -113,7 +113,7 @@ def _spans(case: Case) -> list[Span]:
 
 
 def _span(chunk: Chunk) -> Span:
-    return Span(chunk.doc_id, chunk.first_turn, chunk.last_turn)
+    return Span(chunk.doc_id, chunk.first_unit, chunk.last_unit)
 
 
 # --- the three rankings -----------------------------------------------------------------------

@@ -73,8 +73,8 @@ def ragate_system():
             log.write(qid + "\\n")
         time.sleep(SYSTEM)
         turns = (8, 9) if wrong(qid) else (2, 3)
-        context = Context(context_id="c0", doc_id="m1", first_turn=turns[0],
-                          last_turn=turns[1], text="the budget", distance=0.2)
+        context = Context(context_id="c0", doc_id="m1", first_unit=turns[0],
+                          last_unit=turns[1], text="the budget", distance=0.2)
         return Answer(text="the budget", contexts=[context],
                       citations=[Citation(context_id="c0")])
     return answer
@@ -102,13 +102,13 @@ def write_project(root: Path, questions: int, system: float, judge: float) -> No
     gs = root / "gs"
     (gs / "corpus").mkdir(parents=True)
     (gs / "ragate.toml").write_text(TOML)
-    turns = [{"doc_id": "m1", "turn": t, "text": f"m1 turn {t}: the budget is {t}",
+    turns = [{"doc_id": "m1", "unit": t, "text": f"m1 turn {t}: the budget is {t}",
               "speaker": "A"} for t in range(12)]
     (gs / "corpus" / "meetings.jsonl").write_text("".join(json.dumps(r) + "\n" for r in turns))
-    rows = [{"question_id": f"q{i:04d}", "kind": "single_meeting",
+    rows = [{"question_id": f"q{i:04d}", "kind": "single_doc",
              "question": f"What about q{i:04d}?"} for i in range(questions)]
     expected = [{"question_id": f"q{i:04d}", "gist": "the budget",
-                 "evidence": [{"doc_id": "m1", "first_turn": 2, "last_turn": 3}]}
+                 "evidence": [{"doc_id": "m1", "first_unit": 2, "last_unit": 3}]}
                 for i in range(questions)]
     (gs / "questions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     (gs / "expected.jsonl").write_text("".join(json.dumps(r) + "\n" for r in expected))

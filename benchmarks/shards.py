@@ -38,7 +38,7 @@ from pathlib import Path
 from pytest_ragate.outputs.results import read_rows
 
 HERE = Path(__file__).resolve().parent
-KINDS = ["single_meeting", "single_meeting", "unanswerable"]
+KINDS = ["single_doc", "single_doc", "unanswerable"]
 
 TOML = """\
 name = "sleepy"
@@ -71,7 +71,7 @@ def ragate_system():
         time.sleep(SLEEP)
         if "unanswerable" in text:
             return Answer(text="", abstained=True)
-        context = Context(context_id="c0", doc_id="m1", first_turn=2, last_turn=3,
+        context = Context(context_id="c0", doc_id="m1", first_unit=2, last_unit=3,
                           text="the budget", distance=0.2)
         return Answer(text="the budget", contexts=[context],
                       citations=[Citation(context_id="c0")])
@@ -83,7 +83,7 @@ def write_project(root: Path, questions: int, sleep: float) -> None:
     gs = root / "gs"
     (gs / "corpus").mkdir(parents=True)
     (gs / "ragate.toml").write_text(TOML)
-    turns = [{"doc_id": f"m{d}", "turn": t, "text": f"m{d} turn {t}: the budget is {t}",
+    turns = [{"doc_id": f"m{d}", "unit": t, "text": f"m{d} turn {t}: the budget is {t}",
               "speaker": "A"} for d in (1, 2, 3) for t in range(8)]
     (gs / "corpus" / "meetings.jsonl").write_text("".join(json.dumps(r) + "\n" for r in turns))
     rows, expected = [], []
@@ -91,8 +91,8 @@ def write_project(root: Path, questions: int, sleep: float) -> None:
         kind = KINDS[i % 3]
         rows.append({"question_id": f"q{i:04d}", "kind": kind,
                      "question": f"What about q{i:04d} ({kind})?"})
-        spans = [] if kind == "unanswerable" else [{"doc_id": "m1", "first_turn": 2,
-                                                    "last_turn": 3}]
+        spans = [] if kind == "unanswerable" else [{"doc_id": "m1", "first_unit": 2,
+                                                    "last_unit": 3}]
         expected.append({"question_id": f"q{i:04d}", "gist": "the budget" if spans else None,
                          "evidence": spans})
     (gs / "questions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))

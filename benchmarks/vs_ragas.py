@@ -275,7 +275,7 @@ def ragate_system():
     def answer(text):
         row = ROWS[text]
         n = int(row["question_id"][1:])
-        contexts = [Context(context_id=f"c{t}", doc_id=f"d{n}", first_turn=t, last_turn=t,
+        contexts = [Context(context_id=f"c{t}", doc_id=f"d{n}", first_unit=t, last_unit=t,
                             text=c, distance=0.2) for t, c in enumerate(row["contexts"])]
         return Answer(text=row["answer"], contexts=contexts,
                       citations=[Citation(context_id="c0")])
@@ -303,14 +303,14 @@ def write_goldset(root: Path, rows: list[dict[str, Any]]) -> None:
     with (gs / "corpus.jsonl").open("w") as corpus:
         for n, row in enumerate(rows):
             for t, text in enumerate(row["contexts"]):
-                corpus.write(json.dumps({"doc_id": f"d{n}", "turn": t, "text": text}) + "\n")
+                corpus.write(json.dumps({"doc_id": f"d{n}", "unit": t, "text": text}) + "\n")
     with (gs / "questions.jsonl").open("w") as q, (gs / "expected.jsonl").open("w") as e:
         for n, row in enumerate(rows):
-            q.write(json.dumps({"question_id": row["question_id"], "kind": "single_meeting",
+            q.write(json.dumps({"question_id": row["question_id"], "kind": "single_doc",
                                 "question": row["question"]}) + "\n")
             e.write(json.dumps({"question_id": row["question_id"], "gist": row["reference"],
-                                "evidence": [{"meeting_id": f"d{n}", "first_turn": 0,
-                                              "last_turn": 0}]}) + "\n")
+                                "evidence": [{"doc_id": f"d{n}", "first_unit": 0,
+                                              "last_unit": 0}]}) + "\n")
 
 
 def env() -> dict[str, str]:

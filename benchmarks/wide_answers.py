@@ -59,7 +59,7 @@ UNITS = {units}
 @pytest.fixture(scope="session")
 def ragate_system():
     def answer(text):
-        contexts = [Context(context_id=f"c{{t}}", doc_id="m1", first_turn=t, last_turn=t,
+        contexts = [Context(context_id=f"c{{t}}", doc_id="m1", first_unit=t, last_unit=t,
                             text="the budget", distance=0.2) for t in reversed(range(UNITS))]
         return Answer(text="the budget", contexts=contexts,
                       citations=[Citation(context_id=c.context_id) for c in contexts])
@@ -71,13 +71,13 @@ def write_project(root: Path, questions: int, units: int) -> None:
     gs = root / "gs"
     (gs / "corpus").mkdir(parents=True)
     (gs / "ragate.toml").write_text(TOML)
-    turns = [{"doc_id": "m1", "turn": t, "text": f"turn {t}", "speaker": "A"}
+    turns = [{"doc_id": "m1", "unit": t, "text": f"turn {t}", "speaker": "A"}
              for t in range(units)]
     (gs / "corpus" / "m1.jsonl").write_text("".join(json.dumps(r) + "\n" for r in turns))
-    asked = [{"question_id": f"q{i}", "kind": "single_meeting", "question": f"What about {i}?"}
+    asked = [{"question_id": f"q{i}", "kind": "single_doc", "question": f"What about {i}?"}
              for i in range(questions)]
     expected = [{"question_id": f"q{i}", "gist": "the budget",
-                 "evidence": [{"doc_id": "m1", "first_turn": a, "last_turn": b}
+                 "evidence": [{"doc_id": "m1", "first_unit": a, "last_unit": b}
                               for a, b in SPANS]} for i in range(questions)]
     (gs / "questions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in asked))
     (gs / "expected.jsonl").write_text("".join(json.dumps(r) + "\n" for r in expected))
@@ -110,7 +110,7 @@ def gate(root: Path, questions: int, units: int) -> float:
 
 
 def scoring_alone(questions: int, units: int) -> float:
-    contexts = [Context(context_id=f"c{t}", doc_id="m1", first_turn=t, last_turn=t,
+    contexts = [Context(context_id=f"c{t}", doc_id="m1", first_unit=t, last_unit=t,
                         text="the budget", distance=0.2) for t in reversed(range(units))]
     answer = Answer(text="the budget", contexts=contexts,
                     citations=[Citation(context_id=c.context_id) for c in contexts])

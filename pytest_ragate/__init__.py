@@ -17,16 +17,21 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pytest_ragate.items.route import RouteSpec
 
 if TYPE_CHECKING:
-    from pytest_ragate.answer import Answer, Citation, Context, Usage
+    from pytest_ragate.answer import Answer, Asked, Citation, Context, Earlier, Usage
     from pytest_ragate.goldsets.config import Question
+    from pytest_ragate.goldsets.corpus import Corpus, split_lines, split_paragraphs
 
-__all__ = ["Answer", "Citation", "Context", "Question", "Usage", "floor", "goldset"]
+# what a user imports: the decorators here, the rest loaded on first use (`__getattr__`)
+__all__ = ["Answer", "Asked", "Citation", "Context", "Corpus", "Earlier", "Question", "Usage",
+           "floor", "goldset", "split_lines", "split_paragraphs"]
 __version__ = "0.1.0"
 
 F = TypeVar("F", bound=Callable[..., Any])
-_LAZY = {"Answer": "pytest_ragate.answer", "Citation": "pytest_ragate.answer",
-         "Context": "pytest_ragate.answer", "Usage": "pytest_ragate.answer",
-         "Question": "pytest_ragate.goldsets.config"}
+_LAZY = {**dict.fromkeys(("Answer", "Asked", "Citation", "Context", "Earlier", "Usage"),
+                         "pytest_ragate.answer"),
+         "Question": "pytest_ragate.goldsets.config",
+         **dict.fromkeys(("Corpus", "split_lines", "split_paragraphs"),
+                         "pytest_ragate.goldsets.corpus")}
 
 
 def __getattr__(name: str) -> Any:
@@ -37,6 +42,11 @@ def __getattr__(name: str) -> Any:
 
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'pytest_ragate' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """What `dir(pytest_ragate)` and completion offer: the public names, loaded or not."""
+    return sorted({*globals(), *__all__})
 
 
 def _spec(fn: Callable[..., Any]) -> RouteSpec:

@@ -84,7 +84,7 @@ def _context(metadata: Mapping[str, Any], text: str, native_id: str | None,
                              f"metadata has no {first_key!r}, {last_key!r}")
     context_id = str(metadata[id_key]) if id_key is not None else (
         native_id or f"{doc_id}:{first}-{last}")
-    return Context(context_id=context_id, doc_id=str(doc_id), first_turn=first, last_turn=last,
+    return Context(context_id=context_id, doc_id=str(doc_id), first_unit=first, last_unit=last,
                    text=text, distance=_distance(score, score_kind, where))
 
 

@@ -42,10 +42,10 @@ def clock(seconds: float) -> str:
 
 def format_label(doc_id: str, speakers: Sequence[str], t_start: float | None,
                  t_end: float | None, turns: tuple[int, int] | None = None,
-                 unit: str = "turn") -> str:
-    """`[meeting · speaker · mm:ss–mm:ss]`, with what the corpus has: how a chunk, a citation
-    or an expected span is shown to a person. `turns` adds the range, for expected evidence:
-    `[meeting · turns 20–34 · …]`."""
+                 unit: str = "unit") -> str:
+    """`[document · speaker · mm:ss–mm:ss]`, with what the corpus has: how a chunk, a
+    citation or an expected span is shown to a person. `turns` adds the range, for expected
+    evidence: `[document · units 20–34 · …]`."""
     parts = [doc_id]
     if turns is not None:
         parts.append(f"{unit}s {turns[0]}–{turns[1]}")
@@ -99,7 +99,7 @@ def _distance(value: object) -> object:
     return number
 
 
-TurnIndex = Annotated[int, BeforeValidator(_integer), Field(ge=0)]
+UnitIndex = Annotated[int, BeforeValidator(_integer), Field(ge=0)]
 Distance = Annotated[float | None, BeforeValidator(_distance)]
 Confidence = Annotated[float | None, BeforeValidator(_finite)]
 def _cost(value: object) -> object:
@@ -114,11 +114,11 @@ Tokens = Annotated[int, BeforeValidator(_integer), Field(ge=0)]
 Cost = Annotated[float | None, BeforeValidator(_cost)]
 
 
-def turns_in_order(last: int, info: ValidationInfo) -> int:
-    """A `last_turn` field validator: a turn range never runs backwards."""
-    first = info.data.get("first_turn")
+def units_in_order(last: int, info: ValidationInfo) -> int:
+    """A `last_unit` field validator: a unit range never runs backwards."""
+    first = info.data.get("first_unit")
     if first is not None and last < first:
-        raise ValueError(f"last_turn {last} < first_turn {first}")
+        raise ValueError(f"last_unit {last} < first_unit {first}")
     return last
 
 
@@ -164,20 +164,35 @@ class Received(BaseModel):
         return ()
 
 
+# the names a corpus's numbered pieces and documents had before 0.1 (meeting transcripts)
+RENAMED = {"first_turn": "first_unit", "last_turn": "last_unit", "meeting_id": "doc_id"}
+
+
+def no_old_names(value: object) -> object:
+    """A `mode="before"` model validator: a field under its pre-0.1 name is one error that
+    names the new one, never a silent alias nor two errors (an extra field, a missing one)."""
+    if isinstance(value, dict):
+        old = [name for name in value if name in RENAMED]
+        if old:
+            raise ValueError("; ".join(f"{name} was renamed {RENAMED[name]}" for name in old))
+    return value
+
+
 class Context(Received):
-    """A retrieved passage, in rank order; its turn range is what citations are checked against."""
+    """A retrieved passage, in rank order; its unit range is what citations are checked against."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     context_id: StrictStr
     doc_id: StrictStr
-    first_turn: TurnIndex
-    last_turn: TurnIndex
+    first_unit: UnitIndex
+    last_unit: UnitIndex
     text: StrictStr = ""
     distance: Distance = None
     label: StrictStr | None = None  # how to show it, e.g. "[ES2004a · A · 01:02–01:40]"
 
-    _ordered = field_validator("last_turn")(turns_in_order)
+    _renamed = model_validator(mode="before")(no_old_names)
+    _ordered = field_validator("last_unit")(units_in_order)
 
 
 class Citation(Received):
@@ -308,11 +323,17 @@ class Answer(Received):
 
     @classmethod
     def abstain(cls, contexts: list[Context] | None = None, *, confidence: float | None = None,
-                usage: Usage | object | None = None, **knobs: Knob) -> Answer:
-        """A declined answer; `usage`, what deciding to decline cost (a client's usage
-        object or a `Usage`), as for any answer."""
+                usage: Usage | object | None = None, knobs: dict[str, Knob] | None = None,
+                **misplaced: object) -> Answer:
+        """A declined answer, its fields as any answer's: `usage`, what deciding to decline
+        cost (a client's usage object or a `Usage`); `knobs={...}`, as `Answer(knobs=...)`."""
+        if misplaced:
+            names = ", ".join(f"{name!r}: ..." for name in misplaced)
+            raise TypeError(f"Answer.abstain() takes knobs as Answer does, knobs={{{names}}}; "
+                            f"its other fields are contexts, confidence and usage")
         return cls.model_validate({"abstained": True, "contexts": contexts or [],
-                                   "knobs": knobs, "confidence": confidence, "usage": usage})
+                                   "knobs": knobs or {}, "confidence": confidence,
+                                   "usage": usage})
 
 
 def answer_sha256(text: str) -> str:

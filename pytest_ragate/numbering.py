@@ -58,14 +58,13 @@ def found(corpus: Corpus, documents: list[Document], phrase: str) -> list[str]:
     """Each place `phrase` is found in `documents`: its units, the text there and the
     evidence that names them; empty when it is found nowhere."""
     lines: list[str] = []
-    field = "unit" if corpus.unit == "unit" else "turn"
     for document in documents:
         text, _ = document.laid_out()
         for place in occurrences(document, phrase):
             units = (f"{corpus.unit} {place.first}" if place.first == place.last
                      else f"{corpus.unit}s {place.first}-{place.last}")
-            evidence = {"doc_id": document.doc_id, f"first_{field}": place.first,
-                        f"last_{field}": place.last}
+            evidence = {"doc_id": document.doc_id, "first_unit": place.first,
+                        "last_unit": place.last}
             lines += [f"{document.doc_id} {units}: {_around(text, place.start, place.end)}",
                       f"  {json.dumps(evidence)}"]
     return lines

@@ -32,9 +32,6 @@ from pytest_ragate.goldsets.loader import Goldset, load_goldset
 from pytest_ragate.goldsets.pinned import hold, pinned_entry
 from pytest_ragate.goldsets.pins import CorpusText, Unpinnable
 
-_FIRST = ("first_turn", "first_unit")
-_LAST = ("last_turn", "last_unit")
-_DOC = ("doc_id", "meeting_id")
 _LINES = re.compile(r"(?<=\n)")  # after each '\n' only, as files.read_lines splits
 
 
@@ -67,10 +64,6 @@ def _sources(goldset: Goldset) -> list[_Source]:
     path = goldset.root / goldset.config.questions.expected
     files = sorted(path.glob("*.json")) if path.is_dir() else [path]
     return [_Source(f, f.read_bytes(), path.is_dir()) for f in files]
-
-
-def _key(entry: dict[str, Any], names: tuple[str, ...]) -> str:
-    return next((n for n in names if n in entry), names[0])
 
 
 def _layout(text: str, folder: bool) -> dict[str, Any]:
@@ -157,7 +150,7 @@ def pin_goldset(config: Path) -> Pinning:
         changed = False
         for i, raw in enumerate(answer.get("evidence") or []):
             entry = EvidenceEntry.model_validate(raw)
-            if entry.last_turn is None or not _to_pin(entry, text, goldset.sealed, done,
+            if entry.last_unit is None or not _to_pin(entry, text, goldset.sealed, done,
                                                       f"{answer.get('question_id')}: "
                                                       f"evidence[{i}]"):
                 continue
@@ -188,9 +181,9 @@ def _to_pin(entry: EvidenceEntry, text: CorpusText, sealed: bool, done: Pinning,
         return True
     if not entry.pin.dated:
         return False
-    assert entry.doc_id is not None and entry.first_turn is not None
-    assert entry.last_turn is not None
-    if text.holds(entry.doc_id, entry.first_turn, entry.last_turn, entry.pin):
+    assert entry.doc_id is not None and entry.first_unit is not None
+    assert entry.last_unit is not None
+    if text.holds(entry.doc_id, entry.first_unit, entry.last_unit, entry.pin):
         return True
     done.problems.append(f"{where}: its pin predates neighbouring text and its units no longer "
                          "hold its text: `ragate reanchor --write` or fix it, then `ragate pin`"
@@ -212,8 +205,7 @@ def reanchor_goldset(config: Path, *, write: bool) -> Pinning:
         done.problems += [f"{qid}: {line}" for line in held.stale]
         for i, (doc_id, first, last) in held.moves:
             raw = answer["evidence"][i]
-            raw[_key(raw, _DOC)], raw[_key(raw, _FIRST)], raw[_key(raw, _LAST)] = \
-                doc_id, first, last
+            raw["doc_id"], raw["first_unit"], raw["last_unit"] = doc_id, first, last
             done.changes += 1
         return bool(held.moves)
 

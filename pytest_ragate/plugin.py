@@ -55,8 +55,12 @@ from pytest_ragate.modes.choosing import (
 from pytest_ragate.settings import add_options, add_run_options, read_settings
 
 if TYPE_CHECKING:
-    from pytest_ragate.answer import Answer
+    from pytest_ragate.answer import Answer, Context
+    from pytest_ragate.goldsets.anchors import AnchorEntry
     from pytest_ragate.goldsets.config import Question
+    from pytest_ragate.goldsets.corpus import Corpus
+    from pytest_ragate.judges import Judge
+    from pytest_ragate.pipeline.chunking import Chunker
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -351,8 +355,8 @@ def ragate_repeat(request: pytest.FixtureRequest) -> int:
 
 
 @pytest.fixture
-def ragate_corpus(request: pytest.FixtureRequest) -> Any:
-    """The corpus of the current item's goldset, turn positions as in the source files."""
+def ragate_corpus(request: pytest.FixtureRequest) -> Corpus:
+    """The corpus of the current item's goldset, unit positions as in the source files."""
     goldset = request.node.stash.get(GOLDSET_KEY, None)
     if goldset is None:
         pytest.fail("ragate_corpus is only available in goldset items", pytrace=False)
@@ -360,7 +364,7 @@ def ragate_corpus(request: pytest.FixtureRequest) -> Any:
 
 
 @pytest.fixture
-def ragate_anchor(request: pytest.FixtureRequest) -> Any:
+def ragate_anchor(request: pytest.FixtureRequest) -> AnchorEntry:
     """The anchor of the current `anchor[...]` item."""
     entry = request.node.stash.get(ANCHOR_KEY, None)
     if entry is None:
@@ -369,7 +373,7 @@ def ragate_anchor(request: pytest.FixtureRequest) -> Any:
 
 
 @pytest.fixture(scope="session")
-def ragate_judge(pytestconfig: pytest.Config) -> Any:
+def ragate_judge(pytestconfig: pytest.Config) -> Judge | None:
     """The judge of faithfulness, context precision and answer relevance, or None (judged
     floors then skip). Built from --ragate-judge; override it to bring your own."""
     from pytest_ragate.judges.select import from_settings
@@ -388,16 +392,16 @@ def ragate_answerer_model(pytestconfig: pytest.Config) -> str | None:
 
 
 @pytest.fixture(scope="session")
-def ragate_chunker(pytestconfig: pytest.Config) -> Any:
-    """Packs turns into chunks: `.chunk(corpus) -> list[Chunk]` and `.settings` (a dict)."""
+def ragate_chunker(pytestconfig: pytest.Config) -> Chunker:
+    """Packs units into chunks: `.chunk(corpus) -> list[Chunk]` and `.settings` (a dict)."""
     from pytest_ragate.pipeline.builtin import pipeline
 
     return pipeline(pytestconfig).chunker()
 
 
 @pytest.fixture
-def ragate_retriever(request: pytest.FixtureRequest, ragate_corpus: Any,
-                     ragate_chunker: Any) -> Callable[[str], list[Any]]:
+def ragate_retriever(request: pytest.FixtureRequest, ragate_corpus: Corpus,
+                     ragate_chunker: Chunker) -> Callable[[str], list[Context]]:
     """`retriever(query) -> list[Context]` over the goldset's corpus (embedded Chroma)."""
     from pytest_ragate.pipeline.builtin import pipeline
 
@@ -421,7 +425,7 @@ def known_queries(session: pytest.Session) -> list[str]:
 
 @pytest.fixture
 def ragate_system(request: pytest.FixtureRequest,
-                  ragate_retriever: Callable[[str], list[Any]]) -> Callable[[str], Answer]:
+                  ragate_retriever: Callable[[str], list[Context]]) -> Callable[[str], Answer]:
     """The system under test: question text in, `ragate.Answer` out. Override it in
     conftest.py with your own; the default is an extractive answerer over
     `ragate_retriever`."""

@@ -5,8 +5,9 @@ Loading collects every problem it can before failing, so one run shows the whole
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -46,8 +47,25 @@ class GoldsetError(Exception):
         super().__init__("\n".join(str(p) for p in self.problems))
 
 
+def renamed_once(problems: list[Problem]) -> list[Problem]:
+    """A name renamed before 0.1 (`first_turn was renamed first_unit`) is one problem per file
+    and message, at its first place, counting the others: a file written with the old names
+    says so once, not once per line."""
+    counts = Counter((p.path, p.message) for p in problems if " was renamed " in p.message)
+    kept: list[Problem] = []
+    for problem in problems:
+        key = (problem.path, problem.message)
+        if key in counts and counts[key] > 1:
+            kept.append(replace(problem, message=f"{problem.message} (and {counts[key] - 1} "
+                                "more like it)"))
+            counts[key] = 0  # said: the others are dropped
+        elif counts.get(key) != 0:
+            kept.append(problem)
+    return kept
+
+
 def format_loc(loc: tuple[int | str, ...]) -> str:
-    """('evidence', 0, 'last_turn') -> 'evidence[0].last_turn'."""
+    """('evidence', 0, 'last_unit') -> 'evidence[0].last_unit'."""
     out = ""
     for part in loc:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))

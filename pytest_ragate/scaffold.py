@@ -71,8 +71,8 @@ from pytest_ragate import Answer, Citation, Context
 def ragate_system():
     def answer(question: str) -> Answer:
         # hits = my_rag.retrieve(question)
-        # contexts = [Context(context_id=h.id, doc_id=h.doc_id, first_turn=h.first_unit,
-        #                     last_turn=h.last_unit, text=h.text, distance=h.distance)
+        # contexts = [Context(context_id=h.id, doc_id=h.doc_id, first_unit=h.first_unit,
+        #                     last_unit=h.last_unit, text=h.text, distance=h.distance)
         #             for h in hits]
         # reply = my_rag.generate(question, hits)
         # return Answer(text=reply.text, contexts=contexts,

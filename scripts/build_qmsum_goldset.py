@@ -8,11 +8,11 @@ byte. Hand-editing `questions.jsonl` / `expected.jsonl` is not the way to change
 script and re-run it.
 
 For every meeting file, in sorted filename order (document id = file stem), each entry of
-`specific_query_list` becomes one `single_meeting` question:
+`specific_query_list` becomes one `single_doc` question:
 
 - `questions.jsonl`: `{"question_id", "kind", "question"}` (never a gist or evidence);
-- `expected.jsonl`:  `{"question_id", "gist", "evidence": [{"meeting_id", "first_turn",
-  "last_turn"}]}`, spans sorted by turn and de-duplicated.
+- `expected.jsonl`:  `{"question_id", "gist", "evidence": [{"doc_id", "first_unit",
+  "last_unit"}]}`, spans sorted by turn and de-duplicated.
 
 A span that is malformed or points outside its meeting stops the build with a non-zero exit that
 names the file and the 1-based query index.
@@ -33,7 +33,7 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = REPO_ROOT / "goldsets" / "corpora" / "qmsum-val"
 DEFAULT_OUT = REPO_ROOT / "goldsets" / "qmsum-val"
-KIND = "single_meeting"
+KIND = "single_doc"
 
 
 class GoldsetError(Exception):
@@ -44,21 +44,21 @@ class GoldsetError(Exception):
 class Span:
     """An inclusive, 0-based range of turns in one meeting."""
 
-    first_turn: int
-    last_turn: int
+    first_unit: int
+    last_unit: int
 
     def as_json(self, meeting_id: str) -> dict[str, Any]:
         """The span as one `evidence` entry of an expected answer."""
         return {
-            "meeting_id": meeting_id,
-            "first_turn": self.first_turn,
-            "last_turn": self.last_turn,
+            "doc_id": meeting_id,
+            "first_unit": self.first_unit,
+            "last_unit": self.last_unit,
         }
 
     @property
     def length(self) -> int:
         """Number of turns covered (both ends included)."""
-        return self.last_turn - self.first_turn + 1
+        return self.last_unit - self.first_unit + 1
 
 
 @dataclass(frozen=True)

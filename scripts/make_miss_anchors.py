@@ -42,8 +42,8 @@ def main() -> int:
                 print(json.dumps({
                     "anchor_id": f"{row.question_id}-e{i}", "kind": "retrieval_miss",
                     "claim": case.question.question,
-                    "evidence": {"doc_id": span.meeting_id, "first_turn": span.first_turn,
-                                 "last_turn": span.last_turn},
+                    "evidence": {"doc_id": span.doc_id, "first_unit": span.first_unit,
+                                 "last_unit": span.last_unit},
                     "xfail": args.reason}, ensure_ascii=False))
     return 0
 

@@ -36,9 +36,9 @@ if TYPE_CHECKING:
 DOCS = {"m1": 12, "m2": 12, "m3": 6}
 
 QUESTIONS = [
-    ("q1", "single_meeting"),
-    ("q2", "single_meeting"),
-    ("q3", "cross_meeting"),
+    ("q1", "single_doc"),
+    ("q2", "single_doc"),
+    ("q3", "multi_doc"),
     ("q4", "unanswerable"),
 ]
 EVIDENCE = {
@@ -88,7 +88,7 @@ from pytest_ragate import Answer, Citation, Context
 def ragate_system():
     def answer(text):
         qid = text.split()[-1].rstrip("?")
-        ctx = Context(context_id="c1", doc_id="m1", first_turn=0, last_turn=3,
+        ctx = Context(context_id="c1", doc_id="m1", first_unit=0, last_unit=3,
                       text=f"context of {qid}: the budget is twelve euros", distance=0.2)
         return Answer(text=f"answer to {qid}: twelve euros", contexts=[ctx],
                       citations=[Citation(context_id="c1")])
@@ -192,7 +192,7 @@ def saved_results(rows: Iterable[Any]) -> str:
 
 def corpus_rows(docs: dict[str, int] = DOCS) -> list[dict[str, Any]]:
     return [
-        {"doc_id": doc, "turn": t, "text": f"{doc} turn {t}: the budget is {t} euros",
+        {"doc_id": doc, "unit": t, "text": f"{doc} turn {t}: the budget is {t} euros",
          "speaker": "A" if t % 2 else "B"}
         for doc, n in docs.items() for t in range(n)
     ]
@@ -206,7 +206,7 @@ def expected_rows(evidence: dict[str, list[tuple[str, int, int]]] = EVIDENCE,
                   ) -> list[dict[str, Any]]:
     return [
         {"question_id": q, "gist": f"gist of {q}" if spans else None,
-         "evidence": [{"meeting_id": d, "first_turn": a, "last_turn": b} for d, a, b in spans]}
+         "evidence": [{"doc_id": d, "first_unit": a, "last_unit": b} for d, a, b in spans]}
         for q, spans in evidence.items()
     ]
 

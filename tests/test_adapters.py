@@ -29,7 +29,7 @@ META = {"doc_id": "returns", "first_unit": 2, "last_unit": 3, "source": "returns
 def test_langchain_documents_and_scored_pairs() -> None:
     doc = LangchainDocument(page_content="Refunds take five days.", metadata=META, id="r#2")
     plain, scored = from_langchain([doc]), from_langchain([(doc, 0.25)], score="distance")
-    assert (plain[0].context_id, plain[0].doc_id, plain[0].first_turn, plain[0].last_turn,
+    assert (plain[0].context_id, plain[0].doc_id, plain[0].first_unit, plain[0].last_unit,
             plain[0].text, plain[0].distance) == ("r#2", "returns", 2, 3,
                                                   "Refunds take five days.", None)
     assert scored[0].distance == 0.25  # Chroma and FAISS scores are distances
@@ -41,7 +41,7 @@ def test_langchain_documents_and_scored_pairs() -> None:
 def test_llamaindex_nodes_with_scores() -> None:
     node = TextNode(text="Refunds take five days.", id_="node-7", metadata=META)
     [context] = from_llamaindex([NodeWithScore(node=node, score=0.9)], score="similarity")
-    assert (context.context_id, context.doc_id, context.first_turn, context.last_turn) == (
+    assert (context.context_id, context.doc_id, context.first_unit, context.last_unit) == (
         "node-7", "returns", 2, 3)
     assert context.distance == pytest.approx(0.1)  # a similarity, turned into a distance
     assert context.text == "Refunds take five days."
@@ -50,7 +50,7 @@ def test_llamaindex_nodes_with_scores() -> None:
 def test_haystack_documents() -> None:
     doc = HaystackDocument(content="Refunds take five days.", meta=META, score=0.8, id="h1")
     [context] = from_haystack([doc], score="similarity")
-    assert (context.context_id, context.doc_id, context.first_turn, context.distance) == (
+    assert (context.context_id, context.doc_id, context.first_unit, context.distance) == (
         "h1", "returns", 2, pytest.approx(0.2))
     [by_key] = from_haystack([doc], id_key="source", score="similarity")
     assert by_key.context_id == "returns.md"
@@ -59,7 +59,7 @@ def test_haystack_documents() -> None:
 def test_custom_keys_and_a_missing_key_named() -> None:
     doc = LangchainDocument(page_content="x", metadata={"file": "faq", "start": 0, "end": 1})
     [context] = from_langchain([doc], doc_id_key="file", first_key="start", last_key="end")
-    assert (context.doc_id, context.first_turn, context.last_turn) == ("faq", 0, 1)
+    assert (context.doc_id, context.first_unit, context.last_unit) == ("faq", 0, 1)
     with pytest.raises(AdapterError, match=r"LangChain result 1: metadata has no 'doc_id', "
                        r"'first_unit', 'last_unit' \(it has 'end', 'file', 'start'\)"):
         from_langchain([doc])
@@ -94,7 +94,7 @@ def _hold_to_reference(corpus: Corpus, contexts: list[Context], offsets: list[tu
         document = corpus[context.doc_id]
         text = document.laid_out()[0]
         touched = touched_units(text, [t.text for t in document.turns], start, end)
-        assert (context.first_turn, context.last_turn) == (touched[0], touched[-1]), context
+        assert (context.first_unit, context.last_unit) == (touched[0], touched[-1]), context
         assert context.text == text[start:end]
         widths.append(len(touched))
     return widths
@@ -153,7 +153,7 @@ def test_offsets_into_another_text_are_refused(handbook_corpus: Corpus) -> None:
         return NodeWithScore(node=made, score=None)
 
     [context] = from_llamaindex([node(start)], corpus=handbook_corpus)
-    assert (context.first_turn, context.last_turn) == (3, 3)
+    assert (context.first_unit, context.last_unit) == (3, 3)
     with pytest.raises(AdapterError, match=r"LlamaIndex node 1: its text is not the corpus's "
                        rf"at characters {start + 1}\.\.{start + 41} of 'returns' \(the chunk: "
                        r"'Refunds go back"):

@@ -33,7 +33,7 @@ POOL = {  # claim word -> what the retriever returns for it
 def ragate_retriever():
     def retrieve(claim):
         hits = next((v for k, v in POOL.items() if k in claim), [])
-        return [Context(context_id=f"c{i}", doc_id=d, first_turn=a, last_turn=b, text="…",
+        return [Context(context_id=f"c{i}", doc_id=d, first_unit=a, last_unit=b, text="…",
                         distance=dist) for i, (d, a, b, dist) in enumerate(hits)]
     retrieve.max_distance = 0.7  # the cut the control and the probe are held to
     return retrieve
@@ -41,14 +41,14 @@ def ragate_retriever():
 
 ANCHORS = [
     {"anchor_id": "found", "kind": "retrieval_miss", "claim": "the budget is twelve euros",
-     "evidence": {"doc_id": "m1", "first_turn": 3, "last_turn": 4}},
+     "evidence": {"doc_id": "m1", "first_unit": 3, "last_unit": 4}},
     {"anchor_id": "fixed", "kind": "retrieval_miss", "claim": "the budget was agreed",
-     "evidence": {"doc_id": "m1", "first_turn": 2, "last_turn": 2},
+     "evidence": {"doc_id": "m1", "first_unit": 2, "last_unit": 2},
      "xfail": "retrieval misses, see #232"},
     {"anchor_id": "missed", "kind": "retrieval_miss", "claim": "the colour is red",
-     "evidence": {"doc_id": "m1", "first_turn": 8, "last_turn": 9}, "xfail": "still missed"},
+     "evidence": {"doc_id": "m1", "first_unit": 8, "last_unit": 9}, "xfail": "still missed"},
     {"anchor_id": "probe", "kind": "topical_probe", "claim": "the colour was chosen by vote",
-     "evidence": {"doc_id": "m2", "first_turn": 5, "last_turn": 6}},
+     "evidence": {"doc_id": "m2", "first_unit": 5, "last_unit": 6}},
     {"anchor_id": "control", "kind": "off_topic_control", "claim": "the weather in Lima",
      "evidence": None},
 ]
@@ -67,23 +67,23 @@ evidence_recall = 0.60
 
 
 def ctx(doc: str, first: int, last: int, distance: float = 0.2) -> Context:
-    return Context(context_id=f"{doc}{first}", doc_id=doc, first_turn=first, last_turn=last,
+    return Context(context_id=f"{doc}{first}", doc_id=doc, first_unit=first, last_unit=last,
                    distance=distance)
 
 
 @pytest.mark.parametrize(("anchor", "pool", "holds"), [
-    ({"kind": "retrieval_miss", "evidence": {"doc_id": "m1", "first_turn": 4,
-                                              "last_turn": 6}}, [ctx("m1", 6, 9)], True),
-    ({"kind": "retrieval_miss", "evidence": {"doc_id": "m1", "first_turn": 4,
-                                              "last_turn": 6}}, [ctx("m2", 4, 6)], False),
-    ({"kind": "true_hallucination", "evidence": {"doc_id": "m1", "first_turn": 4,
-                                                  "last_turn": 6}}, [ctx("m1", 0, 3)], True),
-    ({"kind": "true_hallucination", "evidence": {"doc_id": "m1", "first_turn": 4,
-                                                  "last_turn": 6}}, [ctx("m1", 6, 7)], False),
-    ({"kind": "topical_probe", "evidence": {"doc_id": "m1", "first_turn": 4,
-                                             "last_turn": 6}}, [ctx("m1", 0, 3)], True),
-    ({"kind": "topical_probe", "evidence": {"doc_id": "m1", "first_turn": 4,
-                                             "last_turn": 6}}, [ctx("m1", 0, 3, 0.9)], False),
+    ({"kind": "retrieval_miss", "evidence": {"doc_id": "m1", "first_unit": 4,
+                                              "last_unit": 6}}, [ctx("m1", 6, 9)], True),
+    ({"kind": "retrieval_miss", "evidence": {"doc_id": "m1", "first_unit": 4,
+                                              "last_unit": 6}}, [ctx("m2", 4, 6)], False),
+    ({"kind": "true_hallucination", "evidence": {"doc_id": "m1", "first_unit": 4,
+                                                  "last_unit": 6}}, [ctx("m1", 0, 3)], True),
+    ({"kind": "true_hallucination", "evidence": {"doc_id": "m1", "first_unit": 4,
+                                                  "last_unit": 6}}, [ctx("m1", 6, 7)], False),
+    ({"kind": "topical_probe", "evidence": {"doc_id": "m1", "first_unit": 4,
+                                             "last_unit": 6}}, [ctx("m1", 0, 3)], True),
+    ({"kind": "topical_probe", "evidence": {"doc_id": "m1", "first_unit": 4,
+                                             "last_unit": 6}}, [ctx("m1", 0, 3, 0.9)], False),
     ({"kind": "off_topic_control", "evidence": None}, [ctx("m1", 0, 3, 0.9)], True),
     ({"kind": "off_topic_control", "evidence": None}, [ctx("m1", 0, 3, 0.5)], False),
 ])
@@ -99,8 +99,8 @@ def test_an_anchor_that_reads_distances_names_its_cut_or_needs_one() -> None:
     control = Anchor.model_validate({"anchor_id": "a", "claim": "c",
                                      "kind": "off_topic_control"})
     probe = Anchor.model_validate({"anchor_id": "p", "claim": "c", "kind": "topical_probe",
-                                   "evidence": {"doc_id": "m1", "first_turn": 4,
-                                                "last_turn": 6}})
+                                   "evidence": {"doc_id": "m1", "first_unit": 4,
+                                                "last_unit": 6}})
     near = [ctx("m1", 0, 3, 0.5)]
     own = Cut(0.4, "ragate_system.max_distance")
     assert check(control, near, own) is None  # 0.5 is past the system's own cut
@@ -117,8 +117,8 @@ def test_an_anchor_that_reads_distances_names_its_cut_or_needs_one() -> None:
             check(anchor, near, None, undeclared="on ragate_system")
     assert check(control, [], None) is None  # an empty pool is near nothing, at any cut
     miss = Anchor.model_validate({"anchor_id": "m", "claim": "c", "kind": "retrieval_miss",
-                                  "evidence": {"doc_id": "m1", "first_turn": 0,
-                                               "last_turn": 0}})
+                                  "evidence": {"doc_id": "m1", "first_unit": 0,
+                                               "last_unit": 0}})
     assert check(miss, near, None) is None  # reads no distance: needs no cut
 
 
@@ -152,7 +152,7 @@ def test_kinds_demand_their_evidence() -> None:
         Anchor.model_validate({"anchor_id": "a", "kind": "retrieval_miss", "claim": "c"})
     with pytest.raises(ValueError, match="off_topic_control anchor has no evidence"):
         Anchor.model_validate({"anchor_id": "a", "kind": "off_topic_control", "claim": "c",
-                               "evidence": {"doc_id": "m", "first_turn": 0, "last_turn": 0}})
+                               "evidence": {"doc_id": "m", "first_unit": 0, "last_unit": 0}})
 
 
 @pytest.fixture
@@ -255,17 +255,17 @@ def test_promote_refuses_what_did_not_run(anchored: pytest.Pytester, workers: st
 
 def test_bad_anchor_is_a_collection_error_naming_line_and_field(
         pytester: pytest.Pytester) -> None:
-    bad = [ANCHORS[0], {**ANCHORS[4], "evidence": {"doc_id": "m1", "first_turn": 0,
-                                                    "last_turn": 0}},
-           {**ANCHORS[0], "anchor_id": "far", "evidence": {"doc_id": "m1", "first_turn": 3,
-                                                            "last_turn": 99}}]
+    bad = [ANCHORS[0], {**ANCHORS[4], "evidence": {"doc_id": "m1", "first_unit": 0,
+                                                    "last_unit": 0}},
+           {**ANCHORS[0], "anchor_id": "far", "evidence": {"doc_id": "m1", "first_unit": 3,
+                                                            "last_unit": 99}}]
     root = write_goldset(pytester.path / "gs", anchors=bad)
     result = pytester.runpytest("-p", "no:cacheprovider", "gs")
     assert result.ret == pytest.ExitCode.INTERRUPTED
     anchors = Path(root / "anchors.jsonl")
     result.stdout.fnmatch_lines(esc(
         f"{anchors}:2: [control] <record>: an off_topic_control anchor has no evidence*",
-        f"{anchors}:3: [far] evidence.last_turn: turns 3..99 do not exist*",
+        f"{anchors}:3: [far] evidence.last_unit: units 3..99 do not exist*",
     ))
 
 

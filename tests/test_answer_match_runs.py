@@ -58,7 +58,7 @@ SAID = {**ADV,
 def ragate_system():
     def answer(question):
         qid = question.split()[-1].rstrip("?")
-        ctx = Context(context_id="c1", doc_id="m1", first_turn=2, last_turn=3,
+        ctx = Context(context_id="c1", doc_id="m1", first_unit=2, last_unit=3,
                       text="m1 turns 2-3", distance=0.2)
         if qid not in SAID:
             return Answer.abstain(contexts=[ctx])
@@ -124,7 +124,7 @@ def adversary(root: Path) -> Path:
         questions=[{"question_id": q, "kind": "single_doc", "question": f"What about {q}?"}
                    for q in ids],
         expected=[{"question_id": q, "gist": gist, "facts": facts,
-                   "evidence": [{"meeting_id": "m1", "first_turn": 2, "last_turn": 3}]}
+                   "evidence": [{"doc_id": "m1", "first_unit": 2, "last_unit": 3}]}
                   for q, (gist, facts, _) in ADVERSARY.items()])
 
 

@@ -49,7 +49,7 @@ def answer(qid: str, question: str, gist: str | None = None, evidence_: list | N
 
 
 def span(doc: str, first: int, last: int) -> dict:
-    return {"doc_id": doc, "first_turn": first, "last_turn": last}
+    return {"doc_id": doc, "first_unit": first, "last_unit": last}
 
 
 def asked(*texts: str) -> list[questions.Asked]:
@@ -215,10 +215,10 @@ def test_a_document_no_evidence_cites_is_named() -> None:
 
 
 def test_a_slice_too_small_for_its_floor_and_a_latency_floor_on_too_few_answers() -> None:
-    qs = [Question(question_id=f"q{i}", kind="single_meeting", question="?",
+    qs = [Question(question_id=f"q{i}", kind="single_doc", question="?",
                    tags={"lang": "de" if i < 5 else "en"}) for i in range(100)]
     slices = [Floor("abstention_accuracy", 0.95, slice=("lang", v)) for v in ("de", "en")]
-    latency = Floor("latency_p95_s", 5.0, upper=True, kind="single_meeting")
+    latency = Floor("latency_p95_s", 5.0, upper=True, kind="single_doc")
     found = floors.too_small([*slices, latency], qs, 1, [], Path("ragate.toml"),
                              {"lang=de:abstention_accuracy": 7})
     assert [(f.message.split()[1], f.line) for f in found] == [
@@ -266,17 +266,17 @@ def test_a_goldsets_audit_rules_switch_a_rule_off_or_change_its_severity() -> No
         GoldsetConfig.model_validate({**base, "audit": {"rules": {"near_dup": "off"}}})
 
 
-SEGMENTS = [{"doc_id": "m1", "turn": i, "text": t} for i, t in enumerate(TURNS["remote"])]
+SEGMENTS = [{"doc_id": "m1", "unit": i, "text": t} for i, t in enumerate(TURNS["remote"])]
 
 
 def write_goldset(root: Path, audit: str = "") -> Path:
     (root / "corpus.jsonl").write_text("".join(json.dumps(s) + "\n" for s in SEGMENTS))
-    qs = [{"question_id": "q1", "kind": "single_meeting", "question": "How long does the "
+    qs = [{"question_id": "q1", "kind": "single_doc", "question": "How long does the "
            "battery last?"},
-          {"question_id": "q2", "kind": "single_meeting", "question": "How long does the "
+          {"question_id": "q2", "kind": "single_doc", "question": "How long does the "
            "BATTERY last ?"}]
     ex = [{"question_id": q, "gist": "Two years with a kinetic charger.",
-           "evidence": [{"doc_id": "m1", "first_turn": 1, "last_turn": 1}]} for q in ("q1", "q2")]
+           "evidence": [{"doc_id": "m1", "first_unit": 1, "last_unit": 1}]} for q in ("q1", "q2")]
     (root / "questions.jsonl").write_text("".join(json.dumps(q) + "\n" for q in qs))
     (root / "expected.jsonl").write_text("".join(json.dumps(e) + "\n" for e in ex))
     (root / "ragate.toml").write_text('[corpus]\npaths = ["corpus.jsonl"]\n'

@@ -45,7 +45,7 @@ def ragate_system():
     def answer(text):
         qid = text.split()[-1].rstrip("?")
         time.sleep({slow_s} if qid in SLOW else 0.01)
-        ctx = Context(context_id="c1", doc_id="m1", first_turn=2, last_turn=3, text="...")
+        ctx = Context(context_id="c1", doc_id="m1", first_unit=2, last_unit=3, text="...")
         return Answer(text="an answer", contexts=[ctx], citations=[Citation(context_id="c1")])
     return answer
 '''
@@ -53,11 +53,11 @@ def ragate_system():
 
 def sixty(root: Path, floors: str) -> None:
     write_goldset(root, floors=floors,
-                  questions=[{"question_id": f"q{i:02d}", "kind": "single_meeting",
+                  questions=[{"question_id": f"q{i:02d}", "kind": "single_doc",
                               "question": f"What about q{i:02d}?"} for i in range(N)],
                   expected=[{"question_id": f"q{i:02d}", "gist": "the budget",
-                             "evidence": [{"meeting_id": "m1", "first_turn": 2,
-                                           "last_turn": 3}]} for i in range(N)])
+                             "evidence": [{"doc_id": "m1", "first_unit": 2,
+                                           "last_unit": 3}]} for i in range(N)])
 
 
 OUTPUTS = ("--ragate-results=r.jsonl", "--ragate-report=report.md", "--ragate-html=report.html",
@@ -122,7 +122,7 @@ def ragate_system():
             return Answer.abstain(usage=usage)
         turns = {{"q1": (2, 3), "q2": (5, 5), "q3": (0, 0)}}[qid]
         ctx = Context(context_id="c1", doc_id="m1" if qid != "q2" else "m2",
-                      first_turn=turns[0], last_turn=turns[1], text="...")
+                      first_unit=turns[0], last_unit=turns[1], text="...")
         return Answer(text="an answer", contexts=[ctx], citations=[Citation(context_id="c1")],
                       usage=usage)
     return answer
@@ -162,7 +162,7 @@ def test_cost_per_question_with_and_without_a_reported_cost(
 
 # --- the judge's tokens, through RAGAS and the stub -----------------------------------------
 
-JUDGED = [("a1", "single_meeting"), ("u1", "unanswerable")]
+JUDGED = [("a1", "single_doc"), ("u1", "unanswerable")]
 PRICE_IN, PRICE_OUT = 3.0, 15.0  # US dollars per million tokens
 
 
@@ -198,7 +198,7 @@ def test_the_ragas_judges_requests_and_tokens_and_none_when_cached(
                              for q, k in JUDGED],
                   expected=[{"question_id": q, "gist": None if q == "u1" else f"gist of {q}",
                              "evidence": [] if q == "u1" else
-                             [{"meeting_id": "m1", "first_turn": 2, "last_turn": 3}]}
+                             [{"doc_id": "m1", "first_unit": 2, "last_unit": 3}]}
                             for q, _ in JUDGED])
     pytester.makeconftest(JUDGED_SYSTEM)  # a1 answered, u1 abstained
     first = judged_run(pytester, openai_stub, "0")
@@ -260,10 +260,10 @@ def test_a_judges_usage_that_is_no_count_is_unreported_and_named(
 
     openai_stub.script = answered
     write_goldset(pytester.path / "gs", floors="[floors]\ncost_per_question = { max = 1 }\n",
-                  questions=[{"question_id": q, "kind": "single_meeting",
+                  questions=[{"question_id": q, "kind": "single_doc",
                               "question": f"What about {q}?"} for q in asked],
                   expected=[{"question_id": q, "gist": f"gist of {q}", "evidence": [
-                      {"meeting_id": "m1", "first_turn": 2, "last_turn": 3}]} for q in asked])
+                      {"doc_id": "m1", "first_unit": 2, "last_unit": 3}]} for q in asked])
     pytester.makeconftest(PRICED_SYSTEM)
     result = run_pytester(pytester, workers, "gs", "--ragate-results=r.jsonl",
                           "--ragate-judge=ragas:stub-model", "--ragate-cache=off",

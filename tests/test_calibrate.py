@@ -16,7 +16,7 @@ def row(qid: str, distance: float, must_abstain: bool, *, abstained: bool = Fals
         correct: int = 1, cited: int = 1, ranks: tuple[int | None, ...] = (1,),
         recorded: float = 2.0) -> QuestionRecord:
     return QuestionRecord(
-        goldset="g", question_id=qid, kind="unanswerable" if must_abstain else "single_meeting",
+        goldset="g", question_id=qid, kind="unanswerable" if must_abstain else "single_doc",
         index=0, eval_version="1", must_abstain=must_abstain, abstained=abstained,
         abstention_correct=abstained == must_abstain, citations=0 if abstained else cited,
         citations_correct=0 if abstained else correct, nearest_distance=distance,

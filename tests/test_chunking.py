@@ -22,24 +22,24 @@ def doc(*texts: str) -> Document:
 def test_turns_pack_exactly_up_to_the_budget() -> None:
     # 9 + 1 + 9 = 19 characters fit a budget of 20 (turns join with one newline)
     chunks = list(Chunker(20).chunk_document(doc("a" * 9, "b" * 9, "c" * 9)))
-    assert [(c.first_turn, c.last_turn) for c in chunks] == [(0, 1), (2, 2)]
+    assert [(c.first_unit, c.last_unit) for c in chunks] == [(0, 1), (2, 2)]
     assert chunks[0].text == "a" * 9 + "\n" + "b" * 9
     chunks = list(Chunker(21).chunk_document(doc("a" * 10, "b" * 10, "c" * 10)))
-    assert [(c.first_turn, c.last_turn) for c in chunks] == [(0, 1), (2, 2)]
+    assert [(c.first_unit, c.last_unit) for c in chunks] == [(0, 1), (2, 2)]
     chunks = list(Chunker(20).chunk_document(doc("a" * 10, "b" * 10, "c" * 10)))
-    assert [(c.first_turn, c.last_turn) for c in chunks] == [(0, 0), (1, 1), (2, 2)]
+    assert [(c.first_unit, c.last_unit) for c in chunks] == [(0, 0), (1, 1), (2, 2)]
 
 
 def test_a_turn_is_split_only_when_it_alone_exceeds_the_budget() -> None:
     long = " ".join(f"Sentence number {i} is here." for i in range(12))
     chunks = list(Chunker(100).chunk_document(doc("short one", long, "after")))
-    assert (chunks[0].first_turn, chunks[0].last_turn) == (0, 0)
-    pieces = [c for c in chunks if c.first_turn == c.last_turn == 1]
+    assert (chunks[0].first_unit, chunks[0].last_unit) == (0, 0)
+    pieces = [c for c in chunks if c.first_unit == c.last_unit == 1]
     assert len(pieces) == len(chunks) - 2 >= 3
     assert all(len(p.text) <= 100 for p in pieces)
     assert " ".join(p.text for p in pieces) == long  # cut at spaces, nothing lost
     assert [p.chunk_id for p in pieces] == [f"m#1-1.p{k}" for k in range(len(pieces))]
-    assert (chunks[-1].first_turn, chunks[-1].last_turn) == (2, 2)
+    assert (chunks[-1].first_unit, chunks[-1].last_unit) == (2, 2)
 
 
 def test_chunks_carry_speakers_and_times_and_render_a_label() -> None:
@@ -60,16 +60,16 @@ def test_real_corpora_chunk_into_a_partition_of_their_turns(goldset: str, budget
         covered: list[int] = []
         for c in chunks:
             assert c.doc_id == document.doc_id
-            whole = [normalize(t.text) for t in document.turns[c.first_turn:c.last_turn + 1]]
-            if c.first_turn == c.last_turn and len(whole[0]) > budget:
+            whole = [normalize(t.text) for t in document.turns[c.first_unit:c.last_unit + 1]]
+            if c.first_unit == c.last_unit and len(whole[0]) > budget:
                 continue  # a piece of one long turn
-            assert len(normalize(c.text)) <= budget + c.last_turn - c.first_turn
+            assert len(normalize(c.text)) <= budget + c.last_unit - c.first_unit
             assert c.text == "\n".join(t.text for t in
-                                       document.turns[c.first_turn:c.last_turn + 1])
-            covered.extend(range(c.first_turn, c.last_turn + 1))
+                                       document.turns[c.first_unit:c.last_unit + 1])
+            covered.extend(range(c.first_unit, c.last_unit + 1))
         assert covered == sorted(covered)  # in order, never overlapping
         spoken = {i for i, t in enumerate(document.turns) if normalize(t.text)}
-        split = {c.first_turn for c in chunks if c.chunk_id.endswith(".p0")}
+        split = {c.first_unit for c in chunks if c.chunk_id.endswith(".p0")}
         assert spoken <= set(covered) | split  # no turn with words is dropped
 
 

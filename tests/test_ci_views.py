@@ -78,7 +78,7 @@ def record(i: int, *, right: bool = True, tags: dict[str, str] | None = None,
            answer: str = "an answer", status: str = "scored") -> QuestionRecord:
     return QuestionRecord(
         goldset="mini", route=ROUTE, question_id=f"q{i}", question=f"What about q{i}?",
-        kind="single_meeting", tags=tags or {}, index=i, status=status, abstained=False,
+        kind="single_doc", tags=tags or {}, index=i, status=status, abstained=False,
         must_abstain=False, abstention_correct=True, citations=1,
         citations_correct=int(right), evidence_spans=1, evidence_spans_found=1,
         evidence_ranks=[1], answer_text=answer, eval_version="1", contexts=1)
@@ -153,7 +153,7 @@ def test_annotations_keep_within_githubs_limits_and_count_the_rest() -> None:
 
 def test_one_cause_of_many_missing_results_is_one_finding() -> None:
     records = [record(i) for i in range(40)]
-    gaps = [Gap(member=f"q{i}", member_kind="single_meeting", kind="errored",
+    gaps = [Gap(member=f"q{i}", member_kind="single_doc", kind="errored",
                 why="fixture 'ragate_sytem' not found") for i in range(40)]
     run = run_of(records, [Floor("citation_accuracy", 0.5)], gaps)
     found = findings([run], Collected(floors=[], populations=[population(records)]))
@@ -170,7 +170,7 @@ def big_run(n: int) -> GoldsetRun:
     records = [record(i, right=i % 3 != 0, answer="a long answer " * 30,
                       tags={"topic": f"t{i % 200:03d}", "lang": "de" if i % 2 else "en"})
                for i in range(n)]
-    gaps = [Gap(member=f"q{i}", member_kind="single_meeting", kind="errored",
+    gaps = [Gap(member=f"q{i}", member_kind="single_doc", kind="errored",
                 why=f"the system raised error #{i}") for i in range(0, n, 10)]
     floors = [Floor("citation_accuracy", 0.99, slice=("topic", f"t{k:03d}")) for k in range(20)]
     run = run_of(records, floors)
@@ -219,7 +219,7 @@ def test_every_ci_view_passes_its_texts_through_the_runs_redaction() -> None:
     leaky = f"{SEALED}, says http://alice:{PASSWORD}@judge.example/v1"
     records = [record(i, right=False, answer=leaky, tags={"lang": leaky[:12]})
                for i in range(6)]
-    gaps = [Gap(member="q5", member_kind="single_meeting", kind="errored", why=leaky)]
+    gaps = [Gap(member="q5", member_kind="single_doc", kind="errored", why=leaky)]
     run = run_of(records, [Floor("citation_accuracy", 0.9)], gaps)
     view = view_of(run, redact=Redactor(sealed=[SEALED], known=[PASSWORD]))
     shown = {"summary": job_summary(view), "comment": comment_body(view),
@@ -449,7 +449,7 @@ def test_every_run_status_has_its_sign_and_reason_in_the_summary() -> None:
 
     assert set(SIGNS) == set(get_args(RunStatus))
     records = [record(i) for i in range(3)]
-    gaps = [Gap(member="q9", member_kind="single_meeting", kind="deselected")]
+    gaps = [Gap(member="q9", member_kind="single_doc", kind="deselected")]
     run = GoldsetRun(name="mini", eval_version="1", route=ROUTE, population=4, records=records,
                      gaps=gaps, verdicts=[decide(Floor("citation_accuracy", 0.0), "mini",
                                                  records, gaps=gaps)])

@@ -30,7 +30,7 @@ abstention_accuracy = 1.0
 
 ANCHORS = [
     {"anchor_id": "a1", "kind": "retrieval_miss", "claim": "The budget is 3 euros.",
-     "evidence": {"doc_id": "m1", "first_turn": 3, "last_turn": 3}},
+     "evidence": {"doc_id": "m1", "first_unit": 3, "last_unit": 3}},
     {"anchor_id": "a2", "kind": "off_topic_control", "claim": "Who won the 1998 World Cup?",
      "evidence": None, "xfail": "the embedder finds football in budgets"},
 ]
@@ -63,12 +63,12 @@ def test_tree_shows_goldset_questions_anchors_and_floors(project: pytest.Pyteste
     result.stdout.fnmatch_lines(esc(
         "collected 11 items",
         "*<Dir gs>",
-        "    <GoldsetFile ragate.toml: mini, eval_version 7, 4 questions (cross_meeting 1, "
-        "single_meeting 2, unanswerable 1), 2 anchors, 5 floors>",
-        '      <QuestionItem q1 single_meeting: "In the kick-off meeting, which budget did the '
+        "    <GoldsetFile ragate.toml: mini, eval_version 7, 4 questions (multi_doc 1, "
+        "single_doc 2, unanswerable 1), 2 anchors, 5 floors>",
+        '      <QuestionItem q1 single_doc: "In the kick-off meeting, which budget did the '
         'project manag…">',
-        '      <QuestionItem q2 single_meeting: "What about q2?">',
-        '      <QuestionItem q3 cross_meeting: "What about q3?">',
+        '      <QuestionItem q2 single_doc: "What about q2?">',
+        '      <QuestionItem q3 multi_doc: "What about q3?">',
         '      <QuestionItem q4 unanswerable: "What about q4?">',
         '      <AnchorItem anchor[a1] retrieval_miss: "The budget is 3 euros.">',
         '      <AnchorItem anchor[a2] off_topic_control: "Who won the 1998 World Cup?", strict '
@@ -86,8 +86,8 @@ def test_tree_shows_goldset_questions_anchors_and_floors(project: pytest.Pyteste
 def test_verbose_shows_whole_questions_and_no_repeated_docstring(
         project: pytest.Pytester) -> None:
     result = collect(project, "-v")
-    result.stdout.fnmatch_lines([f'      <QuestionItem q1 single_meeting: "{LONG}">',
-                                 '      <QuestionItem q2 single_meeting: "What about q2?">'],
+    result.stdout.fnmatch_lines([f'      <QuestionItem q1 single_doc: "{LONG}">',
+                                 '      <QuestionItem q2 single_doc: "What about q2?">'],
                                 consecutive=True)  # nothing printed between two items
 
 
@@ -135,7 +135,7 @@ def test_sealed_goldset_shows_questions_never_answers(pytester: pytest.Pytester,
     result.stdout.fnmatch_lines(esc(
         "    <GoldsetFile ragate.toml: mini, eval_version 7, 4 questions (*), 1 floor, "
         "answers sealed (no RAGATE_SEAL_KEY: scored items skip)>",
-        '      <QuestionItem q1 single_meeting: "What about q1?">',
+        '      <QuestionItem q1 single_doc: "What about q1?">',
     ))
     monkeypatch.setenv("RAGATE_SEAL_KEY", "s3cret")
     opened = collect(pytester, "-v")

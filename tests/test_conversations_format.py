@@ -17,7 +17,7 @@ from tests.conftest import EVIDENCE, expected_rows, write_goldset
 
 def turns(*spec: tuple[str, str | None, int | None]) -> list[dict[str, Any]]:
     """Questions q1..q4 (the shared corpus's answers) with (id, conversation, turn)."""
-    kinds = {"q1": "single_meeting", "q2": "single_meeting", "q3": "cross_meeting",
+    kinds = {"q1": "single_doc", "q2": "single_doc", "q3": "multi_doc",
              "q4": "unanswerable"}
     rows = []
     for qid, conversation, turn in spec:
@@ -90,7 +90,7 @@ def test_turns_out_of_order_in_the_file(tmp_path):
     ({"conversation": "two words", "turn": 1}, "pattern"),
 ])
 def test_a_malformed_turn_is_one_problem_on_its_line(tmp_path, row, says):
-    question = {"question_id": "q1", "kind": "single_meeting", "question": "?", **row}
+    question = {"question_id": "q1", "kind": "single_doc", "question": "?", **row}
     found = problems(tmp_path, [question])
     assert len(found) == 1 and found[0].line == 1 and says in found[0].message, found
 

@@ -37,7 +37,7 @@ def ragate_system():
         wanted = [(t, f"{conversation}-{t}?", f"answer to {conversation}-{t}")
                   for t in range(1, turn)]
         doc, a, b = SPANS[turn] if given == wanted else ("m1", 10, 11)
-        ctx = Context(context_id="x", doc_id=doc, first_turn=a, last_turn=b, text="t",
+        ctx = Context(context_id="x", doc_id=doc, first_unit=a, last_unit=b, text="t",
                       distance=0.1)
         return Answer(text=f"answer to {qid}", contexts=[ctx],
                       citations=[Citation(context_id="x")], knobs={"pid": os.getpid()})
@@ -51,12 +51,12 @@ def conversation_goldset(root: Path) -> Path:
     for conversation, turns in CONVERSATIONS.items():
         for turn in range(1, turns + 1):
             qid = f"{conversation}-{turn}"
-            questions.append({"question_id": qid, "kind": "single_meeting",
+            questions.append({"question_id": qid, "kind": "single_doc",
                               "question": f"And then {qid}?", "conversation": conversation,
                               "turn": turn})
             doc, a, b = SPANS[turn]
             expected.append({"question_id": qid, "gist": f"gist of {qid}", "evidence": [
-                {"doc_id": doc, "first_turn": a, "last_turn": b}]})
+                {"doc_id": doc, "first_unit": a, "last_unit": b}]})
     return write_goldset(root, questions=questions, expected=expected,
                          floors="[floors]\ncitation_accuracy = 0.5\n")
 

@@ -16,13 +16,13 @@ STALE_PIN = {"digest": "sha256:" + "0" * 64, "chars": 12, "quote": "edited since
 
 def test_the_turn_after_a_stale_one_names_the_stale_evidence(
         pytester: pytest.Pytester) -> None:
-    questions = [{"question_id": f"c1-{t}", "kind": "single_meeting",
+    questions = [{"question_id": f"c1-{t}", "kind": "single_doc",
                   "question": f"And then c1-{t}?", "conversation": "c1", "turn": t}
                  for t in (1, 2)]
     expected = [{"question_id": "c1-1", "gist": "g", "evidence": [
-                    {"doc_id": "m1", "first_turn": 2, "last_turn": 3, "pin": STALE_PIN}]},
+                    {"doc_id": "m1", "first_unit": 2, "last_unit": 3, "pin": STALE_PIN}]},
                 {"question_id": "c1-2", "gist": "g", "evidence": [
-                    {"doc_id": "m2", "first_turn": 5, "last_turn": 5}]}]
+                    {"doc_id": "m2", "first_unit": 5, "last_unit": 5}]}]
     write_goldset(pytester.path / "gs", questions=questions, expected=expected,
                   floors="[floors]\ncitation_accuracy = 0.5\n")
     pytester.makeconftest(SYSTEM)

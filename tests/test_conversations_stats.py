@@ -96,7 +96,7 @@ def test_turn_position_floors_are_the_turn_slice(tmp_path: Path) -> None:
 
 
 def _turns(*spec: tuple[str, str | None, int | None]) -> list[dict[str, Any]]:
-    kinds = {"q1": "single_meeting", "q2": "single_meeting", "q3": "cross_meeting",
+    kinds = {"q1": "single_doc", "q2": "single_doc", "q3": "multi_doc",
              "q4": "unanswerable"}
     return [{"question_id": q, "kind": kinds[q], "question": "?",
              **({"conversation": c, "turn": t} if c else {})} for q, c, t in spec]
@@ -109,7 +109,7 @@ def test_a_conversation_success_floor_needs_conversations_and_the_whole_goldset(
         load_goldset(plain)
     kinds = write_goldset(tmp_path / "kinds", questions=_turns(
         ("q1", "c", 1), ("q2", "c", 2), ("q3", None, None), ("q4", None, None)),
-        floors="[floors.kind.single_meeting]\nconversation_success = 0.5\n")
+        floors="[floors.kind.single_doc]\nconversation_success = 0.5\n")
     with pytest.raises(GoldsetError, match="over whole conversations: \\[floors\\], not of a"):
         load_goldset(kinds)
     fine = write_goldset(tmp_path / "fine", questions=_turns(

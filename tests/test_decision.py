@@ -282,9 +282,9 @@ def test_a_cause_many_questions_share_is_said_once_with_their_count() -> None:
     why = ("MissingSystem: {q}: no ragate_system in scope (did you mean ragate_system? "
            "conftest.py:6 defines ragate_sytem); the built-in pipeline answers only where "
            "asked for")
-    gaps = [Gap(member=f"q{i:02d}", member_kind="single_meeting", kind="errored",
+    gaps = [Gap(member=f"q{i:02d}", member_kind="single_doc", kind="errored",
                 why=why.format(q=f"q{i:02d}")) for i in range(38)]
-    gaps += [Gap(member=q, member_kind="single_meeting", kind="lost",
+    gaps += [Gap(member=q, member_kind="single_doc", kind="lost",
                  why="its worker went down") for q in ("q38", "q39")]
     message = decide(Floor("citation_accuracy", 0.5), "mini", [], gaps=gaps).message
     assert message.count("no ragate_system in scope") == 1

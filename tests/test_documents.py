@@ -82,9 +82,9 @@ def test_a_folder_of_documents_and_a_documents_jsonl(tmp_path: Path) -> None:
 
 
 def test_each_form_of_evidence_is_scored_by_its_own_rule() -> None:
-    returns_2 = Context(context_id="returns#2", doc_id="returns", first_turn=2, last_turn=2)
-    returns_3 = Context(context_id="returns#3", doc_id="returns", first_turn=3, last_turn=3)
-    other = Context(context_id="x", doc_id="shipping", first_turn=0, last_turn=1)
+    returns_2 = Context(context_id="returns#2", doc_id="returns", first_unit=2, last_unit=2)
+    returns_3 = Context(context_id="returns#3", doc_id="returns", first_unit=3, last_unit=3)
+    other = Context(context_id="x", doc_id="shipping", first_unit=0, last_unit=1)
     answer = Answer(text="a", contexts=[other, returns_3, returns_2], citations=[
         Citation(context_id="returns#3"), Citation(context_id="x")])
     span = score_answer(answer, [Span("returns", 2, 2)])
@@ -100,8 +100,8 @@ def test_each_form_of_evidence_is_scored_by_its_own_rule() -> None:
 @pytest.mark.parametrize("evidence, field, says", [
     ({"doc_id": "returns", "context_id": "c1", "first_unit": 1, "last_unit": 1}, "evidence[0]",
      "not both"),
-    ({"doc_id": "returns", "first_unit": 1}, "evidence[0]", "needs both first_turn and "
-     "last_turn"),
+    ({"doc_id": "returns", "first_unit": 1}, "evidence[0]", "needs both first_unit and "
+     "last_unit"),
     ({"first_unit": 1, "last_unit": 2}, "evidence[0]", "needs doc_id"),
     ({"doc_id": "returns", "first_unit": 2, "last_unit": 9}, "evidence[0].last_unit",
      "unit 9 does not exist (returns has units 0..3)"),
@@ -154,11 +154,11 @@ def ragate_system():
         wanted = {"refund": ("returns", 2), "Return": ("returns", 1),
                   "Software": ("returns", 3)}
         doc, unit = next(v for k, v in wanted.items() if k in text)
-        contexts = [Context(context_id=f"{doc}#{unit}", doc_id=doc, first_turn=unit,
-                            last_turn=unit, text="...")]
+        contexts = [Context(context_id=f"{doc}#{unit}", doc_id=doc, first_unit=unit,
+                            last_unit=unit, text="...")]
         if "ship" in text:
-            contexts.append(Context(context_id="shipping#0", doc_id="shipping", first_turn=0,
-                                    last_turn=0, text="..."))
+            contexts.append(Context(context_id="shipping#0", doc_id="shipping", first_unit=0,
+                                    last_unit=0, text="..."))
         return Answer(text="an answer", contexts=contexts,
                       citations=[Citation(context_id=c.context_id) for c in contexts])
     return answer

@@ -198,7 +198,7 @@ def test_the_run_says_which_encoder_embedded(pytester: pytest.Pytester,
     gs = pytester.path / "gs"
     (gs / "corpus").mkdir(parents=True)
     (gs / "corpus" / "meeting.jsonl").write_text("".join(
-        json.dumps({"doc_id": "m1", "turn": turn, "text": text, "speaker": "A"}) + "\n"
+        json.dumps({"doc_id": "m1", "unit": turn, "text": text, "speaker": "A"}) + "\n"
         for turn, text in enumerate(t.text for t in meeting_corpus()[MEETING].turns[15:24])))
     (gs / "ragate.toml").write_text(GOLDSET_TOML)
     questions = [("mercury", "What is the boiling point of mercury in kelvin?"),

@@ -45,10 +45,10 @@ def collection_failed(workers: str) -> pytest.ExitCode:
 def write_many(root: Path, n: int, floors: str) -> None:
     """A goldset of n answerable questions q00.. whose evidence is m1 turns 2-3."""
     write_goldset(root, floors=floors, questions=[
-        {"question_id": f"q{i:02d}", "kind": "single_meeting", "question": f"What about "
+        {"question_id": f"q{i:02d}", "kind": "single_doc", "question": f"What about "
          f"q{i:02d}?"} for i in range(n)], expected=[
         {"question_id": f"q{i:02d}", "gist": "the budget",
-         "evidence": [{"doc_id": "m1", "first_turn": 2, "last_turn": 3}]} for i in range(n)])
+         "evidence": [{"doc_id": "m1", "first_unit": 2, "last_unit": 3}]} for i in range(n)])
 
 
 # A system whose behaviour per question id is a line of Python in BEHAVIOUR (default: cite
@@ -58,9 +58,9 @@ import os, signal, time
 import pytest
 from pytest_ragate import Answer, Citation, Context
 
-right = Context(context_id="right", doc_id="m1", first_turn=2, last_turn=3, text="the budget",
+right = Context(context_id="right", doc_id="m1", first_unit=2, last_unit=3, text="the budget",
                 distance=0.2)
-wrong = Context(context_id="wrong", doc_id="m1", first_turn=8, last_turn=9, text="lunch",
+wrong = Context(context_id="wrong", doc_id="m1", first_unit=8, last_unit=9, text="lunch",
                 distance=0.3)
 
 def cite(*contexts, times=1):
@@ -227,7 +227,7 @@ def ragate_system():
         first = [("m2", t) for t in range(5)]  # no evidence among the first five
         turns = first + [(d, t) for d, n in (("m1", 12), ("m2", 12), ("m3", 6))
                          for t in range(n) if (d, t) not in first]
-        contexts = [Context(context_id=f"{d}:{t}", doc_id=d, first_turn=t, last_turn=t,
+        contexts = [Context(context_id=f"{d}:{t}", doc_id=d, first_unit=t, last_unit=t,
                             distance=0.1) for d, t in turns]
         if text.endswith("q4?"):
             return Answer.abstain(contexts)
@@ -264,7 +264,7 @@ def test_outputs_that_collide_or_cannot_be_written_stop_the_run_first(
     (pytester.path / "adir").mkdir()
     (pytester.path / "afile").write_text("")
     (pytester.path / "base.jsonl").write_text(json.dumps({
-        "goldset": "mini", "question_id": "q1", "kind": "single_meeting", "index": 0,
+        "goldset": "mini", "question_id": "q1", "kind": "single_doc", "index": 0,
         "must_abstain": False, "evidence_spans": 1, "eval_version": "7"}) + "\n")
     args, message = COLLISIONS[case]
     result = run_pytester(pytester, workers, "gs", *args)
@@ -295,9 +295,9 @@ def test_one_folder_through_two_routes_is_two_runs_never_pooled(
 
 ANCHORS = [
     {"anchor_id": "found", "kind": "retrieval_miss", "claim": "the budget",
-     "evidence": {"doc_id": "m1", "first_turn": 2, "last_turn": 3}, "xfail": "was missed"},
+     "evidence": {"doc_id": "m1", "first_unit": 2, "last_unit": 3}, "xfail": "was missed"},
     {"anchor_id": "missed", "kind": "retrieval_miss", "claim": "the colour",
-     "evidence": {"doc_id": "m2", "first_turn": 5, "last_turn": 6}, "xfail": "still missed"},
+     "evidence": {"doc_id": "m2", "first_unit": 5, "last_unit": 6}, "xfail": "still missed"},
 ]
 
 
@@ -352,7 +352,7 @@ def test_every_output_agrees_when_a_question_fails_and_the_floors_hold(
                   floors="[floors]\nabstention_accuracy = 0.5\n")
     pytester.makeconftest(planned({
         "q2": "cite(wrong)", "q4": "Answer.abstain()",
-        "q3": "cite(Context(context_id='c', doc_id='m1', first_turn=0, last_turn=0))"}))
+        "q3": "cite(Context(context_id='c', doc_id='m1', first_unit=0, last_unit=0))"}))
     result = run_pytester(pytester, workers, "gs", "--junitxml=j.xml", "--ragate-report=r.md",
                           "--ragate-html=r.html", "--ragate-history=h.jsonl")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
@@ -373,7 +373,7 @@ def test_ragate_compare_refuses_to_compare_a_run_with_itself(tmp_path: Path) -> 
 
     results = tmp_path / "r.jsonl"
     results.write_text(json.dumps({
-        "goldset": "g", "question_id": "q1", "kind": "single_meeting", "index": 0,
+        "goldset": "g", "question_id": "q1", "kind": "single_doc", "index": 0,
         "must_abstain": False, "evidence_spans": 1, "eval_version": "1"}) + "\n")
     (tmp_path / "link.jsonl").symlink_to(results)
     for baseline in (results, tmp_path / "link.jsonl"):
@@ -384,9 +384,9 @@ def test_ragate_compare_refuses_to_compare_a_run_with_itself(tmp_path: Path) -> 
 
 
 @pytest.mark.parametrize("change, field, says", [
-    (lambda rows: rows[0]["evidence"][0].update(first_turn=True), "evidence[0].first_turn",
+    (lambda rows: rows[0]["evidence"][0].update(first_unit=True), "evidence[0].first_unit",
      "Input should be a valid integer"),
-    (lambda rows: rows[0]["evidence"][0].update(last_turn="3"), "evidence[0].last_turn",
+    (lambda rows: rows[0]["evidence"][0].update(last_unit="3"), "evidence[0].last_unit",
      "Input should be a valid integer"),
     (lambda rows: rows[0].update(gist=1), "gist", "Input should be a valid string"),
 ], ids=["true for a turn", "a string for a turn", "a number for a gist"])
@@ -413,17 +413,22 @@ def test_a_kind_typo_and_a_floor_for_an_absent_kind_fail_validate(tmp_path: Path
     from tests.conftest import question_rows
 
     typo = write_goldset(tmp_path / "typo", questions=question_rows(
-        [("q1", "singel_meeting"), ("q2", "single_meeting"), ("q3", "cross_meeting"),
-         ("q4", "unanswerable")]))
-    absent = write_goldset(tmp_path / "absent", floors="[floors.kind.multi_doc]\n"
+        [("q1", "singel_doc"), ("q2", "single_meeting"), ("q3", "multi_doc"),
+         ("q4", "unanswerable")]), floors="[floors.kind.cross_meeting]\nevidence_recall = 0.5\n"
+        "citation_accuracy = 0.5\n")
+    absent = write_goldset(tmp_path / "absent", floors='kinds = ["policy"]\n[floors.kind.policy]\n'
                            "evidence_recall = 0.5\n")
     for root, field, says in (
-            (typo, "questions.jsonl:1: kind", "'singel_meeting' (1 question) is not a known "
-             "kind (single_doc, multi_doc, unanswerable, single_meeting, cross_meeting) and not "
-             "declared in "
+            (typo, "questions.jsonl:1: kind", "'singel_doc' (1 question) is not a known "
+             "kind (single_doc, multi_doc, unanswerable) and not declared in "
              "[questions] mix or kinds"),
-            (absent, "ragate.toml: floors.kind.multi_doc.evidence_recall",
-             "no question has kind 'multi_doc'")):
+            # a kind's name before 0.1: one error per cause, naming the new name
+            (typo, "questions.jsonl:2: kind", "'single_meeting' (1 question) was renamed "
+             "'single_doc'"),
+            (typo, "ragate.toml: floors.kind.cross_meeting", "kind 'cross_meeting' was renamed "
+             "'multi_doc'\n"),
+            (absent, "ragate.toml: floors.kind.policy.evidence_recall",
+             "no question has kind 'policy'")):
         result = CliRunner().invoke(main, ["validate", str(root)])
         assert result.exit_code == 1
         assert f"{field}: {says}" in result.output, result.output
@@ -469,8 +474,8 @@ def test_a_decorated_test_never_passes_anchor_floors_it_did_not_check(
 # one); a collection error names its folder, so each case reads its own line of the one run
 # per worker count.
 
-LATIN1_QUESTION = b'{"question_id": "q1", "kind": "single_meeting", "question": "Caf\xe9?"}\n'
-LATIN1_TURN = b'{"doc_id": "m1", "turn": 0, "text": "ok"}\n{"doc_id": "m1", "turn": 1, ' \
+LATIN1_QUESTION = b'{"question_id": "q1", "kind": "single_doc", "question": "Caf\xe9?"}\n'
+LATIN1_TURN = b'{"doc_id": "m1", "unit": 0, "text": "ok"}\n{"doc_id": "m1", "unit": 1, ' \
     b'"text": "na\xefve"}\n'
 
 # folder -> the file written over, its bytes, and what the error says after the file's path
@@ -489,7 +494,7 @@ NOT_UTF8 = {
         f"{LATIN1_TURN.splitlines()[1].index(0xEF) + 1}"),
 }
 # half of a surrogate pair as a JSON escape: a goldset's text is refused where it is, never changed
-HALF_PAIR = b'{"question_id": "q1", "kind": "single_meeting", "question": "2 euros \\ud83d?"}\n'
+HALF_PAIR = b'{"question_id": "q1", "kind": "single_doc", "question": "2 euros \\ud83d?"}\n'
 EMPTY = {"empty-corpus": "corpus.paths: the corpus has no documents",
          "no-questions": "questions.file: has no questions"}
 
@@ -580,11 +585,11 @@ FAULTY = {
     # plain dicts, so the check is ragate's and not the system's own Context(...)
     "distances": ("[floors]\nabstention_accuracy = 0.5\n", planned({
         qid: "{'text': 'x', 'citations': [{'context_id': 'c'}], 'contexts': [{'context_id': "
-             f"'c', 'doc_id': 'm1', 'first_turn': 2, 'last_turn': 3, 'distance': {distance}}}]}}"
+             f"'c', 'doc_id': 'm1', 'first_unit': 2, 'last_unit': 3, 'distance': {distance}}}]}}"
         for distance, qid in BAD_DISTANCES.items()})),
     "outside": ("[floors]\nevidence_recall = 0.5\n", planned({
-        "q1": "cite(Context(context_id='all', doc_id='m1', first_turn=0, last_turn=10**9))",
-        "q2": "cite(Context(context_id='x', doc_id='mX', first_turn=0, last_turn=1))",
+        "q1": "cite(Context(context_id='all', doc_id='m1', first_unit=0, last_unit=10**9))",
+        "q2": "cite(Context(context_id='x', doc_id='mX', first_unit=0, last_unit=1))",
         "q3": "cite(right)", "q4": "Answer.abstain()"})),
     "timeout": ("[floors]\nabstention_accuracy = 0.5\n", planned({"q2": "time.sleep(30)"})),
     "xfail": ('[floors]\nevidence_recall = { min = 0.99, xfail = "known misses" }\n',
@@ -595,7 +600,7 @@ FAULTY = {
     # in the judge's reply (q3): replaced and counted, never a crash
     "odd-text": ("[floors]\nfaithfulness = 0.5\n", planned({
         "q1": "Answer(text='2 euros \\ud83d', contexts=[Context(context_id='right', "
-              "doc_id='m1', first_turn=2, last_turn=3, text='\\udc00 budget')], "
+              "doc_id='m1', first_unit=2, last_unit=3, text='\\udc00 budget')], "
               "citations=[Citation(context_id='right')])",
         "q2": "exec('raise RuntimeError(\"boom \\\\ud800\")')"}) + scripted_judge(r"""
         if item.question_id == "q3":
@@ -715,8 +720,8 @@ def test_contexts_outside_the_corpus_are_errors_on_their_rows(faulty: Faulty,
                                                               workers: str) -> None:
     assert faulty.ret == pytest.ExitCode.TESTS_FAILED
     said(faulty.stdout,
-        "FAILED outside/ragate.toml::q1 - *all: turns 0–1000000000 run past the end of m1 "
-        "(turns 0–11)*",
+        "FAILED outside/ragate.toml::q1 - *all: units 0–1000000000 run past the end of m1 "
+        "(units 0–11)*",
         "FAILED outside/ragate.toml::q2 - *x: document 'mX' is not in the corpus*",
         "FAILED outside/ragate.toml::floor[evidence_recall] - not decided: 2 of 4 questions "
         "have no result: errored q1*")
@@ -795,7 +800,7 @@ def test_an_anchor_names_the_users_pool_and_how_to_supply_a_retriever(faulty: Fa
                                                                       workers: str) -> None:
     assert faulty.ret == pytest.ExitCode.TESTS_FAILED
     said(faulty.stdout,
-         "FAILED anchor-pool/ragate.toml::anchor[missed] - *anchor missed: evidence m2 turns "
+         "FAILED anchor-pool/ragate.toml::anchor[missed] - *anchor missed: evidence m2 units "
          "5-6 is not in the pool: nothing (pool: the contexts returned by ragate_system "
          "(anchor-pool/conftest.py:*)); your ragate_system returned no contexts for the "
          "claim*override `ragate_retriever`*")

@@ -70,7 +70,7 @@ from pytest_ragate import Answer, Citation, Context
 TOP_K = int(os.environ.get("RAGATE_TEST_TOP_K", "5"))
 
 def ctx(cid, doc, first, last):
-    return Context(context_id=cid, doc_id=doc, first_turn=first, last_turn=last,
+    return Context(context_id=cid, doc_id=doc, first_unit=first, last_unit=last,
                    text=f"{doc} turns {first}-{last}", distance=0.2)
 
 @pytest.fixture
@@ -78,7 +78,7 @@ def ragate_system():
     def answer(text):
         qid = text.split()[-1].rstrip("?")
         if int(qid[1:]) % 3 == 2:
-            return Answer.abstain([ctx("c0", "m2", 0, 1)], top_k=TOP_K)
+            return Answer.abstain([ctx("c0", "m2", 0, 1)], knobs={"top_k": TOP_K})
         cited = ctx("c0", "m1", 8, 9) if qid == "WRONG" else ctx("c0", "m1", 2, 3)
         return Answer(text="the budget", contexts=[cited],
                       citations=[Citation(context_id="c0")], knobs={"top_k": TOP_K})
@@ -99,17 +99,17 @@ def test_plain():
 
 def questions() -> list[dict[str, Any]]:
     return [{"question_id": f"q{i:02d}", "question": f"What about q{i:02d}?",
-             "kind": "unanswerable" if i % 3 == 2 else "single_meeting"} for i in range(N)]
+             "kind": "unanswerable" if i % 3 == 2 else "single_doc"} for i in range(N)]
 
 
 def expected() -> list[dict[str, Any]]:
     return [{"question_id": f"q{i:02d}", "gist": None if i % 3 == 2 else "the budget",
-             "evidence": [] if i % 3 == 2 else [{"doc_id": "m1", "first_turn": 2,
-                                                 "last_turn": 3}]} for i in range(N)]
+             "evidence": [] if i % 3 == 2 else [{"doc_id": "m1", "first_unit": 2,
+                                                 "last_unit": 3}]} for i in range(N)]
 
 
 ANCHORS = [{"anchor_id": f"a{i}", "kind": "retrieval_miss", "claim": f"the budget ({i})",
-            "evidence": {"doc_id": "m1", "first_turn": 2, "last_turn": 3}} for i in range(4)]
+            "evidence": {"doc_id": "m1", "first_unit": 2, "last_unit": 3}} for i in range(4)]
 
 
 def owner(name: str) -> int:
@@ -372,8 +372,8 @@ def test_a_results_file_without_a_trailer_is_refused_once(project: Path,
 # shards of each worker count, and decided once: each must be named in that one refusal, once.
 
 ROW_EDITS = {
-    "kind": ("q02", {"kind": "single_meeting"},
-             "kind: 'single_meeting' in this row, but the goldset says 'unanswerable'"),
+    "kind": ("q02", {"kind": "single_doc"},
+             "kind: 'single_doc' in this row, but the goldset says 'unanswerable'"),
     "must_abstain": ("q05", {"must_abstain": False},
                      "must_abstain: False in this row, but the goldset says True"),
     # with its abstention made to agree: the abstention floor would move
@@ -492,7 +492,7 @@ def test_shards_whose_systems_report_other_knobs_are_refused(shards: Path,
 
 def _record(qid: str) -> QuestionRecord:
     return QuestionRecord(goldset="mini", route="gs/ragate.toml", question_id=qid,
-                          kind="single_meeting", index=0, must_abstain=False,
+                          kind="single_doc", index=0, must_abstain=False,
                           evidence_spans=1, eval_version="7")
 
 

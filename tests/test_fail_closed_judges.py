@@ -50,8 +50,8 @@ from pytest_ragate import Answer, Citation, Context
 def ragate_system():
     def answer(text):
         qid = text.split()[-1].rstrip("?")
-        contexts = [Context(context_id=f"c{k}", doc_id="m1", first_turn=2 * k,
-                            last_turn=2 * k + 1, text=f"{qid} context {k}", distance=0.2)
+        contexts = [Context(context_id=f"c{k}", doc_id="m1", first_unit=2 * k,
+                            last_unit=2 * k + 1, text=f"{qid} context {k}", distance=0.2)
                     for k in range(3)]
         return Answer(text=f"answer to {qid}", contexts=contexts,
                       citations=[Citation(context_id="c0")])
@@ -196,7 +196,7 @@ class Unit:
 def judged(stub: OpenAIStub, qid: str, metric: str) -> object:
     """The RAGAS judge's verdict for question `qid` (its failure, when it raises)."""
     judge = RagasJudge("stub-model", stub.url, timeout=30.0, embedder=Unit())
-    contexts = tuple(Context(context_id=f"c{k}", doc_id="m1", first_turn=k, last_turn=k,
+    contexts = tuple(Context(context_id=f"c{k}", doc_id="m1", first_unit=k, last_unit=k,
                              text=f"{qid} context {k}") for k in range(3))
     item = JudgeInput(qid, f"What about {qid}?", f"answer to {qid}", contexts, "the budget")
     try:

@@ -48,12 +48,12 @@ pytestmark = pytest.mark.heavy  # haystack, LlamaIndex and LangChain take second
 
 # --- 1. evidence by context id is found only in its document ---------------------------------
 
-CHUNK_QUESTIONS = [{"question_id": "q1", "kind": "single_meeting", "question": "What about q1?"},
-                   {"question_id": "q2", "kind": "single_meeting", "question": "What about q2?"}]
+CHUNK_QUESTIONS = [{"question_id": "q1", "kind": "single_doc", "question": "What about q1?"},
+                   {"question_id": "q2", "kind": "single_doc", "question": "What about q2?"}]
 
 # m1's chunk `m1#2`, and a chunk of m2 that its system happens to name `m1#2` too
-OWN = "Context(context_id='m1#2', doc_id='m1', first_turn=2, last_turn=3, distance=0.2)"
-IMPOSTOR = "Context(context_id='m1#2', doc_id='m2', first_turn=0, last_turn=1, distance=0.2)"
+OWN = "Context(context_id='m1#2', doc_id='m1', first_unit=2, last_unit=3, distance=0.2)"
+IMPOSTOR = "Context(context_id='m1#2', doc_id='m2', first_unit=0, last_unit=1, distance=0.2)"
 
 
 def chunk_goldset(root: Path, evidence: dict[str, str]) -> None:
@@ -102,7 +102,7 @@ def test_a_negative_distance_is_a_malformed_answer_naming_its_field(
     -18.40" in the reports, on a green gate."""
     write_many(pytester.path / "gs", 2, floors="[floors]\ncitation_accuracy = 0.5\n")
     upside_down = ("{'text': 'x', 'citations': [{'context_id': 'c'}], 'contexts': [{"
-                   "'context_id': 'c', 'doc_id': 'm1', 'first_turn': 2, 'last_turn': 3, "
+                   "'context_id': 'c', 'doc_id': 'm1', 'first_unit': 2, 'last_unit': 3, "
                    "'distance': -18.4}]}")
     pytester.makeconftest(planned({"q00": upside_down}))
     result = run_pytester(pytester, workers, "gs", "--ragate-results=r.jsonl", "--junitxml=j.xml",
@@ -129,16 +129,16 @@ def bm25_goldset(root: Path, name: str) -> None:
     write_goldset(
         root, toml=BASE_TOML.replace('"mini"', f'"{name}"'),
         floors="[floors]\ncitation_accuracy = 0.9\n",
-        corpus=[{"doc_id": d, "turn": t, "text": text, "speaker": "A"}
+        corpus=[{"doc_id": d, "unit": t, "text": text, "speaker": "A"}
                 for d, texts in BM25_CORPUS.items() for t, text in enumerate(texts)],
-        questions=[{"question_id": "refund", "kind": "single_meeting",
+        questions=[{"question_id": "refund", "kind": "single_doc",
                     "question": "When does my refund reach the card I paid with?"},
-                   {"question_id": "express", "kind": "single_meeting",
+                   {"question_id": "express", "kind": "single_doc",
                     "question": "What does express shipping cost?"}],
         expected=[{"question_id": "refund", "gist": "five working days",
-                   "evidence": [{"doc_id": "m1", "first_turn": 2, "last_turn": 3}]},
+                   "evidence": [{"doc_id": "m1", "first_unit": 2, "last_unit": 3}]},
                   {"question_id": "express", "gist": "ten euros",
-                   "evidence": [{"doc_id": "m2", "first_turn": 1, "last_turn": 1}]}],
+                   "evidence": [{"doc_id": "m2", "first_unit": 1, "last_unit": 1}]}],
         anchors=[{"anchor_id": "lima", "kind": "off_topic_control",
                   "claim": "the weather in Lima", "evidence": None}])
 
@@ -165,7 +165,7 @@ def bm25():
     rows = [json.loads(line) for line in Path(__file__).with_name("corpus").joinpath(
         "meetings.jsonl").open()]
     store.write_documents([Document(content=r["text"], meta={{
-        "doc_id": r["doc_id"], "first_unit": r["turn"], "last_unit": r["turn"]}}) for r in rows])
+        "doc_id": r["doc_id"], "first_unit": r["unit"], "last_unit": r["unit"]}}) for r in rows])
     return InMemoryBM25Retriever(store, top_k=3)
 
 @pytest.fixture
@@ -265,8 +265,8 @@ def test_calibrate_never_counts_a_row_without_distances_as_far() -> None:
 
 
 def test_the_nearest_distance_of_a_pool_with_a_context_without_one_is_unknown() -> None:
-    near = Context(context_id="a", doc_id="m1", first_turn=0, last_turn=0, distance=0.9)
-    rank_only = Context(context_id="b", doc_id="m1", first_turn=1, last_turn=1)
+    near = Context(context_id="a", doc_id="m1", first_unit=0, last_unit=0, distance=0.9)
+    rank_only = Context(context_id="b", doc_id="m1", first_unit=1, last_unit=1)
     assert Answer(text="x", contexts=[near]).nearest_distance == 0.9
     assert Answer(text="x", contexts=[near, rank_only]).nearest_distance is None
 
@@ -292,7 +292,7 @@ def test_haystack_bm25_scores_are_kept_as_no_distance_only_when_told() -> None:
                        "similarity"):
         from_haystack(documents, score="similarity")
     contexts = from_haystack(documents, score="none")
-    assert [(c.doc_id, c.first_turn, c.distance) for c in contexts][:2] == [
+    assert [(c.doc_id, c.first_unit, c.distance) for c in contexts][:2] == [
         ("m1", 2, None), ("m1", 3, None)]  # rank order kept, no distance made up
 
 
@@ -329,7 +329,7 @@ class Passes(list):  # type: ignore[type-arg]
 
 
 def passes_to_score(citations: int, evidence: list[Evidence]) -> int:
-    contexts = Passes(Context(context_id=f"c{t}", doc_id="m1", first_turn=t, last_turn=t,
+    contexts = Passes(Context(context_id=f"c{t}", doc_id="m1", first_unit=t, last_unit=t,
                               distance=0.5) for t in range(1000))
     answer = Answer.model_construct(text="x", abstained=False, contexts=contexts, knobs={},
                                     citations=[Citation(context_id=f"c{t}")
@@ -360,7 +360,7 @@ def test_a_context_is_held_only_to_its_own_documents_evidence(
         return real(self, context)
 
     monkeypatch.setattr(Span, "matches", counted)
-    contexts = [Context(context_id=f"c{t}", doc_id="m1", first_turn=t, last_turn=t)
+    contexts = [Context(context_id=f"c{t}", doc_id="m1", first_unit=t, last_unit=t)
                 for t in range(500)]
     answer = Answer(text="x", contexts=contexts,
                     citations=[Citation(context_id=c.context_id) for c in contexts])
@@ -385,7 +385,7 @@ from pytest_ragate import Context
 @pytest.fixture
 def ragate_retriever():
     def retrieve(query):
-        return [Context(context_id="c", doc_id="m1", first_turn=2, last_turn=3)]
+        return [Context(context_id="c", doc_id="m1", first_unit=2, last_unit=3)]
     return retrieve
 ''')
     result = run_pytester(pytester, workers, "gs", "--ragate-results=r.jsonl",
@@ -401,8 +401,8 @@ def test_the_built_in_answerer_refuses_a_context_without_a_distance() -> None:
     """A context without one counted as within max_distance (`distance or 0.0`)."""
     from pytest_ragate.pipeline.extractive import ExtractiveAnswerer
 
-    pool = [Context(context_id="near", doc_id="m1", first_turn=0, last_turn=0, distance=0.3),
-            Context(context_id="unknown", doc_id="m1", first_turn=1, last_turn=1)]
+    pool = [Context(context_id="near", doc_id="m1", first_unit=0, last_unit=0, distance=0.3),
+            Context(context_id="unknown", doc_id="m1", first_unit=1, last_unit=1)]
     retriever = SimpleNamespace(embed_query=lambda q: None, top_k=2, knobs={},
                                 search=lambda query, k, text: pool,
                                 embedder=SimpleNamespace(model_id="m"))
@@ -413,7 +413,7 @@ def test_the_built_in_answerer_refuses_a_context_without_a_distance() -> None:
 def test_float_rounding_of_a_zero_distance_is_zero_and_no_more() -> None:
     """A cosine distance of a text to itself (1 - a float32 dot product) may be -1e-7."""
     def distance(value: float) -> float | None:
-        return Context(context_id="c", doc_id="m", first_turn=0, last_turn=0,
+        return Context(context_id="c", doc_id="m", first_unit=0, last_unit=0,
                        distance=value).distance
 
     assert distance(-2.4e-7) == 0.0 and distance(0.0) == 0.0 and distance(0.3) == 0.3

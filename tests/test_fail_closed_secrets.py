@@ -137,11 +137,11 @@ def write_sealed(root: Path, floors: str = JUDGED, *, unanswerable: int = 1) -> 
         "q1": [("m1", 2, 3)], "q2": [("m2", 5, 5)], "q3": [("m1", 0, 0), ("m3", 4, 5)]}
     extra = [f"q{4 + i}" for i in range(unanswerable)]
     expected = [{"question_id": q, "gist": GISTS.get(q), "notes": NOTES,
-                 "evidence": [{"meeting_id": d, "first_turn": a, "last_turn": b}
+                 "evidence": [{"doc_id": d, "first_unit": a, "last_unit": b}
                               for d, a, b in spans.get(q, [])]}
                 for q in [*spans, *extra]]
-    questions = question_rows([("q1", "single_meeting"), ("q2", "single_meeting"),
-                               ("q3", "cross_meeting"), *((q, "unanswerable") for q in extra)])
+    questions = question_rows([("q1", "single_doc"), ("q2", "single_doc"),
+                               ("q3", "multi_doc"), *((q, "unanswerable") for q in extra)])
     root = write_goldset(root, floors=floors, questions=questions, expected=expected)
     seal_goldset(root, KEY, kdf=Scrypt(log2_n=10, p=1))
     return root
@@ -252,9 +252,9 @@ def pinned_and_moved(root: Path) -> None:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("RAGATE_SEAL_KEY", KEY)
         assert CliRunner().invoke(main, ["pin", str(root)]).exit_code == 0
-    rows = [{**r, "turn": r["turn"] + (r["doc_id"] == "m1")} for r in corpus_rows()]
+    rows = [{**r, "unit": r["unit"] + (r["doc_id"] == "m1")} for r in corpus_rows()]
     (root / "corpus" / "meetings.jsonl").write_text(
-        jsonl([{"doc_id": "m1", "turn": 0, "text": "a new first line"}, *rows]))
+        jsonl([{"doc_id": "m1", "unit": 0, "text": "a new first line"}, *rows]))
 
 
 @dataclass(frozen=True)
@@ -412,7 +412,7 @@ def test_slice_floors_and_a_judge_change_show_no_gist_and_no_credential(
     the shared run; then a run under another judge with the shared run as its baseline (the
     refusal naming both judges and the `ragate rejudge` to run), and one accepting it (the
     history's judge segment), their judge echoing the gist at a URL holding a password."""
-    assert "floor[kind=single_meeting:faithfulness]" in printed.texts["stdout"]
+    assert "floor[kind=single_doc:faithfulness]" in printed.texts["stdout"]
     shutil.copytree(printed.root, pytester.path, dirs_exist_ok=True)
     # the shared run's system and judge, not LOUD: a run in this process would warn into the
     # warnings summary of the session around it
@@ -483,10 +483,10 @@ def test_the_verdict_cache_holds_no_credential_and_outlives_its_rotation(
     spend the cache, and the cache folder must not hold the password."""
     answers = {"answer to a1: twelve euros": GOOD}
     write_goldset(pytester.path / "gs", floors="[floors]\nfaithfulness = 0.5\n",
-                  questions=[{"question_id": "a1", "kind": "single_meeting",
+                  questions=[{"question_id": "a1", "kind": "single_doc",
                               "question": "What about a1?"}],
                   expected=[{"question_id": "a1", "gist": "gist of a1", "evidence": [
-                      {"meeting_id": "m1", "first_turn": 2, "last_turn": 3}]}])
+                      {"doc_id": "m1", "first_unit": 2, "last_unit": 3}]}])
     pytester.makeconftest(TWELVE + FIXTURE_JUDGE_CONFTEST)
     openai_stub.script = ragas_script(answers)
     monkeypatch.setenv("RAGATE_JUDGE_API_KEY", API_KEY)
@@ -538,7 +538,7 @@ def ragate_system():
                                   "?token=S3CRET-t")
         if qid == "q4":
             return Answer.abstain()
-        ctx = Context(context_id="c1", doc_id="m1", first_turn=2, last_turn=3, text="...",
+        ctx = Context(context_id="c1", doc_id="m1", first_unit=2, last_unit=3, text="...",
                       distance=0.2)
         return Answer(text="an answer", contexts=[ctx], citations=[Citation(context_id="c1")])
     return answer
@@ -703,7 +703,7 @@ def test_the_results_header_masks_a_key_in_the_models_name(printed: Printed, wor
 # --- 4. a collection error after the corpus changed under a sealed goldset ------------------
 
 
-SHRUNK = [row for row in corpus_rows() if not (row["doc_id"] == "m2" and row["turn"] > 2)]
+SHRUNK = [row for row in corpus_rows() if not (row["doc_id"] == "m2" and row["unit"] > 2)]
 
 
 @pytest.mark.parametrize("change", ["corpus", "kind"])
@@ -717,7 +717,7 @@ def test_a_collection_error_of_a_sealed_goldset_does_not_quote_its_evidence(
             "".join(json.dumps(row) + "\n" for row in SHRUNK))
     else:
         questions = (root / "questions.jsonl").read_text().replace(
-            '"q2", "kind": "single_meeting"', '"q2", "kind": "cross_meeting"')
+            '"q2", "kind": "single_doc"', '"q2", "kind": "multi_doc"')
         (root / "questions.jsonl").write_text(questions)
     pytester.makeconftest(SYSTEM)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "gs")
@@ -877,7 +877,7 @@ def test_a_sealed_answer_that_does_not_validate_is_named_not_quoted(
     sealed = read_sealed(path)
     cipher = aesgcm(sealed.kdf.derive(KEY)[:32])
     plain = b'{"question_id": "q2", "gist": "g", "evidence": [{"doc_id": "m2", ' \
-            b'"first_turn": 7, "last_turn": 5}]}\n'
+            b'"first_unit": 7, "last_unit": 5}]}\n'
     nonce = b64(b"\x00" * 12)
     aad = associated_data(sealed.layout, 1, len(sealed.answers), "q2", True)
     ciphertext = b64(cipher.encrypt(b"\x00" * 12, pad(plain), aad))
@@ -891,7 +891,7 @@ def test_a_sealed_answer_that_does_not_validate_is_named_not_quoted(
     monkeypatch.setenv("RAGATE_SEAL_KEY", KEY)
     validated = CliRunner().invoke(main, ["validate", str(root)])
     assert validated.exit_code == 1
-    assert "[q2] evidence[0].last_turn: does not validate (not shown: it is sealed)" \
+    assert "[q2] evidence[0].last_unit: does not validate (not shown: it is sealed)" \
         in validated.output
     assert not re.search(r"turn [57]|m2", validated.output), validated.output
 
@@ -937,12 +937,12 @@ def test_the_goldset_commands_show_no_gist_and_no_place_and_keep_none_on_disk(
     monkeypatch.setenv("RAGATE_SEAL_KEY", KEY)
     # m1 turn 2 holds one of q1's gist words (so the embedding decides whether it supports
     # it); q3's evidence is a whole document (too wide); m4 is no answer's evidence
-    rows = [{**r, "text": "the treasury was discussed"} if (r["doc_id"], r["turn"]) == ("m1", 2)
+    rows = [{**r, "text": "the treasury was discussed"} if (r["doc_id"], r["unit"]) == ("m1", 2)
             else r for r in corpus_rows({"m1": 12, "m2": 12, "m3": 6, "m4": 3})]
-    spans = {"q1": [{"meeting_id": "m1", "first_turn": 2, "last_turn": 3}],
-             "q2": [{"meeting_id": "m2", "first_turn": 5, "last_turn": 5}],
-             "q3": [{"meeting_id": "m3"}, {"meeting_id": "m2", "first_turn": 1,
-                                           "last_turn": 1}], "q4": []}
+    spans = {"q1": [{"doc_id": "m1", "first_unit": 2, "last_unit": 3}],
+             "q2": [{"doc_id": "m2", "first_unit": 5, "last_unit": 5}],
+             "q3": [{"doc_id": "m3"}, {"doc_id": "m2", "first_unit": 1,
+                                           "last_unit": 1}], "q4": []}
     root = write_goldset(tmp_path / "gs", corpus=rows, expected=[
         {"question_id": q, "gist": GISTS.get(q), "notes": NOTES, "evidence": evidence}
         for q, evidence in spans.items()])
@@ -959,10 +959,10 @@ def test_the_goldset_commands_show_no_gist_and_no_place_and_keep_none_on_disk(
     assert "1 document is the evidence of no question" in said["audit"]
     assert "an evidence span is a whole document" in said["audit"]
     # m1 gains a first turn (q1 moves), m2 turn 1 is edited (q3 is stale)
-    moved = [{**r, "turn": r["turn"] + (r["doc_id"] == "m1")} for r in rows]
+    moved = [{**r, "unit": r["unit"] + (r["doc_id"] == "m1")} for r in rows]
     moved[13]["text"] = "an edited line"
     (root / "corpus" / "meetings.jsonl").write_text(
-        jsonl([{"doc_id": "m1", "turn": 0, "text": "a new first line"}, *moved]))
+        jsonl([{"doc_id": "m1", "unit": 0, "text": "a new first line"}, *moved]))
     for name, args in {"validate": ("validate",), "reanchor": ("reanchor",),
                        "audit json": (*audit, "--format", "json"),
                        "reanchor --write": ("reanchor", "--write"),

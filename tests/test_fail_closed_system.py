@@ -52,7 +52,7 @@ def ragate_sytem():
 
 ANCHORS = [
     {"anchor_id": "a1", "kind": "retrieval_miss", "claim": "the budget is twelve euros",
-     "evidence": {"doc_id": "m1", "first_turn": 2, "last_turn": 3},
+     "evidence": {"doc_id": "m1", "first_unit": 2, "last_unit": 3},
      "xfail": "a known miss"},
 ]
 
@@ -113,9 +113,9 @@ def test_a_misspelled_system_over_40_questions_is_said_once_in_each_floor(
     error and say the others once (the whole output 19,384 bytes at -n 0 and 21,551 at
     -n 2, now 4,717 and 4,661). Each question is still an error in JUnit and in the counts."""
     write_goldset(pytester.path / "gs", questions=[
-        {"question_id": f"q{i:02d}", "kind": "single_meeting", "question": f"q{i}?"}
+        {"question_id": f"q{i:02d}", "kind": "single_doc", "question": f"q{i}?"}
         for i in range(40)], expected=[{"question_id": f"q{i:02d}", "gist": "g", "evidence": [
-            {"meeting_id": "m1", "first_turn": 2, "last_turn": 3}]} for i in range(40)],
+            {"doc_id": "m1", "first_unit": 2, "last_unit": 3}]} for i in range(40)],
         floors="[floors]\nabstention_accuracy = 0.0\ncitation_accuracy = 0.5\n"
                "evidence_recall = 0.5\n")
     pytester.makeconftest(MISSPELLED)

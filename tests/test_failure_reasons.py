@@ -47,7 +47,7 @@ def ragate_retriever():
     return retrieve
 '''
 ANCHORS = [{"anchor_id": "a1", "kind": "retrieval_miss", "claim": "the budget",
-            "evidence": {"doc_id": "m1", "first_turn": 2, "last_turn": 3}}]
+            "evidence": {"doc_id": "m1", "first_unit": 2, "last_unit": 3}}]
 WHY = {
     "q1": "ValueError: the service said no",
     "q2": "Failed: q2: the system returned an empty answer: no text, contexts or citations, "

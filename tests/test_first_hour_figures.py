@@ -13,11 +13,11 @@ RUN = ("-p", "no:cacheprovider", "gs", "--ragate-results=r.jsonl")
 # SYSTEM answers q1 right, q2 with the wrong turns, q3 with one of its two spans, abstains
 # from q4: abstention 4/4, evidence recall 2/4 spans, citations 2 of 3 answers right
 FIGURES = [
-    "*citation_accuracy*0.67*[0.03, 1.00]*3*single_meeting 0.50 (n=2) · cross_meeting "
+    "*citation_accuracy*0.67*[0.03, 1.00]*3*single_doc 0.50 (n=2) · multi_doc "
     "1.00 (n=1)*mechanical*0.00",
-    "*abstention_accuracy*1.00*[0.51, 1.00]*4*single_meeting 2/2 · cross_meeting 1/1 · "
+    "*abstention_accuracy*1.00*[0.51, 1.00]*4*single_doc 2/2 · multi_doc 1/1 · "
     "unanswerable 1/1*mechanical*0.50",
-    "*evidence_recall*0.50*[0.15, 0.85]*4*single_meeting 1/2 · cross_meeting 1/2*mechanical"
+    "*evidence_recall*0.50*[0.15, 0.85]*4*single_doc 1/2 · multi_doc 1/2*mechanical"
     "*0.15",
 ]
 BLOCK = [
@@ -150,7 +150,7 @@ def test_judged_figures_appear_when_a_judge_ran_and_the_markdown_has_the_block(
                                            "--ragate-cache=off")
     assert result.ret == pytest.ExitCode.OK
     # q2's one statement unsupported: faithfulness 2 of 3 judged answers
-    judged = esc("*faithfulness*0.67*[0.03, 1.00]*3*single_meeting 0.50 (n=2) · cross_meeting "
+    judged = esc("*faithfulness*0.67*[0.03, 1.00]*3*single_doc 0.50 (n=2) · multi_doc "
                  "1.00 (n=1)*fixture:v*0.00",
                  "*judge_coverage*1.00*[0.70, 1.00]*9*fixture:v*0.70")
     result.stdout.fnmatch_lines(judged)

@@ -151,7 +151,7 @@ def test_the_search_is_bounded_and_names_the_first_few(pytester: pytest.Pytester
 # --- 2. one clear line per mistake -----------------------------------------------------------
 
 MALFORMED = {"q1": "'Paris is the capital of France, as everyone knows'", "q2": "['a', 'b']",
-             "q3": "{'text': 'x', 'contexts': 3}", "q4": "{'txt': 'x'}"}
+             "q3": "Answer(text='x', contexts=3)", "q4": "{'txt': 'x'}"}
 
 
 @WORKERS
@@ -167,8 +167,8 @@ def test_a_malformed_answer_is_one_line_per_question_and_one_for_the_run(
            "fields)",
            "FAILED gs/ragate.toml::q2 - MalformedAnswer: q2: the system returned list "
            "(['a', 'b']), expected ragate.Answer (or a dict of its fields)",
-           "FAILED gs/ragate.toml::q3 - MalformedAnswer: q3: the system returned a malformed "
-           "answer (dict): contexts: Input should be a valid list",
+           "FAILED gs/ragate.toml::q3 - MalformedAnswer: q3: the system built a malformed "
+           "Answer: contexts: Input should be a valid list",
            "FAILED gs/ragate.toml::q4 - MalformedAnswer: q4: the system returned a malformed "
            "answer (dict): txt: Extra inputs are not permitted (an Answer's fields: text, "
            "abstained, citations, contexts, knobs, confidence, usage)",
@@ -183,12 +183,13 @@ def test_a_malformed_answer_is_one_line_per_question_and_one_for_the_run(
                                         if line.startswith("_") and f" mini::{q} " in line))
         section = [line for line in result.outlines[at + 1:at + 4]
                    if not line.startswith("[gw")]  # xdist names the worker first
-        assert section[0].startswith(f"{q}: the system returned ")
+        assert section[0].startswith(f"{q}: the system {'built' if q == 'q3' else 'returned'} ")
         assert section[1].startswith("_")
     summary = [line for line in result.outlines if line.startswith("ragate: 4 questions")]
     assert summary == [
-        "ragate: 4 questions: the system returned a dict with wrong fields (2), list (1), "
-        "str (1), expected ragate.Answer (or a dict of its fields) (docs/your-system.md)"]
+        "ragate: 4 questions: the system returned a dict with wrong fields (1), a malformed "
+        "Answer (1), list (1), str (1), expected ragate.Answer (or a dict of its fields) "
+        "(docs/your-system.md)"]
     rows = rows_of(pytester.path / "r.jsonl")
     assert {rows[q]["status"] for q in rows} == {"error"}
     assert rows["q2"]["error"].startswith("MalformedAnswer: q2: the system returned list")
@@ -201,7 +202,7 @@ def test_a_system_returning_str_everywhere_gets_one_summary_line(
     (the run's summary line counts the questions)."""
     write_goldset(pytester.path / "gs", floors=FLOOR, anchors=[
         {"anchor_id": "a1", "kind": "retrieval_miss", "claim": "the budget is three euros",
-         "evidence": {"doc_id": "m1", "first_turn": 3, "last_turn": 3}}])
+         "evidence": {"doc_id": "m1", "first_unit": 3, "last_unit": 3}}])
     pytester.makeconftest(planned({q: "'Paris'" for q in ("q1", "q2", "q3", "q4", "euros")}))
     result = run_pytester(pytester, workers, "gs")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
@@ -224,7 +225,7 @@ from pytest_ragate import Answer, Citation, Context
 @pytest.fixture
 def ragate_system():
     def answer(text):
-        wrong = Context(context_id="c", doc_id="returns", first_turn=3, last_turn=3, text="x")
+        wrong = Context(context_id="c", doc_id="returns", first_unit=3, last_unit=3, text="x")
         return Answer(text="an answer", contexts=[wrong], citations=[Citation(context_id="c")])
     return answer
 '''

@@ -32,8 +32,8 @@ def ragate_system():
         confidence, doc, first = PLAN[qid]
         if qid in LEAVE_OUT:
             confidence = None
-        contexts = [Context(context_id="c", doc_id=doc, first_turn=first,
-                            last_turn=first + 1)]
+        contexts = [Context(context_id="c", doc_id=doc, first_unit=first,
+                            last_unit=first + 1)]
         if confidence is not None and confidence < CUT:
             return Answer.abstain(contexts, confidence=confidence)
         return Answer(text="an answer", contexts=contexts, confidence=confidence,

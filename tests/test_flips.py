@@ -227,7 +227,7 @@ def ragate_system():
         if qid not in RIGHT:
             return Answer.abstain()
         doc, first, last = ("m3", 0, 0) if qid in wrong else RIGHT[qid]
-        ctx = Context(context_id="c0", doc_id=doc, first_turn=first, last_turn=last,
+        ctx = Context(context_id="c0", doc_id=doc, first_unit=first, last_unit=last,
                       text="...", distance=0.25)
         return Answer(text="an answer", contexts=[ctx], citations=[Citation(context_id="c0")])
     return answer
@@ -240,13 +240,13 @@ def ragate_retriever():
     def retrieve(claim):
         if any(word in claim for word in missed):
             return []
-        return [Context(context_id="c0", doc_id="m1", first_turn=2, last_turn=3, text="...",
+        return [Context(context_id="c0", doc_id="m1", first_unit=2, last_unit=3, text="...",
                         distance=0.2)]
     return retrieve
 '''
 
 ANCHORS = [{"anchor_id": "fixed", "kind": "retrieval_miss", "claim": "the budget was agreed",
-            "evidence": {"doc_id": "m1", "first_turn": 2, "last_turn": 2},
+            "evidence": {"doc_id": "m1", "first_unit": 2, "last_unit": 2},
             "xfail": "retrieval misses, see #232"}]
 FLOORS = """\
 [floors]

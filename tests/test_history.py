@@ -28,7 +28,7 @@ T0 = datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC)
 SHA = "0123456789abcdef0123456789abcdef01234567"
 
 
-def rec(qid: str, kind: str = "single_meeting", *, cited: tuple[int, int] = (1, 1),
+def rec(qid: str, kind: str = "single_doc", *, cited: tuple[int, int] = (1, 1),
         abstention_correct: bool = True, spans: tuple[int, int] = (1, 1),
         status: str = "scored", judge: str | None = None, faithfulness: float | None = None,
         knobs: dict[str, Knob] | None = None) -> QuestionRecord:
@@ -89,7 +89,7 @@ def test_line_holds_every_metric_per_kind_knobs_and_counts() -> None:
     assert got.metrics["citation_accuracy"].model_dump() == {
         "value": 0.75, "k": 1.5, "n": 2, "failures": 0}
     assert got.by_kind["unanswerable"]["abstention_accuracy"].value == 0.0
-    assert got.by_kind["single_meeting"]["abstention_accuracy"].model_dump() == {
+    assert got.by_kind["single_doc"]["abstention_accuracy"].model_dump() == {
         "value": 2 / 3, "k": 2, "n": 3, "failures": 0}
     assert got.floors["citation_accuracy"].model_dump() == {"min": 0.9, "outcome": "failed"}
     text = got.model_dump_json()

@@ -32,7 +32,7 @@ T0 = datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC)
 EVIL = '<script>alert("pwned")</script> & <img src=x onerror=alert(1)>'
 
 
-def rec(qid: str, kind: str = "single_meeting", *, index: int = 0, must_abstain: bool = False,
+def rec(qid: str, kind: str = "single_doc", *, index: int = 0, must_abstain: bool = False,
         abstained: bool = False, correct: int = 1, cited: int = 1, spans: int = 1,
         found: int = 1, distance: float | None = 0.3, expected: list[str] | None = None,
         answer: str | None = "an answer", knobs: dict[str, Any] | None = None,
@@ -122,7 +122,7 @@ def test_floors_table_shows_value_interval_n_and_outcome() -> None:
     assert '<span class="badge o-passed">PASS</span>' in table
     assert '<span class="badge o-xfailed">XFAIL</span>' in table
     assert "<code>unanswerable:abstention_accuracy</code>" in table
-    assert "single_meeting 1/2" in table  # by kind, for goldset-wide floors
+    assert "single_doc 1/2" in table  # by kind, for goldset-wide floors
     assert "ragate_ci = strict" in html and "lower bound of its 95% interval" in html
 
 
@@ -270,10 +270,10 @@ def ragate_system():
     def answer(text):
         qid = text.split()[-1].rstrip("?")
         if qid not in PLAN:
-            near = Context(context_id="c9", doc_id="m3", first_turn=0, last_turn=1,
+            near = Context(context_id="c9", doc_id="m3", first_unit=0, last_unit=1,
                            distance=0.83)
-            return Answer.abstain([near], **KNOBS)
-        contexts = [Context(context_id=f"c{i}", doc_id=d, first_turn=a, last_turn=b,
+            return Answer.abstain([near], knobs=KNOBS)
+        contexts = [Context(context_id=f"c{i}", doc_id=d, first_unit=a, last_unit=b,
                             text="...", distance=dist,
                             label=f"[{d} · A, B · 0{a}:02–0{b}:40]")
                     for i, (d, a, b, dist) in enumerate(PLAN[qid])]

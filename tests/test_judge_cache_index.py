@@ -49,7 +49,7 @@ class VersionedJudge:
 
 
 ITEM = JudgeInput("q1", "What is the code?", "The code is secret-42.",
-                  (Context(context_id="c1", doc_id="d", first_turn=0, last_turn=0,
+                  (Context(context_id="c1", doc_id="d", first_unit=0, last_unit=0,
                            text="the code: secret-42", distance=0.1),), reference="a code")
 
 

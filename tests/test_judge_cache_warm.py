@@ -55,11 +55,11 @@ def goldset(root: Path) -> None:
     """Its floors gate answer relevance too: every verdict metric is asked (and its embedder
     used), as a goldset that gates none would be."""
     write_goldset(root / "gs", floors="[floors]\nfaithfulness = 0.5\nanswer_relevance = 0.0\n",
-                  questions=[{"question_id": q, "kind": "single_meeting",
+                  questions=[{"question_id": q, "kind": "single_doc",
                               "question": f"What about {q}?"} for q in IDS],
                   expected=[{"question_id": q, "gist": f"gist of {q}",
-                             "evidence": [{"meeting_id": "m1", "first_turn": 2,
-                                           "last_turn": 3}]} for q in IDS])
+                             "evidence": [{"doc_id": "m1", "first_unit": 2,
+                                           "last_unit": 3}]} for q in IDS])
 
 
 def imported(root: Path) -> dict[str, dict[str, bool]]:

@@ -46,10 +46,10 @@ def write_project(pytester: pytest.Pytester, behaviour: dict[str, str] | None = 
     `b` (two of three: harsher, the floor still holds), `a_after` (judge `a` on answers that
     really got worse: half the questions one of three) and `lenient` (every statement)."""
     write_goldset(pytester.path / "gs", floors="[floors]\nfaithfulness = 0.6\n", questions=[
-        {"question_id": q, "kind": "single_meeting", "question": f"What about {q}?"}
+        {"question_id": q, "kind": "single_doc", "question": f"What about {q}?"}
         for q in IDS], expected=[
         {"question_id": q, "gist": "the budget",
-         "evidence": [{"doc_id": "m1", "first_turn": 2, "last_turn": 3}]} for q in IDS])
+         "evidence": [{"doc_id": "m1", "first_unit": 2, "last_unit": 3}]} for q in IDS])
     pytester.makeconftest(planned(behaviour or {}) + FIXTURE_JUDGE_CONFTEST)
     judge_file(pytester.path / "judge_a.json", "a", lambda i: [True] * 3)
     judge_file(pytester.path / "judge_b.json", "b", lambda i: [True, True, False])
@@ -342,7 +342,7 @@ def test_a_ragas_judge_is_named_by_its_model_with_or_without_its_sampling() -> N
 
 def test_a_baseline_knows_its_judges_from_results_rows_and_history_lines(
         tmp_path: Path) -> None:
-    row = {"goldset": "g", "question_id": "q1", "kind": "single_meeting", "index": 0,
+    row = {"goldset": "g", "question_id": "q1", "kind": "single_doc", "index": 0,
            "eval_version": "1", "must_abstain": False, "abstained": False,
            "abstention_correct": True, "evidence_spans": 0}
     results = tmp_path / "res.jsonl"

@@ -14,8 +14,8 @@ from tests.openai_stub import OpenAIStub, RowVerdicts, completion, error, ragas_
 pytestmark = pytest.mark.heavy  # the RAGAS judge in a gate: ragas takes seconds to import
 
 
-QUESTIONS = [("a1", "single_meeting"), ("a2", "single_meeting"), ("a3", "single_meeting"),
-             ("a4", "single_meeting"), ("u1", "unanswerable")]
+QUESTIONS = [("a1", "single_doc"), ("a2", "single_doc"), ("a3", "single_doc"),
+             ("a4", "single_doc"), ("u1", "unanswerable")]
 SYSTEM = '''
 import pytest
 from pytest_ragate import Answer, Citation, Context
@@ -26,7 +26,7 @@ def ragate_system():
         qid = text.split()[-1].rstrip("?")
         if qid.startswith("u"):
             return Answer.abstain()
-        ctx = Context(context_id="c1", doc_id="m1", first_turn=0, last_turn=3,
+        ctx = Context(context_id="c1", doc_id="m1", first_unit=0, last_unit=3,
                       text=f"context of {qid}: the budget is twelve euros", distance=0.2)
         return Answer(text=f"answer to {qid}: twelve euros", contexts=[ctx],
                       citations=[Citation(context_id="c1")])
@@ -59,7 +59,7 @@ def test_ragas_judge_over_http_counts_every_failure(pytester: pytest.Pytester,
                              for q, k in QUESTIONS],
                   expected=[{"question_id": q, "gist": None if q == "u1" else f"gist of {q}",
                              "evidence": [] if q == "u1" else
-                             [{"meeting_id": "m1", "first_turn": 2, "last_turn": 3}]}
+                             [{"doc_id": "m1", "first_unit": 2, "last_unit": 3}]}
                             for q, _ in QUESTIONS])
     pytester.makeconftest(SYSTEM)
     result = pytester.runpytest_subprocess(

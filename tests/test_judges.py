@@ -58,8 +58,8 @@ def test_answer_relevance() -> None:
 # --- the runner -------------------------------------------------------------------------
 
 
-CONTEXTS = (Context(context_id="c1", doc_id="m", first_turn=0, last_turn=1, text="a"),
-            Context(context_id="c2", doc_id="m", first_turn=2, last_turn=3, text="b"))
+CONTEXTS = (Context(context_id="c1", doc_id="m", first_unit=0, last_unit=1, text="a"),
+            Context(context_id="c2", doc_id="m", first_unit=2, last_unit=3, text="b"))
 
 
 def item(qid: str = "q1", answer: str = "an answer") -> JudgeInput:

@@ -31,10 +31,10 @@ N = 12  # questions q00..q11, every one answered with the right citation
 def write_labelled(root: Path, floors: str, labels: list[dict[str, Any]] | str,
                    judge: str = '[judge]\nlabels = "labels.jsonl"\n') -> None:
     write_goldset(root, floors=f"{judge}\n{floors}", questions=[
-        {"question_id": f"q{i:02d}", "kind": "single_meeting", "question": f"What about "
+        {"question_id": f"q{i:02d}", "kind": "single_doc", "question": f"What about "
          f"q{i:02d}?"} for i in range(N)], expected=[
         {"question_id": f"q{i:02d}", "gist": "the budget",
-         "evidence": [{"doc_id": "m1", "first_turn": 2, "last_turn": 3}]} for i in range(N)])
+         "evidence": [{"doc_id": "m1", "first_unit": 2, "last_unit": 3}]} for i in range(N)])
     (root / "labels.jsonl").write_text(labels if isinstance(labels, str) else jsonl(labels))
 
 
@@ -302,13 +302,13 @@ def test_a_judged_floor_without_labels_of_its_metric_is_a_collection_error(
 def test_ppi_without_labels_and_agreement_per_kind_are_collection_errors(
         tmp_path: Path) -> None:
     write_labelled(tmp_path / "gs", "[floors]\nfaithfulness = 0.5\n"
-                   "kind.single_meeting.judge_agreement = 0.6\n", AGREES,
+                   "kind.single_doc.judge_agreement = 0.6\n", AGREES,
                    judge='[judge]\nestimate = "ppi"\n')
     with pytest.raises(GoldsetError) as error:
         load_goldset(tmp_path / "gs")
     text = str(error.value)
     assert "judge.estimate: needs human labels" in text
-    assert "floors.kind.single_meeting.judge_agreement: judge_agreement is a floor of the " \
+    assert "floors.kind.single_doc.judge_agreement: judge_agreement is a floor of the " \
            "whole goldset" in text
 
 

@@ -69,7 +69,7 @@ def test_a_run_without_goldsets_freezes_nothing(pytester: pytest.Pytester) -> No
 
 
 def test_a_goldset_that_fails_to_collect_freezes_nothing(pytester: pytest.Pytester) -> None:
-    write_goldset(pytester.path / "gs", questions=[{"question_id": "q1", "kind": "single_meeting"}])
+    write_goldset(pytester.path / "gs", questions=[{"question_id": "q1", "kind": "single_doc"}])
     pytester.makeconftest(PROBE)
     before = gc.get_freeze_count()
     result = pytester.runpytest_inprocess("--collect-only", "-q", "-p", "no:cacheprovider")

@@ -14,15 +14,15 @@ from pytest_ragate.scoring.records import QuestionRecord, Span, behind, score_an
 from pytest_ragate.wording.numbers import fmt_counts
 
 EVIDENCE = [Span("m1", 10, 14)]
-RIGHT = Context(context_id="c1", doc_id="m1", first_turn=12, last_turn=20,
+RIGHT = Context(context_id="c1", doc_id="m1", first_unit=12, last_unit=20,
                 text="the budget is twelve euros", distance=0.2)
-WRONG_TURNS = Context(context_id="c2", doc_id="m1", first_turn=30, last_turn=40,
+WRONG_TURNS = Context(context_id="c2", doc_id="m1", first_unit=30, last_unit=40,
                       text="we talked about colours", distance=0.4)
-OTHER_DOC = Context(context_id="c3", doc_id="m2", first_turn=10, last_turn=14,
+OTHER_DOC = Context(context_id="c3", doc_id="m2", first_unit=10, last_unit=14,
                     text="the same turns of another meeting", distance=0.5)
 
 
-def record(qid: str, answer: Answer, evidence: list[Span], kind: str = "single_meeting",
+def record(qid: str, answer: Answer, evidence: list[Span], kind: str = "single_doc",
            ) -> QuestionRecord:
     return QuestionRecord(goldset="g", question_id=qid, kind=kind, index=0, eval_version="1",
                           **score_answer(answer, evidence))  # type: ignore[arg-type]
@@ -76,7 +76,7 @@ def test_right_turns_of_the_wrong_document_are_wrong() -> None:
     (0, 99, True),    # around
 ])
 def test_overlap_is_inclusive_at_both_ends(first: int, last: int, overlaps: bool) -> None:
-    ctx = Context(context_id="c", doc_id="m1", first_turn=first, last_turn=last)
+    ctx = Context(context_id="c", doc_id="m1", first_unit=first, last_unit=last)
     answer = Answer(text="x", contexts=[ctx], citations=[Citation(context_id="c")])
     assert score_answer(answer, EVIDENCE)["citations_correct"] == int(overlaps)
 
@@ -135,7 +135,7 @@ def test_abstention_accuracy() -> None:
     assert (t.k, t.n) == (2, 4)
     assert rows[3].citations_correct == 0  # nothing supports an answer to an unanswerable one
     counts = fmt_counts(kind_counts("abstention_accuracy", rows))
-    assert counts == "single_meeting 1/2 · unanswerable 1/2"
+    assert counts == "single_doc 1/2 · unanswerable 1/2"
 
 
 def test_evidence_recall_counts_spans_found_whether_cited_or_not() -> None:
@@ -204,7 +204,7 @@ def test_judged_floor_without_judge_fails_unless_optional() -> None:
 def test_errored_question_counts_as_wrong() -> None:
     ok = record("a", Answer(text="x", contexts=[RIGHT], citations=[Citation(context_id="c1")]),
                 EVIDENCE)
-    err = QuestionRecord(goldset="g", question_id="b", kind="single_meeting", index=1,
+    err = QuestionRecord(goldset="g", question_id="b", kind="single_doc", index=1,
                          eval_version="1", status="error", error="boom", must_abstain=False,
                          evidence_spans=1)
     verdict = decide(Floor("abstention_accuracy", 0.9), "g", [ok, err])
@@ -221,7 +221,7 @@ def test_a_failing_floor_names_the_questions_behind_it_worst_first() -> None:
                                    citations=[Citation(context_id="c1")]), EVIDENCE)
     guessed = record("guess", Answer(text="x", contexts=[RIGHT]), [], "unanswerable")
     late = record("late", Answer(text="x", contexts=[
-        Context(context_id=f"f{i}", doc_id="m9", first_turn=0, last_turn=0) for i in range(3)]
+        Context(context_id=f"f{i}", doc_id="m9", first_unit=0, last_unit=0) for i in range(3)]
         + [RIGHT]), EVIDENCE)
     rows = [half, two_wrong, right, guessed, late]
     assert behind("citation_accuracy", rows) == ("two 0/1 citations right; half 1/2 "

@@ -43,7 +43,7 @@ from pytest_ragate import Answer, Citation, Context
 @pytest.fixture
 def ragate_system():
     def answer(text):
-        cited = Context(context_id="c0", doc_id="m1", first_turn=2, last_turn=3,
+        cited = Context(context_id="c0", doc_id="m1", first_unit=2, last_unit=3,
                         text="m1 turns 2-3", distance=0.2)
         return Answer(text="the budget", contexts=[cited], citations=[Citation(context_id="c0")])
     return answer

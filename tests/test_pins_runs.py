@@ -237,8 +237,8 @@ def ragate_system():
             return Answer.abstain()
         key = next(k for k in WHERE if k in text.lower() or k[:4] in text.lower())
         doc, unit = WHERE[key]
-        context = Context(context_id=f"{doc}#{unit}", doc_id=doc, first_turn=unit,
-                          last_turn=unit, text="...")
+        context = Context(context_id=f"{doc}#{unit}", doc_id=doc, first_unit=unit,
+                          last_unit=unit, text="...")
         return Answer(text="an answer", contexts=[context],
                       citations=[Citation(context_id=context.context_id)])
     return answer

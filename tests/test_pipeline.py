@@ -116,7 +116,7 @@ def test_a_truncated_index_is_rebuilt_not_trusted(tmp_path: Path, embedder: Embe
     """A CI cache restored half-way (a truncated Chroma database) is found and rebuilt, in a
     new process, as it would be met. It is built here; processes of their own meet it
     truncated, since this one's Chroma would go on serving the database it opened."""
-    turns = [{"doc_id": "d1", "turn": i, "text": f"Turn {i}: the budget is {i} euros. "
+    turns = [{"doc_id": "d1", "unit": i, "text": f"Turn {i}: the budget is {i} euros. "
               "We agreed on a red case."} for i in range(12)]
     (tmp_path / "corpus.jsonl").write_text("".join(json.dumps(t) + "\n" for t in turns))
 
@@ -202,8 +202,8 @@ def test_contexts_carry_turn_ranges_and_labels(retriever: Retriever) -> None:
     assert [c.distance for c in contexts] == sorted(c.distance or 0 for c in contexts)
     first = contexts[0]
     chunk = retriever.index.chunks[first.context_id]
-    assert (first.doc_id, first.first_turn, first.last_turn) == (
-        chunk.doc_id, chunk.first_turn, chunk.last_turn)
+    assert (first.doc_id, first.first_unit, first.last_unit) == (
+        chunk.doc_id, chunk.first_unit, chunk.last_unit)
     assert first.label and first.label.startswith(f"[{MEETING} · ")
 
 
@@ -269,12 +269,12 @@ def one_meeting_goldset(gs: Path, qid: str, question: str, gist: str,
         '[questions]\nexpected = "expected.jsonl"\n'
         "[floors]\nabstention_accuracy = 1.0\n")
     (gs / "questions.jsonl").write_text(
-        json.dumps({"question_id": qid, "kind": "single_meeting", "question": question}) + "\n"
+        json.dumps({"question_id": qid, "kind": "single_doc", "question": question}) + "\n"
         + json.dumps({"question_id": "mercury", "kind": "unanswerable", "question": OFF_TOPIC})
         + "\n")
     (gs / "expected.jsonl").write_text(
         json.dumps({"question_id": qid, "gist": gist, "evidence": [
-            {"meeting_id": MEETING, "first_turn": turns[0], "last_turn": turns[1]}]}) + "\n"
+            {"doc_id": MEETING, "first_unit": turns[0], "last_unit": turns[1]}]}) + "\n"
         + json.dumps({"question_id": "mercury", "gist": None, "evidence": []}) + "\n")
     return gs
 

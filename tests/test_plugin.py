@@ -22,7 +22,7 @@ def ragate_system():
         qid = text.split()[-1].rstrip("?")
         if qid not in PLAN:
             return Answer.abstain()
-        contexts = [Context(context_id=f"c{i}", doc_id=d, first_turn=a, last_turn=b,
+        contexts = [Context(context_id=f"c{i}", doc_id=d, first_unit=a, last_unit=b,
                             text="...", distance=0.25 + i / 10)
                     for i, (d, a, b) in enumerate(PLAN[qid])]
         return Answer(text="an answer", contexts=contexts,
@@ -65,8 +65,8 @@ def test_goldset_items_and_floor_outcomes(project: pytest.Pytester) -> None:
         "computed by mechanical*",
         "*ragate floors*",
         "*goldset*metric*floor*value*95% interval*n*by kind*computed by*outcome*",
-        "*mini*citation_accuracy*0.60*0.67*[0.03, 1.00]*3*single_meeting 0.50 (n=2) · "
-        "cross_meeting 1.00 (n=1)*mechanical*PASS*",
+        "*mini*citation_accuracy*0.60*0.67*[0.03, 1.00]*3*single_doc 0.50 (n=2) · "
+        "multi_doc 1.00 (n=1)*mechanical*PASS*",
     ))
     assert result.ret == 1
 
@@ -171,7 +171,7 @@ def test_results_rows_and_junit_properties(project: pytest.Pytester) -> None:
     assert means["citation_accuracy (mechanical)"] == "0.67"
     assert means["abstention_accuracy (mechanical)"] == "1.00"
     assert means["evidence_recall (mechanical)"] == "0.50"
-    assert "single_meeting 1/2 · cross_meeting 1/2" in report  # evidence recall by kind
+    assert "single_doc 1/2 · multi_doc 1/2" in report  # evidence recall by kind
     assert "citation_accuracy (mechanical)" in report
 
 
@@ -228,9 +228,9 @@ import pytest_ragate as ragate
 
 @ragate.goldset("goldsets/mini")
 @ragate.floor(citation_accuracy=0.60)
-@ragate.floor(kind="single_meeting", evidence_recall={"min": 0.9, "xfail": "known miss"})
+@ragate.floor(kind="single_doc", evidence_recall={"min": 0.9, "xfail": "known miss"})
 def test_mini(ragate_question, my_rag):
-    assert ragate_question.kind in {"single_meeting", "cross_meeting", "unanswerable"}
+    assert ragate_question.kind in {"single_doc", "multi_doc", "unanswerable"}
     return my_rag(ragate_question.question)
 ''')
     result = pytester.runpytest("-v", "-p", "no:cacheprovider", "test_rag.py")
@@ -238,7 +238,7 @@ def test_mini(ragate_question, my_rag):
         "test_rag.py::test_mini[q1] PASSED*",
         "test_rag.py::test_mini::floor[citation_accuracy] PASSED*",
         "test_rag.py::test_mini::floor[abstention_accuracy] PASSED*",
-        "test_rag.py::test_mini::floor[single_meeting:evidence_recall] XFAIL*",
+        "test_rag.py::test_mini::floor[single_doc:evidence_recall] XFAIL*",
     ))
     result.assert_outcomes(passed=6, xfailed=1)
 

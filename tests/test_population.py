@@ -33,7 +33,7 @@ from tests.conftest import write_goldset
 
 ROUTE = "gs/ragate.toml"
 ANCHORS = [{"anchor_id": "a1", "kind": "retrieval_miss", "claim": "the budget is 2 euros",
-            "evidence": {"doc_id": "m1", "first_turn": 2, "last_turn": 2}},
+            "evidence": {"doc_id": "m1", "first_unit": 2, "last_unit": 2}},
            {"anchor_id": "a2", "kind": "off_topic_control", "claim": "the weather in Lima"}]
 PACKAGE = Path(pop.__file__).parents[1]
 
@@ -116,7 +116,7 @@ def test_a_route_collects_every_case_and_anchor_with_the_node_id_it_runs_as(
     assert population.checks_anchors
     q3 = population.questions[2]
     assert (q3.kind, q3.index, q3.must_abstain, q3.evidence_spans, q3.sealed) == (
-        "cross_meeting", 2, False, 2, False)
+        "multi_doc", 2, False, 2, False)
     assert population.questions[3].must_abstain and population.questions[3].evidence_spans == 0
     assert q3.expected == cases(goldset)[2].expected_labels
 
@@ -211,7 +211,7 @@ def test_the_base_row_is_the_member_stamped_by_its_population(goldset: Goldset) 
     row = population.row(member, status="error", error="boom")
     assert row == QuestionRecord(
         goldset="mini", route=ROUTE, question_id="q3", repeat=2, question="What about q3?",
-        kind="cross_meeting", index=2, status="error", error="boom", must_abstain=False,
+        kind="multi_doc", index=2, status="error", error="boom", must_abstain=False,
         evidence_spans=2, eval_version="7", goldset_sha256=goldset.content_sha256,
         expected=member.expected)
     on_the_row = set(Member.model_fields) - NOT_ON_THE_ROW

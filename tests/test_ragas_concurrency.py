@@ -74,9 +74,9 @@ class InFlight:
 
 def row(i: int) -> tuple[JudgeInput, RowVerdicts]:
     answer = f"Answer {i}: the budget for project {i} is {10 + i} euros."
-    contexts = (Context(context_id="c0", doc_id="m", first_turn=0, last_turn=0,
+    contexts = (Context(context_id="c0", doc_id="m", first_unit=0, last_unit=0,
                         text=f"turn {i}: the budget is {10 + i} euros"),
-                Context(context_id="c1", doc_id="m", first_turn=1, last_turn=1,
+                Context(context_id="c1", doc_id="m", first_unit=1, last_unit=1,
                         text=f"turn {i}: lunch"))
     item = JudgeInput(f"q{i:02d}", f"What is the budget for project {i}?", answer, contexts)
     verdicts = RowVerdicts(

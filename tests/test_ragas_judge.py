@@ -66,7 +66,7 @@ def make_judge(stub: OpenAIStub, embedder: Any, **kwargs: Any) -> RagasJudge:
 
 
 def contexts(*texts: str) -> tuple[Context, ...]:
-    return tuple(Context(context_id=f"c{i}", doc_id="m1", first_turn=i, last_turn=i, text=text)
+    return tuple(Context(context_id=f"c{i}", doc_id="m1", first_unit=i, last_unit=i, text=text)
                  for i, text in enumerate(texts))
 
 

@@ -67,7 +67,7 @@ CITES = Metric("cites_something", "mechanical", "proportion", "answers", _cites_
 def answered(qid: str, index: int, cite: bool) -> QuestionRecord:
     answer = Answer(text="Twelve euros.", contexts=[RIGHT, WRONG_TURNS],
                     citations=[Citation(context_id="c1")] if cite else [])
-    return QuestionRecord(goldset="g", question_id=qid, kind="single_meeting", index=index,
+    return QuestionRecord(goldset="g", question_id=qid, kind="single_doc", index=index,
                           eval_version="1", **score_answer(answer, EVIDENCE))  # type: ignore[arg-type]
 
 
@@ -103,10 +103,10 @@ def test_a_registered_mechanical_metric_reaches_every_consumer(
     run = GoldsetRun(name="g", eval_version="1", records=records)
     line = build_line(run, git=None)
     assert line.metrics["cites_something"].k == 2 and line.metrics["cites_something"].n == 3
-    assert "cites_something" in line.by_kind["single_meeting"]
+    assert "cites_something" in line.by_kind["single_doc"]
     report = markdown([run])
     assert "cites_something (mechanical)" in report
-    assert "- cites_something (mechanical): single_meeting 2/3" in report
+    assert "- cites_something (mechanical): single_doc 2/3" in report
 
 
 def test_a_registered_verdict_metric_is_asked_for_and_covered(

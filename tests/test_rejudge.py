@@ -36,29 +36,30 @@ from tests.conftest import (
 from tests.openai_stub import OpenAIStub
 from tests.test_fail_closed import planned
 
-N = 24  # q00..q23: even ones single_meeting, odd ones single_doc
-KINDS = {f"q{i:02d}": "single_meeting" if i % 2 == 0 else "single_doc" for i in range(N)}
+N = 24  # q00..q23: even ones policy (a declared kind), odd ones single_doc
+KINDS = {f"q{i:02d}": "policy" if i % 2 == 0 else "single_doc" for i in range(N)}
 GIST = "the zebra budget"  # every question's expected answer: sealed in one test
 FLOORS = "[floors]\nfaithfulness = 0.6\n"
+KINDS_DECLARED = 'kinds = ["policy"]\n'  # under [questions], where BASE_TOML ends
 
 
 def write_project(pytester: pytest.Pytester, labels: bool = False) -> None:
     judge = '[judge]\nlabels = "labels.jsonl"\n' if labels else ""
-    write_goldset(pytester.path / "gs", floors=f"{judge}\n{FLOORS}", questions=[
+    write_goldset(pytester.path / "gs", floors=f"{KINDS_DECLARED}{judge}\n{FLOORS}", questions=[
         {"question_id": q, "kind": k, "question": f"What about {q}?"} for q, k in KINDS.items()],
         expected=[{"question_id": q, "gist": GIST,
-                   "evidence": [{"doc_id": "m1", "first_turn": 2, "last_turn": 3}]}
+                   "evidence": [{"doc_id": "m1", "first_unit": 2, "last_unit": 3}]}
                   for q in KINDS])
     if labels:  # people say the single_doc answers are half unfaithful, as `harsh` does
         (pytester.path / "gs" / "labels.jsonl").write_text(jsonl(
-            {"question_id": q, "metric": "faithfulness", "verdict": int(k == "single_meeting")}
+            {"question_id": q, "metric": "faithfulness", "verdict": int(k == "policy")}
             for q, k in KINDS.items()))
     pytester.makeconftest(planned({}) + FIXTURE_JUDGE_CONFTEST)
     judge_file(pytester.path / "current.json", "current", lambda q: [True] * 3)
     judge_file(pytester.path / "same.json", "same", lambda q: [True] * 3)
     # harsher on single_doc answers only: 1/3 each, under the floor; the whole stays 2/3
     judge_file(pytester.path / "harsh.json", "harsh",
-               lambda q: [True] + [KINDS[q] == "single_meeting"] * 2)
+               lambda q: [True] + [KINDS[q] == "policy"] * 2)
 
 
 def judge_file(path: Path, judge_id: str, supported: object) -> None:
@@ -134,7 +135,7 @@ def test_a_judge_harsher_on_one_kind_only_moves_the_gate(gated: pytest.Pytester)
                for line in lines), result.output
     kind = next(line for line in lines if line.startswith("single_doc:faithfulness"))
     assert "-0.67" in kind and kind.split()[-1] == "yes", result.output
-    single = next(line for line in lines if line.startswith("single_meeting:faithfulness"))
+    single = next(line for line in lines if line.startswith("policy:faithfulness"))
     assert "+0.00" in single and single.split()[-1] == "no"
     assert "flipped faithfulness: q01 1.00→0.33, q03 1.00→0.33" in result.output
     assert "single_doc:faithfulness shifted -0.67 under the candidate judge" in result.output
@@ -254,10 +255,10 @@ def judged_by_model_a(pytester: pytest.Pytester, stub: OpenAIStub, *args: str) -
     """A goldset of RAGAS_QUESTIONS run once with `ragas:model-a` at `stub`, every answer
     supported; its results in res.jsonl."""
     write_goldset(pytester.path / "gs", floors="[floors]\nfaithfulness = 0.8\n", questions=[
-        {"question_id": q, "kind": "single_meeting", "question": f"What about {q}?"}
+        {"question_id": q, "kind": "single_doc", "question": f"What about {q}?"}
         for q in RAGAS_QUESTIONS], expected=[
         {"question_id": q, "gist": GIST,
-         "evidence": [{"doc_id": "m1", "first_turn": 2, "last_turn": 3}]}
+         "evidence": [{"doc_id": "m1", "first_unit": 2, "last_unit": 3}]}
         for q in RAGAS_QUESTIONS])
     pytester.makeconftest(TWELVE_EUROS)
     stub.script = ragas_verdicts(set())
@@ -330,10 +331,10 @@ def test_a_run_no_judge_graded_is_refused_not_called_unchanged(
         pytester: pytest.Pytester) -> None:
     """Results of a run without a judge hold no verdict to hold the candidate to: refused,
     never "no floor's outcome changes" over a comparison of nothing."""
-    write_goldset(pytester.path / "gs", questions=[
+    write_goldset(pytester.path / "gs", floors=KINDS_DECLARED, questions=[
         {"question_id": q, "kind": k, "question": f"What about {q}?"} for q, k in KINDS.items()],
         expected=[{"question_id": q, "gist": GIST,
-                   "evidence": [{"doc_id": "m1", "first_turn": 2, "last_turn": 3}]}
+                   "evidence": [{"doc_id": "m1", "first_unit": 2, "last_unit": 3}]}
                   for q in KINDS])
     pytester.makeconftest(planned({}) + FIXTURE_JUDGE_CONFTEST)
     judge_file(pytester.path / "harsh.json", "harsh", lambda q: [True, False, False])
@@ -385,10 +386,11 @@ def test_each_goldset_is_decided_as_its_own_run_decided_it(gated: pytest.Pyteste
     own run wrote (strict for the second), not the first file's."""
     pytester = gated  # res.jsonl: the first goldset's run
     write_goldset(pytester.path / "gs2", toml=BASE_TOML.replace('"mini"', '"other"'),
-                  floors=FLOORS, questions=[{"question_id": q, "kind": k, "question":
-                                             f"What about {q}?"} for q, k in KINDS.items()],
+                  floors=KINDS_DECLARED + FLOORS, questions=[
+                      {"question_id": q, "kind": k, "question": f"What about {q}?"}
+                      for q, k in KINDS.items()],
                   expected=[{"question_id": q, "gist": GIST, "evidence": [
-                      {"doc_id": "m1", "first_turn": 2, "last_turn": 3}]} for q in KINDS])
+                      {"doc_id": "m1", "first_unit": 2, "last_unit": 3}]} for q in KINDS])
     ran = run_pytester(pytester, "0", "gs2", "--ragate-judge=fixture:current.json",
                        "--ragate-ci=strict", "--ragate-results=strict.jsonl")
     assert (pytester.path / "strict.jsonl").is_file(), ran.stdout.str()

@@ -60,7 +60,7 @@ def rejudged(*, rows: Sequence[QuestionRecord], candidate_judge: str,
         candidate_judge=candidate_judge)
 
 
-KIND = {f"q{i:02d}": "single_doc" if i % 2 else "single_meeting" for i in range(20)}
+KIND = {f"q{i:02d}": "single_doc" if i % 2 else "policy" for i in range(20)}
 
 
 def row(qid: str, faithfulness: float) -> QuestionRecord:
@@ -86,8 +86,8 @@ def test_a_candidate_that_grades_alike_changes_nothing() -> None:
                     floors=[Floor("faithfulness", 0.8)])
     assert changes(found) == []
     assert [(s.name, s.shift, s.significant) for s in found.shifts] == [
-        ("faithfulness", 0.0, False), ("single_doc:faithfulness", 0.0, False),
-        ("single_meeting:faithfulness", 0.0, False)]
+        ("faithfulness", 0.0, False), ("policy:faithfulness", 0.0, False),
+        ("single_doc:faithfulness", 0.0, False)]
     assert [(f.floor.name, f.current, f.candidate) for f in found.floors] == [
         ("floor[faithfulness]", "passed", "passed")]
 
@@ -102,7 +102,7 @@ def test_a_shift_on_one_kind_is_found_on_that_kind_and_moves_its_floor() -> None
     kind = by_name["single_doc:faithfulness"]
     assert kind.significant and (kind.passed_to_failed, kind.failed_to_passed) == (10, 0)
     assert kind.p_mcnemar == 2 / 2 ** 10
-    assert not by_name["single_meeting:faithfulness"].significant
+    assert not by_name["policy:faithfulness"].significant
     floors = {f.floor.name: (f.current, f.candidate) for f in found.floors}
     assert floors == {"floor[faithfulness]": ("passed", "passed"),
                       "floor[single_doc:faithfulness]": ("passed", "failed")}
@@ -138,7 +138,7 @@ def test_an_answer_the_candidate_could_not_grade_is_a_change_never_paired_away()
 def test_floors_are_held_to_the_labels_as_the_run_holds_them() -> None:
     # people say the single_doc answers are unfaithful: the current judge (0.9 everywhere)
     # is not calibrated, so the run fails its judged floors; the candidate agrees with them
-    labels = {"faithfulness": ({q: float(k == "single_meeting") for q, k in KIND.items()},
+    labels = {"faithfulness": ({q: float(k == "policy") for q, k in KIND.items()},
                                True)}
     harsh = {q: 0.4 if KIND[q] == "single_doc" else 0.9 for q in KIND}
     found = rejudged(rows=ROWS, candidate_judge="fixture:harsh",

@@ -176,7 +176,7 @@ class _Judge:
 
 
 def test_the_judge_cache_key_differs_per_repeat_and_not_for_one() -> None:
-    ctx = (Context(context_id="c", doc_id="d", first_turn=0, last_turn=0, text="t"),)
+    ctx = (Context(context_id="c", doc_id="d", first_unit=0, last_unit=0, text="t"),)
     once = JudgeInput("q1", "Q?", "A.", ctx)
     keys = [cache_key("1", _Judge(), "faithfulness",  # type: ignore[arg-type]
                       JudgeInput("q1", "Q?", "A.", ctx, repeat=r)) for r in (1, 2, 3)]
@@ -190,9 +190,9 @@ REPEATED = '''
 import pytest
 from pytest_ragate import Answer, Citation, Context
 
-right = Context(context_id="right", doc_id="m1", first_turn=2, last_turn=3, text="the budget",
+right = Context(context_id="right", doc_id="m1", first_unit=2, last_unit=3, text="the budget",
                 distance=0.2)
-wrong = Context(context_id="wrong", doc_id="m1", first_turn=8, last_turn=9, text="lunch",
+wrong = Context(context_id="wrong", doc_id="m1", first_unit=8, last_unit=9, text="lunch",
                 distance=0.3)
 
 def cite(context):
@@ -221,10 +221,10 @@ def write_repeated(root: Path, n: int, floors: str, repeat: int | None = 3) -> N
     toml = (BASE_TOML.replace('eval_version = "7"\n', f'eval_version = "7"\nrepeat = {repeat}\n')
             if repeat else BASE_TOML)
     write_goldset(root, toml=toml, floors=floors, questions=[
-        {"question_id": f"q{i:02d}", "kind": "single_meeting", "question": f"What about "
+        {"question_id": f"q{i:02d}", "kind": "single_doc", "question": f"What about "
          f"q{i:02d}?"} for i in range(n)], expected=[
         {"question_id": f"q{i:02d}", "gist": "the budget",
-         "evidence": [{"doc_id": "m1", "first_turn": 2, "last_turn": 3}]} for i in range(n)])
+         "evidence": [{"doc_id": "m1", "first_unit": 2, "last_unit": 3}]} for i in range(n)])
 
 
 def rows(path: Path) -> list[dict[str, Any]]:

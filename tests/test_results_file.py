@@ -24,7 +24,7 @@ from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord
 
 def record(qid: str, index: int) -> QuestionRecord:
     return QuestionRecord(goldset="mini", route="gs/ragate.toml", question_id=qid,
-                          kind="single_meeting", index=index, must_abstain=False,
+                          kind="single_doc", index=index, must_abstain=False,
                           evidence_spans=1, eval_version="7", goldset_sha256="ab" * 32)
 
 

@@ -31,7 +31,7 @@ def run(asked: int, deselected: int = 0, outcome: str = "passed",
         name: str = "mini") -> GoldsetRun:
     return GoldsetRun(name=name, eval_version="7", route=f"{name}/ragate.toml",
                       records=[row(i) for i in range(asked)], population=asked + deselected,
-                      gaps=[Gap(member=f"q{i:02d}", member_kind="single_meeting",
+                      gaps=[Gap(member=f"q{i:02d}", member_kind="single_doc",
                                 kind="deselected") for i in range(asked, asked + deselected)],
                       verdicts=[verdict(outcome)])
 

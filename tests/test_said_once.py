@@ -161,9 +161,9 @@ def test_a_system_that_raises_for_every_question_is_shown_once(
     line (39,712 bytes in all); now the first in full and the others once (4,250 bytes).
     Each is still a failure in JUnit and in the counts line."""
     write_goldset(pytester.path / "gs", questions=[
-        {"question_id": f"q{i:02d}", "kind": "single_meeting", "question": f"q{i}?"}
+        {"question_id": f"q{i:02d}", "kind": "single_doc", "question": f"q{i}?"}
         for i in range(40)], expected=[{"question_id": f"q{i:02d}", "gist": "g", "evidence": [
-            {"meeting_id": "m1", "first_turn": 2, "last_turn": 3}]} for i in range(40)],
+            {"doc_id": "m1", "first_unit": 2, "last_unit": 3}]} for i in range(40)],
         floors="[floors]\nabstention_accuracy = 0.0\n")
     pytester.makeconftest(RAISING)
     result = pytester.runpytest_subprocess("gs", "-p", "no:cacheprovider", "--junitxml=j.xml")

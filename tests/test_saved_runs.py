@@ -53,7 +53,7 @@ def row(i: int, *, right: bool = True, skipped: str | None = None,
     """Question q{i:02d} of goldset `mini`: answered and cited, right or wrong (or skipped
     with a reason; `stopped`: left unasked by a sequential stop)."""
     return QuestionRecord(
-        goldset="mini", route=ROUTE, question_id=f"q{i:02d}", kind="single_meeting", index=i,
+        goldset="mini", route=ROUTE, question_id=f"q{i:02d}", kind="single_doc", index=i,
         must_abstain=False, abstained=skipped is None and not right,
         abstention_correct=right, citations=int(right), citations_correct=int(right),
         evidence_spans=1, evidence_spans_found=int(right), evidence_ranks=[1 if right else None],
@@ -290,7 +290,7 @@ def test_compare_of_a_cut_baseline_with_the_full_run_is_refused(tmp_path: Path) 
 def history_run(rows: Sequence[QuestionRecord], deselected: Sequence[str] = ()) -> GoldsetRun:
     return GoldsetRun(name="mini", eval_version="7", route=ROUTE, records=list(rows),
                       population=len(rows) + len(deselected),
-                      gaps=[Gap(member=q, member_kind="single_meeting", kind="deselected")
+                      gaps=[Gap(member=q, member_kind="single_doc", kind="deselected")
                             for q in deselected])
 
 

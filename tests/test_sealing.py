@@ -35,17 +35,17 @@ KEY = "correct horse battery staple"
 FAST = Scrypt(log2_n=10, r=8, p=1)
 
 # A jsonl whose bytes are not what json.dumps would write: blank lines, CRLF, non-ASCII,
-# a `notes` field and `doc_id` for `meeting_id`, trailing blank lines. Unseal must keep them all.
+# a `notes` field, compact separators, trailing blank lines. Unseal must keep them all.
 ODD_JSONL = (
     b"\n"
     b'{"question_id": "q1", "gist": "Le budget est de 3\xe2\x82\xac", "evidence": '
-    b'[{"doc_id": "m1", "first_turn": 2, "last_turn": 3}], "notes": "checked twice"}\r\n'
+    b'[{"doc_id": "m1", "first_unit": 2, "last_unit": 3}], "notes": "checked twice"}\r\n'
     b"   \n"
-    b'{"question_id":"q2","gist":"gist of q2","evidence":[{"meeting_id":"m2",'
-    b'"first_turn":5,"last_turn":5}]}\n'
-    b'{"question_id": "q3", "gist": "gist of q3", "evidence": [{"meeting_id": "m1", '
-    b'"first_turn": 0, "last_turn": 0}, {"meeting_id": "m3", "first_turn": 4, '
-    b'"last_turn": 5}]}\n'
+    b'{"question_id":"q2","gist":"gist of q2","evidence":[{"doc_id":"m2",'
+    b'"first_unit":5,"last_unit":5}]}\n'
+    b'{"question_id": "q3", "gist": "gist of q3", "evidence": [{"doc_id": "m1", '
+    b'"first_unit": 0, "last_unit": 0}, {"doc_id": "m3", "first_unit": 4, '
+    b'"last_unit": 5}]}\n'
     b'{"question_id": "q4", "gist": null, "evidence": []}\n'
     b"\n\n"
 )
@@ -101,11 +101,9 @@ def secrets_of(answers: list[Expected]) -> list[bytes]:
             if text:
                 found += [text.encode(), json.dumps(text).encode()]
         for span in exp.evidence:
-            for key in ("meeting_id", "doc_id"):
-                row: dict[str, Any] = {key: span.doc_id, "first_turn": span.first_turn,
-                                       "last_turn": span.last_turn}
-                found += [json.dumps(row).encode(),
-                          json.dumps(row, separators=(",", ":")).encode()]
+            row: dict[str, Any] = {"doc_id": span.doc_id, "first_unit": span.first_unit,
+                                   "last_unit": span.last_unit}
+            found += [json.dumps(row).encode(), json.dumps(row, separators=(",", ":")).encode()]
     return found
 
 
@@ -330,7 +328,7 @@ def test_an_invalid_goldset_is_not_sealed(tmp_path: Path) -> None:
     root = write_goldset(tmp_path / "gs", expected=expected_rows({**EVIDENCE,
                                                                  "q1": [("m1", 2, 99)]}))
     before = files_of(root)
-    with pytest.raises(GoldsetError, match=r"\[q1\] evidence\[0\].last_turn"):
+    with pytest.raises(GoldsetError, match=r"\[q1\] evidence\[0\].last_unit"):
         seal(root)
     assert files_of(root) == before
 

@@ -121,10 +121,10 @@ GAPPY_CASE = "gappy.ragate.toml::floor[citation_accuracy]"
 def write_gappy(root: Path) -> None:
     write_goldset(root, toml=BASE_TOML.replace('name = "mini"', 'name = "gappy"'),
                   floors="[floors]\ncitation_accuracy = 0.5\n", questions=[
-        {"question_id": f"e{i:02d}", "kind": "single_meeting", "question": f"What about "
+        {"question_id": f"e{i:02d}", "kind": "single_doc", "question": f"What about "
          f"e{i:02d}?"} for i in range(GAPPY)], expected=[
         {"question_id": f"e{i:02d}", "gist": "the budget",
-         "evidence": [{"doc_id": "m1", "first_turn": 2, "last_turn": 3}]} for i in range(GAPPY)])
+         "evidence": [{"doc_id": "m1", "first_unit": 2, "last_unit": 3}]} for i in range(GAPPY)])
 
 
 @dataclass(frozen=True)

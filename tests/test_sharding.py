@@ -41,7 +41,7 @@ from tests.conftest import (
 pytestmark = pytest.mark.heavy  # shards and decisions run pytest
 
 N_QUESTIONS = 300
-KINDS = ["single_meeting"] * 4 + ["cross_meeting", "unanswerable"]  # by i % 6
+KINDS = ["single_doc"] * 4 + ["multi_doc", "unanswerable"]  # by i % 6
 
 FLOORS = """\
 [floors]
@@ -51,7 +51,7 @@ evidence_recall = { min = 0.90, xfail = "cross-meeting questions miss a span" }
 faithfulness = 0.60
 context_precision = 0.50
 
-[floors.kind.single_meeting]
+[floors.kind.single_doc]
 evidence_recall = 0.75
 
 [floors.anchors.retrieval_miss]
@@ -72,7 +72,7 @@ CRASH = os.environ.get("RAGATE_TEST_CRASH")
 RIGHT = {"m1": (2, 3), "m3": (4, 5)}
 
 def ctx(cid, doc, first, last, distance=0.2):
-    return Context(context_id=cid, doc_id=doc, first_turn=first, last_turn=last,
+    return Context(context_id=cid, doc_id=doc, first_unit=first, last_unit=last,
                    text=f"{doc} turns {first}-{last}", distance=distance)
 
 def behaviour(qid):
@@ -118,10 +118,10 @@ def expected() -> list[dict[str, Any]]:
     rows = []
     for i in range(N_QUESTIONS):
         kind = KINDS[i % 6]
-        spans = ([] if kind == "unanswerable" else [("m1", 2, 3)] if kind == "single_meeting"
+        spans = ([] if kind == "unanswerable" else [("m1", 2, 3)] if kind == "single_doc"
                  else [("m1", 2, 3), ("m3", 4, 5)])
         rows.append({"question_id": f"q{i:03d}", "gist": "the budget" if spans else None,
-                     "evidence": [{"doc_id": d, "first_turn": a, "last_turn": b}
+                     "evidence": [{"doc_id": d, "first_unit": a, "last_unit": b}
                                   for d, a, b in spans]})
     return rows
 
@@ -134,8 +134,8 @@ def anchors() -> list[dict[str, Any]]:
                        ("the colour was chosen", ("m2", 0, 1)))
         row: dict[str, Any] = {"anchor_id": f"a{i:02d}", "kind": "retrieval_miss",
                                "claim": f"{claim} ({i})",
-                               "evidence": {"doc_id": span[0], "first_turn": span[1],
-                                            "last_turn": span[2]}}
+                               "evidence": {"doc_id": span[0], "first_unit": span[1],
+                                            "last_unit": span[2]}}
         if i % 3 == 1:
             row["xfail"] = "the colour is never retrieved from m1"
         found.append(row)
@@ -433,7 +433,7 @@ def test_other_eval_versions_or_a_goldset_changed_since_are_refused(
 
     toml.write_text(toml.read_text().replace('eval_version = "8"', 'eval_version = "7"'))
     expected_file = root / "gs" / "expected.jsonl"
-    expected_file.write_text(expected_file.read_text().replace('"last_turn": 3', '"last_turn": 4',
+    expected_file.write_text(expected_file.read_text().replace('"last_unit": 3', '"last_unit": 4',
                                                                1))
     text = refused(decide(pytester, SHARDS), root)
     assert "goldset mini changed since shards/1.jsonl (shard 1/3) ran it" in text

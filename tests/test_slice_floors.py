@@ -34,12 +34,12 @@ def tagged(root: Path, floors: str = WHOLE_AND_SLICES, langs: list[str] = LANGS,
            tags: dict[int, object] | None = None) -> Path:
     """A goldset of answerable questions q00.. tagged with their `lang`s (`tags` replaces a
     question's tags by index)."""
-    questions = [{"question_id": f"q{i:02d}", "kind": "single_meeting",
+    questions = [{"question_id": f"q{i:02d}", "kind": "single_doc",
                   "question": f"What about q{i:02d}?",
                   "tags": (tags or {}).get(i, {"lang": lang})} for i, lang in enumerate(langs)]
     return write_goldset(root, floors=floors, questions=questions, expected=[
         {"question_id": q["question_id"], "gist": "the budget",
-         "evidence": [{"doc_id": "m1", "first_turn": 2, "last_turn": 3}]} for q in questions])
+         "evidence": [{"doc_id": "m1", "first_unit": 2, "last_unit": 3}]} for q in questions])
 
 
 def wrong_on(ids: range | list[int]) -> dict[str, str]:
@@ -195,7 +195,7 @@ def test_floors_over_every_value_of_a_key_and_a_named_override(tmp_path: Path) -
     assert names == [("floor[lang=de:abstention_accuracy]", 0.8, None),
                      ("floor[lang=en:abstention_accuracy]", 0.8, None),
                      ("floor[lang=fr:abstention_accuracy]", 0.5, "new"),
-                     ("floor[kind=single_meeting:citation_accuracy]", 0.3, None)]
+                     ("floor[kind=single_doc:citation_accuracy]", 0.3, None)]
 
 
 @pytest.mark.parametrize(("floors", "tags", "says"), [
@@ -204,7 +204,7 @@ def test_floors_over_every_value_of_a_key_and_a_named_override(tmp_path: Path) -
      'here: de, en, fr)'),
     ("[floors.slices.product]\nabstention_accuracy = 0.8\n", None,
      "floors.slices.product.abstention_accuracy: 100 of 100 questions have no tag 'product'"),
-    ("[floors.slices.lang]\nabstention_accuracy = 0.8\n", {3: {}, 7: ["old"]},
+    ("[floors.slices.lang]\nabstention_accuracy = 0.8\n", {3: {}, 7: {"topic": "x"}},
      "2 of 100 questions have no tag 'lang': q03 (line 4), q07 (line 8)"),
     ("[floors.slices.lang]\ncost_per_question = { max = 0.1 }\n", None,
      "cost_per_question cannot be a slice floor"),
@@ -216,14 +216,14 @@ def test_floors_over_every_value_of_a_key_and_a_named_override(tmp_path: Path) -
      "held: a floor on it is over anchors ([floors.anchors.KIND] hold_rate = …), never over "
      "questions"),
     ("[floors]\nhold_rate = 0.5\n", None, "floors.hold_rate: hold_rate is the share of"),
-    ("[floors.kind.single_meeting]\nhold_rate = { min = 0.5 }\n", None,
-     "floors.kind.single_meeting.hold_rate: hold_rate is the share of"),
+    ("[floors.kind.single_doc]\nhold_rate = { min = 0.5 }\n", None,
+     "floors.kind.single_doc.hold_rate: hold_rate is the share of"),
     ('[floors.slices."lang=d e"]\nabstention_accuracy = 0.8\n', None,
      "not value 'd e'"),
     ("[floors]\nslices = 3\n", None, "floors.slices: must be a table of slice keys"),
-    ("", {5: {"lang": "d e"}}, "questions.jsonl:6: [q05] tags.mapping.lang"),
+    ("", {5: {"lang": "d e"}}, "questions.jsonl:6: [q05] tags.lang"),
     ("", {5: {"kind": "x"}}, "'kind' is the question's kind"),
-    ("", {5: {"lang": 3}}, "questions.jsonl:6: [q05] tags.mapping.lang"),
+    ("", {5: {"lang": 3}}, "questions.jsonl:6: [q05] tags.lang"),
 ])
 def test_what_a_goldset_cannot_say_is_one_clear_problem(tmp_path: Path, floors: str,
                                                         tags: dict[int, object] | None,
@@ -233,10 +233,12 @@ def test_what_a_goldset_cannot_say_is_one_clear_problem(tmp_path: Path, floors: 
     assert text.count("\n") < 3, text  # once per cause, not once per question
 
 
-def test_tags_as_a_list_still_load(tmp_path: Path) -> None:
-    goldset = load_goldset(tagged(tmp_path / "gs", floors="[floors]\ncitation_accuracy = 0.5\n",
-                                  tags={i: ["billing"] for i in range(100)}))
-    assert goldset.cases[0].question.slices == {"kind": "single_meeting"}
+def test_tags_as_a_list_are_one_error_naming_the_mapping(tmp_path: Path) -> None:
+    text = problems_of(tagged(tmp_path / "gs", floors="[floors]\ncitation_accuracy = 0.5\n",
+                              tags={5: ["billing"]}))
+    assert "\n" not in text and text.endswith(
+        "questions.jsonl:6: [q05] tags: tags are a mapping of slices, {\"topic\": \"billing\"}: "
+        "the list form ([\"billing\"]) was removed before 0.1"), text
 
 
 # --- a family decided ------------------------------------------------------------------------

@@ -171,7 +171,7 @@ def test_slice_floors_show_no_whole_goldset_by_kind_figures() -> None:
     table = floors_table([sliced_run()], "simple")
     whole = next(line for line in table.splitlines() if "citation_accuracy" in line)
     de = next(line for line in table.splitlines() if "lang=de:" in line)
-    assert "single_meeting" in whole and "single_meeting" not in de
+    assert "single_doc" in whole and "single_doc" not in de
 
 
 # --- HTML -------------------------------------------------------------------------------------
@@ -289,7 +289,7 @@ def test_a_slice_of_the_key_kind_is_drawn_over_its_kinds_bar_like_a_kind_floor()
     with matplotlib.rc_context(RC):
         plain = str(kind_plot(run, "abstention_accuracy", "k").svg)
     run.verdicts += slice_verdicts("kind", FLOOR, {"unanswerable": share(1, 1),
-                                                  "single_meeting": share(1, 1)})
+                                                  "single_doc": share(1, 1)})
     with matplotlib.rc_context(RC):
         sliced = str(kind_plot(run, "abstention_accuracy", "k").svg)
     kind = next(v for v in run.verdicts if v.floor.slice == ("kind", "unanswerable"))

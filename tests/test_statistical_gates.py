@@ -64,7 +64,7 @@ def test_min_n_refuses_to_gate_on_too_few_questions() -> None:
 
 def test_min_n_counts_questions_not_citations() -> None:
     # 3 answered questions with 4 citations each: n = 12 citations but 3 questions
-    rows = [QuestionRecord(goldset="g", question_id=f"q{i}", kind="single_meeting", index=i,
+    rows = [QuestionRecord(goldset="g", question_id=f"q{i}", kind="single_doc", index=i,
                            eval_version="1", must_abstain=False, abstained=False,
                            abstention_correct=True, citations=4, citations_correct=4,
                            evidence_spans=1, evidence_spans_found=1) for i in range(3)]
@@ -228,7 +228,7 @@ from pytest_ragate import Answer, Citation, Context
 def ragate_system():
     """Abstains on every question, unless RAGATE_TEST_DRIFT makes it answer them all."""
     def answer(text):
-        context = Context(context_id="c0", doc_id="m1", first_turn=0, last_turn=0, text="...",
+        context = Context(context_id="c0", doc_id="m1", first_unit=0, last_unit=0, text="...",
                           distance=0.3)
         if os.environ.get("RAGATE_TEST_DRIFT"):
             return Answer(text="made up", contexts=[context],

@@ -46,8 +46,8 @@ def row(texts: dict[str, str]) -> tuple[QuestionRecord, QuestionRecord, int]:
     many lone surrogates their texts held."""
     answer = Answer.model_validate({
         "text": texts["answer"] or "x", "knobs": {texts["knob"]: texts["knob"]},
-        "contexts": [{"context_id": texts["context_id"], "doc_id": "m1", "first_turn": 2,
-                      "last_turn": 3, "text": texts["context"], "label": texts["context"]}],
+        "contexts": [{"context_id": texts["context_id"], "doc_id": "m1", "first_unit": 2,
+                      "last_unit": 3, "text": texts["context"], "label": texts["context"]}],
         "citations": [{"context_id": texts["context_id"], "quote": texts["quote"]}]})
     judged = JudgedScores()
     judged.fail("faithfulness", ValueError(texts["judge"]), Redactor())
@@ -55,11 +55,11 @@ def row(texts: dict[str, str]) -> tuple[QuestionRecord, QuestionRecord, int]:
     replaced = (fields.pop("unencodable") or 0) + judged.unencodable
     scored = QuestionRecord(
         goldset="g", route="gs/ragate.toml", question_id="q1", question="What about q1?",
-        kind="single_meeting", tags={"lang": "de"}, index=0, eval_version="1", judge="scripted",
+        kind="single_doc", tags={"lang": "de"}, index=0, eval_version="1", judge="scripted",
         judge_failures=judged.failures, unencodable=replaced or None, **fields)
     errored = QuestionRecord(
         goldset="g", route="gs/ragate.toml", question_id="q2", question="What about q2?",
-        kind="single_meeting", index=1, eval_version="1", status="error",
+        kind="single_doc", index=1, eval_version="1", status="error",
         error=f"RuntimeError: {texts['error']}", must_abstain=False, evidence_spans=1)
     lone = sum(visible(texts[name])[1] * times for name, times in (
         ("answer", 1), ("knob", 2), ("context_id", 2), ("context", 2), ("quote", 1),
@@ -97,7 +97,7 @@ def test_any_text_from_the_system_or_the_judge_reaches_every_output(
     assert errored.unencodable == (visible(texts["error"])[1] or None)
     run = GoldsetRun(name="g", eval_version="1", route="gs/ragate.toml",
                      records=[scored, errored], population=2,
-                     gaps=[Gap(member="q2", member_kind="single_meeting", kind="errored",
+                     gaps=[Gap(member="q2", member_kind="single_doc", kind="errored",
                                why=errored.error or "")])
     run.verdicts = [decide(Floor("citation_accuracy", 0.5), "g", [scored])]
     for name, text in {**written(run), "junit q1": junit_xml(scored),

@@ -164,5 +164,5 @@ def test_ragate_units_numbers_a_document_and_finds_a_phrase() -> None:
     assert code == 1 and "no document 'retruns' in the corpus (6 documents; did you mean " \
         "returns?)" in output
     code, output = units(str(TIRON), "tiron-IS1009a", "--find", "remember with the budget")
-    assert code == 0 and '{"doc_id": "tiron-IS1009a", "first_turn": 74, "last_turn": 74}' \
+    assert code == 0 and '{"doc_id": "tiron-IS1009a", "first_unit": 74, "last_unit": 74}' \
         in output, output

@@ -166,21 +166,21 @@ def test_expected_answer_without_question(tmp_path: Path) -> None:
 
 
 def test_mix_that_matches_loads(tmp_path: Path) -> None:
-    toml = BASE_TOML + "mix = { single_meeting = 2, cross_meeting = 1, unanswerable = 1 }\n"
+    toml = BASE_TOML + "mix = { single_doc = 2, multi_doc = 1, unanswerable = 1 }\n"
     assert len(load_goldset(write_goldset(tmp_path / "gs", toml=toml)).cases) == 4
 
 
 def test_mix_count_differs(tmp_path: Path) -> None:
-    toml = BASE_TOML + "mix = { single_meeting = 3, cross_meeting = 1, unanswerable = 1 }\n"
+    toml = BASE_TOML + "mix = { single_doc = 3, multi_doc = 1, unanswerable = 1 }\n"
     root = write_goldset(tmp_path / "gs", toml=toml)
     problems = problems_of(root)
-    problem = the_problem(problems, root / "ragate.toml", "questions.mix.single_meeting")
+    problem = the_problem(problems, root / "ragate.toml", "questions.mix.single_doc")
     assert "3" in problem.message and "2" in problem.message
     assert len(problems) == 1
 
 
 def test_mix_kind_present_but_not_declared(tmp_path: Path) -> None:
-    toml = BASE_TOML + "mix = { single_meeting = 2, cross_meeting = 1 }\n"
+    toml = BASE_TOML + "mix = { single_doc = 2, multi_doc = 1 }\n"
     root = write_goldset(tmp_path / "gs", toml=toml)
     problems = problems_of(root)
     problem = the_problem(problems, root / "ragate.toml", "questions.mix.unanswerable")
@@ -193,7 +193,7 @@ def test_mix_kind_present_but_not_declared(tmp_path: Path) -> None:
 
 def answer(qid: str, gist: str | None, evidence: list[tuple[str, int, int]]) -> dict[str, Any]:
     return {"question_id": qid, "gist": gist,
-            "evidence": [{"meeting_id": d, "first_turn": a, "last_turn": b}
+            "evidence": [{"doc_id": d, "first_unit": a, "last_unit": b}
                          for d, a, b in evidence]}
 
 
@@ -221,18 +221,18 @@ class AnswerRule:
 
 
 ANSWER_RULES: dict[str, AnswerRule] = {
-    "single_meeting without evidence": AnswerRule(
+    "single_doc without evidence": AnswerRule(
         replacing(answer("q1", "a gist", [])), 1, "q1", "evidence",
-        "single_meeting question needs evidence"),
-    "cross_meeting without evidence": AnswerRule(
+        "single_doc question needs evidence"),
+    "multi_doc without evidence": AnswerRule(
         replacing(answer("q3", "a gist", [])), 3, "q3", "evidence",
-        "cross_meeting question needs evidence"),
-    "single_meeting without gist": AnswerRule(
+        "multi_doc question needs evidence"),
+    "single_doc without gist": AnswerRule(
         replacing(answer("q1", None, [("m1", 2, 3)])), 1, "q1", "gist",
-        "single_meeting question needs a gist"),
-    "cross_meeting with a blank gist": AnswerRule(
+        "single_doc question needs a gist"),
+    "multi_doc with a blank gist": AnswerRule(
         replacing(answer("q3", "  ", [("m1", 0, 0), ("m3", 4, 5)])), 3, "q3", "gist",
-        "cross_meeting question needs a gist"),
+        "multi_doc question needs a gist"),
     "unanswerable with evidence": AnswerRule(
         replacing(answer("q4", None, [("m1", 0, 0)])), 4, "q4", "evidence",
         "an unanswerable question has no evidence"),
@@ -242,15 +242,15 @@ ANSWER_RULES: dict[str, AnswerRule] = {
     "custom kind with gist but no evidence": AnswerRule(
         replacing(answer("q5", "a gist", [])), 5, "q5", "evidence",
         "procedural question has a gist but no evidence", questions=(("q5", "procedural"),)),
-    "cross_meeting spanning one document": AnswerRule(
+    "multi_doc spanning one document": AnswerRule(
         replacing(answer("q3", "a gist", [("m1", 0, 0), ("m1", 4, 5)])), 3, "q3", "evidence",
         "spans 2+ documents"),
-    "single_meeting spanning two documents": AnswerRule(
+    "single_doc spanning two documents": AnswerRule(
         replacing(answer("q1", "a gist", [("m1", 2, 3), ("m2", 4, 5)])), 1, "q1", "evidence",
         "spans one document"),
     "cited turn beyond the last turn": AnswerRule(
         replacing(answer("q3", "a gist", [("m1", 0, 0), ("m3", 4, 6)])), 3, "q3",
-        "evidence[1].last_turn", "turn 6 does not exist (m3 has turns 0..5)"),
+        "evidence[1].last_unit", "unit 6 does not exist (m3 has units 0..5)"),
     "cited document not in the corpus": AnswerRule(
         replacing(answer("q3", "a gist", [("m1", 0, 0), ("m9", 4, 5)])), 3, "q3",
         "evidence[1].doc_id", "'m9' is not in the corpus"),
@@ -279,46 +279,60 @@ def test_custom_kind_is_answerable_exactly_when_it_has_evidence(tmp_path: Path,
     assert case.expected is not None and case.expected.must_abstain is (not row["evidence"])
 
 
-def test_last_turn_on_the_cited_document_is_accepted(tmp_path: Path) -> None:
+def test_last_unit_on_the_cited_document_is_accepted(tmp_path: Path) -> None:
     # m3 has 6 turns: 5 is its last, so citing 0..5 is fine (the beyond test cites 6).
     root = write_goldset(tmp_path / "gs",
                          expected=replacing(answer("q3", "g", [("m1", 0, 0), ("m3", 0, 5)])))
     expected = load_goldset(root).cases[2].expected
     assert expected is not None
-    assert expected.spans[1].last_turn == 5
+    assert expected.spans[1].last_unit == 5
 
 
-def test_last_turn_before_first_turn(tmp_path: Path) -> None:
+def test_last_unit_before_first_unit(tmp_path: Path) -> None:
     root = write_goldset(tmp_path / "gs",
                          expected=replacing(answer("q1", "a gist", [("m1", 5, 3)])))
-    problem = the_problem(problems_of(root), root / "expected.jsonl", "evidence[0].last_turn")
+    problem = the_problem(problems_of(root), root / "expected.jsonl", "evidence[0].last_unit")
     assert problem.line == 1
-    assert "last_turn 3 < first_turn 5" in problem.message
+    assert "last_unit 3 < first_unit 5" in problem.message
 
 
-def test_last_turn_before_first_turn_names_question_only_once(tmp_path: Path) -> None:
+def test_last_unit_before_first_unit_names_question_only_once(tmp_path: Path) -> None:
     root = write_goldset(tmp_path / "gs",
                          expected=replacing(answer("q1", "a gist", [("m1", 5, 3)])))
     problems = problems_of(root)
-    assert [(p.question_id, p.field) for p in problems] == [("q1", "evidence[0].last_turn")]
+    assert [(p.question_id, p.field) for p in problems] == [("q1", "evidence[0].last_unit")]
 
 
-def test_doc_id_accepted_for_meeting_id(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("old", "new"), [("meeting_id", "doc_id"),
+                                            ("first_turn", "first_unit"),
+                                            ("last_turn", "last_unit")])
+def test_a_pre_release_name_is_one_error_naming_the_new_one(tmp_path: Path, old: str,
+                                                             new: str) -> None:
     expected = expected_rows()
-    for span in expected[2]["evidence"]:
-        span["doc_id"] = span.pop("meeting_id")
-    goldset = load_goldset(write_goldset(tmp_path / "gs", expected=expected))
-    q3 = goldset.cases[2].expected
-    assert q3 is not None
-    assert [(s.doc_id, s.first_turn, s.last_turn) for s in q3.spans] == [("m1", 0, 0),
-                                                                         ("m3", 4, 5)]
+    expected[2]["evidence"][1][old] = expected[2]["evidence"][1].pop(new)
+    root = write_goldset(tmp_path / "gs", expected=expected)
+    problem = the_problem(problems_of(root), root / "expected.jsonl", "evidence[1]")
+    assert (problem.line, problem.question_id) == (3, "q3")
+    assert problem.message.endswith(f"{old} was renamed {new}")
+
+
+def test_a_file_of_pre_release_names_says_so_once(tmp_path: Path) -> None:
+    expected = expected_rows()
+    for row in expected:
+        for span in row["evidence"]:
+            span["first_turn"], span["last_turn"] = span.pop("first_unit"), span.pop("last_unit")
+    root = write_goldset(tmp_path / "gs", expected=expected)
+    problems = problems_of(root)
+    assert [(p.line, p.field, p.message) for p in problems] == [
+        (1, "evidence[0]", "first_turn was renamed first_unit; last_turn was renamed last_unit "
+         "(and 3 more like it)")]
 
 
 def test_doc_id_citing_a_missing_turn_is_still_checked(tmp_path: Path) -> None:
     expected = replacing({"question_id": "q2", "gist": "g",
-                          "evidence": [{"doc_id": "m2", "first_turn": 0, "last_turn": 12}]})
+                          "evidence": [{"doc_id": "m2", "first_unit": 0, "last_unit": 12}]})
     root = write_goldset(tmp_path / "gs", expected=expected)
-    problem = the_problem(problems_of(root), root / "expected.jsonl", "evidence[0].last_turn")
+    problem = the_problem(problems_of(root), root / "expected.jsonl", "evidence[0].last_unit")
     assert (problem.line, problem.question_id) == (2, "q2")
 
 
@@ -416,19 +430,27 @@ def test_tiron_txt_line_count_differs_from_segments(tmp_path: Path) -> None:
 
 def test_segments_jsonl_turns_not_consecutive(tmp_path: Path) -> None:
     corpus = corpus_rows()
-    corpus[3]["turn"] = 7  # m1: 0, 1, 2, 7 on line 4
+    corpus[3]["unit"] = 7  # m1: 0, 1, 2, 7 on line 4
     root = write_goldset(tmp_path / "gs", corpus=corpus)
     problems = [p for p in problems_of(root) if p.line == 4]
-    problem = the_problem(problems, root / "corpus" / "meetings.jsonl", "turn")
-    assert "expected turn 3 of 'm1'" in problem.message
+    problem = the_problem(problems, root / "corpus" / "meetings.jsonl", "unit")
+    assert "expected unit 3 of 'm1'" in problem.message
     assert "got 7" in problem.message
+
+
+def test_segments_under_the_pre_release_name_say_so_once(tmp_path: Path) -> None:
+    corpus = [{("turn" if k == "unit" else k): v for k, v in row.items()} for row in corpus_rows()]
+    root = write_goldset(tmp_path / "gs", corpus=corpus)
+    assert [(p.path.name, p.line, p.field, p.message) for p in problems_of(root)] == [
+        ("meetings.jsonl", 1, "<record>", "turn was renamed unit (format segments-jsonl: see "
+         f"docs/goldsets.md#corpus-formats) (and {len(corpus) - 1} more like it)")]
 
 
 def test_one_corpus_gap_gives_one_problem(tmp_path: Path) -> None:
     corpus = corpus_rows()
-    corpus[3]["turn"] = 7
+    corpus[3]["unit"] = 7
     root = write_goldset(tmp_path / "gs", corpus=corpus)
-    assert [(p.field, p.line) for p in problems_of(root)] == [("turn", 4)]
+    assert [(p.field, p.line) for p in problems_of(root)] == [("unit", 4)]
 
 
 def test_corpus_glob_matching_nothing_gives_one_problem(tmp_path: Path) -> None:
@@ -584,7 +606,7 @@ def independent_errors(root: Path) -> Path:
 
 
 THREE_ERRORS = [("questions.jsonl", 5, "q2", "question_id"),
-              ("expected.jsonl", 3, "q3", "evidence[1].last_turn"),
+              ("expected.jsonl", 3, "q3", "evidence[1].last_unit"),
               ("ragate.toml", None, None, "floors.faithfullness")]
 
 
@@ -634,7 +656,7 @@ ENTRY_RULES = {
     "duplicate-question-id": EntryRule(
         _dup_question, ("{root}/questions.jsonl:5: [q2] question_id: duplicate id",)),
     "turn-beyond": EntryRule(
-        _turn_beyond, ("{root}/expected.jsonl:3: [q3] evidence[1].last_turn: turn 6",)),
+        _turn_beyond, ("{root}/expected.jsonl:3: [q3] evidence[1].last_unit: unit 6",)),
     "glob-matches-nothing": EntryRule(
         _glob_nothing, ("{root}/ragate.toml: corpus.paths[0]: 'corpora/*.jsonl' matches no",)),
     "malformed-json": EntryRule(
@@ -645,7 +667,7 @@ ENTRY_RULES = {
         _questions_hold_gist, ("{root}/questions.jsonl:1: [q1] gist: ",)),
     "three-independent-errors": EntryRule(independent_errors, (
         "{root}/questions.jsonl:5: [q2] question_id: duplicate id",
-        "{root}/expected.jsonl:3: [q3] evidence[1].last_turn: turn 6",
+        "{root}/expected.jsonl:3: [q3] evidence[1].last_unit: unit 6",
         "{root}/ragate.toml: floors.faithfullness: unknown metric")),
 }
 
@@ -703,7 +725,7 @@ def test_ragate_validate_reports_every_goldset_under_a_folder(tmp_path: Path) ->
     lines = [line for line in result.output.splitlines() if not line.startswith("  ")]
     assert len(lines) == 2  # (the good goldset's indented notes aside: its unpinned spans)
     assert lines[0].startswith(f"ok {tmp_path / 'a-good' / 'ragate.toml'}: ")
-    assert lines[1].startswith(f"{bad / 'expected.jsonl'}:3: [q3] evidence[1].last_turn: ")
+    assert lines[1].startswith(f"{bad / 'expected.jsonl'}:3: [q3] evidence[1].last_unit: ")
 
 
 @pytest.mark.heavy  # runs the installed `ragate` command

@@ -42,9 +42,9 @@ def test_floors_name_their_worst_questions_and_junit_reads_like_a_report(
     assert lines == [
         "question: What about q2?",
         "answer: an answer",
-        "  ✗ [m1 · turns 0–1]",
+        "  ✗ [m1 · units 0–1]",
         "expected:",
-        "  [m2 · turns 5–5 · A]",
+        "  [m2 · units 5–5 · A]",
         "abstention right · citations 0/1 right · evidence 0/1 found (ranks —) in 1 contexts",
     ]
     assert re.fullmatch(r"latency \d+\.\d\d s", bill), bill  # the clock's: not pinned
@@ -52,10 +52,10 @@ def test_floors_name_their_worst_questions_and_junit_reads_like_a_report(
         "question: What about q4?\nanswer: (abstained)\nexpected: none, must abstain\n")
     row = {r["question_id"]: r for r in results_rows(pytester.path / "r.jsonl")}["q3"]
     assert row["question"] == "What about q3?"
-    assert row["expected"] == ["[m1 · turns 0–0 · B]", "[m3 · turns 4–5 · B, A]"]
+    assert row["expected"] == ["[m1 · units 0–0 · B]", "[m3 · units 4–5 · B, A]"]
     report = (pytester.path / "r.md").read_text()
     assert "| q3         | What about q3? |" in report
-    assert "[m1 · turns 0–0 · B] [m3 · turns 4–5 · B, A]" in report
+    assert "[m1 · units 0–0 · B] [m3 · units 4–5 · B, A]" in report
     html = (pytester.path / "r.html").read_text()
     assert '<div class="small qtext">What about q3?</div>' in html
 
@@ -77,7 +77,7 @@ def test_anchors_appear_in_the_markdown_and_html_reports(pytester: pytest.Pytest
     by_id = {row[0]: row for row in table[2:]}
     assert by_id["missed"][1:5] == ["retrieval_miss", "XFAIL", "the colour is red",
                                     "still missed"]
-    assert "evidence m1 turns 8-9 is not in the pool" in by_id["missed"][5]
+    assert "evidence m1 units 8-9 is not in the pool" in by_id["missed"][5]
     assert by_id["fixed"][2] == "XPASS(strict)" and by_id["control"][2] == "PASS"
     html = (pytester.path / "r.html").read_text()
     assert '<table class="anchors">' in html and "<code>missed</code>" in html

@@ -12,9 +12,8 @@ from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 from langchain_core.vectorstores import InMemoryVectorStore
 
-from pytest_ragate import Answer, Citation
+from pytest_ragate import Answer, Citation, split_paragraphs
 from pytest_ragate.adapters import from_langchain
-from pytest_ragate.goldsets.corpus import split_paragraphs
 
 DOCS = Path(__file__).parent / "docs"
 TOP_K = 3

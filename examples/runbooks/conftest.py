@@ -15,9 +15,8 @@ from haystack import Document
 from haystack.components.retrievers.in_memory import InMemoryBM25Retriever
 from haystack.document_stores.in_memory import InMemoryDocumentStore
 
-from pytest_ragate import Answer, Citation, Context
+from pytest_ragate import Answer, Citation, Context, split_paragraphs
 from pytest_ragate.adapters import from_haystack
-from pytest_ragate.goldsets.corpus import split_paragraphs
 
 DOCS = Path(__file__).parent / "docs"
 TOP_K = 3
@@ -78,7 +77,7 @@ def ragate_system(ragate_retriever: Callable[[str], list[Context]]) -> Callable[
                   and len(words & content_words(c.text)) >= MIN_SHARED]
         knobs = {"top_k": TOP_K, "min_shared": MIN_SHARED}
         if not quoted:
-            return Answer.abstain(contexts, **knobs)
+            return Answer.abstain(contexts, knobs=knobs)
         quotes = [best_sentence(words, c.text) for c in quoted]
         return Answer(text=" ".join(quotes), contexts=contexts,
                       citations=[Citation(context_id=c.context_id, quote=q)

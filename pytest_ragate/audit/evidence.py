@@ -131,7 +131,7 @@ def span_units(corpus: Corpus, items: Iterable[Evidence]) -> list[Unit]:
         if item.doc_id not in corpus:
             continue
         size = len(corpus[item.doc_id].turns)
-        first, last = ((item.first_turn, min(item.last_turn, size - 1))
+        first, last = ((item.first_unit, min(item.last_unit, size - 1))
                        if isinstance(item, Span) else (0, size - 1))
         units.update(((item.doc_id, i), None) for i in range(first, last + 1))
     return list(units)
@@ -287,7 +287,7 @@ def _covered(items: Iterable[Evidence], corpus: Corpus) -> dict[str, set[int]]:
         if item.doc_id not in corpus or not isinstance(item, Span | WholeDocument):
             continue
         of = len(corpus[item.doc_id].turns)
-        first, last = ((item.first_turn, min(item.last_turn, of - 1))
+        first, last = ((item.first_unit, min(item.last_unit, of - 1))
                        if isinstance(item, Span) else (0, of - 1))
         covered.setdefault(item.doc_id, set()).update(range(first, last + 1))
     return covered

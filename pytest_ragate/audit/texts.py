@@ -97,9 +97,9 @@ def evidence_text(corpus: Corpus, item: Evidence) -> str | None:
         return "\n".join(unit_text(t.text) for t in corpus[item.doc_id].turns)
     if isinstance(item, Span) and item.doc_id in corpus:
         turns = corpus[item.doc_id].turns
-        if item.last_turn < len(turns):
+        if item.last_unit < len(turns):
             return "\n".join(unit_text(t.text)
-                             for t in turns[item.first_turn:item.last_turn + 1])
+                             for t in turns[item.first_unit:item.last_unit + 1])
     return None
 
 

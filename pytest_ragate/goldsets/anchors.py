@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from pytest_ragate.answer import Context, turns_in_order
+from pytest_ragate.answer import Context, no_old_names, units_in_order
 from pytest_ragate.files import read_jsonl
 from pytest_ragate.goldsets.corpus import Corpus
 from pytest_ragate.problems import Problem
@@ -31,17 +31,16 @@ NEEDS_EVIDENCE = {"retrieval_miss", "true_hallucination", "topical_probe"}
 class AnchorEvidence(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    doc_id: str = Field(validation_alias=AliasChoices("doc_id", "meeting_id"))
-    first_turn: Annotated[int, Field(ge=0, validation_alias=AliasChoices("first_turn",
-                                                                         "first_unit"))]
-    last_turn: Annotated[int, Field(ge=0, validation_alias=AliasChoices("last_turn",
-                                                                        "last_unit"))]
+    doc_id: str
+    first_unit: Annotated[int, Field(ge=0)]
+    last_unit: Annotated[int, Field(ge=0)]
 
-    _ordered = field_validator("last_turn")(turns_in_order)
+    _renamed = model_validator(mode="before")(no_old_names)
+    _ordered = field_validator("last_unit")(units_in_order)
 
     @property
     def span(self) -> Span:
-        return Span(self.doc_id, self.first_turn, self.last_turn)
+        return Span(self.doc_id, self.first_unit, self.last_unit)
 
 
 class Anchor(BaseModel):
@@ -89,9 +88,9 @@ def load_anchors(path: Path, corpus: Corpus) -> tuple[list[AnchorEntry], list[Pr
                                         "not in the corpus", line=line, question_id=aid))
                 continue
             n, unit = len(corpus[ev.doc_id].turns), corpus.unit
-            if ev.last_turn >= n or ev.last_turn < ev.first_turn:
-                problems.append(Problem(path, f"evidence.last_{unit}", f"{unit}s "
-                                        f"{ev.first_turn}..{ev.last_turn} do not exist "
+            if ev.last_unit >= n or ev.last_unit < ev.first_unit:
+                problems.append(Problem(path, "evidence.last_unit", f"{unit}s "
+                                        f"{ev.first_unit}..{ev.last_unit} do not exist "
                                         f"({ev.doc_id} has {unit}s 0..{n - 1})", line=line,
                                         question_id=aid))
                 continue
@@ -100,8 +99,8 @@ def load_anchors(path: Path, corpus: Corpus) -> tuple[list[AnchorEntry], list[Pr
 
 
 def _show(contexts: Sequence[Context]) -> str:
-    return ", ".join(f"{c.doc_id}:{c.first_turn}-{c.last_turn} ({c.distance:.2f})"
-                     if c.distance is not None else f"{c.doc_id}:{c.first_turn}-{c.last_turn}"
+    return ", ".join(f"{c.doc_id}:{c.first_unit}-{c.last_unit} ({c.distance:.2f})"
+                     if c.distance is not None else f"{c.doc_id}:{c.first_unit}-{c.last_unit}"
                      for c in contexts) or "nothing"
 
 
@@ -152,7 +151,7 @@ def _near(anchor: Anchor, contexts: Sequence[Context], cut: Cut | None,
 
 
 def check(anchor: Anchor, contexts: Sequence[Context], cut: Cut | None, *,
-          unit: str = "turn", undeclared: str = "for the system") -> str | None:
+          unit: str = "unit", undeclared: str = "for the system") -> str | None:
     """None when the anchor holds, else why not (naming what was retrieved, its positions
     called by the corpus's `unit`, and the cut with who declared it); NoDistance when it
     reads distances the pool does not carry, NoCut when it reads a cut nobody declared
@@ -166,7 +165,7 @@ def check(anchor: Anchor, contexts: Sequence[Context], cut: Cut | None, *,
     assert anchor.evidence is not None
     span = anchor.evidence.span
     hits = [c for c in contexts if span.matches(c)]
-    where = f"{span.doc_id} {unit}s {span.first_turn}-{span.last_turn}"
+    where = f"{span.doc_id} {unit}s {span.first_unit}-{span.last_unit}"
     if anchor.kind == "retrieval_miss":
         return None if hits else f"evidence {where} is not in the pool: {_show(contexts)}"
     if hits:

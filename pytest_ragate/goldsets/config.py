@@ -15,15 +15,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
-    AliasChoices,
     BaseModel,
     ConfigDict,
-    Discriminator,
     Field,
     PlainValidator,
     PrivateAttr,
     SerializerFunctionWrapHandler,
-    Tag,
     ValidationError,
     ValidationInfo,
     field_validator,
@@ -31,7 +28,7 @@ from pydantic import (
     model_validator,
 )
 
-from pytest_ragate.answer import Earlier, turns_in_order
+from pytest_ragate.answer import Earlier, no_old_names, units_in_order
 from pytest_ragate.files import UnreadableText, read_jsonl, read_text
 from pytest_ragate.goldsets.corpus import Units
 from pytest_ragate.goldsets.pins import Pin
@@ -47,7 +44,7 @@ from pytest_ragate.scoring.registry import METRICS
 
 
 class _Model(BaseModel):
-    # strict: `first_turn: true` or `"3"` is an error in the file, not a silent 1 or 3
+    # strict: `first_unit: true` or `"3"` is an error in the file, not a silent 1 or 3
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
@@ -57,11 +54,25 @@ class CorpusConfig(_Model):
     units: Units = "paragraph"  # how the documents formats are split into numbered units
 
 
+# the transcript names of two kinds before 0.1: each an error naming the kind it became
+RENAMED_KINDS = {"single_meeting": "single_doc", "cross_meeting": "multi_doc"}
+
+
 class QuestionsConfig(_Model):
     file: str = "questions.jsonl"
     expected: str = "expected"
     mix: dict[str, Annotated[int, Field(ge=0)]] | None = None
     kinds: list[Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9_\-]*$")]] | None = None
+
+    @field_validator("mix", "kinds")
+    @classmethod
+    def _not_renamed(cls, kinds: dict[str, int] | list[str] | None,
+                     ) -> dict[str, int] | list[str] | None:
+        renamed = [f"kind {k!r} was renamed {RENAMED_KINDS[k]!r}" for k in kinds or ()
+                   if k in RENAMED_KINDS]
+        if renamed:
+            raise ValueError("; ".join(renamed))
+        return kinds
 
 
 class AnchorsConfig(_Model):
@@ -196,22 +207,17 @@ CONVERSATION_ID = r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$"
 
 SliceKey = Annotated[str, AfterValidator(_slice_part(SLICE_KEY, "key"))]
 SliceValue = Annotated[str, AfterValidator(_slice_part(SLICE_VALUE, "value"))]
-# tags as a mapping (slices) or, as before slices, a list of labels: told apart by the input's
-# type, so a bad mapping's error names its key, not both shapes
-Tags = Annotated[
-    Annotated[dict[SliceKey, SliceValue], Tag("mapping")] | Annotated[list[str], Tag("list")],
-    Discriminator(lambda v: "list" if isinstance(v, list) else "mapping")]
+Tags = dict[SliceKey, SliceValue]  # the question's slices, `{"lang": "de"}`
 
 
 class Question(_Model):
     """What the system under test is asked: never a gist or evidence. Its `tags` are a
-    mapping (`{"lang": "de"}`: the slices floors are decided over, docs/goldsets.md), or, as
-    before slices, a list of labels no floor reads."""
+    mapping (`{"lang": "de"}`: the slices floors are decided over, docs/goldsets.md)."""
 
     question_id: Annotated[str, Field(min_length=1)]
     kind: Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9_\-]*$")]
     question: Annotated[str, Field(min_length=1)]
-    tags: Tags = Field(default_factory=list)
+    tags: Tags = Field(default_factory=dict)
     # a turn of a conversation (docs/goldsets.md, "Conversations"): its id, and its place in
     # it, numbered from 1 without gaps; both or neither
     conversation: Annotated[str, Field(pattern=CONVERSATION_ID)] | None = None
@@ -229,7 +235,7 @@ class Question(_Model):
         if self.conversation is not None and self.turn is None:
             raise ValueError(f"a question of conversation {self.conversation!r} needs its "
                              "\"turn\" (1 for the first question, 2 for the next, …)")
-        if self.turn is not None and isinstance(self.tags, dict) and TURN_SLICE in self.tags:
+        if self.turn is not None and TURN_SLICE in self.tags:
             raise ValueError(f"{TURN_SLICE!r} is a turn's position, a slice of its own "
                              "([floors.turn.1], [floors.turn.later]): not a tag of a turn")
         return self
@@ -261,10 +267,18 @@ class Question(_Model):
     def _unreserved(cls, value: str) -> str:
         return unreserved(value)
 
+    @field_validator("tags", mode="before")
+    @classmethod
+    def _no_list(cls, value: object) -> object:
+        if isinstance(value, list):
+            raise ValueError("tags are a mapping of slices, {\"topic\": \"billing\"}: the list "
+                             "form ([\"billing\"]) was removed before 0.1")
+        return value
+
     @field_validator("tags")
     @classmethod
-    def _kind_is_its_own(cls, value: dict[str, str] | list[str]) -> dict[str, str] | list[str]:
-        if isinstance(value, dict) and KIND_SLICE in value:
+    def _kind_is_its_own(cls, value: dict[str, str]) -> dict[str, str]:
+        if KIND_SLICE in value:
             raise ValueError(f"{KIND_SLICE!r} is the question's kind, a slice of its own: not a "
                              "tag (set the question's kind)")
         return value
@@ -274,8 +288,7 @@ class Question(_Model):
         """The question's value of each slice key: its tags (a mapping), its kind, and a
         conversation's turn its position (`turn`: "1" or "later", `[floors.turn.1]`)."""
         turn = {TURN_SLICE: turn_position(self.turn)} if self.turn is not None else {}
-        return {**(self.tags if isinstance(self.tags, dict) else {}), KIND_SLICE: self.kind,
-                **turn}
+        return {**self.tags, KIND_SLICE: self.kind, **turn}
 
     @field_validator("gist", "evidence", mode="before")
     @classmethod
@@ -286,19 +299,16 @@ class Question(_Model):
 
 class EvidenceEntry(_Model):
     """One piece of expected evidence, in one of three forms, each scored by one rule:
-    `{doc_id, first_turn, last_turn}` (or `first_unit`/`last_unit`): a context overlapping
-    that range of the document; `{doc_id}`: any context from the document;
-    `{context_id, doc_id}`: that context of that document exactly. `meeting_id` is accepted
-    for `doc_id`. A span may carry its `pin`, the fingerprint of the text it points at
+    `{doc_id, first_unit, last_unit}`: a context overlapping that range of the document;
+    `{doc_id}`: any context from the document; `{context_id, doc_id}`: that context of that
+    document exactly (a pre-0.1 name, `meeting_id` or `first_turn`, is an error naming the
+    new one). A span may carry its `pin`, the fingerprint of the text it points at
     (goldsets/pins.py; `ragate pin` writes it): dumped only when set, so an unpinned answer's
     goldset digest stays as it was."""
 
-    doc_id: str | None = Field(default=None,
-                               validation_alias=AliasChoices("doc_id", "meeting_id"))
-    first_turn: Annotated[int, Field(ge=0)] | None = Field(
-        default=None, validation_alias=AliasChoices("first_turn", "first_unit"))
-    last_turn: Annotated[int, Field(ge=0)] | None = Field(
-        default=None, validation_alias=AliasChoices("last_turn", "last_unit"))
+    doc_id: str | None = None
+    first_unit: Annotated[int, Field(ge=0)] | None = None
+    last_unit: Annotated[int, Field(ge=0)] | None = None
     context_id: Annotated[str, Field(min_length=1)] | None = None
     pin: Pin | None = None
 
@@ -310,16 +320,18 @@ class EvidenceEntry(_Model):
             data.pop("pin", None)
         return data
 
+    _renamed = model_validator(mode="before")(no_old_names)
+
     @model_validator(mode="after")
     def _one_form(self) -> EvidenceEntry:
-        if self.pin is not None and self.last_turn is None:
+        if self.pin is not None and self.last_unit is None:
             raise ValueError("a pin fingerprints a span's text: only {doc_id, first_unit, "
                              "last_unit} evidence carries one (a whole document or a context "
                              "id has no units to re-find)")
         if self.context_id is not None:
-            if self.first_turn is not None or self.last_turn is not None:
-                raise ValueError("evidence is {context_id, doc_id}, or {doc_id[, first_turn, "
-                                 "last_turn]}: not both")
+            if self.first_unit is not None or self.last_unit is not None:
+                raise ValueError("evidence is {context_id, doc_id}, or {doc_id[, first_unit, "
+                                 "last_unit]}: not both")
             if self.doc_id is None:
                 raise ValueError(f"context_id {self.context_id!r} needs the doc_id of its "
                                  "document too, as {\"context_id\": \"" + self.context_id
@@ -327,26 +339,26 @@ class EvidenceEntry(_Model):
                                  "another document with the same id must not count")
             return self
         if self.doc_id is None:
-            raise ValueError("evidence needs doc_id (with first_turn and last_turn for a span) "
+            raise ValueError("evidence needs doc_id (with first_unit and last_unit for a span) "
                              "or context_id")
-        if (self.first_turn is None) != (self.last_turn is None):
-            raise ValueError("a span needs both first_turn and last_turn (or first_unit and "
-                             "last_unit); name the document alone for any of it")
+        if (self.first_unit is None) != (self.last_unit is None):
+            raise ValueError("a span needs both first_unit and last_unit; name the document "
+                             "alone for any of it")
         return self
 
-    @field_validator("last_turn")
+    @field_validator("last_unit")
     @classmethod
     def _ordered(cls, last: int | None, info: ValidationInfo) -> int | None:
-        return last if last is None else turns_in_order(last, info)
+        return last if last is None else units_in_order(last, info)
 
     @property
     def item(self) -> Evidence:
         assert self.doc_id is not None
         if self.context_id is not None:
             return ContextRef(self.context_id, self.doc_id)
-        if self.first_turn is None or self.last_turn is None:
+        if self.first_unit is None or self.last_unit is None:
             return WholeDocument(self.doc_id)
-        return Span(self.doc_id, self.first_turn, self.last_turn)
+        return Span(self.doc_id, self.first_unit, self.last_unit)
 
 
 def _fact(value: object) -> Fact:

@@ -19,7 +19,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from pytest_ragate.answer import format_label
 from pytest_ragate.files import UnreadableText, read_jsonl, read_lines, read_text
@@ -35,7 +35,7 @@ class Turn:
 
 
 def span_label(doc_id: str, turns: Iterable[Turn], numbers: tuple[int, int] | None = None,
-               unit: str = "turn") -> str:
+               unit: str = "unit") -> str:
     """The label of a run of turns: its speakers in order of appearance, first start to
     last end (and its turn numbers, when given)."""
     turns = list(turns)
@@ -72,11 +72,11 @@ class Document:
             at += len(turn.text) + 1
         return "\n".join(t.text for t in self.turns), tuple(spans)
 
-    def label(self, first_turn: int, last_turn: int, numbered: bool = False,
-              unit: str = "turn") -> str:
-        """The span's label; turns past the end are left out (validation reports them)."""
-        return span_label(self.doc_id, self.turns[first_turn:last_turn + 1],
-                          (first_turn, last_turn) if numbered else None, unit)
+    def label(self, first_unit: int, last_unit: int, numbered: bool = False,
+              unit: str = "unit") -> str:
+        """The span's label; units past the end are left out (validation reports them)."""
+        return span_label(self.doc_id, self.turns[first_unit:last_unit + 1],
+                          (first_unit, last_unit) if numbered else None, unit)
 
 
 @dataclass
@@ -87,7 +87,7 @@ class Corpus:
     documents: dict[str, Document]
     broken: set[str] = field(default_factory=set)
     complete: bool = True
-    unit: str = "turn"  # what a numbered position is called: a transcript's turn, a unit
+    unit: str = "unit"  # what a numbered position is called, in every corpus
 
     def knows(self, doc_id: str) -> bool:
         """Whether a check of `doc_id` against this corpus can be trusted."""
@@ -112,8 +112,8 @@ class Corpus:
             doc = self.documents.get(c.doc_id)
             if doc is None:
                 problems.append(f"{c.context_id}: document {c.doc_id!r} is not in the corpus")
-            elif c.last_turn >= len(doc.turns):
-                problems.append(f"{c.context_id}: {self.unit}s {c.first_turn}–{c.last_turn} run "
+            elif c.last_unit >= len(doc.turns):
+                problems.append(f"{c.context_id}: {self.unit}s {c.first_unit}–{c.last_unit} run "
                                 f"past the end of {c.doc_id} ({self.unit}s 0–"
                                 f"{len(doc.turns) - 1})")
         if len(problems) > shown:
@@ -173,11 +173,18 @@ class _Segment(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     doc_id: str
-    turn: int
+    unit: int
     text: str
     speaker: str | None = None
     t_start: float | None = None
     t_end: float | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, value: object) -> object:
+        if isinstance(value, dict) and "turn" in value:
+            raise ValueError("turn was renamed unit")
+        return value
 
 
 def _read_tiron(path: Path) -> tuple[list[Document], list[Problem]]:
@@ -217,14 +224,14 @@ def _read_segments(path: Path) -> tuple[list[Document], list[Problem]]:
     broken: set[str] = set()
     for lineno, seg in rows:
         if seg.doc_id in broken:
-            continue  # its first gap is reported; every later turn would repeat it
+            continue  # its first gap is reported; every later unit would repeat it
         turns = by_doc.setdefault(seg.doc_id, [])
-        if seg.turn != len(turns):
+        if seg.unit != len(turns):
             message = (
-                f"expected turn {len(turns)} of {seg.doc_id!r} (turns are 0-based, "
-                f"consecutive, in file order), got {seg.turn}"
+                f"expected unit {len(turns)} of {seg.doc_id!r} (units are 0-based, "
+                f"consecutive, in file order), got {seg.unit}"
             )
-            problems.append(Problem(path, "turn", message, line=lineno))
+            problems.append(Problem(path, "unit", message, line=lineno))
             broken.add(seg.doc_id)
             continue
         turns.append(Turn(seg.text, seg.speaker, seg.t_start, seg.t_end))
@@ -380,5 +387,4 @@ def load_corpus(base: Path, patterns: list[str], fmt: str, config_path: Path,
         problems.append(Problem(config_path, "corpus.paths", f"the corpus has no documents "
                                 f"({len(paths)} file{'s' * (len(paths) != 1)} read as {fmt!r}): "
                                 "a goldset over nothing can pass nothing"))
-    unit = "unit" if fmt in DOCUMENT_FORMATS else "turn"
-    return Corpus(documents, broken=broken, complete=complete, unit=unit), problems
+    return Corpus(documents, broken=broken, complete=complete), problems

@@ -28,6 +28,7 @@ from pytest_ragate.files import read_jsonl
 from pytest_ragate.goldsets import CONFIG_NAME
 from pytest_ragate.goldsets.anchors import AnchorEntry, AnchorKind, load_anchors
 from pytest_ragate.goldsets.config import (
+    RENAMED_KINDS,
     SLICE_KEY,
     SLICE_VALUE,
     Expected,
@@ -49,7 +50,7 @@ from pytest_ragate.goldsets.sealed import (
     open_sealed,
     sealed_index,
 )
-from pytest_ragate.problems import GoldsetError, Problem, problems_from_validation
+from pytest_ragate.problems import GoldsetError, Problem, problems_from_validation, renamed_once
 from pytest_ragate.scoring.agreement import AGREEMENT
 from pytest_ragate.scoring.answer_match import ANSWER_MATCH, AnswerLabel
 from pytest_ragate.scoring.answer_text import is_pattern, same_statement
@@ -60,12 +61,11 @@ from pytest_ragate.scoring.registry import METRICS, anchor_floor_metrics, reques
 from pytest_ragate.scoring.slices import EVERY_SLICE, sliceable
 from pytest_ragate.wording.slices import not_sliceable
 
-# the generic kinds, and the transcript names kept as aliases (same rules, own figures)
-SINGLE_DOC_KINDS = frozenset({"single_doc", "single_meeting"})
-MULTI_DOC_KINDS = frozenset({"multi_doc", "cross_meeting"})
+SINGLE_DOC_KINDS = frozenset({"single_doc"})
+MULTI_DOC_KINDS = frozenset({"multi_doc"})
 ANSWERABLE_KINDS = SINGLE_DOC_KINDS | MULTI_DOC_KINDS
 UNANSWERABLE_KIND = "unanswerable"
-KNOWN_KINDS = ("single_doc", "multi_doc", UNANSWERABLE_KIND, "single_meeting", "cross_meeting")
+KNOWN_KINDS = ("single_doc", "multi_doc", UNANSWERABLE_KIND)
 
 class FloorValue(_Model):
     """`{min = 0.8}` (the figure must reach it) or `{max = 0.05}` (must not exceed it, as a
@@ -465,16 +465,16 @@ _ANSWERS = TypeAdapter(list[Expected | None])
 
 
 def evidence_label(corpus: Corpus, item: Evidence) -> str:
-    """`[ES2004a · turns 20–34 · A, B · 01:02–01:40]`, `[handbook · whole document]` or
+    """`[ES2004a · units 20–34 · A, B · 01:02–01:40]`, `[handbook · whole document]` or
     `[context c12]`: expected evidence as a person reads it."""
     if isinstance(item, ContextRef):
         return f"[context {item.context_id}]"
     if isinstance(item, WholeDocument):
         return f"[{item.doc_id} · whole document]"
     if item.doc_id in corpus:
-        return corpus[item.doc_id].label(item.first_turn, item.last_turn, numbered=True,
+        return corpus[item.doc_id].label(item.first_unit, item.last_unit, numbered=True,
                                          unit=corpus.unit)
-    return f"[{item.doc_id} · {corpus.unit}s {item.first_turn}–{item.last_turn}]"
+    return f"[{item.doc_id} · {corpus.unit}s {item.first_unit}–{item.last_unit}]"
 
 
 SEALED_FIELD = "<sealed>"
@@ -598,9 +598,9 @@ def _corpus_rules(expected: Expected, corpus: Corpus) -> list[tuple[str, str]]:
             found.append((f"evidence[{i}].doc_id", f"document {ev.doc_id!r} is not in the corpus"))
             continue
         n = len(corpus[ev.doc_id].turns)
-        if ev.last_turn is not None and ev.last_turn >= n:
+        if ev.last_unit is not None and ev.last_unit >= n:
             unit = corpus.unit
-            found.append((f"evidence[{i}].last_{unit}", f"{unit} {ev.last_turn} does not exist "
+            found.append((f"evidence[{i}].last_unit", f"{unit} {ev.last_unit} does not exist "
                           f"({ev.doc_id} has {unit}s 0..{n - 1})"))
     return found
 
@@ -647,7 +647,11 @@ def _check_kinds(config: GoldsetConfig, config_path: Path, questions_path: Path,
         at, count = first.get(q.kind, (line, 0))
         first[q.kind] = (at, count + 1)
     for kind, (line, count) in first.items():
-        if kind not in declared:
+        if kind in RENAMED_KINDS:
+            found.append(Problem(questions_path, "kind", f"{kind!r} ({count} question"
+                                 f"{'s' * (count != 1)}) was renamed {RENAMED_KINDS[kind]!r}",
+                                 line=line))
+        elif kind not in declared:
             found.append(Problem(questions_path, "kind", f"{kind!r} ({count} question"
                                  f"{'s' * (count != 1)}) is not a known kind "
                                  f"({', '.join(KNOWN_KINDS)}) and not declared in "
@@ -657,7 +661,11 @@ def _check_kinds(config: GoldsetConfig, config_path: Path, questions_path: Path,
         found.append(Problem(questions_path, "questions.file", "has no questions: a goldset "
                              "with nothing to ask can pass nothing"))
     for f in floors:
-        if f.kind is not None and not f.anchors and f.kind not in first and first \
+        if f.kind in RENAMED_KINDS and not f.anchors:
+            problem = Problem(config_path, f"floors.kind.{f.kind}",
+                              f"kind {f.kind!r} was renamed {RENAMED_KINDS[f.kind]!r}")
+            found += [problem] if problem not in found else []
+        elif f.kind is not None and not f.anchors and f.kind not in first and first \
                 and not rejected:
             section = f"floors.kind.{f.kind}.{f.metric}"
             found.append(Problem(config_path, section, f"no question has kind {f.kind!r} "
@@ -904,7 +912,7 @@ def load_goldset(path: Path) -> Goldset:
     problems = [*problems, *unread_corpus, *listed.problems, *answers.problems, *duplicates,
                 *unsliced, *matching.problems, *mix, *unlabelled, *unanchored, *unfacted]
     if problems:
-        raise GoldsetError(problems)
+        raise GoldsetError(renamed_once(problems))
     goldset = Goldset(name=config.name or root.name, root=root, config_path=config_path,
                       config=config, corpus=corpus, floors=with_judge_coverage(floors),
                       anchors=anchors, labels=[x for x in labels if x.metric != ANSWER_MATCH],
@@ -976,7 +984,7 @@ def load_goldset_corpus(path: Path) -> Corpus:
     corpus, problems = load_corpus(config_path.parent, config.corpus.paths,
                                    config.corpus.format, config_path, config.corpus.units)
     if problems:
-        raise GoldsetError(problems)
+        raise GoldsetError(renamed_once(problems))
     return corpus
 
 

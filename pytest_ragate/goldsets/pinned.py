@@ -43,20 +43,20 @@ def hold(expected: Expected, text: CorpusText, *, sealed: bool = False) -> Held:
     spans = unpinned = dated = 0
     unit = text.corpus.unit
     for i, entry in enumerate(expected.evidence):
-        if entry.last_turn is None or entry.doc_id is None or entry.first_turn is None:
+        if entry.last_unit is None or entry.doc_id is None or entry.first_unit is None:
             continue
         spans += 1
         if entry.pin is None:
             unpinned += 1
             continue
         dated += entry.pin.dated
-        check = text.check(entry.doc_id, entry.first_turn, entry.last_turn, entry.pin)
+        check = text.check(entry.doc_id, entry.first_unit, entry.last_unit, entry.pin)
         if isinstance(check, Moved):
             moves.append((i, (check.doc_id, check.first_unit, check.last_unit)))
             entries[i] = entry.model_copy(update={"doc_id": check.doc_id,
-                                                  "first_turn": check.first_unit,
-                                                  "last_turn": check.last_unit})
-            moved.append(wording.moved(entry.doc_id, entry.first_turn, entry.last_turn,
+                                                  "first_unit": check.first_unit,
+                                                  "last_unit": check.last_unit})
+            moved.append(wording.moved(entry.doc_id, entry.first_unit, entry.last_unit,
                                        now_doc=check.doc_id, now_first=check.first_unit,
                                        now_last=check.last_unit, unit=unit))
         elif isinstance(check, Stale):
@@ -75,7 +75,7 @@ def hold(expected: Expected, text: CorpusText, *, sealed: bool = False) -> Held:
 
 def pinned_entry(entry: EvidenceEntry, text: CorpusText) -> EvidenceEntry:
     """The entry with its pin, taken of the corpus as it is now (`Unpinnable` says why not)."""
-    assert entry.doc_id is not None and entry.first_turn is not None
-    assert entry.last_turn is not None
-    return entry.model_copy(update={"pin": text.pin(entry.doc_id, entry.first_turn,
-                                                    entry.last_turn)})
+    assert entry.doc_id is not None and entry.first_unit is not None
+    assert entry.last_unit is not None
+    return entry.model_copy(update={"pin": text.pin(entry.doc_id, entry.first_unit,
+                                                    entry.last_unit)})

@@ -127,7 +127,7 @@ class QuestionItem(pytest.Function):
     """One question; its answer is scored by the plugin's `pytest_pyfunc_call`."""
 
     def __repr__(self) -> str:
-        """`<QuestionItem q07 single_meeting: "What did …?">`: the question, never its answer."""
+        """`<QuestionItem q07 single_doc: "What did …?">`: the question, never its answer."""
         case = self.stash.get(CASE_KEY, None)
         if case is None:
             return super().__repr__()
@@ -286,7 +286,7 @@ def make_questions(parent: pytest.Collector, goldset: Goldset) -> Iterator[pytes
 def check_anchor(ragate_anchor: AnchorEntry, request: pytest.FixtureRequest,
                  pytestconfig: pytest.Config) -> None:
     from pytest_ragate.goldsets.anchors import check
-    from pytest_ragate.items.malformed import as_answer
+    from pytest_ragate.items.malformed import as_answer, built_in_one_line
     from pytest_ragate.items.provenance import anchor_source, is_builtin_pool
     from pytest_ragate.items.timeouts import answer_within
     from pytest_ragate.settings import read_settings
@@ -295,8 +295,9 @@ def check_anchor(ragate_anchor: AnchorEntry, request: pytest.FixtureRequest,
     source, described = anchor_source(request.node)
     settings = read_settings(pytestconfig)
     asked = request.getfixturevalue(f"ragate_{source}")
-    found = answer_within(lambda: asked(anchor.claim), settings.gate.system_timeout,
-                          f"anchor {anchor.anchor_id}", source)
+    with built_in_one_line(f"anchor {anchor.anchor_id}"):
+        found = answer_within(lambda: asked(anchor.claim), settings.gate.system_timeout,
+                              f"anchor {anchor.anchor_id}", source)
     if source == "retriever":
         pool = found
     else:

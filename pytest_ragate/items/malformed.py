@@ -6,6 +6,8 @@ whole failure, never pydantic's traceback; the run's one summary line counts the
 from __future__ import annotations
 
 import reprlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 from pydantic import ValidationError
@@ -55,6 +57,31 @@ def malformed_line(who: str, result: object, error: ValidationError) -> str:
     if any(e["type"] == "extra_forbidden" for e in error.errors(include_url=False)):
         fields += f" (an Answer's fields: {', '.join(Answer.model_fields)})"
     return f"{who}: the system returned a malformed answer (dict): {fields}"
+
+
+BUILT = frozenset({"Answer", "Citation", "Context", "Usage"})  # what a system builds of ours
+
+
+@contextmanager
+def built_in_one_line(who: str) -> Iterator[None]:
+    """Around the system's call: a ragate model it built with a wrong field (`Answer(text=5)`)
+    is one line naming the field (`built_wrong`), as a wrong return is."""
+    try:
+        yield
+    except ValidationError as error:
+        if error.title not in BUILT:
+            raise
+        raise built_wrong(who, error) from None
+
+
+def built_wrong(who: str, error: ValidationError) -> MalformedAnswer:
+    """`q05: the system built a malformed Answer: text: Input should be a valid string`: a
+    ragate model (`BUILT`) the system made with a wrong field, each wrong field on one line."""
+    said = [(".".join(map(str, e["loc"])), e["msg"].removeprefix("Value error, "))
+            for e in error.errors(include_url=False)]
+    fields = "; ".join(f"{where}: {what}" if where else what for where, what in said)
+    return MalformedAnswer(f"{who}: the system built a malformed {error.title}: {fields}",
+                           returned=f"a malformed {error.title}")
 
 
 def malformed_summary(returned: dict[str, int]) -> str:

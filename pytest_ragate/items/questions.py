@@ -34,7 +34,7 @@ from pytest_ragate.items.keys import (
     ROUTE_KEY,
     RUN_KEY,
 )
-from pytest_ragate.items.malformed import as_answer
+from pytest_ragate.items.malformed import as_answer, built_in_one_line
 from pytest_ragate.items.provenance import question_parts
 from pytest_ragate.items.pytest_internals import function_arguments, run_unlogged
 from pytest_ragate.items.reasons import failure_line
@@ -120,8 +120,9 @@ def answer_and_score(item: pytest.Function, case: Case) -> None:
         pytest.fail(why, pytrace=False)
     args = {name: item.funcargs[name] for name in function_arguments(item)}
     started = time.perf_counter()  # the bill's latency: the system's call, and only it
-    result = answer_within(lambda: item.obj(**args),
-                           read_settings(item.config).gate.system_timeout, qid)
+    with built_in_one_line(qid):  # `Answer(text=5)` in the system: one line, as returned
+        result = answer_within(lambda: item.obj(**args),
+                               read_settings(item.config).gate.system_timeout, qid)
     latency = time.perf_counter() - started
     answer = as_answer(result, qid)
     if answer.empty:

@@ -538,7 +538,7 @@ def markdown(runs: Sequence[GoldsetRun],
         if run.anchors or run.anchor_gaps:
             parts += ["### Anchors", "", tabulate(anchor_rows(run), headers=ANCHOR_HEADERS,
                                                   tablefmt="github", disable_numparse=True), ""]
-    parts += ["Figures marked *mechanical* are computed from turn ranges alone; judged figures "
+    parts += ["Figures marked *mechanical* are computed from unit ranges alone; judged figures "
               "name the judge that produced them.", ""]
     return "\n".join(parts)
 

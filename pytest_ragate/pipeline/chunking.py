@@ -24,8 +24,8 @@ MIN_SENTENCE_WORDS = 4
 class Chunk:
     chunk_id: str
     doc_id: str
-    first_turn: int
-    last_turn: int
+    first_unit: int
+    last_unit: int
     text: str  # raw turn texts, one per line
     speakers: tuple[str, ...] = ()
     t_start: float | None = None
@@ -120,6 +120,6 @@ class Chunker:
         suffix = f".p{piece}" if piece is not None else ""
         return Chunk(
             chunk_id=f"{doc.doc_id}#{first}-{last}{suffix}", doc_id=doc.doc_id,
-            first_turn=first, last_turn=last, text="\n".join(t.text for t in turns),
+            first_unit=first, last_unit=last, text="\n".join(t.text for t in turns),
             speakers=speakers, t_start=min(starts) if starts else None,
             t_end=max(ends) if ends else None)

@@ -322,7 +322,7 @@ def _fill_now(client: Any, names: tuple[str, str], chunks: list[Chunk], embedder
     chunk_vectors = embedder.encode([c.embed_text for c in chunks], chunk_progress)
     collection = _create(client, names[0], embedder, key)
     _add(collection, [c.chunk_id for c in chunks], chunk_vectors, [c.text for c in chunks],
-         [{"doc_id": c.doc_id, "first_turn": c.first_turn, "last_turn": c.last_turn}
+         [{"doc_id": c.doc_id, "first_unit": c.first_unit, "last_unit": c.last_unit}
           for c in chunks], max_batch)
     sentence_vectors = embedder.encode([text for _, _, text in sentences], sentence_progress)
     sentence_collection = _create(client, names[1], embedder, key)
@@ -471,8 +471,8 @@ class Retriever:
         if self.rescue is not None:
             extra = self.rescue.rescue(query, embedding, [c.chunk_id for c, _ in hits])
             hits += self.index.distances(embedding, extra)
-        return [Context(context_id=c.chunk_id, doc_id=c.doc_id, first_turn=c.first_turn,
-                        last_turn=c.last_turn, text=c.text, distance=round(d, 6),
+        return [Context(context_id=c.chunk_id, doc_id=c.doc_id, first_unit=c.first_unit,
+                        last_unit=c.last_unit, text=c.text, distance=round(d, 6),
                         label=c.label)
                 for c, d in hits]
 

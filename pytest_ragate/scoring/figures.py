@@ -117,6 +117,6 @@ def judge_failure_causes(rows: Sequence[QuestionRecord], metric: str | None = No
 
 
 def kind_counts(metric: str, records: Sequence[QuestionRecord]) -> list[tuple[str, Tally]]:
-    """Per-kind tallies in first-seen order, for `single_meeting 7/20 · unanswerable 5/5`."""
+    """Per-kind tallies in first-seen order, for `single_doc 7/20 · unanswerable 5/5`."""
     kinds = list(dict.fromkeys(r.kind for r in records))
     return [(kind, tally(metric, [r for r in records if r.kind == kind])) for kind in kinds]

@@ -61,14 +61,14 @@ class Span:
     whose range overlaps it in the same document."""
 
     doc_id: str
-    first_turn: int
-    last_turn: int
+    first_unit: int
+    last_unit: int
 
     def matches(self, context: Span | Context) -> bool:
         return (
             self.doc_id == context.doc_id
-            and self.first_turn <= context.last_turn
-            and context.first_turn <= self.last_turn
+            and self.first_unit <= context.last_unit
+            and context.first_unit <= self.last_unit
         )
 
 
@@ -508,7 +508,7 @@ class EvidenceIndex:
 
 
 def score_answer(answer: Answer, evidence: Sequence[Evidence], *,
-                 unit: str = "turn") -> dict[str, object]:
+                 unit: str = "unit") -> dict[str, object]:
     """The mechanical fields of a QuestionRecord for one answer (its cited contexts shown with
     the corpus's `unit`, the word its expected evidence is shown with). A context cited twice counts
     once: repeating a right citation must not outvote the wrong ones. A citation is right when
@@ -559,7 +559,7 @@ def _label(context: Context | None, context_id: str, unit: str) -> str:
     if context is None:
         return f"[{context_id} · not retrieved]"
     return context.label or format_label(context.doc_id, [], None, None,
-                                         (context.first_turn, context.last_turn), unit=unit)
+                                         (context.first_unit, context.last_unit), unit=unit)
 
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")

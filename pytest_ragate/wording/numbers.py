@@ -85,7 +85,7 @@ def clusters_of(t: Tally) -> str:
 
 
 def fmt_counts(counts: list[tuple[str, Tally]]) -> str:
-    """`single_meeting 7/20` for proportions, `single_meeting 0.75 (n=2)` for means."""
+    """`single_doc 7/20` for proportions, `single_doc 0.75 (n=2)` for means."""
     return " · ".join(
         f"{kind} {t.k:g}/{t.n}" if METRICS[t.metric].aggregate == "proportion"
         else f"{kind} {t.value:.{figure_digits(t.metric)}f} (n={t.n})"
