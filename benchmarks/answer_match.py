@@ -88,6 +88,8 @@ HELD_OUT = HERE / "data" / "answer_match_heldout.jsonl"
 ADVERSARIAL = HERE / "data" / "answer_match_adversarial.jsonl"
 ADVERSARIAL_HELD_OUT = HERE / "data" / "answer_match_adversarial_heldout.jsonl"
 ADVERSARIAL_HELD_OUT_2 = HERE / "data" / "answer_match_adversarial_heldout2.jsonl"
+# a third, written by a third hand while no rule change was pending, without reading the rule
+ADVERSARIAL_HELD_OUT_3 = HERE / "data" / "answer_match_adversarial_heldout3.jsonl"
 OUT = HERE / "out" / "answer_match.json"
 GOLDSETS = {"tiron-demo": ROOT / "goldsets" / "tiron-demo",
             "qmsum-val": ROOT / "goldsets" / "qmsum-val"}
@@ -356,7 +358,8 @@ def main(argv: Sequence[str] | None = None,
     parser_sets = [("benchmark", DATA), ("held out", HELD_OUT),
                    ("adversarial (development)", ADVERSARIAL),
                    ("adversarial (held out)", ADVERSARIAL_HELD_OUT),
-                   ("adversarial (held out, second)", ADVERSARIAL_HELD_OUT_2)]
+                   ("adversarial (held out, second)", ADVERSARIAL_HELD_OUT_2),
+                   ("adversarial (held out, third)", ADVERSARIAL_HELD_OUT_3)]
     found = {name: run(args.similar, data, cosine) for name, data in parser_sets
              if name in args.sets and data.exists()}
     for name, figures in found.items():

@@ -95,7 +95,7 @@ def test_answer_and_abstain_take_knobs_the_same_way() -> None:
 def test_a_model_the_system_builds_wrong_is_one_line_naming_the_field(build, line) -> None:
     from pydantic import ValidationError
 
-    from pytest_ragate.items.questions import BUILT, built_wrong
+    from pytest_ragate.items.malformed import BUILT, built_wrong
 
     with pytest.raises(ValidationError) as error:
         build()
