@@ -74,14 +74,22 @@ def scrubbed(data: dict[str, Any], redact: Redactor, as_is: frozenset[str]) -> d
 
 def redacted_record(config: pytest.Config, record: M) -> M:
     """A question's row as it may be kept: the same object when there was nothing to mask. A
-    masked answer keeps the sha256 of the raw one (`answer_sha256`): two answers that mask
-    alike are still two answers to a label or a fixture verdict."""
+    masked answer keeps the digest of the raw one (`answer_sha256`): two answers that mask
+    alike are still two answers to a label or a fixture verdict. In a sealed goldset that
+    digest is keyed (its `digest_key`): a plain sha256 would confirm a guess of the raw text."""
     data = record.model_dump(mode="json")
     clean = scrubbed(data, redactor(config), RECORD_AS_IS)
     raw = data.get("answer_text")
     if isinstance(raw, str) and clean.get("answer_text") != raw:
-        clean["answer_sha256"] = answer_sha256(raw)
+        clean["answer_sha256"] = answer_sha256(raw, digest_key(config, data.get("goldset")))
     return record if clean == data else type(record).model_validate(clean)
+
+
+def digest_key(config: pytest.Config, name: object) -> bytes | None:
+    """The answer digests' key of the goldset named `name` this process loaded: a sealed one
+    opened with its key has one (goldsets/sealed.py `digest_key`), any other none."""
+    return next((g.digest_key for g in config.stash.get(GOLDSETS_KEY, {}).values()
+                 if g.name == name and g.digest_key is not None), None)
 
 
 def redact_report(config: pytest.Config, report: pytest.TestReport | pytest.CollectReport,
