@@ -15,7 +15,9 @@ in a sealed goldset) and the `expected_sha256` of the expected answer it was jud
 stamp-labels` from the run read. A person's word on one answer against one expected answer
 says nothing of another: a change to either leaves the label stale. `answer_sha256` is
 required; a label without `expected_sha256` predates it and still settles its answer, said
-once, until `ragate stamp-labels` binds it. A question may have one label per answer.
+once, until `ragate stamp-labels` binds it. In a sealed goldset both digests are keyed
+(`hmac-sha256:…`, answer.py `keyed_digest`); one stamped with plain digests predates that and
+settles nothing (scoring/answer_match.settle). A question may have one label per answer.
 """
 
 from __future__ import annotations
