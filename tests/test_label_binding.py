@@ -359,3 +359,43 @@ def test_validate_says_once_that_a_sealed_goldsets_plain_labels_predate_keyed_di
     assert out.exit_code == 0, out.output
     assert out.output.count("label for q1 predates keyed digests") == 1, out.output
     assert "predates expected-answer digests" not in out.output
+
+
+def test_fixture_verdicts_of_a_masked_sealed_answer_are_stamped_and_held_keyed(
+        tmp_path: Path) -> None:
+    """`ragate stamp-verdicts` stamps the keyed digest a sealed run keeps of a masked answer,
+    and refuses a results file that keeps a plain one (written before digests were keyed);
+    the fixture judge holds its verdicts to the digest the row keeps, so the keyed stamp
+    applies to that answer and to no other."""
+    import asyncio
+
+    from pytest_ragate.answer import answer_sha256
+    from pytest_ragate.judges.base import JudgeFailure, JudgeInput
+    from pytest_ragate.judges.fixture import FixtureJudge
+    from tests.test_html_report import rec
+
+    masked, key = "It sells for [sealed].", KEYS[0]
+    judge = tmp_path / "judge.json"
+    verdicts = '{"judge_id": "v", "answers": {"q1": {"statements": ["s"], "supported": [true]}}}'
+    for name, digest_kept in (("keyed.jsonl", answer_sha256(ANSWER, key)), ("old.jsonl", RAW)):
+        (tmp_path / name).write_text(saved_results([rec(
+            "q1", index=0, answer=masked, expected=None, answer_sha256=digest_kept)]))
+    judge.write_text(verdicts)
+    old = CliRunner().invoke(main, ["stamp-verdicts", str(judge), str(tmp_path / "old.jsonl")])
+    assert old.exit_code == 1 and "plain digest of its masked answer" in old.output, old.output
+    assert old.output.count("\n") == 1 and judge.read_text() == verdicts
+    out = CliRunner().invoke(main, ["stamp-verdicts", str(judge), str(tmp_path / "keyed.jsonl")])
+    assert out.exit_code == 0, out.output
+    stamped = json.loads(judge.read_text())["answers"]["q1"]["answer_sha256"]
+    assert stamped == answer_sha256(ANSWER, key)
+    fixture = FixtureJudge(judge, embedder=None)  # type: ignore[arg-type]
+
+    def judged(text: str, kept: str | None) -> float:
+        item = JudgeInput("q1", "How much?", text, (), answer_sha256=kept)
+        return float(asyncio.run(fixture.score(item, "faithfulness")))
+
+    assert judged(ANSWER, stamped) == 1.0
+    with pytest.raises(JudgeFailure, match="stale fixture verdict"):
+        judged("It sells for 30 euros.", answer_sha256("It sells for 30 euros.", key))
+    with pytest.raises(JudgeFailure, match="stale fixture verdict"):
+        judged(ANSWER, None)  # its plain digest is not the keyed stamp
