@@ -48,6 +48,18 @@ the full run with the re-check and without it (the rule before issue 39), and th
 (questions asked, re-asks included) per question of the goldset, with and without the
 re-check.
 
+**Questions without a result** (issue 45): a full run does not decide a floor over a goldset
+with an errored question, or (under an answer_match floor) an answer unsure and not labelled;
+a stop must not pass what it did not ask. Each run of a gap cell (`--gap-runs`, 200) replays
+the shipped rule itself (`decision/sequential.Stopping`, one answer_match floor at 0.85, the
+run's budget split over it and the bound on the rest, `scoring/gap_bound.py`) over a goldset
+of N answers right with chance 0.98, g of them errored or unsure (at random places), in a
+fresh seed's order, its re-asks answering as before; the full run's decision is "not decided"
+(fail) whenever g > 0. Per cell: how often it stopped, the disagreement with the full run (a
+stop that passed over a question without a result), and the calls made per question (re-asks
+included), with the bound (`sequential_gaps` = 0.05, the default) and without it (a bound of
+0.999, proved after one question: the rule before issue 45).
+
 Run: `.venv/bin/python benchmarks/sequential.py`; figures are printed and written to
 `benchmarks/out/sequential.json`.
 """
@@ -248,6 +260,82 @@ def drift_table(rows: list[dict[str, object]], alpha: float) -> str:
     return "\n".join(lines)
 
 
+GAP_CELLS = [(60, 0, "error"), (60, 1, "error"), (60, 1, "unsure"), (200, 0, "error"),
+             (200, 1, "error"), (200, 1, "unsure"), (200, 10, "error"), (400, 0, "error"),
+             (400, 1, "error"), (400, 4, "unsure"), (400, 20, "error"), (400, 40, "unsure")]
+
+
+def gap_cell(size: int, gaps: int, kind: str, runs: int, seed: int, rate: float,
+             alpha: float = ALPHA) -> dict[str, object]:
+    """`runs` replays of the shipped stop over one goldset with `gaps` questions without a
+    result (`kind`: errored, or unsure and not labelled), each in a fresh seed's order."""
+    from pytest_ragate.decision.population import Member, Population, SequentialPlan
+    from pytest_ragate.decision.sequential import Stopping
+    from pytest_ragate.scoring.answer_match import AnswerCheck
+    from pytest_ragate.scoring.floor import Floor
+    from pytest_ragate.scoring.records import QuestionRecord
+
+    rng = np.random.default_rng(seed)
+    members = [Member(question_id=f"q{i:03d}", question="?", kind="k", index=i, nodeid=None,
+                      sealed=False, must_abstain=False, evidence_spans=1) for i in range(size)]
+    stopped = disagree = calls = 0
+    for _ in range(runs):
+        rows = {}
+        bad = set(rng.choice(size, gaps, replace=False).tolist()) if gaps else set()
+        for i, m in enumerate(members):
+            right = bool(rng.random() < GOOD)
+            check = AnswerCheck(outcome="right" if right else "wrong", why="-", facts=1)
+            fields: dict[str, object] = {"answer_check": check}
+            if i in bad and kind == "error":
+                fields = {"status": "error", "error": "it raised"}
+            elif i in bad:
+                fields = {"answer_check": AnswerCheck(outcome="unsure", why="-", facts=1)}
+            rows[m.item_name] = QuestionRecord(
+                goldset="g", route="g", question_id=m.question_id, kind="k", index=i,
+                must_abstain=False, evidence_spans=1, eval_version="1", **fields)
+        plan = SequentialPlan(seed=int(rng.integers(2**32)), alpha=alpha, gaps=rate)
+        population = Population(route="g", goldset="g", eval_version="1", questions=members,
+                                anchors=[], sequential=plan)
+        stopping = Stopping.of(population, [Floor("answer_match", FLOOR)])
+        assert stopping is not None
+        again = {n: r.model_copy(update={"reasked": True}) for n, r in rows.items()}
+        stopping.replay(rows, again)
+        if stopping.stopped:
+            stopped += 1
+            calls += 2 * (stopping.stopped_at or 0)
+            disagree += gaps > 0  # the full run does not decide; the stop passed it
+        else:
+            calls += size + (stopping.recheck.asked if stopping.recheck else 0)
+    return {"size": size, "gaps": gaps, "kind": kind, "rate": rate, "runs": runs,
+            "stopped": stopped / runs, "disagreement": disagree / runs,
+            "calls_per_question": calls / runs / size}
+
+
+def gap_table(rows: list[dict[str, object]], alpha: float) -> str:
+    lines = [f"questions without a result, answer_match floor {FLOOR}, right {GOOD}, alpha "
+             f"{alpha:g} (split over the floor and the bound): a stop that passes over one "
+             "disagrees with the full run",
+             f"{'N':>5} {'gaps':>5} {'kind':>7} {'stopped':>8} {'disagree':>9} {'calls':>6} "
+             f"{'| no bound: stopped':>19} {'disagree':>9} {'calls':>6}"]
+    for now, before in zip(rows[::2], rows[1::2], strict=True):
+        lines.append(f"{now['size']:>5} {now['gaps']:>5} {now['kind']:>7} "
+                     f"{now['stopped']:>8.3f} {now['disagreement']:>9.3f} "
+                     f"{now['calls_per_question']:>6.2f} {before['stopped']:>19.3f} "
+                     f"{before['disagreement']:>9.3f} {before['calls_per_question']:>6.2f}")
+    return "\n".join(lines)
+
+
+def gap_rows(runs: int, alpha: float) -> list[dict[str, object]]:
+    """Each gap cell with the shipped bound and without it."""
+    from pytest_ragate.scoring.gap_bound import GAPS
+
+    found = []
+    for j, (size, gaps, kind) in enumerate(GAP_CELLS):
+        for rate in (GAPS, 0.999):
+            found.append(gap_cell(size, gaps, kind, runs, 8000 + j, rate, alpha))
+    return found
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=10_000, help="seeded runs per cell")
@@ -257,8 +345,17 @@ def main() -> int:
                              "splits its budget, e.g. 0.05 / 3)")
     parser.add_argument("--drift-runs", type=int, default=2000,
                         help="seeded runs per drifting system (300 with --quick)")
+    parser.add_argument("--gap-runs", type=int, default=200,
+                        help="seeded runs per goldset with questions without a result (50 "
+                             "with --quick)")
+    parser.add_argument("--gaps-only", action="store_true",
+                        help="only the table of questions without a result")
     parser.add_argument("--json", type=Path, default=HERE / "out" / "sequential.json")
     args = parser.parse_args()
+    if args.gaps_only:
+        gapped = gap_rows(50 if args.quick else args.gap_runs, args.alpha)
+        print(gap_table(gapped, args.alpha))
+        return 0
     runs = 1000 if args.quick else args.runs
     drift_runs = 300 if args.quick else args.drift_runs
     alpha = args.alpha
@@ -279,6 +376,7 @@ def main() -> int:
         label = f"{name} ({chance:g})" if name == "flaky" else name
         cell = drift_cell(name, drift_population(chance), drift_runs, 7000 + j, alpha)
         drifts.append({"label": label, **cell})
+    gapped = gap_rows(50 if args.quick else args.gap_runs, alpha)
     seconds = time.perf_counter() - started
     print()
     print(table(f"binary values (exactly round(p*N) ones), floor {FLOOR}, alpha {alpha:g}, "
@@ -306,6 +404,8 @@ def main() -> int:
     print(f"drifting systems, disagreement <= alpha ({alpha:g}): "
           + ("MET for every one" if not drifted else "MISSED for " + ", ".join(
               f"{r['label']} ({float(r['disagreement']):.3f})" for r in drifted)))
+    print()
+    print(gap_table(gapped, alpha))
     print(f"{seconds:.0f} s")
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps({
@@ -313,7 +413,7 @@ def main() -> int:
         "runs_per_cell": runs, "floor": FLOOR, "alpha": alpha, "kappa": KAPPA,
         "seconds": round(seconds, 1), "binary": binary, "continuous": continuous,
         "goals": goals, "every_cell_within_alpha": within, "drift_runs": drift_runs,
-        "drifts": drifts}, indent=2) + "\n")
+        "drifts": drifts, "gaps": gapped}, indent=2) + "\n")
     print(f"wrote {args.json}")
     return 0
 

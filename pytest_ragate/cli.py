@@ -134,6 +134,7 @@ def audit(paths: tuple[Path, ...], results: tuple[Path, ...], history: tuple[Pat
 def _validate_notes(goldset: Any, config: Path) -> list[str]:
     """A loaded goldset's evidence pins and cheap warnings (goldsets/forewarnings.py)."""
     from pytest_ragate.goldsets.forewarnings import (
+        fact_lines,
         label_lines,
         pin_lines,
         same_questions,
@@ -144,7 +145,7 @@ def _validate_notes(goldset: Any, config: Path) -> list[str]:
     min_n = click.IntRange(0).convert(options.get("ragate_min_n", "0"), None, None)
     strict = options.get("ragate_ci", "point") == "strict"
     return [*pin_lines(goldset), *label_lines(goldset), *same_questions(goldset),
-            *undecidable_floors(goldset, min_n=min_n, strict=strict)]
+            *undecidable_floors(goldset, min_n=min_n, strict=strict), *fact_lines(goldset)]
 
 
 @main.command()

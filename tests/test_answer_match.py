@@ -409,3 +409,224 @@ def test_an_answer_match_label_needs_the_answer_it_settles_and_a_verdict(
         {"question_id": "q1", "metric": "answer_match", "verdict": 0, "answer_sha256": "b" * 64},
     ])
     assert fine == []
+
+
+# --- right means right (issue 45): every way an answer states a fact without committing to it --
+
+FEE = Expectation(facts=[["25 cents", "€0.25"]], forbid=["40 cents"],
+                  gist="The late-payment fee is 25 cents per day.",
+                  question="What is the late-payment fee?")
+CHAIR = Expectation(facts=[["Alice", "Alice Martin"]], forbid=["Bob chaired", "Bob chairs"],
+                    gist="Alice Martin chaired the budget meeting.",
+                    question="Who chaired the budget meeting?")
+CITY = Expectation(facts=["Lyon"], forbid=["Lille"], gist="The summit is held in Lyon.",
+                   question="Where is the summit held?")
+PLAN = Expectation(facts=[["25 euros", "€25"]], forbid=["30 euros"],
+                   gist="The Pro plan costs 25 euros per month.",
+                   question="How much does the Pro plan cost?")
+
+
+def outcome(answer: str, expected: Expectation) -> str:
+    return check_answer(answer, expected, similarity=0.9).outcome
+
+
+@pytest.mark.parametrize(("answer", "expected"), [
+    ("Alice did not chair the meeting.", CHAIR), ("25 cents is not the fee.", FEE),
+    ("Lyon was ruled out.", CITY), ("Alice never chaired it.", CHAIR),
+    ("It is untrue that the fee is 25 cents.", FEE),
+    ("The summit moved to Paris instead of Lyon.", CITY),
+])
+def test_a_negation_after_or_around_the_fact_denies_it(answer: str,
+                                                        expected: Expectation) -> None:
+    assert outcome(answer, expected) == "wrong"
+
+
+@pytest.mark.parametrize("answer", [
+    "There is no information in the provided context confirming that the fee is 25 cents.",
+    "I don't know whether the fee is 25 cents.", "Is it 25 cents? The context does not say.",
+])
+def test_a_refusal_that_restates_the_fact_is_never_right(answer: str) -> None:
+    assert outcome(answer, FEE) != "right"
+
+
+@pytest.mark.parametrize(("answer", "expected"), [
+    ("I think Alice chaired the meeting.", CHAIR), ("Maybe Alice Martin.", CHAIR),
+    ("The fee is probably 25 cents.", FEE), ("Lyon, perhaps.", CITY),
+    ("It might be 25 cents.", FEE),
+])
+def test_a_hedged_fact_is_unsure(answer: str, expected: Expectation) -> None:
+    assert outcome(answer, expected) == "unsure"
+
+
+def test_a_hedge_the_gist_shares_is_no_doubt() -> None:
+    maybe = Expectation(facts=["Lyon"], gist="The summit is probably held in Lyon.")
+    assert outcome("It is probably in Lyon.", maybe) == "right"
+
+
+@pytest.mark.parametrize("answer", [
+    "It costs over 25 euros a month.", "It is up to 25 euros per month.",
+    "At least 25 euros a month.", "25+ euros a month.", "About 25 euros a month.",
+    "25 euros or more a month.",
+])
+def test_a_bounded_value_is_never_right(answer: str) -> None:
+    assert outcome(answer, PLAN) in ("unsure", "wrong")
+    assert outcome(answer, PLAN) == "unsure" or "+" in answer  # `25+ euros` is not `25 euros`
+
+
+def test_a_bound_the_gist_gives_too_is_the_value() -> None:
+    hours = Expectation(facts=["100 hours"], gist="They aim to collect over 100 hours.")
+    assert outcome("Over 100 hours of data.", hours) == "right"
+    later = Expectation(facts=["3.10"], gist="It requires Python 3.10 or later.")
+    assert outcome("You need Python 3.10+.", later) == "right"
+
+
+@pytest.mark.parametrize(("answer", "fact"), [
+    ("Churn changed by -2.5%.", "2.5 percent"), ("It fell to minus 25 degrees.", "25 degrees"),
+    ("The change was +2.5%.", "2.5 percent"),
+])
+def test_a_value_keeps_its_sign(answer: str, fact: str) -> None:
+    expected = Expectation(facts=[fact], gist=f"It changed by {fact}.")
+    assert outcome(answer, expected) != "right"
+
+
+@pytest.mark.parametrize("answer", [
+    "The Pro plan costs 25 euro cents per month.", "The Pro plan costs 25 euros per year.",
+    "The Pro plan costs 25 euros per user per month.",
+])
+def test_another_unit_subdivision_or_rate_is_wrong(answer: str) -> None:
+    assert outcome(answer, PLAN) == "wrong"
+
+
+@pytest.mark.parametrize(("answer", "fact", "call"), [
+    ("Release 4.2 requires Python 3.1.", "3.10", "wrong"),
+    ("It needs Python 3.80.", "3.8", "wrong"), ("bcrypt 5.0.0", "5.0.0", "right"),
+    ("The lockfile pins bcrypt v5.0.0.", "5.0.0", "right"),
+    ("Chart v2.14.0b2 changed it.", "2.14.0b2", "right"),
+    ("Chart 2.14.0-beta.2 changed it.", "2.14.0b2", "right"),
+    ("Chart 2.14.0 changed it.", "2.14.0b2", "wrong"), ("bcrypt 5.0.1", "5.0.0", "wrong"),
+    ("TLS v1.0 is deprecated.", "TLS 1.0", "right"),
+])
+def test_a_version_is_one_token(answer: str, fact: str, call: str) -> None:
+    expected = Expectation(facts=[fact], gist=f"It is {fact}.")
+    assert outcome(answer, expected) == call
+
+
+@pytest.mark.parametrize(("answer", "fact", "call"), [
+    ("It starts at 10:30 UTC.", "10:30", "right"), ("It starts at 10:45.", "10:30", "wrong"),
+    ("Stand-up is at 9:15.", "09:15", "right"),
+    ("Write to Security@Example.com.", "security@example.com", "right"),
+    ("Write to security@example.org.", "security@example.com", "wrong"),
+    ("See https://docs.example.com/api/v2/auth.", "https://docs.example.com/api/v2/auth",
+     "right"),
+    ("See [the docs](https://docs.example.com/api/v2/auth).",
+     "https://docs.example.com/api/v2/auth", "right"),
+    ("See https://docs.example.com/api/v1/auth.", "https://docs.example.com/api/v2/auth",
+     "wrong"),
+    ("Dr. Smith signed it.", "Dr. Smith", "right"), ("Dr Smith signed it.", "Dr. Smith", "right"),
+])
+def test_times_addresses_urls_and_abbreviations_are_single_tokens(answer: str, fact: str,
+                                                                  call: str) -> None:
+    expected = Expectation(facts=[fact], gist=f"It is {fact}.")
+    assert outcome(answer, expected) == call
+
+
+@pytest.mark.parametrize("answer", [
+    "Alice's assistant chaired the meeting.", "Alice Martin's team chaired the meeting.",
+    "The assistant of Alice chaired it.", "The Alice-led committee chaired it.",
+])
+def test_the_fact_inside_a_longer_possessive_or_compound_phrase_is_never_right(
+        answer: str) -> None:
+    assert outcome(answer, CHAIR) == "unsure"
+
+
+def test_a_possessive_that_is_the_fact_itself_stays_right() -> None:
+    assert outcome("Alice Martin chaired it; her assistant took the minutes.", CHAIR) == "right"
+
+
+@pytest.mark.parametrize(("answer", "expected"), [
+    ("It was Alice. Or maybe Bob.", CHAIR), ("Possibly Lyon, but it may have been Lille.", CITY),
+    ("Alice chaired it. Or Carol.", CHAIR),
+])
+def test_candidates_across_sentences_are_never_right(answer: str,
+                                                      expected: Expectation) -> None:
+    assert outcome(answer, expected) != "right"
+
+
+@pytest.mark.parametrize(("answer", "expected"), [
+    ("No wonder people complain: the Pro plan is 30 euros now.", PLAN),
+    ("Nobody doubts that Bob chairs the board.", CHAIR),
+    ("No one doubts Bob chairs the board.", CHAIR),
+])
+def test_a_pseudo_negation_never_hides_a_forbidden_statement(answer: str,
+                                                              expected: Expectation) -> None:
+    check = check_answer(answer, expected, similarity=0.9)
+    assert check.outcome == "wrong" and check.forbidden
+
+
+@pytest.mark.parametrize(("answer", "call"), [
+    ("The late fee is n\u200bot 25 cents.", "wrong"), ("The fee is 2\u200b5 cents.", "right"),
+    ("The fee is 25\u00a0cents.", "right"), ("The fee is \uff12\uff15 cents.", "right"),
+    ("The late fee is n\u043et 25 cents.", "unsure"),
+])
+def test_zero_width_and_look_alike_letters_read_as_a_reader_sees_them(answer: str,
+                                                                      call: str) -> None:
+    check = check_answer(answer, FEE, similarity=0.9)
+    assert check.outcome == call
+    if call == "unsure":
+        assert "alphabets" in check.why
+
+
+@pytest.mark.parametrize("answer", [
+    "See https://docs.example.com/install#linux and `pip install ragate-tool==2.0`.",
+    "## Install\n- [guide](https://example.com/a/b/c)\n- `make setup`\n- `make test`",
+])
+def test_a_url_or_markdown_answer_is_not_said_to_be_in_another_language(answer: str) -> None:
+    expected = Expectation(facts=["version 3"], gist="Install version 3 with pip.")
+    assert "language" not in check_answer(answer, expected, similarity=0.1).why
+
+
+def test_a_fact_that_cannot_be_matched_as_written_is_warned_of() -> None:
+    from pytest_ragate.scoring.answer_text import alternative_warning
+
+    assert alternative_warning("Smith. Jones") is not None
+    assert alternative_warning("10:30") is None and alternative_warning("Dr. Smith") is None
+    assert alternative_warning("n\u043et") is not None
+    assert alternative_warning("/a.b/") is None and alternative_warning("25 euros") is None
+
+
+def test_validate_warns_of_each_fact_that_cannot_be_stated_by_its_place_never_its_text(
+        tmp_path: Path) -> None:
+    from pytest_ragate.goldsets.forewarnings import fact_lines
+    from pytest_ragate.goldsets.loader import load_goldset
+    from tests.conftest import expected_rows, write_goldset
+
+    facts = {"q1": {"facts": [[f"{SECRET}. Jones", "ok"]], "forbid": [f"n\u043et {SECRET}"]},
+             "q2": {"facts": ["10:30", "Dr. Smith", "support@example.com"]}}
+    expected = [{**row, **facts.get(row["question_id"], {})} for row in expected_rows()]
+    lines = fact_lines(load_goldset(write_goldset(tmp_path / "gs", expected=expected)))
+    assert [line.split(" ", 3)[1:3] for line in lines] == [["[q1]", "facts[0][0]"],
+                                                            ["[q1]", "forbid[0]"]], lines
+    assert "split it into two facts" in lines[0] and "alphabet" in lines[1]
+    assert all(SECRET.casefold() not in line.casefold() for line in lines)
+
+
+@pytest.mark.parametrize(("answer", "expected", "call"), [
+    ("Lyon hosts a fair that week, so the summit is not in Lyon.", CITY, "unsure"),
+    ("The notes do not say why, but the fee is 25 cents.", FEE, "unsure"),  # not a refusal of it
+    ("Dr. Mensah's registrar chaired it.",
+     Expectation(facts=["Mensah"], gist="Dr. Mensah chaired it."), "unsure"),
+    ("It starts at 10:30 p.m.", Expectation(facts=["10:30"], gist="It starts at 10:30."),
+     "wrong"),
+    ("It dropped 2.5% in Q3.", Expectation(facts=["2.5%"], gist="It rose by 2.5% in Q3."),
+     "wrong"),
+    ("The Lyon Part-Dieu office hosts it.", CITY, "unsure"),
+    ("Reserves changed by \u2212£1.2 million.",
+     Expectation(facts=["£1.2 million"], gist="Reserves grew by £1.2 million."), "wrong"),
+])
+def test_what_the_held_out_adversary_found(answer: str, expected: Expectation,
+                                           call: str) -> None:
+    """Classes the held-out adversarial set found after the rule was frozen (issue 45):
+    a fact stated and denied, a refusal parted from the fact by `but`, the owner of a word
+    the gist lacks, p.m., a change in the other direction, a longer name, a minus before a
+    currency."""
+    assert outcome(answer, expected) == call

@@ -7,7 +7,11 @@ what they judged: q2's label was judged against an older expected answer (stale:
 unsure, said once), and q3's was stamped, as before the rule, with a plain digest (of its
 masked text, which any answer masking alike would share): in a sealed goldset it predates the
 keyed rule and settles nothing. No output holds a plain sha256 of a sealed expected answer or
-of a masked answer: each would confirm a guess of it (the digests are keyed)."""
+of a masked answer: each would confirm a guess of it (the digests are keyed). A second goldset
+in the same run (`adv`, issue 45) is answered by the adversary, one answer per class (a
+negation after the fact, a refusal, a hedge, a bound, a sign, another unit, a version read as
+a decimal, a possessive, candidates across sentences, a zero-width negation): none is right,
+so its floor fails, where before every one of them was counted right."""
 
 from __future__ import annotations
 
@@ -52,7 +56,7 @@ SYSTEM = f'''
 import pytest
 from pytest_ragate import Answer, Citation, Context
 
-SAID = {SAID!r}
+SAID = {{**ADV, **{SAID!r}}}
 
 @pytest.fixture(scope="session")
 def ragate_system():
@@ -93,6 +97,22 @@ def plain_digests() -> list[str]:
 
 def digest_key(gs: Path) -> bytes:
     return open_sealed_keyed(gs, KEY)[2]
+
+
+# the adversary's answers (issue 45): question id -> (gist, facts, answer), none of them right
+ADVERSARY = {
+    "a01": ("Alice chaired the meeting.", ["Alice"], "Alice did not chair the meeting."),
+    "a02": ("The fee is 25 cents.", ["25 cents"], "There is no information in the provided "
+            "context confirming that the fee is 25 cents."),
+    "a03": ("Alice chaired the meeting.", ["Alice"], "I think Alice chaired the meeting."),
+    "a04": ("The plan costs 25 euros.", ["25 euros"], "The plan costs over 25 euros."),
+    "a05": ("Churn fell by 2.5 percent.", ["2.5 percent"], "Churn changed by -2.5%."),
+    "a06": ("The plan costs 25 euros.", ["25 euros"], "The plan costs 25 euro cents."),
+    "a07": ("It requires Python 3.10.", ["3.10"], "It requires Python 3.1."),
+    "a08": ("Bob signed the contract.", ["Bob"], "Bob's lawyer signed the contract."),
+    "a09": ("The summit is in Lyon.", ["Lyon"], "It was Lyon. Or maybe Lille."),
+    "a10": ("The fee is 25 cents.", ["25 cents"], "The fee is n\u200bot 25 cents."),
+}
 FLOORS = "[floors]\nanswer_match = 0.5\nanswer_similarity = 0.0\n"
 OUTPUTS = {"junit.xml": "--junitxml", "r.jsonl": "--ragate-results", "r.md": "--ragate-report",
            "r.html": "--ragate-html", "h.jsonl": "--ragate-history"}
@@ -108,8 +128,25 @@ def goldset(root: Path, labels: bool = True) -> Path:
     seal_goldset(gs, KEY, kdf=Scrypt(log2_n=10, p=1))
     (gs / "labels.jsonl").write_text("\n".join(json.dumps(x) for x in old_labels(
         digest_key(gs))) + "\n")
-    (root / "conftest.py").write_text(SYSTEM)
+    answers = {q: answer for q, (_, _, answer) in ADVERSARY.items()}
+    (root / "conftest.py").write_text(f"ADV = {answers!r}\n{SYSTEM}")
+    adversary(root)
     return gs
+
+
+def adversary(root: Path) -> Path:
+    """The `adv` goldset: the adversary's answers, unsure ones counted wrong so that its
+    floor is decided on what answer_match calls them."""
+    ids = list(ADVERSARY)
+    return write_goldset(
+        root / "adv",
+        toml=BASE_TOML.replace('"mini"', '"adv"') + '\n[answers]\nunsure = "wrong"\n',
+        floors="[floors]\nanswer_match = 0.5\n",
+        questions=[{"question_id": q, "kind": "single_doc", "question": f"What about {q}?"}
+                   for q in ids],
+        expected=[{"question_id": q, "gist": gist, "facts": facts,
+                   "evidence": [{"meeting_id": "m1", "first_turn": 2, "last_turn": 3}]}
+                  for q, (gist, facts, _) in ADVERSARY.items()])
 
 
 @dataclass(frozen=True)
@@ -120,7 +157,7 @@ class Ran:
 
 
 def run(root: Path, workers: str) -> Ran:
-    done = run_command(root, "-p", "no:cacheprovider", "-n", workers, "-rA", "-vv", "gs",
+    done = run_command(root, "-p", "no:cacheprovider", "-n", workers, "-rA", "-vv", "gs", "adv",
                        *(f"{flag}={name}" for name, flag in OUTPUTS.items()),
                        RAGATE_SEAL_KEY=KEY)
     texts = {"stdout": done.stdout, "stderr": done.stderr}
@@ -138,9 +175,11 @@ def ran(workers: str, tmp_path_factory: pytest.TempPathFactory) -> Ran:
 pytestmark = [pytest.mark.heavy, WORKERS_SHARED]  # a process of its own, the embedded model
 
 
-def junit_cases(ran: Ran) -> dict[str, ET.Element]:
+def junit_cases(ran: Ran, folder: str = "gs") -> dict[str, ET.Element]:
+    """The testcases of one goldset folder of the run, by name."""
     tree = ET.fromstring(ran.texts["junit.xml"])
-    return {case.get("name", ""): case for case in tree.iter("testcase")}
+    return {case.get("name", ""): case for case in tree.iter("testcase")
+            if case.get("classname", "").split(".")[0] == folder}
 
 
 def test_an_unsure_answer_is_named_everywhere_and_leaves_the_floor_not_decided(
@@ -231,3 +270,13 @@ def test_a_label_stamped_from_the_results_settles_the_unsure_answer(ran: Ran,
                                            "answer_similarity"])
     assert "3 answers whose correctness is known (1 by a person's label, 2 by " \
         "answer_match)" in calibrated.output, calibrated.output
+
+
+def test_no_adversarial_answer_is_counted_right_and_the_floor_fails(ran: Ran) -> None:
+    rows = {r["question_id"]: r for r in results_rows(ran.root / "r.jsonl")
+            if r["question_id"] in ADVERSARY}
+    called = {q: rows[q]["answer_check"]["outcome"] for q in ADVERSARY}
+    assert "right" not in called.values(), called
+    assert all(rows[q]["metrics"]["answer_match"] == 0.0 for q in ADVERSARY)
+    failure = junit_cases(ran, "adv")["floor[answer_match]"].find("failure")
+    assert failure is not None and "answer_match 0.00 < floor 0.50" in failure.get("message", "")

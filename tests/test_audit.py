@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 from pydantic import ValidationError
 
-from pytest_ragate.audit import evidence, floors, pinned, questions
+from pytest_ragate.audit import contradicted, evidence, floors, pinned, questions
 from pytest_ragate.audit.evidence import Answered, CorpusFolded
 from pytest_ragate.audit.findings import AuditReports, finding, with_severities
 from pytest_ragate.audit.runs import Runs, never_separates
@@ -68,6 +68,29 @@ def test_an_exact_duplicate_is_named_on_the_later_question_once_folded() -> None
     assert found[0].other == "q0" and found[0].severity == "error"
 
 
+def test_duplicates_are_found_after_nfkc_folding_as_validate_finds_them() -> None:
+    found = questions.duplicates(asked("Was the caf\u00e9 budget cut?",  # NFC
+                                       "Was the cafe\u0301 budget cut?",  # NFD
+                                       "Was the caf\u00e9 \uff22\uff35\uff24\uff27\uff25\uff34 "
+                                       "cut\uff1f"))  # full-width
+    assert [(f.question_id, f.other) for f in found] == [("q1", "q0"), ("q2", "q0")]
+
+
+def test_numbers_and_ordinals_keep_questions_apart_however_they_are_written() -> None:
+    found = questions.duplicates(asked(
+        "What was done in sprint 3?", "What was done in sprint 4?",
+        "What was done in sprint three?",  # the first again
+        "What was done in the third sprint?", "What was done in the 3rd sprint?",
+        "What was done in the fourth sprint?", "What was done in the first sprint?",
+        "What was done in the second sprint?"))
+    assert [(f.question_id, f.other) for f in found] == [("q2", "q0"), ("q4", "q3")]
+    ordinals = asked("What did A decide in the third sprint?",
+                     "What did A decide in the fourth sprint?",
+                     "What did A decide in sprint 30?", "What did A decide in sprint 40?")
+    alike = np.tile(np.array([1.0, 0.0], np.float32), (4, 1))  # the embedder sees no number
+    assert questions.near_duplicates(ordinals, alike) == []
+
+
 def test_a_near_duplicate_needs_close_vectors_the_same_names_and_the_same_topic() -> None:
     texts = asked("What did A think about the battery charger?",
                   "Which views did A share on the battery charger?",  # paraphrase
@@ -117,6 +140,45 @@ def test_a_fact_no_document_states_is_named_by_its_index() -> None:
     assert "facts[1]" in found[0].message and "facts[0]" not in found[0].message
 
 
+def test_a_fact_or_a_gists_number_or_name_the_corpus_states_only_negated_is_a_finding(
+        ) -> None:
+    c = corpus({"fees": ["The fee is not 25 cents.", "The chair was never Alice.",
+                         "The fee is 30 cents.", "I do not see why the fee is 30 cents."],
+                "other": ["Stamps cost 25 cents.", "Bob met Alice."]})
+    fee, chair, other = [span("fees", 0, 0)], [span("fees", 1, 1)], [span("fees", 2, 2)]
+    answers = [answer("fee", "?", "The fee is 25 cents.", fee, facts=["25 cents"]),
+               answer("chair", "?", "Alice chaired.", chair, facts=["Alice"]),
+               answer("gist", "?", "Alice chaired.", chair),  # a gist's name, no fact
+               answer("elsewhere", "?", "The fee is low.", other, facts=["25 cents"]),
+               answer("gist_number", "?", "The fee is 25 cents.", other),
+               answer("said", "?", "The fee is 30 cents.", other, facts=["30 cents"]),
+               answer("far", "?", "Nobody saw why.", [span("fees", 3, 3)], facts=["why"]),
+               answer("nowhere", "?", "Carol chaired.", chair, facts=["Carol"])]
+    found = contradicted.contradicted(answers, CorpusFolded(c))
+    assert rules(found) == [(q, "contradicted_fact") for q in
+                            ("fee", "chair", "gist", "elsewhere", "gist_number")]
+    said = {f.question_id: f.message for f in found}
+    assert "facts[0] (1 of 1) stated only negated" in said["chair"]
+    assert "facts[0] stated in its evidence only with another number" in said["elsewhere"]
+    assert "1 of the gist's numbers stated in its evidence only with another" in said[
+        "gist_number"]
+    assert all("25" not in m and "Alice" not in m and "fees" not in m for m in said.values())
+
+
+def test_a_gists_number_has_another_in_its_place_by_two_same_tokens_or_as_the_only_value(
+        ) -> None:
+    c = corpus({"talk": ["It costs 12 euros, or 17 euros with the screen.",
+                         "About 30 hours recorded so far.", "A budget of 12 euros.",
+                         "We sell it at 25 euros, it costs 12 euros."]})
+    answers = [answer("many", "?", "It would cost 12.5 euros.", [span("talk", 0, 0)]),
+               answer("one", "?", "Roughly 40 hours were recorded.", [span("talk", 1, 1)]),
+               answer("words", "?", "A twelve euro budget.", [span("talk", 2, 2)]),
+               answer("copied", "?", "We sell it at 32 euros.", [span("talk", 3, 3)]),
+               answer("denies", "?", "It was never 80 hours.", [span("talk", 1, 1)])]
+    assert rules(contradicted.contradicted(answers, CorpusFolded(c))) == [
+        ("one", "contradicted_fact"), ("copied", "contradicted_fact")]
+
+
 def test_a_must_abstain_question_whose_words_one_window_holds_is_flagged() -> None:
     c = corpus()
     answers = [answer("held", "Which rubber case would appeal to young buyers?"),
@@ -126,14 +188,22 @@ def test_a_must_abstain_question_whose_words_one_window_holds_is_flagged() -> No
     assert found[0].other == "remote"
 
 
-def test_a_whole_document_or_most_of_a_long_one_is_too_wide() -> None:
-    long = {"long": [f"turn {i} about widgets" for i in range(40)]}
-    c = corpus(long)
+def test_a_whole_document_or_most_of_a_long_one_is_too_wide_however_it_is_written() -> None:
+    c = corpus({"long": [f"turn {i} about widgets" for i in range(40)],
+                "short": [f"paragraph {i} about gadgets" for i in range(12)]})
     answers = [answer("whole", "q", "g", [{"doc_id": "long"}]),
                answer("most", "q", "g", [span("long", 0, 29)]),
-               answer("narrow", "q", "g", [span("long", 3, 5)])]
-    assert rules(evidence.wide(answers, c)) == [("whole", "wide_evidence"),
-                                               ("most", "wide_evidence")]
+               answer("narrow", "q", "g", [span("long", 3, 5)]),
+               answer("halves", "q", "g", [span("long", 0, 9), span("long", 10, 19)]),
+               answer("units", "q", "g", [span("short", 0, 11)]),  # all 12 paragraphs
+               answer("side", "q", "g", [span("short", 0, 5), span("short", 6, 11)]),
+               answer("doc", "q", "g", [{"doc_id": "short"}]),
+               answer("part", "q", "g", [span("short", 0, 5)])]
+    found = evidence.wide(answers, c)
+    assert rules(found) == [(q, "wide_evidence") for q in
+                            ("whole", "most", "halves", "units", "side", "doc")]
+    by_id = {f.question_id: f.message for f in found}
+    assert by_id["units"] == by_id["side"] == by_id["doc"]  # the same finding, however written
 
 
 def test_a_document_no_evidence_cites_is_named() -> None:

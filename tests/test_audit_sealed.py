@@ -17,15 +17,18 @@ from tests.test_pins_runs import EXPECTED, goldset, ragate
 KEY = "a passphrase for the audit"
 FAST = Scrypt(log2_n=10, r=8, p=1)
 GIFTS = "Gift cards never expire.\n"  # a document no evidence cites
+SAID_NOT = "be returned"  # what the corpus says only negated
 
 
 def wide_goldset(root: Path) -> Path:
-    """The pins tests' goldset with a whole document as one answer's evidence and a
-    document that no answer cites."""
+    """The pins tests' goldset with a whole document as one answer's evidence, a fact its
+    evidence states only negated ("Opened software cannot be returned."), and a document
+    that no answer cites."""
     goldset(root)
     (root / "docs" / "gifts.txt").write_text(GIFTS)
     expected = [dict(e) for e in EXPECTED]
     expected[0]["evidence"] = [{"doc_id": "returns"}]
+    expected[1]["facts"] = [SAID_NOT]
     (root / "expected.jsonl").write_text(jsonl(expected))
     return root
 
@@ -45,6 +48,7 @@ def test_a_sealed_goldsets_audit_names_no_document_its_evidence_is_in(
     _, said = findings(plain)
     assert [f["other"] for f in said["wide_evidence"]] == ["returns"]
     assert [f["other"] for f in said["unasked_document"]] == ["gifts"]
+    assert [f["question_id"] for f in said["contradicted_fact"]] == ["software"]
 
     sealed = wide_goldset(tmp_path / "sealed")
     seal_goldset(sealed, KEY, kdf=FAST)
@@ -52,5 +56,6 @@ def test_a_sealed_goldsets_audit_names_no_document_its_evidence_is_in(
     out, said = findings(sealed)
     assert [f["question_id"] for f in said["wide_evidence"]] == ["refund"]
     assert len(said["unasked_document"]) == 1  # still said, as a count
-    for place in ("returns", "gifts", "units of"):
+    assert [f["question_id"] for f in said["contradicted_fact"]] == ["software"]
+    for place in ("returns", "gifts", "units of", SAID_NOT):
         assert place not in out, place

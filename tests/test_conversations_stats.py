@@ -128,7 +128,7 @@ def _population(turns: int, conversations: int) -> Population:
                                           for t in range(1, turns + 1))]
     return Population(route="gs/ragate.toml", goldset="g", eval_version="1",
                       questions=members, anchors=[],
-                      sequential=SequentialPlan(seed=7, alpha=0.05))
+                      sequential=SequentialPlan(seed=7, alpha=0.05, gaps=0.9))
 
 
 def test_a_sequential_run_asks_whole_conversations_in_turn_order() -> None:

@@ -24,6 +24,8 @@ from tests.test_sequential import arrive_again, asked_again
 
 CITATION = Floor("citation_accuracy", 0.85)
 N = 200
+LAX = 0.9  # `sequential_gaps` that the gap bound (test_gap_bound.py) proves after 2 questions:
+# these tests hold the re-check, whose stops the default bound would move past call 40
 
 
 def cited(m: Member, right: bool) -> QuestionRecord:
@@ -33,7 +35,7 @@ def cited(m: Member, right: bool) -> QuestionRecord:
 def goldset(n: int = N, seed: int = 7) -> tuple[Population, list[Member]]:
     members = [member(f"q{i:03d}", index=i) for i in range(n)]
     return population(members).model_copy(
-        update={"sequential": SequentialPlan(seed=seed, alpha=0.05)}), members
+        update={"sequential": SequentialPlan(seed=seed, alpha=0.05, gaps=LAX)}), members
 
 
 # --- the test ---------------------------------------------------------------------------------
@@ -101,21 +103,22 @@ def stopping_after(right: set[str] | None = None) -> tuple[Stopping, dict[str, Q
 
 
 def test_case_1_right_for_40_calls_then_wrong_is_refused() -> None:
-    """All right for 26 answers: decided. Asked again at calls 27..52, the 12 from call 41
+    """All right for 31 answers: decided (its floor and the gap bound each at 0.025). Asked
+    again at calls 32..62, the 22 from call 41
     on come back wrong: refused, with the figures, whatever the re-asks' order."""
     stopping, rows = stopping_after()
     assert stopping.rechecking and stopping.recheck is not None
     names = stopping.recheck.names
-    assert len(names) == 26 and set(names) == set(stopping.order[:26])
+    assert len(names) == 31 and set(names) == set(stopping.order[:31])
     assert not stopping.stopped
-    for call, name in enumerate(names, start=27):
+    for call, name in enumerate(names, start=32):
         stopping.offer_again(name, rows[name].model_copy(update={
             "reasked": True, "citations_correct": int(call <= 40)}))
     assert not stopping.stopped and stopping.halted is not None
     assert stopping.halted.kind == "answers changed"
     [drift] = stopping.halted.drifts
-    assert (drift.toward, drift.away, drift.pairs) == (12, 0, 26)
-    assert "12 of 26 answers moved toward the floor, 0 away" in halt_line(stopping.halted)
+    assert (drift.toward, drift.away, drift.pairs) == (22, 0, 31)
+    assert "22 of 31 answers moved toward the floor, 0 away" in halt_line(stopping.halted)
     assert "depend on when it is asked" in halt_line(stopping.halted)
 
 
@@ -124,8 +127,8 @@ def test_the_same_answers_asked_again_take_the_stop() -> None:
     assert stopping.recheck is not None
     for name in stopping.recheck.names:
         stopping.offer_again(name, rows[name].model_copy(update={"reasked": True}))
-    assert stopping.stopped and stopping.stopped_at == 26
-    assert stopping.not_needed == frozenset(stopping.order[26:])
+    assert stopping.stopped and stopping.stopped_at == 31
+    assert stopping.not_needed == frozenset(stopping.order[31:])
 
 
 def test_flaky_answers_both_ways_take_the_stop() -> None:
@@ -181,12 +184,12 @@ def test_a_judged_floor_is_rechecked_on_its_scores() -> None:
 def test_a_stop_past_half_the_goldset_asks_the_rest_instead() -> None:
     pop, members = goldset(n=40)
     rows = {m.item_name: cited(m, True) for m in members}
-    stopping = Stopping.of(pop, [Floor("citation_accuracy", 0.9)])  # decided after 26
+    stopping = Stopping.of(pop, [Floor("citation_accuracy", 0.9)])  # decided after 29
     assert stopping is not None
     stopping.replay(rows, asked_again(rows))
     assert not stopping.stopped and stopping.halted is not None
     assert (stopping.halted.kind, stopping.halted.asked, stopping.halted.of) == (
-        "recheck costs", 26, 40)
+        "recheck costs", 29, 40)
     assert "would cost as much as the" in halt_line(stopping.halted)
 
 
@@ -195,17 +198,17 @@ def test_a_stop_past_half_the_goldset_asks_the_rest_instead() -> None:
 
 def arrived_after_stop(changed: dict[str, dict[str, object]] | None = None,
                        ) -> tuple[Collected, Arrived]:
-    """A live run's rows as the stop left them: the 26 questions asked, asked again (with
-    `changed` answers), and the 174 after skipped as not needed."""
+    """A live run's rows as the stop left them: the 31 questions asked, asked again (with
+    `changed` answers), and the 169 after skipped as not needed."""
     pop, members = goldset()
     rows = {m.item_name: cited(m, True) for m in members}
     order = asking_order(7, pop.route, list(rows))
-    arrived = arrive_again(Arrived(), asked_again({n: rows[n] for n in order[:26]}, changed))
+    arrived = arrive_again(Arrived(), asked_again({n: rows[n] for n in order[:31]}, changed))
     for m in members:
         row = rows[m.item_name]
-        if order.index(m.item_name) >= 26:
+        if order.index(m.item_name) >= 31:
             row = row.model_copy(update={"status": "skipped", "not_needed": True,
-                                         "error": "Skipped: " + not_needed(26, N)})
+                                         "error": "Skipped: " + not_needed(31, N)})
         arrived.records[node(m)] = row
     return Collected(floors=[spec(CITATION)], populations=[pop]), arrived
 
@@ -213,9 +216,9 @@ def arrived_after_stop(changed: dict[str, dict[str, object]] | None = None,
 def test_the_decision_replays_the_check_and_keeps_its_rows() -> None:
     collected, arrived = arrived_after_stop()
     [run] = decide_run(collected, arrived).runs
-    assert run.verdicts[0].outcome == "passed" and "decided after 26" in run.verdicts[0].message
+    assert run.verdicts[0].outcome == "passed" and "decided after 31" in run.verdicts[0].message
     assert run.sequential is not None and run.sequential.stopped
-    assert len(run.sequential.reasked) == 26 and all(r.reasked for r in run.sequential.reasked)
+    assert len(run.sequential.reasked) == 31 and all(r.reasked for r in run.sequential.reasked)
     assert len(run.records) == N  # each question's own row, none asked again among them
     assert "asked again answered as before" in coverage_line(run)
     assert "does not depend on when it is asked" in coverage_line(run)
@@ -253,6 +256,6 @@ def test_the_results_file_keeps_the_rows_asked_again_apart(tmp_path: Path) -> No
     path = tmp_path / "out.jsonl"
     path.write_text(results_lines(decide_run(collected, arrived).runs), encoding="utf-8")
     found = read_results(path)
-    assert len(found.rows) == N and len(found.reasked) == 26
+    assert len(found.rows) == N and len(found.reasked) == 31
     assert not any(row.reasked for _, row in found.rows)
     assert not found.unvouched and not found.problems

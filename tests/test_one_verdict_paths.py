@@ -1,6 +1,7 @@
 """One verdict, whichever path reaches it (a metamorphic property, checked with Hypothesis):
-for random goldsets, rows, judges with gaps, slices, kinds, anchors, labels and floors, each
-floor's verdict is the same
+for random goldsets, rows, judges with gaps, slices, kinds, anchors, labels, answer_match's
+facts and its unsure answers (labelled, counted wrong or not settled) and floors, each floor's
+verdict is the same
 
 - (a) from the gate's `decide_run` over what was collected and what arrived, in any order
   of arrival (xdist's workers report in any order: the -n 0 / -n 2 runs themselves are held
@@ -9,7 +10,10 @@ floor's verdict is the same
   them: read back, held to the collection (`decide_holding.hold`), decided again;
 - (c) from `ragate rejudge` with the same judge (the current side), and from its candidate's
   prediction against the gate run with the candidate's rows;
-- (d) from a sequential goldset's replay when every question was asked.
+- (d) from a sequential goldset's replay when every question was asked; and a sequential
+  goldset large enough to stop (`test_a_stop_never_passes_over_a_question_without_a_result`)
+  never stops over an errored or unsure, unlabelled answer it asked, and stops only once the
+  share of the rest without a result is bounded (issue 45).
 
 Pure functions only: no pytest run inside Hypothesis. Seeded (derandomized) and small, so
 the suite is reproducible and fast.
@@ -43,6 +47,7 @@ from pytest_ragate.modes.decide_holding import asked_as_saved, hold, judged_as_s
 from pytest_ragate.modes.saved_lines import saved_lines
 from pytest_ragate.outputs.results import ResultsFile, read_results, results_lines
 from pytest_ragate.rejudging import saved_arrivals, with_rows
+from pytest_ragate.scoring.answer_match import AnswerCheck
 from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord
 from pytest_ragate.scoring.rejudge import Regraded, RowKey, judged_rows, key_of, regraded_rows
@@ -90,7 +95,8 @@ def scored_row(draw: st.DrawFn, member: Member, judged: bool, quality: int) -> Q
         citations=citations, citations_correct=sum(right() for _ in range(citations)),
         evidence_spans_found=sum(found),
         evidence_ranks=[1 if f else None for f in found], answer_text="an answer",
-        metrics={"evidence_recall": (sum(found) / len(found)) if found else None})
+        metrics={"evidence_recall": (sum(found) / len(found)) if found else None},
+        answer_check=None if member.must_abstain else draw(answer_checks(right())))
     if judged and not abstained and not member.must_abstain:
         fields["judge"] = JUDGE
         if draw(st.integers(0, 9)) == 0:  # the judge failed on it
@@ -99,6 +105,21 @@ def scored_row(draw: st.DrawFn, member: Member, judged: bool, quality: int) -> Q
             fields["metrics"] = {**fields["metrics"], "faithfulness": (
                 1.0 if right() else draw(st.sampled_from((0.0, 0.5))))}
     return _row(member, **fields)
+
+
+@st.composite
+def answer_checks(draw: st.DrawFn, right: bool) -> AnswerCheck:
+    """What answer_match found in an answer with facts: right or wrong, or unsure (one in
+    four), which a person's label settles either way, the goldset's `unsure = "wrong"`
+    counts wrong, or nothing settles (the full run then does not decide its floor)."""
+    facts = draw(st.integers(1, 3))
+    if draw(st.integers(0, 3)):
+        return AnswerCheck(outcome="right" if right else "wrong", why="checked", facts=facts,
+                           found=list(range(1, facts + 1)) if right else [])
+    settled = draw(st.sampled_from(("label", "label", "unsure_wrong", None)))
+    return AnswerCheck(outcome="unsure", why="fact 1 not stated", facts=facts, missing=[1],
+                       settled=settled,
+                       label=draw(st.sampled_from((0, 1))) if settled == "label" else None)
 
 
 @st.composite
@@ -112,6 +133,7 @@ def floors(draw: st.DrawFn, tagged: bool, labelled: bool) -> list[Floor]:
                  Floor("faithfulness", draw(bound), xfail=draw(xfail)),
                  Floor("faithfulness", draw(bound), kind="single_doc"),
                  Floor("judge_coverage", draw(st.sampled_from((0.5, 0.95))), xfail=draw(xfail)),
+                 Floor("answer_match", draw(bound), xfail=draw(xfail)),
                  Floor("hold_rate", draw(bound), kind="retrieval_miss", anchors=True)]
     if tagged:
         for metric in ("faithfulness", "abstention_accuracy"):
@@ -349,3 +371,51 @@ def test_every_path_reaches_each_floors_verdict_alike(scenario: Scenario,
         by_gate = decide_run(scenario.collected, with_candidate, scenario.rules)
         assert {f.floor.name: f.candidate for f in predicted.floors} == _outcomes(
             by_gate, judged=True)
+
+
+@settings(max_examples=25, deadline=None, derandomize=True, database=None)
+@given(n=st.sampled_from((120, 200, 300)), seed=st.integers(0, 10**6),
+       gaps=st.lists(st.tuples(st.integers(0, 299),
+                               st.sampled_from(("error", "unsure", "labelled"))),
+                     max_size=3))
+def test_a_stop_never_passes_over_a_question_without_a_result(
+        n: int, seed: int, gaps: list[tuple[int, str]]) -> None:
+    """(d'), issue 45: a sequential goldset of answers right by answer_match, but a few
+    errored, unsure and not labelled, or unsure and labelled (a result). Whatever the order,
+    a stop is made only when none of the questions it asked lacks a result and the bound on
+    the rest was proved at its share of the budget; every question without a result is then
+    among those it did not ask. Without any, it stops (a clear goldset still stops early)."""
+    from pytest_ragate.decision.sequential import Stopping
+
+    members = [Member(question_id=f"q{i:03d}", question="?", kind="single_doc", index=i,
+                      nodeid=f"{ROUTE}::q{i:03d}", sealed=False, must_abstain=False,
+                      evidence_spans=1) for i in range(n)]
+    right = AnswerCheck(outcome="right", why="checked", facts=1, found=[1])
+    rows = {m.item_name: _row(m, answer_check=right) for m in members}
+    lacking = set()
+    for at, kind in gaps:
+        name = f"q{at % n:03d}"
+        if kind == "error":
+            rows[name] = _row(members[at % n], status="error", error="it raised")
+        else:
+            labelled = kind == "labelled"
+            rows[name] = _row(members[at % n], answer_check=AnswerCheck(
+                outcome="unsure", why="fact 1 not stated", facts=1, missing=[1],
+                settled="label" if labelled else None, label=1 if labelled else None))
+        if kind != "labelled":
+            lacking.add(name)
+        else:
+            lacking.discard(name)
+    population = Population(route=ROUTE, goldset="gs", eval_version="1", sha256="sha",
+                            questions=members, anchors=[],
+                            sequential=SequentialPlan(seed=seed, alpha=0.05))
+    stopping = Stopping.of(population, [Floor("answer_match", 0.6)])
+    assert stopping is not None
+    again = {name: row.model_copy(update={"reasked": True}) for name, row in rows.items()}
+    stopping.replay(rows, again)
+    if stopping.stopped:
+        assert stopping.gaps is not None and stopping.gaps.decided
+        assert stopping.gaps.p <= 0.05 / 2
+        assert lacking <= stopping.not_needed
+    if not lacking:
+        assert stopping.stopped

@@ -173,6 +173,8 @@ def test_rejudge_of_a_sequential_run_that_stopped_early(pytester: pytest.Pyteste
     tests/test_sequential.py's), so the stop is found before the last question even when
     the machine is busy and verdicts come late."""
     write_many(pytester.path / "gs", SEQUENTIAL_N, SEQUENTIAL_FLOOR)
+    toml = pytester.path / "gs" / "ragate.toml"  # 100 questions: too few for the default
+    toml.write_text("sequential_gaps = 0.5\n" + toml.read_text())  # bound ever to stop
     pytester.makeconftest(planned(paced({}, SEQUENTIAL_N)) + FIXTURE_JUDGE_CONFTEST)
     qids = [f"q{i:02d}" for i in range(SEQUENTIAL_N)]
     (pytester.path / "current.json").write_text(json.dumps({"judge_id": "current", "answers": {

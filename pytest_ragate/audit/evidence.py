@@ -10,7 +10,7 @@ its time on two cores."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,7 +29,14 @@ from pytest_ragate.goldsets.config import Expected
 from pytest_ragate.goldsets.corpus import Corpus
 from pytest_ragate.goldsets.pinned import Held
 from pytest_ragate.pipeline.normalize import normalize
-from pytest_ragate.scoring.answer_text import Alternative, Fact, Folded, alternatives, light
+from pytest_ragate.scoring.answer_text import (
+    Alternative,
+    Fact,
+    Folded,
+    Occurrence,
+    alternatives,
+    light,
+)
 from pytest_ragate.scoring.records import Evidence, Span, WholeDocument
 from pytest_ragate.wording import audit as wording
 
@@ -45,7 +52,9 @@ WINDOW_CHARS = 1200  # evidence is embedded in windows of about this many charac
 # must-abstain questions the corpus answers: the share of its content words one window holds
 ANSWERED = 0.8
 MIN_WORDS = 3  # fewer content words say too little to look for
-# too wide: the whole document, or at least WIDE_SHARE of it and WIDE_UNITS units
+# too wide: at least ALL_SHARE of a document (its whole, however written), or at least
+# WIDE_SHARE of it and WIDE_UNITS units
+ALL_SHARE = 0.9
 WIDE_SHARE = 0.5
 WIDE_UNITS = 20
 
@@ -144,11 +153,23 @@ class CorpusFolded:
         self.corpus = corpus
         self._folded: dict[Unit, Folded] = {}
         self._light: dict[str, list[str]] = {}
+        self._joined: dict[str, str] = {}
+        self._states: dict[tuple[tuple[Alternative, ...], tuple[Unit, ...]], bool] = {}
 
     def folded(self, unit: Unit) -> Folded:
         if unit not in self._folded:
             self._folded[unit] = Folded(unit_text(self.corpus[unit[0]].turns[unit[1]].text))
         return self._folded[unit]
+
+    def light(self, unit: Unit) -> str:
+        """A unit's light text (answer_text's `light`): what cheap checks look in."""
+        return self._lights(unit[0])[unit[1]]
+
+    def _whole(self, doc_id: str) -> str:
+        """A document's light text, its units joined by newlines (kept)."""
+        if doc_id not in self._joined:
+            self._joined[doc_id] = "\n".join(self._lights(doc_id))
+        return self._joined[doc_id]
 
     def _lights(self, doc_id: str) -> list[str]:
         if doc_id not in self._light:
@@ -161,6 +182,15 @@ class CorpusFolded:
         plain = self._lights(unit[0])[unit[1]]
         return all(word[:3] in plain for word in alt.words)
 
+    def occurrences(self, fact: Fact, units: Iterable[Unit],
+                    ) -> Iterator[tuple[Unit, Occurrence]]:
+        """Each occurrence of the fact in these units (negated or not), unit by unit."""
+        alts = alternatives(fact)
+        for u in units:
+            for alt in alts:
+                if self._may_hold(u, alt):
+                    yield from ((u, o) for o in self.folded(u).find(alt))
+
     def in_units(self, fact: Fact, units: Iterable[Unit]) -> bool:
         """Whether one of these units states the fact (negated or not)."""
         alts = alternatives(fact)
@@ -169,11 +199,18 @@ class CorpusFolded:
 
     def states(self, fact: Fact, first: Sequence[Unit]) -> bool:
         """Whether any unit of the corpus states the fact, the units `first` searched first
-        (a pattern is searched in each document's light text at once)."""
+        (a pattern is searched in each document's light text at once); kept, as two rules
+        ask it."""
+        asked = (alternatives(fact), tuple(first))
+        if asked not in self._states:
+            self._states[asked] = self._search(fact, first)
+        return self._states[asked]
+
+    def _search(self, fact: Fact, first: Sequence[Unit]) -> bool:
         if self.in_units(fact, first):
             return True
         for doc_id in sorted(self.corpus.documents):
-            whole = "\n".join(self._lights(doc_id))
+            whole = self._whole(doc_id)
             for alt in alternatives(fact):
                 if alt.pattern is not None:
                     if any(any(c.isalnum() for c in m.group())
@@ -185,6 +222,24 @@ class CorpusFolded:
                         if self._may_hold((doc_id, i), alt)):
                     return True
         return False
+
+    def candidates(self, fact: Fact) -> Iterator[tuple[Unit, Alternative]]:
+        """Each unit of the corpus that states one of the fact's alternatives (negated or
+        not), document by document; a document whose light text cannot hold the alternative
+        (a pattern finds nothing in it, a word's first letters are not in it) is skipped."""
+        for doc_id in sorted(self.corpus.documents):
+            whole = self._whole(doc_id)
+            for alt in alternatives(fact):
+                if alt.pattern is not None:
+                    if not any(any(c.isalnum() for c in m.group())
+                               for m in alt.pattern.finditer(whole)):
+                        continue
+                elif not (alt.numeric or all(w[:3] in whole for w in alt.words)):
+                    continue
+                for i in range(len(self.corpus[doc_id].turns)):
+                    if self._may_hold((doc_id, i), alt) and _states(
+                            self.folded((doc_id, i)), alt):
+                        yield (doc_id, i), alt
 
 
 def facts_nowhere(answers: Sequence[Answered], folded: CorpusFolded) -> list[Finding]:
@@ -223,28 +278,42 @@ def abstain_answerable(answers: Sequence[Answered], corpus: Corpus, words: Corpu
     return found
 
 
+def _covered(items: Iterable[Evidence], corpus: Corpus) -> dict[str, set[int]]:
+    """The units each document's evidence items cover together, however they are written
+    (a whole document, one span, or spans side by side); a span's units past its document's
+    end are not its document's. A context id covers no unit the audit can count."""
+    covered: dict[str, set[int]] = {}
+    for item in items:
+        if item.doc_id not in corpus or not isinstance(item, Span | WholeDocument):
+            continue
+        of = len(corpus[item.doc_id].turns)
+        first, last = ((item.first_turn, min(item.last_turn, of - 1))
+                       if isinstance(item, Span) else (0, of - 1))
+        covered.setdefault(item.doc_id, set()).update(range(first, last + 1))
+    return covered
+
+
 def wide(answers: Sequence[Answered], corpus: Corpus, *, sealed: bool = False,
          ) -> list[Finding]:
-    """Evidence that is a whole document, or a span over at least WIDE_SHARE of its document
-    and WIDE_UNITS units; a `sealed` goldset's finding names neither the document nor its
-    size (its evidence is sealed)."""
+    """Evidence that covers, in one document, at least ALL_SHARE of it (the whole document,
+    whether written as `{"doc_id"}`, as units 0 to its last, or as spans side by side), or at
+    least WIDE_SHARE of it and WIDE_UNITS units: judged by the share of its document the
+    question's evidence covers, however it is written. A `sealed` goldset's finding names
+    neither the document nor its size (its evidence is sealed)."""
     found = []
     for a in answers:
-        for item in a.expected.spans:
-            if item.doc_id not in corpus:
+        for doc_id, units in _covered(a.expected.spans, corpus).items():
+            of = len(corpus[doc_id].turns)
+            share = len(units) / of if of else 0.0
+            if share < ALL_SHARE and (share < WIDE_SHARE or len(units) < WIDE_UNITS):
                 continue
-            of = len(corpus[item.doc_id].turns)
-            whole = isinstance(item, WholeDocument)
-            units = of if whole else (item.last_turn - item.first_turn + 1
-                                      if isinstance(item, Span) else 0)
-            if not whole and (units < WIDE_UNITS or units < WIDE_SHARE * of):
-                continue
+            whole = len(units) == of
             at = {"path": a.path, "line": a.line, "question_id": a.question_id}
             found.append(finding("wide_evidence", wording.wide_evidence_sealed(whole), **at)
                          if sealed else
                          finding("wide_evidence", wording.wide_evidence(
-                             item.doc_id, units, of, corpus.unit, whole), measure=units / of,
-                             other=item.doc_id, **at))
+                             doc_id, len(units), of, corpus.unit, whole), measure=share,
+                             other=doc_id, **at))
     return found
 
 

@@ -21,6 +21,7 @@ DEFAULT_SEVERITY: dict[AuditRule, Severity] = {
     "near_duplicate": "warning",
     "unsupported_evidence": "warning",
     "facts_not_in_corpus": "warning",
+    "contradicted_fact": "warning",
     "abstain_answerable": "warning",
     "wide_evidence": "warning",
     "unasked_document": "info",

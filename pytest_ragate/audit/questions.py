@@ -1,5 +1,6 @@
-"""The rules over question texts: exact duplicates (the same text once folded) and near
-duplicates (embedding neighbours through all-MiniLM-L6-v2 that name the same things).
+"""The rules over question texts: exact duplicates (the same text once folded, NFKC as
+`ragate validate` folds it, with the same numbers and ordinals) and near duplicates (embedding
+neighbours through all-MiniLM-L6-v2 that name the same names, numbers and ordinals).
 
 Pure functions of the questions and, for near duplicates, their unit vectors; each returns
 findings on the later question, naming the first."""
@@ -14,14 +15,14 @@ from pathlib import Path
 import numpy as np
 
 from pytest_ragate.audit.findings import Finding, finding
-from pytest_ragate.audit.texts import content_stems, question_key
+from pytest_ragate.audit.texts import content_stems, numbers, question_key
 from pytest_ragate.wording import audit as wording
 
 NEAR = 0.75  # cosine at or above which two questions naming the same things are one
 SAME_WORDS = 0.7  # and the Jaccard share of content words they must have in common
-# a name, an initial or a number: two questions that differ in one ask different things
-# ("What did A think…" and "What did C think…" are not duplicates)
-_MARKER = re.compile(r"(?<!^)\b(?:[A-Z][\w'-]*|\d[\d.,]*)")
+# a name or an initial (numbers and ordinals are `texts.numbers`'): two questions that differ
+# in one ask different things ("What did A think…" and "What did C think…" are not duplicates)
+_MARKER = re.compile(r"(?<!^)\b[A-Z][\w'-]*")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -52,9 +53,11 @@ def duplicates(questions: Sequence[Asked]) -> list[Finding]:
 
 
 def markers(text: str) -> frozenset[str]:
-    """The names, initials and numbers a question names (not its first word)."""
+    """The names, initials, numbers and ordinals a question names (names: not its first
+    word; numbers and ordinals as `texts.numbers` reads them, `3rd` and `third` alike)."""
     return frozenset(m.casefold() for m in _MARKER.findall(text.strip())
-                     if m.casefold() not in ("i",))
+                     if m.casefold() not in ("i",)) | frozenset(
+        "#" + n for n in numbers(text))
 
 
 def topic_words(text: str) -> set[str]:

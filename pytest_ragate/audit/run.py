@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from pytest_ragate.audit import evidence, floors, pinned, questions
+from pytest_ragate.audit import contradicted, evidence, floors, pinned, questions
 from pytest_ragate.audit.evidence import Answered, CorpusFolded, Embed
 from pytest_ragate.audit.findings import AuditReport, Finding, with_severities
 from pytest_ragate.audit.runs import Runs, never_separates
@@ -91,6 +91,8 @@ def audit_goldset(goldset: Goldset, *, embed: Embed | None, runs: Runs | None = 
             found += evidence.abstain_answerable(sound, corpus, words)
     if on("facts_not_in_corpus"):
         found += evidence.facts_nowhere(sound, folded)
+    if on("contradicted_fact"):
+        found += contradicted.contradicted(sound, folded)
     if on("wide_evidence"):
         # a span's width is not its text's: stale spans too
         found += evidence.wide(answers, corpus, sealed=goldset.sealed)

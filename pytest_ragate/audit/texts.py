@@ -15,8 +15,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from pytest_ragate.goldsets.corpus import Corpus
+from pytest_ragate.goldsets.pins import normalise
 from pytest_ragate.pipeline.normalize import fold
-from pytest_ragate.scoring.answer_text import ENGLISH, stem
+from pytest_ragate.scoring.answer_text import (
+    ENGLISH,
+    NUMBER_WORDS,
+    ORDINALS,
+    SCALES,
+    stem,
+    tokens,
+)
 from pytest_ragate.scoring.records import Evidence, Span, WholeDocument
 
 # words that carry no content in a question or a gist, beyond answer_text's function words
@@ -41,10 +49,26 @@ def unit_text(text: str) -> str:
     return _ACRONYM.sub(lambda m: m.group(1).replace("_", ""), text)
 
 
+def numbers(text: str) -> tuple[str, ...]:
+    """The numbers and ordinals a text names, in order, each as its value (answer_match's
+    reading: `3`, `three`, `3rd` and `third` are all 3; `first` and `second` too): two
+    questions that differ in one ask about different things ("sprint 3", "sprint 4")."""
+    return tuple(t.text if t.number else str(ORDINALS[t.text]) for t in tokens(text)
+                 if t.number or t.text in ORDINALS)
+
+
+_NUMERAL = re.compile(r"\d[\d_]*(?:st|nd|rd|th)?")
+_NUMBER_WORDS = (NUMBER_WORDS.keys() | ORDINALS.keys() | SCALES.keys()) - {"one"}
+
+
 def question_key(text: str) -> str:
-    """A question's text as duplicates are compared: folded (case, punctuation, annotation
-    and fillers dropped) and its whitespace collapsed."""
-    return fold(text)
+    """A question's text as duplicates are compared: Unicode NFKC (the folding `ragate
+    validate` compares questions by: `goldsets/pins.normalise`, so NFC, NFD and full-width
+    forms are one text), folded (case, punctuation, annotation and fillers dropped), and the
+    numbers and ordinals it names (folding drops short numbers as footnote marks)."""
+    words = [w for w in fold(normalise(text)).split()
+             if w not in _NUMBER_WORDS and not _NUMERAL.fullmatch(w)]
+    return " ".join(words) + " #" + " ".join(numbers(text))
 
 
 def content_stems(text: str) -> list[str]:

@@ -36,6 +36,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
 from pytest_ragate.scoring.floor import KIND_SLICE, Floor
+from pytest_ragate.scoring.gap_bound import GAPS
 from pytest_ragate.scoring.records import QuestionRecord, repeat_name
 
 # --- names -----------------------------------------------------------------------------------
@@ -252,10 +253,12 @@ class LabelSpec(_Wire):
 class SequentialPlan(_Wire):
     """How a sequential route is asked (`decision/sequential.py`): the seed of its order and
     the chance, for the whole goldset, that stopping early decides a floor otherwise than
-    asking every question would."""
+    asking every question would, or that `gaps` or more of the questions it did not ask
+    lack a result (`scoring/gap_bound.py`)."""
 
     seed: int
     alpha: float
+    gaps: float = GAPS
 
 
 class Population(_Wire):

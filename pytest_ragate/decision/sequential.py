@@ -13,6 +13,10 @@ rest of the goldset is not asked, `modes/sequential.py`) and the run decision's 
 same rows (`run_decision.py`): one rule, so the decision holds exactly what the live run did.
 A question that errored, was skipped or never came halts the feeding: the goldset is then
 asked to the end and decided as without the option (an error is a failure, never a skip).
+So does an `answer_match` answer that is unsure and settled by no label: the full run fails
+closed on both, and so does a stop. For the questions a stop does not ask, it also proves,
+like a floor, that the share without a result is below the goldset's `sequential_gaps`
+(`scoring/gap_bound.py`); the error budget is split evenly over the floors and that bound.
 
 Every floor decided after k questions is a stop only once those k questions, asked again
 (`decision/drift.py`), answered as before within their flakiness: until then it is a
@@ -37,7 +41,9 @@ from pytest_ragate.decision.drift import (
 )
 from pytest_ragate.decision.floors import Verdict, outcome_of
 from pytest_ragate.decision.population import Population, SequentialPlan, asking_units
+from pytest_ragate.scoring.answer_match import ANSWER_MATCH
 from pytest_ragate.scoring.floor import Floor
+from pytest_ragate.scoring.gap_bound import GAPS, GapBound
 from pytest_ragate.scoring.records import QuestionRecord
 from pytest_ragate.scoring.registry import METRICS
 from pytest_ragate.scoring.sign_flip import FloorDrift
@@ -51,8 +57,8 @@ from pytest_ragate.scoring.stopping import (
 from pytest_ragate.wording import sequential as wording
 
 HaltKind = Literal["unfit", "never came", "not left unasked", "not scored", "stuck",
-                   "undecided", "recheck costs", "reask failed", "reask uncounted",
-                   "reask never came", "answers changed"]
+                   "undecided", "gaps unbounded", "recheck costs", "reask failed",
+                   "reask uncounted", "reask never came", "answers changed"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -60,7 +66,9 @@ class Halt:
     """Why a sequential goldset asked every question, typed (`wording/sequential.halt_line`
     says it): floors no sequence can decide (`names`), a question with no result, one not
     scored (`status`), a stop after which nothing was left unasked (`asked`), a floor's test
-    that could not be fed (`stuck`), floors undecided until the last question; or a stop's
+    that could not be fed (`stuck`), floors undecided until the last question, floors
+    decided before the share without a result of the rest was proved below `rate`; or a
+    stop's
     re-check (`decision/drift.py`) that would cost as much as the rest (`asked` of `of`), a
     re-asked question that was not scored (`status`), has no countable `metric` or never
     came, or answers that changed (`drifts`)."""
@@ -71,6 +79,7 @@ class Halt:
     asked: int = 0
     of: int = 0
     metric: str = ""
+    rate: float = 0.0
     stuck: Stuck | None = None
     drifts: tuple[FloorDrift, ...] = ()
 
@@ -89,6 +98,7 @@ class SequentialOutcome:
     seed: int
     alpha: float
     asked: int  # questions fed to the floors' tests (all of them, when it did not stop)
+    gaps: float = GAPS  # the share without a result a stop proved the rest below
     of: int
     stopped: bool  # every floor decided before the last question
     why: Halt | None = None  # why it asked every question, when it did
@@ -129,12 +139,15 @@ class Stopping:
     # conversation's): a stop is made only between units, never mid-conversation, and each
     # unit is one observation of every floor's test (the unit of sampling)
     pending: list[str] = field(default_factory=list)  # the fed names of the unit under way
+    gaps: GapBound | None = None  # the share of the units without a result, bounded
+    unsure_counts: bool = False  # an unsure, unlabelled answer is a gap (an answer_match floor)
 
     @classmethod
     def of(cls, population: Population, floors: Sequence[Floor], *, min_n: int = 0,
            ) -> Stopping | None:
         """The goldset's tests, when its run is sequential (None otherwise); its error
-        budget is split evenly over its floors over questions."""
+        budget is split evenly over its floors over questions and the bound on the share of
+        its units without a result (`scoring/gap_bound.py`)."""
         plan = population.sequential
         if plan is None:
             return None
@@ -152,6 +165,10 @@ class Stopping:
             stopping.halted = Halt(kind="unfit", names=tuple(dict.fromkeys(unfit)))
             return stopping
         spans = max((m.evidence_spans for m in population.questions), default=1)
+        share = plan.alpha / (len(over) + 1)
+        stopping.gaps = GapBound(population=len(set(units.get(n, n) for n in names)),
+                                 rate=plan.gaps, alpha=share)
+        stopping.unsure_counts = any(f.metric == ANSWER_MATCH for f in over)
         for f in over:
             # the test's population is the units (conversations) with a member of its kind,
             # its bound a unit's most units: a question's times the most turns of one
@@ -164,7 +181,7 @@ class Stopping:
             stopping.tracks[f.name] = FloorTrack.of(
                 metric=f.metric, minimum=f.min, upper=f.upper, population=max(len(members), 1),
                 bound=None if bound is None else bound * max(members.values(), default=1),
-                alpha=plan.alpha / len(over))
+                alpha=share)
         return stopping
 
     @property
@@ -256,12 +273,21 @@ class Stopping:
             for floor, track in self.tracks.items():  # a whole unit: one observation
                 track.feed(*(self.first[n] for n in self.pending
                              if self.kinds[floor] in (None, self.member_kind[n])))
+            if self.gaps is not None:
+                self.gaps.observe(any(self._gap(self.first[n]) for n in self.pending))
             self.pending.clear()
-            if all(t.call is not None and t.questions >= self.min_n
-                   for t in self.tracks.values()):
+            if self.gaps is not None and self.gaps.decided and all(
+                    t.call is not None and t.questions >= self.min_n
+                    for t in self.tracks.values()):
                 self.waiting.clear()
                 self._decided()
                 return
+
+    def _gap(self, record: QuestionRecord) -> bool:
+        """A fed question without a result the full run would fail on: an answer unsure and
+        settled by no label, under an answer_match floor (an error halts before this)."""
+        check = record.answer_check
+        return self.unsure_counts and check is not None and check.unsettled
 
     def _decided(self) -> None:
         """Every floor decided after `fed` questions: at the last one, the goldset was asked
@@ -299,7 +325,7 @@ def outcome(stopping: Stopping, plan: SequentialPlan) -> SequentialOutcome:
     recheck = stopping.recheck
     again = () if recheck is None else tuple(
         recheck.again[n] for n in recheck.names if n in recheck.again)
-    return SequentialOutcome(seed=plan.seed, alpha=plan.alpha,
+    return SequentialOutcome(seed=plan.seed, alpha=plan.alpha, gaps=plan.gaps,
                              asked=stopping.stopped_at if stopped else stopping.population,
                              of=stopping.population, stopped=stopped,
                              why=None if stopped else stopping.halted or _undecided(stopping),
@@ -310,6 +336,11 @@ def _undecided(stopping: Stopping) -> Halt:
     stuck = next((t.stuck for t in stopping.tracks.values() if t.stuck), None)
     if stuck:
         return Halt(kind="stuck", stuck=stuck)
+    decided = all(t.call is not None and t.questions >= stopping.min_n
+                  for t in stopping.tracks.values())
+    if decided and stopping.gaps is not None and not stopping.gaps.decided:
+        return Halt(kind="gaps unbounded", names=tuple(stopping.tracks),
+                    rate=stopping.gaps.rate)
     return Halt(kind="undecided", names=tuple(
         name for name, t in stopping.tracks.items()
         if t.call is None or t.questions < stopping.min_n))

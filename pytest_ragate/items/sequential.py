@@ -96,7 +96,8 @@ class Asking:
             return None
         from pytest_ragate.decision.population import SequentialPlan
 
-        return SequentialPlan(seed=self.seed, alpha=self.alpha)
+        return SequentialPlan(seed=self.seed, alpha=self.alpha,
+                              gaps=goldset.config.sequential_gaps)
 
     def workerinput(self) -> dict[str, Any]:
         return {"every": self.every, "seed": self.seed, "alpha": self.alpha,

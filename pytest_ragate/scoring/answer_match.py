@@ -4,10 +4,19 @@ offline: right, wrong, or unsure, with what was found, missing and forbidden, by
 An answer is checked in this order (`check_answer`; the folding and the search are
 `answer_text.py`'s):
 
-1. **wrong** when it abstained or has no text, or states a `forbid` statement (one no
-   negation reaches);
-2. when a fact is not stated:
-   - **wrong** when the answer denies it (states it under a negation: `not 25 euros`);
+1. **wrong** when it abstained or has no text; **unsure** when a word of it mixes alphabets
+   (look-alike letters); **wrong** when it states a `forbid` statement (one no negation
+   reaches: a hedge, a bound or a pseudo-negation such as `no wonder` does not hide it);
+2. when a fact is not stated plainly (`answer_text.py`: negated, refused, bounded, signed,
+   owned, inside a longer word, in another unit):
+   - **wrong** when the answer denies it (states it under a negation before or after it:
+     `not 25 euros`, `Alice did not chair`, `Friday was ruled out`), restates it in a refusal
+     or a question (`no information confirming that the fee is 25 cents`), or gives it in a
+     subdivision or for another period than the gist's (`25 euro cents`, `25 euros per
+     year` where the gist says per month);
+   - **unsure** when the answer states it only bounded (`over 25 euros`), signed, as the
+     owner of a role (`Bob's lawyer signed`) or inside a longer word (`Alice-led`), and the
+     gist does not say it so (a bound the gist gives too, `over 100 hours`, is the fact);
    - **wrong** when the fact holds a number, weekday or month and the answer gives another
      value of that class in its place (a value no fact and not the question has: `30 euros`
      where the fact is `25 euros`): embeddings barely see numbers, so closeness to the gist
@@ -26,7 +35,18 @@ An answer is checked in this order (`check_answer`; the folding and the search a
    - it **lists other candidates** beside a fact: the fact's short item (4 tokens or fewer)
      joined by `or` to a short item of words the gist and question do not have, or a list of
      three or more short items, two of them such words (`tiger, lion, bear, wolf`);
+   - it **does not commit**: a sentence hedges, conditions or dates what it says (`I think`,
+     `maybe`, `probably`, `if`, `used to`; ConText's uncertainty and historical triggers,
+     Harkema et al., J. Biomed. Inform. 2009, scoped to the sentence) where the gist does not
+     hedge what that sentence states; a sentence opens with `Or` (`It was Alice. Or maybe
+     Bob.`); or a refusal or a question stands beside the facts;
 4. **right** otherwise.
+
+Values are compared by type: a version is one token (`3.10` is not `3.1`, `3.80` not `3.8`;
+`bcrypt 5.0.0` and `v5.0.0` state `5.0.0`), and so are a time, an e-mail address and a URL
+(another of them in the fact's place is another value: wrong); a number keeps its sign and
+its bound. A person's label settles what is unsure; `benchmarks/answer_match.py` measures
+all of this against hand-written adversarial answers (issue 45).
 
 So a whole-document dump and a list of every candidate value are never right: the first is
 too long, the second gives other candidate values or lists other candidates; both are at
@@ -46,6 +66,7 @@ hand labels beside those peers.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
@@ -54,12 +75,18 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_ragate.answer import answer_sha256, is_keyed, keyed_digest
 from pytest_ragate.scoring.answer_text import (
+    OPENERS,
+    QUALIFIED,
     Fact,
     Folded,
     Occurrence,
     alternatives,
+    clean,
     closed_class,
     english,
+    hedges,
+    key,
+    mixed_script,
     tokens,
     words_of,
 )
@@ -187,8 +214,13 @@ def check_answer(text: str | None, expected: Expectation, *, similarity: float |
     if not text or not text.strip():
         return AnswerCheck(outcome="wrong", why="no answer: abstained or empty", facts=n,
                            missing=everything, similarity=similarity)
-    answer = Folded(text)
-    stated = [answer.states(f) for f in expected.facts]
+    if mixed_script(text):
+        return AnswerCheck(outcome="unsure", why="mixes alphabets inside a word (look-alike "
+                           "letters, such as a Cyrillic о in a Latin word, read as one word and "
+                           "match as another): review it", facts=n, similarity=similarity)
+    answer, gist = Folded(text), Folded(expected.gist)
+    found_in = [_occurrences(answer, gist, expected.question, f) for f in expected.facts]
+    stated = [[o for o in occ if not o.negated and not o.qualified] for occ in found_in]
     found = [i for i, s in enumerate(stated, 1) if s]
     missing = [i for i, s in enumerate(stated, 1) if not s]
     forbidden = [i for i, f in enumerate(expected.forbid, 1) if answer.states(f)]
@@ -205,13 +237,142 @@ def check_answer(text: str | None, expected: Expectation, *, similarity: float |
                            f"{len(answer.tokens)} tokens, over {dump} (10 × the expected "
                            "answer's, at least 300)", **made)
     if missing:
-        weighed = _weighed(answer, expected, missing, similarity, near)
-        made["similarity"] = weighed
-        return AnswerCheck(**_missing(answer, expected, context, missing, weighed), **made)
-    doubt = _doubt(answer, context)
+        call, made["similarity"] = _not_stated(answer, expected, context, found_in, missing,
+                                               similarity, near)
+        return AnswerCheck(**call, **made)
+    both = [i for i, occ in enumerate(found_in, 1) if any(o.negated for o in occ)]
+    if both:
+        return AnswerCheck(outcome="unsure", why=f"states {numbered(both)} and denies "
+                           f"{'them' if len(both) > 1 else 'it'} elsewhere: review it", **made)
+    doubt = _doubt(answer, context) or _hedged(answer, gist, expected, stated)
     if doubt:
         return AnswerCheck(outcome="unsure", why=doubt, **made)
     return AnswerCheck(outcome="right", why=f"states {numbered(found)}", **made)
+
+
+def _not_stated(answer: Folded, expected: Expectation, context: _Context,
+                found_in: list[list[Occurrence]], missing: list[int], similarity: float | None,
+                near: Near | None) -> tuple[dict[str, object], float | None]:
+    """The call (outcome and why) on an answer that does not state every fact plainly, and
+    the cosine it was weighed by: wrong where it denies, refuses or mis-states one
+    (`_qualified`); else the facts it never mentions decide as before (`_missing`), and one
+    it states only qualified leaves it unsure at best."""
+    qualified = _qualified(found_in, missing)
+    if qualified and qualified[0] == "wrong":
+        return {"outcome": "wrong", "why": qualified[1]}, similarity
+    bare = [i for i in missing if not found_in[i - 1]]
+    if bare or not qualified:
+        weighed = _weighed(answer, expected, bare or missing, similarity, near)
+        call = _missing(answer, expected, context, bare or missing, weighed)
+        if call["outcome"] == "wrong" or not qualified:
+            return call, weighed
+        similarity = weighed
+    return {"outcome": "unsure", "why": qualified[1]}, similarity
+
+
+def _occurrences(answer: Folded, gist: Folded, question: str, fact: Fact,
+                 ) -> list[Occurrence]:
+    """The fact's occurrences in the answer, weighed against the gist's: a qualifier the gist
+    shares (`over 100 hours` where the gist says it too) dropped; a possessive of a word the
+    gist and the question lack made `owned` (`Dr. Mensah's registrar`; not `Sarah's remote`
+    where the question asks of remotes); a rate the gist does not give (`25 euros per year`
+    where it says per month) made `unit`; the other direction of change than the gist's
+    (`dropped 2.5%` where it rose) made `opposite`."""
+    found = [o for alt in alternatives(fact) for o in answer.find(alt)]
+    said = [o for alt in alternatives(fact) for o in gist.find(alt)
+            if o.first < len(gist.tokens)]
+    shared = {o.qualified for o in said if not o.negated}
+    rates = {gist.rate(o.last) for o in said}
+    ways = {d for o in said for d in gist.directions(o.first)}
+    known = set(gist.keys) | words_of([question])
+    longer = _longer_names(answer, fact, known)
+    out = []
+    for o in found:
+        qualified = o.qualified
+        if qualified in shared or (qualified == "compound" and not said) or (
+                qualified.startswith("owner:") and _known(qualified[6:], known)):
+            qualified = ""  # `Sarah's remote` where the question asks of remotes
+        elif qualified.startswith("owner:"):
+            qualified = "owned"
+        if not qualified and o.last + 1 < len(answer.tokens) and \
+                answer.keys[o.last + 1] in longer:
+            qualified = "compound"  # `the Leeds Bradford Airport depot` for `Leeds`
+        rate = answer.rate(o.last) if o.last >= o.first else ""
+        if not qualified and said and rate and rate not in rates:
+            qualified = "unit"
+        if not qualified and o.first < len(answer.tokens) and len(ways) == 1 and \
+                answer.directions(o.first) == {"up", "down"} - ways:
+            qualified = "opposite"  # `dropped 2.5%` where the gist says it rose
+        out.append(Occurrence(first=o.first, last=o.last, negated=o.negated,
+                              qualified=qualified))
+    return out
+
+
+def _longer_names(answer: Folded, fact: Fact, known: set[str]) -> set[str]:
+    """The capitalised words right after a written name of the fact in the answer that the
+    gist and the question lack (`Bradford` in `Leeds Bradford Airport` for `Leeds`): the
+    fact is then part of a longer name."""
+    texts = [t for t in ([fact] if isinstance(fact, str) else fact)
+             if t[:1].isupper() and not t.startswith("/")]
+    cased = clean(answer.text)
+    after = {key(tokens(m.group(1))[0]) for t in texts for m in re.finditer(
+        rf"(?i:\b{re.escape(t)})\s+([A-Z][^\W\d_]+)", cased) if tokens(m.group(1))}
+    return {w for w in after if not _known(w, known)}
+
+
+def _known(word: str, known: set[str]) -> bool:
+    """Whether the gist or the question has `word`, or a longer form of it (`work`,
+    `worked`)."""
+    return word in known or (len(word) >= 4 and any(k.startswith(word) for k in known))
+
+
+def _qualified(found_in: list[list[Occurrence]], missing: list[int]) -> tuple[str, str] | None:
+    """The call on missing facts that the answer does state, but negated or qualified:
+    wrong when it denies one, restates one in a refusal or in another unit; unsure when it
+    bounds one or gives it as someone's owner or inside a longer word; else None."""
+    worst: tuple[str, str] | None = None
+    for i in missing:
+        occ = found_in[i - 1]
+        if not occ:
+            continue
+        if all(o.negated for o in occ):
+            return "wrong", f"fact {i} not stated: the answer denies fact {i}"
+        kinds = {o.qualified for o in occ if not o.negated}
+        for kind in ("refused", "unit", "opposite"):
+            if kind in kinds:
+                return "wrong", f"fact {i} not stated: the answer gives it only {QUALIFIED[kind]}"
+        if worst is None:
+            kind = sorted(kinds)[0]
+            worst = ("unsure", f"fact {i} stated only {QUALIFIED[kind]}: review it")
+    return worst
+
+
+def _hedged(answer: Folded, gist: Folded, expected: Expectation,
+            stated: list[list[Occurrence]]) -> str:
+    """Why an answer that states every fact does not commit to them: a sentence that hedges,
+    makes it conditional or dates it (ConText's uncertainty and historical cues, in its
+    sentence) where the gist does not say it so; a sentence opening with `Or`; a refusal
+    beside the facts. Empty when none."""
+    gist_hedged = hedges(gist)
+    for clause, cue in hedges(answer).items():
+        here = [i for i, occ in enumerate(stated)
+                if any(answer.tokens[o.first].clause == clause for o in occ)]
+        excused = bool(gist_hedged) and (not here or any(
+            gist.tokens[o.first].clause in gist_hedged for i in here
+            for alt in alternatives(expected.facts[i]) for o in gist.find(alt)
+            if o.first < len(gist.tokens)))
+        if not excused:
+            return (f"does not commit to what it states: \"{cue}\" hedges, conditions or "
+                    "dates a sentence of it where the expected answer does not: review it")
+    openers = [t for i, t in enumerate(answer.tokens) if i and t.text in OPENERS
+               and answer.tokens[i - 1].clause != t.clause]
+    if openers:
+        return (f"offers another candidate in a sentence of its own (\"{openers[0].text} …\"): "
+                "review it")
+    if any(answer.refused(i) for i in range(len(answer.tokens))) and not any(
+            gist.refused(i) for i in range(len(gist.tokens))):
+        return ("asks, or says beside the facts that it cannot confirm something: review it")
+    return ""
 
 
 @dataclass(frozen=True, kw_only=True)

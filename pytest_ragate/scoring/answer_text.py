@@ -3,12 +3,22 @@
 
 Folding, applied the same way to an answer, a fact, the gist and the question:
 
+- text is read as a reader sees it: NFKC, with zero-width and other format characters
+  (Unicode category Cf) removed (`n\u200bot` is `not`); a word that mixes alphabets
+  (`n\u043et`: a Cyrillic о in a Latin word) is told by `mixed_script`, and makes an answer
+  unsure (the mixed-script test of Unicode TR39, "Security Mechanisms");
 - case, accents and the width of characters are dropped (NFKD, combining marks removed,
-  casefolded), apostrophes and spaces unified; `n't` reads `not`, `'s` and other clitics go;
+  casefolded), apostrophes and spaces unified; `n't` reads `not`, other clitics go, and a
+  possessive `'s` marks the word before it as an owner;
+- single tokens by type, tried first: a URL or host name (`https://`, `www.` and a trailing
+  `/` dropped), an e-mail address, a time (`09:30` = `9:30`), a version (three parts or more,
+  a `v` or a pre-release tag: `5.0.0`, `v5.0.0`, `2.14.0-beta.2` = `2.14.0b2`, PEP 440's
+  normalisation), a known abbreviation (`Dr.`, `e.g.`: its period ends no sentence);
 - a number is one token in one form whatever its format: thousands separators (`1,000`,
-  `1.000`, `1 000`, `1'000`), a decimal comma or point (`0,25` = `0.25` = `.25`), trailing
-  zeros (`12.50` = `12.5`), and English number words (`twenty-five` = `25`; `one` alone
-  stays a word, matched only by a fact that says 1 or one);
+  `1.000`, `1 000`, `1'000`), a decimal comma or point (`0,25` = `0.25` = `.25`), English
+  number words (`twenty-five` = `25`; `one` alone stays a word, matched only by a fact that
+  says 1 or one); it keeps its sign (`-2.5`, `minus 25`); a decimal part keeps its trailing
+  zeros unless a unit follows (`12.50 euros` = `12.5 euros`, but `3.10` is not `3.1`);
 - a currency is a unit written after its amount (`€25`, `EUR 25`, `25 euros` are all
   `25 eur`; dollars `usd`, pounds `gbp`), `%` and `per cent` read `percent`;
 - words lose a plural `s` (`months` = `month`) and the articles a, an, the are left out.
@@ -19,8 +29,19 @@ spaces, apostrophes: its numbers and punctuation as written), and found only by 
 holds a letter or a digit. An occurrence is **negated**, and does not count, when a negation
 (`not`, `no`, `never`, `neither`, `nor`, `without`, `n't`, ...) stands within the five tokens
 before it in the same clause (a comma, `but`, `however`, `instead` end the clause): `not 30
-but 25 euros` states 25 and not 30; `not only`, `not just`, `no doubt` negate nothing (NegEx's
-pseudo-negations: Chapman et al., J. Biomed. Inform. 2001, whose five-word window this is).
+but 25 euros` states 25 and not 30; `not only`, `no doubt`, `no wonder`, `nobody doubts`
+negate nothing (NegEx's pseudo-negations: Chapman et al., J. Biomed. Inform. 2001, whose
+five-word window this is); or when one follows it in its clause part before a word that
+opens another clause (`Alice did not chair`, `25 cents is not the fee`, `Friday was ruled
+out`: ConText's post-negation triggers and scope terminators, Harkema et al., J. Biomed.
+Inform. 2009). An occurrence that is not negated may still not state the fact plainly
+(`Occurrence.qualified`): in a sentence that refuses or asks (`no information confirming
+that the fee is 25 cents`, `Is it 25 cents?`), bounded (`over`, `up to`, `at least`, `about`,
+`40+`, `or more`, `more than`), signed (`+2.5%`), as an owner of a role (`Alice's assistant`,
+`the lawyer of Bob`), joined by a hyphen to a longer word or range (`Alice-led`, `20-25`), or
+in a currency's subdivision (`25 euro cents`). `hedges` finds the sentences that hedge,
+condition or date what they say (ConText's uncertainty and historical triggers, scoped to
+their sentence: `maybe`, `probably`, `I think`, `might`, `if`, `used to`, ...).
 Number words are English; other languages match where their numbers and words are the fact's
 (or where a fact lists them as alternatives).
 """
@@ -40,20 +61,38 @@ _ODD_SPACES = re.compile(r"[\u00a0\u2007\u2009\u202f\u2002-\u2006\u200a]")
 _CLITICS = (
     (re.compile(r"(?<=\w)n't\b"), " not"),
     (re.compile(r"\bcannot\b"), "can not"),
-    (re.compile(r"(?<=\w)'(?:s|re|ve|ll|d|m)\b"), ""),
+    (re.compile(r"(?<=\w)'(?:re|ve|ll|d|m)\b"), ""),
 )
 # a number as written: grouped thousands (one separator throughout, the decimal part after
 # the other), or plain digits with a decimal part, or a bare decimal part (.25)
 _NUMBER = (r"(?P<grouped>\d{1,3}(?P<sep>[,.' ])\d{3}(?:(?P=sep)\d{3})*(?:[.,]\d+)?)"
            r"|(?P<plain>\d+(?:[.,]\d+)?)|(?P<bare>(?<!\d)[.,]\d+)")
+# single tokens that hold '.', ':' or '@' (tried first): a URL or bare host name, an e-mail
+# address, a time (10:30), a version (5.0.0, v2.14.0b2, v3.10), a known abbreviation (Dr.)
+_TLD = r"(?:com|org|net|io|dev|edu|gov|ai|app|co|uk|de|fr|eu|info|biz|cloud)"
+_TYPED = (
+    r"(?P<url>(?:https?://|www\.)[^\s<>()\[\]\"']+?|(?<![\w@.-])(?:[a-z0-9-]+\.)+" + _TLD
+    + r"(?:/[^\s<>()\[\]\"']*?)?)(?=[.,;:!?)\]>'\"]*(?:\s|$))"
+    r"|(?P<email>(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
+    r"|(?<![\w:.])(?P<time>\d{1,2}:\d{2}(?::\d{2})?)(?![\w:]|[.,]\d)"
+    r"|(?<![\w.])(?P<version>v\d+(?:\.\d+)+(?:[-.]?[a-z]+\.?\d*)*"
+    r"|\d+(?:\.\d+){2,}(?:[-.]?[a-z]+\.?\d*)*"
+    r"|\d+(?:\.\d+)+(?:[-.]?(?:a|b|rc|alpha|beta|dev|post|pre)\.?\d*)+)(?![\w]|\.\w)"
+    r"|\b(?P<abbrev>dr|mr|mrs|ms|prof|st|jr|sr|inc|ltd|corp|vs|etc|approx|dept|fig|mt|rev"
+    r"|e\.g|i\.e|a\.m|p\.m)\.(?=\s|$|,)"
+)
 _TOKEN = re.compile(
-    rf"(?<![\w])(?:{_NUMBER})(?![\w]|[.,]\d)"
+    _TYPED + rf"|(?<![\w.,])(?P<sign>[-\u2212])?(?:{_NUMBER})(?![\w]|[.,]\d)"
+    r"|(?<![\w.,])(?P<minus>[-\u2212])(?=[\u20ac$\u00a3]\s?\d)"
     r"|(?P<ordinal>\d+)(?:st|nd|rd|th)\b"
+    r"|(?<=\w)(?P<poss>'s)\b"
     r"|(?P<word>\w+)"
     r"|(?P<stop>[.!?;:\n]+)"
-    r"|(?P<comma>[,()\[\]]|\s[-–—]\s)"
-    r"|(?P<symbol>[€$£%&/])", re.UNICODE)
-SYMBOLS = {"€": "eur", "$": "usd", "£": "gbp", "%": "percent", "&": "and", "/": "/"}
+    r"|(?P<mdlink>\]\()"
+    r"|(?P<comma>[,()\[\]]|\s[-\u2013\u2014]\s)"
+    r"|(?P<symbol>[\u20ac$\u00a3%&/+~\u2265\u2264]|>=|<=|[<>])", re.UNICODE)
+SYMBOLS = {"~": "~", "€": "eur", "$": "usd", "£": "gbp", "%": "percent", "&": "and", "/": "/",
+           "+": "+", ">": ">", "<": "<", ">=": ">=", "<=": "<=", "\u2265": ">=", "\u2264": "<="}
 CURRENCIES = {"eur": "eur", "euro": "eur", "euros": "eur", "usd": "usd", "dollar": "usd",
               "dollars": "usd", "gbp": "gbp", "pound": "gbp", "pounds": "gbp",
               "percent": "percent", "pct": "percent"}
@@ -77,10 +116,12 @@ ARTICLES = frozenset({"a", "an", "the"})
 # spoken hesitations, as in the transcripts answers quote (pipeline/normalize.py's list)
 FILLERS = frozenset({"uh", "um", "uhm", "umm", "erm", "er", "ah", "hmm", "hm", "mm", "mhm"})
 NEGATIONS = frozenset({"not", "no", "never", "none", "nobody", "nothing", "neither", "nor",
-                       "without", "nowhere", "cannot"})
+                       "without", "nowhere", "cannot", "denied", "denies", "deny", "refuted",
+                       "disputed"})
 CONTRASTS = frozenset({"but", "however", "instead", "rather", "yet", "although", "though"})
 # a negation word these follow negates nothing (NegEx's pseudo-negations: "not only 25 but")
-PSEUDO = frozenset({"only", "just", "doubt", "mention", "matter"})
+PSEUDO = frozenset({"only", "just", "doubt", "mention", "matter", "wonder", "surprisingly",
+                    "surprise", "question", "least", "deny", "denie"})
 NEGATION_REACH = 5  # tokens before an occurrence a negation reaches
 # closed classes: a value of one of them beside a fact's value is a competing candidate
 WEEKDAYS = frozenset(["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"])
@@ -91,9 +132,10 @@ MONTHS = frozenset(["january", "february", "march", "april", "may", "june", "jul
 
 @dataclass(frozen=True, kw_only=True)
 class Token:
-    """One folded token: its text, whether it is a number, the sentence (`clause`) and the
-    comma-separated part of it (`part`) it stands in, and where it is in the lightly folded
-    text (`start`, `end`)."""
+    """One folded token: its text, whether it is a value (`number`: a number, a version or a
+    time) and of which `kind` (number, version, time, email, url, word), whether a possessive
+    `'s` follows it (`owner`), the sentence (`clause`) and the comma-separated part of it
+    (`part`) it stands in, and where it is in the lightly folded text (`start`, `end`)."""
 
     text: str
     number: bool
@@ -101,18 +143,46 @@ class Token:
     part: int
     start: int
     end: int
+    kind: str = "word"
+    owner: bool = False
 
 
 def spanning(text: str, number: bool, first: Token, last: Token) -> Token:
     """One token standing for `first`..`last` (a number written in words, `per cent`)."""
     return Token(text=text, number=number, clause=first.clause, part=first.part,
-                 start=first.start, end=last.end)
+                 start=first.start, end=last.end, kind="number" if number else "word")
+
+
+_FORMAT = re.compile(r"[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064"
+                     r"\u2066-\u206f\ufeff\ufff9-\ufffb]")
+
+
+def clean(text: str) -> str:
+    """NFKC, with zero-width and other format characters (Unicode category Cf) removed: what
+    a reader sees, so `n\u200bot` is `not` and `２５` is `25`."""
+    text = unicodedata.normalize("NFKC", _FORMAT.sub("", text))
+    return "".join(c for c in text if unicodedata.category(c) != "Cf")
+
+
+_SCRIPTS = ("LATIN", "CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE")
+
+
+def mixed_script(text: str) -> bool:
+    """Whether a word mixes letters of two alphabets (a Cyrillic `о` inside a Latin `not`):
+    look-alike letters that read as one word and match as another."""
+    for word in re.findall(r"[^\W\d_]{2,}", clean(text)):
+        scripts = {next((s for s in _SCRIPTS if unicodedata.name(c, "").startswith(s)), "")
+                   for c in word}
+        if len(scripts - {""}) > 1:
+            return True
+    return False
 
 
 def light(text: str) -> str:
-    """Case, accents, character width, apostrophes and odd spaces folded; clitics spelt out
-    (`isn't` → `is not`): what a `/…/` fact is searched in."""
-    decomposed = unicodedata.normalize("NFKD", text)
+    """Cleaned (`clean`); case, accents, character width, apostrophes and odd spaces folded;
+    clitics spelt out (`isn't` → `is not`; a possessive `'s` stays): what a `/…/` fact is
+    searched in."""
+    decomposed = unicodedata.normalize("NFKD", clean(text))
     plain = "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
     plain = _ODD_SPACES.sub(" ", plain.translate(_APOSTROPHES))
     for pattern, replacement in _CLITICS:
@@ -121,7 +191,9 @@ def light(text: str) -> str:
 
 
 def _canonical(match: re.Match[str]) -> str:
-    """A number as one form: `1,000.50` → `1000.5`, `0,25` → `0.25`."""
+    """A number as one form: `1,000.50` → `1000.50`, `0,25` → `0.25`; a decimal part keeps
+    its trailing zeros (`3.10` is a version as often as an amount) until `_amounts` finds a
+    unit after it."""
     if match.group("grouped"):
         head, sep = match.group("grouped"), match.group("sep")
         first = head.split(sep, 1)[0]
@@ -133,9 +205,44 @@ def _canonical(match: re.Match[str]) -> str:
     else:
         digits = (match.group("plain") or "0" + match.group("bare")).replace(",", ".")
     whole, _, fraction = digits.partition(".")
-    fraction = fraction.rstrip("0")
     whole = whole.lstrip("0") or "0"
-    return f"{whole}.{fraction}" if fraction else whole
+    value = f"{whole}.{fraction}" if fraction.rstrip("0") else whole
+    return "-" + value if match.group("sign") and value != "0" else value
+
+
+_PRE_RELEASE = (("alpha", "a"), ("beta", "b"), ("preview", "rc"), ("pre", "rc"), ("c", "rc"))
+
+
+def _version(text: str) -> str:
+    """A version as one form (PEP 440's normalisation, roughly): `v2.14.0-beta.2` →
+    `2.14.0b2`; `v18` → `18`."""
+    text = text.removeprefix("v")
+    match = re.fullmatch(r"([\d.]+?)[-.]?([a-z]+)\.?(\d*)", text)
+    if not match:
+        return text
+    tag = match.group(2)
+    tag = next((short for long, short in _PRE_RELEASE if tag == long), tag)
+    return f"{match.group(1)}{tag}{match.group(3)}"
+
+
+def _typed(kind: str, written: str) -> tuple[str, bool]:
+    """A typed token's text and whether it is a value."""
+    if kind == "version":
+        if re.fullmatch(r"\d{1,3}(?:\.\d{3}){2,}", written):  # 1.000.000: grouped thousands
+            return written.replace(".", ""), True
+        version = _version(written)
+        if re.fullmatch(r"\d+\.\d+", version):  # v1.0, v3.10: the number, as written
+            whole, fraction = version.split(".")
+            return (f"{whole}.{fraction}" if fraction.rstrip("0") else whole), True
+        return version, True
+    if kind == "time":
+        hours, rest = written.split(":", 1)
+        return f"{int(hours)}:{rest}", True
+    if kind == "url":
+        return re.sub(r"^(?:https?://)?(?:www\.)?", "", written).rstrip("/"), False
+    if kind == "abbrev":
+        return written.replace(".", ""), False
+    return written, False
 
 
 def tokens(text: str) -> list[Token]:
@@ -144,21 +251,36 @@ def tokens(text: str) -> list[Token]:
     found: list[Token] = []
     clause = part = 0
     for match in _TOKEN.finditer(plain):
-        kind = match.lastgroup
+        kind = match.lastgroup or ""
         if kind == "stop":
             clause, part = clause + 1, part + 1
             continue
         if kind == "comma":
             part += 1
             continue
+        if kind == "mdlink":  # a Markdown link's text and target are one item
+            continue
+        if kind == "minus":  # -£1.2 million: read with the amount (`_signed`)
+            found.append(Token(text="minus", number=False, clause=clause, part=part,
+                               start=match.start(), end=match.end()))
+            continue
         span = match.span()
-        if kind in ("grouped", "plain", "bare", "sep"):
-            found.append(Token(text=_canonical(match), number=True, clause=clause, part=part,
-                               start=span[0], end=span[1]))
+        where = {"clause": clause, "part": part, "start": span[0], "end": span[1]}
+        if kind == "poss":
+            if found and found[-1].end == span[0]:
+                found[-1] = Token(**{**found[-1].__dict__, "owner": True})
+            continue
+        if kind in ("url", "email", "time", "version", "abbrev"):
+            written, number = _typed(kind, match.group(kind))
+            found.append(Token(text=written, number=number, kind=kind if kind != "abbrev"
+                               else "word", **where))
+            continue
+        if kind in ("grouped", "plain", "bare", "sep", "sign"):
+            found.append(Token(text=_canonical(match), number=True, kind="number", **where))
             continue
         if kind == "ordinal":
             found.append(Token(text=str(int(match.group("ordinal"))), number=True,
-                               clause=clause, part=part, start=span[0], end=span[1]))
+                               kind="number", **where))
             continue
         word = SYMBOLS[match.group()] if kind == "symbol" else match.group()
         if word == "/":
@@ -166,9 +288,31 @@ def tokens(text: str) -> list[Token]:
             continue
         if word in ARTICLES or word in FILLERS:
             continue
-        found.append(Token(text=CURRENCIES.get(word, word), number=False, clause=clause,
-                           part=part, start=span[0], end=span[1]))
-    return _dates(_units_after(_scaled(_numbers_of_words(_per_cent(found)))))
+        found.append(Token(text=CURRENCIES.get(word, word), number=False, **where))
+    return _amounts(_signed(_dates(_units_after(_scaled(_numbers_of_words(_per_cent(found)))))))
+
+
+def _signed(found: list[Token]) -> list[Token]:
+    """`minus 25` and `negative 25` read as -25."""
+    out: list[Token] = []
+    for token in found:
+        if token.kind == "number" and out and out[-1].text in ("minus", "negative") \
+                and out[-1].part == token.part and not token.text.startswith("-"):
+            out[-1] = spanning("-" + token.text, True, out[-1], token)
+            continue
+        out.append(token)
+    return out
+
+
+def _amounts(found: list[Token]) -> list[Token]:
+    """A number with a unit after it (a currency, percent) drops its decimal part's trailing
+    zeros (`12.50 euros` = `12.5 euros`); a bare one keeps them (`3.10` is not `3.1`)."""
+    out = list(found)
+    for i, token in enumerate(out[:-1]):
+        if token.kind == "number" and "." in token.text and out[i + 1].text in UNITS \
+                and out[i + 1].part == token.part:
+            out[i] = Token(**{**token.__dict__, "text": token.text.rstrip("0").rstrip(".")})
+    return out
 
 
 MONTH_NAMES = MONTHS | {"may", "march"}
@@ -246,11 +390,13 @@ def _scaled(found: list[Token]) -> list[Token]:
     is 1500 (a scale word after number words is read with them already)."""
     out: list[Token] = []
     for token in found:
-        suffixed = None if token.number else _SUFFIXED.fullmatch(token.text)
+        suffixed = None if token.number or token.kind != "word" else \
+            _SUFFIXED.fullmatch(token.text)
         if suffixed:
             value = float(suffixed.group(1).replace(",", ".")) * SUFFIXES[suffixed.group(2)]
             out.append(spanning(_canonical_text(value), True, token, token))
-        elif (token.text in SCALES and out and out[-1].number and out[-1].part == token.part):
+        elif (token.text in SCALES and out and out[-1].kind == "number"
+              and out[-1].part == token.part):
             value = float(out[-1].text) * SCALES[token.text]
             out[-1] = spanning(_canonical_text(value), True, out[-1], token)
         else:
@@ -354,6 +500,32 @@ def alternative_problem(text: str) -> str | None:
     return None
 
 
+def alternative_warning(text: str) -> str | None:
+    """Why a literal alternative that loads cannot be stated as written, and how to write it,
+    in words that never quote it: a word mixing alphabets, a sentence break inside it (an
+    answer's facts are found within one sentence), or wording an answer would state only
+    under a negation, a refusal, a hedge or a bound (found in itself, it is not stated
+    plainly). None when an answer that repeats it states it."""
+    if is_pattern(text) or alternative_problem(text) is not None:
+        return None
+    if mixed_script(text):
+        return ("mixes alphabets inside a word (look-alike letters): an answer is unsure "
+                "wherever it does so, and one in a single alphabet never states it; write it "
+                "in one alphabet")
+    alt = alternative(text)
+    stated = [o for o in Folded(text).find(alt) if not o.negated and not o.qualified]
+    if stated:
+        return None
+    if len({t.clause for t in tokens(text)}) > 1:
+        return ("holds a sentence break ('.', '!', '?', ';', ':' or a line break that is not "
+                "part of a time, version, e-mail address, URL or known abbreviation): an answer "
+                "states a fact within one sentence, so nothing states it; split it into two "
+                "facts, or write it as a /regular expression/")
+    return ("reads as negated, refused, bounded or someone else's in itself, so no answer "
+            "states it plainly: write the fact as a plain statement (`25 euros`, not "
+            "`over 25 euros`) and put what must not be said in `forbid`")
+
+
 @lru_cache(maxsize=4096)
 def alternative(text: str) -> Alternative:
     """One alternative, compiled (`alternative_problem` must have found nothing)."""
@@ -374,14 +546,135 @@ def same_statement(a: Fact, b: Fact) -> bool:
 # --- searching an answer ----------------------------------------------------------------------
 
 
+# ConText's post-negation and scope (Harkema et al., J. Biomed. Inform. 2009): a negation
+# after the target within its clause part (`Alice did not chair`, `25 cents is not the fee`,
+# `Friday was ruled out`), until a word that opens another clause
+POST_NEGATIONS = frozenset({"not", "never", "cannot"})
+POST_PHRASES = (("ruled", "out"), ("rejected",), ("excluded",), ("denied",), ("dismissed",),
+                ("false",), ("incorrect",), ("untrue",), ("turned", "down"), ("refused",),
+                ("declined",), ("failed", "to"), ("was", "cancelled"), ("was", "canceled"),
+                ("was", "withdrawn"), ("was", "abandoned"), ("was", "overturned"),
+                ("was", "reversed"), ("was", "scrapped"), ("was", "vetoed"), ("is", "wrong"),
+                ("was", "wrong"), ("is", "outdated"), ("is", "obsolete"), ("was", "voted", "down"))
+POST_REACH = 6
+EXCLUDING = (("instead", "of"), ("rather", "than"), ("other", "than"), ("except",),
+             ("excluding",), ("apart", "from"), ("not", "including"), ("in", "place", "of"))
+TERMINATORS = CONTRASTS | frozenset({"and", "which", "who", "that", "because", "since", "while",
+                                     "so", "whereas", "when", "where", "if", "unless", "after",
+                                     "before", "until", "as", "than"})
+# a refusal restating what it refuses: the sentence does not assert what it holds
+REFUSALS = (("no", "information"), ("not", "mention"), ("not", "say"), ("not", "state"),
+            ("not", "specify"), ("not", "provide"), ("not", "contain"), ("not", "confirm"),
+            ("unable",), ("no", "mention"), ("no", "record"), ("no", "evidence"),
+            ("not", "clear"), ("unclear",), ("not", "know"), ("no", "data"), ("insufficient",),
+            ("not", "enough"), ("not", "find"), ("no", "indication"), ("no", "detail"),
+            ("not", "determine"), ("not", "verify"), ("whether",), ("untrue",),
+            ("not", "true"), ("false", "that"), ("nothing", "in"), ("not", "correct"),
+            ("not", "answer"), ("not", "mentioned"), ("not", "said"), ("not", "stated"),
+            ("not", "specified"), ("not", "provided"), ("not", "contained"),
+            ("not", "confirmed"), ("not", "found"), ("not", "determined"), ("not", "verified"),
+            ("not", "known"), ("not", "indicate"), ("no", "way"), ("not", "tell"),
+            ("not", "able"), ("not", "possible"), ("not", "listed"), ("not", "available"),
+            ("not", "given"), ("not", "covered"), ("silent", "on"), ("no", "reference"),
+            ("not", "have", "information"), ("not", "have", "enough"), ("no", "access"),
+            ("not", "have", "access"), ("can", "not", "be", "sure"))
+# bounds before and after a value (`over 25 euros`, `40+ seats`, `25 euros or more`): `lower`
+# or `upper`; `almost` and `nearly` fall short of it
+COMPARATIVES = frozenset({"more", "less", "fewer", "later", "earlier", "longer", "greater",
+                          "higher", "lower"})
+EXCEEDING = frozenset({"exceed", "exceeding", "over", "above", "under", "below"})
+BOUNDS_BEFORE = (*(((neg, word), "upper") for neg in ("not", "no") for word in ("exceed",
+                                                                                "exceeding")),
+                 (("no", "more", "than"), "upper"), (("not", "more", "than"), "upper"),
+                 (("no", "later", "than"), "upper"), (("no", "less", "than"), "lower"),
+                 (("not", "less", "than"), "lower"), (("no", "fewer", "than"), "lower"),
+                 (("more", "than"), "lower"), (("greater", "than"), "lower"),
+                 (("at", "least"), "lower"), (("over",), "lower"), (("above",), "lower"),
+                 (("exceeding",), "lower"), (("beyond",), "lower"), (("upward", "of"), "lower"),
+                 ((">",), "lower"), ((">=",), "lower"), (("minimum",), "lower"),
+                 (("less", "than"), "upper"), (("fewer", "than"), "upper"),
+                 (("up", "to"), "upper"), (("at", "most"), "upper"), (("under",), "upper"),
+                 (("below",), "upper"), (("within",), "upper"), (("maximum",), "upper"),
+                 (("max",), "upper"), (("<",), "upper"), (("<=",), "upper"),
+                 (("almost",), "short"), (("nearly",), "short"), (("just", "under"), "short"),
+                 (("than",), "than"), (("about",), "about"), (("around",), "about"),
+                 (("roughly",), "about"), (("approximately",), "about"), (("approx",), "about"),
+                 (("circa",), "about"), (("~",), "about"), (("as", "much", "as"), "upper"),
+                 (("as", "many", "as"), "upper"), (("as", "little", "as"), "lower"),
+                 (("as", "low", "as"), "lower"), (("as", "high", "as"), "upper"),
+                 (("starting", "at"), "lower"), (("starting", "from"), "lower"),
+                 (("in", "excess", "of"), "lower"), (("close", "to"), "about"),
+                 (("some",), "about"), (("upward", "of"), "lower"))
+BOUNDS_AFTER = ((("+",), "lower"), (("or", "more"), "lower"), (("or", "later"), "lower"),
+                (("or", "newer"), "lower"), (("or", "above"), "lower"), (("or", "higher"), "lower"),
+                (("and", "up"), "lower"), (("and", "above"), "lower"), (("at", "least"), "lower"),
+                (("or", "less"), "upper"), (("or", "fewer"), "upper"), (("or", "lower"), "upper"),
+                (("or", "earlier"), "upper"), (("at", "most"), "upper"), (("max",), "upper"),
+                (("ish",), "about"), (("or", "thereabouts"), "about"), (("or", "so"), "about"),
+                (("give", "or", "take"), "about"), (("odd",), "about"),
+                *(((w,), "than") for w in ("more", "less", "fewer", "higher", "lower", "cheaper",
+                                           "longer", "shorter", "larger", "smaller", "bigger",
+                                           "faster", "slower", "extra")))
+MOTION = frozenset({"went", "go", "goe", "gone", "going", "rose", "rise", "risen", "climbed",
+                    "came", "come", "jumped", "moved", "grew", "increased"})
+# subdivisions of a currency: `25 euro cents` is not `25 euros`
+SUBUNITS = frozenset({"cent", "centime", "penny", "pence", "kopek", "centavo", "paisa"})
+PERIODS = frozenset({"second", "minute", "hour", "day", "week", "month", "quarter", "year",
+                     "annum"})
+PERIODICALLY = {"hourly": "hour", "daily": "day", "weekly": "week", "monthly": "month",
+                "quarterly": "quarter", "yearly": "year", "annual": "year", "annually": "year"}
+RATES = PERIODS | frozenset({"user", "seat", "person", "head", "device", "request", "call",
+                             "ticket", "node", "host", "instance", "license", "member"})
+# a noun whose `of X` or `X's` is someone or something else (`the assistant of Alice`)
+ROLES = frozenset({"assistant", "lawyer", "attorney", "deputy", "secretary", "aide", "colleague",
+                   "friend", "boss", "manager", "wife", "husband", "son", "daughter", "brother",
+                   "sister", "mother", "father", "partner", "representative", "agent", "team",
+                   "office", "staff", "spokesperson", "advisor", "adviser", "replacement",
+                   "successor", "predecessor", "substitute", "proxy", "delegate", "client",
+                   "customer", "employer", "employee", "counsel", "owner", "director", "chair",
+                   "ceo", "cfo", "cto", "head", "lead", "leader", "supervisor", "coordinator",
+                   "organizer", "organiser", "intern", "student", "nurse", "driver", "neighbour",
+                   "neighbor", "cousin", "uncle", "aunt", "parent", "child", "spouse", "mentor",
+                   "coach", "teacher", "associate", "accountant", "auditor", "broker",
+                   "solicitor", "understudy", "company", "firm", "foundation", "trust", "group",
+                   "department", "committee", "union", "campaign", "agency", "ghostwriter",
+                   "bot", "account", "stand", "chief", "officer", "paralegal",
+                   "executor", "trustee", "nominee", "designee", "appointee", "researcher",
+                   "engineer", "developer", "contractor", "vendor", "subsidiary", "lab", "staffer",
+                   "ex", "former", "old", "previous"})
+# a change's direction said in words (`rose 2.5%`, `dropped 2.5%`): the sign of a value
+DIRECTIONS = {**dict.fromkeys(("rose", "rise", "risen", "increased", "increase", "grew", "grow",
+                               "gained", "up", "higher", "climbed", "jumped", "raised",
+                               "surcharge"), "up"),
+              **dict.fromkeys(("fell", "fall", "fallen", "dropped", "drop", "decreased",
+                               "decrease", "declined", "decline", "down", "lower", "lost",
+                               "shrank", "cut", "reduced", "discount", "off"), "down")}
+PRONOUNS = frozenset({"it", "that", "what", "there", "here", "who", "he", "she", "let", "where",
+                      "how", "this", "everyone", "nobody", "somebody", "one"})
+
+
 @dataclass(frozen=True, kw_only=True)
 class Occurrence:
-    """Where an alternative was found: the answer's tokens `first`..`last` (inclusive), and
-    whether a negation reaches it."""
+    """Where an alternative was found: the answer's tokens `first`..`last` (inclusive),
+    whether a negation reaches it (before or after it), and how else it is qualified, in
+    the words of `QUALIFIED` (empty: it states the fact plainly)."""
 
     first: int
     last: int
     negated: bool
+    qualified: str = ""
+
+
+QUALIFIED = {"refused": "in a refusal", "bounded:lower": "as a lower bound (over, at least, +)",
+             "bounded:upper": "as an upper bound (up to, under, at most)",
+             "bounded:short": "as falling short of it (almost, nearly)",
+             "bounded:than": "in a comparison (more than, larger than)",
+             "bounded:about": "as an approximation (about, roughly)",
+             "owned": "as someone's or something's owner ('s, of)",
+             "compound": "inside a longer hyphenated word or range",
+             "unit": "in another unit or subdivision",
+             "signed": "with a sign (+) the expected answer does not give",
+             "opposite": "with the other direction of change than the expected answer's"}
 
 
 class Folded:
@@ -394,7 +687,7 @@ class Folded:
         self.keys = [key(t) for t in self.tokens]
 
     def find(self, alt: Alternative) -> list[Occurrence]:
-        """Every occurrence of `alt`, in order."""
+        """Every occurrence of `alt`, in order, each with its negation and qualifier."""
         if alt.pattern is not None:
             return [self._at(m.start(), m.end()) for m in alt.pattern.finditer(self.plain)
                     if any(c.isalnum() for c in m.group())]
@@ -403,7 +696,10 @@ class Folded:
         for i in range(len(self.keys) - n + 1):
             if self.keys[i:i + n] == list(alt.words) and \
                     self.tokens[i].clause == self.tokens[i + n - 1].clause:
-                found.append(Occurrence(first=i, last=i + n - 1, negated=self.negated(i)))
+                last = i + n - 1
+                found.append(Occurrence(
+                    first=i, last=last, negated=self.negated(i) or self.denied_after(last),
+                    qualified=self.qualifier(i, last, alt)))
         return found
 
     def _at(self, start: int, end: int) -> Occurrence:
@@ -413,24 +709,231 @@ class Folded:
                          len(self.tokens))
             return Occurrence(first=after, last=after - 1,
                               negated=after < len(self.tokens) and self.negated(after))
-        return Occurrence(first=inside[0], last=inside[-1], negated=self.negated(inside[0]))
+        first, last = inside[0], inside[-1]
+        return Occurrence(first=first, last=last,
+                          negated=self.negated(first) or self.denied_after(last),
+                          qualified="refused" if self.refused(first) else "")
+
+    def excluded(self, i: int) -> bool:
+        """A phrase right before token `i` that excludes what follows (`instead of Alice`,
+        `rather than 25 euros`, `other than Lyon`: ConText's pre-negation phrases)."""
+        return any(i >= len(p) and self.says(i - len(p), p) for p in EXCLUDING)
 
     def negated(self, i: int) -> bool:
         """A negation within `NEGATION_REACH` tokens before token `i`, in its clause part,
-        with no contrast (`but`) between."""
+        with no contrast (`but`) between, and no pseudo-negation (`not only`, `no wonder`,
+        `nobody doubts`) after it."""
         here = self.tokens[i]
+        if self.excluded(i):
+            return True
         for j in range(i - 1, max(-1, i - 1 - NEGATION_REACH), -1):
             t = self.tokens[j]
             if t.part != here.part or t.text in CONTRASTS:
                 return False
             if t.text in NEGATIONS:
-                after = self.tokens[j + 1].text if j + 1 < len(self.tokens) else ""
-                return after not in PSEUDO
+                k = j + 2 if self.keys[j + 1:j + 2] == ["1"] else j + 1  # `no one doubts`
+                after = self.keys[k] if k < len(self.tokens) else ""
+                if (after in COMPARATIVES and self.keys[k + 1:k + 2] == ["than"]) or \
+                        after in EXCEEDING:
+                    return False  # `no more than`, `may not exceed 12.50 euros`: a bound
+                return after not in PSEUDO and stem(after) not in PSEUDO
         return False
 
+    def denied_after(self, last: int) -> bool:
+        """A negation after token `last` in its clause part (`Alice did not chair`, `Friday
+        was ruled out`), before any word that opens another clause (`and`, `which`, `if`)."""
+        here = self.tokens[last]
+        for j in range(last + 1, min(len(self.tokens), last + 1 + POST_REACH)):
+            t = self.tokens[j]
+            if t.part != here.part or t.text in TERMINATORS:
+                return False
+            after = self.keys[j + 1] if j + 1 < len(self.tokens) else ""
+            if t.text in POST_NEGATIONS and after not in PSEUDO:
+                return True
+            if any(self.says(j, p) for p in POST_PHRASES):
+                return True
+        return False
+
+    def directions(self, i: int) -> set[str]:
+        """The directions of change (up, down) said in token `i`'s sentence."""
+        return {DIRECTIONS[self.keys[j]] for j in self._sentence(i) if self.keys[j] in DIRECTIONS}
+
+    def says(self, k: int, words: tuple[str, ...]) -> bool:
+        """Whether `words` stand at token `k` on, each as written or as compared (stem)."""
+        n = len(words)
+        return k + n <= len(self.tokens) and all(
+            w in (self.tokens[k + m].text, self.keys[k + m]) for m, w in enumerate(words))
+
+    def _sentence(self, i: int) -> list[int]:
+        clause = self.tokens[i].clause
+        return [j for j, t in enumerate(self.tokens) if t.clause == clause]
+
+    def refused(self, i: int) -> bool:
+        """A refusal in token `i`'s clause part, with no contrast between (`no information
+        confirming that the fee is 25 cents`, `I don't know whether Alice chaired`; not `The
+        notes do not say why, but the fee is 25 cents`), or a question as its sentence."""
+        here = self._sentence(i)
+        return any(self.says(k, p) and k + len(p) - 1 <= here[-1] for p in REFUSALS
+                   for k in self._scope(i)) or self._asked(here)
+
+    def _scope(self, i: int) -> list[int]:
+        """The tokens of token `i`'s clause part that no contrast word (`but`) parts from it."""
+        part = self.tokens[i].part
+        same = [j for j, t in enumerate(self.tokens) if t.part == part]
+        cuts = [j for j in same if self.tokens[j].text in CONTRASTS]
+        low = max([j for j in cuts if j < i], default=same[0] - 1)
+        high = min([j for j in cuts if j > i], default=same[-1] + 1)
+        return [j for j in same if low < j < high]
+
+    def _asked(self, sentence: list[int]) -> bool:
+        """The sentence is a question (`Is it Northwind?`): it asserts nothing."""
+        end = self.tokens[sentence[-1]].end
+        rest = self.plain[end:end + 3].lstrip(" \"')»”")
+        return rest.startswith("?")
+
+    def bound(self, first: int, last: int) -> str:
+        """The bound on the value at tokens `first`..`last` (`lower`, `upper`, `short`), or
+        empty."""
+        if not self.tokens[first].number:
+            return ""
+        part = self.tokens[first].part
+        for words, kind in BOUNDS_BEFORE:
+            n = len(words)
+            at = first - n
+            if at >= 0 and self.says(at, words) and \
+                    self.tokens[at].part == part:
+                if words == ("up", "to") and (
+                        (at and self.keys[at - 1] in MOTION) or "from" in
+                        [self.keys[j] for j in range(at) if self.tokens[j].part == part]):
+                    continue  # `went up to`, `from 82.7 up to 85.1`: a change, not a bound
+                return kind
+        for words, kind in BOUNDS_AFTER:
+            if self.says(last + 1, words) and \
+                    self.tokens[last + 1].part == self.tokens[last].part:
+                return kind
+        return ""
+
+    def rate(self, last: int) -> str:
+        """What the value at token `last` is per (`25 euros per month` → month), or empty."""
+        j, rates = last + 1, PERIODS
+        if j < len(self.tokens) and self.keys[j] in ("per", "each", "every") and \
+                j + 1 < len(self.tokens):
+            j, rates = j + 1, RATES
+        if j < len(self.tokens) and self.tokens[j].part == self.tokens[last].part:
+            word = PERIODICALLY.get(self.keys[j], self.keys[j])
+            return word if word in rates else ""
+        return ""
+
+    def qualifier(self, first: int, last: int, alt: Alternative) -> str:
+        """How the occurrence at `first`..`last` falls short of stating the fact plainly:
+        refused, bounded, owned (`Alice's assistant`, `the lawyer of Bob`), compound (`20-25`,
+        `Alice-led`), unit (`25 euro cents`); empty when it does not."""
+        if self.refused(first):
+            return "refused"
+        if self.tokens[first].number and self.plain[self.tokens[first].start - 1:
+                                                      self.tokens[first].start] == "+":
+            return "signed"  # `+15%`: a change, not the value
+        bound = self.bound(first, last)
+        if bound:
+            return f"bounded:{bound}"
+        t, key_ = self.tokens[last], alt.words[-1]
+        if t.text not in PRONOUNS and self._owner_of_role(last):
+            return "owned"
+        if t.owner and t.text not in PRONOUNS and last + 1 < len(self.tokens) and \
+                self.tokens[last + 1].part == t.part:
+            return f"owner:{self.keys[last + 1]}"  # `Sarah's remote`: answer_match weighs it
+        if first >= 2 and self.says(first - 2, ("behalf", "of")):
+            return "owned"
+        if first >= 2 and not self.tokens[first].number and \
+                self.keys[first - 1] in ("of", "for") and \
+                self.keys[first - 2] in ROLES:
+            return "owned"
+        if self._joined(first, last):
+            return "compound"
+        if key_ in UNITS and last + 1 < len(self.tokens) and \
+                self.keys[last + 1] in SUBUNITS:
+            return "unit"
+        if t.kind == "time" and last + 1 < len(self.tokens) and self.keys[last + 1] == "pm":
+            return "unit"  # 10:30 p.m. is 22:30
+        return ""
+
+    def _owner_of_role(self, last: int) -> bool:
+        """The occurrence ending at `last` (or the name it begins: `Alice` of `Alice Martin's`)
+        owns a role or a body that acts for it (`Alice's assistant`, `Bob Keller Trust's
+        director`, `Priya's former deputy`)."""
+        part = self.tokens[last].part
+        near = [j for j in range(last, min(len(self.tokens), last + 3))
+                if self.tokens[j].part == part]
+        for j in near:
+            if self.tokens[j].owner:
+                after = [self.keys[k] for k in range(j + 1, min(len(self.tokens), j + 3))
+                         if self.tokens[k].part == part]
+                return any(word in ROLES for word in after)
+        return False
+
+    def _joined(self, first: int, last: int) -> bool:
+        """A hyphen joins the occurrence to a word around it, or a number to a number
+        (`Alice-led`, `20-25`; not `18-gigabyte`)."""
+        start, end = self.tokens[first].start, self.tokens[last].end
+        before = self.plain[max(0, start - 2):start]
+        after = self.plain[end:end + 2]
+        inner = self.plain[start:end]
+        same = (lambda c, d: c.isdigit() == d.isdigit()) if inner else (lambda c, d: False)
+        return (len(before) == 2 and before[1] == "-" and before[0].isalnum()
+                and same(before[0], inner[0])) or (
+            len(after) == 2 and after[0] == "-" and after[1].isalnum()
+            and same(after[1], inner[-1]))
+
     def states(self, fact: Fact) -> list[Occurrence]:
-        """The occurrences of any of the fact's alternatives that no negation reaches."""
-        return [o for alt in alternatives(fact) for o in self.find(alt) if not o.negated]
+        """The occurrences of any of the fact's alternatives that no negation reaches (what a
+        `forbid` statement is held to: a hedge or a bound does not hide it)."""
+        return [o for alt in alternatives(fact) for o in self.find(alt)
+                if not o.negated and o.qualified != "refused"]
+
+    def plainly(self, fact: Fact) -> list[Occurrence]:
+        """The occurrences that state the fact plainly: not negated, not qualified."""
+        return [o for o in self.states(fact) if not o.qualified]
+
+
+HEDGES = (("maybe",), ("perhaps",), ("possibly",), ("probably",), ("likely",), ("unlikely",),
+          ("presumably",), ("supposedly",), ("allegedly",), ("reportedly",), ("seemingly",),
+          ("apparently",), ("might",), ("i", "guess"), ("unsure",), ("uncertain",),
+          ("i", "think"), ("i", "believe"), ("we", "think"), ("i", "suppose"), ("not", "sure"),
+          ("not", "certain"), ("may", "be"), ("may", "have"), ("could", "be"),
+          ("could", "have"), ("it", "seem"), ("seem", "to"), ("appear", "to"), ("or", "so"),
+          ("if", "i", "recall"), ("as", "far", "as"), ("claim",), ("rumor",), ("rumour",),
+          ("it", "appear"), ("expected", "to"), ("tentatively",), ("tentative",), ("pending",),
+          ("then", "again"), ("my", "guess"), ("best", "guess"), ("would", "be", "my"),
+          ("took", "over"), ("not", "answer"), ("before", "last"), ("before", "recent"),
+          ("in", "old"), ("was", "considered"), ("were", "considered"), ("shortlisted",),
+          ("when", "they"), ("when", "you"), ("depending", "on"), ("i", "suspect"),
+          ("i", "assume"), ("chance", "are"), ("to", "my", "knowledge"), ("if", "memory"),
+          ("i", "would", "say"), ("not", "100"), ("was", "proposed"), ("was", "suggested"),
+          ("is", "rumored"), ("is", "believed"), ("is", "thought"), ("could", "well"),
+          ("if",), ("unless",), ("assuming",), ("provided", "that"), ("used", "to"),
+          ("originally",), ("previously",), ("formerly",), ("no", "longer"),
+          ("as", "of", "last"))
+# `I think the answer is clear: ...` hedges nothing it is followed by in another clause
+OPENERS = frozenset({"or", "alternatively", "either"})
+
+
+def hedges(folded: Folded) -> dict[int, str]:
+    """The sentences (by number) that hedge, make conditional or date what they say, with
+    the cue: ConText's uncertainty and historical triggers, scoped to their sentence (a
+    sentence opening `Had …` or `Once …` is conditional; `until` before a date dates it)."""
+    found: dict[int, str] = {}
+    toks = folded.tokens
+    for k, token in enumerate(toks):
+        for cue in HEDGES:
+            if folded.says(k, cue) and toks[min(len(toks), k + len(cue)) - 1].clause == \
+                    token.clause:
+                found.setdefault(token.clause, " ".join(cue))
+        opens = k == 0 or toks[k - 1].clause != token.clause
+        if (opens and token.text in ("had", "once", "should", "were")) or (
+                token.text == "until" and k + 1 < len(toks) and (
+                    closed_class(toks[k + 1]) or toks[k + 1].text in MONTH_NAMES)):
+            found.setdefault(token.clause, token.text)
+    return found
 
 
 # the commonest English function words: an answer with few of them is in another language
@@ -452,8 +955,20 @@ def english(folded: Folded) -> bool:
     """Whether a text reads as English: at least `ENGLISH_SHARE` of its words (as written,
     articles included) are common English function words (a text of fewer than 5 words is
     taken as English)."""
-    words = [w for w in re.findall(r"[^\W\d_]+", folded.plain) if w not in FILLERS]
+    words = [w for w in re.findall(r"[^\W\d_]+", light(prose(clean(folded.text))))
+             if w not in FILLERS]
     return len(words) < 5 or sum(w in ENGLISH for w in words) / len(words) >= ENGLISH_SHARE
+
+
+_CODE = re.compile(r"```.*?```|`[^`\n]*`", re.DOTALL)
+_NOT_PROSE = re.compile(r"\]\([^)]*\)|(?:https?://|www\.)\S+|\S+@\S+|\S*[/\\_=<>#|*{}~]\S*"
+                        r"|\S+\.(?:com|org|net|io|dev|py|js|md|json|toml|yaml|txt)\b")
+
+
+def prose(text: str) -> str:
+    """`text` without what is not prose in any language: code (fenced or inline), Markdown
+    link targets and markup, URLs, e-mail addresses, paths and identifiers."""
+    return _NOT_PROSE.sub(" ", _CODE.sub(" ", text))
 
 
 def numbers_in(texts: Iterable[str]) -> set[str]:
@@ -461,7 +976,10 @@ def numbers_in(texts: Iterable[str]) -> set[str]:
 
 
 def closed_class(token: Token) -> str | None:
-    """The class of a token a competing candidate would share: number, weekday or month."""
+    """The class of a token a competing candidate would share: number, weekday, month, e-mail
+    address or URL."""
+    if token.kind in ("email", "url"):
+        return token.kind
     if token.number:
         return "number"
     if token.text in WEEKDAYS:

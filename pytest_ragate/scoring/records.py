@@ -272,6 +272,9 @@ class QuestionRecord(BaseModel):
     # what answer_match found in the answer (scoring/answer_match.py): None where the
     # expected answer lists no facts
     answer_check: AnswerCheck | None = None
+    # why answer_similarity scored the answer 0 though it is not an abstention: it says it
+    # does not know, or restates the question (scoring/non_answer.py); None otherwise
+    non_answer: str | None = None
 
     @field_validator("judge_failures")
     @classmethod

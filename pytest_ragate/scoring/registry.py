@@ -280,7 +280,10 @@ def _similarity_tally(name: str, rows: Sequence[QuestionRecord]) -> Tally:
 
 def _similarity_worst(name: str, r: QuestionRecord) -> Worst | None:
     value = r.metrics.get(name)
-    return None if value is None else (value, f"{r.question_id} {name} {value:.2f}")
+    if value is None:
+        return None
+    note = f" (answers nothing: {r.non_answer})" if r.non_answer else ""
+    return value, f"{r.question_id} {name} {value:.2f}{note}"
 
 
 # judge coverage: each verdict asked for is delivered or failed

@@ -46,6 +46,7 @@ class Stuck:
     metric: str
     units: int | None = None  # None: no verdict
     bound: int | None = None
+    unsure: bool = False  # an answer_match answer unsure and settled by no label
 
 
 def unit_bound(metric: str, most_spans: int) -> int | None:
@@ -112,7 +113,9 @@ class FloorTrack:
         for record in records:
             counted = share(self.metric, record)
             if counted is None:
-                self.stuck = Stuck(question_id=record.question_id, metric=self.metric)
+                check = record.answer_check
+                self.stuck = Stuck(question_id=record.question_id, metric=self.metric,
+                                   unsure=check is not None and check.unsettled)
                 return
             c, n = c + counted[0], n + counted[1]
         record = records[0]
@@ -130,9 +133,11 @@ class FloorTrack:
 
     @property
     def call(self) -> Call | None:
-        """`holds` or `misses` once the test has proved a side (and not stuck before it)."""
+        """`holds` or `misses` once the test has proved a side, and never once it is stuck
+        (a question it cannot count, even after the side was proved, leaves the floor to the
+        full run's rule over every question)."""
         side = self.test.decided
-        if side is None:
+        if side is None or self.stuck is not None:
             return None
         above = side == "above"
         return "misses" if above == self.upper else "holds"

@@ -88,3 +88,24 @@ def quantile_too_small(label: str, n: int, needs: int) -> str:
 def never_separates(outcome: str, runs: int) -> str:
     return (f"{outcome} in every one of {plural(runs, 'saved run')}: it separates no system "
             "from another; a harder or a different question would")
+
+
+def contradicted_fact(negated: list[int], renumbered: list[int], gist_negated: int,
+                      gist_renumbered: int, facts: int) -> str:
+    """What the corpus says against an expected answer, by fact index and gist count: never
+    the fact, the gist or where the corpus says it (a sealed goldset's findings show none)."""
+    said = []
+    if negated:
+        said.append(f"{', '.join(f'facts[{i}]' for i in negated)} ({len(negated)} of {facts}) "
+                    "stated only negated where the corpus states it (its evidence first)")
+    if renumbered:
+        said.append(f"{', '.join(f'facts[{i}]' for i in renumbered)} stated in its evidence "
+                    "only with another number in its place")
+    if gist_negated:
+        said.append(f"{gist_negated} of the gist's numbers and names stated in its evidence "
+                    "only negated")
+    if gist_renumbered:
+        said.append(f"{gist_renumbered} of the gist's numbers stated in its evidence only with "
+                    "another number in its place")
+    return ("the corpus says otherwise: " + "; ".join(said) + ": an answer drawn from it "
+            "would not state the expected answer; fix the answer or the corpus")

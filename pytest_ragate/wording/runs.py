@@ -139,7 +139,7 @@ def coverage_line(run: GoldsetRun) -> str:
         skipped = sum(r.not_needed for r in run.records)
         parts.append(sequential_part(skipped=skipped, asked=s.asked, seed=s.seed,
                                      alpha=s.alpha, stopped=s.stopped, why=s.why,
-                                     drifts=s.drifts))
+                                     drifts=s.drifts, gaps=s.gaps))
     if run.repeats > 1:
         return (f"{total // run.repeats} questions × {run.repeats} repeats = {total} "
                 f"answers: {', '.join(parts)}")

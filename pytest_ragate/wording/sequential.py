@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from pytest_ragate.scoring.gap_bound import GAPS
 from pytest_ragate.scoring.registry import METRICS
 from pytest_ragate.wording.numbers import fmt_interval
 from pytest_ragate.wording.settings import standing_knob
@@ -105,14 +106,16 @@ EXCHANGEABLE = "assumes a question's answer does not depend on when it is asked"
 
 
 def sequential_part(*, skipped: int, asked: int, seed: int, alpha: float, stopped: bool,
-                    why: Halt | None, drifts: Sequence[FloorDrift] = ()) -> str:
+                    why: Halt | None, drifts: Sequence[FloorDrift] = (),
+                    gaps: float = GAPS) -> str:
     """What a sequential goldset's coverage line adds: how many questions it did not need,
-    what asking them again found (`drifts`), and the assumption its guarantee rests on; or
-    why it asked them all."""
+    the share of them without a result it bounded (`gaps`, `sequential_gaps`), what asking
+    them again found (`drifts`), and the assumption its guarantee rests on; or why it asked
+    them all."""
     if stopped:
         return (f"{skipped} not needed (sequential, seed {seed}: every floor decided after "
-                f"{asked}; {answers_held(drifts)}; chance of a decision other than asking "
-                f"all ≤ {alpha:.4g}, which {EXCHANGEABLE})")
+                f"{asked}, and {gaps_below(gaps)}; {answers_held(drifts)}; chance of a "
+                f"decision other than asking all ≤ {alpha:.4g}, which {EXCHANGEABLE})")
     return (f"every question asked (sequential, seed {seed}: "
             f"{halt_line(why) if why else 'a floor was undecided until the last question'})")
 
@@ -129,6 +132,8 @@ def halt_line(halt: Halt) -> str:
         return halted_on(halt.names[0], halt.status)
     if halt.kind == "stuck" and halt.stuck is not None:
         return stuck(halt.stuck)
+    if halt.kind == "gaps unbounded":
+        return gaps_unbounded(halt.rate)
     return _recheck_line(halt) or undecided(halt.names)
 
 
@@ -148,8 +153,9 @@ def _recheck_line(halt: Halt) -> str | None:
 
 
 def recheck_costs(asked: int, of: int) -> str:
-    return (f"every floor decided after {asked}, but asking those {asked} again to check the "
-            f"stop would cost as much as the {of - asked} left: every question was asked")
+    return (f"every floor decided and the questions not asked bounded after {asked}, but "
+            f"asking those {asked} again to check the stop would cost as much as the "
+            f"{of - asked} left: every question was asked")
 
 
 def reask_failed(name: str, status: str) -> str:
@@ -191,9 +197,22 @@ def answers_changed(asked: int, changed: Sequence[FloorDrift]) -> str:
 
 def stuck(why: Stuck) -> str:
     """A floor's test that could not be fed (`scoring/stopping.Stuck`)."""
-    what = (f"no verdict of {why.metric}" if why.units is None
+    what = ("answer unsure, not labelled" if why.unsure
+            else f"no verdict of {why.metric}" if why.units is None
             else f"{why.units} units of {why.metric}, more than {why.bound}")
     return f"{why.question_id}: {what}: every floor decided over every question"
+
+
+def gaps_below(rate: float) -> str:
+    """What a stop proved of the questions it did not ask (`scoring/gap_bound.py`)."""
+    return (f"fewer than {rate:.4g} of the questions not asked without a result "
+            f"(sequential_gaps = {rate:.4g}: errors, unsure answers not labelled)")
+
+
+def gaps_unbounded(rate: float) -> str:
+    return (f"every floor decided, but the questions asked were too few to show that fewer "
+            f"than {rate:.4g} of the rest lack a result (sequential_gaps = {rate:.4g}): "
+            "every question was asked, and every floor decided over all of them")
 
 
 def undecided(floors: Sequence[str]) -> str:

@@ -40,3 +40,8 @@ def under_min_n(min_n: int) -> str:
 def strict_unreachable(bound: float) -> str:
     return (f"with ragate_ci = \"strict\", even all of them right gives a 95% lower bound under "
             f"{bound:g}; it always fails")
+
+
+def unmatchable(question_id: str, place: str, why: str) -> str:
+    """A fact (or `forbid`) alternative no answer can state as written, and how to write it."""
+    return f"warning: [{question_id}] {place} {why}"
