@@ -10,6 +10,7 @@ write, is replaced by U+FFFD here, where the system's text enters ragate, and co
 from __future__ import annotations
 
 import hashlib
+import hmac
 import math
 import numbers
 from collections.abc import Sequence
@@ -336,10 +337,30 @@ class Answer(Received):
                                    "usage": usage})
 
 
-def answer_sha256(text: str) -> str:
+KEYED = "hmac-sha256:"  # how a keyed digest begins (a sealed goldset's: `keyed_digest`)
+DIGEST_PATTERN = r"^(hmac-sha256:)?[0-9a-f]{64}$"  # a digest a labels or fixture file holds
+
+
+def keyed_digest(data: bytes, key: bytes | None = None) -> str:
+    """The digest a label, a verdict or a row keeps of `data`: its sha256 (hex), or, with
+    `key` (a sealed goldset's digest key, goldsets/sealed.py `digest_key`), `hmac-sha256:` and
+    its HMAC-SHA256 under that key, so that no one without the seal key can confirm a guess of
+    a sealed text by hashing candidates."""
+    if key is None:
+        return hashlib.sha256(data).hexdigest()
+    return KEYED + hmac.new(key, data, hashlib.sha256).hexdigest()
+
+
+def is_keyed(digest: str) -> bool:
+    """Whether a kept digest is keyed (`keyed_digest` with a key)."""
+    return digest.startswith(KEYED)
+
+
+def answer_sha256(text: str, key: bytes | None = None) -> str:
     """Which answer a verdict or a human label was written for: a fixture verdict or a label
-    stamped with another answer's digest is stale, never a score."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    stamped with another answer's digest is stale, never a score. Keyed in a sealed goldset
+    (`keyed_digest`)."""
+    return keyed_digest(text.encode("utf-8"), key)
 
 
 class Earlier(BaseModel):

@@ -812,12 +812,18 @@ def _answers(results: Path, what: str) -> dict[str, str]:
     answer's row keeps it), read whole or not: what was answered is stamped, the rest is
     named as not stamped; refused when a question's repeats answered differently, since
     `what` is stamped for one answer."""
+    from pytest_ragate.answer import is_keyed
     from pytest_ragate.scoring.labelled import raw_sha256
 
     answers: dict[str, str] = {}
     for _, r in _saved(results, whole=False).rows:
         if r.status != "scored" or r.abstained or r.answer_text is None:
             continue
+        if r.expected is None and r.answer_sha256 and not is_keyed(r.answer_sha256):
+            raise click.ClickException(
+                f"{results}: question {r.question_id} of a sealed goldset keeps a plain digest "
+                "of its masked answer (a run made before sealed goldsets' digests were keyed): "
+                f"stamp from a run made with RAGATE_SEAL_KEY set")
         if answers.setdefault(r.question_id, raw_sha256(r)) != raw_sha256(r):
             raise click.ClickException(
                 f"{results}: question {r.question_id} has different answers in its "
@@ -840,12 +846,19 @@ def stamp_labels(labels_file: Path, results: Path) -> None:
     (`expected_sha256`), and never moved to another answer; one stamped before labels carried
     `expected_sha256` is bound to the expected answer its answer was held to in RESULTS. Lines
     not stamped keep their text. Stamp right after labelling, from the run you labelled.
+
+    In a sealed goldset the digests are keyed (HMAC under a key derived from RAGATE_SEAL_KEY):
+    RESULTS must come from a run made with the key, and a label stamped with plain digests
+    before they were keyed is bound again only with RAGATE_SEAL_KEY set, where its answer is
+    one RESULTS shows and its expected answer the goldset's.
     """
     import json
 
+    from pytest_ragate.answer import is_keyed
     from pytest_ragate.files import read_jsonl, read_lines, write_atomic
     from pytest_ragate.goldsets.labels import LabelRow
     from pytest_ragate.scoring.answer_match import ANSWER_MATCH
+    from pytest_ragate.stamping import StampError
 
     labelled, problems = read_jsonl(labels_file, LabelRow, id_field="question_id")
     if problems:
@@ -863,7 +876,10 @@ def stamp_labels(labels_file: Path, results: Path) -> None:
         row = json.loads(line)
         qid, where = row["question_id"], f"{row['question_id']} ({row['metric']}, line {i + 1})"
         if row["metric"] == ANSWER_MATCH:
-            stamp, why = _answer_match_stamp(row, rows)
+            try:
+                stamp, why = _answer_match_stamp(row, rows, labels_file)
+            except StampError as error:
+                raise click.ClickException(str(error)) from None
             if stamp is None:
                 (refused if why else unmatched).append(f"{where}{': ' + why if why else ''}")
                 continue
@@ -874,7 +890,9 @@ def stamp_labels(labels_file: Path, results: Path) -> None:
             continue
         if all(row.get(k) == v for k, v in stamp.items()):
             continue
-        changed += row.get("answer_sha256") not in (None, stamp["answer_sha256"])
+        old = row.get("answer_sha256")
+        changed += old not in (None, stamp["answer_sha256"]) and is_keyed(old) == is_keyed(
+            stamp["answer_sha256"])  # a plain stamp bound again with keyed digests: the same
         row.update(stamp)
         lines[i] = json.dumps(row, ensure_ascii=False)
         stamped += 1
@@ -889,22 +907,28 @@ def stamp_labels(labels_file: Path, results: Path) -> None:
         raise SystemExit(1)
 
 
-def _answer_match_stamp(row: dict[str, Any], rows: list[Any],
+def _answer_match_stamp(row: dict[str, Any], rows: list[Any], labels_file: Path,
                         ) -> tuple[dict[str, str] | None, str]:
     """The digests to stamp on an answer_match label (`answer_sha256`, `expected_sha256`), or
     None and why not (empty: no answered row). A label already stamped with its answer keeps
     it: only the expected answer that answer was held to in the run is added (a label that
-    predates `expected_sha256`); a label bound to both is left as it is."""
+    predates `expected_sha256`); a label bound to both is left as it is. A sealed question's
+    stamps are keyed (stamping.py)."""
+    from pytest_ragate.answer import is_keyed
     from pytest_ragate.scoring.answer_match import answer_to_label, label_digests
+    from pytest_ragate.stamping import rebound, sealed_labels, sealed_question, unkeyed
 
     qid, answer = row["question_id"], row.get("answer_sha256")
+    sealed = sealed_question(qid, rows)
     if answer is None:
         record, why = answer_to_label(qid, rows)
         if record is None:
             return None, why
         raw, expected = label_digests(record)
-        return ({"answer_sha256": raw} | ({"expected_sha256": expected} if expected else {}),
-                "")
+        stamp = {"answer_sha256": raw} | ({"expected_sha256": expected} if expected else {})
+        return (None, why) if sealed and (why := unkeyed(stamp)) else (stamp, "")
+    if sealed and not (is_keyed(answer) and is_keyed(row.get("expected_sha256") or answer)):
+        return rebound(row, rows, sealed_labels(labels_file))
     if "expected_sha256" in row:
         return {}, ""  # bound to what it judged, and to nothing else
     held = {label_digests(r)[1] for r in rows if r.question_id == qid

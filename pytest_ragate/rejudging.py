@@ -398,7 +398,7 @@ def judge_input(row: QuestionRecord, gists: Mapping[str, str]) -> JudgeInput:
     contexts, and the goldset's reference."""
     return JudgeInput(row.question_id, row.question or "", row.answer_text or "",
                       tuple(row.judged_contexts or ()), reference=gists.get(row.question_id),
-                      repeat=row.repeat)
+                      repeat=row.repeat, answer_sha256=row.answer_sha256)
 
 
 def regraded(got: JudgedScores) -> Regraded:

@@ -4,17 +4,20 @@ a forbidden statement; the unsure answer is named in every output and keeps the 
 being decided; no fact reaches an output; a person's label, stamped from the results file,
 settles it; `ragate calibrate --on answer_similarity` reads the same rows. Labels bound to
 what they judged: q2's label was judged against an older expected answer (stale: q2 stays
-unsure, said once), and q3's was stamped, as before the rule, with its masked text's digest,
-which any answer masking alike would share (it settles nothing). A second goldset in
-the same run (`adv`, issue 45) is answered by the adversary, one answer per class (a negation
-after the fact, a refusal, a hedge, a bound, a sign, another unit, a version read as a
-decimal, a possessive, candidates across sentences, a zero-width negation): none is right,
+unsure, said once), and q3's was stamped, as before the rule, with a plain digest (of its
+masked text, which any answer masking alike would share): in a sealed goldset it predates the
+keyed rule and settles nothing. No output holds a plain sha256 of a sealed expected answer or
+of a masked answer: each would confirm a guess of it (the digests are keyed). A second goldset
+in the same run (`adv`, issue 45) is answered by the adversary, one answer per class (a
+negation after the fact, a refusal, a hedge, a bound, a sign, another unit, a version read as
+a decimal, a possessive, candidates across sentences, a zero-width negation): none is right,
 so its floor fails, where before every one of them was counted right."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,8 +25,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from pytest_ragate.answer import answer_sha256
 from pytest_ragate.cli import main
-from pytest_ragate.goldsets.sealed import Scrypt
+from pytest_ragate.goldsets.sealed import Scrypt, open_sealed_keyed
 from pytest_ragate.goldsets.sealing import seal_goldset
 from pytest_ragate.scoring.answer_match import expected_sha256
 from tests.conftest import (
@@ -45,14 +49,14 @@ FACTS = {"q1": {"facts": ["Zorblax", ["forty quatloos", "40 quatloos"]]},
                 "forbid": ["Zaphod signs"]}}
 SECRETS = ["Zorblax", "forty quatloos", "40 quatloos", "Thursday", "Marvin", "both memos",
            "two\\s+memos", "Zaphod signs", *GISTS.values()]
-SYSTEM = '''
+SAID = {"q1": "The treasury of Zorblax keeps 40 quatloos.",
+        "q2": "The audit closes on Monday, Tuesday or Thursday.",
+        "q3": "Zaphod signs the memos."}
+SYSTEM = f'''
 import pytest
 from pytest_ragate import Answer, Citation, Context
 
-SAID = {**ADV,
-        "q1": "The treasury of Zorblax keeps 40 quatloos.",
-        "q2": "The audit closes on Monday, Tuesday or Thursday.",
-        "q3": "Zaphod signs the memos."}
+SAID = {{**ADV, **{SAID!r}}}
 
 @pytest.fixture(scope="session")
 def ragate_system():
@@ -72,12 +76,27 @@ def sha(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-OLD_LABELS = [  # q2's judged when the audit closed on Tuesday; q3's stamped from masked text
-    {"question_id": "q2", "metric": "answer_match", "verdict": 1,
-     "answer_sha256": sha("The audit closes on Monday, Tuesday or Thursday."),
-     "expected_sha256": expected_sha256("The Vogon audit closes on Tuesday.", ["Tuesday"], [])},
-    {"question_id": "q3", "metric": "answer_match", "verdict": 1,
-     "answer_sha256": sha(MASKED_Q3)}]
+def old_labels(key: bytes) -> list[dict[str, object]]:
+    """q2's judged when the audit closed on Tuesday (keyed, as stamped now); q3's stamped
+    before digests were keyed, from its masked text."""
+    return [{"question_id": "q2", "metric": "answer_match", "verdict": 1,
+             "answer_sha256": answer_sha256("The audit closes on Monday, Tuesday or Thursday.",
+                                            key),
+             "expected_sha256": expected_sha256("The Vogon audit closes on Tuesday.",
+                                                ["Tuesday"], [], key)},
+            {"question_id": "q3", "metric": "answer_match", "verdict": 1,
+             "answer_sha256": sha(MASKED_Q3)}]
+
+
+def plain_digests() -> list[str]:
+    """What an adversary would hash a guess into: the plain sha256 of each sealed expected
+    answer's gist, facts and forbid, and of each raw answer (each is masked in the outputs)."""
+    return [*(expected_sha256(GISTS[q], FACTS[q]["facts"], FACTS[q].get("forbid", []))
+              for q in GISTS), *map(sha, SAID.values())]
+
+
+def digest_key(gs: Path) -> bytes:
+    return open_sealed_keyed(gs, KEY)[2]
 
 
 # the adversary's answers (issue 45): question id -> (gist, facts, answer), none of them right
@@ -105,8 +124,10 @@ def goldset(root: Path, labels: bool = True) -> Path:
                 for row in expected_rows()]
     toml = BASE_TOML + ('\n[judge]\nlabels = "labels.jsonl"\n' if labels else "")
     gs = write_goldset(root / "gs", toml=toml, floors=FLOORS, expected=expected)
-    (gs / "labels.jsonl").write_text("\n".join(json.dumps(x) for x in OLD_LABELS) + "\n")
+    (gs / "labels.jsonl").write_text("")  # sealing loads the goldset; its labels are keyed
     seal_goldset(gs, KEY, kdf=Scrypt(log2_n=10, p=1))
+    (gs / "labels.jsonl").write_text("\n".join(json.dumps(x) for x in old_labels(
+        digest_key(gs))) + "\n")
     answers = {q: answer for q, (_, _, answer) in ADVERSARY.items()}
     (root / "conftest.py").write_text(f"ADV = {answers!r}\n{SYSTEM}")
     adversary(root)
@@ -184,16 +205,21 @@ def test_an_unsure_answer_is_named_everywhere_and_leaves_the_floor_not_decided(
 
 def test_a_label_binds_the_raw_answer_and_the_expected_answer_it_judged(ran: Ran) -> None:
     """q2's label, judged against another expected answer, leaves it unsure, said once with
-    its id; q3's, stamped with the masked text two answers may share, settles nothing."""
+    its id; q3's, stamped with a plain digest (of the masked text two answers may share),
+    predates the keyed rule and settles nothing, said once. The rows carry keyed digests."""
     out = ran.texts["stdout"]
     assert out.count("label for q2 was judged against another expected answer") == 1, out
+    assert out.count("label for q3 predates keyed digests") == 1, out
     rows = {r["question_id"]: r for r in results_rows(ran.root / "r.jsonl")}
     assert rows["q3"]["answer_text"] == MASKED_Q3
     assert rows["q3"]["answer_check"].get("settled") is None
     assert rows["q3"]["metrics"]["answer_match"] == 0.0
-    assert rows["q3"]["answer_check"]["answer_sha256"] == sha("Zaphod signs the memos.")
+    keyed = answer_sha256("Zaphod signs the memos.", digest_key(ran.root / "gs"))
+    assert keyed.startswith("hmac-sha256:")
+    assert rows["q3"]["answer_check"]["answer_sha256"] == keyed
+    assert rows["q3"]["answer_check"]["label_note"] == "predates_keyed"
     assert rows["q2"]["answer_check"]["label_note"] == "stale_expected"
-    assert rows["q3"]["answer_sha256"] == sha("Zaphod signs the memos.")  # the row's too
+    assert rows["q3"]["answer_sha256"] == keyed  # the row's too
 
 
 def test_each_answer_says_which_facts_it_stated_by_number(ran: Ran) -> None:
@@ -212,6 +238,16 @@ def test_no_fact_or_forbidden_statement_of_the_sealed_goldset_reaches_an_output(
              if " ".join(secret.casefold().split()) in text]
     assert leaks == []
     assert "[sealed]" in ran.texts["r.jsonl"]  # the right answer spelt the facts: masked
+
+
+def test_no_output_holds_a_plain_digest_of_a_sealed_answer_or_a_masked_one(ran: Ran) -> None:
+    """The adversary with every output of the run: hashing a guess of a short fact ("40
+    quatloos") or of a masked answer confirms nothing, as no output holds a plain sha256 of
+    an expected answer (gist, facts, forbid) or of a raw answer; the keyed ones are there."""
+    found = [(name, digest[:12]) for name, text in ran.texts.items()
+             for digest in plain_digests() if digest in text]
+    assert found == []
+    assert len(re.findall(r'"expected_sha256": ?"hmac-sha256:', ran.texts["r.jsonl"])) >= 3
 
 
 def test_a_label_stamped_from_the_results_settles_the_unsure_answer(ran: Ran,

@@ -7,9 +7,11 @@ binds it."""
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from pytest_ragate.cli import main
@@ -125,16 +127,17 @@ def results(tmp_path: Path, answer_text: str, answer_check: AnswerCheck) -> Path
     from tests.test_html_report import rec
 
     path = tmp_path / "res.jsonl"
-    path.write_text(saved_results([rec("q1", index=0, answer=answer_text).model_copy(
+    path.write_text(saved_results([rec("q1", index=0, answer=answer_text, expected=[]).model_copy(
         update={"answer_check": answer_check})]))
     return path
 
 
 def test_stamp_labels_stamps_the_raw_answer_and_binds_a_label_that_predates(
         tmp_path: Path) -> None:
-    """A sealed run keeps the masked text; the label gets the raw answer's digest the check
-    carries (two answers masking alike are two answers), and a label stamped before
-    `expected_sha256` gets the expected answer its answer was held to."""
+    """A run that masked the answer keeps the masked text; the label gets the raw answer's
+    digest the check carries (two answers masking alike are two answers), and a label
+    stamped before `expected_sha256` gets the expected answer its answer was held to. (A
+    sealed goldset's are keyed: `test_stamp_labels_keeps_a_sealed_goldsets_stamps_keyed`.)"""
     held = settle(check("Maybe 25 or 30 euros.", AT_25), {}, RAW, digest(AT_25), "label")
     res = results(tmp_path, "Maybe [sealed] or 30 euros.", held)
     labels = tmp_path / "labels.jsonl"
@@ -192,3 +195,207 @@ def test_a_judged_label_of_a_masked_answer_is_held_to_the_raw_answer() -> None:
     assert values == {} and missing["q1"].startswith("stale label")
     values, _ = judged_values("faithfulness", [row], {"q1": RAW})
     assert values == {"q1": 1.0}
+
+
+# --- a sealed goldset's digests are keyed (no digest kept confirms a guess of a sealed text) --
+
+KEYS = (b"k" * 32, b"j" * 32)
+SEAL = "label binding passphrase"
+
+
+def sealed_with_labels(root: Path) -> Path:
+    """A sealed goldset whose answered questions list the fact "25 euros", with a labels file
+    (empty until a test writes it)."""
+    from pytest_ragate.goldsets.sealed import Scrypt
+    from pytest_ragate.goldsets.sealing import seal_goldset
+    from tests.conftest import BASE_TOML, expected_rows, write_goldset
+
+    rows = [{**row, "facts": ["25 euros"]} if row["gist"] else row for row in expected_rows()]
+    gs = write_goldset(root / "gs", toml=BASE_TOML + '\n[judge]\nlabels = "labels.jsonl"\n',
+                       expected=rows)
+    (gs / "labels.jsonl").write_text("")
+    seal_goldset(gs, SEAL, kdf=Scrypt(log2_n=10, p=1))
+    return gs
+
+
+def test_a_digest_is_keyed_with_a_key_and_plain_without(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch,
+                                                         ) -> None:
+    """Plain sha256 where there is no key (a plaintext goldset: files stamped before stay
+    valid); `hmac-sha256:` and the HMAC under a sealed goldset's key, another per key. The key
+    is a sub-key of the seal's scrypt output, never the passphrase or the AES key, the same
+    for every process that opens the seal."""
+    from pytest_ragate.answer import answer_sha256, is_keyed
+    from pytest_ragate.goldsets.loader import load_goldset
+    from pytest_ragate.goldsets.sealed import (
+        digest_key,
+        open_sealed_keyed,
+        read_sealed,
+        sealed_path,
+    )
+
+    assert answer_sha256(ANSWER) == RAW and not is_keyed(RAW)
+    keyed = [answer_sha256(ANSWER, key) for key in KEYS]
+    assert keyed[0] == "hmac-sha256:" + hmac.new(KEYS[0], ANSWER.encode(),
+                                                 hashlib.sha256).hexdigest()
+    assert keyed[0] != keyed[1] and RAW not in "".join(keyed)
+    expected = [expected_sha256(AT_25["gist"], AT_25["facts"], [], key)  # type: ignore[arg-type]
+                for key in (None, *KEYS)]
+    assert expected[0] == digest(AT_25) and len(set(expected)) == 3
+    assert all(is_keyed(x) and digest(AT_25) not in x for x in expected[1:])
+    gs = sealed_with_labels(tmp_path)
+    derived = read_sealed(sealed_path(gs)).kdf.derive(SEAL)
+    key = open_sealed_keyed(gs, SEAL)[2]
+    assert key == digest_key(derived) == hmac.new(derived, b"ragate answer digests/1",
+                                                  hashlib.sha256).digest()
+    assert key not in (SEAL.encode(), derived[:32], derived[32:])
+    assert load_goldset(gs).digest_key is None  # without the key: nothing to key with
+    monkeypatch.setenv("RAGATE_SEAL_KEY", SEAL)
+    assert load_goldset(gs).digest_key == key
+    assert sealed_with_labels(tmp_path / "again") != gs
+    assert open_sealed_keyed(tmp_path / "again" / "gs", SEAL)[2] != key  # another seal
+
+
+def test_a_sealed_label_settles_by_keyed_digests_and_a_plain_one_predates_them() -> None:
+    """In a sealed goldset a label settles its answer by keyed digests only: one stamped with
+    plain digests (before they were keyed) or under another key settles nothing, and the
+    first is said once per question to predate the keyed rule."""
+    from pytest_ragate.answer import answer_sha256
+
+    text = "Maybe 25 or 30 euros."
+    unsure = check(text, AT_30)
+    key, other = KEYS
+    answer = answer_sha256(text, key)
+    expected = expected_sha256(AT_30["gist"], AT_30["facts"], AT_30["forbid"], key)  # type: ignore[arg-type]
+    bound = settle(unsure, {answer: said(0, expected)}, answer, expected, "label")
+    assert bound.settled == "label" and bound.value == 0.0 and bound.label_note is None
+    assert (bound.answer_sha256, bound.expected_sha256) == (answer, expected)
+    another = settle(unsure, {answer_sha256(text, other): said(0, expected)}, answer,
+                     expected, "label")
+    assert another.unsettled and another.label_note == "stale_answer"
+    plain = hashlib.sha256(text.encode()).hexdigest()
+    for labels in ({plain: said(0, digest(AT_30))}, {plain: said(0)},
+                   {answer: said(0, digest(AT_30))}):
+        old = settle(unsure, labels, answer, expected, "label")
+        assert old.unsettled and old.label_note == "predates_keyed", labels
+    notes = label_notes([row("q7", old), row("q7", old, 2)])
+    assert len(notes) == 1 and notes[0].startswith("label for q7 predates keyed digests")
+    assert "RAGATE_SEAL_KEY" in notes[0] and "euros" not in notes[0]
+
+
+def sealed_results(tmp_path: Path, text: str, answer: str, expected: str,
+                   name: str = "res.jsonl") -> Path:
+    """A results file whose q1 (a sealed question: no expected spans shown) answered `text`,
+    unsure, its check carrying these digests."""
+    from tests.test_html_report import rec
+
+    held = AnswerCheck(outcome="unsure", why="gives other candidate values", facts=1,
+                       answer_sha256=answer, expected_sha256=expected)
+    path = tmp_path / name
+    path.write_text(saved_results([rec("q1", index=0, answer=text, expected=None).model_copy(
+        update={"answer_check": held})]))
+    return path
+
+
+def test_stamp_labels_keeps_a_sealed_goldsets_stamps_keyed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """From a sealed run's results the stamps are its keyed digests; plain ones (a run
+    without the key, or before digests were keyed) are refused; a label stamped with plain
+    digests is bound again only with RAGATE_SEAL_KEY set (one line says so without it), its
+    answer checked against the one RESULTS shows and its expected answer against the
+    goldset's."""
+    from pytest_ragate.answer import answer_sha256
+    from pytest_ragate.goldsets.sealed import open_sealed_keyed
+
+    gs = sealed_with_labels(tmp_path)
+    key = open_sealed_keyed(gs, SEAL)[2]
+    text, labels = "Maybe 25 or 30 euros.", gs / "labels.jsonl"
+    plain = [hashlib.sha256(text.encode()).hexdigest(),
+             expected_sha256("gist of q1", ["25 euros"], [])]
+    keyed = [answer_sha256(text, key), expected_sha256("gist of q1", ["25 euros"], [], key)]
+    res = sealed_results(tmp_path, text, *keyed)
+    fresh = '{"question_id": "q1", "metric": "answer_match", "verdict": 1}\n'
+    labels.write_text(fresh)
+    out = CliRunner().invoke(main, ["stamp-labels", str(labels), str(res)])
+    assert out.exit_code == 0 and "stamped 1 labels" in out.output, out.output
+    stamped = json.loads(labels.read_text())
+    assert [stamped["answer_sha256"], stamped["expected_sha256"]] == keyed
+    labels.write_text(fresh)
+    old_run = sealed_results(tmp_path, text, *plain, name="old.jsonl")
+    out = CliRunner().invoke(main, ["stamp-labels", str(labels), str(old_run)])
+    assert out.exit_code == 1 and "RESULTS holds plain digests" in out.output, out.output
+    assert labels.read_text() == fresh
+    before = json.dumps({"question_id": "q1", "metric": "answer_match", "verdict": 1,
+                         "answer_sha256": plain[0], "expected_sha256": plain[1]}) + "\n"
+    labels.write_text(before)
+    monkeypatch.delenv("RAGATE_SEAL_KEY", raising=False)
+    out = CliRunner().invoke(main, ["stamp-labels", str(labels), str(res)])
+    assert out.exit_code == 1 and labels.read_text() == before
+    assert out.output.count("\n") == 1 and "set RAGATE_SEAL_KEY" in out.output, out.output
+    monkeypatch.setenv("RAGATE_SEAL_KEY", SEAL)
+    out = CliRunner().invoke(main, ["stamp-labels", str(labels), str(res)])
+    assert out.exit_code == 0 and "stamped 1 labels in" in out.output, out.output
+    assert "another answer" not in out.output  # the same answer, its digests keyed
+    stamped = json.loads(labels.read_text())
+    assert [stamped["answer_sha256"], stamped["expected_sha256"]] == keyed
+    judged_before = json.dumps({"question_id": "q1", "metric": "answer_match", "verdict": 1,
+                                "answer_sha256": plain[0],
+                                "expected_sha256": "0" * 64}) + "\n"
+    labels.write_text(judged_before)  # judged against another expected answer: not rebound
+    out = CliRunner().invoke(main, ["stamp-labels", str(labels), str(res)])
+    assert out.exit_code == 1 and "another expected answer" in out.output, out.output
+
+
+def test_validate_says_once_that_a_sealed_goldsets_plain_labels_predate_keyed_digests(
+        tmp_path: Path) -> None:
+    """Known without the key: a sealed goldset's label stamped with plain digests."""
+    gs = sealed_with_labels(tmp_path)
+    (gs / "labels.jsonl").write_text("".join(json.dumps(x) + "\n" for x in [
+        {"question_id": "q1", "metric": "answer_match", "verdict": 1, "answer_sha256": RAW,
+         "expected_sha256": expected_sha256("gist of q1", ["25 euros"], [])},
+        {"question_id": "q1", "metric": "answer_match", "verdict": 0,
+         "answer_sha256": "1" * 64}]))
+    out = CliRunner().invoke(main, ["validate", str(gs)])
+    assert out.exit_code == 0, out.output
+    assert out.output.count("label for q1 predates keyed digests") == 1, out.output
+    assert "predates expected-answer digests" not in out.output
+
+
+def test_fixture_verdicts_of_a_masked_sealed_answer_are_stamped_and_held_keyed(
+        tmp_path: Path) -> None:
+    """`ragate stamp-verdicts` stamps the keyed digest a sealed run keeps of a masked answer,
+    and refuses a results file that keeps a plain one (written before digests were keyed);
+    the fixture judge holds its verdicts to the digest the row keeps, so the keyed stamp
+    applies to that answer and to no other."""
+    import asyncio
+
+    from pytest_ragate.answer import answer_sha256
+    from pytest_ragate.judges.base import JudgeFailure, JudgeInput
+    from pytest_ragate.judges.fixture import FixtureJudge
+    from tests.test_html_report import rec
+
+    masked, key = "It sells for [sealed].", KEYS[0]
+    judge = tmp_path / "judge.json"
+    verdicts = '{"judge_id": "v", "answers": {"q1": {"statements": ["s"], "supported": [true]}}}'
+    for name, digest_kept in (("keyed.jsonl", answer_sha256(ANSWER, key)), ("old.jsonl", RAW)):
+        (tmp_path / name).write_text(saved_results([rec(
+            "q1", index=0, answer=masked, expected=None, answer_sha256=digest_kept)]))
+    judge.write_text(verdicts)
+    old = CliRunner().invoke(main, ["stamp-verdicts", str(judge), str(tmp_path / "old.jsonl")])
+    assert old.exit_code == 1 and "plain digest of its masked answer" in old.output, old.output
+    assert old.output.count("\n") == 1 and judge.read_text() == verdicts
+    out = CliRunner().invoke(main, ["stamp-verdicts", str(judge), str(tmp_path / "keyed.jsonl")])
+    assert out.exit_code == 0, out.output
+    stamped = json.loads(judge.read_text())["answers"]["q1"]["answer_sha256"]
+    assert stamped == answer_sha256(ANSWER, key)
+    fixture = FixtureJudge(judge, embedder=None)  # type: ignore[arg-type]
+
+    def judged(text: str, kept: str | None) -> float:
+        item = JudgeInput("q1", "How much?", text, (), answer_sha256=kept)
+        return float(asyncio.run(fixture.score(item, "faithfulness")))
+
+    assert judged(ANSWER, stamped) == 1.0
+    with pytest.raises(JudgeFailure, match="stale fixture verdict"):
+        judged("It sells for 30 euros.", answer_sha256("It sells for 30 euros.", key))
+    with pytest.raises(JudgeFailure, match="stale fixture verdict"):
+        judged(ANSWER, None)  # its plain digest is not the keyed stamp

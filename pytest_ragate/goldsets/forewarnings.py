@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from pytest_ragate.answer import KEYED, is_keyed
 from pytest_ragate.goldsets.loader import Goldset
 from pytest_ragate.goldsets.pins import normalise
-from pytest_ragate.scoring.answer_match import expected_sha256
+from pytest_ragate.scoring.answer_match import AnswerLabel, LabelNote, expected_sha256
 from pytest_ragate.scoring.answer_text import alternative_warning
 from pytest_ragate.scoring.floor import counts_in, quantile_shortfall
 from pytest_ragate.scoring.power import smallest_passing
@@ -81,19 +82,32 @@ def pin_lines(goldset: Goldset) -> list[str]:
 def label_lines(goldset: Goldset) -> list[str]:
     """Each answer_match label not bound as the run would need, once per question: one that
     predates expected-answer digests, one judged against another expected answer than the
-    goldset's (a sealed answer opened without its key is not known here: the run says)."""
+    goldset's, one of a sealed goldset stamped with plain digests (a sealed answer opened
+    without its key is not known here: the run says)."""
     expected = {c.question.question_id: c.expected for c in goldset.cases}
+    key = goldset.digest_key
     by_note: dict[str, list[str]] = {}
     for qid, labels in goldset.answer_labels.items():
         exp = expected.get(qid)
-        digest = (expected_sha256(exp.gist, exp.facts, exp.forbid) if exp is not None
+        digest = (expected_sha256(exp.gist, exp.facts, exp.forbid, key) if exp is not None
                   else None)
-        for label in labels.values():
-            note = ("predates" if label.expected_sha256 is None else "stale_expected"
-                    if digest is not None and label.expected_sha256 != digest else None)
+        for answer, label in labels.items():
+            note = _label_note(goldset.sealed, answer, label, digest)
             if note is not None and qid not in by_note.setdefault(note, []):
                 by_note[note].append(qid)
     return label_note_lines(by_note)
+
+
+def _label_note(sealed: bool, answer: str, label: AnswerLabel, digest: str | None,
+                ) -> LabelNote | None:
+    """What validate says of one answer_match label: in a sealed goldset, one stamped with
+    plain digests predates the keyed rule (known without the key); else one without
+    `expected_sha256` predates it, and one judged against another expected answer is stale."""
+    if sealed and not (is_keyed(answer) and is_keyed(label.expected_sha256 or KEYED)):
+        return "predates_keyed"
+    if label.expected_sha256 is None:
+        return "predates"
+    return "stale_expected" if digest is not None and label.expected_sha256 != digest else None
 
 
 def fact_lines(goldset: Goldset) -> list[str]:

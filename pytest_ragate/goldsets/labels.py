@@ -15,7 +15,9 @@ in a sealed goldset) and the `expected_sha256` of the expected answer it was jud
 stamp-labels` from the run read. A person's word on one answer against one expected answer
 says nothing of another: a change to either leaves the label stale. `answer_sha256` is
 required; a label without `expected_sha256` predates it and still settles its answer, said
-once, until `ragate stamp-labels` binds it. A question may have one label per answer.
+once, until `ragate stamp-labels` binds it. In a sealed goldset both digests are keyed
+(`hmac-sha256:…`, answer.py `keyed_digest`); one stamped with plain digests predates that and
+settles nothing (scoring/answer_match.settle). A question may have one label per answer.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field, model_validator
 
+from pytest_ragate.answer import DIGEST_PATTERN
 from pytest_ragate.files import read_jsonl
 from pytest_ragate.goldsets.config import _Model
 from pytest_ragate.problems import Problem
@@ -60,10 +63,11 @@ class LabelRow(_Model):
     statements: Annotated[list[StatementLabel], Field(min_length=1)] | None = None
     # sha256 of the answer text the person labelled (`ragate stamp-labels`): a label of
     # another answer is stale, and its question counts as labelled without a verdict
-    answer_sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = None
+    answer_sha256: Annotated[str, Field(pattern=DIGEST_PATTERN)] | None = None
     # sha256 of the expected answer an answer_match label was judged against (gist, facts,
-    # forbid): another expected answer leaves the label stale
-    expected_sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = None
+    # forbid): another expected answer leaves the label stale. In a sealed goldset both are
+    # keyed (`hmac-sha256:…`, answer.py `keyed_digest`)
+    expected_sha256: Annotated[str, Field(pattern=DIGEST_PATTERN)] | None = None
 
     @model_validator(mode="before")
     @classmethod

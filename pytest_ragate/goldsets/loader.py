@@ -47,7 +47,7 @@ from pytest_ragate.goldsets.sealed import (
     KEY_ENV,
     SealError,
     locate_sealed,
-    open_sealed,
+    open_sealed_keyed,
     sealed_index,
 )
 from pytest_ragate.problems import GoldsetError, Problem, problems_from_validation, renamed_once
@@ -367,6 +367,9 @@ class Goldset:
     # answer_match labels (goldsets/labels.py): per question, each labelled answer's sha256
     # → the person's verdict and the expected answer it was judged against
     answer_labels: dict[str, dict[str, AnswerLabel]] = field(default_factory=dict)
+    # a sealed goldset opened with its key: what its answer digests are keyed with
+    # (goldsets/sealed.py `digest_key`), so no digest kept confirms a guess of a sealed text
+    digest_key: bytes | None = field(default=None, repr=False)
 
     @cached_property
     def sealed_texts(self) -> tuple[str, ...]:
@@ -488,6 +491,7 @@ class _Answers:
     rows: list[ExpectedRow]
     index: tuple[Path, dict[str, bool]] | None = None
     opened: bool = False  # sealed and opened: their problems never quote the evidence
+    digest_key: bytes | None = None  # sealed and opened: the answer digests' key
     problems: list[Problem] = field(default_factory=list)
 
     @property
@@ -510,8 +514,8 @@ def _read_answers(root: Path, config: GoldsetConfig, config_path: Path) -> _Answ
     key = os.environ.get(KEY_ENV, "")
     try:
         if key:
-            rows, found = open_sealed(root, key)
-            return _Answers(rows=rows, opened=True, problems=found)
+            rows, found, digests = open_sealed_keyed(root, key)
+            return _Answers(rows=rows, opened=True, problems=found, digest_key=digests)
         return _Answers(rows=[], index=(sealed_file, sealed_index(root)))
     except SealError as error:
         return _Answers(rows=[], index=(sealed_file, {}),
@@ -917,7 +921,8 @@ def load_goldset(path: Path) -> Goldset:
                       config=config, corpus=corpus, floors=with_judge_coverage(floors),
                       anchors=anchors, labels=[x for x in labels if x.metric != ANSWER_MATCH],
                       answer_labels=answer_verdicts(labels),
-                      sealed=locate_sealed(root, config.questions.expected).is_file())
+                      sealed=locate_sealed(root, config.questions.expected).is_file(),
+                      digest_key=answers.digest_key)
     goldset.cases = _cases(goldset, by_id, matching)
     return goldset
 

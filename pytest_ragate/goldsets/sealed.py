@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import hmac
 import json
 import os
 import secrets
@@ -344,9 +345,25 @@ def sealed_index(root: Path) -> dict[str, bool]:
 # --- opening (with the key) ---------------------------------------------------------------
 
 
+DIGEST_INFO = b"ragate answer digests/1"
+
+
+def digest_key(derived: bytes) -> bytes:
+    """The key of a sealed goldset's answer digests (answer.py `keyed_digest`): a sub-key of
+    the scrypt output (`Scrypt.derive`), HMAC-SHA256(derived, DIGEST_INFO) as HKDF-Expand
+    makes one block of it, so neither the passphrase nor the AES key is ever used for it."""
+    return hmac.new(derived, DIGEST_INFO, hashlib.sha256).digest()
+
+
 def decrypt_all(path: Path, sealed: SealedFile, key: str) -> list[bytes]:
-    """Every answer's plaintext, or a SealError: digests first (naming edited ids), then the
-    key check (wrong key), then GCM (edits whose digests were forged)."""
+    """Every answer's plaintext, or a SealError (`decrypt_keyed`)."""
+    return decrypt_keyed(path, sealed, key)[0]
+
+
+def decrypt_keyed(path: Path, sealed: SealedFile, key: str) -> tuple[list[bytes], bytes]:
+    """Every answer's plaintext and the answer digests' key (`digest_key`), or a SealError:
+    digests first (naming edited ids), then the key check (wrong key), then GCM (edits whose
+    digests were forged)."""
     problems = verify_sealed(path, sealed)
     if problems:
         edited = tuple(dict.fromkeys(p.question_id for p in problems if p.question_id))
@@ -379,7 +396,7 @@ def decrypt_all(path: Path, sealed: SealedFile, key: str) -> list[bytes]:
         raise error_at(path, "sealed answers failed authentication, altered after sealing: "
                   f"{', '.join(tampered)}; restore the file from version control",
                   tuple(tampered))
-    return plaintexts
+    return plaintexts, digest_key(derived)
 
 
 def decrypted_records(path: Path, sealed: SealedFile, plaintexts: list[bytes],
@@ -408,8 +425,16 @@ def open_sealed(root: Path, key: str) -> tuple[list[ExpectedRow], list[Problem]]
     """The expected answers, decrypted in memory, in `read_expected`'s shape: rows of
     (sealed file, None, Expected) and the problems found. Raises SealError on a wrong key or
     an altered answer (naming its question id)."""
+    rows, problems, _ = open_sealed_keyed(root, key)
+    return rows, problems
+
+
+def open_sealed_keyed(root: Path, key: str,
+                      ) -> tuple[list[ExpectedRow], list[Problem], bytes]:
+    """`open_sealed`, and the key of the goldset's answer digests (`digest_key`)."""
     path = sealed_path(root)
     sealed = read_sealed(path)
-    return decrypted_records(path, sealed, decrypt_all(path, sealed, key))
+    plaintexts, digests = decrypt_keyed(path, sealed, key)
+    return (*decrypted_records(path, sealed, plaintexts), digests)
 
 

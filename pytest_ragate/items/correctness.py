@@ -11,7 +11,8 @@ answer_similarity 0, and the row says why (`non_answer`). An unsure answer is se
 person's label of that very answer judged against this very expected answer (the sha256 of
 the raw answer, never of the masked text a sealed goldset keeps, and of the expected gist,
 facts and forbid, as the row's check carries them and `ragate stamp-labels` stamps them from
-the results file), or counted wrong where the goldset says `unsure = "wrong"`.
+the results file; keyed by HMAC in a sealed goldset), or counted wrong where the goldset
+says `unsure = "wrong"`.
 """
 
 from __future__ import annotations
@@ -57,9 +58,10 @@ def correctness_fields(config: pytest.Config, case: Case, answer: Answer,
                                            gist=expected.gist or "",
                                            question=case.question.question,
                                            similar=answers.similar), similarity=similarity)
+    key = case.goldset.digest_key  # a sealed goldset's: no kept digest confirms a guess
     check = settle(check, case.goldset.answer_labels.get(case.question.question_id, {}),
-                   answer_sha256(answer.text) if answer.text is not None else None,
-                   expected_sha256(expected.gist, expected.facts, expected.forbid),
+                   answer_sha256(answer.text, key) if answer.text is not None else None,
+                   expected_sha256(expected.gist, expected.facts, expected.forbid, key),
                    answers.unsure)
     found["metrics"][ANSWER_MATCH] = check.value
     found["answer_check"] = check

@@ -77,23 +77,26 @@ def scrubbed(data: dict[str, Any], redact: Callable[[str], str], as_is: frozense
 
 
 def redacted_record(config: pytest.Config, record: M) -> M:
-    """A question's row as it may be kept (`kept`), with this process's redactor."""
-    return kept(record, redactor(config))
+    """A question's row as it may be kept (`kept`), with this process's redactor and, in a
+    sealed goldset, its answer digests' key."""
+    return kept(record, redactor(config),
+                key=digest_key(config, getattr(record, "goldset", None)))
 
 
-def kept(record: M, redact: Callable[[str], str]) -> M:
+def kept(record: M, redact: Callable[[str], str], *, key: bytes | None = None) -> M:
     """A row as it may be kept: the same object when there was nothing to mask. A masked
-    answer keeps the sha256 of the raw one (`answer_sha256`): two answers that mask alike are
-    still two answers to a label or a fixture verdict. The characters of its texts no output
-    could write (an error message's, a judge's reply) are replaced and added to its
-    `unencodable` count (the answer's were, as it entered)."""
+    answer keeps the digest of the raw one (`answer_sha256`): two answers that mask alike are
+    still two answers to a label or a fixture verdict. In a sealed goldset that digest is
+    keyed (`key`, its `digest_key`): a plain sha256 would confirm a guess of the raw text.
+    The characters of its texts no output could write (an error message's, a judge's reply)
+    are replaced and added to its `unencodable` count (the answer's were, as it entered)."""
     data = record.model_dump(mode="json")
     clean = scrubbed(data, redact, RECORD_AS_IS)
     if clean == data:
         return record
     raw = data.get("answer_text")
     if isinstance(raw, str) and clean.get("answer_text") != raw:
-        clean["answer_sha256"] = answer_sha256(raw)
+        clean["answer_sha256"] = answer_sha256(raw, key)
     replaced = unencodable_in(data)
     if replaced and "unencodable" in type(record).model_fields:
         clean["unencodable"] = (data.get("unencodable") or 0) + replaced
@@ -109,6 +112,13 @@ def unencodable_in(value: Any) -> int:
     if isinstance(value, dict):
         return sum(unencodable_in(k) + unencodable_in(v) for k, v in value.items())
     return 0
+
+
+def digest_key(config: pytest.Config, name: object) -> bytes | None:
+    """The answer digests' key of the goldset named `name` this process loaded: a sealed one
+    opened with its key has one (goldsets/sealed.py `digest_key`), any other none."""
+    return next((g.digest_key for g in config.stash.get(GOLDSETS_KEY, {}).values()
+                 if g.name == name and g.digest_key is not None), None)
 
 
 def redact_report(config: pytest.Config, report: pytest.TestReport | pytest.CollectReport,

@@ -95,6 +95,9 @@ class JudgeInput:
     contexts: tuple[Context, ...]
     reference: str | None = None  # the expected gist, when the answers are unsealed
     repeat: int = 1  # which repeat of the question: repeats are judged afresh (the cache key)
+    # the digest the row keeps of the raw answer when it keeps one (a masked answer's: keyed
+    # in a sealed goldset); None: the sha256 of `answer`. Not part of the cache key
+    answer_sha256: str | None = None
 
     def digest(self) -> str:
         material = [self.question, self.answer, [(c.context_id, c.text) for c in self.contexts],

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from pytest_ragate.answer import answer_sha256
+from pytest_ragate.answer import DIGEST_PATTERN, answer_sha256
 from pytest_ragate.files import UnreadableText, decode
 from pytest_ragate.judges.base import (
     Embeds,
@@ -60,9 +60,10 @@ class FixtureVerdicts(BaseModel):
     # per claim of the reference, whether the answer covers it
     claims_supported: list[bool] | None = None
     reference_claims_covered: list[bool] | None = None
-    # sha256 of the answer text these verdicts were written for (`ragate stamp-verdicts`):
-    # when the answer changes, the verdicts are stale and say so instead of scoring it
-    answer_sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = None
+    # sha256 of the answer text these verdicts were written for (`ragate stamp-verdicts`;
+    # keyed, `hmac-sha256:…`, for an answer a sealed goldset masks): when the answer changes,
+    # the verdicts are stale and say so instead of scoring it
+    answer_sha256: Annotated[str, Field(pattern=DIGEST_PATTERN)] | None = None
 
     @model_validator(mode="after")
     def _paired(self) -> FixtureVerdicts:
@@ -137,7 +138,8 @@ class FixtureJudge:
         if verdicts is None:
             raise JudgeFailure("missing", f"{self.path.name} has no verdicts for "
                                f"{item.question_id!r}")
-        if verdicts.answer_sha256 and verdicts.answer_sha256 != answer_sha256(item.answer):
+        kept = item.answer_sha256 or answer_sha256(item.answer)  # as the row keeps it
+        if verdicts.answer_sha256 and verdicts.answer_sha256 != kept:
             raise JudgeFailure("stale", f"stale fixture verdict: {self.path.name} judged "
                                f"another answer to {item.question_id!r} (answer_sha256 "
                                f"{verdicts.answer_sha256[:12]}…); judge the new one, or "

@@ -65,7 +65,6 @@ hand labels beside those peers.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -74,7 +73,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pytest_ragate.answer import answer_sha256
+from pytest_ragate.answer import answer_sha256, is_keyed, keyed_digest
 from pytest_ragate.scoring.answer_text import (
     OPENERS,
     QUALIFIED,
@@ -100,8 +99,10 @@ ANSWER_SIMILARITY = "answer_similarity"
 Outcome = Literal["right", "wrong", "unsure"]
 Unsure = Literal["label", "wrong"]  # what an unlabelled unsure answer counts as
 # a label of the question not applied as written: it predates expected-answer digests (it
-# still settles), or was judged against another expected answer or written for another answer
-LabelNote = Literal["predates", "stale_expected", "stale_answer"]
+# still settles), was judged against another expected answer or written for another answer,
+# or, in a sealed goldset, was stamped with plain digests before they were keyed (it does not
+# settle: `ragate stamp-labels` binds it again)
+LabelNote = Literal["predates", "stale_expected", "stale_answer", "predates_keyed"]
 SIMILAR = 0.70  # cosine to the gist at or above which a missing fact leaves an answer unsure
 LENGTH_TIMES = 3  # an answer longer than this many times the gist's tokens is too long to tell
 LENGTH_FLOOR = 50  # ... and longer than this many tokens
@@ -602,12 +603,14 @@ class AnswerLabel:
     expected_sha256: str | None = None
 
 
-def expected_sha256(gist: str | None, facts: Sequence[Fact], forbid: Sequence[Fact]) -> str:
+def expected_sha256(gist: str | None, facts: Sequence[Fact], forbid: Sequence[Fact],
+                    key: bytes | None = None) -> str:
     """The digest of what an answer_match label judged an answer against: the canonical JSON
-    (sorted keys, no spaces, UTF-8) of the expected answer's gist, facts and forbid."""
+    (sorted keys, no spaces, UTF-8) of the expected answer's gist, facts and forbid; keyed
+    with a sealed goldset's digest key (answer.py `keyed_digest`)."""
     data = json.dumps({"gist": gist or "", "facts": list(facts), "forbid": list(forbid)},
                       sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(data.encode("utf-8")).hexdigest()
+    return keyed_digest(data.encode("utf-8"), key)
 
 
 def settle(check: AnswerCheck, labels: Mapping[str, AnswerLabel], answer: str | None,
@@ -617,14 +620,21 @@ def settle(check: AnswerCheck, labels: Mapping[str, AnswerLabel], answer: str | 
     each was written for; `answer`, this raw answer's sha256; `expected`, its expected
     answer's (`expected_sha256`). A label of this answer judged against another expected
     answer does not apply (`label_note` says so), nor one of another answer (said where this
-    one is unsure); one without `expected_sha256` predates the rule and still applies (said)."""
+    one is unsure); one without `expected_sha256` predates the rule and still applies (said).
+    In a sealed goldset both digests are keyed (`expected` is): a label stamped with plain
+    digests predates that rule and does not apply (`predates_keyed`), as its digests are
+    guessable."""
     check = check.model_copy(update={"answer_sha256": answer, "expected_sha256": expected})
     label = labels.get(answer) if answer is not None else None
     if label is not None and label.expected_sha256 in (None, expected):
         return check.model_copy(update={
             "settled": "label", "label": label.verdict,
             "label_note": "predates" if label.expected_sha256 is None else None})
-    note: LabelNote | None = ("stale_expected" if label is not None else
+    plain = is_keyed(expected) and (
+        any(not is_keyed(digest) for digest in labels)
+        or (label is not None and not is_keyed(label.expected_sha256 or expected)))
+    note: LabelNote | None = ("predates_keyed" if plain else
+                              "stale_expected" if label is not None else
                               "stale_answer" if labels and check.outcome == "unsure" else None)
     check = check.model_copy(update={"label_note": note})
     if check.outcome == "unsure" and unsure == "wrong":

@@ -192,6 +192,10 @@ _LABEL_NOTES = {
                        "`ragate stamp-labels`"),
     "stale_answer": ("{was} written for another answer: this answer is unsure again; review "
                      "it, label it and run `ragate stamp-labels`"),
+    "predates_keyed": ("predate{s} keyed digests (a sealed goldset's labels are bound by "
+                       "HMAC under its seal key, never by a plain sha256 anyone can check a "
+                       "guess against): not applied; run `ragate stamp-labels` with a results "
+                       "file of a run made with RAGATE_SEAL_KEY set to bind {them} again"),
 }
 
 
