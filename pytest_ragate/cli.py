@@ -120,6 +120,8 @@ def audit(paths: tuple[Path, ...], results: tuple[Path, ...], history: tuple[Pat
             failed = True
             click.echo("\n".join(str(problem) for problem in error.problems), err=fmt == "json")
             continue
+        if results or history:
+            signed_reads("ragate audit --results/--history")
         try:
             runs = read_runs(goldset.name, results, history) if results or history else None
         except RunsError as error:
@@ -276,6 +278,7 @@ def _saved(results: Path, whole: bool = True) -> SavedFile:
     line naming the file and what is wrong otherwise."""
     from pytest_ragate.outputs.saved_runs import SavedRunError, read_saved
 
+    signed_reads(f"ragate {click.get_current_context().info_name} {results}")
     try:
         saved = read_saved(results)
     except SavedRunError as error:
@@ -612,6 +615,7 @@ def compare(baseline: str, results: Path, alpha: float, min_n: int,
     from pytest_ragate.outputs.baseline import BaselineError, baseline_location, load_baseline
     from pytest_ragate.outputs.reports import corpus_lines, regressions_table
 
+    signed_reads(f"ragate compare {baseline} {results}")
     base_path, _ = baseline_location(baseline)
     if base_path.is_file() and base_path.samefile(results):
         raise click.ClickException(f"{baseline} and {results} are the same file: a run "
@@ -1063,6 +1067,34 @@ def _ini_options(start: Path) -> tuple[Path, dict[str, str]]:
     return start, {}
 
 
+def signed_reads(what: str) -> None:
+    """A project whose saved runs are signed (`ragate_results_signed = true` in the pytest
+    ini file found from here, as pytest finds it) reads one only with RAGATE_RESULTS_KEY
+    set, as the gate and `ragate decide` do: without the key nothing would be checked."""
+    import os
+
+    from pytest_ragate.settings import RESULTS_KEY_ENV
+    from pytest_ragate.wording.settings import results_unsigned_reads
+
+    signed = _ini_options(Path.cwd())[1].get("ragate_results_signed", "false")
+    try:
+        required = _ini_bool(signed)
+    except ValueError:
+        raise click.UsageError(f"ragate_results_signed = {signed}: true or false") from None
+    if required and not os.environ.get(RESULTS_KEY_ENV):
+        raise click.UsageError(results_unsigned_reads(what))
+
+
+def _ini_bool(value: str) -> bool:
+    """An ini bool as pytest reads one (`addini(type="bool")`)."""
+    folded = value.strip().lower()
+    if folded in ("y", "yes", "t", "true", "on", "1"):
+        return True
+    if folded in ("n", "no", "f", "false", "off", "0"):
+        return False
+    raise ValueError(value)
+
+
 def _price(value: str | None, where: str) -> float | None:
     if value is None:
         return None
@@ -1240,6 +1272,7 @@ def rejudge(results: tuple[str, ...], spec: str, judge_url: str | None,
     from pytest_ragate.rejudging import Ask, Refused
     from pytest_ragate.rejudging import rejudge as rejudged
 
+    signed_reads(f"ragate rejudge {' '.join(results)}")
     rootdir, ini = _ini_options(Path.cwd())
     configs = [c for p in goldset_paths for c in find_goldsets(p)] if goldset_paths else None
     try:

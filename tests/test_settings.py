@@ -183,3 +183,38 @@ def test_the_ragate_command_refuses_an_empty_results_key_too(tmp_path: Path) -> 
     result = CliRunner().invoke(main, ["validate", str(tmp_path)], env={"RAGATE_RESULTS_KEY": ""})
     assert result.exit_code == 2
     assert "RAGATE_RESULTS_KEY is set but empty: set it or unset it" in result.output
+
+
+@pytest.mark.parametrize("command", [
+    ["calibrate", "r.jsonl"], ["suggest", "r.jsonl"], ["compare", "r.jsonl", "r2.jsonl"],
+    ["stamp-labels", "labels.jsonl", "r.jsonl"], ["stamp-verdicts", "verdicts.json", "r.jsonl"],
+    ["audit", "gs", "--no-embed", "--results", "r.jsonl"],
+    ["rejudge", "r.jsonl", "--judge", "fixture:verdicts.json"],
+], ids=lambda command: command[0])
+def test_the_ragate_commands_read_no_saved_run_unsigned_where_results_are_signed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: list[str]) -> None:
+    """Every `ragate` command that reads a saved run holds the project's
+    `ragate_results_signed = true` as the gate does: without the key it reads none (exit 2,
+    one line); with it, the refusal is not said (the file's signature is checked instead)."""
+    from click.testing import CliRunner
+
+    from pytest_ragate.cli import main
+    from pytest_ragate.scoring.records import QuestionRecord
+    from tests.conftest import saved_results, write_goldset
+
+    write_goldset(tmp_path / "gs")
+    row = QuestionRecord.model_validate({
+        "goldset": "g", "question_id": "q1", "kind": "single_doc", "index": 0,
+        "eval_version": "1", "must_abstain": False, "abstained": False,
+        "abstention_correct": True, "evidence_spans": 0})
+    for name in ("r.jsonl", "r2.jsonl"):
+        (tmp_path / name).write_text(saved_results([row]))
+    (tmp_path / "labels.jsonl").write_text("")
+    (tmp_path / "verdicts.json").write_text('{"judge_id": "j", "answers": {}}\n')
+    (tmp_path / "pytest.ini").write_text("[pytest]\nragate_results_signed = true\n")
+    monkeypatch.chdir(tmp_path)
+    refused = "ragate_results_signed = true, and this run reads saved runs"
+    result = CliRunner().invoke(main, command, env={"RAGATE_RESULTS_KEY": None})
+    assert result.exit_code == 2 and refused in result.output, result.output
+    keyed = CliRunner().invoke(main, command, env={"RAGATE_RESULTS_KEY": "k" * 32})
+    assert refused not in keyed.output, keyed.output
