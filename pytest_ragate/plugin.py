@@ -50,6 +50,7 @@ from pytest_ragate.modes.choosing import (
     configure_node,
     given_dist,
     grouping,
+    refused_by_a_worker,
     stop,
 )
 from pytest_ragate.settings import add_options, add_run_options, read_settings
@@ -109,6 +110,16 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     from pytest_ragate.items.xdist_worker import grouping_scheduler
 
     return grouping_scheduler(config, log)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
+    """On an xdist controller that started no mode: a worker that refused its collection
+    (goldset items no controller gates) made this run's usage error, and pytest's JUnit file
+    is not written (a gate's controller raises it from its own `pytest_collectreport`)."""
+    config = node.config
+    if MODE_KEY not in config.stash:
+        refused_by_a_worker(config)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

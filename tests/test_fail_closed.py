@@ -459,7 +459,7 @@ def test_a_decorated_test_never_passes_anchor_floors_it_did_not_check(
     write_goldset(pytester.path / "gs", anchors=ANCHORS,
                   floors="[floors.anchors.retrieval_miss]\nevidence_recall = 1.0\n")
     both_routes(pytester, planned({}))
-    alone = run_pytester(pytester, workers, "test_rag.py")
+    alone = run_pytester(pytester, workers, "test_rag.py", "-m", "rag_gate")  # asked: -n 2
     assert alone.ret == pytest.ExitCode.OK
     expect(alone, "SKIPPED * not decided here: anchors are checked where the goldset's "
                   "ragate.toml is collected*")

@@ -121,8 +121,13 @@ def test_a_key_set_but_empty_is_found(env: dict[str, str], calls: bool,
 
 
 def _refusal_project(pytester: pytest.Pytester, ini: str) -> None:
+    """A project with a goldset (ragate is inert where none is collected or asked for), whose
+    system answers every question, and its ini file."""
+    from tests.conftest import TWELVE_EUROS, write_goldset
+
     pytester.makeini("[pytest]\n" + ini)
-    pytester.makepyfile("def test_x():\n    pass\n")
+    write_goldset(pytester.path / "gs")
+    pytester.makeconftest(TWELVE_EUROS)
 
 
 @WORKERS

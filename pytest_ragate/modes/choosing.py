@@ -170,6 +170,19 @@ def refuse(config: pytest.Config, items: list[pytest.Item], message: str) -> Non
     config.hook.pytest_collectreport(report=report)
 
 
+def refused_by_a_worker(config: pytest.Config) -> None:
+    """On a controller without a mode: the first refusal a worker sent (`refuse`), raised as
+    this run's usage error (`output_paths.refused`); the failed collect reports are read
+    where pytest's terminal keeps them, since nothing of ragate's was there to see them."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    errors = reporter.stats.get("error", []) if reporter is not None else []
+    for report in errors:
+        if isinstance(report, pytest.CollectReport):
+            from pytest_ragate.modes.output_paths import refused
+
+            refused(config, report)
+
+
 def stop(config: pytest.Config) -> None:
     mode = config.stash.get(MODE_KEY, None)
     if mode is not None:
