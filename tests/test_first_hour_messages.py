@@ -121,14 +121,15 @@ def test_an_unasked_xdist_run_whose_goldset_its_controller_cannot_see_is_refused
         pytester: pytest.Pytester) -> None:
     """Fail closed: under -n, a run that did not ask and whose paths hold no ragate.toml has
     no gate on its controller; a `@ragate.goldset` test its workers collect is refused in one
-    line (a failing run), never run with its floors undecided."""
+    line (a usage error: pytest's JUnit file is not written either), never run with its
+    floors undecided."""
     outside_testpaths(pytester)
     (pytester.path / "tests" / "test_rag.py").write_text(
         "import pytest_ragate as ragate\n\n\n@ragate.goldset('../goldsets')\n"
         "def test_mine(ragate_question, ragate_system):\n"
         "    return ragate_system(ragate_question.question)\n")
     result = run_pytester(pytester, "2")
-    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert [line for line in result.outlines if line.startswith("pytest-ragate:")] == [
         not_gated("tests/test_rag.py::test_mine")]
     assert "passed" not in result.outlines[-1] and hints(result) == []

@@ -587,7 +587,12 @@ def test_a_worker_that_dies_in_a_shard_is_a_gap_after_the_decision(
     assert "refused to decide" not in decided.stdout
     assert re.search(r"worker 'gw\d' crashed while running 'gs/ragate.toml::q150'",
                      decided.stdout)
-    assert "its worker went down before it reported" in decided.stdout
+    # q150 crashed; items the dead worker still held are lost with it, or were dealt to the
+    # other worker first: which, depends on timing, so the reason is asked only of a loss
+    summary = next(line for line in decided.stdout.splitlines()
+                   if line.startswith("mini: 300 questions:"))
+    assert "1 crashed (q150)" in summary, summary
+    assert " lost" not in summary or "its worker went down before it reported" in decided.stdout
     outcomes = {name: outcome for name, (outcome, _) in
                 floors_of(root / "decided" / "junit.xml").items()}
     assert outcomes["gs.ragate.toml::floor[citation_accuracy]"] == "failed"
