@@ -402,7 +402,7 @@ def _short_documents(docs: dict[str, list[dict]], defects: dict[str, set[str]],
             break
         k = len(added)
         doc_id = f"{SHORT}{k:02d}"
-        turns = [{**t, "doc_id": doc_id, "turn": j}
+        turns = [{**t, "doc_id": doc_id, "unit": j}
                  for j, t in enumerate(docs[source][start:start + SHORT_UNITS])]
         i = max(range(SHORT_UNITS), key=lambda j: len(set(content_stems(turns[j]["text"]))))
         words = _rare(turns[i], df)
