@@ -23,7 +23,8 @@ from pytest_ragate.judges.cache_index import (
     said_rekeyed,
     stamp,
 )
-from pytest_ragate.judges.plan import token_counter
+from pytest_ragate.judges.plan import PlanJudge, PlannedQuestion, _entry, token_counter
+from pytest_ragate.judges.ragas_deferred import prompt_version
 from pytest_ragate.judges.runner import JudgeRunner, cache_key
 
 
@@ -120,6 +121,34 @@ def test_a_sealed_questions_index_entry_holds_only_keyed_digests(tmp_path: Path)
             eval_version="7", judge_id="mine@1", params={}, repeat=1, question=ITEM.question,
             prompt_versions={"faithfulness": "v1/faithfulness"}, reference=ITEM.reference)}
         assert not [s for s in stored for p in plain if p in str(s)]
+    finally:
+        runner.close()
+
+
+class RagasVersioned(VersionedJudge):
+    """A judge whose prompt versions are RAGAS's (what `ragate plan` computes them as)."""
+
+    judge_id = "ragas:stub@t=0"
+
+    def prompt_version(self, metric: str) -> str:
+        return prompt_version(metric, "")
+
+
+def test_the_plan_finds_a_sealed_questions_keys_only_with_its_digest_key(
+        tmp_path: Path) -> None:
+    """`ragate plan` compares the index's stamp with its own: for a sealed question it
+    computes it keyed as the run did (the goldset opened with its key), so the verdicts the
+    run cached count as cached; with another key or none they would not."""
+    runner, judge = JudgeRunner(2, tmp_path, "on"), RagasVersioned()
+    try:
+        runner.submit(judge, dataclasses.replace(ITEM, digest_key=b"k1"), judge.metrics, "7",
+                      "gs").result(timeout=30)
+        planned = PlanJudge(kind="ragas", judge_id=judge.judge_id)
+        valid = [_entry(runner.cache, PlannedQuestion(
+            goldset="gs", eval_version="7", question_id="q1", question=ITEM.question,
+            reference=ITEM.reference, repeat=1, judged=True, digest_key=key), planned)[1]
+            for key in (b"k1", b"k2", None)]
+        assert valid == [True, False, False]
     finally:
         runner.close()
 
