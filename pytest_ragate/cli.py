@@ -1201,7 +1201,8 @@ def _planned_questions(paths: tuple[Path, ...], repeat: int | None) -> list[Plan
                     goldset=goldset.name, eval_version=goldset.eval_version,
                     question_id=asked.question.question_id, question=asked.question.question,
                     reference=case.expected.gist, repeat=asked.repeat,
-                    judged=not case.must_abstain, metrics=verdicts_needed(
+                    judged=not case.must_abstain, digest_key=goldset.digest_key,
+                    metrics=verdicts_needed(
                         (f.metric for f in goldset.floors),
                         (label.metric for label in goldset.labels))))
     return questions

@@ -388,17 +388,19 @@ def regrade(rows: Sequence[QuestionRecord], goldset: Goldset, judge: Any,
     for row in judged_rows(rows):
         asked = [m for m in row.judge_attempted if m in wanted]
         metrics.update(dict.fromkeys(asked))
-        futures[key_of(row)] = runner.submit(judge, judge_input(row, gists), asked,
-                                             row.eval_version)
+        futures[key_of(row)] = runner.submit(
+            judge, judge_input(row, gists, goldset.digest_key), asked, row.eval_version)
     return {key: regraded(future.result()) for key, future in futures.items()}, list(metrics)
 
 
-def judge_input(row: QuestionRecord, gists: Mapping[str, str]) -> JudgeInput:
+def judge_input(row: QuestionRecord, gists: Mapping[str, str],
+                key: bytes | None = None) -> JudgeInput:
     """What the current judge was shown for this row: the saved answer and judged
-    contexts, and the goldset's reference."""
+    contexts, and the goldset's reference; `key`, a sealed goldset's digest key (the
+    cache key is keyed with it, as the run's was)."""
     return JudgeInput(row.question_id, row.question or "", row.answer_text or "",
                       tuple(row.judged_contexts or ()), reference=gists.get(row.question_id),
-                      repeat=row.repeat, answer_sha256=row.answer_sha256)
+                      repeat=row.repeat, answer_sha256=row.answer_sha256, digest_key=key)
 
 
 def regraded(got: JudgedScores) -> Regraded:

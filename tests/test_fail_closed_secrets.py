@@ -5,6 +5,7 @@ run per worker count that holds every secret at once (`printed`, section 1)."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 import logging
@@ -25,6 +26,7 @@ import pytest
 from click.testing import CliRunner
 from filelock import FileLock
 
+from pytest_ragate.answer import Context
 from pytest_ragate.cli import main
 from pytest_ragate.decision.population import Member
 from pytest_ragate.decision.regressions import JudgeChange
@@ -36,13 +38,22 @@ from pytest_ragate.goldsets.sealed import (
     associated_data,
     b64,
     manifest_digest,
+    open_sealed_keyed,
     pad,
     read_sealed,
 )
 from pytest_ragate.goldsets.sealing import seal_goldset
 from pytest_ragate.items.printed import redact_record, redact_warning
 from pytest_ragate.judges.base import JudgeInput
-from pytest_ragate.judges.cache_index import INDEX_PREFIX, INDEX_VERSION
+from pytest_ragate.judges.cache_index import (
+    INDEX_PREFIX,
+    INDEX_VERSION,
+    index_key,
+    memo_key,
+    read_entry,
+    stamp,
+)
+from pytest_ragate.judges.ragas_deferred import prompt_version, ragas_judge_id, sampling_params
 from pytest_ragate.judges.runner import cache_key
 from pytest_ragate.modes.saved_lines import decision_settings, row_settings
 from pytest_ragate.redaction import Redactor, known_credentials
@@ -596,6 +607,55 @@ def test_the_judge_server_alone_received_the_gists(printed: Printed, workers: st
     assert {name for name, _ in moved} >= {"stdout", "junit.xml", "r.jsonl", "r.md", "r.html"}
     assert {said for _, said in moved} == {  # its pinned spans moved: counted, never placed
         "evidence moved: 1 pinned span re-found at other units (sealed)"}, moved
+
+
+@pytest.mark.heavy
+@WORKERS_SHARED
+def test_the_judge_cache_holds_no_plain_digest_of_a_sealed_questions_judge_input(
+        printed: Printed, workers: str, tmp_path: Path) -> None:
+    """The adversary holding the committed cache folder and the results file hashes a guess
+    of each sealed gist (here the gist itself) with the question, answer and contexts into
+    the verdict keys and index stamp a plaintext goldset's would have: none is in any byte of
+    the folder. The keys the index does hold are those keyed with the goldset's digest key
+    (so the adversary's computation is the run's, bar the key)."""
+    digest_key = open_sealed_keyed(printed.root / "gs", KEY)[2]
+    folder = "".join(t for n, t in printed.texts.items() if n.startswith("verdicts/"))
+    shutil.copytree(printed.root / "verdicts", tmp_path / "verdicts")
+    params = sampling_params()
+    judge = Judged(judge_id=ragas_judge_id(f"gpt-x-{MODEL_KEY}", params), params=params)
+    with diskcache.Cache(str(tmp_path / "verdicts")) as cache:
+        for qid, gist in GISTS.items():
+            row = printed.rows[qid]
+            entry = read_entry(cache.get(index_key("mini", qid, 1, judge.judge_id)))
+            assert entry is not None and entry.keys, qid
+            judge.prompts = {m: cache.get(memo_key(prompt_version(m, entry.embedder)))
+                             for m in entry.keys}
+            seen = JudgeInput(qid, row["question"], row["answer_text"], tuple(
+                Context.model_validate(c) for c in row["judged_contexts"]), reference=gist)
+            for key in (None, digest_key):
+                item = dataclasses.replace(seen, digest_key=key)
+                keys = {m: cache_key(row["eval_version"], judge, m, item) for m in entry.keys}
+                stamped = stamp(eval_version=row["eval_version"], judge_id=judge.judge_id,
+                                params=params, question=row["question"], reference=gist,
+                                repeat=1, key=key, prompt_versions={
+                                    m: prompt_version(m, entry.embedder) for m in entry.keys})
+                if key is None:
+                    assert [d for d in (*keys.values(), stamped) if d in folder] == [], qid
+                else:
+                    assert (keys, stamped) == (entry.keys, entry.stamp), qid
+
+
+@dataclass
+class Judged:
+    """The judge as its cache keys name it: what an adversary reads off the folder and the
+    results file (its id, its sampling, each metric's prompt hash from the memo)."""
+
+    judge_id: str
+    params: dict[str, Any]
+    prompts: dict[str, str] = dataclasses.field(default_factory=dict)
+
+    def prompt_hash(self, metric: str) -> str:
+        return self.prompts[metric]
 
 
 @pytest.mark.heavy

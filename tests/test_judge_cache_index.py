@@ -4,6 +4,8 @@ that asks a judge once per prompt version, and a token count that never download
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 import math
 from pathlib import Path
@@ -19,8 +21,10 @@ from pytest_ragate.judges.cache_index import (
     migrate_index,
     read_entry,
     said_rekeyed,
+    stamp,
 )
-from pytest_ragate.judges.plan import token_counter
+from pytest_ragate.judges.plan import PlanJudge, PlannedQuestion, _entry, token_counter
+from pytest_ragate.judges.ragas_deferred import prompt_version
 from pytest_ragate.judges.runner import JudgeRunner, cache_key
 
 
@@ -70,6 +74,81 @@ def test_the_index_keeps_each_question_s_last_keys_and_only_lengths(tmp_path: Pa
         assert entry.contexts == [len("the code: secret-42")]
         stored = repr(runner.cache.get(index_key("gs", "q1", 1, "mine@1")))
         assert "secret-42" not in stored and "code" not in stored
+    finally:
+        runner.close()
+
+
+def test_a_sealed_questions_keys_are_keyed_and_a_plaintext_ones_unchanged() -> None:
+    """A sealed goldset's question (its `digest_key`) is cached under an HMAC of what the
+    judge sees, its gist included, and its index stamp is keyed alike: no one holding the
+    committed folder can confirm a guess of the gist by hashing it. A plaintext question
+    keeps the plain sha256 it always had, so caches written before stay valid."""
+    judge = VersionedJudge()
+    plain = hashlib.sha256(json.dumps(
+        [ITEM.question, ITEM.answer, [("c1", "the code: secret-42")], "a code"],
+        ensure_ascii=False).encode()).hexdigest()
+    assert ITEM.digest() == plain
+    sealed = [dataclasses.replace(ITEM, digest_key=key) for key in (b"k1", b"k2")]
+    digests = {ITEM.digest(), *(item.digest() for item in sealed)}
+    assert len(digests) == 3 and all(d.startswith("hmac-sha256:") for d in digests - {plain})
+    keys = {cache_key("7", judge, "faithfulness", item) for item in (ITEM, *sealed)}
+    assert len(keys) == 3
+    fields = {"eval_version": "7", "judge_id": "mine@1", "params": {}, "repeat": 1,
+              "prompt_versions": {"faithfulness": "v1"}, "question": ITEM.question,
+              "reference": ITEM.reference}
+    stamps = {stamp(**fields, key=item.digest_key) for item in (ITEM, *sealed)}
+    assert len(stamps) == 3 and stamp(**fields) == hashlib.sha256(json.dumps(
+        {"eval_version": "7", "judge": "mine@1", "params": {}, "prompts": {"faithfulness": "v1"},
+         "question": ITEM.question, "reference": "a code", "repeat": 1},
+        sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def test_a_sealed_questions_index_entry_holds_only_keyed_digests(tmp_path: Path) -> None:
+    """The runner's index entry of a sealed question: its verdict key and stamp are the
+    keyed ones, and neither the plain key nor the plain stamp is stored."""
+    runner, judge = JudgeRunner(2, tmp_path, "on"), VersionedJudge()
+    item = dataclasses.replace(ITEM, digest_key=b"k1")
+    try:
+        runner.submit(judge, item, judge.metrics, "7", "gs").result(timeout=30)
+        assert runner.cache is not None
+        entry = read_entry(runner.cache.get(index_key("gs", "q1", 1, "mine@1")))
+        assert entry is not None
+        assert entry.keys == {"faithfulness": cache_key("7", judge, "faithfulness", item)}
+        assert entry.stamp.startswith("hmac-sha256:")
+        stored = [*runner.cache.iterkeys(), *(repr(runner.cache.get(k))
+                                               for k in runner.cache.iterkeys())]
+        plain = {cache_key("7", judge, "faithfulness", ITEM), stamp(
+            eval_version="7", judge_id="mine@1", params={}, repeat=1, question=ITEM.question,
+            prompt_versions={"faithfulness": "v1/faithfulness"}, reference=ITEM.reference)}
+        assert not [s for s in stored for p in plain if p in str(s)]
+    finally:
+        runner.close()
+
+
+class RagasVersioned(VersionedJudge):
+    """A judge whose prompt versions are RAGAS's (what `ragate plan` computes them as)."""
+
+    judge_id = "ragas:stub@t=0"
+
+    def prompt_version(self, metric: str) -> str:
+        return prompt_version(metric, "")
+
+
+def test_the_plan_finds_a_sealed_questions_keys_only_with_its_digest_key(
+        tmp_path: Path) -> None:
+    """`ragate plan` compares the index's stamp with its own: for a sealed question it
+    computes it keyed as the run did (the goldset opened with its key), so the verdicts the
+    run cached count as cached; with another key or none they would not."""
+    runner, judge = JudgeRunner(2, tmp_path, "on"), RagasVersioned()
+    try:
+        runner.submit(judge, dataclasses.replace(ITEM, digest_key=b"k1"), judge.metrics, "7",
+                      "gs").result(timeout=30)
+        planned = PlanJudge(kind="ragas", judge_id=judge.judge_id)
+        valid = [_entry(runner.cache, PlannedQuestion(
+            goldset="gs", eval_version="7", question_id="q1", question=ITEM.question,
+            reference=ITEM.reference, repeat=1, judged=True, digest_key=key), planned)[1]
+            for key in (b"k1", b"k2", None)]
+        assert valid == [True, False, False]
     finally:
         runner.close()
 

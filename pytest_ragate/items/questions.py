@@ -155,7 +155,8 @@ def answer_and_score(item: pytest.Function, case: Case) -> None:
     if judging:
         judged = JudgeInput(case.question.question_id, case.question.question, answer.text,
                             tuple(answer.contexts), reference=case.expected.gist,
-                            repeat=case.repeat, answer_sha256=record.answer_sha256)
+                            repeat=case.repeat, answer_sha256=record.answer_sha256,
+                            digest_key=case.goldset.digest_key)
         metrics = (*judged_metrics(judge, item.stash.get(NEEDED_KEY, None)),
                    *case.goldset.requested_verdicts)
         item.stash[VERDICTS_KEY] = question_run(item.config).judge_runner().submit(

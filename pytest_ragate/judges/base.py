@@ -9,14 +9,13 @@ verdicts from a file) and the RAGAS judge (a model's verdicts) compute the same 
 from __future__ import annotations
 
 import contextvars
-import hashlib
 import json
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from pytest_ragate.answer import Context, Usage, reported_usage
+from pytest_ragate.answer import Context, Usage, keyed_digest, reported_usage
 
 if TYPE_CHECKING:
     import numpy as np
@@ -98,11 +97,16 @@ class JudgeInput:
     # the digest the row keeps of the raw answer when it keeps one (a masked answer's: keyed
     # in a sealed goldset); None: the sha256 of `answer`. Not part of the cache key
     answer_sha256: str | None = None
+    # a sealed goldset's digest key (goldsets/sealed.py `digest_key`): the cache key's digest
+    # of what the judge sees is keyed with it, so no plain digest over the sealed gist is kept
+    digest_key: bytes | None = field(default=None, repr=False)
 
     def digest(self) -> str:
+        """The digest of what the judge sees (part of the cache key): its sha256, or, in a
+        sealed goldset, `hmac-sha256:` and its HMAC under the goldset's digest key."""
         material = [self.question, self.answer, [(c.context_id, c.text) for c in self.contexts],
                     self.reference]
-        return hashlib.sha256(json.dumps(material, ensure_ascii=False).encode()).hexdigest()
+        return keyed_digest(json.dumps(material, ensure_ascii=False).encode(), self.digest_key)
 
 
 REQUESTS_AT_ONCE: contextvars.ContextVar[int | None] = contextvars.ContextVar(

@@ -28,6 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from pytest_ragate.answer import keyed_digest
 from pytest_ragate.redaction import Redactor, known_credentials, redact_url_credentials
 
 MEMO_PREFIX = "prompt/"
@@ -93,15 +94,16 @@ def said_rekeyed(cache: Any) -> int:
 
 def stamp(*, eval_version: str, judge_id: str, params: Mapping[str, Any],
           prompt_versions: Mapping[str, str], question: str, reference: str | None,
-          repeat: int) -> str:
+          repeat: int, key: bytes | None = None) -> str:
     """What a question's keys depend on besides its answer and contexts: when a plan's stamp
     differs from the index's (a new eval_version, judge, RAGAS, question or gist), the keys
-    the index holds are not the keys the run would compute."""
+    the index holds are not the keys the run would compute. Keyed with a sealed goldset's
+    digest key (`key`, answer.py `keyed_digest`): it covers the sealed gist."""
     material = {"eval_version": eval_version, "judge": judge_id, "params": dict(params),
                 "prompts": dict(prompt_versions), "question": question,
                 "reference": reference, "repeat": repeat}
-    return hashlib.sha256(json.dumps(material, sort_keys=True, ensure_ascii=False,
-                                     default=str).encode()).hexdigest()
+    return keyed_digest(json.dumps(material, sort_keys=True, ensure_ascii=False,
+                                   default=str).encode(), key)
 
 
 class IndexEntry(BaseModel):

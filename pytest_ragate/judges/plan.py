@@ -76,6 +76,8 @@ class PlannedQuestion:
     repeat: int
     judged: bool  # not a must-abstain question (a must-abstain answer is never judged)
     metrics: tuple[str, ...] = RAGAS_METRICS  # what its goldset asks the judge for
+    # a sealed goldset's digest key: the index's stamp is keyed with it (`cache_index.stamp`)
+    digest_key: bytes | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -269,7 +271,7 @@ def _entry(cache: Any, question: PlannedQuestion, judge: PlanJudge,
                 params=judge.params,
                 prompt_versions={m: prompt_version(m, entry.embedder) for m in entry.keys},
                 question=question.question, reference=question.reference,
-                repeat=question.repeat)
+                repeat=question.repeat, key=question.digest_key)
     return entry, now == entry.stamp
 
 

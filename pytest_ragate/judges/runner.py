@@ -333,7 +333,8 @@ class JudgeRunner:
             stamp=stamp(eval_version=eval_version, judge_id=judge.judge_id,
                         params=judge_params(judge),
                         prompt_versions={m: str(version(m)) for m in keys},
-                        question=item.question, reference=item.reference, repeat=item.repeat),
+                        question=item.question, reference=item.reference, repeat=item.repeat,
+                        key=item.digest_key),
             embedder=str(getattr(judge, "embedder_id", "")),
             sentences=[len(x) for x in sentences(item.answer)],
             contexts=[len(c.text) for c in item.contexts])
