@@ -193,6 +193,11 @@ class JudgeTokens(BaseModel):
 BILL_FIELDS = ("latency_s", "usage", "judge_requests", "judge_tokens", "judge_cost")
 
 
+# fields a row leaves out while they are None (as rows were before each existed)
+QUIET_WHEN_NONE = ("confidence", "judged_contexts", "answer_check", "answer_sha256",
+                   "unencodable", "non_answer", "conversation", "turn")
+
+
 class QuestionRecord(BaseModel):
     """One question's outcome: a results row, the JUnit properties, and the floors' input.
 
@@ -298,23 +303,11 @@ class QuestionRecord(BaseModel):
             data.pop("repeat", None)
         if not self.reasked:
             data.pop("reasked", None)
-        if self.confidence is None:
-            data.pop("confidence", None)
-        if self.judged_contexts is None:
-            data.pop("judged_contexts", None)
-        if self.answer_check is None:
-            data.pop("answer_check", None)
-        if self.answer_sha256 is None:
-            data.pop("answer_sha256", None)
-        if self.unencodable is None:
-            data.pop("unencodable", None)
-        if self.non_answer is None:
-            data.pop("non_answer", None)
+        for name in QUIET_WHEN_NONE:
+            if getattr(self, name) is None:
+                data.pop(name, None)
         if not self.tags:
             data.pop("tags", None)
-        for name in ("conversation", "turn"):
-            if data.get(name) is None:
-                data.pop(name, None)
         if not self.not_needed:
             data.pop("not_needed", None)
         for name in BILL_FIELDS:  # nothing measured: the row as it was before the bill
