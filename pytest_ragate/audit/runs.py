@@ -10,7 +10,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_ragate.audit.findings import Finding, finding
-from pytest_ragate.outputs.saved_runs import SavedRunError, history_lines, read_saved
+from pytest_ragate.outputs.saved_runs import (
+    SavedRunError,
+    history_lines,
+    numbered_lines,
+    read_saved,
+)
 from pytest_ragate.scoring.flips import RIGHT, WRONG, question_outcome
 from pytest_ragate.scoring.records import QuestionRecord
 from pytest_ragate.wording import audit as wording
@@ -56,9 +61,7 @@ def read_runs(goldset: str, results: Sequence[Path], history: Sequence[Path]) ->
             text = path.read_text(encoding="utf-8")
         except OSError as error:
             raise RunsError(f"{path}: cannot read: {error}") from None
-        # split on "\n" only, as history lines are written: a JSON string may hold U+2028
-        read = history_lines(path, [(n, line) for n, line in enumerate(text.split("\n"), 1)
-                                    if line.strip()])
+        read = history_lines(path, numbered_lines(text))
         if read.forged:
             raise RunsError(f"{path}:{read.forged[0]}: a history line whose signature does "
                             "not match RAGATE_RESULTS_KEY")

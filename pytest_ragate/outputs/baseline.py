@@ -26,6 +26,7 @@ from pytest_ragate.outputs.saved_runs import (
     SavedLine,
     SavedRunError,
     history_lines,
+    numbered_lines,
     read_saved,
     require_whole,
 )
@@ -59,11 +60,9 @@ def load_baseline(spec: str, root: Path | None = None) -> list[BaselineRun]:
     if not path.is_file():
         raise BaselineError(f"--ragate-baseline {spec}: no such file")
     try:
-        # split on "\n" only, as history lines are written: a JSON string may hold U+2028
-        raw = [line.removesuffix("\r") for line in path.read_text(encoding="utf-8").split("\n")]
+        numbered = numbered_lines(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as error:
         raise BaselineError(f"--ragate-baseline {spec}: cannot read it ({error})") from None
-    numbered = [(i, text) for i, text in enumerate(raw, 1) if text.strip()]
     if line_no is not None:
         numbered = [(i, text) for i, text in numbered if i == line_no]
         if not numbered:

@@ -334,6 +334,13 @@ class HistoryRead:
     forged: list[int] = field(default_factory=list)
 
 
+def numbered_lines(text: str) -> list[tuple[int, str]]:
+    """A saved file's non-blank lines with their numbers, split on "\\n" only, as they were
+    written (a JSON string may hold U+2028, which `str.splitlines` would split on)."""
+    return [(n, line.removesuffix("\r")) for n, line in enumerate(text.split("\n"), 1)
+            if line.strip()]
+
+
 def history_lines(path: Path, numbered: Sequence[tuple[int, str]], *,
                   key: bytes | None = None, env: Mapping[str, str] | None = None,
                   ) -> HistoryRead:
