@@ -56,6 +56,12 @@ def narrowed_by(config: pytest.Config) -> str | None:
     return next((flag for flag, dest in NARROWING if config.getoption(dest, None)), None)
 
 
+def _case_of(report: pytest.TestReport) -> tuple[str, object]:
+    """Which test case a report is of, as pytest's JUnit writer tells (its node id, and the
+    xdist worker it came from: `report.node`, None in a run without xdist)."""
+    return report.nodeid, getattr(report, "node", None)
+
+
 class Conclusion:
     def __init__(self, config: pytest.Config, settings: Settings) -> None:
         self.config = config
@@ -74,6 +80,8 @@ class Conclusion:
         # each conversation's turns reported so far, by goldset, route, conversation, repeat
         # and whether asked again (`earlier_turns`)
         self.turns: dict[tuple[str, str, str, int, bool], dict[int, QuestionRecord]] = {}
+        # the questions whose record came and whose teardown report has not: `close_case`
+        self.open_cases: dict[tuple[str, object], QuestionRecord] = {}
         gate = settings.gate
         baseline = None
         if gate.baseline:
@@ -92,9 +100,21 @@ class Conclusion:
         return self.decision.runs if self.decision is not None else []
 
     def add_record(self, report: pytest.TestReport, row: dict[str, Any]) -> None:
+        """A question's record, off the report that brought it (its call's, or the setup's
+        that failed or skipped it): kept, and its JUnit test case written, now and on the
+        question's teardown report (`close_case`)."""
         record = self.arrived.records[report.nodeid] = QuestionRecord.model_validate(row)
-        if report.when == "call":
-            reporter.junit_text(self.config, report, record, self.earlier_turns(record))
+        earlier = self.earlier_turns(record) if report.when == "call" else []
+        reporter.junit_case(self.config, report, record, earlier)
+        self.open_cases[_case_of(report)] = record
+
+    def close_case(self, report: pytest.TestReport) -> None:
+        """A question's teardown report gets its JUnit properties before pytest's JUnit
+        writer closes the question's test case with them (a question whose record never
+        came writes nothing: the decision counts it missing)."""
+        record = self.open_cases.pop(_case_of(report), None)
+        if record is not None:
+            reporter.junit_case(self.config, report, record)
 
     def earlier_turns(self, record: QuestionRecord) -> list[QuestionRecord]:
         """The turns of a turn's conversation (the same repeat, asked the same way) that

@@ -223,6 +223,15 @@ class Controller(ABC):
     def pytest_runtest_logstart(self, nodeid: str, location: Location) -> None:
         self.started[nodeid] = location
 
+    @pytest.hookimpl(tryfirst=True, specname="pytest_runtest_logreport")
+    def pytest_runtest_logreport_of_teardown(self, report: pytest.TestReport) -> None:
+        """A question's teardown report, before pytest's JUnit writer closes its test case
+        with the properties it carries: given the question's (`Conclusion.close_case`). A
+        second `pytest_runtest_logreport` of this class (`specname`), run first; its name
+        starts with `pytest_` because pytest reads hook markers only on such names."""
+        if report.when == "teardown" and self.conclusion is not None:
+            self.conclusion.close_case(report)
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Every worker's reports pass through here; keep the ragate records they carry, and
         why any report failed (xdist's report of a crashed worker carries no record)."""
