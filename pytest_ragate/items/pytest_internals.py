@@ -80,13 +80,15 @@ import pytest
 if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr as TerminalRepr  # a type only: re-exported
 
-# `bin_xml_escape`'s own rule, for a pytest that moved it: characters XML 1.0 does not allow
-# (and DEL) shown as `#xNN`.
+# pytest's JUnit writer's rule (`_pytest.junitxml.bin_xml_escape`, which ragate does not
+# import): characters XML 1.0 does not allow (and DEL) shown as `#xNN`.
 _ILLEGAL_XML = re.compile("[^\u0009\u000a\u000d\u0020-\u007e\u0080-\ud7ff\ue000-\ufffd"
                           "\U00010000-\U0010ffff]")
 
 
-def _xml_escape(text: object) -> str:
+def xml_escape(text: object) -> str:
+    """`text` as pytest's JUnit writer escapes a text it writes: each character XML 1.0 does
+    not allow shown as `#xNN` (ElementTree escapes the rest)."""
     def shown(found: re.Match[str]) -> str:
         code = ord(found.group())
         return f"#x{code:02X}" if code <= 0xFF else f"#x{code:04X}"
@@ -110,10 +112,6 @@ try:
     from _pytest.junitxml import xml_key
 except ImportError:  # pragma: no cover
     xml_key = pytest.StashKey[Any]()  # set by nobody: no JUnit writer is found
-try:
-    from _pytest.junitxml import bin_xml_escape
-except ImportError:  # pragma: no cover
-    bin_xml_escape = _xml_escape
 
 
 class PytestChanged(RuntimeError):

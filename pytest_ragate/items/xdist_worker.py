@@ -30,7 +30,7 @@ trips xdist's assertion without `reporting_as`, and goes through with it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -70,6 +70,13 @@ def _worker(item: pytest.Item) -> _Worker | None:
     return found
 
 
+def worker_of(report: pytest.TestReport) -> str | None:
+    """The xdist worker a report came from (`gw0`), None in a run without xdist: the id of
+    the gateway of the worker controller xdist sets on each report it receives (`report.node`,
+    which pytest's own JUnit writer reads too)."""
+    return getattr(getattr(getattr(report, "node", None), "gateway", None), "id", None)
+
+
 def process_id(config: pytest.Config) -> str:
     """This process's xdist worker id (`gw0`), as the controller reads it off its reports;
     "" outside a worker."""
@@ -102,6 +109,19 @@ def reporting_as(item: pytest.Item) -> Iterator[None]:
         yield
     finally:
         worker.interactor.item_index = running
+
+
+def name_by_group(config: pytest.Config) -> None:
+    """On an xdist worker: xdist names each item of an `xdist_group` by its group
+    (`<node id>@<group>`) as it does under `--dist loadgroup`. xdist reads that from its
+    internal `loadgroup` option, which it sets from `--dist` (`remote.setup_config`): a worker
+    of `-n N` alone has it False."""
+    config.option.loadgroup = True
+
+
+def named_by_group(config: pytest.Config) -> bool:
+    """Whether this process names grouped items by their group (`name_by_group`)."""
+    return bool(config.getoption("loadgroup", False))
 
 
 def grouping_scheduler(config: pytest.Config, log: Any) -> Any:
@@ -138,11 +158,20 @@ def grouping_scheduler(config: pytest.Config, log: Any) -> Any:
         def __init__(self) -> None:
             self.both = (LoadScheduling(config, log), CrashedItemsStayDone(config, log))
             self.chosen: Any = None
+            self.collections: dict[Any, list[str]] = {}  # each worker's, as xdist hands it
+
+        def add_node_collection(self, node: Any, collection: Sequence[str]) -> None:
+            if self.chosen is not None:
+                self.chosen.add_node_collection(node, collection)
+                return
+            self.collections[node] = list(collection)
+            for one in self.both:
+                one.add_node_collection(node, collection)
 
         def schedule(self) -> None:
             if self.chosen is None:
                 load, grouped = self.both
-                collections = [c for c in load.node2collection.values() if c]
+                collections = [c for c in self.collections.values() if c]
                 in_groups = any("@" in nodeid for c in collections for nodeid in c)
                 self.chosen = grouped if in_groups else load
                 if any(GROUPED in nodeid for c in collections for nodeid in c):
@@ -152,7 +181,7 @@ def grouping_scheduler(config: pytest.Config, log: Any) -> Any:
         def __getattr__(self, name: str) -> Any:
             if self.chosen is not None:
                 return getattr(self.chosen, name)
-            if name in ("add_node", "add_node_collection", "remove_node"):
+            if name in ("add_node", "remove_node"):
                 def both(*args: Any) -> Any:
                     answers = [getattr(one, name)(*args) for one in self.both]
                     return answers[0]

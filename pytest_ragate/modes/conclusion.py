@@ -56,10 +56,12 @@ def narrowed_by(config: pytest.Config) -> str | None:
     return next((flag for flag, dest in NARROWING if config.getoption(dest, None)), None)
 
 
-def _case_of(report: pytest.TestReport) -> tuple[str, object]:
-    """Which test case a report is of, as pytest's JUnit writer tells (its node id, and the
-    xdist worker it came from: `report.node`, None in a run without xdist)."""
-    return report.nodeid, getattr(report, "node", None)
+def _case_of(report: pytest.TestReport) -> tuple[str, str | None]:
+    """Which test case a report is of, as pytest's JUnit writer tells: its node id, and the
+    xdist worker it came from (None in a run without xdist)."""
+    from pytest_ragate.items.xdist_worker import worker_of
+
+    return report.nodeid, worker_of(report)
 
 
 class Conclusion:
@@ -81,7 +83,7 @@ class Conclusion:
         # and whether asked again (`earlier_turns`)
         self.turns: dict[tuple[str, str, str, int, bool], dict[int, QuestionRecord]] = {}
         # the questions whose record came and whose teardown report has not: `close_case`
-        self.open_cases: dict[tuple[str, object], QuestionRecord] = {}
+        self.open_cases: dict[tuple[str, str | None], QuestionRecord] = {}
         gate = settings.gate
         baseline = None
         if gate.baseline:

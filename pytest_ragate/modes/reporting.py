@@ -170,13 +170,13 @@ def junit_text(config: pytest.Config, report: pytest.TestReport,
     with answers and ✓/✗, so its last turn's reads as the whole conversation. pytest writes
     a `<system-out>` only from captured output, and only when `junit_logging` asks for it:
     no public route, so through its JUnit writer (`pytest_internals.xml_key`)."""
-    from pytest_ragate.items.pytest_internals import bin_xml_escape, xml_key
+    from pytest_ragate.items.pytest_internals import xml_escape, xml_key
     from pytest_ragate.wording.conversations import so_far
 
     xml = config.stash.get(xml_key, None)
     if xml is not None:
         element = ET.Element("system-out")
-        element.text = bin_xml_escape(so_far(earlier, record) + question_text(record))
+        element.text = xml_escape(so_far(earlier, record) + question_text(record))
         xml.node_reporter(report).append(element)
 
 
