@@ -29,9 +29,15 @@ What has no public route, and what ragate needs it for:
   it only then) and `out_of_group` sets the node id back after, so `--lf` and a turn's
   reports, JUnit test case and terminal line see the node id it has without xdist
   (`conversations.grouped`, `modes/worker.py`).
-- `xml_key`, `bin_xml_escape` (`_pytest.junitxml`): pytest's JUnit writer, to give each
-  question's test case a readable `<system-out>` and a stopped run a suite property, and
-  to keep pytest from writing its JUnit file for a run ragate refused.
+- `xml_key` (`_pytest.junitxml`): pytest's JUnit writer (its `node_reporter(report).append`,
+  `add_global_property`, and its unregistering), to give each question's test case a readable
+  `<system-out>` (`modes/reporting.junit_text`), a stopped run a suite property, and to keep
+  pytest from writing its JUnit file for a run ragate refused. pytest writes `<system-out>`
+  only from captured output when `junit_logging` asks for it; `record_testsuite_property` is a
+  fixture, which the process that concludes the run, after every item, cannot ask for; and no
+  hook keeps the JUnit file from being written. A question's properties take the public route,
+  `report.user_properties` (`reporting.junit_case`); the text is escaped by pytest's rule
+  written here (`xml_escape`), not by importing `bin_xml_escape`.
 - `log_handlers` (the `logging-plugin`'s `caplog_handler`, `report_handler`,
   `log_file_handler`, `log_cli_handler`): pytest's own log handlers, made once per session,
   to mask a record that reaches them without passing through this process's record factory
@@ -51,14 +57,18 @@ What has no public route, and what ragate needs it for:
   shorter `longrepr` still prints a section per item. Its contract is pinned in
   tests/test_said_once.py, beside the grouping it serves.
 
+- `TerminalRepr` (`_pytest._code.code`), for type checking only (never imported at run time):
+  the type of a failure's representation, which pytest exports under no public name.
+
 Each name is imported here once, guarded. When a pytest release drops one, what needs it
 raises `PytestChanged`, naming the pytest version and what ragate needed; where doing without
 is safe there is a fallback instead: without `xml_key` (imported with a fallback, as
 Hypothesis's plugin does) ragate finds no JUnit writer, and leaves pytest's JUnit file as
-pytest writes it; without `bin_xml_escape`, the same escape is done here; without
-`_fixtureinfo`, each item computes its own closure; without `getfixturemarker`, no near name
-is suggested; without the log handlers, none is filtered. tests/test_pytest_internals.py
-pins each contract against the installed pytest.
+pytest writes it; without `_fixtureinfo`, each item computes its own closure; without
+`getfixturemarker`, no near name is suggested; without the log handlers, none is filtered.
+tests/test_pytest_internals.py pins each contract against the installed pytest (`said_once`'s
+is in tests/test_said_once.py, `in_group`'s and `out_of_group`'s in
+tests/test_conversation_names.py), and that `xml_escape` is pytest's rule.
 
 Where a public route exists ragate takes it instead: a question asks for its judge through
 its own `request` (`collection.requests_itself`), where a fixture is defined is
