@@ -83,7 +83,8 @@ class Conclusion:
         # and whether asked again (`earlier_turns`)
         self.turns: dict[tuple[str, str, str, int, bool], dict[int, QuestionRecord]] = {}
         # the questions whose record came and whose teardown report has not: `close_case`
-        self.open_cases: dict[tuple[str, str | None], QuestionRecord] = {}
+        self.open_cases: dict[tuple[str, str | None],
+                              tuple[QuestionRecord, list[tuple[str, str | float]]]] = {}
         gate = settings.gate
         baseline = None
         if gate.baseline:
@@ -107,16 +108,16 @@ class Conclusion:
         question's teardown report (`close_case`)."""
         record = self.arrived.records[report.nodeid] = QuestionRecord.model_validate(row)
         earlier = self.earlier_turns(record) if report.when == "call" else []
-        reporter.junit_case(self.config, report, record, earlier)
-        self.open_cases[_case_of(report)] = record
+        props = reporter.junit_case(self.config, report, record, earlier)
+        self.open_cases[_case_of(report)] = (record, props)
 
     def close_case(self, report: pytest.TestReport) -> None:
         """A question's teardown report gets its JUnit properties before pytest's JUnit
         writer closes the question's test case with them (a question whose record never
         came writes nothing: the decision counts it missing)."""
-        record = self.open_cases.pop(_case_of(report), None)
-        if record is not None:
-            reporter.junit_case(self.config, report, record)
+        case = self.open_cases.pop(_case_of(report), None)
+        if case is not None:
+            reporter.junit_case(self.config, report, case[0], props=case[1])
 
     def earlier_turns(self, record: QuestionRecord) -> list[QuestionRecord]:
         """The turns of a turn's conversation (the same repeat, asked the same way) that

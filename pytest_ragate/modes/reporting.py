@@ -148,18 +148,23 @@ def report_regression(config: pytest.Config, run: GoldsetRun, check: Regression,
 
 
 def junit_case(config: pytest.Config, report: pytest.TestReport, record: QuestionRecord,
-               earlier: Sequence[QuestionRecord] = ()) -> None:
+               earlier: Sequence[QuestionRecord] = (),
+               props: list[tuple[str, str | float]] | None = None,
+               ) -> list[tuple[str, str | float]]:
     """What a question adds to its JUnit test case, written here only, by the process that
     concludes the run, from the record its reports brought (the judged one, once its verdicts
     are in): its figures as properties (a skipped question's none), after any the test
     recorded itself, on the report that brought the record and on its teardown report, which
     pytest's JUnit writer reads them from (`report.user_properties`, pytest's public route;
     `pytest --report-log` reads the same); and, on its call's report, a readable
-    `<system-out>` (`junit_text`)."""
-    if record.status != "skipped":
-        report.user_properties = [*report.user_properties, *record.junit_properties()]
+    `<system-out>` (`junit_text`). Returns the properties, for the teardown report (`props`:
+    the same, made once)."""
+    if props is None:
+        props = record.junit_properties() if record.status != "skipped" else []
+    report.user_properties = [*report.user_properties, *props]
     if report.when == "call":
         junit_text(config, report, record, earlier)
+    return props
 
 
 def junit_text(config: pytest.Config, report: pytest.TestReport,
