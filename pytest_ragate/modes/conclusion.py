@@ -26,6 +26,7 @@ from pytest_ragate.decision.run_decision import (
 )
 from pytest_ragate.goldsets.promotion import Promotion, promote_anchors, promote_floors, summary
 from pytest_ragate.items.collection import collected
+from pytest_ragate.items.xdist_worker import worker_of
 from pytest_ragate.modes import reporting as reporter
 from pytest_ragate.modes.saved_lines import decision_settings, saved_lines
 from pytest_ragate.outputs.reports import incomplete_notice
@@ -59,8 +60,6 @@ def narrowed_by(config: pytest.Config) -> str | None:
 def _case_of(report: pytest.TestReport) -> tuple[str, str | None]:
     """Which test case a report is of, as pytest's JUnit writer tells: its node id, and the
     xdist worker it came from (None in a run without xdist)."""
-    from pytest_ragate.items.xdist_worker import worker_of
-
     return report.nodeid, worker_of(report)
 
 

@@ -155,8 +155,8 @@ def junit_case(config: pytest.Config, report: pytest.TestReport, record: Questio
     concludes the run, from the record its reports brought (the judged one, once its verdicts
     are in): its figures as properties (a skipped question's none), after any the test
     recorded itself, on the report that brought the record and on its teardown report, which
-    pytest's JUnit writer reads them from (`report.user_properties`, pytest's public route;
-    `pytest --report-log` reads the same); and, on its call's report, a readable
+    pytest's JUnit writer reads them from (`report.user_properties`, pytest's public route);
+    and, on its call's report, a readable
     `<system-out>` (`junit_text`). Returns the properties, for the teardown report (`props`:
     the same, made once)."""
     if props is None:
