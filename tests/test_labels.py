@@ -108,6 +108,9 @@ def test_a_judge_its_labels_vouch_for_passes(pytester: pytest.Pytester, workers:
     cases = cases_of(pytester)
     props = cases["floor[judge_agreement]"]["props"]
     assert props["value"] == "1.0" and props["n"] == "12"
+    # each question's own test case carries its judged score, however late it came
+    assert {q: cases[q]["props"]["faithfulness"] for q in ("q00", "q01")} == {  # type: ignore[index]
+        "q00": "0.0", "q01": "1.0"}
     line = json.loads((pytester.path / "h.jsonl").read_text())
     # every resample agrees, so the interval is not a point: kappa's lower bound takes the
     # agreement rate at its rule-of-three bound, 0.05^(1/12), with balanced marginals
