@@ -66,7 +66,7 @@ def command(baseline: str, results: Path, alpha: float | None, min_n: int | None
     rules = rules_of({**gate, "alpha": gate["alpha"] if alpha is None else alpha,
                       "min_n": gate["min_n"] if min_n is None else min_n,
                       "accept_judge": accept_judge}, baseline=base)
-    runs = _runs(saved_file(results), project, goldset_paths)
+    runs = _runs(_current(results), project, goldset_paths)
     for run in runs:
         run.regressions = run_regressions(run, base, rules,
                                           judge_spec=project.settings.judge.judge,
@@ -96,6 +96,22 @@ def _baseline(baseline: str, results: Path) -> list[BaselineRun]:
     except BaselineError as error:
         raise click.ClickException(str(error).removeprefix("--ragate-baseline")
                                    .lstrip(": ")) from None
+
+
+def _current(results: Path) -> SavedFile:
+    """RESULTS through the one reader, refused as a baseline would be (a partial run: a
+    check pairs every question) and when it is a history file."""
+    from pytest_ragate.outputs.baseline import BaselineError, load_baseline
+
+    try:
+        as_baseline = load_baseline(str(results))
+    except BaselineError as error:
+        raise click.ClickException(str(error).removeprefix("--ragate-baseline")
+                                   .lstrip(": ")) from None
+    if any(run.source.startswith("history") for run in as_baseline):
+        raise click.ClickException(f"{results} is a history file; RESULTS must be a "
+                                   "--ragate-results file")
+    return saved_file(results, whole=False)
 
 
 def _runs(saved: SavedFile, project: Project,
