@@ -1,7 +1,7 @@
 """answer_match labels bound to what they judged, as pure functions (issue 45, item 4): a label
 carries the sha256 of the raw answer and of the expected answer (gist, facts, forbid) it was
 judged against; a change to either leaves it stale, said once per question; a label written
-before `expected_sha256` still settles, said once to predate it, until `ragate stamp-labels`
+before `expected_sha256` still settles, said once to predate it, until `ragate stamp --labels`
 binds it."""
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ def test_a_label_that_predates_expected_digests_settles_and_is_said_once_per_que
     rows = [row("q7", settled), row("q7", settled, 2), row("q8", stale), row("q8", stale, 2)]
     notes = label_notes(rows)
     assert notes[0] == ("label for q7 predates expected-answer digests: run `ragate "
-                        "stamp-labels` to bind it")
+                        "stamp --labels` to bind it")
     assert len(notes) == 2 and notes[1].startswith("label for q8 was judged against another "
                                                    "expected answer")
     assert "25" not in "".join(notes)
@@ -363,7 +363,7 @@ def test_validate_says_once_that_a_sealed_goldsets_plain_labels_predate_keyed_di
 
 def test_fixture_verdicts_of_a_masked_sealed_answer_are_stamped_and_held_keyed(
         tmp_path: Path) -> None:
-    """`ragate stamp-verdicts` stamps the keyed digest a sealed run keeps of a masked answer,
+    """`ragate stamp --verdicts` stamps the keyed digest a sealed run keeps of a masked answer,
     and refuses a results file that keeps a plain one (written before digests were keyed);
     the fixture judge holds its verdicts to the digest the row keeps, so the keyed stamp
     applies to that answer and to no other."""

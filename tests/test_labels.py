@@ -190,7 +190,7 @@ def test_a_biased_judge_cannot_pass_on_the_ppi_estimate(pytester: pytest.Pyteste
 @WORKERS
 def test_a_label_written_for_another_answer_is_stale_not_agreement(
         pytester: pytest.Pytester, workers: str) -> None:
-    """Labels stamped from the run people read (`ragate stamp-labels`) hold the judge to
+    """Labels stamped from the run people read (`ragate stamp --labels`) hold the judge to
     them; once the system answers differently, the person's word on the old answer is not
     compared with the judge's on the new one: the label is stale, agreement and the ppi
     estimate are not decided, and every judged floor fails."""
@@ -224,7 +224,7 @@ def test_a_label_written_for_another_answer_is_stale_not_agreement(
     expect(stale, "FAILED gs/ragate.toml::floor[judge_agreement] - judge not calibrated: "
            "faithfulness: kappa 1.00 * on 11 labelled questions; 1 labelled without a "
            "verdict: q03 (stale label: written for another answer (answer_sha256 "
-           "000000000000…); label the new one, or `ragate stamp-labels`)*",
+           "000000000000…); label the new one, or `ragate stamp --labels`)*",
            "FAILED gs/ragate.toml::floor[faithfulness] - judge not calibrated: * · not "
            "decided: the ppi estimate * needs a verdict for every labelled question: none "
            "for q03 (stale label: *")

@@ -29,7 +29,7 @@ def command(directory: Path, unseal: bool, verify: bool, pin: str | None) -> Non
 
     \b
     Example:
-      RAGATE_SEAL_KEY=... ragate seal goldsets/faq
+      ragate seal goldsets/faq                    (RAGATE_SEAL_KEY set)
       ragate seal --verify --pin 3f2a... goldsets/faq
     """
     if unseal and verify:
