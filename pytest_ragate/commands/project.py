@@ -26,6 +26,13 @@ from pytest_ragate.settings import Settings
 READ_ONLY = ("--noconftest", "--capture=no", "--assert=plain", "-p", "ragate")
 
 
+class SettingsRefused(click.ClickException):
+    """Settings the gate would refuse, or a configuration pytest could not read: the gate's
+    own words, exit 2 (a usage error, as pytest's)."""
+
+    exit_code = 2
+
+
 @dataclass(frozen=True, kw_only=True)
 class Project:
     """The settings a pytest run from here sees, validated as the gate validates them."""
@@ -67,6 +74,10 @@ def project_of(config: pytest.Config) -> Project:
     validation); a pytest.UsageError naming each bad knob, as the gate raises it."""
     from pytest_ragate.settings import read_settings
 
+    if config.pluginmanager.get_plugin("ragate") is None:
+        raise pytest.UsageError("pytest-ragate is not loaded by this project's pytest "
+                                "configuration (`-p no:ragate` in addopts or "
+                                "PYTEST_ADDOPTS?): its settings cannot be read")
     settings = read_settings(config)
     cache = config.pluginmanager.get_plugin("cacheprovider") is not None
     try:
@@ -79,7 +90,7 @@ def project_of(config: pytest.Config) -> Project:
 
 def read_project(*paths: Path) -> Project:
     """The project's settings as `pytest PATHS` run from here would read them (no paths: the
-    current folder's); a click.UsageError (exit 2) with the gate's own message when a knob is
+    current folder's); `SettingsRefused` (exit 2) with the gate's own message when a knob is
     invalid, or when pytest itself refuses its configuration (its error printed above).
     Read once per command (kept in its click context)."""
     context = click.get_current_context(silent=True)
@@ -89,9 +100,9 @@ def read_project(*paths: Path) -> Project:
     reader = _Reader()
     status = pytest.main([*READ_ONLY, *map(str, paths)], plugins=[reader])
     if reader.refused is not None:
-        raise click.UsageError(reader.refused)
+        raise SettingsRefused(reader.refused)
     if reader.project is None:
-        raise click.UsageError(f"pytest could not read this project's configuration (exit "
+        raise SettingsRefused(f"pytest could not read this project's configuration (exit "
                                f"{int(status)}; its error is above)")
     if context is not None:
         context.meta[key] = reader.project
