@@ -285,14 +285,11 @@ def open_goldsets(files: Sequence[ResultsFile], configs: Sequence[Path] | None,
 def header_configs(files: Sequence[ResultsFile], rootdir: Path) -> list[Path]:
     """The `ragate.toml` of each goldset route the headers name that is found from here,
     else from the rootdir."""
-    found = []
-    for results in files:
-        for stamp in (results.header.goldsets if results.header else []):
-            for base in (Path.cwd(), rootdir):
-                if stamp.route.endswith(CONFIG_NAME) and (base / stamp.route).is_file():
-                    found.append(base / stamp.route)
-                    break
-    return found
+    from pytest_ragate.commands.goldset_paths import routed_goldsets
+
+    return routed_goldsets((stamp.route for results in files
+                            for stamp in (results.header.goldsets if results.header else [])),
+                           rootdir)
 
 
 def load(config: Path) -> Goldset:

@@ -30,7 +30,7 @@ from pytest_ragate.problems import GoldsetError
               default=Path(".pytest_cache/d/ragate-index"), show_default=True,
               help="where embedded texts are kept (the built-in pipeline's index folder)")
 def command(paths: tuple[Path, ...], results: tuple[Path, ...], history: tuple[Path, ...],
-          fmt: str, no_embed: bool, cache: Path) -> None:
+            fmt: str, no_embed: bool, cache: Path) -> None:
     """Lint goldsets: duplicates, evidence against the corpus, floors against their n.
 
     Prints one line per finding (file:line: question id: rule (severity): message) and a

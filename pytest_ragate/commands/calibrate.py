@@ -82,7 +82,6 @@ def command(results: Path, step: float, on: str, floors: dict[str, float]) -> No
         _calibrate_distance(by_goldset, step)
 
 
-
 def _calibrate_distance(by_goldset: dict[str, list[QuestionRecord]], step: float) -> None:
     from tabulate import tabulate
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from pytest_ragate.commands.goldset_paths import find_goldsets
+from pytest_ragate.commands.goldset_paths import find_goldsets, routed_goldsets
 from pytest_ragate.commands.options import RESULTS_FILE
 from pytest_ragate.commands.project import Project, read_project
 from pytest_ragate.commands.saved import saved_file, signed_reads
@@ -166,10 +166,4 @@ def _goldset_configs(saved: SavedFile, project: Project,
     the rootdir."""
     if goldset_paths:
         return [c for p in goldset_paths for c in find_goldsets(p)]
-    found = []
-    for stamp in saved.header.goldsets:
-        for base in (Path.cwd(), project.rootdir):
-            if stamp.route.endswith("ragate.toml") and (base / stamp.route).is_file():
-                found.append(base / stamp.route)
-                break
-    return found
+    return routed_goldsets((stamp.route for stamp in saved.header.goldsets), project.rootdir)

@@ -3,7 +3,7 @@ holding goldsets below it."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import click
@@ -18,6 +18,18 @@ def find_goldsets(path: Path) -> list[Path]:
     if (path / CONFIG_NAME).is_file():
         return [path / CONFIG_NAME]
     return sorted(path.rglob(CONFIG_NAME))
+
+
+def routed_goldsets(routes: Iterable[str], rootdir: Path) -> list[Path]:
+    """The `ragate.toml` of each goldset route (a saved run's header names them) that is
+    found from here, else from the rootdir."""
+    found = []
+    for route in routes:
+        for base in (Path.cwd(), rootdir):
+            if route.endswith(CONFIG_NAME) and (base / route).is_file():
+                found.append(base / route)
+                break
+    return found
 
 
 def goldsets_under(paths: Sequence[Path]) -> list[Path]:

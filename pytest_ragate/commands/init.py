@@ -17,7 +17,7 @@ import click
               show_default=True, help="how documents are split into numbered units")
 @click.option("--name", default=None, help="the goldset's name (default: the folder's)")
 def command(goldset: Path, corpus_glob: str, fmt: str | None, units: str,
-         name: str | None) -> None:
+            name: str | None) -> None:
     """Scaffold a goldset in GOLDSET over a corpus: ragate.toml with commented floors, empty
     questions and expected-answers files, a conftest.py stub for ragate_system. What it wrote
     is validated; when the corpus has a problem it writes nothing and exits 1.

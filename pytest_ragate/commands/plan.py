@@ -38,8 +38,8 @@ if TYPE_CHECKING:
               "(default: ragate_judge_price_out)")
 @click.option("--json", "as_json", is_flag=True, help="the plan as JSON, for machines")
 def command(paths: tuple[Path, ...], judge: str | None, repeat: int | None,
-         cache_dir: Path | None, contexts: int, price_in: float | None,
-         price_out: float | None, as_json: bool) -> None:
+            cache_dir: Path | None, contexts: int, price_in: float | None,
+            price_out: float | None, as_json: bool) -> None:
     """How many system calls and judge requests a run over GOLDSETS would make, given the
     judge cache, their tokens and (with the judge's prices) cost. Asks nothing. What is
     not given is the project's setting, as `pytest` reads it here.

@@ -34,9 +34,9 @@ from pytest_ragate.commands.saved import saved_file
               help="ragate_min_n: a floor over fewer is refused, so no n below it is "
               "enough (default: ragate_min_n as pytest reads it, else 0)")
 def command(goldset: Path | None, results: Path | None, floor_: float | None,
-          expect: float | None, n: int | None, ci: str, pairs: int | None,
-          discordant: float | None, alpha: float | None, target: float,
-          min_n: int | None) -> None:
+            expect: float | None, n: int | None, ci: str, pairs: int | None,
+            discordant: float | None, alpha: float | None, target: float,
+            min_n: int | None) -> None:
     """How many units a floor needs, and what n units can tell apart.
 
     \b

@@ -49,7 +49,6 @@ def command(paths: tuple[Path, ...]) -> None:
         raise SystemExit(1)
 
 
-
 def _validate_notes(goldset: Any, *, min_n: int, strict: bool) -> list[str]:
     """A loaded goldset's evidence pins and cheap warnings (goldsets/forewarnings.py)."""
     from pytest_ragate.goldsets.forewarnings import (
