@@ -192,10 +192,11 @@ def test_the_ragate_command_refuses_an_empty_results_key_too(tmp_path: Path) -> 
 
 @pytest.mark.parametrize("command", [
     ["calibrate", "r.jsonl"], ["suggest", "r.jsonl"], ["compare", "r.jsonl", "r2.jsonl"],
-    ["stamp-labels", "labels.jsonl", "r.jsonl"], ["stamp-verdicts", "verdicts.json", "r.jsonl"],
+    ["stamp", "r.jsonl", "--labels", "labels.jsonl"],
+    ["stamp", "r.jsonl", "--verdicts", "verdicts.json"],
     ["audit", "gs", "--no-embed", "--results", "r.jsonl"],
     ["rejudge", "r.jsonl", "--judge", "fixture:verdicts.json"],
-], ids=lambda command: command[0])
+], ids=lambda command: " ".join(command[:1] + [a for a in command if a.startswith("--")][:1]))
 def test_the_ragate_commands_read_no_saved_run_unsigned_where_results_are_signed(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: list[str]) -> None:
     """Every `ragate` command that reads a saved run holds the project's

@@ -611,7 +611,7 @@ def _corpus_rules(expected: Expected, corpus: Corpus) -> list[tuple[str, str]]:
 
 SEALED_EVIDENCE = ("the sealed evidence does not fit the goldset any more (the corpus or the "
                    "question's kind changed since sealing); not shown, as it is sealed: unseal "
-                   "with the key (`ragate unseal`), fix it and seal again")
+                   "with the key (`ragate seal --unseal`), fix it and seal again")
 
 
 def _sealed_answer_problems(found: list[Problem]) -> list[Problem]:
