@@ -630,3 +630,45 @@ def test_what_the_held_out_adversary_found(answer: str, expected: Expectation,
     the gist lacks, p.m., a change in the other direction, a longer name, a minus before a
     currency."""
     assert outcome(answer, expected) == call
+
+
+# --- a fact stated plainly (`Expectation.modifiers`) -------------------------------------------
+
+OUTAGE = Expectation(facts=["47 minutes"], gist="The 3 March outage lasted 47 minutes.",
+                     question="How long did the 3 March outage last?", modifiers=True)
+PIPELINE = Expectation(facts=[["Python 3.10", "3.10"]],
+                       gist="The analysis pipeline requires Python 3.10.",
+                       question="Which Python version does the pipeline require?",
+                       modifiers=True)
+CREDIT = Expectation(facts=[["25%", "25 percent"]],
+                     gist="Below 99.0% monthly uptime, customers receive a 25% service credit.",
+                     question="What service credit applies below 99.0% uptime?", modifiers=True)
+
+
+@pytest.mark.parametrize(("expected", "answer", "word"), [
+    (OUTAGE, "The 3 March outage lasted north of 47 minutes.", "north of"),  # word, link, fact
+    (OUTAGE, "The outage lasted just shy of 47 minutes.", "shy of"),
+    (OUTAGE, "The outage lasted from 47 minutes.", "from"),  # a link the gist lacks
+    (PIPELINE, "The analysis pipeline requires Python 3.10 or newer.", "or newer"),  # link after
+    (CREDIT, "Below 99.0% uptime, customers are charged a 25% surcharge.", "surcharge"),
+    (OUTAGE, "The outage was short, though some lasted 47 minutes.", "though"),  # concession
+])
+def test_a_word_beside_a_fact_that_the_gist_and_question_lack_leaves_it_unsure(
+        expected: Expectation, answer: str, word: str) -> None:
+    check = check_answer(answer, expected, similarity=0.9)
+    assert (check.outcome, f'"{word}" qualifies fact 1' in check.why) == ("unsure", True), \
+        check.why
+
+
+@pytest.mark.parametrize(("expected", "answer"), [
+    (OUTAGE, "It lasted 47 minutes."),
+    (OUTAGE, "The outage lasted 47 minutes on 3 March."),  # `on`: a neutral link
+    (PIPELINE, "It requires Python 3.10."),
+    (Expectation(facts=["40 students"], gist="The seminar takes a minimum of 40 students.",
+                 modifiers=True), "A minimum of 40 students."),  # the gist's own modifier
+    (CREDIT, "They receive a 25% service credit below 99.0% uptime."),
+])
+def test_a_fact_beside_the_gists_and_questions_own_words_stays_right(
+        expected: Expectation, answer: str) -> None:
+    check = check_answer(answer, expected, similarity=0.9)
+    assert check.outcome == "right", check.why
