@@ -212,7 +212,7 @@ class Expectation:
     similar: float = SIMILAR
     # hold each fact to a plain statement (`_modified`): off by default, since on the labelled
     # sets it leaves 23.9% of the answers unsure, not 14.6% (benchmarks/answer_match.py --modifiers)
-    modifiers: bool = False
+    modifiers: bool = True
 
 
 def numbered(numbers: Sequence[int]) -> str:
@@ -265,7 +265,8 @@ def check_answer(text: str | None, expected: Expectation, *, similarity: float |
         return AnswerCheck(outcome="unsure", why=f"states {numbered(both)} and denies "
                            f"{'them' if len(both) > 1 else 'it'} elsewhere: review it", **made)
     doubt = _doubt(answer, context) or _hedged(answer, gist, expected, stated) or \
-        (_modified(answer, context, stated) if expected.modifiers else "")
+        (_modified(answer, context, stated) or _unplain(answer, context)
+         if expected.modifiers else "")
     if doubt:
         return AnswerCheck(outcome="unsure", why=doubt, **made)
     return AnswerCheck(outcome="right", why=f"states {numbered(found)}", **made)
@@ -412,6 +413,27 @@ LINKS = frozenset(["of", "at", "for", "in", "on", "with", "as", "per"])  # neutr
 # per unit`) the word beyond is the sentence's, not the fact's
 LINKING = frozenset(["of", "to", "from", "by", "or", "than"])
 CONCESSIVES = frozenset({"while", "whereas", "even", "despite", "albeit", "unlike"})
+# the allow-list of a plain statement (`_unplain`): besides the fact and the gist's, the
+# question's and the facts' own words, an answer that is counted right may hold only these:
+# articles, copulas and the auxiliaries of tense and voice (no modal that hedges: `could`,
+# `may`, `might`, `would`, `should`), personal, demonstrative and relative pronouns, `and`,
+# and the prepositions that link a value to its head without bounding it (`LINKS`, `to`,
+# `from`, `by`: `over`, `under`, `than`, `about` are not here); and the verbs that report or
+# record a statement or a decision without weighing it (`said`, `chose`, `set`), in the forms
+# an answer uses. Any other word is one the rule cannot read (a negation, hedge, bound or
+# retraction may be any word: `tops out at`, `a common misconception`, `stop short of
+# saying`), so it leaves the answer unsure, named in the reason.
+PLAIN = NEUTRAL | LINKS | frozenset(
+    ["a", "an", "the", "to", "from", "by", "his", "her", "their", "them", "who", "which",
+     "said", "says", "say", "saying", "told", "tells", "stated", "states", "explained",
+     "explains", "noted", "notes", "mentioned", "mentions", "answered", "replied", "added",
+     "reported", "reports", "confirmed", "confirms", "announced", "wrote", "writes",
+     "suggested", "suggests", "proposed", "proposes", "recommended", "recommends", "chose",
+     "chooses", "chosen", "picked", "picks", "decided", "decides", "agreed", "agrees", "set",
+     "sets", "named", "names", "called", "calls", "asked", "asks", "gave", "gives", "given",
+     "made", "makes", "drew", "draws", "drawn", "sketched", "described", "describes",
+     "noticed", "notices", "recalled", "recalls", "pointed", "ordered", "orders", "bought",
+     "buys", "placed", "places"])
 
 
 def _modified(answer: Folded, context: _Context, stated: list[list[Occurrence]]) -> str:
@@ -467,6 +489,19 @@ def _modifier(answer: Folded, context: _Context, o: Occurrence) -> str:
     return ""
 
 
+def _unplain(answer: Folded, context: _Context) -> str:
+    """Why an answer that states every fact is not a plain statement of them: its first word
+    that is not a fact's, is not the gist's, the question's or the facts' (or a longer form of
+    one: `work`, `worked`), and is not on the allow-list `PLAIN`. Fails closed: what the rule
+    does not recognise as plain leaves the answer unsure, it is never read as harmless. Empty
+    when every word is recognised."""
+    for j in sorted(context.unplain):
+        return (f"\"{answer.tokens[j].text}\" is a word the expected answer and the question do "
+                "not use and that is not known to state a fact plainly, so the rule cannot "
+                "tell what it does to the facts: review it")
+    return ""
+
+
 @dataclass(frozen=True, kw_only=True)
 class _Context:
     """What an answer's values and words are weighed against: the classes of value the facts
@@ -480,6 +515,7 @@ class _Context:
     fact_tokens: frozenset[int]
     unknown: frozenset[int]  # the answer's tokens of words the gist, question, facts lack
     unknown_words: frozenset[int]  # ... and that are not of the closed class `NEUTRAL`
+    unplain: frozenset[int]  # ... and that are not on the allow-list `PLAIN`, facts' aside
     gist_tokens: int
     keys: tuple[str, ...]  # the answer's tokens as compared
     known: tuple[tuple[str, ...], ...]  # the gist's and the question's, as compared
@@ -508,8 +544,10 @@ class _Context:
         unknown_words = {i for i, (k, t) in enumerate(zip(answer.keys, answer.tokens,
                                                           strict=True))
                          if not _known(k, known) and t.text not in NEUTRAL}
+        unplain = {i for i in unknown_words if i not in inside and
+                   answer.tokens[i].text not in PLAIN}
         return cls(classes=frozenset(classes), fact_values=frozenset(fact_values),
-                   unknown_words=frozenset(unknown_words),
+                   unknown_words=frozenset(unknown_words), unplain=frozenset(unplain),
                    known_values=frozenset(fact_values | question_values | gist_values),
                    question_values=frozenset(question_values), fact_tokens=frozenset(inside),
                    unknown=frozenset(unknown), gist_tokens=len(tokens(expected.gist)),
