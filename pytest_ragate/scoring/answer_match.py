@@ -469,7 +469,8 @@ def _modifier(answer: Folded, context: _Context, o: Occurrence) -> str:
         return 0 <= j < n and answer.tokens[j].part == part and j not in context.fact_tokens
 
     def odd(j: int) -> bool:
-        return j in context.unknown_words and answer.tokens[j].text not in LINKS
+        return j in context.unknown_words and answer.tokens[j].text not in LINKS and \
+            (j in context.unplain or answer.tokens[j].text in LINKING)
 
     words = answer.tokens
     after = [j for j in (o.last + 1, o.last + 2) if beside(j)]
