@@ -43,7 +43,7 @@ class on the held-out set.
 
 The second held-out set (`"adversarial (held out, second)"`, written by another hand after the
 rule's revision on the first) was run once as held out (precision of right 0.794: 14 wrong
-answers counted right); the plain-statement check (answer_match's `Expectation.modifiers`)
+answers counted right); the plain-statement check (answer_match's `Expectation.plain`)
 was then designed on its misses, so it is a development set since, like the other two. The
 third held-out set (193 paraphrastic answers) found 27 wrong answers counted right by the
 rule without that check and 17 with it; the plain-statement check was then made the shipped
@@ -96,7 +96,7 @@ HELD_OUT = HERE / "data" / "answer_match_heldout.jsonl"
 # held-out set written apart and run once the rule was frozen (the rule was then revised on
 # what it missed, so it is held out no more), and a second held-out set written by another
 # hand after that revision, without reading the rule's code or the other sets; since the
-# plain-statement check (`Expectation.modifiers`) was designed on its misses, it is a
+# plain-statement check (`Expectation.plain`) was designed on its misses, it is a
 # development set
 ADVERSARIAL = HERE / "data" / "answer_match_adversarial.jsonl"
 ADVERSARIAL_HELD_OUT = HERE / "data" / "answer_match_adversarial_heldout.jsonl"
@@ -258,14 +258,14 @@ class Cosines:
         return round(float(self.vectors[a] @ self.vectors[b]), 4)
 
 
-def run(similar: float, data: Path, cosine: Cosines, modifiers: bool = True,
+def run(similar: float, data: Path, cosine: Cosines, plain: bool = True,
         ) -> dict[str, object]:
     cases = load_cases(data)
     labels = [c.label for c in cases]
     cosines = [cosine(c.text, c.gist) for c in cases]
     checks = [check_answer(c.text, Expectation(facts=c.facts, forbid=c.forbid, gist=c.gist,
                                                question=c.question, similar=similar,
-                                               modifiers=modifiers),
+                                               plain=plain),
                            similarity=s, near=lambda t, c=c: cosine(c.text, t))
               for c, s in zip(cases, cosines, strict=True)]
     decided = [(int(k.outcome == "right"), c.label) for k, c in zip(checks, cases, strict=True)
@@ -374,7 +374,7 @@ def main(argv: Sequence[str] | None = None,
                              "second)\", each run once its rule is frozen)")
     parser.add_argument("--not-plain", action="store_true",
                         help="the rule without its plain-statement check (answer_match's "
-                             "`Expectation.modifiers` off; on in the shipped rule)")
+                             "`Expectation.plain` off; on in the shipped rule)")
     parser.add_argument("--adversarial", nargs="+", type=Path, default=[],
                         help="further self-contained adversarial sets (JSONL rows as in "
                              "benchmarks/data/answer_match_adversarial*.jsonl), each run and "

@@ -114,7 +114,7 @@ def test_a_missing_fact_is_wrong(answer: str | None, why: str) -> None:
 def test_a_forbidden_statement_makes_an_answer_wrong_whatever_it_states() -> None:
     expected = Expectation(facts=["25 euros"], forbid=["30 euros"], gist=PRICE.gist)
     assert call("25 euros, or was it 30 euros?", expected) == "wrong"
-    assert call("25 euros, not 30 euros.", replace(expected, modifiers=False)) == "right"
+    assert call("25 euros, not 30 euros.", replace(expected, plain=False)) == "right"
 
 
 def test_a_paraphrase_close_to_the_gist_is_unsure_and_a_distant_answer_wrong() -> None:
@@ -478,7 +478,7 @@ def test_a_bound_the_gist_gives_too_is_the_value() -> None:
     assert outcome("Over 100 hours.", hours) == "right"
     later = Expectation(facts=["3.10"], gist="It requires Python 3.10 or later.")
     assert outcome("Python 3.10 or later.", later) == "right"
-    assert outcome("It requires Python 3.10+.", replace(later, modifiers=False)) == "right"
+    assert outcome("It requires Python 3.10+.", replace(later, plain=False)) == "right"
 
 
 @pytest.mark.parametrize(("answer", "fact"), [
@@ -509,7 +509,7 @@ def test_another_unit_subdivision_or_rate_is_wrong(answer: str) -> None:
 ])
 def test_a_version_is_one_token(answer: str, fact: str, call: str) -> None:
     # how a value matches, apart from the plain-statement check (`lockfile`, `pins`)
-    expected = Expectation(facts=[fact], gist=f"It is {fact}.", modifiers=False)
+    expected = Expectation(facts=[fact], gist=f"It is {fact}.", plain=False)
     assert outcome(answer, expected) == call
 
 
@@ -528,7 +528,7 @@ def test_a_version_is_one_token(answer: str, fact: str, call: str) -> None:
 ])
 def test_times_addresses_urls_and_abbreviations_are_single_tokens(answer: str, fact: str,
                                                                   call: str) -> None:
-    expected = Expectation(facts=[fact], gist=f"It is {fact}.", modifiers=False)
+    expected = Expectation(facts=[fact], gist=f"It is {fact}.", plain=False)
     assert outcome(answer, expected) == call
 
 
@@ -543,7 +543,7 @@ def test_the_fact_inside_a_longer_possessive_or_compound_phrase_is_never_right(
 
 def test_a_possessive_that_is_the_fact_itself_stays_right() -> None:
     answer = "Alice Martin chaired it; her assistant took the minutes."
-    assert outcome(answer, replace(CHAIR, modifiers=False)) == "right"
+    assert outcome(answer, replace(CHAIR, plain=False)) == "right"
     assert '"assistant" is a word' in check_answer(answer, CHAIR, similarity=0.9).why
 
 
@@ -636,17 +636,17 @@ def test_what_the_held_out_adversary_found(answer: str, expected: Expectation,
     assert outcome(answer, expected) == call
 
 
-# --- a fact stated plainly (`Expectation.modifiers`) -------------------------------------------
+# --- a fact stated plainly (`Expectation.plain`) -------------------------------------------
 
 OUTAGE = Expectation(facts=["47 minutes"], gist="The 3 March outage lasted 47 minutes.",
-                     question="How long did the 3 March outage last?", modifiers=True)
+                     question="How long did the 3 March outage last?", plain=True)
 PIPELINE = Expectation(facts=[["Python 3.10", "3.10"]],
                        gist="The analysis pipeline requires Python 3.10.",
                        question="Which Python version does the pipeline require?",
-                       modifiers=True)
+                       plain=True)
 CREDIT = Expectation(facts=[["25%", "25 percent"]],
                      gist="Below 99.0% monthly uptime, customers receive a 25% service credit.",
-                     question="What service credit applies below 99.0% uptime?", modifiers=True)
+                     question="What service credit applies below 99.0% uptime?", plain=True)
 
 
 @pytest.mark.parametrize(("expected", "answer", "word"), [
@@ -669,7 +669,7 @@ def test_a_word_beside_a_fact_that_the_gist_and_question_lack_leaves_it_unsure(
     (OUTAGE, "The outage lasted 47 minutes on 3 March."),  # `on`: a neutral link
     (PIPELINE, "It requires Python 3.10."),
     (Expectation(facts=["40 students"], gist="The seminar takes a minimum of 40 students.",
-                 modifiers=True), "A minimum of 40 students."),  # the gist's own modifier
+                 plain=True), "A minimum of 40 students."),  # the gist's own modifier
     (CREDIT, "They receive a 25% service credit below 99.0% uptime."),
 ])
 def test_a_fact_beside_the_gists_and_questions_own_words_stays_right(
@@ -704,7 +704,7 @@ def test_a_word_the_rule_does_not_recognise_as_plain_leaves_a_stated_fact_unsure
         expected: Expectation, answer: str, word: str) -> None:
     check = check_answer(answer, expected, similarity=0.9)
     assert (check.outcome, f'"{word}" is a word' in check.why) == ("unsure", True), check.why
-    assert check_answer(answer, replace(expected, modifiers=False),
+    assert check_answer(answer, replace(expected, plain=False),
                         similarity=0.9).outcome != "unsure" or word in ("small",)
 
 

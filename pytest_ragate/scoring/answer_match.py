@@ -40,7 +40,7 @@ An answer is checked in this order (`check_answer`; the folding and the search a
      Harkema et al., J. Biomed. Inform. 2009, scoped to the sentence) where the gist does not
      hedge what that sentence states; a sentence opens with `Or` (`It was Alice. Or maybe
      Bob.`); or a refusal or a question stands beside the facts;
-   - it is **not a plain statement** (`Expectation.modifiers`, on by default): a word beside
+   - it is **not a plain statement** (`Expectation.plain`, on by default): a word beside
      a fact qualifies it (`_modified`), or any word of the answer is neither a fact's, the
      gist's, the question's nor on the allow-list `PLAIN` (`_unplain`);
 4. **right** otherwise: every fact stated, plainly.
@@ -51,7 +51,7 @@ Values are compared by type: a version is one token (`3.10` is not `3.1`, `3.80`
 its bound. A person's label settles what is unsure; `benchmarks/answer_match.py` measures
 all of this against hand-written adversarial answers (issue 45).
 
-Right is an allow-list, not the absence of a known trigger (`Expectation.modifiers`, on
+Right is an allow-list, not the absence of a known trigger (`Expectation.plain`, on
 unless a caller turns it off): the lists of negations, bounds and hedges above can never be
 complete (`far from 30 days`, `north of 47 minutes`, `a common misconception`, `stop short
 of saying`, `tops out at 8 workers` each escaped them), so an answer is right only where the
@@ -220,7 +220,7 @@ class Expectation:
     # right only as a plain statement (`_modified`, `_unplain`): on by default; off only to
     # measure the rule without it (benchmarks/answer_match.py --not-plain) or in tests of how a
     # value matches, apart from it
-    modifiers: bool = True
+    plain: bool = True
 
 
 def numbered(numbers: Sequence[int]) -> str:
@@ -274,7 +274,7 @@ def check_answer(text: str | None, expected: Expectation, *, similarity: float |
                            f"{'them' if len(both) > 1 else 'it'} elsewhere: review it", **made)
     doubt = _doubt(answer, context) or _hedged(answer, gist, expected, stated) or \
         (_modified(answer, context, stated) or _unplain(answer, context)
-         if expected.modifiers else "")
+         if expected.plain else "")
     if doubt:
         return AnswerCheck(outcome="unsure", why=doubt, **made)
     return AnswerCheck(outcome="right", why=f"states {numbered(found)}", **made)
