@@ -699,6 +699,11 @@ CARRY = Expectation(facts=["5 days"], gist="You can carry forward 5 days.",
              "lead.", "small"),
     # a stale value and an other unit, each in words no list holds
     (CARRY, "You can carry forward 5 days, a figure since superseded.", "figure"),
+    # a modal, a past before the past, hearsay, a rate: closed-class words kept off the list
+    (SIGNER, "The HR director would sign off on them.", "would"),
+    (SIGNER, "The HR director had signed off on them.", "had"),
+    (SIGNER, "They say the HR director signs off on them.", "say"),
+    (CARRY, "You can carry forward 5 days each.", "each"),
 ])
 def test_a_word_the_rule_does_not_recognise_as_plain_leaves_a_stated_fact_unsure(
         expected: Expectation, answer: str, word: str) -> None:

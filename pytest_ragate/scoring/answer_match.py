@@ -423,25 +423,22 @@ LINKING = frozenset(["of", "to", "from", "by", "or", "than"])
 CONCESSIVES = frozenset({"while", "whereas", "even", "despite", "albeit", "unlike"})
 # the allow-list of a plain statement (`_unplain`): besides the fact and the gist's, the
 # question's and the facts' own words, an answer that is counted right may hold only these:
-# articles, copulas and the auxiliaries of tense and voice (no modal that hedges: `could`,
-# `may`, `might`, `would`, `should`), personal, demonstrative and relative pronouns, `and`,
-# and the prepositions that link a value to its head without bounding it (`LINKS`, `to`,
-# `from`, `by`: `over`, `under`, `than`, `about` are not here); and the verbs that report or
-# record a statement or a decision without weighing it (`said`, `chose`, `set`), in the forms
-# an answer uses. Any other word is one the rule cannot read (a negation, hedge, bound or
-# retraction may be any word: `tops out at`, `a common misconception`, `stop short of
-# saying`), so it leaves the answer unsure, named in the reason.
-PLAIN = NEUTRAL | LINKS | frozenset(
+# articles, copulas and the auxiliaries of tense and voice (no modal: `can`, `could`, `will`,
+# `would`, `should`, `must` hedge, condition or put it off; no `had`: `had been 25 euros` is a
+# value since changed; no `each`: a rate), personal, demonstrative and relative pronouns,
+# `and`, and the prepositions that link a value to its head without bounding it (`LINKS`, `to`,
+# `from`, `by`: `over`, `under`, `than`, `about` are not here); and the past-tense verbs that
+# report a statement or record a decision without weighing it (`said`, `chose`, `set`; not a
+# proposal, `suggested`, nor hearsay, `they say`). Any other word is one the rule cannot
+# read (a negation, hedge, bound or retraction may be any word: `tops out at`, `a common
+# misconception`, `stop short of saying`), so it leaves the answer unsure, named in the reason.
+PLAIN = (NEUTRAL - {"can", "could", "will", "would", "shall", "should", "must", "had", "each"}
+         ) | LINKS | frozenset(
     ["a", "an", "the", "to", "from", "by", "his", "her", "their", "them", "who", "which",
-     "said", "says", "say", "saying", "told", "tells", "stated", "states", "explained",
-     "explains", "noted", "notes", "mentioned", "mentions", "answered", "replied", "added",
-     "reported", "reports", "confirmed", "confirms", "announced", "wrote", "writes",
-     "suggested", "suggests", "proposed", "proposes", "recommended", "recommends", "chose",
-     "chooses", "chosen", "picked", "picks", "decided", "decides", "agreed", "agrees", "set",
-     "sets", "named", "names", "called", "calls", "asked", "asks", "gave", "gives", "given",
-     "made", "makes", "drew", "draws", "drawn", "sketched", "described", "describes",
-     "noticed", "notices", "recalled", "recalls", "pointed", "ordered", "orders", "bought",
-     "buys", "placed", "places"])
+     "said", "told", "stated", "explained", "noted", "mentioned", "answered", "replied",
+     "added", "confirmed", "announced", "wrote", "chose", "chosen", "picked", "decided",
+     "agreed", "set", "named", "called", "gave", "given", "made", "drew", "drawn", "sketched",
+     "described", "noticed", "ordered", "bought", "placed"])
 
 
 def _modified(answer: Folded, context: _Context, stated: list[list[Occurrence]]) -> str:
@@ -553,8 +550,8 @@ class _Context:
         unknown_words = {i for i, (k, t) in enumerate(zip(answer.keys, answer.tokens,
                                                           strict=True))
                          if not _known(k, known) and t.text not in NEUTRAL}
-        unplain = {i for i in unknown_words if i not in inside and
-                   answer.tokens[i].text not in PLAIN}
+        unplain = {i for i, (k, t) in enumerate(zip(answer.keys, answer.tokens, strict=True))
+                   if i not in inside and not _known(k, known) and t.text not in PLAIN}
         return cls(classes=frozenset(classes), fact_values=frozenset(fact_values),
                    unknown_words=frozenset(unknown_words), unplain=frozenset(unplain),
                    known_values=frozenset(fact_values | question_values | gist_values),
