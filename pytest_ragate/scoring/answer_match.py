@@ -68,8 +68,8 @@ known to be plain is the trigger, wherever it stands. Measured by
 `benchmarks/answer_match.py` (`--not-plain` for the rule without it): no wrong answer of the
 four adversarial sets (1,022) counted right, against 27 of the third's 193 without it; but
 39.7% of the 335 labelled answers are unsure (133, against 49 without it), and 47.8% of the
-67 held-out ones (32, against 8), over the 15% issue 34 set: a right answer in words the gist lacks is left
-to a person's label.
+67 held-out ones (32, against 8), over the 15% issue 34 set: a right answer in words the
+gist lacks is left to a person's label.
 
 So a whole-document dump and a list of every candidate value are never right: the first is
 too long, the second gives other candidate values or lists other candidates; both are at
