@@ -40,13 +40,36 @@ An answer is checked in this order (`check_answer`; the folding and the search a
      Harkema et al., J. Biomed. Inform. 2009, scoped to the sentence) where the gist does not
      hedge what that sentence states; a sentence opens with `Or` (`It was Alice. Or maybe
      Bob.`); or a refusal or a question stands beside the facts;
-4. **right** otherwise.
+   - it is **not a plain statement** (`Expectation.plain`, on by default): a word beside
+     a fact qualifies it (`_modified`), or any word of the answer is neither a fact's, the
+     gist's, the question's nor on the allow-list `PLAIN` (`_unplain`);
+4. **right** otherwise: every fact stated, plainly.
 
 Values are compared by type: a version is one token (`3.10` is not `3.1`, `3.80` not `3.8`;
 `bcrypt 5.0.0` and `v5.0.0` state `5.0.0`), and so are a time, an e-mail address and a URL
 (another of them in the fact's place is another value: wrong); a number keeps its sign and
 its bound. A person's label settles what is unsure; `benchmarks/answer_match.py` measures
 all of this against hand-written adversarial answers (issue 45).
+
+Right is an allow-list, not the absence of a known trigger (`Expectation.plain`, on
+unless a caller turns it off): the lists of negations, bounds and hedges above can never be
+complete (`far from 30 days`, `north of 47 minutes`, `a common misconception`, `stop short
+of saying`, `tops out at 8 workers` each escaped them), so an answer is right only where the
+rule positively recognises each of its words: a fact's, the gist's, the question's, or one of
+the closed list `PLAIN` (function words that do not bound or hedge, and verbs that report or
+record a statement or a decision). Any other word leaves it unsure and is named
+(`_unplain`). Before that, the words that can modify a fact by position are read, so that
+the reason names the modifier (`_modified`): the word right after the fact (and the one
+beyond it when that word links: `or newer`), a linking word right before it and the word
+before that (`north of`), and a concessive or contrastive word opening its clause part
+(`though`). ConText (Harkema et al., J. Biomed. Inform. 2009) finds a modifier by its
+trigger list and scopes it to the clause; here the list is turned over: a word that is not
+known to be plain is the trigger, wherever it stands. Measured by
+`benchmarks/answer_match.py` (`--not-plain` for the rule without it): no wrong answer of the
+four adversarial sets (1,022) counted right, against 27 of the third's 193 without it; but
+39.7% of the 335 labelled answers are unsure (133, against 49 without it), and 47.8% of the
+67 held-out ones (32, against 8), over the 15% issue 34 set: a right answer in words the
+gist lacks is left to a person's label.
 
 So a whole-document dump and a list of every candidate value are never right: the first is
 too long, the second gives other candidate values or lists other candidates; both are at
@@ -75,6 +98,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_ragate.answer import answer_sha256, is_keyed, keyed_digest
 from pytest_ragate.scoring.answer_text import (
+    CONTRASTS,
     OPENERS,
     QUALIFIED,
     Fact,
@@ -193,6 +217,10 @@ class Expectation:
     gist: str = ""
     question: str = ""
     similar: float = SIMILAR
+    # right only as a plain statement (`_modified`, `_unplain`): on by default; off only to
+    # measure the rule without it (benchmarks/answer_match.py --not-plain) or in tests of how a
+    # value matches, apart from it
+    plain: bool = True
 
 
 def numbered(numbers: Sequence[int]) -> str:
@@ -244,7 +272,9 @@ def check_answer(text: str | None, expected: Expectation, *, similarity: float |
     if both:
         return AnswerCheck(outcome="unsure", why=f"states {numbered(both)} and denies "
                            f"{'them' if len(both) > 1 else 'it'} elsewhere: review it", **made)
-    doubt = _doubt(answer, context) or _hedged(answer, gist, expected, stated)
+    doubt = _doubt(answer, context) or _hedged(answer, gist, expected, stated) or \
+        (_modified(answer, context, stated) or _unplain(answer, context)
+         if expected.plain else "")
     if doubt:
         return AnswerCheck(outcome="unsure", why=doubt, **made)
     return AnswerCheck(outcome="right", why=f"states {numbered(found)}", **made)
@@ -375,6 +405,109 @@ def _hedged(answer: Folded, gist: Folded, expected: Expectation,
     return ""
 
 
+# the closed class of words that modify no fact beside it: copulas, auxiliaries, pronouns,
+# determiners, `and`; and the prepositions that link a value to its head without bounding it
+# (`a price of 25 euros`, `sell at 25 euros`, `for 25 euros`): of the words beside a fact,
+# any other must be the gist's or the question's
+NEUTRAL = frozenset(["is", "are", "was", "were", "be", "been", "being", "am", "has", "have",
+                     "had", "do", "does", "did", "will", "would", "shall", "should", "can",
+                     "could", "must", "it", "its", "they", "their", "them", "he", "him", "his",
+                     "she", "her", "we", "our", "you", "your", "i", "me", "my", "this", "that",
+                     "these", "those", "there", "here", "and", "both", "each", "also", "which",
+                     "who", "whom", "whose", "what", "s"])
+LINKS = frozenset(["of", "at", "for", "in", "on", "with", "as", "per"])  # neutral prepositions
+# a word that links what stands beyond it to the fact (`north of 47`, `subject to 15%`,
+# `3.10 or newer`): the word beyond it is read as well; past another link (`sold at`, `12.50
+# per unit`) the word beyond is the sentence's, not the fact's
+LINKING = frozenset(["of", "to", "from", "by", "or", "than"])
+CONCESSIVES = frozenset({"while", "whereas", "even", "despite", "albeit", "unlike"})
+# the allow-list of a plain statement (`_unplain`): besides the fact and the gist's, the
+# question's and the facts' own words, an answer that is counted right may hold only these:
+# articles, copulas and the auxiliaries of tense and voice (no modal: `can`, `could`, `will`,
+# `would`, `should`, `must` hedge, condition or put it off; no `had`: `had been 25 euros` is a
+# value since changed; no `each`: a rate), personal, demonstrative and relative pronouns,
+# `and`, and the prepositions that link a value to its head without bounding it (`LINKS`, `to`,
+# `from`, `by`: `over`, `under`, `than`, `about` are not here); and the past-tense verbs that
+# report a statement or record a decision without weighing it (`said`, `chose`, `set`; not a
+# proposal, `suggested`, nor hearsay, `they say`). Any other word is one the rule cannot
+# read (a negation, hedge, bound or retraction may be any word: `tops out at`, `a common
+# misconception`, `stop short of saying`), so it leaves the answer unsure, named in the reason.
+PLAIN = (NEUTRAL - {"can", "could", "will", "would", "shall", "should", "must", "had", "each"}
+         ) | LINKS | frozenset(
+    ["a", "an", "the", "to", "from", "by", "his", "her", "their", "them", "who", "which",
+     "said", "told", "stated", "explained", "noted", "mentioned", "answered", "replied",
+     "added", "confirmed", "announced", "wrote", "chose", "chosen", "picked", "decided",
+     "agreed", "set", "named", "called", "gave", "given", "made", "drew", "drawn", "sketched",
+     "described", "noticed", "ordered", "bought", "placed"])
+
+
+def _modified(answer: Folded, context: _Context, stated: list[list[Occurrence]]) -> str:
+    """Why a fact the answer states is not stated plainly: a word beside it, within
+    `MODIFIER_REACH` tokens in its clause part, that neither the gist, the question, the facts
+    nor the closed class `NEUTRAL` has (`north of 47 minutes`, `a minimum of 40`, `3.10 or
+    newer`, `former commander Priya Raman`, `15 Pa below`, `the 99.95% commitment ceased`), or
+    a concessive or contrastive word opening its clause part (`though some charge 15%`) that
+    the gist and question lack. ConText (Harkema et al., J. Biomed. Inform. 2009) reads a
+    modifier's scope from its position to the clause's end; here the list of triggers is
+    turned over: a word that is not known to be neutral is a trigger. Empty when none."""
+    for i, occ in enumerate(stated, 1):
+        for o in occ:
+            word = _modifier(answer, context, o)
+            if word:
+                return (f"\"{word}\" qualifies fact {i} (it stands beside it) and the expected "
+                        "answer and the question do not say so: review it")
+    return ""
+
+
+def _modifier(answer: Folded, context: _Context, o: Occurrence) -> str:
+    """The first word beside occurrence `o`, in its clause part, that may change what it
+    states, or empty: the word right after it (`25% surcharge`, `15 Pa below`), and beyond it
+    when that word links (`3.10 or newer`); a linking word right before it and the word
+    before that (`north of 47`, `far from 30`, `a minimum of 40`, `from €60`). A content
+    word right before the fact with no link between is its verb (`offered his 18 GB disk`)
+    and is not read; a concessive or contrastive word opening its clause part is
+    (`though some retailers charge 15%`)."""
+    part = answer.tokens[o.first].part
+    n = len(answer.tokens)
+
+    def beside(j: int) -> bool:
+        return 0 <= j < n and answer.tokens[j].part == part and j not in context.fact_tokens
+
+    def odd(j: int) -> bool:
+        return j in context.unknown_words and answer.tokens[j].text not in LINKS and \
+            (j in context.unplain or answer.tokens[j].text in LINKING)
+
+    words = answer.tokens
+    after = [j for j in (o.last + 1, o.last + 2) if beside(j)]
+    if after and words[after[0]].text not in LINKING:
+        after = after[:1]
+    if any(odd(j) for j in after):
+        return " ".join(words[j].text for j in after)  # `surcharge`, `or newer`
+    before = [j for j in (o.first - 2, o.first - 1) if beside(j)]
+    if before and words[before[-1]].text in LINKING:
+        odd_ones = [j for j in before if odd(j)]
+        if odd_ones:
+            return " ".join(words[j].text for j in before if j >= odd_ones[0])  # `north of`
+    for j in range(o.first):
+        if answer.tokens[j].part == part and j in context.unknown_words and \
+                answer.tokens[j].text in CONTRASTS | CONCESSIVES:
+            return answer.tokens[j].text
+    return ""
+
+
+def _unplain(answer: Folded, context: _Context) -> str:
+    """Why an answer that states every fact is not a plain statement of them: its first word
+    that is not a fact's, is not the gist's, the question's or the facts' (or a longer form of
+    one: `work`, `worked`), and is not on the allow-list `PLAIN`. Fails closed: what the rule
+    does not recognise as plain leaves the answer unsure, it is never read as harmless. Empty
+    when every word is recognised."""
+    for j in sorted(context.unplain):
+        return (f"\"{answer.tokens[j].text}\" is a word the expected answer and the question do "
+                "not use and that is not known to state a fact plainly, so the rule cannot "
+                "tell what it does to the facts: review it")
+    return ""
+
+
 @dataclass(frozen=True, kw_only=True)
 class _Context:
     """What an answer's values and words are weighed against: the classes of value the facts
@@ -387,6 +520,8 @@ class _Context:
     question_values: frozenset[str]
     fact_tokens: frozenset[int]
     unknown: frozenset[int]  # the answer's tokens of words the gist, question, facts lack
+    unknown_words: frozenset[int]  # ... and that are not of the closed class `NEUTRAL`
+    unplain: frozenset[int]  # ... and that are not on the allow-list `PLAIN`, facts' aside
     gist_tokens: int
     keys: tuple[str, ...]  # the answer's tokens as compared
     known: tuple[tuple[str, ...], ...]  # the gist's and the question's, as compared
@@ -412,7 +547,13 @@ class _Context:
         known = words_of([expected.gist, expected.question, *literal])
         unknown = {i for i, (k, t) in enumerate(zip(answer.keys, answer.tokens, strict=True))
                    if k not in known and t.text not in STOPWORDS}
+        unknown_words = {i for i, (k, t) in enumerate(zip(answer.keys, answer.tokens,
+                                                          strict=True))
+                         if not _known(k, known) and t.text not in NEUTRAL}
+        unplain = {i for i, (k, t) in enumerate(zip(answer.keys, answer.tokens, strict=True))
+                   if i not in inside and not _known(k, known) and t.text not in PLAIN}
         return cls(classes=frozenset(classes), fact_values=frozenset(fact_values),
+                   unknown_words=frozenset(unknown_words), unplain=frozenset(unplain),
                    known_values=frozenset(fact_values | question_values | gist_values),
                    question_values=frozenset(question_values), fact_tokens=frozenset(inside),
                    unknown=frozenset(unknown), gist_tokens=len(tokens(expected.gist)),
