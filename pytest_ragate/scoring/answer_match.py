@@ -125,7 +125,7 @@ Unsure = Literal["label", "wrong"]  # what an unlabelled unsure answer counts as
 # a label of the question not applied as written: it predates expected-answer digests (it
 # still settles), was judged against another expected answer or written for another answer,
 # or, in a sealed goldset, was stamped with plain digests before they were keyed (it does not
-# settle: `ragate stamp-labels` binds it again)
+# settle: `ragate stamp --labels` binds it again)
 LabelNote = Literal["predates", "stale_expected", "stale_answer", "predates_keyed"]
 SIMILAR = 0.70  # cosine to the gist at or above which a missing fact leaves an answer unsure
 LENGTH_TIMES = 3  # an answer longer than this many times the gist's tokens is too long to tell
@@ -162,7 +162,7 @@ class AnswerCheck(BaseModel):
     similarity: float | None = None
     settled: Literal["label", "unsure_wrong"] | None = None
     label: Literal[0, 1] | None = None  # the person's verdict, when a label settled it
-    # what a label of this answer must carry (`settle`, `ragate stamp-labels`): the sha256 of
+    # what a label of this answer must carry (`settle`, `ragate stamp --labels`): the sha256 of
     # the raw answer (never of its masked text) and of the expected answer it is held to
     answer_sha256: str | None = None
     expected_sha256: str | None = None
