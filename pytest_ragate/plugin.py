@@ -412,7 +412,7 @@ def ragate_judge(pytestconfig: pytest.Config) -> Judge | None:
 
 @pytest.fixture(scope="session")
 def ragate_answerer_model(pytestconfig: pytest.Config) -> str | None:
-    """The model your system answers with (--ragate-answerer-model): a judge on the same
+    """The model your system answers with (ragate_answerer_model): a judge on the same
     weights is flagged in the report."""
     return read_settings(pytestconfig).judge.answerer_model
 

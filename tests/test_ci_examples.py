@@ -180,7 +180,7 @@ def test_cache_paths_are_where_the_plugin_writes(pytester: pytest.Pytester) -> N
             print("JUDGE", Path(judge.directory).relative_to(root))
     """)
     result = pytester.runpytest("-s", "test_where.py",
-                                "--ragate-judge-cache-dir=ragate-verdicts")
+                                "-o", "ragate_judge_cache_dir=ragate-verdicts")
     assert result.ret == 0, result.stdout.str()
     text = result.stdout.str()
     index, judge = (re.search(rf"{name} (\S+)", text).group(1)  # type: ignore[union-attr]
