@@ -187,7 +187,7 @@ def candidate_judge(spec: str, judge_url: str | None, timeout: float) -> Any:
         check_settings(settings)
         return from_settings(settings, embedder, embedder_id=MODEL_ID)
     except Exception as error:  # pytest's UsageError: the one line pytest would print
-        raise Refused(str(error).replace("--ragate-judge-url", "--judge-url")
+        raise Refused(str(error).replace("ragate_judge_url", "--judge-url")
                       .replace("--ragate-judge ", "--judge ")) from None
 
 

@@ -576,7 +576,7 @@ def test_two_goldsets_with_one_name_are_a_collection_error(
 # --- 13. faulty systems and judges: one run holds them all ---------------------------------------
 # Each folder is a goldset (named as its folder) whose own conftest.py holds its system (and
 # judge): a fault and what it says are its goldset's items and rows, so each case reads its own
-# of the one run per worker count (with --ragate-system-timeout=3 for the folder that sleeps: long
+# of the one run per worker count (with ragate_system_timeout = 3 for the folder that sleeps: long
 # enough that no other folder's system meets it on a busy machine).
 
 # distances: q1, q2 and q3 each return a context whose distance is no number
@@ -663,7 +663,7 @@ def faulty(workers: str, tmp_path_factory: pytest.TempPathFactory) -> Faulty:
     done = run_command(root, "-p", "no:cacheprovider", "-n", workers, "-rA", "-vv", *FAULTY,
                        "odd-judge", *ANCHORED, "--ragate-results=r.jsonl", "--junitxml=j.xml",
                        "--ragate-report=r.md", "--ragate-history=h.jsonl", "--ragate-cache=off",
-                       "--ragate-html=r.html", "--ragate-system-timeout=3")
+                       "--ragate-html=r.html", "-o", "ragate_system_timeout=3")
     rows = {(r["goldset"], r["question_id"]): r for r in results_rows(root / "r.jsonl")
             if not r.get("reasked")}
     history = [json.loads(line) for line in (root / "h.jsonl").read_text().splitlines()]

@@ -331,7 +331,7 @@ def test_the_run_overrules_a_goldsets_opt_in(pytester: pytest.Pytester) -> None:
 @pytest.mark.heavy
 @pytest.mark.parametrize(("args", "toml_extra", "says"), [
     (("--ragate-shard", "1/2", "--ragate-results", "s.jsonl"), "", "--ragate-shard"),
-    (("--ragate-repeat", "2"), "", "repeats"),
+    (("-o", "ragate_repeat=2"), "", "repeats"),
     (("--ragate-ci", "strict"), "", "ragate_ci = strict"),
     ((), "sequential = true\nrepeat = 2", "gs/ragate.toml: sequential = true: "),
     ((), 'sequential = true\nquestion_outcome = "assert"', "question_outcome"),

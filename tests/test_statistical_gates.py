@@ -281,7 +281,7 @@ def test_baseline_regression_is_a_test_case_with_its_p_value(
 
     # the same check against the history line written by the first run
     from_history = pytester.runpytest("-p", "no:cacheprovider", "gs",
-                                      "--ragate-baseline=h.jsonl", "--ragate-min-n=20")
+                                      "--ragate-baseline=h.jsonl", "-o", "ragate_min_n=20")
     from_history.assert_outcomes(passed=12, failed=2, skipped=2)
     from_history.stdout.fnmatch_lines(["*refusing to gate*12 paired questions are fewer than "
                                        "ragate_min_n = 20*h.jsonl:1*"])

@@ -115,7 +115,7 @@ def _calibrate_distance(by_goldset: dict[str, list[QuestionRecord]], step: float
                    f"{'—' if cited is None else f'{cited:.2f}'})")
         if chosen.unknown:
             click.echo("note: every threshold leaves rows unknown; record with a looser "
-                       "--ragate-max-distance")
+                       "ragate_max_distance (-o ragate_max_distance=2)")
         recall = recall_at(group)
         if recall:
             click.echo(tabulate([[k, f"{found / n:.2f} ({found}/{n})" if n else "—"]

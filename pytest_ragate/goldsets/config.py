@@ -135,7 +135,7 @@ class GoldsetConfig(_Model):
     name: str | None = None
     eval_version: str = "1"
     question_outcome: Literal["record", "assert"] = "record"
-    repeat: Annotated[int, Field(ge=1, le=100)] = 1  # answers per question (--ragate-repeat wins)
+    repeat: Annotated[int, Field(ge=1, le=100)] = 1  # answers per question (ragate_repeat wins)
     sequential: bool = False  # stop asking once every floor is decided (--ragate-sequential wins)
     # a sequential stop proves fewer than this share of the questions it did not ask lack a
     # result (errored, unsure and not labelled): scoring/gap_bound.py, docs/sequential.md

@@ -231,7 +231,7 @@ def wrong_answer(case: Case, record: QuestionRecord) -> str | None:
 
 
 def repeats_of(config: pytest.Config, goldset: Goldset) -> int:
-    """How many times this run asks each question: `--ragate-repeat` / `ragate_repeat`
+    """How many times this run asks each question: `ragate_repeat`
     overrides every goldset's own `repeat`."""
     from pytest_ragate.settings import read_settings
 
@@ -256,7 +256,7 @@ def unmeasurable(floors: Iterable[Floor], repeats: int, where: str) -> str | Non
             field_ = f"floors.{'kind.' + f.kind + '.' if f.kind else ''}{f.metric}"
             problems.append(f"{where}: {field_}: {f.metric} needs repeat ≥ {need}, and this "
                             f"run asks each question {repeats} time{'s' * (repeats != 1)} (set "
-                            "`repeat` in ragate.toml, or --ragate-repeat)")
+                            "`repeat` in ragate.toml, or ragate_repeat)")
     return "\n".join(problems) or None
 
 
@@ -323,7 +323,7 @@ def anchor_cut(declared: AnchorsConfig | None, asked: object, fixture: str,
                builtin: float | None) -> Cut | None:
     """The distance an anchor's pool is held to: `[anchors] max_distance` in the goldset's
     ragate.toml, else the `max_distance` the system (or retriever) under test carries, else
-    for the built-in retriever's pool its own `--ragate-max-distance` (`builtin`); None when
+    for the built-in retriever's pool its own `ragate_max_distance` (`builtin`); None when
     nobody declared one for the user's own system (the anchor then errors, naming how)."""
     if declared is not None and declared.max_distance is not None:
         return Cut(declared.max_distance, "[anchors] max_distance in ragate.toml")
@@ -334,7 +334,7 @@ def anchor_cut(declared: AnchorsConfig | None, asked: object, fixture: str,
                         "more (the distance past which the system abstains)")
         return Cut(float(own), f"{fixture}.max_distance")
     if builtin is not None:
-        return Cut(builtin, "the built-in retriever's, --ragate-max-distance")
+        return Cut(builtin, "the built-in retriever's, ragate_max_distance")
     return None
 
 
