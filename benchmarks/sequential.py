@@ -336,6 +336,71 @@ def gap_rows(runs: int, alpha: float) -> list[dict[str, object]]:
     return found
 
 
+COST_SIZE = 400
+COSTS = [("clearly above", 0.98), ("clearly above", 0.95), ("clearly below", 0.60),
+         ("clearly below", 0.70), ("just below", 0.75), ("just below", 0.78),
+         ("just below", 0.80)]
+
+
+def cost_cell(value: float, runs: int, seed: int, alpha: float = ALPHA,
+              size: int = COST_SIZE) -> dict[str, object]:
+    """`runs` replays of the shipped stop (`decision/sequential.Stopping`, its bound on the
+    questions not asked and its re-check included) over a bar-style gate: one answer_match
+    floor at FLOOR over `size` questions, exactly round(value * size) of them right, every
+    answer the same when asked again (a stable system), each run in a fresh seed's order.
+    The calls are the questions asked plus those asked again (a refused or too costly
+    re-check: every question plus those asked again)."""
+    from pytest_ragate.decision.population import Member, Population, SequentialPlan
+    from pytest_ragate.decision.sequential import Stopping
+    from pytest_ragate.scoring.answer_match import AnswerCheck
+    from pytest_ragate.scoring.floor import Floor
+    from pytest_ragate.scoring.records import QuestionRecord
+
+    rng = np.random.default_rng(seed)
+    members = [Member(question_id=f"q{i:03d}", question="?", kind="k", index=i, nodeid=None,
+                      sealed=False, must_abstain=False, evidence_spans=1) for i in range(size)]
+    right = set(rng.choice(size, round(value * size), replace=False).tolist())
+    rows = {m.item_name: QuestionRecord(
+        goldset="g", route="g", question_id=m.question_id, kind="k", index=i,
+        must_abstain=False, evidence_spans=1, eval_version="1",
+        answer_check=AnswerCheck(outcome="right" if i in right else "wrong", why="-", facts=1))
+        for i, m in enumerate(members)}
+    again = {n: r.model_copy(update={"reasked": True}) for n, r in rows.items()}
+    asked, calls, stops = [], [], 0
+    for _ in range(runs):
+        plan = SequentialPlan(seed=int(rng.integers(2**32)), alpha=alpha)
+        population = Population(route="g", goldset="g", eval_version="1", questions=members,
+                                anchors=[], sequential=plan)
+        stopping = Stopping.of(population, [Floor("answer_match", FLOOR)])
+        assert stopping is not None
+        stopping.replay(rows, again)
+        reasked = len(stopping.recheck.names) if stopping.recheck else 0
+        first = stopping.stopped_at if stopping.stopped else size
+        stops += stopping.stopped
+        asked.append(first)
+        calls.append(first + reasked)
+    return {"value": value, "size": size, "runs": runs, "stopped": stops / runs,
+            "median_asked": float(np.median(asked)), "median_calls": float(np.median(calls)),
+            "p90_calls": float(np.percentile(calls, 90))}
+
+
+def cost_table(rows: list[dict[str, object]], alpha: float) -> str:
+    lines = [f"bar-style gates, N = {COST_SIZE}, one answer_match floor {FLOOR}, alpha "
+             f"{alpha:g}, a stable system: questions asked, and calls (re-asks included)",
+             f"{'case':>14} {'true':>5} {'stopped':>8} {'asked':>6} {'calls':>6} {'p90':>5}"]
+    for row in rows:
+        lines.append(f"{row['case']:>14} {row['value']:>5.2f} {row['stopped']:>8.2f} "
+                     f"{row['median_asked']:>6.0f} {row['median_calls']:>6.0f} "
+                     f"{row['p90_calls']:>5.0f}")
+    return "\n".join(lines)
+
+
+def cost_rows(runs: int, alpha: float) -> list[dict[str, object]]:
+    """Each bar-style cell (COSTS)."""
+    return [{"case": case, **cost_cell(value, runs, 6000 + j, alpha)}
+            for j, (case, value) in enumerate(COSTS)]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=10_000, help="seeded runs per cell")
@@ -350,8 +415,16 @@ def main() -> int:
                              "with --quick)")
     parser.add_argument("--gaps-only", action="store_true",
                         help="only the table of questions without a result")
+    parser.add_argument("--cost-runs", type=int, default=200,
+                        help="seeded runs per bar-style gate (50 with --quick)")
+    parser.add_argument("--costs-only", action="store_true",
+                        help="only the table of bar-style gates' costs")
     parser.add_argument("--json", type=Path, default=HERE / "out" / "sequential.json")
     args = parser.parse_args()
+    if args.costs_only:
+        print(cost_table(cost_rows(50 if args.quick else args.cost_runs, args.alpha),
+                         args.alpha))
+        return 0
     if args.gaps_only:
         gapped = gap_rows(50 if args.quick else args.gap_runs, args.alpha)
         print(gap_table(gapped, args.alpha))

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from pytest_ragate.scoring.gap_bound import GAPS
 from pytest_ragate.scoring.registry import METRICS
+from pytest_ragate.scoring.sign_flip import DRIFT_MISS, DRIFT_SHARE
 from pytest_ragate.wording.numbers import fmt_interval
 from pytest_ragate.wording.settings import standing_knob
 
@@ -154,8 +155,8 @@ def _recheck_line(halt: Halt) -> str | None:
 
 def recheck_costs(asked: int, of: int) -> str:
     return (f"every floor decided and the questions not asked bounded after {asked}, but "
-            f"asking those {asked} again to check the stop would cost as much as the "
-            f"{of - asked} left: every question was asked")
+            f"with a sample of them asked again to check it the stop would not leave half of "
+            f"the {of} unasked: every question was asked")
 
 
 def reask_failed(name: str, status: str) -> str:
@@ -180,8 +181,9 @@ def answers_held(drifts: Sequence[FloorDrift]) -> str:
     asked = max((d.pairs for d in drifts), default=0)
     moved = "; ".join(f"{d.floor} {d.toward} toward the floor, {d.away} away (p = "
                       f"{d.p:.2g})" for d in drifts if d.toward or d.away)
-    return (f"those questions asked again answered as before within their flakiness ("
-            f"{asked} re-asked{'; ' + moved if moved else ''})")
+    return (f"a sample of those questions asked again answered as before within their "
+            f"flakiness ({asked} re-asked, enough to catch a change in {DRIFT_SHARE:.0%} of "
+            f"their answers with chance ≥ {1 - DRIFT_MISS:.0%}{'; ' + moved if moved else ''})")
 
 
 def answers_changed(asked: int, changed: Sequence[FloorDrift]) -> str:
