@@ -15,6 +15,7 @@ from pytest_ragate.decision.run_decision import Arrived, decide_run
 from pytest_ragate.decision.sequential import Stopping, asking_order
 from pytest_ragate.outputs.results import read_results, results_lines
 from pytest_ragate.scoring.floor import Floor
+from pytest_ragate.scoring.gap_bound import GAPS
 from pytest_ragate.scoring.records import QuestionRecord
 from pytest_ragate.scoring.sign_flip import (
     DRIFT_MISS,
@@ -38,10 +39,10 @@ def cited(m: Member, right: bool) -> QuestionRecord:
     return scored(m).model_copy(update={"citations": 1, "citations_correct": int(right)})
 
 
-def goldset(n: int = N, seed: int = 7) -> tuple[Population, list[Member]]:
+def goldset(n: int = N, seed: int = 7, gaps: float = GAPS) -> tuple[Population, list[Member]]:
     members = [member(f"q{i:03d}", index=i) for i in range(n)]
     return population(members).model_copy(
-        update={"sequential": SequentialPlan(seed=seed, alpha=0.05)}), members
+        update={"sequential": SequentialPlan(seed=seed, alpha=0.05, gaps=gaps)}), members
 
 
 # --- the test ---------------------------------------------------------------------------------
@@ -99,8 +100,8 @@ def test_the_sample_is_the_fewest_that_catch_half_the_answers_moved() -> None:
         assert hypergeom(k, moved, s).sf(m - 1) >= 1 - DRIFT_MISS
         assert hypergeom(k, moved, s - 1).sf(m - 1) < 1 - DRIFT_MISS
     assert drift_sample(8, 0.025) == 8
-    assert reasked_size(26, 200, 0.025) == 16  # a stop must leave half the goldset unasked:
-    assert reasked_size(26, 83, 0.025) is None and reasked_size(26, 84, 0.025) == 16
+    assert reasked_size(26, 200, 0.025) == 16  # and none when that costs as much as the rest
+    assert reasked_size(26, 42, 0.025) is None and reasked_size(26, 43, 0.025) == 16
     names = [f"q{i}" for i in range(26)]
     order = reasking_order(7, "gs/ragate.toml", names)
     assert sorted(order) == sorted(names) and order != sorted(names)
@@ -208,15 +209,15 @@ def test_a_judged_floor_is_rechecked_on_its_scores() -> None:
 
 
 def test_a_stop_past_half_the_goldset_asks_the_rest_instead() -> None:
-    pop, members = goldset(n=40)
+    pop, members = goldset(n=40, gaps=0.5)  # a lax bound: at the default 40 never stop
     rows = {m.item_name: cited(m, True) for m in members}
     stopping = Stopping.of(pop, [Floor("citation_accuracy", 0.9)])  # decided after 26
     assert stopping is not None
     stopping.replay(rows, asked_again(rows))
     assert not stopping.stopped and stopping.halted is not None
     assert (stopping.halted.kind, stopping.halted.asked, stopping.halted.of) == (
-        "recheck costs", 26, 40)  # with a sample of 14 asked again, 40 calls of 40
-    assert "would not leave half of the 40 unasked" in halt_line(stopping.halted)
+        "recheck costs", 26, 40)  # a sample of 14 asked again: as many as the 14 left
+    assert "would cost as much as the 14 left" in halt_line(stopping.halted)
 
 
 # --- the replay: decide_run and the results file -------------------------------------------

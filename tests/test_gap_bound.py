@@ -13,7 +13,7 @@ from pytest_ragate.decision.sequential import Stopping, asking_order, outcome
 from pytest_ragate.goldsets.config import GoldsetConfig
 from pytest_ragate.scoring.answer_match import AnswerCheck
 from pytest_ragate.scoring.floor import Floor
-from pytest_ragate.scoring.gap_bound import GAPS, GapBound, least_gaps
+from pytest_ragate.scoring.gap_bound import FEWEST, GAPS, GapBound, least_gaps
 from pytest_ragate.scoring.records import QuestionRecord
 from pytest_ragate.wording.sequential import halt_line
 from tests.test_decision import member, population, scored
@@ -61,6 +61,15 @@ def test_its_cost_and_its_guarantee() -> None:
     assert least_gaps(400, GAPS) == 28
     n = asked_until_decided(400, alpha=0.05)
     assert math.comb(400 - 28, n) / math.comb(400, n) <= 0.05
+
+
+def test_a_goldset_too_small_for_a_share_is_never_bounded() -> None:
+    """At the default rate 100 questions tolerate 6 without a result (G0 = 7 < FEWEST): the
+    bound is never proved, so every question is asked; 101 tolerate 7, and it is proved."""
+    assert (least_gaps(100, GAPS), least_gaps(101, GAPS)) == (7, 8) and FEWEST == 8
+    assert asked_until_decided(100, alpha=0.05) == 100
+    assert asked_until_decided(101, alpha=0.05) < 40
+    assert asked_until_decided(60, 0.5, 0.05) < 10  # a laxer rate, at its own tolerance
 
 
 def rows_of(n: int) -> dict[str, QuestionRecord]:

@@ -44,8 +44,8 @@ s = 14, asked again at calls 39..52, of which calls 41-52 (12) come back wrong w
 answers were right and none the other way: p = 2^-12 <= 0.05, refused whatever the seed. With
 a lax bound (`sequential_gaps = 0.9`), k = 26 and the sample's calls end at 40: a change at
 call 41 is past the re-check and passes it (benchmarks/sequential.py measures both). When
-k + s is more than half the goldset, the stop would save too little for its chance of error,
-so the rest is asked instead (`saves_half`).
+k + s >= N, asking the sample again would cost as much as asking the rest,
+so the rest is asked instead (`cheaper_than_the_rest`).
 
 What it cannot see (docs/sequential.md): a change after call k + s - m (nothing run that
 early can know what the system does later), and a system that answers a question it has seen
@@ -77,19 +77,15 @@ class Uncompared:
 
 def reasked_size(asked: int, population: int, level: float) -> int | None:
     """How many of the `asked` questions (of `population`) re-check a stop (`drift_sample`),
-    or None when the stop, its re-check counted, would not leave half the goldset unasked
-    (`saves_half`)."""
+    or None when asking them would cost as much as asking the rest (`cheaper_than_the_rest`)."""
     size = drift_sample(asked, level)
-    return size if saves_half(asked + size, population) else None
+    return size if cheaper_than_the_rest(asked, size, population) else None
 
 
-def saves_half(calls: int, population: int) -> bool:
-    """A stop is worth its chance of error only when its calls (the questions it asked and
-    those asked again) leave at least half of the goldset unasked; otherwise every question
-    is asked and every floor decided exactly. (So a goldset of under about 95 questions, whose
-    bound on the rest needs about 30 at the default, is asked whole, and one question without
-    a result in 60 is never passed over, issue 45.)"""
-    return 2 * calls <= population
+def cheaper_than_the_rest(asked: int, again: int, population: int) -> bool:
+    """A stop after `asked` questions is checked by asking `again` of them: only when that
+    costs less than asking the rest, which then decides every floor exactly."""
+    return asked + again < population
 
 
 def reasking_order(seed: int, route: str, asked: Sequence[str],

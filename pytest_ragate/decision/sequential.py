@@ -37,7 +37,7 @@ from pytest_ragate.decision.drift import (
     Recheck,
     Uncompared,
     reasking_order,
-    saves_half,
+    cheaper_than_the_rest,
     shuffled_units,
 )
 from pytest_ragate.decision.floors import Verdict, outcome_of
@@ -70,8 +70,7 @@ class Halt:
     that could not be fed (`stuck`), floors undecided until the last question, floors
     decided before the share without a result of the rest was proved below `rate`; or a
     stop's
-    re-check (`decision/drift.py`) that would not leave half the goldset unasked (`asked` of
-    `of`), a
+    re-check (`decision/drift.py`) that would cost as much as the rest (`asked` of `of`), a
     re-asked question that was not scored (`status`), has no countable `metric` or never
     came, or answers that changed (`drifts`)."""
 
@@ -298,9 +297,8 @@ class Stopping:
 
     def _decided(self) -> None:
         """Every floor decided after `fed` questions: at the last one, the goldset was asked
-        whole; before it, a stop whose sample is asked again (`drift.drift_sample`), or none
-        when the stop, its re-check counted, would not leave half the goldset unasked: the
-        rest is asked (`drift.saves_half`)."""
+        whole; before it, a stop whose sample is asked again (`drift_sample`), or none when
+        that would cost as much as the rest: the rest is asked."""
         if self.fed == self.population:
             self.stopped_at = self.fed
             return
@@ -308,7 +306,7 @@ class Stopping:
         level = min(t.test.alpha for t in self.tracks.values())
         size = drift_sample(len({self.units.get(n, n) for n in asked}), level)
         names = reasking_order(self.seed, self.route, asked, self.units, size)
-        if not saves_half(self.fed + len(names), self.population):
+        if not cheaper_than_the_rest(self.fed, len(names), self.population):
             self.halted = Halt(kind="recheck costs", asked=self.fed, of=self.population)
         else:
             self.recheck = Recheck(asked=self.fed, names=names)

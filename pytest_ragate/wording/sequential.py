@@ -155,8 +155,8 @@ def _recheck_line(halt: Halt) -> str | None:
 
 def recheck_costs(asked: int, of: int) -> str:
     return (f"every floor decided and the questions not asked bounded after {asked}, but "
-            f"with a sample of them asked again to check it the stop would not leave half of "
-            f"the {of} unasked: every question was asked")
+            f"asking a sample of them again to check the stop would cost as much as the "
+            f"{of - asked} left: every question was asked")
 
 
 def reask_failed(name: str, status: str) -> str:
