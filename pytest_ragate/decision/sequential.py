@@ -36,8 +36,8 @@ from typing import Literal
 from pytest_ragate.decision.drift import (
     Recheck,
     Uncompared,
-    reasking_order,
     cheaper_than_the_rest,
+    reasking_order,
     shuffled_units,
 )
 from pytest_ragate.decision.floors import Verdict, outcome_of
