@@ -211,6 +211,8 @@ def grid_undecided(nulls: Sequence[float], values: Sequence[Sequence[float]], *,
                    population: int, alpha: float) -> list[float]:
     """The nulls whose test, fed its own value of each observation in order (`values[t][j]`
     for `nulls[j]`), decides neither side: one `MeanTest` per null, run side by side."""
+    if len(values) > population:
+        raise ValueError(f"{len(values)} values exceed the population of {population}")
     capital = _Capital(len(nulls), population, np.asarray(nulls, dtype=float), alpha)
     for row in values:
         ys = np.asarray(row, dtype=float)
