@@ -17,24 +17,15 @@ question item it preceded as its next item (so module fixtures stay up), reporte
 question (terminal, JUnit), its row marked
 `reasked`, which no floor counts and the controller feeds to the check. Under xdist it joins
 the worker's own list of items so its reports pass xdist's bookkeeping
-(`xdist_worker.adopt`). A process that asked its share again waits a moment for the check to
-settle (`_await_settled`: at most a second plus twice its share's time) before asking its
-next question, which a stop it confirms would skip; the wait decides nothing.
+(`xdist_worker.adopt`).
 """
 
 from __future__ import annotations
-
-import time
-from typing import TYPE_CHECKING
 
 import pytest
 
 from pytest_ragate.items.keys import AGAIN_KEY, CASE_KEY, GOLDSET_KEY, NEEDED_KEY, ROUTE_KEY
 
-if TYPE_CHECKING:
-    from pytest_ragate.items.sequential import Asking
-
-SETTLE_GRACE_S = 1.0  # how long a process waits, beyond twice its own share, for the check
 ORIGINALS_KEY = pytest.StashKey[dict[tuple[str, str], pytest.Function]]()
 ASKED_AGAIN_KEY = pytest.StashKey[set[str]]()  # routes this process has asked again
 
@@ -56,23 +47,10 @@ def ask_again_before(item: pytest.Item) -> None:
     if reask is None:
         return
     done.add(route)
-    started = time.monotonic()
     for name in reask.mine(process_id(item.config)):
         if found.reask_of(route) is None:  # settled: an answer asked again refused it
             return
         _ask_again(_original(item, route, name), item)
-    _await_settled(found, route, time.monotonic() - started)
-
-
-def _await_settled(found: Asking, route: str, took: float) -> None:
-    """After this process asked its share again: wait for the check to settle (the other
-    processes' shares), at most SETTLE_GRACE_S plus twice what this process's share took,
-    so that a stop it confirms skips this process's next question rather than asking it in
-    vain. Waiting decides nothing: when the wait runs out (a slow or dead worker), the next
-    question is asked, as before. Under -n 0 the check settled with the last answer."""
-    deadline = time.monotonic() + SETTLE_GRACE_S + 2 * took
-    while found.reask_of(route) is not None and time.monotonic() < deadline:
-        time.sleep(0.02)
 
 
 def _original(item: pytest.Item, route: str, name: str) -> pytest.Function:
