@@ -21,7 +21,8 @@ system's answers differ both ways, a drifting one's one way, and the test needs 
 the flakiness. (Its level holds for answers chosen by nothing; a stop comes when the first
 answers are good enough, so a flaky system's re-asks fall back toward its average and are
 refused more often than alpha: 13% of the re-checks of a system right 9 times in 10 on each
-question, benchmarks/sequential.py. A refusal costs questions, never a wrong decision.)
+question when all k were asked again, 0.5% with the sample, benchmarks/sequential.py. A
+refusal costs questions, never a wrong decision.)
 A floor whose p is at most its share of the error budget (the share its own sequence spends,
 alpha / floors) refuses the stop: every question is then asked and the floors are decided
 over all of them, as without `--ragate-sequential`. So does a re-ask that errored, was
