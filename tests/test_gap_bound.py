@@ -70,6 +70,11 @@ def test_a_goldset_too_small_for_a_share_is_never_bounded() -> None:
     assert asked_until_decided(100, alpha=0.05) == 100
     assert asked_until_decided(101, alpha=0.05) < 40
     assert asked_until_decided(60, 0.5, 0.05) < 10  # a laxer rate, at its own tolerance
+    small = stop(rows_of(60), 1)  # every answer right: asked whole, and the line says why
+    why = outcome(small, SequentialPlan(seed=1, alpha=0.05)).why
+    assert not small.stopped and why is not None and why.kind == "gaps unbounded"
+    assert "60 questions are too few to stop on a share: sequential_gaps = 0.07 of them is 4" \
+        in halt_line(why)
 
 
 def rows_of(n: int) -> dict[str, QuestionRecord]:

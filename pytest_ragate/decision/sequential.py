@@ -350,7 +350,7 @@ def _undecided(stopping: Stopping) -> Halt:
                   for t in stopping.tracks.values())
     if decided and stopping.gaps is not None and not stopping.gaps.decided:
         return Halt(kind="gaps unbounded", names=tuple(stopping.tracks),
-                    rate=stopping.gaps.rate)
+                    rate=stopping.gaps.rate, of=stopping.gaps.population)
     return Halt(kind="undecided", names=tuple(
         name for name, t in stopping.tracks.items()
         if t.call is None or t.questions < stopping.min_n))

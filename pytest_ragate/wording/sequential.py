@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from pytest_ragate.scoring.gap_bound import GAPS
+from pytest_ragate.scoring.gap_bound import FEWEST, GAPS, least_gaps
 from pytest_ragate.scoring.registry import METRICS
 from pytest_ragate.scoring.sign_flip import DRIFT_MISS, DRIFT_SHARE
 from pytest_ragate.wording.numbers import fmt_interval
@@ -134,7 +134,7 @@ def halt_line(halt: Halt) -> str:
     if halt.kind == "stuck" and halt.stuck is not None:
         return stuck(halt.stuck)
     if halt.kind == "gaps unbounded":
-        return gaps_unbounded(halt.rate)
+        return gaps_unbounded(halt.rate, halt.of)
     return _recheck_line(halt) or undecided(halt.names)
 
 
@@ -211,7 +211,15 @@ def gaps_below(rate: float) -> str:
             f"(sequential_gaps = {rate:.4g}: errors, unsure answers not labelled)")
 
 
-def gaps_unbounded(rate: float) -> str:
+def gaps_unbounded(rate: float, units: int = 0) -> str:
+    """Every floor decided, but the bound on the questions not asked was not proved: too few
+    asked, or (`units`, the goldset's) a goldset too small for a share (`gap_bound.FEWEST`)."""
+    tolerated = least_gaps(units, rate) - 1 if units else 0
+    if units and tolerated < FEWEST - 1:
+        return (f"every floor decided, but {units} questions are too few to stop on a share: "
+                f"sequential_gaps = {rate:.4g} of them is {tolerated} without a result, and a "
+                f"stop needs that to be {FEWEST - 1} or more: every question was asked, and "
+                "every floor decided over all of them")
     return (f"every floor decided, but the questions asked were too few to show that fewer "
             f"than {rate:.4g} of the rest lack a result (sequential_gaps = {rate:.4g}): "
             "every question was asked, and every floor decided over all of them")
