@@ -125,7 +125,10 @@ def test_ndcg_never_rewards_padding_or_partial_contexts() -> None:
     pieces = [ctx("x", 0, 0, "m2")] + [ctx(f"p{u}", u, u) for u in range(10, 14)]
     assert rank_value("ndcg@5", row("q", pieces, span)) == pytest.approx(
         ranking.dcg([0, 1, 1, 1, 1], 5) / ranking.dcg([1, 1, 1, 1], 5))
-    assert rank_value("ndcg@5", row("q", [ctx("big", 0, 39)], span)) == 0.25
+    big = row("q", [ctx("big", 0, 39)], span)
+    assert rank_value("ndcg@5", big) == 0.25
+    assert METRICS["ndcg@5"].worst("ndcg@5", big) == (
+        0.25, "q ndcg@5 0.25: 1 of the first 5 contexts relevant, the first at rank 1")
     same = [ctx(f"s{i}", 10, 19) for i in range(8)]
     assert rank_value("ndcg@3", row("q", same, span)) == 1.0
     assert rank_value("precision@10", row("q", same, span)) == 0.8  # 8 of the first 10 places

@@ -263,9 +263,11 @@ def _rank_worst(name: str, r: QuestionRecord) -> Worst | None:
     measure, k = rank_depth(name) or ("mrr", 1)
     gains = (r.context_gains or [])[:k]
     first = next((rank for rank, g in enumerate(gains, 1) if g > 0), None)
+    relevant = f"{sum(g > 0 for g in gains)} of the first {k} contexts relevant"
     where = (f"no relevant context in the first {k}" if first is None else
-             f"{sum(g > 0 for g in gains)} of the first {k} contexts relevant"
-             if measure == "precision" else f"first relevant context at rank {first}")
+             relevant if measure == "precision" else
+             f"{relevant}, the first at rank {first}" if measure == "ndcg" else
+             f"first relevant context at rank {first}")
     return value, f"{r.question_id} {name} {value:.2f}: {where}"
 
 
