@@ -594,8 +594,8 @@ FAULTY = {
     "timeout": ("[floors]\nabstention_accuracy = 0.5\n", planned({"q2": "time.sleep(30)"})),
     "xfail": ('[floors]\nevidence_recall = { min = 0.99, xfail = "known misses" }\n',
               planned({"q3": "1 / 0", "q4": "Answer.abstain()"})),
-    "everything": ('[floors]\nevidence_recall = 0.9\n"evidence_recall@5" = 0.9\n',
-                   EVERYTHING),
+    "everything": ('[floors]\nevidence_recall = 0.9\n"evidence_recall@5" = 0.9\n'
+                   '"mrr@10" = 0.5\n', EVERYTHING),
     # half a surrogate pair in an answer and a context (q1), in the system's error (q2) and
     # in the judge's reply (q3): replaced and counted, never a crash
     "odd-text": ("[floors]\nfaithfulness = 0.5\n", planned({
@@ -777,6 +777,24 @@ def test_evidence_recall_at_k_does_not_reward_returning_everything(faulty: Fault
          "floor 0.90 · n=4 spans*")
     assert {r["contexts"] for (g, _), r in faulty.rows.items() if g == "everything"} == {30}
     assert "median 30, min 30, max 30" in faulty.markdown  # the other folders return 1 or 0
+
+
+@pytest.mark.heavy
+@WORKERS_SHARED
+def test_a_rank_metric_floor_reads_each_questions_first_relevant_context(faulty: Faulty,
+                                                                          workers: str) -> None:
+    """Issue 48 item 3: q1's evidence is first found at rank 8, q3's at 6, q2's past the
+    first 10; q4 (unanswerable) is not applicable. The row keeps each context's gain."""
+    said(faulty.stdout,
+         "FAILED everything/ragate.toml::floor[mrr@10] - mrr@10 0.10 < floor 0.50 · n=3 "
+         "questions with evidence*worst: q2 mrr@10 0.00: no relevant context in the first 10; "
+         "q1 mrr@10 0.12: first relevant context at rank 8; q3 mrr@10 0.17: first relevant "
+         "context at rank 6*")
+    rows = {q: r for (g, q), r in faulty.rows.items() if g == "everything"}
+    assert rows["q1"]["context_gains"] == [0.0] * 7 + [1.0, 1.0]
+    assert "context_gains" not in rows["q4"]  # unanswerable: no context is relevant
+    props = faulty.cases["everything.ragate.toml::q1"]["props"]
+    assert props["context_gains"] == "[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0]"
 
 
 @pytest.mark.heavy
