@@ -107,7 +107,7 @@ def margin_regression(metric: str, paired: Paired, compared: Compared, held: Mar
     clusters = "conversations" if paired.by_conversation else "questions"
     level = f"{1 - alpha:.0%}"
     figures = f"{metric} {compared.then:.2f} → {compared.now:.2f} over {units}"
-    edge = f"−{held.margin:g} = −max_drop"
+    edge = f"-{held.margin:g} = -max_drop"
     tail = _paired_tail(paired.unpaired, source)
     b = held.bounds
     if b is None:
@@ -123,8 +123,8 @@ def margin_regression(metric: str, paired: Paired, compared: Compared, held: Mar
                 f"{b.upper:+.3f} < {edge}){tail}"
                 + (f" · {went}: {fmt_some(paired.dropped, NAMED_WORSE)}" if paired.dropped
                    else ""))
-    more = (f"about {plural(max(held.more, 1), clusters[:-1])} more would decide"
-            if held.more is not None else f"no number of {clusters} decides a change on the margin")
+    more = (f"about {max(held.more, 1)} more {clusters[:-1] + 's' * (held.more > 1)} "
+            "would decide" if held.more is not None else f"no number of {clusters} decides a change on the margin")
     return (f"not decided: {figures} ({change}, {level} bounds {b.lower:+.3f} to "
             f"{b.upper:+.3f} straddle {edge}): {more}" + _opted(held) + tail)
 
