@@ -109,7 +109,11 @@ def test_a_margin_turns_the_check_into_three_outcomes() -> None:
     few = check("g", "abstention_accuracy", abstaining(40, range(0)), abstaining(40, range(1)),
                 alpha=0.05, margins=margins)
     assert few.outcome == "failed" and few.margin and few.margin.call == "inconclusive"
-    assert "not decided" in few.message and "more would decide" in few.message
+    # se·√g = 0.0349·√40 = 0.221, (1.685 · 0.221 / 0.025)² = 221 questions: 181 more, rounded up
+    assert few.message.startswith("not decided: abstention_accuracy 1.00 → 0.97 over 40 "
+                                  "paired questions (change -0.025, 95% bounds -0.084 to "
+                                  "+0.034 straddle -0.05 = -max_drop): about 182 more "
+                                  "questions would decide")
     lenient = check("g", "abstention_accuracy", abstaining(40, range(0)),
                     abstaining(40, range(1)), alpha=0.05,
                     margins=Margins(max_drop=margins.max_drop, inconclusive="pass"))

@@ -124,7 +124,8 @@ def margin_regression(metric: str, paired: Paired, compared: Compared, held: Mar
                 + (f" · {went}: {fmt_some(paired.dropped, NAMED_WORSE)}" if paired.dropped
                    else ""))
     more = (f"about {max(held.more, 1)} more {clusters[:-1] + 's' * (held.more > 1)} "
-            "would decide" if held.more is not None else f"no number of {clusters} decides a change on the margin")
+            "would decide" if held.more is not None
+            else f"no number of {clusters} decides a change on the margin")
     return (f"not decided: {figures} ({change}, {level} bounds {b.lower:+.3f} to "
             f"{b.upper:+.3f} straddle {edge}): {more}" + _opted(held) + tail)
 
