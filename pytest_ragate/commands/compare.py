@@ -49,7 +49,8 @@ def command(baseline: str, results: Path, alpha: float | None, min_n: int | None
     BASELINE is a results file or a history file (`PATH:LINE` for one line), as for
     `--ragate-baseline`. The check is the gate's, with the gate's settings as pytest reads
     them here. Prints the same table as the gate and exits 1 on a significant drop (or a
-    judge change not accepted, or a check refused by ragate_min_n).
+    judge change not accepted, a check refused by ragate_min_n, or a metric the goldset's
+    `[regression] max_drop` names worse than its margin or not decided).
 
     \b
     Example:
