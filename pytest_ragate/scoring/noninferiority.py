@@ -2,7 +2,7 @@
 non-inferiority margin (`[regression] max_drop`, decision/margins.py), and how many more
 paired units would decide the check.
 
-The clusters are those the regression check pairs (`pairing.pair_clusters`): a question, or
+The clusters are those the regression check pairs (`pairing.discordant_clusters`, `pairing.pair`): a question, or
 a whole conversation, so the two runs' answers to one question (one conversation) move
 together, as in the check's paired bootstrap. Two cases, one rule: the change's bounds are
 Δ ∓ t·se with Student's t (1 − alpha) quantile on g − 1 degrees of freedom over g clusters,
@@ -17,10 +17,11 @@ Statistical Hypotheses of Equivalence and Noninferiority", 2nd ed. 2010, chapter
   Statistics in Medicine 17, 1998, 891-908; Nam, Biometrics 53, 1997): the discordant
   probabilities are re-estimated by maximum likelihood under change = −margin, and
   Var0 = (p̃_worse + p̃_better − margin²)/N over N units. The Wald variance at the observed
-  change is not used: it shrinks with the drop it measures and passed 6% of runs at the margin
-  in benchmarks/noninferiority.py. Units clustered in questions or conversations multiply
-  Var0 by the design effect: the cluster-robust variance of the change (below) over the
-  variance the same units would have were they independent, at least 1.
+  change is not used: it shrinks with the drop it measures, and passed 6.15% of runs at the
+  margin in the units cell of benchmarks/noninferiority.py (benchmarks/README.md). Units
+  clustered in questions or conversations multiply Var0 by the design effect: the
+  cluster-robust variance of the change (below) over the variance the same units would have
+  were they independent, at least 1.
 - Scores (a ratio per cluster, `(a, b, c, d)`: the baseline's numerator and denominator and
   this run's): the change Δ = Σc/Σd − Σa/Σb with the cluster-robust (linearised, "sandwich")
   variance of a ratio estimator (Cochran, "Sampling Techniques", 3rd ed. 1977, section 6.3):
@@ -31,7 +32,6 @@ cluster σ = se·√g staying as they are, a bound clears −margin once t·σ/�
 so G = (t·σ / |Δ + margin|)² clusters decide and about G − g more would (no number does at
 Δ = −margin).
 """
-
 
 from __future__ import annotations
 
