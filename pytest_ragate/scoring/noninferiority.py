@@ -3,8 +3,8 @@ non-inferiority margin (`[regression] max_drop`, decision/margins.py), and how m
 paired units would decide the check.
 
 The clusters are those the regression check pairs (`pairing.discordant_clusters`,
-`pairing.pair`): a question, or a whole conversation, so the two runs' answers to one question (one conversation) move
-together, as in the check's paired bootstrap. Two cases, one rule: the change's bounds are
+`pairing.pair`): a question, or a whole conversation, so the two runs' answers to one
+question (one conversation) move together, as in the check's paired bootstrap. Two cases, one rule: the change's bounds are
 Δ ∓ t·se with Student's t (1 − alpha) quantile on g − 1 degrees of freedom over g clusters,
 and the check is non-inferior when the lower bound lies above −margin (Wellek, "Testing
 Statistical Hypotheses of Equivalence and Noninferiority", 2nd ed. 2010, chapter 2: reject
