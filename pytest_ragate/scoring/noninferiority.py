@@ -4,11 +4,12 @@ paired units would decide the check.
 
 The clusters are those the regression check pairs (`pairing.discordant_clusters`,
 `pairing.pair`): a question, or a whole conversation, so the two runs' answers to one
-question (one conversation) move together, as in the check's paired bootstrap. Two cases, one rule: the change's bounds are
-Δ ∓ t·se with Student's t (1 − alpha) quantile on g − 1 degrees of freedom over g clusters,
-and the check is non-inferior when the lower bound lies above −margin (Wellek, "Testing
-Statistical Hypotheses of Equivalence and Noninferiority", 2nd ed. 2010, chapter 2: reject
-"worse by the margin or more"), worse when the upper bound lies below it.
+question (one conversation) move together, as in the check's paired bootstrap. Two cases,
+one rule: the change's bounds are Δ ∓ t·se with Student's t (1 − alpha) quantile on g − 1
+degrees of freedom over g clusters, and the check is non-inferior when the lower bound lies
+above −margin (Wellek, "Testing Statistical Hypotheses of Equivalence and Noninferiority",
+2nd ed. 2010, chapter 2: reject "worse by the margin or more"), worse when the upper bound
+lies below it.
 
 - Right-or-wrong units (`binary_bounds`): each cluster brings its units right → wrong
   (`worse`), wrong → right (`better`) and its units. se is the score test's standard error
