@@ -158,3 +158,11 @@ def test_regression_table_one_error_per_bad_key(tmp_path: Path) -> None:
     assert any(f.startswith("regression.inconclusive:") for f in found)
     assert RegressionConfig.model_validate({"max_drop": {"faithfulness": 0.05}}).max_drop == {
         "faithfulness": 0.05}
+
+
+def test_a_margin_check_names_its_test_not_a_p_value() -> None:
+    found = check("g", "abstention_accuracy", abstaining(400, range(0)),
+                  abstaining(400, range(6)), alpha=0.05,
+                  margins=Margins(max_drop={"abstention_accuracy": 0.05}))
+    assert found.test == "non-inferiority, max_drop 0.05"
+    assert found.p_value is None and found.detects is None

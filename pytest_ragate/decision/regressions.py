@@ -53,7 +53,7 @@ class Regression:
 
     goldset: str
     metric: str
-    test: str  # MCNEMAR or BOOTSTRAP
+    test: str  # MCNEMAR or BOOTSTRAP; with a margin, `wording.margin_test`
     outcome: RegressionOutcome
     message: str
     pairs: int = 0  # paired questions both runs scored
@@ -209,14 +209,13 @@ def check(goldset: str, metric: str, base: Mapping[str, QuestionScores],
     if margins is not None and metric in margins.max_drop and call != "refused":
         held = check_margin(paired, base, current, metric=metric, alpha=alpha,
                             margin=margins.max_drop[metric], inconclusive=margins.inconclusive)
-        return Regression(goldset=goldset, metric=metric, test=test,
+        # its test is the margin's (no p-value of a significance test decides it)
+        return Regression(goldset=goldset, metric=metric, test=wording.margin_test(held),
                           outcome="passed" if held.passed else "failed",
                           message=wording.margin_regression(metric, paired, compared, held,
                                                             alpha=alpha, source=source),
                           pairs=paired.questions, baseline=compared.then,
-                          current=compared.now, p_value=compared.p_value,
-                          detects=compared.detects, dropped=tuple(paired.dropped),
-                          margin=held)
+                          current=compared.now, dropped=tuple(paired.dropped), margin=held)
     return Regression(goldset=goldset, metric=metric, test=test,
                       outcome="passed" if call == "held" else "failed",
                       message=wording.regression(metric, test, paired, compared, call,
