@@ -166,3 +166,13 @@ def test_a_margin_check_names_its_test_not_a_p_value() -> None:
                   margins=Margins(max_drop={"abstention_accuracy": 0.05}))
     assert found.test == "non-inferiority, max_drop 0.05"
     assert found.p_value is None and found.detects is None
+
+
+def test_margins_ride_the_wire_to_the_xdist_controller() -> None:
+    # a worker's collection reaches the controller as JSON (`Collected`): the margins with it
+    from pytest_ragate.decision.population import Population
+
+    sent = Population(route="gs/ragate.toml", goldset="gs", eval_version="1", questions=[],
+                      anchors=[], max_drop={"citation_accuracy": 0.02}, inconclusive="pass")
+    got = Population.model_validate_json(sent.model_dump_json())
+    assert got.margins == Margins(max_drop={"citation_accuracy": 0.02}, inconclusive="pass")
