@@ -303,6 +303,22 @@ def test_baseline_regression_is_a_test_case_with_its_p_value(
                                               "questions are fewer than ragate_min_n = 20*"
                                               "h.jsonl:1*"])
 
+    # with a margin (`[regression] max_drop`) the gate and `ragate compare` hold the metric to
+    # "no worse than the baseline by more than 0.05": 1.00 → 0.00 is worse, surely
+    (pytester.path / "pytest.toml").unlink()
+    config = pytester.path / "gs" / "ragate.toml"
+    config.write_text(config.read_text()
+                      + "\n[regression]\nmax_drop = { abstention_accuracy = 0.05 }\n")
+    margin = pytester.runpytest("-p", "no:cacheprovider", "gs", "--ragate-baseline=base.jsonl")
+    margin.assert_outcomes(passed=12, failed=2, skipped=2)
+    worse = ("*worse than the margin: abstention_accuracy 1.00 → 0.00 over 12 paired questions "
+             "(change -1.000, 95% upper bound *< -0.05 = -max_drop) · against *base.jsonl*"
+             "got worse: u00, u01*")
+    margin.stdout.fnmatch_lines([worse])
+    compared = CliRunner().invoke(main, ["compare", "base.jsonl", "n0.jsonl"])
+    assert compared.exit_code == 1, compared.output
+    pytest.LineMatcher(compared.output.splitlines()).fnmatch_lines([worse])
+
 
 def test_a_bad_baseline_is_a_usage_error_before_anything_runs(pytester: pytest.Pytester) -> None:
     write_goldset(pytester.path / "gs")

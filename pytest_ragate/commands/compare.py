@@ -21,6 +21,7 @@ from pytest_ragate.commands.saved import saved_file, signed_reads
 
 if TYPE_CHECKING:
     from pytest_ragate.decision.goldset_run import GoldsetRun
+    from pytest_ragate.decision.margins import Margins
     from pytest_ragate.outputs.saved_runs import SavedFile
     from pytest_ragate.scoring.pairing import BaselineRun
 
@@ -48,7 +49,8 @@ def command(baseline: str, results: Path, alpha: float | None, min_n: int | None
     BASELINE is a results file or a history file (`PATH:LINE` for one line), as for
     `--ragate-baseline`. The check is the gate's, with the gate's settings as pytest reads
     them here. Prints the same table as the gate and exits 1 on a significant drop (or a
-    judge change not accepted, or a check refused by ragate_min_n).
+    judge change not accepted, a check refused by ragate_min_n, or a metric the goldset's
+    `[regression] max_drop` names worse than its margin or not decided).
 
     \b
     Example:
@@ -66,11 +68,14 @@ def command(baseline: str, results: Path, alpha: float | None, min_n: int | None
     rules = rules_of({**gate, "alpha": gate["alpha"] if alpha is None else alpha,
                       "min_n": gate["min_n"] if min_n is None else min_n,
                       "accept_judge": accept_judge}, baseline=base)
-    runs = _runs(_current(results), project, goldset_paths)
+    saved = _current(results)
+    runs = _runs(saved, project, goldset_paths)
+    margins = _margins(project, goldset_paths, saved)
     for run in runs:
         run.regressions = run_regressions(run, base, rules,
                                           judge_spec=project.settings.judge.judge,
-                                          accept_flag="--accept-judge")
+                                          accept_flag="--accept-judge",
+                                          margins=margins.get(run.name))
     click.echo(regressions_table(runs, "simple"))
     for line in corpus_lines(runs):
         click.echo(line)
@@ -134,6 +139,26 @@ def _runs(saved: SavedFile, project: Project,
     for run in runs.values():
         run.evidence_docs = evidence.get(run.name, {})
     return list(runs.values())
+
+
+def _margins(project: Project, goldset_paths: tuple[Path, ...], saved: SavedFile,
+             ) -> dict[str, Margins]:
+    """By goldset name: its `[regression]` margins, from each goldset found (as
+    `_evidence_docs` finds them); a goldset not found is checked without margins, one whose
+    ragate.toml is malformed stops the command (a mistyped margin is never dropped)."""
+    from pytest_ragate.decision.margins import Margins
+    from pytest_ragate.goldsets.config import read_config
+    from pytest_ragate.problems import GoldsetError
+
+    found: dict[str, Margins] = {}
+    for path in _goldset_configs(saved, project, goldset_paths):
+        try:
+            config = read_config(path)
+        except GoldsetError as error:
+            raise click.ClickException(str(error)) from None
+        found.setdefault(config.name or path.parent.name, Margins(
+            max_drop=config.regression.max_drop, inconclusive=config.regression.inconclusive))
+    return found
 
 
 def _evidence_docs(saved: SavedFile, project: Project, goldset_paths: tuple[Path, ...],

@@ -424,7 +424,8 @@ class Goldset:
         and xfail reasons are left out, so re-deciding after a floor changes (or an anchor is
         promoted) stays possible, and so are `system` (who answers is not what is asked),
         `sequential` (nor is the order it is asked in), `[judge] optional` (which judged
-        floors may go unjudged is a rule of the decision, as a floor is) and `[audit]` (what
+        floors may go unjudged is a rule of the decision, as a floor is), `[regression]`
+        (nor is a margin against the baseline) and `[audit]` (what
         `ragate audit` reports is not what is asked);
         sealed answers count by their sealed file, so a run with
         the key and one without agree."""
@@ -436,7 +437,7 @@ class Goldset:
 
         add("config", self.config.model_dump(mode="json", exclude={
             "floors": True, "system": True, "sequential": True, "judge": {"optional"},
-            "audit": True}))
+            "audit": True, "regression": True}))
         add("corpus", self.corpus.content_hash)
         if self.sealed:
             add("sealed", hashlib.sha256(locate_sealed(

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_ragate.decision.margins import Margins
 from pytest_ragate.decision.population import Collected, FloorSpec, Population, anchor_name
 from pytest_ragate.goldsets.anchors import AnchorEntry, Cut, NoCut, NoDistance
 from pytest_ragate.goldsets.loader import (
@@ -645,7 +646,9 @@ def collected(items: Iterable[pytest.Item]) -> Collected:
             estimate="ppi" if goldset.estimate == "ppi" else "judge",
             judge=_configured_judge(item_config), judge_fixture=judge_fixtures[route],
             sequential=plan_of(item_config, goldset),
-            files=goldset_files(goldset, item_config.rootpath)))
+            files=goldset_files(goldset, item_config.rootpath),
+            margins=Margins(max_drop=goldset.config.regression.max_drop,
+                            inconclusive=goldset.config.regression.inconclusive)))
     return Collected(floors=floors, populations=populations)
 
 
