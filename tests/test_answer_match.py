@@ -724,3 +724,50 @@ def test_a_word_the_rule_does_not_recognise_as_plain_leaves_a_stated_fact_unsure
 def test_a_plain_statement_of_the_facts_stays_right(expected: Expectation, answer: str) -> None:
     check = check_answer(answer, expected, similarity=0.9)
     assert check.outcome == "right", check.why
+
+
+# --- each fact in its role (`_swapped`) ----------------------------------------------------------
+
+RETRO = Expectation(facts=["Priya", "Tom"],
+                    gist="Priya chaired the retro and Tom took the minutes.",
+                    question="Who chaired the sprint retro and who took the minutes?")
+LAMP = Expectation(facts=["25 euros", "12.50 euros"],
+                   gist="It sells for 25 euros and costs 12.50 euros to make.",
+                   question="What does the desk lamp sell for, and what does it cost to make?")
+DIGITS = Expectation(facts=[["under 1 percent", "/(under|below)\\s?(one|1)\\s?(percent|%)/"],
+                            "1.4 percent"],
+                     gist="Under one percent on TI-digits; about 1.4 percent on the meeting "
+                          "digits.", question="What digit error rates are reported?")
+
+
+@pytest.mark.parametrize(("expected", "answer", "word"), [
+    (RETRO, "Tom chaired the retro and Priya took the minutes.", "chaired"),
+    (RETRO, "Minutes: Priya. Chair: Tom.", "minutes"),  # a label and its value across a colon
+    (RETRO, "Priya took the minutes; Tom chaired.", "took"),
+    (LAMP, "It sells for 12.50 euros and costs 25 euros to make.", "sells"),
+    (LAMP, "Costs 25 euros to make, sells for 12.50 euros.", "costs"),
+    (DIGITS, "About 1.4 percent on TI-digits and under one percent on the meeting digits.", "ti"),
+])
+def test_facts_that_swap_roles_are_never_right(expected: Expectation, answer: str,
+                                               word: str) -> None:
+    check = check_answer(answer, expected, similarity=0.9)
+    assert (check.outcome, f'"{word}" goes with fact' in check.why) == ("unsure", True), \
+        check.why
+    assert "swapped" in check_answer(answer, replace(expected, plain=False),
+                                     similarity=0.9).why  # not the plain-statement check's
+
+
+@pytest.mark.parametrize(("expected", "answer"), [
+    (RETRO, "Priya chaired the retro and Tom took the minutes."),
+    (RETRO, "Tom took the minutes; Priya chaired."),  # reordered, each word with its fact
+    (RETRO, "Tom took the minutes and Priya chaired the retro."),
+    (RETRO, "Chair: Priya. Minutes: Tom."),
+    (LAMP, "It costs 12.50 euros to make and sells for 25 euros."),
+    (Expectation(facts=["20 percent", "3 months"], question="What cut, for how long?",
+                 gist="Every department has to cut 20 percent, for 3 months."),
+     "A 20 percent cut in every department for 3 months."),  # facts of different kinds
+])
+def test_facts_reordered_with_their_roles_stay_right(expected: Expectation,
+                                                     answer: str) -> None:
+    check = check_answer(answer, expected, similarity=0.9)
+    assert check.outcome == "right", check.why

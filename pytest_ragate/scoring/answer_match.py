@@ -101,6 +101,7 @@ from pytest_ragate.scoring.answer_text import (
     CONTRASTS,
     OPENERS,
     QUALIFIED,
+    UNITS,
     Fact,
     Folded,
     Occurrence,
@@ -273,6 +274,7 @@ def check_answer(text: str | None, expected: Expectation, *, similarity: float |
         return AnswerCheck(outcome="unsure", why=f"states {numbered(both)} and denies "
                            f"{'them' if len(both) > 1 else 'it'} elsewhere: review it", **made)
     doubt = _doubt(answer, context) or _hedged(answer, gist, expected, stated) or \
+        _swapped(answer, gist, expected) or \
         (_modified(answer, context, stated) or _unplain(answer, context)
          if expected.plain else "")
     if doubt:
@@ -403,6 +405,135 @@ def _hedged(answer: Folded, gist: Folded, expected: Expectation,
             gist.refused(i) for i in range(len(gist.tokens))):
         return ("asks, or says beside the facts that it cannot confirm something: review it")
     return ""
+
+
+Spans = list[list[tuple[int, int]]]  # per fact, the token spans of its occurrences in a text
+ROLE_REACH = 2  # tokens between a fact and a word beside it that says its role (`sells for 25`)
+
+
+def _swapped(answer: Folded, gist: Folded, expected: Expectation) -> str:
+    """Why an answer that states two or more facts of one kind (two names, two amounts in
+    one unit) may give them each other's roles: a word of the gist attached to one of them
+    there (`_attached`: `chaired` to `Priya` in `Priya chaired the retro and Tom took the
+    minutes`; `sells` to `25 euros` in `It sells for 25 euros and costs 12.50 euros to make`)
+    stands in the answer attached to the other (`Tom chaired the retro and Priya took the
+    minutes`; `Minutes: Priya. Chair: Tom.`). An answer that reorders the facts with their
+    words (`Tom took the minutes; Priya chaired`) keeps each word with its fact. The rule finds
+    each fact as a value or a name; which role it fills only the words beside it say, so a
+    word that moved to another fact of its kind leaves the answer unsure, named with both
+    facts. Empty when none moved (or with one fact)."""
+    if len(expected.facts) < 2:
+        return ""
+    kinds = [_kinds(f) for f in expected.facts]
+    said: Spans = [_spans(gist, f) for f in expected.facts]
+    given: Spans = [_spans(answer, f) for f in expected.facts]
+    roles: dict[str, set[int]] = {}
+    for j in _role_words(gist, said):
+        there = _attached(gist, j, said)
+        roles.setdefault(gist.keys[j], set()).update([] if there is None else [there])
+    for j in _role_words(answer, given):
+        here = _attached(answer, j, given)
+        for word, facts in roles.items():
+            if here is None or len(facts) != 1 or not _same_word(answer.keys[j], word):
+                continue
+            there = next(iter(facts))
+            if there != here and _interchangeable(kinds[here], kinds[there]):
+                return (f"\"{answer.tokens[j].text}\" goes with fact {here + 1} in the answer "
+                        f"but with fact {there + 1} in the expected answer: are the facts' roles "
+                        "swapped? review it")
+    return ""
+
+
+def _spans(folded: Folded, fact: Fact) -> list[tuple[int, int]]:
+    """The token spans of the fact's occurrences in a text: of its written alternatives where
+    one occurs (a regular expression's match may take in the words around the value: `price
+    of 25`), else of its regular expressions."""
+    alts = alternatives(fact)
+    for wanted in ([a for a in alts if a.pattern is None], [a for a in alts if a.pattern]):
+        spans = [(o.first, max(o.first, o.last)) for alt in wanted for o in folded.find(alt)
+                 if o.first < len(folded.tokens)]
+        if spans:
+            return spans
+    return []
+
+
+def _kinds(fact: Fact) -> set[str]:
+    """What a fact is, as far as another could take its place: an amount in its unit
+    (`number eur`; `number` alone where it has none, `number ?` for a regular expression
+    that holds a digit), a weekday, a month, or a name (any other word)."""
+    found: set[str] = set()
+    for text, alt in zip([fact] if isinstance(fact, str) else fact, alternatives(fact),
+                         strict=True):
+        if alt.pattern is not None:
+            found.add("number ?" if alt.numeric else "name")
+            continue
+        folded = tokens(text)
+        numbers = [i for i, t in enumerate(folded) if t.number]
+        if numbers:
+            after = folded[numbers[-1] + 1:numbers[-1] + 2]
+            found.add(f"number {after[0].text if after else ''}".strip())
+        else:
+            found.add(next((c for t in folded if (c := closed_class(t))), "name"))
+    return found
+
+
+def _interchangeable(a: set[str], b: set[str]) -> bool:
+    """Whether facts of these kinds (`_kinds`) could take each other's place: they share a
+    kind, or one is a number a regular expression gives and the other a number."""
+    return bool(a & b) or any({x, y} & {"number ?"} and x[:6] == y[:6] == "number"
+                              for x in a for y in b)
+
+
+def _role_words(folded: Folded, spans: Spans) -> list[int]:
+    """The tokens of a text that may say a fact's role: words (not values, not units)
+    outside every fact's occurrence, that are not function words (`STOPWORDS`, `PLAIN`)."""
+    inside = {i for occ in spans for first, last in occ for i in range(first, last + 1)}
+    return [j for j, t in enumerate(folded.tokens) if j not in inside and t.kind == "word"
+            and not t.number and t.text not in STOPWORDS | PLAIN | UNITS
+            and len(folded.keys[j]) > 1]
+
+
+def _attached(folded: Folded, j: int, spans: Spans) -> int | None:
+    """The fact (0-based) token `j` is attached to: of the facts with an occurrence within
+    `ROLE_REACH` tokens of it in its comma-separated part (else in its sentence, a sentence
+    ending in a colon read with the next: `Chair: Tom`), the one strictly nearest; None when
+    no fact is that near or two are as near."""
+    groups = _sentences(folded)
+    for scope in ("part", "sentence"):
+        def same(i: int, scope: str = scope) -> bool:
+            if scope == "part":
+                return folded.tokens[i].part == folded.tokens[j].part
+            return groups[i] == groups[j]
+
+        near: dict[int, int] = {}
+        for fact, occ in enumerate(spans):
+            gaps = [first - j if j < first else j - last for first, last in occ
+                    if same(first if j < first else last)]
+            if gaps and min(gaps) <= ROLE_REACH:
+                near[fact] = min(gaps)
+        if near:
+            best = min(near.values())
+            nearest = [fact for fact, gap in near.items() if gap == best]
+            return nearest[0] if len(nearest) == 1 else None
+    return None
+
+
+def _sentences(folded: Folded) -> list[int]:
+    """Each token's sentence, a sentence that ends in a colon joined to the next (`Minutes:
+    Priya`)."""
+    out: list[int] = []
+    group = 0
+    for i, token in enumerate(folded.tokens):
+        if i and token.clause != folded.tokens[i - 1].clause:
+            between = folded.plain[folded.tokens[i - 1].end:token.start]
+            group += 0 if between.strip() == ":" else 1
+        out.append(group)
+    return out
+
+
+def _same_word(a: str, b: str) -> bool:
+    """The same word as compared, or one a longer form of the other (`chair`, `chaired`)."""
+    return a == b or (min(len(a), len(b)) >= 4 and (a.startswith(b) or b.startswith(a)))
 
 
 # the closed class of words that modify no fact beside it: copulas, auxiliaries, pronouns,
