@@ -92,6 +92,7 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -353,9 +354,55 @@ def _longer_names(answer: Folded, fact: Fact, known: set[str]) -> set[str]:
 
 
 def _known(word: str, known: set[str]) -> bool:
-    """Whether the gist or the question has `word`, or a longer form of it (`work`,
-    `worked`)."""
-    return word in known or (len(word) >= 4 and any(k.startswith(word) for k in known))
+    """Whether the gist or the question has `word`, a longer form of it (`work`, `worked`),
+    another inflection of the same word (`sells`, `selling`; `approve`, `approved`;
+    `cancel`, `cancelled`: `_bases`) or its other spelling (`colour`, `color`)."""
+    if word in known or (len(word) >= 4 and any(k.startswith(word) for k in known)):
+        return True
+    return bool(_bases(word) & _known_bases(frozenset(known)))
+
+
+INFLECTIONS = ("ing", "ied", "ies", "ed", "es", "s", "d")  # suffixes of tense and number
+
+
+def _bases(word: str) -> set[str]:
+    """The forms `word` may be an inflection of, by English's regular suffixes of tense and
+    number only (`-s`, `-es`, `-ed`, `-d`, `-ing`, `-ies`/`-ied` for `-y`, a final `e`
+    dropped, a final consonant doubled), and its American spelling (`colour` → `color`,
+    `organise` → `organize`): never a suffix that changes what the word says (`-er`, `-less`,
+    `-ly`) nor a prefix (`un-`)."""
+    spelt = _american(word)
+    found = {word, spelt}
+    for form in (word, spelt):
+        for suffix in INFLECTIONS:
+            stem_ = form[:-len(suffix)]
+            if not form.endswith(suffix) or len(stem_) < 3:
+                continue
+            if suffix in ("ied", "ies"):
+                found.add(stem_ + "y")
+                continue
+            found |= {stem_, stem_ + "e"}
+            if len(stem_) > 3 and stem_[-1] == stem_[-2] and stem_[-1] not in "aeiouls":
+                found.add(stem_[:-1])  # planned, cancelled: plan, cancel
+            if len(stem_) > 3 and stem_[-1] == stem_[-2] == "l":
+                found.add(stem_[:-1])
+    return found
+
+
+def _american(word: str) -> str:
+    """A British spelling as American (`colour`, `favourite`, `organise`, `analyse`): the
+    suffix and the `-our` of words of six letters or more."""
+    if len(word) < 6:
+        return word
+    word = re.sub(r"(?<=[^aeiou])our", "or", word)
+    return re.sub(r"(?<=[a-z]{3})is(e|ed|es|ing|ation)$", r"iz\1",
+                  re.sub(r"(?<=[a-z]{3})ys(e|ed|es|ing)$", r"yz\1", word))
+
+
+@lru_cache(maxsize=256)
+def _known_bases(known: frozenset[str]) -> frozenset[str]:
+    """The forms the gist's and question's words may be inflections of (`_bases`)."""
+    return frozenset(b for k in known for b in _bases(k))
 
 
 def _qualified(found_in: list[list[Occurrence]], missing: list[int]) -> tuple[str, str] | None:
