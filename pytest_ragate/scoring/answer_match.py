@@ -616,7 +616,12 @@ PLAIN = (NEUTRAL - {"can", "could", "will", "would", "shall", "should", "must", 
      "said", "told", "stated", "explained", "noted", "mentioned", "answered", "replied",
      "added", "confirmed", "announced", "wrote", "chose", "chosen", "picked", "decided",
      "agreed", "set", "named", "called", "gave", "given", "made", "drew", "drawn", "sketched",
-     "described", "noticed", "ordered", "bought", "placed"])
+     "described", "noticed", "ordered", "bought", "placed",
+     # more verbs that report a statement, in the past and as a participle (`saying`)
+     "recalled", "recounted", "remarked", "observed", "clarified", "specified", "indicated",
+     "stressed", "emphasised", "emphasized", "repeated", "reiterated", "saying", "telling",
+     "stating", "explaining", "noting", "mentioning", "answering", "replying", "adding",
+     "confirming", "describing", "recalling"])
 
 
 def _modified(answer: Folded, context: _Context, stated: list[list[Occurrence]]) -> str:
