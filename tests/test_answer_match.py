@@ -746,6 +746,7 @@ DIGITS = Expectation(facts=[["under 1 percent", "/(under|below)\\s?(one|1)\\s?(p
     (RETRO, "Priya took the minutes; Tom chaired.", "took"),
     (LAMP, "It sells for 12.50 euros and costs 25 euros to make.", "sells"),
     (LAMP, "Costs 25 euros to make, sells for 12.50 euros.", "costs"),
+    (LAMP, "Selling price 12.50 euros, cost to make 25 euros.", "selling"),
     (DIGITS, "About 1.4 percent on TI-digits and under one percent on the meeting digits.", "ti"),
 ])
 def test_facts_that_swap_roles_are_never_right(expected: Expectation, answer: str,
@@ -757,11 +758,25 @@ def test_facts_that_swap_roles_are_never_right(expected: Expectation, answer: st
                                      similarity=0.9).why  # not the plain-statement check's
 
 
+@pytest.mark.parametrize("answer", [
+    "Tom and Priya chaired and took the minutes.",  # respectively? which is which
+    "Tom and Priya: chair and minutes.",
+    "Tom, Priya.",
+])
+def test_facts_with_roles_side_by_side_out_of_the_gists_order_are_never_right(
+        answer: str) -> None:
+    check = check_answer(answer, RETRO, similarity=0.9)
+    assert (check.outcome, "side by side" in check.why) == ("unsure", True), check.why
+
+
 @pytest.mark.parametrize(("expected", "answer"), [
     (RETRO, "Priya chaired the retro and Tom took the minutes."),
     (RETRO, "Tom took the minutes; Priya chaired."),  # reordered, each word with its fact
     (RETRO, "Tom took the minutes and Priya chaired the retro."),
     (RETRO, "Chair: Priya. Minutes: Tom."),
+    (RETRO, "Priya and Tom."),  # side by side in the gist's order
+    (RETRO, "Tom took the minutes, and Priya chaired the retro."),  # `, and`: two clauses
+    (LAMP, "It costs 12.50 euros to make, and it sells for 25 euros."),
     (LAMP, "It costs 12.50 euros to make and sells for 25 euros."),
     (Expectation(facts=["20 percent", "3 months"], question="What cut, for how long?",
                  gist="Every department has to cut 20 percent, for 3 months."),
@@ -771,3 +786,28 @@ def test_facts_reordered_with_their_roles_stay_right(expected: Expectation,
                                                      answer: str) -> None:
     check = check_answer(answer, expected, similarity=0.9)
     assert check.outcome == "right", check.why
+
+
+OFFICE = Expectation(facts=["Lisbon"], gist="The board approves the Lisbon office and its colour "
+                     "scheme.", question="Which office does the board back?")
+
+
+@pytest.mark.parametrize("answer", [
+    "The board approved the Lisbon office.",  # -ed
+    "The board is approving the Lisbon office and its color scheme.",  # -ing, US spelling
+    "Lisbon: the board approves offices and colours.",  # -s
+])
+def test_the_gists_words_in_another_inflection_or_spelling_stay_right(answer: str) -> None:
+    check = check_answer(answer, OFFICE, similarity=0.9)
+    assert check.outcome == "right", check.why
+
+
+@pytest.mark.parametrize(("answer", "word"), [
+    ("The board disapproved the Lisbon office.", "disapproved"),  # a prefix is no inflection
+    ("The board approver backs the Lisbon office.", "approver"),  # nor is -er
+    ("The board backs the Lisbon office colourless.", "colourless"),  # nor -less
+])
+def test_a_suffix_or_prefix_that_changes_the_word_leaves_it_unsure(answer: str,
+                                                                    word: str) -> None:
+    check = check_answer(answer, OFFICE, similarity=0.9)
+    assert (check.outcome, f'"{word}" is a word' in check.why) == ("unsure", True), check.why

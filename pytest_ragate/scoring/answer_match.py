@@ -40,6 +40,10 @@ An answer is checked in this order (`check_answer`; the folding and the search a
      Harkema et al., J. Biomed. Inform. 2009, scoped to the sentence) where the gist does not
      hedge what that sentence states; a sentence opens with `Or` (`It was Alice. Or maybe
      Bob.`); or a refusal or a question stands beside the facts;
+   - it may **swap the facts' roles** (`_swapped`): with two facts of one kind (two names,
+     two amounts in one unit), a word of the gist beside one of them (`chaired` in `Priya
+     chaired the retro and Tom took the minutes`) stands in the answer beside the other
+     (`Tom chaired the retro and Priya took the minutes`; `Minutes: Priya. Chair: Tom.`);
    - it is **not a plain statement** (`Expectation.plain`, on by default): a word beside
      a fact qualifies it (`_modified`), or any word of the answer is neither a fact's, the
      gist's, the question's nor on the allow-list `PLAIN` (`_unplain`);
@@ -55,9 +59,10 @@ Right is an allow-list, not the absence of a known trigger (`Expectation.plain`,
 unless a caller turns it off): the lists of negations, bounds and hedges above can never be
 complete (`far from 30 days`, `north of 47 minutes`, `a common misconception`, `stop short
 of saying`, `tops out at 8 workers` each escaped them), so an answer is right only where the
-rule positively recognises each of its words: a fact's, the gist's, the question's, or one of
-the closed list `PLAIN` (function words that do not bound or hedge, and verbs that report or
-record a statement or a decision). Any other word leaves it unsure and is named
+rule positively recognises each of its words: a fact's, the gist's, the question's (or
+another inflection or spelling of one of theirs: `_known`), or one of the closed list
+`PLAIN` (function words that do not bound or hedge, and verbs that report or record a
+statement or a decision). Any other word leaves it unsure and is named
 (`_unplain`). Before that, the words that can modify a fact by position are read, so that
 the reason names the modifier (`_modified`): the word right after the fact (and the one
 beyond it when that word links: `or newer`), a linking word right before it and the word
@@ -66,8 +71,8 @@ before that (`north of`), and a concessive or contrastive word opening its claus
 trigger list and scopes it to the clause; here the list is turned over: a word that is not
 known to be plain is the trigger, wherever it stands. Measured by
 `benchmarks/answer_match.py` (`--not-plain` for the rule without it): no wrong answer of the
-four adversarial sets (1,022) counted right, against 27 of the third's 193 without it; but
-39.7% of the 335 labelled answers are unsure (133, against 49 without it), and 47.8% of the
+five adversarial sets (1,444) counted right, against 27 of the third's 193 without it; but
+40.0% of the 335 labelled answers are unsure (134, against 49 without it), and 47.8% of the
 67 held-out ones (32, against 8), over the 15% issue 34 set: a right answer in words the
 gist lacks is left to a person's label.
 
@@ -455,7 +460,7 @@ def _hedged(answer: Folded, gist: Folded, expected: Expectation,
 
 
 Spans = list[list[tuple[int, int]]]  # per fact, the token spans of its occurrences in a text
-ROLE_REACH = 2  # tokens between a fact and a word beside it that says its role (`sells for 25`)
+ROLE_REACH = 3  # tokens between a fact and a word beside it that says its role (`sells for 25`)
 
 
 def _swapped(answer: Folded, gist: Folded, expected: Expectation) -> str:
@@ -478,6 +483,12 @@ def _swapped(answer: Folded, gist: Folded, expected: Expectation) -> str:
     for j in _role_words(gist, said):
         there = _attached(gist, j, said)
         roles.setdefault(gist.keys[j], set()).update([] if there is None else [there])
+    owned = {next(iter(facts)) for facts in roles.values() if len(facts) == 1}
+    order = {fact: min(first for first, _ in occ) for fact, occ in enumerate(said) if occ}
+    for a, b in _joined_pairs(answer, given):
+        if {a, b} <= owned and order[a] > order[b] and _interchangeable(kinds[a], kinds[b]):
+            return (f"states facts {a + 1} and {b + 1} side by side in the other order than the "
+                    "expected answer, which gives each its own role: which is which? review it")
     for j in _role_words(answer, given):
         here = _attached(answer, j, given)
         for word, facts in roles.items():
@@ -489,6 +500,24 @@ def _swapped(answer: Folded, gist: Folded, expected: Expectation) -> str:
                         f"but with fact {there + 1} in the expected answer: are the facts' roles "
                         "swapped? review it")
     return ""
+
+
+def _joined_pairs(folded: Folded, spans: Spans) -> set[tuple[int, int]]:
+    """The pairs of facts (0-based, in the text's order) a text states side by side in one
+    sentence: with nothing but a comma between, or `and` or `or` in one clause part (`Tom and
+    Priya chaired and took the minutes`; not `… by Tom, and Priya chaired`). Which fills
+    which role only their order can say (read as the gist's, `respectively`)."""
+    pairs: set[tuple[int, int]] = set()
+    for a, first_occ in enumerate(spans):
+        for b, second_occ in enumerate(spans):
+            for (_, last), (first, _) in ((x, y) for x in first_occ for y in second_occ):
+                between = folded.tokens[last + 1:first]
+                if a != b and last < first and folded.tokens[last].clause == \
+                        folded.tokens[first].clause and (not between or (
+                            len(between) == 1 and between[0].text in ("and", "or")
+                            and folded.tokens[last].part == folded.tokens[first].part)):
+                    pairs.add((a, b))
+    return pairs
 
 
 def _spans(folded: Folded, fact: Fact) -> list[tuple[int, int]]:
@@ -541,10 +570,10 @@ def _role_words(folded: Folded, spans: Spans) -> list[int]:
 
 
 def _attached(folded: Folded, j: int, spans: Spans) -> int | None:
-    """The fact (0-based) token `j` is attached to: of the facts with an occurrence within
-    `ROLE_REACH` tokens of it in its comma-separated part (else in its sentence, a sentence
-    ending in a colon read with the next: `Chair: Tom`), the one strictly nearest; None when
-    no fact is that near or two are as near."""
+    """The fact (0-based) token `j` is attached to: of the facts with an occurrence in its
+    comma-separated part (else in its sentence, a sentence ending in a colon read with the
+    next: `Chair: Tom`), the one strictly nearest, if within `ROLE_REACH` tokens; None when
+    none is that near or two are as near."""
     groups = _sentences(folded)
     for scope in ("part", "sentence"):
         def same(i: int, scope: str = scope) -> bool:
@@ -552,16 +581,13 @@ def _attached(folded: Folded, j: int, spans: Spans) -> int | None:
                 return folded.tokens[i].part == folded.tokens[j].part
             return groups[i] == groups[j]
 
-        near: dict[int, int] = {}
-        for fact, occ in enumerate(spans):
-            gaps = [first - j if j < first else j - last for first, last in occ
-                    if same(first if j < first else last)]
-            if gaps and min(gaps) <= ROLE_REACH:
-                near[fact] = min(gaps)
-        if near:
-            best = min(near.values())
-            nearest = [fact for fact, gap in near.items() if gap == best]
-            return nearest[0] if len(nearest) == 1 else None
+        gaps = {fact: min(found) for fact, occ in enumerate(spans) if (found := [
+            first - j if j < first else j - last for first, last in occ
+            if same(first if j < first else last)])}
+        if gaps:
+            best = min(gaps.values())
+            nearest = [fact for fact, gap in gaps.items() if gap == best]
+            return nearest[0] if len(nearest) == 1 and best <= ROLE_REACH else None
     return None
 
 
