@@ -796,6 +796,7 @@ OFFICE = Expectation(facts=["Lisbon"], gist="The board approves the Lisbon offic
     "The board approved the Lisbon office.",  # -ed
     "The board is approving the Lisbon office and its color scheme.",  # -ing, US spelling
     "Lisbon: the board approves offices and colours.",  # -s
+    "The Lisbon office was approved by the board.",  # the passive: `by` and the gist's verb
 ])
 def test_the_gists_words_in_another_inflection_or_spelling_stay_right(answer: str) -> None:
     check = check_answer(answer, OFFICE, similarity=0.9)
@@ -811,3 +812,10 @@ def test_a_suffix_or_prefix_that_changes_the_word_leaves_it_unsure(answer: str,
                                                                     word: str) -> None:
     check = check_answer(answer, OFFICE, similarity=0.9)
     assert (check.outcome, f'"{word}" is a word' in check.why) == ("unsure", True), check.why
+
+
+def test_an_irregular_verbs_other_form_is_the_same_word() -> None:
+    check = check_answer("The minutes were taken by Tom; Priya chaired.", RETRO, similarity=0.9)
+    assert check.outcome == "right", check.why
+    check = check_answer("Priya chaired; Tom had taken the minutes.", RETRO, similarity=0.9)
+    assert (check.outcome, '"had" is a word' in check.why) == ("unsure", True), check.why

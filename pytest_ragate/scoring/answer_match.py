@@ -368,16 +368,31 @@ def _known(word: str, known: set[str]) -> bool:
 
 
 INFLECTIONS = ("ing", "ied", "ies", "ed", "es", "s", "d")  # suffixes of tense and number
+# English's common irregular verbs: each past and participle form, and its base (not `had`:
+# `had been 25 euros` is a value since changed; not `left`, as often `remaining`; not
+# `thought`, `felt`: `I thought it was` hedges)
+IRREGULAR = {form: base for base, forms in {
+    "begin": "began begun", "bring": "brought", "build": "built", "buy": "bought",
+    "choose": "chose chosen", "come": "came", "do": "did done", "draw": "drew drawn",
+    "drive": "drove driven", "eat": "ate eaten", "fall": "fell fallen", "find": "found",
+    "fly": "flew flown", "get": "got gotten", "give": "gave given", "go": "went gone",
+    "grow": "grew grown", "hold": "held", "keep": "kept", "know": "knew known", "lead": "led",
+    "lend": "lent", "lose": "lost", "make": "made", "meet": "met", "pay": "paid",
+    "ride": "rode ridden", "run": "ran", "say": "said", "see": "saw seen", "sell": "sold",
+    "send": "sent", "show": "shown", "sit": "sat", "speak": "spoke spoken", "spend": "spent",
+    "stand": "stood", "take": "took taken", "teach": "taught", "tell": "told", "win": "won",
+    "write": "wrote written"}.items() for form in forms.split()}
 
 
 def _bases(word: str) -> set[str]:
     """The forms `word` may be an inflection of, by English's regular suffixes of tense and
     number only (`-s`, `-es`, `-ed`, `-d`, `-ing`, `-ies`/`-ied` for `-y`, a final `e`
-    dropped, a final consonant doubled), and its American spelling (`colour` → `color`,
+    dropped, a final consonant doubled) or as a common irregular verb's past (`took`,
+    `taken`: `take`; `IRREGULAR`), and its American spelling (`colour` → `color`,
     `organise` → `organize`): never a suffix that changes what the word says (`-er`, `-less`,
     `-ly`) nor a prefix (`un-`)."""
     spelt = _american(word)
-    found = {word, spelt}
+    found = {word, spelt, IRREGULAR.get(word, word)}
     for form in (word, spelt):
         for suffix in INFLECTIONS:
             stem_ = form[:-len(suffix)]
@@ -693,6 +708,9 @@ def _modifier(answer: Folded, context: _Context, o: Occurrence) -> str:
     if any(odd(j) for j in after):
         return " ".join(words[j].text for j in after)  # `surcharge`, `or newer`
     before = [j for j in (o.first - 2, o.first - 1) if beside(j)]
+    if len(before) == 2 and words[before[1]].text == "by" and \
+            not answer.tokens[o.first].number and before[0] not in context.unknown_words:
+        before = []  # `was chaired by Alice`: the agent of the gist's own verb, in the passive
     if before and words[before[-1]].text in LINKING:
         odd_ones = [j for j in before if odd(j)]
         if odd_ones:
