@@ -748,6 +748,10 @@ DIGITS = Expectation(facts=[["under 1 percent", "/(under|below)\\s?(one|1)\\s?(p
     (LAMP, "Costs 25 euros to make, sells for 12.50 euros.", "costs"),
     (LAMP, "Selling price 12.50 euros, cost to make 25 euros.", "selling"),
     (DIGITS, "About 1.4 percent on TI-digits and under one percent on the meeting digits.", "ti"),
+    (Expectation(facts=["25 euros", "15"], gist="It sells for 25 euros and costs 15 euros to "
+                 "make."), "It sells for 15 euros and costs 25 euros to make.", "sells"),  # no unit
+    (Expectation(facts=["Monday", "Friday"], gist="The review is on Monday and the release on "
+                 "Friday."), "Release Monday, review Friday.", "review"),  # weekdays
 ])
 def test_facts_that_swap_roles_are_never_right(expected: Expectation, answer: str,
                                                word: str) -> None:

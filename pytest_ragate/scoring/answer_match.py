@@ -570,8 +570,8 @@ def _kinds(fact: Fact) -> set[str]:
 
 def _interchangeable(a: set[str], b: set[str]) -> bool:
     """Whether facts of these kinds (`_kinds`) could take each other's place: they share a
-    kind, or one is a number a regular expression gives and the other a number."""
-    return bool(a & b) or any({x, y} & {"number ?"} and x[:6] == y[:6] == "number"
+    kind, or both are numbers and one has no unit (`12.50`) or is a regular expression's."""
+    return bool(a & b) or any({x, y} & {"number", "number ?"} and x[:6] == y[:6] == "number"
                               for x in a for y in b)
 
 
