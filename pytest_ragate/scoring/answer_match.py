@@ -41,9 +41,10 @@ An answer is checked in this order (`check_answer`; the folding and the search a
      hedge what that sentence states; a sentence opens with `Or` (`It was Alice. Or maybe
      Bob.`); or a refusal or a question stands beside the facts;
    - it may **swap the facts' roles** (`_swapped`): with two facts of one kind (two names,
-     two amounts in one unit), a word of the gist beside one of them (`chaired` in `Priya
-     chaired the retro and Tom took the minutes`) stands in the answer beside the other
-     (`Tom chaired the retro and Priya took the minutes`; `Minutes: Priya. Chair: Tom.`);
+     two amounts in one unit or one with none), a word of the gist beside one of them
+     (`chaired` in `Priya chaired the retro and Tom took the minutes`) stands in the answer
+     beside the other (`Tom chaired the retro and Priya took the minutes`; `Minutes: Priya.
+     Chair: Tom.`), or they stand side by side in the other order than the gist's;
    - it is **not a plain statement** (`Expectation.plain`, on by default): a word beside
      a fact qualifies it (`_modified`), or any word of the answer is neither a fact's, the
      gist's, the question's nor on the allow-list `PLAIN` (`_unplain`);
