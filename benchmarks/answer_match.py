@@ -48,8 +48,11 @@ was then designed on its misses, so it is a development set since, like the othe
 third held-out set (193 paraphrastic answers) found 27 wrong answers counted right by the
 rule without that check and 17 with it; the plain-statement check was then made the shipped
 rule and turned into an allow-list (answer_match's `PLAIN`: right only where every word is the
-fact's, the gist's, the question's or on the list), so all four adversarial sets are
-development sets now. `--not-plain` measures the rule without the check; `--adversarial
+fact's, the gist's, the question's or on the list), so the four adversarial sets were
+development sets then. The fourth held-out set (422 answers) found 3 wrong answers counted
+right, all two facts in each other's roles; answer_match's `_swapped` was designed on them,
+so all five are development sets now. `--unsure-right` lists each right answer left unsure
+with its reason. `--not-plain` measures the rule without the check; `--adversarial
 PATH` runs a further self-contained set (an unseen held-out set) against the rule as it is.
 
 The judged `answer_correctness` through the fixture judge is not reported: the fixture judge
@@ -294,6 +297,9 @@ def run(similar: float, data: Path, cosine: Cosines, plain: bool = True,
                     "why": k.why, "answer": c.text[:160]}
                    for k, c in zip(checks, cases, strict=True)
                    if k.outcome != "unsure" and int(k.outcome == "right") != c.label]
+    unsure_right = [{"question": c.qid, "type": c.kind, "why": k.why, "answer": c.text[:160]}
+                    for k, c in zip(checks, cases, strict=True)
+                    if k.outcome == "unsure" and c.label == 1]
     never = [c.kind for k, c in zip(checks, cases, strict=True)
              if c.kind in NEVER_RIGHT and k.outcome == "right"]
     classes = {kind: {method: class_figures([(o, c) for o, c in zip(outcomes, cases, strict=True)
@@ -303,7 +309,7 @@ def run(similar: float, data: Path, cosine: Cosines, plain: bool = True,
     return {"answers": len(cases), "right by label": sum(labels), "similar": similar,
             "rows": [r.__dict__ for r in rows], "by type": by_type, "by class": classes,
             "dumps or candidate lists counted right": len(never),
-            "disagreements": wrong_calls}
+            "disagreements": wrong_calls, "unsure right answers": unsure_right}
 
 
 def class_figures(pairs: Sequence[tuple[str, Case]]) -> dict[str, object]:
@@ -380,6 +386,9 @@ def main(argv: Sequence[str] | None = None,
                         help="further self-contained adversarial sets (JSONL rows as in "
                              "benchmarks/data/answer_match_adversarial*.jsonl), each run and "
                              "reported under its file name")
+    parser.add_argument("--unsure-right", action="store_true",
+                        help="list each answer labelled right that answer_match leaves unsure, "
+                             "with its reason (what a person would have to label)")
     args = parser.parse_args(argv)
     cosine = Cosines()
     parser_sets = [("benchmark", DATA), ("held out", HELD_OUT),
@@ -393,14 +402,15 @@ def main(argv: Sequence[str] | None = None,
     found = {name: run(args.similar, data, cosine, not args.not_plain)
              for name, data in parser_sets if data.exists()}
     for name, figures in found.items():
-        report(name, figures, args.similar, echo)
+        report(name, figures, args.similar, echo, args.unsure_right)
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(found, indent=2, ensure_ascii=False) + "\n",
                          encoding="utf-8")
     return 0
 
 
-def report(name: str, found: dict, similar: float, echo: Callable[[str], None]) -> None:
+def report(name: str, found: dict, similar: float, echo: Callable[[str], None],
+           unsure_right: bool = False) -> None:
     echo(f"\n{name}: {found['answers']} hand-labelled answers ({found['right by label']} "
          f"right), answer_match with similar = {similar:.2f}")
     echo(table(found["rows"], found["answers"]))
@@ -415,6 +425,11 @@ def report(name: str, found: dict, similar: float, echo: Callable[[str], None]) 
          f"{len(found['disagreements'])}")
     for d in found["disagreements"]:
         echo(f"  {d['question']} [{d['type']}] label {d['label']}, called {d['call']}: {d['why']}")
+    if unsure_right:
+        echo(f"answers labelled right that answer_match leaves unsure: "
+             f"{len(found['unsure right answers'])}")
+        for d in found["unsure right answers"]:
+            echo(f"  {d['question']} [{d['type']}]: {d['why']} · {d['answer']!r}")
 
 
 if __name__ == "__main__":

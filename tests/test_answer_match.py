@@ -724,3 +724,102 @@ def test_a_word_the_rule_does_not_recognise_as_plain_leaves_a_stated_fact_unsure
 def test_a_plain_statement_of_the_facts_stays_right(expected: Expectation, answer: str) -> None:
     check = check_answer(answer, expected, similarity=0.9)
     assert check.outcome == "right", check.why
+
+
+# --- each fact in its role (`_swapped`) ----------------------------------------------------------
+
+RETRO = Expectation(facts=["Priya", "Tom"],
+                    gist="Priya chaired the retro and Tom took the minutes.",
+                    question="Who chaired the sprint retro and who took the minutes?")
+LAMP = Expectation(facts=["25 euros", "12.50 euros"],
+                   gist="It sells for 25 euros and costs 12.50 euros to make.",
+                   question="What does the desk lamp sell for, and what does it cost to make?")
+DIGITS = Expectation(facts=[["under 1 percent", "/(under|below)\\s?(one|1)\\s?(percent|%)/"],
+                            "1.4 percent"],
+                     gist="Under one percent on TI-digits; about 1.4 percent on the meeting "
+                          "digits.", question="What digit error rates are reported?")
+
+
+@pytest.mark.parametrize(("expected", "answer", "word"), [
+    (RETRO, "Tom chaired the retro and Priya took the minutes.", "chaired"),
+    (RETRO, "Minutes: Priya. Chair: Tom.", "minutes"),  # a label and its value across a colon
+    (RETRO, "Priya took the minutes; Tom chaired.", "took"),
+    (LAMP, "It sells for 12.50 euros and costs 25 euros to make.", "sells"),
+    (LAMP, "Costs 25 euros to make, sells for 12.50 euros.", "costs"),
+    (LAMP, "Selling price 12.50 euros, cost to make 25 euros.", "selling"),
+    (DIGITS, "About 1.4 percent on TI-digits and under one percent on the meeting digits.", "ti"),
+    (Expectation(facts=["25 euros", "15"], gist="It sells for 25 euros and costs 15 euros to "
+                 "make."), "It sells for 15 euros and costs 25 euros to make.", "sells"),  # no unit
+    (Expectation(facts=["Monday", "Friday"], gist="The review is on Monday and the release on "
+                 "Friday."), "Release Monday, review Friday.", "review"),  # weekdays
+])
+def test_facts_that_swap_roles_are_never_right(expected: Expectation, answer: str,
+                                               word: str) -> None:
+    check = check_answer(answer, expected, similarity=0.9)
+    assert (check.outcome, f'"{word}" goes with fact' in check.why) == ("unsure", True), \
+        check.why
+    assert "swapped" in check_answer(answer, replace(expected, plain=False),
+                                     similarity=0.9).why  # not the plain-statement check's
+
+
+@pytest.mark.parametrize("answer", [
+    "Tom and Priya chaired and took the minutes.",  # respectively? which is which
+    "Tom and Priya: chair and minutes.",
+    "Tom, Priya.",
+])
+def test_facts_with_roles_side_by_side_out_of_the_gists_order_are_never_right(
+        answer: str) -> None:
+    check = check_answer(answer, RETRO, similarity=0.9)
+    assert (check.outcome, "side by side" in check.why) == ("unsure", True), check.why
+
+
+@pytest.mark.parametrize(("expected", "answer"), [
+    (RETRO, "Priya chaired the retro and Tom took the minutes."),
+    (RETRO, "Tom took the minutes; Priya chaired."),  # reordered, each word with its fact
+    (RETRO, "Tom took the minutes and Priya chaired the retro."),
+    (RETRO, "Chair: Priya. Minutes: Tom."),
+    (RETRO, "Priya and Tom."),  # side by side in the gist's order
+    (RETRO, "Tom took the minutes, and Priya chaired the retro."),  # `, and`: two clauses
+    (LAMP, "It costs 12.50 euros to make, and it sells for 25 euros."),
+    (LAMP, "It costs 12.50 euros to make and sells for 25 euros."),
+    (Expectation(facts=["20 percent", "3 months"], question="What cut, for how long?",
+                 gist="Every department has to cut 20 percent, for 3 months."),
+     "A 20 percent cut in every department for 3 months."),  # facts of different kinds
+])
+def test_facts_reordered_with_their_roles_stay_right(expected: Expectation,
+                                                     answer: str) -> None:
+    check = check_answer(answer, expected, similarity=0.9)
+    assert check.outcome == "right", check.why
+
+
+OFFICE = Expectation(facts=["Lisbon"], gist="The board approves the Lisbon office and its colour "
+                     "scheme.", question="Which office does the board back?")
+
+
+@pytest.mark.parametrize("answer", [
+    "The board approved the Lisbon office.",  # -ed
+    "The board is approving the Lisbon office and its color scheme.",  # -ing, US spelling
+    "Lisbon: the board approves offices and colours.",  # -s
+    "The Lisbon office was approved by the board.",  # the passive: `by` and the gist's verb
+])
+def test_the_gists_words_in_another_inflection_or_spelling_stay_right(answer: str) -> None:
+    check = check_answer(answer, OFFICE, similarity=0.9)
+    assert check.outcome == "right", check.why
+
+
+@pytest.mark.parametrize(("answer", "word"), [
+    ("The board disapproved the Lisbon office.", "disapproved"),  # a prefix is no inflection
+    ("The board approver backs the Lisbon office.", "approver"),  # nor is -er
+    ("The board backs the Lisbon office colourless.", "colourless"),  # nor -less
+])
+def test_a_suffix_or_prefix_that_changes_the_word_leaves_it_unsure(answer: str,
+                                                                    word: str) -> None:
+    check = check_answer(answer, OFFICE, similarity=0.9)
+    assert (check.outcome, f'"{word}" is a word' in check.why) == ("unsure", True), check.why
+
+
+def test_an_irregular_verbs_other_form_is_the_same_word() -> None:
+    check = check_answer("The minutes were taken by Tom; Priya chaired.", RETRO, similarity=0.9)
+    assert check.outcome == "right", check.why
+    check = check_answer("Priya chaired; Tom had taken the minutes.", RETRO, similarity=0.9)
+    assert (check.outcome, '"had" is a word' in check.why) == ("unsure", True), check.why
