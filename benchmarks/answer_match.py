@@ -107,6 +107,7 @@ ADVERSARIAL_HELD_OUT_2 = HERE / "data" / "answer_match_adversarial_heldout2.json
 # a third, written by a third hand while no rule change was pending, without reading the rule
 ADVERSARIAL_HELD_OUT_3 = HERE / "data" / "answer_match_adversarial_heldout3.jsonl"
 ADVERSARIAL_HELD_OUT_4 = HERE / "data" / "answer_match_adversarial_heldout4.jsonl"
+ADVERSARIAL_HELD_OUT_5 = HERE / "data" / "answer_match_adversarial_heldout5.jsonl"
 OUT = HERE / "out" / "answer_match.json"
 GOLDSETS = {"tiron-demo": ROOT / "goldsets" / "tiron-demo",
             "qmsum-val": ROOT / "goldsets" / "qmsum-val"}
@@ -396,7 +397,8 @@ def main(argv: Sequence[str] | None = None,
                    ("adversarial (held out)", ADVERSARIAL_HELD_OUT),
                    ("adversarial (held out, second)", ADVERSARIAL_HELD_OUT_2),
                    ("adversarial (held out, third)", ADVERSARIAL_HELD_OUT_3),
-                   ("adversarial (held out, fourth)", ADVERSARIAL_HELD_OUT_4)]
+                   ("adversarial (held out, fourth)", ADVERSARIAL_HELD_OUT_4),
+                   ("adversarial (held out, fifth)", ADVERSARIAL_HELD_OUT_5)]
     parser_sets = [(name, data) for name, data in parser_sets if name in args.sets]
     parser_sets += [(f"adversarial ({path.name})", path) for path in args.adversarial]
     found = {name: run(args.similar, data, cosine, not args.not_plain)
