@@ -58,7 +58,7 @@ def base_record(item: pytest.Item, case: Case, **fields: Any) -> QuestionRecord:
     when the item asks it again to check a sequential stop (`items/reasking.py`)."""
     if AGAIN_KEY in item.stash:
         fields["reasked"] = True
-    return asked_row(case, item.stash[ROUTE_KEY], item.nodeid, **fields)
+    return asked_row(case, item.stash[ROUTE_KEY], **fields)
 
 
 @dataclass
@@ -240,7 +240,9 @@ def _send(item: pytest.Item, reports: list[pytest.TestReport]) -> None:
     record = item.stash.get(RECORD_KEY, None)
     closing = next((r for r in reversed(reports) if r.when != "teardown"), None)
     if record is not None and closing is not None:
-        setattr(closing, RECORD_ATTR, record.model_dump(mode="json"))
+        row = record.row_json()  # dumped once, for the results file and JUnit too
+        # the row itself to this process's controller; a plain copy to cross the xdist wire
+        setattr(closing, RECORD_ATTR, dict(row) if hasattr(item.config, "workerinput") else row)
 
 
 def _judged(item: pytest.Item, reports: list[pytest.TestReport], verdicts: JudgedScores) -> None:

@@ -20,6 +20,7 @@ from pytest_ragate.answer import answer_sha256
 from pytest_ragate.items.keys import ANCHOR_ATTR, GOLDSETS_KEY
 from pytest_ragate.items.pytest_internals import redacted_repr
 from pytest_ragate.redaction import Redactor, known_credentials, visible
+from pytest_ragate.scoring.records import QuestionRecord
 from pytest_ragate.settings import Settings, read_settings
 
 M = TypeVar("M", bound=BaseModel)
@@ -90,7 +91,8 @@ def kept(record: M, redact: Callable[[str], str], *, key: bytes | None = None) -
     keyed (`key`, its `digest_key`): a plain sha256 would confirm a guess of the raw text.
     The characters of its texts no output could write (an error message's, a judge's reply)
     are replaced and added to its `unencodable` count (the answer's were, as it entered)."""
-    data = record.model_dump(mode="json")
+    data = record.row_json() if isinstance(record, QuestionRecord) else (
+        record.model_dump(mode="json"))
     clean = scrubbed(data, redact, RECORD_AS_IS)
     if clean == data:
         return record

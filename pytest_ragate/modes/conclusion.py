@@ -92,7 +92,7 @@ class Conclusion:
         return self.decision.runs if self.decision is not None else []
 
     def add_record(self, report: pytest.TestReport, row: dict[str, Any]) -> None:
-        record = self.arrived.records[report.nodeid] = QuestionRecord.model_validate(row)
+        record = self.arrived.records[report.nodeid] = QuestionRecord.from_json(row)
         if report.when == "call":
             reporter.junit_text(self.config, report, record, self.earlier_turns(record))
 
