@@ -34,6 +34,7 @@ from pytest_ragate.items.keys import (
     ROUTE_KEY,
     RUN_KEY,
 )
+from pytest_ragate.items.long_lived import settle
 from pytest_ragate.items.malformed import as_answer, built_in_one_line
 from pytest_ragate.items.provenance import question_parts
 from pytest_ragate.items.pytest_internals import function_arguments, run_unlogged
@@ -232,6 +233,7 @@ def release(run: QuestionRun, wait: bool) -> None:
         for report in reports:
             if hasattr(report, RECORD_ATTR):
                 delattr(report, RECORD_ATTR)
+        settle(item.config)  # what it leaves that lives as long as its items
 
 
 def _send(item: pytest.Item, reports: list[pytest.TestReport]) -> None:
