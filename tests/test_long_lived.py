@@ -123,8 +123,8 @@ def test_what_the_host_froze_stays_frozen_and_ragate_freezes_nothing_more(
 
 def test_settling_frees_the_questions_garbage_then_freezes_what_lives() -> None:
     """Every SETTLE_EVERY reported questions, a pass frees the garbage they made (a cycle's
-    finalizer runs) before what lives is frozen; a process that froze no items of its own
-    freezes nothing."""
+    finalizer runs) before what lives is frozen; where the host froze objects of its own,
+    nothing is collected or frozen (`thaw` would give back the host's too)."""
     from types import SimpleNamespace
 
     from pytest_ragate.items.long_lived import FROZEN_KEY, SETTLE_EVERY, settle
@@ -139,20 +139,24 @@ def test_settling_frees_the_questions_garbage_then_freezes_what_lives() -> None:
             finalized.append(True)
 
     config: Any = SimpleNamespace(stash=pytest.Stash())
-    enabled, before = gc.isenabled(), gc.get_freeze_count()
+    enabled = gc.isenabled()
     gc.disable()  # only settle's pass may free the cycle
     try:
+        gc.freeze()  # the host's
+        host = gc.get_freeze_count()
         Cycle()
         for _ in range(SETTLE_EVERY):
             settle(config)
-        assert (finalized, gc.get_freeze_count()) == ([], before)  # no items of its own
-        config.stash[FROZEN_KEY] = True
+        assert (finalized, gc.get_freeze_count(), FROZEN_KEY in config.stash) == (
+            [], host, False)
+        gc.unfreeze()  # nothing frozen: ragate's to freeze
         for _ in range(SETTLE_EVERY - 1):
             settle(config)
-        assert (finalized, gc.get_freeze_count()) == ([], before)
+        assert (finalized, gc.get_freeze_count()) == ([], 0)
         settle(config)
         assert finalized == [True]
-        assert gc.get_freeze_count() > before
+        assert gc.get_freeze_count() > 0
+        assert config.stash[FROZEN_KEY] is True  # `thaw` gives it back
     finally:
         gc.unfreeze()
         if enabled:

@@ -70,9 +70,11 @@ def thaw(config: pytest.Config) -> None:
 
 
 def settle(config: pytest.Config) -> None:
-    """A question was reported: every `SETTLE_EVERY` questions, collect what is not frozen
-    and freeze what survives (the module's docstring), where this process froze its items."""
-    if not config.stash.get(FROZEN_KEY, False):
+    """A question was reported (where it ran, and where its row is kept: an xdist controller,
+    which collects no goldset, keeps every row): every `SETTLE_EVERY` questions, collect what
+    is not frozen and freeze what survives (the module's docstring), unless what is frozen
+    already is not ragate's; given back by `thaw` as the items are."""
+    if not config.stash.get(FROZEN_KEY, False) and gc.get_freeze_count():
         return
     reported = config.stash.get(SETTLED_KEY, 0) + 1
     if reported < SETTLE_EVERY:
@@ -81,3 +83,4 @@ def settle(config: pytest.Config) -> None:
     config.stash[SETTLED_KEY] = 0
     gc.collect()
     gc.freeze()
+    config.stash[FROZEN_KEY] = True
