@@ -234,7 +234,8 @@ class Controller(ABC):
             self.note_invalid_usage(row)
             self.concluding().add_record(report, row)
             delattr(report, RECORD_ATTR)  # kept as a QuestionRecord now, not twice
-            settle(self.config)  # kept to the end, with its report: out of the collector's way
+            if worker_of(report) is not None:  # (a process asking settles its own questions)
+                settle(self.config)  # kept to the end, with its report: out of the GC's way
         anchor = getattr(report, ANCHOR_ATTR, None)
         if anchor is not None:
             self.concluding().add_anchor(report, anchor)
