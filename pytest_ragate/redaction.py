@@ -43,6 +43,10 @@ SEALED = "[sealed]"
 CUT = "…"  # where an excerpt was cut short
 MASK = "***"
 MIN_KNOWN = 6  # characters: a shorter known value is only masked by the rules
+# a Redactor remembers what it made of this many short texts (labels, ids, statuses, knobs:
+# every row repeats them), each of at most MEMO_CHARS characters
+MEMO_TEXTS = 4096
+MEMO_CHARS = 256
 # the keys ragate reads, and those the judge's OpenAI client reads by itself
 CREDENTIAL_ENV = ("RAGATE_JUDGE_API_KEY", "OPENAI_API_KEY", "RAGATE_SEAL_KEY",
                   "RAGATE_RESULTS_KEY", "OPENAI_ADMIN_KEY", "OPENAI_WEBHOOK_SECRET")
@@ -168,8 +172,20 @@ class Redactor:
                             default=0)
         ordered = sorted(self.known, key=len, reverse=True)
         self._known = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+        self._memo: dict[str, str] = {}  # text -> masked, short texts only (MEMO_TEXTS)
 
     def __call__(self, text: str) -> str:
+        done = self._memo.get(text)
+        if done is not None:
+            return done
+        masked = self._mask(text)
+        if len(text) <= MEMO_CHARS:
+            if len(self._memo) >= MEMO_TEXTS:
+                self._memo.clear()
+            self._memo[text] = masked
+        return masked
+
+    def _mask(self, text: str) -> str:
         text = visible(text)[0]
         if self._known is not None:
             text = self._known.sub(MASK, text)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -118,3 +119,45 @@ def test_what_the_host_froze_stays_frozen_and_ragate_freezes_nothing_more(
         assert host * 0.9 < gc.get_freeze_count() <= host
     finally:
         gc.unfreeze()
+
+
+def test_settling_frees_the_questions_garbage_then_freezes_what_lives() -> None:
+    """Every SETTLE_EVERY reported questions, a pass frees the garbage they made (a cycle's
+    finalizer runs) before what lives is frozen; where the host froze objects of its own,
+    nothing is collected or frozen (`thaw` would give back the host's too)."""
+    from types import SimpleNamespace
+
+    from pytest_ragate.items.long_lived import FROZEN_KEY, SETTLE_EVERY, settle
+
+    finalized: list[bool] = []
+
+    class Cycle:
+        def __init__(self) -> None:
+            self.me = self
+
+        def __del__(self) -> None:
+            finalized.append(True)
+
+    config: Any = SimpleNamespace(stash=pytest.Stash())
+    enabled = gc.isenabled()
+    gc.disable()  # only settle's pass may free the cycle
+    try:
+        gc.freeze()  # the host's
+        host = gc.get_freeze_count()
+        Cycle()
+        for _ in range(SETTLE_EVERY):
+            settle(config)
+        assert (finalized, gc.get_freeze_count(), FROZEN_KEY in config.stash) == (
+            [], host, False)
+        gc.unfreeze()  # nothing frozen: ragate's to freeze
+        for _ in range(SETTLE_EVERY - 1):
+            settle(config)
+        assert (finalized, gc.get_freeze_count()) == ([], 0)
+        settle(config)
+        assert finalized == [True]
+        assert gc.get_freeze_count() > 0
+        assert config.stash[FROZEN_KEY] is True  # `thaw` gives it back
+    finally:
+        gc.unfreeze()
+        if enabled:
+            gc.enable()

@@ -122,6 +122,10 @@ def test_each_mode_registers_its_one_object(probes: dict[str, dict[str, Any]],
     assert {who: probe["plugins"] for who, probe in probes[run].items()} == REGISTERED[run]
 
 
+SAVED_RUN_READERS = {"pytest_ragate.outputs.saved_runs", "pytest_ragate.outputs.history",
+                     "pytest_ragate.outputs.baseline"}
+
+
 @pytest.mark.heavy
 @pytest.mark.parametrize("run", ["gate", "gate-n2", "shard1", "shard2-n2"])
 def test_a_gate_or_a_shard_imports_no_decide_only_module(probes: dict[str, dict[str, Any]],
@@ -130,6 +134,8 @@ def test_a_gate_or_a_shard_imports_no_decide_only_module(probes: dict[str, dict[
     for who, probe in probes[run].items():
         assert "pytest_ragate.items.collection" in probe["modules"], who  # it collected
         assert [m for m in probe["modules"] if m in DECIDE_ONLY] == [], who
+        # nor, with no saved-run option (baseline, history), a reader of saved runs
+        assert [m for m in probe["modules"] if m in SAVED_RUN_READERS] == [], who
 
 
 @pytest.mark.heavy

@@ -23,7 +23,6 @@ from pytest_ragate.decision.population import (
     node_shards,
     population_shards,
     question_name,
-    question_row,
 )
 from pytest_ragate.decision.run_decision import Arrived, decide_run
 from pytest_ragate.goldsets.labels import Label
@@ -229,28 +228,28 @@ def test_a_question_asked_and_a_question_collected_have_one_base_row(goldset: Go
     for repeats in (1, 2):
         population = collect(goldset, repeats)
         for case, member in zip(cases(goldset, repeats), population.questions, strict=True):
-            assert asked_row(case, ROUTE, member.nodeid, status="skipped", error="sealed") == (
+            assert asked_row(case, ROUTE, status="skipped", error="sealed") == (
                 population.row(member, status="skipped", error="sealed"))
 
 
 def test_a_field_added_to_member_reaches_both_rows(goldset: Goldset,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    """A new row field is a Member field (and a QuestionRecord one), filled where a member is
-    made from its case: nothing else to edit for the scored row and the crash's row."""
+    """A new row field is a Member field (and a QuestionRecord one), filled where a question's
+    row fields are made from its case (`row_fields`): nothing else to edit for the scored row
+    and the crash's row, both made by the row's one constructor."""
 
     class Wider(Member):
         answerer_model: str | None = None  # stands for the new field
 
-        @classmethod
-        def asked(cls, case: pop.Asked, nodeid: str | None) -> Member:
-            return super().asked(case, nodeid).model_copy(
-                update={"answerer_model": f"model of {case.question.question_id}"})
-
+    plain = pop.row_fields
     monkeypatch.setattr(pop, "Member", Wider)
+    monkeypatch.setattr(pop, "row_fields", lambda case: {
+        **plain(case), "answerer_model": f"model of {case.question.question_id}"})
     population = collect(goldset)
     q2 = population.questions[1]
-    assert asked_row(cases(goldset)[1], ROUTE, q2.nodeid).answerer_model == "model of q2"
-    assert question_row(q2, route=ROUTE, **pop.stamp(goldset)).answerer_model == "model of q2"
+    assert asked_row(cases(goldset)[1], ROUTE).answerer_model == "model of q2"
+    assert population.row(q2).answerer_model == "model of q2"
+    assert set(Member.model_fields) == set(plain(cases(goldset)[1])) | NOT_ON_THE_ROW
     started = {m.nodeid: (ROUTE, None, m.item_name) for m in population.questions
                if m.nodeid is not None}
     [run] = decide_run(Collected(floors=[], populations=[population]),

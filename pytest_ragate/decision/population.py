@@ -7,8 +7,10 @@ the one owner of what identifies them. Other modules ask it rather than rebuild 
 - **the deal**: which shard asks each item (`deal`, `population_shards`), for the shard's
   selection (`modes/shard.py`), the results header's `deselected` and `ragate decide`'s
   "no result in shard i/N";
-- **the base row**: what the goldset says of a question on its results row (`question_row`),
-  for the row of a question that was scored and the error row of one that crashed.
+- **the base row**: what the goldset says of a question on its results row (`row_fields`),
+  for the row of a question that was scored (`asked_row`) and the error row of one that
+  crashed (`Population.row`), both built by the row's one constructor
+  (`scoring.records.question_row`).
 
 The population itself is a set of typed models of plain JSON types (`Collected`: the floors
 kept after selection and the whole population of every goldset), sent from an xdist worker
@@ -38,7 +40,7 @@ from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model
 from pytest_ragate.decision.margins import NO_MARGINS, Margins
 from pytest_ragate.scoring.floor import KIND_SLICE, Floor
 from pytest_ragate.scoring.gap_bound import GAPS
-from pytest_ragate.scoring.records import QuestionRecord, repeat_name
+from pytest_ragate.scoring.records import QuestionRecord, question_row, repeat_name
 
 # --- names -----------------------------------------------------------------------------------
 
@@ -191,17 +193,12 @@ class Member(_Wire):
     @classmethod
     def asked(cls, case: Asked, nodeid: str | None) -> Member:
         """A goldset's question (one repeat of it), run as `nodeid`."""
-        q, expected = case.question, case.expected
-        return cls(question_id=q.question_id, repeat=case.repeat, name=_name_of(case),
-                   question=q.question, kind=q.kind, tags=_tags(q), index=case.index,
-                   conversation=q.conversation, turn=q.turn,
-                   nodeid=nodeid,
-                   sealed=expected is None, must_abstain=case.must_abstain,
-                   evidence_spans=len(expected.spans) if expected is not None else 0,
-                   expected=case.expected_labels, line=case.line,
-                   expected_line=case.expected_line,
+        fields = row_fields(case)
+        expected = case.expected
+        return cls(**fields, name=_name_of(case), nodeid=nodeid, sealed=expected is None,
+                   line=case.line, expected_line=case.expected_line,
                    evidence_docs=sorted({getattr(s, "doc_id", "") for s in expected.spans})
-                   if expected is not None and case.expected_labels is not None else [])
+                   if expected is not None and fields["expected"] is not None else [])
 
     @property
     def item_name(self) -> str:
@@ -225,8 +222,20 @@ def _tags(question: AskedQuestion) -> dict[str, str]:
     return {k: v for k, v in question.slices.items() if k != KIND_SLICE}
 
 
+def row_fields(case: Asked) -> dict[str, Any]:
+    """What the goldset says of a question (one repeat of it) on its results row: every
+    field of its `Member` but `NOT_ON_THE_ROW`, as plain values (validated once, by the row)."""
+    q, expected = case.question, case.expected
+    return {"question_id": q.question_id, "repeat": case.repeat, "question": q.question,
+            "kind": q.kind, "tags": _tags(q), "index": case.index,
+            "conversation": q.conversation, "turn": q.turn,
+            "must_abstain": case.must_abstain,
+            "evidence_spans": len(expected.spans) if expected is not None else 0,
+            "expected": case.expected_labels}
+
+
 # How a member was collected, not what its question is: every other field of a Member is a
-# field of its results row (`question_row`), so a field added to both reaches every row.
+# field of its results row (`row_fields`), so a field added to both reaches every row.
 NOT_ON_THE_ROW = frozenset({"name", "nodeid", "sealed", "line", "expected_line",
                             "evidence_docs"})
 
@@ -336,10 +345,11 @@ class Population(_Wire):
                 if x.metric == metric and x.answer_sha256}
 
     def row(self, member: Member, **outcome: Any) -> QuestionRecord:
-        """The results row of one of its questions: `question_row`, stamped by this
-        population."""
-        return question_row(member, route=self.route, goldset=self.goldset,
-                            eval_version=self.eval_version, sha256=self.sha256, **outcome)
+        """The results row of one of its questions (the error row of one whose report never
+        came): `question_row`, stamped by this population."""
+        return question_row(member.model_dump(exclude=NOT_ON_THE_ROW), route=self.route,
+                            goldset=self.goldset, eval_version=self.eval_version,
+                            sha256=self.sha256, **outcome)
 
 
 class Collected(_Wire):
@@ -356,21 +366,9 @@ def stamp(goldset: AskedGoldset) -> dict[str, Any]:
             "sha256": goldset.content_sha256}
 
 
-def question_row(member: Member, *, route: str, goldset: str, eval_version: str,
-                 sha256: str | None, **outcome: Any) -> QuestionRecord:
-    """A question's results row: what the goldset says of it (its member's fields, but how it
-    was collected), stamped with its route and goldset, and `outcome` (its scores, or why it
-    has none). One function for the row of a question scored (`asked_row`) and the error row
-    of one whose report never came (`Population.row`)."""
-    return QuestionRecord.model_validate({
-        **member.model_dump(exclude=NOT_ON_THE_ROW), "goldset": goldset, "route": route,
-        "eval_version": eval_version, "goldset_sha256": sha256, **outcome})
-
-
-def asked_row(case: Asked, route: str, nodeid: str | None, **outcome: Any) -> QuestionRecord:
-    """The row of a question its item asked: `question_row` of its member."""
-    return question_row(Member.asked(case, nodeid), route=route, **stamp(case.goldset),
-                        **outcome)
+def asked_row(case: Asked, route: str, **outcome: Any) -> QuestionRecord:
+    """The row of a question its item asked: `question_row` of its fields."""
+    return question_row(row_fields(case), route=route, **stamp(case.goldset), **outcome)
 
 
 # --- the deal ----------------------------------------------------------------------------------

@@ -36,6 +36,7 @@ from pytest_ragate.items.keys import (
     ROUTE_KEY,
     RUN_KEY,
 )
+from pytest_ragate.items.long_lived import settle
 from pytest_ragate.items.malformed import as_answer, built_in_one_line
 from pytest_ragate.items.provenance import question_parts
 from pytest_ragate.items.pytest_internals import function_arguments, run_unlogged
@@ -60,7 +61,7 @@ def base_record(item: pytest.Item, case: Case, **fields: Any) -> QuestionRecord:
     when the item asks it again to check a sequential stop (`items/reasking.py`)."""
     if AGAIN_KEY in item.stash:
         fields["reasked"] = True
-    return asked_row(case, item.stash[ROUTE_KEY], item.nodeid, **fields)
+    return asked_row(case, item.stash[ROUTE_KEY], **fields)
 
 
 @dataclass
@@ -232,6 +233,7 @@ def release(run: QuestionRun, wait: bool) -> None:
         for report in reports:
             if hasattr(report, RECORD_ATTR):
                 delattr(report, RECORD_ATTR)
+        settle(item.config)  # what it leaves that lives as long as its items
 
 
 def _send(item: pytest.Item, reports: list[pytest.TestReport]) -> None:
@@ -240,7 +242,9 @@ def _send(item: pytest.Item, reports: list[pytest.TestReport]) -> None:
     record = item.stash.get(RECORD_KEY, None)
     closing = next((r for r in reversed(reports) if r.when != "teardown"), None)
     if record is not None and closing is not None:
-        setattr(closing, RECORD_ATTR, record.model_dump(mode="json"))
+        row = record.row_json()  # dumped once, for the results file and JUnit too
+        # the row itself to this process's controller; a plain copy to cross the xdist wire
+        setattr(closing, RECORD_ATTR, dict(row) if hasattr(item.config, "workerinput") else row)
 
 
 def _judged(item: pytest.Item, reports: list[pytest.TestReport], verdicts: JudgedScores) -> None:

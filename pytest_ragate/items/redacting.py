@@ -20,6 +20,7 @@ from pytest_ragate.answer import answer_sha256
 from pytest_ragate.items.keys import ANCHOR_ATTR, GOLDSETS_KEY
 from pytest_ragate.items.pytest_internals import redacted_repr
 from pytest_ragate.redaction import Redactor, known_credentials, visible
+from pytest_ragate.scoring.records import QuestionRecord
 from pytest_ragate.settings import Settings, read_settings
 
 M = TypeVar("M", bound=BaseModel)
@@ -58,7 +59,12 @@ def without_credentials(settings: Settings, values: dict[str, Any]) -> dict[str,
     return scrubbed(values, Redactor(known=credentials_of(settings)), frozenset())
 
 
+_NO_TEXT = frozenset({int, float, bool, type(None)})  # most of a row: nothing to look at
+
+
 def _scrub(value: Any, redact: Callable[[str], str]) -> Any:
+    if type(value) in _NO_TEXT:
+        return value
     if isinstance(value, str):
         return redact(visible(value)[0])
     if isinstance(value, list):
@@ -73,7 +79,8 @@ def scrubbed(data: dict[str, Any], redact: Callable[[str], str], as_is: frozense
              ) -> dict[str, Any]:
     """`data` (a model as JSON) with every text but the fields `as_is` redacted, and every
     text one each output can write (`redaction.visible`)."""
-    return {k: _scrub(v, str if k in as_is else redact) for k, v in data.items()}
+    return {k: v if type(v) in _NO_TEXT else _scrub(v, str if k in as_is else redact)
+            for k, v in data.items()}
 
 
 def redacted_record(config: pytest.Config, record: M) -> M:
@@ -90,7 +97,8 @@ def kept(record: M, redact: Callable[[str], str], *, key: bytes | None = None) -
     keyed (`key`, its `digest_key`): a plain sha256 would confirm a guess of the raw text.
     The characters of its texts no output could write (an error message's, a judge's reply)
     are replaced and added to its `unencodable` count (the answer's were, as it entered)."""
-    data = record.model_dump(mode="json")
+    data = record.row_json() if isinstance(record, QuestionRecord) else (
+        record.model_dump(mode="json"))
     clean = scrubbed(data, redact, RECORD_AS_IS)
     if clean == data:
         return record

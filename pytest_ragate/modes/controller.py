@@ -38,6 +38,7 @@ from pytest_ragate.items.keys import (
     is_goldset_item,
     ungrouped,
 )
+from pytest_ragate.items.long_lived import settle
 from pytest_ragate.items.printed import start_printing
 from pytest_ragate.items.reasons import failure_line, summary_line
 from pytest_ragate.items.xdist_worker import worker_of
@@ -238,6 +239,8 @@ class Controller(ABC):
             self.note_invalid_usage(row)
             self.concluding().add_record(report, row)
             delattr(report, RECORD_ATTR)  # kept as a QuestionRecord now, not twice
+            if worker_of(report) is not None:  # (a process asking settles its own questions)
+                settle(self.config)  # kept to the end, with its report: out of the GC's way
         anchor = getattr(report, ANCHOR_ATTR, None)
         if anchor is not None:
             self.concluding().add_anchor(report, anchor)

@@ -186,7 +186,7 @@ class StopWhenDecided:
             return
         from pytest_ragate.scoring.records import QuestionRecord
 
-        record = QuestionRecord.model_validate(row)
+        record = QuestionRecord.from_json(row)
         if record.reasked:
             stopping.offer_again(record.question_id, record)
         else:
@@ -211,7 +211,11 @@ class StopWhenDecided:
         if route not in self.stoppings:
             collected = self.asking.read_collected()
             if collected is None:
-                return None  # not posted (yet): nothing stops, every question is asked
+                # a process posts its collection before it runs a question, so a question's
+                # report without one means no goldset of this run asks sequentially: asked
+                # once per route, not per report
+                self.stoppings[route] = None
+                return None
             from pytest_ragate.decision.sequential import Stopping
             from pytest_ragate.settings import read_settings
 

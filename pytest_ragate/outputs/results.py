@@ -221,7 +221,7 @@ def results_lines(runs: Sequence[GoldsetRun], header: Header | None = None,
     """The header, every run's rows in goldset and question order, then anchors, goldset
     items and other tests, and the trailer that vouches for them (`incomplete`: why the run
     stopped early, when it did), signed with `key` when one is given."""
-    rows = [r.model_dump(mode="json") for run in runs
+    rows = [r.row_json() for run in runs
             for r in (*run.records, *(run.sequential.reasked if run.sequential else ()))]
     anchors, items = list(anchors), list(items)
     tests = [i for i in items if isinstance(i, SavedTest)]

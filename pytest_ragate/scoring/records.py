@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     SerializerFunctionWrapHandler,
     field_validator,
     model_serializer,
@@ -196,15 +197,33 @@ BILL_FIELDS = ("latency_s", "usage", "judge_requests", "judge_tokens", "judge_co
 # fields a row leaves out while they are None (as rows were before each existed)
 QUIET_WHEN_NONE = ("confidence", "judged_contexts", "answer_check", "answer_sha256",
                    "unencodable", "non_answer", "conversation", "turn", "context_gains")
+# fields the JUnit properties show otherwise than as the row has them (or not at all)
+JUNIT_OTHERWISE = frozenset({
+    "metrics", "knobs", "judge_failures", "judge_cached", "judge_vacuous", "cited", "expected",
+    "goldset_sha256", "usage", "judge_tokens", "judged_contexts", "answer_check",
+    "answer_sha256"})
+
+
+class RowJSON(dict[str, Any]):
+    """A row as JSON (`QuestionRecord.row_json`) that still knows its row while it stays in
+    the process that dumped it: a report at `-n 0` hands the controller the row itself,
+    which it need not validate again (`QuestionRecord.from_json`). It crosses the xdist wire
+    as a plain dict."""
+
+    __slots__ = ("record",)
 
 
 class QuestionRecord(BaseModel):
     """One question's outcome: a results row, the JUnit properties, and the floors' input.
 
-    Plain JSON types only: it crosses the xdist wire inside a report.
+    Plain JSON types only: it crosses the xdist wire inside a report. Built by `question_row`
+    (a question's fields and its outcome), read back by `from_json` (a report's, a results
+    file's line); frozen, so its JSON is dumped once (`row_json`) for the results file, the
+    wire, the JUnit properties and redaction alike.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    _json: RowJSON | None = PrivateAttr(default=None)
 
     goldset: str
     route: str = ""  # the node id of the route that asked it: ragate.toml, or a decorated test
@@ -319,6 +338,36 @@ class QuestionRecord(BaseModel):
                 data.pop(name, None)
         return data
 
+    def row_json(self) -> RowJSON:
+        """The row as JSON (`model_dump(mode="json")`), dumped once: do not change it."""
+        if self._json is None:
+            dumped = RowJSON(self.model_dump(mode="json"))
+            dumped.record = self
+            self._json = dumped
+        return self._json
+
+    @classmethod
+    def from_json(cls, row: Mapping[str, Any]) -> QuestionRecord:
+        """A row from its JSON: the row itself when it was dumped in this process
+        (`RowJSON`), validated otherwise (a worker's, a file's)."""
+        if isinstance(row, RowJSON) and isinstance(row.record, cls):
+            return row.record
+        return cls.model_validate(row)
+
+    def __eq__(self, other: object) -> bool:
+        """Rows are equal when their fields are, whether or not either was dumped yet."""
+        if not isinstance(other, BaseModel):
+            return NotImplemented
+        return (type(self) is type(other) and self.__dict__ == other.__dict__
+                and self.__pydantic_extra__ == other.__pydantic_extra__)
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None,
+                   deep: bool = False) -> QuestionRecord:
+        """A copy (with `update`), whose JSON is its own: dumped again when asked."""
+        copied = super().model_copy(update=update, deep=deep)
+        copied._json = None
+        return copied
+
     @property
     def judge_attempted(self) -> list[str]:
         """Judged metrics this row asked the judge for (verdict or failure)."""
@@ -378,11 +427,8 @@ class QuestionRecord(BaseModel):
     def junit_properties(self) -> list[tuple[str, str | float]]:
         """Flat name/value pairs; values are plain str or float as JUnit consumers expect."""
         props: list[tuple[str, str | float]] = []
-        skip = {"metrics", "knobs", "judge_failures", "judge_cached", "judge_vacuous", "cited",
-                "expected", "goldset_sha256", "usage", "judge_tokens", "judged_contexts",
-                "answer_check", "answer_sha256"}
-        for key, value in self.model_dump(mode="json", exclude=skip).items():
-            if value is None:
+        for key, value in self.row_json().items():
+            if value is None or key in JUNIT_OTHERWISE:
                 continue
             props.append((key, json.dumps(value) if isinstance(value, list) else _plain(value)))
         for key, value in self.metrics.items():
@@ -409,6 +455,17 @@ class QuestionRecord(BaseModel):
         if self.answer_check is not None:
             props.extend(self.answer_check.properties())
         return props
+
+
+def question_row(question: Mapping[str, Any], *, route: str, goldset: str, eval_version: str,
+                 sha256: str | None, **outcome: Any) -> QuestionRecord:
+    """A question's results row, the one constructor of a new row: what the goldset says of
+    the question (`question`: decision/population.py `row_fields`), stamped with its route
+    and goldset, and `outcome` (its scores, or why it has none), validated once. The row of a
+    question scored and the error row of one whose report never came are both made here."""
+    return QuestionRecord.model_validate({
+        **question, "goldset": goldset, "route": route, "eval_version": eval_version,
+        "goldset_sha256": sha256, **outcome})
 
 
 def _plain(value: object) -> str | float:
