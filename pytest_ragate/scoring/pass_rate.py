@@ -46,6 +46,7 @@ from pytest_ragate.scoring.slices import holm, proportion_shortfall
 ALPHA = 0.05  # the chance of a false pass of the floor, strict (one-sided, family-wise)
 MAX_REPEATS = 100  # a goldset's `repeat` is at most this (goldsets/config.py)
 PASS_RATE = "question_pass_rate"  # the floor's metric, `[floors.question] pass_rate`
+QUESTION_TABLE = "question"  # `[floors.question]`: the floors over each question's repeats
 
 
 @dataclass(frozen=True, kw_only=True)
