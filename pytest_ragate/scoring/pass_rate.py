@@ -122,3 +122,11 @@ def missing(rates: list[QuestionRate]) -> list[QuestionRate]:
     """The questions that do not hold, lowest observed rate first (then in order)."""
     return sorted((r for r in rates if not r.held),
                   key=lambda r: r.right / r.total if r.total else -1.0)
+
+
+def repeats_short(rate: float, repeats: int, questions: int, alpha: float = ALPHA,
+                  ) -> tuple[bool, int | None]:
+    """Whether `repeats` are too few to decide a pass rate of `rate` over `questions`
+    questions, and the repeats that would (None: none up to MAX_REPEATS)."""
+    need = needed_repeats(rate, questions, alpha)
+    return (need is None or repeats < need), need
