@@ -114,3 +114,28 @@ def test_a_bad_pass_rate_is_one_error_naming_its_field(table: dict, says: str) -
 def test_the_table_makes_one_floor() -> None:
     assert parse_floors({"question": {"pass_rate": {"min": 0.8, "xfail": "x"}}},
                         Path("ragate.toml")) == [Floor(PASS_RATE, 0.8, xfail="x")]
+
+
+def test_validate_refuses_a_pass_rate_its_repeats_cannot_decide(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch,
+                                                                 ) -> None:
+    """One line naming the field and the repeats that would decide it; with them, ok."""
+    from click.testing import CliRunner
+
+    from pytest_ragate.cli import main
+    from tests.conftest import BASE_TOML, write_goldset
+
+    monkeypatch.chdir(tmp_path)
+    floors = "[floors.question]\npass_rate = 0.8\n"
+    write_goldset(tmp_path / "five", floors=floors,
+                  toml=BASE_TOML.replace('"7"\n', '"7"\nrepeat = 5\n', 1))
+    write_goldset(tmp_path / "enough", floors=floors,
+                  toml=BASE_TOML.replace('"7"\n', '"7"\nrepeat = 30\n', 1))
+    refused = CliRunner().invoke(main, ["validate", "five"])
+    assert refused.exit_code == 1
+    assert refused.output.count("floors.question.pass_rate") == 1
+    assert ("five/ragate.toml: floors.question.pass_rate: a pass rate of 0.8 over 4 questions "
+            "needs repeat ≥ 20" in refused.output)
+    assert "this run asks each question 5 times" in refused.output
+    ok = CliRunner().invoke(main, ["validate", "enough"])
+    assert ok.exit_code == 0 and ok.output.startswith("ok "), ok.output
