@@ -139,3 +139,13 @@ def test_validate_refuses_a_pass_rate_its_repeats_cannot_decide(tmp_path: Path,
     assert "this run asks each question 5 times" in refused.output
     ok = CliRunner().invoke(main, ["validate", "enough"])
     assert ok.exit_code == 0 and ok.output.startswith("ok "), ok.output
+
+
+def test_promoting_the_pass_rate_writes_its_own_table(tmp_path: Path) -> None:
+    from pytest_ragate.goldsets.promotion import promote_floors
+
+    config = tmp_path / "ragate.toml"
+    config.write_text('[floors.question]\npass_rate = { min = 0.8, xfail = "flaky" }\n')
+    done = promote_floors(config, [Floor(PASS_RATE, 0.8, xfail="flaky")])
+    assert len(done) == 1 and config.read_text() == "[floors.question]\npass_rate = 0.8\n"
+    assert parse_floors({"question": {"pass_rate": 0.8}}, config) == [Floor(PASS_RATE, 0.8)]
