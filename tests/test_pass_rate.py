@@ -103,6 +103,7 @@ def test_too_few_repeats_missing_ones_or_questions_never_pass() -> None:
     ({"question": {"pass_rate": {"max": 0.2}}}, "a lower bound"),
     ({"question": {"pass_rat": 0.8}}, "[floors.question] holds one floor"),
     ({"question_pass_rate": 0.8}, "is [floors.question] pass_rate = 0.8"),
+    ({"pass_rate": 0.8}, "is [floors.question] pass_rate = 0.8"),
     ({"kind": {"a": {"question_pass_rate": 0.8}}}, "is [floors.question] pass_rate = 0.8"),
 ])
 def test_a_bad_pass_rate_is_one_error_naming_its_field(table: dict, says: str) -> None:

@@ -222,6 +222,11 @@ def _floor(entry: _FloorEntry, path: Path) -> Floor | list[Problem]:
     if entry.anchors and metric not in anchor_floor_metrics():
         return [Problem(path, at, f"an anchor population floor is one of "
                         f"{', '.join(anchor_floor_metrics())}, not {metric!r}")]
+    if (metric == PASS_RATE) != entry.question or metric == "pass_rate":
+        return [Problem(path, at, "a pass rate per question is [floors.question] pass_rate = "
+                        "0.8, over every question of the goldset")]
+    if metric == PASS_RATE and (problem := _pass_rate_value(entry.value)):
+        return [Problem(path, at, problem)]
     if metric not in METRICS:
         close = METRICS.close_to(metric)
         return [Problem(path, at, f"unknown metric {metric!r}"
@@ -234,11 +239,6 @@ def _floor(entry: _FloorEntry, path: Path) -> Floor | list[Problem]:
                         "pass")]
     if entry.slice and not sliceable(metric):
         return [Problem(path, at, not_sliceable(metric))]
-    if (metric == PASS_RATE) != entry.question:
-        return [Problem(path, at, "a pass rate per question is [floors.question] pass_rate = "
-                        "0.8, over every question of the goldset")]
-    if metric == PASS_RATE and (problem := _pass_rate_value(entry.value)):
-        return [Problem(path, at, problem)]
     try:
         if isinstance(value, dict):
             spec = FloorValue.model_validate(value)
