@@ -330,18 +330,27 @@ def test_deselecting_one_repeat_skips_the_floor(pytester: pytest.Pytester,
 def test_a_floor_over_more_repeats_than_asked_is_a_collection_error(
         pytester: pytest.Pytester, workers: str) -> None:
     write_repeated(pytester.path / "gs", 3, '[floors]\n"pass^3" = 0.5\n'
-                   "flaky_rate = { max = 0.05 }\n", repeat=None)
+                   "flaky_rate = { max = 0.05 }\n[floors.question]\npass_rate = 0.8\n",
+                   repeat=None)
     pytester.makeconftest(repeated({}))
     result = run_pytester(pytester, workers, "gs")
     assert result.ret == collection_failed(workers)
-    expect(result, "*ragate.toml: floors.pass^3: pass^3 needs repeat ≥ 3, and this run asks "
+    expect(result, "*ragate.toml: floors.question.pass_rate: a pass rate of 0.8 over 3 "
+           "questions needs repeat ≥ 19 (a question right in all of them is then shown at "
+           "or above 0.8, Holm across the questions, alpha 0.05), and this run asks each "
+           "question 1 time*",
+           "*ragate.toml: floors.pass^3: pass^3 needs repeat ≥ 3, and this run asks "
            "each question 1 time*",
            "*ragate.toml: floors.flaky_rate: flaky_rate needs repeat ≥ 2*")
     two = run_pytester(pytester, workers, "gs", "-o", "ragate_repeat=2")
     assert two.ret == collection_failed(workers)
     expect(two, "*floors.pass^3: pass^3 needs repeat ≥ 3, and this run asks each question 2 "
            "times*")
-    assert run_pytester(pytester, workers, "gs", "-o", "ragate_repeat=3").ret == pytest.ExitCode.OK
+    # 19 repeats decide the pass rate over 3 questions (strict would show each ≥ 0.8 too:
+    # tests/test_pass_rate.py); every floor is measured and holds
+    enough = run_pytester(pytester, workers, "gs", "-o", "ragate_repeat=19")
+    assert enough.ret == pytest.ExitCode.OK
+    expect(enough, "PASSED gs/ragate.toml::floor[question_pass_rate]*")
 
 
 JUDGE_BY_REPEAT = '''

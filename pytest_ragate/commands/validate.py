@@ -38,6 +38,11 @@ def command(paths: tuple[Path, ...]) -> None:
             for problem in error.problems:
                 click.echo(str(problem))
             continue
+        refused = pass_rate_refused(goldset, settings.repeat or goldset.config.repeat)
+        if refused:
+            failed += 1
+            click.echo(f"{goldset.config_path}: {refused}")
+            continue
         click.echo(f"ok {config}: {goldset.name}, {len(goldset.cases)} questions, "
                    f"{len(goldset.corpus)} documents, {len(goldset.floors)} floors")
         for line in _validate_notes(goldset, min_n=settings.min_n,
@@ -47,6 +52,20 @@ def command(paths: tuple[Path, ...]) -> None:
         failed += bool(stale)
     if failed:
         raise SystemExit(1)
+
+
+def pass_rate_refused(goldset: Any, repeats: int) -> str | None:
+    """`[floors.question] pass_rate` that the run's repeats (ragate_repeat, else the goldset's
+    `repeat`) cannot decide: refused, naming the repeats that would, as collection does."""
+    from pytest_ragate.scoring.pass_rate import PASS_RATE, repeats_short
+    from pytest_ragate.wording.pass_rate import too_few_repeats
+
+    for floor in goldset.floors:
+        if floor.metric == PASS_RATE:
+            short, need = repeats_short(floor.min, repeats, len(goldset.cases))
+            if short:
+                return too_few_repeats(floor.min, repeats, len(goldset.cases), need)
+    return None
 
 
 def _validate_notes(goldset: Any, *, min_n: int, strict: bool) -> list[str]:

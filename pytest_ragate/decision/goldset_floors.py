@@ -29,6 +29,7 @@ from pytest_ragate.decision.floors import (
     of_population,
 )
 from pytest_ragate.decision.goldset_run import GoldsetRun
+from pytest_ragate.decision.pass_rate_floor import decide_pass_rate
 from pytest_ragate.decision.population import Population
 from pytest_ragate.decision.rules import Rules
 from pytest_ragate.decision.sequential import Stopping, stopped_verdict
@@ -36,6 +37,7 @@ from pytest_ragate.decision.slice_floors import decide_family, family_of
 from pytest_ragate.scoring.agreement import AGREEMENT
 from pytest_ragate.scoring.figures import computed_by
 from pytest_ragate.scoring.floor import Floor
+from pytest_ragate.scoring.pass_rate import PASS_RATE
 from pytest_ragate.scoring.records import MECHANICAL
 from pytest_ragate.scoring.registry import METRICS
 from pytest_ragate.wording.causes import CAUSE_WIDTH
@@ -128,6 +130,9 @@ def _decide_floor(floor: Floor, run: GoldsetRun, population: Population, rules: 
                                 unjudged=unjudged,
                                 strictness=rules.strictness, gaps=run.gaps,
                                 labelled=frozenset(x.question_id for x in population.labels))
+    if floor.metric == PASS_RATE:
+        return decide_pass_rate(floor, run.name, run.records, judge=run.judge,
+                                unjudged=unjudged, strictness=rules.strictness, gaps=run.gaps)
     labels = stamps = None
     if population.estimate == "ppi" and floor.metric in {x.metric for x in population.labels}:
         labels = {x.question_id: x.value for x in population.labels if x.metric == floor.metric}

@@ -56,6 +56,7 @@ from pytest_ragate.scoring.answer_match import ANSWER_MATCH, AnswerLabel
 from pytest_ragate.scoring.answer_text import is_pattern, same_statement
 from pytest_ragate.scoring.flips import anchor_digest
 from pytest_ragate.scoring.floor import TURN_POSITIONS, TURN_SLICE, Floor, counts_in
+from pytest_ragate.scoring.pass_rate import PASS_RATE, QUESTION_TABLE
 from pytest_ragate.scoring.records import ContextRef, Evidence, WholeDocument
 from pytest_ragate.scoring.registry import METRICS, anchor_floor_metrics, requested_metrics
 from pytest_ragate.scoring.slices import EVERY_SLICE, sliceable
@@ -108,6 +109,7 @@ class _FloorEntry:
     kind: str | None = None
     anchors: bool = False
     slice: tuple[str, str] | None = None  # (key, value), the value EVERY_SLICE for every one
+    question: bool = False  # `[floors.question]`: the only place a question_pass_rate floor is
 
 
 def parse_floors(raw: dict[str, Any], path: Path, where: str = "floors") -> list[Floor]:
@@ -135,6 +137,8 @@ def _floor_entries(raw: dict[str, Any], path: Path, where: str,
     for key, value in raw.items():
         if key == TURN_SLICE and isinstance(value, dict):
             yield from _turn_entries(value, path, f"{where}.{key}")
+        elif key == QUESTION_TABLE:
+            yield from _question_entries(value, path, f"{where}.{key}")
         elif key not in ("anchors", "kind", "slices"):
             yield _FloorEntry(metric=key, value=value, at=f"{where}.{key}")
         elif not isinstance(value, dict):
@@ -147,6 +151,19 @@ def _floor_entries(raw: dict[str, Any], path: Path, where: str,
         else:
             for kind, table in value.items():
                 yield from _kind_entries(key == "anchors", kind, table, path, f"{where}.{key}")
+
+
+def _question_entries(table: object, path: Path, where: str,
+                      ) -> Iterator[_FloorEntry | Problem]:
+    """`[floors.question] pass_rate = 0.8`: every question right in at least that share of
+    its repeats (scoring/pass_rate.py), the floor on `question_pass_rate`."""
+    if not isinstance(table, dict) or set(table) - {"pass_rate"}:
+        yield Problem(path, where, "[floors.question] holds one floor, pass_rate = 0.8 (the "
+                      "share of its repeats each question must be right in)")
+        return
+    if "pass_rate" in table:
+        yield _FloorEntry(metric=PASS_RATE, value=table["pass_rate"], at=f"{where}.pass_rate",
+                          question=True)
 
 
 def _kind_entries(anchors: bool, kind: str, table: object, path: Path, where: str,
@@ -205,6 +222,11 @@ def _floor(entry: _FloorEntry, path: Path) -> Floor | list[Problem]:
     if entry.anchors and metric not in anchor_floor_metrics():
         return [Problem(path, at, f"an anchor population floor is one of "
                         f"{', '.join(anchor_floor_metrics())}, not {metric!r}")]
+    if (metric == PASS_RATE) != entry.question or metric == "pass_rate":
+        return [Problem(path, at, "a pass rate per question is [floors.question] pass_rate = "
+                        "0.8, over every question of the goldset")]
+    if metric == PASS_RATE and (problem := _pass_rate_value(entry.value)):
+        return [Problem(path, at, problem)]
     if metric not in METRICS:
         close = METRICS.close_to(metric)
         return [Problem(path, at, f"unknown metric {metric!r}"
@@ -242,6 +264,17 @@ def _floor(entry: _FloorEntry, path: Path) -> Floor | list[Problem]:
         return problems_from_validation(error, path, prefix=at)
     return [Problem(path, at, "must be a number in [0, 1], { min = …, xfail = \"reason\" } or "
                     "{ max = … }")]
+
+
+def _pass_rate_value(value: object) -> str | None:
+    """A pass rate is a share strictly between 0 and 1, as a number or `{ min, xfail }`."""
+    rate = value.get("min") if isinstance(value, dict) else value
+    if isinstance(value, dict) and "max" in value:
+        return "a pass rate is a lower bound: a number or { min = … }, not { max = … }"
+    if isinstance(rate, int | float) and not isinstance(rate, bool) and not 0.0 < rate < 1.0:
+        return (f"a pass rate is above 0 and below 1, not {rate:g} (every repeat right is "
+                "\"pass^k\" = 1)")
+    return None
 
 
 def slice_floors(floors: Sequence[Floor], questions: Sequence[tuple[int, Question]],

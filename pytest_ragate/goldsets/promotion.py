@@ -18,6 +18,7 @@ import tomlkit
 from pytest_ragate.decision.population import anchor_name
 from pytest_ragate.files import write_atomic
 from pytest_ragate.scoring.floor import Floor
+from pytest_ragate.scoring.pass_rate import PASS_RATE, QUESTION_TABLE
 
 PROMOTE_HINT = "run `pytest --ragate-promote` to make it a hard assertion"
 FORCE_FLAG = "--ragate-promote-flipped"
@@ -65,14 +66,17 @@ def promote_floors(config_path: Path, floors: Iterable[Floor]) -> list[Promotion
             table = _slice_table(table.get("slices", {}), floor)
         elif floor.kind is not None:
             table = table.get("anchors" if floor.anchors else "kind", {}).get(floor.kind, {})
-        value = table.get(floor.metric)
+        key = floor.metric
+        if floor.metric == PASS_RATE:  # `[floors.question] pass_rate`
+            table, key = table.get(QUESTION_TABLE, {}), "pass_rate"
+        value = table.get(key)
         if isinstance(value, dict) and "xfail" in value:
             if "max" in value:
                 bound = tomlkit.inline_table()
                 bound["max"] = value["max"]
-                table[floor.metric] = bound
+                table[key] = bound
             else:
-                table[floor.metric] = value["min"]
+                table[key] = value["min"]
             done.append(Promotion(config_path, floor.name))
     if done:
         write_atomic(config_path, tomlkit.dumps(doc))

@@ -245,13 +245,19 @@ def repeated_cases(config: pytest.Config, goldset: Goldset) -> list[Case]:
     return [c for case in goldset.cases for c in case.repeated(repeats)]
 
 
-def unmeasurable(floors: Iterable[Floor], repeats: int, where: str) -> str | None:
+def unmeasurable(floors: Iterable[Floor], repeats: int, where: str, questions: int,
+                 ) -> str | None:
     """A floor on a metric over repeats (pass^k, pass@k, flaky_rate) that this run's repeats
-    cannot measure: a collection error naming the file and field, never a vacuous pass."""
+    cannot measure, or a pass rate per question they cannot decide over the goldset's
+    `questions`: a collection error naming the file and field, never a vacuous pass."""
+    from pytest_ragate.scoring.pass_rate import PASS_RATE, repeats_short
     from pytest_ragate.scoring.registry import needs_repeats
+    from pytest_ragate.wording.pass_rate import too_few_repeats
 
     problems = []
     for f in floors:
+        if f.metric == PASS_RATE and (short := repeats_short(f.min, repeats, questions))[0]:
+            problems.append(f"{where}: {too_few_repeats(f.min, repeats, questions, short[1])}")
         need = needs_repeats(f.metric)
         if need > repeats:
             field_ = f"floors.{'kind.' + f.kind + '.' if f.kind else ''}{f.metric}"
@@ -470,7 +476,7 @@ class GoldsetFile(pytest.File):
         if clash:
             raise self.CollectError(clash)
         unmeasured = unmeasurable(goldset.floors, repeats_of(self.config, goldset),
-                                  str(goldset.config_path))
+                                  str(goldset.config_path), len(goldset.cases))
         if unmeasured:
             raise self.CollectError(f"invalid goldset {self.path}:\n{unmeasured}")
         self.goldset = goldset
@@ -552,7 +558,7 @@ def decorated_goldset(config: pytest.Config, module_path: Path, name: str,
                     pytrace=False)
     floors = route_floors(goldset.floors, overrides)
     unmeasured = unmeasurable(floors, repeats_of(config, goldset), f"{name} (goldset "
-                              f"{goldset.config_path})")
+                              f"{goldset.config_path})", len(goldset.cases))
     if unmeasured:
         pytest.fail(unmeasured, pytrace=False)
     return goldset, floors

@@ -456,6 +456,15 @@ def _flaky_tally(name: str, rows: Sequence[QuestionRecord]) -> Tally:
                  repeats=max((n for _, n in counts), default=1))
 
 
+def _pass_rate_tally(name: str, rows: Sequence[QuestionRecord]) -> Tally:
+    """`question_pass_rate`'s figure: each question's share of right repeats, averaged (the
+    floor itself is decided question by question: decision/pass_rate_floor.py)."""
+    counts = list(right_counts(rows).values())
+    values = tuple(c / n for c, n in counts)
+    return Tally(metric=name, k=sum(values), n=len(values), values=values,
+                 questions=len(values), repeats=max((n for _, n in counts), default=1))
+
+
 def repeat_worst(name: str, rows: Sequence[QuestionRecord]) -> list[tuple[float, int, str]]:
     """`q07 right 2 of 3` for each question that pulls a repeat metric the wrong way: a
     flaky one for flaky_rate, one not right every time for pass^k, never right for pass@k."""
@@ -646,6 +655,10 @@ PASS_K = Metric("pass^k", "repeats", "mean", "questions", _pass_tally, _never)
 # does not name it: a run of one repeat has no such figure, and no question a score of it
 FLAKY_RATE = Metric("flaky_rate", "repeats", "proportion", "questions asked twice or more",
                     _flaky_tally, _never)
+# `[floors.question] pass_rate = 0.8`: every question right in at least that share of its
+# repeats (scoring/pass_rate.py); found by name only, like flaky_rate
+QUESTION_PASS_RATE = Metric("question_pass_rate", "repeats", "mean", "questions",
+                            _pass_rate_tally, _never)
 # the bill (upper-bound floors only, `{max = …}`): `latency_pQ_s` (Q = 1..99; e.g.
 # latency_p95_s), seconds, decided on the quantile's 95% upper bound; `cost_per_question`,
 # US dollars, a mean. Listed only in a run that names them, like the families
@@ -696,6 +709,7 @@ METRICS = _Metrics([
     Family(re.compile(r"pass\^[1-9][0-9]?"), PASS_K, "pass^{}"),
     Family(re.compile(r"pass@[1-9][0-9]?"), replace(PASS_K, name="pass@k"), "pass@{}"),
     Family(re.compile("flaky_rate"), FLAKY_RATE, "flaky_rate"),
+    Family(re.compile("question_pass_rate"), QUESTION_PASS_RATE, "question_pass_rate"),
     Family(re.compile("conversation_success"), CONVERSATION_SUCCESS, "conversation_success"),
     Family(_LATENCY_P, LATENCY_P, "latency_p{}_s"),
     Family(re.compile("cost_per_question"), COST_PER_QUESTION, "cost_per_question")])
