@@ -467,3 +467,73 @@ def test_the_text_rule_catches_a_planted_parse() -> None:
                'skipped = row.error.startswith("not needed: ")\n')
     assert [line.split(" ", 1)[0] for line in identity_texts(planted, "pytest_ragate.cli")] == [
         "pytest_ragate.cli:2", "pytest_ragate.cli:3", "pytest_ragate.cli:4"]
+
+
+# --- circles between rooms: every import counts, type-only ones too ---------------------------
+
+def _load_circles_script() -> Any:
+    """scripts/circles.py: the rooms' import graph and its circles, read from syntax trees."""
+    path = PACKAGE.parent / "scripts" / "circles.py"
+    spec = importlib.util.spec_from_file_location("ragate_circles_script", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+CIRCLES = _load_circles_script()
+EVERY_IMPORT = CIRCLES.module_graph()
+# decision/ still renders its verdicts' messages through these wording/ modules (issue 47
+# item 5: verdicts become typed values, rendered after deciding): the list only shrinks
+STILL_WORDED = {
+    ("pytest_ragate.decision.agreement_floor", "pytest_ragate.wording.agreement"),
+    ("pytest_ragate.decision.agreement_floor", "pytest_ragate.wording.floors"),
+    ("pytest_ragate.decision.floors", "pytest_ragate.wording.floors"),
+    ("pytest_ragate.decision.goldset_floors", "pytest_ragate.wording.causes"),
+    ("pytest_ragate.decision.goldset_floors", "pytest_ragate.wording.floors"),
+    ("pytest_ragate.decision.regressions", "pytest_ragate.wording.baseline"),
+    ("pytest_ragate.decision.regressions", "pytest_ragate.wording.pins"),
+    ("pytest_ragate.decision.run_decision", "pytest_ragate.wording.baseline"),
+    ("pytest_ragate.decision.run_decision", "pytest_ragate.wording.floors"),
+    ("pytest_ragate.decision.sequential", "pytest_ragate.wording.sequential"),
+    ("pytest_ragate.decision.slice_floors", "pytest_ragate.wording.slices"),
+}
+# and so these circles remain, each through one of those imports
+STILL_CIRCLING = [["decision", "wording", "decision"]]
+
+
+def test_no_circle_between_rooms() -> None:
+    """No two rooms import each other, directly or round a longer circle, counting imports
+    inside functions and type-only ones (a reader of one room meets the other's names)."""
+    found = CIRCLES.circles(CIRCLES.room_graph(EVERY_IMPORT))
+    assert [c for c in found if c not in STILL_CIRCLING] == []
+    pairs = CIRCLES.two_way_pairs(EVERY_IMPORT)
+    assert {(a, b) for a, b in pairs if (a, b) not in STILL_WORDED} == set()
+
+
+def test_decision_imports_nothing_from_wording() -> None:
+    """decision/ decides; wording/ says what it decided, after: no decision/ module imports a
+    wording/ one, type-only and in-function imports included."""
+    found = set(CIRCLES.crossings(EVERY_IMPORT, "decision", "wording"))
+    assert found - STILL_WORDED == set(), "decision/ renders nothing: wording/ does, after"
+    assert STILL_WORDED - found == set(), "an import removed: take it off STILL_WORDED"
+
+
+def test_the_circle_rules_catch_planted_circles(tmp_path: Path) -> None:
+    planted = {"pytest_ragate.decision.planted": {"pytest_ragate.wording.floors"},
+               "pytest_ragate.wording.floors": {"pytest_ragate.decision.planted"},
+               "pytest_ragate.outputs.planted": {"pytest_ragate.items.keys"},
+               "pytest_ragate.items.keys": {"pytest_ragate.modes.gate"},
+               "pytest_ragate.modes.gate": {"pytest_ragate.outputs.planted"}}
+    assert CIRCLES.circles(CIRCLES.room_graph(planted)) == [
+        ["decision", "wording", "decision"], ["items", "modes", "outputs", "items"]]
+    assert CIRCLES.two_way_pairs(planted) == [
+        ("pytest_ragate.decision.planted", "pytest_ragate.wording.floors")]
+    assert CIRCLES.crossings(planted, "decision", "wording") == [
+        ("pytest_ragate.decision.planted", "pytest_ragate.wording.floors")]
+    # a type-only import, and one inside a function, are imports all the same
+    source = ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+              "    from pytest_ragate.wording.floors import cause\n"
+              "def later():\n    from pytest_ragate.wording import slices\n")
+    assert CIRCLES.every_import(source) == {"pytest_ragate.wording.floors",
+                                            "pytest_ragate.wording.slices"}
