@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from pytest_ragate.decision.said import Said, Topic, render, said
 from pytest_ragate.scoring.pairing import (
     BaselineRun,
     Compared,
@@ -37,8 +38,6 @@ from pytest_ragate.scoring.pairing import (
 from pytest_ragate.scoring.records import QuestionScores
 from pytest_ragate.scoring.registry import METRICS
 from pytest_ragate.scoring.stats import BOOTSTRAP, MCNEMAR
-from pytest_ragate.wording import baseline as wording
-from pytest_ragate.wording import pins as corpus_wording
 
 RegressionOutcome = Literal["passed", "failed", "skipped"]
 RegressionCall = Literal["refused", "dropped", "held"]
@@ -53,7 +52,7 @@ class Regression:
     metric: str
     test: str  # MCNEMAR or BOOTSTRAP
     outcome: RegressionOutcome
-    message: str
+    said: Said | str  # what it says: `message`, written when read
     pairs: int = 0  # paired questions both runs scored
     baseline: float | None = None  # the metric over the paired units, in the baseline run
     current: float | None = None  # ... and in this run
@@ -62,6 +61,11 @@ class Regression:
     judge_change: JudgeChange | None = None  # a judged metric not compared across judges
     dropped: tuple[str, ...] = ()  # the questions that got worse, when compared
     corpus: CorpusChange | None = None  # how the corpus differs from the baseline's
+
+    @property
+    def message(self) -> str:
+        """What the check says, written (wording/said.py)."""
+        return render(self.said)
 
     @property
     def delta(self) -> float | None:
@@ -140,9 +144,9 @@ def check_run(goldset: str, eval_version: str, current: Mapping[str, QuestionSco
     same = [b for b in baseline if b.goldset == goldset]
     chosen = next((b for b in reversed(same) if b.eval_version == eval_version), None)
     if chosen is None or not chosen.scores:
-        why = wording.no_baseline(goldset, eval_version, same, chosen)
+        why = said(Topic.NO_BASELINE, goldset, eval_version, tuple(same), chosen)
         return [Regression(goldset=goldset, metric=m, test=paired_test(m), outcome="skipped",
-                           message=why) for m in metrics]
+                           said=why) for m in metrics]
     change = judge_change(chosen, judge)
     found = [across_judges(goldset, m, change, chosen.source)
              if change is not None and METRICS[m].judged
@@ -151,10 +155,10 @@ def check_run(goldset: str, eval_version: str, current: Mapping[str, QuestionSco
     edited = corpus_change(chosen.corpus, corpus)
     if edited is None:
         return found
-    return [replace(g, corpus=edited, message=g.message + " · " + corpus_wording.corpus_note(
-        edited,
+    return [replace(g, corpus=edited, said=said(Topic.JOINED, g.said, said(
+        Topic.CORPUS_NOTE, edited,
         [u for u in g.dropped if _evidence_of(u, current, evidence_docs or {})
-         & edited.documents] if g.outcome == "failed" else [])) for g in found]
+         & edited.documents] if g.outcome == "failed" else []))) for g in found]
 
 
 def _evidence_of(unit: str, current: Mapping[str, QuestionScores],
@@ -170,7 +174,7 @@ def across_judges(goldset: str, metric: str, change: JudgeChange, source: str) -
     accepted, then skipped; never compared, since the comparison would measure the judges."""
     return Regression(goldset=goldset, metric=metric, test=paired_test(metric),
                       outcome="skipped" if change.call == "accepted" else "failed",
-                      message=wording.judge_changed(metric, change, source),
+                      said=said(Topic.JUDGE_CHANGED, metric, change, source),
                       judge_change=change)
 
 
@@ -193,17 +197,17 @@ def check(goldset: str, metric: str, base: Mapping[str, QuestionScores],
     if not paired.questions:
         why: NotCompared = "no units" if paired.compared and test == BOOTSTRAP else "no pairs"
         return Regression(goldset=goldset, metric=metric, test=test, outcome="skipped",
-                          message=wording.not_compared(metric, why, paired, source))
+                          said=said(Topic.NOT_COMPARED, metric, why, paired, source))
     compared = mcnemar_of(paired, alpha) if test == MCNEMAR else bootstrap_of(paired, alpha)
     if compared is None:
         return Regression(goldset=goldset, metric=metric, test=test, outcome="skipped",
-                          message=wording.not_compared(metric, "no units", paired, source),
+                          said=said(Topic.NOT_COMPARED, metric, "no units", paired, source),
                           pairs=paired.questions)
     call = call_of(compared, paired.questions, min_n=min_n)
     return Regression(goldset=goldset, metric=metric, test=test,
                       outcome="passed" if call == "held" else "failed",
-                      message=wording.regression(metric, test, paired, compared, call,
-                                                  alpha=alpha, min_n=min_n, source=source),
+                      said=said(Topic.REGRESSION, metric, test, paired, compared, call,
+                                alpha=alpha, min_n=min_n, source=source),
                       pairs=paired.questions, baseline=compared.then, current=compared.now,
                       p_value=compared.p_value, detects=compared.detects,
                       dropped=tuple(paired.dropped))
