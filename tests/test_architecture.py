@@ -517,3 +517,12 @@ def test_the_circle_rules_catch_planted_circles() -> None:
               "def later():\n    from pytest_ragate.wording import slices\n")
     assert CIRCLES.every_import(source) == {"pytest_ragate.wording.floors",
                                             "pytest_ragate.wording.slices"}
+
+
+def test_every_topic_decision_says_is_written_in_wording() -> None:
+    """Each `Topic` a verdict or a check can say (decision/said.py) has its one sentence in
+    wording/said.py's `RENDERERS`: a topic added without it fails here, not when read."""
+    from pytest_ragate.decision.said import Topic
+    from pytest_ragate.wording.said import RENDERERS
+
+    assert set(RENDERERS) == set(Topic)

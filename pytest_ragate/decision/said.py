@@ -46,14 +46,23 @@ class Topic(Enum):
     JOINED = auto()  # its values (each a Said or a text), joined by " · "
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False)
 class Said:
     """A sentence not yet written: its topic, and the values (`args`, `options` by name) it
-    is written from; a value may be a Said itself, written first."""
+    is written from; a value may be a Said itself, written first. Two are equal when they
+    say the same (as two verdicts' messages were compared), a text included."""
 
     topic: Topic
     args: tuple[object, ...] = ()
     options: tuple[tuple[str, object], ...] = ()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Said | str):
+            return render(self) == render(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(render(self))
 
 
 def said(topic: Topic, *args: object, **options: object) -> Said:
