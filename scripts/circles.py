@@ -1,5 +1,5 @@
 """List the import circles between pytest-ragate's rooms (its subpackages, the shared leaves
-and the top-level modules): every import counts, type-only ones (`if TYPE_CHECKING:`) and
+and each top-level module): every import counts, type-only ones (`if TYPE_CHECKING:`) and
 imports inside functions included. `python scripts/circles.py` from the repository's root
 prints each room-level circle and each pair of modules in two rooms that import each other,
 and exits 1 when there is one; tests/test_architecture.py holds the count at zero."""
@@ -22,11 +22,14 @@ def module_name(path: Path) -> str:
 
 
 def room_of(module: str) -> str:
-    """The room a module is in: its subpackage, `leaves` or `top`."""
+    """The room a module is in: its subpackage, `leaves`, or a top-level module its own room
+    (`top.cli`: the entry points are not one room, and none imports another's)."""
     parts = module.split(".")
     if len(parts) > 1 and (PACKAGE / parts[1] / "__init__.py").is_file():
         return parts[1]
-    return "leaves" if len(parts) == 2 and parts[1] in LEAVES else "top"
+    if len(parts) == 2 and parts[1] in LEAVES:
+        return "leaves"
+    return "top." + (parts[1] if len(parts) > 1 else "__init__")
 
 
 def every_import(source: str) -> set[str]:

