@@ -170,7 +170,7 @@ def test_the_option_check_catches_an_invented_flag(real_options: tuple[set[str],
 def test_cache_paths_are_where_the_plugin_writes(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_where="""
         from pathlib import Path
-        from pytest_ragate.builtin_system.builtin import pipeline
+        from pytest_ragate.pipeline.builtin import pipeline
         from pytest_ragate.items.questions import question_run
 
         def test_where(pytestconfig):
