@@ -1,6 +1,6 @@
 """The gate's default pipeline written as a plain script: the baseline `pipeline.py` times.
 
-It does the work `pytest goldsets/ --ragate-index-dir DIR` does on a cold index, with the same
+It does the work `pytest goldsets/ -o ragate_index_dir=DIR` does on a cold index, with the same
 libraries and the same pure functions, but none of pytest, the plugin, its items, fixtures,
 controller or reports:
 

@@ -7,7 +7,7 @@ worker's share of the cores), with identical citation, abstention and evidence c
 
 What it runs, alternating within each round (the order swaps every round, so a busy spell on
 a shared machine hits both sides alike): `python -m pytest -m rag_gate goldsets/ -n 2 -q -ra
--p no:cacheprovider --ragate-index-dir <fresh> --ragate-results <file>`, in two detached git
+-p no:cacheprovider -o ragate_index_dir=<fresh> --ragate-results <file>`, in two detached git
 worktrees, `--before` (default 081b53c) and `--after` (default HEAD), each run with its own
 tree first on PYTHONPATH, so each side runs its own plugin, goldsets and pytest configuration.
 Every run embeds from nothing: a fresh index folder holds the indexes, the exported ONNX graph
@@ -58,7 +58,7 @@ def gate(tree: Path, work: Path, name: str, round_: int) -> tuple[Run, Path]:
     index, results = work / f"{name}-r{round_}-index", work / f"{name}-r{round_}.jsonl"
     shutil.rmtree(index, ignore_errors=True)
     argv = [sys.executable, "-m", "pytest", "-m", "rag_gate", "goldsets/", "-n", "2", "-q",
-            "-ra", "-p", "no:cacheprovider", f"--ragate-index-dir={index}",
+            "-ra", "-p", "no:cacheprovider", "-o", f"ragate_index_dir={index}",
             f"--ragate-results={results}"]
     env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTHONPATH")}
     env.update({"PYTHONPATH": str(tree), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",

@@ -103,12 +103,12 @@ def main() -> None:
         (root / "pytest.ini").write_text("[pytest]\n")
         write_goldset(root, args.questions, args.latency)
         runs = {
-            "sequential, -n 0": gate(root, "--ragate-judge-concurrency=1"),
+            "sequential, -n 0": gate(root, "-o", "ragate_judge_concurrency=1"),
             f"concurrent {args.concurrency}, -n 0": gate(
-                root, f"--ragate-judge-concurrency={args.concurrency}"),
+                root, "-o", f"ragate_judge_concurrency={args.concurrency}"),
             f"concurrent {args.concurrency}, -n 2": gate(
-                root, f"--ragate-judge-concurrency={args.concurrency}", "-n", "2"),
-            "sequential, -n 2": gate(root, "--ragate-judge-concurrency=1", "-n", "2"),
+                root, "-o", f"ragate_judge_concurrency={args.concurrency}", "-n", "2"),
+            "sequential, -n 2": gate(root, "-o", "ragate_judge_concurrency=1", "-n", "2"),
         }
     seq = runs["sequential, -n 0"]
     conc = runs[f"concurrent {args.concurrency}, -n 0"]

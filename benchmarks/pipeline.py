@@ -8,7 +8,7 @@ its question vectors stored, should cost at most a tenth of a cold run: that is 
 gate cheap enough to run on every commit.
 
 What it runs, each as a subprocess, in ONE run of this script:
-(a) cold gate: `python -m pytest -p no:cacheprovider -q -ra goldsets/ --ragate-index-dir <fresh>
+(a) cold gate: `python -m pytest -p no:cacheprovider -q -ra goldsets/ -o ragate_index_dir=<fresh>
     --ragate-results <file>`: both shipped goldsets (qmsum-val 170 questions over 29 meetings,
     with its anchors; tiron-demo 28 over 17), chunking, embedding every chunk and sentence,
     Chroma, answering, scoring, anchors, floors, reports (`-ra` only lists the items that did
@@ -239,7 +239,7 @@ def _env(as_is: bool) -> dict[str, str]:
 def gate_argv(index_dir: Path, results: Path, workers: int | None = None,
               encoder: str = "onnx") -> list[str]:
     argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-ra", "goldsets/",
-            "--ragate-index-dir", str(index_dir), "--ragate-results", str(results),
+            "-o", f"ragate_index_dir={index_dir}", "--ragate-results", str(results),
             "-o", f"ragate_encoder={encoder}"]
     return argv + ([] if workers is None else ["-n", str(workers)])
 

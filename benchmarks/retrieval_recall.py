@@ -12,7 +12,7 @@ very same chunks says whether all-MiniLM-L6-v2 earns its cost on these transcrip
 reciprocal-rank fusion of the two says whether they fail on different questions.
 
 Four retrievers, all over the same chunks, `Chunker(400).chunk(corpus)`:
-- dense: the plugin's `--ragate-retriever dense` (its default until 2026-12-01), `open_index` +
+- dense: the plugin's `ragate_retriever = dense` (its default until 2026-12-01), `open_index` +
   `Retriever` (all-MiniLM-L6-v2 in Chroma, cosine distance); the index persists under
   `--index-dir`, so a second run embeds only the queries;
 - bm25: `bm25s` with its defaults (Lucene variant, k1 = 1.5, b = 0.75) and its English
@@ -22,7 +22,7 @@ Four retrievers, all over the same chunks, `Chunker(400).chunk(corpus)`:
 - bm25_en_plus: the same with bm25s's longer English list (`"en_plus"`, NLTK's 179 words, which
   also drops "what", "did", "about", "we"…): a sensitivity check on the baseline, since
   meeting talk and questions are full of function words the short list keeps;
-- hybrid: the plugin's default retriever since 2026-12-01 (`--ragate-retriever hybrid`:
+- hybrid: the plugin's default retriever since 2026-12-01 (`ragate_retriever = hybrid`:
   `Retriever` with a `pipeline.hybrid.Bm25Index`), reciprocal rank fusion of dense and bm25
   (the "en" one, chunks scoring zero left out), score = sum of 1 / (60 + rank) over the two
   rankings, each cut at depth 100; the benchmark calls it, it has no copy of its own.

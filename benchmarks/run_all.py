@@ -12,7 +12,8 @@ BENCHMARKS = ["import_time.py", "collect_10k.py", "memory_10k.py", "retrieval_re
               "judge_concurrency.py", "vs_ragas.py", "pipeline.py", "cold_gate.py",
               "html_report.py", "shards.py", "wide_answers.py", "sequential.py",
                "sequential_e2e.py", "slices.py", "intervals.py", "answer_match.py", "ci_views.py",
-               "pins.py", "audit.py", "conversations.py", "guest.py"]
+               "pins.py", "audit.py", "conversations.py", "guest.py",
+               "noninferiority.py"]
 
 
 def main() -> int:

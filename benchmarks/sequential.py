@@ -77,6 +77,7 @@ import numpy as np
 
 from pytest_ragate.decision.drift import reasked_size
 from pytest_ragate.scoring.confidence_sequence import TIE, stopping_times
+from pytest_ragate.scoring.gap_bound import GAPS, GapBound
 from pytest_ragate.scoring.sign_flip import sign_flip_p
 
 HERE = Path(__file__).resolve().parent
@@ -129,11 +130,12 @@ def simulate(population: np.ndarray, runs: int, seed: int, alpha: float = ALPHA,
         orders = rng.permuted(np.broadcast_to(population, (count, size)), axis=1)
         at, decision = stopping_times(orders, population=size, null=FLOOR, alpha=alpha)
         asked[start:start + count] = np.where(decision == 0, size, at)
-        # the shipped stop: its questions asked again (the same answers: taken) when that
-        # costs less than the rest (`reasked_size`), else every question asked, exactly
-        stops = (decision != 0) & np.array([reasked_size(int(k), size) is not None
-                                            for k in at])
-        calls[start:start + count] = np.where(stops, 2 * at, size)
+        # the shipped stop: a sample of its questions asked again (the same answers: taken)
+        # when the stop so leaves half the goldset unasked (`reasked_size`), else every
+        # question asked, exactly
+        sizes = np.array([reasked_size(int(k), size, alpha) or 0 for k in at])
+        stops = (decision != 0) & (sizes > 0)
+        calls[start:start + count] = np.where(stops, at + sizes, size)
         disagree += int((stops & (decision != full)).sum())
         decided += int(stops.sum())
     return {"population_mean": mean, "full_decision": "pass" if full > 0 else "fail",
@@ -157,6 +159,7 @@ def table(title: str, rows: list[dict], alpha: float = ALPHA) -> str:
 
 
 DRIFT_SIZE = 200
+LAX_GAPS = 0.9  # a lax `sequential_gaps`: the bound on the rest proved after 2 questions
 GOOD = 0.98  # the share of questions a working system answers right
 
 
@@ -181,57 +184,67 @@ def answered(name: str, chances: np.ndarray, questions: np.ndarray, calls: np.nd
 
 
 def drift_cell(name: str, chances: np.ndarray, runs: int, seed: int, alpha: float = ALPHA,
-               ) -> dict[str, object]:
-    """`runs` simulated sequential runs of one drifting system against a full run each."""
+               gaps: float = GAPS) -> dict[str, object]:
+    """`runs` simulated sequential runs of one drifting system against a full run each, under
+    the shipped rule: one floor at `alpha`, the bound on the rest (`gaps`, no question without
+    a result: decided after a fixed number of questions) at `alpha` too, a sample of the
+    stop's questions asked again (`reasked_size`)."""
     rng = np.random.default_rng(seed)
     size = chances.size
+    bound = GapBound(population=size, rate=gaps, alpha=alpha)
+    while not bound.decided and bound.asked < size:
+        bound.observe(False)
     calls = np.arange(1, size + 1)
     orders = np.argsort(rng.random((runs, size)), axis=1)
     first = answered(name, chances, orders, np.broadcast_to(calls, orders.shape), rng)
     at, decision = stopping_times(first, population=size, null=FLOOR, alpha=alpha)
     counts = {"accepted": 0, "refused": 0, "disagree": 0, "disagree_before": 0, "full_fail": 0}
-    calls_made = calls_before = reasks = 0
+    calls_made = reasks = 0
     for run in range(runs):
         # the full run: this run's questions all asked at calls 1..N, sequential off
         full = first[run].mean() >= FLOOR - TIE
         counts["full_fail"] += not full
-        k = int(at[run])
-        if not decision[run]:  # undecided: every question asked, decided exactly
-            made, own = size, full
-            before = own
+        k = max(int(at[run]), bound.asked)  # every floor decided and the rest bounded
+        r = reasked_size(k, size, alpha) if decision[run] else None
+        if r is None:  # undecided, or the stop would not save half: all asked, exactly
+            made, own, before = size, full, full if not decision[run] else decision[run] > 0
         else:
-            early = decision[run] > 0
-            before = early
-            r = reasked_size(k, size)
-            if r is None:  # the re-check would cost as much as the rest: all asked
-                made, own = size, full
+            early = before = decision[run] > 0
+            again = rng.permutation(orders[run, :k])[:r]  # a sample, in a fresh order
+            second = answered(name, chances, again, calls[k:k + r], rng)
+            position = {int(q): i for i, q in enumerate(orders[run, :k])}
+            firsts = first[run, [position[int(q)] for q in again]]
+            moved = (firsts - second) if early else (second - firsts)
+            reasks += r
+            if sign_flip_p(moved.tolist(), seed=f"{seed}-{run}") <= alpha:
+                counts["refused"] += 1
+                rest = answered(name, chances, orders[run, k:],
+                                np.arange(k + r + 1, size + r + 1), rng)
+                made = size + r
+                own = (first[run, :k].sum() + rest.sum()) / size >= FLOOR - TIE
             else:
-                again = rng.permutation(orders[run, :k])
-                second = answered(name, chances, again, calls[k:2 * k], rng)
-                position = {int(q): i for i, q in enumerate(orders[run, :k])}
-                firsts = first[run, [position[int(q)] for q in again]]
-                moved = (firsts - second) if early else (second - firsts)
-                reasks += r
-                if sign_flip_p(moved.tolist(), seed=f"{seed}-{run}") <= alpha:
-                    counts["refused"] += 1
-                    rest = answered(name, chances, orders[run, k:],
-                                    np.arange(2 * k + 1, size + k + 1), rng)
-                    made = size + k
-                    own = (first[run, :k].sum() + rest.sum()) / size >= FLOOR - TIE
-                else:
-                    counts["accepted"] += 1
-                    made, own = 2 * k, early
+                counts["accepted"] += 1
+                made, own = k + r, early
         calls_made += made
-        calls_before += k if decision[run] else size
         counts["disagree"] += own != full
         counts["disagree_before"] += before != full
-    return {"drift": name, "runs": runs, "full_fails": counts["full_fail"] / runs,
+    return {"drift": name, "runs": runs, "gaps": gaps, "stop_after_at_least": bound.asked,
+            "full_fails": counts["full_fail"] / runs,
             "accepted": counts["accepted"] / runs, "refused": counts["refused"] / runs,
             "disagreement": counts["disagree"] / runs,
-            "disagreement_before": counts["disagree_before"] / runs,
-            "calls_per_question": calls_made / runs / size,
-            "calls_per_question_before": calls_before / runs / size,
-            "reasks_per_run": reasks / runs}
+            "disagreement_unchecked": counts["disagree_before"] / runs,
+            "calls_per_question": calls_made / runs / size, "reasks_per_run": reasks / runs}
+
+
+def drift_rows(runs: int, alpha: float) -> list[dict[str, object]]:
+    """Each drifting system at the default bound on the rest and at a lax one."""
+    found = []
+    for j, (name, chance) in enumerate(DRIFTS):
+        label = f"{name} ({chance:g})" if name == "flaky" else name
+        for gaps in (GAPS, LAX_GAPS):
+            cell = drift_cell(name, drift_population(chance), runs, 7000 + j, alpha, gaps)
+            found.append({"label": label, **cell})
+    return found
 
 
 def drift_population(chance: float) -> np.ndarray:
@@ -248,15 +261,17 @@ DRIFTS = [("stable", 1.0), ("flaky", 0.98), ("flaky", 0.9), ("step 40", 1.0), ("
 
 def drift_table(rows: list[dict[str, object]], alpha: float) -> str:
     lines = [f"drifting systems, N = {DRIFT_SIZE}, floor {FLOOR}, alpha {alpha:g}: "
-             "disagreement with the full run, and calls per question of the goldset",
+             "disagreement with the full run, and calls per question of the goldset, at the "
+             f"default bound on the rest ({GAPS:g}) and a lax one ({LAX_GAPS:g})",
              f"{'system':>22} {'fails':>5} {'accepted':>8} {'refused':>8} {'disagree':>9} "
-             f"{'before':>7} {'calls':>6} {'before':>7} {'re-asks':>8}"]
-    for row in rows:
+             f"{'unchecked':>9} {'calls':>6} {'re-asks':>8} {'| lax: disagree':>15} "
+             f"{'calls':>6}"]
+    for row, lax in zip(rows[::2], rows[1::2], strict=True):
         lines.append(f"{row['label']:>22} {float(row['full_fails']):>5.2f} "
                      f"{row['accepted']:>8.3f} {row['refused']:>8.3f} "
-                     f"{row['disagreement']:>9.4f} {row['disagreement_before']:>7.4f} "
-                     f"{row['calls_per_question']:>6.2f} "
-                     f"{row['calls_per_question_before']:>7.2f} {row['reasks_per_run']:>8.1f}")
+                     f"{row['disagreement']:>9.4f} {row['disagreement_unchecked']:>9.4f} "
+                     f"{row['calls_per_question']:>6.2f} {row['reasks_per_run']:>8.1f} "
+                     f"{lax['disagreement']:>15.4f} {lax['calls_per_question']:>6.2f}")
     return "\n".join(lines)
 
 
@@ -300,12 +315,13 @@ def gap_cell(size: int, gaps: int, kind: str, runs: int, seed: int, rate: float,
         assert stopping is not None
         again = {n: r.model_copy(update={"reasked": True}) for n, r in rows.items()}
         stopping.replay(rows, again)
+        reasked = len(stopping.recheck.names) if stopping.recheck else 0
         if stopping.stopped:
             stopped += 1
-            calls += 2 * (stopping.stopped_at or 0)
+            calls += (stopping.stopped_at or 0) + reasked
             disagree += gaps > 0  # the full run does not decide; the stop passed it
         else:
-            calls += size + (stopping.recheck.asked if stopping.recheck else 0)
+            calls += size + reasked
     return {"size": size, "gaps": gaps, "kind": kind, "rate": rate, "runs": runs,
             "stopped": stopped / runs, "disagreement": disagree / runs,
             "calls_per_question": calls / runs / size}
@@ -327,13 +343,76 @@ def gap_table(rows: list[dict[str, object]], alpha: float) -> str:
 
 def gap_rows(runs: int, alpha: float) -> list[dict[str, object]]:
     """Each gap cell with the shipped bound and without it."""
-    from pytest_ragate.scoring.gap_bound import GAPS
-
     found = []
     for j, (size, gaps, kind) in enumerate(GAP_CELLS):
         for rate in (GAPS, 0.999):
             found.append(gap_cell(size, gaps, kind, runs, 8000 + j, rate, alpha))
     return found
+
+
+COST_SIZE = 400
+COSTS = [("clearly above", 0.98), ("clearly above", 0.95), ("clearly below", 0.60),
+         ("clearly below", 0.70), ("just below", 0.75), ("just below", 0.78),
+         ("just below", 0.80)]
+
+
+def cost_cell(value: float, runs: int, seed: int, alpha: float = ALPHA,
+              size: int = COST_SIZE) -> dict[str, object]:
+    """`runs` replays of the shipped stop (`decision/sequential.Stopping`, its bound on the
+    questions not asked and its re-check included) over a bar-style gate: one answer_match
+    floor at FLOOR over `size` questions, exactly round(value * size) of them right, every
+    answer the same when asked again (a stable system), each run in a fresh seed's order.
+    The calls are the questions asked plus those asked again (a refused or too costly
+    re-check: every question plus those asked again)."""
+    from pytest_ragate.decision.population import Member, Population, SequentialPlan
+    from pytest_ragate.decision.sequential import Stopping
+    from pytest_ragate.scoring.answer_match import AnswerCheck
+    from pytest_ragate.scoring.floor import Floor
+    from pytest_ragate.scoring.records import QuestionRecord
+
+    rng = np.random.default_rng(seed)
+    members = [Member(question_id=f"q{i:03d}", question="?", kind="k", index=i, nodeid=None,
+                      sealed=False, must_abstain=False, evidence_spans=1) for i in range(size)]
+    right = set(rng.choice(size, round(value * size), replace=False).tolist())
+    rows = {m.item_name: QuestionRecord(
+        goldset="g", route="g", question_id=m.question_id, kind="k", index=i,
+        must_abstain=False, evidence_spans=1, eval_version="1",
+        answer_check=AnswerCheck(outcome="right" if i in right else "wrong", why="-", facts=1))
+        for i, m in enumerate(members)}
+    again = {n: r.model_copy(update={"reasked": True}) for n, r in rows.items()}
+    asked, calls, stops = [], [], 0
+    for _ in range(runs):
+        plan = SequentialPlan(seed=int(rng.integers(2**32)), alpha=alpha)
+        population = Population(route="g", goldset="g", eval_version="1", questions=members,
+                                anchors=[], sequential=plan)
+        stopping = Stopping.of(population, [Floor("answer_match", FLOOR)])
+        assert stopping is not None
+        stopping.replay(rows, again)
+        reasked = len(stopping.recheck.names) if stopping.recheck else 0
+        first = stopping.stopped_at if stopping.stopped else size
+        stops += stopping.stopped
+        asked.append(first)
+        calls.append(first + reasked)
+    return {"value": value, "size": size, "runs": runs, "stopped": stops / runs,
+            "median_asked": float(np.median(asked)), "median_calls": float(np.median(calls)),
+            "p90_calls": float(np.percentile(calls, 90))}
+
+
+def cost_table(rows: list[dict[str, object]], alpha: float) -> str:
+    lines = [f"bar-style gates, N = {COST_SIZE}, one answer_match floor {FLOOR}, alpha "
+             f"{alpha:g}, a stable system: questions asked, and calls (re-asks included)",
+             f"{'case':>14} {'true':>5} {'stopped':>8} {'asked':>6} {'calls':>6} {'p90':>5}"]
+    for row in rows:
+        lines.append(f"{row['case']:>14} {row['value']:>5.2f} {row['stopped']:>8.2f} "
+                     f"{row['median_asked']:>6.0f} {row['median_calls']:>6.0f} "
+                     f"{row['p90_calls']:>5.0f}")
+    return "\n".join(lines)
+
+
+def cost_rows(runs: int, alpha: float) -> list[dict[str, object]]:
+    """Each bar-style cell (COSTS)."""
+    return [{"case": case, **cost_cell(value, runs, 6000 + j, alpha)}
+            for j, (case, value) in enumerate(COSTS)]
 
 
 def main() -> int:
@@ -348,10 +427,24 @@ def main() -> int:
     parser.add_argument("--gap-runs", type=int, default=200,
                         help="seeded runs per goldset with questions without a result (50 "
                              "with --quick)")
+    parser.add_argument("--drifts-only", action="store_true",
+                        help="only the table of drifting systems")
     parser.add_argument("--gaps-only", action="store_true",
                         help="only the table of questions without a result")
+    parser.add_argument("--cost-runs", type=int, default=200,
+                        help="seeded runs per bar-style gate (50 with --quick)")
+    parser.add_argument("--costs-only", action="store_true",
+                        help="only the table of bar-style gates' costs")
     parser.add_argument("--json", type=Path, default=HERE / "out" / "sequential.json")
     args = parser.parse_args()
+    if args.costs_only:
+        print(cost_table(cost_rows(50 if args.quick else args.cost_runs, args.alpha),
+                         args.alpha))
+        return 0
+    if args.drifts_only:
+        print(drift_table(drift_rows(300 if args.quick else args.drift_runs, args.alpha),
+                          args.alpha))
+        return 0
     if args.gaps_only:
         gapped = gap_rows(50 if args.quick else args.gap_runs, args.alpha)
         print(gap_table(gapped, args.alpha))
@@ -371,11 +464,7 @@ def main() -> int:
         population = beta_population(CONTINUOUS_SIZE, value, shapes)
         cell = simulate(population, runs, 9000 + j, alpha)
         continuous.append({"size": CONTINUOUS_SIZE, "value": value, **cell})
-    drifts = []
-    for j, (name, chance) in enumerate(DRIFTS):
-        label = f"{name} ({chance:g})" if name == "flaky" else name
-        cell = drift_cell(name, drift_population(chance), drift_runs, 7000 + j, alpha)
-        drifts.append({"label": label, **cell})
+    drifts = drift_rows(drift_runs, alpha)
     gapped = gap_rows(50 if args.quick else args.gap_runs, alpha)
     seconds = time.perf_counter() - started
     print()
@@ -400,7 +489,7 @@ def main() -> int:
           f"(worst {worst['disagreement']:.4f} at N={worst['size']}, p={worst['value']})")
     print()
     print(drift_table(drifts, alpha))
-    drifted = [r for r in drifts if float(r["disagreement"]) > alpha]
+    drifted = [r for r in drifts[::2] if float(r["disagreement"]) > alpha]
     print(f"drifting systems, disagreement <= alpha ({alpha:g}): "
           + ("MET for every one" if not drifted else "MISSED for " + ", ".join(
               f"{r['label']} ({float(r['disagreement']):.3f})" for r in drifted)))

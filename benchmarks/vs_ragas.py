@@ -7,14 +7,14 @@ process) that answers every request after a fixed latency (200 ms) with scripted
 tools can compute all three metrics from. The server honours `n` (one choice per generation),
 as OpenAI and vLLM do; `--server-ignores-n` makes it answer one choice whatever `n` says.
 
-    ragate   python -m pytest GOLDSET --ragate-judge ragas:ragate-judge --ragate-judge-url URL
+    ragate   python -m pytest GOLDSET --ragate-judge ragas:ragate-judge -o ragate_judge_url=URL
              (a user's gate: the system returns the row's answer and contexts)
     ragas    ragas.evaluate(dataset, metrics=[Faithfulness(), LLMContextPrecisionWithReference(),
              AnswerRelevancy()], llm=ChatOpenAI(...), embeddings=<the same MiniLM embedder>)
 
 Both run as their own process, timed from start to exit (imports and model loads included),
 alternating, `--rounds` times (3), in these configurations: matched concurrency 8 vs 8 and
-16 vs 16 (`--ragate-judge-concurrency` against `RunConfig(max_workers=)`), each tool's
+16 vs 16 (`ragate_judge_concurrency` against `RunConfig(max_workers=)`), each tool's
 defaults, and warm (ragate with its verdict cache filled against ragas again). Recorded per
 run: wall time, requests and generations (choices) the server answered per tool, and per row
 the three scores; per round the ratio ragate / ragas; overall the per-row agreement (exact for
@@ -325,11 +325,11 @@ def run_ragate(root: Path, url: str, concurrency: int | None, cache: str) -> tup
     results = root / "results.jsonl"
     results.unlink(missing_ok=True)
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "gs",
-           f"--ragate-judge=ragas:{RAGATE_MODEL}", f"--ragate-judge-url={url}",
-           f"--ragate-cache={cache}", "--ragate-judge-cache-dir=judge-cache",
+           f"--ragate-judge=ragas:{RAGATE_MODEL}", "-o", f"ragate_judge_url={url}",
+           f"--ragate-cache={cache}", "-o", "ragate_judge_cache_dir=judge-cache",
            f"--ragate-results={results}"]
     if concurrency is not None:
-        cmd.append(f"--ragate-judge-concurrency={concurrency}")
+        cmd += ["-o", f"ragate_judge_concurrency={concurrency}"]
     start = time.perf_counter()
     done = subprocess.run(cmd, cwd=root, env=env(), capture_output=True, text=True)
     wall = time.perf_counter() - start

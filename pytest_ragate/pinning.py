@@ -134,7 +134,7 @@ def _edit_sealed(goldset: Goldset, change: Any, write: bool, done: Pinning) -> N
         path = locate_sealed(goldset.root, goldset.config.questions.expected)
         done.written.append(path)
         done.notes.append(f"manifest digest {read_sealed(path).manifest_digest} (the sealed "
-                          "file changed: pin it again, ragate verify --pin)")
+                          "file changed: pin it again, ragate seal --verify --pin)")
 
 
 def pin_goldset(config: Path) -> Pinning:

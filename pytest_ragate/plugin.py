@@ -53,7 +53,12 @@ from pytest_ragate.modes.choosing import (
     refused_by_a_worker,
     stop,
 )
-from pytest_ragate.settings import add_options, add_run_options, read_settings
+from pytest_ragate.settings import (
+    add_options,
+    add_run_options,
+    configuration_flags_given,
+    read_settings,
+)
 
 if TYPE_CHECKING:
     from pytest_ragate.answer import Answer, Context
@@ -68,6 +73,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("ragate", "RAG quality gates (pytest-ragate)")
     add_run_options(group)
     add_options(group, parser)
+
+
+def pytest_load_initial_conftests(early_config: pytest.Config, args: list[str]) -> None:
+    """Before pytest's parser meets it: a flag of a knob that is configuration only, refused
+    naming its ini option (not argparse's bare "unrecognized arguments")."""
+    given = configuration_flags_given(args)
+    if given:
+        from pytest_ragate.wording.settings import configuration_only_flags
+
+        raise pytest.UsageError(configuration_only_flags(given))
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -397,7 +412,7 @@ def ragate_judge(pytestconfig: pytest.Config) -> Judge | None:
 
 @pytest.fixture(scope="session")
 def ragate_answerer_model(pytestconfig: pytest.Config) -> str | None:
-    """The model your system answers with (--ragate-answerer-model): a judge on the same
+    """The model your system answers with (ragate_answerer_model): a judge on the same
     weights is flagged in the report."""
     return read_settings(pytestconfig).judge.answerer_model
 

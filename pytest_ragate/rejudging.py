@@ -42,7 +42,6 @@ from pytest_ragate.decision.run_decision import Arrived, Failure
 from pytest_ragate.goldsets import CONFIG_NAME
 from pytest_ragate.goldsets.loader import Goldset, load_goldset
 from pytest_ragate.judges.base import JudgeInput
-from pytest_ragate.judges.cache_folder import judge_cache_folder
 from pytest_ragate.judges.runner import JudgedScores, JudgeRunner, judged_metrics
 from pytest_ragate.modes.saved_lines import saved_failure
 from pytest_ragate.outputs.results import (
@@ -70,8 +69,6 @@ from pytest_ragate.wording.agreement import agreement_figure
 from pytest_ragate.wording.numbers import NAMED, fmt_p, fmt_shift
 from pytest_ragate.wording.rejudge import changes, judge_change_verdict, no_judged_contexts
 
-CONCURRENCY = (1, 256)  # judge requests in flight, as --concurrency takes them
-
 
 class Refused(Exception):
     """A rejudge that cannot start (a bad judge spec, a file it cannot read or use): one
@@ -80,18 +77,17 @@ class Refused(Exception):
 
 @dataclass(frozen=True, kw_only=True)
 class Ask:
-    """What `ragate rejudge` was asked: its arguments, with the pytest ini options of the
-    project it runs in (`rootdir`, `ini`) for the defaults a run would take."""
+    """What `ragate rejudge` was asked: its arguments, where not given the settings a run
+    of the project would take (read by pytest: `commands/project.py`), and its rootdir."""
 
     results: Sequence[str]  # results files, folders of them, globs
     spec: str  # the candidate judge: fixture:PATH or ragas:MODEL
     judge_url: str | None
     goldsets: Sequence[Path] | None  # the ragate.toml files --goldset named; None: none was
-    cache_dir: Path | None
-    concurrency: int | None
-    timeout: float | None
+    cache_dir: Path
+    concurrency: int
+    timeout: float
     rootdir: Path
-    ini: Mapping[str, str]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -143,12 +139,11 @@ def rejudge(ask: Ask) -> Rejudged:
 
 def _rejudged(ask: Ask, credentials: tuple[str, ...]) -> Rejudged:
     files = read_files(ask.results, ask.rootdir)
-    timeout = judge_timeout(ask.ini, ask.timeout)
-    judge = candidate_judge(ask.spec, ask.judge_url, timeout)
+    judge = candidate_judge(ask.spec, ask.judge_url, ask.timeout)
     routes = saved_routes(files)
     goldsets = open_goldsets(files, ask.goldsets, ask.rootdir, {r.goldset for r in routes})
     sealed = tuple(t for g in goldsets.values() for t in g.sealed_texts)
-    runner = judge_runner(ask, judge, routes, timeout, Redactor(sealed, credentials))
+    runner = judge_runner(ask, judge, routes, Redactor(sealed, credentials))
     try:
         comparisons = [compare_route(saved, goldsets[saved.goldset], judge, runner)
                        for saved in routes]
@@ -176,16 +171,6 @@ def read_files(results: Sequence[str], rootdir: Path) -> list[ResultsFile]:
     return files
 
 
-def judge_timeout(ini: Mapping[str, str], timeout: float | None) -> float:
-    """Seconds per judge call: --timeout, else `ragate_judge_timeout`, else a run's default."""
-    if timeout is not None:
-        return timeout
-    try:
-        return float(ini.get("ragate_judge_timeout", JudgeSettings.judge_timeout))
-    except ValueError:
-        raise Refused(bad_ini("ragate_judge_timeout", ini, "seconds, a number > 0")) from None
-
-
 def candidate_judge(spec: str, judge_url: str | None, timeout: float) -> Any:
     """The judge `spec` names, built as `--ragate-judge` would build it; its usage error
     said with this command's option names."""
@@ -202,7 +187,7 @@ def candidate_judge(spec: str, judge_url: str | None, timeout: float) -> Any:
         check_settings(settings)
         return from_settings(settings, embedder, embedder_id=MODEL_ID)
     except Exception as error:  # pytest's UsageError: the one line pytest would print
-        raise Refused(str(error).replace("--ragate-judge-url", "--judge-url")
+        raise Refused(str(error).replace("ragate_judge_url", "--judge-url")
                       .replace("--ragate-judge ", "--judge ")) from None
 
 
@@ -300,14 +285,11 @@ def open_goldsets(files: Sequence[ResultsFile], configs: Sequence[Path] | None,
 def header_configs(files: Sequence[ResultsFile], rootdir: Path) -> list[Path]:
     """The `ragate.toml` of each goldset route the headers name that is found from here,
     else from the rootdir."""
-    found = []
-    for results in files:
-        for stamp in (results.header.goldsets if results.header else []):
-            for base in (Path.cwd(), rootdir):
-                if stamp.route.endswith(CONFIG_NAME) and (base / stamp.route).is_file():
-                    found.append(base / stamp.route)
-                    break
-    return found
+    from pytest_ragate.commands.goldset_paths import routed_goldsets
+
+    return routed_goldsets((stamp.route for results in files
+                            for stamp in (results.header.goldsets if results.header else [])),
+                           rootdir)
 
 
 def load(config: Path) -> Goldset:
@@ -340,7 +322,7 @@ def written_under(name: str, files: Sequence[ResultsFile]) -> set[str]:
 # --- the candidate's verdicts ----------------------------------------------------------------
 
 
-def judge_runner(ask: Ask, judge: Any, routes: Sequence[SavedRoute], timeout: float,
+def judge_runner(ask: Ask, judge: Any, routes: Sequence[SavedRoute],
                  redact: Redactor) -> JudgeRunner:
     """A run's judge runner: its cache folder and concurrency, as the project sets them.
 
@@ -348,31 +330,8 @@ def judge_runner(ask: Ask, judge: Any, routes: Sequence[SavedRoute], timeout: fl
     judge's own id (the same model at another URL) is graded afresh, never served the
     current judge's verdicts from the cache."""
     same = any(row.judge == judge.judge_id for saved in routes for row in saved.rows)
-    return JudgeRunner(concurrency_of(ask), cache_dir_of(ask), "off" if same else "on",
-                       timeout=timeout, redact=redact)
-
-
-def cache_dir_of(ask: Ask) -> Path:
-    """--cache-dir, else the run's own judge cache folder (`judges/cache_folder.py`)."""
-    if ask.cache_dir is not None:
-        return ask.cache_dir
-    return judge_cache_folder(ask.rootdir, ragate_dir=ask.ini.get("ragate_judge_cache_dir"),
-                              pytest_cache_dir=ask.ini.get("cache_dir"))
-
-
-def concurrency_of(ask: Ask) -> int:
-    """--concurrency, else `ragate_judge_concurrency`, else 16: a whole number in range."""
-    if ask.concurrency is not None:
-        return ask.concurrency
-    low, high = CONCURRENCY
-    try:
-        value = int(ask.ini.get("ragate_judge_concurrency", "16"))
-    except ValueError:
-        value = low - 1
-    if not low <= value <= high:
-        raise Refused(bad_ini("ragate_judge_concurrency", ask.ini,
-                              f"a whole number from {low} to {high}"))
-    return value
+    return JudgeRunner(ask.concurrency, ask.cache_dir, "off" if same else "on",
+                       timeout=ask.timeout, redact=redact)
 
 
 def regrade(rows: Sequence[QuestionRecord], goldset: Goldset, judge: Any,
@@ -623,10 +582,6 @@ def not_judged(saved: SavedRoute) -> str:
 def nothing_judged() -> str:
     return ("no saved answer was graded by a judge (the run had no --ragate-judge, or every "
             "question abstained or failed): nothing to hold the candidate judge to")
-
-
-def bad_ini(name: str, ini: Mapping[str, str], expected: str) -> str:
-    return f"{name} = {ini[name]!r}: {expected}"
 
 
 def invalid_goldset(config: Path, problem: str) -> str:

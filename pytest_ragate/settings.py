@@ -1,5 +1,9 @@
-"""Every knob of the run: a flag `--ragate-<name>` over an ini option `ragate_<name>` over a
-default, validated once at start-up so a bad value is a usage error, not a failure per item.
+"""Every knob of the run: an ini option `ragate_<name>` over a default, with a flag
+`--ragate-<name>` over both for the knobs a person sets for one run (`knob(..., flag=True)`:
+the judge, its cache, the baseline, the CI mode, the sequential order; `RunSettings` holds the
+outputs and the other flags only a command line gives). Validated once at start-up so a bad
+value is a usage error, not a failure per item; a flag that is configuration only is refused
+by name (`configuration_only`), naming its ini option.
 
 The knobs are plain frozen dataclasses whose constraints are `annotated_types` markers:
 declaring the options costs no pydantic import, and pydantic validates a section only when
@@ -59,9 +63,9 @@ if not TYPE_CHECKING:
     at = _lazy_module("annotated_types")
 
 
-def knob(default: Any, help: str) -> Any:
-    """A knob's default and the help text its flag and ini option show."""
-    return dataclasses.field(default=default, metadata={"help": help})
+def knob(default: Any, help: str, *, flag: bool = False) -> Any:
+    """A knob's default and the help text its ini option (and its flag, with `flag`) shows."""
+    return dataclasses.field(default=default, metadata={"help": help, "flag": flag})
 
 
 @dataclass(frozen=True)
@@ -102,19 +106,20 @@ class PipelineSettings:
 
 @dataclass(frozen=True)
 class JudgeSettings:
-    judge: str | None = knob(None, "fixture:PATH (exact verdicts from a file) or ragas:MODEL "
-        "(RAGAS metrics through an OpenAI-compatible model)")
+    judge: str | None = knob(None, "the judge: fixture:PATH (exact verdicts from a file) or "
+        "ragas:MODEL (RAGAS metrics through an OpenAI-compatible model; its URL, timeout and "
+        "prices are ini options)", flag=True)
     judge_url: str | None = knob(None, "base URL of the judge's OpenAI-compatible API, e.g. "
         "http://127.0.0.1:8000/v1")
-    judge_model: str | None = knob(None, "the judge model, when --ragate-judge is just `ragas`")
+    judge_model: str | None = knob(None, "the judge model, when ragate_judge is just `ragas`")
     judge_timeout: Annotated[float, at.Gt(0)] = knob(60.0, "seconds before a judge call counts as "
         "failed")
     judge_concurrency: Annotated[int, at.Ge(1), at.Le(256)] = knob(16, "judge model requests "
         "in flight per process")
     cache: Literal["on", "off", "replay"] = knob("on", "judge verdict cache: on, off, or replay "
-        "(any miss fails: a run that spends nothing)")
+        "(any miss fails: a run that spends nothing)", flag=True)
     judge_cache_dir: str | None = knob(None, "where the judge verdict cache lives (default: the "
-        "pytest cache); a folder you can commit for --ragate-cache replay in CI")
+        "pytest cache); a folder you can commit for `ragate_cache = replay` in CI")
     answerer_model: str | None = knob(None, "the model your system answers with; a judge on the "
         "same weights is flagged")
     judge_price_in: Annotated[float, at.Ge(0.0)] | None = knob(None, "the judge's price in US "
@@ -128,19 +133,18 @@ class GateSettings:
     """How sure a gate must be before it passes or calls a regression."""
 
     ci: Literal["point", "strict"] = knob("point", "point: a floor holds when its value reaches "
-        "it; strict: only when the 95% interval's lower bound does")
+        "it; strict: only when the 95% interval's lower bound does", flag=True)
     min_n: Annotated[int, at.Ge(0)] = knob(0, "refuse to gate (fail) a floor or a regression check "
         "scored on fewer questions than this; 0 turns it off")
-    baseline: str | None = knob(None, "a results file (--ragate-results) or a history file "
-        "(--ragate-history, last line of the same goldset and eval_version; PATH:LINE for "
-        "another) to check this run against, question by question")
+    baseline: str | None = knob(None, "a saved run to check this one against, question by "
+        "question: a results file, or a history file (its last line of the same goldset and "
+        "eval_version; PATH:LINE for another)", flag=True)
     alpha: Annotated[float, at.Gt(0.0), at.Lt(1.0)] = knob(0.05, "significance level of the "
         "baseline regression checks")
-    accept_judge: str | None = knob(None, "accept a judge change against --ragate-baseline: "
-        "the judge this run is graded by (its id, e.g. fixture:v2, or its --ragate-judge spec); "
-        "its judged checks are then skipped, not compared, and the history starts the judge's "
-        "segment. Without it a judge change fails the judged checks. Refused in the ini file, "
-        "where it would accept every future change")
+    accept_judge: str | None = knob(None, "accept a change of judge since the baseline: the "
+        "judge of this run (its id, e.g. fixture:v2, or its spec); its judged checks are then "
+        "skipped, not compared, and the history starts the judge's segment (without it they "
+        "fail). Refused in the ini file, where it would accept every future change", flag=True)
     sealed_without_key: Literal["fail", "skip"] = knob("fail", "a sealed goldset run without "
         "RAGATE_SEAL_KEY: fail its floors, or skip them (for builds that cannot have the key, "
         "such as forks)")
@@ -148,20 +152,19 @@ class GateSettings:
         "may take to answer one question (or an anchor's claim) before the item is an error; 0 "
         "for no limit")
     flip_window: Annotated[int, at.Ge(2), at.Le(1000)] = knob(DEFAULT_FLIP_WINDOW, "runs over "
-        "which --ragate-history counts each question's, anchor's and floor's changes of outcome, "
-        "this run included; --ragate-promote refuses what changed outcome more than once in "
-        "them")
+        "which the history counts each question's, anchor's and floor's changes of outcome, "
+        "this run included; promoting refuses what changed outcome more than once in them")
     repeat: Annotated[int, at.Ge(1), at.Le(100)] | None = knob(None, "ask every question this many "
         "times, each repeat its own item (q07[r2]), overriding every goldset's own `repeat`; "
         "floors count questions, not answers (default: the goldset's, else 1)")
     sequential: bool | None = knob(None, "on: ask each goldset's questions in a seeded random "
-        "order and stop asking once a confidence sequence has decided every floor "
-        "(docs/sequential.md); off: ask every question, whatever a goldset's ragate.toml says; "
-        "unset: the goldsets whose ragate.toml says `sequential = true`. A release gate should "
-        "ask everything")
+        "order and stop once a confidence sequence has decided every floor (docs/sequential.md); "
+        "off: ask every question; unset: as each goldset's ragate.toml says (`sequential`). A "
+        "release gate should ask everything", flag=True)
     sequential_seed: Annotated[int, at.Ge(0)] | None = knob(None, "the order's seed, to replay "
         "one run's order (default: a fresh one per run, printed and recorded in the results "
-        "header); refused in the ini file, where every run would ask in one known order")
+        "header); refused in the ini file, where every run would ask in one known order",
+        flag=True)
     slice_alpha: Annotated[float, at.Gt(0.0), at.Le(0.2)] = knob(0.05, "the chance, per key and "
         "metric of a goldset's slice floors, that any slice whose true value clears its floor "
         "fails (Holm), or the expected share of false fails among the failing slices (bh)")
@@ -269,12 +272,13 @@ def add_run_options(group: Any) -> None:
                     default=False, help="remove `xfail` from every anchor and floor that "
                     "passed in this run (rewriting only their lines) and list them")
     group.addoption("--ragate-promote-flipped", dest="ragate_promote_flipped",
-                    action="store_true", default=False, help="--ragate-promote, including "
-                    "anchors and floors that changed outcome more than once within "
-                    "--ragate-flip-window runs of --ragate-history (refused otherwise)")
+                    action="store_true", default=False, help="as --ragate-promote, and promote "
+                    "also what changed outcome more than once in the last ragate_flip_window "
+                    "runs of --ragate-history (refused otherwise)")
     group.addoption("--ragate-require-judge", dest="ragate_require_judge", action="store_true",
-                    default=False, help="fail judged floors when no judge is configured "
-                    "instead of skipping them")
+                    default=False, help="in a run without a judge, fail the judged "
+                    "floors of optional metrics too (ragate_judge_optional, a goldset's [judge] "
+                    "optional), which it would skip")
     group.addoption("--ragate-builtin-system", dest="ragate_builtin_system",
                     action="store_true", default=False, help="let the built-in pipeline "
                     "(MiniLM in Chroma, extractive answers) answer every goldset item with no "
@@ -283,13 +287,13 @@ def add_run_options(group: Any) -> None:
                     "is an error")
     group.addoption("--ragate-shard", dest="ragate_shard", metavar="I/N", default=None,
                     help="run shard I of N (e.g. 2/3): a stable split of every goldset's "
-                    "questions and anchors, balanced per goldset; decides no floor, writes "
-                    "--ragate-results for `ragate decide`")
+                    "questions and anchors, balanced per goldset; it decides no floor: "
+                    "`ragate decide` does, over the shards' results files")
     group.addoption("--ragate-decide", dest="ragate_decide", metavar="RESULTS",
                     action="append", default=None,
-                    help="decide the floors over saved results files (each shard's "
-                    "--ragate-results; a folder or a glob for many; repeatable) instead of "
-                    "asking the system: what `ragate decide` runs")
+                    help="decide the floors over saved results files (a folder or a "
+                    "glob for many; repeatable) instead of asking the system: what `ragate "
+                    "decide` runs")
 
 
 RESULTS_KEY_ENV = "RAGATE_RESULTS_KEY"  # outputs/signing.py's
@@ -309,11 +313,39 @@ def add_options(group: Any, parser: pytest.Parser) -> None:
             text = knob_.metadata["help"]
             if knob_.default is not None:
                 text += f" (default: {knob_.default})"
-            kind = _flag_type(knob_.type)
-            group.addoption("--ragate-" + name.replace("_", "-"), dest=f"ragate_{name}",
-                            default=None, metavar=name.upper(), type=kind,
-                            help=text.replace("%", "%%"))  # argparse formats help with %
+            if knob_.metadata["flag"]:
+                kind = _flag_type(knob_.type)
+                group.addoption(flag_of(name), dest=f"ragate_{name}", default=None,
+                                metavar="on|off" if knob_.type.startswith("bool") else name.upper(),
+                                type=kind, help=text.replace("%", "%%"))  # argparse formats %
             parser.addini(f"ragate_{name}", text, type="string", default=None)
+
+
+def flag_of(name: str) -> str:
+    """The command-line flag a knob has, or had: `--ragate-<name>` with dashes."""
+    return "--ragate-" + name.replace("_", "-")
+
+
+def configuration_only() -> dict[str, str]:
+    """The knobs set in configuration only, by the flag a command line might still give:
+    `{"--ragate-index-dir": "index_dir", ...}`."""
+    return {flag_of(k.name): k.name for model in SECTIONS.values()
+            for k in dataclasses.fields(model) if not k.metadata["flag"]}
+
+
+def configuration_flags_given(args: list[str]) -> list[tuple[str, str]]:
+    """Each flag in `args` (as pytest receives them, addopts included) that is configuration
+    only, once, with its knob's name: `--ragate-index-dir x` or `--ragate-index-dir=x`, up to
+    a `--` (after which an argument is a path)."""
+    known = configuration_only()
+    found: dict[str, str] = {}
+    for arg in args:
+        if arg == "--":
+            break
+        flag = arg.split("=", 1)[0]
+        if flag in known:
+            found.setdefault(flag, known[flag])
+    return list(found.items())
 
 
 _FLAG_TYPES: dict[str, Callable[[str], Any]] = {"int": int, "float": float, "bool": bool}
@@ -339,10 +371,11 @@ def _on_off(value: str) -> bool:
 
 
 def given(config: pytest.Config, model: type[Section]) -> dict[str, Any]:
-    """The knobs of a section set by a flag or an ini option (flags win)."""
+    """The knobs of a section set by a flag (the knobs that have one) or an ini option (flags
+    win)."""
     values: dict[str, Any] = {}
     for knob_ in dataclasses.fields(model):
-        value = config.getoption(f"ragate_{knob_.name}")
+        value = config.getoption(f"ragate_{knob_.name}") if knob_.metadata["flag"] else None
         if value is None:
             value = config.getini(f"ragate_{knob_.name}") or None
         if value is not None:
@@ -357,7 +390,7 @@ def standing(config: pytest.Config, name: str) -> str | None:
     gives it, or nothing does."""
     if config.getini(f"ragate_{name}"):
         return "the ini file"
-    flag = "--ragate-" + name.replace("_", "-")
+    flag = flag_of(name)
     if _names_flag(flag, config.getini("addopts")):
         return "addopts"
     if _names_flag(flag, shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))):

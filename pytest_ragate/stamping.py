@@ -1,4 +1,4 @@
-"""What `ragate stamp-labels` and `ragate stamp-verdicts` hold a sealed goldset's stamps to.
+"""What `ragate stamp` holds a sealed goldset's stamps to.
 
 In a sealed goldset every digest a label or a verdict is bound by is keyed (answer.py
 `keyed_digest`, under the goldset's `digest_key`): a plain sha256 of a short gist or of a

@@ -22,7 +22,7 @@ DECISION = "pytest_ragate.decision"
 VERDICT_TYPES = frozenset({"Verdict", "Regression", "FloorDecision", "Decision", "FloorChange",
                            "Comparison", "Outcome", "RegressionOutcome"})
 # the only verdict functions modules outside decision/ may call: the entry points
-ENTRY_POINTS = frozenset({"decide_run", "check_run", "compare_judges"})
+ENTRY_POINTS = frozenset({"decide_run", "run_regressions", "compare_judges"})
 
 
 def module_name(path: Path) -> str:

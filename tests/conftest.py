@@ -281,7 +281,7 @@ def run_command(root: Path, *args: str, **env: str) -> subprocess.CompletedProce
 def run_here(pytester: pytest.Pytester, *args: str, **env: str,
              ) -> subprocess.CompletedProcess[str]:
     """What `run_command(pytester.path, *args, **env)` gives, run in this process: pytest with
-    these arguments, or `ragate decide ...` through the command's own `main` (`cli.decide`),
+    these arguments, or `ragate decide ...` through the command's own `main` (`commands.decide`),
     whose pytest session runs as pytester's in-process runs do (`sys.modules` put back after
     it, its output captured). `env` is set for the run and the xdist workers it starts. No
     process is started for it (~1-2 s each): the process boundary is not what these tests are

@@ -136,7 +136,7 @@ def test_the_cut_is_the_goldsets_else_the_systems_else_the_builtin_pools() -> No
     assert anchor_cut(AnchorsConfig(), system, "ragate_system", 0.7) == Cut(
         0.4, "ragate_system.max_distance")
     assert anchor_cut(None, print, "ragate_retriever", 0.7) == Cut(
-        0.7, "the built-in retriever's, --ragate-max-distance")
+        0.7, "the built-in retriever's, ragate_max_distance")
     assert anchor_cut(None, print, "ragate_system", None) is None
     for bad in (-0.1, float("inf"), True, "0.5"):  # [anchors] max_distance is read strictly
         with pytest.raises(ValueError):

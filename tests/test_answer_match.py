@@ -4,6 +4,7 @@ settle an unsure answer, and the floor that is not decided while one is unsettle
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -92,9 +93,8 @@ def call(answer: str | None, expected: Expectation = PRICE, similarity: float = 
 
 @pytest.mark.parametrize("answer", [
     "It sells for €25 and costs EUR 12.50 to make.",
-    "Twenty-five euros to buy, twelve and a half euros to build.",
+    "Twenty-five euros to sell, twelve and a half euros to make.",
     "Selling price 25 euros; production cost 12,50 euros.",
-    "It sells for 25 euros, not 30 euros, and costs 12.50 euros.",
 ])
 def test_every_fact_stated_is_right(answer: str) -> None:
     assert call(answer) == "right"
@@ -114,7 +114,7 @@ def test_a_missing_fact_is_wrong(answer: str | None, why: str) -> None:
 def test_a_forbidden_statement_makes_an_answer_wrong_whatever_it_states() -> None:
     expected = Expectation(facts=["25 euros"], forbid=["30 euros"], gist=PRICE.gist)
     assert call("25 euros, or was it 30 euros?", expected) == "wrong"
-    assert call("25 euros, not 30 euros.", expected) == "right"
+    assert call("25 euros, not 30 euros.", replace(expected, plain=False)) == "right"
 
 
 def test_a_paraphrase_close_to_the_gist_is_unsure_and_a_distant_answer_wrong() -> None:
@@ -475,9 +475,10 @@ def test_a_bounded_value_is_never_right(answer: str) -> None:
 
 def test_a_bound_the_gist_gives_too_is_the_value() -> None:
     hours = Expectation(facts=["100 hours"], gist="They aim to collect over 100 hours.")
-    assert outcome("Over 100 hours of data.", hours) == "right"
+    assert outcome("Over 100 hours.", hours) == "right"
     later = Expectation(facts=["3.10"], gist="It requires Python 3.10 or later.")
-    assert outcome("You need Python 3.10+.", later) == "right"
+    assert outcome("Python 3.10 or later.", later) == "right"
+    assert outcome("It requires Python 3.10+.", replace(later, plain=False)) == "right"
 
 
 @pytest.mark.parametrize(("answer", "fact"), [
@@ -507,7 +508,8 @@ def test_another_unit_subdivision_or_rate_is_wrong(answer: str) -> None:
     ("TLS v1.0 is deprecated.", "TLS 1.0", "right"),
 ])
 def test_a_version_is_one_token(answer: str, fact: str, call: str) -> None:
-    expected = Expectation(facts=[fact], gist=f"It is {fact}.")
+    # how a value matches, apart from the plain-statement check (`lockfile`, `pins`)
+    expected = Expectation(facts=[fact], gist=f"It is {fact}.", plain=False)
     assert outcome(answer, expected) == call
 
 
@@ -526,7 +528,7 @@ def test_a_version_is_one_token(answer: str, fact: str, call: str) -> None:
 ])
 def test_times_addresses_urls_and_abbreviations_are_single_tokens(answer: str, fact: str,
                                                                   call: str) -> None:
-    expected = Expectation(facts=[fact], gist=f"It is {fact}.")
+    expected = Expectation(facts=[fact], gist=f"It is {fact}.", plain=False)
     assert outcome(answer, expected) == call
 
 
@@ -540,7 +542,9 @@ def test_the_fact_inside_a_longer_possessive_or_compound_phrase_is_never_right(
 
 
 def test_a_possessive_that_is_the_fact_itself_stays_right() -> None:
-    assert outcome("Alice Martin chaired it; her assistant took the minutes.", CHAIR) == "right"
+    answer = "Alice Martin chaired it; her assistant took the minutes."
+    assert outcome(answer, replace(CHAIR, plain=False)) == "right"
+    assert '"assistant" is a word' in check_answer(answer, CHAIR, similarity=0.9).why
 
 
 @pytest.mark.parametrize(("answer", "expected"), [
@@ -630,3 +634,192 @@ def test_what_the_held_out_adversary_found(answer: str, expected: Expectation,
     the gist lacks, p.m., a change in the other direction, a longer name, a minus before a
     currency."""
     assert outcome(answer, expected) == call
+
+
+# --- a fact stated plainly (`Expectation.plain`) -------------------------------------------
+
+OUTAGE = Expectation(facts=["47 minutes"], gist="The 3 March outage lasted 47 minutes.",
+                     question="How long did the 3 March outage last?", plain=True)
+PIPELINE = Expectation(facts=[["Python 3.10", "3.10"]],
+                       gist="The analysis pipeline requires Python 3.10.",
+                       question="Which Python version does the pipeline require?",
+                       plain=True)
+CREDIT = Expectation(facts=[["25%", "25 percent"]],
+                     gist="Below 99.0% monthly uptime, customers receive a 25% service credit.",
+                     question="What service credit applies below 99.0% uptime?", plain=True)
+
+
+@pytest.mark.parametrize(("expected", "answer", "word"), [
+    (OUTAGE, "The 3 March outage lasted north of 47 minutes.", "north of"),  # word, link, fact
+    (OUTAGE, "The outage lasted just shy of 47 minutes.", "shy of"),
+    (OUTAGE, "The outage lasted from 47 minutes.", "from"),  # a link the gist lacks
+    (PIPELINE, "The analysis pipeline requires Python 3.10 or newer.", "or newer"),  # link after
+    (CREDIT, "Below 99.0% uptime, customers are charged a 25% surcharge.", "surcharge"),
+    (OUTAGE, "The outage was short, though some lasted 47 minutes.", "though"),  # concession
+])
+def test_a_word_beside_a_fact_that_the_gist_and_question_lack_leaves_it_unsure(
+        expected: Expectation, answer: str, word: str) -> None:
+    check = check_answer(answer, expected, similarity=0.9)
+    assert (check.outcome, f'"{word}" qualifies fact 1' in check.why) == ("unsure", True), \
+        check.why
+
+
+@pytest.mark.parametrize(("expected", "answer"), [
+    (OUTAGE, "It lasted 47 minutes."),
+    (OUTAGE, "The outage lasted 47 minutes on 3 March."),  # `on`: a neutral link
+    (PIPELINE, "It requires Python 3.10."),
+    (Expectation(facts=["40 students"], gist="The seminar takes a minimum of 40 students.",
+                 plain=True), "A minimum of 40 students."),  # the gist's own modifier
+    (CREDIT, "They receive a 25% service credit below 99.0% uptime."),
+])
+def test_a_fact_beside_the_gists_and_questions_own_words_stays_right(
+        expected: Expectation, answer: str) -> None:
+    check = check_answer(answer, expected, similarity=0.9)
+    assert check.outcome == "right", check.why
+
+
+# --- right only as a plain statement (`PLAIN`, `_unplain`) -------------------------------------
+
+SIGNER = Expectation(facts=["HR director"], gist="The HR director signs off on them.",
+                     question="Who signs off on parental leave requests longer than 12 weeks?")
+CARRY = Expectation(facts=["5 days"], gist="You can carry forward 5 days.",
+                    question="How many days of leave can I carry forward?")
+
+
+@pytest.mark.parametrize(("expected", "answer", "word"), [
+    # a negation out of every list's reach, a retraction, a misconception, a refusal
+    (SIGNER, "Contrary to what many assume, the HR director has no role in signing them off.",
+     "contrary"),
+    (SIGNER, "That the HR director signs off on them is a common misconception.", "common"),
+    (SIGNER, "My sources stop short of saying the HR director signs off on them.", "sources"),
+    # a bound, a hedge, an approximation, a rival candidate in a sentence of its own
+    (CARRY, "You can carry forward 5 days, give or take.", "give"),
+    (CARRY, "Something like 5 days, I'd imagine.", "something"),
+    (SIGNER, "The HR director signs off on them. In small teams it could equally be the team "
+             "lead.", "small"),
+    # a stale value and an other unit, each in words no list holds
+    (CARRY, "You can carry forward 5 days, a figure since superseded.", "figure"),
+    # a modal, a past before the past, hearsay, a rate: closed-class words kept off the list
+    (SIGNER, "The HR director would sign off on them.", "would"),
+    (SIGNER, "The HR director had signed off on them.", "had"),
+    (SIGNER, "They say the HR director signs off on them.", "say"),
+    (CARRY, "You can carry forward 5 days each.", "each"),
+])
+def test_a_word_the_rule_does_not_recognise_as_plain_leaves_a_stated_fact_unsure(
+        expected: Expectation, answer: str, word: str) -> None:
+    check = check_answer(answer, expected, similarity=0.9)
+    assert (check.outcome, f'"{word}" is a word' in check.why) == ("unsure", True), check.why
+    assert check_answer(answer, replace(expected, plain=False),
+                        similarity=0.9).outcome != "unsure" or word in ("small",)
+
+
+@pytest.mark.parametrize(("expected", "answer"), [
+    (SIGNER, "The HR director."),  # a bare answer
+    (SIGNER, "The HR director signs off on them."),  # the gist's own words
+    (SIGNER, "Requests longer than 12 weeks: the HR director."),  # the question's words
+    (SIGNER, "She said the HR director signs off on them."),  # a reporting verb of `PLAIN`
+    (TIGER, "A tiger: she described tigers as majestic, independent and proud."),  # the facts
+    (CARRY, "You can carry forward 5 days."),  # `can`: an auxiliary, not a hedging modal
+])
+def test_a_plain_statement_of_the_facts_stays_right(expected: Expectation, answer: str) -> None:
+    check = check_answer(answer, expected, similarity=0.9)
+    assert check.outcome == "right", check.why
+
+
+# --- each fact in its role (`_swapped`) ----------------------------------------------------------
+
+RETRO = Expectation(facts=["Priya", "Tom"],
+                    gist="Priya chaired the retro and Tom took the minutes.",
+                    question="Who chaired the sprint retro and who took the minutes?")
+LAMP = Expectation(facts=["25 euros", "12.50 euros"],
+                   gist="It sells for 25 euros and costs 12.50 euros to make.",
+                   question="What does the desk lamp sell for, and what does it cost to make?")
+DIGITS = Expectation(facts=[["under 1 percent", "/(under|below)\\s?(one|1)\\s?(percent|%)/"],
+                            "1.4 percent"],
+                     gist="Under one percent on TI-digits; about 1.4 percent on the meeting "
+                          "digits.", question="What digit error rates are reported?")
+
+
+@pytest.mark.parametrize(("expected", "answer", "word"), [
+    (RETRO, "Tom chaired the retro and Priya took the minutes.", "chaired"),
+    (RETRO, "Minutes: Priya. Chair: Tom.", "minutes"),  # a label and its value across a colon
+    (RETRO, "Priya took the minutes; Tom chaired.", "took"),
+    (LAMP, "It sells for 12.50 euros and costs 25 euros to make.", "sells"),
+    (LAMP, "Costs 25 euros to make, sells for 12.50 euros.", "costs"),
+    (LAMP, "Selling price 12.50 euros, cost to make 25 euros.", "selling"),
+    (DIGITS, "About 1.4 percent on TI-digits and under one percent on the meeting digits.", "ti"),
+    (Expectation(facts=["25 euros", "15"], gist="It sells for 25 euros and costs 15 euros to "
+                 "make."), "It sells for 15 euros and costs 25 euros to make.", "sells"),  # no unit
+    (Expectation(facts=["Monday", "Friday"], gist="The review is on Monday and the release on "
+                 "Friday."), "Release Monday, review Friday.", "review"),  # weekdays
+])
+def test_facts_that_swap_roles_are_never_right(expected: Expectation, answer: str,
+                                               word: str) -> None:
+    check = check_answer(answer, expected, similarity=0.9)
+    assert (check.outcome, f'"{word}" goes with fact' in check.why) == ("unsure", True), \
+        check.why
+    assert "swapped" in check_answer(answer, replace(expected, plain=False),
+                                     similarity=0.9).why  # not the plain-statement check's
+
+
+@pytest.mark.parametrize("answer", [
+    "Tom and Priya chaired and took the minutes.",  # respectively? which is which
+    "Tom and Priya: chair and minutes.",
+    "Tom, Priya.",
+])
+def test_facts_with_roles_side_by_side_out_of_the_gists_order_are_never_right(
+        answer: str) -> None:
+    check = check_answer(answer, RETRO, similarity=0.9)
+    assert (check.outcome, "side by side" in check.why) == ("unsure", True), check.why
+
+
+@pytest.mark.parametrize(("expected", "answer"), [
+    (RETRO, "Priya chaired the retro and Tom took the minutes."),
+    (RETRO, "Tom took the minutes; Priya chaired."),  # reordered, each word with its fact
+    (RETRO, "Tom took the minutes and Priya chaired the retro."),
+    (RETRO, "Chair: Priya. Minutes: Tom."),
+    (RETRO, "Priya and Tom."),  # side by side in the gist's order
+    (RETRO, "Tom took the minutes, and Priya chaired the retro."),  # `, and`: two clauses
+    (LAMP, "It costs 12.50 euros to make, and it sells for 25 euros."),
+    (LAMP, "It costs 12.50 euros to make and sells for 25 euros."),
+    (Expectation(facts=["20 percent", "3 months"], question="What cut, for how long?",
+                 gist="Every department has to cut 20 percent, for 3 months."),
+     "A 20 percent cut in every department for 3 months."),  # facts of different kinds
+])
+def test_facts_reordered_with_their_roles_stay_right(expected: Expectation,
+                                                     answer: str) -> None:
+    check = check_answer(answer, expected, similarity=0.9)
+    assert check.outcome == "right", check.why
+
+
+OFFICE = Expectation(facts=["Lisbon"], gist="The board approves the Lisbon office and its colour "
+                     "scheme.", question="Which office does the board back?")
+
+
+@pytest.mark.parametrize("answer", [
+    "The board approved the Lisbon office.",  # -ed
+    "The board is approving the Lisbon office and its color scheme.",  # -ing, US spelling
+    "Lisbon: the board approves offices and colours.",  # -s
+    "The Lisbon office was approved by the board.",  # the passive: `by` and the gist's verb
+])
+def test_the_gists_words_in_another_inflection_or_spelling_stay_right(answer: str) -> None:
+    check = check_answer(answer, OFFICE, similarity=0.9)
+    assert check.outcome == "right", check.why
+
+
+@pytest.mark.parametrize(("answer", "word"), [
+    ("The board disapproved the Lisbon office.", "disapproved"),  # a prefix is no inflection
+    ("The board approver backs the Lisbon office.", "approver"),  # nor is -er
+    ("The board backs the Lisbon office colourless.", "colourless"),  # nor -less
+])
+def test_a_suffix_or_prefix_that_changes_the_word_leaves_it_unsure(answer: str,
+                                                                    word: str) -> None:
+    check = check_answer(answer, OFFICE, similarity=0.9)
+    assert (check.outcome, f'"{word}" is a word' in check.why) == ("unsure", True), check.why
+
+
+def test_an_irregular_verbs_other_form_is_the_same_word() -> None:
+    check = check_answer("The minutes were taken by Tom; Priya chaired.", RETRO, similarity=0.9)
+    assert check.outcome == "right", check.why
+    check = check_answer("Priya chaired; Tom had taken the minutes.", RETRO, similarity=0.9)
+    assert (check.outcome, '"had" is a word' in check.why) == ("unsure", True), check.why

@@ -257,8 +257,8 @@ def test_a_label_stamped_from_the_results_settles_the_unsure_answer(ran: Ran,
     labels = ran.root / "gs" / "labels.jsonl"
     labels.write_text(json.dumps({"question_id": "q2", "metric": "answer_match",
                                   "verdict": 0}) + "\n")
-    stamped = CliRunner().invoke(main, ["stamp-labels", str(labels),
-                                        str(ran.root / "r.jsonl")])
+    stamped = CliRunner().invoke(main, ["stamp", str(ran.root / "r.jsonl"),
+                                        "--labels", str(labels)])
     assert stamped.exit_code == 0 and "stamped 1 labels" in stamped.output, stamped.output
     again = run(ran.root, "0")
     assert again.ret == pytest.ExitCode.TESTS_FAILED  # decided now: 1 of 3 < 0.5

@@ -31,7 +31,9 @@ ALLOWED = {
               "items"},
     "audit": {"scoring", "wording", "goldsets", "pipeline", "outputs", "decision"},
     "top": {"scoring", "wording", "goldsets", "judges", "pipeline", "outputs", "decision",
-            "items", "modes", "audit"},
+            "items", "modes", "audit", "commands"},
+    "commands": {"scoring", "wording", "goldsets", "judges", "pipeline", "outputs", "decision",
+                 "items", "modes", "audit", "top"},
 }
 HEAVY = ("pydantic", "numpy", "torch", "chromadb", "sentence_transformers", "ragas", "openai",
          "matplotlib", "jinja2", "tabulate", "tomlkit", "diskcache", "cryptography",
@@ -284,7 +286,7 @@ PYTEST_USERS = {"pytest_ragate.settings", "pytest_ragate.judges.fixture",
 @pytest.mark.parametrize("module", sorted(PATHS))
 def test_pytest_is_used_where_the_architecture_page_says(module: str) -> None:
     roots = third_party_roots(PATHS[module]) & {"pytest", "_pytest"}
-    glue = part_of(module) in ("items", "modes", "top") or module in PYTEST_USERS
+    glue = part_of(module) in ("items", "modes", "top", "commands") or module in PYTEST_USERS
     assert glue or not roots, f"{module} imports pytest: docs/architecture.md says who does"
 
 
@@ -396,7 +398,7 @@ def test_the_verdict_rules_catch_a_planted_verdict() -> None:
         "defines verdict function mine", "builds a verdict: Verdict(...)",
         "builds a verdict: replace(...)",
         "imports verdict function decide of pytest_ragate.decision.floors (call an entry "
-        "point: check_run, compare_judges, decide_run)"]
+        "point: compare_judges, decide_run, run_regressions)"]
     glue = "def decided(c, a) -> 'Decision':\n    return decide_run(c, a)\n"
     assert VERDICTS.findings(glue, "pytest_ragate.modes.planted") == []
     assert VERDICTS.findings(planted, "pytest_ragate.decision.planted") == []

@@ -169,10 +169,10 @@ PRICE_IN, PRICE_OUT = 3.0, 15.0  # US dollars per million tokens
 def judged_run(pytester: pytest.Pytester, stub: OpenAIStub, workers: str) -> pytest.RunResult:
     return run_pytester(pytester, workers, "gs", "--ragate-results=r.jsonl",
                         "--ragate-report=report.md", "--ragate-history=history.jsonl",
-                        "--ragate-judge=ragas:stub-model", f"--ragate-judge-url={stub.url}",
-                        "--ragate-judge-cache-dir=verdicts", "--ragate-cache=on",
-                        f"--ragate-judge-price-in={PRICE_IN}",
-                        f"--ragate-judge-price-out={PRICE_OUT}")
+                        "--ragate-judge=ragas:stub-model", "-o", f"ragate_judge_url={stub.url}",
+                        "-o", "ragate_judge_cache_dir=verdicts", "--ragate-cache=on",
+                        "-o", f"ragate_judge_price_in={PRICE_IN}",
+                        "-o", f"ragate_judge_price_out={PRICE_OUT}")
 
 
 @pytest.mark.skipif(importlib.util.find_spec("ragas") is None, reason="needs ragas")
@@ -267,8 +267,8 @@ def test_a_judges_usage_that_is_no_count_is_unreported_and_named(
     pytester.makeconftest(PRICED_SYSTEM)
     result = run_pytester(pytester, workers, "gs", "--ragate-results=r.jsonl",
                           "--ragate-judge=ragas:stub-model", "--ragate-cache=off",
-                          f"--ragate-judge-url={openai_stub.url}",
-                          "--ragate-judge-price-in=1", "--ragate-judge-price-out=1")
+                          "-o", f"ragate_judge_url={openai_stub.url}",
+                          "-o", "ragate_judge_price_in=1", "-o", "ragate_judge_price_out=1")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     found = rows_of(pytester.path / "r.jsonl")
     assert "unreported" not in found["a1"]["judge_tokens"] and found["a1"]["judge_cost"] > 0

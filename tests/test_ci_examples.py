@@ -167,7 +167,19 @@ def test_the_option_check_catches_an_invented_flag(real_options: tuple[set[str],
     assert unknown_names(text, flags, inis) == ["--ragate-cache-dir", "ragate_cis"]
 
 
-def test_cache_paths_are_where_the_plugin_writes(pytester: pytest.Pytester) -> None:
+INDEX_DIR = re.compile(r'ragate_index_dir = "([^"]+)"')
+
+
+def test_the_cached_folder_is_the_users_index_folder_and_holds_ragates(
+        pytester: pytest.Pytester) -> None:
+    """Both examples cache one folder, named once in their variables (RAG_INDEX_DIR): the
+    user's system's index, with ragate's own (`ragate_index_dir`, as the files and the guide
+    set it) inside, where the plugin really writes; never only pytest's cache (ragate's
+    built-in index alone). The judge cache is the committed folder the plugin reads."""
+    folder = load(GITHUB)["env"]["RAG_INDEX_DIR"]
+    assert load(GITLAB)["rag-gate"]["variables"]["RAG_INDEX_DIR"] == folder
+    [ragates] = {m for path in (GITHUB, GITLAB, GUIDE)
+                 for m in INDEX_DIR.findall(path.read_text(encoding="utf-8"))}
     pytester.makepyfile(test_where="""
         from pathlib import Path
         from pytest_ragate.pipeline.builtin import pipeline
@@ -176,37 +188,39 @@ def test_cache_paths_are_where_the_plugin_writes(pytester: pytest.Pytester) -> N
         def test_where(pytestconfig):
             root = pytestconfig.rootpath
             judge = question_run(pytestconfig).judge_runner().cache  # ragate_judge_cache_dir
-            print("INDEX", Path(pipeline(pytestconfig).cache_dir()).relative_to(root))
+            print("INDEX", Path(pipeline(pytestconfig).cache_dir()).resolve().relative_to(root))
             print("JUDGE", Path(judge.directory).relative_to(root))
     """)
-    result = pytester.runpytest("-s", "test_where.py",
-                                "--ragate-judge-cache-dir=ragate-verdicts")
+    result = pytester.runpytest("-s", "test_where.py", "-o", f"ragate_index_dir={ragates}",
+                                "-o", "ragate_judge_cache_dir=ragate-verdicts")
     assert result.ret == 0, result.stdout.str()
     text = result.stdout.str()
-    index, judge = (re.search(rf"{name} (\S+)", text).group(1)  # type: ignore[union-attr]
+    index, judge = (Path(re.search(rf"{name} (\S+)", text).group(1))  # type: ignore[union-attr]
                     for name in ("INDEX", "JUDGE"))
-    steps = github_steps()
-    cached = [step["with"]["path"] for step in steps
+    assert index == Path(ragates) and Path(folder) in index.parents
+    cached = [step["with"]["path"] for step in github_steps()
               if str(step.get("uses", "")).startswith("actions/cache/")]
-    assert cached == [index, index]  # restore, then save
-    assert [c["paths"] for c in gitlab_job()["cache"] if "ragate" in c["key"]] == [[index + "/"]]
+    assert cached == ["${{ env.RAG_INDEX_DIR }}"] * 2  # restore, then save
+    assert [c["paths"] for c in gitlab_job()["cache"]
+            if "rag-index" in str(c["key"])] == [["$RAG_INDEX_DIR/"]]
     for path in (GITHUB, GITLAB, GUIDE):
         text = path.read_text(encoding="utf-8")
         assert f"git add {judge}" in text, path.name
         assert f'ragate_judge_cache_dir = "{judge}"' in text, path.name
-        assert index in text, path.name
+        assert path == GUIDE or ".pytest_cache" not in text, path.name
 
 
 def test_github_installs_runs_and_publishes_even_when_the_gate_fails() -> None:
     workflow = load(GITHUB)
-    assert workflow["env"] == {**ENV, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    assert workflow["env"] == {**ENV, "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+                               "RAG_INDEX_DIR": ".rag-index"}
     steps = github_steps()
     python = next(s for s in steps if str(s.get("uses", "")).startswith("actions/setup-python"))
     assert python["with"]["python-version"] == "3.11"
     assert python["with"]["cache"] == "pip"
     run = "\n".join(s.get("run", "") for s in steps)
-    assert "pip install torch --index-url https://download.pytorch.org/whl/cpu" in run
-    assert "pip install 'pytest-ragate[all]' pytest-xdist" in run
+    assert "pip install -r requirements.txt" in run  # the user's system, then a light extra
+    assert "pip install 'pytest-ragate[html]'" in run and "[all]" not in run
 
     gate = next(i for i, s in enumerate(steps) if "rag_gate" in s.get("run", ""))
     after = steps[gate + 1:]
@@ -270,8 +284,7 @@ def test_gitlab_installs_runs_and_publishes_even_when_the_gate_fails() -> None:
     assert job["image"].startswith("python:3.11")
     assert {k: job["variables"][k] for k in ENV} == ENV
     assert job["before_script"] == [
-        "pip install torch --index-url https://download.pytorch.org/whl/cpu",
-        "pip install 'pytest-ragate[all]' pytest-xdist"]
+        "pip install -r requirements.txt", "pip install 'pytest-ragate[html]'"]
     assert any(c["paths"] == [".cache/pip/"] for c in job["cache"])
     assert job["variables"]["PIP_CACHE_DIR"] == "$CI_PROJECT_DIR/.cache/pip"
     artifacts = job["artifacts"]

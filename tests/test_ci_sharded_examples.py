@@ -33,8 +33,7 @@ GITLAB = ROOT / "examples" / "gitlab-ci-sharded.yml"
 GITHUB_SINGLE = ROOT / "examples" / "github-actions.yml"
 GITLAB_SINGLE = ROOT / "examples" / "gitlab-ci.yml"
 GUIDE = ROOT / "docs" / "ci.md"
-INSTALL = ["pip install torch --index-url https://download.pytorch.org/whl/cpu",
-           "pip install 'pytest-ragate[all]' pytest-xdist"]
+INSTALL = ["pip install -r requirements.txt", "pip install 'pytest-ragate[html]'"]
 
 
 def decide_command(scripts: list[str]) -> str:

@@ -381,14 +381,14 @@ def test_an_invalid_goldsets_lines_are_annotated_from_any_worker(
 
 def test_off_and_a_plain_run_show_nothing(pytester: pytest.Pytester,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    """`--ragate-github off` on GitHub, and a run without goldsets: no summary, no command."""
+    """`ragate_github = off` on GitHub, and a run without goldsets: no summary, no command."""
     write_goldset(pytester.path / "gs", floors=FAILING)
     pytester.makeconftest(TWELVE_EUROS)
     pytester.makepyfile(test_plain="def test_plain():\n    assert True\n")
     summary = pytester.path / "summary.md"
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
-    off = pytester.runpytest("gs", "--ragate-github=off", "-p", "no:cacheprovider")
+    off = pytester.runpytest("gs", "-o", "ragate_github=off", "-p", "no:cacheprovider")
     plain = pytester.runpytest("test_plain.py", "-p", "no:cacheprovider")
     assert off.ret == 1 and plain.ret == 0
     assert not summary.exists()

@@ -15,6 +15,7 @@ from pytest_ragate.scoring.confidence_sequence import (
     TIE,
     MeanTest,
     confidence_interval,
+    grid_undecided,
     stopping_times,
 )
 
@@ -124,6 +125,26 @@ def test_mean_test_follows_the_rule_of_stopping_times_on_many_seeded_runs():
             compared += 1
             decided += bool(row_decision)
     assert compared == 300 and 0 < decided < compared
+
+
+def test_grid_undecided_is_one_mean_test_per_null():
+    """The nulls a floor's interval keeps (`scoring/stopping.ratio_interval`): each null's
+    own values, fed to its own test side by side, leave it undecided exactly when a
+    `MeanTest` fed them one by one does; more values than the population are refused."""
+    rng = np.random.default_rng(5)
+    nulls = [i / 20 for i in range(21)]
+    for case in range(12):
+        size = int(rng.integers(5, 60))
+        units = rng.integers(0, 3, size=int(rng.integers(1, size + 1)))
+        right = [float(rng.uniform(0, n)) for n in units]
+        values = [[(c - m * n + m * 2) / 2 for m in nulls] for c, n in zip(right, units,
+                                                                         strict=True)]
+        expected = [m for j, m in enumerate(nulls)
+                    if run_one(np.array([v[j] for v in values]), population=size, null=m,
+                               alpha=0.05).decided is None]
+        assert grid_undecided(nulls, values, population=size, alpha=0.05) == expected, case
+    with pytest.raises(ValueError, match="exceed the population of 2"):
+        grid_undecided([0.5], [[0.5]] * 3, population=2, alpha=0.05)
 
 
 def test_stopping_times_leaves_runs_undecided_when_the_values_run_out():

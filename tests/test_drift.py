@@ -15,8 +15,15 @@ from pytest_ragate.decision.run_decision import Arrived, decide_run
 from pytest_ragate.decision.sequential import Stopping, asking_order
 from pytest_ragate.outputs.results import read_results, results_lines
 from pytest_ragate.scoring.floor import Floor
+from pytest_ragate.scoring.gap_bound import GAPS
 from pytest_ragate.scoring.records import QuestionRecord
-from pytest_ragate.scoring.sign_flip import EXACT, sign_flip_p
+from pytest_ragate.scoring.sign_flip import (
+    DRIFT_MISS,
+    EXACT,
+    drift_sample,
+    fewest_moved,
+    sign_flip_p,
+)
 from pytest_ragate.wording.runs import coverage_line
 from pytest_ragate.wording.sequential import halt_line, not_needed
 from tests.test_decision import member, node, population, scored, spec
@@ -24,18 +31,18 @@ from tests.test_sequential import arrive_again, asked_again
 
 CITATION = Floor("citation_accuracy", 0.85)
 N = 200
-LAX = 0.9  # `sequential_gaps` that the gap bound (test_gap_bound.py) proves after 2 questions:
-# these tests hold the re-check, whose stops the default bound would move past call 40
+K = 38  # all right: the floor is decided after 26, the bound on the rest (default) after 38
+S = 14  # the sample of those 38 asked again (`drift_sample` at the floor's 0.05)
 
 
 def cited(m: Member, right: bool) -> QuestionRecord:
     return scored(m).model_copy(update={"citations": 1, "citations_correct": int(right)})
 
 
-def goldset(n: int = N, seed: int = 7) -> tuple[Population, list[Member]]:
+def goldset(n: int = N, seed: int = 7, gaps: float = GAPS) -> tuple[Population, list[Member]]:
     members = [member(f"q{i:03d}", index=i) for i in range(n)]
     return population(members).model_copy(
-        update={"sequential": SequentialPlan(seed=seed, alpha=0.05, gaps=LAX)}), members
+        update={"sequential": SequentialPlan(seed=seed, alpha=0.05, gaps=gaps)}), members
 
 
 # --- the test ---------------------------------------------------------------------------------
@@ -78,13 +85,33 @@ def test_under_no_drift_the_test_rejects_at_most_alpha_of_the_time() -> None:
     assert rejected / runs <= 0.05
 
 
-def test_the_size_is_the_stop_and_none_past_half_the_goldset() -> None:
-    assert reasked_size(26, 200) == 26
-    assert reasked_size(100, 200) is None and reasked_size(99, 200) == 99
+def test_the_sample_is_the_fewest_that_catch_half_the_answers_moved() -> None:
+    """s of the k answers a stop rests on: with half of them moved (13 of 26), a sample of 16
+    holds the 6 moved pairs that refuse at 0.025 (2^-6 <= 0.025 < 2^-5) with chance >= 0.95,
+    and one of 15 does not (the hypergeometric tail, scipy's); every one when no fewer do;
+    none when asking them costs as much as the rest."""
+    from scipy.stats import hypergeom
+
+    assert (fewest_moved(0.05), fewest_moved(0.025), fewest_moved(0.0125)) == (5, 6, 7)
+    assert drift_sample(26, 0.025) == 16
+    for k, level in ((26, 0.025), (38, 0.05), (200, 0.0125)):
+        s, m = drift_sample(k, level), fewest_moved(level)
+        moved = math.ceil(k / 2)
+        assert hypergeom(k, moved, s).sf(m - 1) >= 1 - DRIFT_MISS
+        assert hypergeom(k, moved, s - 1).sf(m - 1) < 1 - DRIFT_MISS
+    assert drift_sample(8, 0.025) == 8
+    assert reasked_size(26, 200, 0.025) == 16  # and none when that costs as much as the rest
+    assert reasked_size(26, 42, 0.025) is None and reasked_size(26, 43, 0.025) == 16
     names = [f"q{i}" for i in range(26)]
     order = reasking_order(7, "gs/ragate.toml", names)
     assert sorted(order) == sorted(names) and order != sorted(names)
     assert order == reasking_order(7, "gs/ragate.toml", list(reversed(names)))
+    sample = reasking_order(7, "gs/ragate.toml", names, size=16)
+    assert sample == order[:16]
+    turns = {n: f"c{i // 2}" for i, n in enumerate(names)}  # 13 conversations of 2 turns
+    whole = reasking_order(7, "gs/ragate.toml", names, turns, size=5)
+    pairs = zip(whole[::2], whole[1::2], strict=True)
+    assert len(whole) == 10 and all(turns[a] == turns[b] for a, b in pairs)
 
 
 # --- the re-check a stop waits for ----------------------------------------------------------
@@ -103,22 +130,22 @@ def stopping_after(right: set[str] | None = None) -> tuple[Stopping, dict[str, Q
 
 
 def test_case_1_right_for_40_calls_then_wrong_is_refused() -> None:
-    """All right for 31 answers: decided (its floor and the gap bound each at 0.025). Asked
-    again at calls 32..62, the 22 from call 41
-    on come back wrong: refused, with the figures, whatever the re-asks' order."""
+    """All right for 38 answers: decided (its floor after 26 at 0.05, the bound on the rest
+    after 38). A sample of 14 of them asked again at calls 39..52: the 12 from call 41 on
+    come back wrong: refused, with the figures, whatever the sample and its order."""
     stopping, rows = stopping_after()
     assert stopping.rechecking and stopping.recheck is not None
     names = stopping.recheck.names
-    assert len(names) == 31 and set(names) == set(stopping.order[:31])
+    assert len(names) == S and set(names) < set(stopping.order[:K])
     assert not stopping.stopped
-    for call, name in enumerate(names, start=32):
+    for call, name in enumerate(names, start=K + 1):
         stopping.offer_again(name, rows[name].model_copy(update={
             "reasked": True, "citations_correct": int(call <= 40)}))
     assert not stopping.stopped and stopping.halted is not None
     assert stopping.halted.kind == "answers changed"
     [drift] = stopping.halted.drifts
-    assert (drift.toward, drift.away, drift.pairs) == (22, 0, 31)
-    assert "22 of 31 answers moved toward the floor, 0 away" in halt_line(stopping.halted)
+    assert (drift.toward, drift.away, drift.pairs) == (12, 0, S)
+    assert "12 of 14 answers moved toward the floor, 0 away" in halt_line(stopping.halted)
     assert "depend on when it is asked" in halt_line(stopping.halted)
 
 
@@ -127,8 +154,8 @@ def test_the_same_answers_asked_again_take_the_stop() -> None:
     assert stopping.recheck is not None
     for name in stopping.recheck.names:
         stopping.offer_again(name, rows[name].model_copy(update={"reasked": True}))
-    assert stopping.stopped and stopping.stopped_at == 31
-    assert stopping.not_needed == frozenset(stopping.order[31:])
+    assert stopping.stopped and stopping.stopped_at == K
+    assert stopping.not_needed == frozenset(stopping.order[K:])
 
 
 def test_flaky_answers_both_ways_take_the_stop() -> None:
@@ -182,15 +209,15 @@ def test_a_judged_floor_is_rechecked_on_its_scores() -> None:
 
 
 def test_a_stop_past_half_the_goldset_asks_the_rest_instead() -> None:
-    pop, members = goldset(n=40)
+    pop, members = goldset(n=40, gaps=0.5)  # a lax bound: at the default 40 never stop
     rows = {m.item_name: cited(m, True) for m in members}
-    stopping = Stopping.of(pop, [Floor("citation_accuracy", 0.9)])  # decided after 29
+    stopping = Stopping.of(pop, [Floor("citation_accuracy", 0.9)])  # decided after 26
     assert stopping is not None
     stopping.replay(rows, asked_again(rows))
     assert not stopping.stopped and stopping.halted is not None
     assert (stopping.halted.kind, stopping.halted.asked, stopping.halted.of) == (
-        "recheck costs", 29, 40)
-    assert "would cost as much as the" in halt_line(stopping.halted)
+        "recheck costs", 26, 40)  # a sample of 14 asked again: as many as the 14 left
+    assert "would cost as much as the 14 left" in halt_line(stopping.halted)
 
 
 # --- the replay: decide_run and the results file -------------------------------------------
@@ -198,17 +225,18 @@ def test_a_stop_past_half_the_goldset_asks_the_rest_instead() -> None:
 
 def arrived_after_stop(changed: dict[str, dict[str, object]] | None = None,
                        ) -> tuple[Collected, Arrived]:
-    """A live run's rows as the stop left them: the 31 questions asked, asked again (with
-    `changed` answers), and the 169 after skipped as not needed."""
+    """A live run's rows as the stop left them: the 38 questions asked, a sample of 14 of
+    them asked again (with `changed` answers), and the 162 after skipped as not needed."""
     pop, members = goldset()
     rows = {m.item_name: cited(m, True) for m in members}
     order = asking_order(7, pop.route, list(rows))
-    arrived = arrive_again(Arrived(), asked_again({n: rows[n] for n in order[:31]}, changed))
+    sample = reasking_order(7, pop.route, order[:K], size=S)
+    arrived = arrive_again(Arrived(), asked_again({n: rows[n] for n in sample}, changed))
     for m in members:
         row = rows[m.item_name]
-        if order.index(m.item_name) >= 31:
+        if order.index(m.item_name) >= K:
             row = row.model_copy(update={"status": "skipped", "not_needed": True,
-                                         "error": "Skipped: " + not_needed(31, N)})
+                                         "error": "Skipped: " + not_needed(K, N)})
         arrived.records[node(m)] = row
     return Collected(floors=[spec(CITATION)], populations=[pop]), arrived
 
@@ -216,9 +244,9 @@ def arrived_after_stop(changed: dict[str, dict[str, object]] | None = None,
 def test_the_decision_replays_the_check_and_keeps_its_rows() -> None:
     collected, arrived = arrived_after_stop()
     [run] = decide_run(collected, arrived).runs
-    assert run.verdicts[0].outcome == "passed" and "decided after 31" in run.verdicts[0].message
+    assert run.verdicts[0].outcome == "passed" and f"decided after {K}" in run.verdicts[0].message
     assert run.sequential is not None and run.sequential.stopped
-    assert len(run.sequential.reasked) == 31 and all(r.reasked for r in run.sequential.reasked)
+    assert len(run.sequential.reasked) == S and all(r.reasked for r in run.sequential.reasked)
     assert len(run.records) == N  # each question's own row, none asked again among them
     assert "asked again answered as before" in coverage_line(run)
     assert "does not depend on when it is asked" in coverage_line(run)
@@ -229,7 +257,7 @@ def test_a_replay_whose_check_refused_fails_every_skip_as_missing() -> None:
     skipped as not needed are missing results, and the floor fails."""
     pop, members = goldset()
     order = asking_order(7, pop.route, [m.item_name for m in members])
-    collected, arrived = arrived_after_stop({n: {"citations_correct": 0} for n in order[:20]})
+    collected, arrived = arrived_after_stop({n: {"citations_correct": 0} for n in order[:K]})
     [run] = decide_run(collected, arrived).runs
     assert run.verdicts[0].outcome == "failed"
     assert run.sequential is not None and not run.sequential.stopped
@@ -256,6 +284,6 @@ def test_the_results_file_keeps_the_rows_asked_again_apart(tmp_path: Path) -> No
     path = tmp_path / "out.jsonl"
     path.write_text(results_lines(decide_run(collected, arrived).runs), encoding="utf-8")
     found = read_results(path)
-    assert len(found.rows) == N and len(found.reasked) == 31
+    assert len(found.rows) == N and len(found.reasked) == S
     assert not any(row.reasked for _, row in found.rows)
     assert not found.unvouched and not found.problems

@@ -214,7 +214,7 @@ def test_the_run_says_which_encoder_embedded(pytester: pytest.Pytester,
     real_export = encoders.export_onnx
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "gs", "-W",
                                           "default::RuntimeWarning",
-                                          f"--ragate-index-dir={index_dir}",
+                                          "-o", f"ragate_index_dir={index_dir}",
                                           "--ragate-results=r.jsonl",
                                           "--ragate-builtin-system", *xdist)
     assert encoders.export_onnx is real_export  # the run put it back

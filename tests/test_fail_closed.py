@@ -576,7 +576,7 @@ def test_two_goldsets_with_one_name_are_a_collection_error(
 # --- 13. faulty systems and judges: one run holds them all ---------------------------------------
 # Each folder is a goldset (named as its folder) whose own conftest.py holds its system (and
 # judge): a fault and what it says are its goldset's items and rows, so each case reads its own
-# of the one run per worker count (with --ragate-system-timeout=3 for the folder that sleeps: long
+# of the one run per worker count (with ragate_system_timeout = 3 for the folder that sleeps: long
 # enough that no other folder's system meets it on a busy machine).
 
 # distances: q1, q2 and q3 each return a context whose distance is no number
@@ -594,8 +594,8 @@ FAULTY = {
     "timeout": ("[floors]\nabstention_accuracy = 0.5\n", planned({"q2": "time.sleep(30)"})),
     "xfail": ('[floors]\nevidence_recall = { min = 0.99, xfail = "known misses" }\n',
               planned({"q3": "1 / 0", "q4": "Answer.abstain()"})),
-    "everything": ('[floors]\nevidence_recall = 0.9\n"evidence_recall@5" = 0.9\n',
-                   EVERYTHING),
+    "everything": ('[floors]\nevidence_recall = 0.9\n"evidence_recall@5" = 0.9\n'
+                   '"mrr@10" = 0.5\n', EVERYTHING),
     # half a surrogate pair in an answer and a context (q1), in the system's error (q2) and
     # in the judge's reply (q3): replaced and counted, never a crash
     "odd-text": ("[floors]\nfaithfulness = 0.5\n", planned({
@@ -663,7 +663,7 @@ def faulty(workers: str, tmp_path_factory: pytest.TempPathFactory) -> Faulty:
     done = run_command(root, "-p", "no:cacheprovider", "-n", workers, "-rA", "-vv", *FAULTY,
                        "odd-judge", *ANCHORED, "--ragate-results=r.jsonl", "--junitxml=j.xml",
                        "--ragate-report=r.md", "--ragate-history=h.jsonl", "--ragate-cache=off",
-                       "--ragate-html=r.html", "--ragate-system-timeout=3")
+                       "--ragate-html=r.html", "-o", "ragate_system_timeout=3")
     rows = {(r["goldset"], r["question_id"]): r for r in results_rows(root / "r.jsonl")
             if not r.get("reasked")}
     history = [json.loads(line) for line in (root / "h.jsonl").read_text().splitlines()]
@@ -777,6 +777,24 @@ def test_evidence_recall_at_k_does_not_reward_returning_everything(faulty: Fault
          "floor 0.90 · n=4 spans*")
     assert {r["contexts"] for (g, _), r in faulty.rows.items() if g == "everything"} == {30}
     assert "median 30, min 30, max 30" in faulty.markdown  # the other folders return 1 or 0
+
+
+@pytest.mark.heavy
+@WORKERS_SHARED
+def test_a_rank_metric_floor_reads_each_questions_first_relevant_context(faulty: Faulty,
+                                                                          workers: str) -> None:
+    """Issue 48 item 3: q1's evidence is first found at rank 8, q3's at 6, q2's past the
+    first 10; q4 (unanswerable) is not applicable. The row keeps each context's gain."""
+    said(faulty.stdout,
+         "FAILED everything/ragate.toml::floor[mrr@10] - mrr@10 0.10 < floor 0.50 · n=3 "
+         "questions with evidence*worst: q2 mrr@10 0.00: no relevant context in the first 10; "
+         "q1 mrr@10 0.12: first relevant context at rank 8; q3 mrr@10 0.17: first relevant "
+         "context at rank 6*")
+    rows = {q: r for (g, q), r in faulty.rows.items() if g == "everything"}
+    assert rows["q1"]["context_gains"] == [0.0] * 7 + [1.0, 1.0]
+    assert "context_gains" not in rows["q4"]  # unanswerable: no context is relevant
+    props = faulty.cases["everything.ragate.toml::q1"]["props"]
+    assert props["context_gains"] == "[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0]"
 
 
 @pytest.mark.heavy

@@ -385,6 +385,10 @@ ROW_EDITS = {
     "evidence_spans_found": ("q06", {"evidence_spans_found": 0},
                              "evidence_spans_found: 0 in this row, but its evidence_ranks "
                              "make it 1"),
+    # a rank metric's figure moved by its gains alone (issue 48 item 3)
+    "context_gains": ("q07", {"context_gains": [0.0, 1.0]},
+                      "context_gains: its first relevant context is at rank 2 in this row, "
+                      "but its evidence_ranks put it at 1"),
     "abstention_correct": ("q08", {"abstention_correct": False},
                            "abstention_correct: False in this row, but its abstained and "
                            "must_abstain make it True"),

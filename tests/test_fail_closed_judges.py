@@ -4,7 +4,7 @@ A model judge whose replies step outside what its metric defines (an NLI verdict
 context-precision verdict of 2, a noncommittal flag of "1", a statement list that is not one
 or is empty) gets a judge failure naming the field and value, never a score; a judge whose
 calls never return (awaiting forever, blocking its thread, a worker thread that never ends,
-a `prompt_hash` that hangs) gets a `timeout` failure naming --ragate-judge-timeout, and the
+a `prompt_hash` that hangs) gets a `timeout` failure naming ragate_judge_timeout, and the
 pytest process still ends. Each runs through pytest with and without `-n 2`."""
 
 from __future__ import annotations
@@ -161,7 +161,8 @@ def test_a_model_verdict_outside_its_schema_is_a_judge_failure_never_a_score(
     result = run_pytester(pytester, workers, "gs", "--ragate-results=r.jsonl", "--ragate-cache=off",
                           "--junitxml=j.xml", "--ragate-report=r.md", "--ragate-history=h.jsonl",
                           "--ragate-judge=ragas:stub-model",
-                          f"--ragate-judge-url={openai_stub.url}", "--ragate-judge-timeout=30")
+                          "-o", f"ragate_judge_url={openai_stub.url}",
+                          "-o", "ragate_judge_timeout=30")
     rows = rows_of(pytester.path / "r.jsonl")
     got = {qid: (metric, rows[qid]["judge_failures"].get(metric))
            for qid, (metric, _) in WHY.items()}
@@ -296,7 +297,7 @@ BLOCKING = own_judge("""
     return 0.9
 """)
 TIMEOUT = "2"
-LATE = f"did not return within {TIMEOUT} s (--ragate-judge-timeout)"
+LATE = f"did not return within {TIMEOUT} s (ragate_judge_timeout)"
 
 
 def run_own(pytester: pytest.Pytester, workers: str, n: int, judge: str) -> pytest.RunResult:
@@ -305,7 +306,7 @@ def run_own(pytester: pytest.Pytester, workers: str, n: int, judge: str) -> pyte
     pytester.makeconftest(SYSTEM + judge)
     return pytester.runpytest_subprocess(
         "-p", "no:cacheprovider", "-n", workers, "-rA", "-vv", "gs", "--ragate-cache=off",
-        "--ragate-results=r.jsonl", "--junitxml=j.xml", f"--ragate-judge-timeout={TIMEOUT}",
+        "--ragate-results=r.jsonl", "--junitxml=j.xml", "-o", f"ragate_judge_timeout={TIMEOUT}",
         timeout=240)  # the safety net: on the code before, these runs never end
 
 

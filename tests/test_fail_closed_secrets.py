@@ -295,9 +295,9 @@ def shared_run(root: Path, workers: str) -> dict[str, Any]:
             "--log-file-level=DEBUG", "-o", "junit_logging=all", "-W", "always::UserWarning",
             *(f"{flag}={name}" for name, flag in {**OUTPUTS, **CI_OUTPUTS}.items()),
             "gs", "test_careless.py", f"--ragate-judge=ragas:gpt-x-{MODEL_KEY}",
-            f"--ragate-judge-url={url}", "--ragate-judge-cache-dir=verdicts",
+            "-o", f"ragate_judge_url={url}", "-o", "ragate_judge_cache_dir=verdicts",
             "--ragate-sequential=on",
-            "--ragate-judge-price-in=1", "--ragate-judge-price-out=2", **SHARED_ENV,
+            "-o", "ragate_judge_price_in=1", "-o", "ragate_judge_price_out=2", **SHARED_ENV,
             LEAKY_URL=url, GITHUB_ACTIONS="true", GITHUB_STEP_SUMMARY=str(root / "summary.md"))
     header = json.loads((root / "r.jsonl").read_text().splitlines()[0])["ragate_results"]
     texts = outputs_in(root, done.stdout, done.stderr, SHARED_OUTPUTS)
@@ -437,7 +437,7 @@ def test_slice_floors_and_a_judge_change_show_no_gist_and_no_credential(
     for accept, says in (((), "not compared across judges"),
                          (("--ragate-accept-judge=ragas:stub-model-2",), "change accepted")):
         again = run_every_output(pytester, workers, "--ragate-judge=ragas:stub-model-2",
-                                 "--ragate-baseline=base.jsonl", f"--ragate-judge-url={url}",
+                                 "--ragate-baseline=base.jsonl", "-o", f"ragate_judge_url={url}",
                                  "--ragate-cache=off", *accept)
         assert says in again.stdout.str(), again.stdout.str()
         texts.update({f"{accept} {name}": text
@@ -473,7 +473,7 @@ def test_credentials_of_the_judge_reach_no_output(
     openai_stub.script = refusing
     monkeypatch.setenv("RAGATE_JUDGE_API_KEY", API_KEY)
     result = run_every_output(pytester, workers, "--ragate-judge=ragas:stub-model",
-                              f"--ragate-judge-url={with_credentials(openai_stub.url)}",
+                              "-o", f"ragate_judge_url={with_credentials(openai_stub.url)}",
                               "--ragate-cache=off")
     rows = {r["question_id"]: r for r in results_rows(pytester.path / "r.jsonl")}
     assert set(rows["q2"]["judge_failures"]) == {"faithfulness", "context_precision",
@@ -503,8 +503,8 @@ def test_the_verdict_cache_holds_no_credential_and_outlives_its_rotation(
     monkeypatch.setenv("RAGATE_JUDGE_API_KEY", API_KEY)
     first = pytester.runpytest_subprocess(
         "-p", "no:cacheprovider", "gs", "--ragate-judge=ragas:stub-model",
-        f"--ragate-judge-url={with_credentials(openai_stub.url)}",
-        "--ragate-judge-cache-dir=verdicts")
+        "-o", f"ragate_judge_url={with_credentials(openai_stub.url)}",
+        "-o", "ragate_judge_cache_dir=verdicts")
     assert first.ret == pytest.ExitCode.OK
     stored = b"".join(p.read_bytes() for p in (pytester.path / "verdicts").rglob("*")
                       if p.is_file())
@@ -518,8 +518,8 @@ def test_the_verdict_cache_holds_no_credential_and_outlives_its_rotation(
     monkeypatch.setenv("RAGATE_JUDGE_API_KEY", "sk-rotated-key")
     again = pytester.runpytest_subprocess(
         "-p", "no:cacheprovider", "gs", "--ragate-judge=ragas:stub-model",
-        f"--ragate-judge-url={with_credentials(openai_stub.url, 'rotated-pw')}",
-        "--ragate-judge-cache-dir=verdicts", "--ragate-cache=replay")
+        "-o", f"ragate_judge_url={with_credentials(openai_stub.url, 'rotated-pw')}",
+        "-o", "ragate_judge_cache_dir=verdicts", "--ragate-cache=replay")
     assert again.ret == pytest.ExitCode.OK
     assert len(openai_stub.requests) == asked
     said = [line for line in again.outlines if "re-keyed" in line]

@@ -263,7 +263,7 @@ def test_an_anchor_whose_system_hangs_is_an_error_past_the_timeout(
         pytester: pytest.Pytester, workers: str) -> None:
     write_goldset(pytester.path / "gs", floors=LOW_FLOOR, anchors=ANCHORS)
     pytester.makeconftest(planned({"euros": "time.sleep(4) or cite(right)"}))
-    result = run_pytester(pytester, workers, "gs", "--ragate-system-timeout=0.5")
+    result = run_pytester(pytester, workers, "gs", "-o", "ragate_system_timeout=0.5")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     expect(result, "FAILED gs/ragate.toml::anchor[a1] - *SystemTimeout: anchor a1: the system "
            "did not answer within 0.5 s (ragate_system_timeout)")

@@ -29,7 +29,7 @@ def _run(pytester: pytest.Pytester, index_dir: Path, workers: int,
     stored, and cold runs are tests/test_pipeline.py's."""
     _one_meeting_goldset(pytester)
     return pytester.runpytest_inprocess(
-        "-p", "no:cacheprovider", "gs", f"--ragate-index-dir={index_dir}",
+        "-p", "no:cacheprovider", "gs", "-o", f"ragate_index_dir={index_dir}",
         "--ragate-results=r.jsonl", "--ragate-builtin-system", "-n", str(workers), *extra)
 
 
@@ -37,9 +37,9 @@ def _rows(pytester: pytest.Pytester) -> dict[str, dict]:
     return {r["question_id"]: r for r in results_rows(pytester.path / "r.jsonl")}
 
 
-def test_without_a_flag_the_built_in_retriever_is_hybrid(
+def test_unset_the_built_in_retriever_is_hybrid(
         pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory) -> None:
-    """No `--ragate-retriever`, no ini option: the run, every row and its knobs say hybrid, and
+    """No `ragate_retriever` ini option: the run, every row and its knobs say hybrid, and
     the evidence only bm25 finds (the chunk with "pooches") is retrieved. Under -n 2, where the
     controller names what its workers ran; without xdist, the default is
     tests/test_pipeline.py::test_default_pipeline_end_to_end's run (the same label and knobs),
@@ -54,18 +54,14 @@ def test_without_a_flag_the_built_in_retriever_is_hybrid(
     assert rows["rare"]["evidence_ranks"][0] is not None
 
 
-@pytest.mark.parametrize("how", ["flag", "ini"])
 def test_dense_stays_a_choice(pytester: pytest.Pytester,
-                              tmp_path_factory: pytest.TempPathFactory, how: str) -> None:
-    """`--ragate-retriever dense` or `ragate_retriever = dense`: the dense ranking alone, named
-    as such on every row, without the fusion's knobs; it misses the rare-word evidence. Under
-    -n 0 only: the flag and the ini option are read alike in every process, and what xdist
-    changes (the controller names what its workers ran) is the same for either retriever,
-    held by the default's run above under -n 2."""
-    if how == "ini":
-        pytester.makeini("[pytest]\nragate_retriever = dense\n")
-    result = _run(pytester, meeting_index_dir(tmp_path_factory), 0,
-                  *(["--ragate-retriever=dense"] if how == "flag" else []))
+                              tmp_path_factory: pytest.TempPathFactory) -> None:
+    """`ragate_retriever = dense`: the dense ranking alone, named as such on every row, without
+    the fusion's knobs; it misses the rare-word evidence. Under -n 0 only: the ini option is
+    read alike in every process, and what xdist changes (the controller names what its workers
+    ran) is the same for either retriever, held by the default's run above under -n 2."""
+    pytester.makeini("[pytest]\nragate_retriever = dense\n")
+    result = _run(pytester, meeting_index_dir(tmp_path_factory), 0)
     result.stdout.fnmatch_lines([f"*retriever: {DENSE}*"])
     rows = _rows(pytester)
     assert set(rows) == {"rare", "mercury"}
@@ -88,5 +84,5 @@ def test_the_default_without_bm25s_fails_and_says_how_to_fix_it(pytester: pytest
     assert outcomes.get("passed", 0) == 0
     assert all(r["status"] == "error" for r in _rows(pytester).values())
     assert ("the built-in hybrid retriever (the default) needs bm25s: pip install "
-            "'pytest-ragate[embed]', or choose the dense one with --ragate-retriever dense "
-            "(ini ragate_retriever = dense)") in result.stdout.str()
+            "'pytest-ragate[embed]', or choose the dense one with ragate_retriever = dense in "
+            "the ini file") in result.stdout.str()

@@ -339,7 +339,7 @@ def test_a_question_whose_text_changed_is_not_called_flipped(flipping: pytest.Py
 def test_the_window_is_honoured(flipping: pytest.Pytester, workers: str) -> None:
     run_flipping(flipping, workers, {})
     run_flipping(flipping, workers, FLIPPED)
-    result = run_flipping(flipping, workers, {}, "--ragate-promote", "--ragate-flip-window", "2")
+    result = run_flipping(flipping, workers, {}, "--ragate-promote", "-o", "ragate_flip_window=2")
     result.stdout.fnmatch_lines(["ragate: promoted 2 strict xfails to hard assertions:"])
     assert "- anchor[fixed] flipped 1 of the last 2 runs (not held → held)" in report(flipping)
     assert "xfail" not in (flipping.path / "gs" / "anchors.jsonl").read_text()

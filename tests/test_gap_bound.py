@@ -13,7 +13,7 @@ from pytest_ragate.decision.sequential import Stopping, asking_order, outcome
 from pytest_ragate.goldsets.config import GoldsetConfig
 from pytest_ragate.scoring.answer_match import AnswerCheck
 from pytest_ragate.scoring.floor import Floor
-from pytest_ragate.scoring.gap_bound import GAPS, GapBound, least_gaps
+from pytest_ragate.scoring.gap_bound import FEWEST, GAPS, GapBound, least_gaps
 from pytest_ragate.scoring.records import QuestionRecord
 from pytest_ragate.wording.sequential import halt_line
 from tests.test_decision import member, population, scored
@@ -40,7 +40,7 @@ def test_the_bound_is_the_hypergeometric_chance_of_no_gap() -> None:
     for _ in range(20):
         bound.observe(False)
     assert bound.p == pytest.approx(math.comb(57, 20) / math.comb(60, 20))
-    n = asked_until_decided(400)
+    n = asked_until_decided(400, 0.05)
     assert math.comb(380, n) / math.comb(400, n) <= 0.025 < \
         math.comb(380, n - 1) / math.comb(400, n - 1)
     seen = GapBound(population=400, rate=0.05, alpha=0.025)
@@ -51,11 +51,30 @@ def test_the_bound_is_the_hypergeometric_chance_of_no_gap() -> None:
 
 
 def test_its_cost_and_its_guarantee() -> None:
-    """About ln(1/alpha) / rate units for a large goldset; and with 20 gaps in 400 (the
-    rate), the chance that a random order shows none before it is decided is at most alpha."""
-    assert [asked_until_decided(n) for n in (200, 400, 1000)] == [61, 66, 70]
-    n = asked_until_decided(400)
-    assert math.comb(400 - 20, n) / math.comb(400, n) <= 0.025
+    """About ln(1/alpha) / rate units for a large goldset: at the default rate (0.07) and the
+    goldset's whole budget (0.05), 38 of 200, 40 of 400, 41 of 1,000 (51, 55, 57 at 0.05; 61,
+    66, 70 with the budget halved, as before issue 49); and with 28 gaps in 400 (the rate),
+    the chance that a random order shows none before it is decided is at most alpha."""
+    assert [asked_until_decided(n, alpha=0.05) for n in (200, 400, 1000)] == [38, 40, 41]
+    assert [asked_until_decided(n, 0.05, 0.05) for n in (200, 400, 1000)] == [51, 55, 57]
+    assert [asked_until_decided(n, 0.05) for n in (200, 400, 1000)] == [61, 66, 70]
+    assert least_gaps(400, GAPS) == 28
+    n = asked_until_decided(400, alpha=0.05)
+    assert math.comb(400 - 28, n) / math.comb(400, n) <= 0.05
+
+
+def test_a_goldset_too_small_for_a_share_is_never_bounded() -> None:
+    """At the default rate 100 questions tolerate 6 without a result (G0 = 7 < FEWEST): the
+    bound is never proved, so every question is asked; 101 tolerate 7, and it is proved."""
+    assert (least_gaps(100, GAPS), least_gaps(101, GAPS)) == (7, 8) and FEWEST == 8
+    assert asked_until_decided(100, alpha=0.05) == 100
+    assert asked_until_decided(101, alpha=0.05) < 40
+    assert asked_until_decided(60, 0.5, 0.05) < 10  # a laxer rate, at its own tolerance
+    small = stop(rows_of(60), 1)  # every answer right: asked whole, and the line says why
+    why = outcome(small, SequentialPlan(seed=1, alpha=0.05)).why
+    assert not small.stopped and why is not None and why.kind == "gaps unbounded"
+    assert "60 questions are too few to stop on a share: sequential_gaps = 0.07 of them is 4" \
+        in halt_line(why)
 
 
 def rows_of(n: int) -> dict[str, QuestionRecord]:
@@ -95,7 +114,7 @@ def test_an_unsure_answer_asked_after_its_floor_was_decided_refuses_the_stop() -
     run's rule (its test stuck), so no stop is made and the run says why."""
     rows = rows_of(400)
     order = asking_order(4, "gs/ragate.toml", list(rows))
-    rows = {n: r.model_copy(update={"citations": 1, "citations_correct": int(i % 9 != 0)})
+    rows = {n: r.model_copy(update={"citations": 1, "citations_correct": int(i % 12 != 0)})
             for i, (n, r) in enumerate(rows.items())}
     clean = stop(rows, 4, floors=(MATCH, Floor("citation_accuracy", 0.8)))
     assert clean.stopped and clean.stopped_at is not None
@@ -111,17 +130,17 @@ def test_an_unsure_answer_asked_after_its_floor_was_decided_refuses_the_stop() -
 
 
 def test_a_clear_goldset_still_stops_early_and_says_its_bound() -> None:
-    """400 right answers stop after the bound's 66 questions (the floor alone needs fewer);
+    """400 right answers stop after the bound's 40 questions (the floor alone needs fewer);
     a laxer bound stops sooner."""
     rows = rows_of(400)
-    assert stop(rows, 1).stopped_at == 66
+    assert stop(rows, 1).stopped_at == 40
     lax = stop(rows, 1, gaps=0.2).stopped_at
-    assert lax is not None and lax < 66
+    assert lax is not None and lax < 40
 
 
 def test_sequential_gaps_is_a_goldset_setting_with_one_error_per_bad_value() -> None:
     base = {"corpus": {"paths": ["c.jsonl"], "format": "segments-jsonl"}}
-    assert GoldsetConfig.model_validate(base).sequential_gaps == GAPS == 0.05
+    assert GoldsetConfig.model_validate(base).sequential_gaps == GAPS == 0.07
     assert GoldsetConfig.model_validate({**base, "sequential_gaps": 0.02}).sequential_gaps \
         == 0.02
     for bad in (0, 1, -0.1, "often", float("nan")):

@@ -1,4 +1,4 @@
-"""The hybrid retriever (`--ragate-retriever hybrid`): dense and bm25s fused by reciprocal rank,
+"""The hybrid retriever (`ragate_retriever = hybrid`): dense and bm25s fused by reciprocal rank,
 on one real meeting, and the knob's usage errors and provenance through the plugin."""
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def test_a_question_of_stopwords_only_falls_back_to_the_dense_ranking(
 
 def test_a_bad_retriever_value_is_a_usage_error(pytester: pytest.Pytester) -> None:
     pytester.makepyfile("def test_x():\n    pass\n")
-    result = pytester.runpytest("--ragate-retriever=sparse", "-p", "no:cacheprovider")
+    result = pytester.runpytest("-o", "ragate_retriever=sparse", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*ragate_retriever: Input should be 'dense' or 'hybrid'*"])
     pytester.makeini("[pytest]\nragate_retriever = bm25\n")
@@ -108,7 +108,7 @@ def _one_meeting_goldset(pytester: pytest.Pytester) -> None:
 def test_the_run_names_the_hybrid_retriever(pytester: pytest.Pytester,
                                            tmp_path_factory: pytest.TempPathFactory,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    """`--ragate-retriever hybrid`: terminal, rows and Markdown report say which retriever ran,
+    """`ragate_retriever = hybrid`: terminal, rows and Markdown report say which retriever ran,
     and the rows' knobs carry it, so a dense and a hybrid run are never read as one another.
     The bm25 index is built once per process and corpus, not per question. Under -n 0 only:
     what xdist changes (the controller names what its workers ran) is the same whichever way
@@ -124,8 +124,8 @@ def test_the_run_names_the_hybrid_retriever(pytester: pytest.Pytester,
     _one_meeting_goldset(pytester)
     index_dir = meeting_index_dir(tmp_path_factory)  # the module's retrievers' index: warm
     result = pytester.runpytest_inprocess(
-        "-p", "no:cacheprovider", "gs", f"--ragate-index-dir={index_dir}",
-        "--ragate-retriever=hybrid", "--ragate-results=r.jsonl", "--ragate-report=r.md",
+        "-p", "no:cacheprovider", "gs", "-o", f"ragate_index_dir={index_dir}",
+        "-o", "ragate_retriever=hybrid", "--ragate-results=r.jsonl", "--ragate-report=r.md",
         "--ragate-builtin-system", "-n", "0")
     label = "built-in hybrid retriever (all-MiniLM-L6-v2 (onnx) + bm25s, RRF k=60)"
     result.stdout.fnmatch_lines([f"*retriever: {label}*"])
@@ -148,8 +148,8 @@ def test_a_hybrid_run_without_bm25s_fails_and_never_passes_as_dense(
     _one_meeting_goldset(pytester)
     pytester.makeconftest("import sys\nsys.modules['bm25s'] = None  # import bm25s fails\n")
     result = pytester.runpytest_inprocess(
-        "-p", "no:cacheprovider", "gs", f"--ragate-index-dir={pytester.path / 'idx'}",
-        "--ragate-retriever=hybrid", "--ragate-results=r.jsonl", "-n", str(workers))
+        "-p", "no:cacheprovider", "gs", "-o", f"ragate_index_dir={pytester.path / 'idx'}",
+        "-o", "ragate_retriever=hybrid", "--ragate-results=r.jsonl", "-n", str(workers))
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed", 0) == 0 and outcomes.get("errors", 0) + outcomes.get(

@@ -90,8 +90,8 @@ def test_a_warm_run_never_imports_ragas(pytester: pytest.Pytester, openai_stub: 
     openai_stub.script = ragas_script(verdicts(), honor_n=True)
     goldset(pytester.path)
     pytester.makeconftest(SYSTEM)
-    args = ("gs", "--ragate-judge=ragas:stub-model", f"--ragate-judge-url={openai_stub.url}",
-            "--ragate-judge-cache-dir=judge-cache")
+    args = ("gs", "--ragate-judge=ragas:stub-model", "-o", f"ragate_judge_url={openai_stub.url}",
+            "-o", "ragate_judge_cache_dir=judge-cache")
     cold = run_pytester(pytester, workers, *args, "--ragate-results=cold.jsonl")
     cold.assert_outcomes(passed=len(IDS) + 3)  # and judge_coverage
     asked = len(openai_stub.requests)

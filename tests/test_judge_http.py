@@ -64,8 +64,8 @@ def test_ragas_judge_over_http_counts_every_failure(pytester: pytest.Pytester,
     pytester.makeconftest(SYSTEM)
     result = pytester.runpytest_subprocess(
         "-p", "no:cacheprovider", "gs", "-rA", "--ragate-results=r.jsonl",
-        "--ragate-judge=ragas:stub-model", f"--ragate-judge-url={openai_stub.url}",
-        "--ragate-judge-timeout=3", "--ragate-cache=off", "--ragate-report=report.md",
+        "--ragate-judge=ragas:stub-model", "-o", f"ragate_judge_url={openai_stub.url}",
+        "-o", "ragate_judge_timeout=3", "--ragate-cache=off", "--ragate-report=report.md",
         "--junitxml=junit.xml")
     rows = {r["question_id"]: r for r in
             results_rows(pytester.path / "r.jsonl")}

@@ -339,7 +339,7 @@ def ragate_judge():
     return SameModelJudge()
 ''')
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "gs",
-                                           "--ragate-answerer-model=llama-3-8b",
+                                           "-o", "ragate_answerer_model=llama-3-8b",
                                            "--ragate-report=report.md")
     result.stdout.fnmatch_lines(["*warning: judge and answerer share weights (llama-3-8b)*"])
     assert "warning: judge and answerer share weights" in (pytester.path / "report.md"
@@ -348,7 +348,7 @@ def ragate_judge():
 
 def test_a_judge_cache_dir_can_be_committed_and_replayed_elsewhere(
         judged_project: pytest.Pytester) -> None:
-    run_judged(judged_project, "--ragate-judge-cache-dir=ci/verdicts")
+    run_judged(judged_project, "-o", "ragate_judge_cache_dir=ci/verdicts")
     folder = judged_project.path / "ci" / "verdicts"
     assert (folder / "cache.db").is_file()
     assert not (judged_project.path / ".ragate-judge-cache").exists()
@@ -356,10 +356,10 @@ def test_a_judge_cache_dir_can_be_committed_and_replayed_elsewhere(
     moved.parent.mkdir()
     folder.rename(moved)
     _, warm = run_judged(judged_project, "--ragate-cache=replay",
-                         f"--ragate-judge-cache-dir={moved}")
+                         "-o", f"ragate_judge_cache_dir={moved}")
     assert warm["q1"]["judge_cached"] == ["faithfulness", "context_precision"]
     _, cold = run_judged(judged_project, "--ragate-cache=replay",
-                         "--ragate-judge-cache-dir=ci/verdicts")
+                         "-o", "ragate_judge_cache_dir=ci/verdicts")
     assert cold["q1"]["judge_failures"]["faithfulness"].startswith("no cached")
 
 

@@ -1,7 +1,7 @@
 """answer_match labels bound to what they judged, as pure functions (issue 45, item 4): a label
 carries the sha256 of the raw answer and of the expected answer (gist, facts, forbid) it was
 judged against; a change to either leaves it stale, said once per question; a label written
-before `expected_sha256` still settles, said once to predate it, until `ragate stamp-labels`
+before `expected_sha256` still settles, said once to predate it, until `ragate stamp --labels`
 binds it."""
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ def test_a_label_that_predates_expected_digests_settles_and_is_said_once_per_que
     rows = [row("q7", settled), row("q7", settled, 2), row("q8", stale), row("q8", stale, 2)]
     notes = label_notes(rows)
     assert notes[0] == ("label for q7 predates expected-answer digests: run `ragate "
-                        "stamp-labels` to bind it")
+                        "stamp --labels` to bind it")
     assert len(notes) == 2 and notes[1].startswith("label for q8 was judged against another "
                                                    "expected answer")
     assert "25" not in "".join(notes)
@@ -142,17 +142,17 @@ def test_stamp_labels_stamps_the_raw_answer_and_binds_a_label_that_predates(
     res = results(tmp_path, "Maybe [sealed] or 30 euros.", held)
     labels = tmp_path / "labels.jsonl"
     labels.write_text('{"question_id": "q1", "metric": "answer_match", "verdict": 1}\n')
-    out = CliRunner().invoke(main, ["stamp-labels", str(labels), str(res)])
+    out = CliRunner().invoke(main, ["stamp", str(res), "--labels", str(labels)])
     assert out.exit_code == 0 and "stamped 1 labels" in out.output, out.output
     assert json.loads(labels.read_text()) == {
         "question_id": "q1", "metric": "answer_match", "verdict": 1, "answer_sha256": RAW,
         "expected_sha256": digest(AT_25)}
     labels.write_text(json.dumps({"question_id": "q1", "metric": "answer_match",
                                   "verdict": 0, "answer_sha256": RAW}) + "\n")
-    out = CliRunner().invoke(main, ["stamp-labels", str(labels), str(res)])
+    out = CliRunner().invoke(main, ["stamp", str(res), "--labels", str(labels)])
     assert out.exit_code == 0 and "stamped 1 labels" in out.output, out.output
     assert json.loads(labels.read_text())["expected_sha256"] == digest(AT_25)
-    again = CliRunner().invoke(main, ["stamp-labels", str(labels), str(res)])
+    again = CliRunner().invoke(main, ["stamp", str(res), "--labels", str(labels)])
     assert "stamped 0 labels" in again.output  # bound: left as it is
 
 
@@ -316,24 +316,24 @@ def test_stamp_labels_keeps_a_sealed_goldsets_stamps_keyed(
     res = sealed_results(tmp_path, text, *keyed)
     fresh = '{"question_id": "q1", "metric": "answer_match", "verdict": 1}\n'
     labels.write_text(fresh)
-    out = CliRunner().invoke(main, ["stamp-labels", str(labels), str(res)])
+    out = CliRunner().invoke(main, ["stamp", str(res), "--labels", str(labels)])
     assert out.exit_code == 0 and "stamped 1 labels" in out.output, out.output
     stamped = json.loads(labels.read_text())
     assert [stamped["answer_sha256"], stamped["expected_sha256"]] == keyed
     labels.write_text(fresh)
     old_run = sealed_results(tmp_path, text, *plain, name="old.jsonl")
-    out = CliRunner().invoke(main, ["stamp-labels", str(labels), str(old_run)])
+    out = CliRunner().invoke(main, ["stamp", str(old_run), "--labels", str(labels)])
     assert out.exit_code == 1 and "RESULTS holds plain digests" in out.output, out.output
     assert labels.read_text() == fresh
     before = json.dumps({"question_id": "q1", "metric": "answer_match", "verdict": 1,
                          "answer_sha256": plain[0], "expected_sha256": plain[1]}) + "\n"
     labels.write_text(before)
     monkeypatch.delenv("RAGATE_SEAL_KEY", raising=False)
-    out = CliRunner().invoke(main, ["stamp-labels", str(labels), str(res)])
+    out = CliRunner().invoke(main, ["stamp", str(res), "--labels", str(labels)])
     assert out.exit_code == 1 and labels.read_text() == before
     assert out.output.count("\n") == 1 and "set RAGATE_SEAL_KEY" in out.output, out.output
     monkeypatch.setenv("RAGATE_SEAL_KEY", SEAL)
-    out = CliRunner().invoke(main, ["stamp-labels", str(labels), str(res)])
+    out = CliRunner().invoke(main, ["stamp", str(res), "--labels", str(labels)])
     assert out.exit_code == 0 and "stamped 1 labels in" in out.output, out.output
     assert "another answer" not in out.output  # the same answer, its digests keyed
     stamped = json.loads(labels.read_text())
@@ -342,7 +342,7 @@ def test_stamp_labels_keeps_a_sealed_goldsets_stamps_keyed(
                                 "answer_sha256": plain[0],
                                 "expected_sha256": "0" * 64}) + "\n"
     labels.write_text(judged_before)  # judged against another expected answer: not rebound
-    out = CliRunner().invoke(main, ["stamp-labels", str(labels), str(res)])
+    out = CliRunner().invoke(main, ["stamp", str(res), "--labels", str(labels)])
     assert out.exit_code == 1 and "another expected answer" in out.output, out.output
 
 
@@ -363,7 +363,7 @@ def test_validate_says_once_that_a_sealed_goldsets_plain_labels_predate_keyed_di
 
 def test_fixture_verdicts_of_a_masked_sealed_answer_are_stamped_and_held_keyed(
         tmp_path: Path) -> None:
-    """`ragate stamp-verdicts` stamps the keyed digest a sealed run keeps of a masked answer,
+    """`ragate stamp --verdicts` stamps the keyed digest a sealed run keeps of a masked answer,
     and refuses a results file that keeps a plain one (written before digests were keyed);
     the fixture judge holds its verdicts to the digest the row keeps, so the keyed stamp
     applies to that answer and to no other."""
@@ -381,10 +381,12 @@ def test_fixture_verdicts_of_a_masked_sealed_answer_are_stamped_and_held_keyed(
         (tmp_path / name).write_text(saved_results([rec(
             "q1", index=0, answer=masked, expected=None, answer_sha256=digest_kept)]))
     judge.write_text(verdicts)
-    old = CliRunner().invoke(main, ["stamp-verdicts", str(judge), str(tmp_path / "old.jsonl")])
+    old = CliRunner().invoke(main, ["stamp", str(tmp_path / "old.jsonl"),
+                                    "--verdicts", str(judge)])
     assert old.exit_code == 1 and "plain digest of its masked answer" in old.output, old.output
     assert old.output.count("\n") == 1 and judge.read_text() == verdicts
-    out = CliRunner().invoke(main, ["stamp-verdicts", str(judge), str(tmp_path / "keyed.jsonl")])
+    out = CliRunner().invoke(main, ["stamp", str(tmp_path / "keyed.jsonl"),
+                                    "--verdicts", str(judge)])
     assert out.exit_code == 0, out.output
     stamped = json.loads(judge.read_text())["answers"]["q1"]["answer_sha256"]
     assert stamped == answer_sha256(ANSWER, key)

@@ -108,6 +108,9 @@ def test_a_judge_its_labels_vouch_for_passes(pytester: pytest.Pytester, workers:
     cases = cases_of(pytester)
     props = cases["floor[judge_agreement]"]["props"]
     assert props["value"] == "1.0" and props["n"] == "12"
+    # each question's own test case carries its judged score, however late it came
+    assert {q: cases[q]["props"]["faithfulness"] for q in ("q00", "q01")} == {  # type: ignore[index]
+        "q00": "0.0", "q01": "1.0"}
     line = json.loads((pytester.path / "h.jsonl").read_text())
     # every resample agrees, so the interval is not a point: kappa's lower bound takes the
     # agreement rate at its rule-of-three bound, 0.05^(1/12), with balanced marginals
@@ -190,7 +193,7 @@ def test_a_biased_judge_cannot_pass_on_the_ppi_estimate(pytester: pytest.Pyteste
 @WORKERS
 def test_a_label_written_for_another_answer_is_stale_not_agreement(
         pytester: pytest.Pytester, workers: str) -> None:
-    """Labels stamped from the run people read (`ragate stamp-labels`) hold the judge to
+    """Labels stamped from the run people read (`ragate stamp --labels`) hold the judge to
     them; once the system answers differently, the person's word on the old answer is not
     compared with the judge's on the new one: the label is stale, agreement and the ppi
     estimate are not decided, and every judged floor fails."""
@@ -205,8 +208,8 @@ def test_a_label_written_for_another_answer_is_stale_not_agreement(
     first = judged(pytester, workers, "--ragate-results=res.jsonl")
     assert first.ret == pytest.ExitCode.OK
     labels = pytester.path / "gs" / "labels.jsonl"
-    stamp = CliRunner().invoke(main, ["stamp-labels", str(labels),
-                                      str(pytester.path / "res.jsonl")])
+    stamp = CliRunner().invoke(main, ["stamp", str(pytester.path / "res.jsonl"),
+                                      "--labels", str(labels)])
     assert stamp.exit_code == 0, stamp.output
     assert f"stamped {N} labels in {labels}" in stamp.output
     rows = [json.loads(line) for line in labels.read_text().splitlines()]
@@ -224,7 +227,7 @@ def test_a_label_written_for_another_answer_is_stale_not_agreement(
     expect(stale, "FAILED gs/ragate.toml::floor[judge_agreement] - judge not calibrated: "
            "faithfulness: kappa 1.00 * on 11 labelled questions; 1 labelled without a "
            "verdict: q03 (stale label: written for another answer (answer_sha256 "
-           "000000000000…); label the new one, or `ragate stamp-labels`)*",
+           "000000000000…); label the new one, or `ragate stamp --labels`)*",
            "FAILED gs/ragate.toml::floor[faithfulness] - judge not calibrated: * · not "
            "decided: the ppi estimate * needs a verdict for every labelled question: none "
            "for q03 (stale label: *")
@@ -244,7 +247,7 @@ def test_stamp_labels_refuses_a_malformed_file_and_names_what_it_could_not_stamp
     labels = tmp_path / "labels.jsonl"
     labels.write_text('{"question_id": "q00", "metric": "faithfulness", "verdict": 1}\n'
                       '{"question_id": "q07", "metric": "faithfulness",  "verdict": 0}\n')
-    out = CliRunner().invoke(main, ["stamp-labels", str(labels), str(results)])
+    out = CliRunner().invoke(main, ["stamp", str(results), "--labels", str(labels)])
     assert out.exit_code == 0, out.output
     assert "stamped 1 labels" in out.output
     assert "not stamped (no answered row in" in out.output and "q07 (faithfulness, line 2)" \
@@ -253,7 +256,7 @@ def test_stamp_labels_refuses_a_malformed_file_and_names_what_it_could_not_stamp
     assert lines[1] == '{"question_id": "q07", "metric": "faithfulness",  "verdict": 0}'
     assert json.loads(lines[0])["answer_sha256"] == hashlib.sha256(b"An answer.").hexdigest()
     labels.write_text('{"question_id": "q00", "metric": "faithfulness", "verdict": 2}\n')
-    bad = CliRunner().invoke(main, ["stamp-labels", str(labels), str(results)])
+    bad = CliRunner().invoke(main, ["stamp", str(results), "--labels", str(labels)])
     assert bad.exit_code == 1 and "labels.jsonl:1: [q00] verdict" in bad.output
 
 

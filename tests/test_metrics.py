@@ -1,4 +1,4 @@
-"""Mechanical scoring over hand-built answers: each rule of README "What is scored" on a
+"""Mechanical scoring over hand-built answers: each rule of docs/gate.md "What is scored" on a
 worked case."""
 
 from __future__ import annotations

@@ -51,7 +51,7 @@ def test_pin_and_reanchor_change_a_sealed_goldset_as_its_plaintext_twin(
     digest = read_sealed(sealed / SEALED_NAME).manifest_digest
     assert code == 0 and out == (f"pinned 3 spans in {sealed / SEALED_NAME}\nmanifest digest "
                                  f"{digest} (the sealed file changed: pin it again, ragate "
-                                 "verify --pin)\n")
+                                 "seal --verify --pin)\n")
     assert verify_goldset(sealed, pin=digest) == []
     assert set(files_of(sealed)) == set(files_of(plain)) - {"expected.jsonl"} | {
         SEALED_NAME}  # no plaintext left beside the sealed file

@@ -294,7 +294,7 @@ def pytest_sessionfinish(session):
     found = session.config.stash.get(PIPELINE_KEY, None)
     print("MODEL LOADED:", found is not None and found.embedder.loaded)
 ''')
-    args = ["-p", "no:cacheprovider", "gs", f"--ragate-index-dir={cache}",
+    args = ["-p", "no:cacheprovider", "gs", "-o", f"ragate_index_dir={cache}",
             "--ragate-results=r.jsonl", "--ragate-builtin-system", "-s"]
     cold = pytester.runpytest_inprocess(*args)
     cold.assert_outcomes(passed=3)
@@ -315,7 +315,7 @@ def pytest_sessionfinish(session):
         assert row["nearest_distance"] is not None
         # no conftest of the user's defines a system here: the rows and the summary say so
         assert row["system"] == "built-in extractive answerer"
-        # hybrid is the default retriever (dense is `--ragate-retriever dense`)
+        # hybrid is the default retriever (dense is `ragate_retriever = dense`)
         assert row["retriever"] == ("built-in hybrid retriever (all-MiniLM-L6-v2 (onnx) + "
                                     "bm25s, RRF k=60)")
         assert row["knobs"]["retriever"] == "hybrid" and row["knobs"]["rrf_k"] == 60

@@ -63,7 +63,7 @@ def test_a_warm_cache_plans_no_judge_request_for_unchanged_answers(
         assert cold["total"][figure]["cached"] == 0
     assert cold["total"]["changed"]["prompt_tokens"] > 0
 
-    run = run_pytester(pytester, "0", "gs", f"--ragate-judge-url={openai_stub.url}")
+    run = run_pytester(pytester, "0", "gs", "-o", f"ragate_judge_url={openai_stub.url}")
     run.assert_outcomes(passed=len(IDS) + 3)
     asked = len(openai_stub.requests)
     assert asked == REQUESTS_PER_ANSWER * len(IDS), [
@@ -152,7 +152,7 @@ def test_an_unknown_judge_spec_is_one_error(tmp_path: Path, spec: str) -> None:
     shown = spec.replace("sk-0123456789abcdefXYZ", "***")
     assert result.output.strip().splitlines() == [
         f"Error: --judge {shown!r}: expected fixture:PATH or ragas:MODEL (or ragas with "
-        "--ragate-judge-model)"]
+        "ragate_judge_model)"]
 
 
 def test_a_bad_goldset_path_is_one_error(tmp_path: Path) -> None:

@@ -128,18 +128,19 @@ def test_as_reported_gives_a_bracketed_name_the_node_id_its_reports_parse_to(
         assert floor.id == NodeId.parse(before)
 
 
-def test_xml_key_and_the_escape_are_pytests_own(pytester: pytest.Pytester) -> None:
+def test_xml_key_is_pytests_own(pytester: pytest.Pytester) -> None:
     """The writer ragate reaches has what modes/reporting.py calls on it."""
     assert internals.xml_key is _pytest.junitxml.xml_key
-    assert internals.bin_xml_escape is _pytest.junitxml.bin_xml_escape
     config = pytester.parseconfigure(f"--junitxml={pytester.path / 'junit.xml'}")
     writer = config.stash.get(internals.xml_key, None)
     assert callable(writer.node_reporter) and callable(writer.add_global_property)
 
 
-def test_the_fallback_escape_is_pytests_rule() -> None:
+def test_the_escape_is_pytests_rule() -> None:
+    """ragate escapes a question's `<system-out>` as pytest's JUnit writer escapes what it
+    writes, without importing pytest's private function."""
     text = "bell\a, nul\x00, del\x7f, tab\t, é, \ufffe, \U0001f600 and \ud800"
-    assert internals._xml_escape(text) == _pytest.junitxml.bin_xml_escape(text)
+    assert internals.xml_escape(text) == _pytest.junitxml.bin_xml_escape(text)
 
 
 # As ragate does: `request` joins each item's closure at collection, and the test's call

@@ -204,7 +204,7 @@ def test_usage_errors_are_one_line_and_exit_2(gated: pytest.Pytester) -> None:
     bad = rejudge(pytester, "--judge", "nonsense")
     assert bad.exit_code == 2
     assert bad.output.strip() == ("Error: --judge 'nonsense': expected fixture:PATH or "
-                                  "ragas:MODEL (or ragas with --ragate-judge-model)")
+                                  "ragas:MODEL (or ragas with ragate_judge_model)")
     (pytester.path / "torn.jsonl").write_text("{not json\n")
     torn = ragate(pytester.path, "rejudge", "torn.jsonl", "--judge", "fixture:same.json")
     assert torn.exit_code == 2 and torn.output.count("\n") == 1, torn.output
@@ -263,7 +263,7 @@ def judged_by_model_a(pytester: pytest.Pytester, stub: OpenAIStub, *args: str) -
     pytester.makeconftest(TWELVE_EUROS)
     stub.script = ragas_verdicts(set())
     ran = run_pytester(pytester, "0", "gs", "--ragate-results=res.jsonl",
-                       "--ragate-judge=ragas:model-a", f"--ragate-judge-url={stub.url}", *args)
+                       "--ragate-judge=ragas:model-a", "-o", f"ragate_judge_url={stub.url}", *args)
     assert ran.ret == pytest.ExitCode.OK, ran.stdout.str()
 
 
@@ -302,7 +302,7 @@ def test_the_same_model_at_another_server_is_graded_afresh(pytester: pytest.Pyte
     of the same name at another URL must be asked, not served the current verdicts."""
     from tests.openai_stub import OpenAIStub as Stub
 
-    judged_by_model_a(pytester, openai_stub, "--ragate-judge-cache-dir=verdicts")
+    judged_by_model_a(pytester, openai_stub, "-o", "ragate_judge_cache_dir=verdicts")
     with Stub(ragas_verdicts({"a3", "a4"})) as candidate:
         result = rejudge(pytester, "--judge", "ragas:model-a", "--judge-url", candidate.url,
                          "--cache-dir", "verdicts")

@@ -295,7 +295,7 @@ def test_repeats_do_not_narrow_a_strict_interval(pytester: pytest.Pytester,
            "FAILED gs/ragate.toml::floor[abstention_accuracy] - abstention_accuracy 1.00, "
            "95% lower bound 0.72 < floor 0.75 (ragate_ci = strict) · n=30 answers of 10 "
            "questions × 3 · 95% CI [0.72, 1.00] (Wilson, questions as clusters)*")
-    once = run_pytester(pytester, workers, "gs", "--ragate-ci=strict", "--ragate-repeat=1")
+    once = run_pytester(pytester, workers, "gs", "--ragate-ci=strict", "-o", "ragate_repeat=1")
     expect(once, "PASSED gs/ragate.toml::q07",
            "FAILED gs/ragate.toml::floor[abstention_accuracy] - abstention_accuracy 1.00, "
            "95% lower bound 0.72 < floor 0.75 (ragate_ci = strict) · n=10 questions · 95% CI "
@@ -337,11 +337,11 @@ def test_a_floor_over_more_repeats_than_asked_is_a_collection_error(
     expect(result, "*ragate.toml: floors.pass^3: pass^3 needs repeat ≥ 3, and this run asks "
            "each question 1 time*",
            "*ragate.toml: floors.flaky_rate: flaky_rate needs repeat ≥ 2*")
-    two = run_pytester(pytester, workers, "gs", "--ragate-repeat=2")
+    two = run_pytester(pytester, workers, "gs", "-o", "ragate_repeat=2")
     assert two.ret == collection_failed(workers)
     expect(two, "*floors.pass^3: pass^3 needs repeat ≥ 3, and this run asks each question 2 "
            "times*")
-    assert run_pytester(pytester, workers, "gs", "--ragate-repeat=3").ret == pytest.ExitCode.OK
+    assert run_pytester(pytester, workers, "gs", "-o", "ragate_repeat=3").ret == pytest.ExitCode.OK
 
 
 JUDGE_BY_REPEAT = '''
@@ -370,11 +370,11 @@ def test_replay_replays_each_repeats_own_verdict(pytester: pytest.Pytester,
                                                  workers: str) -> None:
     write_repeated(pytester.path / "gs", 2, "[floors]\nfaithfulness = 0.1\n")
     pytester.makeconftest(repeated({}) + JUDGE_BY_REPEAT)
-    first = run_pytester(pytester, workers, "gs", "--ragate-judge-cache-dir=jc",
+    first = run_pytester(pytester, workers, "gs", "-o", "ragate_judge_cache_dir=jc",
                          "--ragate-results=a.jsonl")
     assert first.ret == pytest.ExitCode.OK
     monkeypatch.setenv("RAGATE_TEST_JUDGE_DOWN", "1")
-    again = run_pytester(pytester, workers, "gs", "--ragate-judge-cache-dir=jc",
+    again = run_pytester(pytester, workers, "gs", "-o", "ragate_judge_cache_dir=jc",
                          "--ragate-cache=replay", "--ragate-results=b.jsonl")
     assert again.ret == pytest.ExitCode.OK
     for name in ("a.jsonl", "b.jsonl"):

@@ -150,8 +150,8 @@ def readers(tmp_path: Path, key: bytes | None) -> dict[str, list[str]]:
             "compare (results)": ["compare", full, "{}"],
             "suggest": ["suggest", "{}"], "calibrate": ["calibrate", "{}"],
             "power --results": ["power", str(tmp_path / "gs"), "--results", "{}"],
-            "stamp-verdicts": ["stamp-verdicts", str(tmp_path / "judge.json"), "{}"],
-            "stamp-labels": ["stamp-labels", str(tmp_path / "labels.jsonl"), "{}"]}
+            "stamp-verdicts": ["stamp", "{}", "--verdicts", str(tmp_path / "judge.json")],
+            "stamp-labels": ["stamp", "{}", "--labels", str(tmp_path / "labels.jsonl")]}
 
 
 @pytest.mark.parametrize("make", [edited, cut, redigested], ids=["edited", "cut", "swapped"])
@@ -380,7 +380,7 @@ def test_stamps_take_what_a_partial_run_answered(tmp_path: Path) -> None:
     judge = tmp_path / "judge.json"
     judge.write_text(json.dumps({"judge_id": "j", "answers": {
         q: {"statements": ["s"], "supported": [True]} for q in ("q00", "q01", "q05")}}))
-    done = CliRunner().invoke(main, ["stamp-verdicts", str(judge), str(k)])
+    done = CliRunner().invoke(main, ["stamp", str(k), "--verdicts", str(judge)])
     assert done.exit_code == 0, done.output
     assert "stamped 2 verdicts" in done.output and "not stamped (no answered row" in (
         done.output)

@@ -170,10 +170,12 @@ def test_a_goldset_that_clears_its_floor_stops_asking(stopped: Ran) -> None:
     assert "by a confidence sequence" in message and "not asked" in message
     out = pytest.LineMatcher(stopped.stdout.splitlines())
     out.re_match_lines([r".*not needed \(sequential, seed 7: every floor decided "
-                        r"after \d+, and fewer than 0.05 of the questions not asked "
-                        r"without a result \(sequential_gaps = 0.05: errors, unsure "
-                        r"answers not labelled\); those questions asked again answered as before "
-                        r"within their flakiness \(\d+ re-asked\); chance of a "
+                        r"after \d+, and fewer than 0.07 of the questions not asked "
+                        r"without a result \(sequential_gaps = 0.07: errors, unsure "
+                        r"answers not labelled\); a sample of those questions asked again "
+                        r"answered as before within their flakiness \(\d+ re-asked, enough "
+                        r"to catch a change in 50% of their answers with chance ≥ 95%\); "
+                        r"chance of a "
                         r"decision other than asking all ≤ 0.05, which assumes a "
                         r"question's answer does not depend on when it is asked\).*"])
     assert "ragate: sequential: questions asked in a random order, seed 7" in stopped.stdout
@@ -331,7 +333,7 @@ def test_the_run_overrules_a_goldsets_opt_in(pytester: pytest.Pytester) -> None:
 @pytest.mark.heavy
 @pytest.mark.parametrize(("args", "toml_extra", "says"), [
     (("--ragate-shard", "1/2", "--ragate-results", "s.jsonl"), "", "--ragate-shard"),
-    (("--ragate-repeat", "2"), "", "repeats"),
+    (("-o", "ragate_repeat=2"), "", "repeats"),
     (("--ragate-ci", "strict"), "", "ragate_ci = strict"),
     ((), "sequential = true\nrepeat = 2", "gs/ragate.toml: sequential = true: "),
     ((), 'sequential = true\nquestion_outcome = "assert"', "question_outcome"),

@@ -8,7 +8,17 @@ from pathlib import Path
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from pytest_ragate.settings import SECTIONS, PipelineSettings, empty_keys, standing, validated
+from pytest_ragate.settings import (
+    SECTIONS,
+    PipelineSettings,
+    add_options,
+    add_run_options,
+    configuration_flags_given,
+    configuration_only,
+    empty_keys,
+    standing,
+    validated,
+)
 from pytest_ragate.wording.baseline import accept_judge_standing
 from pytest_ragate.wording.sequential import pinned_seed
 from tests.conftest import WORKERS
@@ -46,27 +56,87 @@ def test_bad_knobs_are_one_usage_error_naming_each(pytester: pytest.Pytester) ->
 
 
 def test_flags_win_over_ini_options(pytester: pytest.Pytester) -> None:
-    pytester.makeini("[pytest]\nragate_top_k = 3\nragate_alpha = 0.2\n")
+    pytester.makeini("[pytest]\nragate_ci = point\nragate_top_k = 3\nragate_alpha = 0.2\n")
     pytester.makeconftest("""
 from pytest_ragate.settings import read_settings
 
 def test_read(pytestconfig):
     settings = read_settings(pytestconfig)
-    assert settings.pipeline.top_k == 9 and settings.gate.alpha == 0.2
+    assert settings.gate.ci == "strict" and settings.gate.alpha == 0.2
+    assert settings.pipeline.top_k == 9  # -o wins over the ini file, as pytest has it
 """)
-    result = pytester.runpytest("conftest.py", "--ragate-top-k=9", "-p", "no:cacheprovider",
-                                "-o", "python_files=conftest.py")
+    result = pytester.runpytest("conftest.py", "--ragate-ci=strict", "-o", "ragate_top_k=9",
+                                "-p", "no:cacheprovider", "-o", "python_files=conftest.py")
     result.assert_outcomes(passed=1)
+
+
+class _Group:
+    """What `add_options` and `add_run_options` declare: flags and ini options, by name."""
+
+    def __init__(self) -> None:
+        self.flags: list[str] = []
+        self.ini: list[str] = []
+
+    def addoption(self, flag: str, **_: object) -> None:
+        self.flags.append(flag)
+
+    def addini(self, name: str, *_: object, **__: object) -> None:
+        self.ini.append(name)
+
+
+def test_at_most_twenty_flags_and_every_other_knob_an_ini_option() -> None:
+    """The flags are the knobs a person sets for one run; every knob of a section is an ini
+    option, and the ones without a flag are the ones a command line is refused by name."""
+    declared = _Group()
+    add_run_options(declared)
+    add_options(declared, declared)  # type: ignore[arg-type]
+    knobs = {k.name for model in SECTIONS.values() for k in dataclasses.fields(model)}
+    assert len(declared.flags) == len(set(declared.flags)) <= 20, declared.flags
+    assert {f"ragate_{name}" for name in knobs} <= set(declared.ini)
+    assert set(configuration_only()).isdisjoint(declared.flags)
+    assert {configuration_only()[flag] for flag in configuration_only()} | {
+        flag[len("--ragate-"):].replace("-", "_") for flag in declared.flags} >= knobs
+
+
+@pytest.mark.parametrize(("args", "found"), [
+    (["--ragate-index-dir", "x", "--ragate-top-k=3", "--ragate-index-dir=y"],
+     [("--ragate-index-dir", "index_dir"), ("--ragate-top-k", "top_k")]),
+    (["--ragate-rescue-cap=2", "--ragate-judge=fixture:v.json", "--ragate-cache", "off"],
+     [("--ragate-rescue-cap", "rescue_cap")]),
+    (["--ragate-judge-url-x", "--ragate-results=r.jsonl", "-o", "ragate_top_k=3"], []),
+    (["--", "--ragate-top-k=3"], []),
+], ids=["both-forms-once", "prefix-of-a-flag", "flags-and-ini", "after-dashes"])
+def test_a_configuration_knob_on_the_command_line_is_found_once(args: list[str],
+                                                                found: list[tuple[str, str]],
+                                                                ) -> None:
+    assert configuration_flags_given(args) == found
+
+
+def test_a_configuration_knob_on_the_command_line_is_one_usage_error_naming_its_ini_option(
+        pytester: pytest.Pytester) -> None:
+    """Not argparse's bare "unrecognized arguments": each flag once, with the ini option (and
+    the `-o` form) to use instead; addopts' flags too, which pytest puts on the command line."""
+    pytester.makeini("[pytest]\naddopts = --ragate-judge-url=http://127.0.0.1:1/v1\n")
+    pytester.makepyfile("def test_x():\n    pass\n")
+    result = pytester.runpytest("--ragate-index-dir", "idx", "--ragate-top-k=3",
+                                "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([
+        "*these pytest-ragate knobs are configuration, not flags:",
+        "*--ragate-judge-url: set ragate_judge_url in the ini file*-o ragate_judge_url=VALUE",
+        "*--ragate-index-dir: set ragate_index_dir in the ini file*-o ragate_index_dir=VALUE",
+        "*--ragate-top-k: set ragate_top_k in the ini file*"])
+    assert "unrecognized arguments" not in result.stderr.str()
 
 
 def test_one_judge_price_without_the_other_is_a_usage_error(pytester: pytest.Pytester) -> None:
     """A cost priced on one side only would read as the whole cost, understated."""
     pytester.makepyfile("def test_x():\n    pass\n")
-    result = pytester.runpytest("--ragate-judge-price-in=0.15", "-p", "no:cacheprovider")
+    result = pytester.runpytest("-o", "ragate_judge_price_in=0.15", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*ragate_judge_price_in and ragate_judge_price_out go "
                                  "together*"])
-    assert pytester.runpytest("--ragate-judge-price-in=0.15", "--ragate-judge-price-out=0",
+    assert pytester.runpytest("-o", "ragate_judge_price_in=0.15", "-o", "ragate_judge_price_out=0",
                               "-p", "no:cacheprovider").ret == 0
 
 
@@ -192,10 +262,11 @@ def test_the_ragate_command_refuses_an_empty_results_key_too(tmp_path: Path) -> 
 
 @pytest.mark.parametrize("command", [
     ["calibrate", "r.jsonl"], ["suggest", "r.jsonl"], ["compare", "r.jsonl", "r2.jsonl"],
-    ["stamp-labels", "labels.jsonl", "r.jsonl"], ["stamp-verdicts", "verdicts.json", "r.jsonl"],
+    ["stamp", "r.jsonl", "--labels", "labels.jsonl"],
+    ["stamp", "r.jsonl", "--verdicts", "verdicts.json"],
     ["audit", "gs", "--no-embed", "--results", "r.jsonl"],
     ["rejudge", "r.jsonl", "--judge", "fixture:verdicts.json"],
-], ids=lambda command: command[0])
+], ids=lambda command: " ".join(command[:1] + [a for a in command if a.startswith("--")][:1]))
 def test_the_ragate_commands_read_no_saved_run_unsigned_where_results_are_signed(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: list[str]) -> None:
     """Every `ragate` command that reads a saved run holds the project's

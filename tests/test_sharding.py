@@ -388,7 +388,7 @@ def test_shards_of_other_settings_judges_or_goldsets_are_refused(
         sharded: Path, pytester: pytest.Pytester) -> None:
     """Shard 3 run again: with another top_k, with another judge, after a question changed."""
     root = here(sharded, pytester)
-    other = run_here(pytester, "gs", CACHE_OFF, "--ragate-shard=3/3", "--ragate-top-k=3",
+    other = run_here(pytester, "gs", CACHE_OFF, "--ragate-shard=3/3", "-o", "ragate_top_k=3",
                      "--ragate-results=other/topk.jsonl")
     assert other.returncode == 0, other.stdout + other.stderr
     text = refused(decide(pytester, [*SHARDS[:2], "other/topk.jsonl"]), root)
@@ -673,16 +673,16 @@ def test_two_routes_of_a_tiny_goldset_over_more_shards_than_some_have_items(
 
 def test_decided_with_the_repeats_the_shards_asked(
         sharded: Path, pytester: pytest.Pytester) -> None:
-    """Shards asked each question twice (`--ragate-repeat 2`): the decision takes their
+    """Shards asked each question twice (`ragate_repeat = 2`): the decision takes their
     repeat without being told, decides over questions × 2 as the run does, and refuses
     another repeat count."""
     root = here(sharded, pytester)
-    single = run_here(pytester, "gs", "-n", "2", CACHE_OFF, "--ragate-repeat=2",
+    single = run_here(pytester, "gs", "-n", "2", CACHE_OFF, "-o", "ragate_repeat=2",
                       "--junitxml=twice/junit.xml", "--ragate-results=twice/results.jsonl",
                       "--ragate-report=twice/report.md")
     for i in (1, 2, 3):
-        shard = run_here(pytester, "gs", CACHE_OFF, "--ragate-repeat=2", f"--ragate-shard={i}/3",
-                         f"--ragate-results=shards/{i}.jsonl")
+        shard = run_here(pytester, "gs", CACHE_OFF, "-o", "ragate_repeat=2",
+                         f"--ragate-shard={i}/3", f"--ragate-results=shards/{i}.jsonl")
         assert shard.returncode == 0, shard.stdout
     decided = decide(pytester, SHARDS)
     assert decided.returncode == single.returncode
@@ -691,8 +691,9 @@ def test_decided_with_the_repeats_the_shards_asked(
     assert untimed((root / "decided" / "report.md").read_text()) == untimed((
         root / "twice" / "report.md").read_text())
     assert floors_of(root / "decided" / "junit.xml") == floors_of(root / "twice" / "junit.xml")
-    text = refused(decide(pytester, SHARDS, "--ragate-repeat=3", out="thrice"), root, out="thrice")
-    assert "--ragate-repeat 3 here, but the results were asked with repeat 2" in text
+    text = refused(decide(pytester, SHARDS, "-o", "ragate_repeat=3", out="thrice"), root,
+                   out="thrice")
+    assert "ragate_repeat = 3 here, but the results were asked with repeat 2" in text
 
 
 def test_a_replay_miss_in_a_shard_fails_that_shard_and_the_gate(
@@ -701,8 +702,9 @@ def test_a_replay_miss_in_a_shard_fails_that_shard_and_the_gate(
     shard, and the decision fails the judged floors over the judge failures."""
     root = here(sharded, pytester)
     for i in (1, 2, 3):
-        shard = run_here(pytester, "gs", "--ragate-cache=replay", "--ragate-judge-cache-dir=empty",
-                         f"--ragate-shard={i}/3", f"--ragate-results=shards/{i}.jsonl")
+        shard = run_here(pytester, "gs", "--ragate-cache=replay",
+                         "-o", "ragate_judge_cache_dir=empty", f"--ragate-shard={i}/3",
+                         f"--ragate-results=shards/{i}.jsonl")
         assert shard.returncode == 1, shard.stdout
         assert "no cached faithfulness verdict" in shard.stdout
     decided = decide(pytester, SHARDS)

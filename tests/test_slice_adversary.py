@@ -161,8 +161,8 @@ def test_a_slice_whose_interval_lies_below_the_floor_is_not_skipped(pytester: py
     one whose interval spans the floor; this one fails, whatever the setting."""
     tagged(pytester.path / "gs")
     pytester.makeconftest(planned(wrong_on(GERMAN_WRONG)))
-    result = run_pytester(pytester, workers, "gs", "--junitxml=j.xml", "--ragate-repeat", "3",
-                          "--ragate-slice-insufficient", "skip")
+    result = run_pytester(pytester, workers, "gs", "--junitxml=j.xml", "-o", "ragate_repeat=3",
+                          "-o", "ragate_slice_insufficient=skip")
     assert result.ret == 1, result.stdout.str()
     de = junit_cases(pytester.path / "j.xml")[DE_CASE]
     assert de["outcome"] == "failure", de
@@ -193,7 +193,7 @@ def test_every_output_has_every_slice_and_the_same_outcome(pytester: pytest.Pyte
         i: {"lang": lang, "product": "billing" if i % 2 else "search"}
         for i, lang in enumerate(LANGS)})
     pytester.makeconftest(planned(wrong_on([*GERMAN_WRONG, 95])))
-    result = run_pytester(pytester, workers, "gs", "--ragate-slice-insufficient", "skip",
+    result = run_pytester(pytester, workers, "gs", "-o", "ragate_slice_insufficient=skip",
                           "--junitxml=j.xml", "--ragate-history=h.jsonl", "--ragate-report=r.md",
                           "--ragate-html=r.html", "--ragate-results=r.jsonl")
     assert result.ret == 1, result.stdout.str()
@@ -300,7 +300,7 @@ def test_a_mean_slice_is_held_no_more_readily_than_a_proportion(scores: list[flo
 
 
 def test_min_n_strict_ci_and_a_required_judge_hold_slices_too(pytester: pytest.Pytester) -> None:
-    """`--ragate-min-n 25` refuses French (20 questions) though it is all right, `--ragate-ci
+    """`ragate_min_n = 25` refuses French (20 questions) though it is all right, `--ragate-ci
     strict` keeps the calls, and a judged slice floor with no judge whose metric is named
     optional is skipped, not passed, and fails under `--ragate-require-judge` (without the
     optional name it fails anyway: test_slice_floors)."""
@@ -308,7 +308,7 @@ def test_min_n_strict_ci_and_a_required_judge_hold_slices_too(pytester: pytest.P
                                          "faithfulness = 0.8\n"))
     pytester.makeconftest(planned({}))
     optional = ("-o", "ragate_judge_optional=faithfulness")
-    result = run_pytester(pytester, "0", "gs", "--junitxml=j.xml", "--ragate-min-n", "25",
+    result = run_pytester(pytester, "0", "gs", "--junitxml=j.xml", "-o", "ragate_min_n=25",
                           "--ragate-ci", "strict", *optional)
     assert result.ret == 1
     cases = junit_cases(pytester.path / "j.xml")

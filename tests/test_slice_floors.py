@@ -110,7 +110,7 @@ def test_an_insufficient_slice_fails_by_default_and_skips_when_asked(
     assert fr["outcome"] == "failure"
     assert "insufficient n: needs about" in str(fr["props"]["message"])
     skipped = run_pytester(pytester, workers, "gs", "--junitxml=k.xml",
-                           "--ragate-slice-insufficient", "skip")
+                           "-o", "ragate_slice_insufficient=skip")
     assert skipped.ret == 0, skipped.stdout.str()
     fr = junit_cases(pytester.path / "k.xml")["gs.ragate.toml::floor[lang=fr:abstention_accuracy]"]
     assert fr["outcome"] == "skipped"

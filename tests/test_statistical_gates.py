@@ -260,7 +260,8 @@ def test_baseline_regression_is_a_test_case_with_its_p_value(
     for label, extra in (("n0", []), ("n2", ["-n", "2"])):
         result = pytester.runpytest_subprocess(
             "-p", "no:cacheprovider", "gs", "-rA", "--ragate-baseline=base.jsonl",
-            f"--junitxml={label}.xml", f"--ragate-report={label}.md", *extra)
+            f"--junitxml={label}.xml", f"--ragate-report={label}.md",
+            f"--ragate-results={label}.jsonl", *extra)
         # the floor fails (0/12), and so does the regression check: 12 right→wrong;
         # citations (none in the baseline) and evidence (no spans) have nothing to compare
         result.assert_outcomes(passed=12, failed=2, skipped=2)
@@ -280,10 +281,43 @@ def test_baseline_regression_is_a_test_case_with_its_p_value(
 
     # the same check against the history line written by the first run
     from_history = pytester.runpytest("-p", "no:cacheprovider", "gs",
-                                      "--ragate-baseline=h.jsonl", "--ragate-min-n=20")
+                                      "--ragate-baseline=h.jsonl", "-o", "ragate_min_n=20")
     from_history.assert_outcomes(passed=12, failed=2, skipped=2)
     from_history.stdout.fnmatch_lines(["*refusing to gate*12 paired questions are fewer than "
                                        "ragate_min_n = 20*h.jsonl:1*"])
+
+    # `ragate compare` over the same two runs, ragate_min_n set where pytest reads it (here
+    # pytest.toml): the gate's check with the gate's inputs, so the same call (it ran with
+    # ragate_min_n 0 before, and called the drop significant)
+    from click.testing import CliRunner
+
+    from pytest_ragate.cli import main
+
+    (pytester.path / "pytest.toml").write_text('[pytest]\nragate_min_n = "20"\n')
+    compared = CliRunner().invoke(main, ["compare", "h.jsonl", "n0.jsonl"])
+    assert compared.exit_code == 1, compared.output
+    failed = [line for line in compared.output.splitlines() if ": " in line
+              and line.split(":")[0].endswith(("accuracy", "recall"))]
+    assert len(failed) == 1, compared.output  # abstention_accuracy, as in the gate
+    pytest.LineMatcher(failed).fnmatch_lines(["*abstention_accuracy: refusing to gate*12 paired "
+                                              "questions are fewer than ragate_min_n = 20*"
+                                              "h.jsonl:1*"])
+
+    # with a margin (`[regression] max_drop`) the gate and `ragate compare` hold the metric to
+    # "no worse than the baseline by more than 0.05": 1.00 → 0.00 is worse, surely
+    (pytester.path / "pytest.toml").unlink()
+    config = pytester.path / "gs" / "ragate.toml"
+    config.write_text(config.read_text()
+                      + "\n[regression]\nmax_drop = { abstention_accuracy = 0.05 }\n")
+    margin = pytester.runpytest("-p", "no:cacheprovider", "gs", "--ragate-baseline=base.jsonl")
+    margin.assert_outcomes(passed=12, failed=2, skipped=2)
+    worse = ("*worse than the margin: abstention_accuracy 1.00 → 0.00 over 12 paired questions "
+             "(change -1.000, 95% upper bound *< -0.05 = -max_drop) · against *base.jsonl*"
+             "got worse: u00, u01*")
+    margin.stdout.fnmatch_lines([worse])
+    compared = CliRunner().invoke(main, ["compare", "base.jsonl", "n0.jsonl"])
+    assert compared.exit_code == 1, compared.output
+    pytest.LineMatcher(compared.output.splitlines()).fnmatch_lines([worse])
 
 
 def test_a_bad_baseline_is_a_usage_error_before_anything_runs(pytester: pytest.Pytester) -> None:

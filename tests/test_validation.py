@@ -742,7 +742,7 @@ def test_ragate_command_exits_nonzero(tmp_path: Path) -> None:
 
 
 def test_decorator_floors_override_the_toml_floor_they_name_and_keep_the_others() -> None:
-    """How `@ragate.floor` and ragate.toml combine (README, "Your own test function"): the
+    """How `@ragate.floor` and ragate.toml combine (docs/your-system.md, step 5): the
     toml's floors hold unless the decorator names the same metric, kind and slice; then the
     decorator's replaces it whole (a bare number drops the toml's xfail); of stacked
     decorators the top one wins; judge_coverage comes with judged floors, as in a toml."""

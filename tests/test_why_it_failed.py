@@ -99,8 +99,8 @@ def test_a_fixture_verdict_stamped_for_another_answer_is_stale(pytester: pytest.
     args = ["-p", "no:cacheprovider", "-n", workers, "gs", "--ragate-judge=fixture:judge.json",
             "--ragate-cache=off", "--ragate-results=r.jsonl"]
     assert pytester.runpytest_inprocess(*args).ret == pytest.ExitCode.OK
-    stamped = CliRunner().invoke(main, ["stamp-verdicts", str(judge),
-                                        str(pytester.path / "r.jsonl")])
+    stamped = CliRunner().invoke(main, ["stamp", str(pytester.path / "r.jsonl"),
+                                        "--verdicts", str(judge)])
     assert stamped.exit_code == 0 and "stamped 3 verdicts" in stamped.output
     assert pytester.runpytest_inprocess(*args).ret == pytest.ExitCode.OK  # same answers
 

@@ -8,9 +8,10 @@ its call count breaks that (a rate-limit fallback, a quota, a cache that fills):
 first 40 calls and wrong after, it scores 0.20 of 200 asked in full, yet its first 26 answers,
 all right, decide a floor of 0.85 "holds" (issue 39, case 1).
 
-The re-check. Once every floor is decided after k questions, each of those k is asked again,
-in a fresh random order (`reasking_order`, from the run's seed): calls k+1..2k. For each floor
-and each question of its population, the re-asked answer and the first one are two values on
+The re-check. Once every floor is decided after k questions, a random sample of s of those k
+is asked again, in a fresh random order (`reasking_order`, from the run's seed): calls
+k+1..k+s (its size below). For each floor and each question of its population asked again,
+the re-asked answer and the first one are two values on
 the floor's own scale (the value `scoring/stopping.py` feeds its test: how the answer moves
 the figure against the floor), and their difference is turned so that it is positive when the
 second answer moves the figure toward the other side of the floor than the one decided. The
@@ -20,24 +21,36 @@ system's answers differ both ways, a drifting one's one way, and the test needs 
 the flakiness. (Its level holds for answers chosen by nothing; a stop comes when the first
 answers are good enough, so a flaky system's re-asks fall back toward its average and are
 refused more often than alpha: 13% of the re-checks of a system right 9 times in 10 on each
-question, benchmarks/sequential.py. A refusal costs questions, never a wrong decision.)
+question when all k were asked again, 0.5% with the sample, benchmarks/sequential.py. A
+refusal costs questions, never a wrong decision.)
 A floor whose p is at most its share of the error budget (the share its own sequence spends,
 alpha / floors) refuses the stop: every question is then asked and the floors are decided
 over all of them, as without `--ragate-sequential`. So does a re-ask that errored, was
 skipped, has no verdict of a judged floor's metric, or never came.
 
-Its size, r = k. A stop after k questions is re-checked over as many calls again, so a change
-within the first 2k calls shows. Case 1: k = 26, re-asks at calls 27..52, of which calls 41-52
-(12) come back wrong where the first answers were right, and none the other way: p = 2^-12 =
-0.00024 <= 0.05, refused whatever the seed (the re-asks' order does not matter: calls 41-52 are
-wrong whichever questions they ask). Generally a step from right to wrong at call T, k < T <=
-2k, turns 2k - T re-asked answers, and m of them refuse the stop when 2^-m <= alpha / floors
-(m = 5 for one floor at 0.05, 6 for two or three): caught with probability 1 from T <= 2k - 6.
-When 2k >= N the re-check would cost as much as asking the rest, so the rest is asked instead.
+Its size: a sample (`scoring/sign_flip.drift_sample`). The stop rests on its k answers; the
+re-check asks again a random sample of s of them (of their units: a conversation whole), the
+fewest that catch a system that now answers otherwise DRIFT_SHARE (half) or more of those k
+with chance at least 1 - DRIFT_MISS (0.95), for a system otherwise stable: the hypergeometric
+tail of a single acceptance-sampling plan whose acceptance number is one less than the moved
+pairs the sign-flip test needs at the floor's level (5 at 0.05, one floor; 6 at 0.025, two).
+It is 14 to 16 of k from 26 to 400 at 0.05, 16 to 18 at 0.025: a stop after k makes k + s
+calls, not 2k.
 
-What it cannot see (docs/sequential.md): a change after call 2k (nothing run that early can
-know what the system does later), and a system that answers a question it has seen before from
-a cache (a re-ask then repeats the first answer).
+A change of the system at call T, after the stop (k < T <= k + s), turns the k + s - T
+re-asks after it, and m of them refuse the stop (for a system right before and wrong after):
+caught from T <= k + s - m on. Case 1 at the defaults (N = 200, one floor at 0.05): the floor
+is decided after 26 and the bound on the rest (`scoring/gap_bound.py`) after 38, so k = 38 and
+s = 14, asked again at calls 39..52, of which calls 41-52 (12) come back wrong where the first
+answers were right and none the other way: p = 2^-12 <= 0.05, refused whatever the seed. With
+a lax bound (`sequential_gaps = 0.9`), k = 26 and the sample's calls end at 40: a change at
+call 41 is past the re-check and passes it (benchmarks/sequential.py measures both). When
+k + s >= N, asking the sample again would cost as much as asking the rest,
+so the rest is asked instead (`cheaper_than_the_rest`).
+
+What it cannot see (docs/sequential.md): a change after call k + s - m (nothing run that
+early can know what the system does later), and a system that answers a question it has seen
+before from a cache (a re-ask then repeats the first answer).
 
 Pure: no pytest, no files.
 """
@@ -49,7 +62,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pytest_ragate.scoring.records import QuestionRecord
-from pytest_ragate.scoring.sign_flip import FloorDrift, sign_flip_p
+from pytest_ragate.scoring.sign_flip import FloorDrift, drift_sample, sign_flip_p
 from pytest_ragate.scoring.stopping import FloorTrack, share
 
 
@@ -63,18 +76,33 @@ class Uncompared:
     metric: str = ""
 
 
-def reasked_size(asked: int, population: int) -> int | None:
-    """How many questions re-check a stop after `asked` of `population`: all of them, or
-    None when that would cost as much as asking the rest."""
-    return asked if 2 * asked < population else None
+def reasked_size(asked: int, population: int, level: float) -> int | None:
+    """How many of the `asked` questions (of `population`) re-check a stop (`drift_sample`),
+    or None when asking them would cost as much as asking the rest (`cheaper_than_the_rest`)."""
+    size = drift_sample(asked, level)
+    return size if cheaper_than_the_rest(asked, size, population) else None
+
+
+def cheaper_than_the_rest(asked: int, again: int, population: int) -> bool:
+    """A stop after `asked` questions is checked by asking `again` of them: only when that
+    costs less than asking the rest, which then decides every floor exactly."""
+    return asked + again < population
 
 
 def reasking_order(seed: int, route: str, asked: Sequence[str],
-                   units: Mapping[str, str] | None = None) -> list[str]:
-    """The questions asked before a stop, in the order they are asked again: a shuffle of
-    the run's seed, so the system cannot know it, the same on every process and replay; a
-    conversation's turns (`units`) together and in the order `asked` lists them."""
-    return shuffled_units(asked, units or {}, f"{seed}\0{route}\0again")
+                   units: Mapping[str, str] | None = None, size: int | None = None,
+                   ) -> list[str]:
+    """The questions asked again to check a stop: a sample of `size` units (every one when
+    None) of the questions asked before it, in a shuffle of the run's seed, so the system
+    cannot know it, the same on every process and replay; a conversation's turns (`units`)
+    together and in the order `asked` lists them."""
+    units = units or {}
+    order = shuffled_units(asked, units, f"{seed}\0{route}\0again")
+    if size is None:
+        return order
+    kept = list(dict.fromkeys(units.get(n, n) for n in order))[:size]
+    chosen = set(kept)
+    return [n for n in order if units.get(n, n) in chosen]
 
 
 def shuffled_units(names: Sequence[str], units: Mapping[str, str], seed: str) -> list[str]:

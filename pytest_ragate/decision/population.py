@@ -35,6 +35,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
+from pytest_ragate.decision.margins import NO_MARGINS, Margins
 from pytest_ragate.scoring.floor import KIND_SLICE, Floor
 from pytest_ragate.scoring.gap_bound import GAPS
 from pytest_ragate.scoring.records import QuestionRecord, repeat_name
@@ -291,6 +292,10 @@ class Population(_Wire):
     questions_file: str | None = None
     expected_file: str | None = None
     corpus: dict[str, str] = {}  # each corpus document's digest, by id (Corpus.document_digests)
+    # the goldset's `[regression]`: a margin per metric against the baseline, and what an
+    # undecided check does (decision/margins.py)
+    max_drop: dict[str, float] = {}
+    inconclusive: Literal["fail", "pass"] = "fail"
 
     @classmethod
     def of(cls, route: str, goldset: AskedGoldset, cases: Iterable[Asked],
@@ -300,7 +305,8 @@ class Population(_Wire):
            judge_optional: Iterable[str] = (), estimate: Literal["judge", "ppi"] = "judge",
            judge: str | None = None, judge_fixture: str | None = None,
            sequential: SequentialPlan | None = None,
-           files: tuple[str | None, str | None] = (None, None)) -> Population:
+           files: tuple[str | None, str | None] = (None, None),
+           margins: Margins = NO_MARGINS) -> Population:
         """One route's population: each case (once per repeat) and anchor (None: a
         `@ragate.goldset` test, whose anchors are the file route's) with the node id it runs
         as, found by its item name in `nodeids` (absent: deselected); `labels` are the
@@ -316,7 +322,13 @@ class Population(_Wire):
             agreement_min=agreement_min, coverage_min=coverage_min,
             judge_optional=list(judge_optional), estimate=estimate, judge=judge,
             judge_fixture=judge_fixture, sequential=sequential, questions_file=files[0],
-            expected_file=files[1], corpus=dict(goldset.corpus_digests))
+            expected_file=files[1], corpus=dict(goldset.corpus_digests),
+            max_drop=dict(margins.max_drop), inconclusive=margins.inconclusive)
+
+    @property
+    def margins(self) -> Margins:
+        """The goldset's margins against the baseline (`[regression]`)."""
+        return Margins(max_drop=self.max_drop, inconclusive=self.inconclusive)
 
     def stamps(self, metric: str) -> dict[str, str]:
         """Question id → the answer its `metric` label was written for, where it is stamped."""

@@ -7,7 +7,8 @@ questions happen to be in the set cancels out. Units that are right or wrong (ab
 evidence span, each judge verdict obtained) get the exact McNemar test; ratios and judged
 scores get a paired bootstrap that resamples questions (each metric's `units` or `score` in
 registry.py). Only a significant drop fails: a smaller change is reported with its p-value
-and passes.
+and passes; a metric the goldset gives a margin (`[regression] max_drop`) is held to "no worse
+than the baseline by more than it" instead (decision/margins.py).
 
 A judged metric is compared only under the judge that graded the baseline: across a judge
 change its "regression" is the judges' disagreement (alpaca_eval #126: a judge swap moved win
@@ -22,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from pytest_ragate.decision.margins import MarginCheck, Margins, check_margin
 from pytest_ragate.decision.said import Said, Topic, render, said
 from pytest_ragate.scoring.pairing import (
     BaselineRun,
@@ -50,7 +52,7 @@ class Regression:
 
     goldset: str
     metric: str
-    test: str  # MCNEMAR or BOOTSTRAP
+    test: str  # MCNEMAR or BOOTSTRAP; with a margin, `margin_test`
     outcome: RegressionOutcome
     said: Said | str  # what it says: `message`, written when read
     pairs: int = 0  # paired questions both runs scored
@@ -61,6 +63,7 @@ class Regression:
     judge_change: JudgeChange | None = None  # a judged metric not compared across judges
     dropped: tuple[str, ...] = ()  # the questions that got worse, when compared
     corpus: CorpusChange | None = None  # how the corpus differs from the baseline's
+    margin: MarginCheck | None = None  # the change held to `[regression] max_drop`, if given
 
     @property
     def message(self) -> str:
@@ -134,12 +137,14 @@ def change_call(judge: RunJudge) -> ChangeCall:
 def check_run(goldset: str, eval_version: str, current: Mapping[str, QuestionScores],
               baseline: Sequence[BaselineRun], *, alpha: float, min_n: int,
               judge: RunJudge = RunJudge(), corpus: Mapping[str, str] | None = None,
-              evidence_docs: Mapping[str, Sequence[str]] | None = None) -> list[Regression]:
+              evidence_docs: Mapping[str, Sequence[str]] | None = None,
+              margins: Margins | None = None) -> list[Regression]:
     """One check per metric of this run, against the goldset's last baseline run of the same
     eval_version; a judged metric across a judge change is not compared (`across_judges`).
     When `corpus` (each document's digest) differs from the baseline's, every check says so,
     and a failed one names the questions that got worse whose evidence documents
-    (`evidence_docs`) changed: possibly the corpus, not the system."""
+    (`evidence_docs`) changed: possibly the corpus, not the system. A metric `margins`
+    names is held to its margin (`check`)."""
     metrics = scored_metrics(current.values())
     same = [b for b in baseline if b.goldset == goldset]
     chosen = next((b for b in reversed(same) if b.eval_version == eval_version), None)
@@ -151,7 +156,7 @@ def check_run(goldset: str, eval_version: str, current: Mapping[str, QuestionSco
     found = [across_judges(goldset, m, change, chosen.source)
              if change is not None and METRICS[m].judged
              else check(goldset, m, chosen.scores, current, alpha=alpha, min_n=min_n,
-                        source=chosen.source) for m in metrics]
+                        source=chosen.source, margins=margins) for m in metrics]
     edited = corpus_change(chosen.corpus, corpus)
     if edited is None:
         return found
@@ -186,11 +191,18 @@ def call_of(compared: Compared, pairs: int, *, min_n: int) -> RegressionCall:
     return "dropped" if compared.now < compared.then and compared.significant else "held"
 
 
+def margin_test(held: MarginCheck) -> str:
+    """The test of a check held to a margin, as the reports' `test` column names it (as
+    MCNEMAR and BOOTSTRAP name theirs)."""
+    return f"non-inferiority, max_drop {held.margin:g}"
+
+
 def check(goldset: str, metric: str, base: Mapping[str, QuestionScores],
           current: Mapping[str, QuestionScores], *, alpha: float, min_n: int = 0,
-          source: str = "the baseline") -> Regression:
+          source: str = "the baseline", margins: Margins | None = None) -> Regression:
     """This run against the baseline on the questions both scored (skipped ones are out;
-    errored ones count as wrong, as in the floors)."""
+    errored ones count as wrong, as in the floors); held to its margin when `margins` gives
+    the metric one (and ragate_min_n does not refuse it)."""
     paired = pair(metric, base, current)
     # a goldset of conversations pairs whole conversations: the paired bootstrap over them
     test = BOOTSTRAP if paired.by_conversation else paired_test(metric)
@@ -204,6 +216,16 @@ def check(goldset: str, metric: str, base: Mapping[str, QuestionScores],
                           said=said(Topic.NOT_COMPARED, metric, "no units", paired, source),
                           pairs=paired.questions)
     call = call_of(compared, paired.questions, min_n=min_n)
+    if margins is not None and metric in margins.max_drop and call != "refused":
+        held = check_margin(paired, base, current, metric=metric, alpha=alpha,
+                            margin=margins.max_drop[metric], inconclusive=margins.inconclusive)
+        # its test is the margin's (no p-value of a significance test decides it)
+        return Regression(goldset=goldset, metric=metric, test=margin_test(held),
+                          outcome="passed" if held.passed else "failed",
+                          said=said(Topic.MARGIN_REGRESSION, metric, paired, compared, held,
+                                    alpha=alpha, source=source),
+                          pairs=paired.questions, baseline=compared.then,
+                          current=compared.now, dropped=tuple(paired.dropped), margin=held)
     return Regression(goldset=goldset, metric=metric, test=test,
                       outcome="passed" if call == "held" else "failed",
                       said=said(Topic.REGRESSION, metric, test, paired, compared, call,

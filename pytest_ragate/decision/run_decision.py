@@ -22,6 +22,7 @@ from functools import partial
 from pytest_ragate.decision.floors import Gap, GapKind, Verdict, soft_gaps
 from pytest_ragate.decision.goldset_floors import decide_floors
 from pytest_ragate.decision.goldset_run import GoldsetRun
+from pytest_ragate.decision.margins import Margins
 from pytest_ragate.decision.population import Collected, FloorSpec, Member, Population
 from pytest_ragate.decision.regressions import Regression, RunJudge, check_run
 from pytest_ragate.decision.rules import DEFAULT_RULES, Rules
@@ -139,23 +140,31 @@ def decide_run(collected: Collected | None, arrived: Arrived, rules: Rules = DEF
         run.label = run.name if names[run.name] == 1 else f"{run.name} ({run.route})"
         run.failed_items = sorted(n for n in failed if routes.get(n) == run.route)
         if rules.baseline is not None and run.records:
-            run.regressions = _regressions(run, rules.baseline, populations.get(run.route),
-                                           rules)
+            population = populations.get(run.route)
+            run.regressions = run_regressions(run, rules.baseline, rules,
+                                              judge_spec=population.judge if population
+                                              else None,
+                                              margins=population.margins if population
+                                              else None)
     decision.runs = [runs[route] for route in sorted(runs, key=lambda r: (runs[r].name, r))]
     return decision
 
 
-def _regressions(run: GoldsetRun, baseline: Sequence[BaselineRun],
-                 population: Population | None, rules: Rules) -> list[Regression]:
+def run_regressions(run: GoldsetRun, baseline: Sequence[BaselineRun], rules: Rules, *,
+                    judge_spec: str | None, accept_flag: str = "--ragate-accept-judge",
+                    margins: Margins | None = None) -> list[Regression]:
     """The run against the baseline, one pair per question: with repeats, its first repeat
     (the one a history line and a baseline keep), never its repeats as pairs of their own.
-    The judge its rows name is held to the baseline's (`regression.judge_change`)."""
+    The judge its rows name is held to the baseline's (`regression.judge_change`), with the
+    judge `judge_spec` configures and the one `rules` accept (`accept_flag` says how); a
+    metric the goldset's `margins` name is held to its margin. The gate's check, and
+    `ragate compare`'s over a saved run."""
     current = {r.question_id: r.scores() for r in run.records if r.repeat == 1}
     judge = RunJudge(names=tuple(sorted({r.judge for r in run.records if r.judge})),
-                     spec=population.judge if population else None, accept=rules.accept_judge)
+                     spec=judge_spec, accept=rules.accept_judge, flag=accept_flag)
     found = check_run(run.name, run.eval_version, current, baseline, alpha=rules.alpha,
                       min_n=rules.strictness.min_n, judge=judge, corpus=run.corpus,
-                      evidence_docs=run.evidence_docs)
+                      evidence_docs=run.evidence_docs, margins=margins)
     if run.repeats > 1:
         found = [replace(g, said=said(Topic.REPEATS_UNPAIRED, g.said)) for g in found]
     return found

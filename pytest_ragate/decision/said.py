@@ -40,6 +40,7 @@ class Topic(Enum):
     NO_BASELINE = auto()
     NOT_COMPARED = auto()
     REGRESSION = auto()
+    MARGIN_REGRESSION = auto()
     JUDGE_CHANGED = auto()
     CORPUS_NOTE = auto()
     REPEATS_UNPAIRED = auto()

@@ -16,10 +16,11 @@ asked to the end and decided as without the option (an error is a failure, never
 So does an `answer_match` answer that is unsure and settled by no label: the full run fails
 closed on both, and so does a stop. For the questions a stop does not ask, it also proves,
 like a floor, that the share without a result is below the goldset's `sequential_gaps`
-(`scoring/gap_bound.py`); the error budget is split evenly over the floors and that bound.
+(`scoring/gap_bound.py`); the error budget is split evenly over the floors, and that bound
+spends it whole (`Stopping.of` says why the two need not share it).
 
-Every floor decided after k questions is a stop only once those k questions, asked again
-(`decision/drift.py`), answered as before within their flakiness: until then it is a
+Every floor decided after k questions is a stop only once a random sample of those k,
+asked again (`decision/drift.py`), answered as before within their flakiness: until then it is a
 `Recheck`, fed the re-asked rows (`offer_again`); answers that changed refuse the stop, and
 the rest of the goldset is asked.
 
@@ -35,7 +36,7 @@ from typing import Literal
 from pytest_ragate.decision.drift import (
     Recheck,
     Uncompared,
-    reasked_size,
+    cheaper_than_the_rest,
     reasking_order,
     shuffled_units,
 )
@@ -47,7 +48,7 @@ from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.gap_bound import GAPS, GapBound
 from pytest_ragate.scoring.records import QuestionRecord
 from pytest_ragate.scoring.registry import METRICS
-from pytest_ragate.scoring.sign_flip import FloorDrift
+from pytest_ragate.scoring.sign_flip import FloorDrift, drift_sample
 from pytest_ragate.scoring.stopping import (
     FloorTrack,
     Stuck,
@@ -145,9 +146,14 @@ class Stopping:
     @classmethod
     def of(cls, population: Population, floors: Sequence[Floor], *, min_n: int = 0,
            ) -> Stopping | None:
-        """The goldset's tests, when its run is sequential (None otherwise); its error
-        budget is split evenly over its floors over questions and the bound on the share of
-        its units without a result (`scoring/gap_bound.py`)."""
+        """The goldset's tests, when its run is sequential (None otherwise). Its error
+        budget is split evenly over its floors over questions; the bound on the share of its
+        units without a result (`scoring/gap_bound.py`) spends it whole. The goldset is one
+        of two kinds, whatever the order: at least that share lacks a result, and then no
+        stop is made unless the bound errs (chance <= alpha), or less does, and then the bound
+        cannot err and only the floors' tests can (<= alpha together). (With fewer, but some,
+        without a result the full run fails closed and a stop may pass: what the rate
+        allows.)"""
         plan = population.sequential
         if plan is None:
             return None
@@ -165,9 +171,9 @@ class Stopping:
             stopping.halted = Halt(kind="unfit", names=tuple(dict.fromkeys(unfit)))
             return stopping
         spans = max((m.evidence_spans for m in population.questions), default=1)
-        share = plan.alpha / (len(over) + 1)
+        share = plan.alpha / len(over)  # the floors split it; the bound spends it whole
         stopping.gaps = GapBound(population=len(set(units.get(n, n) for n in names)),
-                                 rate=plan.gaps, alpha=share)
+                                 rate=plan.gaps, alpha=plan.alpha)
         stopping.unsure_counts = any(f.metric == ANSWER_MATCH for f in over)
         for f in over:
             # the test's population is the units (conversations) with a member of its kind,
@@ -291,15 +297,19 @@ class Stopping:
 
     def _decided(self) -> None:
         """Every floor decided after `fed` questions: at the last one, the goldset was asked
-        whole; before it, a stop to re-check (or, when the re-check would cost as much as the
-        rest, none: the rest is asked)."""
+        whole; before it, a stop whose sample is asked again (`drift_sample`), or none when
+        that would cost as much as the rest: the rest is asked."""
         if self.fed == self.population:
             self.stopped_at = self.fed
-        elif reasked_size(self.fed, self.population) is None:
+            return
+        asked = self.order[:self.fed]
+        level = min(t.test.alpha for t in self.tracks.values())
+        size = drift_sample(len({self.units.get(n, n) for n in asked}), level)
+        names = reasking_order(self.seed, self.route, asked, self.units, size)
+        if not cheaper_than_the_rest(self.fed, len(names), self.population):
             self.halted = Halt(kind="recheck costs", asked=self.fed, of=self.population)
         else:
-            self.recheck = Recheck(asked=self.fed, names=reasking_order(
-                self.seed, self.route, self.order[:self.fed], self.units))
+            self.recheck = Recheck(asked=self.fed, names=names)
 
     def _settle(self) -> None:
         """Every question asked again: the stop holds, or the answers changed and it is
@@ -340,7 +350,7 @@ def _undecided(stopping: Stopping) -> Halt:
                   for t in stopping.tracks.values())
     if decided and stopping.gaps is not None and not stopping.gaps.decided:
         return Halt(kind="gaps unbounded", names=tuple(stopping.tracks),
-                    rate=stopping.gaps.rate)
+                    rate=stopping.gaps.rate, of=stopping.gaps.population)
     return Halt(kind="undecided", names=tuple(
         name for name, t in stopping.tracks.items()
         if t.call is None or t.questions < stopping.min_n))

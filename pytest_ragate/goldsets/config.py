@@ -131,11 +131,36 @@ class AuditConfig(_Model):
     rules: dict[AuditRule, AuditSeverity] = Field(default_factory=dict)
 
 
+def _compared_metric(name: str) -> str:
+    """A `[regression] max_drop` key: a metric the baseline check compares, or an error
+    with the name it may have meant."""
+    if name in METRICS and METRICS[name].regression is not None:
+        return name
+    from pytest_ragate.wording.baseline import not_compared_metric
+
+    raise ValueError(not_compared_metric(name))
+
+
+ComparedMetric = Annotated[str, AfterValidator(_compared_metric)]
+
+
+class RegressionConfig(_Model):
+    """`[regression]`: `max_drop = { citation_accuracy = 0.02 }` holds each named metric's
+    check against the baseline to "no worse than it by more than the margin"
+    (decision/margins.py); `inconclusive = "pass"` lets a check the questions cannot decide
+    pass (it fails by default)."""
+
+    max_drop: dict[ComparedMetric, Annotated[float, Field(gt=0.0, lt=1.0,
+                                                          allow_inf_nan=False)]] = Field(
+        default_factory=dict)
+    inconclusive: Literal["fail", "pass"] = "fail"
+
+
 class GoldsetConfig(_Model):
     name: str | None = None
     eval_version: str = "1"
     question_outcome: Literal["record", "assert"] = "record"
-    repeat: Annotated[int, Field(ge=1, le=100)] = 1  # answers per question (--ragate-repeat wins)
+    repeat: Annotated[int, Field(ge=1, le=100)] = 1  # answers per question (ragate_repeat wins)
     sequential: bool = False  # stop asking once every floor is decided (--ragate-sequential wins)
     # a sequential stop proves fewer than this share of the questions it did not ask lack a
     # result (errored, unsure and not labelled): scoring/gap_bound.py, docs/sequential.md
@@ -150,6 +175,7 @@ class GoldsetConfig(_Model):
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     answers: AnswersConfig = Field(default_factory=AnswersConfig)
     audit: AuditConfig = Field(default_factory=AuditConfig)
+    regression: RegressionConfig = Field(default_factory=RegressionConfig)
 
     @field_validator("eval_version", mode="before")
     @classmethod

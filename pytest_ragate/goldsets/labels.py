@@ -12,10 +12,10 @@ one statistic.
 a verdict, the `answer_sha256` of the raw answer it was written for (never of its masked text
 in a sealed goldset) and the `expected_sha256` of the expected answer it was judged against
 (its gist, facts and forbid: scoring/answer_match.expected_sha256), both stamped by `ragate
-stamp-labels` from the run read. A person's word on one answer against one expected answer
+stamp --labels` from the run read. A person's word on one answer against one expected answer
 says nothing of another: a change to either leaves the label stale. `answer_sha256` is
 required; a label without `expected_sha256` predates it and still settles its answer, said
-once, until `ragate stamp-labels` binds it. In a sealed goldset both digests are keyed
+once, until `ragate stamp --labels` binds it. In a sealed goldset both digests are keyed
 (`hmac-sha256:…`, answer.py `keyed_digest`); one stamped with plain digests predates that and
 settles nothing (scoring/answer_match.settle). A question may have one label per answer.
 """
@@ -61,7 +61,7 @@ class LabelRow(_Model):
     verdict: Annotated[Literal[0, 1] | None, BeforeValidator(_zero_or_one)] = None
     score: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
     statements: Annotated[list[StatementLabel], Field(min_length=1)] | None = None
-    # sha256 of the answer text the person labelled (`ragate stamp-labels`): a label of
+    # sha256 of the answer text the person labelled (`ragate stamp --labels`): a label of
     # another answer is stale, and its question counts as labelled without a verdict
     answer_sha256: Annotated[str, Field(pattern=DIGEST_PATTERN)] | None = None
     # sha256 of the expected answer an answer_match label was judged against (gist, facts,
@@ -178,7 +178,7 @@ def _answer_match_label(row: LabelRow) -> tuple[str, str] | None:
         return "score", "an answer_match label is a verdict, 0 (wrong) or 1 (right)"
     if row.answer_sha256 is None:
         return ("answer_sha256", "an answer_match label settles one answer: stamp it with the "
-                "answer it was written for (`ragate stamp-labels LABELS RESULTS`, from the run "
+                "answer it was written for (`ragate stamp RESULTS --labels LABELS`, from the run "
                 "whose answer you read)")
     return None
 

@@ -183,7 +183,8 @@ class Goldset:
         and xfail reasons are left out, so re-deciding after a floor changes (or an anchor is
         promoted) stays possible, and so are `system` (who answers is not what is asked),
         `sequential` (nor is the order it is asked in), `[judge] optional` (which judged
-        floors may go unjudged is a rule of the decision, as a floor is) and `[audit]` (what
+        floors may go unjudged is a rule of the decision, as a floor is), `[regression]`
+        (nor is a margin against the baseline) and `[audit]` (what
         `ragate audit` reports is not what is asked);
         sealed answers count by their sealed file, so a run with
         the key and one without agree."""
@@ -195,7 +196,7 @@ class Goldset:
 
         add("config", self.config.model_dump(mode="json", exclude={
             "floors": True, "system": True, "sequential": True, "judge": {"optional"},
-            "audit": True}))
+            "audit": True, "regression": True}))
         add("corpus", self.corpus.content_hash)
         if self.sealed:
             add("sealed", hashlib.sha256(locate_sealed(
@@ -370,7 +371,7 @@ def _corpus_rules(expected: Expected, corpus: Corpus) -> list[tuple[str, str]]:
 
 SEALED_EVIDENCE = ("the sealed evidence does not fit the goldset any more (the corpus or the "
                    "question's kind changed since sealing); not shown, as it is sealed: unseal "
-                   "with the key (`ragate unseal`), fix it and seal again")
+                   "with the key (`ragate seal --unseal`), fix it and seal again")
 
 
 def _sealed_answer_problems(found: list[Problem]) -> list[Problem]:

@@ -332,7 +332,7 @@ def verify_goldset(root: Path, pin: str | None = None) -> list[Problem]:
         if plain.exists():
             problems.append(Problem(plain, "<file>", "plaintext expected answers are still here "
                                     "beside the sealed file, gists and evidence readable: "
-                                    "delete them, or run `ragate unseal` to restore"))
+                                    "delete them, or run `ragate seal --unseal` to restore"))
     return problems
 
 

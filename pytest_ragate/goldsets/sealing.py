@@ -1,4 +1,4 @@
-"""`ragate seal` and `ragate unseal`: writing a goldset's expected answers into its sealed
+"""`ragate seal` and `ragate seal --unseal`: writing a goldset's expected answers into its sealed
 file and back, byte for byte. The sealed file itself (format, checks, opening) is `sealed.py`.
 """
 
@@ -137,8 +137,8 @@ def seal_goldset(root: Path, key: str, *, kdf: Scrypt | None = None,
     directory, expected = expected_setting(root)
     target = locate_sealed(directory, expected)
     if target.exists():
-        raise error_at(directory, f"already sealed ({target.name} exists); run `ragate unseal` "
-                  "first to change the answers")
+        raise error_at(directory, f"already sealed ({target.name} exists); run `ragate seal "
+                  "--unseal` first to change the answers")
     if validate:
         load_goldset(config_path)  # raises GoldsetError naming every problem
     layout, plain, records = _plaintext_records(directory, config_path, expected)
@@ -267,7 +267,7 @@ def reseal_answers(root: Path, key: str, change: Callable[[bytes, bool], bytes |
     and whether it was a `<question_id>.json` file; None: unchanged) in
     memory, and with `write` seal the changed ones again into the same file: the same key
     and kdf, fresh nonces, digests recomputed, written atomically. No plaintext touches the
-    disk. An answer's question id and has-evidence flag may not change (`ragate unseal` for
+    disk. An answer's question id and has-evidence flag may not change (`ragate seal --unseal` for
     that). The file is written only if it still holds the bytes it was opened from.
     Returns how many answers changed."""
     directory, expected = expected_setting(root)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_ragate.decision.margins import Margins
 from pytest_ragate.decision.population import Collected, FloorSpec, Population, anchor_name
 from pytest_ragate.goldsets.anchors import AnchorEntry, Cut, NoCut, NoDistance
 from pytest_ragate.goldsets.floors_table import parse_floors, slice_floors, with_judge_coverage
@@ -225,7 +226,7 @@ def wrong_answer(case: Case, record: QuestionRecord) -> str | None:
 
 
 def repeats_of(config: pytest.Config, goldset: Goldset) -> int:
-    """How many times this run asks each question: `--ragate-repeat` / `ragate_repeat`
+    """How many times this run asks each question: `ragate_repeat`
     overrides every goldset's own `repeat`."""
     from pytest_ragate.settings import read_settings
 
@@ -250,7 +251,7 @@ def unmeasurable(floors: Iterable[Floor], repeats: int, where: str) -> str | Non
             field_ = f"floors.{'kind.' + f.kind + '.' if f.kind else ''}{f.metric}"
             problems.append(f"{where}: {field_}: {f.metric} needs repeat ≥ {need}, and this "
                             f"run asks each question {repeats} time{'s' * (repeats != 1)} (set "
-                            "`repeat` in ragate.toml, or --ragate-repeat)")
+                            "`repeat` in ragate.toml, or ragate_repeat)")
     return "\n".join(problems) or None
 
 
@@ -317,7 +318,7 @@ def anchor_cut(declared: AnchorsConfig | None, asked: object, fixture: str,
                builtin: float | None) -> Cut | None:
     """The distance an anchor's pool is held to: `[anchors] max_distance` in the goldset's
     ragate.toml, else the `max_distance` the system (or retriever) under test carries, else
-    for the built-in retriever's pool its own `--ragate-max-distance` (`builtin`); None when
+    for the built-in retriever's pool its own `ragate_max_distance` (`builtin`); None when
     nobody declared one for the user's own system (the anchor then errors, naming how)."""
     if declared is not None and declared.max_distance is not None:
         return Cut(declared.max_distance, "[anchors] max_distance in ragate.toml")
@@ -328,7 +329,7 @@ def anchor_cut(declared: AnchorsConfig | None, asked: object, fixture: str,
                         "more (the distance past which the system abstains)")
         return Cut(float(own), f"{fixture}.max_distance")
     if builtin is not None:
-        return Cut(builtin, "the built-in retriever's, --ragate-max-distance")
+        return Cut(builtin, "the built-in retriever's, ragate_max_distance")
     return None
 
 
@@ -639,7 +640,9 @@ def collected(items: Iterable[pytest.Item]) -> Collected:
             estimate="ppi" if goldset.estimate == "ppi" else "judge",
             judge=_configured_judge(item_config), judge_fixture=judge_fixtures[route],
             sequential=plan_of(item_config, goldset),
-            files=goldset_files(goldset, item_config.rootpath)))
+            files=goldset_files(goldset, item_config.rootpath),
+            margins=Margins(max_drop=goldset.config.regression.max_drop,
+                            inconclusive=goldset.config.regression.inconclusive)))
     return Collected(floors=floors, populations=populations)
 
 

@@ -27,6 +27,7 @@ from pytest_ragate.goldsets.config import Question
 from pytest_ragate.goldsets.loader import Case
 from pytest_ragate.items.keys import AGAIN_KEY, GROUP_KEY, GROUPED, ROUTE_KEY, ungrouped
 from pytest_ragate.items.pytest_internals import in_group, out_of_group
+from pytest_ragate.items.xdist_worker import named_by_group
 
 # (route, conversation, repeat, asked again)
 Thread = tuple[str, str, int, bool]
@@ -123,7 +124,7 @@ def grouped(items: list[pytest.Item]) -> Iterator[None]:
     JUnit test case, terminal line and results row carries the node id the turn has without
     xdist, so they are the same under `-n 0` and `-n 2`."""
     plain = {}
-    if items and items[0].config.getoption("loadgroup", False):
+    if items and named_by_group(items[0].config):
         for item in items:
             if GROUP_KEY in item.stash:
                 plain[item] = ungrouped(item.nodeid)  # pytest 8: xdist grouped it already

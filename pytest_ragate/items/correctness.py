@@ -10,7 +10,7 @@ it does not know, or restates the question: scoring/non_answer.py) is not simila
 answer_similarity 0, and the row says why (`non_answer`). An unsure answer is settled here by a
 person's label of that very answer judged against this very expected answer (the sha256 of
 the raw answer, never of the masked text a sealed goldset keeps, and of the expected gist,
-facts and forbid, as the row's check carries them and `ragate stamp-labels` stamps them from
+facts and forbid, as the row's check carries them and `ragate stamp --labels` stamps them from
 the results file; keyed by HMAC in a sealed goldset), or counted wrong where the goldset
 says `unsure = "wrong"`.
 """

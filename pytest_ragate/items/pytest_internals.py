@@ -29,9 +29,15 @@ What has no public route, and what ragate needs it for:
   it only then) and `out_of_group` sets the node id back after, so `--lf` and a turn's
   reports, JUnit test case and terminal line see the node id it has without xdist
   (`conversations.grouped`, `modes/worker.py`).
-- `xml_key`, `bin_xml_escape` (`_pytest.junitxml`): pytest's JUnit writer, to give each
-  question's test case a readable `<system-out>` and a stopped run a suite property, and
-  to keep pytest from writing its JUnit file for a run ragate refused.
+- `xml_key` (`_pytest.junitxml`): pytest's JUnit writer (its `node_reporter(report).append`,
+  `add_global_property`, and its unregistering), to give each question's test case a readable
+  `<system-out>` (`modes/reporting.junit_text`), a stopped run a suite property, and to keep
+  pytest from writing its JUnit file for a run ragate refused. pytest writes `<system-out>`
+  only from captured output when `junit_logging` asks for it; `record_testsuite_property` is a
+  fixture, which the process that concludes the run, after every item, cannot ask for; and no
+  hook keeps the JUnit file from being written. A question's properties take the public route,
+  `report.user_properties` (`reporting.junit_case`); the text is escaped by pytest's rule
+  written here (`xml_escape`), not by importing `bin_xml_escape`.
 - `log_handlers` (the `logging-plugin`'s `caplog_handler`, `report_handler`,
   `log_file_handler`, `log_cli_handler`): pytest's own log handlers, made once per session,
   to mask a record that reaches them without passing through this process's record factory
@@ -51,14 +57,18 @@ What has no public route, and what ragate needs it for:
   shorter `longrepr` still prints a section per item. Its contract is pinned in
   tests/test_said_once.py, beside the grouping it serves.
 
+- `TerminalRepr` (`_pytest._code.code`), for type checking only (never imported at run time):
+  the type of a failure's representation, which pytest exports under no public name.
+
 Each name is imported here once, guarded. When a pytest release drops one, what needs it
 raises `PytestChanged`, naming the pytest version and what ragate needed; where doing without
 is safe there is a fallback instead: without `xml_key` (imported with a fallback, as
 Hypothesis's plugin does) ragate finds no JUnit writer, and leaves pytest's JUnit file as
-pytest writes it; without `bin_xml_escape`, the same escape is done here; without
-`_fixtureinfo`, each item computes its own closure; without `getfixturemarker`, no near name
-is suggested; without the log handlers, none is filtered. tests/test_pytest_internals.py
-pins each contract against the installed pytest.
+pytest writes it; without `_fixtureinfo`, each item computes its own closure; without
+`getfixturemarker`, no near name is suggested; without the log handlers, none is filtered.
+tests/test_pytest_internals.py pins each contract against the installed pytest (`said_once`'s
+is in tests/test_said_once.py, `in_group`'s and `out_of_group`'s in
+tests/test_conversation_names.py), and that `xml_escape` is pytest's rule.
 
 Where a public route exists ragate takes it instead: a question asks for its judge through
 its own `request` (`collection.requests_itself`), where a fixture is defined is
@@ -80,13 +90,15 @@ import pytest
 if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr as TerminalRepr  # a type only: re-exported
 
-# `bin_xml_escape`'s own rule, for a pytest that moved it: characters XML 1.0 does not allow
-# (and DEL) shown as `#xNN`.
+# pytest's JUnit writer's rule (`_pytest.junitxml.bin_xml_escape`, which ragate does not
+# import): characters XML 1.0 does not allow (and DEL) shown as `#xNN`.
 _ILLEGAL_XML = re.compile("[^\u0009\u000a\u000d\u0020-\u007e\u0080-\ud7ff\ue000-\ufffd"
                           "\U00010000-\U0010ffff]")
 
 
-def _xml_escape(text: object) -> str:
+def xml_escape(text: object) -> str:
+    """`text` as pytest's JUnit writer escapes a text it writes: each character XML 1.0 does
+    not allow shown as `#xNN` (ElementTree escapes the rest)."""
     def shown(found: re.Match[str]) -> str:
         code = ord(found.group())
         return f"#x{code:02X}" if code <= 0xFF else f"#x{code:04X}"
@@ -110,10 +122,6 @@ try:
     from _pytest.junitxml import xml_key
 except ImportError:  # pragma: no cover
     xml_key = pytest.StashKey[Any]()  # set by nobody: no JUnit writer is found
-try:
-    from _pytest.junitxml import bin_xml_escape
-except ImportError:  # pragma: no cover
-    bin_xml_escape = _xml_escape
 
 
 class PytestChanged(RuntimeError):

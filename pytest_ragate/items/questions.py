@@ -2,8 +2,10 @@
 
 With a judge, an item's reports are held until its verdicts arrive, while the next questions
 are already being asked: judge calls overlap across questions (bounded by the runner), and
-each question's JUnit properties still carry its judged scores. Under xdist a held report is
-logged during a later item's protocol: `xdist_worker.reporting_as` tells the worker whose it is.
+the record they bring still carries its judged scores (the question's JUnit test case is
+written from it where the run is concluded: `modes/reporting.junit_case`). Under xdist a
+held report is logged during a later item's protocol: `xdist_worker.reporting_as` tells the
+worker whose it is.
 
 A question's record is built once (`ask` scores it; `record_failure` makes the row of a
 question that errored or was skipped before it was scored), updated in one place (`_judged`,
@@ -167,12 +169,11 @@ def answer_and_score(item: pytest.Function, case: Case) -> None:
         pytest.fail(wrong, pytrace=False)
 
 
-def _keep(item: pytest.Item, record: QuestionRecord, junit: bool = True) -> QuestionRecord:
-    """The item's record, built once and redacted (items/redacting.py); its mechanical
-    figures become the JUnit properties of the reports made after this."""
+def _keep(item: pytest.Item, record: QuestionRecord) -> QuestionRecord:
+    """The item's record, built once and redacted (items/redacting.py); the process that
+    concludes the run writes the question's JUnit test case from it
+    (`modes/reporting.junit_case`)."""
     record = item.stash[RECORD_KEY] = redacted_record(item.config, record)
-    if junit:
-        item.user_properties.extend(record.junit_properties())
     return record
 
 
@@ -191,8 +192,7 @@ def record_failure(item: pytest.Item, call: pytest.CallInfo[None],
     elif report.skipped:
         reason = failure_line(report, call.excinfo)
         _keep(item, base_record(item, case, status="skipped", error=reason,
-                                not_needed=item.stash.get(NOT_NEEDED_KEY, False)),
-              junit=False)
+                                not_needed=item.stash.get(NOT_NEEDED_KEY, False)))
 
 
 def run_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> bool:
@@ -244,24 +244,17 @@ def _send(item: pytest.Item, reports: list[pytest.TestReport]) -> None:
 
 
 def _judged(item: pytest.Item, reports: list[pytest.TestReport], verdicts: JudgedScores) -> None:
-    """The verdicts join the record and the question's JUnit properties; a replay-mode cache
-    miss fails the question's own test case."""
+    """The verdicts join the record (and so the question's JUnit properties); a replay-mode
+    cache miss fails the question's own test case."""
     record = item.stash[RECORD_KEY]
     metrics = dict(record.metrics)
     metrics.update({m: verdicts.values.get(m) for m in (*verdicts.values, *verdicts.failures)})
-    record = item.stash[RECORD_KEY] = redacted_record(item.config, record.model_copy(update={
+    item.stash[RECORD_KEY] = redacted_record(item.config, record.model_copy(update={
         "metrics": metrics, "judge_failures": dict(verdicts.failures),
         "judge_cached": list(verdicts.cached), "judge_vacuous": list(verdicts.vacuous),
         **verdicts.bill.row_fields(),
         "unencodable": (record.unencodable or 0) + verdicts.unencodable or None}))
-    extra = [(k, v) for k, v in record.junit_properties()
-             if k in verdicts.values or k.startswith("judge_")
-             or (k == "unencodable" and verdicts.unencodable)]
     for report in reports:
-        if report.when in ("call", "teardown"):
-            named = {k for k, _ in extra}  # a count the verdicts added to, said once
-            report.user_properties = [*(p for p in report.user_properties
-                                        if p[0] not in named), *extra]
         if report.when == "call" and verdicts.replay_misses and report.passed:
             report.outcome = "failed"
             report.longrepr = "\n".join(verdicts.failures[m] for m in verdicts.replay_misses)

@@ -20,7 +20,7 @@ from pytest_ragate.answer import Context, Usage, keyed_digest, reported_usage
 if TYPE_CHECKING:
     import numpy as np
 
-# timeout: no verdict within --ragate-judge-timeout (a request, or the whole verdict);
+# timeout: no verdict within ragate_judge_timeout (a request, or the whole verdict);
 # http, parse: the transport; missing: no verdict to give; error: the judge raised;
 # invalid: a value outside its schema (a score not in [0, 1], a model's verdict not 0 or 1,
 # a statement list that is not one); empty: a model judge extracted nothing to judge from an
@@ -69,9 +69,9 @@ def interrupted(what: str, error: BaseException | None) -> JudgeFailure:
 
 
 def timed_out(what: str, seconds: float) -> JudgeFailure:
-    """A judge call that did not return within --ragate-judge-timeout."""
+    """A judge call that did not return within ragate_judge_timeout."""
     return JudgeFailure("timeout", f"{what} did not return within {seconds:g} s "
-                        "(--ragate-judge-timeout)")
+                        "(ragate_judge_timeout)")
 
 
 @dataclass(frozen=True)

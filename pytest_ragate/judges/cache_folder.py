@@ -2,7 +2,7 @@
 caches verdicts, `ragate plan`, which counts the hits it would get, and `ragate rejudge`,
 which caches the candidate's.
 
-`ragate_judge_cache_dir` (`--ragate-judge-cache-dir`) under the rootdir, when set; else the
+`ragate_judge_cache_dir` under the rootdir, when set; else the
 folder `d/ragate-judge` of pytest's own cache, wherever pytest's `cache_dir` ini option puts
 it (default `.pytest_cache`; `~` and environment variables expanded and a relative path taken
 from the rootdir, as pytest resolves it: a tox setup's `cache_dir = {envtmpdir}`-style path

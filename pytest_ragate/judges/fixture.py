@@ -1,6 +1,6 @@
 """The fixture judge: exact verdicts from a file, so judged scores are reproducible.
 
-`ragate stamp-verdicts` records which answer each verdict was written for; a verdict for
+`ragate stamp --verdicts` records which answer each verdict was written for; a verdict for
 another answer is a `stale` failure, never a score. It asks no model: it counts nothing on
 the question's meter (`base.METER`), so its rows record no judge request, token or cost.
 """
@@ -60,7 +60,7 @@ class FixtureVerdicts(BaseModel):
     # per claim of the reference, whether the answer covers it
     claims_supported: list[bool] | None = None
     reference_claims_covered: list[bool] | None = None
-    # sha256 of the answer text these verdicts were written for (`ragate stamp-verdicts`;
+    # sha256 of the answer text these verdicts were written for (`ragate stamp --verdicts`;
     # keyed, `hmac-sha256:…`, for an answer a sealed goldset masks): when the answer changes,
     # the verdicts are stale and say so instead of scoring it
     answer_sha256: Annotated[str, Field(pattern=DIGEST_PATTERN)] | None = None
@@ -143,7 +143,7 @@ class FixtureJudge:
             raise JudgeFailure("stale", f"stale fixture verdict: {self.path.name} judged "
                                f"another answer to {item.question_id!r} (answer_sha256 "
                                f"{verdicts.answer_sha256[:12]}…); judge the new one, or "
-                               "run `ragate stamp-verdicts` after checking it")
+                               "run `ragate stamp --verdicts` after checking it")
         if metric == "faithfulness":
             if not verdicts.statements:
                 return Vacuous(1.0, "no statements")

@@ -1,5 +1,5 @@
 """Bounded calls into a judge: they run on a lane, a daemon thread with an event loop of its
-own, and the runner waits for each at most `--ragate-judge-timeout`.
+own, and the runner waits for each at most `ragate_judge_timeout`.
 
 A judge's code never runs on the runner's loop, so a call that never returns costs a verdict,
 not the run. One that awaits forever is cancelled when its time is up. One that blocks the

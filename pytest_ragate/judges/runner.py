@@ -4,7 +4,7 @@ kept as failures.
 The runner's event loop runs in a background thread per process, so while the judge thinks
 about question i the worker already asks the system question i+1. Every call into the judge
 (`prompt_version`, `prompt_hash`, `requests_at_once`, `score`) runs on a lane, a thread of its
-own (`lanes.py`), and is waited for at most `--ragate-judge-timeout`: a verdict that does not
+own (`lanes.py`), and is waited for at most `ragate_judge_timeout`: a verdict that does not
 come in time is a `timeout` failure, whoever computes it. A judge's `prepare()` (building
 itself: the RAGAS judge imports RAGAS) runs once, in a thread, before the first hash or
 verdict that needs it, and is not a verdict: no verdict's time limit counts it. Verdicts are

@@ -31,11 +31,11 @@ def judge_spec(settings: JudgeSettings, need_url: bool = True) -> tuple[str, str
         return kind, rest
     if kind == "ragas" and (rest or settings.judge_model):
         if need_url and not settings.judge_url:
-            raise usage_error("--ragate-judge ragas:… needs --ragate-judge-url (the base URL of an "
+            raise usage_error("--ragate-judge ragas:… needs ragate_judge_url (the base URL of an "
                          "OpenAI-compatible API, e.g. http://127.0.0.1:8000/v1)")
         return kind, rest or str(settings.judge_model)
     raise usage_error(f"--ragate-judge {redact_credentials(repr(settings.judge))}: expected "
-                      "fixture:PATH or ragas:MODEL (or ragas with --ragate-judge-model)")
+                      "fixture:PATH or ragas:MODEL (or ragas with ragate_judge_model)")
 
 
 def check_settings(settings: JudgeSettings) -> tuple[str, str] | None:
@@ -55,7 +55,7 @@ def check_settings(settings: JudgeSettings) -> tuple[str, str] | None:
 
 def from_settings(settings: JudgeSettings, embedder: Callable[[], Embeds],
                   embedder_id: str | None = None) -> Judge | None:
-    """`--ragate-judge fixture:PATH` or `ragas:MODEL` (or `ragas` + --ragate-judge-model).
+    """`--ragate-judge fixture:PATH` or `ragas:MODEL` (or `ragas` + ragate_judge_model).
     With `embedder_id` (what `embedder()` will make), the embedder is made only when RAGAS
     is built: a run whose verdicts are all cached never makes it (the built-in one imports
     Chroma)."""

@@ -121,7 +121,9 @@ def keep_together(config: pytest.Config) -> None:
     command line itself, which says no `--dist` when `-n N` alone was given."""
     controller = getattr(config, "workerinput", {}).get(CONTROLLER)
     if controller is not None and controller["grouping"]:
-        config.option.loadgroup = True
+        from pytest_ragate.items.xdist_worker import name_by_group
+
+        name_by_group(config)
 
 
 def configure_node(node: Any) -> None:

@@ -1,5 +1,5 @@
 """What a concluded run shows its CI system beyond its files: on GitHub Actions
-(`--ragate-github`, on by itself when GITHUB_ACTIONS=true) the job summary appended to
+(`ragate_github`, on by itself when GITHUB_ACTIONS=true) the job summary appended to
 `$GITHUB_STEP_SUMMARY` and annotations printed as workflow commands (`outputs/github.py`,
 `outputs/annotations.py`); and the view the files `--ragate-comment`,
 `--ragate-gitlab-metrics` and `--ragate-codequality` are written from (`outputs/writers.py`).

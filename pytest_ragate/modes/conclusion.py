@@ -26,6 +26,7 @@ from pytest_ragate.decision.run_decision import (
 )
 from pytest_ragate.goldsets.promotion import Promotion, promote_anchors, promote_floors, summary
 from pytest_ragate.items.collection import collected
+from pytest_ragate.items.xdist_worker import worker_of
 from pytest_ragate.modes import reporting as reporter
 from pytest_ragate.modes.saved_lines import decision_settings, saved_lines
 from pytest_ragate.outputs.reports import incomplete_notice
@@ -56,6 +57,12 @@ def narrowed_by(config: pytest.Config) -> str | None:
     return next((flag for flag, dest in NARROWING if config.getoption(dest, None)), None)
 
 
+def _case_of(report: pytest.TestReport) -> tuple[str, str | None]:
+    """Which test case a report is of, as pytest's JUnit writer tells: its node id, and the
+    xdist worker it came from (None in a run without xdist)."""
+    return report.nodeid, worker_of(report)
+
+
 class Conclusion:
     def __init__(self, config: pytest.Config, settings: Settings) -> None:
         self.config = config
@@ -74,6 +81,9 @@ class Conclusion:
         # each conversation's turns reported so far, by goldset, route, conversation, repeat
         # and whether asked again (`earlier_turns`)
         self.turns: dict[tuple[str, str, str, int, bool], dict[int, QuestionRecord]] = {}
+        # the questions whose record came and whose teardown report has not: `close_case`
+        self.open_cases: dict[tuple[str, str | None],
+                              tuple[QuestionRecord, list[tuple[str, str | float]]]] = {}
         gate = settings.gate
         baseline = None
         if gate.baseline:
@@ -92,9 +102,21 @@ class Conclusion:
         return self.decision.runs if self.decision is not None else []
 
     def add_record(self, report: pytest.TestReport, row: dict[str, Any]) -> None:
+        """A question's record, off the report that brought it (its call's, or the setup's
+        that failed or skipped it): kept, and its JUnit test case written, now and on the
+        question's teardown report (`close_case`)."""
         record = self.arrived.records[report.nodeid] = QuestionRecord.model_validate(row)
-        if report.when == "call":
-            reporter.junit_text(self.config, report, record, self.earlier_turns(record))
+        earlier = self.earlier_turns(record) if report.when == "call" else []
+        props = reporter.junit_case(self.config, report, record, earlier)
+        self.open_cases[_case_of(report)] = (record, props)
+
+    def close_case(self, report: pytest.TestReport) -> None:
+        """A question's teardown report gets its JUnit properties before pytest's JUnit
+        writer closes the question's test case with them (a question whose record never
+        came writes nothing: the decision counts it missing)."""
+        case = self.open_cases.pop(_case_of(report), None)
+        if case is not None:
+            reporter.junit_case(self.config, report, case[0], props=case[1])
 
     def earlier_turns(self, record: QuestionRecord) -> list[QuestionRecord]:
         """The turns of a turn's conversation (the same repeat, asked the same way) that

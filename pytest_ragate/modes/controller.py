@@ -40,6 +40,7 @@ from pytest_ragate.items.keys import (
 )
 from pytest_ragate.items.printed import start_printing
 from pytest_ragate.items.reasons import failure_line, summary_line
+from pytest_ragate.items.xdist_worker import worker_of
 from pytest_ragate.modes.asked import ASKED_KEY
 from pytest_ragate.modes.output_paths import check_outputs, clear_outputs, refused
 from pytest_ragate.settings import Settings, read_settings, standing
@@ -51,11 +52,6 @@ if TYPE_CHECKING:
     from pytest_ragate.wording.causes import Shared
 
 Location = tuple[str, int | None, str]
-
-
-def worker_of(report: pytest.TestReport) -> str | None:
-    """The xdist worker a report came from (`gw0`), None in a run without xdist."""
-    return getattr(getattr(getattr(report, "node", None), "gateway", None), "id", None)
 
 
 def stopped_early(session: pytest.Session, stop: BaseException | None = None) -> str | None:
@@ -222,6 +218,15 @@ class Controller(ABC):
 
     def pytest_runtest_logstart(self, nodeid: str, location: Location) -> None:
         self.started[nodeid] = location
+
+    @pytest.hookimpl(tryfirst=True, specname="pytest_runtest_logreport")
+    def pytest_runtest_logreport_of_teardown(self, report: pytest.TestReport) -> None:
+        """A question's teardown report, before pytest's JUnit writer closes its test case
+        with the properties it carries: given the question's (`Conclusion.close_case`). A
+        second `pytest_runtest_logreport` of this class (`specname`), run first; its name
+        starts with `pytest_` because pytest reads hook markers only on such names."""
+        if report.when == "teardown" and self.conclusion is not None:
+            self.conclusion.close_case(report)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Every worker's reports pass through here; keep the ragate records they carry, and

@@ -243,8 +243,27 @@ def _inconsistent(row: QuestionRecord) -> list[tuple[str, str]]:
               ("evidence_spans_found", row.evidence_spans_found, found, "evidence_ranks"),
               ("evidence_ranks", len(row.evidence_ranks), row.evidence_spans,
                "evidence_spans (one rank per span)")]
-    return [(name, f"{value!r} in this row, but its {source} make it {expected!r}")
-            for name, value, expected, source in checks if value != expected]
+    differ = [(name, f"{value!r} in this row, but its {source} make it {expected!r}")
+              for name, value, expected, source in checks if value != expected]
+    return differ + _gains_inconsistent(row)
+
+
+def _gains_inconsistent(row: QuestionRecord) -> list[tuple[str, str]]:
+    """Rank metrics read `context_gains`: its first relevant context is the first context
+    that found evidence (`evidence_ranks`), and it holds no context past the pool. A row
+    without them (written before rows kept them) reads 0 on every rank metric: not checked."""
+    if row.context_gains is None:
+        return []
+    gains = row.context_gains
+    first = next((rank for rank, gain in enumerate(gains, 1) if gain > 0), None)
+    found = min((rank for rank in row.evidence_ranks if rank is not None), default=None)
+    if first != found:
+        return [("context_gains", f"its first relevant context is at rank {first} in this "
+                 f"row, but its evidence_ranks put it at {found}")]
+    if len(gains) > row.contexts:
+        return [("context_gains", f"{len(gains)} contexts in this row, but its contexts "
+                 f"say {row.contexts}")]
+    return []
 
 
 def _take_tests(held: Held, files: Sequence[ResultsFile]) -> None:

@@ -86,7 +86,7 @@ class DecideSaved(Controller):
         repeat = next((h.settings.get("repeat") for h in self.headers), None)
         own = settings.gate.repeat
         if own is not None and repeat != own:
-            self.problems.append(f"--ragate-repeat {own} here, but the results were asked "
+            self.problems.append(f"ragate_repeat = {own} here, but the results were asked "
                                  f"with repeat {repeat or 'as each goldset says'}")
         elif own is None and repeat is not None:
             gate = dataclasses.replace(settings.gate, repeat=repeat)

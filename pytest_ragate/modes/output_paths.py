@@ -60,7 +60,7 @@ def outputs(config: pytest.Config) -> list[tuple[str, str]]:
 
 def step_summary(config: pytest.Config) -> str | None:
     """The job summary file this run appends to: `$GITHUB_STEP_SUMMARY`, when GitHub's views
-    are on (`--ragate-github`) and GitHub set it."""
+    are on (`ragate_github`) and GitHub set it."""
     if not read_settings(config).ci.github_on(os.environ):
         return None
     return os.environ.get("GITHUB_STEP_SUMMARY") or None

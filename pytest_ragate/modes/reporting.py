@@ -147,19 +147,41 @@ def report_regression(config: pytest.Config, run: GoldsetRun, check: Regression,
          check.outcome, check.message, props, None)
 
 
+def junit_case(config: pytest.Config, report: pytest.TestReport, record: QuestionRecord,
+               earlier: Sequence[QuestionRecord] = (),
+               props: list[tuple[str, str | float]] | None = None,
+               ) -> list[tuple[str, str | float]]:
+    """What a question adds to its JUnit test case, written here only, by the process that
+    concludes the run, from the record its reports brought (the judged one, once its verdicts
+    are in): its figures as properties (a skipped question's none), after any the test
+    recorded itself, on the report that brought the record and on its teardown report, which
+    pytest's JUnit writer reads them from (`report.user_properties`, pytest's public route);
+    and, on its call's report, a readable
+    `<system-out>` (`junit_text`). Returns the properties, for the teardown report (`props`:
+    the same, made once)."""
+    if props is None:
+        props = record.junit_properties() if record.status != "skipped" else []
+    report.user_properties = [*report.user_properties, *props]
+    if report.when == "call":
+        junit_text(config, report, record, earlier)
+    return props
+
+
 def junit_text(config: pytest.Config, report: pytest.TestReport,
                record: QuestionRecord, earlier: Sequence[QuestionRecord] = ()) -> None:
     """The question's test case in the JUnit file gets a readable `<system-out>`: CI
     systems show that, while few show `<properties>`. A turn of a conversation's starts with
     its conversation so far (`earlier`: the turns before it that have reported), in order
-    with answers and ✓/✗, so its last turn's reads as the whole conversation."""
-    from pytest_ragate.items.pytest_internals import bin_xml_escape, xml_key
+    with answers and ✓/✗, so its last turn's reads as the whole conversation. pytest writes
+    a `<system-out>` only from captured output, and only when `junit_logging` asks for it:
+    no public route, so through its JUnit writer (`pytest_internals.xml_key`)."""
+    from pytest_ragate.items.pytest_internals import xml_escape, xml_key
     from pytest_ragate.wording.conversations import so_far
 
     xml = config.stash.get(xml_key, None)
     if xml is not None:
         element = ET.Element("system-out")
-        element.text = bin_xml_escape(so_far(earlier, record) + question_text(record))
+        element.text = xml_escape(so_far(earlier, record) + question_text(record))
         xml.node_reporter(report).append(element)
 
 

@@ -190,7 +190,7 @@ class StopWhenDecided:
         if record.reasked:
             stopping.offer_again(record.question_id, record)
         else:
-            from pytest_ragate.modes.controller import worker_of
+            from pytest_ragate.items.xdist_worker import worker_of
 
             self.asked_by.setdefault(route, {})[record.question_id] = worker_of(report) or ""
             stopping.offer(record.question_id, record)

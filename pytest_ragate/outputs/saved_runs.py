@@ -2,7 +2,7 @@
 (`--ragate-history`), for every command and option that reads one.
 
 `--ragate-baseline`, `ragate decide`, `rejudge`, `compare`, `suggest`, `calibrate`, `power
---results`, `stamp-verdicts` and `stamp-labels` read a results file through `read_saved`,
+--results`, `ragate stamp` reads a results file through `read_saved`,
 and a history file's lines through `history_lines`. Each checks what the file says of itself:
 
 - a results file must parse (every line by its kind), have its header, and end in a trailer

@@ -35,7 +35,7 @@ def _require_bm25s() -> None:
     except ImportError as error:
         raise ImportError("the built-in hybrid retriever (the default) needs bm25s: pip install "
                           "'pytest-ragate[embed]', or choose the dense one with "
-                          "--ragate-retriever dense (ini ragate_retriever = dense)") from error
+                          "ragate_retriever = dense in the ini file") from error
 
 
 @dataclass

@@ -40,13 +40,42 @@ An answer is checked in this order (`check_answer`; the folding and the search a
      Harkema et al., J. Biomed. Inform. 2009, scoped to the sentence) where the gist does not
      hedge what that sentence states; a sentence opens with `Or` (`It was Alice. Or maybe
      Bob.`); or a refusal or a question stands beside the facts;
-4. **right** otherwise.
+   - it may **swap the facts' roles** (`_swapped`): with two facts of one kind (two names,
+     two amounts in one unit or one with none), a word of the gist beside one of them
+     (`chaired` in `Priya chaired the retro and Tom took the minutes`) stands in the answer
+     beside the other (`Tom chaired the retro and Priya took the minutes`; `Minutes: Priya.
+     Chair: Tom.`), or they stand side by side in the other order than the gist's;
+   - it is **not a plain statement** (`Expectation.plain`, on by default): a word beside
+     a fact qualifies it (`_modified`), or any word of the answer is neither a fact's, the
+     gist's, the question's nor on the allow-list `PLAIN` (`_unplain`);
+4. **right** otherwise: every fact stated, plainly.
 
 Values are compared by type: a version is one token (`3.10` is not `3.1`, `3.80` not `3.8`;
 `bcrypt 5.0.0` and `v5.0.0` state `5.0.0`), and so are a time, an e-mail address and a URL
 (another of them in the fact's place is another value: wrong); a number keeps its sign and
 its bound. A person's label settles what is unsure; `benchmarks/answer_match.py` measures
 all of this against hand-written adversarial answers (issue 45).
+
+Right is an allow-list, not the absence of a known trigger (`Expectation.plain`, on
+unless a caller turns it off): the lists of negations, bounds and hedges above can never be
+complete (`far from 30 days`, `north of 47 minutes`, `a common misconception`, `stop short
+of saying`, `tops out at 8 workers` each escaped them), so an answer is right only where the
+rule positively recognises each of its words: a fact's, the gist's, the question's (or
+another inflection or spelling of one of theirs: `_known`), or one of the closed list
+`PLAIN` (function words that do not bound or hedge, and verbs that report or record a
+statement or a decision). Any other word leaves it unsure and is named
+(`_unplain`). Before that, the words that can modify a fact by position are read, so that
+the reason names the modifier (`_modified`): the word right after the fact (and the one
+beyond it when that word links: `or newer`), a linking word right before it and the word
+before that (`north of`), and a concessive or contrastive word opening its clause part
+(`though`). ConText (Harkema et al., J. Biomed. Inform. 2009) finds a modifier by its
+trigger list and scopes it to the clause; here the list is turned over: a word that is not
+known to be plain is the trigger, wherever it stands. Measured by
+`benchmarks/answer_match.py` (`--not-plain` for the rule without it): no wrong answer of the
+five adversarial sets (1,444) counted right, against 27 of the third's 193 without it; but
+40.0% of the 335 labelled answers are unsure (134, against 49 without it), and 47.8% of the
+67 held-out ones (32, against 8), over the 15% issue 34 set: a right answer in words the
+gist lacks is left to a person's label.
 
 So a whole-document dump and a list of every candidate value are never right: the first is
 too long, the second gives other candidate values or lists other candidates; both are at
@@ -69,14 +98,17 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_ragate.answer import answer_sha256, is_keyed, keyed_digest
 from pytest_ragate.scoring.answer_text import (
+    CONTRASTS,
     OPENERS,
     QUALIFIED,
+    UNITS,
     Fact,
     Folded,
     Occurrence,
@@ -101,7 +133,7 @@ Unsure = Literal["label", "wrong"]  # what an unlabelled unsure answer counts as
 # a label of the question not applied as written: it predates expected-answer digests (it
 # still settles), was judged against another expected answer or written for another answer,
 # or, in a sealed goldset, was stamped with plain digests before they were keyed (it does not
-# settle: `ragate stamp-labels` binds it again)
+# settle: `ragate stamp --labels` binds it again)
 LabelNote = Literal["predates", "stale_expected", "stale_answer", "predates_keyed"]
 SIMILAR = 0.70  # cosine to the gist at or above which a missing fact leaves an answer unsure
 LENGTH_TIMES = 3  # an answer longer than this many times the gist's tokens is too long to tell
@@ -138,7 +170,7 @@ class AnswerCheck(BaseModel):
     similarity: float | None = None
     settled: Literal["label", "unsure_wrong"] | None = None
     label: Literal[0, 1] | None = None  # the person's verdict, when a label settled it
-    # what a label of this answer must carry (`settle`, `ragate stamp-labels`): the sha256 of
+    # what a label of this answer must carry (`settle`, `ragate stamp --labels`): the sha256 of
     # the raw answer (never of its masked text) and of the expected answer it is held to
     answer_sha256: str | None = None
     expected_sha256: str | None = None
@@ -193,6 +225,10 @@ class Expectation:
     gist: str = ""
     question: str = ""
     similar: float = SIMILAR
+    # right only as a plain statement (`_modified`, `_unplain`): on by default; off only to
+    # measure the rule without it (benchmarks/answer_match.py --not-plain) or in tests of how a
+    # value matches, apart from it
+    plain: bool = True
 
 
 def numbered(numbers: Sequence[int]) -> str:
@@ -244,7 +280,10 @@ def check_answer(text: str | None, expected: Expectation, *, similarity: float |
     if both:
         return AnswerCheck(outcome="unsure", why=f"states {numbered(both)} and denies "
                            f"{'them' if len(both) > 1 else 'it'} elsewhere: review it", **made)
-    doubt = _doubt(answer, context) or _hedged(answer, gist, expected, stated)
+    doubt = _doubt(answer, context) or _hedged(answer, gist, expected, stated) or \
+        _swapped(answer, gist, expected) or \
+        (_modified(answer, context, stated) or _unplain(answer, context)
+         if expected.plain else "")
     if doubt:
         return AnswerCheck(outcome="unsure", why=doubt, **made)
     return AnswerCheck(outcome="right", why=f"states {numbered(found)}", **made)
@@ -321,9 +360,70 @@ def _longer_names(answer: Folded, fact: Fact, known: set[str]) -> set[str]:
 
 
 def _known(word: str, known: set[str]) -> bool:
-    """Whether the gist or the question has `word`, or a longer form of it (`work`,
-    `worked`)."""
-    return word in known or (len(word) >= 4 and any(k.startswith(word) for k in known))
+    """Whether the gist or the question has `word`, a longer form of it (`work`, `worked`),
+    another inflection of the same word (`sells`, `selling`; `approve`, `approved`;
+    `cancel`, `cancelled`: `_bases`) or its other spelling (`colour`, `color`)."""
+    if word in known or (len(word) >= 4 and any(k.startswith(word) for k in known)):
+        return True
+    return bool(_bases(word) & _known_bases(frozenset(known)))
+
+
+INFLECTIONS = ("ing", "ied", "ies", "ed", "es", "s", "d")  # suffixes of tense and number
+# English's common irregular verbs: each past and participle form, and its base (not `had`:
+# `had been 25 euros` is a value since changed; not `left`, as often `remaining`; not
+# `thought`, `felt`: `I thought it was` hedges)
+IRREGULAR = {form: base for base, forms in {
+    "begin": "began begun", "bring": "brought", "build": "built", "buy": "bought",
+    "choose": "chose chosen", "come": "came", "do": "did done", "draw": "drew drawn",
+    "drive": "drove driven", "eat": "ate eaten", "fall": "fell fallen", "find": "found",
+    "fly": "flew flown", "get": "got gotten", "give": "gave given", "go": "went gone",
+    "grow": "grew grown", "hold": "held", "keep": "kept", "know": "knew known", "lead": "led",
+    "lend": "lent", "lose": "lost", "make": "made", "meet": "met", "pay": "paid",
+    "ride": "rode ridden", "run": "ran", "say": "said", "see": "saw seen", "sell": "sold",
+    "send": "sent", "show": "shown", "sit": "sat", "speak": "spoke spoken", "spend": "spent",
+    "stand": "stood", "take": "took taken", "teach": "taught", "tell": "told", "win": "won",
+    "write": "wrote written"}.items() for form in forms.split()}
+
+
+def _bases(word: str) -> set[str]:
+    """The forms `word` may be an inflection of, by English's regular suffixes of tense and
+    number only (`-s`, `-es`, `-ed`, `-d`, `-ing`, `-ies`/`-ied` for `-y`, a final `e`
+    dropped, a final consonant doubled) or as a common irregular verb's past (`took`,
+    `taken`: `take`; `IRREGULAR`), and its American spelling (`colour` → `color`,
+    `organise` → `organize`): never a suffix that changes what the word says (`-er`, `-less`,
+    `-ly`) nor a prefix (`un-`)."""
+    spelt = _american(word)
+    found = {word, spelt, IRREGULAR.get(word, word)}
+    for form in (word, spelt):
+        for suffix in INFLECTIONS:
+            stem_ = form[:-len(suffix)]
+            if not form.endswith(suffix) or len(stem_) < 3:
+                continue
+            if suffix in ("ied", "ies"):
+                found.add(stem_ + "y")
+                continue
+            found |= {stem_, stem_ + "e"}
+            if len(stem_) > 3 and stem_[-1] == stem_[-2] and stem_[-1] not in "aeiouls":
+                found.add(stem_[:-1])  # planned, cancelled: plan, cancel
+            if len(stem_) > 3 and stem_[-1] == stem_[-2] == "l":
+                found.add(stem_[:-1])
+    return found
+
+
+def _american(word: str) -> str:
+    """A British spelling as American (`colour`, `favourite`, `organise`, `analyse`): the
+    suffix and the `-our` of words of six letters or more."""
+    if len(word) < 6:
+        return word
+    word = re.sub(r"(?<=[^aeiou])our", "or", word)
+    return re.sub(r"(?<=[a-z]{3})is(e|ed|es|ing|ation)$", r"iz\1",
+                  re.sub(r"(?<=[a-z]{3})ys(e|ed|es|ing)$", r"yz\1", word))
+
+
+@lru_cache(maxsize=256)
+def _known_bases(known: frozenset[str]) -> frozenset[str]:
+    """The forms the gist's and question's words may be inflections of (`_bases`)."""
+    return frozenset(b for k in known for b in _bases(k))
 
 
 def _qualified(found_in: list[list[Occurrence]], missing: list[int]) -> tuple[str, str] | None:
@@ -375,6 +475,267 @@ def _hedged(answer: Folded, gist: Folded, expected: Expectation,
     return ""
 
 
+Spans = list[list[tuple[int, int]]]  # per fact, the token spans of its occurrences in a text
+ROLE_REACH = 3  # tokens between a fact and a word beside it that says its role (`sells for 25`)
+
+
+def _swapped(answer: Folded, gist: Folded, expected: Expectation) -> str:
+    """Why an answer that states two or more facts of one kind (two names, two amounts in
+    one unit) may give them each other's roles: a word of the gist attached to one of them
+    there (`_attached`: `chaired` to `Priya` in `Priya chaired the retro and Tom took the
+    minutes`; `sells` to `25 euros` in `It sells for 25 euros and costs 12.50 euros to make`)
+    stands in the answer attached to the other (`Tom chaired the retro and Priya took the
+    minutes`; `Minutes: Priya. Chair: Tom.`). An answer that reorders the facts with their
+    words (`Tom took the minutes; Priya chaired`) keeps each word with its fact. The rule finds
+    each fact as a value or a name; which role it fills only the words beside it say, so a
+    word that moved to another fact of its kind leaves the answer unsure, named with both
+    facts. Empty when none moved (or with one fact)."""
+    if len(expected.facts) < 2:
+        return ""
+    kinds = [_kinds(f) for f in expected.facts]
+    said: Spans = [_spans(gist, f) for f in expected.facts]
+    given: Spans = [_spans(answer, f) for f in expected.facts]
+    roles: dict[str, set[int]] = {}
+    for j in _role_words(gist, said):
+        there = _attached(gist, j, said)
+        roles.setdefault(gist.keys[j], set()).update([] if there is None else [there])
+    owned = {next(iter(facts)) for facts in roles.values() if len(facts) == 1}
+    order = {fact: min(first for first, _ in occ) for fact, occ in enumerate(said) if occ}
+    for a, b in _joined_pairs(answer, given):
+        if {a, b} <= owned and order[a] > order[b] and _interchangeable(kinds[a], kinds[b]):
+            return (f"states facts {a + 1} and {b + 1} side by side in the other order than the "
+                    "expected answer, which gives each its own role: which is which? review it")
+    for j in _role_words(answer, given):
+        here = _attached(answer, j, given)
+        for word, facts in roles.items():
+            if here is None or len(facts) != 1 or not _same_word(answer.keys[j], word):
+                continue
+            there = next(iter(facts))
+            if there != here and _interchangeable(kinds[here], kinds[there]):
+                return (f"\"{answer.tokens[j].text}\" goes with fact {here + 1} in the answer "
+                        f"but with fact {there + 1} in the expected answer: are the facts' roles "
+                        "swapped? review it")
+    return ""
+
+
+def _joined_pairs(folded: Folded, spans: Spans) -> set[tuple[int, int]]:
+    """The pairs of facts (0-based, in the text's order) a text states side by side in one
+    sentence: with nothing but a comma between, or `and` or `or` in one clause part (`Tom and
+    Priya chaired and took the minutes`; not `… by Tom, and Priya chaired`). Which fills
+    which role only their order can say (read as the gist's, `respectively`)."""
+    pairs: set[tuple[int, int]] = set()
+    for a, first_occ in enumerate(spans):
+        for b, second_occ in enumerate(spans):
+            for (_, last), (first, _) in ((x, y) for x in first_occ for y in second_occ):
+                between = folded.tokens[last + 1:first]
+                if a != b and last < first and folded.tokens[last].clause == \
+                        folded.tokens[first].clause and (not between or (
+                            len(between) == 1 and between[0].text in ("and", "or")
+                            and folded.tokens[last].part == folded.tokens[first].part)):
+                    pairs.add((a, b))
+    return pairs
+
+
+def _spans(folded: Folded, fact: Fact) -> list[tuple[int, int]]:
+    """The token spans of the fact's occurrences in a text: of its written alternatives where
+    one occurs (a regular expression's match may take in the words around the value: `price
+    of 25`), else of its regular expressions."""
+    alts = alternatives(fact)
+    for wanted in ([a for a in alts if a.pattern is None], [a for a in alts if a.pattern]):
+        spans = [(o.first, max(o.first, o.last)) for alt in wanted for o in folded.find(alt)
+                 if o.first < len(folded.tokens)]
+        if spans:
+            return spans
+    return []
+
+
+def _kinds(fact: Fact) -> set[str]:
+    """What a fact is, as far as another could take its place: an amount in its unit
+    (`number eur`; `number` alone where it has none, `number ?` for a regular expression
+    that holds a digit), a weekday, a month, or a name (any other word)."""
+    found: set[str] = set()
+    for text, alt in zip([fact] if isinstance(fact, str) else fact, alternatives(fact),
+                         strict=True):
+        if alt.pattern is not None:
+            found.add("number ?" if alt.numeric else "name")
+            continue
+        folded = tokens(text)
+        numbers = [i for i, t in enumerate(folded) if t.number]
+        if numbers:
+            after = folded[numbers[-1] + 1:numbers[-1] + 2]
+            found.add(f"number {after[0].text if after else ''}".strip())
+        else:
+            found.add(next((c for t in folded if (c := closed_class(t))), "name"))
+    return found
+
+
+def _interchangeable(a: set[str], b: set[str]) -> bool:
+    """Whether facts of these kinds (`_kinds`) could take each other's place: they share a
+    kind, or both are numbers and one has no unit (`12.50`) or is a regular expression's."""
+    return bool(a & b) or any({x, y} & {"number", "number ?"} and x[:6] == y[:6] == "number"
+                              for x in a for y in b)
+
+
+def _role_words(folded: Folded, spans: Spans) -> list[int]:
+    """The tokens of a text that may say a fact's role: words (not values, not units)
+    outside every fact's occurrence, that are not function words (`STOPWORDS`, `PLAIN`)."""
+    inside = {i for occ in spans for first, last in occ for i in range(first, last + 1)}
+    return [j for j, t in enumerate(folded.tokens) if j not in inside and t.kind == "word"
+            and not t.number and t.text not in STOPWORDS | PLAIN | UNITS
+            and len(folded.keys[j]) > 1]
+
+
+def _attached(folded: Folded, j: int, spans: Spans) -> int | None:
+    """The fact (0-based) token `j` is attached to: of the facts with an occurrence in its
+    comma-separated part (else in its sentence, a sentence ending in a colon read with the
+    next: `Chair: Tom`), the one strictly nearest, if within `ROLE_REACH` tokens; None when
+    none is that near or two are as near."""
+    groups = _sentences(folded)
+    for scope in ("part", "sentence"):
+        def same(i: int, scope: str = scope) -> bool:
+            if scope == "part":
+                return folded.tokens[i].part == folded.tokens[j].part
+            return groups[i] == groups[j]
+
+        gaps = {fact: min(found) for fact, occ in enumerate(spans) if (found := [
+            first - j if j < first else j - last for first, last in occ
+            if same(first if j < first else last)])}
+        if gaps:
+            best = min(gaps.values())
+            nearest = [fact for fact, gap in gaps.items() if gap == best]
+            return nearest[0] if len(nearest) == 1 and best <= ROLE_REACH else None
+    return None
+
+
+def _sentences(folded: Folded) -> list[int]:
+    """Each token's sentence, a sentence that ends in a colon joined to the next (`Minutes:
+    Priya`)."""
+    out: list[int] = []
+    group = 0
+    for i, token in enumerate(folded.tokens):
+        if i and token.clause != folded.tokens[i - 1].clause:
+            between = folded.plain[folded.tokens[i - 1].end:token.start]
+            group += 0 if between.strip() == ":" else 1
+        out.append(group)
+    return out
+
+
+def _same_word(a: str, b: str) -> bool:
+    """The same word as compared, or one a longer form of the other (`chair`, `chaired`)."""
+    return a == b or (min(len(a), len(b)) >= 4 and (a.startswith(b) or b.startswith(a)))
+
+
+# the closed class of words that modify no fact beside it: copulas, auxiliaries, pronouns,
+# determiners, `and`; and the prepositions that link a value to its head without bounding it
+# (`a price of 25 euros`, `sell at 25 euros`, `for 25 euros`): of the words beside a fact,
+# any other must be the gist's or the question's
+NEUTRAL = frozenset(["is", "are", "was", "were", "be", "been", "being", "am", "has", "have",
+                     "had", "do", "does", "did", "will", "would", "shall", "should", "can",
+                     "could", "must", "it", "its", "they", "their", "them", "he", "him", "his",
+                     "she", "her", "we", "our", "you", "your", "i", "me", "my", "this", "that",
+                     "these", "those", "there", "here", "and", "both", "each", "also", "which",
+                     "who", "whom", "whose", "what", "s"])
+LINKS = frozenset(["of", "at", "for", "in", "on", "with", "as", "per"])  # neutral prepositions
+# a word that links what stands beyond it to the fact (`north of 47`, `subject to 15%`,
+# `3.10 or newer`): the word beyond it is read as well; past another link (`sold at`, `12.50
+# per unit`) the word beyond is the sentence's, not the fact's
+LINKING = frozenset(["of", "to", "from", "by", "or", "than"])
+CONCESSIVES = frozenset({"while", "whereas", "even", "despite", "albeit", "unlike"})
+# the allow-list of a plain statement (`_unplain`): besides the fact and the gist's, the
+# question's and the facts' own words, an answer that is counted right may hold only these:
+# articles, copulas and the auxiliaries of tense and voice (no modal: `can`, `could`, `will`,
+# `would`, `should`, `must` hedge, condition or put it off; no `had`: `had been 25 euros` is a
+# value since changed; no `each`: a rate), personal, demonstrative and relative pronouns,
+# `and`, and the prepositions that link a value to its head without bounding it (`LINKS`, `to`,
+# `from`, `by`: `over`, `under`, `than`, `about` are not here); and the past-tense verbs that
+# report a statement or record a decision without weighing it (`said`, `chose`, `set`; not a
+# proposal, `suggested`, nor hearsay, `they say`). Any other word is one the rule cannot
+# read (a negation, hedge, bound or retraction may be any word: `tops out at`, `a common
+# misconception`, `stop short of saying`), so it leaves the answer unsure, named in the reason.
+PLAIN = (NEUTRAL - {"can", "could", "will", "would", "shall", "should", "must", "had", "each"}
+         ) | LINKS | frozenset(
+    ["a", "an", "the", "to", "from", "by", "his", "her", "their", "them", "who", "which",
+     "said", "told", "stated", "explained", "noted", "mentioned", "answered", "replied",
+     "added", "confirmed", "announced", "wrote", "chose", "chosen", "picked", "decided",
+     "agreed", "set", "named", "called", "gave", "given", "made", "drew", "drawn", "sketched",
+     "described", "noticed", "ordered", "bought", "placed",
+     # more verbs that report a statement, in the past and as a participle (`saying`)
+     "recalled", "recounted", "remarked", "observed", "clarified", "specified", "indicated",
+     "stressed", "emphasised", "emphasized", "repeated", "reiterated", "saying", "telling",
+     "stating", "explaining", "noting", "mentioning", "answering", "replying", "adding",
+     "confirming", "describing", "recalling"])
+
+
+def _modified(answer: Folded, context: _Context, stated: list[list[Occurrence]]) -> str:
+    """Why a fact the answer states is not stated plainly: a word beside it, within
+    `MODIFIER_REACH` tokens in its clause part, that neither the gist, the question, the facts
+    nor the closed class `NEUTRAL` has (`north of 47 minutes`, `a minimum of 40`, `3.10 or
+    newer`, `former commander Priya Raman`, `15 Pa below`, `the 99.95% commitment ceased`), or
+    a concessive or contrastive word opening its clause part (`though some charge 15%`) that
+    the gist and question lack. ConText (Harkema et al., J. Biomed. Inform. 2009) reads a
+    modifier's scope from its position to the clause's end; here the list of triggers is
+    turned over: a word that is not known to be neutral is a trigger. Empty when none."""
+    for i, occ in enumerate(stated, 1):
+        for o in occ:
+            word = _modifier(answer, context, o)
+            if word:
+                return (f"\"{word}\" qualifies fact {i} (it stands beside it) and the expected "
+                        "answer and the question do not say so: review it")
+    return ""
+
+
+def _modifier(answer: Folded, context: _Context, o: Occurrence) -> str:
+    """The first word beside occurrence `o`, in its clause part, that may change what it
+    states, or empty: the word right after it (`25% surcharge`, `15 Pa below`), and beyond it
+    when that word links (`3.10 or newer`); a linking word right before it and the word
+    before that (`north of 47`, `far from 30`, `a minimum of 40`, `from €60`). A content
+    word right before the fact with no link between is its verb (`offered his 18 GB disk`)
+    and is not read; a concessive or contrastive word opening its clause part is
+    (`though some retailers charge 15%`)."""
+    part = answer.tokens[o.first].part
+    n = len(answer.tokens)
+
+    def beside(j: int) -> bool:
+        return 0 <= j < n and answer.tokens[j].part == part and j not in context.fact_tokens
+
+    def odd(j: int) -> bool:
+        return j in context.unknown_words and answer.tokens[j].text not in LINKS and \
+            (j in context.unplain or answer.tokens[j].text in LINKING)
+
+    words = answer.tokens
+    after = [j for j in (o.last + 1, o.last + 2) if beside(j)]
+    if after and words[after[0]].text not in LINKING:
+        after = after[:1]
+    if any(odd(j) for j in after):
+        return " ".join(words[j].text for j in after)  # `surcharge`, `or newer`
+    before = [j for j in (o.first - 2, o.first - 1) if beside(j)]
+    if len(before) == 2 and words[before[1]].text == "by" and \
+            not answer.tokens[o.first].number and before[0] not in context.unknown_words:
+        before = []  # `was chaired by Alice`: the agent of the gist's own verb, in the passive
+    if before and words[before[-1]].text in LINKING:
+        odd_ones = [j for j in before if odd(j)]
+        if odd_ones:
+            return " ".join(words[j].text for j in before if j >= odd_ones[0])  # `north of`
+    for j in range(o.first):
+        if answer.tokens[j].part == part and j in context.unknown_words and \
+                answer.tokens[j].text in CONTRASTS | CONCESSIVES:
+            return answer.tokens[j].text
+    return ""
+
+
+def _unplain(answer: Folded, context: _Context) -> str:
+    """Why an answer that states every fact is not a plain statement of them: its first word
+    that is not a fact's, is not the gist's, the question's or the facts' (or a longer form of
+    one: `work`, `worked`), and is not on the allow-list `PLAIN`. Fails closed: what the rule
+    does not recognise as plain leaves the answer unsure, it is never read as harmless. Empty
+    when every word is recognised."""
+    for j in sorted(context.unplain):
+        return (f"\"{answer.tokens[j].text}\" is a word the expected answer and the question do "
+                "not use and that is not known to state a fact plainly, so the rule cannot "
+                "tell what it does to the facts: review it")
+    return ""
+
+
 @dataclass(frozen=True, kw_only=True)
 class _Context:
     """What an answer's values and words are weighed against: the classes of value the facts
@@ -387,6 +748,8 @@ class _Context:
     question_values: frozenset[str]
     fact_tokens: frozenset[int]
     unknown: frozenset[int]  # the answer's tokens of words the gist, question, facts lack
+    unknown_words: frozenset[int]  # ... and that are not of the closed class `NEUTRAL`
+    unplain: frozenset[int]  # ... and that are not on the allow-list `PLAIN`, facts' aside
     gist_tokens: int
     keys: tuple[str, ...]  # the answer's tokens as compared
     known: tuple[tuple[str, ...], ...]  # the gist's and the question's, as compared
@@ -412,7 +775,13 @@ class _Context:
         known = words_of([expected.gist, expected.question, *literal])
         unknown = {i for i, (k, t) in enumerate(zip(answer.keys, answer.tokens, strict=True))
                    if k not in known and t.text not in STOPWORDS}
+        unknown_words = {i for i, (k, t) in enumerate(zip(answer.keys, answer.tokens,
+                                                          strict=True))
+                         if not _known(k, known) and t.text not in NEUTRAL}
+        unplain = {i for i, (k, t) in enumerate(zip(answer.keys, answer.tokens, strict=True))
+                   if i not in inside and not _known(k, known) and t.text not in PLAIN}
         return cls(classes=frozenset(classes), fact_values=frozenset(fact_values),
+                   unknown_words=frozenset(unknown_words), unplain=frozenset(unplain),
                    known_values=frozenset(fact_values | question_values | gist_values),
                    question_values=frozenset(question_values), fact_tokens=frozenset(inside),
                    unknown=frozenset(unknown), gist_tokens=len(tokens(expected.gist)),

@@ -207,6 +207,20 @@ def stopping_times(ys: np.ndarray, *, population: int, null: float, alpha: float
     return capital.decided_at.copy(), capital.decision.copy()
 
 
+def grid_undecided(nulls: Sequence[float], values: Sequence[Sequence[float]], *,
+                   population: int, alpha: float) -> list[float]:
+    """The nulls whose test, fed its own value of each observation in order (`values[t][j]`
+    for `nulls[j]`), decides neither side: one `MeanTest` per null, run side by side."""
+    if len(values) > population:
+        raise ValueError(f"{len(values)} values exceed the population of {population}")
+    capital = _Capital(len(nulls), population, np.asarray(nulls, dtype=float), alpha)
+    for row in values:
+        ys = np.asarray(row, dtype=float)
+        _check_values(ys)
+        capital.step(ys)
+    return [m for m, d in zip(nulls, capital.decision, strict=True) if d == 0]
+
+
 def confidence_interval(ys: Sequence[float], *, population: int, alpha: float,
                         ) -> tuple[float, float]:
     """The confidence sequence at time len(ys), for reports: the means m that the test,

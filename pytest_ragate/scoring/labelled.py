@@ -4,7 +4,7 @@ neither can count a question the other names as missing.
 
 A labelled question without a usable verdict is named with why, never left out: it errored,
 was skipped, the judge failed on it, it abstained, or its label was stamped for another answer
-than the one judged (`ragate stamp-labels`), which would compare a person's word on one answer
+than the one judged (`ragate stamp --labels`), which would compare a person's word on one answer
 with a judge's on another.
 """
 
@@ -37,7 +37,7 @@ def judged_values(metric: str, records: Sequence[QuestionRecord],
             missing[qid] = f"skipped: {r.error or 'not run'}"
         elif stamp and (r.answer_text is None or raw_sha256(r) != stamp):
             missing[qid] = (f"stale label: written for another answer (answer_sha256 "
-                            f"{stamp[:12]}…); label the new one, or `ragate stamp-labels`")
+                            f"{stamp[:12]}…); label the new one, or `ragate stamp --labels`")
         elif metric in r.judge_failures:
             missing[qid] = f"judge failure: {r.judge_failures[metric]}"
         elif value is None and r.abstained:

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from pytest_ragate.scoring.noninferiority import Discordant
 from pytest_ragate.scoring.power import detectable_drop
 from pytest_ragate.scoring.records import QuestionScores
 from pytest_ragate.scoring.registry import METRICS, run_metrics
@@ -133,6 +134,24 @@ def pair(metric: str, base: Mapping[str, QuestionScores],
     if paired_test(metric) == MCNEMAR:
         return _pair_units(metric, ids, base, current, unpaired)
     return _pair_ratios(metric, ids, base, current, unpaired)
+
+
+def discordant_clusters(metric: str, base: Mapping[str, QuestionScores],
+                        current: Mapping[str, QuestionScores]) -> list[Discordant]:
+    """A binary metric's units paired as `pair` pairs them, counted by cluster (a question,
+    or a whole conversation): how many went right → wrong and wrong → right, of how many."""
+    ids = [q for q in current if q in base
+           and current[q].status != "skipped" and base[q].status != "skipped"]
+    counts: dict[str, list[int]] = {}
+    for q in ids:
+        then, now = _units(metric, base[q]), _units(metric, current[q])
+        keys = [k for k in then if k in now]
+        if keys:
+            cluster = counts.setdefault(current[q].conversation or q, [0, 0, 0])
+            cluster[0] += sum(then[k] and not now[k] for k in keys)
+            cluster[1] += sum(now[k] and not then[k] for k in keys)
+            cluster[2] += len(keys)
+    return [Discordant(worse=w, better=b, units=n) for w, b, n in counts.values()]
 
 
 def _pair_units(metric: str, ids: Sequence[str], base: Mapping[str, QuestionScores],

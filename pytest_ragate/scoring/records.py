@@ -14,7 +14,7 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import (
     BaseModel,
@@ -195,7 +195,7 @@ BILL_FIELDS = ("latency_s", "usage", "judge_requests", "judge_tokens", "judge_co
 
 # fields a row leaves out while they are None (as rows were before each existed)
 QUIET_WHEN_NONE = ("confidence", "judged_contexts", "answer_check", "answer_sha256",
-                   "unencodable", "non_answer", "conversation", "turn")
+                   "unencodable", "non_answer", "conversation", "turn", "context_gains")
 
 
 class QuestionRecord(BaseModel):
@@ -238,6 +238,9 @@ class QuestionRecord(BaseModel):
     evidence_spans: int
     evidence_spans_found: int = 0
     evidence_ranks: list[int | None] = Field(default_factory=list)  # 1-based, per span
+    # per context in rank order up to the last relevant one, the share of it that is
+    # evidence (EvidenceIndex.gains): what the rank metrics read; None: none is relevant
+    context_gains: list[Annotated[float, Field(ge=0.0, le=1.0)]] | None = None
     metrics: dict[str, float | None] = Field(default_factory=dict)
     answer_text: str | None = None
     # the sha256 of the raw answer, where `answer_text` is kept masked (items/redacting.py):
@@ -490,6 +493,28 @@ class EvidenceIndex:
         """The positions of the evidence this context finds."""
         return [i for i, item in self._by_doc.get(context.doc_id, ()) if item.matches(context)]
 
+    def gains(self, contexts: Sequence[Context]) -> list[float]:
+        """Per context in rank order, its gain for the rank metrics (scoring/ranking.py): 0
+        when it finds no evidence; else the share of its units inside the spans it finds,
+        1 when it finds a whole document or is an expected context. Trailing 0s left out."""
+        gains = [self._gain(context) for context in contexts]
+        while gains and not gains[-1]:
+            gains.pop()
+        return gains
+
+    def _gain(self, context: Context) -> float:
+        found = [item for _, item in self._by_doc.get(context.doc_id, ()) if item.matches(context)]
+        if not found:
+            return 0.0
+        if not all(isinstance(item, Span) for item in found):
+            return 1.0
+        covered, reached = 0, context.first_unit - 1  # units counted once, spans in order
+        for span in sorted(found, key=lambda s: s.first_unit):
+            first, last = max(span.first_unit, reached + 1), min(span.last_unit, context.last_unit)
+            covered += max(0, last - first + 1)
+            reached = max(reached, last)
+        return covered / (context.last_unit - context.first_unit + 1)
+
     def ranks(self, contexts: Sequence[Context]) -> list[int | None]:
         """Per evidence item, the 1-based rank of the first context that finds it."""
         ranks: list[int | None] = [None] * self.count
@@ -542,6 +567,7 @@ def score_answer(answer: Answer, evidence: Sequence[Evidence], *,
         "evidence_spans": len(evidence),
         "evidence_spans_found": found,
         "evidence_ranks": ranks,
+        "context_gains": index.gains(answer.contexts) or None,
         "metrics": mechanical_scores(own),
         "knobs": dict(answer.knobs),
         "unencodable": answer.unencodable or None,

@@ -223,6 +223,54 @@ def _recall_at_value(name: str, r: QuestionRecord) -> float | None:
     return spans_found(r, recall_depth(name)) / r.evidence_spans
 
 
+# rank metrics (`mrr@K`, `ndcg@K`, `hit_rate@K`, `precision@K`): one value per question with
+# evidence, from its contexts' gains (scoring/ranking.py); an errored question's is 0
+
+_RANK_AT_K = re.compile(r"(mrr|ndcg|hit_rate|precision)@([1-9][0-9]{0,3})")
+
+
+def rank_depth(name: str) -> tuple[str, int] | None:
+    """(measure, K) of `mrr@K`, `ndcg@K`, `hit_rate@K` or `precision@K`, else None."""
+    match = _RANK_AT_K.fullmatch(name)
+    return (match.group(1), int(match.group(2))) if match else None
+
+
+def rank_value(name: str, r: QuestionRecord) -> float | None:
+    """A question's own value of a rank metric; None when it has no evidence (unanswerable:
+    not applicable, as for evidence recall)."""
+    if not r.evidence_spans:
+        return None
+    from pytest_ragate.scoring import ranking  # plain Python; the registry stays light
+
+    measure, k = rank_depth(name) or ("mrr", 1)
+    gains = r.context_gains or []
+    if measure == "ndcg":
+        return ranking.ndcg(gains, ranking.ideal_gains(gains, r.evidence_spans), k)
+    return {"mrr": ranking.reciprocal_rank, "hit_rate": ranking.hit,
+            "precision": ranking.precision}[measure](gains, k)
+
+
+def _rank_tally(name: str, rows: Sequence[QuestionRecord]) -> Tally:
+    values = tuple(v for r in rows if (v := rank_value(name, r)) is not None)
+    return Tally(metric=name, k=sum(values), n=len(values), questions=len(values),
+                 values=() if name.startswith("hit_rate@") else values)
+
+
+def _rank_worst(name: str, r: QuestionRecord) -> Worst | None:
+    value = rank_value(name, r)
+    if value is None or value >= 1.0:
+        return None
+    measure, k = rank_depth(name) or ("mrr", 1)
+    gains = (r.context_gains or [])[:k]
+    first = next((rank for rank, g in enumerate(gains, 1) if g > 0), None)
+    relevant = f"{sum(g > 0 for g in gains)} of the first {k} contexts relevant"
+    where = (f"no relevant context in the first {k}" if first is None else
+             relevant if measure == "precision" else
+             f"{relevant}, the first at rank {first}" if measure == "ndcg" else
+             f"first relevant context at rank {first}")
+    return value, f"{r.question_id} {name} {value:.2f}: {where}"
+
+
 # a judge's verdicts: a mean over the verdicts obtained; failures counted, not averaged
 
 def _verdict_tally(name: str, rows: Sequence[QuestionRecord]) -> Tally:
@@ -581,6 +629,15 @@ class _Metrics(dict[str, Metric]):
 EVIDENCE_RECALL_AT_K = Metric("evidence_recall@K", "mechanical", "proportion", "spans",
                               _recall_tally, _recall_worst, value=_recall_at_value)
 
+# `mrr@K`, `ndcg@K`, `precision@K` (means of per-question values in [0, 1]) and `hit_rate@K`
+# (the share of questions with a relevant context in the first K), over the questions with
+# evidence, K = 1..9999; a context is relevant when it finds some expected evidence (the
+# rule evidence recall counts by). Like evidence_recall@K: no baseline check
+RANK_AT_K = Metric("ndcg@K", "mechanical", "mean", "questions with evidence", _rank_tally,
+                   _rank_worst, value=rank_value)
+HIT_RATE_AT_K = Metric("hit_rate@K", "mechanical", "proportion", "questions with evidence",
+                       _rank_tally, _rank_worst, value=rank_value)
+
 # `pass^k` (all k of k repeats right) and `pass@k` (at least one right), k = 1..99, per
 # question from its c right of N repeats, averaged over questions (registry.pass_k)
 PASS_K = Metric("pass^k", "repeats", "mean", "questions", _pass_tally, _never)
@@ -633,6 +690,9 @@ METRICS = _Metrics([
            anchor_floor=True),
 ], families=[
     Family(_AT_K, EVIDENCE_RECALL_AT_K, "evidence_recall@{}"),
+    *(Family(re.compile(rf"{m}@[1-9][0-9]{{0,3}}"), replace(RANK_AT_K, name=f"{m}@K"), m + "@{}")
+      for m in ("mrr", "ndcg", "precision")),
+    Family(re.compile(r"hit_rate@[1-9][0-9]{0,3}"), HIT_RATE_AT_K, "hit_rate@{}"),
     Family(re.compile(r"pass\^[1-9][0-9]?"), PASS_K, "pass^{}"),
     Family(re.compile(r"pass@[1-9][0-9]?"), replace(PASS_K, name="pass@k"), "pass@{}"),
     Family(re.compile("flaky_rate"), FLAKY_RATE, "flaky_rate"),

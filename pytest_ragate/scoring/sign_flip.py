@@ -24,13 +24,51 @@ p = (1 + #{T* >= T}) / (RESAMPLES + 1), which keeps the test valid (B. Phipson a
 Smyth, "Permutation p-values should never be zero", Stat. Appl. Genet. Mol. Biol. 9, 2010).
 The seed is the caller's (the run's seed and the floor), so the same answers give the same p
 on every process and in every replay.
+
+**How many pairs** (`drift_sample`): a sequential stop rests on k answers and asks a random
+sample of s of them again (`decision/drift.py`). For a system otherwise stable, the test at
+level L refuses once m = ceil(log2(1 / L)) pairs moved one way and none the other (p = 2^-m).
+s is the fewest for which a sample holds at least m of D = ceil(DRIFT_SHARE * k) moved answers
+with chance at least 1 - DRIFT_MISS: the hypergeometric tail, i.e. the operating
+characteristic of a single sampling plan with acceptance number m - 1 drawn without
+replacement from a finite lot (type-B OC curve: D. C. Montgomery, "Introduction to
+Statistical Quality Control", Wiley, chapter 15, the OC curve; for acceptance number 0 and
+a large lot it is the familiar s = ceil(log(beta) / log(1 - d))). So a change in half the
+answers a stop rests on is caught with chance at least 0.95 (at most DRIFT_MISS missed); a
+smaller change may pass. It is 14 to 16 pairs at level 0.05, 16 to 18 at 0.025 (k from 26 to
+400), the whole k up to about 10.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+DRIFT_SHARE = 0.5  # the share of a stop's answers that, moved, its re-check must catch
+DRIFT_MISS = 0.05  # the most chance that it misses them (the sample's size, `drift_sample`)
+
+
+def fewest_moved(level: float) -> int:
+    """m: the fewest pairs moved toward the other side, and none away, that the sign-flip
+    test refuses at `level` (p = 2^-m <= level)."""
+    return max(1, math.ceil(math.log2(1.0 / level) - 1e-9))
+
+
+def drift_sample(asked: int, level: float) -> int:
+    """s: how many of the `asked` units a stop rests on are asked again, the fewest for which
+    the chance that a random sample holds at least `fewest_moved(level)` of D =
+    ceil(DRIFT_SHARE * asked) moved ones is at least 1 - DRIFT_MISS (the hypergeometric tail
+    of a single sampling plan; module docstring); all of them when no fewer do."""
+    m, moved = fewest_moved(level), math.ceil(DRIFT_SHARE * asked - 1e-9)
+    for size in range(m, asked):
+        short = math.fsum(math.comb(moved, x) * math.comb(asked - moved, size - x)
+                          for x in range(min(m, size + 1)))
+        if short / math.comb(asked, size) <= DRIFT_MISS:
+            return size
+    return asked
+
 
 EXACT = 16  # pairs that differ: up to this many, all 2^n sign vectors are enumerated
 RESAMPLES = 19_999

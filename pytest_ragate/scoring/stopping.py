@@ -155,20 +155,17 @@ class FloorTrack:
 def ratio_interval(track: FloorTrack, shares: list[tuple[float, int]], *, steps: int = 100,
                    ) -> tuple[float, float] | None:
     """The floor's figure's confidence sequence at the stop: every value m whose own test,
-    fed the same answers, proves neither side (a grid of `steps` + 1 values)."""
+    fed the same answers, proves neither side (a grid of `steps` + 1 values, each run of the
+    one rule `MeanTest` runs, side by side: `confidence_sequence.grid_undecided`)."""
     if not shares:
         return None
-    from pytest_ragate.scoring.confidence_sequence import MeanTest
+    from pytest_ragate.scoring.confidence_sequence import grid_undecided
 
-    kept = []
-    for i in range(steps + 1):
-        m = i / steps
-        test = MeanTest(population=track.test.population, null=m, alpha=track.test.alpha)
-        bound = track.bound or 1
-        for c, n in shares:
-            test.observe((c - m * n + m * bound) / bound)
-        if test.decided is None:
-            kept.append(m)
+    grid = [i / steps for i in range(steps + 1)]
+    bound = track.bound or 1
+    kept = grid_undecided(grid, [[(c - m * n + m * bound) / bound for m in grid]
+                                 for c, n in shares],
+                          population=track.test.population, alpha=track.test.alpha)
     if not kept:
         value = track.value
         return (value, value) if value is not None else None

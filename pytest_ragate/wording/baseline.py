@@ -16,6 +16,7 @@ from pytest_ragate.wording.numbers import NAMED_WORSE, plural
 from pytest_ragate.wording.settings import standing_knob
 
 if TYPE_CHECKING:
+    from pytest_ragate.decision.margins import MarginCheck
     from pytest_ragate.decision.regressions import JudgeChange, RegressionCall
     from pytest_ragate.scoring.pairing import BaselineRun, Compared, NotCompared, Paired
 
@@ -35,6 +36,14 @@ def no_baseline(goldset: str, eval_version: str, same: Sequence[BaselineRun],
                 "not comparable")
     return f"{chosen.source} has no per-question scores (written by an older ragate)"
 
+
+def not_compared_metric(name: str) -> str:
+    """A `[regression] max_drop` key that names no metric a baseline check compares."""
+    compared = [m for m, info in METRICS.items() if info.regression is not None]
+    close = [m for m in METRICS.close_to(name) if m in compared]
+    return (f"{name!r} is not a metric the baseline check compares"
+            + (f": did you mean {' or '.join(close)}?" if close else "")
+            + f" (compared: {', '.join(compared)})")
 
 def _paired_tail(unpaired: int, source: str) -> str:
     aside = (f"; {plural(unpaired, 'question')} in only one run or skipped, not paired"
@@ -87,6 +96,44 @@ def regression(metric: str, test: str, paired: Paired, compared: Compared,
             else "drop not significant")
     return f"{word}: {figures} {'<' if c.significant else '≥'} α {alpha:g}){tail}"
 
+
+
+def margin_regression(metric: str, paired: Paired, compared: Compared, held: MarginCheck, *,
+                      alpha: float, source: str) -> str:
+    """A check held to `[regression] max_drop`: the metric then and now, the change's
+    one-sided bounds against −margin, and the call: no worse than the margin, worse (naming
+    who got worse), or not decided with about how many more questions would decide."""
+    units = paired_units(paired)
+    clusters = "conversations" if paired.by_conversation else "questions"
+    level = f"{1 - alpha:.0%}"
+    figures = f"{metric} {compared.then:.2f} → {compared.now:.2f} over {units}"
+    edge = f"-{held.margin:g} = -max_drop"
+    tail = _paired_tail(paired.unpaired, source)
+    b = held.bounds
+    if b is None:
+        return (f"not decided: {figures}: a margin needs at least 2 paired {clusters}"
+                + _opted(held) + tail)
+    change = f"change {b.change:+.3f}"
+    if held.call == "non-inferior":
+        return (f"no worse than the margin: {figures} ({change}, {level} lower bound "
+                f"{b.lower:+.3f} > {edge}){tail}")
+    if held.call == "worse":
+        went = "got worse"
+        return (f"worse than the margin: {figures} ({change}, {level} upper bound "
+                f"{b.upper:+.3f} < {edge}){tail}"
+                + (f" · {went}: {fmt_some(paired.dropped, NAMED_WORSE)}" if paired.dropped
+                   else ""))
+    more = (f"about {max(held.more, 1)} more {clusters[:-1] + 's' * (held.more > 1)} "
+            "would decide" if held.more is not None
+            else f"no number of {clusters} decides a change on the margin")
+    return (f"not decided: {figures} ({change}, {level} bounds {b.lower:+.3f} to "
+            f"{b.upper:+.3f} straddle {edge}): {more}" + _opted(held) + tail)
+
+
+def _opted(held: MarginCheck) -> str:
+    """What an undecided check does: fails, or passes because the goldset says so."""
+    return (" · passes: [regression] inconclusive = \"pass\"" if held.inconclusive == "pass"
+            else "")
 
 
 # --- a baseline across a judge change (`--ragate-accept-judge`, decision/regressions.py) -----

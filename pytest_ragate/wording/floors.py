@@ -206,7 +206,7 @@ def unsure_unlabelled(floor: Floor, names: Sequence[str], t: Tally, counted: Cou
     return (f"not decided: {over}{plural(len(names), 'unsure answer')} not labelled: "
             f"{fmt_some(list(names), NAMED)} · review each and label it in the labels file "
             f"([judge] labels = \"labels.jsonl\": {{\"question_id\", \"metric\": "
-            f"\"answer_match\", \"verdict\": 0 or 1}}, then `ragate stamp-labels`), or count "
+            f"\"answer_match\", \"verdict\": 0 or 1}}, then `ragate stamp --labels`), or count "
             f"them wrong with [answers] unsure = \"wrong\" · floor {bound(floor)} · computed by "
             f"{counted.computed_by}{aside(floor, counted)}")
 

@@ -180,28 +180,28 @@ def answer_lines(records: Sequence[QuestionRecord], name: Callable[[QuestionReco
                       if r.answer_check is not None)
     more = f"; and {len(waiting) - limit} more" if len(waiting) > limit else ""
     return [head, *notes, f"unsure, not labelled ({len(waiting)}: review each and label it in "
-            f"the goldset's labels file, then `ragate stamp-labels`): {shown}{more}"]
+            f"the goldset's labels file, then `ragate stamp --labels`): {shown}{more}"]
 
 
 _LABEL_NOTES = {
-    "predates": ("predate{s} expected-answer digests: run `ragate stamp-labels` to bind "
+    "predates": ("predate{s} expected-answer digests: run `ragate stamp --labels` to bind "
                  "{them}"),
     "stale_expected": ("{was} judged against another expected answer (its gist, facts or "
                        "forbid changed since): not applied, the answer is held to the new one "
                        "(unsure again where it is unsure); review it, label it anew and run "
-                       "`ragate stamp-labels`"),
+                       "`ragate stamp --labels`"),
     "stale_answer": ("{was} written for another answer: this answer is unsure again; review "
-                     "it, label it and run `ragate stamp-labels`"),
+                     "it, label it and run `ragate stamp --labels`"),
     "predates_keyed": ("predate{s} keyed digests (a sealed goldset's labels are bound by "
                        "HMAC under its seal key, never by a plain sha256 anyone can check a "
-                       "guess against): not applied; run `ragate stamp-labels` with a results "
+                       "guess against): not applied; run `ragate stamp --labels` with a results "
                        "file of a run made with RAGATE_SEAL_KEY set to bind {them} again"),
 }
 
 
 def label_notes(records: Sequence[QuestionRecord]) -> list[str]:
     """Each answer_match label not applied as written, once per question (whatever its
-    repeats): `label for q7 predates expected-answer digests: run `ragate stamp-labels` to bind
+    repeats): `label for q7 predates expected-answer digests: run `ragate stamp --labels` to bind
     it`, or stale, judged against another expected answer or written for another answer."""
     by_note: dict[str, list[str]] = {}
     for r in records:

@@ -64,6 +64,7 @@ RENDERERS: dict[Topic, Callable[..., str]] = {
     Topic.NO_BASELINE: baseline.no_baseline,
     Topic.NOT_COMPARED: baseline.not_compared,
     Topic.REGRESSION: baseline.regression,
+    Topic.MARGIN_REGRESSION: baseline.margin_regression,
     Topic.JUDGE_CHANGED: baseline.judge_changed,
     Topic.CORPUS_NOTE: pins.corpus_note,
     Topic.REPEATS_UNPAIRED: baseline.repeats_unpaired,

@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from pytest_ragate.scoring.gap_bound import GAPS
+from pytest_ragate.scoring.gap_bound import FEWEST, GAPS, least_gaps
 from pytest_ragate.scoring.registry import METRICS
+from pytest_ragate.scoring.sign_flip import DRIFT_MISS, DRIFT_SHARE
 from pytest_ragate.wording.numbers import fmt_interval
 from pytest_ragate.wording.settings import standing_knob
 
@@ -141,7 +142,7 @@ def halt_line(halt: Halt) -> str:
     if halt.kind == "stuck" and halt.stuck is not None:
         return stuck(halt.stuck)
     if halt.kind == "gaps unbounded":
-        return gaps_unbounded(halt.rate)
+        return gaps_unbounded(halt.rate, halt.of)
     return _recheck_line(halt) or undecided(halt.names)
 
 
@@ -162,7 +163,7 @@ def _recheck_line(halt: Halt) -> str | None:
 
 def recheck_costs(asked: int, of: int) -> str:
     return (f"every floor decided and the questions not asked bounded after {asked}, but "
-            f"asking those {asked} again to check the stop would cost as much as the "
+            f"asking a sample of them again to check the stop would cost as much as the "
             f"{of - asked} left: every question was asked")
 
 
@@ -188,8 +189,9 @@ def answers_held(drifts: Sequence[FloorDrift]) -> str:
     asked = max((d.pairs for d in drifts), default=0)
     moved = "; ".join(f"{d.floor} {d.toward} toward the floor, {d.away} away (p = "
                       f"{d.p:.2g})" for d in drifts if d.toward or d.away)
-    return (f"those questions asked again answered as before within their flakiness ("
-            f"{asked} re-asked{'; ' + moved if moved else ''})")
+    return (f"a sample of those questions asked again answered as before within their "
+            f"flakiness ({asked} re-asked, enough to catch a change in {DRIFT_SHARE:.0%} of "
+            f"their answers with chance ≥ {1 - DRIFT_MISS:.0%}{'; ' + moved if moved else ''})")
 
 
 def answers_changed(asked: int, changed: Sequence[FloorDrift]) -> str:
@@ -217,7 +219,15 @@ def gaps_below(rate: float) -> str:
             f"(sequential_gaps = {rate:.4g}: errors, unsure answers not labelled)")
 
 
-def gaps_unbounded(rate: float) -> str:
+def gaps_unbounded(rate: float, units: int = 0) -> str:
+    """Every floor decided, but the bound on the questions not asked was not proved: too few
+    asked, or (`units`, the goldset's) a goldset too small for a share (`gap_bound.FEWEST`)."""
+    tolerated = least_gaps(units, rate) - 1 if units else 0
+    if units and tolerated < FEWEST - 1:
+        return (f"every floor decided, but {units} questions are too few to stop on a share: "
+                f"sequential_gaps = {rate:.4g} of them is {tolerated} without a result, and a "
+                f"stop needs that to be {FEWEST - 1} or more: every question was asked, and "
+                "every floor decided over all of them")
     return (f"every floor decided, but the questions asked were too few to show that fewer "
             f"than {rate:.4g} of the rest lack a result (sequential_gaps = {rate:.4g}): "
             "every question was asked, and every floor decided over all of them")

@@ -1,6 +1,7 @@
 """What ragate says about where its settings came from: a knob that holds for one run given
-where every run reads it, a key set in the environment but empty, and saved runs read without
-the key a project that declares its results signed needs.
+where every run reads it, a flag for a knob that is configuration only, a key set in the
+environment but empty, and saved runs read without the key a project that declares its
+results signed needs.
 """
 
 from __future__ import annotations
@@ -12,6 +13,15 @@ def standing_knob(name: str, where: str) -> str:
     if where == "the ini file":
         return f"ragate_{name} in the ini file"
     return f"--ragate-{name.replace('_', '-')} in {where}"
+
+
+def configuration_only_flags(given: list[tuple[str, str]]) -> str:
+    """The usage error for flags of knobs set in configuration only (`settings.
+    configuration_flags_given`): one line per flag, naming the ini option to set instead."""
+    lines = [f"  {flag}: set ragate_{name} in the ini file ([pytest], or "
+             f"[tool.pytest.ini_options] in pyproject.toml), or for one run "
+             f"-o ragate_{name}=VALUE" for flag, name in given]
+    return ("these pytest-ragate knobs are configuration, not flags:\n" + "\n".join(lines))
 
 
 def key_empty(name: str) -> str:
