@@ -24,16 +24,16 @@ ALLOWED = {
     "decision": {"scoring"},
     "goldsets": {"scoring", "decision", "wording"},
     "judges": {"scoring"},
-    "pipeline": {"goldsets"},
+    "builtin_system": {"goldsets"},
     "outputs": {"scoring", "decision", "wording"},
-    "items": {"scoring", "wording", "goldsets", "judges", "pipeline", "outputs", "decision"},
-    "modes": {"scoring", "wording", "goldsets", "judges", "pipeline", "outputs", "decision",
+    "items": {"scoring", "wording", "goldsets", "judges", "builtin_system", "outputs", "decision"},
+    "modes": {"scoring", "wording", "goldsets", "judges", "builtin_system", "outputs", "decision",
               "items"},
-    "audit": {"scoring", "wording", "goldsets", "pipeline", "outputs", "decision"},
-    "top": {"scoring", "wording", "goldsets", "judges", "pipeline", "outputs", "decision",
+    "audit": {"scoring", "wording", "goldsets", "builtin_system", "outputs", "decision"},
+    "top": {"scoring", "wording", "goldsets", "judges", "builtin_system", "outputs", "decision",
             "items", "modes", "audit", "commands"},
-    "commands": {"scoring", "wording", "goldsets", "judges", "pipeline", "outputs", "decision",
-                 "items", "modes", "audit", "top"},
+    "commands": {"scoring", "wording", "goldsets", "judges", "builtin_system", "outputs",
+                 "decision", "items", "modes", "audit", "top"},
 }
 HEAVY = ("pydantic", "numpy", "torch", "chromadb", "sentence_transformers", "ragas", "openai",
          "matplotlib", "jinja2", "tabulate", "tomlkit", "diskcache", "cryptography",
@@ -168,10 +168,10 @@ def third_party_roots(path: Path) -> set[str]:
 @pytest.mark.parametrize("module", sorted(PATHS))
 def test_only_the_pipeline_imports_the_embed_extra(module: str) -> None:
     """torch, ONNX Runtime, the exporter, the tokenizers and Chroma are the `[embed]` extra:
-    only `pipeline/` may import them, so a project without the extra still runs its own
+    only `builtin_system/` may import them, so a project without the extra still runs its own
     system."""
     heavy = sorted(third_party_roots(PATHS[module]) & set(EMBED_ONLY))
-    assert part_of(module) == "pipeline" or not heavy, f"{module} imports {heavy}"
+    assert part_of(module) == "builtin_system" or not heavy, f"{module} imports {heavy}"
 
 
 @pytest.mark.heavy  # a fresh interpreter
@@ -280,7 +280,7 @@ def test_each_module_says_what_it_holds_and_the_architecture_page_names_it(modul
 
 # besides items/ and modes/ (the pytest glue) and the entry points, the modules that use pytest
 PYTEST_USERS = {"pytest_ragate.settings", "pytest_ragate.judges.fixture",
-                "pytest_ragate.pipeline.builtin"}
+                "pytest_ragate.builtin_system.builtin"}
 
 
 @pytest.mark.parametrize("module", sorted(PATHS))
