@@ -251,7 +251,7 @@ class Cosines:
     alone (as a run embeds it), each once."""
 
     def __init__(self) -> None:
-        from pytest_ragate.pipeline.retrieval import Embedder
+        from pytest_ragate.builtin_system.retrieval import Embedder
 
         self.embedder = Embedder(cache_dir=Path(tempfile.gettempdir()) / "ragate-bench-enc")
         self.vectors: dict[str, object] = {}

@@ -71,9 +71,9 @@ from pathlib import Path
 from pytest_ragate.audit.run import audit_goldset
 from pytest_ragate.audit.texts import content_stems
 from pytest_ragate.audit.vectors import cached_embed
+from pytest_ragate.builtin_system.normalize import fold, normalize
 from pytest_ragate.goldsets.loader import load_goldset, load_goldset_corpus
 from pytest_ragate.goldsets.pins import CorpusText, Moved, Pin
-from pytest_ragate.pipeline.normalize import fold, normalize
 from pytest_ragate.scoring.answer_text import Folded, light, numbers_in, stem
 
 ROOT = Path(__file__).resolve().parents[1]

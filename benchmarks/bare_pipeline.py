@@ -116,11 +116,11 @@ def run_goldset(root: Path, name: str, model: Any, index_dir: Path, knobs: Any,
     from chromadb.config import Settings
 
     from pytest_ragate.answer import Answer, Citation, Context
+    from pytest_ragate.builtin_system.chunking import Chunker
+    from pytest_ragate.builtin_system.normalize import normalize, quote_matches
+    from pytest_ragate.builtin_system.rescue import RescueSettings, SentenceRescue
+    from pytest_ragate.builtin_system.retrieval import RagateEmbeddingFunction
     from pytest_ragate.goldsets.loader import load_goldset
-    from pytest_ragate.pipeline.chunking import Chunker
-    from pytest_ragate.pipeline.normalize import normalize, quote_matches
-    from pytest_ragate.pipeline.rescue import RescueSettings, SentenceRescue
-    from pytest_ragate.pipeline.retrieval import RagateEmbeddingFunction
     from pytest_ragate.scoring.records import score_answer
 
     goldset = load_goldset(root / name)
@@ -253,7 +253,7 @@ class OnnxModel:
     the graph is exported into the (fresh) index folder, as a cold gate exports it into its."""
 
     def __init__(self, graph_dir: Path) -> None:
-        from pytest_ragate.pipeline import encoders
+        from pytest_ragate.builtin_system import encoders
 
         path = encoders.model_path()
         found = encoders.resolve("onnx", graph_dir, path)

@@ -418,9 +418,9 @@ def compare_encoders(rounds: int, json_path: Path) -> int:
     pooling), the most this machine gives for the model. Checks the vectors agree."""
     import numpy as np
 
+    from pytest_ragate.builtin_system.chunking import Chunker
+    from pytest_ragate.builtin_system.retrieval import Embedder
     from pytest_ragate.goldsets.loader import load_goldset
-    from pytest_ragate.pipeline.chunking import Chunker
-    from pytest_ragate.pipeline.retrieval import Embedder
 
     goldset = load_goldset(ROOT / "goldsets" / "qmsum-val")
     texts = [c.embed_text for c in Chunker(400).chunk(goldset.corpus)][:RATE_CHUNKS]

@@ -63,11 +63,11 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 import bm25s
 import numpy as np
 
+from pytest_ragate.builtin_system.chunking import Chunk, Chunker
+from pytest_ragate.builtin_system.hybrid import RRF_K, Bm25Index
+from pytest_ragate.builtin_system.normalize import fold
+from pytest_ragate.builtin_system.retrieval import Embedder, Retriever, open_index
 from pytest_ragate.goldsets.loader import Case, Goldset, load_goldset
-from pytest_ragate.pipeline.chunking import Chunk, Chunker
-from pytest_ragate.pipeline.hybrid import RRF_K, Bm25Index
-from pytest_ragate.pipeline.normalize import fold
-from pytest_ragate.pipeline.retrieval import Embedder, Retriever, open_index
 from pytest_ragate.scoring.records import Span
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -360,7 +360,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                                "sentence-transformers", "torch")},
         "settings": {"chunk_budget": CHUNK_BUDGET, "ks": list(KS), "depth": DEPTH,
                      "rrf_k": RRF_K,
-                     "hybrid": "pytest_ragate.pipeline.hybrid (rrf of dense, bm25)",
+                     "hybrid": "pytest_ragate.builtin_system.hybrid (rrf of dense, bm25)",
                      "embedding_model": embedder.model_id,
                      "bm25": {"method": defaults.method, "k1": defaults.k1,
                               "b": defaults.b, "stopwords": BM25_STOPWORDS,

@@ -227,7 +227,7 @@ def ragas_worker(rows_path: Path, url: str, workers: int | None, out: Path) -> N
     from ragas.metrics import AnswerRelevancy, Faithfulness, LLMContextPrecisionWithReference
     from ragas.run_config import RunConfig
 
-    from pytest_ragate.pipeline.retrieval import Embedder
+    from pytest_ragate.builtin_system.retrieval import Embedder
 
     class SameEmbeddings(Embeddings):
         def __init__(self) -> None:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from os import PathLike
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from pytest_ragate.decision import said as _said
 from pytest_ragate.items.route import RouteSpec
 
 if TYPE_CHECKING:
@@ -32,6 +33,17 @@ _LAZY = {**dict.fromkeys(("Answer", "Asked", "Citation", "Context", "Earlier", "
          "Question": "pytest_ragate.goldsets.config",
          **dict.fromkeys(("Corpus", "split_lines", "split_paragraphs"),
                          "pytest_ragate.goldsets.corpus")}
+
+
+def _written(said: _said.Said) -> str:
+    """A verdict's message written by wording/, loaded when the first one is read: decision/
+    says what it decided as typed values and imports nothing of wording/ (here they meet)."""
+    from pytest_ragate.wording.said import render
+
+    return render(said)
+
+
+_said.wire(_written)
 
 
 def __getattr__(name: str) -> Any:

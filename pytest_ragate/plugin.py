@@ -62,11 +62,11 @@ from pytest_ragate.settings import (
 
 if TYPE_CHECKING:
     from pytest_ragate.answer import Answer, Context
+    from pytest_ragate.builtin_system.chunking import Chunker
     from pytest_ragate.goldsets.anchors import AnchorEntry
     from pytest_ragate.goldsets.config import Question
     from pytest_ragate.goldsets.corpus import Corpus
     from pytest_ragate.judges import Judge
-    from pytest_ragate.pipeline.chunking import Chunker
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -402,9 +402,9 @@ def ragate_anchor(request: pytest.FixtureRequest) -> AnchorEntry:
 def ragate_judge(pytestconfig: pytest.Config) -> Judge | None:
     """The judge of faithfulness, context precision and answer relevance, or None (judged
     floors then skip). Built from --ragate-judge; override it to bring your own."""
+    from pytest_ragate.builtin_system import MODEL_ID
+    from pytest_ragate.builtin_system.builtin import pipeline
     from pytest_ragate.judges.select import from_settings
-    from pytest_ragate.pipeline import MODEL_ID
-    from pytest_ragate.pipeline.builtin import pipeline
 
     return from_settings(read_settings(pytestconfig).judge,
                          lambda: pipeline(pytestconfig).embedder, embedder_id=MODEL_ID)
@@ -420,7 +420,7 @@ def ragate_answerer_model(pytestconfig: pytest.Config) -> str | None:
 @pytest.fixture(scope="session")
 def ragate_chunker(pytestconfig: pytest.Config) -> Chunker:
     """Packs units into chunks: `.chunk(corpus) -> list[Chunk]` and `.settings` (a dict)."""
-    from pytest_ragate.pipeline.builtin import pipeline
+    from pytest_ragate.builtin_system.builtin import pipeline
 
     return pipeline(pytestconfig).chunker()
 
@@ -429,7 +429,7 @@ def ragate_chunker(pytestconfig: pytest.Config) -> Chunker:
 def ragate_retriever(request: pytest.FixtureRequest, ragate_corpus: Corpus,
                      ragate_chunker: Chunker) -> Callable[[str], list[Context]]:
     """`retriever(query) -> list[Context]` over the goldset's corpus (embedded Chroma)."""
-    from pytest_ragate.pipeline.builtin import pipeline
+    from pytest_ragate.builtin_system.builtin import pipeline
 
     return pipeline(request.config).retriever(ragate_corpus, ragate_chunker,
                                               known=lambda: known_queries(request.session))
@@ -438,7 +438,7 @@ def ragate_retriever(request: pytest.FixtureRequest, ragate_corpus: Corpus,
 def known_queries(session: pytest.Session) -> list[str]:
     """What the session's goldset items will ask the retriever: the same list in every
     process (xdist workers collect every item), whatever runs where."""
-    from pytest_ragate.pipeline import follow_up_query
+    from pytest_ragate.builtin_system import follow_up_query
 
     questions = [item.stash[CASE_KEY].question for item in session.items
                  if CASE_KEY in item.stash]
@@ -455,6 +455,6 @@ def ragate_system(request: pytest.FixtureRequest,
     """The system under test: question text in, `ragate.Answer` out. Override it in
     conftest.py with your own; the default is an extractive answerer over
     `ragate_retriever`."""
-    from pytest_ragate.pipeline.builtin import pipeline
+    from pytest_ragate.builtin_system.builtin import pipeline
 
     return pipeline(request.config).system(ragate_retriever)  # type: ignore[arg-type]

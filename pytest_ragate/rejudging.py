@@ -174,11 +174,11 @@ def read_files(results: Sequence[str], rootdir: Path) -> list[ResultsFile]:
 def candidate_judge(spec: str, judge_url: str | None, timeout: float) -> Any:
     """The judge `spec` names, built as `--ragate-judge` would build it; its usage error
     said with this command's option names."""
+    from pytest_ragate.builtin_system import MODEL_ID
     from pytest_ragate.judges.select import check_settings, from_settings
-    from pytest_ragate.pipeline import MODEL_ID
 
     def embedder() -> Any:
-        from pytest_ragate.pipeline.retrieval import Embedder
+        from pytest_ragate.builtin_system.retrieval import Embedder
 
         return Embedder()
 

@@ -25,13 +25,13 @@ import pytest
 from tests.openai_stub import openai_stub as openai_stub_fixture
 
 # Every run the suite starts that embeds (the built-in pipeline, a RAGAS judge's answer
-# relevance) finds the model's ONNX graph in one folder (pipeline/encoders.py), exported once
+# relevance) finds the model's ONNX graph in one folder (builtin_system/encoders.py), exported once
 # for the suite rather than once per test's fresh index folder (an export imports torch and
 # sentence-transformers: ~10 s of CPU). tests/test_encoders.py tests the export itself without it.
 os.environ.setdefault("RAGATE_ENCODER_DIR", str(Path(tempfile.gettempdir()) / "ragate-encoders"))
 
 if TYPE_CHECKING:
-    from pytest_ragate.pipeline.retrieval import Embedder
+    from pytest_ragate.builtin_system.retrieval import Embedder
 
 DOCS = {"m1": 12, "m2": 12, "m3": 6}
 
@@ -442,7 +442,7 @@ def rows_of(path: Path, *, timed: bool = False) -> dict[str, dict[str, Any]]:
 @pytest.fixture(scope="session")
 def embedder() -> Embedder:
     """The real embedder (all-MiniLM-L6-v2), loaded once per process."""
-    from pytest_ragate.pipeline.retrieval import Embedder
+    from pytest_ragate.builtin_system.retrieval import Embedder
 
     return Embedder()
 

@@ -8,10 +8,10 @@ import random
 
 import pytest
 
-from pytest_ragate.decision.agreement_floor import not_calibrated
 from pytest_ragate.scoring.agreement import Agreement, bootstrap, cohen_kappa, mae, ranks, spearman
 from pytest_ragate.scoring.ppi import ppi_mean
 from pytest_ragate.scoring.stats import Z95
+from pytest_ragate.wording.agreement import not_calibrated
 
 
 def table(both: int, judge_only: int, human_only: int, neither: int) -> list[tuple[int, int]]:

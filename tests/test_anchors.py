@@ -281,7 +281,7 @@ def test_anchor_population_floor_counts_only_its_kind(anchored: pytest.Pytester)
 
 
 def test_anchor_population_floor_is_checked() -> None:
-    from pytest_ragate.goldsets.loader import parse_floors
+    from pytest_ragate.goldsets.floors_table import parse_floors
     from pytest_ragate.problems import GoldsetError
 
     with pytest.raises(GoldsetError, match="an anchor population floor is one of"):

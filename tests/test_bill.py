@@ -18,7 +18,7 @@ import pytest
 from pytest_ragate.decision.floors import Gap, decide
 from pytest_ragate.decision.goldset_run import GoldsetRun
 from pytest_ragate.decision.rules import Strictness
-from pytest_ragate.goldsets.loader import parse_floors
+from pytest_ragate.goldsets.floors_table import parse_floors
 from pytest_ragate.judges.base import METER, JudgeInput, JudgeMeter
 from pytest_ragate.judges.fixture import FixtureJudge
 from pytest_ragate.judges.runner import JudgeBill, JudgeRunner

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from pytest_ragate.builtin_system.chunking import Chunker
+from pytest_ragate.builtin_system.normalize import normalize
 from pytest_ragate.goldsets.corpus import Document, Turn
 from pytest_ragate.goldsets.loader import load_goldset
-from pytest_ragate.pipeline.chunking import Chunker
-from pytest_ragate.pipeline.normalize import normalize
 
 GOLDSETS = Path(__file__).parent.parent / "goldsets"
 

@@ -182,7 +182,7 @@ def test_the_cached_folder_is_the_users_index_folder_and_holds_ragates(
                  for m in INDEX_DIR.findall(path.read_text(encoding="utf-8"))}
     pytester.makepyfile(test_where="""
         from pathlib import Path
-        from pytest_ragate.pipeline.builtin import pipeline
+        from pytest_ragate.builtin_system.builtin import pipeline
         from pytest_ragate.items.questions import question_run
 
         def test_where(pytestconfig):

@@ -12,7 +12,8 @@ import pytest
 from pytest_ragate.decision.population import Member, Population, SequentialPlan
 from pytest_ragate.decision.sequential import Stopping, asking_order
 from pytest_ragate.goldsets.config import Question
-from pytest_ragate.goldsets.loader import load_goldset, parse_floors
+from pytest_ragate.goldsets.floors_table import parse_floors
+from pytest_ragate.goldsets.loader import load_goldset
 from pytest_ragate.problems import GoldsetError
 from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.intervals import interval, method

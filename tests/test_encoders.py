@@ -17,9 +17,9 @@ pytest.importorskip("chromadb")
 pytest.importorskip("onnxruntime")
 pytest.importorskip("sentence_transformers")
 
-from pytest_ragate.pipeline import encoders
-from pytest_ragate.pipeline.chunking import Chunker
-from pytest_ragate.pipeline.retrieval import Embedder, QueryVectors, index_key
+from pytest_ragate.builtin_system import encoders
+from pytest_ragate.builtin_system.chunking import Chunker
+from pytest_ragate.builtin_system.retrieval import Embedder, QueryVectors, index_key
 from tests.test_pipeline import MEETING, meeting_corpus, opening_turns
 
 pytestmark = pytest.mark.heavy  # torch, sentence-transformers and Chroma take seconds to import
@@ -171,7 +171,7 @@ def test_an_unloadable_graph_is_an_error_naming_the_folder(tmp_path: Path) -> No
 GOLDSET_TOML = ('[corpus]\npaths = ["corpus/*.jsonl"]\nformat = "segments-jsonl"\n'
                 '[questions]\nexpected = "expected.jsonl"\n[floors]\nabstention_accuracy = 1.0\n')
 BROKEN_EXPORT = '''
-from pytest_ragate.pipeline import encoders
+from pytest_ragate.builtin_system import encoders
 
 REAL = encoders.export_onnx
 
@@ -239,7 +239,7 @@ def test_the_one_process_building_an_index_embeds_on_every_core(
     graph is the suite's (an export is the first test's question), the corpus a few chunks."""
     from filelock import FileLock, Timeout
 
-    from pytest_ragate.pipeline import retrieval
+    from pytest_ragate.builtin_system import retrieval
 
     monkeypatch.setattr(retrieval.os, "cpu_count", lambda: 4)
     loads: list[int | None] = []

@@ -624,7 +624,7 @@ def ragate_retriever():
 WHAT_IT_IMPORTS = """
 def pytest_sessionfinish(session):
     import sys
-    heavy = [m for m in ("pytest_ragate.pipeline.retrieval", "chromadb") if m in sys.modules]
+    heavy = [m for m in ("pytest_ragate.builtin_system.retrieval", "chromadb") if m in sys.modules]
     with open("modules.txt", "a") as out:
         out.write(" ".join(heavy or ["clean"]) + "\\n")
 """

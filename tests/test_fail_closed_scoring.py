@@ -399,7 +399,7 @@ def ragate_retriever():
 
 def test_the_built_in_answerer_refuses_a_context_without_a_distance() -> None:
     """A context without one counted as within max_distance (`distance or 0.0`)."""
-    from pytest_ragate.pipeline.extractive import ExtractiveAnswerer
+    from pytest_ragate.builtin_system.extractive import ExtractiveAnswerer
 
     pool = [Context(context_id="near", doc_id="m1", first_unit=0, last_unit=0, distance=0.3),
             Context(context_id="unknown", doc_id="m1", first_unit=1, last_unit=1)]

@@ -986,12 +986,12 @@ class WordVectors:
         return rows
 
 
-@pytest.mark.heavy  # the audit's vector cache lives in pipeline/retrieval, which imports Chroma
+@pytest.mark.heavy  # the audit's vector cache is builtin_system/retrieval's, which imports Chroma
 def test_the_goldset_commands_show_no_gist_and_no_place_and_keep_none_on_disk(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # the module the audit imports its embedder from (`sys.modules`'), not the package's
     # attribute, which an in-process pytest run before this test may have left unset
-    monkeypatch.setattr(importlib.import_module("pytest_ragate.pipeline.retrieval"),
+    monkeypatch.setattr(importlib.import_module("pytest_ragate.builtin_system.retrieval"),
                         "Embedder", WordVectors)
     monkeypatch.setattr(WordVectors, "given", [])
     monkeypatch.setenv("RAGATE_SEAL_KEY", KEY)

@@ -188,7 +188,7 @@ def test_regressions_table_and_judge_lines() -> None:
     run = small_run()
     run.regressions = [Regression(goldset="g", metric="citation_accuracy", test="McNemar (exact)",
                                   pairs=40, baseline=0.8, current=0.6, p_value=0.0123,
-                                  outcome="failed", message="citation_accuracy got worse")]
+                                  outcome="failed", said="citation_accuracy got worse")]
     run.records[0] = run.records[0].model_copy(update={
         "judge": "fixture:v1", "metrics": {**run.records[0].metrics, "faithfulness": 0.5},
         "judge_failures": {"context_precision": "timeout after 60s"},

@@ -11,10 +11,10 @@ from tests.conftest import results_rows
 pytest.importorskip("chromadb")
 pytest.importorskip("bm25s")
 
-from pytest_ragate.pipeline.chunking import Chunk, Chunker
-from pytest_ragate.pipeline.extractive import ExtractiveAnswerer
-from pytest_ragate.pipeline.hybrid import Bm25Index, rrf
-from pytest_ragate.pipeline.retrieval import Embedder, Retriever, open_index
+from pytest_ragate.builtin_system.chunking import Chunk, Chunker
+from pytest_ragate.builtin_system.extractive import ExtractiveAnswerer
+from pytest_ragate.builtin_system.hybrid import Bm25Index, rrf
+from pytest_ragate.builtin_system.retrieval import Embedder, Retriever, open_index
 from tests.test_pipeline import (
     MEETING,
     OFF_TOPIC,

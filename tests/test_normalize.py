@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_ragate.builtin_system.normalize import fold, normalize, quote_matches
 from pytest_ragate.files import read_lines
-from pytest_ragate.pipeline.normalize import fold, normalize, quote_matches
 
 CORPORA = Path(__file__).parent.parent / "goldsets" / "corpora"
 TIRON = read_lines(CORPORA / "tiron" / "tiron-MTG_32040.txt")

@@ -275,7 +275,7 @@ def test_a_long_cause_many_floors_share_is_said_in_full_once() -> None:
     floors = [Floor(m, 0.5) for m in ("evidence_recall", "citation_accuracy",
                                        "abstention_accuracy")]
     verdicts = {f: Verdict(floor=f, goldset="shop", outcome="failed",
-                           message=f"not decided: stale evidence software ({why}) · {f.metric}")
+                           said=f"not decided: stale evidence software ({why}) · {f.metric}")
                 for f in floors}
     said = said_once(verdicts, [gap])
     messages = [said[f].message for f in floors]

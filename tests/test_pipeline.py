@@ -22,17 +22,17 @@ from tests.conftest import results_rows, untimed
 pytest.importorskip("chromadb")
 pytest.importorskip("sentence_transformers")
 
-from pytest_ragate.goldsets.corpus import Corpus, load_corpus
-from pytest_ragate.pipeline.chunking import Chunker
-from pytest_ragate.pipeline.extractive import ExtractiveAnswerer
-from pytest_ragate.pipeline.normalize import quote_matches
-from pytest_ragate.pipeline.retrieval import (
+from pytest_ragate.builtin_system.chunking import Chunker
+from pytest_ragate.builtin_system.extractive import ExtractiveAnswerer
+from pytest_ragate.builtin_system.normalize import quote_matches
+from pytest_ragate.builtin_system.retrieval import (
     ChunkIndex,
     Embedder,
     Retriever,
     index_key,
     open_index,
 )
+from pytest_ragate.goldsets.corpus import Corpus, load_corpus
 
 pytestmark = pytest.mark.heavy  # Chroma and the embedding model take seconds to import
 
@@ -96,9 +96,9 @@ def test_an_index_built_once_is_reused(retriever: Retriever, embedder: Embedder,
 OPEN_INDEX = """
 import sys, warnings
 from pathlib import Path
-from pytest_ragate.pipeline.chunking import Chunker
+from pytest_ragate.builtin_system.chunking import Chunker
 from pytest_ragate.goldsets.corpus import load_corpus
-from pytest_ragate.pipeline.retrieval import Embedder, open_index
+from pytest_ragate.builtin_system.retrieval import Embedder, open_index
 folder = Path(sys.argv[1])
 corpus, problems = load_corpus(folder, ["corpus.jsonl"], "segments-jsonl", folder / "x.toml")
 assert not problems, problems
@@ -290,7 +290,7 @@ def test_default_pipeline_end_to_end(pytester: pytest.Pytester) -> None:
 import sys
 
 def pytest_sessionfinish(session):
-    from pytest_ragate.pipeline.builtin import PIPELINE_KEY
+    from pytest_ragate.builtin_system.builtin import PIPELINE_KEY
     found = session.config.stash.get(PIPELINE_KEY, None)
     print("MODEL LOADED:", found is not None and found.embedder.loaded)
 ''')
@@ -339,7 +339,7 @@ class BatchStampingEmbedder:
 
 
 def test_query_vectors_are_stored_once_and_the_first_one_wins(tmp_path: Path) -> None:
-    from pytest_ragate.pipeline.retrieval import QueryVectors
+    from pytest_ragate.builtin_system.retrieval import QueryVectors
 
     embedder = BatchStampingEmbedder()
     vectors = QueryVectors(tmp_path / "q", embedder)  # type: ignore[arg-type]

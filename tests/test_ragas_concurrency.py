@@ -23,12 +23,12 @@ import ragas
 from ragas.metrics.collections import AnswerRelevancy
 
 from pytest_ragate.answer import Context
+from pytest_ragate.builtin_system.retrieval import Embedder
 from pytest_ragate.judges.base import JudgeInput
 from pytest_ragate.judges.ragas import RagasJudge
 from pytest_ragate.judges.ragas_deferred import DeferredRagasJudge
 from pytest_ragate.judges.runner import JudgeRunner
 from pytest_ragate.judges.select import from_settings
-from pytest_ragate.pipeline.retrieval import Embedder
 from pytest_ragate.settings import JudgeSettings
 from tests.openai_stub import OpenAIStub, Reply, RowVerdicts, Script, prompt_input, ragas_script
 

@@ -28,6 +28,7 @@ from ragas.metrics.collections.faithfulness.util import (
 )
 
 from pytest_ragate.answer import Context
+from pytest_ragate.builtin_system.retrieval import Embedder
 from pytest_ragate.judges.base import (
     JudgeFailure,
     JudgeInput,
@@ -42,7 +43,6 @@ from pytest_ragate.judges.ragas import (
     RagateInstructorLLM,
     parse_json_reply,
 )
-from pytest_ragate.pipeline.retrieval import Embedder
 from pytest_ragate.scoring.registry import asked_metrics
 from tests.openai_stub import (
     OpenAIStub,

@@ -19,7 +19,7 @@ from pytest_ragate import Answer, Citation
 from pytest_ragate.decision.floors import decide
 from pytest_ragate.decision.goldset_run import GoldsetRun
 from pytest_ragate.decision.regressions import check_run
-from pytest_ragate.goldsets.loader import parse_floors
+from pytest_ragate.goldsets.floors_table import parse_floors
 from pytest_ragate.judges.runner import judged_metrics
 from pytest_ragate.outputs.history import build_line
 from pytest_ragate.outputs.reports import markdown

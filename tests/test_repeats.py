@@ -16,7 +16,7 @@ import pytest
 from pytest_ragate.answer import Context
 from pytest_ragate.decision.floors import decide
 from pytest_ragate.decision.rules import Strictness
-from pytest_ragate.goldsets.loader import parse_floors
+from pytest_ragate.goldsets.floors_table import parse_floors
 from pytest_ragate.goldsets.promotion import promote_floors
 from pytest_ragate.judges.base import JudgeInput
 from pytest_ragate.judges.runner import cache_key

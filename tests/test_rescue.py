@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from pytest_ragate.pipeline.rescue import RescueSettings, SentenceRescue, content_tokens
+from pytest_ragate.builtin_system.rescue import RescueSettings, SentenceRescue, content_tokens
 
 # (chunk, doc, text, cosine to the query)
 SENTENCES = [

@@ -75,7 +75,7 @@ def test_positional_construction_is_a_type_error() -> None:
         Rules(POINT)  # type: ignore[misc]
     with pytest.raises(TypeError):
         Floor("evidence_recall", 0.8, "single_doc")  # type: ignore[misc]
-    assert Verdict(floor=floor, goldset="g", outcome="passed", message="fine").value is None
+    assert Verdict(floor=floor, goldset="g", outcome="passed", said="fine").value is None
 
 
 # --- the floor's rule -------------------------------------------------------------------------

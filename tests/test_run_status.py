@@ -24,7 +24,7 @@ FLOOR = Floor("citation_accuracy", 0.5)
 
 def verdict(outcome: str, message: str = "") -> Verdict:
     return Verdict(floor=FLOOR, goldset="mini", outcome=outcome,  # type: ignore[arg-type]
-                   message=message)
+                   said=message)
 
 
 def run(asked: int, deselected: int = 0, outcome: str = "passed",

@@ -14,7 +14,8 @@ import pytest
 from pytest_ragate.decision.floors import Gap
 from pytest_ragate.decision.rules import SliceRules, Strictness
 from pytest_ragate.decision.slice_floors import decide_family
-from pytest_ragate.goldsets.loader import load_goldset, parse_floors
+from pytest_ragate.goldsets.floors_table import parse_floors
+from pytest_ragate.goldsets.loader import load_goldset
 from pytest_ragate.problems import GoldsetError
 from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import QuestionRecord

@@ -53,7 +53,7 @@ def slice_verdicts(key: str, floor: Floor, tallies: dict[str, Tally], *,
     verdicts = [Verdict(
         floor=replace(floor, slice=(key, f.value), min=(own or {}).get(f.value, floor.min)),
         goldset="g", outcome=outcome[f.call],
-        message=messages.slice_message(floor, key, f, tested=family_size(figures),
+        said=messages.slice_message(floor, key, f, tested=family_size(figures),
                                        correction="holm", alpha=0.05),
         tally=f.tally, interval=f.interval, slice_call=f.call, needs=f.needs,
         correction="Holm")

@@ -747,7 +747,7 @@ def test_decorator_floors_override_the_toml_floor_they_name_and_keep_the_others(
     decorator's replaces it whole (a bare number drops the toml's xfail); of stacked
     decorators the top one wins; judge_coverage comes with judged floors, as in a toml."""
     import pytest_ragate as ragate
-    from pytest_ragate.goldsets.loader import parse_floors
+    from pytest_ragate.goldsets.floors_table import parse_floors
     from pytest_ragate.items.collection import merge_floor_layers, route_floors
     from pytest_ragate.items.route import route_spec
 

@@ -26,8 +26,8 @@ from typing import Literal
 from pytest_ragate.audit.evidence import Answered, CorpusFolded, Unit, span_units
 from pytest_ragate.audit.findings import Finding, finding
 from pytest_ragate.audit.texts import STOP, unit_text
+from pytest_ragate.builtin_system.normalize import normalize
 from pytest_ragate.goldsets.corpus import Corpus
-from pytest_ragate.pipeline.normalize import normalize
 from pytest_ragate.scoring.answer_text import (
     NEGATIONS,
     NUMBER_WORDS,
@@ -189,7 +189,7 @@ def _beside(claim: Claim, text: Folded, i: int) -> bool:
 
 class Readable:
     """Evidence units as a reader reads them, each folded once: annotation tags and notes
-    dropped (`pipeline/normalize.normalize`, as a gist drawn from them drops them), then
+    dropped (`builtin_system/normalize.normalize`, as a gist drawn from them drops them), then
     answer_text's folding."""
 
     def __init__(self, corpus: Corpus) -> None:

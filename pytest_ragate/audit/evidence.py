@@ -25,10 +25,10 @@ from pytest_ragate.audit.texts import (
     evidence_text,
     unit_text,
 )
+from pytest_ragate.builtin_system.normalize import normalize
 from pytest_ragate.goldsets.config import Expected
 from pytest_ragate.goldsets.corpus import Corpus
 from pytest_ragate.goldsets.pinned import Held
-from pytest_ragate.pipeline.normalize import normalize
 from pytest_ragate.scoring.answer_text import (
     Alternative,
     Fact,

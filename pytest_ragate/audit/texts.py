@@ -2,7 +2,7 @@
 words of a text as stems (overlap of a gist with its evidence, of a question with the
 corpus), and the text an evidence span points at.
 
-Folding is the project's (`pipeline/normalize.fold`: annotation tags, case, punctuation and
+Folding is the project's (`builtin_system/normalize.fold`: annotation tags, case, punctuation and
 fillers dropped) and so is stemming (`scoring/answer_text.stem`), so "Recorded meetings." and
 "record the meeting" share their content words here as they do in answer_match."""
 
@@ -14,9 +14,9 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from pytest_ragate.builtin_system.normalize import fold
 from pytest_ragate.goldsets.corpus import Corpus
 from pytest_ragate.goldsets.pins import normalise
-from pytest_ragate.pipeline.normalize import fold
 from pytest_ragate.scoring.answer_text import (
     ENGLISH,
     NUMBER_WORDS,

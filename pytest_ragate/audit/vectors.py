@@ -1,5 +1,5 @@
 """The embedding the audit's rules ask: all-MiniLM-L6-v2 as the built-in pipeline loads it
-(`pipeline/retrieval.Embedder`, offline, from the packaged weights), each text's vector kept
+(`builtin_system/retrieval.Embedder`, offline, from the packaged weights), each text's vector kept
 on disk by its normalised text (`QueryVectors`, the cache the pipeline keeps its queries in),
 so an audit run again embeds only what changed. A sealed goldset's texts are embedded in
 memory only: the cache is keyed by the text itself, and its gists (and which corpus windows
@@ -22,7 +22,7 @@ class AuditEmbedding:
     kept under `cache_dir/queries` unless the goldset is sealed."""
 
     def __init__(self, cache_dir: Path) -> None:
-        from pytest_ragate.pipeline.retrieval import Embedder, QueryVectors
+        from pytest_ragate.builtin_system.retrieval import Embedder, QueryVectors
 
         self._embedder = Embedder(cache_dir=cache_dir)
         self._vectors = QueryVectors(cache_dir / "queries", self._embedder)
@@ -34,7 +34,7 @@ class AuditEmbedding:
         return np.stack([self._vectors.get(t) for t in texts])
 
     def _in_memory(self, texts: Sequence[str]) -> np.ndarray:
-        from pytest_ragate.pipeline.normalize import normalize
+        from pytest_ragate.builtin_system.normalize import normalize
 
         if not texts:
             return np.zeros((0, WIDTH), np.float32)

@@ -23,13 +23,12 @@ from pytest_ragate.decision.floors import (
     without_judge,
 )
 from pytest_ragate.decision.rules import POINT, Strictness
+from pytest_ragate.decision.said import Said, Topic, said
 from pytest_ragate.scoring.agreement import AGREEMENT, Agreement
 from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.ppi import MIN_LABELS
 from pytest_ragate.scoring.registry import Tally
 from pytest_ragate.scoring.stats import clears
-from pytest_ragate.wording import agreement as wording
-from pytest_ragate.wording.floors import incomplete
 
 Shortfall = Literal["unverdicted", "too few", "no interval", "below"]
 
@@ -59,16 +58,14 @@ def shortfall(a: Agreement, floor: float, strict: bool) -> Shortfall | None:
     return "below"
 
 
-def not_calibrated(agreements: Sequence[Agreement], floor: float, strict: bool,
-                   ) -> str | None:
-    """Why the judged floors of a goldset cannot pass, or None when every labelled metric's
-    agreement reaches `judge_agreement`: `judge not calibrated: kappa 0.41 [0.20, 0.61] <
-    0.60 on 40 labelled questions (faithfulness)`."""
-    if not agreements:
-        return wording.no_labelled_verdict(floor)
-    reasons = [wording.not_calibrated(a, why, floor, strict) for a in agreements
-               if (why := shortfall(a, floor, strict)) is not None]
-    return "; ".join(reasons) or None
+def uncalibrated(agreements: Sequence[Agreement], floor: float, strict: bool) -> Said | None:
+    """Why the judged floors of a goldset cannot pass (no labelled question with a verdict,
+    or each labelled metric's `shortfall`), or None when every labelled metric's agreement
+    reaches `judge_agreement` (`wording/agreement.not_calibrated` says it)."""
+    short = tuple((a, why) for a in agreements if (why := shortfall(a, floor, strict)))
+    if agreements and not short:
+        return None
+    return said(Topic.NOT_CALIBRATED, short, floor, strict)
 
 
 def _rank(a: Agreement, strict: bool) -> tuple[int, float]:
@@ -91,18 +88,19 @@ def decide_agreement(floor: Floor, goldset: str, agreements: Sequence[Agreement]
                          "labelled questions", strictness)
     if missing is not None:
         return Verdict(floor=floor, goldset=goldset, outcome=missing.outcome,
-                       message=incomplete(missing, wording.agreement_lines(agreements)),
+                       said=said(Topic.INCOMPLETE, missing,
+                                 said(Topic.AGREEMENT_LINES, tuple(agreements))),
                        computed_by=judge, gaps=missing.count)
     if not agreements:
         return Verdict(floor=floor, goldset=goldset, outcome="failed",
-                       message=wording.nothing_labelled(floor, judge), computed_by=judge)
+                       said=said(Topic.NOTHING_LABELLED, floor, judge), computed_by=judge)
     worst = min(agreements, key=lambda a: _rank(a, strictness.strict))
-    why = not_calibrated(agreements, floor.min, strictness.strict)
-    message = wording.agreement_against_floor(floor, worst, agreements, holds=why is None,
-                                              strict=strictness.strict, judge=judge, why=why)
+    why = uncalibrated(agreements, floor.min, strictness.strict)
+    message = said(Topic.AGREEMENT_AGAINST_FLOOR, floor, worst, tuple(agreements),
+                   holds=why is None, strict=strictness.strict, judge=judge, why=why)
     return Verdict(floor=floor, goldset=goldset,
                    outcome=outcome_of(floor, "holds" if why is None else "misses"),
-                   message=message,
+                   said=message,
                    tally=Tally(metric=AGREEMENT, k=(worst.value or 0.0) * worst.n, n=worst.n,
                                questions=worst.n),
                    interval=worst.interval, computed_by=judge, figure=worst.value,
@@ -117,7 +115,7 @@ def vouched(verdict: Verdict, agreements: Sequence[Agreement], agreement_min: fl
     if (agreement_min is None or not floor.judged or judge is None
             or verdict.outcome == "skipped" or floor.metric == AGREEMENT or floor.anchors):
         return verdict
-    why = not_calibrated(agreements, agreement_min, strict)
+    why = uncalibrated(agreements, agreement_min, strict)
     if why is None:
         return verdict
-    return replace(verdict, outcome="failed", message=f"{why} · {verdict.message}")
+    return replace(verdict, outcome="failed", said=said(Topic.JOINED, why, verdict.said))

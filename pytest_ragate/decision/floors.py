@@ -21,7 +21,8 @@ A latency quantile is always decided on its distribution-free 95% upper bound
 Deciding a floor takes three steps, each in one place: its figures (`scoring/figures.py`:
 the tally, the value decided on, its interval and power), the gate rule (here: `missing_of`
 for a population that is not whole, `call_of` and `outcome_of` for figures against the
-floor) and the message (`wording/floors.py`, which writes every sentence a verdict says).
+floor) and what it says, as a typed value (`said.py`: `wording/floors.py` writes every
+sentence a verdict says, when its message is read).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pytest_ragate.decision.rules import POINT, Strictness
+from pytest_ragate.decision.said import Said, Topic, render, said
 from pytest_ragate.scoring.answer_match import ANSWER_MATCH, unsettled
 from pytest_ragate.scoring.figures import (
     Counted,
@@ -55,7 +57,6 @@ from pytest_ragate.scoring.records import (
 from pytest_ragate.scoring.registry import METRICS, latency_quantile
 from pytest_ragate.scoring.slices import SliceCall
 from pytest_ragate.scoring.stats import clears, quantile_needs
-from pytest_ragate.wording import floors as wording
 
 Outcome = Literal["passed", "failed", "xfailed", "xpassed", "skipped"]
 GapKind = Literal["errored", "crashed", "lost", "never ran", "skipped", "sealed", "deselected",
@@ -78,12 +79,13 @@ class Gap:
 
 @dataclass(frozen=True, kw_only=True)
 class Verdict:
-    """A floor decided: its outcome and message, and the figures every output shows."""
+    """A floor decided: its outcome, what it says (`message`, written from `said` when
+    read), and the figures every output shows."""
 
     floor: Floor
     goldset: str
     outcome: Outcome
-    message: str
+    said: Said | str
     tally: Tally | None = None
     interval: tuple[float, float] | None = None
     computed_by: str = MECHANICAL
@@ -98,6 +100,11 @@ class Verdict:
     slice_call: SliceCall | None = None
     needs: int | None = None
     correction: str = ""  # the correction across its family, as reports name it ("Holm")
+
+    @property
+    def message(self) -> str:
+        """What the verdict says, written (wording/said.py)."""
+        return render(self.said)
 
     @property
     def value(self) -> float | None:
@@ -194,7 +201,7 @@ def without_judge(floor: Floor, goldset: str, unjudged: Unjudged) -> Verdict:
     --ragate-require-judge does not overrule that)."""
     return Verdict(floor=floor, goldset=goldset,
                    outcome="skipped" if unjudged == "skip" else "failed",
-                   message=wording.needs_judge(floor.metric, unjudged),
+                   said=said(Topic.NEEDS_JUDGE, floor.metric, unjudged),
                    computed_by="no judge")
 
 
@@ -232,7 +239,7 @@ def decide(
         ppi, why = _ppi(floor.metric, rows, labels, stamps)
         if ppi is None:
             return Verdict(floor=floor, goldset=goldset, outcome="failed",
-                           message=wording.no_ppi(floor, why, t, counted), tally=t,
+                           said=said(Topic.NO_PPI, floor, why, t, counted), tally=t,
                            computed_by=counted.computed_by, errors=counted.errors,
                            skipped=counted.skipped, estimate="ppi")
     figures = figures_of(floor, t, strictness.strict, ppi, min_n=strictness.min_n)
@@ -263,7 +270,7 @@ def scored_or_settled(floor: Floor, goldset: str, records: Sequence[QuestionReco
         return _not_whole(floor, goldset, rows, mine, judge, strictness)
     if rows and all(r.status == "skipped" for r in rows):
         return Verdict(floor=floor, goldset=goldset, outcome="skipped",
-                       message=wording.nothing_ran(floor.metric, [r.error for r in rows]),
+                       said=said(Topic.NOTHING_RAN, floor.metric, [r.error for r in rows]),
                        skipped=len(rows))
     t = tally(floor.metric, rows)
     counted = counted_of(floor, rows, judge, t)
@@ -273,7 +280,7 @@ def scored_or_settled(floor: Floor, goldset: str, records: Sequence[QuestionReco
         return unsure
     if not t.n:
         return Verdict(floor=floor, goldset=goldset, outcome="failed",
-                       message=wording.nothing_scored(floor, len(rows), counted), tally=t,
+                       said=said(Topic.NOTHING_SCORED, floor, len(rows), counted), tally=t,
                        computed_by=counted.computed_by, errors=counted.errors,
                        skipped=counted.skipped)
     return Scored(rows=rows, tally=t, counted=counted)
@@ -293,9 +300,9 @@ def unread(floor: Floor, goldset: str, coverage: float, scored: Scored) -> Verdi
     if not missing or (len(rows) - len(missing)) / len(rows) >= coverage:
         return None
     return Verdict(floor=floor, goldset=goldset, outcome="failed", tally=scored.tally,
-                   message=wording.judge_unread(floor, len(rows) - len(missing), len(rows),
-                                                coverage, [r.question_id for r in missing],
-                                                causes=scored.counted.failure_causes),
+                   said=said(Topic.JUDGE_UNREAD, floor, len(rows) - len(missing), len(rows),
+                             coverage, [r.question_id for r in missing],
+                             causes=scored.counted.failure_causes),
                    computed_by=scored.counted.computed_by)
 
 
@@ -315,14 +322,14 @@ def _unmeasured(floor: Floor, rows: Sequence[QuestionRecord], goldset: str, t: T
     if missing:
         names = [repeat_name(r.question_id, r.repeat) if r.repeat > 1 else r.question_id
                  for r in missing]
-        message = wording.unmeasured(floor, names, len(rows), counted)
+        message = said(Topic.UNMEASURED, floor, names, len(rows), counted)
     elif t.n and METRICS[floor.metric].decided_on_bound and interval_of(t) is None:
         needs = quantile_needs(latency_quantile(floor.metric))
-        message = wording.too_few_for_bound(floor, t, needs, counted)
+        message = said(Topic.TOO_FEW_FOR_BOUND, floor, t, needs, counted)
     else:
         return None
     return Verdict(floor=floor, goldset=goldset, outcome=outcome_of(floor, "misses"),
-                   message=message, tally=t, computed_by=counted.computed_by,
+                   said=message, tally=t, computed_by=counted.computed_by,
                    errors=counted.errors, skipped=counted.skipped)
 
 
@@ -339,7 +346,7 @@ def _unsettled(floor: Floor, rows: Sequence[QuestionRecord], goldset: str, t: Ta
     names = [repeat_name(r.question_id, r.repeat) if any(x.repeat > 1 for x in rows)
              else r.question_id for r in waiting]
     return Verdict(floor=floor, goldset=goldset, outcome="failed", tally=t,
-                   message=wording.unsure_unlabelled(floor, names, t, counted),
+                   said=said(Topic.UNSURE_UNLABELLED, floor, names, t, counted),
                    computed_by=counted.computed_by, errors=counted.errors,
                    skipped=counted.skipped)
 
@@ -354,25 +361,25 @@ def _not_whole(floor: Floor, goldset: str, rows: Sequence[QuestionRecord], mine:
     missing = missing_of(mine, len(scored) + len(mine), "questions", strictness)
     assert missing is not None
     return Verdict(floor=floor, goldset=goldset, outcome=missing.outcome,
-                   message=wording.incomplete(missing, wording.partial(floor, t, len(scored))),
+                   said=said(Topic.INCOMPLETE, missing, said(Topic.PARTIAL, floor, t, len(scored))),
                    tally=t, interval=interval_of(t), computed_by=counted.computed_by,
                    errors=counted.errors, skipped=counted.skipped, gaps=missing.count)
 
 
 def _ppi(metric: str, rows: Sequence[QuestionRecord], labels: Mapping[str, float],
-         stamps: Mapping[str, str] | None = None) -> tuple[Ppi | None, str]:
+         stamps: Mapping[str, str] | None = None) -> tuple[Ppi | None, Said | None]:
     """The prediction-powered estimate over `rows` (a question's repeats averaged), or None
     and why not: a labelled question without a verdict (or with a stale label) is named,
     never left out: its error is exactly what the correction would have measured."""
     judged, why = judged_values(metric, rows, stamps)
     missing = sorted(q for q in why if q in labels)
     if missing:
-        return None, wording.ppi_unverdicted(missing, why)
+        return None, said(Topic.PPI_UNVERDICTED, missing, why)
     pairs = [(judged[q], labels[q]) for q in judged if q in labels]
     found = ppi_mean(list(judged.values()), pairs)
     if found is None:
-        return None, wording.ppi_too_few(len(pairs), len(judged))
-    return found, ""
+        return None, said(Topic.PPI_TOO_FEW, len(pairs), len(judged))
+    return found, None
 
 
 def decide_anchors(floor: Floor, goldset: str, anchors: Sequence[AnchorOutcome],
@@ -387,11 +394,11 @@ def decide_anchors(floor: Floor, goldset: str, anchors: Sequence[AnchorOutcome],
     missing = missing_of(mine, len(rows) + len(mine), f"{floor.kind} anchors", strictness)
     if missing is not None:
         return Verdict(floor=floor, goldset=goldset, outcome=missing.outcome,
-                       message=wording.incomplete(missing, wording.partial(floor, t, t.n)),
+                       said=said(Topic.INCOMPLETE, missing, said(Topic.PARTIAL, floor, t, t.n)),
                        tally=t, interval=interval_of(t), gaps=missing.count)
     if not t.n:
         return Verdict(floor=floor, goldset=goldset, outcome="failed",
-                       message=wording.nothing_scored(floor, 0, Counted()), tally=t)
+                       said=said(Topic.NOTHING_SCORED, floor, 0, Counted()), tally=t)
     figures = figures_of(floor, t, strictness.strict, min_n=strictness.min_n)
     return against_floor(floor, goldset, figures, strictness, Counted())
 
@@ -405,10 +412,9 @@ def against_floor(floor: Floor, goldset: str, figures: Figures, strictness: Stri
     call = call_of(floor, figures, strictness)
     outcome = outcome_of(floor, call)
     worst = worst if outcome == "failed" and call == "misses" else ""
-    message = wording.against_floor(floor, figures, call, min_n=strictness.min_n,
-                                     strict=strict_for(floor, strictness), counted=counted,
-                                     worst=worst)
-    return Verdict(floor=floor, goldset=goldset, outcome=outcome, message=message,
+    message = said(Topic.AGAINST_FLOOR, floor, figures, call, min_n=strictness.min_n,
+                   strict=strict_for(floor, strictness), counted=counted, worst=worst)
+    return Verdict(floor=floor, goldset=goldset, outcome=outcome, said=message,
                    tally=figures.tally, interval=figures.interval,
                    computed_by=counted.computed_by, errors=counted.errors,
                    skipped=counted.skipped, passes_at=figures.passes_at, figure=figures.figure,

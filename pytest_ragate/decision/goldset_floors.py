@@ -32,6 +32,7 @@ from pytest_ragate.decision.goldset_run import GoldsetRun
 from pytest_ragate.decision.pass_rate_floor import decide_pass_rate
 from pytest_ragate.decision.population import Population
 from pytest_ragate.decision.rules import Rules
+from pytest_ragate.decision.said import Topic, said
 from pytest_ragate.decision.sequential import Stopping, stopped_verdict
 from pytest_ragate.decision.slice_floors import decide_family, family_of
 from pytest_ragate.scoring.agreement import AGREEMENT
@@ -40,8 +41,6 @@ from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.pass_rate import PASS_RATE
 from pytest_ragate.scoring.records import MECHANICAL
 from pytest_ragate.scoring.registry import METRICS
-from pytest_ragate.wording.causes import CAUSE_WIDTH
-from pytest_ragate.wording.floors import ANCHORS_ELSEWHERE, cause, said_at
 
 
 def decide_floors(floors: Sequence[Floor], run: GoldsetRun, population: Population,
@@ -64,21 +63,13 @@ def decide_floors(floors: Sequence[Floor], run: GoldsetRun, population: Populati
 def said_once(verdicts: dict[Floor, Verdict], gaps: Sequence[Gap]) -> dict[Floor, Verdict]:
     """Each long cause of a gap (a stale question's whole evidence report) said in full by
     the first floor whose message holds it; every later floor refers to that one instead
-    (`stale evidence software (said at floor[evidence_recall])`)."""
-    causes = {why for gap in gaps for why in (gap.why, cause(gap)) if len(why) > CAUSE_WIDTH}
-    said: dict[str, str] = {}
-    for floor, verdict in verdicts.items():
-        message = verdict.message
-        for why in sorted(causes, key=len, reverse=True):  # a cause before its own parts
-            if f"({why})" not in message:
-                continue
-            if why in said:
-                message = message.replace(f"({why})", f"({said_at(said[why])})")
-            else:
-                said[why] = floor.name
-        if message != verdict.message:
-            verdicts[floor] = replace(verdict, message=message)
-    return verdicts
+    (`stale evidence software (said at floor[evidence_recall])`: `wording/said.said_once`)."""
+    if not any(gap.why for gap in gaps):
+        return verdicts
+    texts = tuple(v.said for v in verdicts.values())
+    names = tuple(floor.name for floor in verdicts)
+    return {floor: replace(v, said=said(Topic.SAID_ONCE, i, texts, names, tuple(gaps)))
+            for i, (floor, v) in enumerate(verdicts.items())}
 
 
 def unjudged_of(floors: Sequence[Floor], population: Population, rules: Rules,
@@ -121,7 +112,7 @@ def _decide_floor(floor: Floor, run: GoldsetRun, population: Population, rules: 
                                computed_by(floor, run.records, run.judge))
     if floor.anchors and not population.checks_anchors:
         return Verdict(floor=floor, goldset=run.name, outcome="skipped",
-                       message=ANCHORS_ELSEWHERE, computed_by=MECHANICAL)
+                       said=said(Topic.ANCHORS_ELSEWHERE), computed_by=MECHANICAL)
     if floor.anchors:  # over the anchors that were checked; the others are gaps
         return decide_anchors(floor, run.name, [a for a in run.anchors if a.checked],
                               strictness=rules.strictness, gaps=run.anchor_gaps)

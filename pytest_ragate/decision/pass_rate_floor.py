@@ -22,11 +22,11 @@ from pytest_ragate.decision.floors import (
     scored_or_settled,
 )
 from pytest_ragate.decision.rules import POINT, Strictness
+from pytest_ragate.decision.said import Topic, said
 from pytest_ragate.scoring.floor import Floor
-from pytest_ragate.scoring.pass_rate import missing, question_rates, repeats_short
+from pytest_ragate.scoring.pass_rate import missing, one_rate, question_rates, repeats_short
 from pytest_ragate.scoring.records import QuestionRecord
 from pytest_ragate.scoring.registry import right_counts
-from pytest_ragate.wording import pass_rate as wording
 
 
 def decide_pass_rate(floor: Floor, goldset: str, records: Sequence[QuestionRecord], *,
@@ -45,13 +45,14 @@ def decide_pass_rate(floor: Floor, goldset: str, records: Sequence[QuestionRecor
                "computed_by": counted.computed_by, "errors": counted.errors,
                "skipped": counted.skipped}
     if short:
-        return Verdict(**settled, outcome="failed", message="not decided: " + (
-            wording.too_few_repeats(floor.min, repeats, len(counts), need)))
+        return Verdict(**settled, outcome="failed", said=said(
+            Topic.PASS_RATE_SHORT, floor.min, repeats, len(counts), need))
     if strictness.min_n and len(counts) < strictness.min_n:
-        return Verdict(**settled, outcome="failed", message=wording.too_few_questions(
-            len(counts), strictness.min_n))
+        return Verdict(**settled, outcome="failed", said=said(
+            Topic.PASS_RATE_FEW_QUESTIONS, len(counts), strictness.min_n))
     rates = question_rates(counts, floor.min, strict=strictness.strict)
     missed = missing(rates)
     return Verdict(**settled, outcome=outcome_of(floor, "misses" if missed else "holds"),
-                   message=wording.verdict(floor.min, rates, missed, strictness.strict),
-                   worst="; ".join(wording.one_rate(r, strictness.strict) for r in missed))
+                   said=said(Topic.PASS_RATE, floor.min, tuple(rates), tuple(missed),
+                             strictness.strict),
+                   worst="; ".join(one_rate(r, strictness.strict) for r in missed))

@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from pytest_ragate.decision.margins import MarginCheck, Margins, check_margin
+from pytest_ragate.decision.said import Said, Topic, render, said
 from pytest_ragate.scoring.pairing import (
     BaselineRun,
     Compared,
@@ -39,8 +40,6 @@ from pytest_ragate.scoring.pairing import (
 from pytest_ragate.scoring.records import QuestionScores
 from pytest_ragate.scoring.registry import METRICS
 from pytest_ragate.scoring.stats import BOOTSTRAP, MCNEMAR
-from pytest_ragate.wording import baseline as wording
-from pytest_ragate.wording import pins as corpus_wording
 
 RegressionOutcome = Literal["passed", "failed", "skipped"]
 RegressionCall = Literal["refused", "dropped", "held"]
@@ -53,9 +52,9 @@ class Regression:
 
     goldset: str
     metric: str
-    test: str  # MCNEMAR or BOOTSTRAP; with a margin, `wording.margin_test`
+    test: str  # MCNEMAR or BOOTSTRAP; with a margin, `margin_test`
     outcome: RegressionOutcome
-    message: str
+    said: Said | str  # what it says: `message`, written when read
     pairs: int = 0  # paired questions both runs scored
     baseline: float | None = None  # the metric over the paired units, in the baseline run
     current: float | None = None  # ... and in this run
@@ -65,6 +64,11 @@ class Regression:
     dropped: tuple[str, ...] = ()  # the questions that got worse, when compared
     corpus: CorpusChange | None = None  # how the corpus differs from the baseline's
     margin: MarginCheck | None = None  # the change held to `[regression] max_drop`, if given
+
+    @property
+    def message(self) -> str:
+        """What the check says, written (wording/said.py)."""
+        return render(self.said)
 
     @property
     def delta(self) -> float | None:
@@ -145,9 +149,9 @@ def check_run(goldset: str, eval_version: str, current: Mapping[str, QuestionSco
     same = [b for b in baseline if b.goldset == goldset]
     chosen = next((b for b in reversed(same) if b.eval_version == eval_version), None)
     if chosen is None or not chosen.scores:
-        why = wording.no_baseline(goldset, eval_version, same, chosen)
+        why = said(Topic.NO_BASELINE, goldset, eval_version, tuple(same), chosen)
         return [Regression(goldset=goldset, metric=m, test=paired_test(m), outcome="skipped",
-                           message=why) for m in metrics]
+                           said=why) for m in metrics]
     change = judge_change(chosen, judge)
     found = [across_judges(goldset, m, change, chosen.source)
              if change is not None and METRICS[m].judged
@@ -156,10 +160,10 @@ def check_run(goldset: str, eval_version: str, current: Mapping[str, QuestionSco
     edited = corpus_change(chosen.corpus, corpus)
     if edited is None:
         return found
-    return [replace(g, corpus=edited, message=g.message + " · " + corpus_wording.corpus_note(
-        edited,
+    return [replace(g, corpus=edited, said=said(Topic.JOINED, g.said, said(
+        Topic.CORPUS_NOTE, edited,
         [u for u in g.dropped if _evidence_of(u, current, evidence_docs or {})
-         & edited.documents] if g.outcome == "failed" else [])) for g in found]
+         & edited.documents] if g.outcome == "failed" else []))) for g in found]
 
 
 def _evidence_of(unit: str, current: Mapping[str, QuestionScores],
@@ -175,7 +179,7 @@ def across_judges(goldset: str, metric: str, change: JudgeChange, source: str) -
     accepted, then skipped; never compared, since the comparison would measure the judges."""
     return Regression(goldset=goldset, metric=metric, test=paired_test(metric),
                       outcome="skipped" if change.call == "accepted" else "failed",
-                      message=wording.judge_changed(metric, change, source),
+                      said=said(Topic.JUDGE_CHANGED, metric, change, source),
                       judge_change=change)
 
 
@@ -185,6 +189,12 @@ def call_of(compared: Compared, pairs: int, *, min_n: int) -> RegressionCall:
     if min_n and pairs < min_n:
         return "refused"
     return "dropped" if compared.now < compared.then and compared.significant else "held"
+
+
+def margin_test(held: MarginCheck) -> str:
+    """The test of a check held to a margin, as the reports' `test` column names it (as
+    MCNEMAR and BOOTSTRAP name theirs)."""
+    return f"non-inferiority, max_drop {held.margin:g}"
 
 
 def check(goldset: str, metric: str, base: Mapping[str, QuestionScores],
@@ -199,27 +209,27 @@ def check(goldset: str, metric: str, base: Mapping[str, QuestionScores],
     if not paired.questions:
         why: NotCompared = "no units" if paired.compared and test == BOOTSTRAP else "no pairs"
         return Regression(goldset=goldset, metric=metric, test=test, outcome="skipped",
-                          message=wording.not_compared(metric, why, paired, source))
+                          said=said(Topic.NOT_COMPARED, metric, why, paired, source))
     compared = mcnemar_of(paired, alpha) if test == MCNEMAR else bootstrap_of(paired, alpha)
     if compared is None:
         return Regression(goldset=goldset, metric=metric, test=test, outcome="skipped",
-                          message=wording.not_compared(metric, "no units", paired, source),
+                          said=said(Topic.NOT_COMPARED, metric, "no units", paired, source),
                           pairs=paired.questions)
     call = call_of(compared, paired.questions, min_n=min_n)
     if margins is not None and metric in margins.max_drop and call != "refused":
         held = check_margin(paired, base, current, metric=metric, alpha=alpha,
                             margin=margins.max_drop[metric], inconclusive=margins.inconclusive)
         # its test is the margin's (no p-value of a significance test decides it)
-        return Regression(goldset=goldset, metric=metric, test=wording.margin_test(held),
+        return Regression(goldset=goldset, metric=metric, test=margin_test(held),
                           outcome="passed" if held.passed else "failed",
-                          message=wording.margin_regression(metric, paired, compared, held,
-                                                            alpha=alpha, source=source),
+                          said=said(Topic.MARGIN_REGRESSION, metric, paired, compared, held,
+                                    alpha=alpha, source=source),
                           pairs=paired.questions, baseline=compared.then,
                           current=compared.now, dropped=tuple(paired.dropped), margin=held)
     return Regression(goldset=goldset, metric=metric, test=test,
                       outcome="passed" if call == "held" else "failed",
-                      message=wording.regression(metric, test, paired, compared, call,
-                                                  alpha=alpha, min_n=min_n, source=source),
+                      said=said(Topic.REGRESSION, metric, test, paired, compared, call,
+                                alpha=alpha, min_n=min_n, source=source),
                       pairs=paired.questions, baseline=compared.then, current=compared.now,
                       p_value=compared.p_value, detects=compared.detects,
                       dropped=tuple(paired.dropped))

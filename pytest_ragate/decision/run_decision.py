@@ -26,12 +26,11 @@ from pytest_ragate.decision.margins import Margins
 from pytest_ragate.decision.population import Collected, FloorSpec, Member, Population
 from pytest_ragate.decision.regressions import Regression, RunJudge, check_run
 from pytest_ragate.decision.rules import DEFAULT_RULES, Rules
+from pytest_ragate.decision.said import Topic, said
 from pytest_ragate.decision.sequential import Stopping, outcome
 from pytest_ragate.scoring.agreement import Agreement, agree
 from pytest_ragate.scoring.pairing import BaselineRun
 from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord
-from pytest_ragate.wording.baseline import repeats_unpaired
-from pytest_ragate.wording.floors import narrowed
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -167,15 +166,17 @@ def run_regressions(run: GoldsetRun, baseline: Sequence[BaselineRun], rules: Rul
                       min_n=rules.strictness.min_n, judge=judge, corpus=run.corpus,
                       evidence_docs=run.evidence_docs, margins=margins)
     if run.repeats > 1:
-        found = [replace(g, message=repeats_unpaired(g.message)) for g in found]
+        found = [replace(g, said=said(Topic.REPEATS_UNPAIRED, g.said)) for g in found]
     return found
 
 
 def _narrowed(rules: Rules) -> str:
-    """Why a member deselected by pytest's cache is missing, not left out (empty when the
-    user deselected it)."""
+    """Why a member deselected by pytest's cache (`--lf`, `--sw`) is missing, not left out
+    (empty when the user deselected it): the cause its floors name, as an error is."""
     flag = rules.strictness.narrowed_by
-    return narrowed(flag) if flag else ""
+    return (f"{flag} reran the last failures only: a floor is decided over its whole "
+            f"population, so run its goldset in full (without {flag}) to decide it"
+            ) if flag else ""
 
 
 def _down(arrived: Arrived) -> str:

@@ -42,6 +42,7 @@ from pytest_ragate.decision.drift import (
 )
 from pytest_ragate.decision.floors import Verdict, outcome_of
 from pytest_ragate.decision.population import Population, SequentialPlan, asking_units
+from pytest_ragate.decision.said import Topic, said
 from pytest_ragate.scoring.answer_match import ANSWER_MATCH
 from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.gap_bound import GAPS, GapBound
@@ -55,7 +56,6 @@ from pytest_ragate.scoring.stopping import (
     sequential_metric,
     unit_bound,
 )
-from pytest_ragate.wording import sequential as wording
 
 HaltKind = Literal["unfit", "never came", "not left unasked", "not scored", "stuck",
                    "undecided", "gaps unbounded", "recheck costs", "reask failed",
@@ -367,10 +367,8 @@ def stopped_verdict(floor: Floor, goldset: str, stopping: Stopping,
              if floor.kind is None or rows[n].kind == floor.kind]
     t = METRICS[floor.metric].tally(floor.metric, asked)
     interval = ratio_interval(track, track.shares)
-    text = wording.stopped_against(floor, track.value, interval, call == "holds",
-                                    asked=stopping.stopped_at, of=stopping.population,
-                                    units=track.units, alpha=track.test.alpha)
-    if floor.xfail:
-        text = f"{floor.xfail}: {text}"
-    return Verdict(floor=floor, goldset=goldset, outcome=outcome_of(floor, call), message=text,
+    text = said(Topic.STOPPED_AGAINST, floor, track.value, interval, call == "holds",
+                asked=stopping.stopped_at, of=stopping.population, units=track.units,
+                alpha=track.test.alpha)
+    return Verdict(floor=floor, goldset=goldset, outcome=outcome_of(floor, call), said=text,
                    tally=t, interval=interval, computed_by=computed_by)

@@ -25,6 +25,7 @@ from pytest_ragate.decision.floors import (
     unread,
 )
 from pytest_ragate.decision.rules import POINT, SliceRules, Strictness
+from pytest_ragate.decision.said import Topic, said
 from pytest_ragate.scoring.figures import Counted
 from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import QuestionRecord
@@ -34,7 +35,6 @@ from pytest_ragate.scoring.slices import (
     decide_slices,
     family_size,
 )
-from pytest_ragate.wording import slices as wording
 
 
 def family_of(floor: Floor) -> tuple[str, str] | None:
@@ -93,7 +93,7 @@ def _settled(floor: Floor, goldset: str, records: Sequence[QuestionRecord], judg
     t, counted = scored.tally, scored.counted
     if strictness.min_n and t.questions < strictness.min_n:
         return Verdict(floor=floor, goldset=goldset, outcome="failed",
-                       message=wording.slice_too_few(floor, t, strictness.min_n), tally=t,
+                       said=said(Topic.SLICE_TOO_FEW, floor, t, strictness.min_n), tally=t,
                        computed_by=counted.computed_by, errors=counted.errors,
                        skipped=counted.skipped)
     return scored
@@ -104,12 +104,11 @@ def _decided(floor: Floor, goldset: str, figure: SliceFigure, counted: Counted, 
     """A slice's verdict from its call in the family (`counted`: who computed its figure)."""
     outcome = _outcome(floor, figure, rules)
     key = floor.slice[0] if floor.slice else ""
-    message = wording.slice_message(floor, key, figure, tested=tested,
-                                     correction=rules.correction, alpha=rules.alpha)
-    if figure.call == "insufficient" and not floor.xfail:
-        message = f"{message} · " + (wording.slice_short(floor) if _short(floor, figure)
-                                     else wording.slice_insufficient(rules.insufficient))
-    return Verdict(floor=floor, goldset=goldset, outcome=outcome, message=message,
+    undecided = ("short" if _short(floor, figure) else rules.insufficient
+                 ) if figure.call == "insufficient" and not floor.xfail else None
+    message = said(Topic.SLICE_DECIDED, floor, key, figure, tested=tested,
+                   correction=rules.correction, alpha=rules.alpha, undecided=undecided)
+    return Verdict(floor=floor, goldset=goldset, outcome=outcome, said=message,
                    tally=figure.tally, interval=figure.interval,
                    computed_by=counted.computed_by, errors=counted.errors,
                    skipped=counted.skipped, slice_call=figure.call, needs=figure.needs,

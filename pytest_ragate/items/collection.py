@@ -19,14 +19,8 @@ import pytest
 from pytest_ragate.decision.margins import Margins
 from pytest_ragate.decision.population import Collected, FloorSpec, Population, anchor_name
 from pytest_ragate.goldsets.anchors import AnchorEntry, Cut, NoCut, NoDistance
-from pytest_ragate.goldsets.loader import (
-    Case,
-    Goldset,
-    load_goldset,
-    parse_floors,
-    slice_floors,
-    with_judge_coverage,
-)
+from pytest_ragate.goldsets.floors_table import parse_floors, slice_floors, with_judge_coverage
+from pytest_ragate.goldsets.loader import Case, Goldset, load_goldset
 from pytest_ragate.goldsets.promotion import PROMOTE_HINT
 from pytest_ragate.goldsets.sealed import locate_sealed
 from pytest_ragate.items.conversations import asked, group_mark

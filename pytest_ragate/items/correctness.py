@@ -72,7 +72,7 @@ def cosine(config: pytest.Config, text: str, gist: str) -> float:
     """The cosine of two texts through the embedded model, each embedded alone (a batch's
     padding would move a vector by ~1e-7, so `-n 0` and `-n 2` agree to the byte)."""
     try:
-        from pytest_ragate.pipeline.builtin import pipeline
+        from pytest_ragate.builtin_system.builtin import pipeline
 
         embedder = pipeline(config).embedder
         answer, expected = (embedder.encode([t])[0] for t in (text, gist))

@@ -36,7 +36,7 @@ ORIGINS_KEY = pytest.StashKey[dict[tuple[str, str], "Origin | None"]]()
 def builtin_retriever(config: pytest.Config) -> str:
     """The built-in retriever with the encoder that embedded for it: torch and ONNX Runtime
     agree to about 1e-6, and a row says which one gave its distances."""
-    from pytest_ragate.pipeline.builtin import pipeline
+    from pytest_ragate.builtin_system.builtin import pipeline
 
     return pipeline(config).retriever_label()
 

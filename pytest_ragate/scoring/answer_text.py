@@ -113,7 +113,7 @@ ORDINALS = {w: i for i, w in enumerate(
      "seventeenth", "eighteenth", "nineteenth", "twentieth"])} | {"thirtieth": 30}
 DIGITS = {w: str(i) for i, w in enumerate(ONES[:10])} | {"oh": "0"}
 ARTICLES = frozenset({"a", "an", "the"})
-# spoken hesitations, as in the transcripts answers quote (pipeline/normalize.py's list)
+# spoken hesitations, as in the transcripts answers quote (builtin_system/normalize.py's list)
 FILLERS = frozenset({"uh", "um", "uhm", "umm", "erm", "er", "ah", "hmm", "hm", "mm", "mhm"})
 NEGATIONS = frozenset({"not", "no", "never", "none", "nobody", "nothing", "neither", "nor",
                        "without", "nowhere", "cannot", "denied", "denies", "deny", "refuted",

@@ -130,3 +130,11 @@ def repeats_short(rate: float, repeats: int, questions: int, alpha: float = ALPH
     questions, and the repeats that would (None: none up to MAX_REPEATS)."""
     need = needed_repeats(rate, questions, alpha)
     return (need is None or repeats < need), need
+
+
+def one_rate(r: QuestionRate, strict: bool) -> str:
+    """`q07 right 11 of 14 (lower bound 0.58, Holm p 0.41)`; point mode without the test."""
+    head = f"{r.question_id} right {r.right} of {r.total}"
+    if not strict:
+        return head
+    return f"{head} (lower bound {r.lower:.2f}, Holm p {r.adjusted:.2g})"

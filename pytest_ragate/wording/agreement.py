@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from pytest_ragate.decision.agreement_floor import uncalibrated
+from pytest_ragate.decision.said import render
 from pytest_ragate.scoring.ppi import MIN_LABELS
 from pytest_ragate.wording.numbers import NAMED_MISSING, fmt_interval, plural
 
@@ -58,7 +60,24 @@ def no_labelled_verdict(floor: float) -> str:
     return f"judge not calibrated: no labelled question has a verdict (floor {floor:.2f})"
 
 
-def not_calibrated(a: Agreement, shortfall: Shortfall, floor: float, strict: bool) -> str:
+def not_calibrated_lines(shortfalls: Sequence[tuple[Agreement, Shortfall]], floor: float,
+                         strict: bool) -> str:
+    """Why the labels do not vouch for the judge (`agreement_floor.uncalibrated`): each
+    labelled metric's shortfall, or that no labelled question has a verdict."""
+    if not shortfalls:
+        return no_labelled_verdict(floor)
+    return "; ".join(not_calibrated_line(a, why, floor, strict) for a, why in shortfalls)
+
+
+def not_calibrated(agreements: Sequence[Agreement], floor: float, strict: bool) -> str | None:
+    """Why the judged floors of a goldset cannot pass, or None when every labelled metric's
+    agreement reaches `judge_agreement`: `judge not calibrated: kappa 0.41 [0.20, 0.61] <
+    0.60 on 40 labelled questions (faithfulness)`."""
+    why = uncalibrated(agreements, floor, strict)
+    return None if why is None else render(why)
+
+
+def not_calibrated_line(a: Agreement, shortfall: Shortfall, floor: float, strict: bool) -> str:
     """Why one labelled metric's agreement does not vouch for the judge
     (`agreement.shortfall`): `judge not calibrated: kappa 0.41 [0.20, 0.61] < 0.60 on 40
     labelled questions (faithfulness)`."""

@@ -130,11 +130,6 @@ def margin_regression(metric: str, paired: Paired, compared: Compared, held: Mar
             f"{b.upper:+.3f} straddle {edge}): {more}" + _opted(held) + tail)
 
 
-def margin_test(held: MarginCheck) -> str:
-    """The test of a check held to a margin, as the reports' `test` column names it."""
-    return f"non-inferiority, max_drop {held.margin:g}"
-
-
 def _opted(held: MarginCheck) -> str:
     """What an undecided check does: fails, or passes because the goldset says so."""
     return (" · passes: [regression] inconclusive = \"pass\"" if held.inconclusive == "pass"

@@ -61,12 +61,6 @@ def not_judged_metrics(where: str, names: Sequence[str]) -> str:
             + "; name the metrics whose floors a run without a judge may skip")
 
 
-def narrowed(flag: str) -> str:
-    """Why a member pytest's cache deselected (`--lf`, `--sw`) is missing from its floor."""
-    return (f"{flag} reran the last failures only: a floor is decided over its whole "
-            f"population, so run its goldset in full (without {flag}) to decide it")
-
-
 def named(gaps: Sequence[Gap], detail: bool = True) -> str:
     """`errored q00, q01, q02 and 37 more (MissingSystem: no ragate_system in scope); lost q07
     (its worker went down)`: members grouped by what happened to them and why, each cause

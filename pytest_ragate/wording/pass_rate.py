@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pytest_ragate.scoring.pass_rate import ALPHA, MAX_REPEATS, QuestionRate
+from pytest_ragate.scoring.pass_rate import ALPHA, MAX_REPEATS, QuestionRate, one_rate
 from pytest_ragate.wording.numbers import NAMED, plural
 
 FIELD = "floors.question.pass_rate"
@@ -26,14 +26,6 @@ def too_few_repeats(rate: float, repeats: int, questions: int, need: int | None)
             "in ragate.toml, or ragate_repeat)")
 
 
-def one_rate(r: QuestionRate, strict: bool) -> str:
-    """`q07 right 11 of 14 (lower bound 0.58, Holm p 0.41)`; point mode without the test."""
-    head = f"{r.question_id} right {r.right} of {r.total}"
-    if not strict:
-        return head
-    return f"{head} (lower bound {r.lower:.2f}, Holm p {r.adjusted:.2g})"
-
-
 def verdict(rate: float, rates: Sequence[QuestionRate], missed: Sequence[QuestionRate],
             strict: bool) -> str:
     """The floor's message: how many questions reach the rate, and those that miss."""
@@ -48,6 +40,11 @@ def verdict(rate: float, rates: Sequence[QuestionRate], missed: Sequence[Questio
     shown = "; ".join(one_rate(r, strict) for r in missed[:NAMED])
     more = f" and {len(missed) - NAMED} more" if len(missed) > NAMED else ""
     return f"{head} · missing: {shown}{more}"
+
+
+def not_decided_repeats(rate: float, repeats: int, questions: int, need: int | None) -> str:
+    """The floor's message when its repeats cannot decide it."""
+    return "not decided: " + too_few_repeats(rate, repeats, questions, need)
 
 
 def too_few_questions(questions: int, min_n: int) -> str:

@@ -103,6 +103,14 @@ def stopped_against(floor: Floor, value: float | None, interval: tuple[float, fl
             f"question ≤ {alpha:.4g} · the other {of - asked} questions not asked")
 
 
+def stopped_verdict(floor: Floor, value: float | None, interval: tuple[float, float] | None,
+                    holds: bool, *, asked: int, of: int, units: int, alpha: float) -> str:
+    """A stopped floor's message (`stopped_against`), after its xfail reason when it has one."""
+    text = stopped_against(floor, value, interval, holds, asked=asked, of=of, units=units,
+                           alpha=alpha)
+    return f"{floor.xfail}: {text}" if floor.xfail else text
+
+
 EXCHANGEABLE = "assumes a question's answer does not depend on when it is asked"
 
 

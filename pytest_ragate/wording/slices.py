@@ -79,6 +79,18 @@ def slice_message(floor: Floor, key: str, figure: SliceFigure, *, tested: int,
     return f"{text} · {slice_needs(floor, figure)}"
 
 
+def slice_decided(floor: Floor, key: str, figure: SliceFigure, *, tested: int,
+                  correction: Correction, alpha: float, undecided: str | None) -> str:
+    """A slice's verdict (`slice_message`) and, when its n does not decide it (`undecided`),
+    what that does: "short" (its interval wholly on the wrong side), else the setting."""
+    message = slice_message(floor, key, figure, tested=tested, correction=correction,
+                            alpha=alpha)
+    if undecided is None:
+        return message
+    return f"{message} · " + (slice_short(floor) if undecided == "short"
+                              else slice_insufficient(undecided))
+
+
 def slice_too_few(floor: Floor, t: Tally, min_n: int) -> str:
     """A slice scored on fewer questions than `ragate_min_n`: refused, as any floor is."""
     return (f"{floor.name}: refused: {plural(t.questions, 'question')} scored, fewer than "

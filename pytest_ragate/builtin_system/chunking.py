@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from pytest_ragate.answer import format_label
+from pytest_ragate.builtin_system.normalize import fold, normalize
 from pytest_ragate.goldsets.corpus import Corpus, Document, Turn
-from pytest_ragate.pipeline.normalize import fold, normalize
 from pytest_ragate.settings import DEFAULT_BUDGET
 
 _BREAK = re.compile(r"(?<=[.!?])\s+|\s+")

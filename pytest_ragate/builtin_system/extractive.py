@@ -12,9 +12,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from pytest_ragate.answer import Answer, Citation, Context, Knob
-from pytest_ragate.pipeline import follow_up_query
-from pytest_ragate.pipeline.normalize import quote_matches
-from pytest_ragate.pipeline.retrieval import Retriever
+from pytest_ragate.builtin_system import follow_up_query
+from pytest_ragate.builtin_system.normalize import quote_matches
+from pytest_ragate.builtin_system.retrieval import Retriever
 
 
 @dataclass

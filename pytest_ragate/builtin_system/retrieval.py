@@ -31,10 +31,9 @@ from chromadb.utils.embedding_functions import register_embedding_function
 from filelock import FileLock
 
 from pytest_ragate.answer import Context
-from pytest_ragate.goldsets.corpus import Corpus
-from pytest_ragate.pipeline import MODEL_ID
-from pytest_ragate.pipeline.chunking import Chunk, Chunker
-from pytest_ragate.pipeline.encoders import (
+from pytest_ragate.builtin_system import MODEL_ID
+from pytest_ragate.builtin_system.chunking import Chunk, Chunker
+from pytest_ragate.builtin_system.encoders import (
     Backend,
     EncoderName,
     Resolved,
@@ -42,9 +41,10 @@ from pytest_ragate.pipeline.encoders import (
     model_path,
     resolve,
 )
-from pytest_ragate.pipeline.hybrid import FUSION_DEPTH, RRF_K, Bm25Index, rrf
-from pytest_ragate.pipeline.normalize import NORMALIZATION_VERSION, normalize
-from pytest_ragate.pipeline.rescue import SentenceRescue
+from pytest_ragate.builtin_system.hybrid import FUSION_DEPTH, RRF_K, Bm25Index, rrf
+from pytest_ragate.builtin_system.normalize import NORMALIZATION_VERSION, normalize
+from pytest_ragate.builtin_system.rescue import SentenceRescue
+from pytest_ragate.goldsets.corpus import Corpus
 
 INDEX_FORMAT = "2"  # 2: sentences stored beside chunks
 COLLECTION = "chunks"

@@ -15,15 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_ragate.builtin_system.chunking import Chunker
 from pytest_ragate.goldsets.corpus import Corpus
-from pytest_ragate.pipeline.chunking import Chunker
 from pytest_ragate.settings import PipelineSettings, read_settings
 
 if TYPE_CHECKING:
-    from pytest_ragate.pipeline.extractive import ExtractiveAnswerer
-    from pytest_ragate.pipeline.hybrid import Bm25Index
-    from pytest_ragate.pipeline.rescue import SentenceRescue
-    from pytest_ragate.pipeline.retrieval import ChunkIndex, Embedder, QueryVectors, Retriever
+    from pytest_ragate.builtin_system.extractive import ExtractiveAnswerer
+    from pytest_ragate.builtin_system.hybrid import Bm25Index
+    from pytest_ragate.builtin_system.rescue import SentenceRescue
+    from pytest_ragate.builtin_system.retrieval import ChunkIndex, Embedder, QueryVectors, Retriever
 
 PIPELINE_KEY = pytest.StashKey["Pipeline"]()
 
@@ -54,7 +54,7 @@ class Pipeline:
     @property
     def embedder(self) -> Embedder:
         if self._embedder is None:
-            from pytest_ragate.pipeline.retrieval import Embedder
+            from pytest_ragate.builtin_system.retrieval import Embedder
 
             self._embedder = Embedder(threads=self._fair_share(),
                                       encoder=self.settings.encoder,
@@ -65,7 +65,7 @@ class Pipeline:
         """The built-in retriever as the run's provenance names it, with the encoder that
         embedded (and, after a fallback, why it is not ONNX Runtime)."""
         if self.settings.retriever == "hybrid":
-            from pytest_ragate.pipeline.hybrid import RRF_K
+            from pytest_ragate.builtin_system.hybrid import RRF_K
 
             return (f"built-in hybrid retriever (all-MiniLM-L6-v2 ({self.embedder.label}) + "
                     f"bm25s, RRF k={RRF_K})")
@@ -92,7 +92,7 @@ class Pipeline:
         return Chunker(self.settings.chunk_budget)
 
     def index(self, corpus: Corpus, chunker: Chunker) -> ChunkIndex:
-        from pytest_ragate.pipeline.retrieval import index_key, open_index
+        from pytest_ragate.builtin_system.retrieval import index_key, open_index
 
         key = (index_key(corpus, chunker, self.embedder.model_id, self.embedder.encoder_id),
                self.settings.chroma_url or "")
@@ -110,7 +110,7 @@ class Pipeline:
     @property
     def queries(self) -> QueryVectors:
         if self._queries is None:
-            from pytest_ragate.pipeline.retrieval import QueryVectors
+            from pytest_ragate.builtin_system.retrieval import QueryVectors
 
             self._queries = QueryVectors(self.cache_dir() / "queries", self.embedder)
         return self._queries
@@ -120,8 +120,8 @@ class Pipeline:
         """`known()`: every query the session's items will ask (questions and anchor claims),
         asked for once per process and embedded in one batch instead of one model call per
         item."""
-        from pytest_ragate.pipeline.hybrid import FUSION_DEPTH, RRF_K, Bm25Index
-        from pytest_ragate.pipeline.retrieval import Retriever
+        from pytest_ragate.builtin_system.hybrid import FUSION_DEPTH, RRF_K, Bm25Index
+        from pytest_ragate.builtin_system.retrieval import Retriever
 
         if self.settings.retriever == "hybrid":  # before embedding: without bm25s, fail fast
             _require_bm25s()
@@ -149,7 +149,7 @@ class Pipeline:
     def _rescue(self, index: ChunkIndex) -> SentenceRescue:
         from collections import Counter
 
-        from pytest_ragate.pipeline.rescue import RescueSettings, SentenceRescue
+        from pytest_ragate.builtin_system.rescue import RescueSettings, SentenceRescue
 
         s = self.settings
         chunks = list(index.chunks.values())
@@ -164,8 +164,8 @@ class Pipeline:
     def system(self, retriever: Retriever) -> ExtractiveAnswerer:
         """The built-in answerer over the built-in retriever: it reads that retriever's
         sentence vectors and cosine distances, which a retriever of your own does not have."""
-        from pytest_ragate.pipeline.extractive import ExtractiveAnswerer
-        from pytest_ragate.pipeline.retrieval import Retriever
+        from pytest_ragate.builtin_system.extractive import ExtractiveAnswerer
+        from pytest_ragate.builtin_system.retrieval import Retriever
 
         if not isinstance(retriever, Retriever):
             raise TypeError("the built-in ragate_system answers over the built-in retriever "

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from pytest_ragate.pipeline.normalize import fold
+from pytest_ragate.builtin_system.normalize import fold
 
 # Function words that carry no topic; short on purpose (content words decide the lexical path)
 _STOPWORDS = """

@@ -19,8 +19,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from pytest_ragate.pipeline.chunking import Chunk
-from pytest_ragate.pipeline.normalize import fold
+from pytest_ragate.builtin_system.chunking import Chunk
+from pytest_ragate.builtin_system.normalize import fold
 
 STOPWORDS = "en"  # bm25s's short English list (Lucene's 33 words)
 RRF_K = 60  # the constant of Cormack et al. (2009), as in the benchmark
