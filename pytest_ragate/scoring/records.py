@@ -242,6 +242,11 @@ class QuestionRecord(BaseModel):
     # evidence (EvidenceIndex.gains): what the rank metrics read; None: none is relevant
     context_gains: list[Annotated[float, Field(ge=0.0, le=1.0)]] | None = None
     metrics: dict[str, float | None] = Field(default_factory=dict)
+    # the project's own metrics (`@ragate.metric`, scoring/custom.py): a value in [0, 1] (a
+    # share's 1.0 or 0.0) or None (not applicable), and what went wrong where one failed
+    custom: dict[str, Annotated[float, Field(ge=0.0, le=1.0)] | None] = Field(
+        default_factory=dict)
+    custom_errors: dict[str, str] = Field(default_factory=dict)
     answer_text: str | None = None
     # the sha256 of the raw answer, where `answer_text` is kept masked (items/redacting.py):
     # what a label or a fixture verdict of this answer is stamped with, never the masked text's
@@ -309,8 +314,9 @@ class QuestionRecord(BaseModel):
         for name in QUIET_WHEN_NONE:
             if getattr(self, name) is None:
                 data.pop(name, None)
-        if not self.tags:
-            data.pop("tags", None)
+        for name in ("tags", "custom", "custom_errors"):
+            if not getattr(self, name):
+                data.pop(name, None)
         if not self.not_needed:
             data.pop("not_needed", None)
         for name in BILL_FIELDS:  # nothing measured: the row as it was before the bill
@@ -380,14 +386,16 @@ class QuestionRecord(BaseModel):
         props: list[tuple[str, str | float]] = []
         skip = {"metrics", "knobs", "judge_failures", "judge_cached", "judge_vacuous", "cited",
                 "expected", "goldset_sha256", "usage", "judge_tokens", "judged_contexts",
-                "answer_check", "answer_sha256"}
+                "answer_check", "answer_sha256", "custom", "custom_errors"}
         for key, value in self.model_dump(mode="json", exclude=skip).items():
             if value is None:
                 continue
             props.append((key, json.dumps(value) if isinstance(value, list) else _plain(value)))
-        for key, value in self.metrics.items():
+        for key, value in (*self.metrics.items(), *self.custom.items()):
             if value is not None:
                 props.append((key, float(value)))
+        for metric, why in self.custom_errors.items():
+            props.append((f"metric_error.{xml_name(metric)}", why))
         for key, value in self.knobs.items():
             if value is not None:  # a value pytest escapes, a name not: the system's knob's
                 props.append((f"knob.{xml_name(key)}", _plain(value)))
