@@ -83,8 +83,11 @@ def floor_tally(floor: Floor, records: Sequence[QuestionRecord]) -> Tally:
 
 def computed_by(floor: Floor, records: Sequence[QuestionRecord], judge: str | None = None,
                 ) -> str:
-    """`mechanical`, the judges the records name, else the judge configured (`judge`); for
+    """`mechanical`, the judges the records name, else the judge configured (`judge`); for a
+    metric the project defines `@ragate.metric`; for
     the bill, who measured it: ragate's clock (latency), the usage the APIs reported (cost)."""
+    if METRICS[floor.metric].source == "custom":
+        return "@ragate.metric"  # the project's function, its values saved in the rows
     if METRICS[floor.metric].source == "bill":
         return "ragate's clock" if METRICS[floor.metric].decided_on_bound else "reported usage"
     if not floor.judged:
