@@ -30,6 +30,7 @@ Kind = Literal["share", "mean"]
 KINDS: tuple[Kind, ...] = ("share", "mean")
 MARK = "__ragate_metric__"  # the attribute `ragate.metric` sets on the function it decorates
 ARGUMENTS = ("question", "answer", "expected")  # what a metric function is called with
+COMPUTED_BY = "@ragate.metric"  # who computed its figures, as floors and reports say
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
 
 
