@@ -278,3 +278,41 @@ def test_decide_decides_a_defined_metric_from_the_saved_rows_alone(ran: Any) -> 
     assert "ragate decide called" not in decided.stdout
     cases = junit_cases(root / "decided" / "junit.xml")
     assert [cases[c]["outcome"] for c in FLOOR_CASES] == ["passed", "failure", "passed"]
+
+
+def test_the_commands_read_the_declared_names_without_running_conftest(tmp_path: Path) -> None:
+    """`ragate validate`, `power` and `suggest` import no conftest.py: they read the
+    decorators as written, so a floor on a defined metric is not refused there."""
+    from pytest_ragate.commands.defined_metrics import conftest_files, declare_metrics
+    from pytest_ragate.scoring.custom import declared_in
+
+    source = '''
+import pytest_ragate as ragate
+from pytest_ragate import metric
+raise SystemExit("never run")
+
+@ragate.metric("mentions_product")
+def a(question, answer, expected): ...
+
+@metric("tone", kind="mean")
+def b(question, answer, expected): ...
+
+@ragate.metric("faithfulness")  # refused when run: not declared
+def c(question, answer, expected): ...
+
+@ragate.metric(NAME)  # not a literal: not read
+def d(question, answer, expected): ...
+'''
+    assert declared_in(source) == [("mentions_product", "share"), ("tone", "mean")]
+    assert declared_in("def (") == []
+    (tmp_path / "conftest.py").write_text(source)
+    (tmp_path / "gs").mkdir()
+    (tmp_path / "gs" / "conftest.py").write_text('@ragate.metric("polite")\ndef p(**k): ...\n')
+    assert conftest_files(tmp_path, [tmp_path / "gs"]) == [tmp_path / "conftest.py",
+                                                          tmp_path / "gs" / "conftest.py"]
+    try:
+        declare_metrics(tmp_path, [tmp_path / "gs"])
+        assert list(METRICS.custom) == ["mentions_product", "polite", "tone"]
+        assert METRICS["tone"].aggregate == "mean"
+    finally:
+        define([])

@@ -211,3 +211,46 @@ def failures_by_cause(name: str, rows: Sequence[QuestionRecord],
         label = f"{r.question_id}[r{r.repeat}]" if r.repeat > 1 else r.question_id
         causes.setdefault(cause_of(why), (why, []))[1].append(label)
     return list(causes.values())
+
+
+# --- read, not run: the `ragate` commands ----------------------------------------------------
+
+
+def declared_in(source: str) -> list[tuple[str, Kind]]:
+    """The metrics a conftest.py's source declares, read without running it (the `ragate`
+    commands import no conftest): each `@ragate.metric("name")` / `@metric("name",
+    kind="mean")` decorator whose name and kind are written as literals, as the decorator
+    would take them; a file Python cannot parse declares none."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    found: list[tuple[str, Kind]] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for call in node.decorator_list:
+            if not (isinstance(call, ast.Call) and _names_metric(call.func) and call.args
+                    and isinstance(call.args[0], ast.Constant)):
+                continue
+            kind = next((k.value.value for k in call.keywords if k.arg == "kind"
+                         and isinstance(k.value, ast.Constant)), "share")
+            name = call.args[0].value
+            if kind in KINDS and isinstance(name, str) and name_problem(name) is None:
+                found.append((name, kind))
+    return found
+
+
+def _names_metric(func: object) -> bool:
+    import ast
+
+    return ((isinstance(func, ast.Attribute) and func.attr == "metric")
+            or (isinstance(func, ast.Name) and func.id == "metric"))
+
+
+def declare(names: Iterable[tuple[str, Kind]]) -> None:
+    """Make these (name, kind) the defined metrics the registry knows, without their
+    functions: what a command that never measures an answer needs of them."""
+    METRICS.custom = {name: as_metric(name, kind) for name, kind in names}
