@@ -316,3 +316,15 @@ def d(question, answer, expected): ...
         assert METRICS["tone"].aggregate == "mean"
     finally:
         define([])
+
+
+def test_a_saved_value_a_share_cannot_have_is_not_decided_as_one(defined: None) -> None:
+    """Rows saved while `mentions_product` was a mean (0.5), decided after it became a
+    share: half a right answer is no right answer, nor a wrong one."""
+    rows = [row(f"q{i}", {"mentions_product": 1.0}) for i in range(1, 11)]
+    rows.append(row("q11", {"mentions_product": 0.5}))
+    assert (tally("mentions_product", rows).k, tally("mentions_product", rows).n) == (10.0, 10)
+    verdict = decide(Floor("mentions_product", 0.5), "gs", rows)
+    assert verdict.outcome == "failed"
+    assert ("failed on 1 question: saved 0.5, not a share's True or False (declared a mean "
+            "when it ran?) (q11)") in verdict.message

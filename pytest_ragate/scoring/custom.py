@@ -139,6 +139,8 @@ def cause_of(why: str) -> str:
         return why.split(":")[0]
     if why.endswith("outside [0, 1]"):
         return "outside [0, 1]"
+    if why.startswith("saved "):
+        return "saved"
     return " ".join(why.split()[:2])
 
 
@@ -147,13 +149,24 @@ def cause_of(why: str) -> str:
 
 def _tally(name: str, rows: Sequence[QuestionRecord]) -> Tally:
     """A proportion over its True/False values, or a mean over its values; rows where it
-    failed count nowhere, as failures (its floors are not decided)."""
-    values = tuple(v for r in rows if (v := r.custom.get(name)) is not None)
-    failures = sum(name in r.custom_errors for r in rows)
+    failed count nowhere, as failures (its floors are not decided), and so does a saved
+    value a share cannot have (rows saved while it was a mean: `mismatched`)."""
     proportion = METRICS[name].aggregate == "proportion"
+    values = tuple(v for r in rows if (v := r.custom.get(name)) is not None
+                   and not (proportion and v not in (0.0, 1.0)))
+    failures = sum(name in r.custom_errors or mismatched(name, r) is not None for r in rows)
     return Tally(metric=name, k=sum(values), n=len(values),
                  values=() if proportion else values, failures=failures,
                  questions=len(values))
+
+
+def mismatched(name: str, r: QuestionRecord) -> str | None:
+    """Why a row's saved value of a share is none (`saved 0.5, not a share's True or False`),
+    or None: a value saved while the metric was declared a mean is not decided as a share."""
+    value = r.custom.get(name)
+    if value is None or value in (0.0, 1.0) or METRICS[name].aggregate != "proportion":
+        return None
+    return f"saved {value!r}, not a share's True or False (declared a mean when it ran?)"
 
 
 def _worst(name: str, r: QuestionRecord) -> Worst | None:
@@ -205,7 +218,7 @@ def failures_by_cause(name: str, rows: Sequence[QuestionRecord],
     in full and the questions, in row order."""
     causes: dict[str, tuple[str, list[str]]] = {}
     for r in rows:
-        why = r.custom_errors.get(name)
+        why = r.custom_errors.get(name) or mismatched(name, r)
         if why is None:
             continue
         label = f"{r.question_id}[r{r.repeat}]" if r.repeat > 1 else r.question_id
