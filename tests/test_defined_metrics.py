@@ -328,3 +328,25 @@ def test_a_saved_value_a_share_cannot_have_is_not_decided_as_one(defined: None) 
     assert verdict.outcome == "failed"
     assert ("failed on 1 question: saved 0.5, not a share's True or False (declared a mean "
             "when it ran?) (q11)") in verdict.message
+
+
+def test_a_metric_that_edits_the_answer_changes_nothing_but_its_own_copy() -> None:
+    """The adversary: a metric that empties the contexts would change what the judge grades
+    after it (and what the next metric reads)."""
+    from pytest_ragate import Answer, Context
+
+    answer = Answer(text="twelve euros", contexts=[Context(
+        context_id="c1", doc_id="m1", first_unit=0, last_unit=1, text="t", distance=0.1)])
+
+    def edits(question: str, answer: Any, expected: str | None) -> bool:
+        answer.contexts.clear()
+        answer.text = ""
+        return True
+
+    def reads(question: str, answer: Any, expected: str | None) -> bool:
+        return bool(answer.contexts) and answer.text == "twelve euros"
+
+    values, _ = measure([Defined("edits", "share", edits, ""),
+                         Defined("reads", "share", reads, "")], "q?", answer, None)
+    assert values == {"edits": 1.0, "reads": 1.0}
+    assert len(answer.contexts) == 1 and answer.text == "twelve euros"

@@ -114,12 +114,16 @@ def measure(defined: Sequence[Defined], question: str, answer: object,
             expected: str | None) -> tuple[dict[str, float | None], dict[str, str]]:
     """Every defined metric of one answer: the values (None: not applicable) and the
     errors (`raised ZeroDivisionError: division by zero`; `returned 1.5, outside [0, 1]`),
-    by name. A metric that fails has no value, only its error."""
+    by name. A metric that fails has no value, only its error. Each function is given its
+    own copy of the answer: one that edits it changes neither what is scored or judged nor
+    what the next metric sees."""
     values: dict[str, float | None] = {}
     errors: dict[str, str] = {}
+    copy = getattr(answer, "model_copy", None)
     for d in defined:
+        given = copy(deep=True) if copy is not None else answer
         try:
-            returned = d.function(question=question, answer=answer, expected=expected)
+            returned = d.function(question=question, answer=given, expected=expected)
         except Exception as error:  # the project's code: whatever it raises is its error
             first = str(error).splitlines()[0] if str(error) else ""
             errors[d.name] = f"raised {type(error).__name__}" + (f": {first[:200]}"
