@@ -46,11 +46,14 @@ def always(question: str, answer: Any, expected: str | None) -> bool:
     return True
 
 
+def defined_as(name: str, kind: Any, function: Any = always) -> Defined:
+    return Defined(name=name, kind=kind, function=function, where="conftest.py:1")
+
+
 @pytest.fixture
 def defined() -> Iterator[None]:
     """`mentions_product` (a share) and `tone` (a mean) defined, as a run's conftest would."""
-    define([Defined("mentions_product", "share", always, "conftest.py:1"),
-            Defined("tone", "mean", always, "conftest.py:5")])
+    define([defined_as("mentions_product", "share"), defined_as("tone", "mean")])
     yield
     define([])
 
@@ -88,9 +91,8 @@ def test_a_metric_that_fails_gives_its_question_an_error_and_no_value() -> None:
     def too_big(question: str, answer: Any, expected: str | None) -> float:
         return 1.5
 
-    values, errors = measure([Defined("ok", "share", always, ""),
-                              Defined("raises", "mean", raises, ""),
-                              Defined("too_big", "mean", too_big, "")], "q?", None, None)
+    values, errors = measure([defined_as("ok", "share"), defined_as("raises", "mean", raises),
+                              defined_as("too_big", "mean", too_big)], "q?", None, None)
     assert values == {"ok": 1.0}
     assert errors == {"raises": "raised ZeroDivisionError: division by zero",
                       "too_big": "returned 1.5, outside [0, 1]"}
@@ -346,7 +348,7 @@ def test_a_metric_that_edits_the_answer_changes_nothing_but_its_own_copy() -> No
     def reads(question: str, answer: Any, expected: str | None) -> bool:
         return bool(answer.contexts) and answer.text == "twelve euros"
 
-    values, _ = measure([Defined("edits", "share", edits, ""),
-                         Defined("reads", "share", reads, "")], "q?", answer, None)
+    values, _ = measure([defined_as("edits", "share", edits),
+                         defined_as("reads", "share", reads)], "q?", answer, None)
     assert values == {"edits": 1.0, "reads": 1.0}
     assert len(answer.contexts) == 1 and answer.text == "twelve euros"

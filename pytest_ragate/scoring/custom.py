@@ -34,7 +34,7 @@ COMPUTED_BY = "@ragate.metric"  # who computed its figures, as floors and report
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Defined:
     """One metric a project defines: its name, kind and function, and where it is defined
     (`conftest.py:12`, for messages)."""
