@@ -352,3 +352,16 @@ def test_a_metric_that_edits_the_answer_changes_nothing_but_its_own_copy() -> No
                          defined_as("reads", "share", reads)], "q?", answer, None)
     assert values == {"edits": 1.0, "reads": 1.0}
     assert len(answer.contexts) == 1 and answer.text == "twelve euros"
+
+
+def test_a_baseline_check_leaves_a_defined_metric_out_rather_than_misreport_it(
+        defined: None) -> None:
+    """Its per-question values are not paired yet: not "nothing to compare (no questions in
+    one run)", a skip that says what is not so."""
+    from pytest_ragate.decision.regressions import check_run
+
+    scores = {"q1": row("q1", {"mentions_product": 1.0}).scores()}
+    found = check_run("gs", "1", scores, [], alpha=0.05, min_n=1)
+    assert "mentions_product" in run_metrics(())
+    assert [r.metric for r in found] == ["citation_accuracy", "abstention_accuracy",
+                                         "evidence_recall"]

@@ -221,11 +221,12 @@ def failures_by_cause(name: str, rows: Sequence[QuestionRecord],
     """The questions a metric failed on, one entry per cause (`cause_of`): its first error
     in full and the questions, in row order."""
     causes: dict[str, tuple[str, list[str]]] = {}
+    repeated = any(r.repeat > 1 for r in rows)  # then every row is named `q07[r1]`
     for r in rows:
         why = r.custom_errors.get(name) or mismatched(name, r)
         if why is None:
             continue
-        label = f"{r.question_id}[r{r.repeat}]" if r.repeat > 1 else r.question_id
+        label = f"{r.question_id}[r{r.repeat}]" if repeated else r.question_id
         causes.setdefault(cause_of(why), (why, []))[1].append(label)
     return list(causes.values())
 
