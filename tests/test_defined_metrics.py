@@ -354,14 +354,22 @@ def test_a_metric_that_edits_the_answer_changes_nothing_but_its_own_copy() -> No
     assert len(answer.contexts) == 1 and answer.text == "twelve euros"
 
 
-def test_a_baseline_check_leaves_a_defined_metric_out_rather_than_misreport_it(
-        defined: None) -> None:
-    """Its per-question values are not paired yet: not "nothing to compare (no questions in
-    one run)", a skip that says what is not so."""
+def test_a_baseline_check_pairs_a_defined_metric_question_by_question(defined: None) -> None:
+    """A share by McNemar, a mean by the paired bootstrap, as the built-in metrics of each
+    kind; a question where it failed (no value) pairs nowhere."""
     from pytest_ragate.decision.regressions import check_run
+    from pytest_ragate.scoring.pairing import BaselineRun
 
-    scores = {"q1": row("q1", {"mentions_product": 1.0}).scores()}
-    found = check_run("gs", "1", scores, [], alpha=0.05, min_n=1)
-    assert "mentions_product" in run_metrics(())
-    assert [r.metric for r in found] == ["citation_accuracy", "abstention_accuracy",
-                                         "evidence_recall"]
+    def scores(product: float, tone: float) -> dict[str, Any]:
+        found = {f"q{i}": row(f"q{i}", {"mentions_product": product, "tone": tone}).scores()
+                 for i in range(1, 31)}
+        found["q31"] = row("q31", {}, {"tone": "raised KeyError: 'x'"}).scores()
+        return found
+
+    base = BaselineRun(goldset="gs", eval_version="1", scores=scores(1.0, 0.9), source="h")
+    found = {r.metric: r for r in check_run("gs", "1", scores(0.0, 0.9), [base], alpha=0.05,
+                                            min_n=1)}
+    assert (found["mentions_product"].test, found["mentions_product"].outcome) == (
+        "McNemar (exact)", "failed")
+    assert (found["tone"].test, found["tone"].outcome) == ("paired bootstrap", "passed")
+    assert base.scores["q31"].custom == {}

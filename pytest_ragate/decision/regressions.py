@@ -141,8 +141,7 @@ def check_run(goldset: str, eval_version: str, current: Mapping[str, QuestionSco
     and a failed one names the questions that got worse whose evidence documents
     (`evidence_docs`) changed: possibly the corpus, not the system. A metric `margins`
     names is held to its margin (`check`)."""
-    # a metric without a regression unit (one the project defines) is not compared
-    metrics = [m for m in scored_metrics(current.values()) if METRICS[m].regression]
+    metrics = scored_metrics(current.values())
     same = [b for b in baseline if b.goldset == goldset]
     chosen = next((b for b in reversed(same) if b.eval_version == eval_version), None)
     if chosen is None or not chosen.scores:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pytest_ragate.scoring.registry import METRICS, Metric, Tally, Worst
 
 if TYPE_CHECKING:
-    from pytest_ragate.scoring.records import QuestionRecord
+    from pytest_ragate.scoring.records import QuestionRecord, QuestionScores
 
 Kind = Literal["share", "mean"]
 KINDS: tuple[Kind, ...] = ("share", "mean")
@@ -186,10 +186,23 @@ def _value(name: str, r: QuestionRecord) -> float | None:
     return r.custom.get(name)
 
 
+def _score(name: str, s: QuestionScores) -> float | None:
+    """A question's value, as a baseline pairs it (None: not applicable, or it failed)."""
+    return s.custom.get(name)
+
+
+def _units(name: str, s: QuestionScores) -> dict[str, bool]:
+    """A share's one right-or-wrong unit per question, for McNemar (none: no value)."""
+    value = s.custom.get(name)
+    return {} if value is None else {"": value == 1.0}
+
+
 def as_metric(name: str, kind: Kind) -> Metric:
-    """A defined metric's registry entry."""
+    """A defined metric's registry entry: a share paired with McNemar, a mean with the paired
+    bootstrap, as the built-in metrics of each kind are."""
     return Metric(name, "custom", "proportion" if kind == "share" else "mean", "questions",
-                  _tally, _worst, value=_value)
+                  _tally, _worst, value=_value, score=_score,
+                  units=_units if kind == "share" else None)
 
 
 def define(defined: Iterable[Defined]) -> None:

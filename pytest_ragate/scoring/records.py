@@ -158,13 +158,18 @@ class QuestionScores(BaseModel):
     # correctness metrics with a value (answer_match settled, answer_similarity)
     answers: dict[str, float] = Field(default_factory=dict)
     conversation: str | None = None  # the conversation it is a turn of: the unit it pairs in
+    # the project's own metrics with a value (`@ragate.metric`; a share's 1.0 or 0.0)
+    custom: dict[str, float] = Field(default_factory=dict)
 
     @model_serializer(mode="wrap")
     def _quiet_conversation(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
-        """A question outside conversations is kept (in history lines) as before them."""
+        """A question outside conversations, or without a metric of the project's own, is
+        kept (in history lines) as before them."""
         data = handler(self)
         if self.conversation is None:
             data.pop("conversation", None)
+        if not self.custom:
+            data.pop("custom", None)
         return data
 
 
@@ -359,7 +364,8 @@ class QuestionRecord(BaseModel):
             judge_failures=sorted(self.judge_failures),
             answers={m: float(v) for m, v in self.metrics.items()
                      if v is not None and m in METRICS and METRICS[m].correctness},
-            conversation=self.conversation)
+            conversation=self.conversation,
+            custom={m: v for m, v in self.custom.items() if v is not None})
 
     @property
     def wrong(self) -> list[str]:
