@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 # what a user imports: the decorators here, the rest loaded on first use (`__getattr__`)
 __all__ = ["Answer", "Asked", "Citation", "Context", "Corpus", "Earlier", "Question", "Usage",
-           "floor", "goldset", "split_lines", "split_paragraphs"]
+           "floor", "goldset", "metric", "split_lines", "split_paragraphs"]
 __version__ = "0.1.0"
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -97,6 +97,43 @@ def floor(kind: str | None = None, *, slice: str | None = None,
         elif slice:
             table = {"slices": {slice: table}}
         _spec(fn).floors.append(table)
+        return fn
+
+    return decorate
+
+
+def metric(name: str, *, kind: str = "share") -> Callable[[F], F]:
+    """A metric of your own, defined in conftest.py (the rootdir's) or a plugin:
+
+        @ragate.metric("mentions_product")          # a share: True, False or None
+        def mentions_product(question, answer, expected):
+            return "Tiron" in answer.text
+
+    called with each scored answer (`question`: its text; `answer`: the `Answer`;
+    `expected`: the expected answer's gist, or None). `kind="share"` returns True/False,
+    `kind="mean"` a number in [0, 1]; None is "not applicable to this question". Its name
+    works in floors as a built-in metric's does (docs/metrics.md)."""
+    from pytest_ragate.scoring.custom import (
+        KINDS,
+        MARK,
+        Defined,
+        name_problem,
+        signature_problem,
+        where_defined,
+    )
+
+    problem = name_problem(name)
+    if problem is None and kind not in KINDS:
+        problem = f"ragate.metric kind is 'share' or 'mean', not {kind!r}"
+    if problem is not None:
+        raise ValueError(f"ragate.metric({name!r}): {problem}")
+
+    def decorate(fn: F) -> F:
+        wrong = signature_problem(fn)
+        if wrong is not None:
+            raise TypeError(f"ragate.metric({name!r}): {wrong}")
+        setattr(fn, MARK, Defined(name=name, kind=kind, function=fn,  # type: ignore[arg-type]
+                                  where=where_defined(fn)))
         return fn
 
     return decorate

@@ -99,6 +99,9 @@ def pytest_configure(config: pytest.Config) -> None:
         if missing:
             raise pytest.UsageError(f"--ragate-html needs {' and '.join(missing)}: "
                                     "pip install 'pytest-ragate[html]'")
+    from pytest_ragate.items.defined_metrics import define_metrics
+
+    define_metrics(config)  # `@ragate.metric` functions: before any goldset's floors are read
     begin(config, settings)  # the run's mode, if it asked or is an xdist gate's (`choosing`)
 
 
@@ -138,7 +141,10 @@ def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    from pytest_ragate.items.defined_metrics import forget_metrics
+
     stop(config)
+    forget_metrics()
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

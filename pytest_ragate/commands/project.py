@@ -104,6 +104,9 @@ def read_project(*paths: Path) -> Project:
     if reader.project is None:
         raise SettingsRefused(f"pytest could not read this project's configuration (exit "
                                f"{int(status)}; its error is above)")
+    from pytest_ragate.commands.defined_metrics import declare_metrics
+
+    declare_metrics(reader.project.rootdir, paths)  # `@ragate.metric` names, read not run
     if context is not None:
         context.meta[key] = reader.project
     return reader.project

@@ -34,6 +34,7 @@ from typing import Literal
 from pytest_ragate.decision.rules import POINT, Strictness
 from pytest_ragate.decision.said import Said, Topic, render, said
 from pytest_ragate.scoring.answer_match import ANSWER_MATCH, unsettled
+from pytest_ragate.scoring.custom import failures_by_cause
 from pytest_ragate.scoring.figures import (
     Counted,
     Figures,
@@ -278,6 +279,8 @@ def scored_or_settled(floor: Floor, goldset: str, records: Sequence[QuestionReco
         return unbilled
     if unsure := _unsettled(floor, rows, goldset, t, counted):
         return unsure
+    if failed := _metric_failed(floor, rows, goldset, t, counted):
+        return failed
     if not t.n:
         return Verdict(floor=floor, goldset=goldset, outcome="failed",
                        said=said(Topic.NOTHING_SCORED, floor, len(rows), counted), tally=t,
@@ -347,6 +350,20 @@ def _unsettled(floor: Floor, rows: Sequence[QuestionRecord], goldset: str, t: Ta
              else r.question_id for r in waiting]
     return Verdict(floor=floor, goldset=goldset, outcome="failed", tally=t,
                    said=said(Topic.UNSURE_UNLABELLED, floor, names, t, counted),
+                   computed_by=counted.computed_by, errors=counted.errors,
+                   skipped=counted.skipped)
+
+
+def _metric_failed(floor: Floor, rows: Sequence[QuestionRecord], goldset: str, t: Tally,
+                   counted: Counted) -> Verdict | None:
+    """A floor over a metric the project defines (`@ragate.metric`) that failed on some of
+    its questions: not decided (failed), each cause named once with its questions, as a
+    value it could not give counts neither way; else None."""
+    if not t.failures or METRICS[floor.metric].source != "custom":
+        return None
+    causes = failures_by_cause(floor.metric, [r for r in rows if r.status == "scored"])
+    return Verdict(floor=floor, goldset=goldset, outcome="failed", tally=t,
+                   said=said(Topic.METRIC_FAILED, floor, causes, t, counted),
                    computed_by=counted.computed_by, errors=counted.errors,
                    skipped=counted.skipped)
 

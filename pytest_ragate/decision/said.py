@@ -47,6 +47,7 @@ class Topic(Enum):
     PASS_RATE = auto()
     PASS_RATE_SHORT = auto()
     PASS_RATE_FEW_QUESTIONS = auto()
+    METRIC_FAILED = auto()
     JOINED = auto()  # its values (each a Said or a text), joined by " · "
 
 

@@ -27,6 +27,7 @@ from pytest_ragate.goldsets.loader import Case
 from pytest_ragate.items.collection import QuestionItem, wrong_answer
 from pytest_ragate.items.conversations import forget, remember
 from pytest_ragate.items.correctness import correctness_fields
+from pytest_ragate.items.defined_metrics import defined_fields
 from pytest_ragate.items.keys import (
     AGAIN_KEY,
     CASE_KEY,
@@ -142,6 +143,8 @@ def answer_and_score(item: pytest.Function, case: Case) -> None:
     fields: dict[str, Any] = score_answer(answer, case.expected.spans,
                                           unit=case.goldset.corpus.unit)
     fields.update(correctness_fields(item.config, case, answer, fields["metrics"]))
+    fields.update(defined_fields(item.config, case.question.question, answer,
+                                 case.expected.gist))
     fields["answerer_model"] = request.getfixturevalue("ragate_answerer_model")
     fields.update(latency_s=latency, usage=answer.usage)
     if case.pins is not None and case.pins.moved:  # a note in JUnit, the terminal, reports

@@ -18,6 +18,7 @@ from pytest_ragate.decision.goldset_run import GoldsetRun, RunStatus, run_status
 from pytest_ragate.files import write_atomic
 from pytest_ragate.outputs.slice_tables import SliceRow, slice_tables
 from pytest_ragate.outputs.text_cells import md_cut, md_inline, tags_text
+from pytest_ragate.scoring.custom import COMPUTED_BY
 from pytest_ragate.scoring.figures import kind_counts
 from pytest_ragate.scoring.records import (
     MECHANICAL,
@@ -443,7 +444,10 @@ def _value(record: QuestionRecord, metric: str) -> float | None:
 
 
 def metric_source(run: GoldsetRun, metric: str) -> str:
-    """Who computed a metric's figures: `mechanical`, or the judges that gave its verdicts."""
+    """Who computed a metric's figures: `mechanical`, `@ragate.metric` (the project's own
+    function), or the judges that gave its verdicts."""
+    if METRICS[metric].source == "custom":
+        return COMPUTED_BY
     if not METRICS[metric].judged:
         return MECHANICAL
     return ", ".join(sorted({r.judge for r in run.records if r.judge})) or "judge"

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pytest_ragate.scoring import intervals
+from pytest_ragate.scoring.custom import COMPUTED_BY
 from pytest_ragate.scoring.floor import Floor, counts_in
 from pytest_ragate.scoring.power import PassesAt, passes_at
 from pytest_ragate.scoring.ppi import Ppi
@@ -83,8 +84,11 @@ def floor_tally(floor: Floor, records: Sequence[QuestionRecord]) -> Tally:
 
 def computed_by(floor: Floor, records: Sequence[QuestionRecord], judge: str | None = None,
                 ) -> str:
-    """`mechanical`, the judges the records name, else the judge configured (`judge`); for
+    """`mechanical`, the judges the records name, else the judge configured (`judge`); for a
+    metric the project defines `@ragate.metric`; for
     the bill, who measured it: ragate's clock (latency), the usage the APIs reported (cost)."""
+    if METRICS[floor.metric].source == "custom":
+        return COMPUTED_BY  # the project's function, its values saved in the rows
     if METRICS[floor.metric].source == "bill":
         return "ragate's clock" if METRICS[floor.metric].decided_on_bound else "reported usage"
     if not floor.judged:

@@ -159,13 +159,18 @@ class QuestionScores(BaseModel):
     # correctness metrics with a value (answer_match settled, answer_similarity)
     answers: dict[str, float] = Field(default_factory=dict)
     conversation: str | None = None  # the conversation it is a turn of: the unit it pairs in
+    # the project's own metrics with a value (`@ragate.metric`; a share's 1.0 or 0.0)
+    custom: dict[str, float] = Field(default_factory=dict)
 
     @model_serializer(mode="wrap")
     def _quiet_conversation(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
-        """A question outside conversations is kept (in history lines) as before them."""
+        """A question outside conversations, or without a metric of the project's own, is
+        kept (in history lines) as before them."""
         data = handler(self)
         if self.conversation is None:
             data.pop("conversation", None)
+        if not self.custom:
+            data.pop("custom", None)
         return data
 
 
@@ -201,7 +206,7 @@ QUIET_WHEN_NONE = ("confidence", "judged_contexts", "answer_check", "answer_sha2
 JUNIT_OTHERWISE = frozenset({
     "metrics", "knobs", "judge_failures", "judge_cached", "judge_vacuous", "cited", "expected",
     "goldset_sha256", "usage", "judge_tokens", "judged_contexts", "answer_check",
-    "answer_sha256"})
+    "answer_sha256", "custom", "custom_errors"})
 
 
 class RowJSON(dict[str, Any]):
@@ -261,6 +266,11 @@ class QuestionRecord(BaseModel):
     # evidence (EvidenceIndex.gains): what the rank metrics read; None: none is relevant
     context_gains: list[Annotated[float, Field(ge=0.0, le=1.0)]] | None = None
     metrics: dict[str, float | None] = Field(default_factory=dict)
+    # the project's own metrics (`@ragate.metric`, scoring/custom.py): a value in [0, 1] (a
+    # share's 1.0 or 0.0) or None (not applicable), and what went wrong where one failed
+    custom: dict[str, Annotated[float, Field(ge=0.0, le=1.0)] | None] = Field(
+        default_factory=dict)
+    custom_errors: dict[str, str] = Field(default_factory=dict)
     answer_text: str | None = None
     # the sha256 of the raw answer, where `answer_text` is kept masked (items/redacting.py):
     # what a label or a fixture verdict of this answer is stamped with, never the masked text's
@@ -328,8 +338,9 @@ class QuestionRecord(BaseModel):
         for name in QUIET_WHEN_NONE:
             if getattr(self, name) is None:
                 data.pop(name, None)
-        if not self.tags:
-            data.pop("tags", None)
+        for name in ("tags", "custom", "custom_errors"):
+            if not getattr(self, name):
+                data.pop(name, None)
         if not self.not_needed:
             data.pop("not_needed", None)
         for name in BILL_FIELDS:  # nothing measured: the row as it was before the bill
@@ -402,7 +413,8 @@ class QuestionRecord(BaseModel):
             judge_failures=sorted(self.judge_failures),
             answers={m: float(v) for m, v in self.metrics.items()
                      if v is not None and m in METRICS and METRICS[m].correctness},
-            conversation=self.conversation)
+            conversation=self.conversation,
+            custom={m: v for m, v in self.custom.items() if v is not None})
 
     @property
     def wrong(self) -> list[str]:
@@ -431,9 +443,11 @@ class QuestionRecord(BaseModel):
             if value is None or key in JUNIT_OTHERWISE:
                 continue
             props.append((key, json.dumps(value) if isinstance(value, list) else _plain(value)))
-        for key, value in self.metrics.items():
+        for key, value in (*self.metrics.items(), *self.custom.items()):
             if value is not None:
                 props.append((key, float(value)))
+        for metric, why in self.custom_errors.items():
+            props.append((f"metric_error.{xml_name(metric)}", why))
         for key, value in self.knobs.items():
             if value is not None:  # a value pytest escapes, a name not: the system's knob's
                 props.append((f"knob.{xml_name(key)}", _plain(value)))

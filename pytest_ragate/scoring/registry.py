@@ -33,9 +33,10 @@ Aggregate = Literal["proportion", "mean", "quantile"]
 # questions); anchors: a population floor over anchors, never a question's score; repeats:
 # over a question's repeats (goldset `repeat` >= 2), one unit per question; bill: what
 # answering cost, measured by ragate (latency) or reported (tokens, dollars), never a score
-# conversations: over a goldset's conversations, one unit per conversation (issue 37)
+# conversations: over a goldset's conversations, one unit per conversation (issue 37); custom:
+# a metric the project defines (`@ragate.metric`, scoring/custom.py), its value on the row
 Source = Literal["mechanical", "verdict", "judge", "agreement", "anchors", "repeats", "bill",
-                 "conversations"]
+                 "conversations", "custom"]
 Worst = tuple[float, str]  # (how good, what went wrong): a failing floor names the lowest
 
 
@@ -594,11 +595,17 @@ class Family:
 
 class _Metrics(dict[str, Metric]):
     """The metrics by name, in report order, and the families named by a pattern: a member
-    (`evidence_recall@5`) is found by name without being listed."""
+    (`evidence_recall@5`) is found by name without being listed; the metrics the project
+    defines (`custom`, set for a run by scoring/custom.define) are found by name too."""
 
     def __init__(self, metrics: Iterable[Metric], families: Iterable[Family]) -> None:
         super().__init__((m.name, m) for m in metrics)
         self.families = tuple(families)
+        self.custom: dict[str, Metric] = {}
+
+    def builtin_names(self) -> list[str]:
+        """The built-in metrics' names (a family's members are found by `family`)."""
+        return list(dict.keys(self))
 
     def family(self, name: str) -> Metric | None:
         """The definition of the family `name` is a member of, under that name; else None."""
@@ -608,18 +615,19 @@ class _Metrics(dict[str, Metric]):
         return None
 
     def __missing__(self, name: str) -> Metric:
-        member = self.family(name)
+        member = self.custom.get(name) or self.family(name)
         if member is None:
             raise KeyError(name)
         return member
 
     def __contains__(self, name: object) -> bool:
-        return super().__contains__(name) or (isinstance(name, str)
-                                              and self.family(name) is not None)
+        return super().__contains__(name) or (isinstance(name, str) and (
+            name in self.custom or self.family(name) is not None))
 
     def vocabulary(self) -> list[str]:
-        """Every name a floor may give, a family's as its pattern (`evidence_recall@K`)."""
-        return [*self, *(family.metric.name for family in self.families)]
+        """Every name a floor may give, a family's as its pattern (`evidence_recall@K`), the
+        project's own metrics last."""
+        return [*self, *(family.metric.name for family in self.families), *self.custom]
 
     def close_to(self, name: str) -> list[str]:
         """The metric names a misspelled `name` may have meant (difflib, ratio 0.75 or
@@ -628,8 +636,8 @@ class _Metrics(dict[str, Metric]):
         number = re.search(r"[0-9]+", name)
         members = [f.spelled.format(number.group()) if number else f.metric.name
                    for f in self.families]
-        return difflib.get_close_matches(name, [*self, *dict.fromkeys(members)], n=3,
-                                         cutoff=0.75)
+        return difflib.get_close_matches(name, [*self, *dict.fromkeys(members), *self.custom],
+                                         n=3, cutoff=0.75)
 
 
 # `evidence_recall@K` (K = 1..9999) is evidence recall over the first K contexts in rank
@@ -764,8 +772,8 @@ def run_metrics(asked: Collection[str], named: Iterable[str] = ()) -> list[str]:
     when some question was scored on it); a verdict metric when some question asked the
     judge for it; the metrics about the judge (judge_coverage) when any question asked it
     for anything; then the family members among `named` (the metrics of the run's floors:
-    evidence_recall@K exists only where a floor names its K). `asked`: the verdict and the
-    correctness metrics the run's questions have."""
+    evidence_recall@K exists only where a floor names its K), and the metrics the project
+    defines last. `asked`: the verdict and the correctness metrics the run's questions have."""
     verdicts = set(verdict_metrics())
 
     def has(m: Metric) -> bool:
@@ -776,4 +784,4 @@ def run_metrics(asked: Collection[str], named: Iterable[str] = ()) -> list[str]:
         return m.source == "mechanical"
 
     members = sorted({n for n in named if METRICS.family(n) is not None})
-    return [m.name for m in METRICS.values() if has(m)] + members
+    return [m.name for m in METRICS.values() if has(m)] + members + list(METRICS.custom)

@@ -50,13 +50,13 @@ def suggested_floor(lower: float) -> float:
 
 
 def figures(records: Sequence[QuestionRecord]) -> list[Figure]:
-    """Every metric `records` can score, in report order: the mechanical ones, and those a
-    judge was asked for (judge_coverage with them). Skipped rows count nowhere; errored ones
-    count as wrong, as a floor counts them."""
+    """Every metric `records` can score, in report order: the mechanical ones, those a
+    judge was asked for (judge_coverage with them), and those the project defines. Skipped
+    rows count nowhere; errored ones count as wrong, as a floor counts them."""
     asked = {m for r in records for m in r.scored_on}
     found = []
     for metric in run_metrics(asked):
-        if METRICS[metric].source not in ("mechanical", "verdict", "judge"):
+        if METRICS[metric].source not in ("mechanical", "verdict", "judge", "custom"):
             continue
         t = tally(metric, records)
         found.append(Figure(metric=metric, tally=t, interval=interval_of(t),

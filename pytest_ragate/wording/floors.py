@@ -211,6 +211,20 @@ def unsure_unlabelled(floor: Floor, names: Sequence[str], t: Tally, counted: Cou
             f"{counted.computed_by}{aside(floor, counted)}")
 
 
+def metric_failed(floor: Floor, causes: Sequence[tuple[str, Sequence[str]]], t: Tally,
+                  counted: Counted) -> str:
+    """A floor over a metric the project defines that failed on some questions (raised,
+    returned another type or a value outside [0, 1]): not decided, each cause once with the
+    questions it failed on; the figure over the others beside it."""
+    failed = sum(len(names) for _, names in causes)
+    over = (f"{floor.metric} {fmt_figure(floor.metric, t.value)} over the other {t.n}, "
+            if t.value is not None else "")
+    said = "; ".join(f"{why} ({fmt_some(list(names), NAMED)})" for why, names in causes)
+    return (f"not decided: {over}metric {floor.metric} failed on "
+            f"{plural(failed, 'question')}: {said} · fix the metric function · floor "
+            f"{bound(floor)} · computed by {counted.computed_by}{aside(floor, counted)}")
+
+
 def too_few_for_bound(floor: Floor, t: Tally, needs: int, counted: Counted) -> str:
     """A quantile floor over too few answers for a 95% upper bound of it."""
     point = "—" if t.value is None else fmt_figure(floor.metric, t.value)
