@@ -30,6 +30,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pytest_ragate.commands.rejudging import saved_arrivals, with_rows
 from pytest_ragate.decision.population import (
     AnchorMember,
     Collected,
@@ -46,7 +47,6 @@ from pytest_ragate.items.keys import ANCHOR_KEY, CASE_KEY
 from pytest_ragate.modes.decide_holding import asked_as_saved, hold, judged_as_saved
 from pytest_ragate.modes.saved_lines import saved_lines
 from pytest_ragate.outputs.results import ResultsFile, read_results, results_lines
-from pytest_ragate.rejudging import saved_arrivals, with_rows
 from pytest_ragate.scoring.answer_match import AnswerCheck
 from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 
+from pytest_ragate.commands.rejudging import saved_arrivals, with_rows
 from pytest_ragate.decision.population import (
     Collected,
     FloorSpec,
@@ -19,7 +20,6 @@ from pytest_ragate.decision.population import (
 )
 from pytest_ragate.decision.rejudge import Comparison, compare_judges
 from pytest_ragate.decision.rules import DEFAULT_RULES, Rules
-from pytest_ragate.rejudging import saved_arrivals, with_rows
 from pytest_ragate.scoring.agreement import AGREEMENT
 from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import QuestionRecord

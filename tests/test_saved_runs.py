@@ -159,9 +159,9 @@ def test_every_reader_refuses_what_the_reader_refuses(tmp_path: Path, make: obje
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """Case 1 and 2 for each command, and `--ragate-baseline`, `decide`'s and `rejudge`'s
     readers; rows swapped with the digest recomputed are refused once a key is set."""
+    from pytest_ragate.commands.rejudging import Refused
+    from pytest_ragate.commands.rejudging import read_files as rejudge_files
     from pytest_ragate.modes.decide_files import read_files
-    from pytest_ragate.rejudging import Refused
-    from pytest_ragate.rejudging import read_files as rejudge_files
 
     monkeypatch.chdir(tmp_path)
     commands = readers(tmp_path, KEY if make is redigested else None)

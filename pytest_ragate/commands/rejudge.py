@@ -1,4 +1,4 @@
-"""`ragate rejudge`: saved answers graded again by a candidate judge (`rejudging.py`)."""
+"""`ragate rejudge`: saved answers graded again by a candidate judge (`commands/rejudging.py`)."""
 
 from __future__ import annotations
 
@@ -53,8 +53,8 @@ def command(results: tuple[str, ...], spec: str, judge_url: str | None,
     Example:
       ragate rejudge out/results.jsonl --judge ragas:gpt-4o --judge-url http://127.0.0.1:8000/v1
     """
-    from pytest_ragate.rejudging import Ask, Refused
-    from pytest_ragate.rejudging import rejudge as rejudged
+    from pytest_ragate.commands.rejudging import Ask, Refused
+    from pytest_ragate.commands.rejudging import rejudge as rejudged
 
     project = read_project()
     judge = project.settings.judge
