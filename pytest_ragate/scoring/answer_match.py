@@ -281,7 +281,7 @@ def check_answer(text: str | None, expected: Expectation, *, similarity: float |
         return AnswerCheck(outcome="unsure", why=f"states {numbered(both)} and denies "
                            f"{'them' if len(both) > 1 else 'it'} elsewhere: review it", **made)
     doubt = _doubt(answer, context) or _hedged(answer, gist, expected, stated) or \
-        _swapped(answer, gist, expected) or \
+        _swapped(answer, gist, expected) or _unbound(answer, gist, expected) or \
         (_modified(answer, context, stated) or _unplain(answer, context)
          if expected.plain else "")
     if doubt:
@@ -1044,3 +1044,187 @@ def unsettled(records: Sequence[QuestionRecord]) -> list[QuestionRecord]:
     """The scored rows whose answer is unsure and settled by nothing."""
     return [r for r in records if r.status == "scored" and r.answer_check is not None
             and r.answer_check.unsettled]
+
+
+# --- each statement in its clause (`_unbound`) ----------------------------------------------
+
+# the words that join two clauses of one sentence (`sells for 25 euros and costs 12.50 euros`)
+COORDINATORS = frozenset(["and", "but", "while", "whereas", "although", "though", "yet"])
+# the words that link a value to what it measures or bounds: the gist's before a fact is the
+# one the answer may use (`up to 12 euros` is not `up from 12 euros`, `rose by 3 euros` not
+# `rose to 3 euros`, `chose Halcyon` not `over Halcyon`)
+VALUE_LINKS = LINKS | frozenset(["to", "from", "by", "within", "over", "under", "above",
+                                 "below", "after", "before", "during", "until", "since",
+                                 "into", "than", "up", "down"])
+COPULAS = frozenset(["is", "are", "was", "were", "be", "been", "being", "am"])
+RELATIVES = frozenset(["which", "who", "whom", "whose", "where", "that"])  # `, which was on`
+_NAME = re.compile(r"(?<![.;:!?]\s)(?<!^)\b([A-Z][a-z][\w-]*)")
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Clauses:
+    """A text cut into clauses (`_clauses`), and what each holds: the facts (`fact 1`) and the
+    gist's other values (numbers, dates, times, e-mail addresses, names) it states."""
+
+    of: tuple[int, ...]  # each token's clause
+    holds: tuple[frozenset[str], ...]  # each clause's facts and values
+    items: tuple[str, ...]  # each token's fact or value ("" for a word)
+
+
+def _clauses(folded: Folded, spans: Spans, names: frozenset[str]) -> _Clauses:
+    """The clauses of a text: its sentences (one ending in a colon read with the next), their
+    comma-separated parts, and the clauses a coordinator joins (`_cut`), a clause with no
+    word of its own read with the one before (`_merged`); each token's fact (`fact 1`) or
+    value (`value 30`: a number, weekday, month, e-mail address, URL or a name of
+    `names`)."""
+    fact_of = {i: f"fact {n}" for n, occ in enumerate(spans, 1) for first, last in occ
+               for i in range(first, last + 1)}
+    items = tuple(fact_of.get(i) or (f"value {k}" if closed_class(t) or k in names else "")
+                  for i, (k, t) in enumerate(zip(folded.keys, folded.tokens, strict=True)))
+    of = _merged(folded, _cut(folded, items), items)
+    holds = [set() for _ in range(of[-1] + 1 if of else 0)]
+    for i, item in enumerate(items):
+        if item:
+            holds[of[i]].add(item)
+    return _Clauses(of=tuple(of), holds=tuple(frozenset(h) for h in holds), items=items)
+
+
+def _cut(folded: Folded, items: tuple[str, ...]) -> list[int]:
+    """Each token's clause: a new one at a sentence (not after a colon: `Chair: Tom`), at a
+    comma (not before a relative, `, which was`, nor a neutral preposition, `, for about
+    three months`, `, with round edges`: they say more of the clause before), and after a
+    coordinator (`and`, `but`, `while`; not `and` between two values, `Alice and Bob`)."""
+    groups, toks = _sentences(folded), folded.tokens
+    of: list[int] = []
+    for i, t in enumerate(toks):
+        between = folded.plain[toks[i - 1].end:t.start] if i else ""
+        cut = i and (groups[i] != groups[i - 1] or "," in between and t.clause == toks[
+            i - 1].clause and t.text not in RELATIVES | LINKS or toks[i - 1].text in
+            COORDINATORS and not (i > 1 and items[i - 2] and items[i]))
+        of.append((of[-1] + bool(cut)) if of else 0)
+    return of
+
+
+def _merged(folded: Folded, of: list[int], items: tuple[str, ...]) -> list[int]:
+    """The clauses of `_cut`, each that has no word of its own (only values and function
+    words: `and at 04:00 UTC`, `and 20 characters`) joined to the one before it in its
+    sentence, whose words it shares."""
+    groups = _sentences(folded)
+    bare = {c for c in set(of) if not any(
+        of[i] == c and not items[i] and t.kind == "word" and
+        t.text not in STOPWORDS | PLAIN | VALUE_LINKS | COORDINATORS
+        for i, t in enumerate(folded.tokens))}
+    out: list[int] = []
+    for i, c in enumerate(of):
+        joined = i and c != of[i - 1] and c in bare and groups[i] == groups[i - 1]
+        out.append(out[-1] if joined else (out[-1] + (c != of[i - 1]) if out else 0))
+    return out
+
+
+def _gist_names(expected: Expectation) -> frozenset[str]:
+    """The gist's names that are not the question's nor a fact's (`Brightline` in `chose
+    Halcyon over Brightline`): capitalised words inside a sentence, read as values."""
+    others = words_of([expected.question]) | words_of(
+        [t for f in expected.facts for t in ([f] if isinstance(f, str) else f)])
+    found = {key(tok) for m in _NAME.finditer(clean(expected.gist))
+             for tok in tokens(m.group(1))}
+    return frozenset(found - others)
+
+
+def _unbound(answer: Folded, gist: Folded, expected: Expectation) -> str:
+    """Why an answer's statement may not be the gist's: a fact or a value of the gist stated
+    with words of another of its clauses. Each clause of the gist holds its facts and
+    values; in the answer, a clause's facts and values must be held together by one clause
+    of the gist (`refunds are paid within 14 days` puts fact 1 in the clause of `30 days`),
+    each word it shares with the gist must be one of a clause holding each of them (or
+    holding none), and a value that is not a fact needs a word of its own clause beside it
+    (`and at 04:00 UTC` says of what). A fact or value keeps the linking word the gist puts
+    before it (`up to 12 euros`, not `up from`), and the one after it (`a 40% discount`, not
+    `40% of`). Empty when every clause is the gist's."""
+    names = _gist_names(expected)
+    said = _clauses(gist, [_spans(gist, f) for f in expected.facts], names)
+    given = _clauses(answer, [_spans(answer, f) for f in expected.facts], names)
+    return _linked(answer, gist, given, said) or _placed(answer, gist, given, said)
+
+
+def _placed(answer: Folded, gist: Folded, given: _Clauses, said: _Clauses) -> str:
+    """The clause rule of `_unbound`: each answer clause's facts, values and gist words."""
+    where: dict[int, set[int]] = {}  # the gist clauses each answer word occurs in
+    for j, (k, t) in enumerate(zip(answer.keys, answer.tokens, strict=True)):
+        if not given.items[j] and t.kind == "word" and t.text not in PLAIN | COORDINATORS:
+            where[j] = {g for g in range(len(said.holds)) if _known(
+                k, {gist.keys[i] for i in range(len(gist.keys)) if said.of[i] == g})}
+    for c, items in enumerate(given.holds):
+        words = [j for j in where if given.of[j] == c and where[j]]
+        values = {x for x in items if x.startswith("value") and
+                  any(x in h for h in said.holds)}
+        held = {x for x in items if x.startswith("fact")} | values
+        if values and len(held) > 1 and not any(held <= h for h in said.holds):
+            return (f"states {', '.join(sorted(held))} together, which the expected answer "
+                    "states in different clauses: is each in its place? review it")
+        for j in words:
+            for x in sorted(held):
+                if not any(x in said.holds[g] or not said.holds[g] for g in where[j]):
+                    return (f"\"{answer.tokens[j].text}\" is said of {x} in the answer but of "
+                            "something else in the expected answer: is it in its place? "
+                            "review it")
+        for v in sorted(values - {x for x in held if x.startswith("fact")}):
+            if held == {v} or not (held - values):
+                if not _anchored(v, words, where, held, said):
+                    return (f"states {v} with no word of the expected answer's that says of "
+                            "what: review it")
+    return ""
+
+
+def _anchored(v: str, words: list[int], where: dict[int, set[int]], held: set[str],
+              said: _Clauses) -> bool:
+    """Whether a value the answer states without a fact has a word (or another value) of its
+    own beside it: one the gist has only in clauses holding it; true when the gist itself
+    gives it none."""
+    own = [g for g, h in enumerate(said.holds) if v in h]
+    if not any(x != v and all(v in said.holds[g] for g, h in enumerate(said.holds) if x in h)
+               for g in own for x in said.holds[g]) and len(own) == len(said.holds):
+        return True
+    return any(where[j] and all(v in said.holds[g] for g in where[j]) for j in words) or any(
+        x != v and all(v in h for h in said.holds if x in h) for x in held)
+
+
+def _linked(answer: Folded, gist: Folded, given: _Clauses, said: _Clauses) -> str:
+    """The linking rule of `_unbound`: where the gist puts a linking word (`VALUE_LINKS`)
+    right before a fact, the answer puts none there or the same (`up to 12 euros`, not `up
+    from 12 euros`; `rose by 3`, not `rose to 3`); before a value that is not a fact, the
+    same or nothing opening its clause (`over Brightline`, not `chose Halcyon and
+    Brightline`). Then the word after an amount (`_followed`)."""
+    for j, item in enumerate(given.items):
+        if not item or (j and given.items[j - 1] == item):
+            continue
+        before = {gist.tokens[i - 1].text if i and said.of[i - 1] == said.of[i] else ""
+                  for i, x in enumerate(said.items) if x == item and
+                  (not i or said.items[i - 1] != item)}
+        if not before:
+            continue
+        mine = answer.tokens[j - 1].text if j and given.of[j - 1] == given.of[j] else ""
+        other = item.startswith("value") and mine
+        if mine not in before and before & VALUE_LINKS and (mine in VALUE_LINKS or other):
+            return (f"\"{mine}\" links {item} where the expected answer says "
+                    f"\"{sorted(before & VALUE_LINKS)[0]}\": review it")
+    return _followed(answer, gist, given, said)
+
+
+def _followed(answer: Folded, gist: Folded, given: _Clauses, said: _Clauses) -> str:
+    """A linking word right after a fact or value of the answer (`40% of the list price`)
+    where the gist has another word there that is not a linking or plain one (`a 40%
+    discount`): unsure, naming it."""
+    n, m = len(answer.tokens), len(gist.tokens)
+    for j, item in enumerate(given.items):
+        if not item or j + 1 >= n or given.items[j + 1] == item or \
+                given.of[j + 1] != given.of[j]:
+            continue
+        first = next(i for i in range(j, -1, -1) if i == 0 or given.items[i - 1] != item)
+        after = {gist.tokens[i + 1].text for i, x in enumerate(said.items) if x == item
+                 and i + 1 < m and said.items[i + 1] != item and said.of[i + 1] == said.of[i]}
+        if answer.tokens[first].kind == "number" and answer.tokens[j + 1].text == "of" and \
+                "of" not in after and any(a not in STOPWORDS | PLAIN | VALUE_LINKS for a in after):
+            return (f"\"{answer.tokens[j + 1].text}\" follows {item} where the expected answer "
+                    f"says \"{sorted(after)[0]}\": review it")
+    return ""
