@@ -1073,16 +1073,15 @@ class _Clauses:
 
 def _clauses(folded: Folded, spans: Spans, names: frozenset[str]) -> _Clauses:
     """The clauses of a text: its sentences (one ending in a colon read with the next), their
-    comma-separated parts, and the clauses a coordinator joins (`_cut`), a clause with no
-    word of its own read with the one before (`_merged`); each token's fact (`fact 1`) or
-    value (`value 30`: a number, weekday, month, e-mail address, URL or a name of
-    `names`)."""
+    comma-separated parts, the clauses a coordinator joins and asides in parentheses
+    (`_cut`); each token's fact (`fact 1`) or value (`value 30`: a number, weekday, month,
+    e-mail address, URL or a name of `names`)."""
     fact_of = {i: f"fact {n}" for n, occ in enumerate(spans, 1) for first, last in occ
                for i in range(first, last + 1)}
     items = tuple(fact_of.get(i) or (f"value {k}" if closed_class(t) or k in names else "")
                   for i, (k, t) in enumerate(zip(folded.keys, folded.tokens, strict=True)))
-    of = _merged(folded, _cut(folded, items), items)
-    holds = [set() for _ in range(of[-1] + 1 if of else 0)]
+    of = _cut(folded, items)
+    holds: list[set[str]] = [set() for _ in range(max(of) + 1 if of else 0)]
     for i, item in enumerate(items):
         if item:
             holds[of[i]].add(item)
@@ -1092,33 +1091,30 @@ def _clauses(folded: Folded, spans: Spans, names: frozenset[str]) -> _Clauses:
 def _cut(folded: Folded, items: tuple[str, ...]) -> list[int]:
     """Each token's clause: a new one at a sentence (not after a colon: `Chair: Tom`), at a
     comma (not before a relative, `, which was`, nor a neutral preposition, `, for about
-    three months`, `, with round edges`: they say more of the clause before), and after a
-    coordinator (`and`, `but`, `while`; not `and` between two values, `Alice and Bob`)."""
+    three months`, `, with round edges`: they say more of the clause before), after a
+    coordinator (`and`, `but`, `while`; not `and` between two values, `Alice and Bob`); an
+    aside in parentheses is a clause of its own, and the clause it interrupts goes on after
+    it (`Sarah (ES2004a) had a remote`)."""
     groups, toks = _sentences(folded), folded.tokens
     of: list[int] = []
+    outer: list[int] = []  # the clauses the open parentheses interrupt
+    count = 0
     for i, t in enumerate(toks):
         between = folded.plain[toks[i - 1].end:t.start] if i else ""
-        cut = i and (groups[i] != groups[i - 1] or "," in between and t.clause == toks[
-            i - 1].clause and t.text not in RELATIVES | LINKS or toks[i - 1].text in
-            COORDINATORS and not (i > 1 and items[i - 2] and items[i]))
-        of.append((of[-1] + bool(cut)) if of else 0)
+        comma = "," in between and t.clause == toks[i - 1].clause and \
+            t.text not in RELATIVES | LINKS
+        joins = toks[i - 1].text in COORDINATORS and not (i > 1 and items[i - 2] and items[i])
+        here = of[-1] if of else 0
+        for mark in re.findall(r"[()]", between):
+            if mark == "(":
+                outer.append(here)
+                here = count = count + 1
+            elif outer:
+                here = outer.pop()
+        if i and (groups[i] != groups[i - 1] or comma or joins) and "(" not in between:
+            here = count = count + 1
+        of.append(here)
     return of
-
-
-def _merged(folded: Folded, of: list[int], items: tuple[str, ...]) -> list[int]:
-    """The clauses of `_cut`, each that has no word of its own (only values and function
-    words: `and at 04:00 UTC`, `and 20 characters`) joined to the one before it in its
-    sentence, whose words it shares."""
-    groups = _sentences(folded)
-    bare = {c for c in set(of) if not any(
-        of[i] == c and not items[i] and t.kind == "word" and
-        t.text not in STOPWORDS | PLAIN | VALUE_LINKS | COORDINATORS
-        for i, t in enumerate(folded.tokens))}
-    out: list[int] = []
-    for i, c in enumerate(of):
-        joined = i and c != of[i - 1] and c in bare and groups[i] == groups[i - 1]
-        out.append(out[-1] if joined else (out[-1] + (c != of[i - 1]) if out else 0))
-    return out
 
 
 def _gist_names(expected: Expectation) -> frozenset[str]:
@@ -1148,7 +1144,9 @@ def _unbound(answer: Folded, gist: Folded, expected: Expectation) -> str:
 
 
 def _placed(answer: Folded, gist: Folded, given: _Clauses, said: _Clauses) -> str:
-    """The clause rule of `_unbound`: each answer clause's facts, values and gist words."""
+    """The clause rule of `_unbound`, clause by clause of the answer: its facts and values
+    held together by one gist clause (`_apart`), each of its words the gist's where they are
+    (`_misplaced`), a value without a fact said of what (`_anchored`)."""
     where: dict[int, set[int]] = {}  # the gist clauses each answer word occurs in
     for j, (k, t) in enumerate(zip(answer.keys, answer.tokens, strict=True)):
         if not given.items[j] and t.kind == "word" and t.text not in PLAIN | COORDINATORS:
@@ -1159,20 +1157,35 @@ def _placed(answer: Folded, gist: Folded, given: _Clauses, said: _Clauses) -> st
         values = {x for x in items if x.startswith("value") and
                   any(x in h for h in said.holds)}
         held = {x for x in items if x.startswith("fact")} | values
-        if values and len(held) > 1 and not any(held <= h for h in said.holds):
-            return (f"states {', '.join(sorted(held))} together, which the expected answer "
-                    "states in different clauses: is each in its place? review it")
-        for j in words:
-            for x in sorted(held):
-                if not any(x in said.holds[g] or not said.holds[g] for g in where[j]):
-                    return (f"\"{answer.tokens[j].text}\" is said of {x} in the answer but of "
-                            "something else in the expected answer: is it in its place? "
-                            "review it")
-        for v in sorted(values - {x for x in held if x.startswith("fact")}):
-            if held == {v} or not (held - values):
+        why = _apart(held, values, said) or _misplaced(answer, words, where, held, said)
+        if why:
+            return why
+        if held == values:
+            for v in sorted(values):
                 if not _anchored(v, words, where, held, said):
                     return (f"states {v} with no word of the expected answer's that says of "
                             "what: review it")
+    return ""
+
+
+def _apart(held: set[str], values: set[str], said: _Clauses) -> str:
+    """Why an answer clause's facts and values (one at least not a fact) are not the gist's
+    together (`Priority 2: 1 hour` where the gist has `Priority 1 ... 1 hour`)."""
+    if values and len(held) > 1 and not any(held <= h for h in said.holds):
+        return (f"states {', '.join(sorted(held))} together, which the expected answer states "
+                "in different clauses: is each in its place? review it")
+    return ""
+
+
+def _misplaced(answer: Folded, words: list[int], where: dict[int, set[int]], held: set[str],
+               said: _Clauses) -> str:
+    """Why a word of an answer clause is not the gist's there: for some fact or value the
+    clause holds, no gist clause with the word holds it (nor is one that holds nothing)."""
+    for j in words:
+        for x in sorted(held):
+            if not any(x in said.holds[g] or not said.holds[g] for g in where[j]):
+                return (f"\"{answer.tokens[j].text}\" is said of {x} in the answer but of "
+                        "something else in the expected answer: is it in its place? review it")
     return ""
 
 
@@ -1204,7 +1217,7 @@ def _linked(answer: Folded, gist: Folded, given: _Clauses, said: _Clauses) -> st
         if not before:
             continue
         mine = answer.tokens[j - 1].text if j and given.of[j - 1] == given.of[j] else ""
-        other = item.startswith("value") and mine
+        other = item.startswith("value") and mine and not given.items[j - 1]
         if mine not in before and before & VALUE_LINKS and (mine in VALUE_LINKS or other):
             return (f"\"{mine}\" links {item} where the expected answer says "
                     f"\"{sorted(before & VALUE_LINKS)[0]}\": review it")
