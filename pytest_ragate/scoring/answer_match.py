@@ -1092,17 +1092,20 @@ def _cut(folded: Folded, items: tuple[str, ...]) -> list[int]:
     """Each token's clause: a new one at a sentence (not after a colon: `Chair: Tom`), at a
     comma (not before a relative, `, which was`, nor a neutral preposition, `, for about
     three months`, `, with round edges`: they say more of the clause before), after a
-    coordinator (`and`, `but`, `while`; not `and` between two values, `Alice and Bob`); an
-    aside in parentheses is a clause of its own, and the clause it interrupts goes on after
-    it (`Sarah (ES2004a) had a remote`)."""
+    coordinator (`and`, `but`, `while`; not `and` between two values, `Alice and Bob`); not
+    at the comma after a phrase opening the sentence with a linking word (`Below 99.0%
+    uptime, customers receive`); an aside in parentheses is a clause of its own, and the
+    clause it interrupts goes on after it (`Sarah (ES2004a) had a remote`)."""
     groups, toks = _sentences(folded), folded.tokens
     of: list[int] = []
     outer: list[int] = []  # the clauses the open parentheses interrupt
-    count = 0
+    count, fronted = 0, False  # fronted: the sentence opens with a linking word, no comma yet
     for i, t in enumerate(toks):
         between = folded.plain[toks[i - 1].end:t.start] if i else ""
         comma = "," in between and t.clause == toks[i - 1].clause and \
-            t.text not in RELATIVES | LINKS
+            t.text not in RELATIVES | LINKS and not fronted
+        if not i or groups[i] != groups[i - 1] or "," in between:
+            fronted = t.text in VALUE_LINKS and (not i or groups[i] != groups[i - 1])
         joins = toks[i - 1].text in COORDINATORS and not (i > 1 and items[i - 2] and items[i])
         here = of[-1] if of else 0
         for mark in re.findall(r"[()]", between):
@@ -1157,7 +1160,11 @@ def _placed(answer: Folded, gist: Folded, given: _Clauses, said: _Clauses) -> st
         values = {x for x in items if x.startswith("value") and
                   any(x in h for h in said.holds)}
         held = {x for x in items if x.startswith("fact")} | values
-        why = _apart(held, values, said) or _misplaced(answer, words, where, held, said)
+        shared = any(answer.tokens[i].text in ("and", "or") and given.items[i - 1] and
+                     given.items[i + 1] and given.of[i - 1] == given.of[i + 1] == c
+                     for i in range(1, len(answer.tokens) - 1))
+        why = _apart(held, values, said) or \
+            _misplaced(answer, words, where, held, said, shared)
         if why:
             return why
         if held == values:
@@ -1178,14 +1185,21 @@ def _apart(held: set[str], values: set[str], said: _Clauses) -> str:
 
 
 def _misplaced(answer: Folded, words: list[int], where: dict[int, set[int]], held: set[str],
-               said: _Clauses) -> str:
+               said: _Clauses, shared: bool) -> str:
     """Why a word of an answer clause is not the gist's there: for some fact or value the
-    clause holds, no gist clause with the word holds it (nor is one that holds nothing)."""
+    clause holds, no gist clause with the word holds it (nor one that holds nothing). Of a
+    clause that holds facts only, each in a phrase of its own (`Directory 0455560 → NLSSD`),
+    a word need only be one of a gist clause holding one of them; facts joined by `and` or
+    `or` share what is said of them (`shared`: `Alice and Bob took the minutes`), so there
+    it must be one of a clause holding each."""
+    loose = len(held) > 1 and all(x.startswith("fact") for x in held) and not shared
     for j in words:
-        for x in sorted(held):
-            if not any(x in said.holds[g] or not said.holds[g] for g in where[j]):
-                return (f"\"{answer.tokens[j].text}\" is said of {x} in the answer but of "
-                        "something else in the expected answer: is it in its place? review it")
+        for x in [held] if loose else [{x} for x in sorted(held)]:
+            if not any((x & said.holds[g] if loose else x <= said.holds[g]) or
+                       not said.holds[g] for g in where[j]):
+                return (f"\"{answer.tokens[j].text}\" is said of {', '.join(sorted(x))} in the "
+                        "answer but of something else in the expected answer: is it in its "
+                        "place? review it")
     return ""
 
 
