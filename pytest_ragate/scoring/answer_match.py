@@ -1056,7 +1056,6 @@ COORDINATORS = frozenset(["and", "but", "while", "whereas", "although", "though"
 VALUE_LINKS = LINKS | frozenset(["to", "from", "by", "within", "over", "under", "above",
                                  "below", "after", "before", "during", "until", "since",
                                  "into", "than", "up", "down"])
-COPULAS = frozenset(["is", "are", "was", "were", "be", "been", "being", "am"])
 RELATIVES = frozenset(["which", "who", "whom", "whose", "where", "that"])  # `, which was on`
 _NAME = re.compile(r"(?<![.;:!?]\s)(?<!^)\b([A-Z][a-z][\w-]*)")
 
@@ -1206,11 +1205,10 @@ def _misplaced(answer: Folded, words: list[int], where: dict[int, set[int]], hel
 def _anchored(v: str, words: list[int], where: dict[int, set[int]], held: set[str],
               said: _Clauses) -> bool:
     """Whether a value the answer states without a fact has a word (or another value) of its
-    own beside it: one the gist has only in clauses holding it; true when the gist itself
-    gives it none."""
-    own = [g for g, h in enumerate(said.holds) if v in h]
-    if not any(x != v and all(v in said.holds[g] for g, h in enumerate(said.holds) if x in h)
-               for g in own for x in said.holds[g]) and len(own) == len(said.holds):
+    own clause beside it: one the gist has only in clauses holding the value (`weekly` for
+    `04:00` in `the weekly full backup runs at 04:00 UTC`); true when every gist clause holds
+    it (nothing tells its clause apart)."""
+    if all(v in h for h in said.holds):
         return True
     return any(where[j] and all(v in said.holds[g] for g in where[j]) for j in words) or any(
         x != v and all(v in h for h in said.holds if x in h) for x in held)
@@ -1239,9 +1237,9 @@ def _linked(answer: Folded, gist: Folded, given: _Clauses, said: _Clauses) -> st
 
 
 def _followed(answer: Folded, gist: Folded, given: _Clauses, said: _Clauses) -> str:
-    """A linking word right after a fact or value of the answer (`40% of the list price`)
-    where the gist has another word there that is not a linking or plain one (`a 40%
-    discount`): unsure, naming it."""
+    """Why an amount of the answer may be a share, not the gist's amount: `of` right after
+    it (`40% of the list price`) where the gist has a word there that says what the amount is
+    (`a 40% discount`), not `of`, a linking or a plain word."""
     n, m = len(answer.tokens), len(gist.tokens)
     for j, item in enumerate(given.items):
         if not item or j + 1 >= n or given.items[j + 1] == item or \
@@ -1250,8 +1248,9 @@ def _followed(answer: Folded, gist: Folded, given: _Clauses, said: _Clauses) -> 
         first = next(i for i in range(j, -1, -1) if i == 0 or given.items[i - 1] != item)
         after = {gist.tokens[i + 1].text for i, x in enumerate(said.items) if x == item
                  and i + 1 < m and said.items[i + 1] != item and said.of[i + 1] == said.of[i]}
+        says = sorted(a for a in after if a not in STOPWORDS | PLAIN | VALUE_LINKS)
         if answer.tokens[first].kind == "number" and answer.tokens[j + 1].text == "of" and \
-                "of" not in after and any(a not in STOPWORDS | PLAIN | VALUE_LINKS for a in after):
-            return (f"\"{answer.tokens[j + 1].text}\" follows {item} where the expected answer "
-                    f"says \"{sorted(after)[0]}\": review it")
+                "of" not in after and says:
+            return (f"\"of\" follows {item} where the expected answer says \"{says[0]}\": "
+                    "review it")
     return ""
