@@ -823,3 +823,87 @@ def test_an_irregular_verbs_other_form_is_the_same_word() -> None:
     assert check.outcome == "right", check.why
     check = check_answer("Priya chaired; Tom had taken the minutes.", RETRO, similarity=0.9)
     assert (check.outcome, '"had" is a word' in check.why) == ("unsure", True), check.why
+
+
+# --- each statement in its clause (`_unbound`) --------------------------------------------------
+
+REFUND = Expectation(facts=["14 days"], gist="A customer can request a refund within 14 days of "
+                     "purchase; refunds are paid within 30 days.",
+                     question="Within how many days of purchase can a customer request a refund?")
+SEATS = Expectation(facts=["10 seats", "50 seats"], gist="The Team plan includes 10 seats and the "
+                    "Business plan includes 50 seats.",
+                    question="How many seats do the Team and Business plans include?")
+PRIORITY = Expectation(facts=["1 hour", "4 hours"], gist="Priority 1 tickets get a first response "
+                       "within 1 hour and Priority 2 tickets within 4 hours.",
+                       question="What are the first-response times for Priority 1 and 2 tickets?")
+MEMBERSHIP = Expectation(facts=["30 euros"], gist="The annual membership fee for 2024 is 30 euros, "
+                         "up from 25 euros in 2023.",
+                         question="What is the annual membership fee for 2024?")
+BACKUP = Expectation(facts=["02:00"], gist="The nightly backup runs at 02:00 UTC; the weekly full "
+                     "backup runs at 04:00 UTC on Sundays.",
+                     question="At what time does the nightly backup run?")
+RETENTION = Expectation(facts=["365 days"], gist="Audit logs are kept for 365 days; application "
+                        "logs are kept for 30 days.", question="How long are audit logs kept?")
+RAISE = Expectation(facts=["12 euros"], gist="The Pro plan's monthly price went up to 12 euros "
+                    "from 9 euros.", question="What is the new monthly price of the Pro plan?")
+RISE = Expectation(facts=["3 euros"], gist="The Pro plan's monthly price rose by 3 euros, from 9 "
+                   "euros to 12 euros.", question="By how much did the monthly price rise?")
+VENDOR = Expectation(facts=["Halcyon"], gist="The committee chose Halcyon for the new CRM over "
+                     "Brightline.", question="Which vendor did the committee choose for the CRM?")
+DISCOUNT = Expectation(facts=["40%"], gist="Nonprofits get a 40% discount on the list price; "
+                       "education customers get 25%.", question="What discount do nonprofits get?")
+
+
+@pytest.mark.parametrize(("expected", "answer", "why"), [
+    # a word of the gist's other clause beside the fact (`_misplaced`)
+    (REFUND, "Refunds are paid within 14 days.", '"paid" is said of fact 1'),
+    (SEATS, "The Business plan includes 10 seats and the Team plan includes 50 seats.",
+     '"business" is said of fact 1'),
+    (Expectation(facts=["Alice", "Bob"], gist="Alice chaired the 3 June budget meeting and Bob "
+                 "took the minutes."), "Alice and Bob took the minutes; Alice chaired the 3 June "
+     "budget meeting.", '"took" is said of fact 1'),  # facts joined by `and` share the verb
+    # a value the gist puts in another clause than the fact (`_apart`)
+    (PRIORITY, "Priority 2: 1 hour. Priority 1: 4 hours.", "together"),
+    (MEMBERSHIP, "The annual membership fee was 30 euros in 2023.", "together"),
+    # a value with no word of its own clause to say of what (`_anchored`)
+    (BACKUP, "The nightly backup runs at 02:00 UTC and at 04:00 UTC.", "no word"),
+    (RETENTION, "Audit logs are kept for 365 days and for 30 days.", "no word"),
+    # another linking word before a fact or value than the gist's (`_linked`)
+    (RAISE, "The Pro plan's monthly price went up from 12 euros.", '"from" links fact 1'),
+    (RISE, "The Pro plan's monthly price rose to 3 euros.", '"to" links fact 1'),
+    (VENDOR, "The committee chose Halcyon and Brightline for the new CRM.",
+     '"and" links value brightline'),
+    (VENDOR, "The committee chose Brightline for the new CRM over Halcyon.",
+     '"chose" links value brightline'),
+    # `of` after an amount the gist follows with what it is (`_followed`)
+    (DISCOUNT, "Nonprofits get 40% of the list price.", '"of" follows fact 1'),
+])
+def test_a_statement_out_of_its_gist_clause_is_never_right(expected: Expectation, answer: str,
+                                                            why: str) -> None:
+    check = check_answer(answer, expected, similarity=0.9)
+    assert (check.outcome, why in check.why) == ("unsure", True), check.why
+
+
+@pytest.mark.parametrize(("expected", "answer"), [
+    (REFUND, "A customer can request a refund within 14 days of purchase; refunds are paid "
+             "within 30 days."),
+    (REFUND, "Within 14 days of purchase."),
+    (SEATS, "The Team plan includes 10 seats and the Business plan includes 50 seats."),
+    (PRIORITY, "Priority 1 tickets get a first response within 1 hour and Priority 2 tickets "
+               "within 4 hours."),
+    (MEMBERSHIP, "The annual membership fee for 2024 is 30 euros, up from 25 euros in 2023."),
+    (BACKUP, "The nightly backup runs at 02:00 UTC; the weekly full backup runs at 04:00 UTC on "
+             "Sundays."),
+    (RAISE, "It went up to 12 euros."),
+    (VENDOR, "The committee chose Halcyon over Brightline."),
+    (DISCOUNT, "Nonprofits get a 40% discount."),
+    (Expectation(facts=["billing@acme.io"], gist="Billing questions go to billing@acme.io; "
+                 "technical questions go to support@acme.io."),
+     "billing@acme.io (technical questions go to support@acme.io)."),  # an aside of its own
+    (Expectation(facts=["0455560", "NLSSD", "M browser"], gist="In his user directory, number "
+                 "0455560, in a folder NLSSD, under M browser."),
+     "Directory 0455560 → NLSSD → M browser."),  # facts each in a phrase of their own
+])
+def test_a_statement_in_its_gist_clause_stays_right(expected: Expectation, answer: str) -> None:
+    check = check_answer(answer, expected, similarity=0.9)
+    assert check.outcome == "right", check.why

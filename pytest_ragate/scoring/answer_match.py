@@ -281,7 +281,7 @@ def check_answer(text: str | None, expected: Expectation, *, similarity: float |
         return AnswerCheck(outcome="unsure", why=f"states {numbered(both)} and denies "
                            f"{'them' if len(both) > 1 else 'it'} elsewhere: review it", **made)
     doubt = _doubt(answer, context) or _hedged(answer, gist, expected, stated) or \
-        _swapped(answer, gist, expected) or \
+        _swapped(answer, gist, expected) or _unbound(answer, gist, expected) or \
         (_modified(answer, context, stated) or _unplain(answer, context)
          if expected.plain else "")
     if doubt:
@@ -1044,3 +1044,213 @@ def unsettled(records: Sequence[QuestionRecord]) -> list[QuestionRecord]:
     """The scored rows whose answer is unsure and settled by nothing."""
     return [r for r in records if r.status == "scored" and r.answer_check is not None
             and r.answer_check.unsettled]
+
+
+# --- each statement in its clause (`_unbound`) ----------------------------------------------
+
+# the words that join two clauses of one sentence (`sells for 25 euros and costs 12.50 euros`)
+COORDINATORS = frozenset(["and", "but", "while", "whereas", "although", "though", "yet"])
+# the words that link a value to what it measures or bounds: the gist's before a fact is the
+# one the answer may use (`up to 12 euros` is not `up from 12 euros`, `rose by 3 euros` not
+# `rose to 3 euros`, `chose Halcyon` not `over Halcyon`)
+VALUE_LINKS = LINKS | frozenset(["to", "from", "by", "within", "over", "under", "above",
+                                 "below", "after", "before", "during", "until", "since",
+                                 "into", "than", "up", "down"])
+RELATIVES = frozenset(["which", "who", "whom", "whose", "where", "that"])  # `, which was on`
+_NAME = re.compile(r"(?<![.;:!?]\s)(?<!^)\b([A-Z][a-z][\w-]*)")
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Clauses:
+    """A text cut into clauses (`_clauses`), and what each holds: the facts (`fact 1`) and the
+    gist's other values (numbers, dates, times, e-mail addresses, names) it states."""
+
+    of: tuple[int, ...]  # each token's clause
+    holds: tuple[frozenset[str], ...]  # each clause's facts and values
+    items: tuple[str, ...]  # each token's fact or value ("" for a word)
+
+
+def _clauses(folded: Folded, spans: Spans, names: frozenset[str]) -> _Clauses:
+    """The clauses of a text: its sentences (one ending in a colon read with the next), their
+    comma-separated parts, the clauses a coordinator joins and asides in parentheses
+    (`_cut`); each token's fact (`fact 1`) or value (`value 30`: a number, weekday, month,
+    e-mail address, URL or a name of `names`)."""
+    fact_of = {i: f"fact {n}" for n, occ in enumerate(spans, 1) for first, last in occ
+               for i in range(first, last + 1)}
+    items = tuple(fact_of.get(i) or (f"value {k}" if closed_class(t) or k in names else "")
+                  for i, (k, t) in enumerate(zip(folded.keys, folded.tokens, strict=True)))
+    of = _cut(folded, items)
+    holds: list[set[str]] = [set() for _ in range(max(of) + 1 if of else 0)]
+    for i, item in enumerate(items):
+        if item:
+            holds[of[i]].add(item)
+    return _Clauses(of=tuple(of), holds=tuple(frozenset(h) for h in holds), items=items)
+
+
+def _cut(folded: Folded, items: tuple[str, ...]) -> list[int]:
+    """Each token's clause: a new one at a sentence (not after a colon: `Chair: Tom`), at a
+    comma (not before a relative, `, which was`, nor a neutral preposition, `, for about
+    three months`, `, with round edges`: they say more of the clause before), after a
+    coordinator (`and`, `but`, `while`; not `and` between two values, `Alice and Bob`); not
+    at the comma after a phrase opening the sentence with a linking word (`Below 99.0%
+    uptime, customers receive`); an aside in parentheses is a clause of its own, and the
+    clause it interrupts goes on after it (`Sarah (ES2004a) had a remote`)."""
+    groups, toks = _sentences(folded), folded.tokens
+    of: list[int] = []
+    outer: list[int] = []  # the clauses the open parentheses interrupt
+    count, fronted = 0, False  # fronted: the sentence opens with a linking word, no comma yet
+    for i, t in enumerate(toks):
+        between = folded.plain[toks[i - 1].end:t.start] if i else ""
+        comma = "," in between and t.clause == toks[i - 1].clause and \
+            t.text not in RELATIVES | LINKS and not fronted
+        if not i or groups[i] != groups[i - 1] or "," in between:
+            fronted = t.text in VALUE_LINKS and (not i or groups[i] != groups[i - 1])
+        joins = toks[i - 1].text in COORDINATORS and not (i > 1 and items[i - 2] and items[i])
+        here = of[-1] if of else 0
+        for mark in re.findall(r"[()]", between):
+            if mark == "(":
+                outer.append(here)
+                here = count = count + 1
+            elif outer:
+                here = outer.pop()
+        if i and (groups[i] != groups[i - 1] or comma or joins) and "(" not in between:
+            here = count = count + 1
+        of.append(here)
+    return of
+
+
+def _gist_names(expected: Expectation) -> frozenset[str]:
+    """The gist's names that are not the question's nor a fact's (`Brightline` in `chose
+    Halcyon over Brightline`): capitalised words inside a sentence, read as values."""
+    others = words_of([expected.question]) | words_of(
+        [t for f in expected.facts for t in ([f] if isinstance(f, str) else f)])
+    found = {key(tok) for m in _NAME.finditer(clean(expected.gist))
+             for tok in tokens(m.group(1))}
+    return frozenset(found - others)
+
+
+def _unbound(answer: Folded, gist: Folded, expected: Expectation) -> str:
+    """Why an answer's statement may not be the gist's: a fact or a value of the gist stated
+    with words of another of its clauses. Each clause of the gist holds its facts and
+    values; in the answer, a clause's facts and values must be held together by one clause
+    of the gist (`refunds are paid within 14 days` puts fact 1 in the clause of `30 days`),
+    each word it shares with the gist must be one of a clause holding each of them (or
+    holding none), and a value that is not a fact needs a word of its own clause beside it
+    (`and at 04:00 UTC` says of what). A fact or value keeps the linking word the gist puts
+    before it (`up to 12 euros`, not `up from`), and the one after it (`a 40% discount`, not
+    `40% of`). Empty when every clause is the gist's."""
+    names = _gist_names(expected)
+    said = _clauses(gist, [_spans(gist, f) for f in expected.facts], names)
+    given = _clauses(answer, [_spans(answer, f) for f in expected.facts], names)
+    return _linked(answer, gist, given, said) or _placed(answer, gist, given, said)
+
+
+def _placed(answer: Folded, gist: Folded, given: _Clauses, said: _Clauses) -> str:
+    """The clause rule of `_unbound`, clause by clause of the answer: its facts and values
+    held together by one gist clause (`_apart`), each of its words the gist's where they are
+    (`_misplaced`), a value without a fact said of what (`_anchored`)."""
+    where: dict[int, set[int]] = {}  # the gist clauses each answer word occurs in
+    for j, (k, t) in enumerate(zip(answer.keys, answer.tokens, strict=True)):
+        if not given.items[j] and t.kind == "word" and t.text not in PLAIN | COORDINATORS:
+            where[j] = {g for g in range(len(said.holds)) if _known(
+                k, {gist.keys[i] for i in range(len(gist.keys)) if said.of[i] == g})}
+    for c, items in enumerate(given.holds):
+        words = [j for j in where if given.of[j] == c and where[j]]
+        values = {x for x in items if x.startswith("value") and
+                  any(x in h for h in said.holds)}
+        held = {x for x in items if x.startswith("fact")} | values
+        shared = any(answer.tokens[i].text in ("and", "or") and given.items[i - 1] and
+                     given.items[i + 1] and given.of[i - 1] == given.of[i + 1] == c
+                     for i in range(1, len(answer.tokens) - 1))
+        why = _apart(held, values, said) or \
+            _misplaced(answer, words, where, held, said, shared)
+        if why:
+            return why
+        if held == values:
+            for v in sorted(values):
+                if not _anchored(v, words, where, held, said):
+                    return (f"states {v} with no word of the expected answer's that says of "
+                            "what: review it")
+    return ""
+
+
+def _apart(held: set[str], values: set[str], said: _Clauses) -> str:
+    """Why an answer clause's facts and values (one at least not a fact) are not the gist's
+    together (`Priority 2: 1 hour` where the gist has `Priority 1 ... 1 hour`)."""
+    if values and len(held) > 1 and not any(held <= h for h in said.holds):
+        return (f"states {', '.join(sorted(held))} together, which the expected answer states "
+                "in different clauses: is each in its place? review it")
+    return ""
+
+
+def _misplaced(answer: Folded, words: list[int], where: dict[int, set[int]], held: set[str],
+               said: _Clauses, shared: bool) -> str:
+    """Why a word of an answer clause is not the gist's there: for some fact or value the
+    clause holds, no gist clause with the word holds it (nor one that holds nothing). Of a
+    clause that holds facts only, each in a phrase of its own (`Directory 0455560 → NLSSD`),
+    a word need only be one of a gist clause holding one of them; facts joined by `and` or
+    `or` share what is said of them (`shared`: `Alice and Bob took the minutes`), so there
+    it must be one of a clause holding each."""
+    loose = len(held) > 1 and all(x.startswith("fact") for x in held) and not shared
+    for j in words:
+        for x in [held] if loose else [{x} for x in sorted(held)]:
+            if not any((x & said.holds[g] if loose else x <= said.holds[g]) or
+                       not said.holds[g] for g in where[j]):
+                return (f"\"{answer.tokens[j].text}\" is said of {', '.join(sorted(x))} in the "
+                        "answer but of something else in the expected answer: is it in its "
+                        "place? review it")
+    return ""
+
+
+def _anchored(v: str, words: list[int], where: dict[int, set[int]], held: set[str],
+              said: _Clauses) -> bool:
+    """Whether a value the answer states without a fact has a word (or another value) of its
+    own clause beside it: one the gist has only in clauses holding the value (`weekly` for
+    `04:00` in `the weekly full backup runs at 04:00 UTC`); true when every gist clause holds
+    it (nothing tells its clause apart)."""
+    if all(v in h for h in said.holds):
+        return True
+    return any(where[j] and all(v in said.holds[g] for g in where[j]) for j in words) or any(
+        x != v and all(v in h for h in said.holds if x in h) for x in held)
+
+
+def _linked(answer: Folded, gist: Folded, given: _Clauses, said: _Clauses) -> str:
+    """The linking rule of `_unbound`: where the gist puts a linking word (`VALUE_LINKS`)
+    right before a fact, the answer puts none there or the same (`up to 12 euros`, not `up
+    from 12 euros`; `rose by 3`, not `rose to 3`); before a value that is not a fact, the
+    same or nothing opening its clause (`over Brightline`, not `chose Halcyon and
+    Brightline`). Then the word after an amount (`_followed`)."""
+    for j, item in enumerate(given.items):
+        if not item or (j and given.items[j - 1] == item):
+            continue
+        before = {gist.tokens[i - 1].text if i and said.of[i - 1] == said.of[i] else ""
+                  for i, x in enumerate(said.items) if x == item and
+                  (not i or said.items[i - 1] != item)}
+        if not before:
+            continue
+        mine = answer.tokens[j - 1].text if j and given.of[j - 1] == given.of[j] else ""
+        other = item.startswith("value") and mine and not given.items[j - 1]
+        if mine not in before and before & VALUE_LINKS and (mine in VALUE_LINKS or other):
+            return (f"\"{mine}\" links {item} where the expected answer says "
+                    f"\"{sorted(before & VALUE_LINKS)[0]}\": review it")
+    return _followed(answer, gist, given, said)
+
+
+def _followed(answer: Folded, gist: Folded, given: _Clauses, said: _Clauses) -> str:
+    """Why an amount of the answer may be a share, not the gist's amount: `of` right after
+    it (`40% of the list price`) where the gist has a word there that says what the amount is
+    (`a 40% discount`), not `of`, a linking or a plain word."""
+    n, m = len(answer.tokens), len(gist.tokens)
+    for j, item in enumerate(given.items):
+        if not item or j + 1 >= n or given.items[j + 1] == item or \
+                given.of[j + 1] != given.of[j]:
+            continue
+        first = next(i for i in range(j, -1, -1) if i == 0 or given.items[i - 1] != item)
+        after = {gist.tokens[i + 1].text for i, x in enumerate(said.items) if x == item
+                 and i + 1 < m and said.items[i + 1] != item and said.of[i + 1] == said.of[i]}
+        says = sorted(a for a in after if a not in STOPWORDS | PLAIN | VALUE_LINKS)
+        if answer.tokens[first].kind == "number" and answer.tokens[j + 1].text == "of" and \
+                "of" not in after and says:
+            return (f"\"of\" follows {item} where the expected answer says \"{says[0]}\": "
+                    "review it")
+    return ""
