@@ -108,6 +108,7 @@ ADVERSARIAL_HELD_OUT_2 = HERE / "data" / "answer_match_adversarial_heldout2.json
 ADVERSARIAL_HELD_OUT_3 = HERE / "data" / "answer_match_adversarial_heldout3.jsonl"
 ADVERSARIAL_HELD_OUT_4 = HERE / "data" / "answer_match_adversarial_heldout4.jsonl"
 ADVERSARIAL_HELD_OUT_5 = HERE / "data" / "answer_match_adversarial_heldout5.jsonl"
+ADVERSARIAL_HELD_OUT_6 = HERE / "data" / "answer_match_adversarial_heldout6.jsonl"
 OUT = HERE / "out" / "answer_match.json"
 GOLDSETS = {"tiron-demo": ROOT / "goldsets" / "tiron-demo",
             "qmsum-val": ROOT / "goldsets" / "qmsum-val"}
@@ -398,7 +399,8 @@ def main(argv: Sequence[str] | None = None,
                    ("adversarial (held out, second)", ADVERSARIAL_HELD_OUT_2),
                    ("adversarial (held out, third)", ADVERSARIAL_HELD_OUT_3),
                    ("adversarial (held out, fourth)", ADVERSARIAL_HELD_OUT_4),
-                   ("adversarial (held out, fifth)", ADVERSARIAL_HELD_OUT_5)]
+                   ("adversarial (held out, fifth)", ADVERSARIAL_HELD_OUT_5),
+                   ("adversarial (held out, sixth)", ADVERSARIAL_HELD_OUT_6)]
     parser_sets = [(name, data) for name, data in parser_sets if name in args.sets]
     parser_sets += [(f"adversarial ({path.name})", path) for path in args.adversarial]
     found = {name: run(args.similar, data, cosine, not args.not_plain)
