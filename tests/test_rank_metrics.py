@@ -111,10 +111,10 @@ def test_a_contexts_gain_is_the_share_of_it_that_is_evidence() -> None:
     context is all evidence. Trailing 0s are not kept."""
     index = EvidenceIndex([Span("m1", 2, 5), Span("m1", 4, 7), WholeDocument("m3"),
                            ContextRef("r9", "m4")])
-    assert index.gains([ctx("a", 0, 3), ctx("b", 4, 9), ctx("c", 0, 1), ctx("d", 0, 50, "m3"),
-                        ctx("r9", 0, 3, "m4"), ctx("r8", 0, 3, "m4"), ctx("e", 2, 2, "m2")]
-                       ) == [0.5, pytest.approx(4 / 6), 0.0, 1.0, 1.0]
-    assert index.gains([ctx("e", 2, 2, "m2")]) == []
+    pool = [ctx("a", 0, 3), ctx("b", 4, 9), ctx("c", 0, 1), ctx("d", 0, 50, "m3"),
+            ctx("r9", 0, 3, "m4"), ctx("r8", 0, 3, "m4"), ctx("e", 2, 2, "m2")]
+    assert index.ranks_and_gains(pool)[1] == [0.5, pytest.approx(4 / 6), 0.0, 1.0, 1.0]
+    assert index.ranks_and_gains([ctx("e", 2, 2, "m2")])[1] == []
 
 
 def test_ndcg_never_rewards_padding_or_partial_contexts() -> None:

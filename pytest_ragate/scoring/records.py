@@ -564,36 +564,39 @@ class EvidenceIndex:
         """The positions of the evidence this context finds."""
         return [i for i, item in self._by_doc.get(context.doc_id, ()) if item.matches(context)]
 
-    def gains(self, contexts: Sequence[Context]) -> list[float]:
-        """Per context in rank order, its gain for the rank metrics (scoring/ranking.py): 0
-        when it finds no evidence; else the share of its units inside the spans it finds,
-        1 when it finds a whole document or is an expected context. Trailing 0s left out."""
-        gains = [self._gain(context) for context in contexts]
-        while gains and not gains[-1]:
-            gains.pop()
-        return gains
-
-    def _gain(self, context: Context) -> float:
-        found = [item for _, item in self._by_doc.get(context.doc_id, ()) if item.matches(context)]
-        if not found:
-            return 0.0
-        if not all(isinstance(item, Span) for item in found):
-            return 1.0
-        covered, reached = 0, context.first_unit - 1  # units counted once, spans in order
-        for span in sorted(found, key=lambda s: s.first_unit):
-            first, last = max(span.first_unit, reached + 1), min(span.last_unit, context.last_unit)
-            covered += max(0, last - first + 1)
-            reached = max(reached, last)
-        return covered / (context.last_unit - context.first_unit + 1)
-
-    def ranks(self, contexts: Sequence[Context]) -> list[int | None]:
-        """Per evidence item, the 1-based rank of the first context that finds it."""
+    def ranks_and_gains(self, contexts: Sequence[Context],
+                        ) -> tuple[list[int | None], list[float]]:
+        """In one pass over the pool: per evidence item, the 1-based rank of the first context
+        that finds it; and per context in rank order, its gain for the rank metrics
+        (scoring/ranking.py): 0 when it finds no evidence, else the share of its units inside
+        the spans it finds, 1 when it finds a whole document or is an expected context
+        (trailing 0s left out)."""
         ranks: list[int | None] = [None] * self.count
+        gains: list[float] = []
         for rank, context in enumerate(contexts, 1):
-            for i in self.found_by(context):
+            found = [(i, item) for i, item in self._by_doc.get(context.doc_id, ())
+                     if item.matches(context)]
+            for i, _ in found:
                 if ranks[i] is None:
                     ranks[i] = rank
-        return ranks
+            gains.append(_gain(context, [item for _, item in found]))
+        while gains and not gains[-1]:
+            gains.pop()
+        return ranks, gains
+
+
+def _gain(context: Context, found: Sequence[Evidence]) -> float:
+    """A context's gain from the evidence it finds (`EvidenceIndex.ranks_and_gains`)."""
+    if not found:
+        return 0.0
+    if not all(isinstance(item, Span) for item in found):
+        return 1.0
+    covered, reached = 0, context.first_unit - 1  # units counted once, spans in order
+    for span in sorted(found, key=lambda s: s.first_unit):
+        first, last = max(span.first_unit, reached + 1), min(span.last_unit, context.last_unit)
+        covered += max(0, last - first + 1)
+        reached = max(reached, last)
+    return covered / (context.last_unit - context.first_unit + 1)
 
 
 def score_answer(answer: Answer, evidence: Sequence[Evidence], *,
@@ -613,7 +616,7 @@ def score_answer(answer: Answer, evidence: Sequence[Evidence], *,
     right = [(ctx := by_id.get(c.context_id)) is not None and bool(index.found_by(ctx))
              for c in distinct]
     correct = sum(right)
-    ranks = index.ranks(answer.contexts)
+    ranks, gains = index.ranks_and_gains(answer.contexts)
     found = sum(rank is not None for rank in ranks)
     n_cit = len(distinct) if answered else 0
     own = QuestionScores(abstention_correct=answer.abstained == must_abstain, citations=n_cit,
@@ -638,7 +641,7 @@ def score_answer(answer: Answer, evidence: Sequence[Evidence], *,
         "evidence_spans": len(evidence),
         "evidence_spans_found": found,
         "evidence_ranks": ranks,
-        "context_gains": index.gains(answer.contexts) or None,
+        "context_gains": gains or None,
         "metrics": mechanical_scores(own),
         "knobs": dict(answer.knobs),
         "unencodable": answer.unencodable or None,
