@@ -361,17 +361,18 @@ def test_the_loading_rule_catches_a_planted_import(tmp_path: Path) -> None:
 
 # --- verdicts: made in decision/ only -----------------------------------------------------------
 
-def _load_verdicts_script() -> Any:
-    """scripts/verdicts.py: the rules of where a verdict is made, read from syntax trees."""
-    path = PACKAGE.parent / "scripts" / "verdicts.py"
-    spec = importlib.util.spec_from_file_location("ragate_verdicts_script", path)
+def _load_script(name: str) -> Any:
+    """scripts/NAME.py, loaded as a module: verdicts.py (the rules of where a verdict is made)
+    and circles.py (the rooms' import graph), each read from syntax trees."""
+    path = PACKAGE.parent / "scripts" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"ragate_{name}_script", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-VERDICTS = _load_verdicts_script()
+VERDICTS = _load_script("verdicts")
 
 
 def test_only_decision_makes_a_verdict() -> None:
@@ -473,17 +474,7 @@ def test_the_text_rule_catches_a_planted_parse() -> None:
 
 # --- circles between rooms: every import counts, type-only ones too ---------------------------
 
-def _load_circles_script() -> Any:
-    """scripts/circles.py: the rooms' import graph and its circles, read from syntax trees."""
-    path = PACKAGE.parent / "scripts" / "circles.py"
-    spec = importlib.util.spec_from_file_location("ragate_circles_script", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-CIRCLES = _load_circles_script()
+CIRCLES = _load_script("circles")
 EVERY_IMPORT = CIRCLES.module_graph()
 
 
