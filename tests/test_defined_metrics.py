@@ -320,6 +320,36 @@ def d(question, answer, expected): ...
         define([])
 
 
+@pytest.mark.heavy  # each command reads the project's settings through pytest.main
+def test_the_goldset_commands_accept_a_floor_on_a_defined_metric(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`ragate pin`, `reanchor` and `seal` (its three jobs) load the goldset, floors included:
+    a floor on a metric the project's conftest.py declares is one they accept, as the run
+    does, and one it does not declare they refuse (`ragate audit` reads the names the same
+    way; it is left out here because it loads the embedding model)."""
+    from click.testing import CliRunner
+
+    from pytest_ragate.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("RAGATE_SEAL_KEY", "a passphrase for the test")
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "conftest.py").write_text(
+        'import pytest_ragate as ragate\n\n@ragate.metric("mine")\n'
+        "def mine(question, answer, expected):\n    return True\n")
+    write_goldset(tmp_path / "gs", floors="[floors]\nmine = 0.5\n")
+    try:
+        for command in (["pin", "gs"], ["reanchor", "gs"], ["seal", "gs"],
+                        ["seal", "--verify", "gs"], ["seal", "--unseal", "gs"]):
+            done = CliRunner().invoke(main, command)
+            assert done.exit_code == 0, (command, done.output)
+        (tmp_path / "conftest.py").write_text("")
+        done = CliRunner().invoke(main, ["seal", "gs"])
+        assert done.exit_code == 1 and "unknown metric 'mine'" in done.output, done.output
+    finally:
+        define([])
+
+
 def test_a_saved_value_a_share_cannot_have_is_not_decided_as_one(defined: None) -> None:
     """Rows saved while `mentions_product` was a mean (0.5), decided after it became a
     share: half a right answer is no right answer, nor a wrong one."""

@@ -57,6 +57,7 @@ from pytest_ragate.judges.ragas_deferred import prompt_version, ragas_judge_id, 
 from pytest_ragate.judges.runner import cache_key
 from pytest_ragate.modes.saved_lines import decision_settings, row_settings
 from pytest_ragate.redaction import Redactor, known_credentials
+from pytest_ragate.scoring.custom import declare
 from pytest_ragate.settings import GateSettings, JudgeSettings, Settings
 from pytest_ragate.wording.baseline import (
     accept_judge_misnamed,
@@ -236,6 +237,21 @@ def ragate_judge(pytestconfig):
     from pytest_ragate.settings import read_settings
     return Loud(from_settings(read_settings(pytestconfig).judge, Embedder))
 '''
+# a metric of the project's (issue 48) that quotes the sealed gist it is given in its error,
+# as careless code does: q1's verbatim, q2's in upper case
+QUOTING = '''
+
+import pytest_ragate as ragate
+
+
+@ragate.metric("quotes_gist")
+def quotes_gist(question, answer, expected):
+    if expected and "treasury" in expected:
+        raise ValueError(f"the gist was {expected}")
+    if expected and "Vogon" in expected:
+        raise KeyError(expected.upper())
+    return None if expected is None else True
+'''
 CARELESS_TEST = '''
 import logging
 import os
@@ -262,7 +278,8 @@ def pinned_and_moved(root: Path) -> None:
     put before m1's: q1's span and q3's first are re-found one turn on (moved)."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("RAGATE_SEAL_KEY", KEY)
-        assert CliRunner().invoke(main, ["pin", str(root)]).exit_code == 0
+        pinned = CliRunner().invoke(main, ["pin", str(root)])
+        assert pinned.exit_code == 0, pinned.output
     rows = [{**r, "unit": r["unit"] + (r["doc_id"] == "m1")} for r in corpus_rows()]
     (root / "corpus" / "meetings.jsonl").write_text(
         jsonl([{"doc_id": "m1", "unit": 0, "text": "a new first line"}, *rows]))
@@ -284,8 +301,14 @@ class Printed:
 
 def shared_run(root: Path, workers: str) -> dict[str, Any]:
     """The run at `root` (`Printed`'s fields, as JSON)."""
-    pinned_and_moved(write_sealed(root / "gs", SLICED, unanswerable=2))
-    (root / "conftest.py").write_text(FAILING_SYSTEM + FIXTURE_JUDGE_CONFTEST + LOUD)
+    (root / "conftest.py").write_text(FAILING_SYSTEM + FIXTURE_JUDGE_CONFTEST + LOUD + QUOTING)
+    floors = SLICED.replace(JUDGED, JUDGED + "quotes_gist = 0.5\n")
+    (root / "pytest.ini").write_text("[pytest]\n")  # `ragate pin gs` reads root's conftest
+    declare([("quotes_gist", "share")])  # sealing it here loads it, floors included
+    try:
+        pinned_and_moved(write_sealed(root / "gs", floors, unanswerable=2))
+    finally:
+        declare([])
     (root / "test_careless.py").write_text(CARELESS_TEST)
     with OpenAIStub(echo) as stub:
         url = with_credentials(stub.url)
@@ -343,6 +366,22 @@ def test_a_judge_echoing_a_sealed_gist_leaves_it_in_no_output(printed: Printed,
     assert printed.ret == pytest.ExitCode.TESTS_FAILED
     # the gate fails for this judge (the shared run fails for other reasons too)
     assert "FAILED gs/ragate.toml::floor[judge_coverage]" in printed.texts["stdout"]
+
+
+@pytest.mark.heavy
+@WORKERS_SHARED
+def test_a_defined_metrics_error_quoting_a_gist_keeps_it_sealed(printed: Printed,
+                                                               workers: str) -> None:
+    """A project's metric that quotes the sealed gist in its error (QUOTING): the rows keep
+    the error with `[sealed]` in the gist's place, its floor is not decided, and no output
+    shows a gist (`test_the_judge_server_alone_received_the_gists` reads every output)."""
+    for qid in ("q1", "q2"):
+        why = printed.rows[qid]["custom_errors"]["quotes_gist"]
+        assert "[sealed]" in why and not leaks({qid: why}, SECRETS), why
+    assert printed.rows["q3"]["custom"] == {"quotes_gist": 1.0}
+    floor = next(line for line in printed.texts["stdout"].splitlines()
+                 if "floor[quotes_gist]" in line)
+    assert "FAILED" in floor or "ERROR" in floor, floor
 
 
 @pytest.mark.heavy
@@ -427,7 +466,7 @@ def test_slice_floors_and_a_judge_change_show_no_gist_and_no_credential(
     shutil.copytree(printed.root, pytester.path, dirs_exist_ok=True)
     # the shared run's system and judge, not LOUD: a run in this process would warn into the
     # warnings summary of the session around it
-    pytester.makeconftest(FAILING_SYSTEM + FIXTURE_JUDGE_CONFTEST)
+    pytester.makeconftest(FAILING_SYSTEM + FIXTURE_JUDGE_CONFTEST + QUOTING)
     (pytester.path / "base.jsonl").write_bytes((pytester.path / "r.jsonl").read_bytes())
     openai_stub.script = echo
     url = with_credentials(openai_stub.url)

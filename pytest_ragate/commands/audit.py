@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from pytest_ragate.commands.goldset_paths import goldsets_under
+from pytest_ragate.commands.project import read_project
 from pytest_ragate.commands.saved import signed_reads
 from pytest_ragate.goldsets.loader import load_goldset
 from pytest_ragate.problems import GoldsetError
@@ -48,6 +49,7 @@ def command(paths: tuple[Path, ...], results: tuple[Path, ...], history: tuple[P
     from pytest_ragate.audit.runs import RunsError, read_runs
 
     configs = goldsets_under(paths)
+    read_project(*paths)  # the project's `@ragate.metric` names, which its floors may use
     embedding = None
     if not no_embed:
         from pytest_ragate.audit.vectors import AuditEmbedding

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from pytest_ragate.commands.project import read_project
 from pytest_ragate.problems import GoldsetError
 
 
@@ -26,6 +27,8 @@ def command(goldset: Path) -> None:
       ragate pin goldsets/faq
     """
     from pytest_ragate.pinning import PinningError, pin_goldset
+
+    read_project(goldset)  # the project's `@ragate.metric` names, which its floors may use
 
     try:
         done = pin_goldset(goldset)

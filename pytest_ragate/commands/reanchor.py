@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from pytest_ragate.commands.project import read_project
 from pytest_ragate.problems import GoldsetError
 
 
@@ -25,6 +26,8 @@ def command(goldset: Path, write: bool) -> None:
       ragate reanchor goldsets/faq            (then, to rewrite: --write)
     """
     from pytest_ragate.pinning import PinningError, reanchor_goldset
+
+    read_project(goldset)  # the project's `@ragate.metric` names, which its floors may use
 
     try:
         done = reanchor_goldset(goldset, write=write)

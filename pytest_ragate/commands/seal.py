@@ -10,6 +10,7 @@ from typing import TypeVar
 import click
 
 from pytest_ragate.commands.options import DIRECTORY
+from pytest_ragate.commands.project import read_project
 from pytest_ragate.problems import GoldsetError
 
 T = TypeVar("T")
@@ -36,6 +37,7 @@ def command(directory: Path, unseal: bool, verify: bool, pin: str | None) -> Non
         raise click.UsageError("--unseal and --verify are two jobs: give one")
     if pin is not None and not verify:
         raise click.UsageError("--pin goes with --verify")
+    read_project(directory)  # the project's `@ragate.metric` names, which its floors may use
     if verify:
         _verify(directory, pin)
     elif unseal:
