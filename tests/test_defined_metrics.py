@@ -373,3 +373,80 @@ def test_a_baseline_check_pairs_a_defined_metric_question_by_question(defined: N
         "McNemar (exact)", "failed")
     assert (found["tone"].test, found["tone"].outcome) == ("paired bootstrap", "passed")
     assert base.scores["q31"].custom == {}
+
+
+# --- every path a floor is decided by: slices, turns, repeats, a sequential stop --------------
+
+
+def rows_over(values: dict[str, float | None], errors: dict[str, str] | None = None,
+              **fields: Any) -> list[QuestionRecord]:
+    """A row per question (`q1`...), its `mentions_product` value or error; `fields`: each
+    field's values by question, `tags` among them."""
+    found = []
+    for qid, value in values.items():
+        failed = {"mentions_product": errors[qid]} if errors and qid in errors else {}
+        made = row(qid, {} if failed else {"mentions_product": value}, failed)
+        found.append(made.model_copy(update={k: v[qid] for k, v in fields.items()}))
+    return found
+
+
+def test_a_slice_where_the_metric_failed_is_not_decided_the_others_are(defined: None) -> None:
+    """The adversary: the metric raises only on the German questions; over the rest of that
+    slice (all right) the slice would pass. It is not decided; the English slice, whose
+    questions all have a value, is decided as a built-in metric's slice."""
+    from pytest_ragate.decision.slice_floors import decide_family
+
+    langs = {f"q{i}": "de" if i <= 30 else "en" for i in range(1, 61)}
+    rows = rows_over(dict.fromkeys(langs, 1.0), {"q1": "raised KeyError: 'Preis'"},
+                     tags={q: {"lang": lang} for q, lang in langs.items()})
+    de, en = (Floor("mentions_product", 0.5, slice=("lang", v)) for v in ("de", "en"))
+    verdicts = decide_family([de, en], "gs", rows)
+    assert verdicts[de].outcome == "failed"
+    assert verdicts[de].message.startswith(
+        "not decided: mentions_product 1.00 over the other 29, metric mentions_product failed "
+        "on 1 question: raised KeyError: 'Preis' (q1)")
+    assert verdicts[en].outcome == "passed" and verdicts[en].slice_call == "holds"
+    clean = decide_family([de, en], "gs", [r for r in rows if r.question_id != "q1"])
+    assert clean[de].outcome == "passed"  # what it would say without the question it failed on
+
+
+def test_a_turn_floor_over_a_defined_metric_clusters_by_conversation_and_fails_closed(
+        defined: None) -> None:
+    """`[floors.turn.later] mentions_product`: the conversation is the unit (its interval
+    over conversations, as a built-in metric's); a later turn where it failed leaves the
+    later turns not decided, the first turns decided."""
+    from pytest_ragate.decision.slice_floors import decide_family
+
+    qids = [f"q{i}" for i in range(1, 61)]  # 20 conversations of 3 turns
+    turn = {q: (i % 3) + 1 for i, q in enumerate(qids)}
+    fields = {"conversation": {q: f"c{i // 3}" for i, q in enumerate(qids)}, "turn": turn,
+              "tags": {q: {"turn": "1" if turn[q] == 1 else "later"} for q in qids}}
+    first, later = (Floor("mentions_product", 0.5, slice=("turn", v)) for v in ("1", "later"))
+    rows = rows_over(dict.fromkeys(qids, 1.0), **fields)
+    decided = decide_family([first, later], "gs", rows)
+    assert [decided[f].outcome for f in (first, later)] == ["passed", "passed"]
+    assert decided[later].tally is not None and decided[later].tally.by == "conversations"
+    assert decided[later].tally.questions == 20  # conversations, not its 40 turns
+    failing = rows_over(dict.fromkeys(qids, 1.0), {"q3": "returned str 'yes'"}, **fields)
+    decided = decide_family([first, later], "gs", failing)
+    assert decided[first].outcome == "passed"
+    assert decided[later].outcome == "failed"
+    assert "metric mentions_product failed on 1 question: returned str 'yes' (q3)" in (
+        decided[later].message)
+
+
+def test_with_repeats_the_question_is_the_unit_and_one_failed_repeat_is_a_gap(
+        defined: None) -> None:
+    """Three repeats of 20 questions: the interval over questions (a built-in metric's
+    clusters); the metric failing on one repeat leaves the floor not decided, naming that
+    repeat, though its other repeats and every other question are right."""
+    rows = [row(f"q{i}", {"mentions_product": 1.0, "tone": 0.8}).model_copy(
+        update={"repeat": r}) for i in range(1, 21) for r in (1, 2, 3)]
+    t = tally("tone", rows)
+    assert (t.questions, t.repeats, len(t.clusters)) == (20, 3, 20)
+    assert decide(Floor("mentions_product", 0.9), "gs", rows).outcome == "passed"
+    rows[4] = row("q2", {"tone": 0.8}, {"mentions_product": "raised ValueError: nope"}
+                  ).model_copy(update={"repeat": 2})
+    verdict = decide(Floor("mentions_product", 0.9), "gs", rows)
+    assert verdict.outcome == "failed"
+    assert "failed on 1 question: raised ValueError: nope (q2[r2])" in verdict.message
