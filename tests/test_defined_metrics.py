@@ -450,3 +450,89 @@ def test_with_repeats_the_question_is_the_unit_and_one_failed_repeat_is_a_gap(
     verdict = decide(Floor("mentions_product", 0.9), "gs", rows)
     assert verdict.outcome == "failed"
     assert "failed on 1 question: raised ValueError: nope (q2[r2])" in verdict.message
+
+
+SEQUENTIAL_FLOOR = Floor("mentions_product", 0.5)
+
+
+def sequential_rows(n: int, fields: dict[int, dict[str, Any]] | None = None,
+                    ) -> tuple[list[Any], dict[str, QuestionRecord]]:
+    """n questions, each mentioning the product, but for `fields` (by position in the
+    asking order of seed 5: the row's fields there), as a sequential goldset's rows."""
+    from pytest_ragate.decision.population import SequentialPlan
+    from tests.test_decision import member, population, scored
+
+    members = [member(f"q{i:03d}", index=i) for i in range(n)]
+    rows = {m.item_name: scored(m).model_copy(update={"custom": {"mentions_product": 1.0}})
+            for m in members}
+    pop = population(members).model_copy(update={
+        "sequential": SequentialPlan(seed=5, alpha=0.05, gaps=0.9)})
+    from pytest_ragate.decision.sequential import asking_order
+
+    order = asking_order(5, pop.route, list(rows))
+    for position, update in (fields or {}).items():
+        rows[order[position]] = rows[order[position]].model_copy(update=update)
+    return members, rows
+
+
+def stopping_over(rows: dict[str, QuestionRecord], members: list[Any],
+                  again: dict[str, QuestionRecord] | None = None) -> Any:
+    from pytest_ragate.decision.population import SequentialPlan
+    from pytest_ragate.decision.sequential import Stopping
+    from tests.test_decision import population
+
+    pop = population(members).model_copy(update={
+        "sequential": SequentialPlan(seed=5, alpha=0.05, gaps=0.9)})
+    stopping = Stopping.of(pop, [SEQUENTIAL_FLOOR])
+    assert stopping is not None
+    return stopping.replay(rows, {n: r.model_copy(update={"reasked": True})
+                                  for n, r in (again or rows).items()})
+
+
+def test_a_sequential_goldset_stops_on_a_defined_metric_as_on_a_built_in_one(
+        defined: None) -> None:
+    """200 questions, every one mentioning the product: the floor is decided early, and the
+    decision of the run that stopped is the full run's."""
+    from tests.test_sequential_adversary import decided
+
+    members, rows = sequential_rows(200)
+    stopping = stopping_over(rows, members)
+    assert stopping.stopped and stopping.stopped_at < 60, stopping.halted
+    full = decided(members, rows, [SEQUENTIAL_FLOOR], sequential=False)
+    assert decided(members, rows, [SEQUENTIAL_FLOOR], sequential=True) == full == {
+        "floor[mentions_product]": "passed"}
+
+
+@pytest.mark.parametrize("failed", [
+    {"custom": {}, "custom_errors": {"mentions_product": "raised KeyError: 'name'"}},
+    {"custom": {"mentions_product": 0.5}},  # saved while it was a mean
+], ids=["raised", "saved-as-a-mean"])
+def test_a_value_that_failed_before_the_stop_asks_every_question(defined: None,
+                                                                 failed: dict[str, Any]) -> None:
+    """The adversary: the metric fails on the third question asked; the rest, all right,
+    would stop the goldset early and pass. The floor's test cannot count it: no stop, every
+    question asked, and the floor not decided."""
+    from pytest_ragate.wording.sequential import stuck
+    from tests.test_sequential_adversary import decided
+
+    members, rows = sequential_rows(200, {2: failed})
+    stopping = stopping_over(rows, members)
+    assert not stopping.stopped
+    track = stopping.tracks[SEQUENTIAL_FLOOR.name]
+    assert track.stuck is not None and track.stuck.metric == "mentions_product"
+    assert stuck(track.stuck).endswith(": no value of mentions_product: every floor decided "
+                                       "over every question")
+    assert decided(members, rows, [SEQUENTIAL_FLOOR], sequential=True) == {
+        "floor[mentions_product]": "failed"}
+
+
+def test_a_value_that_failed_when_asked_again_refuses_the_stop(defined: None) -> None:
+    """The adversary: every question is right when first asked, and the metric raises on
+    them when asked again (what a stop's re-check compares): the stop is refused."""
+    members, rows = sequential_rows(200)
+    again = {n: r.model_copy(update={"custom": {}, "custom_errors": {
+        "mentions_product": "raised RuntimeError: quota"}}) for n, r in rows.items()}
+    stopping = stopping_over(rows, members, again)
+    assert not stopping.stopped and stopping.halted is not None
+    assert (stopping.halted.kind, stopping.halted.metric) == ("reask uncounted",
+                                                              "mentions_product")
