@@ -536,3 +536,22 @@ def test_a_value_that_failed_when_asked_again_refuses_the_stop(defined: None) ->
     assert not stopping.stopped and stopping.halted is not None
     assert (stopping.halted.kind, stopping.halted.metric) == ("reask uncounted",
                                                               "mentions_product")
+
+
+def test_power_gives_no_figure_for_a_floor_its_metric_failed_on(defined: None) -> None:
+    """The adversary: 39 questions mention the product and the metric raised on one; over
+    the others `ragate power` would say how many questions pass the floor. No n decides it:
+    its row says so, and below the table the gate's own sentence names the question."""
+    from pytest_ragate.commands.power import floor_power
+
+    floor = Floor("mentions_product", 0.5)
+    clean = rows_over(dict.fromkeys([f"q{i}" for i in range(1, 41)], 1.0))
+    cells, said = floor_power(floor, clean, 40, strict=False, target=0.8, min_n=0)
+    assert said is None and cells[4] != "—" and cells[5] != "—"
+    failed = rows_over(dict.fromkeys([f"q{i}" for i in range(1, 41)], 1.0),
+                       {"q7": "raised KeyError: 'name'"})
+    cells, said = floor_power(floor, failed, 40, strict=False, target=0.8, min_n=0)
+    assert cells[4:] == ["—", "—"]
+    assert said is not None and said.startswith(
+        "not decided: mentions_product 1.00 over the other 39, metric mentions_product failed "
+        "on 1 question: raised KeyError: 'name' (q7) · fix the metric function")
