@@ -555,3 +555,27 @@ def test_power_gives_no_figure_for_a_floor_its_metric_failed_on(defined: None) -
     assert said is not None and said.startswith(
         "not decided: mentions_product 1.00 over the other 39, metric mentions_product failed "
         "on 1 question: raised KeyError: 'name' (q7) · fix the metric function")
+
+
+def test_suggest_suggests_no_floor_on_a_metric_that_failed(defined: None) -> None:
+    """The adversary: the metric raised on two of 60 questions, all others right: over
+    them `ragate suggest` would paste a floor the gate could only fail as not decided (and
+    a slice floor by tag). It suggests none, saying why; clean rows get theirs, by tag too."""
+    from pytest_ragate.outputs.reports import floors_block
+    from pytest_ragate.scoring.suggest import figures, slice_suggestions
+
+    qids = [f"q{i}" for i in range(1, 61)]
+    tags = {q: {"lang": "de" if i % 2 else "en"} for i, q in enumerate(qids)}
+    clean = rows_over(dict.fromkeys(qids, 1.0), tags=tags)
+    found = {f.metric: f for f in figures(clean)}
+    assert found["mentions_product"].suggested == 0.90
+    assert "mentions_product = 0.90" in floors_block(list(found.values()),
+                                                     slice_suggestions(clean, list(found.values())))
+    failed = rows_over(dict.fromkeys(qids, 1.0), {"q3": "raised KeyError: 'x'",
+                                                  "q4": "returned int 1"}, tags=tags)
+    found = {f.metric: f for f in figures(failed)}
+    assert found["mentions_product"].suggested is None and found["mentions_product"].failed == 2
+    block = floors_block(list(found.values()), slice_suggestions(failed, list(found.values())))
+    assert not [line for line in block if line.startswith("mentions_product")]
+    assert ("# mentions_product not suggested: metric failed on 2 questions, so a floor on it "
+            "would not be decided: fix the metric function and run again") in block
