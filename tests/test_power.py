@@ -239,8 +239,10 @@ def test_ragate_min_n_is_read_from_the_ini_file(tmp_path: Path,
 def test_the_command_says_what_no_n_decides_below_its_table(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A pass rate (the repeats it needs, validate's words) and a floor over a metric the
-    project defines that failed on a row (the gate's words) in one call of the command."""
+    project defines that failed on a row (the gate's words) in one call of the command; and
+    the goldset alone: the pass rate at the repeats a run asks, exit 1 when too few."""
     from pytest_ragate.scoring.custom import define
+    from pytest_ragate.wording.pass_rate import too_few_repeats
     from tests.conftest import BASE_TOML, saved_results, write_goldset
     from tests.test_repeats import record
 
@@ -267,3 +269,8 @@ def test_the_command_says_what_no_n_decides_below_its_table(
            "needs repeat ≥ 20" in got.output and "asks each question 5 times" in got.output
     assert ("polite: not decided: polite 1.00 over the other 19, metric polite failed on 1 "
             "question: raised X (q1[r4])") in got.output
+    alone = CliRunner().invoke(main, ["power", "gs"])  # the goldset's own repeat = 5
+    assert alone.exit_code == 1, alone.output
+    assert alone.output.splitlines() == [
+        "mini: " + too_few_repeats(0.8, 5, 4, 20),
+        "its other floors: with --results R (a --ragate-results file of it)"]

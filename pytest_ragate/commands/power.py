@@ -13,6 +13,7 @@ from pytest_ragate.commands.project import read_project
 from pytest_ragate.commands.saved import saved_file
 
 if TYPE_CHECKING:
+    from pytest_ragate.goldsets.loader import Goldset
     from pytest_ragate.scoring.floor import Floor
     from pytest_ragate.scoring.records import QuestionRecord
 
@@ -21,7 +22,8 @@ if TYPE_CHECKING:
 @click.argument("goldset", required=False,
                 type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--results", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="with GOLDSET: the run (a --ragate-results file) whose n and values to use")
+              help="with GOLDSET: the run (a --ragate-results file) whose n and values to use "
+              "(without it, only a pass rate's repeats are said)")
 @click.option("--floor", "floor_", type=UNIT, help="the floor's min (a proportion floor)")
 @click.option("--expect", type=UNIT, help="the true rate you expect the system to have")
 @click.option("--n", "n", type=click.IntRange(1), help="the units the floor is decided over")
@@ -49,6 +51,9 @@ def command(goldset: Path | None, results: Path | None, floor_: float | None,
     GOLDSET --results R    for each floor of the goldset, over the run in R: its n, the
                            true value it passes at with --power, and the n it would need
                            to pass that often at the value R measured
+    GOLDSET                each [floors.question] pass_rate: the repeats it needs over the
+                           goldset's questions, as `ragate validate` says (exit 1: the
+                           repeats a run from here asks are too few)
     --floor F --expect E   the fewest units at which the floor passes with --power at rate E
     --floor F --n N        the true rate at which a floor over N units passes with --power
     --pairs N --discordant D
@@ -70,7 +75,8 @@ def command(goldset: Path | None, results: Path | None, floor_: float | None,
     refused = f" (ragate_min_n = {min_n} refuses a floor over fewer)" if min_n else ""
     if goldset is not None:
         if results is None:
-            raise click.UsageError("GOLDSET needs --results (a --ragate-results file of it)")
+            _pass_rates(goldset, gate.repeat)
+            return
         _goldset_power(goldset, results, strict, target, min_n)
         return
     if pairs is not None or discordant is not None:
@@ -108,6 +114,39 @@ def command(goldset: Path | None, results: Path | None, floor_: float | None,
                + (refused if needed == min_n else ""))
 
 
+def _loaded(root: Path) -> Goldset:
+    from pytest_ragate.goldsets.loader import load_goldset
+    from pytest_ragate.problems import GoldsetError
+
+    try:
+        return load_goldset(root)
+    except GoldsetError as error:
+        raise click.ClickException(str(error)) from None
+
+
+def _pass_rates(root: Path, repeat: int | None) -> None:
+    """`ragate power GOLDSET`: each pass rate per question of the goldset, and the repeats it
+    needs over its questions at the repeats a run from here asks (ragate_repeat, else the
+    goldset's `repeat`), as `ragate validate` says; the other floors need a run's n."""
+    from pytest_ragate.scoring.pass_rate import PASS_RATE, repeats_short
+    from pytest_ragate.wording.pass_rate import repeats_decide
+
+    goldset = _loaded(root)
+    repeats, questions = repeat or goldset.config.repeat, len(goldset.cases)
+    rates = [f.min for f in goldset.floors if f.metric == PASS_RATE]
+    if not rates:
+        raise click.UsageError("GOLDSET needs --results (a --ragate-results file of it)")
+    undecidable = False
+    for rate in rates:
+        short, need = repeats_short(rate, repeats, questions)
+        undecidable |= short
+        click.echo(f"{goldset.name}: {repeats_decide(rate, repeats, questions, need, short=short)}")
+    if len(goldset.floors) > len(rates):
+        click.echo("its other floors: with --results R (a --ragate-results file of it)")
+    if undecidable:
+        raise SystemExit(1)
+
+
 def _goldset_power(root: Path, results: Path, strict: bool, target: float,
                    min_n: int) -> None:
     """`ragate power GOLDSET --results R`: one row per floor of the goldset, and below the
@@ -115,13 +154,7 @@ def _goldset_power(root: Path, results: Path, strict: bool, target: float,
     failed) and per pass rate (the repeats it needs, `ragate validate`'s words)."""
     from tabulate import tabulate
 
-    from pytest_ragate.goldsets.loader import load_goldset
-    from pytest_ragate.problems import GoldsetError
-
-    try:
-        goldset = load_goldset(root)
-    except GoldsetError as error:
-        raise click.ClickException(str(error)) from None
+    goldset = _loaded(root)
     records = [row for _, row in saved_file(results).rows if row.goldset == goldset.name]
     if not records:
         raise click.ClickException(f"{results} has no row of goldset {goldset.name!r}")
