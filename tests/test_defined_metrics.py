@@ -33,8 +33,10 @@ from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import QuestionRecord, tally
 from pytest_ragate.scoring.registry import METRICS, run_metrics
 from tests.conftest import (
+    BASE_TOML,
     WORKERS_SHARED,
     junit_cases,
+    results_rows,
     rows_of,
     run_here,
     run_pytester,
@@ -194,6 +196,8 @@ CALLED = {called}
 @ragate.metric("mentions_product")
 def mentions_product(question, answer, expected):
     assert CALLED, "ragate decide called a metric function"
+    if "s2" in question:
+        raise LookupError("no product list")
     return None if expected is None else "euros" in answer.text
 
 @ragate.metric("tone", kind="mean")
@@ -223,6 +227,21 @@ tone = 0.1
 mentions_product = 1.0
 """
 
+# a second goldset in the same run: each question asked twice, in two slices by language;
+# mentions_product raises on s2 (German), in both its repeats
+TAGGED = [(f"s{i}", "de" if i <= 2 else "en") for i in range(1, 5)]
+
+
+def write_tagged(root: Path) -> None:
+    write_goldset(root, toml=BASE_TOML.replace('"mini"', '"tagged"').replace(
+        'eval_version = "7"\n', 'eval_version = "7"\nrepeat = 2\n'),
+        floors="[floors.slices.lang]\nmentions_product = 0.1\n",
+        questions=[{"question_id": q, "kind": "single_doc", "question": f"What about {q}?",
+                    "tags": {"lang": lang}} for q, lang in TAGGED],
+        expected=[{"question_id": q, "gist": f"gist of {q}",
+                   "evidence": [{"doc_id": "m1", "first_unit": 2, "last_unit": 3}]}
+                  for q, _ in TAGGED])
+
 
 @pytest.fixture(scope="module")
 def runs() -> dict[str, tuple[Path, pytest.RunResult, Any]]:
@@ -236,6 +255,7 @@ def ran(pytester: pytest.Pytester, workers: str,
         ) -> tuple[Path, pytest.RunResult, Any]:
     if workers not in runs:
         write_goldset(pytester.path / "gs", floors=FLOORS)
+        write_tagged(pytester.path / "gs2")
         pytester.makeconftest(CONFTEST.format(called=True))
         result = run_pytester(pytester, workers, "--ragate-results=out/results.jsonl",
                               "--junitxml=out/junit.xml")
@@ -261,7 +281,8 @@ def test_a_defined_metric_is_gated_and_one_that_fails_is_not_decided(ran: Any) -
         "metric tone failed on 3 questions: raised KeyError: 'tone' (q1, q2); returned 1.5, "
         "outside ?0, 1? (q3) · fix the metric function*"])
     rows = rows_of(root / "out" / "results.jsonl")
-    assert {q: (r.get("custom"), r.get("custom_errors")) for q, r in rows.items()} == {
+    assert {q: (r.get("custom"), r.get("custom_errors")) for q, r in rows.items()
+            if r["goldset"] == "mini"} == {
         "q1": ({"mentions_product": 1.0}, {"tone": "raised KeyError: 'tone'"}),
         "q2": ({"mentions_product": 1.0}, {"tone": "raised KeyError: 'tone'"}),
         "q3": ({"mentions_product": 1.0}, {"tone": "returned 1.5, outside [0, 1]"}),
@@ -280,6 +301,33 @@ def test_decide_decides_a_defined_metric_from_the_saved_rows_alone(ran: Any) -> 
     assert "ragate decide called" not in decided.stdout
     cases = junit_cases(root / "decided" / "junit.xml")
     assert [cases[c]["outcome"] for c in FLOOR_CASES] == ["passed", "failure", "passed"]
+
+
+SLICE_CASES = ("gs2.ragate.toml::floor[lang=de:mentions_product]",
+               "gs2.ragate.toml::floor[lang=en:mentions_product]")
+
+
+@WORKERS_SHARED
+def test_a_slice_floor_over_repeats_is_not_decided_where_the_metric_failed(ran: Any) -> None:
+    """Each repeat measured (its row carries its own value or error), each question's tags
+    on its rows: the German slice, where the metric raised on both repeats of s2, is not
+    decided, naming them; the English one passes, at -n 0 and -n 2 and decided again from
+    the saved rows."""
+    root, result, _ = ran
+    cases = junit_cases(root / "out" / "junit.xml")
+    assert [cases[c]["outcome"] for c in SLICE_CASES] == ["failure", "passed"]
+    result.stdout.fnmatch_lines([
+        "FAILED gs2/ragate.toml::floor?lang=de:mentions_product? - not decided: "
+        "mentions_product 1.00 over the other 2, metric mentions_product failed on 2 "
+        "questions: raised LookupError: no product list (s2?r1?, s2?r2?) · fix the metric "
+        "function*"])
+    rows = [r for r in results_rows(root / "out" / "results.jsonl") if r["goldset"] == "tagged"]
+    assert sorted((r["question_id"], r.get("repeat", 1), r["tags"]["lang"]) for r in rows) == [
+        (q, k, lang) for q, lang in TAGGED for k in (1, 2)]
+    assert {r["question_id"]: r.get("custom_errors") for r in rows}["s2"] == {
+        "mentions_product": "raised LookupError: no product list"}
+    again = junit_cases(root / "decided" / "junit.xml")
+    assert [again[c]["outcome"] for c in SLICE_CASES] == ["failure", "passed"]
 
 
 def test_the_commands_read_the_declared_names_without_running_conftest(tmp_path: Path) -> None:
