@@ -456,6 +456,11 @@ def test_a_slice_where_the_metric_failed_is_not_decided_the_others_are(defined: 
     assert verdicts[en].outcome == "passed" and verdicts[en].slice_call == "holds"
     clean = decide_family([de, en], "gs", [r for r in rows if r.question_id != "q1"])
     assert clean[de].outcome == "passed"  # what it would say without the question it failed on
+    # a slice where it applies to no question has nothing scored: failed, never passed
+    fr = Floor("mentions_product", 0.5, slice=("lang", "fr"))
+    unscored = rows + rows_over({"q61": None, "q62": None},
+                                tags={"q61": {"lang": "fr"}, "q62": {"lang": "fr"}})
+    assert decide_family([de, en, fr], "gs", unscored)[fr].outcome == "failed"
 
 
 def test_a_turn_floor_over_a_defined_metric_clusters_by_conversation_and_fails_closed(
