@@ -115,6 +115,7 @@ def command(goldset: Path | None, results: Path | None, floor_: float | None,
 
 
 def _loaded(root: Path) -> Goldset:
+    """The goldset at `root`, or its problems as the command's error."""
     from pytest_ragate.goldsets.loader import load_goldset
     from pytest_ragate.problems import GoldsetError
 
@@ -170,10 +171,10 @@ def _goldset_power(root: Path, results: Path, strict: bool, target: float,
                f"{f', ragate_min_n = {min_n}' if min_n else ''})")
     click.echo(tabulate(table, headers=["floor", "min", "value", "n", f"passes {target:.0%} at",
                                         "n needed at this value"], disable_numparse=True))
+    below = ", or as said below" if notes else ""
     click.echo("≈: normal approximation with the run's own spread; —: the value does not "
                "clear the floor (no n will), nothing was scored, or (over repeats, or a "
-               "bound from above) no figure would be right" + (", or as said below" if notes
-                                                              else ""))
+               f"bound from above) no figure would be right{below}")
     for note in notes:
         click.echo(note)
 
@@ -221,4 +222,3 @@ def floor_power(floor: Floor, records: Sequence[QuestionRecord], questions: int,
                   else needed_for_mean(t.values, floor.min, strict, target, min_n=min_n))
     return [*head, "—" if passes is None else str(passes),
             "—" if needed is None else str(needed)], None
-
