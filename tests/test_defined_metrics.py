@@ -33,8 +33,10 @@ from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import QuestionRecord, tally
 from pytest_ragate.scoring.registry import METRICS, run_metrics
 from tests.conftest import (
+    BASE_TOML,
     WORKERS_SHARED,
     junit_cases,
+    results_rows,
     rows_of,
     run_here,
     run_pytester,
@@ -194,6 +196,8 @@ CALLED = {called}
 @ragate.metric("mentions_product")
 def mentions_product(question, answer, expected):
     assert CALLED, "ragate decide called a metric function"
+    if "s2" in question:
+        raise LookupError("no product list")
     return None if expected is None else "euros" in answer.text
 
 @ragate.metric("tone", kind="mean")
@@ -223,6 +227,21 @@ tone = 0.1
 mentions_product = 1.0
 """
 
+# a second goldset in the same run: each question asked twice, in two slices by language;
+# mentions_product raises on s2 (German), in both its repeats
+TAGGED = [(f"s{i}", "de" if i <= 2 else "en") for i in range(1, 5)]
+
+
+def write_tagged(root: Path) -> None:
+    write_goldset(root, toml=BASE_TOML.replace('"mini"', '"tagged"').replace(
+        'eval_version = "7"\n', 'eval_version = "7"\nrepeat = 2\n'),
+        floors="[floors.slices.lang]\nmentions_product = 0.1\n",
+        questions=[{"question_id": q, "kind": "single_doc", "question": f"What about {q}?",
+                    "tags": {"lang": lang}} for q, lang in TAGGED],
+        expected=[{"question_id": q, "gist": f"gist of {q}",
+                   "evidence": [{"doc_id": "m1", "first_unit": 2, "last_unit": 3}]}
+                  for q, _ in TAGGED])
+
 
 @pytest.fixture(scope="module")
 def runs() -> dict[str, tuple[Path, pytest.RunResult, Any]]:
@@ -236,6 +255,7 @@ def ran(pytester: pytest.Pytester, workers: str,
         ) -> tuple[Path, pytest.RunResult, Any]:
     if workers not in runs:
         write_goldset(pytester.path / "gs", floors=FLOORS)
+        write_tagged(pytester.path / "gs2")
         pytester.makeconftest(CONFTEST.format(called=True))
         result = run_pytester(pytester, workers, "--ragate-results=out/results.jsonl",
                               "--junitxml=out/junit.xml")
@@ -261,7 +281,8 @@ def test_a_defined_metric_is_gated_and_one_that_fails_is_not_decided(ran: Any) -
         "metric tone failed on 3 questions: raised KeyError: 'tone' (q1, q2); returned 1.5, "
         "outside ?0, 1? (q3) · fix the metric function*"])
     rows = rows_of(root / "out" / "results.jsonl")
-    assert {q: (r.get("custom"), r.get("custom_errors")) for q, r in rows.items()} == {
+    assert {q: (r.get("custom"), r.get("custom_errors")) for q, r in rows.items()
+            if r["goldset"] == "mini"} == {
         "q1": ({"mentions_product": 1.0}, {"tone": "raised KeyError: 'tone'"}),
         "q2": ({"mentions_product": 1.0}, {"tone": "raised KeyError: 'tone'"}),
         "q3": ({"mentions_product": 1.0}, {"tone": "returned 1.5, outside [0, 1]"}),
@@ -280,6 +301,33 @@ def test_decide_decides_a_defined_metric_from_the_saved_rows_alone(ran: Any) -> 
     assert "ragate decide called" not in decided.stdout
     cases = junit_cases(root / "decided" / "junit.xml")
     assert [cases[c]["outcome"] for c in FLOOR_CASES] == ["passed", "failure", "passed"]
+
+
+SLICE_CASES = ("gs2.ragate.toml::floor[lang=de:mentions_product]",
+               "gs2.ragate.toml::floor[lang=en:mentions_product]")
+
+
+@WORKERS_SHARED
+def test_a_slice_floor_over_repeats_is_not_decided_where_the_metric_failed(ran: Any) -> None:
+    """Each repeat measured (its row carries its own value or error), each question's tags
+    on its rows: the German slice, where the metric raised on both repeats of s2, is not
+    decided, naming them; the English one passes, at -n 0 and -n 2 and decided again from
+    the saved rows."""
+    root, result, _ = ran
+    cases = junit_cases(root / "out" / "junit.xml")
+    assert [cases[c]["outcome"] for c in SLICE_CASES] == ["failure", "passed"]
+    result.stdout.fnmatch_lines([
+        "FAILED gs2/ragate.toml::floor?lang=de:mentions_product? - not decided: "
+        "mentions_product 1.00 over the other 2, metric mentions_product failed on 2 "
+        "questions: raised LookupError: no product list (s2?r1?, s2?r2?) · fix the metric "
+        "function*"])
+    rows = [r for r in results_rows(root / "out" / "results.jsonl") if r["goldset"] == "tagged"]
+    assert sorted((r["question_id"], r.get("repeat", 1), r["tags"]["lang"]) for r in rows) == [
+        (q, k, lang) for q, lang in TAGGED for k in (1, 2)]
+    assert {r["question_id"]: r.get("custom_errors") for r in rows}["s2"] == {
+        "mentions_product": "raised LookupError: no product list"}
+    again = junit_cases(root / "decided" / "junit.xml")
+    assert [again[c]["outcome"] for c in SLICE_CASES] == ["failure", "passed"]
 
 
 def test_the_commands_read_the_declared_names_without_running_conftest(tmp_path: Path) -> None:
@@ -403,3 +451,214 @@ def test_a_baseline_check_pairs_a_defined_metric_question_by_question(defined: N
         "McNemar (exact)", "failed")
     assert (found["tone"].test, found["tone"].outcome) == ("paired bootstrap", "passed")
     assert base.scores["q31"].custom == {}
+
+
+# --- every path a floor is decided by: slices, turns, repeats, a sequential stop --------------
+
+
+def rows_over(values: dict[str, float | None], errors: dict[str, str] | None = None,
+              **fields: Any) -> list[QuestionRecord]:
+    """A row per question (`q1`...), its `mentions_product` value or error; `fields`: each
+    field's values by question, `tags` among them."""
+    found = []
+    for qid, value in values.items():
+        failed = {"mentions_product": errors[qid]} if errors and qid in errors else {}
+        made = row(qid, {} if failed else {"mentions_product": value}, failed)
+        found.append(made.model_copy(update={k: v[qid] for k, v in fields.items()}))
+    return found
+
+
+def test_a_slice_where_the_metric_failed_is_not_decided_the_others_are(defined: None) -> None:
+    """The adversary: the metric raises only on the German questions; over the rest of that
+    slice (all right) the slice would pass. It is not decided; the English slice, whose
+    questions all have a value, is decided as a built-in metric's slice."""
+    from pytest_ragate.decision.slice_floors import decide_family
+
+    langs = {f"q{i}": "de" if i <= 30 else "en" for i in range(1, 61)}
+    rows = rows_over(dict.fromkeys(langs, 1.0), {"q1": "raised KeyError: 'Preis'"},
+                     tags={q: {"lang": lang} for q, lang in langs.items()})
+    de, en = (Floor("mentions_product", 0.5, slice=("lang", v)) for v in ("de", "en"))
+    verdicts = decide_family([de, en], "gs", rows)
+    assert verdicts[de].outcome == "failed"
+    assert verdicts[de].message.startswith(
+        "not decided: mentions_product 1.00 over the other 29, metric mentions_product failed "
+        "on 1 question: raised KeyError: 'Preis' (q1)")
+    assert verdicts[en].outcome == "passed" and verdicts[en].slice_call == "holds"
+    clean = decide_family([de, en], "gs", [r for r in rows if r.question_id != "q1"])
+    assert clean[de].outcome == "passed"  # what it would say without the question it failed on
+    # a slice where it applies to no question has nothing scored: failed, never passed
+    fr = Floor("mentions_product", 0.5, slice=("lang", "fr"))
+    unscored = rows + rows_over({"q61": None, "q62": None},
+                                tags={"q61": {"lang": "fr"}, "q62": {"lang": "fr"}})
+    assert decide_family([de, en, fr], "gs", unscored)[fr].outcome == "failed"
+
+
+def test_a_turn_floor_over_a_defined_metric_clusters_by_conversation_and_fails_closed(
+        defined: None) -> None:
+    """`[floors.turn.later] mentions_product`: the conversation is the unit (its interval
+    over conversations, as a built-in metric's); a later turn where it failed leaves the
+    later turns not decided, the first turns decided."""
+    from pytest_ragate.decision.slice_floors import decide_family
+
+    qids = [f"q{i}" for i in range(1, 61)]  # 20 conversations of 3 turns
+    turn = {q: (i % 3) + 1 for i, q in enumerate(qids)}
+    fields = {"conversation": {q: f"c{i // 3}" for i, q in enumerate(qids)}, "turn": turn,
+              "tags": {q: {"turn": "1" if turn[q] == 1 else "later"} for q in qids}}
+    first, later = (Floor("mentions_product", 0.5, slice=("turn", v)) for v in ("1", "later"))
+    rows = rows_over(dict.fromkeys(qids, 1.0), **fields)
+    decided = decide_family([first, later], "gs", rows)
+    assert [decided[f].outcome for f in (first, later)] == ["passed", "passed"]
+    assert decided[later].tally is not None and decided[later].tally.by == "conversations"
+    assert decided[later].tally.questions == 20  # conversations, not its 40 turns
+    failing = rows_over(dict.fromkeys(qids, 1.0), {"q3": "returned str 'yes'"}, **fields)
+    decided = decide_family([first, later], "gs", failing)
+    assert decided[first].outcome == "passed"
+    assert decided[later].outcome == "failed"
+    assert "metric mentions_product failed on 1 question: returned str 'yes' (q3)" in (
+        decided[later].message)
+
+
+def test_with_repeats_the_question_is_the_unit_and_one_failed_repeat_is_a_gap(
+        defined: None) -> None:
+    """Three repeats of 20 questions: the interval over questions (a built-in metric's
+    clusters); the metric failing on one repeat leaves the floor not decided, naming that
+    repeat, though its other repeats and every other question are right."""
+    rows = [row(f"q{i}", {"mentions_product": 1.0, "tone": 0.8}).model_copy(
+        update={"repeat": r}) for i in range(1, 21) for r in (1, 2, 3)]
+    t = tally("tone", rows)
+    assert (t.questions, t.repeats, len(t.clusters)) == (20, 3, 20)
+    assert decide(Floor("mentions_product", 0.9), "gs", rows).outcome == "passed"
+    rows[4] = row("q2", {"tone": 0.8}, {"mentions_product": "raised ValueError: nope"}
+                  ).model_copy(update={"repeat": 2})
+    verdict = decide(Floor("mentions_product", 0.9), "gs", rows)
+    assert verdict.outcome == "failed"
+    assert "failed on 1 question: raised ValueError: nope (q2[r2])" in verdict.message
+
+
+SEQUENTIAL_FLOOR = Floor("mentions_product", 0.5)
+
+
+def sequential_rows(n: int, fields: dict[int, dict[str, Any]] | None = None,
+                    ) -> tuple[list[Any], dict[str, QuestionRecord]]:
+    """n questions, each mentioning the product, but for `fields` (by position in the
+    asking order of seed 5: the row's fields there), as a sequential goldset's rows."""
+    from pytest_ragate.decision.population import SequentialPlan
+    from tests.test_decision import member, population, scored
+
+    members = [member(f"q{i:03d}", index=i) for i in range(n)]
+    rows = {m.item_name: scored(m).model_copy(update={"custom": {"mentions_product": 1.0}})
+            for m in members}
+    pop = population(members).model_copy(update={
+        "sequential": SequentialPlan(seed=5, alpha=0.05, gaps=0.9)})
+    from pytest_ragate.decision.sequential import asking_order
+
+    order = asking_order(5, pop.route, list(rows))
+    for position, update in (fields or {}).items():
+        rows[order[position]] = rows[order[position]].model_copy(update=update)
+    return members, rows
+
+
+def stopping_over(rows: dict[str, QuestionRecord], members: list[Any],
+                  again: dict[str, QuestionRecord] | None = None) -> Any:
+    from pytest_ragate.decision.population import SequentialPlan
+    from pytest_ragate.decision.sequential import Stopping
+    from tests.test_decision import population
+
+    pop = population(members).model_copy(update={
+        "sequential": SequentialPlan(seed=5, alpha=0.05, gaps=0.9)})
+    stopping = Stopping.of(pop, [SEQUENTIAL_FLOOR])
+    assert stopping is not None
+    return stopping.replay(rows, {n: r.model_copy(update={"reasked": True})
+                                  for n, r in (again or rows).items()})
+
+
+def test_a_sequential_goldset_stops_on_a_defined_metric_as_on_a_built_in_one(
+        defined: None) -> None:
+    """200 questions, every one mentioning the product: the floor is decided early, and the
+    decision of the run that stopped is the full run's."""
+    from tests.test_sequential_adversary import decided
+
+    members, rows = sequential_rows(200)
+    stopping = stopping_over(rows, members)
+    assert stopping.stopped and stopping.stopped_at < 60, stopping.halted
+    full = decided(members, rows, [SEQUENTIAL_FLOOR], sequential=False)
+    assert decided(members, rows, [SEQUENTIAL_FLOOR], sequential=True) == full == {
+        "floor[mentions_product]": "passed"}
+
+
+@pytest.mark.parametrize("failed", [
+    {"custom": {}, "custom_errors": {"mentions_product": "raised KeyError: 'name'"}},
+    {"custom": {"mentions_product": 0.5}},  # saved while it was a mean
+], ids=["raised", "saved-as-a-mean"])
+def test_a_value_that_failed_before_the_stop_asks_every_question(defined: None,
+                                                                 failed: dict[str, Any]) -> None:
+    """The adversary: the metric fails on the third question asked; the rest, all right,
+    would stop the goldset early and pass. The floor's test cannot count it: no stop, every
+    question asked, and the floor not decided."""
+    from pytest_ragate.wording.sequential import stuck
+    from tests.test_sequential_adversary import decided
+
+    members, rows = sequential_rows(200, {2: failed})
+    stopping = stopping_over(rows, members)
+    assert not stopping.stopped
+    track = stopping.tracks[SEQUENTIAL_FLOOR.name]
+    assert track.stuck is not None and track.stuck.metric == "mentions_product"
+    assert stuck(track.stuck).endswith(": no value of mentions_product: every floor decided "
+                                       "over every question")
+    assert decided(members, rows, [SEQUENTIAL_FLOOR], sequential=True) == {
+        "floor[mentions_product]": "failed"}
+
+
+def test_a_value_that_failed_when_asked_again_refuses_the_stop(defined: None) -> None:
+    """The adversary: every question is right when first asked, and the metric raises on
+    them when asked again (what a stop's re-check compares): the stop is refused."""
+    members, rows = sequential_rows(200)
+    again = {n: r.model_copy(update={"custom": {}, "custom_errors": {
+        "mentions_product": "raised RuntimeError: quota"}}) for n, r in rows.items()}
+    stopping = stopping_over(rows, members, again)
+    assert not stopping.stopped and stopping.halted is not None
+    assert (stopping.halted.kind, stopping.halted.metric) == ("reask uncounted",
+                                                              "mentions_product")
+
+
+def test_power_gives_no_figure_for_a_floor_its_metric_failed_on(defined: None) -> None:
+    """The adversary: 39 questions mention the product and the metric raised on one; over
+    the others `ragate power` would say how many questions pass the floor. No n decides it:
+    its row says so, and below the table the gate's own sentence names the question."""
+    from pytest_ragate.commands.power import floor_power
+
+    floor = Floor("mentions_product", 0.5)
+    clean = rows_over(dict.fromkeys([f"q{i}" for i in range(1, 41)], 1.0))
+    cells, said = floor_power(floor, clean, 40, strict=False, target=0.8, min_n=0)
+    assert said is None and cells[4] != "—" and cells[5] != "—"
+    failed = rows_over(dict.fromkeys([f"q{i}" for i in range(1, 41)], 1.0),
+                       {"q7": "raised KeyError: 'name'"})
+    cells, said = floor_power(floor, failed, 40, strict=False, target=0.8, min_n=0)
+    assert cells[4:] == ["—", "—"]
+    assert said is not None and said.startswith(
+        "not decided: mentions_product 1.00 over the other 39, metric mentions_product failed "
+        "on 1 question: raised KeyError: 'name' (q7) · fix the metric function")
+
+
+def test_suggest_suggests_no_floor_on_a_metric_that_failed(defined: None) -> None:
+    """The adversary: the metric raised on two of 60 questions, all others right: over
+    them `ragate suggest` would paste a floor the gate could only fail as not decided (and
+    a slice floor by tag). It suggests none, saying why; clean rows get theirs, by tag too."""
+    from pytest_ragate.outputs.reports import floors_block
+    from pytest_ragate.scoring.suggest import figures, slice_suggestions
+
+    qids = [f"q{i}" for i in range(1, 61)]
+    tags = {q: {"lang": "de" if i % 2 else "en"} for i, q in enumerate(qids)}
+    clean = rows_over(dict.fromkeys(qids, 1.0), tags=tags)
+    found = {f.metric: f for f in figures(clean)}
+    assert found["mentions_product"].suggested == 0.90
+    assert "mentions_product = 0.90" in floors_block(list(found.values()),
+                                                     slice_suggestions(clean, list(found.values())))
+    failed = rows_over(dict.fromkeys(qids, 1.0), {"q3": "raised KeyError: 'x'",
+                                                  "q4": "returned int 1"}, tags=tags)
+    found = {f.metric: f for f in figures(failed)}
+    assert found["mentions_product"].suggested is None and found["mentions_product"].failed == 2
+    block = floors_block(list(found.values()), slice_suggestions(failed, list(found.values())))
+    assert not [line for line in block if line.startswith("mentions_product")]
+    assert ("# mentions_product not suggested: metric failed on 2 questions, so a floor on it "
+            "would not be decided: fix the metric function and run again") in block

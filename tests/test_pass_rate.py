@@ -150,3 +150,26 @@ def test_promoting_the_pass_rate_writes_its_own_table(tmp_path: Path) -> None:
     done = promote_floors(config, [Floor(PASS_RATE, 0.8, xfail="flaky")])
     assert len(done) == 1 and config.read_text() == "[floors.question]\npass_rate = 0.8\n"
     assert parse_floors({"question": {"pass_rate": 0.8}}, config) == [Floor(PASS_RATE, 0.8)]
+
+
+def test_power_states_the_repeats_a_pass_rate_needs_as_validate_does() -> None:
+    """`ragate power GOLDSET --results R` on the pass rate: the repeats it needs over the
+    goldset's questions (validate's figure and, when the run's are too few, its sentence),
+    never a power figure or a number of questions (a mean's normal approximation before)."""
+    from pytest_ragate.commands.power import floor_power
+    from pytest_ragate.wording.pass_rate import too_few_repeats
+
+    cells, said = floor_power(FLOOR, rows({"a": 5, "b": 5, "c": 4, "d": 5}, 5), 4,
+                              strict=False, target=0.8, min_n=0)
+    assert cells[4:] == ["—", "repeat ≥ 20"]
+    assert said == too_few_repeats(0.8, 5, 4, 20)
+    cells, said = floor_power(FLOOR, rows({"a": 20, "b": 20, "c": 19, "d": 20}, 20), 4,
+                              strict=True, target=0.8, min_n=0)
+    assert cells[4:] == ["—", "repeat ≥ 20"]
+    assert said == ("floors.question.pass_rate: a pass rate of 0.8 over 4 questions needs "
+                    "repeat ≥ 20 (a question right in all of them is then shown at or above "
+                    "0.8, Holm across the questions, alpha 0.05), and this run asks each "
+                    "question 20 times: enough to decide it")
+    _, said = floor_power(Floor(PASS_RATE, 0.999), rows({"a": 5}, 5), 1, strict=False,
+                          target=0.8, min_n=0)
+    assert said is not None and "needs more than 100 repeats to be shown" in said

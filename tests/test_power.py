@@ -234,3 +234,43 @@ def test_ragate_min_n_is_read_from_the_ini_file(tmp_path: Path,
     line = next(x for x in got.output.splitlines() if x.startswith("abstention_accuracy"))
     # 40 questions, under 50: it passes at no rate, and needs 50
     assert line.split() == ["abstention_accuracy", "0.50", "0.85", "40", "—", "50"]
+
+
+def test_the_command_says_what_no_n_decides_below_its_table(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pass rate (the repeats it needs, validate's words) and a floor over a metric the
+    project defines that failed on a row (the gate's words) in one call of the command; and
+    the goldset alone: the pass rate at the repeats a run asks, exit 1 when too few."""
+    from pytest_ragate.scoring.custom import define
+    from pytest_ragate.wording.pass_rate import too_few_repeats
+    from tests.conftest import BASE_TOML, saved_results, write_goldset
+    from tests.test_repeats import record
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "conftest.py").write_text(
+        'import pytest_ragate as ragate\n\n@ragate.metric("polite")\n'
+        "def polite(question, answer, expected):\n    return True\n")
+    write_goldset(tmp_path / "gs", toml=BASE_TOML.replace('"7"\n', '"7"\nrepeat = 5\n', 1),
+                  floors="[floors]\npolite = 0.5\n\n[floors.question]\npass_rate = 0.8\n")
+    rows = [record(q, k, True, i).model_copy(update={
+        "goldset": "mini", "eval_version": "7", "custom": {"polite": 1.0}})
+        for i, q in enumerate(["q1", "q2", "q3", "q4"]) for k in range(1, 6)]
+    rows[3] = rows[3].model_copy(update={"custom": {}, "custom_errors": {"polite": "raised X"}})
+    (tmp_path / "r.jsonl").write_text(saved_results(rows))
+    try:
+        got = CliRunner().invoke(main, ["power", "gs", "--results", "r.jsonl"])
+    finally:
+        define([])
+    assert got.exit_code == 0, got.output
+    lines = got.output.splitlines()
+    assert next(x for x in lines if x.startswith("question_pass_rate")).split()[-4:] == [
+        "—", "repeat", "≥", "20"]
+    assert "question_pass_rate: floors.question.pass_rate: a pass rate of 0.8 over 4 questions " \
+           "needs repeat ≥ 20" in got.output and "asks each question 5 times" in got.output
+    assert ("polite: not decided: polite 1.00 over the other 19, metric polite failed on 1 "
+            "question: raised X (q1[r4])") in got.output
+    alone = CliRunner().invoke(main, ["power", "gs"])  # the goldset's own repeat = 5
+    assert alone.exit_code == 1, alone.output
+    assert alone.output.splitlines() == [
+        "mini: " + too_few_repeats(0.8, 5, 4, 20),
+        "its other floors: with --results R (a --ragate-results file of it)"]

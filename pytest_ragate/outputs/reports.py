@@ -38,7 +38,7 @@ from pytest_ragate.scoring.suggest import (
 )
 from pytest_ragate.scoring.tag_figures import tag_figures
 from pytest_ragate.wording.conversations import wrong_conversations
-from pytest_ragate.wording.floors import OUTCOME_WORDS
+from pytest_ragate.wording.floors import OUTCOME_WORDS, unsuggested
 from pytest_ragate.wording.numbers import (
     floor_figure,
     fmt_counts,
@@ -157,6 +157,8 @@ def floors_block(found: Sequence[Figure], slices: Sequence[SliceSuggestion] = ()
     its slice floors (`slice_block`)."""
     lines = ["[floors]", f"# {RULE}"]
     for f in found:
+        if f.failed:
+            lines.append(f"# {f.metric} not suggested: {unsuggested(f.failed)}")
         if f.suggested is None:
             continue
         key = f.metric if _BARE_KEY.fullmatch(f.metric) else f'"{f.metric}"'

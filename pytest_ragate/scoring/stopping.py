@@ -14,8 +14,8 @@ a finite population's mean at f, whatever the metric (a question with no unit of
 brings y = f and moves nothing). The test's guarantee carries over unchanged: the chance that
 it ever proves the wrong side is at most its alpha (Waudby-Smith & Ramdas; see
 `confidence_sequence.py`). A question that cannot be counted (a judge failure of the floor's
-metric, more units than M) stops the floor's test: it is then decided over every question,
-as without `--ragate-sequential`.
+metric, a metric of the project's that failed on it, more units than M) stops the floor's
+test: it is then decided over every question, as without `--ragate-sequential`.
 
 With conversations (issue 37) the unit of sampling is the conversation: they are asked in a
 seeded random order, whole, and each is one observation (c, n summed over its turns, M the
@@ -77,8 +77,10 @@ def share(metric: str, record: QuestionRecord) -> tuple[float, int] | None:
 
 def sequential_metric(metric: str) -> bool:
     """A floor over questions whose figure is a ratio of per-question shares: every metric
-    but those over anchors, repeats or human labels."""
-    return METRICS[metric].source in ("mechanical", "verdict", "judge")
+    but those over anchors, repeats or human labels; a metric the project defines too (a
+    share's 0 or 1, or a mean's value, per question: a question where it failed, or a saved
+    value its kind cannot have, is one `share` cannot count, which stops the floor's test)."""
+    return METRICS[metric].source in ("mechanical", "verdict", "judge", "custom")
 
 
 @dataclass(kw_only=True)

@@ -34,11 +34,13 @@ class Figure:
     tally: Tally
     interval: tuple[float, float] | None
     by_kind: list[tuple[str, Tally]]
+    failed: int = 0  # rows a metric the project defines failed on: a floor on it is not decided
 
     @property
     def suggested(self) -> float | None:
-        """The interval's lower bound rounded down to STEP; None with nothing scored."""
-        if self.interval is None:
+        """The interval's lower bound rounded down to STEP; None with nothing scored, or
+        when the project's metric failed on some rows (its floor would not be decided)."""
+        if self.interval is None or self.failed:
             return None
         return suggested_floor(self.interval[0])
 
@@ -51,8 +53,9 @@ def suggested_floor(lower: float) -> float:
 
 def figures(records: Sequence[QuestionRecord]) -> list[Figure]:
     """Every metric `records` can score, in report order: the mechanical ones, those a
-    judge was asked for (judge_coverage with them), and those the project defines. Skipped
-    rows count nowhere; errored ones count as wrong, as a floor counts them."""
+    judge was asked for (judge_coverage with them), and those the project defines (with the
+    rows one failed on). Skipped rows count nowhere; errored ones count as wrong, as a floor
+    counts them."""
     asked = {m for r in records for m in r.scored_on}
     found = []
     for metric in run_metrics(asked):
@@ -60,7 +63,8 @@ def figures(records: Sequence[QuestionRecord]) -> list[Figure]:
             continue
         t = tally(metric, records)
         found.append(Figure(metric=metric, tally=t, interval=interval_of(t),
-                            by_kind=kind_counts(metric, records)))
+                            by_kind=kind_counts(metric, records),
+                            failed=t.failures if METRICS[metric].source == "custom" else 0))
     return found
 
 

@@ -225,6 +225,12 @@ def metric_failed(floor: Floor, causes: Sequence[tuple[str, Sequence[str]]], t: 
             f"{bound(floor)} · computed by {counted.computed_by}{aside(floor, counted)}")
 
 
+def unsuggested(failed: int) -> str:
+    """Why `ragate suggest` suggests no floor on a metric the project defines."""
+    return (f"metric failed on {plural(failed, 'question')}, so a floor on it would not be "
+            "decided: fix the metric function and run again")
+
+
 def too_few_for_bound(floor: Floor, t: Tally, needs: int, counted: Counted) -> str:
     """A quantile floor over too few answers for a 95% upper bound of it."""
     point = "—" if t.value is None else fmt_figure(floor.metric, t.value)

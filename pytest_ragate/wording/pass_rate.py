@@ -20,10 +20,26 @@ def too_few_repeats(rate: float, repeats: int, questions: int, need: int | None)
     if need is None:
         return (f"{FIELD}: a pass rate of {rate:g} over {plural(questions, 'question')} needs "
                 f"more than {MAX_REPEATS} repeats to be shown, and {asked}; lower it")
+    return (f"{needs(rate, questions, need)}, and {asked} (set `repeat` in ragate.toml, or "
+            "ragate_repeat)")
+
+
+def needs(rate: float, questions: int, need: int) -> str:
+    """The repeats a pass rate needs over the goldset's questions, and why."""
     return (f"{FIELD}: a pass rate of {rate:g} over {plural(questions, 'question')} needs "
             f"repeat ≥ {need} (a question right in all of them is then shown at or above "
-            f"{rate:g}, Holm across the questions, alpha {ALPHA:g}), and {asked} (set `repeat` "
-            "in ragate.toml, or ragate_repeat)")
+            f"{rate:g}, Holm across the questions, alpha {ALPHA:g})")
+
+
+def repeats_decide(rate: float, repeats: int, questions: int, need: int | None, *,
+                   short: bool) -> str:
+    """What `ragate power` says of a pass rate over a saved run's repeats: what `ragate
+    validate` refuses it by when they are too few, else the repeats it needs and that the
+    run's are enough."""
+    if short or need is None:
+        return too_few_repeats(rate, repeats, questions, need)
+    return (f"{needs(rate, questions, need)}, and this run asks each question "
+            f"{plural(repeats, 'time')}: enough to decide it")
 
 
 def verdict(rate: float, rates: Sequence[QuestionRate], missed: Sequence[QuestionRate],

@@ -207,8 +207,9 @@ def answers_changed(asked: int, changed: Sequence[FloorDrift]) -> str:
 
 def stuck(why: Stuck) -> str:
     """A floor's test that could not be fed (`scoring/stopping.Stuck`)."""
+    given = "value" if METRICS[why.metric].source == "custom" else "verdict"
     what = ("answer unsure, not labelled" if why.unsure
-            else f"no verdict of {why.metric}" if why.units is None
+            else f"no {given} of {why.metric}" if why.units is None
             else f"{why.units} units of {why.metric}, more than {why.bound}")
     return f"{why.question_id}: {what}: every floor decided over every question"
 
