@@ -51,7 +51,12 @@ from pytest_ragate.outputs.results import (
     SavedItem,
     results_paths,
 )
-from pytest_ragate.outputs.saved_runs import extent_of, first_of, read_saved_files
+from pytest_ragate.outputs.saved_runs import (
+    extent_of,
+    first_of,
+    read_saved_files,
+    shard_problems,
+)
 from pytest_ragate.problems import GoldsetError
 from pytest_ragate.redaction import Redactor, known_credentials
 from pytest_ragate.scoring.agreement import AGREEMENT
@@ -234,37 +239,19 @@ def _rows_by_route(files: Sequence[ResultsFile]) -> list[SavedRoute]:
 
 def hold_to_one_run(saved: SavedRoute, files: Sequence[ResultsFile]) -> None:
     """Refused unless the files that hold this route are one run's: its one results file,
-    or each of its shard files once, under one judge. Rows of two runs (a copy of the
-    file, another run's) would be paired as if they were more answers, and one shard's
-    would decide a floor over part of the run."""
+    or each of its shard files once (`saved_runs.shard_problems`), under one judge. Rows of
+    two runs (a copy of the file, another run's) would be paired as if they were more
+    answers, and one shard's would decide a floor over part of the run."""
     mine = [f for f in files if any(f is g for g in saved.files) or any(
         s.route == saved.route and s.goldset == saved.goldset
         for s in (f.header.goldsets if f.header else []))]
     label = f"{saved.goldset} ({saved.route})"
-    shards = [f.header.shard for f in mine if f.header and f.header.shard]
-    if len(shards) < len(mine) and len(mine) > 1:
-        raise Refused(not_one_run(label, mine))
-    if shards:
-        _hold_shards(label, mine, [(s.index, s.count) for s in shards])
+    problems = shard_problems(mine)
+    if problems:
+        raise Refused(f"goldset {label}: {problems[0]}")
     judges = sorted({row.judge for row in saved.rows if row.judge})
     if len(judges) > 1:
         raise Refused(judges_differ(label, judges))
-
-
-def _hold_shards(label: str, files: Sequence[ResultsFile],
-                 shards: Sequence[tuple[int, int]]) -> None:
-    counts = sorted({count for _, count in shards})
-    if len(counts) > 1:
-        raise Refused(shards_differ(label, files))
-    indexes = [index for index, _ in shards]
-    doubled = sorted({i for i in indexes if indexes.count(i) > 1})
-    missing = [i for i in range(1, counts[0] + 1) if i not in indexes]
-    if doubled:
-        raise Refused(shard_twice(label, doubled[0], counts[0], [
-            f for f in files if f.header and f.header.shard
-            and f.header.shard.index == doubled[0]]))
-    if missing:
-        raise Refused(shards_missing(label, missing, counts[0], files))
 
 
 def open_goldsets(files: Sequence[ResultsFile], configs: Sequence[Path] | None,
@@ -535,32 +522,6 @@ def render_json(comparisons: Sequence[Comparison],
             shown["not_judged"] = not_judged[c.goldset]  # type: ignore[index]
             shown["changes"] = [*changes(c), shown["not_judged"]]
     return json.dumps(said, indent=2, ensure_ascii=False)
-
-
-def _where(found: ResultsFile) -> str:
-    return f"{found.path} ({found.header.where})" if found.header else str(found.path)
-
-
-def not_one_run(label: str, files: Sequence[ResultsFile]) -> str:
-    return (f"goldset {label}: its rows come from more than one run: "
-            f"{', '.join(map(_where, files))}; rejudge one run's results: its results file, "
-            "or each of its --ragate-shard files")
-
-
-def shards_differ(label: str, files: Sequence[ResultsFile]) -> str:
-    return f"goldset {label}: shards of different splits: {', '.join(map(_where, files))}"
-
-
-def shard_twice(label: str, index: int, count: int, files: Sequence[ResultsFile]) -> str:
-    return (f"goldset {label}: shard {index}/{count} given twice: "
-            f"{', '.join(map(_where, files))}")
-
-
-def shards_missing(label: str, missing: Sequence[int], count: int,
-                   files: Sequence[ResultsFile]) -> str:
-    named = ", ".join(f"{i}/{count}" for i in missing)
-    return (f"goldset {label}: shard{'s' * (len(missing) > 1)} {named} missing: given "
-            f"{', '.join(map(_where, files))}")
 
 
 def judges_differ(label: str, judges: Sequence[str]) -> str:
