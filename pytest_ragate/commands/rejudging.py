@@ -60,7 +60,7 @@ from pytest_ragate.outputs.saved_runs import (
 from pytest_ragate.problems import GoldsetError
 from pytest_ragate.redaction import Redactor, known_credentials
 from pytest_ragate.scoring.agreement import AGREEMENT
-from pytest_ragate.scoring.records import QuestionRecord
+from pytest_ragate.scoring.records import QuestionRecord, fmt_some
 from pytest_ragate.scoring.rejudge import (
     Regraded,
     RowKey,
@@ -498,11 +498,9 @@ def _flipped(c: Comparison) -> list[str]:
     out = []
     for s in c.shifts:
         if s.flips and s.kind is None:
-            named = ", ".join(f"{f.name} {f.current:.2f}→{f.candidate:.2f}"
-                              for f in s.flips[:NAMED])
-            more = len(s.flips) - NAMED
-            out.append(f"flipped {s.metric}: {named}" + (f" and {more} more" if more > 0
-                                                         else ""))
+            named = fmt_some([f"{f.name} {f.current:.2f}→{f.candidate:.2f}"
+                              for f in s.flips], NAMED)
+            out.append(f"flipped {s.metric}: {named}")
     return out
 
 
@@ -531,13 +529,10 @@ def judges_differ(label: str, judges: Sequence[str]) -> str:
 
 def not_judged(saved: SavedRoute) -> str:
     """Why a route's comparison cannot vouch for the candidate on every question."""
-    named = ", ".join(saved.unasked[:NAMED])
-    more = len(saved.unasked) - NAMED
     return (f"not judged: {len(saved.unasked)} question{'s' * (len(saved.unasked) != 1)} "
-            f"the run never asked ({saved.partial}: {named}"
-            + (f" and {more} more" if more > 0 else "") + "); neither judge graded them, so "
-            "every floor counting them is not decided here: rejudge a run that asked every "
-            "question")
+            f"the run never asked ({saved.partial}: {fmt_some(saved.unasked, NAMED)}); "
+            "neither judge graded them, so every floor counting them is not decided here: "
+            "rejudge a run that asked every question")
 
 
 def nothing_judged() -> str:
