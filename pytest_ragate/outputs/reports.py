@@ -159,7 +159,7 @@ def floors_block(found: Sequence[Figure], slices: Sequence[SliceSuggestion] = ()
     for f in found:
         if f.suggested is None:
             continue
-        key = f.metric if _BARE_KEY.fullmatch(f.metric) else f'"{f.metric}"'
+        key = _toml_key(f.metric)
         if f.suggested > 0:
             lines.append(f"{key} = {f.suggested:.2f}")
         else:
