@@ -1,7 +1,6 @@
 """`ragate pin GOLDSET` and `ragate reanchor GOLDSET [--write]`: fingerprints added to the
-expected evidence spans that lack one (and pins that predate neighbouring text brought up to
-date where their units still hold their text), and the unit ranges of pinned spans whose text
-moved rewritten where it is now (goldsets/pins.py, goldsets/pinned.py).
+expected evidence spans that lack one, and the unit ranges of pinned spans whose text moved
+rewritten where it is now (goldsets/pins.py, goldsets/pinned.py).
 
 Both read a `.jsonl` file of answers as the loader does (files.read_lines): lines end at
 '\n' only, so a JSON string holding U+2028, U+0085 or a form feed is one line's text, never
