@@ -1,7 +1,6 @@
 """`ragate pin GOLDSET` and `ragate reanchor GOLDSET [--write]`: fingerprints added to the
-expected evidence spans that lack one (and pins that predate neighbouring text brought up to
-date where their units still hold their text), and the unit ranges of pinned spans whose text
-moved rewritten where it is now (goldsets/pins.py, goldsets/pinned.py).
+expected evidence spans that lack one, and the unit ranges of pinned spans whose text moved
+rewritten where it is now (goldsets/pins.py, goldsets/pinned.py).
 
 Both read a `.jsonl` file of answers as the loader does (files.read_lines): lines end at
 '\n' only, so a JSON string holding U+2028, U+0085 or a form feed is one line's text, never
@@ -143,16 +142,11 @@ def pin_goldset(config: Path) -> Pinning:
     text = CorpusText(goldset.corpus)
     done = Pinning()
 
-    updated = 0
-
     def change(answer: dict[str, Any]) -> bool:
-        nonlocal updated
         changed = False
         for i, raw in enumerate(answer.get("evidence") or []):
             entry = EvidenceEntry.model_validate(raw)
-            if entry.last_unit is None or not _to_pin(entry, text, goldset.sealed, done,
-                                                      f"{answer.get('question_id')}: "
-                                                      f"evidence[{i}]"):
+            if entry.last_unit is None or entry.pin is not None:
                 continue
             try:
                 raw["pin"] = pinned_entry(entry, text).pin.model_dump()  # type: ignore[union-attr]
@@ -160,35 +154,12 @@ def pin_goldset(config: Path) -> Pinning:
                 reason = "cannot be pinned (why not shown: sealed)" if goldset.sealed else why
                 done.problems.append(f"{answer.get('question_id')}: evidence[{i}]: {reason}")
                 continue
-            updated += entry.pin is not None
             done.changes += 1
             changed = True
         return changed
 
     _edit(goldset, change, write=True, done=done)
-    if updated:
-        done.lines.append(f"{updated} of them had pins that predate neighbouring text: now "
-                          "bound to the text around them too")
     return done
-
-
-def _to_pin(entry: EvidenceEntry, text: CorpusText, sealed: bool, done: Pinning,
-            where: str) -> bool:
-    """Whether `ragate pin` pins this span: one without a pin, or one whose pin predates
-    neighbouring text and whose units still hold its text (one that does not is a problem:
-    re-anchor it or fix it first)."""
-    if entry.pin is None:
-        return True
-    if not entry.pin.dated:
-        return False
-    assert entry.doc_id is not None and entry.first_unit is not None
-    assert entry.last_unit is not None
-    if text.holds(entry.doc_id, entry.first_unit, entry.last_unit, entry.pin):
-        return True
-    done.problems.append(f"{where}: its pin predates neighbouring text and its units no longer "
-                         "hold its text: `ragate reanchor --write` or fix it, then `ragate pin`"
-                         + (" (sealed)" if sealed else ""))
-    return False
 
 
 def reanchor_goldset(config: Path, *, write: bool) -> Pinning:

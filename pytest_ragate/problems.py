@@ -48,10 +48,11 @@ class GoldsetError(Exception):
 
 
 def renamed_once(problems: list[Problem]) -> list[Problem]:
-    """A name renamed before 0.1 (`first_turn was renamed first_unit`) is one problem per file
-    and message, at its first place, counting the others: a file written with the old names
-    says so once, not once per line."""
-    counts = Counter((p.path, p.message) for p in problems if " was renamed " in p.message)
+    """A name renamed before 0.1 (`first_turn was renamed first_unit`), or a form written
+    before 0.1, is one problem per file and message, at its first place, counting the others:
+    a file written with the old names says so once, not once per line."""
+    counts = Counter((p.path, p.message) for p in problems
+                     if " was renamed " in p.message or " before 0.1 " in p.message)
     kept: list[Problem] = []
     for problem in problems:
         key = (problem.path, problem.message)

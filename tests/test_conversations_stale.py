@@ -11,7 +11,8 @@ from tests.conftest import run_pytester, write_goldset
 from tests.test_conversations_runs import SYSTEM
 
 # a pin no text of the corpus has: the span it pins is stale
-STALE_PIN = {"digest": "sha256:" + "0" * 64, "chars": 12, "quote": "edited since"}
+STALE_PIN = {"digest": "sha256:" + "0" * 64, "chars": 12, "quote": "edited since",
+             "before": "sha256:" + "1" * 64, "after": "sha256:" + "2" * 64}
 
 
 def test_the_turn_after_a_stale_one_names_the_stale_evidence(

@@ -18,9 +18,9 @@ from pytest_ragate.scoring.noninferiority import (
     binary_bounds,
     more_needed,
     score_bounds,
-    t_upper,
 )
 from pytest_ragate.scoring.records import QuestionScores
+from pytest_ragate.scoring.stats import t_quantile
 from tests.conftest import write_goldset
 
 
@@ -55,7 +55,7 @@ def test_tango_bound_by_hand_and_the_design_effect_of_clusters() -> None:
     found = binary_bounds(clusters, 0.05, 0.05)
     assert found is not None and found.change == pytest.approx(4 / 400)
     assert found.se == pytest.approx(se * (400 / 399) ** 0.5)  # deff of 1-unit clusters
-    assert found.lower == pytest.approx(found.change - t_upper(399, 0.95) * found.se)
+    assert found.lower == pytest.approx(found.change - t_quantile(399, 0.95) * found.se)
     # the same 24 discordant units in 4 questions of 100 spans each: far fewer clusters,
     # a wider bound
     lumped = [Discordant(worse=10, better=0, units=100), Discordant(worse=0, better=14,

@@ -132,16 +132,20 @@ def test_spans_that_cannot_be_pinned_say_why(doc_id: str, first: int, last: int,
         text.pin(doc_id, first, last)
 
 
-@pytest.mark.parametrize("broken", [
-    {"digest": "md5:abc", "chars": 3, "quote": "abc"},
-    {"digest": "sha256:" + "0" * 64, "chars": "3", "quote": "abc"},
-    {"digest": "sha256:" + "0" * 64, "chars": 0, "quote": "abc"},
-    {"digest": "sha256:" + "0" * 64, "chars": 3, "quote": "x" * (QUOTE_CHARS + 1)},
-    {"digest": "sha256:" + "0" * 64, "chars": 3, "quote": "abc", "extra": 1},
+NEIGHBOURS = {"before": "sha256:" + "1" * 64, "after": "sha256:" + "2" * 64}
+
+
+@pytest.mark.parametrize(("broken", "field"), [
+    ({"digest": "md5:abc", "chars": 3, "quote": "abc"}, "digest"),
+    ({"digest": "sha256:" + "0" * 64, "chars": "3", "quote": "abc"}, "chars"),
+    ({"digest": "sha256:" + "0" * 64, "chars": 0, "quote": "abc"}, "chars"),
+    ({"digest": "sha256:" + "0" * 64, "chars": 3, "quote": "x" * (QUOTE_CHARS + 1)}, "quote"),
+    ({"digest": "sha256:" + "0" * 64, "chars": 3, "quote": "abc", "extra": 1}, "extra"),
 ])
-def test_a_corrupted_pin_is_a_validation_error(broken: dict[str, object]) -> None:
-    with pytest.raises(ValidationError):
-        Pin.model_validate(broken)
+def test_a_corrupted_pin_is_a_validation_error(broken: dict[str, object], field: str) -> None:
+    with pytest.raises(ValidationError) as caught:
+        Pin.model_validate({**broken, **NEIGHBOURS})
+    assert [e["loc"] for e in caught.value.errors()] == [(field,)]
 
 
 def test_pins_of_a_real_transcript_corpus_survive_an_inserted_turn(tmp_path: Path) -> None:

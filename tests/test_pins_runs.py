@@ -166,9 +166,12 @@ def test_a_file_edited_while_pinning_is_not_overwritten(tmp_path: Path,
     assert (root / "expected.jsonl").read_text() == theirs
 
 
+NEIGHBOURS = {"before": "sha256:" + "1" * 64, "after": "sha256:" + "2" * 64}
+
+
 @pytest.mark.parametrize(("pin", "field"), [
-    ({"digest": "sha256:zz", "chars": 3, "quote": "abc"}, "evidence[0].pin.digest"),
-    ({"digest": "sha256:" + "0" * 64, "quote": "abc"}, "evidence[0].pin.chars"),
+    ({"digest": "sha256:zz", "chars": 3, "quote": "abc", **NEIGHBOURS}, "evidence[0].pin.digest"),
+    ({"digest": "sha256:" + "0" * 64, "quote": "abc", **NEIGHBOURS}, "evidence[0].pin.chars"),
     ("abc", "evidence[0].pin"),
 ])
 def test_a_corrupted_pin_is_named_by_line_and_field(tmp_path: Path, pin: object,
@@ -185,7 +188,7 @@ def test_a_corrupted_pin_is_named_by_line_and_field(tmp_path: Path, pin: object,
 
 def test_a_pin_on_a_whole_document_is_refused(tmp_path: Path) -> None:
     root = goldset(tmp_path / "gs")
-    pin = {"digest": "sha256:" + "0" * 64, "chars": 3, "quote": "abc"}
+    pin = {"digest": "sha256:" + "0" * 64, "chars": 3, "quote": "abc", **NEIGHBOURS}
     (root / "expected.jsonl").write_text(jsonl(
         [{**EXPECTED[0], "evidence": [{"doc_id": "returns", "pin": pin}]}, *EXPECTED[1:]]))
     with pytest.raises(GoldsetError, match="a pin fingerprints a span's text"):

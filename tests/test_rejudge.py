@@ -358,9 +358,9 @@ def test_the_rows_of_a_goldset_come_from_one_run(gated: pytest.Pytester, workers
     twice = rejudge(pytester, "copy.jsonl", "--judge", "fixture:same.json")
     assert twice.exit_code == 2, twice.output
     assert twice.output.strip() == (
-        "Error: goldset mini (gs/ragate.toml): its rows come from more than one run: "
-        "res.jsonl (the run), copy.jsonl (the run); rejudge one run's results: its results "
-        "file, or each of its --ragate-shard files")
+        "Error: goldset mini (gs/ragate.toml): these are not the shards of one run: "
+        "res.jsonl (the run), copy.jsonl (the run) (give one run's files at a time: either "
+        "its one results file, or each of its --ragate-shard files)")
     for i in (1, 2):
         ran = run_pytester(pytester, workers, "gs", "--ragate-judge=fixture:current.json",
                            f"--ragate-shard={i}/2", f"--ragate-results=s{i}.jsonl")
@@ -372,7 +372,7 @@ def test_the_rows_of_a_goldset_come_from_one_run(gated: pytest.Pytester, workers
     doubled = ragate(pytester.path, "rejudge", "s1.jsonl", "s1.jsonl", "s2.jsonl",
                      "res.jsonl", "--judge", "fixture:harsh.json")
     assert doubled.exit_code == 2, doubled.output
-    assert "its rows come from more than one run" in doubled.output
+    assert "these are not the shards of one run" in doubled.output
     both = ragate(pytester.path, "rejudge", "s1.jsonl", "s2.jsonl", "--json",
                   "--judge", "fixture:harsh.json")
     assert both.exit_code == 1, both.output
@@ -469,8 +469,8 @@ def test_shards_given_twice_or_graded_by_two_judges_are_refused(
                    "--judge", "fixture:harsh.json")
     assert twice.exit_code == 2, twice.output
     assert twice.output.strip() == (
-        "Error: goldset mini (gs/ragate.toml): shard 1/2 given twice: s1.jsonl (shard 1/2), "
-        "copy.jsonl (shard 1/2)")
+        "Error: goldset mini (gs/ragate.toml): shard 1/2 given twice: s1.jsonl and "
+        "copy.jsonl")
     mixed = ragate(pytester.path, "rejudge", "s1.jsonl", "s2.jsonl", "--judge",
                    "fixture:harsh.json")
     assert mixed.exit_code == 2, mixed.output

@@ -21,7 +21,7 @@ from pytest_ragate.goldsets.sealed import (
     answer_digest,
     key_from_env,
     manifest_digest,
-    open_sealed,
+    open_sealed_keyed,
     read_sealed,
     sealed_index,
     sealed_path,
@@ -162,7 +162,7 @@ def test_sealed_index_needs_no_key(goldset: Path) -> None:
 def test_open_sealed_gives_the_plaintext_answers(goldset: Path) -> None:
     plain = plaintext_answers(goldset)
     seal(goldset)
-    rows, problems = open_sealed(goldset, KEY)
+    rows, problems, _ = open_sealed_keyed(goldset, KEY)
     assert problems == []
     assert [exp for _path, _line, exp in rows] == plain
     assert {(path, line) for path, line, _exp in rows} == {(goldset / SEALED_NAME, None)}
@@ -238,7 +238,7 @@ def test_forged_digests_pass_verify_but_not_the_key(goldset: Path) -> None:
     assert problem.field == "manifest_digest"
     before = files_of(goldset)
     with pytest.raises(SealError, match=r"failed authentication.*q1") as info:
-        open_sealed(goldset, KEY)
+        open_sealed_keyed(goldset, KEY)
     assert info.value.question_ids == ("q1",)
     with pytest.raises(SealError, match="q1"):
         unseal_goldset(goldset, KEY)
@@ -269,7 +269,7 @@ def test_wrong_key_changes_nothing(goldset: Path) -> None:
     assert info.value.path == goldset / SEALED_NAME
     assert str(info.value) == f"{info.value.path}: {info.value.message}"
     with pytest.raises(SealError, match="wrong key"):
-        open_sealed(goldset, "not the passphrase")
+        open_sealed_keyed(goldset, "not the passphrase")
     assert files_of(goldset) == before
     assert not any(p.name.startswith(".") for p in goldset.iterdir())  # no temp left behind
 
@@ -286,7 +286,7 @@ def test_a_missing_key_is_refused(goldset: Path) -> None:
         seal_goldset(goldset, "", kdf=FAST)
     seal(goldset)
     with pytest.raises(SealError, match="RAGATE_SEAL_KEY is not set"):
-        open_sealed(goldset, "")
+        open_sealed_keyed(goldset, "")
 
 
 def test_production_cost_is_strong() -> None:

@@ -14,7 +14,7 @@ from pytest_ragate.commands.options import UNIT
 from pytest_ragate.commands.saved import scored_rows
 
 if TYPE_CHECKING:
-    from pytest_ragate.scoring.calibrate import Cut
+    from pytest_ragate.scoring.calibrate import Cited, Cut
     from pytest_ragate.scoring.records import QuestionRecord
 
 
@@ -69,9 +69,7 @@ def command(results: Path, step: float, on: str, floors: dict[str, float]) -> No
     if on == "confidence" and not floors:
         raise click.UsageError("--on confidence needs --floor METRIC=MIN (abstention_accuracy "
                                "or citation_accuracy): the cut is chosen for a floor")
-    if on == "max_distance" and floors:
-        raise click.UsageError("--floor goes with --on confidence")
-    if on == "answer_similarity" and floors:
+    if on != "confidence" and floors:
         raise click.UsageError("--floor goes with --on confidence")
     by_goldset = scored_rows(results)
     if on == "confidence":
@@ -99,10 +97,7 @@ def _calibrate_distance(by_goldset: dict[str, list[QuestionRecord]], step: float
         for s in (replay(group, t) for t in grid):
             table.append([f"{s.max_distance:.3f}" + (" ← best" if s == chosen else ""),
                           f"{s.abstention_accuracy:.2f} ({s.abstention_correct}/{s.n})",
-                          "—" if s.citation_accuracy is None else
-                          f"{s.citation_accuracy:.2f} (over {s.cited_answers} answers; "
-                          f"{s.citations_correct}/{s.citations} citations right)",
-                          s.answered, s.unknown])
+                          _cited(s), s.answered, s.unknown])
         recorded = sorted({str(r.knobs.get("max_distance")) for r in group})
         click.echo(f"\n{name}: {len(group)} scored rows, recorded max_distance "
                    f"{', '.join(recorded)}")
@@ -220,7 +215,7 @@ def _share(value: float | None, k: int, n: int) -> str:
     return "—" if value is None else f"{value:.2f} ({k}/{n})"
 
 
-def _cited(cut: Cut) -> str:
+def _cited(cut: Cited) -> str:
     if cut.citation_accuracy is None:
         return "—"
     return (f"{cut.citation_accuracy:.2f} (over {cut.cited_answers} answers; "

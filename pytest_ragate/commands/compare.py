@@ -69,8 +69,8 @@ def command(baseline: str, results: Path, alpha: float | None, min_n: int | None
                       "min_n": gate["min_n"] if min_n is None else min_n,
                       "accept_judge": accept_judge}, baseline=base)
     saved = _current(results)
-    runs = _runs(saved, project, goldset_paths)
-    margins = _margins(project, goldset_paths, saved)
+    margins, evidence = _from_goldsets(saved, project, goldset_paths)
+    runs = _runs(saved, evidence)
     for run in runs:
         run.regressions = run_regressions(run, base, rules,
                                           judge_spec=project.settings.judge.judge,
@@ -89,13 +89,20 @@ def command(baseline: str, results: Path, alpha: float | None, min_n: int | None
 def _baseline(baseline: str, results: Path) -> list[BaselineRun]:
     """The baseline runs, read as `--ragate-baseline` reads them; refused when it is RESULTS
     itself (a run compared with itself shows no change)."""
-    from pytest_ragate.outputs.baseline import BaselineError, baseline_location, load_baseline
+    from pytest_ragate.outputs.baseline import baseline_location
 
     base_path, _ = baseline_location(baseline)
     if base_path.is_file() and base_path.samefile(results):
         raise click.ClickException(f"{baseline} and {results} are the same file: a run "
                                    "compared with itself can show no change; pass the "
                                    "results or history file of the earlier run")
+    return _loaded(baseline)
+
+
+def _loaded(baseline: str) -> list[BaselineRun]:
+    """Saved runs read as `--ragate-baseline` reads them, refused in this command's words."""
+    from pytest_ragate.outputs.baseline import BaselineError, load_baseline
+
     try:
         return load_baseline(baseline)
     except BaselineError as error:
@@ -106,21 +113,13 @@ def _baseline(baseline: str, results: Path) -> list[BaselineRun]:
 def _current(results: Path) -> SavedFile:
     """RESULTS through the one reader, refused as a baseline would be (a partial run: a
     check pairs every question) and when it is a history file."""
-    from pytest_ragate.outputs.baseline import BaselineError, load_baseline
-
-    try:
-        as_baseline = load_baseline(str(results))
-    except BaselineError as error:
-        raise click.ClickException(str(error).removeprefix("--ragate-baseline")
-                                   .lstrip(": ")) from None
-    if any(run.source.startswith("history") for run in as_baseline):
+    if any(run.source.startswith("history") for run in _loaded(str(results))):
         raise click.ClickException(f"{results} is a history file; RESULTS must be a "
                                    "--ragate-results file")
     return saved_file(results, whole=False)
 
 
-def _runs(saved: SavedFile, project: Project,
-          goldset_paths: tuple[Path, ...]) -> list[GoldsetRun]:
+def _runs(saved: SavedFile, evidence: dict[str, dict[str, list[str]]]) -> list[GoldsetRun]:
     """Each goldset route of a whole saved run as the gate holds it for the check: its
     rows, repeats, corpus digests and its questions' evidence documents."""
     from pytest_ragate.decision.goldset_run import GoldsetRun
@@ -135,54 +134,45 @@ def _runs(saved: SavedFile, project: Project,
         run.repeats = max(run.repeats, row.repeat)
     if not runs:
         raise click.ClickException(f"{saved.path}: its run asked no question (nothing ran)")
-    evidence = _evidence_docs(saved, project, goldset_paths)
     for run in runs.values():
         run.evidence_docs = evidence.get(run.name, {})
     return list(runs.values())
 
 
-def _margins(project: Project, goldset_paths: tuple[Path, ...], saved: SavedFile,
-             ) -> dict[str, Margins]:
-    """By goldset name: its `[regression]` margins, from each goldset found (as
-    `_evidence_docs` finds them); a goldset not found is checked without margins, one whose
-    ragate.toml is malformed stops the command (a mistyped margin is never dropped)."""
+def _from_goldsets(saved: SavedFile, project: Project, goldset_paths: tuple[Path, ...],
+                   ) -> tuple[dict[str, Margins], dict[str, dict[str, list[str]]]]:
+    """By goldset name, from each goldset found (`_goldset_configs`): its `[regression]`
+    margins, and, by question id, the documents its expected evidence is in, as the gate
+    collects them (`Member.asked`). A goldset not found is checked without margins and names
+    no question's changed evidence; one whose ragate.toml is malformed stops the command (a
+    mistyped margin is never dropped); one that does not load, or whose content is not the
+    one the run asked (or sealed without the key, as in the gate), gives no evidence."""
     from pytest_ragate.decision.margins import Margins
+    from pytest_ragate.decision.population import Member
     from pytest_ragate.goldsets.config import read_config
+    from pytest_ragate.goldsets.loader import load_goldset
     from pytest_ragate.problems import GoldsetError
 
-    found: dict[str, Margins] = {}
+    digests = {s.goldset: s.sha256 for s in saved.header.goldsets}
+    margins: dict[str, Margins] = {}
+    evidence: dict[str, dict[str, list[str]]] = {}
     for path in _goldset_configs(saved, project, goldset_paths):
         try:
             config = read_config(path)
         except GoldsetError as error:
             raise click.ClickException(str(error)) from None
-        found.setdefault(config.name or path.parent.name, Margins(
+        margins.setdefault(config.name or path.parent.name, Margins(
             max_drop=config.regression.max_drop, inconclusive=config.regression.inconclusive))
-    return found
-
-
-def _evidence_docs(saved: SavedFile, project: Project, goldset_paths: tuple[Path, ...],
-                   ) -> dict[str, dict[str, list[str]]]:
-    """By goldset name, by question id: the documents its expected evidence is in, as the
-    gate collects them (`Member.asked`), from each goldset found whose content is the one
-    the run asked (none while sealed without the key, as in the gate)."""
-    from pytest_ragate.decision.population import Member
-    from pytest_ragate.goldsets.loader import load_goldset
-    from pytest_ragate.problems import GoldsetError
-
-    digests = {s.goldset: s.sha256 for s in saved.header.goldsets}
-    found: dict[str, dict[str, list[str]]] = {}
-    for config in _goldset_configs(saved, project, goldset_paths):
         try:
-            goldset = load_goldset(config)
+            goldset = load_goldset(path)
         except GoldsetError:
-            continue  # as not found: the check names no question's changed evidence
+            continue
         if digests.get(goldset.name) not in (None, goldset.content_sha256):
             continue  # changed since the run: its evidence is not the run's
-        found.setdefault(goldset.name, {
+        evidence.setdefault(goldset.name, {
             m.question_id: m.evidence_docs for case in goldset.cases
             for asked in case.repeated(1) if (m := Member.asked(asked, None)).evidence_docs})
-    return found
+    return margins, evidence
 
 
 def _goldset_configs(saved: SavedFile, project: Project,

@@ -15,8 +15,7 @@ from pytest_ragate.problems import GoldsetError
 def command(goldset: Path) -> None:
     """Pin every expected evidence span that has no pin: a fingerprint of the text it points
     at now and of the text around it, so that collection can tell when a corpus edit moves or
-    changes it. A pin that predates neighbouring text is brought up to date where its units
-    still hold its text.
+    changes it.
 
     Only the answers that gain a pin are rewritten, and in them only the spans' `pin`.
     A sealed goldset is changed sealed with RAGATE_SEAL_KEY, refused without it. Exit 1

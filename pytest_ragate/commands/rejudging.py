@@ -51,11 +51,16 @@ from pytest_ragate.outputs.results import (
     SavedItem,
     results_paths,
 )
-from pytest_ragate.outputs.saved_runs import extent_of, first_of, read_saved_files
+from pytest_ragate.outputs.saved_runs import (
+    extent_of,
+    first_of,
+    read_saved_files,
+    shard_problems,
+)
 from pytest_ragate.problems import GoldsetError
 from pytest_ragate.redaction import Redactor, known_credentials
 from pytest_ragate.scoring.agreement import AGREEMENT
-from pytest_ragate.scoring.records import QuestionRecord
+from pytest_ragate.scoring.records import QuestionRecord, fmt_some
 from pytest_ragate.scoring.rejudge import (
     Regraded,
     RowKey,
@@ -234,37 +239,19 @@ def _rows_by_route(files: Sequence[ResultsFile]) -> list[SavedRoute]:
 
 def hold_to_one_run(saved: SavedRoute, files: Sequence[ResultsFile]) -> None:
     """Refused unless the files that hold this route are one run's: its one results file,
-    or each of its shard files once, under one judge. Rows of two runs (a copy of the
-    file, another run's) would be paired as if they were more answers, and one shard's
-    would decide a floor over part of the run."""
+    or each of its shard files once (`saved_runs.shard_problems`), under one judge. Rows of
+    two runs (a copy of the file, another run's) would be paired as if they were more
+    answers, and one shard's would decide a floor over part of the run."""
     mine = [f for f in files if any(f is g for g in saved.files) or any(
         s.route == saved.route and s.goldset == saved.goldset
         for s in (f.header.goldsets if f.header else []))]
     label = f"{saved.goldset} ({saved.route})"
-    shards = [f.header.shard for f in mine if f.header and f.header.shard]
-    if len(shards) < len(mine) and len(mine) > 1:
-        raise Refused(not_one_run(label, mine))
-    if shards:
-        _hold_shards(label, mine, [(s.index, s.count) for s in shards])
+    problems = shard_problems(mine)
+    if problems:
+        raise Refused(f"goldset {label}: {problems[0]}")
     judges = sorted({row.judge for row in saved.rows if row.judge})
     if len(judges) > 1:
         raise Refused(judges_differ(label, judges))
-
-
-def _hold_shards(label: str, files: Sequence[ResultsFile],
-                 shards: Sequence[tuple[int, int]]) -> None:
-    counts = sorted({count for _, count in shards})
-    if len(counts) > 1:
-        raise Refused(shards_differ(label, files))
-    indexes = [index for index, _ in shards]
-    doubled = sorted({i for i in indexes if indexes.count(i) > 1})
-    missing = [i for i in range(1, counts[0] + 1) if i not in indexes]
-    if doubled:
-        raise Refused(shard_twice(label, doubled[0], counts[0], [
-            f for f in files if f.header and f.header.shard
-            and f.header.shard.index == doubled[0]]))
-    if missing:
-        raise Refused(shards_missing(label, missing, counts[0], files))
 
 
 def open_goldsets(files: Sequence[ResultsFile], configs: Sequence[Path] | None,
@@ -511,11 +498,9 @@ def _flipped(c: Comparison) -> list[str]:
     out = []
     for s in c.shifts:
         if s.flips and s.kind is None:
-            named = ", ".join(f"{f.name} {f.current:.2f}→{f.candidate:.2f}"
-                              for f in s.flips[:NAMED])
-            more = len(s.flips) - NAMED
-            out.append(f"flipped {s.metric}: {named}" + (f" and {more} more" if more > 0
-                                                         else ""))
+            named = fmt_some([f"{f.name} {f.current:.2f}→{f.candidate:.2f}"
+                              for f in s.flips], NAMED)
+            out.append(f"flipped {s.metric}: {named}")
     return out
 
 
@@ -537,32 +522,6 @@ def render_json(comparisons: Sequence[Comparison],
     return json.dumps(said, indent=2, ensure_ascii=False)
 
 
-def _where(found: ResultsFile) -> str:
-    return f"{found.path} ({found.header.where})" if found.header else str(found.path)
-
-
-def not_one_run(label: str, files: Sequence[ResultsFile]) -> str:
-    return (f"goldset {label}: its rows come from more than one run: "
-            f"{', '.join(map(_where, files))}; rejudge one run's results: its results file, "
-            "or each of its --ragate-shard files")
-
-
-def shards_differ(label: str, files: Sequence[ResultsFile]) -> str:
-    return f"goldset {label}: shards of different splits: {', '.join(map(_where, files))}"
-
-
-def shard_twice(label: str, index: int, count: int, files: Sequence[ResultsFile]) -> str:
-    return (f"goldset {label}: shard {index}/{count} given twice: "
-            f"{', '.join(map(_where, files))}")
-
-
-def shards_missing(label: str, missing: Sequence[int], count: int,
-                   files: Sequence[ResultsFile]) -> str:
-    named = ", ".join(f"{i}/{count}" for i in missing)
-    return (f"goldset {label}: shard{'s' * (len(missing) > 1)} {named} missing: given "
-            f"{', '.join(map(_where, files))}")
-
-
 def judges_differ(label: str, judges: Sequence[str]) -> str:
     return (f"goldset {label}: its rows were graded by different judges ({', '.join(judges)}):"
             " rejudge one run's results, graded by one current judge")
@@ -570,13 +529,10 @@ def judges_differ(label: str, judges: Sequence[str]) -> str:
 
 def not_judged(saved: SavedRoute) -> str:
     """Why a route's comparison cannot vouch for the candidate on every question."""
-    named = ", ".join(saved.unasked[:NAMED])
-    more = len(saved.unasked) - NAMED
     return (f"not judged: {len(saved.unasked)} question{'s' * (len(saved.unasked) != 1)} "
-            f"the run never asked ({saved.partial}: {named}"
-            + (f" and {more} more" if more > 0 else "") + "); neither judge graded them, so "
-            "every floor counting them is not decided here: rejudge a run that asked every "
-            "question")
+            f"the run never asked ({saved.partial}: {fmt_some(saved.unasked, NAMED)}); "
+            "neither judge graded them, so every floor counting them is not decided here: "
+            "rejudge a run that asked every question")
 
 
 def nothing_judged() -> str:

@@ -38,8 +38,7 @@ def command(results: Path, labels_file: Path | None, judge_file: Path | None) ->
 
     In a sealed goldset the digests are keyed (HMAC under a key derived from RAGATE_SEAL_KEY):
     RESULTS must come from a run made with the key, and a label stamped with plain digests
-    before they were keyed is bound again only with RAGATE_SEAL_KEY set, where its answer is
-    one RESULTS shows and its expected answer the goldset's. Exit 1 when a label's answer is
+    before they were keyed is not bound again: label it anew. Exit 1 when a label's answer is
     not clear.
 
     \b
@@ -117,7 +116,6 @@ def _stamp_labels(labels_file: Path, results: Path) -> bool:
     from pytest_ragate.files import read_jsonl, read_lines, write_atomic
     from pytest_ragate.goldsets.labels import LabelRow
     from pytest_ragate.scoring.answer_match import ANSWER_MATCH
-    from pytest_ragate.stamping import StampError
 
     labelled, problems = read_jsonl(labels_file, LabelRow, id_field="question_id")
     if problems:
@@ -135,10 +133,7 @@ def _stamp_labels(labels_file: Path, results: Path) -> bool:
         row = json.loads(line)
         qid, where = row["question_id"], f"{row['question_id']} ({row['metric']}, line {i + 1})"
         if row["metric"] == ANSWER_MATCH:
-            try:
-                stamp, why = _answer_match_stamp(row, rows, labels_file)
-            except StampError as error:
-                raise click.ClickException(str(error)) from None
+            stamp, why = _answer_match_stamp(row, rows)
             if stamp is None:
                 (refused if why else unmatched).append(f"{where}{': ' + why if why else ''}")
                 continue
@@ -166,28 +161,29 @@ def _stamp_labels(labels_file: Path, results: Path) -> bool:
     return not refused
 
 
-def _answer_match_stamp(row: dict[str, Any], rows: list[Any], labels_file: Path,
+def _answer_match_stamp(row: dict[str, Any], rows: list[Any],
                         ) -> tuple[dict[str, str] | None, str]:
     """The digests to stamp on an answer_match label (`answer_sha256`, `expected_sha256`), or
     None and why not (empty: no answered row). A label already stamped with its answer keeps
     it: only the expected answer that answer was held to in the run is added (a label that
     predates `expected_sha256`); a label bound to both is left as it is. A sealed question's
-    stamps are keyed (stamping.py)."""
+    stamps are keyed: plain ones, from RESULTS or on the label, are refused."""
     from pytest_ragate.answer import is_keyed
     from pytest_ragate.scoring.answer_match import answer_to_label, label_digests
-    from pytest_ragate.stamping import rebound, sealed_labels, sealed_question, unkeyed
 
     qid, answer = row["question_id"], row.get("answer_sha256")
-    sealed = sealed_question(qid, rows)
+    sealed = any(r.question_id == qid and r.expected is None for r in rows)  # no spans shown
     if answer is None:
         record, why = answer_to_label(qid, rows)
         if record is None:
             return None, why
         raw, expected = label_digests(record)
         stamp = {"answer_sha256": raw} | ({"expected_sha256": expected} if expected else {})
-        return (None, why) if sealed and (why := unkeyed(stamp)) else (stamp, "")
+        if sealed and not all(map(is_keyed, stamp.values())):
+            return None, UNKEYED_RESULTS
+        return stamp, ""
     if sealed and not (is_keyed(answer) and is_keyed(row.get("expected_sha256") or answer)):
-        return rebound(row, rows, sealed_labels(labels_file))
+        return None, PLAIN_LABEL
     if "expected_sha256" in row:
         return {}, ""  # bound to what it judged, and to nothing else
     held = {label_digests(r)[1] for r in rows if r.question_id == qid
@@ -197,3 +193,11 @@ def _answer_match_stamp(row: dict[str, Any], rows: list[Any], labels_file: Path,
     if len(held) != 1:
         return None, ""
     return {"answer_sha256": answer, "expected_sha256": held.pop()}, ""
+
+
+UNKEYED_RESULTS = ("RESULTS holds plain digests for this sealed question (a run made without "
+                   "RAGATE_SEAL_KEY, or before sealed goldsets' digests were keyed): stamp from "
+                   "a run made with RAGATE_SEAL_KEY set")
+PLAIN_LABEL = ("stamped with plain digests, before a sealed goldset's were keyed: label it "
+               "again (without answer_sha256 and expected_sha256) and stamp it from a run made "
+               "with RAGATE_SEAL_KEY set")

@@ -19,6 +19,7 @@ from pytest_ragate.problems import GoldsetError, Problem, problems_from_validati
 from pytest_ragate.scoring.agreement import AGREEMENT
 from pytest_ragate.scoring.floor import TURN_POSITIONS, TURN_SLICE, Floor
 from pytest_ragate.scoring.pass_rate import PASS_RATE, QUESTION_TABLE
+from pytest_ragate.scoring.records import fmt_some
 from pytest_ragate.scoring.registry import METRICS, anchor_floor_metrics
 from pytest_ragate.scoring.slices import EVERY_SLICE, sliceable
 from pytest_ragate.wording.slices import not_sliceable
@@ -283,10 +284,9 @@ def _untagged(floor: Floor, questions: Sequence[tuple[int, Question]], path: Pat
     missing = [(line, q.question_id) for line, q in questions if key not in q.slices]
     if not missing:
         return []
-    shown = ", ".join(f"{qid} (line {line})" for line, qid in missing[:NAMED_UNTAGGED])
-    more = f" and {len(missing) - NAMED_UNTAGGED} more" if len(missing) > NAMED_UNTAGGED else ""
+    shown = fmt_some([f"{qid} (line {line})" for line, qid in missing], NAMED_UNTAGGED)
     return [Problem(path, _slice_at(floor), f"{len(missing)} of {len(questions)} questions "
-                    f"have no tag {key!r}: {shown}{more}; a floor over every value of {key} "
+                    f"have no tag {key!r}: {shown}; a floor over every value of {key} "
                     f"would leave them in none: tag them (\"tags\": {{\"{key}\": \"…\"}} in "
                     "the questions file)")]
 

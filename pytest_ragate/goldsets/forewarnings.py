@@ -24,7 +24,6 @@ from pytest_ragate.scoring.answer_text import alternative_warning
 from pytest_ragate.scoring.floor import counts_in, quantile_shortfall
 from pytest_ragate.scoring.power import smallest_passing
 from pytest_ragate.scoring.registry import METRICS, latency_quantile
-from pytest_ragate.wording import pins as pin_wording
 from pytest_ragate.wording import validation as wording
 from pytest_ragate.wording.runs import label_note_lines
 
@@ -61,21 +60,17 @@ def undecidable_floors(goldset: Goldset, *, min_n: int = 0, strict: bool = False
 
 
 def pin_lines(goldset: Goldset) -> list[str]:
-    """The moved and stale spans, by question, how many spans are unpinned, and how many pins
-    predate neighbouring text (said once)."""
+    """The moved and stale spans, by question, and how many spans are unpinned."""
     lines: list[str] = []
-    spans = unpinned = dated = 0
+    spans = unpinned = 0
     for case in goldset.cases:
         if case.pins is None:
             continue
         qid = case.question.question_id
         lines += [f"{qid}: {line}" for line in (*case.pins.stale, *case.pins.moved)]
         spans, unpinned = spans + case.pins.spans, unpinned + case.pins.unpinned
-        dated += case.pins.dated
     if unpinned:
         lines.append(wording.unpinned(unpinned, spans))
-    if dated:
-        lines.append(pin_wording.dated(dated))
     return lines
 
 

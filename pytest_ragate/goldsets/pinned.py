@@ -30,7 +30,6 @@ class Held:
     moves: tuple[tuple[int, tuple[str, int, int]], ...] = ()
     spans: int = 0
     unpinned: int = 0
-    dated: int = 0  # pins written before pins held their neighbours (`Pin.dated`)
 
 
 def hold(expected: Expected, text: CorpusText, *, sealed: bool = False) -> Held:
@@ -40,7 +39,7 @@ def hold(expected: Expected, text: CorpusText, *, sealed: bool = False) -> Held:
     moved: list[str] = []
     stale: list[str] = []
     moves: list[tuple[int, tuple[str, int, int]]] = []
-    spans = unpinned = dated = 0
+    spans = unpinned = 0
     unit = text.corpus.unit
     for i, entry in enumerate(expected.evidence):
         if entry.last_unit is None or entry.doc_id is None or entry.first_unit is None:
@@ -49,7 +48,6 @@ def hold(expected: Expected, text: CorpusText, *, sealed: bool = False) -> Held:
         if entry.pin is None:
             unpinned += 1
             continue
-        dated += entry.pin.dated
         check = text.check(entry.doc_id, entry.first_unit, entry.last_unit, entry.pin)
         if isinstance(check, Moved):
             moves.append((i, (check.doc_id, check.first_unit, check.last_unit)))
@@ -70,7 +68,7 @@ def hold(expected: Expected, text: CorpusText, *, sealed: bool = False) -> Held:
         stale = [wording.stale_sealed(len(stale))] if stale else []
     return Held(expected=expected.model_copy(update={"evidence": entries}) if moves
                 else expected, moved=tuple(moved), stale=tuple(stale), moves=tuple(moves),
-                spans=spans, unpinned=unpinned, dated=dated)
+                spans=spans, unpinned=unpinned)
 
 
 def pinned_entry(entry: EvidenceEntry, text: CorpusText) -> EvidenceEntry:

@@ -16,9 +16,8 @@ The public API:
 
 - `Pin`: the fingerprint as the expected answers store it, `{"digest": "sha256:<hex>",
   "chars": N, "quote": "…", "before": "sha256:<hex>", "after": "sha256:<hex>"}` (a pydantic
-  model, strict; a corrupted pin is a validation error naming its field). A pin without
-  `before` and `after` predates neighbours (`Pin.dated`): it is still held to whole units, is
-  stale where its text is at more than one place, and `ragate pin` brings it up to date.
+  model, strict; a corrupted pin is a validation error naming its field, and a pin without
+  `before` and `after`, written before 0.1 held neighbours, is refused: pin it again).
 - `normalise(text)`: the normalised text a pin is taken of.
 - `CorpusText(corpus)`: the corpus's normalised text, built once per corpus and reused for
   every check; `.pin(doc_id, first, last)` fingerprints a span (`Unpinnable` when it cannot
@@ -59,8 +58,6 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    SerializerFunctionWrapHandler,
-    model_serializer,
     model_validator,
 )
 from rapidfuzz import fuzz, process
@@ -86,40 +83,30 @@ def _digest(text: str) -> str:
 
 
 _SHA = r"^sha256:[0-9a-f]{64}$"
+WITHOUT_NEIGHBOURS = ("a pin without before and after, as pins were written before 0.1 held "
+                      "their neighbouring text: remove it and run `ragate pin`")
 
 
 class Pin(BaseModel):
     """A span's fingerprint: the digest of its normalised text, that text's length in
-    characters, its first `QUOTE_CHARS` characters, and the digests of its neighbours' texts
-    (absent in a pin that predates them)."""
+    characters, its first `QUOTE_CHARS` characters, and the digests of its neighbours'
+    texts."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
     digest: Annotated[str, Field(pattern=_SHA)]
     chars: Annotated[int, Field(ge=1)]
     quote: Annotated[str, Field(min_length=1, max_length=QUOTE_CHARS)]
-    before: Annotated[str, Field(pattern=_SHA)] | None = None
-    after: Annotated[str, Field(pattern=_SHA)] | None = None
+    before: Annotated[str, Field(pattern=_SHA)]
+    after: Annotated[str, Field(pattern=_SHA)]
 
-    @model_validator(mode="after")
-    def _both_neighbours(self) -> Pin:
-        if (self.before is None) != (self.after is None):
-            raise ValueError("a pin names both its neighbours (before and after) or neither")
-        return self
-
-    @model_serializer(mode="wrap")
-    def _dated_as_before(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
-        """A pin that predates neighbours dumps as it was written (the goldset's digest)."""
-        data = handler(self)
-        if self.dated:
-            data.pop("before", None)
-            data.pop("after", None)
+    @model_validator(mode="before")
+    @classmethod
+    def _neighboured(cls, data: object) -> object:
+        """A pin without both neighbours is one written before 0.1 pinned them."""
+        if isinstance(data, dict) and not {"before", "after"} & data.keys():
+            raise ValueError(WITHOUT_NEIGHBOURS)
         return data
-
-    @property
-    def dated(self) -> bool:
-        """Written before pins held their neighbours (`ragate pin` brings it up to date)."""
-        return self.before is None
 
 
 class Unpinnable(ValueError):
@@ -268,12 +255,6 @@ class CorpusText:
                              f"wider span, one that only one place holds")
         return pin
 
-    def holds(self, doc_id: str, first: int, last: int, pin: Pin) -> bool:
-        """Units first..last of `doc_id` are, whole, the pinned text (neighbours aside)."""
-        if doc_id not in self.corpus or last >= len(self.corpus[doc_id].turns):
-            return False
-        return _digest(self._text(doc_id).span(first, last)) == pin.digest
-
     def check(self, doc_id: str, first: int, last: int, pin: Pin) -> PinCheck:
         """Where the pinned text of units first..last of `doc_id` is in the corpus now."""
         if doc_id in self.corpus:
@@ -298,10 +279,8 @@ class CorpusText:
 
     def _chosen(self, pin: Pin, places: list[Place]) -> Place | int:
         """The one place that is the pinned text, or how many places hold it without one
-        being singled out (0: none holds it). One place is it where the pin predates
-        neighbours; else the place with both its neighbours, or the one with one of them."""
-        if pin.dated:
-            return places[0] if len(places) == 1 else len(places)
+        being singled out (0: none holds it): the place with both its neighbours, or the one
+        with one of them."""
         kept = (pin.before, pin.after)
         score = {p: sum(a == b for a, b in zip(self._text(p[0]).neighbours(p[1], p[2]), kept,
                                                 strict=True)) for p in places}

@@ -15,7 +15,7 @@ Two levels of checking:
   catches any edit made without recomputing them (a hand edit, a merge, a truncated file), but
   the digests are unkeyed: someone who edits an answer *and* recomputes them passes `verify`,
   unless the manifest digest is pinned somewhere they cannot write (`pin=`).
-- With the key (`unseal_goldset`, `open_sealed`) every answer is authenticated by GCM, its
+- With the key (`unseal_goldset`, `open_sealed_keyed`) every answer is authenticated by GCM, its
   question id, has-evidence flag, position and the layout bound as associated data: no edit,
   deliberate or not, survives unless made by someone holding the passphrase.
 
@@ -312,7 +312,7 @@ def verify_goldset(root: Path, pin: str | None = None) -> list[Problem]:
 
     Detects edits made without recomputing the digests, plaintext answers left readable beside
     the sealed file, and (with `pin`, a manifest digest kept outside the repo's reach) a sealed
-    file replaced wholesale. Only `unseal`/`open_sealed` with the key detect a forged digest.
+    file replaced wholesale. Only `unseal`/`open_sealed_keyed` with the key detect a forged digest.
     """
     try:
         directory, expected = expected_setting(root)
@@ -353,11 +353,6 @@ def digest_key(derived: bytes) -> bytes:
     the scrypt output (`Scrypt.derive`), HMAC-SHA256(derived, DIGEST_INFO) as HKDF-Expand
     makes one block of it, so neither the passphrase nor the AES key is ever used for it."""
     return hmac.new(derived, DIGEST_INFO, hashlib.sha256).digest()
-
-
-def decrypt_all(path: Path, sealed: SealedFile, key: str) -> list[bytes]:
-    """Every answer's plaintext, or a SealError (`decrypt_keyed`)."""
-    return decrypt_keyed(path, sealed, key)[0]
 
 
 def decrypt_keyed(path: Path, sealed: SealedFile, key: str) -> tuple[list[bytes], bytes]:
@@ -421,17 +416,12 @@ def decrypted_records(path: Path, sealed: SealedFile, plaintexts: list[bytes],
     return rows, problems
 
 
-def open_sealed(root: Path, key: str) -> tuple[list[ExpectedRow], list[Problem]]:
-    """The expected answers, decrypted in memory, in `read_expected`'s shape: rows of
-    (sealed file, None, Expected) and the problems found. Raises SealError on a wrong key or
-    an altered answer (naming its question id)."""
-    rows, problems, _ = open_sealed_keyed(root, key)
-    return rows, problems
-
-
 def open_sealed_keyed(root: Path, key: str,
                       ) -> tuple[list[ExpectedRow], list[Problem], bytes]:
-    """`open_sealed`, and the key of the goldset's answer digests (`digest_key`)."""
+    """The expected answers, decrypted in memory, in `read_expected`'s shape: rows of
+    (sealed file, None, Expected), the problems found, and the key of the goldset's answer
+    digests (`digest_key`). Raises SealError on a wrong key or an altered answer (naming its
+    question id)."""
     path = sealed_path(root)
     sealed = read_sealed(path)
     plaintexts, digests = decrypt_keyed(path, sealed, key)

@@ -35,7 +35,7 @@ from pytest_ragate.goldsets.sealed import (
     associated_data,
     b64,
     config_file,
-    decrypt_all,
+    decrypt_keyed,
     decrypted_records,
     error_at,
     expected_setting,
@@ -211,7 +211,7 @@ def unseal_goldset(root: Path, key: str) -> UnsealReport:
         raise error_at(directory, f"not sealed (no {path.name}); nothing to unseal")
     sealed = read_sealed(path)
     plain = plaintext_path(directory, sealed.layout)
-    plaintexts = decrypt_all(path, sealed, key)
+    plaintexts, _ = decrypt_keyed(path, sealed, key)
     _rows, problems = decrypted_records(path, sealed, plaintexts)
     if problems:
         raise GoldsetError(problems)
@@ -274,7 +274,7 @@ def reseal_answers(root: Path, key: str, change: Callable[[bytes, bool], bytes |
     path = locate_sealed(directory, expected)
     data = path.read_bytes()
     sealed = read_sealed(path)
-    plaintexts = decrypt_all(path, sealed, key)
+    plaintexts, _ = decrypt_keyed(path, sealed, key)
     derived = sealed.kdf.derive(key)
     cipher = aesgcm(derived[:32])
     count = len(sealed.answers)

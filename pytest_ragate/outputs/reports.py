@@ -161,7 +161,7 @@ def floors_block(found: Sequence[Figure], slices: Sequence[SliceSuggestion] = ()
             lines.append(f"# {f.metric} not suggested: {unsuggested(f.failed)}")
         if f.suggested is None:
             continue
-        key = f.metric if _BARE_KEY.fullmatch(f.metric) else f'"{f.metric}"'
+        key = _toml_key(f.metric)
         if f.suggested > 0:
             lines.append(f"{key} = {f.suggested:.2f}")
         else:

@@ -18,25 +18,20 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from pytest_ragate.scoring.records import QuestionRecord, fmt_some
 
 
 @dataclass(frozen=True, kw_only=True)
-class Setting:
-    max_distance: float
-    abstention_correct: int
-    citations_correct: int
-    citations: int
-    answered: int
-    unknown: int
-    n: int
+class Cited:
+    """The answers a replayed threshold keeps, and their citations."""
+
+    answered: int = 0
+    citations_correct: int = 0
+    citations: int = 0
     cited_answers: int = 0  # answers with a citation: citation accuracy's votes
     shares: float = 0.0  # the sum of their shares of right citations
-
-    @property
-    def abstention_accuracy(self) -> float:
-        return self.abstention_correct / self.n if self.n else 0.0
 
     @property
     def citation_accuracy(self) -> float | None:
@@ -44,10 +39,31 @@ class Setting:
         return self.shares / self.cited_answers if self.cited_answers else None
 
 
+def _cited(answers: Sequence[QuestionRecord]) -> dict[str, Any]:
+    """`Cited`'s figures over the answers a replay keeps."""
+    cited = [r for r in answers if r.citations]
+    return {"answered": len(answers), "citations": sum(r.citations for r in answers),
+            "citations_correct": sum(r.citations_correct for r in answers),
+            "cited_answers": len(cited),
+            "shares": sum((r.citations_correct / r.citations for r in cited), 0.0)}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Setting(Cited):
+    max_distance: float
+    abstention_correct: int
+    unknown: int
+    n: int
+
+    @property
+    def abstention_accuracy(self) -> float:
+        return self.abstention_correct / self.n if self.n else 0.0
+
+
 def replay(rows: Sequence[QuestionRecord], threshold: float) -> Setting:
     """Outcomes had the answerer abstained whenever the nearest context was farther."""
-    abst = cit_ok = cit = answered = unknown = cited_answers = 0
-    shares = 0.0
+    abst = unknown = 0
+    answers: list[QuestionRecord] = []
     for r in rows:
         if without_distance(r):
             unknown += 1
@@ -65,15 +81,9 @@ def replay(rows: Sequence[QuestionRecord], threshold: float) -> Setting:
             continue
         abst += r.abstention_correct
         if not r.abstained:
-            answered += 1
-            cit += r.citations
-            cit_ok += r.citations_correct
-            if r.citations:
-                cited_answers += 1
-                shares += r.citations_correct / r.citations
-    return Setting(max_distance=threshold, abstention_correct=abst, citations_correct=cit_ok,
-                   citations=cit, answered=answered, unknown=unknown, n=len(rows),
-                   cited_answers=cited_answers, shares=shares)
+            answers.append(r)
+    return Setting(max_distance=threshold, abstention_correct=abst, unknown=unknown,
+                   n=len(rows), **_cited(answers))
 
 
 def without_distance(row: QuestionRecord) -> bool:
@@ -119,7 +129,7 @@ CONFIDENCE_FLOORS = ("abstention_accuracy", "citation_accuracy")  # what a repla
 
 
 @dataclass(frozen=True, kw_only=True)
-class Cut:
+class Cut(Cited):
     """The figures had the system abstained whenever its confidence was below `cut`.
     `above_all`: the cut lies above every recorded confidence (everything abstains)."""
 
@@ -128,11 +138,6 @@ class Cut:
     abstention_correct: int
     known: int  # rows whose outcome at this cut is recorded, not guessed
     unknown: int  # abstained at a confidence >= cut: what they would have said is not recorded
-    answered: int
-    citations_correct: int
-    citations: int
-    cited_answers: int  # answers with a citation: citation accuracy's votes
-    shares: float  # the sum of their shares of right citations
 
     @property
     def n(self) -> int:
@@ -141,11 +146,6 @@ class Cut:
     @property
     def abstention_accuracy(self) -> float | None:
         return self.abstention_correct / self.known if self.known else None
-
-    @property
-    def citation_accuracy(self) -> float | None:
-        """One vote per answer that cited something, as the floors count it."""
-        return self.shares / self.cited_answers if self.cited_answers else None
 
     def value(self, metric: str) -> float | None:
         return self.abstention_accuracy if metric == "abstention_accuracy" else \
@@ -164,8 +164,8 @@ class Cut:
 def replay_confidence(rows: Sequence[QuestionRecord], cut: float,
                       above_all: bool = False) -> Cut:
     """Outcomes had the system abstained whenever its confidence was below `cut`."""
-    abst = known = unknown = answered = cit_ok = cit = cited_answers = 0
-    shares = 0.0
+    abst = known = unknown = 0
+    answers: list[QuestionRecord] = []
     for r in rows:
         low = r.confidence is not None and r.confidence < cut
         if r.confidence is None or (r.abstained and not low):
@@ -176,15 +176,9 @@ def replay_confidence(rows: Sequence[QuestionRecord], cut: float,
             abst += r.must_abstain
             continue
         abst += r.abstention_correct
-        answered += 1
-        cit += r.citations
-        cit_ok += r.citations_correct
-        if r.citations:
-            cited_answers += 1
-            shares += r.citations_correct / r.citations
+        answers.append(r)
     return Cut(cut=cut, above_all=above_all, abstention_correct=abst, known=known,
-               unknown=unknown, answered=answered, citations_correct=cit_ok, citations=cit,
-               cited_answers=cited_answers, shares=shares)
+               unknown=unknown, **_cited(answers))
 
 
 def confidences_missing(goldset: str, rows: Sequence[QuestionRecord]) -> str | None:

@@ -37,9 +37,10 @@ so G = (t·σ / |Δ + margin|)² clusters decide and about G − g more would (n
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from pytest_ragate.scoring.stats import t_quantile
 
 Ratios = tuple[float, float, float, float]  # baseline numerator, denominator; current's
 
@@ -66,25 +67,8 @@ class ChangeBounds:
     t: float
 
 
-def t_upper(df: int, p: float) -> float:
-    """Student's t `p` quantile (p > 1/2) on `df` degrees of freedom: exact for 1 and 2, else
-    the Cornish-Fisher expansion around the normal's (Abramowitz & Stegun 26.7.5), as
-    `stats.t_quantile` takes it at 0.975."""
-    if df < 1:
-        raise ValueError("a t quantile needs at least one degree of freedom")
-    if df == 1:
-        return math.tan(math.pi * (p - 0.5))
-    if df == 2:
-        return (2 * p - 1) / math.sqrt(2 * p * (1 - p))
-    z = statistics.NormalDist().inv_cdf(p)
-    return (z + (z ** 3 + z) / (4 * df) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * df ** 2)
-            + (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / (384 * df ** 3)
-            + (79 * z ** 9 + 776 * z ** 7 + 1482 * z ** 5 - 1920 * z ** 3 - 945 * z)
-            / (92160 * df ** 4))
-
-
 def _bounds(change: float, se: float, clusters: int, alpha: float) -> ChangeBounds:
-    t = t_upper(clusters - 1, 1 - alpha)
+    t = t_quantile(clusters - 1, 1 - alpha)
     return ChangeBounds(change=change, se=se, lower=change - t * se, upper=change + t * se,
                         clusters=clusters, t=t)
 

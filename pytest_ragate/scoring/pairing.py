@@ -11,14 +11,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from pytest_ragate.scoring.noninferiority import Discordant
+from pytest_ragate.scoring.noninferiority import Discordant, Ratios
 from pytest_ragate.scoring.power import detectable_drop
 from pytest_ragate.scoring.records import QuestionScores
 from pytest_ragate.scoring.registry import METRICS, run_metrics
 from pytest_ragate.scoring.stats import BOOTSTRAP, MCNEMAR, mcnemar_exact, paired_bootstrap
 
 NotCompared = Literal["no units", "no pairs"]
-Ratios = tuple[float, float, float, float]  # baseline numerator, denominator; current's
 
 
 @dataclass(frozen=True, kw_only=True)

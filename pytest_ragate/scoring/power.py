@@ -58,8 +58,13 @@ def binomial_tail(k: int, n: int, p: float) -> float:
         return 0.0
     if p >= 1.0:
         return 1.0
+    return binomial_sum(range(k, n + 1), n, p)
+
+
+def binomial_sum(ks: range, n: int, p: float) -> float:
+    """P(Binomial(n, p) falls in `ks`) for 0 < p < 1, summed in log space."""
     logs = [math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1)
-            + i * math.log(p) + (n - i) * math.log1p(-p) for i in range(k, n + 1)]
+            + i * math.log(p) + (n - i) * math.log1p(-p) for i in ks]
     top = max(logs)
     return min(1.0, math.exp(top) * math.fsum(math.exp(x - top) for x in logs))
 

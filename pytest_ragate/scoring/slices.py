@@ -58,7 +58,7 @@ from typing import Literal
 from pytest_ragate.scoring.bounded_mean import mean_shortfall, needed_to_clear
 from pytest_ragate.scoring.figures import interval_of
 from pytest_ragate.scoring.floor import Floor
-from pytest_ragate.scoring.power import POWER, needed_for_mean, questions_needed
+from pytest_ragate.scoring.power import POWER, binomial_sum, needed_for_mean, questions_needed
 from pytest_ragate.scoring.registry import METRICS, Tally
 from pytest_ragate.scoring.stats import Z95, clears, wilson
 
@@ -101,10 +101,7 @@ def binomial_cdf(k: int, n: int, q: float) -> float:
         return 1.0
     if q >= 1.0:
         return 0.0
-    logs = [math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1)
-            + i * math.log(q) + (n - i) * math.log1p(-q) for i in range(k + 1)]
-    top = max(logs)
-    return min(1.0, math.exp(top) * math.fsum(math.exp(x - top) for x in logs))
+    return binomial_sum(range(k + 1), n, q)
 
 
 def proportion_shortfall(k: int, n: int, floor: float, upper: bool = False) -> float:

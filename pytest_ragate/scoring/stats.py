@@ -105,15 +105,17 @@ def wilson_conversations(k: float, n: int, clusters: Sequence[tuple[float, float
     return wilson(k / n * n_eff, n_eff, t_quantile(g - 1))
 
 
-def t_quantile(df: int) -> float:
-    """Student's t 0.975 quantile with `df` degrees of freedom: exact for 1 and 2, else the
-    Cornish-Fisher expansion around the normal's (Abramowitz & Stegun 26.7.5), within 0.004
-    of the exact value at 3 and 1e-4 from 5 on."""
+def t_quantile(df: int, p: float = 0.975) -> float:
+    """Student's t `p` quantile (p > 1/2) on `df` degrees of freedom: exact for 1 and 2, else
+    the Cornish-Fisher expansion around the normal's (Abramowitz & Stegun 26.7.5), within
+    0.004 of the exact 0.975 quantile at 3 and 1e-4 from 5 on."""
+    if df < 1:
+        raise ValueError("a t quantile needs at least one degree of freedom")
     if df == 1:
-        return math.tan(math.pi * 0.475)
+        return math.tan(math.pi * (p - 0.5))
     if df == 2:
-        return 0.95 / math.sqrt(2 * 0.975 * 0.025)
-    z = Z95
+        return (2 * p - 1) / math.sqrt(2 * p * (1 - p))
+    z = Z95 if p == 0.975 else statistics.NormalDist().inv_cdf(p)
     return (z + (z ** 3 + z) / (4 * df) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * df ** 2)
             + (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / (384 * df ** 3)
             + (79 * z ** 9 + 776 * z ** 7 + 1482 * z ** 5 - 1920 * z ** 3 - 945 * z)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from pytest_ragate.decision.agreement_floor import uncalibrated
 from pytest_ragate.decision.said import render
 from pytest_ragate.scoring.ppi import MIN_LABELS
+from pytest_ragate.scoring.records import fmt_some
 from pytest_ragate.wording.numbers import NAMED_MISSING, fmt_interval, plural
 
 if TYPE_CHECKING:
@@ -36,10 +37,8 @@ def agreement_line(a: Agreement) -> str:
         text += f", MAE {a.mae:.2f} {fmt_interval(a.mae_interval)}"
     text += f" on {plural(a.n, 'labelled question')}"
     if a.missing:
-        shown = "; ".join(f"{q} ({why})" for q, why in a.missing[:NAMED_MISSING])
-        more = len(a.missing) - NAMED_MISSING
-        text += (f"; {len(a.missing)} labelled without a verdict: {shown}"
-                 + (f"; and {more} more" if more > 0 else ""))
+        shown = fmt_some([f"{q} ({why})" for q, why in a.missing], NAMED_MISSING, "; ")
+        text += f"; {len(a.missing)} labelled without a verdict: {shown}"
     elif a.value is None:
         text += (" (every label and verdict is one class, or one score: label questions "
                  "the judge should tell apart)")

@@ -53,13 +53,6 @@ def stale_sealed(count: int) -> str:
             "answers are sealed: unseal them to see which)")
 
 
-def dated(count: int) -> str:
-    """Pins written before pins held their neighbouring text: said once per goldset."""
-    return (f"{plural(count, 'evidence pin')} predate{'s' if count == 1 else ''} neighbouring-"
-            "text pins (a twin of the pinned text cannot be told from it): run `ragate pin` "
-            "to bring them up to date")
-
-
 def moved_sealed(count: int) -> str:
     return f"evidence moved: {plural(count, 'pinned span')} re-found at other units (sealed)"
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from pytest_ragate.scoring.records import fmt_some
 from pytest_ragate.wording.numbers import NAMED, fmt_p, plural
 
 if TYPE_CHECKING:
@@ -48,10 +49,9 @@ def shift_significant(name: str, shift: float | None, p_bootstrap: float | None,
 
 
 def not_regraded(name: str, unregraded: Sequence[tuple[str, str]]) -> str:
-    shown = "; ".join(f"{q} ({why})" for q, why in unregraded[:NAMED])
-    more = len(unregraded) - NAMED
+    shown = fmt_some([f"{q} ({why})" for q, why in unregraded], NAMED, "; ")
     return (f"{name}: the candidate judge gave no verdict on {plural(len(unregraded), 'answer')}"
-            f" the current judge graded: {shown}" + (f"; and {more} more" if more > 0 else ""))
+            f" the current judge graded: {shown}")
 
 
 def judge_change_verdict(changes: Sequence[str], alpha: float) -> str:

@@ -194,8 +194,8 @@ _LABEL_NOTES = {
                      "it, label it and run `ragate stamp --labels`"),
     "predates_keyed": ("predate{s} keyed digests (a sealed goldset's labels are bound by "
                        "HMAC under its seal key, never by a plain sha256 anyone can check a "
-                       "guess against): not applied; run `ragate stamp --labels` with a results "
-                       "file of a run made with RAGATE_SEAL_KEY set to bind {them} again"),
+                       "guess against): not applied; label {them} again and run `ragate stamp "
+                       "--labels` with a results file of a run made with RAGATE_SEAL_KEY set"),
 }
 
 
