@@ -162,9 +162,10 @@ def answer_and_score(item: pytest.Function, case: Case) -> None:
         judged = JudgeInput(case.question.question_id, case.question.question, answer.text,
                             tuple(answer.contexts), reference=case.expected.gist,
                             repeat=case.repeat, answer_sha256=record.answer_sha256,
-                            digest_key=case.goldset.digest_key)
-        metrics = (*judged_metrics(judge, item.stash.get(NEEDED_KEY, None)),
-                   *case.goldset.requested_verdicts)
+                            digest_key=case.goldset.digest_key, rubrics=case.goldset.rubrics)
+        needed = item.stash.get(NEEDED_KEY, None)
+        metrics = (*judged_metrics(judge, needed), *case.goldset.requested_verdicts,
+                   *(m for m in needed or () if m in case.goldset.rubrics))
         item.stash[VERDICTS_KEY] = question_run(item.config).judge_runner().submit(
             judge, judged, tuple(dict.fromkeys(metrics)), case.goldset.eval_version,
             case.goldset.name)
