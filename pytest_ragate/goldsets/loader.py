@@ -474,7 +474,7 @@ def _check_labelled(config: GoldsetConfig, config_path: Path, floors: list[Floor
         return [*found, *(Problem(config_path, at, "needs human labels: add [judge] labels = "
                                   "\"labels.jsonl\" (docs/judges.md)") for at in needs)]
     labelled = {label.metric for label in labels}
-    for f in floors:  # a rubric's floor without labels is not decided (decision/rubric_floor)
+    for f in floors:  # a rubric's floor without labels is not decided (agreement_floor.on_rubric)
         if (METRICS[f.metric].asked and f.metric not in labelled and not f.anchors
                 and not METRICS[f.metric].rubric):
             at = f"floors.kind.{f.kind}.{f.metric}" if f.kind else f"floors.{f.metric}"
