@@ -189,7 +189,9 @@ class RubricConfig(_Model):
     @classmethod
     def _one_per_score(cls, value: list[str] | None, info: ValidationInfo,
                        ) -> list[str] | None:
-        scale = info.data.get("scale")
+        if "scale" not in info.data:  # a bad scale is its own problem, said once
+            return value
+        scale = info.data["scale"]
         if scale is None and value is not None:
             raise ValueError("a pass/fail rubric has no scores: give scale = 5 with them, or "
                              "leave them out")

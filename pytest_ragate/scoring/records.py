@@ -409,7 +409,7 @@ class QuestionRecord(BaseModel):
             citations=self.citations, citations_correct=self.citations_correct,
             evidence_found=found,
             verdicts={m: float(v) for m, v in self.metrics.items()
-                      if v is not None and METRICS[m].judged},
+                      if v is not None and m in METRICS and METRICS[m].judged},
             judge_failures=sorted(self.judge_failures),
             answers={m: float(v) for m, v in self.metrics.items()
                      if v is not None and m in METRICS and METRICS[m].correctness},
