@@ -56,10 +56,12 @@ def decide_floors(floors: Sequence[Floor], run: GoldsetRun, population: Populati
         # a slice floor is decided with its family, never alone by the rule of a whole floor
         verdict = (families[floor] if floor.slice else _decide_floor(
             floor, run, population, rules, stopping, coverage, unjudged(floor.metric)))
-        verdict = vouched(verdict, run.agreements, population.agreement_min, run.judge,
-                          rules.strictness.strict)
-        verdicts[floor] = on_rubric(verdict, run.agreements, population.agreement_min,
-                                    run.judge, rules.strictness.strict)
+        # a rubric's floor the labels do not vouch for is said once, by its own rubric
+        rubric = on_rubric(verdict, run.agreements, population.agreement_min, run.judge,
+                           rules.strictness.strict)
+        verdicts[floor] = rubric if rubric is not verdict else vouched(
+            verdict, run.agreements, population.agreement_min, run.judge,
+            rules.strictness.strict)
     return said_once(verdicts, [*run.gaps, *run.anchor_gaps])
 
 
