@@ -248,3 +248,12 @@ def test_a_rubric_floor_the_labels_vouch_for_is_decided_as_it_was() -> None:
     other = Verdict(floor=Floor("faithfulness", 0.5), goldset="gs", outcome="passed",
                     said="x", computed_by="j")
     assert on_rubric(other, [], 0.6, "j", strict=False) is other
+
+
+def test_a_goldset_may_name_its_own_rubric_optional_and_no_other(tmp_path: Path) -> None:
+    judge = '\n[judge]\noptional = ["polite"]\n'
+    own = load_goldset(goldset(tmp_path / "a", toml=BASE_TOML + judge))
+    assert own.config.judge.optional == ["polite"]
+    found = problems(goldset(tmp_path / "b", rubrics="", floors="", toml=BASE_TOML + judge))
+    assert len(found) == 1 and found[0].startswith("judge.optional: [judge] optional: polite: "
+                                                   "not a judged metric"), found

@@ -94,8 +94,10 @@ class JudgeConfig(_Model):
 
     @field_validator("optional")
     @classmethod
-    def _judged(cls, value: list[str]) -> list[str]:
-        wrong = [name for name in value if name not in METRICS or not METRICS[name].judged]
+    def _judged(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        own = (info.context or {}).get("rubrics", ())  # the goldset's rubrics are judged
+        wrong = [name for name in value if name not in own and (
+            name not in METRICS or not METRICS[name].judged or METRICS[name].rubric)]
         if wrong:
             from pytest_ragate.wording.floors import not_judged_metrics
 
@@ -497,7 +499,9 @@ def read_config(path: Path) -> GoldsetConfig:
         raise GoldsetError([Problem(path, "<toml>", f"malformed TOML ({error})", line=line)],
                            ) from None
     try:
-        return GoldsetConfig.model_validate(raw)
+        rubrics = raw.get("rubrics")
+        return GoldsetConfig.model_validate(raw, context={
+            "rubrics": set(rubrics) if isinstance(rubrics, dict) else set()})
     except ValidationError as error:
         raise GoldsetError(problems_from_validation(error, path)) from None
 

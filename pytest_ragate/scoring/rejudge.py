@@ -109,7 +109,7 @@ def regraded_rows(rows: Sequence[QuestionRecord], judge_id: str,
             out.append(row)
             continue
         got = regraded.get(key_of(row), Regraded())
-        metrics = {m: v for m, v in row.metrics.items() if not METRICS[m].judged}
+        metrics = {m: v for m, v in row.metrics.items() if m in METRICS and not METRICS[m].judged}
         metrics.update(got.values)
         out.append(row.model_copy(update={
             "metrics": metrics, "judge": judge_id, "judge_failures": dict(got.failures),
