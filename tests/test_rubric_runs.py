@@ -167,6 +167,7 @@ class Ran:
     ret: int
     stdout: str
     prompts: list[str]
+    temperatures: set[object]  # of the rubric requests
 
 
 @pytest.fixture(scope="module")
@@ -179,7 +180,9 @@ def ran(workers: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ran]
                            f"ragate_judge_url={stub.url}", "--ragate-cache=off",
                            "--junitxml=junit.xml", "--ragate-results=r.jsonl")
         yield Ran(root=root, ret=done.returncode, stdout=done.stdout + done.stderr,
-                  prompts=stub.prompts())
+                  prompts=stub.prompts(), temperatures={
+                      r.get("temperature") for r in stub.requests
+                      if rubric_reply(r) is not None})
 
 
 def floor(ran: Ran, folder: str, name: str) -> tuple[str, str]:
@@ -207,6 +210,7 @@ def test_a_rubric_people_vouch_for_gates_through_ragas_s_own_metric(ran: Ran) ->
     asked = [p for p in ran.prompts if p.startswith("Grade the answer")]
     assert len([p for p in asked if "answer to cal" in p]) == 10  # once per question
     assert all(f"Criterion: {POLITE}" in p for p in asked)
+    assert ran.temperatures == {0.0}
     # judge_coverage counts the rubric's verdicts: 3 per question here, all delivered
     assert got["cal00"]["judge_failures"] == {}
     assert set(got["cal00"]["metrics"]) >= {"polite", "faithfulness", "context_precision"}

@@ -257,3 +257,18 @@ def test_a_goldset_may_name_its_own_rubric_optional_and_no_other(tmp_path: Path)
     found = problems(goldset(tmp_path / "b", rubrics="", floors="", toml=BASE_TOML + judge))
     assert len(found) == 1 and found[0].startswith("judge.optional: [judge] optional: polite: "
                                                    "not a judged metric"), found
+
+
+def test_a_decorator_s_floor_on_the_goldset_s_rubric_asks_the_judge_for_it(
+        tmp_path: Path) -> None:
+    from pytest_ragate.goldsets.floors_table import parse_floors
+    from pytest_ragate.items.collection import verdicts_of
+
+    gs = load_goldset(goldset(tmp_path / "gs", floors=""))
+    [floor] = parse_floors({"polite": 0.8}, tmp_path / "test_x.py", where="test @ragate.floor",
+                           rubrics=set(gs.config.rubrics))
+    assert floor == Floor("polite", 0.8)
+    assert gs.requested_verdicts == ()  # the goldset itself gates nothing
+    assert "polite" in verdicts_of(gs, [floor]) and "polite" not in verdicts_of(gs, [])
+    with pytest.raises(GoldsetError, match="unknown metric 'polite'"):
+        parse_floors({"polite": 0.8}, tmp_path / "test_x.py", rubrics=())
