@@ -275,3 +275,17 @@ def test_rejudge_grades_rubrics_again(ran: Ran) -> None:
     line = next(x for x in cal.splitlines() if x.startswith("floor[polite]"))
     assert line.split() == ["floor[polite]", "passed", "failed", "CHANGES"], done.output
     assert "polite: the candidate judge gave no verdict" not in cal  # graded: all fail
+
+
+def test_plan_counts_a_gated_rubric_s_request(ran: Ran) -> None:
+    with contextlib.chdir(ran.root):
+        done = CliRunner().invoke(main, ["plan", "cal", "adv", "--judge", "ragas:stub-model",
+                                         "--contexts", "1", "--cache-dir", "none", "--json"],
+                                  catch_exceptions=False)
+    assert done.exit_code == 0, done.output
+    by_goldset = {g["goldset"]: g["unchanged"] for g in json.loads(done.output)["goldsets"]}
+    # faithfulness 2, context precision 1 (one context), and one per gated rubric: polite in
+    # cal (unused is gated nowhere), polite and clear in adv
+    assert by_goldset["cal"]["requests"] == (2 + 1 + 1) * 10
+    assert by_goldset["adv"]["requests"] == (2 + 1 + 2) * 12
+    assert by_goldset["adv"]["verdicts"] == 4 * 12
