@@ -289,3 +289,24 @@ def test_plan_counts_a_gated_rubric_s_request(ran: Ran) -> None:
     assert by_goldset["cal"]["requests"] == (2 + 1 + 1) * 10
     assert by_goldset["adv"]["requests"] == (2 + 1 + 2) * 12
     assert by_goldset["adv"]["verdicts"] == 4 * 12
+
+
+def test_ragate_decide_decides_rubric_floors_from_the_saved_rows_as_the_gate_did(
+        ran: Ran) -> None:
+    done = run_command(ran.root, "decide", "r.jsonl", "--", *FOLDERS, "-p",
+                       "no:cacheprovider", "-rA", "--junitxml=decided.xml")
+    assert done.returncode == ran.ret, done.stdout[-3000:] + done.stderr[-2000:]
+    gate, decided = (ET.parse(ran.root / name) for name in ("junit.xml", "decided.xml"))
+
+    def floors(tree: ET.ElementTree) -> dict[tuple[str, str], str]:
+        """Each floor's outcome and the head of its message (the gate's and decide's
+        JUnit cut a long message at different places)."""
+        return {(c.get("classname", ""), c.get("name", "")):
+                (c.find("failure").get("message", "")[:160] if c.find("failure") is not None
+                 else "passed")
+                for c in tree.iter("testcase") if c.get("name", "").startswith("floor[")}
+
+    assert floors(decided) == floors(gate)
+    assert floors(gate)[("cal.ragate.toml", "floor[polite]")] == "passed"
+    assert floors(gate)[("raw.ragate.toml", "floor[polite]")].startswith(
+        "not decided: the judge is not calibrated on rubric polite")
