@@ -73,7 +73,7 @@ def test_every_bad_field_of_a_rubric_is_one_problem_naming_file_and_field(
     root = goldset(tmp_path / "gs", bad, floors="")
     found = problems(root)
     assert found == [
-        "rubrics.faithfulness.[key]: 'faithfulness' is a built-in metric: name the rubric "
+        "rubrics.faithfulness: 'faithfulness' is a built-in metric: name the rubric "
         "otherwise (e.g. faithfulness_rubric)",
         "rubrics.blank.criteria: the criteria are the words the judge grades against: not "
         "empty",
@@ -84,7 +84,7 @@ def test_every_bad_field_of_a_rubric_is_one_problem_naming_file_and_field(
         "descriptions, score 1's first (given 1)",
         "rubrics.extra.colour: unknown field",
         "rubrics.none.criteria: Field required",
-        "rubrics.Polite.[key]: a rubric's name is lower-case letters, digits and '_', "
+        "rubrics.Polite: a rubric's name is lower-case letters, digits and '_', "
         "starting with a letter (at most 64), not 'Polite'"], found
     with pytest.raises(GoldsetError) as caught:
         load_goldset(root)
@@ -98,7 +98,7 @@ def test_a_rubric_named_as_a_metric_the_project_defines_is_refused(tmp_path: Pat
     define([Defined(name="polite", kind="share", function=lambda **_: True, where="c.py:1")])
     try:
         assert problems(goldset(tmp_path / "gs")) == [
-            "rubrics.polite.[key]: 'polite' is a metric the project defines (@ragate.metric): "
+            "rubrics.polite: 'polite' is a metric the project defines (@ragate.metric): "
             "name the rubric otherwise"]
     finally:
         define([])

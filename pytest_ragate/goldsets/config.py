@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -502,8 +503,9 @@ def read_config(path: Path) -> GoldsetConfig:
         rubrics = raw.get("rubrics")
         return GoldsetConfig.model_validate(raw, context={
             "rubrics": set(rubrics) if isinstance(rubrics, dict) else set()})
-    except ValidationError as error:
-        raise GoldsetError(problems_from_validation(error, path)) from None
+    except ValidationError as error:  # a table's bad key is named by its key alone
+        raise GoldsetError([replace(p, field=p.field.removesuffix(".[key]"))
+                            for p in problems_from_validation(error, path)]) from None
 
 
 ExpectedRow = tuple[Path, int | None, Expected]
