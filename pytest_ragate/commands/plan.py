@@ -10,7 +10,7 @@ import click
 
 from pytest_ragate.commands.goldset_paths import goldsets_under
 from pytest_ragate.commands.project import read_project
-from pytest_ragate.goldsets.loader import load_goldset
+from pytest_ragate.goldsets.loader import gated_rubrics, load_goldset
 from pytest_ragate.problems import GoldsetError
 
 if TYPE_CHECKING:
@@ -109,9 +109,10 @@ def _planned_questions(paths: tuple[Path, ...], repeat: int | None) -> list[Plan
                     question_id=asked.question.question_id, question=asked.question.question,
                     reference=case.expected.gist, repeat=asked.repeat,
                     judged=not case.must_abstain, digest_key=goldset.digest_key,
-                    metrics=verdicts_needed(
-                        (f.metric for f in goldset.floors),
-                        (label.metric for label in goldset.labels))))
+                    metrics=(*verdicts_needed((f.metric for f in goldset.floors),
+                                              (label.metric for label in goldset.labels)),
+                             *gated_rubrics(goldset.rubrics, goldset.floors)),
+                    rubrics=goldset.rubrics))
     return questions
 
 

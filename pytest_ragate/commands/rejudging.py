@@ -69,6 +69,7 @@ from pytest_ragate.scoring.rejudge import (
     key_of,
     regraded_rows,
 )
+from pytest_ragate.scoring.rubrics import Rubric
 from pytest_ragate.settings import JudgeSettings
 from pytest_ragate.wording.agreement import agreement_figure
 from pytest_ragate.wording.numbers import NAMED, fmt_p, fmt_shift
@@ -335,18 +336,21 @@ def regrade(rows: Sequence[QuestionRecord], goldset: Goldset, judge: Any,
         asked = [m for m in row.judge_attempted if m in wanted]
         metrics.update(dict.fromkeys(asked))
         futures[key_of(row)] = runner.submit(
-            judge, judge_input(row, gists, goldset.digest_key), asked, row.eval_version)
+            judge, judge_input(row, gists, goldset.digest_key, goldset.rubrics), asked,
+            row.eval_version)
     return {key: regraded(future.result()) for key, future in futures.items()}, list(metrics)
 
 
 def judge_input(row: QuestionRecord, gists: Mapping[str, str],
-                key: bytes | None = None) -> JudgeInput:
+                key: bytes | None = None, rubrics: Mapping[str, Rubric] | None = None,
+                ) -> JudgeInput:
     """What the current judge was shown for this row: the saved answer and judged
     contexts, and the goldset's reference; `key`, a sealed goldset's digest key (the
     cache key is keyed with it, as the run's was)."""
     return JudgeInput(row.question_id, row.question or "", row.answer_text or "",
                       tuple(row.judged_contexts or ()), reference=gists.get(row.question_id),
-                      repeat=row.repeat, answer_sha256=row.answer_sha256, digest_key=key)
+                      repeat=row.repeat, answer_sha256=row.answer_sha256, digest_key=key,
+                      rubrics=rubrics or {})
 
 
 def regraded(got: JudgedScores) -> Regraded:
@@ -403,7 +407,8 @@ def saved_collection(saved: SavedRoute, goldset: Goldset) -> Collected:
                            and f.kind is None and f.slice is None), None),
         judge_optional=goldset.config.judge.optional,
         estimate="ppi" if goldset.estimate == "ppi" else "judge", judge=settings.get("judge"),
-        sequential=SequentialPlan.model_validate(plan) if plan else None)
+        sequential=SequentialPlan.model_validate(plan) if plan else None,
+        rubrics=list(goldset.rubrics))
     floors = [FloorSpec(nodeid=f"{saved.route}::{f.name}", location=(saved.route, None, f.name),
                         route=saved.route, goldset=goldset.name,
                         eval_version=goldset.eval_version, floor=f, keywords=[])

@@ -1,6 +1,7 @@
 """A judge held to the goldset's human labels: `floor[judge_agreement]` decided over the
-labelled questions (`decide_agreement`), and every judged floor of a goldset whose labels do
-not vouch for its judge failed, whatever that judge says (`vouched`).
+labelled questions (`decide_agreement`), every judged floor of a goldset whose labels do
+not vouch for its judge failed, whatever that judge says (`vouched`), and a rubric's floor
+not decided unless people vouch for the judge on that rubric (`on_rubric`).
 
 The agreement itself (kappa, Spearman, their intervals, the labelled questions without a
 verdict) is a statistic, `scoring/agreement.py`; here is the rule: a judge is calibrated when
@@ -27,7 +28,7 @@ from pytest_ragate.decision.said import Said, Topic, said
 from pytest_ragate.scoring.agreement import AGREEMENT, Agreement
 from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.ppi import MIN_LABELS
-from pytest_ragate.scoring.registry import Tally
+from pytest_ragate.scoring.registry import METRICS, Tally
 from pytest_ragate.scoring.stats import clears
 
 Shortfall = Literal["unverdicted", "too few", "no interval", "below"]
@@ -118,4 +119,26 @@ def vouched(verdict: Verdict, agreements: Sequence[Agreement], agreement_min: fl
     why = uncalibrated(agreements, agreement_min, strict)
     if why is None:
         return verdict
+    return replace(verdict, outcome="failed", said=said(Topic.JOINED, why, verdict.said))
+
+
+def on_rubric(verdict: Verdict, agreements: Sequence[Agreement], agreement_min: float | None,
+              judge: str | None, strict: bool) -> Verdict:
+    """A rubric's floor, decided only where the judge was checked against people on that
+    rubric: human labels of it (at least `MIN_LABELS` with a verdict) whose agreement with
+    the judge reaches the goldset's judge_agreement floor. Otherwise the floor is not
+    decided, and fails, saying what it needs: a judge grading criteria no person has held it
+    to decides nothing, whatever it says."""
+    floor = verdict.floor
+    if (judge is None or verdict.outcome == "skipped" or floor.anchors
+            or floor.metric not in METRICS or not METRICS[floor.metric].rubric):
+        return verdict
+    agreement = next((a for a in agreements if a.metric == floor.metric), None)
+    if (agreement is not None and agreement_min is not None
+            and calibrated(agreement, agreement_min, strict)):
+        return verdict
+    why = said(Topic.RUBRIC_NOT_CALIBRATED, floor.metric, agreement, agreement_min,
+               MIN_LABELS, strict=strict,
+               shortfall=None if agreement is None or agreement_min is None
+               else shortfall(agreement, agreement_min, strict))
     return replace(verdict, outcome="failed", said=said(Topic.JOINED, why, verdict.said))

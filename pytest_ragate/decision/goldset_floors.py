@@ -11,7 +11,8 @@ A floor that depends on another is not decided while that other does not hold, x
 a judged floor (whole, kind, slice) whose judge delivered fewer of its own verdicts than the
 goldset's judge_coverage floor asks (`floors.unread`), and any judged floor of a judge the
 goldset's labels do not vouch for (`agreement_floor.vouched`, held to its judge_agreement
-floor).
+floor), and a rubric's floor where the labels do not vouch for the judge on that rubric
+(`agreement_floor.on_rubric`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from pytest_ragate.decision.agreement_floor import decide_agreement, vouched
+from pytest_ragate.decision.agreement_floor import decide_agreement, on_rubric, vouched
 from pytest_ragate.decision.floors import (
     Gap,
     Unjudged,
@@ -55,8 +56,12 @@ def decide_floors(floors: Sequence[Floor], run: GoldsetRun, population: Populati
         # a slice floor is decided with its family, never alone by the rule of a whole floor
         verdict = (families[floor] if floor.slice else _decide_floor(
             floor, run, population, rules, stopping, coverage, unjudged(floor.metric)))
-        verdicts[floor] = vouched(verdict, run.agreements, population.agreement_min, run.judge,
-                                  rules.strictness.strict)
+        # a rubric's floor the labels do not vouch for is said once, by its own rubric
+        rubric = on_rubric(verdict, run.agreements, population.agreement_min, run.judge,
+                           rules.strictness.strict)
+        verdicts[floor] = rubric if rubric is not verdict else vouched(
+            verdict, run.agreements, population.agreement_min, run.judge,
+            rules.strictness.strict)
     return said_once(verdicts, [*run.gaps, *run.anchor_gaps])
 
 

@@ -305,6 +305,16 @@ class Population(_Wire):
     # undecided check does (decision/margins.py)
     max_drop: dict[str, float] = {}
     inconclusive: Literal["fail", "pass"] = "fail"
+    # the goldset's rubrics (`[rubrics]`): names the registry must know wherever its rows are
+    # decided (an xdist controller, `ragate decide`), declared as the population is read
+    rubrics: list[str] = []
+
+    def model_post_init(self, context: object, /) -> None:
+        """Its rubrics' names made known to the registry of the process that reads it."""
+        if self.rubrics:
+            from pytest_ragate.scoring.rubrics import declare
+
+            declare(self.rubrics)
 
     @classmethod
     def of(cls, route: str, goldset: AskedGoldset, cases: Iterable[Asked],
@@ -315,7 +325,7 @@ class Population(_Wire):
            judge: str | None = None, judge_fixture: str | None = None,
            sequential: SequentialPlan | None = None,
            files: tuple[str | None, str | None] = (None, None),
-           margins: Margins = NO_MARGINS) -> Population:
+           margins: Margins = NO_MARGINS, rubrics: Iterable[str] = ()) -> Population:
         """One route's population: each case (once per repeat) and anchor (None: a
         `@ragate.goldset` test, whose anchors are the file route's) with the node id it runs
         as, found by its item name in `nodeids` (absent: deselected); `labels` are the
@@ -332,7 +342,8 @@ class Population(_Wire):
             judge_optional=list(judge_optional), estimate=estimate, judge=judge,
             judge_fixture=judge_fixture, sequential=sequential, questions_file=files[0],
             expected_file=files[1], corpus=dict(goldset.corpus_digests),
-            max_drop=dict(margins.max_drop), inconclusive=margins.inconclusive)
+            max_drop=dict(margins.max_drop), inconclusive=margins.inconclusive,
+            rubrics=list(rubrics))
 
     @property
     def margins(self) -> Margins:

@@ -48,6 +48,7 @@ class Topic(Enum):
     PASS_RATE_SHORT = auto()
     PASS_RATE_FEW_QUESTIONS = auto()
     METRIC_FAILED = auto()
+    RUBRIC_NOT_CALIBRATED = auto()
     JOINED = auto()  # its values (each a Said or a text), joined by " · "
 
 

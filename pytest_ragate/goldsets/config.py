@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -94,8 +95,10 @@ class JudgeConfig(_Model):
 
     @field_validator("optional")
     @classmethod
-    def _judged(cls, value: list[str]) -> list[str]:
-        wrong = [name for name in value if name not in METRICS or not METRICS[name].judged]
+    def _judged(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        own = (info.context or {}).get("rubrics", ())  # the goldset's rubrics are judged
+        wrong = [name for name in value if name not in own and (
+            name not in METRICS or not METRICS[name].judged or METRICS[name].rubric)]
         if wrong:
             from pytest_ragate.wording.floors import not_judged_metrics
 
@@ -156,6 +159,52 @@ class RegressionConfig(_Model):
     inconclusive: Literal["fail", "pass"] = "fail"
 
 
+def _rubric_name(name: str) -> str:
+    """A `[rubrics.NAME]` key: a metric's name no built-in or defined metric has."""
+    from pytest_ragate.scoring.rubrics import name_problem
+
+    problem = name_problem(name)
+    if problem is not None:
+        raise ValueError(problem)
+    return name
+
+
+RubricName = Annotated[str, AfterValidator(_rubric_name)]
+
+
+class RubricConfig(_Model):
+    """`[rubrics.polite]`: the criteria a judge grades an answer against, pass/fail unless
+    `scale = 5` with `scores`, a description of each score, 1 first (scoring/rubrics.py)."""
+
+    criteria: str
+    scale: Literal[5] | None = None
+    scores: list[Annotated[str, Field(min_length=1)]] | None = Field(default=None,
+                                                                    validate_default=True)
+
+    @field_validator("criteria")
+    @classmethod
+    def _worded(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("the criteria are the words the judge grades against: not empty")
+        return value
+
+    @field_validator("scores")
+    @classmethod
+    def _one_per_score(cls, value: list[str] | None, info: ValidationInfo,
+                       ) -> list[str] | None:
+        if "scale" not in info.data:  # a bad scale is its own problem, said once
+            return value
+        scale = info.data["scale"]
+        if scale is None and value is not None:
+            raise ValueError("a pass/fail rubric has no scores: give scale = 5 with them, or "
+                             "leave them out")
+        if scale is not None and (value is None or len(value) != scale):
+            given = "none" if value is None else str(len(value))
+            raise ValueError(f"a rubric of scale {scale} describes each score: scores = "
+                             f"[…] with {scale} descriptions, score 1's first (given {given})")
+        return value
+
+
 class GoldsetConfig(_Model):
     name: str | None = None
     eval_version: str = "1"
@@ -176,6 +225,7 @@ class GoldsetConfig(_Model):
     answers: AnswersConfig = Field(default_factory=AnswersConfig)
     audit: AuditConfig = Field(default_factory=AuditConfig)
     regression: RegressionConfig = Field(default_factory=RegressionConfig)
+    rubrics: dict[RubricName, RubricConfig] = Field(default_factory=dict)
 
     @field_validator("eval_version", mode="before")
     @classmethod
@@ -450,9 +500,12 @@ def read_config(path: Path) -> GoldsetConfig:
         raise GoldsetError([Problem(path, "<toml>", f"malformed TOML ({error})", line=line)],
                            ) from None
     try:
-        return GoldsetConfig.model_validate(raw)
-    except ValidationError as error:
-        raise GoldsetError(problems_from_validation(error, path)) from None
+        rubrics = raw.get("rubrics")
+        return GoldsetConfig.model_validate(raw, context={
+            "rubrics": set(rubrics) if isinstance(rubrics, dict) else set()})
+    except ValidationError as error:  # a table's bad key is named by its key alone
+        raise GoldsetError([replace(p, field=p.field.removesuffix(".[key]"))
+                            for p in problems_from_validation(error, path)]) from None
 
 
 ExpectedRow = tuple[Path, int | None, Expected]

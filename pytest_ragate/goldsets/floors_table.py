@@ -6,7 +6,7 @@ declared (`floor_at`), for the problems that name it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any, get_args
@@ -21,6 +21,7 @@ from pytest_ragate.scoring.floor import TURN_POSITIONS, TURN_SLICE, Floor
 from pytest_ragate.scoring.pass_rate import PASS_RATE, QUESTION_TABLE
 from pytest_ragate.scoring.records import fmt_some
 from pytest_ragate.scoring.registry import METRICS, anchor_floor_metrics
+from pytest_ragate.scoring.rubrics import is_rubric
 from pytest_ragate.scoring.slices import EVERY_SLICE, sliceable
 from pytest_ragate.wording.slices import not_sliceable
 
@@ -69,17 +70,19 @@ class _FloorEntry:
     question: bool = False  # `[floors.question]`: the only place a question_pass_rate floor is
 
 
-def parse_floors(raw: dict[str, Any], path: Path, where: str = "floors") -> list[Floor]:
+def parse_floors(raw: dict[str, Any], path: Path, where: str = "floors",
+                 rubrics: Collection[str] = ()) -> list[Floor]:
     """`{metric: min | {min, xfail}}` plus `kind.<kind>.<metric>`, `anchors.<kind>.<metric>` and
     `slices.<key>.<metric>` (every value of the key: `slice_floors` makes one floor of each
     value found) or `slices."<key>=<value>".<metric>` (one slice); names checked against
-    METRICS."""
+    METRICS, a rubric's against the goldset's own `rubrics` (another goldset's is unknown
+    here)."""
     floors: list[Floor] = []
     problems: list[Problem] = []
     for entry in _floor_entries(raw, path, where):
         if isinstance(entry, Problem):
             problems.append(entry)
-        elif isinstance(found := _floor(entry, path), Floor):
+        elif isinstance(found := _floor(entry, path, rubrics), Floor):
             floors.append(found)
         else:
             problems.extend(found)
@@ -172,7 +175,8 @@ def _slice_entries(name: str, table: object, path: Path, where: str,
                               slice=(key, value if "=" in name else EVERY_SLICE))
 
 
-def _floor(entry: _FloorEntry, path: Path) -> Floor | list[Problem]:
+def _floor(entry: _FloorEntry, path: Path, rubrics: Collection[str] = (),
+           ) -> Floor | list[Problem]:
     """One floor checked: a metric that exists (and may gate anchors, for an anchor floor),
     and a value that is a number in [0, 1] or one bound with its xfail."""
     at, metric, value = entry.at, entry.metric, entry.value
@@ -184,11 +188,12 @@ def _floor(entry: _FloorEntry, path: Path) -> Floor | list[Problem]:
                         "0.8, over every question of the goldset")]
     if metric == PASS_RATE and (problem := _pass_rate_value(entry.value)):
         return [Problem(path, at, problem)]
-    if metric not in METRICS:
-        close = METRICS.close_to(metric)
+    if metric not in METRICS or (METRICS[metric].rubric and metric not in rubrics):
+        close = [m for m in METRICS.close_to(metric) if not is_rubric(m) or m in rubrics]
+        known = [m for m in METRICS.vocabulary() if not is_rubric(m) or m in rubrics]
         return [Problem(path, at, f"unknown metric {metric!r}"
                         + (f": did you mean {' or '.join(close)}?" if close else "")
-                        + f" (known: {', '.join(METRICS.vocabulary())})")]
+                        + f" (known: {', '.join(known)})")]
     if not entry.anchors and METRICS[metric].source == "anchors":
         return [Problem(path, at, f"{metric} is the share of a kind's anchors whose check held: "
                         f"a floor on it is over anchors ([floors.anchors.KIND] {metric} = …), "

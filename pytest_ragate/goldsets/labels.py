@@ -25,7 +25,7 @@ from __future__ import annotations
 import difflib
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Literal
@@ -38,6 +38,7 @@ from pytest_ragate.goldsets.config import _Model
 from pytest_ragate.problems import Problem
 from pytest_ragate.scoring.answer_match import ANSWER_MATCH, AnswerLabel
 from pytest_ragate.scoring.registry import METRICS, verdict_metrics
+from pytest_ragate.scoring.rubrics import Rubric, is_rubric
 
 
 def _zero_or_one(value: object) -> object:
@@ -110,14 +111,18 @@ class Label:
 
 
 def read_labels(path: Path, question_ids: set[str], config_path: Path, *,
-                sealed: bool = False) -> tuple[list[Label], list[Problem]]:
+                sealed: bool = False, rubrics: Mapping[str, Rubric] | None = None,
+                ) -> tuple[list[Label], list[Problem]]:
     """The labels, or the problems of each bad line (file, line, question id, field): an
     unknown question or metric, a metric no judge gives, a duplicate, a metric mixing
-    verdicts and scores, per-statement labels in a sealed goldset."""
+    verdicts and scores, per-statement labels in a sealed goldset; a label of one of the
+    goldset's `rubrics` is a verdict for a pass/fail rubric, a score (in [0, 1], as its
+    figure is) for a scaled one."""
     if not path.is_file():
         return [], [Problem(config_path, "judge.labels", f"{path} not found")]
     rows, problems = read_jsonl(path, LabelRow, id_field="question_id")
-    judged = set(verdict_metrics())
+    rubrics = rubrics or {}
+    judged = {m for m in verdict_metrics() if not is_rubric(m)} | set(rubrics)
     seen: dict[tuple[str, str, str | None], int] = {}
     kinds: dict[str, tuple[bool, int]] = {}  # metric -> (binary, first line)
     labels: list[Label] = []
@@ -152,6 +157,9 @@ def read_labels(path: Path, question_ids: set[str], config_path: Path, *,
             problem("statements", "a sealed goldset keeps no statement text in plain labels "
                     "(it would show what a right answer says): give the verdict or score only")
             continue
+        if metric in rubrics and (why := _rubric_label(rubrics[metric], row)):
+            problem(*why)
+            continue
         answer = row.answer_sha256 if metric == ANSWER_MATCH else None
         if (qid, metric, answer) in seen:
             problem("question_id", f"duplicate label for {metric}"
@@ -169,6 +177,17 @@ def read_labels(path: Path, question_ids: set[str], config_path: Path, *,
         labels.append(Label(qid, metric, row.value, binary, row.answer_sha256,
                             row.expected_sha256))
     return labels, problems
+
+
+def _rubric_label(rubric: Rubric, row: LabelRow) -> tuple[str, str] | None:
+    """(field, message) when a rubric's label is not of its kind: a verdict for a pass/fail
+    rubric, a score in [0, 1] (its figure's (score − 1) / (scale − 1)) for a scaled one."""
+    if rubric.binary and row.verdict is None:
+        return "score", f"rubric {rubric.name} is pass/fail: its labels are verdicts, 0 or 1"
+    if not rubric.binary and row.verdict is not None:
+        return "verdict", (f"rubric {rubric.name} is scored 1 to {rubric.scale}: its labels "
+                           f"are scores in [0, 1], (score - 1) / {rubric.top - 1}")
+    return None
 
 
 def _answer_match_label(row: LabelRow) -> tuple[str, str] | None:

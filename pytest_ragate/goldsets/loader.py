@@ -10,7 +10,7 @@ import hashlib
 import json
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -56,6 +56,8 @@ from pytest_ragate.scoring.flips import anchor_digest
 from pytest_ragate.scoring.floor import Floor, counts_in
 from pytest_ragate.scoring.records import ContextRef, Evidence, WholeDocument
 from pytest_ragate.scoring.registry import METRICS, requested_metrics
+from pytest_ragate.scoring.rubrics import Rubric
+from pytest_ragate.scoring.rubrics import declare as declare_rubrics
 
 SINGLE_DOC_KINDS = frozenset({"single_doc"})
 MULTI_DOC_KINDS = frozenset({"multi_doc"})
@@ -153,9 +155,16 @@ class Goldset:
     @cached_property
     def requested_verdicts(self) -> tuple[str, ...]:
         """The judged metrics asked for on request (answer_correctness, factual_correctness)
-        this goldset wants: those `[answers] judged` lists and those its floors name."""
-        return requested_metrics([*self.config.answers.judged,
-                                  *(f.metric for f in self.floors)])
+        this goldset wants: those `[answers] judged` lists and those its floors name; and
+        the rubrics its floors gate (a rubric is asked only where gated)."""
+        return (*requested_metrics([*self.config.answers.judged,
+                                    *(f.metric for f in self.floors)]),
+                *gated_rubrics(self.rubrics, self.floors))
+
+    @cached_property
+    def rubrics(self) -> dict[str, Rubric]:
+        """The rubrics its `[rubrics]` table declares, by name."""
+        return rubrics_of(self.config)
 
     @property
     def estimate(self) -> str:
@@ -465,8 +474,9 @@ def _check_labelled(config: GoldsetConfig, config_path: Path, floors: list[Floor
         return [*found, *(Problem(config_path, at, "needs human labels: add [judge] labels = "
                                   "\"labels.jsonl\" (docs/judges.md)") for at in needs)]
     labelled = {label.metric for label in labels}
-    for f in floors:
-        if METRICS[f.metric].asked and f.metric not in labelled and not f.anchors:
+    for f in floors:  # a rubric's floor without labels is not decided (agreement_floor.on_rubric)
+        if (METRICS[f.metric].asked and f.metric not in labelled and not f.anchors
+                and not METRICS[f.metric].rubric):
             at = f"floors.kind.{f.kind}.{f.metric}" if f.kind else f"floors.{f.metric}"
             found.append(Problem(config_path, at, f"{' and '.join(needs)} need labels of "
                                  f"{f.metric} in {config.judge.labels}, which has none"))
@@ -646,7 +656,8 @@ def _read_labels(root: Path, config: GoldsetConfig, config_path: Path, floors: l
     if config.judge.labels is not None and not listed.unread:
         labels, found = read_labels(root / config.judge.labels, question_ids, config_path,
                                     sealed=locate_sealed(root, config.questions.expected
-                                                         ).is_file())
+                                                         ).is_file(),
+                                    rubrics=rubrics_of(config))
     return labels, found or _check_labelled(config, config_path, floors, labels)
 
 
@@ -657,6 +668,7 @@ def load_goldset(path: Path) -> Goldset:
     if not config_path.is_file():
         raise GoldsetError([Problem(config_path, "<file>", "no ragate.toml here")])
     root, config = config_path.parent, read_config(config_path)
+    declare_rubrics(config.rubrics)  # before its floors: a rubric's name is a metric's
     floors, problems = _floors(config, config_path)
     corpus, unread_corpus = load_corpus(root, config.corpus.paths, config.corpus.format,
                                         config_path, config.corpus.units)
@@ -731,6 +743,19 @@ def _conversation_floors(floors: Sequence[Floor], by_id: dict[str, tuple[int, Qu
     return found
 
 
+def rubrics_of(config: GoldsetConfig) -> dict[str, Rubric]:
+    """The rubrics a goldset's `[rubrics]` table declares, by name."""
+    return {name: Rubric(name=name, criteria=r.criteria, scale=r.scale,
+                         scores=tuple(r.scores or ()))
+            for name, r in config.rubrics.items()}
+
+
+def gated_rubrics(rubrics: Mapping[str, Rubric], floors: Iterable[Floor]) -> tuple[str, ...]:
+    """The rubrics among `rubrics` some floor of `floors` (any kind or slice) gates."""
+    gated = {f.metric for f in floors}
+    return tuple(name for name in rubrics if name in gated)
+
+
 def load_goldset_corpus(path: Path) -> Corpus:
     """The corpus of the goldset at `path` (its directory or its `ragate.toml`), read as
     collection reads it, whatever state its questions are in; GoldsetError when the corpus
@@ -748,7 +773,7 @@ def load_goldset_corpus(path: Path) -> Corpus:
 
 def _floors(config: GoldsetConfig, config_path: Path) -> tuple[list[Floor], list[Problem]]:
     try:
-        return parse_floors(config.floors, config_path), []
+        return parse_floors(config.floors, config_path, rubrics=set(config.rubrics)), []
     except GoldsetError as error:
         return [], error.problems
 

@@ -533,7 +533,8 @@ def decorated_goldset(config: pytest.Config, module_path: Path, name: str,
     try:
         goldset = cached_goldset(config, path)
         overrides = parse_floors(merge_floor_layers(spec.floors), module_path,
-                                 where=f"{name} @ragate.floor")
+                                 where=f"{name} @ragate.floor",
+                                 rubrics=set(goldset.config.rubrics))
     except GoldsetError as error:
         pytest.fail(f"invalid goldset for {name}:\n{error}", pytrace=False)
     clash = name_clash(config, goldset, route)
@@ -560,10 +561,15 @@ def decorated_goldset(config: pytest.Config, module_path: Path, name: str,
 
 def verdicts_of(goldset: Goldset, floors: Iterable[Floor]) -> tuple[str, ...]:
     """What a route's questions ask the judge for: the verdict metrics its floors gate or
-    the goldset's labels label (all of them when none: `registry.verdicts_needed`)."""
+    the goldset's labels label (all of them when none: `registry.verdicts_needed`), and the
+    goldset's rubrics its floors gate (a decorator's too)."""
+    from pytest_ragate.goldsets.loader import gated_rubrics
     from pytest_ragate.scoring.registry import verdicts_needed
 
-    return verdicts_needed((f.metric for f in floors), (label.metric for label in goldset.labels))
+    floors = list(floors)
+    return (*verdicts_needed((f.metric for f in floors),
+                             (label.metric for label in goldset.labels)),
+            *gated_rubrics(goldset.rubrics, floors))
 
 
 def adopt_questions(items: Iterable[object], route: str, floors: Iterable[Floor] = (),
@@ -639,6 +645,7 @@ def collected(items: Iterable[pytest.Item]) -> Collected:
         populations.append(Population.of(
             route, goldset, repeated_cases(item_config, goldset), anchors, ran.get(route, {}),
             labels=goldset.labels, repeats=repeats_of(item_config, goldset),
+            rubrics=list(goldset.rubrics),
             coverage_min=_coverage_min(goldset, [f.floor for f in floors if f.route == route]),
             judge_optional=goldset.config.judge.optional,
             agreement_min=_agreement_min(goldset, [f.floor for f in floors

@@ -49,7 +49,7 @@ from pytest_ragate.judges.base import JudgeInput
 from pytest_ragate.judges.cache_folder import JUDGE_CACHE_NAME
 from pytest_ragate.judges.cache_folder import judge_cache_folder as cache_folder
 from pytest_ragate.judges.runner import JudgedScores, JudgeRunner, judged_metrics
-from pytest_ragate.scoring.records import QuestionRecord, score_answer
+from pytest_ragate.scoring.records import QuestionRecord, in_metric_order, score_answer
 from pytest_ragate.settings import read_settings
 
 RECORD_KEY = pytest.StashKey[QuestionRecord]()
@@ -162,9 +162,10 @@ def answer_and_score(item: pytest.Function, case: Case) -> None:
         judged = JudgeInput(case.question.question_id, case.question.question, answer.text,
                             tuple(answer.contexts), reference=case.expected.gist,
                             repeat=case.repeat, answer_sha256=record.answer_sha256,
-                            digest_key=case.goldset.digest_key)
-        metrics = (*judged_metrics(judge, item.stash.get(NEEDED_KEY, None)),
-                   *case.goldset.requested_verdicts)
+                            digest_key=case.goldset.digest_key, rubrics=case.goldset.rubrics)
+        needed = item.stash.get(NEEDED_KEY, None)
+        metrics = (*judged_metrics(judge, needed), *case.goldset.requested_verdicts,
+                   *(m for m in needed or () if m in case.goldset.rubrics))
         item.stash[VERDICTS_KEY] = question_run(item.config).judge_runner().submit(
             judge, judged, tuple(dict.fromkeys(metrics)), case.goldset.eval_version,
             case.goldset.name)
@@ -257,7 +258,7 @@ def _judged(item: pytest.Item, reports: list[pytest.TestReport], verdicts: Judge
     metrics = dict(record.metrics)
     metrics.update({m: verdicts.values.get(m) for m in (*verdicts.values, *verdicts.failures)})
     item.stash[RECORD_KEY] = redacted_record(item.config, record.model_copy(update={
-        "metrics": metrics, "judge_failures": dict(verdicts.failures),
+        "metrics": metrics, "judge_failures": in_metric_order(verdicts.failures),
         "judge_cached": list(verdicts.cached), "judge_vacuous": list(verdicts.vacuous),
         **verdicts.bill.row_fields(),
         "unencodable": (record.unencodable or 0) + verdicts.unencodable or None}))

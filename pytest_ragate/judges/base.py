@@ -11,11 +11,12 @@ from __future__ import annotations
 import contextvars
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pytest_ragate.answer import Context, Usage, keyed_digest, reported_usage
+from pytest_ragate.scoring.rubrics import Rubric
 
 if TYPE_CHECKING:
     import numpy as np
@@ -100,6 +101,9 @@ class JudgeInput:
     # a sealed goldset's digest key (goldsets/sealed.py `digest_key`): the cache key's digest
     # of what the judge sees is keyed with it, so no plain digest over the sealed gist is kept
     digest_key: bytes | None = field(default=None, repr=False)
+    # the goldset's rubrics by name (scoring/rubrics.py): a metric named here is graded
+    # against its criteria, which its verdict's cache key holds. Not part of `digest`
+    rubrics: Mapping[str, Rubric] = field(default_factory=dict, repr=False)
 
     def digest(self) -> str:
         """The digest of what the judge sees (part of the cache key): its sha256, or, in a

@@ -29,6 +29,8 @@ from pytest_ragate.judges.base import (
     cosine,
     factual_correctness,
     faithfulness,
+    invalid,
+    shown,
 )
 from pytest_ragate.problems import problems_from_validation
 
@@ -60,6 +62,9 @@ class FixtureVerdicts(BaseModel):
     # per claim of the reference, whether the answer covers it
     claims_supported: list[bool] | None = None
     reference_claims_covered: list[bool] | None = None
+    # a rubric's verdict by its name (`[rubrics.polite]`): 1 (pass) or 0 (fail) for a
+    # pass/fail rubric, the score 1..5 for a scaled one; anything else is `invalid`
+    rubrics: dict[str, int] = Field(default_factory=dict)
     # sha256 of the answer text these verdicts were written for (`ragate stamp --verdicts`;
     # keyed, `hmac-sha256:…`, for an answer a sealed goldset masks): when the answer changes,
     # the verdicts are stale and say so instead of scoring it
@@ -144,6 +149,8 @@ class FixtureJudge:
                                f"another answer to {item.question_id!r} (answer_sha256 "
                                f"{verdicts.answer_sha256[:12]}…); judge the new one, or "
                                "run `ragate stamp --verdicts` after checking it")
+        if metric in item.rubrics:
+            return self._rubric(item, verdicts, metric)
         if metric == "faithfulness":
             if not verdicts.statements:
                 return Vacuous(1.0, "no statements")
@@ -162,6 +169,19 @@ class FixtureJudge:
         if metric in ("answer_correctness", "factual_correctness"):
             return await self._correctness(item, verdicts, metric)
         raise JudgeFailure("error", f"unknown metric {metric!r}")
+
+    def _rubric(self, item: JudgeInput, verdicts: FixtureVerdicts, name: str) -> float:
+        """A rubric's verdict from the file, held to the rubric's scale: none is `missing`,
+        one it does not define (2 for a pass/fail rubric, 0 or 6 on a scale) `invalid`."""
+        rubric = item.rubrics[name]
+        score = verdicts.rubrics.get(name)
+        if score is None:
+            raise JudgeFailure("missing", f"{self.path.name} gives no verdict of rubric {name} "
+                               f"for {item.question_id!r} (\"rubrics\": {{\"{name}\": …}})")
+        if not rubric.valid(score):
+            raise invalid(f"rubric {name}", shown(score),
+                          f"not a score from {rubric.bottom} to {rubric.top}")
+        return rubric.value_of(score)
 
     async def _correctness(self, item: JudgeInput, verdicts: FixtureVerdicts,
                            metric: str) -> float:

@@ -33,7 +33,7 @@ import json
 import math
 import os
 import statistics
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +53,7 @@ from pytest_ragate.judges.ragas_deferred import (
     RAGAS_METRICS,
     prompt_version,
 )
+from pytest_ragate.scoring.rubrics import Rubric
 
 CHARS_PER_TOKEN = 4  # the rule when no tokenizer file is at hand
 MESSAGE_TOKENS = 3  # per chat message, and once more for the reply's priming
@@ -76,6 +77,8 @@ class PlannedQuestion:
     repeat: int
     judged: bool  # not a must-abstain question (a must-abstain answer is never judged)
     metrics: tuple[str, ...] = RAGAS_METRICS  # what its goldset asks the judge for
+    # the goldset's rubrics by name: those among `metrics` are asked too (one request each)
+    rubrics: Mapping[str, Rubric] = field(default_factory=dict)
     # a sealed goldset's digest key: the index's stamp is keyed with it (`cache_index.stamp`)
     digest_key: bytes | None = field(default=None, repr=False)
 
@@ -220,6 +223,7 @@ class Prompts:
         }
         self.replies = {kind: self._example_reply(prompt)
                         for kind, (prompt, _, _) in self.kinds.items()}
+        self.rubric_reply = self.count('{"reason": "' + "word " * 20 + '", "value": "pass"}')
 
     def _example_reply(self, prompt: Any) -> int:
         lengths = [self.count(output.model_dump_json()) for _, output in prompt.examples]
@@ -231,6 +235,32 @@ class Prompts:
         tokens = sum(self.count(m["content"]) + MESSAGE_TOKENS for m in messages)
         return Request(prompt=tokens + MESSAGE_TOKENS,
                        completion=self.replies[kind] * replies)
+
+    def rubric(self, rubric: Rubric, *, question: str, answer: str) -> list[Request]:
+        """The one request of a rubric's verdict, as `RagasJudge._rubric` sends it."""
+        from ragas.metrics.collections.domain_specific_rubrics.util import (
+            RubricScoreInput,
+            RubricScoreOutput,
+            RubricScorePrompt,
+            format_rubrics,
+        )
+
+        from pytest_ragate.judges.ragas import rubric_prompt
+
+        if rubric.binary:
+            text = rubric_prompt(rubric.criteria).format(question=question, answer=answer)
+            messages = self.messages(text, RubricScoreOutput)  # a schema as long, near enough
+            reply = self.rubric_reply
+        else:
+            prompt = RubricScorePrompt()
+            described = {f"score{i}_description": d for i, d in enumerate(rubric.scores, 1)}
+            prompt.instruction += ("\n\nScoring Rubrics:\n" + format_rubrics(
+                {"criteria": rubric.criteria, **described}) + "\n")
+            messages = self.messages(prompt.to_string(RubricScoreInput(
+                user_input=question, response=answer)), RubricScoreOutput)
+            reply = self._example_reply(prompt)
+        tokens = sum(self.count(m["content"]) + MESSAGE_TOKENS for m in messages)
+        return [Request(prompt=tokens + MESSAGE_TOKENS, completion=reply)]
 
     def verdicts(self, metric: str, *, question: str, answer: str, contexts: Sequence[str],
                  reference: str | None) -> list[Request]:
@@ -333,9 +363,13 @@ def _judged(row: GoldsetPlan, question: PlannedQuestion, entry: IndexEntry | Non
     else:
         answer = question.reference or question.question
         texts = ["x" * STAND_IN_CONTEXT_CHARS] * contexts
-    for metric in (m for m in RAGAS_METRICS if m in question.metrics):
-        requests = prompts.verdicts(metric, question=question.question, answer=answer,
-                                    contexts=texts, reference=question.reference)
+    asked = [*(m for m in RAGAS_METRICS if m in question.metrics),
+             *(m for m in question.metrics if m in question.rubrics)]
+    for metric in asked:
+        requests = (prompts.rubric(question.rubrics[metric], question=question.question,
+                                   answer=answer) if metric in question.rubrics
+                    else prompts.verdicts(metric, question=question.question, answer=answer,
+                                          contexts=texts, reference=question.reference))
         hit = (cache is not None and entry is not None and metric in entry.keys
                and entry.keys[metric] in cache)
         for figures, served in ((row.changed, False), (row.unchanged, hit)):

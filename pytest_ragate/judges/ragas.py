@@ -63,11 +63,13 @@ from pydantic import BaseModel, ConfigDict, PlainValidator, ValidationError
 from pydantic_core import PydanticCustomError
 from ragas.embeddings.base import BaseRagasEmbedding
 from ragas.llms.base import InstructorBaseRagasLLM
+from ragas.metrics import DiscreteMetric
 from ragas.metrics.collections import (
     AnswerCorrectness,
     AnswerRelevancy,
     ContextPrecisionWithoutReference,
     ContextPrecisionWithReference,
+    DomainSpecificRubrics,
     FactualCorrectness,
     Faithfulness,
 )
@@ -82,6 +84,10 @@ from ragas.metrics.collections.answer_relevancy.util import (
     AnswerRelevanceOutput,
 )
 from ragas.metrics.collections.context_precision.util import ContextPrecisionOutput
+from ragas.metrics.collections.domain_specific_rubrics.util import (
+    RubricScoreOutput,
+    RubricScorePrompt,
+)
 from ragas.metrics.collections.factual_correctness.util import (
     ClaimDecompositionOutput,
 )
@@ -111,6 +117,7 @@ from pytest_ragate.judges.ragas_deferred import (
     sampling_params,
 )
 from pytest_ragate.redaction import redact_url_credentials
+from pytest_ragate.scoring.rubrics import Rubric
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
@@ -330,6 +337,17 @@ class _Claims(_Shape):
     claims: list[Words]
 
 
+def _an_int(value: object) -> int:
+    if type(value) is int:
+        return value
+    raise PydanticCustomError("an_int", "not an integer score")
+
+
+class _RubricScored(_Shape):
+    feedback: str
+    score: Annotated[int, PlainValidator(_an_int)]  # held to the rubric's scale after
+
+
 class _Classified(_Shape):
     statement: Words
     reason: str
@@ -350,6 +368,7 @@ VERDICT_SHAPES: dict[type[BaseModel], type[BaseModel]] = {
     ClassificationWithReason: _Classification,
     ClaimDecompositionOutput: _Claims,
     ClaimVerdicts: _NLIVerdicts,
+    RubricScoreOutput: _RubricScored,
 }
 
 
@@ -366,7 +385,7 @@ def _held_to_shape(body: str, response_model: type[BaseModel]) -> None:
         shape.model_validate_json(body)
     except ValidationError as error:
         first, more = error.errors()[0], len(error.errors()) - 1
-        expected = first["msg"] if first["type"] in ("zero_or_one", "words") else \
+        expected = first["msg"] if first["type"] in ("zero_or_one", "words", "an_int") else \
             f"not what RAGAS defines ({first['msg']})"
         raise invalid(f"{response_model.__name__}{_field(first['loc'])}",
                       shown(first["input"]),
@@ -698,7 +717,28 @@ def _verdict_rules(metric: str) -> str:
     if metric in ("answer_correctness", "factual_correctness"):
         checks += [_Classification, _Claims, each_once_as, _AnswerCorrectness,
                    _FactualCorrectness]
+    if metric not in BUILT_IN:  # a rubric's: its own checks only
+        checks += [_an_int, _RubricScored, rubric_prompt, RagasJudge._rubric]
     return "".join(inspect.getsource(check) for check in checks)
+
+
+PASS_FAIL = ("pass", "fail")
+BUILT_IN = ("faithfulness", "context_precision", "answer_relevance", "answer_correctness",
+            "factual_correctness")
+
+
+def rubric_prompt(criteria: str) -> str:
+    """The prompt ragate writes for a pass/fail rubric's `DiscreteMetric`, from its
+    criteria (braces doubled: RAGAS's prompt is a format string, filled with the question
+    and the answer)."""
+    escaped = criteria.replace("{", "{{").replace("}", "}}")
+    return ("Grade the answer to the question below against one criterion.\n\n"
+            f"Criterion: {escaped}\n\n"
+            "Question: {question}\n\n"
+            "Answer: {answer}\n\n"
+            'Reply with "value": "pass" when the answer meets the criterion, "fail" when it '
+            'does not, and your "reason" in one sentence. Judge the criterion only, not '
+            "whether the answer is right.")
 
 
 def _prompt_material(prompt: BasePrompt[Any, Any]) -> dict[str, Any]:
@@ -813,8 +853,12 @@ class RagasJudge:
             material["embedder"] = self.embeddings.model_id
         elif metric == "factual_correctness":
             used = [FactualCorrectness(llm=self.llm)]
-        else:
-            used = []  # score() fails it; the cache key must still be computable
+        else:  # a rubric (its criteria are in the verdict's cache key, `Rubric.material`)
+            used = [DiscreteMetric(name="rubric", prompt=rubric_prompt("{criteria}"),
+                                   allowed_values=list(PASS_FAIL)),
+                    DomainSpecificRubrics(llm=self.llm)]
+            material["rubric_prompts"] = [rubric_prompt("{criteria}"),
+                                          _prompt_material(RubricScorePrompt())]
         material["classes"] = [type(m).__qualname__ for m in used]
         material["prompts"] = [_prompts_of(m) for m in used]
         digest = json.dumps(material, sort_keys=True, ensure_ascii=False, default=str)
@@ -862,6 +906,9 @@ class RagasJudge:
                 self._require(metric, answer=item.answer, reference=item.reference or "")
                 result = await _FactualCorrectness(llm=self.llm).ascore(
                     response=item.answer, reference=item.reference or "")
+            elif metric in item.rubrics:
+                self._require(metric, question=item.question, answer=item.answer)
+                return await self._rubric(item.rubrics[metric], item)
             else:
                 raise JudgeFailure("error", f"unknown metric {metric!r}")
         value = getattr(result, "value", None)
@@ -871,6 +918,34 @@ class RagasJudge:
             raise JudgeFailure("parse", f"RAGAS {metric} came back {value} (the model's "
                                "verdicts were empty or unusable)")
         return float(value)
+
+    async def _rubric(self, rubric: Rubric, item: JudgeInput) -> float:
+        """A rubric's verdict through RAGAS's own metric code: a pass/fail rubric by
+        `DiscreteMetric` over ragate's prompt from the criteria (`rubric_prompt`), a scored
+        one by `DomainSpecificRubrics` with a description per score. The question and the
+        answer are what the judge sees. A value the rubric does not define (not "pass" or
+        "fail", a score off its scale) is `invalid`, never a score."""
+        if rubric.binary:
+            result = await DiscreteMetric(
+                name=rubric.name, prompt=rubric_prompt(rubric.criteria),
+                allowed_values=list(PASS_FAIL)).ascore(llm=self.llm, question=item.question,
+                                                       answer=item.answer)
+            value = getattr(result, "value", None)
+            if value not in PASS_FAIL:
+                raise invalid(f"rubric {rubric.name}", shown(value), "not pass or fail")
+            return 1.0 if value == "pass" else 0.0
+        described = {f"score{i}_description": text
+                     for i, text in enumerate(rubric.scores, start=1)}
+        result = await DomainSpecificRubrics(
+            llm=self.llm, rubrics={"criteria": rubric.criteria, **described},
+            name=rubric.name).ascore(user_input=item.question, response=item.answer)
+        score = getattr(result, "value", None)
+        if isinstance(score, float) and score.is_integer():
+            score = int(score)  # RAGAS hands back float(score) of the checked int
+        if not rubric.valid(score):
+            raise invalid(f"rubric {rubric.name}", shown(score),
+                          f"not a score from 1 to {rubric.top}")
+        return rubric.value_of(score)  # type: ignore[arg-type]
 
     @staticmethod
     def _require(metric: str, **inputs: str | list[str]) -> None:

@@ -166,6 +166,8 @@ def cache_key(eval_version: str, judge: Judge, metric: str, item: JudgeInput,
         "inputs": item.digest()}
     if item.repeat > 1:  # each repeat its own verdict; a question asked once keeps its key
         material["repeat"] = item.repeat
+    if metric in item.rubrics:  # a rubric's criteria: another wording, another verdict
+        material["rubric"] = item.rubrics[metric].material()
     # a URL's credential is not part of what decides a verdict: rotating it keeps the cache
     keyed = redact_url_credentials(json.dumps(material, sort_keys=True))
     return hashlib.sha256(keyed.encode()).hexdigest()

@@ -413,7 +413,7 @@ def question_text(record: QuestionRecord) -> str:
     if record.answer_check is not None:
         lines.append(record.answer_check.line)
     judged = [f"{m} {v:.2f}" for m, v in record.metrics.items()
-              if v is not None and METRICS[m].judged]
+              if v is not None and m in METRICS and METRICS[m].judged]
     if judged:
         lines.append(f"judged by {record.judge}: {' · '.join(judged)}")
     lines += [f"judge failed: {m}: {why}" for m, why in record.judge_failures.items()]

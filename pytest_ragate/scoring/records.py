@@ -218,6 +218,13 @@ class RowJSON(dict[str, Any]):
     __slots__ = ("record",)
 
 
+def in_metric_order(failures: Mapping[str, str]) -> dict[str, str]:
+    """A row's judge failures in the registry's order, then the rest (rubrics) by name: the
+    one order a row's are kept in, whether made in the run or read from a file."""
+    order = {m: i for i, m in enumerate(METRICS)}
+    return dict(sorted(failures.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))
+
+
 class QuestionRecord(BaseModel):
     """One question's outcome: a results row, the JUnit properties, and the floors' input.
 
@@ -322,8 +329,7 @@ class QuestionRecord(BaseModel):
     def _in_metric_order(cls, value: dict[str, str]) -> dict[str, str]:
         """As the judge runner lists them, so a row read back from a results file (written
         with sorted keys) reports as the run's own record did."""
-        order = {m: i for i, m in enumerate(METRICS)}
-        return dict(sorted(value.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))
+        return in_metric_order(value)
 
     @model_serializer(mode="wrap")
     def _quiet_repeat(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
@@ -409,7 +415,7 @@ class QuestionRecord(BaseModel):
             citations=self.citations, citations_correct=self.citations_correct,
             evidence_found=found,
             verdicts={m: float(v) for m, v in self.metrics.items()
-                      if v is not None and METRICS[m].judged},
+                      if v is not None and m in METRICS and METRICS[m].judged},
             judge_failures=sorted(self.judge_failures),
             answers={m: float(v) for m, v in self.metrics.items()
                      if v is not None and m in METRICS and METRICS[m].correctness},

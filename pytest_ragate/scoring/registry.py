@@ -98,6 +98,9 @@ class Metric:
     # a verdict that needs an embedding model besides the judge (answer relevance: the
     # question against the questions the judge generates): asked only where it is needed
     embeds: bool = False
+    # a rubric a goldset declares (`[rubrics.polite]`, scoring/rubrics.py): a verdict asked
+    # only where a floor gates it, decided only where the labels vouch for the judge on it
+    rubric: bool = False
 
     @property
     def share(self) -> bool:
@@ -602,6 +605,8 @@ class _Metrics(dict[str, Metric]):
         super().__init__((m.name, m) for m in metrics)
         self.families = tuple(families)
         self.custom: dict[str, Metric] = {}
+        # the rubrics the goldsets loaded in this process declare (scoring/rubrics.declare)
+        self.rubrics: dict[str, Metric] = {}
 
     def builtin_names(self) -> list[str]:
         """The built-in metrics' names (a family's members are found by `family`)."""
@@ -615,19 +620,20 @@ class _Metrics(dict[str, Metric]):
         return None
 
     def __missing__(self, name: str) -> Metric:
-        member = self.custom.get(name) or self.family(name)
+        member = self.custom.get(name) or self.rubrics.get(name) or self.family(name)
         if member is None:
             raise KeyError(name)
         return member
 
     def __contains__(self, name: object) -> bool:
         return super().__contains__(name) or (isinstance(name, str) and (
-            name in self.custom or self.family(name) is not None))
+            name in self.custom or name in self.rubrics or self.family(name) is not None))
 
     def vocabulary(self) -> list[str]:
         """Every name a floor may give, a family's as its pattern (`evidence_recall@K`), the
         project's own metrics last."""
-        return [*self, *(family.metric.name for family in self.families), *self.custom]
+        return [*self, *(family.metric.name for family in self.families), *self.custom,
+                *self.rubrics]
 
     def close_to(self, name: str) -> list[str]:
         """The metric names a misspelled `name` may have meant (difflib, ratio 0.75 or
@@ -636,8 +642,8 @@ class _Metrics(dict[str, Metric]):
         number = re.search(r"[0-9]+", name)
         members = [f.spelled.format(number.group()) if number else f.metric.name
                    for f in self.families]
-        return difflib.get_close_matches(name, [*self, *dict.fromkeys(members), *self.custom],
-                                         n=3, cutoff=0.75)
+        return difflib.get_close_matches(name, [*self, *dict.fromkeys(members), *self.custom,
+                                                *self.rubrics], n=3, cutoff=0.75)
 
 
 # `evidence_recall@K` (K = 1..9999) is evidence recall over the first K contexts in rank
@@ -733,8 +739,9 @@ def asked_metrics() -> tuple[str, ...]:
 
 
 def verdict_metrics() -> tuple[str, ...]:
-    """Every metric a judge may be asked for: those asked by default and on request."""
-    return tuple(m.name for m in METRICS.values() if m.asked)
+    """Every metric a judge may be asked for: those asked by default and on request, and
+    the rubrics the goldsets loaded in this process declare."""
+    return (*(m.name for m in METRICS.values() if m.asked), *METRICS.rubrics)
 
 
 def requested_metrics(named: Iterable[str]) -> tuple[str, ...]:
@@ -784,4 +791,6 @@ def run_metrics(asked: Collection[str], named: Iterable[str] = ()) -> list[str]:
         return m.source == "mechanical"
 
     members = sorted({n for n in named if METRICS.family(n) is not None})
-    return [m.name for m in METRICS.values() if has(m)] + members + list(METRICS.custom)
+    rubrics = [name for name in METRICS.rubrics if name in asked]
+    return ([m.name for m in METRICS.values() if has(m)] + members + list(METRICS.custom)
+            + rubrics)

@@ -34,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from pytest_ragate.scoring.floor import Floor
-from pytest_ragate.scoring.records import QuestionRecord, repeat_name
+from pytest_ragate.scoring.records import QuestionRecord, in_metric_order, repeat_name
 from pytest_ragate.scoring.registry import METRICS
 from pytest_ragate.scoring.stats import bootstrap_mean, mcnemar_exact, paired_bootstrap
 
@@ -109,10 +109,10 @@ def regraded_rows(rows: Sequence[QuestionRecord], judge_id: str,
             out.append(row)
             continue
         got = regraded.get(key_of(row), Regraded())
-        metrics = {m: v for m, v in row.metrics.items() if not METRICS[m].judged}
+        metrics = {m: v for m, v in row.metrics.items() if m in METRICS and not METRICS[m].judged}
         metrics.update(got.values)
         out.append(row.model_copy(update={
-            "metrics": metrics, "judge": judge_id, "judge_failures": dict(got.failures),
+            "metrics": metrics, "judge": judge_id, "judge_failures": in_metric_order(got.failures),
             "judge_cached": [], "judge_vacuous": []}))
     return out
 

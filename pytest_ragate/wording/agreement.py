@@ -68,6 +68,26 @@ def not_calibrated_lines(shortfalls: Sequence[tuple[Agreement, Shortfall]], floo
     return "; ".join(not_calibrated_line(a, why, floor, strict) for a, why in shortfalls)
 
 
+def rubric_not_calibrated(rubric: str, a: Agreement | None, floor: float | None,
+                          needed: int, *, strict: bool, shortfall: Shortfall | None) -> str:
+    """Why a rubric's floor is not decided (`agreement_floor.on_rubric`): `not decided: the
+    judge is not calibrated on rubric polite: it needs 10 human labels of polite, has 3`."""
+    head = f"not decided: the judge is not calibrated on rubric {rubric}"
+    labels = f"human labels of {rubric} in the labels file ([judge] labels)"
+    if floor is None:
+        return (f"{head}: the goldset sets no judge_agreement floor for it to reach: add "
+                f"[floors] judge_agreement (e.g. 0.6) and at least {needed} {labels}")
+    if a is None or not a.labelled:
+        return f"{head}: it needs at least {needed} {labels}, and has none"
+    if a.labelled < needed:
+        return (f"{head}: it needs at least {needed} {labels}, and has {a.labelled} "
+                f"({needed - a.labelled} more)")
+    if shortfall is None:  # a rubric's own agreement holds: another reason not to decide
+        return head
+    return f"{head}: " + not_calibrated_line(a, shortfall, floor, strict).removeprefix(
+        "judge not calibrated: ")
+
+
 def not_calibrated(agreements: Sequence[Agreement], floor: float, strict: bool) -> str | None:
     """Why the judged floors of a goldset cannot pass, or None when every labelled metric's
     agreement reaches `judge_agreement`: `judge not calibrated: kappa 0.41 [0.20, 0.61] <

@@ -72,6 +72,7 @@ RENDERERS: dict[Topic, Callable[..., str]] = {
     Topic.PASS_RATE_SHORT: pass_rate.not_decided_repeats,
     Topic.PASS_RATE_FEW_QUESTIONS: pass_rate.too_few_questions,
     Topic.METRIC_FAILED: floors.metric_failed,
+    Topic.RUBRIC_NOT_CALIBRATED: agreement.rubric_not_calibrated,
     Topic.JOINED: lambda *texts: " · ".join(texts),
 }
 
