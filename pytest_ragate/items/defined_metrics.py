@@ -54,8 +54,11 @@ def defined_fields(config: pytest.Config, question: str, answer: Answer,
 
 
 def forget_metrics() -> None:
-    """The run is over: the registry forgets its defined metrics (pytester runs share a
-    process)."""
+    """The run is over: the registry forgets its defined metrics and the rubrics its
+    goldsets declared (pytester runs share a process, as do a command's tests)."""
     module = sys.modules.get(CUSTOM_MODULE)
     if module is not None:
         module.define([])
+    registry = sys.modules.get("pytest_ragate.scoring.registry")  # not imported: no rubric
+    if registry is not None:
+        registry.METRICS.rubrics.clear()
