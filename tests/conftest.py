@@ -610,6 +610,17 @@ def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
     return result
 
 
+@pytest.fixture(autouse=True)
+def _rubrics_forgotten() -> Iterator[None]:
+    """The rubrics a test's goldsets declared (`[rubrics.NAME]`: scoring/rubrics.declare),
+    forgotten after it as a run forgets them (items/defined_metrics.forget_metrics): the
+    registry is the worker's, and its next test is another project's."""
+    yield
+    registry = sys.modules.get("pytest_ragate.scoring.registry")
+    if registry is not None:
+        registry.METRICS.rubrics.clear()
+
+
 # --- the browser test --------------------------------------------------------------------------
 # tests/test_html_report.py opens the HTML report in the system's Chromium. `make test` does not
 # install one (that takes root); CI does (`make browser`, .ci/run) and requires it. Where it is

@@ -259,8 +259,9 @@ def test_the_command_says_what_no_n_decides_below_its_table(
     (tmp_path / "r.jsonl").write_text(saved_results(rows))
     try:
         got = CliRunner().invoke(main, ["power", "gs", "--results", "r.jsonl"])
+        alone = CliRunner().invoke(main, ["power", "gs"])  # the goldset's own repeat = 5
     finally:
-        define([])
+        define([])  # each call declared the conftest's metric, for the process
     assert got.exit_code == 0, got.output
     lines = got.output.splitlines()
     assert next(x for x in lines if x.startswith("question_pass_rate")).split()[-4:] == [
@@ -269,7 +270,6 @@ def test_the_command_says_what_no_n_decides_below_its_table(
            "needs repeat ≥ 20" in got.output and "asks each question 5 times" in got.output
     assert ("polite: not decided: polite 1.00 over the other 19, metric polite failed on 1 "
             "question: raised X (q1[r4])") in got.output
-    alone = CliRunner().invoke(main, ["power", "gs"])  # the goldset's own repeat = 5
     assert alone.exit_code == 1, alone.output
     assert alone.output.splitlines() == [
         "mini: " + too_few_repeats(0.8, 5, 4, 20),

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,14 +25,6 @@ from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.registry import METRICS
 from pytest_ragate.scoring.rubrics import Rubric, declare
 from tests.conftest import BASE_TOML, jsonl, write_goldset
-
-
-@pytest.fixture(autouse=True)
-def forgotten() -> Iterator[None]:
-    """The rubrics a test's goldsets declared, forgotten after it as after a run: the
-    registry is the process's, and the next test in this worker is another project's."""
-    yield
-    METRICS.rubrics.clear()
 
 POLITE = '[rubrics.polite]\ncriteria = "The answer is polite and does not blame the customer."\n'
 CLEAR = ('[rubrics.clear]\ncriteria = "The answer is clear."\nscale = 5\n'
