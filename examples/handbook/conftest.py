@@ -4,6 +4,7 @@ similarity. ragate gates it; nothing here is ragate's built-in pipeline."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,12 +13,14 @@ from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 from langchain_core.vectorstores import InMemoryVectorStore
 
+import pytest_ragate as ragate
 from pytest_ragate import Answer, Citation, split_paragraphs
 from pytest_ragate.adapters import from_langchain
 
 DOCS = Path(__file__).parent / "docs"
 TOP_K = 3
 MIN_SIMILARITY = 0.45  # below this the system says it does not know
+NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 
 
 class MiniLM(Embeddings):
@@ -62,3 +65,14 @@ def ragate_system(handbook_store: InMemoryVectorStore) -> Callable[[str], Answer
                       citations=[Citation(context_id=best.context_id, quote=best.text)])
 
     return answer
+
+
+@ragate.metric("states_the_numbers")
+def states_the_numbers(question: str, answer: Answer, expected: str | None) -> bool | None:
+    """A criterion of the team's own (docs/metrics.md), a share: the answer gives every
+    number the expected answer gives. Not applicable (None) where the expected answer gives
+    none, or there is none (an unanswerable question)."""
+    wanted = set(NUMBER.findall(expected or ""))
+    if not wanted:
+        return None
+    return not answer.abstained and wanted <= set(NUMBER.findall(answer.text or ""))
