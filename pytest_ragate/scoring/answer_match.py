@@ -1056,8 +1056,13 @@ COORDINATORS = frozenset(["and", "but", "while", "whereas", "although", "though"
 VALUE_LINKS = LINKS | frozenset(["to", "from", "by", "within", "over", "under", "above",
                                  "below", "after", "before", "during", "until", "since",
                                  "into", "than", "up", "down"])
-RELATIVES = frozenset(["which", "who", "whom", "whose", "where", "that"])  # `, which was on`
-_NAME = re.compile(r"(?<![.;:!?]\s)(?<!^)\b([A-Z][a-z][\w-]*)")
+# a capitalised word inside a sentence or after a semicolon (where English writes no capital
+# but a name's: `…; Porto was the backup`), or with a capital inside it anywhere (`MySQL`)
+_NAME = re.compile(r"(?<![.:!?]\s)(?<!^)\b([A-Z][a-z][\w-]*)|\b([A-Z][a-z]+[A-Z][\w-]*)")
+# a capitalised word opening a sentence: a name too where the rest of the gist and the
+# question never use it (`Cheques are not accepted`; not `Refunds are issued` where the
+# question asks of refunds)
+_OPENING = re.compile(r"(?:(?<=[.:!?]\s)|^)([A-Z][a-z][\w-]*)")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -1089,8 +1094,9 @@ def _clauses(folded: Folded, spans: Spans, names: frozenset[str]) -> _Clauses:
 
 def _cut(folded: Folded, items: tuple[str, ...]) -> list[int]:
     """Each token's clause: a new one at a sentence (not after a colon: `Chair: Tom`), at a
-    comma (not before a relative, `, which was`, nor a neutral preposition, `, for about
-    three months`, `, with round edges`: they say more of the clause before), after a
+    comma (a relative too, `, which is refunded if`: it says what holds of its head, not
+    what the clause before states; not before a neutral preposition, `, for about three
+    months`, `, with round edges`: they say more of the clause before), after a
     coordinator (`and`, `but`, `while`; not `and` between two values, `Alice and Bob`); not
     at the comma after a phrase opening the sentence with a linking word (`Below 99.0%
     uptime, customers receive`); an aside in parentheses is a clause of its own, and the
@@ -1102,7 +1108,7 @@ def _cut(folded: Folded, items: tuple[str, ...]) -> list[int]:
     for i, t in enumerate(toks):
         between = folded.plain[toks[i - 1].end:t.start] if i else ""
         comma = "," in between and t.clause == toks[i - 1].clause and \
-            t.text not in RELATIVES | LINKS and not fronted
+            t.text not in LINKS and not fronted
         if not i or groups[i] != groups[i - 1] or "," in between:
             fronted = t.text in VALUE_LINKS and (not i or groups[i] != groups[i - 1])
         joins = toks[i - 1].text in COORDINATORS and not (i > 1 and items[i - 2] and items[i])
@@ -1124,8 +1130,12 @@ def _gist_names(expected: Expectation) -> frozenset[str]:
     Halcyon over Brightline`): capitalised words inside a sentence, read as values."""
     others = words_of([expected.question]) | words_of(
         [t for f in expected.facts for t in ([f] if isinstance(f, str) else f)])
-    found = {key(tok) for m in _NAME.finditer(clean(expected.gist))
-             for tok in tokens(m.group(1))}
+    gist = clean(expected.gist)
+    found = {key(tok) for m in _NAME.finditer(gist) for tok in tokens(m.group(1) or m.group(2))}
+    for m in _OPENING.finditer(gist):
+        rest = gist[:m.start()] + gist[m.end():]
+        found |= {k for tok in tokens(m.group(1)) if (k := key(tok)) not in words_of([rest])
+                  and tok.text not in STOPWORDS | PLAIN}
     return frozenset(found - others)
 
 
@@ -1186,7 +1196,9 @@ def _apart(held: set[str], values: set[str], said: _Clauses) -> str:
 def _misplaced(answer: Folded, words: list[int], where: dict[int, set[int]], held: set[str],
                said: _Clauses, shared: bool) -> str:
     """Why a word of an answer clause is not the gist's there: for some fact or value the
-    clause holds, no gist clause with the word holds it (nor one that holds nothing). Of a
+    clause holds, no gist clause with the word holds it (a clause of the gist that holds
+    no value still says of something else: `it was waived for customers on annual plans`
+    beside `the fee is 15 euros`, so its words do not go with a fact). Of a
     clause that holds facts only, each in a phrase of its own (`Directory 0455560 → NLSSD`),
     a word need only be one of a gist clause holding one of them; facts joined by `and` or
     `or` share what is said of them (`shared`: `Alice and Bob took the minutes`), so there
@@ -1194,8 +1206,8 @@ def _misplaced(answer: Folded, words: list[int], where: dict[int, set[int]], hel
     loose = len(held) > 1 and all(x.startswith("fact") for x in held) and not shared
     for j in words:
         for x in [held] if loose else [{x} for x in sorted(held)]:
-            if not any((x & said.holds[g] if loose else x <= said.holds[g]) or
-                       not said.holds[g] for g in where[j]):
+            if not any(x & said.holds[g] if loose else x <= said.holds[g]
+                       for g in where[j]):
                 return (f"\"{answer.tokens[j].text}\" is said of {', '.join(sorted(x))} in the "
                         "answer but of something else in the expected answer: is it in its "
                         "place? review it")
