@@ -1097,7 +1097,9 @@ def _cut(folded: Folded, items: tuple[str, ...]) -> list[int]:
     comma (a relative too, `, which is refunded if`: it says what holds of its head, not
     what the clause before states; not before a neutral preposition, `, for about three
     months`, `, with round edges`: they say more of the clause before), after a
-    coordinator (`and`, `but`, `while`; not `and` between two values, `Alice and Bob`); not
+    coordinator (`and`, `but`, `while`; not `and` between two values, `Alice and Bob`, nor
+    after words that hold no value, `Managers and employees must give`: they share what
+    follows); not
     at the comma after a phrase opening the sentence with a linking word (`Below 99.0%
     uptime, customers receive`); an aside in parentheses is a clause of its own, and the
     clause it interrupts goes on after it (`Sarah (ES2004a) had a remote`)."""
@@ -1105,13 +1107,15 @@ def _cut(folded: Folded, items: tuple[str, ...]) -> list[int]:
     of: list[int] = []
     outer: list[int] = []  # the clauses the open parentheses interrupt
     count, fronted = 0, False  # fronted: the sentence opens with a linking word, no comma yet
+    start = 0  # where the current clause opened
     for i, t in enumerate(toks):
         between = folded.plain[toks[i - 1].end:t.start] if i else ""
         comma = "," in between and t.clause == toks[i - 1].clause and \
             t.text not in LINKS and not fronted
         if not i or groups[i] != groups[i - 1] or "," in between:
             fronted = t.text in VALUE_LINKS and (not i or groups[i] != groups[i - 1])
-        joins = toks[i - 1].text in COORDINATORS and not (i > 1 and items[i - 2] and items[i])
+        joins = toks[i - 1].text in COORDINATORS and any(items[start:i - 1]) and \
+            not (i > 1 and items[i - 2] and items[i])
         here = of[-1] if of else 0
         for mark in re.findall(r"[()]", between):
             if mark == "(":
@@ -1121,6 +1125,7 @@ def _cut(folded: Folded, items: tuple[str, ...]) -> list[int]:
                 here = outer.pop()
         if i and (groups[i] != groups[i - 1] or comma or joins) and "(" not in between:
             here = count = count + 1
+            start = i
         of.append(here)
     return of
 
