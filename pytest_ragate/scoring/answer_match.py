@@ -1130,10 +1130,12 @@ def _cut(folded: Folded, items: tuple[str, ...]) -> list[int]:
     return of
 
 
-def _gist_names(expected: Expectation) -> frozenset[str]:
-    """The gist's names that are not the question's nor a fact's (`Brightline` in `chose
-    Halcyon over Brightline`): capitalised words inside a sentence, read as values."""
-    others = words_of([expected.question]) | words_of(
+def _gist_names(expected: Expectation, asked: bool = False) -> frozenset[str]:
+    """The gist's names that are not a fact's, nor the question's unless `asked`
+    (`Brightline` in `chose Halcyon over Brightline`): capitalised words inside a sentence
+    (`_NAME`) or opening one that the rest of the gist and the question never use
+    (`_OPENING`), read as values."""
+    others = words_of([] if asked else [expected.question]) | words_of(
         [t for f in expected.facts for t in ([f] if isinstance(f, str) else f)])
     gist = clean(expected.gist)
     found = {key(tok) for m in _NAME.finditer(gist) for tok in tokens(m.group(1) or m.group(2))}
@@ -1157,7 +1159,8 @@ def _unbound(answer: Folded, gist: Folded, expected: Expectation) -> str:
     names = _gist_names(expected)
     said = _clauses(gist, [_spans(gist, f) for f in expected.facts], names)
     given = _clauses(answer, [_spans(answer, f) for f in expected.facts], names)
-    return _linked(answer, gist, given, said) or _placed(answer, gist, given, said)
+    return _linked(answer, gist, given, said) or _placed(answer, gist, given, said) or \
+        _reordered(answer, gist, expected)
 
 
 def _placed(answer: Folded, gist: Folded, given: _Clauses, said: _Clauses) -> str:
@@ -1271,3 +1274,42 @@ def _followed(answer: Folded, gist: Folded, given: _Clauses, said: _Clauses) -> 
             return (f"\"of\" follows {item} where the expected answer says \"{says[0]}\": "
                     "review it")
     return ""
+
+
+def _reordered(answer: Folded, gist: Folded, expected: Expectation) -> str:
+    """Why two names (or two values of one class) of an answer clause may have each other's
+    roles: the gist states them in one clause in the other order, and the answer has words
+    between them (`Sam will replace Lena` where the gist says `Lena will replace Sam`): only
+    their places say who does what to whom. Side by side (`Lena and Sam`) is `_swapped`'s.
+    A name the question asks of is read as a value here (`Sam` in `Who will replace Sam?`)."""
+    every = _gist_names(expected, asked=True)
+    given = _clauses(answer, [_spans(answer, f) for f in expected.facts], every)
+    said = _clauses(gist, [_spans(gist, f) for f in expected.facts], every)
+    firsts = _first_items(given)
+    for a, x in firsts:
+        for b, y in firsts:
+            between = answer.tokens[a + 1:b]
+            if a >= b or given.of[a] != given.of[b] or _kind(answer, a) != _kind(answer, b) or \
+                    all(given.items[k] or t.text in ("and", "or")
+                        for k, t in enumerate(between, a + 1)):
+                continue
+            places = [{z: i for i, z in _first_items(said, g)}
+                      for g in range(len(said.holds)) if {x, y} <= said.holds[g]]
+            if places and all(p[y] < p[x] for p in places):
+                return (f"states {x} before {y}, the other order than the expected answer's, "
+                        "with words between: who does what to whom? review it")
+    return ""
+
+
+def _first_items(clauses: _Clauses, clause: int | None = None) -> list[tuple[int, str]]:
+    """Where each fact or value first occurs in a clause (in any, when `clause` is None)."""
+    seen: dict[tuple[int, str], int] = {}
+    for i, item in enumerate(clauses.items):
+        if item and (clause is None or clauses.of[i] == clause):
+            seen.setdefault((clauses.of[i], item), i)
+    return [(i, item) for (_, item), i in seen.items()]
+
+
+def _kind(folded: Folded, i: int) -> str:
+    """A token's class of value (`number`, a weekday, a month), else `name`."""
+    return closed_class(folded.tokens[i]) or "name"
