@@ -489,7 +489,10 @@ def _swapped(answer: Folded, gist: Folded, expected: Expectation) -> str:
     words (`Tom took the minutes; Priya chaired`) keeps each word with its fact. The rule finds
     each fact as a value or a name; which role it fills only the words beside it say, so a
     word that moved to another fact of its kind leaves the answer unsure, named with both
-    facts. Empty when none moved (or with one fact)."""
+    facts. Facts the gist states in clauses of their own (`_clauses`: `the cancellation fee is
+    10 euros and the reactivation fee is 25 euros`) have a role each too, so side by side
+    in the other order (`25 euros and 10 euros`) they are unsure. Empty when none moved (or
+    with one fact)."""
     if len(expected.facts) < 2:
         return ""
     kinds = [_kinds(f) for f in expected.facts]
@@ -501,8 +504,11 @@ def _swapped(answer: Folded, gist: Folded, expected: Expectation) -> str:
         roles.setdefault(gist.keys[j], set()).update([] if there is None else [there])
     owned = {next(iter(facts)) for facts in roles.values() if len(facts) == 1}
     order = {fact: min(first for first, _ in occ) for fact, occ in enumerate(said) if occ}
+    clauses = _clauses(gist, said, frozenset()).holds
     for a, b in _joined_pairs(answer, given):
-        if {a, b} <= owned and order[a] > order[b] and _interchangeable(kinds[a], kinds[b]):
+        own = {a, b} <= owned or (a in order and b in order and not any(
+            {f"fact {a + 1}", f"fact {b + 1}"} <= held for held in clauses))
+        if own and order[a] > order[b] and _interchangeable(kinds[a], kinds[b]):
             return (f"states facts {a + 1} and {b + 1} side by side in the other order than the "
                     "expected answer, which gives each its own role: which is which? review it")
     for j in _role_words(answer, given):
