@@ -106,6 +106,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pytest_ragate.answer import answer_sha256, is_keyed, keyed_digest
 from pytest_ragate.scoring.answer_text import (
     CONTRASTS,
+    NEGATIONS,
     OPENERS,
     QUALIFIED,
     UNITS,
@@ -281,6 +282,7 @@ def check_answer(text: str | None, expected: Expectation, *, similarity: float |
         return AnswerCheck(outcome="unsure", why=f"states {numbered(both)} and denies "
                            f"{'them' if len(both) > 1 else 'it'} elsewhere: review it", **made)
     doubt = _doubt(answer, context) or _hedged(answer, gist, expected, stated) or \
+        _listed_denial(answer, gist, expected, stated) or \
         _swapped(answer, gist, expected) or _unbound(answer, gist, expected) or \
         (_modified(answer, context, stated) or _unplain(answer, context)
          if expected.plain else "")
@@ -475,6 +477,34 @@ def _hedged(answer: Folded, gist: Folded, expected: Expectation,
     return ""
 
 
+def _listed_denial(answer: Folded, gist: Folded, expected: Expectation,
+                   stated: list[list[Occurrence]]) -> str:
+    """Why a fact stated as a bare list item may be denied: its comma-separated part holds
+    nothing but facts (and `and`, `or`), and a later part of its sentence holds a negation
+    that does not open that part (`PayPal, cheques are not accepted`: the list shares the
+    predicate; not `25 euros, not 30`), where the gist's sentence does not. Empty when
+    none."""
+    for i, occ in enumerate(stated, 1):
+        if any(_bare_then_denied(answer, o) for o in occ) and not any(
+                _bare_then_denied(gist, o) for alt in alternatives(expected.facts[i - 1])
+                for o in gist.find(alt) if o.first < len(gist.tokens)):
+            return (f"states fact {i} as a list item, and a negation later in its sentence may "
+                    "deny the whole list: review it")
+    return ""
+
+
+def _bare_then_denied(folded: Folded, o: Occurrence) -> bool:
+    """Whether occurrence `o` is a bare list item followed in its sentence by a part that
+    negates after its first word (`_listed_denial`)."""
+    toks = folded.tokens
+    here = toks[o.first]
+    part = [j for j, t in enumerate(toks) if t.part == here.part]
+    if any(not o.first <= j <= o.last and toks[j].text not in ("and", "or") for j in part):
+        return False
+    return any(t.clause == here.clause and t.part != here.part and t.text in NEGATIONS and
+               toks[j - 1].part == t.part for j, t in enumerate(toks[o.last + 1:], o.last + 1))
+
+
 Spans = list[list[tuple[int, int]]]  # per fact, the token spans of its occurrences in a text
 ROLE_REACH = 3  # tokens between a fact and a word beside it that says its role (`sells for 25`)
 
@@ -504,10 +534,8 @@ def _swapped(answer: Folded, gist: Folded, expected: Expectation) -> str:
         roles.setdefault(gist.keys[j], set()).update([] if there is None else [there])
     owned = {next(iter(facts)) for facts in roles.values() if len(facts) == 1}
     order = {fact: min(first for first, _ in occ) for fact, occ in enumerate(said) if occ}
-    clauses = _clauses(gist, said, frozenset()).holds
     for a, b in _joined_pairs(answer, given):
-        own = {a, b} <= owned or (a in order and b in order and not any(
-            {f"fact {a + 1}", f"fact {b + 1}"} <= held for held in clauses))
+        own = {a, b} <= owned or _own_clauses(gist, said, a, b)
         if own and order[a] > order[b] and _interchangeable(kinds[a], kinds[b]):
             return (f"states facts {a + 1} and {b + 1} side by side in the other order than the "
                     "expected answer, which gives each its own role: which is which? review it")
@@ -522,6 +550,16 @@ def _swapped(answer: Folded, gist: Folded, expected: Expectation) -> str:
                         f"but with fact {there + 1} in the expected answer: are the facts' roles "
                         "swapped? review it")
     return ""
+
+
+def _own_clauses(gist: Folded, said: Spans, a: int, b: int) -> bool:
+    """Whether the gist states facts `a` and `b` (0-based) in clauses of their own
+    (`_clauses`), each with a word that says its role (`_role_words`: `the cancellation fee
+    is 10 euros and the reactivation fee is 25 euros`; not the bare items of a list)."""
+    clauses = _clauses(gist, said, frozenset())
+    words = {clauses.of[j] for j in _role_words(gist, said)}
+    homes = [{clauses.of[first] for first, _ in said[f]} for f in (a, b)]
+    return all(homes) and not homes[0] & homes[1] and all(h <= words for h in homes)
 
 
 def _joined_pairs(folded: Folded, spans: Spans) -> set[tuple[int, int]]:
