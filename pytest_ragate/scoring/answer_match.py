@@ -1204,7 +1204,7 @@ def _unbound(answer: Folded, gist: Folded, expected: Expectation) -> str:
     said = _clauses(gist, [_spans(gist, f) for f in expected.facts], names)
     given = _clauses(answer, [_spans(answer, f) for f in expected.facts], names)
     return _linked(answer, gist, given, said) or _placed(answer, gist, given, said) or \
-        _reordered(answer, gist, expected)
+        _fronted(answer, gist, given, said) or _reordered(answer, gist, expected)
 
 
 def _placed(answer: Folded, gist: Folded, given: _Clauses, said: _Clauses) -> str:
@@ -1357,3 +1357,36 @@ def _first_items(clauses: _Clauses, clause: int | None = None) -> list[tuple[int
 def _kind(folded: Folded, i: int) -> str:
     """A token's class of value (`number`, a weekday, a month), else `name`."""
     return closed_class(folded.tokens[i]) or "name"
+
+
+def _fronted(answer: Folded, gist: Folded, given: _Clauses, said: _Clauses) -> str:
+    """Why a fact may be said of another thing than the gist's: a word the gist has only
+    in the phrase a linking word opens right after the fact (`return` in `refunds are issued
+    within 14 days of receiving the return`: what the fact is counted from) stands before the
+    fact in its answer clause (`the return is received within 14 days`), where the gist's
+    subject goes. Empty when none."""
+    for item, tail in _tails(gist, said).items():
+        only = {gist.keys[j] for j in tail} - {
+            k for j, k in enumerate(gist.keys) if j not in tail}
+        for j, k in enumerate(answer.keys):
+            first = [i for i, x in enumerate(given.items) if x == item and given.of[i] ==
+                     given.of[j]]
+            if first and j < first[0] and answer.tokens[j].text not in PLAIN | STOPWORDS and \
+                    not given.items[j] and _known(k, only):
+                return (f"\"{answer.tokens[j].text}\" is what {item} is counted from in the "
+                        "expected answer (after it), but stands before it in the answer: is "
+                        "it said of the right thing? review it")
+    return ""
+
+
+def _tails(gist: Folded, said: _Clauses) -> dict[str, set[int]]:
+    """Each fact's or value's tail in the gist: the tokens of its clause after a linking word
+    right after it (`of receiving the return` after `14 days`)."""
+    tails: dict[str, set[int]] = {}
+    n = len(gist.tokens)
+    for i, item in enumerate(said.items):
+        if item and i + 1 < n and said.items[i + 1] != item and \
+                said.of[i + 1] == said.of[i] and gist.tokens[i + 1].text in VALUE_LINKS | LINKING:
+            tails.setdefault(item, set()).update(
+                j for j in range(i + 2, n) if said.of[j] == said.of[i])
+    return tails
