@@ -1321,8 +1321,7 @@ def _followed(answer: Folded, gist: Folded, given: _Clauses, said: _Clauses) -> 
 
 
 def _reordered(answer: Folded, gist: Folded, expected: Expectation) -> str:
-    """Why two names (or two values of one class) of an answer clause may have each other's
-    roles: the gist states them in one clause in the other order, and the answer has words
+    """Why two names of an answer clause may have each other's roles: the gist states them in one clause in the other order, and the answer has words
     between them (`Sam will replace Lena` where the gist says `Lena will replace Sam`): only
     their places say who does what to whom. Side by side (`Lena and Sam`) is `_swapped`'s.
     A name the question asks of is read as a value here (`Sam` in `Who will replace Sam?`)."""
@@ -1333,7 +1332,7 @@ def _reordered(answer: Folded, gist: Folded, expected: Expectation) -> str:
     for a, x in firsts:
         for b, y in firsts:
             between = answer.tokens[a + 1:b]
-            if a >= b or given.of[a] != given.of[b] or _kind(answer, a) != _kind(answer, b) or \
+            if a >= b or given.of[a] != given.of[b] or not _named(answer, a, b) or \
                     all(given.items[k] or t.text in ("and", "or")
                         for k, t in enumerate(between, a + 1)):
                 continue
@@ -1354,9 +1353,10 @@ def _first_items(clauses: _Clauses, clause: int | None = None) -> list[tuple[int
     return [(i, item) for (_, item), i in seen.items()]
 
 
-def _kind(folded: Folded, i: int) -> str:
-    """A token's class of value (`number`, a weekday, a month), else `name`."""
-    return closed_class(folded.tokens[i]) or "name"
+def _named(folded: Folded, *at: int) -> bool:
+    """Whether the tokens at `at` are names (no number, weekday or month: the order of two
+    amounts, `47 minutes on 3 March`, says no role)."""
+    return not any(folded.tokens[i].number or closed_class(folded.tokens[i]) for i in at)
 
 
 def _fronted(answer: Folded, gist: Folded, given: _Clauses, said: _Clauses) -> str:
