@@ -1294,10 +1294,31 @@ def _linked(answer: Folded, gist: Folded, given: _Clauses, said: _Clauses) -> st
             continue
         mine = answer.tokens[j - 1].text if j and given.of[j - 1] == given.of[j] else ""
         other = item.startswith("value") and mine and not given.items[j - 1]
-        if mine not in before and before & VALUE_LINKS and (mine in VALUE_LINKS or other):
+        if mine not in before and before & VALUE_LINKS and (mine in VALUE_LINKS or other) \
+                and not _same_link(mine, before, answer, j):
             return (f"\"{mine}\" links {item} where the expected answer says "
                     f"\"{sorted(before & VALUE_LINKS)[0]}\": review it")
     return _followed(answer, gist, given, said)
+
+
+# links that say the same before a value of a class (`AMOUNT_LINKS`: `sells for 25 euros`,
+# `a selling price of 25 euros`, `sell at 25 euros`; `DATE_LINKS`: `in May`, `on Monday`)
+AMOUNT_LINKS = frozenset(["of", "at", "for"])
+DATE_LINKS = frozenset(["in", "on"])
+
+
+def _same_link(mine: str, before: set[str], answer: Folded, j: int) -> bool:
+    """Whether the answer's link `mine` before the value at token `j` says what the gist's
+    links `before` say: both neutral links of an amount in a currency or percent (`for`,
+    `of`, `at`), or of a weekday or month (`in`, `on`); never a bound or a direction (`by`,
+    `to`, `up to`: `on Monday` is not `by Monday`)."""
+    token = answer.tokens[j]
+    unit = j + 1 < len(answer.tokens) and answer.tokens[j + 1].text in UNITS
+    if token.number and unit:
+        return mine in AMOUNT_LINKS and before <= AMOUNT_LINKS | {""}
+    if closed_class(token) in ("weekday", "month"):
+        return mine in DATE_LINKS and before <= DATE_LINKS | {""}
+    return False
 
 
 def _followed(answer: Folded, gist: Folded, given: _Clauses, said: _Clauses) -> str:
@@ -1321,9 +1342,10 @@ def _followed(answer: Folded, gist: Folded, given: _Clauses, said: _Clauses) -> 
 
 
 def _reordered(answer: Folded, gist: Folded, expected: Expectation) -> str:
-    """Why two names of an answer clause may have each other's roles: the gist states them in one clause in the other order, and the answer has words
-    between them (`Sam will replace Lena` where the gist says `Lena will replace Sam`): only
-    their places say who does what to whom. Side by side (`Lena and Sam`) is `_swapped`'s.
+    """Why two names of an answer clause may have each other's roles: the gist states them
+    in one clause in the other order, and the answer has words between them (`Sam will
+    replace Lena` where the gist says `Lena will replace Sam`): only their places say who
+    does what to whom. Side by side (`Lena and Sam`) is `_swapped`'s.
     A name the question asks of is read as a value here (`Sam` in `Who will replace Sam?`)."""
     every = _gist_names(expected, asked=True)
     given = _clauses(answer, [_spans(answer, f) for f in expected.facts], every)
