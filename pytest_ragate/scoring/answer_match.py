@@ -529,8 +529,10 @@ def _swapped(answer: Folded, gist: Folded, expected: Expectation) -> str:
     said: Spans = [_spans(gist, f) for f in expected.facts]
     given: Spans = [_spans(answer, f) for f in expected.facts]
     roles: dict[str, set[int]] = {}
+    gist_cut, answer_cut = (_clauses(gist, said, frozenset()).of,
+                            _clauses(answer, given, frozenset()).of)
     for j in _role_words(gist, said):
-        there = _attached(gist, j, said)
+        there = _attached(gist, j, said, gist_cut)
         roles.setdefault(gist.keys[j], set()).update([] if there is None else [there])
     owned = {next(iter(facts)) for facts in roles.values() if len(facts) == 1}
     order = {fact: min(first for first, _ in occ) for fact, occ in enumerate(said) if occ}
@@ -540,7 +542,7 @@ def _swapped(answer: Folded, gist: Folded, expected: Expectation) -> str:
             return (f"states facts {a + 1} and {b + 1} side by side in the other order than the "
                     "expected answer, which gives each its own role: which is which? review it")
     for j in _role_words(answer, given):
-        here = _attached(answer, j, given)
+        here = _attached(answer, j, given, answer_cut)
         for word, facts in roles.items():
             if here is None or len(facts) != 1 or not _same_word(answer.keys[j], word):
                 continue
@@ -629,14 +631,18 @@ def _role_words(folded: Folded, spans: Spans) -> list[int]:
             and len(folded.keys[j]) > 1]
 
 
-def _attached(folded: Folded, j: int, spans: Spans) -> int | None:
+def _attached(folded: Folded, j: int, spans: Spans, cut: Sequence[int]) -> int | None:
     """The fact (0-based) token `j` is attached to: of the facts with an occurrence in its
-    comma-separated part (else in its sentence, a sentence ending in a colon read with the
-    next: `Chair: Tom`), the one strictly nearest, if within `ROLE_REACH` tokens; None when
-    none is that near or two are as near."""
+    clause (`cut`, `_clauses`: `and the reactivation fee is 25 euros` holds `reactivation`
+    apart from the 10 euros before it), else in its comma-separated part, else in its
+    sentence (a sentence ending in a colon read with the next: `Chair: Tom`), the one
+    strictly nearest, if within `ROLE_REACH` tokens; None when none is that near or two are
+    as near."""
     groups = _sentences(folded)
-    for scope in ("part", "sentence"):
+    for scope in ("clause", "part", "sentence"):
         def same(i: int, scope: str = scope) -> bool:
+            if scope == "clause":
+                return cut[i] == cut[j]
             if scope == "part":
                 return folded.tokens[i].part == folded.tokens[j].part
             return groups[i] == groups[j]
