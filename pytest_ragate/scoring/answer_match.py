@@ -1180,6 +1180,12 @@ def _cut(folded: Folded, items: tuple[str, ...]) -> list[int]:
     return of
 
 
+# words of a closed class that open a sentence with a capital and are no name (`But`, `So`)
+FUNCTION_WORDS = STOPWORDS | PLAIN | COORDINATORS | CONTRASTS | CONCESSIVES | NEGATIONS | \
+    VALUE_LINKS | LINKING | frozenset(["however", "therefore", "thus", "instead", "still",
+                                       "yes", "both", "once"])
+
+
 def _gist_names(expected: Expectation, asked: bool = False) -> frozenset[str]:
     """The gist's names that are not a fact's, nor the question's unless `asked`
     (`Brightline` in `chose Halcyon over Brightline`): capitalised words inside a sentence
@@ -1192,7 +1198,7 @@ def _gist_names(expected: Expectation, asked: bool = False) -> frozenset[str]:
     for m in _OPENING.finditer(gist):
         rest = gist[:m.start()] + gist[m.end():]
         found |= {k for tok in tokens(m.group(1)) if (k := key(tok)) not in words_of([rest])
-                  and tok.text not in STOPWORDS | PLAIN}
+                  and tok.text not in FUNCTION_WORDS}
     return frozenset(found - others)
 
 
@@ -1391,20 +1397,27 @@ def _fronted(answer: Folded, gist: Folded, given: _Clauses, said: _Clauses) -> s
     """Why a fact may be said of another thing than the gist's: a word the gist has only
     in the phrase a linking word opens right after the fact (`return` in `refunds are issued
     within 14 days of receiving the return`: what the fact is counted from) stands before the
-    fact in its answer clause (`the return is received within 14 days`), where the gist's
-    subject goes. Empty when none."""
+    fact in its answer clause as the first word of it (`the return is received within 14
+    days`), where the gist's subject goes. Empty when none."""
     for item, tail in _tails(gist, said).items():
         only = {gist.keys[j] for j in tail} - {
             k for j, k in enumerate(gist.keys) if j not in tail}
         for j, k in enumerate(answer.keys):
             first = [i for i, x in enumerate(given.items) if x == item and given.of[i] ==
                      given.of[j]]
-            if first and j < first[0] and answer.tokens[j].text not in PLAIN | STOPWORDS and \
-                    not given.items[j] and _known(k, only):
+            if first and j < first[0] and _opens(answer, given, j) and _known(k, only):
                 return (f"\"{answer.tokens[j].text}\" is what {item} is counted from in the "
                         "expected answer (after it), but stands before it in the answer: is "
                         "it said of the right thing? review it")
     return ""
+
+
+def _opens(answer: Folded, given: _Clauses, j: int) -> bool:
+    """Whether token `j` is the first word of its clause that is not a function word (what
+    the clause is about: `return` in `the return is received within 14 days`)."""
+    words = [i for i, t in enumerate(answer.tokens) if given.of[i] == given.of[j] and
+             not given.items[i] and t.kind == "word" and t.text not in PLAIN | STOPWORDS]
+    return words[:1] == [j]
 
 
 def _tails(gist: Folded, said: _Clauses) -> dict[str, set[int]]:
