@@ -1416,7 +1416,7 @@ def _opens(answer: Folded, given: _Clauses, j: int) -> bool:
     """Whether token `j` is the first word of its clause that is not a function word (what
     the clause is about: `return` in `the return is received within 14 days`)."""
     words = [i for i, t in enumerate(answer.tokens) if given.of[i] == given.of[j] and
-             not given.items[i] and t.kind == "word" and t.text not in PLAIN | STOPWORDS]
+             not given.items[i] and t.kind == "word" and t.text not in FUNCTION_WORDS]
     return words[:1] == [j]
 
 
