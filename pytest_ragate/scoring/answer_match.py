@@ -40,11 +40,30 @@ An answer is checked in this order (`check_answer`; the folding and the search a
      Harkema et al., J. Biomed. Inform. 2009, scoped to the sentence) where the gist does not
      hedge what that sentence states; a sentence opens with `Or` (`It was Alice. Or maybe
      Bob.`); or a refusal or a question stands beside the facts;
+   - a fact stated as a **bare list item may be denied** (`_listed_denial`): a later part of
+     its sentence holds a negation the list shares (`PayPal, cheques are not accepted`);
    - it may **swap the facts' roles** (`_swapped`): with two facts of one kind (two names,
-     two amounts in one unit or one with none), a word of the gist beside one of them
-     (`chaired` in `Priya chaired the retro and Tom took the minutes`) stands in the answer
-     beside the other (`Tom chaired the retro and Priya took the minutes`; `Minutes: Priya.
-     Chair: Tom.`), or they stand side by side in the other order than the gist's;
+     two amounts in one unit or one with none), a word of the gist beside one of them in its
+     clause (`chaired` in `Priya chaired the retro and Tom took the minutes`) stands in the
+     answer beside the other (`Tom chaired the retro and Priya took the minutes`; `Minutes:
+     Priya. Chair: Tom.`), or they stand side by side in the other order than the gist's,
+     which gives each a role (`25 euros and 10 euros` for `the cancellation fee is 10 euros
+     and the reactivation fee is 25 euros`);
+   - a **statement may not be the gist's** (`_unbound`): the gist and the answer are cut
+     into clauses (a sentence, a `;`, a comma, a relative clause, a coordinator after a
+     value), each holding its facts and values (numbers, dates, addresses, and the gist's
+     names: capitalised inside a sentence or after `;`, `MySQL`, or opening a sentence the
+     rest of the gist never names again, `Cheques are not accepted`). An answer clause's
+     facts and values must be held together by one gist clause; each of its gist words must
+     be one of a gist clause holding them (a word of a gist clause that holds no value is
+     said of something else: `The late payment fee of 15 euros was waived` where the gist
+     says `it was waived for customers on annual plans`); a value needs a word of its own
+     clause; the gist's linking word before a value is kept (a neutral one of an amount,
+     `for`, `of`, `at`, or of a date, `in`, `on`, may stand for another); no word the gist
+     has only after the fact's link (`within 14 days of receiving the return`) opens the
+     fact's clause (`The return is received within 14 days`); and two names stand in the
+     gist's order when words stand between them (`Sam will replace Lena` for `Lena will
+     replace Sam`);
    - it is **not a plain statement** (`Expectation.plain`, on by default): a word beside
      a fact qualifies it (`_modified`), or any word of the answer is neither a fact's, the
      gist's, the question's nor on the allow-list `PLAIN` (`_unplain`);
