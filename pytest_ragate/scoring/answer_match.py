@@ -1202,7 +1202,8 @@ def _cut(folded: Folded, items: tuple[str, ...]) -> list[int]:
 # words of a closed class that open a sentence with a capital and are no name (`But`, `So`)
 FUNCTION_WORDS = STOPWORDS | PLAIN | COORDINATORS | CONTRASTS | CONCESSIVES | NEGATIONS | \
     VALUE_LINKS | LINKING | frozenset(["however", "therefore", "thus", "instead", "still",
-                                       "yes", "both", "once"])
+                                       "yes", "both", "once", "first", "then", "next",
+                                       "finally", "later", "now", "today", "here"])
 
 
 def _gist_names(expected: Expectation, asked: bool = False) -> frozenset[str]:
