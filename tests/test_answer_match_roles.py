@@ -71,6 +71,11 @@ SIGN_OFF = Expectation(facts=["HR"], question="Who signs off on parental leave r
     # words before `and` that hold no value share the clause after it
     (NOTICE, "Managers and employees must give one month's notice.", '"managers" is said'),
     (NOTICE, "Both employees and managers give one month.", '"managers" is said'),
+    # a clause opening with a pronoun says its words of the fact before it (`_referred`)
+    (SETUP, "The setup fee is 49 euros. It is refunded.", '"refunded" is said of fact 1'),
+    (SETUP, "49 euros, which is refunded.", '"refunded" is said of fact 1'),
+    (FEE, "15 euros; it was waived.", '"waived" is said of fact 1'),
+    (FEE, "The fee is 15 euros. This was waived.", '"waived" is said of fact 1'),
     # two names in the other order, words between (`_reordered`)
     (RELEASE, "Sam will replace Lena as release manager from June.", "value sam before fact 1"),
     (RELEASE, "Sam replaces Lena as release manager.", "value sam before fact 1"),
@@ -99,6 +104,7 @@ def test_a_fact_said_of_something_else_is_unsure(expected: Expectation, answer: 
     (NOTICE, "One month; managers give three months."),
     (OFFSITE, "In Lisbon."),
     (SETUP, "New accounts pay a setup fee of 49 euros."),
+    (SETUP, "49 euros, which is refunded if they cancel within 30 days."),
     (RELEASE, "Lena will replace Sam as release manager."),
     (RELEASE, "From June, Lena will replace Sam."),
     (REFUND, "Refunds are issued within 14 days of receiving the return."),

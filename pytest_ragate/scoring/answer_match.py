@@ -1234,9 +1234,38 @@ def _unbound(answer: Folded, gist: Folded, expected: Expectation) -> str:
     `40% of`). Empty when every clause is the gist's."""
     names = _gist_names(expected)
     said = _clauses(gist, [_spans(gist, f) for f in expected.facts], names)
-    given = _clauses(answer, [_spans(answer, f) for f in expected.facts], names)
+    given = _referred(answer, _clauses(answer, [_spans(answer, f) for f in expected.facts],
+                                       names))
     return _linked(answer, gist, given, said) or _placed(answer, gist, given, said) or \
         _fronted(answer, gist, given, said) or _reordered(answer, gist, expected)
+
+
+# the pronouns that refer to a thing (a fee, a plan), which a fact or value is said of; not a
+# person's (`he said he would work on it over the weekend` says what he did, not of the fact)
+PRONOUNS = frozenset(["it", "its", "they", "their", "them", "this", "these", "those",
+                      "which"])
+
+
+def _referred(answer: Folded, given: _Clauses) -> _Clauses:
+    """An answer's clauses with each that holds no fact or value and opens with a pronoun
+    (`It was waived.`, `, which is refunded`; not after `and`, `but`) read as part of the
+    nearest clause before it
+    that holds one: what it says, it says of that clause's fact or value (`The setup fee is
+    49 euros. It is refunded.`)."""
+    n = len(given.holds)
+    into = list(range(n))
+    first = {c: next(i for i, x in enumerate(given.of) if x == c) for c in set(given.of)}
+    for c in sorted(first):
+        at = first[c]
+        if given.holds[c] or answer.tokens[at].text not in PRONOUNS or (
+                at and answer.tokens[at - 1].text in COORDINATORS):
+            continue  # `and its colour scheme`: one more thing the clause before names
+        before = [d for d in range(c) if given.holds[d]]
+        if before:
+            into[c] = into[before[-1]]
+    holds = [frozenset().union(*(given.holds[d] for d in range(n) if into[d] == c))
+             for c in range(n)]
+    return _Clauses(of=tuple(into[c] for c in given.of), holds=tuple(holds), items=given.items)
 
 
 def _placed(answer: Folded, gist: Folded, given: _Clauses, said: _Clauses) -> str:
