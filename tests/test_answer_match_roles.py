@@ -45,6 +45,9 @@ DATABASES = Expectation(facts=["PostgreSQL", "14", "15", "16"],
 FEES = Expectation(facts=["10 euros", "25 euros"],
                    question="What are the cancellation fee and the reactivation fee?",
                    gist="The cancellation fee is 10 euros and the reactivation fee is 25 euros.")
+ROADMAP = Expectation(facts=["Maria"], question="Who will present the Q4 roadmap at the all-hands?",
+                      gist="Maria will present the Q4 roadmap at the all-hands; David will "
+                           "present the hiring update.")
 SIGN_OFF = Expectation(facts=["HR"], question="Who signs off on parental leave requests?",
                        gist="Parental leave requests are signed off by HR; managers are informed "
                             "but do not sign off.")
@@ -76,6 +79,9 @@ SIGN_OFF = Expectation(facts=["HR"], question="Who signs off on parental leave r
     (SETUP, "49 euros, which is refunded.", '"refunded" is said of fact 1'),
     (FEE, "15 euros; it was waived.", '"waived" is said of fact 1'),
     (FEE, "The fee is 15 euros. This was waived.", '"waived" is said of fact 1'),
+    (FEE, "15 euros. The fee was waived.", 'says "fee" and "waived" together'),  # `_mixed`
+    (ROADMAP, "Maria presents the roadmap; she also presents the hiring update.",
+     '"hiring" is said of fact 1'),
     # two names in the other order, words between (`_reordered`)
     (RELEASE, "Sam will replace Lena as release manager from June.", "value sam before fact 1"),
     (RELEASE, "Sam replaces Lena as release manager.", "value sam before fact 1"),
@@ -114,6 +120,7 @@ def test_a_fact_said_of_something_else_is_unsure(expected: Expectation, answer: 
     (FEES, "10 euros and 25 euros."),
     (SIGN_OFF, "HR signs off; managers are informed."),
     (DATABASES, "PostgreSQL 14, 15 and 16."),
+    (ROADMAP, "Maria will present the Q4 roadmap; David will present the hiring update."),
 ])
 def test_the_plain_statements_beside_them_stay_right(expected: Expectation,
                                                       answer: str) -> None:

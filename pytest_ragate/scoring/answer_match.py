@@ -1240,10 +1240,10 @@ def _unbound(answer: Folded, gist: Folded, expected: Expectation) -> str:
         _fronted(answer, gist, given, said) or _reordered(answer, gist, expected)
 
 
-# the pronouns that refer to a thing (a fee, a plan), which a fact or value is said of; not a
-# person's (`he said he would work on it over the weekend` says what he did, not of the fact)
+# the pronouns that refer back to what the clause before is about (`; she also presents the
+# hiring update`); not `who`, `that`: they open a clause inside a phrase
 PRONOUNS = frozenset(["it", "its", "they", "their", "them", "this", "these", "those",
-                      "which"])
+                      "which", "he", "his", "she", "her"])
 
 
 def _referred(answer: Folded, given: _Clauses) -> _Clauses:
@@ -1277,6 +1277,8 @@ def _placed(answer: Folded, gist: Folded, given: _Clauses, said: _Clauses) -> st
         if not given.items[j] and t.kind == "word" and t.text not in PLAIN | COORDINATORS:
             where[j] = {g for g in range(len(said.holds)) if _known(
                 k, {gist.keys[i] for i in range(len(gist.keys)) if said.of[i] == g})}
+    groups = _sentences(gist)
+    sentence = {said.of[i]: groups[i] for i in range(len(said.of))}  # each gist clause's
     for c, items in enumerate(given.holds):
         words = [j for j in where if given.of[j] == c and where[j]]
         values = {x for x in items if x.startswith("value") and
@@ -1286,7 +1288,8 @@ def _placed(answer: Folded, gist: Folded, given: _Clauses, said: _Clauses) -> st
                      given.items[i + 1] and given.of[i - 1] == given.of[i + 1] == c
                      for i in range(1, len(answer.tokens) - 1))
         why = _apart(held, values, said) or \
-            _misplaced(answer, words, where, held, said, shared)
+            _misplaced(answer, words, where, held, said, shared) or \
+            ("" if held else _mixed(answer, words, where, sentence))
         if why:
             return why
         if held == values:
@@ -1294,6 +1297,19 @@ def _placed(answer: Folded, gist: Folded, given: _Clauses, said: _Clauses) -> st
                 if not _anchored(v, words, where, held, said):
                     return (f"states {v} with no word of the expected answer's that says of "
                             "what: review it")
+    return ""
+
+
+def _mixed(answer: Folded, words: list[int], where: dict[int, set[int]],
+           sentence: dict[int, int]) -> str:
+    """Why an answer clause that holds no fact or value may join what the gist says apart:
+    no one gist sentence (`sentence`: each gist clause's) has all its gist words (`The fee
+    was waived.` where the gist says `The late payment fee is 15 euros; it was waived for
+    customers on annual plans`)."""
+    if len(words) > 1 and not set.intersection(*({sentence[g] for g in where[j]}
+                                                 for j in words)):
+        return (f"says \"{answer.tokens[words[0]].text}\" and \"{answer.tokens[words[-1]].text}"
+                "\" together, which the expected answer says in different clauses: review it")
     return ""
 
 
