@@ -126,3 +126,20 @@ def test_the_plain_statements_beside_them_stay_right(expected: Expectation,
                                                       answer: str) -> None:
     check = check_answer(answer, expected, similarity=0.9)
     assert check.outcome == "right", check.why
+
+
+FORBID = Expectation(facts=["HR"], forbid=["managers sign off"],
+                     question="Who signs off on parental leave requests?",
+                     gist="Parental leave requests are signed off by HR; managers are informed "
+                          "but do not sign off.")
+
+
+@pytest.mark.parametrize(("answer", "outcome"), [
+    ("HR. Managers also sign off.", "wrong"),  # words between a forbidden statement's
+    ("HR. Managers can sign off too.", "wrong"),
+    ("HR; managers do not sign off.", "right"),  # a negation between still denies it
+])
+def test_a_forbidden_statement_with_words_between_is_still_stated(answer: str,
+                                                                   outcome: str) -> None:
+    assert check_answer(answer, FORBID, similarity=0.9).outcome == outcome
+
