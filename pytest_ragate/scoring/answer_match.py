@@ -58,7 +58,10 @@ An answer is checked in this order (`check_answer`; the folding and the search a
      facts and values must be held together by one gist clause; each of its gist words must
      be one of a gist clause holding them (a word of a gist clause that holds no value is
      said of something else: `The late payment fee of 15 euros was waived` where the gist
-     says `it was waived for customers on annual plans`); a value needs a word of its own
+     says `it was waived for customers on annual plans`; a clause that opens with a
+     pronoun, `It is refunded.`, `, which is refunded`, is read with the clause before it,
+     and one that holds no value must not join words of two gist sentences, `The fee was
+     waived.`); a value needs a word of its own
      clause; the gist's linking word before a value is kept (a neutral one of an amount,
      `for`, `of`, `at`, or of a date, `in`, `on`, may stand for another); no word the gist
      has only after the fact's link (`within 14 days of receiving the return`) opens the
