@@ -85,6 +85,9 @@ SIGN_OFF = Expectation(facts=["HR"], question="Who signs off on parental leave r
     # two names in the other order, words between (`_reordered`)
     (RELEASE, "Sam will replace Lena as release manager from June.", "value sam before fact 1"),
     (RELEASE, "Sam replaces Lena as release manager.", "value sam before fact 1"),
+    # a verb of the gist in the other voice, the name on the same side (`_voiced`)
+    (RELEASE, "Lena will be replaced by Sam as release manager.", '"replaced" is in the other'),
+    (CHAIR, "Priya was chaired.", '"chaired" is in the other voice'),
     # the phrase after a fact's link fronted as its subject (`_fronted`)
     (REFUND, "The return is received within 14 days of the refund.", '"return" is what fact 1'),
     (REFUND, "Returns are processed within 14 days.", '"returns" is what fact 1'),
@@ -113,6 +116,7 @@ def test_a_fact_said_of_something_else_is_unsure(expected: Expectation, answer: 
     (SETUP, "49 euros, which is refunded if they cancel within 30 days."),
     (RELEASE, "Lena will replace Sam as release manager."),
     (RELEASE, "From June, Lena will replace Sam."),
+    (CHAIR, "The Q3 planning meeting was chaired by Priya."),  # voice and side both turned
     (REFUND, "Refunds are issued within 14 days of receiving the return."),
     (REFUND, "Within 14 days."),
     (METHODS, "Card, SEPA direct debit, PayPal. Cheques are not accepted."),

@@ -65,9 +65,10 @@ An answer is checked in this order (`check_answer`; the folding and the search a
      clause; the gist's linking word before a value is kept (a neutral one of an amount,
      `for`, `of`, `at`, or of a date, `in`, `on`, may stand for another); no word the gist
      has only after the fact's link (`within 14 days of receiving the return`) opens the
-     fact's clause (`The return is received within 14 days`); and two names stand in the
+     fact's clause (`The return is received within 14 days`); two names stand in the
      gist's order when words stand between them (`Sam will replace Lena` for `Lena will
-     replace Sam`);
+     replace Sam`); and a gist verb in the other voice has its name on the other side
+     (`Lena will be replaced by Sam` is unsure, `The meeting was chaired by Priya` right);
    - it is **not a plain statement** (`Expectation.plain`, on by default): a word beside
      a fact qualifies it (`_modified`), or any word of the answer is neither a fact's, the
      gist's, the question's nor on the allow-list `PLAIN` (`_unplain`);
@@ -1241,7 +1242,8 @@ def _unbound(answer: Folded, gist: Folded, expected: Expectation) -> str:
     given = _referred(answer, _clauses(answer, [_spans(answer, f) for f in expected.facts],
                                        names))
     return _linked(answer, gist, given, said) or _placed(answer, gist, given, said) or \
-        _fronted(answer, gist, given, said) or _reordered(answer, gist, expected)
+        _fronted(answer, gist, given, said) or _reordered(answer, gist, expected) or \
+        _voiced(answer, gist, expected)
 
 
 # the pronouns that refer back to what the clause before is about (`; she also presents the
@@ -1500,3 +1502,38 @@ def _tails(gist: Folded, said: _Clauses) -> dict[str, set[int]]:
             tails.setdefault(item, set()).update(
                 j for j in range(i + 2, n) if said.of[j] == said.of[i])
     return tails
+
+
+BE = frozenset(["is", "are", "was", "were", "be", "been", "being", "am"])
+
+
+def _voiced(answer: Folded, gist: Folded, expected: Expectation) -> str:
+    """Why a name may have the other role: a verb of the gist that the answer puts in the
+    other voice (`will be replaced by` for `will replace`) with the name on the same side of
+    it (`Lena will be replaced by Sam` for `Lena will replace Sam`; `The meeting was chaired
+    by Priya` turns both and stays right). Empty when none."""
+    every = _gist_names(expected, asked=True)
+    given = _clauses(answer, [_spans(answer, f) for f in expected.facts], every)
+    said = _clauses(gist, [_spans(gist, f) for f in expected.facts], every)
+    for j, x in _first_items(given):
+        if not _named(answer, j):
+            continue
+        for w, token in enumerate(answer.tokens):
+            if given.of[w] != given.of[j] or given.items[w] or token.text in FUNCTION_WORDS:
+                continue
+            for g in (g for g, y in _first_items(said) if y == x):
+                if any(said.of[v] == said.of[g] and _known(answer.keys[w], {gist.keys[v]})
+                       and _passive(gist, v) != _passive(answer, w) and (v < g) == (w < j)
+                       for v in range(len(gist.tokens))):
+                    return (f"\"{token.text}\" is in the other voice than the expected "
+                            f"answer's, with {x} on the same side of it: who does what to whom? "
+                            "review it")
+    return ""
+
+
+def _passive(folded: Folded, w: int) -> bool:
+    """Whether token `w` is a past participle after a form of `be` (`was chaired`, `will be
+    replaced`)."""
+    word = folded.tokens[w].text
+    participle = word.endswith(("ed", "en")) or word in IRREGULAR
+    return participle and any(t.text in BE for t in folded.tokens[max(0, w - 2):w])
