@@ -48,6 +48,8 @@ FEES = Expectation(facts=["10 euros", "25 euros"],
 ROADMAP = Expectation(facts=["Maria"], question="Who will present the Q4 roadmap at the all-hands?",
                       gist="Maria will present the Q4 roadmap at the all-hands; David will "
                            "present the hiring update.")
+PRICE = Expectation(facts=["20 euros"], question="What is the monthly price of the Pro plan?",
+                    gist="Pro costs 20 euros a month; Team costs 50 euros a month per workspace.")
 SIGN_OFF = Expectation(facts=["HR"], question="Who signs off on parental leave requests?",
                        gist="Parental leave requests are signed off by HR; managers are informed "
                             "but do not sign off.")
@@ -80,6 +82,7 @@ SIGN_OFF = Expectation(facts=["HR"], question="Who signs off on parental leave r
     (FEE, "15 euros; it was waived.", '"waived" is said of fact 1'),
     (FEE, "The fee is 15 euros. This was waived.", '"waived" is said of fact 1'),
     (FEE, "15 euros. The fee was waived.", 'says "fee" and "waived" together'),  # `_mixed`
+    (PRICE, "20 euros a month; per workspace.", '"workspace" is said of fact 1'),
     (ROADMAP, "Maria presents the roadmap; she also presents the hiring update.",
      '"hiring" is said of fact 1'),
     # two names in the other order, words between (`_reordered`)
@@ -124,6 +127,7 @@ def test_a_fact_said_of_something_else_is_unsure(expected: Expectation, answer: 
     (FEES, "10 euros and 25 euros."),
     (SIGN_OFF, "HR signs off; managers are informed."),
     (DATABASES, "PostgreSQL 14, 15 and 16."),
+    (PRICE, "Pro: 20 euros a month. Team: 50 euros."),
     (ROADMAP, "Maria will present the Q4 roadmap; David will present the hiring update."),
 ])
 def test_the_plain_statements_beside_them_stay_right(expected: Expectation,

@@ -59,7 +59,8 @@ An answer is checked in this order (`check_answer`; the folding and the search a
      be one of a gist clause holding them (a word of a gist clause that holds no value is
      said of something else: `The late payment fee of 15 euros was waived` where the gist
      says `it was waived for customers on annual plans`; a clause that opens with a
-     pronoun, `It is refunded.`, `, which is refunded`, is read with the clause before it,
+     pronoun or a linking word, `It is refunded.`, `, which is refunded`, `; per
+     workspace`, is read with the clause before it,
      and one that holds no value must not join words of two gist sentences, `The fee was
      waived.`); a value needs a word of its own
      clause; the gist's linking word before a value is kept (a neutral one of an amount,
@@ -1254,8 +1255,8 @@ PRONOUNS = frozenset(["it", "its", "they", "their", "them", "this", "these", "th
 
 def _referred(answer: Folded, given: _Clauses) -> _Clauses:
     """An answer's clauses with each that holds no fact or value and opens with a pronoun
-    (`It was waived.`, `, which is refunded`; not after `and`, `but`) read as part of the
-    nearest clause before it
+    or a linking word (`It was waived.`, `, which is refunded`, `; per workspace`; not after
+    `and`, `but`) read as part of the nearest clause before it
     that holds one: what it says, it says of that clause's fact or value (`The setup fee is
     49 euros. It is refunded.`)."""
     n = len(given.holds)
@@ -1263,8 +1264,8 @@ def _referred(answer: Folded, given: _Clauses) -> _Clauses:
     first = {c: next(i for i, x in enumerate(given.of) if x == c) for c in set(given.of)}
     for c in sorted(first):
         at = first[c]
-        if given.holds[c] or answer.tokens[at].text not in PRONOUNS or (
-                at and answer.tokens[at - 1].text in COORDINATORS):
+        opens = answer.tokens[at].text in PRONOUNS | VALUE_LINKS
+        if given.holds[c] or not opens or (at and answer.tokens[at - 1].text in COORDINATORS):
             continue  # `and its colour scheme`: one more thing the clause before names
         before = [d for d in range(c) if given.holds[d]]
         if before:
