@@ -1223,7 +1223,8 @@ def _gist_names(expected: Expectation, asked: bool = False) -> frozenset[str]:
     found = {key(tok) for m in _NAME.finditer(gist) for tok in tokens(m.group(1) or m.group(2))}
     for m in _OPENING.finditer(gist):
         rest = gist[:m.start()] + gist[m.end():]
-        found |= {k for tok in tokens(m.group(1)) if (k := key(tok)) not in words_of([rest])
+        found |= {k for tok in tokens(m.group(1))
+                  if (k := key(tok)) not in words_of([rest, expected.question])
                   and tok.text not in FUNCTION_WORDS}
     return frozenset(found - others)
 
