@@ -146,6 +146,7 @@ FORBID = Expectation(facts=["HR"], forbid=["managers sign off"],
     ("HR. Managers also sign off.", "wrong"),  # words between a forbidden statement's
     ("HR. Managers can sign off too.", "wrong"),
     ("HR; managers do not sign off.", "right"),  # a negation between still denies it
+    ("HR; managers or staff sign off.", "unsure"),  # `or` between: a candidate, not a claim
 ])
 def test_a_forbidden_statement_with_words_between_is_still_stated(answer: str,
                                                                    outcome: str) -> None:

@@ -890,8 +890,10 @@ class Folded:
     def states(self, fact: Fact) -> list[Occurrence]:
         """The occurrences of any of the fact's alternatives that no negation reaches (what a
         `forbid` statement is held to: a hedge or a bound does not hide it), its words also
-        found apart by up to `FORBID_GAP` words each that negate nothing, in one clause part
-        (`managers also sign off`, `managers can sign off` for `managers sign off`)."""
+        found apart by up to `FORBID_GAP` words each that negate nothing, offer no other
+        candidate (`or`) and are no value (`25 or 30 euros` does not say `25 euros`), in one
+        clause part (`managers also sign off`, `managers can sign off` for `managers sign
+        off`)."""
         found = [o for alt in alternatives(fact) for o in (*self.find(alt), *self._gapped(alt))]
         return [o for o in found if not o.negated and o.qualified != "refused"]
 
@@ -910,7 +912,8 @@ class Folded:
                 nxt = next((j for j in ahead if self.keys[j] == word), None)
                 gap = self.tokens[at[-1] + 1:nxt] if nxt is not None else []
                 ok = nxt is not None and self.tokens[nxt].part == self.tokens[i].part and \
-                    not any(t.text in NEGATIONS for t in gap)
+                    all(t.kind == "word" and not t.number and not closed_class(t) and
+                        t.text not in NEGATIONS | OPENERS for t in gap)
                 at = [*at, nxt] if ok and nxt is not None else []
             if len(at) == len(alt.words) and at[-1] - i >= len(at):
                 found.append(Occurrence(first=i, last=at[-1], negated=self.negated(i) or
