@@ -7,7 +7,8 @@ An answer is checked in this order (`check_answer`; the folding and the search a
 1. **wrong** when it abstained or has no text; **unsure** when a word of it mixes alphabets
    (look-alike letters); **wrong** when it states a `forbid` statement (one no negation
    reaches: a hedge, a bound or a pseudo-negation such as `no wonder` does not hide it, nor
-   up to two words between its words, `managers also sign off` for `managers sign off`);
+   up to two words between its words that negate nothing and are neither `or` nor a value,
+   `managers also sign off` for `managers sign off`);
 2. when a fact is not stated plainly (`answer_text.py`: negated, refused, bounded, signed,
    owned, inside a longer word, in another unit):
    - **wrong** when the answer denies it (states it under a negation before or after it:

@@ -24,8 +24,8 @@ Folding, applied the same way to an answer, a fact, the gist and the question:
 - words lose a plural `s` (`months` = `month`) and the articles a, an, the are left out.
 
 A literal fact is found where its tokens occur in a row within one sentence of the answer (a
-`forbid` statement also with up to two words that negate nothing between each two of its
-words, in one clause part: `managers also sign off`); a
+`forbid` statement also with up to two words between each two of its words that negate
+nothing and are neither `or` nor a value, in one clause part: `managers also sign off`); a
 `/…/` fact is a regular expression searched in the answer folded only lightly (case, accents,
 spaces, apostrophes: its numbers and punctuation as written), and found only by a match that
 holds a letter or a digit. An occurrence is **negated**, and does not count, when a negation
