@@ -6,7 +6,9 @@ An answer is checked in this order (`check_answer`; the folding and the search a
 
 1. **wrong** when it abstained or has no text; **unsure** when a word of it mixes alphabets
    (look-alike letters); **wrong** when it states a `forbid` statement (one no negation
-   reaches: a hedge, a bound or a pseudo-negation such as `no wonder` does not hide it);
+   reaches: a hedge, a bound or a pseudo-negation such as `no wonder` does not hide it, nor
+   up to two words between its words that negate nothing and are neither `or` nor a value,
+   `managers also sign off` for `managers sign off`);
 2. when a fact is not stated plainly (`answer_text.py`: negated, refused, bounded, signed,
    owned, inside a longer word, in another unit):
    - **wrong** when the answer denies it (states it under a negation before or after it:
@@ -40,11 +42,35 @@ An answer is checked in this order (`check_answer`; the folding and the search a
      Harkema et al., J. Biomed. Inform. 2009, scoped to the sentence) where the gist does not
      hedge what that sentence states; a sentence opens with `Or` (`It was Alice. Or maybe
      Bob.`); or a refusal or a question stands beside the facts;
+   - a fact stated as a **bare list item may be denied** (`_listed_denial`): a later part of
+     its sentence holds a negation the list shares (`PayPal, cheques are not accepted`);
    - it may **swap the facts' roles** (`_swapped`): with two facts of one kind (two names,
-     two amounts in one unit or one with none), a word of the gist beside one of them
-     (`chaired` in `Priya chaired the retro and Tom took the minutes`) stands in the answer
-     beside the other (`Tom chaired the retro and Priya took the minutes`; `Minutes: Priya.
-     Chair: Tom.`), or they stand side by side in the other order than the gist's;
+     two amounts in one unit or one with none), a word of the gist beside one of them in its
+     clause (`chaired` in `Priya chaired the retro and Tom took the minutes`) stands in the
+     answer beside the other (`Tom chaired the retro and Priya took the minutes`; `Minutes:
+     Priya. Chair: Tom.`), or they stand side by side in the other order than the gist's,
+     which gives each a role (`25 euros and 10 euros` for `the cancellation fee is 10 euros
+     and the reactivation fee is 25 euros`);
+   - a **statement may not be the gist's** (`_unbound`): the gist and the answer are cut
+     into clauses (a sentence, a `;`, a comma, a relative clause, a coordinator after a
+     value), each holding its facts and values (numbers, dates, addresses, and the gist's
+     names: capitalised inside a sentence or after `;`, `MySQL`, or opening a sentence the
+     rest of the gist never names again, `Cheques are not accepted`). An answer clause's
+     facts and values must be held together by one gist clause; each of its gist words must
+     be one of a gist clause holding them (a word of a gist clause that holds no value is
+     said of something else: `The late payment fee of 15 euros was waived` where the gist
+     says `it was waived for customers on annual plans`; a clause that opens with a
+     pronoun or a linking word, `It is refunded.`, `, which is refunded`, `; per
+     workspace`, is read with the clause before it,
+     and one that holds no value must not join words of two gist sentences, `The fee was
+     waived.`); a value needs a word of its own
+     clause; the gist's linking word before a value is kept (a neutral one of an amount,
+     `for`, `of`, `at`, or of a date, `in`, `on`, may stand for another); no word the gist
+     has only after the fact's link (`within 14 days of receiving the return`) opens the
+     fact's clause (`The return is received within 14 days`); two names stand in the
+     gist's order when words stand between them (`Sam will replace Lena` for `Lena will
+     replace Sam`); and a gist verb in the other voice has its name on the other side
+     (`Lena will be replaced by Sam` is unsure, `The meeting was chaired by Priya` right);
    - it is **not a plain statement** (`Expectation.plain`, on by default): a word beside
      a fact qualifies it (`_modified`), or any word of the answer is neither a fact's, the
      gist's, the question's nor on the allow-list `PLAIN` (`_unplain`);
@@ -106,6 +132,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pytest_ragate.answer import answer_sha256, is_keyed, keyed_digest
 from pytest_ragate.scoring.answer_text import (
     CONTRASTS,
+    NEGATIONS,
     OPENERS,
     QUALIFIED,
     UNITS,
@@ -281,6 +308,7 @@ def check_answer(text: str | None, expected: Expectation, *, similarity: float |
         return AnswerCheck(outcome="unsure", why=f"states {numbered(both)} and denies "
                            f"{'them' if len(both) > 1 else 'it'} elsewhere: review it", **made)
     doubt = _doubt(answer, context) or _hedged(answer, gist, expected, stated) or \
+        _listed_denial(answer, gist, expected, stated) or \
         _swapped(answer, gist, expected) or _unbound(answer, gist, expected) or \
         (_modified(answer, context, stated) or _unplain(answer, context)
          if expected.plain else "")
@@ -475,6 +503,34 @@ def _hedged(answer: Folded, gist: Folded, expected: Expectation,
     return ""
 
 
+def _listed_denial(answer: Folded, gist: Folded, expected: Expectation,
+                   stated: list[list[Occurrence]]) -> str:
+    """Why a fact stated as a bare list item may be denied: its comma-separated part holds
+    nothing but facts (and `and`, `or`), and a later part of its sentence holds a negation
+    that does not open that part (`PayPal, cheques are not accepted`: the list shares the
+    predicate; not `25 euros, not 30`), where the gist's sentence does not. Empty when
+    none."""
+    for i, occ in enumerate(stated, 1):
+        if any(_bare_then_denied(answer, o) for o in occ) and not any(
+                _bare_then_denied(gist, o) for alt in alternatives(expected.facts[i - 1])
+                for o in gist.find(alt) if o.first < len(gist.tokens)):
+            return (f"states fact {i} as a list item, and a negation later in its sentence may "
+                    "deny the whole list: review it")
+    return ""
+
+
+def _bare_then_denied(folded: Folded, o: Occurrence) -> bool:
+    """Whether occurrence `o` is a bare list item followed in its sentence by a part that
+    negates after its first word (`_listed_denial`)."""
+    toks = folded.tokens
+    here = toks[o.first]
+    part = [j for j, t in enumerate(toks) if t.part == here.part]
+    if any(not o.first <= j <= o.last and toks[j].text not in ("and", "or") for j in part):
+        return False
+    return any(t.clause == here.clause and t.part != here.part and t.text in NEGATIONS and
+               toks[j - 1].part == t.part for j, t in enumerate(toks[o.last + 1:], o.last + 1))
+
+
 Spans = list[list[tuple[int, int]]]  # per fact, the token spans of its occurrences in a text
 ROLE_REACH = 3  # tokens between a fact and a word beside it that says its role (`sells for 25`)
 
@@ -489,24 +545,30 @@ def _swapped(answer: Folded, gist: Folded, expected: Expectation) -> str:
     words (`Tom took the minutes; Priya chaired`) keeps each word with its fact. The rule finds
     each fact as a value or a name; which role it fills only the words beside it say, so a
     word that moved to another fact of its kind leaves the answer unsure, named with both
-    facts. Empty when none moved (or with one fact)."""
+    facts. Facts the gist states in clauses of their own (`_clauses`: `the cancellation fee is
+    10 euros and the reactivation fee is 25 euros`) have a role each too, so side by side
+    in the other order (`25 euros and 10 euros`) they are unsure. Empty when none moved (or
+    with one fact)."""
     if len(expected.facts) < 2:
         return ""
     kinds = [_kinds(f) for f in expected.facts]
     said: Spans = [_spans(gist, f) for f in expected.facts]
     given: Spans = [_spans(answer, f) for f in expected.facts]
     roles: dict[str, set[int]] = {}
+    gist_cut, answer_cut = (_clauses(gist, said, frozenset()).of,
+                            _clauses(answer, given, frozenset()).of)
     for j in _role_words(gist, said):
-        there = _attached(gist, j, said)
+        there = _attached(gist, j, said, gist_cut)
         roles.setdefault(gist.keys[j], set()).update([] if there is None else [there])
     owned = {next(iter(facts)) for facts in roles.values() if len(facts) == 1}
     order = {fact: min(first for first, _ in occ) for fact, occ in enumerate(said) if occ}
     for a, b in _joined_pairs(answer, given):
-        if {a, b} <= owned and order[a] > order[b] and _interchangeable(kinds[a], kinds[b]):
+        own = {a, b} <= owned or _own_clauses(gist, said, a, b)
+        if own and order[a] > order[b] and _interchangeable(kinds[a], kinds[b]):
             return (f"states facts {a + 1} and {b + 1} side by side in the other order than the "
                     "expected answer, which gives each its own role: which is which? review it")
     for j in _role_words(answer, given):
-        here = _attached(answer, j, given)
+        here = _attached(answer, j, given, answer_cut)
         for word, facts in roles.items():
             if here is None or len(facts) != 1 or not _same_word(answer.keys[j], word):
                 continue
@@ -516,6 +578,16 @@ def _swapped(answer: Folded, gist: Folded, expected: Expectation) -> str:
                         f"but with fact {there + 1} in the expected answer: are the facts' roles "
                         "swapped? review it")
     return ""
+
+
+def _own_clauses(gist: Folded, said: Spans, a: int, b: int) -> bool:
+    """Whether the gist states facts `a` and `b` (0-based) in clauses of their own
+    (`_clauses`), each with a word that says its role (`_role_words`: `the cancellation fee
+    is 10 euros and the reactivation fee is 25 euros`; not the bare items of a list)."""
+    clauses = _clauses(gist, said, frozenset())
+    words = {clauses.of[j] for j in _role_words(gist, said)}
+    homes = [{clauses.of[first] for first, _ in said[f]} for f in (a, b)]
+    return all(homes) and not homes[0] & homes[1] and all(h <= words for h in homes)
 
 
 def _joined_pairs(folded: Folded, spans: Spans) -> set[tuple[int, int]]:
@@ -585,14 +657,18 @@ def _role_words(folded: Folded, spans: Spans) -> list[int]:
             and len(folded.keys[j]) > 1]
 
 
-def _attached(folded: Folded, j: int, spans: Spans) -> int | None:
+def _attached(folded: Folded, j: int, spans: Spans, cut: Sequence[int]) -> int | None:
     """The fact (0-based) token `j` is attached to: of the facts with an occurrence in its
-    comma-separated part (else in its sentence, a sentence ending in a colon read with the
-    next: `Chair: Tom`), the one strictly nearest, if within `ROLE_REACH` tokens; None when
-    none is that near or two are as near."""
+    clause (`cut`, `_clauses`: `and the reactivation fee is 25 euros` holds `reactivation`
+    apart from the 10 euros before it), else in its comma-separated part, else in its
+    sentence (a sentence ending in a colon read with the next: `Chair: Tom`), the one
+    strictly nearest, if within `ROLE_REACH` tokens; None when none is that near or two are
+    as near."""
     groups = _sentences(folded)
-    for scope in ("part", "sentence"):
+    for scope in ("clause", "part", "sentence"):
         def same(i: int, scope: str = scope) -> bool:
+            if scope == "clause":
+                return cut[i] == cut[j]
             if scope == "part":
                 return folded.tokens[i].part == folded.tokens[j].part
             return groups[i] == groups[j]
@@ -1056,8 +1132,13 @@ COORDINATORS = frozenset(["and", "but", "while", "whereas", "although", "though"
 VALUE_LINKS = LINKS | frozenset(["to", "from", "by", "within", "over", "under", "above",
                                  "below", "after", "before", "during", "until", "since",
                                  "into", "than", "up", "down"])
-RELATIVES = frozenset(["which", "who", "whom", "whose", "where", "that"])  # `, which was on`
-_NAME = re.compile(r"(?<![.;:!?]\s)(?<!^)\b([A-Z][a-z][\w-]*)")
+# a capitalised word inside a sentence or after a semicolon (where English writes no capital
+# but a name's: `…; Porto was the backup`), or with a capital inside it anywhere (`MySQL`)
+_NAME = re.compile(r"(?<![.:!?]\s)(?<!^)\b([A-Z][a-z][\w-]*)|\b([A-Z][a-z]+[A-Z][\w-]*)")
+# a capitalised word opening a sentence: a name too where the rest of the gist and the
+# question never use it (`Cheques are not accepted`; not `Refunds are issued` where the
+# question asks of refunds)
+_OPENING = re.compile(r"(?:(?<=[.:!?]\s)|^)([A-Z][a-z][\w-]*)")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -1089,9 +1170,12 @@ def _clauses(folded: Folded, spans: Spans, names: frozenset[str]) -> _Clauses:
 
 def _cut(folded: Folded, items: tuple[str, ...]) -> list[int]:
     """Each token's clause: a new one at a sentence (not after a colon: `Chair: Tom`), at a
-    comma (not before a relative, `, which was`, nor a neutral preposition, `, for about
-    three months`, `, with round edges`: they say more of the clause before), after a
-    coordinator (`and`, `but`, `while`; not `and` between two values, `Alice and Bob`); not
+    comma (a relative too, `, which is refunded if`: it says what holds of its head, not
+    what the clause before states; not before a neutral preposition, `, for about three
+    months`, `, with round edges`: they say more of the clause before), after a
+    coordinator (`and`, `but`, `while`; not `and` between two values, `Alice and Bob`, nor
+    after words that hold no value, `Managers and employees must give`: they share what
+    follows); not
     at the comma after a phrase opening the sentence with a linking word (`Below 99.0%
     uptime, customers receive`); an aside in parentheses is a clause of its own, and the
     clause it interrupts goes on after it (`Sarah (ES2004a) had a remote`)."""
@@ -1099,13 +1183,15 @@ def _cut(folded: Folded, items: tuple[str, ...]) -> list[int]:
     of: list[int] = []
     outer: list[int] = []  # the clauses the open parentheses interrupt
     count, fronted = 0, False  # fronted: the sentence opens with a linking word, no comma yet
+    start = 0  # where the current clause opened
     for i, t in enumerate(toks):
         between = folded.plain[toks[i - 1].end:t.start] if i else ""
         comma = "," in between and t.clause == toks[i - 1].clause and \
-            t.text not in RELATIVES | LINKS and not fronted
+            t.text not in LINKS and not fronted
         if not i or groups[i] != groups[i - 1] or "," in between:
             fronted = t.text in VALUE_LINKS and (not i or groups[i] != groups[i - 1])
-        joins = toks[i - 1].text in COORDINATORS and not (i > 1 and items[i - 2] and items[i])
+        joins = toks[i - 1].text in COORDINATORS and any(items[start:i - 1]) and \
+            not (i > 1 and items[i - 2] and items[i])
         here = of[-1] if of else 0
         for mark in re.findall(r"[()]", between):
             if mark == "(":
@@ -1115,17 +1201,32 @@ def _cut(folded: Folded, items: tuple[str, ...]) -> list[int]:
                 here = outer.pop()
         if i and (groups[i] != groups[i - 1] or comma or joins) and "(" not in between:
             here = count = count + 1
+            start = i
         of.append(here)
     return of
 
 
-def _gist_names(expected: Expectation) -> frozenset[str]:
-    """The gist's names that are not the question's nor a fact's (`Brightline` in `chose
-    Halcyon over Brightline`): capitalised words inside a sentence, read as values."""
-    others = words_of([expected.question]) | words_of(
+# words of a closed class that open a sentence with a capital and are no name (`But`, `So`)
+FUNCTION_WORDS = STOPWORDS | PLAIN | COORDINATORS | CONTRASTS | CONCESSIVES | NEGATIONS | \
+    VALUE_LINKS | LINKING | frozenset(["however", "therefore", "thus", "instead", "still",
+                                       "yes", "both", "once", "first", "then", "next",
+                                       "finally", "later", "now", "today", "here"])
+
+
+def _gist_names(expected: Expectation, asked: bool = False) -> frozenset[str]:
+    """The gist's names that are not a fact's, nor the question's unless `asked`
+    (`Brightline` in `chose Halcyon over Brightline`): capitalised words inside a sentence
+    (`_NAME`) or opening one that the rest of the gist and the question never use
+    (`_OPENING`), read as values."""
+    others = words_of([] if asked else [expected.question]) | words_of(
         [t for f in expected.facts for t in ([f] if isinstance(f, str) else f)])
-    found = {key(tok) for m in _NAME.finditer(clean(expected.gist))
-             for tok in tokens(m.group(1))}
+    gist = clean(expected.gist)
+    found = {key(tok) for m in _NAME.finditer(gist) for tok in tokens(m.group(1) or m.group(2))}
+    for m in _OPENING.finditer(gist):
+        rest = gist[:m.start()] + gist[m.end():]
+        found |= {k for tok in tokens(m.group(1))
+                  if (k := key(tok)) not in words_of([rest, expected.question])
+                  and tok.text not in FUNCTION_WORDS}
     return frozenset(found - others)
 
 
@@ -1141,8 +1242,39 @@ def _unbound(answer: Folded, gist: Folded, expected: Expectation) -> str:
     `40% of`). Empty when every clause is the gist's."""
     names = _gist_names(expected)
     said = _clauses(gist, [_spans(gist, f) for f in expected.facts], names)
-    given = _clauses(answer, [_spans(answer, f) for f in expected.facts], names)
-    return _linked(answer, gist, given, said) or _placed(answer, gist, given, said)
+    given = _referred(answer, _clauses(answer, [_spans(answer, f) for f in expected.facts],
+                                       names))
+    return _linked(answer, gist, given, said) or _placed(answer, gist, given, said) or \
+        _fronted(answer, gist, given, said) or _reordered(answer, gist, expected) or \
+        _voiced(answer, gist, expected)
+
+
+# the pronouns that refer back to what the clause before is about (`; she also presents the
+# hiring update`); not `who`, `that`: they open a clause inside a phrase
+PRONOUNS = frozenset(["it", "its", "they", "their", "them", "this", "these", "those",
+                      "which", "he", "his", "she", "her"])
+
+
+def _referred(answer: Folded, given: _Clauses) -> _Clauses:
+    """An answer's clauses with each that holds no fact or value and opens with a pronoun
+    or a linking word (`It was waived.`, `, which is refunded`, `; per workspace`; not after
+    `and`, `but`) read as part of the nearest clause before it
+    that holds one: what it says, it says of that clause's fact or value (`The setup fee is
+    49 euros. It is refunded.`)."""
+    n = len(given.holds)
+    into = list(range(n))
+    first = {c: next(i for i, x in enumerate(given.of) if x == c) for c in set(given.of)}
+    for c in sorted(first):
+        at = first[c]
+        opens = answer.tokens[at].text in PRONOUNS | VALUE_LINKS
+        if given.holds[c] or not opens or (at and answer.tokens[at - 1].text in COORDINATORS):
+            continue  # `and its colour scheme`: one more thing the clause before names
+        before = [d for d in range(c) if given.holds[d]]
+        if before:
+            into[c] = into[before[-1]]
+    holds = [frozenset().union(*(given.holds[d] for d in range(n) if into[d] == c))
+             for c in range(n)]
+    return _Clauses(of=tuple(into[c] for c in given.of), holds=tuple(holds), items=given.items)
 
 
 def _placed(answer: Folded, gist: Folded, given: _Clauses, said: _Clauses) -> str:
@@ -1154,6 +1286,8 @@ def _placed(answer: Folded, gist: Folded, given: _Clauses, said: _Clauses) -> st
         if not given.items[j] and t.kind == "word" and t.text not in PLAIN | COORDINATORS:
             where[j] = {g for g in range(len(said.holds)) if _known(
                 k, {gist.keys[i] for i in range(len(gist.keys)) if said.of[i] == g})}
+    groups = _sentences(gist)
+    sentence = {said.of[i]: groups[i] for i in range(len(said.of))}  # each gist clause's
     for c, items in enumerate(given.holds):
         words = [j for j in where if given.of[j] == c and where[j]]
         values = {x for x in items if x.startswith("value") and
@@ -1163,7 +1297,8 @@ def _placed(answer: Folded, gist: Folded, given: _Clauses, said: _Clauses) -> st
                      given.items[i + 1] and given.of[i - 1] == given.of[i + 1] == c
                      for i in range(1, len(answer.tokens) - 1))
         why = _apart(held, values, said) or \
-            _misplaced(answer, words, where, held, said, shared)
+            _misplaced(answer, words, where, held, said, shared) or \
+            ("" if held else _mixed(answer, words, where, sentence))
         if why:
             return why
         if held == values:
@@ -1171,6 +1306,19 @@ def _placed(answer: Folded, gist: Folded, given: _Clauses, said: _Clauses) -> st
                 if not _anchored(v, words, where, held, said):
                     return (f"states {v} with no word of the expected answer's that says of "
                             "what: review it")
+    return ""
+
+
+def _mixed(answer: Folded, words: list[int], where: dict[int, set[int]],
+           sentence: dict[int, int]) -> str:
+    """Why an answer clause that holds no fact or value may join what the gist says apart:
+    no one gist sentence (`sentence`: each gist clause's) has all its gist words (`The fee
+    was waived.` where the gist says `The late payment fee is 15 euros; it was waived for
+    customers on annual plans`)."""
+    if len(words) > 1 and not set.intersection(*({sentence[g] for g in where[j]}
+                                                 for j in words)):
+        return (f"says \"{answer.tokens[words[0]].text}\" and \"{answer.tokens[words[-1]].text}"
+                "\" together, which the expected answer says in different clauses: review it")
     return ""
 
 
@@ -1186,7 +1334,9 @@ def _apart(held: set[str], values: set[str], said: _Clauses) -> str:
 def _misplaced(answer: Folded, words: list[int], where: dict[int, set[int]], held: set[str],
                said: _Clauses, shared: bool) -> str:
     """Why a word of an answer clause is not the gist's there: for some fact or value the
-    clause holds, no gist clause with the word holds it (nor one that holds nothing). Of a
+    clause holds, no gist clause with the word holds it (a clause of the gist that holds
+    no value still says of something else: `it was waived for customers on annual plans`
+    beside `the fee is 15 euros`, so its words do not go with a fact). Of a
     clause that holds facts only, each in a phrase of its own (`Directory 0455560 → NLSSD`),
     a word need only be one of a gist clause holding one of them; facts joined by `and` or
     `or` share what is said of them (`shared`: `Alice and Bob took the minutes`), so there
@@ -1194,8 +1344,8 @@ def _misplaced(answer: Folded, words: list[int], where: dict[int, set[int]], hel
     loose = len(held) > 1 and all(x.startswith("fact") for x in held) and not shared
     for j in words:
         for x in [held] if loose else [{x} for x in sorted(held)]:
-            if not any((x & said.holds[g] if loose else x <= said.holds[g]) or
-                       not said.holds[g] for g in where[j]):
+            if not any(x & said.holds[g] if loose else x <= said.holds[g]
+                       for g in where[j]):
                 return (f"\"{answer.tokens[j].text}\" is said of {', '.join(sorted(x))} in the "
                         "answer but of something else in the expected answer: is it in its "
                         "place? review it")
@@ -1230,10 +1380,31 @@ def _linked(answer: Folded, gist: Folded, given: _Clauses, said: _Clauses) -> st
             continue
         mine = answer.tokens[j - 1].text if j and given.of[j - 1] == given.of[j] else ""
         other = item.startswith("value") and mine and not given.items[j - 1]
-        if mine not in before and before & VALUE_LINKS and (mine in VALUE_LINKS or other):
+        if mine not in before and before & VALUE_LINKS and (mine in VALUE_LINKS or other) \
+                and not _same_link(mine, before, answer, j):
             return (f"\"{mine}\" links {item} where the expected answer says "
                     f"\"{sorted(before & VALUE_LINKS)[0]}\": review it")
     return _followed(answer, gist, given, said)
+
+
+# links that say the same before a value of a class (`AMOUNT_LINKS`: `sells for 25 euros`,
+# `a selling price of 25 euros`, `sell at 25 euros`; `DATE_LINKS`: `in May`, `on Monday`)
+AMOUNT_LINKS = frozenset(["of", "at", "for"])
+DATE_LINKS = frozenset(["in", "on"])
+
+
+def _same_link(mine: str, before: set[str], answer: Folded, j: int) -> bool:
+    """Whether the answer's link `mine` before the value at token `j` says what the gist's
+    links `before` say: both neutral links of an amount in a currency or percent (`for`,
+    `of`, `at`), or of a weekday or month (`in`, `on`); never a bound or a direction (`by`,
+    `to`, `up to`: `on Monday` is not `by Monday`)."""
+    token = answer.tokens[j]
+    unit = j + 1 < len(answer.tokens) and answer.tokens[j + 1].text in UNITS
+    if token.number and unit:
+        return mine in AMOUNT_LINKS and before <= AMOUNT_LINKS | {""}
+    if closed_class(token) in ("weekday", "month"):
+        return mine in DATE_LINKS and before <= DATE_LINKS | {""}
+    return False
 
 
 def _followed(answer: Folded, gist: Folded, given: _Clauses, said: _Clauses) -> str:
@@ -1254,3 +1425,118 @@ def _followed(answer: Folded, gist: Folded, given: _Clauses, said: _Clauses) -> 
             return (f"\"of\" follows {item} where the expected answer says \"{says[0]}\": "
                     "review it")
     return ""
+
+
+def _reordered(answer: Folded, gist: Folded, expected: Expectation) -> str:
+    """Why two names of an answer clause may have each other's roles: the gist states them
+    in one clause in the other order, and the answer has words between them (`Sam will
+    replace Lena` where the gist says `Lena will replace Sam`): only their places say who
+    does what to whom. Side by side (`Lena and Sam`) is `_swapped`'s.
+    A name the question asks of is read as a value here (`Sam` in `Who will replace Sam?`)."""
+    every = _gist_names(expected, asked=True)
+    given = _clauses(answer, [_spans(answer, f) for f in expected.facts], every)
+    said = _clauses(gist, [_spans(gist, f) for f in expected.facts], every)
+    firsts = _first_items(given)
+    for a, x in firsts:
+        for b, y in firsts:
+            between = answer.tokens[a + 1:b]
+            if a >= b or given.of[a] != given.of[b] or not _named(answer, a, b) or \
+                    all(given.items[k] or t.text in ("and", "or")
+                        for k, t in enumerate(between, a + 1)):
+                continue
+            places = [{z: i for i, z in _first_items(said, g)}
+                      for g in range(len(said.holds)) if {x, y} <= said.holds[g]]
+            if places and all(p[y] < p[x] for p in places):
+                return (f"states {x} before {y}, the other order than the expected answer's, "
+                        "with words between: who does what to whom? review it")
+    return ""
+
+
+def _first_items(clauses: _Clauses, clause: int | None = None) -> list[tuple[int, str]]:
+    """Where each fact or value first occurs in a clause (in any, when `clause` is None)."""
+    seen: dict[tuple[int, str], int] = {}
+    for i, item in enumerate(clauses.items):
+        if item and (clause is None or clauses.of[i] == clause):
+            seen.setdefault((clauses.of[i], item), i)
+    return [(i, item) for (_, item), i in seen.items()]
+
+
+def _named(folded: Folded, *at: int) -> bool:
+    """Whether the tokens at `at` are names (no number, weekday or month: the order of two
+    amounts, `47 minutes on 3 March`, says no role)."""
+    return not any(folded.tokens[i].number or closed_class(folded.tokens[i]) for i in at)
+
+
+def _fronted(answer: Folded, gist: Folded, given: _Clauses, said: _Clauses) -> str:
+    """Why a fact may be said of another thing than the gist's: a word the gist has only
+    in the phrase a linking word opens right after the fact (`return` in `refunds are issued
+    within 14 days of receiving the return`: what the fact is counted from) stands before the
+    fact in its answer clause as the first word of it (`the return is received within 14
+    days`), where the gist's subject goes. Empty when none."""
+    for item, tail in _tails(gist, said).items():
+        only = {gist.keys[j] for j in tail} - {
+            k for j, k in enumerate(gist.keys) if j not in tail}
+        for j, k in enumerate(answer.keys):
+            first = [i for i, x in enumerate(given.items) if x == item and given.of[i] ==
+                     given.of[j]]
+            if first and j < first[0] and _opens(answer, given, j) and _known(k, only):
+                return (f"\"{answer.tokens[j].text}\" is what {item} is counted from in the "
+                        "expected answer (after it), but stands before it in the answer: is "
+                        "it said of the right thing? review it")
+    return ""
+
+
+def _opens(answer: Folded, given: _Clauses, j: int) -> bool:
+    """Whether token `j` is the first word of its clause that is not a function word (what
+    the clause is about: `return` in `the return is received within 14 days`)."""
+    words = [i for i, t in enumerate(answer.tokens) if given.of[i] == given.of[j] and
+             not given.items[i] and t.kind == "word" and t.text not in FUNCTION_WORDS]
+    return words[:1] == [j]
+
+
+def _tails(gist: Folded, said: _Clauses) -> dict[str, set[int]]:
+    """Each fact's or value's tail in the gist: the tokens of its clause after a linking word
+    right after it (`of receiving the return` after `14 days`)."""
+    tails: dict[str, set[int]] = {}
+    n = len(gist.tokens)
+    for i, item in enumerate(said.items):
+        if item and i + 1 < n and said.items[i + 1] != item and \
+                said.of[i + 1] == said.of[i] and gist.tokens[i + 1].text in VALUE_LINKS | LINKING:
+            tails.setdefault(item, set()).update(
+                j for j in range(i + 2, n) if said.of[j] == said.of[i])
+    return tails
+
+
+BE = frozenset(["is", "are", "was", "were", "be", "been", "being", "am"])
+
+
+def _voiced(answer: Folded, gist: Folded, expected: Expectation) -> str:
+    """Why a name may have the other role: a verb of the gist that the answer puts in the
+    other voice (`will be replaced by` for `will replace`) with the name on the same side of
+    it (`Lena will be replaced by Sam` for `Lena will replace Sam`; `The meeting was chaired
+    by Priya` turns both and stays right). Empty when none."""
+    every = _gist_names(expected, asked=True)
+    given = _clauses(answer, [_spans(answer, f) for f in expected.facts], every)
+    said = _clauses(gist, [_spans(gist, f) for f in expected.facts], every)
+    for j, x in _first_items(given):
+        if not _named(answer, j):
+            continue
+        for w, token in enumerate(answer.tokens):
+            if given.of[w] != given.of[j] or given.items[w] or token.text in FUNCTION_WORDS:
+                continue
+            for g in (g for g, y in _first_items(said) if y == x):
+                if any(said.of[v] == said.of[g] and _known(answer.keys[w], {gist.keys[v]})
+                       and _passive(gist, v) != _passive(answer, w) and (v < g) == (w < j)
+                       for v in range(len(gist.tokens))):
+                    return (f"\"{token.text}\" is in the other voice than the expected "
+                            f"answer's, with {x} on the same side of it: who does what to whom? "
+                            "review it")
+    return ""
+
+
+def _passive(folded: Folded, w: int) -> bool:
+    """Whether token `w` is a past participle after a form of `be` (`was chaired`, `will be
+    replaced`)."""
+    word = folded.tokens[w].text
+    participle = word.endswith(("ed", "en")) or word in IRREGULAR
+    return participle and any(t.text in BE for t in folded.tokens[max(0, w - 2):w])

@@ -23,7 +23,9 @@ Folding, applied the same way to an answer, a fact, the gist and the question:
   `25 eur`; dollars `usd`, pounds `gbp`), `%` and `per cent` read `percent`;
 - words lose a plural `s` (`months` = `month`) and the articles a, an, the are left out.
 
-A literal fact is found where its tokens occur in a row within one sentence of the answer; a
+A literal fact is found where its tokens occur in a row within one sentence of the answer (a
+`forbid` statement also with up to two words between each two of its words that negate
+nothing and are neither `or` nor a value, in one clause part: `managers also sign off`); a
 `/…/` fact is a regular expression searched in the answer folded only lightly (case, accents,
 spaces, apostrophes: its numbers and punctuation as written), and found only by a match that
 holds a letter or a digit. An occurrence is **negated**, and does not count, when a negation
@@ -115,6 +117,7 @@ DIGITS = {w: str(i) for i, w in enumerate(ONES[:10])} | {"oh": "0"}
 ARTICLES = frozenset({"a", "an", "the"})
 # spoken hesitations, as in the transcripts answers quote (builtin_system/normalize.py's list)
 FILLERS = frozenset({"uh", "um", "uhm", "umm", "erm", "er", "ah", "hmm", "hm", "mm", "mhm"})
+FORBID_GAP = 2  # words between two of a forbidden statement's that still state it
 NEGATIONS = frozenset({"not", "no", "never", "none", "nobody", "nothing", "neither", "nor",
                        "without", "nowhere", "cannot", "denied", "denies", "deny", "refuted",
                        "disputed"})
@@ -886,9 +889,36 @@ class Folded:
 
     def states(self, fact: Fact) -> list[Occurrence]:
         """The occurrences of any of the fact's alternatives that no negation reaches (what a
-        `forbid` statement is held to: a hedge or a bound does not hide it)."""
-        return [o for alt in alternatives(fact) for o in self.find(alt)
-                if not o.negated and o.qualified != "refused"]
+        `forbid` statement is held to: a hedge or a bound does not hide it), its words also
+        found apart by up to `FORBID_GAP` words each that negate nothing, offer no other
+        candidate (`or`) and are no value (`25 or 30 euros` does not say `25 euros`), in one
+        clause part (`managers also sign off`, `managers can sign off` for `managers sign
+        off`)."""
+        found = [o for alt in alternatives(fact) for o in (*self.find(alt), *self._gapped(alt))]
+        return [o for o in found if not o.negated and o.qualified != "refused"]
+
+    def _gapped(self, alt: Alternative) -> list[Occurrence]:
+        """The occurrences of a literal alternative of several words with words between
+        (`states`)."""
+        if alt.pattern is not None or len(alt.words) < 2:
+            return []
+        found = []
+        for i, k in enumerate(self.keys):
+            at = [i] if k == alt.words[0] else []
+            for word in alt.words[1:]:
+                if not at:
+                    break
+                ahead = range(at[-1] + 1, min(at[-1] + 2 + FORBID_GAP, len(self.keys)))
+                nxt = next((j for j in ahead if self.keys[j] == word), None)
+                gap = self.tokens[at[-1] + 1:nxt] if nxt is not None else []
+                ok = nxt is not None and self.tokens[nxt].part == self.tokens[i].part and \
+                    all(t.kind == "word" and not t.number and not closed_class(t) and
+                        t.text not in NEGATIONS | OPENERS for t in gap)
+                at = [*at, nxt] if ok and nxt is not None else []
+            if len(at) == len(alt.words) and at[-1] - i >= len(at):
+                found.append(Occurrence(first=i, last=at[-1], negated=self.negated(i) or
+                                        self.denied_after(at[-1]), qualified=""))
+        return found
 
     def plainly(self, fact: Fact) -> list[Occurrence]:
         """The occurrences that state the fact plainly: not negated, not qualified."""
