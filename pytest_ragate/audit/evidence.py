@@ -18,13 +18,7 @@ import numpy as np
 
 from pytest_ragate.audit.findings import Finding, finding
 from pytest_ragate.audit.questions import topic_words
-from pytest_ragate.audit.texts import (
-    CorpusWords,
-    content_stems,
-    coverage,
-    evidence_text,
-    unit_text,
-)
+from pytest_ragate.audit.texts import CorpusWords, content_stems, coverage, evidence_text, unit_text
 from pytest_ragate.builtin_system.normalize import normalize
 from pytest_ragate.goldsets.config import Expected
 from pytest_ragate.goldsets.corpus import Corpus

@@ -73,9 +73,7 @@ from ragas.metrics.collections import (
     FactualCorrectness,
     Faithfulness,
 )
-from ragas.metrics.collections.answer_correctness.util import (
-    ClassificationWithReason,
-)
+from ragas.metrics.collections.answer_correctness.util import ClassificationWithReason
 from ragas.metrics.collections.answer_correctness.util import (
     StatementGeneratorOutput as CorrectnessStatements,
 )
@@ -88,16 +86,9 @@ from ragas.metrics.collections.domain_specific_rubrics.util import (
     RubricScoreOutput,
     RubricScorePrompt,
 )
-from ragas.metrics.collections.factual_correctness.util import (
-    ClaimDecompositionOutput,
-)
-from ragas.metrics.collections.factual_correctness.util import (
-    NLIStatementOutput as ClaimVerdicts,
-)
-from ragas.metrics.collections.faithfulness.util import (
-    NLIStatementOutput,
-    StatementGeneratorOutput,
-)
+from ragas.metrics.collections.factual_correctness.util import ClaimDecompositionOutput
+from ragas.metrics.collections.factual_correctness.util import NLIStatementOutput as ClaimVerdicts
+from ragas.metrics.collections.faithfulness.util import NLIStatementOutput, StatementGeneratorOutput
 from ragas.prompt.metrics.base_prompt import BasePrompt
 
 from pytest_ragate.judges.base import (
