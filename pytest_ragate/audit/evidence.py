@@ -18,13 +18,7 @@ import numpy as np
 
 from pytest_ragate.audit.findings import Finding, finding
 from pytest_ragate.audit.questions import topic_words
-from pytest_ragate.audit.texts import (
-    CorpusWords,
-    content_stems,
-    coverage,
-    evidence_text,
-    unit_text,
-)
+from pytest_ragate.audit.texts import CorpusWords, content_stems, coverage, evidence_text, unit_text
 from pytest_ragate.builtin_system.normalize import normalize
 from pytest_ragate.goldsets.config import Expected
 from pytest_ragate.goldsets.corpus import Corpus
@@ -37,7 +31,7 @@ from pytest_ragate.scoring.answer_text import (
     alternatives,
     light,
 )
-from pytest_ragate.scoring.records import Evidence, Span, WholeDocument
+from pytest_ragate.scoring.records import ContextRef, Evidence, Span
 from pytest_ragate.wording import audit as wording
 
 Embed = Callable[[Sequence[str]], np.ndarray]  # texts → unit-length rows, one per text
@@ -283,13 +277,8 @@ def _covered(items: Iterable[Evidence], corpus: Corpus) -> dict[str, set[int]]:
     (a whole document, one span, or spans side by side); a span's units past its document's
     end are not its document's. A context id covers no unit the audit can count."""
     covered: dict[str, set[int]] = {}
-    for item in items:
-        if item.doc_id not in corpus or not isinstance(item, Span | WholeDocument):
-            continue
-        of = len(corpus[item.doc_id].turns)
-        first, last = ((item.first_unit, min(item.last_unit, of - 1))
-                       if isinstance(item, Span) else (0, of - 1))
-        covered.setdefault(item.doc_id, set()).update(range(first, last + 1))
+    for doc_id, unit in span_units(corpus, (i for i in items if not isinstance(i, ContextRef))):
+        covered.setdefault(doc_id, set()).add(unit)
     return covered
 
 

@@ -17,14 +17,7 @@ from dataclasses import dataclass
 from pytest_ragate.builtin_system.normalize import fold
 from pytest_ragate.goldsets.corpus import Corpus
 from pytest_ragate.goldsets.pins import normalise
-from pytest_ragate.scoring.answer_text import (
-    ENGLISH,
-    NUMBER_WORDS,
-    ORDINALS,
-    SCALES,
-    stem,
-    tokens,
-)
+from pytest_ragate.scoring.answer_text import ENGLISH, NUMBER_WORDS, ORDINALS, SCALES, stem, tokens
 from pytest_ragate.scoring.records import Evidence, Span, WholeDocument
 
 # words that carry no content in a question or a gist, beyond answer_text's function words

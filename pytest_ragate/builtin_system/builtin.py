@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -174,24 +174,12 @@ class Pipeline:
                             f"ragate_retriever (got {type(retriever).__name__})")
         return ExtractiveAnswerer(retriever, self.settings.max_distance, self.settings.support)
 
-    def _terminal(self) -> AbstractContextManager[Any]:
+    @contextmanager
+    def _terminal(self) -> Iterator[Any]:
         """Lift pytest's capture while an index builds, so its progress bar is seen."""
         capman = self.config.pluginmanager.getplugin("capturemanager")
-        if capman is None:
-            return nullcontext(sys.stderr)
-        return _Uncaptured(capman)
-
-
-class _Uncaptured:
-    def __init__(self, capman: Any) -> None:
-        self._cm = capman.global_and_fixture_disabled()
-
-    def __enter__(self) -> Any:
-        self._cm.__enter__()
-        return sys.stderr
-
-    def __exit__(self, *exc: object) -> None:
-        self._cm.__exit__(*exc)
+        with nullcontext() if capman is None else capman.global_and_fixture_disabled():
+            yield sys.stderr
 
 
 class _ProgressBar:

@@ -49,6 +49,7 @@ import re
 import ssl
 import threading
 from collections.abc import AsyncIterator, Coroutine, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Annotated, Any, TypeVar
@@ -73,9 +74,7 @@ from ragas.metrics.collections import (
     FactualCorrectness,
     Faithfulness,
 )
-from ragas.metrics.collections.answer_correctness.util import (
-    ClassificationWithReason,
-)
+from ragas.metrics.collections.answer_correctness.util import ClassificationWithReason
 from ragas.metrics.collections.answer_correctness.util import (
     StatementGeneratorOutput as CorrectnessStatements,
 )
@@ -88,16 +87,9 @@ from ragas.metrics.collections.domain_specific_rubrics.util import (
     RubricScoreOutput,
     RubricScorePrompt,
 )
-from ragas.metrics.collections.factual_correctness.util import (
-    ClaimDecompositionOutput,
-)
-from ragas.metrics.collections.factual_correctness.util import (
-    NLIStatementOutput as ClaimVerdicts,
-)
-from ragas.metrics.collections.faithfulness.util import (
-    NLIStatementOutput,
-    StatementGeneratorOutput,
-)
+from ragas.metrics.collections.factual_correctness.util import ClaimDecompositionOutput
+from ragas.metrics.collections.factual_correctness.util import NLIStatementOutput as ClaimVerdicts
+from ragas.metrics.collections.faithfulness.util import NLIStatementOutput, StatementGeneratorOutput
 from ragas.prompt.metrics.base_prompt import BasePrompt
 
 from pytest_ragate.judges.base import (
@@ -419,21 +411,8 @@ def _run_sync(coro: Coroutine[Any, Any, T]) -> T:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(coro)
-    result: list[T] = []
-    errors: list[BaseException] = []
-
-    def target() -> None:
-        try:
-            result.append(asyncio.run(coro))
-        except BaseException as error:
-            errors.append(error)
-
-    thread = threading.Thread(target=target, name="ragate-sync-judge")
-    thread.start()
-    thread.join()
-    if errors:
-        raise errors[0]
-    return result[0]
+    with ThreadPoolExecutor(1, thread_name_prefix="ragate-sync-judge") as thread:
+        return thread.submit(asyncio.run, coro).result()
 
 
 # --- the bridges -------------------------------------------------------------------------

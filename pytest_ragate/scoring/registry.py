@@ -534,10 +534,6 @@ def _latency_worst(name: str, r: QuestionRecord) -> Worst | None:
     return -r.latency_s, f"{r.question_id} {r.latency_s:.2f} s"
 
 
-def _latency_measured(name: str, r: QuestionRecord) -> bool:
-    return r.latency_s is not None
-
-
 def cost_of(r: QuestionRecord) -> float | None:
     """What answering and judging one question cost in US dollars: the system's reported
     cost plus the judge's where its price is set (`judge_cost`, 0 for cached verdicts);
@@ -561,8 +557,8 @@ def _cost_worst(name: str, r: QuestionRecord) -> Worst | None:
     return None if cost is None else (-cost, f"{r.question_id} ${cost:.4f}")
 
 
-def _cost_measured(name: str, r: QuestionRecord) -> bool:
-    return cost_of(r) is not None
+def _bill_measured(name: str, r: QuestionRecord) -> bool:
+    return bill_figure(name, r) is not None
 
 
 def figure_digits(metric: str) -> int:
@@ -679,9 +675,9 @@ QUESTION_PASS_RATE = Metric("question_pass_rate", "repeats", "mean", "questions"
 # (no `value`: a question's latency and cost are the reports' own bill columns, not a
 # metric column per floor)
 LATENCY_P = Metric("latency_pQ_s", "bill", "quantile", "answered questions", _latency_tally,
-                   _latency_worst, measured=_latency_measured)
+                   _latency_worst, measured=_bill_measured)
 COST_PER_QUESTION = Metric("cost_per_question", "bill", "mean", "answered questions",
-                           _cost_tally, _cost_worst, measured=_cost_measured)
+                           _cost_tally, _cost_worst, measured=_bill_measured)
 # the share of conversations whose every turn is right (issue 37): listed only in a run that
 # names it, like the families; no per-question score, and no baseline pairing of its own
 CONVERSATION_SUCCESS = Metric("conversation_success", "conversations", "proportion",
