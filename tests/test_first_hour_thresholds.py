@@ -111,24 +111,30 @@ def test_a_row_without_confidence_has_no_key(pytester: pytest.Pytester) -> None:
     assert "confidence" not in rows["q1"] and rows["q2"]["confidence"] == 0.6
 
 
-@pytest.mark.parametrize("bad, why", [
-    ('float("nan")', "must be finite, not nan"),
-    ('"0.9"', "must be a number, not str '0.9'"),
-    ("True", "must be a number, not bool True"),
-])
-def test_a_confidence_that_is_no_number_errors_its_question(pytester: pytest.Pytester,
-                                                            bad: str, why: str) -> None:
+# each question's confidence that is no number, and what its error says
+NOT_NUMBERS = {"q2": ('float("nan")', "must be finite, not nan"),
+               "q3": ('"0.9"', "must be a number, not str '0.9'"),
+               "q4": ("True", "must be a number, not bool True")}
+
+
+def test_a_confidence_that_is_no_number_errors_its_question(pytester: pytest.Pytester) -> None:
+    """One run: each of q2, q3 and q4 returns a confidence that is no number (one kind
+    each), q1 a good one."""
+    bad = {q: value for q, (value, _) in NOT_NUMBERS.items()}
     system = SCORE_CUT_SYSTEM.replace("confidence, doc, first = PLAN[qid]",
                                       f"confidence, doc, first = PLAN[qid]\n"
-                                      f"        if qid == 'q2':\n"
-                                      f"            return {{'text': 'x', 'confidence': {bad}}}")
+                                      f"        if qid in {bad!r}:\n"
+                                      f"            return {{'text': 'x', "
+                                      f"'confidence': eval({bad!r}[qid])}}")
     result = record(pytester, "0", system)
     rows = rows_of(pytester.path / "r.jsonl")
-    assert rows["q2"]["status"] == "error" and rows["q1"]["status"] == "scored"
-    assert "q2: the system returned a malformed answer (dict)" in rows["q2"]["error"]
-    result.stdout.fnmatch_lines(["FAILED gs/ragate.toml::q2 - MalformedAnswer: q2: the system "
-                                 "returned a malformed answer (dict): confidence: Value error, "
-                                 f"{why}*"])
+    assert rows["q1"]["status"] == "scored"
+    for q, (_, why) in NOT_NUMBERS.items():
+        assert rows[q]["status"] == "error"
+        assert f"{q}: the system returned a malformed answer (dict)" in rows[q]["error"]
+        result.stdout.fnmatch_lines([f"FAILED gs/ragate.toml::{q} - MalformedAnswer: {q}: the "
+                                     "system returned a malformed answer (dict): confidence: "
+                                     f"Value error, {why}*"])
 
 
 # --- ragate calibrate --on confidence ----------------------------------------------------------
