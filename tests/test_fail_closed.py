@@ -155,7 +155,7 @@ def test_a_crashed_worker_fails_the_gate_and_names_the_question(
 # --- 2. sealed answers without the key -------------------------------------------------------
 
 @WORKERS
-def test_a_sealed_goldset_without_its_key_fails_unless_told_to_skip(
+def test_a_sealed_goldset_without_its_key_fails(
         pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, workers: str) -> None:
     root = write_goldset(pytester.path / "gs", floors="[floors]\nevidence_recall = 0.1\n")
     pytester.makeconftest(SYSTEM)
@@ -168,6 +168,15 @@ def test_a_sealed_goldset_without_its_key_fails_unless_told_to_skip(
         "4 of 4 questions*")
     assert "Run: **FAIL**" in (pytester.path / "r.md").read_text()
 
+
+def test_a_sealed_goldset_without_its_key_skips_when_told_and_passes_with_it(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a run told to skip says, and the key's run passing: the controller's reporting
+    of what the test above decides under -n 0 and -n 2 (here at -n 0)."""
+    root = write_goldset(pytester.path / "gs", floors="[floors]\nevidence_recall = 0.1\n")
+    pytester.makeconftest(SYSTEM)
+    seal_goldset(root, "s3cret", kdf=Scrypt(log2_n=10, p=1))
+    workers = "0"
     # a fork's job: the secret it cannot see is set but empty; told to skip, it skips, and
     # says the key is empty in its header, its summary and every report's coverage line
     monkeypatch.setenv("RAGATE_SEAL_KEY", "")

@@ -282,18 +282,18 @@ def test_a_users_own_judge_that_no_question_reached_is_not_taken_for_none(
     outputs_agree(pytester, result, FLOOR, "failed")
 
 
-@WORKERS
 def test_ragate_decide_holds_a_judged_floor_to_the_judge_the_shards_ran_with(
-        pytester: pytest.Pytester, workers: str) -> None:
+        pytester: pytest.Pytester) -> None:
     """Shards run with --ragate-judge, every question skipped; `ragate decide` without the
     flag decides with the shards' judge (their header says it), so the floor fails. (The
-    built-in `ragate_judge`: a user's own would fail it anyway, as no question asked it.)"""
+    built-in `ragate_judge`: a user's own would fail it anyway, as no question asked it.)
+    The header is the controller's, and the decision runs at -n 0: the shards run at -n 0."""
     write_goldset(pytester.path / "gs", floors=JUDGED)
     pytester.makeconftest(planned({q: "pytest.skip('no index today')"
                                    for q in ("q1", "q2", "q3", "q4")}))
     verdicts(pytester.path / "judge.json")
     for i in (1, 2):
-        shard = run_pytester(pytester, workers, "gs", "--ragate-judge=fixture:judge.json",
+        shard = run_pytester(pytester, "0", "gs", "--ragate-judge=fixture:judge.json",
                              f"--ragate-shard={i}/2", f"--ragate-results=shards/{i}.jsonl")
         assert shard.ret == pytest.ExitCode.OK
     result = run_pytester(pytester, "0", "gs", "--ragate-decide=shards", *OUTPUTS)
@@ -416,12 +416,14 @@ def test_a_verdict_of_true_in_a_labels_file_is_refused(pytester: pytest.Pytester
     assert "passed" not in result.parseoutcomes()
 
 
-@WORKERS
-@pytest.mark.parametrize("ci", ["point", "strict"])
+@pytest.mark.parametrize(("workers", "ci"), [("0", "point"), ("0", "strict"), ("2", "strict")],
+                         ids=["n0-point", "n0-strict", "n2-strict"])
 def test_two_labels_cannot_vouch_for_a_judge(pytester: pytest.Pytester, workers: str,
                                              ci: str) -> None:
     """`judge_agreement` over 2 labels the judge agrees with: kappa 1.00 with no interval
-    (most resamples of 2 pairs are one class) passed, even under ragate_ci = strict."""
+    (most resamples of 2 pairs are one class) passed, even under ragate_ci = strict. The
+    labels' verdicts travel from -n 2's workers once (strict); the interval is the
+    controller's, the same for either ci, at -n 0."""
     write_labelled(pytester.path / "gs", "[floors]\njudge_agreement = 0.6\n",
                    [{"question_id": "q00", "metric": "faithfulness", "verdict": 1},
                     {"question_id": "q01", "metric": "faithfulness", "verdict": 0}])
@@ -455,9 +457,10 @@ def test_a_judge_agreeing_with_every_label_gets_no_point_interval(
     expect(strict, f"FAILED {floor} - judge not calibrated: kappa lower bound 0.56 "
            "(kappa 1.00 [0.56, 1.00]) < 0.60 on 12 labelled questions (faithfulness)*")
     outputs_agree(pytester, strict, floor, "failed")
-    point = run_pytester(pytester, workers, "gs", "--ragate-judge=fixture:judge.json",
-                         "--ragate-ci=point")
-    assert point.ret == pytest.ExitCode.OK, point.stdout.str()[-2000:]
+    if workers == "0":  # the same verdicts decided at the point (the controller's: -n 0 once)
+        point = run_pytester(pytester, workers, "gs", "--ragate-judge=fixture:judge.json",
+                             "--ragate-ci=point")
+        assert point.ret == pytest.ExitCode.OK, point.stdout.str()[-2000:]
 
 
 @WORKERS

@@ -340,13 +340,14 @@ def test_write_atomic_refuses_a_socket_and_replaces_a_links_target(tmp_path: Pat
     assert (tmp_path / "target.md").read_text() == "new"
 
 
-@WORKERS
 def test_a_report_to_a_named_pipe_is_written_through_it(
-        pytester: pytest.Pytester, workers: str, fifo: tuple[Path, list[bytes]]) -> None:
+        pytester: pytest.Pytester, fifo: tuple[Path, list[bytes]]) -> None:
+    """The controller alone clears and writes the reports (modes/output_paths.py), under
+    -n 2 as at -n 0: one run holds it."""
     path, got = fifo
     write_many(pytester.path / "gs", 4, FLOORS)
     pytester.makeconftest(planned({}))
-    result = run_pytester(pytester, workers, "gs", f"--ragate-report={path}")
+    result = run_pytester(pytester, "0", "gs", f"--ragate-report={path}")
     assert result.ret == pytest.ExitCode.OK
     assert stat.S_ISFIFO(os.stat(path).st_mode)
     assert read_through(got, b"# ragate report")

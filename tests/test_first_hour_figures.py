@@ -37,27 +37,12 @@ def block_of(lines: list[str]) -> list[str]:
     return lines[start:start + len(BLOCK)]
 
 
-@WORKERS
-def test_a_run_without_floors_prints_its_figures_and_suggested_floors(
-        pytester: pytest.Pytester, workers: str) -> None:
-    write_goldset(pytester.path / "gs")
-    pytester.makeconftest(SYSTEM)
-    result = pytester.runpytest_inprocess(*RUN, "-n", workers)
-    assert result.ret == pytest.ExitCode.OK
-    result.stdout.fnmatch_lines(esc(
-        "*= ragate floors =*", "mini: 4 questions: 4 scored",
-        "goldset*metric*value*95% interval*n*by kind*computed by*suggested floor",
-        *FIGURES, "mini: no floors yet; suggested, to paste into its ragate.toml:"))
-    assert block_of(result.stdout.lines) == BLOCK
-    assert not any("faithfulness" in line for line in result.stdout.lines)  # no judge ran
-
-
-@WORKERS
 def test_the_suggested_floors_pasted_into_ragate_toml_hold_even_when_strict(
-        pytester: pytest.Pytester, workers: str) -> None:
+        pytester: pytest.Pytester) -> None:
+    """The floors decided over the figures above (the decision is the controller's: -n 0)."""
     write_goldset(pytester.path / "gs", floors="\n".join(BLOCK) + "\n")
     pytester.makeconftest(SYSTEM)
-    result = pytester.runpytest_inprocess(*RUN, "-n", workers, "-o", "ragate_ci=strict")
+    result = pytester.runpytest_inprocess(*RUN, "-n", "0", "-o", "ragate_ci=strict")
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(esc("*abstention_accuracy*0.50*1.00*[0.51, 1.00]*PASS",
                                     "*evidence_recall*0.15*0.50*[0.15, 0.85]*PASS"))
@@ -74,12 +59,19 @@ def suggest(*paths: object) -> tuple[int, list[str]]:
 
 
 @WORKERS
-def test_ragate_suggest_prints_the_same_figures_and_block_from_a_saved_run(
+def test_a_run_without_floors_prints_its_figures_and_ragate_suggest_the_same_from_its_results(
         pytester: pytest.Pytester, workers: str) -> None:
+    """One run: the terminal's figures and suggested floors, and `ragate suggest` over the
+    results file it saved saying the same."""
     write_goldset(pytester.path / "gs")
     pytester.makeconftest(SYSTEM)
     run = pytester.runpytest_inprocess(*RUN, "-n", workers)
     assert run.ret == pytest.ExitCode.OK
+    run.stdout.fnmatch_lines(esc(
+        "*= ragate floors =*", "mini: 4 questions: 4 scored",
+        "goldset*metric*value*95% interval*n*by kind*computed by*suggested floor",
+        *FIGURES, "mini: no floors yet; suggested, to paste into its ragate.toml:"))
+    assert not any("faithfulness" in line for line in run.stdout.lines)  # no judge ran
     code, lines = suggest(pytester.path / "r.jsonl")
     assert code == 0, lines
     pytest.LineMatcher(lines).fnmatch_lines(esc(
@@ -115,13 +107,14 @@ WORST = ("floor[evidence_recall]: worst: q2 found 0/1 spans; q3 found 1/2 spans"
          "floor[citation_accuracy]: worst: q2 0/1 citations right")
 
 
-@WORKERS
 def test_the_markdown_report_lists_the_failing_floors_worst_questions_as_html_and_terminal(
-        pytester: pytest.Pytester, workers: str) -> None:
+        pytester: pytest.Pytester) -> None:
+    """What the three outputs say of one decided run (rows travelling under -n 2 are the
+    first test's and the judged one's)."""
     write_goldset(pytester.path / "gs", floors="[floors]\ncitation_accuracy = 0.9\n"
                   "evidence_recall = 0.9\nabstention_accuracy = 0.5\n")
     pytester.makeconftest(SYSTEM)
-    result = pytester.runpytest_inprocess(*RUN, "-n", workers, "--ragate-report=r.md",
+    result = pytester.runpytest_inprocess(*RUN, "-n", "0", "--ragate-report=r.md",
                                            "--ragate-html=r.html")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     markdown = (pytester.path / "r.md").read_text()

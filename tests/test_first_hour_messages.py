@@ -196,16 +196,16 @@ def test_a_malformed_answer_is_one_line_per_question_and_one_for_the_run(
     assert rows["q2"]["error"].startswith("MalformedAnswer: q2: the system returned list")
 
 
-@WORKERS
 def test_a_system_returning_str_everywhere_gets_one_summary_line(
-        pytester: pytest.Pytester, workers: str) -> None:
+        pytester: pytest.Pytester) -> None:
     """An anchor's claim answered with a str is its one line too, never pydantic's traceback
-    (the run's summary line counts the questions)."""
+    (the run's summary line counts the questions; counted from rows that travel from -n 2's
+    workers in the test above, here at -n 0)."""
     write_goldset(pytester.path / "gs", floors=FLOOR, anchors=[
         {"anchor_id": "a1", "kind": "retrieval_miss", "claim": "the budget is three euros",
          "evidence": {"doc_id": "m1", "first_unit": 3, "last_unit": 3}}])
     pytester.makeconftest(planned({q: "'Paris'" for q in ("q1", "q2", "q3", "q4", "euros")}))
-    result = run_pytester(pytester, workers, "gs")
+    result = run_pytester(pytester, "0", "gs")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     assert [line for line in result.outlines if line.startswith("ragate: 4 questions")] == [
         "ragate: 4 questions: the system returned str, expected ragate.Answer (or a dict of "
@@ -237,15 +237,15 @@ def system_out(path: Path) -> dict[str, str]:
             for case in ET.parse(path).getroot().iter("testcase")}
 
 
-@WORKERS
 def test_a_documents_goldset_says_units_in_its_system_out_and_anchors(
-        pytester: pytest.Pytester, workers: str) -> None:
+        pytester: pytest.Pytester) -> None:
+    """Wording of one run's outputs (the same under -n 2: at -n 0)."""
     root = handbook(pytester.path / "gs", '[anchors]\nfile = "anchors.jsonl"\n')
     (root / "anchors.jsonl").write_text(jsonl([
         {"anchor_id": "a1", "kind": "retrieval_miss", "claim": "refunds take five days",
          "evidence": {"doc_id": "returns", "first_unit": 2, "last_unit": 2}}]))
     pytester.makeconftest(DOC_SYSTEM)
-    result = run_pytester(pytester, workers, "gs", "--junitxml=j.xml")
+    result = run_pytester(pytester, "0", "gs", "--junitxml=j.xml")
     out = system_out(pytester.path / "j.xml")["refund"]
     assert "✗ [returns · units 3–3]" in out and "  [returns · units 2–2]" in out
     assert not re.search(r"\bturns?\b", out)

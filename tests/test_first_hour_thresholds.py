@@ -5,6 +5,10 @@ the `ragate` CLI on them."""
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
 import pytest
 from click.testing import CliRunner, Result
 
@@ -49,8 +53,30 @@ def record(pytester: pytest.Pytester, workers: str, system: str = SCORE_CUT_SYST
     return run_pytester(pytester, workers, "gs", "--ragate-results=r.jsonl", *args)
 
 
-def calibrate(pytester: pytest.Pytester, *args: str) -> Result:
-    return CliRunner().invoke(main, ["calibrate", str(pytester.path / "r.jsonl"), *args])
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
+    """The SCORE_CUT_SYSTEM's run (results and JUnit) that the cases reading it share: one per
+    worker count asked for, in a process of its own (a module's run outlives pytester's
+    folders); `recorded(workers)` is its folder."""
+    made: dict[str, Path] = {}
+
+    def run(workers: str) -> Path:
+        if workers not in made:
+            root = tmp_path_factory.mktemp(f"recorded-n{workers}")
+            write_goldset(root / "gs")
+            (root / "conftest.py").write_text(SCORE_CUT_SYSTEM)
+            done = run_command(root, "-p", "no:cacheprovider", "-n", workers, "gs",
+                               "--ragate-results=r.jsonl", "--junitxml=j.xml")
+            assert done.returncode == pytest.ExitCode.OK, done.stdout[-2000:]
+            made[workers] = root
+        return made[workers]
+    return run
+
+
+def calibrate(where: pytest.Pytester | Path, *args: str) -> Result:
+    """`ragate calibrate` over the r.jsonl in a pytester's folder or the folder given."""
+    folder = where.path if isinstance(where, pytest.Pytester) else where
+    return CliRunner().invoke(main, ["calibrate", str(folder / "r.jsonl"), *args])
 
 
 def table(out: Result) -> dict[str, list[str]]:
@@ -66,14 +92,15 @@ def table(out: Result) -> dict[str, list[str]]:
 # --- Answer(confidence=...) is kept on the row ------------------------------------------------
 
 
+@pytest.mark.heavy  # its shared run is a process of its own
 @WORKERS
-def test_the_row_and_junit_keep_the_confidence(pytester: pytest.Pytester,
+def test_the_row_and_junit_keep_the_confidence(recorded: Callable[[str], Path],
                                                workers: str) -> None:
-    record(pytester, workers, SCORE_CUT_SYSTEM, "--junitxml=j.xml")
-    rows = rows_of(pytester.path / "r.jsonl")
+    root = recorded(workers)
+    rows = rows_of(root / "r.jsonl")
     assert {q: (r["confidence"], r["abstained"]) for q, r in rows.items()} == {
         "q1": (0.9, False), "q2": (0.6, False), "q3": (0.3, True), "q4": (0.55, False)}
-    props = junit_cases(pytester.path / "j.xml")["gs.ragate.toml::q3"]["props"]
+    props = junit_cases(root / "j.xml")["gs.ragate.toml::q3"]["props"]
     assert props["confidence"] == "0.3"
 
 
@@ -84,34 +111,40 @@ def test_a_row_without_confidence_has_no_key(pytester: pytest.Pytester) -> None:
     assert "confidence" not in rows["q1"] and rows["q2"]["confidence"] == 0.6
 
 
-@pytest.mark.parametrize("bad, why", [
-    ('float("nan")', "must be finite, not nan"),
-    ('"0.9"', "must be a number, not str '0.9'"),
-    ("True", "must be a number, not bool True"),
-])
-def test_a_confidence_that_is_no_number_errors_its_question(pytester: pytest.Pytester,
-                                                            bad: str, why: str) -> None:
+# each question's confidence that is no number, and what its error says
+NOT_NUMBERS = {"q2": ('float("nan")', "must be finite, not nan"),
+               "q3": ('"0.9"', "must be a number, not str '0.9'"),
+               "q4": ("True", "must be a number, not bool True")}
+
+
+def test_a_confidence_that_is_no_number_errors_its_question(pytester: pytest.Pytester) -> None:
+    """One run: each of q2, q3 and q4 returns a confidence that is no number (one kind
+    each), q1 a good one."""
+    bad = {q: value for q, (value, _) in NOT_NUMBERS.items()}
     system = SCORE_CUT_SYSTEM.replace("confidence, doc, first = PLAN[qid]",
                                       f"confidence, doc, first = PLAN[qid]\n"
-                                      f"        if qid == 'q2':\n"
-                                      f"            return {{'text': 'x', 'confidence': {bad}}}")
+                                      f"        if qid in {bad!r}:\n"
+                                      f"            return {{'text': 'x', "
+                                      f"'confidence': eval({bad!r}[qid])}}")
     result = record(pytester, "0", system)
     rows = rows_of(pytester.path / "r.jsonl")
-    assert rows["q2"]["status"] == "error" and rows["q1"]["status"] == "scored"
-    assert "q2: the system returned a malformed answer (dict)" in rows["q2"]["error"]
-    result.stdout.fnmatch_lines(["FAILED gs/ragate.toml::q2 - MalformedAnswer: q2: the system "
-                                 "returned a malformed answer (dict): confidence: Value error, "
-                                 f"{why}*"])
+    assert rows["q1"]["status"] == "scored"
+    for q, (_, why) in NOT_NUMBERS.items():
+        assert rows[q]["status"] == "error"
+        assert f"{q}: the system returned a malformed answer (dict)" in rows[q]["error"]
+        result.stdout.fnmatch_lines([f"FAILED gs/ragate.toml::{q} - MalformedAnswer: {q}: the "
+                                     "system returned a malformed answer (dict): confidence: "
+                                     f"Value error, {why}*"])
 
 
 # --- ragate calibrate --on confidence ----------------------------------------------------------
 
 
+@pytest.mark.heavy
 @WORKERS
-def test_calibrate_sweeps_the_cut_and_picks_the_floors_margin(pytester: pytest.Pytester,
+def test_calibrate_sweeps_the_cut_and_picks_the_floors_margin(recorded: Callable[[str], Path],
                                                               workers: str) -> None:
-    record(pytester, workers)
-    out = calibrate(pytester, "--on", "confidence", "--floor", "abstention_accuracy=0.7")
+    out = calibrate(recorded(workers), "--on", "confidence", "--floor", "abstention_accuracy=0.7")
     assert out.exit_code == 0, out.output
     assert "mini: 4 scored rows, floors abstention_accuracy >= 0.70" in out.output
     assert "no cut turns a recorded abstention into an answer (its text does not exist)" \
@@ -132,13 +165,13 @@ def test_calibrate_sweeps_the_cut_and_picks_the_floors_margin(pytester: pytest.P
             "0.50 (over 2 answers; 1/2 citations right)), margin +0.05") in out.output
 
 
-def test_the_cut_follows_the_chosen_floor(pytester: pytest.Pytester) -> None:
+@pytest.mark.heavy
+def test_the_cut_follows_the_chosen_floor(recorded: Callable[[str], Path]) -> None:
     """A citation floor wants q2's and q4's wrong citations gone (cut 0.9); with both
     floors, the cut whose smallest margin is largest, the lowest of a tie (answering more)."""
-    record(pytester, "0")
-    cited = calibrate(pytester, "--on", "confidence", "--floor", "citation_accuracy=0.8")
+    cited = calibrate(recorded("0"), "--on", "confidence", "--floor", "citation_accuracy=0.8")
     assert "best: confidence cut = 0.9 " in cited.output and "margin +0.20" in cited.output
-    both = calibrate(pytester, "--on", "confidence", "--floor", "abstention_accuracy=0.8",
+    both = calibrate(recorded("0"), "--on", "confidence", "--floor", "abstention_accuracy=0.8",
                      "--floor", "citation_accuracy=0.8")
     assert table(both)["0.55"][-1] == "-0.47" and table(both)["0.9"][-1] == "-0.30"
     assert table(both)["0.6 ← best"][-1] == "-0.30"
@@ -156,10 +189,9 @@ def test_no_cut_with_every_figure_known_fails(pytester: pytest.Pytester) -> None
     assert "best:" not in out.output
 
 
-@WORKERS
-def test_rows_without_confidence_refuse_the_sweep_by_name(pytester: pytest.Pytester,
-                                                          workers: str) -> None:
-    record(pytester, workers, SCORE_CUT_SYSTEM.replace("LEAVE_OUT = set()",
+def test_rows_without_confidence_refuse_the_sweep_by_name(pytester: pytest.Pytester) -> None:
+    """The refusal reads the rows alone (they travel from -n 2's workers in the cases above)."""
+    record(pytester, "0", SCORE_CUT_SYSTEM.replace("LEAVE_OUT = set()",
                                                        "LEAVE_OUT = {'q2', 'q4'}"))
     out = calibrate(pytester, "--on", "confidence", "--floor", "abstention_accuracy=0.7")
     assert out.exit_code == 1
@@ -179,10 +211,10 @@ def test_rows_without_confidence_refuse_the_sweep_by_name(pytester: pytest.Pytes
       "citation_accuracy=0.9"], "'citation_accuracy=0.9': citation_accuracy is given twice"),
     (["--floor", "abstention_accuracy=0.5"], "--floor goes with --on confidence"),
 ])
-def test_calibrate_options_are_checked(pytester: pytest.Pytester, args: list[str],
+@pytest.mark.heavy
+def test_calibrate_options_are_checked(recorded: Callable[[str], Path], args: list[str],
                                        says: str) -> None:
-    record(pytester, "0")
-    out = calibrate(pytester, *args)
+    out = calibrate(recorded("0"), *args)
     assert out.exit_code == 2 and says in out.output, out.output
 
 
@@ -203,16 +235,17 @@ def test_shards_decided_keep_the_confidence_for_calibrate(pytester: pytest.Pytes
 
 
 @pytest.mark.parametrize("bad", ["NaN", '"0.9"', "true"])
-def test_a_results_row_whose_confidence_is_no_number_is_refused(pytester: pytest.Pytester,
-                                                                bad: str) -> None:
+@pytest.mark.heavy
+def test_a_results_row_whose_confidence_is_no_number_is_refused(
+        recorded: Callable[[str], Path], tmp_path: Path, bad: str) -> None:
     """A results file edited by hand (or written by another tool) is held to the same rule
     as the answer: refused naming the line and field, never swept."""
-    record(pytester, "0")
-    path = pytester.path / "r.jsonl"
+    path = tmp_path / "r.jsonl"
+    shutil.copyfile(recorded("0") / "r.jsonl", path)
     path.write_text("".join(line.replace('"confidence": 0.6', f'"confidence": {bad}')
                             for line in path.read_text().splitlines(keepends=True)
                             if '"question_id"' in line))
-    out = calibrate(pytester, "--on", "confidence", "--floor", "abstention_accuracy=0.7")
+    out = calibrate(tmp_path, "--on", "confidence", "--floor", "abstention_accuracy=0.7")
     assert out.exit_code == 1 and "best:" not in out.output
     line = next(i for i, text in enumerate(path.read_text().splitlines(), 1)
                 if '"question_id": "q2"' in text)

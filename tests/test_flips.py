@@ -321,25 +321,25 @@ def test_flips_are_reported_and_block_promotion_until_forced(flipping: pytest.Py
     assert "citation_accuracy = 0.90" in toml.read_text()
 
 
-@WORKERS
-def test_a_question_whose_text_changed_is_not_called_flipped(flipping: pytest.Pytester,
-                                                             workers: str) -> None:
-    run_flipping(flipping, workers, {})
+# The controller counts flips from the history alone: the test above holds them under -n 0
+# and -n 2 (the outcomes travelling from workers); those below vary what is counted, at -n 0.
+
+def test_a_question_whose_text_changed_is_not_called_flipped(flipping: pytest.Pytester) -> None:
+    run_flipping(flipping, "0", {})
     rows = question_rows()
     rows[0]["question"] = "And now, what about q1?"  # same id, another question
     (flipping.path / "gs" / "questions.jsonl").write_text(
         "".join(json.dumps(row) + "\n" for row in rows))
-    run_flipping(flipping, workers, {"wrong": ["q1", "q2"]})
+    run_flipping(flipping, "0", {"wrong": ["q1", "q2"]})
     text = report(flipping)
     assert "- q2 flipped 1 of the last 2 runs (right → wrong)" in text
     assert "q1 flipped" not in text
 
 
-@WORKERS
-def test_the_window_is_honoured(flipping: pytest.Pytester, workers: str) -> None:
-    run_flipping(flipping, workers, {})
-    run_flipping(flipping, workers, FLIPPED)
-    result = run_flipping(flipping, workers, {}, "--ragate-promote", "-o", "ragate_flip_window=2")
+def test_the_window_is_honoured(flipping: pytest.Pytester) -> None:
+    run_flipping(flipping, "0", {})
+    run_flipping(flipping, "0", FLIPPED)
+    result = run_flipping(flipping, "0", {}, "--ragate-promote", "-o", "ragate_flip_window=2")
     result.stdout.fnmatch_lines(["ragate: promoted 2 strict xfails to hard assertions:"])
     assert "- anchor[fixed] flipped 1 of the last 2 runs (not held → held)" in report(flipping)
     assert "xfail" not in (flipping.path / "gs" / "anchors.jsonl").read_text()
@@ -370,21 +370,19 @@ def test_the_window_is_an_ini_option_and_checked(flipping: pytest.Pytester) -> N
     assert result.ret == pytest.ExitCode.USAGE_ERROR
 
 
-@WORKERS
-def test_older_history_lines_are_read_and_not_counted(flipping: pytest.Pytester,
-                                                      workers: str) -> None:
-    run_flipping(flipping, workers, {})
+def test_older_history_lines_are_read_and_not_counted(flipping: pytest.Pytester) -> None:
+    run_flipping(flipping, "0", {})
     path = flipping.path / "history.jsonl"
     old = json.loads(path.read_text())
     for field in ("outcomes", "anchors"):
         del old[field]  # as a line written before flips were kept
     path.write_text(json.dumps(old) + "\n")
-    result = run_flipping(flipping, workers, FLIPPED, "-W",  # not PytestAssertRewriteWarning's kin
+    result = run_flipping(flipping, "0", FLIPPED, "-W",  # not PytestAssertRewriteWarning's kin
                           "error::pytest_ragate.outputs.history.HistoryWarning")
     assert result.ret == 0
     assert ("flips not counted yet: the 1 earlier run of eval_version 7 recorded no "
             "per-question outcomes; counting starts with this run") in report(flipping)
-    run_flipping(flipping, workers, {})
+    run_flipping(flipping, "0", {})
     assert "- q1 flipped 1 of the last 2 runs (wrong → right)" in report(flipping)
 
 

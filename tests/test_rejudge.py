@@ -348,10 +348,11 @@ def test_a_run_no_judge_graded_is_refused_not_called_unchanged(
 
 
 @WORKERS_SHARED
-def test_the_rows_of_a_goldset_come_from_one_run(gated: pytest.Pytester, workers: str) -> None:
+def test_the_rows_of_a_goldset_come_from_one_run(gated: pytest.Pytester) -> None:
     """A second copy of the results (or another run's) doubles or mixes the rows a shift is
     tested over; one shard alone is part of the run: each refused. Every shard of the run
-    together is the run itself."""
+    together is the run itself (the shards at -n 0: the command reads their rows, which are
+    a shard's whatever its worker count; the whole run's were written under -n workers)."""
     pytester = gated
     whole = rejudge(pytester, "--judge", "fixture:harsh.json", "--json")
     (pytester.path / "copy.jsonl").write_text((pytester.path / "res.jsonl").read_text())
@@ -362,7 +363,7 @@ def test_the_rows_of_a_goldset_come_from_one_run(gated: pytest.Pytester, workers
         "res.jsonl (the run), copy.jsonl (the run) (give one run's files at a time: either "
         "its one results file, or each of its --ragate-shard files)")
     for i in (1, 2):
-        ran = run_pytester(pytester, workers, "gs", "--ragate-judge=fixture:current.json",
+        ran = run_pytester(pytester, "0", "gs", "--ragate-judge=fixture:current.json",
                            f"--ragate-shard={i}/2", f"--ragate-results=s{i}.jsonl")
         assert ran.ret == pytest.ExitCode.OK, ran.stdout.str()
     alone = ragate(pytester.path, "rejudge", "s1.jsonl", "--judge", "fixture:harsh.json")
