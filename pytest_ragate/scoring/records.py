@@ -322,6 +322,8 @@ class QuestionRecord(BaseModel):
     def _in_metric_order(cls, value: dict[str, str]) -> dict[str, str]:
         """As the judge runner lists them, so a row read back from a results file (written
         with sorted keys) reports as the run's own record did."""
+        if len(value) < 2:  # nearly every row: nothing to order
+            return value
         order = {m: i for i, m in enumerate(METRICS)}
         return dict(sorted(value.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))
 
@@ -364,6 +366,19 @@ class QuestionRecord(BaseModel):
         if isinstance(row, RowJSON) and isinstance(row.record, cls):
             return row.record
         return cls.model_validate(row)
+
+    @classmethod
+    def from_wire(cls, row: dict[str, Any]) -> QuestionRecord:
+        """A row a worker dumped with `row_json` and sent (a plain copy, owned by the report
+        that brought it): validated, and that JSON kept as its own, not dumped again."""
+        if isinstance(row, RowJSON):
+            return cls.from_json(row)
+        record = cls.model_validate(row)
+        if type(row) is dict:
+            dumped = RowJSON(row)
+            dumped.record = record
+            record._json = dumped
+        return record
 
     def __eq__(self, other: object) -> bool:
         """Rows are equal when their fields are, whether or not either was dumped yet."""
