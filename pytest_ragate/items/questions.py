@@ -14,6 +14,7 @@ with its verdicts), and put on the wire once (`_send`, under `keys.RECORD_ATTR`)
 
 from __future__ import annotations
 
+import json
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -250,8 +251,10 @@ def _send(item: pytest.Item, reports: list[pytest.TestReport]) -> None:
     closing = next((r for r in reversed(reports) if r.when != "teardown"), None)
     if record is not None and closing is not None:
         row = record.row_json()  # dumped once, for the results file and JUnit too
-        # the row itself to this process's controller; a plain copy to cross the xdist wire
-        setattr(closing, RECORD_ATTR, dict(row) if hasattr(item.config, "workerinput") else row)
+        # the row itself to this process's controller; its JSON text across the xdist wire
+        # (`keys.row_of` reads either)
+        setattr(closing, RECORD_ATTR,
+                json.dumps(row) if hasattr(item.config, "workerinput") else row)
 
 
 def _judged(item: pytest.Item, reports: list[pytest.TestReport], verdicts: JudgedScores) -> None:
