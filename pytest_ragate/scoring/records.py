@@ -352,12 +352,16 @@ class QuestionRecord(BaseModel):
         return data
 
     def row_json(self) -> RowJSON:
-        """The row as JSON (`model_dump(mode="json")`), dumped once: do not change it."""
-        if self._json is None:
+        """The row as JSON (`model_dump(mode="json")`), dumped once: do not change it. (Its
+        private attribute is read and set in pydantic's own dict of them: `self._json` goes
+        through `BaseModel.__getattr__`, in Python, a few times per row.)"""
+        private = self.__pydantic_private__
+        dumped = private.get("_json") if private is not None else None
+        if dumped is None:
             dumped = RowJSON(self.model_dump(mode="json"))
             dumped.record = self
             self._json = dumped
-        return self._json
+        return dumped
 
     @classmethod
     def from_json(cls, row: Mapping[str, Any]) -> QuestionRecord:
