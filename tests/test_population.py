@@ -262,7 +262,7 @@ def test_a_field_added_to_member_reaches_both_rows(goldset: Goldset,
 
 
 def test_a_workers_row_crosses_as_its_json_text_and_is_not_dumped_again(
-        goldset: Goldset) -> None:
+        goldset: Goldset, monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker's row rides on its report as JSON text (`items/questions._send`), decoded
     once for every reader (`keys.row_of`); the controller validates it and keeps that JSON
     as the row's own (`QuestionRecord.from_wire`): the same row, not dumped a second time."""
@@ -279,7 +279,9 @@ def test_a_workers_row_crosses_as_its_json_text_and_is_not_dumped_again(
     setattr(report, RECORD_ATTR, json.dumps(record.row_json()))
     row = row_of(report)
     assert row == record.row_json() and row_of(report) is row  # decoded once
+    assert QuestionRecord.from_wire(record.row_json()) is record  # this process's own
     back = QuestionRecord.from_wire(row)
     assert back == record
-    assert back.row_json() is row
-    assert QuestionRecord.from_wire(record.row_json()) is record  # this process's own
+    monkeypatch.setattr(QuestionRecord, "model_dump",
+                        lambda *args, **kwargs: pytest.fail("the row was dumped again"))
+    assert back.row_json() == row
