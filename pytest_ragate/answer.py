@@ -161,7 +161,9 @@ class Received(BaseModel):
             return handler(data)
         data, count = _visible_fields(data)
         model = handler(data)
-        count += sum(part._unencodable for part in model._parts())
+        # each part's count read from pydantic's dict of private attributes: `part._unencodable`
+        # would go through `BaseModel.__getattr__`, in Python, for every context and citation
+        count += sum(part.__pydantic_private__["_unencodable"] for part in model._parts())
         if count:
             model._unencodable = count
         return model

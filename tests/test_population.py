@@ -256,3 +256,32 @@ def test_a_field_added_to_member_reaches_both_rows(goldset: Goldset,
                        Arrived(started=started)).runs
     assert [(r.question_id, r.status, r.answerer_model) for r in run.records] == [
         (q, "error", f"model of {q}") for q in ("q1", "q2", "q3", "q4")]
+
+
+# --- the row on the wire -------------------------------------------------------------------
+
+
+def test_a_workers_row_crosses_as_its_json_text_and_is_not_dumped_again(
+        goldset: Goldset, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker's row rides on its report as JSON text (`items/questions._send`), decoded
+    once for every reader (`keys.row_of`); the controller validates it and keeps that JSON
+    as the row's own (`QuestionRecord.from_wire`): the same row, not dumped a second time."""
+    import json
+
+    from pytest_ragate.items.keys import RECORD_ATTR, row_of
+
+    record = asked_row(goldset.cases[0], ROUTE, abstained=False, citations=2,
+                       citations_correct=1, metrics={"citation_accuracy": 0.5},
+                       judge_failures={"faithfulness": "timed out"}, latency_s=0.25,
+                       answer_text="It was 12 euros — «agreed».")
+    report = pytest.TestReport(f"{ROUTE}::q1", (ROUTE, None, "q1"), {}, "passed", None,
+                               "call")
+    setattr(report, RECORD_ATTR, json.dumps(record.row_json()))
+    row = row_of(report)
+    assert row == record.row_json() and row_of(report) is row  # decoded once
+    assert QuestionRecord.from_wire(record.row_json()) is record  # this process's own
+    back = QuestionRecord.from_wire(row)
+    assert back == record
+    monkeypatch.setattr(QuestionRecord, "model_dump",
+                        lambda *args, **kwargs: pytest.fail("the row was dumped again"))
+    assert back.row_json() == row

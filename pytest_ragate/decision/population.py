@@ -230,7 +230,7 @@ def row_fields(case: Asked) -> dict[str, Any]:
             "kind": q.kind, "tags": _tags(q), "index": case.index,
             "conversation": q.conversation, "turn": q.turn,
             "must_abstain": case.must_abstain,
-            "evidence_spans": len(expected.spans) if expected is not None else 0,
+            "evidence_spans": len(expected.evidence) if expected is not None else 0,
             "expected": case.expected_labels}
 
 

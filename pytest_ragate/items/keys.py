@@ -7,7 +7,7 @@ holds names only; the types they carry are spelled as strings.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -40,7 +40,8 @@ NOT_NEEDED_KEY = pytest.StashKey[bool]()  # a sequential question its goldset no
 LAST_RUN_KEY = pytest.StashKey[pytest.Item]()  # the last item this process ran, floors aside
 
 # on test reports, and in xdist's `workeroutput`: what crosses to the controller
-RECORD_ATTR = "ragate_record"  # a question's report: its QuestionRecord, as JSON
+# a question's report: its QuestionRecord as JSON, from an xdist worker as JSON text (`row_of`)
+RECORD_ATTR = "ragate_record"
 ANCHOR_ATTR = "ragate_anchor"  # an anchor's report: its AnchorOutcome, as JSON
 NO_SYSTEM_ATTR = "ragate_no_system"  # a goldset item's setup report, when no system of the
 # user's was in scope (`provenance.MissingSystem`): the file its goldset was collected from
@@ -55,3 +56,17 @@ WORKEROUTPUT_KEY = "ragate_collected"  # a worker's `workeroutput`: its populati
 
 def is_goldset_item(item: pytest.Item) -> bool:
     return ROUTE_KEY in item.stash
+
+
+def row_of(report: pytest.TestReport) -> dict[str, Any] | None:
+    """The row a question's report brought (`RECORD_ATTR`), or None. An xdist worker sends
+    it as its JSON text: one string crosses xdist's wire in one write, where a dict of some
+    fifty fields is serialized field by field by execnet, in Python, on both sides. Decoded
+    once, here, for every reader; in the process that asked it, the row itself."""
+    row = getattr(report, RECORD_ATTR, None)
+    if isinstance(row, str):
+        import json
+
+        row = json.loads(row)
+        setattr(report, RECORD_ATTR, row)
+    return row

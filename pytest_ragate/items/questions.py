@@ -14,6 +14,7 @@ with its verdicts), and put on the wire once (`_send`, under `keys.RECORD_ATTR`)
 
 from __future__ import annotations
 
+import json
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -40,7 +41,11 @@ from pytest_ragate.items.keys import (
 from pytest_ragate.items.long_lived import settle
 from pytest_ragate.items.malformed import as_answer, built_in_one_line
 from pytest_ragate.items.provenance import question_parts
-from pytest_ragate.items.pytest_internals import function_arguments, run_unlogged
+from pytest_ragate.items.pytest_internals import (
+    function_arguments,
+    run_unlogged,
+    session_fixture,
+)
 from pytest_ragate.items.reasons import failure_line
 from pytest_ragate.items.redacting import redacted_record, redactor
 from pytest_ragate.items.timeouts import answer_within
@@ -139,13 +144,13 @@ def answer_and_score(item: pytest.Function, case: Case) -> None:
                     + "; ".join(outside), pytrace=False)
     remember(item, case, answer)  # what its conversation's later turns are given
     request = item.funcargs["request"]  # the item's own (`collection.requests_itself`)
-    judge = request.getfixturevalue("ragate_judge")
+    judge = session_fixture(item, request, "ragate_judge")
     fields: dict[str, Any] = score_answer(answer, case.expected.spans,
                                           unit=case.goldset.corpus.unit)
     fields.update(correctness_fields(item.config, case, answer, fields["metrics"]))
     fields.update(defined_fields(item.config, case.question.question, answer,
                                  case.expected.gist))
-    fields["answerer_model"] = request.getfixturevalue("ragate_answerer_model")
+    fields["answerer_model"] = session_fixture(item, request, "ragate_answerer_model")
     fields.update(latency_s=latency, usage=answer.usage)
     if case.pins is not None and case.pins.moved:  # a note in JUnit, the terminal, reports
         fields["evidence_moved"] = list(case.pins.moved)
@@ -247,8 +252,10 @@ def _send(item: pytest.Item, reports: list[pytest.TestReport]) -> None:
     closing = next((r for r in reversed(reports) if r.when != "teardown"), None)
     if record is not None and closing is not None:
         row = record.row_json()  # dumped once, for the results file and JUnit too
-        # the row itself to this process's controller; a plain copy to cross the xdist wire
-        setattr(closing, RECORD_ATTR, dict(row) if hasattr(item.config, "workerinput") else row)
+        # the row itself to this process's controller; its JSON text across the xdist wire
+        # (`keys.row_of` reads either)
+        setattr(closing, RECORD_ATTR,
+                json.dumps(row) if hasattr(item.config, "workerinput") else row)
 
 
 def _judged(item: pytest.Item, reports: list[pytest.TestReport], verdicts: JudgedScores) -> None:

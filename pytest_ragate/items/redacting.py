@@ -75,6 +75,20 @@ def _scrub(value: Any, redact: Callable[[str], str]) -> Any:
     return value
 
 
+def _masks(value: Any, redact: Callable[[str], str]) -> bool:
+    """Whether `_scrub` would change `value`: found without building its copy."""
+    if type(value) in _NO_TEXT:
+        return False
+    if isinstance(value, str):
+        return redact(visible(value)[0]) != value
+    if isinstance(value, list):
+        return any(_masks(v, redact) for v in value)
+    if isinstance(value, dict):
+        return any((isinstance(k, str) and visible(k)[0] != k) or _masks(v, redact)
+                   for k, v in value.items())
+    return False
+
+
 def scrubbed(data: dict[str, Any], redact: Callable[[str], str], as_is: frozenset[str],
              ) -> dict[str, Any]:
     """`data` (a model as JSON) with every text but the fields `as_is` redacted, and every
@@ -99,6 +113,9 @@ def kept(record: M, redact: Callable[[str], str], *, key: bytes | None = None) -
     are replaced and added to its `unencodable` count (the answer's were, as it entered)."""
     data = record.row_json() if isinstance(record, QuestionRecord) else (
         record.model_dump(mode="json"))
+    if not any(_masks(v, str if k in RECORD_AS_IS else redact) for k, v in data.items()
+               if type(v) not in _NO_TEXT):  # nearly every row: nothing to mask
+        return record
     clean = scrubbed(data, redact, RECORD_AS_IS)
     if clean == data:
         return record

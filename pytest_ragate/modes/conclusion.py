@@ -105,7 +105,7 @@ class Conclusion:
         """A question's record, off the report that brought it (its call's, or the setup's
         that failed or skipped it): kept, and its JUnit test case written, now and on the
         question's teardown report (`close_case`)."""
-        record = self.arrived.records[report.nodeid] = QuestionRecord.from_json(row)
+        record = self.arrived.records[report.nodeid] = QuestionRecord.from_wire(row)
         earlier = self.earlier_turns(record) if report.when == "call" else []
         props = reporter.junit_case(self.config, report, record, earlier)
         self.open_cases[_case_of(report)] = (record, props)

@@ -36,6 +36,7 @@ from pytest_ragate.items.keys import (
     RECORD_ATTR,
     WORKEROUTPUT_KEY,
     is_goldset_item,
+    row_of,
     ungrouped,
 )
 from pytest_ragate.items.long_lived import settle
@@ -232,7 +233,7 @@ class Controller(ABC):
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Every worker's reports pass through here; keep the ragate records they carry, and
         why any report failed (xdist's report of a crashed worker carries no record)."""
-        row = getattr(report, RECORD_ATTR, None)
+        row = row_of(report)
         if row is not None or getattr(report, ANCHOR_ATTR, None) is not None:
             self.ragate_ran()
         if row is not None:

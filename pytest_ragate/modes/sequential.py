@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import pytest
 
-from pytest_ragate.items.keys import CASE_KEY, GOLDSET_KEY, RECORD_ATTR, is_goldset_item
+from pytest_ragate.items.keys import CASE_KEY, GOLDSET_KEY, is_goldset_item, row_of
 from pytest_ragate.items.sequential import (
     ASKING_KEY,
     WORKERINPUT_KEY,
@@ -177,7 +177,7 @@ class StopWhenDecided:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Before the controller keeps the row (and takes it off the report)."""
-        row = getattr(report, RECORD_ATTR, None)
+        row = row_of(report)
         if row is None:
             return
         route = row.get("route", "")

@@ -122,5 +122,7 @@ def judge_failure_causes(rows: Sequence[QuestionRecord], metric: str | None = No
 
 def kind_counts(metric: str, records: Sequence[QuestionRecord]) -> list[tuple[str, Tally]]:
     """Per-kind tallies in first-seen order, for `single_doc 7/20 · unanswerable 5/5`."""
-    kinds = list(dict.fromkeys(r.kind for r in records))
-    return [(kind, tally(metric, [r for r in records if r.kind == kind])) for kind in kinds]
+    by_kind: dict[str, list[QuestionRecord]] = {}
+    for r in records:  # one pass, each kind's rows in order
+        by_kind.setdefault(r.kind, []).append(r)
+    return [(kind, tally(metric, rows)) for kind, rows in by_kind.items()]

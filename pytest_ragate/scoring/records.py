@@ -329,6 +329,8 @@ class QuestionRecord(BaseModel):
     def _in_metric_order(cls, value: dict[str, str]) -> dict[str, str]:
         """As the judge runner lists them, so a row read back from a results file (written
         with sorted keys) reports as the run's own record did."""
+        if len(value) < 2:  # nearly every row: nothing to order
+            return value
         return in_metric_order(value)
 
     @model_serializer(mode="wrap")
@@ -356,12 +358,16 @@ class QuestionRecord(BaseModel):
         return data
 
     def row_json(self) -> RowJSON:
-        """The row as JSON (`model_dump(mode="json")`), dumped once: do not change it."""
-        if self._json is None:
+        """The row as JSON (`model_dump(mode="json")`), dumped once: do not change it. (Its
+        private attribute is read and set in pydantic's own dict of them: `self._json` goes
+        through `BaseModel.__getattr__`, in Python, a few times per row.)"""
+        private = self.__pydantic_private__
+        dumped = private.get("_json") if private is not None else None
+        if dumped is None:
             dumped = RowJSON(self.model_dump(mode="json"))
             dumped.record = self
             self._json = dumped
-        return self._json
+        return dumped
 
     @classmethod
     def from_json(cls, row: Mapping[str, Any]) -> QuestionRecord:
@@ -370,6 +376,19 @@ class QuestionRecord(BaseModel):
         if isinstance(row, RowJSON) and isinstance(row.record, cls):
             return row.record
         return cls.model_validate(row)
+
+    @classmethod
+    def from_wire(cls, row: dict[str, Any]) -> QuestionRecord:
+        """A row a worker dumped with `row_json` and sent (a plain copy, owned by the report
+        that brought it): validated, and that JSON kept as its own, not dumped again."""
+        if isinstance(row, RowJSON):
+            return cls.from_json(row)
+        record = cls.model_validate(row)
+        if type(row) is dict:
+            dumped = RowJSON(row)
+            dumped.record = record
+            record._json = dumped
+        return record
 
     def __eq__(self, other: object) -> bool:
         """Rows are equal when their fields are, whether or not either was dumped yet."""
