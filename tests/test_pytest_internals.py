@@ -8,7 +8,6 @@ user would see instead of an AttributeError deep in a run.
 
 from __future__ import annotations
 
-import ast
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -293,73 +292,3 @@ def test_a_failure_whose_parts_cannot_be_masked_alone_becomes_its_masked_text() 
     assert internals.redacted_repr(longrepr, across) == across(text)
     assert internals.redacted_repr("plain sk-hidden", lambda t: t.replace("sk-hidden", "*")
                                    ) == "plain *"
-
-
-# As a question asks for `ragate_judge` and `ragate_answerer_model` (`session_fixture`):
-# pytest is asked once per parent for a session fixture it still holds, every time for any
-# other (a function-scoped one, one that failed), and a module's override is its own.
-SESSION_FIXTURES = '''
-import pytest
-from pytest_ragate.items.pytest_internals import session_fixture
-
-ASKED = []
-SEEN = []
-
-@pytest.fixture(scope="session")
-def judged():
-    return "a judge"
-
-@pytest.fixture
-def per_test(request):
-    return request.node.name
-
-@pytest.fixture(scope="session")
-def broken():
-    raise RuntimeError("no judge")
-
-def pytest_collection_modifyitems(items):
-    for item in items:
-        if "request" not in item.fixturenames:
-            item.fixturenames.append("request")
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_pyfunc_call(pyfuncitem):
-    request = pyfuncitem.funcargs["request"]
-    asked = request.getfixturevalue
-    def counted(name):
-        ASKED.append((pyfuncitem.name, name))
-        return asked(name)
-    request.getfixturevalue = counted
-    values = [session_fixture(pyfuncitem, request, name) for name in ("judged", "per_test")]
-    with pytest.raises(RuntimeError, match="no judge"):
-        session_fixture(pyfuncitem, request, "broken")
-    SEEN.append((pyfuncitem.nodeid, values))
-    return True
-
-def pytest_sessionfinish(session):
-    print("ASKED", sorted(ASKED))
-    print("SEEN", sorted(SEEN))
-'''
-
-
-def test_a_session_fixture_is_asked_of_pytest_once_per_parent(
-        pytester: pytest.Pytester) -> None:
-    """`session_fixture` pins `FixtureRequest._fixture_defs`: without it, pytest is asked
-    for `judged` by every test."""
-    pytester.makeconftest(SESSION_FIXTURES)
-    pytester.makepyfile(test_a="def test_1():\n    pass\n\ndef test_2():\n    pass\n",
-                        test_b="import pytest\n@pytest.fixture(scope='session')\n"
-                               "def judged():\n    return 'its own'\n\n"
-                               "def test_3():\n    pass\n")
-    result = pytester.runpytest("-p", "no:cacheprovider", "-s")
-    result.assert_outcomes(passed=3)
-    out = result.stdout.str()
-    asked = ast.literal_eval(out.split("ASKED ")[1].splitlines()[0])
-    seen = ast.literal_eval(out.split("SEEN ")[1].splitlines()[0])
-    assert seen == [("test_a.py::test_1", ["a judge", "test_1"]),
-                    ("test_a.py::test_2", ["a judge", "test_2"]),
-                    ("test_b.py::test_3", ["its own", "test_3"])]
-    assert asked == sorted([("test_1", "judged"), ("test_1", "per_test"), ("test_1", "broken"),
-                            ("test_2", "per_test"), ("test_2", "broken"),
-                            ("test_3", "judged"), ("test_3", "per_test"),
-                            ("test_3", "broken")])

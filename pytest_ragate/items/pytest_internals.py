@@ -16,11 +16,6 @@ What has no public route, and what ragate needs it for:
 - `fixture_definitions` (`session._fixturemanager.getfixturedefs`): which definition of
   `ragate_system`, `ragate_retriever` or `ragate_judge` applies to an item, to name the
   user's system on every row and to refuse the built-in one where nobody asked for it.
-- `session_fixture` (`FixtureRequest._fixture_defs`): the definition a question's
-  `request.getfixturevalue("ragate_judge")` resolved, so that the next question of the same
-  parent reuses a session-scoped fixture's value while pytest still holds it (the same
-  `cached_result`), instead of resolving and checking it again (about 30 µs twice a
-  question). Without it every question asks pytest.
 - `is_fixture` (`_pytest.fixtures.getfixturemarker`): whether a conftest's attribute is a
   fixture, to suggest a near name for a misspelt `ragate_system`.
 - `as_reported` (`item._id`, `_pytest.nodeid.coerce_node_id`, pytest 9): `--lf` keys last
@@ -175,30 +170,6 @@ def fixture_definitions(item: pytest.Item, name: str) -> Sequence[Any]:
         raise _changed("Session._fixturemanager.getfixturedefs", f"tell which {name} "
                        "fixture applies to a goldset item (the user's or the built-in one)")
     return lookup(name, item) or ()
-
-
-SESSION_FIXTURES_KEY = pytest.StashKey[dict[tuple[str, str], tuple[Any, Any]]]()
-
-
-def session_fixture(item: pytest.Item, request: pytest.FixtureRequest, name: str) -> Any:
-    """`request.getfixturevalue(name)` for `item`: a session-scoped fixture's value that
-    pytest still holds for an earlier item of the same parent (which sees the same
-    definitions) is that value again; anything else (another scope, a parametrized or failed
-    fixture, one torn down or rebuilt since) is asked of pytest."""
-    held = item.config.stash.setdefault(SESSION_FIXTURES_KEY, {})
-    key = (item.parent.nodeid if item.parent is not None else "", name)
-    callspec = getattr(item, "callspec", None)
-    own = callspec is None or name not in callspec.params  # not parametrized by the item
-    found = held.get(key) if own else None
-    if found is not None and found[0].cached_result is found[1]:
-        return found[1][0]
-    value = request.getfixturevalue(name)
-    fixturedef = getattr(request, "_fixture_defs", {}).get(name)
-    result = getattr(fixturedef, "cached_result", None)
-    if (getattr(fixturedef, "scope", None) == "session" and result is not None
-            and result[2] is None and own):
-        held[key] = (fixturedef, result)
-    return value
 
 
 def is_fixture(obj: object) -> bool:

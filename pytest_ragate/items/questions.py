@@ -41,11 +41,7 @@ from pytest_ragate.items.keys import (
 from pytest_ragate.items.long_lived import settle
 from pytest_ragate.items.malformed import as_answer, built_in_one_line
 from pytest_ragate.items.provenance import question_parts
-from pytest_ragate.items.pytest_internals import (
-    function_arguments,
-    run_unlogged,
-    session_fixture,
-)
+from pytest_ragate.items.pytest_internals import function_arguments, run_unlogged
 from pytest_ragate.items.reasons import failure_line
 from pytest_ragate.items.redacting import redacted_record, redactor
 from pytest_ragate.items.timeouts import answer_within
@@ -144,13 +140,13 @@ def answer_and_score(item: pytest.Function, case: Case) -> None:
                     + "; ".join(outside), pytrace=False)
     remember(item, case, answer)  # what its conversation's later turns are given
     request = item.funcargs["request"]  # the item's own (`collection.requests_itself`)
-    judge = session_fixture(item, request, "ragate_judge")
+    judge = request.getfixturevalue("ragate_judge")
     fields: dict[str, Any] = score_answer(answer, case.expected.spans,
                                           unit=case.goldset.corpus.unit)
     fields.update(correctness_fields(item.config, case, answer, fields["metrics"]))
     fields.update(defined_fields(item.config, case.question.question, answer,
                                  case.expected.gist))
-    fields["answerer_model"] = session_fixture(item, request, "ragate_answerer_model")
+    fields["answerer_model"] = request.getfixturevalue("ragate_answerer_model")
     fields.update(latency_s=latency, usage=answer.usage)
     if case.pins is not None and case.pins.moved:  # a note in JUnit, the terminal, reports
         fields["evidence_moved"] = list(case.pins.moved)
