@@ -162,8 +162,9 @@ def anchored(pytester: pytest.Pytester) -> pytest.Pytester:
     return pytester
 
 
-def test_anchor_items_and_strict_xfail(anchored: pytest.Pytester) -> None:
-    result = anchored.runpytest("-p", "no:cacheprovider", "gs", "-v")
+def test_anchor_items_strict_xfail_and_the_population_floor_counting_only_its_kind(
+        anchored: pytest.Pytester) -> None:
+    result = anchored.runpytest("-p", "no:cacheprovider", "gs", "-v", "--junitxml=j.xml")
     result.stdout.fnmatch_lines(esc(
         "gs/ragate.toml::anchor[found] PASSED*",
         "gs/ragate.toml::anchor[fixed] FAILED*",
@@ -173,9 +174,13 @@ def test_anchor_items_and_strict_xfail(anchored: pytest.Pytester) -> None:
         "*[XPASS(strict)] retrieval misses, see #232. The anchor holds now: run `pytest "
         "--ragate-promote` to make it a hard assertion*",
     ))
-    assert result.ret == 1
-
-
+    assert result.ret == 1  # the strict XPASS of `fixed` still fails until promoted
+    floor = junit_cases(anchored.path / "j.xml")[
+        "gs.ragate.toml::floor[anchors:retrieval_miss:evidence_recall]"]
+    assert floor["outcome"] == "passed"
+    # found (held), fixed (held: XPASS), missed (xfail): 2 of 3; probe and control left out
+    assert str(floor["props"]["message"]).startswith(  # type: ignore[index]
+        "evidence_recall 0.67 ≥ floor 0.60 · n=3 anchors · 95% CI [0.21, 0.94] (Wilson)")
 
 
 @WORKERS
@@ -267,17 +272,6 @@ def test_bad_anchor_is_a_collection_error_naming_line_and_field(
         f"{anchors}:2: [control] <record>: an off_topic_control anchor has no evidence*",
         f"{anchors}:3: [far] evidence.last_unit: units 3..99 do not exist*",
     ))
-
-
-def test_anchor_population_floor_counts_only_its_kind(anchored: pytest.Pytester) -> None:
-    result = anchored.runpytest("-p", "no:cacheprovider", "gs", "--junitxml=j.xml")
-    floor = junit_cases(anchored.path / "j.xml")[
-        "gs.ragate.toml::floor[anchors:retrieval_miss:evidence_recall]"]
-    assert floor["outcome"] == "passed"
-    # found (held), fixed (held: XPASS), missed (xfail): 2 of 3; probe and control left out
-    assert str(floor["props"]["message"]).startswith(  # type: ignore[index]
-        "evidence_recall 0.67 ≥ floor 0.60 · n=3 anchors · 95% CI [0.21, 0.94] (Wilson)")
-    assert result.ret == 1  # the strict XPASS of `fixed` still fails until promoted
 
 
 def test_anchor_population_floor_is_checked() -> None:

@@ -135,12 +135,13 @@ def test_without_a_judge_judged_floors_fail_unless_named_optional(
            "FAILED * judge_agreement needs a judge: none configured*")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     optional = ("-o", "ragate_judge_optional=faithfulness")
-    skipped = run_pytester(pytester, workers, "gs", *optional, "--ragate-report=r.md")
-    expect(skipped, "SKIPPED * faithfulness needs a judge: none configured (--ragate-judge); "
-           "skipped: its metric is named optional*",
-           "SKIPPED * judge_agreement needs a judge: none configured*")
-    assert skipped.ret == pytest.ExitCode.OK
-    assert "judge agreement" not in (pytester.path / "r.md").read_text()
+    if workers == "0":  # a skip the settings decide, reported alike under xdist
+        skipped = run_pytester(pytester, workers, "gs", *optional, "--ragate-report=r.md")
+        expect(skipped, "SKIPPED * faithfulness needs a judge: none configured "
+               "(--ragate-judge); skipped: its metric is named optional*",
+               "SKIPPED * judge_agreement needs a judge: none configured*")
+        assert skipped.ret == pytest.ExitCode.OK
+        assert "judge agreement" not in (pytester.path / "r.md").read_text()
     required = run_pytester(pytester, workers, "gs", *optional, "--ragate-require-judge")
     expect(required, "FAILED gs/ragate.toml::floor[judge_agreement] - judge_agreement needs a "
            "judge: none configured (--ragate-judge): not decided, though named optional, as "
@@ -177,8 +178,9 @@ def test_a_biased_judge_cannot_pass_on_the_ppi_estimate(pytester: pytest.Pyteste
                "score": (shares[i] - (2 if i % 4 == 1 else 1)) / 4} for i in range(10)]
     floors = "[floors]\nfaithfulness = 0.8\n"
     project(pytester, floors, labels, supported)
-    plain = judged(pytester, workers)
-    expect(plain, "PASSED gs/ragate.toml::floor[faithfulness]")  # judge mean 0.92 ≥ 0.80
+    if workers == "0":  # the contrast: the judge's own mean passes (one process is enough)
+        plain = judged(pytester, workers)
+        expect(plain, "PASSED gs/ragate.toml::floor[faithfulness]")  # judge mean 0.92 ≥ 0.80
     project(pytester, floors, labels, supported,
             judge='[judge]\nlabels = "labels.jsonl"\nestimate = "ppi"\n')
     result = judged(pytester, workers)
@@ -216,10 +218,11 @@ def test_a_label_written_for_another_answer_is_stale_not_agreement(
     assert all(len(row["answer_sha256"]) == 64 for row in rows)
     assert [{k: v for k, v in row.items() if k != "answer_sha256"} for row in rows] == HALF_BAD
 
-    same = judged(pytester, workers)  # the answers the labels were written for: calibrated
-    expect(same, "PASSED gs/ragate.toml::floor[judge_agreement]",
-           "PASSED gs/ragate.toml::floor[faithfulness]")
-    assert same.ret == pytest.ExitCode.OK
+    if workers == "0":  # the answers the labels were written for: calibrated (the contrast)
+        same = judged(pytester, workers)
+        expect(same, "PASSED gs/ragate.toml::floor[judge_agreement]",
+               "PASSED gs/ragate.toml::floor[faithfulness]")
+        assert same.ret == pytest.ExitCode.OK
 
     rows[3]["answer_sha256"] = "0" * 64  # q03 was labelled for an answer no longer given
     labels.write_text(jsonl(rows))

@@ -25,7 +25,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from tests.conftest import FIXTURE_JUDGE_CONFTEST, WORKERS, run_command, run_pytester
+from tests.conftest import FIXTURE_JUDGE_CONFTEST, WORKERS, run_here, run_pytester
 from tests.test_fail_closed import planned, write_many
 from tests.test_rejudge import N as JUDGED_N
 from tests.test_rejudge import rejudge
@@ -127,6 +127,10 @@ def test_a_history_baseline_skips_a_line_that_deselected_questions(
 @WORKERS
 def test_rejudge_of_a_k_run_names_the_questions_it_did_not_judge(
         pytester: pytest.Pytester, workers: str) -> None:
+    """The unasked questions are named as not judged, and every floor counting one is not
+    decided under either judge: rejudge decides through the gate's own decide_run over the
+    run's population, in which the deselected questions are gaps, so the floor is skipped
+    under both judges, never passed."""
     judged_project(pytester)
     k = run_pytester(pytester, workers, "gs", "--ragate-judge=fixture:current.json",
                      "--ragate-results=res.jsonl", "-k", "floor or q0 or q1")
@@ -139,8 +143,12 @@ def test_rejudge_of_a_k_run_names_the_questions_it_did_not_judge(
             "neither judge graded them") in result.output
     assert result.output.splitlines()[-1].startswith(
         "ragate rejudge: the judge change moves the gate (1 reason)")
-    as_json = json.loads(rejudge(pytester, "--judge", "fixture:same.json", "--json").output)
-    assert as_json[0]["not_judged"].startswith(f"not judged: {unasked} questions")
+    [comparison] = json.loads(rejudge(pytester, "--judge", "fixture:same.json",
+                                      "--json").output)
+    assert comparison["not_judged"].startswith(f"not judged: {unasked} questions")
+    floors = {f["floor"]: (f["current"], f["candidate"]) for f in comparison["floors"]}
+    assert "floor[faithfulness]" in floors, floors
+    assert all("passed" not in outcomes for outcomes in floors.values()), floors
 
 
 SEQUENTIAL_RUN = ("--ragate-sequential", "on", "--ragate-sequential-seed", "7")
@@ -148,23 +156,6 @@ SEQUENTIAL_N = 100
 # low enough (judge_coverage too) that every floor is decided well before the last question,
 # so that asking those questions again (the drift check) costs less than asking the rest
 SEQUENTIAL_FLOOR = "[floors]\nfaithfulness = 0.3\njudge_coverage = 0.5\n"
-
-
-def test_rejudge_decides_no_floor_over_questions_its_run_did_not_ask(
-        pytester: pytest.Pytester) -> None:
-    """Every floor counting an unasked question is not decided under either judge: rejudge
-    decides through the gate's own decide_run over the run's population, in which the
-    deselected questions are gaps, so the floor is skipped under both judges, never
-    passed."""
-    judged_project(pytester)
-    k = run_pytester(pytester, "0", "gs", "--ragate-judge=fixture:current.json",
-                     "--ragate-results=res.jsonl", "-k", "floor or q0 or q1")
-    assert k.ret == 0, k.stdout.str()
-    [comparison] = json.loads(rejudge(pytester, "--judge", "fixture:same.json",
-                                      "--json").output)
-    floors = {f["floor"]: (f["current"], f["candidate"]) for f in comparison["floors"]}
-    assert "floor[faithfulness]" in floors, floors
-    assert all("passed" not in outcomes for outcomes in floors.values()), floors
 
 
 def test_rejudge_of_a_sequential_run_that_stopped_early(pytester: pytest.Pytester) -> None:
@@ -228,9 +219,9 @@ def test_with_the_key_an_unsigned_file_is_refused_and_a_signed_one_read(
     assert run_pytester(pytester, "0", "gs", "--ragate-results=signed.jsonl").ret == 0
     assert '"signature": "' in (pytester.path / "signed.jsonl").read_text().splitlines()[-1]
     assert "a key for tests" not in (pytester.path / "signed.jsonl").read_text()
-    decided = run_command(pytester.path, "decide", "signed.jsonl", "--", "gs",
-                          RAGATE_RESULTS_KEY="a key for tests")
+    decided = run_here(pytester, "decide", "signed.jsonl", "--", "gs",
+                       RAGATE_RESULTS_KEY="a key for tests")
     assert decided.returncode == 0, decided.stdout + decided.stderr
-    wrong = run_command(pytester.path, "decide", "signed.jsonl", "--", "gs",
-                        RAGATE_RESULTS_KEY="another key")
+    wrong = run_here(pytester, "decide", "signed.jsonl", "--", "gs",
+                     RAGATE_RESULTS_KEY="another key")
     assert wrong.returncode == 1 and "signature is not RAGATE_RESULTS_KEY's" in wrong.stdout

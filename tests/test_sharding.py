@@ -696,41 +696,32 @@ def test_decided_with_the_repeats_the_shards_asked(
     assert "ragate_repeat = 3 here, but the results were asked with repeat 2" in text
 
 
-def test_a_replay_miss_in_a_shard_fails_that_shard_and_the_gate(
+def test_a_replay_miss_in_a_shard_fails_the_gate_and_decide_promotes_what_held(
         sharded: Path, pytester: pytest.Pytester) -> None:
-    """`--ragate-cache replay` with an empty cache: every judged question fails in its own
-    shard, and the decision fails the judged floors over the judge failures."""
+    """Three shards of one run (its cases share it): `--ragate-cache replay` with an empty
+    cache, so every judged question fails in its own shard, and the decision fails the judged
+    floors over the judge failures; and the colour anchors, which now hold in every shard
+    (strict XPASS: each shard fails on its own anchors), are removed from anchors.jsonl's
+    xfails by `ragate decide --ragate-promote`, here, where the decision runs."""
     root = here(sharded, pytester)
+    conftest = root / "conftest.py"
+    conftest.write_text(conftest.read_text().replace('"colour": [("m2", 0, 1)]',
+                                                     '"colour": [("m1", 8, 9)]'))
     for i in (1, 2, 3):
         shard = run_here(pytester, "gs", "--ragate-cache=replay",
                          "-o", "ragate_judge_cache_dir=empty", f"--ragate-shard={i}/3",
                          f"--ragate-results=shards/{i}.jsonl")
         assert shard.returncode == 1, shard.stdout
         assert "no cached faithfulness verdict" in shard.stdout
-    decided = decide(pytester, SHARDS)
+        assert "XPASS" in shard.stdout, shard.stdout
+    anchors_file = root / "gs" / "anchors.jsonl"
+    assert anchors_file.read_text().count('"xfail"') == 10
+    decided = decide(pytester, SHARDS, "--ragate-promote")
     assert decided.returncode == 1
     assert re.search(r"judge_coverage 0\.00 < floor 0\.95", decided.stdout)
     failed = {c.get("name") for c in ET.parse(root / "decided" / "junit.xml").getroot().iter(
         "testcase") if c.find("failure") is not None}
     assert "q001" in failed and "floor[faithfulness]" in failed
-
-
-def test_decide_promotes_what_held_in_the_shards(sharded: Path, pytester: pytest.Pytester) -> None:
-    """The colour anchors start to hold in every shard (strict XPASS: each shard fails on
-    its own anchors); `ragate decide --ragate-promote` removes their xfail from anchors.jsonl
-    here, where the decision runs."""
-    root = here(sharded, pytester)
-    conftest = root / "conftest.py"
-    conftest.write_text(conftest.read_text().replace('"colour": [("m2", 0, 1)]',
-                                                     '"colour": [("m1", 8, 9)]'))
-    for i in (1, 2, 3):
-        shard = run_here(pytester, "gs", CACHE_OFF, f"--ragate-shard={i}/3",
-                         f"--ragate-results=shards/{i}.jsonl")
-        assert shard.returncode == 1 and "XPASS" in shard.stdout, shard.stdout
-    anchors_file = root / "gs" / "anchors.jsonl"
-    assert anchors_file.read_text().count('"xfail"') == 10
-    decided = decide(pytester, SHARDS, "--ragate-promote")
-    assert decided.returncode == 1  # the XPASSes fail this run, as they fail a whole one
     assert anchors_file.read_text().count('"xfail"') == 0
     assert "ragate: promoted 10 strict xfails to hard assertions:" in decided.stdout
 

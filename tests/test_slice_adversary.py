@@ -5,6 +5,7 @@ floor, each tried through the user's surface (pytester runs, `ragate decide`, ra
 from __future__ import annotations
 
 import json
+import shutil
 import tomllib
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from tests.conftest import (
     WORKERS,
     junit_cases,
     rows_of,
-    run_command,
+    run_here,
     run_pytester,
 )
 from tests.test_fail_closed import planned, scripted_judge
@@ -29,9 +30,10 @@ from tests.test_slice_floors import DE_CASE, LANGS, tagged, wrong_on
 GERMAN_WRONG = range(50, 62)  # 12 of the 30 German questions: German 0.60, the whole 0.88
 
 
-def decide(root: Path, results: str, *args: str) -> tuple[int, str]:
-    ran = run_command(root, "decide", results, "--", "gs", "-p", "no:cacheprovider",
-                      "--junitxml=d.xml", *args)
+def decide(pytester: pytest.Pytester, results: str, *args: str) -> tuple[int, str]:
+    """`ragate decide` of a results file in pytester's folder (in this process)."""
+    ran = run_here(pytester, "decide", results, "--", "gs", "-p", "no:cacheprovider",
+                   "--junitxml=d.xml", *args)
     return ran.returncode, ran.stdout + ran.stderr
 
 
@@ -53,25 +55,25 @@ def retag(path: Path, ids: range, tags: dict[str, str] | None) -> None:
     reseal(path)
 
 
-@pytest.mark.parametrize("tags", [None, {"lang": "en"}], ids=["dropped", "moved"])
-def test_decide_refuses_rows_whose_tags_are_not_the_goldsets(pytester: pytest.Pytester,
-                                                             tags: dict[str, str] | None,
-                                                             ) -> None:
+def test_decide_refuses_rows_whose_tags_are_not_the_goldsets(pytester: pytest.Pytester) -> None:
     """The German questions that were wrong, their rows' tags dropped (or moved to English):
     decided on the rows' tags, German held over the 18 that were right and the run passed.
     Decide takes a question's slices from the goldset, as it takes its kind: refused."""
     tagged(pytester.path / "gs")
     pytester.makeconftest(planned(wrong_on(GERMAN_WRONG)))
     assert run_pytester(pytester, "0", "gs", "--ragate-results=r.jsonl").ret == 1
-    retag(pytester.path / "r.jsonl", GERMAN_WRONG, tags)
-    code, out = decide(pytester.path, "r.jsonl")
-    assert code == 1, out
-    assert "refused to decide" in out, out
-    said = "{}" if tags is None else "{'lang': 'en'}"
-    assert f"[q50] tags: {said} in this row, but the goldset says {{'lang': 'de'}}" in out, out
+    for name, tags in (("dropped", None), ("moved", {"lang": "en"})):
+        shutil.copy(pytester.path / "r.jsonl", pytester.path / f"{name}.jsonl")
+        retag(pytester.path / f"{name}.jsonl", GERMAN_WRONG, tags)
+        code, out = decide(pytester, f"{name}.jsonl")
+        assert code == 1, (name, out)
+        assert "refused to decide" in out, (name, out)
+        said = "{}" if tags is None else "{'lang': 'en'}"
+        assert f"[q50] tags: {said} in this row, but the goldset says {{'lang': 'de'}}" in out, (
+            name, out)
 
 
-# --- a judge that fails on one slice's questions only ---------------------------------------
+# --- a judge that fails on one slice's questions only, and a slice of one question -----------
 
 FRENCH_UNREAD = [f"q{i}" for i in range(80, 85)]  # 5 of the 20 French questions
 UNREAD_JUDGE = scripted_judge(f"""
@@ -83,13 +85,19 @@ FR_FAITHFULNESS = "gs.ragate.toml::floor[lang=fr:faithfulness]"
 
 
 @WORKERS
-def test_a_judged_slice_the_judge_could_not_read_is_not_decided(pytester: pytest.Pytester,
-                                                                workers: str) -> None:
+def test_a_judged_slice_the_judge_could_not_read_or_of_one_question_is_not_decided(
+        pytester: pytest.Pytester, workers: str) -> None:
     """The judge fails (or answers NaN) on 5 of the 20 French questions only: 95 of 100
     verdicts clear the goldset's judge_coverage floor of 0.95, and French was decided on the
     15 verdicts it got, and held. A slice is held to the coverage floor on its own verdicts:
-    15 of 20 is not a decision, whatever the rest of the goldset's coverage."""
-    tagged(pytester.path / "gs", floors="[floors.slices.lang]\nfaithfulness = 0.8\n")
+    15 of 20 is not a decision, whatever the rest of the goldset's coverage. In the same run
+    one question is tagged Italian, judged 1.0: the bootstrap interval of one score is
+    [1.00, 1.00], which "cleared" the floor, and Italian passed on one question (three
+    scores 1.0, 0.9, 1.0 did too). A mean slice is held no more readily than a proportion
+    with the same sum: Italian is insufficient (failed); German's 30 scores of 1.0 hold
+    (thirty of 0.99 would not: `test_a_mean_slice_is_held_no_more_readily_than_a_proportion`)."""
+    tagged(pytester.path / "gs", floors="[floors.slices.lang]\nfaithfulness = 0.8\n",
+           tags={49: {"lang": "it"}})
     pytester.makeconftest(planned({}) + UNREAD_JUDGE)
     result = run_pytester(pytester, workers, "gs", "--junitxml=j.xml", "--ragate-cache=off")
     assert result.ret == 1, result.stdout.str()
@@ -100,6 +108,9 @@ def test_a_judged_slice_the_judge_could_not_read_is_not_decided(pytester: pytest
     message = str(fr["props"]["message"])
     assert "15 of 20 verdicts of lang=fr" in message and "judge_coverage floor 0.95" in message
     assert "q80" in message, message
+    italian = cases["gs.ragate.toml::floor[lang=it:faithfulness]"]
+    assert italian["outcome"] == "failure", italian
+    assert "insufficient n" in str(italian["props"]["message"])
     for other in ("de", "en"):
         assert cases[f"gs.ragate.toml::floor[lang={other}:faithfulness]"]["outcome"] == "passed"
 
@@ -213,31 +224,6 @@ def test_every_output_has_every_slice_and_the_same_outcome(pytester: pytest.Pyte
         result.stdout.fnmatch_lines([f"mini *{floor} *{shown}*"])
     rows = rows_of(pytester.path / "r.jsonl")
     assert rows["q51"]["tags"] == {"lang": "de", "product": "billing"}
-
-
-# --- a judged slice of one question ----------------------------------------------------------
-
-GOOD_JUDGE = scripted_judge("return 1.0")
-
-
-@WORKERS
-def test_a_judged_slice_of_one_question_is_not_held(pytester: pytest.Pytester,
-                                                    workers: str) -> None:
-    """One question tagged Italian, judged 1.0: the bootstrap interval of one score is
-    [1.00, 1.00], which "cleared" the floor, and Italian passed on one question (three
-    scores 1.0, 0.9, 1.0 did too). A mean slice is held no more readily than a proportion
-    with the same sum: Italian is insufficient (failed); German's 30 scores of 1.0 hold
-    (thirty of 0.99 would not: `test_a_mean_slice_is_held_no_more_readily_than_a_proportion`)."""
-    tagged(pytester.path / "gs", floors="[floors.slices.lang]\nfaithfulness = 0.8\n",
-           tags={99: {"lang": "it"}})
-    pytester.makeconftest(planned({}) + GOOD_JUDGE)
-    result = run_pytester(pytester, workers, "gs", "--junitxml=j.xml", "--ragate-cache=off")
-    assert result.ret == 1, result.stdout.str()
-    cases = junit_cases(pytester.path / "j.xml")
-    italian = cases["gs.ragate.toml::floor[lang=it:faithfulness]"]
-    assert italian["outcome"] == "failure", italian
-    assert "insufficient n" in str(italian["props"]["message"])
-    assert cases["gs.ragate.toml::floor[lang=de:faithfulness]"]["outcome"] == "passed"
 
 
 # --- ragate rejudge decides slice floors as the gate does -----------------------------------

@@ -55,7 +55,9 @@ def wrong_on(ids: range | list[int]) -> dict[str, str]:
 def test_a_slice_that_fails_fails_the_run_though_the_whole_passes(
         pytester: pytest.Pytester, workers: str) -> None:
     """12 of the 30 German questions wrong: the whole is 0.88 (passes 0.80), German is 0.60,
-    significantly short after Holm over 3 slices: the run fails, naming the slice."""
+    significantly short after Holm over 3 slices: the run fails, naming the slice. The tags
+    travel on the rows and in the results header: `ragate decide` of the run's results file
+    gives the same slice cases and outcomes."""
     tagged(pytester.path / "gs")
     pytester.makeconftest(planned(wrong_on(range(50, 62))))
     result = run_pytester(pytester, workers, "gs", "--junitxml=j.xml",
@@ -75,60 +77,39 @@ def test_a_slice_that_fails_fails_the_run_though_the_whole_passes(
     result.stdout.fnmatch_lines(["FAILED gs/ragate.toml::floor[[]lang=de:abstention_accuracy]*"])
     rows = rows_of(pytester.path / "r.jsonl")
     assert rows["q61"]["tags"] == {"lang": "de"}
-
-
-@WORKERS
-def test_ragate_decide_decides_the_slices_as_the_run_did(pytester: pytest.Pytester,
-                                                         workers: str) -> None:
-    """The tags travel on the rows and in the results header: deciding the file again gives
-    the same slice cases and outcomes."""
-    tagged(pytester.path / "gs")
-    pytester.makeconftest(planned(wrong_on(range(50, 62))))
-    ran = run_pytester(pytester, workers, "gs", "--junitxml=j.xml", "--ragate-results=r.jsonl")
-    assert ran.ret == 1
     decided = run_command(pytester.path, "decide", "r.jsonl", "--", "gs", "-p",
                           "no:cacheprovider", "--junitxml=d.xml")
     assert decided.returncode == 1, decided.stdout + decided.stderr
-    floors = {name: case["outcome"] for name, case in junit_cases(pytester.path / "j.xml").items()
-              if "floor[" in name}
+    floors = {name: case["outcome"] for name, case in cases.items() if "floor[" in name}
     again = {name: case["outcome"] for name, case in junit_cases(pytester.path / "d.xml").items()
              if "floor[" in name}
     assert floors == again and floors[DE_CASE] == "failure" and len(floors) == 4
 
 
 @WORKERS
-def test_an_insufficient_slice_fails_by_default_and_skips_when_asked(
+def test_an_insufficient_or_errored_slice_fails_and_skips_only_when_asked(
         pytester: pytest.Pytester, workers: str) -> None:
     """French: 20 questions, 19 right: its interval spans the floor and its shortfall is not
     significant. It fails, saying the n it needs; with the setting, it is skipped; never a
-    pass."""
+    pass. In the same run a German question whose system raises is a gap of the German
+    slice: the slice fails naming it, whatever the others say."""
     tagged(pytester.path / "gs")
-    pytester.makeconftest(planned(wrong_on([95])))
+    pytester.makeconftest(planned({**wrong_on([95]), "q70": "1/0"}))
     failed = run_pytester(pytester, workers, "gs", "--junitxml=j.xml")
     assert failed.ret == 1
-    fr = junit_cases(pytester.path / "j.xml")["gs.ragate.toml::floor[lang=fr:abstention_accuracy]"]
+    cases = junit_cases(pytester.path / "j.xml")
+    fr = cases["gs.ragate.toml::floor[lang=fr:abstention_accuracy]"]
     assert fr["outcome"] == "failure"
     assert "insufficient n: needs about" in str(fr["props"]["message"])
+    de = cases[DE_CASE]
+    assert de["outcome"] == "failure" and "q70" in str(de["props"]["message"])
+    assert cases["gs.ragate.toml::floor[lang=en:abstention_accuracy]"]["outcome"] == "passed"
+    pytester.makeconftest(planned(wrong_on([95])))
     skipped = run_pytester(pytester, workers, "gs", "--junitxml=k.xml",
                            "-o", "ragate_slice_insufficient=skip")
     assert skipped.ret == 0, skipped.stdout.str()
     fr = junit_cases(pytester.path / "k.xml")["gs.ragate.toml::floor[lang=fr:abstention_accuracy]"]
     assert fr["outcome"] == "skipped"
-
-
-@WORKERS
-def test_a_question_of_a_slice_that_errors_fails_its_slice(pytester: pytest.Pytester,
-                                                           workers: str) -> None:
-    """A German question whose system raises is a gap of the German slice: the slice fails
-    naming it, whatever the others say."""
-    tagged(pytester.path / "gs")
-    pytester.makeconftest(planned({"q70": "1/0"}))
-    result = run_pytester(pytester, workers, "gs", "--junitxml=j.xml")
-    assert result.ret == 1
-    cases = junit_cases(pytester.path / "j.xml")
-    de = cases[DE_CASE]
-    assert de["outcome"] == "failure" and "q70" in str(de["props"]["message"])
-    assert cases["gs.ragate.toml::floor[lang=en:abstention_accuracy]"]["outcome"] == "passed"
 
 
 def test_deselecting_a_slices_question_skips_that_slice_only(pytester: pytest.Pytester) -> None:

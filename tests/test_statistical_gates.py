@@ -258,7 +258,7 @@ def test_baseline_regression_is_a_test_case_with_its_p_value(
     monkeypatch.setenv("RAGATE_TEST_DRIFT", "1")
     outputs = {}
     for label, extra in (("n0", []), ("n2", ["-n", "2"])):
-        result = pytester.runpytest_subprocess(
+        result = pytester.runpytest_inprocess(  # -n 2 starts its own worker processes
             "-p", "no:cacheprovider", "gs", "-rA", "--ragate-baseline=base.jsonl",
             f"--junitxml={label}.xml", f"--ragate-report={label}.md",
             f"--ragate-results={label}.jsonl", *extra)
@@ -386,19 +386,26 @@ def test_a_relative_baseline_is_found_from_the_rootdir_too(tmp_path: Path,
         load_baseline("runs/base.jsonl:1", root=tmp_path)  # found, but a results file
 
 
-@pytest.mark.parametrize("floors", ["[floors]\nabstention_accuracy = 0.5\n", ""])
 def test_decorator_route_regressions_sit_beside_its_floors(pytester: pytest.Pytester,
                                                           monkeypatch: pytest.MonkeyPatch,
-                                                          floors: str) -> None:
-    """With floors, `test_fn::regression[...]` sits beside `test_fn::floor[...]`; without,
-    it is still named after the test function."""
-    unanswerable_project(pytester, floors)
+                                                          ) -> None:
+    """With floors (`mini`), `test_fn::regression[...]` sits beside `test_fn::floor[...]`;
+    without (`bare`), it is still named after the test function. One run of both."""
+    unanswerable_project(pytester, "[floors]\nabstention_accuracy = 0.5\n")
     (pytester.path / "gs").rename(pytester.path / "mini")
+    unanswerable_project(pytester, "")
+    toml = pytester.path / "gs" / "ragate.toml"
+    toml.write_text(toml.read_text().replace('name = "mini"', 'name = "bare"'))
+    (pytester.path / "gs").rename(pytester.path / "bare")
     pytester.makepyfile(test_rag='''
 import pytest_ragate as ragate
 
 @ragate.goldset("mini")
 def test_mini(ragate_question, ragate_system):
+    return ragate_system(ragate_question.question)
+
+@ragate.goldset("bare")
+def test_bare(ragate_question, ragate_system):
     return ragate_system(ragate_question.question)
 ''')
     pytester.runpytest("-p", "no:cacheprovider", "test_rag.py", "--ragate-results=base.jsonl")
@@ -407,3 +414,6 @@ def test_mini(ragate_question, ragate_system):
                                 "--ragate-baseline=base.jsonl")
     result.stdout.fnmatch_lines(["test_rag.py::test_mini::regression?abstention_accuracy? "
                                  "FAILED*"])
+    result.stdout.fnmatch_lines(["test_rag.py::test_bare::regression?abstention_accuracy? "
+                                 "FAILED*"])
+    result.stdout.fnmatch_lines(["test_rag.py::test_mini::floor?abstention_accuracy? FAILED*"])
