@@ -259,9 +259,14 @@ def ran(pytester: pytest.Pytester, workers: str,
         pytester.makeconftest(CONFTEST.format(called=True))
         result = run_pytester(pytester, workers, "--ragate-results=out/results.jsonl",
                               "--junitxml=out/junit.xml")
+        for i in (1, 2):  # the same gate in two shards, decided below as one run
+            run_pytester(pytester, workers, f"--ragate-shard={i}/2",
+                         f"--ragate-results=out/s{i}.jsonl")
         pytester.makeconftest(CONFTEST.format(called=False))
         decided = run_here(pytester, "decide", "out/results.jsonl", "--", ".", "-rA",
                            "--junitxml=decided/junit.xml")
+        run_here(pytester, "decide", "out/s1.jsonl", "out/s2.jsonl", "--", ".",
+                 "--junitxml=sharded/junit.xml")
         runs[workers] = (pytester.path, result, decided)
     return runs[workers]
 
@@ -294,13 +299,16 @@ def test_a_defined_metric_is_gated_and_one_that_fails_is_not_decided(ran: Any) -
 
 @WORKERS_SHARED
 def test_decide_decides_a_defined_metric_from_the_saved_rows_alone(ran: Any) -> None:
-    """The conftest's functions now fail if called: decide gives the run's outcomes."""
+    """The conftest's functions now fail if called: decide gives the run's outcomes, from its
+    results file and from two shards of the same gate (`--ragate-shard 1/2`, `2/2`)."""
     root, _, decided = ran
     assert decided.returncode == 1, decided.stdout
     assert "ragate decide: decided from 1 results file" in decided.stdout
     assert "ragate decide called" not in decided.stdout
-    cases = junit_cases(root / "decided" / "junit.xml")
-    assert [cases[c]["outcome"] for c in FLOOR_CASES] == ["passed", "failure", "passed"]
+    for decision in ("decided", "sharded"):  # from the run's rows, and from two shards'
+        cases = junit_cases(root / decision / "junit.xml")
+        assert [cases[c]["outcome"] for c in FLOOR_CASES] == ["passed", "failure", "passed"]
+        assert [cases[c]["outcome"] for c in SLICE_CASES] == ["failure", "passed"]
 
 
 SLICE_CASES = ("gs2.ragate.toml::floor[lang=de:mentions_product]",
