@@ -235,7 +235,8 @@ def test_a_rubric_people_have_not_vouched_for_is_not_decided_naming_the_labels_i
 @pytest.mark.parametrize(("rubric", "causes"), [
     ("polite", {"adv10": "parse:", "adv11": "parse:"}),
     ("clear", {"adv10": "invalid: rubric clear came back 7, not a score from 1 to 5",
-               "adv11": "invalid: RubricScoreOutput.score came back '4', not an integer"}),
+               "adv11": "invalid: RubricScoreOutput.score came back '4', not what RAGAS "
+                         "defines (not an integer score)"}),
 ])
 def test_a_rubric_verdict_that_is_no_verdict_leaves_its_floor_not_decided(
         ran: Ran, rubric: str, causes: dict[str, str]) -> None:

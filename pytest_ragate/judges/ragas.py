@@ -377,7 +377,7 @@ def _held_to_shape(body: str, response_model: type[BaseModel]) -> None:
         shape.model_validate_json(body)
     except ValidationError as error:
         first, more = error.errors()[0], len(error.errors()) - 1
-        expected = first["msg"] if first["type"] in ("zero_or_one", "words", "an_int") else \
+        expected = first["msg"] if first["type"] in ("zero_or_one", "words") else \
             f"not what RAGAS defines ({first['msg']})"
         raise invalid(f"{response_model.__name__}{_field(first['loc'])}",
                       shown(first["input"]),
