@@ -671,31 +671,6 @@ def test_two_routes_of_a_tiny_goldset_over_more_shards_than_some_have_items(
     assert [props["floor"] for props in mine] == ["0.3"], list(floors)
 
 
-def test_decided_with_the_repeats_the_shards_asked(
-        sharded: Path, pytester: pytest.Pytester) -> None:
-    """Shards asked each question twice (`ragate_repeat = 2`): the decision takes their
-    repeat without being told, decides over questions × 2 as the run does, and refuses
-    another repeat count."""
-    root = here(sharded, pytester)
-    single = run_here(pytester, "gs", "-n", "2", CACHE_OFF, "-o", "ragate_repeat=2",
-                      "--junitxml=twice/junit.xml", "--ragate-results=twice/results.jsonl",
-                      "--ragate-report=twice/report.md")
-    for i in (1, 2, 3):
-        shard = run_here(pytester, "gs", CACHE_OFF, "-o", "ragate_repeat=2",
-                         f"--ragate-shard={i}/3", f"--ragate-results=shards/{i}.jsonl")
-        assert shard.returncode == 0, shard.stdout
-    decided = decide(pytester, SHARDS)
-    assert decided.returncode == single.returncode
-    rows = results_rows(root / "decided" / "results.jsonl")
-    assert len(rows) == 2 * N_QUESTIONS and rows == results_rows(root / "twice" / "results.jsonl")
-    assert untimed((root / "decided" / "report.md").read_text()) == untimed((
-        root / "twice" / "report.md").read_text())
-    assert floors_of(root / "decided" / "junit.xml") == floors_of(root / "twice" / "junit.xml")
-    text = refused(decide(pytester, SHARDS, "-o", "ragate_repeat=3", out="thrice"), root,
-                   out="thrice")
-    assert "ragate_repeat = 3 here, but the results were asked with repeat 2" in text
-
-
 def test_a_replay_miss_in_a_shard_fails_the_gate_and_decide_promotes_what_held(
         sharded: Path, pytester: pytest.Pytester) -> None:
     """Three shards of one run (its cases share it): `--ragate-cache replay` with an empty
@@ -726,11 +701,13 @@ def test_a_replay_miss_in_a_shard_fails_the_gate_and_decide_promotes_what_held(
     assert "ragate: promoted 10 strict xfails to hard assertions:" in decided.stdout
 
 
-def test_a_sealed_goldset_is_decided_without_its_key(
+def test_a_sealed_goldset_asked_with_repeats_is_decided_without_its_key(
         sharded: Path, pytester: pytest.Pytester) -> None:
-    """The shards hold RAGATE_SEAL_KEY and score; the decision, which asks nothing, runs
-    without it and decides as a keyed run does: the goldset's digest counts the sealed file,
-    not the answers it opens to."""
+    """Shards of a sealed goldset asked each question twice (`ragate_repeat = 2`), holding
+    RAGATE_SEAL_KEY: the decision, which asks nothing, runs without the key and decides as a
+    keyed run does (the goldset's digest counts the sealed file, not the answers it opens
+    to); it takes the shards' repeat without being told, decides over questions × 2 as the
+    run does, and refuses another repeat count. One set of shards holds both cases."""
     from pytest_ragate.goldsets.sealing import seal_goldset
     from tests.test_sealing import FAST, KEY
 
@@ -738,19 +715,23 @@ def test_a_sealed_goldset_is_decided_without_its_key(
     seal_goldset(root / "gs", KEY, kdf=FAST)
     assert not (root / "gs" / "expected.jsonl").exists()
     keyed = {"RAGATE_SEAL_KEY": KEY}
-    single = run_here(pytester, "gs", "-n", "2", CACHE_OFF, "--junitxml=one/junit.xml",
-                      "--ragate-results=one/results.jsonl", "--ragate-report=one/report.md",
-                      **keyed)
+    twice = ("-o", "ragate_repeat=2")
+    single = run_here(pytester, "gs", "-n", "2", CACHE_OFF, *twice,
+                      "--junitxml=twice/junit.xml", "--ragate-results=twice/results.jsonl",
+                      "--ragate-report=twice/report.md", **keyed)
     for i in (1, 2, 3):
-        shard = run_here(pytester, "gs", CACHE_OFF, f"--ragate-shard={i}/3",
+        shard = run_here(pytester, "gs", CACHE_OFF, *twice, f"--ragate-shard={i}/3",
                          f"--ragate-results=shards/{i}.jsonl", **keyed)
         assert shard.returncode == 0, shard.stdout
-    decided = decide(pytester, SHARDS)  # no key in this process
+    decided = decide(pytester, SHARDS)  # no key in this process, no repeat given
     assert "refused to decide" not in decided.stdout, decided.stdout
     assert decided.returncode == single.returncode == 1
-    assert results_rows(root / "decided" / "results.jsonl") == results_rows(
-        root / "one" / "results.jsonl")
-    assert all(row["expected"] is None for row in results_rows(root / "decided" / "results.jsonl"))
-    assert untimed((root / "decided" / "report.md").read_text()) == untimed(
-        (root / "one" / "report.md").read_text())
-    assert floors_of(root / "decided" / "junit.xml") == floors_of(root / "one" / "junit.xml")
+    rows = results_rows(root / "decided" / "results.jsonl")
+    assert len(rows) == 2 * N_QUESTIONS and rows == results_rows(root / "twice" / "results.jsonl")
+    assert all(row["expected"] is None for row in rows)
+    assert untimed((root / "decided" / "report.md").read_text()) == untimed((
+        root / "twice" / "report.md").read_text())
+    assert floors_of(root / "decided" / "junit.xml") == floors_of(root / "twice" / "junit.xml")
+    text = refused(decide(pytester, SHARDS, "-o", "ragate_repeat=3", out="thrice"), root,
+                   out="thrice")
+    assert "ragate_repeat = 3 here, but the results were asked with repeat 2" in text
