@@ -305,6 +305,23 @@ RESULTS_SIGNED_HELP = ("true: this project's saved runs are signed (RAGATE_RESUL
                        "(default: false)")
 
 
+# pytest 9's own TOML table (`[tool.pytest]`, `pytest.toml`) keeps a value's TOML type and
+# checks it against the option's: declared as strings, `ragate_min_n = 30` was refused there.
+# pytest 9.2 takes a union: a string file (ini, `-o`) still gives the text, TOML its number or
+# boolean, which `ini_text` writes back as the text every knob's parser reads.
+INI_TYPE: Any = (str | int | float | bool) if pytest.version_tuple >= (9, 2) else "string"
+
+
+def ini_text(value: object) -> str | None:
+    """An ini option's value as the knob's parser reads it: None when not given; TOML's
+    `true`/`false` as "true"/"false", its numbers as written (`0` is a value, not unset)."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
 def add_options(group: Any, parser: pytest.Parser) -> None:
     parser.addini("ragate_results_signed", RESULTS_SIGNED_HELP, type="bool", default=False)
     for model in SECTIONS.values():
@@ -318,7 +335,7 @@ def add_options(group: Any, parser: pytest.Parser) -> None:
                 group.addoption(flag_of(name), dest=f"ragate_{name}", default=None,
                                 metavar="on|off" if knob_.type.startswith("bool") else name.upper(),
                                 type=kind, help=text.replace("%", "%%"))  # argparse formats %
-            parser.addini(f"ragate_{name}", text, type="string", default=None)
+            parser.addini(f"ragate_{name}", text, type=INI_TYPE, default=None)
 
 
 def flag_of(name: str) -> str:
@@ -377,7 +394,7 @@ def given(config: pytest.Config, model: type[Section]) -> dict[str, Any]:
     for knob_ in dataclasses.fields(model):
         value = config.getoption(f"ragate_{knob_.name}") if knob_.metadata["flag"] else None
         if value is None:
-            value = config.getini(f"ragate_{knob_.name}") or None
+            value = ini_text(config.getini(f"ragate_{knob_.name}"))
         if value is not None:
             values[knob_.name] = value
     return values
@@ -388,7 +405,7 @@ def standing(config: pytest.Config, name: str) -> str | None:
     for every run: "the ini file" (its `ragate_<name>`, or `-o`), "addopts" (the ini's, which
     pytest puts on the command line) or "PYTEST_ADDOPTS"; None when the command line alone
     gives it, or nothing does."""
-    if config.getini(f"ragate_{name}"):
+    if ini_text(config.getini(f"ragate_{name}")) is not None:
         return "the ini file"
     flag = flag_of(name)
     if _names_flag(flag, config.getini("addopts")):
