@@ -17,9 +17,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from pytest_ragate.cli import main
 from pytest_ragate.decision.regressions import RunJudge, check_run
 from pytest_ragate.outputs.baseline import load_baseline
 from pytest_ragate.outputs.history import FloorOutcome, HistoryLine, JudgeSegment, flip_report
