@@ -56,11 +56,9 @@ def command(alpha: float | None, min_n: int | None, accept_judge: str | None, ba
 
 
 def _routes(results: Path) -> list[str]:
-    """The `ragate.toml` of each goldset RESULTS' header names that is found from here (a
-    file without a header names none: the decide mode refuses it)."""
+    """The `ragate.toml` of each goldset RESULTS' header names that is found from here (the
+    decide mode says what is wrong with the file, if anything is)."""
     from pytest_ragate.commands.goldset_paths import routed_goldsets
-    from pytest_ragate.outputs.results import read_results
+    from pytest_ragate.outputs.saved_runs import read_saved_files
 
-    header = read_results(results).header
-    routes = [stamp.route for stamp in header.goldsets] if header else []
-    return [str(path) for path in routed_goldsets(routes, Path.cwd())]
+    return [str(path) for path in routed_goldsets(read_saved_files([results])[0], Path.cwd())]
