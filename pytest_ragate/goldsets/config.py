@@ -21,11 +21,9 @@ from pydantic import (
     Field,
     PlainValidator,
     PrivateAttr,
-    SerializerFunctionWrapHandler,
     ValidationError,
     ValidationInfo,
     field_validator,
-    model_serializer,
     model_validator,
 )
 
@@ -378,15 +376,7 @@ class EvidenceEntry(_Model):
     first_unit: Annotated[int, Field(ge=0)] | None = None
     last_unit: Annotated[int, Field(ge=0)] | None = None
     context_id: Annotated[str, Field(min_length=1)] | None = None
-    pin: Pin | None = None
-
-    @model_serializer(mode="wrap")
-    def _unpinned_as_before(self, handler: SerializerFunctionWrapHandler,
-                            ) -> dict[str, object]:
-        data = handler(self)
-        if data.get("pin") is None:
-            data.pop("pin", None)
-        return data
+    pin: Pin | None = Field(None, exclude_if=lambda value: value is None)
 
     _renamed = model_validator(mode="before")(no_old_names)
 
