@@ -289,7 +289,7 @@ def run_here(pytester: pytest.Pytester, *args: str, **env: str,
     with pytest.MonkeyPatch.context() as patch:
         for name, value in env.items():
             patch.setenv(name, value)
-        result = (ragate_decide(pytester, patch, args[1:]) if args[:1] == ("decide",)
+        result = (ragate_decide(pytester, patch, args) if args[0] in ("decide", "compare")
                   else pytester.runpytest_inprocess(*args))
     return subprocess.CompletedProcess(list(args), int(result.ret), result.stdout.str(),
                                        result.stderr.str())
@@ -297,8 +297,8 @@ def run_here(pytester: pytest.Pytester, *args: str, **env: str,
 
 def ragate_decide(pytester: pytest.Pytester, patch: pytest.MonkeyPatch, args: tuple[str, ...],
                   ) -> pytest.RunResult:
-    """`ragate decide ARGS` by `cli.main`, its `pytest.main` call run by pytester (the
-    command's exit status is that session's)."""
+    """`ragate decide ...` or `ragate compare ...` (ARGS) by `cli.main`, its `pytest.main`
+    call run by pytester (the command's exit status is that session's)."""
     from pytest_ragate.cli import main  # the decide mode: imported by it alone
 
     sessions: list[pytest.RunResult] = []
@@ -309,7 +309,7 @@ def ragate_decide(pytester: pytest.Pytester, patch: pytest.MonkeyPatch, args: tu
 
     patch.setattr(pytest, "main", session)
     with pytest.raises(SystemExit) as exited:
-        main(["decide", *args], prog_name="ragate")
+        main(list(args), prog_name="ragate")
     [result] = sessions
     assert exited.value.code == result.ret
     return result

@@ -52,7 +52,7 @@ def test_a_command_reads_every_file_pytest_reads(tmp_path: Path, where: str,
 ], ids=["timeout", "ci", "min_n"])
 @pytest.mark.parametrize("command", [
     ["validate", "gs"], ["power", "--floor", "0.8", "--n", "5"], ["plan", "gs"],
-    ["compare", "a.jsonl", "b.jsonl"], ["rejudge", "a.jsonl", "--judge", "fixture:j.json"],
+    ["rejudge", "a.jsonl", "--judge", "fixture:j.json"],
 ], ids=lambda command: command[0])
 def test_a_value_the_gate_refuses_is_refused_by_every_command(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ini: str, said: str,
@@ -122,41 +122,3 @@ def test_ragate_stamp_needs_something_to_stamp(tmp_path: Path) -> None:
     (tmp_path / "r.jsonl").write_text("")
     done = CliRunner().invoke(main, ["stamp", str(tmp_path / "r.jsonl")])
     assert done.exit_code == 2 and "give what to stamp: --labels LABELS" in done.output
-
-
-def test_ragate_compare_names_the_worse_questions_whose_evidence_changed(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`compare` holds a drop to a changed corpus as the gate does: with the documents each
-    question's evidence is in, from the goldset the header's route finds (before, it had
-    none, and named no question)."""
-    from pytest_ragate.decision.goldset_run import GoldsetRun
-    from pytest_ragate.outputs.results import GoldsetStamp, Header, results_lines
-    from pytest_ragate.scoring.records import QuestionRecord
-
-    ids = [f"q{i:02d}" for i in range(16)]
-    write_goldset(tmp_path / "gs", questions=[
-        {"question_id": q, "kind": "single_doc", "question": f"What about {q}?"} for q in ids],
-        expected=[{"question_id": q, "gist": "g", "evidence": [
-            {"doc_id": "m2" if i < 3 else "m1", "first_unit": 1, "last_unit": 1}]}
-            for i, q in enumerate(ids)])
-
-    def saved(name: str, found: int, corpus: dict[str, str]) -> str:
-        rows = [QuestionRecord.model_validate({
-            "goldset": "mini", "route": "gs/ragate.toml", "question_id": q, "index": i,
-            "kind": "single_doc", "eval_version": "7", "must_abstain": False,
-            "abstained": False, "abstention_correct": True, "evidence_spans": 1,
-            "evidence_spans_found": int(i >= found), "evidence_ranks": [1 if i >= found else None]})
-            for i, q in enumerate(ids)]
-        header = Header(format=1, ragate_version="0", settings={}, goldsets=[GoldsetStamp(
-            route="gs/ragate.toml", goldset="mini", eval_version="7", sha256=None,
-            corpus=corpus)])
-        (tmp_path / name).write_text(results_lines([GoldsetRun(
-            name="mini", eval_version="7", route="gs/ragate.toml", records=rows)], header))
-        return name
-
-    then = {"m1": "1111", "m2": "2222", "m3": "3333"}
-    done = invoke(tmp_path, monkeypatch, "compare", saved("base.jsonl", 0, then),
-                  saved("now.jsonl", 12, {**then, "m2": "changed"}))
-    assert done.exit_code == 1, done.output
-    assert done.output.count("possibly caused by the corpus, not the system: the evidence "
-                             "documents of q00, q01, q02 changed") == 1, done.output

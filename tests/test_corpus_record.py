@@ -7,9 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
 
-from pytest_ragate.cli import main
 from pytest_ragate.decision.regressions import Regression, check_run
 from pytest_ragate.scoring.pairing import BaselineRun, CorpusChange, corpus_change
 from pytest_ragate.scoring.records import QuestionScores
@@ -93,6 +91,3 @@ def test_runs_record_the_corpus_and_the_next_run_says_it_changed(
     assert note in report
     assert "corpus changed since the previous run: 1 document edited, 1 added, 0 removed" \
         in report
-    compared = CliRunner().invoke(main, ["compare", str(pytester.path / "base.jsonl"),
-                                         str(pytester.path / "now.jsonl")])
-    assert compared.exit_code == 0 and f"shop: {note}" in compared.output.splitlines()

@@ -139,16 +139,13 @@ def test_a_file_without_a_header_is_refused_like_a_shard(tmp_path: Path) -> None
 SHORT = {f"ragate_{w}" for w in ("trailer", "trailer.sha256", "trailer.signature")}
 
 
-def readers(tmp_path: Path, key: bytes | None) -> dict[str, list[str]]:
-    """Every command that reads a results file, with `{}` where the file goes (and a whole
-    run's file, signed with `key`, where it needs another)."""
+def readers(tmp_path: Path) -> dict[str, list[str]]:
+    """Every command that reads a results file, with `{}` where the file goes (`ragate
+    compare` reads its files as `ragate decide` and `--ragate-baseline` do)."""
     write_goldset(tmp_path / "gs")
     (tmp_path / "judge.json").write_text(json.dumps({"judge_id": "j", "answers": {}}))
     (tmp_path / "labels.jsonl").write_text("")
-    full = str(whole(tmp_path, key=key))
-    return {"compare (baseline)": ["compare", "{}", full],
-            "compare (results)": ["compare", full, "{}"],
-            "suggest": ["suggest", "{}"], "calibrate": ["calibrate", "{}"],
+    return {"suggest": ["suggest", "{}"], "calibrate": ["calibrate", "{}"],
             "power --results": ["power", str(tmp_path / "gs"), "--results", "{}"],
             "stamp-verdicts": ["stamp", "{}", "--verdicts", str(tmp_path / "judge.json")],
             "stamp-labels": ["stamp", "{}", "--labels", str(tmp_path / "labels.jsonl")]}
@@ -164,7 +161,7 @@ def test_every_reader_refuses_what_the_reader_refuses(tmp_path: Path, make: obje
     from pytest_ragate.modes.decide_files import read_files
 
     monkeypatch.chdir(tmp_path)
-    commands = readers(tmp_path, KEY if make is redigested else None)
+    commands = readers(tmp_path)
     if make is redigested:
         monkeypatch.setenv(KEY_ENV, KEY.decode())
     bad = make(tmp_path)  # type: ignore[operator]
@@ -272,16 +269,6 @@ def test_a_partial_results_file_is_no_baseline(tmp_path: Path, partial: str) -> 
     assert str(refused.value).startswith(f"--ragate-baseline: {path}: ")
     assert "a partial run is no baseline: give a run that asked every question" in str(
         refused.value)
-    for args in (["compare", str(path), str(whole(tmp_path))],
-                 ["compare", str(whole(tmp_path)), str(path)]):
-        done = CliRunner().invoke(main, args)
-        assert done.exit_code == 1 and "a partial run is no baseline" in done.output
-
-
-def test_compare_of_a_cut_baseline_with_the_full_run_is_refused(tmp_path: Path) -> None:
-    """Case 2: `ragate compare cut full` exited 0, its checks paired over 15 questions."""
-    done = CliRunner().invoke(main, ["compare", str(cut(tmp_path)), str(whole(tmp_path))])
-    assert done.exit_code == 1 and "no trailer line" in done.output
 
 
 # --- history lines -----------------------------------------------------------------------------

@@ -261,7 +261,7 @@ def test_the_ragate_command_refuses_an_empty_results_key_too(tmp_path: Path) -> 
 
 
 @pytest.mark.parametrize("command", [
-    ["calibrate", "r.jsonl"], ["suggest", "r.jsonl"], ["compare", "r.jsonl", "r2.jsonl"],
+    ["calibrate", "r.jsonl"], ["suggest", "r.jsonl"],
     ["stamp", "r.jsonl", "--labels", "labels.jsonl"],
     ["stamp", "r.jsonl", "--verdicts", "verdicts.json"],
     ["audit", "gs", "--no-embed", "--results", "r.jsonl"],

@@ -15,7 +15,7 @@ from pytest_ragate.decision.rules import Strictness
 from pytest_ragate.outputs.baseline import BaselineError, load_baseline
 from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import AnchorOutcome, QuestionRecord, QuestionScores
-from tests.conftest import run_pytester, saved_results, untimed, write_goldset
+from tests.conftest import run_here, run_pytester, saved_results, untimed, write_goldset
 
 
 def abstention_rows(right: int, wrong: int, kind: str = "unanswerable",
@@ -286,26 +286,15 @@ def test_baseline_regression_is_a_test_case_with_its_p_value(
     from_history.stdout.fnmatch_lines(["*refusing to gate*12 paired questions are fewer than "
                                        "ragate_min_n = 20*h.jsonl:1*"])
 
-    # `ragate compare` over the same two runs, ragate_min_n set where pytest reads it (here
-    # pytest.toml): the gate's check with the gate's inputs, so the same call (it ran with
-    # ragate_min_n 0 before, and called the drop significant)
-    from click.testing import CliRunner
-
-    from pytest_ragate.cli import main
-
-    (pytester.path / "pytest.toml").write_text('[pytest]\nragate_min_n = "20"\n')
-    compared = CliRunner().invoke(main, ["compare", "h.jsonl", "n0.jsonl"])
-    assert compared.exit_code == 1, compared.output
-    failed = [line for line in compared.output.splitlines() if ": " in line
-              and line.split(":")[0].endswith(("accuracy", "recall"))]
-    assert len(failed) == 1, compared.output  # abstention_accuracy, as in the gate
-    pytest.LineMatcher(failed).fnmatch_lines(["*abstention_accuracy: refusing to gate*12 paired "
-                                              "questions are fewer than ragate_min_n = 20*"
-                                              "h.jsonl:1*"])
+    # `ragate compare` over the same two runs (the decide mode, its --min-n as ragate_min_n)
+    compared = run_here(pytester, "compare", "--min-n", "20", "h.jsonl", "n0.jsonl")
+    assert compared.returncode == 1, compared.stdout
+    pytest.LineMatcher(compared.stdout.splitlines()).fnmatch_lines([
+        "refusing to gate: abstention_accuracy 1.00 → 0.00*12 paired questions are fewer "
+        "than ragate_min_n = 20*h.jsonl:1*"])
 
     # with a margin (`[regression] max_drop`) the gate and `ragate compare` hold the metric to
     # "no worse than the baseline by more than 0.05": 1.00 → 0.00 is worse, surely
-    (pytester.path / "pytest.toml").unlink()
     config = pytester.path / "gs" / "ragate.toml"
     config.write_text(config.read_text()
                       + "\n[regression]\nmax_drop = { abstention_accuracy = 0.05 }\n")
@@ -316,9 +305,6 @@ def test_baseline_regression_is_a_test_case_with_its_p_value(
         margin = run_pytester(pytester, workers, "gs", "--ragate-baseline=base.jsonl")
         margin.assert_outcomes(passed=12, failed=2, skipped=2)
         margin.stdout.fnmatch_lines([worse])
-    compared = CliRunner().invoke(main, ["compare", "base.jsonl", "n0.jsonl"])
-    assert compared.exit_code == 1, compared.output
-    pytest.LineMatcher(compared.output.splitlines()).fnmatch_lines([worse])
 
 
 def test_a_bad_baseline_is_a_usage_error_before_anything_runs(pytester: pytest.Pytester) -> None:
@@ -326,34 +312,6 @@ def test_a_bad_baseline_is_a_usage_error_before_anything_runs(pytester: pytest.P
     result = pytester.runpytest("-p", "no:cacheprovider", "gs", "--ragate-baseline=nope.jsonl")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--ragate-baseline nope.jsonl: no such file*"])
-
-
-def test_ragate_compare_checks_two_results_files_without_a_rerun(tmp_path: Path) -> None:
-    from click.testing import CliRunner
-
-    from pytest_ragate.cli import main
-
-    def write(name: str, rows: list[QuestionRecord]) -> Path:
-        path = tmp_path / name
-        path.write_text(saved_results(rows))
-        return path
-
-    base = write("base.jsonl", abstention_rows(12, 0))
-    worse = write("worse.jsonl", abstention_rows(0, 12))
-    same = write("same.jsonl", abstention_rows(12, 0))
-    runner = CliRunner()
-    failed = runner.invoke(main, ["compare", str(base), str(worse)])
-    assert failed.exit_code == 1, failed.output
-    assert "g abstention_accuracy: significant drop: abstention_accuracy 1.00 → 0.00" in (
-        failed.output)
-    assert "p = 0.000488 < α 0.05" in failed.output
-    held = runner.invoke(main, ["compare", str(base), str(same)])
-    assert held.exit_code == 0 and "no change" not in held.output  # the table, no failures
-    assert "abstention_accuracy" in held.output and "PASS" in held.output
-    refused = runner.invoke(main, ["compare", "--min-n", "20", str(base), str(same)])
-    assert refused.exit_code == 1 and "fewer than ragate_min_n = 20" in refused.output
-    missing = runner.invoke(main, ["compare", str(tmp_path / "nope.jsonl"), str(same)])
-    assert missing.exit_code == 1 and "no such file" in missing.output
 
 
 def test_ragate_ci_strict_from_the_ini_file(pytester: pytest.Pytester) -> None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import NoReturn
+
 import click
 
 
@@ -21,16 +24,20 @@ def command(args: tuple[str, ...]) -> None:
     Example:
       ragate decide shards/ -- goldsets/ --junitxml=junit.xml
     """
-    import importlib.util
-
-    import pytest
-
     cut = args.index("--") if "--" in args else len(args)
     results, rest = args[:cut], args[cut + 1:]
     if not results:
         raise click.UsageError("give the results files to decide (each shard's "
                                "--ragate-results)")
-    flags = [f"--ragate-decide={path}" for path in results]
-    # one process, whatever addopts say; an explicit -n in PYTEST_ARGS is refused
+    run_decide([f"--ragate-decide={path}" for path in results], rest)
+
+
+def run_decide(flags: Sequence[str], rest: Sequence[str]) -> NoReturn:
+    """`pytest FLAGS REST` in one process (whatever addopts say; an explicit -n in REST is
+    refused), exiting with its status."""
+    import importlib.util
+
+    import pytest
+
     serial = ["-n", "0"] if importlib.util.find_spec("xdist") else []
     raise SystemExit(int(pytest.main([*flags, *serial, *rest])))

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from pytest_ragate.goldsets import CONFIG_NAME
+
+if TYPE_CHECKING:
+    from pytest_ragate.outputs.results import ResultsFile
 
 
 def find_goldsets(path: Path) -> list[Path]:
@@ -20,11 +24,11 @@ def find_goldsets(path: Path) -> list[Path]:
     return sorted(path.rglob(CONFIG_NAME))
 
 
-def routed_goldsets(routes: Iterable[str], rootdir: Path) -> list[Path]:
-    """The `ragate.toml` of each goldset route (a saved run's header names them) that is
-    found from here, else from the rootdir."""
+def routed_goldsets(files: Iterable[ResultsFile], rootdir: Path) -> list[Path]:
+    """The `ragate.toml` of each goldset route the saved runs' headers name that is found
+    from here, else from the rootdir."""
     found = []
-    for route in routes:
+    for route in (s.route for f in files for s in (f.header.goldsets if f.header else [])):
         for base in (Path.cwd(), rootdir):
             if route.endswith(CONFIG_NAME) and (base / route).is_file():
                 found.append(base / route)

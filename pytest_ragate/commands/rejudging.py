@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from pytest_ragate.commands.goldset_paths import routed_goldsets
 from pytest_ragate.decision.population import (
     Collected,
     FloorSpec,
@@ -261,23 +262,13 @@ def open_goldsets(files: Sequence[ResultsFile], configs: Sequence[Path] | None,
     results' headers name) and held to what its rows were written under."""
     loaded: dict[str, Goldset] = {}
     if configs is None:
-        configs = header_configs(files, rootdir)
+        configs = routed_goldsets(files, rootdir)
     for config in dict.fromkeys(configs):
         goldset = load(config)
         loaded.setdefault(goldset.name, goldset)
     for name in sorted(names):
         hold(loaded.get(name), name, files)
     return loaded
-
-
-def header_configs(files: Sequence[ResultsFile], rootdir: Path) -> list[Path]:
-    """The `ragate.toml` of each goldset route the headers name that is found from here,
-    else from the rootdir."""
-    from pytest_ragate.commands.goldset_paths import routed_goldsets
-
-    return routed_goldsets((stamp.route for results in files
-                            for stamp in (results.header.goldsets if results.header else [])),
-                           rootdir)
 
 
 def load(config: Path) -> Goldset:

@@ -35,7 +35,7 @@ import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
+from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_ragate.decision.margins import NO_MARGINS, Margins
 from pytest_ragate.scoring.floor import KIND_SLICE, Floor
@@ -173,9 +173,11 @@ class Member(_Wire):
     name: str = ""  # `q07[r2]` with repeats: how a gap names it; the question id when once
     question: str
     kind: str
-    tags: dict[str, str] = {}  # the question's tags as slice keys (its kind is `kind`)
-    conversation: str | None = None  # the conversation it is a turn of, and which turn
-    turn: int | None = None
+    # the question's tags as slice keys (its kind is `kind`); an untagged question's member
+    # (and row) has no `tags`, as before slices, nor `conversation` and `turn` outside one
+    tags: dict[str, str] = Field({}, exclude_if=lambda value: not value)
+    conversation: str | None = Field(None, exclude_if=lambda value: value is None)
+    turn: int | None = Field(None, exclude_if=lambda value: value is None)
     index: int
     nodeid: str | None
     sealed: bool  # expected answers sealed and no key: it cannot be scored
@@ -204,17 +206,6 @@ class Member(_Wire):
     def item_name(self) -> str:
         """How its item is named within the route (`question_name`)."""
         return self.name or self.question_id
-
-    @model_serializer(mode="wrap")
-    def _quiet_tags(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
-        """An untagged question's member (and row) has no `tags`: as before slices."""
-        data = handler(self)
-        if not self.tags:
-            data.pop("tags", None)
-        for name in ("conversation", "turn"):
-            if data.get(name) is None:
-                data.pop(name, None)
-        return data
 
 
 def _tags(question: AskedQuestion) -> dict[str, str]:

@@ -85,7 +85,6 @@ class RunJudge:
     names: tuple[str, ...] = ()  # () when no row was judged: then no change can be
     spec: str | None = None
     accept: str | None = None
-    flag: str = "--ragate-accept-judge"  # how the command at hand accepts (`ragate compare`)
 
     def is_named(self, value: str) -> bool:
         """Whether `value` names this run's judge: its id, its spec, or a RAGAS judge's model
@@ -110,7 +109,6 @@ class JudgeChange:
     accept: str | None = None  # what --ragate-accept-judge said
     spec: str | None = None  # the candidate as `--ragate-judge` (and `ragate rejudge`) spell it
     results: str | None = None  # the baseline's results file, when it is one
-    flag: str = "--ragate-accept-judge"
 
 
 # --- checking ----------------------------------------------------------------------------------
@@ -122,8 +120,7 @@ def judge_change(base: BaselineRun, judge: RunJudge) -> JudgeChange | None:
     if not base.judges or not judge.names or set(base.judges) == set(judge.names):
         return None
     return JudgeChange(baseline=base.judges, current=judge.names, accept=judge.accept,
-                       call=change_call(judge), spec=judge.spec, results=base.results,
-                       flag=judge.flag)
+                       call=change_call(judge), spec=judge.spec, results=base.results)
 
 
 def change_call(judge: RunJudge) -> ChangeCall:

@@ -151,17 +151,16 @@ def decide_run(collected: Collected | None, arrived: Arrived, rules: Rules = DEF
 
 
 def run_regressions(run: GoldsetRun, baseline: Sequence[BaselineRun], rules: Rules, *,
-                    judge_spec: str | None, accept_flag: str = "--ragate-accept-judge",
-                    margins: Margins | None = None) -> list[Regression]:
+                    judge_spec: str | None, margins: Margins | None = None,
+                    ) -> list[Regression]:
     """The run against the baseline, one pair per question: with repeats, its first repeat
     (the one a history line and a baseline keep), never its repeats as pairs of their own.
     The judge its rows name is held to the baseline's (`regression.judge_change`), with the
-    judge `judge_spec` configures and the one `rules` accept (`accept_flag` says how); a
-    metric the goldset's `margins` name is held to its margin. The gate's check, and
-    `ragate compare`'s over a saved run."""
+    judge `judge_spec` configures and the one `rules` accept; a metric the goldset's
+    `margins` name is held to its margin."""
     current = {r.question_id: r.scores() for r in run.records if r.repeat == 1}
     judge = RunJudge(names=tuple(sorted({r.judge for r in run.records if r.judge})),
-                     spec=judge_spec, accept=rules.accept_judge, flag=accept_flag)
+                     spec=judge_spec, accept=rules.accept_judge)
     found = check_run(run.name, run.eval_version, current, baseline, alpha=rules.alpha,
                       min_n=rules.strictness.min_n, judge=judge, corpus=run.corpus,
                       evidence_docs=run.evidence_docs, margins=margins)

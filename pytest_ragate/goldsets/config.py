@@ -21,11 +21,9 @@ from pydantic import (
     Field,
     PlainValidator,
     PrivateAttr,
-    SerializerFunctionWrapHandler,
     ValidationError,
     ValidationInfo,
     field_validator,
-    model_serializer,
     model_validator,
 )
 
@@ -295,9 +293,11 @@ class Question(_Model):
     question: Annotated[str, Field(min_length=1)]
     tags: Tags = Field(default_factory=dict)
     # a turn of a conversation (docs/goldsets.md, "Conversations"): its id, and its place in
-    # it, numbered from 1 without gaps; both or neither
-    conversation: Annotated[str, Field(pattern=CONVERSATION_ID)] | None = None
-    turn: Annotated[int, Field(ge=1)] | None = None
+    # it, numbered from 1 without gaps; both or neither. Left out of a question outside
+    # conversations, which dumps (and its goldset's content digest stays) as before them
+    conversation: Annotated[str, Field(pattern=CONVERSATION_ID)] | None = Field(
+        None, exclude_if=lambda value: value is None)
+    turn: Annotated[int, Field(ge=1)] | None = Field(None, exclude_if=lambda value: value is None)
     gist: Any = Field(default=None, exclude=True)
     evidence: Any = Field(default=None, exclude=True)
     # the earlier turns of its conversation as this run answered them (`with_history`)
@@ -315,16 +315,6 @@ class Question(_Model):
             raise ValueError(f"{TURN_SLICE!r} is a turn's position, a slice of its own "
                              "([floors.turn.1], [floors.turn.later]): not a tag of a turn")
         return self
-
-    @model_serializer(mode="wrap")
-    def _quiet_turn(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
-        """A question outside conversations dumps, and its goldset's content digest stays, as
-        before conversations existed."""
-        data = handler(self)
-        for name in ("conversation", "turn"):
-            if data.get(name) is None:
-                data.pop(name, None)
-        return data
 
     @property
     def history(self) -> tuple[Earlier, ...]:
@@ -386,15 +376,7 @@ class EvidenceEntry(_Model):
     first_unit: Annotated[int, Field(ge=0)] | None = None
     last_unit: Annotated[int, Field(ge=0)] | None = None
     context_id: Annotated[str, Field(min_length=1)] | None = None
-    pin: Pin | None = None
-
-    @model_serializer(mode="wrap")
-    def _unpinned_as_before(self, handler: SerializerFunctionWrapHandler,
-                            ) -> dict[str, object]:
-        data = handler(self)
-        if data.get("pin") is None:
-            data.pop("pin", None)
-        return data
+    pin: Pin | None = Field(None, exclude_if=lambda value: value is None)
 
     _renamed = model_validator(mode="before")(no_old_names)
 
@@ -466,18 +448,10 @@ class Expected(_Model):
     gist: str | None = None
     evidence: list[EvidenceEntry] = Field(default_factory=list)
     notes: str | None = None
-    facts: list[FactEntry] = Field(default_factory=list)
-    forbid: list[FactEntry] = Field(default_factory=list)
-
-    @model_serializer(mode="wrap")
-    def _quiet(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
-        """No facts, no `facts` (nor `forbid`): an expected answer without them dumps, and
-        its goldset's content digest stays, as before they existed."""
-        data = handler(self)
-        for name in ("facts", "forbid"):
-            if not data.get(name):
-                data.pop(name, None)
-        return data
+    # none, left out: an expected answer without them dumps (and its goldset's content
+    # digest stays) as before they existed
+    facts: list[FactEntry] = Field(default_factory=list, exclude_if=lambda value: not value)
+    forbid: list[FactEntry] = Field(default_factory=list, exclude_if=lambda value: not value)
 
     @property
     def spans(self) -> list[Evidence]:

@@ -28,14 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from filelock import FileLock, Timeout
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    SerializerFunctionWrapHandler,
-    ValidationError,
-    model_serializer,
-)
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pytest_ragate.answer import Knob
 from pytest_ragate.decision.goldset_run import GoldsetRun
@@ -87,23 +80,25 @@ class Figure(BaseModel):
         return cls(value=t.value, k=t.k, n=t.n, failures=t.failures)
 
 
+def _unset(value: object) -> bool:
+    """Left out of a line: a field at its empty value, as lines before it existed say."""
+    return not value
+
+
+def _none(value: object) -> bool:
+    return value is None
+
+
 class FloorOutcome(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     min: float  # the bound: from below, or from above when `upper`
     outcome: str
-    upper: bool = False  # `{max = …}`; left out of the line when False, as before it existed
+    # `{max = …}`; left out of the line when False, as before it existed
+    upper: bool = Field(False, exclude_if=_unset)
     # of a judged metric (its outcome is the judge's too); left out when False. A line
     # written before it existed says False: its floors count across a judge change
-    judged: bool = False
-
-    @model_serializer(mode="wrap")
-    def _quiet_upper(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
-        data = handler(self)
-        for name in ("upper", "judged"):
-            if not getattr(self, name):
-                data.pop(name, None)
-        return data
+    judged: bool = Field(False, exclude_if=_unset)
 
 
 class AgreementFigure(BaseModel):
@@ -173,34 +168,19 @@ class HistoryLine(BaseModel):
     # times each question was asked; left out when once. With repeats `questions` counts
     # questions, the metrics every answer, and `scores` holds each question's first repeat
     # (a baseline pairs one run of a question with one)
-    repeats: int = 1
+    repeats: int = Field(1, exclude_if=lambda repeats: repeats == 1)
     # a sequential run (`--ragate-sequential`): its seed and budget, how many questions it
     # asked of how many, and whether it stopped early; left out of every other line
-    sequential: dict[str, int | float | bool] | None = None
+    sequential: dict[str, int | float | bool] | None = Field(None, exclude_if=_none)
     # the run's bill totals (latency p50/p95, tokens, requests, cost); absent from lines of
     # runs that measured nothing, and from lines before it existed
-    bill: Bill | None = None
+    bill: Bill | None = Field(None, exclude_if=_none)
     # a judge change accepted in this run: left out of every other line, and absent from
     # lines before it existed
-    judge_segment: JudgeSegment | None = None
+    judge_segment: JudgeSegment | None = Field(None, exclude_if=_none)
     # each corpus document's digest, by id: the next run, and a baseline read from this line,
     # say when the corpus changed; absent from lines before it existed
-    corpus: dict[str, str] | None = None
-
-    @model_serializer(mode="wrap")
-    def _quiet_repeats(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
-        data = handler(self)
-        if self.repeats == 1:
-            data.pop("repeats", None)
-        if self.sequential is None:
-            data.pop("sequential", None)
-        if self.bill is None:
-            data.pop("bill", None)
-        if self.judge_segment is None:
-            data.pop("judge_segment", None)
-        if self.corpus is None:
-            data.pop("corpus", None)
-        return data
+    corpus: dict[str, str] | None = Field(None, exclude_if=_none)
 
 
 # --- building a line ---------------------------------------------------------------------------

@@ -30,9 +30,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    SerializerFunctionWrapHandler,
     ValidationError,
-    model_serializer,
     model_validator,
 )
 
@@ -77,6 +75,10 @@ class Shard(_Line):
         return f"{self.index}/{self.count}"
 
 
+def _none(value: object) -> bool:
+    return value is None
+
+
 class GoldsetStamp(_Line):
     """One goldset run as a route collected it: what it was, and what of it was left out."""
 
@@ -87,19 +89,10 @@ class GoldsetStamp(_Line):
     deselected: list[str] = []  # its items this run deselected (-k, -m): names, not shards'
     # a sequential goldset's order seed and error budget (`decision/sequential.py`); a
     # goldset asked in collection order has none in its stamp
-    sequential: dict[str, int | float] | None = None
+    sequential: dict[str, int | float] | None = Field(None, exclude_if=_none)
     # each corpus document's digest, by id (a baseline read from this file is held to it);
     # absent from files written before it
-    corpus: dict[str, str] | None = None
-
-    @model_serializer(mode="wrap")
-    def _quiet_sequential(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
-        data = handler(self)
-        if self.sequential is None:
-            data.pop("sequential", None)
-        if self.corpus is None:
-            data.pop("corpus", None)
-        return data
+    corpus: dict[str, str] | None = Field(None, exclude_if=_none)
 
 
 class Header(_Line):
@@ -157,14 +150,8 @@ class Trailer(_Line):
     tests: int = Field(ge=0)
     sha256: str
     incomplete: str | None = None
-    signature: str | None = None  # HMAC-SHA256 of the rest, with RAGATE_RESULTS_KEY set
-
-    @model_serializer(mode="wrap")
-    def _quiet_signature(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
-        data = handler(self)
-        if self.signature is None:
-            data.pop("signature", None)
-        return data
+    # HMAC-SHA256 of the rest, with RAGATE_RESULTS_KEY set; left out without
+    signature: str | None = Field(None, exclude_if=_none)
 
     def signed_text(self) -> str:
         """What the signature is of: the trailer line without it (its counts, the digest of

@@ -154,16 +154,16 @@ def judge_changed(metric: str, change: JudgeChange, source: str) -> str:
     accept = _judges([change.accept or ""])
     what = f"{source} was judged by {then}, this run by {now}"
     if change.call == "accepted":
-        return (f"{metric}: not compared: judge change accepted ({change.flag} "
+        return (f"{metric}: not compared: judge change accepted (--ragate-accept-judge "
                 f"{accept}): {what}; comparing across judges measures the judges, not "
                 "the system")
     rejudge = (f"`ragate rejudge {change.results or 'RESULTS'} --judge {spec}`"
                + ("" if change.results else " on the baseline run's results file"))
-    head = (f"{change.flag} {accept} names another judge than this run's: "
+    head = (f"--ragate-accept-judge {accept} names another judge than this run's: "
             if change.call == "misnamed" else "")
     return (f"{head}{metric} not compared across judges: {what}; a judge change is a gate "
             f"decision, not a regression of the system: run {rejudge} to see what it moves, "
-            f"and accept it with {change.flag} {named}")
+            f"and accept it with --ragate-accept-judge {named}")
 
 
 def accept_judge_unneeded(accept: str) -> str:
