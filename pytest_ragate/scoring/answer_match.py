@@ -1246,7 +1246,7 @@ def _unbound(answer: Folded, gist: Folded, expected: Expectation) -> str:
                                        names))
     return _linked(answer, gist, given, said) or _placed(answer, gist, given, said) or \
         _fronted(answer, gist, given, said) or _reordered(answer, gist, expected) or \
-        _voiced(answer, gist, expected)
+        _voiced(answer, gist, expected) or _crossed(answer, gist, expected)
 
 
 # the pronouns that refer back to what the clause before is about (`; she also presents the
@@ -1531,6 +1531,53 @@ def _voiced(answer: Folded, gist: Folded, expected: Expectation) -> str:
                     return (f"\"{token.text}\" is in the other voice than the expected "
                             f"answer's, with {x} on the same side of it: who does what to whom? "
                             "review it")
+    return ""
+
+
+# the words before a noun that make it no verb (`the board's chair is`, `a report to`)
+DETERMINERS = frozenset(["a", "an", "the", "s", "its", "their", "his", "her", "my", "our",
+                         "your", "this", "that", "these", "those", "each", "every", "no"])
+
+
+def _determined(folded: Folded, w: int) -> bool:
+    """Whether token `w` follows a determiner or a possessive (`the board's chair`): a noun,
+    not a verb."""
+    before = folded.plain[:folded.tokens[w].start].rstrip().lower()
+    last = re.search(r"(?:['’]s|\w+)$", before)
+    return bool(last) and (last.group(0)[-2:] in ("'s", "’s") or
+                           last.group(0) in DETERMINERS)
+
+
+def _crossed(answer: Folded, gist: Folded, expected: Expectation) -> str:
+    """Why a name may have the other role though no other name is there to swap with: a
+    word of the gist in the same voice, with the name and another word of the gist's clause
+    each on the other side of it than the gist puts them (`Samuel Reyes reports to the new
+    data engineer` for `The new data engineer reports to Samuel Reyes`: subject and object
+    swapped around the verb). Empty when none."""
+    every = _gist_names(expected, asked=True)
+    given = _clauses(answer, [_spans(answer, f) for f in expected.facts], every)
+    said = _clauses(gist, [_spans(gist, f) for f in expected.facts], every)
+    content = [i for i, t in enumerate(answer.tokens)
+               if not given.items[i] and t.text not in FUNCTION_WORDS]
+    verbs = [w for w in content if not _determined(answer, w)]
+    for j, x in _first_items(given):
+        if not _named(answer, j):
+            continue
+        mine = [w for w in content if given.of[w] == given.of[j]]
+        for g in (g for g, y in _first_items(said) if y == x):
+            theirs = [v for v, t in enumerate(gist.tokens) if said.of[v] == said.of[g]
+                      and not said.items[v] and t.text not in FUNCTION_WORDS]
+            for w in (w for w in mine if w in verbs):
+                for v in theirs:
+                    if not _known(answer.keys[w], {gist.keys[v]}) or \
+                            _passive(gist, v) != _passive(answer, w) or (v < g) == (w < j):
+                        continue
+                    if any(_known(answer.keys[p], {gist.keys[u]}) and (u < v) != (g < v)
+                           and (p < w) != (u < v) for u in theirs if u != v
+                           for p in mine if p != w):
+                        return (f"states {x} on the other side of \"{answer.tokens[w].text}\" "
+                                "than the expected answer, and what stands on its other side "
+                                "there on its side: who does what to whom? review it")
     return ""
 
 
