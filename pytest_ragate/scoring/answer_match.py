@@ -139,6 +139,7 @@ from pytest_ragate.scoring.answer_text import (
     Fact,
     Folded,
     Occurrence,
+    Token,
     alternatives,
     clean,
     closed_class,
@@ -281,12 +282,14 @@ def check_answer(text: str | None, expected: Expectation, *, similarity: float |
         return AnswerCheck(outcome="unsure", why="mixes alphabets inside a word (look-alike "
                            "letters, such as a Cyrillic о in a Latin word, read as one word and "
                            "match as another): review it", facts=n, similarity=similarity)
-    answer, gist = Folded(text), Folded(expected.gist)
+    whole = Folded(text)
+    answer, gist = Folded(_unframed(text, expected)), Folded(expected.gist)
     found_in = [_occurrences(answer, gist, expected.question, f) for f in expected.facts]
     stated = [[o for o in occ if not o.negated and not o.qualified] for occ in found_in]
     found = [i for i, s in enumerate(stated, 1) if s]
     missing = [i for i, s in enumerate(stated, 1) if not s]
-    forbidden = [i for i, f in enumerate(expected.forbid, 1) if answer.states(f)]
+    forbidden = [i for i, f in enumerate(expected.forbid, 1)
+                 if answer.states(f) or whole.states(f)]
     made = {"facts": n, "found": found, "missing": missing, "forbidden": forbidden,
             "similarity": similarity}
     if forbidden:
@@ -303,6 +306,10 @@ def check_answer(text: str | None, expected: Expectation, *, similarity: float |
         call, made["similarity"] = _not_stated(answer, expected, context, found_in, missing,
                                                similarity, near)
         return AnswerCheck(**call, **made)
+    offered = _offered(answer, context)
+    if offered:
+        return AnswerCheck(outcome="wrong", why=f"offers the facts among other candidates "
+                           f"joined by \"or\" ({offered}): it does not commit to them", **made)
     both = [i for i, occ in enumerate(found_in, 1) if any(o.negated for o in occ)]
     if both:
         return AnswerCheck(outcome="unsure", why=f"states {numbered(both)} and denies "
@@ -315,6 +322,61 @@ def check_answer(text: str | None, expected: Expectation, *, similarity: float |
     if doubt:
         return AnswerCheck(outcome="unsure", why=doubt, **made)
     return AnswerCheck(outcome="right", why=f"states {numbered(found)}", **made)
+
+
+# the frame a system writes around its statement, which states nothing of the facts
+# (`_unframed`): a citation marker that is a number (`[1]`, `[doc 3]`, `[1][2]`); a sentence
+# that is only a greeting or a politeness formula (`Sure!`, `Thanks for reaching out!`,
+# `Is there anything else I can help you with?`) or a preamble (`Answer:`, `Here's what I
+# found:`); and a phrase that names the document a statement comes from (`According to the
+# meeting notes,`, `, per the operations runbook`) where every word of the name is a
+# document's (`DOCUMENTS`), the gist's or the question's: an attribution to a source the
+# rule cannot vouch for (`according to a rumour`, `the old draft`) keeps its words
+CITATION = re.compile(r"\s*\[(?:(?:doc(?:ument)?|source|ref|chunk|passage|context)\s*)?#?\d+"
+                      r"(?:\s*[,;\u2013-]\s*(?:(?:doc(?:ument)?|source)\s*)?#?\d+)*\]",
+                      re.IGNORECASE)
+_POLITE = (r"(?:sure(?: thing)?|certainly|of course|absolutely|hi(?: there)?|hello|hey|"
+           r"good (?:question|news)|great question|thanks?(?: you)?(?: for (?:reaching out|"
+           r"asking|your (?:question|patience|message)|contacting us))?|happy to help|"
+           r"glad to help|hope (?:this|that) helps|answer|here(?: i|\u2019|')s what i found|"
+           r"(?:is there )?anything else i can help (?:you )?with(?: today)?|"
+           r"let me know if (?:there(?: i|\u2019|')s|you need) anything else(?: i can help with)?)")
+POLITE = re.compile(rf"(?:(?<=^)|(?<=[.!?:]\s)|(?<=\n)){_POLITE}\s*(?:[!.?:]+|$)\s*",
+                    re.IGNORECASE)
+HEADS = frozenset([
+    "notes", "minutes", "documentation", "docs", "doc", "document", "documents", "page",
+    "pages", "policy", "guide", "guidelines", "report", "log", "changelog", "plan", "runbook",
+    "faq", "handbook", "manual", "letter", "table", "chart", "reference", "context", "source",
+    "sources", "information", "wiki", "article", "specification", "spec", "readme", "website",
+    "contract", "agreement", "terms", "record", "records", "transcript", "announcement",
+    "schedule", "agenda", "summary"])
+DOCUMENTS = HEADS | frozenset(["provided", "given", "official", "attached", "the", "our",
+                               "your", "this", "these", "a", "an"])
+_SOURCE = r"((?:[\w'\u2019-]+\s+){0,4}?[\w'\u2019-]+)"
+ATTRIBUTED = (re.compile(rf"(?:(?<=^)|(?<=[.!?]\s))(?:according to|based on|as per|per)"
+                         rf"\s+{_SOURCE}\s*[,:]\s+", re.IGNORECASE),
+              re.compile(rf",\s+(?:according to|as per|per|based on)\s+{_SOURCE}\s*"
+                         rf"(?=[.!?]|$)", re.IGNORECASE))
+
+
+def _unframed(text: str, expected: Expectation) -> str:
+    """The answer without the frame a system writes around it (`CITATION`, `POLITE`,
+    `ATTRIBUTED`): what is left is what it states. A source whose name holds a word that is
+    neither a document's nor the gist's or question's stays (its words are read)."""
+    known = words_of([expected.gist, expected.question])
+    text = CITATION.sub("", text)
+    for pattern in ATTRIBUTED:
+        text = pattern.sub(lambda m: "" if _source(tokens(m.group(1)), known)
+                           else m.group(0), text)
+    stripped = POLITE.sub("", text).strip()
+    return stripped or text
+
+
+def _source(words: list[Token], known: set[str]) -> bool:
+    """Whether `words` name a document (`the meeting notes`): the last a document's noun
+    (`HEADS`), each other one a document's word or the gist's or question's."""
+    return bool(words) and words[-1].text in HEADS and all(
+        w.text in DOCUMENTS or _known(key(w), known) for w in words[:-1])
 
 
 def _not_stated(answer: Folded, expected: Expectation, context: _Context,
@@ -1019,6 +1081,35 @@ def _listed(answer: Folded, context: _Context) -> str:
                 return "joined by or"
         if facts and sum(_short(it) for it in items) >= 3 and len(extra) >= 2:
             return f"{len(extra)} more"
+    return ""
+
+
+def _offered(answer: Folded, context: _Context) -> str:
+    """Which candidates an answer offers the facts among, or empty: a list of short items
+    joined by `or` (`82.7%, 84.0% or 85.1%`, `Yesterday, last week or last month`) that holds a
+    fact's item and an item the gist and question do not say (another value, or another
+    candidate `_candidate`), every item a short phrase without function words (`40 seats,
+    whether you pay monthly or yearly` is no list of candidates; `at or below 60` is a
+    bound), where neither the gist nor the question says `or`. Such an answer does not
+    commit to the fact: it is wrong."""
+    if context.said(["or"]):
+        return ""
+    for items in _lists(answer):
+        if not any(it.or_next and answer.tokens[it.last].text not in VALUE_LINKS | LINKING
+                   for it in items[:-1]):
+            continue  # `at or below 60`: a bound, not a list
+        short = [it for it in items if _short(it) and not any(
+            answer.tokens[i].text in FUNCTION_WORDS for i in it.tokens)]
+        if len(short) < len(items):
+            continue
+        facts = [it for it in short if any(i in context.fact_tokens for i in it.tokens)]
+        others = [it for it in short if not any(i in context.fact_tokens for i in it.tokens)
+                  and (_candidate(it, context) or any(
+                      closed_class(answer.tokens[i]) in context.classes and
+                      answer.tokens[i].text not in context.known_values for i in it.tokens))]
+        if facts and others:
+            return ", ".join(" ".join(answer.tokens[i].text for i in it.tokens)
+                             for it in others[:3])
     return ""
 
 
