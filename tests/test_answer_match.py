@@ -962,3 +962,33 @@ def test_a_frame_that_may_change_the_statement_is_read(answer: str, outcome: str
     """A source the rule cannot vouch for, a bracket that is no citation number, a formula
     that is not the whole sentence keep their words."""
     assert call(answer, FEE, 0.9) == outcome
+
+
+@pytest.mark.parametrize(("answer", "language"), [
+    # another language: said so, whichever check found it unsure first
+    ("Sie stieg von 82,7 Prozent auf 85,1 Prozent.", True),
+    ("Er bot seine 18-Gigabyte-Festplatte an, die er nicht benutzte.", True),
+    ("Der Oktopus war viel teurer als erwartet und musste ersetzt werden.", True),
+    # a terse English fragment is no other language
+    ("Windows ARM wheels first shipped in release 1.8.0.", False),
+    ("St. Mary-le-Bow Clinic.", False),
+    ("Half past ten, Central European Time.", False),
+])
+def test_an_unsure_answer_in_another_language_says_so_and_a_fragment_does_not(
+        answer: str, language: bool) -> None:
+    expected = Expectation(facts=["85.1 percent"], gist="It improved from 82.7 percent to 85.1 "
+                           "percent.", question="How much did the recognition rate improve?")
+    check = check_answer(answer, expected, similarity=0.5)
+    assert check.outcome != "right"
+    if check.outcome == "unsure":
+        assert ("not in the expected answer's language" in check.why) == language, check.why
+
+
+def test_a_fact_stated_in_another_language_is_unsure_for_its_language_not_a_word() -> None:
+    expected = Expectation(facts=["18 gigabyte"], question="What did he offer?",
+                           gist="He offered his 18 gigabyte drive, which he was not using.")
+    check = check_answer("Er bot seine 18 Gigabyte Festplatte an, die er nicht benutzte.",
+                         expected, similarity=0.5)
+    assert check.outcome == "unsure"
+    assert check.why.startswith("states fact 1, but the answer is not in the expected "
+                                "answer's language"), check.why

@@ -147,6 +147,7 @@ from pytest_ragate.scoring.answer_text import (
     hedges,
     key,
     mixed_script,
+    other_language,
     tokens,
     words_of,
 )
@@ -272,7 +273,25 @@ def check_answer(text: str | None, expected: Expectation, *, similarity: float |
     """The answer's outcome by the rules of this module's docstring. `similarity` is its
     cosine to the gist; `near`, when given, the cosine of the answer and any text, with which
     a missing fact is weighed against what the gist says around it (else against
-    `similarity`; with neither, a missing fact is wrong)."""
+    `similarity`; with neither, a missing fact is wrong). An unsure answer in another
+    language than the gist's says so, whichever check left it unsure first: that is why the
+    rule cannot read it (`Gewinnziel 50 Millionen Euro` is not unsure for `gewinnziel`)."""
+    check = _checked(text, expected, similarity=similarity, near=near)
+    if check.outcome != "unsure" or not text or mixed_script(text) or \
+            not other_language(Folded(text)) or other_language(Folded(expected.gist)):
+        return check
+    what = (f"{numbered(check.missing)} not stated" if check.missing else
+            f"states {numbered(check.found)}")
+    return check.model_copy(update={"why": f"{what}, but {OTHER_LANGUAGE}"})
+
+
+OTHER_LANGUAGE = ("the answer is not in the expected answer's language, which neither the "
+                  "matching nor the embedded model compares: review it")
+
+
+def _checked(text: str | None, expected: Expectation, *, similarity: float | None,
+             near: Near | None = None) -> AnswerCheck:
+    """`check_answer`'s outcome before an unsure answer's language is told."""
     n = len(expected.facts)
     everything = list(range(1, n + 1))
     if not text or not text.strip():
@@ -283,7 +302,8 @@ def check_answer(text: str | None, expected: Expectation, *, similarity: float |
                            "letters, such as a Cyrillic о in a Latin word, read as one word and "
                            "match as another): review it", facts=n, similarity=similarity)
     whole = Folded(text)
-    answer, gist = Folded(_unframed(text, expected)), Folded(expected.gist)
+    answer = Folded(_worded(_unframed(text, expected), expected.gist))
+    gist = Folded(expected.gist)
     found_in = [_occurrences(answer, gist, expected.question, f) for f in expected.facts]
     stated = [[o for o in occ if not o.negated and not o.qualified] for occ in found_in]
     found = [i for i, s in enumerate(stated, 1) if s]
@@ -370,6 +390,36 @@ def _unframed(text: str, expected: Expectation) -> str:
                            else m.group(0), text)
     stripped = POLITE.sub("", text).strip()
     return stripped or text
+
+
+# the ways of writing one bound or one approximation: where the gist writes one of a group
+# and the answer another, the answer's is read as the gist's (`nearly an hour` for `almost an
+# hour`, `more than 100 hours` for `over 100 hours`); each group says one thing of the value
+# beside it (none mixes a bound with an approximation, or one direction with the other), and
+# the gist's word is then held to the gist's place as before
+WORDINGS = (("almost", "nearly"),
+            ("about", "around", "roughly", "approximately", "approx", "circa", "~"),
+            ("over", "more than", "above", ">"),
+            ("under", "less than", "below", "<"),
+            ("up to", "at most", "no more than", "a maximum of"),
+            ("at least", "no less than", "a minimum of", ">="))
+
+
+def _worded(text: str, gist: str) -> str:
+    """The answer with each bound or approximation written as the gist writes it
+    (`WORDINGS`), where the gist writes one of its group and not the answer's."""
+    def phrase(word: str) -> str:
+        edge = r"\b" if word[0].isalnum() else ""
+        return rf"(?<![\w<>~=]){edge}{re.escape(word)}{edge}(?![<>~=])"
+
+    said = clean(gist).lower()
+    for group in WORDINGS:
+        theirs = [w for w in group if re.search(phrase(w), said)]
+        if len(theirs) != 1:
+            continue
+        for mine in (w for w in group if w != theirs[0]):
+            text = re.sub(phrase(mine), f" {theirs[0]} ", text, flags=re.IGNORECASE)
+    return re.sub(r"(?<=\S) {2,}(?=\S)", " ", text)
 
 
 def _source(words: list[Token], known: set[str]) -> bool:
@@ -950,9 +1000,11 @@ def _missing(answer: Folded, expected: Expectation, context: _Context, missing: 
     if denied:
         return {"outcome": "wrong", "why": f"{what}: the answer denies {numbered(denied)}"}
     if not english(answer) and english(Folded(expected.gist)):
-        return {"outcome": "unsure", "why": f"{what}, but the answer is not in the expected "
-                "answer's language, which neither the matching nor the embedded model compares: "
-                "review it"}
+        if other_language(answer):
+            return {"outcome": "unsure", "why": f"{what}, but {OTHER_LANGUAGE}"}
+        return {"outcome": "unsure", "why": f"{what}, but the answer has too few English "
+                "function words to weigh a paraphrase of it with the embedded model (a "
+                "fragment, list or table, or another language): review it"}
     missing_classes = {c for i in missing for c in _classes(expected.facts[i - 1])}
     rival = context.competing(answer, context.fact_values | context.question_values,
                               missing_classes)
