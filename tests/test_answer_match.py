@@ -992,3 +992,27 @@ def test_a_fact_stated_in_another_language_is_unsure_for_its_language_not_a_word
     assert check.outcome == "unsure"
     assert check.why.startswith("states fact 1, but the answer is not in the expected "
                                 "answer's language"), check.why
+
+
+HOUR = Expectation(facts=["an hour"], gist="Grooming one dog takes almost an hour.",
+                   question="How long does grooming one dog take?")
+DATA = Expectation(facts=["100 hours"], gist="They want over 100 hours of recordings.",
+                   question="How much data do they want?")
+
+
+@pytest.mark.parametrize(("answer", "expected", "outcome"), [
+    # the gist's bound or approximation in another wording of the same group (`WORDINGS`)
+    ("Nearly an hour.", HOUR, "right"),
+    ("More than 100 hours of recordings.", DATA, "right"),
+    ("Above 100 hours of recordings.", DATA, "right"),
+    # another group, or a bound the gist does not give, is still read
+    ("Roughly an hour.", HOUR, "unsure"),
+    ("Less than 100 hours of recordings.", DATA, "unsure"),
+    ("At least 100 hours of recordings.", DATA, "unsure"),
+    # words that affirm the statement as made
+    ("Yes, definitely over 100 hours of recordings.", DATA, "right"),
+    ("Exactly an hour.", HOUR, "unsure"),  # `almost` is the gist's: exactly is not almost
+])
+def test_a_bound_or_approximation_worded_otherwise_is_the_gists(
+        answer: str, expected: Expectation, outcome: str) -> None:
+    assert call(answer, expected, 0.9) == outcome

@@ -851,7 +851,10 @@ PLAIN = (NEUTRAL - {"can", "could", "will", "would", "shall", "should", "must", 
      "recalled", "recounted", "remarked", "observed", "clarified", "specified", "indicated",
      "stressed", "emphasised", "emphasized", "repeated", "reiterated", "saying", "telling",
      "stating", "explaining", "noting", "mentioning", "answering", "replying", "adding",
-     "confirming", "describing", "recalling"])
+     "confirming", "describing", "recalling",
+     # words that affirm a statement as made, and can neither take it back nor bound it
+     # (not `exactly`: `exactly an hour` denies the gist's `almost an hour`)
+     "yes", "definitely", "certainly", "indeed"])
 
 
 def _modified(answer: Folded, context: _Context, stated: list[list[Occurrence]]) -> str:
