@@ -2,7 +2,11 @@
 offline: right, wrong, or unsure, with what was found, missing and forbidden, by number.
 
 An answer is checked in this order (`check_answer`; the folding and the search are
-`answer_text.py`'s):
+`answer_text.py`'s), once the frame a system writes around it is set aside (`_unframed`: a
+citation number, `[1]`; a sentence that is only a greeting or politeness formula, `Sure!`;
+an attribution to a document, `According to the meeting notes,`) and a bound or
+approximation worded otherwise than the gist's is read as the gist's (`_worded`: `nearly`
+for `almost`); an unsure answer in another language says so, whichever check found it:
 
 1. **wrong** when it abstained or has no text; **unsure** when a word of it mixes alphabets
    (look-alike letters); **wrong** when it states a `forbid` statement (one no negation
@@ -28,8 +32,9 @@ An answer is checked in this order (`check_answer`; the folding and the search a
      missed, the case Kamalloo et al. (ACL 2023, "Evaluating Open-Domain Question Answering
      in the Era of Large Language Models") found behind over half of lexical-match failures;
    - **wrong** otherwise;
-3. when every fact is stated, **unsure** instead of right when the answer could state them
-   without committing to them:
+3. when every fact is stated, **wrong** when a list of short items joined by `or` offers it
+   among other candidates (`_offered`: `82.7%, 84.0% or 85.1%`); else **unsure** instead of
+   right when the answer could state them without committing to them:
    - it is **too long to tell**: more tokens than 3 × the gist's, and at least 50 (a pasted
      document states every fact of it);
    - it gives **other candidate values**: a number, weekday or month of a class some fact
@@ -69,8 +74,10 @@ An answer is checked in this order (`check_answer`; the folding and the search a
      has only after the fact's link (`within 14 days of receiving the return`) opens the
      fact's clause (`The return is received within 14 days`); two names stand in the
      gist's order when words stand between them (`Sam will replace Lena` for `Lena will
-     replace Sam`); and a gist verb in the other voice has its name on the other side
-     (`Lena will be replaced by Sam` is unsure, `The meeting was chaired by Priya` right);
+     replace Sam`); a gist verb in the other voice has its name on the other side
+     (`Lena will be replaced by Sam` is unsure, `The meeting was chaired by Priya` right),
+     and one in the same voice its name and the word of the gist across from it on their
+     gist sides (`_crossed`: `Samuel Reyes reports to the new data engineer` is unsure);
    - it is **not a plain statement** (`Expectation.plain`, on by default): a word beside
      a fact qualifies it (`_modified`), or any word of the answer is neither a fact's, the
      gist's, the question's nor on the allow-list `PLAIN` (`_unplain`);
