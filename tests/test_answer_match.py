@@ -956,6 +956,8 @@ def test_the_frame_a_system_writes_around_a_statement_is_not_read_as_its_words(
     ("Sure, the card transaction fee is probably 25 cents.", "unsure"),
     ("Not sure! The card transaction fee is 25 cents.", "unsure"),
     ("The card transaction fee is 25 cents [30 cents].", "wrong"),
+    ("The card transaction fee is 25 [30] cents.", "wrong"),  # no citation: 30 cents
+    ("The card transaction fee[2] is 25 cents.", "unsure"),  # an index, not a citation
     ("Per month, the card transaction fee is 25 cents.", "unsure"),
 ])
 def test_a_frame_that_may_change_the_statement_is_read(answer: str, outcome: str) -> None:

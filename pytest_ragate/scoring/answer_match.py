@@ -352,16 +352,18 @@ def _checked(text: str | None, expected: Expectation, *, similarity: float | Non
 
 
 # the frame a system writes around its statement, which states nothing of the facts
-# (`_unframed`): a citation marker that is a number (`[1]`, `[doc 3]`, `[1][2]`); a sentence
-# that is only a greeting or a politeness formula (`Sure!`, `Thanks for reaching out!`,
+# (`_unframed`): a citation marker that is a number, after a space and before a stop, a
+# comma or the end (`[1]`, `[doc 3]`, `[1][2]`; not `limits[1]`, nor `25 [30] cents`); a
+# sentence that is only a greeting or a politeness formula (`Sure!`, `Thanks for reaching out!`,
 # `Is there anything else I can help you with?`) or a preamble (`Answer:`, `Here's what I
 # found:`); and a phrase that names the document a statement comes from (`According to the
 # meeting notes,`, `, per the operations runbook`) where every word of the name is a
 # document's (`DOCUMENTS`), the gist's or the question's: an attribution to a source the
 # rule cannot vouch for (`according to a rumour`, `the old draft`) keeps its words
-CITATION = re.compile(r"\s*\[(?:(?:doc(?:ument)?|source|ref|chunk|passage|context)\s*)?#?\d+"
-                      r"(?:\s*[,;\u2013-]\s*(?:(?:doc(?:ument)?|source)\s*)?#?\d+)*\]",
-                      re.IGNORECASE)
+CITATION = re.compile(r"(?:\s+|^|(?<=\]))\[(?:(?:doc(?:ument)?|source|ref|chunk|passage|"
+                      r"context)\s*)?#?\d+"
+                      r"(?:\s*[,;\u2013-]\s*(?:(?:doc(?:ument)?|source)\s*)?#?\d+)*\]"
+                      r"(?=\s*(?:[.,;:!?)\[\n]|$))", re.IGNORECASE)
 _POLITE = (r"(?:sure(?: thing)?|certainly|of course|absolutely|hi(?: there)?|hello|hey|"
            r"good (?:question|news)|great question|thanks?(?: you)?(?: for (?:reaching out|"
            r"asking|your (?:question|patience|message)|contacting us))?|happy to help|"
