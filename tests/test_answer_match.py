@@ -1018,3 +1018,12 @@ DATA = Expectation(facts=["100 hours"], gist="They want over 100 hours of record
 def test_a_bound_or_approximation_worded_otherwise_is_the_gists(
         answer: str, expected: Expectation, outcome: str) -> None:
     assert call(answer, expected, 0.9) == outcome
+
+
+def test_an_attribution_holds_no_word_of_the_gist_only() -> None:
+    """`the old schedule` where the gist tells the old fee from the new: the source's words
+    must be a document's or the question's, not the gist's."""
+    expected = Expectation(facts=["25 euros"], question="What is the fee?",
+                           gist="The old fee was 30 euros; the new fee is 25 euros.")
+    assert call("According to the old schedule, the fee is 25 euros.", expected, 0.9) != "right"
+    assert call("According to the fee schedule, the fee is 25 euros.", expected, 0.9) == "right"

@@ -358,8 +358,9 @@ def _checked(text: str | None, expected: Expectation, *, similarity: float | Non
 # `Is there anything else I can help you with?`) or a preamble (`Answer:`, `Here's what I
 # found:`); and a phrase that names the document a statement comes from (`According to the
 # meeting notes,`, `, per the operations runbook`) where every word of the name is a
-# document's (`DOCUMENTS`), the gist's or the question's: an attribution to a source the
-# rule cannot vouch for (`according to a rumour`, `the old draft`) keeps its words
+# document's (`DOCUMENTS`) or the question's (not the gist's: `the old schedule` where the
+# gist tells an old fee from a new one): an attribution to a source the rule cannot vouch
+# for (`according to a rumour`, `the old draft`) keeps its words
 CITATION = re.compile(r"(?:\s+|^|(?<=\]))\[(?:(?:doc(?:ument)?|source|ref|chunk|passage|"
                       r"context)\s*)?#?\d+"
                       r"(?:\s*[,;\u2013-]\s*(?:(?:doc(?:ument)?|source)\s*)?#?\d+)*\]"
@@ -391,8 +392,8 @@ ATTRIBUTED = (re.compile(rf"(?:(?<=^)|(?<=[.!?]\s))(?:according to|based on|as p
 def _unframed(text: str, expected: Expectation) -> str:
     """The answer without the frame a system writes around it (`CITATION`, `POLITE`,
     `ATTRIBUTED`): what is left is what it states. A source whose name holds a word that is
-    neither a document's nor the gist's or question's stays (its words are read)."""
-    known = words_of([expected.gist, expected.question])
+    neither a document's nor the question's stays (its words are read)."""
+    known = words_of([expected.question])
     text = CITATION.sub("", text)
     for pattern in ATTRIBUTED:
         text = pattern.sub(lambda m: "" if _source(tokens(m.group(1)), known)
@@ -433,7 +434,7 @@ def _worded(text: str, gist: str) -> str:
 
 def _source(words: list[Token], known: set[str]) -> bool:
     """Whether `words` name a document (`the meeting notes`): the last a document's noun
-    (`HEADS`), each other one a document's word or the gist's or question's."""
+    (`HEADS`), each other one a document's word or the question's."""
     return bool(words) and words[-1].text in HEADS and all(
         w.text in DOCUMENTS or _known(key(w), known) for w in words[:-1])
 
