@@ -173,7 +173,25 @@ def test_a_list_of_candidate_values_is_never_right(answer: str) -> None:
     "She drew a tiger or a lynx: majestic, independent and proud.",
 ])
 def test_a_list_of_candidate_words_is_never_right(answer: str) -> None:
-    assert call(answer, TIGER, 0.9) == "unsure"
+    assert call(answer, TIGER, 0.9) in ("unsure", "wrong")
+
+
+@pytest.mark.parametrize(("answer", "expected", "outcome"), [
+    # a list of short items joined by `or` offers the fact among candidates: wrong
+    ("Tiger or lion. Majestic, independent and proud.", TIGER, "wrong"),
+    ("A tiger, a lion, a bear or an eagle; majestic, independent and proud.", TIGER, "wrong"),
+    ("25 euros, 30 euros or 35 euros; it costs 12.50 euros.", PRICE, "wrong"),
+    # not a list: a bound (`at or below`), or items that are clauses (`whether you pay`)
+    ("Keep the water bath at or below 60 degrees Celsius.",
+     Expectation(facts=["60 degrees"], question="What is the maximum water bath temperature?",
+                 gist="The water bath must not exceed 60 degrees Celsius."), "unsure"),
+    ("40 seats, whether you pay monthly or yearly.",
+     Expectation(facts=["40 seats"], question="How many seats does the Team plan include?",
+                 gist="The Team plan includes 40 seats."), "unsure"),
+])
+def test_candidates_joined_by_or_are_wrong_and_a_bound_is_no_list(
+        answer: str, expected: Expectation, outcome: str) -> None:
+    assert call(answer, expected, 0.9) == outcome
 
 
 def test_a_right_answer_listing_the_gists_own_words_stays_right() -> None:
@@ -907,3 +925,105 @@ def test_a_statement_out_of_its_gist_clause_is_never_right(expected: Expectation
 def test_a_statement_in_its_gist_clause_stays_right(expected: Expectation, answer: str) -> None:
     check = check_answer(answer, expected, similarity=0.9)
     assert check.outcome == "right", check.why
+
+
+FEE = Expectation(facts=["25 cents"], forbid=["30 cents"], gist="The card transaction fee is "
+                  "25 cents.", question="What is the card transaction fee?")
+
+
+@pytest.mark.parametrize("answer", [
+    "The card transaction fee is 25 cents [1].",
+    "The card transaction fee is 25 cents [doc 3][4].",
+    "Sure! The card transaction fee is 25 cents.",
+    "Thanks for reaching out! The card transaction fee is 25 cents. Is there anything else I "
+    "can help you with?",
+    "According to the fee notes, the card transaction fee is 25 cents.",
+    "Based on the provided context, the card transaction fee is 25 cents.",
+    "The card transaction fee is 25 cents, according to the fee schedule.",
+    "Answer: 25 cents",
+])
+def test_the_frame_a_system_writes_around_a_statement_is_not_read_as_its_words(
+        answer: str) -> None:
+    """Citation markers, greetings and politeness formulas, and an attribution to a document
+    state nothing of the fact (`_unframed`)."""
+    assert call(answer, FEE, 0.9) == "right"
+
+
+@pytest.mark.parametrize(("answer", "outcome"), [
+    ("According to a rumour, the card transaction fee is 25 cents.", "unsure"),
+    ("According to the old draft notes, the card transaction fee is 25 cents.", "unsure"),
+    ("The card transaction fee is 25 cents [unverified].", "unsure"),
+    ("Sure, the card transaction fee is probably 25 cents.", "unsure"),
+    ("Not sure! The card transaction fee is 25 cents.", "unsure"),
+    ("The card transaction fee is 25 cents [30 cents].", "wrong"),
+    ("The card transaction fee is 25 [30] cents.", "wrong"),  # no citation: 30 cents
+    ("The card transaction fee[2] is 25 cents.", "unsure"),  # an index, not a citation
+    ("Per month, the card transaction fee is 25 cents.", "unsure"),
+])
+def test_a_frame_that_may_change_the_statement_is_read(answer: str, outcome: str) -> None:
+    """A source the rule cannot vouch for, a bracket that is no citation number, a formula
+    that is not the whole sentence keep their words."""
+    assert call(answer, FEE, 0.9) == outcome
+
+
+@pytest.mark.parametrize(("answer", "language"), [
+    # another language: said so, whichever check found it unsure first
+    ("Sie stieg von 82,7 Prozent auf 85,1 Prozent.", True),
+    ("Er bot seine 18-Gigabyte-Festplatte an, die er nicht benutzte.", True),
+    ("Der Oktopus war viel teurer als erwartet und musste ersetzt werden.", True),
+    # a terse English fragment is no other language
+    ("Windows ARM wheels first shipped in release 1.8.0.", False),
+    ("St. Mary-le-Bow Clinic.", False),
+    ("Half past ten, Central European Time.", False),
+])
+def test_an_unsure_answer_in_another_language_says_so_and_a_fragment_does_not(
+        answer: str, language: bool) -> None:
+    expected = Expectation(facts=["85.1 percent"], gist="It improved from 82.7 percent to 85.1 "
+                           "percent.", question="How much did the recognition rate improve?")
+    check = check_answer(answer, expected, similarity=0.5)
+    assert check.outcome != "right"
+    if check.outcome == "unsure":
+        assert ("not in the expected answer's language" in check.why) == language, check.why
+
+
+def test_a_fact_stated_in_another_language_is_unsure_for_its_language_not_a_word() -> None:
+    expected = Expectation(facts=["18 gigabyte"], question="What did he offer?",
+                           gist="He offered his 18 gigabyte drive, which he was not using.")
+    check = check_answer("Er bot seine 18 Gigabyte Festplatte an, die er nicht benutzte.",
+                         expected, similarity=0.5)
+    assert check.outcome == "unsure"
+    assert check.why.startswith("states fact 1, but the answer is not in the expected "
+                                "answer's language"), check.why
+
+
+HOUR = Expectation(facts=["an hour"], gist="Grooming one dog takes almost an hour.",
+                   question="How long does grooming one dog take?")
+DATA = Expectation(facts=["100 hours"], gist="They want over 100 hours of recordings.",
+                   question="How much data do they want?")
+
+
+@pytest.mark.parametrize(("answer", "expected", "outcome"), [
+    # the gist's bound or approximation in another wording of the same group (`WORDINGS`)
+    ("Nearly an hour.", HOUR, "right"),
+    ("More than 100 hours of recordings.", DATA, "right"),
+    ("Above 100 hours of recordings.", DATA, "right"),
+    # another group, or a bound the gist does not give, is still read
+    ("Roughly an hour.", HOUR, "unsure"),
+    ("Less than 100 hours of recordings.", DATA, "unsure"),
+    ("At least 100 hours of recordings.", DATA, "unsure"),
+    # words that affirm the statement as made
+    ("Yes, definitely over 100 hours of recordings.", DATA, "right"),
+    ("Exactly an hour.", HOUR, "unsure"),  # `almost` is the gist's: exactly is not almost
+])
+def test_a_bound_or_approximation_worded_otherwise_is_the_gists(
+        answer: str, expected: Expectation, outcome: str) -> None:
+    assert call(answer, expected, 0.9) == outcome
+
+
+def test_an_attribution_holds_no_word_of_the_gist_only() -> None:
+    """`the old schedule` where the gist tells the old fee from the new: the source's words
+    must be a document's or the question's, not the gist's."""
+    expected = Expectation(facts=["25 euros"], question="What is the fee?",
+                           gist="The old fee was 30 euros; the new fee is 25 euros.")
+    assert call("According to the old schedule, the fee is 25 euros.", expected, 0.9) != "right"
+    assert call("According to the fee schedule, the fee is 25 euros.", expected, 0.9) == "right"

@@ -50,6 +50,8 @@ ROADMAP = Expectation(facts=["Maria"], question="Who will present the Q4 roadmap
                            "present the hiring update.")
 PRICE = Expectation(facts=["20 euros"], question="What is the monthly price of the Pro plan?",
                     gist="Pro costs 20 euros a month; Team costs 50 euros a month per workspace.")
+REPORTS = Expectation(facts=["Samuel Reyes"], question="Who does the new data engineer report to?",
+                      gist="The new data engineer reports to Samuel Reyes.")
 SIGN_OFF = Expectation(facts=["HR"], question="Who signs off on parental leave requests?",
                        gist="Parental leave requests are signed off by HR; managers are informed "
                             "but do not sign off.")
@@ -91,6 +93,10 @@ SIGN_OFF = Expectation(facts=["HR"], question="Who signs off on parental leave r
     # a verb of the gist in the other voice, the name on the same side (`_voiced`)
     (RELEASE, "Lena will be replaced by Sam as release manager.", '"replaced" is in the other'),
     (CHAIR, "Priya was chaired.", '"chaired" is in the other voice'),
+    # one name and a common noun of the gist swapped around its verb, same voice (`_crossed`)
+    (REPORTS, "Samuel Reyes reports to the new data engineer.", 'other side of "reports"'),
+    (REPORTS, "Samuel Reyes reported to the data engineer.", 'other side of "reported"'),
+    (CHAIR, "Priya took the minutes of the Q3 planning meeting.", "said of fact 1"),
     # the phrase after a fact's link fronted as its subject (`_fronted`)
     (REFUND, "The return is received within 14 days of the refund.", '"return" is what fact 1'),
     (REFUND, "Returns are processed within 14 days.", '"returns" is what fact 1'),
@@ -120,6 +126,8 @@ def test_a_fact_said_of_something_else_is_unsure(expected: Expectation, answer: 
     (RELEASE, "Lena will replace Sam as release manager."),
     (RELEASE, "From June, Lena will replace Sam."),
     (CHAIR, "The Q3 planning meeting was chaired by Priya."),  # voice and side both turned
+    (REPORTS, "The new data engineer reports to Samuel Reyes."),
+    (REPORTS, "To Samuel Reyes."),
     (REFUND, "Refunds are issued within 14 days of receiving the return."),
     (REFUND, "Within 14 days."),
     (METHODS, "Card, SEPA direct debit, PayPal. Cheques are not accepted."),

@@ -2,7 +2,11 @@
 offline: right, wrong, or unsure, with what was found, missing and forbidden, by number.
 
 An answer is checked in this order (`check_answer`; the folding and the search are
-`answer_text.py`'s):
+`answer_text.py`'s), once the frame a system writes around it is set aside (`_unframed`: a
+citation number, `[1]`; a sentence that is only a greeting or politeness formula, `Sure!`;
+an attribution to a document, `According to the meeting notes,`) and a bound or
+approximation worded otherwise than the gist's is read as the gist's (`_worded`: `nearly`
+for `almost`); an unsure answer in another language says so, whichever check found it:
 
 1. **wrong** when it abstained or has no text; **unsure** when a word of it mixes alphabets
    (look-alike letters); **wrong** when it states a `forbid` statement (one no negation
@@ -28,8 +32,9 @@ An answer is checked in this order (`check_answer`; the folding and the search a
      missed, the case Kamalloo et al. (ACL 2023, "Evaluating Open-Domain Question Answering
      in the Era of Large Language Models") found behind over half of lexical-match failures;
    - **wrong** otherwise;
-3. when every fact is stated, **unsure** instead of right when the answer could state them
-   without committing to them:
+3. when every fact is stated, **wrong** when a list of short items joined by `or` offers it
+   among other candidates (`_offered`: `82.7%, 84.0% or 85.1%`); else **unsure** instead of
+   right when the answer could state them without committing to them:
    - it is **too long to tell**: more tokens than 3 × the gist's, and at least 50 (a pasted
      document states every fact of it);
    - it gives **other candidate values**: a number, weekday or month of a class some fact
@@ -69,8 +74,10 @@ An answer is checked in this order (`check_answer`; the folding and the search a
      has only after the fact's link (`within 14 days of receiving the return`) opens the
      fact's clause (`The return is received within 14 days`); two names stand in the
      gist's order when words stand between them (`Sam will replace Lena` for `Lena will
-     replace Sam`); and a gist verb in the other voice has its name on the other side
-     (`Lena will be replaced by Sam` is unsure, `The meeting was chaired by Priya` right);
+     replace Sam`); a gist verb in the other voice has its name on the other side
+     (`Lena will be replaced by Sam` is unsure, `The meeting was chaired by Priya` right),
+     and one in the same voice its name and the word of the gist across from it on their
+     gist sides (`_crossed`: `Samuel Reyes reports to the new data engineer` is unsure);
    - it is **not a plain statement** (`Expectation.plain`, on by default): a word beside
      a fact qualifies it (`_modified`), or any word of the answer is neither a fact's, the
      gist's, the question's nor on the allow-list `PLAIN` (`_unplain`);
@@ -139,6 +146,7 @@ from pytest_ragate.scoring.answer_text import (
     Fact,
     Folded,
     Occurrence,
+    Token,
     alternatives,
     clean,
     closed_class,
@@ -146,6 +154,7 @@ from pytest_ragate.scoring.answer_text import (
     hedges,
     key,
     mixed_script,
+    other_language,
     tokens,
     words_of,
 )
@@ -271,7 +280,25 @@ def check_answer(text: str | None, expected: Expectation, *, similarity: float |
     """The answer's outcome by the rules of this module's docstring. `similarity` is its
     cosine to the gist; `near`, when given, the cosine of the answer and any text, with which
     a missing fact is weighed against what the gist says around it (else against
-    `similarity`; with neither, a missing fact is wrong)."""
+    `similarity`; with neither, a missing fact is wrong). An unsure answer in another
+    language than the gist's says so, whichever check left it unsure first: that is why the
+    rule cannot read it (`Gewinnziel 50 Millionen Euro` is not unsure for `gewinnziel`)."""
+    check = _checked(text, expected, similarity=similarity, near=near)
+    if check.outcome != "unsure" or not text or mixed_script(text) or \
+            not other_language(Folded(text)) or other_language(Folded(expected.gist)):
+        return check
+    what = (f"{numbered(check.missing)} not stated" if check.missing else
+            f"states {numbered(check.found)}")
+    return check.model_copy(update={"why": f"{what}, but {OTHER_LANGUAGE}"})
+
+
+OTHER_LANGUAGE = ("the answer is not in the expected answer's language, which neither the "
+                  "matching nor the embedded model compares: review it")
+
+
+def _checked(text: str | None, expected: Expectation, *, similarity: float | None,
+             near: Near | None = None) -> AnswerCheck:
+    """`check_answer`'s outcome before an unsure answer's language is told."""
     n = len(expected.facts)
     everything = list(range(1, n + 1))
     if not text or not text.strip():
@@ -281,12 +308,15 @@ def check_answer(text: str | None, expected: Expectation, *, similarity: float |
         return AnswerCheck(outcome="unsure", why="mixes alphabets inside a word (look-alike "
                            "letters, such as a Cyrillic о in a Latin word, read as one word and "
                            "match as another): review it", facts=n, similarity=similarity)
-    answer, gist = Folded(text), Folded(expected.gist)
+    whole = Folded(text)
+    answer = Folded(_worded(_unframed(text, expected), expected.gist))
+    gist = Folded(expected.gist)
     found_in = [_occurrences(answer, gist, expected.question, f) for f in expected.facts]
     stated = [[o for o in occ if not o.negated and not o.qualified] for occ in found_in]
     found = [i for i, s in enumerate(stated, 1) if s]
     missing = [i for i, s in enumerate(stated, 1) if not s]
-    forbidden = [i for i, f in enumerate(expected.forbid, 1) if answer.states(f)]
+    forbidden = [i for i, f in enumerate(expected.forbid, 1)
+                 if answer.states(f) or whole.states(f)]
     made = {"facts": n, "found": found, "missing": missing, "forbidden": forbidden,
             "similarity": similarity}
     if forbidden:
@@ -303,6 +333,10 @@ def check_answer(text: str | None, expected: Expectation, *, similarity: float |
         call, made["similarity"] = _not_stated(answer, expected, context, found_in, missing,
                                                similarity, near)
         return AnswerCheck(**call, **made)
+    offered = _offered(answer, context)
+    if offered:
+        return AnswerCheck(outcome="wrong", why=f"offers the facts among other candidates "
+                           f"joined by \"or\" ({offered}): it does not commit to them", **made)
     both = [i for i, occ in enumerate(found_in, 1) if any(o.negated for o in occ)]
     if both:
         return AnswerCheck(outcome="unsure", why=f"states {numbered(both)} and denies "
@@ -315,6 +349,94 @@ def check_answer(text: str | None, expected: Expectation, *, similarity: float |
     if doubt:
         return AnswerCheck(outcome="unsure", why=doubt, **made)
     return AnswerCheck(outcome="right", why=f"states {numbered(found)}", **made)
+
+
+# the frame a system writes around its statement, which states nothing of the facts
+# (`_unframed`): a citation marker that is a number, after a space and before a stop, a
+# comma or the end (`[1]`, `[doc 3]`, `[1][2]`; not `limits[1]`, nor `25 [30] cents`); a
+# sentence that is only a greeting or a politeness formula (`Sure!`, `Thanks for reaching out!`,
+# `Is there anything else I can help you with?`) or a preamble (`Answer:`, `Here's what I
+# found:`); and a phrase that names the document a statement comes from (`According to the
+# meeting notes,`, `, per the operations runbook`) where every word of the name is a
+# document's (`DOCUMENTS`) or the question's (not the gist's: `the old schedule` where the
+# gist tells an old fee from a new one): an attribution to a source the rule cannot vouch
+# for (`according to a rumour`, `the old draft`) keeps its words
+CITATION = re.compile(r"(?:\s+|^|(?<=\]))\[(?:(?:doc(?:ument)?|source|ref|chunk|passage|"
+                      r"context)\s*)?#?\d+"
+                      r"(?:\s*[,;\u2013-]\s*(?:(?:doc(?:ument)?|source)\s*)?#?\d+)*\]"
+                      r"(?=\s*(?:[.,;:!?)\[\n]|$))", re.IGNORECASE)
+_POLITE = (r"(?:sure(?: thing)?|certainly|of course|absolutely|hi(?: there)?|hello|hey|"
+           r"good (?:question|news)|great question|thanks?(?: you)?(?: for (?:reaching out|"
+           r"asking|your (?:question|patience|message)|contacting us))?|happy to help|"
+           r"glad to help|hope (?:this|that) helps|answer|here(?: i|\u2019|')s what i found|"
+           r"(?:is there )?anything else i can help (?:you )?with(?: today)?|"
+           r"let me know if (?:there(?: i|\u2019|')s|you need) anything else(?: i can help with)?)")
+POLITE = re.compile(rf"(?:(?<=^)|(?<=[.!?:]\s)|(?<=\n)){_POLITE}\s*(?:[!.?:]+|$)\s*",
+                    re.IGNORECASE)
+HEADS = frozenset([
+    "notes", "minutes", "documentation", "docs", "doc", "document", "documents", "page",
+    "pages", "policy", "guide", "guidelines", "report", "log", "changelog", "plan", "runbook",
+    "faq", "handbook", "manual", "letter", "table", "chart", "reference", "context", "source",
+    "sources", "information", "wiki", "article", "specification", "spec", "readme", "website",
+    "contract", "agreement", "terms", "record", "records", "transcript", "announcement",
+    "schedule", "agenda", "summary"])
+DOCUMENTS = HEADS | frozenset(["provided", "given", "official", "attached", "the", "our",
+                               "your", "this", "these", "a", "an"])
+_SOURCE = r"((?:[\w'\u2019-]+\s+){0,4}?[\w'\u2019-]+)"
+ATTRIBUTED = (re.compile(rf"(?:(?<=^)|(?<=[.!?]\s))(?:according to|based on|as per|per)"
+                         rf"\s+{_SOURCE}\s*[,:]\s+", re.IGNORECASE),
+              re.compile(rf",\s+(?:according to|as per|per|based on)\s+{_SOURCE}\s*"
+                         rf"(?=[.!?]|$)", re.IGNORECASE))
+
+
+def _unframed(text: str, expected: Expectation) -> str:
+    """The answer without the frame a system writes around it (`CITATION`, `POLITE`,
+    `ATTRIBUTED`): what is left is what it states. A source whose name holds a word that is
+    neither a document's nor the question's stays (its words are read)."""
+    known = words_of([expected.question])
+    text = CITATION.sub("", text)
+    for pattern in ATTRIBUTED:
+        text = pattern.sub(lambda m: "" if _source(tokens(m.group(1)), known)
+                           else m.group(0), text)
+    stripped = POLITE.sub("", text).strip()
+    return stripped or text
+
+
+# the ways of writing one bound or one approximation: where the gist writes one of a group
+# and the answer another, the answer's is read as the gist's (`nearly an hour` for `almost an
+# hour`, `more than 100 hours` for `over 100 hours`); each group says one thing of the value
+# beside it (none mixes a bound with an approximation, or one direction with the other), and
+# the gist's word is then held to the gist's place as before
+WORDINGS = (("almost", "nearly"),
+            ("about", "around", "roughly", "approximately", "approx", "circa", "~"),
+            ("over", "more than", "above", ">"),
+            ("under", "less than", "below", "<"),
+            ("up to", "at most", "no more than", "a maximum of"),
+            ("at least", "no less than", "a minimum of", ">="))
+
+
+def _worded(text: str, gist: str) -> str:
+    """The answer with each bound or approximation written as the gist writes it
+    (`WORDINGS`), where the gist writes one of its group and not the answer's."""
+    def phrase(word: str) -> str:
+        edge = r"\b" if word[0].isalnum() else ""
+        return rf"(?<![\w<>~=]){edge}{re.escape(word)}{edge}(?![<>~=])"
+
+    said = clean(gist).lower()
+    for group in WORDINGS:
+        theirs = [w for w in group if re.search(phrase(w), said)]
+        if len(theirs) != 1:
+            continue
+        for mine in (w for w in group if w != theirs[0]):
+            text = re.sub(phrase(mine), f" {theirs[0]} ", text, flags=re.IGNORECASE)
+    return re.sub(r"(?<=\S) {2,}(?=\S)", " ", text)
+
+
+def _source(words: list[Token], known: set[str]) -> bool:
+    """Whether `words` name a document (`the meeting notes`): the last a document's noun
+    (`HEADS`), each other one a document's word or the question's."""
+    return bool(words) and words[-1].text in HEADS and all(
+        w.text in DOCUMENTS or _known(key(w), known) for w in words[:-1])
 
 
 def _not_stated(answer: Folded, expected: Expectation, context: _Context,
@@ -739,7 +861,10 @@ PLAIN = (NEUTRAL - {"can", "could", "will", "would", "shall", "should", "must", 
      "recalled", "recounted", "remarked", "observed", "clarified", "specified", "indicated",
      "stressed", "emphasised", "emphasized", "repeated", "reiterated", "saying", "telling",
      "stating", "explaining", "noting", "mentioning", "answering", "replying", "adding",
-     "confirming", "describing", "recalling"])
+     "confirming", "describing", "recalling",
+     # words that affirm a statement as made, and can neither take it back nor bound it
+     # (not `exactly`: `exactly an hour` denies the gist's `almost an hour`)
+     "yes", "definitely", "certainly", "indeed"])
 
 
 def _modified(answer: Folded, context: _Context, stated: list[list[Occurrence]]) -> str:
@@ -888,9 +1013,11 @@ def _missing(answer: Folded, expected: Expectation, context: _Context, missing: 
     if denied:
         return {"outcome": "wrong", "why": f"{what}: the answer denies {numbered(denied)}"}
     if not english(answer) and english(Folded(expected.gist)):
-        return {"outcome": "unsure", "why": f"{what}, but the answer is not in the expected "
-                "answer's language, which neither the matching nor the embedded model compares: "
-                "review it"}
+        if other_language(answer):
+            return {"outcome": "unsure", "why": f"{what}, but {OTHER_LANGUAGE}"}
+        return {"outcome": "unsure", "why": f"{what}, but the answer has too few English "
+                "function words to weigh a paraphrase of it with the embedded model (a "
+                "fragment, list or table, or another language): review it"}
     missing_classes = {c for i in missing for c in _classes(expected.facts[i - 1])}
     rival = context.competing(answer, context.fact_values | context.question_values,
                               missing_classes)
@@ -1019,6 +1146,35 @@ def _listed(answer: Folded, context: _Context) -> str:
                 return "joined by or"
         if facts and sum(_short(it) for it in items) >= 3 and len(extra) >= 2:
             return f"{len(extra)} more"
+    return ""
+
+
+def _offered(answer: Folded, context: _Context) -> str:
+    """Which candidates an answer offers the facts among, or empty: a list of short items
+    joined by `or` (`82.7%, 84.0% or 85.1%`, `Yesterday, last week or last month`) that holds a
+    fact's item and an item the gist and question do not say (another value, or another
+    candidate `_candidate`), every item a short phrase without function words (`40 seats,
+    whether you pay monthly or yearly` is no list of candidates; `at or below 60` is a
+    bound), where neither the gist nor the question says `or`. Such an answer does not
+    commit to the fact: it is wrong."""
+    if context.said(["or"]):
+        return ""
+    for items in _lists(answer):
+        if not any(it.or_next and answer.tokens[it.last].text not in VALUE_LINKS | LINKING
+                   for it in items[:-1]):
+            continue  # `at or below 60`: a bound, not a list
+        short = [it for it in items if _short(it) and not any(
+            answer.tokens[i].text in FUNCTION_WORDS for i in it.tokens)]
+        if len(short) < len(items):
+            continue
+        facts = [it for it in short if any(i in context.fact_tokens for i in it.tokens)]
+        others = [it for it in short if not any(i in context.fact_tokens for i in it.tokens)
+                  and (_candidate(it, context) or any(
+                      closed_class(answer.tokens[i]) in context.classes and
+                      answer.tokens[i].text not in context.known_values for i in it.tokens))]
+        if facts and others:
+            return ", ".join(" ".join(answer.tokens[i].text for i in it.tokens)
+                             for it in others[:3])
     return ""
 
 
@@ -1246,7 +1402,7 @@ def _unbound(answer: Folded, gist: Folded, expected: Expectation) -> str:
                                        names))
     return _linked(answer, gist, given, said) or _placed(answer, gist, given, said) or \
         _fronted(answer, gist, given, said) or _reordered(answer, gist, expected) or \
-        _voiced(answer, gist, expected)
+        _voiced(answer, gist, expected) or _crossed(answer, gist, expected)
 
 
 # the pronouns that refer back to what the clause before is about (`; she also presents the
@@ -1531,6 +1687,53 @@ def _voiced(answer: Folded, gist: Folded, expected: Expectation) -> str:
                     return (f"\"{token.text}\" is in the other voice than the expected "
                             f"answer's, with {x} on the same side of it: who does what to whom? "
                             "review it")
+    return ""
+
+
+# the words before a noun that make it no verb (`the board's chair is`, `a report to`)
+DETERMINERS = frozenset(["a", "an", "the", "s", "its", "their", "his", "her", "my", "our",
+                         "your", "this", "that", "these", "those", "each", "every", "no"])
+
+
+def _determined(folded: Folded, w: int) -> bool:
+    """Whether token `w` follows a determiner or a possessive (`the board's chair`): a noun,
+    not a verb."""
+    before = folded.plain[:folded.tokens[w].start].rstrip().lower()
+    last = re.search(r"(?:['’]s|\w+)$", before)
+    return bool(last) and (last.group(0)[-2:] in ("'s", "’s") or
+                           last.group(0) in DETERMINERS)
+
+
+def _crossed(answer: Folded, gist: Folded, expected: Expectation) -> str:
+    """Why a name may have the other role though no other name is there to swap with: a
+    word of the gist in the same voice, with the name and another word of the gist's clause
+    each on the other side of it than the gist puts them (`Samuel Reyes reports to the new
+    data engineer` for `The new data engineer reports to Samuel Reyes`: subject and object
+    swapped around the verb). Empty when none."""
+    every = _gist_names(expected, asked=True)
+    given = _clauses(answer, [_spans(answer, f) for f in expected.facts], every)
+    said = _clauses(gist, [_spans(gist, f) for f in expected.facts], every)
+    content = [i for i, t in enumerate(answer.tokens)
+               if not given.items[i] and t.text not in FUNCTION_WORDS]
+    verbs = [w for w in content if not _determined(answer, w)]
+    for j, x in _first_items(given):
+        if not _named(answer, j):
+            continue
+        mine = [w for w in content if given.of[w] == given.of[j]]
+        for g in (g for g, y in _first_items(said) if y == x):
+            theirs = [v for v, t in enumerate(gist.tokens) if said.of[v] == said.of[g]
+                      and not said.items[v] and t.text not in FUNCTION_WORDS]
+            for w in (w for w in mine if w in verbs):
+                for v in theirs:
+                    if not _known(answer.keys[w], {gist.keys[v]}) or \
+                            _passive(gist, v) != _passive(answer, w) or (v < g) == (w < j):
+                        continue
+                    if any(_known(answer.keys[p], {gist.keys[u]}) and (u < v) != (g < v)
+                           and (p < w) != (u < v) for u in theirs if u != v
+                           for p in mine if p != w):
+                        return (f"states {x} on the other side of \"{answer.tokens[w].text}\" "
+                                "than the expected answer, and what stands on its other side "
+                                "there on its side: who does what to whom? review it")
     return ""
 
 

@@ -981,6 +981,34 @@ ENGLISH = frozenset(["the", "a", "an", "and", "or", "of", "to", "in", "on", "for
 ENGLISH_SHARE = 0.15  # below this share of its words, a text of 5 words or more is not English
 
 
+# the commonest function words of the other languages answers come in (German, French,
+# Spanish, Italian, Dutch, Portuguese) that are no English word: one of them in a text that
+# is not English, or more of them than of English's, and the text is in another language
+FOREIGN = frozenset([
+    "der", "das", "und", "ist", "nicht", "ein", "eine", "einen", "einem", "einer", "mit",
+    "für", "von", "zu", "im", "auf", "bei", "den", "dem", "des", "sie", "er", "es", "wir",
+    "sich", "auch", "noch", "nur", "wie", "aus", "über", "unter", "dann", "wenn", "weil", "oder",
+    "sein", "seine", "seinem", "seinen", "ihr", "ihre", "ihren", "haben", "wird", "wurde",
+    "waren", "kein", "keine", "bis", "zum", "zur", "vor", "nach", "je", "etwa", "sehr", "le",
+    "la", "les", "une", "du", "et", "est", "pas", "ne", "que", "qui", "pour", "dans", "avec",
+    "sur", "aux", "elle", "il", "ils", "sont", "été", "ce", "cette", "ses", "sa", "de",
+    "un", "qu", "el", "los", "las", "es", "para", "por", "una", "del", "se", "su", "di",
+    "che", "della", "het", "een", "van", "niet", "voor", "om",
+    "não", "com", "uma", "os", "às"])
+
+
+def other_language(folded: Folded) -> bool:
+    """Whether a text is in another language than English, by its function words
+    (`FOREIGN`): not a terse English fragment, table or list with few function words
+    (`Windows ARM wheels first shipped in release 1.8.0.`), which `english` alone does not
+    tell apart."""
+    plain = re.sub(r"\w+(?:-\w+)+", " ", prose(clean(folded.text)))  # `Mary-le-Bow`
+    words = [w for w in re.findall(r"[^\W\d_]+", plain.lower()) if w not in FILLERS]
+    theirs = sum(w in FOREIGN for w in words)
+    ours = sum(w in ENGLISH for w in words)
+    return (theirs >= 1 and not english(folded)) or (theirs >= 2 and theirs > ours)
+
+
 def english(folded: Folded) -> bool:
     """Whether a text reads as English: at least `ENGLISH_SHARE` of its words (as written,
     articles included) are common English function words (a text of fewer than 5 words is
