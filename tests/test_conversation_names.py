@@ -2,8 +2,9 @@
 carries xdist's `loadgroup` suffix (`@ragate:<goldset>:<conversation>`) only while the
 worker's collection goes to the scheduler, never in a report, JUnit test case, terminal line
 or results row (`conversations.grouped`, `pytest_internals.out_of_group`). The same runs
-check each turn's JUnit text (its conversation so far) and that the HTML report, JUnit and the
-results file mask a key every answer carries."""
+check each turn's JUnit text (its conversation so far), that the HTML report, JUnit and the
+results file mask a key every answer carries, and that each turn was given the earlier turns'
+answers (tests/test_conversations_runs.py's `each_turn_was_given_the_earlier_turns_answers`)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,11 @@ import pytest
 from pytest_ragate.items.keys import ungrouped
 from pytest_ragate.items.pytest_internals import in_group, out_of_group
 from tests.conftest import run_pytester
-from tests.test_conversations_runs import SYSTEM, conversation_goldset
+from tests.test_conversations_runs import (
+    SYSTEM,
+    conversation_goldset,
+    each_turn_was_given_the_earlier_turns_answers,
+)
 
 
 def test_ungrouped_drops_only_a_turns_group_suffix() -> None:
@@ -55,6 +60,8 @@ def _names(pytester: pytest.Pytester, workers: str) -> Names:
     html = (pytester.path / f"h{workers}.html").read_text(encoding="utf-8")
     assert "conversation broken: 3 turns, went wrong at turn 2" in html
     assert result.ret == pytest.ExitCode.TESTS_FAILED  # broken-2 errs, broken-3 is not asked
+    each_turn_was_given_the_earlier_turns_answers(result, pytester.path / f"r{workers}.jsonl",
+                                                  workers)
     cases = list(ET.parse(pytester.path / f"j{workers}.xml").getroot().iter("testcase"))
     junit = sorted(f"{c.get('classname')}::{c.get('name')}" for c in cases)
     said = {str(c.get("name")): c.findtext("system-out") or "" for c in cases}

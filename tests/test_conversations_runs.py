@@ -12,7 +12,7 @@ import pytest
 
 from pytest_ragate.decision.population import Member, Population, deal, population_shards
 from pytest_ragate.wording.xdist import GROUPED, splits_conversations
-from tests.conftest import WORKERS, run_pytester, write_goldset
+from tests.conftest import run_pytester, write_goldset
 
 CONVERSATIONS = {f"c{i}": 2 for i in range(1, 7)} | {"broken": 3}
 SPANS = {1: ("m1", 2, 3), 2: ("m2", 5, 5), 3: ("m3", 4, 5)}
@@ -61,15 +61,15 @@ def conversation_goldset(root: Path) -> Path:
                          floors="[floors]\ncitation_accuracy = 0.5\n")
 
 
-@WORKERS
-def test_each_turn_is_given_the_earlier_turns_answers(pytester: pytest.Pytester,
-                                                      workers: str) -> None:
-    conversation_goldset(pytester.path / "gs")
-    pytester.makeconftest(SYSTEM)
-    result = run_pytester(pytester, workers, "gs", "--ragate-results=r.jsonl")
+def each_turn_was_given_the_earlier_turns_answers(result: pytest.RunResult, results: Path,
+                                                  workers: str) -> None:
+    """What a run of SYSTEM (or a system that answers as it does) over `conversation_goldset`
+    says under `-n workers`, its results file `results`: each turn was given the earlier
+    turns' answers, one process asked every turn of a conversation, and `broken`'s raising
+    turn 2 leaves turn 3 not asked and the floor not decided. Checked on the runs of
+    tests/test_conversation_names.py (one per worker count), which this module shares."""
     assert result.ret == pytest.ExitCode.TESTS_FAILED  # broken-2 and broken-3 are gaps
-    rows = {r["question_id"]: r for r in map(json.loads, (pytester.path / "r.jsonl")
-                                              .read_text().splitlines())
+    rows = {r["question_id"]: r for r in map(json.loads, results.read_text().splitlines())
             if "question_id" in r}
     scored = {q: r["metrics"]["citation_accuracy"] for q, r in rows.items()
               if r["status"] == "scored"}

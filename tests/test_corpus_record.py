@@ -66,9 +66,9 @@ def test_runs_record_the_corpus_and_the_next_run_says_it_changed(
     root = goldset(pytester.path / "gs")
     pytester.makeconftest(SYSTEM.replace('"refund": ("returns", 3)', '"refund": ("returns", 2)')
                           .replace('"software": ("returns", 4)', '"software": ("returns", 3)'))
-    first = pytester.runpytest_subprocess("-p", "no:cacheprovider", "gs",
-                                          "--ragate-results=base.jsonl",
-                                          "--ragate-history=h.jsonl")
+    first = pytester.runpytest_inprocess("-p", "no:cacheprovider", "gs",
+                                         "--ragate-results=base.jsonl",
+                                         "--ragate-history=h.jsonl")
     assert first.ret == pytest.ExitCode.OK, first.stdout.str()
     header = json.loads((pytester.path / "base.jsonl").read_text().splitlines()[0])[
         "ragate_results"]
@@ -80,10 +80,10 @@ def test_runs_record_the_corpus_and_the_next_run_says_it_changed(
     (root / "docs" / "shipping.txt").write_text("Orders ship in three days.\n\n"
                                                 "Express shipping costs 9 euros.\n")
     (root / "docs" / "care.txt").write_text("Dust the lamp weekly.\n")
-    second = pytester.runpytest_subprocess("-p", "no:cacheprovider", "gs",
-                                           "--ragate-baseline=base.jsonl",
-                                           "--ragate-history=h.jsonl", "--ragate-report=r.md",
-                                           "--ragate-results=now.jsonl")
+    second = pytester.runpytest_inprocess("-p", "no:cacheprovider", "gs",
+                                          "--ragate-baseline=base.jsonl",
+                                          "--ragate-history=h.jsonl", "--ragate-report=r.md",
+                                          "--ragate-results=now.jsonl")
     assert second.ret == pytest.ExitCode.OK, second.stdout.str()
     note = "corpus changed since the baseline: 1 document edited, 1 added, 0 removed"
     assert f"shop: {note}" in second.stdout.lines

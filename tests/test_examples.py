@@ -98,32 +98,31 @@ BREAKAGES = {  # each under one worker count: the two above run the example unde
         ["citation_accuracy", "abstention_accuracy", "evidence_recall@3"], "2"),
     "never abstains": ("\nMIN_SHARED = 0\n", ["abstention_accuracy"], "0"),
 }
+# An off-topic anchor (the example leaves them out): over BM25's contexts, which carry no
+# distance, it fails naming them, never holds. Added to the "never abstains" breakage's run:
+# whether the system abstains does not change what the contexts carry.
+COFFEE = {
+    "goldset/ragate.toml": '\n[anchors]\nfile = "anchors.jsonl"\n',
+    "goldset/anchors.jsonl": '{"anchor_id": "coffee", "kind": "off_topic_control", "claim":'
+                             ' "How do I descale the coffee machine in the office '
+                             'kitchen?", "evidence": null}\n'}
 
 
 @pytest.mark.parametrize("breakage", BREAKAGES)
 def test_a_broken_runbooks_system_fails_its_gate(tmp_path: Path, breakage: str) -> None:
+    """Each breakage fails the floors it breaks; the never-abstaining one's run also holds
+    the off-topic anchor, which says it needs distances (a rank-only retriever's anchor under
+    -n 0 and -n 2: tests/test_fail_closed_scoring.py)."""
     pytest.importorskip("haystack")
     patch, failing, workers = BREAKAGES[breakage]
-    project = patched_runbooks(tmp_path, {"conftest.py": patch})
+    anchored = breakage == "never abstains"
+    project = patched_runbooks(tmp_path, {"conftest.py": patch, **(COFFEE if anchored else {})})
     done = run_example(project, tmp_path / "r.jsonl", workers)
     assert done.returncode == 1, done.stdout + done.stderr
     for floor in failing:
         assert outcome(done.stdout, "FAILED", floor), done.stdout
-
-
-def test_an_off_topic_anchor_over_bm25_says_it_needs_distances(tmp_path: Path) -> None:
-    """The example leaves off-topic anchors out: added, one fails naming the contexts that
-    carry no distance, never holds (a rank-only retriever's anchor under -n 0 and -n 2:
-    tests/test_fail_closed_scoring.py)."""
-    pytest.importorskip("haystack")
-    project = patched_runbooks(tmp_path, {
-        "goldset/ragate.toml": '\n[anchors]\nfile = "anchors.jsonl"\n',
-        "goldset/anchors.jsonl": '{"anchor_id": "coffee", "kind": "off_topic_control", "claim":'
-                                 ' "How do I descale the coffee machine in the office '
-                                 'kitchen?", "evidence": null}\n'})
-    done = run_example(project, tmp_path / "r.jsonl", "0")
-    assert done.returncode == 1, done.stdout + done.stderr
-    assert any(line.startswith("FAILED ") and "goldset/ragate.toml::anchor[coffee]" in line
-               for line in done.stdout.splitlines()), done.stdout
-    assert ("anchor coffee: an off_topic_control anchor is held to a max_distance, and 3 of "
-            "the 3 contexts in its pool carry no distance") in done.stdout, done.stdout
+    if anchored:
+        assert any(line.startswith("FAILED ") and "goldset/ragate.toml::anchor[coffee]" in line
+                   for line in done.stdout.splitlines()), done.stdout
+        assert ("anchor coffee: an off_topic_control anchor is held to a max_distance, and 3 "
+                "of the 3 contexts in its pool carry no distance") in done.stdout, done.stdout

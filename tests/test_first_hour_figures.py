@@ -4,9 +4,11 @@ failed, as the HTML report and the terminal do (with and without `-n 2`)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from tests.conftest import WORKERS, esc, write_goldset
+from tests.conftest import WORKERS, esc, saved_results, write_goldset
 from tests.test_plugin import SYSTEM
 
 RUN = ("-p", "no:cacheprovider", "gs", "--ragate-results=r.jsonl")
@@ -82,18 +84,25 @@ def test_a_run_without_floors_prints_its_figures_and_ragate_suggest_the_same_fro
 
 
 def test_ragate_suggest_refuses_a_file_it_cannot_read_or_that_is_not_whole(
-        pytester: pytest.Pytester) -> None:
-    write_goldset(pytester.path / "gs")
-    pytester.makeconftest(SYSTEM)
-    assert pytester.runpytest_inprocess(*RUN).ret == pytest.ExitCode.OK
-    saved = pytester.path / "r.jsonl"
+        tmp_path: Path) -> None:
+    """Over a whole run's file as a gate writes it (`saved_results`: header, rows, trailer),
+    broken three ways; no run needed."""
+    from pytest_ragate.scoring.records import QuestionRecord
+
+    row = QuestionRecord.model_validate({
+        "goldset": "mini", "question_id": "q1", "kind": "single_doc", "index": 0,
+        "eval_version": "7", "must_abstain": False, "abstained": False,
+        "abstention_correct": True, "evidence_spans": 0})
+    saved = tmp_path / "r.jsonl"
+    saved.write_text(saved_results([row]))
+    assert suggest(saved)[0] == 0  # whole, it is read
     lines = saved.read_text().splitlines(keepends=True)
-    bad = pytester.path / "bad.jsonl"
+    bad = tmp_path / "bad.jsonl"
     bad.write_text(lines[0] + "{not json\n" + "".join(lines[1:]))
     code, out = suggest(bad)
     assert code == 1
     assert any(f"{bad}:2" in line and "malformed JSON" in line for line in out), out
-    cut = pytester.path / "cut.jsonl"
+    cut = tmp_path / "cut.jsonl"
     cut.write_text("".join(lines[:-1]))  # no trailer: a file cut short
     code, out = suggest(cut)
     assert code == 1

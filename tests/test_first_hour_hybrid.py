@@ -76,7 +76,9 @@ def test_the_default_without_bm25s_fails_and_says_how_to_fix_it(pytester: pytest
                                                                workers: int) -> None:
     """Fail closed: a default run in a process that cannot import bm25s errors every question
     and fails the floor, never answering with the dense retriever; the error names the
-    package, the extra that installs it, and the dense choice."""
+    package, the extra that installs it, and the dense choice. (Hybrid asked for by name,
+    `ragate_retriever = hybrid`, is the same setting: read as such by
+    tests/test_hybrid.py::test_the_run_names_the_hybrid_retriever.)"""
     pytester.makeconftest("import sys\nsys.modules['bm25s'] = None  # import bm25s fails\n")
     result = _run(pytester, pytester.path / "idx", workers)
     assert result.ret == pytest.ExitCode.TESTS_FAILED

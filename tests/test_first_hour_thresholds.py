@@ -13,7 +13,15 @@ import pytest
 from click.testing import CliRunner, Result
 
 from pytest_ragate.cli import main
-from tests.conftest import WORKERS, junit_cases, rows_of, run_command, run_pytester, write_goldset
+from tests.conftest import (
+    WORKERS,
+    junit_cases,
+    rows_of,
+    run_command,
+    run_here,
+    run_pytester,
+    write_goldset,
+)
 
 # A system whose abstention is a score cut of its own (0.5). The goldset (tests/conftest.py):
 # q1 and q2 answerable (m1 2-3, m2 5), q3 cross-meeting (m1 0, m3 4-5), q4 unanswerable.
@@ -104,13 +112,6 @@ def test_the_row_and_junit_keep_the_confidence(recorded: Callable[[str], Path],
     assert props["confidence"] == "0.3"
 
 
-def test_a_row_without_confidence_has_no_key(pytester: pytest.Pytester) -> None:
-    """Rows of systems that return none stay byte for byte as before the field existed."""
-    record(pytester, "0", SCORE_CUT_SYSTEM.replace("LEAVE_OUT = set()", "LEAVE_OUT = {'q1'}"))
-    rows = rows_of(pytester.path / "r.jsonl")
-    assert "confidence" not in rows["q1"] and rows["q2"]["confidence"] == 0.6
-
-
 # each question's confidence that is no number, and what its error says
 NOT_NUMBERS = {"q2": ('float("nan")', "must be finite, not nan"),
                "q3": ('"0.9"', "must be a number, not str '0.9'"),
@@ -190,9 +191,13 @@ def test_no_cut_with_every_figure_known_fails(pytester: pytest.Pytester) -> None
 
 
 def test_rows_without_confidence_refuse_the_sweep_by_name(pytester: pytest.Pytester) -> None:
-    """The refusal reads the rows alone (they travel from -n 2's workers in the cases above)."""
+    """The refusal reads the rows alone (they travel from -n 2's workers in the cases above).
+    A row of an answer without a confidence has no key (rows of systems that return none stay
+    byte for byte as before the field existed)."""
     record(pytester, "0", SCORE_CUT_SYSTEM.replace("LEAVE_OUT = set()",
                                                        "LEAVE_OUT = {'q2', 'q4'}"))
+    rows = rows_of(pytester.path / "r.jsonl")
+    assert "confidence" not in rows["q2"] and rows["q1"]["confidence"] == 0.9
     out = calibrate(pytester, "--on", "confidence", "--floor", "abstention_accuracy=0.7")
     assert out.exit_code == 1
     assert out.output.count("cannot be replayed") == 1
@@ -220,12 +225,13 @@ def test_calibrate_options_are_checked(recorded: Callable[[str], Path], args: li
 
 def test_shards_decided_keep_the_confidence_for_calibrate(pytester: pytest.Pytester) -> None:
     """`ragate decide` reads shard rows carrying a confidence and writes them on: the sweep
-    over the decided run is the sweep over one run."""
-    record(pytester, "2", SCORE_CUT_SYSTEM, "--ragate-shard=1/2", "--ragate-results=s1.jsonl",
+    over the decided run is the sweep over one run. All in this process, without xdist: a
+    confidence travels from -n 2's workers in the shared run's rows (the first test)."""
+    record(pytester, "0", SCORE_CUT_SYSTEM, "--ragate-shard=1/2", "--ragate-results=s1.jsonl",
            floors="[floors]\nabstention_accuracy = 0.5\n")
     run_pytester(pytester, "0", "gs", "--ragate-shard=2/2", "--ragate-results=s2.jsonl")
-    decided = run_command(pytester.path, "decide", "s1.jsonl", "s2.jsonl", "--", "gs", "-p",
-                          "no:cacheprovider", "--ragate-results=r.jsonl")
+    decided = run_here(pytester, "decide", "s1.jsonl", "s2.jsonl", "--", "gs", "-p",
+                       "no:cacheprovider", "--ragate-results=r.jsonl")
     assert decided.returncode == 0, decided.stdout + decided.stderr
     rows = rows_of(pytester.path / "r.jsonl")
     assert {q: r["confidence"] for q, r in rows.items()} == {

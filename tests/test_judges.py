@@ -305,16 +305,6 @@ def test_judged_rerun_is_served_from_the_cache_and_replay_needs_no_judge(
     assert warm["q1"]["metrics"]["faithfulness"] == 1.0
 
 
-def test_replay_with_an_empty_cache_fails_the_run_clearly(
-        judged_project: pytest.Pytester) -> None:
-    result, rows = run_judged(judged_project, "--ragate-cache=replay")
-    result.stdout.fnmatch_lines(["*no cached faithfulness verdict for q1 from "
-                                 "fixture:fixture-v1 (--ragate-cache replay)*"])
-    outcomes = result.parseoutcomes()
-    assert outcomes["failed"] >= 3  # q1..q3 each fail their item
-    assert rows["q1"]["judge_failures"]["faithfulness"].startswith("no cached")
-
-
 def test_judged_outcomes_identical_under_xdist(judged_project: pytest.Pytester) -> None:
     serial, rows0 = run_judged(judged_project, "-n", "0", "--ragate-cache=off")
     parallel, rows2 = run_judged(judged_project, "-n", "2", "--ragate-cache=off")
@@ -358,9 +348,13 @@ def test_a_judge_cache_dir_can_be_committed_and_replayed_elsewhere(
     _, warm = run_judged(judged_project, "--ragate-cache=replay",
                          "-o", f"ragate_judge_cache_dir={moved}")
     assert warm["q1"]["judge_cached"] == ["faithfulness", "context_precision"]
-    _, cold = run_judged(judged_project, "--ragate-cache=replay",
-                         "-o", "ragate_judge_cache_dir=ci/verdicts")
+    # replay with an empty cache (the folder moved away) fails the run clearly
+    result, cold = run_judged(judged_project, "--ragate-cache=replay",
+                              "-o", "ragate_judge_cache_dir=ci/verdicts")
     assert cold["q1"]["judge_failures"]["faithfulness"].startswith("no cached")
+    result.stdout.fnmatch_lines(["*no cached faithfulness verdict for q1 from "
+                                 "fixture:fixture-v1 (--ragate-cache replay)*"])
+    assert result.parseoutcomes()["failed"] >= 3  # q1..q3 each fail their item
 
 
 def test_a_verdict_cancelled_while_gathering_its_slots_gives_them_back(tmp_path: Path) -> None:

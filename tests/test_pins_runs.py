@@ -296,7 +296,7 @@ def test_a_gate_scores_moved_evidence_and_leaves_floors_over_stale_undecided(
     ragate("pin", str(root))
     edit_corpus(root)
     pytester.makeconftest(SYSTEM)
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_inprocess(
         "-p", "no:cacheprovider", "-n", workers, "gs", "-rA", "--ragate-results=r.jsonl",
         "--ragate-report=r.md", "--junitxml=j.xml")
     out = result.stdout.str()

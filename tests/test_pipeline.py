@@ -281,9 +281,11 @@ def one_meeting_goldset(gs: Path, qid: str, question: str, gist: str,
 
 def test_default_pipeline_end_to_end(pytester: pytest.Pytester) -> None:
     """The plugin's default fixtures on a one-meeting goldset: a cold run shows progress and
-    builds; a warm run, in a process of its own as the next CI job would be, reuses; the knobs
-    land on every row. (The cold run is in this process: nothing it is about needs one of its
-    own.)"""
+    builds; a warm run reuses what it stored and never loads the model; the knobs land on
+    every row. Both runs are in this process, each with a pipeline and embedder of its own:
+    that a stored index is found by a process of its own, as the next CI job would be, is
+    test_a_truncated_index_is_rebuilt_not_trusted's last open, and that stored query vectors
+    are read back from their folder, test_query_vectors_are_stored_once_and_the_first_one_wins's."""
     one_meeting_goldset(pytester.path / "gs", "animal", ON_TOPIC, "a tiger", (20, 34))
     cache = pytester.path / "idx"
     pytester.makeconftest('''
@@ -301,7 +303,7 @@ def pytest_sessionfinish(session):
     assert "ragate: embedding 1 documents" in cold.stderr.str() + cold.stdout.str()
     cold.stdout.fnmatch_lines(["*MODEL LOADED: True*"])
     cold_rows = untimed((pytester.path / "r.jsonl").read_text())
-    warm = pytester.runpytest_subprocess(*args)
+    warm = pytester.runpytest_inprocess(*args)
     warm.assert_outcomes(passed=3)
     assert "ragate: embedding" not in warm.stderr.str() + warm.stdout.str()
     # the questions' vectors were stored by the cold run: the warm one never loads the model

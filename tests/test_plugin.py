@@ -146,10 +146,13 @@ def test_xdist_gives_identical_outcomes_figures_and_files(project: pytest.Pytest
     assert cases["gs.ragate.toml::floor[evidence_recall]"]["outcome"] == "failure"
     assert cases["gs.ragate.toml::floor[citation_accuracy]"]["outcome"] == "passed"
     assert len(results_rows(serial[1])) == 4
+    results_rows_and_junit_properties(*serial)
 
 
-def test_results_rows_and_junit_properties(project: pytest.Pytester) -> None:
-    ret, results, report, cases = run_outputs(project, "out")
+def results_rows_and_junit_properties(ret: int, results: str, report: str,
+                                      cases: dict[str, dict[str, object]]) -> None:
+    """What one run of `project` (the xdist test's, whose two runs agree) wrote: its rows,
+    JUnit properties and Markdown means."""
     assert ret == 1
     rows = {row["question_id"]: row for row in results_rows(results)}
     assert rows["q2"]["citations"] == 1 and rows["q2"]["citations_correct"] == 0
