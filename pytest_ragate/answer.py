@@ -14,7 +14,7 @@ import hmac
 import math
 import numbers
 from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import (
     BaseModel,
@@ -22,7 +22,6 @@ from pydantic import (
     ConfigDict,
     Field,
     ModelWrapValidatorHandler,
-    PrivateAttr,
     StrictBool,
     StrictStr,
     ValidationError,
@@ -152,7 +151,11 @@ class Received(BaseModel):
     """What the system returns: its texts taken whatever their code points (the module's
     docstring), the characters replaced counted on the model."""
 
-    _unencodable: int = PrivateAttr(default=0)
+    # The count is a class default, set in the instance's own dict where it is not 0 (rare: a
+    # lone surrogate), not a pydantic private attribute: a model with one runs pydantic's
+    # private-attribute set-up, in Python, for every answer, context and citation made. It
+    # is copied with the model (`model_copy`, pickling) and read as a plain attribute.
+    _unencodable: ClassVar[int] = 0
 
     @model_validator(mode="wrap")
     @classmethod
@@ -161,11 +164,10 @@ class Received(BaseModel):
             return handler(data)
         data, count = _visible_fields(data)
         model = handler(data)
-        # each part's count read from pydantic's dict of private attributes: `part._unencodable`
-        # would go through `BaseModel.__getattr__`, in Python, for every context and citation
-        count += sum(part.__pydantic_private__["_unencodable"] for part in model._parts())
+        for part in model._parts():
+            count += part._unencodable
         if count:
-            model._unencodable = count
+            object.__setattr__(model, "_unencodable", count)  # frozen or not
         return model
 
     def _parts(self) -> tuple[Received, ...]:
