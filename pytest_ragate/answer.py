@@ -58,6 +58,8 @@ def format_label(doc_id: str, speakers: Sequence[str], t_start: float | None,
 
 def _integer(value: object) -> object:
     """An integer (numpy's too), never a bool, a float or a string that looks like one."""
+    if type(value) is int:  # nearly every one: no ABC to ask (a bool's type is bool)
+        return value
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise ValueError(f"must be an integer, not {type(value).__name__} {value!r}")
     return int(value)
@@ -73,7 +75,8 @@ def _finite(value: object) -> object:
     string that looks like a number; NaN and infinity rank nothing."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+    if type(value) is not float and (isinstance(value, bool)  # a float needs no ABC asked
+                                     or not isinstance(value, numbers.Real)):
         raise ValueError(f"must be a number, not {type(value).__name__} {value!r}")
     number = float(value)
     if not math.isfinite(number):
