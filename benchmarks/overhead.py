@@ -23,7 +23,11 @@ the floors), so a run that stopped early cannot look fast. `PYTHONDONTWRITEBYTEC
 dropped for the runs (`--env-as-is` keeps it), as in collect_10k.py.
 
 Run: `.venv/bin/python benchmarks/overhead.py` (`--pairs N` (3), `--workers 0,2`,
-`--out DIR` to keep the files, e.g. to profile the gate run); figures are printed and written
+`--out DIR` to keep the files, e.g. to profile the gate run; `--tree NAME=DIR`, repeated, runs
+the gate arm once per checkout, the plugin imported from DIR (as `PYTHONPATH`), each pair
+alternating every tree's gate and plain, so two versions of the code are compared side by
+side on the same files and the same spell of load; the last tree's figures are held to the
+goal); figures are printed and written
 to `benchmarks/out/overhead.json`. Over the goal prints FAIL and still exits 0 (timings on a
 shared machine are noisy); a run that fails exits 1.
 """
@@ -177,13 +181,15 @@ def _child_cpu() -> float:
 
 
 def timed(argv: list[str], root: Path, junit: Path, least: int, env_as_is: bool,
-          ) -> tuple[float, float]:
+          pythonpath: str | None = None) -> tuple[float, float]:
     """Wall and CPU seconds of one run, which must exit 0 or 1 and count `least` JUnit
     cases. `PYTEST_ADDOPTS` is dropped, and so is `PYTHONDONTWRITEBYTECODE` unless
     `env_as_is`: with it set, every run of the gate would compile each of the plugin's
     modules again (the plain arm loads none), which no developer machine does."""
     dropped = {"PYTEST_ADDOPTS"} if env_as_is else {"PYTEST_ADDOPTS", "PYTHONDONTWRITEBYTECODE"}
     env = {k: v for k, v in os.environ.items() if k not in dropped}
+    if pythonpath is not None:  # the plugin of this checkout (`--tree`)
+        env["PYTHONPATH"] = pythonpath
     cpu, start = _child_cpu(), time.perf_counter()
     proc = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, check=False)
     wall, cpu = time.perf_counter() - start, _child_cpu() - cpu
@@ -196,37 +202,54 @@ def timed(argv: list[str], root: Path, junit: Path, least: int, env_as_is: bool,
     return wall, cpu
 
 
-def measure(root: Path, workers: int, pairs: int, env_as_is: bool) -> dict[str, Any]:
-    """`pairs` alternating pairs after a warm-up of each arm."""
+def measure(root: Path, workers: int, pairs: int, env_as_is: bool,
+            trees: dict[str, str] | None = None) -> dict[str, Any]:
+    """`pairs` alternating pairs after a warm-up of each arm; with `trees`, the gate arm once
+    per checkout in each pair (its figures under `trees`, by name)."""
     argv = arms(root, workers)
     out = root / "out"
-    walls: dict[str, list[float]] = {"gate": [], "plain": []}
-    cpus: dict[str, list[float]] = {"gate": [], "plain": []}
+    gates = trees or {"gate": None}
+    walls: dict[str, list[float]] = {name: [] for name in (*gates, "plain")}
+    cpus: dict[str, list[float]] = {name: [] for name in walls}
     for i in range(pairs + 1):
-        for name in ("gate", "plain"):
-            wall, cpu = timed(argv[name], root, out / f"{name}.xml", QUESTIONS + 1, env_as_is)
+        for name in walls:
+            arm = "plain" if name == "plain" else "gate"
+            wall, cpu = timed(argv[arm], root, out / f"{arm}.xml", QUESTIONS + 1, env_as_is,
+                              None if arm == "plain" else gates[name])
             if i:
                 walls[name].append(wall)
                 cpus[name].append(cpu)
-    ratios = [g / p for g, p in zip(walls["gate"], walls["plain"], strict=True)]
-    cpu_ratios = [g / p for g, p in zip(cpus["gate"], cpus["plain"], strict=True)]
-    return {"workers": workers, "pairs": pairs,
-            "gate_s": [round(w, 2) for w in walls["gate"]],
-            "plain_s": [round(w, 2) for w in walls["plain"]],
+    figures = {name: _against_plain(walls[name], cpus[name], walls["plain"], cpus["plain"])
+               for name in gates}
+    if trees is None:
+        return {"workers": workers, "pairs": pairs, **figures["gate"]}
+    last = figures[list(trees)[-1]]  # the run's figures (and verdict): the last tree's
+    return {"workers": workers, "pairs": pairs, **last,
+            "trees": {name: {"pythonpath": trees[name], **figures[name]} for name in trees}}
+
+
+def _against_plain(gate_walls: list[float], gate_cpus: list[float], plain_walls: list[float],
+                   plain_cpus: list[float]) -> dict[str, Any]:
+    """One gate arm's figures against the plain arm of the same pairs."""
+    ratios = [g / p for g, p in zip(gate_walls, plain_walls, strict=True)]
+    cpu_ratios = [g / p for g, p in zip(gate_cpus, plain_cpus, strict=True)]
+    return {"gate_s": [round(w, 2) for w in gate_walls],
+            "plain_s": [round(w, 2) for w in plain_walls],
             "ratios": [round(r, 3) for r in ratios],
             "ratio_median": round(statistics.median(ratios), 3),
-            "gate_cpu_s": [round(c, 2) for c in cpus["gate"]],
-            "plain_cpu_s": [round(c, 2) for c in cpus["plain"]],
+            "gate_cpu_s": [round(c, 2) for c in gate_cpus],
+            "plain_cpu_s": [round(c, 2) for c in plain_cpus],
             "cpu_ratio_median": round(statistics.median(cpu_ratios), 3),
             "gate_ms_per_question_over_plain": round(
-                1000 * statistics.median(g - p for g, p in zip(walls["gate"], walls["plain"],
+                1000 * statistics.median(g - p for g, p in zip(gate_walls, plain_walls,
                                                                strict=True)) / QUESTIONS, 3)}
 
 
-def run(root: Path, workers: list[int], pairs: int, json_path: Path, env_as_is: bool) -> int:
+def run(root: Path, workers: list[int], pairs: int, json_path: Path, env_as_is: bool,
+        trees: dict[str, str] | None = None) -> int:
     write_arms(root)
     load = os.getloadavg()[0]
-    results = [measure(root, n, pairs, env_as_is) for n in workers]
+    results = [measure(root, n, pairs, env_as_is, trees) for n in workers]
     worst = max(r["ratio_median"] for r in results)
     verdict = "PASS" if worst <= GOAL else "FAIL"
     figures = {"benchmark": "overhead",
@@ -241,9 +264,11 @@ def run(root: Path, workers: list[int], pairs: int, json_path: Path, env_as_is: 
     print(f"{'run':<7}{'gate (s)':>10}{'plain (s)':>11}{'ratio':>8}  pairs (gate/plain)"
           f"{'CPU ratio':>12}")
     for r in results:
-        print(f"-n {r['workers']:<4}{statistics.median(r['gate_s']):>10.1f}"
-              f"{statistics.median(r['plain_s']):>11.1f}{r['ratio_median']:>8.2f}  "
-              f"{', '.join(f'{x:.2f}' for x in r['ratios'])}{r['cpu_ratio_median']:>12.2f}")
+        for name, f in (r.get("trees") or {"": r}).items():
+            print(f"-n {r['workers']:<4}{statistics.median(f['gate_s']):>10.1f}"
+                  f"{statistics.median(f['plain_s']):>11.1f}{f['ratio_median']:>8.2f}  "
+                  f"{', '.join(f'{x:.2f}' for x in f['ratios'])}{f['cpu_ratio_median']:>12.2f}"
+                  + (f"  {name}" if name else ""))
     print(f"{verdict}: worst median ratio (wall) {worst:.2f} vs goal {GOAL}")
     json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
@@ -261,15 +286,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=DEFAULT_JSON, dest="json_path")
     parser.add_argument("--env-as-is", action="store_true",
                         help="keep PYTHONDONTWRITEBYTECODE if set")
+    parser.add_argument("--tree", action="append", default=[], metavar="NAME=DIR",
+                        help="run the gate arm with the plugin of this checkout too "
+                             "(PYTHONPATH=DIR), side by side; repeat for each")
     args = parser.parse_args(argv)
     workers = [int(w) for w in args.workers.split(",")]
     if args.pairs < 1:
         parser.error("--pairs must be at least 1")
+    if any("=" not in tree for tree in args.tree):
+        parser.error("--tree takes NAME=DIR")
+    trees = dict(tree.split("=", 1) for tree in args.tree) or None
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
-        return run(args.out.resolve(), workers, args.pairs, args.json_path, args.env_as_is)
+        return run(args.out.resolve(), workers, args.pairs, args.json_path, args.env_as_is,
+                   trees)
     with tempfile.TemporaryDirectory(prefix="ragate-overhead-") as tmp:
-        return run(Path(tmp), workers, args.pairs, args.json_path, args.env_as_is)
+        return run(Path(tmp), workers, args.pairs, args.json_path, args.env_as_is, trees)
 
 
 if __name__ == "__main__":

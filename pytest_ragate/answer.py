@@ -14,7 +14,7 @@ import hmac
 import math
 import numbers
 from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import (
     BaseModel,
@@ -22,7 +22,6 @@ from pydantic import (
     ConfigDict,
     Field,
     ModelWrapValidatorHandler,
-    PrivateAttr,
     StrictBool,
     StrictStr,
     ValidationError,
@@ -59,6 +58,8 @@ def format_label(doc_id: str, speakers: Sequence[str], t_start: float | None,
 
 def _integer(value: object) -> object:
     """An integer (numpy's too), never a bool, a float or a string that looks like one."""
+    if type(value) is int:  # nearly every one: no ABC to ask (a bool's type is bool)
+        return value
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise ValueError(f"must be an integer, not {type(value).__name__} {value!r}")
     return int(value)
@@ -74,7 +75,8 @@ def _finite(value: object) -> object:
     string that looks like a number; NaN and infinity rank nothing."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+    if type(value) is not float and (isinstance(value, bool)  # a float needs no ABC asked
+                                     or not isinstance(value, numbers.Real)):
         raise ValueError(f"must be a number, not {type(value).__name__} {value!r}")
     number = float(value)
     if not math.isfinite(number):
@@ -152,7 +154,11 @@ class Received(BaseModel):
     """What the system returns: its texts taken whatever their code points (the module's
     docstring), the characters replaced counted on the model."""
 
-    _unencodable: int = PrivateAttr(default=0)
+    # The count is a class default, set in the instance's own dict where it is not 0 (rare: a
+    # lone surrogate), not a pydantic private attribute: a model with one runs pydantic's
+    # private-attribute set-up, in Python, for every answer, context and citation made. It
+    # is copied with the model (`model_copy`, pickling) and read as a plain attribute.
+    _unencodable: ClassVar[int] = 0
 
     @model_validator(mode="wrap")
     @classmethod
@@ -161,11 +167,10 @@ class Received(BaseModel):
             return handler(data)
         data, count = _visible_fields(data)
         model = handler(data)
-        # each part's count read from pydantic's dict of private attributes: `part._unencodable`
-        # would go through `BaseModel.__getattr__`, in Python, for every context and citation
-        count += sum(part.__pydantic_private__["_unencodable"] for part in model._parts())
+        for part in model._parts():
+            count += part._unencodable
         if count:
-            model._unencodable = count
+            object.__setattr__(model, "_unencodable", count)  # frozen or not
         return model
 
     def _parts(self) -> tuple[Received, ...]:

@@ -91,7 +91,16 @@ def name_clash(config: pytest.Config, goldset: Goldset, where: str) -> str | Non
 # The file route's test body: the system under test answers the question's text. No docstring
 # on purpose: `pytest --collect-only -v` prints the docstring of every item's function, the
 # same sentence 10,000 times; the item's own line (`__repr__` below) says what it asks instead.
-def ask(ragate_question: Any, ragate_system: Callable[[str], Any]) -> Any:
+# The question is given by the plugin as it calls the test (`questions.answer_and_score`), not
+# set up by the `ragate_question` fixture: a function-scoped fixture is set up and torn down
+# for every question, a few percent of a gate's own cost (benchmarks/overhead.py).
+def ask(ragate_system: Callable[[str], Any], ragate_question: Any = None) -> Any:
+    return ragate_system(asked(ragate_question))
+
+
+# A goldset with conversations asks through the fixture, which pytest sets up before the call:
+# a turn whose earlier turn has no answer errors at setup (`conversations.with_history`).
+def ask_turn(ragate_question: Any, ragate_system: Callable[[str], Any]) -> Any:
     return ragate_system(asked(ragate_question))
 
 
@@ -266,8 +275,9 @@ def make_questions(parent: pytest.Collector, goldset: Goldset) -> Iterator[pytes
     stays fast)."""
     fixtureinfo = None
     needed = verdicts_of(goldset, goldset.floors)
+    body = ask_turn if any(c.question.conversation is not None for c in goldset.cases) else ask
     for case in repeated_cases(parent.config, goldset):
-        item = QuestionItem.from_parent(parent, name=case.item_name, callobj=ask,
+        item = QuestionItem.from_parent(parent, name=case.item_name, callobj=body,
                                         fixtureinfo=fixtureinfo)
         fixtureinfo = shared_closure(item)
         requests_itself(item)

@@ -92,6 +92,29 @@ def relative_to(root: Path, source: str) -> str:
     return str(Path(source))
 
 
+BUILTIN_VALUES_KEY = pytest.StashKey[dict[str, Any]]()
+# the built-in session fixtures a question asks for once its answer is in: each depends on
+# the run's settings alone (`pytestconfig`), takes no parameter, and so has one value a run
+SESSION_BUILTINS = frozenset({"ragate_judge", "ragate_answerer_model"})
+
+
+def session_fixture(item: pytest.Function, request: pytest.FixtureRequest, name: str) -> Any:
+    """`request.getfixturevalue(name)`, asked of pytest once a run where the built-in
+    definition of `name` (one of `SESSION_BUILTINS`) applies to `item` and the item does not
+    parametrize it: pytest would return the value it cached for the session every time
+    (resolving, checking and re-registering the fixture's finalizer on `pytestconfig` twice
+    a question). Any other definition (the user's own, of any scope) is asked every time."""
+    callspec = getattr(item, "callspec", None)
+    origin = fixture_origin(item, name)
+    if (name not in SESSION_BUILTINS or origin is None or not origin.builtin
+            or (callspec is not None and name in callspec.params)):
+        return request.getfixturevalue(name)
+    held = item.config.stash.setdefault(BUILTIN_VALUES_KEY, {})
+    if name not in held:  # a fixture that raised is asked again, and raises again
+        held[name] = request.getfixturevalue(name)
+    return held[name]
+
+
 @dataclass(frozen=True)
 class Parts:
     """What a question item's answer came from, as shown on its row and in every report."""

@@ -25,7 +25,7 @@ import pytest
 
 from pytest_ragate.decision.population import asked_row
 from pytest_ragate.goldsets.loader import Case
-from pytest_ragate.items.collection import QuestionItem, wrong_answer
+from pytest_ragate.items.collection import QuestionItem, ask, wrong_answer
 from pytest_ragate.items.conversations import forget, remember
 from pytest_ragate.items.correctness import correctness_fields
 from pytest_ragate.items.defined_metrics import defined_fields
@@ -40,7 +40,7 @@ from pytest_ragate.items.keys import (
 )
 from pytest_ragate.items.long_lived import settle
 from pytest_ragate.items.malformed import as_answer, built_in_one_line
-from pytest_ragate.items.provenance import question_parts
+from pytest_ragate.items.provenance import question_parts, session_fixture
 from pytest_ragate.items.pytest_internals import function_arguments, run_unlogged
 from pytest_ragate.items.reasons import failure_line
 from pytest_ragate.items.redacting import redacted_record, redactor
@@ -124,6 +124,8 @@ def answer_and_score(item: pytest.Function, case: Case) -> None:
         forget(item, case, stale)  # its conversation's later turns say why it has no answer
         pytest.fail(why, pytrace=False)
     args = {name: item.funcargs[name] for name in function_arguments(item)}
+    if item.obj is ask:  # the file route's: its question given here (`collection.ask`)
+        args["ragate_question"] = case.question
     started = time.perf_counter()  # the bill's latency: the system's call, and only it
     with built_in_one_line(qid):  # `Answer(text=5)` in the system: one line, as returned
         result = answer_within(lambda: item.obj(**args),
@@ -140,13 +142,13 @@ def answer_and_score(item: pytest.Function, case: Case) -> None:
                     + "; ".join(outside), pytrace=False)
     remember(item, case, answer)  # what its conversation's later turns are given
     request = item.funcargs["request"]  # the item's own (`collection.requests_itself`)
-    judge = request.getfixturevalue("ragate_judge")
+    judge = session_fixture(item, request, "ragate_judge")
     fields: dict[str, Any] = score_answer(answer, case.expected.spans,
                                           unit=case.goldset.corpus.unit)
     fields.update(correctness_fields(item.config, case, answer, fields["metrics"]))
     fields.update(defined_fields(item.config, case.question.question, answer,
                                  case.expected.gist))
-    fields["answerer_model"] = request.getfixturevalue("ragate_answerer_model")
+    fields["answerer_model"] = session_fixture(item, request, "ragate_answerer_model")
     fields.update(latency_s=latency, usage=answer.usage)
     if case.pins is not None and case.pins.moved:  # a note in JUnit, the terminal, reports
         fields["evidence_moved"] = list(case.pins.moved)

@@ -76,15 +76,17 @@ def _scrub(value: Any, redact: Callable[[str], str]) -> Any:
 
 
 def _masks(value: Any, redact: Callable[[str], str]) -> bool:
-    """Whether `_scrub` would change `value`: found without building its copy."""
-    if type(value) in _NO_TEXT:
-        return False
-    if isinstance(value, str):
-        return redact(visible(value)[0]) != value
-    if isinstance(value, list):
-        return any(_masks(v, redact) for v in value)
-    if isinstance(value, dict):
-        return any((isinstance(k, str) and visible(k)[0] != k) or _masks(v, redact)
+    """Whether `_scrub` would change `value`: found without building its copy. (Called on
+    every text of every row: a text's type is asked first, and a text that is already
+    visible, nearly every one, is the same object `visible` returns.)"""
+    kind = type(value)
+    if kind is str or isinstance(value, str):
+        return visible(value)[0] is not value or (redact is not str and redact(value) != value)
+    if kind is list or isinstance(value, list):
+        return any(type(v) not in _NO_TEXT and _masks(v, redact) for v in value)
+    if kind is dict or isinstance(value, dict):
+        return any((isinstance(k, str) and visible(k)[0] is not k)
+                   or (type(v) not in _NO_TEXT and _masks(v, redact))
                    for k, v in value.items())
     return False
 
@@ -113,8 +115,11 @@ def kept(record: M, redact: Callable[[str], str], *, key: bytes | None = None) -
     are replaced and added to its `unencodable` count (the answer's were, as it entered)."""
     data = record.row_json() if isinstance(record, QuestionRecord) else (
         record.model_dump(mode="json"))
-    if not any(_masks(v, str if k in RECORD_AS_IS else redact) for k, v in data.items()
-               if type(v) not in _NO_TEXT):  # nearly every row: nothing to mask
+    for name, value in data.items():
+        if type(value) not in _NO_TEXT and _masks(value, str if name in RECORD_AS_IS
+                                                  else redact):
+            break
+    else:  # nearly every row: nothing to mask
         return record
     clean = scrubbed(data, redact, RECORD_AS_IS)
     if clean == data:

@@ -193,6 +193,10 @@ HEADER_KEY = "ragate_results"
 TRAILER_KEY = "ragate_trailer"
 
 
+# `json.dumps(row, ensure_ascii=False, sort_keys=True)`, its encoder made once, not per row
+_ROW_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
+
+
 def _dump(model: BaseModel) -> str:
     return json.dumps(model.model_dump(mode="json"), ensure_ascii=False, sort_keys=True) + "\n"
 
@@ -214,8 +218,7 @@ def results_lines(runs: Sequence[GoldsetRun], header: Header | None = None,
     tests = [i for i in items if isinstance(i, SavedTest)]
     goldset_items = [i for i in items if isinstance(i, SavedItem)]
     body = (("" if header is None else _dump(_HeaderLine(ragate_results=header)))
-            + "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n"
-                      for row in rows)
+            + "".join(_ROW_JSON(row) + "\n" for row in rows)
             + "".join(_dump(_AnchorLine(ragate_anchor=a)) for a in anchors)
             + "".join(_dump(_ItemLine(ragate_item=i)) for i in goldset_items)
             + "".join(_dump(_TestLine(ragate_test=t)) for t in tests))

@@ -467,7 +467,9 @@ class QuestionRecord(BaseModel):
         for key, value in self.row_json().items():
             if value is None or key in JUNIT_OTHERWISE:
                 continue
-            props.append((key, json.dumps(value) if isinstance(value, list) else _plain(value)))
+            kind = type(value)  # as `_plain` has it, the common types first
+            props.append((key, value if kind is str or kind is float else
+                          json.dumps(value) if kind is list else _plain(value)))
         for key, value in (*self.metrics.items(), *self.custom.items()):
             if value is not None:
                 props.append((key, float(value)))
