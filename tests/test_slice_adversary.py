@@ -18,14 +18,14 @@ from tests.conftest import (
     FIXTURE_JUDGE_CONFTEST,
     WORKERS,
     junit_cases,
-    rows_of,
+    results_rows,
     run_here,
     run_pytester,
 )
 from tests.test_fail_closed import planned, scripted_judge
 from tests.test_rejudge import ragate
 from tests.test_sharding import reseal
-from tests.test_slice_floors import DE_CASE, LANGS, tagged, wrong_on
+from tests.test_slice_floors import DE_CASE, LANGS, named, tagged, wrong_on
 
 GERMAN_WRONG = range(50, 62)  # 12 of the 30 German questions: German 0.60, the whole 0.88
 
@@ -138,50 +138,28 @@ PROMOTED = {
 }
 
 
-@pytest.mark.parametrize("case", list(PROMOTED))
-def test_promoting_a_slice_floor_rewrites_that_slice(pytester: pytest.Pytester,
-                                                     case: str) -> None:
+def test_promoting_a_slice_floor_rewrites_that_slice(pytester: pytest.Pytester) -> None:
     """English wrong on 10 of 50 (the whole 0.90). Promoting German's xpassed xfail rewrote
     `[floors] abstention_accuracy` (the whole goldset's xfail, still short) and left German
     an xfail: the next bad German run would be green. Only the slices that xpassed are
-    promoted, in their own tables."""
-    floors, after, rerun = PROMOTED[case]
-    tagged(pytester.path / "gs", floors=floors)
+    promoted, in their own tables (each case a goldset of one run, promoted and run again)."""
+    for case, (floors, _, _) in PROMOTED.items():
+        tagged(pytester.path / case, floors=floors, toml=named(case))
     pytester.makeconftest(planned(wrong_on(range(10))))
-    promoted = run_pytester(pytester, "0", "gs", "--ragate-promote")
+    promoted = run_pytester(pytester, "0", *PROMOTED, "--ragate-promote")
     promoted.stdout.fnmatch_lines(["ragate: promoted *",
                                    "  floor[[]lang=de:abstention_accuracy] (*"])
-    toml = tomllib.loads((pytester.path / "gs" / "ragate.toml").read_text())
-    assert toml["floors"] == after, toml["floors"]
-    again = run_pytester(pytester, "0", "gs", "--junitxml=j.xml")
+    again = run_pytester(pytester, "0", *PROMOTED, "--junitxml=j.xml")
     cases = junit_cases(pytester.path / "j.xml")
-    for name, outcome in rerun.items():
-        assert cases[f"gs.ragate.toml::{name}"]["outcome"] == outcome, again.stdout.str()
+    for case, (_, after, rerun) in PROMOTED.items():
+        toml = tomllib.loads((pytester.path / case / "ragate.toml").read_text())
+        assert toml["floors"] == after, (case, toml["floors"])
+        for name, outcome in rerun.items():
+            assert cases[f"{case}.ragate.toml::{name}"]["outcome"] == outcome, (
+                case, name, again.stdout.str())
 
 
-# --- repeats: a slice short of its floor is not "too small to decide" -----------------------
-
-
-@WORKERS
-def test_a_slice_whose_interval_lies_below_the_floor_is_not_skipped(pytester: pytest.Pytester,
-                                                                    workers: str) -> None:
-    """German wrong on 12 of 30 questions, asked three times each: 0.60, its 95% interval
-    [0.42, 0.75] wholly below the floor of 0.80. Over questions' rates the betting test
-    is not significant after Holm, so German was "insufficient" and, with
-    ragate_slice_insufficient = skip, skipped: a green run. A slice too small to decide is
-    one whose interval spans the floor; this one fails, whatever the setting."""
-    tagged(pytester.path / "gs")
-    pytester.makeconftest(planned(wrong_on(GERMAN_WRONG)))
-    result = run_pytester(pytester, workers, "gs", "--junitxml=j.xml", "-o", "ragate_repeat=3",
-                          "-o", "ragate_slice_insufficient=skip")
-    assert result.ret == 1, result.stdout.str()
-    de = junit_cases(pytester.path / "j.xml")[DE_CASE]
-    assert de["outcome"] == "failure", de
-    message = str(de["props"]["message"])
-    assert "[0.42, 0.75]" in message and "wholly below the floor" in message, message
-
-
-# --- every output of a run with slices says the same ----------------------------------------
+# --- one run under ragate_slice_insufficient = skip, a goldset folder per case -------------------
 
 TWO_KEYS = ("[floors.slices.lang]\nabstention_accuracy = 0.80\n\n"
             '[floors.slices."lang=fr"]\nabstention_accuracy = { min = 0.8, xfail = "new" }\n\n'
@@ -192,38 +170,71 @@ OUTCOMES = {"lang=de": ("failure", "failed", "FAIL"), "lang=en": ("passed", "pas
             "lang=fr": ("skipped", "xfailed", "XFAIL"),
             "product=billing": ("skipped", "skipped", "SKIP"),
             "product=search": ("skipped", "skipped", "SKIP")}
+SKIPPING = {  # folder: the questions its system gets wrong
+    "skipping": [95],  # French 19 of 20: insufficient, skipped; the rest holds
+    "repeated": list(GERMAN_WRONG),  # asked three times each (`repeat = 3`)
+    "outputs": [*GERMAN_WRONG, 95],  # two keys, every outcome a slice can have
+}
 
 
 @WORKERS
-def test_every_output_has_every_slice_and_the_same_outcome(pytester: pytest.Pytester,
-                                                          workers: str) -> None:
-    """Two keys, each outcome a slice can have: every slice case in the terminal, JUnit, the
-    history line and the Markdown and HTML reports, with one outcome everywhere, and the exit
-    status and the report's run line those outcomes' (a failed slice: exit 1, FAIL)."""
-    tagged(pytester.path / "gs", floors=TWO_KEYS, tags={
-        i: {"lang": lang, "product": "billing" if i % 2 else "search"}
-        for i, lang in enumerate(LANGS)})
-    pytester.makeconftest(planned(wrong_on([*GERMAN_WRONG, 95])))
-    result = run_pytester(pytester, workers, "gs", "-o", "ragate_slice_insufficient=skip",
+def test_under_skip_only_an_undecided_slice_skips_and_every_output_says_so(
+        pytester: pytest.Pytester, workers: str) -> None:
+    """One run with `ragate_slice_insufficient = skip`, a goldset folder per case:
+
+    - `skipping`: French 19 of 20 right: its interval spans the floor, it is skipped (never
+      passed) and the rest of the goldset holds.
+    - `repeated`: German wrong on 12 of 30 questions, asked three times each (`repeat = 3`):
+      0.60, its 95% interval [0.42, 0.75] wholly below the floor of 0.80. Over questions'
+      rates the betting test is not significant after Holm, so German was "insufficient" and
+      skipped: a green run. A slice too small to decide is one whose interval spans the floor;
+      this one fails, whatever the setting.
+    - `outputs`: two keys, each outcome a slice can have: every slice case in the terminal,
+      JUnit, the history line and the Markdown and HTML reports, with one outcome everywhere,
+      and the exit status and the report's run line those outcomes' (a failed slice: exit 1,
+      FAIL)."""
+    tagged(pytester.path / "skipping", toml=named("skipping"), asked="skipping-")
+    tagged(pytester.path / "repeated", asked="repeated-",
+           toml=named("repeated").replace("\n[corpus]", "repeat = 3\n\n[corpus]"))
+    tagged(pytester.path / "outputs", floors=TWO_KEYS, toml=named("outputs"), asked="outputs-",
+           tags={i: {"lang": lang, "product": "billing" if i % 2 else "search"}
+                 for i, lang in enumerate(LANGS)})
+    pytester.makeconftest(planned({wrong: how for folder, ids in SKIPPING.items()
+                                   for wrong, how in wrong_on(ids, f"{folder}-").items()}))
+    result = run_pytester(pytester, workers, *SKIPPING, "-o", "ragate_slice_insufficient=skip",
                           "--junitxml=j.xml", "--ragate-history=h.jsonl", "--ragate-report=r.md",
                           "--ragate-html=r.html", "--ragate-results=r.jsonl")
     assert result.ret == 1, result.stdout.str()
     cases = junit_cases(pytester.path / "j.xml")
-    history = json.loads((pytester.path / "h.jsonl").read_text().splitlines()[-1])["floors"]
+    # skipping: French skipped, nothing of the folder failed
+    fr = cases["skipping.ragate.toml::floor[lang=fr:abstention_accuracy]"]
+    assert fr["outcome"] == "skipped", fr
+    assert not [n for n, c in cases.items()
+                if n.startswith("skipping.") and c["outcome"] in ("failure", "error")]
+    assert "FAILED skipping/" not in result.stdout.str()
+    # repeated: German's interval wholly below its floor fails
+    de = cases[DE_CASE.replace("gs.", "repeated.")]
+    assert de["outcome"] == "failure", de
+    message = str(de["props"]["message"])
+    assert "[0.42, 0.75]" in message and "wholly below the floor" in message, message
+    # outputs: one outcome per slice in every output
+    history = next(line for text in (pytester.path / "h.jsonl").read_text().splitlines()
+                   if (line := json.loads(text))["goldset"] == "outputs")["floors"]
     report, html = ((pytester.path / name).read_text() for name in ("r.md", "r.html"))
     assert "Run: **FAIL**" in report
-    floors = sorted(n for n in cases if "floor[" in n)
+    floors = sorted(n for n in cases if n.startswith("outputs.") and "floor[" in n)
     assert len(floors) == len(OUTCOMES) and len(history) == len(OUTCOMES), (floors, history)
     for name, (junit, line, shown) in OUTCOMES.items():
         floor = f"{name}:abstention_accuracy"
-        assert cases[f"gs.ragate.toml::floor[{floor}]"]["outcome"] == junit, name
+        assert cases[f"outputs.ragate.toml::floor[{floor}]"]["outcome"] == junit, name
         assert history[floor]["outcome"] == line, name
-        assert any(row.startswith("| mini ") and f"| {floor} " in row
+        assert any(row.startswith("| outputs ") and f"| {floor} " in row
                    and row.rstrip(" |").endswith(shown) for row in report.splitlines()), name
         assert floor in html, name
-        result.stdout.fnmatch_lines([f"mini *{floor} *{shown}*"])
-    rows = rows_of(pytester.path / "r.jsonl")
-    assert rows["q51"]["tags"] == {"lang": "de", "product": "billing"}
+        result.stdout.fnmatch_lines([f"outputs *{floor} *{shown}*"])
+    rows = [row for row in results_rows(pytester.path / "r.jsonl")
+            if row["goldset"] == "outputs" and row["question_id"] == "q51"]
+    assert rows[0]["tags"] == {"lang": "de", "product": "billing"}
 
 
 # --- ragate rejudge decides slice floors as the gate does -----------------------------------

@@ -19,7 +19,15 @@ from pytest_ragate.goldsets.loader import load_goldset
 from pytest_ragate.problems import GoldsetError
 from pytest_ragate.scoring.floor import Floor
 from pytest_ragate.scoring.records import QuestionRecord
-from tests.conftest import WORKERS, junit_cases, rows_of, run_command, run_pytester, write_goldset
+from tests.conftest import (
+    BASE_TOML,
+    WORKERS,
+    junit_cases,
+    rows_of,
+    run_here,
+    run_pytester,
+    write_goldset,
+)
 from tests.test_fail_closed import planned
 
 # 100 questions: 50 en, 30 de, 20 fr (q00-q49 en, q50-q79 de, q80-q99 fr): each slice all
@@ -32,20 +40,28 @@ WHOLE_CASE = "gs.ragate.toml::floor[abstention_accuracy]"
 
 
 def tagged(root: Path, floors: str = WHOLE_AND_SLICES, langs: list[str] = LANGS,
-           tags: dict[int, object] | None = None) -> Path:
+           tags: dict[int, object] | None = None, toml: str = BASE_TOML,
+           asked: str = "") -> Path:
     """A goldset of answerable questions q00.. tagged with their `lang`s (`tags` replaces a
-    question's tags by index)."""
+    question's tags by index); `asked` starts the id the question's text ends with, which the
+    planned system answers by (goldsets of one shared run are answered each its own way)."""
     questions = [{"question_id": f"q{i:02d}", "kind": "single_doc",
-                  "question": f"What about q{i:02d}?",
+                  "question": f"What about {asked}q{i:02d}?",
                   "tags": (tags or {}).get(i, {"lang": lang})} for i, lang in enumerate(langs)]
-    return write_goldset(root, floors=floors, questions=questions, expected=[
+    return write_goldset(root, toml=toml, floors=floors, questions=questions, expected=[
         {"question_id": q["question_id"], "gist": "the budget",
          "evidence": [{"doc_id": "m1", "first_unit": 2, "last_unit": 3}]} for q in questions])
 
 
-def wrong_on(ids: range | list[int]) -> dict[str, str]:
-    """A system that abstains (wrongly: every question is answerable) on these questions."""
-    return {f"q{i:02d}": "Answer.abstain()" for i in ids}
+def wrong_on(ids: range | list[int], asked: str = "") -> dict[str, str]:
+    """A system that abstains (wrongly: every question is answerable) on these questions
+    (of the goldset `tagged` with this `asked`)."""
+    return {f"{asked}q{i:02d}": "Answer.abstain()" for i in ids}
+
+
+def named(name: str) -> str:
+    """BASE_TOML under another goldset name (goldsets of one run have names of their own)."""
+    return BASE_TOML.replace('name = "mini"', f'name = "{name}"')
 
 
 # --- the adversary: a slice's failure hidden by a passing whole -------------------------------
@@ -77,8 +93,8 @@ def test_a_slice_that_fails_fails_the_run_though_the_whole_passes(
     result.stdout.fnmatch_lines(["FAILED gs/ragate.toml::floor[[]lang=de:abstention_accuracy]*"])
     rows = rows_of(pytester.path / "r.jsonl")
     assert rows["q61"]["tags"] == {"lang": "de"}
-    decided = run_command(pytester.path, "decide", "r.jsonl", "--", "gs", "-p",
-                          "no:cacheprovider", "--junitxml=d.xml")
+    decided = run_here(pytester, "decide", "r.jsonl", "--", "gs", "-p", "no:cacheprovider",
+                       "--junitxml=d.xml")
     assert decided.returncode == 1, decided.stdout + decided.stderr
     floors = {name: case["outcome"] for name, case in cases.items() if "floor[" in name}
     again = {name: case["outcome"] for name, case in junit_cases(pytester.path / "d.xml").items()
@@ -87,12 +103,13 @@ def test_a_slice_that_fails_fails_the_run_though_the_whole_passes(
 
 
 @WORKERS
-def test_an_insufficient_or_errored_slice_fails_and_skips_only_when_asked(
-        pytester: pytest.Pytester, workers: str) -> None:
+def test_an_insufficient_or_errored_slice_fails(pytester: pytest.Pytester,
+                                                workers: str) -> None:
     """French: 20 questions, 19 right: its interval spans the floor and its shortfall is not
-    significant. It fails, saying the n it needs; with the setting, it is skipped; never a
-    pass. In the same run a German question whose system raises is a gap of the German
-    slice: the slice fails naming it, whatever the others say."""
+    significant. It fails, saying the n it needs (with `ragate_slice_insufficient = skip` it
+    is skipped, never passed: test_slice_adversary's `skipping` run). In the same run a German
+    question whose system raises is a gap of the German slice: the slice fails naming it,
+    whatever the others say."""
     tagged(pytester.path / "gs")
     pytester.makeconftest(planned({**wrong_on([95]), "q70": "1/0"}))
     failed = run_pytester(pytester, workers, "gs", "--junitxml=j.xml")
@@ -104,12 +121,6 @@ def test_an_insufficient_or_errored_slice_fails_and_skips_only_when_asked(
     de = cases[DE_CASE]
     assert de["outcome"] == "failure" and "q70" in str(de["props"]["message"])
     assert cases["gs.ragate.toml::floor[lang=en:abstention_accuracy]"]["outcome"] == "passed"
-    pytester.makeconftest(planned(wrong_on([95])))
-    skipped = run_pytester(pytester, workers, "gs", "--junitxml=k.xml",
-                           "-o", "ragate_slice_insufficient=skip")
-    assert skipped.ret == 0, skipped.stdout.str()
-    fr = junit_cases(pytester.path / "k.xml")["gs.ragate.toml::floor[lang=fr:abstention_accuracy]"]
-    assert fr["outcome"] == "skipped"
 
 
 def test_deselecting_a_slices_question_skips_that_slice_only(pytester: pytest.Pytester) -> None:
