@@ -385,21 +385,12 @@ def frozen_first(inline_run: Callable[..., Any]) -> Callable[..., Any]:
     that full pass walked millions of objects, 0.5 s of the 0.8 s of CPU a 4-question run
     took. Frozen, they are out of its reach (and the gate, finding them frozen, freezes none
     of its own); they are given back when the run ends. tests/test_long_lived.py runs pytest
-    without it (`__wrapped__`).
-    While the run lasts, `gc.get_freeze_count` answers the count it had once frozen: in
-    CPython it walks every frozen object, and a gate asks it once per question
-    (items/long_lived.py `settle`, on a worker and on an xdist controller): with the ~2
-    million objects this process holds frozen, 80 ms of CPU a question, 8.0 s of a 100-question
-    run that takes 0.6 s without it. Nothing in the run changes the count (a gate freezes
-    nothing where something else is frozen), so the answer is the same."""
+    without it (`__wrapped__`)."""
     @functools.wraps(inline_run)
     def run(*args: Any, **kwargs: Any) -> Any:
         gc.freeze()
-        frozen = gc.get_freeze_count()
         try:
-            with pytest.MonkeyPatch.context() as patch:
-                patch.setattr(gc, "get_freeze_count", lambda: frozen)
-                return inline_run(*args, **kwargs)
+            return inline_run(*args, **kwargs)
         finally:
             gc.unfreeze()
 

@@ -39,6 +39,7 @@ import pytest
 
 FROZEN_KEY = pytest.StashKey[bool]()  # on the config: this process froze a goldset's items
 SETTLED_KEY = pytest.StashKey[int]()  # on the config: questions reported since the last freeze
+HOST_FROZE_KEY = pytest.StashKey[bool]()  # on the config: objects not ragate's were frozen
 SETTLE_EVERY = 250  # questions
 
 
@@ -53,12 +54,23 @@ def long_lived(config: pytest.Config) -> Iterator[None]:
     gc.disable()
     try:
         yield
-        if config.stash.get(FROZEN_KEY, False) or gc.get_freeze_count() == 0:
+        if config.stash.get(FROZEN_KEY, False) or not host_froze(config):
             gc.freeze()
             config.stash[FROZEN_KEY] = True
     finally:
         if enabled:
             gc.enable()
+
+
+def host_froze(config: pytest.Config) -> bool:
+    """Whether objects that are not ragate's were frozen when the run first asked; asked once
+    per run, because CPython counts the frozen objects one by one (with the ~2 million a test
+    suite freezes around an in-process run, 80 ms of CPU: asked per question, it was most of
+    such a run's cost)."""
+    found = config.stash.get(HOST_FROZE_KEY, None)
+    if found is None:
+        found = config.stash[HOST_FROZE_KEY] = gc.get_freeze_count() > 0
+    return found
 
 
 def thaw(config: pytest.Config) -> None:
@@ -74,7 +86,7 @@ def settle(config: pytest.Config) -> None:
     which collects no goldset, keeps every row): every `SETTLE_EVERY` questions, collect what
     is not frozen and freeze what survives (the module's docstring), unless what is frozen
     already is not ragate's; given back by `thaw` as the items are."""
-    if not config.stash.get(FROZEN_KEY, False) and gc.get_freeze_count():
+    if not config.stash.get(FROZEN_KEY, False) and host_froze(config):
         return
     reported = config.stash.get(SETTLED_KEY, 0) + 1
     if reported < SETTLE_EVERY:
