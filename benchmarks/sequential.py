@@ -75,7 +75,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pytest_ragate.decision.drift import reasked_size
+from pytest_ragate.decision.drift import reasked_size, recheck_level
 from pytest_ragate.scoring.confidence_sequence import TIE, stopping_times
 from pytest_ragate.scoring.gap_bound import GAPS, GapBound
 from pytest_ragate.scoring.sign_flip import sign_flip_p
@@ -205,7 +205,7 @@ def drift_cell(name: str, chances: np.ndarray, runs: int, seed: int, alpha: floa
         full = first[run].mean() >= FLOOR - TIE
         counts["full_fail"] += not full
         k = max(int(at[run]), bound.asked)  # every floor decided and the rest bounded
-        r = reasked_size(k, size, alpha) if decision[run] else None
+        r = reasked_size(k, size, recheck_level(1)) if decision[run] else None
         if r is None:  # undecided, or the stop would not save half: all asked, exactly
             made, own, before = size, full, full if not decision[run] else decision[run] > 0
         else:
@@ -216,7 +216,7 @@ def drift_cell(name: str, chances: np.ndarray, runs: int, seed: int, alpha: floa
             firsts = first[run, [position[int(q)] for q in again]]
             moved = (firsts - second) if early else (second - firsts)
             reasks += r
-            if sign_flip_p(moved.tolist(), seed=f"{seed}-{run}") <= alpha:
+            if sign_flip_p(moved.tolist(), seed=f"{seed}-{run}") <= recheck_level(1):
                 counts["refused"] += 1
                 rest = answered(name, chances, orders[run, k:],
                                 np.arange(k + r + 1, size + r + 1), rng)

@@ -18,14 +18,30 @@ question (terminal, JUnit), its row marked
 `reasked`, which no floor counts and the controller feeds to the check. Under xdist it joins
 the worker's own list of items so its reports pass xdist's bookkeeping
 (`xdist_worker.adopt`).
+
+Once a process asked its share again, it reports every answer it holds (waiting for their
+verdicts: `questions.release`) and then waits for the check to settle (`_await_settled`: at
+most SETTLE_GRACE_S plus three times what its share took) before its next question, which a
+stop the check confirms skips: under `-n 2` a worker would otherwise ask fresh questions in
+vain while the other asks its share. The wait decides nothing: when it runs out (a slow or
+dead worker, a queue run dry), the next question is asked, as without it. (Without the
+release first, the last answers asked again stayed held until the next question ran, and
+the wait always ran out.) Under `-n 0` the check settles with the release.
 """
 
 from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
 
 import pytest
 
 from pytest_ragate.items.keys import AGAIN_KEY, CASE_KEY, GOLDSET_KEY, NEEDED_KEY, ROUTE_KEY
 
+if TYPE_CHECKING:
+    from pytest_ragate.items.sequential import Asking
+
+SETTLE_GRACE_S = 2.0  # how long a process waits, beyond thrice its own share, for the check
 ORIGINALS_KEY = pytest.StashKey[dict[tuple[str, str], pytest.Function]]()
 ASKED_AGAIN_KEY = pytest.StashKey[set[str]]()  # routes this process has asked again
 
@@ -47,10 +63,29 @@ def ask_again_before(item: pytest.Item) -> None:
     if reask is None:
         return
     done.add(route)
+    started = time.monotonic()
     for name in reask.mine(process_id(item.config)):
         if found.reask_of(route) is None:  # settled: an answer asked again refused it
             return
         _ask_again(_original(item, route, name), item)
+    _await_settled(item.config, found, route, started)
+
+
+def _await_settled(config: pytest.Config, found: Asking, route: str, started: float) -> None:
+    """After this process asked its share again: every answer it holds reported (its
+    verdicts waited for), then the check waited for (the other processes' shares), at most
+    SETTLE_GRACE_S plus three times what this process's share took, so that a stop it
+    confirms skips this process's next question rather than asking it in vain. Waiting
+    decides nothing: when the wait runs out, the next question is asked, as before."""
+    from pytest_ragate.items.keys import RUN_KEY
+    from pytest_ragate.items.questions import release
+
+    run = config.stash.get(RUN_KEY, None)
+    if run is not None:
+        release(run, wait=True)
+    deadline = time.monotonic() + SETTLE_GRACE_S + 3 * (time.monotonic() - started)
+    while found.reask_of(route) is not None and time.monotonic() < deadline:
+        time.sleep(0.01)
 
 
 def _original(item: pytest.Item, route: str, name: str) -> pytest.Function:
