@@ -32,9 +32,11 @@ the sequence's assumption, and an early stop is then checked by asking its k que
 (`decision/drift.py`: r = k re-asks, the paired sign-flip test of `scoring/sign_flip.py`,
 both imported). Each run of a drift cell (`--drift-runs`, 2,000) simulates the shipped order
 of events: questions in a random order at calls 1, 2, ...; the sequence (`stopping_times`)
-decides after k; the k questions asked again, in a random order, at calls k+1..2k; the stop
-refused when the test rejects at alpha, and then the other N - k questions asked at calls
-2k+1..N+k and the floor decided over every first answer. Its decision is compared with a
+decides after k (and the bound on the rest after its own count); a sample of s of the k
+questions (`reasked_size`) asked again, in a random order, at calls k+1..k+s; the stop
+refused when the test rejects at the re-check's level (`recheck_level`: 0.125 for one floor
+since issue 49, alpha before), and then the other N - k questions asked at calls
+k+s+1..N+s and the floor decided over every first answer. Its decision is compared with a
 separate full run (all N asked at calls 1..N). The system: a goldset of N = 200 questions of
 which round(0.98 N) it answers right when it works, and wrong (every answer) when it does not;
 *flaky*: each answer right with its question's own chance (0.9 or 0.98), independently

@@ -41,6 +41,7 @@ if TYPE_CHECKING:  # loaded when a sequential goldset shows up: every pytest run
 
 ASKING_KEY = pytest.StashKey["Asking"]()
 POSITION_KEY = pytest.StashKey[int]()  # a sequential question's place in its asking order
+UNPACED_KEY = pytest.StashKey[set[str]]()  # routes whose pace this worker stopped keeping
 UNPACED = 10**9  # posted as `fed` once the controller feeds no more (decided or halted)
 AHEAD = 4  # per worker: how far past the controller's fed questions a worker asks on
 PACE_WAIT_S = 2.0  # the longest a worker waits for the controller before asking on
@@ -216,7 +217,8 @@ def keep_pace(item: pytest.Item) -> None:
     verdicts waited for), then a wait (at most PACE_WAIT_S) for the controller to catch up,
     so that fewer questions are asked in vain past a stop it has not seen yet (under load the
     controller lags the workers). Waiting decides nothing: when it runs out, the question
-    is asked, as without it."""
+    is asked, as without it, and this worker keeps no pace with that goldset again (a
+    crashed worker's question never reaches the tests: one wait, not one per question)."""
     import time
 
     found = asking(item.config)
@@ -226,6 +228,9 @@ def keep_pace(item: pytest.Item) -> None:
         return
     route, position = item.stash[ROUTE_KEY], item.stash[POSITION_KEY]
     ahead = AHEAD * int(workerinput.get("workercount", 1))
+    given_up = item.config.stash.setdefault(UNPACED_KEY, set())
+    if route in given_up:
+        return
 
     def behind() -> bool:
         fed = found.fed_of(route)
@@ -240,5 +245,8 @@ def keep_pace(item: pytest.Item) -> None:
     if run is not None:
         release(run, wait=True)
     deadline = time.monotonic() + PACE_WAIT_S
-    while behind() and time.monotonic() < deadline:
+    while behind():
+        if time.monotonic() >= deadline:
+            given_up.add(route)
+            return
         time.sleep(0.01)
