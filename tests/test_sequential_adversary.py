@@ -213,7 +213,7 @@ def test_a_question_deselected_before_the_stop_leaves_the_floor_to_the_full_rule
 
 def test_a_stop_that_skipped_nothing_leaves_every_answer_to_the_exact_rule() -> None:
     """Seed 360 is an unlucky order: 14 of 30 questions right (0.47, failing 0.5), yet the
-    first 9 asked prove "holds" (a wrong call, within its error rate). When the stop
+    first 10 asked prove "holds" (a wrong call, within its error rate). When the stop
     skipped nothing (every question was already in flight under -n 2), all 30 answers are
     here: the floor is decided over them exactly, fails, and no output says 'not asked'."""
     members = [member(f"q{i:03d}", index=i) for i in range(30)]
@@ -224,7 +224,7 @@ def test_a_stop_that_skipped_nothing_leaves_every_answer_to_the_exact_rule() -> 
         update={"sequential": SequentialPlan(seed=360, alpha=0.05, gaps=0.9)})
     stopping = Stopping.of(pop, [floor])
     again = asked_again(rows)
-    assert stopping is not None and stopping.replay(rows, again).stopped_at == 9
+    assert stopping is not None and stopping.replay(rows, again).stopped_at == 10
     assert stopping.tracks[floor.name].call == "holds"
     arrived = arrive_again(Arrived(records={node(m): rows[m.item_name] for m in members}),
                            again)
@@ -233,7 +233,7 @@ def test_a_stop_that_skipped_nothing_leaves_every_answer_to_the_exact_rule() -> 
     assert "not asked" not in run.verdicts[0].message
     assert run.sequential is not None and not run.sequential.stopped
     assert run.sequential.asked == 30 and run.sequential.why is not None
-    assert (run.sequential.why.kind, run.sequential.why.asked) == ("not left unasked", 9)
+    assert (run.sequential.why.kind, run.sequential.why.asked) == ("not left unasked", 10)
     assert "no question was left unasked" in halt_line(run.sequential.why)
 
 
