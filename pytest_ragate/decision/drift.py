@@ -26,8 +26,9 @@ refusal costs questions, never a wrong decision.)
 A floor whose p is at most its share of the re-check's level (`recheck_level`: DRIFT_LEVEL =
 0.125 per goldset split over its floors; since issue 49 not the error budget's share, as a
 refusal decides nothing wrongly: `scoring/sign_flip.py`) refuses the stop: every question is
-then asked and the floors are decided over all of them, as without `--ragate-sequential`. So does a re-ask that errored, was
-skipped, has no verdict of a judged floor's metric, or never came.
+then asked and the floors are decided over all of them, as without `--ragate-sequential`.
+So does a re-ask that errored, was skipped, has no verdict of a judged floor's metric, or
+never came.
 
 Its size: a sample (`scoring/sign_flip.drift_sample`). The stop rests on its k answers; the
 re-check asks again a random sample of s of them (of their units: a conversation whole), the

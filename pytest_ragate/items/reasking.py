@@ -134,3 +134,50 @@ def _ask_again(original: pytest.Function, before: pytest.Item) -> None:
     again = again_item(original)
     adopt(again)
     again.ihook.pytest_runtest_protocol(item=again, nextitem=before)
+
+
+def keep_pace(item: pytest.Item) -> None:
+    """Under xdist, before a sequential question more than AHEAD per worker past the
+    questions the controller has fed to its tests: this worker's held reports sent (their
+    verdicts waited for), then a wait (at most PACE_WAIT_S) for the controller to catch up,
+    so that fewer questions are asked in vain past a stop it has not seen yet (under load the
+    controller lags the workers). Waiting decides nothing: when it runs out, the question
+    is asked, as without it, and this worker keeps no pace with that goldset again (a
+    crashed worker's question never reaches the tests: one wait, not one per question)."""
+    from pytest_ragate.items.sequential import (
+        AHEAD,
+        PACE_WAIT_S,
+        POSITION_KEY,
+        UNPACED_KEY,
+        asking,
+    )
+
+    found = asking(item.config)
+    workerinput = getattr(item.config, "workerinput", None)
+    if (found is None or workerinput is None or POSITION_KEY not in item.stash
+            or AGAIN_KEY in item.stash):
+        return
+    route, position = item.stash[ROUTE_KEY], item.stash[POSITION_KEY]
+    ahead = AHEAD * int(workerinput.get("workercount", 1))
+    given_up = item.config.stash.setdefault(UNPACED_KEY, set())
+    if route in given_up:
+        return
+
+    def behind() -> bool:
+        fed = found.fed_of(route)
+        return fed is not None and position >= fed + ahead
+
+    if not behind():
+        return
+    from pytest_ragate.items.keys import RUN_KEY
+    from pytest_ragate.items.questions import release
+
+    run = item.config.stash.get(RUN_KEY, None)
+    if run is not None:
+        release(run, wait=True)
+    deadline = time.monotonic() + PACE_WAIT_S
+    while behind():
+        if time.monotonic() >= deadline:
+            given_up.add(route)
+            return
+        time.sleep(0.01)

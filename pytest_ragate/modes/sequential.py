@@ -141,8 +141,7 @@ class AskInOrder:
         """Before a question of a goldset whose stop is being checked, the questions this
         process claims are asked again (`items/reasking.py`)."""
         if CASE_KEY in item.stash:
-            from pytest_ragate.items.reasking import ask_again_before
-            from pytest_ragate.items.sequential import keep_pace
+            from pytest_ragate.items.reasking import ask_again_before, keep_pace
 
             ask_again_before(item)
             keep_pace(item)
