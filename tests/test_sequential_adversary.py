@@ -397,14 +397,14 @@ def test_an_error_after_the_stop_is_never_hidden(pytester: pytest.Pytester,
     decided before it (all right before): a question asked after the stop (in flight under
     -n 2) that raised is an errored result, and fails the run; one never asked is not
     needed. Either way no error is reported as a pass."""
-    order = in_order(7, 200)
+    order = in_order()
     raising = set(order[9:])
-    goldset(pytester, 200, "[floors]\ncitation_accuracy = 0.5\n", dict.fromkeys(raising, "1/0"),
+    goldset(pytester, N, "[floors]\ncitation_accuracy = 0.5\n", dict.fromkeys(raising, "1/0"),
             workers)
     result = run_pytester(pytester, workers, "gs", *SEQUENTIAL, "--junitxml=junit.xml",
                           "--ragate-results=out.jsonl")
     ran = asked_once(pytester)
-    assert 0 < len(ran) < 200
+    assert 0 < len(ran) < N
     raised = [q for q in ran if q in raising]
     rows = rows_of(pytester.path / "out.jsonl")
     assert all(rows[q]["status"] == "error" for q in raised)
@@ -417,7 +417,7 @@ def test_an_error_after_the_stop_is_never_hidden(pytester: pytest.Pytester,
         assert result.ret == pytest.ExitCode.OK, result.stdout.str()
         assert cases[floor_case("citation_accuracy")]["outcome"] == "passed"
     skipped = [q for q, row in rows.items() if row["status"] == "skipped"]
-    assert not set(skipped) & set(ran) and len(skipped) + len(ran) == 200
+    assert not set(skipped) & set(ran) and len(skipped) + len(ran) == N
 
 
 DECORATED_SKIPPING = '''
