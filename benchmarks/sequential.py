@@ -32,9 +32,11 @@ the sequence's assumption, and an early stop is then checked by asking its k que
 (`decision/drift.py`: r = k re-asks, the paired sign-flip test of `scoring/sign_flip.py`,
 both imported). Each run of a drift cell (`--drift-runs`, 2,000) simulates the shipped order
 of events: questions in a random order at calls 1, 2, ...; the sequence (`stopping_times`)
-decides after k; the k questions asked again, in a random order, at calls k+1..2k; the stop
-refused when the test rejects at alpha, and then the other N - k questions asked at calls
-2k+1..N+k and the floor decided over every first answer. Its decision is compared with a
+decides after k (and the bound on the rest after its own count); a sample of s of the k
+questions (`reasked_size`) asked again, in a random order, at calls k+1..k+s; the stop
+refused when the test rejects at the re-check's level (`recheck_level`: 0.125 for one floor
+since issue 49, alpha before), and then the other N - k questions asked at calls
+k+s+1..N+s and the floor decided over every first answer. Its decision is compared with a
 separate full run (all N asked at calls 1..N). The system: a goldset of N = 200 questions of
 which round(0.98 N) it answers right when it works, and wrong (every answer) when it does not;
 *flaky*: each answer right with its question's own chance (0.9 or 0.98), independently
@@ -75,7 +77,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pytest_ragate.decision.drift import reasked_size
+from pytest_ragate.decision.drift import reasked_size, recheck_level
 from pytest_ragate.scoring.confidence_sequence import TIE, stopping_times
 from pytest_ragate.scoring.gap_bound import GAPS, GapBound
 from pytest_ragate.scoring.sign_flip import sign_flip_p
@@ -205,7 +207,7 @@ def drift_cell(name: str, chances: np.ndarray, runs: int, seed: int, alpha: floa
         full = first[run].mean() >= FLOOR - TIE
         counts["full_fail"] += not full
         k = max(int(at[run]), bound.asked)  # every floor decided and the rest bounded
-        r = reasked_size(k, size, alpha) if decision[run] else None
+        r = reasked_size(k, size, recheck_level(1)) if decision[run] else None
         if r is None:  # undecided, or the stop would not save half: all asked, exactly
             made, own, before = size, full, full if not decision[run] else decision[run] > 0
         else:
@@ -216,7 +218,7 @@ def drift_cell(name: str, chances: np.ndarray, runs: int, seed: int, alpha: floa
             firsts = first[run, [position[int(q)] for q in again]]
             moved = (firsts - second) if early else (second - firsts)
             reasks += r
-            if sign_flip_p(moved.tolist(), seed=f"{seed}-{run}") <= alpha:
+            if sign_flip_p(moved.tolist(), seed=f"{seed}-{run}") <= recheck_level(1):
                 counts["refused"] += 1
                 rest = answered(name, chances, orders[run, k:],
                                 np.arange(k + r + 1, size + r + 1), rng)

@@ -32,7 +32,7 @@ from tests.test_sequential import arrive_again, asked_again
 CITATION = Floor("citation_accuracy", 0.85)
 N = 200
 K = 38  # all right: the floor is decided after 26, the bound on the rest (default) after 38
-S = 14  # the sample of those 38 asked again (`drift_sample` at the floor's 0.05)
+S = 10  # the sample of those 38 asked again (`drift_sample` at the re-check's 0.125)
 
 
 def cited(m: Member, right: bool) -> QuestionRecord:
@@ -131,7 +131,7 @@ def stopping_after(right: set[str] | None = None) -> tuple[Stopping, dict[str, Q
 
 def test_case_1_right_for_40_calls_then_wrong_is_refused() -> None:
     """All right for 38 answers: decided (its floor after 26 at 0.05, the bound on the rest
-    after 38). A sample of 14 of them asked again at calls 39..52: the 12 from call 41 on
+    after 38). A sample of 10 of them asked again at calls 39..48: the 8 from call 41 on
     come back wrong: refused, with the figures, whatever the sample and its order."""
     stopping, rows = stopping_after()
     assert stopping.rechecking and stopping.recheck is not None
@@ -144,8 +144,8 @@ def test_case_1_right_for_40_calls_then_wrong_is_refused() -> None:
     assert not stopping.stopped and stopping.halted is not None
     assert stopping.halted.kind == "answers changed"
     [drift] = stopping.halted.drifts
-    assert (drift.toward, drift.away, drift.pairs) == (12, 0, S)
-    assert "12 of 14 answers moved toward the floor, 0 away" in halt_line(stopping.halted)
+    assert (drift.toward, drift.away, drift.pairs) == (8, 0, S)
+    assert "8 of 10 answers moved toward the floor, 0 away" in halt_line(stopping.halted)
     assert "depend on when it is asked" in halt_line(stopping.halted)
 
 
@@ -209,15 +209,15 @@ def test_a_judged_floor_is_rechecked_on_its_scores() -> None:
 
 
 def test_a_stop_past_half_the_goldset_asks_the_rest_instead() -> None:
-    pop, members = goldset(n=40, gaps=0.5)  # a lax bound: at the default 40 never stop
+    pop, members = goldset(n=32, gaps=0.5)  # a lax bound: at the default 32 never stop
     rows = {m.item_name: cited(m, True) for m in members}
-    stopping = Stopping.of(pop, [Floor("citation_accuracy", 0.9)])  # decided after 26
+    stopping = Stopping.of(pop, [Floor("citation_accuracy", 0.9)])  # decided after 23
     assert stopping is not None
     stopping.replay(rows, asked_again(rows))
     assert not stopping.stopped and stopping.halted is not None
     assert (stopping.halted.kind, stopping.halted.asked, stopping.halted.of) == (
-        "recheck costs", 26, 40)  # a sample of 14 asked again: as many as the 14 left
-    assert "would cost as much as the 14 left" in halt_line(stopping.halted)
+        "recheck costs", 23, 32)  # a sample of 9 asked again: as many as the 9 left
+    assert "would cost as much as the 9 left" in halt_line(stopping.halted)
 
 
 # --- the replay: decide_run and the results file -------------------------------------------
@@ -225,7 +225,7 @@ def test_a_stop_past_half_the_goldset_asks_the_rest_instead() -> None:
 
 def arrived_after_stop(changed: dict[str, dict[str, object]] | None = None,
                        ) -> tuple[Collected, Arrived]:
-    """A live run's rows as the stop left them: the 38 questions asked, a sample of 14 of
+    """A live run's rows as the stop left them: the 38 questions asked, a sample of 10 of
     them asked again (with `changed` answers), and the 162 after skipped as not needed."""
     pop, members = goldset()
     rows = {m.item_name: cited(m, True) for m in members}

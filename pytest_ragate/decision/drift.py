@@ -23,27 +23,29 @@ answers are good enough, so a flaky system's re-asks fall back toward its averag
 refused more often than alpha: 13% of the re-checks of a system right 9 times in 10 on each
 question when all k were asked again, 0.5% with the sample, benchmarks/sequential.py. A
 refusal costs questions, never a wrong decision.)
-A floor whose p is at most its share of the error budget (the share its own sequence spends,
-alpha / floors) refuses the stop: every question is then asked and the floors are decided
-over all of them, as without `--ragate-sequential`. So does a re-ask that errored, was
-skipped, has no verdict of a judged floor's metric, or never came.
+A floor whose p is at most its share of the re-check's level (`recheck_level`: DRIFT_LEVEL =
+0.125 per goldset split over its floors; since issue 49 not the error budget's share, as a
+refusal decides nothing wrongly: `scoring/sign_flip.py`) refuses the stop: every question is
+then asked and the floors are decided over all of them, as without `--ragate-sequential`.
+So does a re-ask that errored, was skipped, has no verdict of a judged floor's metric, or
+never came.
 
 Its size: a sample (`scoring/sign_flip.drift_sample`). The stop rests on its k answers; the
 re-check asks again a random sample of s of them (of their units: a conversation whole), the
 fewest that catch a system that now answers otherwise DRIFT_SHARE (half) or more of those k
 with chance at least 1 - DRIFT_MISS (0.95), for a system otherwise stable: the hypergeometric
 tail of a single acceptance-sampling plan whose acceptance number is one less than the moved
-pairs the sign-flip test needs at the floor's level (5 at 0.05, one floor; 6 at 0.025, two).
-It is 14 to 16 of k from 26 to 400 at 0.05, 16 to 18 at 0.025: a stop after k makes k + s
-calls, not 2k.
+pairs the sign-flip test needs at the floor's level (3 at 0.125, one floor; 4 at 0.0625, two;
+5 for three). It is 9 to 11 of k from 20 to 400 for one floor, 11 to 13 for two, 14 to 15 for
+three: a stop after k makes k + s calls, not 2k.
 
 A change of the system at call T, after the stop (k < T <= k + s), turns the k + s - T
 re-asks after it, and m of them refuse the stop (for a system right before and wrong after):
 caught from T <= k + s - m on. Case 1 at the defaults (N = 200, one floor at 0.05): the floor
 is decided after 26 and the bound on the rest (`scoring/gap_bound.py`) after 38, so k = 38 and
-s = 14, asked again at calls 39..52, of which calls 41-52 (12) come back wrong where the first
-answers were right and none the other way: p = 2^-12 <= 0.05, refused whatever the seed. With
-a lax bound (`sequential_gaps = 0.9`), k = 26 and the sample's calls end at 40: a change at
+s = 10, asked again at calls 39..48, of which calls 41-48 (8) come back wrong where the first
+answers were right and none the other way: p = 2^-8 <= 0.125, refused whatever the seed. With
+a lax bound (`sequential_gaps = 0.9`), k = 26 and the sample's calls end at 35: a change at
 call 41 is past the re-check and passes it (benchmarks/sequential.py measures both). When
 k + s >= N, asking the sample again would cost as much as asking the rest,
 so the rest is asked instead (`cheaper_than_the_rest`).
@@ -62,7 +64,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pytest_ragate.scoring.records import QuestionRecord
-from pytest_ragate.scoring.sign_flip import FloorDrift, drift_sample, sign_flip_p
+from pytest_ragate.scoring.sign_flip import DRIFT_LEVEL, FloorDrift, drift_sample, sign_flip_p
 from pytest_ragate.scoring.stopping import FloorTrack, share
 
 
@@ -74,6 +76,12 @@ class Uncompared:
     name: str
     status: str = ""
     metric: str = ""
+
+
+def recheck_level(floors: int) -> float:
+    """Each floor's level in the re-check: DRIFT_LEVEL split evenly over the goldset's
+    floors (`scoring/sign_flip.py` says why it is not the error budget's share)."""
+    return DRIFT_LEVEL / max(floors, 1)
 
 
 def reasked_size(asked: int, population: int, level: float) -> int | None:
@@ -160,7 +168,8 @@ class Recheck:
             found.append(FloorDrift(
                 floor=floor, toward=sum(d > 0 for d in toward),
                 away=sum(d < 0 for d in toward), pairs=len(toward),
-                p=sign_flip_p(toward, seed=f"{seed}\0{floor}"), level=track.test.alpha))
+                p=sign_flip_p(toward, seed=f"{seed}\0{floor}"),
+                level=recheck_level(len(tracks))))
         return found
 
 

@@ -38,6 +38,7 @@ from pytest_ragate.decision.drift import (
     Uncompared,
     cheaper_than_the_rest,
     reasking_order,
+    recheck_level,
     shuffled_units,
 )
 from pytest_ragate.decision.floors import Verdict, outcome_of
@@ -303,7 +304,7 @@ class Stopping:
             self.stopped_at = self.fed
             return
         asked = self.order[:self.fed]
-        level = min(t.test.alpha for t in self.tracks.values())
+        level = recheck_level(len(self.tracks))
         size = drift_sample(len({self.units.get(n, n) for n in asked}), level)
         names = reasking_order(self.seed, self.route, asked, self.units, size)
         if not cheaper_than_the_rest(self.fed, len(names), self.population):

@@ -18,14 +18,30 @@ question (terminal, JUnit), its row marked
 `reasked`, which no floor counts and the controller feeds to the check. Under xdist it joins
 the worker's own list of items so its reports pass xdist's bookkeeping
 (`xdist_worker.adopt`).
+
+Once a process asked its share again, it reports every answer it holds (waiting for their
+verdicts: `questions.release`) and then waits for the check to settle (`_await_settled`: at
+most SETTLE_GRACE_S plus three times what its share took) before its next question, which a
+stop the check confirms skips: under `-n 2` a worker would otherwise ask fresh questions in
+vain while the other asks its share. The wait decides nothing: when it runs out (a slow or
+dead worker, a queue run dry), the next question is asked, as without it. (Without the
+release first, the last answers asked again stayed held until the next question ran, and
+the wait always ran out.) Under `-n 0` the check settles with the release.
 """
 
 from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
 
 import pytest
 
 from pytest_ragate.items.keys import AGAIN_KEY, CASE_KEY, GOLDSET_KEY, NEEDED_KEY, ROUTE_KEY
 
+if TYPE_CHECKING:
+    from pytest_ragate.items.sequential import Asking
+
+SETTLE_GRACE_S = 2.0  # how long a process waits, beyond thrice its own share, for the check
 ORIGINALS_KEY = pytest.StashKey[dict[tuple[str, str], pytest.Function]]()
 ASKED_AGAIN_KEY = pytest.StashKey[set[str]]()  # routes this process has asked again
 
@@ -47,10 +63,29 @@ def ask_again_before(item: pytest.Item) -> None:
     if reask is None:
         return
     done.add(route)
+    started = time.monotonic()
     for name in reask.mine(process_id(item.config)):
         if found.reask_of(route) is None:  # settled: an answer asked again refused it
             return
         _ask_again(_original(item, route, name), item)
+    _await_settled(item.config, found, route, started)
+
+
+def _await_settled(config: pytest.Config, found: Asking, route: str, started: float) -> None:
+    """After this process asked its share again: every answer it holds reported (its
+    verdicts waited for), then the check waited for (the other processes' shares), at most
+    SETTLE_GRACE_S plus three times what this process's share took, so that a stop it
+    confirms skips this process's next question rather than asking it in vain. Waiting
+    decides nothing: when the wait runs out, the next question is asked, as before."""
+    from pytest_ragate.items.keys import RUN_KEY
+    from pytest_ragate.items.questions import release
+
+    run = config.stash.get(RUN_KEY, None)
+    if run is not None:
+        release(run, wait=True)
+    deadline = time.monotonic() + SETTLE_GRACE_S + 3 * (time.monotonic() - started)
+    while found.reask_of(route) is not None and time.monotonic() < deadline:
+        time.sleep(0.01)
 
 
 def _original(item: pytest.Item, route: str, name: str) -> pytest.Function:
@@ -99,3 +134,50 @@ def _ask_again(original: pytest.Function, before: pytest.Item) -> None:
     again = again_item(original)
     adopt(again)
     again.ihook.pytest_runtest_protocol(item=again, nextitem=before)
+
+
+def keep_pace(item: pytest.Item) -> None:
+    """Under xdist, before a sequential question more than AHEAD per worker past the
+    questions the controller has fed to its tests: this worker's held reports sent (their
+    verdicts waited for), then a wait (at most PACE_WAIT_S) for the controller to catch up,
+    so that fewer questions are asked in vain past a stop it has not seen yet (under load the
+    controller lags the workers). Waiting decides nothing: when it runs out, the question
+    is asked, as without it, and this worker keeps no pace with that goldset again (a
+    crashed worker's question never reaches the tests: one wait, not one per question)."""
+    from pytest_ragate.items.sequential import (
+        AHEAD,
+        PACE_WAIT_S,
+        POSITION_KEY,
+        UNPACED_KEY,
+        asking,
+    )
+
+    found = asking(item.config)
+    workerinput = getattr(item.config, "workerinput", None)
+    if (found is None or workerinput is None or POSITION_KEY not in item.stash
+            or AGAIN_KEY in item.stash):
+        return
+    route, position = item.stash[ROUTE_KEY], item.stash[POSITION_KEY]
+    ahead = AHEAD * int(workerinput.get("workercount", 1))
+    given_up = item.config.stash.setdefault(UNPACED_KEY, set())
+    if route in given_up:
+        return
+
+    def behind() -> bool:
+        fed = found.fed_of(route)
+        return fed is not None and position >= fed + ahead
+
+    if not behind():
+        return
+    from pytest_ragate.items.keys import RUN_KEY
+    from pytest_ragate.items.questions import release
+
+    run = item.config.stash.get(RUN_KEY, None)
+    if run is not None:
+        release(run, wait=True)
+    deadline = time.monotonic() + PACE_WAIT_S
+    while behind():
+        if time.monotonic() >= deadline:
+            given_up.add(route)
+            return
+        time.sleep(0.01)

@@ -40,6 +40,11 @@ if TYPE_CHECKING:  # loaded when a sequential goldset shows up: every pytest run
     from pytest_ragate.goldsets.loader import Goldset
 
 ASKING_KEY = pytest.StashKey["Asking"]()
+POSITION_KEY = pytest.StashKey[int]()  # a sequential question's place in its asking order
+UNPACED_KEY = pytest.StashKey[set[str]]()  # routes whose pace this worker stopped keeping
+UNPACED = 10**9  # posted as `fed` once the controller feeds no more (decided or halted)
+AHEAD = 4  # per worker: how far past the controller's fed questions a worker asks on
+PACE_WAIT_S = 2.0  # the longest a worker waits for the controller before asking on
 WORKERINPUT_KEY = "ragate_asking"  # an xdist worker's `workerinput`: the run's Asking
 
 
@@ -131,6 +136,17 @@ class Asking:
         """The stop was checked (held or refused): nothing more is asked again."""
         _write(self.board / f"settled-{_digest(route)}", "")
 
+    def post_fed(self, route: str, fed: int) -> None:
+        """How many of the goldset's questions the controller has fed to its tests (UNPACED
+        once it feeds no more): what a worker keeps pace with (`keep_pace`)."""
+        _write(self.board / f"fed-{_digest(route)}", str(fed))
+
+    def fed_of(self, route: str) -> int | None:
+        try:
+            return int((self.board / f"fed-{_digest(route)}").read_text() or UNPACED)
+        except (FileNotFoundError, ValueError):
+            return None
+
     def post_collected(self, collected: Collected) -> None:
         _write(self.board / "collected.json", collected.model_dump_json())
 
@@ -174,8 +190,9 @@ def put_in_order(config: pytest.Config, items: list[pytest.Item]) -> None:
         units = {name: CONVERSATION_UNIT + c for name, item in by_name.items()
                  if (c := item.stash[CASE_KEY].question.conversation)}
         order = asking_order(found.seed, route, list(by_name), units)
-        for i, name in zip(where, order, strict=True):
+        for position, (i, name) in enumerate(zip(where, order, strict=True)):
             items[i] = by_name[name]
+            items[i].stash[POSITION_KEY] = position
 
 
 def skip_if_decided(item: pytest.Item) -> None:
@@ -192,3 +209,4 @@ def skip_if_decided(item: pytest.Item) -> None:
 
         item.stash[NOT_NEEDED_KEY] = True
         pytest.skip(not_needed(stop.asked, stop.of))
+

@@ -141,9 +141,10 @@ class AskInOrder:
         """Before a question of a goldset whose stop is being checked, the questions this
         process claims are asked again (`items/reasking.py`)."""
         if CASE_KEY in item.stash:
-            from pytest_ragate.items.reasking import ask_again_before
+            from pytest_ragate.items.reasking import ask_again_before, keep_pace
 
             ask_again_before(item)
+            keep_pace(item)
         return (yield)
 
     @pytest.hookimpl(tryfirst=True)
@@ -162,6 +163,8 @@ class StopWhenDecided:
         self.stoppings: dict[str, Stopping | None] = {}  # route -> its tests (None: not ours)
         self.rechecked: set[str] = set()  # routes whose questions to ask again were posted
         self.asked_by: dict[str, dict[str, str]] = {}  # route -> question -> its process
+        self.fed: dict[str, int] = {}  # route -> the fed count last posted for the workers
+        self.paced = bool(config.getoption("numprocesses", None))  # workers keep pace
 
     def pytest_report_header(self, config: pytest.Config) -> str | None:
         if self.asking.every is None:
@@ -194,6 +197,7 @@ class StopWhenDecided:
 
             self.asked_by.setdefault(route, {})[record.question_id] = worker_of(report) or ""
             stopping.offer(record.question_id, record)
+        self._post_fed(route, stopping)
         if stopping.rechecking and route not in self.rechecked:
             assert stopping.recheck is not None
             self.rechecked.add(route)
@@ -206,6 +210,20 @@ class StopWhenDecided:
                                          of=stopping.population))
         if route in self.rechecked and not stopping.rechecking:
             self.asking.post_settled(route)
+
+    def _post_fed(self, route: str, stopping: Stopping) -> None:
+        """Under xdist: how far the goldset's tests were fed, for the workers to keep pace
+        with (`items/sequential.keep_pace`); UNPACED once they are fed no more."""
+        if not self.paced:
+            return
+        from pytest_ragate.items.sequential import UNPACED
+
+        feeding = stopping.halted is None and stopping.recheck is None \
+            and stopping.stopped_at is None
+        fed = stopping.fed if feeding else UNPACED
+        if self.fed.get(route) != fed:
+            self.fed[route] = fed
+            self.asking.post_fed(route, fed)
 
     def _stopping(self, route: str) -> Stopping | None:
         if route not in self.stoppings:

@@ -37,6 +37,17 @@ a large lot it is the familiar s = ceil(log(beta) / log(1 - d))). So a change in
 answers a stop rests on is caught with chance at least 0.95 (at most DRIFT_MISS missed); a
 smaller change may pass. It is 14 to 16 pairs at level 0.05, 16 to 18 at 0.025 (k from 26 to
 400), the whole k up to about 10.
+
+**Its level** (`DRIFT_LEVEL`, issue 49): the test refuses a stop at DRIFT_LEVEL = 0.125 per
+goldset, split evenly over its floors (0.125 for one floor: m = 3; 0.0625 for two: m = 4;
+0.042 for three: m = 5), not at the floors' share of the error budget. A refusal decides
+nothing wrongly: every question is then asked and every floor decided exactly, so the level
+is no error rate of the decision; it bounds how often a system whose answers do not depend on
+when they are asked is refused in vain (up to 0.125 for answers chosen by nothing; more for a
+flaky system, whose stops come when its first answers were good: benchmarks/sequential.py).
+What a stop's decision risks from drift is what the re-check misses, DRIFT_MISS, which it
+keeps. With m = 3 a sample of 9 to 11 catches half the answers moved (k from 20 to 400), 14 to
+16 at the floors' 0.05 before.
 """
 
 from __future__ import annotations
@@ -46,6 +57,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+DRIFT_LEVEL = 0.125  # the re-check's level per goldset, split evenly over its floors
 DRIFT_SHARE = 0.5  # the share of a stop's answers that, moved, its re-check must catch
 DRIFT_MISS = 0.05  # the most chance that it misses them (the sample's size, `drift_sample`)
 
