@@ -389,8 +389,9 @@ def frozen_first(inline_run: Callable[..., Any]) -> Callable[..., Any]:
     The gate asks `gc.get_freeze_count()` as each question is reported (items/long_lived.py,
     `settle`), and CPython counts by walking every frozen object: here millions, 80% of an
     in-process run's CPU (a 100-question shard: 8.5 s, 1.5 s in a process of its own). The
-    count cannot change while the run lasts (the gate freezes nothing where the host froze):
-    it is read once, and the run is told it."""
+    gate asks only whether it is 0, which it cannot become while the run lasts (the gate
+    freezes nothing where the host froze, and the host's millions outlive the run): it is
+    read once, and the run is told it."""
     @functools.wraps(inline_run)
     def run(*args: Any, **kwargs: Any) -> Any:
         gc.freeze()
