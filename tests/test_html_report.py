@@ -367,7 +367,7 @@ def test_html_report_end_to_end_in_chromium(html_project: pytest.Pytester) -> No
     # -n 0 and -n 2 write the same bytes (no history: its lines carry the time of the run)
     nocache = (*base, "--ragate-cache=off")
     serial = html_project.runpytest(*nocache, "-n", "0", "--ragate-html=n0.html")
-    parallel = html_project.runpytest_subprocess(*nocache, "-n", "2", "--ragate-html=n2.html")
+    parallel = html_project.runpytest(*nocache, "-n", "2", "--ragate-html=n2.html")
     assert serial.ret == parallel.ret == 1
     assert untimed((html_project.path / "n0.html").read_text(encoding="utf-8")) == \
         untimed((html_project.path / "n2.html").read_text(encoding="utf-8"))

@@ -235,9 +235,12 @@ def rows(path: Path) -> list[dict[str, Any]]:
 def test_a_flaky_system_is_named_and_fails_its_flaky_floor(pytester: pytest.Pytester,
                                                            workers: str) -> None:
     """Right on odd repeats, wrong on even ones, for two of five questions: flaky in both
-    routes, in the floor, the terminal, the Markdown and HTML reports, and JUnit."""
+    routes, in the floor, the terminal, the Markdown and HTML reports, and JUnit. Right on
+    the first repeat, those two are not right in all three: pass^3 is 3 of 5, under its floor
+    (what test_right_on_the_first_repeat_only_fails_pass_k_and_is_flaky decides over rows,
+    here through a run)."""
     write_repeated(pytester.path / "gs", 5, "[floors]\nabstention_accuracy = 0.5\n"
-                   "flaky_rate = { max = 0.05 }\n")
+                   "flaky_rate = { max = 0.05 }\n\"pass^3\" = 0.7\n")
     both_routes(pytester, repeated({q: "cite(right) if repeat % 2 else cite(wrong)"
                                     for q in ("q01", "q03")}))
     result = run_pytester(pytester, workers, "--ragate-results=r.jsonl", "--ragate-report=r.md",
@@ -249,6 +252,8 @@ def test_a_flaky_system_is_named_and_fails_its_flaky_floor(pytester: pytest.Pyte
            "FAILED gs/ragate.toml::floor[flaky_rate] - flaky_rate 0.40 > floor 0.05 · n=5 "
            "questions asked twice or more × 3 repeats*worst: q01 right 2 of 3; q03 right 2 of 3",
            "FAILED test_rag.py::test_mine::floor[flaky_rate] - flaky_rate 0.40 > floor 0.05*",
+           "FAILED gs/ragate.toml::floor[pass^3] - pass^3 0.60 < floor 0.70*",
+           "FAILED test_rag.py::test_mine::floor[pass^3] - pass^3 0.60 < floor 0.70*",
            "*(gs/ragate.toml): flaky: 2 of 5 questions right in some repeats and wrong in "
            "others (over 3 repeats): q01 right 2 of 3, q03 right 2 of 3",
            "*(gs/ragate.toml): 5 questions × 3 repeats = 15 answers: 15 scored*")
@@ -269,17 +274,6 @@ def test_a_flaky_system_is_named_and_fails_its_flaky_floor(pytester: pytest.Pyte
     line = json.loads((pytester.path / "h.jsonl").read_text().splitlines()[0])
     assert line["repeats"] == 3 and line["questions"] == 5 and len(line["scores"]) == 5
     assert line["floors"]["flaky_rate"] == {"min": 0.05, "outcome": "failed", "upper": True}
-
-
-@WORKERS
-def test_right_on_the_first_repeat_only_does_not_pass_pass_k(pytester: pytest.Pytester,
-                                                           workers: str) -> None:
-    write_repeated(pytester.path / "gs", 4, '[floors]\n"pass^3" = 0.5\n')
-    pytester.makeconftest(repeated({f"q0{i}": "cite(right) if repeat == 1 else cite(wrong)"
-                                    for i in range(4)}))
-    result = run_pytester(pytester, workers, "gs")
-    assert result.ret == pytest.ExitCode.TESTS_FAILED
-    expect(result, "FAILED gs/ragate.toml::floor[pass^3] - pass^3 0.00 < floor 0.50*")
 
 
 def test_repeats_do_not_narrow_a_strict_interval(pytester: pytest.Pytester) -> None:
@@ -442,9 +436,9 @@ def test_last_failed_reruns_the_repeat_that_failed(pytester: pytest.Pytester) ->
     parsed node id, and a failed repeat must be found again there."""
     write_repeated(pytester.path / "gs", 3, "[floors]\nabstention_accuracy = 0.1\n")
     pytester.makeconftest(repeated({"q01": "cite(right) if repeat != 2 else 1 / 0"}))
-    first = pytester.runpytest_subprocess("gs")
+    first = pytester.runpytest_inprocess("gs")
     assert first.ret == pytest.ExitCode.TESTS_FAILED
-    again = pytester.runpytest_subprocess("gs", "--lf", "-rA", "-vv")
+    again = pytester.runpytest_inprocess("gs", "--lf", "-rA", "-vv")
     expect(again, "FAILED gs/ragate.toml::q01[r2] - ZeroDivisionError*")
     again.assert_outcomes(failed=2)  # the repeat, and its floor: a result is missing
     # the repeats --lf did not rerun are missing, not deselected by the user (issue 33)
