@@ -385,21 +385,12 @@ def frozen_first(inline_run: Callable[..., Any]) -> Callable[..., Any]:
     that full pass walked millions of objects, 0.5 s of the 0.8 s of CPU a 4-question run
     took. Frozen, they are out of its reach (and the gate, finding them frozen, freezes none
     of its own); they are given back when the run ends. tests/test_long_lived.py runs pytest
-    without it (`__wrapped__`).
-    The gate asks `gc.get_freeze_count()` as each question is reported (items/long_lived.py,
-    `settle`), and CPython counts by walking every frozen object: here millions, 80% of an
-    in-process run's CPU (a 100-question shard: 8.5 s, 1.5 s in a process of its own). The
-    gate asks only whether it is 0, which it cannot become while the run lasts (the gate
-    freezes nothing where the host froze, and the host's millions outlive the run): it is
-    read once, and the run is told it."""
+    without it (`__wrapped__`)."""
     @functools.wraps(inline_run)
     def run(*args: Any, **kwargs: Any) -> Any:
         gc.freeze()
-        frozen = gc.get_freeze_count()
         try:
-            with pytest.MonkeyPatch.context() as patch:
-                patch.setattr(gc, "get_freeze_count", lambda: frozen)
-                return inline_run(*args, **kwargs)
+            return inline_run(*args, **kwargs)
         finally:
             gc.unfreeze()
 
