@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import gc
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -162,3 +164,34 @@ def test_settling_frees_the_questions_garbage_then_freezes_what_lives(
     for _ in range(SETTLE_EVERY):
         settle(config)  # ragate's own freeze does not stop the next pass
     assert calls == ["collect", "freeze"] * 2
+
+
+EXIT_PROBE = """
+import atexit, gc
+
+atexit.register(lambda: print("frozen at exit:", gc.get_freeze_count() > 0))  # runs last
+
+from pytest_ragate.items import long_lived
+
+
+class Cycle:
+    def __init__(self):
+        self.me = self
+    def __del__(self):
+        print("young garbage finalized")
+
+
+long_lived._freeze_at_exit()
+long_lived._freeze_at_exit()  # a second run in the process: registered once
+Cycle()
+"""
+
+
+@pytest.mark.heavy
+def test_a_process_that_froze_items_exits_with_everything_frozen_after_young_garbage(
+        ) -> None:
+    """The interpreter's passes at shutdown walk nothing; what the run's end left as garbage
+    is still finalized (`long_lived.freeze_at_exit`)."""
+    out = subprocess.run([sys.executable, "-c", EXIT_PROBE], capture_output=True, text=True,
+                         check=True, cwd=Path(__file__).resolve().parents[1]).stdout
+    assert out.splitlines() == ["young garbage finalized", "frozen at exit: True"]
