@@ -166,7 +166,7 @@ def test_a_system_that_raises_for_every_question_is_shown_once(
             {"doc_id": "m1", "first_unit": 2, "last_unit": 3}]} for i in range(40)],
         floors="[floors]\nabstention_accuracy = 0.0\n")
     pytester.makeconftest(RAISING)
-    result = pytester.runpytest_inprocess("gs", "-p", "no:cacheprovider", "--junitxml=j.xml")
+    result = pytester.runpytest_subprocess("gs", "-p", "no:cacheprovider", "--junitxml=j.xml")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     out = "\n".join(result.outlines + result.errlines)
     assert len(out.encode()) < 8000, len(out.encode())
