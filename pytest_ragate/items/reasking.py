@@ -32,6 +32,7 @@ the wait always ran out.) Under `-n 0` the check settles with the release.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import pytest
@@ -77,15 +78,28 @@ def _await_settled(config: pytest.Config, found: Asking, route: str, started: fl
     SETTLE_GRACE_S plus three times what this process's share took, so that a stop it
     confirms skips this process's next question rather than asking it in vain. Waiting
     decides nothing: when the wait runs out, the next question is asked, as before."""
+    took = time.monotonic() - started
+    _release_then_wait(config, lambda: found.reask_of(route) is not None,
+                       SETTLE_GRACE_S + 3 * took)
+
+
+def _release_then_wait(config: pytest.Config, waiting: Callable[[], bool],
+                       seconds: float) -> bool:
+    """Every answer this process holds reported (their verdicts waited for), then a wait of
+    at most `seconds` while `waiting()` holds; whether it was still waiting when time ran
+    out."""
     from pytest_ragate.items.keys import RUN_KEY
     from pytest_ragate.items.questions import release
 
     run = config.stash.get(RUN_KEY, None)
     if run is not None:
         release(run, wait=True)
-    deadline = time.monotonic() + SETTLE_GRACE_S + 3 * (time.monotonic() - started)
-    while found.reask_of(route) is not None and time.monotonic() < deadline:
+    deadline = time.monotonic() + seconds
+    while waiting():
+        if time.monotonic() >= deadline:
+            return True
         time.sleep(0.01)
+    return False
 
 
 def _original(item: pytest.Item, route: str, name: str) -> pytest.Function:
@@ -167,17 +181,5 @@ def keep_pace(item: pytest.Item) -> None:
         fed = found.fed_of(route)
         return fed is not None and position >= fed + ahead
 
-    if not behind():
-        return
-    from pytest_ragate.items.keys import RUN_KEY
-    from pytest_ragate.items.questions import release
-
-    run = item.config.stash.get(RUN_KEY, None)
-    if run is not None:
-        release(run, wait=True)
-    deadline = time.monotonic() + PACE_WAIT_S
-    while behind():
-        if time.monotonic() >= deadline:
-            given_up.add(route)
-            return
-        time.sleep(0.01)
+    if behind() and _release_then_wait(item.config, behind, PACE_WAIT_S):
+        given_up.add(route)

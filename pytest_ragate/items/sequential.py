@@ -209,4 +209,3 @@ def skip_if_decided(item: pytest.Item) -> None:
 
         item.stash[NOT_NEEDED_KEY] = True
         pytest.skip(not_needed(stop.asked, stop.of))
-
